@@ -1,0 +1,439 @@
+//! The non-disableable guard lists: sensitive read paths, protected write paths and
+//! critical delete targets.
+//!
+//! These lists are shared by the policy (which denies requests that touch them) and the
+//! sandbox (which masks or re-binds them read-only), so both layers agree on what a
+//! secret is. Matching is on path components, ASCII case-insensitive for every listed
+//! name, never on string prefixes. Callers pass absolute, lexically clean paths; the
+//! decision core checks both the literal and the resolved form of every path.
+//!
+//! Nothing here may be switched off by configuration: no rule, mode or flag reaches it.
+
+use std::ffi::OsStr;
+use std::path::{Component, Path, PathBuf};
+
+/// Paths under `HOME` that hold credentials. Reading them is denied; the sandbox masks them.
+pub const SENSITIVE_HOME_PATHS: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".kube/config",
+    ".docker/config.json",
+    ".config/gh",
+    ".config/hub",
+    ".config/gcloud",
+    ".azure",
+    ".netrc",
+    ".git-credentials",
+    ".config/git/credentials",
+    ".npmrc",
+    ".pypirc",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".password-store",
+    ".local/share/keyrings",
+    ".vault-token",
+];
+
+/// Writable locations under `HOME` that make something run later (persistence) or that
+/// configure cordon and other agents. Writing them is denied; the sandbox never binds them
+/// writable.
+pub const PROTECTED_HOME_PATHS: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".bash_aliases",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".kshrc",
+    ".mkshrc",
+    ".cshrc",
+    ".tcshrc",
+    ".inputrc",
+    ".xprofile",
+    ".xinitrc",
+    ".xsession",
+    ".pam_environment",
+    ".config/fish",
+    ".config/autostart",
+    ".config/systemd",
+    ".local/share/systemd",
+    ".config/environment.d",
+    ".config/cordon",
+    ".ssh",
+    ".gitconfig",
+    ".config/git",
+    ".local/bin",
+];
+
+/// Directory or file names that are protected from writes wherever they appear, because
+/// they configure an agent, an IDE or git so that code runs later.
+pub const PROTECTED_ANYWHERE_COMPONENTS: &[&str] = &[
+    ".cordon", ".claude", ".codex", ".gemini", ".cursor", ".vscode", ".idea",
+];
+
+/// File names protected from writes wherever they appear.
+pub const PROTECTED_ANYWHERE_FILES: &[&str] = &[".mcp.json", ".envrc"];
+
+/// Component sequences protected wherever they appear (`.git/hooks`, `.git/config`).
+pub const PROTECTED_ANYWHERE_SEQUENCES: &[&[&str]] = &[&[".git", "hooks"], &[".git", "config"]];
+
+/// Absolute system locations whose modification schedules or grants execution.
+pub const PROTECTED_SYSTEM_PATHS: &[&str] = &[
+    "/etc/cron.d",
+    "/etc/cron.daily",
+    "/etc/cron.hourly",
+    "/etc/cron.weekly",
+    "/etc/cron.monthly",
+    "/etc/crontab",
+    "/var/spool/cron",
+    "/etc/profile",
+    "/etc/profile.d",
+    "/etc/bash.bashrc",
+    "/etc/zsh",
+    "/etc/environment",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+    "/etc/systemd",
+    "/etc/xdg/autostart",
+    "/etc/ld.so.preload",
+    "/etc/cordon",
+];
+
+/// `.env` templates that are conventionally committed and hold no secrets.
+const ENV_TEMPLATES: &[&str] = &[".env.example", ".env.sample", ".env.template", ".env.dist"];
+
+/// Why a guard matched, in words a human can act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GuardHit {
+    /// Stable short name of the guard (`sensitive-read`, `protected-write`, …).
+    pub guard: &'static str,
+    /// The list entry or pattern that matched.
+    pub pattern: String,
+}
+
+fn name_eq(a: &OsStr, b: &str) -> bool {
+    a.as_encoded_bytes().eq_ignore_ascii_case(b.as_bytes())
+}
+
+fn lower(name: &OsStr) -> String {
+    name.to_string_lossy().to_ascii_lowercase()
+}
+
+/// The normal components of `path` (a clean absolute path has only these after the root).
+fn normal_components(path: &Path) -> Vec<&OsStr> {
+    path.components()
+        .filter_map(|c| match c {
+            Component::Normal(s) => Some(s),
+            _ => None,
+        })
+        .collect()
+}
+
+/// True when `path` equals `base/rel` or lies beneath it, comparing `rel`'s components
+/// case-insensitively. `base` is compared exactly (it is a real directory such as HOME).
+fn under_rel(path: &Path, base: &Path, rel: &str) -> bool {
+    let Ok(rest) = path.strip_prefix(base) else {
+        return false;
+    };
+    let rest = normal_components(rest);
+    let want: Vec<&str> = rel.split('/').collect();
+    rest.len() >= want.len() && rest.iter().zip(&want).all(|(a, b)| name_eq(a, b))
+}
+
+/// True when `path` equals the absolute `pattern` or lies beneath it (case-insensitive).
+fn under_abs(path: &Path, pattern: &str) -> bool {
+    under_rel(path, Path::new("/"), pattern.trim_start_matches('/'))
+}
+
+/// Is `name` the file name of a secret wherever it appears (`.env`, `.env.local`,
+/// `*.pem`, `id_rsa`, …)? Templates such as `.env.example` are not secrets.
+pub fn is_secret_file_name(name: &OsStr) -> bool {
+    let n = lower(name);
+    if ENV_TEMPLATES.contains(&n.as_str()) {
+        return false;
+    }
+    n == ".env"
+        || n.starts_with(".env.")
+        || n.ends_with(".pem")
+        || n.ends_with(".key") && n.len() > 4
+        || n.ends_with(".p12")
+        || n.ends_with(".pfx")
+        || n.starts_with("id_rsa")
+        || n.starts_with("id_ed25519")
+        || n.starts_with("id_ecdsa")
+        || n.starts_with("id_dsa")
+}
+
+/// Does reading `path` touch a credential? `path` must be absolute and lexically clean.
+pub fn sensitive_read(path: &Path, home: &Path) -> Option<GuardHit> {
+    let hit = |pattern: String| {
+        Some(GuardHit {
+            guard: "sensitive-read",
+            pattern,
+        })
+    };
+    for rel in SENSITIVE_HOME_PATHS {
+        if under_rel(path, home, rel) {
+            return hit(format!("~/{rel}"));
+        }
+    }
+    let comps = normal_components(path);
+    if let Some(p) = proc_sensitive(&comps) {
+        return hit(p);
+    }
+    // A secret file name anywhere, or any path beneath a directory with such a name.
+    if let Some(c) = comps.iter().find(|c| is_secret_file_name(c)) {
+        return hit(format!("secret file name {}", c.to_string_lossy()));
+    }
+    None
+}
+
+/// `/proc/PID/{environ,mem,root,cwd,fd,map_files,…}` read other processes' secrets or
+/// step around path checks (`/proc/self/root/home/u/.ssh`).
+fn proc_sensitive(comps: &[&OsStr]) -> Option<String> {
+    const PER_PROCESS: &[&str] = &[
+        "environ",
+        "mem",
+        "root",
+        "cwd",
+        "fd",
+        "fdinfo",
+        "map_files",
+        "auxv",
+        "pagemap",
+        "syscall",
+        "stack",
+    ];
+    if comps.first().is_some_and(|c| name_eq(c, "proc")) {
+        if let Some(entry) = comps.get(2) {
+            if PER_PROCESS.iter().any(|p| name_eq(entry, p)) {
+                return Some(format!("/proc/*/{}", lower(entry)));
+            }
+            // /proc/PID/task/TID/environ and friends.
+            if name_eq(entry, "task")
+                && let Some(e) = comps.get(4)
+                && PER_PROCESS.iter().any(|p| name_eq(e, p))
+            {
+                return Some(format!("/proc/*/task/*/{}", lower(e)));
+            }
+        }
+        if comps.get(1).is_some_and(|c| name_eq(c, "kcore")) {
+            return Some("/proc/kcore".into());
+        }
+    }
+    None
+}
+
+/// Is writing `path` denied outright (persistence, agent or git configuration)?
+pub fn protected_write(path: &Path, home: &Path) -> Option<GuardHit> {
+    let hit = |pattern: String| {
+        Some(GuardHit {
+            guard: "protected-write",
+            pattern,
+        })
+    };
+    for rel in PROTECTED_HOME_PATHS {
+        if under_rel(path, home, rel) {
+            return hit(format!("~/{rel}"));
+        }
+    }
+    for abs in PROTECTED_SYSTEM_PATHS {
+        if under_abs(path, abs) {
+            return hit((*abs).to_string());
+        }
+    }
+    let comps = normal_components(path);
+    for c in &comps {
+        if let Some(p) = PROTECTED_ANYWHERE_COMPONENTS.iter().find(|p| name_eq(c, p)) {
+            return hit(format!("{p} (agent or IDE configuration)"));
+        }
+    }
+    if let Some(last) = comps.last()
+        && let Some(p) = PROTECTED_ANYWHERE_FILES.iter().find(|p| name_eq(last, p))
+    {
+        return hit((*p).to_string());
+    }
+    for seq in PROTECTED_ANYWHERE_SEQUENCES {
+        if comps
+            .windows(seq.len())
+            .any(|w| w.iter().zip(seq.iter()).all(|(a, b)| name_eq(a, b)))
+        {
+            return hit(seq.join("/"));
+        }
+    }
+    // Writing a credential file is as bad as reading one: it can plant a key.
+    if let Some(hit) = sensitive_read(path, home) {
+        return Some(GuardHit {
+            guard: "protected-write",
+            pattern: hit.pattern,
+        });
+    }
+    None
+}
+
+/// Is deleting `path` catastrophic: `/`, a top-level directory, `HOME`, the workspace or any
+/// of their ancestors?
+pub fn critical_delete(path: &Path, home: &Path, workspace: &Path) -> Option<GuardHit> {
+    let hit = |pattern: String| {
+        Some(GuardHit {
+            guard: "critical-delete",
+            pattern,
+        })
+    };
+    let depth = normal_components(path).len();
+    if depth <= 1 {
+        return hit(format!("{} is / or a top-level directory", path.display()));
+    }
+    if home.starts_with(path) {
+        return hit(format!("{} is HOME or contains it", path.display()));
+    }
+    if workspace.starts_with(path) {
+        return hit(format!(
+            "{} is the workspace or contains it",
+            path.display()
+        ));
+    }
+    None
+}
+
+/// Absolute paths the sandbox must mask for this `home`: every entry of
+/// [`SENSITIVE_HOME_PATHS`] joined to it (whether or not it exists today).
+pub fn sensitive_home_paths(home: &Path) -> Vec<PathBuf> {
+    SENSITIVE_HOME_PATHS.iter().map(|r| home.join(r)).collect()
+}
+
+/// Paths inside a writable `root` that the sandbox must keep read-only (bound read-only
+/// when they exist, masked so they cannot be created when they do not).
+pub fn protected_paths_in_root(root: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = PROTECTED_ANYWHERE_COMPONENTS
+        .iter()
+        .chain(PROTECTED_ANYWHERE_FILES)
+        .map(|n| root.join(n))
+        .collect();
+    out.extend(
+        PROTECTED_ANYWHERE_SEQUENCES
+            .iter()
+            .map(|seq| root.join(seq.join("/"))),
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HOME: &str = "/home/u";
+
+    fn read(p: &str) -> bool {
+        sensitive_read(Path::new(p), Path::new(HOME)).is_some()
+    }
+    fn write(p: &str) -> bool {
+        protected_write(Path::new(p), Path::new(HOME)).is_some()
+    }
+
+    #[test]
+    fn sensitive_reads() {
+        for p in [
+            "/home/u/.ssh",
+            "/home/u/.ssh/id_rsa",
+            "/home/u/.SSH/config",
+            "/home/u/.aws/credentials",
+            "/home/u/.kube/config",
+            "/home/u/.docker/config.json",
+            "/home/u/.config/gh/hosts.yml",
+            "/home/u/.netrc",
+            "/home/u/.git-credentials",
+            "/w/proj/.env",
+            "/w/proj/.ENV.local",
+            "/w/proj/sub/.env.production",
+            "/w/proj/certs/server.pem",
+            "/tmp/id_ed25519",
+            "/proc/self/environ",
+            "/proc/1/mem",
+            "/proc/self/root/etc/passwd",
+            "/proc/12/task/13/environ",
+            "/proc/self/fd/3",
+        ] {
+            assert!(read(p), "{p} should be sensitive");
+        }
+    }
+
+    #[test]
+    fn not_sensitive() {
+        for p in [
+            "/home/u/.sshx",
+            "/home/u/src/ssh",
+            "/w/proj/.env.example",
+            "/w/proj/.env.sample",
+            "/w/proj/.env.template",
+            "/w/proj/environment.rs",
+            "/home/u/.kube/cache",
+            "/proc/cpuinfo",
+            "/proc/self/status",
+            "/w/proj/README.md",
+        ] {
+            assert!(!read(p), "{p} should not be sensitive");
+        }
+    }
+
+    #[test]
+    fn protected_writes() {
+        for p in [
+            "/home/u/.bashrc",
+            "/home/u/.ZSHRC",
+            "/home/u/.ssh/authorized_keys",
+            "/home/u/.config/autostart/x.desktop",
+            "/home/u/.config/systemd/user/evil.service",
+            "/w/proj/.git/hooks/pre-commit",
+            "/w/proj/.git/config",
+            "/w/proj/.GIT/Config",
+            "/w/proj/.claude/settings.json",
+            "/w/proj/.vscode/tasks.json",
+            "/w/proj/.cordon/policy.toml",
+            "/w/proj/sub/.mcp.json",
+            "/etc/cron.d/x",
+            "/var/spool/cron/crontabs/u",
+            "/w/proj/.env",
+        ] {
+            assert!(write(p), "{p} should be protected");
+        }
+    }
+
+    #[test]
+    fn ordinary_writes() {
+        for p in [
+            "/w/proj/src/main.rs",
+            "/w/proj/.git/objects/ab",
+            "/w/proj/.github/workflows/ci.yml",
+            "/w/proj/bashrc",
+            "/home/u/notes.txt",
+        ] {
+            assert!(!write(p), "{p} should not be protected");
+        }
+    }
+
+    #[test]
+    fn critical_deletes() {
+        let h = Path::new(HOME);
+        let w = Path::new("/home/u/src/proj");
+        for p in [
+            "/",
+            "/usr",
+            "/home",
+            "/home/u",
+            "/home/u/src",
+            "/home/u/src/proj",
+        ] {
+            assert!(critical_delete(Path::new(p), h, w).is_some(), "{p}");
+        }
+        for p in ["/home/u/src/proj/target", "/home/u/src/proj_evil", "/tmp/x"] {
+            assert!(critical_delete(Path::new(p), h, w).is_none(), "{p}");
+        }
+    }
+}

@@ -1,0 +1,5 @@
+//! cordon-policy: the pure decision core. A tool call goes in, a verdict comes out.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod guards;

@@ -1,0 +1,8 @@
+//! One module per subcommand: each defines its clap arguments and a `run` function.
+
+pub mod approvals;
+pub mod audit;
+pub mod check;
+pub mod doctor;
+pub mod exec;
+pub mod proxy;

@@ -1,0 +1,51 @@
+//! The `cordon` binary: argument parsing and wiring only. Every decision and every
+//! mechanism lives in the library crates; this file maps their results to exit codes.
+
+mod cmd;
+mod exit;
+
+use clap::{Parser, Subcommand};
+
+/// cordon: a permission-policy engine and Linux sandbox for AI agents that call tools.
+#[derive(Parser)]
+#[command(name = "cordon", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Judge one tool call and print the verdict as JSON.
+    Check(cmd::check::CheckArgs),
+    /// Run a command inside the sandbox, after the policy has judged it.
+    Exec(cmd::exec::ExecArgs),
+    /// Report what containment this machine can give.
+    Doctor(cmd::doctor::DoctorArgs),
+    /// Run the allowlisting egress proxy on its own.
+    Proxy(cmd::proxy::ProxyArgs),
+    /// Inspect and verify the audit log.
+    #[command(subcommand)]
+    Audit(cmd::audit::AuditCommand),
+    /// List and answer pending approvals.
+    #[command(subcommand)]
+    Approvals(cmd::approvals::ApprovalsCommand),
+}
+
+fn main() -> std::process::ExitCode {
+    // The sandbox helper is re-executed from `cordon exec`; it must stay single-threaded
+    // and never reach argument parsing meant for humans.
+    if std::env::args_os().nth(1).as_deref() == Some(cordon_sandbox::HELPER_ARG.as_ref()) {
+        cordon_sandbox::helper_main();
+    }
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Check(args) => cmd::check::run(args),
+        Command::Exec(args) => cmd::exec::run(args),
+        Command::Doctor(args) => cmd::doctor::run(args),
+        Command::Proxy(args) => cmd::proxy::run(args),
+        Command::Audit(c) => cmd::audit::run(c),
+        Command::Approvals(c) => cmd::approvals::run(c),
+    };
+    exit::to_exit_code(result)
+}
