@@ -1,0 +1,98 @@
+//! Execution settings that the policy's config carries for the other layers: the sandbox
+//! mode, the approval policy, and the raw `[sandbox]` and `[network]` tables.
+//!
+//! The decision core does not act on these; `cordon-sandbox` and `cordon-egress` do. They
+//! live here because they are read from the same layered config files.
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// What the sandboxed process can physically do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum SandboxMode {
+    /// Nothing is writable except a private `/tmp`.
+    ReadOnly,
+    /// The workspace and configured extra roots are writable.
+    #[default]
+    WorkspaceWrite,
+    /// No filesystem containment (namespaces, seccomp and the environment allowlist still
+    /// apply unless the caller asks otherwise).
+    FullAccess,
+}
+
+impl std::str::FromStr for SandboxMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "read-only" => Ok(Self::ReadOnly),
+            "workspace-write" => Ok(Self::WorkspaceWrite),
+            "full-access" => Ok(Self::FullAccess),
+            _ => Err(format!(
+                "unknown sandbox mode `{s}`: expected read-only, workspace-write or full-access"
+            )),
+        }
+    }
+}
+
+/// When a human is asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum ApprovalPolicy {
+    /// Only known read-only commands run without asking.
+    Untrusted,
+    /// The policy's asks are asked.
+    #[default]
+    OnRequest,
+    /// Run inside the sandbox first; ask only after containment blocked something.
+    OnFailure,
+    /// Never ask: every ask becomes a deny.
+    Never,
+}
+
+impl std::str::FromStr for ApprovalPolicy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "untrusted" => Ok(Self::Untrusted),
+            "on-request" => Ok(Self::OnRequest),
+            "on-failure" => Ok(Self::OnFailure),
+            "never" => Ok(Self::Never),
+            _ => Err(format!(
+                "unknown approval policy `{s}`: expected untrusted, on-request, on-failure or never"
+            )),
+        }
+    }
+}
+
+/// The `[sandbox]` table, merged over the config layers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SandboxSettings {
+    /// Extra writable roots beyond the workspace (absolute, `~` expanded).
+    pub writable_roots: Vec<PathBuf>,
+    /// Extra paths to mask (secrets), beyond the built-in sensitive list.
+    pub mask: Vec<PathBuf>,
+    /// Paths under HOME that stay visible read-only when HOME is hidden; `None` means the
+    /// built-in toolchain list.
+    pub home_readable: Option<Vec<PathBuf>>,
+    /// Extra environment variable names passed into the sandbox.
+    pub env_allow: Vec<String>,
+    /// Names passed even though they look like secrets (explicit override).
+    pub env_allow_secret: Vec<String>,
+}
+
+/// The `[network]` table, merged over the config layers. Strings are validated when the
+/// config loads (`crate::net`), so every entry here parses.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct NetworkSettings {
+    /// Host patterns that may be reached (`example.com`, `*.example.com`, `host:8443`).
+    pub allow: Vec<String>,
+    /// Host patterns that may never be reached; wins over `allow`.
+    pub deny: Vec<String>,
+    /// CIDRs exempt from the private-address refusal.
+    pub allow_private: Vec<String>,
+}
