@@ -4,3 +4,5 @@
 
 pub mod guards;
 pub mod settings;
+pub mod net;
+pub mod suggest;

@@ -1,0 +1,1 @@
+//! Network normalization shared by the policy and the egress proxy (being built).

@@ -1,0 +1,1 @@
+//! Narrow rule suggestions for "always allow" (being built).
