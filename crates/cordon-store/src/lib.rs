@@ -1,1 +1,54 @@
-//! cordon-store
+//! cordon-store: what cordon remembers, and the record of what it did.
+//!
+//! This crate owns three things and nothing else:
+//!
+//! * the **store** ([`Store`]): a SQLite file holding leases (approvals bound to the exact
+//!   fingerprint of one normalized tool call), rules a human chose to remember, and
+//!   approvals left pending for a human who was not there;
+//! * the **approval flow** ([`resolve_ask`]): what happens when the policy says "ask" —
+//!   an existing lease, else a human through a [`Prompter`], else deny or pending;
+//! * the **audit log** ([`AuditLog`]): append-only JSON lines, each carrying the blake3
+//!   hash of the line before it, so that an edit, a deletion, a reordering or a
+//!   truncation is found by [`verify`].
+//!
+//! It never decides policy: fingerprints and suggested rules come from `cordon-policy`
+//! and are opaque strings here. It never fails open: any error while reading the store
+//! is returned, and the caller must treat it as "nothing was granted".
+//!
+//! # Threat notes
+//!
+//! * The store file is created `0600` in a `0700` directory; a lease is an authority,
+//!   so other users must not be able to write one.
+//! * A "once" lease is consumed inside one `BEGIN IMMEDIATE` transaction: two processes
+//!   racing for the same lease cannot both win.
+//! * The audit chain proves that the file was not edited *after* a line was written,
+//!   relative to its head. Anyone able to rewrite the whole file can rebuild the chain;
+//!   [`VerifyReport::Ok`] returns the head hash so that it can be anchored elsewhere.
+//! * Text shown to the human is stripped of control characters so that a target cannot
+//!   repaint the prompt with terminal escapes.
+#![deny(missing_docs)]
+#![deny(unsafe_code)]
+
+mod approval;
+mod audit;
+mod error;
+mod paths;
+mod redact;
+mod store;
+mod tty;
+
+pub use approval::{
+    AskContext, Choice, FlowOptions, Grant, GrantSource, NoHuman, NoPrompter, PromptOutcome,
+    Prompter, Question, Refusal, Resolution, resolve_ask, resolve_ask_with,
+};
+pub use audit::{
+    AppendReceipt, AuditLog, Break, Durability, ExportFilter, VerifyReport, export, tail, verify,
+};
+pub use error::{StoreError, StoreErrorKind};
+pub use paths::{default_audit_path, default_store_path, state_dir};
+pub use redact::{REDACTED, redact, redact_text};
+pub use store::{
+    Answer, Answered, Approved, Denied, Lease, LeaseId, LeaseUse, Pending, PendingId, PendingState,
+    RememberedRule, SCHEMA_VERSION, Scope, Store, StoreOptions,
+};
+pub use tty::{TerminalPrompter, sanitize_for_terminal};

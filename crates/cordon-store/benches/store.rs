@@ -1,0 +1,2 @@
+//! Store and audit benchmarks (filled in below).
+fn main() {}

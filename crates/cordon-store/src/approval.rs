@@ -1,0 +1,307 @@
+//! The approval flow: what happens when the policy says "ask".
+//!
+//! Order (tested): (1) a valid lease for this exact fingerprint — once, this session, or
+//! always; (2) a human, through a [`Prompter`], choosing allow once / allow for this
+//! session / always allow (the exact rule to be saved is shown) / deny; (3) with no
+//! human reachable, deny or record a pending approval, as the caller chose.
+//!
+//! Remembered rules are matched by the policy (they are allow rules once loaded), not
+//! here: the store cannot evaluate rules, it only keeps them.
+
+use std::time::Duration;
+
+use crate::error::StoreError;
+use crate::store::{LeaseId, LeaseUse, PendingId, Scope, Store};
+
+/// Everything the human must see to answer, plus what the store needs to remember it.
+#[derive(Debug, Clone, Default)]
+pub struct AskContext {
+    /// Opaque fingerprint of the exact normalized invocation (computed by the policy).
+    pub fingerprint: String,
+    /// Session that asks, if any; "allow for this session" is offered only with one.
+    pub session: Option<String>,
+    /// Tool name as the agent called it (`Bash`, `read_file`, `mcp__github__create_issue`).
+    pub tool: String,
+    /// Tool kind the remembered rule applies to (`bash`, `read`, `write`, `network`, `mcp`).
+    pub tool_kind: String,
+    /// The normalized target: resolved path, peeled command, normalized origin.
+    pub target: String,
+    /// What happens if allowed, in one sentence.
+    pub consequence: String,
+    /// Why the policy asks, in one sentence.
+    pub reason: String,
+    /// The narrow rule "always allow" would save; without one, "always allow" is not offered.
+    pub suggestion: Option<String>,
+    /// The normalized request, recorded with a pending approval.
+    pub request: serde_json::Value,
+    /// The verdict that said "ask", recorded with a pending approval.
+    pub verdict: serde_json::Value,
+}
+
+/// An answer a human can give.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Choice {
+    /// Allow this one call.
+    AllowOnce,
+    /// Allow this exact call for the rest of the session.
+    AllowSession,
+    /// Save the suggested rule and allow.
+    AlwaysAllow,
+    /// Refuse.
+    Deny,
+}
+
+/// What the human is asked, and which answers are on offer.
+#[derive(Debug, Clone)]
+pub struct Question<'a> {
+    /// The request being asked about.
+    pub context: &'a AskContext,
+    /// The answers offered, in display order; `Deny` is always among them.
+    pub choices: Vec<Choice>,
+}
+
+/// What a [`Prompter`] came back with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PromptOutcome {
+    /// A human answered.
+    Answered(Choice),
+    /// No human can be asked (no terminal, non-interactive run).
+    NoHuman,
+}
+
+/// Something that can put a [`Question`] to a human.
+pub trait Prompter {
+    /// Ask. An error (the terminal went away mid-question) is treated as a denial.
+    fn ask(&mut self, question: &Question<'_>) -> std::io::Result<PromptOutcome>;
+}
+
+/// A prompter for runs where nobody is there to answer.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoPrompter;
+
+impl Prompter for NoPrompter {
+    fn ask(&mut self, _question: &Question<'_>) -> std::io::Result<PromptOutcome> {
+        Ok(PromptOutcome::NoHuman)
+    }
+}
+
+/// What to do when no human can be asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoHuman {
+    /// Deny.
+    Deny,
+    /// Record a pending approval, to be answered with `cordon approvals`.
+    Pending,
+}
+
+/// Lifetimes of the leases the flow creates.
+#[derive(Debug, Clone)]
+pub struct FlowOptions {
+    /// Life of an "allow for this session" lease.
+    pub session_ttl: Option<Duration>,
+    /// Life of the exact-fingerprint lease recorded with "always allow".
+    pub always_ttl: Option<Duration>,
+}
+
+impl Default for FlowOptions {
+    fn default() -> Self {
+        FlowOptions {
+            session_ttl: Some(Duration::from_secs(12 * 3600)),
+            always_ttl: None,
+        }
+    }
+}
+
+/// How a [`Grant`] came about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GrantSource {
+    /// An earlier approval (lease) matched this exact invocation.
+    Lease(LeaseUse),
+    /// A human answered now.
+    Human(Choice),
+}
+
+/// Proof that the approval flow allowed this call. Only [`resolve_ask`] makes one, so
+/// code that requires a `Grant` cannot be reached without going through the flow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant {
+    fingerprint: String,
+    lease: LeaseId,
+    scope: Scope,
+    source: GrantSource,
+    rule: Option<String>,
+}
+
+impl Grant {
+    /// The fingerprint this grant is bound to.
+    pub fn fingerprint(&self) -> &str {
+        &self.fingerprint
+    }
+    /// The lease that records it.
+    pub fn lease(&self) -> LeaseId {
+        self.lease
+    }
+    /// How far it reaches.
+    pub fn scope(&self) -> &Scope {
+        &self.scope
+    }
+    /// Where it came from.
+    pub fn source(&self) -> &GrantSource {
+        &self.source
+    }
+    /// The rule saved by "always allow", if that was the answer.
+    pub fn saved_rule(&self) -> Option<&str> {
+        self.rule.as_deref()
+    }
+    /// The human's answer in a word, for the audit log.
+    pub fn answer(&self) -> &'static str {
+        match &self.source {
+            GrantSource::Lease(_) => "lease",
+            GrantSource::Human(Choice::AllowOnce) => "allow-once",
+            GrantSource::Human(Choice::AllowSession) => "allow-session",
+            GrantSource::Human(Choice::AlwaysAllow) => "always-allow",
+            GrantSource::Human(Choice::Deny) => "deny",
+        }
+    }
+}
+
+/// Why the flow refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// The human chose deny.
+    Human,
+    /// The human gave an answer that was not on offer.
+    InvalidChoice,
+    /// Nobody could be asked and the caller chose to deny in that case.
+    NoHuman,
+    /// The prompt failed (terminal closed, read error).
+    PromptFailed(String),
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Human => f.write_str("denied by the human at the terminal"),
+            Refusal::InvalidChoice => {
+                f.write_str("denied: the answer was not one of the choices offered")
+            }
+            Refusal::NoHuman => f.write_str("denied: approval needed and no human can be asked"),
+            Refusal::PromptFailed(why) => write!(f, "denied: the prompt failed ({why})"),
+        }
+    }
+}
+
+/// The outcome of the flow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[must_use]
+pub enum Resolution {
+    /// Allowed, with proof.
+    Allow(Grant),
+    /// Refused.
+    Deny(Refusal),
+    /// Recorded for a human to answer later (`cordon approvals`).
+    Pending(PendingId),
+}
+
+/// [`resolve_ask_with`] with default lease lifetimes.
+pub fn resolve_ask(
+    store: &Store,
+    ctx: &AskContext,
+    prompter: &mut dyn Prompter,
+    mode: NoHuman,
+) -> Result<Resolution, StoreError> {
+    resolve_ask_with(store, ctx, prompter, mode, &FlowOptions::default())
+}
+
+/// Run the approval flow for one "ask". A store error is returned as is and means
+/// "nothing was granted": the caller must deny.
+pub fn resolve_ask_with(
+    store: &Store,
+    ctx: &AskContext,
+    prompter: &mut dyn Prompter,
+    mode: NoHuman,
+    options: &FlowOptions,
+) -> Result<Resolution, StoreError> {
+    let session = ctx.session.as_deref().filter(|s| !s.is_empty());
+    if let Some(used) = store.consume(&ctx.fingerprint, session)? {
+        return Ok(Resolution::Allow(Grant {
+            fingerprint: ctx.fingerprint.clone(),
+            lease: used.lease,
+            scope: used.scope.clone(),
+            source: GrantSource::Lease(used),
+            rule: None,
+        }));
+    }
+
+    let suggestion = ctx.suggestion.as_deref().filter(|s| !s.trim().is_empty());
+    let mut choices = vec![Choice::AllowOnce];
+    if session.is_some() {
+        choices.push(Choice::AllowSession);
+    }
+    if suggestion.is_some() {
+        choices.push(Choice::AlwaysAllow);
+    }
+    choices.push(Choice::Deny);
+    let question = Question {
+        context: ctx,
+        choices,
+    };
+    let choice = match prompter.ask(&question) {
+        Ok(PromptOutcome::Answered(c)) => c,
+        Ok(PromptOutcome::NoHuman) => {
+            return match mode {
+                NoHuman::Deny => Ok(Resolution::Deny(Refusal::NoHuman)),
+                NoHuman::Pending => store
+                    .add_pending(
+                        &ctx.fingerprint,
+                        session,
+                        &ctx.request,
+                        &ctx.verdict,
+                        suggestion,
+                    )
+                    .map(Resolution::Pending),
+            };
+        }
+        Err(e) => return Ok(Resolution::Deny(Refusal::PromptFailed(e.to_string()))),
+    };
+    if !question.choices.contains(&choice) {
+        return Ok(Resolution::Deny(Refusal::InvalidChoice));
+    }
+
+    let grant = |lease, scope, rule| {
+        Resolution::Allow(Grant {
+            fingerprint: ctx.fingerprint.clone(),
+            lease,
+            scope,
+            source: GrantSource::Human(choice),
+            rule,
+        })
+    };
+    match (choice, session, suggestion) {
+        (Choice::AllowOnce, _, _) => {
+            let lease = store.grant_spent(&ctx.fingerprint, "allowed once at the terminal")?;
+            Ok(grant(lease, Scope::Once, None))
+        }
+        (Choice::AllowSession, Some(s), _) => {
+            let scope = Scope::Session(s.to_string());
+            let lease = store.grant(
+                &ctx.fingerprint,
+                scope.clone(),
+                options.session_ttl,
+                "allowed for the session at the terminal",
+            )?;
+            Ok(grant(lease, scope, None))
+        }
+        (Choice::AlwaysAllow, _, Some(rule)) => {
+            store.remember_rule(rule, &ctx.tool_kind)?;
+            let note = format!("always allowed at the terminal; saved rule {rule}");
+            let lease = store.grant(&ctx.fingerprint, Scope::Always, options.always_ttl, &note)?;
+            Ok(grant(lease, Scope::Always, Some(rule.to_string())))
+        }
+        (Choice::Deny, _, _) => Ok(Resolution::Deny(Refusal::Human)),
+        _ => Ok(Resolution::Deny(Refusal::InvalidChoice)),
+    }
+}

@@ -1,0 +1,658 @@
+//! The audit log: append-only JSON lines, each chained to the one before it.
+//!
+//! Line 1 is a header `{"cordon_audit":1,"seed":HEX,"created":TIME}` with a random
+//! per-file seed. Every later line is a record
+//! `{"seq":N,"time":TIME,"prev":HEX,…fields}` where `prev` is the blake3 hash (hex) of the
+//! bytes of the line before it (without its newline); record 1 therefore chains to the
+//! header and so to the seed. `seq`, `time` and `prev` belong to the log; the caller
+//! supplies every other field (and should pass input through [`redact`](crate::redact)).
+//!
+//! Writers take an exclusive `flock` on the file around "read the last line, append
+//! one", so several processes can append to one log. A writer killed mid-write leaves at
+//! most one partial line without its newline: [`verify`] reports it as a torn tail, and
+//! the next append cuts it off and continues from the last complete line.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use serde_json::{Map, Value};
+
+use crate::error::{StoreError, StoreErrorKind};
+use crate::paths;
+
+const HEADER_KEY: &str = "cordon_audit";
+const FORMAT_VERSION: u64 = 1;
+
+/// When appended records reach the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// `fdatasync` after every record: survives a power cut, slower.
+    FsyncEach,
+    /// Every record is written to the file at once (it survives the process being
+    /// killed); `fdatasync` runs after `max_records` records or when `max_delay` has
+    /// passed since the last sync (checked at each append), and when the log is dropped.
+    Batched {
+        /// Records between syncs.
+        max_records: u32,
+        /// Longest time between syncs while appending.
+        max_delay: Duration,
+    },
+}
+
+/// What [`AuditLog::append`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppendReceipt {
+    /// Sequence number of the record (the header is 0).
+    pub seq: u64,
+    /// blake3 hex of the line written: the `prev` of the next record.
+    pub hash: String,
+}
+
+/// Where the chain breaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Break {
+    /// A line's bytes no longer match the hash recorded by the line after it, or a line
+    /// is not a well-formed record.
+    Edit,
+    /// Records are missing.
+    Deletion,
+    /// Records are out of order.
+    Reorder,
+    /// The last line is incomplete (a crash mid-write, or the file was cut mid-line).
+    TornTail,
+    /// The first line is not a header (the file is empty or its header was removed).
+    MissingHeader,
+}
+
+impl Break {
+    /// One word for reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Break::Edit => "edit",
+            Break::Deletion => "deletion",
+            Break::Reorder => "reorder",
+            Break::TornTail => "torn tail",
+            Break::MissingHeader => "missing header",
+        }
+    }
+}
+
+/// The result of [`verify`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VerifyReport {
+    /// The chain is intact.
+    Ok {
+        /// Number of records (header excluded).
+        records: u64,
+        /// Hash of the last line; record it elsewhere to detect a rewrite of the whole file.
+        head: String,
+    },
+    /// The chain breaks.
+    Broken {
+        /// First line (1-based) found wrong.
+        line: u64,
+        /// What kind of break.
+        why: Break,
+        /// One sentence for a human.
+        detail: String,
+        /// Records verified before the break.
+        records_ok: u64,
+    },
+}
+
+/// Which records [`export`] keeps. Empty fields match everything.
+#[derive(Debug, Clone, Default)]
+pub struct ExportFilter {
+    /// Only records whose `session` equals this.
+    pub session: Option<String>,
+    /// Only records whose `tool` equals this.
+    pub tool: Option<String>,
+    /// Only records whose decision (`decision` or `verdict.decision`) equals this.
+    pub decision: Option<String>,
+    /// Only records at or after this time.
+    pub since: Option<SystemTime>,
+    /// Only records before this time.
+    pub until: Option<SystemTime>,
+}
+
+impl ExportFilter {
+    /// Whether a record passes the filter.
+    pub fn matches(&self, record: &Value) -> bool {
+        let field = |k: &str| record.get(k).and_then(Value::as_str);
+        if let Some(s) = &self.session {
+            if field("session") != Some(s.as_str()) {
+                return false;
+            }
+        }
+        if let Some(t) = &self.tool {
+            if field("tool") != Some(t.as_str()) {
+                return false;
+            }
+        }
+        if let Some(d) = &self.decision {
+            let got = field("decision").or_else(|| {
+                record
+                    .get("verdict")
+                    .and_then(|v| v.get("decision"))
+                    .and_then(Value::as_str)
+            });
+            if got != Some(d.as_str()) {
+                return false;
+            }
+        }
+        if self.since.is_some() || self.until.is_some() {
+            let Some(t) = field("time").and_then(|t| humantime::parse_rfc3339(t).ok()) else {
+                return false;
+            };
+            if self.since.is_some_and(|s| t < s) || self.until.is_some_and(|u| t >= u) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+fn hash_hex(line: &[u8]) -> String {
+    blake3::hash(line).to_hex().to_string()
+}
+
+fn now_rfc3339() -> String {
+    humantime::format_rfc3339_millis(SystemTime::now()).to_string()
+}
+
+/// The last complete line as the chain sees it.
+#[derive(Debug, Clone)]
+struct Tail {
+    len: u64,
+    hash: String,
+    seq: u64,
+}
+
+/// An open audit log. Appends from several handles or processes are serialized by an
+/// exclusive `flock`.
+#[derive(Debug)]
+pub struct AuditLog {
+    path: PathBuf,
+    file: File,
+    durability: Durability,
+    unsynced: u32,
+    last_sync: Instant,
+    tail: Option<Tail>,
+}
+
+impl AuditLog {
+    /// Open (creating with a fresh header if needed) the log at `path`.
+    pub fn open(path: &Path, durability: Durability) -> Result<AuditLog, StoreError> {
+        let file = paths::open_private(path, true)?;
+        let mut log = AuditLog {
+            path: path.to_path_buf(),
+            file,
+            durability,
+            unsynced: 0,
+            last_sync: Instant::now(),
+            tail: None,
+        };
+        log.locked(AuditLog::load_tail)?;
+        log.sync_if_due(true)?;
+        Ok(log)
+    }
+
+    /// Open the log at [`default_audit_path`](crate::default_audit_path).
+    pub fn open_default(durability: Durability) -> Result<AuditLog, StoreError> {
+        let path = paths::default_audit_path()?;
+        if let Some(dir) = path.parent() {
+            paths::ensure_dir(dir)?;
+            paths::tighten_dir(dir)?;
+        }
+        AuditLog::open(&path, durability)
+    }
+
+    /// The file this log lives in.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn io(&self, e: std::io::Error) -> StoreError {
+        StoreError::io(&self.path, &e)
+    }
+
+    /// Run `f` holding the exclusive `flock`, released whatever `f` returns.
+    fn locked<T>(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        rustix::fs::flock(&self.file, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|e| StoreError::io(&self.path, &e.into()))?;
+        let result = f(self);
+        // Closing the descriptor would release the lock too; an unlock error leaves
+        // nothing to repair.
+        let _ = rustix::fs::flock(&self.file, rustix::fs::FlockOperation::Unlock);
+        result
+    }
+
+    /// Under the lock: find the last complete line, cut a torn tail, write a header
+    /// into an empty file. Leaves `self.tail` set.
+    fn load_tail(&mut self) -> Result<(), StoreError> {
+        let len = self.file.metadata().map_err(|e| self.io(e))?.len();
+        if let Some(t) = &self.tail {
+            if t.len == len {
+                return Ok(());
+            }
+        }
+        let (complete_len, last_line) =
+            read_last_line(&mut self.file, len).map_err(|e| self.io(e))?;
+        if complete_len != len {
+            // A torn tail: drop the partial line, keep every complete one.
+            self.file.set_len(complete_len).map_err(|e| self.io(e))?;
+        }
+        let Some(last) = last_line else {
+            return self.write_header();
+        };
+        let seq = serde_json::from_slice::<Value>(&last)
+            .ok()
+            .and_then(|v| {
+                if v.get(HEADER_KEY).is_some() {
+                    Some(0)
+                } else {
+                    v.get("seq").and_then(Value::as_u64)
+                }
+            })
+            .unwrap_or(0);
+        self.tail = Some(Tail {
+            len: complete_len,
+            hash: hash_hex(&last),
+            seq,
+        });
+        Ok(())
+    }
+
+    fn write_header(&mut self) -> Result<(), StoreError> {
+        let mut seed = [0u8; 32];
+        getrandom::fill(&mut seed).map_err(|e| {
+            StoreError::new(
+                &self.path,
+                StoreErrorKind::Io(format!("no randomness for the seed: {e}")),
+            )
+        })?;
+        let seed_hex: String = seed.iter().map(|b| format!("{b:02x}")).collect();
+        let header = serde_json::json!({
+            HEADER_KEY: FORMAT_VERSION,
+            "seed": seed_hex,
+            "created": now_rfc3339(),
+        });
+        let line = header.to_string();
+        let mut bytes = line.clone().into_bytes();
+        bytes.push(b'\n');
+        self.file.write_all(&bytes).map_err(|e| self.io(e))?;
+        self.file.sync_data().map_err(|e| self.io(e))?;
+        self.tail = Some(Tail {
+            len: bytes.len() as u64,
+            hash: hash_hex(line.as_bytes()),
+            seq: 0,
+        });
+        Ok(())
+    }
+
+    /// Append one record. `record` must be a JSON object; its `seq`, `time` and `prev`
+    /// fields, if any, are replaced by the log's own.
+    pub fn append(&mut self, record: &Value) -> Result<AppendReceipt, StoreError> {
+        let Value::Object(fields) = record else {
+            return Err(StoreError::new(
+                &self.path,
+                StoreErrorKind::Invalid("an audit record must be a JSON object".into()),
+            ));
+        };
+        let receipt = self.locked(|log| {
+            log.load_tail()?;
+            let Some(tail) = log.tail.clone() else {
+                return Err(StoreError::new(
+                    &log.path,
+                    StoreErrorKind::Io("the log has no header".into()),
+                ));
+            };
+            let seq = tail.seq + 1;
+            let line = build_line(seq, &tail.hash, fields);
+            let mut bytes = Vec::with_capacity(line.len() + 1);
+            bytes.extend_from_slice(line.as_bytes());
+            bytes.push(b'\n');
+            if let Err(e) = log.file.write_all(&bytes) {
+                // Whatever part was written is a torn tail the next append will cut.
+                log.tail = None;
+                return Err(log.io(e));
+            }
+            let hash = hash_hex(line.as_bytes());
+            log.tail = Some(Tail {
+                len: tail.len + bytes.len() as u64,
+                hash: hash.clone(),
+                seq,
+            });
+            Ok(AppendReceipt { seq, hash })
+        })?;
+        self.unsynced += 1;
+        self.sync_if_due(false)?;
+        Ok(receipt)
+    }
+
+    fn sync_if_due(&mut self, force: bool) -> Result<(), StoreError> {
+        let due = match self.durability {
+            Durability::FsyncEach => self.unsynced > 0,
+            Durability::Batched {
+                max_records,
+                max_delay,
+            } => self.unsynced >= max_records.max(1) || self.last_sync.elapsed() >= max_delay,
+        };
+        if (due || force) && self.unsynced > 0 {
+            self.sync()?;
+        }
+        Ok(())
+    }
+
+    /// Flush every appended record to the disk now.
+    pub fn sync(&mut self) -> Result<(), StoreError> {
+        self.file.sync_data().map_err(|e| self.io(e))?;
+        self.unsynced = 0;
+        self.last_sync = Instant::now();
+        Ok(())
+    }
+}
+
+impl Drop for AuditLog {
+    fn drop(&mut self) {
+        if self.unsynced > 0 {
+            // Nothing can be reported from a destructor; callers wanting the error call sync().
+            let _ = self.file.sync_data();
+        }
+    }
+}
+
+/// `{"seq":N,"time":T,"prev":H,<fields without seq/time/prev>}` as one line.
+fn build_line(seq: u64, prev: &str, fields: &Map<String, Value>) -> String {
+    let mut line = String::with_capacity(160 + fields.len() * 32);
+    line.push_str("{\"seq\":");
+    line.push_str(&seq.to_string());
+    line.push_str(",\"time\":\"");
+    line.push_str(&now_rfc3339());
+    line.push_str("\",\"prev\":\"");
+    line.push_str(prev);
+    line.push('"');
+    for (k, v) in fields {
+        if k == "seq" || k == "time" || k == "prev" {
+            continue;
+        }
+        line.push(',');
+        // Serializing a string or a Value into a String cannot fail.
+        line.push_str(&serde_json::to_string(k).unwrap_or_default());
+        line.push(':');
+        line.push_str(&serde_json::to_string(v).unwrap_or_else(|_| "null".into()));
+    }
+    line.push('}');
+    line
+}
+
+/// Read backwards from `len` to find the last complete line. Returns the length of the
+/// file up to and including the last newline, and that last complete line (without its
+/// newline), or `None` when there is no complete line.
+fn read_last_line(file: &mut File, len: u64) -> std::io::Result<(u64, Option<Vec<u8>>)> {
+    let mut chunk = 4096u64;
+    loop {
+        let start = len.saturating_sub(chunk);
+        let mut buf = vec![0u8; usize::try_from(len - start).unwrap_or(usize::MAX)];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut buf)?;
+        // End of the complete part: just past the last newline.
+        let Some(last_nl) = buf.iter().rposition(|&b| b == b'\n') else {
+            if start == 0 {
+                return Ok((0, None));
+            }
+            chunk = chunk.saturating_mul(4);
+            continue;
+        };
+        let complete_len = start + last_nl as u64 + 1;
+        match buf[..last_nl].iter().rposition(|&b| b == b'\n') {
+            Some(prev_nl) => return Ok((complete_len, Some(buf[prev_nl + 1..last_nl].to_vec()))),
+            None if start == 0 => return Ok((complete_len, Some(buf[..last_nl].to_vec()))),
+            None => chunk = chunk.saturating_mul(4),
+        }
+    }
+}
+
+fn open_read(path: &Path) -> Result<BufReader<File>, StoreError> {
+    File::open(path)
+        .map(|f| BufReader::with_capacity(1 << 16, f))
+        .map_err(|e| StoreError::io(path, &e))
+}
+
+/// Walk the whole chain of the log at `path`.
+pub fn verify(path: &Path) -> Result<VerifyReport, StoreError> {
+    let mut reader = open_read(path)?;
+    let mut buf = Vec::new();
+    let mut line_no = 0u64;
+    let mut prev_hash = String::new();
+    let mut prev_seq = 0u64;
+    let mut records = 0u64;
+    let broken = |line, why, detail: String, records_ok| {
+        Ok(VerifyReport::Broken {
+            line,
+            why,
+            detail,
+            records_ok,
+        })
+    };
+    loop {
+        buf.clear();
+        let n = reader
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| StoreError::io(path, &e))?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        if buf.last() != Some(&b'\n') {
+            return broken(
+                line_no,
+                Break::TornTail,
+                format!(
+                    "line {line_no} is incomplete (no newline): a write was cut short or the file was truncated"
+                ),
+                records,
+            );
+        }
+        let line = &buf[..buf.len() - 1];
+        let parsed = serde_json::from_slice::<Value>(line).ok();
+        let is_header = parsed.as_ref().is_some_and(|v| v.get(HEADER_KEY).is_some());
+        if line_no == 1 {
+            let valid = parsed
+                .as_ref()
+                .filter(|_| is_header)
+                .and_then(|v| v.get("seed"))
+                .and_then(Value::as_str)
+                .is_some_and(|s| s.len() == 64);
+            if !valid {
+                let detail = if is_header {
+                    "the header has no valid seed".to_string()
+                } else {
+                    "the first line is not an audit header: the header was removed or this is not a cordon audit log".to_string()
+                };
+                return broken(
+                    1,
+                    if is_header {
+                        Break::Edit
+                    } else {
+                        Break::MissingHeader
+                    },
+                    detail,
+                    0,
+                );
+            }
+            prev_hash = hash_hex(line);
+            continue;
+        }
+        let Some(record) = parsed.filter(|v| v.is_object() && !is_header) else {
+            return broken(
+                line_no,
+                Break::Edit,
+                format!("line {line_no} is not a well-formed audit record"),
+                records,
+            );
+        };
+        let (Some(seq), Some(prev)) = (
+            record.get("seq").and_then(Value::as_u64),
+            record.get("prev").and_then(Value::as_str),
+        ) else {
+            return broken(
+                line_no,
+                Break::Edit,
+                format!("line {line_no} lacks its seq or prev field"),
+                records,
+            );
+        };
+        let expected = prev_seq + 1;
+        if seq < expected {
+            return broken(
+                line_no,
+                Break::Reorder,
+                format!(
+                    "record {seq} appears after record {prev_seq}: records were reordered or duplicated"
+                ),
+                records,
+            );
+        }
+        if seq > expected {
+            let reordered = later_has_seq(&mut reader, expected, seq, path)?;
+            let (why, detail) = if reordered {
+                (
+                    Break::Reorder,
+                    format!(
+                        "record {seq} appears where record {expected} was expected: records were reordered"
+                    ),
+                )
+            } else {
+                (
+                    Break::Deletion,
+                    format!(
+                        "records {expected} to {} are missing before line {line_no}",
+                        seq - 1
+                    ),
+                )
+            };
+            return broken(line_no, why, detail, records);
+        }
+        if prev != prev_hash {
+            let edited = line_no - 1;
+            return broken(
+                edited,
+                Break::Edit,
+                format!(
+                    "line {edited} does not match the hash recorded in line {line_no}: it was edited"
+                ),
+                records.saturating_sub(1),
+            );
+        }
+        prev_hash = hash_hex(line);
+        prev_seq = seq;
+        records += 1;
+    }
+    if line_no == 0 {
+        return broken(
+            1,
+            Break::MissingHeader,
+            "the file is empty: its header and records are gone".into(),
+            0,
+        );
+    }
+    Ok(VerifyReport::Ok {
+        records,
+        head: prev_hash,
+    })
+}
+
+/// Whether any later record carries a seq in `lo..hi` (distinguishes a reordering from a deletion).
+fn later_has_seq(
+    reader: &mut BufReader<File>,
+    lo: u64,
+    hi: u64,
+    path: &Path,
+) -> Result<bool, StoreError> {
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        if reader
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| StoreError::io(path, &e))?
+            == 0
+        {
+            return Ok(false);
+        }
+        let seq = serde_json::from_slice::<Value>(&buf)
+            .ok()
+            .and_then(|v| v.get("seq").and_then(Value::as_u64));
+        if seq.is_some_and(|s| s >= lo && s < hi) {
+            return Ok(true);
+        }
+    }
+}
+
+/// Visit every complete record line (header and torn tail skipped) in file order.
+fn for_each_record(
+    path: &Path,
+    mut f: impl FnMut(&[u8], Value) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    let mut reader = open_read(path)?;
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        if reader
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| StoreError::io(path, &e))?
+            == 0
+        {
+            return Ok(());
+        }
+        if buf.last() != Some(&b'\n') {
+            return Ok(());
+        }
+        let line = &buf[..buf.len() - 1];
+        if let Ok(v) = serde_json::from_slice::<Value>(line) {
+            if v.is_object() && v.get(HEADER_KEY).is_none() {
+                f(line, v)?;
+            }
+        }
+    }
+}
+
+/// The last `n` records of the log, oldest first.
+pub fn tail(path: &Path, n: usize) -> Result<Vec<Value>, StoreError> {
+    let mut out = std::collections::VecDeque::with_capacity(n.min(4096));
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    for_each_record(path, |_, v| {
+        if out.len() == n {
+            out.pop_front();
+        }
+        out.push_back(v);
+        Ok(())
+    })?;
+    Ok(out.into())
+}
+
+/// Write every record matching `filter` to `out`, one line each, byte for byte as stored.
+/// Returns how many were written.
+pub fn export(path: &Path, filter: &ExportFilter, out: &mut dyn Write) -> Result<u64, StoreError> {
+    let mut count = 0;
+    let out_err = |e: std::io::Error| {
+        StoreError::new(Path::new("<output>"), StoreErrorKind::Io(e.to_string()))
+    };
+    for_each_record(path, |line, v| {
+        if filter.matches(&v) {
+            out.write_all(line).map_err(out_err)?;
+            out.write_all(b"\n").map_err(out_err)?;
+            count += 1;
+        }
+        Ok(())
+    })?;
+    Ok(count)
+}

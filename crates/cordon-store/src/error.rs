@@ -1,0 +1,154 @@
+//! The one error type of the store. Every variant names the file it concerns and says
+//! what to do; callers turn any of them into "deny" (the store never fails open).
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// What went wrong with a store or an audit log; see [`StoreError`].
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum StoreErrorKind {
+    /// Another process holds the database lock for longer than the busy timeout.
+    Locked,
+    /// The file is not a cordon store or its pages are damaged.
+    Corrupt(String),
+    /// The disk (or the file system quota) is full.
+    Full,
+    /// The store was written by a newer cordon with a schema this build does not know.
+    NewerSchema {
+        /// Schema version found in the file.
+        found: i64,
+        /// Newest schema version this build understands.
+        supported: i64,
+    },
+    /// The file or its directory has permissions that would let other users read or
+    /// forge approvals, or could not be created with safe permissions.
+    Permissions(String),
+    /// No home or state directory is known, so there is no default location.
+    NoStateDir,
+    /// A pending approval with this id does not exist.
+    NoSuchPending(i64),
+    /// The pending approval was already answered.
+    AlreadyAnswered {
+        /// The approval's id.
+        id: i64,
+        /// Its current state (`approved` or `denied`).
+        state: String,
+    },
+    /// An argument the caller passed is unusable (for example an empty fingerprint).
+    Invalid(String),
+    /// Any other I/O or SQLite failure.
+    Io(String),
+}
+
+/// An error from the store or the audit log, naming the file it concerns.
+#[derive(Debug)]
+pub struct StoreError {
+    path: PathBuf,
+    kind: StoreErrorKind,
+}
+
+impl StoreError {
+    pub(crate) fn new(path: &Path, kind: StoreErrorKind) -> Self {
+        StoreError {
+            path: path.to_path_buf(),
+            kind,
+        }
+    }
+
+    pub(crate) fn io(path: &Path, err: &std::io::Error) -> Self {
+        let kind = match err.raw_os_error() {
+            Some(code) if code == libc_enospc() || code == libc_edquot() => StoreErrorKind::Full,
+            _ if err.kind() == std::io::ErrorKind::PermissionDenied => {
+                StoreErrorKind::Permissions(err.to_string())
+            }
+            _ => StoreErrorKind::Io(err.to_string()),
+        };
+        StoreError::new(path, kind)
+    }
+
+    pub(crate) fn sqlite(path: &Path, err: rusqlite::Error) -> Self {
+        use rusqlite::ErrorCode as C;
+        let kind = match &err {
+            rusqlite::Error::SqliteFailure(e, msg) => match e.code {
+                C::DatabaseBusy | C::DatabaseLocked => StoreErrorKind::Locked,
+                C::DatabaseCorrupt | C::NotADatabase => {
+                    StoreErrorKind::Corrupt(msg.clone().unwrap_or_else(|| e.to_string()))
+                }
+                C::DiskFull => StoreErrorKind::Full,
+                C::PermissionDenied | C::ReadOnly | C::CannotOpen => {
+                    StoreErrorKind::Permissions(msg.clone().unwrap_or_else(|| e.to_string()))
+                }
+                _ => StoreErrorKind::Io(err.to_string()),
+            },
+            _ => StoreErrorKind::Io(err.to_string()),
+        };
+        StoreError::new(path, kind)
+    }
+
+    /// The file this error concerns.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &StoreErrorKind {
+        &self.kind
+    }
+}
+
+// The errno values are fixed by the Linux ABI; naming them here avoids a libc dependency.
+const fn libc_enospc() -> i32 {
+    28
+}
+const fn libc_edquot() -> i32 {
+    122
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let p = self.path.display();
+        match &self.kind {
+            StoreErrorKind::Locked => write!(
+                f,
+                "{p} is locked by another process; nothing was granted from it — retry when that process has finished"
+            ),
+            StoreErrorKind::Corrupt(why) => write!(
+                f,
+                "{p} is corrupt ({why}); nothing was granted from it — move it aside and cordon will start an empty store"
+            ),
+            StoreErrorKind::Full => write!(
+                f,
+                "the disk holding {p} is full; nothing was granted — free some space and retry"
+            ),
+            StoreErrorKind::NewerSchema { found, supported } => write!(
+                f,
+                "{p} has schema version {found} but this cordon understands up to {supported}; nothing was granted from it — upgrade cordon or point it at another store"
+            ),
+            StoreErrorKind::Permissions(why) => write!(
+                f,
+                "{p} cannot be used safely ({why}); nothing was granted from it — fix its ownership and permissions (0600 file in a 0700 directory)"
+            ),
+            StoreErrorKind::NoStateDir => write!(
+                f,
+                "no state directory is known (neither XDG_STATE_HOME nor HOME is set); set CORDON_STATE_DIR or pass a store path"
+            ),
+            StoreErrorKind::NoSuchPending(id) => {
+                write!(
+                    f,
+                    "{p} holds no pending approval with id {id}; run `cordon approvals list`"
+                )
+            }
+            StoreErrorKind::AlreadyAnswered { id, state } => {
+                write!(f, "approval {id} in {p} was already answered ({state})")
+            }
+            StoreErrorKind::Invalid(why) => write!(f, "{p}: {why}"),
+            StoreErrorKind::Io(why) => write!(
+                f,
+                "{p} could not be used ({why}); nothing was granted from it — check the file and its directory"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}

@@ -1,0 +1,189 @@
+//! The terminal prompter: writes the question to one stream (stderr) and reads the
+//! answer from another (the terminal on stdin).
+//!
+//! Everything shown comes from the request, which an attacker may have written: control
+//! characters are escaped so that a target cannot move the cursor, clear the screen or
+//! repaint the choices. Input typed before the question appeared is discarded.
+
+use std::io::{self, BufRead, IsTerminal, Write};
+use std::os::fd::AsFd;
+
+use crate::approval::{Choice, PromptOutcome, Prompter, Question};
+
+/// How many unreadable answers are tolerated before the prompt gives up with "deny".
+const MAX_ATTEMPTS: usize = 3;
+
+/// Escape control characters (including ESC, CR, BEL, the C1 range and bidi overrides)
+/// so that text shown on a terminal cannot act on it.
+pub fn sanitize_for_terminal(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        let bidi = matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}');
+        if c.is_control() || bidi {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn key(choice: Choice) -> char {
+    match choice {
+        Choice::AllowOnce => 'o',
+        Choice::AllowSession => 's',
+        Choice::AlwaysAllow => 'a',
+        Choice::Deny => 'd',
+    }
+}
+
+/// Asks on a terminal. Build it with [`TerminalPrompter::from_stdio`] for the real
+/// terminal, or with [`TerminalPrompter::new`] over any pair of streams.
+pub struct TerminalPrompter<R, W> {
+    input: R,
+    output: W,
+    flush_stdin: bool,
+}
+
+impl TerminalPrompter<io::StdinLock<'static>, io::Stderr> {
+    /// The prompter for this process's terminal, or `None` unless both stdin and stderr
+    /// are terminals (a human can only be asked when both are).
+    pub fn from_stdio() -> Option<Self> {
+        if !(io::stdin().is_terminal() && io::stderr().is_terminal()) {
+            return None;
+        }
+        Some(TerminalPrompter {
+            input: io::stdin().lock(),
+            output: io::stderr(),
+            flush_stdin: true,
+        })
+    }
+}
+
+impl<R: BufRead, W: Write> TerminalPrompter<R, W> {
+    /// A prompter reading answers from `input` and writing questions to `output`.
+    pub fn new(input: R, output: W) -> Self {
+        TerminalPrompter {
+            input,
+            output,
+            flush_stdin: false,
+        }
+    }
+
+    fn render(&mut self, q: &Question<'_>) -> io::Result<()> {
+        let c = q.context;
+        let s = sanitize_for_terminal;
+        let mut text = String::new();
+        text.push_str("\ncordon: approval needed\n");
+        text.push_str(&format!("  tool:        {}\n", s(&c.tool)));
+        text.push_str(&format!("  target:      {}\n", s(&c.target)));
+        if !c.consequence.is_empty() {
+            text.push_str(&format!("  consequence: {}\n", s(&c.consequence)));
+        }
+        if !c.reason.is_empty() {
+            text.push_str(&format!("  reason:      {}\n", s(&c.reason)));
+        }
+        for choice in &q.choices {
+            let line = match choice {
+                Choice::AllowOnce => "allow once".to_string(),
+                Choice::AllowSession => format!(
+                    "allow for this session ({})",
+                    s(c.session.as_deref().unwrap_or_default())
+                ),
+                Choice::AlwaysAllow => format!(
+                    "always allow, saving the rule {}",
+                    s(c.suggestion.as_deref().unwrap_or_default())
+                ),
+                Choice::Deny => "deny".to_string(),
+            };
+            text.push_str(&format!("  [{}] {}\n", key(*choice), line));
+        }
+        self.output.write_all(text.as_bytes())?;
+        self.output.flush()
+    }
+
+    fn prompt_line(&mut self, q: &Question<'_>) -> io::Result<()> {
+        let keys: Vec<String> = q.choices.iter().map(|c| key(*c).to_string()).collect();
+        write!(self.output, "choose [{}]: ", keys.join("/"))?;
+        self.output.flush()
+    }
+}
+
+fn parse_answer(line: &str, offered: &[Choice]) -> Option<Choice> {
+    let word = line.trim().to_ascii_lowercase();
+    let choice = match word.as_str() {
+        "o" | "once" | "allow once" => Choice::AllowOnce,
+        "s" | "session" | "allow for this session" => Choice::AllowSession,
+        "a" | "always" | "always allow" => Choice::AlwaysAllow,
+        "d" | "deny" | "n" | "no" => Choice::Deny,
+        _ => return None,
+    };
+    offered.contains(&choice).then_some(choice)
+}
+
+impl<R: BufRead, W: Write> Prompter for TerminalPrompter<R, W> {
+    fn ask(&mut self, question: &Question<'_>) -> io::Result<PromptOutcome> {
+        self.render(question)?;
+        if self.flush_stdin {
+            // Drop keystrokes typed before the question was visible; they were not an
+            // answer to it. Failure only means there was nothing to flush.
+            let _ = rustix::termios::tcflush(
+                io::stdin().as_fd(),
+                rustix::termios::QueueSelector::IFlush,
+            );
+        }
+        for _ in 0..MAX_ATTEMPTS {
+            self.prompt_line(question)?;
+            let mut line = String::new();
+            if self.input.read_line(&mut line)? == 0 {
+                writeln!(self.output)?;
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the terminal closed before an answer",
+                ));
+            }
+            if let Some(choice) = parse_answer(&line, &question.choices) {
+                return Ok(PromptOutcome::Answered(choice));
+            }
+            writeln!(
+                self.output,
+                "cordon: please answer with one of the letters shown"
+            )?;
+        }
+        writeln!(self.output, "cordon: no valid answer; denying")?;
+        Ok(PromptOutcome::Answered(Choice::Deny))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::approval::AskContext;
+
+    #[test]
+    fn escapes_terminal_controls() {
+        assert_eq!(sanitize_for_terminal("a\u{1b}[2Jb\rc"), "a\\u{1b}[2Jb\\rc");
+        assert_eq!(sanitize_for_terminal("x\u{202e}y"), "x\\u{202e}y");
+        assert_eq!(sanitize_for_terminal("plain ünïcode"), "plain ünïcode");
+    }
+
+    #[test]
+    fn reprompts_then_denies() {
+        let ctx = AskContext {
+            tool: "Bash".into(),
+            target: "rm x".into(),
+            ..Default::default()
+        };
+        let q = Question {
+            context: &ctx,
+            choices: vec![Choice::AllowOnce, Choice::Deny],
+        };
+        let mut out = Vec::new();
+        let mut p = TerminalPrompter::new(&b"x\ns\nzzz\n"[..], &mut out);
+        // "s" is not offered without a session: it counts as an invalid answer.
+        assert_eq!(p.ask(&q).ok(), Some(PromptOutcome::Answered(Choice::Deny)));
+        let text = String::from_utf8_lossy(&out);
+        assert_eq!(text.matches("please answer").count(), 3);
+        assert!(text.contains("no valid answer; denying"));
+    }
+}
