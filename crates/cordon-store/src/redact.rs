@@ -194,15 +194,36 @@ fn redact_word(word: &str, dash_p: bool) -> String {
         if word.starts_with("--") && SECRET_FLAGS.contains(&flag.to_ascii_lowercase().as_str()) {
             return format!("{flag}={REDACTED}");
         }
-        // NAME=value (an environment assignment or a query parameter)
-        let name = flag.rsplit(['&', '?', ';']).next().unwrap_or(flag);
-        if !name.is_empty()
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-            && is_secret_name(name)
-        {
-            return format!("{flag}={REDACTED}");
+    }
+    // NAME=value, alone (an environment assignment) or among query parameters.
+    if word.contains('=') {
+        let mut out = String::with_capacity(word.len());
+        let mut changed = false;
+        for (i, part) in word.split_inclusive(['&', '?', ';']).enumerate() {
+            let sep = part.ends_with(['&', '?', ';']);
+            let body = if sep { &part[..part.len() - 1] } else { part };
+            match body.split_once('=') {
+                Some((name, _))
+                    if !name.is_empty()
+                        && (i > 0 || !name.contains("://"))
+                        && name
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                        && is_secret_name(name) =>
+                {
+                    out.push_str(name);
+                    out.push('=');
+                    out.push_str(REDACTED);
+                    changed = true;
+                }
+                _ => out.push_str(body),
+            }
+            if sep {
+                out.push_str(&part[part.len() - 1..]);
+            }
+        }
+        if changed {
+            return out;
         }
     }
     // scheme://user:pass@host

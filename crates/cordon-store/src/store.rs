@@ -430,6 +430,10 @@ impl Store {
     }
 
     fn migrate(&self) -> Result<(), StoreError> {
+        if self.versions()? == (SCHEMA_VERSION, APPLICATION_ID) {
+            // Up to date: opening needs no write lock.
+            return Ok(());
+        }
         let tx = self.immediate()?;
         // Read again under the write lock: another process may have migrated meanwhile.
         let (version, _) = self.versions()?;

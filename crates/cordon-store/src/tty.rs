@@ -104,7 +104,9 @@ impl<R: BufRead, W: Write> TerminalPrompter<R, W> {
 
     fn prompt_line(&mut self, q: &Question<'_>) -> io::Result<()> {
         let keys: Vec<String> = q.choices.iter().map(|c| key(*c).to_string()).collect();
-        write!(self.output, "choose [{}]: ", keys.join("/"))?;
+        // One write, so the line appears whole.
+        let line = format!("choose [{}]: ", keys.join("/"));
+        self.output.write_all(line.as_bytes())?;
         self.output.flush()
     }
 }

@@ -1,0 +1,479 @@
+//! Leases, remembered rules and pending approvals against a real SQLite file.
+// Test helpers outside #[test] functions may unwrap and panic: a failure is the test failing.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::os::unix::fs::PermissionsExt;
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+use cordon_store::{Answer, Answered, PendingState, Scope, Store, StoreErrorKind, StoreOptions};
+use serde_json::json;
+
+fn temp_store() -> (tempfile::TempDir, std::path::PathBuf, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state").join("store.sqlite3");
+    let store = Store::open(&path).unwrap();
+    (dir, path, store)
+}
+
+#[test]
+fn file_is_private_and_directory_created_0700() {
+    let (_d, path, _s) = temp_store();
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let dir_mode = std::fs::metadata(path.parent().unwrap())
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(dir_mode, 0o700);
+}
+
+#[test]
+fn refuses_symlinked_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("elsewhere");
+    std::fs::write(&target, b"").unwrap();
+    let link = dir.path().join("store.sqlite3");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let err = Store::open(&link).unwrap_err();
+    assert!(
+        matches!(err.kind(), StoreErrorKind::Permissions(_)),
+        "{err}"
+    );
+}
+
+#[test]
+fn once_lease_is_single_use() {
+    let (_d, _p, s) = temp_store();
+    let id = s.grant("fp-a", Scope::Once, None, "test").unwrap();
+    let used = s.consume("fp-a", None).unwrap().unwrap();
+    assert_eq!(used.lease, id);
+    assert_eq!(used.scope, Scope::Once);
+    // Replay fails.
+    assert_eq!(s.consume("fp-a", None).unwrap(), None);
+}
+
+#[test]
+fn different_fingerprint_does_not_match() {
+    let (_d, _p, s) = temp_store();
+    s.grant("fp-a", Scope::Always, None, "test").unwrap();
+    s.grant("fp-b", Scope::Session("s1".into()), None, "test")
+        .unwrap();
+    assert_eq!(s.consume("fp-c", Some("s1")).unwrap(), None);
+    assert_eq!(s.consume("fp-a-", None).unwrap(), None);
+    assert_eq!(s.consume("", None).unwrap(), None);
+    // A fingerprint made under another policy version is simply a different string.
+    assert!(s.consume("fp-a", None).unwrap().is_some());
+}
+
+#[test]
+fn session_lease_only_for_that_session() {
+    let (_d, _p, s) = temp_store();
+    s.grant("fp", Scope::Session("s1".into()), None, "test")
+        .unwrap();
+    assert_eq!(s.consume("fp", None).unwrap(), None);
+    assert_eq!(s.consume("fp", Some("s2")).unwrap(), None);
+    assert_eq!(s.consume("fp", Some("")).unwrap(), None);
+    for _ in 0..3 {
+        let u = s.consume("fp", Some("s1")).unwrap().unwrap();
+        assert_eq!(u.scope, Scope::Session("s1".into()));
+    }
+}
+
+#[test]
+fn empty_session_lease_is_refused() {
+    let (_d, _p, s) = temp_store();
+    let err = s
+        .grant("fp", Scope::Session(String::new()), None, "x")
+        .unwrap_err();
+    assert!(matches!(err.kind(), StoreErrorKind::Invalid(_)));
+    assert!(s.grant("", Scope::Once, None, "x").is_err());
+}
+
+#[test]
+fn leases_expire() {
+    let (_d, _p, s) = temp_store();
+    s.grant("fp", Scope::Always, Some(Duration::from_millis(150)), "t")
+        .unwrap();
+    s.grant("fp0", Scope::Once, Some(Duration::ZERO), "t")
+        .unwrap();
+    assert_eq!(
+        s.consume("fp0", None).unwrap(),
+        None,
+        "a zero ttl is already expired"
+    );
+    assert!(s.consume("fp", None).unwrap().is_some());
+    std::thread::sleep(Duration::from_millis(250));
+    assert_eq!(s.consume("fp", None).unwrap(), None);
+    assert!(s.leases().unwrap().is_empty());
+}
+
+#[test]
+fn revoked_lease_grants_nothing() {
+    let (_d, _p, s) = temp_store();
+    let id = s.grant("fp", Scope::Always, None, "t").unwrap();
+    assert!(s.revoke(id).unwrap());
+    assert!(!s.revoke(id).unwrap());
+    assert_eq!(s.consume("fp", None).unwrap(), None);
+}
+
+#[test]
+fn approvals_survive_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.sqlite3");
+    {
+        let s = Store::open(&path).unwrap();
+        s.grant("fp-once", Scope::Once, None, "t").unwrap();
+        s.grant("fp-sess", Scope::Session("s1".into()), None, "t")
+            .unwrap();
+        s.remember_rule("Bash(cargo test:*)", "bash").unwrap();
+        s.add_pending(
+            "fp-p",
+            Some("s1"),
+            &json!({"tool": "Bash"}),
+            &json!({"decision": "ask"}),
+            None,
+        )
+        .unwrap();
+    }
+    let s = Store::open(&path).unwrap();
+    assert!(s.consume("fp-once", None).unwrap().is_some());
+    assert!(s.consume("fp-sess", Some("s1")).unwrap().is_some());
+    assert_eq!(s.rules().unwrap()[0].rule, "Bash(cargo test:*)");
+    assert_eq!(s.pending().unwrap().len(), 1);
+    drop(s);
+    // The once lease stays spent after another restart.
+    let s = Store::open(&path).unwrap();
+    assert_eq!(s.consume("fp-once", None).unwrap(), None);
+}
+
+#[test]
+fn concurrent_consumers_exactly_one_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.sqlite3");
+    let setup = Store::open(&path).unwrap();
+    const THREADS: usize = 16;
+    const ROUNDS: usize = 50;
+    for round in 0..ROUNDS {
+        let fp = format!("race-{round}");
+        setup.grant(&fp, Scope::Once, None, "race").unwrap();
+        let barrier = Arc::new(Barrier::new(THREADS));
+        let handles: Vec<_> = (0..THREADS)
+            .map(|_| {
+                let (path, fp, barrier) = (path.clone(), fp.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    let opts = StoreOptions {
+                        busy_timeout: Duration::from_secs(30),
+                    };
+                    let s = Store::open_with(&path, &opts).unwrap();
+                    barrier.wait();
+                    s.consume(&fp, None).unwrap().is_some()
+                })
+            })
+            .collect();
+        let wins = handles
+            .into_iter()
+            .filter(|_| true)
+            .map(|h| h.join().unwrap())
+            .filter(|w| *w)
+            .count();
+        assert_eq!(
+            wins, 1,
+            "round {round}: {wins} consumers won one once-lease"
+        );
+    }
+}
+
+#[test]
+fn remembered_rules_dedupe() {
+    let (_d, _p, s) = temp_store();
+    s.remember_rule_by("Read(./src/main.rs)", "read", "alice")
+        .unwrap();
+    s.remember_rule_by("Read(./src/main.rs)", "read", "bob")
+        .unwrap();
+    let rules = s.rules().unwrap();
+    assert_eq!(rules.len(), 1);
+    assert_eq!(rules[0].created_by, "alice");
+    assert!(s.remember_rule("  ", "read").is_err());
+    assert!(s.forget_rule("Read(./src/main.rs)").unwrap());
+    assert!(s.rules().unwrap().is_empty());
+}
+
+#[test]
+fn pending_approve_creates_once_lease() {
+    let (_d, _p, s) = temp_store();
+    let id = s
+        .add_pending(
+            "fp",
+            Some("s1"),
+            &json!({"tool": "Bash", "input": {"command": "make"}}),
+            &json!({"decision": "ask"}),
+            Some("Bash(make)"),
+        )
+        .unwrap();
+    assert_eq!(
+        s.consume("fp", Some("s1")).unwrap(),
+        None,
+        "pending grants nothing"
+    );
+    let listed = s.pending().unwrap();
+    assert_eq!(listed[0].id, id);
+    assert_eq!(listed[0].request["input"]["command"], "make");
+    assert_eq!(listed[0].suggestion.as_deref(), Some("Bash(make)"));
+    let Answered::Approved(ok) = s.answer(id, Answer::Approve).unwrap() else {
+        panic!("expected approval")
+    };
+    assert_eq!(ok.request().id, id);
+    assert!(s.pending().unwrap().is_empty());
+    assert_eq!(s.approval(id).unwrap().1, PendingState::Approved);
+    let used = s.consume("fp", Some("s1")).unwrap().unwrap();
+    assert_eq!(used.lease, ok.lease());
+    assert_eq!(
+        s.consume("fp", Some("s1")).unwrap(),
+        None,
+        "approval is single-use"
+    );
+    // Answering twice fails and creates nothing.
+    let err = s.answer(id, Answer::Deny).unwrap_err();
+    assert!(
+        matches!(err.kind(), StoreErrorKind::AlreadyAnswered { .. }),
+        "{err}"
+    );
+    assert_eq!(s.consume("fp", Some("s1")).unwrap(), None);
+}
+
+#[test]
+fn pending_deny_grants_nothing() {
+    let (_d, _p, s) = temp_store();
+    let id = s
+        .add_pending("fp", None, &json!({}), &json!({}), None)
+        .unwrap();
+    let p = s.get_pending(id).unwrap();
+    let denied = p.deny(&s).unwrap();
+    assert_eq!(denied.request().id, id);
+    assert_eq!(s.approval(id).unwrap().1, PendingState::Denied);
+    assert_eq!(s.consume("fp", None).unwrap(), None);
+    assert!(matches!(
+        s.answer(cordon_store::PendingId(999), Answer::Approve)
+            .unwrap_err()
+            .kind(),
+        StoreErrorKind::NoSuchPending(999)
+    ));
+}
+
+#[test]
+fn concurrent_answers_exactly_one_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.sqlite3");
+    let s = Store::open(&path).unwrap();
+    let id = s
+        .add_pending("fp", None, &json!({}), &json!({}), None)
+        .unwrap();
+    let barrier = Arc::new(Barrier::new(8));
+    let handles: Vec<_> = (0..8)
+        .map(|i| {
+            let (path, barrier) = (path.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                let s = Store::open(&path).unwrap();
+                barrier.wait();
+                let answer = if i % 2 == 0 {
+                    Answer::Approve
+                } else {
+                    Answer::Deny
+                };
+                s.answer(id, answer).is_ok()
+            })
+        })
+        .collect();
+    let ok = handles
+        .into_iter()
+        .map(|h| h.join().unwrap())
+        .filter(|x| *x)
+        .count();
+    assert_eq!(ok, 1);
+    let leases = s.leases().unwrap();
+    assert!(leases.len() <= 1);
+}
+
+// ---- fail closed -------------------------------------------------------------------
+
+fn assert_names_file(err: &cordon_store::StoreError, path: &std::path::Path) {
+    let msg = err.to_string();
+    assert!(msg.contains(&path.display().to_string()), "{msg}");
+}
+
+#[test]
+fn locked_store_grants_nothing() {
+    let (_d, path, s) = temp_store();
+    s.grant("fp", Scope::Always, None, "t").unwrap();
+    // Another connection holds the write lock.
+    let holder = rusqlite::Connection::open(&path).unwrap();
+    holder
+        .execute_batch("BEGIN IMMEDIATE; UPDATE leases SET uses = uses;")
+        .unwrap();
+    let opts = StoreOptions {
+        busy_timeout: Duration::from_millis(100),
+    };
+    let other = Store::open_with(&path, &opts).unwrap();
+    let err = other.consume("fp", None).unwrap_err();
+    assert!(matches!(err.kind(), StoreErrorKind::Locked), "{err}");
+    assert_names_file(&err, &path);
+    assert!(err.to_string().contains("nothing was granted"));
+    // The flow refuses the same way.
+    let ctx = cordon_store::AskContext {
+        fingerprint: "fp".into(),
+        ..Default::default()
+    };
+    assert!(
+        cordon_store::resolve_ask(
+            &other,
+            &ctx,
+            &mut cordon_store::NoPrompter,
+            cordon_store::NoHuman::Deny
+        )
+        .is_err()
+    );
+    holder.execute_batch("ROLLBACK").unwrap();
+    assert!(other.consume("fp", None).unwrap().is_some());
+}
+
+#[test]
+fn corrupt_store_grants_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.sqlite3");
+    let garbage: Vec<u8> = (0..8192u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    std::fs::write(&path, garbage).unwrap();
+    let err = Store::open(&path).unwrap_err();
+    assert!(matches!(err.kind(), StoreErrorKind::Corrupt(_)), "{err}");
+    assert_names_file(&err, &path);
+    assert!(err.to_string().contains("move it aside"));
+}
+
+#[test]
+fn damaged_pages_grant_nothing() {
+    let (_d, path, s) = temp_store();
+    for i in 0..200 {
+        s.grant(&format!("fp{i}"), Scope::Always, None, &"x".repeat(200))
+            .unwrap();
+    }
+    drop(s);
+    // Overwrite the middle of the file (past the header page) with garbage.
+    let mut bytes = std::fs::read(&path).unwrap();
+    assert!(bytes.len() > 16384);
+    for b in &mut bytes[4096..12288] {
+        *b = 0xA5;
+    }
+    std::fs::write(&path, bytes).unwrap();
+    let result = Store::open(&path).and_then(|s| s.consume("fp150", None));
+    match result {
+        Err(err) => {
+            assert!(matches!(err.kind(), StoreErrorKind::Corrupt(_)), "{err}");
+            assert_names_file(&err, &path);
+        }
+        Ok(found) => panic!("a damaged store answered {found:?}"),
+    }
+}
+
+#[test]
+fn foreign_database_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.sqlite3");
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("CREATE TABLE t (x);")
+        .unwrap();
+    let err = Store::open(&path).unwrap_err();
+    assert!(matches!(err.kind(), StoreErrorKind::Corrupt(_)), "{err}");
+}
+
+#[test]
+fn newer_schema_is_refused() {
+    let (_d, path, s) = temp_store();
+    s.grant("fp", Scope::Always, None, "t").unwrap();
+    drop(s);
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .pragma_update(None, "user_version", 99)
+        .unwrap();
+    let err = Store::open(&path).unwrap_err();
+    assert!(
+        matches!(
+            err.kind(),
+            StoreErrorKind::NewerSchema {
+                found: 99,
+                supported: cordon_store::SCHEMA_VERSION
+            }
+        ),
+        "{err}"
+    );
+    assert_names_file(&err, &path);
+    assert!(err.to_string().contains("upgrade cordon"));
+}
+
+fn require_sandbox() -> bool {
+    std::env::var_os("CORDON_REQUIRE_SANDBOX_TESTS").is_some_and(|v| v == "1")
+}
+
+#[test]
+fn full_disk_grants_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("tiny");
+    std::fs::create_dir(&mnt).unwrap();
+    let status = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=256k,mode=0700", "tmpfs"])
+        .arg(&mnt)
+        .stderr(std::process::Stdio::null())
+        .status();
+    if !status.is_ok_and(|s| s.success()) {
+        assert!(
+            !require_sandbox(),
+            "cannot mount a tmpfs to simulate a full disk"
+        );
+        eprintln!(
+            "skipped: mounting a tmpfs needs root (set CORDON_REQUIRE_SANDBOX_TESTS=1 to make this fatal)"
+        );
+        return;
+    }
+    struct Unmount(std::path::PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _guard = Unmount(mnt.clone());
+    let path = mnt.join("store.sqlite3");
+    let s = Store::open(&path).unwrap();
+    s.grant("before", Scope::Once, None, "t").unwrap();
+    // Fill the file system.
+    let filler = mnt.join("filler");
+    let mut f = std::fs::File::create(&filler).unwrap();
+    let block = vec![0u8; 4096];
+    use std::io::Write;
+    while f.write_all(&block).is_ok() {}
+    drop(f);
+    let mut failures = 0;
+    for i in 0..200 {
+        match s.grant(&format!("fp{i}"), Scope::Always, None, &"n".repeat(1000)) {
+            Ok(_) => {}
+            Err(err) => {
+                assert!(
+                    matches!(err.kind(), StoreErrorKind::Full | StoreErrorKind::Io(_)),
+                    "{err}"
+                );
+                assert_names_file(&err, &path);
+                failures += 1;
+                break;
+            }
+        }
+    }
+    assert_eq!(failures, 1, "grants kept succeeding on a full disk");
+    // Whatever the store says now, it must not grant from a failed write.
+    let last = s.consume("fp199", None);
+    assert!(!matches!(last, Ok(Some(_))), "{last:?}");
+    // Freeing space lets it work again.
+    std::fs::remove_file(&filler).unwrap();
+    assert!(s.consume("before", None).unwrap().is_some());
+}
