@@ -3,6 +3,7 @@
 
 mod cmd;
 mod exit;
+mod setup;
 
 use clap::{Parser, Subcommand};
 

@@ -1,0 +1,192 @@
+//! File-system facts, read through a trait so the decision core stays pure.
+//!
+//! The policy needs to know whether a path exists, whether it is a symlink and to where,
+//! and how many hard links a file has; it also reads a few small config files (a
+//! repository's `.git/config`). [`RealFs`] answers from the running system, [`FakeFs`]
+//! from a table, so every path class can be tested without touching the disk.
+//!
+//! This module must never write, and never follow a symlink on the caller's behalf: the
+//! resolution of links is the policy's own job (see `paths`), done one component at a time.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// What kind of file a path names, without following a final symlink.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FileKind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Dir,
+    /// A symbolic link (not followed).
+    Symlink,
+    /// A device, FIFO, socket or anything else.
+    Other,
+}
+
+/// The facts the policy uses about one path (as `lstat` sees it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileMeta {
+    /// The kind of file, final symlink not followed.
+    pub kind: FileKind,
+    /// Number of hard links (1 for an ordinary file).
+    pub nlink: u64,
+}
+
+/// Read-only questions the policy may ask about the file system.
+pub trait FileFacts {
+    /// `lstat(path)`: `None` when the path does not exist or cannot be examined.
+    fn metadata(&self, path: &Path) -> Option<FileMeta>;
+    /// `readlink(path)`: `None` when it is not a symlink or cannot be read.
+    fn read_link(&self, path: &Path) -> Option<PathBuf>;
+    /// The contents of a small regular file, or `None` when it is missing, not a regular
+    /// file, unreadable, or larger than `limit` bytes.
+    fn read_small_file(&self, path: &Path, limit: u64) -> Option<Vec<u8>>;
+}
+
+/// The real file system of the running process.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RealFs;
+
+impl FileFacts for RealFs {
+    fn metadata(&self, path: &Path) -> Option<FileMeta> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::symlink_metadata(path).ok()?;
+        let ft = m.file_type();
+        let kind = if ft.is_symlink() {
+            FileKind::Symlink
+        } else if ft.is_dir() {
+            FileKind::Dir
+        } else if ft.is_file() {
+            FileKind::File
+        } else {
+            FileKind::Other
+        };
+        Some(FileMeta {
+            kind,
+            nlink: m.nlink(),
+        })
+    }
+
+    fn read_link(&self, path: &Path) -> Option<PathBuf> {
+        std::fs::read_link(path).ok()
+    }
+
+    fn read_small_file(&self, path: &Path, limit: u64) -> Option<Vec<u8>> {
+        use std::io::Read;
+        let f = std::fs::File::open(path).ok()?;
+        let m = f.metadata().ok()?;
+        if !m.is_file() || m.len() > limit {
+            return None;
+        }
+        let mut buf = Vec::new();
+        f.take(limit + 1).read_to_end(&mut buf).ok()?;
+        (buf.len() as u64 <= limit).then_some(buf)
+    }
+}
+
+/// An in-memory file system for tests and benchmarks.
+///
+/// Paths are absolute. Parent directories of added entries are created implicitly.
+#[derive(Debug, Clone, Default)]
+pub struct FakeFs {
+    entries: BTreeMap<PathBuf, FakeEntry>,
+}
+
+#[derive(Debug, Clone)]
+enum FakeEntry {
+    Dir,
+    File { nlink: u64, contents: Vec<u8> },
+    Symlink(PathBuf),
+}
+
+impl FakeFs {
+    /// An empty file system (only `/` exists).
+    pub fn new() -> Self {
+        let mut fs = FakeFs::default();
+        fs.entries.insert(PathBuf::from("/"), FakeEntry::Dir);
+        fs
+    }
+
+    fn add_parents(&mut self, path: &Path) {
+        for a in path.ancestors().skip(1) {
+            self.entries
+                .entry(a.to_path_buf())
+                .or_insert(FakeEntry::Dir);
+        }
+    }
+
+    /// Add a directory.
+    pub fn dir(mut self, path: impl AsRef<Path>) -> Self {
+        let p = path.as_ref();
+        self.add_parents(p);
+        self.entries.insert(p.to_path_buf(), FakeEntry::Dir);
+        self
+    }
+
+    /// Add a regular file with one link.
+    pub fn file(self, path: impl AsRef<Path>) -> Self {
+        self.file_with(path, 1, b"")
+    }
+
+    /// Add a regular file with a link count and contents.
+    pub fn file_with(mut self, path: impl AsRef<Path>, nlink: u64, contents: &[u8]) -> Self {
+        let p = path.as_ref();
+        self.add_parents(p);
+        self.entries.insert(
+            p.to_path_buf(),
+            FakeEntry::File {
+                nlink,
+                contents: contents.to_vec(),
+            },
+        );
+        self
+    }
+
+    /// Add a symlink at `path` whose target text is `target`.
+    pub fn symlink(mut self, path: impl AsRef<Path>, target: impl AsRef<Path>) -> Self {
+        let p = path.as_ref();
+        self.add_parents(p);
+        self.entries.insert(
+            p.to_path_buf(),
+            FakeEntry::Symlink(target.as_ref().to_path_buf()),
+        );
+        self
+    }
+}
+
+impl FileFacts for FakeFs {
+    fn metadata(&self, path: &Path) -> Option<FileMeta> {
+        Some(match self.entries.get(path)? {
+            FakeEntry::Dir => FileMeta {
+                kind: FileKind::Dir,
+                nlink: 1,
+            },
+            FakeEntry::File { nlink, .. } => FileMeta {
+                kind: FileKind::File,
+                nlink: *nlink,
+            },
+            FakeEntry::Symlink(_) => FileMeta {
+                kind: FileKind::Symlink,
+                nlink: 1,
+            },
+        })
+    }
+
+    fn read_link(&self, path: &Path) -> Option<PathBuf> {
+        match self.entries.get(path)? {
+            FakeEntry::Symlink(t) => Some(t.clone()),
+            _ => None,
+        }
+    }
+
+    fn read_small_file(&self, path: &Path, limit: u64) -> Option<Vec<u8>> {
+        match self.entries.get(path)? {
+            FakeEntry::File { contents, .. } if contents.len() as u64 <= limit => {
+                Some(contents.clone())
+            }
+            _ => None,
+        }
+    }
+}

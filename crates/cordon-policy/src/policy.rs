@@ -1,0 +1,681 @@
+//! The compiled policy and the eight-step decision order.
+//!
+//! `decide` = `operations` (facts gathered through [`FileFacts`]) + `judge` (pure). Each step
+//! is its own function so it can be tested alone; per operation the first step that returns
+//! an outcome decides, and the call's verdict is the most restrictive over its operations.
+//! Nothing here stops early on a long call: every operation is judged.
+
+use crate::config::{self, ConfigError, Defaults, LoadOptions, Merged, Mode};
+use crate::facts::FileFacts;
+use crate::guards;
+use crate::net::{NetCheck, NetworkPolicy};
+use crate::ops::{self, OpKind, Operation, Operations, Target};
+use crate::paths::{Location, PathFacts};
+use crate::request::{Request, ToolKind};
+use crate::rules::{Matcher, PathIndex, PathTool, Rule};
+use crate::settings::{ApprovalPolicy, NetworkSettings, SandboxMode, SandboxSettings};
+use crate::verdict::{Decision, Finding, Source, Step, Verdict};
+use std::path::{Path, PathBuf};
+
+/// Rules of one action, bucketed by what they match.
+#[derive(Debug, Clone)]
+struct RuleSet {
+    read_paths: PathIndex,
+    edit_paths: PathIndex,
+    /// Every rule that is not a path rule (indices into `Policy::rules`).
+    other: Vec<usize>,
+}
+
+impl RuleSet {
+    fn build(rules: &[Rule], action: Decision) -> Result<RuleSet, ConfigError> {
+        let mut read = Vec::new();
+        let mut edit = Vec::new();
+        let mut other = Vec::new();
+        for (i, r) in rules.iter().enumerate().filter(|(_, r)| r.action == action) {
+            match &r.matcher {
+                Matcher::Path {
+                    tool: PathTool::Read,
+                    glob,
+                } => read.push((i, glob.as_str())),
+                Matcher::Path {
+                    tool: PathTool::Edit,
+                    glob,
+                } => edit.push((i, glob.as_str())),
+                _ => other.push(i),
+            }
+        }
+        let err = |m: String| ConfigError {
+            file: None,
+            position: None,
+            message: m,
+        };
+        Ok(RuleSet {
+            read_paths: PathIndex::build(&read).map_err(err)?,
+            edit_paths: PathIndex::build(&edit).map_err(err)?,
+            other,
+        })
+    }
+}
+
+/// A loaded, compiled policy. Cheap to share; `decide` takes `&self`.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    workspace: PathBuf,
+    roots: Vec<PathBuf>,
+    homes: Vec<PathBuf>,
+    mode: Mode,
+    sandbox_mode: SandboxMode,
+    approval: ApprovalPolicy,
+    defaults: Defaults,
+    rules: Vec<Rule>,
+    deny: RuleSet,
+    ask: RuleSet,
+    allow: RuleSet,
+    network: NetworkPolicy,
+    /// Extra allowlists from attenuation: a destination must pass every one of them.
+    network_narrowed: Vec<NetworkPolicy>,
+    network_settings: NetworkSettings,
+    sandbox: SandboxSettings,
+    no_human: bool,
+    version: String,
+    files: Vec<(config::LayerKind, PathBuf)>,
+    notes: Vec<String>,
+    trusted: bool,
+}
+
+/// An attenuation that tried to widen the policy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttenuationError(pub String);
+
+impl std::fmt::Display for AttenuationError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for AttenuationError {}
+
+/// A narrowing for a sub-agent: only ever more deny/ask, stricter defaults and modes, and a
+/// smaller network.
+#[derive(Debug, Clone, Default)]
+pub struct Attenuation {
+    /// Extra deny rules (Claude syntax).
+    pub deny: Vec<String>,
+    /// Extra ask rules (Claude syntax).
+    pub ask: Vec<String>,
+    /// Defaults to tighten towards (each slot becomes the stricter of the two).
+    pub defaults: Option<Defaults>,
+    /// A stricter mode: `plan` or `dont-ask` (anything else is refused).
+    pub mode: Option<Mode>,
+    /// When set, network destinations must also be on this allowlist.
+    pub network_allow: Option<Vec<String>>,
+}
+
+impl Policy {
+    /// Load the layered config and compile it.
+    pub fn load(opts: &LoadOptions, fs: &dyn FileFacts) -> Result<Policy, ConfigError> {
+        let merged = config::load(opts, fs)?;
+        Policy::compile(merged, opts.no_human)
+    }
+
+    /// Compile merged settings.
+    pub fn compile(m: Merged, no_human: bool) -> Result<Policy, ConfigError> {
+        let err = |msg: String| ConfigError {
+            file: None,
+            position: None,
+            message: msg,
+        };
+        let network = NetworkPolicy::from_settings(&m.network).map_err(|e| err(e.to_string()))?;
+        let mut roots = vec![m.workspace.clone()];
+        roots.extend(m.sandbox.writable_roots.iter().cloned());
+        let mut homes = vec![m.home.clone()];
+        if m.home_resolved != m.home {
+            homes.push(m.home_resolved.clone());
+        }
+        Ok(Policy {
+            deny: RuleSet::build(&m.rules, Decision::Deny)?,
+            ask: RuleSet::build(&m.rules, Decision::Ask)?,
+            allow: RuleSet::build(&m.rules, Decision::Allow)?,
+            workspace: m.workspace,
+            roots,
+            homes,
+            mode: m.mode,
+            sandbox_mode: m.sandbox_mode,
+            approval: m.approval,
+            defaults: m.defaults,
+            rules: m.rules,
+            network,
+            network_narrowed: Vec::new(),
+            network_settings: m.network,
+            sandbox: m.sandbox,
+            no_human,
+            version: m.version,
+            files: m.files,
+            notes: m.notes,
+            trusted: m.trusted,
+        })
+    }
+
+    /// The resolved workspace.
+    pub fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+    /// HOME as configured.
+    pub fn home(&self) -> &Path {
+        &self.homes[0]
+    }
+    /// The permission mode.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+    /// The sandbox mode.
+    pub fn sandbox_mode(&self) -> SandboxMode {
+        self.sandbox_mode
+    }
+    /// The approval policy.
+    pub fn approval(&self) -> ApprovalPolicy {
+        self.approval
+    }
+    /// The defaults of step 8.
+    pub fn defaults(&self) -> &Defaults {
+        &self.defaults
+    }
+    /// The `[sandbox]` settings.
+    pub fn sandbox(&self) -> &SandboxSettings {
+        &self.sandbox
+    }
+    /// The `[network]` settings.
+    pub fn network(&self) -> &NetworkSettings {
+        &self.network_settings
+    }
+    /// The compiled network policy.
+    pub fn network_policy(&self) -> &NetworkPolicy {
+        &self.network
+    }
+    /// Every rule, highest layer first.
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+    /// A fingerprint of everything that shaped this policy: a changed config file changes it.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+    /// The config files that were read.
+    pub fn files(&self) -> &[(config::LayerKind, PathBuf)] {
+        &self.files
+    }
+    /// Settings that were ignored, and why.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+    /// Whether the project layer was trusted.
+    pub fn trusted(&self) -> bool {
+        self.trusted
+    }
+
+    /// Mark that no human can be asked: every remaining ask becomes deny.
+    pub fn set_no_human(&mut self, no_human: bool) {
+        self.no_human = no_human;
+    }
+
+    /// Derive a policy that can only be narrower. Allow rules cannot be added; modes can
+    /// only move to `plan` or `dont-ask`; defaults only tighten; the network only shrinks.
+    pub fn attenuate(&self, a: &Attenuation) -> Result<Policy, AttenuationError> {
+        let mut p = self.clone();
+        let anchors = crate::rules::Anchors {
+            workspace: self.workspace.clone(),
+            home: self.homes[0].clone(),
+        };
+        for (action, list) in [(Decision::Deny, &a.deny), (Decision::Ask, &a.ask)] {
+            for text in list {
+                let matcher = crate::rules::parse_rule(text, &anchors)
+                    .map_err(|e| AttenuationError(format!("attenuation rule `{text}`: {e}")))?;
+                p.rules.push(Rule {
+                    action,
+                    text: text.clone(),
+                    matcher,
+                    origin: crate::rules::RuleOrigin {
+                        layer: "attenuation",
+                        ..Default::default()
+                    },
+                    reason: None,
+                });
+            }
+        }
+        let rebuild = |rules: &[Rule], d| {
+            RuleSet::build(rules, d).map_err(|e| AttenuationError(e.message))
+        };
+        p.deny = rebuild(&p.rules, Decision::Deny)?;
+        p.ask = rebuild(&p.rules, Decision::Ask)?;
+        if let Some(d) = &a.defaults {
+            p.defaults.tighten(d);
+        }
+        match a.mode {
+            None => {}
+            Some(Mode::Plan) => p.mode = Mode::Plan,
+            Some(Mode::DontAsk) if p.mode != Mode::Plan => p.mode = Mode::DontAsk,
+            Some(Mode::DontAsk) => {}
+            Some(m) => {
+                return Err(AttenuationError(format!(
+                    "an attenuation cannot switch to mode {m:?}: only plan or dont-ask narrow a policy"
+                )));
+            }
+        }
+        if let Some(allow) = &a.network_allow {
+            let n = NetworkPolicy::from_lists(allow, &Vec::<String>::new(), &Vec::<String>::new())
+                .map_err(|e| AttenuationError(e.to_string()))?;
+            p.network_narrowed.push(n);
+        }
+        Ok(p)
+    }
+
+    /// Judge one request: gather its operations through `fs`, then run the decision order.
+    pub fn decide(&self, req: &Request, fs: &dyn FileFacts) -> Verdict {
+        let ops = self.operations(req, fs);
+        self.judge(&ops)
+    }
+
+    /// The operations of a request, with their facts.
+    pub fn operations(&self, req: &Request, fs: &dyn FileFacts) -> Operations {
+        let ctx = ops::Context {
+            roots: &self.roots,
+            home: &self.homes[0],
+            workspace: &self.workspace,
+            fs,
+        };
+        ops::operations(req, &ctx)
+    }
+
+    /// Run the decision order over operations whose facts are already resolved.
+    pub fn judge(&self, ops: &Operations) -> Verdict {
+        let mut findings = Vec::with_capacity(ops.ops.len());
+        let mut trail = Vec::new();
+        let mut worst: Option<usize> = None;
+        for op in &ops.ops {
+            let (decision, source, reason) = self.judge_op(op, ops, &mut trail);
+            let (target, resolved) = match &op.target {
+                Target::Path(f) => (
+                    f.literal.display().to_string(),
+                    (f.resolved != f.literal).then(|| f.resolved.display().to_string()),
+                ),
+                t => (t.display(), None),
+            };
+            findings.push(Finding {
+                op: op.kind.as_str(),
+                target,
+                resolved,
+                location: op.location,
+                decision,
+                source,
+                reason,
+                command: op.command.and_then(|i| ops.commands.get(i)).map(|c| c.text.clone()),
+            });
+            let i = findings.len() - 1;
+            if worst.is_none_or(|w| findings[w].decision < decision) {
+                worst = Some(i);
+            }
+        }
+        let Some(w) = worst else {
+            // A call with nothing to do (a bare assignment): nothing to refuse.
+            return Verdict {
+                decision: Decision::Allow,
+                reason: "the call performs no operation".into(),
+                source: Source::new(Step::Default, "no operation"),
+                findings,
+                trail,
+            };
+        };
+        let f = &findings[w];
+        let mut verdict = Verdict {
+            decision: f.decision,
+            reason: f.reason.clone(),
+            source: f.source.clone(),
+            findings: Vec::new(),
+            trail: Vec::new(),
+        };
+        if verdict.decision == Decision::Ask && (self.mode == Mode::DontAsk || self.no_human) {
+            let why = if self.mode == Mode::DontAsk {
+                "dont-ask mode"
+            } else {
+                "no human can be asked"
+            };
+            trail.push(format!("ask becomes deny: {why}"));
+            verdict.reason = format!("{} (denied: {why}, so the ask cannot be put to anyone)", verdict.reason);
+            verdict.decision = Decision::Deny;
+            verdict.source = Source {
+                step: Step::NoHuman,
+                rule: Some(why.into()),
+                ..verdict.source
+            };
+        }
+        verdict.findings = findings;
+        verdict.trail = trail;
+        verdict
+    }
+
+    fn judge_op(&self, op: &Operation, ops: &Operations, trail: &mut Vec<String>) -> (Decision, Source, String) {
+        let label = format!("{} {}", op.kind.as_str(), op.target.display());
+        let steps: [(&str, &dyn Fn() -> Option<Outcome>); 8] = [
+            ("validate", &|| self.step_validate(op)),
+            ("guard", &|| self.step_guard(op)),
+            ("deny-rule", &|| self.step_rule(op, ops, Decision::Deny)),
+            ("ask-rule", &|| self.step_rule(op, ops, Decision::Ask)),
+            ("opaque", &|| self.step_opaque(op, ops)),
+            ("mode", &|| self.step_mode(op)),
+            ("allow-rule", &|| self.step_allow(op, ops)),
+            ("default", &|| Some(self.step_default(op))),
+        ];
+        for (name, step) in steps {
+            if let Some(o) = step() {
+                trail.push(format!("{label}: {name} -> {} ({})", o.0, o.2));
+                return o;
+            }
+            trail.push(format!("{label}: {name} -> no decision"));
+        }
+        // `step_default` always decides; this is unreachable in practice and fails closed.
+        (Decision::Deny, Source::new(Step::Default, "no step decided"), "no step decided".into())
+    }
+
+    /// Step 1: a malformed operation is denied with its reason.
+    pub fn step_validate(&self, op: &Operation) -> Option<Outcome> {
+        op.invalid.as_ref().map(|why| {
+            (
+                Decision::Deny,
+                Source::new(Step::Validate, "malformed"),
+                format!("{why}."),
+            )
+        })
+    }
+
+    /// Step 2: guards that nothing disables.
+    pub fn step_guard(&self, op: &Operation) -> Option<Outcome> {
+        let deny = |guard: &str, reason: String| {
+            Some((Decision::Deny, Source::new(Step::Guard, guard), reason))
+        };
+        if let Some((guard, reason)) = &op.hazard {
+            return deny(guard, format!("{reason}; this is never allowed."));
+        }
+        match (&op.kind, &op.target) {
+            (OpKind::Read | OpKind::List, Target::Path(f)) => {
+                if let Some(h) = self.path_guard(f, |p, h| guards::sensitive_read(p, h)) {
+                    return deny(
+                        &format!("{}: {}", h.guard, h.pattern),
+                        format!("{} holds credentials ({}); reading it is never allowed.", f.literal.display(), h.pattern),
+                    );
+                }
+            }
+            (OpKind::Write, Target::Path(f)) => {
+                if let Some(h) = self.path_guard(f, |p, h| guards::protected_write(p, h)) {
+                    return deny(
+                        &format!("{}: {}", h.guard, h.pattern),
+                        format!("{} is protected ({}): writing it could run code later or expose credentials.", f.literal.display(), h.pattern),
+                    );
+                }
+            }
+            (OpKind::Delete, Target::Path(f)) => {
+                let ws = &self.workspace;
+                let hit = self
+                    .path_guard(f, |p, h| guards::critical_delete(p, h, ws))
+                    .or_else(|| self.path_guard(f, |p, h| guards::protected_write(p, h)));
+                if let Some(h) = hit {
+                    return deny(
+                        &format!("{}: {}", h.guard, h.pattern),
+                        format!("deleting {} is never allowed ({}).", f.literal.display(), h.pattern),
+                    );
+                }
+            }
+            (OpKind::Network, Target::Net { .. }) => {
+                if let NetCheck::Deny { code, reason } = self.net_check(op)
+                    && code != "denied-host"
+                {
+                    return deny(&format!("network: {code}"), ensure_period(reason));
+                }
+            }
+            _ => {}
+        }
+        None
+    }
+
+    /// A guard is checked on the literal and the resolved path, against HOME as written
+    /// and as resolved.
+    fn path_guard(
+        &self,
+        f: &PathFacts,
+        check: impl Fn(&Path, &Path) -> Option<guards::GuardHit>,
+    ) -> Option<guards::GuardHit> {
+        for h in &self.homes {
+            for p in [&f.literal, &f.resolved] {
+                if let Some(hit) = check(p, h) {
+                    return Some(hit);
+                }
+            }
+        }
+        None
+    }
+
+    fn net_check(&self, op: &Operation) -> NetCheck {
+        let Target::Net { dest: Ok((host, port)), origin, .. } = &op.target else {
+            return NetCheck::NotListed {
+                code: "unknown",
+                reason: "the destination is not known".into(),
+            };
+        };
+        let check = |n: &NetworkPolicy| match origin {
+            Some(o) => n.check_origin(o),
+            None => n.check_tunnel(&crate::net::Authority { host: host.clone(), port: *port }),
+        };
+        let first = check(&self.network);
+        if !first.is_allow() {
+            return first;
+        }
+        for n in &self.network_narrowed {
+            let c = check(n);
+            if !c.is_allow() {
+                return c;
+            }
+        }
+        first
+    }
+
+    fn rule_source(&self, step: Step, idx: usize) -> Source {
+        let r = &self.rules[idx];
+        Source {
+            step,
+            rule: Some(r.text.clone()),
+            file: r.origin.file.clone(),
+            line: r.origin.file.as_ref().map(|_| r.origin.line),
+            column: r.origin.file.as_ref().map(|_| r.origin.column),
+        }
+    }
+
+    /// The first rule of `set` that matches `op`. Deny and ask rules match a path if either
+    /// its literal or its resolved form matches; allow rules need both.
+    fn matching_rule(&self, set: &RuleSet, op: &Operation, ops: &Operations, both: bool) -> Option<usize> {
+        let mut best: Option<usize> = None;
+        if let Target::Path(f) = &op.target {
+            let index = match op.kind {
+                OpKind::Read | OpKind::List => Some(&set.read_paths),
+                OpKind::Write | OpKind::Delete => Some(&set.edit_paths),
+                _ => None,
+            };
+            if let Some(index) = index {
+                let lit = index.first_match(&f.literal);
+                let res = if f.resolved == f.literal { lit } else { index.first_match(&f.resolved) };
+                let hit = if both {
+                    match (lit, res) {
+                        (Some(a), Some(b)) => Some(a.max(b)),
+                        _ => None,
+                    }
+                } else {
+                    lit.into_iter().chain(res).min()
+                };
+                best = hit;
+            }
+        }
+        for &i in &set.other {
+            if best.is_some_and(|b| b < i) {
+                break;
+            }
+            if self.rule_matches(&self.rules[i].matcher, op, ops) {
+                best = Some(best.map_or(i, |b| b.min(i)));
+            }
+        }
+        best
+    }
+
+    fn rule_matches(&self, m: &Matcher, op: &Operation, ops: &Operations) -> bool {
+        match m {
+            Matcher::Tool(kind) => ops.tool_kind == Some(*kind),
+            Matcher::UnknownTool(name) => ops.tool_kind == Some(ToolKind::Unknown) && &ops.tool_name == name,
+            Matcher::Command(p) => op
+                .command
+                .and_then(|i| ops.commands.get(i))
+                .is_some_and(|c| !c.words.is_empty() && p.matches(&c.words)),
+            Matcher::Domain(d) => match &op.target {
+                Target::Net { dest: Ok((h, port)), .. } => {
+                    d.matches_host(h) && d.port().is_none_or(|p| p == *port)
+                }
+                _ => false,
+            },
+            Matcher::Mcp { server, tool } => match &op.target {
+                Target::Mcp { server: s, tool: t } => {
+                    s == server && tool.as_ref().is_none_or(|x| x == t)
+                }
+                _ => false,
+            },
+            Matcher::Path { .. } => false,
+        }
+    }
+
+    /// Steps 3 and 4: deny rules, then ask rules (any layer).
+    pub fn step_rule(&self, op: &Operation, ops: &Operations, action: Decision) -> Option<Outcome> {
+        let (set, step) = match action {
+            Decision::Deny => (&self.deny, Step::DenyRule),
+            Decision::Ask => (&self.ask, Step::AskRule),
+            Decision::Allow => return None,
+        };
+        // Opaque parts are judged by the rules of their sub-command like everything else.
+        if let Some(i) = self.matching_rule(set, op, ops, false) {
+            let r = &self.rules[i];
+            let why = r.reason.clone().unwrap_or_else(|| {
+                format!("the {} rule `{}` matches {} {}", action, r.text, op.kind.as_str(), op.target.display())
+            });
+            return Some((action, self.rule_source(step, i), ensure_period(why)));
+        }
+        if action == Decision::Deny
+            && op.kind == OpKind::Network
+            && let NetCheck::Deny { code: "denied-host", reason } = self.net_check(op)
+        {
+            return Some((Decision::Deny, Source::new(Step::DenyRule, "network.deny"), ensure_period(reason)));
+        }
+        None
+    }
+
+    /// Step 5: an operation the analysis cannot see through is asked, unless an allow rule
+    /// names its program and its code-executing argument literally.
+    pub fn step_opaque(&self, op: &Operation, ops: &Operations) -> Option<Outcome> {
+        let o = op.opaque.as_ref()?;
+        if let Some(needs) = &o.needs {
+            for &i in &self.allow.other {
+                let r = &self.rules[i];
+                let named = match &r.matcher {
+                    Matcher::Command(p) => {
+                        let lit = p.literal_words();
+                        self.rule_matches(&r.matcher, op, ops) && needs.iter().all(|n| lit.contains(&n.as_str()))
+                    }
+                    Matcher::UnknownTool(_) => self.rule_matches(&r.matcher, op, ops),
+                    _ => false,
+                };
+                if named {
+                    return None;
+                }
+            }
+        }
+        Some((Decision::Ask, Source::new(Step::Opaque, op.kind.as_str()), ensure_period(o.why.clone())))
+    }
+
+    /// Step 6: the permission mode.
+    pub fn step_mode(&self, op: &Operation) -> Option<Outcome> {
+        match self.mode {
+            Mode::Plan if op.kind.modifies() => Some((
+                Decision::Deny,
+                Source::new(Step::Mode, "plan"),
+                format!("plan mode denies every modification ({} {}).", op.kind.as_str(), op.target.display()),
+            )),
+            Mode::AcceptEdits if op.kind == OpKind::Write && op.location == Some(Location::Inside) => Some((
+                Decision::Allow,
+                Source::new(Step::Mode, "accept-edits"),
+                format!("accept-edits mode allows writing {} inside the workspace.", op.target.display()),
+            )),
+            Mode::Bypass => Some((
+                Decision::Allow,
+                Source::new(Step::Mode, "bypass"),
+                "bypass mode allows what guards, rules and opaque checks left open.".into(),
+            )),
+            _ => None,
+        }
+    }
+
+    /// Step 7: allow rules, and the network allowlist.
+    pub fn step_allow(&self, op: &Operation, ops: &Operations) -> Option<Outcome> {
+        if let Some(i) = self.matching_rule(&self.allow, op, ops, true) {
+            let r = &self.rules[i];
+            return Some((
+                Decision::Allow,
+                self.rule_source(Step::AllowRule, i),
+                ensure_period(format!("the allow rule `{}` matches {} {}", r.text, op.kind.as_str(), op.target.display())),
+            ));
+        }
+        if op.kind == OpKind::Network && matches!(op.target, Target::Net { .. }) && self.net_check(op).is_allow() {
+            return Some((
+                Decision::Allow,
+                Source::new(Step::AllowRule, "network.allow"),
+                format!("{} is on the network allowlist.", op.target.display()),
+            ));
+        }
+        None
+    }
+
+    /// Step 8: the configured default for the operation and its location.
+    pub fn step_default(&self, op: &Operation) -> Outcome {
+        let d = &self.defaults;
+        let loc = op.location.unwrap_or(Location::Unknown);
+        let (decision, key) = match (op.kind, loc) {
+            (OpKind::Read | OpKind::List, Location::Inside) => (d.read_inside, "read_inside"),
+            (OpKind::Read | OpKind::List, Location::Outside) => (d.read_outside, "read_outside"),
+            (OpKind::Read | OpKind::List, _) => (d.read_outside.max(Decision::Ask), "read_outside (unknown location)"),
+            (OpKind::Write | OpKind::Delete, Location::Inside) => (d.write_inside, "write_inside"),
+            (OpKind::Write | OpKind::Delete, Location::Outside) => (d.write_outside, "write_outside"),
+            (OpKind::Write | OpKind::Delete, _) => (
+                d.write_outside.max(d.write_inside).max(Decision::Ask),
+                "write_outside (unknown location)",
+            ),
+            (OpKind::Run, _) => (Decision::Allow, "read-only program"),
+            (OpKind::Exec, _) => (d.exec, "exec"),
+            (OpKind::Network | OpKind::Search, _) => (d.network, "network"),
+            (OpKind::Mcp, _) => (d.mcp, "mcp"),
+            (OpKind::Opaque, _) => (Decision::Ask, "unclassified"),
+        };
+        let why = match (op.kind, &op.target) {
+            (OpKind::Run, t) => format!("`{}` is a known read-only program.", t.display()),
+            (_, Target::Path(f)) if loc == Location::Unknown => format!(
+                "{} {} cannot be placed inside or outside the workspace ({}); the `{key}` default applies.",
+                op.kind.as_str(),
+                f.literal.display(),
+                f.problem.clone().unwrap_or_else(|| format!("it has {} hard links", f.nlink))
+            ),
+            (_, t) => format!("{} {}: the `{key}` default is {decision}.", op.kind.as_str(), t.display()),
+        };
+        (decision, Source::new(Step::Default, key), why)
+    }
+}
+
+/// What a step decided: the decision, its source and one sentence.
+pub type Outcome = (Decision, Source, String);
+
+fn ensure_period(mut s: String) -> String {
+    if !s.ends_with(['.', '!', '?']) {
+        s.push('.');
+    }
+    s
+}
