@@ -1,1 +1,466 @@
-//! cordon-egress
+//! cordon-egress: the allowlisting egress proxy that stands between a sandboxed command and
+//! the network.
+//!
+//! It owns the network boundary: every connection a sandboxed process makes leaves
+//! through here or not at all. One listener (TCP or Unix socket) serves HTTP/1.1 —
+//! `CONNECT host:port` tunnels and absolute-form plain HTTP — and SOCKS5, told apart by
+//! the first byte (`0x05`). Every request is judged by [`cordon_policy::net`], the same
+//! code the policy core uses for `web_fetch`; the proxy then resolves the name itself,
+//! refuses if *any* answer is a private, loopback, link-local, CGNAT, metadata or other
+//! non-public address (unless an `allow_private` CIDR covers it), and connects only to an
+//! address it checked — a resolver that changes its answer cannot redirect the connection.
+//!
+//! What it must never do: follow redirects, forward `Proxy-*` or hop-by-hop headers, look
+//! a name up twice, or let a slow or hostile client hold resources without bound.
+//! Refusals are explicit: `403` with `X-Cordon-Block: <code>` and a one-line body (or the
+//! SOCKS5 "not allowed" reply), and every decision becomes an [`EgressEvent`].
+#![deny(missing_docs)]
+
+mod dial;
+mod event;
+mod http;
+mod resolve;
+mod socks;
+mod stream;
+
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use cordon_policy::net::NetworkPolicy;
+use tokio::io::AsyncReadExt;
+use tokio::net::{TcpListener, UnixListener};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+
+pub use event::{Decision, EVENT_HISTORY, EgressEvent, EventSink, Protocol};
+pub use http::BLOCK_HEADER;
+pub use resolve::{ResolveFuture, Resolver, StaticResolver, SystemResolver};
+
+use event::Events;
+use stream::{ClientStream, Rewind};
+
+/// Resource limits. The defaults suit one sandboxed command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Client connections served at once (tunnels included); more are answered `503`.
+    pub max_connections: usize,
+    /// Largest request head accepted; larger ones are answered `431`.
+    pub max_header_bytes: usize,
+    /// Time a client has to send a complete request head (or SOCKS5 handshake), and the
+    /// longest a kept-alive connection may wait for its next request.
+    pub header_timeout: Duration,
+    /// Time allowed for resolving a name and for connecting to one address.
+    pub connect_timeout: Duration,
+    /// A tunnel (or a wait for an upstream's response) with no traffic for this long is
+    /// closed.
+    pub idle_timeout: Duration,
+    /// Threads of the proxy's runtime.
+    pub worker_threads: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_connections: 1024,
+            max_header_bytes: 32 * 1024,
+            header_timeout: Duration::from_secs(10),
+            connect_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(300),
+            worker_threads: 2,
+        }
+    }
+}
+
+/// Everything the proxy needs.
+pub struct ProxyConfig {
+    /// The compiled `[network]` policy.
+    pub policy: NetworkPolicy,
+    /// Resource limits.
+    pub limits: Limits,
+    /// How names are resolved ([`SystemResolver`] unless a test or a pinned setup says
+    /// otherwise).
+    pub resolver: Arc<dyn Resolver>,
+    /// Called with every event as it happens.
+    pub sink: Option<EventSink>,
+}
+
+impl ProxyConfig {
+    /// A config with default limits, the system resolver and no sink.
+    pub fn new(policy: NetworkPolicy) -> ProxyConfig {
+        ProxyConfig {
+            policy,
+            limits: Limits::default(),
+            resolver: Arc::new(SystemResolver),
+            sink: None,
+        }
+    }
+
+    /// Replace the limits.
+    pub fn with_limits(mut self, limits: Limits) -> ProxyConfig {
+        self.limits = limits;
+        self
+    }
+
+    /// Replace the resolver.
+    pub fn with_resolver(mut self, resolver: impl Resolver) -> ProxyConfig {
+        self.resolver = Arc::new(resolver);
+        self
+    }
+
+    /// Deliver every event to `sink` as well.
+    pub fn with_sink(mut self, sink: impl Fn(&EgressEvent) + Send + Sync + 'static) -> ProxyConfig {
+        self.sink = Some(Arc::new(sink));
+        self
+    }
+}
+
+impl fmt::Debug for ProxyConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProxyConfig")
+            .field("policy", &self.policy)
+            .field("limits", &self.limits)
+            .field("sink", &self.sink.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why the proxy could not start.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum EgressError {
+    /// Binding the listener failed.
+    Bind {
+        /// The address or socket path.
+        what: String,
+        /// The cause.
+        source: io::Error,
+    },
+    /// The Unix socket path already exists (it is never removed on the caller's behalf).
+    SocketExists(PathBuf),
+    /// The runtime or its thread could not be started.
+    Runtime(io::Error),
+    /// The limits are unusable.
+    BadLimits(&'static str),
+}
+
+impl fmt::Display for EgressError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EgressError::Bind { what, source } => {
+                write!(f, "the egress proxy could not listen on {what}: {source}")
+            }
+            EgressError::SocketExists(p) => write!(
+                f,
+                "the egress proxy socket path {} already exists",
+                p.display()
+            ),
+            EgressError::Runtime(e) => write!(f, "the egress proxy could not start: {e}"),
+            EgressError::BadLimits(why) => write!(f, "the egress proxy limits are unusable: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for EgressError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            EgressError::Bind { source, .. } | EgressError::Runtime(source) => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// Where the proxy listens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ListenAddr {
+    /// A TCP address.
+    Tcp(SocketAddr),
+    /// A Unix socket path.
+    Unix(PathBuf),
+}
+
+impl fmt::Display for ListenAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ListenAddr::Tcp(a) => write!(f, "{a}"),
+            ListenAddr::Unix(p) => write!(f, "unix:{}", p.display()),
+        }
+    }
+}
+
+pub(crate) struct Shared {
+    pub(crate) policy: NetworkPolicy,
+    pub(crate) limits: Limits,
+    pub(crate) resolver: Arc<dyn Resolver>,
+    pub(crate) events: Events,
+}
+
+enum Listener {
+    Tcp(TcpListener),
+    Unix(UnixListener),
+}
+
+impl Listener {
+    async fn accept(&self) -> io::Result<ClientStream> {
+        match self {
+            Listener::Tcp(l) => {
+                let (s, _) = l.accept().await?;
+                let _ = s.set_nodelay(true);
+                Ok(ClientStream::Tcp(s))
+            }
+            Listener::Unix(l) => Ok(ClientStream::Unix(l.accept().await?.0)),
+        }
+    }
+}
+
+/// The egress proxy. Start it with [`EgressProxy::start_tcp`] or
+/// [`EgressProxy::start_unix`].
+#[derive(Debug)]
+pub struct EgressProxy;
+
+impl EgressProxy {
+    /// Listen on a Unix socket at `socket` (which must not exist yet; put it in a private
+    /// 0700 directory). Runs on its own runtime thread; returns once listening.
+    pub fn start_unix(config: ProxyConfig, socket: &Path) -> Result<EgressHandle, EgressError> {
+        if socket.symlink_metadata().is_ok() {
+            return Err(EgressError::SocketExists(socket.to_owned()));
+        }
+        let std_listener =
+            std::os::unix::net::UnixListener::bind(socket).map_err(|source| EgressError::Bind {
+                what: socket.display().to_string(),
+                source,
+            })?;
+        std_listener
+            .set_nonblocking(true)
+            .map_err(EgressError::Runtime)?;
+        let addr = ListenAddr::Unix(socket.to_owned());
+        start(config, addr, move || {
+            UnixListener::from_std(std_listener).map(Listener::Unix)
+        })
+    }
+
+    /// Listen on a TCP address (port 0 picks a free one; see
+    /// [`EgressHandle::local_addr`]). Returns once listening.
+    pub fn start_tcp(config: ProxyConfig, addr: SocketAddr) -> Result<EgressHandle, EgressError> {
+        let std_listener =
+            std::net::TcpListener::bind(addr).map_err(|source| EgressError::Bind {
+                what: addr.to_string(),
+                source,
+            })?;
+        std_listener
+            .set_nonblocking(true)
+            .map_err(EgressError::Runtime)?;
+        let local = std_listener.local_addr().map_err(EgressError::Runtime)?;
+        start(config, ListenAddr::Tcp(local), move || {
+            TcpListener::from_std(std_listener).map(Listener::Tcp)
+        })
+    }
+}
+
+fn start(
+    config: ProxyConfig,
+    addr: ListenAddr,
+    listener: impl FnOnce() -> io::Result<Listener>,
+) -> Result<EgressHandle, EgressError> {
+    let limits = config.limits.clone();
+    if limits.max_connections == 0 {
+        return Err(EgressError::BadLimits("max_connections must be at least 1"));
+    }
+    if limits.worker_threads == 0 {
+        return Err(EgressError::BadLimits("worker_threads must be at least 1"));
+    }
+    if limits.header_timeout.is_zero()
+        || limits.connect_timeout.is_zero()
+        || limits.idle_timeout.is_zero()
+    {
+        return Err(EgressError::BadLimits("timeouts must be longer than zero"));
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(limits.worker_threads)
+        .thread_name("cordon-egress")
+        .enable_all()
+        .build()
+        .map_err(EgressError::Runtime)?;
+    let listener = {
+        let _guard = runtime.enter();
+        listener().map_err(EgressError::Runtime)?
+    };
+    let shared = Arc::new(Shared {
+        policy: config.policy,
+        limits,
+        resolver: config.resolver,
+        events: Events::new(config.sink),
+    });
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let rt_handle = runtime.handle().clone();
+    let loop_shared = shared.clone();
+    let thread = std::thread::Builder::new()
+        .name("cordon-egress".into())
+        .spawn(move || {
+            runtime.block_on(accept_loop(listener, loop_shared, stop_rx));
+            // Open tunnels end with the runtime: shutdown is prompt, not graceful.
+            runtime.shutdown_timeout(Duration::from_secs(1));
+        })
+        .map_err(EgressError::Runtime)?;
+    Ok(EgressHandle {
+        addr,
+        shared,
+        stop: stop_tx,
+        thread: Some(thread),
+        rt_handle,
+    })
+}
+
+async fn accept_loop(listener: Listener, shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
+    let slots = Arc::new(Semaphore::new(shared.limits.max_connections));
+    loop {
+        let accepted = tokio::select! {
+            r = listener.accept() => r,
+            _ = stop.changed() => return,
+        };
+        let stream = match accepted {
+            Ok(s) => s,
+            Err(_) => {
+                // Out of descriptors or a transient accept error: back off rather than
+                // spin; the listener stays up.
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                continue;
+            }
+        };
+        match slots.clone().try_acquire_owned() {
+            Ok(permit) => {
+                tokio::spawn(serve_client(stream, shared.clone(), permit));
+            }
+            Err(_) => {
+                tokio::spawn(refuse_busy(stream, shared.clone()));
+            }
+        }
+    }
+}
+
+async fn serve_client(mut stream: ClientStream, shared: Arc<Shared>, permit: OwnedSemaphorePermit) {
+    let started = Instant::now();
+    let permit = Arc::new(permit);
+    let mut first = [0u8; 1];
+    let read = tokio::time::timeout(shared.limits.header_timeout, stream.read(&mut first)).await;
+    match read {
+        Ok(Ok(1)) => {}
+        Ok(_) => return,
+        Err(_) => {
+            let mut event = EgressEvent::new(Protocol::Unknown);
+            event.code = "header-timeout".into();
+            event.reason = "the client sent nothing in time".into();
+            shared.events.emit(event.finish(started.elapsed()));
+            return;
+        }
+    }
+    if first[0] == 0x05 {
+        socks::serve(stream, shared, permit).await;
+    } else {
+        http::serve(Rewind::new(vec![first[0]], stream), shared, permit).await;
+    }
+}
+
+async fn refuse_busy(stream: ClientStream, shared: Arc<Shared>) {
+    let body = "cordon: the egress proxy is at its connection limit\n";
+    let resp = format!(
+        "HTTP/1.1 503 Service Unavailable\r\n{BLOCK_HEADER}: too-many-connections\r\n\
+         Content-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = tokio::time::timeout(
+        Duration::from_secs(1),
+        stream::write_all(&stream, resp.as_bytes()),
+    )
+    .await;
+    let mut event = EgressEvent::new(Protocol::Unknown);
+    event.decision = Decision::Deny;
+    event.code = "too-many-connections".into();
+    event.reason = format!(
+        "the proxy already serves {} connections",
+        shared.limits.max_connections
+    );
+    shared.events.emit(event);
+}
+
+/// A running proxy. Dropping it shuts the proxy down too.
+pub struct EgressHandle {
+    addr: ListenAddr,
+    shared: Arc<Shared>,
+    stop: watch::Sender<bool>,
+    thread: Option<JoinHandle<()>>,
+    rt_handle: tokio::runtime::Handle,
+}
+
+impl fmt::Debug for EgressHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EgressHandle")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl EgressHandle {
+    /// Where the proxy listens.
+    pub fn local_addr(&self) -> &ListenAddr {
+        &self.addr
+    }
+
+    /// The TCP address, for a proxy started with [`EgressProxy::start_tcp`].
+    pub fn tcp_addr(&self) -> Option<SocketAddr> {
+        match &self.addr {
+            ListenAddr::Tcp(a) => Some(*a),
+            ListenAddr::Unix(_) => None,
+        }
+    }
+
+    /// The most recent events (at most [`EVENT_HISTORY`]), oldest first. A tunnel's event
+    /// is emitted when the tunnel ends.
+    pub fn events(&self) -> Vec<EgressEvent> {
+        self.shared.events.snapshot()
+    }
+
+    /// Block the calling thread until SIGINT or SIGTERM, then shut down.
+    pub fn serve_until_signal(self) -> io::Result<()> {
+        let waited = self.rt_handle.block_on(async {
+            use tokio::signal::unix::{SignalKind, signal};
+            let mut term = signal(SignalKind::terminate())?;
+            let mut int = signal(SignalKind::interrupt())?;
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+            Ok::<(), io::Error>(())
+        });
+        self.shutdown();
+        waited
+    }
+
+    /// Stop accepting, close every open connection and tunnel, remove the Unix socket, and
+    /// wait for the proxy thread to end.
+    pub fn shutdown(mut self) {
+        self.stop_now();
+    }
+
+    fn stop_now(&mut self) {
+        let Some(thread) = self.thread.take() else {
+            return;
+        };
+        let _ = self.stop.send(true);
+        let _ = thread.join();
+        if let ListenAddr::Unix(path) = &self.addr {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+impl Drop for EgressHandle {
+    fn drop(&mut self) {
+        self.stop_now();
+    }
+}

@@ -1,0 +1,317 @@
+//! Client streams (TCP or Unix), the one-byte replay used to tell SOCKS5 from HTTP, and the
+//! tunnel relay.
+//!
+//! The relay works on readiness, not on owned buffers: a buffer is taken only while bytes
+//! are waiting, so a thousand idle tunnels hold no copy buffers at all.
+
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpStream, UnixStream};
+
+/// A socket that can be driven by readiness from a shared reference.
+pub(crate) trait RawIo: Sync {
+    fn readable(&self) -> impl Future<Output = io::Result<()>> + Send;
+    fn writable(&self) -> impl Future<Output = io::Result<()>> + Send;
+    fn try_read(&self, buf: &mut [u8]) -> io::Result<usize>;
+    fn try_write(&self, buf: &[u8]) -> io::Result<usize>;
+    fn shutdown_write(&self);
+}
+
+impl RawIo for TcpStream {
+    fn readable(&self) -> impl Future<Output = io::Result<()>> + Send {
+        TcpStream::readable(self)
+    }
+    fn writable(&self) -> impl Future<Output = io::Result<()>> + Send {
+        TcpStream::writable(self)
+    }
+    fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        TcpStream::try_read(self, buf)
+    }
+    fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        TcpStream::try_write(self, buf)
+    }
+    fn shutdown_write(&self) {
+        // Best effort: the peer may already be gone.
+        let _ = socket2::SockRef::from(self).shutdown(std::net::Shutdown::Write);
+    }
+}
+
+impl RawIo for UnixStream {
+    fn readable(&self) -> impl Future<Output = io::Result<()>> + Send {
+        UnixStream::readable(self)
+    }
+    fn writable(&self) -> impl Future<Output = io::Result<()>> + Send {
+        UnixStream::writable(self)
+    }
+    fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        UnixStream::try_read(self, buf)
+    }
+    fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        UnixStream::try_write(self, buf)
+    }
+    fn shutdown_write(&self) {
+        let _ = socket2::SockRef::from(self).shutdown(std::net::Shutdown::Write);
+    }
+}
+
+/// A connection from a client of the proxy.
+#[derive(Debug)]
+pub(crate) enum ClientStream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl RawIo for ClientStream {
+    async fn readable(&self) -> io::Result<()> {
+        match self {
+            ClientStream::Tcp(s) => s.readable().await,
+            ClientStream::Unix(s) => s.readable().await,
+        }
+    }
+    async fn writable(&self) -> io::Result<()> {
+        match self {
+            ClientStream::Tcp(s) => s.writable().await,
+            ClientStream::Unix(s) => s.writable().await,
+        }
+    }
+    fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            ClientStream::Tcp(s) => s.try_read(buf),
+            ClientStream::Unix(s) => s.try_read(buf),
+        }
+    }
+    fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            ClientStream::Tcp(s) => s.try_write(buf),
+            ClientStream::Unix(s) => s.try_write(buf),
+        }
+    }
+    fn shutdown_write(&self) {
+        match self {
+            ClientStream::Tcp(s) => RawIo::shutdown_write(s),
+            ClientStream::Unix(s) => RawIo::shutdown_write(s),
+        }
+    }
+}
+
+impl AsyncRead for ClientStream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            ClientStream::Tcp(s) => Pin::new(s).poll_read(cx, buf),
+            ClientStream::Unix(s) => Pin::new(s).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for ClientStream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            ClientStream::Tcp(s) => Pin::new(s).poll_write(cx, buf),
+            ClientStream::Unix(s) => Pin::new(s).poll_write(cx, buf),
+        }
+    }
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            ClientStream::Tcp(s) => Pin::new(s).poll_flush(cx),
+            ClientStream::Unix(s) => Pin::new(s).poll_flush(cx),
+        }
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            ClientStream::Tcp(s) => Pin::new(s).poll_shutdown(cx),
+            ClientStream::Unix(s) => Pin::new(s).poll_shutdown(cx),
+        }
+    }
+}
+
+/// A client stream whose first byte(s) were already read to detect the protocol; reads
+/// return them again before anything new.
+#[derive(Debug)]
+pub(crate) struct Rewind {
+    prefix: Vec<u8>,
+    pos: usize,
+    inner: ClientStream,
+}
+
+impl Rewind {
+    pub(crate) fn new(prefix: Vec<u8>, inner: ClientStream) -> Rewind {
+        Rewind {
+            prefix,
+            pos: 0,
+            inner,
+        }
+    }
+
+    /// The stream and any replay bytes not yet read.
+    pub(crate) fn into_parts(self) -> (Vec<u8>, ClientStream) {
+        let rest = self.prefix.get(self.pos..).unwrap_or_default().to_vec();
+        (rest, self.inner)
+    }
+}
+
+impl AsyncRead for Rewind {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        if let Some(rest) = this.prefix.get(this.pos..)
+            && !rest.is_empty()
+        {
+            let n = rest.len().min(buf.remaining());
+            buf.put_slice(&rest[..n]);
+            this.pos += n;
+            return Poll::Ready(Ok(()));
+        }
+        Pin::new(&mut this.inner).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Rewind {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().inner).poll_write(cx, buf)
+    }
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+}
+
+/// Write all of `data` to a readiness-driven socket.
+pub(crate) async fn write_all<W: RawIo>(dst: &W, mut data: &[u8]) -> io::Result<()> {
+    while !data.is_empty() {
+        match dst.try_write(data) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => data = &data[n..],
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => dst.writable().await?,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+const RELAY_BUF: usize = 64 * 1024;
+
+/// Byte counts of a finished tunnel and why it ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RelayOutcome {
+    pub(crate) up: u64,
+    pub(crate) down: u64,
+    pub(crate) end: RelayEnd,
+}
+
+/// Why a tunnel ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RelayEnd {
+    /// Both sides closed.
+    Closed,
+    /// Nothing moved for the idle timeout.
+    Idle,
+    /// A socket error (reset, …).
+    Error,
+}
+
+struct Activity {
+    start: Instant,
+    last_ms: AtomicU64,
+}
+
+impl Activity {
+    fn touch(&self) {
+        let ms = u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last_ms.store(ms, Ordering::Relaxed);
+    }
+    fn idle_for(&self) -> Duration {
+        let now = self.start.elapsed();
+        now.saturating_sub(Duration::from_millis(self.last_ms.load(Ordering::Relaxed)))
+    }
+}
+
+async fn pump<R: RawIo, W: RawIo>(
+    src: &R,
+    dst: &W,
+    count: &AtomicU64,
+    activity: &Activity,
+) -> io::Result<()> {
+    loop {
+        src.readable().await?;
+        // Taken per burst of readiness and released when the socket runs dry.
+        let mut buf = vec![0u8; RELAY_BUF];
+        loop {
+            match src.try_read(&mut buf) {
+                Ok(0) => {
+                    dst.shutdown_write();
+                    return Ok(());
+                }
+                Ok(n) => {
+                    write_all(dst, &buf[..n]).await?;
+                    count.fetch_add(n as u64, Ordering::Relaxed);
+                    activity.touch();
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+/// Relay between a client and an upstream until both sides close, one errors, or nothing
+/// moves for `idle`. `up_start`/`down_start` are bytes already relayed (counted in).
+pub(crate) async fn relay<C: RawIo, U: RawIo>(
+    client: &C,
+    upstream: &U,
+    idle: Duration,
+    already_up: u64,
+) -> RelayOutcome {
+    let up = AtomicU64::new(already_up);
+    let down = AtomicU64::new(0);
+    let activity = Arc::new(Activity {
+        start: Instant::now(),
+        last_ms: AtomicU64::new(0),
+    });
+    let transfer = async {
+        tokio::try_join!(
+            pump(client, upstream, &up, &activity),
+            pump(upstream, client, &down, &activity),
+        )
+    };
+    let watchdog = async {
+        loop {
+            let quiet = activity.idle_for();
+            if quiet >= idle {
+                return;
+            }
+            tokio::time::sleep(idle - quiet).await;
+        }
+    };
+    let end = tokio::select! {
+        r = transfer => if r.is_ok() { RelayEnd::Closed } else { RelayEnd::Error },
+        () = watchdog => RelayEnd::Idle,
+    };
+    RelayOutcome {
+        up: up.load(Ordering::Relaxed),
+        down: down.load(Ordering::Relaxed),
+        end,
+    }
+}
