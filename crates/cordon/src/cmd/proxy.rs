@@ -1,14 +1,88 @@
-//! `cordon proxy` (not yet built).
+//! `cordon proxy`: the egress proxy on its own, for tools and harnesses that bring their
+//! own containment. Parses flags, builds the policy, hands over to `cordon-egress`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use cordon_egress::{EgressProxy, Limits, ProxyConfig};
+use cordon_policy::net::NetworkPolicy;
+
+use crate::exit::{Exit, INTERNAL, INVALID};
 
 /// Arguments of `cordon proxy`.
 #[derive(clap::Args)]
-pub struct ProxyArgs {}
+pub struct ProxyArgs {
+    /// TCP address to listen on (port 0 picks a free port; the address is printed).
+    #[arg(
+        long,
+        value_name = "ADDR",
+        default_value = "127.0.0.1:3128",
+        conflicts_with = "unix"
+    )]
+    listen: SocketAddr,
+    /// Listen on a Unix socket at PATH instead (the path must not exist).
+    #[arg(long, value_name = "PATH")]
+    unix: Option<PathBuf>,
+    /// Allow a destination: `example.com`, `*.example.com`, optionally `:PORT`. Repeatable.
+    /// Without any, every destination is refused.
+    #[arg(long = "allow", value_name = "HOST[:PORT]")]
+    allow: Vec<String>,
+    /// Refuse a destination even if allowed (on every port unless `:PORT`). Repeatable.
+    #[arg(long = "deny", value_name = "HOST[:PORT]")]
+    deny: Vec<String>,
+    /// Exempt a CIDR from the private-address refusal. Repeatable.
+    #[arg(long = "allow-private", value_name = "CIDR")]
+    allow_private: Vec<String>,
+    /// Print every decision as a JSON line on stderr.
+    #[arg(long)]
+    verbose: bool,
+    /// Client connections served at once.
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_connections)]
+    max_connections: usize,
+    /// Seconds without traffic after which a tunnel is closed.
+    #[arg(long, value_name = "SECS", default_value_t = Limits::default().idle_timeout.as_secs())]
+    idle_timeout: u64,
+    /// Seconds allowed for resolving a name and for connecting.
+    #[arg(long, value_name = "SECS", default_value_t = Limits::default().connect_timeout.as_secs())]
+    connect_timeout: u64,
+}
 
-/// Run `cordon proxy`.
-pub fn run(_args: ProxyArgs) -> anyhow::Result<u8> {
-    Err(crate::exit::Exit::new(
-        crate::exit::INTERNAL,
-        "`cordon proxy` is not available in this build",
-    )
-    .into())
+/// Run `cordon proxy` until SIGINT or SIGTERM.
+pub fn run(args: ProxyArgs) -> anyhow::Result<u8> {
+    let policy = NetworkPolicy::from_lists(&args.allow, &args.deny, &args.allow_private)
+        .map_err(|e| Exit::new(INVALID, format!("{e}.")))?;
+    if args.max_connections == 0 || args.idle_timeout == 0 || args.connect_timeout == 0 {
+        return Err(Exit::new(
+            INVALID,
+            "--max-connections, --idle-timeout and --connect-timeout must be at least 1.",
+        )
+        .into());
+    }
+    if policy.is_empty() {
+        eprintln!("cordon proxy: no --allow given: every destination will be refused");
+    }
+    let limits = Limits {
+        max_connections: args.max_connections,
+        idle_timeout: Duration::from_secs(args.idle_timeout),
+        connect_timeout: Duration::from_secs(args.connect_timeout),
+        ..Limits::default()
+    };
+    let mut config = ProxyConfig::new(policy).with_limits(limits);
+    if args.verbose {
+        config = config.with_sink(|event| eprintln!("{}", event.to_json()));
+    }
+    let started = match &args.unix {
+        Some(path) => EgressProxy::start_unix(config, path),
+        None => EgressProxy::start_tcp(config, args.listen),
+    };
+    let handle = started.map_err(|e| Exit::new(INTERNAL, format!("{e}.")))?;
+    eprintln!("cordon proxy: listening on {}", handle.local_addr());
+    handle.serve_until_signal().map_err(|e| {
+        Exit::new(
+            INTERNAL,
+            format!("cordon proxy could not wait for signals: {e}."),
+        )
+    })?;
+    Ok(0)
 }
