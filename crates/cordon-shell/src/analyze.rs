@@ -1,0 +1,970 @@
+//! The walk over parsed shell text: every simple command is decoded, peeled of its
+//! wrappers, classified by the knowledge base, and every piece of nested code
+//! (substitutions, `bash -c` strings, heredocs fed to a shell, function bodies at their
+//! call sites, `find -exec` commands) is analyzed in turn.
+//!
+//! Owns: scoping (working directory, functions, aliases), the recursion limits that
+//! keep analysis bounded on hostile input, and the hazards that span commands
+//! (fetch-to-exec through pipes and substitutions, DNS-exfiltration shapes,
+//! privilege). Never decides: it reports, the policy judges.
+
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+use crate::knowledge::{self, Cd, Invocation, Outcome};
+use crate::model::{
+    Analysis, Class, Context, CwdChange, Dynamic, Effects, Hazard, HazardKind, NetTarget, Redirect,
+    RedirectKind, SimpleCommand, Word,
+};
+use crate::parse::{
+    self, Arg, Compound, CompoundKind, Item, Pipeline, RawRedirect, RawTarget, Script, Simple,
+};
+use crate::word::{self, Decoded, Subst, SubstKind};
+use crate::wrappers::{self, shell_quote, standard_name};
+
+/// Deepest nesting of analyzed code (substitution in `bash -c` in a function …).
+/// Deeper parts are not analyzed and the command carrying them is marked
+/// [`Dynamic::TooDeep`].
+const MAX_DEPTH: usize = 12;
+
+/// Most function-body expansions in one analysis; beyond it calls are marked opaque.
+const MAX_EXPANSIONS: usize = 512;
+
+/// POSIX-family shells: text they read from a heredoc is analyzed as shell.
+const SHELLS: &[&str] = &[
+    "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "rbash", "source", ".",
+];
+
+/// Programs that run code given to them (for fetch-to-exec through substitution).
+const CODE_RUNNERS: &[&str] = &[
+    "bash",
+    "sh",
+    "zsh",
+    "dash",
+    "ksh",
+    "mksh",
+    "ash",
+    "yash",
+    "posh",
+    "rbash",
+    "fish",
+    "csh",
+    "tcsh",
+    "eval",
+    "source",
+    ".",
+    "python",
+    "python2",
+    "python3",
+    "pypy",
+    "pypy3",
+    "perl",
+    "ruby",
+    "node",
+    "nodejs",
+    "php",
+    "lua",
+    "luajit",
+    "Rscript",
+    "julia",
+    "tclsh",
+    "osascript",
+    "pwsh",
+    "trap",
+    "exec",
+];
+
+/// Analyze shell text. Never panics; bounded in time and stack on any input.
+pub(crate) fn analyze(text: &str) -> Analysis {
+    let mut a = Analyzer::default();
+    let mut scope = Scope {
+        context: Context::TopLevel,
+        cwd: CwdChange::Unchanged,
+        depth: 0,
+    };
+    a.run_text(text, &mut scope);
+    a.finish();
+    a.out
+}
+
+#[derive(Debug, Clone)]
+struct Scope {
+    context: Context,
+    cwd: CwdChange,
+    depth: usize,
+}
+
+impl Scope {
+    fn child(&self, context: Context) -> Self {
+        Self {
+            context,
+            cwd: self.cwd.clone(),
+            depth: self.depth + 1,
+        }
+    }
+}
+
+/// Facts about an emitted command that only the analyzer needs.
+#[derive(Debug, Clone, Copy, Default)]
+struct Meta {
+    /// Its standard output is data fetched from the network.
+    fetches: bool,
+    /// It runs code read from a standard input that comes from a pipe.
+    stdin_code: bool,
+}
+
+#[derive(Default)]
+struct Analyzer {
+    out: Analysis,
+    meta: Vec<Meta>,
+    functions: HashMap<String, Rc<Compound>>,
+    aliases: HashMap<String, String>,
+    expanded: HashSet<(String, String)>,
+    expansions: usize,
+    active: Vec<String>,
+    called: HashSet<String>,
+}
+
+/// Result of analyzing nested code.
+#[derive(Debug, Default, Clone, Copy)]
+struct Nested {
+    fetches: bool,
+    too_deep: bool,
+}
+
+impl Nested {
+    fn merge(&mut self, o: Nested) {
+        self.fetches |= o.fetches;
+        self.too_deep |= o.too_deep;
+    }
+}
+
+/// What a command's standard input is fed from.
+#[derive(Debug, Clone)]
+enum Feed {
+    Text { text: Word, fetches: bool },
+    File(Word),
+    Process { fetches: bool },
+}
+
+impl Analyzer {
+    fn run_text(&mut self, text: &str, scope: &mut Scope) -> bool {
+        match parse::parse(text) {
+            Ok(script) => {
+                self.script(&script, scope);
+                true
+            }
+            Err(e) => {
+                if self.out.parse_error.is_none() {
+                    self.out.parse_error = Some(e);
+                }
+                false
+            }
+        }
+    }
+
+    fn script(&mut self, s: &Script, scope: &mut Scope) {
+        for p in &s.pipelines {
+            self.pipeline(p, scope);
+        }
+    }
+
+    fn pipeline(&mut self, p: &Pipeline, scope: &mut Scope) {
+        if p.stages.len() == 1 && !p.background {
+            if let Some(stage) = p.stages.first() {
+                self.item(stage, scope);
+            }
+            return;
+        }
+        let mut ranges = Vec::with_capacity(p.stages.len());
+        let mut primaries = Vec::with_capacity(p.stages.len());
+        for stage in &p.stages {
+            // Each stage of a pipeline (and a background job) runs in a subshell.
+            let mut sc = scope.clone();
+            let start = self.out.commands.len();
+            let primary = self.item(stage, &mut sc);
+            ranges.push(start..self.out.commands.len());
+            primaries.push(primary);
+        }
+        for j in 1..primaries.len() {
+            let Some(Some(k)) = primaries.get(j) else {
+                continue;
+            };
+            if !self.meta.get(*k).is_some_and(|m| m.stdin_code) {
+                continue;
+            }
+            let fetching = ranges[..j].iter().any(|r| {
+                r.clone()
+                    .any(|c| self.meta.get(c).is_some_and(|m| m.fetches))
+            });
+            if fetching {
+                let text = primaries[..=j]
+                    .iter()
+                    .flatten()
+                    .filter_map(|&c| self.out.commands.get(c).map(|x| x.text.clone()))
+                    .collect::<Vec<_>>()
+                    .join(" | ");
+                let runner = self
+                    .out
+                    .commands
+                    .get(*k)
+                    .and_then(|c| c.program.as_ref())
+                    .map(|w| w.value.clone())
+                    .unwrap_or_default();
+                self.hazard(HazardKind::FetchToExec, &text, &format!("output fetched from the network is piped into {runner}, which runs it as code"));
+            }
+        }
+    }
+
+    fn item(&mut self, item: &Item, scope: &mut Scope) -> Option<usize> {
+        match item {
+            Item::Simple(s) => self.simple(s, scope),
+            Item::Compound(c) => {
+                self.compound(c, scope);
+                None
+            }
+            Item::Function(f) => {
+                self.functions
+                    .insert(f.name.clone(), Rc::new(f.body.clone()));
+                None
+            }
+        }
+    }
+
+    fn compound(&mut self, c: &Compound, scope: &mut Scope) {
+        let mut nested = Nested::default();
+        for w in &c.words {
+            let d = word::decode(w);
+            nested.merge(self.nested(&d.substs, scope));
+        }
+        for a in &c.arith {
+            let mut d = Decoded::default();
+            word::scan_expansions(a, &mut d);
+            nested.merge(self.nested(&d.substs, scope));
+        }
+        if !c.redirects.is_empty() {
+            let (redirects, mut dynamic, _, n, net) = self.redirects(&c.redirects, scope);
+            nested.merge(n);
+            if nested.too_deep {
+                dynamic.push(Dynamic::TooDeep);
+            }
+            let mut effects = Effects {
+                class: Class::ReadOnly,
+                ..Effects::default()
+            };
+            add_dev_tcp(&mut effects, net);
+            self.emit(
+                SimpleCommand {
+                    text: c.text.clone(),
+                    program: None,
+                    args: Vec::new(),
+                    assignments: Vec::new(),
+                    redirects,
+                    wrappers: Vec::new(),
+                    context: scope.context,
+                    cwd: scope.cwd.clone(),
+                    dynamic,
+                    effects,
+                    function_call: false,
+                },
+                Meta::default(),
+            );
+        }
+        if c.kind == CompoundKind::Subshell {
+            let mut sc = scope.clone();
+            sc.context = Context::Subshell;
+            for b in &c.bodies {
+                self.script(b, &mut sc);
+            }
+        } else {
+            for b in &c.bodies {
+                self.script(b, scope);
+            }
+        }
+    }
+
+    /// Analyze the bodies of substitutions found in a word.
+    fn nested(&mut self, substs: &[Subst], scope: &Scope) -> Nested {
+        let mut n = Nested::default();
+        for s in substs {
+            if scope.depth >= MAX_DEPTH {
+                n.too_deep = true;
+                continue;
+            }
+            let context = match s.kind {
+                SubstKind::Command => Context::CommandSubstitution,
+                SubstKind::Process => Context::ProcessSubstitution,
+            };
+            let mut sc = scope.child(context);
+            let start = self.out.commands.len();
+            self.run_text(&s.body, &mut sc);
+            n.fetches |= self.fetches_since(start);
+        }
+        n
+    }
+
+    fn nested_script(&mut self, script: &Script, scope: &Scope, context: Context) -> Nested {
+        if scope.depth >= MAX_DEPTH {
+            return Nested {
+                fetches: false,
+                too_deep: true,
+            };
+        }
+        let mut sc = scope.child(context);
+        let start = self.out.commands.len();
+        self.script(script, &mut sc);
+        Nested {
+            fetches: self.fetches_since(start),
+            too_deep: false,
+        }
+    }
+
+    fn fetches_since(&self, start: usize) -> bool {
+        self.meta
+            .get(start..)
+            .is_some_and(|m| m.iter().any(|m| m.fetches))
+    }
+
+    /// Decode redirections. Returns them with the dynamic flags of file targets, what
+    /// feeds standard input, nested-analysis facts, and `/dev/tcp` targets.
+    #[allow(clippy::type_complexity)]
+    fn redirects(
+        &mut self,
+        raw: &[RawRedirect],
+        scope: &Scope,
+    ) -> (
+        Vec<Redirect>,
+        Vec<Dynamic>,
+        Option<Feed>,
+        Nested,
+        Vec<(Word, bool)>,
+    ) {
+        let mut out = Vec::with_capacity(raw.len());
+        let mut dynamic = Vec::new();
+        let mut feed = None;
+        let mut nested = Nested::default();
+        let mut net = Vec::new();
+        for r in raw {
+            let stdin = matches!(r.fd, None | Some(0));
+            let target = match &r.target {
+                RawTarget::Word(w) => {
+                    let d = word::decode(w);
+                    let n = self.nested(&d.substs, scope);
+                    nested.merge(n);
+                    let target = Word {
+                        value: d.value.clone(),
+                        literal: d.literal(),
+                    };
+                    if !matches!(
+                        r.kind,
+                        RedirectKind::DupIn | RedirectKind::DupOut | RedirectKind::Close
+                    ) {
+                        push_all(&mut dynamic, &d.dynamic);
+                    }
+                    if let Some(hostport) = dev_tcp(&target.value) {
+                        net.push((
+                            Word {
+                                value: hostport,
+                                literal: target.literal,
+                            },
+                            r.kind.reads_file(),
+                        ));
+                    }
+                    match r.kind {
+                        RedirectKind::HereString if stdin => {
+                            feed = Some(Feed::Text {
+                                text: target.clone(),
+                                fetches: n.fetches,
+                            });
+                        }
+                        RedirectKind::Read if stdin => feed = Some(Feed::File(target.clone())),
+                        _ => {}
+                    }
+                    target
+                }
+                RawTarget::Process(script) => {
+                    let n = self.nested_script(script, scope, Context::ProcessSubstitution);
+                    nested.merge(n);
+                    push_all(&mut dynamic, &[Dynamic::ProcessSubstitution]);
+                    if r.kind == RedirectKind::Read && stdin {
+                        feed = Some(Feed::Process { fetches: n.fetches });
+                    }
+                    Word {
+                        value: "<(…)".into(),
+                        literal: false,
+                    }
+                }
+                RawTarget::HereDoc { body, expand } => {
+                    let (target, fetches) = if *expand {
+                        let d = word::decode_heredoc(body);
+                        let n = self.nested(&d.substs, scope);
+                        nested.merge(n);
+                        (
+                            Word {
+                                value: body.clone(),
+                                literal: d.literal(),
+                            },
+                            n.fetches,
+                        )
+                    } else {
+                        (Word::literal(body.clone()), false)
+                    };
+                    if stdin {
+                        feed = Some(Feed::Text {
+                            text: target.clone(),
+                            fetches,
+                        });
+                    }
+                    target
+                }
+            };
+            out.push(Redirect {
+                fd: r.fd,
+                kind: r.kind,
+                target,
+            });
+        }
+        (out, dynamic, feed, nested, net)
+    }
+
+    fn emit(&mut self, cmd: SimpleCommand, meta: Meta) -> usize {
+        if let Some(why) = &cmd.effects.privilege {
+            let detail = format!("the command gains privilege or drops safeguards ({why})");
+            let text = cmd.text.clone();
+            self.hazard(HazardKind::PrivilegeEscalation, &text, &detail);
+        }
+        self.out.commands.push(cmd);
+        self.meta.push(meta);
+        self.out.commands.len() - 1
+    }
+
+    fn hazard(&mut self, kind: HazardKind, text: &str, detail: &str) {
+        let h = Hazard {
+            kind,
+            text: parse::truncate(text.to_owned()),
+            detail: detail.to_owned(),
+        };
+        if !self.out.hazards.contains(&h) {
+            self.out.hazards.push(h);
+        }
+    }
+
+    #[allow(clippy::too_many_lines)]
+    fn simple(&mut self, s: &Simple, scope: &mut Scope) -> Option<usize> {
+        let mut dynamic: Vec<Dynamic> = Vec::new();
+        let mut nested = Nested::default();
+
+        // Assignments before the command.
+        let mut assignments = Vec::with_capacity(s.assignments.len());
+        let mut influences = Vec::new();
+        for (name, values) in &s.assignments {
+            let mut w = Word::literal("");
+            for (i, raw) in values.iter().enumerate() {
+                let d = word::decode(raw);
+                nested.merge(self.nested(&d.substs, scope));
+                if i > 0 {
+                    w.value.push(' ');
+                }
+                w.value.push_str(&d.value);
+                w.literal &= d.literal();
+                if knowledge::influential(name) {
+                    push_all(&mut dynamic, &d.dynamic);
+                }
+            }
+            if knowledge::influential(name) {
+                influences.push(name.clone());
+            }
+            assignments.push((name.clone(), w));
+        }
+
+        // Words: the command name and its arguments.
+        let mut words = Vec::with_capacity(s.args.len());
+        let mut decoded: Vec<Vec<Dynamic>> = Vec::with_capacity(s.args.len());
+        let mut fetched = Vec::with_capacity(s.args.len());
+        for a in &s.args {
+            match a {
+                Arg::Word(raw) => {
+                    let d = word::decode(raw);
+                    let n = self.nested(&d.substs, scope);
+                    nested.merge(n);
+                    fetched.push(n.fetches);
+                    words.push(Word {
+                        value: d.value,
+                        literal: d.dynamic.is_empty(),
+                    });
+                    decoded.push(d.dynamic);
+                }
+                Arg::Process(script) => {
+                    let n = self.nested_script(script, scope, Context::ProcessSubstitution);
+                    nested.merge(n);
+                    fetched.push(n.fetches);
+                    words.push(Word {
+                        value: "<(…)".into(),
+                        literal: false,
+                    });
+                    decoded.push(vec![Dynamic::ProcessSubstitution]);
+                }
+            }
+        }
+        for d in &decoded {
+            push_all(&mut dynamic, d);
+        }
+
+        let (redirects, rdyn, feed, n, net) = self.redirects(&s.redirects, scope);
+        nested.merge(n);
+        push_all(&mut dynamic, &rdyn);
+
+        if words.is_empty() {
+            // Only assignments and/or redirections.
+            let mut effects = Effects {
+                class: Class::ReadOnly,
+                influences_env: influences,
+                ..Effects::default()
+            };
+            add_dev_tcp(&mut effects, net);
+            if nested.too_deep {
+                dynamic.push(Dynamic::TooDeep);
+            }
+            let idx = self.emit(
+                SimpleCommand {
+                    text: s.text.clone(),
+                    program: None,
+                    args: Vec::new(),
+                    assignments,
+                    redirects,
+                    wrappers: Vec::new(),
+                    context: scope.context,
+                    cwd: scope.cwd.clone(),
+                    dynamic,
+                    effects,
+                    function_call: false,
+                },
+                Meta::default(),
+            );
+            return Some(idx);
+        }
+
+        let peeled = wrappers::peel(&words);
+        assignments.extend(peeled.assignments.iter().cloned());
+        for (n, _) in &peeled.assignments {
+            if knowledge::influential(n) {
+                influences.push(n.clone());
+            }
+        }
+        if let Some(w) = &peeled.runtime_args {
+            dynamic.push(Dynamic::RuntimeArguments(w.clone()));
+        }
+        let mut cmd_cwd = scope.cwd.clone();
+        if let Some(dir) = &peeled.chdir {
+            cmd_cwd = join_cwd(&cmd_cwd, dir);
+        }
+
+        let (program, args_start) = match peeled.program {
+            Some(i) => (words[i].clone(), i + 1),
+            None => {
+                let name = peeled
+                    .wrappers
+                    .last()
+                    .cloned()
+                    .unwrap_or_else(|| words[0].value.clone());
+                let start = words
+                    .iter()
+                    .position(|w| w.value == name)
+                    .map_or(1, |p| p + 1);
+                (Word::literal(name), start)
+            }
+        };
+        let args: Vec<Word> = words.get(args_start..).unwrap_or(&[]).to_vec();
+        let program_fetched = peeled
+            .program
+            .and_then(|i| fetched.get(i).copied())
+            .unwrap_or(false);
+        let any_fetched = fetched.iter().any(|f| *f);
+
+        let name: Option<String> = if program.literal {
+            standard_name(&program.value).map(str::to_owned)
+        } else {
+            None
+        };
+        let mut function_call = false;
+        let mut alias_text = None;
+        let mut outcome = if !program.literal {
+            dynamic.push(Dynamic::NonLiteralProgram);
+            if program_fetched {
+                self.hazard(
+                    HazardKind::FetchToExec,
+                    &s.text,
+                    "the program to run is taken from output fetched from the network",
+                );
+            }
+            Outcome::unknown()
+        } else if peeled.program.is_none() {
+            wrapper_only(&peeled, &program.value)
+        } else {
+            match name.as_deref() {
+                None => {
+                    let mut o = Outcome::mutating();
+                    o.reads([&program]);
+                    o.exec(
+                        &program.value,
+                        &program.value,
+                        "runs the program at this path",
+                    );
+                    o.runs_script = true;
+                    o
+                }
+                Some(n) if !peeled.bypass_functions && self.functions.contains_key(n) => {
+                    function_call = true;
+                    if knowledge::knows(n) {
+                        dynamic.push(Dynamic::ShadowedByFunction(n.to_owned()));
+                    }
+                    Outcome::read_only()
+                }
+                Some(n) if peeled.wrappers.is_empty() && self.aliases.contains_key(n) => {
+                    dynamic.push(Dynamic::ShadowedByAlias(n.to_owned()));
+                    let mut text = self.aliases.get(n).cloned().unwrap_or_default();
+                    for a in s.args.iter().skip(1) {
+                        text.push(' ');
+                        match a {
+                            Arg::Word(raw) => text.push_str(raw),
+                            Arg::Process(_) => text.push_str("\"$(:)\""),
+                        }
+                    }
+                    alias_text = Some(text);
+                    Outcome::read_only()
+                }
+                Some(n) => knowledge::classify(&Invocation {
+                    name: n,
+                    args: &args,
+                    assignments: &assignments,
+                }),
+            }
+        };
+
+        // What the wrappers add.
+        if let Some(p) = &peeled.privilege {
+            outcome.privilege(p);
+        }
+        if !peeled.writes.is_empty() {
+            outcome.writes(&peeled.writes);
+        }
+        outcome.reads(&peeled.reads);
+        for n in influences {
+            if !outcome.effects.influences_env.contains(&n) {
+                outcome.effects.influences_env.push(n);
+            }
+        }
+        add_dev_tcp(&mut outcome.effects, net.clone());
+        if net.iter().any(|(_, reads)| *reads) {
+            outcome.fetches = true;
+        }
+
+        let code_runner = name.as_deref().is_some_and(|n| CODE_RUNNERS.contains(&n))
+            || !outcome.shell_code.is_empty()
+            || !peeled.shell_strings.is_empty()
+            || outcome.stdin_code
+            || outcome.runs_script;
+        let feed_fetches = matches!(
+            feed,
+            Some(Feed::Text { fetches: true, .. }) | Some(Feed::Process { fetches: true })
+        );
+        if code_runner && (any_fetched || feed_fetches) {
+            self.hazard(HazardKind::FetchToExec, &s.text, "output fetched from the network is substituted into a command that runs it as code");
+        }
+
+        // DNS exfiltration: a lookup whose host carries run-time data.
+        let lookup_dynamic = outcome.lookup_hosts.iter().any(|h| !h.literal)
+            || outcome
+                .urls
+                .iter()
+                .any(|u| !u.literal && url_host_dynamic(&u.value));
+        if lookup_dynamic {
+            self.hazard(HazardKind::DnsExfiltration, &s.text, "a network lookup's host name contains a substitution or expansion, which can carry data out through DNS");
+        }
+
+        // Standard input that carries code.
+        let prog_name = name.clone().unwrap_or_default();
+        let mut heredoc_code = None;
+        let mut pipe_stdin_code = false;
+        if outcome.stdin_code {
+            match &feed {
+                Some(Feed::Text { text, .. }) if SHELLS.contains(&prog_name.as_str()) => {
+                    if !text.literal {
+                        outcome.exec(&prog_name, "stdin", "a here-document with expansions");
+                    }
+                    heredoc_code = Some(text.value.clone());
+                }
+                Some(Feed::Text { .. }) => {
+                    outcome.exec(&prog_name, "stdin", "code from a here-document")
+                }
+                Some(Feed::File(f)) => {
+                    outcome.reads([f]);
+                    outcome.exec(&prog_name, "stdin", &f.value);
+                }
+                Some(Feed::Process { .. }) => {
+                    outcome.exec(&prog_name, "stdin", "code from a process substitution")
+                }
+                None => {
+                    pipe_stdin_code = true;
+                    outcome.exec(&prog_name, "stdin", "code from standard input");
+                }
+            }
+        }
+
+        // Shell strings: analyzed when literal, opaque otherwise.
+        let mut strings: Vec<(String, Word)> = peeled.shell_strings.clone();
+        strings.append(&mut outcome.shell_code);
+        let mut to_run: Vec<String> = Vec::new();
+        for (label, code) in &strings {
+            if code.literal {
+                to_run.push(code.value.clone());
+            } else {
+                outcome.exec(
+                    label.split(' ').next().unwrap_or(label),
+                    label.split(' ').nth(1).unwrap_or(label),
+                    &code.value,
+                );
+            }
+        }
+        if (!to_run.is_empty()
+            || heredoc_code.is_some()
+            || alias_text.is_some()
+            || !outcome.exec_argv.is_empty()
+            || function_call)
+            && scope.depth >= MAX_DEPTH
+        {
+            nested.too_deep = true;
+        }
+        if nested.too_deep {
+            dynamic.push(Dynamic::TooDeep);
+        }
+        if function_call && self.expansions >= MAX_EXPANSIONS {
+            dynamic.push(Dynamic::Opaque("too many function calls to expand".into()));
+        }
+
+        let cd = outcome.cd.clone();
+        let meta = Meta {
+            fetches: outcome.fetches,
+            stdin_code: pipe_stdin_code,
+        };
+        let exec_argv = std::mem::take(&mut outcome.exec_argv);
+        let mut effects = outcome.effects;
+        if effects.privilege.is_some() && effects.class == Class::ReadOnly {
+            effects.class = Class::Mutating;
+        }
+        let idx = self.emit(
+            SimpleCommand {
+                text: s.text.clone(),
+                program: Some(program),
+                args,
+                assignments,
+                redirects,
+                wrappers: peeled.wrappers.clone(),
+                context: scope.context,
+                cwd: cmd_cwd,
+                dynamic,
+                effects,
+                function_call,
+            },
+            meta,
+        );
+
+        // Nested code run by this command.
+        if scope.depth < MAX_DEPTH {
+            for code in to_run {
+                let mut sc = scope.child(Context::ShellString);
+                self.run_text(&code, &mut sc);
+            }
+            if let Some(body) = heredoc_code {
+                let mut sc = scope.child(Context::Heredoc);
+                self.run_text(&body, &mut sc);
+            }
+            if let Some(text) = alias_text {
+                let mut sc = scope.child(Context::Alias);
+                self.run_text(&text, &mut sc);
+            }
+            for (_, argv) in &exec_argv {
+                if argv.is_empty() {
+                    continue;
+                }
+                let text = argv
+                    .iter()
+                    .map(|w| shell_quote(&w.value))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                let mut sc = scope.child(Context::ExecArgument);
+                self.run_text(&text, &mut sc);
+            }
+            if function_call {
+                if let Some(n) = &name {
+                    self.call_function(n, scope);
+                }
+            }
+        }
+
+        // Builtins that change the shell's state for later commands.
+        match name.as_deref() {
+            Some("alias") if peeled.wrappers.is_empty() => {
+                for w in self
+                    .out
+                    .commands
+                    .get(idx)
+                    .map(|c| c.args.clone())
+                    .unwrap_or_default()
+                {
+                    if let Some((n, v)) = w.value.split_once('=') {
+                        self.aliases.insert(n.to_owned(), v.to_owned());
+                    }
+                }
+            }
+            Some("unalias") => {
+                for w in self
+                    .out
+                    .commands
+                    .get(idx)
+                    .map(|c| c.args.clone())
+                    .unwrap_or_default()
+                {
+                    self.aliases.remove(&w.value);
+                }
+            }
+            Some("unset") => {
+                let args = self
+                    .out
+                    .commands
+                    .get(idx)
+                    .map(|c| c.args.clone())
+                    .unwrap_or_default();
+                if args.iter().any(|w| w.value == "-f") {
+                    for w in args.iter().filter(|w| !w.value.starts_with('-')) {
+                        self.functions.remove(&w.value);
+                    }
+                }
+            }
+            _ => {}
+        }
+        if let Some(cd) = cd {
+            scope.cwd = match cd {
+                Cd::To(w) => join_cwd(&scope.cwd, &w),
+                Cd::Unknown => CwdChange::Dynamic,
+            };
+        }
+        Some(idx)
+    }
+
+    fn call_function(&mut self, name: &str, scope: &mut Scope) {
+        self.called.insert(name.to_owned());
+        if self.active.iter().any(|a| a == name) || self.expansions >= MAX_EXPANSIONS {
+            return;
+        }
+        let key = (name.to_owned(), format!("{:?}", scope.cwd));
+        if !self.expanded.insert(key) {
+            return;
+        }
+        let Some(body) = self.functions.get(name).cloned() else {
+            return;
+        };
+        self.expansions += 1;
+        self.active.push(name.to_owned());
+        let mut sc = scope.child(Context::FunctionBody);
+        self.compound(&body, &mut sc);
+        self.active.pop();
+        // A function runs in the calling shell: its `cd` persists.
+        scope.cwd = sc.cwd;
+    }
+
+    /// Functions defined but never called by name may still run (a dynamic call, a
+    /// trap): their bodies are analyzed once so nothing in the text goes unseen.
+    fn finish(&mut self) {
+        let mut names: Vec<String> = self
+            .functions
+            .keys()
+            .filter(|n| !self.called.contains(*n))
+            .cloned()
+            .collect();
+        names.sort();
+        for n in names {
+            let mut scope = Scope {
+                context: Context::FunctionBody,
+                cwd: CwdChange::Unchanged,
+                depth: 1,
+            };
+            self.call_function(&n, &mut scope);
+        }
+    }
+}
+
+/// What a wrapper does when no program follows it (`env`, `sudo -l`, `watch 'cmd'`).
+fn wrapper_only(p: &wrappers::Peeled, name: &str) -> Outcome {
+    let mut o = Outcome::read_only();
+    match name {
+        "env" => o.effects.reads_env = true,
+        "ionice" => o.mutate(),
+        "timeout" | "nice" | "nohup" | "setsid" | "stdbuf" | "chronic" | "flock" | "time"
+        | "chroot" | "unshare" | "nsenter" | "su" | "runuser"
+            if p.shell_strings.is_empty() && !p.lookup =>
+        {
+            if matches!(name, "su" | "runuser" | "chroot" | "unshare" | "nsenter") {
+                // An interactive shell as another user or in another root.
+                o.exec(name, name, "starts an interactive shell");
+            }
+        }
+        _ => {}
+    }
+    o
+}
+
+fn push_all(into: &mut Vec<Dynamic>, from: &[Dynamic]) {
+    for d in from {
+        if !into.contains(d) {
+            into.push(d.clone());
+        }
+    }
+}
+
+/// Join a `cd` operand onto the accumulated working directory.
+fn join_cwd(cur: &CwdChange, dir: &Word) -> CwdChange {
+    if !dir.literal {
+        return CwdChange::Dynamic;
+    }
+    let d = dir.value.trim_end_matches('/');
+    let d = if d.is_empty() { dir.value.as_str() } else { d };
+    match cur {
+        CwdChange::Dynamic => CwdChange::Dynamic,
+        _ if d.starts_with('/') || d.starts_with('~') => CwdChange::Relative(d.to_owned()),
+        CwdChange::Unchanged => CwdChange::Relative(d.to_owned()),
+        CwdChange::Relative(base) => CwdChange::Relative(format!("{base}/{d}")),
+    }
+}
+
+/// `host:port` of bash's `/dev/tcp/HOST/PORT` and `/dev/udp/HOST/PORT` redirections.
+fn dev_tcp(path: &str) -> Option<String> {
+    let rest = path
+        .strip_prefix("/dev/tcp/")
+        .or_else(|| path.strip_prefix("/dev/udp/"))?;
+    let (host, port) = rest.split_once('/')?;
+    Some(format!("{host}:{port}"))
+}
+
+fn add_dev_tcp(effects: &mut Effects, net: Vec<(Word, bool)>) {
+    for (w, _) in net {
+        effects.network.push(NetTarget {
+            target: w.value,
+            literal: w.literal,
+        });
+        if effects.class == Class::ReadOnly {
+            effects.class = Class::Mutating;
+        }
+    }
+}
+
+/// True when a URL's host part contains run-time data: the first `$` or backtick
+/// comes before the end of the host.
+fn url_host_dynamic(url: &str) -> bool {
+    let Some(pos) = url.find(['$', '`']) else {
+        return false;
+    };
+    let prefix = &url[..pos];
+    let after_scheme = prefix.split_once("://").map_or(prefix, |(_, r)| r);
+    !after_scheme.contains(['/', '?', '#'])
+}

@@ -1,0 +1,1195 @@
+//! File programs: listing and reading (`ls`, `cat`, `stat`, …), copying and moving,
+//! creating and deleting, archives, and `find`/`fd` with their executing actions.
+
+use super::{Entry, Invocation, Opts, Outcome, parse_args, plain_read_only, read_operands};
+use crate::model::{Class, Word};
+
+pub(super) const ENTRIES: &[Entry] = &[
+    Entry {
+        names: &[
+            "cat", "tac", "rev", "paste", "comm", "fmt", "expand", "unexpand", "fold", "strings",
+            "readlink", "realpath", "sum", "cksum",
+        ],
+        classify: read_simple,
+    },
+    Entry {
+        names: &["head", "tail"],
+        classify: head_tail,
+    },
+    Entry {
+        names: &["nl"],
+        classify: |i| read_operands(i, &Opts::gnu("bdfhilnsvw", &[])),
+    },
+    Entry {
+        names: &["wc"],
+        classify: wc,
+    },
+    Entry {
+        names: &["ls", "dir", "vdir"],
+        classify: |i| {
+            read_operands(
+                i,
+                &Opts::gnu(
+                    "IwT",
+                    &[
+                        "hide",
+                        "ignore",
+                        "width",
+                        "tabsize",
+                        "sort",
+                        "format",
+                        "time",
+                        "time-style",
+                        "quoting-style",
+                        "indicator-style",
+                        "block-size",
+                    ],
+                ),
+            )
+        },
+    },
+    Entry {
+        names: &["stat"],
+        classify: |i| read_operands(i, &Opts::gnu("c", &["format", "printf"])),
+    },
+    Entry {
+        names: &["file"],
+        classify: |i| {
+            read_operands(
+                i,
+                &Opts::gnu(
+                    "mfFeP",
+                    &[
+                        "magic-file",
+                        "files-from",
+                        "separator",
+                        "exclude",
+                        "parameter",
+                    ],
+                ),
+            )
+        },
+    },
+    Entry {
+        names: &["du"],
+        classify: |i| {
+            read_operands(
+                i,
+                &Opts::gnu(
+                    "dBtX",
+                    &[
+                        "max-depth",
+                        "block-size",
+                        "threshold",
+                        "exclude",
+                        "exclude-from",
+                        "time-style",
+                        "files0-from",
+                    ],
+                ),
+            )
+        },
+    },
+    Entry {
+        names: &["df"],
+        classify: |i| {
+            read_operands(
+                i,
+                &Opts::gnu("BtxF", &["block-size", "type", "exclude-type", "output"]),
+            )
+        },
+    },
+    Entry {
+        names: &["tree"],
+        classify: tree,
+    },
+    Entry {
+        names: &[
+            "md5sum",
+            "sha1sum",
+            "sha224sum",
+            "sha256sum",
+            "sha384sum",
+            "sha512sum",
+            "b2sum",
+            "shasum",
+        ],
+        classify: |i| read_operands(i, &Opts::gnu("al", &["algorithm", "length"])),
+    },
+    Entry {
+        names: &["xxd"],
+        classify: xxd,
+    },
+    Entry {
+        names: &["od"],
+        classify: |i| {
+            read_operands(
+                i,
+                &Opts::gnu(
+                    "AjNtw",
+                    &[
+                        "address-radix",
+                        "skip-bytes",
+                        "read-bytes",
+                        "format",
+                        "width",
+                        "endian",
+                    ],
+                ),
+            )
+        },
+    },
+    Entry {
+        names: &["hexdump", "hd"],
+        classify: |i| read_operands(i, &Opts::gnu("efns", &[])),
+    },
+    Entry {
+        names: &["cmp"],
+        classify: |i| read_operands(i, &Opts::gnu("in", &["ignore-initial", "bytes"])),
+    },
+    Entry {
+        names: &["diff"],
+        classify: |i| {
+            read_operands(
+                i,
+                &Opts::gnu(
+                    "xXIFUCLSD",
+                    &[
+                        "exclude",
+                        "exclude-from",
+                        "ignore-matching-lines",
+                        "label",
+                        "starting-file",
+                        "horizon-lines",
+                        "show-function-line",
+                        "unified",
+                        "context",
+                        "line-format",
+                        "ifdef",
+                        "palette",
+                        "width",
+                        "tabsize",
+                        "color",
+                    ],
+                ),
+            )
+        },
+    },
+    Entry {
+        names: &["join"],
+        classify: |i| read_operands(i, &Opts::gnu("tjoe12a", &[])),
+    },
+    Entry {
+        names: &["column"],
+        classify: |i| {
+            read_operands(
+                i,
+                &Opts::gnu(
+                    "scoNRWHdEJrTlC",
+                    &[
+                        "separator",
+                        "output-separator",
+                        "table-columns",
+                        "table-name",
+                        "table-right",
+                        "table-wrap",
+                        "table-hide",
+                        "table-order",
+                        "table-truncate",
+                        "table-noextreme",
+                        "tree",
+                        "tree-id",
+                        "tree-parent",
+                        "output-width",
+                    ],
+                ),
+            )
+        },
+    },
+    Entry {
+        names: &["cut"],
+        classify: |i| {
+            read_operands(
+                i,
+                &Opts::gnu(
+                    "bcdf",
+                    &[
+                        "bytes",
+                        "characters",
+                        "delimiter",
+                        "fields",
+                        "output-delimiter",
+                    ],
+                ),
+            )
+        },
+    },
+    Entry {
+        names: &["less", "more", "most"],
+        classify: pager,
+    },
+    Entry {
+        names: &[
+            "basename",
+            "dirname",
+            "pwd",
+            "true",
+            "false",
+            ":",
+            "test",
+            "[",
+            "echo",
+            "printf",
+            "seq",
+            "sleep",
+            "yes",
+            "tty",
+            "nproc",
+            "arch",
+            "whoami",
+            "logname",
+            "groups",
+            "users",
+            "who",
+            "w",
+            "uptime",
+            "free",
+            "locale",
+            "getconf",
+            "id",
+            "uname",
+            "lsb_release",
+            "ps",
+            "pgrep",
+            "top",
+            "lsof",
+            "pstree",
+            "vmstat",
+            "iostat",
+            "lscpu",
+            "lsblk",
+            "lsmod",
+            "which",
+            "whereis",
+            "type",
+            "cal",
+            "factor",
+            "expr",
+            "numfmt",
+            "tput",
+            "clear",
+            "stty",
+            "mount",
+            "findmnt",
+            "printenv",
+            "env",
+            "hash",
+            "help",
+            "dirs",
+            "jobs",
+            "history",
+            "fc",
+        ],
+        classify: plain_or_special,
+    },
+    Entry {
+        names: &["cp"],
+        classify: |i| copy_like(i, false),
+    },
+    Entry {
+        names: &["mv"],
+        classify: |i| copy_like(i, true),
+    },
+    Entry {
+        names: &["install"],
+        classify: install,
+    },
+    Entry {
+        names: &["ln", "link"],
+        classify: ln,
+    },
+    Entry {
+        names: &["touch"],
+        classify: touch,
+    },
+    Entry {
+        names: &["mkdir", "mkfifo", "mknod"],
+        classify: |i| write_operands(i, &Opts::gnu("m", &["mode", "context"])),
+    },
+    Entry {
+        names: &["truncate"],
+        classify: |i| write_operands(i, &Opts::gnu("sr", &["size", "reference"])),
+    },
+    Entry {
+        names: &["tee"],
+        classify: |i| write_operands(i, &Opts::gnu("", &["output-error"])),
+    },
+    Entry {
+        names: &["rm", "rmdir", "unlink"],
+        classify: delete_operands,
+    },
+    Entry {
+        names: &["shred"],
+        classify: shred,
+    },
+    Entry {
+        names: &["chmod"],
+        classify: chmod,
+    },
+    Entry {
+        names: &["chown", "chgrp"],
+        classify: chown,
+    },
+    Entry {
+        names: &["dd"],
+        classify: dd,
+    },
+    Entry {
+        names: &["mktemp"],
+        classify: mktemp,
+    },
+    Entry {
+        names: &[
+            "gzip",
+            "gunzip",
+            "bzip2",
+            "bunzip2",
+            "xz",
+            "unxz",
+            "zstd",
+            "unzstd",
+            "lz4",
+            "compress",
+            "uncompress",
+        ],
+        classify: compress,
+    },
+    Entry {
+        names: &["zcat", "bzcat", "xzcat", "zstdcat", "zless", "zgrep"],
+        classify: read_simple,
+    },
+    Entry {
+        names: &["tar", "bsdtar"],
+        classify: tar,
+    },
+    Entry {
+        names: &["zip"],
+        classify: zip,
+    },
+    Entry {
+        names: &["unzip"],
+        classify: unzip,
+    },
+    Entry {
+        names: &["base64", "base32", "basenc"],
+        classify: base64,
+    },
+    Entry {
+        names: &["patch"],
+        classify: patch,
+    },
+    Entry {
+        names: &["find"],
+        classify: find,
+    },
+    Entry {
+        names: &["fd", "fdfind"],
+        classify: fd,
+    },
+    Entry {
+        names: &["split", "csplit"],
+        classify: split,
+    },
+];
+
+fn read_simple(inv: &Invocation<'_>) -> Outcome {
+    read_operands(inv, &Opts::gnu("", &[]))
+}
+
+fn head_tail(inv: &Invocation<'_>) -> Outcome {
+    read_operands(
+        inv,
+        &Opts::gnu(
+            "ncs",
+            &[
+                "lines",
+                "bytes",
+                "sleep-interval",
+                "pid",
+                "max-unchanged-stats",
+            ],
+        ),
+    )
+}
+
+fn wc(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(inv.args, &Opts::gnu("", &[]));
+    let mut o = Outcome::read_only();
+    o.reads(&p.operands);
+    o.reads(p.values(&["--files0-from"]));
+    o
+}
+
+fn plain_or_special(inv: &Invocation<'_>) -> Outcome {
+    let mut o = Outcome::read_only();
+    match inv.name {
+        "printenv" | "env" => o.effects.reads_env = true,
+        "mount" if !inv.args.is_empty() => o.privilege("mount"),
+        "history" => {
+            // `history -a FILE` / `-w FILE` write the history file.
+            let p = parse_args(inv.args, &Opts::gnu("", &[]));
+            if p.has(&["-a", "-w", "-n", "-r", "-c", "-d", "-s"]) {
+                o.writes(&p.operands);
+                o.mutate();
+            }
+        }
+        "printf" => {
+            // `printf -v VAR`: assigns a variable, nothing else.
+        }
+        _ => {}
+    }
+    let _ = plain_read_only;
+    o
+}
+
+fn tree(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(
+        inv.args,
+        &Opts::gnu(
+            "LPIo",
+            &["filelimit", "timefmt", "sort", "charset", "fromfile"],
+        ),
+    );
+    let mut o = Outcome::read_only();
+    o.reads(&p.operands);
+    o.writes(p.values(&["-o"]));
+    o
+}
+
+fn xxd(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(inv.args, &Opts::gnu("cglnosC", &[]));
+    let mut o = Outcome::read_only();
+    if let Some(inp) = p.operands.first() {
+        o.reads([inp]);
+    }
+    o.writes(p.operands.get(1));
+    o
+}
+
+fn pager(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(
+        inv.args,
+        &Opts::gnu(
+            "bhjkopPtTxyzO#",
+            &[
+                "log-file",
+                "LOG-FILE",
+                "tag-file",
+                "tag",
+                "prompt",
+                "tabs",
+                "shift",
+                "window",
+                "max-back-scroll",
+                "max-forw-scroll",
+                "lesskey-file",
+            ],
+        ),
+    );
+    let mut o = Outcome::read_only();
+    o.reads(&p.operands);
+    o.writes(p.values(&["-o", "-O", "--log-file", "--LOG-FILE"]));
+    for (name, value) in inv.assignments {
+        if matches!(
+            name.as_str(),
+            "LESSOPEN" | "LESSCLOSE" | "LESSKEY" | "LESSEDIT" | "VISUAL" | "EDITOR"
+        ) {
+            o.exec(inv.name, name, &value.value);
+        }
+    }
+    o
+}
+
+/// `cp`/`mv`: the last operand (or `-t DIR`) is written; the others are read, and
+/// for `mv` also deleted.
+fn copy_like(inv: &Invocation<'_>, moves: bool) -> Outcome {
+    let p = parse_args(inv.args, &Opts::gnu("St", &["suffix", "target-directory"]));
+    let mut o = Outcome::mutating();
+    let target: Vec<Word> = p.values(&["-t", "--target-directory"]).cloned().collect();
+    let sources: &[Word] = if target.is_empty() {
+        match p.operands.split_last() {
+            Some((dest, rest)) => {
+                o.writes([dest]);
+                rest
+            }
+            None => &[],
+        }
+    } else {
+        o.writes(&target);
+        &p.operands
+    };
+    o.reads(sources);
+    if moves {
+        o.deletes(sources);
+    }
+    if p.operands.is_empty() {
+        o.effects.class = Class::Unknown;
+    }
+    o
+}
+
+fn install(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(
+        inv.args,
+        &Opts::gnu(
+            "gmoStZ",
+            &[
+                "group",
+                "mode",
+                "owner",
+                "suffix",
+                "target-directory",
+                "strip-program",
+            ],
+        ),
+    );
+    if p.has(&["-d", "--directory"]) {
+        let mut o = Outcome::mutating();
+        o.writes(&p.operands);
+        return o;
+    }
+    let mut o = copy_like(inv, false);
+    if let Some(prog) = p.values(&["--strip-program"]).next() {
+        o.exec("install", "--strip-program", &prog.value);
+    }
+    o
+}
+
+fn ln(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(inv.args, &Opts::gnu("St", &["suffix", "target-directory"]));
+    let mut o = Outcome::mutating();
+    let target: Vec<Word> = p.values(&["-t", "--target-directory"]).cloned().collect();
+    if !target.is_empty() {
+        o.writes(&target);
+    } else if p.operands.len() == 1 {
+        o.writes([&Word::literal(".")]);
+    } else if let Some(last) = p.operands.last() {
+        o.writes([last]);
+    } else {
+        o.effects.class = Class::Unknown;
+    }
+    o
+}
+
+fn touch(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(inv.args, &Opts::gnu("rdt", &["reference", "date"]));
+    let mut o = Outcome::mutating();
+    o.writes(&p.operands);
+    o.reads(p.values(&["-r", "--reference"]));
+    o
+}
+
+fn write_operands(inv: &Invocation<'_>, spec: &Opts) -> Outcome {
+    let p = parse_args(inv.args, spec);
+    let mut o = Outcome::mutating();
+    o.writes(&p.operands);
+    o
+}
+
+fn delete_operands(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(inv.args, &Opts::gnu("", &[]));
+    let mut o = Outcome::mutating();
+    o.deletes(&p.operands);
+    o
+}
+
+fn shred(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(
+        inv.args,
+        &Opts::gnu("ns", &["iterations", "size", "random-source"]),
+    );
+    let mut o = Outcome::mutating();
+    o.writes(&p.operands);
+    if p.has(&["-u", "--remove"]) {
+        o.deletes(&p.operands);
+    }
+    o
+}
+
+/// A mode that sets the setuid or setgid bit: `u+s`, `g+s`, `+s`, `4755`, `2755`.
+fn sets_setid(mode: &str) -> bool {
+    if mode.bytes().all(|c| c.is_ascii_digit()) {
+        return mode.len() >= 4 && matches!(mode.as_bytes()[mode.len() - 4], b'2'..=b'7');
+    }
+    mode.split(',').any(|clause| {
+        clause
+            .split_once(['+', '='])
+            .is_some_and(|(_, perms)| perms.contains('s'))
+    })
+}
+
+fn chmod(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(inv.args, &Opts::gnu("", &["reference"]));
+    let mut o = Outcome::mutating();
+    let targets: &[Word] = if p.has(&["--reference"]) {
+        &p.operands
+    } else {
+        match p.operands.split_first() {
+            Some((mode, rest)) => {
+                if sets_setid(&mode.value) || !mode.literal {
+                    o.privilege(&format!("chmod {}", mode.value));
+                }
+                rest
+            }
+            None => &[],
+        }
+    };
+    // `chmod -s` style clusters: the parser saw them as options.
+    if p.opts.iter().any(|(n, _)| n == "-s") {
+        o.effects.class = Class::Unknown;
+    }
+    o.writes(targets);
+    o
+}
+
+fn chown(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(inv.args, &Opts::gnu("", &["reference", "from"]));
+    let mut o = Outcome::mutating();
+    let targets = if p.has(&["--reference"]) {
+        &p.operands[..]
+    } else {
+        p.operands.get(1..).unwrap_or(&[])
+    };
+    o.writes(targets);
+    o
+}
+
+fn dd(inv: &Invocation<'_>) -> Outcome {
+    let mut o = Outcome::read_only();
+    for a in inv.args {
+        if let Some(v) = a.value.strip_prefix("if=") {
+            o.reads([&Word {
+                value: v.to_owned(),
+                literal: a.literal,
+            }]);
+        } else if let Some(v) = a.value.strip_prefix("of=") {
+            o.writes([&Word {
+                value: v.to_owned(),
+                literal: a.literal,
+            }]);
+        }
+    }
+    o
+}
+
+fn mktemp(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(inv.args, &Opts::gnu("p", &["tmpdir", "suffix"]));
+    if p.has(&["-u", "--dry-run"]) {
+        return Outcome::read_only();
+    }
+    let dir = p
+        .values(&["-p", "--tmpdir"])
+        .next()
+        .cloned()
+        .unwrap_or_else(|| Word::literal("/tmp"));
+    let mut o = Outcome::mutating();
+    match p.operands.first() {
+        Some(t) if t.value.contains('/') && !p.has(&["-p", "--tmpdir", "-t"]) => o.writes([t]),
+        _ => o.writes([&dir]),
+    }
+    o
+}
+
+fn compress(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(
+        inv.args,
+        &Opts::gnu("SbTo", &["suffix", "threads", "output"]),
+    );
+    let mut o = Outcome::read_only();
+    o.reads(&p.operands);
+    let to_stdout = p.has(&[
+        "-c",
+        "--stdout",
+        "--to-stdout",
+        "-l",
+        "--list",
+        "-t",
+        "--test",
+    ]) || inv.name.ends_with("cat");
+    if to_stdout || p.operands.is_empty() {
+        return o;
+    }
+    let decompress = p.has(&["-d", "--decompress", "--uncompress"])
+        || inv.name.starts_with("gun")
+        || inv.name.starts_with("un")
+        || inv.name.starts_with("bun");
+    for f in &p.operands {
+        let out = if decompress {
+            Word {
+                value: f
+                    .value
+                    .rsplit_once('.')
+                    .map_or(f.value.clone(), |(a, _)| a.to_owned()),
+                literal: f.literal,
+            }
+        } else {
+            Word {
+                value: format!("{}.*", f.value),
+                literal: false,
+            }
+        };
+        o.writes([&out]);
+    }
+    o.writes(p.values(&["-o", "--output"]));
+    if !p.has(&["-k", "--keep"]) && inv.name != "zstd" && inv.name != "lz4" {
+        o.deletes(&p.operands);
+    }
+    o
+}
+
+fn tar(inv: &Invocation<'_>) -> Outcome {
+    // Old-style first argument (`tar xzf a.tgz`) is a cluster without the dash.
+    let mut args = inv.args.to_vec();
+    if let Some(first) = args.first_mut() {
+        if !first.value.starts_with('-') && first.value.bytes().all(|c| c.is_ascii_alphabetic()) {
+            first.value.insert(0, '-');
+        }
+    }
+    let p = parse_args(
+        &args,
+        &Opts::gnu(
+            "fCTXbHgKLNVIF",
+            &[
+                "file",
+                "directory",
+                "files-from",
+                "exclude-from",
+                "exclude",
+                "blocking-factor",
+                "format",
+                "listed-incremental",
+                "starting-file",
+                "tape-length",
+                "newer",
+                "after-date",
+                "label",
+                "use-compress-program",
+                "to-command",
+                "info-script",
+                "new-volume-script",
+                "rsh-command",
+                "transform",
+                "xform",
+                "owner",
+                "group",
+                "mode",
+                "checkpoint",
+                "checkpoint-action",
+                "suffix",
+                "strip-components",
+            ],
+        ),
+    );
+    let mut o = Outcome::read_only();
+    for (name, value) in &p.opts {
+        let v = value.as_ref().map(|w| w.value.as_str()).unwrap_or("");
+        match name.as_str() {
+            "-I"
+            | "--use-compress-program"
+            | "--to-command"
+            | "--info-script"
+            | "-F"
+            | "--new-volume-script"
+            | "--rsh-command" => {
+                o.exec("tar", name, v);
+            }
+            "--checkpoint-action" if v.starts_with("exec") => o.exec("tar", name, v),
+            _ => {}
+        }
+    }
+    let archive: Vec<Word> = p.values(&["-f", "--file"]).cloned().collect();
+    let dir: Option<Word> = p.values(&["-C", "--directory"]).last().cloned();
+    o.reads(p.values(&["-T", "--files-from", "-X", "--exclude-from"]));
+    let remote = archive
+        .iter()
+        .any(|a| a.value.contains(':') && !a.value.starts_with('/'));
+    if remote {
+        o.net_unknown();
+    }
+    if p.has(&["-x", "--extract", "--get"]) {
+        o.reads(&archive);
+        if !p.has(&["-O", "--to-stdout"]) && !p.has(&["--to-command"]) {
+            let target = dir.unwrap_or_else(|| Word::literal("."));
+            o.writes([&target]);
+        }
+        if archive.is_empty() {
+            // Reads the archive from standard input.
+        }
+    } else if p.has(&[
+        "-c",
+        "--create",
+        "-r",
+        "--append",
+        "-u",
+        "--update",
+        "-A",
+        "--catenate",
+        "--concatenate",
+        "--delete",
+    ]) {
+        o.writes(&archive);
+        let base = dir.map(|d| d.value);
+        for op in &p.operands {
+            match &base {
+                Some(b) if !op.value.starts_with('/') => o.reads([&Word {
+                    value: format!("{b}/{}", op.value),
+                    literal: op.literal,
+                }]),
+                _ => o.reads([op]),
+            }
+        }
+        if p.has(&["--remove-files"]) {
+            o.deletes(&p.operands);
+        }
+    } else if p.has(&["-t", "--list", "-d", "--diff", "--compare"]) {
+        o.reads(&archive);
+    } else {
+        o.effects.class = Class::Unknown;
+    }
+    o
+}
+
+fn zip(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(
+        inv.args,
+        &Opts::gnu(
+            "bnstxiOPZ",
+            &[
+                "temp-path",
+                "suffixes",
+                "from-date",
+                "before-date",
+                "exclude",
+                "include",
+                "output-file",
+                "password",
+                "compression-method",
+                "unzip-command",
+                "split-size",
+            ],
+        ),
+    );
+    let mut o = Outcome::read_only();
+    // `-TT cmd` is parsed as `-T` `-T`; find the real spelling.
+    let mut it = inv.args.iter();
+    while let Some(a) = it.next() {
+        if a.value == "-TT" || a.value == "--unzip-command" {
+            let cmd = it.next().map(|w| w.value.clone()).unwrap_or_default();
+            o.exec("zip", &a.value, &cmd);
+        } else if let Some(cmd) = a.value.strip_prefix("--unzip-command=") {
+            o.exec("zip", "--unzip-command", cmd);
+        }
+    }
+    if let Some((archive, files)) = p.operands.split_first() {
+        o.writes([archive]);
+        o.reads(files);
+        if p.has(&["-m", "--move"]) {
+            o.deletes(files);
+        }
+    }
+    o.writes(p.values(&["-O", "--output-file"]));
+    if p.operands.is_empty() {
+        o.effects.class = Class::Unknown;
+    }
+    o
+}
+
+fn unzip(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(inv.args, &Opts::gnu("dxP", &[]));
+    let mut o = Outcome::read_only();
+    o.reads(p.operands.first());
+    if p.has(&["-l", "-t", "-v", "-p", "-c", "-Z", "-z"]) {
+        return o;
+    }
+    let target = p
+        .values(&["-d"])
+        .last()
+        .cloned()
+        .unwrap_or_else(|| Word::literal("."));
+    o.writes([&target]);
+    o
+}
+
+fn base64(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(
+        inv.args,
+        &Opts::gnu("wbioD", &["wrap", "break", "input", "output"]),
+    );
+    let mut o = Outcome::read_only();
+    o.reads(&p.operands);
+    o.reads(p.values(&["-i", "--input"]));
+    o.writes(p.values(&["-o", "--output"]));
+    o
+}
+
+fn patch(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(
+        inv.args,
+        &Opts::gnu(
+            "iodpBDFrVYzgx",
+            &[
+                "input",
+                "output",
+                "directory",
+                "strip",
+                "prefix",
+                "ifdef",
+                "fuzz",
+                "reject-file",
+                "version-control",
+                "basename-prefix",
+                "suffix",
+                "get",
+                "debug",
+                "quoting-style",
+            ],
+        ),
+    );
+    let mut o = Outcome::read_only();
+    o.reads(p.values(&["-i", "--input"]));
+    if p.has(&["--dry-run", "-C", "--check"]) {
+        return o;
+    }
+    o.writes(p.values(&["-o", "--output", "-r", "--reject-file"]));
+    match p.operands.split_first() {
+        Some((orig, rest)) => {
+            o.writes([orig]);
+            o.reads(rest);
+        }
+        None => {
+            // The files to change are named inside the patch, which the text does not show.
+            let dir = p
+                .values(&["-d", "--directory"])
+                .last()
+                .cloned()
+                .unwrap_or_else(|| Word::literal("."));
+            o.writes([&Word {
+                value: dir.value,
+                literal: false,
+            }]);
+        }
+    }
+    o
+}
+
+fn split(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(
+        inv.args,
+        &Opts::gnu(
+            "albCndxfn",
+            &[
+                "suffix-length",
+                "additional-suffix",
+                "bytes",
+                "line-bytes",
+                "lines",
+                "number",
+                "filter",
+                "prefix",
+                "suffix-format",
+            ],
+        ),
+    );
+    let mut o = Outcome::read_only();
+    if let Some(f) = p.values(&["--filter"]).next() {
+        o.exec(inv.name, "--filter", &f.value);
+    }
+    let (input, prefix) = match inv.name {
+        "csplit" => (
+            p.operands.first(),
+            p.values(&["-f", "--prefix"]).next().cloned(),
+        ),
+        _ => (p.operands.first(), p.operands.get(1).cloned()),
+    };
+    o.reads(input);
+    let prefix =
+        prefix.unwrap_or_else(|| Word::literal(if inv.name == "csplit" { "xx" } else { "x" }));
+    o.writes([&Word {
+        value: format!("{}*", prefix.value),
+        literal: false,
+    }]);
+    o
+}
+
+/// Primaries of `find` that take one argument.
+const FIND_ONE_ARG: &[&str] = &[
+    "-name",
+    "-iname",
+    "-path",
+    "-ipath",
+    "-wholename",
+    "-iwholename",
+    "-regex",
+    "-iregex",
+    "-type",
+    "-xtype",
+    "-user",
+    "-group",
+    "-uid",
+    "-gid",
+    "-perm",
+    "-size",
+    "-mtime",
+    "-mmin",
+    "-atime",
+    "-amin",
+    "-ctime",
+    "-cmin",
+    "-newer",
+    "-anewer",
+    "-cnewer",
+    "-used",
+    "-links",
+    "-inum",
+    "-samefile",
+    "-lname",
+    "-ilname",
+    "-maxdepth",
+    "-mindepth",
+    "-fstype",
+    "-context",
+    "-regextype",
+    "-printf",
+    "-newerXY",
+    "-files0-from",
+];
+
+fn find(inv: &Invocation<'_>) -> Outcome {
+    let mut o = Outcome::read_only();
+    let args = inv.args;
+    let mut i = 0;
+    // Leading options and starting points.
+    while i < args.len()
+        && matches!(
+            args[i].value.as_str(),
+            "-H" | "-L" | "-P" | "-O0" | "-O1" | "-O2" | "-O3"
+        )
+    {
+        i += 1;
+    }
+    if args.get(i).is_some_and(|a| a.value == "-D") {
+        i += 2;
+    }
+    let mut roots = Vec::new();
+    while i < args.len() {
+        let v = &args[i].value;
+        if v.starts_with('-') || v == "(" || v == "!" {
+            break;
+        }
+        roots.push(args[i].clone());
+        i += 1;
+    }
+    if roots.is_empty() {
+        roots.push(Word::literal("."));
+    }
+    o.reads(&roots);
+    while i < args.len() {
+        let a = args[i].value.as_str();
+        match a {
+            "-exec" | "-execdir" | "-ok" | "-okdir" => {
+                let start = i + 1;
+                let mut end = start;
+                while end < args.len() && args[end].value != ";" && args[end].value != "+" {
+                    end += 1;
+                }
+                let argv = args[start..end.min(args.len())].to_vec();
+                o.exec("find", a, &super::join(&argv));
+                o.exec_argv.push(("find ".to_owned() + a, argv));
+                i = end + 1;
+            }
+            "-delete" => {
+                o.deletes(&roots);
+                i += 1;
+            }
+            "-fprint" | "-fprint0" | "-fls" => {
+                o.writes(args.get(i + 1));
+                i += 2;
+            }
+            "-fprintf" => {
+                o.writes(args.get(i + 1));
+                i += 3;
+            }
+            _ if FIND_ONE_ARG.contains(&a) || a.starts_with("-newer") => {
+                if a == "-files0-from" {
+                    o.reads(args.get(i + 1));
+                }
+                i += 2;
+            }
+            _ => i += 1,
+        }
+    }
+    o
+}
+
+fn fd(inv: &Invocation<'_>) -> Outcome {
+    let spec = Opts::gnu(
+        "tedEcjSoxX",
+        &[
+            "type",
+            "extension",
+            "max-depth",
+            "min-depth",
+            "exact-depth",
+            "exclude",
+            "color",
+            "threads",
+            "size",
+            "changed-within",
+            "changed-before",
+            "owner",
+            "base-directory",
+            "path-separator",
+            "search-path",
+            "max-results",
+            "ignore-file",
+            "and",
+            "format",
+            "hyperlink",
+            "batch-size",
+            "exec",
+            "exec-batch",
+        ],
+    );
+    let mut o = Outcome::read_only();
+    let args = inv.args;
+    // Everything after -x/-X/--exec/--exec-batch up to `;` (or the end) is the command.
+    let mut i = 0;
+    let mut before = Vec::new();
+    while i < args.len() {
+        let a = args[i].value.as_str();
+        if matches!(a, "-x" | "-X" | "--exec" | "--exec-batch") {
+            let start = i + 1;
+            let mut end = start;
+            while end < args.len() && args[end].value != ";" {
+                end += 1;
+            }
+            let argv = args[start..end.min(args.len())].to_vec();
+            o.exec("fd", a, &super::join(&argv));
+            o.exec_argv.push((format!("fd {a}"), argv));
+            i = end + 1;
+        } else {
+            before.push(args[i].clone());
+            i += 1;
+        }
+    }
+    let p = parse_args(&before, &spec);
+    // First operand is the pattern, the rest are search paths.
+    let mut paths: Vec<Word> = p.operands.get(1..).unwrap_or(&[]).to_vec();
+    paths.extend(p.values(&["--search-path", "--base-directory"]).cloned());
+    if paths.is_empty() {
+        paths.push(Word::literal("."));
+    }
+    o.reads(&paths);
+    o.reads(p.values(&["--ignore-file"]));
+    o
+}

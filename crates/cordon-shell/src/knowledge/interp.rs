@@ -1,0 +1,557 @@
+//! Programs whose purpose is to run code: shells (`bash -c`, scripts, stdin),
+//! `eval`/`source`/`trap`, language interpreters (`python -c`, `perl -e`, `node -e`,
+//! script files, stdin), editors that run commands (`vim -c`), and `man` with a
+//! pager or browser.
+
+use super::{Entry, Invocation, Opts, Outcome, parse_args};
+use crate::model::{Class, Word};
+
+pub(super) const ENTRIES: &[Entry] = &[
+    Entry {
+        names: &[
+            "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "rbash",
+        ],
+        classify: shell,
+    },
+    Entry {
+        names: &["fish", "csh", "tcsh", "nu", "pwsh", "xonsh", "elvish"],
+        classify: other_shell,
+    },
+    Entry {
+        names: &["eval"],
+        classify: eval,
+    },
+    Entry {
+        names: &["source", "."],
+        classify: source,
+    },
+    Entry {
+        names: &["trap"],
+        classify: trap,
+    },
+    Entry {
+        names: &["python", "python2", "python3", "pypy", "pypy3"],
+        classify: python,
+    },
+    Entry {
+        names: &["perl"],
+        classify: |i| interpreter(i, &LANG_PERL),
+    },
+    Entry {
+        names: &["ruby", "irb"],
+        classify: |i| interpreter(i, &LANG_RUBY),
+    },
+    Entry {
+        names: &["node", "nodejs"],
+        classify: |i| interpreter(i, &LANG_NODE),
+    },
+    Entry {
+        names: &["php"],
+        classify: |i| interpreter(i, &LANG_PHP),
+    },
+    Entry {
+        names: &["lua", "luajit"],
+        classify: |i| interpreter(i, &LANG_LUA),
+    },
+    Entry {
+        names: &[
+            "Rscript",
+            "julia",
+            "tclsh",
+            "wish",
+            "guile",
+            "racket",
+            "scala",
+            "groovy",
+            "kotlin",
+            "elixir",
+            "erl",
+            "escript",
+            "swift",
+            "osascript",
+            "awk-script",
+        ],
+        classify: generic_interpreter,
+    },
+    Entry {
+        names: &["vim", "vi", "nvim", "view", "ex", "gvim"],
+        classify: vim,
+    },
+    Entry {
+        names: &["emacs", "emacsclient"],
+        classify: emacs,
+    },
+    Entry {
+        names: &["nano", "pico", "micro", "ed", "joe", "code", "subl"],
+        classify: editor,
+    },
+    Entry {
+        names: &["man"],
+        classify: man,
+    },
+];
+
+/// How an interpreter's command line is shaped.
+struct Lang {
+    /// Options whose value is code to run.
+    code: &'static [&'static str],
+    /// Options whose value is a module or file that is loaded and run.
+    load: &'static [&'static str],
+    /// Other options that take a value.
+    value: &'static [&'static str],
+    /// Options that only print information.
+    info: &'static [&'static str],
+}
+
+const LANG_PERL: Lang = Lang {
+    code: &["-e", "-E"],
+    load: &["-M", "-m", "-I"],
+    value: &["-x", "-i", "-0", "-l", "-C", "-d", "-D"],
+    info: &["-v", "-V", "--version", "-h", "--help", "-c"],
+};
+const LANG_RUBY: Lang = Lang {
+    code: &["-e"],
+    load: &["-r", "--require", "-I"],
+    value: &["-E", "--encoding", "-C", "-F", "-0", "-x", "-W"],
+    info: &["-v", "--version", "-h", "--help", "-c", "-y"],
+};
+const LANG_NODE: Lang = Lang {
+    code: &["-e", "--eval", "-p", "--print"],
+    load: &[
+        "-r",
+        "--require",
+        "--import",
+        "--loader",
+        "--experimental-loader",
+    ],
+    value: &[
+        "--input-type",
+        "--conditions",
+        "-C",
+        "--stack-size",
+        "--title",
+        "--env-file",
+    ],
+    info: &["-v", "--version", "-h", "--help", "-c", "--check"],
+};
+const LANG_PHP: Lang = Lang {
+    code: &["-r", "-B", "-R", "-E", "-F"],
+    load: &["-f", "-z", "-d", "-c"],
+    value: &["-t", "-S"],
+    info: &["-v", "--version", "-h", "--help", "-i", "-m", "-l", "--ini"],
+};
+const LANG_LUA: Lang = Lang {
+    code: &["-e"],
+    load: &["-l"],
+    value: &[],
+    info: &["-v"],
+};
+const LANG_PYTHON: Lang = Lang {
+    code: &["-c"],
+    load: &["-m"],
+    value: &["-W", "-X", "-Q", "--check-hash-based-pycs"],
+    info: &["-V", "--version", "-h", "--help", "-VV"],
+};
+
+/// Names with a version suffix (`python3.12`, `perl5.36`, `node20`).
+pub(super) fn versioned(inv: &Invocation<'_>) -> Option<Outcome> {
+    let name = inv.name;
+    let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    if base == name {
+        return None;
+    }
+    let lang = match base {
+        "python" | "pypy" => &LANG_PYTHON,
+        "perl" => &LANG_PERL,
+        "ruby" => &LANG_RUBY,
+        "node" => &LANG_NODE,
+        "php" => &LANG_PHP,
+        "lua" => &LANG_LUA,
+        _ => return None,
+    };
+    Some(interpreter(inv, lang))
+}
+
+fn python(inv: &Invocation<'_>) -> Outcome {
+    interpreter(inv, &LANG_PYTHON)
+}
+
+/// Shared interpreter logic: code options, loaded modules, a script operand, or code
+/// from standard input.
+fn interpreter(inv: &Invocation<'_>, lang: &Lang) -> Outcome {
+    let args = inv.args;
+    let mut o = Outcome::read_only();
+    let mut i = 0;
+    let mut ran = false;
+    let mut info = false;
+    while i < args.len() {
+        let a = args[i].value.as_str();
+        if a == "--" {
+            i += 1;
+            break;
+        }
+        if a == "-" {
+            break;
+        }
+        if !a.starts_with('-') {
+            break;
+        }
+        let (flag, attached) = split_opt(a, lang);
+        if lang.code.contains(&flag) {
+            let code = attached.map(str::to_owned).or_else(|| {
+                i += 1;
+                args.get(i).map(|w| w.value.clone())
+            });
+            o.exec(inv.name, flag, code.as_deref().unwrap_or(""));
+            ran = true;
+            // Python stops parsing at the code; other languages keep reading options
+            // but everything left is arguments to the code.
+            break;
+        }
+        if lang.load.contains(&flag) {
+            let target = attached.map(str::to_owned).or_else(|| {
+                i += 1;
+                args.get(i).map(|w| w.value.clone())
+            });
+            let target = target.unwrap_or_default();
+            if flag == "-I" {
+                // An include path only: nothing runs by itself.
+            } else if flag == "-m" && std::ptr::eq(lang, &LANG_PYTHON) {
+                o.exec(inv.name, "-m", &target);
+                ran = true;
+                break;
+            } else {
+                o.exec(inv.name, flag, &target);
+            }
+            i += 1;
+            continue;
+        }
+        if lang.info.contains(&a) {
+            info = true;
+        }
+        if lang.value.contains(&flag) && attached.is_none() {
+            i += 1;
+        }
+        i += 1;
+    }
+    if ran {
+        return o;
+    }
+    match args.get(i) {
+        Some(script) if script.value != "-" => {
+            o.reads([script]);
+            o.exec(inv.name, "script", &script.value);
+            o.runs_script = true;
+        }
+        _ if info => {}
+        _ => {
+            o.stdin_code = true;
+            o.mutate();
+        }
+    }
+    o
+}
+
+/// Split `-cCODE`/`--eval=CODE` into the option and its attached value.
+fn split_opt<'a>(a: &'a str, lang: &Lang) -> (&'a str, Option<&'a str>) {
+    if let Some((name, value)) = a.split_once('=') {
+        if name.starts_with("--") {
+            return (name, Some(value));
+        }
+    }
+    if !a.starts_with("--") && a.len() > 2 {
+        let flag = &a[..2];
+        let known =
+            lang.code.contains(&flag) || lang.load.contains(&flag) || lang.value.contains(&flag);
+        if known {
+            return (flag, Some(&a[2..]));
+        }
+    }
+    (a, None)
+}
+
+fn generic_interpreter(inv: &Invocation<'_>) -> Outcome {
+    let mut o = Outcome::read_only();
+    match inv.args.first() {
+        Some(a) if a.value.starts_with('-') => {
+            o.exec(inv.name, &a.value, &super::join(inv.args));
+        }
+        Some(script) => {
+            o.reads([script]);
+            o.exec(inv.name, "script", &script.value);
+            o.runs_script = true;
+        }
+        None => {
+            o.stdin_code = true;
+            o.mutate();
+        }
+    }
+    o
+}
+
+/// POSIX-family shells: `-c STRING`, a script file, or commands from stdin.
+fn shell(inv: &Invocation<'_>) -> Outcome {
+    let args = inv.args;
+    let mut o = Outcome::read_only();
+    let mut command_mode = false;
+    let mut stdin_mode = false;
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].value.as_str();
+        if a == "--" || a == "-" {
+            i += 1;
+            break;
+        }
+        if let Some(long) = a.strip_prefix("--") {
+            match long {
+                "rcfile" | "init-file" => {
+                    let f = args.get(i + 1).map(|w| w.value.as_str()).unwrap_or("");
+                    o.exec(inv.name, a, f);
+                    i += 2;
+                }
+                "version" | "help" => return Outcome::read_only(),
+                _ => i += 1,
+            }
+            continue;
+        }
+        if !(a.starts_with('-') || a.starts_with('+')) || a.len() < 2 {
+            break;
+        }
+        let mut takes = 0;
+        for ch in a[1..].chars() {
+            match ch {
+                'c' => command_mode = true,
+                's' => stdin_mode = true,
+                'o' | 'O' => takes += 1,
+                _ => {}
+            }
+        }
+        i += 1 + takes;
+    }
+    let rest = args.get(i..).unwrap_or(&[]);
+    if command_mode {
+        match rest.first() {
+            Some(code) => {
+                o.shell_code
+                    .push((format!("{} -c", inv.name), code.clone()));
+            }
+            None => o.effects.class = Class::Unknown,
+        }
+        return o;
+    }
+    match rest.first() {
+        Some(script) if !stdin_mode => {
+            if script.value == "/dev/stdin" {
+                o.stdin_code = true;
+                o.mutate();
+            } else {
+                o.reads([script]);
+                o.exec(inv.name, "script", &script.value);
+                o.runs_script = true;
+            }
+        }
+        _ => {
+            o.stdin_code = true;
+            o.mutate();
+        }
+    }
+    o
+}
+
+fn other_shell(inv: &Invocation<'_>) -> Outcome {
+    let mut o = Outcome::read_only();
+    let code_flag = inv
+        .args
+        .iter()
+        .position(|w| matches!(w.value.as_str(), "-c" | "--command" | "-Command"));
+    match (code_flag, inv.args.first()) {
+        (Some(k), _) => {
+            let code = inv.args.get(k + 1).map(|w| w.value.as_str()).unwrap_or("");
+            o.exec(inv.name, "-c", code);
+        }
+        (None, Some(script)) if !script.value.starts_with('-') => {
+            o.reads([script]);
+            o.exec(inv.name, "script", &script.value);
+            o.runs_script = true;
+        }
+        _ => {
+            o.stdin_code = true;
+            o.mutate();
+        }
+    }
+    o
+}
+
+fn eval(inv: &Invocation<'_>) -> Outcome {
+    let mut o = Outcome::read_only();
+    if inv.args.is_empty() {
+        return o;
+    }
+    let mut code = Word::literal("");
+    for (i, w) in inv.args.iter().enumerate() {
+        if i > 0 {
+            code.value.push(' ');
+        }
+        code.value.push_str(&w.value);
+        code.literal &= w.literal;
+    }
+    o.shell_code.push(("eval".into(), code));
+    o
+}
+
+fn source(inv: &Invocation<'_>) -> Outcome {
+    let mut o = Outcome::read_only();
+    let Some(file) = inv.args.first() else {
+        o.effects.class = Class::Unknown;
+        return o;
+    };
+    if file.value == "/dev/stdin" || file.value == "-" {
+        o.stdin_code = true;
+        o.mutate();
+        return o;
+    }
+    o.reads([file]);
+    o.exec(inv.name, "script", &file.value);
+    o.runs_script = true;
+    o
+}
+
+fn trap(inv: &Invocation<'_>) -> Outcome {
+    let mut o = Outcome::read_only();
+    let p = parse_args(inv.args, &Opts::gnu("", &[]));
+    if p.has(&["-l", "-p"]) || p.operands.len() < 2 {
+        return o;
+    }
+    if let Some(code) = p.operands.first() {
+        if code.value != "-" && !code.value.is_empty() {
+            o.shell_code.push(("trap".into(), code.clone()));
+        }
+    }
+    o
+}
+
+fn vim(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(inv.args, &Opts::gnu("cSuTiwWsrq", &["cmd"]));
+    let mut o = Outcome::mutating();
+    for (name, value) in &p.opts {
+        let v = value.as_ref().map(|w| w.value.as_str()).unwrap_or("");
+        match name.as_str() {
+            "-c" | "--cmd" | "-S" | "-u" | "-s" | "-w" | "-W" => o.exec(inv.name, name, v),
+            _ => {}
+        }
+    }
+    for w in &p.operands {
+        if let Some(cmd) = w.value.strip_prefix('+') {
+            if !cmd.is_empty() && !cmd.bytes().all(|c| c.is_ascii_digit()) {
+                o.exec(inv.name, "+cmd", cmd);
+            }
+        }
+    }
+    let files: Vec<Word> = p
+        .operands
+        .iter()
+        .filter(|w| !w.value.starts_with('+'))
+        .cloned()
+        .collect();
+    if inv.name == "view" || p.has(&["-R"]) {
+        o.reads(&files);
+    } else {
+        o.reads(&files);
+        o.writes(&files);
+    }
+    o
+}
+
+fn emacs(inv: &Invocation<'_>) -> Outcome {
+    let mut o = Outcome::mutating();
+    let mut files = Vec::new();
+    let mut it = inv.args.iter();
+    while let Some(w) = it.next() {
+        let v = w.value.as_str();
+        match v {
+            "--eval" | "-l" | "--load" | "-f" | "--funcall" | "--script" | "-x" => {
+                let code = it.next().map(|w| w.value.as_str()).unwrap_or("");
+                o.exec(inv.name, v, code);
+            }
+            _ if v.starts_with("--eval=")
+                || v.starts_with("--load=")
+                || v.starts_with("--funcall=") =>
+            {
+                o.exec(inv.name, v, v);
+            }
+            _ if v.starts_with('-') || v.starts_with('+') => {}
+            _ => files.push(w.clone()),
+        }
+    }
+    o.reads(&files);
+    o.writes(&files);
+    o
+}
+
+fn editor(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(inv.args, &Opts::gnu("", &[]));
+    let mut o = Outcome::mutating();
+    let files: Vec<Word> = p
+        .operands
+        .iter()
+        .filter(|w| !w.value.starts_with('+'))
+        .cloned()
+        .collect();
+    o.reads(&files);
+    o.writes(&files);
+    if matches!(inv.name, "ed") {
+        // `ed` reads commands (including `!cmd`) from standard input.
+        o.stdin_code = true;
+    }
+    o
+}
+
+fn man(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(
+        inv.args,
+        &Opts::gnu(
+            "PHMCLmSsRETpe",
+            &[
+                "pager",
+                "html",
+                "manpath",
+                "config-file",
+                "locale",
+                "systems",
+                "sections",
+                "recode",
+                "encoding",
+                "troff-device",
+                "preprocessor",
+                "extension",
+            ],
+        ),
+    );
+    let mut o = Outcome::read_only();
+    for (name, value) in &p.opts {
+        let v = value.as_ref().map(|w| w.value.as_str()).unwrap_or("");
+        match name.as_str() {
+            "-P" | "--pager" | "-H" | "--html" | "-p" | "--preprocessor" | "-T"
+            | "--troff-device" => {
+                o.exec("man", name, v);
+            }
+            _ => {}
+        }
+    }
+    // `--html` without a value still starts a browser; `-H` parsed above takes the next word.
+    if inv.args.iter().any(|w| w.value == "--html") && !p.has(&["--html"]) {
+        o.exec("man", "--html", "starts a browser");
+    }
+    for (name, value) in inv.assignments {
+        if matches!(
+            name.as_str(),
+            "MANPAGER" | "PAGER" | "BROWSER" | "MANROFFOPT" | "LESSOPEN"
+        ) {
+            o.exec("man", name, &value.value);
+        }
+    }
+    if p.has(&["-l", "--local-file"]) {
+        o.reads(&p.operands);
+    }
+    o
+}

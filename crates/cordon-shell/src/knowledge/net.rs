@@ -1,0 +1,860 @@
+//! Network programs: transfers (`curl`, `wget`, `scp`, `rsync`), remote shells
+//! (`ssh`), raw sockets (`nc`, `socat`) and name lookups (`dig`, `nslookup`, `ping`).
+//! Literal targets are reported; a program that reaches the network with no visible
+//! target says so.
+
+use super::{Entry, Invocation, Opts, Outcome, parse_args};
+use crate::model::{Class, Word};
+
+pub(super) const ENTRIES: &[Entry] = &[
+    Entry {
+        names: &["curl"],
+        classify: curl,
+    },
+    Entry {
+        names: &["wget", "wget2"],
+        classify: wget,
+    },
+    Entry {
+        names: &["http", "https", "xh", "xhs"],
+        classify: httpie,
+    },
+    Entry {
+        names: &[
+            "aria2c",
+            "axel",
+            "fetch",
+            "lwp-request",
+            "GET",
+            "POST",
+            "HEAD",
+            "lynx",
+            "w3m",
+            "links",
+        ],
+        classify: fetcher,
+    },
+    Entry {
+        names: &["ssh"],
+        classify: ssh,
+    },
+    Entry {
+        names: &["scp", "sftp"],
+        classify: scp,
+    },
+    Entry {
+        names: &["rsync"],
+        classify: rsync,
+    },
+    Entry {
+        names: &[
+            "nc",
+            "ncat",
+            "netcat",
+            "telnet",
+            "ftp",
+            "tftp",
+            "ssh-keyscan",
+            "whois",
+            "openssl",
+        ],
+        classify: socket,
+    },
+    Entry {
+        names: &["socat"],
+        classify: socat,
+    },
+    Entry {
+        names: &[
+            "nslookup",
+            "host",
+            "dig",
+            "drill",
+            "ping",
+            "ping6",
+            "traceroute",
+            "traceroute6",
+            "tracepath",
+            "mtr",
+            "arping",
+        ],
+        classify: lookup,
+    },
+    Entry {
+        names: &["getent"],
+        classify: getent,
+    },
+];
+
+/// Operands of network programs that look like a remote `host:path`.
+fn remote_host(w: &Word) -> Option<Word> {
+    let v = &w.value;
+    if v.contains("://") {
+        return Some(w.clone());
+    }
+    let (host, _) = v.split_once(':')?;
+    if host.is_empty() || host.contains('/') {
+        return None;
+    }
+    Some(Word {
+        value: host.to_owned(),
+        literal: w.literal,
+    })
+}
+
+fn curl(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(
+        inv.args,
+        &Opts::gnu(
+            "oTdFKuHXAebcDwrmxEYyzCQtUhP",
+            &[
+                "output",
+                "upload-file",
+                "data",
+                "data-binary",
+                "data-raw",
+                "data-ascii",
+                "data-urlencode",
+                "form",
+                "form-string",
+                "config",
+                "user",
+                "header",
+                "request",
+                "user-agent",
+                "referer",
+                "cookie",
+                "cookie-jar",
+                "dump-header",
+                "write-out",
+                "range",
+                "max-time",
+                "proxy",
+                "cert",
+                "key",
+                "cacert",
+                "capath",
+                "url",
+                "output-dir",
+                "trace",
+                "trace-ascii",
+                "stderr",
+                "libcurl",
+                "resolve",
+                "connect-to",
+                "retry",
+                "retry-delay",
+                "retry-max-time",
+                "limit-rate",
+                "json",
+                "netrc-file",
+                "proxy-user",
+                "interface",
+                "local-port",
+                "max-filesize",
+                "connect-timeout",
+                "speed-limit",
+                "speed-time",
+                "time-cond",
+                "quote",
+                "telnet-option",
+                "oauth2-bearer",
+                "aws-sigv4",
+                "variable",
+                "expand-url",
+                "etag-save",
+                "etag-compare",
+                "hsts",
+                "alt-svc",
+                "unix-socket",
+                "abstract-unix-socket",
+                "preproxy",
+                "doh-url",
+                "dns-servers",
+                "ciphers",
+                "pinnedpubkey",
+                "ftp-port",
+            ],
+        ),
+    );
+    let mut o = Outcome::read_only();
+    o.fetches = true;
+    let mut urls: Vec<Word> = p.operands.clone();
+    urls.extend(p.values(&["--url"]).cloned());
+    for u in &urls {
+        o.net(u);
+    }
+    o.urls = urls.clone();
+    if urls.is_empty() {
+        o.net_unknown();
+    }
+    o.writes(p.values(&[
+        "-o",
+        "--output",
+        "-c",
+        "--cookie-jar",
+        "-D",
+        "--dump-header",
+        "--trace",
+        "--trace-ascii",
+        "--stderr",
+        "--libcurl",
+        "--etag-save",
+        "--hsts",
+        "--alt-svc",
+    ]));
+    if p.has(&[
+        "-O",
+        "--remote-name",
+        "--remote-name-all",
+        "-J",
+        "--remote-header-name",
+    ]) {
+        let dir = p.values(&["--output-dir"]).last().cloned();
+        for u in &urls {
+            let name = u.value.rsplit('/').next().unwrap_or("");
+            let path = match &dir {
+                Some(d) => format!("{}/{name}", d.value),
+                None => name.to_owned(),
+            };
+            let literal = u.literal && dir.as_ref().is_none_or(|d| d.literal) && !name.is_empty();
+            o.writes([&Word {
+                value: path,
+                literal,
+            }]);
+        }
+        o.fetches = false;
+    }
+    if p.has(&["-o", "--output"]) {
+        o.fetches = false;
+    }
+    o.reads(p.values(&[
+        "-T",
+        "--upload-file",
+        "-K",
+        "--config",
+        "--netrc-file",
+        "-E",
+        "--cert",
+        "--key",
+        "--cacert",
+    ]));
+    for v in p.values(&[
+        "-d",
+        "--data",
+        "--data-binary",
+        "--data-ascii",
+        "--data-urlencode",
+        "--json",
+        "-b",
+        "--cookie",
+    ]) {
+        if let Some(f) = v.value.strip_prefix('@') {
+            o.reads([&Word {
+                value: f.to_owned(),
+                literal: v.literal,
+            }]);
+        }
+    }
+    for v in p.values(&["-F", "--form"]) {
+        if let Some((_, f)) = v
+            .value
+            .split_once("=@")
+            .or_else(|| v.value.split_once("=<"))
+        {
+            let f = f.split(';').next().unwrap_or(f);
+            o.reads([&Word {
+                value: f.to_owned(),
+                literal: v.literal,
+            }]);
+        }
+    }
+    if p.has(&["-K", "--config"]) {
+        o.effects.class = Class::Unknown;
+    }
+    o
+}
+
+fn wget(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(
+        inv.args,
+        &Opts::gnu(
+            "OPoaiBeUtTwQlADRIX",
+            &[
+                "output-document",
+                "directory-prefix",
+                "output-file",
+                "append-output",
+                "input-file",
+                "base",
+                "execute",
+                "user-agent",
+                "tries",
+                "timeout",
+                "wait",
+                "quota",
+                "level",
+                "accept",
+                "reject",
+                "domains",
+                "exclude-domains",
+                "include-directories",
+                "exclude-directories",
+                "post-data",
+                "post-file",
+                "body-data",
+                "body-file",
+                "method",
+                "header",
+                "user",
+                "password",
+                "http-user",
+                "http-password",
+                "load-cookies",
+                "save-cookies",
+                "config",
+                "ca-certificate",
+                "certificate",
+                "private-key",
+                "bind-address",
+                "limit-rate",
+                "referer",
+                "cut-dirs",
+                "restrict-file-names",
+                "default-page",
+                "rejected-log",
+                "warc-file",
+                "use-askpass",
+            ],
+        ),
+    );
+    let mut o = Outcome::read_only();
+    for u in &p.operands {
+        o.net(u);
+    }
+    o.urls = p.operands.clone();
+    let input_files: Vec<Word> = p.values(&["-i", "--input-file"]).cloned().collect();
+    if p.operands.is_empty() || !input_files.is_empty() {
+        o.net_unknown();
+    }
+    o.reads(&input_files);
+    o.reads(p.values(&[
+        "--post-file",
+        "--body-file",
+        "--load-cookies",
+        "--config",
+        "--ca-certificate",
+        "--certificate",
+        "--private-key",
+    ]));
+    o.writes(p.values(&[
+        "-o",
+        "--output-file",
+        "-a",
+        "--append-output",
+        "--save-cookies",
+        "--rejected-log",
+    ]));
+    if let Some(cmd) = p.values(&["--use-askpass"]).next() {
+        o.exec("wget", "--use-askpass", &cmd.value);
+    }
+    for e in p.values(&["-e", "--execute"]) {
+        // A wgetrc command: it can change any setting, including output paths.
+        let _ = e;
+        o.effects.class = Class::Unknown;
+    }
+    let outs: Vec<Word> = p.values(&["-O", "--output-document"]).cloned().collect();
+    if outs.iter().any(|w| w.value == "-") {
+        o.fetches = true;
+    } else if !outs.is_empty() {
+        o.writes(&outs);
+    } else {
+        let dir = p.values(&["-P", "--directory-prefix"]).last().cloned();
+        let recursive = p.has(&[
+            "-r",
+            "--recursive",
+            "-m",
+            "--mirror",
+            "-p",
+            "--page-requisites",
+        ]);
+        for u in &p.operands {
+            let name = u
+                .value
+                .trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .unwrap_or("");
+            let (value, literal) = match (&dir, recursive) {
+                (Some(d), _) => (d.value.clone(), d.literal && !recursive),
+                (None, true) => (".".to_owned(), false),
+                (None, false) => (
+                    name.to_owned(),
+                    u.literal && !name.is_empty() && u.value.contains("://"),
+                ),
+            };
+            o.writes([&Word { value, literal }]);
+        }
+    }
+    o
+}
+
+fn httpie(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(
+        inv.args,
+        &Opts::gnu(
+            "aAohv",
+            &[
+                "auth",
+                "auth-type",
+                "output",
+                "session",
+                "session-read-only",
+                "verify",
+                "cert",
+                "cert-key",
+                "proxy",
+                "timeout",
+                "max-redirects",
+                "style",
+                "print",
+                "pretty",
+                "format-options",
+            ],
+        ),
+    );
+    let mut o = Outcome::read_only();
+    o.fetches = true;
+    const METHODS: [&str; 7] = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"];
+    let url = p
+        .operands
+        .iter()
+        .find(|w| !METHODS.contains(&w.value.as_str()));
+    match url {
+        Some(u) => {
+            o.net(u);
+            o.urls.push(u.clone());
+        }
+        None => o.net_unknown(),
+    }
+    for item in &p.operands {
+        if let Some((_, f)) = item.value.split_once("@") {
+            if item.value.contains("=@")
+                || item.value.contains(":=@")
+                || item.value.contains("@") && !item.value.contains("://")
+            {
+                o.reads([&Word {
+                    value: f.to_owned(),
+                    literal: item.literal,
+                }]);
+            }
+        }
+    }
+    o.writes(p.values(&["-o", "--output", "--session"]));
+    if p.has(&["-d", "--download"]) {
+        o.writes([&Word {
+            value: ".".into(),
+            literal: false,
+        }]);
+    }
+    o
+}
+
+fn fetcher(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(
+        inv.args,
+        &Opts::gnu("doOi", &["dir", "out", "output", "input-file"]),
+    );
+    let mut o = Outcome::read_only();
+    o.fetches = true;
+    let urls: Vec<Word> = p
+        .operands
+        .iter()
+        .filter(|w| w.value.contains("://") || w.value.contains('.'))
+        .cloned()
+        .collect();
+    for u in &urls {
+        o.net(u);
+    }
+    if urls.is_empty() {
+        o.net_unknown();
+    }
+    o.urls = urls;
+    o.writes(p.values(&["-d", "--dir", "-o", "-O", "--out", "--output"]));
+    if matches!(inv.name, "aria2c" | "axel")
+        && !p.has(&["-d", "--dir", "-o", "--out", "-O", "--output"])
+    {
+        o.writes([&Word {
+            value: ".".into(),
+            literal: false,
+        }]);
+    }
+    o
+}
+
+/// Options of ssh/scp/sftp that name programs run locally.
+fn ssh_options(p: &super::Parsed, o: &mut Outcome, name: &str) {
+    for v in p.values(&["-o"]) {
+        let lower = v.value.to_ascii_lowercase();
+        for key in [
+            "proxycommand",
+            "localcommand",
+            "knownhostscommand",
+            "permitlocalcommand",
+        ] {
+            if lower.starts_with(key) {
+                o.exec(name, "-o", &v.value);
+            }
+        }
+        if lower.starts_with("include") {
+            o.effects.class = Class::Unknown;
+        }
+    }
+    for v in p.values(&["-S"]) {
+        o.exec(name, "-S", &v.value);
+    }
+    // A config file the text does not show may hold ProxyCommand.
+    if p.has(&["-F"]) {
+        o.reads(p.values(&["-F"]));
+        o.effects.class = Class::Unknown;
+    }
+    o.reads(p.values(&["-i"]));
+}
+
+fn ssh(inv: &Invocation<'_>) -> Outcome {
+    let mut spec = Opts::gnu("BbcDEeFIiJLlmOoPpRSWw", &[]);
+    spec.posix = true;
+    let p = parse_args(inv.args, &spec);
+    let mut o = Outcome::mutating();
+    ssh_options(&p, &mut o, "ssh");
+    match p.operands.first() {
+        Some(host) => {
+            let h = host.value.rsplit('@').next().unwrap_or(&host.value);
+            o.net(&Word {
+                value: h.to_owned(),
+                literal: host.literal,
+            });
+        }
+        None => o.net_unknown(),
+    }
+    for j in p.values(&["-J"]) {
+        o.net(j);
+    }
+    if p.operands.len() > 1 {
+        // The remote command runs on the other machine; record it for findings.
+        let cmd = super::join(&p.operands[1..]);
+        o.effects.executes.push(crate::model::ExecArg {
+            program: "ssh".into(),
+            arg: "remote command".into(),
+            own_purpose: true,
+            detail: cmd,
+        });
+    }
+    o.writes(p.values(&["-E"]));
+    o
+}
+
+fn scp(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(inv.args, &Opts::gnu("cFiJloPSDXB", &[]));
+    let mut o = Outcome::mutating();
+    ssh_options(&p, &mut o, inv.name);
+    let mut any_remote = false;
+    let last = p.operands.len().saturating_sub(1);
+    for (i, w) in p.operands.iter().enumerate() {
+        match remote_host(w) {
+            Some(h) => {
+                any_remote = true;
+                let host = h.value.rsplit('@').next().unwrap_or(&h.value).to_owned();
+                o.net(&Word {
+                    value: host,
+                    literal: h.literal,
+                });
+            }
+            None if i == last && inv.name == "scp" && p.operands.len() > 1 => o.writes([w]),
+            None => o.reads([w]),
+        }
+    }
+    if !any_remote {
+        o.net_unknown();
+    }
+    o.reads(p.values(&["-b"]));
+    o
+}
+
+fn rsync(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(
+        inv.args,
+        &Opts::gnu(
+            "eBfTM",
+            &[
+                "rsh",
+                "rsync-path",
+                "filter",
+                "exclude",
+                "include",
+                "exclude-from",
+                "include-from",
+                "files-from",
+                "log-file",
+                "password-file",
+                "temp-dir",
+                "compare-dest",
+                "copy-dest",
+                "link-dest",
+                "backup-dir",
+                "suffix",
+                "chmod",
+                "chown",
+                "usermap",
+                "groupmap",
+                "timeout",
+                "contimeout",
+                "port",
+                "sockopts",
+                "bwlimit",
+                "partial-dir",
+                "max-size",
+                "min-size",
+                "max-delete",
+                "block-size",
+                "out-format",
+                "log-file-format",
+                "info",
+                "debug",
+                "remote-option",
+                "write-batch",
+                "only-write-batch",
+                "read-batch",
+                "protocol",
+                "iconv",
+                "checksum-choice",
+                "compress-choice",
+                "stop-after",
+                "stop-at",
+                "outbuf",
+            ],
+        ),
+    );
+    let mut o = Outcome::mutating();
+    for (name, v) in &p.opts {
+        let val = v.as_ref().map(|w| w.value.as_str()).unwrap_or("");
+        if matches!(name.as_str(), "-e" | "--rsh" | "--rsync-path") {
+            o.exec("rsync", name, val);
+        }
+        if name == "-M" || name == "--remote-option" {
+            o.effects.class = Class::Unknown;
+        }
+    }
+    o.reads(p.values(&[
+        "--exclude-from",
+        "--include-from",
+        "--files-from",
+        "--password-file",
+        "--read-batch",
+    ]));
+    o.writes(p.values(&["--log-file", "--write-batch", "--only-write-batch"]));
+    let Some((dest, srcs)) = p.operands.split_last() else {
+        o.effects.class = Class::Unknown;
+        return o;
+    };
+    if srcs.is_empty() {
+        // `rsync SRC` alone lists.
+        match remote_host(dest) {
+            Some(h) => o.net(&h),
+            None => o.reads([dest]),
+        }
+        return o;
+    }
+    for s in srcs {
+        match remote_host(s) {
+            Some(h) => o.net(&h),
+            None => o.reads([s]),
+        }
+    }
+    match remote_host(dest) {
+        Some(h) => o.net(&h),
+        None => {
+            o.writes([dest]);
+            if p.opts.iter().any(|(n, _)| n.starts_with("--delete")) {
+                o.deletes([dest]);
+            }
+        }
+    }
+    if p.has(&["--remove-source-files"]) {
+        o.deletes(srcs);
+    }
+    o
+}
+
+fn socket(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(
+        inv.args,
+        &Opts::gnu(
+            "ecpswiqIOTxXPbgGmo",
+            &[
+                "exec",
+                "sh-exec",
+                "lua-exec",
+                "source-port",
+                "proxy",
+                "proxy-type",
+                "wait",
+                "idle-timeout",
+                "output",
+                "connect",
+                "servername",
+                "port",
+            ],
+        ),
+    );
+    let mut o = Outcome::mutating();
+    o.fetches = matches!(inv.name, "nc" | "ncat" | "netcat" | "telnet" | "openssl");
+    for (name, v) in &p.opts {
+        if matches!(
+            name.as_str(),
+            "-e" | "-c" | "--exec" | "--sh-exec" | "--lua-exec"
+        ) {
+            let val = v.as_ref().map(|w| w.value.as_str()).unwrap_or("");
+            o.exec(inv.name, name, val);
+        }
+    }
+    o.writes(p.values(&["-o", "--output"]));
+    if inv.name == "openssl" {
+        // Only `openssl s_client -connect HOST:PORT` reaches the network.
+        let connect = p
+            .values(&["-connect", "--connect"])
+            .next()
+            .cloned()
+            .or_else(|| {
+                inv.args
+                    .iter()
+                    .position(|w| w.value == "-connect")
+                    .and_then(|k| inv.args.get(k + 1).cloned())
+            });
+        if inv.args.first().is_some_and(|w| w.value == "s_client") {
+            match connect {
+                Some(c) => {
+                    o.lookup_hosts.push(c.clone());
+                    o.net(&c);
+                }
+                None => o.net_unknown(),
+            }
+        } else {
+            o.effects.class = Class::Unknown;
+        }
+        return o;
+    }
+    let mut ops = p.operands.iter();
+    match ops.next() {
+        Some(host) => {
+            let target = match ops.next() {
+                Some(port) => Word {
+                    value: format!("{}:{}", host.value, port.value),
+                    literal: host.literal && port.literal,
+                },
+                None => host.clone(),
+            };
+            o.lookup_hosts.push(host.clone());
+            o.net(&target);
+        }
+        None => o.net_unknown(),
+    }
+    o
+}
+
+fn socat(inv: &Invocation<'_>) -> Outcome {
+    let mut o = Outcome::mutating();
+    o.fetches = true;
+    let addrs: Vec<&Word> = inv
+        .args
+        .iter()
+        .filter(|w| !w.value.starts_with('-') || w.value == "-")
+        .collect();
+    for a in addrs {
+        let upper = a.value.to_ascii_uppercase();
+        if upper.starts_with("EXEC:") || upper.starts_with("SYSTEM:") {
+            o.exec(
+                "socat",
+                &a.value[..a.value.find(':').unwrap_or(0)],
+                &a.value,
+            );
+        } else if let Some(rest) = [
+            "TCP:", "TCP4:", "TCP6:", "UDP:", "UDP4:", "UDP6:", "SSL:", "OPENSSL:", "PROXY:",
+        ]
+        .iter()
+        .find_map(|p| upper.starts_with(p).then(|| &a.value[p.len()..]))
+        {
+            let target = rest.split(',').next().unwrap_or(rest);
+            o.net(&Word {
+                value: target.to_owned(),
+                literal: a.literal,
+            });
+        } else if upper.contains("LISTEN") {
+            o.net_unknown();
+        } else if let Some(path) = upper
+            .starts_with("OPEN:")
+            .then(|| &a.value[5..])
+            .or_else(|| upper.starts_with("CREATE:").then(|| &a.value[7..]))
+        {
+            o.writes([&Word {
+                value: path.split(',').next().unwrap_or(path).to_owned(),
+                literal: a.literal,
+            }]);
+        }
+    }
+    o
+}
+
+/// Name lookups: each host operand is a network target and is checked for the
+/// DNS-exfiltration shape.
+fn lookup(inv: &Invocation<'_>) -> Outcome {
+    let spec = match inv.name {
+        "dig" => Opts::gnu("bcfkpqtxy", &[]),
+        "ping" | "ping6" | "arping" => Opts::gnu("cisIWwtlpQSMFmI", &[]),
+        "traceroute" | "traceroute6" | "mtr" => Opts::gnu("fgimNpqswzAFtz", &[]),
+        "host" => Opts::gnu("cNRtW", &[]),
+        _ => Opts::gnu("", &[]),
+    };
+    let p = parse_args(inv.args, &spec);
+    let mut o = Outcome::mutating();
+    let mut hosts: Vec<Word> = p
+        .operands
+        .iter()
+        .filter(|w| !w.value.starts_with('+'))
+        .map(|w| Word {
+            value: w.value.trim_start_matches('@').to_owned(),
+            literal: w.literal,
+        })
+        .collect();
+    hosts.extend(p.values(&["-q", "-x"]).cloned());
+    if inv.name == "dig" {
+        o.reads(p.values(&["-f", "-k"]));
+    }
+    if hosts.is_empty() {
+        o.net_unknown();
+    }
+    for h in &hosts {
+        o.net(h);
+    }
+    o.lookup_hosts = hosts;
+    o
+}
+
+fn getent(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(inv.args, &Opts::gnu("s", &["service"]));
+    let Some((db, keys)) = p.operands.split_first() else {
+        return Outcome::read_only();
+    };
+    if matches!(
+        db.value.as_str(),
+        "hosts" | "ahosts" | "ahostsv4" | "ahostsv6"
+    ) {
+        let mut o = Outcome::mutating();
+        for k in keys {
+            o.net(k);
+        }
+        o.lookup_hosts = keys.to_vec();
+        return o;
+    }
+    Outcome::read_only()
+}

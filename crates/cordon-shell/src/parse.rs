@@ -1,0 +1,550 @@
+//! The one module that knows `brush-parser`: it parses bash text and converts the
+//! parser's syntax tree into cordon's own small tree, so a parser upgrade touches
+//! this file alone.
+//!
+//! Owns: calling the parser safely. The parser recurses on nesting and overflows the
+//! stack on deeply nested input, so nesting is measured first and text nested deeper
+//! than [`MAX_NESTING`] is refused before the parser sees it. Words are kept raw here;
+//! `word.rs` decodes them.
+
+use brush_parser::ast;
+
+use crate::model::RedirectKind;
+
+/// Deepest nesting of parentheses, braces, quotes-with-substitutions and compound
+/// keywords handed to the parser. Measured: the parser's debug build overflows a
+/// 2 MiB stack at about 150 nested `{ … }` groups.
+pub(crate) const MAX_NESTING: usize = 64;
+
+/// Longest command text kept in findings.
+const MAX_TEXT: usize = 512;
+
+/// A parsed piece of shell text.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Script {
+    pub pipelines: Vec<Pipeline>,
+}
+
+/// Commands joined by `|` (a single command is a pipeline of one).
+#[derive(Debug, Clone)]
+pub(crate) struct Pipeline {
+    pub stages: Vec<Item>,
+    /// Run in the background (`&`): a `cd` in it does not affect later commands.
+    pub background: bool,
+}
+
+/// One command of a pipeline.
+#[derive(Debug, Clone)]
+pub(crate) enum Item {
+    Simple(Simple),
+    Compound(Compound),
+    Function(Function),
+}
+
+/// A simple command with raw words.
+#[derive(Debug, Clone)]
+pub(crate) struct Simple {
+    pub text: String,
+    /// Prefix assignments: name and raw value words (one for a scalar).
+    pub assignments: Vec<(String, Vec<String>)>,
+    /// The command name followed by its arguments.
+    pub args: Vec<Arg>,
+    pub redirects: Vec<RawRedirect>,
+}
+
+/// A command argument.
+#[derive(Debug, Clone)]
+pub(crate) enum Arg {
+    Word(String),
+    /// `<(…)` or `>(…)` standing as an argument.
+    Process(Script),
+}
+
+/// Kinds of compound command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CompoundKind {
+    Subshell,
+    Group,
+    Other,
+}
+
+/// A compound command: its bodies, the words bash evaluates in its head (a `for`
+/// list, a `case` subject and patterns, `[[ ]]` operands), arithmetic text, and
+/// redirections applying to the whole.
+#[derive(Debug, Clone)]
+pub(crate) struct Compound {
+    pub kind: CompoundKind,
+    pub words: Vec<String>,
+    pub arith: Vec<String>,
+    pub bodies: Vec<Script>,
+    pub redirects: Vec<RawRedirect>,
+    /// Text for findings; only filled when there are redirections to report.
+    pub text: String,
+}
+
+/// A function definition.
+#[derive(Debug, Clone)]
+pub(crate) struct Function {
+    pub name: String,
+    pub body: Compound,
+}
+
+/// A redirection with a raw target.
+#[derive(Debug, Clone)]
+pub(crate) struct RawRedirect {
+    pub fd: Option<u32>,
+    pub kind: RedirectKind,
+    pub target: RawTarget,
+}
+
+/// The target of a redirection.
+#[derive(Debug, Clone)]
+pub(crate) enum RawTarget {
+    Word(String),
+    Process(Script),
+    HereDoc { body: String, expand: bool },
+}
+
+/// Parse bash text. Errors are one sentence.
+pub(crate) fn parse(text: &str) -> Result<Script, String> {
+    if let Some(depth) = exceeds_nesting(text, MAX_NESTING) {
+        return Err(format!(
+            "the text is nested more than {MAX_NESTING} levels deep (at least {depth}) and was not parsed"
+        ));
+    }
+    let options = brush_parser::ParserOptions::default();
+    let mut parser = brush_parser::Parser::new(std::io::Cursor::new(text.as_bytes()), &options);
+    let program = parser
+        .parse_program()
+        .map_err(|e| format!("the text does not parse as bash: {e}"))?;
+    let mut script = Script::default();
+    for list in &program.complete_commands {
+        convert_list(list, &mut script);
+    }
+    Ok(script)
+}
+
+/// Raw brush-parser parse time, for the benchmark's comparison column.
+#[doc(hidden)]
+pub fn raw_parse(text: &str) -> bool {
+    let options = brush_parser::ParserOptions::default();
+    let mut parser = brush_parser::Parser::new(std::io::Cursor::new(text.as_bytes()), &options);
+    parser.parse_program().is_ok()
+}
+
+fn convert_list(list: &ast::CompoundList, out: &mut Script) {
+    for ast::CompoundListItem(and_or, sep) in &list.0 {
+        let background = matches!(sep, ast::SeparatorOperator::Async);
+        let mut push = |p: &ast::Pipeline| {
+            out.pipelines.push(Pipeline {
+                stages: p.seq.iter().map(convert_command).collect(),
+                background,
+            });
+        };
+        push(&and_or.first);
+        for next in &and_or.additional {
+            match next {
+                ast::AndOr::And(p) | ast::AndOr::Or(p) => push(p),
+            }
+        }
+    }
+}
+
+fn script_of(list: &ast::CompoundList) -> Script {
+    let mut s = Script::default();
+    convert_list(list, &mut s);
+    s
+}
+
+fn convert_command(cmd: &ast::Command) -> Item {
+    match cmd {
+        ast::Command::Simple(s) => Item::Simple(convert_simple(s)),
+        ast::Command::Compound(c, redirects) => {
+            Item::Compound(convert_compound(c, redirects.as_ref()))
+        }
+        ast::Command::Function(f) => Item::Function(Function {
+            name: f.fname.value.clone(),
+            body: convert_compound(&f.body.0, f.body.1.as_ref()),
+        }),
+        ast::Command::ExtendedTest(t, redirects) => {
+            let mut words = Vec::new();
+            test_words(&t.expr, &mut words);
+            Item::Compound(Compound {
+                kind: CompoundKind::Other,
+                words,
+                arith: Vec::new(),
+                bodies: Vec::new(),
+                redirects: convert_redirect_list(redirects.as_ref()),
+                text: text_if(redirects.is_some(), || format!("[[ {} ]]", t.expr)),
+            })
+        }
+    }
+}
+
+fn test_words(e: &ast::ExtendedTestExpr, out: &mut Vec<String>) {
+    match e {
+        ast::ExtendedTestExpr::And(a, b) | ast::ExtendedTestExpr::Or(a, b) => {
+            test_words(a, out);
+            test_words(b, out);
+        }
+        ast::ExtendedTestExpr::Not(a) | ast::ExtendedTestExpr::Parenthesized(a) => {
+            test_words(a, out);
+        }
+        ast::ExtendedTestExpr::UnaryTest(_, w) => out.push(w.value.clone()),
+        ast::ExtendedTestExpr::BinaryTest(_, a, b) => {
+            out.push(a.value.clone());
+            out.push(b.value.clone());
+        }
+    }
+}
+
+fn text_if(cond: bool, f: impl FnOnce() -> String) -> String {
+    if cond { truncate(f()) } else { String::new() }
+}
+
+fn convert_compound(c: &ast::CompoundCommand, redirects: Option<&ast::RedirectList>) -> Compound {
+    let mut out = Compound {
+        kind: CompoundKind::Other,
+        words: Vec::new(),
+        arith: Vec::new(),
+        bodies: Vec::new(),
+        redirects: convert_redirect_list(redirects),
+        text: text_if(redirects.is_some(), || c.to_string()),
+    };
+    match c {
+        ast::CompoundCommand::Arithmetic(a) => out.arith.push(a.expr.value.clone()),
+        ast::CompoundCommand::ArithmeticForClause(f) => {
+            for e in [&f.initializer, &f.condition, &f.updater]
+                .into_iter()
+                .flatten()
+            {
+                out.arith.push(e.value.clone());
+            }
+            out.bodies.push(script_of(&f.body.list));
+        }
+        ast::CompoundCommand::BraceGroup(g) => {
+            out.kind = CompoundKind::Group;
+            out.bodies.push(script_of(&g.list));
+        }
+        ast::CompoundCommand::Subshell(s) => {
+            out.kind = CompoundKind::Subshell;
+            out.bodies.push(script_of(&s.list));
+        }
+        ast::CompoundCommand::ForClause(f) => {
+            if let Some(values) = &f.values {
+                out.words.extend(values.iter().map(|w| w.value.clone()));
+            }
+            out.bodies.push(script_of(&f.body.list));
+        }
+        ast::CompoundCommand::CaseClause(c) => {
+            out.words.push(c.value.value.clone());
+            for item in &c.cases {
+                out.words
+                    .extend(item.patterns.iter().map(|w| w.value.clone()));
+                if let Some(cmd) = &item.cmd {
+                    out.bodies.push(script_of(cmd));
+                }
+            }
+        }
+        ast::CompoundCommand::IfClause(i) => {
+            out.bodies.push(script_of(&i.condition));
+            out.bodies.push(script_of(&i.then));
+            for e in i.elses.iter().flatten() {
+                if let Some(cond) = &e.condition {
+                    out.bodies.push(script_of(cond));
+                }
+                out.bodies.push(script_of(&e.body));
+            }
+        }
+        ast::CompoundCommand::WhileClause(w) | ast::CompoundCommand::UntilClause(w) => {
+            out.bodies.push(script_of(&w.0));
+            out.bodies.push(script_of(&w.1.list));
+        }
+        ast::CompoundCommand::Coprocess(c) => {
+            out.bodies.push(Script {
+                pipelines: vec![Pipeline {
+                    stages: vec![convert_command(&c.body)],
+                    background: true,
+                }],
+            });
+        }
+    }
+    out
+}
+
+fn convert_simple(s: &ast::SimpleCommand) -> Simple {
+    let mut out = Simple {
+        text: truncate(s.to_string()),
+        assignments: Vec::new(),
+        args: Vec::new(),
+        redirects: Vec::new(),
+    };
+    if let Some(prefix) = &s.prefix {
+        for item in &prefix.0 {
+            match item {
+                ast::CommandPrefixOrSuffixItem::AssignmentWord(a, _) => {
+                    out.assignments.push(convert_assignment(a));
+                }
+                other => convert_item(other, &mut out),
+            }
+        }
+    }
+    if let Some(name) = &s.word_or_name {
+        out.args.push(Arg::Word(name.value.clone()));
+    }
+    if let Some(suffix) = &s.suffix {
+        for item in &suffix.0 {
+            convert_item(item, &mut out);
+        }
+    }
+    out
+}
+
+fn convert_assignment(a: &ast::Assignment) -> (String, Vec<String>) {
+    let name = match &a.name {
+        ast::AssignmentName::VariableName(n) => n.clone(),
+        ast::AssignmentName::ArrayElementName(n, i) => format!("{n}[{i}]"),
+    };
+    let values = match &a.value {
+        ast::AssignmentValue::Scalar(w) => vec![w.value.clone()],
+        ast::AssignmentValue::Array(items) => items
+            .iter()
+            .flat_map(|(k, v)| k.iter().chain(std::iter::once(v)))
+            .map(|w| w.value.clone())
+            .collect(),
+    };
+    (name, values)
+}
+
+fn convert_item(item: &ast::CommandPrefixOrSuffixItem, out: &mut Simple) {
+    match item {
+        ast::CommandPrefixOrSuffixItem::IoRedirect(r) => out.redirects.push(convert_redirect(r)),
+        ast::CommandPrefixOrSuffixItem::Word(w) => out.args.push(Arg::Word(w.value.clone())),
+        // `export X=1`, `declare x=$(…)`: an argument word of the command.
+        ast::CommandPrefixOrSuffixItem::AssignmentWord(_, w) => {
+            out.args.push(Arg::Word(w.value.clone()));
+        }
+        ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
+            out.args.push(Arg::Process(script_of(&sub.list)));
+        }
+    }
+}
+
+fn convert_redirect_list(list: Option<&ast::RedirectList>) -> Vec<RawRedirect> {
+    list.map(|l| l.0.iter().map(convert_redirect).collect())
+        .unwrap_or_default()
+}
+
+fn convert_redirect(r: &ast::IoRedirect) -> RawRedirect {
+    match r {
+        ast::IoRedirect::File(fd, kind, target) => {
+            let mut kind = match kind {
+                ast::IoFileRedirectKind::Read => RedirectKind::Read,
+                ast::IoFileRedirectKind::Write => RedirectKind::Write,
+                ast::IoFileRedirectKind::Append => RedirectKind::Append,
+                ast::IoFileRedirectKind::ReadAndWrite => RedirectKind::ReadWrite,
+                ast::IoFileRedirectKind::Clobber => RedirectKind::Clobber,
+                ast::IoFileRedirectKind::DuplicateInput => RedirectKind::DupIn,
+                ast::IoFileRedirectKind::DuplicateOutput => RedirectKind::DupOut,
+            };
+            let target = match target {
+                ast::IoFileRedirectTarget::Filename(w) => RawTarget::Word(w.value.clone()),
+                ast::IoFileRedirectTarget::Fd(n) => RawTarget::Word(n.to_string()),
+                ast::IoFileRedirectTarget::ProcessSubstitution(_, sub) => {
+                    RawTarget::Process(script_of(&sub.list))
+                }
+                ast::IoFileRedirectTarget::Duplicate(w) => {
+                    let v = w.value.trim_end_matches('-');
+                    if w.value == "-" {
+                        kind = RedirectKind::Close;
+                    } else if !v.is_empty() && v.bytes().all(|c| c.is_ascii_digit()) {
+                        // `>&N` / `>&N-` (move): a descriptor.
+                    } else if kind == RedirectKind::DupOut && fd.is_none() {
+                        // `>&FILE` is bash's old spelling of `&>FILE`.
+                        kind = RedirectKind::WriteBoth;
+                    }
+                    RawTarget::Word(w.value.clone())
+                }
+            };
+            RawRedirect {
+                fd: fd.and_then(|n| u32::try_from(n).ok()),
+                kind,
+                target,
+            }
+        }
+        ast::IoRedirect::HereDocument(fd, doc) => {
+            let body = if doc.remove_tabs {
+                doc.doc
+                    .value
+                    .split_inclusive('\n')
+                    .map(|l| l.trim_start_matches('\t'))
+                    .collect()
+            } else {
+                doc.doc.value.clone()
+            };
+            RawRedirect {
+                fd: fd.and_then(|n| u32::try_from(n).ok()),
+                kind: RedirectKind::HereDoc,
+                target: RawTarget::HereDoc {
+                    body,
+                    expand: doc.requires_expansion,
+                },
+            }
+        }
+        ast::IoRedirect::HereString(fd, w) => RawRedirect {
+            fd: fd.and_then(|n| u32::try_from(n).ok()),
+            kind: RedirectKind::HereString,
+            target: RawTarget::Word(w.value.clone()),
+        },
+        ast::IoRedirect::OutputAndError(w, append) => RawRedirect {
+            fd: None,
+            kind: if *append {
+                RedirectKind::AppendBoth
+            } else {
+                RedirectKind::WriteBoth
+            },
+            target: RawTarget::Word(w.value.clone()),
+        },
+    }
+}
+
+/// Shorten text for findings, on a character boundary.
+pub(crate) fn truncate(mut s: String) -> String {
+    if s.len() > MAX_TEXT {
+        let mut end = MAX_TEXT;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+        s.push('…');
+    }
+    s
+}
+
+/// Returns `Some(depth)` when the text nests deeper than `limit`.
+///
+/// Over-approximates what the parser will recurse on: every `(`, `{`, `$(`, `${`,
+/// backtick and double quote opened inside a substitution, and every `if`, `case`,
+/// `for`, `while`, `until`, `select` keyword counts one level until its closer.
+/// Over-counting only refuses very odd text; under-counting could crash, so closers
+/// pop only the kind they close.
+fn exceeds_nesting(text: &str, limit: usize) -> Option<usize> {
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum Open {
+        Paren,
+        Brace,
+        DoubleQuote,
+        Backtick,
+        Keyword,
+        Case,
+    }
+    let b = text.as_bytes();
+    let mut stack: Vec<Open> = Vec::new();
+    let mut i = 0;
+    let mut word_start = true;
+    while i < b.len() {
+        let c = b[i];
+        let top = stack.last().copied();
+        let at_word_start = word_start;
+        word_start = matches!(c, b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'(' | b'{');
+        if top == Some(Open::DoubleQuote) {
+            match c {
+                b'\\' => i += 1,
+                b'"' => {
+                    stack.pop();
+                }
+                b'$' if matches!(b.get(i + 1), Some(b'(') | Some(b'{')) => {
+                    stack.push(if b[i + 1] == b'(' {
+                        Open::Paren
+                    } else {
+                        Open::Brace
+                    });
+                    i += 1;
+                }
+                b'`' => stack.push(Open::Backtick),
+                _ => {}
+            }
+        } else {
+            match c {
+                b'\\' => i += 1,
+                b'\'' => {
+                    i = b
+                        .get(i + 1..)
+                        .and_then(|r| r.iter().position(|&x| x == b'\''))
+                        .map_or(b.len(), |p| i + 1 + p);
+                }
+                b'"' => stack.push(Open::DoubleQuote),
+                b'`' if top == Some(Open::Backtick) => {
+                    stack.pop();
+                }
+                b'`' => stack.push(Open::Backtick),
+                b'(' if top == Some(Open::Case) => {}
+                b'(' => stack.push(Open::Paren),
+                b')' if top == Some(Open::Paren) => {
+                    stack.pop();
+                }
+                b'{' => stack.push(Open::Brace),
+                b'}' if top == Some(Open::Brace) => {
+                    stack.pop();
+                }
+                b'#' if at_word_start => {
+                    i = b
+                        .get(i..)
+                        .and_then(|r| r.iter().position(|&x| x == b'\n'))
+                        .map_or(b.len(), |p| i + p);
+                }
+                _ if at_word_start && c.is_ascii_lowercase() => {
+                    let end = b[i..]
+                        .iter()
+                        .position(|x| !x.is_ascii_lowercase())
+                        .map_or(b.len(), |p| i + p);
+                    let next_ok = b.get(end).is_none_or(|x| {
+                        matches!(x, b' ' | b'\t' | b'\n' | b';' | b')' | b'&' | b'|')
+                    });
+                    if next_ok {
+                        match &b[i..end] {
+                            b"if" | b"for" | b"while" | b"until" | b"select" => {
+                                stack.push(Open::Keyword);
+                            }
+                            b"case" => stack.push(Open::Case),
+                            b"fi" | b"done" if top == Some(Open::Keyword) => {
+                                stack.pop();
+                            }
+                            b"esac" if top == Some(Open::Case) => {
+                                stack.pop();
+                            }
+                            _ => {}
+                        }
+                    }
+                    i = end;
+                    word_start = false;
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        if stack.len() > limit {
+            return Some(stack.len());
+        }
+        i += 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nesting_is_measured() {
+        assert!(exceeds_nesting("echo $(echo $(echo hi))", 64).is_none());
+        let deep = format!("{}x{}", "$(".repeat(100), ")".repeat(100));
+        assert!(exceeds_nesting(&deep, 64).is_some());
+        let flat = "(a); ".repeat(10_000);
+        assert!(exceeds_nesting(&flat, 64).is_none());
+        let ifs = "if true; then ".repeat(70) + &"fi; ".repeat(70);
+        assert!(exceeds_nesting(&ifs, 64).is_some());
+        let cases = "case x in a) echo;; esac; ".repeat(1000);
+        assert!(exceeds_nesting(&cases, 64).is_none());
+    }
+}
