@@ -783,15 +783,11 @@ impl Analyzer {
                 let mut sc = scope.child(Context::Alias);
                 self.run_text(&text, &mut sc);
             }
-            for (_, argv) in &exec_argv {
+            for (label, argv) in &exec_argv {
                 if argv.is_empty() {
                     continue;
                 }
-                let text = argv
-                    .iter()
-                    .map(|w| shell_quote(&w.value))
-                    .collect::<Vec<_>>()
-                    .join(" ");
+                let text = exec_argv_text(label, argv);
                 let mut sc = scope.child(Context::ExecArgument);
                 self.run_text(&text, &mut sc);
             }
@@ -967,4 +963,31 @@ fn url_host_dynamic(url: &str) -> bool {
     let prefix = &url[..pos];
     let after_scheme = prefix.split_once("://").map_or(prefix, |(_, r)| r);
     !after_scheme.contains(['/', '?', '#'])
+}
+
+/// Rebuild a command run by `find -exec` or `fd -x` as shell text. The placeholders
+/// for matched paths (`{}`, and fd's `{/}`, `{//}`, `{.}`, `{/.}`) become a variable
+/// so the analysis marks them as known only at run time; fd appends the path when
+/// no placeholder is given.
+fn exec_argv_text(label: &str, argv: &[Word]) -> String {
+    const MATCH: &str = "\"${MATCHED_PATH}\"";
+    const PLACEHOLDERS: [&str; 5] = ["{}", "{/}", "{//}", "{.}", "{/.}"];
+    let mut seen = false;
+    let mut parts = Vec::with_capacity(argv.len() + 1);
+    for w in argv {
+        if PLACEHOLDERS.contains(&w.value.as_str()) {
+            seen = true;
+            parts.push(MATCH.to_owned());
+        } else if w.value.contains("{}") {
+            // Inside a larger word (`sh -c 'echo {}'`): substitute within the quoting.
+            seen = true;
+            parts.push(shell_quote(&w.value).replace("{}", "'\"${MATCHED_PATH}\"'"));
+        } else {
+            parts.push(shell_quote(&w.value));
+        }
+    }
+    if !seen && label.starts_with("fd") {
+        parts.push(MATCH.to_owned());
+    }
+    parts.join(" ")
 }

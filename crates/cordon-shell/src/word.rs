@@ -286,7 +286,7 @@ fn dollar(raw: &str, i: usize, d: &mut Decoded, quoted: bool) -> usize {
     match b.get(i + 1) {
         Some(b'(') if b.get(i + 2) == Some(&b'(') => {
             // $(( arithmetic )) — unless it is really $( (subshell) ).
-            let end = match_paren(b, i + 2);
+            let end = match_paren(b, i + 3);
             let close_ok = b.get(end + 1) == Some(&b')');
             if close_ok {
                 let inner = slice(raw, i + 3, end);
