@@ -10,7 +10,7 @@ use crate::facts::FileFacts;
 use crate::net::{Authority, Host, Origin};
 use crate::paths::{self, Location, PathFacts};
 use crate::request::{Action, Request, ToolKind};
-use cordon_shell::{Analysis, Class, CwdChange, Dynamic, HazardKind, RepoConfigUse, SimpleCommand};
+use cordon_shell::{Analysis, Class, Context as ShellContext, CwdChange, Dynamic, HazardKind, RepoConfigUse, SimpleCommand};
 use std::path::{Path, PathBuf};
 
 /// The kind of an operation.
@@ -426,6 +426,7 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
         words.push(p.value.clone());
     }
     words.extend(c.args.iter().map(|w| w.value.clone()));
+    let out_words = words.clone();
     out.commands.push(SubCommand {
         words,
         text: short(&c.text),
@@ -451,21 +452,47 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
         ))),
         _ => None,
     };
+    // Words that are dynamic only because they are globs (read-only programs read beneath
+    // the glob's literal prefix; `*` never matches a leading dot, and `..` is refused).
+    let glob_words: Vec<&str> = c
+        .dynamic
+        .iter()
+        .filter_map(|d| match d {
+            Dynamic::Glob(g) => Some(g.as_str()),
+            _ => None,
+        })
+        .collect();
+    let read_only = c.effects.class == Class::ReadOnly;
+    // In a command run by `find -exec`, `{}` stands for a path `find` found beneath roots
+    // whose reads are already operations of the `find` command itself.
+    let exec_placeholder =
+        |v: &str| c.context == ShellContext::ExecArgument && v.contains("${MATCHED_PATH}");
     let path_op = |kind: OpKind, w: &cordon_shell::Word, note: &str, push: &mut dyn FnMut(Operation)| {
-        if !w.literal {
+        let (value, kind) = if w.literal {
+            (w.value.clone(), kind)
+        } else if exec_placeholder(&w.value) {
+            return;
+        } else if read_only
+            && matches!(kind, OpKind::Read | OpKind::List)
+            && glob_words.contains(&w.value.as_str())
+            && !w.value.contains("..")
+            && !w.value.contains('$')
+        {
+            (glob_prefix(&w.value), OpKind::List)
+        } else {
             push(opaque(
                 format!("`{}` is a path whose value is only known at run time", w.value),
                 None,
             ));
             return;
-        }
+        };
         match &cwd {
-            Some(cwd) => push(ctx.path_op(kind, &w.value, cwd, note)),
-            None if w.value.starts_with('/') || w.value.starts_with('~') => {
-                push(ctx.path_op(kind, &w.value, base, note))
+            Some(cwd) => push(ctx.path_op(kind, &value, cwd, note)),
+            None if value.starts_with('/') || value.starts_with('~') => {
+                push(ctx.path_op(kind, &value, base, note))
             }
             None => push(opaque(
-                format!("`{}` is relative to a directory only known at run time", w.value),
+                format!("`{value}` is relative to a directory only known at run time"),
                 None,
             )),
         }
@@ -475,14 +502,22 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
     let non_path_program = c.program.as_ref().is_some_and(|p| p.literal && NON_PATH_ARGS.contains(&p.value.as_str()));
     for d in &c.dynamic {
         let why = match d {
-            Dynamic::ParameterExpansion(x) if non_path_program => {
-                let _ = x;
+            // Programs whose arguments are never paths: runtime values there are harmless
+            // (substitutions are analyzed as commands of their own).
+            Dynamic::ParameterExpansion(_)
+            | Dynamic::CommandSubstitution
+            | Dynamic::Arithmetic
+            | Dynamic::Glob(_)
+            | Dynamic::BraceExpansion(_)
+                if non_path_program =>
+            {
                 continue;
             }
-            Dynamic::Glob(g) if c.effects.class == Class::ReadOnly && !g.contains("..") => {
-                // A glob read by a read-only program reads beneath its literal prefix.
-                let prefix = glob_prefix(g);
-                path_op(OpKind::List, &cordon_shell::Word { value: prefix, literal: true }, "read paths matching a glob", &mut push);
+            Dynamic::ParameterExpansion(x) if exec_placeholder(&format!("${{{x}}}")) || exec_placeholder(x) => {
+                continue;
+            }
+            // Handled with the paths that carry them.
+            Dynamic::Glob(g) if read_only && glob_words.contains(&g.as_str()) && !g.contains("..") && !g.contains('$') => {
                 continue;
             }
             Dynamic::ParameterExpansion(x) => format!("`{x}` is only known at run time"),
@@ -557,8 +592,16 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
     if c.effects.network_unknown_target {
         push(Operation::new(OpKind::Network, Target::NetUnknown, "reach the network (destination from config)"));
     }
+    let cmd_words = &out_words;
     for e in &c.effects.executes {
-        let needs = vec![e.program.clone(), e.arg.clone()];
+        // The rule must name the argument that runs code as it appears in the command (a
+        // script path, `-exec`, `test`), so look for it among the words.
+        let arg = if cmd_words.contains(&e.arg) || !cmd_words.contains(&e.detail) {
+            e.arg.clone()
+        } else {
+            e.detail.clone()
+        };
+        let needs = vec![e.program.clone(), arg];
         let why = if e.own_purpose {
             format!("`{} {}` runs code ({})", e.program, e.arg, e.detail)
         } else {

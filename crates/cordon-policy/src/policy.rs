@@ -288,11 +288,17 @@ impl Policy {
 
     /// Run the decision order over operations whose facts are already resolved.
     pub fn judge(&self, ops: &Operations) -> Verdict {
+        self.judge_traced(ops, false)
+    }
+
+    /// Like [`Policy::judge`], recording the evaluation trail in `Verdict::trail` when
+    /// `trace` is set (`--explain`).
+    pub fn judge_traced(&self, ops: &Operations, trace: bool) -> Verdict {
         let mut findings = Vec::with_capacity(ops.ops.len());
         let mut trail = Vec::new();
         let mut worst: Option<usize> = None;
         for op in &ops.ops {
-            let (decision, source, reason) = self.judge_op(op, ops, &mut trail);
+            let (decision, source, reason) = self.judge_op(op, ops, trace.then_some(&mut trail));
             let (target, resolved) = match &op.target {
                 Target::Path(f) => (
                     f.literal.display().to_string(),
@@ -353,8 +359,12 @@ impl Policy {
         verdict
     }
 
-    fn judge_op(&self, op: &Operation, ops: &Operations, trail: &mut Vec<String>) -> (Decision, Source, String) {
-        let label = format!("{} {}", op.kind.as_str(), op.target.display());
+    fn judge_op(&self, op: &Operation, ops: &Operations, mut trail: Option<&mut Vec<String>>) -> (Decision, Source, String) {
+        let label = if trail.is_some() {
+            format!("{} {}", op.kind.as_str(), op.target.display())
+        } else {
+            String::new()
+        };
         let steps: [(&str, &dyn Fn() -> Option<Outcome>); 8] = [
             ("validate", &|| self.step_validate(op)),
             ("guard", &|| self.step_guard(op)),
@@ -366,11 +376,16 @@ impl Policy {
             ("default", &|| Some(self.step_default(op))),
         ];
         for (name, step) in steps {
-            if let Some(o) = step() {
-                trail.push(format!("{label}: {name} -> {} ({})", o.0, o.2));
+            let outcome = step();
+            if let Some(t) = trail.as_deref_mut() {
+                match &outcome {
+                    Some(o) => t.push(format!("{label}: {name} -> {} ({})", o.0, o.2)),
+                    None => t.push(format!("{label}: {name} -> no decision")),
+                }
+            }
+            if let Some(o) = outcome {
                 return o;
             }
-            trail.push(format!("{label}: {name} -> no decision"));
         }
         // `step_default` always decides; this is unreachable in practice and fails closed.
         (Decision::Deny, Source::new(Step::Default, "no step decided"), "no step decided".into())

@@ -323,7 +323,7 @@ impl PathIndex {
 
     /// The lowest rule index whose glob matches `path`.
     pub fn first_match(&self, path: &Path) -> Option<usize> {
-        if self.owners.is_empty() {
+        if self.owners.is_empty() || !self.set.is_match(path) {
             return None;
         }
         self.set

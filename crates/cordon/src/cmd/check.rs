@@ -37,7 +37,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     let req = Request::from_json(&text).map_err(|e| Exit::new(INVALID, format!("invalid request: {e}")))?;
     let policy = args.policy.load()?;
     let ops = policy.operations(&req, &RealFs);
-    let verdict = policy.judge(&ops);
+    let verdict = policy.judge_traced(&ops, args.explain);
     if args.explain {
         eprintln!("workspace: {}", policy.workspace().display());
         for (layer, file) in policy.files() {
