@@ -1,10 +1,83 @@
-//! cordon-sandbox: Linux containment (placeholder until the containment issue lands).
+//! cordon-sandbox: Linux containment for a command that the policy already allowed.
+//!
+//! Policy decides what an agent may ask for; this crate decides what the process is
+//! *able* to do, so that an approved command that turns hostile is still contained. It
+//! never judges whether a command may run: [`run`] takes a [`Permit`] that only the
+//! policy or approval path creates.
+//!
+//! ```no_run
+//! use cordon_sandbox::{Permit, SandboxBuilder, run};
+//! let spec = SandboxBuilder::new(["cargo", "test"]).workspace("/src/proj").build()?;
+//! let outcome = run(&spec, Permit::policy_allowed("allowed by Bash(cargo test:*)"))?;
+//! std::process::exit(outcome.status.into());
+//! # Ok::<(), cordon_sandbox::SandboxError>(())
+//! ```
+//!
+//! # Layers
+//!
+//! 1. **Namespaces** (user, mount, PID, IPC, UTS, network unless full network): the
+//!    helper is re-executed from `/proc/self/exe`, single-threaded, with an empty
+//!    environment, and is PID 1 of the sandbox (`helper.rs`).
+//! 2. **Mount plan** (`plan.rs` decides, `mounts.rs` executes): read-only `/`, writable
+//!    roots, private `/tmp`, minimal `/dev`, fresh `/proc`, HOME hidden, `/run` emptied,
+//!    secrets masked, protected paths inside writable roots read-only.
+//! 3. **Landlock** (`landlock.rs`): the filesystem plan again, TCP connect only to the
+//!    proxy port, abstract Unix sockets and signals scoped.
+//! 4. **seccomp** (`seccomp.rs`), installed last; `PR_SET_NO_NEW_PRIVS`; no
+//!    capabilities; rlimits; a timeout; an environment from an allowlist (`env.rs`).
+//!
+//! Where user namespaces are unavailable the fallback tier keeps layers 3 and 4 and says
+//! so on stderr; [`Require::Full`] refuses instead.
+//!
+//! # Threat notes
+//!
+//! - The helper is not dumpable and runs with an empty environment: `/proc/1/environ`
+//!   holds nothing of the caller's.
+//! - The command has no controlling terminal (`setsid`) and cannot `TIOCSTI`.
+//! - A protected path that is a symlink refuses the run: binding it would follow it.
+//! - Protected paths that do not exist yet cannot be masked without writing the host's
+//!   workspace; what the sandbox creates there is removed after the run and reported
+//!   (see `plan.rs`).
+//! - The fallback tier cannot mask secrets inside readable trees, cannot give a private
+//!   `/tmp` and cannot isolate PIDs; `cordon doctor` says which tier a host gets.
+#![deny(missing_docs)]
+#![deny(unsafe_code)]
+
+mod env;
+mod error;
+mod forward;
+mod helper;
+mod landlock;
+mod mounts;
+mod plan;
+mod report;
+mod run;
+mod seccomp;
+mod spec;
+mod sys;
+
+pub use env::{DEFAULT_ALLOW, EnvPolicy, SECRET_MARKERS, looks_secret};
+pub use error::{SandboxError, SandboxErrorKind};
+pub use helper::{EXIT_CORDON_FAILED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_TIMEOUT};
+pub use landlock::LandlockOutcome;
+pub use plan::{
+    DEFAULT_HOME_READABLE, MountOp, Plan, WALK_MAX_DEPTH, WALK_MAX_ENTRIES, WalkSummary,
+};
+pub use report::{Blocked, BlockedKind, DenialReport, Enforced, Tier};
+pub use run::{HostReport, Outcome, Permit, probe_host, run};
+pub use spec::{
+    DEFAULT_PROXY_PORT, HomeView, Limits, Network, PROXY_SOCKET_IN_SANDBOX, Require,
+    SandboxBuilder, SandboxSpec,
+};
+pub use sys::landlock_abi;
 
 /// argv\[1\] that makes the `cordon` binary act as the sandbox helper.
 pub const HELPER_ARG: &str = "__cordon-sandbox-helper";
 
-/// Entry point of the re-executed sandbox helper.
+/// Entry point of the re-executed sandbox helper. Call it first thing in `main` when
+/// `argv[1]` is [`HELPER_ARG`], before any thread exists.
 pub fn helper_main() -> ! {
-    eprintln!("cordon: the sandbox helper is not available in this build");
-    std::process::exit(125)
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(2).collect();
+    let code = helper::main(&args);
+    std::process::exit(code)
 }

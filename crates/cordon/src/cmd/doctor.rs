@@ -1,14 +1,40 @@
-//! `cordon doctor` (not yet built).
+//! `cordon doctor`: what containment this host can give, and why.
 
 /// Arguments of `cordon doctor`.
 #[derive(clap::Args)]
-pub struct DoctorArgs {}
+pub struct DoctorArgs {
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
 
 /// Run `cordon doctor`.
-pub fn run(_args: DoctorArgs) -> anyhow::Result<u8> {
-    Err(crate::exit::Exit::new(
-        crate::exit::INTERNAL,
-        "`cordon doctor` is not available in this build",
-    )
-    .into())
+pub fn run(args: DoctorArgs) -> anyhow::Result<u8> {
+    let host = cordon_sandbox::probe_host();
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&host)?);
+    } else {
+        let yes_no = |b: bool| if b { "yes" } else { "no" };
+        println!("user namespaces: {}", yes_no(host.user_namespaces));
+        if let Some(e) = &host.user_namespaces_error {
+            println!("  why not: {e}");
+        }
+        if host.landlock_abi > 0 {
+            println!("landlock: ABI {}", host.landlock_abi);
+        } else {
+            println!("landlock: unavailable");
+        }
+        println!("seccomp: {}", yes_no(host.seccomp));
+        println!(
+            "cgroups: {}",
+            if host.cgroups.is_empty() {
+                "none mounted".to_string()
+            } else {
+                host.cgroups.join(", ")
+            }
+        );
+        println!("tier: {}", host.tier.as_str());
+        println!("  {}", host.why);
+    }
+    Ok(0)
 }

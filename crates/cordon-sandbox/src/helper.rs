@@ -1,0 +1,810 @@
+//! The re-executed helper: builds the sandbox, runs the command as a child of the
+//! sandbox's PID 1, and reports back.
+//!
+//! Processes, in the full tier:
+//! - **H**, the helper itself (`cordon __cordon-sandbox-helper run …`), started with an
+//!   empty environment and not dumpable. It creates the user, mount, PID, IPC, UTS and
+//!   (unless full network) network namespaces, maps the caller's uid/gid, then forks:
+//! - **I**, PID 1 of the new PID namespace: builds the mount plan, pivots, starts the
+//!   forwarder when a proxy is configured, forks the command, reaps, forwards signals,
+//!   enforces the timeout and kills every remaining process when the command ends;
+//! - **C**, the command: rlimits, capabilities dropped, `PR_SET_NO_NEW_PRIVS`, Landlock,
+//!   seccomp last, `execve`.
+//!
+//! In the fallback tier (no user namespaces) H forks C directly and acts as a
+//! subreaper. Everything here is single-threaded until the last `execve` (the forwarder
+//! process excepted), which is what makes `fork` sound.
+
+use crate::error::{SandboxError, SandboxErrorKind};
+use crate::landlock::{self, LandlockOutcome, Rules};
+use crate::report::Tier;
+use crate::seccomp::{self, Sockets};
+use crate::spec::{Network, SandboxSpec};
+use crate::sys;
+use nix::errno::Errno;
+use nix::sched::{CloneFlags, unshare};
+use nix::sys::signal::{SigSet, Signal, kill};
+use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+use nix::unistd::{ForkResult, Pid, getgid, getpid, getppid, getuid};
+use seccompiler::BpfProgram;
+use serde::{Deserialize, Serialize};
+use std::ffi::{CString, OsStr, OsString};
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// Exit status when cordon itself failed.
+pub const EXIT_CORDON_FAILED: i32 = 125;
+/// Exit status when the command was not found.
+pub const EXIT_NOT_FOUND: i32 = 127;
+/// Exit status when the command was found but could not be executed.
+pub const EXIT_NOT_EXECUTABLE: i32 = 126;
+/// Exit status on timeout.
+pub const EXIT_TIMEOUT: i32 = 124;
+
+/// What the caller sends the helper.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct HelperRequest {
+    pub spec: SandboxSpec,
+    pub parent: i32,
+}
+
+/// An error crossing the process boundary.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct WireError {
+    pub kind: String,
+    pub message: String,
+}
+
+impl WireError {
+    fn from_error(e: &SandboxError) -> Self {
+        let kind = match e.kind {
+            SandboxErrorKind::ProtectedSymlink => "protected-symlink",
+            SandboxErrorKind::TierUnavailable => "tier-unavailable",
+            SandboxErrorKind::NotFound => "not-found",
+            SandboxErrorKind::Invalid => "invalid",
+            _ => "setup",
+        };
+        WireError {
+            kind: kind.into(),
+            message: e.message.clone(),
+        }
+    }
+
+    pub(crate) fn into_error(self) -> SandboxError {
+        let kind = match self.kind.as_str() {
+            "protected-symlink" => SandboxErrorKind::ProtectedSymlink,
+            "tier-unavailable" => SandboxErrorKind::TierUnavailable,
+            "not-found" => SandboxErrorKind::NotFound,
+            "invalid" => SandboxErrorKind::Invalid,
+            _ => SandboxErrorKind::Setup,
+        };
+        SandboxError::new(kind, self.message)
+    }
+}
+
+/// What the command's process enforced before `execve`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct CommandInfo {
+    pub landlock: LandlockOutcome,
+    pub seccomp: bool,
+    pub no_new_privs: bool,
+    pub capabilities_dropped: bool,
+}
+
+/// One line on the internal info pipe (I and C → H).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "line", rename_all = "kebab-case")]
+enum InfoLine {
+    Enforced(CommandInfo),
+    Error(WireError),
+    TimedOut,
+}
+
+/// What the helper sends back to the caller.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct HelperResult {
+    pub status: i32,
+    pub tier: Tier,
+    pub namespaces: Vec<String>,
+    pub info: Option<CommandInfo>,
+    pub timed_out: bool,
+    pub error: Option<WireError>,
+}
+
+/// Entry point (see `crate::helper_main`).
+pub(crate) fn main(args: &[OsString]) -> i32 {
+    match args.first().and_then(|a| a.to_str()) {
+        Some("run") => {
+            let (Some(spec_fd), Some(result_fd)) = (fd_arg(args.get(1)), fd_arg(args.get(2)))
+            else {
+                eprintln!("cordon: the sandbox helper was started with invalid arguments");
+                return EXIT_CORDON_FAILED;
+            };
+            run(spec_fd, result_fd)
+        }
+        Some("probe") => match probe_namespaces() {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("{e}");
+                1
+            }
+        },
+        _ => {
+            eprintln!("cordon: the sandbox helper is internal and is started by `cordon exec`");
+            EXIT_CORDON_FAILED
+        }
+    }
+}
+
+fn fd_arg(a: Option<&OsString>) -> Option<OwnedFd> {
+    let n: RawFd = a?.to_str()?.parse().ok()?;
+    if n < 3 {
+        return None;
+    }
+    // Only adopt a descriptor that is open.
+    nix::fcntl::fcntl(
+        #[allow(unsafe_code)]
+        // SAFETY: F_GETFD on a borrowed raw fd reads flags only; a closed fd gives EBADF.
+        unsafe {
+            std::os::fd::BorrowedFd::borrow_raw(n)
+        },
+        nix::fcntl::FcntlArg::F_GETFD,
+    )
+    .ok()?;
+    #[allow(unsafe_code)]
+    // SAFETY: the caller (`run.rs`) passes the number of a pipe end it created for this
+    // helper alone and closed on its side; it is open (checked above) and owned by no
+    // other object in this freshly executed process.
+    Some(unsafe { OwnedFd::from_raw_fd(n) })
+}
+
+/// `fork`, sound here because every process of the helper is single-threaded.
+#[allow(unsafe_code)]
+fn fork() -> Result<ForkResult, SandboxError> {
+    // SAFETY: the helper never starts a thread before its last fork (the forwarder starts
+    // threads only after its own fork, in its own process), so the child cannot inherit a
+    // lock held by another thread.
+    unsafe { nix::unistd::fork() }.map_err(|e| SandboxError::sys("cannot fork", e))
+}
+
+fn signal_set() -> SigSet {
+    let mut s = SigSet::empty();
+    for sig in [
+        Signal::SIGINT,
+        Signal::SIGTERM,
+        Signal::SIGHUP,
+        Signal::SIGCHLD,
+        Signal::SIGALRM,
+    ] {
+        s.add(sig);
+    }
+    s
+}
+
+fn send_result(fd: OwnedFd, result: &HelperResult) {
+    let mut f = std::fs::File::from(fd);
+    if let Ok(bytes) = serde_json::to_vec(result) {
+        let _ = f.write_all(&bytes);
+    }
+}
+
+fn run(spec_fd: OwnedFd, result_fd: OwnedFd) -> i32 {
+    let mut result = HelperResult::default();
+    let status = match run_inner(spec_fd, &result_fd, &mut result) {
+        Ok(code) => code,
+        Err(e) => {
+            result.error = Some(WireError::from_error(&e));
+            EXIT_CORDON_FAILED
+        }
+    };
+    result.status = status;
+    send_result(result_fd, &result);
+    status
+}
+
+fn run_inner(
+    spec_fd: OwnedFd,
+    result_fd: &OwnedFd,
+    result: &mut HelperResult,
+) -> Result<i32, SandboxError> {
+    let signals = signal_set();
+    signals
+        .thread_block()
+        .map_err(|e| SandboxError::sys("cannot block signals", e))?;
+    let mut raw = Vec::new();
+    std::fs::File::from(spec_fd)
+        .read_to_end(&mut raw)
+        .map_err(|e| SandboxError::io("cannot read the sandbox spec", e))?;
+    let req: HelperRequest = serde_json::from_slice(&raw)
+        .map_err(|e| SandboxError::setup(format!("the sandbox spec is malformed: {e}")))?;
+    nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)
+        .map_err(|e| SandboxError::sys("cannot set the parent-death signal", e))?;
+    if getppid().as_raw() != req.parent {
+        return Err(SandboxError::setup(
+            "cordon exited before the sandbox started",
+        ));
+    }
+    sys::set_cloexec(result_fd.as_raw_fd(), true)
+        .map_err(|e| SandboxError::sys("cannot protect the result pipe", e))?;
+    let spec = req.spec;
+    let sockets = match spec.network {
+        Network::None => Sockets::UnixOnly,
+        Network::Proxy { .. } => Sockets::UnixAndInet,
+        _ => Sockets::Any,
+    };
+    let filters = seccomp::filters(sockets)?;
+
+    let uid = getuid();
+    let gid = getgid();
+    let mut flags = CloneFlags::CLONE_NEWUSER
+        | CloneFlags::CLONE_NEWNS
+        | CloneFlags::CLONE_NEWPID
+        | CloneFlags::CLONE_NEWIPC
+        | CloneFlags::CLONE_NEWUTS;
+    let isolate_net = !matches!(spec.network, Network::Full);
+    if isolate_net {
+        flags |= CloneFlags::CLONE_NEWNET;
+    }
+    let tier = match unshare(flags).and_then(|()| write_id_maps(uid.as_raw(), gid.as_raw())) {
+        Ok(()) => Tier::Full,
+        Err(e) => {
+            if matches!(spec.require, crate::spec::Require::Full) {
+                return Err(SandboxError::new(
+                    SandboxErrorKind::TierUnavailable,
+                    format!(
+                        "full containment was required but user namespaces are unavailable here ({})",
+                        e.desc()
+                    ),
+                ));
+            }
+            eprintln!(
+                "cordon: user namespaces are unavailable ({}); running with Landlock and seccomp only (fallback tier)",
+                e.desc()
+            );
+            Tier::Fallback
+        }
+    };
+    result.tier = tier;
+    if tier == Tier::Full {
+        result.namespaces = ["user", "mount", "pid", "ipc", "uts"]
+            .iter()
+            .map(|s| (*s).to_string())
+            .collect();
+        if isolate_net {
+            result.namespaces.push("net".into());
+        }
+    }
+    // Not dumpable from here on: nothing inside can read this process's memory or
+    // environment through /proc. (Set after the id maps, which a non-dumpable process
+    // could not write.)
+    nix::sys::prctl::set_dumpable(false)
+        .map_err(|e| SandboxError::sys("cannot make the helper non-dumpable", e))?;
+
+    let (info_r, info_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
+        .map_err(|e| SandboxError::sys("cannot create a pipe", e))?;
+    let status = match tier {
+        Tier::Full => {
+            nix::sys::prctl::set_child_subreaper(true)
+                .map_err(|e| SandboxError::sys("cannot become a subreaper", e))?;
+            match fork()? {
+                ForkResult::Child => {
+                    drop(info_r);
+                    let code = init_main(&spec, info_w, &filters);
+                    std::process::exit(code)
+                }
+                ForkResult::Parent { child } => {
+                    drop(info_w);
+                    supervise(child, None, Reap::Child, &signals).code
+                }
+            }
+        }
+        _ => {
+            nix::sys::prctl::set_child_subreaper(true)
+                .map_err(|e| SandboxError::sys("cannot become a subreaper", e))?;
+            let info_fd = info_w.as_raw_fd();
+            match fork()? {
+                ForkResult::Child => {
+                    drop(info_r);
+                    let e = command_main(&spec, Tier::Fallback, info_fd, &filters);
+                    std::process::exit(e)
+                }
+                ForkResult::Parent { child } => {
+                    drop(info_w);
+                    let out = supervise(child, spec.timeout, Reap::Tree, &signals);
+                    if out.timed_out {
+                        result.timed_out = true;
+                    }
+                    out.code
+                }
+            }
+        }
+    };
+    let mut text = String::new();
+    let _ = std::fs::File::from(info_r).read_to_string(&mut text);
+    for line in text.lines() {
+        match serde_json::from_str::<InfoLine>(line) {
+            Ok(InfoLine::Enforced(i)) => result.info = Some(i),
+            Ok(InfoLine::Error(e)) => result.error = Some(e),
+            Ok(InfoLine::TimedOut) => result.timed_out = true,
+            Err(_) => {}
+        }
+    }
+    Ok(status)
+}
+
+fn write_id_maps(uid: u32, gid: u32) -> Result<(), nix::Error> {
+    let w = |path: &str, text: String| {
+        std::fs::write(path, text)
+            .map_err(|e| e.raw_os_error().map(Errno::from_raw).unwrap_or(Errno::EIO))
+    };
+    w("/proc/self/setgroups", "deny".into())?;
+    w("/proc/self/uid_map", format!("{uid} {uid} 1\n"))?;
+    w("/proc/self/gid_map", format!("{gid} {gid} 1\n"))?;
+    Ok(())
+}
+
+fn write_info(fd: RawFd, line: &InfoLine) {
+    if let Ok(mut s) = serde_json::to_string(line) {
+        s.push('\n');
+        #[allow(unsafe_code)]
+        // SAFETY: `fd` is the write end of the info pipe, open for the life of this
+        // process; it is borrowed for one write.
+        let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+        let _ = nix::unistd::write(fd, s.as_bytes());
+    }
+}
+
+/// PID 1 of the sandbox.
+fn init_main(spec: &SandboxSpec, info_w: OwnedFd, filters: &[BpfProgram]) -> i32 {
+    let info = info_w.as_raw_fd();
+    let fail = |e: SandboxError| {
+        write_info(info, &InfoLine::Error(WireError::from_error(&e)));
+        EXIT_CORDON_FAILED
+    };
+    if let Err(e) = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL) {
+        return fail(SandboxError::sys("cannot set the parent-death signal", e));
+    }
+    if let Err(e) = crate::mounts::enter(&spec.plan) {
+        return fail(e);
+    }
+    let _ = nix::unistd::sethostname("cordon");
+    if let Err(e) = nix::unistd::chdir(&spec.cwd) {
+        return fail(SandboxError::sys(
+            format_args!(
+                "the working directory {} is not visible inside the sandbox",
+                spec.cwd.display()
+            ),
+            e,
+        ));
+    }
+    // A new session: the command has no controlling terminal to inject into.
+    if let Err(e) = nix::unistd::setsid() {
+        return fail(SandboxError::sys("cannot start a new session", e));
+    }
+    if let Network::Proxy { port, .. } = &spec.network {
+        if let Err(e) = start_forwarder(*port, filters) {
+            return fail(e);
+        }
+    }
+    let signals = signal_set();
+    match fork() {
+        Err(e) => fail(e),
+        Ok(ForkResult::Child) => command_main(spec, Tier::Full, info, filters),
+        Ok(ForkResult::Parent { child }) => {
+            let out = supervise(child, spec.timeout, Reap::Namespace, &signals);
+            if out.timed_out {
+                write_info(info, &InfoLine::TimedOut);
+            }
+            drop(info_w);
+            out.code
+        }
+    }
+}
+
+fn start_forwarder(port: u16, filters: &[BpfProgram]) -> Result<(), SandboxError> {
+    sys::loopback_up().map_err(|e| SandboxError::sys("cannot bring up the loopback", e))?;
+    let listener = std::net::TcpListener::bind(("127.0.0.1", port)).map_err(|e| {
+        SandboxError::io(
+            format!("cannot listen on 127.0.0.1:{port} in the sandbox"),
+            e,
+        )
+    })?;
+    match fork()? {
+        ForkResult::Child => {
+            let _ = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL);
+            let _ = SigSet::empty().thread_set_mask();
+            // The forwarder keeps the same seccomp filters as the command and no
+            // capability; it needs nothing else.
+            if sys::drop_capabilities().is_err()
+                || nix::sys::prctl::set_no_new_privs().is_err()
+                || seccomp::install(filters).is_err()
+            {
+                std::process::exit(EXIT_CORDON_FAILED);
+            }
+            crate::forward::serve(
+                listener,
+                PathBuf::from(crate::spec::PROXY_SOCKET_IN_SANDBOX),
+            )
+        }
+        ForkResult::Parent { .. } => {
+            drop(listener);
+            Ok(())
+        }
+    }
+}
+
+/// Find `prog` the way a shell would, in the sandbox's `PATH`.
+fn resolve(prog: &OsStr, env: &[(OsString, OsString)]) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    if prog.as_bytes().contains(&b'/') {
+        return Some(PathBuf::from(prog));
+    }
+    let path = env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_else(|| "/usr/bin:/bin".into());
+    for dir in std::env::split_paths(&path) {
+        let cand = dir.join(prog);
+        if let Ok(m) = std::fs::metadata(&cand)
+            && m.is_file()
+            && m.permissions().mode() & 0o111 != 0
+        {
+            return Some(cand);
+        }
+    }
+    None
+}
+
+fn set_limits(spec: &SandboxSpec) -> Result<(), SandboxError> {
+    use nix::sys::resource::{Resource, setrlimit};
+    let set = |r: Resource, v: Option<u64>, what: &str| -> Result<(), SandboxError> {
+        match v {
+            Some(v) => setrlimit(r, v, v)
+                .map_err(|e| SandboxError::sys(format_args!("cannot limit {what}"), e)),
+            None => Ok(()),
+        }
+    };
+    set(Resource::RLIMIT_CORE, Some(0), "core dumps")?;
+    set(Resource::RLIMIT_CPU, spec.limits.cpu_seconds, "CPU time")?;
+    set(
+        Resource::RLIMIT_AS,
+        spec.limits.address_space,
+        "address space",
+    )?;
+    set(Resource::RLIMIT_NPROC, spec.limits.processes, "processes")?;
+    set(Resource::RLIMIT_FSIZE, spec.limits.file_size, "file size")?;
+    set(
+        Resource::RLIMIT_NOFILE,
+        spec.limits.open_files,
+        "open files",
+    )?;
+    Ok(())
+}
+
+/// The command's process: everything here runs after the last fork and ends in
+/// `execve` or an exit status.
+fn command_main(spec: &SandboxSpec, tier: Tier, info: RawFd, filters: &[BpfProgram]) -> i32 {
+    let fail = |e: SandboxError| {
+        write_info(info, &InfoLine::Error(WireError::from_error(&e)));
+        EXIT_CORDON_FAILED
+    };
+    let _ = SigSet::empty().thread_set_mask();
+    if let Err(e) = sys::default_sigpipe() {
+        return fail(SandboxError::sys("cannot restore SIGPIPE", e));
+    }
+    if let Err(e) = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL) {
+        return fail(SandboxError::sys("cannot set the parent-death signal", e));
+    }
+    if tier == Tier::Fallback {
+        if let Err(e) = nix::unistd::setsid() {
+            return fail(SandboxError::sys("cannot start a new session", e));
+        }
+        if let Err(e) = nix::unistd::chdir(&spec.cwd) {
+            return fail(SandboxError::sys(
+                format_args!("cannot enter {}", spec.cwd.display()),
+                e,
+            ));
+        }
+    }
+    if let Err(e) = set_limits(spec) {
+        return fail(e);
+    }
+    let Some(prog) = spec.argv.first() else {
+        return fail(SandboxError::invalid("no command was given"));
+    };
+    let Some(path) = resolve(prog, &spec.env) else {
+        write_info(
+            info,
+            &InfoLine::Error(WireError {
+                kind: "not-found".into(),
+                message: format!("command not found: {}", prog.to_string_lossy()),
+            }),
+        );
+        return EXIT_NOT_FOUND;
+    };
+    let to_c = |s: &OsStr| CString::new(s.as_bytes()).ok();
+    let Some(c_path) = to_c(path.as_os_str()) else {
+        return fail(SandboxError::invalid("the command contains a NUL byte"));
+    };
+    let Some(c_argv) = spec
+        .argv
+        .iter()
+        .map(|a| to_c(a))
+        .collect::<Option<Vec<_>>>()
+    else {
+        return fail(SandboxError::invalid("an argument contains a NUL byte"));
+    };
+    let c_env: Vec<CString> = spec
+        .env
+        .iter()
+        .filter_map(|(k, v)| {
+            let mut kv = k.as_bytes().to_vec();
+            kv.push(b'=');
+            kv.extend_from_slice(v.as_bytes());
+            CString::new(kv).ok()
+        })
+        .collect();
+
+    let mut info_out = CommandInfo::default();
+    let full_tier = tier == Tier::Full;
+    if let Err(e) = sys::drop_capabilities() {
+        // Without a user namespace an unprivileged caller holds no capability to drop.
+        if full_tier {
+            return fail(SandboxError::sys("cannot drop capabilities", e));
+        }
+    }
+    info_out.capabilities_dropped = true;
+    if let Err(e) = nix::sys::prctl::set_no_new_privs() {
+        return fail(SandboxError::sys("cannot set no_new_privs", e));
+    }
+    info_out.no_new_privs = true;
+    let mut write: Vec<PathBuf> = spec.plan.write_paths.clone();
+    write.push(PathBuf::from("/tmp"));
+    write.push(PathBuf::from("/dev/shm"));
+    let read: Vec<PathBuf> = if full_tier {
+        vec![PathBuf::from("/")]
+    } else {
+        spec.plan.fallback_read_paths.clone()
+    };
+    let rules = Rules {
+        read: &read,
+        write: &write,
+        restrict_tcp: !matches!(spec.network, Network::Full),
+        connect_port: match spec.network {
+            Network::Proxy { port, .. } => Some(port),
+            _ => None,
+        },
+    };
+    match landlock::apply(&rules) {
+        Ok(l) => info_out.landlock = l,
+        Err(e) => return fail(e),
+    }
+    if let Err(e) = sys::cloexec_from(3) {
+        return fail(SandboxError::sys("cannot close inherited descriptors", e));
+    }
+    info_out.seccomp = true;
+    write_info(info, &InfoLine::Enforced(info_out));
+    if let Err(e) = seccomp::install(filters) {
+        return fail(e);
+    }
+    let mut err = nix::unistd::execve(&c_path, &c_argv, &c_env).err();
+    if err == Some(Errno::ENOEXEC) {
+        // A script without `#!`: run it with the shell, as execvp(3) does.
+        let mut sh_argv = vec![CString::from(c"/bin/sh"), c_path.clone()];
+        sh_argv.extend(c_argv.iter().skip(1).cloned());
+        err = nix::unistd::execve(c"/bin/sh", &sh_argv, &c_env).err();
+    }
+    match err {
+        Some(Errno::ENOENT) => {
+            write_info(
+                info,
+                &InfoLine::Error(WireError {
+                    kind: "not-found".into(),
+                    message: format!("command not found: {}", prog.to_string_lossy()),
+                }),
+            );
+            EXIT_NOT_FOUND
+        }
+        Some(e) => {
+            write_info(
+                info,
+                &InfoLine::Error(WireError {
+                    kind: "setup".into(),
+                    message: format!("cannot execute {}: {}", path.display(), e.desc()),
+                }),
+            );
+            EXIT_NOT_EXECUTABLE
+        }
+        None => EXIT_CORDON_FAILED,
+    }
+}
+
+/// How much to kill when the watched child ends.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reap {
+    /// Only the child (H watching PID 1: the kernel empties the namespace when it dies).
+    Child,
+    /// Everything in the PID namespace (we are its PID 1).
+    Namespace,
+    /// The child's process group and every orphan reparented to us (fallback tier).
+    Tree,
+}
+
+struct Supervised {
+    code: i32,
+    timed_out: bool,
+}
+
+fn status_code(ws: WaitStatus) -> Option<i32> {
+    match ws {
+        WaitStatus::Exited(_, c) => Some(c),
+        WaitStatus::Signaled(_, s, _) => Some(128 + s as i32),
+        _ => None,
+    }
+}
+
+/// Wait for `child`, forwarding SIGINT/SIGTERM/SIGHUP, enforcing `timeout`, then kill
+/// what `reap` says and reap everything.
+fn supervise(
+    child: Pid,
+    timeout: Option<std::time::Duration>,
+    reap: Reap,
+    set: &SigSet,
+) -> Supervised {
+    if let Some(t) = timeout
+        && sys::arm_alarm(t).is_err()
+    {
+        // Without a working timer the timeout cannot be honoured: stop now.
+        kill_all(child, reap);
+        reap_all();
+        return Supervised {
+            code: EXIT_CORDON_FAILED,
+            timed_out: false,
+        };
+    }
+    let mut code = None;
+    let mut timed_out = false;
+    while code.is_none() {
+        let Ok(sig) = set.wait() else {
+            continue;
+        };
+        match sig {
+            Signal::SIGCHLD => loop {
+                match waitpid(None, Some(WaitPidFlag::WNOHANG)) {
+                    Ok(WaitStatus::StillAlive) | Err(_) => break,
+                    Ok(ws) => {
+                        if ws.pid() == Some(child) {
+                            code = status_code(ws);
+                        }
+                    }
+                }
+            },
+            Signal::SIGALRM => {
+                timed_out = true;
+                code = Some(EXIT_TIMEOUT);
+            }
+            other => {
+                let _ = kill(child, other);
+            }
+        }
+    }
+    kill_all(child, reap);
+    reap_all();
+    Supervised {
+        code: code.unwrap_or(EXIT_CORDON_FAILED),
+        timed_out,
+    }
+}
+
+fn kill_all(child: Pid, reap: Reap) {
+    match reap {
+        Reap::Child => {
+            let _ = kill(child, Signal::SIGKILL);
+        }
+        Reap::Namespace => {
+            // From PID 1, -1 means every other process of the namespace.
+            let _ = kill(Pid::from_raw(-1), Signal::SIGKILL);
+        }
+        Reap::Tree => {
+            let _ = kill(child, Signal::SIGKILL);
+            let _ = kill(Pid::from_raw(-child.as_raw()), Signal::SIGKILL);
+            // Orphans that left the group were reparented to us (subreaper).
+            for _ in 0..64 {
+                let kids = children_of(getpid());
+                if kids.is_empty() {
+                    break;
+                }
+                for k in kids {
+                    let _ = kill(Pid::from_raw(-k), Signal::SIGKILL);
+                    let _ = kill(Pid::from_raw(k), Signal::SIGKILL);
+                }
+                reap_all();
+            }
+        }
+    }
+}
+
+/// Reap every child we have, blocking until none is left.
+fn reap_all() {
+    loop {
+        match waitpid(None, None) {
+            Ok(_) => {}
+            Err(Errno::EINTR) => {}
+            Err(_) => break,
+        }
+    }
+}
+
+/// PIDs whose parent is `me`, from /proc.
+fn children_of(me: Pid) -> Vec<i32> {
+    let path = format!("/proc/{}/task/{}/children", me.as_raw(), me.as_raw());
+    let mut out: Vec<i32> = std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|s| s.parse().ok())
+        .collect();
+    if out.is_empty() {
+        // Kernels without CONFIG_PROC_CHILDREN: scan every process.
+        if let Ok(rd) = std::fs::read_dir("/proc") {
+            for e in rd.flatten() {
+                let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+                    continue;
+                };
+                let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+                // The field after the `)` that closes the command name is the state,
+                // then the parent PID.
+                let ppid = stat
+                    .rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                    .and_then(|s| s.parse::<i32>().ok());
+                if ppid == Some(me.as_raw()) {
+                    out.push(pid);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Can this host create the namespaces the full tier needs? Run in a throwaway helper
+/// process, so the caller's own process is never changed.
+fn probe_namespaces() -> Result<(), String> {
+    let uid = getuid().as_raw();
+    let gid = getgid().as_raw();
+    unshare(
+        CloneFlags::CLONE_NEWUSER
+            | CloneFlags::CLONE_NEWNS
+            | CloneFlags::CLONE_NEWPID
+            | CloneFlags::CLONE_NEWIPC
+            | CloneFlags::CLONE_NEWUTS
+            | CloneFlags::CLONE_NEWNET,
+    )
+    .map_err(|e| {
+        format!(
+            "unshare of user, mount, PID, IPC, UTS and network namespaces failed: {}",
+            e.desc()
+        )
+    })?;
+    write_id_maps(uid, gid)
+        .map_err(|e| format!("writing the uid/gid maps failed: {}", e.desc()))?;
+    nix::mount::mount(
+        None::<&str>,
+        "/",
+        None::<&str>,
+        nix::mount::MsFlags::MS_REC | nix::mount::MsFlags::MS_SLAVE,
+        None::<&str>,
+    )
+    .map_err(|e| format!("making the mount tree private failed: {}", e.desc()))?;
+    nix::mount::mount(
+        Some("tmpfs"),
+        Path::new("/tmp"),
+        Some("tmpfs"),
+        nix::mount::MsFlags::empty(),
+        None::<&str>,
+    )
+    .map_err(|e| format!("mounting a tmpfs failed: {}", e.desc()))?;
+    Ok(())
+}

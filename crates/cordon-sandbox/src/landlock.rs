@@ -1,0 +1,128 @@
+//! Landlock: a second filesystem and TCP-port layer, independent of the mount plan.
+//!
+//! In the full tier the mount plan already hides and freezes what it must; Landlock
+//! repeats it (read everywhere visible, write only the writable roots, the private
+//! `/tmp` and a few device files) so that one layer's mistake is not an escape. In the
+//! fallback tier, where no mount exists, Landlock is the filesystem containment.
+//! The ABI is detected at run time and the ruleset is applied best-effort; what the
+//! kernel enforced is recorded, never assumed.
+
+use crate::error::SandboxError;
+use ::landlock::{
+    ABI, Access, AccessFs, AccessNet, BitFlags, NetPort, PathBeneath, PathFd, RulesetAttr,
+    RulesetCreatedAttr, RulesetStatus, Scope,
+};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The ABI whose rights cordon asks for; newer kernels enforce all of them, older ones
+/// what they can (recorded in [`LandlockOutcome`]).
+const TARGET: ABI = ABI::V6;
+
+/// Device files the command may read and write.
+const DEVICE_FILES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+];
+
+/// What Landlock enforced for this run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LandlockOutcome {
+    /// The running kernel's Landlock ABI (0: unavailable).
+    pub abi: i32,
+    /// `fully-enforced`, `partially-enforced` or `not-enforced`.
+    pub status: String,
+    /// Filesystem rules were enforced.
+    pub filesystem: bool,
+    /// TCP bind/connect rules were enforced (ABI ≥ 4).
+    pub tcp: bool,
+    /// Abstract Unix sockets and signals are scoped to the sandbox (ABI ≥ 6).
+    pub scopes: bool,
+}
+
+/// What the ruleset allows.
+pub(crate) struct Rules<'a> {
+    /// Read and execute beneath these.
+    pub read: &'a [PathBuf],
+    /// Read, write, create and remove beneath these.
+    pub write: &'a [PathBuf],
+    /// Handle TCP at all (false with full network).
+    pub restrict_tcp: bool,
+    /// The only TCP port that may be connected to.
+    pub connect_port: Option<u16>,
+}
+
+fn path_rule(
+    p: &Path,
+    access: BitFlags<AccessFs>,
+) -> Option<Result<PathBeneath<PathFd>, ::landlock::RulesetError>> {
+    let fd = PathFd::new(p).ok()?;
+    let is_dir = std::fs::metadata(p).ok()?.is_dir();
+    let access = if is_dir {
+        access
+    } else {
+        access & AccessFs::from_file(TARGET)
+    };
+    Some(Ok(PathBeneath::new(fd, access)))
+}
+
+/// Restrict the calling process. Paths that do not exist are skipped.
+pub(crate) fn apply(rules: &Rules<'_>) -> Result<LandlockOutcome, SandboxError> {
+    let abi = crate::sys::landlock_abi();
+    let err = |e: ::landlock::RulesetError| SandboxError::setup(format!("landlock: {e}"));
+    // Device ioctls stay allowed: TIOCSTI and TIOCLINUX are refused by seccomp, and
+    // terminal programs need the rest.
+    let handled = AccessFs::from_all(TARGET) & !AccessFs::IoctlDev;
+    let read = AccessFs::from_read(TARGET);
+    let device = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::ReadDir;
+    let mut ruleset = ::landlock::Ruleset::default()
+        .handle_access(handled)
+        .map_err(err)?;
+    if rules.restrict_tcp {
+        ruleset = ruleset
+            .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
+            .map_err(err)?;
+    }
+    if abi >= 6 {
+        ruleset = ruleset.scope(Scope::from_all(TARGET)).map_err(err)?;
+    }
+    let mut created = ruleset.create().map_err(err)?;
+    let mut fs_rules = Vec::new();
+    for p in rules.read {
+        fs_rules.extend(path_rule(p, read));
+    }
+    for p in rules.write {
+        fs_rules.extend(path_rule(p, handled));
+    }
+    for d in DEVICE_FILES {
+        fs_rules.extend(path_rule(Path::new(d), device));
+    }
+    created = created.add_rules(fs_rules).map_err(err)?;
+    if rules.restrict_tcp
+        && let Some(port) = rules.connect_port
+    {
+        created = created
+            .add_rule(NetPort::new(port, AccessNet::ConnectTcp))
+            .map_err(err)?;
+    }
+    let status = created.restrict_self().map_err(err)?;
+    let enforced = !matches!(status.ruleset, RulesetStatus::NotEnforced);
+    Ok(LandlockOutcome {
+        abi,
+        status: match status.ruleset {
+            RulesetStatus::FullyEnforced => "fully-enforced",
+            RulesetStatus::PartiallyEnforced => "partially-enforced",
+            RulesetStatus::NotEnforced => "not-enforced",
+        }
+        .to_string(),
+        filesystem: enforced,
+        tcp: enforced && rules.restrict_tcp && abi >= 4,
+        scopes: enforced && abi >= 6,
+    })
+}

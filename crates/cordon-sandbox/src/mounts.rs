@@ -1,0 +1,263 @@
+//! Executes the mount plan inside the new mount namespace, then switches root.
+//!
+//! Layout during construction (the approach of a double `pivot_root`): a private tmpfs
+//! becomes the root, the host's root is reachable at `/oldroot`, the sandbox is built at
+//! `/newroot` from sources under `/oldroot`, and a final `pivot_root` plus a lazy unmount
+//! drop every reference to the host tree. This module never decides what is visible; it
+//! does what `plan.rs` says and refuses (never guesses) when the host changed under it.
+
+use crate::error::{SandboxError, SandboxErrorKind};
+use crate::plan::{MountOp, Plan};
+use crate::sys::make_read_only;
+use nix::mount::{MntFlags, MsFlags, mount, umount2};
+use nix::unistd::{chdir, pivot_root};
+use std::path::{Path, PathBuf};
+
+const STAGE: &str = "/tmp";
+const NEW: &str = "/newroot";
+const OLD: &str = "/oldroot";
+
+fn under(base: &str, p: &Path) -> PathBuf {
+    let rel = p.strip_prefix("/").unwrap_or(p);
+    Path::new(base).join(rel)
+}
+
+fn sys(what: impl std::fmt::Display) -> impl FnOnce(nix::Error) -> SandboxError {
+    move |e| SandboxError::sys(what, e)
+}
+
+fn tmpfs(target: &Path, mode: &str, flags: MsFlags) -> Result<(), SandboxError> {
+    mount(
+        Some("tmpfs"),
+        target,
+        Some("tmpfs"),
+        flags | MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        Some(format!("mode={mode}").as_str()),
+    )
+    .map_err(sys(format_args!(
+        "cannot mount a tmpfs on {}",
+        target.display()
+    )))
+}
+
+fn bind(src: &Path, dst: &Path) -> Result<(), SandboxError> {
+    mount(
+        Some(src),
+        dst,
+        None::<&str>,
+        MsFlags::MS_BIND | MsFlags::MS_REC,
+        None::<&str>,
+    )
+    .map_err(sys(format_args!(
+        "cannot bind {} onto {}",
+        src.display(),
+        dst.display()
+    )))
+}
+
+fn read_only(p: &Path, recursive: bool) -> Result<(), SandboxError> {
+    make_read_only(p, recursive).map_err(sys(format_args!("cannot make {} read-only", p.display())))
+}
+
+/// Make sure a mount point exists at `p` (creating it inside a tmpfs of ours when it is
+/// missing); a symlink there is refused, since mounting on it would follow it.
+fn ensure_mount_point(p: &Path, dir: bool) -> Result<(), SandboxError> {
+    match std::fs::symlink_metadata(p) {
+        Ok(m) if m.file_type().is_symlink() => Err(SandboxError::setup(format!(
+            "refusing to mount on {}: it is a symlink",
+            p.display()
+        ))),
+        Ok(_) => Ok(()),
+        Err(_) => {
+            let parent = p.parent().unwrap_or(Path::new("/"));
+            std::fs::create_dir_all(parent)
+                .map_err(|e| SandboxError::io(format!("cannot create {}", parent.display()), e))?;
+            let r = if dir {
+                std::fs::create_dir(p)
+            } else {
+                std::fs::File::create(p).map(|_| ())
+            };
+            r.map_err(|e| SandboxError::io(format!("cannot create {}", p.display()), e))
+        }
+    }
+}
+
+/// Whether `p` exists in the sandbox being built, without following a final symlink.
+fn kind_at(p: &Path) -> Option<std::fs::Metadata> {
+    std::fs::symlink_metadata(p).ok()
+}
+
+fn build_dev() -> Result<(), SandboxError> {
+    let dev = under(NEW, Path::new("/dev"));
+    ensure_mount_point(&dev, true)?;
+    tmpfs(&dev, "0755", MsFlags::MS_NOEXEC)?;
+    for name in ["null", "zero", "full", "random", "urandom", "tty"] {
+        let dst = dev.join(name);
+        let src = under(OLD, &Path::new("/dev").join(name));
+        if kind_at(&src).is_none() {
+            continue;
+        }
+        ensure_mount_point(&dst, false)?;
+        bind(&src, &dst)?;
+    }
+    let pts = dev.join("pts");
+    ensure_mount_point(&pts, true)?;
+    mount(
+        Some("devpts"),
+        &pts,
+        Some("devpts"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC,
+        Some("newinstance,ptmxmode=0666,mode=0620"),
+    )
+    .map_err(sys("cannot mount a new devpts instance"))?;
+    let links = [
+        ("ptmx", "pts/ptmx"),
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ];
+    for (name, target) in links {
+        std::os::unix::fs::symlink(target, dev.join(name))
+            .map_err(|e| SandboxError::io(format!("cannot create /dev/{name}"), e))?;
+    }
+    let shm = dev.join("shm");
+    ensure_mount_point(&shm, true)?;
+    tmpfs(&shm, "1777", MsFlags::empty())?;
+    Ok(())
+}
+
+fn build_proc() -> Result<(), SandboxError> {
+    let proc_dir = under(NEW, Path::new("/proc"));
+    ensure_mount_point(&proc_dir, true)?;
+    mount(
+        Some("proc"),
+        &proc_dir,
+        Some("proc"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
+        None::<&str>,
+    )
+    .map_err(sys("cannot mount a fresh /proc"))?;
+    // Kernel knobs stay readable but not writable, even for a process that thinks it is
+    // root in its namespace.
+    for entry in ["sys", "sysrq-trigger", "irq", "bus"] {
+        let p = proc_dir.join(entry);
+        if kind_at(&p).is_some() {
+            bind(&p, &p)?;
+            read_only(&p, true)?;
+        }
+    }
+    Ok(())
+}
+
+fn run_op(op: &MountOp) -> Result<(), SandboxError> {
+    match op {
+        MountOp::RootBind { read_only: ro } => {
+            let new = Path::new(NEW);
+            bind(Path::new(OLD), new)?;
+            if *ro {
+                read_only(new, true)?;
+            }
+        }
+        MountOp::Tmpfs { path } => {
+            let dst = under(NEW, path);
+            ensure_mount_point(&dst, true)?;
+            let mode = if path == Path::new("/tmp") {
+                "1777"
+            } else {
+                "0755"
+            };
+            tmpfs(&dst, mode, MsFlags::empty())?;
+        }
+        MountOp::Dev => build_dev()?,
+        MountOp::Proc => build_proc()?,
+        MountOp::Bind {
+            src,
+            dst,
+            read_only: ro,
+        } => {
+            let s = under(OLD, src);
+            let Some(meta) = std::fs::metadata(&s).ok() else {
+                // A path that vanished since the plan was made has nothing to show.
+                return Ok(());
+            };
+            let d = under(NEW, dst);
+            ensure_mount_point(&d, meta.is_dir())?;
+            bind(&s, &d)?;
+            if *ro {
+                read_only(&d, true)?;
+            }
+        }
+        MountOp::Protect { path } => {
+            let d = under(NEW, path);
+            match kind_at(&d) {
+                Some(m) if m.file_type().is_symlink() => {
+                    return Err(SandboxError::new(
+                        SandboxErrorKind::ProtectedSymlink,
+                        format!(
+                            "refusing to start: the protected path {} is a symlink, which could redirect writes",
+                            path.display()
+                        ),
+                    ));
+                }
+                Some(_) => {
+                    bind(&d, &d)?;
+                    read_only(&d, true)?;
+                }
+                None => {}
+            }
+        }
+        MountOp::MaskDir { path } => {
+            let d = under(NEW, path);
+            if kind_at(&d).is_some_and(|m| m.is_dir()) {
+                tmpfs(&d, "0755", MsFlags::MS_RDONLY | MsFlags::MS_NOEXEC)?;
+            }
+        }
+        MountOp::MaskFile { path } => {
+            let d = under(NEW, path);
+            if kind_at(&d).is_some_and(|m| !m.is_dir() && !m.file_type().is_symlink()) {
+                bind(&under(OLD, Path::new("/dev/null")), &d)?;
+                read_only(&d, false)?;
+            }
+        }
+        MountOp::Socket { src, dst } => {
+            let d = under(NEW, dst);
+            ensure_mount_point(&d, false)?;
+            bind(&under(OLD, src), &d)?;
+        }
+    }
+    Ok(())
+}
+
+/// Build the sandbox's root from `plan` and switch to it. The caller must be in a new
+/// mount namespace (and a new PID namespace, for `/proc`).
+pub(crate) fn enter(plan: &Plan) -> Result<(), SandboxError> {
+    // Nothing done here may propagate back to the host.
+    mount(
+        None::<&str>,
+        "/",
+        None::<&str>,
+        MsFlags::MS_REC | MsFlags::MS_SLAVE,
+        None::<&str>,
+    )
+    .map_err(sys("cannot make the mount tree private"))?;
+    let stage = Path::new(STAGE);
+    tmpfs(stage, "0755", MsFlags::empty())?;
+    for d in [NEW, OLD] {
+        let p = under(STAGE, Path::new(d));
+        std::fs::create_dir(&p)
+            .map_err(|e| SandboxError::io(format!("cannot create {}", p.display()), e))?;
+    }
+    pivot_root(stage, &under(STAGE, Path::new(OLD)))
+        .map_err(sys("cannot pivot into the staging root"))?;
+    chdir("/").map_err(sys("cannot enter the staging root"))?;
+    for op in &plan.ops {
+        run_op(op)?;
+    }
+    chdir(NEW).map_err(sys("cannot enter the new root"))?;
+    pivot_root(".", ".").map_err(sys("cannot pivot into the new root"))?;
+    // The staging root (and the host tree under it) now sits on top of `.`; detach it.
+    umount2(".", MntFlags::MNT_DETACH).map_err(sys("cannot detach the host's root"))?;
+    chdir("/").map_err(sys("cannot enter the sandbox root"))?;
+    Ok(())
+}

@@ -1,0 +1,529 @@
+//! The mount plan: what the sandbox's filesystem looks like, computed from host facts on
+//! the caller's side and executed by the helper (`mounts.rs`).
+//!
+//! This module owns the decisions (which path is read-only, masked, hidden or writable);
+//! it performs no mount itself. Every path here is canonical and absolute.
+//!
+//! # Protected paths that do not exist yet
+//!
+//! A protected path inside a writable root (`.git/hooks`, `.vscode`, `.mcp.json`…) that
+//! exists is re-bound read-only. One that does not exist cannot be masked by a mount
+//! without first creating a mount point in the host's workspace, and cordon never writes
+//! the host's workspace to build the sandbox (an overlay needs a work directory on the
+//! same filesystem, which is the same problem). So cordon records the first missing
+//! component of each such path here; after the command has ended and every process of
+//! the sandbox is gone, the caller's side checks them again and removes whatever the
+//! sandbox created there, reporting it as a blocked write (see `run.rs`). While the
+//! command runs such a path can exist, but nothing created in it outlives the run.
+
+use crate::error::{SandboxError, SandboxErrorKind};
+use crate::spec::HomeView;
+use cordon_policy::guards;
+use cordon_policy::settings::SandboxMode;
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+
+/// Paths under HOME kept visible, read-only, when HOME is hidden.
+pub const DEFAULT_HOME_READABLE: &[&str] = &[
+    ".cargo",
+    ".rustup",
+    ".local/bin",
+    ".pyenv",
+    ".nvm",
+    ".npm",
+    ".m2",
+    ".gradle",
+    ".gitconfig",
+];
+
+/// Directories replaced by an empty tmpfs in the sandbox (when they exist): private
+/// `/tmp`, other users' homes, and host service sockets.
+const HIDDEN_DIRS: &[&str] = &["/tmp", "/home", "/root", "/run", "/var/run"];
+
+/// How far the walk for secrets and protected names inside writable roots goes.
+pub const WALK_MAX_DEPTH: usize = 8;
+/// How many entries the walk visits at most (over all roots).
+pub const WALK_MAX_ENTRIES: usize = 20_000;
+/// Directories the walk does not descend into (build output and dependency trees).
+const WALK_SKIP: &[&str] = &["node_modules", "target", ".venv", "__pycache__"];
+
+/// One step of the mount plan, executed in order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub enum MountOp {
+    /// Bind the host's `/` recursively as the new root, read-only unless stated.
+    RootBind {
+        /// Make every mount of the tree read-only.
+        read_only: bool,
+    },
+    /// An empty tmpfs.
+    Tmpfs {
+        /// Where.
+        path: PathBuf,
+    },
+    /// A minimal `/dev`.
+    Dev,
+    /// A fresh `/proc` for the new PID namespace.
+    Proc,
+    /// Bind a host path (directory or file) into the sandbox at the same path.
+    Bind {
+        /// Host path.
+        src: PathBuf,
+        /// Path inside the sandbox.
+        dst: PathBuf,
+        /// Read-only bind.
+        read_only: bool,
+    },
+    /// A protected path inside a writable root: re-bound read-only; if it has become a
+    /// symlink by the time it is mounted, the run is refused.
+    Protect {
+        /// Where.
+        path: PathBuf,
+    },
+    /// Hide a secret directory under an empty read-only tmpfs.
+    MaskDir {
+        /// Where.
+        path: PathBuf,
+    },
+    /// Hide a secret file under a read-only bind of `/dev/null`.
+    MaskFile {
+        /// Where.
+        path: PathBuf,
+    },
+    /// Bind the proxy's Unix socket to `dst`.
+    Socket {
+        /// Host socket.
+        src: PathBuf,
+        /// Path inside the sandbox.
+        dst: PathBuf,
+    },
+}
+
+/// The result of the bounded walk of the writable roots.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WalkSummary {
+    /// Entries visited.
+    pub entries: usize,
+    /// The walk stopped at its entry limit before visiting everything.
+    pub truncated: bool,
+}
+
+/// The filesystem side of a sandboxed run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Plan {
+    /// Mount steps (full tier).
+    pub ops: Vec<MountOp>,
+    /// Paths the command may write (Landlock), as seen inside the sandbox.
+    pub write_paths: Vec<PathBuf>,
+    /// Paths the command may read in the fallback tier, where no mount hides anything.
+    pub fallback_read_paths: Vec<PathBuf>,
+    /// First missing component of each protected path inside a writable root; whatever
+    /// appears there during the run is removed after it.
+    pub missing_protected: Vec<PathBuf>,
+    /// The walk of the writable roots.
+    pub walk: WalkSummary,
+}
+
+impl Plan {
+    /// How many secrets the plan masks.
+    pub fn masked(&self) -> usize {
+        self.ops
+            .iter()
+            .filter(|o| matches!(o, MountOp::MaskDir { .. } | MountOp::MaskFile { .. }))
+            .count()
+    }
+}
+
+/// What the plan is computed from.
+pub(crate) struct PlanInputs<'a> {
+    pub mode: SandboxMode,
+    pub workspace: &'a Path,
+    pub writable_roots: &'a [PathBuf],
+    pub home: &'a Path,
+    pub home_view: HomeView,
+    pub home_readable: &'a [PathBuf],
+    pub masks: &'a [PathBuf],
+    pub proxy_socket: Option<&'a Path>,
+}
+
+fn refuse_symlink(p: &Path) -> SandboxError {
+    SandboxError::new(
+        SandboxErrorKind::ProtectedSymlink,
+        format!(
+            "refusing to start: the protected path {} is a symlink, which could redirect writes",
+            p.display()
+        ),
+    )
+}
+
+/// Compute the plan.
+pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
+    let full_access = matches!(inp.mode, SandboxMode::FullAccess);
+    let mut plan = Plan::default();
+    let ops = &mut plan.ops;
+    ops.push(MountOp::RootBind {
+        read_only: !full_access,
+    });
+    if !full_access {
+        for d in HIDDEN_DIRS {
+            let p = Path::new(d);
+            // `/var/run` is usually a symlink to `/run`, which is already hidden.
+            if std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()) {
+                ops.push(MountOp::Tmpfs {
+                    path: p.to_path_buf(),
+                });
+            }
+        }
+    }
+    ops.push(MountOp::Dev);
+    ops.push(MountOp::Proc);
+    if !full_access && inp.home.is_dir() {
+        match inp.home_view {
+            HomeView::Hidden => {
+                ops.push(MountOp::Tmpfs {
+                    path: inp.home.to_path_buf(),
+                });
+                for p in inp.home_readable {
+                    if let Ok(src) = std::fs::canonicalize(p) {
+                        ops.push(MountOp::Bind {
+                            src,
+                            dst: p.clone(),
+                            read_only: true,
+                        });
+                    }
+                }
+            }
+            HomeView::Visible => ops.push(MountOp::Bind {
+                src: inp.home.to_path_buf(),
+                dst: inp.home.to_path_buf(),
+                read_only: true,
+            }),
+        }
+    }
+    if !full_access {
+        if inp.writable_roots.is_empty() {
+            ops.push(MountOp::Bind {
+                src: inp.workspace.to_path_buf(),
+                dst: inp.workspace.to_path_buf(),
+                read_only: true,
+            });
+        }
+        for r in inp.writable_roots {
+            ops.push(MountOp::Bind {
+                src: r.clone(),
+                dst: r.clone(),
+                read_only: false,
+            });
+        }
+    }
+
+    // Protected paths inside every writable root, existing or not.
+    let mut protected: Vec<PathBuf> = Vec::new();
+    for root in inp.writable_roots {
+        protected.extend(guards::protected_paths_in_root(root));
+        for rel in guards::PROTECTED_HOME_PATHS {
+            let p = inp.home.join(rel);
+            if p.starts_with(root) {
+                protected.push(p);
+            }
+        }
+    }
+    for p in &protected {
+        let root = inp
+            .writable_roots
+            .iter()
+            .find(|r| p.starts_with(r))
+            .map(PathBuf::as_path)
+            .unwrap_or(Path::new("/"));
+        match first_missing(root, p)? {
+            Presence::Exists => ops.push(MountOp::Protect { path: p.clone() }),
+            Presence::Missing(first) => {
+                if !plan.missing_protected.contains(&first) {
+                    plan.missing_protected.push(first);
+                }
+            }
+            Presence::Uncreatable => {}
+        }
+    }
+
+    // Secrets and protected names deeper in the roots.
+    let mut found = Found::default();
+    let mut walk_roots: Vec<&Path> = inp.writable_roots.iter().map(PathBuf::as_path).collect();
+    if walk_roots.is_empty() {
+        walk_roots.push(inp.workspace);
+    }
+    plan.walk = walk(&walk_roots, inp.home, &mut found)?;
+    for p in found.protected {
+        let op = MountOp::Protect { path: p };
+        if !ops.contains(&op) {
+            ops.push(op);
+        }
+    }
+
+    // Masks: the policy's sensitive HOME paths, configured extras, walked secrets.
+    let mut masks: Vec<PathBuf> = guards::sensitive_home_paths(inp.home);
+    masks.extend(inp.masks.iter().cloned());
+    masks.extend(found.secrets);
+    for m in masks {
+        let Ok(meta) = std::fs::symlink_metadata(&m) else {
+            continue;
+        };
+        let (path, is_dir) = if meta.file_type().is_symlink() {
+            // Mask what the link points at; a dangling link hides nothing.
+            match std::fs::canonicalize(&m) {
+                Ok(t) => {
+                    let d = t.is_dir();
+                    (t, d)
+                }
+                Err(_) => continue,
+            }
+        } else {
+            (m, meta.is_dir())
+        };
+        let op = if is_dir {
+            MountOp::MaskDir { path }
+        } else {
+            MountOp::MaskFile { path }
+        };
+        if !ops.contains(&op) {
+            ops.push(op);
+        }
+    }
+
+    if let Some(sock) = inp.proxy_socket {
+        ops.push(MountOp::Socket {
+            src: sock.to_path_buf(),
+            dst: PathBuf::from(crate::spec::PROXY_SOCKET_IN_SANDBOX),
+        });
+    }
+
+    plan.write_paths = inp.writable_roots.to_vec();
+    if full_access {
+        plan.write_paths = vec![PathBuf::from("/")];
+    }
+    plan.fallback_read_paths = fallback_read_paths(inp);
+    Ok(plan)
+}
+
+enum Presence {
+    Exists,
+    /// The first component that does not exist.
+    Missing(PathBuf),
+    /// A component is a regular file: the path can never be created.
+    Uncreatable,
+}
+
+/// Walk from `root` down to `path`: refuse symlinks on the way, find the first missing
+/// component.
+fn first_missing(root: &Path, path: &Path) -> Result<Presence, SandboxError> {
+    let Ok(rest) = path.strip_prefix(root) else {
+        return Ok(Presence::Uncreatable);
+    };
+    let mut cur = root.to_path_buf();
+    let comps: Vec<_> = rest.components().collect();
+    for (i, c) in comps.iter().enumerate() {
+        cur.push(c);
+        match std::fs::symlink_metadata(&cur) {
+            Ok(m) if m.file_type().is_symlink() => return Err(refuse_symlink(&cur)),
+            Ok(m) if !m.is_dir() && i + 1 < comps.len() => return Ok(Presence::Uncreatable),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Presence::Missing(cur));
+            }
+            Err(e) => {
+                return Err(SandboxError::io(
+                    format!("cannot inspect the protected path {}", cur.display()),
+                    e,
+                ));
+            }
+        }
+    }
+    Ok(Presence::Exists)
+}
+
+#[derive(Default)]
+struct Found {
+    secrets: Vec<PathBuf>,
+    protected: Vec<PathBuf>,
+}
+
+/// Breadth-first walk of the roots, bounded in depth and entries: secret file names are
+/// masked, protected names re-bound read-only, `.git` is looked into only for `hooks` and
+/// `config`.
+fn walk(roots: &[&Path], home: &Path, found: &mut Found) -> Result<WalkSummary, SandboxError> {
+    let mut summary = WalkSummary::default();
+    let mut queue: VecDeque<(PathBuf, usize)> =
+        roots.iter().map(|r| (r.to_path_buf(), 0)).collect();
+    while let Some((dir, depth)) = queue.pop_front() {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in rd.flatten() {
+            if summary.entries >= WALK_MAX_ENTRIES {
+                summary.truncated = true;
+                return Ok(summary);
+            }
+            summary.entries += 1;
+            let name = entry.file_name();
+            let path = entry.path();
+            let Ok(ft) = entry.file_type() else {
+                continue;
+            };
+            if guards::is_secret_file_name(&name) {
+                found.secrets.push(path);
+                continue;
+            }
+            if guards::protected_write(&path, home).is_some() {
+                if ft.is_symlink() {
+                    return Err(refuse_symlink(&path));
+                }
+                found.protected.push(path);
+                continue;
+            }
+            if name == ".git" && ft.is_dir() {
+                for sub in ["hooks", "config"] {
+                    let p = path.join(sub);
+                    match std::fs::symlink_metadata(&p) {
+                        Ok(m) if m.file_type().is_symlink() => return Err(refuse_symlink(&p)),
+                        Ok(_) => found.protected.push(p),
+                        Err(_) => {}
+                    }
+                }
+                continue;
+            }
+            if ft.is_dir() && depth + 1 < WALK_MAX_DEPTH && !WALK_SKIP.iter().any(|s| name == *s) {
+                queue.push_back((path, depth + 1));
+            }
+        }
+    }
+    Ok(summary)
+}
+
+/// Read access in the fallback tier: every top-level directory except the hidden ones,
+/// plus the workspace, the roots and the visible parts of HOME.
+fn fallback_read_paths(inp: &PlanInputs<'_>) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir("/") {
+        for e in rd.flatten() {
+            let p = e.path();
+            if !HIDDEN_DIRS.iter().any(|h| p == Path::new(h)) {
+                out.push(p);
+            }
+        }
+    }
+    out.push(PathBuf::from("/tmp"));
+    out.push(inp.workspace.to_path_buf());
+    out.extend(inp.writable_roots.iter().cloned());
+    match inp.home_view {
+        HomeView::Visible => out.push(inp.home.to_path_buf()),
+        HomeView::Hidden => out.extend(inp.home_readable.iter().cloned()),
+    }
+    out.retain(|p| p.exists());
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn inputs<'a>(ws: &'a Path, roots: &'a [PathBuf], home: &'a Path) -> PlanInputs<'a> {
+        PlanInputs {
+            mode: SandboxMode::WorkspaceWrite,
+            workspace: ws,
+            writable_roots: roots,
+            home,
+            home_view: HomeView::Hidden,
+            home_readable: &[],
+            masks: &[],
+            proxy_socket: None,
+        }
+    }
+
+    #[test]
+    fn protected_existing_and_missing() {
+        let t = tempfile::tempdir().unwrap();
+        let ws = fs::canonicalize(t.path()).unwrap();
+        fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+        fs::write(ws.join(".git/config"), "").unwrap();
+        fs::write(ws.join(".env"), "SECRET=1").unwrap();
+        fs::create_dir_all(ws.join("sub/.vscode")).unwrap();
+        let roots = vec![ws.clone()];
+        let plan = build(&inputs(&ws, &roots, Path::new("/nonexistent"))).unwrap();
+        assert!(plan.ops.contains(&MountOp::Protect {
+            path: ws.join(".git/hooks")
+        }));
+        assert!(plan.ops.contains(&MountOp::Protect {
+            path: ws.join(".git/config")
+        }));
+        assert!(plan.ops.contains(&MountOp::Protect {
+            path: ws.join("sub/.vscode")
+        }));
+        assert!(plan.ops.contains(&MountOp::MaskFile {
+            path: ws.join(".env")
+        }));
+        assert!(plan.missing_protected.contains(&ws.join(".claude")));
+        assert!(plan.missing_protected.contains(&ws.join(".mcp.json")));
+    }
+
+    #[test]
+    fn protected_symlink_refuses() {
+        let t = tempfile::tempdir().unwrap();
+        let ws = fs::canonicalize(t.path()).unwrap();
+        std::os::unix::fs::symlink("/tmp", ws.join(".vscode")).unwrap();
+        let roots = vec![ws.clone()];
+        let err = build(&inputs(&ws, &roots, Path::new("/nonexistent"))).unwrap_err();
+        assert_eq!(err.kind, SandboxErrorKind::ProtectedSymlink);
+        assert!(err.message.contains(".vscode"), "{}", err.message);
+    }
+
+    #[test]
+    fn secrets_under_home_are_masked() {
+        let t = tempfile::tempdir().unwrap();
+        let home = fs::canonicalize(t.path()).unwrap();
+        fs::create_dir_all(home.join(".ssh")).unwrap();
+        fs::write(home.join(".netrc"), "machine x").unwrap();
+        let ws = home.join("proj");
+        fs::create_dir_all(&ws).unwrap();
+        let roots = vec![ws.clone()];
+        let plan = build(&inputs(&ws, &roots, &home)).unwrap();
+        assert!(plan.ops.contains(&MountOp::MaskDir {
+            path: home.join(".ssh")
+        }));
+        assert!(plan.ops.contains(&MountOp::MaskFile {
+            path: home.join(".netrc")
+        }));
+        // HOME is hidden before the workspace is bound back in.
+        let tmpfs = plan
+            .ops
+            .iter()
+            .position(|o| o == &MountOp::Tmpfs { path: home.clone() })
+            .unwrap();
+        let bind = plan
+            .ops
+            .iter()
+            .position(|o| matches!(o, MountOp::Bind { dst, read_only: false, .. } if dst == &ws))
+            .unwrap();
+        assert!(tmpfs < bind);
+    }
+
+    #[test]
+    fn walk_is_bounded() {
+        let t = tempfile::tempdir().unwrap();
+        let ws = fs::canonicalize(t.path()).unwrap();
+        let mut d = ws.clone();
+        for i in 0..(WALK_MAX_DEPTH + 3) {
+            d = d.join(format!("d{i}"));
+        }
+        fs::create_dir_all(&d).unwrap();
+        fs::write(d.join(".env"), "deep").unwrap();
+        let roots = vec![ws.clone()];
+        let plan = build(&inputs(&ws, &roots, Path::new("/nonexistent"))).unwrap();
+        assert!(!plan.ops.contains(&MountOp::MaskFile {
+            path: d.join(".env")
+        }));
+    }
+}

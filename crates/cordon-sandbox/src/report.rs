@@ -1,0 +1,111 @@
+//! The denial report: what containment blocked, as far as cordon can observe it, and
+//! what this run enforced. This JSON is a contract: the `on-failure` approval flow reads
+//! it to decide whether to ask a human. Fields may be added, none removed.
+//!
+//! What is observable today: protected paths the command created inside a writable root
+//! (removed after the run), and the run's own failures. What is not: a write refused
+//! with `EROFS`/`EACCES` by a read-only mount or Landlock, a system call refused by
+//! seccomp with an errno, a connection refused by the empty network namespace — the
+//! kernel reports those to the command only. `unobservable` lists them so that a reader
+//! never mistakes an empty `blocked` for "nothing was blocked".
+
+use crate::landlock::LandlockOutcome;
+use crate::plan::WalkSummary;
+use serde::{Deserialize, Serialize};
+
+/// The kind of a blocked action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum BlockedKind {
+    /// A filesystem write.
+    Write,
+    /// A network connection.
+    Connect,
+    /// A system call.
+    Syscall,
+}
+
+/// One blocked action.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Blocked {
+    /// What kind of action.
+    pub kind: BlockedKind,
+    /// The path, address or system call.
+    pub target: String,
+    /// One sentence.
+    pub detail: String,
+}
+
+/// The containment tier a run used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Tier {
+    /// Namespaces, the mount plan, Landlock and seccomp.
+    #[default]
+    Full,
+    /// Landlock and seccomp only (user namespaces unavailable).
+    Fallback,
+}
+
+impl Tier {
+    /// `full` or `fallback`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Full => "full",
+            Tier::Fallback => "fallback",
+        }
+    }
+}
+
+/// What the run enforced.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Enforced {
+    /// Namespaces created (`user`, `mount`, `pid`, `ipc`, `uts`, `net`).
+    pub namespaces: Vec<String>,
+    /// The mount plan was applied.
+    pub mounts: bool,
+    /// Landlock's result.
+    pub landlock: LandlockOutcome,
+    /// seccomp filters installed.
+    pub seccomp: bool,
+    /// `PR_SET_NO_NEW_PRIVS` set.
+    pub no_new_privs: bool,
+    /// Every capability dropped.
+    pub capabilities_dropped: bool,
+    /// `none`, `proxy` or `full`.
+    pub network: String,
+    /// Secrets masked by the plan.
+    pub masked: usize,
+    /// The bounded walk of the writable roots.
+    pub walk: WalkSummary,
+}
+
+/// The report of one run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DenialReport {
+    /// Actions containment blocked, as far as observable.
+    pub blocked: Vec<Blocked>,
+    /// The tier used.
+    pub tier: Tier,
+    /// The kernel's Landlock ABI (0: none).
+    pub landlock_abi: i32,
+    /// What was enforced.
+    pub enforced: Enforced,
+    /// Kinds of denial this run cannot observe.
+    pub unobservable: Vec<String>,
+}
+
+/// The standing list of denials the kernel reports only to the command.
+pub(crate) fn unobservable() -> Vec<String> {
+    [
+        "writes refused by read-only mounts or Landlock (the command sees EROFS or EACCES)",
+        "system calls refused by seccomp (the command sees EPERM or ENOSYS)",
+        "connections refused by the empty network namespace or Landlock (the command sees ENETUNREACH or EACCES)",
+        "reads of masked secrets (they read as empty)",
+    ]
+    .iter()
+    .map(|s| (*s).to_string())
+    .collect()
+}

@@ -1,0 +1,222 @@
+//! seccomp: the system calls a contained command never needs, refused with an error
+//! (never a kill, so programs that probe for a feature fall back cleanly).
+//!
+//! Installed last, after Landlock and after every capability is gone, so nothing that
+//! builds the sandbox needs an exception. `clone3` answers `ENOSYS` so libc falls back to
+//! `clone`, whose flags a classic filter can inspect. Refusals with `SECCOMP_RET_ERRNO` are
+//! not observable from outside; the report says so.
+
+use crate::error::SandboxError;
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch, sock_filter,
+};
+use std::collections::BTreeMap;
+
+/// Which socket families the command may create.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sockets {
+    /// `AF_UNIX` only (no network).
+    UnixOnly,
+    /// `AF_UNIX`, `AF_INET`, `AF_INET6` (the proxy forwarder on loopback; the empty
+    /// network namespace and Landlock's port rule contain them).
+    UnixAndInet,
+    /// Any family (full network).
+    Any,
+}
+
+const NAMESPACE_FLAGS: &[u64] = &[
+    libc::CLONE_NEWNS as u64,
+    libc::CLONE_NEWCGROUP as u64,
+    libc::CLONE_NEWUTS as u64,
+    libc::CLONE_NEWIPC as u64,
+    libc::CLONE_NEWUSER as u64,
+    libc::CLONE_NEWPID as u64,
+    libc::CLONE_NEWNET as u64,
+];
+/// `CLONE_NEWTIME` shares its bit with `clone`'s exit signal, so it is checked on
+/// `unshare` only (`clone3` is refused as a whole).
+const CLONE_NEWTIME: u64 = 0x80;
+
+/// `ioctl` requests that inject input into a terminal (same on x86_64 and aarch64).
+const TIOCSTI: u64 = 0x5412;
+const TIOCLINUX: u64 = 0x541C;
+
+/// System calls refused unconditionally.
+fn denied_syscalls() -> Vec<i64> {
+    vec![
+        libc::SYS_ptrace,
+        libc::SYS_process_vm_readv,
+        libc::SYS_process_vm_writev,
+        libc::SYS_io_uring_setup,
+        libc::SYS_io_uring_enter,
+        libc::SYS_io_uring_register,
+        libc::SYS_bpf,
+        libc::SYS_perf_event_open,
+        libc::SYS_userfaultfd,
+        libc::SYS_keyctl,
+        libc::SYS_add_key,
+        libc::SYS_request_key,
+        libc::SYS_mount,
+        libc::SYS_umount2,
+        libc::SYS_pivot_root,
+        libc::SYS_chroot,
+        libc::SYS_fsopen,
+        libc::SYS_fsconfig,
+        libc::SYS_fsmount,
+        libc::SYS_fspick,
+        libc::SYS_move_mount,
+        libc::SYS_open_tree,
+        libc::SYS_mount_setattr,
+        libc::SYS_setns,
+        libc::SYS_kexec_load,
+        libc::SYS_kexec_file_load,
+        libc::SYS_init_module,
+        libc::SYS_finit_module,
+        libc::SYS_delete_module,
+        libc::SYS_reboot,
+        libc::SYS_swapon,
+        libc::SYS_swapoff,
+        libc::SYS_acct,
+    ]
+}
+
+#[cfg(target_arch = "x86_64")]
+const ARCH: TargetArch = TargetArch::x86_64;
+#[cfg(target_arch = "aarch64")]
+const ARCH: TargetArch = TargetArch::aarch64;
+
+fn cond(
+    arg: u8,
+    len: SeccompCmpArgLen,
+    op: SeccompCmpOp,
+    val: u64,
+) -> Result<SeccompCondition, SandboxError> {
+    SeccompCondition::new(arg, len, op, val)
+        .map_err(|e| SandboxError::setup(format!("seccomp: {e}")))
+}
+
+fn rule(conds: Vec<SeccompCondition>) -> Result<SeccompRule, SandboxError> {
+    SeccompRule::new(conds).map_err(|e| SandboxError::setup(format!("seccomp: {e}")))
+}
+
+/// The main filter: every refusal answers `EPERM`.
+fn eperm_filter(sockets: Sockets) -> Result<BpfProgram, SandboxError> {
+    use SeccompCmpArgLen::{Dword, Qword};
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    for nr in denied_syscalls() {
+        rules.insert(nr, Vec::new());
+    }
+    let ns_rules = |arg: u8, flags: &[u64]| -> Result<Vec<SeccompRule>, SandboxError> {
+        flags
+            .iter()
+            .map(|f| rule(vec![cond(arg, Qword, SeccompCmpOp::MaskedEq(*f), *f)?]))
+            .collect()
+    };
+    rules.insert(libc::SYS_clone, ns_rules(0, NAMESPACE_FLAGS)?);
+    let mut unshare_flags = NAMESPACE_FLAGS.to_vec();
+    unshare_flags.push(CLONE_NEWTIME);
+    rules.insert(libc::SYS_unshare, ns_rules(0, &unshare_flags)?);
+    // The ioctl request is an `unsigned int` to the kernel: compare the low 32 bits only,
+    // so high garbage bits cannot slip past.
+    rules.insert(
+        libc::SYS_ioctl,
+        vec![
+            rule(vec![cond(1, Dword, SeccompCmpOp::Eq, TIOCSTI)?])?,
+            rule(vec![cond(1, Dword, SeccompCmpOp::Eq, TIOCLINUX)?])?,
+        ],
+    );
+    let families: &[i32] = match sockets {
+        Sockets::UnixOnly => &[libc::AF_UNIX],
+        Sockets::UnixAndInet => &[libc::AF_UNIX, libc::AF_INET, libc::AF_INET6],
+        Sockets::Any => &[],
+    };
+    if !families.is_empty() {
+        let conds = families
+            .iter()
+            .map(|f| cond(0, Dword, SeccompCmpOp::Ne, *f as u64))
+            .collect::<Result<Vec<_>, _>>()?;
+        rules.insert(libc::SYS_socket, vec![rule(conds)?]);
+    }
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        ARCH,
+    )
+    .map_err(|e| SandboxError::setup(format!("seccomp: {e}")))?;
+    filter
+        .try_into()
+        .map_err(|e: seccompiler::BackendError| SandboxError::setup(format!("seccomp: {e}")))
+}
+
+/// `clone3` answers `ENOSYS`: its flags live in memory a filter cannot read.
+fn enosys_filter() -> Result<BpfProgram, SandboxError> {
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    rules.insert(libc::SYS_clone3, Vec::new());
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOSYS as u32),
+        ARCH,
+    )
+    .map_err(|e| SandboxError::setup(format!("seccomp: {e}")))?;
+    filter
+        .try_into()
+        .map_err(|e: seccompiler::BackendError| SandboxError::setup(format!("seccomp: {e}")))
+}
+
+/// Refuse the x32 ABI (syscall numbers with bit 30 set share x86_64's audit arch, so the
+/// per-syscall rules above would not see them) and kill any other architecture.
+#[cfg(target_arch = "x86_64")]
+fn x32_filter() -> BpfProgram {
+    const LD_W_ABS: u16 = 0x20;
+    const JEQ_K: u16 = 0x15;
+    const JGE_K: u16 = 0x35;
+    const RET_K: u16 = 0x06;
+    const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
+    const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+    const RET_KILL_PROCESS: u32 = 0x8000_0000;
+    const RET_ERRNO: u32 = 0x0005_0000;
+    const RET_ALLOW: u32 = 0x7fff_0000;
+    let ins = |code, jt, jf, k| sock_filter { code, jt, jf, k };
+    vec![
+        ins(LD_W_ABS, 0, 0, 4), // seccomp_data.arch
+        ins(JEQ_K, 1, 0, AUDIT_ARCH_X86_64),
+        ins(RET_K, 0, 0, RET_KILL_PROCESS),
+        ins(LD_W_ABS, 0, 0, 0), // seccomp_data.nr
+        ins(JGE_K, 0, 1, X32_SYSCALL_BIT),
+        ins(RET_K, 0, 0, RET_ERRNO | libc::EPERM as u32),
+        ins(RET_K, 0, 0, RET_ALLOW),
+    ]
+}
+
+/// The compiled filters, in installation order. Built before the last fork so that the
+/// command's process only installs them.
+pub(crate) fn filters(sockets: Sockets) -> Result<Vec<BpfProgram>, SandboxError> {
+    let main = vec![eperm_filter(sockets)?, enosys_filter()?];
+    #[cfg(target_arch = "x86_64")]
+    let main = std::iter::once(x32_filter()).chain(main).collect();
+    Ok(main)
+}
+
+/// Install the filters on the calling thread (`PR_SET_NO_NEW_PRIVS` must be set).
+pub(crate) fn install(filters: &[BpfProgram]) -> Result<(), SandboxError> {
+    for f in filters {
+        seccompiler::apply_filter(f).map_err(|e| SandboxError::setup(format!("seccomp: {e}")))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_compile() {
+        for s in [Sockets::UnixOnly, Sockets::UnixAndInet, Sockets::Any] {
+            let f = filters(s).unwrap();
+            assert!(f.iter().all(|p| !p.is_empty()));
+        }
+    }
+}

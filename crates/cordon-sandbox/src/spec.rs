@@ -1,0 +1,437 @@
+//! What a sandboxed run is: the command, its roots, its network, its limits.
+//!
+//! A [`SandboxSpec`] is built on the caller's side by [`SandboxBuilder`], which
+//! canonicalizes every root, builds the environment from an allowlist and computes the
+//! mount plan from host facts. The helper receives the finished spec over an inherited
+//! pipe (never argv or the environment) and only executes it.
+
+use crate::env::EnvPolicy;
+use crate::error::SandboxError;
+use crate::plan::{self, Plan};
+use cordon_policy::settings::SandboxMode;
+use serde::{Deserialize, Serialize};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The loopback port the in-sandbox forwarder listens on when a proxy is configured.
+pub const DEFAULT_PROXY_PORT: u16 = 3128;
+
+/// Where the proxy's Unix socket appears inside the sandbox.
+pub const PROXY_SOCKET_IN_SANDBOX: &str = "/run/cordon/egress.sock";
+
+/// Network access of the sandboxed command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Network {
+    /// An empty network namespace: no interface but a down loopback; only `AF_UNIX`
+    /// sockets can be created.
+    None,
+    /// An empty network namespace whose loopback carries a forwarder on
+    /// `127.0.0.1:port` that relays every TCP connection to the egress proxy listening on
+    /// `socket` outside the sandbox. Landlock lets TCP connect only to that port.
+    Proxy {
+        /// The proxy's Unix socket on the host.
+        socket: PathBuf,
+        /// The in-sandbox loopback port of the forwarder.
+        port: u16,
+    },
+    /// The host's network, unfiltered.
+    Full,
+}
+
+/// Whether the caller's `HOME` is visible inside the sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HomeView {
+    /// `HOME` is an empty directory except the workspace and the read-only toolchain
+    /// directories.
+    #[default]
+    Hidden,
+    /// `HOME` is visible read-only (secrets are still masked).
+    Visible,
+}
+
+/// Which containment tiers the caller accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Require {
+    /// Use full containment when the host allows it, otherwise Landlock + seccomp.
+    #[default]
+    Any,
+    /// Refuse to run unless namespaces, Landlock and seccomp are all available.
+    Full,
+}
+
+/// Resource limits applied to the command (`None` leaves the inherited limit).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limits {
+    /// `RLIMIT_CPU`, seconds of CPU time.
+    pub cpu_seconds: Option<u64>,
+    /// `RLIMIT_AS`, bytes of address space.
+    pub address_space: Option<u64>,
+    /// `RLIMIT_NPROC`, processes of the user.
+    pub processes: Option<u64>,
+    /// `RLIMIT_FSIZE`, bytes of the largest file written.
+    pub file_size: Option<u64>,
+    /// `RLIMIT_NOFILE`, open file descriptors.
+    pub open_files: Option<u64>,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            cpu_seconds: None,
+            address_space: None,
+            processes: None,
+            file_size: None,
+            open_files: Some(4096),
+        }
+    }
+}
+
+/// The finished description of one sandboxed run. Built by [`SandboxBuilder::build`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SandboxSpec {
+    /// The command and its arguments; `argv[0]` is searched in the sandbox's `PATH`.
+    pub argv: Vec<OsString>,
+    /// Working directory of the command (must be visible inside the sandbox).
+    pub cwd: PathBuf,
+    /// The session's workspace (canonical).
+    pub workspace: PathBuf,
+    /// Every writable root, canonical, the workspace included in `workspace-write` mode.
+    pub writable_roots: Vec<PathBuf>,
+    /// What the process can physically do.
+    pub mode: SandboxMode,
+    /// Network access.
+    pub network: Network,
+    /// HOME visibility.
+    pub home_view: HomeView,
+    /// The caller's HOME (canonical when it exists).
+    pub home: PathBuf,
+    /// The environment of the command, already filtered through the allowlist.
+    pub env: Vec<(OsString, OsString)>,
+    /// Resource limits.
+    pub limits: Limits,
+    /// Wall-clock limit; the whole process tree is killed and the run exits 124.
+    pub timeout: Option<Duration>,
+    /// Accepted tiers.
+    pub require: Require,
+    /// The mount plan and Landlock paths computed from host facts.
+    pub plan: Plan,
+}
+
+/// Builds a [`SandboxSpec`]. Every path is canonicalized; the workspace defaults to the
+/// current directory.
+#[derive(Debug, Clone)]
+pub struct SandboxBuilder {
+    argv: Vec<OsString>,
+    cwd: Option<PathBuf>,
+    workspace: Option<PathBuf>,
+    extra_roots: Vec<PathBuf>,
+    mode: SandboxMode,
+    network: Network,
+    home_view: HomeView,
+    home: Option<PathBuf>,
+    home_readable: Option<Vec<PathBuf>>,
+    masks: Vec<PathBuf>,
+    env: EnvPolicy,
+    limits: Limits,
+    timeout: Option<Duration>,
+    require: Require,
+}
+
+impl SandboxBuilder {
+    /// A builder for running `argv` (at least the program name).
+    pub fn new<I, S>(argv: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        SandboxBuilder {
+            argv: argv.into_iter().map(Into::into).collect(),
+            cwd: None,
+            workspace: None,
+            extra_roots: Vec::new(),
+            mode: SandboxMode::WorkspaceWrite,
+            network: Network::None,
+            home_view: HomeView::Hidden,
+            home: None,
+            home_readable: None,
+            masks: Vec::new(),
+            env: EnvPolicy::default(),
+            limits: Limits::default(),
+            timeout: None,
+            require: Require::Any,
+        }
+    }
+
+    /// The session's workspace. Defaults to the current directory. This must come from
+    /// the session's configuration, never from a tool call.
+    pub fn workspace(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.workspace = Some(dir.into());
+        self
+    }
+
+    /// The command's working directory (defaults to the workspace). It never widens the
+    /// writable roots: a directory outside them is merely read-only.
+    pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(dir.into());
+        self
+    }
+
+    /// An extra writable root (from configuration).
+    pub fn writable_root(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.extra_roots.push(dir.into());
+        self
+    }
+
+    /// The sandbox mode.
+    pub fn mode(mut self, mode: SandboxMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Network access.
+    pub fn network(mut self, network: Network) -> Self {
+        self.network = network;
+        self
+    }
+
+    /// HOME visibility.
+    pub fn home_view(mut self, view: HomeView) -> Self {
+        self.home_view = view;
+        self
+    }
+
+    /// The caller's HOME (defaults to `$HOME`).
+    pub fn home(mut self, home: impl Into<PathBuf>) -> Self {
+        self.home = Some(home.into());
+        self
+    }
+
+    /// Paths under HOME that stay visible, read-only, when HOME is hidden (relative paths
+    /// are taken relative to HOME). Replaces the built-in toolchain list.
+    pub fn home_readable(mut self, paths: Vec<PathBuf>) -> Self {
+        self.home_readable = Some(paths);
+        self
+    }
+
+    /// An extra path to mask (beyond the built-in secret list).
+    pub fn mask(mut self, path: impl Into<PathBuf>) -> Self {
+        self.masks.push(path.into());
+        self
+    }
+
+    /// The environment policy (allowlist and explicit secret overrides).
+    pub fn env_policy(mut self, env: EnvPolicy) -> Self {
+        self.env = env;
+        self
+    }
+
+    /// Resource limits.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Wall-clock timeout.
+    pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Accepted tiers.
+    pub fn require(mut self, require: Require) -> Self {
+        self.require = require;
+        self
+    }
+
+    /// Validate, canonicalize and compute the mount plan.
+    pub fn build(self) -> Result<SandboxSpec, SandboxError> {
+        if self.argv.is_empty() || self.argv[0].is_empty() {
+            return Err(SandboxError::invalid("no command was given"));
+        }
+        let current = std::env::current_dir()
+            .map_err(|e| SandboxError::io("cannot read the current directory", e))?;
+        let workspace = canonical_dir(self.workspace.as_deref().unwrap_or(&current), "workspace")?;
+        let home = match self
+            .home
+            .clone()
+            .or_else(|| std::env::var_os("HOME").map(PathBuf::from))
+        {
+            Some(h) if h.is_absolute() => std::fs::canonicalize(&h).unwrap_or(h),
+            Some(h) => {
+                return Err(SandboxError::invalid(format!(
+                    "HOME must be an absolute path, not {}",
+                    h.display()
+                )));
+            }
+            None => PathBuf::from("/nonexistent"),
+        };
+        let cwd = match &self.cwd {
+            Some(c) => canonical_dir(&workspace.join(c), "working directory")?,
+            None => workspace.clone(),
+        };
+        let mut writable_roots = Vec::new();
+        match self.mode {
+            SandboxMode::ReadOnly => {}
+            SandboxMode::WorkspaceWrite | SandboxMode::FullAccess => {
+                writable_roots.push(workspace.clone());
+                for r in &self.extra_roots {
+                    let r = canonical_dir(&expand_home(r, &home), "writable root")?;
+                    if r == Path::new("/") {
+                        return Err(SandboxError::invalid(
+                            "`/` cannot be a writable root; use full-access mode instead",
+                        ));
+                    }
+                    writable_roots.push(r);
+                }
+            }
+            // A mode this version does not know gets the narrowest view.
+            _ => {}
+        }
+        writable_roots.sort();
+        writable_roots.dedup();
+        if let Network::Proxy { socket, port } = &self.network {
+            if *port == 0 {
+                return Err(SandboxError::invalid("the proxy port must not be 0"));
+            }
+            let meta = std::fs::metadata(socket).map_err(|e| {
+                SandboxError::io(
+                    format!("cannot use the proxy socket {}", socket.display()),
+                    e,
+                )
+            })?;
+            use std::os::unix::fs::FileTypeExt;
+            if !meta.file_type().is_socket() {
+                return Err(SandboxError::invalid(format!(
+                    "the proxy socket {} is not a Unix socket",
+                    socket.display()
+                )));
+            }
+        }
+        let home_readable: Vec<PathBuf> = match &self.home_readable {
+            Some(list) => list.iter().map(|p| expand_home(p, &home)).collect(),
+            None => plan::DEFAULT_HOME_READABLE
+                .iter()
+                .map(|r| home.join(r))
+                .collect(),
+        };
+        let masks: Vec<PathBuf> = self.masks.iter().map(|p| expand_home(p, &home)).collect();
+        let inputs = plan::PlanInputs {
+            mode: self.mode,
+            workspace: &workspace,
+            writable_roots: &writable_roots,
+            home: &home,
+            home_view: self.home_view,
+            home_readable: &home_readable,
+            masks: &masks,
+            proxy_socket: match &self.network {
+                Network::Proxy { socket, .. } => Some(socket.as_path()),
+                _ => None,
+            },
+        };
+        let plan = plan::build(&inputs)?;
+        let mut env = self.env.build(std::env::vars_os(), &home);
+        if let Network::Proxy { port, .. } = &self.network {
+            env.retain(|(k, _)| !crate::env::is_proxy_name(k));
+            let url = OsString::from(format!("http://127.0.0.1:{port}"));
+            for name in [
+                "HTTP_PROXY",
+                "HTTPS_PROXY",
+                "ALL_PROXY",
+                "http_proxy",
+                "https_proxy",
+                "all_proxy",
+            ] {
+                env.push((name.into(), url.clone()));
+            }
+            env.push(("NO_PROXY".into(), OsString::new()));
+            env.push(("no_proxy".into(), OsString::new()));
+        }
+        Ok(SandboxSpec {
+            argv: self.argv,
+            cwd,
+            workspace,
+            writable_roots,
+            mode: self.mode,
+            network: self.network,
+            home_view: self.home_view,
+            home,
+            env,
+            limits: self.limits,
+            timeout: self.timeout,
+            require: self.require,
+            plan,
+        })
+    }
+}
+
+/// `~` and `~/x` are expanded against `home`; relative paths are taken relative to it.
+fn expand_home(p: &Path, home: &Path) -> PathBuf {
+    match p.strip_prefix("~") {
+        Ok(rest) => home.join(rest),
+        Err(_) if p.is_relative() => home.join(p),
+        Err(_) => p.to_path_buf(),
+    }
+}
+
+fn canonical_dir(p: &Path, what: &str) -> Result<PathBuf, SandboxError> {
+    let c = std::fs::canonicalize(p)
+        .map_err(|e| SandboxError::io(format!("cannot use the {what} {}", p.display()), e))?;
+    if !c.is_dir() {
+        return Err(SandboxError::invalid(format!(
+            "the {what} {} is not a directory",
+            p.display()
+        )));
+    }
+    Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn home_expansion() {
+        let h = Path::new("/home/u");
+        assert_eq!(expand_home(Path::new("~/.cargo"), h), h.join(".cargo"));
+        assert_eq!(expand_home(Path::new(".m2"), h), h.join(".m2"));
+        assert_eq!(expand_home(Path::new("/opt/x"), h), Path::new("/opt/x"));
+    }
+
+    #[test]
+    fn empty_command_is_refused() {
+        let err = SandboxBuilder::new(Vec::<OsString>::new()).build();
+        assert!(err.is_err());
+    }
+
+    #[test]
+    fn cwd_outside_workspace_does_not_widen_roots() {
+        let ws = tempfile::tempdir().unwrap();
+        let other = tempfile::tempdir().unwrap();
+        let spec = SandboxBuilder::new(["true"])
+            .workspace(ws.path())
+            .cwd(other.path())
+            .home(ws.path())
+            .build()
+            .unwrap();
+        let ws_c = std::fs::canonicalize(ws.path()).unwrap();
+        assert_eq!(spec.writable_roots, vec![ws_c]);
+        assert_eq!(spec.cwd, std::fs::canonicalize(other.path()).unwrap());
+    }
+
+    #[test]
+    fn read_only_mode_has_no_writable_roots() {
+        let ws = tempfile::tempdir().unwrap();
+        let spec = SandboxBuilder::new(["true"])
+            .workspace(ws.path())
+            .home(ws.path())
+            .mode(SandboxMode::ReadOnly)
+            .build()
+            .unwrap();
+        assert!(spec.writable_roots.is_empty());
+    }
+}
