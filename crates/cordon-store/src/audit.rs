@@ -656,3 +656,31 @@ pub fn export(path: &Path, filter: &ExportFilter, out: &mut dyn Write) -> Result
     })?;
     Ok(count)
 }
+
+/// Parse a time given on the command line: RFC 3339 (`2026-01-02T03:04:05Z`, a date
+/// `2026-01-02`, or without the `Z`, read as UTC), or an age such as `15m`, `2h`, `3d`
+/// meaning that long before `now`.
+pub fn parse_time(text: &str, now: SystemTime) -> Result<SystemTime, String> {
+    let text = text.trim();
+    if let Ok(t) = humantime::parse_rfc3339_weak(text) {
+        return Ok(t);
+    }
+    if text.len() == 10 {
+        if let Ok(t) = humantime::parse_rfc3339_weak(&format!("{text}T00:00:00")) {
+            return Ok(t);
+        }
+    }
+    match humantime::parse_duration(text) {
+        Ok(age) => now
+            .checked_sub(age)
+            .ok_or_else(|| format!("{text:?} reaches before 1970")),
+        Err(_) => Err(format!(
+            "{text:?} is neither an RFC 3339 time (2026-01-02T03:04:05Z) nor an age (15m, 2h, 3d)"
+        )),
+    }
+}
+
+/// A time as RFC 3339 in UTC, to the second (`2026-01-02T03:04:05Z`).
+pub fn format_time(t: SystemTime) -> String {
+    humantime::format_rfc3339_seconds(t).to_string()
+}

@@ -42,7 +42,8 @@ pub use approval::{
     Prompter, Question, Refusal, Resolution, resolve_ask, resolve_ask_with,
 };
 pub use audit::{
-    AppendReceipt, AuditLog, Break, Durability, ExportFilter, VerifyReport, export, tail, verify,
+    AppendReceipt, AuditLog, Break, Durability, ExportFilter, VerifyReport, export, format_time,
+    parse_time, tail, verify,
 };
 pub use error::{StoreError, StoreErrorKind};
 pub use paths::{default_audit_path, default_store_path, state_dir};

@@ -387,3 +387,22 @@ fn file_is_private() {
         0o600
     );
 }
+
+#[test]
+fn parses_times_and_ages() {
+    use cordon_store::parse_time;
+    let now = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+    assert_eq!(
+        parse_time("2h", now).unwrap(),
+        now - Duration::from_secs(7200)
+    );
+    assert_eq!(
+        parse_time("1970-01-02T00:00:00Z", now).unwrap(),
+        std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(86400)
+    );
+    assert_eq!(
+        parse_time("1970-01-03", now).unwrap(),
+        std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(2 * 86400)
+    );
+    assert!(parse_time("yesterday-ish", now).is_err());
+}

@@ -1,14 +1,215 @@
-//! `cordon approvals` (not yet built).
+//! `cordon approvals`: answer requests recorded with `--pending`, and manage what a
+//! human chose to remember.
+//!
+//! Exit status: 0 done; 2 bad usage, an unknown id, or an id already answered; 1 the
+//! store or the audit log could not be used (nothing was changed then). The store is
+//! `--store F`, else `$CORDON_STATE_DIR/store.sqlite3`,
+//! `$XDG_STATE_HOME/cordon/store.sqlite3` or `~/.local/state/cordon/store.sqlite3`;
+//! every answer is appended to the audit log next to it (or `--audit-file F`).
+
+use std::path::PathBuf;
+
+use cordon_store::{
+    Answer, Answered, AuditLog, Durability, PendingId, Store, StoreError, StoreErrorKind,
+    sanitize_for_terminal,
+};
+use serde_json::json;
+
+use crate::exit::{Exit, INTERNAL, INVALID};
+
+/// Where the store and the audit log are.
+#[derive(clap::Args)]
+pub struct Location {
+    /// Store file (default: the state directory's store.sqlite3).
+    #[arg(long, value_name = "F")]
+    store: Option<PathBuf>,
+    /// Audit log that records answers (default: the state directory's audit.jsonl).
+    #[arg(long, value_name = "F")]
+    audit_file: Option<PathBuf>,
+}
 
 /// Subcommands of `cordon approvals`.
 #[derive(clap::Subcommand)]
-pub enum ApprovalsCommand {}
+pub enum ApprovalsCommand {
+    /// List requests waiting for a human.
+    List {
+        /// One JSON object per line instead of text.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        at: Location,
+    },
+    /// Approve a pending request: the same call is then allowed once (within 24 hours).
+    Approve {
+        /// The id shown by `cordon approvals list`.
+        id: i64,
+        #[command(flatten)]
+        at: Location,
+    },
+    /// Deny a pending request.
+    Deny {
+        /// The id shown by `cordon approvals list`.
+        id: i64,
+        #[command(flatten)]
+        at: Location,
+    },
+    /// List the rules saved by "always allow".
+    Rules {
+        #[command(flatten)]
+        at: Location,
+    },
+    /// Remove a saved rule.
+    Forget {
+        /// The rule exactly as listed, e.g. 'Bash(cargo test:*)'.
+        rule: String,
+        #[command(flatten)]
+        at: Location,
+    },
+}
+
+fn fail(e: StoreError) -> anyhow::Error {
+    let code = match e.kind() {
+        StoreErrorKind::NoSuchPending(_) | StoreErrorKind::AlreadyAnswered { .. } => INVALID,
+        _ => INTERNAL,
+    };
+    Exit::new(code, e.to_string()).into()
+}
+
+fn open_store(at: &Location) -> anyhow::Result<Store> {
+    match &at.store {
+        Some(path) => Store::open(path),
+        None => Store::open_default(),
+    }
+    .map_err(fail)
+}
+
+fn open_audit(at: &Location) -> anyhow::Result<AuditLog> {
+    let path = match (&at.audit_file, &at.store) {
+        (Some(f), _) => f.clone(),
+        (None, Some(store)) => store.with_file_name("audit.jsonl"),
+        (None, None) => cordon_store::default_audit_path().map_err(fail)?,
+    };
+    AuditLog::open(&path, Durability::FsyncEach).map_err(fail)
+}
+
+fn fmt_time(t: std::time::SystemTime) -> String {
+    cordon_store::format_time(t)
+}
+
+/// A one-line view of what the request would do.
+fn summary(request: &serde_json::Value) -> String {
+    let input = &request["input"];
+    let target = ["command", "path", "file_path", "url", "pattern"]
+        .iter()
+        .find_map(|k| input.get(*k).and_then(|v| v.as_str()).map(str::to_string))
+        .unwrap_or_else(|| input.to_string());
+    sanitize_for_terminal(&target)
+}
 
 /// Run `cordon approvals`.
-pub fn run(_c: ApprovalsCommand) -> anyhow::Result<u8> {
-    Err(crate::exit::Exit::new(
-        crate::exit::INTERNAL,
-        "`cordon approvals` is not available in this build",
-    )
-    .into())
+pub fn run(c: ApprovalsCommand) -> anyhow::Result<u8> {
+    match c {
+        ApprovalsCommand::List { json, at } => {
+            let store = open_store(&at)?;
+            let pending = store.pending().map_err(fail)?;
+            if json {
+                for p in &pending {
+                    let line = json!({
+                        "id": p.id.0,
+                        "created": fmt_time(p.created),
+                        "session": p.session,
+                        "fingerprint": p.fingerprint,
+                        "request": p.request,
+                        "verdict": p.verdict,
+                        "suggestion": p.suggestion,
+                    });
+                    println!("{line}");
+                }
+            } else if pending.is_empty() {
+                println!("no pending approvals in {}", store.path().display());
+            } else {
+                for p in &pending {
+                    let tool = p.request["tool"].as_str().unwrap_or("?");
+                    println!(
+                        "{}  {}  session {}  {}: {}",
+                        p.id,
+                        fmt_time(p.created),
+                        sanitize_for_terminal(p.session.as_deref().unwrap_or("-")),
+                        sanitize_for_terminal(tool),
+                        summary(&p.request)
+                    );
+                    if let Some(reason) = p.verdict["reason"].as_str() {
+                        println!("    reason: {}", sanitize_for_terminal(reason));
+                    }
+                    if let Some(rule) = &p.suggestion {
+                        println!(
+                            "    rule \"always allow\" would save: {}",
+                            sanitize_for_terminal(rule)
+                        );
+                    }
+                }
+            }
+            Ok(0)
+        }
+        ApprovalsCommand::Approve { id, at } => answer(id, Answer::Approve, &at),
+        ApprovalsCommand::Deny { id, at } => answer(id, Answer::Deny, &at),
+        ApprovalsCommand::Rules { at } => {
+            let store = open_store(&at)?;
+            for r in store.rules().map_err(fail)? {
+                println!(
+                    "{}  ({}, saved {} by {})",
+                    sanitize_for_terminal(&r.rule),
+                    sanitize_for_terminal(&r.tool_kind),
+                    fmt_time(r.created),
+                    sanitize_for_terminal(&r.created_by)
+                );
+            }
+            Ok(0)
+        }
+        ApprovalsCommand::Forget { rule, at } => {
+            let store = open_store(&at)?;
+            if !store.forget_rule(&rule).map_err(fail)? {
+                return Err(Exit::new(
+                    INVALID,
+                    format!("no saved rule is exactly {rule:?}; see `cordon approvals rules`"),
+                )
+                .into());
+            }
+            let mut audit = open_audit(&at)?;
+            audit
+                .append(&json!({"event": "rule-forgotten", "rule": rule}))
+                .map_err(fail)?;
+            println!("forgot {rule}");
+            Ok(0)
+        }
+    }
+}
+
+fn answer(id: i64, answer: Answer, at: &Location) -> anyhow::Result<u8> {
+    let store = open_store(at)?;
+    // Open the audit log first: an answer that cannot be recorded is not given.
+    let mut audit = open_audit(at)?;
+    let answered = store.answer(PendingId(id), answer).map_err(fail)?;
+    let (request, word, lease) = match &answered {
+        Answered::Approved(a) => (a.request(), "approve", Some(a.lease().0)),
+        Answered::Denied(d) => (d.request(), "deny", None),
+    };
+    let record = json!({
+        "event": "approval-answered",
+        "pending": id,
+        "answer": word,
+        "lease": lease,
+        "session": request.session,
+        "tool": request.request["tool"],
+        "input": cordon_store::redact(&request.request["input"]),
+        "fingerprint": request.fingerprint,
+    });
+    audit.append(&record).map_err(fail)?;
+    match lease {
+        Some(lease) => {
+            println!("approved {id}: lease {lease} lets the same call through once within 24 hours")
+        }
+        None => println!("denied {id}"),
+    }
+    Ok(0)
 }

@@ -1,14 +1,141 @@
-//! `cordon audit` (not yet built).
+//! `cordon audit`: verify, tail and export the hash-chained audit log.
+//!
+//! Exit status: 0 the log is intact (or the listing succeeded); 4 `verify` found a
+//! break (the report names the first broken line and the kind of break); 2 bad usage;
+//! 1 the log could not be read. The log is `--file F`, else
+//! `$CORDON_STATE_DIR/audit.jsonl`, `$XDG_STATE_HOME/cordon/audit.jsonl` or
+//! `~/.local/state/cordon/audit.jsonl`.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use cordon_store::{ExportFilter, VerifyReport};
+
+use crate::exit::{Exit, INTERNAL, INVALID};
+
+/// Exit status of `cordon audit verify` when the chain is broken.
+pub const BROKEN: u8 = 4;
 
 /// Subcommands of `cordon audit`.
 #[derive(clap::Subcommand)]
-pub enum AuditCommand {}
+pub enum AuditCommand {
+    /// Check the hash chain; exit 0 if intact, 4 at the first break.
+    Verify {
+        /// Audit log to check (default: the state directory's audit.jsonl).
+        #[arg(long, value_name = "F")]
+        file: Option<PathBuf>,
+    },
+    /// Print the last records, one JSON object per line.
+    Tail {
+        /// How many records.
+        #[arg(short = 'n', long = "lines", default_value_t = 10)]
+        n: usize,
+        /// Audit log to read.
+        #[arg(long, value_name = "F")]
+        file: Option<PathBuf>,
+    },
+    /// Print the records matching every filter given, byte for byte as stored.
+    Export {
+        /// Output JSON lines (the only format; accepted for explicitness).
+        #[arg(long)]
+        json: bool,
+        /// Only this session.
+        #[arg(long)]
+        session: Option<String>,
+        /// Only this tool.
+        #[arg(long)]
+        tool: Option<String>,
+        /// Only this decision (allow, ask, deny).
+        #[arg(long)]
+        decision: Option<String>,
+        /// Only records at or after this time (RFC 3339, or an age such as 2h).
+        #[arg(long, value_name = "TIME")]
+        since: Option<String>,
+        /// Only records before this time (RFC 3339, or an age such as 30m).
+        #[arg(long, value_name = "TIME")]
+        until: Option<String>,
+        /// Audit log to read.
+        #[arg(long, value_name = "F")]
+        file: Option<PathBuf>,
+    },
+}
+
+fn log_path(file: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    match file {
+        Some(f) => Ok(f),
+        None => cordon_store::default_audit_path()
+            .map_err(|e| Exit::new(INTERNAL, e.to_string()).into()),
+    }
+}
+
+fn time_arg(flag: &str, value: Option<String>) -> anyhow::Result<Option<SystemTime>> {
+    value
+        .map(|v| {
+            cordon_store::parse_time(&v, SystemTime::now())
+                .map_err(|why| Exit::new(INVALID, format!("--{flag}: {why}")).into())
+        })
+        .transpose()
+}
+
+fn store_err(e: cordon_store::StoreError) -> anyhow::Error {
+    Exit::new(INTERNAL, e.to_string()).into()
+}
 
 /// Run `cordon audit`.
-pub fn run(_c: AuditCommand) -> anyhow::Result<u8> {
-    Err(crate::exit::Exit::new(
-        crate::exit::INTERNAL,
-        "`cordon audit` is not available in this build",
-    )
-    .into())
+pub fn run(c: AuditCommand) -> anyhow::Result<u8> {
+    match c {
+        AuditCommand::Verify { file } => {
+            let path = log_path(file)?;
+            match cordon_store::verify(&path).map_err(store_err)? {
+                VerifyReport::Ok { records, head } => {
+                    println!("OK: {} — {records} records, head {head}", path.display());
+                    Ok(0)
+                }
+                VerifyReport::Broken {
+                    line,
+                    why,
+                    detail,
+                    records_ok,
+                } => {
+                    println!(
+                        "BROKEN: {} line {line} ({}): {detail}; {records_ok} records verified before it",
+                        path.display(),
+                        why.as_str()
+                    );
+                    Ok(BROKEN)
+                }
+            }
+        }
+        AuditCommand::Tail { n, file } => {
+            let path = log_path(file)?;
+            let mut out = std::io::stdout().lock();
+            for record in cordon_store::tail(&path, n).map_err(store_err)? {
+                writeln!(out, "{record}")?;
+            }
+            Ok(0)
+        }
+        AuditCommand::Export {
+            json: _,
+            session,
+            tool,
+            decision,
+            since,
+            until,
+            file,
+        } => {
+            let path = log_path(file)?;
+            let filter = ExportFilter {
+                session,
+                tool,
+                decision,
+                since: time_arg("since", since)?,
+                until: time_arg("until", until)?,
+            };
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            cordon_store::export(&path, &filter, &mut out).map_err(store_err)?;
+            out.flush()?;
+            Ok(0)
+        }
+    }
 }

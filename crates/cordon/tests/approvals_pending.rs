@@ -1,0 +1,160 @@
+//! `--pending` round trip: a request recorded through the library is listed, approved
+//! or denied with `cordon approvals`, and the approval lets the same call through once.
+// Test helpers outside #[test] functions may unwrap and panic: a failure is the test failing.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::process::{Command, Output};
+
+use cordon_store::{NoHuman, NoPrompter, Resolution, Store, VerifyReport};
+use serde_json::{Value, json};
+
+fn cordon(state: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .args(args)
+        .env("CORDON_STATE_DIR", state)
+        .env_remove("XDG_STATE_HOME")
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn ask(fp: &str) -> cordon_store::AskContext {
+    cordon_store::AskContext {
+        fingerprint: fp.into(),
+        session: Some("sess-9".into()),
+        tool: "Bash".into(),
+        tool_kind: "bash".into(),
+        target: "make deploy".into(),
+        consequence: "runs the deploy target".into(),
+        reason: "exec asks by default".into(),
+        suggestion: Some("Bash(make deploy)".into()),
+        request: json!({"tool": "Bash", "input": {"command": "make deploy TOKEN=abc"}}),
+        verdict: json!({"decision": "ask", "reason": "exec asks by default"}),
+    }
+}
+
+#[test]
+fn pending_round_trip_approve() {
+    let state = tempfile::tempdir().unwrap();
+    let store = Store::open(&state.path().join("store.sqlite3")).unwrap();
+    let Resolution::Pending(id) =
+        cordon_store::resolve_ask(&store, &ask("fp-1"), &mut NoPrompter, NoHuman::Pending).unwrap()
+    else {
+        panic!("expected pending")
+    };
+
+    let out = cordon(state.path(), &["approvals", "list"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let listing = text(&out.stdout);
+    assert!(listing.contains(&format!("{id}  ")), "{listing}");
+    assert!(
+        listing.contains("make deploy") && listing.contains("Bash(make deploy)"),
+        "{listing}"
+    );
+
+    let out = cordon(state.path(), &["approvals", "list", "--json"]);
+    let rows: Vec<Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["id"], id.0);
+    assert_eq!(rows[0]["session"], "sess-9");
+
+    let out = cordon(state.path(), &["approvals", "approve", &id.to_string()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("approved"));
+
+    // The harness resumes the same call: allowed once, then asked again.
+    let again =
+        cordon_store::resolve_ask(&store, &ask("fp-1"), &mut NoPrompter, NoHuman::Deny).unwrap();
+    assert!(matches!(again, Resolution::Allow(_)), "{again:?}");
+    let third =
+        cordon_store::resolve_ask(&store, &ask("fp-1"), &mut NoPrompter, NoHuman::Deny).unwrap();
+    assert!(!matches!(third, Resolution::Allow(_)));
+
+    // Answering twice is a usage error; nothing is pending any more.
+    let out = cordon(state.path(), &["approvals", "deny", &id.to_string()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("already answered"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = cordon(state.path(), &["approvals", "list"]);
+    assert!(text(&out.stdout).contains("no pending approvals"));
+
+    // The answer is in the audit log, with the secret in the input redacted.
+    let audit = state.path().join("audit.jsonl");
+    assert!(matches!(
+        cordon_store::verify(&audit).unwrap(),
+        VerifyReport::Ok { records: 1, .. }
+    ));
+    let rec = &cordon_store::tail(&audit, 1).unwrap()[0];
+    assert_eq!(rec["answer"], "approve");
+    assert_eq!(rec["pending"], id.0);
+    assert_eq!(rec["input"]["command"], "make deploy TOKEN=[REDACTED]");
+}
+
+#[test]
+fn pending_round_trip_deny_and_unknown_id() {
+    let state = tempfile::tempdir().unwrap();
+    let store_path = state.path().join("elsewhere.sqlite3");
+    let store = Store::open(&store_path).unwrap();
+    let Resolution::Pending(id) =
+        cordon_store::resolve_ask(&store, &ask("fp-2"), &mut NoPrompter, NoHuman::Pending).unwrap()
+    else {
+        panic!("expected pending")
+    };
+    let sp = store_path.to_str().unwrap();
+    let out = cordon(
+        state.path(),
+        &["approvals", "deny", &id.to_string(), "--store", sp],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let r =
+        cordon_store::resolve_ask(&store, &ask("fp-2"), &mut NoPrompter, NoHuman::Deny).unwrap();
+    assert!(!matches!(r, Resolution::Allow(_)));
+    let out = cordon(
+        state.path(),
+        &["approvals", "approve", "4242", "--store", sp],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("no pending approval with id 4242"));
+}
+
+#[test]
+fn broken_store_is_reported_and_changes_nothing() {
+    let state = tempfile::tempdir().unwrap();
+    std::fs::write(state.path().join("store.sqlite3"), vec![0x5a; 4096]).unwrap();
+    let out = cordon(state.path(), &["approvals", "approve", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("store.sqlite3") && err.contains("corrupt"),
+        "{err}"
+    );
+}
+
+#[test]
+fn rules_list_and_forget() {
+    let state = tempfile::tempdir().unwrap();
+    let store = Store::open(&state.path().join("store.sqlite3")).unwrap();
+    store
+        .remember_rule_by("Bash(cargo test:*)", "bash", "alice")
+        .unwrap();
+    let out = cordon(state.path(), &["approvals", "rules"]);
+    assert!(
+        text(&out.stdout).contains("Bash(cargo test:*)  (bash, saved"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = cordon(state.path(), &["approvals", "forget", "Bash(cargo test:*)"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(store.rules().unwrap().is_empty());
+    let out = cordon(state.path(), &["approvals", "forget", "Bash(cargo test:*)"]);
+    assert_eq!(out.status.code(), Some(2));
+}

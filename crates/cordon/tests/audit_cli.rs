@@ -1,0 +1,134 @@
+//! `cordon audit verify | tail | export` on real logs, intact and tampered.
+// Test helpers outside #[test] functions may unwrap and panic: a failure is the test failing.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::process::{Command, Output};
+
+use cordon_store::{AuditLog, Durability};
+use serde_json::{Value, json};
+
+fn cordon(state: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .args(args)
+        .env("CORDON_STATE_DIR", state)
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn write_log(state: &std::path::Path) -> std::path::PathBuf {
+    let path = state.join("audit.jsonl");
+    let mut log = AuditLog::open(&path, Durability::FsyncEach).unwrap();
+    for (i, (session, tool, decision)) in [
+        ("s1", "Bash", "allow"),
+        ("s1", "Read", "allow"),
+        ("s2", "Bash", "deny"),
+        ("s2", "WebFetch", "ask"),
+        ("s1", "Bash", "deny"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        log.append(
+            &json!({"session": session, "tool": tool, "verdict": {"decision": decision}, "i": i}),
+        )
+        .unwrap();
+    }
+    path
+}
+
+#[test]
+fn verify_ok_then_broken() {
+    let state = tempfile::tempdir().unwrap();
+    let path = write_log(state.path());
+    let out = cordon(state.path(), &["audit", "verify"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("OK:") && text(&out.stdout).contains("5 records"));
+
+    let original = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, original.replacen("\"i\":2", "\"i\":7", 1)).unwrap();
+    let out = cordon(
+        state.path(),
+        &["audit", "verify", "--file", path.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(4));
+    let report = text(&out.stdout);
+    assert!(report.contains("line 4 (edit)"), "{report}");
+
+    let mut lines: Vec<&str> = original.lines().collect();
+    lines.remove(2);
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let out = cordon(state.path(), &["audit", "verify"]);
+    assert_eq!(out.status.code(), Some(4));
+    assert!(
+        text(&out.stdout).contains("(deletion)"),
+        "{}",
+        text(&out.stdout)
+    );
+
+    let out = cordon(
+        state.path(),
+        &["audit", "verify", "--file", "/nonexistent/audit.jsonl"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("/nonexistent/audit.jsonl"));
+}
+
+#[test]
+fn tail_and_export() {
+    let state = tempfile::tempdir().unwrap();
+    write_log(state.path());
+    let out = cordon(state.path(), &["audit", "tail", "-n", "2"]);
+    assert_eq!(out.status.code(), Some(0));
+    let seqs: Vec<u64> = text(&out.stdout)
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["seq"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(seqs, vec![4, 5]);
+
+    let out = cordon(
+        state.path(),
+        &[
+            "audit",
+            "export",
+            "--json",
+            "--session",
+            "s1",
+            "--tool",
+            "Bash",
+            "--decision",
+            "deny",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let rows: Vec<Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["i"], 4);
+
+    let out = cordon(
+        state.path(),
+        &["audit", "export", "--json", "--since", "1h"],
+    );
+    assert_eq!(text(&out.stdout).lines().count(), 5);
+    let out = cordon(
+        state.path(),
+        &["audit", "export", "--json", "--until", "1h"],
+    );
+    assert_eq!(text(&out.stdout).lines().count(), 0);
+    let out = cordon(
+        state.path(),
+        &["audit", "export", "--json", "--since", "last tuesday"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--since"));
+}
