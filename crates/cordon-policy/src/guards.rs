@@ -141,9 +141,13 @@ fn under_rel(path: &Path, base: &Path, rel: &str) -> bool {
     let Ok(rest) = path.strip_prefix(base) else {
         return false;
     };
-    let rest = normal_components(rest);
-    let want: Vec<&str> = rel.split('/').collect();
-    rest.len() >= want.len() && rest.iter().zip(&want).all(|(a, b)| name_eq(a, b))
+    // Allocation-free: this runs for every path of every request.
+    let mut rest = rest.components().filter_map(|c| match c {
+        Component::Normal(s) => Some(s),
+        _ => None,
+    });
+    rel.split('/')
+        .all(|want| rest.next().is_some_and(|got| name_eq(got, want)))
 }
 
 /// True when `path` equals the absolute `pattern` or lies beneath it (case-insensitive).
