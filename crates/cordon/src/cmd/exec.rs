@@ -21,9 +21,16 @@ const DENIED: u8 = 126;
 /// The command was not found.
 const NOT_FOUND: u8 = 127;
 
-/// Arguments of `cordon exec`.
+/// Arguments of `cordon exec` (boxed: they are many, and the subcommand enum holds one).
 #[derive(clap::Args)]
 pub struct ExecArgs {
+    #[command(flatten)]
+    options: Box<ExecOptions>,
+}
+
+/// The options of `cordon exec`.
+#[derive(clap::Args)]
+pub struct ExecOptions {
     #[command(flatten)]
     policy: PolicyArgs,
     /// Sandbox mode: read-only, workspace-write or full-access (overrides the config).
@@ -46,6 +53,11 @@ pub struct ExecArgs {
     /// Network: none (default) or full.
     #[arg(long, value_name = "NET", default_value = "none")]
     net: String,
+    /// Reach the network only through an egress proxy already listening on this Unix
+    /// socket (e.g. `cordon proxy`): the sandbox gets a forwarder on 127.0.0.1 and the
+    /// proxy variables point at it.
+    #[arg(long, value_name = "SOCKET", conflicts_with = "net")]
+    proxy_socket: Option<PathBuf>,
     /// Wall-clock limit, e.g. `30`, `30s`, `500ms`, `5m`: the whole tree is killed, exit 124.
     #[arg(long, value_name = "DURATION")]
     timeout: Option<String>,
@@ -138,6 +150,7 @@ fn ask_on_terminal(reason: &str, what: &str) -> bool {
 
 /// Run `cordon exec`.
 pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
+    let args = *args.options;
     let (argv, request_text): (Vec<OsString>, Option<String>) = match &args.shell {
         Some(text) => (
             vec!["/bin/sh".into(), "-c".into(), text.into()],
@@ -164,6 +177,10 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
         }
     };
     let network = match args.net.as_str() {
+        _ if args.proxy_socket.is_some() => Network::Proxy {
+            socket: args.proxy_socket.clone().unwrap_or_default(),
+            port: cordon_sandbox::DEFAULT_PROXY_PORT,
+        },
         "none" => Network::None,
         "full" => Network::Full,
         other => {
