@@ -269,6 +269,62 @@ impl Policy {
         Ok(p)
     }
 
+    /// The fingerprint an approval is bound to: the tool kind, the canonical input, the
+    /// cwd, the workspace and this policy's version. Any change to one of them (another
+    /// argument, another directory, an edited config file) yields another fingerprint.
+    pub fn fingerprint(&self, req: &Request) -> String {
+        let mut h = blake3::Hasher::new();
+        let mut field = |name: &str, value: &[u8]| {
+            h.update(name.as_bytes());
+            h.update(&(value.len() as u64).to_le_bytes());
+            h.update(value);
+        };
+        field("kind", format!("{:?}", req.kind()).as_bytes());
+        field("tool", req.tool.as_bytes());
+        // serde_json's map is ordered by key, so this serialization is canonical.
+        field("input", serde_json::Value::Object(req.input.clone()).to_string().as_bytes());
+        let cwd = req.cwd.as_deref().map(crate::paths::clean).unwrap_or_else(|| self.workspace.clone());
+        field("cwd", cwd.as_os_str().as_encoded_bytes());
+        field("workspace", self.workspace.as_os_str().as_encoded_bytes());
+        field("policy", self.version.as_bytes());
+        h.finalize().to_hex().to_string()
+    }
+
+    /// The narrowest rule that would allow every asking operation of `ops` again, when one
+    /// rule can (see [`crate::suggest`]).
+    pub fn suggestion(&self, ops: &Operations, verdict: &Verdict) -> Option<String> {
+        use crate::suggest::{Anchors, SuggestTarget, suggest_rule};
+        let anchors = Anchors {
+            workspace: Some(&self.workspace),
+            home: Some(&self.homes[0]),
+        };
+        let mut out: Option<String> = None;
+        for (op, f) in ops.ops.iter().zip(&verdict.findings) {
+            if f.decision != Decision::Ask {
+                continue;
+            }
+            let target = match (op.command.and_then(|i| ops.commands.get(i)), &op.target) {
+                (Some(c), _) => SuggestTarget::Command { argv: c.words.clone() },
+                (None, Target::Path(p)) if matches!(op.kind, OpKind::Read | OpKind::List) => {
+                    SuggestTarget::ReadPath(p.resolved.clone())
+                }
+                (None, Target::Path(p)) => SuggestTarget::WritePath(p.resolved.clone()),
+                (None, Target::Net { dest: Ok((h, _)), .. }) => SuggestTarget::Host(h.to_string()),
+                (None, Target::Mcp { server, tool }) => SuggestTarget::Mcp {
+                    server: server.clone(),
+                    tool: tool.clone(),
+                },
+                _ => return None,
+            };
+            let rule = suggest_rule(&target, &anchors)?;
+            match &out {
+                Some(r) if *r != rule => return None,
+                _ => out = Some(rule),
+            }
+        }
+        out
+    }
+
     /// Judge one request: gather its operations through `fs`, then run the decision order.
     pub fn decide(&self, req: &Request, fs: &dyn FileFacts) -> Verdict {
         let ops = self.operations(req, fs);

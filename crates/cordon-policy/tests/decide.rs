@@ -284,3 +284,43 @@ fn most_restrictive_operation_wins() {
     assert_eq!(v.findings[1].decision, Decision::Deny);
     assert_eq!(v.findings[2].decision, Decision::Ask);
 }
+
+#[test]
+fn fingerprints_bind_the_exact_call() {
+    let p = policy_with(NONE, None);
+    let a = Request::from_json(&write("src/a.rs")).unwrap();
+    let b = Request::from_json(&write("src/b.rs")).unwrap();
+    let a_elsewhere = Request::from_json(r#"{"tool":"Write","input":{"file_path":"src/a.rs","content":"x"},"cwd":"/w/proj/src"}"#).unwrap();
+    assert_eq!(p.fingerprint(&a), p.fingerprint(&a.clone()));
+    assert_ne!(p.fingerprint(&a), p.fingerprint(&b));
+    assert_ne!(p.fingerprint(&a), p.fingerprint(&a_elsewhere));
+    let changed = policy_with("[defaults]\nexec = \"deny\"\n", None);
+    assert_ne!(p.fingerprint(&a), changed.fingerprint(&a), "a changed policy invalidates fingerprints");
+}
+
+#[test]
+fn suggestions_are_narrow() {
+    let p = policy_with(NONE, None);
+    let fs = base_fs();
+    let suggest = |req: Request| {
+        let ops = p.operations(&req, &fs);
+        let v = p.judge(&ops);
+        p.suggestion(&ops, &v)
+    };
+    assert_eq!(
+        suggest(Request::shell("npm run test -- --watch", None)).as_deref(),
+        Some("Bash(npm run test:*)")
+    );
+    // `bash -c` is peeled: the rule names what actually runs.
+    assert_eq!(suggest(Request::shell("bash -c 'make'", None)).as_deref(), Some("Bash(make)"));
+    assert_eq!(suggest(Request::shell("eval \"$X\"", None)), None);
+    assert_eq!(suggest(Request::shell("python3 -c 'print(1)'", None)), None);
+    assert_eq!(
+        suggest(Request::from_json(&read("/etc/hosts")).unwrap()).as_deref(),
+        Some("Read(//etc/hosts)")
+    );
+    assert_eq!(
+        suggest(Request::from_json(&fetch("https://docs.rs/x")).unwrap()).as_deref(),
+        Some("WebFetch(domain:docs.rs)")
+    );
+}
