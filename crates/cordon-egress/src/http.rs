@@ -7,6 +7,7 @@
 //! target.
 
 use std::convert::Infallible;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,12 +21,13 @@ use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper::header::{HOST, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode, Uri};
 use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpStream;
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::Shared;
 use crate::dial::{Block, dial};
 use crate::event::{Decision, EgressEvent, Protocol};
-use crate::stream::{RelayEnd, Rewind, relay, write_all};
+use crate::stream::{ClientStream, RelayEnd, Rewind, relay, write_all};
 
 type ProxyBody = BoxBody<Bytes, hyper::Error>;
 
@@ -139,24 +141,7 @@ async fn connect(
         let block = Block::error(400, "malformed", "CONNECT needs a host:port target");
         return refuse(&shared, event, block, started);
     };
-    let authority = match Authority::parse(&target, 443) {
-        Ok(a) => a,
-        Err(e) => {
-            event.host = target.chars().take(200).collect();
-            return refuse(
-                &shared,
-                event,
-                Block::deny(e.code(), e.to_string()),
-                started,
-            );
-        }
-    };
-    event.host = authority.host.to_string();
-    event.port = authority.port;
-    if let Some(block) = Block::from_check(shared.policy.check_tunnel(&authority)) {
-        return refuse(&shared, event, block, started);
-    }
-    let (upstream, addr) = match dial(&shared, &authority.host, authority.port).await {
+    let (upstream, addr) = match open_tunnel(&shared, &target, &mut event).await {
         Ok(ok) => ok,
         Err(block) => return refuse(&shared, event, block, started),
     };
@@ -201,6 +186,123 @@ async fn connect(
         shared.events.emit(event.finish(started.elapsed()));
     });
     Response::new(full(Bytes::new()))
+}
+
+/// The checks of a `CONNECT target`: parse with the shared host rules, judge, resolve and
+/// connect. Fills in the event's host, port and address.
+pub(crate) async fn open_tunnel(
+    shared: &Shared,
+    target: &str,
+    event: &mut EgressEvent,
+) -> Result<(TcpStream, SocketAddr), Block> {
+    let authority = match Authority::parse(target, 443) {
+        Ok(a) => a,
+        Err(e) => {
+            event.host = target.chars().take(200).collect();
+            return Err(Block::deny(e.code(), e.to_string()));
+        }
+    };
+    event.host = authority.host.to_string();
+    event.port = authority.port;
+    if let Some(block) = Block::from_check(shared.policy.check_tunnel(&authority)) {
+        return Err(block);
+    }
+    let (upstream, addr) = dial(shared, &authority.host, authority.port).await?;
+    event.address = Some(addr);
+    Ok((upstream, addr))
+}
+
+/// A refusal as raw HTTP/1.1 bytes, for the fast path (the connection is closed after it).
+fn block_bytes(block: &Block) -> Vec<u8> {
+    let body = format!("cordon: {}\n", block.reason);
+    let status = StatusCode::from_u16(block.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    format!(
+        "HTTP/1.1 {} {}\r\n{BLOCK_HEADER}: {}\r\ncontent-type: text/plain; charset=utf-8\r\n\
+         content-length: {}\r\nconnection: close\r\n\r\n{body}",
+        status.as_str(),
+        status.canonical_reason().unwrap_or(""),
+        block.code,
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// Outcome of looking at a client's first bytes for a plain `CONNECT` head.
+pub(crate) enum FastConnect {
+    /// A complete, well-formed `CONNECT` head: the target and where the head ends.
+    Connect { target: String, head_len: usize },
+    /// Anything else: hand everything to the full HTTP server.
+    Other,
+}
+
+/// Recognize the common case — the whole `CONNECT host:port HTTP/1.x` head in the first
+/// read — so a tunnel does not pay for the general HTTP machinery. Anything unusual
+/// (incomplete, malformed, too many headers) goes to hyper, which answers it properly.
+pub(crate) fn fast_connect(buf: &[u8]) -> FastConnect {
+    if !buf.starts_with(b"CONNECT ") {
+        return FastConnect::Other;
+    }
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut req = httparse::Request::new(&mut headers);
+    match req.parse(buf) {
+        Ok(httparse::Status::Complete(head_len)) => match (req.method, req.path) {
+            // Only targets the full server would also read as an authority, so both
+            // paths answer the same request the same way.
+            (Some("CONNECT"), Some(target)) if is_authority_form(target) => FastConnect::Connect {
+                target: target.to_owned(),
+                head_len,
+            },
+            _ => FastConnect::Other,
+        },
+        _ => FastConnect::Other,
+    }
+}
+
+fn is_authority_form(target: &str) -> bool {
+    target
+        .parse::<Uri>()
+        .is_ok_and(|u| u.scheme().is_none() && u.authority().is_some_and(|a| a.as_str() == target))
+}
+
+/// Serve a tunnel recognized by [`fast_connect`], in this task.
+pub(crate) async fn serve_fast_connect(
+    client: ClientStream,
+    shared: Arc<Shared>,
+    target: String,
+    early: Vec<u8>,
+) {
+    let started = Instant::now();
+    let mut event = EgressEvent::new(Protocol::Connect);
+    let upstream = match open_tunnel(&shared, &target, &mut event).await {
+        Ok((upstream, _)) => upstream,
+        Err(block) => {
+            let _ = write_all(&client, &block_bytes(&block)).await;
+            let _ = refuse(&shared, event, block, started);
+            return;
+        }
+    };
+    if write_all(&client, b"HTTP/1.1 200 Connection established\r\n\r\n")
+        .await
+        .is_err()
+        || write_all(&upstream, &early).await.is_err()
+    {
+        return;
+    }
+    let out = relay(
+        &client,
+        &upstream,
+        shared.limits.idle_timeout,
+        early.len() as u64,
+    )
+    .await;
+    event.decision = Decision::Allow;
+    event.code = "allow".to_owned();
+    event.bytes_up = out.up;
+    event.bytes_down = out.down;
+    if out.end == RelayEnd::Idle {
+        event.reason = "the tunnel was closed after the idle timeout".into();
+    }
+    shared.events.emit(event.finish(started.elapsed()));
 }
 
 const HOP_BY_HOP: [&str; 8] = [

@@ -21,6 +21,7 @@ mod event;
 mod http;
 mod resolve;
 mod socks;
+mod splice;
 mod stream;
 
 use std::fmt;
@@ -345,11 +346,13 @@ async fn accept_loop(listener: Listener, shared: Arc<Shared>, mut stop: watch::R
 async fn serve_client(mut stream: ClientStream, shared: Arc<Shared>, permit: OwnedSemaphorePermit) {
     let started = Instant::now();
     let permit = Arc::new(permit);
-    let mut first = [0u8; 1];
+    // One read tells the protocol: SOCKS5 starts with 0x05; a complete CONNECT head takes
+    // the fast path; everything else is replayed into the HTTP server.
+    let mut first = vec![0u8; 4096];
     let read = tokio::time::timeout(shared.limits.header_timeout, stream.read(&mut first)).await;
-    match read {
-        Ok(Ok(1)) => {}
-        Ok(_) => return,
+    let n = match read {
+        Ok(Ok(0)) | Ok(Err(_)) => return,
+        Ok(Ok(n)) => n,
         Err(_) => {
             let mut event = EgressEvent::new(Protocol::Unknown);
             event.code = "header-timeout".into();
@@ -357,11 +360,21 @@ async fn serve_client(mut stream: ClientStream, shared: Arc<Shared>, permit: Own
             shared.events.emit(event.finish(started.elapsed()));
             return;
         }
-    }
+    };
+    first.truncate(n);
     if first[0] == 0x05 {
-        socks::serve(stream, shared, permit).await;
-    } else {
-        http::serve(Rewind::new(vec![first[0]], stream), shared, permit).await;
+        socks::serve(Rewind::new(first[1..].to_vec(), stream), shared, permit).await;
+        return;
+    }
+    match http::fast_connect(&first) {
+        http::FastConnect::Connect { target, head_len } => {
+            let early = first.split_off(head_len);
+            let _permit = permit;
+            http::serve_fast_connect(stream, shared, target, early).await;
+        }
+        http::FastConnect::Other => {
+            http::serve(Rewind::new(first, stream), shared, permit).await;
+        }
     }
 }
 

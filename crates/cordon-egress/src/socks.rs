@@ -13,7 +13,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use crate::Shared;
 use crate::dial::{Block, dial};
 use crate::event::{Decision, EgressEvent, Protocol};
-use crate::stream::{ClientStream, RelayEnd, relay};
+use crate::stream::{RelayEnd, Rewind, relay, write_all};
 
 const VERSION: u8 = 0x05;
 const NO_AUTH: u8 = 0x00;
@@ -38,7 +38,7 @@ enum Handshake {
     Refused(u8, Block, String),
 }
 
-async fn reply(client: &mut ClientStream, code: u8, bound: Option<SocketAddr>) {
+async fn reply(client: &mut Rewind, code: u8, bound: Option<SocketAddr>) {
     let mut out = vec![VERSION, code, 0x00];
     match bound {
         Some(SocketAddr::V6(a)) => {
@@ -57,7 +57,7 @@ async fn reply(client: &mut ClientStream, code: u8, bound: Option<SocketAddr>) {
 }
 
 /// Read the greeting (after its first byte, already consumed) and the request.
-async fn handshake(client: &mut ClientStream) -> std::io::Result<Handshake> {
+async fn handshake(client: &mut Rewind) -> std::io::Result<Handshake> {
     let n_methods = client.read_u8().await?;
     let mut methods = vec![0u8; usize::from(n_methods)];
     client.read_exact(&mut methods).await?;
@@ -148,7 +148,7 @@ async fn handshake(client: &mut ClientStream) -> std::io::Result<Handshake> {
 }
 
 pub(crate) async fn serve(
-    mut client: ClientStream,
+    mut client: Rewind,
     shared: Arc<Shared>,
     _permit: Arc<OwnedSemaphorePermit>,
 ) {
@@ -205,7 +205,18 @@ pub(crate) async fn serve(
     };
     event.address = Some(addr);
     reply(&mut client, rep::SUCCEEDED, upstream.local_addr().ok()).await;
-    let out = relay(&client, &upstream, shared.limits.idle_timeout, 0).await;
+    // Bytes the client sent right after its request belong to the tunnel.
+    let (early, client) = client.into_parts();
+    if write_all(&upstream, &early).await.is_err() {
+        return;
+    }
+    let out = relay(
+        &client,
+        &upstream,
+        shared.limits.idle_timeout,
+        early.len() as u64,
+    )
+    .await;
     event.decision = Decision::Allow;
     event.code = "allow".to_owned();
     event.bytes_up = out.up;

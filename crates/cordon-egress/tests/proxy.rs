@@ -28,6 +28,7 @@ async fn connect_tunnel_carries_large_payload_both_ways() {
     );
     let (resp, s) = connect(proxy.tcp_addr().unwrap(), &format!("up.test:{port}")).await;
     assert_eq!(resp.status, 200, "{resp:?}");
+    assert!(resp.body.is_empty());
     let data = random_bytes(8 * 1024 * 1024);
     let got = roundtrip(s, &data).await;
     assert!(got == data, "payload corrupted in the tunnel");
@@ -44,6 +45,40 @@ async fn connect_tunnel_carries_large_payload_both_ways() {
     let json = e.to_json();
     assert!(json.contains("\"decision\":\"allow\""), "{json}");
     assert!(json.contains("\"bytes_up\":8388608"), "{json}");
+}
+
+#[tokio::test]
+async fn a_connect_head_sent_in_pieces_takes_the_general_path_and_works() {
+    let up = echo_server("127.0.0.1", 0).await;
+    let port = up.addr.port();
+    let proxy = start(
+        policy(&[&format!("up.test:{port}")], &["up.test:1"], &[LOOPBACK]),
+        resolver(&[("up.test", "127.0.0.1")]),
+    );
+    let p = proxy.tcp_addr().unwrap();
+    for (target, want) in [
+        (format!("up.test:{port}"), 200),
+        ("up.test:1".to_owned(), 403),
+    ] {
+        let mut s = TcpStream::connect(p).await.unwrap();
+        s.write_all(format!("CONNECT {target} HTTP/1.1\r\n").as_bytes())
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        s.write_all(b"Host: x\r\n\r\nearly").await.unwrap();
+        let resp = read_response(&mut s, true).await;
+        assert_eq!(resp.status, want, "{target}");
+        if want == 200 {
+            // Bytes sent right behind the head reach the upstream first.
+            let mut got = [0u8; 5];
+            s.read_exact(&mut got).await.unwrap();
+            assert_eq!(&got, b"early");
+            let data = random_bytes(1024 * 1024);
+            assert!(roundtrip(s, &data).await == data);
+        } else {
+            assert_eq!(resp.block(), Some("denied-host"));
+        }
+    }
 }
 
 #[tokio::test]

@@ -1,0 +1,309 @@
+//! Load tool for `bench/egress.sh`: direct loopback transfer vs through HTTP CONNECT
+//! proxies (cordon, tinyproxy), side by side in one run.
+//!
+//! It runs its own upstreams on 127.0.0.1 (an echo server on `--echo-port`, a discard
+//! sink on `--sink-port`) and measures, for each path: bulk throughput (one connection,
+//! `--bytes` uploaded, median of `--runs`), time to a first echoed byte on a new
+//! connection (p50/p99 over `--conns`), and the proxy's resident memory with `--idle`
+//! concurrent idle tunnels open. Usage:
+//!
+//! ```text
+//! egress_bench --echo-port P --sink-port Q [--proxy NAME=ADDR=PID]... [--bytes N]
+//! ```
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+struct Proxy {
+    name: String,
+    addr: SocketAddr,
+    pid: u32,
+}
+
+struct Args {
+    echo_port: u16,
+    sink_port: u16,
+    proxies: Vec<Proxy>,
+    bytes: u64,
+    runs: usize,
+    conns: usize,
+    idle: usize,
+}
+
+fn parse_args() -> Args {
+    let mut a = Args {
+        echo_port: 0,
+        sink_port: 0,
+        proxies: Vec::new(),
+        bytes: 1 << 30,
+        runs: 3,
+        conns: 2000,
+        idle: 1000,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let value = it.next().unwrap_or_else(|| panic!("{flag} needs a value"));
+        match flag.as_str() {
+            "--echo-port" => a.echo_port = value.parse().unwrap(),
+            "--sink-port" => a.sink_port = value.parse().unwrap(),
+            "--bytes" => a.bytes = value.parse().unwrap(),
+            "--runs" => a.runs = value.parse().unwrap(),
+            "--conns" => a.conns = value.parse().unwrap(),
+            "--idle" => a.idle = value.parse().unwrap(),
+            "--proxy" => {
+                let mut parts = value.splitn(3, '=');
+                let name = parts.next().unwrap().to_owned();
+                let addr = parts.next().unwrap().parse().unwrap();
+                let pid = parts.next().unwrap().parse().unwrap();
+                a.proxies.push(Proxy { name, addr, pid });
+            }
+            other => panic!("unknown flag {other}"),
+        }
+    }
+    a
+}
+
+async fn echo_server(port: u16) {
+    let l = TcpListener::bind(("127.0.0.1", port)).await.unwrap();
+    tokio::spawn(async move {
+        loop {
+            let (mut s, _) = l.accept().await.unwrap();
+            let _ = s.set_nodelay(true);
+            tokio::spawn(async move {
+                let (mut r, mut w) = s.split();
+                let _ = tokio::io::copy(&mut r, &mut w).await;
+            });
+        }
+    });
+}
+
+async fn sink_server(port: u16) {
+    let l = TcpListener::bind(("127.0.0.1", port)).await.unwrap();
+    tokio::spawn(async move {
+        loop {
+            let (mut s, _) = l.accept().await.unwrap();
+            tokio::spawn(async move {
+                // An 8-byte length, then that many bytes; the reply is the count read.
+                // (No half-close: not every proxy relays one.)
+                let Ok(want) = s.read_u64().await else {
+                    return;
+                };
+                let mut buf = vec![0u8; 256 * 1024];
+                let mut total = 0u64;
+                while total < want {
+                    match s.read(&mut buf).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => total += n as u64,
+                    }
+                }
+                let _ = s.write_all(&total.to_be_bytes()).await;
+            });
+        }
+    });
+}
+
+/// A stream to `target` (a loopback port), directly or through a CONNECT proxy.
+async fn open(proxy: Option<SocketAddr>, port: u16) -> TcpStream {
+    match proxy {
+        None => {
+            let s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+            s.set_nodelay(true).unwrap();
+            s
+        }
+        Some(p) => {
+            let mut s = TcpStream::connect(p).await.unwrap();
+            s.set_nodelay(true).unwrap();
+            let req =
+                format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n");
+            s.write_all(req.as_bytes()).await.unwrap();
+            let mut head = Vec::with_capacity(128);
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") {
+                let n = s.read(&mut byte).await.unwrap();
+                assert!(n == 1, "proxy closed during CONNECT");
+                head.push(byte[0]);
+            }
+            let text = String::from_utf8_lossy(&head);
+            assert!(
+                text.starts_with("HTTP/1.1 200") || text.starts_with("HTTP/1.0 200"),
+                "CONNECT refused: {text}"
+            );
+            s
+        }
+    }
+}
+
+async fn throughput(proxy: Option<SocketAddr>, port: u16, bytes: u64) -> f64 {
+    let s = open(proxy, port).await;
+    let (mut r, mut w) = s.into_split();
+    let chunk = vec![0x5au8; 256 * 1024];
+    let start = Instant::now();
+    w.write_u64(bytes).await.unwrap();
+    let mut left = bytes;
+    while left > 0 {
+        let n = left.min(chunk.len() as u64) as usize;
+        w.write_all(&chunk[..n]).await.unwrap();
+        left -= n as u64;
+    }
+    let mut got = [0u8; 8];
+    r.read_exact(&mut got).await.unwrap();
+    let elapsed = start.elapsed();
+    assert_eq!(u64::from_be_bytes(got), bytes, "bytes lost");
+    bytes as f64 / (1024.0 * 1024.0) / elapsed.as_secs_f64()
+}
+
+async fn first_byte(proxy: Option<SocketAddr>, port: u16) -> Duration {
+    let start = Instant::now();
+    let mut s = open(proxy, port).await;
+    s.write_all(b"x").await.unwrap();
+    let mut b = [0u8; 1];
+    s.read_exact(&mut b).await.unwrap();
+    start.elapsed()
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> f64 {
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx].as_secs_f64() * 1e6
+}
+
+/// Resident memory of `pid` and its descendants, in KiB.
+fn rss_kib(pid: u32) -> u64 {
+    let mut pids = vec![pid];
+    let mut i = 0;
+    while i < pids.len() {
+        let parent = pids[i];
+        if let Ok(dir) = std::fs::read_dir("/proc") {
+            for entry in dir.flatten() {
+                let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+                    continue;
+                };
+                let stat =
+                    std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
+                let ppid = stat
+                    .rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                    .and_then(|p| p.parse::<u32>().ok());
+                if ppid == Some(parent) && !pids.contains(&child) {
+                    pids.push(child);
+                }
+            }
+        }
+        i += 1;
+    }
+    pids.iter()
+        .map(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/status"))
+                .unwrap_or_default()
+                .lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+                .unwrap_or(0)
+        })
+        .sum()
+}
+
+struct Row {
+    name: String,
+    mib_s: f64,
+    p50: f64,
+    p99: f64,
+    rss_before: Option<u64>,
+    rss_idle: Option<u64>,
+}
+
+async fn measure(name: &str, proxy: Option<&Proxy>, a: &Args) -> Row {
+    let addr = proxy.map(|p| p.addr);
+    // Warm up (page cache, allocator, the proxy's runtime).
+    throughput(addr, a.sink_port, 64 << 20).await;
+    for _ in 0..50 {
+        first_byte(addr, a.echo_port).await;
+    }
+    let mut rates: Vec<f64> = Vec::new();
+    for _ in 0..a.runs {
+        rates.push(throughput(addr, a.sink_port, a.bytes).await);
+    }
+    rates.sort_by(|x, y| x.total_cmp(y));
+    let mib_s = rates[rates.len() / 2];
+    let mut lat = Vec::with_capacity(a.conns);
+    for _ in 0..a.conns {
+        lat.push(first_byte(addr, a.echo_port).await);
+    }
+    lat.sort();
+    let (mut rss_before, mut rss_idle) = (None, None);
+    if let Some(p) = proxy {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        rss_before = Some(rss_kib(p.pid));
+        let mut open_tunnels = Vec::with_capacity(a.idle);
+        for _ in 0..a.idle {
+            let mut s = open(addr, a.echo_port).await;
+            s.write_all(b"x").await.unwrap();
+            let mut b = [0u8; 1];
+            s.read_exact(&mut b).await.unwrap();
+            open_tunnels.push(s);
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        rss_idle = Some(rss_kib(p.pid));
+        drop(open_tunnels);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    Row {
+        name: name.to_owned(),
+        mib_s,
+        p50: percentile(&lat, 0.5),
+        p99: percentile(&lat, 0.99),
+        rss_before,
+        rss_idle,
+    }
+}
+
+fn main() {
+    let a = parse_args();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        echo_server(a.echo_port).await;
+        sink_server(a.sink_port).await;
+        let mut rows = vec![measure("direct", None, &a).await];
+        for p in &a.proxies {
+            rows.push(measure(&p.name, Some(p), &a).await);
+        }
+        let direct = (rows[0].mib_s, rows[0].p50, rows[0].p99);
+        println!(
+            "\n{} MiB upload x {} runs (median), {} sequential new connections, {} idle tunnels\n",
+            a.bytes >> 20,
+            a.runs,
+            a.conns,
+            a.idle
+        );
+        println!(
+            "| path | throughput MiB/s | vs direct | first byte p50 µs | p99 µs | added p50 µs | added p99 µs | RSS before KiB | RSS with idle tunnels KiB | per tunnel KiB |"
+        );
+        println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        for r in &rows {
+            let mem = match (r.rss_before, r.rss_idle) {
+                (Some(b), Some(i)) => format!(
+                    "{b} | {i} | {:.1}",
+                    (i.saturating_sub(b)) as f64 / a.idle as f64
+                ),
+                _ => "– | – | –".to_owned(),
+            };
+            println!(
+                "| {} | {:.0} | {:.0} % | {:.0} | {:.0} | {:+.0} | {:+.0} | {mem} |",
+                r.name,
+                r.mib_s,
+                100.0 * r.mib_s / direct.0,
+                r.p50,
+                r.p99,
+                r.p50 - direct.1,
+                r.p99 - direct.2,
+            );
+        }
+    });
+}
