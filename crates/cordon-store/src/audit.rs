@@ -28,11 +28,13 @@ const FORMAT_VERSION: u64 = 1;
 /// When appended records reach the disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Durability {
-    /// `fdatasync` after every record: survives a power cut, slower.
+    /// Write and `fdatasync` every record before `append` returns: nothing accepted is
+    /// lost to a crash or a power cut. Slower.
     FsyncEach,
-    /// Every record is written to the file at once (it survives the process being
-    /// killed); `fdatasync` runs after `max_records` records or when `max_delay` has
-    /// passed since the last sync (checked at each append), and when the log is dropped.
+    /// Queue records in memory; write, chain and `fdatasync` them together when
+    /// `max_records` are queued or the oldest has waited `max_delay` (checked at each
+    /// append), on `flush`, and on drop. A process killed (or a machine failing)
+    /// loses at most the queued records; what was written stays intact.
     Batched {
         /// Records between syncs.
         max_records: u32,
@@ -178,9 +180,18 @@ pub struct AuditLog {
     path: PathBuf,
     file: File,
     durability: Durability,
-    unsynced: u32,
-    last_sync: Instant,
+    /// Records accepted but not yet written (batched mode), oldest first.
+    queue: Vec<Queued>,
+    /// When the oldest queued record was accepted.
+    queued_since: Option<Instant>,
     tail: Option<Tail>,
+}
+
+/// A record waiting to be chained and written: everything but `seq` and `prev`.
+#[derive(Debug)]
+struct Queued {
+    time: String,
+    fields: String,
 }
 
 impl AuditLog {
@@ -191,12 +202,11 @@ impl AuditLog {
             path: path.to_path_buf(),
             file,
             durability,
-            unsynced: 0,
-            last_sync: Instant::now(),
+            queue: Vec::new(),
+            queued_since: None,
             tail: None,
         };
         log.locked(AuditLog::load_tail)?;
-        log.sync_if_due(true)?;
         Ok(log)
     }
 
@@ -297,15 +307,68 @@ impl AuditLog {
     }
 
     /// Append one record. `record` must be a JSON object; its `seq`, `time` and `prev`
-    /// fields, if any, are replaced by the log's own.
-    pub fn append(&mut self, record: &Value) -> Result<AppendReceipt, StoreError> {
+    /// fields, if any, are replaced by the log's own (`time` is the moment of this call).
+    ///
+    /// With [`Durability::FsyncEach`] the record is on disk when this returns. With
+    /// [`Durability::Batched`] it is queued in memory and written, chained and synced
+    /// together with the others when the batch is full, when the oldest queued record
+    /// has waited `max_delay` (checked here), on [`flush`](Self::flush), and on drop.
+    pub fn append(&mut self, record: &Value) -> Result<(), StoreError> {
         let Value::Object(fields) = record else {
             return Err(StoreError::new(
                 &self.path,
                 StoreErrorKind::Invalid("an audit record must be a JSON object".into()),
             ));
         };
-        let receipt = self.locked(|log| {
+        self.queue.push(Queued {
+            time: now_rfc3339(),
+            fields: serialize_fields(fields),
+        });
+        let since = *self.queued_since.get_or_insert_with(Instant::now);
+        let due = match self.durability {
+            Durability::FsyncEach => true,
+            Durability::Batched {
+                max_records,
+                max_delay,
+            } => self.queue.len() >= max_records.max(1) as usize || since.elapsed() >= max_delay,
+        };
+        if due {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Append one record and write it (with any queued before it) to disk now; returns
+    /// its sequence number and hash.
+    pub fn append_now(&mut self, record: &Value) -> Result<AppendReceipt, StoreError> {
+        self.append(record)?;
+        match self.flush()? {
+            Some(receipt) => Ok(receipt),
+            None => Ok(self
+                .tail
+                .as_ref()
+                .map(|t| AppendReceipt {
+                    seq: t.seq,
+                    hash: t.hash.clone(),
+                })
+                .unwrap_or(AppendReceipt {
+                    seq: 0,
+                    hash: String::new(),
+                })),
+        }
+    }
+
+    /// Chain, write and sync every queued record, under the file lock, in one write.
+    /// Returns the receipt of the last record written, or `None` if none was queued.
+    /// On error the queued records are dropped (the error says the log failed) and a
+    /// partly written batch is a torn tail that the next write cuts off.
+    pub fn flush(&mut self) -> Result<Option<AppendReceipt>, StoreError> {
+        if self.queue.is_empty() {
+            return Ok(None);
+        }
+        let queue = std::mem::take(&mut self.queue);
+        self.queued_since = None;
+        self.locked(|log| {
             log.load_tail()?;
             let Some(tail) = log.tail.clone() else {
                 return Err(StoreError::new(
@@ -313,83 +376,73 @@ impl AuditLog {
                     StoreErrorKind::Io("the log has no header".into()),
                 ));
             };
-            let seq = tail.seq + 1;
-            let line = build_line(seq, &tail.hash, fields);
-            let mut bytes = Vec::with_capacity(line.len() + 1);
-            bytes.extend_from_slice(line.as_bytes());
-            bytes.push(b'\n');
-            if let Err(e) = log.file.write_all(&bytes) {
-                // Whatever part was written is a torn tail the next append will cut.
+            let mut bytes = Vec::with_capacity(queue.iter().map(|q| q.fields.len() + 200).sum());
+            let (mut seq, mut hash) = (tail.seq, tail.hash);
+            for q in &queue {
+                seq += 1;
+                let start = bytes.len();
+                build_line(&mut bytes, seq, &q.time, &hash, &q.fields);
+                hash = hash_hex(&bytes[start..]);
+                bytes.push(b'\n');
+            }
+            if let Err(e) = log
+                .file
+                .write_all(&bytes)
+                .and_then(|()| log.file.sync_data())
+            {
+                // Whatever part was written is a torn tail the next write will cut.
                 log.tail = None;
                 return Err(log.io(e));
             }
-            let hash = hash_hex(line.as_bytes());
             log.tail = Some(Tail {
                 len: tail.len + bytes.len() as u64,
                 hash: hash.clone(),
                 seq,
             });
-            Ok(AppendReceipt { seq, hash })
-        })?;
-        self.unsynced += 1;
-        self.sync_if_due(false)?;
-        Ok(receipt)
+            Ok(Some(AppendReceipt { seq, hash }))
+        })
     }
 
-    fn sync_if_due(&mut self, force: bool) -> Result<(), StoreError> {
-        let due = match self.durability {
-            Durability::FsyncEach => self.unsynced > 0,
-            Durability::Batched {
-                max_records,
-                max_delay,
-            } => self.unsynced >= max_records.max(1) || self.last_sync.elapsed() >= max_delay,
-        };
-        if (due || force) && self.unsynced > 0 {
-            self.sync()?;
-        }
-        Ok(())
-    }
-
-    /// Flush every appended record to the disk now.
+    /// Write and sync everything queued (same as [`flush`](Self::flush)).
     pub fn sync(&mut self) -> Result<(), StoreError> {
-        self.file.sync_data().map_err(|e| self.io(e))?;
-        self.unsynced = 0;
-        self.last_sync = Instant::now();
-        Ok(())
+        self.flush().map(drop)
     }
 }
 
 impl Drop for AuditLog {
     fn drop(&mut self) {
-        if self.unsynced > 0 {
-            // Nothing can be reported from a destructor; callers wanting the error call sync().
-            let _ = self.file.sync_data();
-        }
+        // Nothing can be reported from a destructor; callers wanting the error call flush().
+        let _ = self.flush();
     }
 }
 
-/// `{"seq":N,"time":T,"prev":H,<fields without seq/time/prev>}` as one line.
-fn build_line(seq: u64, prev: &str, fields: &Map<String, Value>) -> String {
-    let mut line = String::with_capacity(160 + fields.len() * 32);
-    line.push_str("{\"seq\":");
-    line.push_str(&seq.to_string());
-    line.push_str(",\"time\":\"");
-    line.push_str(&now_rfc3339());
-    line.push_str("\",\"prev\":\"");
-    line.push_str(prev);
-    line.push('"');
+/// The caller's fields as `,"k":v…` (without `seq`, `time`, `prev`, which the log owns).
+fn serialize_fields(fields: &Map<String, Value>) -> String {
+    let mut out = String::with_capacity(fields.len() * 32);
     for (k, v) in fields {
         if k == "seq" || k == "time" || k == "prev" {
             continue;
         }
-        line.push(',');
+        out.push(',');
         // Serializing a string or a Value into a String cannot fail.
-        line.push_str(&serde_json::to_string(k).unwrap_or_default());
-        line.push(':');
-        line.push_str(&serde_json::to_string(v).unwrap_or_else(|_| "null".into()));
+        out.push_str(&serde_json::to_string(k).unwrap_or_default());
+        out.push(':');
+        out.push_str(&serde_json::to_string(v).unwrap_or_else(|_| "null".into()));
     }
-    line.push('}');
-    line
+    out
+}
+
+/// Append `{"seq":N,"time":T,"prev":H<fields>}` to `out` (no newline).
+fn build_line(out: &mut Vec<u8>, seq: u64, time: &str, prev: &str, fields: &str) {
+    out.extend_from_slice(b"{\"seq\":");
+    out.extend_from_slice(seq.to_string().as_bytes());
+    out.extend_from_slice(b",\"time\":\"");
+    out.extend_from_slice(time.as_bytes());
+    out.extend_from_slice(b"\",\"prev\":\"");
+    out.extend_from_slice(prev.as_bytes());
+    out.push(b'"');
+    out.extend_from_slice(fields.as_bytes());
+    out.push(b'}');
 }
 
 /// Read backwards from `len` to find the last complete line. Returns the length of the

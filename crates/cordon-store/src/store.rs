@@ -163,9 +163,9 @@ pub struct Lease {
     pub created: SystemTime,
     /// When it stops being valid, if ever.
     pub expires: Option<SystemTime>,
-    /// When it was last used.
+    /// When a once-lease was spent (other scopes do not record uses; the audit log does).
     pub used_at: Option<SystemTime>,
-    /// How many times it was used.
+    /// 1 for a spent once-lease, else 0.
     pub uses: i64,
     /// The note recorded with the human's answer.
     pub answer: String,
@@ -535,7 +535,8 @@ impl Store {
     ///
     /// Valid means: not revoked, not expired, and either unused `Once`, `Always`, or
     /// `Session` of the same (non-empty) session. A `Once` lease is spent here: of two
-    /// concurrent callers exactly one gets it. Session and always leases are preferred
+    /// concurrent callers exactly one gets it. The check holds the write lock even when
+    /// nothing is spent, so a store locked by another writer grants nothing. Session and always leases are preferred
     /// over once-leases so that the latter are not spent needlessly.
     pub fn consume(
         &self,
@@ -577,16 +578,19 @@ impl Store {
                 StoreErrorKind::Corrupt(format!("lease {id} has an unknown scope")),
             ));
         };
-        let changed = tx
-            .execute(
-                "UPDATE leases SET used_at_ms = ?2, uses = uses + 1
-                 WHERE id = ?1 AND (scope <> 'once' OR used_at_ms IS NULL)",
-                params![id, now],
-            )
-            .map_err(|e| self.err(e))?;
-        if changed != 1 {
-            // Impossible under the write lock; refuse rather than grant twice.
-            return Ok(None);
+        // Only a once-lease changes state when used; recording every use of the others
+        // would cost a synced write on the hot path, and the audit log has the use.
+        if scope == Scope::Once {
+            let changed = tx
+                .execute(
+                    "UPDATE leases SET used_at_ms = ?2, uses = uses + 1 WHERE id = ?1 AND used_at_ms IS NULL",
+                    params![id, now],
+                )
+                .map_err(|e| self.err(e))?;
+            if changed != 1 {
+                // Impossible under the write lock; refuse rather than grant twice.
+                return Ok(None);
+            }
         }
         tx.commit().map_err(|e| self.err(e))?;
         Ok(Some(LeaseUse {

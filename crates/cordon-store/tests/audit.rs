@@ -78,7 +78,7 @@ fn seeds_differ_between_files() {
 fn reopening_continues_the_chain() {
     let (_d, path) = log_with(3);
     let mut log = AuditLog::open(&path, BATCHED).unwrap();
-    let r = log.append(&json!({"tool": "Read"})).unwrap();
+    let r = log.append_now(&json!({"tool": "Read"})).unwrap();
     assert_eq!(r.seq, 4);
     drop(log);
     assert!(matches!(
@@ -200,7 +200,7 @@ fn torn_tail_is_repaired_by_the_next_append() {
     drop(f);
     assert_eq!(broken(&path), (7, Break::TornTail));
     let mut log = AuditLog::open(&path, BATCHED).unwrap();
-    let r = log.append(&json!({"tool": "Read"})).unwrap();
+    let r = log.append_now(&json!({"tool": "Read"})).unwrap();
     assert_eq!(r.seq, 6);
     drop(log);
     assert!(matches!(
@@ -367,7 +367,7 @@ fn kill_nine_mid_stream_loses_no_complete_record() {
         let before = std::fs::read(&path).unwrap();
         let keep = before.iter().rposition(|b| *b == b'\n').unwrap() + 1;
         let mut log = AuditLog::open(&path, BATCHED).unwrap();
-        let r = log.append(&json!({"after": "crash"})).unwrap();
+        let r = log.append_now(&json!({"after": "crash"})).unwrap();
         drop(log);
         assert_eq!(r.seq, complete + 1);
         let VerifyReport::Ok { records, .. } = verify(&path).unwrap() else {
@@ -405,4 +405,40 @@ fn parses_times_and_ages() {
         std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(2 * 86400)
     );
     assert!(parse_time("yesterday-ish", now).is_err());
+}
+
+#[test]
+fn batched_records_wait_for_the_batch() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("audit.jsonl");
+    let mut log = AuditLog::open(
+        &path,
+        Durability::Batched {
+            max_records: 4,
+            max_delay: Duration::from_secs(3600),
+        },
+    )
+    .unwrap();
+    for i in 0..3 {
+        log.append(&json!({"i": i})).unwrap();
+    }
+    assert!(matches!(
+        verify(&path).unwrap(),
+        VerifyReport::Ok { records: 0, .. }
+    ));
+    log.append(&json!({"i": 3})).unwrap();
+    assert!(matches!(
+        verify(&path).unwrap(),
+        VerifyReport::Ok { records: 4, .. }
+    ));
+    log.append(&json!({"i": 4})).unwrap();
+    let r = log.flush().unwrap().unwrap();
+    assert_eq!(r.seq, 5);
+    assert_eq!(log.flush().unwrap(), None);
+    log.append(&json!({"i": 5})).unwrap();
+    drop(log);
+    assert!(matches!(
+        verify(&path).unwrap(),
+        VerifyReport::Ok { records: 6, .. }
+    ));
 }
