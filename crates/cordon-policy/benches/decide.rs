@@ -37,7 +37,11 @@ fn bench(c: &mut Criterion) {
         .dir("/w/proj/src/deep/er")
         .file("/w/proj/src/deep/er/main.rs")
         .file("/home/u/.ssh/id_rsa")
-        .file_with("/home/u/.config/cordon/policy.toml", 1, config_with_200_rules().as_bytes());
+        .file_with(
+            "/home/u/.config/cordon/policy.toml",
+            1,
+            config_with_200_rules().as_bytes(),
+        );
     let opts = LoadOptions {
         workspace: "/w/proj".into(),
         home: "/home/u".into(),
@@ -47,17 +51,33 @@ fn bench(c: &mut Criterion) {
     let policy = Policy::load(&opts, &fs).expect("config loads");
     assert_eq!(policy.rules().len(), 200);
 
-    let read = Request::from_json(r#"{"tool":"Read","input":{"file_path":"src/deep/er/main.rs"}}"#).unwrap();
-    let write = Request::from_json(r#"{"tool":"Write","input":{"file_path":"/tmp/out.txt","content":""}}"#).unwrap();
-    let secret = Request::from_json(r#"{"tool":"Read","input":{"file_path":"~/.ssh/id_rsa"}}"#).unwrap();
-    let fetch = Request::from_json(r#"{"tool":"WebFetch","input":{"url":"https://api.github.com/repos/x","prompt":"p"}}"#).unwrap();
+    let read = Request::from_json(r#"{"tool":"Read","input":{"file_path":"src/deep/er/main.rs"}}"#)
+        .unwrap();
+    let write =
+        Request::from_json(r#"{"tool":"Write","input":{"file_path":"/tmp/out.txt","content":""}}"#)
+            .unwrap();
+    let secret =
+        Request::from_json(r#"{"tool":"Read","input":{"file_path":"~/.ssh/id_rsa"}}"#).unwrap();
+    let fetch = Request::from_json(
+        r#"{"tool":"WebFetch","input":{"url":"https://api.github.com/repos/x","prompt":"p"}}"#,
+    )
+    .unwrap();
 
     let mut g = c.benchmark_group("decide");
     g.throughput(Throughput::Elements(1));
-    for (name, req) in [("read_inside", &read), ("write_outside", &write), ("read_secret", &secret), ("web_fetch", &fetch)] {
+    for (name, req) in [
+        ("read_inside", &read),
+        ("write_outside", &write),
+        ("read_secret", &secret),
+        ("web_fetch", &fetch),
+    ] {
         let ops = policy.operations(req, &fs);
-        g.bench_function(format!("judge/{name}"), |b| b.iter(|| black_box(policy.judge(black_box(&ops)))));
-        g.bench_function(format!("decide/{name}"), |b| b.iter(|| black_box(policy.decide(black_box(req), &fs))));
+        g.bench_function(format!("judge/{name}"), |b| {
+            b.iter(|| black_box(policy.judge(black_box(&ops))))
+        });
+        g.bench_function(format!("decide/{name}"), |b| {
+            b.iter(|| black_box(policy.decide(black_box(req), &fs)))
+        });
     }
     g.finish();
 }

@@ -288,8 +288,14 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
     let before = &text.as_bytes()[..offset];
     let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    let column = String::from_utf8_lossy(&before[line_start..]).chars().count() + 1;
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let column = String::from_utf8_lossy(&before[line_start..])
+        .chars()
+        .count()
+        + 1;
     (line, column)
 }
 
@@ -355,6 +361,9 @@ pub struct LoadOptions {
     pub skip_default_files: bool,
     /// Whether a human can be asked: when false, every remaining ask becomes deny.
     pub no_human: bool,
+    /// Allow rules a human chose to remember ("always allow"), from the approval store.
+    /// They rank with the user layer.
+    pub remembered_rules: Vec<String>,
 }
 
 /// Everything merged from the layers, before compilation into a `Policy`.
@@ -458,9 +467,17 @@ pub fn load(opts: &LoadOptions, fs: &dyn FileFacts) -> Result<Merged, ConfigErro
                 .join("cordon/policy.toml")
         });
         add(LayerKind::User, &user, false)?;
-        add(LayerKind::Project, &workspace.join(".cordon/policy.toml"), false)?;
+        add(
+            LayerKind::Project,
+            &workspace.join(".cordon/policy.toml"),
+            false,
+        )?;
     }
     hasher.update(format!("{:?}{:?}{:?}", opts.mode, opts.sandbox_mode, opts.approval).as_bytes());
+    for r in &opts.remembered_rules {
+        hasher.update(b"remembered");
+        hasher.update(r.as_bytes());
+    }
     let version = hasher.finalize().to_hex()[..32].to_string();
     merge(opts, fs, layers, workspace, home, home_resolved, version)
 }
@@ -489,10 +506,13 @@ fn merge(
             for w in list.get_ref() {
                 let p = crate::paths::expand_home(w.get_ref(), &home);
                 if !p.is_absolute() {
-                    return Err(l.err(w.span(), format!(
-                        "trusted workspace `{}` must be an absolute path or start with ~/",
-                        w.get_ref()
-                    )));
+                    return Err(l.err(
+                        w.span(),
+                        format!(
+                            "trusted workspace `{}` must be an absolute path or start with ~/",
+                            w.get_ref()
+                        ),
+                    ));
                 }
                 if crate::paths::resolve(&p, fs).0 == workspace {
                     trusted = true;
@@ -526,19 +546,18 @@ fn merge(
     };
     let mut rules = Vec::new();
 
-    let flags_inserted = |mode: &mut Option<Mode>,
-                          sm: &mut Option<SandboxMode>,
-                          ap: &mut Option<ApprovalPolicy>| {
-        if mode.is_none() {
-            *mode = opts.mode;
-        }
-        if sm.is_none() {
-            *sm = opts.sandbox_mode;
-        }
-        if ap.is_none() {
-            *ap = opts.approval;
-        }
-    };
+    let flags_inserted =
+        |mode: &mut Option<Mode>, sm: &mut Option<SandboxMode>, ap: &mut Option<ApprovalPolicy>| {
+            if mode.is_none() {
+                *mode = opts.mode;
+            }
+            if sm.is_none() {
+                *sm = opts.sandbox_mode;
+            }
+            if ap.is_none() {
+                *ap = opts.approval;
+            }
+        };
     let mut flags_done = false;
 
     for l in &layers {
@@ -554,7 +573,10 @@ fn merge(
             ));
         };
         if let Some(m) = &l.cfg.mode {
-            let parsed: Mode = m.get_ref().parse().map_err(|e: String| l.err(m.span(), e))?;
+            let parsed: Mode = m
+                .get_ref()
+                .parse()
+                .map_err(|e: String| l.err(m.span(), e))?;
             if ok {
                 mode.get_or_insert(parsed);
             } else {
@@ -562,8 +584,10 @@ fn merge(
             }
         }
         if let Some(a) = &l.cfg.approval {
-            let parsed: ApprovalPolicy =
-                a.get_ref().parse().map_err(|e: String| l.err(a.span(), e))?;
+            let parsed: ApprovalPolicy = a
+                .get_ref()
+                .parse()
+                .map_err(|e: String| l.err(a.span(), e))?;
             if ok {
                 approval.get_or_insert(parsed);
             } else {
@@ -591,9 +615,10 @@ fn merge(
                             if e.is_absolute() {
                                 Ok(crate::paths::clean(&e))
                             } else {
-                                Err(l.err(s.span(), format!(
-                                    "sandbox path `{p}` must be absolute or start with ~/"
-                                )))
+                                Err(l.err(
+                                    s.span(),
+                                    format!("sandbox path `{p}` must be absolute or start with ~/"),
+                                ))
                             }
                         })
                         .collect()
@@ -603,7 +628,9 @@ fn merge(
                 if ok {
                     sandbox.writable_roots.extend(abs(&t.writable_roots)?);
                     sandbox.env_allow.extend(t.env_allow.iter().cloned());
-                    sandbox.env_allow_secret.extend(t.env_allow_secret.iter().cloned());
+                    sandbox
+                        .env_allow_secret
+                        .extend(t.env_allow_secret.iter().cloned());
                     if sandbox.home_readable.is_none()
                         && let Some(v) = &t.home_readable
                     {
@@ -624,13 +651,19 @@ fn merge(
                     .iter()
                     .find(|x| **x == k.get_ref().as_str())
                     .ok_or_else(|| {
-                        l.err(k.span(), format!(
-                            "unknown default `{}`: expected one of {}",
-                            k.get_ref(),
-                            DEFAULT_KEYS.join(", ")
-                        ))
+                        l.err(
+                            k.span(),
+                            format!(
+                                "unknown default `{}`: expected one of {}",
+                                k.get_ref(),
+                                DEFAULT_KEYS.join(", ")
+                            ),
+                        )
                     })?;
-                let dec: Decision = v.get_ref().parse().map_err(|e: String| l.err(v.span(), e))?;
+                let dec: Decision = v
+                    .get_ref()
+                    .parse()
+                    .map_err(|e: String| l.err(v.span(), e))?;
                 if ok {
                     defaults_set.entry(key).or_insert(dec);
                 } else if let Some(slot) = project_defaults.slot(key) {
@@ -698,7 +731,9 @@ fn merge(
                 .map_err(|e: String| l.err(t.action.span(), e))?;
             let (text, span) = match (&t.rule, &t.tool, &t.pattern) {
                 (Some(r), None, None) => (r.get_ref().clone(), r.span()),
-                (None, Some(tool), Some(p)) => (format!("{}({})", tool.get_ref(), p.get_ref()), tool.span()),
+                (None, Some(tool), Some(p)) => {
+                    (format!("{}({})", tool.get_ref(), p.get_ref()), tool.span())
+                }
                 (None, Some(tool), None) => (tool.get_ref().clone(), tool.span()),
                 _ => {
                     return Err(l.err(
@@ -724,6 +759,23 @@ fn merge(
     }
     if !flags_done {
         flags_inserted(&mut mode, &mut sandbox_mode, &mut approval);
+    }
+    for text in &opts.remembered_rules {
+        let matcher = rules::parse_rule(text, &anchors).map_err(|e| ConfigError {
+            file: None,
+            position: None,
+            message: format!("remembered rule `{text}` in the approval store: {e}"),
+        })?;
+        rules.push(Rule {
+            action: Decision::Allow,
+            text: text.clone(),
+            matcher,
+            origin: RuleOrigin {
+                layer: "remembered",
+                ..Default::default()
+            },
+            reason: None,
+        });
     }
 
     let mut defaults = Defaults::default();
@@ -770,8 +822,8 @@ fn check_examples(
 ) -> Result<(), ConfigError> {
     for (examples, want) in [(must, true), (must_not, false)] {
         for ex in examples {
-            let got = example_matches(matcher, ex.get_ref(), anchors)
-                .map_err(|e| l.err(ex.span(), e))?;
+            let got =
+                example_matches(matcher, ex.get_ref(), anchors).map_err(|e| l.err(ex.span(), e))?;
             if got != want {
                 let verb = if want { "does not match" } else { "matches" };
                 return Err(l.err(
@@ -852,18 +904,25 @@ mod tests {
             b"mode = \"default\"\n[permissions]\nallow = [\"Frob(x)\"]\n",
         );
         let e = load(&opts(), &fs).unwrap_err();
-        assert_eq!(e.file.as_deref(), Some(Path::new("/home/u/.config/cordon/policy.toml")));
+        assert_eq!(
+            e.file.as_deref(),
+            Some(Path::new("/home/u/.config/cordon/policy.toml"))
+        );
         assert_eq!(e.position, Some((3, 10)));
         assert!(e.message.contains("Frob"), "{e}");
 
-        let fs2 = FakeFs::new()
-            .dir("/w/proj")
-            .file_with("/w/proj/.cordon/policy.toml", 1, b"mode = \"default\"\nbogus = 1\n");
+        let fs2 = FakeFs::new().dir("/w/proj").file_with(
+            "/w/proj/.cordon/policy.toml",
+            1,
+            b"mode = \"default\"\nbogus = 1\n",
+        );
         let e = load(&opts(), &fs2).unwrap_err();
         assert_eq!(e.position.map(|p| p.0), Some(2), "{e}");
-        let fs3 = FakeFs::new()
-            .dir("/w/proj")
-            .file_with("/w/proj/.cordon/policy.toml", 1, b"mode = \"yolo\"\n");
+        let fs3 = FakeFs::new().dir("/w/proj").file_with(
+            "/w/proj/.cordon/policy.toml",
+            1,
+            b"mode = \"yolo\"\n",
+        );
         let e = load(&opts(), &fs3).unwrap_err();
         assert_eq!(e.position, Some((1, 8)), "{e}");
     }
@@ -891,7 +950,11 @@ deny = ["pastebin.com"]
         assert_eq!(m.rules.len(), 1);
         assert_eq!(m.rules[0].action, Decision::Deny);
         assert_eq!(m.defaults.read_outside, Decision::Ask);
-        assert_eq!(m.defaults.write_inside, Decision::Deny, "tightening is honoured");
+        assert_eq!(
+            m.defaults.write_inside,
+            Decision::Deny,
+            "tightening is honoured"
+        );
         assert!(m.network.allow.is_empty());
         assert_eq!(m.network.deny, vec!["pastebin.com".to_string()]);
         assert!(m.notes.iter().any(|n| n.contains("not trusted")));
@@ -914,7 +977,11 @@ deny = ["pastebin.com"]
         assert!(m.trusted);
         assert_eq!(m.mode, Mode::AcceptEdits);
         assert_eq!(m.rules.len(), 1);
-        assert_eq!(m.defaults.exec, Decision::Deny, "the user layer outranks the project");
+        assert_eq!(
+            m.defaults.exec,
+            Decision::Deny,
+            "the user layer outranks the project"
+        );
     }
 
     #[test]
@@ -933,11 +1000,19 @@ deny = ["pastebin.com"]
     fn precedence_managed_over_flags_over_user() {
         let fs = fs()
             .file_with("/etc/cordon/policy.toml", 1, b"mode = \"plan\"\n")
-            .file_with("/home/u/.config/cordon/policy.toml", 1, b"mode = \"bypass\"\n");
+            .file_with(
+                "/home/u/.config/cordon/policy.toml",
+                1,
+                b"mode = \"bypass\"\n",
+            );
         let mut o = opts();
         o.mode = Some(Mode::AcceptEdits);
         assert_eq!(load(&o, &fs).unwrap().mode, Mode::Plan);
-        let fs = self::fs().file_with("/home/u/.config/cordon/policy.toml", 1, b"mode = \"bypass\"\n");
+        let fs = self::fs().file_with(
+            "/home/u/.config/cordon/policy.toml",
+            1,
+            b"mode = \"bypass\"\n",
+        );
         assert_eq!(load(&o, &fs).unwrap().mode, Mode::AcceptEdits);
         o.mode = None;
         assert_eq!(load(&o, &fs).unwrap().mode, Mode::Bypass);

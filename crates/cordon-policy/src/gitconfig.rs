@@ -47,11 +47,25 @@ fn repo_config(cwd: &Path, fs: &dyn FileFacts) -> Option<PathBuf> {
 fn is_executing(section: &str, sub: Option<&str>, key: &str, value: &str) -> bool {
     let key = key.to_ascii_lowercase();
     match section {
-        "core" => matches!(
-            key.as_str(),
-            "fsmonitor" | "pager" | "sshcommand" | "hookspath" | "editor" | "askpass" | "gitproxy"
-        ) && !(key == "fsmonitor" && matches!(value.to_ascii_lowercase().as_str(), "false" | "0" | "no" | "off" | "")),
-        "diff" => key == "external" || (sub.is_some() && matches!(key.as_str(), "textconv" | "command")),
+        "core" => {
+            matches!(
+                key.as_str(),
+                "fsmonitor"
+                    | "pager"
+                    | "sshcommand"
+                    | "hookspath"
+                    | "editor"
+                    | "askpass"
+                    | "gitproxy"
+            ) && !(key == "fsmonitor"
+                && matches!(
+                    value.to_ascii_lowercase().as_str(),
+                    "false" | "0" | "no" | "off" | ""
+                ))
+        }
+        "diff" => {
+            key == "external" || (sub.is_some() && matches!(key.as_str(), "textconv" | "command"))
+        }
         "filter" => matches!(key.as_str(), "clean" | "smudge" | "process"),
         "merge" => sub.is_some() && key == "driver",
         "alias" => value.trim_start().starts_with('!'),
@@ -127,14 +141,21 @@ mod tests {
         for (cfg, key) in [
             ("[core]\n\tfsmonitor = ./hook.sh\n", "core.fsmonitor"),
             ("[core]\n\tpager = sh -c 'evil'\n", "core.pager"),
-            ("[core]\nsshCommand = ssh -o ProxyCommand=x\n", "core.sshCommand"),
+            (
+                "[core]\nsshCommand = ssh -o ProxyCommand=x\n",
+                "core.sshCommand",
+            ),
             ("[diff]\n\texternal = ./x\n", "diff.external"),
             ("[diff \"bin\"]\n\ttextconv = ./x\n", "diff.bin.textconv"),
             ("[filter \"lfs\"]\n\tsmudge = ./x\n", "filter.lfs.smudge"),
             ("[alias]\n\tst = !sh -c evil\n", "alias.st"),
             ("[core]\n\thooksPath = .githooks\n", "core.hooksPath"),
         ] {
-            assert_eq!(executing_key(Path::new("/w/proj/src"), &repo(cfg)).as_deref(), Some(key), "{cfg}");
+            assert_eq!(
+                executing_key(Path::new("/w/proj/src"), &repo(cfg)).as_deref(),
+                Some(key),
+                "{cfg}"
+            );
         }
     }
 
@@ -147,8 +168,14 @@ mod tests {
 
     #[test]
     fn follows_includes() {
-        let fs = repo("[include]\n\tpath = extra.cfg\n")
-            .file_with("/w/proj/.git/extra.cfg", 1, b"[core]\n\tpager = evil\n");
-        assert_eq!(executing_key(Path::new("/w/proj"), &fs).as_deref(), Some("core.pager"));
+        let fs = repo("[include]\n\tpath = extra.cfg\n").file_with(
+            "/w/proj/.git/extra.cfg",
+            1,
+            b"[core]\n\tpager = evil\n",
+        );
+        assert_eq!(
+            executing_key(Path::new("/w/proj"), &fs).as_deref(),
+            Some("core.pager")
+        );
     }
 }

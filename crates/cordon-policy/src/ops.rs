@@ -10,7 +10,10 @@ use crate::facts::FileFacts;
 use crate::net::{Authority, Host, Origin};
 use crate::paths::{self, Location, PathFacts};
 use crate::request::{Action, Request, ToolKind};
-use cordon_shell::{Analysis, Class, Context as ShellContext, CwdChange, Dynamic, HazardKind, RepoConfigUse, SimpleCommand};
+use cordon_shell::{
+    Analysis, Class, Context as ShellContext, CwdChange, Dynamic, HazardKind, RepoConfigUse,
+    SimpleCommand,
+};
 use std::path::{Path, PathBuf};
 
 /// The kind of an operation.
@@ -195,7 +198,13 @@ pub struct Context<'a> {
 }
 
 impl Context<'_> {
-    fn path_op(&self, kind: OpKind, written: &str, cwd: &Path, note: impl Into<String>) -> Operation {
+    fn path_op(
+        &self,
+        kind: OpKind,
+        written: &str,
+        cwd: &Path,
+        note: impl Into<String>,
+    ) -> Operation {
         let facts = paths::facts_for(written, cwd, self.home, self.fs);
         let location = paths::locate(&facts, self.roots);
         let mut op = Operation::new(kind, Target::Path(facts), note);
@@ -216,7 +225,10 @@ pub fn net_target(text: &str) -> Target {
         let o = Origin::parse_url(text);
         return Target::Net {
             text: text.into(),
-            dest: o.as_ref().map(|o| (o.host.clone(), o.port)).map_err(|e| e.to_string()),
+            dest: o
+                .as_ref()
+                .map(|o| (o.host.clone(), o.port))
+                .map_err(|e| e.to_string()),
             origin: o.ok(),
         };
     }
@@ -289,26 +301,34 @@ pub fn operations(req: &Request, ctx: &Context<'_>) -> Operations {
         }
     };
     match action {
-        Action::Read { path } => out.ops.push(ctx.path_op(OpKind::Read, &path, &cwd, "read a file")),
+        Action::Read { path } => {
+            out.ops
+                .push(ctx.path_op(OpKind::Read, &path, &cwd, "read a file"))
+        }
         Action::List { path } => {
-            out.ops.push(ctx.path_op(OpKind::List, &path, &cwd, "list or search a directory"))
+            out.ops
+                .push(ctx.path_op(OpKind::List, &path, &cwd, "list or search a directory"))
         }
         Action::Write { paths } => {
             for p in paths {
-                out.ops.push(ctx.path_op(OpKind::Write, &p, &cwd, "write a file"));
+                out.ops
+                    .push(ctx.path_op(OpKind::Write, &p, &cwd, "write a file"));
             }
         }
         Action::Delete { paths } => {
             for p in paths {
-                out.ops.push(ctx.path_op(OpKind::Delete, &p, &cwd, "delete a file"));
+                out.ops
+                    .push(ctx.path_op(OpKind::Delete, &p, &cwd, "delete a file"));
             }
         }
         Action::Patch { writes, deletes } => {
             for p in writes {
-                out.ops.push(ctx.path_op(OpKind::Write, &p, &cwd, "write a file (patch)"));
+                out.ops
+                    .push(ctx.path_op(OpKind::Write, &p, &cwd, "write a file (patch)"));
             }
             for p in deletes {
-                out.ops.push(ctx.path_op(OpKind::Delete, &p, &cwd, "delete a file (patch)"));
+                out.ops
+                    .push(ctx.path_op(OpKind::Delete, &p, &cwd, "delete a file (patch)"));
             }
         }
         Action::Fetch {
@@ -346,7 +366,11 @@ pub fn operations(req: &Request, ctx: &Context<'_>) -> Operations {
             }
         }
         Action::WebSearch { query } => {
-            out.ops.push(Operation::new(OpKind::Search, Target::Text(query), "search the web"));
+            out.ops.push(Operation::new(
+                OpKind::Search,
+                Target::Text(query),
+                "search the web",
+            ));
         }
         Action::Mcp { server, tool } => {
             out.ops.push(Operation::new(
@@ -375,10 +399,18 @@ pub fn operations(req: &Request, ctx: &Context<'_>) -> Operations {
 }
 
 /// Programs whose arguments are never paths, so runtime values in them are harmless.
-const NON_PATH_ARGS: &[&str] = &["echo", "printf", "true", "false", ":", "test", "[", "sleep", "seq"];
+const NON_PATH_ARGS: &[&str] = &[
+    "echo", "printf", "true", "false", ":", "test", "[", "sleep", "seq",
+];
 
 /// Writes to these device files change nothing.
-const HARMLESS_DEVICES: &[&str] = &["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero"];
+const HARMLESS_DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/stdout",
+    "/dev/stderr",
+    "/dev/tty",
+    "/dev/zero",
+];
 
 fn shell_operations(text: &str, cwd: &Path, ctx: &Context<'_>, out: &mut Operations) {
     let analysis = cordon_shell::analyze(text);
@@ -393,7 +425,9 @@ fn shell_operations(text: &str, cwd: &Path, ctx: &Context<'_>, out: &mut Operati
     for h in &analysis.hazards {
         let (guard, what) = match h.kind {
             HazardKind::FetchToExec => ("fetch-to-exec", "runs code fetched from the network"),
-            HazardKind::DnsExfiltration => ("dns-exfiltration", "puts computed data into a DNS lookup"),
+            HazardKind::DnsExfiltration => {
+                ("dns-exfiltration", "puts computed data into a DNS lookup")
+            }
             HazardKind::PrivilegeEscalation => ("privilege-escalation", "escalates privilege"),
             _ => ("shell-hazard", "is a dangerous shell shape"),
         };
@@ -467,39 +501,46 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
     // whose reads are already operations of the `find` command itself.
     let exec_placeholder =
         |v: &str| c.context == ShellContext::ExecArgument && v.contains("${MATCHED_PATH}");
-    let path_op = |kind: OpKind, w: &cordon_shell::Word, note: &str, push: &mut dyn FnMut(Operation)| {
-        let (value, kind) = if w.literal {
-            (w.value.clone(), kind)
-        } else if exec_placeholder(&w.value) {
-            return;
-        } else if read_only
-            && matches!(kind, OpKind::Read | OpKind::List)
-            && glob_words.contains(&w.value.as_str())
-            && !w.value.contains("..")
-            && !w.value.contains('$')
-        {
-            (glob_prefix(&w.value), OpKind::List)
-        } else {
-            push(opaque(
-                format!("`{}` is a path whose value is only known at run time", w.value),
-                None,
-            ));
-            return;
-        };
-        match &cwd {
-            Some(cwd) => push(ctx.path_op(kind, &value, cwd, note)),
-            None if value.starts_with('/') || value.starts_with('~') => {
-                push(ctx.path_op(kind, &value, base, note))
+    let path_op =
+        |kind: OpKind, w: &cordon_shell::Word, note: &str, push: &mut dyn FnMut(Operation)| {
+            let (value, kind) = if w.literal {
+                (w.value.clone(), kind)
+            } else if exec_placeholder(&w.value) {
+                return;
+            } else if read_only
+                && matches!(kind, OpKind::Read | OpKind::List)
+                && glob_words.contains(&w.value.as_str())
+                && !w.value.contains("..")
+                && !w.value.contains('$')
+            {
+                (glob_prefix(&w.value), OpKind::List)
+            } else {
+                push(opaque(
+                    format!(
+                        "`{}` is a path whose value is only known at run time",
+                        w.value
+                    ),
+                    None,
+                ));
+                return;
+            };
+            match &cwd {
+                Some(cwd) => push(ctx.path_op(kind, &value, cwd, note)),
+                None if value.starts_with('/') || value.starts_with('~') => {
+                    push(ctx.path_op(kind, &value, base, note))
+                }
+                None => push(opaque(
+                    format!("`{value}` is relative to a directory only known at run time"),
+                    None,
+                )),
             }
-            None => push(opaque(
-                format!("`{value}` is relative to a directory only known at run time"),
-                None,
-            )),
-        }
-    };
+        };
 
     // What the text alone cannot fix.
-    let non_path_program = c.program.as_ref().is_some_and(|p| p.literal && NON_PATH_ARGS.contains(&p.value.as_str()));
+    let non_path_program = c
+        .program
+        .as_ref()
+        .is_some_and(|p| p.literal && NON_PATH_ARGS.contains(&p.value.as_str()));
     for d in &c.dynamic {
         let why = match d {
             // Programs whose arguments are never paths: runtime values there are harmless
@@ -513,11 +554,18 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
             {
                 continue;
             }
-            Dynamic::ParameterExpansion(x) if exec_placeholder(&format!("${{{x}}}")) || exec_placeholder(x) => {
+            Dynamic::ParameterExpansion(x)
+                if exec_placeholder(&format!("${{{x}}}")) || exec_placeholder(x) =>
+            {
                 continue;
             }
             // Handled with the paths that carry them.
-            Dynamic::Glob(g) if read_only && glob_words.contains(&g.as_str()) && !g.contains("..") && !g.contains('$') => {
+            Dynamic::Glob(g)
+                if read_only
+                    && glob_words.contains(&g.as_str())
+                    && !g.contains("..")
+                    && !g.contains('$') =>
+            {
                 continue;
             }
             Dynamic::ParameterExpansion(x) => format!("`{x}` is only known at run time"),
@@ -528,9 +576,13 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
             Dynamic::BraceExpansion(b) => format!("the brace expansion `{b}` expands at run time"),
             Dynamic::TildeUser(t) => format!("`{t}` names another user's home"),
             Dynamic::NonLiteralProgram => "the program name is only known at run time".into(),
-            Dynamic::ShadowedByFunction(f) => format!("`{f}` is redefined as a function in this text"),
+            Dynamic::ShadowedByFunction(f) => {
+                format!("`{f}` is redefined as a function in this text")
+            }
             Dynamic::ShadowedByAlias(a) => format!("`{a}` is redefined as an alias in this text"),
-            Dynamic::RuntimeArguments(a) => format!("`{a}` runs a program with arguments only known at run time"),
+            Dynamic::RuntimeArguments(a) => {
+                format!("`{a}` runs a program with arguments only known at run time")
+            }
             Dynamic::TooDeep => "the text nests too deeply to analyze".into(),
             Dynamic::Opaque(o) => o.clone(),
             _ => "part of the command is only known at run time".into(),
@@ -539,8 +591,15 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
     }
 
     if let Some(p) = &c.effects.privilege {
-        let mut op = Operation::new(OpKind::Exec, Target::Program(prog_name.clone()), "privilege");
-        op.hazard = Some(("privilege-escalation", format!("`{}` escalates privilege ({p})", short(&c.text))));
+        let mut op = Operation::new(
+            OpKind::Exec,
+            Target::Program(prog_name.clone()),
+            "privilege",
+        );
+        op.hazard = Some((
+            "privilege-escalation",
+            format!("`{}` escalates privilege ({p})", short(&c.text)),
+        ));
         push(op);
     }
     for w in &c.effects.reads {
@@ -559,9 +618,13 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
                 let rest = &t.value[9..];
                 let (host, port) = rest.split_once('/').unwrap_or((rest, ""));
                 let target = net_target(&format!("{host}:{port}"));
-                let mut op = Operation::new(OpKind::Network, target, "open a socket by redirection");
+                let mut op =
+                    Operation::new(OpKind::Network, target, "open a socket by redirection");
                 if matches!(&op.target, Target::Net { dest: Err(_), .. }) {
-                    op.invalid = Some(format!("`{}` is not a destination cordon can check", t.value));
+                    op.invalid = Some(format!(
+                        "`{}` is not a destination cordon can check",
+                        t.value
+                    ));
                 }
                 push(op);
                 continue;
@@ -579,7 +642,10 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
     }
     for n in &c.effects.network {
         if !n.literal {
-            push(opaque(format!("`{}` is a destination only known at run time", n.target), None));
+            push(opaque(
+                format!("`{}` is a destination only known at run time", n.target),
+                None,
+            ));
             continue;
         }
         let target = net_target(&n.target);
@@ -590,7 +656,11 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
         push(op);
     }
     if c.effects.network_unknown_target {
-        push(Operation::new(OpKind::Network, Target::NetUnknown, "reach the network (destination from config)"));
+        push(Operation::new(
+            OpKind::Network,
+            Target::NetUnknown,
+            "reach the network (destination from config)",
+        ));
     }
     let cmd_words = &out_words;
     for e in &c.effects.executes {
@@ -605,12 +675,18 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
         let why = if e.own_purpose {
             format!("`{} {}` runs code ({})", e.program, e.arg, e.detail)
         } else {
-            format!("`{}` makes `{}` run other code ({})", e.arg, e.program, e.detail)
+            format!(
+                "`{}` makes `{}` run other code ({})",
+                e.arg, e.program, e.detail
+            )
         };
         push(opaque(why, Some(needs)));
     }
     for name in &c.effects.influences_env {
-        push(opaque(format!("setting `{name}` changes how later commands run"), None));
+        push(opaque(
+            format!("setting `{name}` changes how later commands run"),
+            None,
+        ));
     }
     if c.effects.runs_repo_config != RepoConfigUse::None
         && let Some(cwd) = &cwd

@@ -236,7 +236,12 @@ mod tests {
     #[test]
     fn dotdot_escape_is_outside() {
         let fs = FakeFs::new().dir("/w/proj");
-        let f = facts_for("../../etc/passwd", Path::new("/w/proj"), Path::new("/h"), &fs);
+        let f = facts_for(
+            "../../etc/passwd",
+            Path::new("/w/proj"),
+            Path::new("/h"),
+            &fs,
+        );
         assert_eq!(f.literal, PathBuf::from("/etc/passwd"));
         assert_eq!(locate(&f, &ws()), Location::Outside);
     }
@@ -247,7 +252,12 @@ mod tests {
             .dir("/w/proj")
             .symlink("/w/proj/link", "/home/u/.ssh")
             .file("/home/u/.ssh/id_rsa");
-        let f = facts_for("link/id_rsa", Path::new("/w/proj"), Path::new("/home/u"), &fs);
+        let f = facts_for(
+            "link/id_rsa",
+            Path::new("/w/proj"),
+            Path::new("/home/u"),
+            &fs,
+        );
         assert_eq!(f.resolved, PathBuf::from("/home/u/.ssh/id_rsa"));
         assert!(f.via_symlink);
         assert_eq!(locate(&f, &ws()), Location::Outside);
@@ -286,9 +296,7 @@ mod tests {
 
     #[test]
     fn missing_tail_is_appended() {
-        let fs = FakeFs::new()
-            .dir("/w/proj")
-            .symlink("/w/proj/out", "/tmp");
+        let fs = FakeFs::new().dir("/w/proj").symlink("/w/proj/out", "/tmp");
         let f = facts_for("out/new/file", Path::new("/w/proj"), Path::new("/h"), &fs);
         assert_eq!(f.resolved, PathBuf::from("/tmp/new/file"));
         assert!(!f.exists);

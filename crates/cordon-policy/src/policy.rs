@@ -242,9 +242,8 @@ impl Policy {
                 });
             }
         }
-        let rebuild = |rules: &[Rule], d| {
-            RuleSet::build(rules, d).map_err(|e| AttenuationError(e.message))
-        };
+        let rebuild =
+            |rules: &[Rule], d| RuleSet::build(rules, d).map_err(|e| AttenuationError(e.message));
         p.deny = rebuild(&p.rules, Decision::Deny)?;
         p.ask = rebuild(&p.rules, Decision::Ask)?;
         if let Some(d) = &a.defaults {
@@ -282,8 +281,17 @@ impl Policy {
         field("kind", format!("{:?}", req.kind()).as_bytes());
         field("tool", req.tool.as_bytes());
         // serde_json's map is ordered by key, so this serialization is canonical.
-        field("input", serde_json::Value::Object(req.input.clone()).to_string().as_bytes());
-        let cwd = req.cwd.as_deref().map(crate::paths::clean).unwrap_or_else(|| self.workspace.clone());
+        field(
+            "input",
+            serde_json::Value::Object(req.input.clone())
+                .to_string()
+                .as_bytes(),
+        );
+        let cwd = req
+            .cwd
+            .as_deref()
+            .map(crate::paths::clean)
+            .unwrap_or_else(|| self.workspace.clone());
         field("cwd", cwd.as_os_str().as_encoded_bytes());
         field("workspace", self.workspace.as_os_str().as_encoded_bytes());
         field("policy", self.version.as_bytes());
@@ -304,12 +312,19 @@ impl Policy {
                 continue;
             }
             let target = match (op.command.and_then(|i| ops.commands.get(i)), &op.target) {
-                (Some(c), _) => SuggestTarget::Command { argv: c.words.clone() },
+                (Some(c), _) => SuggestTarget::Command {
+                    argv: c.words.clone(),
+                },
                 (None, Target::Path(p)) if matches!(op.kind, OpKind::Read | OpKind::List) => {
                     SuggestTarget::ReadPath(p.resolved.clone())
                 }
                 (None, Target::Path(p)) => SuggestTarget::WritePath(p.resolved.clone()),
-                (None, Target::Net { dest: Ok((h, _)), .. }) => SuggestTarget::Host(h.to_string()),
+                (
+                    None,
+                    Target::Net {
+                        dest: Ok((h, _)), ..
+                    },
+                ) => SuggestTarget::Host(h.to_string()),
                 (None, Target::Mcp { server, tool }) => SuggestTarget::Mcp {
                     server: server.clone(),
                     tool: tool.clone(),
@@ -370,7 +385,10 @@ impl Policy {
                 decision,
                 source,
                 reason,
-                command: op.command.and_then(|i| ops.commands.get(i)).map(|c| c.text.clone()),
+                command: op
+                    .command
+                    .and_then(|i| ops.commands.get(i))
+                    .map(|c| c.text.clone()),
             });
             let i = findings.len() - 1;
             if worst.is_none_or(|w| findings[w].decision < decision) {
@@ -402,7 +420,10 @@ impl Policy {
                 "no human can be asked"
             };
             trail.push(format!("ask becomes deny: {why}"));
-            verdict.reason = format!("{} (denied: {why}, so the ask cannot be put to anyone)", verdict.reason);
+            verdict.reason = format!(
+                "{} (denied: {why}, so the ask cannot be put to anyone)",
+                verdict.reason
+            );
             verdict.decision = Decision::Deny;
             verdict.source = Source {
                 step: Step::NoHuman,
@@ -415,7 +436,12 @@ impl Policy {
         verdict
     }
 
-    fn judge_op(&self, op: &Operation, ops: &Operations, mut trail: Option<&mut Vec<String>>) -> (Decision, Source, String) {
+    fn judge_op(
+        &self,
+        op: &Operation,
+        ops: &Operations,
+        mut trail: Option<&mut Vec<String>>,
+    ) -> (Decision, Source, String) {
         let label = if trail.is_some() {
             format!("{} {}", op.kind.as_str(), op.target.display())
         } else {
@@ -444,7 +470,11 @@ impl Policy {
             }
         }
         // `step_default` always decides; this is unreachable in practice and fails closed.
-        (Decision::Deny, Source::new(Step::Default, "no step decided"), "no step decided".into())
+        (
+            Decision::Deny,
+            Source::new(Step::Default, "no step decided"),
+            "no step decided".into(),
+        )
     }
 
     /// Step 1: a malformed operation is denied with its reason.
@@ -471,7 +501,11 @@ impl Policy {
                 if let Some(h) = self.path_guard(f, |p, h| guards::sensitive_read(p, h)) {
                     return deny(
                         &format!("{}: {}", h.guard, h.pattern),
-                        format!("{} holds credentials ({}); reading it is never allowed.", f.literal.display(), h.pattern),
+                        format!(
+                            "{} holds credentials ({}); reading it is never allowed.",
+                            f.literal.display(),
+                            h.pattern
+                        ),
                     );
                 }
             }
@@ -479,7 +513,11 @@ impl Policy {
                 if let Some(h) = self.path_guard(f, |p, h| guards::protected_write(p, h)) {
                     return deny(
                         &format!("{}: {}", h.guard, h.pattern),
-                        format!("{} is protected ({}): writing it could run code later or expose credentials.", f.literal.display(), h.pattern),
+                        format!(
+                            "{} is protected ({}): writing it could run code later or expose credentials.",
+                            f.literal.display(),
+                            h.pattern
+                        ),
                     );
                 }
             }
@@ -491,7 +529,11 @@ impl Policy {
                 if let Some(h) = hit {
                     return deny(
                         &format!("{}: {}", h.guard, h.pattern),
-                        format!("deleting {} is never allowed ({}).", f.literal.display(), h.pattern),
+                        format!(
+                            "deleting {} is never allowed ({}).",
+                            f.literal.display(),
+                            h.pattern
+                        ),
                     );
                 }
             }
@@ -525,7 +567,12 @@ impl Policy {
     }
 
     fn net_check(&self, op: &Operation) -> NetCheck {
-        let Target::Net { dest: Ok((host, port)), origin, .. } = &op.target else {
+        let Target::Net {
+            dest: Ok((host, port)),
+            origin,
+            ..
+        } = &op.target
+        else {
             return NetCheck::NotListed {
                 code: "unknown",
                 reason: "the destination is not known".into(),
@@ -533,7 +580,10 @@ impl Policy {
         };
         let check = |n: &NetworkPolicy| match origin {
             Some(o) => n.check_origin(o),
-            None => n.check_tunnel(&crate::net::Authority { host: host.clone(), port: *port }),
+            None => n.check_tunnel(&crate::net::Authority {
+                host: host.clone(),
+                port: *port,
+            }),
         };
         let first = check(&self.network);
         if !first.is_allow() {
@@ -561,7 +611,13 @@ impl Policy {
 
     /// The first rule of `set` that matches `op`. Deny and ask rules match a path if either
     /// its literal or its resolved form matches; allow rules need both.
-    fn matching_rule(&self, set: &RuleSet, op: &Operation, ops: &Operations, both: bool) -> Option<usize> {
+    fn matching_rule(
+        &self,
+        set: &RuleSet,
+        op: &Operation,
+        ops: &Operations,
+        both: bool,
+    ) -> Option<usize> {
         let mut best: Option<usize> = None;
         if let Target::Path(f) = &op.target {
             let index = match op.kind {
@@ -571,7 +627,11 @@ impl Policy {
             };
             if let Some(index) = index {
                 let lit = index.first_match(&f.literal);
-                let res = if f.resolved == f.literal { lit } else { index.first_match(&f.resolved) };
+                let res = if f.resolved == f.literal {
+                    lit
+                } else {
+                    index.first_match(&f.resolved)
+                };
                 let hit = if both {
                     match (lit, res) {
                         (Some(a), Some(b)) => Some(a.max(b)),
@@ -597,15 +657,18 @@ impl Policy {
     fn rule_matches(&self, m: &Matcher, op: &Operation, ops: &Operations) -> bool {
         match m {
             Matcher::Tool(kind) => ops.tool_kind == Some(*kind),
-            Matcher::UnknownTool(name) => ops.tool_kind == Some(ToolKind::Unknown) && &ops.tool_name == name,
+            Matcher::UnknownTool(name) => {
+                ops.tool_kind == Some(ToolKind::Unknown) && &ops.tool_name == name
+            }
             Matcher::Command(p) => op
                 .command
                 .and_then(|i| ops.commands.get(i))
                 .is_some_and(|c| !c.words.is_empty() && p.matches(&c.words)),
             Matcher::Domain(d) => match &op.target {
-                Target::Net { dest: Ok((h, port)), .. } => {
-                    d.matches_host(h) && d.port().is_none_or(|p| p == *port)
-                }
+                Target::Net {
+                    dest: Ok((h, port)),
+                    ..
+                } => d.matches_host(h) && d.port().is_none_or(|p| p == *port),
                 _ => false,
             },
             Matcher::Mcp { server, tool } => match &op.target {
@@ -629,15 +692,28 @@ impl Policy {
         if let Some(i) = self.matching_rule(set, op, ops, false) {
             let r = &self.rules[i];
             let why = r.reason.clone().unwrap_or_else(|| {
-                format!("the {} rule `{}` matches {} {}", action, r.text, op.kind.as_str(), op.target.display())
+                format!(
+                    "the {} rule `{}` matches {} {}",
+                    action,
+                    r.text,
+                    op.kind.as_str(),
+                    op.target.display()
+                )
             });
             return Some((action, self.rule_source(step, i), ensure_period(why)));
         }
         if action == Decision::Deny
             && op.kind == OpKind::Network
-            && let NetCheck::Deny { code: "denied-host", reason } = self.net_check(op)
+            && let NetCheck::Deny {
+                code: "denied-host",
+                reason,
+            } = self.net_check(op)
         {
-            return Some((Decision::Deny, Source::new(Step::DenyRule, "network.deny"), ensure_period(reason)));
+            return Some((
+                Decision::Deny,
+                Source::new(Step::DenyRule, "network.deny"),
+                ensure_period(reason),
+            ));
         }
         None
     }
@@ -652,7 +728,8 @@ impl Policy {
                 let named = match &r.matcher {
                     Matcher::Command(p) => {
                         let lit = p.literal_words();
-                        self.rule_matches(&r.matcher, op, ops) && needs.iter().all(|n| lit.contains(&n.as_str()))
+                        self.rule_matches(&r.matcher, op, ops)
+                            && needs.iter().all(|n| lit.contains(&n.as_str()))
                     }
                     Matcher::UnknownTool(_) => self.rule_matches(&r.matcher, op, ops),
                     _ => false,
@@ -662,7 +739,11 @@ impl Policy {
                 }
             }
         }
-        Some((Decision::Ask, Source::new(Step::Opaque, op.kind.as_str()), ensure_period(o.why.clone())))
+        Some((
+            Decision::Ask,
+            Source::new(Step::Opaque, op.kind.as_str()),
+            ensure_period(o.why.clone()),
+        ))
     }
 
     /// Step 6: the permission mode.
@@ -671,13 +752,24 @@ impl Policy {
             Mode::Plan if op.kind.modifies() => Some((
                 Decision::Deny,
                 Source::new(Step::Mode, "plan"),
-                format!("plan mode denies every modification ({} {}).", op.kind.as_str(), op.target.display()),
+                format!(
+                    "plan mode denies every modification ({} {}).",
+                    op.kind.as_str(),
+                    op.target.display()
+                ),
             )),
-            Mode::AcceptEdits if op.kind == OpKind::Write && op.location == Some(Location::Inside) => Some((
-                Decision::Allow,
-                Source::new(Step::Mode, "accept-edits"),
-                format!("accept-edits mode allows writing {} inside the workspace.", op.target.display()),
-            )),
+            Mode::AcceptEdits
+                if op.kind == OpKind::Write && op.location == Some(Location::Inside) =>
+            {
+                Some((
+                    Decision::Allow,
+                    Source::new(Step::Mode, "accept-edits"),
+                    format!(
+                        "accept-edits mode allows writing {} inside the workspace.",
+                        op.target.display()
+                    ),
+                ))
+            }
             Mode::Bypass => Some((
                 Decision::Allow,
                 Source::new(Step::Mode, "bypass"),
@@ -694,10 +786,18 @@ impl Policy {
             return Some((
                 Decision::Allow,
                 self.rule_source(Step::AllowRule, i),
-                ensure_period(format!("the allow rule `{}` matches {} {}", r.text, op.kind.as_str(), op.target.display())),
+                ensure_period(format!(
+                    "the allow rule `{}` matches {} {}",
+                    r.text,
+                    op.kind.as_str(),
+                    op.target.display()
+                )),
             ));
         }
-        if op.kind == OpKind::Network && matches!(op.target, Target::Net { .. }) && self.net_check(op).is_allow() {
+        if op.kind == OpKind::Network
+            && matches!(op.target, Target::Net { .. })
+            && self.net_check(op).is_allow()
+        {
             return Some((
                 Decision::Allow,
                 Source::new(Step::AllowRule, "network.allow"),
@@ -714,9 +814,14 @@ impl Policy {
         let (decision, key) = match (op.kind, loc) {
             (OpKind::Read | OpKind::List, Location::Inside) => (d.read_inside, "read_inside"),
             (OpKind::Read | OpKind::List, Location::Outside) => (d.read_outside, "read_outside"),
-            (OpKind::Read | OpKind::List, _) => (d.read_outside.max(Decision::Ask), "read_outside (unknown location)"),
+            (OpKind::Read | OpKind::List, _) => (
+                d.read_outside.max(Decision::Ask),
+                "read_outside (unknown location)",
+            ),
             (OpKind::Write | OpKind::Delete, Location::Inside) => (d.write_inside, "write_inside"),
-            (OpKind::Write | OpKind::Delete, Location::Outside) => (d.write_outside, "write_outside"),
+            (OpKind::Write | OpKind::Delete, Location::Outside) => {
+                (d.write_outside, "write_outside")
+            }
             (OpKind::Write | OpKind::Delete, _) => (
                 d.write_outside.max(d.write_inside).max(Decision::Ask),
                 "write_outside (unknown location)",
@@ -733,9 +838,15 @@ impl Policy {
                 "{} {} cannot be placed inside or outside the workspace ({}); the `{key}` default applies.",
                 op.kind.as_str(),
                 f.literal.display(),
-                f.problem.clone().unwrap_or_else(|| format!("it has {} hard links", f.nlink))
+                f.problem
+                    .clone()
+                    .unwrap_or_else(|| format!("it has {} hard links", f.nlink))
             ),
-            (_, t) => format!("{} {}: the `{key}` default is {decision}.", op.kind.as_str(), t.display()),
+            (_, t) => format!(
+                "{} {}: the `{key}` default is {decision}.",
+                op.kind.as_str(),
+                t.display()
+            ),
         };
         (decision, Source::new(Step::Default, key), why)
     }
@@ -759,9 +870,11 @@ mod tests {
     use crate::ops::{Opaque, SubCommand};
 
     fn policy(cfg: &str, mode: Option<Mode>) -> Policy {
-        let fs = FakeFs::new()
-            .dir("/w/proj")
-            .file_with("/home/u/.config/cordon/policy.toml", 1, cfg.as_bytes());
+        let fs = FakeFs::new().dir("/w/proj").file_with(
+            "/home/u/.config/cordon/policy.toml",
+            1,
+            cfg.as_bytes(),
+        );
         let opts = LoadOptions {
             workspace: "/w/proj".into(),
             home: "/home/u".into(),
@@ -795,7 +908,10 @@ mod tests {
 
     fn shell_ops(words: &[&str], op: Operation) -> Operations {
         Operations {
-            ops: vec![Operation { command: Some(0), ..op }],
+            ops: vec![Operation {
+                command: Some(0),
+                ..op
+            }],
             commands: vec![SubCommand {
                 words: words.iter().map(|w| w.to_string()).collect(),
                 text: words.join(" "),
@@ -833,20 +949,35 @@ mod tests {
             "[permissions]\ndeny = [\"Bash(rm:*)\"]\nask = [\"Read(./a/**)\"]\nallow = [\"Read(./**)\"]\n",
             None,
         );
-        let rm = shell_ops(&["rm", "x"], path_op(OpKind::Delete, "/w/proj/x", Location::Inside));
-        assert_eq!(p.step_rule(&rm.ops[0], &rm, Decision::Deny).map(|o| o.0), Some(Decision::Deny));
+        let rm = shell_ops(
+            &["rm", "x"],
+            path_op(OpKind::Delete, "/w/proj/x", Location::Inside),
+        );
+        assert_eq!(
+            p.step_rule(&rm.ops[0], &rm, Decision::Deny).map(|o| o.0),
+            Some(Decision::Deny)
+        );
         let read = Operations {
             ops: vec![path_op(OpKind::Read, "/w/proj/a/b", Location::Inside)],
             ..Default::default()
         };
         assert!(p.step_rule(&read.ops[0], &read, Decision::Deny).is_none());
-        assert_eq!(p.step_rule(&read.ops[0], &read, Decision::Ask).map(|o| o.0), Some(Decision::Ask));
-        assert_eq!(p.step_allow(&read.ops[0], &read).map(|o| o.0), Some(Decision::Allow));
+        assert_eq!(
+            p.step_rule(&read.ops[0], &read, Decision::Ask).map(|o| o.0),
+            Some(Decision::Ask)
+        );
+        assert_eq!(
+            p.step_allow(&read.ops[0], &read).map(|o| o.0),
+            Some(Decision::Allow)
+        );
     }
 
     #[test]
     fn opaque_step_needs_literal_names() {
-        let p = policy("[permissions]\nallow = [\"Bash(find:*)\", \"Bash(rg --pre ./x:*)\"]\n", None);
+        let p = policy(
+            "[permissions]\nallow = [\"Bash(find:*)\", \"Bash(rg --pre ./x:*)\"]\n",
+            None,
+        );
         let mut op = path_op(OpKind::Opaque, "/", Location::Inside);
         op.target = Target::Program("find".into());
         op.opaque = Some(Opaque {
@@ -854,16 +985,25 @@ mod tests {
             needs: Some(vec!["find".into(), "-exec".into()]),
         });
         let find = shell_ops(&["find", ".", "-exec", "rm", "{}", "+"], op.clone());
-        assert_eq!(p.step_opaque(&find.ops[0], &find).map(|o| o.0), Some(Decision::Ask));
+        assert_eq!(
+            p.step_opaque(&find.ops[0], &find).map(|o| o.0),
+            Some(Decision::Ask)
+        );
         op.opaque = Some(Opaque {
             why: "--pre".into(),
             needs: Some(vec!["rg".into(), "--pre".into()]),
         });
         let rg = shell_ops(&["rg", "--pre", "./x", "foo"], op.clone());
         assert!(p.step_opaque(&rg.ops[0], &rg).is_none(), "named literally");
-        op.opaque = Some(Opaque { why: "dynamic".into(), needs: None });
+        op.opaque = Some(Opaque {
+            why: "dynamic".into(),
+            needs: None,
+        });
         let dynamic = shell_ops(&["rg", "--pre", "./x", "foo"], op);
-        assert_eq!(p.step_opaque(&dynamic.ops[0], &dynamic).map(|o| o.0), Some(Decision::Ask));
+        assert_eq!(
+            p.step_opaque(&dynamic.ops[0], &dynamic).map(|o| o.0),
+            Some(Decision::Ask)
+        );
     }
 
     #[test]
@@ -872,23 +1012,56 @@ mod tests {
         let out = path_op(OpKind::Write, "/tmp/a", Location::Outside);
         let r = path_op(OpKind::Read, "/tmp/a", Location::Outside);
         assert!(policy("", None).step_mode(&w).is_none());
-        assert_eq!(policy("", Some(Mode::Plan)).step_mode(&w).map(|o| o.0), Some(Decision::Deny));
+        assert_eq!(
+            policy("", Some(Mode::Plan)).step_mode(&w).map(|o| o.0),
+            Some(Decision::Deny)
+        );
         assert!(policy("", Some(Mode::Plan)).step_mode(&r).is_none());
-        assert_eq!(policy("", Some(Mode::AcceptEdits)).step_mode(&w).map(|o| o.0), Some(Decision::Allow));
-        assert!(policy("", Some(Mode::AcceptEdits)).step_mode(&out).is_none());
-        assert_eq!(policy("", Some(Mode::Bypass)).step_mode(&out).map(|o| o.0), Some(Decision::Allow));
+        assert_eq!(
+            policy("", Some(Mode::AcceptEdits))
+                .step_mode(&w)
+                .map(|o| o.0),
+            Some(Decision::Allow)
+        );
+        assert!(
+            policy("", Some(Mode::AcceptEdits))
+                .step_mode(&out)
+                .is_none()
+        );
+        assert_eq!(
+            policy("", Some(Mode::Bypass)).step_mode(&out).map(|o| o.0),
+            Some(Decision::Allow)
+        );
         assert!(policy("", Some(Mode::DontAsk)).step_mode(&out).is_none());
     }
 
     #[test]
     fn default_step() {
-        let p = policy("[defaults]\nwrite_outside = \"deny\"\nexec = \"allow\"\n", None);
+        let p = policy(
+            "[defaults]\nwrite_outside = \"deny\"\nexec = \"allow\"\n",
+            None,
+        );
         let d = |op: &Operation| p.step_default(op).0;
-        assert_eq!(d(&path_op(OpKind::Read, "/w/proj/a", Location::Inside)), Decision::Allow);
-        assert_eq!(d(&path_op(OpKind::Read, "/etc/a", Location::Outside)), Decision::Ask);
-        assert_eq!(d(&path_op(OpKind::Write, "/tmp/a", Location::Outside)), Decision::Deny);
-        assert_eq!(d(&path_op(OpKind::Write, "/w/proj/h", Location::Unknown)), Decision::Deny);
-        assert_eq!(d(&path_op(OpKind::Read, "/w/proj/h", Location::Unknown)), Decision::Ask);
+        assert_eq!(
+            d(&path_op(OpKind::Read, "/w/proj/a", Location::Inside)),
+            Decision::Allow
+        );
+        assert_eq!(
+            d(&path_op(OpKind::Read, "/etc/a", Location::Outside)),
+            Decision::Ask
+        );
+        assert_eq!(
+            d(&path_op(OpKind::Write, "/tmp/a", Location::Outside)),
+            Decision::Deny
+        );
+        assert_eq!(
+            d(&path_op(OpKind::Write, "/w/proj/h", Location::Unknown)),
+            Decision::Deny
+        );
+        assert_eq!(
+            d(&path_op(OpKind::Read, "/w/proj/h", Location::Unknown)),
+            Decision::Ask
+        );
         let mut exec = path_op(OpKind::Exec, "x", Location::Inside);
         exec.target = Target::Program("make".into());
         assert_eq!(d(&exec), Decision::Allow);

@@ -168,16 +168,17 @@ impl Request {
             Some(_) => return err("`input` must be a JSON object"),
             None => Map::new(),
         };
-        let opt_str = |obj: &mut Map<String, Value>, k: &str| -> Result<Option<String>, RequestError> {
-            match obj.remove(k) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(s)) => {
-                    check_text(k, &s)?;
-                    Ok(Some(s))
+        let opt_str =
+            |obj: &mut Map<String, Value>, k: &str| -> Result<Option<String>, RequestError> {
+                match obj.remove(k) {
+                    None | Some(Value::Null) => Ok(None),
+                    Some(Value::String(s)) => {
+                        check_text(k, &s)?;
+                        Ok(Some(s))
+                    }
+                    Some(_) => err(format!("`{k}` must be a string")),
                 }
-                Some(_) => err(format!("`{k}` must be a string")),
-            }
-        };
+            };
         let cwd = match opt_str(&mut obj, "cwd")? {
             None => None,
             Some(c) if c.is_empty() => return err("`cwd` is empty"),
@@ -224,7 +225,10 @@ impl Request {
         m.insert("tool".into(), Value::String(self.tool.clone()));
         m.insert("input".into(), Value::Object(self.input.clone()));
         if let Some(c) = &self.cwd {
-            m.insert("cwd".into(), Value::String(c.to_string_lossy().into_owned()));
+            m.insert(
+                "cwd".into(),
+                Value::String(c.to_string_lossy().into_owned()),
+            );
         }
         if let Some(s) = &self.session {
             m.insert("session".into(), Value::String(s.clone()));
@@ -362,7 +366,12 @@ impl Request {
                 }
             }
             "list_directory" => {
-                inp.only(&["path", "ignore", "respect_git_ignore", "file_filtering_options"])?;
+                inp.only(&[
+                    "path",
+                    "ignore",
+                    "respect_git_ignore",
+                    "file_filtering_options",
+                ])?;
                 Action::List {
                     path: inp.path("path")?,
                 }
@@ -578,7 +587,11 @@ impl Input<'_> {
             }
         }
         found.ok_or_else(|| {
-            RequestError(format!("tool `{}` needs one of {}", self.tool, keys.join(", ")))
+            RequestError(format!(
+                "tool `{}` needs one of {}",
+                self.tool,
+                keys.join(", ")
+            ))
         })
     }
 
@@ -674,9 +687,8 @@ pub fn quote_argv(argv: &[String]) -> String {
     argv.iter()
         .map(|w| {
             let safe = !w.is_empty()
-                && w.bytes().all(|b| {
-                    b.is_ascii_alphanumeric() || b"-_./=:,+@%^".contains(&b)
-                });
+                && w.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%^".contains(&b));
             if safe {
                 w.clone()
             } else {
@@ -699,59 +711,151 @@ mod tests {
     #[test]
     fn adapters_map_to_actions() {
         let read = |p: &str| Ok(Action::Read { path: p.into() });
-        assert_eq!(action(json!({"tool":"read_file","input":{"path":"a"}})), read("a"));
-        assert_eq!(action(json!({"tool":"Read","input":{"file_path":"/a"}})), read("/a"));
+        assert_eq!(
+            action(json!({"tool":"read_file","input":{"path":"a"}})),
+            read("a")
+        );
+        assert_eq!(
+            action(json!({"tool":"Read","input":{"file_path":"/a"}})),
+            read("/a")
+        );
         assert_eq!(
             action(json!({"tool":"read_file","input":{"absolute_path":"/a","offset":3}})),
             read("/a")
         );
-        let w = |p: &str| Ok(Action::Write { paths: vec![p.into()] });
-        assert_eq!(action(json!({"tool":"Write","input":{"file_path":"x","content":""}})), w("x"));
-        assert_eq!(action(json!({"tool":"write_file","input":{"path":"x"}})), w("x"));
-        assert_eq!(action(json!({"tool":"Edit","input":{"file_path":"x","old_string":"a","new_string":"b"}})), w("x"));
-        assert_eq!(action(json!({"tool":"MultiEdit","input":{"file_path":"x","edits":[]}})), w("x"));
-        assert_eq!(action(json!({"tool":"NotebookEdit","input":{"notebook_path":"n.ipynb","new_source":""}})), w("n.ipynb"));
-        assert_eq!(action(json!({"tool":"replace","input":{"file_path":"x","old_string":"a","new_string":"b"}})), w("x"));
-        assert_eq!(action(json!({"tool":"edit_file","input":{"path":"x"}})), w("x"));
+        let w = |p: &str| {
+            Ok(Action::Write {
+                paths: vec![p.into()],
+            })
+        };
+        assert_eq!(
+            action(json!({"tool":"Write","input":{"file_path":"x","content":""}})),
+            w("x")
+        );
+        assert_eq!(
+            action(json!({"tool":"write_file","input":{"path":"x"}})),
+            w("x")
+        );
+        assert_eq!(
+            action(
+                json!({"tool":"Edit","input":{"file_path":"x","old_string":"a","new_string":"b"}})
+            ),
+            w("x")
+        );
+        assert_eq!(
+            action(json!({"tool":"MultiEdit","input":{"file_path":"x","edits":[]}})),
+            w("x")
+        );
+        assert_eq!(
+            action(
+                json!({"tool":"NotebookEdit","input":{"notebook_path":"n.ipynb","new_source":""}})
+            ),
+            w("n.ipynb")
+        );
+        assert_eq!(
+            action(
+                json!({"tool":"replace","input":{"file_path":"x","old_string":"a","new_string":"b"}})
+            ),
+            w("x")
+        );
+        assert_eq!(
+            action(json!({"tool":"edit_file","input":{"path":"x"}})),
+            w("x")
+        );
         assert_eq!(
             action(json!({"tool":"delete_file","input":{"path":"x"}})),
-            Ok(Action::Delete { paths: vec!["x".into()] })
+            Ok(Action::Delete {
+                paths: vec!["x".into()]
+            })
         );
         let list = |p: &str| Ok(Action::List { path: p.into() });
-        assert_eq!(action(json!({"tool":"list_dir","input":{"path":"d"}})), list("d"));
-        assert_eq!(action(json!({"tool":"LS","input":{"path":"/d"}})), list("/d"));
-        assert_eq!(action(json!({"tool":"list_directory","input":{"path":"/d"}})), list("/d"));
-        assert_eq!(action(json!({"tool":"Glob","input":{"pattern":"*.rs"}})), list("."));
-        assert_eq!(action(json!({"tool":"glob","input":{"pattern":"*.rs","path":"src"}})), list("src"));
-        assert_eq!(action(json!({"tool":"Grep","input":{"pattern":"x","path":"src","-n":true}})), list("src"));
-        assert_eq!(action(json!({"tool":"search_file_content","input":{"pattern":"x"}})), list("."));
-        let sh = |c: &str| Ok(Action::Shell { command: c.into(), workdir: None });
-        assert_eq!(action(json!({"tool":"bash","input":{"command":"ls"}})), sh("ls"));
-        assert_eq!(action(json!({"tool":"Bash","input":{"command":"ls","description":"d"}})), sh("ls"));
-        assert_eq!(action(json!({"tool":"run_shell_command","input":{"command":"ls"}})), sh("ls"));
+        assert_eq!(
+            action(json!({"tool":"list_dir","input":{"path":"d"}})),
+            list("d")
+        );
+        assert_eq!(
+            action(json!({"tool":"LS","input":{"path":"/d"}})),
+            list("/d")
+        );
+        assert_eq!(
+            action(json!({"tool":"list_directory","input":{"path":"/d"}})),
+            list("/d")
+        );
+        assert_eq!(
+            action(json!({"tool":"Glob","input":{"pattern":"*.rs"}})),
+            list(".")
+        );
+        assert_eq!(
+            action(json!({"tool":"glob","input":{"pattern":"*.rs","path":"src"}})),
+            list("src")
+        );
+        assert_eq!(
+            action(json!({"tool":"Grep","input":{"pattern":"x","path":"src","-n":true}})),
+            list("src")
+        );
+        assert_eq!(
+            action(json!({"tool":"search_file_content","input":{"pattern":"x"}})),
+            list(".")
+        );
+        let sh = |c: &str| {
+            Ok(Action::Shell {
+                command: c.into(),
+                workdir: None,
+            })
+        };
+        assert_eq!(
+            action(json!({"tool":"bash","input":{"command":"ls"}})),
+            sh("ls")
+        );
+        assert_eq!(
+            action(json!({"tool":"Bash","input":{"command":"ls","description":"d"}})),
+            sh("ls")
+        );
+        assert_eq!(
+            action(json!({"tool":"run_shell_command","input":{"command":"ls"}})),
+            sh("ls")
+        );
         assert_eq!(
             action(json!({"tool":"shell","input":{"command":["bash","-lc","echo hi; ls"]}})),
             sh("bash -lc 'echo hi; ls'")
         );
         assert_eq!(
             action(json!({"tool":"web_fetch","input":{"url":"https://x.com"}})),
-            Ok(Action::Fetch { urls: vec!["https://x.com".into()], method: "GET".into(), unparsed: false })
+            Ok(Action::Fetch {
+                urls: vec!["https://x.com".into()],
+                method: "GET".into(),
+                unparsed: false
+            })
         );
         assert_eq!(
-            action(json!({"tool":"web_fetch","input":{"prompt":"summarize https://a.com/x and http://b.org."}})),
-            Ok(Action::Fetch { urls: vec!["https://a.com/x".into(), "http://b.org".into()], method: "GET".into(), unparsed: false })
+            action(
+                json!({"tool":"web_fetch","input":{"prompt":"summarize https://a.com/x and http://b.org."}})
+            ),
+            Ok(Action::Fetch {
+                urls: vec!["https://a.com/x".into(), "http://b.org".into()],
+                method: "GET".into(),
+                unparsed: false
+            })
         );
         assert_eq!(
             action(json!({"tool":"mcp__github__create_issue","input":{"title":"t"}})),
-            Ok(Action::Mcp { server: "github".into(), tool: "create_issue".into() })
+            Ok(Action::Mcp {
+                server: "github".into(),
+                tool: "create_issue".into()
+            })
         );
         assert_eq!(
             action(json!({"tool":"mcp","input":{"server":"s","tool":"t","arguments":{}}})),
-            Ok(Action::Mcp { server: "s".into(), tool: "t".into() })
+            Ok(Action::Mcp {
+                server: "s".into(),
+                tool: "t".into()
+            })
         );
         assert_eq!(
             action(json!({"tool":"frobnicate","input":{}})),
-            Ok(Action::Unknown { tool: "frobnicate".into() })
+            Ok(Action::Unknown {
+                tool: "frobnicate".into()
+            })
         );
     }
 
@@ -766,7 +870,8 @@ mod tests {
             })
         );
         assert_eq!(
-            action(json!({"tool":"shell","input":{"command":["apply_patch", patch]}})).map(|a| matches!(a, Action::Patch{..})),
+            action(json!({"tool":"shell","input":{"command":["apply_patch", patch]}}))
+                .map(|a| matches!(a, Action::Patch { .. })),
             Ok(true)
         );
         assert!(action(json!({"tool":"apply_patch","input":{"input":"no header"}})).is_err());
@@ -792,7 +897,10 @@ mod tests {
             json!({"tool":"shell","input":{"command":[1]}}),
             json!({"tool":"write_file","input":{"path":"a","file_path":"b"}}),
         ] {
-            assert!(Request::from_value(bad.clone()).is_err(), "{bad} should be rejected");
+            assert!(
+                Request::from_value(bad.clone()).is_err(),
+                "{bad} should be rejected"
+            );
         }
         assert!(Request::from_json("{not json").is_err());
         assert!(Request::from_json(&" ".repeat(MAX_REQUEST_BYTES + 1)).is_err());
@@ -800,7 +908,13 @@ mod tests {
 
     #[test]
     fn quoting_round_trips_simple_words() {
-        let q = quote_argv(&["echo".into(), "it's".into(), "a b".into(), "".into(), "x".into()]);
+        let q = quote_argv(&[
+            "echo".into(),
+            "it's".into(),
+            "a b".into(),
+            "".into(),
+            "x".into(),
+        ]);
         assert_eq!(q, r"echo 'it'\''s' 'a b' '' x");
     }
 }

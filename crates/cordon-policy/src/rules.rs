@@ -53,7 +53,8 @@ impl CommandPattern {
                 let joined = words.join(" ");
                 // `git log *` also covers a bare `git log`.
                 wildcard(w, &joined)
-                    || w.strip_suffix(" *").is_some_and(|head| wildcard(head, &joined))
+                    || w.strip_suffix(" *")
+                        .is_some_and(|head| wildcard(head, &joined))
             }
         }
     }
@@ -161,7 +162,9 @@ pub fn parse_rule(text: &str, anchors: &Anchors) -> Result<Matcher, String> {
             None => (rest, None),
         };
         if server.is_empty() || tool.as_deref() == Some("") {
-            return Err(format!("`{t}` must be mcp__SERVER, mcp__SERVER__TOOL or mcp__SERVER__*"));
+            return Err(format!(
+                "`{t}` must be mcp__SERVER, mcp__SERVER__TOOL or mcp__SERVER__*"
+            ));
         }
         return Ok(Matcher::Mcp {
             server: server.to_string(),
@@ -171,7 +174,9 @@ pub fn parse_rule(text: &str, anchors: &Anchors) -> Result<Matcher, String> {
     let (name, arg) = match t.split_once('(') {
         Some((name, rest)) => {
             let Some(arg) = rest.strip_suffix(')') else {
-                return Err(format!("`{t}` has an opening parenthesis but does not end with `)`"));
+                return Err(format!(
+                    "`{t}` has an opening parenthesis but does not end with `)`"
+                ));
             };
             (name, Some(arg))
         }
@@ -183,7 +188,12 @@ pub fn parse_rule(text: &str, anchors: &Anchors) -> Result<Matcher, String> {
         "Edit" | "Write" => ToolKind::Edit,
         "WebFetch" => ToolKind::WebFetch,
         "WebSearch" => ToolKind::WebSearch,
-        other if arg.is_none() && other.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') => {
+        other
+            if arg.is_none()
+                && other
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_') =>
+        {
             return Ok(Matcher::UnknownTool(other.to_string()));
         }
         other => return Err(format!("unknown tool `{other}` in rule `{t}`")),
@@ -207,10 +217,11 @@ pub fn parse_rule(text: &str, anchors: &Anchors) -> Result<Matcher, String> {
         }
         ToolKind::WebFetch => {
             let Some(d) = arg.strip_prefix("domain:") else {
-                return Err(format!("`{t}`: WebFetch rules take the form WebFetch(domain:HOST)"));
+                return Err(format!(
+                    "`{t}`: WebFetch rules take the form WebFetch(domain:HOST)"
+                ));
             };
-            let p = crate::net::HostPattern::parse(d.trim())
-                .map_err(|e| format!("`{t}`: {e}"))?;
+            let p = crate::net::HostPattern::parse(d.trim()).map_err(|e| format!("`{t}`: {e}"))?;
             Ok(Matcher::Domain(p))
         }
         _ => Err(format!("`{t}`: this tool takes no argument")),
@@ -225,13 +236,19 @@ fn parse_command_pattern(arg: &str) -> Result<CommandPattern, String> {
             return Err(format!("`Bash({arg})` has an empty prefix"));
         }
         if w.iter().any(|x| x.contains('*')) {
-            return Err(format!("`Bash({arg})`: `:*` cannot be combined with other wildcards"));
+            return Err(format!(
+                "`Bash({arg})`: `:*` cannot be combined with other wildcards"
+            ));
         }
         return Ok(CommandPattern::Prefix(w));
     }
     if arg.contains('*') {
         let normalized = words(arg).join(" ");
-        if normalized.split(' ').next().is_some_and(|p| p.contains('*')) {
+        if normalized
+            .split(' ')
+            .next()
+            .is_some_and(|p| p.contains('*'))
+        {
             return Err(format!(
                 "`Bash({arg})`: the program name must be literal, not a wildcard"
             ));
@@ -317,7 +334,9 @@ impl PathIndex {
                 owners.push(*idx);
             }
         }
-        let set = b.build().map_err(|e| format!("cannot compile path rules: {e}"))?;
+        let set = b
+            .build()
+            .map_err(|e| format!("cannot compile path rules: {e}"))?;
         Ok(PathIndex { set, owners })
     }
 
@@ -410,11 +429,23 @@ mod tests {
     #[test]
     fn mcp_and_tool_rules() {
         let a = anchors();
-        assert!(matches!(parse_rule("mcp__github__create_issue", &a), Ok(Matcher::Mcp { tool: Some(_), .. })));
-        assert!(matches!(parse_rule("mcp__github__*", &a), Ok(Matcher::Mcp { tool: None, .. })));
-        assert!(matches!(parse_rule("mcp__github", &a), Ok(Matcher::Mcp { tool: None, .. })));
+        assert!(matches!(
+            parse_rule("mcp__github__create_issue", &a),
+            Ok(Matcher::Mcp { tool: Some(_), .. })
+        ));
+        assert!(matches!(
+            parse_rule("mcp__github__*", &a),
+            Ok(Matcher::Mcp { tool: None, .. })
+        ));
+        assert!(matches!(
+            parse_rule("mcp__github", &a),
+            Ok(Matcher::Mcp { tool: None, .. })
+        ));
         assert!(matches!(parse_rule("WebFetch", &a), Ok(Matcher::Tool(_))));
-        assert!(matches!(parse_rule("MyTool", &a), Ok(Matcher::UnknownTool(_))));
+        assert!(matches!(
+            parse_rule("MyTool", &a),
+            Ok(Matcher::UnknownTool(_))
+        ));
         assert!(parse_rule("Read(./x", &a).is_err());
         assert!(parse_rule("Frob(x)", &a).is_err());
         assert!(parse_rule("WebFetch(example.com)", &a).is_err());

@@ -42,7 +42,9 @@ impl std::str::FromStr for Decision {
             "allow" => Ok(Decision::Allow),
             "ask" => Ok(Decision::Ask),
             "deny" => Ok(Decision::Deny),
-            _ => Err(format!("`{s}` is not a decision: expected allow, ask or deny")),
+            _ => Err(format!(
+                "`{s}` is not a decision: expected allow, ask or deny"
+            )),
         }
     }
 }
@@ -70,6 +72,8 @@ pub enum Step {
     Default,
     /// After the order: an ask turned into deny because no human can be asked.
     NoHuman,
+    /// After the order: an ask answered by a human or an existing approval.
+    Approval,
 }
 
 impl Step {
@@ -85,6 +89,7 @@ impl Step {
             Step::AllowRule => "allow-rule",
             Step::Default => "default",
             Step::NoHuman => "no-human",
+            Step::Approval => "approval",
         }
     }
 }

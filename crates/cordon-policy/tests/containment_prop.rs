@@ -1,8 +1,8 @@
 //! Property: a path whose real resolution (by the kernel) leaves the workspace is never
 //! judged inside, whatever mix of `.`, `..`, names and planted symlinks it is made of.
 
-use cordon_policy::paths::{Location, facts_for, locate};
 use cordon_policy::RealFs;
+use cordon_policy::paths::{Location, facts_for, locate};
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -33,7 +33,11 @@ fn tree() -> &'static Tree {
         link("../../outside", &ws.join("deep/l"));
         link("../ws", &root.join("outside/back"));
         link("../ws_evil", &ws.join("a/evil"));
-        Tree { _tmp: tmp, root, ws }
+        Tree {
+            _tmp: tmp,
+            root,
+            ws,
+        }
     })
 }
 

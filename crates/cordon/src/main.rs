@@ -1,6 +1,7 @@
 //! The `cordon` binary: argument parsing and wiring only. Every decision and every
 //! mechanism lives in the library crates; this file maps their results to exit codes.
 
+mod approve;
 mod cmd;
 mod exit;
 mod setup;

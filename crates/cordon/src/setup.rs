@@ -42,7 +42,11 @@ impl PolicyArgs {
             .map(PathBuf::from)
             .ok_or_else(|| Exit::new(INVALID, "HOME is not set; set it to your home directory"))?;
         if !home.is_absolute() {
-            return Err(Exit::new(INVALID, format!("HOME must be an absolute path, got `{}`", home.display())).into());
+            return Err(Exit::new(
+                INVALID,
+                format!("HOME must be an absolute path, got `{}`", home.display()),
+            )
+            .into());
         }
         let mode = match &self.mode {
             None => None,
@@ -59,9 +63,12 @@ impl PolicyArgs {
         })
     }
 
-    /// Load the policy these flags describe; config errors exit 2 with file:line:column.
-    pub fn load(&self) -> anyhow::Result<Policy> {
-        let opts = self.options()?;
-        Policy::load(&opts, &RealFs).map_err(|e| Exit::new(INVALID, format!("invalid config: {e}")).into())
+    /// Load the policy these flags describe, with rules remembered in the approval store;
+    /// config errors exit 2 with file:line:column.
+    pub fn load_with(&self, remembered_rules: Vec<String>) -> anyhow::Result<Policy> {
+        let mut opts = self.options()?;
+        opts.remembered_rules = remembered_rules;
+        Policy::load(&opts, &RealFs)
+            .map_err(|e| Exit::new(INVALID, format!("invalid config: {e}")).into())
     }
 }

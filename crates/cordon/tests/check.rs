@@ -46,7 +46,12 @@ impl Env {
             .env_clear()
             .env("HOME", &self.home)
             .env("PATH", "/usr/bin:/bin")
-            .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+            .env("CORDON_STATE_DIR", self.root.join("state"))
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let mut child = cmd.spawn().unwrap();
@@ -67,11 +72,17 @@ impl Env {
     }
 
     fn read(&self, path: &Path) -> (i32, serde_json::Value) {
-        self.req(&format!(r#"{{"tool":"Read","input":{{"file_path":"{}"}}}}"#, path.display()))
+        self.req(&format!(
+            r#"{{"tool":"Read","input":{{"file_path":"{}"}}}}"#,
+            path.display()
+        ))
     }
 
     fn write(&self, path: &Path) -> (i32, serde_json::Value) {
-        self.req(&format!(r#"{{"tool":"Write","input":{{"file_path":"{}","content":""}}}}"#, path.display()))
+        self.req(&format!(
+            r#"{{"tool":"Write","input":{{"file_path":"{}","content":""}}}}"#,
+            path.display()
+        ))
     }
 }
 
@@ -130,7 +141,12 @@ fn writes_through_links_are_judged_where_they_land() {
 fn protected_paths_that_do_not_exist_yet_are_denied() {
     let e = env();
     e.user_config("[defaults]\nwrite_inside = \"allow\"\nwrite_outside = \"allow\"\n");
-    for p in [".git/hooks/pre-commit", ".claude/settings.json", ".vscode/tasks.json", ".mcp.json"] {
+    for p in [
+        ".git/hooks/pre-commit",
+        ".claude/settings.json",
+        ".vscode/tasks.json",
+        ".mcp.json",
+    ] {
         assert_eq!(e.write(&e.ws.join(p)).0, DENY, "{p}");
     }
     assert_eq!(e.write(&e.home.join(".bashrc")).0, DENY);
@@ -157,7 +173,10 @@ fn project_config_cannot_widen_until_trusted() {
 #[test]
 fn request_from_stdin_and_modes() {
     let e = env();
-    let req = format!(r#"{{"tool":"Write","input":{{"file_path":"{}/src/x.rs"}}}}"#, e.ws.display());
+    let req = format!(
+        r#"{{"tool":"Write","input":{{"file_path":"{}/src/x.rs"}}}}"#,
+        e.ws.display()
+    );
     let out = e.check(&["-"], Some(req.as_bytes()));
     assert_eq!(out.status.code(), Some(ASK));
     let out = e.check(&["--mode", "accept-edits", &req], None);
@@ -171,7 +190,10 @@ fn request_from_stdin_and_modes() {
 #[test]
 fn explain_prints_the_trail() {
     let e = env();
-    let req = format!(r#"{{"tool":"Read","input":{{"file_path":"{}/src/main.rs"}}}}"#, e.ws.display());
+    let req = format!(
+        r#"{{"tool":"Read","input":{{"file_path":"{}/src/main.rs"}}}}"#,
+        e.ws.display()
+    );
     let out = e.check(&["--explain", &req], None);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("guard -> no decision"), "{err}");
@@ -199,7 +221,10 @@ fn bad_input_is_exit_2_never_allow() {
         assert_eq!(err.trim_end().lines().count(), 1, "one sentence: {err}");
     }
     // Non-UTF-8 and oversize input on stdin.
-    let out = e.check(&["-"], Some(b"{\"tool\":\"Read\",\"input\":{\"file_path\":\"\xff\"}}"));
+    let out = e.check(
+        &["-"],
+        Some(b"{\"tool\":\"Read\",\"input\":{\"file_path\":\"\xff\"}}"),
+    );
     assert_eq!(out.status.code(), Some(INVALID));
     let big = vec![b' '; (1 << 20) + 10];
     let out = e.check(&["-"], Some(&big));
@@ -210,6 +235,90 @@ fn bad_input_is_exit_2_never_allow() {
     assert_eq!(out.status.code(), Some(INVALID));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("policy.toml:2:"), "{err}");
-    let out = e.check(&["--config", "/nonexistent/cordon.toml", r#"{"tool":"Read","input":{"file_path":"a"}}"#], None);
+    let out = e.check(
+        &[
+            "--config",
+            "/nonexistent/cordon.toml",
+            r#"{"tool":"Read","input":{"file_path":"a"}}"#,
+        ],
+        None,
+    );
     assert_eq!(out.status.code(), Some(INVALID));
+}
+
+#[test]
+fn pending_round_trip_and_audit() {
+    let e = env();
+    let req = format!(
+        r#"{{"tool":"Write","input":{{"file_path":"{}/src/x.rs"}},"session":"s1"}}"#,
+        e.ws.display()
+    );
+    // Ask with --pending: recorded, exit 5, the id in the verdict.
+    let out = e.check(&["--pending", &req], None);
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["decision"], "ask");
+    let id = v["pending"].as_i64().expect("pending id");
+    // Still an ask until a human answers.
+    assert_eq!(e.check(&[&req], None).status.code(), Some(ASK));
+    let approve = Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .args(["approvals", "approve", &id.to_string()])
+        .env("HOME", &e.home)
+        .env("CORDON_STATE_DIR", e.root.join("state"))
+        .output()
+        .unwrap();
+    assert!(
+        approve.status.success(),
+        "{}",
+        String::from_utf8_lossy(&approve.stderr)
+    );
+    // The same call is allowed once, then asks again.
+    let out = e.check(&[&req], None);
+    assert_eq!(
+        out.status.code(),
+        Some(ALLOW),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["source"]["step"], "approval");
+    assert_eq!(
+        e.check(&[&req], None).status.code(),
+        Some(ASK),
+        "a once-lease is single-use"
+    );
+    // A different call is not covered.
+    let other = req.replace("x.rs", "y.rs");
+    assert_eq!(e.check(&[&other], None).status.code(), Some(ASK));
+    // Every decision went to the audit log, and the chain verifies.
+    let log = std::fs::read_to_string(e.root.join("state/audit.jsonl")).unwrap();
+    assert!(log.lines().count() >= 5, "{log}");
+    let verify = Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .args(["audit", "verify", "--file"])
+        .arg(e.root.join("state/audit.jsonl"))
+        .env("HOME", &e.home)
+        .output()
+        .unwrap();
+    assert!(
+        verify.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&verify.stdout),
+        String::from_utf8_lossy(&verify.stderr)
+    );
+}
+
+#[test]
+fn unwritable_audit_log_never_allows() {
+    let e = env();
+    let state = e.root.join("state");
+    std::fs::create_dir_all(&state).unwrap();
+    // A directory where the log file should be: appends fail.
+    std::fs::create_dir_all(state.join("audit.jsonl")).unwrap();
+    let (code, v) = e.read(&e.ws.join("src/main.rs"));
+    assert_eq!(code, DENY, "{v}");
 }

@@ -2,6 +2,7 @@
 //!
 //! Exit status: 0 allow, 3 ask, 4 deny, 2 invalid request or config, 1 internal error.
 
+use crate::approve::{ApprovalArgs, PENDING, record};
 use crate::exit::{Exit, INVALID};
 use crate::setup::PolicyArgs;
 use cordon_policy::{Decision, RealFs, Request};
@@ -12,6 +13,8 @@ use std::io::Read;
 pub struct CheckArgs {
     #[command(flatten)]
     policy: PolicyArgs,
+    #[command(flatten)]
+    approvals: ApprovalArgs,
     /// Print the evaluation trail (and the parsed shell structure) on stderr.
     #[arg(long)]
     explain: bool,
@@ -34,10 +37,29 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         None | Some("-") => read_stdin()?,
         Some(t) => t.to_string(),
     };
-    let req = Request::from_json(&text).map_err(|e| Exit::new(INVALID, format!("invalid request: {e}")))?;
-    let policy = args.policy.load()?;
+    let req = Request::from_json(&text)
+        .map_err(|e| Exit::new(INVALID, format!("invalid request: {e}")))?;
+    let policy = args.policy.load_with(args.approvals.remembered_rules())?;
     let ops = policy.operations(&req, &RealFs);
     let verdict = policy.judge_traced(&ops, args.explain);
+    let settled = args.approvals.settle(&policy, &req, &ops, verdict, false);
+    let mut verdict = settled.verdict.clone();
+    if let Err(e) = args.approvals.audit(record(
+        "check",
+        &policy,
+        &req,
+        &settled,
+        serde_json::json!({}),
+    )) {
+        // A decision that cannot be recorded is not handed out as an allow.
+        eprintln!("cordon: the audit log cannot be written: {e}");
+        if verdict.decision == Decision::Allow {
+            verdict.decision = Decision::Deny;
+            verdict.reason =
+                format!("the audit log cannot be written ({e}); fix it or pass --no-audit");
+            verdict.source = cordon_policy::Source::new(cordon_policy::Step::Validate, "audit");
+        }
+    }
     if args.explain {
         eprintln!("workspace: {}", policy.workspace().display());
         for (layer, file) in policy.files() {
@@ -59,8 +81,14 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
             eprintln!("  {t}");
         }
     }
-    let json = serde_json::to_string(&verdict)?;
+    let mut json = serde_json::to_value(&verdict)?;
+    if let Some(id) = settled.pending {
+        json["pending"] = serde_json::json!(id);
+    }
     println!("{json}");
+    if settled.pending.is_some() {
+        return Ok(PENDING);
+    }
     Ok(decision_code(verdict.decision))
 }
 
