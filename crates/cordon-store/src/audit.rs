@@ -418,18 +418,24 @@ impl Drop for AuditLog {
 
 /// The caller's fields as `,"k":v…` (without `seq`, `time`, `prev`, which the log owns).
 fn serialize_fields(fields: &Map<String, Value>) -> String {
-    let mut out = String::with_capacity(fields.len() * 32);
-    for (k, v) in fields {
-        if k == "seq" || k == "time" || k == "prev" {
-            continue;
-        }
-        out.push(',');
-        // Serializing a string or a Value into a String cannot fail.
-        out.push_str(&serde_json::to_string(k).unwrap_or_default());
-        out.push(':');
-        out.push_str(&serde_json::to_string(v).unwrap_or_else(|_| "null".into()));
+    let owned = |k: &str| k == "seq" || k == "time" || k == "prev";
+    // Serializing a map of JSON values into a String cannot fail.
+    let whole = if fields.keys().any(|k| owned(k)) {
+        let kept: Map<String, Value> = fields
+            .iter()
+            .filter(|(k, _)| !owned(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        serde_json::to_string(&kept)
+    } else {
+        serde_json::to_string(fields)
     }
-    out
+    .unwrap_or_else(|_| "{}".into());
+    // `{"a":1,"b":2}` -> `,"a":1,"b":2`; `{}` -> ``.
+    match whole.strip_prefix('{').and_then(|w| w.strip_suffix('}')) {
+        Some("") | None => String::new(),
+        Some(inner) => format!(",{inner}"),
+    }
 }
 
 /// Append `{"seq":N,"time":T,"prev":H<fields>}` to `out` (no newline).
