@@ -4,9 +4,13 @@
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
-/// Bytes moved per splice call (the pipe holds 64 KiB by default; more is taken as room
-/// allows).
+/// Most bytes moved per splice call (as much as the pipe has room for).
 pub(crate) const CHUNK: usize = 1 << 20;
+
+const PIPE_SIZE: libc::c_int = 1 << 20;
+
+/// A burst at least this large marks a bulk transfer: the pipe is kept and enlarged.
+pub(crate) const BULK: usize = 64 * 1024;
 
 pub(crate) const EINVAL: i32 = libc::EINVAL;
 
@@ -14,6 +18,7 @@ pub(crate) const EINVAL: i32 = libc::EINVAL;
 pub(crate) struct Pipe {
     read: OwnedFd,
     write: OwnedFd,
+    grown: std::cell::Cell<bool>,
 }
 
 impl Pipe {
@@ -29,7 +34,23 @@ impl Pipe {
         // SAFETY: on success both descriptors are fresh and owned by no one else; each is
         // wrapped exactly once.
         let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-        Ok(Pipe { read, write })
+        Ok(Pipe {
+            read,
+            write,
+            grown: std::cell::Cell::new(false),
+        })
+    }
+
+    /// Enlarge the pipe for a bulk transfer: more bytes per call, fewer wake-ups. Pages
+    /// are only allocated while data is in flight. A refusal (a lower pipe-max-size)
+    /// keeps the default size.
+    #[allow(unsafe_code)]
+    pub(crate) fn grow(&self) {
+        if self.grown.replace(true) {
+            return;
+        }
+        // SAFETY: fcntl on a descriptor this pipe owns, with an integer argument.
+        let _ = unsafe { libc::fcntl(self.write.as_raw_fd(), libc::F_SETPIPE_SZ, PIPE_SIZE) };
     }
 
     pub(crate) fn read_fd(&self) -> RawFd {

@@ -3,8 +3,8 @@
 //!
 //! The relay works on readiness, not on owned buffers: it moves bytes with splice(2)
 //! through a pipe (no copy through user space), or, where splice is refused, through a
-//! buffer taken only while bytes are waiting. Either way a thousand idle tunnels hold no
-//! pipes and no copy buffers at all.
+//! buffer taken only while bytes are waiting. Idle tunnels hold no user-space buffers;
+//! a tunnel that has carried data keeps an empty pipe per direction.
 
 use std::io;
 use std::pin::Pin;
@@ -313,9 +313,11 @@ async fn pump<R: RawIo, W: RawIo>(
     }
 }
 
-/// Zero-copy: socket → pipe → socket with splice(2). A pipe exists only during a burst of
-/// readiness, so idle tunnels hold no pipes. Returns `Unsupported` before moving any
-/// byte if splice cannot be used on these sockets.
+/// Zero-copy: socket → pipe → socket with splice(2). The pipe is always drained before
+/// the next read, so it never holds data while idle. It is made when bytes arrive, kept
+/// (and enlarged) while the tunnel moves bulk data, and released after a small burst, so
+/// idle and chatty tunnels hold no pipe. Returns `Unsupported` before moving any byte if
+/// splice cannot be used on these sockets.
 async fn pump_splice<R: RawIo, W: RawIo>(
     src: &R,
     dst: &W,
@@ -323,13 +325,18 @@ async fn pump_splice<R: RawIo, W: RawIo>(
     activity: &Activity,
 ) -> io::Result<()> {
     let mut moved_any = false;
+    let mut kept: Option<splice::Pipe> = None;
     loop {
         src.readable().await?;
-        let pipe = match splice::Pipe::new() {
-            Ok(p) => p,
-            Err(_) if !moved_any => return Err(io::ErrorKind::Unsupported.into()),
-            Err(e) => return Err(e),
+        let pipe = match kept.take() {
+            Some(p) => p,
+            None => match splice::Pipe::new() {
+                Ok(p) => p,
+                Err(_) if !moved_any => return Err(io::ErrorKind::Unsupported.into()),
+                Err(e) => return Err(e),
+            },
         };
+        let mut burst = 0usize;
         loop {
             let n = match src
                 .try_io_read(|| splice::splice(src.fd(), pipe.write_fd(), splice::CHUNK))
@@ -346,6 +353,7 @@ async fn pump_splice<R: RawIo, W: RawIo>(
                 Err(e) => return Err(e),
             };
             moved_any = true;
+            burst += n;
             let mut left = n;
             while left > 0 {
                 match dst.try_io_write(|| splice::splice(pipe.read_fd(), dst.fd(), left)) {
@@ -357,6 +365,10 @@ async fn pump_splice<R: RawIo, W: RawIo>(
             }
             count.fetch_add(n as u64, Ordering::Relaxed);
             activity.touch();
+        }
+        if burst >= splice::BULK {
+            pipe.grow();
+            kept = Some(pipe);
         }
     }
 }
