@@ -34,19 +34,22 @@ fn audit(c: &mut Criterion) {
     group.warm_up_time(Duration::from_millis(500));
     group.measurement_time(Duration::from_secs(3));
 
-    let batched = Durability::Batched {
-        max_records: 1024,
-        max_delay: Duration::from_millis(100),
-    };
-    let mut log = AuditLog::open(&dir.path().join("batched.jsonl"), batched).unwrap();
-    let rec = record(1);
-    group.bench_function("batched", |b| {
-        b.iter(|| log.append(black_box(&rec)).unwrap())
-    });
-    drop(log);
+    for (name, max_records, max_delay_ms) in
+        [("batched_1024", 1024, 100), ("batched_8192", 8192, 1000)]
+    {
+        let durability = Durability::Batched {
+            max_records,
+            max_delay: Duration::from_millis(max_delay_ms),
+        };
+        let mut log =
+            AuditLog::open(&dir.path().join(format!("{name}.jsonl")), durability).unwrap();
+        let rec = record(1);
+        group.bench_function(name, |b| b.iter(|| log.append(black_box(&rec)).unwrap()));
+    }
 
     group.sample_size(10);
     let mut log = AuditLog::open(&dir.path().join("fsync.jsonl"), Durability::FsyncEach).unwrap();
+    let rec = record(1);
     group.bench_function("fsync_each", |b| {
         b.iter(|| log.append(black_box(&rec)).unwrap())
     });
