@@ -223,6 +223,11 @@ impl AsyncRead for Rewind {
             let n = rest.len().min(buf.remaining());
             buf.put_slice(&rest[..n]);
             this.pos += n;
+            if this.pos == this.prefix.len() {
+                // Replayed in full: a long-lived connection need not keep the buffer.
+                this.prefix = Vec::new();
+                this.pos = 0;
+            }
             return Poll::Ready(Ok(()));
         }
         Pin::new(&mut this.inner).poll_read(cx, buf)

@@ -48,6 +48,33 @@ async fn connect_tunnel_carries_large_payload_both_ways() {
 }
 
 #[tokio::test]
+async fn bytes_sent_with_the_connect_head_reach_the_upstream_first() {
+    let up = echo_server("127.0.0.1", 0).await;
+    let port = up.addr.port();
+    let proxy = start(
+        policy(&[&format!("up.test:{port}")], &[], &[LOOPBACK]),
+        resolver(&[("up.test", "127.0.0.1")]),
+    );
+    let mut s = TcpStream::connect(proxy.tcp_addr().unwrap()).await.unwrap();
+    s.write_all(format!("CONNECT up.test:{port} HTTP/1.1\r\n\r\nhello").as_bytes())
+        .await
+        .unwrap();
+    let resp = read_response(&mut s, true).await;
+    assert_eq!(resp.status, 200);
+    let mut got = resp.body;
+    while got.len() < 5 {
+        let mut buf = [0u8; 16];
+        let n = s.read(&mut buf).await.unwrap();
+        assert!(n > 0);
+        got.extend_from_slice(&buf[..n]);
+    }
+    assert_eq!(got, b"hello");
+    drop(s);
+    let ev = events(&proxy, 1).await;
+    assert_eq!((ev[0].bytes_up, ev[0].bytes_down), (5, 5));
+}
+
+#[tokio::test]
 async fn a_connect_head_sent_in_pieces_takes_the_general_path_and_works() {
     let up = echo_server("127.0.0.1", 0).await;
     let port = up.addr.port();
@@ -609,6 +636,31 @@ async fn slow_clients_are_cut_off_by_the_header_timeout() {
     closed_within(&mut s, Duration::from_secs(5), false).await;
     let ev = events(&proxy, 3).await;
     assert!(ev.iter().all(|e| e.code == "header-timeout"), "{ev:?}");
+}
+
+#[tokio::test]
+async fn an_idle_keep_alive_connection_is_closed_by_the_header_timeout() {
+    let up = http_server("127.0.0.1", 0, "up").await;
+    let port = up.addr.port();
+    let proxy = start_with(
+        policy(&[&format!("up.test:{port}")], &[], &[LOOPBACK]),
+        resolver(&[("up.test", "127.0.0.1")]),
+        Limits {
+            header_timeout: Duration::from_millis(500),
+            ..fast_limits()
+        },
+    );
+    let mut s = TcpStream::connect(proxy.tcp_addr().unwrap()).await.unwrap();
+    s.write_all(
+        format!("GET http://up.test:{port}/hello HTTP/1.1\r\nHost: up.test\r\n\r\n").as_bytes(),
+    )
+    .await
+    .unwrap();
+    let resp = read_response(&mut s, false).await;
+    assert_eq!(resp.text(), "hello from up");
+    // The connection is kept alive for a next request, but not forever.
+    let took = closed_within(&mut s, Duration::from_secs(5), false).await;
+    assert!(took >= Duration::from_millis(300), "{took:?}");
 }
 
 #[tokio::test]
