@@ -478,10 +478,20 @@ fn read_last_line(file: &mut File, len: u64) -> std::io::Result<(u64, Option<Vec
     }
 }
 
-fn open_read(path: &Path) -> Result<BufReader<File>, StoreError> {
-    File::open(path)
-        .map(|f| BufReader::with_capacity(1 << 16, f))
-        .map_err(|e| StoreError::io(path, &e))
+type Snapshot = BufReader<std::io::Take<File>>;
+
+/// Open the log for reading, limited to the bytes that were complete at this moment:
+/// the length is read under a shared lock, which no writer holds while appending, so
+/// a write in progress is not mistaken for a torn tail.
+fn open_read(path: &Path) -> Result<Snapshot, StoreError> {
+    let file = File::open(path).map_err(|e| StoreError::io(path, &e))?;
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::LockShared)
+        .map_err(|e| StoreError::io(path, &e.into()))?;
+    let len = file.metadata().map(|m| m.len());
+    // Unlocking cannot meaningfully fail; closing the file would release it anyway.
+    let _ = rustix::fs::flock(&file, rustix::fs::FlockOperation::Unlock);
+    let len = len.map_err(|e| StoreError::io(path, &e))?;
+    Ok(BufReader::with_capacity(1 << 16, file.take(len)))
 }
 
 /// Walk the whole chain of the log at `path`.
@@ -629,12 +639,7 @@ pub fn verify(path: &Path) -> Result<VerifyReport, StoreError> {
 }
 
 /// Whether any later record carries a seq in `lo..hi` (distinguishes a reordering from a deletion).
-fn later_has_seq(
-    reader: &mut BufReader<File>,
-    lo: u64,
-    hi: u64,
-    path: &Path,
-) -> Result<bool, StoreError> {
+fn later_has_seq(reader: &mut Snapshot, lo: u64, hi: u64, path: &Path) -> Result<bool, StoreError> {
     let mut buf = Vec::new();
     loop {
         buf.clear();

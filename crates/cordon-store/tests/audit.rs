@@ -442,3 +442,32 @@ fn batched_records_wait_for_the_batch() {
         VerifyReport::Ok { records: 6, .. }
     ));
 }
+
+#[test]
+fn verify_while_another_process_appends_sees_no_break() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("audit.jsonl");
+    let mut child = spawn_appender(&path, None);
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    while out.read_line(&mut line).unwrap() > 0 && !line.contains("RUNNING") {
+        line.clear();
+    }
+    let mut last = 0;
+    for _ in 0..20 {
+        match verify(&path).unwrap() {
+            VerifyReport::Ok { records, .. } => {
+                assert!(records >= last);
+                last = records;
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::KILL,
+    )
+    .unwrap();
+    child.wait().unwrap();
+    assert!(last > 0);
+}
