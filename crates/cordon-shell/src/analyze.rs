@@ -27,6 +27,16 @@ use crate::wrappers::{self, shell_quote, standard_name};
 /// [`Dynamic::TooDeep`].
 const MAX_DEPTH: usize = 12;
 
+/// Stack budget, in nesting levels, shared by the walk and the parser. Every compound
+/// body entered costs one level and every nested analysis (substitution, shell
+/// string, function body) costs [`NESTED_COST`]; nested text is only handed to the
+/// parser with the nesting budget that is left, so the total stack stays bounded
+/// (measured: fits the 2 MiB test-thread stack in an unoptimized build).
+const NESTING_BUDGET: usize = 96;
+
+/// Budget cost of one nested analysis level.
+const NESTED_COST: usize = 3;
+
 /// Most function-body expansions in one analysis; beyond it calls are marked opaque.
 const MAX_EXPANSIONS: usize = 512;
 
@@ -81,6 +91,7 @@ pub(crate) fn analyze(text: &str) -> Analysis {
         context: Context::TopLevel,
         cwd: CwdChange::Unchanged,
         depth: 0,
+        nest: 0,
     };
     a.run_text(text, &mut scope);
     a.finish();
@@ -92,6 +103,8 @@ struct Scope {
     context: Context,
     cwd: CwdChange,
     depth: usize,
+    /// Nesting budget used by the enclosing walk.
+    nest: usize,
 }
 
 impl Scope {
@@ -100,6 +113,7 @@ impl Scope {
             context,
             cwd: self.cwd.clone(),
             depth: self.depth + 1,
+            nest: self.nest + NESTED_COST,
         }
     }
 }
@@ -122,7 +136,7 @@ struct Analyzer {
     expanded: HashSet<(String, String)>,
     expansions: usize,
     active: Vec<String>,
-    called: HashSet<String>,
+    analyzed: HashSet<String>,
 }
 
 /// Result of analyzing nested code.
@@ -149,7 +163,7 @@ enum Feed {
 
 impl Analyzer {
     fn run_text(&mut self, text: &str, scope: &mut Scope) -> bool {
-        match parse::parse(text) {
+        match parse::parse(text, NESTING_BUDGET.saturating_sub(scope.nest)) {
             Ok(script) => {
                 self.script(&script, scope);
                 true
@@ -232,6 +246,11 @@ impl Analyzer {
     }
 
     fn compound(&mut self, c: &Compound, scope: &mut Scope) {
+        if let Some(e) = &c.error {
+            if self.out.parse_error.is_none() {
+                self.out.parse_error = Some(e.clone());
+            }
+        }
         let mut nested = Nested::default();
         for w in &c.words {
             let d = word::decode(w);
@@ -273,13 +292,16 @@ impl Analyzer {
         if c.kind == CompoundKind::Subshell {
             let mut sc = scope.clone();
             sc.context = Context::Subshell;
+            sc.nest += 1;
             for b in &c.bodies {
                 self.script(b, &mut sc);
             }
         } else {
+            scope.nest += 1;
             for b in &c.bodies {
                 self.script(b, scope);
             }
+            scope.nest -= 1;
         }
     }
 
@@ -849,7 +871,6 @@ impl Analyzer {
     }
 
     fn call_function(&mut self, name: &str, scope: &mut Scope) {
-        self.called.insert(name.to_owned());
         if self.active.iter().any(|a| a == name) || self.expansions >= MAX_EXPANSIONS {
             return;
         }
@@ -857,10 +878,15 @@ impl Analyzer {
         if !self.expanded.insert(key) {
             return;
         }
+        self.expand(name, scope);
+    }
+
+    fn expand(&mut self, name: &str, scope: &mut Scope) {
         let Some(body) = self.functions.get(name).cloned() else {
             return;
         };
         self.expansions += 1;
+        self.analyzed.insert(name.to_owned());
         self.active.push(name.to_owned());
         let mut sc = scope.child(Context::FunctionBody);
         self.compound(&body, &mut sc);
@@ -869,13 +895,15 @@ impl Analyzer {
         scope.cwd = sc.cwd;
     }
 
-    /// Functions defined but never called by name may still run (a dynamic call, a
-    /// trap): their bodies are analyzed once so nothing in the text goes unseen.
+    /// Functions whose body was never analyzed (never called by name, or only past a
+    /// depth or expansion limit) may still run: a dynamic call, a trap. Each such body
+    /// is analyzed once here, outside the expansion budget, so nothing in the text goes
+    /// unseen; this is bounded by the number of functions defined.
     fn finish(&mut self) {
         let mut names: Vec<String> = self
             .functions
             .keys()
-            .filter(|n| !self.called.contains(*n))
+            .filter(|n| !self.analyzed.contains(*n))
             .cloned()
             .collect();
         names.sort();
@@ -883,9 +911,10 @@ impl Analyzer {
             let mut scope = Scope {
                 context: Context::FunctionBody,
                 cwd: CwdChange::Unchanged,
-                depth: 1,
+                depth: 0,
+                nest: 0,
             };
-            self.call_function(&n, &mut scope);
+            self.expand(&n, &mut scope);
         }
     }
 }

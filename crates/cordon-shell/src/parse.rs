@@ -80,6 +80,8 @@ pub(crate) struct Compound {
     pub redirects: Vec<RawRedirect>,
     /// Text for findings; only filled when there are redirections to report.
     pub text: String,
+    /// A part of the compound that failed to parse.
+    pub error: Option<String>,
 }
 
 /// A function definition.
@@ -105,39 +107,51 @@ pub(crate) enum RawTarget {
     HereDoc { body: String, expand: bool },
 }
 
-/// Parse bash text. Errors are one sentence.
-pub(crate) fn parse(text: &str) -> Result<Script, String> {
-    if let Some(depth) = exceeds_nesting(text, MAX_NESTING) {
+/// Parse bash text whose nesting may not exceed `limit` (at most [`MAX_NESTING`]).
+/// Errors are one sentence.
+pub(crate) fn parse(text: &str, limit: usize) -> Result<Script, String> {
+    let limit = limit.min(MAX_NESTING);
+    if let Some(depth) = exceeds_nesting(text, limit) {
         return Err(format!(
-            "the text is nested more than {MAX_NESTING} levels deep (at least {depth}) and was not parsed"
+            "the text is nested more than {limit} levels deep (at least {depth}) and was not parsed"
         ));
     }
-    let options = brush_parser::ParserOptions::default();
-    let mut parser = brush_parser::Parser::new(std::io::Cursor::new(text.as_bytes()), &options);
-    let program = parser
-        .parse_program()
-        .map_err(|e| format!("the text does not parse as bash: {e}"))?;
+    let program = match run_parser(text) {
+        Ok(Ok(program)) => program,
+        Ok(Err(e)) => return Err(format!("the text does not parse as bash: {e}")),
+        Err(()) => return Err("the bash parser failed on this text".to_owned()),
+    };
     let mut script = Script::default();
     for list in &program.complete_commands {
-        convert_list(list, &mut script);
+        convert_list(text, list, &mut script);
     }
     Ok(script)
+}
+
+/// Run brush-parser. It panics on some malformed input (0.4.0: an `unwrap` in its
+/// tokenizer when a here-document inside `$(…)` ends the text), so a panic is caught
+/// and reported as a failure to parse: the text is then never allowed.
+fn run_parser(text: &str) -> Result<Result<ast::Program, brush_parser::ParseError>, ()> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let options = brush_parser::ParserOptions::default();
+        let mut parser = brush_parser::Parser::new(std::io::Cursor::new(text.as_bytes()), &options);
+        parser.parse_program()
+    }))
+    .map_err(|_| ())
 }
 
 /// Raw brush-parser parse time, for the benchmark's comparison column.
 #[doc(hidden)]
 pub fn raw_parse(text: &str) -> bool {
-    let options = brush_parser::ParserOptions::default();
-    let mut parser = brush_parser::Parser::new(std::io::Cursor::new(text.as_bytes()), &options);
-    parser.parse_program().is_ok()
+    matches!(run_parser(text), Ok(Ok(_)))
 }
 
-fn convert_list(list: &ast::CompoundList, out: &mut Script) {
+fn convert_list(src: &str, list: &ast::CompoundList, out: &mut Script) {
     for ast::CompoundListItem(and_or, sep) in &list.0 {
         let background = matches!(sep, ast::SeparatorOperator::Async);
         let mut push = |p: &ast::Pipeline| {
             out.pipelines.push(Pipeline {
-                stages: p.seq.iter().map(convert_command).collect(),
+                stages: p.seq.iter().map(|c| convert_command(src, c)).collect(),
                 background,
             });
         };
@@ -150,21 +164,21 @@ fn convert_list(list: &ast::CompoundList, out: &mut Script) {
     }
 }
 
-fn script_of(list: &ast::CompoundList) -> Script {
+fn script_of(src: &str, list: &ast::CompoundList) -> Script {
     let mut s = Script::default();
-    convert_list(list, &mut s);
+    convert_list(src, list, &mut s);
     s
 }
 
-fn convert_command(cmd: &ast::Command) -> Item {
+fn convert_command(src: &str, cmd: &ast::Command) -> Item {
     match cmd {
-        ast::Command::Simple(s) => Item::Simple(convert_simple(s)),
+        ast::Command::Simple(s) => Item::Simple(convert_simple(src, s)),
         ast::Command::Compound(c, redirects) => {
-            Item::Compound(convert_compound(c, redirects.as_ref()))
+            Item::Compound(convert_compound(src, c, redirects.as_ref()))
         }
         ast::Command::Function(f) => Item::Function(Function {
             name: f.fname.value.clone(),
-            body: convert_compound(&f.body.0, f.body.1.as_ref()),
+            body: convert_compound(src, &f.body.0, f.body.1.as_ref()),
         }),
         ast::Command::ExtendedTest(t, redirects) => {
             let mut words = Vec::new();
@@ -174,8 +188,9 @@ fn convert_command(cmd: &ast::Command) -> Item {
                 words,
                 arith: Vec::new(),
                 bodies: Vec::new(),
-                redirects: convert_redirect_list(redirects.as_ref()),
+                redirects: convert_redirect_list(src, redirects.as_ref()),
                 text: text_if(redirects.is_some(), || format!("[[ {} ]]", t.expr)),
+                error: None,
             })
         }
     }
@@ -202,17 +217,33 @@ fn text_if(cond: bool, f: impl FnOnce() -> String) -> String {
     if cond { truncate(f()) } else { String::new() }
 }
 
-fn convert_compound(c: &ast::CompoundCommand, redirects: Option<&ast::RedirectList>) -> Compound {
+fn convert_compound(
+    src: &str,
+    c: &ast::CompoundCommand,
+    redirects: Option<&ast::RedirectList>,
+) -> Compound {
     let mut out = Compound {
         kind: CompoundKind::Other,
         words: Vec::new(),
         arith: Vec::new(),
         bodies: Vec::new(),
-        redirects: convert_redirect_list(redirects),
+        redirects: convert_redirect_list(src, redirects),
         text: text_if(redirects.is_some(), || c.to_string()),
+        error: None,
     };
     match c {
-        ast::CompoundCommand::Arithmetic(a) => out.arith.push(a.expr.value.clone()),
+        ast::CompoundCommand::Arithmetic(a) => match misparsed_subshells(src, &a.loc) {
+            // brush-parser reads `( ( cmd ) )` as the arithmetic command `(( cmd ))`;
+            // bash runs it as nested subshells. Re-read the inside as commands.
+            Some(inner) => {
+                out.kind = CompoundKind::Subshell;
+                match parse(inner, MAX_NESTING) {
+                    Ok(script) => out.bodies.push(script),
+                    Err(e) => out.error = Some(e),
+                }
+            }
+            None => out.arith.push(a.expr.value.clone()),
+        },
         ast::CompoundCommand::ArithmeticForClause(f) => {
             for e in [&f.initializer, &f.condition, &f.updater]
                 .into_iter()
@@ -220,21 +251,21 @@ fn convert_compound(c: &ast::CompoundCommand, redirects: Option<&ast::RedirectLi
             {
                 out.arith.push(e.value.clone());
             }
-            out.bodies.push(script_of(&f.body.list));
+            out.bodies.push(script_of(src, &f.body.list));
         }
         ast::CompoundCommand::BraceGroup(g) => {
             out.kind = CompoundKind::Group;
-            out.bodies.push(script_of(&g.list));
+            out.bodies.push(script_of(src, &g.list));
         }
         ast::CompoundCommand::Subshell(s) => {
             out.kind = CompoundKind::Subshell;
-            out.bodies.push(script_of(&s.list));
+            out.bodies.push(script_of(src, &s.list));
         }
         ast::CompoundCommand::ForClause(f) => {
             if let Some(values) = &f.values {
                 out.words.extend(values.iter().map(|w| w.value.clone()));
             }
-            out.bodies.push(script_of(&f.body.list));
+            out.bodies.push(script_of(src, &f.body.list));
         }
         ast::CompoundCommand::CaseClause(c) => {
             out.words.push(c.value.value.clone());
@@ -242,28 +273,28 @@ fn convert_compound(c: &ast::CompoundCommand, redirects: Option<&ast::RedirectLi
                 out.words
                     .extend(item.patterns.iter().map(|w| w.value.clone()));
                 if let Some(cmd) = &item.cmd {
-                    out.bodies.push(script_of(cmd));
+                    out.bodies.push(script_of(src, cmd));
                 }
             }
         }
         ast::CompoundCommand::IfClause(i) => {
-            out.bodies.push(script_of(&i.condition));
-            out.bodies.push(script_of(&i.then));
+            out.bodies.push(script_of(src, &i.condition));
+            out.bodies.push(script_of(src, &i.then));
             for e in i.elses.iter().flatten() {
                 if let Some(cond) = &e.condition {
-                    out.bodies.push(script_of(cond));
+                    out.bodies.push(script_of(src, cond));
                 }
-                out.bodies.push(script_of(&e.body));
+                out.bodies.push(script_of(src, &e.body));
             }
         }
         ast::CompoundCommand::WhileClause(w) | ast::CompoundCommand::UntilClause(w) => {
-            out.bodies.push(script_of(&w.0));
-            out.bodies.push(script_of(&w.1.list));
+            out.bodies.push(script_of(src, &w.0));
+            out.bodies.push(script_of(src, &w.1.list));
         }
         ast::CompoundCommand::Coprocess(c) => {
             out.bodies.push(Script {
                 pipelines: vec![Pipeline {
-                    stages: vec![convert_command(&c.body)],
+                    stages: vec![convert_command(src, &c.body)],
                     background: true,
                 }],
             });
@@ -272,7 +303,7 @@ fn convert_compound(c: &ast::CompoundCommand, redirects: Option<&ast::RedirectLi
     out
 }
 
-fn convert_simple(s: &ast::SimpleCommand) -> Simple {
+fn convert_simple(src: &str, s: &ast::SimpleCommand) -> Simple {
     let mut out = Simple {
         text: truncate(s.to_string()),
         assignments: Vec::new(),
@@ -285,7 +316,7 @@ fn convert_simple(s: &ast::SimpleCommand) -> Simple {
                 ast::CommandPrefixOrSuffixItem::AssignmentWord(a, _) => {
                     out.assignments.push(convert_assignment(a));
                 }
-                other => convert_item(other, &mut out),
+                other => convert_item(src, other, &mut out),
             }
         }
     }
@@ -294,7 +325,7 @@ fn convert_simple(s: &ast::SimpleCommand) -> Simple {
     }
     if let Some(suffix) = &s.suffix {
         for item in &suffix.0 {
-            convert_item(item, &mut out);
+            convert_item(src, item, &mut out);
         }
     }
     out
@@ -316,26 +347,28 @@ fn convert_assignment(a: &ast::Assignment) -> (String, Vec<String>) {
     (name, values)
 }
 
-fn convert_item(item: &ast::CommandPrefixOrSuffixItem, out: &mut Simple) {
+fn convert_item(src: &str, item: &ast::CommandPrefixOrSuffixItem, out: &mut Simple) {
     match item {
-        ast::CommandPrefixOrSuffixItem::IoRedirect(r) => out.redirects.push(convert_redirect(r)),
+        ast::CommandPrefixOrSuffixItem::IoRedirect(r) => {
+            out.redirects.push(convert_redirect(src, r))
+        }
         ast::CommandPrefixOrSuffixItem::Word(w) => out.args.push(Arg::Word(w.value.clone())),
         // `export X=1`, `declare x=$(…)`: an argument word of the command.
         ast::CommandPrefixOrSuffixItem::AssignmentWord(_, w) => {
             out.args.push(Arg::Word(w.value.clone()));
         }
         ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
-            out.args.push(Arg::Process(script_of(&sub.list)));
+            out.args.push(Arg::Process(script_of(src, &sub.list)));
         }
     }
 }
 
-fn convert_redirect_list(list: Option<&ast::RedirectList>) -> Vec<RawRedirect> {
-    list.map(|l| l.0.iter().map(convert_redirect).collect())
+fn convert_redirect_list(src: &str, list: Option<&ast::RedirectList>) -> Vec<RawRedirect> {
+    list.map(|l| l.0.iter().map(|r| convert_redirect(src, r)).collect())
         .unwrap_or_default()
 }
 
-fn convert_redirect(r: &ast::IoRedirect) -> RawRedirect {
+fn convert_redirect(src: &str, r: &ast::IoRedirect) -> RawRedirect {
     match r {
         ast::IoRedirect::File(fd, kind, target) => {
             let mut kind = match kind {
@@ -351,7 +384,7 @@ fn convert_redirect(r: &ast::IoRedirect) -> RawRedirect {
                 ast::IoFileRedirectTarget::Filename(w) => RawTarget::Word(w.value.clone()),
                 ast::IoFileRedirectTarget::Fd(n) => RawTarget::Word(n.to_string()),
                 ast::IoFileRedirectTarget::ProcessSubstitution(_, sub) => {
-                    RawTarget::Process(script_of(&sub.list))
+                    RawTarget::Process(script_of(src, &sub.list))
                 }
                 ast::IoFileRedirectTarget::Duplicate(w) => {
                     let v = w.value.trim_end_matches('-');
@@ -406,6 +439,31 @@ fn convert_redirect(r: &ast::IoRedirect) -> RawRedirect {
             target: RawTarget::Word(w.value.clone()),
         },
     }
+}
+
+/// When an arithmetic command's source does not start with two adjacent `(`, it was
+/// written as nested subshells `( ( … ) )`: returns the text inside the outer pair.
+fn misparsed_subshells<'a>(src: &'a str, loc: &brush_parser::SourceSpan) -> Option<&'a str> {
+    let start = byte_index(src, loc.start.index)?;
+    let end = byte_index(src, loc.end.index).unwrap_or(src.len());
+    let text = src.get(start..end)?;
+    if text.starts_with("((") {
+        return None;
+    }
+    let inner = text.strip_prefix('(')?;
+    let close = inner.rfind(')')?;
+    inner.get(..close)
+}
+
+/// The parser counts positions in characters; convert one to a byte offset.
+fn byte_index(src: &str, chars: usize) -> Option<usize> {
+    if src.is_ascii() {
+        return (chars <= src.len()).then_some(chars);
+    }
+    if chars == src.chars().count() {
+        return Some(src.len());
+    }
+    src.char_indices().nth(chars).map(|(b, _)| b)
 }
 
 /// Shorten text for findings, on a character boundary.

@@ -2,6 +2,9 @@
 //! analysis must find. Grouped by the shell threat classes of DESIGN.md, plus ordinary
 //! commands that must stay read-only so users are not drowned in prompts.
 
+// The shared assertion helpers report a failed expectation by panicking, as asserts do.
+#![allow(clippy::panic)]
+
 use cordon_shell::{
     Analysis, Class, Context, CwdChange, HazardKind, RedirectKind, RepoConfigUse, SimpleCommand,
     analyze,
@@ -438,7 +441,11 @@ t!(
 t!(
     ro_for_loop,
     "for f in *.rs; do wc -l \"$f\"; done",
-    [C("wc", Class::ReadOnly), Dy("ParameterExpansion(\"$f\")"), NoH]
+    [
+        C("wc", Class::ReadOnly),
+        Dy("ParameterExpansion(\"$f\")"),
+        NoH
+    ]
 );
 t!(
     ro_while_read,
@@ -1794,4 +1801,25 @@ t!(
     perr_deep_parens,
     &format!("{}x{}", "(".repeat(1000), ")".repeat(1000)),
     [PErr]
+);
+
+// ---------------------------------------------------------------------------------
+// Regressions: places where the parser's reading differs from bash's.
+// ---------------------------------------------------------------------------------
+// brush-parser 0.4.0 reads `( ( cmd ) )` as the arithmetic command `(( cmd ))`.
+t!(
+    regress_nested_subshells_not_arith,
+    "( ( rm -rf / ) )",
+    [D(&["/"]), Ctx("rm", Context::Subshell)]
+);
+t!(regress_nested_subshells_tight, "( (rm -f x) )", [D(&["x"])]);
+t!(
+    regress_nested_subshells_utf8,
+    "echo é; ( ( rm -rf é ) )",
+    [D(&["é"])]
+);
+t!(
+    regress_real_arith_kept,
+    "(( x = 1 + 2 )) && echo ok",
+    [AllRO, N(1)]
 );

@@ -1,0 +1,317 @@
+//! The analyzer never panics, never overflows the stack and never hangs, whatever the
+//! input: arbitrary text, generated shell-ish token soups, and pathological nesting.
+//! These run on the default 2 MiB test thread stack on purpose.
+
+use std::time::{Duration, Instant};
+
+use cordon_shell::{Class, analyze};
+use proptest::prelude::*;
+
+/// Generous bound for one analysis in an unoptimized build on a loaded machine.
+const LIMIT: Duration = Duration::from_secs(20);
+
+fn timed(text: &str) -> cordon_shell::Analysis {
+    let start = Instant::now();
+    let a = analyze(text);
+    let took = start.elapsed();
+    assert!(
+        took < LIMIT,
+        "analysis of {} bytes took {took:?}",
+        text.len()
+    );
+    a
+}
+
+/// Anything that failed to parse must not look fully visible to the policy.
+fn fails_closed(a: &cordon_shell::Analysis) {
+    if a.parse_error.is_some() {
+        assert!(a.has_opaque_parts());
+    }
+}
+
+const TOKENS: &[&str] = &[
+    "$(",
+    ")",
+    "(",
+    "{ ",
+    " }",
+    "'",
+    "\"",
+    "`",
+    "${",
+    "}",
+    ";",
+    "|",
+    "||",
+    "&&",
+    "&",
+    "\n",
+    "<<EOF\n",
+    "\nEOF\n",
+    "<<'X'\n",
+    "\nX\n",
+    "<(",
+    ">(",
+    "$'\\x72",
+    "\\\n",
+    "\\",
+    "!",
+    "if ",
+    "then ",
+    "fi",
+    "case ",
+    " in ",
+    "esac",
+    "for ",
+    "do ",
+    "done",
+    "while ",
+    "bash -c ",
+    "sh -c '",
+    "eval ",
+    "source ",
+    ". ",
+    "f() ",
+    "alias a=",
+    "rm ",
+    "-rf ",
+    "~/",
+    "$HOME",
+    "$IFS",
+    "${x@P}",
+    "${!x}",
+    "*",
+    "?",
+    "[a]",
+    "{a,b}",
+    "=",
+    "x",
+    " ",
+    "2>&1",
+    ">",
+    ">>",
+    "<",
+    "<<<",
+    "&>",
+    "$((",
+    "))",
+    "[[ ",
+    " ]]",
+    "sudo ",
+    "env -S '",
+    "xargs ",
+    "find . -exec ",
+    " {} \\;",
+    "curl x | sh",
+    "nslookup $(",
+    "git -c ",
+    "sed -e 'e ",
+    "awk '{system(",
+    "function g { ",
+    "coproc ",
+    "time ",
+];
+
+fn soup() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(TOKENS), 0..60).prop_map(|v| v.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_text_never_panics(s in ".{0,300}") {
+        let a = timed(&s);
+        fails_closed(&a);
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
+        let s = String::from_utf8_lossy(&bytes);
+        let a = timed(&s);
+        fails_closed(&a);
+    }
+
+    #[test]
+    fn token_soup_never_panics(s in soup()) {
+        let a = timed(&s);
+        fails_closed(&a);
+        for c in &a.commands {
+            // An unknown program is never presented as read-only.
+            if c.effects.class == Class::ReadOnly {
+                prop_assert!(c.program.as_ref().is_none_or(|p| p.literal) || !c.dynamic.is_empty());
+            }
+        }
+    }
+}
+
+#[test]
+fn deep_command_substitution() {
+    let text = format!("echo {}x{}", "$(".repeat(10_000), ")".repeat(10_000));
+    let a = timed(&text);
+    assert!(a.parse_error.is_some());
+}
+
+#[test]
+fn deep_parentheses() {
+    let text = format!("{}x{}", "(".repeat(100_000), ")".repeat(100_000));
+    let a = timed(&text);
+    assert!(a.parse_error.is_some());
+}
+
+#[test]
+fn deep_unclosed_parentheses() {
+    let a = timed(&"((((".repeat(25_000));
+    assert!(a.parse_error.is_some());
+}
+
+#[test]
+fn deep_braces_and_keywords() {
+    for (open, close) in [
+        ("{ ", "; }"),
+        ("if true; then ", "; fi"),
+        ("while true; do ", "; done"),
+        ("\"$(", ")\""),
+        ("`", "`"),
+        ("${x:-", "}"),
+    ] {
+        let text = format!("{}x{}", open.repeat(5_000), close.repeat(5_000));
+        let a = timed(&text);
+        assert!(a.parse_error.is_some() || !a.commands.is_empty(), "{open}");
+    }
+}
+
+#[test]
+fn nesting_just_under_the_limit_is_analyzed() {
+    let text = format!("{}rm -rf x{}", "$(".repeat(30), ")".repeat(30));
+    let a = timed(&text);
+    assert!(a.parse_error.is_none(), "{:?}", a.parse_error);
+    assert!(
+        a.commands
+            .iter()
+            .any(|c| c.effects.deletes.iter().any(|w| w.value == "x")
+                || c.dynamic.contains(&cordon_shell::Dynamic::TooDeep))
+    );
+}
+
+/// Shell strings reset the parser's nesting count, so each level is checked anew; the
+/// analysis depth limit must stop the chain.
+#[test]
+fn deep_shell_strings_via_heredocs() {
+    let mut text = String::from("rm -rf innermost\n");
+    for i in 0..40 {
+        let inner = format!("{}x{}\n", "{ ".repeat(50), "; }".repeat(50));
+        text = format!("bash <<E{i}\n{inner}{text}E{i}\n");
+    }
+    let a = timed(&text);
+    assert!(
+        a.parse_error.is_some()
+            || a.commands
+                .iter()
+                .any(|c| c.dynamic.contains(&cordon_shell::Dynamic::TooDeep))
+    );
+}
+
+#[test]
+fn deep_eval_chain() {
+    // `eval eval … rm -rf z`: each eval runs the rest as shell text one level deeper.
+    let text = format!("{}rm -rf z", "eval ".repeat(40));
+    let a = timed(&text);
+    assert!(
+        a.commands
+            .iter()
+            .any(|c| c.dynamic.contains(&cordon_shell::Dynamic::TooDeep))
+    );
+}
+
+/// Functions calling each other twice per level would expand exponentially.
+#[test]
+fn function_call_blowup_is_bounded() {
+    let mut text = String::from("f0() { rm -f a; }\n");
+    for i in 1..40 {
+        text.push_str(&format!("f{i}() {{ f{p}; f{p}; cd d{i}; }}\n", p = i - 1));
+    }
+    text.push_str("f39\n");
+    let a = timed(&text);
+    assert!(a.commands.len() < 100_000);
+    assert!(
+        a.commands
+            .iter()
+            .any(|c| c.effects.deletes.iter().any(|w| w.value == "a"))
+    );
+}
+
+#[test]
+fn long_chain_is_fully_analyzed() {
+    let mut text = "echo ok && ".repeat(4_999);
+    text.push_str("rm -rf /");
+    let a = timed(&text);
+    assert_eq!(a.commands.len(), 5_000);
+    assert!(
+        a.commands
+            .last()
+            .is_some_and(|c| c.effects.deletes.iter().any(|w| w.value == "/"))
+    );
+}
+
+#[test]
+fn huge_single_word_and_heredoc() {
+    let word = "a".repeat(1 << 20);
+    timed(&format!("echo {word}"));
+    timed(&format!("cat <<EOF\n{word}\nEOF\n"));
+    timed(&format!("echo '{word}"));
+}
+
+/// The worst case for stack use: nesting just under the parser limit at every level
+/// of shell strings, down past the analysis depth limit. Double-quoted `bash -c`
+/// strings hide their nesting from the enclosing level, so every level is parsed with
+/// a fresh nesting budget.
+#[test]
+fn nesting_under_the_limit_at_every_shell_level() {
+    fn dq_escape(s: &str) -> String {
+        let mut out = String::with_capacity(s.len() * 2);
+        for ch in s.chars() {
+            if matches!(ch, '\\' | '"' | '$' | '`') {
+                out.push('\\');
+            }
+            out.push(ch);
+        }
+        out
+    }
+    for (open, close) in [
+        ("if true; then ", "; fi"),
+        ("{ ", "; }"),
+        ("while true; do ", "; done"),
+        ("( ", " )"),
+        ("case x in x) ", ";; esac"),
+    ] {
+        let mut text = String::from("rm -rf innermost");
+        for _ in 0..16 {
+            text = format!(
+                "{}bash -c \"{}\"{}",
+                open.repeat(60),
+                dq_escape(&text),
+                close.repeat(60)
+            );
+        }
+        let a = timed(&text);
+        // The outer levels are analyzed; the innermost ones exceed the budget and are
+        // refused, which the policy must treat as a parse failure.
+        assert!(
+            a.commands
+                .iter()
+                .any(|c| c.program.as_ref().is_some_and(|p| p.value == "bash")),
+            "{open}: {:?}",
+            a.parse_error
+        );
+        assert!(a.parse_error.is_some(), "{open}");
+    }
+}
+
+/// brush-parser 0.4.0 panics (an `unwrap` in its tokenizer) on this input; the
+/// analyzer must turn that into a parse error.
+#[test]
+fn regress_parser_panic_is_a_parse_error() {
+    let a = timed("sed -e 'e '$(sh -c 'sed -e 'e <<'X'\n)\nX\n");
+    assert!(a.parse_error.is_some());
+}
