@@ -206,7 +206,10 @@ impl AuditLog {
             queued_since: None,
             tail: None,
         };
-        log.locked(AuditLog::load_tail)?;
+        log.locked(|log| {
+            log.check_header()?;
+            log.load_tail()
+        })?;
         Ok(log)
     }
 
@@ -241,6 +244,41 @@ impl AuditLog {
         // nothing to repair.
         let _ = rustix::fs::flock(&self.file, rustix::fs::FlockOperation::Unlock);
         result
+    }
+
+    /// Refuse to append to a non-empty file whose first line is not an audit header:
+    /// a mistyped path must not turn someone's file into a log.
+    fn check_header(&mut self) -> Result<(), StoreError> {
+        let len = self.file.metadata().map_err(|e| self.io(e))?.len();
+        if len == 0 {
+            return Ok(());
+        }
+        self.file.seek(SeekFrom::Start(0)).map_err(|e| self.io(e))?;
+        let mut first = Vec::new();
+        let mut reader = BufReader::new((&self.file).take(64 * 1024));
+        reader
+            .read_until(b'\n', &mut first)
+            .map_err(|e| self.io(e))?;
+        let is_header = if first.ends_with(b"\n") {
+            serde_json::from_slice::<Value>(&first)
+                .ok()
+                .is_some_and(|v| v.get(HEADER_KEY).is_some())
+        } else {
+            // A header torn before its newline (the file holds no record yet; the
+            // next write replaces it) — but only if it really starts like one.
+            const START: &[u8] = b"{\"cordon_audit\"";
+            first.starts_with(START) || START.starts_with(&first)
+        };
+        if is_header {
+            Ok(())
+        } else {
+            Err(StoreError::new(
+                &self.path,
+                StoreErrorKind::Corrupt(
+                    "its first line is not a cordon audit header, so nothing was appended; point cordon at another file".into(),
+                ),
+            ))
+        }
     }
 
     /// Under the lock: find the last complete line, cut a torn tail, write a header

@@ -488,3 +488,19 @@ fn verify_while_another_process_appends_sees_no_break() {
     child.wait().unwrap();
     assert!(last > 0);
 }
+
+#[test]
+fn refuses_to_append_to_a_file_that_is_not_a_log() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("notes.txt");
+    std::fs::write(&path, "my notes\nsecond line\n").unwrap();
+    let err = AuditLog::open(&path, BATCHED).unwrap_err();
+    assert!(
+        err.to_string().contains("not a cordon audit header"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "my notes\nsecond line\n"
+    );
+}
