@@ -33,6 +33,7 @@ mod approval;
 mod audit;
 mod error;
 mod paths;
+mod record;
 mod redact;
 mod store;
 mod tty;
@@ -47,6 +48,7 @@ pub use audit::{
 };
 pub use error::{StoreError, StoreErrorKind};
 pub use paths::{default_audit_path, default_store_path, state_dir};
+pub use record::AuditRecord;
 pub use redact::{REDACTED, redact, redact_text};
 pub use store::{
     Answer, Answered, Approved, Denied, Lease, LeaseId, LeaseUse, Pending, PendingId, PendingState,
