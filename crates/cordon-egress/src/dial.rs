@@ -98,7 +98,7 @@ pub(crate) async fn dial(
     let mut last = None;
     for ip in addrs {
         let target = SocketAddr::new(ip, port);
-        match tokio::time::timeout(limits.connect_timeout, TcpStream::connect(target)).await {
+        match tokio::time::timeout(limits.connect_timeout, connect(target)).await {
             Ok(Ok(stream)) => {
                 // Small writes in tunnels (TLS handshakes, interactive protocols) must
                 // not wait for Nagle.
@@ -132,4 +132,29 @@ pub(crate) async fn dial(
             format!("{host}:{port} has no address"),
         )
     }))
+}
+
+/// Connect without a reactor round trip when the handshake is already done: on loopback
+/// and other local paths it completes inside connect(2).
+async fn connect(target: SocketAddr) -> std::io::Result<TcpStream> {
+    use std::os::fd::AsRawFd;
+    let socket = socket2::Socket::new(
+        socket2::Domain::for_address(target),
+        socket2::Type::STREAM.nonblocking(),
+        Some(socket2::Protocol::TCP),
+    )?;
+    match socket.connect(&target.into()) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+        Err(e) => return Err(e),
+    }
+    let stream = TcpStream::from_std(std::net::TcpStream::from(socket))?;
+    if !crate::sys::writable_now(stream.as_raw_fd()) {
+        stream.writable().await?;
+    }
+    // Writable with no pending error: the handshake completed.
+    if let Some(e) = stream.take_error()? {
+        return Err(e);
+    }
+    Ok(stream)
 }

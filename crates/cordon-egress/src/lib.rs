@@ -21,8 +21,8 @@ mod event;
 mod http;
 mod resolve;
 mod socks;
-mod splice;
 mod stream;
+mod sys;
 
 use std::fmt;
 use std::io;
@@ -256,6 +256,12 @@ impl EgressProxy {
             .set_nonblocking(true)
             .map_err(EgressError::Runtime)?;
         let local = std_listener.local_addr().map_err(EgressError::Runtime)?;
+        {
+            use std::os::fd::AsRawFd;
+            let secs =
+                i32::try_from(config.limits.header_timeout.as_secs().max(1)).unwrap_or(i32::MAX);
+            sys::defer_accept(std_listener.as_raw_fd(), secs);
+        }
         start(config, ListenAddr::Tcp(local), move || {
             TcpListener::from_std(std_listener).map(Listener::Tcp)
         })
@@ -302,7 +308,10 @@ fn start(
     let thread = std::thread::Builder::new()
         .name("cordon-egress".into())
         .spawn(move || {
-            runtime.block_on(accept_loop(listener, loop_shared, stop_rx));
+            // The accept loop runs as a worker task, not in `block_on`: a connection's
+            // task then starts on the worker that accepted it, without a thread hop.
+            let accepting = runtime.spawn(accept_loop(listener, loop_shared, stop_rx));
+            let _ = runtime.block_on(accepting);
             // Open tunnels end with the runtime: shutdown is prompt, not graceful.
             runtime.shutdown_timeout(Duration::from_secs(1));
         })

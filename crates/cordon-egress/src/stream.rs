@@ -18,7 +18,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use tokio::io::{AsyncRead, AsyncWrite, Interest, ReadBuf};
 use tokio::net::{TcpStream, UnixStream};
 
-use crate::splice;
+use crate::sys as splice;
 
 /// A socket that can be driven by readiness from a shared reference.
 pub(crate) trait RawIo: Sync {
@@ -318,26 +318,51 @@ async fn pump<R: RawIo, W: RawIo>(
     }
 }
 
-/// Zero-copy: socket → pipe → socket with splice(2). The pipe is always drained before
-/// the next read, so it never holds data while idle. It is made when bytes arrive, kept
-/// (and enlarged) while the tunnel moves bulk data, and released after a small burst, so
-/// idle and chatty tunnels hold no pipe. Returns `Unsupported` before moving any byte if
-/// splice cannot be used on these sockets.
+/// Bytes read through a small heap buffer before switching to splice: most interactive
+/// messages fit, and they then cost no pipe.
+const SMALL: usize = 4096;
+
+/// Zero-copy: socket → pipe → socket with splice(2). Each burst of readiness first reads
+/// up to [`SMALL`] bytes the ordinary way; only a burst that fills it (bulk data) goes
+/// through a pipe. The pipe is always drained before the next read, so it never holds
+/// data while idle; it is kept (and enlarged) while the tunnel moves bulk data and
+/// released after a smaller burst, so idle and chatty tunnels hold no pipe. Returns
+/// `Unsupported` (with every byte read so far delivered) if splice cannot be used on
+/// these sockets.
 async fn pump_splice<R: RawIo, W: RawIo>(
     src: &R,
     dst: &W,
     count: &AtomicU64,
     activity: &Activity,
 ) -> io::Result<()> {
-    let mut moved_any = false;
+    let mut spliced_any = false;
     let mut kept: Option<splice::Pipe> = None;
     loop {
         src.readable().await?;
+        if kept.is_none() {
+            let mut small = vec![0u8; SMALL];
+            match src.try_read(&mut small) {
+                Ok(0) => {
+                    dst.shutdown_write();
+                    return Ok(());
+                }
+                Ok(n) => {
+                    write_all(dst, &small[..n]).await?;
+                    count.fetch_add(n as u64, Ordering::Relaxed);
+                    activity.touch();
+                    if n < SMALL {
+                        continue;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(e) => return Err(e),
+            }
+        }
         let pipe = match kept.take() {
             Some(p) => p,
             None => match splice::Pipe::new() {
                 Ok(p) => p,
-                Err(_) if !moved_any => return Err(io::ErrorKind::Unsupported.into()),
+                Err(_) if !spliced_any => return Err(io::ErrorKind::Unsupported.into()),
                 Err(e) => return Err(e),
             },
         };
@@ -352,12 +377,12 @@ async fn pump_splice<R: RawIo, W: RawIo>(
                 }
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if !moved_any && e.raw_os_error() == Some(splice::EINVAL) => {
+                Err(e) if !spliced_any && e.raw_os_error() == Some(splice::EINVAL) => {
                     return Err(io::ErrorKind::Unsupported.into());
                 }
                 Err(e) => return Err(e),
             };
-            moved_any = true;
+            spliced_any = true;
             burst += n;
             let mut left = n;
             while left > 0 {

@@ -698,8 +698,11 @@ async fn the_connection_limit_is_enforced() {
         },
     );
     let p = proxy.tcp_addr().unwrap();
-    let a = TcpStream::connect(p).await.unwrap();
-    let _b = TcpStream::connect(p).await.unwrap();
+    // Two clients that started a request and stalled hold both slots.
+    let mut a = TcpStream::connect(p).await.unwrap();
+    a.write_all(b"GET http://up.test/ HTTP/1.1\r\n").await.unwrap();
+    let mut b = TcpStream::connect(p).await.unwrap();
+    b.write_all(b"GET http://up.test/ HTTP/1.1\r\n").await.unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
     let resp = get(p, "http://up.test/").await;
     assert_eq!(

@@ -1,5 +1,6 @@
-//! The two syscalls of the zero-copy relay: a non-blocking pipe, and splice(2) between a
-//! socket and that pipe. The only unsafe code of the proxy.
+//! The few syscalls tokio does not offer: a non-blocking pipe and splice(2) for the
+//! zero-copy relay, a zero-timeout poll, and TCP_DEFER_ACCEPT. The only unsafe code of
+//! the proxy.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -78,4 +79,36 @@ pub(crate) fn splice(from: RawFd, to: RawFd, len: usize) -> io::Result<usize> {
         )
     };
     usize::try_from(n).map_err(|_| io::Error::last_os_error())
+}
+
+/// Whether `fd` is writable right now (a zero-timeout poll).
+#[allow(unsafe_code)]
+pub(crate) fn writable_now(fd: RawFd) -> bool {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd on the stack, count 1, timeout 0: poll only writes
+    // `revents` of that struct.
+    let n = unsafe { libc::poll(&mut pfd, 1, 0) };
+    n == 1 && pfd.revents & libc::POLLOUT != 0 && pfd.revents & (libc::POLLERR | libc::POLLHUP) == 0
+}
+
+/// Ask the kernel to hand over accepted TCP connections only once the client has sent
+/// something (or after `secs`): a silent client then costs no task, and the first read
+/// of an accepted one does not wait. Best effort.
+#[allow(unsafe_code)]
+pub(crate) fn defer_accept(fd: RawFd, secs: libc::c_int) {
+    // SAFETY: setsockopt with a pointer to an int that lives across the call and its
+    // exact size.
+    let _ = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_DEFER_ACCEPT,
+            (&secs as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
 }
