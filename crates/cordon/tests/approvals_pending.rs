@@ -158,3 +158,32 @@ fn rules_list_and_forget() {
     let out = cordon(state.path(), &["approvals", "forget", "Bash(cargo test:*)"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn leases_list_and_revoke() {
+    let state = tempfile::tempdir().unwrap();
+    let store = Store::open(&state.path().join("store.sqlite3")).unwrap();
+    let id = store
+        .grant(
+            "fp-sess",
+            cordon_store::Scope::Session("s1".into()),
+            None,
+            "allowed for the session",
+        )
+        .unwrap();
+    let out = cordon(state.path(), &["approvals", "leases"]);
+    let listing = text(&out.stdout);
+    assert!(
+        listing.contains(&format!(
+            "{id}  session s1  expires never  fingerprint fp-sess"
+        )),
+        "{listing}"
+    );
+    let out = cordon(state.path(), &["approvals", "revoke", &id.to_string()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(store.consume("fp-sess", Some("s1")).unwrap(), None);
+    let out = cordon(state.path(), &["approvals", "revoke", &id.to_string()]);
+    assert_eq!(out.status.code(), Some(2));
+    let rec = &cordon_store::tail(&state.path().join("audit.jsonl"), 1).unwrap()[0];
+    assert_eq!(rec["event"], "lease-revoked");
+}

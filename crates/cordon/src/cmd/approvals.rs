@@ -53,6 +53,18 @@ pub enum ApprovalsCommand {
         #[command(flatten)]
         at: Location,
     },
+    /// List the leases that can still be used (unspent, unexpired, not revoked).
+    Leases {
+        #[command(flatten)]
+        at: Location,
+    },
+    /// Revoke a lease: the call it covers is asked about again.
+    Revoke {
+        /// The id shown by `cordon approvals leases`.
+        id: i64,
+        #[command(flatten)]
+        at: Location,
+    },
     /// List the rules saved by "always allow".
     Rules {
         #[command(flatten)]
@@ -153,6 +165,37 @@ pub fn run(c: ApprovalsCommand) -> anyhow::Result<u8> {
         }
         ApprovalsCommand::Approve { id, at } => answer(id, Answer::Approve, &at),
         ApprovalsCommand::Deny { id, at } => answer(id, Answer::Deny, &at),
+        ApprovalsCommand::Leases { at } => {
+            let store = open_store(&at)?;
+            for l in store.leases().map_err(fail)? {
+                let expires = l.expires.map_or_else(|| "never".to_string(), fmt_time);
+                println!(
+                    "{}  {}  expires {}  fingerprint {}  ({})",
+                    l.id,
+                    sanitize_for_terminal(&l.scope.to_string()),
+                    expires,
+                    sanitize_for_terminal(&l.fingerprint),
+                    sanitize_for_terminal(&l.answer)
+                );
+            }
+            Ok(0)
+        }
+        ApprovalsCommand::Revoke { id, at } => {
+            let store = open_store(&at)?;
+            let mut audit = open_audit(&at)?;
+            if !store.revoke(cordon_store::LeaseId(id)).map_err(fail)? {
+                return Err(Exit::new(
+                    INVALID,
+                    format!("no active lease has id {id}; see `cordon approvals leases`"),
+                )
+                .into());
+            }
+            audit
+                .append(&json!({"event": "lease-revoked", "lease": id}))
+                .map_err(fail)?;
+            println!("revoked lease {id}");
+            Ok(0)
+        }
         ApprovalsCommand::Rules { at } => {
             let store = open_store(&at)?;
             for r in store.rules().map_err(fail)? {
