@@ -721,4 +721,86 @@ mod tests {
         assert_eq!(mcp("a__b", "x"), None);
         assert_eq!(mcp("gh", ""), None);
     }
+
+    #[test]
+    fn random_commands_never_get_broad_rules() {
+        let vocab = [
+            "bash",
+            "sh",
+            "-c",
+            "python3",
+            "env",
+            "sudo",
+            "xargs",
+            "git",
+            "npm",
+            "run",
+            "exec",
+            "test",
+            "cargo",
+            "-p",
+            "foo",
+            "--",
+            "--watch",
+            "./x",
+            "/etc/passwd",
+            "https://h/",
+            "a=b",
+            "*",
+            "push",
+            "origin",
+            "find",
+            "-exec",
+            "rm",
+            "-rf",
+            "docker",
+            "install",
+            "config",
+            "node",
+            "-e",
+            "make",
+        ];
+        let mut state: u64 = 0x5eed;
+        let mut next = |n: usize| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((state >> 33) % n as u64) as usize
+        };
+        for _ in 0..5000 {
+            let len = 1 + next(6);
+            let argv: Vec<String> = (0..len)
+                .map(|_| vocab[next(vocab.len())].to_string())
+                .collect();
+            let Some(rule) = suggest_rule(
+                &SuggestTarget::Command { argv: argv.clone() },
+                &Anchors::default(),
+            ) else {
+                continue;
+            };
+            assert!(!is_tool_wide(&rule), "{argv:?} -> {rule}");
+            assert!(!runs_anything(&argv[0]), "{argv:?} -> {rule}");
+            assert!(
+                !RUNNER_PREFIXES.iter().any(|p| starts_with(&argv, p)),
+                "{argv:?} -> {rule}"
+            );
+            assert!(!carries_code_flag(&argv), "{argv:?} -> {rule}");
+            if let Some(prefix) = rule
+                .strip_prefix("Bash(")
+                .and_then(|r| r.strip_suffix(":*)"))
+            {
+                let words: Vec<String> = prefix.split(' ').map(String::from).collect();
+                assert!(words.len() >= 2, "{argv:?} -> {rule}");
+                assert!(
+                    !BARE_PREFIXES
+                        .iter()
+                        .any(|p| p.len() == words.len() && starts_with(&words, p)),
+                    "{argv:?} -> {rule}"
+                );
+            } else {
+                // An exact rule is the command itself.
+                assert_eq!(rule, format!("Bash({})", argv.join(" ")), "{argv:?}");
+            }
+        }
+    }
 }

@@ -504,3 +504,44 @@ fn refuses_to_append_to_a_file_that_is_not_a_log() {
         "my notes\nsecond line\n"
     );
 }
+
+/// A small deterministic generator, so the mutation test needs no extra dependency.
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        self.0 >> 33
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+#[test]
+fn any_changed_byte_before_the_last_line_is_detected() {
+    let (_d, path) = log_with(8);
+    let original = std::fs::read(&path).unwrap();
+    let last_line_start = original[..original.len() - 1]
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .unwrap()
+        + 1;
+    let mut rng = Lcg(0x00c0_4d0e);
+    for _ in 0..300 {
+        let mut bytes = original.clone();
+        let at = rng.below(last_line_start);
+        let mut new = rng.below(256) as u8;
+        if new == bytes[at] {
+            new ^= 0x01;
+        }
+        bytes[at] = new;
+        std::fs::write(&path, &bytes).unwrap();
+        match verify(&path).unwrap() {
+            VerifyReport::Broken { .. } => {}
+            ok => panic!("byte {at} changed to {new:#x} went unnoticed: {ok:?}"),
+        }
+    }
+}
