@@ -278,6 +278,11 @@ impl SandboxBuilder {
         match self.mode {
             SandboxMode::ReadOnly => {}
             SandboxMode::WorkspaceWrite | SandboxMode::FullAccess => {
+                if workspace == Path::new("/") && matches!(self.mode, SandboxMode::WorkspaceWrite) {
+                    return Err(SandboxError::invalid(
+                        "`/` cannot be the workspace of a workspace-write sandbox; choose a project directory",
+                    ));
+                }
                 writable_roots.push(workspace.clone());
                 for r in &self.extra_roots {
                     let r = canonical_dir(&expand_home(r, &home), "writable root")?;

@@ -39,8 +39,8 @@ pub struct ExecOptions {
     /// Judge and run this shell text (`sh -c TEXT`) instead of an argv.
     #[arg(long, value_name = "TEXT", conflicts_with = "command")]
     shell: Option<String>,
-    /// Working directory of the command (default: the workspace). It never widens the
-    /// writable roots.
+    /// Working directory of the command (default: the current directory). It never
+    /// widens the writable roots.
     #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,
     /// An extra writable root (repeatable).

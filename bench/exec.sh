@@ -1,0 +1,90 @@
+#!/bin/sh
+# Start-up cost of containment: bare /bin/true, `cordon exec` with full containment,
+# bubblewrap with comparable flags, and Anthropic's sandbox-runtime (`srt`) if it
+# installs. Prints medians over RUNS runs and ratios.
+#
+#   sh bench/exec.sh            # RUNS=200 by default
+#   RUNS=500 sh bench/exec.sh
+#
+# Installs Debian's bubblewrap (apt) and srt (npm) when missing; run as root or with
+# those already installed. Not a timed test: numbers depend on the machine and its load.
+set -eu
+
+RUNS=${RUNS:-200}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+
+cargo build --release -q -p cordon --manifest-path "$ROOT/Cargo.toml"
+CORDON="$TARGET/release/cordon"
+
+if ! command -v bwrap >/dev/null 2>&1; then
+    apt-get install -y -q bubblewrap >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q bubblewrap >/dev/null; }
+fi
+SRT=""
+if command -v srt >/dev/null 2>&1; then
+    SRT=$(command -v srt)
+elif command -v npm >/dev/null 2>&1 && npm install -g -q @anthropic-ai/sandbox-runtime >/dev/null 2>&1; then
+    SRT=$(command -v srt || true)
+fi
+
+WORK=$(mktemp -d /tmp/cordon-bench-XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+mkdir -p "$WORK/ws" "$WORK/home"
+cat > "$WORK/policy.toml" <<'EOF'
+[permissions]
+allow = ["Bash(/bin/true)"]
+EOF
+
+python3 - "$RUNS" "$WORK" "$CORDON" "$SRT" <<'EOF'
+import os, statistics, subprocess, sys, time
+
+runs, work, cordon, srt = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": work + "/home", "LANG": "C"}
+cases = [
+    ("bare /bin/true", ["/bin/true"]),
+    ("cordon --version (start-up only)", [cordon, "--version"]),
+    ("cordon check (policy load + decide)",
+     [cordon, "check", "--isolated", "--config", work + "/policy.toml", "--workspace",
+      work + "/ws", '{"tool":"Bash","input":{"command":"/bin/true"}}']),
+    ("cordon exec (full containment)",
+     [cordon, "exec", "--isolated", "--config", work + "/policy.toml",
+      "--workspace", work + "/ws", "--", "/bin/true"]),
+    ("bwrap --unshare-all", ["bwrap", "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev",
+                             "--proc", "/proc", "--tmpfs", "/tmp", "/bin/true"]),
+]
+if srt:
+    cases.append(("srt (sandbox-runtime)", [srt, "/bin/true"]))
+
+def measure(argv):
+    # Warm up, and make sure the case works at all.
+    r = subprocess.run(argv, env=env, cwd=work + "/ws", capture_output=True)
+    if r.returncode != 0:
+        return None, r.stderr.decode(errors="replace").strip()
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        subprocess.run(argv, env=env, cwd=work + "/ws", stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        times.append((time.perf_counter() - t) * 1000)
+    return statistics.median(times), None
+
+results = []
+for name, argv in cases:
+    med, err = measure(argv)
+    results.append((name, med, err))
+
+bare = results[0][1]
+bwrap = next((m for n, m, _ in results if n.startswith("bwrap")), None)
+print(f"runs per case: {runs}; kernel {os.uname().release}; {os.cpu_count()} CPUs")
+print(f"| {'case':<36} | {'median ms':>9} | {'+ms vs bare':>11} | {'x bwrap':>7} |")
+print(f"|{'-'*38}|{'-'*11}|{'-'*13}|{'-'*9}|")
+for name, med, err in results:
+    if med is None:
+        print(f"| {name:<36} | {'failed':>9} | {'':>11} | {'':>7} |  ({err[:80]})")
+        continue
+    over = f"{med - bare:+.2f}"
+    ratio = f"{med / bwrap:.2f}" if bwrap else "-"
+    print(f"| {name:<36} | {med:>9.2f} | {over:>11} | {ratio:>7} |")
+if not srt:
+    print("srt: not installed (npm install -g @anthropic-ai/sandbox-runtime failed or npm missing)")
+EOF
