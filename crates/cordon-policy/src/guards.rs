@@ -135,60 +135,74 @@ fn normal_components(path: &Path) -> Vec<&OsStr> {
         .collect()
 }
 
-/// True when `path` equals `base/rel` or lies beneath it, comparing `rel`'s components
-/// case-insensitively. `base` is compared exactly (it is a real directory such as HOME).
-fn under_rel(path: &Path, base: &Path, rel: &str) -> bool {
-    let Ok(rest) = path.strip_prefix(base) else {
-        return false;
-    };
-    // Allocation-free: this runs for every path of every request.
-    let mut rest = rest.components().filter_map(|c| match c {
-        Component::Normal(s) => Some(s),
-        _ => None,
-    });
-    rel.split('/')
-        .all(|want| rest.next().is_some_and(|got| name_eq(got, want)))
-}
-
-/// True when `path` equals the absolute `pattern` or lies beneath it (case-insensitive).
-fn under_abs(path: &Path, pattern: &str) -> bool {
-    under_rel(path, Path::new("/"), pattern.trim_start_matches('/'))
-}
-
 /// Is `name` the file name of a secret wherever it appears (`.env`, `.env.local`,
 /// `*.pem`, `id_rsa`, …)? Templates such as `.env.example` are not secrets.
 pub fn is_secret_file_name(name: &OsStr) -> bool {
-    let n = lower(name);
-    if ENV_TEMPLATES.contains(&n.as_str()) {
+    // Allocation-free and case-insensitive: this runs for every component of every path.
+    let n = name.as_encoded_bytes();
+    let eq = |s: &str| n.eq_ignore_ascii_case(s.as_bytes());
+    let starts = |s: &str| n.len() >= s.len() && n[..s.len()].eq_ignore_ascii_case(s.as_bytes());
+    let ends =
+        |s: &str| n.len() > s.len() && n[n.len() - s.len()..].eq_ignore_ascii_case(s.as_bytes());
+    if ENV_TEMPLATES.iter().any(|t| eq(t)) {
         return false;
     }
-    n == ".env"
-        || n.starts_with(".env.")
-        || n.ends_with(".pem")
-        || n.ends_with(".key") && n.len() > 4
-        || n.ends_with(".p12")
-        || n.ends_with(".pfx")
-        || n.starts_with("id_rsa")
-        || n.starts_with("id_ed25519")
-        || n.starts_with("id_ecdsa")
-        || n.starts_with("id_dsa")
+    eq(".env")
+        || starts(".env.")
+        || ends(".pem")
+        || ends(".key")
+        || ends(".p12")
+        || ends(".pfx")
+        || starts("id_rsa")
+        || starts("id_ed25519")
+        || starts("id_ecdsa")
+        || starts("id_dsa")
+}
+
+/// `path`'s components after `base`, when `path` is `base` or beneath it.
+fn rest_after<'a>(comps: &'a [&'a OsStr], base: &Path) -> Option<&'a [&'a OsStr]> {
+    let mut n = 0;
+    for b in base.components() {
+        match b {
+            Component::Normal(b) => {
+                if comps.get(n) != Some(&b) {
+                    return None;
+                }
+                n += 1;
+            }
+            Component::RootDir => {}
+            _ => return None,
+        }
+    }
+    Some(&comps[n..])
+}
+
+/// Do `rest`'s leading components spell `rel` (case-insensitively)?
+fn rel_matches(rest: &[&OsStr], rel: &str) -> bool {
+    let mut it = rest.iter();
+    rel.split('/')
+        .all(|want| it.next().is_some_and(|got| name_eq(got, want)))
 }
 
 /// Does reading `path` touch a credential? `path` must be absolute and lexically clean.
 pub fn sensitive_read(path: &Path, home: &Path) -> Option<GuardHit> {
+    let comps = normal_components(path);
+    sensitive_read_comps(&comps, home)
+}
+
+fn sensitive_read_comps(comps: &[&OsStr], home: &Path) -> Option<GuardHit> {
     let hit = |pattern: String| {
         Some(GuardHit {
             guard: "sensitive-read",
             pattern,
         })
     };
-    for rel in SENSITIVE_HOME_PATHS {
-        if under_rel(path, home, rel) {
-            return hit(format!("~/{rel}"));
-        }
+    if let Some(rest) = rest_after(comps, home)
+        && let Some(rel) = SENSITIVE_HOME_PATHS.iter().find(|r| rel_matches(rest, r))
+    {
+        return hit(format!("~/{rel}"));
     }
-    let comps = normal_components(path);
-    if let Some(p) = proc_sensitive(&comps) {
+    if let Some(p) = proc_sensitive(comps) {
         return hit(p);
     }
     // A secret file name anywhere, or any path beneath a directory with such a name.
@@ -242,17 +256,18 @@ pub fn protected_write(path: &Path, home: &Path) -> Option<GuardHit> {
             pattern,
         })
     };
-    for rel in PROTECTED_HOME_PATHS {
-        if under_rel(path, home, rel) {
-            return hit(format!("~/{rel}"));
-        }
-    }
-    for abs in PROTECTED_SYSTEM_PATHS {
-        if under_abs(path, abs) {
-            return hit((*abs).to_string());
-        }
-    }
     let comps = normal_components(path);
+    if let Some(rest) = rest_after(&comps, home)
+        && let Some(rel) = PROTECTED_HOME_PATHS.iter().find(|r| rel_matches(rest, r))
+    {
+        return hit(format!("~/{rel}"));
+    }
+    if let Some(abs) = PROTECTED_SYSTEM_PATHS
+        .iter()
+        .find(|a| rel_matches(&comps, a.trim_start_matches('/')))
+    {
+        return hit((*abs).to_string());
+    }
     for c in &comps {
         if let Some(p) = PROTECTED_ANYWHERE_COMPONENTS.iter().find(|p| name_eq(c, p)) {
             return hit(format!("{p} (agent or IDE configuration)"));
@@ -272,7 +287,7 @@ pub fn protected_write(path: &Path, home: &Path) -> Option<GuardHit> {
         }
     }
     // Writing a credential file is as bad as reading one: it can plant a key.
-    if let Some(hit) = sensitive_read(path, home) {
+    if let Some(hit) = sensitive_read_comps(&comps, home) {
         return Some(GuardHit {
             guard: "protected-write",
             pattern: hit.pattern,
