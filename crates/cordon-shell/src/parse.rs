@@ -107,9 +107,44 @@ pub(crate) enum RawTarget {
     HereDoc { body: String, expand: bool },
 }
 
+/// Text longer than this is parsed in pieces split at top-level newlines.
+const CHUNK: usize = 8 * 1024;
+
 /// Parse bash text whose nesting may not exceed `limit` (at most [`MAX_NESTING`]).
 /// Errors are one sentence.
+///
+/// Long text is parsed in pieces cut at newlines that end a complete top-level
+/// command: the parser's time grows faster than linearly with input size, pieces keep
+/// it linear and the peak memory small. A cut in the wrong place leaves a piece with
+/// an unterminated construct, which fails to parse; the whole text is then parsed in
+/// one go, so cutting never changes the result.
 pub(crate) fn parse(text: &str, limit: usize) -> Result<Script, String> {
+    if text.len() > CHUNK {
+        let cuts = split_points(text, CHUNK);
+        if !cuts.is_empty() {
+            let mut script = Script::default();
+            let mut start = 0;
+            let mut ok = true;
+            for end in cuts.into_iter().chain(std::iter::once(text.len())) {
+                let piece = text.get(start..end).unwrap_or("");
+                start = end;
+                match parse_one(piece, limit) {
+                    Ok(s) => script.pipelines.extend(s.pipelines),
+                    Err(_) => {
+                        ok = false;
+                        break;
+                    }
+                }
+            }
+            if ok {
+                return Ok(script);
+            }
+        }
+    }
+    parse_one(text, limit)
+}
+
+fn parse_one(text: &str, limit: usize) -> Result<Script, String> {
     let limit = limit.min(MAX_NESTING);
     if let Some(depth) = exceeds_nesting(text, limit) {
         return Err(format!(
@@ -479,6 +514,156 @@ pub(crate) fn truncate(mut s: String) -> String {
     s
 }
 
+/// Byte offsets just after newlines that end a complete top-level command, at least
+/// `every` bytes apart. Tracks quotes, escapes, brackets, compound keywords and
+/// here-document bodies; anything it misjudges makes a piece fail to parse, which
+/// [`parse`] answers by parsing the whole text.
+fn split_points(text: &str, every: usize) -> Vec<usize> {
+    let b = text.as_bytes();
+    let mut cuts = Vec::new();
+    let mut last = 0;
+    let mut depth: isize = 0;
+    let mut case_depth: isize = 0;
+    let mut in_dq = false;
+    let mut heredocs: Vec<(Vec<u8>, bool)> = Vec::new();
+    let mut i = 0;
+    let mut word_start = true;
+    while i < b.len() {
+        let c = b[i];
+        let at_word_start = word_start;
+        word_start = matches!(c, b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'(' | b'{');
+        if in_dq {
+            match c {
+                b'\\' => i += 1,
+                b'"' => in_dq = false,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        match c {
+            b'\\' => i += 1,
+            b'\'' => {
+                i = b
+                    .get(i + 1..)
+                    .and_then(|r| r.iter().position(|&x| x == b'\''))
+                    .map_or(b.len(), |p| i + 1 + p);
+            }
+            b'"' => in_dq = true,
+            b'`' => {
+                i = b
+                    .get(i + 1..)
+                    .and_then(|r| r.iter().position(|&x| x == b'`'))
+                    .map_or(b.len(), |p| i + 1 + p);
+            }
+            // Inside `case`, pattern parentheses need not balance.
+            b'(' | b')' if case_depth > 0 => {}
+            b'(' | b'{' => depth += 1,
+            b')' | b'}' => depth -= 1,
+            b'#' if at_word_start => {
+                i = b
+                    .get(i..)
+                    .and_then(|r| r.iter().position(|&x| x == b'\n'))
+                    .map_or(b.len(), |p| i + p)
+                    .saturating_sub(1);
+            }
+            b'<' if b.get(i + 1) == Some(&b'<') && b.get(i + 2) != Some(&b'<') => {
+                let mut j = i + 2;
+                let strip = b.get(j) == Some(&b'-');
+                if strip {
+                    j += 1;
+                }
+                while b.get(j).is_some_and(|x| *x == b' ' || *x == b'\t') {
+                    j += 1;
+                }
+                let mut delim = Vec::new();
+                while let Some(&x) = b.get(j) {
+                    if matches!(
+                        x,
+                        b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'<' | b'>' | b'(' | b')'
+                    ) {
+                        break;
+                    }
+                    if !matches!(x, b'\'' | b'"' | b'\\') {
+                        delim.push(x);
+                    }
+                    j += 1;
+                }
+                heredocs.push((delim, strip));
+                i = j;
+                continue;
+            }
+            b'\n' => {
+                // Skip the bodies of here-documents started on this line.
+                let mut j = i + 1;
+                for (delim, strip) in heredocs.drain(..) {
+                    loop {
+                        let end = b
+                            .get(j..)
+                            .and_then(|r| r.iter().position(|&x| x == b'\n'))
+                            .map_or(b.len(), |p| j + p);
+                        let line = b.get(j..end).unwrap_or(&[]);
+                        let line = if strip {
+                            let k = line.iter().position(|&x| x != b'\t').unwrap_or(line.len());
+                            &line[k..]
+                        } else {
+                            line
+                        };
+                        j = (end + 1).min(b.len());
+                        if line == delim.as_slice() || end >= b.len() {
+                            break;
+                        }
+                    }
+                }
+                i = j;
+                if depth == 0
+                    && i - last >= every
+                    && i < b.len()
+                    && !ends_with_continuation(&b[last..i])
+                {
+                    cuts.push(i);
+                    last = i;
+                }
+                word_start = true;
+                continue;
+            }
+            _ if at_word_start && c.is_ascii_lowercase() => {
+                let end = b[i..]
+                    .iter()
+                    .position(|x| !x.is_ascii_lowercase())
+                    .map_or(b.len(), |p| i + p);
+                let next_ok = b
+                    .get(end)
+                    .is_none_or(|x| matches!(x, b' ' | b'\t' | b'\n' | b';' | b')' | b'&' | b'|'));
+                if next_ok {
+                    match &b[i..end] {
+                        b"if" | b"for" | b"while" | b"until" | b"select" => depth += 1,
+                        b"fi" | b"done" => depth -= 1,
+                        b"case" => case_depth += 1,
+                        b"esac" => case_depth -= 1,
+                        _ => {}
+                    }
+                }
+                i = end;
+                word_start = false;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    cuts
+}
+
+/// A line ending in `|`, `&&` or `||` continues on the next line.
+fn ends_with_continuation(piece: &[u8]) -> bool {
+    let trimmed = piece
+        .iter()
+        .rposition(|x| !x.is_ascii_whitespace())
+        .map_or(&piece[..0], |p| &piece[..=p]);
+    trimmed.ends_with(b"|") || trimmed.ends_with(b"&&")
+}
+
 /// Returns `Some(depth)` when the text nests deeper than `limit`.
 ///
 /// Over-approximates what the parser will recurse on: every `(`, `{`, `$(`, `${`,
@@ -592,6 +777,29 @@ fn exceeds_nesting(text: &str, limit: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn shape(s: &Script) -> Vec<usize> {
+        s.pipelines.iter().map(|p| p.stages.len()).collect()
+    }
+
+    #[test]
+    fn pieces_parse_like_the_whole() {
+        let block = "ls -la\ncat <<EOF\nnot a command; rm -rf /\n)\nEOF\nif true; then\n  echo a\nfi\nf() {\n  rm x\n}\necho 'multi\nline' | cat\nls &&\n  pwd\ncase x in\n  a) echo;;\nesac\n# comment with ' quote\nbash <<-'X'\n\techo hi\n\tX\n";
+        let text = block.repeat(2_000);
+        let whole = parse_one(&text, MAX_NESTING).expect("parses");
+        assert!(!split_points(&text, CHUNK).is_empty());
+        let pieces = parse(&text, MAX_NESTING).expect("parses");
+        assert_eq!(shape(&whole), shape(&pieces));
+    }
+
+    #[test]
+    fn wrong_cut_falls_back_to_whole_text() {
+        // A here-document whose delimiter the splitter cannot see (built by a
+        // substitution) still parses correctly as a whole.
+        let text = format!("cat <<EOF\n{}EOF\n", "line\n".repeat(4_000));
+        let a = parse(&text, MAX_NESTING).expect("parses");
+        assert_eq!(a.pipelines.len(), 1);
+    }
 
     #[test]
     fn nesting_is_measured() {
