@@ -1015,7 +1015,7 @@ fn exec_argv_text(label: &str, argv: &[Word]) -> String {
             parts.push(shell_quote(&w.value));
         }
     }
-    if !seen && label.starts_with("fd") {
+    if !seen && (label.starts_with("fd") || label == "parallel") {
         parts.push(MATCH.to_owned());
     }
     parts.join(" ")

@@ -19,6 +19,13 @@ pub(crate) const MAX_NESTING: usize = 64;
 /// Longest command text kept in findings.
 const MAX_TEXT: usize = 512;
 
+/// The text being converted, with what makes parser positions cheap to map.
+struct Src<'a> {
+    text: &'a str,
+    /// Parser positions count characters; for ASCII text they are byte offsets.
+    ascii: bool,
+}
+
 /// A parsed piece of shell text.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Script {
@@ -156,9 +163,13 @@ fn parse_one(text: &str, limit: usize) -> Result<Script, String> {
         Ok(Err(e)) => return Err(format!("the text does not parse as bash: {e}")),
         Err(()) => return Err("the bash parser failed on this text".to_owned()),
     };
+    let src = Src {
+        text,
+        ascii: text.is_ascii(),
+    };
     let mut script = Script::default();
     for list in &program.complete_commands {
-        convert_list(text, list, &mut script);
+        convert_list(&src, list, &mut script);
     }
     Ok(script)
 }
@@ -181,7 +192,7 @@ pub fn raw_parse(text: &str) -> bool {
     matches!(run_parser(text), Ok(Ok(_)))
 }
 
-fn convert_list(src: &str, list: &ast::CompoundList, out: &mut Script) {
+fn convert_list(src: &Src<'_>, list: &ast::CompoundList, out: &mut Script) {
     for ast::CompoundListItem(and_or, sep) in &list.0 {
         let background = matches!(sep, ast::SeparatorOperator::Async);
         let mut push = |p: &ast::Pipeline| {
@@ -199,13 +210,13 @@ fn convert_list(src: &str, list: &ast::CompoundList, out: &mut Script) {
     }
 }
 
-fn script_of(src: &str, list: &ast::CompoundList) -> Script {
+fn script_of(src: &Src<'_>, list: &ast::CompoundList) -> Script {
     let mut s = Script::default();
     convert_list(src, list, &mut s);
     s
 }
 
-fn convert_command(src: &str, cmd: &ast::Command) -> Item {
+fn convert_command(src: &Src<'_>, cmd: &ast::Command) -> Item {
     match cmd {
         ast::Command::Simple(s) => Item::Simple(convert_simple(src, s)),
         ast::Command::Compound(c, redirects) => {
@@ -253,7 +264,7 @@ fn text_if(cond: bool, f: impl FnOnce() -> String) -> String {
 }
 
 fn convert_compound(
-    src: &str,
+    src: &Src<'_>,
     c: &ast::CompoundCommand,
     redirects: Option<&ast::RedirectList>,
 ) -> Compound {
@@ -338,9 +349,9 @@ fn convert_compound(
     out
 }
 
-fn convert_simple(src: &str, s: &ast::SimpleCommand) -> Simple {
+fn convert_simple(src: &Src<'_>, s: &ast::SimpleCommand) -> Simple {
     let mut out = Simple {
-        text: truncate(s.to_string()),
+        text: command_text(src, s),
         assignments: Vec::new(),
         args: Vec::new(),
         redirects: Vec::new(),
@@ -382,7 +393,7 @@ fn convert_assignment(a: &ast::Assignment) -> (String, Vec<String>) {
     (name, values)
 }
 
-fn convert_item(src: &str, item: &ast::CommandPrefixOrSuffixItem, out: &mut Simple) {
+fn convert_item(src: &Src<'_>, item: &ast::CommandPrefixOrSuffixItem, out: &mut Simple) {
     match item {
         ast::CommandPrefixOrSuffixItem::IoRedirect(r) => {
             out.redirects.push(convert_redirect(src, r))
@@ -398,12 +409,12 @@ fn convert_item(src: &str, item: &ast::CommandPrefixOrSuffixItem, out: &mut Simp
     }
 }
 
-fn convert_redirect_list(src: &str, list: Option<&ast::RedirectList>) -> Vec<RawRedirect> {
+fn convert_redirect_list(src: &Src<'_>, list: Option<&ast::RedirectList>) -> Vec<RawRedirect> {
     list.map(|l| l.0.iter().map(|r| convert_redirect(src, r)).collect())
         .unwrap_or_default()
 }
 
-fn convert_redirect(src: &str, r: &ast::IoRedirect) -> RawRedirect {
+fn convert_redirect(src: &Src<'_>, r: &ast::IoRedirect) -> RawRedirect {
     match r {
         ast::IoRedirect::File(fd, kind, target) => {
             let mut kind = match kind {
@@ -478,10 +489,10 @@ fn convert_redirect(src: &str, r: &ast::IoRedirect) -> RawRedirect {
 
 /// When an arithmetic command's source does not start with two adjacent `(`, it was
 /// written as nested subshells `( ( … ) )`: returns the text inside the outer pair.
-fn misparsed_subshells<'a>(src: &'a str, loc: &brush_parser::SourceSpan) -> Option<&'a str> {
+fn misparsed_subshells<'a>(src: &Src<'a>, loc: &brush_parser::SourceSpan) -> Option<&'a str> {
     let start = byte_index(src, loc.start.index)?;
-    let end = byte_index(src, loc.end.index).unwrap_or(src.len());
-    let text = src.get(start..end)?;
+    let end = byte_index(src, loc.end.index).unwrap_or(src.text.len());
+    let text = src.text.get(start..end)?;
     if text.starts_with("((") {
         return None;
     }
@@ -491,14 +502,30 @@ fn misparsed_subshells<'a>(src: &'a str, loc: &brush_parser::SourceSpan) -> Opti
 }
 
 /// The parser counts positions in characters; convert one to a byte offset.
-fn byte_index(src: &str, chars: usize) -> Option<usize> {
-    if src.is_ascii() {
-        return (chars <= src.len()).then_some(chars);
+fn byte_index(src: &Src<'_>, chars: usize) -> Option<usize> {
+    if src.ascii {
+        return (chars <= src.text.len()).then_some(chars);
     }
-    if chars == src.chars().count() {
-        return Some(src.len());
+    src.text
+        .char_indices()
+        .map(|(b, _)| b)
+        .chain(std::iter::once(src.text.len()))
+        .nth(chars)
+}
+
+/// The source text of a simple command as written, when positions are cheap to map
+/// (ASCII text); otherwise the parser's rendering of it.
+fn command_text(src: &Src<'_>, s: &ast::SimpleCommand) -> String {
+    use brush_parser::ast::SourceLocation;
+    let written = src
+        .ascii
+        .then(|| s.location())
+        .flatten()
+        .and_then(|loc| src.text.get(loc.start.index..loc.end.index));
+    match written {
+        Some(t) if !t.is_empty() => truncate(t.to_owned()),
+        _ => truncate(s.to_string()),
     }
-    src.char_indices().nth(chars).map(|(b, _)| b)
 }
 
 /// Shorten text for findings, on a character boundary.

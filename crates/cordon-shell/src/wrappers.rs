@@ -133,6 +133,10 @@ pub(crate) fn peel(args: &[Word]) -> Peeled {
                     "-S" | "--split-string" => split = v.cloned(),
                     _ => {}
                 });
+                // `env -` is the old spelling of `env -i`.
+                if args.get(j).is_some_and(|w| w.value == "-") {
+                    j += 1;
+                }
                 while let Some(w) = args.get(j) {
                     match is_assignment(&w.value) {
                         Some((n, v)) => {

@@ -1313,8 +1313,14 @@ t!(
 t!(
     x_parallel,
     "parallel rm ::: a b",
-    [C("parallel", Class::Unknown)]
+    [X("parallel", "command"), Ctx("rm", Context::ExecArgument)]
 );
+t!(
+    x_parallel_stdin,
+    "cat jobs.txt | parallel",
+    [X("parallel", "stdin")]
+);
+t!(wr_env_dash, "env - rm x", [Wr("rm", &["env"]), D(&["x"])]);
 t!(
     x_tar_to_command,
     "tar -xf a.tar --to-command='sh -c id'",

@@ -89,6 +89,10 @@ pub(super) const ENTRIES: &[Entry] = &[
         names: &["man"],
         classify: man,
     },
+    Entry {
+        names: &["parallel"],
+        classify: parallel,
+    },
 ];
 
 /// How an interpreter's command line is shaped.
@@ -553,5 +557,45 @@ fn man(inv: &Invocation<'_>) -> Outcome {
     if p.has(&["-l", "--local-file"]) {
         o.reads(&p.operands);
     }
+    o
+}
+
+/// GNU `parallel [options] COMMAND ::: ARGS`: runs COMMAND once per argument; the
+/// command is a shell command line (`{}` is replaced by each argument).
+fn parallel(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(
+        inv.args,
+        &Opts {
+            short: "jSa",
+            long: &[
+                "jobs", "sshlogin", "arg-file", "joblog", "results", "tmpdir", "delay", "timeout",
+                "retries", "colsep",
+            ],
+            posix: true,
+        },
+    );
+    let mut o = Outcome::read_only();
+    o.reads(p.values(&["-a", "--arg-file"]));
+    o.writes(p.values(&["--joblog", "--results"]));
+    if p.has(&["-S", "--sshlogin"]) {
+        o.net_unknown();
+    }
+    let command: Vec<Word> = p
+        .operands
+        .iter()
+        .take_while(|w| !w.value.starts_with(":::") && !w.value.starts_with("::::"))
+        .cloned()
+        .collect();
+    if command.is_empty() {
+        // The commands themselves come from standard input.
+        o.exec(
+            "parallel",
+            "stdin",
+            "runs command lines read from standard input",
+        );
+        return o;
+    }
+    o.exec("parallel", "command", &super::join(&command));
+    o.exec_argv.push(("parallel".into(), command));
     o
 }
