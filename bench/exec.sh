@@ -26,6 +26,10 @@ if command -v srt >/dev/null 2>&1; then
 elif command -v npm >/dev/null 2>&1 && npm install -g -q @anthropic-ai/sandbox-runtime >/dev/null 2>&1; then
     SRT=$(command -v srt || true)
 fi
+if [ -n "$SRT" ] && ! { command -v rg && command -v socat; } >/dev/null 2>&1; then
+    # srt needs ripgrep and socat on Linux.
+    apt-get install -y -q ripgrep socat >/dev/null 2>&1 || true
+fi
 
 WORK=$(mktemp -d /tmp/cordon-bench-XXXXXX)
 trap 'rm -rf "$WORK"' EXIT

@@ -808,3 +808,50 @@ fn probe_namespaces() -> Result<(), String> {
     .map_err(|e| format!("mounting a tmpfs failed: {}", e.desc()))?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn info_lines_round_trip() {
+        let lines = [
+            InfoLine::Error(WireError {
+                kind: "not-found".into(),
+                message: "command not found: x".into(),
+            }),
+            InfoLine::TimedOut,
+            InfoLine::Enforced(CommandInfo::default()),
+        ];
+        for l in lines {
+            let s = serde_json::to_string(&l).unwrap();
+            let back: InfoLine = serde_json::from_str(&s).unwrap();
+            assert_eq!(format!("{l:?}"), format!("{back:?}"));
+        }
+    }
+
+    #[test]
+    fn wire_errors_keep_their_kind() {
+        for kind in [
+            SandboxErrorKind::ProtectedSymlink,
+            SandboxErrorKind::TierUnavailable,
+            SandboxErrorKind::NotFound,
+            SandboxErrorKind::Invalid,
+            SandboxErrorKind::Setup,
+        ] {
+            let e = SandboxError::new(kind, "x");
+            assert_eq!(WireError::from_error(&e).into_error().kind, kind);
+        }
+    }
+
+    #[test]
+    fn resolve_searches_path() {
+        let env = vec![(OsString::from("PATH"), OsString::from("/nonexistent:/bin"))];
+        assert_eq!(
+            resolve(OsStr::new("sh"), &env),
+            Some(PathBuf::from("/bin/sh"))
+        );
+        assert_eq!(resolve(OsStr::new("no-such-program-xyz"), &env), None);
+        assert_eq!(resolve(OsStr::new("./x"), &env), Some(PathBuf::from("./x")));
+    }
+}

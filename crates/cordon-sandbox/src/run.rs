@@ -16,7 +16,7 @@ use nix::unistd::Pid;
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 /// Proof that the policy (or a human approval) allowed this run. `cordon-sandbox` never
 /// decides whether a command may run; it only contains one that was allowed, and its
@@ -52,6 +52,32 @@ pub struct Outcome {
     pub timed_out: bool,
     /// What containment blocked and enforced.
     pub report: DenialReport,
+    /// The output limit cut stdout or stderr short.
+    pub output_truncated: bool,
+}
+
+/// Copy `from` to `to` up to `limit` bytes, then drain and drop the rest so the command
+/// never blocks on a full pipe. Returns whether anything was dropped.
+fn capped_copy(mut from: impl Read, mut to: impl Write, limit: u64) -> bool {
+    let mut buf = [0u8; 8192];
+    let mut left = limit;
+    let mut dropped = false;
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let keep = usize::try_from(left).unwrap_or(usize::MAX).min(n);
+        if keep > 0 {
+            let _ = to.write_all(&buf[..keep]);
+            let _ = to.flush();
+            left -= keep as u64;
+        }
+        if keep < n {
+            dropped = true;
+        }
+    }
+    dropped
 }
 
 fn sys_err(what: &'static str) -> impl FnOnce(nix::Error) -> SandboxError {
@@ -86,13 +112,16 @@ pub fn run(spec: &SandboxSpec, permit: Permit) -> Result<Outcome, SandboxError> 
     let mut old = SigSet::empty();
     sigprocmask(SigmaskHow::SIG_BLOCK, Some(&set), Some(&mut old))
         .map_err(sys_err("cannot block signals"))?;
-    let spawned = Command::new("/proc/self/exe")
-        .arg(crate::HELPER_ARG)
+    let mut cmd = Command::new("/proc/self/exe");
+    cmd.arg(crate::HELPER_ARG)
         .arg("run")
         .arg(spec_r.as_raw_fd().to_string())
         .arg(res_w.as_raw_fd().to_string())
-        .env_clear()
-        .spawn();
+        .env_clear();
+    if spec.output_limit.is_some() {
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    }
+    let spawned = cmd.spawn();
     drop(spec_r);
     drop(res_w);
     let mut child = match spawned {
@@ -111,6 +140,25 @@ pub fn run(spec: &SandboxSpec, permit: Permit) -> Result<Outcome, SandboxError> 
     // A helper that died early closes its end; its status tells why.
     let _ = std::fs::File::from(spec_w).write_all(&payload);
 
+    // Copier threads start with every signal above blocked (inherited), so only the
+    // loop below receives them.
+    let copiers: Vec<std::thread::JoinHandle<bool>> = match spec.output_limit {
+        Some(limit) => {
+            let mut v = Vec::new();
+            if let Some(out) = child.stdout.take() {
+                v.push(std::thread::spawn(move || {
+                    capped_copy(out, std::io::stdout(), limit)
+                }));
+            }
+            if let Some(err) = child.stderr.take() {
+                v.push(std::thread::spawn(move || {
+                    capped_copy(err, std::io::stderr(), limit)
+                }));
+            }
+            v
+        }
+        None => Vec::new(),
+    };
     let helper = Pid::from_raw(child.id() as i32);
     let status = loop {
         match child.try_wait() {
@@ -129,6 +177,12 @@ pub fn run(spec: &SandboxSpec, permit: Permit) -> Result<Outcome, SandboxError> 
         }
     };
     let _ = sigprocmask(SigmaskHow::SIG_SETMASK, Some(&old), None);
+    // Every writer of the output pipes is gone once the helper is (the sandbox's
+    // processes die with it).
+    let output_truncated = copiers
+        .into_iter()
+        .map(|c| c.join().unwrap_or(false))
+        .fold(false, |a, b| a | b);
 
     let mut raw = Vec::new();
     let _ = std::fs::File::from(res_r).read_to_end(&mut raw);
@@ -189,6 +243,7 @@ pub fn run(spec: &SandboxSpec, permit: Permit) -> Result<Outcome, SandboxError> 
         status: u8::try_from(result.status).unwrap_or(125),
         timed_out: result.timed_out,
         report,
+        output_truncated,
     })
 }
 

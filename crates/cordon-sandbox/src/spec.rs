@@ -118,6 +118,9 @@ pub struct SandboxSpec {
     pub timeout: Option<Duration>,
     /// Accepted tiers.
     pub require: Require,
+    /// Cap on the bytes of stdout and of stderr passed on (each); the rest is drained and
+    /// dropped. `None` lets the command write to cordon's own stdout and stderr directly.
+    pub output_limit: Option<u64>,
     /// The mount plan and Landlock paths computed from host facts.
     pub plan: Plan,
 }
@@ -140,6 +143,7 @@ pub struct SandboxBuilder {
     limits: Limits,
     timeout: Option<Duration>,
     require: Require,
+    output_limit: Option<u64>,
 }
 
 impl SandboxBuilder {
@@ -164,6 +168,7 @@ impl SandboxBuilder {
             limits: Limits::default(),
             timeout: None,
             require: Require::Any,
+            output_limit: None,
         }
     }
 
@@ -239,6 +244,13 @@ impl SandboxBuilder {
     /// Wall-clock timeout.
     pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
         self.timeout = timeout;
+        self
+    }
+
+    /// Cap the bytes of stdout and of stderr passed on (each); the command is not
+    /// stopped, its excess output is dropped.
+    pub fn output_limit(mut self, bytes: Option<u64>) -> Self {
+        self.output_limit = bytes;
         self
     }
 
@@ -369,6 +381,7 @@ impl SandboxBuilder {
             limits: self.limits,
             timeout: self.timeout,
             require: self.require,
+            output_limit: self.output_limit,
             plan,
         })
     }

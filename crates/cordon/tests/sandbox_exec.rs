@@ -898,3 +898,18 @@ fn fallback_tier_without_user_namespaces_and_require_full() {
     assert_eq!(rcs, ["rc=0", "rc=125"], "{out}\n{err}");
     assert!(err.contains("full containment was required"), "{err}");
 }
+
+#[test]
+fn output_is_capped_and_the_command_keeps_running() {
+    need_sandbox!("output_is_capped_and_the_command_keeps_running");
+    let w = World::new();
+    let o = w.run(
+        "yes cordon | head -c 100000; echo done > finished.txt",
+        &["--max-output", "1000"],
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(out.len(), 1000, "{}", out.len());
+    assert!(err.contains("--max-output"), "{err}");
+    assert!(w.ws.join("finished.txt").exists());
+}

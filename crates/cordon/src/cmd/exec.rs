@@ -76,6 +76,10 @@ pub struct ExecOptions {
     /// An extra path to mask (repeatable).
     #[arg(long, value_name = "PATH")]
     mask: Vec<PathBuf>,
+    /// Pass at most this many bytes of the command's stdout, and of its stderr; the rest
+    /// is dropped (the command keeps running).
+    #[arg(long, value_name = "BYTES")]
+    max_output: Option<u64>,
     /// RLIMIT_CPU in seconds.
     #[arg(long, value_name = "SECONDS")]
     cpu_limit: Option<u64>,
@@ -259,6 +263,7 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
         .network(network)
         .home_view(home_view)
         .timeout(timeout)
+        .output_limit(args.max_output)
         .require(require)
         .env_policy(EnvPolicy {
             allow: settings
@@ -305,6 +310,9 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
             }
             for b in &outcome.report.blocked {
                 eprintln!("cordon: blocked {}: {}", b.target, b.detail);
+            }
+            if outcome.output_truncated {
+                eprintln!("cordon: output was cut at the --max-output limit");
             }
             if outcome.timed_out {
                 eprintln!("cordon: the command timed out; every process of the sandbox was killed");
