@@ -252,18 +252,40 @@ impl Analyzer {
             }
         }
         let mut nested = Nested::default();
+        let mut head_dynamic = Vec::new();
         for w in &c.words {
             let d = word::decode(w);
             nested.merge(self.nested(&d.substs, scope));
+            // Inside `[[ ]]` words are not split or globbed; what still runs code is
+            // prompt expansion (`${x@P}`) and arithmetic, handled below.
+            for x in &d.dynamic {
+                if matches!(x, Dynamic::ParameterExpansion(p) if p.contains("@P")) {
+                    push_all(&mut head_dynamic, std::slice::from_ref(x));
+                }
+            }
         }
         for a in &c.arith {
             let mut d = Decoded::default();
             word::scan_expansions(a, &mut d);
             nested.merge(self.nested(&d.substs, scope));
+            push_all(&mut head_dynamic, &d.dynamic);
+            // bash evaluates variable names in arithmetic recursively, so a name whose
+            // value is `a[$(cmd)]` runs cmd: any name makes the outcome run-time.
+            if arith_names(a) {
+                push_all(&mut head_dynamic, &[Dynamic::Arithmetic]);
+            }
         }
-        if !c.redirects.is_empty() {
+        let head = match c.kind {
+            CompoundKind::Arithmetic => Some("(("),
+            CompoundKind::Test => Some("[["),
+            _ => None,
+        };
+        if !c.redirects.is_empty() || head.is_some() {
             let (redirects, mut dynamic, _, n, net) = self.redirects(&c.redirects, scope);
             nested.merge(n);
+            if head.is_some() {
+                push_all(&mut dynamic, &head_dynamic);
+            }
             if nested.too_deep {
                 dynamic.push(Dynamic::TooDeep);
             }
@@ -275,7 +297,7 @@ impl Analyzer {
             self.emit(
                 SimpleCommand {
                     text: c.text.clone(),
-                    program: None,
+                    program: head.map(Word::literal),
                     args: Vec::new(),
                     assignments: Vec::new(),
                     redirects,
@@ -603,6 +625,16 @@ impl Analyzer {
             .unwrap_or(false);
         let any_fetched = fetched.iter().any(|f| *f);
 
+        // `let EXPR` and subscripted assignments `a[EXPR]=…` evaluate arithmetic.
+        if program.value == "let" && args.iter().any(|w| arith_names(&w.value)) {
+            push_all(&mut dynamic, &[Dynamic::Arithmetic]);
+        }
+        if s.assignments
+            .iter()
+            .any(|(n, _)| n.split_once('[').is_some_and(|(_, sub)| arith_names(sub)))
+        {
+            push_all(&mut dynamic, &[Dynamic::Arithmetic]);
+        }
         let name: Option<String> = if program.literal {
             standard_name(&program.value).map(str::to_owned)
         } else {
@@ -1019,4 +1051,25 @@ fn exec_argv_text(label: &str, argv: &[Word]) -> String {
         parts.push(MATCH.to_owned());
     }
     parts.join(" ")
+}
+
+/// True when arithmetic text names a variable (a letter or `_` outside a number).
+fn arith_names(text: &str) -> bool {
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_digit() {
+            // Skip a number, including hex `0x1F` and based `16#ff` forms.
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'#') {
+                i += 1;
+            }
+            continue;
+        }
+        if c.is_ascii_alphabetic() || c == b'_' {
+            return true;
+        }
+        i += 1;
+    }
+    false
 }

@@ -72,6 +72,10 @@ pub(crate) enum Arg {
 pub(crate) enum CompoundKind {
     Subshell,
     Group,
+    /// `(( … ))` and `for (( … ))`: bash evaluates the text arithmetically.
+    Arithmetic,
+    /// `[[ … ]]`.
+    Test,
     Other,
 }
 
@@ -228,33 +232,49 @@ fn convert_command(src: &Src<'_>, cmd: &ast::Command) -> Item {
         }),
         ast::Command::ExtendedTest(t, redirects) => {
             let mut words = Vec::new();
-            test_words(&t.expr, &mut words);
+            let mut arith = Vec::new();
+            test_words(&t.expr, &mut words, &mut arith);
             Item::Compound(Compound {
-                kind: CompoundKind::Other,
+                kind: CompoundKind::Test,
                 words,
-                arith: Vec::new(),
+                arith,
                 bodies: Vec::new(),
                 redirects: convert_redirect_list(src, redirects.as_ref()),
-                text: text_if(redirects.is_some(), || format!("[[ {} ]]", t.expr)),
+                text: truncate(format!("[[ {} ]]", t.expr)),
                 error: None,
             })
         }
     }
 }
 
-fn test_words(e: &ast::ExtendedTestExpr, out: &mut Vec<String>) {
+/// Operand words of `[[ … ]]`; operands of arithmetic comparisons (`-eq`, `-lt`, …)
+/// are also evaluated arithmetically by bash and go to `arith`.
+fn test_words(e: &ast::ExtendedTestExpr, out: &mut Vec<String>, arith: &mut Vec<String>) {
+    use ast::BinaryPredicate as B;
     match e {
         ast::ExtendedTestExpr::And(a, b) | ast::ExtendedTestExpr::Or(a, b) => {
-            test_words(a, out);
-            test_words(b, out);
+            test_words(a, out, arith);
+            test_words(b, out, arith);
         }
         ast::ExtendedTestExpr::Not(a) | ast::ExtendedTestExpr::Parenthesized(a) => {
-            test_words(a, out);
+            test_words(a, out, arith);
         }
         ast::ExtendedTestExpr::UnaryTest(_, w) => out.push(w.value.clone()),
-        ast::ExtendedTestExpr::BinaryTest(_, a, b) => {
+        ast::ExtendedTestExpr::BinaryTest(p, a, b) => {
             out.push(a.value.clone());
             out.push(b.value.clone());
+            if matches!(
+                p,
+                B::ArithmeticEqualTo
+                    | B::ArithmeticNotEqualTo
+                    | B::ArithmeticLessThan
+                    | B::ArithmeticLessThanOrEqualTo
+                    | B::ArithmeticGreaterThan
+                    | B::ArithmeticGreaterThanOrEqualTo
+            ) {
+                arith.push(a.value.clone());
+                arith.push(b.value.clone());
+            }
         }
     }
 }
@@ -274,7 +294,15 @@ fn convert_compound(
         arith: Vec::new(),
         bodies: Vec::new(),
         redirects: convert_redirect_list(src, redirects),
-        text: text_if(redirects.is_some(), || c.to_string()),
+        text: text_if(
+            redirects.is_some()
+                || matches!(
+                    c,
+                    ast::CompoundCommand::Arithmetic(_)
+                        | ast::CompoundCommand::ArithmeticForClause(_)
+                ),
+            || c.to_string(),
+        ),
         error: None,
     };
     match c {
@@ -288,9 +316,13 @@ fn convert_compound(
                     Err(e) => out.error = Some(e),
                 }
             }
-            None => out.arith.push(a.expr.value.clone()),
+            None => {
+                out.kind = CompoundKind::Arithmetic;
+                out.arith.push(a.expr.value.clone());
+            }
         },
         ast::CompoundCommand::ArithmeticForClause(f) => {
+            out.kind = CompoundKind::Arithmetic;
             for e in [&f.initializer, &f.condition, &f.updater]
                 .into_iter()
                 .flatten()
@@ -493,7 +525,8 @@ fn misparsed_subshells<'a>(src: &Src<'a>, loc: &brush_parser::SourceSpan) -> Opt
     let start = byte_index(src, loc.start.index)?;
     let end = byte_index(src, loc.end.index).unwrap_or(src.text.len());
     let text = src.text.get(start..end)?;
-    if text.starts_with("((") {
+    // bash reads `((` … `))` as arithmetic only when both pairs are adjacent.
+    if text.starts_with("((") && text.trim_end().ends_with("))") {
         return None;
     }
     let inner = text.strip_prefix('(')?;

@@ -468,12 +468,12 @@ t!(
 t!(
     ro_double_bracket,
     "[[ -n \"$x\" ]] && echo set",
-    [C("echo", Class::ReadOnly), N(1)]
+    [AllRO, C("echo", Class::ReadOnly), N(2)]
 );
 t!(
     ro_arith,
     "(( i = 1 + 2 )) && echo ok",
-    [C("echo", Class::ReadOnly), N(1)]
+    [C("echo", Class::ReadOnly), P("(("), Dy("Arithmetic"), N(2)]
 );
 t!(
     ro_awk_print,
@@ -1826,6 +1826,35 @@ t!(
 );
 t!(
     regress_real_arith_kept,
-    "(( x = 1 + 2 )) && echo ok",
-    [AllRO, N(1)]
+    "(( 1 + 2 )) && echo ok",
+    [AllRO, N(2)]
+);
+// bash evaluates names in arithmetic recursively: `x='a[$(cmd)]'; (( x ))` runs cmd.
+t!(
+    regress_arith_names_dynamic,
+    "x='a[$(rm -rf /)]'; (( x ))",
+    [Dy("Arithmetic"), P("((")]
+);
+t!(
+    regress_test_arith_operand,
+    "[[ $n -eq 1 ]] && echo one",
+    [Dy("Arithmetic")]
+);
+t!(
+    regress_test_string_compare_ok,
+    "[[ -f Cargo.toml ]] && echo yes",
+    [AllRO]
+);
+t!(
+    regress_arith_for,
+    "for ((i = 0; i < n; i++)); do echo $i; done",
+    [Dy("Arithmetic")]
+);
+t!(regress_let, "let x=y+1", [Dy("Arithmetic")]);
+t!(regress_arith_numbers_ok, "(( 1 + 0x1F ))", [AllRO]);
+// bash reads `((…) )` (closing pair not adjacent) as nested subshells.
+t!(
+    regress_open_adjacent_close_apart,
+    "((rm -rf /) )",
+    [D(&["/"])]
 );
