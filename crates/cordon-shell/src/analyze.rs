@@ -45,6 +45,22 @@ const SHELLS: &[&str] = &[
     "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "rbash", "source", ".",
 ];
 
+/// Programs whose output (or output file) is data fetched from the network.
+const FETCHERS: &[&str] = &[
+    "curl",
+    "wget",
+    "wget2",
+    "http",
+    "https",
+    "xh",
+    "xhs",
+    "aria2c",
+    "axel",
+    "fetch",
+    "lwp-request",
+    "GET",
+];
+
 /// Programs that run code given to them (for fetch-to-exec through substitution).
 const CODE_RUNNERS: &[&str] = &[
     "bash",
@@ -137,6 +153,8 @@ struct Analyzer {
     expansions: usize,
     active: Vec<String>,
     analyzed: HashSet<String>,
+    /// Files written with network output earlier in the text.
+    downloaded: HashSet<String>,
 }
 
 /// Result of analyzing nested code.
@@ -726,6 +744,36 @@ impl Analyzer {
             self.hazard(HazardKind::FetchToExec, &s.text, "output fetched from the network is substituted into a command that runs it as code");
         }
 
+        // Fetch to a file, then run it: `curl -o x.sh URL && bash x.sh`.
+        let is_fetcher = name.as_deref().is_some_and(|n| FETCHERS.contains(&n));
+        if is_fetcher {
+            for w in &outcome.effects.writes {
+                self.downloaded.insert(norm_path(&w.value));
+            }
+            if outcome.fetches {
+                for r in redirects
+                    .iter()
+                    .filter(|r| r.kind.writes_file() && r.fd.is_none_or(|fd| fd == 1))
+                {
+                    self.downloaded.insert(norm_path(&r.target.value));
+                }
+            }
+        }
+        if outcome.runs_script {
+            let script = if name.is_none() {
+                Some(program.value.clone())
+            } else {
+                outcome.effects.reads.first().map(|w| w.value.clone())
+            };
+            if script.is_some_and(|p| self.downloaded.contains(&norm_path(&p))) {
+                self.hazard(
+                    HazardKind::FetchToExec,
+                    &s.text,
+                    "a file downloaded earlier in the same text is run as code",
+                );
+            }
+        }
+
         // DNS exfiltration: a lookup whose host carries run-time data.
         let lookup_dynamic = outcome.lookup_hosts.iter().any(|h| !h.literal)
             || outcome
@@ -1072,4 +1120,13 @@ fn arith_names(text: &str) -> bool {
         i += 1;
     }
     false
+}
+
+/// A path as the same file would be named again: `./x.sh` and `x.sh` are one file.
+fn norm_path(p: &str) -> String {
+    let mut p = p;
+    while let Some(rest) = p.strip_prefix("./") {
+        p = rest;
+    }
+    p.to_owned()
 }

@@ -201,6 +201,7 @@ fn interpreter(inv: &Invocation<'_>, lang: &Lang) -> Outcome {
             break;
         }
         let (flag, attached) = split_opt(a, lang);
+        let flag = flag.as_str();
         if lang.code.contains(&flag) {
             let code = attached.map(str::to_owned).or_else(|| {
                 i += 1;
@@ -256,22 +257,27 @@ fn interpreter(inv: &Invocation<'_>, lang: &Lang) -> Outcome {
     o
 }
 
-/// Split `-cCODE`/`--eval=CODE` into the option and its attached value.
-fn split_opt<'a>(a: &'a str, lang: &Lang) -> (&'a str, Option<&'a str>) {
+/// Split `-cCODE`/`--eval=CODE` into the option and its attached value. In a short
+/// cluster (`perl -ne`, `python -uc`) the first letter that takes a value decides:
+/// the rest of the cluster is its value, or the next argument when nothing is left.
+fn split_opt<'a>(a: &'a str, lang: &Lang) -> (String, Option<&'a str>) {
     if let Some((name, value)) = a.split_once('=') {
         if name.starts_with("--") {
-            return (name, Some(value));
+            return (name.to_owned(), Some(value));
         }
     }
-    if !a.starts_with("--") && a.len() > 2 {
-        let flag = &a[..2];
-        let known =
-            lang.code.contains(&flag) || lang.load.contains(&flag) || lang.value.contains(&flag);
-        if known {
-            return (flag, Some(&a[2..]));
+    if a.starts_with("--") || a.chars().count() <= 2 {
+        return (a.to_owned(), None);
+    }
+    for (pos, ch) in a.char_indices().skip(1) {
+        let flag = format!("-{ch}");
+        let f = flag.as_str();
+        if lang.code.contains(&f) || lang.load.contains(&f) || lang.value.contains(&f) {
+            let rest = a.get(pos + ch.len_utf8()..).unwrap_or("");
+            return (flag, (!rest.is_empty()).then_some(rest));
         }
     }
-    (a, None)
+    (a.to_owned(), None)
 }
 
 fn generic_interpreter(inv: &Invocation<'_>) -> Outcome {

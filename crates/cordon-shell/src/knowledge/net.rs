@@ -225,7 +225,13 @@ fn curl(inv: &Invocation<'_>) -> Outcome {
         }
         o.fetches = false;
     }
-    if p.has(&["-o", "--output"]) {
+    let to_stdout = |w: &Word| {
+        matches!(
+            w.value.as_str(),
+            "-" | "/dev/stdout" | "/dev/fd/1" | "/proc/self/fd/1"
+        )
+    };
+    if p.has(&["-o", "--output"]) && !p.values(&["-o", "--output"]).any(to_stdout) {
         o.fetches = false;
     }
     o.reads(p.values(&[
@@ -364,7 +370,12 @@ fn wget(inv: &Invocation<'_>) -> Outcome {
         o.effects.class = Class::Unknown;
     }
     let outs: Vec<Word> = p.values(&["-O", "--output-document"]).cloned().collect();
-    if outs.iter().any(|w| w.value == "-") {
+    if outs.iter().any(|w| {
+        matches!(
+            w.value.as_str(),
+            "-" | "/dev/stdout" | "/dev/fd/1" | "/proc/self/fd/1"
+        )
+    }) {
         o.fetches = true;
     } else if !outs.is_empty() {
         o.writes(&outs);
