@@ -13,6 +13,25 @@
 //! [`Analysis`]. Anything the text alone cannot fix is said so ([`Dynamic`],
 //! [`Class::Unknown`], [`Analysis::parse_error`]) so that the policy can ask.
 //!
+//! # What the analysis promises
+//!
+//! - Every command the text would run is reported, in the order it runs: a
+//!   substitution before the command that uses it, a `bash -c` string, heredoc fed
+//!   to a shell, `find -exec` command or function body right after the command that
+//!   runs it. A shell given a literal string (`bash -c '…'`, `eval '…'`) is itself
+//!   [`Class::ReadOnly`]; the commands of the string carry their own effects.
+//! - Whatever is only known at run time is said so: [`Dynamic`] on the command, a
+//!   non-literal [`Word`], [`Class::Unknown`], an [`ExecArg`], or
+//!   [`Analysis::parse_error`].
+//! - Bounded work on any input. Text nested deeper than 64 levels is refused before
+//!   parsing (the parser recurses and would overflow the stack); a nesting budget is
+//!   shared across nested shell strings; nested analysis stops 12 levels down
+//!   ([`Dynamic::TooDeep`]); at most 512 function-body expansions, after which calls
+//!   are marked opaque, and every defined function body is still analyzed once.
+//! - A parser panic (brush-parser 0.4.0 has an `unwrap` that hostile input reaches)
+//!   is caught and reported as a parse error. This relies on unwinding: a binary built
+//!   with `panic = "abort"` would abort instead.
+//!
 //! ```
 //! let a = cordon_shell::analyze("cd src && grep -rn TODO . | head");
 //! assert!(a.parse_error.is_none());

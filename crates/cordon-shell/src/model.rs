@@ -268,7 +268,10 @@ impl Default for Effects {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub enum Class {
-    /// Known program, invoked in a form that only reads.
+    /// Known program, invoked in a form that only reads. A shell given a literal
+    /// string (`bash -c '…'`, `eval '…'`, `watch '…'`) and a call to a function defined
+    /// in the text are read-only themselves: the commands they run are reported as
+    /// commands of their own.
     ReadOnly,
     /// Known program that writes, deletes, executes other code or reaches the network.
     Mutating,

@@ -29,10 +29,6 @@ pub(crate) struct Decoded {
     pub value: String,
     pub dynamic: Vec<Dynamic>,
     pub substs: Vec<Subst>,
-    /// Byte offset in `value` where the first run-time part starts.
-    pub first_dynamic: Option<usize>,
-    /// The word contains a `$HOME`/`~` prefix that was normalised.
-    pub unterminated: bool,
 }
 
 impl Decoded {
@@ -41,9 +37,6 @@ impl Decoded {
     }
 
     fn mark(&mut self, d: Dynamic) {
-        if self.first_dynamic.is_none() {
-            self.first_dynamic = Some(self.value.len());
-        }
         if !self.dynamic.contains(&d) {
             self.dynamic.push(d);
         }
@@ -78,9 +71,6 @@ pub(crate) fn decode(raw: &str) -> Decoded {
             b'\'' => {
                 let end = find_byte(b, i + 1, b'\'');
                 d.value.push_str(slice(raw, i + 1, end));
-                if end >= b.len() {
-                    d.unterminated = true;
-                }
                 i = end + 1;
             }
             b'"' => {
@@ -276,7 +266,6 @@ fn double_quoted(raw: &str, mut i: usize, d: &mut Decoded) -> usize {
             }
         }
     }
-    d.unterminated = true;
     i
 }
 
