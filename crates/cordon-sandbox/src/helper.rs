@@ -17,7 +17,8 @@
 
 use crate::error::{SandboxError, SandboxErrorKind};
 use crate::landlock::{self, LandlockOutcome, Rules};
-use crate::report::Tier;
+use crate::observe::{self, Observer};
+use crate::report::{Blocked, Tier};
 use crate::seccomp::{self, Sockets};
 use crate::spec::{Network, SandboxSpec};
 use crate::sys;
@@ -100,6 +101,7 @@ enum InfoLine {
     Enforced(CommandInfo),
     Error(WireError),
     TimedOut,
+    Blocked { records: Vec<Blocked> },
 }
 
 /// What the helper sends back to the caller.
@@ -111,6 +113,7 @@ pub(crate) struct HelperResult {
     pub info: Option<CommandInfo>,
     pub timed_out: bool,
     pub error: Option<WireError>,
+    pub blocked: Vec<Blocked>,
 }
 
 /// Entry point (see `crate::helper_main`).
@@ -296,7 +299,7 @@ fn run_inner(
                 }
                 ForkResult::Parent { child } => {
                     drop(info_w);
-                    supervise(child, None, Reap::Child, &signals).code
+                    supervise(child, None, Reap::Child, &signals, None).code
                 }
             }
         }
@@ -304,17 +307,27 @@ fn run_inner(
             nix::sys::prctl::set_child_subreaper(true)
                 .map_err(|e| SandboxError::sys("cannot become a subreaper", e))?;
             let info_fd = info_w.as_raw_fd();
+            let (mine, theirs) = listener_channel()?;
             match fork()? {
                 ForkResult::Child => {
                     drop(info_r);
-                    let e = command_main(&spec, Tier::Fallback, info_fd, &filters);
+                    drop(mine);
+                    let e = command_main(&spec, Tier::Fallback, info_fd, &filters, theirs);
                     std::process::exit(e)
                 }
                 ForkResult::Parent { child } => {
                     drop(info_w);
-                    let out = supervise(child, spec.timeout, Reap::Tree, &signals);
+                    drop(theirs);
+                    let mut observer = observe::recv_fd(mine.as_raw_fd())
+                        .map(|l| Observer::new(l, None, landlock_write_paths(&spec)));
+                    drop(mine);
+                    let out =
+                        supervise(child, spec.timeout, Reap::Tree, &signals, observer.as_mut());
                     if out.timed_out {
                         result.timed_out = true;
+                    }
+                    if let Some(o) = observer {
+                        result.blocked.extend(o.records);
                     }
                     out.code
                 }
@@ -328,6 +341,7 @@ fn run_inner(
             Ok(InfoLine::Enforced(i)) => result.info = Some(i),
             Ok(InfoLine::Error(e)) => result.error = Some(e),
             Ok(InfoLine::TimedOut) => result.timed_out = true,
+            Ok(InfoLine::Blocked { records }) => result.blocked.extend(records),
             Err(_) => {}
         }
     }
@@ -354,6 +368,27 @@ fn write_info(fd: RawFd, line: &InfoLine) {
         let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
         let _ = nix::unistd::write(fd, s.as_bytes());
     }
+}
+
+/// Where Landlock lets the command write (in the sandbox's view).
+fn landlock_write_paths(spec: &SandboxSpec) -> Vec<PathBuf> {
+    let mut write: Vec<PathBuf> = spec.plan.write_paths.clone();
+    write.push(PathBuf::from("/tmp"));
+    write.push(PathBuf::from("/dev/shm"));
+    write.extend(crate::landlock::DEVICE_FILES.iter().map(PathBuf::from));
+    write
+}
+
+/// The socket pair over which the command hands its supervisor the listener.
+fn listener_channel() -> Result<(OwnedFd, OwnedFd), SandboxError> {
+    use nix::sys::socket::{AddressFamily, SockFlag, SockType, socketpair};
+    socketpair(
+        AddressFamily::Unix,
+        SockType::SeqPacket,
+        None,
+        SockFlag::SOCK_CLOEXEC,
+    )
+    .map_err(|e| SandboxError::sys("cannot create a socket pair", e))
 }
 
 /// PID 1 of the sandbox.
@@ -389,13 +424,35 @@ fn init_main(spec: &SandboxSpec, info_w: OwnedFd, filters: &[BpfProgram]) -> i32
         }
     }
     let signals = signal_set();
+    let (mine, theirs) = match listener_channel() {
+        Ok(p) => p,
+        Err(e) => return fail(e),
+    };
     match fork() {
         Err(e) => fail(e),
-        Ok(ForkResult::Child) => command_main(spec, Tier::Full, info, filters),
+        Ok(ForkResult::Child) => {
+            drop(mine);
+            command_main(spec, Tier::Full, info, filters, theirs)
+        }
         Ok(ForkResult::Parent { child }) => {
-            let out = supervise(child, spec.timeout, Reap::Namespace, &signals);
+            drop(theirs);
+            let mut observer = observe::recv_fd(mine.as_raw_fd())
+                .map(|l| Observer::new(l, Some(&spec.plan), landlock_write_paths(spec)));
+            drop(mine);
+            let out = supervise(
+                child,
+                spec.timeout,
+                Reap::Namespace,
+                &signals,
+                observer.as_mut(),
+            );
             if out.timed_out {
                 write_info(info, &InfoLine::TimedOut);
+            }
+            if let Some(o) = observer
+                && !o.records.is_empty()
+            {
+                write_info(info, &InfoLine::Blocked { records: o.records });
             }
             drop(info_w);
             out.code
@@ -486,7 +543,13 @@ fn set_limits(spec: &SandboxSpec) -> Result<(), SandboxError> {
 
 /// The command's process: everything here runs after the last fork and ends in
 /// `execve` or an exit status.
-fn command_main(spec: &SandboxSpec, tier: Tier, info: RawFd, filters: &[BpfProgram]) -> i32 {
+fn command_main(
+    spec: &SandboxSpec,
+    tier: Tier,
+    info: RawFd,
+    filters: &[BpfProgram],
+    listener_to: OwnedFd,
+) -> i32 {
     let fail = |e: SandboxError| {
         write_info(info, &InfoLine::Error(WireError::from_error(&e)));
         EXIT_CORDON_FAILED
@@ -561,9 +624,7 @@ fn command_main(spec: &SandboxSpec, tier: Tier, info: RawFd, filters: &[BpfProgr
         return fail(SandboxError::sys("cannot set no_new_privs", e));
     }
     info_out.no_new_privs = true;
-    let mut write: Vec<PathBuf> = spec.plan.write_paths.clone();
-    write.push(PathBuf::from("/tmp"));
-    write.push(PathBuf::from("/dev/shm"));
+    let write = landlock_write_paths(spec);
     let read: Vec<PathBuf> = if full_tier {
         vec![PathBuf::from("/")]
     } else {
@@ -585,6 +646,12 @@ fn command_main(spec: &SandboxSpec, tier: Tier, info: RawFd, filters: &[BpfProgr
     if let Err(e) = sys::cloexec_from(3) {
         return fail(SandboxError::sys("cannot close inherited descriptors", e));
     }
+    // Hand the supervisor a listener for refused writes (observation only; if it
+    // cannot be set up, the run goes on unobserved).
+    if let Ok(listener) = observe::install() {
+        let _ = observe::send_fd(listener_to.as_raw_fd(), listener.as_raw_fd());
+    }
+    drop(listener_to);
     info_out.seccomp = true;
     write_info(info, &InfoLine::Enforced(info_out));
     if let Err(e) = seccomp::install(filters) {
@@ -653,6 +720,7 @@ fn supervise(
     timeout: Option<std::time::Duration>,
     reap: Reap,
     set: &SigSet,
+    mut observer: Option<&mut Observer>,
 ) -> Supervised {
     if let Some(t) = timeout
         && sys::arm_alarm(t).is_err()
@@ -667,9 +735,26 @@ fn supervise(
     }
     let mut code = None;
     let mut timed_out = false;
+    let sigfd = match &observer {
+        Some(_) => {
+            nix::sys::signalfd::SignalFd::with_flags(set, nix::sys::signalfd::SfdFlags::SFD_CLOEXEC)
+                .ok()
+        }
+        None => None,
+    };
+    if sigfd.is_none() {
+        observer = None;
+    }
     while code.is_none() {
-        let Ok(sig) = set.wait() else {
-            continue;
+        let sig = match (&sigfd, observer.as_deref_mut()) {
+            (Some(sfd), Some(obs)) => match wait_either(sfd, obs) {
+                Some(sig) => sig,
+                None => continue,
+            },
+            _ => match set.wait() {
+                Ok(sig) => sig,
+                Err(_) => continue,
+            },
         };
         match sig {
             Signal::SIGCHLD => loop {
@@ -697,6 +782,39 @@ fn supervise(
         code: code.unwrap_or(EXIT_CORDON_FAILED),
         timed_out,
     }
+}
+
+/// Serve the observer until a signal arrives; `None` when woken by the observer only.
+fn wait_either(sfd: &nix::sys::signalfd::SignalFd, obs: &mut Observer) -> Option<Signal> {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd;
+    let mut listener_ev = PollFlags::empty();
+    let signal_ready;
+    {
+        let mut fds = vec![PollFd::new(sfd.as_fd(), PollFlags::POLLIN)];
+        if let Some(l) = obs.listener() {
+            fds.push(PollFd::new(l, PollFlags::POLLIN));
+        }
+        if poll(&mut fds, PollTimeout::NONE).is_err() {
+            return None;
+        }
+        if let Some(f) = fds.get(1) {
+            listener_ev = f.revents().unwrap_or(PollFlags::empty());
+        }
+        signal_ready = fds[0]
+            .revents()
+            .is_some_and(|r| r.contains(PollFlags::POLLIN));
+    }
+    if listener_ev.contains(PollFlags::POLLIN) {
+        obs.handle();
+    } else if listener_ev.intersects(PollFlags::POLLHUP | PollFlags::POLLERR) {
+        // No process is left under the filter: stop watching the listener.
+        obs.close();
+    }
+    if signal_ready && let Ok(Some(info)) = sfd.read_signal() {
+        return Signal::try_from(info.ssi_signo as i32).ok();
+    }
+    None
 }
 
 fn kill_all(child: Pid, reap: Reap) {

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 const TARGET: ABI = ABI::V6;
 
 /// Device files the command may read and write.
-const DEVICE_FILES: &[&str] = &[
+pub(crate) const DEVICE_FILES: &[&str] = &[
     "/dev/null",
     "/dev/zero",
     "/dev/full",

@@ -49,6 +49,7 @@ mod forward;
 mod helper;
 mod landlock;
 mod mounts;
+mod observe;
 mod plan;
 mod report;
 mod run;

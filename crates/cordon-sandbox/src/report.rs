@@ -2,12 +2,15 @@
 //! what this run enforced. This JSON is a contract: the `on-failure` approval flow reads
 //! it to decide whether to ask a human. Fields may be added, none removed.
 //!
-//! What is observable today: protected paths the command created inside a writable root
-//! (removed after the run), and the run's own failures. What is not: a write refused
-//! with `EROFS`/`EACCES` by a read-only mount or Landlock, a system call refused by
-//! seccomp with an errno, a connection refused by the empty network namespace — the
-//! kernel reports those to the command only. `unobservable` lists them so that a reader
-//! never mistakes an empty `blocked` for "nothing was blocked".
+//! What is observable: writes the command attempted where the mount plan or Landlock
+//! refuses them (a seccomp listener reports each write-intent system call to the
+//! supervisor, which predicts the refusal from the plan; see `observe.rs`), protected
+//! paths the command created inside a writable root (removed after the run), and the
+//! run's own failures. What is not: a system call refused by seccomp with an errno, a
+//! connection refused by the empty network namespace, writes through `openat2` or
+//! through descriptors opened before the sandbox — the kernel reports those to the
+//! command only. `unobservable` lists them so that a reader never mistakes an empty
+//! `blocked` for "nothing was blocked".
 
 use crate::landlock::LandlockOutcome;
 use crate::plan::WalkSummary;
@@ -100,7 +103,7 @@ pub struct DenialReport {
 /// The standing list of denials the kernel reports only to the command.
 pub(crate) fn unobservable() -> Vec<String> {
     [
-        "writes refused by read-only mounts or Landlock (the command sees EROFS or EACCES)",
+        "writes through openat2 or through descriptors opened before the sandbox",
         "system calls refused by seccomp (the command sees EPERM or ENOSYS)",
         "connections refused by the empty network namespace or Landlock (the command sees ENETUNREACH or EACCES)",
         "reads of masked secrets (they read as empty)",

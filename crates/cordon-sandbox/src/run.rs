@@ -222,6 +222,7 @@ pub fn run(spec: &SandboxSpec, permit: Permit) -> Result<Outcome, SandboxError> 
         report.enforced.no_new_privs = info.no_new_privs;
         report.enforced.capabilities_dropped = info.capabilities_dropped;
     }
+    report.blocked.extend(result.blocked.iter().cloned());
     // Every process of the sandbox is gone now: undo protected paths it created.
     for p in &spec.plan.missing_protected {
         if let Some(detail) = remove_created(p) {

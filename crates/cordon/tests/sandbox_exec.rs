@@ -323,6 +323,7 @@ echo tmp > /tmp/t && cat /tmp/t"#,
     assert!(out.contains("WROTE-INSIDE"), "{out}");
     assert!(out.contains("tmp"), "{out}");
     assert!(!Path::new("/usr/cordon-escape").exists());
+    assert!(err.contains("containment blocked"), "{err}");
     assert!(!w.outside.join("new.txt").exists());
     assert_eq!(
         std::fs::read_to_string(w.outside.join("target.txt")).unwrap(),
@@ -385,12 +386,20 @@ exit 0"#,
         .filter(|b| b["kind"] == "write")
         .map(|b| b["target"].as_str().unwrap().to_string())
         .collect();
-    for p in [".vscode", ".mcp.json", ".claude"] {
+    for p in [
+        ".vscode",
+        ".mcp.json",
+        ".claude",
+        ".git/hooks/pre-commit",
+        ".git/config",
+    ] {
         assert!(
             targets.iter().any(|t| t.ends_with(p)),
             "{p} not reported: {targets:?}"
         );
     }
+    // Writes inside the roots are not reported.
+    assert!(!targets.iter().any(|t| t.ends_with("t.sh")), "{targets:?}");
     assert_eq!(r["tier"], "full");
     assert!(r["landlock_abi"].is_number());
     assert_eq!(r["enforced"]["seccomp"], true);

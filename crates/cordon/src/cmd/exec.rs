@@ -308,8 +308,19 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
                     ))
                 })?;
             }
-            for b in &outcome.report.blocked {
-                eprintln!("cordon: blocked {}: {}", b.target, b.detail);
+            if let Some(first) = outcome.report.blocked.first() {
+                let n = outcome.report.blocked.len();
+                eprintln!(
+                    "cordon: containment blocked {n} action{} (first: {} {}){}",
+                    if n == 1 { "" } else { "s" },
+                    first.target,
+                    first.detail,
+                    if args.report.is_some() {
+                        ""
+                    } else {
+                        "; --report FILE lists them"
+                    }
+                );
             }
             if outcome.output_truncated {
                 eprintln!("cordon: output was cut at the --max-output limit");

@@ -1,0 +1,458 @@
+//! Observing refused writes, for the denial report.
+//!
+//! The command installs one more seccomp filter, with `SECCOMP_RET_USER_NOTIF`, on the
+//! system calls that write the filesystem (`open`/`openat` only when their flags ask for
+//! writing, `creat`, `mkdir*`, `mknod*`, `unlink*`, `rmdir`, `rename*`, `link*`,
+//! `symlink*`, `truncate`), and hands the listener to its supervisor (PID 1, or the
+//! helper in the fallback tier). The supervisor reads the path the process asked for,
+//! predicts from the mount plan and the Landlock rules whether the write is refused,
+//! records it if so, and always answers `CONTINUE`: the kernel, not this module,
+//! decides. This only observes; it is not a security boundary (the path can change
+//! between the read and the system call, which is harmless for a report).
+//!
+//! Not observed: `openat2` (its flags live in memory a filter cannot read), writes
+//! through descriptors opened before, and anything past [`MAX_RECORDS`].
+
+use crate::plan::{MountOp, Plan};
+use crate::report::{Blocked, BlockedKind};
+use seccompiler::sock_filter;
+use std::collections::BTreeSet;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::path::{Component, Path, PathBuf};
+
+/// How many refused writes a report keeps.
+pub const MAX_RECORDS: usize = 128;
+
+/// (syscall, dirfd argument, path argument, flags argument) for each observed call.
+const WATCHED: &[(i64, Option<usize>, usize, Option<usize>)] = &[
+    (libc::SYS_creat, None, 0, None),
+    (libc::SYS_mkdir, None, 0, None),
+    (libc::SYS_mkdirat, Some(0), 1, None),
+    (libc::SYS_mknod, None, 0, None),
+    (libc::SYS_mknodat, Some(0), 1, None),
+    (libc::SYS_unlink, None, 0, None),
+    (libc::SYS_unlinkat, Some(0), 1, None),
+    (libc::SYS_rmdir, None, 0, None),
+    (libc::SYS_rename, None, 1, None),
+    (libc::SYS_renameat, Some(2), 3, None),
+    (libc::SYS_renameat2, Some(2), 3, None),
+    (libc::SYS_link, None, 1, None),
+    (libc::SYS_linkat, Some(2), 3, None),
+    (libc::SYS_symlink, None, 1, None),
+    (libc::SYS_symlinkat, Some(1), 2, None),
+    (libc::SYS_truncate, None, 0, None),
+    (libc::SYS_openat, Some(0), 1, Some(2)),
+    (libc::SYS_open, None, 0, Some(1)),
+];
+
+const WRITE_FLAGS: u32 =
+    (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC | libc::O_APPEND) as u32;
+
+#[cfg(target_arch = "x86_64")]
+const AUDIT_ARCH: u32 = 0xC000_003E;
+#[cfg(target_arch = "aarch64")]
+const AUDIT_ARCH: u32 = 0xC000_00B7;
+
+const RET_ALLOW: u32 = 0x7fff_0000;
+const RET_USER_NOTIF: u32 = 0x7fc0_0000;
+
+/// The observing filter.
+fn program() -> Vec<sock_filter> {
+    const LD_W_ABS: u16 = 0x20;
+    const JEQ_K: u16 = 0x15;
+    const JSET_K: u16 = 0x45;
+    const RET_K: u16 = 0x06;
+    let ins = |code, jt, jf, k| sock_filter { code, jt, jf, k };
+    let flagless: Vec<i64> = WATCHED
+        .iter()
+        .filter(|w| w.3.is_none())
+        .map(|w| w.0)
+        .collect();
+    let flagged: Vec<(i64, usize)> = WATCHED
+        .iter()
+        .filter_map(|w| w.3.map(|f| (w.0, f)))
+        .collect();
+    // Layout: 3 header instructions, one per flagless call, three per flagged call,
+    // then ALLOW and NOTIFY.
+    let allow = 3 + flagless.len() + 3 * flagged.len();
+    let notify = allow + 1;
+    let off = |from: usize, to: usize| -> u8 { u8::try_from(to - from - 1).unwrap_or(0) };
+    let mut p = vec![
+        ins(LD_W_ABS, 0, 0, 4),
+        ins(JEQ_K, 0, off(1, allow), AUDIT_ARCH),
+        ins(LD_W_ABS, 0, 0, 0),
+    ];
+    for nr in flagless {
+        let i = p.len();
+        p.push(ins(JEQ_K, off(i, notify), 0, nr as u32));
+    }
+    for (nr, arg) in flagged {
+        let i = p.len();
+        p.push(ins(JEQ_K, 0, 2, nr as u32));
+        // Low 32 bits of the flags argument.
+        p.push(ins(LD_W_ABS, 0, 0, (16 + 8 * arg) as u32));
+        p.push(ins(
+            JSET_K,
+            off(i + 2, notify),
+            off(i + 2, allow),
+            WRITE_FLAGS,
+        ));
+    }
+    p.push(ins(RET_K, 0, 0, RET_ALLOW));
+    p.push(ins(RET_K, 0, 0, RET_USER_NOTIF));
+    p
+}
+
+#[repr(C)]
+struct SockFprog {
+    len: u16,
+    filter: *const sock_filter,
+}
+
+/// Install the observing filter on the calling thread and return its listener
+/// (`PR_SET_NO_NEW_PRIVS` must be set).
+#[allow(unsafe_code)]
+pub(crate) fn install() -> Result<OwnedFd, nix::Error> {
+    const SECCOMP_SET_MODE_FILTER: libc::c_uint = 1;
+    const SECCOMP_FILTER_FLAG_NEW_LISTENER: libc::c_uint = 8;
+    let prog = program();
+    let fprog = SockFprog {
+        len: u16::try_from(prog.len()).map_err(|_| nix::Error::E2BIG)?,
+        filter: prog.as_ptr(),
+    };
+    // SAFETY: `fprog` points at `prog`, which outlives the call; the kernel copies the
+    // program and returns a new descriptor, which we take ownership of below.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            SECCOMP_SET_MODE_FILTER,
+            SECCOMP_FILTER_FLAG_NEW_LISTENER,
+            &fprog as *const SockFprog,
+        )
+    };
+    if fd < 0 {
+        return Err(nix::Error::last());
+    }
+    // SAFETY: the kernel just returned this descriptor to us; nothing else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// Send `fd` over the Unix socket `sock`.
+pub(crate) fn send_fd(sock: RawFd, fd: RawFd) -> Result<(), nix::Error> {
+    use nix::sys::socket::{ControlMessage, MsgFlags, UnixAddr, sendmsg};
+    let iov = [std::io::IoSlice::new(b"l")];
+    let fds = [fd];
+    sendmsg::<UnixAddr>(
+        sock,
+        &iov,
+        &[ControlMessage::ScmRights(&fds)],
+        MsgFlags::empty(),
+        None,
+    )
+    .map(|_| ())
+}
+
+/// Receive one descriptor from the Unix socket `sock`; `None` when the peer closed it
+/// without sending (the command failed before its last step).
+#[allow(unsafe_code)]
+pub(crate) fn recv_fd(sock: RawFd) -> Option<OwnedFd> {
+    use nix::sys::socket::{ControlMessageOwned, MsgFlags, UnixAddr, recvmsg};
+    let mut byte = [0u8; 1];
+    let mut iov = [std::io::IoSliceMut::new(&mut byte)];
+    let mut space = nix::cmsg_space!([RawFd; 1]);
+    let msg =
+        recvmsg::<UnixAddr>(sock, &mut iov, Some(&mut space), MsgFlags::MSG_CMSG_CLOEXEC).ok()?;
+    for c in msg.cmsgs().ok()? {
+        if let ControlMessageOwned::ScmRights(fds) = c
+            && let Some(fd) = fds.first()
+        {
+            // SAFETY: the kernel installed this descriptor in our table for this message;
+            // nothing else refers to it.
+            return Some(unsafe { OwnedFd::from_raw_fd(*fd) });
+        }
+    }
+    None
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct SeccompData {
+    nr: i32,
+    arch: u32,
+    ip: u64,
+    args: [u64; 6],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct SeccompNotif {
+    id: u64,
+    pid: u32,
+    flags: u32,
+    data: SeccompData,
+}
+
+#[repr(C)]
+struct SeccompNotifResp {
+    id: u64,
+    val: i64,
+    error: i32,
+    flags: u32,
+}
+
+const NOTIF_RECV: libc::c_ulong = 0xC050_2100;
+const NOTIF_SEND: libc::c_ulong = 0xC018_2101;
+const NOTIF_ID_VALID: libc::c_ulong = 0x4008_2102;
+const USER_NOTIF_FLAG_CONTINUE: u32 = 1;
+
+/// Judges and records what the listener reports.
+pub(crate) struct Observer {
+    listener: Option<OwnedFd>,
+    /// (path prefix, writable) in mount order.
+    mounts: Vec<(PathBuf, bool)>,
+    /// Where Landlock allows writing.
+    landlock_write: Vec<PathBuf>,
+    seen: BTreeSet<PathBuf>,
+    pub records: Vec<Blocked>,
+}
+
+impl Observer {
+    /// An observer for the full tier (mount plan and Landlock) or the fallback tier
+    /// (`plan` is `None`: Landlock only).
+    pub(crate) fn new(
+        listener: OwnedFd,
+        plan: Option<&Plan>,
+        landlock_write: Vec<PathBuf>,
+    ) -> Self {
+        let mut mounts = Vec::new();
+        match plan {
+            Some(plan) => {
+                for op in &plan.ops {
+                    match op {
+                        MountOp::RootBind { read_only } => mounts.push(("/".into(), !read_only)),
+                        MountOp::Tmpfs { path } => mounts.push((path.clone(), true)),
+                        MountOp::Bind { dst, read_only, .. } => {
+                            mounts.push((dst.clone(), !read_only))
+                        }
+                        MountOp::Protect { path }
+                        | MountOp::MaskDir { path }
+                        | MountOp::MaskFile { path } => mounts.push((path.clone(), false)),
+                        MountOp::Dev => mounts.push(("/dev".into(), true)),
+                        MountOp::Proc => mounts.push(("/proc".into(), false)),
+                        MountOp::Socket { dst, .. } => mounts.push((dst.clone(), true)),
+                    }
+                }
+            }
+            None => mounts.push(("/".into(), true)),
+        }
+        Observer {
+            listener: Some(listener),
+            mounts,
+            landlock_write,
+            seen: BTreeSet::new(),
+            records: Vec::new(),
+        }
+    }
+
+    /// The listener, to poll on; `None` once closed.
+    pub(crate) fn listener(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        use std::os::fd::AsFd;
+        self.listener.as_ref().map(|l| l.as_fd())
+    }
+
+    fn fd(&self) -> Option<RawFd> {
+        self.listener.as_ref().map(|l| l.as_raw_fd())
+    }
+
+    /// Stop listening (every observed process is gone).
+    pub(crate) fn close(&mut self) {
+        self.listener = None;
+    }
+
+    /// Would a write to `p` be refused?
+    fn refused(&self, p: &Path) -> bool {
+        // Virtual files are the kernel's business, not the plan's.
+        if p.starts_with("/proc") || p.starts_with("/sys") {
+            return false;
+        }
+        let mount_rw = self
+            .mounts
+            .iter()
+            .filter(|(m, _)| p.starts_with(m))
+            .max_by_key(|(m, _)| m.components().count())
+            .is_some_and(|(_, rw)| *rw);
+        let landlock_rw = self.landlock_write.iter().any(|w| p.starts_with(w));
+        !(mount_rw && landlock_rw)
+    }
+
+    /// Handle one notification: read, judge, record, and always let the kernel decide.
+    #[allow(unsafe_code)]
+    pub(crate) fn handle(&mut self) {
+        let Some(fd) = self.fd() else {
+            return;
+        };
+        // SAFETY: all-zero is a valid `seccomp_notif`, and the kernel requires it zeroed.
+        let mut req: SeccompNotif = unsafe { std::mem::zeroed() };
+        // SAFETY: `req` is a writable `struct seccomp_notif` of the size the ioctl encodes.
+        if unsafe { libc::ioctl(fd, NOTIF_RECV, &mut req) } < 0 {
+            return;
+        }
+        let target = self.target(&req);
+        let mut id = req.id;
+        // SAFETY: reads the 8-byte id; checks the process still waits on this call, so
+        // what was read belongs to it.
+        let valid = unsafe { libc::ioctl(fd, NOTIF_ID_VALID, &mut id) } == 0;
+        let resp = SeccompNotifResp {
+            id: req.id,
+            val: 0,
+            error: 0,
+            flags: USER_NOTIF_FLAG_CONTINUE,
+        };
+        // SAFETY: `resp` is a valid `struct seccomp_notif_resp`; the kernel only reads it.
+        let _ = unsafe { libc::ioctl(fd, NOTIF_SEND, &resp) };
+        if let (true, Some((path, call))) = (valid, target)
+            && self.records.len() < MAX_RECORDS
+            && self.refused(&path)
+            && self.seen.insert(path.clone())
+        {
+            self.records.push(Blocked {
+                kind: BlockedKind::Write,
+                target: path.display().to_string(),
+                detail: format!(
+                    "{call} on a path outside the writable roots, or read-only or masked inside them"
+                ),
+            });
+        }
+    }
+
+    /// The absolute, lexically clean path of the request, and the call's name.
+    fn target(&self, req: &SeccompNotif) -> Option<(PathBuf, &'static str)> {
+        let nr = i64::from(req.data.nr);
+        let (_, dirfd_arg, path_arg, _) = WATCHED.iter().find(|w| w.0 == nr)?;
+        let pid = req.pid;
+        let raw = read_string(pid, req.data.args[*path_arg])?;
+        let rel =
+            PathBuf::from(<std::ffi::OsString as std::os::unix::ffi::OsStringExt>::from_vec(raw));
+        let base = if rel.is_absolute() {
+            PathBuf::from("/")
+        } else {
+            let dirfd = dirfd_arg.map(|a| req.data.args[a] as i32);
+            match dirfd {
+                Some(fd) if fd != libc::AT_FDCWD => {
+                    std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok()?
+                }
+                _ => std::fs::read_link(format!("/proc/{pid}/cwd")).ok()?,
+            }
+        };
+        Some((clean(&base.join(rel)), syscall_name(nr)))
+    }
+}
+
+fn syscall_name(nr: i64) -> &'static str {
+    match nr {
+        libc::SYS_openat | libc::SYS_open | libc::SYS_creat => "open for writing",
+        libc::SYS_mkdir | libc::SYS_mkdirat => "mkdir",
+        libc::SYS_mknod | libc::SYS_mknodat => "mknod",
+        libc::SYS_unlink | libc::SYS_unlinkat | libc::SYS_rmdir => "delete",
+        libc::SYS_rename | libc::SYS_renameat | libc::SYS_renameat2 => "rename",
+        libc::SYS_link | libc::SYS_linkat => "hard link",
+        libc::SYS_symlink | libc::SYS_symlinkat => "symlink",
+        libc::SYS_truncate => "truncate",
+        _ => "write",
+    }
+}
+
+/// Read a NUL-terminated string of at most 4096 bytes from `pid`'s memory.
+fn read_string(pid: u32, addr: u64) -> Option<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    let mem = std::fs::File::open(format!("/proc/{pid}/mem")).ok()?;
+    let mut buf = vec![0u8; 4096];
+    let mut got = 0;
+    // Read page by page: the string may end before an unmapped page.
+    while got < buf.len() {
+        let page_left = 4096 - ((addr as usize + got) % 4096);
+        let want = page_left.min(buf.len() - got);
+        let n = mem
+            .read_at(&mut buf[got..got + want], addr + got as u64)
+            .ok()?;
+        if n == 0 {
+            break;
+        }
+        if let Some(end) = buf[got..got + n].iter().position(|b| *b == 0) {
+            buf.truncate(got + end);
+            return Some(buf);
+        }
+        got += n;
+    }
+    None
+}
+
+/// Remove `.` and resolve `..` lexically.
+fn clean(p: &Path) -> PathBuf {
+    let mut out = PathBuf::from("/");
+    for c in p.components() {
+        match c {
+            Component::Normal(n) => out.push(n),
+            Component::ParentDir => {
+                out.pop();
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn program_jumps_land_inside() {
+        let p = program();
+        for (i, ins) in p.iter().enumerate() {
+            if ins.code & 0x07 == 0x05 {
+                assert!(i + 1 + (ins.jt as usize) < p.len());
+                assert!(i + 1 + (ins.jf as usize) < p.len());
+            }
+        }
+        assert_eq!(p[p.len() - 1].k, RET_USER_NOTIF);
+    }
+
+    #[test]
+    fn lexical_clean() {
+        assert_eq!(clean(Path::new("/a/b/../c/./d")), PathBuf::from("/a/c/d"));
+        assert_eq!(clean(Path::new("/../x")), PathBuf::from("/x"));
+    }
+
+    #[test]
+    fn refusal_prediction_follows_the_plan() {
+        let plan = Plan {
+            ops: vec![
+                MountOp::RootBind { read_only: true },
+                MountOp::Tmpfs {
+                    path: "/tmp".into(),
+                },
+                MountOp::Bind {
+                    src: "/w".into(),
+                    dst: "/w".into(),
+                    read_only: false,
+                },
+                MountOp::Protect {
+                    path: "/w/.git/hooks".into(),
+                },
+            ],
+            ..Default::default()
+        };
+        let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+        let o = Observer::new(
+            OwnedFd::from(a),
+            Some(&plan),
+            vec!["/w".into(), "/tmp".into()],
+        );
+        assert!(o.refused(Path::new("/usr/x")));
+        assert!(o.refused(Path::new("/w/.git/hooks/pre-commit")));
+        assert!(!o.refused(Path::new("/w/src/main.rs")));
+        assert!(!o.refused(Path::new("/tmp/x")));
+        assert!(!o.refused(Path::new("/proc/self/attr/current")));
+    }
+}
