@@ -120,12 +120,14 @@ async fn open(proxy: Option<SocketAddr>, port: u16) -> TcpStream {
             let req =
                 format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n");
             s.write_all(req.as_bytes()).await.unwrap();
-            let mut head = Vec::with_capacity(128);
-            let mut byte = [0u8; 1];
+            // Nothing follows the response until the client speaks, so whole reads are
+            // safe (and do not charge the proxy for a syscall per byte).
+            let mut head = Vec::with_capacity(256);
+            let mut chunk = [0u8; 512];
             while !head.ends_with(b"\r\n\r\n") {
-                let n = s.read(&mut byte).await.unwrap();
-                assert!(n == 1, "proxy closed during CONNECT");
-                head.push(byte[0]);
+                let n = s.read(&mut chunk).await.unwrap();
+                assert!(n > 0, "proxy closed during CONNECT");
+                head.extend_from_slice(&chunk[..n]);
             }
             let text = String::from_utf8_lossy(&head);
             assert!(
@@ -215,49 +217,73 @@ struct Row {
     rss_idle: Option<u64>,
 }
 
-async fn measure(name: &str, proxy: Option<&Proxy>, a: &Args) -> Row {
-    let addr = proxy.map(|p| p.addr);
-    // Warm up (page cache, allocator, the proxy's runtime).
-    throughput(addr, a.sink_port, 64 << 20).await;
-    for _ in 0..50 {
-        first_byte(addr, a.echo_port).await;
+async fn idle_memory(p: &Proxy, a: &Args) -> (u64, u64) {
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let before = rss_kib(p.pid);
+    let mut open_tunnels = Vec::with_capacity(a.idle);
+    for _ in 0..a.idle {
+        let mut s = open(Some(p.addr), a.echo_port).await;
+        s.write_all(b"x").await.unwrap();
+        let mut b = [0u8; 1];
+        s.read_exact(&mut b).await.unwrap();
+        open_tunnels.push(s);
     }
-    let mut rates: Vec<f64> = Vec::new();
-    for _ in 0..a.runs {
-        rates.push(throughput(addr, a.sink_port, a.bytes).await);
-    }
-    rates.sort_by(|x, y| x.total_cmp(y));
-    let mib_s = rates[rates.len() / 2];
-    let mut lat = Vec::with_capacity(a.conns);
-    for _ in 0..a.conns {
-        lat.push(first_byte(addr, a.echo_port).await);
-    }
-    lat.sort();
-    let (mut rss_before, mut rss_idle) = (None, None);
-    if let Some(p) = proxy {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        rss_before = Some(rss_kib(p.pid));
-        let mut open_tunnels = Vec::with_capacity(a.idle);
-        for _ in 0..a.idle {
-            let mut s = open(addr, a.echo_port).await;
-            s.write_all(b"x").await.unwrap();
-            let mut b = [0u8; 1];
-            s.read_exact(&mut b).await.unwrap();
-            open_tunnels.push(s);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let with_idle = rss_kib(p.pid);
+    drop(open_tunnels);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    (before, with_idle)
+}
+
+/// Every path is measured in turn within each round, so load from elsewhere on the
+/// machine falls on all of them alike.
+async fn measure_all(a: &Args) -> Vec<Row> {
+    let mut paths: Vec<(String, Option<&Proxy>)> = vec![("direct".to_owned(), None)];
+    paths.extend(a.proxies.iter().map(|p| (p.name.clone(), Some(p))));
+    // Warm up (page cache, allocator, the proxies' runtimes).
+    for (_, p) in &paths {
+        let addr = p.map(|p| p.addr);
+        throughput(addr, a.sink_port, 64 << 20).await;
+        for _ in 0..50 {
+            first_byte(addr, a.echo_port).await;
         }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        rss_idle = Some(rss_kib(p.pid));
-        drop(open_tunnels);
-        tokio::time::sleep(Duration::from_millis(500)).await;
     }
-    Row {
-        name: name.to_owned(),
-        mib_s,
-        p50: percentile(&lat, 0.5),
-        p99: percentile(&lat, 0.99),
-        rss_before,
-        rss_idle,
+    let mut rates: Vec<Vec<f64>> = vec![Vec::new(); paths.len()];
+    for _ in 0..a.runs {
+        for (i, (_, p)) in paths.iter().enumerate() {
+            rates[i].push(throughput(p.map(|p| p.addr), a.sink_port, a.bytes).await);
+        }
     }
+    const ROUNDS: usize = 10;
+    let mut lat: Vec<Vec<Duration>> = vec![Vec::new(); paths.len()];
+    for _ in 0..ROUNDS {
+        for (i, (_, p)) in paths.iter().enumerate() {
+            for _ in 0..a.conns / ROUNDS {
+                lat[i].push(first_byte(p.map(|p| p.addr), a.echo_port).await);
+            }
+        }
+    }
+    let mut rows = Vec::new();
+    for (i, (name, p)) in paths.iter().enumerate() {
+        rates[i].sort_by(|x, y| x.total_cmp(y));
+        lat[i].sort();
+        let (rss_before, rss_idle) = match p {
+            Some(p) => {
+                let (b, i) = idle_memory(p, a).await;
+                (Some(b), Some(i))
+            }
+            None => (None, None),
+        };
+        rows.push(Row {
+            name: name.clone(),
+            mib_s: rates[i][rates[i].len() / 2],
+            p50: percentile(&lat[i], 0.5),
+            p99: percentile(&lat[i], 0.99),
+            rss_before,
+            rss_idle,
+        });
+    }
+    rows
 }
 
 fn main() {
@@ -270,13 +296,10 @@ fn main() {
     rt.block_on(async {
         echo_server(a.echo_port).await;
         sink_server(a.sink_port).await;
-        let mut rows = vec![measure("direct", None, &a).await];
-        for p in &a.proxies {
-            rows.push(measure(&p.name, Some(p), &a).await);
-        }
+        let rows = measure_all(&a).await;
         let direct = (rows[0].mib_s, rows[0].p50, rows[0].p99);
         println!(
-            "\n{} MiB upload x {} runs (median), {} sequential new connections, {} idle tunnels\n",
+            "\n{} MiB upload x {} runs (median), {} sequential new connections, {} idle tunnels; paths interleaved\n",
             a.bytes >> 20,
             a.runs,
             a.conns,

@@ -43,6 +43,9 @@ pub struct ProxyArgs {
     /// Seconds without traffic after which a tunnel is closed.
     #[arg(long, value_name = "SECS", default_value_t = Limits::default().idle_timeout.as_secs())]
     idle_timeout: u64,
+    /// Threads of the proxy's runtime.
+    #[arg(long, value_name = "N", default_value_t = Limits::default().worker_threads)]
+    threads: usize,
     /// Seconds allowed for resolving a name and for connecting.
     #[arg(long, value_name = "SECS", default_value_t = Limits::default().connect_timeout.as_secs())]
     connect_timeout: u64,
@@ -52,10 +55,14 @@ pub struct ProxyArgs {
 pub fn run(args: ProxyArgs) -> anyhow::Result<u8> {
     let policy = NetworkPolicy::from_lists(&args.allow, &args.deny, &args.allow_private)
         .map_err(|e| Exit::new(INVALID, format!("{e}.")))?;
-    if args.max_connections == 0 || args.idle_timeout == 0 || args.connect_timeout == 0 {
+    if args.max_connections == 0
+        || args.idle_timeout == 0
+        || args.connect_timeout == 0
+        || args.threads == 0
+    {
         return Err(Exit::new(
             INVALID,
-            "--max-connections, --idle-timeout and --connect-timeout must be at least 1.",
+            "--max-connections, --threads, --idle-timeout and --connect-timeout must be at least 1.",
         )
         .into());
     }
@@ -66,6 +73,7 @@ pub fn run(args: ProxyArgs) -> anyhow::Result<u8> {
         max_connections: args.max_connections,
         idle_timeout: Duration::from_secs(args.idle_timeout),
         connect_timeout: Duration::from_secs(args.connect_timeout),
+        worker_threads: args.threads,
         ..Limits::default()
     };
     let mut config = ProxyConfig::new(policy).with_limits(limits);
