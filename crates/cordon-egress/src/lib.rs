@@ -447,12 +447,16 @@ impl EgressHandle {
         self.shared.events.snapshot()
     }
 
-    /// Block the calling thread until SIGINT or SIGTERM, then shut down.
-    pub fn serve_until_signal(self) -> io::Result<()> {
+    /// Block the calling thread until SIGINT or SIGTERM, then shut down. `ready` runs once
+    /// the signal handlers are in place (print "listening" there: a signal sent after
+    /// that line is seen is handled).
+    pub fn serve_until_signal(self, ready: impl FnOnce(&ListenAddr)) -> io::Result<()> {
+        let addr = self.addr.clone();
         let waited = self.rt_handle.block_on(async {
             use tokio::signal::unix::{SignalKind, signal};
             let mut term = signal(SignalKind::terminate())?;
             let mut int = signal(SignalKind::interrupt())?;
+            ready(&addr);
             tokio::select! {
                 _ = term.recv() => {}
                 _ = int.recv() => {}

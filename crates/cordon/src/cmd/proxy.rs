@@ -85,12 +85,13 @@ pub fn run(args: ProxyArgs) -> anyhow::Result<u8> {
         None => EgressProxy::start_tcp(config, args.listen),
     };
     let handle = started.map_err(|e| Exit::new(INTERNAL, format!("{e}.")))?;
-    eprintln!("cordon proxy: listening on {}", handle.local_addr());
-    handle.serve_until_signal().map_err(|e| {
-        Exit::new(
-            INTERNAL,
-            format!("cordon proxy could not wait for signals: {e}."),
-        )
-    })?;
+    handle
+        .serve_until_signal(|addr| eprintln!("cordon proxy: listening on {addr}"))
+        .map_err(|e| {
+            Exit::new(
+                INTERNAL,
+                format!("cordon proxy could not wait for signals: {e}."),
+            )
+        })?;
     Ok(0)
 }
