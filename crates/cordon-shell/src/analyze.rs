@@ -155,6 +155,10 @@ struct Analyzer {
     analyzed: HashSet<String>,
     /// Files written with network output earlier in the text.
     downloaded: HashSet<String>,
+    /// Variables assigned in the text: true when the value is a plain integer. bash
+    /// evaluates names in arithmetic recursively, so a name holding `a[$(cmd)]` runs
+    /// cmd; names never assigned here come from the inherited environment.
+    vars: HashMap<String, bool>,
 }
 
 /// Result of analyzing nested code.
@@ -287,11 +291,16 @@ impl Analyzer {
             word::scan_expansions(a, &mut d);
             nested.merge(self.nested(&d.substs, scope));
             push_all(&mut head_dynamic, &d.dynamic);
-            // bash evaluates variable names in arithmetic recursively, so a name whose
-            // value is `a[$(cmd)]` runs cmd: any name makes the outcome run-time.
-            if arith_names(a) {
+            if self.arith_unsafe(a) {
                 push_all(&mut head_dynamic, &[Dynamic::Arithmetic]);
             }
+        }
+        if let Some(var) = &c.loop_var {
+            let safe = c.words.iter().all(|w| {
+                let d = word::decode(w);
+                d.literal() && is_int(&d.value)
+            });
+            self.vars.insert(var.clone(), safe);
         }
         let head = match c.kind {
             CompoundKind::Arithmetic => Some("(("),
@@ -577,6 +586,11 @@ impl Analyzer {
         push_all(&mut dynamic, &rdyn);
 
         if words.is_empty() {
+            for (name, w) in &assignments {
+                let base = name.split('[').next().unwrap_or(name);
+                self.vars
+                    .insert(base.to_owned(), w.literal && is_int(&w.value));
+            }
             // Only assignments and/or redirections.
             let mut effects = Effects {
                 class: Class::ReadOnly,
@@ -644,15 +658,16 @@ impl Analyzer {
         let any_fetched = fetched.iter().any(|f| *f);
 
         // `let EXPR` and subscripted assignments `a[EXPR]=…` evaluate arithmetic.
-        if program.value == "let" && args.iter().any(|w| arith_names(&w.value)) {
+        if program.value == "let" && args.iter().any(|w| self.arith_unsafe(&w.value)) {
             push_all(&mut dynamic, &[Dynamic::Arithmetic]);
         }
-        if s.assignments
-            .iter()
-            .any(|(n, _)| n.split_once('[').is_some_and(|(_, sub)| arith_names(sub)))
-        {
+        if s.assignments.iter().any(|(n, _)| {
+            n.split_once('[')
+                .is_some_and(|(_, sub)| self.arith_unsafe(sub))
+        }) {
             push_all(&mut dynamic, &[Dynamic::Arithmetic]);
         }
+        self.record_vars(&program, &args);
         let name: Option<String> = if program.literal {
             standard_name(&program.value).map(str::to_owned)
         } else {
@@ -950,6 +965,36 @@ impl Analyzer {
         Some(idx)
     }
 
+    /// Arithmetic text names a variable assigned in this text to something other than
+    /// a plain integer.
+    fn arith_unsafe(&self, text: &str) -> bool {
+        arith_identifiers(text).any(|id| self.vars.get(id) == Some(&false))
+    }
+
+    /// Builtins that assign variables: record whether the value is a plain integer.
+    fn record_vars(&mut self, program: &Word, args: &[Word]) {
+        match program.value.as_str() {
+            "read" | "mapfile" | "readarray" | "getopts" | "printf" => {
+                for w in args {
+                    if is_name(&w.value) {
+                        self.vars.insert(w.value.clone(), false);
+                    }
+                }
+            }
+            "export" | "declare" | "typeset" | "local" | "readonly" => {
+                for w in args {
+                    if let Some((n, v)) = w.value.split_once('=') {
+                        let n = n.trim_end_matches('+');
+                        if is_name(n) {
+                            self.vars.insert(n.to_owned(), w.literal && is_int(v));
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
     fn call_function(&mut self, name: &str, scope: &mut Scope) {
         if self.active.iter().any(|a| a == name) || self.expansions >= MAX_EXPANSIONS {
             return;
@@ -1101,25 +1146,44 @@ fn exec_argv_text(label: &str, argv: &[Word]) -> String {
     parts.join(" ")
 }
 
-/// True when arithmetic text names a variable (a letter or `_` outside a number).
-fn arith_names(text: &str) -> bool {
+/// Variable names in arithmetic text (letters or `_` outside numbers such as `0x1F`
+/// or `16#ff`).
+fn arith_identifiers(text: &str) -> impl Iterator<Item = &str> {
     let b = text.as_bytes();
     let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        if c.is_ascii_digit() {
-            // Skip a number, including hex `0x1F` and based `16#ff` forms.
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'#') {
-                i += 1;
+    std::iter::from_fn(move || {
+        while i < b.len() {
+            let c = b[i];
+            if c.is_ascii_digit() {
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'#' || b[i] == b'_')
+                {
+                    i += 1;
+                }
+                continue;
             }
-            continue;
+            if c.is_ascii_alphabetic() || c == b'_' {
+                let start = i;
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+                return text.get(start..i);
+            }
+            i += 1;
         }
-        if c.is_ascii_alphabetic() || c == b'_' {
-            return true;
-        }
-        i += 1;
-    }
-    false
+        None
+    })
+}
+
+fn is_int(v: &str) -> bool {
+    let v = v.strip_prefix('-').unwrap_or(v);
+    !v.is_empty() && v.bytes().all(|c| c.is_ascii_digit())
+}
+
+fn is_name(v: &str) -> bool {
+    v.bytes()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+        && v.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
 }
 
 /// A path as the same file would be named again: `./x.sh` and `x.sh` are one file.

@@ -93,6 +93,8 @@ pub(crate) struct Compound {
     pub text: String,
     /// A part of the compound that failed to parse.
     pub error: Option<String>,
+    /// The variable a `for` loop assigns from `words`.
+    pub loop_var: Option<String>,
 }
 
 /// A function definition.
@@ -242,6 +244,7 @@ fn convert_command(src: &Src<'_>, cmd: &ast::Command) -> Item {
                 redirects: convert_redirect_list(src, redirects.as_ref()),
                 text: truncate(format!("[[ {} ]]", t.expr)),
                 error: None,
+                loop_var: None,
             })
         }
     }
@@ -304,6 +307,7 @@ fn convert_compound(
             || c.to_string(),
         ),
         error: None,
+        loop_var: None,
     };
     match c {
         ast::CompoundCommand::Arithmetic(a) => match misparsed_subshells(src, &a.loc) {
@@ -340,6 +344,7 @@ fn convert_compound(
             out.bodies.push(script_of(src, &s.list));
         }
         ast::CompoundCommand::ForClause(f) => {
+            out.loop_var = Some(f.variable_name.clone());
             if let Some(values) = &f.values {
                 out.words.extend(values.iter().map(|w| w.value.clone()));
             }

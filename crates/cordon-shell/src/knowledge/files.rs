@@ -1108,7 +1108,16 @@ fn find(inv: &Invocation<'_>) -> Outcome {
                 i = end + 1;
             }
             "-delete" => {
-                o.deletes(&roots);
+                // The matched entries under each starting point, not the point itself
+                // (find cannot remove `.`); which ones is only known at run time.
+                let matched: Vec<Word> = roots
+                    .iter()
+                    .map(|r| Word {
+                        value: format!("{}/*", r.value.trim_end_matches('/')),
+                        literal: false,
+                    })
+                    .collect();
+                o.deletes(&matched);
                 i += 1;
             }
             "-fprint" | "-fprint0" | "-fls" => {
