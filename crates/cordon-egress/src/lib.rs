@@ -372,12 +372,16 @@ async fn serve_client(mut stream: ClientStream, shared: Arc<Shared>, permit: Own
     };
     first.truncate(n);
     if first[0] == 0x05 {
-        socks::serve(Rewind::new(first[1..].to_vec(), stream), shared, permit).await;
+        let rest = first.split_off(1);
+        drop(first);
+        socks::serve(Rewind::new(rest, stream), shared, permit).await;
         return;
     }
     match http::fast_connect(&first) {
         http::FastConnect::Connect { target, head_len } => {
+            // The read buffer must not live as long as the tunnel.
             let early = first.split_off(head_len);
+            drop(first);
             let _permit = permit;
             http::serve_fast_connect(stream, shared, target, early).await;
         }
