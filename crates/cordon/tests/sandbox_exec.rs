@@ -922,3 +922,54 @@ fn output_is_capped_and_the_command_keeps_running() {
     assert!(err.contains("--max-output"), "{err}");
     assert!(w.ws.join("finished.txt").exists());
 }
+
+#[test]
+fn an_ask_without_a_terminal_is_a_deny() {
+    // No sandbox needed: the policy refuses before anything runs.
+    let w = World::new();
+    std::fs::write(&w.config, "[defaults]\nexec = \"ask\"\n").unwrap();
+    w.script("echo RAN > ran.txt");
+    let mut c = w.command(&[]);
+    // Detach from any controlling terminal, so no human can be asked.
+    let o = Command::new("setsid")
+        .arg("-w")
+        .arg(c.get_program())
+        .args(c.get_args())
+        .current_dir(&w.ws)
+        .env_clear()
+        .envs(c.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let _ = &mut c;
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(126), "{out}\n{err}");
+    assert!(err.contains("approval was needed"), "{err}");
+    assert!(!w.ws.join("ran.txt").exists());
+}
+
+#[test]
+fn shell_text_is_judged_before_it_runs() {
+    let w = World::new();
+    // The policy denies reading a credential even in bypass mode; the text never runs.
+    let o = Command::new(BIN)
+        .args(["exec", "--isolated", "--config"])
+        .arg(&w.config)
+        .arg("--workspace")
+        .arg(&w.ws)
+        .arg("--shell")
+        .arg(format!(
+            "echo RAN > ran.txt; cat {}",
+            w.home.join(".ssh/id_rsa").display()
+        ))
+        .env_clear()
+        .env("HOME", &w.home)
+        .env("PATH", "/usr/bin:/bin")
+        .current_dir(&w.ws)
+        .output()
+        .unwrap();
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(126), "{out}\n{err}");
+    assert!(err.contains("denied by policy"), "{err}");
+    assert!(!w.ws.join("ran.txt").exists());
+}
