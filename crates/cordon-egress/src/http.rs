@@ -12,7 +12,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use cordon_policy::net::{Authority, Origin, Scheme};
@@ -29,7 +29,8 @@ use crate::dial::{Block, dial};
 use crate::event::{Decision, EgressEvent, Protocol};
 use crate::stream::{ClientStream, RelayEnd, Rewind, relay, write_all};
 
-type ProxyBody = BoxBody<Bytes, hyper::Error>;
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+type ProxyBody = BoxBody<Bytes, BoxError>;
 
 /// The name of the header that carries a block's code.
 pub const BLOCK_HEADER: &str = "x-cordon-block";
@@ -106,7 +107,7 @@ fn block_response(block: &Block) -> Response<ProxyBody> {
 
 fn full(body: impl Into<Bytes>) -> ProxyBody {
     Full::new(body.into())
-        .map_err(|never: Infallible| match never {})
+        .map_err(|never: Infallible| -> BoxError { match never {} })
         .boxed()
 }
 
@@ -418,11 +419,7 @@ async fn forward(req: Request<Incoming>, shared: Arc<Shared>) -> Response<ProxyB
     let down = Arc::new(AtomicU64::new(0));
     let upstream_req = Request::from_parts(
         parts,
-        Counted {
-            inner: body,
-            count: up.clone(),
-            report: None,
-        },
+        Counted::new(body, up.clone(), None, shared.limits.idle_timeout),
     );
 
     let handshake = hyper::client::conn::http1::Builder::new()
@@ -474,11 +471,7 @@ async fn forward(req: Request<Incoming>, shared: Arc<Shared>) -> Response<ProxyB
         up,
         down: down.clone(),
     };
-    let body = Counted {
-        inner: body,
-        count: down,
-        report: Some(report),
-    };
+    let body = Counted::new(body, down, Some(report), shared.limits.idle_timeout);
     Response::from_parts(parts, body.boxed())
 }
 
@@ -503,35 +496,71 @@ impl Drop for Report {
     }
 }
 
-/// A body that counts the payload bytes passing through it.
+/// A body that counts the payload bytes passing through it, and fails once no bytes have
+/// moved for the idle timeout (a stalled peer cannot hold the connection forever).
 struct Counted {
     inner: Incoming,
     count: Arc<AtomicU64>,
     report: Option<Report>,
+    idle: Duration,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl Counted {
+    fn new(
+        inner: Incoming,
+        count: Arc<AtomicU64>,
+        report: Option<Report>,
+        idle: Duration,
+    ) -> Counted {
+        Counted {
+            inner,
+            count,
+            report,
+            idle,
+            deadline: Box::pin(tokio::time::sleep(idle)),
+        }
+    }
 }
 
 impl Body for Counted {
     type Data = Bytes;
-    type Error = hyper::Error;
+    type Error = BoxError;
 
     fn poll_frame(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         let this = self.get_mut();
-        let polled = Pin::new(&mut this.inner).poll_frame(cx);
-        match &polled {
+        match Pin::new(&mut this.inner).poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
                 if let Some(data) = frame.data_ref() {
                     this.count.fetch_add(data.len() as u64, Ordering::Relaxed);
                 }
+                let next = tokio::time::Instant::now() + this.idle;
+                this.deadline.as_mut().reset(next);
+                Poll::Ready(Some(Ok(frame)))
             }
-            Poll::Ready(None) | Poll::Ready(Some(Err(_))) => {
+            Poll::Ready(Some(Err(e))) => {
                 this.report.take();
+                Poll::Ready(Some(Err(e.into())))
             }
-            Poll::Pending => {}
+            Poll::Ready(None) => {
+                this.report.take();
+                Poll::Ready(None)
+            }
+            Poll::Pending => {
+                if this.deadline.as_mut().poll(cx).is_ready() {
+                    let reason = "the transfer stalled for longer than the idle timeout";
+                    if let Some(event) = this.report.as_mut().and_then(|r| r.event.as_mut()) {
+                        event.reason = reason.to_owned();
+                    }
+                    this.report.take();
+                    return Poll::Ready(Some(Err(reason.into())));
+                }
+                Poll::Pending
+            }
         }
-        polled
     }
 
     fn is_end_stream(&self) -> bool {

@@ -664,6 +664,43 @@ async fn an_idle_keep_alive_connection_is_closed_by_the_header_timeout() {
 }
 
 #[tokio::test]
+async fn a_stalled_upstream_response_is_cut_by_the_idle_timeout() {
+    // An upstream that promises 100 bytes, sends 10, and stalls.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let _ = read_head(&mut s).await;
+                let _ = s
+                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789")
+                    .await;
+                tokio::time::sleep(Duration::from_secs(30)).await;
+            });
+        }
+    });
+    let proxy = start_with(
+        policy(&[&format!("up.test:{port}")], &[], &[LOOPBACK]),
+        resolver(&[("up.test", "127.0.0.1")]),
+        Limits {
+            idle_timeout: Duration::from_millis(500),
+            ..fast_limits()
+        },
+    );
+    let mut s = TcpStream::connect(proxy.tcp_addr().unwrap()).await.unwrap();
+    s.write_all(format!("GET http://up.test:{port}/ HTTP/1.1\r\nHost: up.test\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let resp = read_response(&mut s, true).await;
+    assert_eq!(resp.status, 200);
+    let took = closed_within(&mut s, Duration::from_secs(5), false).await;
+    assert!(took >= Duration::from_millis(300), "{took:?}");
+    let ev = events(&proxy, 1).await;
+    assert_eq!(ev[0].bytes_down, 10);
+    assert!(ev[0].reason.contains("stalled"), "{ev:?}");
+}
+
+#[tokio::test]
 async fn idle_tunnels_are_closed() {
     let up = echo_server("127.0.0.1", 0).await;
     let port = up.addr.port();
@@ -700,9 +737,13 @@ async fn the_connection_limit_is_enforced() {
     let p = proxy.tcp_addr().unwrap();
     // Two clients that started a request and stalled hold both slots.
     let mut a = TcpStream::connect(p).await.unwrap();
-    a.write_all(b"GET http://up.test/ HTTP/1.1\r\n").await.unwrap();
+    a.write_all(b"GET http://up.test/ HTTP/1.1\r\n")
+        .await
+        .unwrap();
     let mut b = TcpStream::connect(p).await.unwrap();
-    b.write_all(b"GET http://up.test/ HTTP/1.1\r\n").await.unwrap();
+    b.write_all(b"GET http://up.test/ HTTP/1.1\r\n")
+        .await
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
     let resp = get(p, "http://up.test/").await;
     assert_eq!(
