@@ -613,13 +613,10 @@ fn command_main(
 
     let mut info_out = CommandInfo::default();
     let full_tier = tier == Tier::Full;
-    if let Err(e) = sys::drop_capabilities() {
-        // Without a user namespace an unprivileged caller holds no capability to drop.
-        if full_tier {
-            return fail(SandboxError::sys("cannot drop capabilities", e));
-        }
+    match sys::drop_capabilities() {
+        Ok(()) => info_out.capabilities_dropped = true,
+        Err(e) => return fail(SandboxError::sys("cannot drop capabilities", e)),
     }
-    info_out.capabilities_dropped = true;
     if let Err(e) = nix::sys::prctl::set_no_new_privs() {
         return fail(SandboxError::sys("cannot set no_new_privs", e));
     }
@@ -640,6 +637,14 @@ fn command_main(
         },
     };
     match landlock::apply(&rules) {
+        // Without namespaces, Landlock is the only filesystem containment: refuse to
+        // run uncontained.
+        Ok(l) if !full_tier && !l.filesystem => {
+            return fail(SandboxError::new(
+                SandboxErrorKind::TierUnavailable,
+                "neither user namespaces nor Landlock are available here; refusing to run the command uncontained",
+            ));
+        }
         Ok(l) => info_out.landlock = l,
         Err(e) => return fail(e),
     }

@@ -929,7 +929,7 @@ fn an_ask_without_a_terminal_is_a_deny() {
     let w = World::new();
     std::fs::write(&w.config, "[defaults]\nexec = \"ask\"\n").unwrap();
     w.script("echo RAN > ran.txt");
-    let mut c = w.command(&[]);
+    let c = w.command(&[]);
     // Detach from any controlling terminal, so no human can be asked.
     let o = Command::new("setsid")
         .arg("-w")
@@ -941,7 +941,6 @@ fn an_ask_without_a_terminal_is_a_deny() {
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    let _ = &mut c;
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(126), "{out}\n{err}");
     assert!(err.contains("approval was needed"), "{err}");
