@@ -744,4 +744,71 @@ mod tests {
         );
         assert!(!err.to_string().contains('\n'));
     }
+    mod props {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        fn host_piece() -> impl Strategy<Value = String> {
+            prop_oneof![
+                Just("a".to_owned()),
+                Just("EXAMPLE".to_owned()),
+                Just("0x7f".to_owned()),
+                Just("0177".to_owned()),
+                Just("127".to_owned()),
+                Just("1".to_owned()),
+                Just("xn--".to_owned()),
+                Just("\u{430}".to_owned()),
+                Just("ß".to_owned()),
+                Just("[::1]".to_owned()),
+                Just("[".to_owned()),
+                Just("]".to_owned()),
+                Just(".".to_owned()),
+                Just(":".to_owned()),
+                Just("@".to_owned()),
+                Just("%2e".to_owned()),
+                Just("\\".to_owned()),
+                Just("\0".to_owned()),
+                Just("/".to_owned()),
+                Just("?".to_owned()),
+                Just("#".to_owned()),
+                Just("443".to_owned()),
+                Just("-".to_owned()),
+                Just("_".to_owned()),
+                any::<char>().prop_map(String::from),
+            ]
+        }
+
+        proptest! {
+            /// Whatever the input, parsing returns; an accepted origin prints back to
+            /// itself, and its host never carries anything a second parser could read as
+            /// another host.
+            #[test]
+            fn parsing_is_total_and_stable(
+                scheme in prop_oneof![Just("http://"), Just("https://"), Just("HTTPS://"), Just("ftp://"), Just("")],
+                pieces in proptest::collection::vec(host_piece(), 0..8),
+                tail in prop_oneof![Just(""), Just("/x"), Just("?q"), Just("#f")],
+            ) {
+                let url = format!("{scheme}{}{tail}", pieces.concat());
+                if let Ok(o) = Origin::parse_url(&url) {
+                    let again = Origin::parse_url(&format!("{o}/")).expect("an origin re-parses");
+                    prop_assert_eq!(&again, &o);
+                    let shown = o.host.to_string();
+                    prop_assert!(!shown.contains(['@', '\\', '%', '/', '?', '#']), "{}", shown);
+                    prop_assert!(shown.is_ascii());
+                    if let Host::Domain(d) = &o.host {
+                        prop_assert_eq!(d.to_ascii_lowercase(), d.clone());
+                        prop_assert!(!d.ends_with('.'));
+                    }
+                }
+            }
+
+            /// Arbitrary text as an authority or host pattern never panics.
+            #[test]
+            fn authorities_and_patterns_never_panic(text in ".{0,64}") {
+                let _ = Authority::parse(&text, 443);
+                let _ = crate::net::HostPattern::parse(&text);
+                let _ = Host::parse(&text);
+            }
+        }
+    }
 }
