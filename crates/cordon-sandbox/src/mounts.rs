@@ -232,12 +232,14 @@ fn run_op(op: &MountOp) -> Result<(), SandboxError> {
 /// Build the sandbox's root from `plan` and switch to it. The caller must be in a new
 /// mount namespace (and a new PID namespace, for `/proc`).
 pub(crate) fn enter(plan: &Plan) -> Result<(), SandboxError> {
-    // Nothing done here may propagate back to the host.
+    // Private, not slave: nothing done here propagates to the host, and nothing the
+    // host mounts later (a USB drive, a container's overlay) appears in the sandbox
+    // with its own, writable flags.
     mount(
         None::<&str>,
         "/",
         None::<&str>,
-        MsFlags::MS_REC | MsFlags::MS_SLAVE,
+        MsFlags::MS_REC | MsFlags::MS_PRIVATE,
         None::<&str>,
     )
     .map_err(sys("cannot make the mount tree private"))?;

@@ -972,3 +972,72 @@ fn shell_text_is_judged_before_it_runs() {
     assert!(err.contains("denied by policy"), "{err}");
     assert!(!w.ws.join("ran.txt").exists());
 }
+
+#[test]
+fn read_only_holds_on_host_submounts() {
+    need_sandbox!("read_only_holds_on_host_submounts");
+    if !is_root() {
+        eprintln!("skipping read_only_holds_on_host_submounts: mounting a host tmpfs needs root");
+        return;
+    }
+    let w = World::new();
+    // A writable host mount beneath a visible, read-only directory.
+    let sub = w.outside.join("submount");
+    std::fs::create_dir(&sub).unwrap();
+    let st = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "mode=0777", "tmpfs"])
+        .arg(&sub)
+        .status()
+        .unwrap();
+    assert!(st.success(), "mount failed");
+    std::fs::write(sub.join("probe"), "host").unwrap();
+    let o = w.run(
+        "echo x > \"$OUTSIDE/submount/new\" && echo WROTE-NEW; echo x >> \"$OUTSIDE/submount/probe\" && echo WROTE-OLD; cat \"$OUTSIDE/submount/probe\"",
+        &[],
+    );
+    let new_exists = sub.join("new").exists();
+    let probe = std::fs::read_to_string(sub.join("probe")).unwrap();
+    let _ = Command::new("umount").arg(&sub).status();
+    let (out, err) = text(&o);
+    assert!(
+        out.contains("host"),
+        "the submount is visible: {out}\n{err}"
+    );
+    assert!(
+        !out.contains("WROTE-NEW") && !out.contains("WROTE-OLD"),
+        "{out}"
+    );
+    assert!(!new_exists);
+    assert_eq!(probe, "host");
+}
+
+#[test]
+fn host_mounts_made_during_the_run_do_not_appear() {
+    need_sandbox!("host_mounts_made_during_the_run_do_not_appear");
+    if !is_root() {
+        eprintln!("skipping host_mounts_made_during_the_run_do_not_appear: mounting needs root");
+        return;
+    }
+    let w = World::new();
+    let late = w.outside.join("late");
+    std::fs::create_dir(&late).unwrap();
+    w.script(
+        r#"i=0; while [ ! -e "$OUTSIDE/late/ready" ] && [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done
+echo x > "$OUTSIDE/late/new" && echo WROTE"#,
+    );
+    let child = w.command(&[]).stdout(Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let st = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "mode=0777", "tmpfs"])
+        .arg(&late)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    std::fs::write(late.join("ready"), "").unwrap();
+    let o = child.wait_with_output().unwrap();
+    let wrote = late.join("new").exists();
+    let _ = Command::new("umount").arg(&late).status();
+    let (out, err) = text(&o);
+    assert!(!out.contains("WROTE"), "{out}\n{err}");
+    assert!(!wrote);
+}
