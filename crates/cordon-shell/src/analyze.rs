@@ -102,6 +102,11 @@ const CODE_RUNNERS: &[&str] = &[
 
 /// Analyze shell text. Never panics; bounded in time and stack on any input.
 pub(crate) fn analyze(text: &str) -> Analysis {
+    if text.len() > parse::CHUNK {
+        if let Some(a) = analyze_in_pieces(text) {
+            return a;
+        }
+    }
     let mut a = Analyzer::default();
     let mut scope = Scope {
         context: Context::TopLevel,
@@ -112,6 +117,33 @@ pub(crate) fn analyze(text: &str) -> Analysis {
     a.run_text(text, &mut scope);
     a.finish();
     a.out
+}
+
+/// Long text: parse and walk one piece at a time (cut at newlines ending a complete
+/// top-level command), so only one piece's syntax tree is alive at once. If a piece
+/// does not parse (a cut in the wrong place, or a real error) this gives up and the
+/// caller analyzes the whole text from scratch.
+fn analyze_in_pieces(text: &str) -> Option<Analysis> {
+    let cuts = parse::split_points(text, parse::CHUNK);
+    if cuts.is_empty() {
+        return None;
+    }
+    let mut a = Analyzer::default();
+    let mut scope = Scope {
+        context: Context::TopLevel,
+        cwd: CwdChange::Unchanged,
+        depth: 0,
+        nest: 0,
+    };
+    let mut start = 0;
+    for end in cuts.into_iter().chain(std::iter::once(text.len())) {
+        let piece = text.get(start..end)?;
+        start = end;
+        let script = parse::parse_one(piece, NESTING_BUDGET).ok()?;
+        a.script(&script, &mut scope);
+    }
+    a.finish();
+    Some(a.out)
 }
 
 #[derive(Debug, Clone)]

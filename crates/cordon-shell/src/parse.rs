@@ -121,7 +121,7 @@ pub(crate) enum RawTarget {
 }
 
 /// Text longer than this is parsed in pieces split at top-level newlines.
-const CHUNK: usize = 8 * 1024;
+pub(crate) const CHUNK: usize = 8 * 1024;
 
 /// Parse bash text whose nesting may not exceed `limit` (at most [`MAX_NESTING`]).
 /// Errors are one sentence.
@@ -157,7 +157,7 @@ pub(crate) fn parse(text: &str, limit: usize) -> Result<Script, String> {
     parse_one(text, limit)
 }
 
-fn parse_one(text: &str, limit: usize) -> Result<Script, String> {
+pub(crate) fn parse_one(text: &str, limit: usize) -> Result<Script, String> {
     let limit = limit.min(MAX_NESTING);
     if let Some(depth) = exceeds_nesting(text, limit) {
         return Err(format!(
@@ -583,7 +583,7 @@ pub(crate) fn truncate(mut s: String) -> String {
 /// `every` bytes apart. Tracks quotes, escapes, brackets, compound keywords and
 /// here-document bodies; anything it misjudges makes a piece fail to parse, which
 /// [`parse`] answers by parsing the whole text.
-fn split_points(text: &str, every: usize) -> Vec<usize> {
+pub(crate) fn split_points(text: &str, every: usize) -> Vec<usize> {
     let b = text.as_bytes();
     let mut cuts = Vec::new();
     let mut last = 0;
