@@ -33,6 +33,7 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<u8> {
                 host.cgroups.join(", ")
             }
         );
+        println!("resource limits: rlimits (cgroups are not used)");
         println!("tier: {}", host.tier.as_str());
         println!("  {}", host.why);
     }
