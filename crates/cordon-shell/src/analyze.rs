@@ -175,7 +175,6 @@ struct Meta {
     stdin_code: bool,
 }
 
-#[derive(Default)]
 struct Analyzer {
     out: Analysis,
     meta: Vec<Meta>,
@@ -187,11 +186,37 @@ struct Analyzer {
     analyzed: HashSet<String>,
     /// Files written with network output earlier in the text.
     downloaded: HashSet<String>,
+    /// Shell scripts whose whole content the text wrote (`cat > f <<EOF`, `echo … > f`).
+    written: HashMap<String, String>,
+    /// Bytes of written scripts that may still be analyzed at their runs.
+    written_budget: usize,
     /// Variables assigned in the text: true when the value is a plain integer. bash
     /// evaluates names in arithmetic recursively, so a name holding `a[$(cmd)]` runs
     /// cmd; names never assigned here come from the inherited environment.
     vars: HashMap<String, bool>,
 }
+
+impl Default for Analyzer {
+    fn default() -> Self {
+        Self {
+            out: Analysis::default(),
+            meta: Vec::new(),
+            functions: HashMap::new(),
+            aliases: HashMap::new(),
+            expanded: HashSet::new(),
+            expansions: 0,
+            active: Vec::new(),
+            analyzed: HashSet::new(),
+            downloaded: HashSet::new(),
+            written: HashMap::new(),
+            written_budget: WRITTEN_SCRIPT_BUDGET,
+            vars: HashMap::new(),
+        }
+    }
+}
+
+/// Most bytes of scripts written in the text that are analyzed where they are run.
+const WRITTEN_SCRIPT_BUDGET: usize = 1 << 20;
 
 /// Result of analyzing nested code.
 #[derive(Debug, Default, Clone, Copy)]
@@ -806,18 +831,40 @@ impl Analyzer {
                 }
             }
         }
+        self.record_written(name.as_deref(), &args, &redirects, feed.as_ref());
+        let mut written_script = None;
         if outcome.runs_script {
             let script = if name.is_none() {
                 Some(program.value.clone())
             } else {
                 outcome.effects.reads.first().map(|w| w.value.clone())
             };
-            if script.is_some_and(|p| self.downloaded.contains(&norm_path(&p))) {
-                self.hazard(
-                    HazardKind::FetchToExec,
-                    &s.text,
-                    "a file downloaded earlier in the same text is run as code",
-                );
+            if let Some(p) = script {
+                let key = norm_path(&p);
+                if self.downloaded.contains(&key) {
+                    self.hazard(
+                        HazardKind::FetchToExec,
+                        &s.text,
+                        "a file downloaded earlier in the same text is run as code",
+                    );
+                }
+                let shell_runs_it =
+                    name.is_none() || SHELLS.contains(&prog_name_of(name.as_deref()));
+                if shell_runs_it {
+                    if let Some(content) = self.written.get(&key) {
+                        // Re-running a script that grows could make analysis quadratic:
+                        // past a total budget the run is left opaque.
+                        if self.written_budget >= content.len() {
+                            self.written_budget -= content.len();
+                            written_script = Some(content.clone());
+                        } else {
+                            dynamic.push(Dynamic::Opaque(
+                                "a script written in this text is run too many times to analyze"
+                                    .into(),
+                            ));
+                        }
+                    }
+                }
             }
         }
 
@@ -928,6 +975,11 @@ impl Analyzer {
                 let mut sc = scope.child(Context::Heredoc);
                 self.run_text(&body, &mut sc);
             }
+            if let Some(script) = written_script {
+                // The script's text is known: analyze it as what the command runs.
+                let mut sc = scope.child(Context::ShellString);
+                self.run_text(&script, &mut sc);
+            }
             if let Some(text) = alias_text {
                 let mut sc = scope.child(Context::Alias);
                 self.run_text(&text, &mut sc);
@@ -995,6 +1047,58 @@ impl Analyzer {
             };
         }
         Some(idx)
+    }
+
+    /// Remember the content of a file this command writes entirely from literal text,
+    /// so that running it later in the same text can be analyzed.
+    fn record_written(
+        &mut self,
+        name: Option<&str>,
+        args: &[Word],
+        redirects: &[Redirect],
+        feed: Option<&Feed>,
+    ) {
+        let content = match name {
+            Some("cat") if args.is_empty() => match feed {
+                Some(Feed::Text { text, .. }) if text.literal => Some(text.value.clone()),
+                _ => None,
+            },
+            Some("echo") if args.iter().all(|w| w.literal) => {
+                let words: Vec<&str> = args
+                    .iter()
+                    .map(|w| w.value.as_str())
+                    .skip_while(|v| *v == "-e" || *v == "-n")
+                    .collect();
+                Some(format!("{}\n", words.join(" ")))
+            }
+            Some("printf")
+                if args.len() == 1 && args[0].literal && !args[0].value.contains('%') =>
+            {
+                Some(args[0].value.replace("\\n", "\n"))
+            }
+            _ => None,
+        };
+        for r in redirects.iter().filter(|r| r.fd.is_none_or(|fd| fd == 1)) {
+            if !r.kind.writes_file() {
+                continue;
+            }
+            let key = norm_path(&r.target.value);
+            match (&content, r.target.literal) {
+                (Some(c), true)
+                    if r.kind == RedirectKind::Append || r.kind == RedirectKind::AppendBoth =>
+                {
+                    if let Some(existing) = self.written.get_mut(&key) {
+                        existing.push_str(c);
+                    }
+                }
+                (Some(c), true) => {
+                    self.written.insert(key, c.clone());
+                }
+                _ => {
+                    self.written.remove(&key);
+                }
+            }
+        }
     }
 
     /// Arithmetic text names a variable assigned in this text to something other than
@@ -1225,4 +1329,8 @@ fn norm_path(p: &str) -> String {
         p = rest;
     }
     p.to_owned()
+}
+
+fn prog_name_of(name: Option<&str>) -> &str {
+    name.unwrap_or("")
 }

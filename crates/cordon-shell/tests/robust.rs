@@ -535,3 +535,16 @@ fn regress_parser_panic_is_a_parse_error() {
     let a = timed("sed -e 'e '$(sh -c 'sed -e 'e <<'X'\n)\nX\n");
     assert!(a.parse_error.is_some());
 }
+
+/// A script that grows and is run after every append would make analysis quadratic.
+#[test]
+fn growing_script_runs_are_bounded() {
+    let line = format!("echo '{}' >> s.sh; bash s.sh\n", "x".repeat(1_000));
+    let text = format!("echo ls > s.sh\n{}", line.repeat(1_000));
+    let a = timed(&text);
+    assert!(a.commands.iter().any(|c| {
+        c.dynamic
+            .iter()
+            .any(|d| matches!(d, cordon_shell::Dynamic::Opaque(_)))
+    }));
+}

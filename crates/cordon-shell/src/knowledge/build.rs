@@ -441,11 +441,7 @@ fn go(inv: &Invocation<'_>) -> Outcome {
         for opt in ["-exec", "-toolexec", "--exec", "--toolexec"] {
             if v == opt {
                 let prog = rest.get(k + 1).map(|w| w.value.as_str()).unwrap_or("");
-                o.exec(
-                    "go",
-                    opt.trim_start_matches('-').trim_start_matches('-'),
-                    prog,
-                );
+                o.exec("go", opt, prog);
             } else if let Some(val) = v.strip_prefix(opt).and_then(|r| r.strip_prefix('=')) {
                 o.exec("go", opt, val);
             }
