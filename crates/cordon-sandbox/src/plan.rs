@@ -145,6 +145,7 @@ pub(crate) struct PlanInputs<'a> {
     pub home_readable: &'a [PathBuf],
     pub masks: &'a [PathBuf],
     pub proxy_socket: Option<&'a Path>,
+    pub full_network: bool,
 }
 
 fn refuse_symlink(p: &Path) -> SandboxError {
@@ -289,6 +290,20 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
         if !ops.contains(&op) {
             ops.push(op);
         }
+    }
+
+    // With the host's network, name resolution must keep working even when
+    // /etc/resolv.conf points into a hidden directory (systemd-resolved's stub in /run).
+    if inp.full_network
+        && !full_access
+        && let Ok(target) = std::fs::canonicalize("/etc/resolv.conf")
+        && HIDDEN_DIRS.iter().any(|h| target.starts_with(h))
+    {
+        ops.push(MountOp::Bind {
+            src: target.clone(),
+            dst: target,
+            read_only: true,
+        });
     }
 
     if let Some(sock) = inp.proxy_socket {
@@ -440,6 +455,7 @@ mod tests {
             home_readable: &[],
             masks: &[],
             proxy_socket: None,
+            full_network: false,
         }
     }
 

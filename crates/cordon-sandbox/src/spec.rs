@@ -349,6 +349,7 @@ impl SandboxBuilder {
                 Network::Proxy { socket, .. } => Some(socket.as_path()),
                 _ => None,
             },
+            full_network: matches!(self.network, Network::Full),
         };
         let plan = plan::build(&inputs)?;
         let mut env = self.env.build(std::env::vars_os(), &home);

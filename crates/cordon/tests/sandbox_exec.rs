@@ -1041,3 +1041,28 @@ echo x > "$OUTSIDE/late/new" && echo WROTE"#,
     assert!(!out.contains("WROTE"), "{out}\n{err}");
     assert!(!wrote);
 }
+
+#[test]
+fn full_network_reaches_the_host_and_none_does_not() {
+    need_sandbox!("full_network_reaches_the_host_and_none_does_not");
+    let w = World::new();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for c in listener.incoming() {
+            drop(c);
+        }
+    });
+    let body = format!(
+        "bash -c 'echo > /dev/tcp/127.0.0.1/{port}' 2>/dev/null && echo CONNECTED; echo end"
+    );
+    let o = w.run(&body, &["--net", "full"]);
+    let (out, err) = text(&o);
+    assert!(out.contains("CONNECTED"), "--net full: {out}\n{err}");
+    let o = w.run(&body, &[]);
+    let (out, err) = text(&o);
+    assert!(
+        out.contains("end") && !out.contains("CONNECTED"),
+        "no network: {out}\n{err}"
+    );
+}
