@@ -1,9 +1,10 @@
 #!/bin/bash
 # Egress proxy benchmark, side by side on loopback in one run:
 #   direct  vs  cordon's CONNECT tunnel  vs  tinyproxy's CONNECT tunnel.
-# Bulk throughput (1 GiB upload, median of 3), time to the first echoed byte on a new
-# connection (p50/p99 over 2,000 connections; "added" is relative to direct), and each
-# proxy's resident memory with 1,000 concurrent idle tunnels.
+# Bulk throughput (1 GiB upload, median of 3) with the proxy's CPU time per GiB, time to
+# the first echoed byte on a new connection (p50/p99 over 2,000 connections; "added" is
+# relative to direct), and each proxy's resident memory with 1,000 concurrent idle
+# tunnels. The paths are interleaved round by round so background load hits all alike.
 #
 # Usage (from the repository root, as root so tinyproxy can be installed):
 #   bench/egress.sh [BYTES]

@@ -172,6 +172,27 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
     sorted[idx].as_secs_f64() * 1e6
 }
 
+/// User + system CPU time of `pid` (all threads), in clock ticks.
+fn cpu_ticks_of(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or(Vec::new(), |(_, rest)| rest.split_whitespace().collect());
+    // After the command name: state is field 3, utime 14 and stime 15 (1-based).
+    let get = |n: usize| {
+        fields
+            .get(n - 3)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    get(14) + get(15)
+}
+
+fn clock_ticks() -> f64 {
+    // USER_HZ is 100 on Linux for every architecture cordon supports.
+    100.0
+}
+
 /// Resident memory of `pid` and its descendants, in KiB.
 fn rss_kib(pid: u32) -> u64 {
     let mut pids = vec![pid];
@@ -209,6 +230,7 @@ fn rss_kib(pid: u32) -> u64 {
 }
 
 struct Row {
+    cpu_s_per_gib: Option<f64>,
     name: String,
     mib_s: f64,
     p50: f64,
@@ -249,9 +271,12 @@ async fn measure_all(a: &Args) -> Vec<Row> {
         }
     }
     let mut rates: Vec<Vec<f64>> = vec![Vec::new(); paths.len()];
+    let mut cpu_ticks = vec![0u64; paths.len()];
     for _ in 0..a.runs {
         for (i, (_, p)) in paths.iter().enumerate() {
+            let before = p.map_or(0, |p| cpu_ticks_of(p.pid));
             rates[i].push(throughput(p.map(|p| p.addr), a.sink_port, a.bytes).await);
+            cpu_ticks[i] += p.map_or(0, |p| cpu_ticks_of(p.pid)) - before;
         }
     }
     const ROUNDS: usize = 10;
@@ -274,7 +299,9 @@ async fn measure_all(a: &Args) -> Vec<Row> {
             }
             None => (None, None),
         };
+        let gib = (a.bytes * a.runs as u64) as f64 / f64::from(1u32 << 30);
         rows.push(Row {
+            cpu_s_per_gib: p.map(|_| cpu_ticks[i] as f64 / clock_ticks() / gib),
             name: name.clone(),
             mib_s: rates[i][rates[i].len() / 2],
             p50: percentile(&lat[i], 0.5),
@@ -306,9 +333,9 @@ fn main() {
             a.idle
         );
         println!(
-            "| path | throughput MiB/s | vs direct | first byte p50 µs | p99 µs | added p50 µs | added p99 µs | RSS before KiB | RSS with idle tunnels KiB | per tunnel KiB |"
+            "| path | throughput MiB/s | vs direct | proxy CPU s/GiB | first byte p50 µs | p99 µs | added p50 µs | added p99 µs | RSS before KiB | RSS with idle tunnels KiB | per tunnel KiB |"
         );
-        println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for r in &rows {
             let mem = match (r.rss_before, r.rss_idle) {
                 (Some(b), Some(i)) => format!(
@@ -317,8 +344,9 @@ fn main() {
                 ),
                 _ => "– | – | –".to_owned(),
             };
+            let cpu = r.cpu_s_per_gib.map_or("–".to_owned(), |c| format!("{c:.2}"));
             println!(
-                "| {} | {:.0} | {:.0} % | {:.0} | {:.0} | {:+.0} | {:+.0} | {mem} |",
+                "| {} | {:.0} | {:.0} % | {cpu} | {:.0} | {:.0} | {:+.0} | {:+.0} | {mem} |",
                 r.name,
                 r.mib_s,
                 100.0 * r.mib_s / direct.0,
