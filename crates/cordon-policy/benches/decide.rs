@@ -2,6 +2,8 @@
 //! with resolution through an in-memory file system), and `web_fetch`.
 //!
 //! Run: `cargo bench -p cordon-policy --bench decide -- --warm-up-time 1 --measurement-time 3`
+// Test code: a failed setup step should stop the test loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use cordon_policy::{FakeFs, LoadOptions, Policy, Request};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};

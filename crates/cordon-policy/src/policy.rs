@@ -498,7 +498,7 @@ impl Policy {
         }
         match (&op.kind, &op.target) {
             (OpKind::Read | OpKind::List, Target::Path(f)) => {
-                if let Some(h) = self.path_guard(f, |p, h| guards::sensitive_read(p, h)) {
+                if let Some(h) = self.path_guard(f, guards::sensitive_read) {
                     return deny(
                         &format!("{}: {}", h.guard, h.pattern),
                         format!(
@@ -510,7 +510,7 @@ impl Policy {
                 }
             }
             (OpKind::Write, Target::Path(f)) => {
-                if let Some(h) = self.path_guard(f, |p, h| guards::protected_write(p, h)) {
+                if let Some(h) = self.path_guard(f, guards::protected_write) {
                     return deny(
                         &format!("{}: {}", h.guard, h.pattern),
                         format!(
@@ -525,7 +525,7 @@ impl Policy {
                 let ws = &self.workspace;
                 let hit = self
                     .path_guard(f, |p, h| guards::critical_delete(p, h, ws))
-                    .or_else(|| self.path_guard(f, |p, h| guards::protected_write(p, h)));
+                    .or_else(|| self.path_guard(f, guards::protected_write));
                 if let Some(h) = hit {
                     return deny(
                         &format!("{}: {}", h.guard, h.pattern),

@@ -1,4 +1,6 @@
 //! The decision order end to end, on a fake file system: one line per case.
+// Test code: a failed setup step should stop the test loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use cordon_policy::{
     Attenuation, Decision, Defaults, FakeFs, LoadOptions, Mode, Policy, Request, Step, Verdict,

@@ -1,5 +1,7 @@
 //! Shell commands judged end to end: analysis classifies, the policy's steps decide.
 //! One line per command: the expected decision (and, where it matters, the deciding step).
+// Test code: a failed setup step should stop the test loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use cordon_policy::{Decision, FakeFs, LoadOptions, Mode, Policy, Request, Step, Verdict};
 

@@ -1,5 +1,7 @@
 //! Property: text whose parse fails is never allowed, whatever else it contains, and the
 //! policy never panics on shell-ish noise.
+// Test code: a failed setup step should stop the test loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use cordon_policy::{Decision, FakeFs, LoadOptions, Policy, Request};
 use proptest::prelude::*;

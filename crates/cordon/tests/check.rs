@@ -1,5 +1,7 @@
 //! `cordon check` through the real binary, on real temporary directories with real symlinks
 //! and hard links.
+// Test code: a failed setup step should stop the test loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
