@@ -751,10 +751,16 @@ async fn the_connection_limit_is_enforced() {
         (503, Some("too-many-connections"))
     );
     drop(a);
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    // A slot is free again: the request is judged (and refused by policy: no resolver
-    // answer), not turned away.
-    let resp = get(p, "http://up.test/").await;
+    // A slot is free again once the proxy has seen the close: the request is then judged
+    // (and refused by policy: no resolver answer), not turned away.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let resp = loop {
+        let resp = get(p, "http://up.test/").await;
+        if resp.status != 503 || Instant::now() > deadline {
+            break resp;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
     assert_eq!((resp.status, resp.block()), (502, Some("resolve-failed")));
 }
 

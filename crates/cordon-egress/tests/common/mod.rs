@@ -334,7 +334,7 @@ pub fn resolver(names: &[(&str, &str)]) -> StaticResolver {
 /// Wait until the handle has at least `n` events (tunnel events arrive when the tunnel
 /// closes).
 pub async fn events(handle: &EgressHandle, n: usize) -> Vec<cordon_egress::EgressEvent> {
-    for _ in 0..200 {
+    for _ in 0..1000 {
         let ev = handle.events();
         if ev.len() >= n {
             return ev;
