@@ -434,7 +434,7 @@ fn fallback_read_paths(inp: &PlanInputs<'_>) -> Vec<PathBuf> {
         HomeView::Visible => out.push(inp.home.to_path_buf()),
         HomeView::Hidden => out.extend(inp.home_readable.iter().cloned()),
     }
-    out.retain(|p| p.exists());
+    // Paths that do not exist are skipped when the Landlock rules are made.
     out.sort();
     out.dedup();
     out

@@ -252,6 +252,8 @@ pub fn run(spec: &SandboxSpec, permit: Permit) -> Result<Outcome, SandboxError> 
 /// the sandbox (or, rarely, by a host process at the same time). Remove it without
 /// following symlinks and say what happened; `None` when there was nothing to undo.
 fn remove_created(p: &Path) -> Option<String> {
+    // The common case: still absent.
+    let meta = std::fs::symlink_metadata(p).ok()?;
     // Refuse to act through a parent that became a symlink: the path would resolve
     // elsewhere.
     let mut cur = std::path::PathBuf::new();
@@ -268,7 +270,6 @@ fn remove_created(p: &Path) -> Option<String> {
             ));
         }
     }
-    let meta = std::fs::symlink_metadata(p).ok()?;
     let removed = if meta.is_dir() {
         std::fs::remove_dir_all(p)
     } else {
