@@ -18,7 +18,7 @@ struct Proxy {
 fn spawn(args: &[&str]) -> Proxy {
     let mut child = Command::new(env!("CARGO_BIN_EXE_cordon"))
         .arg("proxy")
-        .args(["--listen", "127.0.0.1:0", "--verbose"])
+        .args(["--listen", "127.0.0.1:0", "--verbose", "--isolated"])
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -132,6 +132,45 @@ fn refuses_and_allows_by_flags_and_reports_events() {
 }
 
 #[test]
+fn the_network_table_of_a_config_file_applies() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("policy.toml");
+    std::fs::write(
+        &cfg,
+        "[network]\nallow = [\"*.cfg.test\"]\ndeny = [\"bad.cfg.test\"]\nallow_private = [\"10.9.0.0/16\"]\n",
+    )
+    .unwrap();
+    let cfg = cfg.to_str().unwrap();
+    let proxy = spawn(&["--config", cfg, "--deny", "flag.cfg.test"]);
+    // Allowed by the file: judged, then not resolvable here (`.test` names never are;
+    // a resolver that does not answer gives resolve-timeout instead).
+    let (head, _) = proxy.connect("ok.cfg.test:443");
+    assert!(head.contains("x-cordon-block: resolve-"), "{head}");
+    let (head, _) = proxy.connect("bad.cfg.test:443");
+    assert!(head.contains("x-cordon-block: denied-host"), "{head}");
+    let (head, _) = proxy.connect("flag.cfg.test:443");
+    assert!(head.contains("x-cordon-block: denied-host"), "{head}");
+    let (head, _) = proxy.connect("cfg.test:443");
+    assert!(head.contains("x-cordon-block: not-allowed"), "{head}");
+    let (code, _) = proxy.stop();
+    assert_eq!(code, 0);
+
+    std::fs::write(
+        dir.path().join("bad.toml"),
+        "[network]\nallow = [\"bad..host\"]\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .args(["proxy", "--isolated", "--config"])
+        .arg(dir.path().join("bad.toml"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("bad.toml"), "{err}");
+}
+
+#[test]
 fn bad_flags_exit_2_with_one_sentence() {
     for args in [
         &["--allow", "bad..example"][..],
@@ -140,7 +179,7 @@ fn bad_flags_exit_2_with_one_sentence() {
         &["--allow", "ok.example", "--max-connections", "0"],
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_cordon"))
-            .arg("proxy")
+            .args(["proxy", "--isolated"])
             .args(args)
             .output()
             .unwrap();
@@ -156,7 +195,7 @@ fn unix_socket_mode_listens_and_cleans_up() {
     let dir = tempfile::tempdir().unwrap();
     let sock = dir.path().join("p.sock");
     let mut child = Command::new(env!("CARGO_BIN_EXE_cordon"))
-        .args(["proxy", "--unix"])
+        .args(["proxy", "--isolated", "--unix"])
         .arg(&sock)
         .args(["--allow", "example.test"])
         .stderr(Stdio::piped())

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use cordon_egress::{EgressProxy, Limits, ProxyConfig};
 use cordon_policy::net::NetworkPolicy;
+use cordon_policy::{LoadOptions, NetworkSettings, RealFs};
 
 use crate::exit::{Exit, INTERNAL, INVALID};
 
@@ -34,6 +35,13 @@ pub struct ProxyArgs {
     /// Exempt a CIDR from the private-address refusal. Repeatable.
     #[arg(long = "allow-private", value_name = "CIDR")]
     allow_private: Vec<String>,
+    /// A config file whose `[network]` table applies (the flags layer; repeatable). The
+    /// managed, user and project files apply too, unless `--isolated`.
+    #[arg(long = "config", value_name = "FILE")]
+    config: Vec<PathBuf>,
+    /// Ignore the managed, user and project config files.
+    #[arg(long)]
+    isolated: bool,
     /// Print every decision as a JSON line on stderr.
     #[arg(long)]
     verbose: bool,
@@ -53,7 +61,15 @@ pub struct ProxyArgs {
 
 /// Run `cordon proxy` until SIGINT or SIGTERM.
 pub fn run(args: ProxyArgs) -> anyhow::Result<u8> {
-    let policy = NetworkPolicy::from_lists(&args.allow, &args.deny, &args.allow_private)
+    let configured = network_settings(&args)?;
+    let allow: Vec<String> = configured.allow.into_iter().chain(args.allow).collect();
+    let deny: Vec<String> = configured.deny.into_iter().chain(args.deny).collect();
+    let private: Vec<String> = configured
+        .allow_private
+        .into_iter()
+        .chain(args.allow_private)
+        .collect();
+    let policy = NetworkPolicy::from_lists(&allow, &deny, &private)
         .map_err(|e| Exit::new(INVALID, format!("{e}.")))?;
     if args.max_connections == 0
         || args.idle_timeout == 0
@@ -94,4 +110,38 @@ pub fn run(args: ProxyArgs) -> anyhow::Result<u8> {
             )
         })?;
     Ok(0)
+}
+
+/// The `[network]` table merged over the config layers (trust rules included: an untrusted
+/// project cannot widen the allowlist).
+fn network_settings(args: &ProxyArgs) -> anyhow::Result<NetworkSettings> {
+    let workspace = std::env::current_dir()
+        .map_err(|e| Exit::new(INVALID, format!("cannot read the current directory: {e}.")))?;
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute());
+    let home = match home {
+        Some(h) => h,
+        // Without a home there is no user layer to read; an isolated run needs none.
+        None if args.isolated => PathBuf::from("/"),
+        None => {
+            return Err(Exit::new(
+                INVALID,
+                "HOME is not set to an absolute path; set it or pass --isolated.",
+            )
+            .into());
+        }
+    };
+    let options = LoadOptions {
+        workspace,
+        home,
+        xdg_config_home: std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from),
+        config_files: args.config.clone(),
+        skip_default_files: args.isolated,
+        ..LoadOptions::default()
+    };
+    let merged = cordon_policy::config::load(&options, &RealFs)
+        .map_err(|e| Exit::new(INVALID, e.to_string()))?;
+    Ok(merged.network)
 }
