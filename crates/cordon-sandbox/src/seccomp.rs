@@ -150,26 +150,12 @@ fn eperm_filter(sockets: Sockets) -> Result<BpfProgram, SandboxError> {
         .map_err(|e: seccompiler::BackendError| SandboxError::setup(format!("seccomp: {e}")))
 }
 
-/// `clone3` answers `ENOSYS`: its flags live in memory a filter cannot read.
-fn enosys_filter() -> Result<BpfProgram, SandboxError> {
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    rules.insert(libc::SYS_clone3, Vec::new());
-    let filter = SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::ENOSYS as u32),
-        ARCH,
-    )
-    .map_err(|e| SandboxError::setup(format!("seccomp: {e}")))?;
-    filter
-        .try_into()
-        .map_err(|e: seccompiler::BackendError| SandboxError::setup(format!("seccomp: {e}")))
-}
-
-/// Refuse the x32 ABI (syscall numbers with bit 30 set share x86_64's audit arch, so the
-/// per-syscall rules above would not see them) and kill any other architecture.
+/// Kill any other architecture, refuse the x32 ABI (syscall numbers with bit 30 set
+/// share x86_64's audit arch, so the per-syscall rules would not see them), and answer
+/// `clone3` with `ENOSYS` (its flags live in memory a filter cannot read, and libc falls
+/// back to `clone`). Hand-written: seccompiler has no range test and one errno per filter.
 #[cfg(target_arch = "x86_64")]
-fn x32_filter() -> BpfProgram {
+fn head_filter() -> BpfProgram {
     const LD_W_ABS: u16 = 0x20;
     const JEQ_K: u16 = 0x15;
     const JGE_K: u16 = 0x35;
@@ -187,6 +173,25 @@ fn x32_filter() -> BpfProgram {
         ins(LD_W_ABS, 0, 0, 0), // seccomp_data.nr
         ins(JGE_K, 0, 1, X32_SYSCALL_BIT),
         ins(RET_K, 0, 0, RET_ERRNO | libc::EPERM as u32),
+        ins(JEQ_K, 0, 1, libc::SYS_clone3 as u32),
+        ins(RET_K, 0, 0, RET_ERRNO | libc::ENOSYS as u32),
+        ins(RET_K, 0, 0, RET_ALLOW),
+    ]
+}
+
+/// On other architectures `clone3` still answers `ENOSYS`.
+#[cfg(not(target_arch = "x86_64"))]
+fn head_filter() -> BpfProgram {
+    const LD_W_ABS: u16 = 0x20;
+    const JEQ_K: u16 = 0x15;
+    const RET_K: u16 = 0x06;
+    const RET_ERRNO: u32 = 0x0005_0000;
+    const RET_ALLOW: u32 = 0x7fff_0000;
+    let ins = |code, jt, jf, k| sock_filter { code, jt, jf, k };
+    vec![
+        ins(LD_W_ABS, 0, 0, 0),
+        ins(JEQ_K, 0, 1, libc::SYS_clone3 as u32),
+        ins(RET_K, 0, 0, RET_ERRNO | libc::ENOSYS as u32),
         ins(RET_K, 0, 0, RET_ALLOW),
     ]
 }
@@ -194,10 +199,7 @@ fn x32_filter() -> BpfProgram {
 /// The compiled filters, in installation order. Built before the last fork so that the
 /// command's process only installs them.
 pub(crate) fn filters(sockets: Sockets) -> Result<Vec<BpfProgram>, SandboxError> {
-    let main = vec![eperm_filter(sockets)?, enosys_filter()?];
-    #[cfg(target_arch = "x86_64")]
-    let main = std::iter::once(x32_filter()).chain(main).collect();
-    Ok(main)
+    Ok(vec![head_filter(), eperm_filter(sockets)?])
 }
 
 /// Install the filters on the calling thread (`PR_SET_NO_NEW_PRIVS` must be set).

@@ -89,6 +89,7 @@ int main(int argc, char **argv) {
     if (!strcmp(what, "bpf")) return report(syscall(SYS_bpf, 0, 0, 0));
     if (!strcmp(what, "x32-getpid")) return report(syscall(0x40000000 | 39));
     if (!strcmp(what, "kill-init")) return report(kill(1, 9));
+    if (!strcmp(what, "clone3")) return report(syscall(435, NULL, 0));
     return 2;
 }
 "#;
@@ -567,6 +568,9 @@ fn dangerous_syscalls_are_refused() {
             .unwrap_or_else(|| panic!("no line for {k}: {out}\n{err}"));
         assert!(line.contains("ERR"), "{k} was not refused: {line}");
     }
+    // clone3 answers ENOSYS, so libc falls back to clone, whose flags are checked.
+    let clone3 = w.run("\"$PROBE\" clone3", &[]);
+    assert_eq!(text(&clone3).0.trim(), "ERR 38");
     // The pty was really opened, so TIOCSTI's refusal is the filter's, not ENOTTY.
     let tiocsti = out.lines().find(|l| l.starts_with("tiocsti ")).unwrap();
     assert_eq!(tiocsti, "tiocsti ERR 1", "{out}");
