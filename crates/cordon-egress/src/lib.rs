@@ -14,6 +14,23 @@
 //! a name up twice, or let a slow or hostile client hold resources without bound.
 //! Refusals are explicit: `403` with `X-Cordon-Block: <code>` and a one-line body (or the
 //! SOCKS5 "not allowed" reply), and every decision becomes an [`EgressEvent`].
+//!
+//! ```
+//! use cordon_egress::{EgressProxy, ProxyConfig};
+//! use cordon_policy::net::NetworkPolicy;
+//!
+//! let none: &[&str] = &[];
+//! let policy = NetworkPolicy::from_lists(&["github.com", "*.npmjs.org"], none, none)?;
+//! let config = ProxyConfig::new(policy).with_sink(|event| eprintln!("{}", event.to_json()));
+//! let proxy = EgressProxy::start_tcp(config, "127.0.0.1:0".parse()?)?;
+//! let proxy_url = format!("http://{}", proxy.local_addr()); // HTTPS_PROXY, ALL_PROXY, …
+//! # let _ = proxy_url;
+//! // … run the command …
+//! let report = proxy.events(); // every decision, for a report
+//! # let _ = report;
+//! proxy.shutdown();
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 #![deny(missing_docs)]
 
 mod dial;
