@@ -1070,3 +1070,44 @@ fn full_network_reaches_the_host_and_none_does_not() {
         "no network: {out}\n{err}"
     );
 }
+
+#[test]
+fn signals_to_cordon_reach_the_command() {
+    need_sandbox!("signals_to_cordon_reach_the_command");
+    let w = World::new();
+    w.script("trap 'echo GOT-TERM; exit 42' TERM; echo ready; while :; do sleep 0.05; done");
+    let mut child = w.command(&[]).stdout(Stdio::piped()).spawn().unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut first = [0u8; 6];
+    std::io::Read::read_exact(&mut out, &mut first).unwrap();
+    assert_eq!(&first, b"ready\n");
+    let st = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let status = child.wait().unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+    assert!(rest.contains("GOT-TERM"), "{rest}");
+    assert_eq!(status.code(), Some(42));
+}
+
+#[test]
+fn nothing_outlives_a_killed_cordon() {
+    need_sandbox!("nothing_outlives_a_killed_cordon");
+    let w = World::new();
+    w.script("echo ready; (sleep 2; echo alive > late1) & sleep 2; echo alive > late2");
+    let mut child = w.command(&[]).stdout(Stdio::piped()).spawn().unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut first = [0u8; 6];
+    std::io::Read::read_exact(&mut out, &mut first).unwrap();
+    child.kill().unwrap();
+    let _ = child.wait();
+    std::thread::sleep(Duration::from_millis(2800));
+    assert!(
+        !w.ws.join("late1").exists(),
+        "a background process outlived cordon"
+    );
+    assert!(!w.ws.join("late2").exists(), "the command outlived cordon");
+}
