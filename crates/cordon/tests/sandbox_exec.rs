@@ -1111,3 +1111,34 @@ fn nothing_outlives_a_killed_cordon() {
     );
     assert!(!w.ws.join("late2").exists(), "the command outlived cordon");
 }
+
+#[test]
+fn the_real_egress_proxy_decides_for_the_sandbox() {
+    need_sandbox!("the_real_egress_proxy_decides_for_the_sandbox");
+    let w = World::new();
+    let sock = w.ws.parent().unwrap().join("egress.sock");
+    let mut proxy = Command::new(BIN)
+        .args(["proxy", "--isolated", "--allow", "example.com", "--unix"])
+        .arg(&sock)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !sock.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let o = w.run(
+        r#"curl -sS -m 5 -o /dev/null -w '%{http_code}\n' http://not-allowed.example.net/
+curl -sS -m 5 -o /dev/null -w '%{http_code}\n' http://127.0.0.1:9/"#,
+        &["--proxy-socket", sock.to_str().unwrap()],
+    );
+    let _ = proxy.kill();
+    let _ = proxy.wait();
+    let (out, err) = text(&o);
+    // Both answers come from the proxy (403), not from a failed connection (000).
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        ["403", "403"],
+        "{out}\n{err}"
+    );
+}
