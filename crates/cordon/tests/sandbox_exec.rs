@@ -784,11 +784,16 @@ fn exit_codes_follow_the_contract() {
     assert_eq!(w.run("exit 3", &[]).status.code(), Some(3));
     // Killed by a signal: 128 + signal number.
     assert_eq!(w.run("kill -TERM $$", &[]).status.code(), Some(128 + 15));
-    // Not found: 127.
-    std::fs::write(&w.config, format!("{ALLOW_ALL}\n")).unwrap();
+    // Not found: 127 (the policy is told to allow the unknown program).
+    let nf_config = w.ws.parent().unwrap().join("notfound.toml");
+    std::fs::write(
+        &nf_config,
+        "mode = \"bypass\"\n[permissions]\nallow = [\"Bash(definitely-not-a-command-xyz)\"]\n",
+    )
+    .unwrap();
     let o = Command::new(BIN)
         .args(["exec", "--isolated", "--config"])
-        .arg(&w.config)
+        .arg(&nf_config)
         .arg("--workspace")
         .arg(&w.ws)
         .args(["--", "definitely-not-a-command-xyz"])
@@ -796,9 +801,9 @@ fn exit_codes_follow_the_contract() {
         .current_dir(&w.ws)
         .output()
         .unwrap();
-    let code = o.status.code();
-    // The policy may deny an unknown program (126); if it lets it through, 127.
-    assert!(matches!(code, Some(126) | Some(127)), "{code:?}");
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(127), "{out}\n{err}");
+    assert!(err.contains("command not found"), "{err}");
     // Denied by policy: a credential read is a non-disableable guard.
     let o = Command::new(BIN)
         .args(["exec", "--isolated", "--config"])
