@@ -747,8 +747,15 @@ fn supervise(
         }
         None => None,
     };
-    if sigfd.is_none() {
-        observer = None;
+    if observer.is_some() && sigfd.is_none() {
+        // The command waits on the listener for every observed write; without a way to
+        // serve it alongside signals, stop rather than leave it hanging.
+        kill_all(child, reap);
+        reap_all();
+        return Supervised {
+            code: EXIT_CORDON_FAILED,
+            timed_out: false,
+        };
     }
     while code.is_none() {
         let sig = match (&sigfd, observer.as_deref_mut()) {
