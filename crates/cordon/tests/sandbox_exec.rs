@@ -847,9 +847,9 @@ fn proxy_mode_reaches_only_the_proxy() {
     });
     let o = w.run(
         r#"echo "$HTTP_PROXY $HTTPS_PROXY $ALL_PROXY $http_proxy"
-curl -sS --max-time 5 http://example.com/hello
-curl -sS --noproxy '*' --max-time 2 http://127.0.0.1:80/ >/dev/null 2>&1 && echo DIRECT-LOOPBACK
-curl -sS --noproxy '*' --max-time 2 http://1.1.1.1/ >/dev/null 2>&1 && echo DIRECT-INTERNET
+bash -c 'exec 3<>/dev/tcp/127.0.0.1/3128; printf "GET http://example.com/hello HTTP/1.1\r\nHost: example.com\r\n\r\n" >&3; cat <&3'
+bash -c 'echo > /dev/tcp/127.0.0.1/80' 2>/dev/null && echo DIRECT-LOOPBACK
+bash -c 'echo > /dev/tcp/1.1.1.1/80' 2>/dev/null && echo DIRECT-INTERNET
 "$PROBE" udp
 echo end"#,
         &["--proxy-socket", sock.to_str().unwrap()],
@@ -1133,8 +1133,9 @@ fn the_real_egress_proxy_decides_for_the_sandbox() {
         std::thread::sleep(Duration::from_millis(20));
     }
     let o = w.run(
-        r#"curl -sS -m 5 -o /dev/null -w '%{http_code}\n' http://not-allowed.example.net/
-curl -sS -m 5 -o /dev/null -w '%{http_code}\n' http://127.0.0.1:9/"#,
+        r#"for url in http://not-allowed.example.net/ http://127.0.0.1:9/; do
+  bash -c 'exec 3<>/dev/tcp/127.0.0.1/3128; printf "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" "$1" >&3; head -n 1 <&3' _ "$url" | cut -d' ' -f2
+done"#,
         &["--proxy-socket", sock.to_str().unwrap()],
     );
     let _ = proxy.kill();
