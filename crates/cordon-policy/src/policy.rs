@@ -491,7 +491,7 @@ impl Policy {
     /// Step 2: guards that nothing disables.
     pub fn step_guard(&self, op: &Operation) -> Option<Outcome> {
         let deny = |guard: &str, reason: String| {
-            Some((Decision::Deny, Source::new(Step::Guard, guard), reason))
+            Some((Decision::Deny, Source::new(Step::Guard, guard.to_owned()), reason))
         };
         if let Some((guard, reason)) = &op.hazard {
             return deny(guard, format!("{reason}; this is never allowed."));
@@ -556,8 +556,9 @@ impl Policy {
         f: &PathFacts,
         check: impl Fn(&Path, &Path) -> Option<guards::GuardHit>,
     ) -> Option<guards::GuardHit> {
+        let resolved = (f.resolved != f.literal).then_some(&f.resolved);
         for h in &self.homes {
-            for p in [&f.literal, &f.resolved] {
+            for p in std::iter::once(&f.literal).chain(resolved) {
                 if let Some(hit) = check(p, h) {
                     return Some(hit);
                 }
@@ -602,7 +603,7 @@ impl Policy {
         let r = &self.rules[idx];
         Source {
             step,
-            rule: Some(r.text.clone()),
+            rule: Some(r.text.clone().into()),
             file: r.origin.file.clone(),
             line: r.origin.file.as_ref().map(|_| r.origin.line),
             column: r.origin.file.as_ref().map(|_| r.origin.column),

@@ -4,6 +4,7 @@
 //! may be added, never removed.
 
 use serde::Serialize;
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 /// The three possible answers, ordered from least to most restrictive.
@@ -101,7 +102,7 @@ pub struct Source {
     pub step: Step,
     /// The rule, guard or default that applied, as written.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub rule: Option<String>,
+    pub rule: Option<Cow<'static, str>>,
     /// The config file the rule came from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<PathBuf>,
@@ -115,7 +116,7 @@ pub struct Source {
 
 impl Source {
     /// A source with a step and a rule but no file.
-    pub fn new(step: Step, rule: impl Into<String>) -> Self {
+    pub fn new(step: Step, rule: impl Into<Cow<'static, str>>) -> Self {
         Source {
             step,
             rule: Some(rule.into()),

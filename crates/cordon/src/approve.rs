@@ -199,7 +199,7 @@ fn approve(v: &mut Verdict, answer: &str, saved_rule: Option<&str>) {
     }
     v.decision = Decision::Allow;
     v.reason = reason;
-    v.source = Source::new(Step::Approval, answer);
+    v.source = Source::new(Step::Approval, answer.to_owned());
 }
 
 fn deny(v: &mut Verdict, why: String) {
