@@ -364,6 +364,10 @@ pub struct LoadOptions {
     /// Allow rules a human chose to remember ("always allow"), from the approval store.
     /// They rank with the user layer.
     pub remembered_rules: Vec<String>,
+    /// `--allow-net` hosts from the command line (flags layer).
+    pub network_allow: Vec<String>,
+    /// `--allow-private` CIDRs from the command line (flags layer).
+    pub network_allow_private: Vec<String>,
 }
 
 /// Everything merged from the layers, before compilation into a `Policy`.
@@ -474,9 +478,16 @@ pub fn load(opts: &LoadOptions, fs: &dyn FileFacts) -> Result<Merged, ConfigErro
         )?;
     }
     hasher.update(format!("{:?}{:?}{:?}", opts.mode, opts.sandbox_mode, opts.approval).as_bytes());
-    for r in &opts.remembered_rules {
-        hasher.update(b"remembered");
-        hasher.update(r.as_bytes());
+    for (tag, list) in [
+        ("remembered", &opts.remembered_rules),
+        ("allow-net", &opts.network_allow),
+        ("allow-private", &opts.network_allow_private),
+    ] {
+        for r in list {
+            hasher.update(tag.as_bytes());
+            hasher.update(&(r.len() as u64).to_le_bytes());
+            hasher.update(r.as_bytes());
+        }
     }
     let version = hasher.finalize().to_hex()[..32].to_string();
     merge(opts, fs, layers, workspace, home, home_resolved, version)
@@ -759,6 +770,25 @@ fn merge(
     }
     if !flags_done {
         flags_inserted(&mut mode, &mut sandbox_mode, &mut approval);
+    }
+    let flag_err = |m: String| ConfigError {
+        file: None,
+        position: None,
+        message: m,
+    };
+    for h in &opts.network_allow {
+        crate::net::HostPattern::parse(h).map_err(|e| flag_err(format!("--allow-net {h}: {e}")))?;
+        network.allow.push(h.clone());
+    }
+    for c in &opts.network_allow_private {
+        c.parse::<ipnet::IpNet>()
+            .or_else(|_| c.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+            .map_err(|_| {
+                flag_err(format!(
+                    "--allow-private {c}: not a CIDR such as 10.0.0.0/8"
+                ))
+            })?;
+        network.allow_private.push(c.clone());
     }
     for text in &opts.remembered_rules {
         let matcher = rules::parse_rule(text, &anchors).map_err(|e| ConfigError {

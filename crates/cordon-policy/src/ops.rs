@@ -606,6 +606,9 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
         path_op(OpKind::Read, w, "read a file", &mut push);
     }
     for w in &c.effects.writes {
+        if w.literal && HARMLESS_DEVICES.contains(&w.value.as_str()) {
+            continue;
+        }
         path_op(OpKind::Write, w, "write a file", &mut push);
     }
     for w in &c.effects.deletes {

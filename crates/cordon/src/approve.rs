@@ -51,9 +51,14 @@ pub struct Settled {
 
 impl ApprovalArgs {
     fn open_store(&self) -> Result<Store, cordon_store::StoreError> {
+        Store::open(&self.store_path()?)
+    }
+
+    /// The store file these flags name (or the default one).
+    pub fn store_path(&self) -> Result<PathBuf, cordon_store::StoreError> {
         match &self.store {
-            Some(p) => Store::open(p),
-            None => Store::open_default(),
+            Some(p) => Ok(p.clone()),
+            None => cordon_store::default_store_path(),
         }
     }
 

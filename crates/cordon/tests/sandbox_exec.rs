@@ -952,7 +952,7 @@ fn an_ask_without_a_terminal_is_a_deny() {
         .unwrap();
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(126), "{out}\n{err}");
-    assert!(err.contains("approval was needed"), "{err}");
+    assert!(err.contains("approval needed"), "{err}");
     assert!(!w.ws.join("ran.txt").exists());
 }
 

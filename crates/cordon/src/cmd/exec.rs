@@ -5,12 +5,13 @@
 
 use crate::exit::Exit;
 use crate::setup::PolicyArgs;
-use cordon_policy::{Decision, RealFs, Request, SandboxMode};
+use cordon_egress::{Decision as EgressDecision, EgressEvent, EgressProxy, ProxyConfig};
+use cordon_policy::net::NetworkPolicy;
+use cordon_policy::{ApprovalPolicy, Decision, RealFs, Request, SandboxMode};
 use cordon_sandbox::{
     EnvPolicy, HomeView, Limits, Network, Permit, Require, SandboxBuilder, SandboxErrorKind,
 };
 use std::ffi::OsString;
-use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -33,6 +34,22 @@ pub struct ExecArgs {
 pub struct ExecOptions {
     #[command(flatten)]
     policy: PolicyArgs,
+    #[command(flatten)]
+    approvals: crate::approve::ApprovalArgs,
+    /// Approval policy: untrusted, on-request (default), on-failure or never (overrides the
+    /// config).
+    #[arg(long, value_name = "POLICY")]
+    approval: Option<String>,
+    /// Let the command reach HOST[:PORT] through cordon's egress proxy (repeatable;
+    /// `*.example.com` for subdomains).
+    #[arg(long = "allow-net", value_name = "HOST[:PORT]")]
+    allow_net: Vec<String>,
+    /// Exempt this CIDR from the proxy's refusal of private addresses (repeatable).
+    #[arg(long = "allow-private", value_name = "CIDR")]
+    allow_private: Vec<String>,
+    /// Print every egress decision as a JSON line on stderr.
+    #[arg(long)]
+    verbose: bool,
     /// Sandbox mode: read-only, workspace-write or full-access (overrides the config).
     #[arg(long, value_name = "MODE")]
     sandbox: Option<String>,
@@ -127,34 +144,11 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
-/// Ask on the terminal; `false` when there is none or the answer is not yes.
-fn ask_on_terminal(reason: &str, what: &str) -> bool {
-    let Ok(tty) = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/tty")
-    else {
-        return false;
-    };
-    let mut out = &tty;
-    if write!(
-        out,
-        "cordon: {reason}\ncordon: run `{what}` in the sandbox? [y/N] "
-    )
-    .is_err()
-    {
-        return false;
-    }
-    let mut line = String::new();
-    if std::io::BufReader::new(&tty).read_line(&mut line).is_err() {
-        return false;
-    }
-    matches!(line.trim(), "y" | "Y" | "yes" | "YES" | "Yes")
-}
-
 /// Run `cordon exec`.
 pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
-    let args = *args.options;
+    let mut args = *args.options;
+    // exec asks on the terminal whenever there is one (stdin and stderr both a TTY).
+    args.approvals.interactive = true;
     let (argv, request_text): (Vec<OsString>, Option<String>) = match &args.shell {
         Some(text) => (
             vec!["/bin/sh".into(), "-c".into(), text.into()],
@@ -210,8 +204,19 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     // Policy first: the sandbox only ever contains a command the policy allowed.
     let mut opts = args.policy.options().map_err(|e| fail(format!("{e:#}")))?;
     opts.sandbox_mode = sandbox_mode;
-    let policy = cordon_policy::Policy::load(&opts, &RealFs)
+    opts.approval = match &args.approval {
+        Some(a) => Some(a.parse::<ApprovalPolicy>().map_err(fail)?),
+        None => None,
+    };
+    opts.remembered_rules = args.approvals.remembered_rules();
+    opts.network_allow = args.allow_net.clone();
+    opts.network_allow_private = args.allow_private.clone();
+    let mut policy = cordon_policy::Policy::load(&opts, &RealFs)
         .map_err(|e| fail(format!("invalid config: {e}")))?;
+    let approval = policy.approval();
+    if approval == ApprovalPolicy::Never {
+        policy.set_no_human(true);
+    }
     let cwd = match &args.cwd {
         Some(c) if c.is_absolute() => c.clone(),
         Some(c) => policy.workspace().join(c),
@@ -228,39 +233,76 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
             Request::argv(&words, Some(cwd.clone()))
         }
     };
-    let verdict = policy.decide(&request, &RealFs);
-    let shown = request_text.clone().unwrap_or_else(|| {
-        argv.iter()
-            .map(|a| a.to_string_lossy())
-            .collect::<Vec<_>>()
-            .join(" ")
-    });
-    match verdict.decision {
-        Decision::Allow => {}
-        Decision::Deny => {
-            return Err(Exit::new(DENIED, format!("denied by policy: {}", verdict.reason)).into());
+    let ops = policy.operations(&request, &RealFs);
+    let mut verdict = policy.judge(&ops);
+    if approval == ApprovalPolicy::Untrusted
+        && verdict.decision == Decision::Allow
+        && !known_read_only(&verdict)
+    {
+        verdict.decision = Decision::Ask;
+        verdict.reason = format!(
+            "the untrusted approval policy runs only known read-only commands without asking ({})",
+            verdict.reason
+        );
+    }
+    // on-failure: an ask runs in the sandbox first; a human is asked only if containment
+    // demonstrably blocked something.
+    let deferred = approval == ApprovalPolicy::OnFailure && verdict.decision == Decision::Ask;
+    let settled = if deferred {
+        crate::approve::Settled {
+            verdict,
+            pending: None,
+            answer: Some("deferred (on-failure)".into()),
+            lease: None,
         }
-        Decision::Ask => {
-            if !ask_on_terminal(&verdict.reason, &shown) {
-                return Err(Exit::new(
-                    DENIED,
-                    format!(
-                        "denied: {} (approval was needed and not given)",
-                        verdict.reason
-                    ),
-                )
-                .into());
-            }
+    } else {
+        args.approvals
+            .settle(&policy, &request, &ops, verdict, true)
+    };
+    let audit = |settled: &crate::approve::Settled, extra: serde_json::Value| {
+        let rec = crate::approve::record("exec", &policy, &request, settled, extra);
+        args.approvals.audit(rec)
+    };
+    if let Some(id) = settled.pending {
+        audit(&settled, serde_json::json!({}))
+            .map_err(|e| fail(format!("cannot write the audit log: {e}")))?;
+        eprintln!(
+            "cordon: approval needed: {} (pending approval {id}; answer it with `cordon approvals approve {id}` and run again)",
+            settled.verdict.reason
+        );
+        return Ok(crate::approve::PENDING);
+    }
+    match settled.verdict.decision {
+        Decision::Allow => {}
+        Decision::Ask if deferred => {}
+        _ => {
+            let _ = audit(&settled, serde_json::json!({}));
+            return Err(Exit::new(
+                DENIED,
+                format!("denied by policy: {}", settled.verdict.reason),
+            )
+            .into());
         }
     }
-    let permit = Permit::policy_allowed(verdict.reason.clone());
+    // A decision that cannot be recorded does not run.
+    audit(&settled, serde_json::json!({"phase": "start"})).map_err(|e| {
+        fail(format!(
+            "cannot write the audit log ({e}); fix it or pass --no-audit"
+        ))
+    })?;
+
+    // The egress proxy runs here, outside the sandbox, when anything may be reached (and
+    // under on-failure, so that refused connections are seen and can be asked about).
+    // The policy's `[network]` already holds `--allow-net` and `--allow-private`.
+    let net_settings = policy.network().clone();
+    let net_policy = NetworkPolicy::from_settings(&net_settings)
+        .map_err(|e| fail(format!("invalid network allowlist: {e}")))?;
 
     let settings = policy.sandbox();
-    let mut builder = SandboxBuilder::new(argv)
+    let mut builder = SandboxBuilder::new(argv.clone())
         .workspace(policy.workspace())
         .home(&opts.home)
         .mode(policy.sandbox_mode())
-        .network(network)
         .home_view(home_view)
         .timeout(timeout)
         .output_limit(args.max_output)
@@ -296,44 +338,321 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     if let Some(list) = &settings.home_readable {
         builder = builder.home_readable(list.clone());
     }
-    let spec = builder.build().map_err(|e| fail(e.message))?;
-    match cordon_sandbox::run(&spec, permit) {
-        Ok(outcome) => {
-            if let Some(path) = &args.report {
-                let json = serde_json::to_string_pretty(&outcome.report)?;
-                std::fs::write(path, json + "\n").map_err(|e| {
-                    fail(format!(
-                        "cannot write the report to {}: {e}",
-                        path.display()
-                    ))
-                })?;
+
+    let want_proxy = matches!(network, Network::None)
+        && (!net_policy.is_empty() || approval == ApprovalPolicy::OnFailure);
+    let run_once = |builder: SandboxBuilder, net_policy: &NetworkPolicy| -> anyhow::Result<Run> {
+        let proxy = if want_proxy {
+            Some(Egress::start(net_policy.clone(), args.verbose)?)
+        } else {
+            None
+        };
+        let network = match &proxy {
+            Some(p) => Network::Proxy {
+                socket: p.socket.clone(),
+                port: cordon_sandbox::DEFAULT_PROXY_PORT,
+            },
+            None => network.clone(),
+        };
+        let spec = builder
+            .network(network)
+            .build()
+            .map_err(|e| fail(e.message))?;
+        let permit = Permit::policy_allowed(settled.verdict.reason.clone());
+        let result = cordon_sandbox::run(&spec, permit);
+        let events = proxy.map(Egress::finish).unwrap_or_default();
+        match result {
+            Ok(outcome) => Ok(Run { outcome, events }),
+            Err(e) if e.kind == SandboxErrorKind::NotFound => {
+                Err(Exit::new(NOT_FOUND, e.message).into())
             }
-            if let Some(first) = outcome.report.blocked.first() {
-                let n = outcome.report.blocked.len();
-                eprintln!(
-                    "cordon: containment blocked {n} action{} (first: {} {}){}",
-                    if n == 1 { "" } else { "s" },
-                    first.target,
-                    first.detail,
-                    if args.report.is_some() {
-                        ""
-                    } else {
-                        "; --report FILE lists them"
-                    }
-                );
-            }
-            if outcome.output_truncated {
-                eprintln!("cordon: output was cut at the --max-output limit");
-            }
-            if outcome.timed_out {
-                eprintln!("cordon: the command timed out; every process of the sandbox was killed");
-            }
-            Ok(outcome.status)
+            Err(e) => Err(fail(e.message)),
         }
-        Err(e) if e.kind == SandboxErrorKind::NotFound => {
-            Err(Exit::new(NOT_FOUND, e.message).into())
+    };
+
+    let mut run = run_once(builder.clone(), &net_policy)?;
+    let mut escalation = serde_json::Value::Null;
+    if approval == ApprovalPolicy::OnFailure
+        && let Some(extra) = Escalation::from_run(&run)
+    {
+        let fp = format!("{}+{}", policy.fingerprint(&request), extra.key());
+        let (granted, answer) = escalate(&args.approvals, &request, &fp, &extra)?;
+        escalation = serde_json::json!({"asked": extra.describe(), "answer": answer});
+        if granted {
+            eprintln!("cordon: re-running with {} (approved)", extra.describe());
+            let (b, n) = extra.apply(builder.clone(), &net_policy, &net_settings)?;
+            run = run_once(b, &n)?;
         }
-        Err(e) => Err(fail(e.message)),
+    }
+
+    let report = report_json(&run);
+    if let Some(path) = &args.report {
+        let json = serde_json::to_string_pretty(&report)?;
+        std::fs::write(path, json + "\n").map_err(|e| {
+            fail(format!(
+                "cannot write the report to {}: {e}",
+                path.display()
+            ))
+        })?;
+    }
+    let outcome = &run.outcome;
+    let blocked = report["blocked"].as_array().cloned().unwrap_or_default();
+    if let Some(first) = blocked.first() {
+        let n = blocked.len();
+        eprintln!(
+            "cordon: containment blocked {n} action{} (first: {} {}){}",
+            if n == 1 { "" } else { "s" },
+            first["target"].as_str().unwrap_or(""),
+            first["detail"].as_str().unwrap_or(""),
+            if args.report.is_some() {
+                ""
+            } else {
+                "; --report FILE lists them"
+            }
+        );
+    }
+    if outcome.output_truncated {
+        eprintln!("cordon: output was cut at the --max-output limit");
+    }
+    if outcome.timed_out {
+        eprintln!("cordon: the command timed out; every process of the sandbox was killed");
+    }
+    let _ = audit(
+        &settled,
+        serde_json::json!({
+            "phase": "end",
+            "exit_status": outcome.status,
+            "timed_out": outcome.timed_out,
+            "tier": report["tier"],
+            "contained": blocked,
+            "escalation": escalation,
+        }),
+    );
+    Ok(outcome.status)
+}
+
+/// One sandboxed run and the egress decisions made during it.
+struct Run {
+    outcome: cordon_sandbox::Outcome,
+    events: Vec<EgressEvent>,
+}
+
+/// Is every operation of the call a known read-only one (what `untrusted` runs unasked)?
+fn known_read_only(v: &cordon_policy::Verdict) -> bool {
+    v.findings
+        .iter()
+        .all(|f| matches!(f.op, "run" | "read" | "list") && f.decision == Decision::Allow)
+}
+
+/// The sandbox's denial report with the proxy's decisions merged in: refused connections
+/// become `connect` entries of `blocked`, and every decision is listed under `egress`.
+fn report_json(run: &Run) -> serde_json::Value {
+    let mut report = serde_json::to_value(&run.outcome.report).unwrap_or(serde_json::Value::Null);
+    if let Some(blocked) = report["blocked"].as_array_mut() {
+        for e in run
+            .events
+            .iter()
+            .filter(|e| e.decision == EgressDecision::Deny)
+        {
+            blocked.push(serde_json::json!({
+                "kind": "connect",
+                "target": format!("{}:{}", e.host, e.port),
+                "detail": format!("{} ({})", e.reason, e.code),
+            }));
+        }
+    }
+    report["egress"] = serde_json::to_value(&run.events).unwrap_or(serde_json::Value::Null);
+    report
+}
+
+/// The egress proxy of one run, on a Unix socket in a private directory.
+struct Egress {
+    handle: cordon_egress::EgressHandle,
+    dir: PathBuf,
+    socket: PathBuf,
+}
+
+impl Egress {
+    fn start(policy: NetworkPolicy, verbose: bool) -> anyhow::Result<Egress> {
+        use std::os::unix::fs::DirBuilderExt;
+        let base = std::env::var_os("XDG_RUNTIME_DIR")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute() && p.is_dir())
+            .unwrap_or_else(std::env::temp_dir);
+        let nonce = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let dir = base.join(format!("cordon-egress-{}-{nonce:08x}", std::process::id()));
+        // `create` (not `create_all`) fails if anything is already there: no planted path.
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&dir)
+            .map_err(|e| {
+                fail(format!(
+                    "cannot create the egress directory {}: {e}",
+                    dir.display()
+                ))
+            })?;
+        let socket = dir.join("egress.sock");
+        let mut config = ProxyConfig::new(policy);
+        if verbose {
+            config = config.with_sink(|e: &EgressEvent| eprintln!("{}", e.to_json()));
+        }
+        let handle = EgressProxy::start_unix(config, &socket).map_err(|e| {
+            let _ = std::fs::remove_dir(&dir);
+            fail(format!("cannot start the egress proxy: {e}"))
+        })?;
+        Ok(Egress {
+            handle,
+            dir,
+            socket,
+        })
+    }
+
+    fn finish(self) -> Vec<EgressEvent> {
+        let events = self.handle.events();
+        self.handle.shutdown();
+        let _ = std::fs::remove_file(&self.socket);
+        let _ = std::fs::remove_dir(&self.dir);
+        events
+    }
+}
+
+/// The one extra permission an `on-failure` run may ask for.
+enum Escalation {
+    /// Make this directory writable (the one holding the refused write).
+    Write(PathBuf),
+    /// Allow this host (and port) through the proxy.
+    Host(String),
+}
+
+impl Escalation {
+    /// The first blocked write or refused-but-not-forbidden connection of a run.
+    fn from_run(run: &Run) -> Option<Escalation> {
+        for b in &run.outcome.report.blocked {
+            if b.kind == cordon_sandbox::BlockedKind::Write {
+                let p = PathBuf::from(&b.target);
+                let dir = if p.is_dir() {
+                    p
+                } else {
+                    p.parent()?.to_path_buf()
+                };
+                if dir.is_dir() && dir != std::path::Path::new("/") {
+                    return Some(Escalation::Write(dir));
+                }
+            }
+        }
+        run.events
+            .iter()
+            .find(|e| {
+                e.decision == EgressDecision::Deny
+                    && matches!(
+                        e.code.as_str(),
+                        "no-allowlist" | "not-allowed" | "port-not-allowed"
+                    )
+            })
+            .map(|e| Escalation::Host(format!("{}:{}", e.host, e.port)))
+    }
+
+    fn key(&self) -> String {
+        match self {
+            Escalation::Write(p) => format!("write:{}", p.display()),
+            Escalation::Host(h) => format!("net:{h}"),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Escalation::Write(p) => format!("write access to the directory {}", p.display()),
+            Escalation::Host(h) => format!("network access to {h}"),
+        }
+    }
+
+    /// The builder and network policy for the re-run: exactly one thing more.
+    fn apply(
+        &self,
+        builder: SandboxBuilder,
+        net: &NetworkPolicy,
+        settings: &cordon_policy::NetworkSettings,
+    ) -> anyhow::Result<(SandboxBuilder, NetworkPolicy)> {
+        match self {
+            Escalation::Write(p) => Ok((builder.writable_root(p), net.clone())),
+            Escalation::Host(h) => {
+                let mut s = settings.clone();
+                s.allow.push(h.clone());
+                let n = NetworkPolicy::from_settings(&s)
+                    .map_err(|e| fail(format!("cannot allow {h}: {e}")))?;
+                Ok((builder, n))
+            }
+        }
+    }
+}
+
+/// Ask whether to re-run with the extra permission: an existing approval of exactly this
+/// escalation, a human at the terminal, or (with `--pending`) a pending record.
+fn escalate(
+    approvals: &crate::approve::ApprovalArgs,
+    request: &Request,
+    fingerprint: &str,
+    extra: &Escalation,
+) -> anyhow::Result<(bool, String)> {
+    use cordon_store::{AskContext, NoHuman, NoPrompter, Prompter, Resolution, TerminalPrompter};
+    let store = match approvals.store_path() {
+        Ok(p) => cordon_store::Store::open(&p),
+        Err(e) => Err(e),
+    };
+    let store = match store {
+        Ok(s) => s,
+        Err(e) => {
+            return Ok((
+                false,
+                format!("not asked: the approval store cannot be used ({e})"),
+            ));
+        }
+    };
+    let ctx = AskContext {
+        fingerprint: fingerprint.to_string(),
+        session: request.session.clone(),
+        tool: request.tool.clone(),
+        tool_kind: "Bash".into(),
+        target: extra.describe(),
+        consequence: "The command runs again with this one extra permission.".into(),
+        reason: format!(
+            "containment blocked the command; re-run with {}?",
+            extra.describe()
+        ),
+        suggestion: None,
+        request: cordon_store::redact(&request.canonical_json()),
+        verdict: serde_json::json!({"escalation": extra.describe()}),
+    };
+    let mut terminal = if approvals.interactive {
+        TerminalPrompter::from_stdio()
+    } else {
+        None
+    };
+    let prompter: &mut dyn Prompter = match terminal.as_mut() {
+        Some(t) => t,
+        None => &mut NoPrompter,
+    };
+    let mode = if approvals.pending {
+        NoHuman::Pending
+    } else {
+        NoHuman::Deny
+    };
+    match cordon_store::resolve_ask(&store, &ctx, prompter, mode) {
+        Ok(Resolution::Allow(g)) => Ok((true, g.answer().to_string())),
+        Ok(Resolution::Pending(id)) => {
+            eprintln!(
+                "cordon: containment blocked the command; re-running with {} needs approval (pending approval {}; `cordon approvals approve {}`, then run again)",
+                extra.describe(),
+                id.0,
+                id.0
+            );
+            Ok((false, format!("pending {}", id.0)))
+        }
+        Ok(Resolution::Deny(r)) => Ok((false, r.to_string())),
+        Err(e) => Ok((false, format!("not asked: {e}"))),
     }
 }
 

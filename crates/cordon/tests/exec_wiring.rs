@@ -1,0 +1,334 @@
+//! `cordon exec` wired to the egress proxy and the approval flow, with real processes:
+//! curl inside the sandbox through the proxy to a test upstream on the host's loopback, and
+//! the `on-failure` escalation (blocked write → human approves exactly that directory →
+//! the re-run succeeds, nothing else widened).
+//!
+//! Needs user namespaces; skips with a reason when the host has none, unless
+//! `CORDON_REQUIRE_SANDBOX_TESTS=1`, which turns the skip into a failure.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test harness code
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_cordon");
+
+struct World {
+    _tmp: tempfile::TempDir,
+    ws: PathBuf,
+    home: PathBuf,
+    state: PathBuf,
+    config: PathBuf,
+}
+
+impl World {
+    fn new(config: &str) -> World {
+        // Under /var/tmp: the sandbox gives the command a private /tmp.
+        let tmp = tempfile::Builder::new()
+            .prefix("cordon-wiring-")
+            .tempdir_in("/var/tmp")
+            .unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let ws = root.join("ws");
+        let home = root.join("home");
+        let state = root.join("state");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        let config_path = root.join("policy.toml");
+        std::fs::write(&config_path, config).unwrap();
+        World {
+            _tmp: tmp,
+            ws,
+            home,
+            state,
+            config: config_path,
+        }
+    }
+
+    fn exec(&self, flags: &[&str], cmd: &[&str]) -> Output {
+        Command::new(BIN)
+            .arg("exec")
+            .arg("--isolated")
+            .arg("--config")
+            .arg(&self.config)
+            .args(flags)
+            .arg("--")
+            .args(cmd)
+            .current_dir(&self.ws)
+            .env_clear()
+            .env("HOME", &self.home)
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("CORDON_STATE_DIR", &self.state)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    }
+
+    fn cordon(&self, args: &[&str]) -> Output {
+        Command::new(BIN)
+            .args(args)
+            .env_clear()
+            .env("HOME", &self.home)
+            .env("CORDON_STATE_DIR", &self.state)
+            .output()
+            .unwrap()
+    }
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout: {}\nstderr: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Whether this host can give a full sandbox; panics instead when it must.
+fn sandbox_available(test: &str) -> bool {
+    let w = World::new("");
+    let o = w.exec(&["--require", "full"], &["/bin/true"]);
+    if o.status.success() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CORDON_REQUIRE_SANDBOX_TESTS").is_none_or(|v| v != "1"),
+        "{test}: CORDON_REQUIRE_SANDBOX_TESTS=1 but the full sandbox is unavailable: {}",
+        text(&o)
+    );
+    eprintln!(
+        "skipping {test}: the full sandbox is unavailable here ({})",
+        text(&o)
+    );
+    false
+}
+
+/// A one-request-per-connection HTTP server on the host's loopback, answering `hello`.
+fn upstream() -> (u16, std::thread::JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let handle = std::thread::spawn(move || {
+        listener.set_nonblocking(false).unwrap();
+        // Serve a bounded number of connections, then stop.
+        for stream in listener.incoming().take(4) {
+            let Ok(mut s) = stream else { continue };
+            s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+                .ok();
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let _ = s.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
+            );
+        }
+    });
+    (port, handle)
+}
+
+const NET_POLICY: &str = r#"
+[defaults]
+exec = "allow"
+network = "allow"
+"#;
+
+#[test]
+fn curl_reaches_an_allowed_upstream_only_through_the_proxy() {
+    if !sandbox_available("curl_reaches_an_allowed_upstream_only_through_the_proxy") {
+        return;
+    }
+    let w = World::new(NET_POLICY);
+    let (port, _server) = upstream();
+    let allow = format!("127.0.0.1:{port}");
+    let url = format!("http://127.0.0.1:{port}/x");
+    let report = w.ws.join("report.json");
+    let report_arg = report.to_str().unwrap().to_string();
+    let flags = [
+        "--allow-net",
+        &allow,
+        "--allow-private",
+        "127.0.0.0/8",
+        "--report",
+        &report_arg,
+    ];
+
+    // Through the proxy (curl honours http_proxy): the bytes arrive.
+    let o = w.exec(&flags, &["curl", "-sS", "--max-time", "10", &url]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "hello", "{}", text(&o));
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert!(
+        r["egress"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["decision"] == "allow" && e["port"] == port),
+        "{r}"
+    );
+
+    // Around the proxy: the sandbox's network namespace has nothing to reach.
+    let o = w.exec(
+        &flags,
+        &["curl", "-sS", "--max-time", "5", "--noproxy", "*", &url],
+    );
+    assert_ne!(
+        o.status.code(),
+        Some(0),
+        "a direct connection must fail: {}",
+        text(&o)
+    );
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("hello"));
+
+    // A host that is not on the allowlist: the proxy answers 403 with its block header.
+    let other = "http://127.0.0.2:9/";
+    let o = w.exec(
+        &flags,
+        &[
+            "curl",
+            "-s",
+            "-D",
+            "-",
+            "-o",
+            "/dev/null",
+            "--max-time",
+            "10",
+            other,
+        ],
+    );
+    let out = String::from_utf8_lossy(&o.stdout).to_ascii_lowercase();
+    assert!(out.starts_with("http/1.1 403"), "{}", text(&o));
+    assert!(out.contains("x-cordon-block:"), "{}", text(&o));
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert!(
+        r["blocked"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b["kind"] == "connect"),
+        "a refused connection is in the denial report: {r}"
+    );
+
+    // UDP and raw DNS have no way out.
+    let o = w.exec(
+        &flags,
+        &[
+            "sh",
+            "-c",
+            "exec 3<>/dev/udp/1.1.1.1/53 && echo SENT >&3 && echo OPENED",
+        ],
+    );
+    assert!(
+        !String::from_utf8_lossy(&o.stdout).contains("OPENED"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn the_policy_refuses_a_private_upstream_without_allow_private() {
+    if !sandbox_available("the_policy_refuses_a_private_upstream_without_allow_private") {
+        return;
+    }
+    let w = World::new(NET_POLICY);
+    let (port, _server) = upstream();
+    let allow = format!("127.0.0.1:{port}");
+    let url = format!("http://127.0.0.1:{port}/x");
+    let o = w.exec(
+        &["--allow-net", &allow],
+        &["curl", "-sS", "--max-time", "10", &url],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(126),
+        "a loopback URL is refused by the policy: {}",
+        text(&o)
+    );
+    // Hidden behind a variable the policy cannot see through, the proxy still refuses it.
+    let o = w.exec(
+        &["--allow-net", &allow, "--approval", "on-request"],
+        &[
+            "sh",
+            "-c",
+            &format!("u={url}; curl -s -D - -o /dev/null --max-time 10 \"$u\""),
+        ],
+    );
+    assert!(
+        !String::from_utf8_lossy(&o.stdout).contains("200 OK"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn on_failure_asks_for_exactly_the_blocked_directory() {
+    if !sandbox_available("on_failure_asks_for_exactly_the_blocked_directory") {
+        return;
+    }
+    let w = World::new("[defaults]\nexec = \"allow\"\n");
+    let outside = tempfile::Builder::new()
+        .prefix("cordon-outside-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let out_dir = outside.path().canonicalize().unwrap().join("out");
+    let other_dir = outside.path().canonicalize().unwrap().join("other");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    std::fs::create_dir_all(&other_dir).unwrap();
+    let script = format!(
+        "echo result > {}/result.txt; echo sneaky > {}/sneaky.txt; echo done",
+        out_dir.display(),
+        other_dir.display()
+    );
+    let flags = ["--approval", "on-failure", "--pending"];
+
+    // First run: contained, the write is blocked, the escalation is left pending.
+    let o = w.exec(&flags, &["sh", "-c", &script]);
+    assert!(!out_dir.join("result.txt").exists(), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(err.contains("pending approval"), "{}", text(&o));
+    assert!(err.contains(&out_dir.display().to_string()), "{}", text(&o));
+    let list = w.cordon(&["approvals", "list", "--json"]);
+    let pending: serde_json::Value = serde_json::from_str(
+        String::from_utf8_lossy(&list.stdout)
+            .lines()
+            .next()
+            .expect("one pending approval"),
+    )
+    .unwrap();
+    let id = pending["id"].as_i64().unwrap().to_string();
+
+    // The human approves exactly that escalation.
+    let a = w.cordon(&["approvals", "approve", &id]);
+    assert!(a.status.success(), "{}", text(&a));
+
+    // Second run: blocked again, the approval matches, the re-run writes exactly there.
+    let o = w.exec(&flags, &["sh", "-c", &script]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(
+        std::fs::read_to_string(out_dir.join("result.txt")).unwrap(),
+        "result\n"
+    );
+    assert!(
+        !other_dir.join("sneaky.txt").exists(),
+        "nothing else was widened: {}",
+        text(&o)
+    );
+
+    // The approval was single-use: a third run is contained again.
+    std::fs::remove_file(out_dir.join("result.txt")).unwrap();
+    let o = w.exec(&flags, &["sh", "-c", &script]);
+    assert!(!out_dir.join("result.txt").exists(), "{}", text(&o));
+}
+
+#[test]
+fn never_turns_asks_into_denials_and_untrusted_asks_for_writes() {
+    let w = World::new("[defaults]\nexec = \"ask\"\nwrite_inside = \"allow\"\n");
+    let o = w.exec(&["--approval", "never"], &["make", "build"]);
+    assert_eq!(o.status.code(), Some(126), "{}", text(&o));
+    let w = World::new("[defaults]\nexec = \"allow\"\nwrite_inside = \"allow\"\n");
+    let o = w.exec(&["--approval", "untrusted"], &["touch", "new.txt"]);
+    assert_eq!(o.status.code(), Some(126), "{}", text(&o));
+    assert!(!w.ws.join("new.txt").exists());
+}
