@@ -491,7 +491,11 @@ impl Policy {
     /// Step 2: guards that nothing disables.
     pub fn step_guard(&self, op: &Operation) -> Option<Outcome> {
         let deny = |guard: &str, reason: String| {
-            Some((Decision::Deny, Source::new(Step::Guard, guard.to_owned()), reason))
+            Some((
+                Decision::Deny,
+                Source::new(Step::Guard, guard.to_owned()),
+                reason,
+            ))
         };
         if let Some((guard, reason)) = &op.hazard {
             return deny(guard, format!("{reason}; this is never allowed."));
