@@ -6,11 +6,16 @@
 //! policy or approval path creates.
 //!
 //! ```no_run
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use cordon_policy::{RealFs, Request};
 //! use cordon_sandbox::{Permit, SandboxBuilder, run};
+//! # let policy: cordon_policy::Policy = todo!();
+//! let verdict = policy.decide(&Request::shell("cargo test", None), &RealFs);
+//! let Some(permit) = Permit::from_verdict(&verdict) else { return Ok(()) };
 //! let spec = SandboxBuilder::new(["cargo", "test"]).workspace("/src/proj").build()?;
-//! let outcome = run(&spec, Permit::policy_allowed("allowed by Bash(cargo test:*)"))?;
+//! let outcome = run(&spec, permit)?;
 //! std::process::exit(outcome.status.into());
-//! # Ok::<(), cordon_sandbox::SandboxError>(())
+//! # }
 //! ```
 //!
 //! # Layers

@@ -358,7 +358,9 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
             .network(network)
             .build()
             .map_err(|e| fail(e.message))?;
-        let permit = Permit::policy_allowed(settled.verdict.reason.clone());
+        let permit = Permit::from_verdict(&settled.verdict)
+            .or_else(|| Permit::on_failure_trial(&settled.verdict, approval))
+            .ok_or_else(|| fail("internal error: no permit for a call that was not allowed"))?;
         let result = cordon_sandbox::run(&spec, permit);
         let events = proxy.map(Egress::finish).unwrap_or_default();
         match result {
