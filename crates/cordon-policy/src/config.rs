@@ -702,9 +702,7 @@ fn merge(
         }
         for v in &l.cfg.network.allow_private {
             let c = v.get_ref();
-            c.parse::<ipnet::IpNet>()
-                .or_else(|_| c.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
-                .map_err(|_| l.err(v.span(), format!("`{c}` is not a CIDR such as 10.0.0.0/8")))?;
+            check_cidr(c).map_err(|e| l.err(v.span(), e))?;
             if ok {
                 network.allow_private.push(c.clone());
             } else {
@@ -838,6 +836,14 @@ fn merge(
         notes,
         version,
     })
+}
+
+/// A CIDR (`10.0.0.0/8`) or a single address, as `allow_private` accepts.
+fn check_cidr(c: &str) -> Result<(), String> {
+    c.parse::<ipnet::IpNet>()
+        .map(|_| ())
+        .or_else(|_| c.parse::<std::net::IpAddr>().map(|_| ()))
+        .map_err(|_| format!("`{c}` is not a CIDR such as 10.0.0.0/8"))
 }
 
 /// A structured rule's `match` / `not_match` examples must behave as written, so a rule that

@@ -50,7 +50,8 @@ pub struct Settled {
 }
 
 impl ApprovalArgs {
-    fn open_store(&self) -> Result<Store, cordon_store::StoreError> {
+    /// Open the approval store these flags name.
+    pub fn open_store(&self) -> Result<Store, cordon_store::StoreError> {
         Store::open(&self.store_path()?)
     }
 
@@ -130,15 +131,6 @@ impl ApprovalArgs {
             request: redact(&req.canonical_json()),
             verdict: serde_json::to_value(&out.verdict).unwrap_or(Value::Null),
         };
-        let mut terminal = if self.interactive {
-            TerminalPrompter::from_stdio()
-        } else {
-            None
-        };
-        let prompter: &mut dyn Prompter = match terminal.as_mut() {
-            Some(t) => t,
-            None => &mut NoPrompter,
-        };
         let wants_flow = self.interactive || self.pending || no_human_is_deny;
         if !wants_flow {
             // Only an existing lease may turn the ask into an allow; the caller asks.
@@ -153,12 +145,7 @@ impl ApprovalArgs {
             }
             return out;
         }
-        let mode = if self.pending {
-            NoHuman::Pending
-        } else {
-            NoHuman::Deny
-        };
-        match cordon_store::resolve_ask(&store, &ctx, prompter, mode) {
+        match self.resolve(&store, &ctx) {
             Ok(Resolution::Allow(grant)) => {
                 out.answer = Some(grant.answer().to_string());
                 out.lease = Some(grant.lease().0);
@@ -181,6 +168,31 @@ impl ApprovalArgs {
             }
         }
         out
+    }
+
+    /// Run the approval flow for `ctx`: an existing lease, else the human on the terminal
+    /// (with `--interactive`, when there is one), else deny or (with `--pending`) a pending
+    /// record.
+    pub fn resolve(
+        &self,
+        store: &Store,
+        ctx: &AskContext,
+    ) -> Result<Resolution, cordon_store::StoreError> {
+        let mut terminal = if self.interactive {
+            TerminalPrompter::from_stdio()
+        } else {
+            None
+        };
+        let prompter: &mut dyn Prompter = match terminal.as_mut() {
+            Some(t) => t,
+            None => &mut NoPrompter,
+        };
+        let mode = if self.pending {
+            NoHuman::Pending
+        } else {
+            NoHuman::Deny
+        };
+        cordon_store::resolve_ask(store, ctx, prompter, mode)
     }
 
     /// Append one record to the audit log. On failure the caller must not allow.

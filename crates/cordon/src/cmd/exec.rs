@@ -599,12 +599,8 @@ fn escalate(
     fingerprint: &str,
     extra: &Escalation,
 ) -> anyhow::Result<(bool, String)> {
-    use cordon_store::{AskContext, NoHuman, NoPrompter, Prompter, Resolution, TerminalPrompter};
-    let store = match approvals.store_path() {
-        Ok(p) => cordon_store::Store::open(&p),
-        Err(e) => Err(e),
-    };
-    let store = match store {
+    use cordon_store::{AskContext, Resolution};
+    let store = match approvals.open_store() {
         Ok(s) => s,
         Err(e) => {
             return Ok((
@@ -628,21 +624,7 @@ fn escalate(
         request: cordon_store::redact(&request.canonical_json()),
         verdict: serde_json::json!({"escalation": extra.describe()}),
     };
-    let mut terminal = if approvals.interactive {
-        TerminalPrompter::from_stdio()
-    } else {
-        None
-    };
-    let prompter: &mut dyn Prompter = match terminal.as_mut() {
-        Some(t) => t,
-        None => &mut NoPrompter,
-    };
-    let mode = if approvals.pending {
-        NoHuman::Pending
-    } else {
-        NoHuman::Deny
-    };
-    match cordon_store::resolve_ask(&store, &ctx, prompter, mode) {
+    match approvals.resolve(&store, &ctx) {
         Ok(Resolution::Allow(g)) => Ok((true, g.answer().to_string())),
         Ok(Resolution::Pending(id)) => {
             eprintln!(
