@@ -213,6 +213,9 @@ pub(crate) struct Observer {
     /// Where Landlock allows writing.
     landlock_write: Vec<PathBuf>,
     seen: BTreeSet<PathBuf>,
+    /// Protected paths inside writable roots that did not exist when the sandbox was
+    /// built: creating anything at or beneath them is refused here, as it happens.
+    protected_missing: Vec<PathBuf>,
     pub records: Vec<Blocked>,
 }
 
@@ -250,6 +253,9 @@ impl Observer {
             mounts,
             landlock_write,
             seen: BTreeSet::new(),
+            protected_missing: plan
+                .map(|p| p.missing_protected.clone())
+                .unwrap_or_default(),
             records: Vec::new(),
         }
     }
@@ -302,25 +308,49 @@ impl Observer {
         // SAFETY: reads the 8-byte id; checks the process still waits on this call, so
         // what was read belongs to it.
         let valid = unsafe { libc::ioctl(fd, NOTIF_ID_VALID, &mut id) } == 0;
-        let resp = SeccompNotifResp {
-            id: req.id,
-            val: 0,
-            error: 0,
-            flags: USER_NOTIF_FLAG_CONTINUE,
+        // Creating a protected path that did not exist is refused now. This check reads
+        // the path from the command's memory, which another of its threads could change
+        // before the kernel reads it; the removal of such paths after the run stays as the
+        // backstop (see `run.rs`).
+        let protected = valid
+            && target
+                .as_ref()
+                .is_some_and(|(p, _)| self.protected_missing.iter().any(|m| p.starts_with(m)));
+        let resp = if protected {
+            SeccompNotifResp {
+                id: req.id,
+                val: 0,
+                error: -libc::EACCES,
+                flags: 0,
+            }
+        } else {
+            SeccompNotifResp {
+                id: req.id,
+                val: 0,
+                error: 0,
+                flags: USER_NOTIF_FLAG_CONTINUE,
+            }
         };
         // SAFETY: `resp` is a valid `struct seccomp_notif_resp`; the kernel only reads it.
         let _ = unsafe { libc::ioctl(fd, NOTIF_SEND, &resp) };
         if let (true, Some((path, call))) = (valid, target)
             && self.records.len() < MAX_RECORDS
-            && self.refused(&path)
+            && (protected || self.refused(&path))
             && self.seen.insert(path.clone())
         {
+            let detail = if protected {
+                format!(
+                    "{call} would create a protected path (agent, IDE or git configuration); refused"
+                )
+            } else {
+                format!(
+                    "{call} on a path outside the writable roots, or read-only or masked inside them"
+                )
+            };
             self.records.push(Blocked {
                 kind: BlockedKind::Write,
                 target: path.display().to_string(),
-                detail: format!(
-                    "{call} on a path outside the writable roots, or read-only or masked inside them"
-                ),
+                detail,
             });
         }
     }

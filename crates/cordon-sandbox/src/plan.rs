@@ -11,10 +11,13 @@
 //! without first creating a mount point in the host's workspace, and cordon never writes
 //! the host's workspace to build the sandbox (an overlay needs a work directory on the
 //! same filesystem, which is the same problem). So cordon records the first missing
-//! component of each such path here; after the command has ended and every process of
-//! the sandbox is gone, the caller's side checks them again and removes whatever the
-//! sandbox created there, reporting it as a blocked write (see `run.rs`). While the
-//! command runs such a path can exist, but nothing created in it outlives the run.
+//! component of each such path here, and two mechanisms use the list: while the command
+//! runs, the write observer (`observe.rs`) answers every creating system call at or
+//! beneath one of them with `EACCES`; and after the command has ended and every process
+//! of the sandbox is gone, the caller's side checks them again and removes whatever
+//! appeared there anyway (a thread that rewrote the path between the observer's read and
+//! the kernel's), reporting it as a blocked write (see `run.rs`). The fallback tier has
+//! no observer for this list, so there only the removal applies.
 
 use crate::error::{SandboxError, SandboxErrorKind};
 use crate::spec::HomeView;

@@ -407,6 +407,35 @@ exit 0"#,
 }
 
 #[test]
+fn missing_protected_paths_are_refused_while_the_command_runs() {
+    need_sandbox!("missing_protected_paths_are_refused_while_the_command_runs");
+    let w = World::new();
+    let o = w.run(
+        r#"mkdir .vscode 2>/dev/null && echo MADE-DIR || echo REFUSED-DIR
+[ -e .vscode ] && echo DIR-EXISTS || echo DIR-ABSENT
+echo '{}' > .mcp.json 2>/dev/null && echo MADE-FILE || echo REFUSED-FILE
+ln -s /etc/passwd .cursor 2>/dev/null && echo MADE-LINK || echo REFUSED-LINK
+mkdir ordinary && echo MADE-ORDINARY
+exit 0"#,
+        &[],
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    for want in [
+        "REFUSED-DIR",
+        "DIR-ABSENT",
+        "REFUSED-FILE",
+        "REFUSED-LINK",
+        "MADE-ORDINARY",
+    ] {
+        assert!(out.contains(want), "{want} missing: {out}\n{err}");
+    }
+    assert!(!w.ws.join(".vscode").exists());
+    assert!(!w.ws.join(".mcp.json").exists());
+    assert!(w.ws.join("ordinary").is_dir());
+}
+
+#[test]
 fn a_protected_path_that_is_a_symlink_refuses_to_start() {
     need_sandbox!("a_protected_path_that_is_a_symlink_refuses_to_start");
     let w = World::new();
