@@ -27,7 +27,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use crate::Shared;
 use crate::dial::{Block, dial};
 use crate::event::{Decision, EgressEvent, Protocol};
-use crate::stream::{ClientStream, RelayEnd, Rewind, relay, write_all};
+use crate::stream::{ClientStream, RelayEnd, Rewind, finish_tunnel, relay, write_all};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 type ProxyBody = BoxBody<Bytes, BoxError>;
@@ -289,21 +289,15 @@ pub(crate) async fn serve_fast_connect(
     {
         return;
     }
-    let out = relay(
+    finish_tunnel(
+        &shared,
         &client,
         &upstream,
-        shared.limits.idle_timeout,
         early.len() as u64,
+        event,
+        started,
     )
     .await;
-    event.decision = Decision::Allow;
-    event.code = "allow".to_owned();
-    event.bytes_up = out.up;
-    event.bytes_down = out.down;
-    if out.end == RelayEnd::Idle {
-        event.reason = "the tunnel was closed after the idle timeout".into();
-    }
-    shared.events.emit(event.finish(started.elapsed()));
 }
 
 const HOP_BY_HOP: [&str; 8] = [

@@ -12,8 +12,8 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use crate::Shared;
 use crate::dial::{Block, dial};
-use crate::event::{Decision, EgressEvent, Protocol};
-use crate::stream::{RelayEnd, Rewind, relay, write_all};
+use crate::event::{EgressEvent, Protocol};
+use crate::stream::{Rewind, finish_tunnel, write_all};
 
 const VERSION: u8 = 0x05;
 const NO_AUTH: u8 = 0x00;
@@ -210,19 +210,13 @@ pub(crate) async fn serve(
     if write_all(&upstream, &early).await.is_err() {
         return;
     }
-    let out = relay(
+    finish_tunnel(
+        &shared,
         &client,
         &upstream,
-        shared.limits.idle_timeout,
         early.len() as u64,
+        event,
+        started,
     )
     .await;
-    event.decision = Decision::Allow;
-    event.code = "allow".to_owned();
-    event.bytes_up = out.up;
-    event.bytes_down = out.down;
-    if out.end == RelayEnd::Idle {
-        event.reason = "the tunnel was closed after the idle timeout".into();
-    }
-    shared.events.emit(event.finish(started.elapsed()));
 }

@@ -481,6 +481,27 @@ async fn relay_with<C: RawIo, U: RawIo>(
     }
 }
 
+/// Relay an established tunnel until it ends, then emit its `allow` event with the bytes
+/// moved each way (`early` bytes were already sent upstream before the relay started).
+pub(crate) async fn finish_tunnel<C: RawIo, U: RawIo>(
+    shared: &crate::Shared,
+    client: &C,
+    upstream: &U,
+    early: u64,
+    mut event: crate::event::EgressEvent,
+    started: Instant,
+) {
+    let out = relay(client, upstream, shared.limits.idle_timeout, early).await;
+    event.decision = crate::event::Decision::Allow;
+    event.code = "allow".to_owned();
+    event.bytes_up = out.up;
+    event.bytes_down = out.down;
+    if out.end == RelayEnd::Idle {
+        event.reason = "the tunnel was closed after the idle timeout".into();
+    }
+    shared.events.emit(event.finish(started.elapsed()));
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
