@@ -260,10 +260,10 @@ pub fn net_target(text: &str) -> Target {
         };
     }
     // scp-like `user@host:path` or `host:path`.
-    if let Some((head, _path)) = text.split_once(':')
+    if let Some((head, path)) = text.split_once(':')
         && !head.is_empty()
         && !head.contains('/')
-        && (text.contains('@') || !_path.chars().all(|c| c.is_ascii_digit()))
+        && (text.contains('@') || !path.chars().all(|c| c.is_ascii_digit()))
     {
         let host = head.rsplit_once('@').map_or(head, |(_, h)| h);
         return Target::Net {
@@ -465,8 +465,11 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
         words,
         text: short(&c.text),
     });
-    let program = c.program.as_ref().map(|p| p.value.clone());
-    let prog_name = program.clone().unwrap_or_default();
+    let prog_name = c
+        .program
+        .as_ref()
+        .map(|p| p.value.clone())
+        .unwrap_or_default();
     let mut push = |mut op: Operation| {
         op.command = Some(idx);
         out.ops.push(op);
@@ -718,7 +721,6 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
             "run a program",
         )),
     }
-    let _ = program;
 }
 
 /// The literal directory before the first glob character of a path pattern.
