@@ -108,12 +108,7 @@ pub(crate) fn analyze(text: &str) -> Analysis {
         }
     }
     let mut a = Analyzer::default();
-    let mut scope = Scope {
-        context: Context::TopLevel,
-        cwd: CwdChange::Unchanged,
-        depth: 0,
-        nest: 0,
-    };
+    let mut scope = Scope::top_level();
     a.run_text(text, &mut scope);
     a.finish();
     a.out
@@ -129,12 +124,7 @@ fn analyze_in_pieces(text: &str) -> Option<Analysis> {
         return None;
     }
     let mut a = Analyzer::default();
-    let mut scope = Scope {
-        context: Context::TopLevel,
-        cwd: CwdChange::Unchanged,
-        depth: 0,
-        nest: 0,
-    };
+    let mut scope = Scope::top_level();
     let mut start = 0;
     for end in cuts.into_iter().chain(std::iter::once(text.len())) {
         let piece = text.get(start..end)?;
@@ -156,6 +146,15 @@ struct Scope {
 }
 
 impl Scope {
+    fn top_level() -> Self {
+        Self {
+            context: Context::TopLevel,
+            cwd: CwdChange::Unchanged,
+            depth: 0,
+            nest: 0,
+        }
+    }
+
     fn child(&self, context: Context) -> Self {
         Self {
             context,

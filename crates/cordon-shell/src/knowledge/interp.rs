@@ -244,14 +244,11 @@ fn interpreter(inv: &Invocation<'_>, lang: &Lang) -> Outcome {
     }
     match args.get(i) {
         Some(script) if script.value != "-" => {
-            o.reads([script]);
-            o.exec(inv.name, "script", &script.value);
-            o.runs_script = true;
+            o.run_script(inv.name, script);
         }
         _ if info => {}
         _ => {
-            o.stdin_code = true;
-            o.mutate();
+            o.run_stdin_code();
         }
     }
     o
@@ -287,13 +284,10 @@ fn generic_interpreter(inv: &Invocation<'_>) -> Outcome {
             o.exec(inv.name, &a.value, &super::join(inv.args));
         }
         Some(script) => {
-            o.reads([script]);
-            o.exec(inv.name, "script", &script.value);
-            o.runs_script = true;
+            o.run_script(inv.name, script);
         }
         None => {
-            o.stdin_code = true;
-            o.mutate();
+            o.run_stdin_code();
         }
     }
     o
@@ -352,17 +346,13 @@ fn shell(inv: &Invocation<'_>) -> Outcome {
     match rest.first() {
         Some(script) if !stdin_mode => {
             if script.value == "/dev/stdin" {
-                o.stdin_code = true;
-                o.mutate();
+                o.run_stdin_code();
             } else {
-                o.reads([script]);
-                o.exec(inv.name, "script", &script.value);
-                o.runs_script = true;
+                o.run_script(inv.name, script);
             }
         }
         _ => {
-            o.stdin_code = true;
-            o.mutate();
+            o.run_stdin_code();
         }
     }
     o
@@ -380,13 +370,10 @@ fn other_shell(inv: &Invocation<'_>) -> Outcome {
             o.exec(inv.name, "-c", code);
         }
         (None, Some(script)) if !script.value.starts_with('-') => {
-            o.reads([script]);
-            o.exec(inv.name, "script", &script.value);
-            o.runs_script = true;
+            o.run_script(inv.name, script);
         }
         _ => {
-            o.stdin_code = true;
-            o.mutate();
+            o.run_stdin_code();
         }
     }
     o
@@ -416,13 +403,10 @@ fn source(inv: &Invocation<'_>) -> Outcome {
         return o;
     };
     if file.value == "/dev/stdin" || file.value == "-" {
-        o.stdin_code = true;
-        o.mutate();
+        o.run_stdin_code();
         return o;
     }
-    o.reads([file]);
-    o.exec(inv.name, "script", &file.value);
-    o.runs_script = true;
+    o.run_script(inv.name, file);
     o
 }
 

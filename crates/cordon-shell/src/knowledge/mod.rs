@@ -73,6 +73,19 @@ impl Outcome {
         Self::new(Class::ReadOnly)
     }
 
+    /// The interpreter runs the script file `script` (which it also reads).
+    pub(crate) fn run_script(&mut self, interpreter: &str, script: &Word) {
+        self.reads([script]);
+        self.exec(interpreter, "script", &script.value);
+        self.runs_script = true;
+    }
+
+    /// The interpreter reads the code it runs from standard input.
+    pub(crate) fn run_stdin_code(&mut self) {
+        self.stdin_code = true;
+        self.mutate();
+    }
+
     pub(crate) fn unknown() -> Self {
         Self::new(Class::Unknown)
     }
