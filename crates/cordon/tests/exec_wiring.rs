@@ -332,3 +332,49 @@ fn never_turns_asks_into_denials_and_untrusted_asks_for_writes() {
     assert_eq!(o.status.code(), Some(126), "{}", text(&o));
     assert!(!w.ws.join("new.txt").exists());
 }
+
+#[test]
+fn on_failure_never_offers_a_directory_reached_through_a_symlink_into_home() {
+    if !sandbox_available("on_failure_never_offers_a_directory_reached_through_a_symlink_into_home")
+    {
+        return;
+    }
+    let w = World::new("[defaults]\nexec = \"allow\"\n");
+    std::fs::create_dir_all(w.home.join(".config/systemd/user")).unwrap();
+    // Links outside the writable roots (planted by an earlier run, or by anyone) whose
+    // names look harmless but lead to HOME and to a systemd unit directory.
+    let outside = tempfile::Builder::new()
+        .prefix("cordon-links-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let links = outside.path().canonicalize().unwrap();
+    std::os::unix::fs::symlink(&w.home, links.join("cache")).unwrap();
+    std::os::unix::fs::symlink(w.home.join(".config/systemd/user"), links.join("logs")).unwrap();
+    let flags = ["--approval", "on-failure", "--pending"];
+    // Through `cache` (HOME): contained, seen, but HOME is never offered.
+    let script = format!("echo x > {}/cache/.profile-extra; true", links.display());
+    let o = w.exec(&flags, &["sh", "-c", &script]);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(
+        err.contains("containment blocked"),
+        "the write was blocked and seen: {}",
+        text(&o)
+    );
+    assert!(
+        !err.contains("pending approval"),
+        "nothing may be offered: {}",
+        text(&o)
+    );
+    // Through `logs` (a systemd unit directory): the policy already sees where it lands.
+    let script = format!("echo x > {}/logs/evil.service; true", links.display());
+    let o = w.exec(&flags, &["sh", "-c", &script]);
+    assert_eq!(o.status.code(), Some(126), "{}", text(&o));
+    let list = w.cordon(&["approvals", "list", "--json"]);
+    assert!(
+        String::from_utf8_lossy(&list.stdout).trim().is_empty(),
+        "{}",
+        text(&list)
+    );
+    assert!(!w.home.join(".profile-extra").exists());
+    assert!(!w.home.join(".config/systemd/user/evil.service").exists());
+}

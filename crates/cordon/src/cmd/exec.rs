@@ -375,7 +375,7 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     let mut run = run_once(builder.clone(), &net_policy)?;
     let mut escalation = serde_json::Value::Null;
     if approval == ApprovalPolicy::OnFailure
-        && let Some(extra) = Escalation::from_run(&run)
+        && let Some(extra) = Escalation::from_run(&run, &policy)
     {
         let fp = format!("{}+{}", policy.fingerprint(&request), extra.key());
         let (granted, answer) = escalate(&args.approvals, &request, &fp, &extra)?;
@@ -419,7 +419,7 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     if outcome.timed_out {
         eprintln!("cordon: the command timed out; every process of the sandbox was killed");
     }
-    let _ = audit(
+    let end = audit(
         &settled,
         serde_json::json!({
             "phase": "end",
@@ -430,6 +430,9 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
             "escalation": escalation,
         }),
     );
+    if let Err(e) = end {
+        eprintln!("cordon: the end of this run could not be written to the audit log: {e}");
+    }
     Ok(outcome.status)
 }
 
@@ -531,7 +534,7 @@ enum Escalation {
 
 impl Escalation {
     /// The first blocked write or refused-but-not-forbidden connection of a run.
-    fn from_run(run: &Run) -> Option<Escalation> {
+    fn from_run(run: &Run, policy: &cordon_policy::Policy) -> Option<Escalation> {
         for b in &run.outcome.report.blocked {
             if b.kind == cordon_sandbox::BlockedKind::Write {
                 let p = PathBuf::from(&b.target);
@@ -540,7 +543,18 @@ impl Escalation {
                 } else {
                     p.parent()?.to_path_buf()
                 };
-                if dir.is_dir() && dir != std::path::Path::new("/") {
+                // Ask about where the write would really land: the sandboxed command may
+                // have planted symlinks on the way. Never offer a protected or critical
+                // directory (HOME, the workspace's parents, agent config, `.git/hooks`…).
+                let Ok(dir) = std::fs::canonicalize(&dir) else {
+                    continue;
+                };
+                let home = policy.home();
+                let offered = dir.is_dir()
+                    && cordon_policy::guards::critical_delete(&dir, home, policy.workspace())
+                        .is_none()
+                    && cordon_policy::guards::protected_write(&dir.join("x"), home).is_none();
+                if offered {
                     return Some(Escalation::Write(dir));
                 }
             }
@@ -579,7 +593,16 @@ impl Escalation {
         settings: &cordon_policy::NetworkSettings,
     ) -> anyhow::Result<(SandboxBuilder, NetworkPolicy)> {
         match self {
-            Escalation::Write(p) => Ok((builder.writable_root(p), net.clone())),
+            Escalation::Write(p) => {
+                // The directory must still be what the human approved.
+                if std::fs::canonicalize(p).ok().as_ref() != Some(p) {
+                    return Err(fail(format!(
+                        "{} changed after it was approved; not re-running",
+                        p.display()
+                    )));
+                }
+                Ok((builder.writable_root(p), net.clone()))
+            }
             Escalation::Host(h) => {
                 let mut s = settings.clone();
                 s.allow.push(h.clone());
