@@ -195,7 +195,23 @@ fn send_result(fd: OwnedFd, result: &HelperResult) {
 
 fn run(spec_fd: OwnedFd, result_fd: OwnedFd) -> i32 {
     let mut result = HelperResult::default();
-    let status = match run_inner(spec_fd, &result_fd, &mut result) {
+    let signals = signal_set();
+    let raw = signals
+        .thread_block()
+        .map_err(|e| SandboxError::sys("cannot block signals", e))
+        .and_then(|()| {
+            let mut raw = Vec::new();
+            std::fs::File::from(spec_fd)
+                .read_to_end(&mut raw)
+                .map_err(|e| SandboxError::io("cannot read the sandbox spec", e))
+                .map(|_| raw)
+        });
+    // Started ahead of a spec that never came (cordon decided not to run anything, or
+    // exited): nothing to do and nobody to tell.
+    if matches!(&raw, Ok(r) if r.is_empty()) {
+        return 0;
+    }
+    let status = match raw.and_then(|raw| run_inner(&raw, &signals, &result_fd, &mut result)) {
         Ok(code) => code,
         Err(e) => {
             result.error = Some(WireError::from_error(&e));
@@ -208,19 +224,12 @@ fn run(spec_fd: OwnedFd, result_fd: OwnedFd) -> i32 {
 }
 
 fn run_inner(
-    spec_fd: OwnedFd,
+    raw: &[u8],
+    signals: &SigSet,
     result_fd: &OwnedFd,
     result: &mut HelperResult,
 ) -> Result<i32, SandboxError> {
-    let signals = signal_set();
-    signals
-        .thread_block()
-        .map_err(|e| SandboxError::sys("cannot block signals", e))?;
-    let mut raw = Vec::new();
-    std::fs::File::from(spec_fd)
-        .read_to_end(&mut raw)
-        .map_err(|e| SandboxError::io("cannot read the sandbox spec", e))?;
-    let req: HelperRequest = serde_json::from_slice(&raw)
+    let req: HelperRequest = serde_json::from_slice(raw)
         .map_err(|e| SandboxError::setup(format!("the sandbox spec is malformed: {e}")))?;
     nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)
         .map_err(|e| SandboxError::sys("cannot set the parent-death signal", e))?;
@@ -299,7 +308,7 @@ fn run_inner(
                 }
                 ForkResult::Parent { child } => {
                     drop(info_w);
-                    supervise(child, None, Reap::Child, &signals, None).code
+                    supervise(child, None, Reap::Child, signals, None).code
                 }
             }
         }
@@ -319,10 +328,10 @@ fn run_inner(
                     drop(info_w);
                     drop(theirs);
                     let mut observer = observe::recv_fd(mine.as_raw_fd())
-                        .map(|l| Observer::new(l, None, landlock_write_paths(&spec)));
+                        .map(|l| Observer::new(l, None, observed_write_paths(&spec)));
                     drop(mine);
                     let out =
-                        supervise(child, spec.timeout, Reap::Tree, &signals, observer.as_mut());
+                        supervise(child, spec.timeout, Reap::Tree, signals, observer.as_mut());
                     if out.timed_out {
                         result.timed_out = true;
                     }
@@ -370,11 +379,19 @@ fn write_info(fd: RawFd, line: &InfoLine) {
     }
 }
 
-/// Where Landlock lets the command write (in the sandbox's view).
+/// The trees Landlock lets the command write (in the sandbox's view). The device files
+/// get their own, narrower rule in `landlock::apply`.
 fn landlock_write_paths(spec: &SandboxSpec) -> Vec<PathBuf> {
     let mut write: Vec<PathBuf> = spec.plan.write_paths.clone();
     write.push(PathBuf::from("/tmp"));
     write.push(PathBuf::from("/dev/shm"));
+    write
+}
+
+/// Where a write is expected to succeed, for the write observer: the writable trees and
+/// the device files.
+fn observed_write_paths(spec: &SandboxSpec) -> Vec<PathBuf> {
+    let mut write = landlock_write_paths(spec);
     write.extend(crate::landlock::DEVICE_FILES.iter().map(PathBuf::from));
     write
 }
@@ -437,7 +454,7 @@ fn init_main(spec: &SandboxSpec, info_w: OwnedFd, filters: &[BpfProgram]) -> i32
         Ok(ForkResult::Parent { child }) => {
             drop(theirs);
             let mut observer = observe::recv_fd(mine.as_raw_fd())
-                .map(|l| Observer::new(l, Some(&spec.plan), landlock_write_paths(spec)));
+                .map(|l| Observer::new(l, Some(&spec.plan), observed_write_paths(spec)));
             drop(mine);
             let out = supervise(
                 child,

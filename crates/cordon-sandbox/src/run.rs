@@ -14,9 +14,9 @@ use crate::sys;
 use nix::sys::signal::{SigSet, SigmaskHow, Signal, kill, sigprocmask};
 use nix::unistd::Pid;
 use std::io::{Read, Write};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 
 /// Proof that the policy (or a human approval) allowed this run. `cordon-sandbox` never
 /// decides whether a command may run; it only contains one that was allowed, and its
@@ -104,16 +104,107 @@ fn sys_err(what: &'static str) -> impl FnOnce(nix::Error) -> SandboxError {
 /// required tier is unavailable, the command was not found. Signals SIGINT, SIGTERM and
 /// SIGHUP received meanwhile are forwarded to the command. Must not be called while
 /// other threads of this process spawn processes (the helper's pipe ends are briefly
-/// inheritable).
+/// inheritable). Same as [`Helper::spawn`] followed by [`Helper::run`].
 pub fn run(spec: &SandboxSpec, permit: Permit) -> Result<Outcome, SandboxError> {
-    let _ = permit;
-    let (spec_r, spec_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
-        .map_err(sys_err("cannot create a pipe"))?;
-    let (res_r, res_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
-        .map_err(sys_err("cannot create a pipe"))?;
-    sys::set_cloexec(spec_r.as_raw_fd(), false).map_err(sys_err("cannot pass a pipe"))?;
-    sys::set_cloexec(res_w.as_raw_fd(), false).map_err(sys_err("cannot pass a pipe"))?;
+    Helper::spawn(spec.output_limit.is_some())?.run(spec, permit)
+}
 
+/// A sandbox helper started before its spec is known.
+///
+/// Starting the helper (executing the binary again, loading it) takes about as long as
+/// loading the policy and writing the audit record, so a caller can start it first and
+/// do that work while the helper starts on another CPU. The helper does nothing until
+/// [`Helper::run`] sends the spec; dropping an unused `Helper` (a deny, a pending
+/// approval) closes the spec pipe, and the helper exits without a word.
+#[derive(Debug)]
+pub struct Helper {
+    child: Option<Child>,
+    spec_w: Option<OwnedFd>,
+    res_r: Option<OwnedFd>,
+    capture_output: bool,
+}
+
+impl Helper {
+    /// Start a helper. `capture_output` pipes its stdout and stderr through this process
+    /// (needed for [`SandboxSpec::output_limit`]). Call it while this process has no other
+    /// thread that spawns processes (the helper's pipe ends are briefly inheritable).
+    pub fn spawn(capture_output: bool) -> Result<Helper, SandboxError> {
+        let (spec_r, spec_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
+            .map_err(sys_err("cannot create a pipe"))?;
+        let (res_r, res_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
+            .map_err(sys_err("cannot create a pipe"))?;
+        sys::set_cloexec(spec_r.as_raw_fd(), false).map_err(sys_err("cannot pass a pipe"))?;
+        sys::set_cloexec(res_w.as_raw_fd(), false).map_err(sys_err("cannot pass a pipe"))?;
+        let mut cmd = Command::new("/proc/self/exe");
+        cmd.arg(crate::HELPER_ARG)
+            .arg("run")
+            .arg(spec_r.as_raw_fd().to_string())
+            .arg(res_w.as_raw_fd().to_string())
+            .env_clear();
+        if capture_output {
+            cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        }
+        let child = cmd
+            .spawn()
+            .map_err(|e| SandboxError::io("cannot start the sandbox helper", e))?;
+        Ok(Helper {
+            child: Some(child),
+            spec_w: Some(spec_w),
+            res_r: Some(res_r),
+            capture_output,
+        })
+    }
+
+    /// Send the spec and wait for the command, as [`run`] does. A helper started with a
+    /// different `capture_output` than the spec needs is replaced by a new one.
+    pub fn run(mut self, spec: &SandboxSpec, permit: Permit) -> Result<Outcome, SandboxError> {
+        if self.capture_output != spec.output_limit.is_some() {
+            drop(self);
+            return run(spec, permit);
+        }
+        let (Some(child), Some(spec_w), Some(res_r)) =
+            (self.child.take(), self.spec_w.take(), self.res_r.take())
+        else {
+            return Err(SandboxError::setup("the sandbox helper was already used"));
+        };
+        run_started(child, spec_w, res_r, spec, permit)
+    }
+}
+
+impl Drop for Helper {
+    fn drop(&mut self) {
+        // Unused: close the spec pipe (the helper exits on end of file) and make sure it
+        // is gone before this process goes on.
+        self.spec_w.take();
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn run_started(
+    mut child: Child,
+    spec_w: OwnedFd,
+    res_r: OwnedFd,
+    spec: &SandboxSpec,
+    permit: Permit,
+) -> Result<Outcome, SandboxError> {
+    let _ = permit;
+    let request = HelperRequest {
+        spec: spec.clone(),
+        parent: std::process::id() as i32,
+    };
+    let payload = match serde_json::to_vec(&request) {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(SandboxError::setup(format!(
+                "cannot encode the sandbox spec: {e}"
+            )));
+        }
+    };
     let mut set = SigSet::empty();
     for s in [
         Signal::SIGINT,
@@ -124,35 +215,13 @@ pub fn run(spec: &SandboxSpec, permit: Permit) -> Result<Outcome, SandboxError> 
         set.add(s);
     }
     let mut old = SigSet::empty();
+    // A SIGCHLD from a helper that died before this point is not lost: the wait loop
+    // below polls the child before it waits for a signal.
     sigprocmask(SigmaskHow::SIG_BLOCK, Some(&set), Some(&mut old))
         .map_err(sys_err("cannot block signals"))?;
-    let mut cmd = Command::new("/proc/self/exe");
-    cmd.arg(crate::HELPER_ARG)
-        .arg("run")
-        .arg(spec_r.as_raw_fd().to_string())
-        .arg(res_w.as_raw_fd().to_string())
-        .env_clear();
-    if spec.output_limit.is_some() {
-        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
-    }
-    let spawned = cmd.spawn();
-    drop(spec_r);
-    drop(res_w);
-    let mut child = match spawned {
-        Ok(c) => c,
-        Err(e) => {
-            let _ = sigprocmask(SigmaskHow::SIG_SETMASK, Some(&old), None);
-            return Err(SandboxError::io("cannot start the sandbox helper", e));
-        }
-    };
-    let request = HelperRequest {
-        spec: spec.clone(),
-        parent: std::process::id() as i32,
-    };
-    let payload = serde_json::to_vec(&request)
-        .map_err(|e| SandboxError::setup(format!("cannot encode the sandbox spec: {e}")))?;
     // A helper that died early closes its end; its status tells why.
     let _ = std::fs::File::from(spec_w).write_all(&payload);
+    let res_r = std::fs::File::from(res_r);
 
     // Copier threads start with every signal above blocked (inherited), so only the
     // loop below receives them.
@@ -174,38 +243,38 @@ pub fn run(spec: &SandboxSpec, permit: Permit) -> Result<Outcome, SandboxError> 
         None => Vec::new(),
     };
     let helper = Pid::from_raw(child.id() as i32);
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(st)) => break st,
-            Ok(None) => {}
-            Err(e) => {
-                let _ = sigprocmask(SigmaskHow::SIG_SETMASK, Some(&old), None);
-                return Err(SandboxError::io("cannot wait for the sandbox helper", e));
-            }
+    let received = receive_result(helper, &res_r, &set);
+    let _ = sigprocmask(SigmaskHow::SIG_SETMASK, Some(&old), None);
+    let parsed = received.map(|raw| serde_json::from_slice::<HelperResult>(&raw));
+    let result = match parsed {
+        Ok(Ok(r)) => r,
+        Ok(Err(_)) => {
+            let status = child.wait().ok();
+            return Err(SandboxError::setup(match status.and_then(|s| s.code()) {
+                Some(c) => format!("the sandbox helper exited with status {c} without a report"),
+                None => "the sandbox helper was killed before it reported".to_string(),
+            }));
         }
-        match set.wait() {
-            Ok(Signal::SIGCHLD) | Err(_) => {}
-            Ok(sig) => {
-                let _ = kill(helper, sig);
-            }
+        Err(e) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(e);
         }
     };
-    let _ = sigprocmask(SigmaskHow::SIG_SETMASK, Some(&old), None);
-    // Every writer of the output pipes is gone once the helper is (the sandbox's
-    // processes die with it).
-    let output_truncated = copiers
-        .into_iter()
-        .map(|c| c.join().unwrap_or(false))
-        .fold(false, |a, b| a | b);
-
-    let mut raw = Vec::new();
-    let _ = std::fs::File::from(res_r).read_to_end(&mut raw);
-    let result: HelperResult = serde_json::from_slice(&raw).map_err(|_| {
-        SandboxError::setup(match status.code() {
-            Some(c) => format!("the sandbox helper exited with status {c} without a report"),
-            None => "the sandbox helper was killed before it reported".to_string(),
-        })
-    })?;
+    // The helper writes its result only after every process of the sandbox is gone;
+    // what is left is its own exit (the namespaces' teardown). The output pipes stay
+    // open until then, so with an output limit wait for it; otherwise reap it on the
+    // side, so that the caller's bookkeeping runs while the kernel tears down.
+    let output_truncated = if copiers.is_empty() {
+        reap_later(child);
+        false
+    } else {
+        let _ = child.wait();
+        copiers
+            .into_iter()
+            .map(|c| c.join().unwrap_or(false))
+            .fold(false, |a, b| a | b)
+    };
 
     let mut report = DenialReport {
         tier: result.tier,
@@ -260,6 +329,67 @@ pub fn run(spec: &SandboxSpec, permit: Permit) -> Result<Outcome, SandboxError> 
         report,
         output_truncated,
     })
+}
+
+/// Wait until the helper has written its result and closed the pipe, forwarding
+/// SIGINT, SIGTERM and SIGHUP to it meanwhile. `set` is blocked in this thread.
+fn receive_result(
+    helper: Pid,
+    res_r: &std::fs::File,
+    set: &SigSet,
+) -> Result<Vec<u8>, SandboxError> {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use nix::sys::signalfd::{SfdFlags, SignalFd};
+    use std::os::fd::AsFd;
+    let sfd = SignalFd::with_flags(set, SfdFlags::SFD_CLOEXEC)
+        .map_err(sys_err("cannot watch for signals"))?;
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        let (result_ready, signal_ready) = {
+            let mut fds = [
+                PollFd::new(res_r.as_fd(), PollFlags::POLLIN),
+                PollFd::new(sfd.as_fd(), PollFlags::POLLIN),
+            ];
+            match poll(&mut fds, PollTimeout::NONE) {
+                Ok(_) => {}
+                Err(nix::errno::Errno::EINTR) => continue,
+                Err(e) => return Err(SandboxError::sys("cannot wait for the sandbox helper", e)),
+            }
+            let ready = |f: &PollFd<'_>| f.revents().is_some_and(|r| !r.is_empty());
+            (ready(&fds[0]), ready(&fds[1]))
+        };
+        if signal_ready
+            && let Ok(Some(info)) = sfd.read_signal()
+            && let Ok(sig) = Signal::try_from(info.ssi_signo as i32)
+            && sig != Signal::SIGCHLD
+        {
+            let _ = kill(helper, sig);
+        }
+        if result_ready {
+            match (&*res_r).read(&mut buf) {
+                // Every writer is gone: the helper closed it, or died.
+                Ok(0) => return Ok(raw),
+                Ok(n) => raw.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(SandboxError::io("cannot read the sandbox result", e)),
+            }
+        }
+    }
+}
+
+/// Reap an exited or exiting helper without waiting for it here.
+fn reap_later(mut child: Child) {
+    let pid = Pid::from_raw(child.id() as i32);
+    let spawned = std::thread::Builder::new()
+        .name("cordon-reap".into())
+        .spawn(move || {
+            let _ = child.wait();
+        });
+    // Without a thread, wait here: no zombie is left behind.
+    if spawned.is_err() {
+        let _ = nix::sys::wait::waitpid(pid, None);
+    }
 }
 
 /// A protected path that did not exist before the run and exists now was created by

@@ -198,8 +198,26 @@ fn head_filter() -> BpfProgram {
 
 /// The compiled filters, in installation order. Built before the last fork so that the
 /// command's process only installs them.
+///
+/// The head and the main filter run as one program: the head's final `ALLOW` is dropped
+/// so that it falls through into the main filter (whose jumps are all relative to its
+/// own instructions). One program means one attach and one pass per system call.
 pub(crate) fn filters(sockets: Sockets) -> Result<Vec<BpfProgram>, SandboxError> {
-    Ok(vec![head_filter(), eperm_filter(sockets)?])
+    let mut program = head_filter();
+    match program.pop() {
+        Some(last) if last.code == 0x06 && last.k == 0x7fff_0000 => {}
+        _ => {
+            return Err(SandboxError::setup(
+                "seccomp: the head filter must end in ALLOW",
+            ));
+        }
+    }
+    program.extend(eperm_filter(sockets)?);
+    // The kernel refuses longer programs (BPF_MAXINSNS).
+    if program.len() > 4096 {
+        return Err(SandboxError::setup("seccomp: the filter is too long"));
+    }
+    Ok(vec![program])
 }
 
 /// Install the filters on the calling thread (`PR_SET_NO_NEW_PRIVS` must be set).

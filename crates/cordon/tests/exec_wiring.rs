@@ -378,3 +378,17 @@ fn on_failure_never_offers_a_directory_reached_through_a_symlink_into_home() {
     assert!(!w.home.join(".profile-extra").exists());
     assert!(!w.home.join(".config/systemd/user/evil.service").exists());
 }
+
+#[test]
+fn a_denied_command_runs_nothing_and_prints_only_the_reason() {
+    // The sandbox helper starts before the verdict; a deny must leave no trace of it.
+    let w = World::new("[permissions]\ndeny = [\"Bash(rm:*)\"]\n");
+    std::fs::write(w.ws.join("kept.txt"), "x").unwrap();
+    let o = w.exec(&[], &["rm", "kept.txt"]);
+    assert_eq!(o.status.code(), Some(126), "{}", text(&o));
+    assert!(w.ws.join("kept.txt").exists());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{}", text(&o));
+    assert!(err.starts_with("cordon: denied by policy"), "{}", text(&o));
+    assert!(o.stdout.is_empty(), "{}", text(&o));
+}

@@ -9,7 +9,7 @@ use cordon_egress::{Decision as EgressDecision, EgressEvent, EgressProxy, ProxyC
 use cordon_policy::net::NetworkPolicy;
 use cordon_policy::{ApprovalPolicy, Decision, RealFs, Request, SandboxMode};
 use cordon_sandbox::{
-    EnvPolicy, HomeView, Limits, Network, Permit, Require, SandboxBuilder, SandboxErrorKind,
+    EnvPolicy, Helper, HomeView, Limits, Network, Permit, Require, SandboxBuilder, SandboxErrorKind,
 };
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -201,6 +201,12 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
         None => None,
     };
 
+    // Start the sandbox helper now, so that it loads while the policy is judged and the
+    // audit record is written. It does nothing until it gets a spec, which only an allow
+    // below sends; on any other path it is dropped and exits. Starting it while this
+    // process has a single thread also keeps its pipe ends out of other children.
+    let helper = Helper::spawn(args.max_output.is_some()).ok();
+
     // Policy first: the sandbox only ever contains a command the policy allowed.
     let mut opts = args.policy.options().map_err(|e| fail(format!("{e:#}")))?;
     opts.sandbox_mode = sandbox_mode;
@@ -341,7 +347,10 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
 
     let want_proxy = matches!(network, Network::None)
         && (!net_policy.is_empty() || approval == ApprovalPolicy::OnFailure);
-    let run_once = |builder: SandboxBuilder, net_policy: &NetworkPolicy| -> anyhow::Result<Run> {
+    let run_once = |helper: Option<Helper>,
+                    builder: SandboxBuilder,
+                    net_policy: &NetworkPolicy|
+     -> anyhow::Result<Run> {
         let proxy = if want_proxy {
             Some(Egress::start(net_policy.clone(), args.verbose)?)
         } else {
@@ -361,7 +370,10 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
         let permit = Permit::from_verdict(&settled.verdict)
             .or_else(|| Permit::on_failure_trial(&settled.verdict, approval))
             .ok_or_else(|| fail("internal error: no permit for a call that was not allowed"))?;
-        let result = cordon_sandbox::run(&spec, permit);
+        let result = match helper {
+            Some(h) => h.run(&spec, permit),
+            None => cordon_sandbox::run(&spec, permit),
+        };
         let events = proxy.map(Egress::finish).unwrap_or_default();
         match result {
             Ok(outcome) => Ok(Run { outcome, events }),
@@ -372,7 +384,7 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
         }
     };
 
-    let mut run = run_once(builder.clone(), &net_policy)?;
+    let mut run = run_once(helper, builder.clone(), &net_policy)?;
     let mut escalation = serde_json::Value::Null;
     if approval == ApprovalPolicy::OnFailure
         && let Some(extra) = Escalation::from_run(&run, &policy)
@@ -383,7 +395,7 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
         if granted {
             eprintln!("cordon: re-running with {} (approved)", extra.describe());
             let (b, n) = extra.apply(builder.clone(), &net_policy, &net_settings)?;
-            run = run_once(b, &n)?;
+            run = run_once(None, b, &n)?;
         }
     }
 
