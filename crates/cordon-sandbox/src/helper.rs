@@ -193,31 +193,79 @@ fn send_result(fd: OwnedFd, result: &HelperResult) {
     }
 }
 
+/// The longest spec the helper accepts (a spec is a few kilobytes).
+const MAX_SPEC: u64 = 16 << 20;
+
+/// Read the length-framed spec, leaving whatever follows (the go byte) in the pipe.
+/// `Ok(None)`: the pipe closed before a spec began.
+fn read_spec(spec: &mut std::fs::File) -> Result<Option<Vec<u8>>, SandboxError> {
+    let mut len = [0u8; 8];
+    let mut got = 0;
+    while got < len.len() {
+        match spec.read(&mut len[got..]) {
+            Ok(0) if got == 0 => return Ok(None),
+            Ok(0) => return Err(SandboxError::setup("the sandbox spec was cut short")),
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(SandboxError::io("cannot read the sandbox spec", e)),
+        }
+    }
+    let len = u64::from_le_bytes(len);
+    if len > MAX_SPEC {
+        return Err(SandboxError::setup("the sandbox spec is too large"));
+    }
+    let mut raw = vec![0u8; len as usize];
+    spec.read_exact(&mut raw)
+        .map_err(|e| SandboxError::io("cannot read the sandbox spec", e))?;
+    Ok(Some(raw))
+}
+
+/// Wait for cordon's go byte on the spec pipe (inherited by every process of the
+/// helper). Anything else (the pipe closed: cordon could not record the run, or
+/// exited) means the command must not run.
+fn wait_for_go(go: RawFd) -> Result<(), SandboxError> {
+    let mut byte = [0u8; 1];
+    loop {
+        #[allow(unsafe_code)]
+        // SAFETY: `go` is the spec pipe's read end, open for the life of this process
+        // (owned by the helper's `run`, inherited across fork); borrowing it for one read.
+        let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(go) };
+        match nix::unistd::read(fd, &mut byte) {
+            Ok(1) if byte[0] == crate::run::GO => return Ok(()),
+            Err(Errno::EINTR) => {}
+            _ => {
+                return Err(SandboxError::setup(
+                    "cordon did not confirm the start (it could not record the run, or exited); the command did not run",
+                ));
+            }
+        }
+    }
+}
+
 fn run(spec_fd: OwnedFd, result_fd: OwnedFd) -> i32 {
     let mut result = HelperResult::default();
     let signals = signal_set();
+    let mut spec_file = std::fs::File::from(spec_fd);
     let raw = signals
         .thread_block()
         .map_err(|e| SandboxError::sys("cannot block signals", e))
-        .and_then(|()| {
-            let mut raw = Vec::new();
-            std::fs::File::from(spec_fd)
-                .read_to_end(&mut raw)
-                .map_err(|e| SandboxError::io("cannot read the sandbox spec", e))
-                .map(|_| raw)
-        });
-    // Started ahead of a spec that never came (cordon decided not to run anything, or
-    // exited): nothing to do and nobody to tell.
-    if matches!(&raw, Ok(r) if r.is_empty()) {
-        return 0;
-    }
-    let status = match raw.and_then(|raw| run_inner(&raw, &signals, &result_fd, &mut result)) {
+        .and_then(|()| read_spec(&mut spec_file));
+    let raw = match raw {
+        // Started ahead of a spec that never came (cordon decided not to run anything,
+        // or exited): nothing to do and nobody to tell.
+        Ok(None) => return 0,
+        Ok(Some(raw)) => Ok(raw),
+        Err(e) => Err(e),
+    };
+    let go = spec_file.as_raw_fd();
+    let status = match raw.and_then(|raw| run_inner(&raw, go, &signals, &result_fd, &mut result)) {
         Ok(code) => code,
         Err(e) => {
             result.error = Some(WireError::from_error(&e));
             EXIT_CORDON_FAILED
         }
     };
+    drop(spec_file);
     result.status = status;
     send_result(result_fd, &result);
     status
@@ -225,6 +273,7 @@ fn run(spec_fd: OwnedFd, result_fd: OwnedFd) -> i32 {
 
 fn run_inner(
     raw: &[u8],
+    go: RawFd,
     signals: &SigSet,
     result_fd: &OwnedFd,
     result: &mut HelperResult,
@@ -303,7 +352,7 @@ fn run_inner(
             match fork()? {
                 ForkResult::Child => {
                     drop(info_r);
-                    let code = init_main(&spec, info_w, &filters);
+                    let code = init_main(&spec, info_w, go, &filters);
                     std::process::exit(code)
                 }
                 ForkResult::Parent { child } => {
@@ -321,7 +370,7 @@ fn run_inner(
                 ForkResult::Child => {
                     drop(info_r);
                     drop(mine);
-                    let e = command_main(&spec, Tier::Fallback, info_fd, &filters, theirs);
+                    let e = command_main(&spec, Tier::Fallback, info_fd, go, &filters, theirs);
                     std::process::exit(e)
                 }
                 ForkResult::Parent { child } => {
@@ -409,7 +458,7 @@ fn listener_channel() -> Result<(OwnedFd, OwnedFd), SandboxError> {
 }
 
 /// PID 1 of the sandbox.
-fn init_main(spec: &SandboxSpec, info_w: OwnedFd, filters: &[BpfProgram]) -> i32 {
+fn init_main(spec: &SandboxSpec, info_w: OwnedFd, go: RawFd, filters: &[BpfProgram]) -> i32 {
     let info = info_w.as_raw_fd();
     let fail = |e: SandboxError| {
         write_info(info, &InfoLine::Error(WireError::from_error(&e)));
@@ -449,7 +498,7 @@ fn init_main(spec: &SandboxSpec, info_w: OwnedFd, filters: &[BpfProgram]) -> i32
         Err(e) => fail(e),
         Ok(ForkResult::Child) => {
             drop(mine);
-            command_main(spec, Tier::Full, info, filters, theirs)
+            command_main(spec, Tier::Full, info, go, filters, theirs)
         }
         Ok(ForkResult::Parent { child }) => {
             drop(theirs);
@@ -564,6 +613,7 @@ fn command_main(
     spec: &SandboxSpec,
     tier: Tier,
     info: RawFd,
+    go: RawFd,
     filters: &[BpfProgram],
     listener_to: OwnedFd,
 ) -> i32 {
@@ -674,6 +724,10 @@ fn command_main(
         let _ = observe::send_fd(listener_to.as_raw_fd(), listener.as_raw_fd());
     }
     drop(listener_to);
+    // Everything is in place; run only once cordon has recorded the run.
+    if let Err(e) = wait_for_go(go) {
+        return fail(e);
+    }
     info_out.seccomp = true;
     write_info(info, &InfoLine::Enforced(info_out));
     if let Err(e) = seccomp::install(filters) {

@@ -155,19 +155,49 @@ impl Helper {
         })
     }
 
-    /// Send the spec and wait for the command, as [`run`] does. A helper started with a
-    /// different `capture_output` than the spec needs is replaced by a new one.
-    pub fn run(mut self, spec: &SandboxSpec, permit: Permit) -> Result<Outcome, SandboxError> {
+    /// Send the spec and wait for the command, as [`run`] does: [`Helper::start`], then
+    /// [`Started::finish`].
+    pub fn run(self, spec: &SandboxSpec, permit: Permit) -> Result<Outcome, SandboxError> {
+        self.start(spec, permit)?.finish()
+    }
+
+    /// Send the spec: the helper builds the sandbox and stops just before it would run
+    /// the command, until [`Started::finish`] lets it. Work that must succeed before the
+    /// command runs (the audit record) can be done in between, while the sandbox is
+    /// built on another CPU. A helper started with a different `capture_output` than
+    /// the spec needs is replaced by a new one.
+    pub fn start(mut self, spec: &SandboxSpec, permit: Permit) -> Result<Started, SandboxError> {
         if self.capture_output != spec.output_limit.is_some() {
             drop(self);
-            return run(spec, permit);
+            return Helper::spawn(spec.output_limit.is_some())?.start(spec, permit);
         }
+        let _ = permit;
+        let request = HelperRequest {
+            spec: spec.clone(),
+            parent: std::process::id() as i32,
+        };
+        let payload = serde_json::to_vec(&request)
+            .map_err(|e| SandboxError::setup(format!("cannot encode the sandbox spec: {e}")))?;
         let (Some(child), Some(spec_w), Some(res_r)) =
             (self.child.take(), self.spec_w.take(), self.res_r.take())
         else {
             return Err(SandboxError::setup("the sandbox helper was already used"));
         };
-        run_started(child, spec_w, res_r, spec, permit)
+        let mut started = Started {
+            child: Some(child),
+            go_w: Some(std::fs::File::from(spec_w)),
+            res_r: Some(std::fs::File::from(res_r)),
+            spec: spec.clone(),
+        };
+        // The length first, so that the helper reads exactly the spec and leaves the go
+        // byte in the pipe for the command's process. A helper that died early closed its
+        // end; its status tells why (in `finish`).
+        if let Some(w) = started.go_w.as_mut() {
+            let mut framed = (payload.len() as u64).to_le_bytes().to_vec();
+            framed.extend_from_slice(&payload);
+            let _ = w.write_all(&framed);
+        }
+        Ok(started)
     }
 }
 
@@ -183,28 +213,50 @@ impl Drop for Helper {
     }
 }
 
-fn run_started(
-    mut child: Child,
-    spec_w: OwnedFd,
-    res_r: OwnedFd,
-    spec: &SandboxSpec,
-    permit: Permit,
-) -> Result<Outcome, SandboxError> {
-    let _ = permit;
-    let request = HelperRequest {
-        spec: spec.clone(),
-        parent: std::process::id() as i32,
-    };
-    let payload = match serde_json::to_vec(&request) {
-        Ok(p) => p,
-        Err(e) => {
+/// A sandbox being built for a command that has not run yet (see [`Helper::start`]).
+/// Dropping it instead of calling [`Started::finish`] stops the helper: the command's
+/// process sees the pipe close without the go byte and exits without running anything.
+#[derive(Debug)]
+pub struct Started {
+    child: Option<Child>,
+    go_w: Option<std::fs::File>,
+    res_r: Option<std::fs::File>,
+    spec: SandboxSpec,
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        self.go_w.take();
+        if let Some(mut child) = self.child.take() {
             let _ = child.kill();
             let _ = child.wait();
-            return Err(SandboxError::setup(format!(
-                "cannot encode the sandbox spec: {e}"
-            )));
         }
-    };
+    }
+}
+
+/// The byte that lets the command's process go on to `execve`.
+pub(crate) const GO: u8 = b'G';
+
+impl Started {
+    /// Let the command run, and wait for it. Errors mean the command did not run as
+    /// asked (see [`run`]). Signals SIGINT, SIGTERM and SIGHUP received meanwhile are
+    /// forwarded to the command.
+    pub fn finish(mut self) -> Result<Outcome, SandboxError> {
+        let (Some(child), Some(go_w), Some(res_r)) =
+            (self.child.take(), self.go_w.take(), self.res_r.take())
+        else {
+            return Err(SandboxError::setup("the sandbox was already finished"));
+        };
+        finish(child, go_w, res_r, &self.spec)
+    }
+}
+
+fn finish(
+    mut child: Child,
+    mut go_w: std::fs::File,
+    res_r: std::fs::File,
+    spec: &SandboxSpec,
+) -> Result<Outcome, SandboxError> {
     let mut set = SigSet::empty();
     for s in [
         Signal::SIGINT,
@@ -215,13 +267,13 @@ fn run_started(
         set.add(s);
     }
     let mut old = SigSet::empty();
-    // A SIGCHLD from a helper that died before this point is not lost: the wait loop
-    // below polls the child before it waits for a signal.
+    // A helper that died before this point closed the result pipe, which the wait
+    // below sees; no signal is needed for it.
     sigprocmask(SigmaskHow::SIG_BLOCK, Some(&set), Some(&mut old))
         .map_err(sys_err("cannot block signals"))?;
-    // A helper that died early closes its end; its status tells why.
-    let _ = std::fs::File::from(spec_w).write_all(&payload);
-    let res_r = std::fs::File::from(res_r);
+    // A helper that died early closed its end; its status tells why.
+    let _ = go_w.write_all(&[GO]);
+    drop(go_w);
 
     // Copier threads start with every signal above blocked (inherited), so only the
     // loop below receives them.

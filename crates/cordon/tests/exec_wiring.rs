@@ -392,3 +392,28 @@ fn a_denied_command_runs_nothing_and_prints_only_the_reason() {
     assert!(err.starts_with("cordon: denied by policy"), "{}", text(&o));
     assert!(o.stdout.is_empty(), "{}", text(&o));
 }
+
+#[test]
+fn a_run_that_cannot_be_recorded_does_not_start() {
+    // The sandbox is built while the audit record is written; its command must wait
+    // for the record and never run without it.
+    if !sandbox_available("a_run_that_cannot_be_recorded_does_not_start") {
+        return;
+    }
+    let w = World::new("[defaults]\nexec = \"allow\"\nwrite_inside = \"allow\"\n");
+    let not_a_file = w.state.join("audit-is-a-directory");
+    std::fs::create_dir_all(&not_a_file).unwrap();
+    let flags = ["--audit-file", not_a_file.to_str().unwrap()];
+    let o = w.exec(&flags, &["touch", "ran.txt"]);
+    assert!(!o.status.success(), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("cannot write the audit log"),
+        "{}",
+        text(&o)
+    );
+    assert!(!w.ws.join("ran.txt").exists(), "{}", text(&o));
+    // The same call with a usable log runs.
+    let o = w.exec(&[], &["touch", "ran.txt"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(w.ws.join("ran.txt").exists());
+}

@@ -290,13 +290,6 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
             .into());
         }
     }
-    // A decision that cannot be recorded does not run.
-    audit(&settled, serde_json::json!({"phase": "start"})).map_err(|e| {
-        fail(format!(
-            "cannot write the audit log ({e}); fix it or pass --no-audit"
-        ))
-    })?;
-
     // The egress proxy runs here, outside the sandbox, when anything may be reached (and
     // under on-failure, so that refused connections are seen and can be asked about).
     // The policy's `[network]` already holds `--allow-net` and `--allow-private`.
@@ -347,10 +340,12 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
 
     let want_proxy = matches!(network, Network::None)
         && (!net_policy.is_empty() || approval == ApprovalPolicy::OnFailure);
-    let run_once = |helper: Option<Helper>,
-                    builder: SandboxBuilder,
-                    net_policy: &NetworkPolicy|
-     -> anyhow::Result<Run> {
+    // Build the sandbox and hold it just before the command would start; the caller
+    // lets it go.
+    let prepare = |helper: Option<Helper>,
+                   builder: SandboxBuilder,
+                   net_policy: &NetworkPolicy|
+     -> anyhow::Result<Prepared> {
         let proxy = if want_proxy {
             Some(Egress::start(net_policy.clone(), args.verbose)?)
         } else {
@@ -370,11 +365,16 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
         let permit = Permit::from_verdict(&settled.verdict)
             .or_else(|| Permit::on_failure_trial(&settled.verdict, approval))
             .ok_or_else(|| fail("internal error: no permit for a call that was not allowed"))?;
-        let result = match helper {
-            Some(h) => h.run(&spec, permit),
-            None => cordon_sandbox::run(&spec, permit),
+        let helper = match helper {
+            Some(h) => h,
+            None => Helper::spawn(spec.output_limit.is_some()).map_err(|e| fail(e.message))?,
         };
-        let events = proxy.map(Egress::finish).unwrap_or_default();
+        let started = helper.start(&spec, permit).map_err(|e| fail(e.message))?;
+        Ok(Prepared { started, proxy })
+    };
+    let go = |prepared: Prepared| -> anyhow::Result<Run> {
+        let result = prepared.started.finish();
+        let events = prepared.proxy.map(Egress::finish).unwrap_or_default();
         match result {
             Ok(outcome) => Ok(Run { outcome, events }),
             Err(e) if e.kind == SandboxErrorKind::NotFound => {
@@ -383,8 +383,19 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
             Err(e) => Err(fail(e.message)),
         }
     };
+    let run_once = |builder: SandboxBuilder, net_policy: &NetworkPolicy| -> anyhow::Result<Run> {
+        go(prepare(None, builder, net_policy)?)
+    };
 
-    let mut run = run_once(helper, builder.clone(), &net_policy)?;
+    let prepared = prepare(helper, builder.clone(), &net_policy)?;
+    // A decision that cannot be recorded does not run: the sandbox is built meanwhile,
+    // but its command waits for `go`, and dropping `prepared` stops it.
+    audit(&settled, serde_json::json!({"phase": "start"})).map_err(|e| {
+        fail(format!(
+            "cannot write the audit log ({e}); fix it or pass --no-audit"
+        ))
+    })?;
+    let mut run = go(prepared)?;
     let mut escalation = serde_json::Value::Null;
     if approval == ApprovalPolicy::OnFailure
         && let Some(extra) = Escalation::from_run(&run, &policy)
@@ -395,7 +406,7 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
         if granted {
             eprintln!("cordon: re-running with {} (approved)", extra.describe());
             let (b, n) = extra.apply(builder.clone(), &net_policy, &net_settings)?;
-            run = run_once(None, b, &n)?;
+            run = run_once(b, &n)?;
         }
     }
 
@@ -446,6 +457,12 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
         eprintln!("cordon: the end of this run could not be written to the audit log: {e}");
     }
     Ok(outcome.status)
+}
+
+/// A sandbox built and waiting for its go, with the egress proxy serving it.
+struct Prepared {
+    started: cordon_sandbox::Started,
+    proxy: Option<Egress>,
 }
 
 /// One sandboxed run and the egress decisions made during it.
