@@ -14,8 +14,11 @@ RUNS=${RUNS:-200}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 
-cargo build --release -q -p cordon --manifest-path "$ROOT/Cargo.toml"
-CORDON="$TARGET/release/cordon"
+# Both release builds: the shipped static PIE (scripts/build-release.sh) and the plain
+# dynamically linked `cargo build --release`.
+CORDON=$("$ROOT/scripts/build-release.sh")
+cargo build --release --locked -q -p cordon --manifest-path "$ROOT/Cargo.toml"
+CORDON_DYN="$TARGET/release/cordon"
 
 if ! command -v bwrap >/dev/null 2>&1; then
     apt-get install -y -q bubblewrap >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q bubblewrap >/dev/null; }
@@ -39,10 +42,11 @@ cat > "$WORK/policy.toml" <<'EOF'
 allow = ["Bash(/bin/true)"]
 EOF
 
-python3 - "$RUNS" "$WORK" "$CORDON" "$SRT" <<'EOF'
+python3 - "$RUNS" "$WORK" "$CORDON" "$SRT" "$CORDON_DYN" <<'EOF'
 import os, statistics, subprocess, sys, time
 
-runs, work, cordon, srt = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+runs, work, cordon, srt, cordon_dyn = (int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4],
+                                       sys.argv[5])
 env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": work + "/home", "LANG": "C"}
 cases = [
     ("bare /bin/true", ["/bin/true"]),
@@ -53,42 +57,59 @@ cases = [
     ("cordon exec (full containment)",
      [cordon, "exec", "--isolated", "--config", work + "/policy.toml",
       "--workspace", work + "/ws", "--", "/bin/true"]),
+    ("cordon exec, dynamically linked build",
+     [cordon_dyn, "exec", "--isolated", "--config", work + "/policy.toml",
+      "--workspace", work + "/ws", "--", "/bin/true"]),
     ("bwrap --unshare-all", ["bwrap", "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev",
                              "--proc", "/proc", "--tmpfs", "/tmp", "/bin/true"]),
 ]
-if srt:
-    cases.append(("srt (sandbox-runtime)", [srt, "/bin/true"]))
 
-def measure(argv):
-    # Warm up, and make sure the case works at all.
+# Warm up, and make sure each case works at all; then interleave the cases round by
+# round, so that drift in the machine's load touches them all alike.
+results = []
+live = []
+for name, argv in cases:
     r = subprocess.run(argv, env=env, cwd=work + "/ws", capture_output=True)
     if r.returncode != 0:
-        return None, r.stderr.decode(errors="replace").strip()
-    times = []
-    for _ in range(runs):
+        results.append((name, None, r.stderr.decode(errors="replace").strip()))
+    else:
+        results.append((name, [], None))
+        live.append((len(results) - 1, argv))
+for _ in range(runs):
+    for i, argv in live:
         t = time.perf_counter()
         subprocess.run(argv, env=env, cwd=work + "/ws", stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
-        times.append((time.perf_counter() - t) * 1000)
-    return statistics.median(times), None
-
-results = []
-for name, argv in cases:
-    med, err = measure(argv)
-    results.append((name, med, err))
+        results[i][1].append((time.perf_counter() - t) * 1000)
+results = [(n, statistics.median(t) if t is not None else None, e) for n, t, e in results]
+# srt takes a quarter of a second per run (Node.js start-up): measured on its own, with
+# fewer runs, so that it does not disturb the others.
+if srt:
+    argv = [srt, "/bin/true"]
+    r = subprocess.run(argv, env=env, cwd=work + "/ws", capture_output=True)
+    if r.returncode != 0:
+        results.append(("srt (sandbox-runtime)", None, r.stderr.decode(errors="replace").strip()))
+    else:
+        times = []
+        for _ in range(min(runs, 30)):
+            t = time.perf_counter()
+            subprocess.run(argv, env=env, cwd=work + "/ws", stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+            times.append((time.perf_counter() - t) * 1000)
+        results.append(("srt (sandbox-runtime)", statistics.median(times), None))
 
 bare = results[0][1]
 bwrap = next((m for n, m, _ in results if n.startswith("bwrap")), None)
 print(f"runs per case: {runs}; kernel {os.uname().release}; {os.cpu_count()} CPUs")
-print(f"| {'case':<36} | {'median ms':>9} | {'+ms vs bare':>11} | {'x bwrap':>7} |")
-print(f"|{'-'*38}|{'-'*11}|{'-'*13}|{'-'*9}|")
+print(f"| {'case':<40} | {'median ms':>9} | {'+ms vs bare':>11} | {'x bwrap':>7} |")
+print(f"|{'-'*42}|{'-'*11}|{'-'*13}|{'-'*9}|")
 for name, med, err in results:
     if med is None:
-        print(f"| {name:<36} | {'failed':>9} | {'':>11} | {'':>7} |  ({err[:80]})")
+        print(f"| {name:<40} | {'failed':>9} | {'':>11} | {'':>7} |  ({err[:80]})")
         continue
     over = f"{med - bare:+.2f}"
     ratio = f"{med / bwrap:.2f}" if bwrap else "-"
-    print(f"| {name:<36} | {med:>9.2f} | {over:>11} | {ratio:>7} |")
+    print(f"| {name:<40} | {med:>9.2f} | {over:>11} | {ratio:>7} |")
 if not srt:
     print("srt: not installed (npm install -g @anthropic-ai/sandbox-runtime failed or npm missing)")
 EOF

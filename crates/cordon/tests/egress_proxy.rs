@@ -15,8 +15,16 @@ struct Proxy {
 
 // The child is waited for in `Proxy::stop`.
 #[allow(clippy::zombie_processes)]
+/// The binary under test: `CORDON_TEST_BIN` when set (CI points it at the static
+/// release build), else the one cargo built for these tests.
+fn bin() -> std::path::PathBuf {
+    std::env::var_os("CORDON_TEST_BIN")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_cordon").into())
+}
+
 fn spawn(args: &[&str]) -> Proxy {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cordon"))
+    let mut child = Command::new(bin())
         .arg("proxy")
         .args(["--listen", "127.0.0.1:0", "--verbose", "--isolated"])
         .args(args)
@@ -160,7 +168,7 @@ fn the_network_table_of_a_config_file_applies() {
         "[network]\nallow = [\"bad..host\"]\n",
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_cordon"))
+    let out = Command::new(bin())
         .args(["proxy", "--isolated", "--config"])
         .arg(dir.path().join("bad.toml"))
         .output()
@@ -178,7 +186,7 @@ fn bad_flags_exit_2_with_one_sentence() {
         &["--allow-private", "10.0.0.0/33"],
         &["--allow", "ok.example", "--max-connections", "0"],
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_cordon"))
+        let out = Command::new(bin())
             .args(["proxy", "--isolated"])
             .args(args)
             .output()
@@ -194,7 +202,7 @@ fn bad_flags_exit_2_with_one_sentence() {
 fn unix_socket_mode_listens_and_cleans_up() {
     let dir = tempfile::tempdir().unwrap();
     let sock = dir.path().join("p.sock");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cordon"))
+    let mut child = Command::new(bin())
         .args(["proxy", "--isolated", "--unix"])
         .arg(&sock)
         .args(["--allow", "example.test"])

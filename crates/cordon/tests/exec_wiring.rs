@@ -13,7 +13,13 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_cordon");
+/// The binary under test: `CORDON_TEST_BIN` when set (CI points it at the static
+/// release build), else the one cargo built for these tests.
+fn bin() -> std::path::PathBuf {
+    std::env::var_os("CORDON_TEST_BIN")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_cordon").into())
+}
 
 struct World {
     _tmp: tempfile::TempDir,
@@ -49,7 +55,7 @@ impl World {
     }
 
     fn exec(&self, flags: &[&str], cmd: &[&str]) -> Output {
-        Command::new(BIN)
+        Command::new(bin())
             .arg("exec")
             .arg("--isolated")
             .arg("--config")
@@ -68,7 +74,7 @@ impl World {
     }
 
     fn cordon(&self, args: &[&str]) -> Output {
-        Command::new(BIN)
+        Command::new(bin())
             .args(args)
             .env_clear()
             .env("HOME", &self.home)

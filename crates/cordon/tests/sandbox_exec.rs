@@ -14,7 +14,13 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_cordon");
+/// The binary under test: `CORDON_TEST_BIN` when set (CI points it at the static
+/// release build), else the one cargo built for these tests.
+fn bin() -> std::path::PathBuf {
+    std::env::var_os("CORDON_TEST_BIN")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_cordon").into())
+}
 
 /// A policy that allows what these tests run, so that containment, not policy, is what
 /// they observe.
@@ -103,7 +109,7 @@ fn required() -> bool {
 fn full_tier_or_skip(test: &str) -> bool {
     static PROBE: OnceLock<(bool, String)> = OnceLock::new();
     let (ok, why) = PROBE.get_or_init(|| {
-        let out = Command::new(BIN)
+        let out = Command::new(bin())
             .args(["doctor", "--json"])
             .output()
             .unwrap();
@@ -241,7 +247,7 @@ impl World {
     }
 
     fn command(&self, extra: &[&str]) -> Command {
-        let mut c = Command::new(BIN);
+        let mut c = Command::new(bin());
         c.arg("exec")
             .arg("--isolated")
             .arg("--config")
@@ -510,7 +516,7 @@ fn a_tool_call_chosen_cwd_does_not_widen_roots() {
     need_sandbox!("a_tool_call_chosen_cwd_does_not_widen_roots");
     let w = World::new();
     w.script("echo x > here.txt && echo WROTE; pwd");
-    let o = Command::new(BIN)
+    let o = Command::new(bin())
         .arg("exec")
         .arg("--isolated")
         .arg("--config")
@@ -820,7 +826,7 @@ fn exit_codes_follow_the_contract() {
         "mode = \"bypass\"\n[permissions]\nallow = [\"Bash(definitely-not-a-command-xyz)\"]\n",
     )
     .unwrap();
-    let o = Command::new(BIN)
+    let o = Command::new(bin())
         .args(["exec", "--isolated", "--config"])
         .arg(&nf_config)
         .arg("--workspace")
@@ -834,7 +840,7 @@ fn exit_codes_follow_the_contract() {
     assert_eq!(o.status.code(), Some(127), "{out}\n{err}");
     assert!(err.contains("command not found"), "{err}");
     // Denied by policy: a credential read is a non-disableable guard.
-    let o = Command::new(BIN)
+    let o = Command::new(bin())
         .args(["exec", "--isolated", "--config"])
         .arg(&w.config)
         .arg("--workspace")
@@ -901,7 +907,7 @@ echo end"#,
 
 #[test]
 fn doctor_reports_the_host() {
-    let o = Command::new(BIN).args(["doctor"]).output().unwrap();
+    let o = Command::new(bin()).args(["doctor"]).output().unwrap();
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}\n{err}");
     for key in [
@@ -933,7 +939,7 @@ fn fallback_tier_without_user_namespaces_and_require_full() {
         &format!(
             r#"{bin} exec --isolated --config inner.toml --workspace . -- ./inner.sh; echo "rc=$?"
 {bin} exec --isolated --config inner.toml --workspace . --require full -- ./inner.sh; echo "rc=$?""#,
-            bin = BIN
+            bin = bin().display()
         ),
         &[],
     );
@@ -989,7 +995,7 @@ fn an_ask_without_a_terminal_is_a_deny() {
 fn shell_text_is_judged_before_it_runs() {
     let w = World::new();
     // The policy denies reading a credential even in bypass mode; the text never runs.
-    let o = Command::new(BIN)
+    let o = Command::new(bin())
         .args(["exec", "--isolated", "--config"])
         .arg(&w.config)
         .arg("--workspace")
@@ -1151,7 +1157,7 @@ fn the_real_egress_proxy_decides_for_the_sandbox() {
     need_sandbox!("the_real_egress_proxy_decides_for_the_sandbox");
     let w = World::new();
     let sock = w.ws.parent().unwrap().join("egress.sock");
-    let mut proxy = Command::new(BIN)
+    let mut proxy = Command::new(bin())
         .args(["proxy", "--isolated", "--allow", "example.com", "--unix"])
         .arg(&sock)
         .stderr(Stdio::null())
