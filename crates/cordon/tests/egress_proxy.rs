@@ -13,8 +13,6 @@ struct Proxy {
     stderr: BufReader<ChildStderr>,
 }
 
-// The child is waited for in `Proxy::stop`.
-#[allow(clippy::zombie_processes)]
 /// The binary under test: `CORDON_TEST_BIN` when set (CI points it at the static
 /// release build), else the one cargo built for these tests.
 fn bin() -> std::path::PathBuf {
@@ -23,6 +21,8 @@ fn bin() -> std::path::PathBuf {
         .unwrap_or_else(|| env!("CARGO_BIN_EXE_cordon").into())
 }
 
+// The child is waited for in `Proxy::stop`.
+#[allow(clippy::zombie_processes)]
 fn spawn(args: &[&str]) -> Proxy {
     let mut child = Command::new(bin())
         .arg("proxy")
