@@ -125,7 +125,13 @@ pub(crate) fn main(args: &[OsString]) -> i32 {
                 eprintln!("cordon: the sandbox helper was started with invalid arguments");
                 return EXIT_CORDON_FAILED;
             };
-            run(spec_fd, result_fd)
+            // Known network mode: the namespaces can be made before the spec arrives.
+            let early_net = match args.get(3).and_then(|a| a.to_str()) {
+                Some(NET_ISOLATE) => Some(true),
+                Some(NET_SHARE) => Some(false),
+                _ => None,
+            };
+            run(spec_fd, result_fd, early_net)
         }
         Some("probe") => match probe_namespaces() {
             Ok(()) => 0,
@@ -242,14 +248,40 @@ fn wait_for_go(go: RawFd) -> Result<(), SandboxError> {
     }
 }
 
-fn run(spec_fd: OwnedFd, result_fd: OwnedFd) -> i32 {
+/// Helper argument: the spec will ask for an isolated network (a new network namespace).
+pub(crate) const NET_ISOLATE: &str = "net:isolate";
+/// Helper argument: the spec will ask for the host's network.
+pub(crate) const NET_SHARE: &str = "net:share";
+
+/// Make the sandbox's namespaces (user, mount, PID, IPC, UTS, and network when
+/// `isolate_net`) for this process and map its uid and gid.
+fn unshare_namespaces(isolate_net: bool) -> Result<(), nix::Error> {
+    let uid = getuid();
+    let gid = getgid();
+    let mut flags = CloneFlags::CLONE_NEWUSER
+        | CloneFlags::CLONE_NEWNS
+        | CloneFlags::CLONE_NEWPID
+        | CloneFlags::CLONE_NEWIPC
+        | CloneFlags::CLONE_NEWUTS;
+    if isolate_net {
+        flags |= CloneFlags::CLONE_NEWNET;
+    }
+    unshare(flags).and_then(|()| write_id_maps(uid.as_raw(), gid.as_raw()))
+}
+
+fn run(spec_fd: OwnedFd, result_fd: OwnedFd, early_net: Option<bool>) -> i32 {
     let mut result = HelperResult::default();
     let signals = signal_set();
     let mut spec_file = std::fs::File::from(spec_fd);
-    let raw = signals
+    let blocked = signals
         .thread_block()
-        .map_err(|e| SandboxError::sys("cannot block signals", e))
-        .and_then(|()| read_spec(&mut spec_file));
+        .map_err(|e| SandboxError::sys("cannot block signals", e));
+    // Creating the namespaces (the network namespace above all) is the largest part of
+    // the helper's work, and needs nothing from the spec but its network mode: do it
+    // while cordon is still judging the call. No command runs in them until the spec
+    // and the go byte arrive.
+    let early = early_net.map(|isolate| (isolate, unshare_namespaces(isolate)));
+    let raw = blocked.and_then(|()| read_spec(&mut spec_file));
     let raw = match raw {
         // Started ahead of a spec that never came (cordon decided not to run anything,
         // or exited): nothing to do and nobody to tell.
@@ -258,13 +290,14 @@ fn run(spec_fd: OwnedFd, result_fd: OwnedFd) -> i32 {
         Err(e) => Err(e),
     };
     let go = spec_file.as_raw_fd();
-    let status = match raw.and_then(|raw| run_inner(&raw, go, &signals, &result_fd, &mut result)) {
-        Ok(code) => code,
-        Err(e) => {
-            result.error = Some(WireError::from_error(&e));
-            EXIT_CORDON_FAILED
-        }
-    };
+    let status =
+        match raw.and_then(|raw| run_inner(&raw, go, early, &signals, &result_fd, &mut result)) {
+            Ok(code) => code,
+            Err(e) => {
+                result.error = Some(WireError::from_error(&e));
+                EXIT_CORDON_FAILED
+            }
+        };
     drop(spec_file);
     result.status = status;
     send_result(result_fd, &result);
@@ -274,6 +307,7 @@ fn run(spec_fd: OwnedFd, result_fd: OwnedFd) -> i32 {
 fn run_inner(
     raw: &[u8],
     go: RawFd,
+    early: Option<(bool, Result<(), nix::Error>)>,
     signals: &SigSet,
     result_fd: &OwnedFd,
     result: &mut HelperResult,
@@ -297,18 +331,18 @@ fn run_inner(
     };
     let filters = seccomp::filters(sockets)?;
 
-    let uid = getuid();
-    let gid = getgid();
-    let mut flags = CloneFlags::CLONE_NEWUSER
-        | CloneFlags::CLONE_NEWNS
-        | CloneFlags::CLONE_NEWPID
-        | CloneFlags::CLONE_NEWIPC
-        | CloneFlags::CLONE_NEWUTS;
     let isolate_net = !matches!(spec.network, Network::Full);
-    if isolate_net {
-        flags |= CloneFlags::CLONE_NEWNET;
-    }
-    let tier = match unshare(flags).and_then(|()| write_id_maps(uid.as_raw(), gid.as_raw())) {
+    let unshared = match early {
+        None => unshare_namespaces(isolate_net),
+        Some((isolate, r)) if isolate == isolate_net => r,
+        // Namespaces cannot be left again: refuse rather than run in the wrong one.
+        Some(_) => {
+            return Err(SandboxError::setup(
+                "the sandbox helper was started for another network mode than the spec's",
+            ));
+        }
+    };
+    let tier = match unshared {
         Ok(()) => Tier::Full,
         Err(e) => {
             if matches!(spec.require, crate::spec::Require::Full) {

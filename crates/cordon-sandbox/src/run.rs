@@ -106,7 +106,38 @@ fn sys_err(what: &'static str) -> impl FnOnce(nix::Error) -> SandboxError {
 /// other threads of this process spawn processes (the helper's pipe ends are briefly
 /// inheritable). Same as [`Helper::spawn`] followed by [`Helper::run`].
 pub fn run(spec: &SandboxSpec, permit: Permit) -> Result<Outcome, SandboxError> {
-    Helper::spawn(spec.output_limit.is_some())?.run(spec, permit)
+    Helper::spawn(HelperHints::for_spec(spec))?.run(spec, permit)
+}
+
+/// What a helper started ahead of its spec can prepare.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HelperHints {
+    /// Pipe the command's stdout and stderr through this process (needed for
+    /// [`SandboxSpec::output_limit`]).
+    pub capture_output: bool,
+    /// The network the spec will ask for: `Some(true)` for the host's
+    /// ([`Network::Full`]), `Some(false)` for an isolated one (any other). With it the
+    /// helper makes its namespaces before the spec arrives; `None` waits for the spec.
+    pub host_network: Option<bool>,
+}
+
+impl HelperHints {
+    /// The hints that match `spec` exactly.
+    pub fn for_spec(spec: &SandboxSpec) -> HelperHints {
+        HelperHints {
+            capture_output: spec.output_limit.is_some(),
+            host_network: Some(matches!(spec.network, Network::Full)),
+        }
+    }
+
+    /// Can a helper started with these hints run `spec`?
+    fn fit(&self, spec: &SandboxSpec) -> bool {
+        let exact = HelperHints::for_spec(spec);
+        self.capture_output == exact.capture_output
+            && self
+                .host_network
+                .is_none_or(|h| Some(h) == exact.host_network)
+    }
 }
 
 /// A sandbox helper started before its spec is known.
@@ -121,14 +152,14 @@ pub struct Helper {
     child: Option<Child>,
     spec_w: Option<OwnedFd>,
     res_r: Option<OwnedFd>,
-    capture_output: bool,
+    hints: HelperHints,
 }
 
 impl Helper {
-    /// Start a helper. `capture_output` pipes its stdout and stderr through this process
-    /// (needed for [`SandboxSpec::output_limit`]). Call it while this process has no other
-    /// thread that spawns processes (the helper's pipe ends are briefly inheritable).
-    pub fn spawn(capture_output: bool) -> Result<Helper, SandboxError> {
+    /// Start a helper prepared as far as `hints` allow. Call it while this process has no
+    /// other thread that spawns processes (the helper's pipe ends are briefly
+    /// inheritable).
+    pub fn spawn(hints: HelperHints) -> Result<Helper, SandboxError> {
         let (spec_r, spec_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
             .map_err(sys_err("cannot create a pipe"))?;
         let (res_r, res_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
@@ -141,7 +172,16 @@ impl Helper {
             .arg(spec_r.as_raw_fd().to_string())
             .arg(res_w.as_raw_fd().to_string())
             .env_clear();
-        if capture_output {
+        match hints.host_network {
+            Some(true) => {
+                cmd.arg(crate::helper::NET_SHARE);
+            }
+            Some(false) => {
+                cmd.arg(crate::helper::NET_ISOLATE);
+            }
+            None => {}
+        }
+        if hints.capture_output {
             cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         }
         let child = cmd
@@ -151,7 +191,7 @@ impl Helper {
             child: Some(child),
             spec_w: Some(spec_w),
             res_r: Some(res_r),
-            capture_output,
+            hints,
         })
     }
 
@@ -164,12 +204,12 @@ impl Helper {
     /// Send the spec: the helper builds the sandbox and stops just before it would run
     /// the command, until [`Started::finish`] lets it. Work that must succeed before the
     /// command runs (the audit record) can be done in between, while the sandbox is
-    /// built on another CPU. A helper started with a different `capture_output` than
-    /// the spec needs is replaced by a new one.
+    /// built on another CPU. A helper whose hints do not fit the spec is replaced by a
+    /// new one.
     pub fn start(mut self, spec: &SandboxSpec, permit: Permit) -> Result<Started, SandboxError> {
-        if self.capture_output != spec.output_limit.is_some() {
+        if !self.hints.fit(spec) {
             drop(self);
-            return Helper::spawn(spec.output_limit.is_some())?.start(spec, permit);
+            return Helper::spawn(HelperHints::for_spec(spec))?.start(spec, permit);
         }
         let _ = permit;
         let request = HelperRequest {
@@ -546,6 +586,42 @@ pub fn probe_host() -> HostReport {
         cgroups,
         tier,
         why,
+    }
+}
+
+#[cfg(test)]
+mod hint_tests {
+    use super::HelperHints;
+    use crate::spec::{Network, SandboxBuilder};
+
+    #[test]
+    fn a_helper_runs_only_specs_its_namespaces_and_pipes_fit() {
+        let ws = tempfile::tempdir().unwrap();
+        let spec = |net: Network, limit: Option<u64>| {
+            SandboxBuilder::new(["true"])
+                .workspace(ws.path())
+                .network(net)
+                .output_limit(limit)
+                .build()
+                .unwrap()
+        };
+        let isolated = spec(Network::None, None);
+        let host = spec(Network::Full, None);
+        let capped = spec(Network::None, Some(10));
+        let early_isolated = HelperHints {
+            capture_output: false,
+            host_network: Some(false),
+        };
+        assert!(early_isolated.fit(&isolated));
+        // Namespaces made for an isolated network cannot serve the host's, nor the
+        // reverse.
+        assert!(!early_isolated.fit(&host));
+        assert!(!HelperHints::for_spec(&host).fit(&isolated));
+        // Output capture is fixed when the helper starts.
+        assert!(!early_isolated.fit(&capped));
+        // Without a network hint the namespaces wait for the spec: any network fits.
+        let late = HelperHints::default();
+        assert!(late.fit(&isolated) && late.fit(&host) && !late.fit(&capped));
     }
 }
 

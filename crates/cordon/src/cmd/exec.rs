@@ -9,7 +9,8 @@ use cordon_egress::{Decision as EgressDecision, EgressEvent, EgressProxy, ProxyC
 use cordon_policy::net::NetworkPolicy;
 use cordon_policy::{ApprovalPolicy, Decision, RealFs, Request, SandboxMode};
 use cordon_sandbox::{
-    EnvPolicy, Helper, HomeView, Limits, Network, Permit, Require, SandboxBuilder, SandboxErrorKind,
+    EnvPolicy, Helper, HelperHints, HomeView, Limits, Network, Permit, Require, SandboxBuilder,
+    SandboxErrorKind,
 };
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -205,7 +206,14 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     // audit record is written. It does nothing until it gets a spec, which only an allow
     // below sends; on any other path it is dropped and exits. Starting it while this
     // process has a single thread also keeps its pipe ends out of other children.
-    let helper = Helper::spawn(args.max_output.is_some()).ok();
+    // `--net` alone decides whether the command shares the host's network (the policy
+    // can only add a proxy to an isolated one), so the helper can make its namespaces
+    // right away.
+    let helper = Helper::spawn(HelperHints {
+        capture_output: args.max_output.is_some(),
+        host_network: Some(matches!(network, Network::Full)),
+    })
+    .ok();
 
     // Policy first: the sandbox only ever contains a command the policy allowed.
     let mut opts = args.policy.options().map_err(|e| fail(format!("{e:#}")))?;
@@ -367,7 +375,7 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
             .ok_or_else(|| fail("internal error: no permit for a call that was not allowed"))?;
         let helper = match helper {
             Some(h) => h,
-            None => Helper::spawn(spec.output_limit.is_some()).map_err(|e| fail(e.message))?,
+            None => Helper::spawn(HelperHints::for_spec(&spec)).map_err(|e| fail(e.message))?,
         };
         let started = helper.start(&spec, permit).map_err(|e| fail(e.message))?;
         Ok(Prepared { started, proxy })
