@@ -35,6 +35,46 @@ pub const SENSITIVE_HOME_PATHS: &[&str] = &[
     ".vault-token",
 ];
 
+/// System files that hold secrets: password hashes and the TLS private-key directory.
+/// Reading them is denied; the sandbox masks the ones the current user could read (run
+/// as root, the command is uid 0 in its namespace and the owner's bits let it read
+/// them even without capabilities).
+pub const SENSITIVE_SYSTEM_PATHS: &[&str] = &[
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/security/opasswd",
+    "/etc/ssl/private",
+];
+
+/// The directory of the SSH server's host keys; its `ssh_host_*_key` files (not the
+/// `.pub` ones) are secrets too.
+pub const SSH_HOST_KEY_DIR: &str = "/etc/ssh";
+
+/// Is `name` an SSH host private key (`ssh_host_*_key`)?
+fn is_ssh_host_key(name: &OsStr) -> bool {
+    let n = name.as_encoded_bytes();
+    let (head, tail) = (b"ssh_host_".as_slice(), b"_key".as_slice());
+    n.len() > head.len() + tail.len()
+        && n[..head.len()].eq_ignore_ascii_case(head)
+        && n[n.len() - tail.len()..].eq_ignore_ascii_case(tail)
+}
+
+/// The system secrets of [`SENSITIVE_SYSTEM_PATHS`] and the host keys present in
+/// [`SSH_HOST_KEY_DIR`], for the sandbox to mask.
+pub fn sensitive_system_paths() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = SENSITIVE_SYSTEM_PATHS.iter().map(PathBuf::from).collect();
+    if let Ok(dir) = std::fs::read_dir(SSH_HOST_KEY_DIR) {
+        for e in dir.flatten() {
+            if is_ssh_host_key(&e.file_name()) {
+                out.push(e.path());
+            }
+        }
+    }
+    out
+}
+
 /// Writable locations under `HOME` that make something run later (persistence) or that
 /// configure cordon and other agents. Writing them is denied; the sandbox never binds them
 /// writable.
@@ -204,6 +244,19 @@ fn sensitive_read_comps(comps: &[&OsStr], home: &Path) -> Option<GuardHit> {
     }
     if let Some(p) = proc_sensitive(comps) {
         return hit(p);
+    }
+    if let Some(abs) = SENSITIVE_SYSTEM_PATHS
+        .iter()
+        .find(|a| rel_matches(comps, a.trim_start_matches('/')))
+    {
+        return hit((*abs).to_string());
+    }
+    if let [etc, ssh, key] = comps
+        && name_eq(etc, "etc")
+        && name_eq(ssh, "ssh")
+        && is_ssh_host_key(key)
+    {
+        return hit("/etc/ssh/ssh_host_*_key".into());
     }
     // A secret file name anywhere, or any path beneath a directory with such a name.
     if let Some(c) = comps.iter().find(|c| is_secret_file_name(c)) {
@@ -378,6 +431,10 @@ mod tests {
             "/proc/self/root/etc/passwd",
             "/proc/12/task/13/environ",
             "/proc/self/fd/3",
+            "/etc/shadow",
+            "/etc/gshadow-",
+            "/etc/ssl/private/server.key.bak",
+            "/etc/ssh/ssh_host_ed25519_key",
         ] {
             assert!(read(p), "{p} should be sensitive");
         }
@@ -396,6 +453,11 @@ mod tests {
             "/proc/cpuinfo",
             "/proc/self/status",
             "/w/proj/README.md",
+            "/etc/passwd",
+            "/etc/shadowsocks.json",
+            "/etc/ssh/ssh_host_ed25519_key.pub",
+            "/etc/ssh/sshd_config",
+            "/w/etc/ssh/ssh_host_rsa_key_notes",
         ] {
             assert!(!read(p), "{p} should not be sensitive");
         }

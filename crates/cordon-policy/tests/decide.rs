@@ -261,6 +261,22 @@ case!(
     Some(Step::Guard)
 );
 case!(
+    shadow_denied,
+    PERMISSIVE,
+    None,
+    read("/etc/shadow"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    ssh_host_key_denied,
+    PERMISSIVE,
+    None,
+    read("/etc/ssh/ssh_host_ed25519_key"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
     aws_denied,
     PERMISSIVE,
     None,

@@ -267,6 +267,14 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
 
     // Masks: the policy's sensitive HOME paths, configured extras, walked secrets.
     let mut masks: Vec<PathBuf> = guards::sensitive_home_paths(inp.home);
+    // System secrets the command could read. Run as root, it is uid 0 in its namespace,
+    // and the owner's bits let it read /etc/shadow without any capability; for other
+    // users these files are unreadable anyway and need no mount.
+    masks.extend(
+        guards::sensitive_system_paths()
+            .into_iter()
+            .filter(|p| nix::unistd::access(p, nix::unistd::AccessFlags::R_OK).is_ok()),
+    );
     masks.extend(inp.masks.iter().cloned());
     masks.extend(found.secrets);
     for m in masks {

@@ -486,6 +486,30 @@ fn masked_secrets_read_as_empty_or_fail() {
 }
 
 #[test]
+fn system_secrets_stay_unreadable_even_as_root() {
+    need_sandbox!("system_secrets_stay_unreadable_even_as_root");
+    // Run as root, the command is uid 0 in its namespace: without the mask, the owner's
+    // bits of /etc/shadow would let it read the password hashes.
+    let w = World::new();
+    let host_entries = std::fs::read_to_string("/etc/shadow")
+        .map(|t| t.lines().filter(|l| l.contains(':')).count())
+        .unwrap_or(0);
+    if is_root() {
+        assert!(
+            host_entries > 0,
+            "the host's /etc/shadow should be readable by root"
+        );
+    }
+    let o = w.run("cat /etc/shadow /etc/gshadow 2>&1; echo END", &[]);
+    let (out, err) = text(&o);
+    assert!(out.contains("END"), "{out}\n{err}");
+    assert!(
+        !out.lines().any(|l| l.starts_with("root:")),
+        "password hashes leaked: {out}"
+    );
+}
+
+#[test]
 fn symlinks_in_the_workspace_do_not_allow_writing_outside() {
     need_sandbox!("symlinks_in_the_workspace_do_not_allow_writing_outside");
     let w = World::new();
