@@ -70,7 +70,10 @@ pub use plan::{
     DEFAULT_HOME_READABLE, MountOp, Plan, WALK_MAX_DEPTH, WALK_MAX_ENTRIES, WalkSummary,
 };
 pub use report::{Blocked, BlockedKind, DenialReport, Enforced, Tier};
-pub use run::{Helper, HelperHints, HostReport, Outcome, Permit, Started, probe_host, run};
+pub use run::{
+    Helper, HelperHints, HostReport, Outcome, Permit, Started, probe_host, run,
+    with_forwarded_signals_blocked,
+};
 pub use spec::{
     DEFAULT_PROXY_PORT, HomeView, Limits, Network, PROXY_SOCKET_IN_SANDBOX, Require,
     SandboxBuilder, SandboxSpec,

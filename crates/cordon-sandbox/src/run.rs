@@ -253,6 +253,41 @@ impl Drop for Helper {
     }
 }
 
+/// The signals [`Started::finish`] forwards to the command (and SIGCHLD, which it
+/// waits on).
+fn forwarded_signals() -> SigSet {
+    let mut set = SigSet::empty();
+    for s in [
+        Signal::SIGINT,
+        Signal::SIGTERM,
+        Signal::SIGHUP,
+        Signal::SIGCHLD,
+    ] {
+        set.add(s);
+    }
+    set
+}
+
+/// Run `f` with the forwarded signals blocked in the calling thread, so that every
+/// thread `f` starts inherits the block. A process-directed signal goes to any thread
+/// that does not block it: a thread started outside this (an egress proxy's runtime,
+/// say) would take SIGTERM with its default action and end this process, and the
+/// command would be killed instead of being told. Start long-lived threads in here.
+pub fn with_forwarded_signals_blocked<T>(f: impl FnOnce() -> T) -> T {
+    let mut old = SigSet::empty();
+    let blocked = sigprocmask(
+        SigmaskHow::SIG_BLOCK,
+        Some(&forwarded_signals()),
+        Some(&mut old),
+    )
+    .is_ok();
+    let out = f();
+    if blocked {
+        let _ = sigprocmask(SigmaskHow::SIG_SETMASK, Some(&old), None);
+    }
+    out
+}
+
 /// A sandbox being built for a command that has not run yet (see [`Helper::start`]).
 /// Dropping it instead of calling [`Started::finish`] stops the helper: the command's
 /// process sees the pipe close without the go byte and exits without running anything.
@@ -297,15 +332,7 @@ fn finish(
     res_r: std::fs::File,
     spec: &SandboxSpec,
 ) -> Result<Outcome, SandboxError> {
-    let mut set = SigSet::empty();
-    for s in [
-        Signal::SIGINT,
-        Signal::SIGTERM,
-        Signal::SIGHUP,
-        Signal::SIGCHLD,
-    ] {
-        set.add(s);
-    }
+    let set = forwarded_signals();
     let mut old = SigSet::empty();
     // A helper that died before this point closed the result pipe, which the wait
     // below sees; no signal is needed for it.

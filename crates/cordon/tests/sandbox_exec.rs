@@ -1138,23 +1138,27 @@ fn full_network_reaches_the_host_and_none_does_not() {
 #[test]
 fn signals_to_cordon_reach_the_command() {
     need_sandbox!("signals_to_cordon_reach_the_command");
-    let w = World::new();
-    w.script("trap 'echo GOT-TERM; exit 42' TERM; echo ready; while :; do sleep 0.05; done");
-    let mut child = w.command(&[]).stdout(Stdio::piped()).spawn().unwrap();
-    let mut out = child.stdout.take().unwrap();
-    let mut first = [0u8; 6];
-    std::io::Read::read_exact(&mut out, &mut first).unwrap();
-    assert_eq!(&first, b"ready\n");
-    let st = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let status = child.wait().unwrap();
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
-    assert!(rest.contains("GOT-TERM"), "{rest}");
-    assert_eq!(status.code(), Some(42));
+    // Also while the egress proxy's threads run in cordon (`--allow-net`): a signal must
+    // not land on one of them and end cordon before it reaches the command.
+    for extra in [&[][..], &["--allow-net", "example.com"][..]] {
+        let w = World::new();
+        w.script("trap 'echo GOT-TERM; exit 42' TERM; echo ready; while :; do sleep 0.05; done");
+        let mut child = w.command(extra).stdout(Stdio::piped()).spawn().unwrap();
+        let mut out = child.stdout.take().unwrap();
+        let mut first = [0u8; 6];
+        std::io::Read::read_exact(&mut out, &mut first).unwrap();
+        assert_eq!(&first, b"ready\n");
+        let st = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let status = child.wait().unwrap();
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+        assert!(rest.contains("GOT-TERM"), "{extra:?}: {rest}");
+        assert_eq!(status.code(), Some(42), "{extra:?}");
+    }
 }
 
 #[test]

@@ -541,7 +541,12 @@ impl Egress {
         if verbose {
             config = config.with_sink(|e: &EgressEvent| eprintln!("{}", e.to_json()));
         }
-        let handle = EgressProxy::start_unix(config, &socket).map_err(|e| {
+        // The proxy's threads must leave SIGINT, SIGTERM and SIGHUP to the thread that
+        // forwards them to the command.
+        let started = cordon_sandbox::with_forwarded_signals_blocked(|| {
+            EgressProxy::start_unix(config, &socket)
+        });
+        let handle = started.map_err(|e| {
             let _ = std::fs::remove_dir(&dir);
             fail(format!("cannot start the egress proxy: {e}"))
         })?;
