@@ -11,6 +11,7 @@ use crate::plan::{MountOp, Plan};
 use crate::sys::make_read_only;
 use nix::mount::{MntFlags, MsFlags, mount, umount2};
 use nix::unistd::{chdir, pivot_root};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 const STAGE: &str = "/tmp";
@@ -150,7 +151,57 @@ fn build_proc() -> Result<(), SandboxError> {
     Ok(())
 }
 
-fn run_op(op: &MountOp) -> Result<(), SandboxError> {
+/// Empty, read-only stand-ins in the staging root, made the first time a mask needs
+/// one: every masked file is bound from the empty file (reads as empty, refuses writes
+/// with `EROFS`; `/dev/null` would not do, since a device stays writable on a read-only
+/// mount and writes would vanish instead of failing) and every masked directory from
+/// the empty directory. The binds inherit the read-only flag, so a mask costs one
+/// mount, and no new tmpfs. They go away with the staging root.
+#[derive(Default)]
+struct Empties {
+    file: bool,
+    dir: bool,
+}
+
+const EMPTY_FILE: &str = "/empty-file";
+const EMPTY_DIR: &str = "/empty-dir";
+
+impl Empties {
+    fn get(&mut self, dir: bool) -> Result<&'static Path, SandboxError> {
+        let (p, made) = if dir {
+            (Path::new(EMPTY_DIR), &mut self.dir)
+        } else {
+            (Path::new(EMPTY_FILE), &mut self.file)
+        };
+        if !*made {
+            let created = if dir {
+                std::fs::DirBuilder::new().mode(0o555).create(p)
+            } else {
+                std::fs::File::create(p).map(|_| ())
+            };
+            created.map_err(|e| SandboxError::io(format!("cannot create {}", p.display()), e))?;
+            bind(p, p)?;
+            read_only(p, false)?;
+            *made = true;
+        }
+        Ok(p)
+    }
+}
+
+/// Mask `dst` with the empty stand-in of its kind.
+fn mask(dst: &Path, empties: &mut Empties, dir: bool) -> Result<(), SandboxError> {
+    let empty = empties.get(dir)?;
+    mount(
+        Some(empty),
+        dst,
+        None::<&str>,
+        MsFlags::MS_BIND,
+        None::<&str>,
+    )
+    .map_err(sys(format_args!("cannot mask {}", dst.display())))
+}
+
+fn run_op(op: &MountOp, empties: &mut Empties) -> Result<(), SandboxError> {
     match op {
         MountOp::RootBind { read_only: ro } => {
             let new = Path::new(NEW);
@@ -210,14 +261,13 @@ fn run_op(op: &MountOp) -> Result<(), SandboxError> {
         MountOp::MaskDir { path } => {
             let d = under(NEW, path);
             if kind_at(&d).is_some_and(|m| m.is_dir()) {
-                tmpfs(&d, "0755", MsFlags::MS_RDONLY | MsFlags::MS_NOEXEC)?;
+                mask(&d, empties, true)?;
             }
         }
         MountOp::MaskFile { path } => {
             let d = under(NEW, path);
             if kind_at(&d).is_some_and(|m| !m.is_dir() && !m.file_type().is_symlink()) {
-                bind(&under(OLD, Path::new("/dev/null")), &d)?;
-                read_only(&d, false)?;
+                mask(&d, empties, false)?;
             }
         }
         MountOp::Socket { src, dst } => {
@@ -253,8 +303,9 @@ pub(crate) fn enter(plan: &Plan) -> Result<(), SandboxError> {
     pivot_root(stage, &under(STAGE, Path::new(OLD)))
         .map_err(sys("cannot pivot into the staging root"))?;
     chdir("/").map_err(sys("cannot enter the staging root"))?;
+    let mut empties = Empties::default();
     for op in &plan.ops {
-        run_op(op)?;
+        run_op(op, &mut empties)?;
     }
     chdir(NEW).map_err(sys("cannot enter the new root"))?;
     pivot_root(".", ".").map_err(sys("cannot pivot into the new root"))?;

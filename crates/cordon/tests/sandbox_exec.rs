@@ -457,7 +457,7 @@ fn a_protected_path_that_is_a_symlink_refuses_to_start() {
 fn masked_secrets_read_as_empty_or_fail() {
     need_sandbox!("masked_secrets_read_as_empty_or_fail");
     let w = World::new();
-    let body = r#"cat "$HOME/.ssh/id_rsa" "$HOME/.aws/credentials" "$HOME/.netrc" .env "$HOME/other/.env" 2>&1; ls -a "$HOME/.ssh" 2>&1; echo END"#;
+    let body = r#"cat "$HOME/.ssh/id_rsa" "$HOME/.aws/credentials" "$HOME/.netrc" .env "$HOME/other/.env" 2>&1; ls -a "$HOME/.ssh" 2>&1; (echo planted >> .env) 2>/dev/null && echo WROTE-MASK; echo END"#;
     for home in ["hidden", "visible"] {
         let o = w.run(body, &["--home", home]);
         let (out, err) = text(&o);
@@ -473,6 +473,8 @@ fn masked_secrets_read_as_empty_or_fail() {
                 "--home {home}: {secret} leaked: {out}"
             );
         }
+        // A masked file is read-only, not a sink that swallows writes.
+        assert!(!out.contains("WROTE-MASK"), "--home {home}: {out}");
         if home == "hidden" {
             // A sibling project's .env under HOME is invisible, not just masked.
             assert!(!out.contains("SIBLING-SECRET"), "{out}");
