@@ -246,10 +246,15 @@ impl Drop for Helper {
         // Unused: close the spec pipe (the helper exits on end of file) and make sure it
         // is gone before this process goes on.
         self.spec_w.take();
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        stop(self.child.take());
+    }
+}
+
+/// Kill a helper that is not to run anything, and reap it.
+fn stop(child: Option<Child>) {
+    if let Some(mut child) = child {
+        let _ = child.kill();
+        let _ = child.wait();
     }
 }
 
@@ -301,11 +306,9 @@ pub struct Started {
 
 impl Drop for Started {
     fn drop(&mut self) {
+        // Not finished: the command's process sees the pipe close without the go byte.
         self.go_w.take();
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        stop(self.child.take());
     }
 }
 
@@ -375,8 +378,7 @@ fn finish(
             }));
         }
         Err(e) => {
-            let _ = child.kill();
-            let _ = child.wait();
+            stop(Some(child));
             return Err(e);
         }
     };
