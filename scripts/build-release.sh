@@ -18,8 +18,11 @@ case "$HOST" in
     *-linux-gnu)
         # `--target` keeps the flag away from build scripts and proc macros, which
         # cannot be static.
-        RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static" \
-            cargo build --release --locked -q -p cordon --manifest-path "$ROOT/Cargo.toml" --target "$HOST"
+        if ! RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static" \
+            cargo build --release --locked -q -p cordon --manifest-path "$ROOT/Cargo.toml" --target "$HOST"; then
+            echo "build-release.sh: the static build failed; it needs glibc's static libraries (libc.a: Debian's libc6-dev, Fedora's glibc-static). Install them, or build dynamically with: cargo build --release -p cordon" >&2
+            exit 1
+        fi
         echo "$TARGET_DIR/$HOST/release/cordon"
         ;;
     *)
