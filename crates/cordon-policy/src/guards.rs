@@ -35,10 +35,10 @@ pub const SENSITIVE_HOME_PATHS: &[&str] = &[
     ".vault-token",
 ];
 
-/// System files that hold secrets: password hashes and the TLS private-key directory.
-/// Reading them is denied; the sandbox masks the ones the current user could read (run
-/// as root, the command is uid 0 in its namespace and the owner's bits let it read
-/// them even without capabilities).
+/// System files that hold secrets: password hashes and the TLS private-key directories.
+/// Reading them is denied; the sandbox masks them (run as root, the command is uid 0 in
+/// its namespace and the owner's bits would let it read them even without
+/// capabilities), and in the fallback tier Landlock leaves them out.
 pub const SENSITIVE_SYSTEM_PATHS: &[&str] = &[
     "/etc/shadow",
     "/etc/shadow-",
@@ -46,6 +46,7 @@ pub const SENSITIVE_SYSTEM_PATHS: &[&str] = &[
     "/etc/gshadow-",
     "/etc/security/opasswd",
     "/etc/ssl/private",
+    "/etc/pki/tls/private",
 ];
 
 /// The directory of the SSH server's host keys; its `ssh_host_*_key` files (not the

@@ -253,20 +253,33 @@ pub(crate) const NET_ISOLATE: &str = "net:isolate";
 /// Helper argument: the spec will ask for the host's network.
 pub(crate) const NET_SHARE: &str = "net:share";
 
-/// Make the sandbox's namespaces (user, mount, PID, IPC, UTS, and network when
-/// `isolate_net`) for this process and map its uid and gid.
+/// Make the sandbox's user, PID, IPC, UTS and (when `isolate_net`) network namespaces
+/// for this process, map its uid and gid, and make it non-dumpable (after the maps,
+/// which a non-dumpable process could not write). The mount namespace is made later,
+/// when the spec is here ([`unshare_mounts`]): its copy of the host's mount table must
+/// be the one the mount plan was computed against.
 fn unshare_namespaces(isolate_net: bool) -> Result<(), nix::Error> {
     let uid = getuid();
     let gid = getgid();
     let mut flags = CloneFlags::CLONE_NEWUSER
-        | CloneFlags::CLONE_NEWNS
         | CloneFlags::CLONE_NEWPID
         | CloneFlags::CLONE_NEWIPC
         | CloneFlags::CLONE_NEWUTS;
     if isolate_net {
         flags |= CloneFlags::CLONE_NEWNET;
     }
-    unshare(flags).and_then(|()| write_id_maps(uid.as_raw(), gid.as_raw()))
+    unshare(flags).and_then(|()| write_id_maps(uid.as_raw(), gid.as_raw()))?;
+    // Nothing outside can read this process's memory or descriptors through /proc
+    // (such as the spec pipe) while it waits for the spec. (`run_inner` sets it again
+    // and checks the result.)
+    let _ = nix::sys::prctl::set_dumpable(false);
+    Ok(())
+}
+
+/// The mount namespace, made in the user namespace above.
+fn unshare_mounts() -> Result<(), SandboxError> {
+    unshare(CloneFlags::CLONE_NEWNS)
+        .map_err(|e| SandboxError::sys("cannot create the sandbox's mount namespace", e))
 }
 
 fn run(spec_fd: OwnedFd, result_fd: OwnedFd, early_net: Option<bool>) -> i32 {
@@ -363,6 +376,7 @@ fn run_inner(
     };
     result.tier = tier;
     if tier == Tier::Full {
+        unshare_mounts()?;
         result.namespaces = ["user", "mount", "pid", "ipc", "uts"]
             .iter()
             .map(|s| (*s).to_string())
@@ -386,6 +400,9 @@ fn run_inner(
             match fork()? {
                 ForkResult::Child => {
                     drop(info_r);
+                    // Only the helper answers cordon: PID 1 must not keep the result pipe
+                    // open (cordon reads it to its end).
+                    let _ = nix::unistd::close(result_fd.as_raw_fd());
                     let code = init_main(&spec, info_w, go, &filters);
                     std::process::exit(code)
                 }
@@ -400,11 +417,20 @@ fn run_inner(
                 .map_err(|e| SandboxError::sys("cannot become a subreaper", e))?;
             let info_fd = info_w.as_raw_fd();
             let (mine, theirs) = listener_channel()?;
+            let helper = nix::unistd::getpid();
             match fork()? {
                 ForkResult::Child => {
                     drop(info_r);
                     drop(mine);
-                    let e = command_main(&spec, Tier::Fallback, info_fd, go, &filters, theirs);
+                    let _ = nix::unistd::close(result_fd.as_raw_fd());
+                    // The command's pdeathsig is set in `command_main`; a helper that
+                    // died before that would leave it unsupervised.
+                    let e = match nix::sys::prctl::set_pdeathsig(Signal::SIGKILL) {
+                        Ok(()) if getppid() == helper => {
+                            command_main(&spec, Tier::Fallback, info_fd, go, &filters, theirs)
+                        }
+                        _ => EXIT_CORDON_FAILED,
+                    };
                     std::process::exit(e)
                 }
                 ForkResult::Parent { child } => {
@@ -501,6 +527,12 @@ fn init_main(spec: &SandboxSpec, info_w: OwnedFd, go: RawFd, filters: &[BpfProgr
     if let Err(e) = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL) {
         return fail(SandboxError::sys("cannot set the parent-death signal", e));
     }
+    // A helper that died before the line above left this process orphaned (its parent
+    // is outside this PID namespace, so `getppid` cannot tell): the helper alone reads
+    // the info pipe, so a pipe without a reader means it is gone.
+    if !reader_alive(&info_w) {
+        return EXIT_CORDON_FAILED;
+    }
     if let Err(e) = crate::mounts::enter(&spec.plan) {
         return fail(e);
     }
@@ -519,7 +551,7 @@ fn init_main(spec: &SandboxSpec, info_w: OwnedFd, go: RawFd, filters: &[BpfProgr
         return fail(SandboxError::sys("cannot start a new session", e));
     }
     if let Network::Proxy { port, .. } = &spec.network {
-        if let Err(e) = start_forwarder(*port, filters) {
+        if let Err(e) = start_forwarder(*port, filters, &[go, info]) {
             return fail(e);
         }
     }
@@ -560,7 +592,22 @@ fn init_main(spec: &SandboxSpec, info_w: OwnedFd, go: RawFd, filters: &[BpfProgr
     }
 }
 
-fn start_forwarder(port: u16, filters: &[BpfProgram]) -> Result<(), SandboxError> {
+/// Does the pipe whose write end is `w` still have a reader?
+fn reader_alive(w: &OwnedFd) -> bool {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd;
+    let mut fds = [PollFd::new(w.as_fd(), PollFlags::POLLOUT)];
+    match poll(&mut fds, PollTimeout::ZERO) {
+        Ok(_) => !fds[0]
+            .revents()
+            .is_some_and(|r| r.intersects(PollFlags::POLLERR | PollFlags::POLLHUP)),
+        Err(_) => false,
+    }
+}
+
+/// Start the in-sandbox forwarder to the proxy socket, in its own process, which closes
+/// `close` (pipes it has no business holding) first.
+fn start_forwarder(port: u16, filters: &[BpfProgram], close: &[RawFd]) -> Result<(), SandboxError> {
     sys::loopback_up().map_err(|e| SandboxError::sys("cannot bring up the loopback", e))?;
     let listener = std::net::TcpListener::bind(("127.0.0.1", port)).map_err(|e| {
         SandboxError::io(
@@ -570,6 +617,9 @@ fn start_forwarder(port: u16, filters: &[BpfProgram]) -> Result<(), SandboxError
     })?;
     match fork()? {
         ForkResult::Child => {
+            for fd in close {
+                let _ = nix::unistd::close(*fd);
+            }
             let _ = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL);
             let _ = SigSet::empty().thread_set_mask();
             // The forwarder keeps the same seccomp filters as the command and no
@@ -728,8 +778,14 @@ fn command_main(
     } else {
         spec.plan.fallback_read_paths.clone()
     };
+    let list: &[PathBuf] = if full_tier {
+        &[]
+    } else {
+        &spec.plan.fallback_list_paths
+    };
     let rules = Rules {
         read: &read,
+        list,
         write: &write,
         restrict_tcp: !matches!(spec.network, Network::Full),
         connect_port: match spec.network {
@@ -752,16 +808,18 @@ fn command_main(
     if let Err(e) = sys::cloexec_from(3) {
         return fail(SandboxError::sys("cannot close inherited descriptors", e));
     }
+    // Everything is in place; run only once cordon has recorded the run. The supervisor
+    // waits for the listener below before it starts the `--timeout` clock, so the wait
+    // for the go byte (the audit record, a lock held by another cordon) is not counted.
+    if let Err(e) = wait_for_go(go) {
+        return fail(e);
+    }
     // Hand the supervisor a listener for refused writes (observation only; if it
     // cannot be set up, the run goes on unobserved).
     if let Ok(listener) = observe::install() {
         let _ = observe::send_fd(listener_to.as_raw_fd(), listener.as_raw_fd());
     }
     drop(listener_to);
-    // Everything is in place; run only once cordon has recorded the run.
-    if let Err(e) = wait_for_go(go) {
-        return fail(e);
-    }
     info_out.seccomp = true;
     write_info(info, &InfoLine::Enforced(info_out));
     if let Err(e) = seccomp::install(filters) {

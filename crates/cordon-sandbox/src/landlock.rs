@@ -50,6 +50,8 @@ pub struct LandlockOutcome {
 pub(crate) struct Rules<'a> {
     /// Read and execute beneath these.
     pub read: &'a [PathBuf],
+    /// List these directories (and directories beneath), but read no file through them.
+    pub list: &'a [PathBuf],
     /// Read, write, create and remove beneath these.
     pub write: &'a [PathBuf],
     /// Handle TCP at all (false with full network).
@@ -96,6 +98,9 @@ pub(crate) fn apply(rules: &Rules<'_>) -> Result<LandlockOutcome, SandboxError> 
     let mut fs_rules = Vec::new();
     for p in rules.read {
         fs_rules.extend(path_rule(p, read));
+    }
+    for p in rules.list {
+        fs_rules.extend(path_rule(p, AccessFs::ReadDir.into()));
     }
     for p in rules.write {
         fs_rules.extend(path_rule(p, handled));

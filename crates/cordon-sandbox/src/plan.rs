@@ -121,6 +121,10 @@ pub struct Plan {
     pub write_paths: Vec<PathBuf>,
     /// Paths the command may read in the fallback tier, where no mount hides anything.
     pub fallback_read_paths: Vec<PathBuf>,
+    /// Directories the command may only list in the fallback tier: those holding a
+    /// system secret, whose other entries are in `fallback_read_paths` one by one.
+    #[serde(default)]
+    pub fallback_list_paths: Vec<PathBuf>,
     /// First missing component of each protected path inside a writable root; whatever
     /// appears there during the run is removed after it.
     pub missing_protected: Vec<PathBuf>,
@@ -267,14 +271,11 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
 
     // Masks: the policy's sensitive HOME paths, configured extras, walked secrets.
     let mut masks: Vec<PathBuf> = guards::sensitive_home_paths(inp.home);
-    // System secrets the command could read. Run as root, it is uid 0 in its namespace,
-    // and the owner's bits let it read /etc/shadow without any capability; for other
-    // users these files are unreadable anyway and need no mount.
-    masks.extend(
-        guards::sensitive_system_paths()
-            .into_iter()
-            .filter(|p| nix::unistd::access(p, nix::unistd::AccessFlags::R_OK).is_ok()),
-    );
+    // System secrets. Run as root, the command is uid 0 in its namespace, and the owner's
+    // bits let it read /etc/shadow without any capability; a member of a group such as
+    // ssl-cert reads keys through a directory it cannot even list. Masking whatever
+    // exists costs one bind each and needs no guess about who can read what.
+    masks.extend(guards::sensitive_system_paths());
     masks.extend(inp.masks.iter().cloned());
     masks.extend(found.secrets);
     for m in masks {
@@ -328,7 +329,9 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
     if full_access {
         plan.write_paths = vec![PathBuf::from("/")];
     }
-    plan.fallback_read_paths = fallback_read_paths(inp);
+    let (read, list) = without_secrets(fallback_read_paths(inp), &guards::sensitive_system_paths());
+    plan.fallback_read_paths = read;
+    plan.fallback_list_paths = list;
     Ok(plan)
 }
 
@@ -451,10 +454,57 @@ fn fallback_read_paths(inp: &PlanInputs<'_>) -> Vec<PathBuf> {
     out
 }
 
+/// Split readable `paths` so that no `secret` is beneath a readable one: a path that
+/// holds a secret becomes list-only, and its entries other than the secret are readable
+/// (recursively). Returns (readable, list-only).
+fn without_secrets(paths: Vec<PathBuf>, secrets: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let mut read = Vec::new();
+    let mut list = Vec::new();
+    let mut todo = paths;
+    while let Some(p) = todo.pop() {
+        if secrets.contains(&p) {
+            continue;
+        }
+        if !secrets.iter().any(|s| s.starts_with(&p)) {
+            read.push(p);
+            continue;
+        }
+        // A secret lies beneath: list this directory, read its entries one by one.
+        if let Ok(rd) = std::fs::read_dir(&p) {
+            todo.extend(rd.flatten().map(|e| e.path()));
+        }
+        list.push(p);
+    }
+    read.sort();
+    list.sort();
+    (read, list)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::fs;
+
+    #[test]
+    fn fallback_reads_stop_short_of_system_secrets() {
+        let t = tempfile::tempdir().unwrap();
+        let etc = t.path().join("etc");
+        fs::create_dir_all(etc.join("ssl/private")).unwrap();
+        fs::create_dir_all(etc.join("ssl/certs")).unwrap();
+        fs::write(etc.join("shadow"), "x").unwrap();
+        fs::write(etc.join("passwd"), "x").unwrap();
+        let usr = t.path().join("usr");
+        fs::create_dir_all(&usr).unwrap();
+        let secrets = [etc.join("shadow"), etc.join("ssl/private")];
+        let (read, list) = without_secrets(vec![etc.clone(), usr.clone()], &secrets);
+        assert_eq!(list, vec![etc.clone(), etc.join("ssl")]);
+        assert_eq!(read, vec![etc.join("passwd"), etc.join("ssl/certs"), usr]);
+        assert!(
+            !read
+                .iter()
+                .any(|r| secrets.iter().any(|s| s.starts_with(r)))
+        );
+    }
 
     fn inputs<'a>(ws: &'a Path, roots: &'a [PathBuf], home: &'a Path) -> PlanInputs<'a> {
         PlanInputs {

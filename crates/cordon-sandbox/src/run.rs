@@ -335,16 +335,25 @@ fn finish(
     res_r: std::fs::File,
     spec: &SandboxSpec,
 ) -> Result<Outcome, SandboxError> {
+    use nix::sys::signalfd::{SfdFlags, SignalFd};
     let set = forwarded_signals();
     let mut old = SigSet::empty();
+    // Everything this side needs is set up before the go byte lets the command run; a
+    // failure here stops the helper, and the command never starts.
     // A helper that died before this point closed the result pipe, which the wait
     // below sees; no signal is needed for it.
-    sigprocmask(SigmaskHow::SIG_BLOCK, Some(&set), Some(&mut old))
-        .map_err(sys_err("cannot block signals"))?;
-    // A helper that died early closed its end; its status tells why.
-    let _ = go_w.write_all(&[GO]);
-    drop(go_w);
-
+    if let Err(e) = sigprocmask(SigmaskHow::SIG_BLOCK, Some(&set), Some(&mut old)) {
+        stop(Some(child));
+        return Err(SandboxError::sys("cannot block signals", e));
+    }
+    let sfd = match SignalFd::with_flags(&set, SfdFlags::SFD_CLOEXEC) {
+        Ok(sfd) => sfd,
+        Err(e) => {
+            let _ = sigprocmask(SigmaskHow::SIG_SETMASK, Some(&old), None);
+            stop(Some(child));
+            return Err(SandboxError::sys("cannot watch for signals", e));
+        }
+    };
     // Copier threads start with every signal above blocked (inherited), so only the
     // loop below receives them.
     let copiers: Vec<std::thread::JoinHandle<bool>> = match spec.output_limit {
@@ -364,8 +373,12 @@ fn finish(
         }
         None => Vec::new(),
     };
+    // A helper that died early closed its end; its status tells why.
+    let _ = go_w.write_all(&[GO]);
+    drop(go_w);
+
     let helper = Pid::from_raw(child.id() as i32);
-    let received = receive_result(helper, &res_r, &set);
+    let received = receive_result(helper, &res_r, &sfd);
     let _ = sigprocmask(SigmaskHow::SIG_SETMASK, Some(&old), None);
     let parsed = received.map(|raw| serde_json::from_slice::<HelperResult>(&raw));
     let result = match parsed {
@@ -453,17 +466,14 @@ fn finish(
 }
 
 /// Wait until the helper has written its result and closed the pipe, forwarding
-/// SIGINT, SIGTERM and SIGHUP to it meanwhile. `set` is blocked in this thread.
+/// SIGINT, SIGTERM and SIGHUP (read from `sfd`; blocked in this thread) to it meanwhile.
 fn receive_result(
     helper: Pid,
     res_r: &std::fs::File,
-    set: &SigSet,
+    sfd: &nix::sys::signalfd::SignalFd,
 ) -> Result<Vec<u8>, SandboxError> {
     use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-    use nix::sys::signalfd::{SfdFlags, SignalFd};
     use std::os::fd::AsFd;
-    let sfd = SignalFd::with_flags(set, SfdFlags::SFD_CLOEXEC)
-        .map_err(sys_err("cannot watch for signals"))?;
     let mut raw = Vec::new();
     let mut buf = [0u8; 8192];
     loop {
@@ -502,11 +512,15 @@ fn receive_result(
 /// Reap an exited or exiting helper without waiting for it here.
 fn reap_later(mut child: Child) {
     let pid = Pid::from_raw(child.id() as i32);
-    let spawned = std::thread::Builder::new()
-        .name("cordon-reap".into())
-        .spawn(move || {
-            let _ = child.wait();
-        });
+    // Like every long-lived thread, it must not take the signals meant for a command
+    // that a later run forwards to.
+    let spawned = with_forwarded_signals_blocked(|| {
+        std::thread::Builder::new()
+            .name("cordon-reap".into())
+            .spawn(move || {
+                let _ = child.wait();
+            })
+    });
     // Without a thread, wait here: no zombie is left behind.
     if spawned.is_err() {
         let _ = nix::sys::wait::waitpid(pid, None);

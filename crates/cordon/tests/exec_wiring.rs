@@ -387,7 +387,8 @@ fn on_failure_never_offers_a_directory_reached_through_a_symlink_into_home() {
 
 #[test]
 fn a_denied_command_runs_nothing_and_prints_only_the_reason() {
-    // The sandbox helper starts before the verdict; a deny must leave no trace of it.
+    // The sandbox helper starts before the verdict; a deny drops it: nothing runs, and
+    // the helper adds nothing to what the caller reads.
     let w = World::new("[permissions]\ndeny = [\"Bash(rm:*)\"]\n");
     std::fs::write(w.ws.join("kept.txt"), "x").unwrap();
     let o = w.exec(&[], &["rm", "kept.txt"]);
@@ -407,6 +408,44 @@ fn a_run_that_cannot_be_recorded_does_not_start() {
         return;
     }
     let w = World::new("[defaults]\nexec = \"allow\"\nwrite_inside = \"allow\"\n");
+    // A first run creates the log.
+    let o = w.exec(&[], &["true"]);
+    assert!(o.status.success(), "{}", text(&o));
+
+    // While another process holds the log's lock, the start record cannot be written:
+    // the sandbox gets built, but the command waits. Killing cordon then must leave
+    // nothing to run it.
+    let log = std::fs::File::open(w.state.join("audit.jsonl")).unwrap();
+    log.lock().unwrap();
+    let mut cordon = Command::new(bin())
+        .args(["exec", "--isolated", "--config"])
+        .arg(&w.config)
+        .args(["--", "touch", "ran.txt"])
+        .current_dir(&w.ws)
+        .env_clear()
+        .env("HOME", &w.home)
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("CORDON_STATE_DIR", &w.state)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    assert!(
+        !w.ws.join("ran.txt").exists(),
+        "the command ran before its start record was written"
+    );
+    cordon.kill().unwrap();
+    cordon.wait().unwrap();
+    log.unlock().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(
+        !w.ws.join("ran.txt").exists(),
+        "the command ran after cordon was killed"
+    );
+
+    // A log that cannot be written at all: a clear error, and nothing runs.
     let not_a_file = w.state.join("audit-is-a-directory");
     std::fs::create_dir_all(&not_a_file).unwrap();
     let flags = ["--audit-file", not_a_file.to_str().unwrap()];
@@ -422,4 +461,26 @@ fn a_run_that_cannot_be_recorded_does_not_start() {
     let o = w.exec(&[], &["touch", "ran.txt"]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(w.ws.join("ran.txt").exists());
+}
+
+#[test]
+fn the_timeout_counts_only_the_command() {
+    // Waiting for the start record (here: another process holds the log's lock) is not
+    // the command's time.
+    if !sandbox_available("the_timeout_counts_only_the_command") {
+        return;
+    }
+    let w = World::new("[defaults]\nexec = \"allow\"\nwrite_inside = \"allow\"\n");
+    let o = w.exec(&[], &["true"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let log = std::fs::File::open(w.state.join("audit.jsonl")).unwrap();
+    log.lock().unwrap();
+    let holder = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        log.unlock().unwrap();
+    });
+    let o = w.exec(&["--timeout", "1s"], &["touch", "ran.txt"]);
+    holder.join().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(w.ws.join("ran.txt").exists(), "{}", text(&o));
 }

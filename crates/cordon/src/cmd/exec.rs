@@ -391,10 +391,6 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
             Err(e) => Err(fail(e.message)),
         }
     };
-    let run_once = |builder: SandboxBuilder, net_policy: &NetworkPolicy| -> anyhow::Result<Run> {
-        go(prepare(None, builder, net_policy)?)
-    };
-
     let prepared = prepare(helper, builder.clone(), &net_policy)?;
     // A decision that cannot be recorded does not run: the sandbox is built meanwhile,
     // but its command waits for `go`, and dropping `prepared` stops it.
@@ -414,7 +410,18 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
         if granted {
             eprintln!("cordon: re-running with {} (approved)", extra.describe());
             let (b, n) = extra.apply(builder.clone(), &net_policy, &net_settings)?;
-            run = run_once(b, &n)?;
+            let prepared = prepare(None, b, &n)?;
+            // The re-run has more than the first: it is recorded before it starts, too.
+            audit(
+                &settled,
+                serde_json::json!({"phase": "start", "escalation": escalation}),
+            )
+            .map_err(|e| {
+                fail(format!(
+                    "cannot write the audit log ({e}); the re-run did not start"
+                ))
+            })?;
+            run = go(prepared)?;
         }
     }
 
