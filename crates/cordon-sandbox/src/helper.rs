@@ -31,7 +31,7 @@ use seccompiler::BpfProgram;
 use serde::{Deserialize, Serialize};
 use std::ffi::{CString, OsStr, OsString};
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -256,8 +256,8 @@ pub(crate) const NET_SHARE: &str = "net:share";
 /// Make the sandbox's user, PID, IPC, UTS and (when `isolate_net`) network namespaces
 /// for this process, map its uid and gid, and make it non-dumpable (after the maps,
 /// which a non-dumpable process could not write). The mount namespace is made later,
-/// when the spec is here ([`unshare_mounts`]): its copy of the host's mount table must
-/// be the one the mount plan was computed against.
+/// when the spec is here (`run_inner`): its copy of the host's mount table must be the
+/// one the mount plan was computed against.
 fn unshare_namespaces(isolate_net: bool) -> Result<(), nix::Error> {
     let uid = getuid();
     let gid = getgid();
@@ -274,12 +274,6 @@ fn unshare_namespaces(isolate_net: bool) -> Result<(), nix::Error> {
     // and checks the result.)
     let _ = nix::sys::prctl::set_dumpable(false);
     Ok(())
-}
-
-/// The mount namespace, made in the user namespace above.
-fn unshare_mounts() -> Result<(), SandboxError> {
-    unshare(CloneFlags::CLONE_NEWNS)
-        .map_err(|e| SandboxError::sys("cannot create the sandbox's mount namespace", e))
 }
 
 fn run(spec_fd: OwnedFd, result_fd: OwnedFd, early_net: Option<bool>) -> i32 {
@@ -355,6 +349,10 @@ fn run_inner(
             ));
         }
     };
+    // The mount namespace, now that the plan it must match is here. A kernel that refuses
+    // it (`max_mnt_namespaces`) leaves the fallback tier, like one that refuses a user
+    // namespace.
+    let unshared = unshared.and_then(|()| unshare(CloneFlags::CLONE_NEWNS));
     let tier = match unshared {
         Ok(()) => Tier::Full,
         Err(e) => {
@@ -376,7 +374,6 @@ fn run_inner(
     };
     result.tier = tier;
     if tier == Tier::Full {
-        unshare_mounts()?;
         result.namespaces = ["user", "mount", "pid", "ipc", "uts"]
             .iter()
             .map(|s| (*s).to_string())
@@ -417,19 +414,24 @@ fn run_inner(
                 .map_err(|e| SandboxError::sys("cannot become a subreaper", e))?;
             let info_fd = info_w.as_raw_fd();
             let (mine, theirs) = listener_channel()?;
-            let helper = nix::unistd::getpid();
             match fork()? {
                 ForkResult::Child => {
                     drop(info_r);
                     drop(mine);
                     let _ = nix::unistd::close(result_fd.as_raw_fd());
-                    // The command's pdeathsig is set in `command_main`; a helper that
-                    // died before that would leave it unsupervised.
+                    // A helper that died before the pdeathsig was set would leave this
+                    // process unsupervised. (`getppid` cannot tell: a PID namespace may
+                    // have been made before the user namespace's maps failed.)
                     let e = match nix::sys::prctl::set_pdeathsig(Signal::SIGKILL) {
-                        Ok(()) if getppid() == helper => {
+                        Ok(()) if reader_alive(info_w.as_fd()) => {
                             command_main(&spec, Tier::Fallback, info_fd, go, &filters, theirs)
                         }
-                        _ => EXIT_CORDON_FAILED,
+                        Ok(()) => EXIT_CORDON_FAILED,
+                        Err(e) => {
+                            let e = SandboxError::sys("cannot set the parent-death signal", e);
+                            write_info(info_fd, &InfoLine::Error(WireError::from_error(&e)));
+                            EXIT_CORDON_FAILED
+                        }
                     };
                     std::process::exit(e)
                 }
@@ -530,7 +532,7 @@ fn init_main(spec: &SandboxSpec, info_w: OwnedFd, go: RawFd, filters: &[BpfProgr
     // A helper that died before the line above left this process orphaned (its parent
     // is outside this PID namespace, so `getppid` cannot tell): the helper alone reads
     // the info pipe, so a pipe without a reader means it is gone.
-    if !reader_alive(&info_w) {
+    if !reader_alive(info_w.as_fd()) {
         return EXIT_CORDON_FAILED;
     }
     if let Err(e) = crate::mounts::enter(&spec.plan) {
@@ -593,10 +595,9 @@ fn init_main(spec: &SandboxSpec, info_w: OwnedFd, go: RawFd, filters: &[BpfProgr
 }
 
 /// Does the pipe whose write end is `w` still have a reader?
-fn reader_alive(w: &OwnedFd) -> bool {
+fn reader_alive(w: std::os::fd::BorrowedFd<'_>) -> bool {
     use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-    use std::os::fd::AsFd;
-    let mut fds = [PollFd::new(w.as_fd(), PollFlags::POLLOUT)];
+    let mut fds = [PollFd::new(w, PollFlags::POLLOUT)];
     match poll(&mut fds, PollTimeout::ZERO) {
         Ok(_) => !fds[0]
             .revents()
@@ -772,20 +773,26 @@ fn command_main(
         return fail(SandboxError::sys("cannot set no_new_privs", e));
     }
     info_out.no_new_privs = true;
-    let write = landlock_write_paths(spec);
-    let read: Vec<PathBuf> = if full_tier {
-        vec![PathBuf::from("/")]
+    let (read, write, list) = if full_tier {
+        (
+            vec![PathBuf::from("/")],
+            landlock_write_paths(spec),
+            Vec::new(),
+        )
     } else {
-        spec.plan.fallback_read_paths.clone()
-    };
-    let list: &[PathBuf] = if full_tier {
-        &[]
-    } else {
-        &spec.plan.fallback_list_paths
+        // No mount masks the system secrets here: no rule may cover them, for reading
+        // or for writing (`full-access` writes beneath `/`).
+        let (write, write_list) = crate::plan::without_secrets(
+            landlock_write_paths(spec),
+            &crate::plan::readable_system_secrets(),
+        );
+        let mut list = spec.plan.fallback_list_paths.clone();
+        list.extend(write_list);
+        (spec.plan.fallback_read_paths.clone(), write, list)
     };
     let rules = Rules {
         read: &read,
-        list,
+        list: &list,
         write: &write,
         restrict_tcp: !matches!(spec.network, Network::Full),
         connect_port: match spec.network {

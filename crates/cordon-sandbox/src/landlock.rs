@@ -9,7 +9,7 @@
 
 use crate::error::SandboxError;
 use ::landlock::{
-    ABI, Access, AccessFs, AccessNet, BitFlags, NetPort, PathBeneath, PathFd, RulesetAttr,
+    ABI, Access, AccessFs, AccessNet, BitFlags, NetPort, PathBeneath, RulesetAttr,
     RulesetCreatedAttr, RulesetStatus, Scope,
 };
 use serde::{Deserialize, Serialize};
@@ -60,21 +60,47 @@ pub(crate) struct Rules<'a> {
     pub connect_port: Option<u16>,
 }
 
+/// The rule granting `access` beneath `p` (file rights only, when it is not a
+/// directory). `Ok(None)` when `p` does not exist or cannot be reached by this user:
+/// there is nothing to grant. Any other failure (out of descriptors, say) is an error,
+/// not a silently missing rule.
 fn path_rule(
     p: &Path,
     access: BitFlags<AccessFs>,
-) -> Option<Result<PathBeneath<PathFd>, ::landlock::RulesetError>> {
-    let fd = PathFd::new(p).ok()?;
-    let is_dir = std::fs::metadata(p).ok()?.is_dir();
+) -> Result<Option<PathBeneath<std::fs::File>>, SandboxError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH | libc::O_CLOEXEC)
+        .open(p)
+        .and_then(|f| f.metadata().map(|m| (f, m.is_dir())));
+    let (fd, is_dir) = match opened {
+        Ok(x) => x,
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied
+            ) =>
+        {
+            return Ok(None);
+        }
+        Err(e) => {
+            return Err(SandboxError::io(
+                format!("landlock: cannot open {}", p.display()),
+                e,
+            ));
+        }
+    };
     let access = if is_dir {
         access
     } else {
         access & AccessFs::from_file(TARGET)
     };
-    Some(Ok(PathBeneath::new(fd, access)))
+    Ok(Some(PathBeneath::new(fd, access)))
 }
 
-/// Restrict the calling process. Paths that do not exist are skipped.
+/// Restrict the calling process. Paths that do not exist (or that this user cannot
+/// reach) are skipped.
 pub(crate) fn apply(rules: &Rules<'_>) -> Result<LandlockOutcome, SandboxError> {
     let abi = crate::sys::landlock_abi();
     let err = |e: ::landlock::RulesetError| SandboxError::setup(format!("landlock: {e}"));
@@ -95,20 +121,25 @@ pub(crate) fn apply(rules: &Rules<'_>) -> Result<LandlockOutcome, SandboxError> 
         ruleset = ruleset.scope(Scope::from_all(TARGET)).map_err(err)?;
     }
     let mut created = ruleset.create().map_err(err)?;
-    let mut fs_rules = Vec::new();
-    for p in rules.read {
-        fs_rules.extend(path_rule(p, read));
+    // One descriptor at a time: the fallback tier can have a few hundred rules, more
+    // than a low open-files limit allows at once.
+    let fs_rules = rules
+        .read
+        .iter()
+        .map(|p| (p.as_path(), read))
+        .chain(
+            rules
+                .list
+                .iter()
+                .map(|p| (p.as_path(), AccessFs::ReadDir.into())),
+        )
+        .chain(rules.write.iter().map(|p| (p.as_path(), handled)))
+        .chain(DEVICE_FILES.iter().map(|d| (Path::new(*d), device)));
+    for (p, access) in fs_rules {
+        if let Some(rule) = path_rule(p, access)? {
+            created = created.add_rule(rule).map_err(err)?;
+        }
     }
-    for p in rules.list {
-        fs_rules.extend(path_rule(p, AccessFs::ReadDir.into()));
-    }
-    for p in rules.write {
-        fs_rules.extend(path_rule(p, handled));
-    }
-    for d in DEVICE_FILES {
-        fs_rules.extend(path_rule(Path::new(d), device));
-    }
-    created = created.add_rules(fs_rules).map_err(err)?;
     if rules.restrict_tcp
         && let Some(port) = rules.connect_port
     {

@@ -329,7 +329,7 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
     if full_access {
         plan.write_paths = vec![PathBuf::from("/")];
     }
-    let (read, list) = without_secrets(fallback_read_paths(inp), &guards::sensitive_system_paths());
+    let (read, list) = without_secrets(fallback_read_paths(inp), &readable_system_secrets());
     plan.fallback_read_paths = read;
     plan.fallback_list_paths = list;
     Ok(plan)
@@ -454,30 +454,67 @@ fn fallback_read_paths(inp: &PlanInputs<'_>) -> Vec<PathBuf> {
     out
 }
 
-/// Split readable `paths` so that no `secret` is beneath a readable one: a path that
-/// holds a secret becomes list-only, and its entries other than the secret are readable
-/// (recursively). Returns (readable, list-only).
-fn without_secrets(paths: Vec<PathBuf>, secrets: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
-    let mut read = Vec::new();
+/// The system secrets this user could read without a mount in the way (the fallback
+/// tier has no user namespace, so this user's permissions are exactly the command's):
+/// a file it may read, or a directory it may search (keys are read by name through a
+/// directory a group member cannot list). Canonical paths.
+pub(crate) fn readable_system_secrets() -> Vec<PathBuf> {
+    use nix::unistd::{AccessFlags, faccessat};
+    let can = |p: &Path, how: AccessFlags| {
+        faccessat(
+            nix::fcntl::AT_FDCWD,
+            p,
+            how,
+            nix::fcntl::AtFlags::AT_EACCESS,
+        )
+        .is_ok()
+    };
+    guards::sensitive_system_paths()
+        .into_iter()
+        .filter_map(|p| std::fs::canonicalize(&p).ok())
+        .filter(|p| can(p, AccessFlags::R_OK) || (p.is_dir() && can(p, AccessFlags::X_OK)))
+        .collect()
+}
+
+/// Split `paths` (to be granted beneath) so that no rule covers a `secret` (canonical
+/// paths): a path that holds a secret becomes list-only, and its entries other than the
+/// secret are granted one by one (recursively). A rule's own path is resolved first,
+/// since opening it follows symlinks: an entry that leads to a secret, or to a directory
+/// holding one, is dropped or split like the secret's own path. (Symlinks *inside* a
+/// granted directory need no care: Landlock checks where a path really is.) Returns
+/// (granted, list-only).
+pub(crate) fn without_secrets(
+    paths: Vec<PathBuf>,
+    secrets: &[PathBuf],
+) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let mut granted = Vec::new();
     let mut list = Vec::new();
     let mut todo = paths;
     while let Some(p) = todo.pop() {
-        if secrets.contains(&p) {
+        // What the rule would really cover; a path that does not resolve grants nothing.
+        let Ok(real) = std::fs::canonicalize(&p) else {
+            continue;
+        };
+        if secrets.iter().any(|s| real.starts_with(s)) {
             continue;
         }
-        if !secrets.iter().any(|s| s.starts_with(&p)) {
-            read.push(p);
+        if !secrets.iter().any(|s| s.starts_with(&real)) {
+            granted.push(real);
             continue;
         }
-        // A secret lies beneath: list this directory, read its entries one by one.
-        if let Ok(rd) = std::fs::read_dir(&p) {
+        if list.contains(&real) {
+            continue;
+        }
+        // A secret lies beneath: list this directory, grant its entries one by one.
+        if let Ok(rd) = std::fs::read_dir(&real) {
             todo.extend(rd.flatten().map(|e| e.path()));
         }
-        list.push(p);
+        list.push(real);
     }
-    read.sort();
+    granted.sort();
+    granted.dedup();
     list.sort();
-    (read, list)
+    (granted, list)
 }
 
 #[cfg(test)]
@@ -488,21 +525,28 @@ mod tests {
     #[test]
     fn fallback_reads_stop_short_of_system_secrets() {
         let t = tempfile::tempdir().unwrap();
-        let etc = t.path().join("etc");
+        let t = t.path().canonicalize().unwrap();
+        let etc = t.join("etc");
         fs::create_dir_all(etc.join("ssl/private")).unwrap();
         fs::create_dir_all(etc.join("ssl/certs")).unwrap();
         fs::write(etc.join("shadow"), "x").unwrap();
         fs::write(etc.join("passwd"), "x").unwrap();
-        let usr = t.path().join("usr");
+        // Entries that lead to a secret, or to a directory holding one.
+        std::os::unix::fs::symlink("ssl", etc.join("zz")).unwrap();
+        std::os::unix::fs::symlink("shadow", etc.join("shadow.link")).unwrap();
+        let usr = t.join("usr");
         fs::create_dir_all(&usr).unwrap();
+        // A granted path that is itself a symlink to the directory holding the secrets.
+        let alias = t.join("alias");
+        std::os::unix::fs::symlink(&etc, &alias).unwrap();
         let secrets = [etc.join("shadow"), etc.join("ssl/private")];
-        let (read, list) = without_secrets(vec![etc.clone(), usr.clone()], &secrets);
+        let (read, list) = without_secrets(vec![etc.clone(), usr.clone(), alias], &secrets);
         assert_eq!(list, vec![etc.clone(), etc.join("ssl")]);
         assert_eq!(read, vec![etc.join("passwd"), etc.join("ssl/certs"), usr]);
         assert!(
             !read
                 .iter()
-                .any(|r| secrets.iter().any(|s| s.starts_with(r)))
+                .any(|r| secrets.iter().any(|s| s.starts_with(r) || r.starts_with(s)))
         );
     }
 

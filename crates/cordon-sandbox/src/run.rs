@@ -356,23 +356,37 @@ fn finish(
     };
     // Copier threads start with every signal above blocked (inherited), so only the
     // loop below receives them.
-    let copiers: Vec<std::thread::JoinHandle<bool>> = match spec.output_limit {
-        Some(limit) => {
-            let mut v = Vec::new();
-            if let Some(out) = child.stdout.take() {
-                v.push(std::thread::spawn(move || {
-                    capped_copy(out, std::io::stdout(), limit)
-                }));
+    let mut copiers: Vec<std::thread::JoinHandle<bool>> = Vec::new();
+    if let Some(limit) = spec.output_limit {
+        let spawn = |f: Box<dyn FnOnce() -> bool + Send>| {
+            std::thread::Builder::new()
+                .name("cordon-output".into())
+                .spawn(f)
+        };
+        let mut spawned = Ok(());
+        if let Some(out) = child.stdout.take() {
+            match spawn(Box::new(move || capped_copy(out, std::io::stdout(), limit))) {
+                Ok(h) => copiers.push(h),
+                Err(e) => spawned = Err(e),
             }
-            if let Some(err) = child.stderr.take() {
-                v.push(std::thread::spawn(move || {
-                    capped_copy(err, std::io::stderr(), limit)
-                }));
-            }
-            v
         }
-        None => Vec::new(),
-    };
+        if let Some(err) = child.stderr.take()
+            && spawned.is_ok()
+        {
+            match spawn(Box::new(move || capped_copy(err, std::io::stderr(), limit))) {
+                Ok(h) => copiers.push(h),
+                Err(e) => spawned = Err(e),
+            }
+        }
+        if let Err(e) = spawned {
+            let _ = sigprocmask(SigmaskHow::SIG_SETMASK, Some(&old), None);
+            stop(Some(child));
+            return Err(SandboxError::io(
+                "cannot start a thread for the output limit",
+                e,
+            ));
+        }
+    }
     // A helper that died early closed its end; its status tells why.
     let _ = go_w.write_all(&[GO]);
     drop(go_w);

@@ -112,6 +112,41 @@ fn sandbox_available(test: &str) -> bool {
     false
 }
 
+/// (pid, parent pid) of every process.
+fn processes() -> Vec<(u32, u32)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        // The command name is in parentheses and may hold spaces; the parent follows
+        // the state after the last `)`.
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        if let Some(ppid) = rest.split_whitespace().nth(1).and_then(|p| p.parse().ok()) {
+            out.push((pid, ppid));
+        }
+    }
+    out
+}
+
+/// The processes that descend from `root`.
+fn descendants(root: u32) -> Vec<u32> {
+    let all = processes();
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(all.iter().filter(|(_, pp)| *pp == parent).map(|(p, _)| *p));
+        i += 1;
+    }
+    found.split_off(1)
+}
+
 /// A one-request-per-connection HTTP server on the host's loopback, answering `hello`.
 fn upstream() -> (u16, std::thread::JoinHandle<()>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -431,7 +466,24 @@ fn a_run_that_cannot_be_recorded_does_not_start() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1000));
+    // Wait until the sandbox is built: cordon, the helper, PID 1 and the command's own
+    // process (waiting for the go byte) all exist. Then give the command time to run,
+    // were it not waiting.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let mut sandbox = descendants(cordon.id());
+    while sandbox.len() < 3 {
+        assert!(
+            !w.ws.join("ran.txt").exists(),
+            "the command ran before its start record was written"
+        );
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the sandbox was not built while the log was locked"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        sandbox = descendants(cordon.id());
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
     assert!(
         !w.ws.join("ran.txt").exists(),
         "the command ran before its start record was written"
@@ -439,7 +491,19 @@ fn a_run_that_cannot_be_recorded_does_not_start() {
     cordon.kill().unwrap();
     cordon.wait().unwrap();
     log.unlock().unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // Every process of that sandbox goes with cordon (parent-death signals), and none
+    // ran the command.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while sandbox
+        .iter()
+        .any(|p| std::path::Path::new(&format!("/proc/{p}")).exists())
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "processes of the sandbox outlived cordon"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     assert!(
         !w.ws.join("ran.txt").exists(),
         "the command ran after cordon was killed"
@@ -479,8 +543,15 @@ fn the_timeout_counts_only_the_command() {
         std::thread::sleep(std::time::Duration::from_millis(1500));
         log.unlock().unwrap();
     });
+    let started = std::time::Instant::now();
     let o = w.exec(&["--timeout", "1s"], &["touch", "ran.txt"]);
     holder.join().unwrap();
+    // cordon must have waited for the lock, or this proves nothing.
+    assert!(
+        started.elapsed() >= std::time::Duration::from_millis(1400),
+        "cordon did not wait for the log's lock ({:?})",
+        started.elapsed()
+    );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(w.ws.join("ran.txt").exists(), "{}", text(&o));
 }

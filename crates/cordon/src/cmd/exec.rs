@@ -401,6 +401,7 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     })?;
     let mut run = go(prepared)?;
     let mut escalation = serde_json::Value::Null;
+    let mut rerun_refused: Option<String> = None;
     if approval == ApprovalPolicy::OnFailure
         && let Some(extra) = Escalation::from_run(&run, &policy)
     {
@@ -412,16 +413,20 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
             let (b, n) = extra.apply(builder.clone(), &net_policy, &net_settings)?;
             let prepared = prepare(None, b, &n)?;
             // The re-run has more than the first: it is recorded before it starts, too.
-            audit(
+            // If it cannot be, it does not start, and the first run still gets its end.
+            match audit(
                 &settled,
                 serde_json::json!({"phase": "start", "escalation": escalation}),
-            )
-            .map_err(|e| {
-                fail(format!(
-                    "cannot write the audit log ({e}); the re-run did not start"
-                ))
-            })?;
-            run = go(prepared)?;
+            ) {
+                Ok(()) => run = go(prepared)?,
+                Err(e) => {
+                    drop(prepared);
+                    rerun_refused = Some(format!(
+                        "cannot write the audit log ({e}); the re-run did not start"
+                    ));
+                    escalation["rerun"] = serde_json::json!("not started: the audit log failed");
+                }
+            }
         }
     }
 
@@ -470,6 +475,9 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     );
     if let Err(e) = end {
         eprintln!("cordon: the end of this run could not be written to the audit log: {e}");
+    }
+    if let Some(msg) = rerun_refused {
+        return Err(fail(msg));
     }
     Ok(outcome.status)
 }
