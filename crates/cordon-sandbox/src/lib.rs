@@ -18,6 +18,13 @@
 //! # }
 //! ```
 //!
+//! [`run`] starts the helper, sends the spec and waits. A caller that wants the sandbox
+//! ready sooner starts a [`Helper`] before it judges the call ([`HelperHints`] say what
+//! it may prepare, such as its namespaces), sends the spec with [`Helper::start`], does
+//! what must succeed before the command runs (record it), and lets it run with
+//! [`Started::finish`]. The command's process waits for that last step; dropping the
+//! helper at any point before runs nothing.
+//!
 //! # Layers
 //!
 //! 1. **Namespaces** (user, mount, PID, IPC, UTS, network unless full network): the
