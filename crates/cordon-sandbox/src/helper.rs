@@ -253,18 +253,15 @@ pub(crate) const NET_ISOLATE: &str = "net:isolate";
 /// Helper argument: the spec will ask for the host's network.
 pub(crate) const NET_SHARE: &str = "net:share";
 
-/// Make the sandbox's user, PID, IPC, UTS and (when `isolate_net`) network namespaces
-/// for this process, map its uid and gid, and make it non-dumpable (after the maps,
-/// which a non-dumpable process could not write). The mount namespace is made later,
-/// when the spec is here (`run_inner`): its copy of the host's mount table must be the
-/// one the mount plan was computed against.
+/// Make the sandbox's user, IPC, UTS and (when `isolate_net`) network namespaces for
+/// this process, map its uid and gid, and make it non-dumpable (after the maps, which a
+/// non-dumpable process could not write). The mount and PID namespaces are made later,
+/// when the spec is here (`run_inner`): the mount table's copy must be the one the
+/// mount plan was computed against.
 fn unshare_namespaces(isolate_net: bool) -> Result<(), nix::Error> {
     let uid = getuid();
     let gid = getgid();
-    let mut flags = CloneFlags::CLONE_NEWUSER
-        | CloneFlags::CLONE_NEWPID
-        | CloneFlags::CLONE_NEWIPC
-        | CloneFlags::CLONE_NEWUTS;
+    let mut flags = CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWIPC | CloneFlags::CLONE_NEWUTS;
     if isolate_net {
         flags |= CloneFlags::CLONE_NEWNET;
     }
@@ -349,26 +346,30 @@ fn run_inner(
             ));
         }
     };
-    // The mount namespace, now that the plan it must match is here. A kernel that refuses
-    // it (`max_mnt_namespaces`) leaves the fallback tier, like one that refuses a user
-    // namespace.
-    let unshared = unshared.and_then(|()| unshare(CloneFlags::CLONE_NEWNS));
+    // The mount and PID namespaces, now that the plan the mount table must match is
+    // here. Made together and last: if the kernel refuses them (`max_mnt_namespaces`),
+    // neither exists, and the fallback tier's command is an ordinary child, not the
+    // PID 1 of a namespace (which would ignore the signals forwarded to it).
+    let unshared = unshared
+        .map_err(|e| format!("user namespaces are unavailable ({})", e.desc()))
+        .and_then(|()| {
+            unshare(CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID).map_err(|e| {
+                format!(
+                    "the mount and PID namespaces cannot be created ({})",
+                    e.desc()
+                )
+            })
+        });
     let tier = match unshared {
         Ok(()) => Tier::Full,
-        Err(e) => {
+        Err(why) => {
             if matches!(spec.require, crate::spec::Require::Full) {
                 return Err(SandboxError::new(
                     SandboxErrorKind::TierUnavailable,
-                    format!(
-                        "full containment was required but user namespaces are unavailable here ({})",
-                        e.desc()
-                    ),
+                    format!("full containment was required but {why}"),
                 ));
             }
-            eprintln!(
-                "cordon: user namespaces are unavailable ({}); running with Landlock and seccomp only (fallback tier)",
-                e.desc()
-            );
+            eprintln!("cordon: {why}; running with Landlock and seccomp only (fallback tier)");
             Tier::Fallback
         }
     };
@@ -414,6 +415,7 @@ fn run_inner(
                 .map_err(|e| SandboxError::sys("cannot become a subreaper", e))?;
             let info_fd = info_w.as_raw_fd();
             let (mine, theirs) = listener_channel()?;
+            let fallback = FallbackRules::new(&spec);
             match fork()? {
                 ForkResult::Child => {
                     drop(info_r);
@@ -424,7 +426,7 @@ fn run_inner(
                     // have been made before the user namespace's maps failed.)
                     let e = match nix::sys::prctl::set_pdeathsig(Signal::SIGKILL) {
                         Ok(()) if reader_alive(info_w.as_fd()) => {
-                            command_main(&spec, Tier::Fallback, info_fd, go, &filters, theirs)
+                            command_main(&spec, Some(&fallback), info_fd, go, &filters, theirs)
                         }
                         Ok(()) => EXIT_CORDON_FAILED,
                         Err(e) => {
@@ -438,8 +440,9 @@ fn run_inner(
                 ForkResult::Parent { child } => {
                     drop(info_w);
                     drop(theirs);
-                    let mut observer = observe::recv_fd(mine.as_raw_fd())
-                        .map(|l| Observer::new(l, None, observed_write_paths(&spec)));
+                    let mut observer = observe::recv_fd(mine.as_raw_fd()).map(|l| {
+                        Observer::new(l, None, observed_write_paths(&spec, Some(&fallback)))
+                    });
                     drop(mine);
                     let out =
                         supervise(child, spec.timeout, Reap::Tree, signals, observer.as_mut());
@@ -499,10 +502,36 @@ fn landlock_write_paths(spec: &SandboxSpec) -> Vec<PathBuf> {
     write
 }
 
-/// Where a write is expected to succeed, for the write observer: the writable trees and
-/// the device files.
-fn observed_write_paths(spec: &SandboxSpec) -> Vec<PathBuf> {
-    let mut write = landlock_write_paths(spec);
+/// Landlock's rules in the fallback tier, where no mount hides the system secrets: the
+/// plan's reads and the writable trees, split so that no rule covers a secret this user
+/// could read (reads, and writes under `full-access`, which writes beneath `/`). Made
+/// only when the fallback tier is used: splitting `/etc` costs about a millisecond.
+struct FallbackRules {
+    read: Vec<PathBuf>,
+    write: Vec<PathBuf>,
+    list: Vec<PathBuf>,
+}
+
+impl FallbackRules {
+    fn new(spec: &SandboxSpec) -> FallbackRules {
+        use crate::plan::{readable_system_secrets, without_secrets};
+        let secrets = readable_system_secrets();
+        let (read, mut list) = without_secrets(spec.plan.fallback_read_paths.clone(), &secrets);
+        let (write, write_list) = without_secrets(landlock_write_paths(spec), &secrets);
+        list.extend(write_list);
+        list.sort();
+        list.dedup();
+        FallbackRules { read, write, list }
+    }
+}
+
+/// Where a write is expected to succeed, for the write observer: the writable trees
+/// (the fallback tier's split ones, when given) and the device files.
+fn observed_write_paths(spec: &SandboxSpec, fallback: Option<&FallbackRules>) -> Vec<PathBuf> {
+    let mut write = match fallback {
+        Some(rules) => rules.write.clone(),
+        None => landlock_write_paths(spec),
+    };
     write.extend(crate::landlock::DEVICE_FILES.iter().map(PathBuf::from));
     write
 }
@@ -566,12 +595,12 @@ fn init_main(spec: &SandboxSpec, info_w: OwnedFd, go: RawFd, filters: &[BpfProgr
         Err(e) => fail(e),
         Ok(ForkResult::Child) => {
             drop(mine);
-            command_main(spec, Tier::Full, info, go, filters, theirs)
+            command_main(spec, None, info, go, filters, theirs)
         }
         Ok(ForkResult::Parent { child }) => {
             drop(theirs);
             let mut observer = observe::recv_fd(mine.as_raw_fd())
-                .map(|l| Observer::new(l, Some(&spec.plan), observed_write_paths(spec)));
+                .map(|l| Observer::new(l, Some(&spec.plan), observed_write_paths(spec, None)));
             drop(mine);
             let out = supervise(
                 child,
@@ -696,7 +725,7 @@ fn set_limits(spec: &SandboxSpec) -> Result<(), SandboxError> {
 /// `execve` or an exit status.
 fn command_main(
     spec: &SandboxSpec,
-    tier: Tier,
+    fallback: Option<&FallbackRules>,
     info: RawFd,
     go: RawFd,
     filters: &[BpfProgram],
@@ -713,7 +742,7 @@ fn command_main(
     if let Err(e) = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL) {
         return fail(SandboxError::sys("cannot set the parent-death signal", e));
     }
-    if tier == Tier::Fallback {
+    if fallback.is_some() {
         if let Err(e) = nix::unistd::setsid() {
             return fail(SandboxError::sys("cannot start a new session", e));
         }
@@ -764,7 +793,7 @@ fn command_main(
         .collect();
 
     let mut info_out = CommandInfo::default();
-    let full_tier = tier == Tier::Full;
+    let full_tier = fallback.is_none();
     match sys::drop_capabilities() {
         Ok(()) => info_out.capabilities_dropped = true,
         Err(e) => return fail(SandboxError::sys("cannot drop capabilities", e)),
@@ -773,22 +802,14 @@ fn command_main(
         return fail(SandboxError::sys("cannot set no_new_privs", e));
     }
     info_out.no_new_privs = true;
-    let (read, write, list) = if full_tier {
-        (
+    let (read, write, list) = match fallback {
+        None => (
             vec![PathBuf::from("/")],
             landlock_write_paths(spec),
             Vec::new(),
-        )
-    } else {
-        // No mount masks the system secrets here: no rule may cover them, for reading
-        // or for writing (`full-access` writes beneath `/`).
-        let (write, write_list) = crate::plan::without_secrets(
-            landlock_write_paths(spec),
-            &crate::plan::readable_system_secrets(),
-        );
-        let mut list = spec.plan.fallback_list_paths.clone();
-        list.extend(write_list);
-        (spec.plan.fallback_read_paths.clone(), write, list)
+        ),
+        // No mount masks the system secrets here: the fallback rules leave them out.
+        Some(rules) => (rules.read.clone(), rules.write.clone(), rules.list.clone()),
     };
     let rules = Rules {
         read: &read,

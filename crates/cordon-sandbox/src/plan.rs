@@ -119,12 +119,10 @@ pub struct Plan {
     pub ops: Vec<MountOp>,
     /// Paths the command may write (Landlock), as seen inside the sandbox.
     pub write_paths: Vec<PathBuf>,
-    /// Paths the command may read in the fallback tier, where no mount hides anything.
+    /// Paths the command may read in the fallback tier, where no mount hides anything
+    /// (before the helper leaves the system secrets out, see [`without_secrets`]).
     pub fallback_read_paths: Vec<PathBuf>,
-    /// Directories the command may only list in the fallback tier: those holding a
-    /// system secret, whose other entries are in `fallback_read_paths` one by one.
-    #[serde(default)]
-    pub fallback_list_paths: Vec<PathBuf>,
+
     /// First missing component of each protected path inside a writable root; whatever
     /// appears there during the run is removed after it.
     pub missing_protected: Vec<PathBuf>,
@@ -329,9 +327,7 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
     if full_access {
         plan.write_paths = vec![PathBuf::from("/")];
     }
-    let (read, list) = without_secrets(fallback_read_paths(inp), &readable_system_secrets());
-    plan.fallback_read_paths = read;
-    plan.fallback_list_paths = list;
+    plan.fallback_read_paths = fallback_read_paths(inp);
     Ok(plan)
 }
 
@@ -478,19 +474,24 @@ pub(crate) fn readable_system_secrets() -> Vec<PathBuf> {
 
 /// Split `paths` (to be granted beneath) so that no rule covers a `secret` (canonical
 /// paths): a path that holds a secret becomes list-only, and its entries other than the
-/// secret are granted one by one (recursively). A rule's own path is resolved first,
-/// since opening it follows symlinks: an entry that leads to a secret, or to a directory
-/// holding one, is dropped or split like the secret's own path. (Symlinks *inside* a
-/// granted directory need no care: Landlock checks where a path really is.) Returns
-/// (granted, list-only).
+/// secret are granted one by one (recursively). A given path is resolved first, since
+/// opening it for a rule follows symlinks: one that leads to a secret, or to a directory
+/// holding one, is dropped or split like the secret's own path. An *entry* that is a
+/// symlink gets no rule at all: under the single rule it replaces, its target was
+/// readable only if another rule covered it, and that stays so (Landlock checks where a
+/// path really is). Returns (granted, list-only).
 pub(crate) fn without_secrets(
     paths: Vec<PathBuf>,
     secrets: &[PathBuf],
 ) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let mut granted = Vec::new();
     let mut list = Vec::new();
-    let mut todo = paths;
-    while let Some(p) = todo.pop() {
+    // (path, whether it is an entry of a split directory)
+    let mut todo: Vec<(PathBuf, bool)> = paths.into_iter().map(|p| (p, false)).collect();
+    while let Some((p, entry)) = todo.pop() {
+        if entry && std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink()) {
+            continue;
+        }
         // What the rule would really cover; a path that does not resolve grants nothing.
         let Ok(real) = std::fs::canonicalize(&p) else {
             continue;
@@ -507,7 +508,7 @@ pub(crate) fn without_secrets(
         }
         // A secret lies beneath: list this directory, grant its entries one by one.
         if let Ok(rd) = std::fs::read_dir(&real) {
-            todo.extend(rd.flatten().map(|e| e.path()));
+            todo.extend(rd.flatten().map(|e| (e.path(), true)));
         }
         list.push(real);
     }
@@ -540,6 +541,10 @@ mod tests {
         let alias = t.join("alias");
         std::os::unix::fs::symlink(&etc, &alias).unwrap();
         let secrets = [etc.join("shadow"), etc.join("ssl/private")];
+        // An entry leading out of the split directory, into a hidden one.
+        let hidden = t.join("root");
+        fs::create_dir_all(&hidden).unwrap();
+        std::os::unix::fs::symlink(&hidden, etc.join("out")).unwrap();
         let (read, list) = without_secrets(vec![etc.clone(), usr.clone(), alias], &secrets);
         assert_eq!(list, vec![etc.clone(), etc.join("ssl")]);
         assert_eq!(read, vec![etc.join("passwd"), etc.join("ssl/certs"), usr]);

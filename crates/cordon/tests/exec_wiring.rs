@@ -134,6 +134,27 @@ fn processes() -> Vec<(u32, u32)> {
     out
 }
 
+/// A process's start time (field 22 of its stat), which tells it from a later process
+/// that reuses its pid.
+fn start_time(pid: u32) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = stat.rsplit_once(')')?.1;
+    rest.split_whitespace().nth(19).map(str::to_string)
+}
+
+/// Is the process that had `pid` and `start` still running (not gone, not a zombie)?
+fn running(pid: u32, start: Option<&str>) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+        return false;
+    };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    fields.first().is_some_and(|state| *state != "Z")
+        && start.is_some_and(|s| fields.get(19) == Some(&s))
+}
+
 /// The processes that descend from `root`.
 fn descendants(root: u32) -> Vec<u32> {
     let all = processes();
@@ -494,10 +515,9 @@ fn a_run_that_cannot_be_recorded_does_not_start() {
     // Every process of that sandbox goes with cordon (parent-death signals), and none
     // ran the command.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while sandbox
-        .iter()
-        .any(|p| std::path::Path::new(&format!("/proc/{p}")).exists())
-    {
+    let sandbox: Vec<(u32, Option<String>)> =
+        sandbox.into_iter().map(|p| (p, start_time(p))).collect();
+    while sandbox.iter().any(|(p, t)| running(*p, t.as_deref())) {
         assert!(
             std::time::Instant::now() < deadline,
             "processes of the sandbox outlived cordon"
@@ -539,11 +559,11 @@ fn the_timeout_counts_only_the_command() {
     assert!(o.status.success(), "{}", text(&o));
     let log = std::fs::File::open(w.state.join("audit.jsonl")).unwrap();
     log.lock().unwrap();
+    let started = std::time::Instant::now();
     let holder = std::thread::spawn(move || {
         std::thread::sleep(std::time::Duration::from_millis(1500));
         log.unlock().unwrap();
     });
-    let started = std::time::Instant::now();
     let o = w.exec(&["--timeout", "1s"], &["touch", "ran.txt"]);
     holder.join().unwrap();
     // cordon must have waited for the lock, or this proves nothing.

@@ -418,7 +418,14 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
                 &settled,
                 serde_json::json!({"phase": "start", "escalation": escalation}),
             ) {
-                Ok(()) => run = go(prepared)?,
+                Ok(()) => match go(prepared) {
+                    Ok(r) => run = r,
+                    // The first run still gets its end record.
+                    Err(e) => {
+                        rerun_refused = Some(format!("the re-run failed: {e:#}"));
+                        escalation["rerun"] = serde_json::json!(format!("failed: {e:#}"));
+                    }
+                },
                 Err(e) => {
                     drop(prepared);
                     rerun_refused = Some(format!(
