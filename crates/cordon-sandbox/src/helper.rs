@@ -581,10 +581,10 @@ fn init_main(spec: &SandboxSpec, info_w: OwnedFd, go: RawFd, filters: &[BpfProgr
     if let Err(e) = nix::unistd::setsid() {
         return fail(SandboxError::sys("cannot start a new session", e));
     }
-    if let Network::Proxy { port, .. } = &spec.network {
-        if let Err(e) = start_forwarder(*port, filters, &[go, info]) {
-            return fail(e);
-        }
+    if let Network::Proxy { port, .. } = &spec.network
+        && let Err(e) = start_forwarder(*port, filters, &[go, info])
+    {
+        return fail(e);
     }
     let signals = signal_set();
     let (mine, theirs) = match listener_channel() {

@@ -102,10 +102,10 @@ const CODE_RUNNERS: &[&str] = &[
 
 /// Analyze shell text. Never panics; bounded in time and stack on any input.
 pub(crate) fn analyze(text: &str) -> Analysis {
-    if text.len() > parse::CHUNK {
-        if let Some(a) = analyze_in_pieces(text) {
-            return a;
-        }
+    if text.len() > parse::CHUNK
+        && let Some(a) = analyze_in_pieces(text)
+    {
+        return a;
     }
     let mut a = Analyzer::default();
     let mut scope = Scope::top_level();
@@ -324,10 +324,10 @@ impl Analyzer {
     }
 
     fn compound(&mut self, c: &Compound, scope: &mut Scope) {
-        if let Some(e) = &c.error {
-            if self.out.parse_error.is_none() {
-                self.out.parse_error = Some(e.clone());
-            }
+        if let Some(e) = &c.error
+            && self.out.parse_error.is_none()
+        {
+            self.out.parse_error = Some(e.clone());
         }
         let mut nested = Nested::default();
         let mut head_dynamic = Vec::new();
@@ -849,19 +849,16 @@ impl Analyzer {
                 }
                 let shell_runs_it =
                     name.is_none() || SHELLS.contains(&prog_name_of(name.as_deref()));
-                if shell_runs_it {
-                    if let Some(content) = self.written.get(&key) {
-                        // Re-running a script that grows could make analysis quadratic:
-                        // past a total budget the run is left opaque.
-                        if self.written_budget >= content.len() {
-                            self.written_budget -= content.len();
-                            written_script = Some(content.clone());
-                        } else {
-                            dynamic.push(Dynamic::Opaque(
-                                "a script written in this text is run too many times to analyze"
-                                    .into(),
-                            ));
-                        }
+                if shell_runs_it && let Some(content) = self.written.get(&key) {
+                    // Re-running a script that grows could make analysis quadratic:
+                    // past a total budget the run is left opaque.
+                    if self.written_budget >= content.len() {
+                        self.written_budget -= content.len();
+                        written_script = Some(content.clone());
+                    } else {
+                        dynamic.push(Dynamic::Opaque(
+                            "a script written in this text is run too many times to analyze".into(),
+                        ));
                     }
                 }
             }
@@ -991,10 +988,8 @@ impl Analyzer {
                 let mut sc = scope.child(Context::ExecArgument);
                 self.run_text(&text, &mut sc);
             }
-            if function_call {
-                if let Some(n) = &name {
-                    self.call_function(n, scope);
-                }
+            if function_call && let Some(n) = &name {
+                self.call_function(n, scope);
             }
         }
 

@@ -124,15 +124,15 @@ impl ExportFilter {
     /// Whether a record passes the filter.
     pub fn matches(&self, record: &Value) -> bool {
         let field = |k: &str| record.get(k).and_then(Value::as_str);
-        if let Some(s) = &self.session {
-            if field("session") != Some(s.as_str()) {
-                return false;
-            }
+        if let Some(s) = &self.session
+            && field("session") != Some(s.as_str())
+        {
+            return false;
         }
-        if let Some(t) = &self.tool {
-            if field("tool") != Some(t.as_str()) {
-                return false;
-            }
+        if let Some(t) = &self.tool
+            && field("tool") != Some(t.as_str())
+        {
+            return false;
         }
         if let Some(d) = &self.decision {
             let got = field("decision").or_else(|| {
@@ -285,10 +285,10 @@ impl AuditLog {
     /// into an empty file. Leaves `self.tail` set.
     fn load_tail(&mut self) -> Result<(), StoreError> {
         let len = self.file.metadata().map_err(|e| self.io(e))?.len();
-        if let Some(t) = &self.tail {
-            if t.len == len {
-                return Ok(());
-            }
+        if let Some(t) = &self.tail
+            && t.len == len
+        {
+            return Ok(());
         }
         let (complete_len, last_line) =
             read_last_line(&mut self.file, len).map_err(|e| self.io(e))?;
@@ -717,10 +717,11 @@ fn for_each_record(
             return Ok(());
         }
         let line = &buf[..buf.len() - 1];
-        if let Ok(v) = serde_json::from_slice::<Value>(line) {
-            if v.is_object() && v.get(HEADER_KEY).is_none() {
-                f(line, v)?;
-            }
+        if let Ok(v) = serde_json::from_slice::<Value>(line)
+            && v.is_object()
+            && v.get(HEADER_KEY).is_none()
+        {
+            f(line, v)?;
         }
     }
 }
@@ -767,10 +768,10 @@ pub fn parse_time(text: &str, now: SystemTime) -> Result<SystemTime, String> {
     if let Ok(t) = humantime::parse_rfc3339_weak(text) {
         return Ok(t);
     }
-    if text.len() == 10 {
-        if let Ok(t) = humantime::parse_rfc3339_weak(&format!("{text}T00:00:00")) {
-            return Ok(t);
-        }
+    if text.len() == 10
+        && let Ok(t) = humantime::parse_rfc3339_weak(&format!("{text}T00:00:00"))
+    {
+        return Ok(t);
     }
     match humantime::parse_duration(text) {
         Ok(age) => now

@@ -190,10 +190,11 @@ pub fn redact_text(text: &str) -> String {
 
 fn redact_word(word: &str, dash_p: bool) -> String {
     // --password=VALUE
-    if let Some((flag, _)) = word.split_once('=') {
-        if word.starts_with("--") && SECRET_FLAGS.contains(&flag.to_ascii_lowercase().as_str()) {
-            return format!("{flag}={REDACTED}");
-        }
+    if let Some((flag, _)) = word.split_once('=')
+        && word.starts_with("--")
+        && SECRET_FLAGS.contains(&flag.to_ascii_lowercase().as_str())
+    {
+        return format!("{flag}={REDACTED}");
     }
     // NAME=value, alone (an environment assignment) or among query parameters.
     if word.contains('=') {

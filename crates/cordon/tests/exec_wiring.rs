@@ -456,23 +456,31 @@ fn a_denied_command_runs_nothing_and_prints_only_the_reason() {
     assert!(o.stdout.is_empty(), "{}", text(&o));
 }
 
+/// A world whose audit log exists (a first run made it) and is locked by this process,
+/// as another cordon appending would hold it; `None` when the test must skip.
+fn world_with_a_locked_log(test: &str) -> Option<(World, std::fs::File)> {
+    if !sandbox_available(test) {
+        return None;
+    }
+    let w = World::new("[defaults]\nexec = \"allow\"\nwrite_inside = \"allow\"\n");
+    let o = w.exec(&[], &["true"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let log = std::fs::File::open(w.state.join("audit.jsonl")).unwrap();
+    log.lock().unwrap();
+    Some((w, log))
+}
+
 #[test]
 fn a_run_that_cannot_be_recorded_does_not_start() {
     // The sandbox is built while the audit record is written; its command must wait
     // for the record and never run without it.
-    if !sandbox_available("a_run_that_cannot_be_recorded_does_not_start") {
+    let Some((w, log)) = world_with_a_locked_log("a_run_that_cannot_be_recorded_does_not_start")
+    else {
         return;
-    }
-    let w = World::new("[defaults]\nexec = \"allow\"\nwrite_inside = \"allow\"\n");
-    // A first run creates the log.
-    let o = w.exec(&[], &["true"]);
-    assert!(o.status.success(), "{}", text(&o));
-
+    };
     // While another process holds the log's lock, the start record cannot be written:
     // the sandbox gets built, but the command waits. Killing cordon then must leave
     // nothing to run it.
-    let log = std::fs::File::open(w.state.join("audit.jsonl")).unwrap();
-    log.lock().unwrap();
     let mut cordon = Command::new(bin())
         .args(["exec", "--isolated", "--config"])
         .arg(&w.config)
@@ -551,14 +559,9 @@ fn a_run_that_cannot_be_recorded_does_not_start() {
 fn the_timeout_counts_only_the_command() {
     // Waiting for the start record (here: another process holds the log's lock) is not
     // the command's time.
-    if !sandbox_available("the_timeout_counts_only_the_command") {
+    let Some((w, log)) = world_with_a_locked_log("the_timeout_counts_only_the_command") else {
         return;
-    }
-    let w = World::new("[defaults]\nexec = \"allow\"\nwrite_inside = \"allow\"\n");
-    let o = w.exec(&[], &["true"]);
-    assert!(o.status.success(), "{}", text(&o));
-    let log = std::fs::File::open(w.state.join("audit.jsonl")).unwrap();
-    log.lock().unwrap();
+    };
     let started = std::time::Instant::now();
     let holder = std::thread::spawn(move || {
         std::thread::sleep(std::time::Duration::from_millis(1500));

@@ -750,10 +750,11 @@ fn compress(inv: &Invocation<'_>) -> Outcome {
 fn tar(inv: &Invocation<'_>) -> Outcome {
     // Old-style first argument (`tar xzf a.tgz`) is a cluster without the dash.
     let mut args = inv.args.to_vec();
-    if let Some(first) = args.first_mut() {
-        if !first.value.starts_with('-') && first.value.bytes().all(|c| c.is_ascii_alphabetic()) {
-            first.value.insert(0, '-');
-        }
+    if let Some(first) = args.first_mut()
+        && !first.value.starts_with('-')
+        && first.value.bytes().all(|c| c.is_ascii_alphabetic())
+    {
+        first.value.insert(0, '-');
     }
     let p = parse_args(
         &args,

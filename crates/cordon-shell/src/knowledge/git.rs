@@ -170,10 +170,10 @@ fn git(inv: &Invocation<'_>) -> Outcome {
         for opt in ["--upload-pack", "--receive-pack", "--exec"] {
             if v == opt && sub != "rebase" {
                 o.exec("git", opt, next);
-            } else if let Some(val) = v.strip_prefix(opt).and_then(|r| r.strip_prefix('=')) {
-                if sub != "rebase" {
-                    o.exec("git", opt, val);
-                }
+            } else if let Some(val) = v.strip_prefix(opt).and_then(|r| r.strip_prefix('='))
+                && sub != "rebase"
+            {
+                o.exec("git", opt, val);
             }
         }
         if v == "-u" && matches!(sub, "clone" | "fetch" | "ls-remote" | "archive") {

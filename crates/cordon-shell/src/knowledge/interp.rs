@@ -258,10 +258,10 @@ fn interpreter(inv: &Invocation<'_>, lang: &Lang) -> Outcome {
 /// cluster (`perl -ne`, `python -uc`) the first letter that takes a value decides:
 /// the rest of the cluster is its value, or the next argument when nothing is left.
 fn split_opt<'a>(a: &'a str, lang: &Lang) -> (String, Option<&'a str>) {
-    if let Some((name, value)) = a.split_once('=') {
-        if name.starts_with("--") {
-            return (name.to_owned(), Some(value));
-        }
+    if let Some((name, value)) = a.split_once('=')
+        && name.starts_with("--")
+    {
+        return (name.to_owned(), Some(value));
     }
     if a.starts_with("--") || a.chars().count() <= 2 {
         return (a.to_owned(), None);
@@ -416,10 +416,11 @@ fn trap(inv: &Invocation<'_>) -> Outcome {
     if p.has(&["-l", "-p"]) || p.operands.len() < 2 {
         return o;
     }
-    if let Some(code) = p.operands.first() {
-        if code.value != "-" && !code.value.is_empty() {
-            o.shell_code.push(("trap".into(), code.clone()));
-        }
+    if let Some(code) = p.operands.first()
+        && code.value != "-"
+        && !code.value.is_empty()
+    {
+        o.shell_code.push(("trap".into(), code.clone()));
     }
     o
 }
@@ -435,10 +436,11 @@ fn vim(inv: &Invocation<'_>) -> Outcome {
         }
     }
     for w in &p.operands {
-        if let Some(cmd) = w.value.strip_prefix('+') {
-            if !cmd.is_empty() && !cmd.bytes().all(|c| c.is_ascii_digit()) {
-                o.exec(inv.name, "+cmd", cmd);
-            }
+        if let Some(cmd) = w.value.strip_prefix('+')
+            && !cmd.is_empty()
+            && !cmd.bytes().all(|c| c.is_ascii_digit())
+        {
+            o.exec(inv.name, "+cmd", cmd);
         }
     }
     let files: Vec<Word> = p

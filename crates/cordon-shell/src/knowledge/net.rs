@@ -449,16 +449,15 @@ fn httpie(inv: &Invocation<'_>) -> Outcome {
         None => o.net_unknown(),
     }
     for item in &p.operands {
-        if let Some((_, f)) = item.value.split_once("@") {
-            if item.value.contains("=@")
+        if let Some((_, f)) = item.value.split_once("@")
+            && (item.value.contains("=@")
                 || item.value.contains(":=@")
-                || item.value.contains("@") && !item.value.contains("://")
-            {
-                o.reads([&Word {
-                    value: f.to_owned(),
-                    literal: item.literal,
-                }]);
-            }
+                || item.value.contains("@") && !item.value.contains("://"))
+        {
+            o.reads([&Word {
+                value: f.to_owned(),
+                literal: item.literal,
+            }]);
         }
     }
     o.writes(p.values(&["-o", "--output", "--session"]));
