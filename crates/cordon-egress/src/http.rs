@@ -285,19 +285,10 @@ pub(crate) async fn serve_fast_connect(
     if write_all(&client, b"HTTP/1.1 200 Connection established\r\n\r\n")
         .await
         .is_err()
-        || write_all(&upstream, &early).await.is_err()
     {
         return;
     }
-    finish_tunnel(
-        &shared,
-        &client,
-        &upstream,
-        early.len() as u64,
-        event,
-        started,
-    )
-    .await;
+    finish_tunnel(&shared, &client, &upstream, &early, event, started).await;
 }
 
 const HOP_BY_HOP: [&str; 8] = [

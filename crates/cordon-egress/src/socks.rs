@@ -13,7 +13,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use crate::Shared;
 use crate::dial::{Block, dial};
 use crate::event::{EgressEvent, Protocol};
-use crate::stream::{Rewind, finish_tunnel, write_all};
+use crate::stream::{Rewind, finish_tunnel};
 
 const VERSION: u8 = 0x05;
 const NO_AUTH: u8 = 0x00;
@@ -205,18 +205,6 @@ pub(crate) async fn serve(
     };
     event.address = Some(addr);
     reply(&mut client, rep::SUCCEEDED, upstream.local_addr().ok()).await;
-    // Bytes the client sent right after its request belong to the tunnel.
     let (early, client) = client.into_parts();
-    if write_all(&upstream, &early).await.is_err() {
-        return;
-    }
-    finish_tunnel(
-        &shared,
-        &client,
-        &upstream,
-        early.len() as u64,
-        event,
-        started,
-    )
-    .await;
+    finish_tunnel(&shared, &client, &upstream, &early, event, started).await;
 }

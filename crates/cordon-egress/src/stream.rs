@@ -34,60 +34,41 @@ pub(crate) trait RawIo: Sync {
     fn try_io_write<T>(&self, f: impl FnOnce() -> io::Result<T>) -> io::Result<T>;
 }
 
-impl RawIo for TcpStream {
-    fn readable(&self) -> impl Future<Output = io::Result<()>> + Send {
-        TcpStream::readable(self)
-    }
-    fn writable(&self) -> impl Future<Output = io::Result<()>> + Send {
-        TcpStream::writable(self)
-    }
-    fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        TcpStream::try_read(self, buf)
-    }
-    fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
-        TcpStream::try_write(self, buf)
-    }
-    fn shutdown_write(&self) {
-        // Best effort: the peer may already be gone.
-        let _ = socket2::SockRef::from(self).shutdown(std::net::Shutdown::Write);
-    }
-    fn fd(&self) -> RawFd {
-        self.as_raw_fd()
-    }
-    fn try_io_read<T>(&self, f: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
-        self.try_io(Interest::READABLE, f)
-    }
-    fn try_io_write<T>(&self, f: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
-        self.try_io(Interest::WRITABLE, f)
-    }
+/// `RawIo` for a tokio stream type, whose inherent methods have the same names.
+macro_rules! raw_io {
+    ($t:ty) => {
+        impl RawIo for $t {
+            fn readable(&self) -> impl Future<Output = io::Result<()>> + Send {
+                <$t>::readable(self)
+            }
+            fn writable(&self) -> impl Future<Output = io::Result<()>> + Send {
+                <$t>::writable(self)
+            }
+            fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+                <$t>::try_read(self, buf)
+            }
+            fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+                <$t>::try_write(self, buf)
+            }
+            fn shutdown_write(&self) {
+                // Best effort: the peer may already be gone.
+                let _ = socket2::SockRef::from(self).shutdown(std::net::Shutdown::Write);
+            }
+            fn fd(&self) -> RawFd {
+                self.as_raw_fd()
+            }
+            fn try_io_read<T>(&self, f: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
+                self.try_io(Interest::READABLE, f)
+            }
+            fn try_io_write<T>(&self, f: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
+                self.try_io(Interest::WRITABLE, f)
+            }
+        }
+    };
 }
 
-impl RawIo for UnixStream {
-    fn readable(&self) -> impl Future<Output = io::Result<()>> + Send {
-        UnixStream::readable(self)
-    }
-    fn writable(&self) -> impl Future<Output = io::Result<()>> + Send {
-        UnixStream::writable(self)
-    }
-    fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        UnixStream::try_read(self, buf)
-    }
-    fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
-        UnixStream::try_write(self, buf)
-    }
-    fn shutdown_write(&self) {
-        let _ = socket2::SockRef::from(self).shutdown(std::net::Shutdown::Write);
-    }
-    fn fd(&self) -> RawFd {
-        self.as_raw_fd()
-    }
-    fn try_io_read<T>(&self, f: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
-        self.try_io(Interest::READABLE, f)
-    }
-    fn try_io_write<T>(&self, f: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
-        self.try_io(Interest::WRITABLE, f)
-    }
-}
+raw_io!(TcpStream);
+raw_io!(UnixStream);
 
 /// A connection from a client of the proxy.
 #[derive(Debug)]
@@ -481,16 +462,21 @@ async fn relay_with<C: RawIo, U: RawIo>(
     }
 }
 
-/// Relay an established tunnel until it ends, then emit its `allow` event with the bytes
-/// moved each way (`early` bytes were already sent upstream before the relay started).
+/// Send `early` (what the client sent right after its request) upstream, relay the
+/// tunnel until it ends, then emit its `allow` event with the bytes moved each way.
 pub(crate) async fn finish_tunnel<C: RawIo, U: RawIo>(
     shared: &crate::Shared,
     client: &C,
     upstream: &U,
-    early: u64,
+    early: &[u8],
     mut event: crate::event::EgressEvent,
     started: Instant,
 ) {
+    // Bytes the client sent right after its request belong to the tunnel.
+    if write_all(upstream, early).await.is_err() {
+        return;
+    }
+    let early = early.len() as u64;
     let out = relay(client, upstream, shared.limits.idle_timeout, early).await;
     event.decision = crate::event::Decision::Allow;
     event.code = "allow".to_owned();
