@@ -53,27 +53,14 @@ pub const SENSITIVE_SYSTEM_PATHS: &[&str] = &[
 /// `.pub` ones) are secrets too.
 pub const SSH_HOST_KEY_DIR: &str = "/etc/ssh";
 
-/// Is `name` an SSH host private key (`ssh_host_*_key`)?
-fn is_ssh_host_key(name: &OsStr) -> bool {
+/// Is `name` an SSH host private key (`ssh_host_*_key`, not the `.pub`)? The sandbox
+/// lists [`SSH_HOST_KEY_DIR`] with it; this module does no I/O.
+pub fn is_ssh_host_key(name: &OsStr) -> bool {
     let n = name.as_encoded_bytes();
     let (head, tail) = (b"ssh_host_".as_slice(), b"_key".as_slice());
     n.len() > head.len() + tail.len()
         && n[..head.len()].eq_ignore_ascii_case(head)
         && n[n.len() - tail.len()..].eq_ignore_ascii_case(tail)
-}
-
-/// The system secrets of [`SENSITIVE_SYSTEM_PATHS`] and the host keys present in
-/// [`SSH_HOST_KEY_DIR`], for the sandbox to mask.
-pub fn sensitive_system_paths() -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = SENSITIVE_SYSTEM_PATHS.iter().map(PathBuf::from).collect();
-    if let Ok(dir) = std::fs::read_dir(SSH_HOST_KEY_DIR) {
-        for e in dir.flatten() {
-            if is_ssh_host_key(&e.file_name()) {
-                out.push(e.path());
-            }
-        }
-    }
-    out
 }
 
 /// Writable locations under `HOME` that make something run later (persistence) or that

@@ -273,7 +273,7 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
     // bits let it read /etc/shadow without any capability; a member of a group such as
     // ssl-cert reads keys through a directory it cannot even list. Masking whatever
     // exists costs one bind each and needs no guess about who can read what.
-    masks.extend(guards::sensitive_system_paths());
+    masks.extend(system_secret_paths());
     masks.extend(inp.masks.iter().cloned());
     masks.extend(found.secrets);
     for m in masks {
@@ -450,6 +450,23 @@ fn fallback_read_paths(inp: &PlanInputs<'_>) -> Vec<PathBuf> {
     out
 }
 
+/// The policy's system secrets ([`guards::SENSITIVE_SYSTEM_PATHS`]) and the SSH host
+/// keys present in [`guards::SSH_HOST_KEY_DIR`].
+fn system_secret_paths() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = guards::SENSITIVE_SYSTEM_PATHS
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+    if let Ok(dir) = std::fs::read_dir(guards::SSH_HOST_KEY_DIR) {
+        out.extend(
+            dir.flatten()
+                .filter(|e| guards::is_ssh_host_key(&e.file_name()))
+                .map(|e| e.path()),
+        );
+    }
+    out
+}
+
 /// The system secrets this user could read without a mount in the way (the fallback
 /// tier has no user namespace, so this user's permissions are exactly the command's):
 /// a file it may read, or a directory it may search (keys are read by name through a
@@ -465,7 +482,7 @@ pub(crate) fn readable_system_secrets() -> Vec<PathBuf> {
         )
         .is_ok()
     };
-    guards::sensitive_system_paths()
+    system_secret_paths()
         .into_iter()
         .filter_map(|p| std::fs::canonicalize(&p).ok())
         .filter(|p| can(p, AccessFlags::R_OK) || (p.is_dir() && can(p, AccessFlags::X_OK)))
