@@ -164,6 +164,12 @@ pub(crate) fn parse_one(text: &str, limit: usize) -> Result<Script, String> {
             "the text is nested more than {limit} levels deep (at least {depth}) and was not parsed"
         ));
     }
+    if unterminated_heredoc_substitution(text) {
+        return Err(
+            "a here-document delimiter opens a substitution that never closes; the text was not parsed"
+                .to_owned(),
+        );
+    }
     let program = match run_parser(text) {
         Ok(Ok(program)) => program,
         Ok(Err(e)) => return Err(format!("the text does not parse as bash: {e}")),
@@ -180,10 +186,62 @@ pub(crate) fn parse_one(text: &str, limit: usize) -> Result<Script, String> {
     Ok(script)
 }
 
+/// Does a here-document operator (`<<`, `<<-`; not `<<<`) take a delimiter that opens a
+/// command substitution (`$(`, `` ` ``) which never closes? Such text is a bash syntax
+/// error anyway, and brush-parser 0.4.0 can loop on it, allocating without bound
+/// (`<<$(` followed by blanks at the end of the text took 24 GB), so it is refused
+/// before the parser sees it.
+fn unterminated_heredoc_substitution(text: &str) -> bool {
+    let b = text.as_bytes();
+    let mut i = 0;
+    while let Some(off) = b
+        .get(i..)
+        .and_then(|rest| rest.windows(2).position(|w| w == b"<<"))
+    {
+        let mut j = i + off + 2;
+        i = j;
+        if b.get(j) == Some(&b'<') {
+            // `<<<`: a here-string.
+            i = j + 1;
+            continue;
+        }
+        if b.get(j) == Some(&b'-') {
+            j += 1;
+        }
+        while matches!(b.get(j), Some(b' ' | b'\t')) {
+            j += 1;
+        }
+        if matches!(b.get(j), Some(b'"' | b'\'')) {
+            j += 1;
+        }
+        let rest = b.get(j..).unwrap_or_default();
+        if rest.starts_with(b"$(") {
+            let mut depth = 0usize;
+            let closed = rest.iter().any(|c| {
+                match c {
+                    b'(' => depth += 1,
+                    b')' => depth = depth.saturating_sub(1),
+                    _ => return false,
+                }
+                depth == 0
+            });
+            if !closed {
+                return true;
+            }
+        } else if rest.first() == Some(&b'`') && !rest[1..].contains(&b'`') {
+            return true;
+        }
+    }
+    false
+}
+
 /// Run brush-parser. It panics on some malformed input (0.4.0: an `unwrap` in its
 /// tokenizer when a here-document inside `$(…)` ends the text), so a panic is caught
 /// and reported as a failure to parse: the text is then never allowed.
 fn run_parser(text: &str) -> Result<Result<ast::Program, brush_parser::ParseError>, ()> {
+    if unterminated_heredoc_substitution(text) {
+        return Err(());
+    }
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let options = brush_parser::ParserOptions::default();
         let mut parser = brush_parser::Parser::new(std::io::Cursor::new(text.as_bytes()), &options);

@@ -548,3 +548,15 @@ fn growing_script_runs_are_bounded() {
             .any(|d| matches!(d, cordon_shell::Dynamic::Opaque(_)))
     }));
 }
+
+#[test]
+fn an_unterminated_substitution_in_a_heredoc_delimiter_is_refused() {
+    // brush-parser 0.4.0 allocates without bound on these (24 GB seen for `<<$(  `).
+    for text in ["<<$(  ", "cat <<\"$(\t ", "<< $($(  ", "x <<-`  "] {
+        let a = timed(text);
+        assert!(a.parse_error.is_some(), "{text:?}");
+        fails_closed(&a);
+    }
+    // A substitution that closes (here in an arithmetic shift) still parses.
+    assert!(timed("echo $((1<<$(nproc)))").parse_error.is_none());
+}
