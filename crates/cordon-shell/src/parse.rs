@@ -164,10 +164,9 @@ pub(crate) fn parse_one(text: &str, limit: usize) -> Result<Script, String> {
             "the text is nested more than {limit} levels deep (at least {depth}) and was not parsed"
         ));
     }
-    if unterminated_heredoc_substitution(text) {
+    if odd_heredoc(text) {
         return Err(
-            "a here-document delimiter opens a substitution that never closes; the text was not parsed"
-                .to_owned(),
+            "a here-document has no plain-word delimiter or no line that ends it; the text was not parsed".to_owned(),
         );
     }
     let program = match run_parser(text) {
@@ -186,60 +185,125 @@ pub(crate) fn parse_one(text: &str, limit: usize) -> Result<Script, String> {
     Ok(script)
 }
 
-/// Does a here-document operator (`<<`, `<<-`; not `<<<`) take a delimiter that opens a
-/// command substitution (`$(`, `` ` ``) which never closes? Such text is a bash syntax
-/// error anyway, and brush-parser 0.4.0 can loop on it, allocating without bound
-/// (`<<$(` followed by blanks at the end of the text took 24 GB), so it is refused
-/// before the parser sees it.
-fn unterminated_heredoc_substitution(text: &str) -> bool {
+/// Is a here-document malformed in a way brush-parser 0.4.0 cannot survive? Its
+/// delimiter is not a plain word (it starts, after blanks and an opening quote or
+/// backslash, with a substitution, an operator, or nothing), or no later line closes
+/// it. On such text the parser can loop, allocating without bound (24 GB seen for
+/// `<<$(  `, for `<< >(`, and for a here-document left open inside an unclosed `$(`),
+/// so it is refused before the parser sees it. Real here-documents have a word for a
+/// delimiter (`EOF`, `'EOF'`, `\EOF`) and a line that ends them. The price: an
+/// arithmetic shift by a substitution (`$((1<<$n))`) is refused too, and bash's
+/// leniency (a here-document ended by the end of the text) is not copied.
+fn odd_heredoc(text: &str) -> bool {
     let b = text.as_bytes();
+    let arithmetic = arithmetic_spans(b);
+    // Where each line starts, by its text (as is, and without leading tabs for `<<-`):
+    // every here-document looks up its terminator here, so the check stays linear.
+    let mut lines: std::collections::HashMap<&[u8], Vec<usize>> = Default::default();
+    let mut stripped: std::collections::HashMap<&[u8], Vec<usize>> = Default::default();
+    let mut at_line = 0;
+    for line in b.split(|c| *c == b'\n') {
+        lines.entry(line).or_default().push(at_line);
+        let tabs = line.iter().take_while(|c| **c == b'\t').count();
+        stripped.entry(&line[tabs..]).or_default().push(at_line);
+        at_line += line.len() + 1;
+    }
     let mut i = 0;
     while let Some(off) = b
         .get(i..)
         .and_then(|rest| rest.windows(2).position(|w| w == b"<<"))
     {
-        let mut j = i + off + 2;
+        let at = i + off;
+        let mut j = at + 2;
         i = j;
+        let k = arithmetic.partition_point(|(_, e)| *e < at);
+        if arithmetic.get(k).is_some_and(|(s, _)| *s <= at) {
+            // A shift inside a closed `(( … ))`.
+            continue;
+        }
         if b.get(j) == Some(&b'<') {
             // `<<<`: a here-string.
             i = j + 1;
             continue;
         }
-        if b.get(j) == Some(&b'-') {
+        let strip_tabs = b.get(j) == Some(&b'-');
+        if strip_tabs {
             j += 1;
         }
         while matches!(b.get(j), Some(b' ' | b'\t')) {
             j += 1;
         }
-        if matches!(b.get(j), Some(b'"' | b'\'')) {
+        let start = j;
+        if matches!(b.get(j), Some(b'"' | b'\'' | b'\\')) {
             j += 1;
         }
-        let rest = b.get(j..).unwrap_or_default();
-        if rest.starts_with(b"$(") {
-            let mut depth = 0usize;
-            let closed = rest.iter().any(|c| {
-                match c {
-                    b'(' => depth += 1,
-                    b')' => depth = depth.saturating_sub(1),
-                    _ => return false,
-                }
-                depth == 0
-            });
-            if !closed {
-                return true;
-            }
-        } else if rest.first() == Some(&b'`') && !rest[1..].contains(&b'`') {
+        match b.get(j) {
+            None => return true,
+            Some(c) if c.is_ascii_whitespace() || b"$()<>|&;`".contains(c) => return true,
+            Some(_) => {}
+        }
+        // The delimiter word, without its quotes and backslashes.
+        let end = b[start..]
+            .iter()
+            .position(|c| c.is_ascii_whitespace() || b";|&<>()".contains(c))
+            .map_or(b.len(), |n| start + n);
+        let word: Vec<u8> = b[start..end]
+            .iter()
+            .copied()
+            .filter(|c| !matches!(c, b'"' | b'\'' | b'\\'))
+            .collect();
+        // A line after the operator's own line that is exactly the delimiter.
+        let index = if strip_tabs { &stripped } else { &lines };
+        let closed = index
+            .get(word.as_slice())
+            .is_some_and(|starts| starts.last().is_some_and(|s| *s > end));
+        if !closed {
             return true;
         }
     }
     false
 }
 
+/// Byte ranges of `(( … ))` groups that close (arithmetic, where `<<` is a shift).
+fn arithmetic_spans(b: &[u8]) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut i = 0;
+    while let Some(off) = b
+        .get(i..)
+        .and_then(|rest| rest.windows(2).position(|w| w == b"(("))
+    {
+        let start = i + off;
+        let mut depth = 0usize;
+        let mut end = None;
+        for (k, c) in b.iter().enumerate().skip(start) {
+            match c {
+                b'(' => depth += 1,
+                b')' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        end = Some(k);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        match end {
+            Some(e) => {
+                spans.push((start, e));
+                i = e + 1;
+            }
+            None => break,
+        }
+    }
+    spans
+}
+
 /// Run brush-parser. It panics on some malformed input (0.4.0: an `unwrap` in its
 /// tokenizer when a here-document inside `$(…)` ends the text), so a panic is caught
 /// and reported as a failure to parse: the text is then never allowed.
 fn run_parser(text: &str) -> Result<Result<ast::Program, brush_parser::ParseError>, ()> {
-    if unterminated_heredoc_substitution(text) {
+    if odd_heredoc(text) {
         return Err(());
     }
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
