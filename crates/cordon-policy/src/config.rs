@@ -117,6 +117,51 @@ impl Default for Defaults {
     }
 }
 
+impl Defaults {
+    /// The `[contained]` table's built-in values: what containment enforces by itself
+    /// (program runs and opaque code, reads, writes, network through the proxy) is
+    /// allowed, since the sandbox holds even when the command turns hostile. MCP calls do
+    /// not run in a sandbox and keep the `[defaults]` value.
+    pub fn contained() -> Defaults {
+        Defaults {
+            read_inside: Decision::Allow,
+            read_outside: Decision::Allow,
+            write_inside: Decision::Allow,
+            write_outside: Decision::Allow,
+            exec: Decision::Allow,
+            network: Decision::Allow,
+            mcp: Decision::Ask,
+        }
+    }
+
+    /// The value of one key (`read_inside`, `exec`, …); an unknown key is `ask`.
+    pub fn get(&self, key: &str) -> Decision {
+        let mut copy = *self;
+        copy.slot(key).map_or(Decision::Ask, |d| *d)
+    }
+
+    /// Only the `deny` slots of these defaults; every other slot `allow`.
+    pub fn denials(&self) -> Defaults {
+        let mut out = Defaults::loosest();
+        for k in DEFAULT_KEYS {
+            if self.get(k) == Decision::Deny
+                && let Some(slot) = out.slot(k)
+            {
+                *slot = Decision::Deny;
+            }
+        }
+        out
+    }
+
+    /// Every slot `allow`: the neutral element of [`Defaults::tighten`].
+    fn loosest() -> Defaults {
+        Defaults {
+            mcp: Decision::Allow,
+            ..Defaults::contained()
+        }
+    }
+}
+
 const DEFAULT_KEYS: [&str; 7] = [
     "read_inside",
     "read_outside",
@@ -164,6 +209,7 @@ struct FileConfig {
     #[serde(default)]
     permissions: Permissions,
     defaults: Option<BTreeMap<Spanned<String>, Spanned<String>>>,
+    contained: Option<BTreeMap<Spanned<String>, Spanned<String>>>,
     #[serde(default)]
     network: NetworkTable,
     #[serde(default)]
@@ -387,6 +433,9 @@ pub struct Merged {
     pub approval: ApprovalPolicy,
     /// The effective defaults.
     pub defaults: Defaults,
+    /// The effective `[contained]` table: step 8's defaults for a call that will run
+    /// contained (see [`Defaults::contained`]).
+    pub contained: Defaults,
     /// Every rule, highest layer first, in file order.
     pub rules: Vec<Rule>,
     /// Network lists.
@@ -546,15 +595,9 @@ fn merge(
     let mut sandbox = SandboxSettings::default();
     let mut network = NetworkSettings::default();
     let mut defaults_set: BTreeMap<&'static str, Decision> = BTreeMap::new();
-    let mut project_defaults = Defaults {
-        read_inside: Decision::Allow,
-        read_outside: Decision::Allow,
-        write_inside: Decision::Allow,
-        write_outside: Decision::Allow,
-        exec: Decision::Allow,
-        network: Decision::Allow,
-        mcp: Decision::Allow,
-    };
+    let mut project_defaults = Defaults::loosest();
+    let mut contained_set: BTreeMap<&'static str, Decision> = BTreeMap::new();
+    let mut project_contained = Defaults::loosest();
     let mut rules = Vec::new();
 
     let flags_inserted =
@@ -657,29 +700,25 @@ fn merge(
             }
         }
         if let Some(d) = &l.cfg.defaults {
-            for (k, v) in d {
-                let key = DEFAULT_KEYS
-                    .iter()
-                    .find(|x| **x == k.get_ref().as_str())
-                    .ok_or_else(|| {
-                        l.err(
-                            k.span(),
-                            format!(
-                                "unknown default `{}`: expected one of {}",
-                                k.get_ref(),
-                                DEFAULT_KEYS.join(", ")
-                            ),
-                        )
-                    })?;
-                let dec: Decision = v
-                    .get_ref()
-                    .parse()
-                    .map_err(|e: String| l.err(v.span(), e))?;
+            for (key, dec) in defaults_table(l, d)? {
                 if ok {
                     defaults_set.entry(key).or_insert(dec);
                 } else if let Some(slot) = project_defaults.slot(key) {
                     // An untrusted project may only tighten.
                     *slot = dec;
+                }
+            }
+        }
+        if let Some(d) = &l.cfg.contained {
+            for (key, dec) in defaults_table(l, d)? {
+                if l.kind == LayerKind::Project {
+                    // A project, trusted or not, may only tighten what runs unasked in
+                    // the sandbox.
+                    if let Some(slot) = project_contained.slot(key) {
+                        *slot = dec;
+                    }
+                } else {
+                    contained_set.entry(key).or_insert(dec);
                 }
             }
         }
@@ -813,6 +852,13 @@ fn merge(
         }
     }
     defaults.tighten(&project_defaults);
+    let mut contained = Defaults::contained();
+    for (k, v) in &contained_set {
+        if let Some(slot) = contained.slot(k) {
+            *slot = *v;
+        }
+    }
+    contained.tighten(&project_contained);
 
     let mut sandbox_roots = Vec::new();
     for r in &sandbox.writable_roots {
@@ -828,6 +874,7 @@ fn merge(
         sandbox_mode: sandbox_mode.unwrap_or_default(),
         approval: approval.unwrap_or_default(),
         defaults,
+        contained,
         rules,
         network,
         sandbox,
@@ -906,6 +953,36 @@ fn example_matches(matcher: &Matcher, example: &str, anchors: &Anchors) -> Resul
             return Err("tool-wide rules take no examples".into());
         }
     })
+}
+
+/// The entries of a `[defaults]` or `[contained]` table, checked: known keys, decisions.
+fn defaults_table(
+    l: &Layer,
+    table: &BTreeMap<Spanned<String>, Spanned<String>>,
+) -> Result<Vec<(&'static str, Decision)>, ConfigError> {
+    table
+        .iter()
+        .map(|(k, v)| {
+            let key = DEFAULT_KEYS
+                .iter()
+                .find(|x| **x == k.get_ref().as_str())
+                .ok_or_else(|| {
+                    l.err(
+                        k.span(),
+                        format!(
+                            "unknown default `{}`: expected one of {}",
+                            k.get_ref(),
+                            DEFAULT_KEYS.join(", ")
+                        ),
+                    )
+                })?;
+            let dec: Decision = v
+                .get_ref()
+                .parse()
+                .map_err(|e: String| l.err(v.span(), e))?;
+            Ok((*key, dec))
+        })
+        .collect()
 }
 
 #[cfg(test)]

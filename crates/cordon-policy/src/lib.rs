@@ -21,6 +21,7 @@ pub mod config;
 pub mod facts;
 pub mod gitconfig;
 pub mod guards;
+pub mod judgement;
 pub mod net;
 pub mod ops;
 pub mod paths;
@@ -33,6 +34,8 @@ pub mod verdict;
 
 pub use config::{ConfigError, Defaults, LoadOptions, Mode};
 pub use facts::{FakeFs, FileFacts, FileKind, FileMeta, RealFs};
+pub use judgement::{Allowed, Containment, Judgement};
+pub use ops::OpKind;
 pub use paths::Location;
 pub use policy::{Attenuation, AttenuationError, Policy};
 pub use request::{Action, Request, RequestError, ToolKind};

@@ -16,8 +16,9 @@ use cordon_shell::{
 };
 use std::path::{Path, PathBuf};
 
-/// The kind of an operation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The kind of an operation. In JSON (a finding's `op`) it is the lowercase name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum OpKind {
     /// Read a file.
@@ -59,12 +60,23 @@ impl OpKind {
         }
     }
 
+    /// Does this operation only read (what the `untrusted` approval policy runs unasked)?
+    pub fn reads_only(self) -> bool {
+        matches!(self, OpKind::Read | OpKind::List | OpKind::Run)
+    }
+
     /// Does this operation change anything (what `plan` mode denies)?
     pub fn modifies(self) -> bool {
         matches!(
             self,
             OpKind::Write | OpKind::Delete | OpKind::Exec | OpKind::Mcp | OpKind::Opaque
         )
+    }
+}
+
+impl std::fmt::Display for OpKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

@@ -8,6 +8,7 @@
 use crate::config::{self, ConfigError, Defaults, LoadOptions, Merged, Mode};
 use crate::facts::FileFacts;
 use crate::guards;
+use crate::judgement::{Containment, Judgement};
 use crate::net::{NetCheck, NetworkPolicy};
 use crate::ops::{self, OpKind, Operation, Operations, Target};
 use crate::paths::{Location, PathFacts};
@@ -67,6 +68,7 @@ pub struct Policy {
     sandbox_mode: SandboxMode,
     approval: ApprovalPolicy,
     defaults: Defaults,
+    contained: Defaults,
     rules: Vec<Rule>,
     deny: RuleSet,
     ask: RuleSet,
@@ -143,6 +145,7 @@ impl Policy {
             sandbox_mode: m.sandbox_mode,
             approval: m.approval,
             defaults: m.defaults,
+            contained: m.contained,
             rules: m.rules,
             network,
             network_narrowed: Vec::new(),
@@ -179,6 +182,10 @@ impl Policy {
     /// The defaults of step 8.
     pub fn defaults(&self) -> &Defaults {
         &self.defaults
+    }
+    /// The `[contained]` table: step 8 for calls that run contained.
+    pub fn contained_defaults(&self) -> &Defaults {
+        &self.contained
     }
     /// The `[sandbox]` settings.
     pub fn sandbox(&self) -> &SandboxSettings {
@@ -248,6 +255,7 @@ impl Policy {
         p.ask = rebuild(&p.rules, Decision::Ask)?;
         if let Some(d) = &a.defaults {
             p.defaults.tighten(d);
+            p.contained.tighten(d);
         }
         match a.mode {
             None => {}
@@ -365,11 +373,29 @@ impl Policy {
     /// Like [`Policy::judge`], recording the evaluation trail in `Verdict::trail` when
     /// `trace` is set (`--explain`).
     pub fn judge_traced(&self, ops: &Operations, trace: bool) -> Verdict {
+        self.judge_with(ops, Containment::None, trace).into_verdict()
+    }
+
+    /// Run the decision order for a call that will run under `containment`, and seal the
+    /// result. Containment applies to shell calls only; any other call is judged as
+    /// uncontained whatever is passed. Only this function makes a [`Judgement`].
+    pub fn judge_with(&self, ops: &Operations, containment: Containment, trace: bool) -> Judgement {
+        let containment = if ops.tool_kind == Some(ToolKind::Bash) {
+            containment
+        } else {
+            Containment::None
+        };
+        let verdict = self.judge_in(ops, containment, trace);
+        Judgement::new(verdict, containment, self.approval)
+    }
+
+    fn judge_in(&self, ops: &Operations, containment: Containment, trace: bool) -> Verdict {
         let mut findings = Vec::with_capacity(ops.ops.len());
         let mut trail = Vec::new();
         let mut worst: Option<usize> = None;
         for op in &ops.ops {
-            let (decision, source, reason) = self.judge_op(op, ops, trace.then_some(&mut trail));
+            let (decision, source, reason) =
+                self.judge_op(op, ops, containment, trace.then_some(&mut trail));
             let (target, resolved) = match &op.target {
                 Target::Path(f) => (
                     f.literal.display().to_string(),
@@ -378,7 +404,7 @@ impl Policy {
                 t => (t.display(), None),
             };
             findings.push(Finding {
-                op: op.kind.as_str(),
+                op: op.kind,
                 target,
                 resolved,
                 location: op.location,
@@ -402,6 +428,7 @@ impl Policy {
                 reason: "the call performs no operation".into(),
                 source: Source::new(Step::Default, "no operation"),
                 findings,
+                contained: containment.is_contained(),
                 trail,
             };
         };
@@ -411,6 +438,7 @@ impl Policy {
             reason: f.reason.clone(),
             source: f.source.clone(),
             findings: Vec::new(),
+            contained: containment.is_contained(),
             trail: Vec::new(),
         };
         if verdict.decision == Decision::Ask && (self.mode == Mode::DontAsk || self.no_human) {
@@ -440,6 +468,7 @@ impl Policy {
         &self,
         op: &Operation,
         ops: &Operations,
+        containment: Containment,
         mut trail: Option<&mut Vec<String>>,
     ) -> (Decision, Source, String) {
         let label = if trail.is_some() {
@@ -452,10 +481,10 @@ impl Policy {
             ("guard", &|| self.step_guard(op)),
             ("deny-rule", &|| self.step_rule(op, ops, Decision::Deny)),
             ("ask-rule", &|| self.step_rule(op, ops, Decision::Ask)),
-            ("opaque", &|| self.step_opaque(op, ops)),
+            ("opaque", &|| self.step_opaque_in(op, ops, containment)),
             ("mode", &|| self.step_mode(op)),
             ("allow-rule", &|| self.step_allow(op, ops)),
-            ("default", &|| Some(self.step_default(op))),
+            ("default", &|| Some(self.step_default_in(op, containment))),
         ];
         for (name, step) in steps {
             let outcome = step();
@@ -726,7 +755,21 @@ impl Policy {
     /// Step 5: an operation the analysis cannot see through is asked, unless an allow rule
     /// names its program and its code-executing argument literally.
     pub fn step_opaque(&self, op: &Operation, ops: &Operations) -> Option<Outcome> {
+        self.step_opaque_in(op, ops, Containment::None)
+    }
+
+    /// Step 5 for a call under `containment`: code the analysis cannot see through runs
+    /// inside the sandbox, so a contained call leaves it to step 8's `[contained]` table.
+    pub fn step_opaque_in(
+        &self,
+        op: &Operation,
+        ops: &Operations,
+        containment: Containment,
+    ) -> Option<Outcome> {
         let o = op.opaque.as_ref()?;
+        if contained_key(op, containment).is_some() {
+            return None;
+        }
         if let Some(needs) = &o.needs {
             for &i in &self.allow.other {
                 let r = &self.rules[i];
@@ -814,6 +857,29 @@ impl Policy {
 
     /// Step 8: the configured default for the operation and its location.
     pub fn step_default(&self, op: &Operation) -> Outcome {
+        self.step_default_in(op, Containment::None)
+    }
+
+    /// Step 8 for a call under `containment`: what containment enforces by itself is
+    /// decided by the `[contained]` table (a `deny` in `[defaults]` still holds there: it
+    /// says "never", which a sandbox does not change); everything else by `[defaults]`.
+    pub fn step_default_in(&self, op: &Operation, containment: Containment) -> Outcome {
+        if let Some(key) = contained_key(op, containment) {
+            let mut d = self.contained;
+            d.tighten(&self.defaults.denials());
+            let decision = d.get(key);
+            let why = format!(
+                "{} {}: it runs contained ({} tier), and the `[contained]` `{key}` default is {decision}.",
+                op.kind.as_str(),
+                op.target.display(),
+                containment.as_str(),
+            );
+            return (
+                decision,
+                Source::new(Step::Default, format!("contained.{key}")),
+                why,
+            );
+        }
         let d = &self.defaults;
         let loc = op.location.unwrap_or(Location::Unknown);
         let (decision, key) = match (op.kind, loc) {
@@ -854,6 +920,27 @@ impl Policy {
             ),
         };
         (decision, Source::new(Step::Default, key), why)
+    }
+}
+
+/// The `[contained]` key that decides `kind` under `containment`, when containment
+/// enforces that kind of operation by itself: at the full tier everything a shell
+/// command does but MCP and web searches; at the fallback tier, which has no network
+/// namespace and cannot hide HOME or mask secrets inside readable trees, only program
+/// runs, opaque code and writes.
+fn contained_key(op: &Operation, containment: Containment) -> Option<&'static str> {
+    let full = containment.is_full_tier();
+    // The sandbox enforces by the object, so a place it cannot name is judged as outside.
+    let inside = op.location == Some(Location::Inside);
+    match op.kind {
+        _ if !containment.is_contained() => None,
+        OpKind::Exec | OpKind::Opaque => Some("exec"),
+        OpKind::Write | OpKind::Delete if inside => Some("write_inside"),
+        OpKind::Write | OpKind::Delete => Some("write_outside"),
+        OpKind::Read | OpKind::List if full && inside => Some("read_inside"),
+        OpKind::Read | OpKind::List if full => Some("read_outside"),
+        OpKind::Network if containment == Containment::Full => Some("network"),
+        _ => None,
     }
 }
 

@@ -147,8 +147,9 @@ impl std::fmt::Display for Source {
 /// One operation the call performs, and how it was judged.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
-    /// The operation (`read`, `write`, `delete`, `list`, `exec`, `network`, `mcp`, `opaque`).
-    pub op: &'static str,
+    /// The operation (`read`, `write`, `delete`, `list`, `run`, `exec`, `network`, `search`,
+    /// `mcp`, `opaque` in JSON).
+    pub op: crate::ops::OpKind,
     /// What it acts on: a path, an origin, a program, a server/tool.
     pub target: String,
     /// The resolved path, when it differs from the target.
@@ -179,6 +180,9 @@ pub struct Verdict {
     pub source: Source,
     /// Every operation and how it was judged.
     pub findings: Vec<Finding>,
+    /// Whether the call was judged as one that runs contained, so that what containment
+    /// enforces was decided by the `[contained]` table.
+    pub contained: bool,
     /// The evaluation trail (printed by `--explain`; not part of the JSON).
     #[serde(skip)]
     pub trail: Vec<String>,
@@ -192,6 +196,7 @@ impl Verdict {
             reason: reason.into(),
             source,
             findings: Vec::new(),
+            contained: false,
             trail: Vec::new(),
         }
     }
