@@ -68,6 +68,19 @@ pub enum Mode {
     DontAsk,
 }
 
+impl Mode {
+    /// The word used in config files, flags and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Default => "default",
+            Mode::AcceptEdits => "accept-edits",
+            Mode::Plan => "plan",
+            Mode::Bypass => "bypass",
+            Mode::DontAsk => "dont-ask",
+        }
+    }
+}
+
 impl std::str::FromStr for Mode {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
@@ -448,8 +461,25 @@ pub struct Merged {
     pub files: Vec<(LayerKind, PathBuf)>,
     /// Things that were ignored or noteworthy (shown by `--explain`).
     pub notes: Vec<String>,
+    /// Allow rules of the project file that were ignored because the workspace is not
+    /// trusted.
+    pub ignored_allows: Vec<String>,
+    /// The user's config file (whether or not it exists).
+    pub user_file: PathBuf,
     /// Fingerprint of every input that shaped the policy.
     pub version: String,
+}
+
+/// The user's config file: `--user`-style override, else
+/// `$XDG_CONFIG_HOME/cordon/policy.toml`, else `HOME/.config/cordon/policy.toml`.
+pub fn user_file(opts: &LoadOptions, home: &Path) -> PathBuf {
+    opts.user.clone().unwrap_or_else(|| {
+        opts.xdg_config_home
+            .clone()
+            .filter(|p| p.is_absolute())
+            .unwrap_or_else(|| home.join(".config"))
+            .join("cordon/policy.toml")
+    })
 }
 
 /// Load and merge the layers.
@@ -512,14 +542,7 @@ pub fn load(opts: &LoadOptions, fs: &dyn FileFacts) -> Result<Merged, ConfigErro
         add(LayerKind::Flags, f, true)?;
     }
     if !opts.skip_default_files {
-        let user = opts.user.clone().unwrap_or_else(|| {
-            opts.xdg_config_home
-                .clone()
-                .filter(|p| p.is_absolute())
-                .unwrap_or_else(|| home.join(".config"))
-                .join("cordon/policy.toml")
-        });
-        add(LayerKind::User, &user, false)?;
+        add(LayerKind::User, &user_file(opts, &home), false)?;
         add(
             LayerKind::Project,
             &workspace.join(".cordon/policy.toml"),
@@ -599,6 +622,7 @@ fn merge(
     let mut contained_set: BTreeMap<&'static str, Decision> = BTreeMap::new();
     let mut project_contained = Defaults::loosest();
     let mut rules = Vec::new();
+    let mut ignored_allows = Vec::new();
 
     let flags_inserted =
         |mode: &mut Option<Mode>, sm: &mut Option<SandboxMode>, ap: &mut Option<ApprovalPolicy>| {
@@ -760,6 +784,7 @@ fn merge(
                     rules::parse_rule(r.get_ref(), &anchors).map_err(|e| l.err(r.span(), e))?;
                 if action == Decision::Allow && !ok {
                     ignored(&format!("allow rule `{}`", r.get_ref()), &mut notes);
+                    ignored_allows.push(r.get_ref().clone());
                     continue;
                 }
                 rules.push(Rule {
@@ -794,6 +819,7 @@ fn merge(
             check_examples(l, &text, &matcher, &anchors, &t.must_match, &t.not_match)?;
             if action == Decision::Allow && !ok {
                 ignored(&format!("allow rule `{text}`"), &mut notes);
+                ignored_allows.push(text.clone());
                 continue;
             }
             rules.push(Rule {
@@ -845,6 +871,7 @@ fn merge(
         });
     }
 
+    let user_file = user_file(opts, &home);
     let mut defaults = Defaults::default();
     for (k, v) in &defaults_set {
         if let Some(slot) = defaults.slot(k) {
@@ -881,6 +908,8 @@ fn merge(
         trusted,
         files: layers.iter().map(|l| (l.kind, l.file.clone())).collect(),
         notes,
+        ignored_allows,
+        user_file,
         version,
     })
 }

@@ -82,6 +82,8 @@ pub struct Policy {
     version: String,
     files: Vec<(config::LayerKind, PathBuf)>,
     notes: Vec<String>,
+    ignored_allows: Vec<String>,
+    user_file: PathBuf,
     trusted: bool,
 }
 
@@ -155,6 +157,8 @@ impl Policy {
             version: m.version,
             files: m.files,
             notes: m.notes,
+            ignored_allows: m.ignored_allows,
+            user_file: m.user_file,
             trusted: m.trusted,
         })
     }
@@ -214,6 +218,14 @@ impl Policy {
     /// Settings that were ignored, and why.
     pub fn notes(&self) -> &[String] {
         &self.notes
+    }
+    /// Allow rules of the project file ignored because the workspace is not trusted.
+    pub fn ignored_allows(&self) -> &[String] {
+        &self.ignored_allows
+    }
+    /// The user's config file, where allow rules and `trusted_workspaces` go.
+    pub fn user_file(&self) -> &Path {
+        &self.user_file
     }
     /// Whether the project layer was trusted.
     pub fn trusted(&self) -> bool {

@@ -22,6 +22,17 @@ pub enum SandboxMode {
     FullAccess,
 }
 
+impl SandboxMode {
+    /// The word used in config files, flags and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::ReadOnly => "read-only",
+            SandboxMode::WorkspaceWrite => "workspace-write",
+            SandboxMode::FullAccess => "full-access",
+        }
+    }
+}
+
 impl std::str::FromStr for SandboxMode {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
@@ -50,6 +61,18 @@ pub enum ApprovalPolicy {
     OnFailure,
     /// Never ask: every ask becomes a deny.
     Never,
+}
+
+impl ApprovalPolicy {
+    /// The word used in config files, flags and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalPolicy::Untrusted => "untrusted",
+            ApprovalPolicy::OnRequest => "on-request",
+            ApprovalPolicy::OnFailure => "on-failure",
+            ApprovalPolicy::Never => "never",
+        }
+    }
 }
 
 impl std::str::FromStr for ApprovalPolicy {

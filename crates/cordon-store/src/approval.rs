@@ -206,6 +206,19 @@ pub enum Resolution {
     Pending(PendingId),
 }
 
+/// Only the first step of the flow: a valid lease for this exact fingerprint, consumed,
+/// as a [`Grant`]; `None` when there is none (the caller's own human may then be asked).
+pub fn resolve_lease(store: &Store, ctx: &AskContext) -> Result<Option<Grant>, StoreError> {
+    let session = ctx.session.as_deref().filter(|s| !s.is_empty());
+    Ok(store.consume(&ctx.fingerprint, session)?.map(|used| Grant {
+        fingerprint: ctx.fingerprint.clone(),
+        lease: used.lease,
+        scope: used.scope.clone(),
+        source: GrantSource::Lease(used),
+        rule: None,
+    }))
+}
+
 /// [`resolve_ask_with`] with default lease lifetimes.
 pub fn resolve_ask(
     store: &Store,
@@ -226,14 +239,8 @@ pub fn resolve_ask_with(
     options: &FlowOptions,
 ) -> Result<Resolution, StoreError> {
     let session = ctx.session.as_deref().filter(|s| !s.is_empty());
-    if let Some(used) = store.consume(&ctx.fingerprint, session)? {
-        return Ok(Resolution::Allow(Grant {
-            fingerprint: ctx.fingerprint.clone(),
-            lease: used.lease,
-            scope: used.scope.clone(),
-            source: GrantSource::Lease(used),
-            rule: None,
-        }));
+    if let Some(grant) = resolve_lease(store, ctx)? {
+        return Ok(Resolution::Allow(grant));
     }
 
     let suggestion = ctx.suggestion.as_deref().filter(|s| !s.trim().is_empty());

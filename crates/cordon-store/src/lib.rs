@@ -40,7 +40,7 @@ mod tty;
 
 pub use approval::{
     AskContext, Choice, FlowOptions, Grant, GrantSource, NoHuman, NoPrompter, PromptOutcome,
-    Prompter, Question, Refusal, Resolution, resolve_ask, resolve_ask_with,
+    Prompter, Question, Refusal, Resolution, resolve_ask, resolve_ask_with, resolve_lease,
 };
 pub use audit::{
     AppendReceipt, AuditLog, Break, Durability, ExportFilter, VerifyReport, export, format_time,
@@ -48,7 +48,7 @@ pub use audit::{
 };
 pub use error::{StoreError, StoreErrorKind};
 pub use paths::{default_audit_path, default_store_path, state_dir};
-pub use record::AuditRecord;
+pub use record::{AuditRecord, ContainmentBlock, EscalationRecord, FindingBrief, Phase};
 pub use redact::{REDACTED, redact, redact_text};
 pub use store::{
     Answer, Answered, Approved, Denied, Lease, LeaseId, LeaseUse, Pending, PendingId, PendingState,

@@ -1,82 +1,133 @@
-//! The shape of one audit record, so that every writer (check, exec, serve, the hook,
-//! approvals) fills the same fields. `AuditLog::append` takes any JSON object; this
-//! struct is the common case.
+//! The one shape of an audit record. Every writer (`check`, `exec`, and every later
+//! surface through the gate) fills this struct; `schemas/audit-record.schema.json` in the
+//! repository describes the line it becomes, and a test checks records of every kind
+//! against it. The log itself adds `seq`, `time` and `prev`.
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::approval::Grant;
+/// Which moment of a call a record describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Phase {
+    /// The decision, when nothing runs (a refusal, a pending approval, `check`).
+    Decision,
+    /// A contained run is about to start (written before the command may run).
+    Start,
+    /// An `on-failure` re-run with one more permission is about to start.
+    Rerun,
+    /// A contained run ended.
+    End,
+}
 
-/// One decision or execution, as recorded in the audit log. Fields left `None` are
-/// omitted; `extra` carries anything else (flattened into the record).
-#[derive(Debug, Clone, Default, Serialize)]
+/// One policy finding that did not allow, in brief.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FindingBrief {
+    /// The operation (`read`, `write`, `exec`, …).
+    pub op: String,
+    /// Its target.
+    pub target: String,
+    /// `ask` or `deny`.
+    pub decision: String,
+}
+
+/// One thing containment blocked during a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ContainmentBlock {
+    /// `write`, `connect` or `syscall`.
+    pub kind: String,
+    /// The path, address or system call.
+    pub target: String,
+    /// What happened.
+    pub detail: String,
+}
+
+/// The on-failure escalation of a run: what was asked and how it was answered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EscalationRecord {
+    /// The one extra permission asked for.
+    pub asked: String,
+    /// The answer (`allow-once`, `lease`, `pending 7`, `denied: …`).
+    pub answer: String,
+    /// Whether the re-run started, and if not, why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerun: Option<String>,
+}
+
+/// One audit record. `None` fields and empty lists are left out of the line.
+#[derive(Debug, Clone, Serialize)]
 pub struct AuditRecord {
-    /// What happened: `decision`, `execution`, `approval-answered`, …
-    pub event: String,
-    /// Session id, if the caller has one.
+    /// The surface that decided: `check`, `exec`, …
+    pub kind: String,
+    /// Which moment of the call this is.
+    pub phase: Phase,
+    /// The session id, if the caller gave one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
-    /// Agent id, if the caller has one.
+    /// The agent id, if the caller gave one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
-    /// Tool name as called.
+    /// The tool name as called.
+    pub tool: String,
+    /// The tool input, secrets redacted.
+    pub input: Value,
+    /// The working directory of the call, if given.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool: Option<String>,
-    /// Normalized input; secrets are redacted when the record is built with [`AuditRecord::to_value`].
+    pub cwd: Option<String>,
+    /// The workspace.
+    pub workspace: String,
+    /// The final decision: `allow`, `ask` or `deny`.
+    pub decision: String,
+    /// One sentence.
+    pub reason: String,
+    /// The step and rule that decided (the verdict's `source`).
+    pub source: Value,
+    /// The containment the call was judged under: `none`, `fallback`, `full`,
+    /// `full-host-network`.
+    pub containment: String,
+    /// The permission mode.
+    pub mode: String,
+    /// The approval policy.
+    pub approval: String,
+    /// The fingerprint of the config that decided.
+    pub policy_version: String,
+    /// How an ask was answered (`lease`, `allow-once`, `pending`, `deferred (on-failure)`, …).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub input: Option<Value>,
-    /// `allow`, `ask` or `deny` (after the approval flow, the final one).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub decision: Option<String>,
-    /// The verdict JSON (`decision`, `reason`, `source`, `findings`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub verdict: Option<Value>,
-    /// The rule or step that decided, with config file and line where one applies.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub source: Option<String>,
-    /// Permission mode (`default`, `plan`, …).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mode: Option<String>,
-    /// Approval policy (`untrusted`, `on-request`, `on-failure`, `never`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub approval_policy: Option<String>,
-    /// The human's answer (`allow-once`, `allow-session`, `always-allow`, `deny`, `lease`, `pending`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub human_answer: Option<String>,
-    /// The lease that allowed the call.
+    pub answer: Option<String>,
+    /// The lease that granted the call.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lease: Option<i64>,
-    /// Sandbox tier actually applied.
+    /// The pending approval recorded for the call.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sandbox: Option<String>,
-    /// Exit status of the command, if it ran.
+    pub pending: Option<i64>,
+    /// The policy's findings that did not allow.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub blocked: Vec<FindingBrief>,
+    /// The tier the run actually got (`full`, `fallback`), at the end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tier: Option<String>,
+    /// The command's exit status, at the end.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_status: Option<i32>,
-    /// Operations the sandbox blocked.
+    /// Whether the timeout ended the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timed_out: Option<bool>,
+    /// What containment blocked during the run.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub blocked: Vec<Value>,
-    /// Anything else.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub containment_blocked: Vec<ContainmentBlock>,
+    /// The on-failure escalation, if one was asked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub escalation: Option<EscalationRecord>,
 }
 
 impl AuditRecord {
-    /// Fill `human_answer` and `lease` from a grant of the approval flow.
-    pub fn with_grant(mut self, grant: &Grant) -> Self {
-        self.human_answer = Some(grant.answer().to_string());
-        self.lease = Some(grant.lease().0);
-        self
-    }
-
-    /// The record as JSON, with secrets in `input`, `verdict` and `extra` redacted.
+    /// The record as one JSON object, with secrets in `input` and `reason` redacted.
     pub fn to_value(&self) -> Value {
         let mut value = serde_json::to_value(self).unwrap_or_else(|_| Value::Object(Map::new()));
         if let Value::Object(map) = &mut value {
-            for (key, field) in map.iter_mut() {
-                if !matches!(
-                    key.as_str(),
-                    "event" | "decision" | "mode" | "approval_policy" | "sandbox"
-                ) {
+            for key in ["input", "reason"] {
+                if let Some(field) = map.get_mut(key) {
                     *field = crate::redact::redact(field);
                 }
             }
@@ -93,12 +144,30 @@ mod tests {
     #[test]
     fn omits_empty_fields_and_redacts_input() {
         let r = AuditRecord {
-            event: "decision".into(),
-            tool: Some("Bash".into()),
-            input: Some(json!({"command": "curl -H 'Authorization: Bearer s3cr3t' https://x"})),
-            decision: Some("deny".into()),
-            extra: [("cwd".to_string(), json!("/w"))].into_iter().collect(),
-            ..Default::default()
+            kind: "check".into(),
+            phase: Phase::Decision,
+            session: None,
+            agent: None,
+            tool: "Bash".into(),
+            input: json!({"command": "curl -H 'Authorization: Bearer s3cr3t' https://x"}),
+            cwd: Some("/w".into()),
+            workspace: "/w".into(),
+            decision: "deny".into(),
+            reason: "r".into(),
+            source: json!({"step": "guard"}),
+            containment: "none".into(),
+            mode: "default".into(),
+            approval: "on-request".into(),
+            policy_version: "v".into(),
+            answer: None,
+            lease: None,
+            pending: None,
+            blocked: Vec::new(),
+            tier: None,
+            exit_status: None,
+            timed_out: None,
+            containment_blocked: Vec::new(),
+            escalation: None,
         };
         let v = r.to_value();
         assert_eq!(
@@ -106,6 +175,7 @@ mod tests {
             "curl -H 'Authorization: Bearer [REDACTED]' https://x"
         );
         assert_eq!(v["cwd"], "/w");
+        assert_eq!(v["phase"], "decision");
         assert!(v.get("session").is_none() && v.get("blocked").is_none());
     }
 }

@@ -1,0 +1,428 @@
+//! A call carried out inside the sandbox: decide it, record it, run it with the egress
+//! proxy beside it, and, under `on-failure`, offer one extra permission for a re-run.
+//!
+//! This is `cordon exec` without its flags, so that every surface that runs a command
+//! contained (the hook's contain mode, the decision service) runs it the same way. A run
+//! whose start cannot be recorded does not start; a decision reached for the full tier
+//! never runs at the fallback tier (the permit requires the tier, and the call is judged
+//! again for the fallback tier when the full one is unavailable).
+
+use crate::error::GateError;
+use crate::flow::{Decided, Gate, Human, Outcome, Refused};
+use crate::onfailure::{AfterTrial, Escalated, Escalation, TrialRun};
+use crate::record::RunFacts;
+use cordon_egress::{Decision as EgressDecision, EgressEvent, EgressProxy, ProxyConfig};
+use cordon_policy::net::NetworkPolicy;
+use cordon_policy::{ApprovalPolicy, Containment, FileFacts, Request, SandboxMode};
+use cordon_sandbox::{
+    Helper, HelperHints, Network, Permit, SandboxBuilder, SandboxErrorKind, Started,
+};
+use cordon_store::{ContainmentBlock, EscalationRecord, Phase};
+use std::path::PathBuf;
+
+/// How to run: the sandbox as the flags describe it, without its network, which the
+/// gate adds (the egress proxy when anything may be reached).
+pub struct RunOptions {
+    /// The sandbox, built from the flags and the policy's `[sandbox]` table.
+    pub builder: SandboxBuilder,
+    /// The network the flags asked for (`--net`, `--proxy-socket`).
+    pub network: Network,
+    /// Print every egress decision as a JSON line on stderr.
+    pub verbose: bool,
+    /// The user required the full tier (`--require full`).
+    pub require_full: bool,
+}
+
+/// A contained run that happened.
+#[derive(Debug)]
+pub struct Ran {
+    /// What was decided.
+    pub decided: Decided,
+    /// How the (last) run ended.
+    pub outcome: cordon_sandbox::Outcome,
+    /// The egress proxy's decisions during it.
+    pub events: Vec<EgressEvent>,
+    /// The on-failure escalation, if one was asked.
+    pub escalation: Option<EscalationRecord>,
+    /// An approved re-run that could not be carried out (the first run's result stands).
+    pub rerun_error: Option<GateError>,
+}
+
+impl Ran {
+    /// What containment blocked, the proxy's refusals included.
+    pub fn blocked(&self) -> Vec<ContainmentBlock> {
+        let mut out: Vec<ContainmentBlock> = self
+            .outcome
+            .report
+            .blocked
+            .iter()
+            .map(|b| ContainmentBlock {
+                kind: b.kind.as_str().to_string(),
+                target: b.target.clone(),
+                detail: b.detail.clone(),
+            })
+            .collect();
+        out.extend(
+            self.events
+                .iter()
+                .filter(|e| e.decision == EgressDecision::Deny)
+                .map(|e| ContainmentBlock {
+                    kind: "connect".into(),
+                    target: format!("{}:{}", e.host, e.port),
+                    detail: format!("{} ({})", e.reason, e.code),
+                }),
+        );
+        out
+    }
+
+    /// The denial report as JSON: the sandbox's, with refused connections among
+    /// `blocked` and every egress decision under `egress`.
+    pub fn report_json(&self) -> serde_json::Value {
+        let mut report =
+            serde_json::to_value(&self.outcome.report).unwrap_or(serde_json::Value::Null);
+        report["blocked"] = serde_json::to_value(self.blocked()).unwrap_or_default();
+        report["egress"] = serde_json::to_value(&self.events).unwrap_or_default();
+        report
+    }
+}
+
+/// What became of a call `cordon exec` was asked to run.
+#[derive(Debug)]
+pub enum Executed {
+    /// It ran.
+    Ran(Box<Ran>),
+    /// It was refused; nothing ran.
+    Refused(Refused),
+    /// It waits for a human; nothing ran.
+    Pending(Decided),
+}
+
+/// The containment a run with these settings will most likely get. Only a guess that
+/// saves a wasted helper: a permit for the full tier makes the sandbox refuse to run at
+/// a lower one, and the call is then judged again for the tier it can have.
+pub fn expected_containment(mode: SandboxMode, network: &Network) -> Containment {
+    if mode == SandboxMode::FullAccess {
+        return Containment::None;
+    }
+    let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_string());
+    let root = is_root();
+    let no_userns = read("/proc/sys/user/max_user_namespaces").is_ok_and(|v| v == "0")
+        || (!root && read("/proc/sys/kernel/unprivileged_userns_clone").is_ok_and(|v| v == "0"))
+        || (!root
+            && read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
+                .is_ok_and(|v| v == "1"));
+    match (no_userns, network) {
+        (true, _) => Containment::Fallback,
+        (false, Network::Full) => Containment::FullHostNetwork,
+        (false, _) => Containment::Full,
+    }
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(|e| e == "0"))
+        })
+        .unwrap_or(false)
+}
+
+/// Decide `request` for a contained run under `containment`, record it, and run it.
+/// `helper` is a sandbox helper started ahead (or `None`).
+pub fn execute(
+    gate: &Gate,
+    request: &Request,
+    fs: &dyn FileFacts,
+    containment: Containment,
+    mut human: Human<'_>,
+    helper: Option<Helper>,
+    opts: &RunOptions,
+    trace: bool,
+) -> Result<Executed, GateError> {
+    let outcome = gate.decide(request, fs, containment, human.reborrow(), trace);
+    let on_failure = gate.policy().approval() == ApprovalPolicy::OnFailure;
+    let (decided, permit, watch) = match outcome {
+        Outcome::Refused(r) => {
+            // A refusal that cannot be recorded is still a refusal.
+            let _ = gate.append(&gate.record(&r.decided, Phase::Decision, None));
+            return Ok(Executed::Refused(r));
+        }
+        Outcome::Ask(d) => {
+            let r = gate.refuse_unanswered(d);
+            let _ = gate.append(&gate.record(&r.decided, Phase::Decision, None));
+            return Ok(Executed::Refused(r));
+        }
+        Outcome::Pending(d) => {
+            gate.append(&gate.record(&d, Phase::Decision, None))
+                .map_err(GateError::Audit)?;
+            return Ok(Executed::Pending(d));
+        }
+        Outcome::Permitted(p) => {
+            let (d, permit) = p.into_parts();
+            let watch = on_failure.then(|| TrialRun::of_permitted(d.clone()));
+            (d, permit, watch)
+        }
+        Outcome::Trial(t) => {
+            let (watch, permit) = t.begin();
+            (watch.decided().clone(), permit, Some(watch))
+        }
+    };
+
+    let net_settings = gate.policy().network().clone();
+    let net_policy = NetworkPolicy::from_settings(&net_settings)
+        .map_err(|e| GateError::Network(e.to_string()))?;
+    let want_proxy =
+        matches!(opts.network, Network::None) && (!net_policy.is_empty() || on_failure);
+    let needs_full = permit.requires_full_tier();
+    let prepared = prepare(helper, opts, opts.builder.clone(), &net_policy, want_proxy, permit)?;
+    // A decision that cannot be recorded does not run: the sandbox is built meanwhile,
+    // but its command waits for `go`, and dropping `prepared` stops it.
+    gate.append(&gate.record(&decided, Phase::Start, None))
+        .map_err(GateError::Audit)?;
+    let mut run = match go(prepared) {
+        Ok(run) => run,
+        Err(GateError::Sandbox(e))
+            if e.kind == SandboxErrorKind::TierUnavailable
+                && needs_full
+                && !opts.require_full
+                && containment.is_full_tier() =>
+        {
+            // The full tier the decision counted on is not there: record that this
+            // run did not happen, and judge the call again for the fallback tier.
+            let facts = RunFacts {
+                tier: Some("unavailable".into()),
+                ..Default::default()
+            };
+            let _ = gate.append(&gate.record(&decided, Phase::End, Some(&facts)));
+            return execute(gate, request, fs, Containment::Fallback, human, None, opts, trace);
+        }
+        Err(e) => return Err(e),
+    };
+
+    let mut escalation = None;
+    let mut rerun_error = None;
+    if let Some(watch) = watch
+        && let AfterTrial::Blocked(blocked) =
+            watch.after_run(run.outcome.status, &run.outcome.report, &run.events, gate.policy())
+    {
+        match blocked.escalate(gate, human.reborrow()) {
+            Escalated::Declined {
+                escalation: e,
+                answer,
+                pending,
+                ..
+            } => {
+                if let Some(id) = pending {
+                    eprintln!(
+                        "cordon: containment blocked the command; re-running with {} needs approval (pending approval {id}; `cordon approvals approve {id}`, then run again)",
+                        e.describe()
+                    );
+                }
+                escalation = Some(EscalationRecord {
+                    asked: e.describe(),
+                    answer,
+                    rerun: None,
+                });
+            }
+            Escalated::Rerun {
+                escalation: e,
+                permit,
+                answer,
+                ..
+            } => {
+                eprintln!("cordon: re-running with {} (approved)", e.describe());
+                let mut record = EscalationRecord {
+                    asked: e.describe(),
+                    answer,
+                    rerun: None,
+                };
+                match rerun(gate, &decided, opts, &net_settings, &net_policy, want_proxy, &e, permit, &mut record) {
+                    Ok(r) => run = r,
+                    Err(err) => rerun_error = Some(err),
+                }
+                escalation = Some(record);
+            }
+        }
+    }
+
+    let ran = Ran {
+        decided,
+        outcome: run.outcome,
+        events: run.events,
+        escalation,
+        rerun_error,
+    };
+    let facts = RunFacts {
+        tier: Some(ran.outcome.report.tier.as_str().to_string()),
+        exit_status: Some(i32::from(ran.outcome.status)),
+        timed_out: Some(ran.outcome.timed_out),
+        blocked: ran.blocked(),
+        escalation: ran.escalation.clone(),
+    };
+    if let Err(e) = gate.append(&gate.record(&ran.decided, Phase::End, Some(&facts))) {
+        eprintln!("cordon: the end of this run could not be written to the audit log: {e}");
+    }
+    Ok(Executed::Ran(Box::new(ran)))
+}
+
+/// The approved re-run: recorded before it starts; if it cannot be, it does not start.
+#[allow(clippy::too_many_arguments)]
+fn rerun(
+    gate: &Gate,
+    decided: &Decided,
+    opts: &RunOptions,
+    settings: &cordon_policy::NetworkSettings,
+    net: &NetworkPolicy,
+    want_proxy: bool,
+    extra: &Escalation,
+    permit: Permit,
+    record: &mut EscalationRecord,
+) -> Result<Run, GateError> {
+    let (builder, net) = match extra {
+        Escalation::Write(p) => {
+            // The directory must still be what the human approved.
+            if std::fs::canonicalize(p).ok().as_ref() != Some(p) {
+                record.rerun = Some("not started: the directory changed".into());
+                return Err(GateError::Changed(p.clone()));
+            }
+            (opts.builder.clone().writable_root(p), net.clone())
+        }
+        Escalation::Host(h) => {
+            let mut s = settings.clone();
+            s.allow.push(h.clone());
+            let n = NetworkPolicy::from_settings(&s)
+                .map_err(|e| GateError::Network(format!("cannot allow {h}: {e}")))?;
+            (opts.builder.clone(), n)
+        }
+    };
+    let prepared = prepare(None, opts, builder, &net, want_proxy || matches!(extra, Escalation::Host(_)), permit)?;
+    let facts = RunFacts {
+        escalation: Some(record.clone()),
+        ..Default::default()
+    };
+    if let Err(e) = gate.append(&gate.record(decided, Phase::Rerun, Some(&facts))) {
+        drop(prepared);
+        record.rerun = Some("not started: the audit log failed".into());
+        return Err(GateError::Audit(e));
+    }
+    match go(prepared) {
+        Ok(r) => {
+            record.rerun = Some("ran".into());
+            Ok(r)
+        }
+        Err(e) => {
+            record.rerun = Some(format!("failed: {e}"));
+            Err(e)
+        }
+    }
+}
+
+/// A sandbox built and waiting for its go, with the egress proxy serving it.
+struct Prepared {
+    started: Started,
+    proxy: Option<Egress>,
+}
+
+/// One sandboxed run and the egress decisions made during it.
+struct Run {
+    outcome: cordon_sandbox::Outcome,
+    events: Vec<EgressEvent>,
+}
+
+fn prepare(
+    helper: Option<Helper>,
+    opts: &RunOptions,
+    builder: SandboxBuilder,
+    net_policy: &NetworkPolicy,
+    want_proxy: bool,
+    permit: Permit,
+) -> Result<Prepared, GateError> {
+    let proxy = if want_proxy {
+        Some(Egress::start(net_policy.clone(), opts.verbose)?)
+    } else {
+        None
+    };
+    let network = match &proxy {
+        Some(p) => Network::Proxy {
+            socket: p.socket.clone(),
+            port: cordon_sandbox::DEFAULT_PROXY_PORT,
+        },
+        None => opts.network.clone(),
+    };
+    let spec = builder.network(network).build().map_err(GateError::Sandbox)?;
+    let helper = match helper {
+        Some(h) => h,
+        None => Helper::spawn(HelperHints::for_spec(&spec)).map_err(GateError::Sandbox)?,
+    };
+    let started = helper.start(&spec, permit).map_err(GateError::Sandbox)?;
+    Ok(Prepared { started, proxy })
+}
+
+fn go(prepared: Prepared) -> Result<Run, GateError> {
+    let result = prepared.started.finish();
+    let events = prepared.proxy.map(Egress::finish).unwrap_or_default();
+    result
+        .map(|outcome| Run { outcome, events })
+        .map_err(GateError::Sandbox)
+}
+
+/// The egress proxy of one run, on a Unix socket in a private directory.
+struct Egress {
+    handle: cordon_egress::EgressHandle,
+    dir: PathBuf,
+    socket: PathBuf,
+}
+
+impl Egress {
+    fn start(policy: NetworkPolicy, verbose: bool) -> Result<Egress, GateError> {
+        use std::os::unix::fs::DirBuilderExt;
+        let base = std::env::var_os("XDG_RUNTIME_DIR")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute() && p.is_dir())
+            .unwrap_or_else(std::env::temp_dir);
+        let nonce = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let dir = base.join(format!("cordon-egress-{}-{nonce:08x}", std::process::id()));
+        // `create` (not `create_all`) fails if anything is already there: no planted path.
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&dir)
+            .map_err(|e| {
+                GateError::Egress(format!(
+                    "cannot create the egress directory {}: {e}",
+                    dir.display()
+                ))
+            })?;
+        let socket = dir.join("egress.sock");
+        let mut config = ProxyConfig::new(policy);
+        if verbose {
+            config = config.with_sink(|e: &EgressEvent| eprintln!("{}", e.to_json()));
+        }
+        // The proxy's threads must leave SIGINT, SIGTERM and SIGHUP to the thread that
+        // forwards them to the command.
+        let started = cordon_sandbox::with_forwarded_signals_blocked(|| {
+            EgressProxy::start_unix(config, &socket)
+        });
+        let handle = started.map_err(|e| {
+            let _ = std::fs::remove_dir(&dir);
+            GateError::Egress(e.to_string())
+        })?;
+        Ok(Egress {
+            handle,
+            dir,
+            socket,
+        })
+    }
+
+    fn finish(self) -> Vec<EgressEvent> {
+        let events = self.handle.events();
+        self.handle.shutdown();
+        let _ = std::fs::remove_file(&self.socket);
+        let _ = std::fs::remove_dir(&self.dir);
+        events
+    }
+}

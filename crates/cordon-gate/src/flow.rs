@@ -1,0 +1,438 @@
+//! The decision flow: judgement → approval policy → lease / human / pending → outcome.
+//!
+//! Owns the one place where an ask is answered. It must never turn anything into an
+//! allow except an unedited allow judgement or a store grant, and every failure to read
+//! the store ends in "nothing was granted".
+
+use crate::fix::{self, Fix};
+use crate::onfailure::Trial;
+use cordon_policy::ops::Operations;
+use cordon_policy::{
+    ApprovalPolicy, Containment, Decision, FileFacts, Judgement, Policy, Request, Source, Step,
+    Verdict,
+};
+use cordon_sandbox::Permit;
+use cordon_store::{
+    AskContext, Grant, NoHuman, NoPrompter, Prompter, Refusal, Resolution, Store, redact,
+};
+use std::path::PathBuf;
+
+/// Where the gate keeps its state, and which surface it serves.
+#[derive(Debug, Clone, Default)]
+pub struct GateOptions {
+    /// The surface's name in the audit log (`check`, `exec`, …).
+    pub surface: &'static str,
+    /// The approval store; `None` is the default one in the state directory.
+    pub store: Option<PathBuf>,
+    /// The audit log; `None` is the default one in the state directory.
+    pub audit: Option<PathBuf>,
+    /// Write no audit records.
+    pub no_audit: bool,
+}
+
+/// What to do with an ask that no human at hand answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Absent {
+    /// The caller has a human of its own: hand the ask back ([`Outcome::Ask`]).
+    Caller,
+    /// Record a pending approval for `cordon approvals`.
+    Pending,
+    /// Deny.
+    Deny,
+}
+
+/// Who can answer an ask.
+pub struct Human<'a> {
+    /// A person who can be asked now (a terminal), if there is one.
+    pub prompter: Option<&'a mut dyn Prompter>,
+    /// What happens when nobody here answered.
+    pub absent: Absent,
+}
+
+impl Human<'_> {
+    /// Nobody can be asked and the caller has no human either: an ask is a deny.
+    pub fn nobody() -> Human<'static> {
+        Human {
+            prompter: None,
+            absent: Absent::Deny,
+        }
+    }
+
+    /// The same human, lent for one more question.
+    pub fn reborrow(&mut self) -> Human<'_> {
+        Human {
+            prompter: match &mut self.prompter {
+                Some(p) => Some(&mut **p),
+                None => None,
+            },
+            absent: self.absent,
+        }
+    }
+
+    /// The caller asks its own human: an ask is handed back.
+    pub fn caller() -> Human<'static> {
+        Human {
+            prompter: None,
+            absent: Absent::Caller,
+        }
+    }
+}
+
+/// What every outcome carries: the call, its final verdict, and how it got there.
+#[derive(Debug, Clone)]
+pub struct Decided {
+    /// The request.
+    pub request: Request,
+    /// Its operations (with the shell analysis, for `--explain`).
+    pub ops: Operations,
+    /// The final verdict (an approved ask reads `allow`, with the approval as source).
+    pub verdict: Verdict,
+    /// The containment the call was judged under.
+    pub containment: Containment,
+    /// How an ask was answered (`lease`, `allow-once`, `pending`, …).
+    pub answer: Option<String>,
+    /// The lease that granted the call.
+    pub lease: Option<i64>,
+    /// The pending approval recorded for the call.
+    pub pending: Option<i64>,
+    /// The fingerprint approvals of this call are bound to.
+    pub fingerprint: String,
+}
+
+/// A call that may proceed, with the permit that lets the sandbox run it.
+#[derive(Debug)]
+pub struct Permitted {
+    /// What was decided.
+    pub decided: Decided,
+    permit: Permit,
+}
+
+impl Permitted {
+    /// The permit, for the sandbox (a surface that runs nothing just drops it).
+    pub fn into_parts(self) -> (Decided, Permit) {
+        (self.decided, self.permit)
+    }
+}
+
+/// A call that may not proceed, and what would let it.
+#[derive(Debug, Clone)]
+pub struct Refused {
+    /// What was decided.
+    pub decided: Decided,
+    /// The fixes that apply, most specific first.
+    pub fixes: Vec<Fix>,
+}
+
+/// The outcome of one call.
+#[derive(Debug)]
+#[must_use]
+pub enum Outcome {
+    /// Allowed, by the policy or by an approval.
+    Permitted(Permitted),
+    /// `on-failure`: run contained first, ask only if containment blocked what it needed.
+    Trial(Trial),
+    /// An ask for the caller's own human (only with [`Absent::Caller`]).
+    Ask(Decided),
+    /// Left pending for a human (`cordon approvals approve ID`).
+    Pending(Decided),
+    /// Refused.
+    Refused(Refused),
+}
+
+impl Outcome {
+    /// What was decided, whatever the outcome.
+    pub fn decided(&self) -> &Decided {
+        match self {
+            Outcome::Permitted(p) => &p.decided,
+            Outcome::Trial(t) => t.decided(),
+            Outcome::Ask(d) | Outcome::Pending(d) => d,
+            Outcome::Refused(r) => &r.decided,
+        }
+    }
+
+    /// A short name of the outcome (`permitted`, `trial`, `ask`, `pending`, `refused`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Outcome::Permitted(_) => "permitted",
+            Outcome::Trial(_) => "trial",
+            Outcome::Ask(_) => "ask",
+            Outcome::Pending(_) => "pending",
+            Outcome::Refused(_) => "refused",
+        }
+    }
+}
+
+/// The decision flow for one loaded policy.
+#[derive(Debug, Clone)]
+pub struct Gate {
+    policy: Policy,
+    options: GateOptions,
+}
+
+impl Gate {
+    /// A gate over `policy`.
+    pub fn new(policy: Policy, options: GateOptions) -> Gate {
+        Gate { policy, options }
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The options.
+    pub fn options(&self) -> &GateOptions {
+        &self.options
+    }
+
+    /// The approval store file.
+    pub fn store_path(&self) -> Result<PathBuf, cordon_store::StoreError> {
+        match &self.options.store {
+            Some(p) => Ok(p.clone()),
+            None => cordon_store::default_store_path(),
+        }
+    }
+
+    pub(crate) fn open_store(&self) -> Result<Store, cordon_store::StoreError> {
+        Store::open(&self.store_path()?)
+    }
+
+    /// Decide one call that will run under `containment` (say [`Containment::None`] for
+    /// a call cordon does not run itself). `trace` records the evaluation trail.
+    pub fn decide(
+        &self,
+        request: &Request,
+        fs: &dyn FileFacts,
+        containment: Containment,
+        human: Human<'_>,
+        trace: bool,
+    ) -> Outcome {
+        let ops = self.policy.operations(request, fs);
+        let judgement = self.policy.judge_with(&ops, containment, trace);
+        self.settle(request.clone(), ops, judgement, human)
+    }
+
+    /// Take a judgement through the approval policy and the approval flow.
+    pub fn settle(
+        &self,
+        request: Request,
+        ops: Operations,
+        judgement: Judgement,
+        human: Human<'_>,
+    ) -> Outcome {
+        let approval = judgement.approval();
+        let containment = judgement.containment();
+        let decided = |verdict: Verdict| Decided {
+            fingerprint: self.policy.fingerprint(&request),
+            request: request.clone(),
+            ops: ops.clone(),
+            verdict,
+            containment,
+            answer: None,
+            lease: None,
+            pending: None,
+        };
+        let judgement = match judgement.allowed() {
+            Ok(allowed) => {
+                let untrusted_ask =
+                    approval == ApprovalPolicy::Untrusted && !reads_only(allowed.verdict());
+                if !untrusted_ask {
+                    let d = decided(allowed.verdict().clone());
+                    return Outcome::Permitted(Permitted {
+                        decided: d,
+                        permit: Permit::from_allowed(allowed),
+                    });
+                }
+                let mut v = allowed.verdict().clone();
+                v.decision = Decision::Ask;
+                v.reason = format!(
+                    "the untrusted approval policy runs only known read-only commands without asking ({})",
+                    v.reason
+                );
+                v.source = Source::new(Step::Approval, "untrusted");
+                return self.ask(decided(v), None, human);
+            }
+            Err(j) => j,
+        };
+        match judgement.decision() {
+            Decision::Deny => self.refuse(decided(judgement.into_verdict())),
+            Decision::Allow | Decision::Ask => {
+                if approval == ApprovalPolicy::Never {
+                    let mut v = judgement.into_verdict();
+                    no_human(&mut v, "the approval policy is never");
+                    return self.refuse(decided(v));
+                }
+                if approval == ApprovalPolicy::OnFailure
+                    && let Some(trial) = Trial::new(decided(judgement.verdict().clone()), &judgement)
+                {
+                    return Outcome::Trial(trial);
+                }
+                let v = judgement.verdict().clone();
+                self.ask(decided(v), Some(&judgement), human)
+            }
+        }
+    }
+
+    /// An ask: a lease, the human at hand, or what `absent` says.
+    fn ask(&self, mut d: Decided, _judgement: Option<&Judgement>, human: Human<'_>) -> Outcome {
+        let store = match self.open_store() {
+            Ok(s) => s,
+            Err(e) => return self.unanswered(d, human.absent, format!("the approval store cannot be used ({e})")),
+        };
+        let ctx = self.ask_context(&d);
+        let Human { prompter, absent } = human;
+        let resolution = match (prompter, absent) {
+            (None, Absent::Caller) => match cordon_store::resolve_lease(&store, &ctx) {
+                Ok(Some(grant)) => Ok(Resolution::Allow(grant)),
+                Ok(None) => return Outcome::Ask(d),
+                Err(e) => {
+                    d.answer = Some(format!("store error: {e}"));
+                    return Outcome::Ask(d);
+                }
+            },
+            (prompter, absent) => {
+                let mut nobody = NoPrompter;
+                let p: &mut dyn Prompter = match prompter {
+                    Some(p) => p,
+                    None => &mut nobody,
+                };
+                let mode = match absent {
+                    Absent::Pending => NoHuman::Pending,
+                    _ => NoHuman::Deny,
+                };
+                cordon_store::resolve_ask(&store, &ctx, p, mode)
+            }
+        };
+        match resolution {
+            Ok(Resolution::Allow(grant)) => self.granted(d, grant),
+            Ok(Resolution::Pending(id)) => {
+                d.pending = Some(id.0);
+                d.answer = Some("pending".into());
+                Outcome::Pending(d)
+            }
+            Ok(Resolution::Deny(Refusal::NoHuman)) => {
+                no_human(&mut d.verdict, "approval needed and no human can be asked");
+                d.answer = Some(Refusal::NoHuman.to_string());
+                self.refuse(d)
+            }
+            Ok(Resolution::Deny(r)) => {
+                let why = r.to_string();
+                d.verdict.decision = Decision::Deny;
+                d.verdict.reason = format!("{} ({why})", d.verdict.reason);
+                d.verdict.source = Source::new(Step::Approval, why.clone());
+                d.answer = Some(why);
+                self.refuse(d)
+            }
+            Err(e) => self.unanswered(d, absent, format!("the approval store cannot be used ({e})")),
+        }
+    }
+
+    /// Nothing could be granted: the caller's human may still be asked, else deny.
+    fn unanswered(&self, mut d: Decided, absent: Absent, why: String) -> Outcome {
+        if absent == Absent::Caller {
+            d.answer = Some(why);
+            return Outcome::Ask(d);
+        }
+        d.verdict.decision = Decision::Deny;
+        d.verdict.reason = format!("{} ({why})", d.verdict.reason);
+        d.verdict.source = Source::new(Step::NoHuman, why);
+        self.refuse(d)
+    }
+
+    pub(crate) fn granted(&self, mut d: Decided, grant: Grant) -> Outcome {
+        let mut reason = format!("approved ({}): {}", grant.answer(), d.verdict.reason);
+        if let Some(rule) = grant.saved_rule() {
+            reason.push_str(&format!(" Saved rule `{rule}`."));
+        }
+        d.answer = Some(grant.answer().to_string());
+        d.lease = Some(grant.lease().0);
+        d.verdict.decision = Decision::Allow;
+        d.verdict.reason = reason;
+        d.verdict.source = Source::new(Step::Approval, grant.answer());
+        Outcome::Permitted(Permitted {
+            decided: d,
+            permit: Permit::from_grant(grant),
+        })
+    }
+
+    /// An ask that nobody will answer, as a refusal (for surfaces that cannot hand an
+    /// ask back).
+    pub fn refuse_unanswered(&self, mut d: Decided) -> Refused {
+        no_human(&mut d.verdict, "approval needed and no human can be asked");
+        let fixes = fix::fixes(&self.policy, &d, self.options.surface);
+        Refused { decided: d, fixes }
+    }
+
+    fn refuse(&self, decided: Decided) -> Outcome {
+        let fixes = fix::fixes(&self.policy, &decided, self.options.surface);
+        Outcome::Refused(Refused { decided, fixes })
+    }
+
+    /// What the human (or a pending record) is shown for the call.
+    pub(crate) fn ask_context(&self, d: &Decided) -> AskContext {
+        AskContext {
+            fingerprint: d.fingerprint.clone(),
+            session: d.request.session.clone(),
+            tool: d.request.tool.clone(),
+            tool_kind: format!("{:?}", d.request.kind()),
+            target: targets(&d.verdict),
+            consequence: consequence(&d.verdict),
+            reason: d.verdict.reason.clone(),
+            suggestion: self.policy.suggestion(&d.ops, &d.verdict),
+            request: redact(&d.request.canonical_json()),
+            verdict: serde_json::to_value(&d.verdict).unwrap_or(serde_json::Value::Null),
+        }
+    }
+}
+
+/// Every operation a known read-only one, and allowed (what `untrusted` runs unasked)?
+fn reads_only(v: &Verdict) -> bool {
+    v.findings
+        .iter()
+        .all(|f| f.op.reads_only() && f.decision == Decision::Allow)
+}
+
+/// Turn an ask into a deny because nobody can answer it.
+fn no_human(v: &mut Verdict, why: &str) {
+    v.decision = Decision::Deny;
+    v.reason = format!("{} (denied: {why})", v.reason);
+    v.source = Source::new(Step::NoHuman, why.to_owned());
+}
+
+fn targets(v: &Verdict) -> String {
+    v.findings
+        .iter()
+        .filter(|f| f.decision == Decision::Ask)
+        .map(|f| match (&f.resolved, &f.command) {
+            (Some(r), _) => format!("{} {} (resolves to {r})", f.op, f.target),
+            (None, Some(c)) => format!("{} {} in `{c}`", f.op, f.target),
+            (None, None) => format!("{} {}", f.op, f.target),
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn consequence(v: &Verdict) -> String {
+    use cordon_policy::OpKind;
+    let asked: Vec<OpKind> = v
+        .findings
+        .iter()
+        .filter(|f| f.decision == Decision::Ask)
+        .map(|f| f.op)
+        .collect();
+    let has = |o: OpKind| asked.contains(&o);
+    if has(OpKind::Opaque) {
+        "It runs code whose effects cordon cannot see in advance.".into()
+    } else if has(OpKind::Write) || has(OpKind::Delete) {
+        "It changes files on disk.".into()
+    } else if has(OpKind::Network) || has(OpKind::Search) {
+        "It sends data to a network destination.".into()
+    } else if has(OpKind::Exec) {
+        "It runs a program that may change things.".into()
+    } else if has(OpKind::Mcp) {
+        "It calls a tool on an MCP server.".into()
+    } else {
+        "It reads data outside what is allowed by default.".into()
+    }
+}

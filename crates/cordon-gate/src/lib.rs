@@ -1,0 +1,40 @@
+//! cordon-gate: the one flow from a tool call to an outcome, shared by every surface.
+//!
+//! `cordon check`, `cordon exec` and every later surface (hooks, the decision service,
+//! the MCP gateway) call [`Gate::decide`]: the policy's [`Judgement`] under the
+//! containment the call will run with, then the approval policy (`untrusted`,
+//! `on-request`, `on-failure`, `never`), then a lease, a human, or a pending approval,
+//! and out comes one typed [`Outcome`]:
+//!
+//! * [`Outcome::Permitted`] carries a sandbox [`Permit`], which only an unedited allow
+//!   judgement or a store [`cordon_store::Grant`] can make;
+//! * [`Outcome::Trial`] is the `on-failure` state machine's first state: run contained,
+//!   then [`Trial::after_run`] offers one extra permission only when the command failed
+//!   and containment blocked something it needed;
+//! * [`Outcome::Ask`] hands an ask back to a caller that has its own human;
+//! * [`Outcome::Pending`] and [`Outcome::Refused`] say what happened and, for a refusal,
+//!   which [`Fix`] applies.
+//!
+//! Every outcome becomes one [`cordon_store::AuditRecord`] ([`Gate::record`]).
+//! [`contained`] runs a permitted call in the sandbox with the egress proxy beside it.
+//!
+//! This crate decides nothing itself (the policy does) and contains nothing itself (the
+//! sandbox does); it connects them and fails closed when any of them fails: a store that
+//! cannot be read grants nothing, an audit record that cannot be written runs nothing.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod contained;
+mod error;
+mod fix;
+mod flow;
+mod onfailure;
+mod record;
+
+pub use cordon_policy::{Containment, Judgement};
+pub use cordon_sandbox::Permit;
+pub use error::{AuditError, GateError};
+pub use fix::Fix;
+pub use flow::{Absent, Decided, Gate, GateOptions, Human, Outcome, Permitted, Refused};
+pub use onfailure::{AfterTrial, Blocked, Escalated, Escalation, Trial};
+pub use record::RunFacts;

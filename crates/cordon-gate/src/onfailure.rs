@@ -1,0 +1,269 @@
+//! The `on-failure` approval policy as a state machine whose states consume themselves:
+//! [`Trial`] (run contained without asking) → [`TrialRun`] (the run's result) →
+//! [`Blocked`] (containment blocked something the failed command needed) →
+//! [`Escalated`] (a human, a lease or a pending record answered whether to re-run with
+//! exactly one more permission).
+//!
+//! A re-run is offered only when the command failed *and* containment blocked a write
+//! or a connection it could be given; a command that exited 0 is never offered one. The
+//! re-run's permit comes only from a store grant, never from this module.
+
+use crate::flow::{Absent, Decided, Gate, Human};
+use cordon_egress::{Decision as EgressDecision, EgressEvent};
+use cordon_policy::{Judgement, Policy};
+use cordon_sandbox::{BlockedKind, DenialReport, Permit};
+use cordon_store::{AskContext, NoHuman, NoPrompter, Prompter, Resolution};
+use std::path::PathBuf;
+
+/// The first state: the call may run contained without asking.
+#[derive(Debug)]
+pub struct Trial {
+    decided: Decided,
+    permit: Permit,
+}
+
+impl Trial {
+    /// A trial for an ask judged under containment with the `on-failure` policy.
+    pub(crate) fn new(mut decided: Decided, judgement: &Judgement) -> Option<Trial> {
+        let permit = Permit::on_failure_trial(judgement)?;
+        decided.answer = Some("deferred (on-failure)".into());
+        Some(Trial { decided, permit })
+    }
+
+    /// What was decided.
+    pub fn decided(&self) -> &Decided {
+        &self.decided
+    }
+
+    /// Start the contained run: its permit, and the state that waits for its result.
+    pub fn begin(self) -> (TrialRun, Permit) {
+        (
+            TrialRun {
+                decided: self.decided,
+            },
+            self.permit,
+        )
+    }
+}
+
+/// A contained run under `on-failure` whose result is awaited.
+#[derive(Debug)]
+pub struct TrialRun {
+    decided: Decided,
+}
+
+impl TrialRun {
+    /// Watch a permitted run under `on-failure` as well: a command the policy allowed
+    /// may still fail on what containment blocked (a write outside the workspace).
+    pub fn of_permitted(decided: Decided) -> TrialRun {
+        TrialRun { decided }
+    }
+
+    /// What was decided.
+    pub fn decided(&self) -> &Decided {
+        &self.decided
+    }
+
+    /// The run ended with `status`: offer one extra permission only if it failed and
+    /// containment blocked a write or a connection that can be given.
+    pub fn after_run(
+        self,
+        status: u8,
+        report: &DenialReport,
+        events: &[EgressEvent],
+        policy: &Policy,
+    ) -> AfterTrial {
+        if status == 0 {
+            return AfterTrial::Done(self.decided);
+        }
+        match Escalation::from_run(report, events, policy) {
+            Some(escalation) => AfterTrial::Blocked(Blocked {
+                decided: self.decided,
+                escalation,
+            }),
+            None => AfterTrial::Done(self.decided),
+        }
+    }
+}
+
+/// After a trial run.
+#[derive(Debug)]
+pub enum AfterTrial {
+    /// Nothing to offer: the command succeeded, or nothing it needed was blocked.
+    Done(Decided),
+    /// It failed, and containment blocked something that can be given.
+    Blocked(Blocked),
+}
+
+/// A failed run and the one extra permission that may let it succeed.
+#[derive(Debug)]
+pub struct Blocked {
+    decided: Decided,
+    escalation: Escalation,
+}
+
+impl Blocked {
+    /// The permission on offer.
+    pub fn escalation(&self) -> &Escalation {
+        &self.escalation
+    }
+
+    /// Ask whether to re-run with it: an existing approval of exactly this escalation,
+    /// the human at hand, or (with [`Absent::Pending`]) a pending record.
+    pub fn escalate(self, gate: &Gate, human: Human<'_>) -> Escalated {
+        let Blocked {
+            decided,
+            escalation,
+        } = self;
+        let d = &decided;
+        let ctx = AskContext {
+            fingerprint: format!("{}+{}", d.fingerprint, escalation.key()),
+            session: d.request.session.clone(),
+            tool: d.request.tool.clone(),
+            tool_kind: "Bash".into(),
+            target: escalation.describe(),
+            consequence: "The command runs again with this one extra permission.".into(),
+            reason: format!(
+                "containment blocked the command; re-run with {}?",
+                escalation.describe()
+            ),
+            suggestion: None,
+            request: cordon_store::redact(&d.request.canonical_json()),
+            verdict: serde_json::json!({"escalation": escalation.describe()}),
+        };
+        let declined = |answer: String, pending: Option<i64>| Escalated::Declined {
+            decided: decided.clone(),
+            escalation: escalation.clone(),
+            answer,
+            pending,
+        };
+        let store = match gate.open_store() {
+            Ok(s) => s,
+            Err(e) => {
+                return declined(
+                    format!("not asked: the approval store cannot be used ({e})"),
+                    None,
+                );
+            }
+        };
+        let Human { prompter, absent } = human;
+        let mut nobody = NoPrompter;
+        let p: &mut dyn Prompter = match prompter {
+            Some(p) => p,
+            None => &mut nobody,
+        };
+        let mode = match absent {
+            Absent::Pending => NoHuman::Pending,
+            _ => NoHuman::Deny,
+        };
+        match cordon_store::resolve_ask(&store, &ctx, p, mode) {
+            Ok(Resolution::Allow(grant)) => Escalated::Rerun {
+                answer: grant.answer().to_string(),
+                permit: Permit::from_grant(grant),
+                decided,
+                escalation,
+            },
+            Ok(Resolution::Pending(id)) => declined(format!("pending {}", id.0), Some(id.0)),
+            Ok(Resolution::Deny(r)) => declined(r.to_string(), None),
+            Err(e) => declined(format!("not asked: {e}"), None),
+        }
+    }
+}
+
+/// The answer to an escalation.
+#[derive(Debug)]
+pub enum Escalated {
+    /// Approved: re-run with exactly this permission.
+    Rerun {
+        /// What was decided for the call.
+        decided: Decided,
+        /// The permission granted.
+        escalation: Escalation,
+        /// The permit for the re-run (from the approval's grant).
+        permit: Permit,
+        /// How it was approved.
+        answer: String,
+    },
+    /// Not approved (denied, nobody to ask, or left pending).
+    Declined {
+        /// What was decided for the call.
+        decided: Decided,
+        /// The permission that was asked for.
+        escalation: Escalation,
+        /// The answer, in words.
+        answer: String,
+        /// The pending approval, when one was recorded.
+        pending: Option<i64>,
+    },
+}
+
+/// The one extra permission an `on-failure` run may ask for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Escalation {
+    /// Make this directory writable (the one holding the refused write).
+    Write(PathBuf),
+    /// Allow this host and port through the proxy.
+    Host(String),
+}
+
+impl Escalation {
+    /// The first blocked write, or refused but not forbidden connection, of a run.
+    pub fn from_run(
+        report: &DenialReport,
+        events: &[EgressEvent],
+        policy: &Policy,
+    ) -> Option<Escalation> {
+        for b in &report.blocked {
+            if b.kind != BlockedKind::Write {
+                continue;
+            }
+            let p = PathBuf::from(&b.target);
+            let dir = if p.is_dir() {
+                p
+            } else {
+                p.parent()?.to_path_buf()
+            };
+            // Ask about where the write would really land: the sandboxed command may
+            // have planted symlinks on the way. Never offer a protected or critical
+            // directory (HOME, the workspace's parents, agent config, `.git/hooks`…).
+            let Ok(dir) = std::fs::canonicalize(&dir) else {
+                continue;
+            };
+            let home = policy.home();
+            let offered = dir.is_dir()
+                && cordon_policy::guards::critical_delete(&dir, home, policy.workspace())
+                    .is_none()
+                && cordon_policy::guards::protected_write(&dir.join("x"), home).is_none();
+            if offered {
+                return Some(Escalation::Write(dir));
+            }
+        }
+        events
+            .iter()
+            .find(|e| {
+                e.decision == EgressDecision::Deny
+                    && matches!(
+                        e.code.as_str(),
+                        "no-allowlist" | "not-allowed" | "port-not-allowed"
+                    )
+            })
+            .map(|e| Escalation::Host(format!("{}:{}", e.host, e.port)))
+    }
+
+    /// The key that binds an approval to exactly this permission.
+    pub fn key(&self) -> String {
+        match self {
+            Escalation::Write(p) => format!("write:{}", p.display()),
+            Escalation::Host(h) => format!("net:{h}"),
+        }
+    }
+
+    /// One phrase for humans.
+    pub fn describe(&self) -> String {
+        match self {
+            Escalation::Write(p) => format!("write access to the directory {}", p.display()),
+            Escalation::Host(h) => format!("network access to {h}"),
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! Outcomes as audit records: the one place that fills `cordon_store::AuditRecord`.
+
+use crate::error::AuditError;
+use crate::flow::{Decided, Gate};
+use cordon_policy::Decision;
+use cordon_store::{
+    AuditLog, AuditRecord, ContainmentBlock, Durability, EscalationRecord, FindingBrief, Phase,
+    redact,
+};
+use serde_json::Value;
+
+/// What a contained run adds to its end record.
+#[derive(Debug, Clone, Default)]
+pub struct RunFacts {
+    /// The tier the run got (`full`, `fallback`).
+    pub tier: Option<String>,
+    /// The command's exit status.
+    pub exit_status: Option<i32>,
+    /// Whether the timeout ended it.
+    pub timed_out: Option<bool>,
+    /// What containment blocked.
+    pub blocked: Vec<ContainmentBlock>,
+    /// The on-failure escalation, if one was asked.
+    pub escalation: Option<EscalationRecord>,
+}
+
+impl Gate {
+    /// The audit record of `decided` at `phase`, with what a run adds.
+    pub fn record(&self, decided: &Decided, phase: Phase, run: Option<&RunFacts>) -> AuditRecord {
+        let policy = self.policy();
+        let v = &decided.verdict;
+        let req = &decided.request;
+        let run = run.cloned().unwrap_or_default();
+        AuditRecord {
+            kind: self.options().surface.to_string(),
+            phase,
+            session: req.session.clone(),
+            agent: req.agent.clone(),
+            tool: req.tool.clone(),
+            input: redact(&Value::Object(req.input.clone())),
+            cwd: req.cwd.as_ref().map(|c| c.display().to_string()),
+            workspace: policy.workspace().display().to_string(),
+            decision: v.decision.as_str().to_string(),
+            reason: v.reason.clone(),
+            source: serde_json::to_value(&v.source).unwrap_or(Value::Null),
+            containment: decided.containment.as_str().to_string(),
+            mode: policy.mode().as_str().to_string(),
+            approval: policy.approval().as_str().to_string(),
+            policy_version: policy.version().to_string(),
+            answer: decided.answer.clone(),
+            lease: decided.lease,
+            pending: decided.pending,
+            blocked: v
+                .findings
+                .iter()
+                .filter(|f| f.decision != Decision::Allow)
+                .map(|f| FindingBrief {
+                    op: f.op.as_str().to_string(),
+                    target: f.target.clone(),
+                    decision: f.decision.as_str().to_string(),
+                })
+                .collect(),
+            tier: run.tier,
+            exit_status: run.exit_status,
+            timed_out: run.timed_out,
+            containment_blocked: run.blocked,
+            escalation: run.escalation,
+        }
+    }
+
+    /// Append a record to the audit log (nothing with `no_audit`). On error the caller
+    /// must not let the call proceed.
+    pub fn append(&self, record: &AuditRecord) -> Result<(), AuditError> {
+        if self.options().no_audit {
+            return Ok(());
+        }
+        let path = match &self.options().audit {
+            Some(p) => p.clone(),
+            None => cordon_store::default_audit_path()
+                .map_err(|source| AuditError { path: None, source })?,
+        };
+        let err = |source| AuditError {
+            path: Some(path.clone()),
+            source,
+        };
+        let mut log = AuditLog::open(&path, Durability::FsyncEach).map_err(err)?;
+        log.append(&record.to_value()).map_err(err)
+    }
+}
