@@ -62,6 +62,7 @@ mod helper;
 mod landlock;
 mod mounts;
 mod observe;
+mod permit;
 mod plan;
 mod report;
 mod run;
@@ -73,12 +74,13 @@ pub use env::{DEFAULT_ALLOW, EnvPolicy, SECRET_MARKERS, looks_secret};
 pub use error::{SandboxError, SandboxErrorKind};
 pub use helper::{EXIT_CORDON_FAILED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_TIMEOUT};
 pub use landlock::LandlockOutcome;
+pub use permit::Permit;
 pub use plan::{
     DEFAULT_HOME_READABLE, MountOp, Plan, WALK_MAX_DEPTH, WALK_MAX_ENTRIES, WalkSummary,
 };
 pub use report::{Blocked, BlockedKind, DenialReport, Enforced, Tier};
 pub use run::{
-    Helper, HelperHints, HostReport, Outcome, Permit, Started, probe_host, run,
+    Helper, HelperHints, HostReport, Outcome, Started, probe_host, run,
     with_forwarded_signals_blocked,
 };
 pub use spec::{
