@@ -662,7 +662,7 @@ fn start_forwarder(port: u16, filters: &[BpfProgram], close: &[RawFd]) -> Result
             }
             crate::forward::serve(
                 listener,
-                PathBuf::from(crate::spec::PROXY_SOCKET_IN_SANDBOX),
+                PathBuf::from(crate::plan::PROXY_SOCKET_IN_SANDBOX),
             )
         }
         ForkResult::Parent { .. } => {

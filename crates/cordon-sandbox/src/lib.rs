@@ -76,17 +76,15 @@ pub use helper::{EXIT_CORDON_FAILED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_T
 pub use landlock::LandlockOutcome;
 pub use permit::Permit;
 pub use plan::{
-    DEFAULT_HOME_READABLE, MountOp, Plan, WALK_MAX_DEPTH, WALK_MAX_ENTRIES, WalkSummary,
+    DEFAULT_HOME_READABLE, HomeView, MountOp, PROXY_SOCKET_IN_SANDBOX, Plan, WALK_MAX_DEPTH,
+    WALK_MAX_ENTRIES, WalkSummary,
 };
 pub use report::{Blocked, BlockedKind, DenialReport, Enforced, Tier};
 pub use run::{
     Helper, HelperHints, HostReport, Outcome, Started, probe_host, run,
     with_forwarded_signals_blocked,
 };
-pub use spec::{
-    DEFAULT_PROXY_PORT, HomeView, Limits, Network, PROXY_SOCKET_IN_SANDBOX, Require,
-    SandboxBuilder, SandboxSpec,
-};
+pub use spec::{DEFAULT_PROXY_PORT, Limits, Network, Require, SandboxBuilder, SandboxSpec};
 pub use sys::landlock_abi;
 
 /// argv\[1\] that makes the `cordon` binary act as the sandbox helper.
