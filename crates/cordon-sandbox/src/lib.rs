@@ -29,7 +29,7 @@
 //!
 //! 1. **Namespaces** (user, mount, PID, IPC, UTS, network unless full network): the
 //!    helper is re-executed from `/proc/self/exe`, single-threaded, with an empty
-//!    environment, and is PID 1 of the sandbox (`helper.rs`).
+//!    environment, and is PID 1 of the sandbox (`helper/`).
 //! 2. **Mount plan** (`plan.rs` decides, `mounts.rs` executes): read-only `/`, writable
 //!    roots, private `/tmp`, minimal `/dev`, fresh `/proc`, HOME hidden, `/run` emptied,
 //!    secrets masked, protected paths inside writable roots read-only.
@@ -72,7 +72,7 @@ mod sys;
 
 pub use env::{DEFAULT_ALLOW, EnvPolicy, SECRET_MARKERS, looks_secret};
 pub use error::{SandboxError, SandboxErrorKind};
-pub use helper::{EXIT_CORDON_FAILED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_TIMEOUT};
+pub use helper::wire::{EXIT_CORDON_FAILED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_TIMEOUT};
 pub use landlock::LandlockOutcome;
 pub use permit::Permit;
 pub use plan::{

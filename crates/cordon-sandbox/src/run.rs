@@ -7,7 +7,7 @@
 //! [`crate::helper_main`] when `argv[1]` is `HELPER_ARG`, before anything else.
 
 use crate::error::{SandboxError, SandboxErrorKind};
-use crate::helper::{HelperRequest, HelperResult};
+use crate::helper::wire::{HelperRequest, HelperResult};
 use crate::permit::Permit;
 use crate::report::{Blocked, BlockedKind, DenialReport, Enforced, Tier};
 use crate::spec::{Network, SandboxSpec};
@@ -136,10 +136,10 @@ impl Helper {
             .env_clear();
         match hints.host_network {
             Some(true) => {
-                cmd.arg(crate::helper::NET_SHARE);
+                cmd.arg(crate::helper::wire::NET_SHARE);
             }
             Some(false) => {
-                cmd.arg(crate::helper::NET_ISOLATE);
+                cmd.arg(crate::helper::wire::NET_ISOLATE);
             }
             None => {}
         }
