@@ -7,7 +7,7 @@
 //! [`crate::helper_main`] when `argv[1]` is `HELPER_ARG`, before anything else.
 
 use crate::error::{SandboxError, SandboxErrorKind};
-use crate::helper::wire::{HelperRequest, HelperResult};
+use crate::helper::wire::{GO, HelperRequest, HelperResult, NET_ISOLATE, NET_SHARE};
 use crate::permit::Permit;
 use crate::report::{Blocked, BlockedKind, DenialReport, Enforced, Tier};
 use crate::spec::{Network, SandboxSpec};
@@ -136,10 +136,10 @@ impl Helper {
             .env_clear();
         match hints.host_network {
             Some(true) => {
-                cmd.arg(crate::helper::wire::NET_SHARE);
+                cmd.arg(NET_SHARE);
             }
             Some(false) => {
-                cmd.arg(crate::helper::wire::NET_ISOLATE);
+                cmd.arg(NET_ISOLATE);
             }
             None => {}
         }
@@ -273,9 +273,6 @@ impl Drop for Started {
         stop(self.child.take());
     }
 }
-
-/// The byte that lets the command's process go on to `execve`.
-pub(crate) const GO: u8 = b'G';
 
 impl Started {
     /// Let the command run, and wait for it. Errors mean the command did not run as

@@ -21,7 +21,8 @@
 //! Landlock and the write observer get), `init` (PID 1 and the forwarder), `command`
 //! (the command's process up to `execve`), `supervise` (signals, the timeout, killing
 //! and reaping) and `process` (`fork` and the liveness check). It must never start a
-//! thread (see above).
+//! thread (see above), nor import from the caller's side (`run.rs`): the two meet in
+//! `wire` only.
 
 mod command;
 mod fs_rules;

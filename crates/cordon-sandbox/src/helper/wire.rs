@@ -1,7 +1,9 @@
 //! What crosses a process boundary, between cordon and the helper and between the
 //! helper's own processes: the request and the result, the length-framed spec and the
 //! go byte that follows it on the same pipe, the helper's network-mode argument, the
-//! info lines that PID 1 and the command send the helper, and the exit statuses.
+//! info lines that PID 1 and the command send the helper, and the exit statuses. The
+//! caller's side (`run.rs`) and the helper both import these from here, and nothing
+//! else from each other.
 //!
 //! It must never act on what it carries: no namespace, mount, fork or signal here, only
 //! encoding, decoding, and reading and writing the pipes.
@@ -96,6 +98,9 @@ pub(crate) struct HelperResult {
     pub blocked: Vec<Blocked>,
 }
 
+/// The byte that lets the command's process go on to `execve`.
+pub(crate) const GO: u8 = b'G';
+
 /// Helper argument: the spec will ask for an isolated network (a new network namespace).
 pub(crate) const NET_ISOLATE: &str = "net:isolate";
 /// Helper argument: the spec will ask for the host's network.
@@ -146,7 +151,7 @@ pub(super) fn wait_for_go(go: RawFd) -> Result<(), SandboxError> {
         // (owned by the helper's `run`, inherited across fork); borrowing it for one read.
         let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(go) };
         match nix::unistd::read(fd, &mut byte) {
-            Ok(1) if byte[0] == crate::run::GO => return Ok(()),
+            Ok(1) if byte[0] == GO => return Ok(()),
             Err(Errno::EINTR) => {}
             _ => {
                 return Err(SandboxError::setup(
