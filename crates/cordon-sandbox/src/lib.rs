@@ -29,7 +29,7 @@
 //!
 //! 1. **Namespaces** (user, mount, PID, IPC, UTS, network unless full network): the
 //!    helper is re-executed from `/proc/self/exe`, single-threaded, with an empty
-//!    environment, and is PID 1 of the sandbox (`helper.rs`).
+//!    environment, and is PID 1 of the sandbox (`helper/`).
 //! 2. **Mount plan** (`plan.rs` decides, `mounts.rs` executes): read-only `/`, writable
 //!    roots, private `/tmp`, minimal `/dev`, fresh `/proc`, HOME hidden, `/run` emptied,
 //!    secrets masked, protected paths inside writable roots read-only.
@@ -62,6 +62,7 @@ mod helper;
 mod landlock;
 mod mounts;
 mod observe;
+mod permit;
 mod plan;
 mod report;
 mod run;
@@ -71,20 +72,19 @@ mod sys;
 
 pub use env::{DEFAULT_ALLOW, EnvPolicy, SECRET_MARKERS, looks_secret};
 pub use error::{SandboxError, SandboxErrorKind};
-pub use helper::{EXIT_CORDON_FAILED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_TIMEOUT};
+pub use helper::wire::{EXIT_CORDON_FAILED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_TIMEOUT};
 pub use landlock::LandlockOutcome;
+pub use permit::Permit;
 pub use plan::{
-    DEFAULT_HOME_READABLE, MountOp, Plan, WALK_MAX_DEPTH, WALK_MAX_ENTRIES, WalkSummary,
+    DEFAULT_HOME_READABLE, HomeView, MountOp, PROXY_SOCKET_IN_SANDBOX, Plan, WALK_MAX_DEPTH,
+    WALK_MAX_ENTRIES, WalkSummary,
 };
 pub use report::{Blocked, BlockedKind, DenialReport, Enforced, Tier};
 pub use run::{
-    Helper, HelperHints, HostReport, Outcome, Permit, Started, probe_host, run,
+    Helper, HelperHints, HostReport, Outcome, Started, probe_host, run,
     with_forwarded_signals_blocked,
 };
-pub use spec::{
-    DEFAULT_PROXY_PORT, HomeView, Limits, Network, PROXY_SOCKET_IN_SANDBOX, Require,
-    SandboxBuilder, SandboxSpec,
-};
+pub use spec::{DEFAULT_PROXY_PORT, Limits, Network, Require, SandboxBuilder, SandboxSpec};
 pub use sys::landlock_abi;
 
 /// argv\[1\] that makes the `cordon` binary act as the sandbox helper.

@@ -20,12 +20,23 @@
 //! no observer for this list, so there only the removal applies.
 
 use crate::error::{SandboxError, SandboxErrorKind};
-use crate::spec::HomeView;
 use cordon_policy::guards;
 use cordon_policy::settings::SandboxMode;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
+
+/// Whether the caller's `HOME` is visible inside the sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HomeView {
+    /// `HOME` is an empty directory except the workspace and the read-only toolchain
+    /// directories.
+    #[default]
+    Hidden,
+    /// `HOME` is visible read-only (secrets are still masked).
+    Visible,
+}
 
 /// Paths under HOME kept visible, read-only, when HOME is hidden.
 pub const DEFAULT_HOME_READABLE: &[&str] = &[
@@ -39,6 +50,9 @@ pub const DEFAULT_HOME_READABLE: &[&str] = &[
     ".gradle",
     ".gitconfig",
 ];
+
+/// Where the proxy's Unix socket appears inside the sandbox.
+pub const PROXY_SOCKET_IN_SANDBOX: &str = "/run/cordon/egress.sock";
 
 /// Directories replaced by an empty tmpfs in the sandbox (when they exist): private
 /// `/tmp`, other users' homes, and host service sockets.
@@ -319,7 +333,7 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
     if let Some(sock) = inp.proxy_socket {
         ops.push(MountOp::Socket {
             src: sock.to_path_buf(),
-            dst: PathBuf::from(crate::spec::PROXY_SOCKET_IN_SANDBOX),
+            dst: PathBuf::from(PROXY_SOCKET_IN_SANDBOX),
         });
     }
 

@@ -7,7 +7,8 @@
 //! [`crate::helper_main`] when `argv[1]` is `HELPER_ARG`, before anything else.
 
 use crate::error::{SandboxError, SandboxErrorKind};
-use crate::helper::{HelperRequest, HelperResult};
+use crate::helper::wire::{GO, HelperRequest, HelperResult, NET_ISOLATE, NET_SHARE};
+use crate::permit::Permit;
 use crate::report::{Blocked, BlockedKind, DenialReport, Enforced, Tier};
 use crate::spec::{Network, SandboxSpec};
 use crate::sys;
@@ -17,45 +18,6 @@ use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-
-/// Proof that the policy (or a human approval) allowed this run. `cordon-sandbox` never
-/// decides whether a command may run; it only contains one that was allowed, and its
-/// [`run`] cannot be called without this value.
-///
-/// It can only be made from a verdict: an `allow` (from the policy, or from an approval that
-/// turned an ask into an allow), or an `ask` that the `on-failure` approval policy runs
-/// contained first. A deny never yields one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Permit {
-    reason: String,
-}
-
-impl Permit {
-    /// A permit for a call whose verdict is `allow`; `None` for any other verdict.
-    pub fn from_verdict(verdict: &cordon_policy::Verdict) -> Option<Self> {
-        (verdict.decision == cordon_policy::Decision::Allow).then(|| Permit {
-            reason: verdict.reason.clone(),
-        })
-    }
-
-    /// A permit to run an `ask` inside the sandbox before asking anyone, which only the
-    /// `on-failure` approval policy grants; `None` for any other verdict or policy.
-    pub fn on_failure_trial(
-        verdict: &cordon_policy::Verdict,
-        approval: cordon_policy::ApprovalPolicy,
-    ) -> Option<Self> {
-        (verdict.decision == cordon_policy::Decision::Ask
-            && approval == cordon_policy::ApprovalPolicy::OnFailure)
-            .then(|| Permit {
-                reason: format!("contained trial (on-failure): {}", verdict.reason),
-            })
-    }
-
-    /// Why the run was allowed.
-    pub fn reason(&self) -> &str {
-        &self.reason
-    }
-}
 
 /// How a sandboxed run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -174,10 +136,10 @@ impl Helper {
             .env_clear();
         match hints.host_network {
             Some(true) => {
-                cmd.arg(crate::helper::NET_SHARE);
+                cmd.arg(NET_SHARE);
             }
             Some(false) => {
-                cmd.arg(crate::helper::NET_ISOLATE);
+                cmd.arg(NET_ISOLATE);
             }
             None => {}
         }
@@ -311,9 +273,6 @@ impl Drop for Started {
         stop(self.child.take());
     }
 }
-
-/// The byte that lets the command's process go on to `execve`.
-pub(crate) const GO: u8 = b'G';
 
 impl Started {
     /// Let the command run, and wait for it. Errors mean the command did not run as
@@ -679,28 +638,5 @@ mod hint_tests {
         // Without a network hint the namespaces wait for the spec: any network fits.
         let late = HelperHints::default();
         assert!(late.fit(&isolated) && late.fit(&host) && !late.fit(&capped));
-    }
-}
-
-#[cfg(test)]
-mod permit_tests {
-    use super::Permit;
-    use cordon_policy::{ApprovalPolicy, Decision, Source, Step, Verdict};
-
-    fn verdict(d: Decision) -> Verdict {
-        Verdict::simple(d, Source::new(Step::Default, "x"), "because")
-    }
-
-    #[test]
-    fn only_allow_or_an_on_failure_trial_yields_a_permit() {
-        assert!(Permit::from_verdict(&verdict(Decision::Allow)).is_some());
-        assert!(Permit::from_verdict(&verdict(Decision::Ask)).is_none());
-        assert!(Permit::from_verdict(&verdict(Decision::Deny)).is_none());
-        let ask = verdict(Decision::Ask);
-        assert!(Permit::on_failure_trial(&ask, ApprovalPolicy::OnFailure).is_some());
-        assert!(Permit::on_failure_trial(&ask, ApprovalPolicy::OnRequest).is_none());
-        assert!(
-            Permit::on_failure_trial(&verdict(Decision::Deny), ApprovalPolicy::OnFailure).is_none()
-        );
     }
 }

@@ -7,7 +7,7 @@
 
 use crate::env::EnvPolicy;
 use crate::error::SandboxError;
-use crate::plan::{self, Plan};
+use crate::plan::{self, HomeView, Plan};
 use cordon_policy::settings::SandboxMode;
 use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
@@ -16,9 +16,6 @@ use std::time::Duration;
 
 /// The loopback port the in-sandbox forwarder listens on when a proxy is configured.
 pub const DEFAULT_PROXY_PORT: u16 = 3128;
-
-/// Where the proxy's Unix socket appears inside the sandbox.
-pub const PROXY_SOCKET_IN_SANDBOX: &str = "/run/cordon/egress.sock";
 
 /// Network access of the sandboxed command.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -39,18 +36,6 @@ pub enum Network {
     },
     /// The host's network, unfiltered.
     Full,
-}
-
-/// Whether the caller's `HOME` is visible inside the sandbox.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum HomeView {
-    /// `HOME` is an empty directory except the workspace and the read-only toolchain
-    /// directories.
-    #[default]
-    Hidden,
-    /// `HOME` is visible read-only (secrets are still masked).
-    Visible,
 }
 
 /// Which containment tiers the caller accepts.

@@ -1,0 +1,55 @@
+//! Which paths the command's Landlock rules and the write observer cover, in each tier:
+//! the writable trees of the full tier, and in the fallback tier, where no mount hides
+//! the system secrets, the plan's reads and writes split around them.
+//!
+//! It only computes paths: it must never apply a rule (`landlock.rs` does, in the
+//! command's process) nor decide what the sandbox may see (`plan.rs` does).
+
+use crate::spec::SandboxSpec;
+use std::path::PathBuf;
+
+/// The trees Landlock lets the command write (in the sandbox's view). The device files
+/// get their own, narrower rule in `landlock::apply`.
+pub(super) fn landlock_write_paths(spec: &SandboxSpec) -> Vec<PathBuf> {
+    let mut write: Vec<PathBuf> = spec.plan.write_paths.clone();
+    write.push(PathBuf::from("/tmp"));
+    write.push(PathBuf::from("/dev/shm"));
+    write
+}
+
+/// Landlock's rules in the fallback tier, where no mount hides the system secrets: the
+/// plan's reads and the writable trees, split so that no rule covers a secret this user
+/// could read (reads, and writes under `full-access`, which writes beneath `/`). Made
+/// only when the fallback tier is used: splitting `/etc` costs about a millisecond.
+pub(super) struct FallbackRules {
+    pub(super) read: Vec<PathBuf>,
+    pub(super) write: Vec<PathBuf>,
+    pub(super) list: Vec<PathBuf>,
+}
+
+impl FallbackRules {
+    pub(super) fn new(spec: &SandboxSpec) -> FallbackRules {
+        use crate::plan::{readable_system_secrets, without_secrets};
+        let secrets = readable_system_secrets();
+        let (read, mut list) = without_secrets(spec.plan.fallback_read_paths.clone(), &secrets);
+        let (write, write_list) = without_secrets(landlock_write_paths(spec), &secrets);
+        list.extend(write_list);
+        list.sort();
+        list.dedup();
+        FallbackRules { read, write, list }
+    }
+}
+
+/// Where a write is expected to succeed, for the write observer: the writable trees
+/// (the fallback tier's split ones, when given) and the device files.
+pub(super) fn observed_write_paths(
+    spec: &SandboxSpec,
+    fallback: Option<&FallbackRules>,
+) -> Vec<PathBuf> {
+    let mut write = match fallback {
+        Some(rules) => rules.write.clone(),
+        None => landlock_write_paths(spec),
+    };
+    write.extend(crate::landlock::DEVICE_FILES.iter().map(PathBuf::from));
+    write
+}

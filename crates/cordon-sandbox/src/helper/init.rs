@@ -1,0 +1,140 @@
+//! PID 1 of the sandbox (full tier): enters the mount plan, starts the forwarder to the
+//! egress proxy when there is one, forks the command, supervises it, and tells the
+//! helper on the info pipe how it went.
+//!
+//! It must never become the command itself (the command is its child, so that PID 1
+//! outlives it and can kill every process of the namespace), and never hold the result
+//! pipe: only the helper answers cordon.
+
+use super::command::command_main;
+use super::fs_rules::observed_write_paths;
+use super::process::{fork, reader_alive};
+use super::supervise::{Reap, listener_channel, signal_set, supervise};
+use super::wire::{EXIT_CORDON_FAILED, InfoLine, WireError, write_info};
+use crate::error::SandboxError;
+use crate::observe::{self, Observer};
+use crate::seccomp;
+use crate::spec::{Network, SandboxSpec};
+use crate::sys;
+use nix::sys::signal::{SigSet, Signal};
+use nix::unistd::ForkResult;
+use seccompiler::BpfProgram;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+use std::path::PathBuf;
+
+/// PID 1 of the sandbox.
+pub(super) fn init_main(
+    spec: &SandboxSpec,
+    info_w: OwnedFd,
+    go: RawFd,
+    filters: &[BpfProgram],
+) -> i32 {
+    let info = info_w.as_raw_fd();
+    let fail = |e: SandboxError| {
+        write_info(info, &InfoLine::Error(WireError::from_error(&e)));
+        EXIT_CORDON_FAILED
+    };
+    if let Err(e) = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL) {
+        return fail(SandboxError::sys("cannot set the parent-death signal", e));
+    }
+    // A helper that died before the line above left this process orphaned (its parent
+    // is outside this PID namespace, so `getppid` cannot tell): the helper alone reads
+    // the info pipe, so a pipe without a reader means it is gone.
+    if !reader_alive(info_w.as_fd()) {
+        return EXIT_CORDON_FAILED;
+    }
+    if let Err(e) = crate::mounts::enter(&spec.plan) {
+        return fail(e);
+    }
+    let _ = nix::unistd::sethostname("cordon");
+    if let Err(e) = nix::unistd::chdir(&spec.cwd) {
+        return fail(SandboxError::sys(
+            format_args!(
+                "the working directory {} is not visible inside the sandbox",
+                spec.cwd.display()
+            ),
+            e,
+        ));
+    }
+    // A new session: the command has no controlling terminal to inject into.
+    if let Err(e) = nix::unistd::setsid() {
+        return fail(SandboxError::sys("cannot start a new session", e));
+    }
+    if let Network::Proxy { port, .. } = &spec.network
+        && let Err(e) = start_forwarder(*port, filters, &[go, info])
+    {
+        return fail(e);
+    }
+    let signals = signal_set();
+    let (mine, theirs) = match listener_channel() {
+        Ok(p) => p,
+        Err(e) => return fail(e),
+    };
+    match fork() {
+        Err(e) => fail(e),
+        Ok(ForkResult::Child) => {
+            drop(mine);
+            command_main(spec, None, info, go, filters, theirs)
+        }
+        Ok(ForkResult::Parent { child }) => {
+            drop(theirs);
+            let mut observer = observe::recv_fd(mine.as_raw_fd())
+                .map(|l| Observer::new(l, Some(&spec.plan), observed_write_paths(spec, None)));
+            drop(mine);
+            let out = supervise(
+                child,
+                spec.timeout,
+                Reap::Namespace,
+                &signals,
+                observer.as_mut(),
+            );
+            if out.timed_out {
+                write_info(info, &InfoLine::TimedOut);
+            }
+            if let Some(o) = observer
+                && !o.records.is_empty()
+            {
+                write_info(info, &InfoLine::Blocked { records: o.records });
+            }
+            drop(info_w);
+            out.code
+        }
+    }
+}
+
+/// Start the in-sandbox forwarder to the proxy socket, in its own process, which closes
+/// `close` (pipes it has no business holding) first.
+fn start_forwarder(port: u16, filters: &[BpfProgram], close: &[RawFd]) -> Result<(), SandboxError> {
+    sys::loopback_up().map_err(|e| SandboxError::sys("cannot bring up the loopback", e))?;
+    let listener = std::net::TcpListener::bind(("127.0.0.1", port)).map_err(|e| {
+        SandboxError::io(
+            format!("cannot listen on 127.0.0.1:{port} in the sandbox"),
+            e,
+        )
+    })?;
+    match fork()? {
+        ForkResult::Child => {
+            for fd in close {
+                let _ = nix::unistd::close(*fd);
+            }
+            let _ = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL);
+            let _ = SigSet::empty().thread_set_mask();
+            // The forwarder keeps the same seccomp filters as the command and no
+            // capability; it needs nothing else.
+            if sys::drop_capabilities().is_err()
+                || nix::sys::prctl::set_no_new_privs().is_err()
+                || seccomp::install(filters).is_err()
+            {
+                std::process::exit(EXIT_CORDON_FAILED);
+            }
+            crate::forward::serve(
+                listener,
+                PathBuf::from(crate::plan::PROXY_SOCKET_IN_SANDBOX),
+            )
+        }
+        ForkResult::Parent { .. } => {
+            drop(listener);
+            Ok(())
+        }
+    }
+}
