@@ -176,7 +176,14 @@ pub fn execute(
     let want_proxy =
         matches!(opts.network, Network::None) && (!net_policy.is_empty() || on_failure);
     let needs_full = permit.requires_full_tier();
-    let prepared = prepare(helper, opts, opts.builder.clone(), &net_policy, want_proxy, permit)?;
+    let prepared = prepare(
+        helper,
+        opts,
+        opts.builder.clone(),
+        &net_policy,
+        want_proxy,
+        permit,
+    )?;
     // A decision that cannot be recorded does not run: the sandbox is built meanwhile,
     // but its command waits for `go`, and dropping `prepared` stops it.
     gate.append(&gate.record(&decided, Phase::Start, None))
@@ -196,7 +203,16 @@ pub fn execute(
                 ..Default::default()
             };
             let _ = gate.append(&gate.record(&decided, Phase::End, Some(&facts)));
-            return execute(gate, request, fs, Containment::Fallback, human, None, opts, trace);
+            return execute(
+                gate,
+                request,
+                fs,
+                Containment::Fallback,
+                human,
+                None,
+                opts,
+                trace,
+            );
         }
         Err(e) => return Err(e),
     };
@@ -204,8 +220,12 @@ pub fn execute(
     let mut escalation = None;
     let mut rerun_error = None;
     if let Some(watch) = watch
-        && let AfterTrial::Blocked(blocked) =
-            watch.after_run(run.outcome.status, &run.outcome.report, &run.events, gate.policy())
+        && let AfterTrial::Blocked(blocked) = watch.after_run(
+            run.outcome.status,
+            &run.outcome.report,
+            &run.events,
+            gate.policy(),
+        )
     {
         match blocked.escalate(gate, human.reborrow()) {
             Escalated::Declined {
@@ -238,7 +258,17 @@ pub fn execute(
                     answer,
                     rerun: None,
                 };
-                match rerun(gate, &decided, opts, &net_settings, &net_policy, want_proxy, &e, permit, &mut record) {
+                match rerun(
+                    gate,
+                    &decided,
+                    opts,
+                    &net_settings,
+                    &net_policy,
+                    want_proxy,
+                    &e,
+                    permit,
+                    &mut record,
+                ) {
                     Ok(r) => run = r,
                     Err(err) => rerun_error = Some(err),
                 }
@@ -297,7 +327,14 @@ fn rerun(
             (opts.builder.clone(), n)
         }
     };
-    let prepared = prepare(None, opts, builder, &net, want_proxy || matches!(extra, Escalation::Host(_)), permit)?;
+    let prepared = prepare(
+        None,
+        opts,
+        builder,
+        &net,
+        want_proxy || matches!(extra, Escalation::Host(_)),
+        permit,
+    )?;
     let facts = RunFacts {
         escalation: Some(record.clone()),
         ..Default::default()
@@ -351,7 +388,10 @@ fn prepare(
         },
         None => opts.network.clone(),
     };
-    let spec = builder.network(network).build().map_err(GateError::Sandbox)?;
+    let spec = builder
+        .network(network)
+        .build()
+        .map_err(GateError::Sandbox)?;
     let helper = match helper {
         Some(h) => h,
         None => Helper::spawn(HelperHints::for_spec(&spec)).map_err(GateError::Sandbox)?,

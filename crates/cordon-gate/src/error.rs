@@ -12,7 +12,12 @@ pub struct AuditError {
 impl std::fmt::Display for AuditError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.path {
-            Some(p) => write!(f, "the audit log {} cannot be written: {}", p.display(), self.source),
+            Some(p) => write!(
+                f,
+                "the audit log {} cannot be written: {}",
+                p.display(),
+                self.source
+            ),
             None => write!(f, "the audit log cannot be written: {}", self.source),
         }
     }

@@ -264,7 +264,8 @@ impl Gate {
                     return self.refuse(decided(v));
                 }
                 if approval == ApprovalPolicy::OnFailure
-                    && let Some(trial) = Trial::new(decided(judgement.verdict().clone()), &judgement)
+                    && let Some(trial) =
+                        Trial::new(decided(judgement.verdict().clone()), &judgement)
                 {
                     return Outcome::Trial(trial);
                 }
@@ -278,7 +279,13 @@ impl Gate {
     fn ask(&self, mut d: Decided, _judgement: Option<&Judgement>, human: Human<'_>) -> Outcome {
         let store = match self.open_store() {
             Ok(s) => s,
-            Err(e) => return self.unanswered(d, human.absent, format!("the approval store cannot be used ({e})")),
+            Err(e) => {
+                return self.unanswered(
+                    d,
+                    human.absent,
+                    format!("the approval store cannot be used ({e})"),
+                );
+            }
         };
         let ctx = self.ask_context(&d);
         let Human { prompter, absent } = human;
@@ -324,7 +331,11 @@ impl Gate {
                 d.answer = Some(why);
                 self.refuse(d)
             }
-            Err(e) => self.unanswered(d, absent, format!("the approval store cannot be used ({e})")),
+            Err(e) => self.unanswered(
+                d,
+                absent,
+                format!("the approval store cannot be used ({e})"),
+            ),
         }
     }
 

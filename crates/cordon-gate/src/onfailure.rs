@@ -232,8 +232,7 @@ impl Escalation {
             };
             let home = policy.home();
             let offered = dir.is_dir()
-                && cordon_policy::guards::critical_delete(&dir, home, policy.workspace())
-                    .is_none()
+                && cordon_policy::guards::critical_delete(&dir, home, policy.workspace()).is_none()
                 && cordon_policy::guards::protected_write(&dir.join("x"), home).is_none();
             if offered {
                 return Some(Escalation::Write(dir));

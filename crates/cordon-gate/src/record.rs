@@ -1,8 +1,8 @@
 //! Outcomes as audit records: the one place that fills `cordon_store::AuditRecord`.
 
 use crate::error::AuditError;
-use crate::flow::{Decided, Gate};
-use cordon_policy::Decision;
+use crate::flow::{Decided, Gate, Outcome, Refused};
+use cordon_policy::{Decision, Source, Step};
 use cordon_store::{
     AuditLog, AuditRecord, ContainmentBlock, Durability, EscalationRecord, FindingBrief, Phase,
     redact,
@@ -85,5 +85,32 @@ impl Gate {
         };
         let mut log = AuditLog::open(&path, Durability::FsyncEach).map_err(err)?;
         log.append(&record.to_value()).map_err(err)
+    }
+}
+
+impl Gate {
+    /// Record the decision of a surface that runs nothing itself (`check`). A decision
+    /// that cannot be recorded is not handed out as a permission: a permitted call (or a
+    /// trial) becomes a refusal; the error is returned for the caller to report.
+    pub fn conclude(&self, outcome: Outcome) -> (Outcome, Option<AuditError>) {
+        let record = self.record(outcome.decided(), Phase::Decision, None);
+        let Err(e) = self.append(&record) else {
+            return (outcome, None);
+        };
+        let mut d = match outcome {
+            Outcome::Permitted(p) => p.into_parts().0,
+            Outcome::Trial(t) => t.decided().clone(),
+            other => return (other, Some(e)),
+        };
+        d.verdict.decision = Decision::Deny;
+        d.verdict.reason = format!("{e}; fix it or pass --no-audit");
+        d.verdict.source = Source::new(Step::Validate, "audit");
+        (
+            Outcome::Refused(Refused {
+                decided: d,
+                fixes: Vec::new(),
+            }),
+            Some(e),
+        )
     }
 }

@@ -385,7 +385,8 @@ impl Policy {
     /// Like [`Policy::judge`], recording the evaluation trail in `Verdict::trail` when
     /// `trace` is set (`--explain`).
     pub fn judge_traced(&self, ops: &Operations, trace: bool) -> Verdict {
-        self.judge_with(ops, Containment::None, trace).into_verdict()
+        self.judge_with(ops, Containment::None, trace)
+            .into_verdict()
     }
 
     /// Run the decision order for a call that will run under `containment`, and seal the

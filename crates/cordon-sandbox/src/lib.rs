@@ -7,11 +7,13 @@
 //!
 //! ```no_run
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! use cordon_policy::{RealFs, Request};
+//! use cordon_policy::{Containment, RealFs, Request};
 //! use cordon_sandbox::{Permit, SandboxBuilder, run};
 //! # let policy: cordon_policy::Policy = todo!();
-//! let verdict = policy.decide(&Request::shell("cargo test", None), &RealFs);
-//! let Some(permit) = Permit::from_verdict(&verdict) else { return Ok(()) };
+//! let ops = policy.operations(&Request::shell("cargo test", None), &RealFs);
+//! let judgement = policy.judge_with(&ops, Containment::Full, false);
+//! let Ok(allowed) = judgement.allowed() else { return Ok(()) };
+//! let permit = Permit::from_allowed(allowed);
 //! let spec = SandboxBuilder::new(["cargo", "test"]).workspace("/src/proj").build()?;
 //! let outcome = run(&spec, permit)?;
 //! std::process::exit(outcome.status.into());

@@ -1,69 +1,83 @@
 //! The proof that a run was allowed. This crate never decides whether a command may
 //! run: it contains one that the policy (or a human approval) allowed, and [`Permit`]
-//! is how that allowance reaches it. Only a verdict makes one; nothing here may build a
-//! permit from anything else.
+//! is how that allowance reaches it. It must never offer a way to make a permit from
+//! anything but the sealed proofs below.
 
 #[cfg(doc)]
-use crate::run::run;
+use crate::run::{Helper, run};
+use cordon_policy::{Allowed, ApprovalPolicy, Decision, Judgement};
+use cordon_store::Grant;
 
-/// Proof that the policy (or a human approval) allowed this run. `cordon-sandbox` never
-/// decides whether a command may run; it only contains one that was allowed, and its
-/// [`run`] cannot be called without this value.
+/// Proof that the policy (or a human approval) allowed this run; [`run`] and
+/// [`Helper::start`] cannot be called without one.
 ///
-/// It can only be made from a verdict: an `allow` (from the policy, or from an approval that
-/// turned an ask into an allow), or an `ask` that the `on-failure` approval policy runs
-/// contained first. A deny never yields one.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Only three things make one, and none of them can be forged from plain data:
+/// an [`Allowed`] (made by `cordon-policy` alone, from an unedited allow judgement), a
+/// store [`Grant`] (made by `cordon-store`'s approval flow alone, after a lease or a
+/// human allowed the exact call), or a [`Judgement`] that asks under the `on-failure`
+/// approval policy for a call judged as contained (a trial run that asks no one).
+///
+/// A permit for a decision that counted on the full tier makes the sandbox refuse to
+/// run at a lower one.
+///
+/// ```compile_fail
+/// // A verdict built by hand is no proof.
+/// let v = cordon_policy::Verdict::simple(
+///     cordon_policy::Decision::Allow,
+///     cordon_policy::Source::new(cordon_policy::Step::Default, "forged"),
+///     "forged",
+/// );
+/// let p = cordon_sandbox::Permit::from_verdict(&v);
+/// ```
+///
+/// ```compile_fail
+/// let p = cordon_sandbox::Permit { reason: String::new(), require_full: false };
+/// ```
+#[derive(Debug, PartialEq, Eq)]
 pub struct Permit {
     reason: String,
+    require_full: bool,
 }
 
 impl Permit {
-    /// A permit for a call whose verdict is `allow`; `None` for any other verdict.
-    pub fn from_verdict(verdict: &cordon_policy::Verdict) -> Option<Self> {
-        (verdict.decision == cordon_policy::Decision::Allow).then(|| Permit {
-            reason: verdict.reason.clone(),
-        })
+    /// A permit for a call the policy allowed.
+    pub fn from_allowed(allowed: Allowed) -> Permit {
+        Permit {
+            reason: allowed.verdict().reason.clone(),
+            require_full: allowed.containment().is_full_tier(),
+        }
     }
 
-    /// A permit to run an `ask` inside the sandbox before asking anyone, which only the
-    /// `on-failure` approval policy grants; `None` for any other verdict or policy.
-    pub fn on_failure_trial(
-        verdict: &cordon_policy::Verdict,
-        approval: cordon_policy::ApprovalPolicy,
-    ) -> Option<Self> {
-        (verdict.decision == cordon_policy::Decision::Ask
-            && approval == cordon_policy::ApprovalPolicy::OnFailure)
-            .then(|| Permit {
-                reason: format!("contained trial (on-failure): {}", verdict.reason),
-            })
+    /// A permit for a call a lease or a human allowed.
+    pub fn from_grant(grant: Grant) -> Permit {
+        Permit {
+            reason: format!("approved ({})", grant.answer()),
+            require_full: false,
+        }
+    }
+
+    /// A permit to run an ask inside the sandbox before asking anyone: only under the
+    /// `on-failure` approval policy, and only for a call judged as contained.
+    pub fn on_failure_trial(judgement: &Judgement) -> Option<Permit> {
+        (judgement.decision() == Decision::Ask
+            && judgement.approval() == ApprovalPolicy::OnFailure
+            && judgement.containment().is_contained())
+        .then(|| Permit {
+            reason: format!(
+                "contained trial (on-failure): {}",
+                judgement.verdict().reason
+            ),
+            require_full: judgement.containment().is_full_tier(),
+        })
     }
 
     /// Why the run was allowed.
     pub fn reason(&self) -> &str {
         &self.reason
     }
-}
 
-#[cfg(test)]
-mod permit_tests {
-    use super::Permit;
-    use cordon_policy::{ApprovalPolicy, Decision, Source, Step, Verdict};
-
-    fn verdict(d: Decision) -> Verdict {
-        Verdict::simple(d, Source::new(Step::Default, "x"), "because")
-    }
-
-    #[test]
-    fn only_allow_or_an_on_failure_trial_yields_a_permit() {
-        assert!(Permit::from_verdict(&verdict(Decision::Allow)).is_some());
-        assert!(Permit::from_verdict(&verdict(Decision::Ask)).is_none());
-        assert!(Permit::from_verdict(&verdict(Decision::Deny)).is_none());
-        let ask = verdict(Decision::Ask);
-        assert!(Permit::on_failure_trial(&ask, ApprovalPolicy::OnFailure).is_some());
-        assert!(Permit::on_failure_trial(&ask, ApprovalPolicy::OnRequest).is_none());
-        assert!(
-            Permit::on_failure_trial(&verdict(Decision::Deny), ApprovalPolicy::OnFailure).is_none()
-        );
+    /// Does the decision behind it hold only at the full tier?
+    pub fn requires_full_tier(&self) -> bool {
+        self.require_full
     }
 }

@@ -29,6 +29,17 @@ pub enum BlockedKind {
     Syscall,
 }
 
+impl BlockedKind {
+    /// Stable short name (as in JSON).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BlockedKind::Write => "write",
+            BlockedKind::Connect => "connect",
+            BlockedKind::Syscall => "syscall",
+        }
+    }
+}
+
 /// One blocked action.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Blocked {

@@ -173,7 +173,11 @@ impl Helper {
             drop(self);
             return Helper::spawn(HelperHints::for_spec(spec))?.start(spec, permit);
         }
-        let _ = permit;
+        let mut spec = spec.clone();
+        if permit.requires_full_tier() {
+            // The decision counted on namespaces: no lower tier may run it.
+            spec.require = crate::spec::Require::Full;
+        }
         let request = HelperRequest {
             spec: spec.clone(),
             parent: std::process::id() as i32,

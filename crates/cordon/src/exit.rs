@@ -1,11 +1,56 @@
-//! The one place where outcomes become process exit codes.
+//! The one table of exit codes, the README's contract. Every subcommand maps its result
+//! here; the sandbox's internal statuses map onto it (a command that cannot be executed
+//! is 127, like one that is not found), so that 126 always means "denied by policy".
 
 use std::process::ExitCode;
 
-/// `cordon check` / general: the request or config was invalid.
-pub const INVALID: u8 = 2;
-/// `cordon check` / general: cordon itself failed.
-pub const INTERNAL: u8 = 1;
+/// The exit codes of `cordon` (`check` and `exec` list theirs in `--help`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Code {
+    /// `check`: allow.
+    Allow = 0,
+    /// cordon itself failed unexpectedly.
+    Internal = 1,
+    /// Invalid request, flags or config.
+    Invalid = 2,
+    /// `check`: ask (the caller's human decides).
+    Ask = 3,
+    /// `check`: deny.
+    Deny = 4,
+    /// Left pending for a human (`cordon approvals approve ID`).
+    Pending = 5,
+    /// `exec`: the timeout killed the command.
+    Timeout = 124,
+    /// `exec`: cordon failed (flags, config, sandbox set-up).
+    Failed = 125,
+    /// `exec`: denied by policy.
+    Denied = 126,
+    /// `exec`: the command was not found or cannot be executed.
+    NotFound = 127,
+}
+
+// The sandbox's own statuses are this table's.
+const _: () = assert!(cordon_sandbox::EXIT_TIMEOUT == Code::Timeout as i32);
+const _: () = assert!(cordon_sandbox::EXIT_CORDON_FAILED == Code::Failed as i32);
+const _: () = assert!(cordon_sandbox::EXIT_NOT_FOUND == Code::NotFound as i32);
+const _: () = assert!(cordon_sandbox::EXIT_NOT_EXECUTABLE == Code::NotFound as i32);
+
+impl Code {
+    /// The status byte.
+    pub fn get(self) -> u8 {
+        self as u8
+    }
+}
+
+/// `cordon check`'s exit codes, for `--help`.
+pub const CHECK_CODES: &str = "Exit status: 0 allow, 3 ask, 4 deny, 5 left pending (--pending), \
+2 invalid request or config, 1 internal error.";
+
+/// `cordon exec`'s exit codes, for `--help`.
+pub const EXEC_CODES: &str = "Exit status: the command's own; 124 timeout (the whole tree was \
+killed); 125 cordon failed; 126 denied by policy; 127 command not found or not executable; \
+5 left pending for a human (--pending).";
 
 /// An error that already knows its exit code and its one-sentence message.
 #[derive(Debug)]
@@ -18,9 +63,9 @@ pub struct Exit {
 
 impl Exit {
     /// An error with an exit code and a message.
-    pub fn new(code: u8, message: impl Into<String>) -> Self {
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
         Exit {
-            code,
+            code: code.get(),
             message: message.into(),
         }
     }
@@ -42,10 +87,10 @@ pub fn to_exit_code(result: anyhow::Result<u8>) -> ExitCode {
         Err(err) => {
             let (code, msg) = match err.downcast_ref::<Exit>() {
                 Some(e) => (e.code, e.message.clone()),
-                None => (INTERNAL, format!("{err:#}")),
+                None => (Code::Internal.get(), format!("{err:#}")),
             };
             if !msg.is_empty() {
-                eprintln!("cordon: {msg}");
+                eprintln!("cordon: {}", cordon_store::sanitize_for_terminal(&msg));
             }
             ExitCode::from(code)
         }

@@ -1,9 +1,9 @@
 //! The `cordon` binary: argument parsing and wiring only. Every decision and every
 //! mechanism lives in the library crates; this file maps their results to exit codes.
 
-mod approve;
 mod cmd;
 mod exit;
+mod explain;
 mod setup;
 
 use clap::{Parser, Subcommand};

@@ -1,9 +1,83 @@
-//! Turning command-line flags and the environment into a loaded policy (shared by every
-//! subcommand that judges something).
+//! Turning command-line flags and the environment into a loaded policy and a gate
+//! (shared by every subcommand that judges something).
 
-use crate::exit::{Exit, INVALID};
-use cordon_policy::{LoadOptions, Mode, Policy, RealFs};
+use crate::exit::{Code, Exit};
+use cordon_gate::{Gate, GateOptions};
+use cordon_policy::{ApprovalPolicy, LoadOptions, Mode, Policy, RealFs, SandboxMode};
+use cordon_store::Store;
 use std::path::PathBuf;
+
+/// `--mode`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy)]
+pub enum ModeArg {
+    /// Nothing added at the mode step.
+    Default,
+    /// File writes inside the workspace are allowed.
+    AcceptEdits,
+    /// Every modification is denied.
+    Plan,
+    /// What guards, rules and opaque checks left open is allowed.
+    Bypass,
+    /// Every remaining ask is denied.
+    DontAsk,
+}
+
+impl From<ModeArg> for Mode {
+    fn from(m: ModeArg) -> Mode {
+        match m {
+            ModeArg::Default => Mode::Default,
+            ModeArg::AcceptEdits => Mode::AcceptEdits,
+            ModeArg::Plan => Mode::Plan,
+            ModeArg::Bypass => Mode::Bypass,
+            ModeArg::DontAsk => Mode::DontAsk,
+        }
+    }
+}
+
+/// `--sandbox`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy)]
+pub enum SandboxArg {
+    /// Nothing writable but a private /tmp.
+    ReadOnly,
+    /// The workspace and configured roots writable.
+    WorkspaceWrite,
+    /// No filesystem containment (nothing is judged as contained).
+    FullAccess,
+}
+
+impl From<SandboxArg> for SandboxMode {
+    fn from(m: SandboxArg) -> SandboxMode {
+        match m {
+            SandboxArg::ReadOnly => SandboxMode::ReadOnly,
+            SandboxArg::WorkspaceWrite => SandboxMode::WorkspaceWrite,
+            SandboxArg::FullAccess => SandboxMode::FullAccess,
+        }
+    }
+}
+
+/// `--approval`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy)]
+pub enum ApprovalArg {
+    /// Only known read-only commands run without asking.
+    Untrusted,
+    /// What the policy asks is asked.
+    OnRequest,
+    /// Run contained first; ask only about what containment blocked.
+    OnFailure,
+    /// Every ask is denied.
+    Never,
+}
+
+impl From<ApprovalArg> for ApprovalPolicy {
+    fn from(m: ApprovalArg) -> ApprovalPolicy {
+        match m {
+            ApprovalArg::Untrusted => ApprovalPolicy::Untrusted,
+            ApprovalArg::OnRequest => ApprovalPolicy::OnRequest,
+            ApprovalArg::OnFailure => ApprovalPolicy::OnFailure,
+            ApprovalArg::Never => ApprovalPolicy::Never,
+        }
+    }
+}
 
 /// Flags that choose the policy.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -14,9 +88,9 @@ pub struct PolicyArgs {
     /// The workspace root (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
-    /// The permission mode: default, accept-edits, plan, bypass or dont-ask.
-    #[arg(long, value_name = "MODE")]
-    pub mode: Option<String>,
+    /// The permission mode.
+    #[arg(long, value_enum)]
+    pub mode: Option<ModeArg>,
     /// Ignore the managed, user and project config files (only `--config` files apply).
     #[arg(long)]
     pub isolated: bool,
@@ -25,8 +99,12 @@ pub struct PolicyArgs {
 impl PolicyArgs {
     /// The workspace: the flag, else the current directory, made absolute.
     pub fn workspace(&self) -> anyhow::Result<PathBuf> {
-        let cwd = std::env::current_dir()
-            .map_err(|e| Exit::new(INVALID, format!("cannot read the current directory: {e}")))?;
+        let cwd = std::env::current_dir().map_err(|e| {
+            Exit::new(
+                Code::Invalid,
+                format!("cannot read the current directory: {e}"),
+            )
+        })?;
         Ok(match &self.workspace {
             Some(w) if w.is_absolute() => w.clone(),
             Some(w) => cwd.join(w),
@@ -40,35 +118,92 @@ impl PolicyArgs {
         let home = std::env::var_os("HOME")
             .filter(|h| !h.is_empty())
             .map(PathBuf::from)
-            .ok_or_else(|| Exit::new(INVALID, "HOME is not set; set it to your home directory"))?;
+            .ok_or_else(|| {
+                Exit::new(
+                    Code::Invalid,
+                    "HOME is not set; set it to your home directory",
+                )
+            })?;
         if !home.is_absolute() {
             return Err(Exit::new(
-                INVALID,
+                Code::Invalid,
                 format!("HOME must be an absolute path, got `{}`", home.display()),
             )
             .into());
         }
-        let mode = match &self.mode {
-            None => None,
-            Some(m) => Some(m.parse::<Mode>().map_err(|e| Exit::new(INVALID, e))?),
-        };
         Ok(LoadOptions {
             workspace: self.workspace()?,
             home,
             xdg_config_home: std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from),
             config_files: self.config.clone(),
-            mode,
+            mode: self.mode.map(Mode::from),
             skip_default_files: self.isolated,
             ..Default::default()
         })
     }
+}
 
-    /// Load the policy these flags describe, with rules remembered in the approval store;
-    /// config errors exit 2 with file:line:column.
-    pub fn load_with(&self, remembered_rules: Vec<String>) -> anyhow::Result<Policy> {
-        let mut opts = self.options()?;
-        opts.remembered_rules = remembered_rules;
-        Policy::load(&opts, &RealFs)
-            .map_err(|e| Exit::new(INVALID, format!("invalid config: {e}")).into())
+/// Flags about approvals and the audit log.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ApprovalArgs {
+    /// Ask a human on this terminal when the policy says ask (needs stdin and stderr to
+    /// be a terminal).
+    #[arg(long)]
+    pub interactive: bool,
+    /// When the policy says ask and no human answers, record a pending approval (see
+    /// `cordon approvals`) and exit 5.
+    #[arg(long)]
+    pub pending: bool,
+    /// The approval store (default: `$CORDON_STATE_DIR`, `$XDG_STATE_HOME/cordon` or
+    /// `~/.local/state/cordon`, file `store.sqlite3`).
+    #[arg(long, value_name = "FILE")]
+    pub store: Option<PathBuf>,
+    /// The audit log (default: `audit.jsonl` in the same state directory).
+    #[arg(long, value_name = "FILE")]
+    pub audit_file: Option<PathBuf>,
+    /// Do not append this decision to the audit log.
+    #[arg(long)]
+    pub no_audit: bool,
+}
+
+impl ApprovalArgs {
+    /// Rules a human chose to remember, to be loaded as allow rules. A store that cannot
+    /// be read contributes nothing (and says so on stderr): no approval comes from it.
+    pub fn remembered_rules(&self) -> Vec<String> {
+        let path = match &self.store {
+            Some(p) => p.clone(),
+            None => match cordon_store::default_store_path() {
+                Ok(p) => p,
+                Err(_) => return Vec::new(),
+            },
+        };
+        if !path.exists() {
+            return Vec::new();
+        }
+        match Store::open(&path).and_then(|s| s.rules()) {
+            Ok(rules) => rules.into_iter().map(|r| r.rule).collect(),
+            Err(e) => {
+                eprintln!("cordon: remembered rules not loaded: {e}");
+                Vec::new()
+            }
+        }
     }
+
+    /// The gate over `policy` for `surface`.
+    pub fn gate(&self, policy: Policy, surface: &'static str) -> Gate {
+        Gate::new(
+            policy,
+            GateOptions {
+                surface,
+                store: self.store.clone(),
+                audit: self.audit_file.clone(),
+                no_audit: self.no_audit,
+            },
+        )
+    }
+}
+
+/// Load the policy `opts` describe; config errors carry file:line:column and `code`.
+pub fn load(opts: &LoadOptions, code: Code) -> anyhow::Result<Policy> {
+    Policy::load(opts, &RealFs).map_err(|e| Exit::new(code, format!("invalid config: {e}")).into())
 }

@@ -227,7 +227,9 @@ pub(super) fn command_main(
             write_info(
                 info,
                 &InfoLine::Error(WireError {
-                    kind: "setup".into(),
+                    // Like "not found" for the caller (127): 126 is cordon's "denied by
+                    // policy".
+                    kind: "not-found".into(),
                     message: format!("cannot execute {}: {}", path.display(), e.desc()),
                 }),
             );

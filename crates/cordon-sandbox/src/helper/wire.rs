@@ -21,8 +21,9 @@ use std::os::fd::{OwnedFd, RawFd};
 pub const EXIT_CORDON_FAILED: i32 = 125;
 /// Exit status when the command was not found.
 pub const EXIT_NOT_FOUND: i32 = 127;
-/// Exit status when the command was found but could not be executed.
-pub const EXIT_NOT_EXECUTABLE: i32 = 126;
+/// Exit status when the command was found but could not be executed (as "not found":
+/// 126 is cordon's "denied by policy").
+pub const EXIT_NOT_EXECUTABLE: i32 = 127;
 /// Exit status on timeout.
 pub const EXIT_TIMEOUT: i32 = 124;
 

@@ -15,7 +15,7 @@ use cordon_store::{
 };
 use serde_json::json;
 
-use crate::exit::{Exit, INTERNAL, INVALID};
+use crate::exit::{Code, Exit};
 
 /// Where the store and the audit log are.
 #[derive(clap::Args)]
@@ -81,8 +81,8 @@ pub enum ApprovalsCommand {
 
 fn fail(e: StoreError) -> anyhow::Error {
     let code = match e.kind() {
-        StoreErrorKind::NoSuchPending(_) | StoreErrorKind::AlreadyAnswered { .. } => INVALID,
-        _ => INTERNAL,
+        StoreErrorKind::NoSuchPending(_) | StoreErrorKind::AlreadyAnswered { .. } => Code::Invalid,
+        _ => Code::Internal,
     };
     Exit::new(code, e.to_string()).into()
 }
@@ -185,7 +185,7 @@ pub fn run(c: ApprovalsCommand) -> anyhow::Result<u8> {
             let mut audit = open_audit(&at)?;
             if !store.revoke(cordon_store::LeaseId(id)).map_err(fail)? {
                 return Err(Exit::new(
-                    INVALID,
+                    Code::Invalid,
                     format!("no active lease has id {id}; see `cordon approvals leases`"),
                 )
                 .into());
@@ -213,7 +213,7 @@ pub fn run(c: ApprovalsCommand) -> anyhow::Result<u8> {
             let store = open_store(&at)?;
             if !store.forget_rule(&rule).map_err(fail)? {
                 return Err(Exit::new(
-                    INVALID,
+                    Code::Invalid,
                     format!("no saved rule is exactly {rule:?}; see `cordon approvals rules`"),
                 )
                 .into());

@@ -12,7 +12,7 @@ use std::time::SystemTime;
 
 use cordon_store::{ExportFilter, VerifyReport};
 
-use crate::exit::{Exit, INTERNAL, INVALID};
+use crate::exit::{Code, Exit};
 
 /// Exit status of `cordon audit verify` when the chain is broken.
 pub const BROKEN: u8 = 4;
@@ -65,7 +65,7 @@ fn log_path(file: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     match file {
         Some(f) => Ok(f),
         None => cordon_store::default_audit_path()
-            .map_err(|e| Exit::new(INTERNAL, e.to_string()).into()),
+            .map_err(|e| Exit::new(Code::Internal, e.to_string()).into()),
     }
 }
 
@@ -73,13 +73,13 @@ fn time_arg(flag: &str, value: Option<String>) -> anyhow::Result<Option<SystemTi
     value
         .map(|v| {
             cordon_store::parse_time(&v, SystemTime::now())
-                .map_err(|why| Exit::new(INVALID, format!("--{flag}: {why}")).into())
+                .map_err(|why| Exit::new(Code::Invalid, format!("--{flag}: {why}")).into())
         })
         .transpose()
 }
 
 fn store_err(e: cordon_store::StoreError) -> anyhow::Error {
-    Exit::new(INTERNAL, e.to_string()).into()
+    Exit::new(Code::Internal, e.to_string()).into()
 }
 
 /// Run `cordon audit`.

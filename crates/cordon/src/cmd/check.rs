@@ -1,34 +1,29 @@
-//! `cordon check`: judge one tool call and print the verdict as JSON.
-//!
-//! Exit status: 0 allow, 3 ask, 4 deny, 2 invalid request or config, 1 internal error.
+//! `cordon check`: judge one tool call through the gate and print the verdict as JSON.
 
-use crate::approve::{ApprovalArgs, PENDING, record};
-use crate::exit::{Exit, INVALID};
-use crate::setup::PolicyArgs;
-use cordon_policy::{Decision, RealFs, Request};
+use crate::exit::{CHECK_CODES, Code, Exit};
+use crate::setup::{ApprovalArgs, PolicyArgs, load};
+use cordon_gate::{Absent, Containment, Human, Outcome};
+use cordon_policy::{RealFs, Request};
+use cordon_store::{Prompter, TerminalPrompter};
 use std::io::Read;
 
 /// Arguments of `cordon check`.
 #[derive(clap::Args)]
+#[command(after_help = CHECK_CODES)]
 pub struct CheckArgs {
     #[command(flatten)]
     policy: PolicyArgs,
     #[command(flatten)]
     approvals: ApprovalArgs,
+    /// Judge the call as one the caller runs inside `cordon exec` at the full tier: what
+    /// containment enforces is decided by the `[contained]` table.
+    #[arg(long)]
+    contained: bool,
     /// Print the evaluation trail (and the parsed shell structure) on stderr.
     #[arg(long)]
     explain: bool,
     /// The request JSON; `-` or nothing reads it from stdin.
     request: Option<String>,
-}
-
-/// The exit status for a decision.
-pub fn decision_code(d: Decision) -> u8 {
-    match d {
-        Decision::Allow => 0,
-        Decision::Ask => 3,
-        Decision::Deny => 4,
-    }
 }
 
 /// Run `cordon check`.
@@ -38,75 +33,76 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         Some(t) => t.to_string(),
     };
     let req = Request::from_json(&text)
-        .map_err(|e| Exit::new(INVALID, format!("invalid request: {e}")))?;
-    let policy = args.policy.load_with(args.approvals.remembered_rules())?;
-    let ops = policy.operations(&req, &RealFs);
-    let verdict = policy.judge_traced(&ops, args.explain);
-    let settled = args.approvals.settle(&policy, &req, &ops, verdict, false);
-    let mut verdict = settled.verdict.clone();
-    if let Err(e) = args.approvals.audit(record(
-        "check",
-        &policy,
-        &req,
-        &settled,
-        serde_json::json!({}),
-    )) {
-        // A decision that cannot be recorded is not handed out as an allow.
-        eprintln!("cordon: the audit log cannot be written: {e}");
-        if verdict.decision == Decision::Allow {
-            verdict.decision = Decision::Deny;
-            verdict.reason =
-                format!("the audit log cannot be written ({e}); fix it or pass --no-audit");
-            verdict.source = cordon_policy::Source::new(cordon_policy::Step::Validate, "audit");
-        }
+        .map_err(|e| Exit::new(Code::Invalid, format!("invalid request: {e}")))?;
+    let mut opts = args.policy.options()?;
+    opts.remembered_rules = args.approvals.remembered_rules();
+    let gate = args.approvals.gate(load(&opts, Code::Invalid)?, "check");
+    let mut terminal = args
+        .approvals
+        .interactive
+        .then(TerminalPrompter::from_stdio)
+        .flatten();
+    let human = Human {
+        prompter: terminal.as_mut().map(|t| t as &mut dyn Prompter),
+        absent: match (args.approvals.pending, args.approvals.interactive) {
+            (true, _) => Absent::Pending,
+            (false, true) => Absent::Deny,
+            (false, false) => Absent::Caller,
+        },
+    };
+    let containment = if args.contained {
+        Containment::Full
+    } else {
+        Containment::None
+    };
+    let outcome = gate.decide(&req, &RealFs, containment, human, args.explain);
+    let (outcome, audit_error) = gate.conclude(outcome);
+    if let Some(e) = audit_error {
+        eprintln!("cordon: {e}");
     }
     if args.explain {
-        eprintln!("workspace: {}", policy.workspace().display());
-        for (layer, file) in policy.files() {
-            eprintln!("config ({}): {}", layer.name(), file.display());
-        }
-        for n in policy.notes() {
-            eprintln!("note: {n}");
-        }
-        eprintln!("mode: {:?}", policy.mode());
-        if let Some(a) = &ops.analysis {
-            eprintln!("parsed shell structure:");
-            match serde_json::to_string_pretty(a) {
-                Ok(s) => eprintln!("{s}"),
-                Err(e) => eprintln!("(cannot render: {e})"),
-            }
-        }
-        eprintln!("trail:");
-        for t in &verdict.trail {
-            eprintln!("  {t}");
-        }
+        crate::explain::print(gate.policy(), outcome.decided());
     }
-    let mut json = serde_json::to_value(&verdict)?;
-    if let Some(id) = settled.pending {
+    let d = outcome.decided();
+    let mut json = serde_json::to_value(&d.verdict)?;
+    json["outcome"] = serde_json::json!(outcome.name());
+    if let Some(id) = d.pending {
         json["pending"] = serde_json::json!(id);
     }
-    println!("{json}");
-    if settled.pending.is_some() {
-        return Ok(PENDING);
+    if let Outcome::Refused(r) = &outcome {
+        json["fixes"] =
+            serde_json::json!(r.fixes.iter().map(|f| f.to_string()).collect::<Vec<_>>());
+        crate::explain::print_fixes(&r.fixes);
     }
-    Ok(decision_code(verdict.decision))
+    println!("{json}");
+    Ok(match outcome {
+        Outcome::Permitted(_) | Outcome::Trial(_) => Code::Allow,
+        Outcome::Ask(_) => Code::Ask,
+        Outcome::Pending(_) => Code::Pending,
+        Outcome::Refused(_) => Code::Deny,
+    }
+    .get())
 }
 
 fn read_stdin() -> anyhow::Result<String> {
+    let limit = cordon_policy::request::MAX_REQUEST_BYTES;
     let mut buf = Vec::new();
     std::io::stdin()
-        .take(cordon_policy::request::MAX_REQUEST_BYTES as u64 + 1)
+        .take(limit as u64 + 1)
         .read_to_end(&mut buf)
-        .map_err(|e| Exit::new(INVALID, format!("cannot read the request from stdin: {e}")))?;
-    if buf.len() > cordon_policy::request::MAX_REQUEST_BYTES {
+        .map_err(|e| {
+            Exit::new(
+                Code::Invalid,
+                format!("cannot read the request from stdin: {e}"),
+            )
+        })?;
+    if buf.len() > limit {
         return Err(Exit::new(
-            INVALID,
-            format!(
-                "the request is larger than the {}-byte limit",
-                cordon_policy::request::MAX_REQUEST_BYTES
-            ),
+            Code::Invalid,
+            format!("the request is larger than the {limit}-byte limit"),
         )
         .into());
     }
-    String::from_utf8(buf).map_err(|_| Exit::new(INVALID, "the request is not valid UTF-8").into())
+    String::from_utf8(buf)
+        .map_err(|_| Exit::new(Code::Invalid, "the request is not valid UTF-8").into())
 }

@@ -9,7 +9,7 @@ use cordon_egress::{EgressProxy, Limits, ProxyConfig};
 use cordon_policy::net::NetworkPolicy;
 use cordon_policy::{LoadOptions, NetworkSettings, RealFs};
 
-use crate::exit::{Exit, INTERNAL, INVALID};
+use crate::exit::{Code, Exit};
 
 /// Arguments of `cordon proxy`.
 #[derive(clap::Args)]
@@ -70,14 +70,13 @@ pub fn run(args: ProxyArgs) -> anyhow::Result<u8> {
         .chain(args.allow_private)
         .collect();
     let policy = NetworkPolicy::from_lists(&allow, &deny, &private)
-        .map_err(|e| Exit::new(INVALID, format!("{e}.")))?;
+        .map_err(|e| Exit::new(Code::Invalid, format!("{e}.")))?;
     if args.max_connections == 0
         || args.idle_timeout == 0
         || args.connect_timeout == 0
         || args.threads == 0
     {
-        return Err(Exit::new(
-            INVALID,
+        return Err(Exit::new(Code::Invalid,
             "--max-connections, --threads, --idle-timeout and --connect-timeout must be at least 1.",
         )
         .into());
@@ -100,12 +99,12 @@ pub fn run(args: ProxyArgs) -> anyhow::Result<u8> {
         Some(path) => EgressProxy::start_unix(config, path),
         None => EgressProxy::start_tcp(config, args.listen),
     };
-    let handle = started.map_err(|e| Exit::new(INTERNAL, format!("{e}.")))?;
+    let handle = started.map_err(|e| Exit::new(Code::Internal, format!("{e}.")))?;
     handle
         .serve_until_signal(|addr| eprintln!("cordon proxy: listening on {addr}"))
         .map_err(|e| {
             Exit::new(
-                INTERNAL,
+                Code::Internal,
                 format!("cordon proxy could not wait for signals: {e}."),
             )
         })?;
@@ -115,8 +114,12 @@ pub fn run(args: ProxyArgs) -> anyhow::Result<u8> {
 /// The `[network]` table merged over the config layers (trust rules included: an untrusted
 /// project cannot widen the allowlist).
 fn network_settings(args: &ProxyArgs) -> anyhow::Result<NetworkSettings> {
-    let workspace = std::env::current_dir()
-        .map_err(|e| Exit::new(INVALID, format!("cannot read the current directory: {e}.")))?;
+    let workspace = std::env::current_dir().map_err(|e| {
+        Exit::new(
+            Code::Invalid,
+            format!("cannot read the current directory: {e}."),
+        )
+    })?;
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)
@@ -127,7 +130,7 @@ fn network_settings(args: &ProxyArgs) -> anyhow::Result<NetworkSettings> {
         None if args.isolated => PathBuf::from("/"),
         None => {
             return Err(Exit::new(
-                INVALID,
+                Code::Invalid,
                 "HOME is not set to an absolute path; set it or pass --isolated.",
             )
             .into());
@@ -142,6 +145,6 @@ fn network_settings(args: &ProxyArgs) -> anyhow::Result<NetworkSettings> {
         ..LoadOptions::default()
     };
     let merged = cordon_policy::config::load(&options, &RealFs)
-        .map_err(|e| Exit::new(INVALID, e.to_string()))?;
+        .map_err(|e| Exit::new(Code::Invalid, e.to_string()))?;
     Ok(merged.network)
 }
