@@ -67,7 +67,7 @@ fn outcome(
     let g = gate(approval, surface, &dir.path().join("store.sqlite3"));
     let req = Request::shell(command, Some("/w/proj".into()));
     let mut yes = Yes;
-    let human = match who {
+    let human: Human<'_> = match who {
         Who::Caller => Human::caller(),
         Who::Nobody => Human::nobody(),
         Who::Pending => Human {
