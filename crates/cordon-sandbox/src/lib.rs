@@ -70,6 +70,7 @@ mod run;
 mod seccomp;
 mod spec;
 mod sys;
+mod system_secrets;
 
 pub use env::{DEFAULT_ALLOW, EnvPolicy, SECRET_MARKERS, looks_secret};
 pub use error::{SandboxError, SandboxErrorKind};
