@@ -61,6 +61,7 @@ mod env;
 mod error;
 mod forward;
 mod helper;
+mod host;
 mod landlock;
 mod mounts;
 mod observe;
@@ -71,10 +72,12 @@ mod run;
 mod seccomp;
 mod spec;
 mod sys;
+mod system_secrets;
 
 pub use env::{DEFAULT_ALLOW, EnvPolicy, SECRET_MARKERS, looks_secret};
 pub use error::{SandboxError, SandboxErrorKind};
 pub use helper::wire::{EXIT_CORDON_FAILED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_TIMEOUT};
+pub use host::{HostReport, probe_host};
 pub use landlock::LandlockOutcome;
 pub use permit::Permit;
 pub use plan::{
@@ -82,10 +85,7 @@ pub use plan::{
     WALK_MAX_ENTRIES, WalkSummary,
 };
 pub use report::{Blocked, BlockedKind, DenialReport, Enforced, Tier};
-pub use run::{
-    Helper, HelperHints, HostReport, Outcome, Started, probe_host, run,
-    with_forwarded_signals_blocked,
-};
+pub use run::{Helper, HelperHints, Outcome, Started, run, with_forwarded_signals_blocked};
 pub use spec::{DEFAULT_PROXY_PORT, Limits, Network, Require, SandboxBuilder, SandboxSpec};
 pub use sys::landlock_abi;
 

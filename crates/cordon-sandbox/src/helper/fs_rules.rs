@@ -3,7 +3,8 @@
 //! the system secrets, the plan's reads and writes split around them.
 //!
 //! It only computes paths: it must never apply a rule (`landlock.rs` does, in the
-//! command's process) nor decide what the sandbox may see (`plan.rs` does).
+//! command's process) nor decide what the sandbox may see (`plan.rs` and
+//! `system_secrets.rs` do).
 
 use crate::spec::SandboxSpec;
 use std::path::PathBuf;
@@ -29,7 +30,7 @@ pub(super) struct FallbackRules {
 
 impl FallbackRules {
     pub(super) fn new(spec: &SandboxSpec) -> FallbackRules {
-        use crate::plan::{readable_system_secrets, without_secrets};
+        use crate::system_secrets::{readable_system_secrets, without_secrets};
         let secrets = readable_system_secrets();
         let (read, mut list) = without_secrets(spec.plan.fallback_read_paths.clone(), &secrets);
         let (write, write_list) = without_secrets(landlock_write_paths(spec), &secrets);
