@@ -52,7 +52,7 @@ pub struct Human<'a> {
 
 impl Human<'_> {
     /// Nobody can be asked and the caller has no human either: an ask is a deny.
-    pub fn nobody() -> Human<'static> {
+    pub fn nobody<'a>() -> Human<'a> {
         Human {
             prompter: None,
             absent: Absent::Deny,
@@ -71,7 +71,7 @@ impl Human<'_> {
     }
 
     /// The caller asks its own human: an ask is handed back.
-    pub fn caller() -> Human<'static> {
+    pub fn caller<'a>() -> Human<'a> {
         Human {
             prompter: None,
             absent: Absent::Caller,
