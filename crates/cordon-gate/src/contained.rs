@@ -131,6 +131,9 @@ fn is_root() -> bool {
 
 /// Decide `request` for a contained run under `containment`, record it, and run it.
 /// `helper` is a sandbox helper started ahead (or `None`).
+// The arguments are the call, its facts, where it runs, who answers, and how: grouping
+// them would only rename them.
+#[allow(clippy::too_many_arguments)]
 pub fn execute(
     gate: &Gate,
     request: &Request,

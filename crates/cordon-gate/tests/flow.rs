@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! The gate's outcome for every approval policy × verdict × containment × human, through
 //! the gate itself (no processes), for both surfaces that decide today.
 

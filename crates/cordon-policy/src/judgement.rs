@@ -67,7 +67,8 @@ impl std::fmt::Display for Containment {
 /// one, and nothing can change it afterwards.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Judgement {
-    verdict: Verdict,
+    // Boxed: a judgement travels by value through `Result`s.
+    verdict: Box<Verdict>,
     containment: Containment,
     approval: ApprovalPolicy,
 }
@@ -79,7 +80,7 @@ impl Judgement {
         approval: ApprovalPolicy,
     ) -> Judgement {
         Judgement {
-            verdict,
+            verdict: Box::new(verdict),
             containment,
             approval,
         }
@@ -109,7 +110,7 @@ impl Judgement {
     /// The verdict as plain data, to print or edit. What is given up is the proof: a
     /// verdict can no longer become an [`Allowed`].
     pub fn into_verdict(self) -> Verdict {
-        self.verdict
+        *self.verdict
     }
 
     /// The proof that the policy allowed the call, when it did.
