@@ -1018,7 +1018,8 @@ fn output_is_capped_and_the_command_keeps_running() {
 fn an_ask_without_a_terminal_is_a_deny() {
     // No sandbox needed: the policy refuses before anything runs.
     let w = World::new();
-    std::fs::write(&w.config, "[defaults]\nexec = \"ask\"\n").unwrap();
+    // Contained, `exec` is decided by `[contained]`: make it ask there.
+    std::fs::write(&w.config, "[contained]\nexec = \"ask\"\n").unwrap();
     w.script("echo RAN > ran.txt");
     let c = w.command(&[]);
     // Detach from any controlling terminal, so no human can be asked.
