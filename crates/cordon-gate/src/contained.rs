@@ -105,7 +105,7 @@ pub fn expected_containment(mode: SandboxMode, network: &Network) -> Containment
         return Containment::None;
     }
     let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_string());
-    let root = is_root();
+    let root = rustix::process::geteuid().is_root();
     let no_userns = read("/proc/sys/user/max_user_namespaces").is_ok_and(|v| v == "0")
         || (!root && read("/proc/sys/kernel/unprivileged_userns_clone").is_ok_and(|v| v == "0"))
         || (!root
@@ -116,17 +116,6 @@ pub fn expected_containment(mode: SandboxMode, network: &Network) -> Containment
         (false, Network::Full) => Containment::FullHostNetwork,
         (false, _) => Containment::Full,
     }
-}
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .and_then(|l| l.split_whitespace().nth(2).map(|e| e == "0"))
-        })
-        .unwrap_or(false)
 }
 
 /// Decide `request` for a contained run under `containment`, record it, and run it.

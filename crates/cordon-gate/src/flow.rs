@@ -70,6 +70,25 @@ impl Human<'_> {
         }
     }
 
+    /// Run the store's approval flow with this human: a lease, the prompter, else deny
+    /// or a pending record as `absent` says ([`Absent::Caller`] counts as deny here).
+    pub(crate) fn resolve(
+        self,
+        store: &Store,
+        ctx: &AskContext,
+    ) -> Result<Resolution, cordon_store::StoreError> {
+        let mut nobody = NoPrompter;
+        let p: &mut dyn Prompter = match self.prompter {
+            Some(p) => p,
+            None => &mut nobody,
+        };
+        let mode = match self.absent {
+            Absent::Pending => NoHuman::Pending,
+            Absent::Caller | Absent::Deny => NoHuman::Deny,
+        };
+        cordon_store::resolve_ask(store, ctx, p, mode)
+    }
+
     /// The caller asks its own human: an ask is handed back.
     pub fn caller<'a>() -> Human<'a> {
         Human {
@@ -251,7 +270,7 @@ impl Gate {
                     v.reason
                 );
                 v.source = Source::new(Step::Approval, "untrusted");
-                return self.ask(decided(v), None, human);
+                return self.ask(decided(v), human);
             }
             Err(j) => j,
         };
@@ -270,13 +289,13 @@ impl Gate {
                     return Outcome::Trial(trial);
                 }
                 let v = judgement.verdict().clone();
-                self.ask(decided(v), Some(&judgement), human)
+                self.ask(decided(v), human)
             }
         }
     }
 
     /// An ask: a lease, the human at hand, or what `absent` says.
-    fn ask(&self, mut d: Decided, _judgement: Option<&Judgement>, human: Human<'_>) -> Outcome {
+    fn ask(&self, mut d: Decided, human: Human<'_>) -> Outcome {
         let store = match self.open_store() {
             Ok(s) => s,
             Err(e) => {
@@ -298,18 +317,7 @@ impl Gate {
                     return Outcome::Ask(d);
                 }
             },
-            (prompter, absent) => {
-                let mut nobody = NoPrompter;
-                let p: &mut dyn Prompter = match prompter {
-                    Some(p) => p,
-                    None => &mut nobody,
-                };
-                let mode = match absent {
-                    Absent::Pending => NoHuman::Pending,
-                    _ => NoHuman::Deny,
-                };
-                cordon_store::resolve_ask(&store, &ctx, p, mode)
-            }
+            (prompter, absent) => Human { prompter, absent }.resolve(&store, &ctx),
         };
         match resolution {
             Ok(Resolution::Allow(grant)) => self.granted(d, grant),

@@ -8,11 +8,11 @@
 //! or a connection it could be given; a command that exited 0 is never offered one. The
 //! re-run's permit comes only from a store grant, never from this module.
 
-use crate::flow::{Absent, Decided, Gate, Human};
+use crate::flow::{Decided, Gate, Human};
 use cordon_egress::{Decision as EgressDecision, EgressEvent};
 use cordon_policy::{Judgement, Policy};
 use cordon_sandbox::{BlockedKind, DenialReport, Permit};
-use cordon_store::{AskContext, NoHuman, NoPrompter, Prompter, Resolution};
+use cordon_store::{AskContext, Resolution};
 use std::path::PathBuf;
 
 /// The first state: the call may run contained without asking.
@@ -109,7 +109,7 @@ impl Blocked {
     }
 
     /// Ask whether to re-run with it: an existing approval of exactly this escalation,
-    /// the human at hand, or (with [`Absent::Pending`]) a pending record.
+    /// the human at hand, or (with `Absent::Pending`) a pending record.
     pub fn escalate(self, gate: &Gate, human: Human<'_>) -> Escalated {
         let Blocked {
             decided,
@@ -146,17 +146,7 @@ impl Blocked {
                 );
             }
         };
-        let Human { prompter, absent } = human;
-        let mut nobody = NoPrompter;
-        let p: &mut dyn Prompter = match prompter {
-            Some(p) => p,
-            None => &mut nobody,
-        };
-        let mode = match absent {
-            Absent::Pending => NoHuman::Pending,
-            _ => NoHuman::Deny,
-        };
-        match cordon_store::resolve_ask(&store, &ctx, p, mode) {
+        match human.resolve(&store, &ctx) {
             Ok(Resolution::Allow(grant)) => Escalated::Rerun {
                 answer: grant.answer().to_string(),
                 permit: Permit::from_grant(grant),
