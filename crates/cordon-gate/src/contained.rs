@@ -100,7 +100,11 @@ pub enum Executed {
 /// The containment a run with these settings will most likely get. Only a guess that
 /// saves a wasted helper: a permit for the full tier makes the sandbox refuse to run at
 /// a lower one, and the call is then judged again for the tier it can have.
-pub fn expected_containment(mode: SandboxMode, network: &Network) -> Containment {
+pub fn expected_containment(
+    mode: SandboxMode,
+    network: &Network,
+    home_visible: bool,
+) -> Containment {
     if mode == SandboxMode::FullAccess {
         return Containment::None;
     }
@@ -111,11 +115,10 @@ pub fn expected_containment(mode: SandboxMode, network: &Network) -> Containment
         || (!root
             && read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
                 .is_ok_and(|v| v == "1"));
-    match (no_userns, network) {
-        (true, _) => Containment::Fallback,
-        (false, Network::Full) => Containment::FullHostNetwork,
-        (false, _) => Containment::Full,
+    if no_userns {
+        return Containment::Fallback;
     }
+    Containment::full(matches!(network, Network::Full), home_visible)
 }
 
 /// Decide `request` for a contained run under `containment`, record it, and run it.

@@ -218,3 +218,22 @@ fn non_shell_calls_are_never_judged_contained() {
     assert_eq!(o.name(), "ask");
     assert_eq!(o.decided().containment, Containment::None);
 }
+
+#[test]
+fn with_home_visible_reads_are_not_contained() {
+    // `--home visible` masks only the secrets: the rest of HOME can be read, so reads are
+    // judged as if uncontained; program runs and writes stay contained.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let g = gate(ApprovalPolicy::OnRequest, "exec", &dir.path().join("s"));
+    let visible = Containment::full(false, true);
+    for (cmd, hidden_home, visible_home) in [
+        ("cat /home/u/notes.txt", "permitted", "refused"),
+        ("make", "permitted", "permitted"),
+        ("curl https://example.com/", "permitted", "permitted"),
+    ] {
+        let req = Request::shell(cmd, Some("/w/proj".into()));
+        let h = g.decide(&req, &fs(), Containment::Full, Human::nobody(), false);
+        let v = g.decide(&req, &fs(), visible, Human::nobody(), false);
+        assert_eq!((h.name(), v.name()), (hidden_home, visible_home), "{cmd}");
+    }
+}

@@ -32,6 +32,12 @@ pub enum Containment {
     Full,
     /// The full tier sharing the host's network (`--net full`): network is not contained.
     FullHostNetwork,
+    /// The full tier with HOME visible (`--home visible`): reads are not contained, since
+    /// only the secrets are masked and everything else in HOME can be read.
+    FullHomeVisible,
+    /// The full tier with HOME visible and the host's network: only program runs, opaque
+    /// code and writes are contained.
+    FullHomeVisibleHostNetwork,
 }
 
 impl Containment {
@@ -42,6 +48,8 @@ impl Containment {
             Containment::Fallback => "fallback",
             Containment::Full => "full",
             Containment::FullHostNetwork => "full-host-network",
+            Containment::FullHomeVisible => "full-home-visible",
+            Containment::FullHomeVisibleHostNetwork => "full-home-visible-host-network",
         }
     }
 
@@ -50,9 +58,29 @@ impl Containment {
         self != Containment::None
     }
 
-    /// Does the sandbox have its own mount namespace (HOME hidden, secrets masked)?
+    /// Does the sandbox have its own namespaces (mount, PID, network unless shared)?
     pub fn is_full_tier(self) -> bool {
+        !matches!(self, Containment::None | Containment::Fallback)
+    }
+
+    /// The full tier with HOME hidden, and the given network mode.
+    pub fn full(host_network: bool, home_visible: bool) -> Containment {
+        match (host_network, home_visible) {
+            (false, false) => Containment::Full,
+            (true, false) => Containment::FullHostNetwork,
+            (false, true) => Containment::FullHomeVisible,
+            (true, true) => Containment::FullHomeVisibleHostNetwork,
+        }
+    }
+
+    /// Are reads contained (HOME hidden, secrets masked, a private `/tmp`)?
+    pub fn contains_reads(self) -> bool {
         matches!(self, Containment::Full | Containment::FullHostNetwork)
+    }
+
+    /// Is network contained (an empty network namespace, egress only through the proxy)?
+    pub fn contains_network(self) -> bool {
+        matches!(self, Containment::Full | Containment::FullHomeVisible)
     }
 }
 

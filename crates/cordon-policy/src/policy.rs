@@ -942,7 +942,7 @@ impl Policy {
 /// namespace and cannot hide HOME or mask secrets inside readable trees, only program
 /// runs, opaque code and writes.
 fn contained_key(op: &Operation, containment: Containment) -> Option<&'static str> {
-    let full = containment.is_full_tier();
+    let reads = containment.contains_reads();
     // The sandbox enforces by the object, so a place it cannot name is judged as outside.
     let inside = op.location == Some(Location::Inside);
     match op.kind {
@@ -950,9 +950,9 @@ fn contained_key(op: &Operation, containment: Containment) -> Option<&'static st
         OpKind::Exec | OpKind::Opaque => Some("exec"),
         OpKind::Write | OpKind::Delete if inside => Some("write_inside"),
         OpKind::Write | OpKind::Delete => Some("write_outside"),
-        OpKind::Read | OpKind::List if full && inside => Some("read_inside"),
-        OpKind::Read | OpKind::List if full => Some("read_outside"),
-        OpKind::Network if containment == Containment::Full => Some("network"),
+        OpKind::Read | OpKind::List if reads && inside => Some("read_inside"),
+        OpKind::Read | OpKind::List if reads => Some("read_outside"),
+        OpKind::Network if containment.contains_network() => Some("network"),
         _ => None,
     }
 }

@@ -84,7 +84,7 @@ pub struct AuditRecord {
     /// The step and rule that decided (the verdict's `source`).
     pub source: Value,
     /// The containment the call was judged under: `none`, `fallback`, `full`,
-    /// `full-host-network`.
+    /// `full-host-network`, `full-home-visible`, `full-home-visible-host-network`.
     pub containment: String,
     /// The permission mode.
     pub mode: String,

@@ -235,7 +235,11 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
             Request::argv(&words, Some(cwd.clone()))
         }
     };
-    let containment = contained::expected_containment(policy.sandbox_mode(), &network);
+    let containment = contained::expected_containment(
+        policy.sandbox_mode(),
+        &network,
+        matches!(args.home, HomeArg::Visible),
+    );
     let builder = builder(&args, argv, &policy, &opts.home, &cwd);
     let run_options = RunOptions {
         builder,
