@@ -1235,3 +1235,32 @@ done"#,
         "{out}\n{err}"
     );
 }
+
+/// A read that only the full tier contains (HOME hidden, secrets masked) is allowed
+/// there without a human, but where the full tier is unavailable the call is judged again
+/// for the fallback tier, and that ask, with nobody to answer it, is refused: the
+/// decision reached for one tier never runs at another.
+#[test]
+fn a_full_tier_allow_is_judged_again_for_the_fallback_tier() {
+    need_sandbox!("a_full_tier_allow_is_judged_again_for_the_fallback_tier");
+    let w = World::new();
+    // Inside the sandbox, seccomp refuses new user namespaces: a nested cordon can only
+    // have the fallback tier. Its own config is empty (built-in defaults).
+    std::fs::write(w.ws.join("empty.toml"), "").unwrap();
+    let o = w.run(
+        &format!(
+            r#"{bin} exec --isolated --config empty.toml --workspace . -- cat /etc/hostname </dev/null; echo "rc=$?"
+{bin} exec --isolated --config empty.toml --workspace . -- sh -c 'echo in > inner.txt' </dev/null; echo "rc=$?""#,
+            bin = bin().display()
+        ),
+        &[],
+    );
+    let (out, err) = text(&o);
+    let rcs: Vec<&str> = out.lines().filter(|l| l.starts_with("rc=")).collect();
+    assert_eq!(rcs, ["rc=126", "rc=0"], "{out}\n{err}");
+    assert!(err.contains("no human can be asked"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(w.ws.join("inner.txt")).unwrap(),
+        "in\n"
+    );
+}
