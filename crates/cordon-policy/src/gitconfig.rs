@@ -45,36 +45,79 @@ fn repo_config(cwd: &Path, fs: &dyn FileFacts) -> Option<PathBuf> {
 }
 
 fn is_executing(section: &str, sub: Option<&str>, key: &str, value: &str) -> bool {
-    let key = key.to_ascii_lowercase();
-    match section {
-        "core" => {
+    // Includes are followed by `scan`, which judges what they contain.
+    if section == "include" || section == "includeif" {
+        return false;
+    }
+    let name = match sub {
+        Some(s) => format!("{section}.{s}.{key}"),
+        None => format!("{section}.{key}"),
+    };
+    risky_key(&name, Some(value)).is_some()
+}
+
+/// Why a git config key is refused in a file a contained run leaves behind, or `None`
+/// when it neither runs a program nor changes where git reads its settings, hooks or
+/// objects from.
+///
+/// `name` is the key as `git config --list` prints it (`section.subsection.key`, section
+/// and key in any case, the subsection as written); `value` is `None` for a key without
+/// `=`. The list follows git-config(1): every key documented as naming a command, a
+/// program, a hook directory, an included file, a URL rewrite or another repository.
+/// Whole sections that exist only to configure external programs are refused
+/// outright, so a key added to them later is refused too.
+pub fn risky_key(name: &str, value: Option<&str>) -> Option<&'static str> {
+    let lower = name.to_ascii_lowercase();
+    let (section, rest) = lower.split_once('.')?;
+    let (sub, key) = match rest.rsplit_once('.') {
+        Some((sub, key)) => (Some(sub), key),
+        None => (None, rest),
+    };
+    let boolean = |v: Option<&str>| {
+        v.is_none_or(|v| {
             matches!(
-                key.as_str(),
-                "fsmonitor"
-                    | "pager"
-                    | "sshcommand"
-                    | "hookspath"
-                    | "editor"
-                    | "askpass"
-                    | "gitproxy"
-            ) && !(key == "fsmonitor"
-                && matches!(
-                    value.to_ascii_lowercase().as_str(),
-                    "false" | "0" | "no" | "off" | ""
-                ))
+                v.trim().to_ascii_lowercase().as_str(),
+                "" | "true" | "false" | "yes" | "no" | "on" | "off" | "1" | "0"
+            )
+        })
+    };
+    const RUNS: &str = "runs a program";
+    const REDIRECTS: &str = "changes where git reads its settings, hooks or objects";
+    match (section, sub, key) {
+        // Sections that only configure external programs or code-running transports.
+        ("filter" | "credential" | "difftool" | "mergetool" | "sendemail" | "imap", _, _)
+        | ("guitool" | "browser" | "man" | "instaweb" | "hook" | "tar", _, _)
+        | ("uploadpack" | "svn" | "svn-remote" | "git-p4" | "gpg", _, _) => Some(RUNS),
+        ("include" | "includeif", _, _) => Some(REDIRECTS),
+        ("core", None, "fsmonitor") if !boolean(value) => Some(RUNS),
+        (
+            "core",
+            None,
+            "pager" | "editor" | "askpass" | "sshcommand" | "gitproxy" | "alternaterefscommand"
+            | "virtualfilesystem",
+        ) => Some(RUNS),
+        ("core", None, "hookspath" | "worktree" | "attributesfile" | "excludesfile") => {
+            Some(REDIRECTS)
         }
-        "diff" => {
-            key == "external" || (sub.is_some() && matches!(key.as_str(), "textconv" | "command"))
-        }
-        "filter" => matches!(key.as_str(), "clean" | "smudge" | "process"),
-        "merge" => sub.is_some() && key == "driver",
-        "alias" => value.trim_start().starts_with('!'),
-        "pager" | "sequence" => true,
-        "credential" => key == "helper",
-        "gpg" => key == "program",
-        "uploadpack" => key == "packobjectshook",
-        "sendemail" => key.ends_with("cmd"),
-        _ => false,
+        ("sequence", None, "editor") => Some(RUNS),
+        ("interactive", None, "difffilter") => Some(RUNS),
+        ("web", None, "browser") => Some(RUNS),
+        ("pager", _, _) if !boolean(value) => Some(RUNS),
+        ("alias", _, _) if value.is_some_and(|v| v.trim_start().starts_with('!')) => Some(RUNS),
+        ("diff", None, "external" | "tool" | "guitool") => Some(RUNS),
+        ("diff", Some(_), "command" | "textconv") => Some(RUNS),
+        ("merge", None, "tool" | "guitool") => Some(RUNS),
+        ("merge", Some(_), "driver") => Some(RUNS),
+        ("trailer", Some(_), "command" | "cmd") => Some(RUNS),
+        ("remote", Some(_), "uploadpack" | "receivepack" | "vcs") => Some(RUNS),
+        ("submodule", Some(_), "update") => Some(RUNS),
+        ("lfs", Some(s), _) if s.starts_with("customtransfer.") => Some(RUNS),
+        ("lfs", None, "standalonetransferagent") => Some(RUNS),
+        ("url", Some(_), "insteadof" | "pushinsteadof") => Some(REDIRECTS),
+        ("protocol", _, "allow") => Some(RUNS),
+        ("init", None, "templatedir") => Some(REDIRECTS),
+        ("bundle", _, _) => Some(REDIRECTS),
+        _ => None,
     }
 }
 
@@ -156,6 +199,87 @@ mod tests {
                 Some(key),
                 "{cfg}"
             );
+        }
+    }
+
+    #[test]
+    fn risky_keys_from_git_config_documentation() {
+        for (name, value) in [
+            ("core.fsmonitor", Some("touch /tmp/x; false")),
+            ("core.hooksPath", Some(".githooks")),
+            ("core.sshCommand", Some("ssh -o ProxyCommand=x")),
+            ("core.pager", Some("less")),
+            ("core.editor", Some("vi")),
+            ("core.askPass", Some("x")),
+            ("core.gitProxy", Some("x")),
+            ("core.alternateRefsCommand", Some("x")),
+            ("core.worktree", Some("/elsewhere")),
+            ("core.attributesFile", Some("/x")),
+            ("sequence.editor", Some("x")),
+            ("credential.helper", Some("store")),
+            ("credential.https://example.com.helper", Some("x")),
+            ("filter.lfs.smudge", Some("x")),
+            ("filter.x.process", Some("x")),
+            ("diff.external", Some("x")),
+            ("diff.bin.textconv", Some("x")),
+            ("diff.x.command", Some("x")),
+            ("difftool.x.cmd", Some("x")),
+            ("merge.x.driver", Some("x")),
+            ("mergetool.x.cmd", Some("x")),
+            ("alias.st", Some("!sh -c evil")),
+            ("include.path", Some("/x")),
+            ("includeIf.gitdir:/x.path", Some("/y")),
+            ("uploadpack.packObjectsHook", Some("x")),
+            ("gpg.program", Some("x")),
+            ("gpg.ssh.defaultKeyCommand", Some("x")),
+            ("gpg.x509.program", Some("x")),
+            ("pager.log", Some("sh -c x")),
+            ("interactive.diffFilter", Some("x")),
+            ("sendemail.sendmailCmd", Some("x")),
+            ("sendemail.smtpServer", Some("/usr/bin/x")),
+            ("imap.tunnel", Some("x")),
+            ("trailer.sign.command", Some("x")),
+            ("tar.tgz.command", Some("x")),
+            ("remote.origin.uploadpack", Some("x")),
+            ("remote.origin.receivepack", Some("x")),
+            ("remote.origin.vcs", Some("x")),
+            ("url.ext::sh -c x.insteadOf", Some("https://")),
+            ("protocol.ext.allow", Some("always")),
+            ("protocol.allow", Some("always")),
+            ("submodule.x.update", Some("!sh")),
+            ("web.browser", Some("x")),
+            ("browser.x.cmd", Some("x")),
+            ("man.x.cmd", Some("x")),
+            ("hook.pre-commit.command", Some("x")),
+            ("lfs.customtransfer.x.path", Some("x")),
+            ("init.templateDir", Some("/x")),
+            ("svn.authorsProg", Some("x")),
+        ] {
+            assert!(risky_key(name, value).is_some(), "{name} must be refused");
+        }
+    }
+
+    #[test]
+    fn everyday_keys_are_not_risky() {
+        for (name, value) in [
+            ("core.repositoryformatversion", Some("0")),
+            ("core.filemode", Some("true")),
+            ("core.bare", Some("false")),
+            ("core.fsmonitor", Some("false")),
+            ("core.fsmonitor", None),
+            ("user.email", Some("a@b")),
+            ("user.name", Some("A")),
+            ("remote.origin.url", Some("https://example.com/x.git")),
+            ("remote.origin.fetch", Some("+refs/heads/*:refs/remotes/origin/*")),
+            ("branch.main.remote", Some("origin")),
+            ("branch.main.merge", Some("refs/heads/main")),
+            ("pull.rebase", Some("true")),
+            ("pager.branch", Some("false")),
+            ("alias.st", Some("status")),
+            ("extensions.worktreeConfig", Some("true")),
+            ("init.defaultBranch", Some("main")),
+        ] {
+            assert_eq!(risky_key(name, value), None, "{name}");
         }
     }
 

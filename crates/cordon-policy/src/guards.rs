@@ -97,6 +97,61 @@ pub const PROTECTED_HOME_PATHS: &[&str] = &[
     ".gitconfig",
     ".config/git",
     ".local/bin",
+    // Language and tool start-up hooks: code or settings that the next host run of the
+    // tool loads without being asked (a `.pth` or `usercustomize.py` in the user site,
+    // a cargo `rustc-wrapper`, an npm `script-shell`, a Gradle init script, a kubeconfig
+    // `exec` plugin, an AWS `credential_process`).
+    ".local/lib/python*",
+    ".pythonrc",
+    ".pythonrc.py",
+    ".config/pip",
+    ".pip",
+    ".pydistutils.cfg",
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    ".config/yarn",
+    ".bunfig.toml",
+    ".cargo",
+    ".rustup",
+    ".m2",
+    ".gradle",
+    ".nvm",
+    ".pyenv",
+    ".rbenv",
+    ".sdkman",
+    ".deno",
+    ".bun",
+    "go/bin",
+    ".gemrc",
+    ".irbrc",
+    ".pryrc",
+    ".Rprofile",
+    ".psqlrc",
+    ".sqliterc",
+    ".kube",
+    ".aws/config",
+    ".docker/config.json",
+    ".config/gcloud",
+    // Editors and terminal multiplexers load plugins and run settings.
+    ".vimrc",
+    ".vim",
+    ".config/nvim",
+    ".local/share/nvim",
+    ".emacs",
+    ".emacs.el",
+    ".emacs.d",
+    ".config/emacs",
+    ".config/Code",
+    ".vscode-server",
+    ".tmux.conf",
+    ".config/tmux",
+    ".oh-my-zsh",
+    ".zsh",
+    ".bashrc.d",
+    ".xsessionrc",
+    ".local/share/applications",
+    ".config/direnv",
 ];
 
 /// Directory or file names that are protected from writes wherever they appear, because
@@ -205,11 +260,25 @@ fn rest_after<'a>(comps: &'a [&'a OsStr], base: &Path) -> Option<&'a [&'a OsStr]
     Some(&comps[n..])
 }
 
-/// Do `rest`'s leading components spell `rel` (case-insensitively)?
+/// Do `rest`'s leading components spell `rel` (case-insensitively)? A `*` in a
+/// component of `rel` stands for any run of characters (`.local/lib/python*`).
 fn rel_matches(rest: &[&OsStr], rel: &str) -> bool {
     let mut it = rest.iter();
     rel.split('/')
-        .all(|want| it.next().is_some_and(|got| name_eq(got, want)))
+        .all(|want| it.next().is_some_and(|got| component_matches(got, want)))
+}
+
+/// One component against one pattern component: a literal, or `head*tail`.
+fn component_matches(got: &OsStr, want: &str) -> bool {
+    match want.split_once('*') {
+        None => name_eq(got, want),
+        Some((head, tail)) => {
+            let g = got.as_encoded_bytes();
+            g.len() >= head.len() + tail.len()
+                && g[..head.len()].eq_ignore_ascii_case(head.as_bytes())
+                && g[g.len() - tail.len()..].eq_ignore_ascii_case(tail.as_bytes())
+        }
+    }
 }
 
 /// Does reading `path` touch a credential? `path` must be absolute and lexically clean.

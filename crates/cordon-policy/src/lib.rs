@@ -25,6 +25,7 @@ pub mod judgement;
 pub mod net;
 pub mod ops;
 pub mod paths;
+pub mod planted;
 pub mod policy;
 pub mod request;
 pub mod rules;

@@ -243,7 +243,8 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
     let mut protected: Vec<PathBuf> = Vec::new();
     for root in inp.writable_roots {
         protected.extend(guards::protected_paths_in_root(root));
-        for rel in guards::PROTECTED_HOME_PATHS {
+        // A pattern (`python*`) names no single path to watch.
+        for rel in guards::PROTECTED_HOME_PATHS.iter().filter(|r| !r.contains('*')) {
             let p = inp.home.join(rel);
             if p.starts_with(root) {
                 protected.push(p);
