@@ -491,7 +491,7 @@ impl Policy {
         };
         let steps: [(&str, &dyn Fn() -> Option<Outcome>); 8] = [
             ("validate", &|| self.step_validate(op)),
-            ("guard", &|| self.step_guard(op)),
+            ("guard", &|| self.step_guard_in(op, containment)),
             ("deny-rule", &|| self.step_rule(op, ops, Decision::Deny)),
             ("ask-rule", &|| self.step_rule(op, ops, Decision::Ask)),
             ("opaque", &|| self.step_opaque_in(op, ops, containment)),
@@ -528,6 +528,29 @@ impl Policy {
                 format!("{why}."),
             )
         })
+    }
+
+    /// Step 2 under `containment`: at the full tier the writable roots are copy-on-write
+    /// and what a run leaves there is judged again when it is merged
+    /// (`cordon_policy::planted`), which lets git write its own `.git/config` (`git
+    /// config user.email`, `git remote add`) and refuses the keys that run programs. So
+    /// that guard, and only that one, is left to the merge there.
+    pub fn step_guard_in(&self, op: &Operation, containment: Containment) -> Option<Outcome> {
+        if containment.is_full_tier()
+            && op.kind == OpKind::Write
+            && op.location == Some(Location::Inside)
+            && op.hazard.is_none()
+            && let Target::Path(f) = &op.target
+            && self.path_guard(f, guards::protected_write).is_some()
+            && self
+                .path_guard(f, |p, h| {
+                    guards::protected_write(p, h).filter(|hit| hit.pattern != ".git/config")
+                })
+                .is_none()
+        {
+            return None;
+        }
+        self.step_guard(op)
     }
 
     /// Step 2: guards that nothing disables.

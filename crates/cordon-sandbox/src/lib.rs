@@ -57,12 +57,14 @@
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
+mod changes;
 mod env;
 mod error;
 mod forward;
 mod helper;
 mod host;
 mod landlock;
+mod merge;
 mod mounts;
 mod observe;
 mod permit;
@@ -84,7 +86,9 @@ pub use plan::{
     DEFAULT_HOME_READABLE, HomeView, MountOp, PROXY_SOCKET_IN_SANDBOX, Plan, WALK_MAX_DEPTH,
     WALK_MAX_ENTRIES, WalkSummary,
 };
-pub use report::{Blocked, BlockedKind, DenialReport, Enforced, Tier};
+pub use changes::{ChangeMeta, ChangeSet, Layer, LeftChanges, changes_base, claim, list_left};
+pub use merge::{MergeReport, Refused, git_config_refusal, merge_layer};
+pub use report::{Blocked, BlockedKind, DenialReport, Enforced, MergeCounts, Tier};
 pub use run::{Helper, HelperHints, Outcome, Started, run, with_forwarded_signals_blocked};
 pub use spec::{DEFAULT_PROXY_PORT, Limits, Network, Require, SandboxBuilder, SandboxSpec};
 pub use sys::landlock_abi;

@@ -201,7 +201,58 @@ fn mask(dst: &Path, empties: &mut Empties, dir: bool) -> Result<(), SandboxError
     .map_err(sys(format_args!("cannot mask {}", dst.display())))
 }
 
-fn run_op(op: &MountOp, empties: &mut Empties) -> Result<(), SandboxError> {
+/// Escape a path for overlayfs's option string: `\\`, `,` and (in a layer list) `:` are
+/// separators unless escaped.
+fn overlay_path(p: &Path) -> Result<String, SandboxError> {
+    let s = p.to_str().ok_or_else(|| {
+        SandboxError::setup(format!(
+            "cannot mount {} through a copy-on-write layer: the path is not UTF-8",
+            p.display()
+        ))
+    })?;
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if matches!(c, '\\' | ',' | ':') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    Ok(out)
+}
+
+/// Mount `layer.root` through overlayfs, the host's tree as the lower layer. `userxattr`
+/// keeps overlayfs's own records in `user.` attributes (and implies `redirect_dir=nofollow`), which an unprivileged user
+/// namespace may write; redirects and metacopy stay off, so every change is a whole
+/// file or a whiteout that `merge.rs` understands.
+fn overlay(layer: &crate::changes::Layer) -> Result<(), SandboxError> {
+    let lower = under(OLD, &layer.root);
+    let dst = under(NEW, &layer.root);
+    let data = format!(
+        "lowerdir={},upperdir={},workdir={},userxattr,metacopy=off,index=off,xino=off",
+        overlay_path(&lower)?,
+        overlay_path(&under(OLD, &layer.upper))?,
+        overlay_path(&under(OLD, &layer.work))?,
+    );
+    ensure_mount_point(&dst, true)?;
+    mount(
+        Some("overlay"),
+        &dst,
+        Some("overlay"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        Some(data.as_str()),
+    )
+    .map_err(sys(format_args!(
+        "cannot mount {} through a copy-on-write layer (overlayfs with user extended attributes is needed; the layer is in {})",
+        layer.root.display(),
+        layer.upper.display()
+    )))
+}
+
+fn run_op(
+    op: &MountOp,
+    empties: &mut Empties,
+    layers: &[crate::changes::Layer],
+) -> Result<(), SandboxError> {
     match op {
         MountOp::RootBind { read_only: ro } => {
             let new = Path::new(NEW);
@@ -270,6 +321,15 @@ fn run_op(op: &MountOp, empties: &mut Empties) -> Result<(), SandboxError> {
                 mask(&d, empties, false)?;
             }
         }
+        MountOp::Overlay { root } => {
+            let layer = layers.iter().find(|l| &l.root == root).ok_or_else(|| {
+                SandboxError::setup(format!(
+                    "no copy-on-write layer was prepared for {}",
+                    root.display()
+                ))
+            })?;
+            overlay(layer)?;
+        }
         MountOp::Socket { src, dst } => {
             let d = under(NEW, dst);
             ensure_mount_point(&d, false)?;
@@ -305,7 +365,7 @@ pub(crate) fn enter(plan: &Plan) -> Result<(), SandboxError> {
     chdir("/").map_err(sys("cannot enter the staging root"))?;
     let mut empties = Empties::default();
     for op in &plan.ops {
-        run_op(op, &mut empties)?;
+        run_op(op, &mut empties, &plan.overlays)?;
     }
     chdir(NEW).map_err(sys("cannot enter the new root"))?;
     pivot_root(".", ".").map_err(sys("cannot pivot into the new root"))?;

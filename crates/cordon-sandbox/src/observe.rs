@@ -240,6 +240,7 @@ impl Observer {
                         MountOp::Protect { path }
                         | MountOp::MaskDir { path }
                         | MountOp::MaskFile { path } => mounts.push((path.clone(), false)),
+                        MountOp::Overlay { root } => mounts.push((root.clone(), true)),
                         MountOp::Dev => mounts.push(("/dev".into(), true)),
                         MountOp::Proc => mounts.push(("/proc".into(), false)),
                         MountOp::Socket { dst, .. } => mounts.push((dst.clone(), true)),
@@ -254,7 +255,7 @@ impl Observer {
             landlock_write,
             seen: BTreeSet::new(),
             protected_missing: plan
-                .map(|p| p.missing_protected.clone())
+                .map(|p| p.watched_protected())
                 .unwrap_or_default(),
             records: Vec::new(),
         }

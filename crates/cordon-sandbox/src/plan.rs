@@ -19,6 +19,7 @@
 //! the kernel's), reporting it as a blocked write (see `run.rs`). The fallback tier has
 //! no observer for this list, so there only the removal applies.
 
+use crate::changes::Layer;
 use crate::error::{SandboxError, SandboxErrorKind};
 use crate::system_secrets::system_secret_paths;
 use cordon_policy::guards;
@@ -109,6 +110,12 @@ pub enum MountOp {
         /// Where.
         path: PathBuf,
     },
+    /// A writable root mounted through overlayfs: the host's tree below, the run's
+    /// changes in the layer [`Plan::overlays`] names for it, merged back after the run.
+    Overlay {
+        /// The root (lower layer and mount point).
+        root: PathBuf,
+    },
     /// Bind the proxy's Unix socket to `dst`.
     Socket {
         /// Host socket.
@@ -143,6 +150,9 @@ pub struct Plan {
     pub missing_protected: Vec<PathBuf>,
     /// The walk of the writable roots.
     pub walk: WalkSummary,
+    /// The copy-on-write layer of each [`MountOp::Overlay`], made when the run starts.
+    #[serde(default)]
+    pub overlays: Vec<Layer>,
 }
 
 impl Plan {
@@ -152,6 +162,25 @@ impl Plan {
             .iter()
             .filter(|o| matches!(o, MountOp::MaskDir { .. } | MountOp::MaskFile { .. }))
             .count()
+    }
+
+    /// The roots mounted through a copy-on-write layer.
+    pub fn overlay_roots(&self) -> impl Iterator<Item = &Path> {
+        self.ops.iter().filter_map(|o| match o {
+            MountOp::Overlay { root } => Some(root.as_path()),
+            _ => None,
+        })
+    }
+
+    /// Missing protected paths that must be watched in the full tier: none inside a
+    /// copy-on-write root, whose changes are judged when they are merged.
+    pub fn watched_protected(&self) -> Vec<PathBuf> {
+        let overlays: Vec<&Path> = self.overlay_roots().collect();
+        self.missing_protected
+            .iter()
+            .filter(|m| !overlays.iter().any(|r| m.starts_with(r)))
+            .cloned()
+            .collect()
     }
 }
 
@@ -231,13 +260,12 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
             });
         }
         for r in inp.writable_roots {
-            ops.push(MountOp::Bind {
-                src: r.clone(),
-                dst: r.clone(),
-                read_only: false,
-            });
+            ops.push(MountOp::Overlay { root: r.clone() });
         }
     }
+    // Inside a copy-on-write root the command may write anything, `.git/config`
+    // included (git must work): what it leaves is judged when it is merged.
+    let cow = |p: &Path| !full_access && inp.writable_roots.iter().any(|r| p.starts_with(r));
 
     // Protected paths inside every writable root, existing or not.
     let mut protected: Vec<PathBuf> = Vec::new();
@@ -259,6 +287,7 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
             .map(PathBuf::as_path)
             .unwrap_or(Path::new("/"));
         match first_missing(root, p)? {
+            Presence::Exists if cow(p) => {}
             Presence::Exists => ops.push(MountOp::Protect { path: p.clone() }),
             Presence::Missing(first) => {
                 if !plan.missing_protected.contains(&first) {
@@ -276,7 +305,7 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
         walk_roots.push(inp.workspace);
     }
     plan.walk = walk(&walk_roots, inp.home, &mut found)?;
-    for p in found.protected {
+    for p in found.protected.into_iter().filter(|p| !cow(p)) {
         let op = MountOp::Protect { path: p };
         if !ops.contains(&op) {
             ops.push(op);
@@ -495,15 +524,18 @@ mod tests {
         fs::create_dir_all(ws.join("sub/.vscode")).unwrap();
         let roots = vec![ws.clone()];
         let plan = build(&inputs(&ws, &roots, Path::new("/nonexistent"))).unwrap();
-        assert!(plan.ops.contains(&MountOp::Protect {
-            path: ws.join(".git/hooks")
-        }));
-        assert!(plan.ops.contains(&MountOp::Protect {
-            path: ws.join(".git/config")
-        }));
-        assert!(plan.ops.contains(&MountOp::Protect {
-            path: ws.join("sub/.vscode")
-        }));
+        // The root is copy-on-write: what the run leaves there is judged at the merge,
+        // so git can write `.git/config` inside.
+        assert!(plan.ops.contains(&MountOp::Overlay { root: ws.clone() }));
+        assert!(
+            !plan
+                .ops
+                .iter()
+                .any(|o| matches!(o, MountOp::Protect { .. })),
+            "{:?}",
+            plan.ops
+        );
+        assert!(plan.watched_protected().is_empty());
         assert!(plan.ops.contains(&MountOp::MaskFile {
             path: ws.join(".env")
         }));
@@ -547,7 +579,7 @@ mod tests {
         let bind = plan
             .ops
             .iter()
-            .position(|o| matches!(o, MountOp::Bind { dst, read_only: false, .. } if dst == &ws))
+            .position(|o| matches!(o, MountOp::Overlay { root } if root == &ws))
             .unwrap();
         assert!(tmpfs < bind);
     }

@@ -109,6 +109,18 @@ pub struct DenialReport {
     pub enforced: Enforced,
     /// Kinds of denial this run cannot observe.
     pub unobservable: Vec<String>,
+    /// What the merge of the copy-on-write roots did (refusals are in `blocked`).
+    #[serde(default)]
+    pub merged: MergeCounts,
+}
+
+/// Entries the merge wrote into or removed from the host's writable roots.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MergeCounts {
+    /// Files, symlinks and directories written.
+    pub merged: u64,
+    /// Entries the run deleted, removed from the host's tree.
+    pub removed: u64,
 }
 
 /// The standing list of denials the kernel reports only to the command.

@@ -7,6 +7,7 @@
 //! [`crate::helper_main`] when `argv[1]` is `HELPER_ARG`, before anything else.
 
 use crate::error::{SandboxError, SandboxErrorKind};
+use crate::changes::ChangeSet;
 use crate::helper::wire::{GO, HelperRequest, HelperResult, NET_ISOLATE, NET_SHARE};
 use crate::permit::Permit;
 use crate::report::{Blocked, BlockedKind, DenialReport, Enforced, Tier};
@@ -16,7 +17,7 @@ use nix::sys::signal::{SigSet, SigmaskHow, Signal, kill, sigprocmask};
 use nix::unistd::Pid;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 /// How a sandboxed run ended.
@@ -178,6 +179,20 @@ impl Helper {
             // The decision counted on namespaces: no lower tier may run it.
             spec.require = crate::spec::Require::Full;
         }
+        let roots: Vec<PathBuf> = spec.plan.overlay_roots().map(Path::to_path_buf).collect();
+        let changes = if roots.is_empty() {
+            None
+        } else {
+            let base = crate::changes::changes_base(&spec.home, &spec.writable_roots);
+            let command: Vec<String> = spec
+                .argv
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            let set = ChangeSet::create(&base, &roots, &command)?;
+            spec.plan.overlays = set.layers().to_vec();
+            Some(set)
+        };
         let request = HelperRequest {
             spec: spec.clone(),
             parent: std::process::id() as i32,
@@ -194,6 +209,7 @@ impl Helper {
             go_w: Some(std::fs::File::from(spec_w)),
             res_r: Some(std::fs::File::from(res_r)),
             spec: spec.clone(),
+            changes,
         };
         // The length first, so that the helper reads exactly the spec and leaves the go
         // byte in the pipe for the command's process. A helper that died early closed its
@@ -268,6 +284,7 @@ pub struct Started {
     go_w: Option<std::fs::File>,
     res_r: Option<std::fs::File>,
     spec: SandboxSpec,
+    changes: Option<ChangeSet>,
 }
 
 impl Drop for Started {
@@ -275,6 +292,10 @@ impl Drop for Started {
         // Not finished: the command's process sees the pipe close without the go byte.
         self.go_w.take();
         stop(self.child.take());
+        // Nothing ran, so there is nothing to merge.
+        if let Some(set) = self.changes.take() {
+            let _ = set.remove();
+        }
     }
 }
 
@@ -288,7 +309,22 @@ impl Started {
         else {
             return Err(SandboxError::setup("the sandbox was already finished"));
         };
-        finish(child, go_w, res_r, &self.spec)
+        let mut outcome = finish(child, go_w, res_r, &self.spec);
+        if let Some(set) = self.changes.take() {
+            let merged = match &mut outcome {
+                Ok(o) if o.report.tier == Tier::Full => merge_back(set, &self.spec, &mut o.report),
+                // The fallback tier wrote the roots directly; the layers stayed empty.
+                Ok(_) => set.remove(),
+                // The helper failed: the command may have run part way. What it changed
+                // stays for `cordon changes`; an untouched set goes.
+                Err(_) if set.is_untouched() => set.remove(),
+                Err(_) => Ok(()),
+            };
+            if let (Err(e), Ok(_)) = (merged, &outcome) {
+                outcome = Err(e);
+            }
+        }
+        outcome
     }
 }
 
@@ -417,8 +453,14 @@ fn finish(
         report.enforced.capabilities_dropped = info.capabilities_dropped;
     }
     report.blocked.extend(result.blocked.iter().cloned());
-    // Every process of the sandbox is gone now: undo protected paths it created.
-    for p in &spec.plan.missing_protected {
+    // Every process of the sandbox is gone now: undo protected paths it created (those
+    // in copy-on-write roots never reached the host; the merge judges them).
+    let undo = if result.tier == Tier::Full {
+        spec.plan.watched_protected()
+    } else {
+        spec.plan.missing_protected.clone()
+    };
+    for p in &undo {
         if let Some(detail) = remove_created(p) {
             report.blocked.push(Blocked {
                 kind: BlockedKind::Write,
@@ -440,6 +482,42 @@ fn finish(
         report,
         output_truncated,
     })
+}
+
+/// Merge every layer of `set` into its root, report what stayed out, and delete the set.
+/// A merge that stops part way keeps the set (for `cordon changes`) and says so.
+fn merge_back(
+    set: ChangeSet,
+    spec: &SandboxSpec,
+    report: &mut DenialReport,
+) -> Result<(), SandboxError> {
+    for layer in set.layers() {
+        match crate::merge::merge_layer(layer, &spec.home) {
+            Ok(m) => {
+                report.merged.merged += m.merged;
+                report.merged.removed += m.removed;
+                for r in m.refused {
+                    report.blocked.push(Blocked {
+                        kind: BlockedKind::Write,
+                        target: r.path.display().to_string(),
+                        detail: format!("not merged into the host's tree: {}", r.reason),
+                    });
+                }
+            }
+            Err(e) => {
+                let id = set
+                    .dir()
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                return Err(SandboxError::setup(format!(
+                    "{}; the run's remaining changes are kept: see `cordon changes show {id}`",
+                    e.message
+                )));
+            }
+        }
+    }
+    set.remove()
 }
 
 /// Wait until the helper has written its result and closed the pipe, forwarding

@@ -1,0 +1,323 @@
+//! Where a run's changes to its writable roots wait until cordon merges them.
+//!
+//! In the full tier each writable root is mounted through overlayfs: the host's tree is
+//! the lower layer, and everything the command creates, changes or deletes lands in an
+//! upper directory that only cordon reads. Nothing the command writes reaches the host's
+//! tree while it runs; after it has ended and every process of the sandbox is gone,
+//! cordon merges the upper directory back (`merge.rs`), entry by entry, refusing what
+//! would run on the host later.
+//!
+//! One run's layers are a *change set*: a directory `<base>/<id>/` holding `layer-N/upper`
+//! and `layer-N/work` for each root, a `meta.json` naming the roots, and a `lock` file
+//! that the running cordon holds (`flock`). A change set whose lock is free belongs to a
+//! run that ended without merging (cordon was killed): `cordon changes` lists it, shows
+//! it, merges it on request or discards it. A killed run therefore merges nothing.
+//!
+//! The base is `$XDG_STATE_HOME/cordon/changes` (`~/.local/state/cordon/changes`), or
+//! `/var/tmp/cordon-changes-<uid>` when that would lie inside a writable root (overlayfs
+//! refuses an upper layer inside its lower one, and the command must not see it). Merging
+//! is a rename when the base is on the root's file system, and a copy otherwise.
+
+use crate::error::SandboxError;
+use serde::{Deserialize, Serialize};
+use std::fs::File;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+/// The copy-on-write layer of one writable root.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Layer {
+    /// The writable root on the host (the overlay's lower layer and mount point).
+    pub root: PathBuf,
+    /// Where the run's changes to it are written.
+    pub upper: PathBuf,
+    /// overlayfs's work directory (same file system as `upper`).
+    pub work: PathBuf,
+}
+
+/// What `meta.json` of a change set records.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChangeMeta {
+    /// Seconds since the epoch when the run started.
+    pub created: u64,
+    /// The process id of the cordon that ran it.
+    pub pid: u32,
+    /// The command, as given.
+    pub command: Vec<String>,
+    /// One layer per writable root.
+    pub layers: Vec<Layer>,
+}
+
+/// The change set of a run in progress. Dropping it without [`ChangeSet::remove`] keeps
+/// it on disk for `cordon changes`.
+#[derive(Debug)]
+pub struct ChangeSet {
+    dir: PathBuf,
+    meta: ChangeMeta,
+    // Held (flock) for as long as this run owns the change set.
+    _lock: File,
+}
+
+fn io(what: impl std::fmt::Display) -> impl FnOnce(std::io::Error) -> SandboxError {
+    move |e| SandboxError::io(what.to_string(), e)
+}
+
+/// The directory holding change sets for this user, given the writable roots that must
+/// not contain it.
+pub fn changes_base(home: &Path, roots: &[PathBuf]) -> PathBuf {
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .unwrap_or_else(|| home.join(".local/state"));
+    let preferred = std::fs::canonicalize(&state)
+        .unwrap_or(state)
+        .join("cordon/changes");
+    let overlaps = |p: &Path| roots.iter().any(|r| p.starts_with(r) || r.starts_with(p));
+    if !overlaps(&preferred) && home.is_absolute() && home != Path::new("/nonexistent") {
+        return preferred;
+    }
+    PathBuf::from(format!(
+        "/var/tmp/cordon-changes-{}",
+        nix::unistd::geteuid().as_raw()
+    ))
+}
+
+/// Create `dir` (and its parents) as this user's, mode 0700, and check that what is
+/// there is a directory this user owns that nobody else can write: a base prepared by
+/// someone else (in `/var/tmp`) could be swapped under cordon.
+fn private_dir(dir: &Path) -> Result<(), SandboxError> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(io(format_args!("cannot create {}", dir.display())))?;
+    let meta = std::fs::symlink_metadata(dir).map_err(io(format_args!(
+        "cannot inspect {}",
+        dir.display()
+    )))?;
+    if !meta.is_dir() || meta.uid() != nix::unistd::geteuid().as_raw() || meta.mode() & 0o022 != 0
+    {
+        return Err(SandboxError::setup(format!(
+            "refusing to keep changes in {}: it must be a directory owned by this user and writable by nobody else",
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+impl ChangeSet {
+    /// Make the change set for a run over `roots`, under `base`.
+    pub fn create(base: &Path, roots: &[PathBuf], command: &[String]) -> Result<Self, SandboxError> {
+        private_dir(base)?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let pid = std::process::id();
+        let mut n = 0u32;
+        let dir = loop {
+            let d = base.join(format!("{}-{pid}-{n}", now.as_secs()));
+            match std::fs::DirBuilder::new().mode(0o700).create(&d) {
+                Ok(()) => break d,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
+                Err(e) => return Err(SandboxError::io(format!("cannot create {}", d.display()), e)),
+            }
+        };
+        let lock = File::create(dir.join("lock"))
+            .map_err(io(format_args!("cannot create the lock of {}", dir.display())))?;
+        lock.try_lock().map_err(|e| {
+            SandboxError::setup(format!("cannot lock {}: {e}", dir.display()))
+        })?;
+        let mut layers = Vec::new();
+        for (i, root) in roots.iter().enumerate() {
+            let l = dir.join(format!("layer-{i}"));
+            for sub in ["upper", "work"] {
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(l.join(sub))
+                    .map_err(io(format_args!("cannot create {}", l.join(sub).display())))?;
+            }
+            layers.push(Layer {
+                root: root.clone(),
+                upper: l.join("upper"),
+                work: l.join("work"),
+            });
+        }
+        let meta = ChangeMeta {
+            created: now.as_secs(),
+            pid,
+            command: command.to_vec(),
+            layers,
+        };
+        let json = serde_json::to_vec_pretty(&meta)
+            .map_err(|e| SandboxError::setup(format!("cannot encode the change set: {e}")))?;
+        std::fs::write(dir.join("meta.json"), json)
+            .map_err(io(format_args!("cannot write {}/meta.json", dir.display())))?;
+        Ok(ChangeSet {
+            dir,
+            meta,
+            _lock: lock,
+        })
+    }
+
+    /// The layers, one per writable root.
+    pub fn layers(&self) -> &[Layer] {
+        &self.meta.layers
+    }
+
+    /// Where the change set is.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// No layer holds any change.
+    pub fn is_untouched(&self) -> bool {
+        self.meta.layers.iter().all(|l| {
+            std::fs::read_dir(&l.upper).is_ok_and(|mut rd| rd.next().is_none())
+        })
+    }
+
+    /// Delete the change set (after merging it, or when the command never ran).
+    pub fn remove(self) -> Result<(), SandboxError> {
+        remove_tree(&self.dir)
+    }
+}
+
+/// A change set left on disk: by a run that was killed, or by one still running.
+#[derive(Debug, Clone)]
+pub struct LeftChanges {
+    /// Its directory; the last component is its id.
+    pub dir: PathBuf,
+    /// What the run recorded.
+    pub meta: ChangeMeta,
+    /// A cordon still runs it (its lock is held).
+    pub running: bool,
+}
+
+impl LeftChanges {
+    /// The id `cordon changes` uses.
+    pub fn id(&self) -> String {
+        self.dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+}
+
+/// Every change set under `base`, oldest first. Unreadable entries are skipped.
+pub fn list_left(base: &Path) -> Result<Vec<LeftChanges>, SandboxError> {
+    let rd = match std::fs::read_dir(base) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(SandboxError::io(format!("cannot read {}", base.display()), e)),
+    };
+    let mut out = Vec::new();
+    for entry in rd.flatten() {
+        let dir = entry.path();
+        let Ok(raw) = std::fs::read(dir.join("meta.json")) else {
+            continue;
+        };
+        let Ok(meta) = serde_json::from_slice::<ChangeMeta>(&raw) else {
+            continue;
+        };
+        let running = match File::open(dir.join("lock")) {
+            Ok(f) => f.try_lock().is_err(),
+            Err(_) => false,
+        };
+        out.push(LeftChanges { dir, meta, running });
+    }
+    out.sort_by(|a, b| (a.meta.created, a.id()).cmp(&(b.meta.created, b.id())));
+    Ok(out)
+}
+
+/// Take over a left change set to merge or discard it: refused while its run holds it.
+pub fn claim(left: &LeftChanges) -> Result<ChangeSet, SandboxError> {
+    let lock = File::open(left.dir.join("lock"))
+        .map_err(io(format_args!("cannot open the lock of {}", left.dir.display())))?;
+    lock.try_lock().map_err(|_| {
+        SandboxError::setup(format!(
+            "the change set {} belongs to a run that is still going",
+            left.id()
+        ))
+    })?;
+    Ok(ChangeSet {
+        dir: left.dir.clone(),
+        meta: left.meta.clone(),
+        _lock: lock,
+    })
+}
+
+/// Remove a tree this user owns, including directories the run made unreadable or
+/// unwritable (`chmod 0` on a directory must not keep its contents around).
+pub(crate) fn remove_tree(path: &Path) -> Result<(), SandboxError> {
+    use std::os::unix::fs::PermissionsExt;
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(SandboxError::io(format!("cannot inspect {}", path.display()), e)),
+        Ok(m) if m.is_dir() => {
+            if m.mode() & 0o700 != 0o700 {
+                let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700));
+            }
+            let rd = std::fs::read_dir(path)
+                .map_err(io(format_args!("cannot read {}", path.display())))?;
+            for e in rd {
+                let e = e.map_err(io(format_args!("cannot read {}", path.display())))?;
+                remove_tree(&e.path())?;
+            }
+            std::fs::remove_dir(path).map_err(io(format_args!("cannot remove {}", path.display())))
+        }
+        Ok(_) => {
+            std::fs::remove_file(path).map_err(io(format_args!("cannot remove {}", path.display())))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_change_set_is_private_locked_and_listed_while_left() {
+        let t = tempfile::tempdir().unwrap();
+        let base = t.path().join("changes");
+        let root = t.path().join("ws");
+        std::fs::create_dir(&root).unwrap();
+        let set = ChangeSet::create(&base, &[root.clone()], &["true".into()]).unwrap();
+        assert_eq!(set.layers().len(), 1);
+        assert!(set.layers()[0].upper.is_dir() && set.layers()[0].work.is_dir());
+        let mode = std::fs::metadata(&base).unwrap().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        let listed = list_left(&base).unwrap();
+        assert_eq!(listed.len(), 1);
+        assert!(listed[0].running, "the lock is held by the live run");
+        assert!(claim(&listed[0]).is_err());
+        drop(set);
+        let listed = list_left(&base).unwrap();
+        assert!(!listed[0].running);
+        assert_eq!(listed[0].meta.layers[0].root, root);
+        let claimed = claim(&listed[0]).unwrap();
+        claimed.remove().unwrap();
+        assert!(list_left(&base).unwrap().is_empty());
+    }
+
+    #[test]
+    fn the_base_never_lies_inside_a_writable_root() {
+        let home = Path::new("/home/u");
+        let base = changes_base(home, &[home.to_path_buf()]);
+        assert!(base.starts_with("/var/tmp"), "{}", base.display());
+        let base = changes_base(home, &[PathBuf::from("/work/p")]);
+        assert!(!base.starts_with("/work/p"));
+    }
+
+    #[test]
+    fn removal_gets_through_a_directory_made_unreadable() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join("x/y");
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("f"), "1").unwrap();
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o111)).unwrap();
+        remove_tree(&t.path().join("x")).unwrap();
+        assert!(!t.path().join("x").exists());
+    }
+}

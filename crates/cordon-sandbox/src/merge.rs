@@ -1,0 +1,491 @@
+//! Merging a run's copy-on-write layer back into the host's tree.
+//!
+//! Runs on the caller's side, after the command and every process of its sandbox are
+//! gone, with the upper directory in a private change set (`changes.rs`) that nothing
+//! else writes. Every step is relative to a directory descriptor opened without following
+//! symlinks, so a symlink the host's tree acquired (or that the run left) never sends a
+//! write elsewhere: a name is replaced, never written through. Each entry is judged by
+//! [`cordon_policy::planted::judge_left`] first; what it refuses stays out of the host's
+//! tree and is reported, and a git configuration file is merged only after `git config`
+//! itself has parsed it and no key in it runs a program or redirects git.
+//!
+//! overlayfs records a deletion as a whiteout (a character device 0:0) and a directory
+//! that replaced a deleted one as *opaque* (`user.overlay.opaque`); both are honoured.
+//! A layer holding overlayfs metadata that cordon does not merge (redirects, metacopy)
+//! refuses that entry instead of guessing. Set-user-ID and set-group-ID bits are dropped
+//! from merged files.
+
+use crate::changes::Layer;
+use crate::error::SandboxError;
+use cordon_policy::gitconfig::risky_key;
+use cordon_policy::planted::{Leave, LeftKind, judge_left};
+use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
+use rustix::io::Errno;
+use std::ffi::{CStr, OsStr};
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// Directories deeper than this below a root are not merged (each level holds two
+/// descriptors while it is merged).
+pub const MAX_DEPTH: usize = 256;
+/// The largest git configuration file checked (and so merged).
+const MAX_GIT_CONFIG: u64 = 1 << 20;
+
+/// One entry that stayed out of the host's tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    /// Where it would have gone on the host.
+    pub path: PathBuf,
+    /// Why, in one sentence.
+    pub reason: String,
+}
+
+/// What a merge did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MergeReport {
+    /// Files, symlinks and directories written into the host's tree.
+    pub merged: u64,
+    /// Entries removed from the host's tree (deleted by the run).
+    pub removed: u64,
+    /// Bytes copied (when the layer is on another file system than the root).
+    pub copied_bytes: u64,
+    /// What stayed out.
+    pub refused: Vec<Refused>,
+}
+
+fn errno(what: impl std::fmt::Display) -> impl FnOnce(Errno) -> SandboxError {
+    move |e| SandboxError::io(what.to_string(), std::io::Error::from(e))
+}
+
+const DIR_FLAGS: OFlags = OFlags::RDONLY
+    .union(OFlags::DIRECTORY)
+    .union(OFlags::NOFOLLOW)
+    .union(OFlags::CLOEXEC);
+
+/// Merge `layer`'s upper directory into its root. `home` is the host user's home, for
+/// the start-up files the rules protect there. An error means the merge stopped part
+/// way; what was not merged is still in the layer.
+pub fn merge_layer(layer: &Layer, home: &Path) -> Result<MergeReport, SandboxError> {
+    let up = rustix::fs::open(&layer.upper, DIR_FLAGS, Mode::empty()).map_err(errno(
+        format_args!("cannot open the run's changes in {}", layer.upper.display()),
+    ))?;
+    let root = rustix::fs::open(&layer.root, DIR_FLAGS, Mode::empty()).map_err(errno(
+        format_args!(
+            "cannot open {} to merge the run's changes (it must still be a directory, not a symlink)",
+            layer.root.display()
+        ),
+    ))?;
+    let mut m = Merger {
+        home,
+        report: MergeReport::default(),
+    };
+    m.dir(up.as_fd(), root.as_fd(), &layer.root, false, 0)?;
+    Ok(m.report)
+}
+
+struct Merger<'a> {
+    home: &'a Path,
+    report: MergeReport,
+}
+
+fn names(dir: BorrowedFd<'_>) -> Result<Vec<Vec<u8>>, SandboxError> {
+    let mut out = Vec::new();
+    let entries = Dir::read_from(dir).map_err(errno("cannot read a directory of the run's changes"))?;
+    for e in entries {
+        let e = e.map_err(errno("cannot read a directory of the run's changes"))?;
+        let n = e.file_name().to_bytes();
+        if n != b"." && n != b".." {
+            out.push(n.to_vec());
+        }
+    }
+    Ok(out)
+}
+
+fn kind_of(mode: u32) -> (LeftKind, FileType) {
+    let ft = FileType::from_raw_mode(mode);
+    let k = match ft {
+        FileType::RegularFile => LeftKind::File,
+        FileType::Directory => LeftKind::Dir,
+        FileType::Symlink => LeftKind::Symlink,
+        _ => LeftKind::Other,
+    };
+    (k, ft)
+}
+
+fn xattr(fd: BorrowedFd<'_>, name: &str) -> Option<Vec<u8>> {
+    let mut buf = vec![0u8; 256];
+    match rustix::fs::fgetxattr(fd, name, &mut buf[..]) {
+        Ok(n) => {
+            buf.truncate(n);
+            Some(buf)
+        }
+        Err(_) => None,
+    }
+}
+
+impl Merger<'_> {
+    fn refuse(&mut self, path: PathBuf, reason: impl Into<String>) {
+        self.report.refused.push(Refused {
+            path,
+            reason: reason.into(),
+        });
+    }
+
+    /// Merge the upper directory `up` into the host directory `dst` (at `at`). With
+    /// `opaque`, `dst`'s entries that `up` does not have are removed: the run replaced
+    /// the directory.
+    fn dir(
+        &mut self,
+        up: BorrowedFd<'_>,
+        dst: BorrowedFd<'_>,
+        at: &Path,
+        opaque: bool,
+        depth: usize,
+    ) -> Result<(), SandboxError> {
+        let mine = names(up)?;
+        if opaque {
+            for name in names(dst)? {
+                if !mine.contains(&name) {
+                    remove_at(dst, &name, depth)?;
+                    self.report.removed += 1;
+                }
+            }
+        }
+        for name in mine {
+            self.entry(up, dst, at, &name, depth)?;
+        }
+        Ok(())
+    }
+
+    fn entry(
+        &mut self,
+        up: BorrowedFd<'_>,
+        dst: BorrowedFd<'_>,
+        at: &Path,
+        name: &[u8],
+        depth: usize,
+    ) -> Result<(), SandboxError> {
+        let path = at.join(OsStr::from_bytes(name));
+        let st = rustix::fs::statat(up, name, AtFlags::SYMLINK_NOFOLLOW)
+            .map_err(errno(format_args!("cannot inspect the change to {}", path.display())))?;
+        let (kind, ft) = kind_of(st.st_mode);
+        if ft == FileType::CharacterDevice && st.st_rdev == 0 {
+            // A whiteout: the run deleted this entry.
+            if exists_at(dst, name) {
+                remove_at(dst, name, depth)?;
+                self.report.removed += 1;
+            }
+            return Ok(());
+        }
+        if ft == FileType::Socket {
+            // A socket is a rendezvous of the processes that are gone; nothing to keep.
+            return Ok(());
+        }
+        let leave = judge_left(&path, kind, self.home);
+        if let Leave::Refuse(reason) = leave {
+            self.refuse(path, reason);
+            return Ok(());
+        }
+        match kind {
+            LeftKind::File => {
+                if leave == Leave::CheckGitConfig
+                    && let Some(reason) = check_git_config_at(up, name)
+                {
+                    self.refuse(path, reason);
+                    return Ok(());
+                }
+                // Set-id bits never reach the host (as root, the run's files are root's).
+                let mode = Mode::from_raw_mode(st.st_mode & 0o1777);
+                if st.st_mode & 0o6000 != 0 {
+                    rustix::fs::chmodat(up, name, mode, AtFlags::empty()).map_err(errno(
+                        format_args!("cannot clear the set-id bits of {}", path.display()),
+                    ))?;
+                }
+                self.place(up, dst, name, &path, depth, |m, up, dst, tmp| {
+                    m.copy_file(up, name, dst, tmp, mode)
+                })
+            }
+            LeftKind::Symlink => {
+                let target = rustix::fs::readlinkat(up, name, Vec::new())
+                    .map_err(errno(format_args!("cannot read the symlink {}", path.display())))?;
+                self.place(up, dst, name, &path, depth, |_, _, dst, tmp| {
+                    rustix::fs::symlinkat(target.as_c_str(), dst, tmp)
+                        .map_err(errno("cannot create a symlink"))
+                })
+            }
+            LeftKind::Dir => self.subdir(up, dst, &path, name, st.st_mode, depth),
+            LeftKind::Other => {
+                self.refuse(path, "only files, directories and symlinks are merged");
+                Ok(())
+            }
+        }
+    }
+
+    /// Put the non-directory `name` of `up` at `name` in `dst`: a rename on the same
+    /// file system, otherwise `make` writes it under a temporary name that is renamed
+    /// over. A directory in the way (the run replaced it) is removed first.
+    fn place(
+        &mut self,
+        up: BorrowedFd<'_>,
+        dst: BorrowedFd<'_>,
+        name: &[u8],
+        path: &Path,
+        depth: usize,
+        make: impl FnOnce(&mut Self, BorrowedFd<'_>, BorrowedFd<'_>, &CStr) -> Result<(), SandboxError>,
+    ) -> Result<(), SandboxError> {
+        if is_dir_at(dst, name) {
+            remove_at(dst, name, depth)?;
+        }
+        match rustix::fs::renameat(up, name, dst, name) {
+            Ok(()) => {
+                self.report.merged += 1;
+                return Ok(());
+            }
+            Err(Errno::XDEV) => {}
+            Err(e) => {
+                return Err(SandboxError::io(
+                    format!("cannot merge {}", path.display()),
+                    e.into(),
+                ));
+            }
+        }
+        let tmp = temp_name(name);
+        let _ = rustix::fs::unlinkat(dst, tmp.as_c_str(), AtFlags::empty());
+        make(self, up, dst, &tmp)?;
+        rustix::fs::renameat(dst, tmp.as_c_str(), dst, name).map_err(|e| {
+            let _ = rustix::fs::unlinkat(dst, tmp.as_c_str(), AtFlags::empty());
+            SandboxError::io(format!("cannot merge {}", path.display()), e.into())
+        })?;
+        self.report.merged += 1;
+        Ok(())
+    }
+
+    fn copy_file(
+        &mut self,
+        up: BorrowedFd<'_>,
+        name: &[u8],
+        dst: BorrowedFd<'_>,
+        tmp: &CStr,
+        mode: Mode,
+    ) -> Result<(), SandboxError> {
+        let from = rustix::fs::openat(
+            up,
+            name,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(errno("cannot open a changed file"))?;
+        let to = rustix::fs::openat(
+            dst,
+            tmp,
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o600),
+        )
+        .map_err(errno("cannot create a file to merge into"))?;
+        let mut from = std::fs::File::from(from);
+        let mut to = std::fs::File::from(to);
+        let n = std::io::copy(&mut from, &mut to)
+            .map_err(|e| SandboxError::io("cannot copy a changed file", e))?;
+        to.flush()
+            .map_err(|e| SandboxError::io("cannot copy a changed file", e))?;
+        rustix::fs::fchmod(&to, mode).map_err(errno("cannot set a merged file's mode"))?;
+        self.report.copied_bytes += n;
+        Ok(())
+    }
+
+    fn subdir(
+        &mut self,
+        up: BorrowedFd<'_>,
+        dst: BorrowedFd<'_>,
+        path: &Path,
+        name: &[u8],
+        mode: u32,
+        depth: usize,
+    ) -> Result<(), SandboxError> {
+        if depth >= MAX_DEPTH {
+            self.refuse(
+                path.to_path_buf(),
+                format!("it is deeper than {MAX_DEPTH} directories"),
+            );
+            return Ok(());
+        }
+        let up_child = rustix::fs::openat(up, name, DIR_FLAGS, Mode::empty())
+            .map_err(errno(format_args!("cannot open the change to {}", path.display())))?;
+        for unsupported in ["user.overlay.redirect", "user.overlay.metacopy"] {
+            if xattr(up_child.as_fd(), unsupported).is_some() {
+                self.refuse(
+                    path.to_path_buf(),
+                    "the copy-on-write layer recorded a move that cordon does not merge",
+                );
+                return Ok(());
+            }
+        }
+        let opaque = xattr(up_child.as_fd(), "user.overlay.opaque").is_some_and(|v| v == b"y");
+        let (dst_child, existed) = open_or_make_dir(dst, name, path, depth)?;
+        self.dir(
+            up_child.as_fd(),
+            dst_child.as_fd(),
+            path,
+            opaque && existed,
+            depth + 1,
+        )?;
+        if !existed {
+            self.report.merged += 1;
+        }
+        rustix::fs::fchmod(&dst_child, Mode::from_raw_mode(mode & 0o3777))
+            .map_err(errno(format_args!("cannot set the mode of {}", path.display())))
+    }
+}
+
+/// Open `name` in `dst` as a directory, replacing a file or symlink there by a new
+/// directory. Returns whether a directory was already there.
+fn open_or_make_dir(
+    dst: BorrowedFd<'_>,
+    name: &[u8],
+    path: &Path,
+    depth: usize,
+) -> Result<(OwnedFd, bool), SandboxError> {
+    match rustix::fs::openat(dst, name, DIR_FLAGS, Mode::empty()) {
+        Ok(fd) => return Ok((fd, true)),
+        Err(Errno::NOENT) => {}
+        // A file or a symlink is in the way: the run replaced it by a directory.
+        Err(Errno::NOTDIR | Errno::LOOP) => remove_at(dst, name, depth)?,
+        Err(e) => {
+            return Err(SandboxError::io(
+                format!("cannot open {}", path.display()),
+                e.into(),
+            ));
+        }
+    }
+    // Private until its contents are in; its mode is set afterwards.
+    rustix::fs::mkdirat(dst, name, Mode::from_raw_mode(0o700))
+        .map_err(errno(format_args!("cannot create {}", path.display())))?;
+    let fd = rustix::fs::openat(dst, name, DIR_FLAGS, Mode::empty())
+        .map_err(errno(format_args!("cannot open {}", path.display())))?;
+    Ok((fd, false))
+}
+
+fn exists_at(dir: BorrowedFd<'_>, name: &[u8]) -> bool {
+    rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).is_ok()
+}
+
+fn is_dir_at(dir: BorrowedFd<'_>, name: &[u8]) -> bool {
+    rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
+        .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory)
+}
+
+fn temp_name(name: &[u8]) -> std::ffi::CString {
+    let mut t = b".cordon-merge-".to_vec();
+    t.extend_from_slice(&name[..name.len().min(200)]);
+    // A name from a directory entry has no NUL byte.
+    std::ffi::CString::new(t).unwrap_or_default()
+}
+
+/// Remove `name` from `dir` without following symlinks; a directory with everything in
+/// it (made searchable first when the run or the host left it otherwise).
+pub(crate) fn remove_at(dir: BorrowedFd<'_>, name: &[u8], depth: usize) -> Result<(), SandboxError> {
+    match rustix::fs::unlinkat(dir, name, AtFlags::empty()) {
+        Ok(()) | Err(Errno::NOENT) => return Ok(()),
+        Err(Errno::ISDIR) => {}
+        Err(e) => return Err(SandboxError::io("cannot remove an entry the run deleted", e.into())),
+    }
+    if depth >= MAX_DEPTH * 4 {
+        return Err(SandboxError::setup(
+            "a directory the run deleted is too deep to remove",
+        ));
+    }
+    let child = match rustix::fs::openat(dir, name, DIR_FLAGS, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(Errno::ACCESS) => {
+            rustix::fs::chmodat(dir, name, Mode::from_raw_mode(0o700), AtFlags::empty())
+                .map_err(errno("cannot open a directory the run deleted"))?;
+            rustix::fs::openat(dir, name, DIR_FLAGS, Mode::empty())
+                .map_err(errno("cannot open a directory the run deleted"))?
+        }
+        Err(e) => return Err(SandboxError::io("cannot open a directory the run deleted", e.into())),
+    };
+    let _ = rustix::fs::fchmod(&child, Mode::from_raw_mode(0o700));
+    for n in names(child.as_fd())? {
+        remove_at(child.as_fd(), &n, depth + 1)?;
+    }
+    rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR)
+        .map_err(errno("cannot remove a directory the run deleted"))
+}
+
+/// Why the git configuration file `name` in `dir` must stay out, or `None` when `git
+/// config` parses it and no key in it runs a program or redirects git.
+fn check_git_config_at(dir: BorrowedFd<'_>, name: &[u8]) -> Option<String> {
+    let fd = match rustix::fs::openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        Err(e) => return Some(format!("it cannot be read to be checked ({e})")),
+    };
+    let mut bytes = Vec::new();
+    let read = std::fs::File::from(fd)
+        .take(MAX_GIT_CONFIG + 1)
+        .read_to_end(&mut bytes);
+    if read.is_err() {
+        return Some("it cannot be read to be checked".into());
+    }
+    if bytes.len() as u64 > MAX_GIT_CONFIG {
+        return Some("it is too large to be checked as git configuration".into());
+    }
+    git_config_refusal(&bytes)
+}
+
+/// Check `bytes` as a git configuration file, with the host's git as the parser (the
+/// one that will read it). `None` when it may be merged.
+pub fn git_config_refusal(bytes: &[u8]) -> Option<String> {
+    use std::process::{Command, Stdio};
+    let child = Command::new("git")
+        .args(["config", "--file", "-", "--list", "--null", "--no-includes"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("HOME", "/nonexistent")
+        .env("LC_ALL", "C")
+        .current_dir("/")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let Ok(mut child) = child else {
+        return Some("git is not installed on the host to check this git configuration".into());
+    };
+    let input = bytes.to_vec();
+    let writer = child.stdin.take().map(|mut stdin| {
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(&input);
+        })
+    });
+    let out = child.wait_with_output();
+    if let Some(w) = writer {
+        let _ = w.join();
+    }
+    let Ok(out) = out else {
+        return Some("git could not check this git configuration".into());
+    };
+    if !out.status.success() {
+        let why = String::from_utf8_lossy(&out.stderr);
+        let why = why.lines().next().unwrap_or("").trim();
+        return Some(format!("it is not valid git configuration ({why})"));
+    }
+    for record in out.stdout.split(|b| *b == 0).filter(|r| !r.is_empty()) {
+        let text = String::from_utf8_lossy(record);
+        let (key, value) = match text.split_once('\n') {
+            Some((k, v)) => (k, Some(v)),
+            None => (text.as_ref(), None),
+        };
+        if let Some(why) = risky_key(key, value) {
+            return Some(format!("it sets the git key {key}, which {why}"));
+        }
+    }
+    None
+}
