@@ -13,7 +13,7 @@
 //! run that ended without merging (cordon was killed): `cordon changes` lists it, shows
 //! it, merges it on request or discards it. A killed run therefore merges nothing.
 //!
-//! The base is `$XDG_STATE_HOME/cordon/changes` (`~/.local/state/cordon/changes`), or
+//! The base is `changes/` in cordon's state directory (`~/.local/state/cordon/changes`), or
 //! `/var/tmp/cordon-changes-<uid>` when that would lie inside a writable root (overlayfs
 //! refuses an upper layer inside its lower one, and the command must not see it). Merging
 //! is a rename when the base is on the root's file system, and a copy otherwise.
@@ -62,19 +62,16 @@ fn io(what: impl std::fmt::Display) -> impl FnOnce(std::io::Error) -> SandboxErr
     move |e| SandboxError::io(what.to_string(), e)
 }
 
-/// The directory holding change sets for this user, given the writable roots that must
-/// not contain it.
-pub fn changes_base(home: &Path, roots: &[PathBuf]) -> PathBuf {
-    let state = std::env::var_os("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .unwrap_or_else(|| home.join(".local/state"));
-    let preferred = std::fs::canonicalize(&state)
-        .unwrap_or(state)
-        .join("cordon/changes");
+/// The directory holding change sets for this user: `changes/` in cordon's state
+/// directory (`cordon_store::state_dir`), unless that overlaps a writable root; then
+/// `/var/tmp/cordon-changes-<uid>`.
+pub fn changes_base(roots: &[PathBuf]) -> PathBuf {
     let overlaps = |p: &Path| roots.iter().any(|r| p.starts_with(r) || r.starts_with(p));
-    if !overlaps(&preferred) && home.is_absolute() && home != Path::new("/nonexistent") {
-        return preferred;
+    if let Ok(state) = cordon_store::state_dir() {
+        let state = std::fs::canonicalize(&state).unwrap_or(state).join("changes");
+        if !overlaps(&state) {
+            return state;
+        }
     }
     PathBuf::from(format!(
         "/var/tmp/cordon-changes-{}",
@@ -302,10 +299,10 @@ mod tests {
 
     #[test]
     fn the_base_never_lies_inside_a_writable_root() {
-        let home = Path::new("/home/u");
-        let base = changes_base(home, &[home.to_path_buf()]);
+        let state = cordon_store::state_dir().unwrap();
+        let base = changes_base(&[state.clone()]);
         assert!(base.starts_with("/var/tmp"), "{}", base.display());
-        let base = changes_base(home, &[PathBuf::from("/work/p")]);
+        let base = changes_base(&[PathBuf::from("/work/p")]);
         assert!(!base.starts_with("/work/p"));
     }
 

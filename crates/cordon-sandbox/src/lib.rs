@@ -87,7 +87,7 @@ pub use plan::{
     WALK_MAX_ENTRIES, WalkSummary,
 };
 pub use changes::{ChangeMeta, ChangeSet, Layer, LeftChanges, changes_base, claim, list_left};
-pub use merge::{MergeReport, Refused, git_config_refusal, merge_layer};
+pub use merge::{MergeReport, Pending, Refused, git_config_refusal, merge_layer, preview_layer};
 pub use report::{Blocked, BlockedKind, DenialReport, Enforced, MergeCounts, Tier};
 pub use run::{Helper, HelperHints, Outcome, Started, run, with_forwarded_signals_blocked};
 pub use spec::{DEFAULT_PROXY_PORT, Limits, Network, Require, SandboxBuilder, SandboxSpec};

@@ -183,7 +183,7 @@ impl Helper {
         let changes = if roots.is_empty() {
             None
         } else {
-            let base = crate::changes::changes_base(&spec.home, &spec.writable_roots);
+            let base = crate::changes::changes_base(&spec.writable_roots);
             let command: Vec<String> = spec
                 .argv
                 .iter()

@@ -32,6 +32,9 @@ enum Command {
     /// List and answer pending approvals.
     #[command(subcommand)]
     Approvals(cmd::approvals::ApprovalsCommand),
+    /// Show, merge or discard the changes of runs that ended without being merged.
+    #[command(subcommand)]
+    Changes(cmd::changes::ChangesCommand),
 }
 
 fn main() -> std::process::ExitCode {
@@ -48,6 +51,7 @@ fn main() -> std::process::ExitCode {
         Command::Proxy(args) => cmd::proxy::run(args),
         Command::Audit(c) => cmd::audit::run(c),
         Command::Approvals(c) => cmd::approvals::run(c),
+        Command::Changes(c) => cmd::changes::run(c),
     };
     exit::to_exit_code(result)
 }

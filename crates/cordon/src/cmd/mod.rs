@@ -2,6 +2,7 @@
 
 pub mod approvals;
 pub mod audit;
+pub mod changes;
 pub mod check;
 pub mod doctor;
 pub mod exec;
