@@ -154,7 +154,7 @@ impl Merger<'_> {
             }
         }
         for name in mine {
-            self.entry(up, dst, at, &name, depth)?;
+            self.entry(up, dst, at, &name, opaque, depth)?;
         }
         Ok(())
     }
@@ -165,6 +165,7 @@ impl Merger<'_> {
         dst: BorrowedFd<'_>,
         at: &Path,
         name: &[u8],
+        in_opaque: bool,
         depth: usize,
     ) -> Result<(), SandboxError> {
         let path = at.join(OsStr::from_bytes(name));
@@ -215,7 +216,7 @@ impl Merger<'_> {
                         .map_err(errno("cannot create a symlink"))
                 })
             }
-            LeftKind::Dir => self.subdir(up, dst, &path, name, st.st_mode, depth),
+            LeftKind::Dir => self.subdir(up, dst, &path, name, st.st_mode, in_opaque, depth),
             LeftKind::Other => {
                 self.refuse(path, "only files, directories and symlinks are merged");
                 Ok(())
@@ -302,6 +303,7 @@ impl Merger<'_> {
         path: &Path,
         name: &[u8],
         mode: u32,
+        in_opaque: bool,
         depth: usize,
     ) -> Result<(), SandboxError> {
         if depth >= MAX_DEPTH {
@@ -322,7 +324,10 @@ impl Merger<'_> {
                 return Ok(());
             }
         }
-        let opaque = xattr(up_child.as_fd(), "user.overlay.opaque").is_some_and(|v| v == b"y");
+        // Below a directory the run replaced, every directory is the run's alone: what
+        // the host has there and the layer does not was gone in the run's view too.
+        let opaque = in_opaque
+            || xattr(up_child.as_fd(), "user.overlay.opaque").is_some_and(|v| v == b"y");
         let (dst_child, existed) = open_or_make_dir(dst, name, path, depth)?;
         self.dir(
             up_child.as_fd(),

@@ -110,6 +110,21 @@ pub struct SandboxSpec {
     pub plan: Plan,
 }
 
+/// The common git directory of `workspace` when its `.git` is a file naming a linked
+/// worktree's git directory (`gitdir: …/.git/worktrees/NAME`, with a `commondir` file).
+fn worktree_common_dir(workspace: &Path) -> Option<PathBuf> {
+    let dotgit = workspace.join(".git");
+    if !std::fs::symlink_metadata(&dotgit).ok()?.is_file() {
+        return None;
+    }
+    let text = std::fs::read_to_string(&dotgit).ok()?;
+    let gitdir = Path::new(text.lines().next()?.strip_prefix("gitdir:")?.trim());
+    let gitdir = std::fs::canonicalize(workspace.join(gitdir)).ok()?;
+    let common = std::fs::read_to_string(gitdir.join("commondir")).ok()?;
+    let common = std::fs::canonicalize(gitdir.join(common.trim())).ok()?;
+    (common.is_dir() && common != Path::new("/")).then_some(common)
+}
+
 /// Builds a [`SandboxSpec`]. Every path is canonicalized; the workspace defaults to the
 /// current directory.
 #[derive(Debug, Clone)]
@@ -293,6 +308,16 @@ impl SandboxBuilder {
             }
             // A mode this version does not know gets the narrowest view.
             _ => {}
+        }
+        // A workspace that is a linked git worktree keeps its commits, refs and index in
+        // the main repository's git directory: that directory is a writable root too
+        // (copy-on-write like the workspace, so its hooks and config are judged when
+        // merged), or `git commit` could not work inside.
+        if matches!(self.mode, SandboxMode::WorkspaceWrite)
+            && let Some(common) = worktree_common_dir(&workspace)
+            && !writable_roots.iter().any(|r| common.starts_with(r))
+        {
+            writable_roots.push(common);
         }
         writable_roots.sort();
         writable_roots.dedup();

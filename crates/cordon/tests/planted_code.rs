@@ -1,0 +1,474 @@
+//! No code planted for the host: a contained command writes its workspace through a
+//! copy-on-write layer, and what it leaves is merged back by cordon, which refuses git
+//! hooks, code-running git keys, git redirections, agent and IDE configuration and
+//! start-up files. Each test runs the real binary on a real repository and then asks
+//! the *host* (a `git status`, a `git commit`, a `python3` outside any sandbox) whether
+//! anything ran; as root and as `nobody`.
+//!
+//! The scripts run under a permissive policy on purpose: these tests are about what
+//! containment holds when the policy let a hostile command through.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test harness code
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+fn bin() -> PathBuf {
+    std::env::var_os("CORDON_TEST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_cordon").into())
+}
+
+const PERMISSIVE: &str = r#"
+mode = "bypass"
+[defaults]
+read_inside = "allow"
+read_outside = "allow"
+write_inside = "allow"
+write_outside = "allow"
+exec = "allow"
+network = "allow"
+[permissions]
+allow = ["Bash(./t.sh)"]
+"#;
+
+/// Whether sandbox tests can run here (user namespaces); a skip is a failure when
+/// `CORDON_REQUIRE_SANDBOX_TESTS=1`.
+fn sandbox_available(test: &str) -> bool {
+    let out = Command::new(bin()).args(["doctor", "--json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    if v["user_namespaces"].as_bool().unwrap_or(false) {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CORDON_REQUIRE_SANDBOX_TESTS").is_none_or(|v| v != "1"),
+        "{test}: sandbox tests are required but user namespaces are unavailable"
+    );
+    eprintln!("skipping {test}: user namespaces are unavailable");
+    false
+}
+
+fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // `/proc/self` belongs to the effective user.
+    std::fs::metadata("/proc/self").unwrap().uid() == 0
+}
+
+/// Who runs cordon: the test's own user, or `nobody` (only when the test runs as root).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum As {
+    Me,
+    Nobody,
+}
+
+fn users() -> Vec<As> {
+    if is_root() {
+        vec![As::Me, As::Nobody]
+    } else {
+        vec![As::Me]
+    }
+}
+
+/// A repository with one commit, a HOME, a policy file and a place for the marker
+/// that a planted payload would create.
+struct Repo {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    ws: PathBuf,
+    home: PathBuf,
+    marker: PathBuf,
+    who: As,
+}
+
+fn git(dir: &Path, home: &Path, args: &[&str]) -> Output {
+    Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env_clear()
+        .env("HOME", home)
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .output()
+        .unwrap()
+}
+
+fn ok(o: &Output) -> String {
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.status.success(), "{text}");
+    text
+}
+
+impl Repo {
+    fn new(who: As) -> Repo {
+        let tmp = tempfile::Builder::new()
+            .prefix("cordon-planted-")
+            .tempdir()
+            .unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let ws = root.join("ws");
+        let home = root.join("home");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(
+            home.join(".gitconfig"),
+            "[user]\n\temail = t@example.com\n\tname = T\n[init]\n\tdefaultBranch = main\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("policy.toml"), PERMISSIVE).unwrap();
+        let marker = root.join("PWNED");
+        let repo = Repo {
+            _tmp: tmp,
+            root,
+            ws,
+            home,
+            marker,
+            who,
+        };
+        // Made by the test's user, then handed over.
+        ok(&git(&repo.ws, &repo.home, &["init", "-q"]));
+        std::fs::write(repo.ws.join("README"), "hello\n").unwrap();
+        ok(&git(&repo.ws, &repo.home, &["add", "README"]));
+        ok(&git(&repo.ws, &repo.home, &["commit", "-qm", "first"]));
+        if who == As::Nobody {
+            let st = Command::new("chown")
+                .args(["-R", "nobody:nogroup"])
+                .arg(&repo.root)
+                .status()
+                .unwrap();
+            assert!(st.success());
+        }
+        repo
+    }
+
+    /// git on the host, as the user the run belongs to.
+    fn host_git(&self, args: &[&str]) -> Output {
+        match self.who {
+            As::Me => git(&self.ws, &self.home, args),
+            As::Nobody => {
+                let mut full = vec!["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"];
+                full.push("git");
+                full.extend_from_slice(args);
+                Command::new("setpriv")
+                    .args(&full)
+                    .current_dir(&self.ws)
+                    .env_clear()
+                    .env("HOME", &self.home)
+                    .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+                    .env("GIT_CONFIG_NOSYSTEM", "1")
+                    .output()
+                    .unwrap()
+            }
+        }
+    }
+
+    /// `cordon exec` of a script in the workspace, as the test's user or `nobody`.
+    fn exec_cmd(&self, script: &str, extra: &[&str]) -> Command {
+        let t = self.ws.join("t.sh");
+        std::fs::write(&t, format!("#!/bin/sh\n{script}\n")).unwrap();
+        std::fs::set_permissions(&t, std::fs::Permissions::from_mode(0o755)).unwrap();
+        if self.who == As::Nobody {
+            Command::new("chown")
+                .args(["nobody:nogroup"])
+                .arg(&t)
+                .status()
+                .unwrap();
+        }
+        let mut args: Vec<String> = Vec::new();
+        if self.who == As::Nobody {
+            args.extend(
+                ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
+                    .map(String::from),
+            );
+            args.push(bin().display().to_string());
+        }
+        args.extend(
+            [
+                "exec",
+                "--isolated",
+                "--config",
+                self.root.join("policy.toml").to_str().unwrap(),
+            ]
+            .map(String::from),
+        );
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args.extend(["--", "./t.sh"].map(String::from));
+        let program = match self.who {
+            As::Me => bin(),
+            As::Nobody => PathBuf::from("setpriv"),
+        };
+        let mut c = Command::new(program);
+        c.args(&args)
+            .current_dir(&self.ws)
+            .env_clear()
+            .env("HOME", &self.home)
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("MARKER", &self.marker)
+            .stdin(Stdio::null());
+        c
+    }
+
+    fn exec(&self, script: &str) -> Output {
+        self.exec_cmd(script, &["--env", "MARKER"]).output().unwrap()
+    }
+
+    /// The host's own git commands, which must run nothing planted.
+    fn host_git_runs_nothing(&self, context: &str) {
+        let _ = self.host_git(&["status"]);
+        let _ = self.host_git(&["commit", "--allow-empty", "-qm", "host commit"]);
+        let _ = self.host_git(&["diff", "HEAD"]);
+        let _ = self.host_git(&["log", "-1", "-p"]);
+        assert!(
+            !self.marker.exists(),
+            "{context} ({:?}): a host git command ran a planted payload",
+            self.who
+        );
+    }
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// Reproduction 1: a copy of the repository elsewhere, with a `core.fsmonitor`
+/// payload, and `.git/commondir` pointing at it.
+#[test]
+fn a_commondir_redirection_plants_nothing() {
+    if !sandbox_available("a_commondir_redirection_plants_nothing") {
+        return;
+    }
+    for who in users() {
+        let r = Repo::new(who);
+        let o = r.exec(
+            r#"mkdir evilgit && cp -r .git/objects .git/refs .git/HEAD evilgit/
+printf '[core]\n\trepositoryformatversion = 0\n\tfsmonitor = "touch $MARKER; false"\n' > evilgit/config
+echo ../evilgit > .git/commondir && echo PLANTED"#,
+        );
+        let (out, err) = text(&o);
+        assert!(out.contains("PLANTED"), "{who:?}: {out}{err}");
+        assert!(!r.ws.join(".git/commondir").exists(), "{who:?}");
+        assert!(
+            !r.ws.join("evilgit/config").exists(),
+            "{who:?}: a git config with fsmonitor was merged"
+        );
+        r.host_git_runs_nothing("commondir");
+        // The bare repository left in `evilgit` (HEAD, objects, refs) runs nothing
+        // either, even when the host's git is started inside it.
+        let _ = git(&r.ws.join("evilgit"), &r.home, &["status"]);
+        assert!(!r.marker.exists(), "{who:?}: evilgit ran");
+    }
+}
+
+/// Reproduction 2: `.git` renamed away and a new one put in its place, with a config
+/// payload and a hook.
+#[test]
+fn a_replaced_git_directory_plants_nothing() {
+    if !sandbox_available("a_replaced_git_directory_plants_nothing") {
+        return;
+    }
+    for who in users() {
+        let r = Repo::new(who);
+        let o = r.exec(
+            r#"python3 -c 'import os; os.rename(".git", ".git-old")' 2>/dev/null || mv .git .git-old
+mkdir .git && cp -r .git-old/objects .git-old/refs .git-old/HEAD .git/
+printf '[core]\n\trepositoryformatversion = 0\n\tfsmonitor = "touch $MARKER; false"\n' > .git/config
+mkdir .git/hooks && printf '#!/bin/sh\ntouch "%s"\n' "$MARKER" > .git/hooks/pre-commit
+chmod +x .git/hooks/pre-commit
+mkdir -p sub/.git/hooks && cp .git/hooks/pre-commit sub/.git/hooks/post-checkout
+echo REPLACED"#,
+        );
+        let (out, err) = text(&o);
+        assert!(out.contains("REPLACED"), "{who:?}: {out}{err}");
+        assert!(!r.ws.join(".git/hooks/pre-commit").exists(), "{who:?}");
+        assert!(!r.ws.join("sub/.git/hooks/post-checkout").exists(), "{who:?}");
+        let config = std::fs::read_to_string(r.ws.join(".git/config")).unwrap_or_default();
+        assert!(!config.contains("fsmonitor"), "{who:?}: {config}");
+        assert!(err.contains("not merged"), "{who:?}: {err}");
+        r.host_git_runs_nothing("replaced .git");
+    }
+}
+
+/// Reproduction 3: protected names created through other spellings (`/proc/self/cwd`,
+/// symlinks), a directory made unremovable, and nothing on the host while the command
+/// still runs.
+#[test]
+fn other_spellings_of_protected_names_plant_nothing_even_while_running() {
+    if !sandbox_available("other_spellings_of_protected_names_plant_nothing_even_while_running")
+    {
+        return;
+    }
+    for who in users() {
+        let r = Repo::new(who);
+        let mut child = r
+            .exec_cmd(
+                r#"printf '#!/bin/sh\ntouch "%s"\n' "$MARKER" > /proc/self/cwd/.git/hooks/pre-commit
+chmod +x .git/hooks/pre-commit
+ln -s .envrc foo && echo 'touch "$MARKER"' > foo
+ln -s .git gg && mkdir -p gg/hooks && cp .git/hooks/pre-commit gg/hooks/post-commit
+mkdir -p .vscode && echo '{}' > .vscode/tasks.json && chmod 0111 .vscode
+echo READY
+sleep 30"#,
+                &["--env", "MARKER"],
+            )
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let first = lines.next().and_then(Result::ok).unwrap_or_default();
+        assert_eq!(first, "READY", "{who:?}");
+        // While the command runs, the host sees none of it.
+        for p in [".git/hooks/pre-commit", ".git/hooks/post-commit", ".envrc", ".vscode"] {
+            assert!(
+                std::fs::symlink_metadata(r.ws.join(p)).is_err(),
+                "{who:?}: {p} is on the host while the command runs"
+            );
+        }
+        r.host_git_runs_nothing("while running");
+        // Killed: nothing is merged, and the change set stays for review.
+        child.kill().unwrap();
+        let _ = child.wait();
+        std::thread::sleep(Duration::from_millis(300));
+        for p in [".git/hooks/pre-commit", ".git/hooks/post-commit", ".envrc", ".vscode", "foo"] {
+            assert!(
+                std::fs::symlink_metadata(r.ws.join(p)).is_err(),
+                "{who:?}: {p} reached the host after cordon was killed"
+            );
+        }
+        r.host_git_runs_nothing("after SIGKILL");
+        let list = r.changes(&["list", "--json"]);
+        // Other tests' runs may have sets under the shared fallback base in /var/tmp.
+        let ws = r.ws.display().to_string();
+        let left: Vec<serde_json::Value> = list
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|v| v["roots"][0] == ws.as_str())
+            .collect();
+        assert_eq!(left.len(), 1, "{who:?}: {list}");
+        let id = left[0]["id"].as_str().unwrap().to_string();
+        let shown = r.changes(&["show", &id]);
+        assert!(
+            shown.contains("refuse") && shown.contains("pre-commit"),
+            "{who:?}: {shown}"
+        );
+        // Applying it merges the harmless part and still refuses the hook.
+        r.changes(&["apply", &id]);
+        assert!(!r.ws.join(".git/hooks/pre-commit").exists(), "{who:?}");
+        assert!(r.ws.join("t.sh").exists());
+        assert!(!r.changes(&["list"]).contains(&ws), "{who:?}");
+        r.host_git_runs_nothing("after apply");
+    }
+}
+
+impl Repo {
+    fn changes(&self, args: &[&str]) -> String {
+        let mut c = match self.who {
+            As::Me => Command::new(bin()),
+            As::Nobody => {
+                let mut c = Command::new("setpriv");
+                c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"])
+                    .arg(bin());
+                c
+            }
+        };
+        let o = c
+            .arg("changes")
+            .args(args)
+            .env_clear()
+            .env("HOME", &self.home)
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .output()
+            .unwrap();
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "changes {args:?}: {out}{err}");
+        out
+    }
+}
+
+/// Reproduction 4: with HOME as the workspace, language and tool start-up files.
+#[test]
+fn start_up_files_in_home_are_not_merged() {
+    if !sandbox_available("start_up_files_in_home_are_not_merged") {
+        return;
+    }
+    for who in users() {
+        let r = Repo::new(who);
+        let t = r.home.join("t.sh");
+        std::fs::write(
+            &t,
+            r#"#!/bin/sh
+site=$HOME/.local/lib/python3.11/site-packages
+mkdir -p "$site" && echo "open('$MARKER','w')" > "$site/usercustomize.py"
+echo "import os; os.system('touch $MARKER')" > "$site/evil.pth"
+echo 'script-shell=/bin/evil' > "$HOME/.npmrc"
+mkdir -p "$HOME/.cargo" && echo '[build]' > "$HOME/.cargo/config.toml"
+echo 'touch "$MARKER"' >> "$HOME/.bashrc"
+echo notes > "$HOME/notes.txt"
+echo DONE
+"#,
+        )
+        .unwrap();
+        std::fs::set_permissions(&t, std::fs::Permissions::from_mode(0o755)).unwrap();
+        if who == As::Nobody {
+            Command::new("chown")
+                .args(["-R", "nobody:nogroup"])
+                .arg(&r.home)
+                .status()
+                .unwrap();
+        }
+        let mut c = r.exec_cmd("true", &["--env", "MARKER", "--workspace"]);
+        // `--workspace HOME`, and the script in HOME instead of the repository.
+        let args: Vec<_> = c.get_args().map(|a| a.to_os_string()).collect();
+        let mut fixed = Vec::new();
+        for a in &args {
+            fixed.push(a.clone());
+            if a == "--workspace" {
+                fixed.push(r.home.clone().into_os_string());
+            }
+        }
+        let last = fixed.len() - 1;
+        fixed[last] = "./t.sh".into();
+        let prog = c.get_program().to_os_string();
+        c = Command::new(prog);
+        c.args(&fixed)
+            .current_dir(&r.home)
+            .env_clear()
+            .env("HOME", &r.home)
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("MARKER", &r.marker)
+            .stdin(Stdio::null());
+        let o = c.output().unwrap();
+        let (out, err) = text(&o);
+        assert!(out.contains("DONE"), "{who:?}: {out}{err}");
+        for p in [
+            ".local/lib/python3.11/site-packages/usercustomize.py",
+            ".local/lib/python3.11/site-packages/evil.pth",
+            ".npmrc",
+            ".cargo/config.toml",
+        ] {
+            assert!(!r.home.join(p).exists(), "{who:?}: {p} was merged");
+        }
+        let bashrc = std::fs::read_to_string(r.home.join(".bashrc")).unwrap_or_default();
+        assert!(!bashrc.contains("MARKER"), "{who:?}");
+        assert_eq!(
+            std::fs::read_to_string(r.home.join("notes.txt")).unwrap(),
+            "notes\n"
+        );
+        // The host's python3 with this HOME loads no planted start-up code.
+        let _ = Command::new("python3")
+            .args(["-c", "pass"])
+            .env("HOME", &r.home)
+            .status();
+        assert!(!r.marker.exists(), "{who:?}: host python3 ran planted code");
+    }
+}
