@@ -472,3 +472,73 @@ echo DONE
         assert!(!r.marker.exists(), "{who:?}: host python3 ran planted code");
     }
 }
+
+/// The developer's git loop under `cordon exec` with no flags and no config: every
+/// step is its own contained call, as an agent makes them.
+#[test]
+fn git_works_inside_with_no_flags() {
+    if !sandbox_available("git_works_inside_with_no_flags") {
+        return;
+    }
+    let tmp = tempfile::Builder::new()
+        .prefix("cordon-git-")
+        .tempdir()
+        .unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let ws = root.join("ws");
+    let home = root.join("home");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let exec = |dir: &Path, argv: &[&str]| {
+        let o = Command::new(bin())
+            .arg("exec")
+            .arg("--")
+            .args(argv)
+            .current_dir(dir)
+            .env_clear()
+            .env("HOME", &home)
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{argv:?}: {out}{err}");
+        out
+    };
+    exec(&ws, &["git", "init", "-q", "-b", "main"]);
+    assert!(ws.join(".git/HEAD").is_file(), "git init did not reach the host");
+    exec(&ws, &["git", "config", "user.email", "agent@example.com"]);
+    exec(&ws, &["git", "config", "user.name", "Agent"]);
+    std::fs::write(ws.join("a.txt"), "one\n").unwrap();
+    exec(&ws, &["git", "add", "a.txt"]);
+    exec(&ws, &["git", "commit", "-qm", "one"]);
+    exec(&ws, &["git", "branch", "feature"]);
+    exec(&ws, &["git", "checkout", "-q", "feature"]);
+    std::fs::write(ws.join("a.txt"), "two\n").unwrap();
+    exec(&ws, &["git", "stash", "-q"]);
+    assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "one\n");
+    exec(&ws, &["git", "stash", "pop", "-q"]);
+    assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "two\n");
+    exec(&ws, &["git", "commit", "-qam", "two"]);
+    exec(&ws, &["git", "remote", "add", "origin", "https://example.com/x.git"]);
+    // The host's git sees all of it.
+    let log = ok(&git(&ws, &home, &["log", "--format=%s", "feature"]));
+    assert_eq!(log, "two\none\n");
+    let cfg = ok(&git(&ws, &home, &["config", "--get", "remote.origin.url"]));
+    assert_eq!(cfg.trim(), "https://example.com/x.git");
+    let who = ok(&git(&ws, &home, &["config", "--get", "user.email"]));
+    assert_eq!(who.trim(), "agent@example.com");
+    // A linked worktree whose common git directory is outside the workspace.
+    ok(&git(&ws, &home, &["worktree", "add", "-q", "../wt", "main"]));
+    let wt = root.join("wt");
+    std::fs::write(wt.join("b.txt"), "b\n").unwrap();
+    exec(&wt, &["git", "add", "b.txt"]);
+    exec(&wt, &["git", "commit", "-qm", "from the worktree"]);
+    let log = ok(&git(&ws, &home, &["log", "--format=%s", "main"]));
+    assert_eq!(log, "from the worktree\none\n");
+    // Nothing was left behind unmerged.
+    let sets = std::fs::read_dir(home.join(".local/state/cordon/changes"))
+        .map(|rd| rd.count())
+        .unwrap_or(0);
+    assert_eq!(sets, 0);
+}
