@@ -121,6 +121,8 @@ pub struct MergeCounts {
     pub merged: u64,
     /// Entries the run deleted, removed from the host's tree.
     pub removed: u64,
+    /// How long the merge took, in microseconds.
+    pub micros: u64,
 }
 
 /// The standing list of denials the kernel reports only to the command.

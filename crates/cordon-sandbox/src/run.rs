@@ -491,6 +491,7 @@ fn merge_back(
     spec: &SandboxSpec,
     report: &mut DenialReport,
 ) -> Result<(), SandboxError> {
+    let started = std::time::Instant::now();
     for layer in set.layers() {
         match crate::merge::merge_layer(layer, &spec.home) {
             Ok(m) => {
@@ -517,7 +518,9 @@ fn merge_back(
             }
         }
     }
-    set.remove()
+    let removed = set.remove();
+    report.merged.micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+    removed
 }
 
 /// Wait until the helper has written its result and closed the pipe, forwarding
