@@ -57,6 +57,7 @@
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
+mod caches;
 mod changes;
 mod env;
 mod error;
@@ -86,6 +87,7 @@ pub use plan::{
     DEFAULT_HOME_READABLE, HomeView, MountOp, PROXY_SOCKET_IN_SANDBOX, Plan, WALK_MAX_DEPTH,
     WALK_MAX_ENTRIES, WalkSummary,
 };
+pub use caches::{CacheLayer, CacheSlot, DEV_CACHES, caches_base};
 pub use changes::{ChangeMeta, ChangeSet, Layer, LeftChanges, changes_base, claim, list_left};
 pub use merge::{MergeReport, Pending, Refused, git_config_refusal, merge_layer, preview_layer};
 pub use report::{Blocked, BlockedKind, DenialReport, Enforced, MergeCounts, Tier};

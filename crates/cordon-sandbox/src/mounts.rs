@@ -220,18 +220,18 @@ fn overlay_path(p: &Path) -> Result<String, SandboxError> {
     Ok(out)
 }
 
-/// Mount `layer.root` through overlayfs, the host's tree as the lower layer. `userxattr`
+/// Mount `root` through overlayfs, the host's tree as the lower layer. `userxattr`
 /// keeps overlayfs's own records in `user.` attributes (and implies `redirect_dir=nofollow`), which an unprivileged user
 /// namespace may write; redirects and metacopy stay off, so every change is a whole
 /// file or a whiteout that `merge.rs` understands.
-fn overlay(layer: &crate::changes::Layer) -> Result<(), SandboxError> {
-    let lower = under(OLD, &layer.root);
-    let dst = under(NEW, &layer.root);
+fn overlay(root: &Path, upper: &Path, work: &Path) -> Result<(), SandboxError> {
+    let lower = under(OLD, root);
+    let dst = under(NEW, root);
     let data = format!(
         "lowerdir={},upperdir={},workdir={},userxattr,metacopy=off,index=off,xino=off",
         overlay_path(&lower)?,
-        overlay_path(&under(OLD, &layer.upper))?,
-        overlay_path(&under(OLD, &layer.work))?,
+        overlay_path(&under(OLD, upper))?,
+        overlay_path(&under(OLD, work))?,
     );
     ensure_mount_point(&dst, true)?;
     mount(
@@ -243,8 +243,8 @@ fn overlay(layer: &crate::changes::Layer) -> Result<(), SandboxError> {
     )
     .map_err(sys(format_args!(
         "cannot mount {} through a copy-on-write layer (overlayfs with user extended attributes is needed; the layer is in {})",
-        layer.root.display(),
-        layer.upper.display()
+        root.display(),
+        upper.display()
     )))
 }
 
@@ -252,6 +252,7 @@ fn run_op(
     op: &MountOp,
     empties: &mut Empties,
     layers: &[crate::changes::Layer],
+    caches: &[crate::caches::CacheLayer],
 ) -> Result<(), SandboxError> {
     match op {
         MountOp::RootBind { read_only: ro } => {
@@ -328,7 +329,20 @@ fn run_op(
                     root.display()
                 ))
             })?;
-            overlay(layer)?;
+            overlay(&layer.root, &layer.upper, &layer.work)?;
+        }
+        MountOp::Cache { path } => {
+            let cache = caches.iter().find(|c| &c.path == path).ok_or_else(|| {
+                SandboxError::setup(format!("no cache slot was prepared for {}", path.display()))
+            })?;
+            match &cache.work {
+                Some(work) => overlay(path, &cache.upper, work)?,
+                None => {
+                    let d = under(NEW, path);
+                    ensure_mount_point(&d, true)?;
+                    bind(&under(OLD, &cache.upper), &d)?;
+                }
+            }
         }
         MountOp::Socket { src, dst } => {
             let d = under(NEW, dst);
@@ -365,7 +379,7 @@ pub(crate) fn enter(plan: &Plan) -> Result<(), SandboxError> {
     chdir("/").map_err(sys("cannot enter the staging root"))?;
     let mut empties = Empties::default();
     for op in &plan.ops {
-        run_op(op, &mut empties, &plan.overlays)?;
+        run_op(op, &mut empties, &plan.overlays, &plan.caches)?;
     }
     chdir(NEW).map_err(sys("cannot enter the new root"))?;
     pivot_root(".", ".").map_err(sys("cannot pivot into the new root"))?;

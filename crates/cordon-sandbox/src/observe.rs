@@ -241,6 +241,7 @@ impl Observer {
                         | MountOp::MaskDir { path }
                         | MountOp::MaskFile { path } => mounts.push((path.clone(), false)),
                         MountOp::Overlay { root } => mounts.push((root.clone(), true)),
+                        MountOp::Cache { path } => mounts.push((path.clone(), true)),
                         MountOp::Dev => mounts.push(("/dev".into(), true)),
                         MountOp::Proc => mounts.push(("/proc".into(), false)),
                         MountOp::Socket { dst, .. } => mounts.push((dst.clone(), true)),

@@ -19,6 +19,7 @@
 //! the kernel's), reporting it as a blocked write (see `run.rs`). The fallback tier has
 //! no observer for this list, so there only the removal applies.
 
+use crate::caches::{CacheLayer, DEV_CACHES};
 use crate::changes::Layer;
 use crate::error::{SandboxError, SandboxErrorKind};
 use crate::system_secrets::system_secret_paths;
@@ -116,6 +117,13 @@ pub enum MountOp {
         /// The root (lower layer and mount point).
         root: PathBuf,
     },
+    /// A developer cache under HOME made writable from the run's cache slot (see
+    /// `caches.rs`): an overlay over the host's cache, or the slot's directory when the
+    /// host has none. Never merged.
+    Cache {
+        /// The cache's path.
+        path: PathBuf,
+    },
     /// Bind the proxy's Unix socket to `dst`.
     Socket {
         /// Host socket.
@@ -153,6 +161,9 @@ pub struct Plan {
     /// The copy-on-write layer of each [`MountOp::Overlay`], made when the run starts.
     #[serde(default)]
     pub overlays: Vec<Layer>,
+    /// The slot's layer of each [`MountOp::Cache`], taken when the run starts.
+    #[serde(default)]
+    pub caches: Vec<CacheLayer>,
 }
 
 impl Plan {
@@ -162,6 +173,17 @@ impl Plan {
             .iter()
             .filter(|o| matches!(o, MountOp::MaskDir { .. } | MountOp::MaskFile { .. }))
             .count()
+    }
+
+    /// The developer caches made writable from a cache slot.
+    pub fn cache_paths(&self) -> Vec<PathBuf> {
+        self.ops
+            .iter()
+            .filter_map(|o| match o {
+                MountOp::Cache { path } => Some(path.clone()),
+                _ => None,
+            })
+            .collect()
     }
 
     /// The roots mounted through a copy-on-write layer.
@@ -249,6 +271,19 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
                 dst: inp.home.to_path_buf(),
                 read_only: true,
             }),
+        }
+    }
+    // Developer caches: writable from the run's slot, never the host's. Not inside a
+    // writable root (already writable, and merged) and, when HOME is visible, only those
+    // that exist (a mount point cannot be made in the host's read-only HOME).
+    if !full_access && inp.home.is_dir() {
+        for rel in DEV_CACHES {
+            let path = inp.home.join(rel);
+            let exists = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
+            let in_root = inp.writable_roots.iter().any(|r| path.starts_with(r));
+            if !in_root && (exists || inp.home_view == HomeView::Hidden) {
+                ops.push(MountOp::Cache { path });
+            }
         }
     }
     if !full_access {

@@ -193,6 +193,26 @@ impl Helper {
             spec.plan.overlays = set.layers().to_vec();
             Some(set)
         };
+        let caches = spec.plan.cache_paths();
+        let slot = if caches.is_empty() {
+            None
+        } else {
+            let base = crate::caches::caches_base(&spec.writable_roots, &caches);
+            match crate::caches::CacheSlot::take(&base, &caches) {
+                Ok(slot) => {
+                    spec.plan.caches = slot.layers().to_vec();
+                    Some(slot)
+                }
+                // Writable caches are a convenience, not a protection: without a slot
+                // they stay as the plan left them (hidden or read-only).
+                Err(_) => {
+                    spec.plan
+                        .ops
+                        .retain(|o| !matches!(o, crate::plan::MountOp::Cache { .. }));
+                    None
+                }
+            }
+        };
         let request = HelperRequest {
             spec: spec.clone(),
             parent: std::process::id() as i32,
@@ -210,6 +230,7 @@ impl Helper {
             res_r: Some(std::fs::File::from(res_r)),
             spec: spec.clone(),
             changes,
+            _slot: slot,
         };
         // The length first, so that the helper reads exactly the spec and leaves the go
         // byte in the pipe for the command's process. A helper that died early closed its
@@ -285,6 +306,8 @@ pub struct Started {
     res_r: Option<std::fs::File>,
     spec: SandboxSpec,
     changes: Option<ChangeSet>,
+    // Held until the run ends, so that no concurrent run shares its caches.
+    _slot: Option<crate::caches::CacheSlot>,
 }
 
 impl Drop for Started {

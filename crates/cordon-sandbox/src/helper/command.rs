@@ -5,7 +5,7 @@
 //! It must never fork, and never reach `execve` before every layer is in place and the
 //! go byte has arrived: any failure on the way ends the process with a status instead.
 
-use super::fs_rules::{FallbackRules, landlock_write_paths};
+use super::fs_rules::{FallbackRules, full_tier_write_paths};
 use super::wire::{
     CommandInfo, EXIT_CORDON_FAILED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, InfoLine, WireError,
     wait_for_go, write_info,
@@ -157,7 +157,7 @@ pub(super) fn command_main(
     let (read, write, list) = match fallback {
         None => (
             vec![PathBuf::from("/")],
-            landlock_write_paths(spec),
+            full_tier_write_paths(spec),
             Vec::new(),
         ),
         // No mount masks the system secrets here: the fallback rules leave them out.

@@ -18,6 +18,15 @@ pub(super) fn landlock_write_paths(spec: &SandboxSpec) -> Vec<PathBuf> {
     write
 }
 
+/// The full tier's writable trees: those of both tiers, and the developer caches, which
+/// only the full tier mounts from a slot (in the fallback tier they are the host's own,
+/// and stay read-only).
+pub(super) fn full_tier_write_paths(spec: &SandboxSpec) -> Vec<PathBuf> {
+    let mut write = landlock_write_paths(spec);
+    write.extend(spec.plan.cache_paths());
+    write
+}
+
 /// Landlock's rules in the fallback tier, where no mount hides the system secrets: the
 /// plan's reads and the writable trees, split so that no rule covers a secret this user
 /// could read (reads, and writes under `full-access`, which writes beneath `/`). Made
@@ -49,7 +58,7 @@ pub(super) fn observed_write_paths(
 ) -> Vec<PathBuf> {
     let mut write = match fallback {
         Some(rules) => rules.write.clone(),
-        None => landlock_write_paths(spec),
+        None => full_tier_write_paths(spec),
     };
     write.extend(crate::landlock::DEVICE_FILES.iter().map(PathBuf::from));
     write
