@@ -542,3 +542,80 @@ fn git_works_inside_with_no_flags() {
         .unwrap_or(0);
     assert_eq!(sets, 0);
 }
+
+/// Builds write their caches: each run gets writable ones from a cache slot, the
+/// host's are never written, and the next run finds what the last one left.
+#[test]
+fn developer_caches_are_writable_and_never_the_hosts() {
+    if !sandbox_available("developer_caches_are_writable_and_never_the_hosts") {
+        return;
+    }
+    for who in users() {
+        let r = Repo::new(who);
+        std::fs::create_dir_all(r.home.join(".cargo/registry")).unwrap();
+        std::fs::write(r.home.join(".cargo/registry/host-crate"), "host").unwrap();
+        if who == As::Nobody {
+            Command::new("chown")
+                .args(["-R", "nobody:nogroup"])
+                .arg(&r.home)
+                .status()
+                .unwrap();
+        }
+        let o = r.exec(
+            r#"cat "$HOME/.cargo/registry/host-crate" && echo
+: > "$HOME/.cargo/.package-cache" && echo CARGO-LOCK
+echo fetched > "$HOME/.cargo/registry/new-crate" && echo CARGO-REGISTRY
+mkdir -p "$HOME/.npm/_cacache" && echo x > "$HOME/.npm/_cacache/entry" && echo NPM
+mkdir -p "$HOME/.cache/pip/http" && echo x > "$HOME/.cache/pip/http/entry" && echo PIP
+echo planted >> "$HOME/.cargo/registry/host-crate"
+true"#,
+        );
+        let (out, err) = text(&o);
+        for want in ["host", "CARGO-LOCK", "CARGO-REGISTRY", "NPM", "PIP"] {
+            assert!(out.contains(want), "{who:?}: {want}: {out}{err}");
+        }
+        // The host's caches are as they were.
+        assert!(!r.home.join(".cargo/.package-cache").exists(), "{who:?}");
+        assert!(!r.home.join(".cargo/registry/new-crate").exists(), "{who:?}");
+        assert!(!r.home.join(".npm").exists(), "{who:?}");
+        assert_eq!(
+            std::fs::read_to_string(r.home.join(".cargo/registry/host-crate")).unwrap(),
+            "host"
+        );
+        // The next run on the slot finds the last run's downloads.
+        let o = r.exec(r#"cat "$HOME/.cargo/registry/new-crate" "$HOME/.npm/_cacache/entry""#);
+        let (out, err) = text(&o);
+        assert!(out.contains("fetched"), "{who:?}: {out}{err}");
+    }
+}
+
+/// A host service's socket inside the workspace is out of reach through the
+/// copy-on-write layer, while a socket the command makes there works.
+#[test]
+fn a_host_socket_in_the_workspace_is_unreachable() {
+    if !sandbox_available("a_host_socket_in_the_workspace_is_unreachable") {
+        return;
+    }
+    let r = Repo::new(As::Me);
+    let sock = r.ws.join("host.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let o = r.exec(
+        r#"python3 - <<'PY'
+import socket
+c = socket.socket(socket.AF_UNIX)
+try:
+    c.connect("host.sock"); print("HOST-REACHED")
+except OSError as e:
+    print("HOST-REFUSED", e.errno)
+s = socket.socket(socket.AF_UNIX); s.bind("mine.sock"); s.listen()
+c = socket.socket(socket.AF_UNIX); c.connect("mine.sock"); print("OWN-OK")
+PY"#,
+    );
+    let (out, err) = text(&o);
+    assert!(out.contains("HOST-REFUSED"), "{out}{err}");
+    assert!(out.contains("OWN-OK"), "{out}{err}");
+    assert!(listener.accept().is_err(), "the host's socket got a connection");
+    // The command's socket is not left in the host's tree.
+    assert!(!r.ws.join("mine.sock").exists());
+}
