@@ -403,6 +403,58 @@ fn go(prepared: Prepared) -> Result<Run, GateError> {
         .map_err(GateError::Sandbox)
 }
 
+/// Create `base` (mode 0700) if needed and check that it is this user's directory and
+/// nobody else can write it: in a shared `/tmp`, another user could have made it first.
+fn private_parent(base: &std::path::Path) -> Result<(), GateError> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    match std::fs::DirBuilder::new().mode(0o700).create(base) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => {
+            return Err(GateError::Egress(format!(
+                "cannot create the egress directory {}: {e}",
+                base.display()
+            )));
+        }
+    }
+    let meta = std::fs::symlink_metadata(base).map_err(|e| {
+        GateError::Egress(format!("cannot inspect {}: {e}", base.display()))
+    })?;
+    if !meta.is_dir()
+        || meta.uid() != rustix::process::geteuid().as_raw()
+        || meta.mode() & 0o077 != 0
+    {
+        return Err(GateError::Egress(format!(
+            "refusing to use {}: it must be a directory of this user's that only it can use",
+            base.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Remove the egress directories left under `base` by runs whose cordon is gone.
+fn sweep_stale(base: &std::path::Path) {
+    let Ok(rd) = std::fs::read_dir(base) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.split('-').next())
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let alive = rustix::process::Pid::from_raw(pid)
+            .is_some_and(|p| rustix::process::test_kill_process(p).is_ok());
+        if !alive {
+            let _ = std::fs::remove_file(e.path().join("egress.sock"));
+            let _ = std::fs::remove_dir(e.path());
+        }
+    }
+}
+
 /// The egress proxy of one run, on a Unix socket in a private directory.
 struct Egress {
     handle: cordon_egress::EgressHandle,
@@ -413,15 +465,20 @@ struct Egress {
 impl Egress {
     fn start(policy: NetworkPolicy, verbose: bool) -> Result<Egress, GateError> {
         use std::os::unix::fs::DirBuilderExt;
-        let base = std::env::var_os("XDG_RUNTIME_DIR")
+        let runtime = std::env::var_os("XDG_RUNTIME_DIR")
             .map(PathBuf::from)
             .filter(|p| p.is_absolute() && p.is_dir())
             .unwrap_or_else(std::env::temp_dir);
+        // One private parent per user, so that the directories of runs whose cordon was
+        // killed (SIGKILL leaves them) are found and removed by the next run.
+        let base = runtime.join(format!("cordon-egress-{}", rustix::process::geteuid().as_raw()));
+        private_parent(&base)?;
+        sweep_stale(&base);
         let nonce = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())
             .unwrap_or(0);
-        let dir = base.join(format!("cordon-egress-{}-{nonce:08x}", std::process::id()));
+        let dir = base.join(format!("{}-{nonce:08x}", std::process::id()));
         // `create` (not `create_all`) fails if anything is already there: no planted path.
         std::fs::DirBuilder::new()
             .mode(0o700)

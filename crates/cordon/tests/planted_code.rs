@@ -619,3 +619,38 @@ PY"#,
     // The command's socket is not left in the host's tree.
     assert!(!r.ws.join("mine.sock").exists());
 }
+
+/// SIGKILL leaves the killed run's egress socket directory; the next run with a proxy
+/// removes it.
+#[test]
+fn a_killed_runs_egress_directory_is_swept_by_the_next_run() {
+    if !sandbox_available("a_killed_runs_egress_directory_is_swept_by_the_next_run") {
+        return;
+    }
+    let r = Repo::new(As::Me);
+    let runtime = r.root.join("runtime");
+    std::fs::create_dir(&runtime).unwrap();
+    std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let mut c = r.exec_cmd("echo READY; sleep 30", &["--allow-net", "127.0.0.1:9"]);
+    c.env("XDG_RUNTIME_DIR", &runtime)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = c.spawn().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    assert_eq!(lines.next().and_then(Result::ok).as_deref(), Some("READY"));
+    child.kill().unwrap();
+    let _ = child.wait();
+    let parent = std::fs::read_dir(&runtime)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let left = |p: &Path| std::fs::read_dir(p).unwrap().count();
+    assert_eq!(left(&parent), 1, "the killed run left no directory to sweep");
+    std::thread::sleep(Duration::from_millis(200));
+    let mut c = r.exec_cmd("true", &["--allow-net", "127.0.0.1:9"]);
+    let o = c.env("XDG_RUNTIME_DIR", &runtime).output().unwrap();
+    assert!(o.status.success(), "{:?}", text(&o));
+    assert_eq!(left(&parent), 0, "the stale egress directory is still there");
+}
