@@ -417,9 +417,8 @@ fn private_parent(base: &std::path::Path) -> Result<(), GateError> {
             )));
         }
     }
-    let meta = std::fs::symlink_metadata(base).map_err(|e| {
-        GateError::Egress(format!("cannot inspect {}: {e}", base.display()))
-    })?;
+    let meta = std::fs::symlink_metadata(base)
+        .map_err(|e| GateError::Egress(format!("cannot inspect {}: {e}", base.display())))?;
     if !meta.is_dir()
         || meta.uid() != rustix::process::geteuid().as_raw()
         || meta.mode() & 0o077 != 0
@@ -471,7 +470,10 @@ impl Egress {
             .unwrap_or_else(std::env::temp_dir);
         // One private parent per user, so that the directories of runs whose cordon was
         // killed (SIGKILL leaves them) are found and removed by the next run.
-        let base = runtime.join(format!("cordon-egress-{}", rustix::process::geteuid().as_raw()));
+        let base = runtime.join(format!(
+            "cordon-egress-{}",
+            rustix::process::geteuid().as_raw()
+        ));
         private_parent(&base)?;
         sweep_stale(&base);
         let nonce = std::time::SystemTime::now()

@@ -93,7 +93,12 @@ pub fn risky_key(name: &str, value: Option<&str>) -> Option<&'static str> {
         (
             "core",
             None,
-            "pager" | "editor" | "askpass" | "sshcommand" | "gitproxy" | "alternaterefscommand"
+            "pager"
+            | "editor"
+            | "askpass"
+            | "sshcommand"
+            | "gitproxy"
+            | "alternaterefscommand"
             | "virtualfilesystem",
         ) => Some(RUNS),
         ("core", None, "hookspath" | "worktree" | "attributesfile" | "excludesfile") => {
@@ -270,7 +275,10 @@ mod tests {
             ("user.email", Some("a@b")),
             ("user.name", Some("A")),
             ("remote.origin.url", Some("https://example.com/x.git")),
-            ("remote.origin.fetch", Some("+refs/heads/*:refs/remotes/origin/*")),
+            (
+                "remote.origin.fetch",
+                Some("+refs/heads/*:refs/remotes/origin/*"),
+            ),
             ("branch.main.remote", Some("origin")),
             ("branch.main.merge", Some("refs/heads/main")),
             ("pull.rebase", Some("true")),

@@ -123,7 +123,9 @@ pub fn caches_base(roots: &[PathBuf], caches: &[PathBuf]) -> PathBuf {
             .any(|r| p.starts_with(r) || r.starts_with(p))
     };
     if let Ok(state) = cordon_store::state_dir() {
-        let state = std::fs::canonicalize(&state).unwrap_or(state).join("caches");
+        let state = std::fs::canonicalize(&state)
+            .unwrap_or(state)
+            .join("caches");
         if !clash(&state) {
             return state;
         }
@@ -155,6 +157,9 @@ mod tests {
         std::fs::write(a.layers()[1].upper.join("kept"), "x").unwrap();
         drop(a);
         let c = CacheSlot::take(&base, &caches).unwrap();
-        assert!(c.layers()[1].upper.join("kept").exists(), "slot-0 is reused");
+        assert!(
+            c.layers()[1].upper.join("kept").exists(),
+            "slot-0 is reused"
+        );
     }
 }

@@ -68,7 +68,9 @@ fn io(what: impl std::fmt::Display) -> impl FnOnce(std::io::Error) -> SandboxErr
 pub fn changes_base(roots: &[PathBuf]) -> PathBuf {
     let overlaps = |p: &Path| roots.iter().any(|r| p.starts_with(r) || r.starts_with(p));
     if let Ok(state) = cordon_store::state_dir() {
-        let state = std::fs::canonicalize(&state).unwrap_or(state).join("changes");
+        let state = std::fs::canonicalize(&state)
+            .unwrap_or(state)
+            .join("changes");
         if !overlaps(&state) {
             return state;
         }
@@ -88,12 +90,9 @@ fn private_dir(dir: &Path) -> Result<(), SandboxError> {
         .mode(0o700)
         .create(dir)
         .map_err(io(format_args!("cannot create {}", dir.display())))?;
-    let meta = std::fs::symlink_metadata(dir).map_err(io(format_args!(
-        "cannot inspect {}",
-        dir.display()
-    )))?;
-    if !meta.is_dir() || meta.uid() != nix::unistd::geteuid().as_raw() || meta.mode() & 0o022 != 0
-    {
+    let meta = std::fs::symlink_metadata(dir)
+        .map_err(io(format_args!("cannot inspect {}", dir.display())))?;
+    if !meta.is_dir() || meta.uid() != nix::unistd::geteuid().as_raw() || meta.mode() & 0o022 != 0 {
         return Err(SandboxError::setup(format!(
             "refusing to keep changes in {}: it must be a directory owned by this user and writable by nobody else",
             dir.display()
@@ -104,7 +103,11 @@ fn private_dir(dir: &Path) -> Result<(), SandboxError> {
 
 impl ChangeSet {
     /// Make the change set for a run over `roots`, under `base`.
-    pub fn create(base: &Path, roots: &[PathBuf], command: &[String]) -> Result<Self, SandboxError> {
+    pub fn create(
+        base: &Path,
+        roots: &[PathBuf],
+        command: &[String],
+    ) -> Result<Self, SandboxError> {
         private_dir(base)?;
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -116,14 +119,20 @@ impl ChangeSet {
             match std::fs::DirBuilder::new().mode(0o700).create(&d) {
                 Ok(()) => break d,
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
-                Err(e) => return Err(SandboxError::io(format!("cannot create {}", d.display()), e)),
+                Err(e) => {
+                    return Err(SandboxError::io(
+                        format!("cannot create {}", d.display()),
+                        e,
+                    ));
+                }
             }
         };
-        let lock = File::create(dir.join("lock"))
-            .map_err(io(format_args!("cannot create the lock of {}", dir.display())))?;
-        lock.try_lock().map_err(|e| {
-            SandboxError::setup(format!("cannot lock {}: {e}", dir.display()))
-        })?;
+        let lock = File::create(dir.join("lock")).map_err(io(format_args!(
+            "cannot create the lock of {}",
+            dir.display()
+        )))?;
+        lock.try_lock()
+            .map_err(|e| SandboxError::setup(format!("cannot lock {}: {e}", dir.display())))?;
         let mut layers = Vec::new();
         for (i, root) in roots.iter().enumerate() {
             let l = dir.join(format!("layer-{i}"));
@@ -169,9 +178,10 @@ impl ChangeSet {
 
     /// No layer holds any change.
     pub fn is_untouched(&self) -> bool {
-        self.meta.layers.iter().all(|l| {
-            std::fs::read_dir(&l.upper).is_ok_and(|mut rd| rd.next().is_none())
-        })
+        self.meta
+            .layers
+            .iter()
+            .all(|l| std::fs::read_dir(&l.upper).is_ok_and(|mut rd| rd.next().is_none()))
     }
 
     /// Delete the change set (after merging it, or when the command never ran).
@@ -206,7 +216,12 @@ pub fn list_left(base: &Path) -> Result<Vec<LeftChanges>, SandboxError> {
     let rd = match std::fs::read_dir(base) {
         Ok(rd) => rd,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(SandboxError::io(format!("cannot read {}", base.display()), e)),
+        Err(e) => {
+            return Err(SandboxError::io(
+                format!("cannot read {}", base.display()),
+                e,
+            ));
+        }
     };
     let mut out = Vec::new();
     for entry in rd.flatten() {
@@ -223,14 +238,16 @@ pub fn list_left(base: &Path) -> Result<Vec<LeftChanges>, SandboxError> {
         };
         out.push(LeftChanges { dir, meta, running });
     }
-    out.sort_by(|a, b| (a.meta.created, a.id()).cmp(&(b.meta.created, b.id())));
+    out.sort_by_key(|a| (a.meta.created, a.id()));
     Ok(out)
 }
 
 /// Take over a left change set to merge or discard it: refused while its run holds it.
 pub fn claim(left: &LeftChanges) -> Result<ChangeSet, SandboxError> {
-    let lock = File::open(left.dir.join("lock"))
-        .map_err(io(format_args!("cannot open the lock of {}", left.dir.display())))?;
+    let lock = File::open(left.dir.join("lock")).map_err(io(format_args!(
+        "cannot open the lock of {}",
+        left.dir.display()
+    )))?;
     lock.try_lock().map_err(|_| {
         SandboxError::setup(format!(
             "the change set {} belongs to a run that is still going",
@@ -249,8 +266,11 @@ pub fn claim(left: &LeftChanges) -> Result<ChangeSet, SandboxError> {
 pub(crate) fn remove_tree(path: &Path) -> Result<(), SandboxError> {
     use std::os::unix::fs::PermissionsExt;
     match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(SandboxError::io(format!("cannot inspect {}", path.display()), e)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(SandboxError::io(
+            format!("cannot inspect {}", path.display()),
+            e,
+        )),
         Ok(m) if m.is_dir() => {
             if m.mode() & 0o700 != 0o700 {
                 let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700));
@@ -279,7 +299,7 @@ mod tests {
         let base = t.path().join("changes");
         let root = t.path().join("ws");
         std::fs::create_dir(&root).unwrap();
-        let set = ChangeSet::create(&base, &[root.clone()], &["true".into()]).unwrap();
+        let set = ChangeSet::create(&base, std::slice::from_ref(&root), &["true".into()]).unwrap();
         assert_eq!(set.layers().len(), 1);
         assert!(set.layers()[0].upper.is_dir() && set.layers()[0].work.is_dir());
         let mode = std::fs::metadata(&base).unwrap().mode() & 0o777;
@@ -300,7 +320,7 @@ mod tests {
     #[test]
     fn the_base_never_lies_inside_a_writable_root() {
         let state = cordon_store::state_dir().unwrap();
-        let base = changes_base(&[state.clone()]);
+        let base = changes_base(std::slice::from_ref(&state));
         assert!(base.starts_with("/var/tmp"), "{}", base.display());
         let base = changes_base(&[PathBuf::from("/work/p")]);
         assert!(!base.starts_with("/work/p"));

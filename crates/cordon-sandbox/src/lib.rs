@@ -77,19 +77,19 @@ mod spec;
 mod sys;
 mod system_secrets;
 
+pub use caches::{CacheLayer, CacheSlot, DEV_CACHES, caches_base};
+pub use changes::{ChangeMeta, ChangeSet, Layer, LeftChanges, changes_base, claim, list_left};
 pub use env::{DEFAULT_ALLOW, EnvPolicy, SECRET_MARKERS, looks_secret};
 pub use error::{SandboxError, SandboxErrorKind};
 pub use helper::wire::{EXIT_CORDON_FAILED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_TIMEOUT};
 pub use host::{HostReport, probe_host};
 pub use landlock::LandlockOutcome;
+pub use merge::{MergeReport, Pending, Refused, git_config_refusal, merge_layer, preview_layer};
 pub use permit::Permit;
 pub use plan::{
     DEFAULT_HOME_READABLE, HomeView, MountOp, PROXY_SOCKET_IN_SANDBOX, Plan, WALK_MAX_DEPTH,
     WALK_MAX_ENTRIES, WalkSummary,
 };
-pub use caches::{CacheLayer, CacheSlot, DEV_CACHES, caches_base};
-pub use changes::{ChangeMeta, ChangeSet, Layer, LeftChanges, changes_base, claim, list_left};
-pub use merge::{MergeReport, Pending, Refused, git_config_refusal, merge_layer, preview_layer};
 pub use report::{Blocked, BlockedKind, DenialReport, Enforced, MergeCounts, Tier};
 pub use run::{Helper, HelperHints, Outcome, Started, run, with_forwarded_signals_blocked};
 pub use spec::{DEFAULT_PROXY_PORT, Limits, Network, Require, SandboxBuilder, SandboxSpec};

@@ -85,6 +85,14 @@ pub fn merge_layer(layer: &Layer, home: &Path) -> Result<MergeReport, SandboxErr
     Ok(m.report)
 }
 
+/// What [`Merger::subdir`] needs to know of a directory in the layer.
+struct DirFacts {
+    /// Its mode in the layer.
+    mode: u32,
+    /// It lies below a directory the run replaced.
+    in_opaque: bool,
+}
+
 struct Merger<'a> {
     home: &'a Path,
     report: MergeReport,
@@ -92,7 +100,8 @@ struct Merger<'a> {
 
 fn names(dir: BorrowedFd<'_>) -> Result<Vec<Vec<u8>>, SandboxError> {
     let mut out = Vec::new();
-    let entries = Dir::read_from(dir).map_err(errno("cannot read a directory of the run's changes"))?;
+    let entries =
+        Dir::read_from(dir).map_err(errno("cannot read a directory of the run's changes"))?;
     for e in entries {
         let e = e.map_err(errno("cannot read a directory of the run's changes"))?;
         let n = e.file_name().to_bytes();
@@ -169,8 +178,9 @@ impl Merger<'_> {
         depth: usize,
     ) -> Result<(), SandboxError> {
         let path = at.join(OsStr::from_bytes(name));
-        let st = rustix::fs::statat(up, name, AtFlags::SYMLINK_NOFOLLOW)
-            .map_err(errno(format_args!("cannot inspect the change to {}", path.display())))?;
+        let st = rustix::fs::statat(up, name, AtFlags::SYMLINK_NOFOLLOW).map_err(errno(
+            format_args!("cannot inspect the change to {}", path.display()),
+        ))?;
         let (kind, ft) = kind_of(st.st_mode);
         if ft == FileType::CharacterDevice && st.st_rdev == 0 {
             // A whiteout: the run deleted this entry.
@@ -209,14 +219,21 @@ impl Merger<'_> {
                 })
             }
             LeftKind::Symlink => {
-                let target = rustix::fs::readlinkat(up, name, Vec::new())
-                    .map_err(errno(format_args!("cannot read the symlink {}", path.display())))?;
+                let target = rustix::fs::readlinkat(up, name, Vec::new()).map_err(errno(
+                    format_args!("cannot read the symlink {}", path.display()),
+                ))?;
                 self.place(up, dst, name, &path, depth, |_, _, dst, tmp| {
                     rustix::fs::symlinkat(target.as_c_str(), dst, tmp)
                         .map_err(errno("cannot create a symlink"))
                 })
             }
-            LeftKind::Dir => self.subdir(up, dst, &path, name, st.st_mode, in_opaque, depth),
+            LeftKind::Dir => {
+                let facts = DirFacts {
+                    mode: st.st_mode,
+                    in_opaque,
+                };
+                self.subdir(up, dst, &path, name, facts, depth)
+            }
             LeftKind::Other => {
                 self.refuse(path, "only files, directories and symlinks are merged");
                 Ok(())
@@ -302,8 +319,7 @@ impl Merger<'_> {
         dst: BorrowedFd<'_>,
         path: &Path,
         name: &[u8],
-        mode: u32,
-        in_opaque: bool,
+        DirFacts { mode, in_opaque }: DirFacts,
         depth: usize,
     ) -> Result<(), SandboxError> {
         if depth >= MAX_DEPTH {
@@ -313,8 +329,9 @@ impl Merger<'_> {
             );
             return Ok(());
         }
-        let up_child = rustix::fs::openat(up, name, DIR_FLAGS, Mode::empty())
-            .map_err(errno(format_args!("cannot open the change to {}", path.display())))?;
+        let up_child = rustix::fs::openat(up, name, DIR_FLAGS, Mode::empty()).map_err(errno(
+            format_args!("cannot open the change to {}", path.display()),
+        ))?;
         for unsupported in ["user.overlay.redirect", "user.overlay.metacopy"] {
             if xattr(up_child.as_fd(), unsupported).is_some() {
                 self.refuse(
@@ -326,8 +343,8 @@ impl Merger<'_> {
         }
         // Below a directory the run replaced, every directory is the run's alone: what
         // the host has there and the layer does not was gone in the run's view too.
-        let opaque = in_opaque
-            || xattr(up_child.as_fd(), "user.overlay.opaque").is_some_and(|v| v == b"y");
+        let opaque =
+            in_opaque || xattr(up_child.as_fd(), "user.overlay.opaque").is_some_and(|v| v == b"y");
         let (dst_child, existed) = open_or_make_dir(dst, name, path, depth)?;
         self.dir(
             up_child.as_fd(),
@@ -339,8 +356,9 @@ impl Merger<'_> {
         if !existed {
             self.report.merged += 1;
         }
-        rustix::fs::fchmod(&dst_child, Mode::from_raw_mode(mode & 0o3777))
-            .map_err(errno(format_args!("cannot set the mode of {}", path.display())))
+        rustix::fs::fchmod(&dst_child, Mode::from_raw_mode(mode & 0o3777)).map_err(errno(
+            format_args!("cannot set the mode of {}", path.display()),
+        ))
     }
 }
 
@@ -390,11 +408,20 @@ fn temp_name(name: &[u8]) -> std::ffi::CString {
 
 /// Remove `name` from `dir` without following symlinks; a directory with everything in
 /// it (made searchable first when the run or the host left it otherwise).
-pub(crate) fn remove_at(dir: BorrowedFd<'_>, name: &[u8], depth: usize) -> Result<(), SandboxError> {
+pub(crate) fn remove_at(
+    dir: BorrowedFd<'_>,
+    name: &[u8],
+    depth: usize,
+) -> Result<(), SandboxError> {
     match rustix::fs::unlinkat(dir, name, AtFlags::empty()) {
         Ok(()) | Err(Errno::NOENT) => return Ok(()),
         Err(Errno::ISDIR) => {}
-        Err(e) => return Err(SandboxError::io("cannot remove an entry the run deleted", e.into())),
+        Err(e) => {
+            return Err(SandboxError::io(
+                "cannot remove an entry the run deleted",
+                e.into(),
+            ));
+        }
     }
     if depth >= MAX_DEPTH * 4 {
         return Err(SandboxError::setup(
@@ -409,7 +436,12 @@ pub(crate) fn remove_at(dir: BorrowedFd<'_>, name: &[u8], depth: usize) -> Resul
             rustix::fs::openat(dir, name, DIR_FLAGS, Mode::empty())
                 .map_err(errno("cannot open a directory the run deleted"))?
         }
-        Err(e) => return Err(SandboxError::io("cannot open a directory the run deleted", e.into())),
+        Err(e) => {
+            return Err(SandboxError::io(
+                "cannot open a directory the run deleted",
+                e.into(),
+            ));
+        }
     };
     let _ = rustix::fs::fchmod(&child, Mode::from_raw_mode(0o700));
     for n in names(child.as_fd())? {
@@ -536,8 +568,10 @@ pub fn preview_layer(layer: &Layer, home: &Path) -> Result<Vec<Pending>, Sandbox
             let (kind, _) = kind_of(meta.mode());
             let refused = match judge_left(&path, kind, home) {
                 Leave::Refuse(r) => Some(r),
-                Leave::CheckGitConfig => std::fs::read(e.path())
-                    .map_or_else(|_| Some("it cannot be read".into()), |b| git_config_refusal(&b)),
+                Leave::CheckGitConfig => std::fs::read(e.path()).map_or_else(
+                    |_| Some("it cannot be read".into()),
+                    |b| git_config_refusal(&b),
+                ),
                 Leave::Keep if depth >= MAX_DEPTH => Some("it is too deep".into()),
                 Leave::Keep => None,
             };
@@ -613,8 +647,14 @@ mod tests {
         .unwrap();
         std::fs::write(up.join("dir/fresh.txt"), "fresh").unwrap();
         let m = merge_layer(&t.layer, Path::new("/nonexistent")).unwrap();
-        assert_eq!(std::fs::read_to_string(root.join("same.txt")).unwrap(), "new");
-        assert_eq!(std::fs::read_to_string(root.join("added.txt")).unwrap(), "added");
+        assert_eq!(
+            std::fs::read_to_string(root.join("same.txt")).unwrap(),
+            "new"
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.join("added.txt")).unwrap(),
+            "added"
+        );
         assert!(!root.join("gone.txt").exists());
         // The run replaced `dir`: what it no longer had is gone.
         assert!(!root.join("dir/old.txt").exists());
@@ -645,8 +685,7 @@ mod tests {
         let t = setup(None);
         let up = &t.layer.upper;
         std::fs::write(up.join("tool"), "#!/bin/sh\n").unwrap();
-        std::fs::set_permissions(up.join("tool"), std::fs::Permissions::from_mode(0o6755))
-            .unwrap();
+        std::fs::set_permissions(up.join("tool"), std::fs::Permissions::from_mode(0o6755)).unwrap();
         std::fs::create_dir(up.join("ro")).unwrap();
         std::fs::write(up.join("ro/f"), "x").unwrap();
         std::fs::set_permissions(up.join("ro"), std::fs::Permissions::from_mode(0o555)).unwrap();
@@ -655,8 +694,11 @@ mod tests {
         assert_eq!(mode, 0o755);
         let mode = std::fs::metadata(t.layer.root.join("ro")).unwrap().mode() & 0o7777;
         assert_eq!(mode, 0o555);
-        std::fs::set_permissions(t.layer.root.join("ro"), std::fs::Permissions::from_mode(0o755))
-            .unwrap();
+        std::fs::set_permissions(
+            t.layer.root.join("ro"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
     }
 
     #[test]

@@ -255,9 +255,7 @@ impl Observer {
             mounts,
             landlock_write,
             seen: BTreeSet::new(),
-            protected_missing: plan
-                .map(|p| p.watched_protected())
-                .unwrap_or_default(),
+            protected_missing: plan.map(|p| p.watched_protected()).unwrap_or_default(),
             records: Vec::new(),
         }
     }

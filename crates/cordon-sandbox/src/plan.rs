@@ -307,7 +307,10 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
     for root in inp.writable_roots {
         protected.extend(guards::protected_paths_in_root(root));
         // A pattern (`python*`) names no single path to watch.
-        for rel in guards::PROTECTED_HOME_PATHS.iter().filter(|r| !r.contains('*')) {
+        for rel in guards::PROTECTED_HOME_PATHS
+            .iter()
+            .filter(|r| !r.contains('*'))
+        {
             let p = inp.home.join(rel);
             if p.starts_with(root) {
                 protected.push(p);

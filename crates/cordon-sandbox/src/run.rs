@@ -6,8 +6,8 @@
 //! comes back over another. The binary that links this crate must call
 //! [`crate::helper_main`] when `argv[1]` is `HELPER_ARG`, before anything else.
 
-use crate::error::{SandboxError, SandboxErrorKind};
 use crate::changes::ChangeSet;
+use crate::error::{SandboxError, SandboxErrorKind};
 use crate::helper::wire::{GO, HelperRequest, HelperResult, NET_ISOLATE, NET_SHARE};
 use crate::permit::Permit;
 use crate::report::{Blocked, BlockedKind, DenialReport, Enforced, Tier};

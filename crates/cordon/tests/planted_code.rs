@@ -37,7 +37,10 @@ allow = ["Bash(./t.sh)"]
 /// Whether sandbox tests can run here (user namespaces); a skip is a failure when
 /// `CORDON_REQUIRE_SANDBOX_TESTS=1`.
 fn sandbox_available(test: &str) -> bool {
-    let out = Command::new(bin()).args(["doctor", "--json"]).output().unwrap();
+    let out = Command::new(bin())
+        .args(["doctor", "--json"])
+        .output()
+        .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     if v["user_namespaces"].as_bool().unwrap_or(false) {
         return true;
@@ -184,8 +187,7 @@ impl Repo {
         let mut args: Vec<String> = Vec::new();
         if self.who == As::Nobody {
             args.extend(
-                ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
-                    .map(String::from),
+                ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"].map(String::from),
             );
             args.push(bin().display().to_string());
         }
@@ -216,7 +218,9 @@ impl Repo {
     }
 
     fn exec(&self, script: &str) -> Output {
-        self.exec_cmd(script, &["--env", "MARKER"]).output().unwrap()
+        self.exec_cmd(script, &["--env", "MARKER"])
+            .output()
+            .unwrap()
     }
 
     /// The host's own git commands, which must run nothing planted.
@@ -290,7 +294,10 @@ echo REPLACED"#,
         let (out, err) = text(&o);
         assert!(out.contains("REPLACED"), "{who:?}: {out}{err}");
         assert!(!r.ws.join(".git/hooks/pre-commit").exists(), "{who:?}");
-        assert!(!r.ws.join("sub/.git/hooks/post-checkout").exists(), "{who:?}");
+        assert!(
+            !r.ws.join("sub/.git/hooks/post-checkout").exists(),
+            "{who:?}"
+        );
         let config = std::fs::read_to_string(r.ws.join(".git/config")).unwrap_or_default();
         assert!(!config.contains("fsmonitor"), "{who:?}: {config}");
         assert!(err.contains("not merged"), "{who:?}: {err}");
@@ -303,8 +310,7 @@ echo REPLACED"#,
 /// still runs.
 #[test]
 fn other_spellings_of_protected_names_plant_nothing_even_while_running() {
-    if !sandbox_available("other_spellings_of_protected_names_plant_nothing_even_while_running")
-    {
+    if !sandbox_available("other_spellings_of_protected_names_plant_nothing_even_while_running") {
         return;
     }
     for who in users() {
@@ -328,7 +334,12 @@ sleep 30"#,
         let first = lines.next().and_then(Result::ok).unwrap_or_default();
         assert_eq!(first, "READY", "{who:?}");
         // While the command runs, the host sees none of it.
-        for p in [".git/hooks/pre-commit", ".git/hooks/post-commit", ".envrc", ".vscode"] {
+        for p in [
+            ".git/hooks/pre-commit",
+            ".git/hooks/post-commit",
+            ".envrc",
+            ".vscode",
+        ] {
             assert!(
                 std::fs::symlink_metadata(r.ws.join(p)).is_err(),
                 "{who:?}: {p} is on the host while the command runs"
@@ -339,7 +350,13 @@ sleep 30"#,
         child.kill().unwrap();
         let _ = child.wait();
         std::thread::sleep(Duration::from_millis(300));
-        for p in [".git/hooks/pre-commit", ".git/hooks/post-commit", ".envrc", ".vscode", "foo"] {
+        for p in [
+            ".git/hooks/pre-commit",
+            ".git/hooks/post-commit",
+            ".envrc",
+            ".vscode",
+            "foo",
+        ] {
             assert!(
                 std::fs::symlink_metadata(r.ws.join(p)).is_err(),
                 "{who:?}: {p} reached the host after cordon was killed"
@@ -506,7 +523,10 @@ fn git_works_inside_with_no_flags() {
         out
     };
     exec(&ws, &["git", "init", "-q", "-b", "main"]);
-    assert!(ws.join(".git/HEAD").is_file(), "git init did not reach the host");
+    assert!(
+        ws.join(".git/HEAD").is_file(),
+        "git init did not reach the host"
+    );
     exec(&ws, &["git", "config", "user.email", "agent@example.com"]);
     exec(&ws, &["git", "config", "user.name", "Agent"]);
     std::fs::write(ws.join("a.txt"), "one\n").unwrap();
@@ -520,7 +540,16 @@ fn git_works_inside_with_no_flags() {
     exec(&ws, &["git", "stash", "pop", "-q"]);
     assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "two\n");
     exec(&ws, &["git", "commit", "-qam", "two"]);
-    exec(&ws, &["git", "remote", "add", "origin", "https://example.com/x.git"]);
+    exec(
+        &ws,
+        &[
+            "git",
+            "remote",
+            "add",
+            "origin",
+            "https://example.com/x.git",
+        ],
+    );
     // The host's git sees all of it.
     let log = ok(&git(&ws, &home, &["log", "--format=%s", "feature"]));
     assert_eq!(log, "two\none\n");
@@ -529,7 +558,11 @@ fn git_works_inside_with_no_flags() {
     let who = ok(&git(&ws, &home, &["config", "--get", "user.email"]));
     assert_eq!(who.trim(), "agent@example.com");
     // A linked worktree whose common git directory is outside the workspace.
-    ok(&git(&ws, &home, &["worktree", "add", "-q", "../wt", "main"]));
+    ok(&git(
+        &ws,
+        &home,
+        &["worktree", "add", "-q", "../wt", "main"],
+    ));
     let wt = root.join("wt");
     std::fs::write(wt.join("b.txt"), "b\n").unwrap();
     exec(&wt, &["git", "add", "b.txt"]);
@@ -576,7 +609,10 @@ true"#,
         }
         // The host's caches are as they were.
         assert!(!r.home.join(".cargo/.package-cache").exists(), "{who:?}");
-        assert!(!r.home.join(".cargo/registry/new-crate").exists(), "{who:?}");
+        assert!(
+            !r.home.join(".cargo/registry/new-crate").exists(),
+            "{who:?}"
+        );
         assert!(!r.home.join(".npm").exists(), "{who:?}");
         assert_eq!(
             std::fs::read_to_string(r.home.join(".cargo/registry/host-crate")).unwrap(),
@@ -615,7 +651,10 @@ PY"#,
     let (out, err) = text(&o);
     assert!(out.contains("HOST-REFUSED"), "{out}{err}");
     assert!(out.contains("OWN-OK"), "{out}{err}");
-    assert!(listener.accept().is_err(), "the host's socket got a connection");
+    assert!(
+        listener.accept().is_err(),
+        "the host's socket got a connection"
+    );
     // The command's socket is not left in the host's tree.
     assert!(!r.ws.join("mine.sock").exists());
 }
@@ -647,10 +686,18 @@ fn a_killed_runs_egress_directory_is_swept_by_the_next_run() {
         .unwrap()
         .path();
     let left = |p: &Path| std::fs::read_dir(p).unwrap().count();
-    assert_eq!(left(&parent), 1, "the killed run left no directory to sweep");
+    assert_eq!(
+        left(&parent),
+        1,
+        "the killed run left no directory to sweep"
+    );
     std::thread::sleep(Duration::from_millis(200));
     let mut c = r.exec_cmd("true", &["--allow-net", "127.0.0.1:9"]);
     let o = c.env("XDG_RUNTIME_DIR", &runtime).output().unwrap();
     assert!(o.status.success(), "{:?}", text(&o));
-    assert_eq!(left(&parent), 0, "the stale egress directory is still there");
+    assert_eq!(
+        left(&parent),
+        0,
+        "the stale egress directory is still there"
+    );
 }

@@ -120,8 +120,8 @@ fn run_inner(cmd: ChangesCommand) -> Result<(), Exit> {
             let l = find(&id)?;
             let home = home();
             for layer in &l.meta.layers {
-                let pending =
-                    preview_layer(layer, &home).map_err(|e| Exit::new(Code::Internal, e.message))?;
+                let pending = preview_layer(layer, &home)
+                    .map_err(|e| Exit::new(Code::Internal, e.message))?;
                 for p in pending {
                     if json {
                         println!("{}", json!(p));
@@ -141,7 +141,8 @@ fn run_inner(cmd: ChangesCommand) -> Result<(), Exit> {
             let set = claim(&l).map_err(|e| Exit::new(Code::Invalid, e.message))?;
             let home = home();
             for layer in set.layers() {
-                let m = merge_layer(layer, &home).map_err(|e| Exit::new(Code::Internal, e.message))?;
+                let m =
+                    merge_layer(layer, &home).map_err(|e| Exit::new(Code::Internal, e.message))?;
                 eprintln!(
                     "cordon: merged {} entries into {}, removed {}",
                     m.merged,
@@ -156,12 +157,14 @@ fn run_inner(cmd: ChangesCommand) -> Result<(), Exit> {
                     );
                 }
             }
-            set.remove().map_err(|e| Exit::new(Code::Internal, e.message))
+            set.remove()
+                .map_err(|e| Exit::new(Code::Internal, e.message))
         }
         ChangesCommand::Discard { id } => {
             let l = find(&id)?;
             let set = claim(&l).map_err(|e| Exit::new(Code::Invalid, e.message))?;
-            set.remove().map_err(|e| Exit::new(Code::Internal, e.message))
+            set.remove()
+                .map_err(|e| Exit::new(Code::Internal, e.message))
         }
     }
 }
