@@ -206,9 +206,10 @@ impl Merger<'_> {
                     self.refuse(path, reason);
                     return Ok(());
                 }
-                // Set-id bits never reach the host (as root, the run's files are root's).
-                let mode = Mode::from_raw_mode(st.st_mode & 0o1777);
-                if st.st_mode & 0o6000 != 0 {
+                // Set-id bits never reach the host (as root, the run's files are root's),
+                // nor a write bit for every user (another user could then plant code).
+                let mode = Mode::from_raw_mode(merged_mode(st.st_mode, false));
+                if st.st_mode & 0o6002 != 0 {
                     rustix::fs::chmodat(up, name, mode, AtFlags::empty()).map_err(errno(
                         format_args!("cannot clear the set-id bits of {}", path.display()),
                     ))?;
@@ -355,9 +356,20 @@ impl Merger<'_> {
         if !existed {
             self.report.merged += 1;
         }
-        rustix::fs::fchmod(&dst_child, Mode::from_raw_mode(mode & 0o3777)).map_err(errno(
+        rustix::fs::fchmod(&dst_child, Mode::from_raw_mode(merged_mode(mode, true))).map_err(errno(
             format_args!("cannot set the mode of {}", path.display()),
         ))
+    }
+}
+
+/// The mode a merged entry gets: no set-user-ID bit, no set-group-ID bit on a file, and
+/// no write bit for others unless a directory is sticky (as `/tmp` is).
+fn merged_mode(mode: u32, dir: bool) -> u32 {
+    if dir {
+        let m = mode & 0o3777;
+        if m & 0o1000 == 0 { m & !0o002 } else { m }
+    } else {
+        mode & 0o1775
     }
 }
 

@@ -96,12 +96,16 @@ fn set_id_bits_are_dropped_and_modes_kept() {
     let up = &t.layer.upper;
     std::fs::write(up.join("tool"), "#!/bin/sh\n").unwrap();
     std::fs::set_permissions(up.join("tool"), std::fs::Permissions::from_mode(0o6755)).unwrap();
+    std::fs::write(up.join("open"), "x").unwrap();
+    std::fs::set_permissions(up.join("open"), std::fs::Permissions::from_mode(0o666)).unwrap();
     std::fs::create_dir(up.join("ro")).unwrap();
     std::fs::write(up.join("ro/f"), "x").unwrap();
     std::fs::set_permissions(up.join("ro"), std::fs::Permissions::from_mode(0o555)).unwrap();
     merge_layer(&t.layer, Path::new("/nonexistent")).unwrap();
     let mode = std::fs::metadata(t.layer.root.join("tool")).unwrap().mode() & 0o7777;
     assert_eq!(mode, 0o755);
+    let mode = std::fs::metadata(t.layer.root.join("open")).unwrap().mode() & 0o7777;
+    assert_eq!(mode, 0o664, "no write bit for every user");
     let mode = std::fs::metadata(t.layer.root.join("ro")).unwrap().mode() & 0o7777;
     assert_eq!(mode, 0o555);
     std::fs::set_permissions(
