@@ -76,6 +76,12 @@ impl CacheSlot {
             if lock.try_lock().is_err() {
                 continue;
             }
+            if !crate::changes::keeps_user_xattrs(&dir) {
+                return Err(SandboxError::setup(format!(
+                    "the file system of {} does not keep user extended attributes",
+                    base.display()
+                )));
+            }
             let mut layers = Vec::with_capacity(caches.len());
             for (i, path) in caches.iter().enumerate() {
                 let d = dir.join(i.to_string());

@@ -66,19 +66,40 @@ fn io(what: impl std::fmt::Display) -> impl FnOnce(std::io::Error) -> SandboxErr
 /// directory (`cordon_store::state_dir`), unless that overlaps a writable root; then
 /// `/var/tmp/cordon-changes-<uid>`.
 pub fn changes_base(roots: &[PathBuf]) -> PathBuf {
+    let mut bases = changes_bases(roots);
+    bases.swap_remove(0)
+}
+
+/// The places a change set may go, best first: `changes/` in the state directory unless
+/// it overlaps a writable root, then `/var/tmp/cordon-changes-<uid>`.
+pub fn changes_bases(roots: &[PathBuf]) -> Vec<PathBuf> {
     let overlaps = |p: &Path| roots.iter().any(|r| p.starts_with(r) || r.starts_with(p));
+    let mut out = Vec::with_capacity(2);
     if let Ok(state) = cordon_store::state_dir() {
         let state = std::fs::canonicalize(&state)
             .unwrap_or(state)
             .join("changes");
         if !overlaps(&state) {
-            return state;
+            out.push(state);
         }
     }
-    PathBuf::from(format!(
+    out.push(PathBuf::from(format!(
         "/var/tmp/cordon-changes-{}",
         nix::unistd::geteuid().as_raw()
-    ))
+    )));
+    out
+}
+
+/// Whether `dir`'s file system keeps `user.` extended attributes, which overlayfs needs
+/// for an upper layer in a user namespace (NFS, for one, does not).
+pub(crate) fn keeps_user_xattrs(dir: &Path) -> bool {
+    rustix::fs::setxattr(
+        dir,
+        "user.cordon.probe",
+        b"1",
+        rustix::fs::XattrFlags::empty(),
+    )
+    .is_ok()
 }
 
 /// Create `dir` (and its parents) as this user's, mode 0700, and check that what is
@@ -102,6 +123,30 @@ fn private_dir(dir: &Path) -> Result<(), SandboxError> {
 }
 
 impl ChangeSet {
+    /// Make the change set for a run over `roots` in the first of `bases` whose file
+    /// system can hold an overlayfs upper layer.
+    pub fn create_in(
+        bases: &[PathBuf],
+        roots: &[PathBuf],
+        command: &[String],
+    ) -> Result<Self, SandboxError> {
+        let mut last = None;
+        for base in bases {
+            match ChangeSet::create(base, roots, command) {
+                Ok(set) if keeps_user_xattrs(set.dir()) => return Ok(set),
+                Ok(set) => {
+                    last = Some(SandboxError::setup(format!(
+                        "the file system of {} does not keep user extended attributes, which the copy-on-write workspace needs",
+                        base.display()
+                    )));
+                    let _ = set.remove();
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| SandboxError::setup("no directory can hold the run's changes")))
+    }
+
     /// Make the change set for a run over `roots`, under `base`.
     pub fn create(
         base: &Path,

@@ -78,7 +78,9 @@ mod sys;
 mod system_secrets;
 
 pub use caches::{CacheLayer, CacheSlot, DEV_CACHES, caches_base};
-pub use changes::{ChangeMeta, ChangeSet, Layer, LeftChanges, changes_base, claim, list_left};
+pub use changes::{
+    ChangeMeta, ChangeSet, Layer, LeftChanges, changes_base, changes_bases, claim, list_left,
+};
 pub use env::{DEFAULT_ALLOW, EnvPolicy, SECRET_MARKERS, looks_secret};
 pub use error::{SandboxError, SandboxErrorKind};
 pub use helper::wire::{EXIT_CORDON_FAILED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_TIMEOUT};

@@ -183,13 +183,13 @@ impl Helper {
         let changes = if roots.is_empty() {
             None
         } else {
-            let base = crate::changes::changes_base(&spec.writable_roots);
+            let bases = crate::changes::changes_bases(&spec.writable_roots);
             let command: Vec<String> = spec
                 .argv
                 .iter()
                 .map(|a| a.to_string_lossy().into_owned())
                 .collect();
-            let set = ChangeSet::create(&base, &roots, &command)?;
+            let set = ChangeSet::create_in(&bases, &roots, &command)?;
             spec.plan.overlays = set.layers().to_vec();
             Some(set)
         };
