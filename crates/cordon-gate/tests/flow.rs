@@ -237,3 +237,25 @@ fn with_home_visible_reads_are_not_contained() {
         assert_eq!((h.name(), v.name()), (hidden_home, visible_home), "{cmd}");
     }
 }
+
+#[test]
+fn git_may_write_its_config_only_where_the_merge_judges_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let g = gate(ApprovalPolicy::OnRequest, "exec", &dir.path().join("s"));
+    let fs = fs().dir("/w/proj/.git").file("/w/proj/.git/config");
+    let config = Request::shell("git config user.email a@b", Some("/w/proj".into()));
+    let hook = Request::shell("echo x > .git/hooks/pre-commit", Some("/w/proj".into()));
+    // The full tier's writable roots are copy-on-write: the merge checks the config.
+    let full = g.decide(&config, &fs, Containment::Full, Human::nobody(), false);
+    assert_eq!(full.name(), "permitted");
+    // Without that layer the guard holds: the fallback tier and no containment.
+    for c in [Containment::Fallback, Containment::None] {
+        let o = g.decide(&config, &fs, c, Human::nobody(), false);
+        assert_eq!(o.name(), "refused", "{c:?}");
+    }
+    // A hook is refused by the guard at every tier.
+    for c in [Containment::Full, Containment::Fallback, Containment::None] {
+        let o = g.decide(&hook, &fs, c, Human::nobody(), false);
+        assert_eq!(o.name(), "refused", "{c:?}");
+    }
+}
