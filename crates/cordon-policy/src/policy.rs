@@ -9,7 +9,7 @@ use crate::config::{self, ConfigError, Defaults, LoadOptions, Merged, Mode};
 use crate::facts::FileFacts;
 use crate::guards;
 use crate::judgement::{Containment, Judgement};
-use crate::net::{NetCheck, NetworkPolicy};
+use crate::net::{NetCheck, NetCode, NetworkPolicy};
 use crate::ops::{self, OpKind, Operation, Operations, Target};
 use crate::paths::{Location, PathFacts};
 use crate::request::{Request, ToolKind};
@@ -585,7 +585,7 @@ impl Policy {
             }
             (OpKind::Network, Target::Net { .. }) => {
                 if let NetCheck::Deny { code, reason } = self.net_check(op)
-                    && code != "denied-host"
+                    && code != NetCode::DeniedHost
                 {
                     return deny(&format!("network: {code}"), ensure_period(reason));
                 }
@@ -621,7 +621,7 @@ impl Policy {
         } = &op.target
         else {
             return NetCheck::NotListed {
-                code: "unknown",
+                code: NetCode::Unknown,
                 reason: "the destination is not known".into(),
             };
         };
@@ -752,7 +752,7 @@ impl Policy {
         if action == Decision::Deny
             && op.kind == OpKind::Network
             && let NetCheck::Deny {
-                code: "denied-host",
+                code: NetCode::DeniedHost,
                 reason,
             } = self.net_check(op)
         {
