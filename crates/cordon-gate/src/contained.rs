@@ -13,6 +13,7 @@ use crate::onfailure::{AfterTrial, Escalated, Escalation, TrialRun};
 use crate::record::RunFacts;
 use cordon_egress::{Decision as EgressDecision, EgressEvent, EgressProxy, ProxyConfig};
 use cordon_policy::net::NetworkPolicy;
+use cordon_policy::terminal::sanitize_for_terminal;
 use cordon_policy::{ApprovalPolicy, Containment, FileFacts, Request, SandboxMode};
 use cordon_sandbox::{
     Helper, HelperHints, Network, Permit, SandboxBuilder, SandboxErrorKind, Started,
@@ -232,7 +233,7 @@ pub fn execute(
                 if let Some(id) = pending {
                     eprintln!(
                         "cordon: containment blocked the command; re-running with {} needs approval (pending approval {id}; `cordon approvals approve {id}`, then run again)",
-                        e.describe()
+                        sanitize_for_terminal(&e.describe())
                     );
                 }
                 escalation = Some(EscalationRecord {
@@ -247,7 +248,10 @@ pub fn execute(
                 answer,
                 ..
             } => {
-                eprintln!("cordon: re-running with {} (approved)", e.describe());
+                eprintln!(
+                    "cordon: re-running with {} (approved)",
+                    sanitize_for_terminal(&e.describe())
+                );
                 let mut record = EscalationRecord {
                     asked: e.describe(),
                     answer,
@@ -287,7 +291,10 @@ pub fn execute(
         escalation: ran.escalation.clone(),
     };
     if let Err(e) = gate.append(&gate.record(&ran.decided, Phase::End, Some(&facts))) {
-        eprintln!("cordon: the end of this run could not be written to the audit log: {e}");
+        eprintln!(
+            "cordon: the end of this run could not be written to the audit log: {}",
+            sanitize_for_terminal(&e.to_string())
+        );
     }
     Ok(Executed::Ran(Box::new(ran)))
 }

@@ -31,6 +31,7 @@ pub mod request;
 pub mod rules;
 pub mod settings;
 pub mod suggest;
+pub mod terminal;
 pub mod verdict;
 
 pub use config::{ConfigError, Defaults, LoadOptions, Mode};

@@ -5,12 +5,13 @@ use crate::setup::{ApprovalArg, ApprovalArgs, PolicyArgs, SandboxArg, load};
 use cordon_gate::GateError;
 use cordon_gate::contained::{self, Executed, RunOptions};
 use cordon_gate::{Absent, Human};
+use cordon_policy::terminal::sanitize_for_terminal as clean;
 use cordon_policy::{RealFs, Request};
 use cordon_sandbox::{
     EnvPolicy, Helper, HelperHints, HomeView, Limits, Network, Require, SandboxBuilder,
     SandboxErrorKind,
 };
-use cordon_store::{Prompter, TerminalPrompter, sanitize_for_terminal as clean};
+use cordon_store::{Prompter, TerminalPrompter};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
