@@ -242,6 +242,7 @@ impl Observer {
                         | MountOp::MaskFile { path } => mounts.push((path.clone(), false)),
                         MountOp::Dev => mounts.push(("/dev".into(), true)),
                         MountOp::Proc => mounts.push(("/proc".into(), false)),
+                        MountOp::Sys { .. } => mounts.push(("/sys".into(), false)),
                         MountOp::Socket { dst, .. } => mounts.push((dst.clone(), true)),
                     }
                 }
