@@ -169,8 +169,10 @@ pub fn execute(
     let net_settings = gate.policy().network().clone();
     let net_policy = NetworkPolicy::from_settings(&net_settings)
         .map_err(|e| GateError::Network(e.to_string()))?;
-    let want_proxy =
-        matches!(opts.network, Network::None) && (!net_policy.is_empty() || on_failure);
+    // No allowlist, no proxy: nothing may be reached, so there is nothing to relay (and
+    // nothing an `on-failure` run could be offered: a host is never added to an empty
+    // allowlist by an escalation).
+    let want_proxy = matches!(opts.network, Network::None) && !net_policy.is_empty();
     let needs_full = permit.requires_full_tier();
     let prepared = prepare(
         helper,
