@@ -327,3 +327,65 @@ fn issue11_personality_flags_other_than_the_default_are_refused() {
     }
     assert!(out.contains("PLAIN=0"), "{}", text(&o));
 }
+
+fn euid() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find(|l| l.starts_with("Uid:"))
+        .and_then(|l| l.split_whitespace().nth(2))
+        .and_then(|s| s.parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn issue11_doctor_says_when_it_runs_as_root() {
+    let doctor = |as_nobody: bool| {
+        let mut c = if as_nobody {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"])
+                .arg(bin());
+            c
+        } else {
+            Command::new(bin())
+        };
+        let o = c.arg("doctor").output().unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let root = euid() == 0;
+    let out = doctor(false);
+    let want = if root { "yes" } else { "no" };
+    assert!(
+        out.lines().any(|l| l == format!("running as root: {want}")),
+        "{out}"
+    );
+    assert_eq!(out.contains("RLIMIT_NPROC"), root, "{out}");
+    if root {
+        // The same binary, run by an ordinary user, says so too. (`nobody` must be able
+        // to reach the binary: skipped when the target directory is private.)
+        let o = Command::new("setpriv")
+            .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"])
+            .arg(bin())
+            .arg("--version")
+            .output()
+            .unwrap();
+        if o.status.success() {
+            let out = doctor(true);
+            assert!(out.lines().any(|l| l == "running as root: no"), "{out}");
+            assert!(!out.contains("RLIMIT_NPROC"), "{out}");
+        }
+    }
+    let json: serde_json::Value = serde_json::from_str(&doctor_json()).unwrap();
+    assert_eq!(json["running_as_root"], root, "{json}");
+    assert!(json["userns_settings"].is_object(), "{json}");
+    assert!(json["userns_restrictions"].is_array(), "{json}");
+}
+
+fn doctor_json() -> String {
+    let o = Command::new(bin())
+        .args(["doctor", "--json"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
