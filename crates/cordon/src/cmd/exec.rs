@@ -64,7 +64,7 @@ pub struct ExecOptions {
     /// Approval policy (overrides the config).
     #[arg(long, value_enum)]
     approval: Option<ApprovalArg>,
-    /// Let the command reach HOST[:PORT] through cordon's egress proxy (repeatable;
+    /// Let the command reach `HOST[:PORT]` through cordon's egress proxy (repeatable;
     /// `*.example.com` for subdomains).
     #[arg(long = "allow-net", value_name = "HOST[:PORT]")]
     allow_net: Vec<String>,
