@@ -2,7 +2,7 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use cordon_policy::net::{Host, NetCheck};
+use cordon_policy::net::{Host, NetCheck, NetCode};
 use tokio::net::TcpStream;
 
 use crate::Shared;
@@ -13,13 +13,13 @@ use crate::event::Decision;
 pub(crate) struct Block {
     pub(crate) status: u16,
     pub(crate) decision: Decision,
-    pub(crate) code: &'static str,
+    pub(crate) code: NetCode,
     pub(crate) reason: String,
     pub(crate) address: Option<SocketAddr>,
 }
 
 impl Block {
-    pub(crate) fn deny(code: &'static str, reason: impl Into<String>) -> Block {
+    pub(crate) fn deny(code: NetCode, reason: impl Into<String>) -> Block {
         Block {
             status: 403,
             decision: Decision::Deny,
@@ -29,7 +29,7 @@ impl Block {
         }
     }
 
-    pub(crate) fn error(status: u16, code: &'static str, reason: impl Into<String>) -> Block {
+    pub(crate) fn error(status: u16, code: NetCode, reason: impl Into<String>) -> Block {
         Block {
             status,
             decision: Decision::Error,
@@ -62,7 +62,7 @@ pub(crate) async fn dial(
         _ => {
             let Some(name) = host.domain() else {
                 return Err(Block::deny(
-                    "bad-host",
+                    NetCode::BadHost,
                     format!("{host} is not a host name"),
                 ));
             };
@@ -72,14 +72,14 @@ pub(crate) async fn dial(
                 Ok(Ok(_)) | Ok(Err(_)) => {
                     return Err(Block::error(
                         502,
-                        "resolve-failed",
+                        NetCode::ResolveFailed,
                         format!("{name} could not be resolved"),
                     ));
                 }
                 Err(_) => {
                     return Err(Block::error(
                         504,
-                        "resolve-timeout",
+                        NetCode::ResolveTimeout,
                         format!("resolving {name} timed out"),
                     ));
                 }
@@ -108,7 +108,7 @@ pub(crate) async fn dial(
             Ok(Err(e)) => {
                 let mut b = Block::error(
                     502,
-                    "connect-failed",
+                    NetCode::ConnectFailed,
                     format!("connecting to {host}:{port} ({target}) failed: {e}"),
                 );
                 b.address = Some(target);
@@ -117,7 +117,7 @@ pub(crate) async fn dial(
             Err(_) => {
                 let mut b = Block::error(
                     504,
-                    "connect-timeout",
+                    NetCode::ConnectTimeout,
                     format!("connecting to {host}:{port} ({target}) timed out"),
                 );
                 b.address = Some(target);
@@ -128,7 +128,7 @@ pub(crate) async fn dial(
     Err(last.unwrap_or_else(|| {
         Block::error(
             502,
-            "connect-failed",
+            NetCode::ConnectFailed,
             format!("{host}:{port} has no address"),
         )
     }))

@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use cordon_policy::net::NetCode;
 use serde::Serialize;
 
 /// How the client asked for the connection.
@@ -54,8 +55,8 @@ pub struct EgressEvent {
     pub address: Option<SocketAddr>,
     /// allow / deny / error.
     pub decision: Decision,
-    /// Stable code: `"allow"` or the block code also sent in `X-Cordon-Block`.
-    pub code: String,
+    /// [`NetCode::Allow`] or the block code also sent in `X-Cordon-Block`.
+    pub code: NetCode,
     /// One human sentence (empty when allowed).
     pub reason: String,
     /// Upstream HTTP status, for plain HTTP requests that reached it.
@@ -81,8 +82,10 @@ impl EgressEvent {
             host: String::new(),
             port: 0,
             address: None,
+            // Every emitted event sets its own decision and code; until then it reads as
+            // an error, never as an allow.
             decision: Decision::Error,
-            code: String::new(),
+            code: NetCode::Malformed,
             reason: String::new(),
             status: None,
             bytes_up: 0,

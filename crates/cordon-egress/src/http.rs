@@ -15,7 +15,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use cordon_policy::net::{Authority, Origin, Scheme};
+use cordon_policy::net::{Authority, NetCode, Origin, Scheme};
 use http_body_util::{BodyExt, Full, combinators::BoxBody};
 use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper::header::{HOST, HeaderMap, HeaderName, HeaderValue};
@@ -57,22 +57,22 @@ pub(crate) async fn serve(io: Rewind, shared: Arc<Shared>, permit: Arc<OwnedSema
     if let Err(err) = conn.await {
         let (code, reason) = if err.is_timeout() {
             (
-                "header-timeout",
+                NetCode::HeaderTimeout,
                 "the client did not send a complete request head in time",
             )
         } else if err.is_parse_too_large() {
             (
-                "header-too-large",
+                NetCode::HeaderTooLarge,
                 "the request head is larger than allowed",
             )
         } else if err.is_parse() {
-            ("malformed", "the request is not valid HTTP/1.1")
+            (NetCode::Malformed, "the request is not valid HTTP/1.1")
         } else {
             return;
         };
         let mut event = EgressEvent::new(Protocol::Http);
         event.decision = Decision::Error;
-        event.code = code.to_owned();
+        event.code = code;
         event.reason = reason.to_owned();
         shared.events.emit(event.finish(started.elapsed()));
     }
@@ -95,9 +95,8 @@ fn block_response(block: &Block) -> Response<ProxyBody> {
     let mut resp = Response::new(full(body));
     *resp.status_mut() =
         StatusCode::from_u16(block.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    if let Ok(v) = HeaderValue::from_str(block.code) {
-        resp.headers_mut().insert(BLOCK_HEADER, v);
-    }
+    resp.headers_mut()
+        .insert(BLOCK_HEADER, HeaderValue::from_static(block.code.as_str()));
     resp.headers_mut().insert(
         hyper::header::CONTENT_TYPE,
         HeaderValue::from_static("text/plain; charset=utf-8"),
@@ -118,7 +117,7 @@ fn refuse(
     started: Instant,
 ) -> Response<ProxyBody> {
     event.decision = block.decision;
-    event.code = block.code.to_owned();
+    event.code = block.code;
     event.reason = block.reason.clone();
     event.address = block.address;
     shared.events.emit(event.finish(started.elapsed()));
@@ -139,7 +138,7 @@ async fn connect(
     let mut event = EgressEvent::new(Protocol::Connect);
     let Some(target) = req.uri().authority().map(|a| a.as_str().to_owned()) else {
         event.host = raw_target(req.uri());
-        let block = Block::error(400, "malformed", "CONNECT needs a host:port target");
+        let block = Block::error(400, NetCode::Malformed, "CONNECT needs a host:port target");
         return refuse(&shared, event, block, started);
     };
     let (upstream, addr) = match open_tunnel(&shared, &target, &mut event).await {
@@ -152,7 +151,7 @@ async fn connect(
     tokio::spawn(async move {
         let _permit = permit;
         event.decision = Decision::Allow;
-        event.code = "allow".to_owned();
+        event.code = NetCode::Allow;
         match on_upgrade.await {
             Ok(upgraded) => match upgraded.downcast::<TokioIo<Rewind>>() {
                 Ok(parts) => {
@@ -335,7 +334,7 @@ async fn forward(req: Request<Incoming>, shared: Arc<Shared>) -> Response<ProxyB
         event.host = raw_target(req.uri());
         let block = Block::error(
             400,
-            "not-proxy-request",
+            NetCode::NotProxyRequest,
             "this is a proxy: send an absolute http:// URL or CONNECT host:port",
         );
         return refuse(&shared, event, block, started);
@@ -357,7 +356,7 @@ async fn forward(req: Request<Incoming>, shared: Arc<Shared>) -> Response<ProxyB
     if origin.scheme != Scheme::Http {
         let block = Block::error(
             400,
-            "use-connect",
+            NetCode::UseConnect,
             "https:// URLs go through a CONNECT tunnel, not a plain request",
         );
         return refuse(&shared, event, block, started);
@@ -380,7 +379,7 @@ async fn forward(req: Request<Incoming>, shared: Arc<Shared>) -> Response<ProxyB
     parts.uri = match path.parse::<Uri>() {
         Ok(u) => u,
         Err(_) => {
-            let block = Block::error(400, "malformed", "the request path is not valid");
+            let block = Block::error(400, NetCode::Malformed, "the request path is not valid");
             return refuse(&shared, event, block, started);
         }
     };
@@ -396,7 +395,11 @@ async fn forward(req: Request<Incoming>, shared: Arc<Shared>) -> Response<ProxyB
             parts.headers.insert(HOST, v);
         }
         Err(_) => {
-            let block = Block::error(400, "malformed", "the target host is not a valid header");
+            let block = Block::error(
+                400,
+                NetCode::Malformed,
+                "the target host is not a valid header",
+            );
             return refuse(&shared, event, block, started);
         }
     }
@@ -415,7 +418,7 @@ async fn forward(req: Request<Incoming>, shared: Arc<Shared>) -> Response<ProxyB
         Err(e) => {
             let block = Block::error(
                 502,
-                "upstream-error",
+                NetCode::UpstreamError,
                 format!("talking to {origin} failed: {e}"),
             );
             return refuse(&shared, event, block, started);
@@ -430,7 +433,7 @@ async fn forward(req: Request<Incoming>, shared: Arc<Shared>) -> Response<ProxyB
         Ok(Err(e)) => {
             let block = Block::error(
                 502,
-                "upstream-error",
+                NetCode::UpstreamError,
                 format!("talking to {origin} failed: {e}"),
             );
             return refuse(&shared, event, block, started);
@@ -438,7 +441,7 @@ async fn forward(req: Request<Incoming>, shared: Arc<Shared>) -> Response<ProxyB
         Err(_) => {
             let block = Block::error(
                 504,
-                "upstream-timeout",
+                NetCode::UpstreamTimeout,
                 format!("{origin} did not answer in time"),
             );
             return refuse(&shared, event, block, started);
@@ -447,7 +450,7 @@ async fn forward(req: Request<Incoming>, shared: Arc<Shared>) -> Response<ProxyB
     let (mut parts, body) = resp.into_parts();
     strip_hop_by_hop(&mut parts.headers);
     event.decision = Decision::Allow;
-    event.code = "allow".to_owned();
+    event.code = NetCode::Allow;
     event.status = Some(parts.status.as_u16());
     let report = Report {
         shared: shared.clone(),

@@ -54,6 +54,7 @@ use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
+pub use cordon_policy::net::NetCode;
 pub use event::{Decision, EVENT_HISTORY, EgressEvent, EventSink, Protocol};
 pub use http::BLOCK_HEADER;
 pub use resolve::{ResolveFuture, Resolver, StaticResolver, SystemResolver};
@@ -381,7 +382,7 @@ async fn serve_client(mut stream: ClientStream, shared: Arc<Shared>, permit: Own
         Ok(Ok(n)) => n,
         Err(_) => {
             let mut event = EgressEvent::new(Protocol::Unknown);
-            event.code = "header-timeout".into();
+            event.code = NetCode::HeaderTimeout;
             event.reason = "the client sent nothing in time".into();
             shared.events.emit(event.finish(started.elapsed()));
             return;
@@ -423,7 +424,7 @@ async fn refuse_busy(stream: ClientStream, shared: Arc<Shared>) {
     .await;
     let mut event = EgressEvent::new(Protocol::Unknown);
     event.decision = Decision::Deny;
-    event.code = "too-many-connections".into();
+    event.code = NetCode::TooManyConnections;
     event.reason = format!(
         "the proxy already serves {} connections",
         shared.limits.max_connections

@@ -6,7 +6,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Instant;
 
-use cordon_policy::net::{Authority, Host};
+use cordon_policy::net::{Authority, Host, NetCode};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::OwnedSemaphorePermit;
 
@@ -67,7 +67,7 @@ async fn handshake(client: &mut Rewind) -> std::io::Result<Handshake> {
             NO_ACCEPTABLE,
             Block::error(
                 400,
-                "socks-auth",
+                NetCode::SocksAuth,
                 "the SOCKS5 client offered no usable method",
             ),
             String::new(),
@@ -80,7 +80,11 @@ async fn handshake(client: &mut Rewind) -> std::io::Result<Handshake> {
     if ver != VERSION {
         return Ok(Handshake::Refused(
             rep::GENERAL_FAILURE,
-            Block::error(400, "malformed", "the SOCKS5 request has a wrong version"),
+            Block::error(
+                400,
+                NetCode::Malformed,
+                "the SOCKS5 request has a wrong version",
+            ),
             String::new(),
         ));
     }
@@ -111,7 +115,11 @@ async fn handshake(client: &mut Rewind) -> std::io::Result<Handshake> {
         _ => {
             return Ok(Handshake::Refused(
                 rep::ADDRESS_NOT_SUPPORTED,
-                Block::error(400, "malformed", "the SOCKS5 address type is not supported"),
+                Block::error(
+                    400,
+                    NetCode::Malformed,
+                    "the SOCKS5 address type is not supported",
+                ),
                 String::new(),
             ));
         }
@@ -121,7 +129,7 @@ async fn handshake(client: &mut Rewind) -> std::io::Result<Handshake> {
         return Ok(Handshake::Refused(
             rep::COMMAND_NOT_SUPPORTED,
             Block::deny(
-                "socks-command",
+                NetCode::SocksCommand,
                 "only the SOCKS5 CONNECT command is supported (no BIND or UDP ASSOCIATE)",
             ),
             host_text,
@@ -140,7 +148,7 @@ async fn handshake(client: &mut Rewind) -> std::io::Result<Handshake> {
     if port == 0 {
         return Ok(Handshake::Refused(
             rep::NOT_ALLOWED,
-            Block::deny("bad-port", "port 0 is not a destination"),
+            Block::deny(NetCode::BadPort, "port 0 is not a destination"),
             host.to_string(),
         ));
     }
@@ -156,7 +164,7 @@ pub(crate) async fn serve(
     let mut event = EgressEvent::new(Protocol::Socks5);
     let refuse = |mut event: EgressEvent, block: Block| {
         event.decision = block.decision;
-        event.code = block.code.to_owned();
+        event.code = block.code;
         event.reason = block.reason;
         event.address = block.address;
         shared.events.emit(event.finish(started.elapsed()));
@@ -172,13 +180,17 @@ pub(crate) async fn serve(
             return refuse(event, block);
         }
         Ok(Err(_)) => {
-            let block = Block::error(400, "malformed", "the SOCKS5 handshake was cut short");
+            let block = Block::error(
+                400,
+                NetCode::Malformed,
+                "the SOCKS5 handshake was cut short",
+            );
             return refuse(event, block);
         }
         Err(_) => {
             let block = Block::error(
                 408,
-                "header-timeout",
+                NetCode::HeaderTimeout,
                 "the SOCKS5 client did not finish its handshake in time",
             );
             return refuse(event, block);
@@ -194,9 +206,9 @@ pub(crate) async fn serve(
         Ok(ok) => ok,
         Err(block) => {
             let code = match block.code {
-                "connect-timeout" | "resolve-timeout" => rep::TTL_EXPIRED,
-                "connect-failed" => rep::CONNECTION_REFUSED,
-                "resolve-failed" => rep::HOST_UNREACHABLE,
+                NetCode::ConnectTimeout | NetCode::ResolveTimeout => rep::TTL_EXPIRED,
+                NetCode::ConnectFailed => rep::CONNECTION_REFUSED,
+                NetCode::ResolveFailed => rep::HOST_UNREACHABLE,
                 _ => rep::NOT_ALLOWED,
             };
             reply(&mut client, code, None).await;

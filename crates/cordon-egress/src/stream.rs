@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use std::os::fd::{AsRawFd, RawFd};
 
+use cordon_policy::net::NetCode;
 use tokio::io::{AsyncRead, AsyncWrite, Interest, ReadBuf};
 use tokio::net::{TcpStream, UnixStream};
 
@@ -479,7 +480,7 @@ pub(crate) async fn finish_tunnel<C: RawIo, U: RawIo>(
     let early = early.len() as u64;
     let out = relay(client, upstream, shared.limits.idle_timeout, early).await;
     event.decision = crate::event::Decision::Allow;
-    event.code = "allow".to_owned();
+    event.code = NetCode::Allow;
     event.bytes_up = out.up;
     event.bytes_down = out.down;
     if out.end == RelayEnd::Idle {

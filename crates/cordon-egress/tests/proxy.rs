@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use cordon_egress::{
-    Decision, EgressProxy, Limits, ListenAddr, Protocol, ProxyConfig, ResolveFuture, Resolver,
-    StaticResolver,
+    Decision, EgressProxy, Limits, ListenAddr, NetCode, Protocol, ProxyConfig, ResolveFuture,
+    Resolver, StaticResolver,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -36,7 +36,7 @@ async fn connect_tunnel_carries_large_payload_both_ways() {
     let e = &ev[0];
     assert_eq!(e.protocol, Protocol::Connect);
     assert_eq!(e.decision, Decision::Allow);
-    assert_eq!(e.code, "allow");
+    assert_eq!(e.code, NetCode::Allow);
     assert_eq!(e.host, "up.test");
     assert_eq!(e.port, port);
     assert_eq!(e.address, Some(up.addr));
@@ -228,7 +228,7 @@ async fn the_test_upstream_is_refused_without_allow_private() {
     let ev = events(&proxy, 2).await;
     assert!(
         ev.iter()
-            .all(|e| e.decision == Decision::Deny && e.code == "loopback")
+            .all(|e| e.decision == Decision::Deny && e.code == NetCode::Loopback)
     );
 }
 
@@ -562,7 +562,7 @@ async fn malformed_requests_get_400_and_the_proxy_keeps_serving() {
     let resp = get(p, &format!("http://up.test:{port}/hello")).await;
     assert_eq!(resp.text(), "hello from up");
     let ev = proxy.events();
-    assert!(ev.iter().any(|e| e.code == "malformed"), "{ev:?}");
+    assert!(ev.iter().any(|e| e.code == NetCode::Malformed), "{ev:?}");
 }
 
 #[tokio::test]
@@ -583,7 +583,7 @@ async fn oversize_headers_are_refused() {
     let resp = read_response(&mut s, true).await;
     assert_eq!(resp.status, 431);
     let ev = events(&proxy, 1).await;
-    assert_eq!(ev[0].code, "header-too-large");
+    assert_eq!(ev[0].code, NetCode::HeaderTooLarge);
 }
 
 async fn closed_within(s: &mut TcpStream, limit: Duration, dribble: bool) -> Duration {
@@ -635,7 +635,10 @@ async fn slow_clients_are_cut_off_by_the_header_timeout() {
     s.write_all(&[0x05]).await.unwrap();
     closed_within(&mut s, Duration::from_secs(5), false).await;
     let ev = events(&proxy, 3).await;
-    assert!(ev.iter().all(|e| e.code == "header-timeout"), "{ev:?}");
+    assert!(
+        ev.iter().all(|e| e.code == NetCode::HeaderTimeout),
+        "{ev:?}"
+    );
 }
 
 #[tokio::test]

@@ -13,6 +13,7 @@ use crate::onfailure::{AfterTrial, Escalated, Escalation, TrialRun};
 use crate::record::RunFacts;
 use cordon_egress::{Decision as EgressDecision, EgressEvent, EgressProxy, ProxyConfig};
 use cordon_policy::net::NetworkPolicy;
+use cordon_policy::terminal::sanitize_for_terminal;
 use cordon_policy::{ApprovalPolicy, Containment, FileFacts, Request, SandboxMode};
 use cordon_sandbox::{
     Helper, HelperHints, Network, Permit, SandboxBuilder, SandboxErrorKind, Started,
@@ -168,8 +169,10 @@ pub fn execute(
     let net_settings = gate.policy().network().clone();
     let net_policy = NetworkPolicy::from_settings(&net_settings)
         .map_err(|e| GateError::Network(e.to_string()))?;
-    let want_proxy =
-        matches!(opts.network, Network::None) && (!net_policy.is_empty() || on_failure);
+    // No allowlist, no proxy: nothing may be reached, so there is nothing to relay (and
+    // nothing an `on-failure` run could be offered: a host is never added to an empty
+    // allowlist by an escalation).
+    let want_proxy = matches!(opts.network, Network::None) && !net_policy.is_empty();
     let needs_full = permit.requires_full_tier();
     let prepared = prepare(
         helper,
@@ -232,7 +235,7 @@ pub fn execute(
                 if let Some(id) = pending {
                     eprintln!(
                         "cordon: containment blocked the command; re-running with {} needs approval (pending approval {id}; `cordon approvals approve {id}`, then run again)",
-                        e.describe()
+                        sanitize_for_terminal(&e.describe())
                     );
                 }
                 escalation = Some(EscalationRecord {
@@ -247,7 +250,10 @@ pub fn execute(
                 answer,
                 ..
             } => {
-                eprintln!("cordon: re-running with {} (approved)", e.describe());
+                eprintln!(
+                    "cordon: re-running with {} (approved)",
+                    sanitize_for_terminal(&e.describe())
+                );
                 let mut record = EscalationRecord {
                     asked: e.describe(),
                     answer,
@@ -287,7 +293,10 @@ pub fn execute(
         escalation: ran.escalation.clone(),
     };
     if let Err(e) = gate.append(&gate.record(&ran.decided, Phase::End, Some(&facts))) {
-        eprintln!("cordon: the end of this run could not be written to the audit log: {e}");
+        eprintln!(
+            "cordon: the end of this run could not be written to the audit log: {}",
+            sanitize_for_terminal(&e.to_string())
+        );
     }
     Ok(Executed::Ran(Box::new(ran)))
 }

@@ -9,7 +9,7 @@
 //! * [`Outcome::Permitted`] carries a sandbox [`Permit`], which only an unedited allow
 //!   judgement or a store [`cordon_store::Grant`] can make;
 //! * [`Outcome::Trial`] is the `on-failure` state machine's first state: run contained,
-//!   then [`Trial::after_run`] offers one extra permission only when the command failed
+//!   then [`TrialRun::after_run`] offers one extra permission only when the command failed
 //!   and containment blocked something it needed;
 //! * [`Outcome::Ask`] hands an ask back to a caller that has its own human;
 //! * [`Outcome::Pending`] and [`Outcome::Refused`] say what happened and, for a refusal,
@@ -36,5 +36,5 @@ pub use cordon_sandbox::Permit;
 pub use error::{AuditError, GateError};
 pub use fix::Fix;
 pub use flow::{Absent, Decided, Gate, GateOptions, Human, Outcome, Permitted, Refused};
-pub use onfailure::{AfterTrial, Blocked, Escalated, Escalation, Trial};
+pub use onfailure::{AfterTrial, Blocked, Escalated, Escalation, Trial, TrialRun};
 pub use record::RunFacts;

@@ -230,13 +230,7 @@ impl Escalation {
         }
         events
             .iter()
-            .find(|e| {
-                e.decision == EgressDecision::Deny
-                    && matches!(
-                        e.code.as_str(),
-                        "no-allowlist" | "not-allowed" | "port-not-allowed"
-                    )
-            })
+            .find(|e| e.decision == EgressDecision::Deny && e.code.is_not_listed())
             .map(|e| Escalation::Host(format!("{}:{}", e.host, e.port)))
     }
 

@@ -82,7 +82,7 @@ impl Mode {
 }
 
 impl std::str::FromStr for Mode {
-    type Err = String;
+    type Err = crate::errors::ParseModeError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "default" => Ok(Mode::Default),
@@ -90,9 +90,7 @@ impl std::str::FromStr for Mode {
             "plan" => Ok(Mode::Plan),
             "bypass" | "bypassPermissions" => Ok(Mode::Bypass),
             "dont-ask" | "dontAsk" => Ok(Mode::DontAsk),
-            _ => Err(format!(
-                "unknown mode `{s}`: expected default, accept-edits, plan, bypass or dont-ask"
-            )),
+            _ => Err(crate::errors::ParseModeError::new(s)),
         }
     }
 }
@@ -651,10 +649,10 @@ fn merge(
             ));
         };
         if let Some(m) = &l.cfg.mode {
-            let parsed: Mode = m
+            let parsed = m
                 .get_ref()
-                .parse()
-                .map_err(|e: String| l.err(m.span(), e))?;
+                .parse::<Mode>()
+                .map_err(|e| l.err(m.span(), e.to_string()))?;
             if ok {
                 mode.get_or_insert(parsed);
             } else {
@@ -662,10 +660,10 @@ fn merge(
             }
         }
         if let Some(a) = &l.cfg.approval {
-            let parsed: ApprovalPolicy = a
+            let parsed = a
                 .get_ref()
-                .parse()
-                .map_err(|e: String| l.err(a.span(), e))?;
+                .parse::<ApprovalPolicy>()
+                .map_err(|e| l.err(a.span(), e.to_string()))?;
             if ok {
                 approval.get_or_insert(parsed);
             } else {
@@ -678,7 +676,9 @@ fn merge(
                 SandboxField::Table(t) => t.mode.as_deref(),
             };
             if let Some(m) = m {
-                let parsed: SandboxMode = m.parse().map_err(|e: String| l.err(s.span(), e))?;
+                let parsed = m
+                    .parse::<SandboxMode>()
+                    .map_err(|e| l.err(s.span(), e.to_string()))?;
                 if ok {
                     sandbox_mode.get_or_insert(parsed);
                 } else {
@@ -797,11 +797,11 @@ fn merge(
             }
         }
         for t in &l.cfg.rule {
-            let action: Decision = t
+            let action = t
                 .action
                 .get_ref()
-                .parse()
-                .map_err(|e: String| l.err(t.action.span(), e))?;
+                .parse::<Decision>()
+                .map_err(|e| l.err(t.action.span(), e.to_string()))?;
             let (text, span) = match (&t.rule, &t.tool, &t.pattern) {
                 (Some(r), None, None) => (r.get_ref().clone(), r.span()),
                 (None, Some(tool), Some(p)) => {
@@ -1005,10 +1005,10 @@ fn defaults_table(
                         ),
                     )
                 })?;
-            let dec: Decision = v
+            let dec = v
                 .get_ref()
-                .parse()
-                .map_err(|e: String| l.err(v.span(), e))?;
+                .parse::<Decision>()
+                .map_err(|e| l.err(v.span(), e.to_string()))?;
             Ok((*key, dec))
         })
         .collect()

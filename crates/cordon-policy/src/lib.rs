@@ -18,6 +18,7 @@
 #![deny(missing_docs)]
 
 pub mod config;
+pub mod errors;
 pub mod facts;
 pub mod gitconfig;
 pub mod guards;
@@ -31,14 +32,19 @@ pub mod request;
 pub mod rules;
 pub mod settings;
 pub mod suggest;
+pub mod terminal;
 pub mod verdict;
 
 pub use config::{ConfigError, Defaults, LoadOptions, Mode};
+pub use errors::{
+    AttenuationError, ParseApprovalPolicyError, ParseDecisionError, ParseModeError,
+    ParseSandboxModeError,
+};
 pub use facts::{FakeFs, FileFacts, FileKind, FileMeta, RealFs};
 pub use judgement::{Allowed, Containment, Judgement};
 pub use ops::OpKind;
 pub use paths::Location;
-pub use policy::{Attenuation, AttenuationError, Policy};
+pub use policy::{Attenuation, Policy};
 pub use request::{Action, Request, RequestError, ToolKind};
 pub use settings::{ApprovalPolicy, NetworkSettings, SandboxMode, SandboxSettings};
 pub use verdict::{Decision, Finding, Source, Step, Verdict};

@@ -6,10 +6,11 @@
 //! Nothing here stops early on a long call: every operation is judged.
 
 use crate::config::{self, ConfigError, Defaults, LoadOptions, Merged, Mode};
+use crate::errors::AttenuationError;
 use crate::facts::FileFacts;
 use crate::guards;
 use crate::judgement::{Containment, Judgement};
-use crate::net::{NetCheck, NetworkPolicy};
+use crate::net::{NetCheck, NetCode, NetworkPolicy};
 use crate::ops::{self, OpKind, Operation, Operations, Target};
 use crate::paths::{Location, PathFacts};
 use crate::request::{Request, ToolKind};
@@ -86,18 +87,6 @@ pub struct Policy {
     user_file: PathBuf,
     trusted: bool,
 }
-
-/// An attenuation that tried to widen the policy.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AttenuationError(pub String);
-
-impl std::fmt::Display for AttenuationError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for AttenuationError {}
 
 /// A narrowing for a sub-agent: only ever more deny/ask, stricter defaults and modes, and a
 /// smaller network.
@@ -247,8 +236,12 @@ impl Policy {
         };
         for (action, list) in [(Decision::Deny, &a.deny), (Decision::Ask, &a.ask)] {
             for text in list {
-                let matcher = crate::rules::parse_rule(text, &anchors)
-                    .map_err(|e| AttenuationError(format!("attenuation rule `{text}`: {e}")))?;
+                let matcher = crate::rules::parse_rule(text, &anchors).map_err(|why| {
+                    AttenuationError::Rule {
+                        rule: text.clone(),
+                        why,
+                    }
+                })?;
                 p.rules.push(Rule {
                     action,
                     text: text.clone(),
@@ -261,8 +254,9 @@ impl Policy {
                 });
             }
         }
-        let rebuild =
-            |rules: &[Rule], d| RuleSet::build(rules, d).map_err(|e| AttenuationError(e.message));
+        let rebuild = |rules: &[Rule], d| {
+            RuleSet::build(rules, d).map_err(|e| AttenuationError::Rules(e.message))
+        };
         p.deny = rebuild(&p.rules, Decision::Deny)?;
         p.ask = rebuild(&p.rules, Decision::Ask)?;
         if let Some(d) = &a.defaults {
@@ -275,14 +269,12 @@ impl Policy {
             Some(Mode::DontAsk) if p.mode != Mode::Plan => p.mode = Mode::DontAsk,
             Some(Mode::DontAsk) => {}
             Some(m) => {
-                return Err(AttenuationError(format!(
-                    "an attenuation cannot switch to mode {m:?}: only plan or dont-ask narrow a policy"
-                )));
+                return Err(AttenuationError::Mode(m));
             }
         }
         if let Some(allow) = &a.network_allow {
             let n = NetworkPolicy::from_lists(allow, &Vec::<String>::new(), &Vec::<String>::new())
-                .map_err(|e| AttenuationError(e.to_string()))?;
+                .map_err(AttenuationError::Network)?;
             p.network_narrowed.push(n);
         }
         Ok(p)
@@ -608,7 +600,7 @@ impl Policy {
             }
             (OpKind::Network, Target::Net { .. }) => {
                 if let NetCheck::Deny { code, reason } = self.net_check(op)
-                    && code != "denied-host"
+                    && code != NetCode::DeniedHost
                 {
                     return deny(&format!("network: {code}"), ensure_period(reason));
                 }
@@ -644,7 +636,7 @@ impl Policy {
         } = &op.target
         else {
             return NetCheck::NotListed {
-                code: "unknown",
+                code: NetCode::Unknown,
                 reason: "the destination is not known".into(),
             };
         };
@@ -775,7 +767,7 @@ impl Policy {
         if action == Decision::Deny
             && op.kind == OpKind::Network
             && let NetCheck::Deny {
-                code: "denied-host",
+                code: NetCode::DeniedHost,
                 reason,
             } = self.net_check(op)
         {

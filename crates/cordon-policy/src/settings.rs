@@ -34,15 +34,13 @@ impl SandboxMode {
 }
 
 impl std::str::FromStr for SandboxMode {
-    type Err = String;
+    type Err = crate::errors::ParseSandboxModeError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "read-only" => Ok(Self::ReadOnly),
             "workspace-write" => Ok(Self::WorkspaceWrite),
             "full-access" => Ok(Self::FullAccess),
-            _ => Err(format!(
-                "unknown sandbox mode `{s}`: expected read-only, workspace-write or full-access"
-            )),
+            _ => Err(crate::errors::ParseSandboxModeError::new(s)),
         }
     }
 }
@@ -76,16 +74,14 @@ impl ApprovalPolicy {
 }
 
 impl std::str::FromStr for ApprovalPolicy {
-    type Err = String;
+    type Err = crate::errors::ParseApprovalPolicyError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "untrusted" => Ok(Self::Untrusted),
             "on-request" => Ok(Self::OnRequest),
             "on-failure" => Ok(Self::OnFailure),
             "never" => Ok(Self::Never),
-            _ => Err(format!(
-                "unknown approval policy `{s}`: expected untrusted, on-request, on-failure or never"
-            )),
+            _ => Err(crate::errors::ParseApprovalPolicyError::new(s)),
         }
     }
 }

@@ -37,15 +37,13 @@ impl std::fmt::Display for Decision {
 }
 
 impl std::str::FromStr for Decision {
-    type Err = String;
+    type Err = crate::errors::ParseDecisionError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "allow" => Ok(Decision::Allow),
             "ask" => Ok(Decision::Ask),
             "deny" => Ok(Decision::Deny),
-            _ => Err(format!(
-                "`{s}` is not a decision: expected allow, ask or deny"
-            )),
+            _ => Err(crate::errors::ParseDecisionError::new(s)),
         }
     }
 }

@@ -3,7 +3,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use cordon_policy::{
-    Attenuation, Decision, Defaults, FakeFs, LoadOptions, Mode, Policy, Request, Step, Verdict,
+    Attenuation, AttenuationError, Decision, Defaults, FakeFs, LoadOptions, Mode, Policy, Request,
+    Step, Verdict,
 };
 
 const USER_CFG: &str = "/home/u/.config/cordon/policy.toml";
@@ -929,13 +930,26 @@ fn attenuation_only_narrows() {
             .decision,
         Decision::Deny
     );
+    let widened = parent
+        .attenuate(&Attenuation {
+            mode: Some(Mode::Bypass),
+            ..Default::default()
+        })
+        .unwrap_err();
+    assert_eq!(widened, AttenuationError::Mode(Mode::Bypass));
+    assert_eq!(
+        widened.to_string(),
+        "an attenuation cannot switch to mode Bypass: only plan or dont-ask narrow a policy"
+    );
+    let bad_rule = parent
+        .attenuate(&Attenuation {
+            deny: vec!["Read(".into()],
+            ..Default::default()
+        })
+        .unwrap_err();
     assert!(
-        parent
-            .attenuate(&Attenuation {
-                mode: Some(Mode::Bypass),
-                ..Default::default()
-            })
-            .is_err()
+        matches!(&bad_rule, AttenuationError::Rule { rule, .. } if rule == "Read("),
+        "{bad_rule:?}"
     );
     let planned = parent
         .attenuate(&Attenuation {

@@ -1,5 +1,6 @@
-//! What this host offers, for `cordon doctor` and tier selection: user namespaces,
-//! Landlock, seccomp and cgroups.
+//! What this host offers, for `cordon doctor` and tier selection: user namespaces (and
+//! the kernel settings that restrict them), Landlock, seccomp and cgroups, and whether
+//! cordon runs as root.
 //!
 //! It only looks: it must never change the caller's own process. The namespace test
 //! runs in a throwaway helper (`helper::namespaces`), which exits after it.
@@ -25,6 +26,107 @@ pub struct HostReport {
     pub tier: Tier,
     /// Why that tier.
     pub why: String,
+    /// cordon runs with effective uid 0 (see [`ROOT_CAVEATS`]).
+    pub running_as_root: bool,
+    /// The kernel settings that decide whether unprivileged user namespaces may exist.
+    pub userns_settings: UsernsSettings,
+    /// The settings among them that keep this process from creating user namespaces.
+    pub userns_restrictions: Vec<UsernsRestriction>,
+}
+
+/// What changes when cordon runs as root, one sentence each.
+pub const ROOT_CAVEATS: &[&str] = &[
+    "--process-limit is RLIMIT_NPROC, which the kernel does not apply to uid 0: a root command can start processes without that bound",
+    "the command runs as uid 0 (in its user namespace at the full tier, as real root at the fallback tier), so the owner bits let it read root-owned files: the full tier masks the known system secrets, the fallback tier only leaves them out of Landlock's rules and can hide nothing else",
+    "run cordon as an ordinary user where you can",
+];
+
+/// The kernel settings that restrict unprivileged user namespaces, as read from
+/// `/proc/sys` (`None`: the setting does not exist on this kernel or cannot be read).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct UsernsSettings {
+    /// `kernel.apparmor_restrict_unprivileged_userns` (Ubuntu 23.10 and later; 1 by
+    /// default since 24.04).
+    pub apparmor_restrict_unprivileged_userns: Option<u64>,
+    /// `kernel.unprivileged_userns_clone` (Debian's and Ubuntu's older kernels).
+    pub unprivileged_userns_clone: Option<u64>,
+    /// `user.max_user_namespaces`.
+    pub max_user_namespaces: Option<u64>,
+}
+
+/// A kernel setting that keeps user namespaces from being created (or from being of
+/// any use), so that cordon runs at the fallback tier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum UsernsRestriction {
+    /// `kernel.apparmor_restrict_unprivileged_userns = 1`.
+    AppArmor,
+    /// `kernel.unprivileged_userns_clone = 0`.
+    UnprivilegedClone,
+    /// `user.max_user_namespaces = 0`.
+    MaxUserNamespaces,
+}
+
+impl UsernsRestriction {
+    /// The setting and its value, as `sysctl` shows it.
+    pub fn setting(self) -> &'static str {
+        match self {
+            UsernsRestriction::AppArmor => "kernel.apparmor_restrict_unprivileged_userns = 1",
+            UsernsRestriction::UnprivilegedClone => "kernel.unprivileged_userns_clone = 0",
+            UsernsRestriction::MaxUserNamespaces => "user.max_user_namespaces = 0",
+        }
+    }
+
+    /// What it does, what tier results, and how to change it.
+    pub fn explanation(self) -> &'static str {
+        match self {
+            UsernsRestriction::AppArmor => {
+                "AppArmor gives a user namespace made by an unconfined, unprivileged program no capabilities (the default on Ubuntu 24.04 and later), so cordon cannot build its mounts and runs at the fallback tier (Landlock and seccomp only); an AppArmor profile for the cordon binary that allows `userns,` (or setting the value to 0) restores the full tier"
+            }
+            UsernsRestriction::UnprivilegedClone => {
+                "the kernel lets only privileged users create user namespaces (Debian's switch on older kernels), so cordon runs at the fallback tier (Landlock and seccomp only); setting it to 1 restores the full tier"
+            }
+            UsernsRestriction::MaxUserNamespaces => {
+                "no user namespace may be created at all, so cordon runs at the fallback tier (Landlock and seccomp only); a value above 0 restores the full tier"
+            }
+        }
+    }
+}
+
+impl UsernsSettings {
+    /// Read the settings from `/proc/sys`.
+    pub fn read() -> UsernsSettings {
+        let read = |p: &str| {
+            std::fs::read_to_string(p)
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+        };
+        UsernsSettings {
+            apparmor_restrict_unprivileged_userns: read(
+                "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+            ),
+            unprivileged_userns_clone: read("/proc/sys/kernel/unprivileged_userns_clone"),
+            max_user_namespaces: read("/proc/sys/user/max_user_namespaces"),
+        }
+    }
+
+    /// The settings that restrict a process that is `privileged` (root, or holding
+    /// `CAP_SYS_ADMIN`) or not. The AppArmor and Debian switches spare privileged
+    /// processes; a maximum of 0 stops everyone.
+    pub fn restrictions(&self, privileged: bool) -> Vec<UsernsRestriction> {
+        let mut out = Vec::new();
+        if !privileged && self.apparmor_restrict_unprivileged_userns == Some(1) {
+            out.push(UsernsRestriction::AppArmor);
+        }
+        if !privileged && self.unprivileged_userns_clone == Some(0) {
+            out.push(UsernsRestriction::UnprivilegedClone);
+        }
+        if self.max_user_namespaces == Some(0) {
+            out.push(UsernsRestriction::MaxUserNamespaces);
+        }
+        out
+    }
 }
 
 /// Probe the host. The namespace test runs in a throwaway helper process.
@@ -55,6 +157,9 @@ pub fn probe_host() -> HostReport {
             }
         }
     }
+    let running_as_root = nix::unistd::geteuid().is_root();
+    let userns_settings = UsernsSettings::read();
+    let userns_restrictions = userns_settings.restrictions(running_as_root);
     let (tier, why) = match &userns {
         Ok(()) => (
             Tier::Full,
@@ -77,5 +182,66 @@ pub fn probe_host() -> HostReport {
         cgroups,
         tier,
         why,
+        running_as_root,
+        userns_settings,
+        userns_restrictions,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use UsernsRestriction::*;
+
+    fn settings(apparmor: Option<u64>, clone: Option<u64>, max: Option<u64>) -> UsernsSettings {
+        UsernsSettings {
+            apparmor_restrict_unprivileged_userns: apparmor,
+            unprivileged_userns_clone: clone,
+            max_user_namespaces: max,
+        }
+    }
+
+    #[test]
+    fn restrictions_follow_the_kernel_settings() {
+        // (settings, unprivileged, privileged)
+        let cases = [
+            (settings(None, None, Some(15000)), vec![], vec![]),
+            (settings(Some(0), Some(1), Some(15000)), vec![], vec![]),
+            // Ubuntu 24.04's default.
+            (settings(Some(1), None, Some(15000)), vec![AppArmor], vec![]),
+            // Debian's old switch.
+            (
+                settings(None, Some(0), Some(15000)),
+                vec![UnprivilegedClone],
+                vec![],
+            ),
+            // Nobody may create one.
+            (
+                settings(None, None, Some(0)),
+                vec![MaxUserNamespaces],
+                vec![MaxUserNamespaces],
+            ),
+            (
+                settings(Some(1), Some(0), Some(0)),
+                vec![AppArmor, UnprivilegedClone, MaxUserNamespaces],
+                vec![MaxUserNamespaces],
+            ),
+        ];
+        for (s, unprivileged, privileged) in cases {
+            assert_eq!(s.restrictions(false), unprivileged, "{s:?}");
+            assert_eq!(s.restrictions(true), privileged, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn every_restriction_names_its_setting_and_the_fallback_tier() {
+        for r in [AppArmor, UnprivilegedClone, MaxUserNamespaces] {
+            assert!(r.setting().contains(" = "), "{r:?}");
+            assert!(r.explanation().contains("fallback tier"), "{r:?}");
+        }
+        assert_eq!(
+            serde_json::to_string(&UnprivilegedClone).unwrap(),
+            "\"unprivileged-clone\""
+        );
     }
 }

@@ -84,7 +84,7 @@ pub use changes::{
 pub use env::{DEFAULT_ALLOW, EnvPolicy, SECRET_MARKERS, looks_secret};
 pub use error::{SandboxError, SandboxErrorKind};
 pub use helper::wire::{EXIT_CORDON_FAILED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_TIMEOUT};
-pub use host::{HostReport, probe_host};
+pub use host::{HostReport, ROOT_CAVEATS, UsernsRestriction, UsernsSettings, probe_host};
 pub use landlock::LandlockOutcome;
 pub use merge::{MergeReport, Pending, Refused, git_config_refusal, merge_layer, preview_layer};
 pub use permit::Permit;

@@ -151,6 +151,42 @@ fn build_proc() -> Result<(), SandboxError> {
     Ok(())
 }
 
+/// `/sys` for a sandbox with its own network namespace. A fresh sysfs lists only that
+/// namespace's interfaces; the kernel allows it because the namespace belongs to the
+/// sandbox's user namespace, but refuses it where the host's `/sys` is itself partly
+/// covered (some containers), and then the host's interface directories are masked
+/// instead. The host's cgroup tree is bound back read-only, as it was visible before,
+/// so that runtimes that size themselves from it keep working.
+fn build_sys(masks: &[PathBuf], empties: &mut Empties) -> Result<(), SandboxError> {
+    let sys_dir = under(NEW, Path::new("/sys"));
+    if !kind_at(&sys_dir).is_some_and(|m| m.is_dir()) {
+        return Ok(());
+    }
+    let fresh = mount(
+        Some("sysfs"),
+        &sys_dir,
+        Some("sysfs"),
+        MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
+        None::<&str>,
+    );
+    if fresh.is_err() {
+        for m in masks {
+            let d = under(NEW, m);
+            if kind_at(&d).is_some_and(|k| k.is_dir()) {
+                mask(&d, empties, true)?;
+            }
+        }
+        return Ok(());
+    }
+    let cgroup = Path::new("/sys/fs/cgroup");
+    let (src, dst) = (under(OLD, cgroup), under(NEW, cgroup));
+    if kind_at(&src).is_some_and(|m| m.is_dir()) && kind_at(&dst).is_some_and(|m| m.is_dir()) {
+        bind(&src, &dst)?;
+        read_only(&dst, true)?;
+    }
+    Ok(())
+}
+
 /// Empty, read-only stand-ins in the staging root, made the first time a mask needs
 /// one: every masked file is bound from the empty file (reads as empty, refuses writes
 /// with `EROFS`; `/dev/null` would not do, since a device stays writable on a read-only
@@ -274,6 +310,7 @@ fn run_op(
         }
         MountOp::Dev => build_dev()?,
         MountOp::Proc => build_proc()?,
+        MountOp::Sys { masks } => build_sys(masks, empties)?,
         MountOp::Bind {
             src,
             dst,

@@ -244,6 +244,7 @@ impl Observer {
                         MountOp::Cache { path } => mounts.push((path.clone(), true)),
                         MountOp::Dev => mounts.push(("/dev".into(), true)),
                         MountOp::Proc => mounts.push(("/proc".into(), false)),
+                        MountOp::Sys { .. } => mounts.push(("/sys".into(), false)),
                         MountOp::Socket { dst, .. } => mounts.push((dst.clone(), true)),
                     }
                 }

@@ -86,6 +86,15 @@ pub enum MountOp {
     Dev,
     /// A fresh `/proc` for the new PID namespace.
     Proc,
+    /// `/sys` without the host's network interfaces (names, MAC addresses): a fresh,
+    /// read-only sysfs, which shows only the sandbox's own network namespace; where the
+    /// kernel refuses one, the host's `/sys` with `masks` hidden under empty directories.
+    /// Only in a network namespace of the sandbox's own.
+    Sys {
+        /// The directories that list the host's interfaces: `/sys/class/net`,
+        /// `/sys/devices/virtual/net` and each device's `net` directory.
+        masks: Vec<PathBuf>,
+    },
     /// Bind a host path (directory or file) into the sandbox at the same path.
     Bind {
         /// Host path.
@@ -250,6 +259,11 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
     }
     ops.push(MountOp::Dev);
     ops.push(MountOp::Proc);
+    if !inp.full_network {
+        ops.push(MountOp::Sys {
+            masks: sys_net_dirs(Path::new("/sys")),
+        });
+    }
     if !full_access && inp.home.is_dir() {
         match inp.home_view {
             HomeView::Hidden => {
@@ -412,6 +426,26 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
     }
     plan.fallback_read_paths = fallback_read_paths(inp);
     Ok(plan)
+}
+
+/// The directories of `sys` (the host's `/sys`) that name its network interfaces:
+/// `class/net`, `devices/virtual/net`, and the `net` directory of each device that
+/// `class/net` links to (`devices/pci…/virtio2/net`).
+fn sys_net_dirs(sys: &Path) -> Vec<PathBuf> {
+    let mut dirs = vec![sys.join("class/net"), sys.join("devices/virtual/net")];
+    if let Ok(rd) = std::fs::read_dir(sys.join("class/net")) {
+        for entry in rd.flatten() {
+            if let Ok(dev) = std::fs::canonicalize(entry.path())
+                && let Some(net) = dev.parent()
+                && net.starts_with(sys)
+                && !dirs.iter().any(|d| d == net)
+            {
+                dirs.push(net.to_path_buf());
+            }
+        }
+    }
+    dirs.retain(|d| d.is_dir());
+    dirs
 }
 
 enum Presence {
@@ -637,5 +671,43 @@ mod tests {
         assert!(!plan.ops.contains(&MountOp::MaskFile {
             path: d.join(".env")
         }));
+    }
+
+    #[test]
+    fn sys_hides_the_host_interfaces_only_in_an_own_network_namespace() {
+        let t = tempfile::tempdir().unwrap();
+        let sys = fs::canonicalize(t.path()).unwrap();
+        fs::create_dir_all(sys.join("devices/pci0/virtio2/net/eth0")).unwrap();
+        fs::create_dir_all(sys.join("devices/virtual/net/lo")).unwrap();
+        fs::create_dir_all(sys.join("class/net")).unwrap();
+        let link = std::os::unix::fs::symlink;
+        link(
+            "../../devices/pci0/virtio2/net/eth0",
+            sys.join("class/net/eth0"),
+        )
+        .unwrap();
+        link("../../devices/virtual/net/lo", sys.join("class/net/lo")).unwrap();
+        assert_eq!(
+            sys_net_dirs(&sys),
+            [
+                sys.join("class/net"),
+                sys.join("devices/virtual/net"),
+                sys.join("devices/pci0/virtio2/net"),
+            ]
+        );
+        assert_eq!(sys_net_dirs(&sys.join("missing")), Vec::<PathBuf>::new());
+
+        let ws = sys.clone();
+        let has_sys = |full_network: bool| {
+            let mut inp = inputs(&ws, &[], Path::new("/nonexistent"));
+            inp.full_network = full_network;
+            build(&inp)
+                .unwrap()
+                .ops
+                .iter()
+                .any(|o| matches!(o, MountOp::Sys { .. }))
+        };
+        assert!(has_sys(false));
+        assert!(!has_sys(true), "the host's network is visible anyway");
     }
 }

@@ -42,6 +42,13 @@ const CLONE_NEWTIME: u64 = 0x80;
 const TIOCSTI: u64 = 0x5412;
 const TIOCLINUX: u64 = 0x541C;
 
+/// `personality(PER_LINUX)`, the default, and the query `personality(0xffffffff)`: the
+/// only persona values allowed. Other flags weaken the command's own defences
+/// (`ADDR_NO_RANDOMIZE` turns off ASLR, `READ_IMPLIES_EXEC` makes readable memory
+/// executable) or change how the kernel treats it.
+const PER_LINUX: u64 = 0;
+const PERSONALITY_QUERY: u64 = 0xffff_ffff;
+
 /// System calls refused unconditionally.
 fn denied_syscalls() -> Vec<i64> {
     vec![
@@ -125,6 +132,14 @@ fn eperm_filter(sockets: Sockets) -> Result<BpfProgram, SandboxError> {
             rule(vec![cond(1, Dword, SeccompCmpOp::Eq, TIOCSTI)?])?,
             rule(vec![cond(1, Dword, SeccompCmpOp::Eq, TIOCLINUX)?])?,
         ],
+    );
+    // The persona is an `unsigned int` to the kernel as well.
+    rules.insert(
+        libc::SYS_personality,
+        vec![rule(vec![
+            cond(0, Dword, SeccompCmpOp::Ne, PER_LINUX)?,
+            cond(0, Dword, SeccompCmpOp::Ne, PERSONALITY_QUERY)?,
+        ])?],
     );
     let families: &[i32] = match sockets {
         Sockets::UnixOnly => &[libc::AF_UNIX],
@@ -238,5 +253,42 @@ mod tests {
             let f = filters(s).unwrap();
             assert!(f.iter().all(|p| !p.is_empty()));
         }
+    }
+
+    /// The filter installed on a thread of its own (seccomp and no-new-privs hold per
+    /// thread), which then tries each persona.
+    #[test]
+    #[allow(unsafe_code)]
+    fn personality_allows_only_the_default_and_the_query() {
+        let results = std::thread::spawn(|| {
+            nix::sys::prctl::set_no_new_privs().unwrap();
+            install(&filters(Sockets::Any).unwrap()).unwrap();
+            [
+                0u64,
+                0xffff_ffff,
+                0x0040000,
+                0x0400000,
+                0x0008,
+                0x1_0000_0000,
+            ]
+            .map(|persona| {
+                // SAFETY: personality takes one integer and touches no memory of ours.
+                let rc = unsafe { libc::syscall(libc::SYS_personality, persona) };
+                (persona, rc >= 0)
+            })
+        })
+        .join()
+        .unwrap();
+        assert_eq!(
+            results,
+            [
+                (0, true),
+                (0xffff_ffff, true),
+                (0x0040000, false),    // ADDR_NO_RANDOMIZE
+                (0x0400000, false),    // READ_IMPLIES_EXEC
+                (0x0008, false),       // PER_LINUX32
+                (0x1_0000_0000, true), // the kernel reads an unsigned int: PER_LINUX
+            ]
+        );
     }
 }

@@ -186,7 +186,9 @@ impl SandboxBuilder {
         self
     }
 
-    /// An extra writable root (from configuration).
+    /// An extra writable root (from configuration): absolute, or `~`/`~/…` for HOME.
+    /// A relative path is refused when the spec is built: it would be a guess whether it
+    /// means HOME or some directory, and a wrong guess widens the sandbox elsewhere.
     pub fn writable_root(mut self, dir: impl Into<PathBuf>) -> Self {
         self.extra_roots.push(dir.into());
         self
@@ -223,7 +225,9 @@ impl SandboxBuilder {
         self
     }
 
-    /// An extra path to mask (beyond the built-in secret list).
+    /// An extra path to mask (beyond the built-in secret list): absolute, or `~/…`. A
+    /// relative path is refused when the spec is built, so that a guess never leaves
+    /// the intended path unmasked.
     pub fn mask(mut self, path: impl Into<PathBuf>) -> Self {
         self.masks.push(path.into());
         self
@@ -297,7 +301,10 @@ impl SandboxBuilder {
                 }
                 writable_roots.push(workspace.clone());
                 for r in &self.extra_roots {
-                    let r = canonical_dir(&expand_home(r, &home), "writable root")?;
+                    let r = canonical_dir(
+                        &absolute_or_home(r, &home, "writable root")?,
+                        "writable root",
+                    )?;
                     if r == Path::new("/") {
                         return Err(SandboxError::invalid(
                             "`/` cannot be a writable root; use full-access mode instead",
@@ -346,7 +353,11 @@ impl SandboxBuilder {
                 .map(|r| home.join(r))
                 .collect(),
         };
-        let masks: Vec<PathBuf> = self.masks.iter().map(|p| expand_home(p, &home)).collect();
+        let masks = self
+            .masks
+            .iter()
+            .map(|p| absolute_or_home(p, &home, "path to mask"))
+            .collect::<Result<Vec<PathBuf>, SandboxError>>()?;
         let inputs = plan::PlanInputs {
             mode: self.mode,
             workspace: &workspace,
@@ -407,6 +418,22 @@ fn expand_home(p: &Path, home: &Path) -> PathBuf {
     }
 }
 
+/// `p` with a leading `~` expanded to `home`; any other relative path is refused.
+fn absolute_or_home(p: &Path, home: &Path, what: &str) -> Result<PathBuf, SandboxError> {
+    let e = match p.strip_prefix("~") {
+        Ok(rest) => home.join(rest),
+        Err(_) => p.to_path_buf(),
+    };
+    if e.is_absolute() {
+        Ok(e)
+    } else {
+        Err(SandboxError::invalid(format!(
+            "the {what} {} is relative: give an absolute path or one that starts with ~/",
+            p.display()
+        )))
+    }
+}
+
 fn canonical_dir(p: &Path, what: &str) -> Result<PathBuf, SandboxError> {
     let c = std::fs::canonicalize(p)
         .map_err(|e| SandboxError::io(format!("cannot use the {what} {}", p.display()), e))?;
@@ -422,6 +449,7 @@ fn canonical_dir(p: &Path, what: &str) -> Result<PathBuf, SandboxError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::SandboxErrorKind;
 
     #[test]
     fn home_expansion() {
@@ -429,6 +457,16 @@ mod tests {
         assert_eq!(expand_home(Path::new("~/.cargo"), h), h.join(".cargo"));
         assert_eq!(expand_home(Path::new(".m2"), h), h.join(".m2"));
         assert_eq!(expand_home(Path::new("/opt/x"), h), Path::new("/opt/x"));
+        let root = |p: &str| absolute_or_home(Path::new(p), h, "writable root");
+        assert_eq!(root("~/src").unwrap(), h.join("src"));
+        assert_eq!(root("~").unwrap(), h);
+        assert_eq!(root("/opt/x").unwrap(), Path::new("/opt/x"));
+        let e = root("build").unwrap_err();
+        assert_eq!(e.kind, SandboxErrorKind::Invalid);
+        assert_eq!(
+            e.message,
+            "the writable root build is relative: give an absolute path or one that starts with ~/"
+        );
     }
 
     #[test]

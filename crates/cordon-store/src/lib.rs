@@ -54,4 +54,4 @@ pub use store::{
     Answer, Answered, Approved, Denied, Lease, LeaseId, LeaseUse, Pending, PendingId, PendingState,
     RememberedRule, SCHEMA_VERSION, Scope, Store, StoreOptions,
 };
-pub use tty::{TerminalPrompter, sanitize_for_terminal};
+pub use tty::TerminalPrompter;

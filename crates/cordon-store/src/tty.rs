@@ -8,25 +8,12 @@
 use std::io::{self, BufRead, IsTerminal, Write};
 use std::os::fd::AsFd;
 
+use cordon_policy::terminal::sanitize_for_terminal;
+
 use crate::approval::{Choice, PromptOutcome, Prompter, Question};
 
 /// How many unreadable answers are tolerated before the prompt gives up with "deny".
 const MAX_ATTEMPTS: usize = 3;
-
-/// Escape control characters (including ESC, CR, BEL, the C1 range and bidi overrides)
-/// so that text shown on a terminal cannot act on it.
-pub fn sanitize_for_terminal(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        let bidi = matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}');
-        if c.is_control() || bidi {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
 
 fn key(choice: Choice) -> char {
     match choice {
@@ -161,13 +148,6 @@ impl<R: BufRead, W: Write> Prompter for TerminalPrompter<R, W> {
 mod tests {
     use super::*;
     use crate::approval::AskContext;
-
-    #[test]
-    fn escapes_terminal_controls() {
-        assert_eq!(sanitize_for_terminal("a\u{1b}[2Jb\rc"), "a\\u{1b}[2Jb\\rc");
-        assert_eq!(sanitize_for_terminal("x\u{202e}y"), "x\\u{202e}y");
-        assert_eq!(sanitize_for_terminal("plain ünïcode"), "plain ünïcode");
-    }
 
     #[test]
     fn reprompts_then_denies() {

@@ -90,7 +90,10 @@ pub fn to_exit_code(result: anyhow::Result<u8>) -> ExitCode {
                 None => (Code::Internal.get(), format!("{err:#}")),
             };
             if !msg.is_empty() {
-                eprintln!("cordon: {}", cordon_store::sanitize_for_terminal(&msg));
+                eprintln!(
+                    "cordon: {}",
+                    cordon_policy::terminal::sanitize_for_terminal(&msg)
+                );
             }
             ExitCode::from(code)
         }

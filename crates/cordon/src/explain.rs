@@ -3,7 +3,7 @@
 
 use cordon_gate::{Decided, Fix};
 use cordon_policy::Policy;
-use cordon_store::sanitize_for_terminal as clean;
+use cordon_policy::terminal::sanitize_for_terminal as clean;
 
 /// The config files, ignored settings, which defaults table decided, the parsed shell
 /// structure and the step-by-step trail, on stderr.

@@ -183,7 +183,10 @@ impl ApprovalArgs {
         match Store::open(&path).and_then(|s| s.rules()) {
             Ok(rules) => rules.into_iter().map(|r| r.rule).collect(),
             Err(e) => {
-                eprintln!("cordon: remembered rules not loaded: {e}");
+                eprintln!(
+                    "cordon: remembered rules not loaded: {}",
+                    cordon_policy::terminal::sanitize_for_terminal(&e.to_string())
+                );
                 Vec::new()
             }
         }

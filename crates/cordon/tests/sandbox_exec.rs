@@ -100,6 +100,16 @@ int main(int argc, char **argv) {
 }
 "#;
 
+/// A copy of the binary under test in `dir`, for tests that start cordon from inside the
+/// sandbox: the sandbox hides `/tmp` (and more), where a checkout's target directory may
+/// well be, but always shows the workspace. A copy, not a link: the command may write
+/// its workspace, and must not reach the build's own binary.
+fn bin_in(dir: &Path) -> PathBuf {
+    let dst = dir.join("cordon-under-test");
+    std::fs::copy(bin(), &dst).unwrap();
+    dst
+}
+
 fn required() -> bool {
     std::env::var_os("CORDON_REQUIRE_SANDBOX_TESTS").is_some_and(|v| v == "1")
 }
@@ -984,7 +994,7 @@ fn fallback_tier_without_user_namespaces_and_require_full() {
         &format!(
             r#"{bin} exec --isolated --config inner.toml --workspace . -- ./inner.sh; echo "rc=$?"
 {bin} exec --isolated --config inner.toml --workspace . --require full -- ./inner.sh; echo "rc=$?""#,
-            bin = bin().display()
+            bin = bin_in(&w.ws).display()
         ),
         &[],
     );
@@ -1249,7 +1259,7 @@ fn a_full_tier_allow_is_judged_again_for_the_fallback_tier() {
         &format!(
             r#"{bin} exec --isolated --config empty.toml --workspace . -- cat /etc/hostname </dev/null; echo "rc=$?"
 {bin} exec --isolated --config empty.toml --workspace . -- sh -c 'echo in > inner.txt' </dev/null; echo "rc=$?""#,
-            bin = bin().display()
+            bin = bin_in(&w.ws).display()
         ),
         &[],
     );

@@ -42,24 +42,6 @@ pub enum AddrClass {
 }
 
 impl AddrClass {
-    /// A stable, short name for block headers and events (`"loopback"`, `"metadata"`, …).
-    pub fn code(self) -> &'static str {
-        match self {
-            AddrClass::Public => "public",
-            AddrClass::Loopback => "loopback",
-            AddrClass::Private => "private",
-            AddrClass::LinkLocal => "link-local",
-            AddrClass::Cgnat => "cgnat",
-            AddrClass::Multicast => "multicast",
-            AddrClass::Unspecified => "unspecified",
-            AddrClass::Broadcast => "broadcast",
-            AddrClass::Documentation => "documentation",
-            AddrClass::Benchmarking => "benchmarking",
-            AddrClass::Metadata => "metadata",
-            AddrClass::Reserved => "reserved",
-        }
-    }
-
     /// Whether this class may be reached without an explicit `allow_private` CIDR.
     pub fn is_public(self) -> bool {
         self == AddrClass::Public
@@ -480,12 +462,5 @@ mod tests {
         assert_eq!(get("::1"), None);
         assert_eq!(get("::"), None);
         assert_eq!(get("2606:4700::1"), None);
-    }
-
-    #[test]
-    fn codes_are_stable() {
-        assert_eq!(AddrClass::Metadata.code(), "metadata");
-        assert_eq!(AddrClass::LinkLocal.code(), "link-local");
-        assert_eq!(AddrClass::Cgnat.code(), "cgnat");
     }
 }

@@ -14,11 +14,13 @@
 //! CGNAT, metadata addresses, NUL and control bytes, non-HTTP schemes, ports outside the
 //! allowlist.
 
+mod code;
 mod ip;
 mod origin;
 mod pattern;
 mod policy;
 
+pub use code::NetCode;
 pub use ip::{AddrClass, classify, embedded_ipv4};
 pub use origin::{Authority, Host, Origin, OriginError, Scheme};
 pub use pattern::HostPattern;

@@ -18,6 +18,7 @@ use std::net::{IpAddr, Ipv6Addr};
 use idna::uts46::{AsciiDenyList, DnsLength, Hyphens, Uts46};
 use serde::Serialize;
 
+use super::code::NetCode;
 use super::ip::{AddrClass, V4Parse, classify, embedded_ipv4, parse_ipv4_host};
 
 /// A URL scheme that names a network origin.
@@ -313,22 +314,22 @@ pub enum OriginError {
 
 impl OriginError {
     /// A stable, short code for block headers and events.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> NetCode {
         match self {
-            OriginError::NotAbsolute => "not-absolute",
-            OriginError::BadScheme(_) => "bad-scheme",
-            OriginError::Userinfo => "userinfo",
-            OriginError::Backslash => "backslash",
-            OriginError::ControlBytes => "control-bytes",
-            OriginError::EmptyHost => "empty-host",
-            OriginError::PercentHost => "percent-host",
-            OriginError::Idna(_) => "idna",
-            OriginError::BadIpv4(_) => "bad-ipv4",
-            OriginError::BadIpv6(_) => "bad-ipv6",
-            OriginError::BadHost(_) => "bad-host",
-            OriginError::BadPort(_) => "bad-port",
-            OriginError::BadPattern { .. } => "bad-pattern",
-            OriginError::BadCidr(_) => "bad-cidr",
+            OriginError::NotAbsolute => NetCode::NotAbsolute,
+            OriginError::BadScheme(_) => NetCode::BadScheme,
+            OriginError::Userinfo => NetCode::Userinfo,
+            OriginError::Backslash => NetCode::Backslash,
+            OriginError::ControlBytes => NetCode::ControlBytes,
+            OriginError::EmptyHost => NetCode::EmptyHost,
+            OriginError::PercentHost => NetCode::PercentHost,
+            OriginError::Idna(_) => NetCode::Idna,
+            OriginError::BadIpv4(_) => NetCode::BadIpv4,
+            OriginError::BadIpv6(_) => NetCode::BadIpv6,
+            OriginError::BadHost(_) => NetCode::BadHost,
+            OriginError::BadPort(_) => NetCode::BadPort,
+            OriginError::BadPattern { .. } => NetCode::BadPattern,
+            OriginError::BadCidr(_) => NetCode::BadCidr,
         }
     }
 }
@@ -475,7 +476,7 @@ mod tests {
     fn refused(url: &str) -> &'static str {
         match Origin::parse_url(url) {
             Ok(o) => panic!("{url} parsed as {o}"),
-            Err(e) => e.code(),
+            Err(e) => e.code().as_str(),
         }
     }
     fn host_of(url: &str) -> Host {
@@ -551,7 +552,10 @@ mod tests {
         assert_eq!(refused("https://user:pass@example.com/"), "userinfo");
         assert_eq!(refused("https://@example.com/"), "userinfo");
         assert_eq!(
-            Authority::parse("git@github.com", 22).unwrap_err().code(),
+            Authority::parse("git@github.com", 22)
+                .unwrap_err()
+                .code()
+                .as_str(),
             "userinfo"
         );
     }
@@ -711,7 +715,7 @@ mod tests {
             ("u@a.com:443", "userinfo"),
         ] {
             assert_eq!(
-                Authority::parse(bad, 443).unwrap_err().code(),
+                Authority::parse(bad, 443).unwrap_err().code().as_str(),
                 code,
                 "{bad:?}"
             );

@@ -188,7 +188,7 @@ mod tests {
             "xn--a.com",
         ] {
             let err = HostPattern::parse(bad).unwrap_err();
-            assert_eq!(err.code(), "bad-pattern", "{bad:?}");
+            assert_eq!(err.code().as_str(), "bad-pattern", "{bad:?}");
             assert!(err.to_string().starts_with("the host pattern"), "{err}");
         }
     }

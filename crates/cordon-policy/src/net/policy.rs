@@ -6,7 +6,8 @@ use std::net::IpAddr;
 
 use ipnet::IpNet;
 
-use super::ip::{AddrClass, classify, embedded_ipv4};
+use super::code::NetCode;
+use super::ip::{classify, embedded_ipv4};
 use super::origin::{Authority, Host, Origin, OriginError};
 use super::pattern::HostPattern;
 use crate::settings::NetworkSettings;
@@ -19,16 +20,19 @@ pub enum NetCheck {
     Allow,
     /// Refused by a rule that nothing overrides: the deny list, or an address class.
     Deny {
-        /// Stable code (`"denied-host"`, `"loopback"`, `"metadata"`, …).
-        code: &'static str,
+        /// Stable code ([`NetCode::DeniedHost`], an address class such as
+        /// [`NetCode::Loopback`], …).
+        code: NetCode,
         /// One human sentence.
         reason: String,
     },
     /// Not on the allowlist. The policy core maps this to its `network` default (ask);
     /// the proxy refuses it.
     NotListed {
-        /// Stable code: `"no-allowlist"`, `"not-allowed"` or `"port-not-allowed"`.
-        code: &'static str,
+        /// Stable code: [`NetCode::NoAllowlist`], [`NetCode::NotAllowed`] or
+        /// [`NetCode::PortNotAllowed`] (or [`NetCode::Unknown`] when the policy core cannot
+        /// tell the destination).
+        code: NetCode,
         /// One human sentence.
         reason: String,
     },
@@ -40,11 +44,11 @@ impl NetCheck {
         matches!(self, NetCheck::Allow)
     }
 
-    /// The stable code of a refusal (`"allow"` for [`NetCheck::Allow`]).
-    pub fn code(&self) -> &'static str {
+    /// The stable code of a refusal ([`NetCode::Allow`] for [`NetCheck::Allow`]).
+    pub fn code(&self) -> NetCode {
         match self {
-            NetCheck::Allow => "allow",
-            NetCheck::Deny { code, .. } | NetCheck::NotListed { code, .. } => code,
+            NetCheck::Allow => NetCode::Allow,
+            NetCheck::Deny { code, .. } | NetCheck::NotListed { code, .. } => *code,
         }
     }
 
@@ -135,7 +139,7 @@ impl NetworkPolicy {
     fn check(&self, host: &Host, port: u16, default_ports: &[u16]) -> NetCheck {
         if let Some(rule) = self.deny.iter().find(|p| p.matches_deny(host, port)) {
             return NetCheck::Deny {
-                code: "denied-host",
+                code: NetCode::DeniedHost,
                 reason: format!("{host}:{port} is on the network deny list ({rule})"),
             };
         }
@@ -146,7 +150,7 @@ impl NetworkPolicy {
         }
         if self.allow.is_empty() {
             return NetCheck::NotListed {
-                code: "no-allowlist",
+                code: NetCode::NoAllowlist,
                 reason: format!(
                     "{host}:{port} cannot be reached: no network destination is allowed"
                 ),
@@ -161,12 +165,12 @@ impl NetworkPolicy {
         }
         if self.allow.iter().any(|p| p.matches_host(host)) {
             return NetCheck::NotListed {
-                code: "port-not-allowed",
+                code: NetCode::PortNotAllowed,
                 reason: format!("port {port} of {host} is not on the network allowlist"),
             };
         }
         NetCheck::NotListed {
-            code: "not-allowed",
+            code: NetCode::NotAllowed,
             reason: format!("{host} is not on the network allowlist"),
         }
     }
@@ -178,7 +182,7 @@ impl NetworkPolicy {
         let host = Host::Ip(ip);
         if let Some(rule) = self.deny.iter().find(|p| p.matches_host(&host)) {
             return NetCheck::Deny {
-                code: "denied-host",
+                code: NetCode::DeniedHost,
                 reason: format!("{host} is on the network deny list ({rule})"),
             };
         }
@@ -187,12 +191,15 @@ impl NetworkPolicy {
 
     fn check_address(&self, ip: IpAddr) -> NetCheck {
         let class = classify(ip);
-        if class == AddrClass::Public || self.private_allowed(ip) {
+        let Some(code) = NetCode::of_class(class) else {
+            return NetCheck::Allow;
+        };
+        if self.private_allowed(ip) {
             return NetCheck::Allow;
         }
         let shown = Host::Ip(ip);
         NetCheck::Deny {
-            code: class.code(),
+            code,
             reason: format!(
                 "{shown} is {class}, which is refused unless an allow_private CIDR covers it"
             ),
@@ -236,10 +243,12 @@ mod tests {
         p.check_origin(&Origin::parse_url(u).unwrap())
     }
     fn code(p: &NetworkPolicy, u: &str) -> &'static str {
-        url(p, u).code()
+        url(p, u).code().as_str()
     }
     fn tunnel(p: &NetworkPolicy, a: &str) -> &'static str {
-        p.check_tunnel(&Authority::parse(a, 443).unwrap()).code()
+        p.check_tunnel(&Authority::parse(a, 443).unwrap())
+            .code()
+            .as_str()
     }
 
     #[test]
@@ -347,17 +356,25 @@ mod tests {
             NetCheck::Allow
         );
         assert_eq!(
-            p.check_resolved("10.0.0.1".parse().unwrap()).code(),
+            p.check_resolved("10.0.0.1".parse().unwrap())
+                .code()
+                .as_str(),
             "private"
         );
-        assert_eq!(p.check_resolved("::1".parse().unwrap()).code(), "loopback");
+        assert_eq!(
+            p.check_resolved("::1".parse().unwrap()).code().as_str(),
+            "loopback"
+        );
         let single = policy(&["x.test"], &[], &["10.1.2.3"]);
         assert_eq!(
             single.check_resolved("10.1.2.3".parse().unwrap()),
             NetCheck::Allow
         );
         assert_eq!(
-            single.check_resolved("10.1.2.4".parse().unwrap()).code(),
+            single
+                .check_resolved("10.1.2.4".parse().unwrap())
+                .code()
+                .as_str(),
             "private"
         );
     }
@@ -383,7 +400,11 @@ mod tests {
             ("2002:a00:1::", "private"),
             ("93.184.215.14", "denied-host"),
         ] {
-            assert_eq!(p.check_resolved(ip.parse().unwrap()).code(), want, "{ip}");
+            assert_eq!(
+                p.check_resolved(ip.parse().unwrap()).code().as_str(),
+                want,
+                "{ip}"
+            );
         }
         let NetCheck::Deny { reason, .. } = p.check_resolved("169.254.169.254".parse().unwrap())
         else {
@@ -403,14 +424,14 @@ mod tests {
             ..NetworkSettings::default()
         };
         let err = NetworkPolicy::from_settings(&s).unwrap_err();
-        assert_eq!(err.code(), "bad-pattern");
+        assert_eq!(err.code(), NetCode::BadPattern);
         assert!(err.to_string().contains("bad..com"), "{err}");
         let s = NetworkSettings {
             allow_private: vec!["10.0.0.0/33".into()],
             ..NetworkSettings::default()
         };
         let err = NetworkPolicy::from_settings(&s).unwrap_err();
-        assert_eq!(err.code(), "bad-cidr");
+        assert_eq!(err.code(), NetCode::BadCidr);
         let s = NetworkSettings {
             allow: vec!["ok.com".into()],
             allow_private: vec!["10.0.0.0/8".into(), "fd00::/8".into(), "127.0.0.1".into()],

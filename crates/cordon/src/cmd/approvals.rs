@@ -9,9 +9,9 @@
 
 use std::path::PathBuf;
 
+use cordon_policy::terminal::{path_for_terminal, sanitize_for_terminal};
 use cordon_store::{
     Answer, Answered, AuditLog, Durability, PendingId, Store, StoreError, StoreErrorKind,
-    sanitize_for_terminal,
 };
 use serde_json::json;
 
@@ -138,7 +138,10 @@ pub fn run(c: ApprovalsCommand) -> anyhow::Result<u8> {
                     println!("{line}");
                 }
             } else if pending.is_empty() {
-                println!("no pending approvals in {}", store.path().display());
+                println!(
+                    "no pending approvals in {}",
+                    path_for_terminal(store.path())
+                );
             } else {
                 for p in &pending {
                     let tool = p.request["tool"].as_str().unwrap_or("?");
@@ -222,7 +225,7 @@ pub fn run(c: ApprovalsCommand) -> anyhow::Result<u8> {
             audit
                 .append(&json!({"event": "rule-forgotten", "rule": rule}))
                 .map_err(fail)?;
-            println!("forgot {rule}");
+            println!("forgot {}", sanitize_for_terminal(&rule));
             Ok(0)
         }
     }

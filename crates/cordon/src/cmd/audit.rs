@@ -10,6 +10,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
+use cordon_policy::terminal::{path_for_terminal, sanitize_for_terminal};
 use cordon_store::{ExportFilter, VerifyReport};
 
 use crate::exit::{Code, Exit};
@@ -89,7 +90,10 @@ pub fn run(c: AuditCommand) -> anyhow::Result<u8> {
             let path = log_path(file)?;
             match cordon_store::verify(&path).map_err(store_err)? {
                 VerifyReport::Ok { records, head } => {
-                    println!("OK: {} — {records} records, head {head}", path.display());
+                    println!(
+                        "OK: {} — {records} records, head {head}",
+                        path_for_terminal(&path)
+                    );
                     Ok(0)
                 }
                 VerifyReport::Broken {
@@ -99,9 +103,10 @@ pub fn run(c: AuditCommand) -> anyhow::Result<u8> {
                     records_ok,
                 } => {
                     println!(
-                        "BROKEN: {} line {line} ({}): {detail}; {records_ok} records verified before it",
-                        path.display(),
-                        why.as_str()
+                        "BROKEN: {} line {line} ({}): {}; {records_ok} records verified before it",
+                        path_for_terminal(&path),
+                        why.as_str(),
+                        sanitize_for_terminal(&detail)
                     );
                     Ok(BROKEN)
                 }

@@ -3,6 +3,7 @@
 use crate::exit::{CHECK_CODES, Code, Exit};
 use crate::setup::{ApprovalArgs, PolicyArgs, load};
 use cordon_gate::{Absent, Containment, Human, Outcome};
+use cordon_policy::terminal::sanitize_for_terminal as clean;
 use cordon_policy::{RealFs, Request};
 use cordon_store::{Prompter, TerminalPrompter};
 use std::io::Read;
@@ -58,7 +59,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     let outcome = gate.decide(&req, &RealFs, containment, human, args.explain);
     let (outcome, audit_error) = gate.conclude(outcome);
     if let Some(e) = audit_error {
-        eprintln!("cordon: {e}");
+        eprintln!("cordon: {}", clean(&e.to_string()));
     }
     if args.explain {
         crate::explain::print(gate.policy(), outcome.decided());

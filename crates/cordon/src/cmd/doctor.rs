@@ -19,6 +19,7 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<u8> {
         if let Some(e) = &host.user_namespaces_error {
             println!("  why not: {e}");
         }
+        print_userns_restrictions(&host);
         if host.landlock_abi > 0 {
             println!("landlock: ABI {}", host.landlock_abi);
         } else {
@@ -36,6 +37,26 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<u8> {
         println!("resource limits: rlimits (cgroups are not used)");
         println!("tier: {}", host.tier.as_str());
         println!("  {}", host.why);
+        println!("running as root: {}", yes_no(host.running_as_root));
+        if host.running_as_root {
+            for c in cordon_sandbox::ROOT_CAVEATS {
+                println!("  {c}");
+            }
+        }
     }
     Ok(0)
+}
+
+/// The kernel settings that restrict user namespaces, and what each means here.
+fn print_userns_restrictions(host: &cordon_sandbox::HostReport) {
+    for r in &host.userns_restrictions {
+        if host.user_namespaces {
+            println!(
+                "  {} is set, but cordon can create user namespaces here (an AppArmor profile or a capability lets it)",
+                r.setting()
+            );
+        } else {
+            println!("  restricted by {}: {}", r.setting(), r.explanation());
+        }
+    }
 }

@@ -5,12 +5,13 @@ use crate::setup::{ApprovalArg, ApprovalArgs, PolicyArgs, SandboxArg, load};
 use cordon_gate::GateError;
 use cordon_gate::contained::{self, Executed, RunOptions};
 use cordon_gate::{Absent, Human};
+use cordon_policy::terminal::sanitize_for_terminal as clean;
 use cordon_policy::{RealFs, Request};
 use cordon_sandbox::{
     EnvPolicy, Helper, HelperHints, HomeView, Limits, Network, Require, SandboxBuilder,
     SandboxErrorKind,
 };
-use cordon_store::{Prompter, TerminalPrompter, sanitize_for_terminal as clean};
+use cordon_store::{Prompter, TerminalPrompter};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -63,7 +64,7 @@ pub struct ExecOptions {
     /// Approval policy (overrides the config).
     #[arg(long, value_enum)]
     approval: Option<ApprovalArg>,
-    /// Let the command reach HOST[:PORT] through cordon's egress proxy (repeatable;
+    /// Let the command reach `HOST[:PORT]` through cordon's egress proxy (repeatable;
     /// `*.example.com` for subdomains).
     #[arg(long = "allow-net", value_name = "HOST[:PORT]")]
     allow_net: Vec<String>,
@@ -86,7 +87,8 @@ pub struct ExecOptions {
     /// widens the writable roots.
     #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,
-    /// An extra writable root (repeatable).
+    /// An extra writable root (repeatable). A relative path is resolved against the
+    /// current directory and must exist.
     #[arg(long = "writable-root", value_name = "DIR")]
     writable_root: Vec<PathBuf>,
     /// HOME inside the sandbox.
@@ -115,7 +117,8 @@ pub struct ExecOptions {
     /// Pass this environment variable even though its name looks like a secret.
     #[arg(long = "env-secret", value_name = "NAME")]
     env_secret: Vec<String>,
-    /// An extra path to mask (repeatable).
+    /// An extra path to mask (repeatable). A relative path is resolved against the
+    /// current directory.
     #[arg(long, value_name = "PATH")]
     mask: Vec<PathBuf>,
     /// Pass at most this many bytes of the command's stdout, and of its stderr; the rest
@@ -240,7 +243,8 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
         &network,
         matches!(args.home, HomeArg::Visible),
     );
-    let builder = builder(&args, argv, &policy, &opts.home, &cwd);
+    let flag_paths = FlagPaths::resolve(&args)?;
+    let builder = builder(&args, &flag_paths, argv, &policy, &opts.home, &cwd);
     let run_options = RunOptions {
         builder,
         network,
@@ -339,10 +343,55 @@ fn gate_error(e: GateError) -> anyhow::Error {
     }
 }
 
+/// `--writable-root` and `--mask`, with relative paths resolved against the current
+/// directory (as any command-line path is), not against HOME or the workspace.
+struct FlagPaths {
+    writable_roots: Vec<PathBuf>,
+    masks: Vec<PathBuf>,
+}
+
+impl FlagPaths {
+    fn resolve(args: &ExecOptions) -> anyhow::Result<FlagPaths> {
+        let here = || {
+            std::env::current_dir()
+                .map_err(|e| fail(format!("cannot read the current directory: {e}")))
+        };
+        let mut writable_roots = Vec::new();
+        for r in &args.writable_root {
+            if r.is_absolute() || r.starts_with("~") {
+                writable_roots.push(r.clone());
+                continue;
+            }
+            let joined = here()?.join(r);
+            let dir = std::fs::canonicalize(&joined).map_err(|e| {
+                fail(format!(
+                    "cannot use the writable root {} ({}): {e}",
+                    clean(&r.to_string_lossy()),
+                    clean(&joined.to_string_lossy())
+                ))
+            })?;
+            writable_roots.push(dir);
+        }
+        let mut masks = Vec::new();
+        for m in &args.mask {
+            if m.is_absolute() || m.starts_with("~") {
+                masks.push(m.clone());
+            } else {
+                masks.push(cordon_policy::paths::clean(&here()?.join(m)));
+            }
+        }
+        Ok(FlagPaths {
+            writable_roots,
+            masks,
+        })
+    }
+}
+
 /// The sandbox the flags and the policy's `[sandbox]` table describe (the gate adds the
 /// network).
 fn builder(
     args: &ExecOptions,
+    flag_paths: &FlagPaths,
     argv: Vec<OsString>,
     policy: &cordon_policy::Policy,
     home: &std::path::Path,
@@ -385,10 +434,14 @@ fn builder(
             open_files: args.open_files_limit.or(Limits::default().open_files),
         })
         .cwd(cwd);
-    for r in settings.writable_roots.iter().chain(&args.writable_root) {
+    for r in settings
+        .writable_roots
+        .iter()
+        .chain(&flag_paths.writable_roots)
+    {
         b = b.writable_root(r);
     }
-    for m in settings.mask.iter().chain(&args.mask) {
+    for m in settings.mask.iter().chain(&flag_paths.masks) {
         b = b.mask(m);
     }
     if let Some(list) = &settings.home_readable {

@@ -1,0 +1,92 @@
+//! Untrusted text made safe to print on a terminal: the one escaping function every
+//! crate of cordon uses before it writes a path, a reason, a hint or a record to
+//! stderr or stdout for a human.
+//!
+//! A file name, a command, a host name or a log line may have been chosen by whoever
+//! wrote the data an agent read. Printed raw, a newline forges an extra `cordon:` line,
+//! a carriage return overwrites one, and an escape sequence (`ESC [`, or the one-byte
+//! C1 `CSI` U+009B) moves the cursor, recolours, retitles or clears the screen. Here
+//! every such character is shown as a visible escape instead (`\n`, `\u{1b}`,
+//! `\u{9b}`). JSON output needs none of this: serde escapes it already.
+
+use std::path::Path;
+
+/// Escape every character that could act on a terminal or forge a line: C0 controls
+/// (newline, carriage return, ESC, BEL, …), DEL, the C1 range, the Unicode line and
+/// paragraph separators, and bidirectional overrides (which reorder what is shown).
+/// Other text, non-ASCII letters included, is unchanged.
+pub fn sanitize_for_terminal(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if needs_escape(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// [`sanitize_for_terminal`] of a path (bytes that are not UTF-8 are shown as U+FFFD).
+pub fn path_for_terminal(path: &Path) -> String {
+    sanitize_for_terminal(&path.to_string_lossy())
+}
+
+fn needs_escape(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}'
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_what_acts_on_a_terminal() {
+        let s = sanitize_for_terminal;
+        assert_eq!(s("a\u{1b}[2Jb\rc"), "a\\u{1b}[2Jb\\rc");
+        assert_eq!(s("one\ncordon: forged"), "one\\ncordon: forged");
+        assert_eq!(s("csi\u{9b}31m"), "csi\\u{9b}31m");
+        assert_eq!(s("bel\u{7}del\u{7f}"), "bel\\u{7}del\\u{7f}");
+        assert_eq!(s("tab\there"), "tab\\there");
+        assert_eq!(s("x\u{202e}y"), "x\\u{202e}y");
+        assert_eq!(s("line\u{2028}sep"), "line\\u{2028}sep");
+        assert_eq!(s("nul\0"), "nul\\u{0}");
+    }
+
+    #[test]
+    fn leaves_ordinary_text_alone() {
+        let s = sanitize_for_terminal;
+        assert_eq!(
+            s("plain ünïcode 日本 'quoted' \"x\" \\"),
+            "plain ünïcode 日本 'quoted' \"x\" \\"
+        );
+        assert_eq!(s(""), "");
+    }
+
+    #[test]
+    fn paths_are_escaped_too() {
+        assert_eq!(
+            path_for_terminal(Path::new("/w/a\nb\u{1b}[31m")),
+            "/w/a\\nb\\u{1b}[31m"
+        );
+        use std::os::unix::ffi::OsStrExt;
+        let bad = std::ffi::OsStr::from_bytes(b"/w/\xff\x1b");
+        assert_eq!(path_for_terminal(Path::new(bad)), "/w/\u{fffd}\\u{1b}");
+    }
+
+    #[test]
+    fn no_control_character_survives() {
+        for c in (0u32..0x110000).filter_map(char::from_u32) {
+            let out = sanitize_for_terminal(&c.to_string());
+            assert!(
+                !out.chars().any(needs_escape),
+                "U+{:04X} shown as {out:?}",
+                c as u32
+            );
+        }
+    }
+}

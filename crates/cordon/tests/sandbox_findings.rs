@@ -1,0 +1,440 @@
+//! Regression tests for the smaller containment findings of issue 11 (item 9), with real
+//! processes: untrusted text printed with its control characters escaped, `/sys` without
+//! the host's network interfaces, no egress proxy without an allowlist under
+//! `on-failure`, relative `--writable-root` and `--mask` resolved against the current
+//! directory, and `personality` limited to the default persona.
+//!
+//! Needs user namespaces; skips with a reason when the host has none, unless
+//! `CORDON_REQUIRE_SANDBOX_TESTS=1`, which turns the skip into a failure.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test harness code
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The binary under test: `CORDON_TEST_BIN` when set (CI points it at the static
+/// release build), else the one cargo built for these tests.
+fn bin() -> PathBuf {
+    std::env::var_os("CORDON_TEST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_cordon").into())
+}
+
+/// Everything the command may do is allowed by policy: containment is what is observed.
+const ALLOW_ALL: &str = r#"
+mode = "bypass"
+[defaults]
+read_inside = "allow"
+read_outside = "allow"
+write_inside = "allow"
+write_outside = "allow"
+exec = "allow"
+network = "allow"
+"#;
+
+/// A workspace, a HOME, a state directory and a directory outside every root, in a
+/// temporary directory. The sandbox hides the temporary directories and binds the
+/// workspace back; `outside` is in HOME, which `--home visible` shows read-only.
+struct World {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    ws: PathBuf,
+    home: PathBuf,
+    state: PathBuf,
+    outside: PathBuf,
+    config: PathBuf,
+}
+
+impl World {
+    fn new() -> World {
+        let tmp = tempfile::Builder::new()
+            .prefix("cordon-findings-")
+            .tempdir()
+            .unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let ws = root.join("ws");
+        let home = root.join("home");
+        let outside = home.join("outside");
+        for d in [&ws, &home, &outside] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let config = root.join("policy.toml");
+        std::fs::write(&config, ALLOW_ALL).unwrap();
+        World {
+            _tmp: tmp,
+            state: root.join("state"),
+            root,
+            ws,
+            home,
+            outside,
+            config,
+        }
+    }
+
+    /// `cordon exec FLAGS -- sh -c SCRIPT`, from `dir`, with `$OUTSIDE` passed in.
+    fn exec_in(&self, dir: &Path, flags: &[&str], script: &str) -> Output {
+        self.command(dir, flags, script).output().unwrap()
+    }
+
+    fn command(&self, dir: &Path, flags: &[&str], script: &str) -> Command {
+        let mut c = Command::new(bin());
+        c.arg("exec")
+            .arg("--isolated")
+            .arg("--config")
+            .arg(&self.config)
+            .arg("--workspace")
+            .arg(&self.ws)
+            .args(["--env", "OUTSIDE"])
+            .args(flags)
+            .args(["--", "sh", "-c", script])
+            .current_dir(dir)
+            .env_clear()
+            .env("HOME", &self.home)
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("CORDON_STATE_DIR", &self.state)
+            .env("OUTSIDE", &self.outside)
+            .stdin(Stdio::null());
+        c
+    }
+
+    fn exec(&self, flags: &[&str], script: &str) -> Output {
+        self.exec_in(&self.ws, flags, script)
+    }
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout: {}\nstderr: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Whether this host can give a full sandbox; panics instead when it must.
+fn sandbox_available(test: &str) -> bool {
+    let w = World::new();
+    let o = w.exec(&["--require", "full"], "true");
+    if o.status.success() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CORDON_REQUIRE_SANDBOX_TESTS").is_none_or(|v| v != "1"),
+        "{test}: CORDON_REQUIRE_SANDBOX_TESTS=1 but the full sandbox is unavailable: {}",
+        text(&o)
+    );
+    eprintln!(
+        "skipping {test}: the full sandbox is unavailable here ({})",
+        text(&o)
+    );
+    false
+}
+
+macro_rules! need_sandbox {
+    ($name:expr) => {
+        if !sandbox_available($name) {
+            return;
+        }
+    };
+}
+
+/// A file name that would forge a `cordon:` line and recolour the terminal if printed
+/// raw, written outside the roots (blocked), then in a directory whose name would set
+/// the terminal's title, under `on-failure` (the offered directory is printed).
+#[test]
+fn issue11_control_characters_in_blocked_paths_are_printed_escaped() {
+    need_sandbox!("issue11_control_characters_in_blocked_paths_are_printed_escaped");
+    let w = World::new();
+    let o = w.exec(
+        &["--home", "visible"],
+        // The shell's own complaint is the command's output, not cordon's: silenced.
+        r#"{ echo x > "$OUTSIDE/$(printf 'a\ncordon: forged\033[31m')"; } 2>/dev/null; true"#,
+    );
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(err.contains("containment blocked"), "{}", text(&o));
+    assert!(
+        err.contains("a\\ncordon: forged\\u{1b}[31m"),
+        "the name is shown escaped: {}",
+        text(&o)
+    );
+    assert!(!err.contains('\u{1b}'), "no raw ESC: {err:?}");
+    assert!(
+        !err.lines().any(|l| l.starts_with("cordon: forged")),
+        "no forged line: {err:?}"
+    );
+
+    let dir = w.outside.join("d\u{1b}]0;pwned\u{7}\ncordon: forged");
+    std::fs::create_dir(&dir).unwrap();
+    let o = w.exec(
+        &["--home", "visible", "--approval", "on-failure", "--pending"],
+        r#"{ echo x > "$OUTSIDE/$(printf 'd\033]0;pwned\007\ncordon: forged')/f"; } 2>/dev/null || exit 1"#,
+    );
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(err.contains("needs approval"), "{}", text(&o));
+    assert!(
+        err.contains("d\\u{1b}]0;pwned\\u{7}\\ncordon: forged"),
+        "the offered directory is shown escaped: {}",
+        text(&o)
+    );
+    assert!(
+        !err.contains('\u{1b}') && !err.contains('\u{7}'),
+        "no raw ESC or BEL: {err:?}"
+    );
+    assert!(
+        !err.lines().any(|l| l.starts_with("cordon: forged")),
+        "no forged line: {err:?}"
+    );
+    assert!(!dir.join("f").exists());
+}
+
+/// The host's interfaces (other than `lo`) and their MAC addresses, from its `/sys`.
+fn host_interfaces() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/sys/class/net").unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name == "lo" {
+            continue;
+        }
+        let mac = std::fs::read_to_string(e.path().join("address"))
+            .unwrap_or_default()
+            .trim()
+            .to_owned();
+        out.push((name, mac));
+    }
+    out
+}
+
+/// Lists what `/sys` says about network interfaces, then `END`.
+const SYS_PROBE: &str = "ls /sys/class/net /sys/devices/virtual/net; \
+    cat /sys/class/net/*/address; \
+    find /sys/devices -path '*/net/*' -name address -exec cat {} + 2>/dev/null; \
+    find /sys/devices -type d -path '*/net/*' -prune 2>/dev/null; \
+    echo END";
+
+/// No host interface name (but `lo`) and no host MAC address in `out`.
+fn assert_no_host_interface(out: &str, o: &Output) {
+    assert!(out.contains("END"), "{}", text(o));
+    let host = host_interfaces();
+    eprintln!("host interfaces: {host:?}");
+    for (name, mac) in &host {
+        assert!(
+            !out.split(|c: char| c.is_whitespace() || c == '/')
+                .any(|w| w == name),
+            "host interface {name} is visible: {out}"
+        );
+        if !mac.is_empty() && mac != "00:00:00:00:00:00" {
+            assert!(
+                !out.contains(mac.as_str()),
+                "host MAC {mac} is visible: {out}"
+            );
+        }
+    }
+}
+
+#[test]
+fn issue11_sys_does_not_show_the_hosts_interfaces_or_mac_addresses() {
+    need_sandbox!("issue11_sys_does_not_show_the_hosts_interfaces_or_mac_addresses");
+    let w = World::new();
+    let o = w.exec(&[], SYS_PROBE);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        out.lines().any(|l| l == "lo"),
+        "the sandbox's own loopback is listed: {}",
+        text(&o)
+    );
+    assert_no_host_interface(&out, &o);
+}
+
+/// Where the kernel refuses a fresh sysfs (a host `/sys` partly covered, as in some
+/// containers: here `/sys/firmware`, covered in a mount namespace of the test's own), the
+/// host's `/sys` is shown with its interface directories masked. Needs root, to cover.
+#[test]
+fn issue11_sys_masks_the_hosts_interfaces_where_a_fresh_sysfs_is_refused() {
+    need_sandbox!("issue11_sys_masks_the_hosts_interfaces_where_a_fresh_sysfs_is_refused");
+    if euid() != 0 || !Path::new("/sys/firmware").is_dir() {
+        eprintln!("skipping: covering /sys/firmware needs root and a /sys/firmware");
+        return;
+    }
+    let w = World::new();
+    let c = w.command(
+        &w.ws,
+        &[],
+        &format!("stat -f -c 'firmware is %T' /sys/firmware; {SYS_PROBE}"),
+    );
+    let o = Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "--"])
+        .args([
+            "sh",
+            "-c",
+            "mount -t tmpfs none /sys/firmware && exec \"$@\"",
+            "sh",
+        ])
+        .arg(c.get_program())
+        .args(c.get_args())
+        .current_dir(&w.ws)
+        .env_clear()
+        .envs(c.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        out.contains("firmware is tmpfs"),
+        "the host's /sys, not a fresh one: {}",
+        text(&o)
+    );
+    assert_no_host_interface(&out, &o);
+}
+
+#[test]
+fn issue11_on_failure_without_an_allowlist_starts_no_proxy() {
+    need_sandbox!("issue11_on_failure_without_an_allowlist_starts_no_proxy");
+    let w = World::new();
+    let probe = "env | grep -i '_proxy=' ; ls /run/cordon 2>&1; echo END";
+    let o = w.exec(&["--approval", "on-failure"], probe);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(out.contains("END"), "{}", text(&o));
+    assert!(
+        !out.to_ascii_lowercase().contains("_proxy="),
+        "{}",
+        text(&o)
+    );
+    assert!(!out.contains("egress.sock"), "{}", text(&o));
+    // With an allowlist the proxy is there: the probe above can see it.
+    let o = w.exec(
+        &["--approval", "on-failure", "--allow-net", "example.com"],
+        probe,
+    );
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(out.contains("HTTP_PROXY="), "{}", text(&o));
+    assert!(out.contains("http_proxy="), "{}", text(&o));
+    assert!(out.contains("egress.sock"), "{}", text(&o));
+}
+
+#[test]
+fn issue11_relative_writable_roots_and_masks_are_resolved_against_the_current_directory() {
+    need_sandbox!(
+        "issue11_relative_writable_roots_and_masks_are_resolved_against_the_current_directory"
+    );
+    let w = World::new();
+    let extra = w.root.join("extra");
+    std::fs::create_dir(&extra).unwrap();
+    std::fs::write(extra.join("secret.txt"), "EXTRA-SECRET").unwrap();
+    // A same-named directory under HOME, which the old reading would have used.
+    std::fs::create_dir(w.home.join("extra")).unwrap();
+    let script = format!(
+        "echo written > {}/new.txt; cat {}/secret.txt; echo END",
+        extra.display(),
+        extra.display()
+    );
+    let o = w.exec_in(
+        &w.root,
+        &["--writable-root", "extra", "--mask", "extra/secret.txt"],
+        &script,
+    );
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(out.contains("END"), "{}", text(&o));
+    assert_eq!(
+        std::fs::read_to_string(extra.join("new.txt")).unwrap(),
+        "written\n",
+        "{}",
+        text(&o)
+    );
+    assert!(!out.contains("EXTRA-SECRET"), "the mask held: {}", text(&o));
+    assert!(!w.home.join("extra/new.txt").exists());
+
+    let o = w.exec_in(&w.root, &["--writable-root", "missing"], "true");
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        err.contains("cannot use the writable root missing")
+            && err.contains(&w.root.join("missing").display().to_string()),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn issue11_personality_flags_other_than_the_default_are_refused() {
+    need_sandbox!("issue11_personality_flags_other_than_the_default_are_refused");
+    let w = World::new();
+    let o = w.exec(
+        &[],
+        "setarch -R true; echo R=$?; setarch -X true; echo X=$?; \
+         setarch linux32 true; echo L32=$?; setarch \"$(uname -m)\" true; echo PLAIN=$?",
+    );
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    if out.contains("PLAIN=127") {
+        eprintln!("skipping the setarch checks: setarch is not installed");
+        return;
+    }
+    for refused in ["R=1", "X=1", "L32=1"] {
+        assert!(out.contains(refused), "{refused}: {}", text(&o));
+    }
+    assert!(out.contains("PLAIN=0"), "{}", text(&o));
+}
+
+fn euid() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find(|l| l.starts_with("Uid:"))
+        .and_then(|l| l.split_whitespace().nth(2))
+        .and_then(|s| s.parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn issue11_doctor_says_when_it_runs_as_root() {
+    let doctor = |as_nobody: bool| {
+        let mut c = if as_nobody {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"])
+                .arg(bin());
+            c
+        } else {
+            Command::new(bin())
+        };
+        let o = c.arg("doctor").output().unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let root = euid() == 0;
+    let out = doctor(false);
+    let want = if root { "yes" } else { "no" };
+    assert!(
+        out.lines().any(|l| l == format!("running as root: {want}")),
+        "{out}"
+    );
+    assert_eq!(out.contains("RLIMIT_NPROC"), root, "{out}");
+    if root {
+        // The same binary, run by an ordinary user, says so too. (`nobody` must be able
+        // to reach the binary: skipped when the target directory is private.)
+        let o = Command::new("setpriv")
+            .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"])
+            .arg(bin())
+            .arg("--version")
+            .output()
+            .unwrap();
+        if o.status.success() {
+            let out = doctor(true);
+            assert!(out.lines().any(|l| l == "running as root: no"), "{out}");
+            assert!(!out.contains("RLIMIT_NPROC"), "{out}");
+        }
+    }
+    let json: serde_json::Value = serde_json::from_str(&doctor_json()).unwrap();
+    assert_eq!(json["running_as_root"], root, "{json}");
+    assert!(json["userns_settings"].is_object(), "{json}");
+    assert!(json["userns_restrictions"].is_array(), "{json}");
+}
+
+fn doctor_json() -> String {
+    let o = Command::new(bin())
+        .args(["doctor", "--json"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
