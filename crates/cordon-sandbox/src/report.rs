@@ -27,6 +27,10 @@ pub enum BlockedKind {
     Connect,
     /// A system call.
     Syscall,
+    /// A change the run made in a copy-on-write root that the merge kept out of the
+    /// host's tree (it would run on the host later). Not something a re-run with more
+    /// permission could fix.
+    NotMerged,
 }
 
 impl BlockedKind {
@@ -36,6 +40,7 @@ impl BlockedKind {
             BlockedKind::Write => "write",
             BlockedKind::Connect => "connect",
             BlockedKind::Syscall => "syscall",
+            BlockedKind::NotMerged => "not-merged",
         }
     }
 }

@@ -522,7 +522,7 @@ fn merge_back(
                 report.merged.removed += m.removed;
                 for r in m.refused {
                     report.blocked.push(Blocked {
-                        kind: BlockedKind::Write,
+                        kind: BlockedKind::NotMerged,
                         target: r.path.display().to_string(),
                         detail: format!("not merged into the host's tree: {}", r.reason),
                     });

@@ -400,7 +400,7 @@ exit 0"#,
         .as_array()
         .unwrap()
         .iter()
-        .filter(|b| b["kind"] == "write")
+        .filter(|b| b["kind"] == "not-merged")
         .map(|b| b["target"].as_str().unwrap().to_string())
         .collect();
     for p in [

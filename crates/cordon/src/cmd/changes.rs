@@ -8,8 +8,8 @@
 //! Exit status: 0 done; 2 an unknown id or a change set still in use; 1 the change set
 //! could not be read, merged or removed.
 
+use cordon_policy::terminal::{path_for_terminal, sanitize_for_terminal};
 use cordon_sandbox::{LeftChanges, changes_base, claim, list_left, merge_layer, preview_layer};
-use cordon_store::sanitize_for_terminal;
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -126,7 +126,7 @@ fn run_inner(cmd: ChangesCommand) -> Result<(), Exit> {
                     if json {
                         println!("{}", json!(p));
                     } else {
-                        let path = sanitize_for_terminal(&p.path.display().to_string());
+                        let path = path_for_terminal(&p.path);
                         match &p.refused {
                             Some(r) => println!("refuse\t{path}\t{}", sanitize_for_terminal(r)),
                             None => println!("{}\t{path}", p.change),
@@ -146,13 +146,13 @@ fn run_inner(cmd: ChangesCommand) -> Result<(), Exit> {
                 eprintln!(
                     "cordon: merged {} entries into {}, removed {}",
                     m.merged,
-                    sanitize_for_terminal(&layer.root.display().to_string()),
+                    path_for_terminal(&layer.root),
                     m.removed
                 );
                 for r in m.refused {
                     eprintln!(
                         "cordon: not merged: {}: {}",
-                        sanitize_for_terminal(&r.path.display().to_string()),
+                        path_for_terminal(&r.path),
                         sanitize_for_terminal(&r.reason)
                     );
                 }
