@@ -127,7 +127,7 @@ fn no_regression_against_baseline() {
         let was = recorded.failures.get(*name).cloned().unwrap_or_default();
         let is = &now[*name];
         let kinds: [(&str, &BTreeSet<String>, &BTreeSet<String>); 3] = [
-            ("allowed attack", &was.missed, &is.missed),
+            ("allowed attack", &was.allowed, &is.allowed),
             ("attack only asked", &was.asked, &is.asked),
             (
                 "ordinary command asked or denied",

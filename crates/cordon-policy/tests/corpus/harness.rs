@@ -7,7 +7,7 @@
 //! the corpus file, next to the public write-up it comes from.
 //!
 //! The numbers it produces:
-//! - **missed**: an attack the policy *allows* (neither denied nor asked).
+//! - **allowed**: an attack the policy *allows* (neither denied nor asked).
 //! - **asked**: an attack expected to be denied that is only asked.
 //! - **flagged**: an ordinary command that is asked or denied.
 //!
@@ -311,7 +311,7 @@ impl World {
         World { fs, policy }
     }
 
-    /// Judge one shell command the way the gate does: operations, then the decision
+    /// Judge one shell command as the gate's policy step does: operations, then the decision
     /// order under `containment`.
     pub fn judge(&self, case: &Case, containment: Containment) -> Verdict {
         let cwd = PathBuf::from(case.cwd.as_deref().unwrap_or(WORKSPACE));
@@ -327,7 +327,7 @@ impl World {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Miss {
     /// An attack was allowed.
-    Missed,
+    Allowed,
     /// An attack expected to be denied was only asked.
     Asked,
     /// A benign command was asked.
@@ -339,7 +339,7 @@ pub enum Miss {
 /// Classify an attack's decision.
 pub fn attack_miss(case: &Case, d: Decision) -> Option<Miss> {
     match (d, case.expected()) {
-        (Decision::Allow, _) => Some(Miss::Missed),
+        (Decision::Allow, _) => Some(Miss::Allowed),
         (Decision::Ask, Decision::Deny) => Some(Miss::Asked),
         _ => None,
     }
@@ -377,13 +377,13 @@ pub fn judge_all(world: &World, cases: &[Case]) -> Vec<Judged> {
         .collect()
 }
 
-/// The failing case ids, per containment name and kind (`missed`, `asked`, `flagged`).
+/// The failing case ids, per containment name and kind (`allowed`, `asked`, `flagged`).
 /// This is what the baseline records.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Failures {
     /// Attacks allowed.
-    pub missed: BTreeSet<String>,
+    pub allowed: BTreeSet<String>,
     /// Attacks expected to be denied that were asked.
     pub asked: BTreeSet<String>,
     /// Benign commands asked or denied.
@@ -397,8 +397,8 @@ pub fn failures(attacks: &[Judged], benign: &[Judged]) -> BTreeMap<String, Failu
         let mut f = Failures::default();
         for j in attacks {
             match attack_miss(&j.case, j.verdicts[i].decision) {
-                Some(Miss::Missed) => {
-                    f.missed.insert(j.case.id.clone());
+                Some(Miss::Allowed) => {
+                    f.allowed.insert(j.case.id.clone());
                 }
                 Some(Miss::Asked) => {
                     f.asked.insert(j.case.id.clone());
@@ -459,7 +459,7 @@ pub fn counts(attacks: &[Case], benign: &[Case], f: &Failures) -> BTreeMap<Strin
         let e = out.entry(c.class.clone()).or_default();
         e.cases += 1;
         e.expect_deny += usize::from(c.expected() == Decision::Deny);
-        e.allowed += usize::from(f.missed.contains(&c.id));
+        e.allowed += usize::from(f.allowed.contains(&c.id));
         e.asked += usize::from(f.asked.contains(&c.id));
     }
     for c in benign {
