@@ -100,7 +100,8 @@ pub const PROTECTED_HOME_PATHS: &[&str] = &[
     // Language and tool start-up hooks: code or settings that the next host run of the
     // tool loads without being asked (a `.pth` or `usercustomize.py` in the user site,
     // a cargo `rustc-wrapper`, an npm `script-shell`, a Gradle init script, a kubeconfig
-    // `exec` plugin, an AWS `credential_process`).
+    // `exec` plugin, an AWS `credential_process`), and the directories of programs that
+    // the host runs by name.
     ".local/lib/python*",
     ".pythonrc",
     ".pythonrc.py",
@@ -112,16 +113,28 @@ pub const PROTECTED_HOME_PATHS: &[&str] = &[
     ".yarnrc.yml",
     ".config/yarn",
     ".bunfig.toml",
-    ".cargo",
-    ".rustup",
-    ".m2",
-    ".gradle",
-    ".nvm",
-    ".pyenv",
-    ".rbenv",
-    ".sdkman",
-    ".deno",
-    ".bun",
+    ".cargo/config",
+    ".cargo/config.toml",
+    ".cargo/bin",
+    ".cargo/env",
+    ".rustup/settings.toml",
+    ".rustup/toolchains",
+    ".m2/settings.xml",
+    ".gradle/init.d",
+    ".gradle/init.gradle",
+    ".gradle/init.gradle.kts",
+    ".gradle/gradle.properties",
+    ".nvm/nvm.sh",
+    ".nvm/versions",
+    ".pyenv/bin",
+    ".pyenv/shims",
+    ".pyenv/versions",
+    ".rbenv/bin",
+    ".rbenv/shims",
+    ".sdkman/bin",
+    ".sdkman/candidates",
+    ".deno/bin",
+    ".bun/bin",
     "go/bin",
     ".gemrc",
     ".irbrc",
@@ -153,6 +166,47 @@ pub const PROTECTED_HOME_PATHS: &[&str] = &[
     ".local/share/applications",
     ".config/direnv",
 ];
+
+/// Trees under `HOME` whose contents the host builds or runs later without review:
+/// package caches that are compiled or installed from (cargo's extracted registry
+/// sources are not verified again, pip's cached wheels need no hash), and toolchain
+/// managers' whole directories. Writing them is ordinary work for a build, so the policy
+/// does not deny it; but a contained run's changes there are never merged into the
+/// host's HOME (`cordon_policy::planted`).
+pub const PLANTED_HOME_PATHS: &[&str] = &[
+    ".cargo",
+    ".rustup",
+    ".npm",
+    ".cache",
+    "go",
+    ".m2",
+    ".gradle",
+    ".nvm",
+    ".pyenv",
+    ".rbenv",
+    ".sdkman",
+    ".deno",
+    ".bun",
+    ".local/share/pnpm",
+    ".local/bin",
+    ".local/lib",
+    ".local/share/virtualenvs",
+    ".conda",
+];
+
+/// Is `path` in a tree under `HOME` whose changes a contained run may not leave
+/// ([`PLANTED_HOME_PATHS`])?
+pub fn planted_home(path: &Path, home: &Path) -> Option<GuardHit> {
+    let comps = normal_components(path);
+    let rest = rest_after(&comps, home)?;
+    PLANTED_HOME_PATHS
+        .iter()
+        .find(|r| rel_matches(rest, r))
+        .map(|rel| GuardHit {
+            guard: "planted-home",
+            pattern: format!("~/{rel}"),
+        })
+}
 
 /// Directory or file names that are protected from writes wherever they appear, because
 /// they configure an agent, an IDE or git so that code runs later.

@@ -115,6 +115,12 @@ pub fn judge_left(path: &Path, kind: LeftKind, home: &Path) -> Leave {
     {
         return Leave::Refuse(format!("{} is protected", hit.pattern));
     }
+    if let Some(hit) = guards::planted_home(path, home) {
+        return Leave::Refuse(format!(
+            "{} holds what the host builds or runs later",
+            hit.pattern
+        ));
+    }
     git
 }
 
@@ -266,6 +272,9 @@ mod tests {
             "/home/u/.config/git/config",
             "/home/u/.local/bin/git",
             "/home/u/.ssh/authorized_keys",
+            "/home/u/.cargo/registry/src/x/build.rs",
+            "/home/u/.cache/pip/wheels/x.whl",
+            "/home/u/go/pkg/mod/x/y.go",
         ] {
             assert!(refused(p, File), "{p} must be refused");
         }
