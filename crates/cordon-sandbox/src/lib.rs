@@ -35,8 +35,10 @@
 //! 2. **Mount plan** (`plan.rs` decides, `mounts.rs` executes): read-only `/`, writable
 //!    roots, private `/tmp`, minimal `/dev`, fresh `/proc`, HOME hidden, `/run` emptied,
 //!    secrets masked, protected paths inside writable roots read-only.
-//! 3. **Landlock** (`landlock.rs`): the filesystem plan again, TCP connect only to the
-//!    proxy port, abstract Unix sockets and signals scoped.
+//! 3. **Landlock** (`landlock.rs`): the filesystem plan again, abstract Unix sockets and
+//!    signals scoped; in the fallback tier, which has no network namespace, TCP connect
+//!    only to the proxy port. (At the full tier the network namespace holds only its own
+//!    loopback: the command may bind and connect there, and reaches nothing of the host.)
 //! 4. **seccomp** (`seccomp.rs`), installed last; `PR_SET_NO_NEW_PRIVS`; no
 //!    capabilities; rlimits; a timeout; an environment from an allowlist (`env.rs`).
 //!

@@ -22,12 +22,15 @@ pub const DEFAULT_PROXY_PORT: u16 = 3128;
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum Network {
-    /// An empty network namespace: no interface but a down loopback; only `AF_UNIX`
-    /// sockets can be created.
+    /// No network. At the full tier: a network namespace with nothing but its own
+    /// loopback, which is up, so the command can bind and connect there (a test suite's
+    /// local server) and reach nothing else. In the fallback tier, which has no network
+    /// namespace: only `AF_UNIX` sockets can be created.
     None,
-    /// An empty network namespace whose loopback carries a forwarder on
-    /// `127.0.0.1:port` that relays every TCP connection to the egress proxy listening on
-    /// `socket` outside the sandbox. Landlock lets TCP connect only to that port.
+    /// The network namespace of [`Network::None`], whose loopback also carries a
+    /// forwarder on `127.0.0.1:port` that relays every TCP connection to the egress proxy
+    /// listening on `socket` outside the sandbox. In the fallback tier, Landlock lets TCP
+    /// connect only to that port.
     Proxy {
         /// The proxy's Unix socket on the host.
         socket: PathBuf,

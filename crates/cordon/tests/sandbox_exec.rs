@@ -602,25 +602,30 @@ echo done"#,
     assert!(!w.ws.join("hl").exists() && !w.ws.join("hl2").exists());
 }
 
+/// Without network, the full tier's IP sockets live in a namespace of their own: they
+/// can be made (a test suite's local server, see `sandbox_net.rs`), but nothing
+/// answers there, and a netlink socket, which could reconfigure it, cannot be made.
 #[test]
-fn sockets_fail_without_network() {
-    need_sandbox!("sockets_fail_without_network");
+fn sockets_reach_nothing_without_network() {
+    need_sandbox!("sockets_reach_nothing_without_network");
     let w = World::new();
     let o = w.run(
         r#"for k in tcp udp tcp6 netlink; do printf '%s ' $k; "$PROBE" $k; done
 bash -c 'echo > /dev/tcp/127.0.0.1/80' 2>/dev/null && echo BASH-TCP
-bash -c 'echo > /dev/udp/127.0.0.1/53' 2>/dev/null && echo BASH-UDP
+bash -c 'echo > /dev/tcp/1.1.1.1/80' 2>/dev/null && echo BASH-INTERNET
 echo end"#,
         &[],
     );
     let (out, err) = text(&o);
     assert!(out.contains("end"), "{out}\n{err}");
-    for k in ["tcp", "udp", "tcp6", "netlink"] {
+    for k in ["tcp", "udp", "tcp6"] {
         let line = out.lines().find(|l| l.starts_with(k)).unwrap();
-        assert!(line.contains("ERR"), "{line}");
+        assert!(line.ends_with("OK"), "{line}");
     }
+    let netlink = out.lines().find(|l| l.starts_with("netlink")).unwrap();
+    assert!(netlink.contains("ERR"), "{netlink}");
     assert!(
-        !out.contains("BASH-TCP") && !out.contains("BASH-UDP"),
+        !out.contains("BASH-TCP") && !out.contains("BASH-INTERNET"),
         "{out}"
     );
 }
@@ -839,7 +844,7 @@ echo x > "$OUTSIDE/new.txt" && echo WROTE-OUTSIDE
 cat "$HOME/.ssh/id_rsa" .env 2>/dev/null
 echo ok > inside.txt && echo WROTE-INSIDE
 ls /proc | grep -c '^[0-9]'
-"$PROBE" tcp; "$PROBE" ptrace-parent; exit 0"#,
+"$PROBE" netlink; "$PROBE" ptrace-parent; exit 0"#,
         &[],
     );
     let (out, err) = text(&o);

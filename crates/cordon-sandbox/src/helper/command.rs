@@ -167,7 +167,11 @@ pub(super) fn command_main(
         read: &read,
         list: &list,
         write: &write,
-        restrict_tcp: !matches!(spec.network, Network::Full),
+        // At the full tier the network namespace (empty but for its loopback, unless the
+        // host's network was asked for) is what contains TCP: binding and connecting on
+        // loopback reach only the sandbox itself. Without it, Landlock narrows TCP to the
+        // forwarder's port.
+        restrict_tcp: !full_tier && !matches!(spec.network, Network::Full),
         connect_port: match spec.network {
             Network::Proxy { port, .. } => Some(port),
             _ => None,

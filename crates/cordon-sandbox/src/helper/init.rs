@@ -1,5 +1,6 @@
-//! PID 1 of the sandbox (full tier): enters the mount plan, starts the forwarder to the
-//! egress proxy when there is one, forks the command, supervises it, and tells the
+//! PID 1 of the sandbox (full tier): enters the mount plan, brings the loopback of the
+//! sandbox's network namespace up, starts the forwarder to the egress proxy when there
+//! is one, forks the command, supervises it, and tells the
 //! helper on the info pipe how it went.
 //!
 //! It must never become the command itself (the command is its child, so that PID 1
@@ -60,6 +61,13 @@ pub(super) fn init_main(
     if let Err(e) = nix::unistd::setsid() {
         return fail(SandboxError::sys("cannot start a new session", e));
     }
+    // The command may use the namespace's loopback (a test suite's local server): it
+    // reaches nothing of the host's.
+    if !matches!(spec.network, Network::Full)
+        && let Err(e) = sys::loopback_up()
+    {
+        return fail(SandboxError::sys("cannot bring up the loopback", e));
+    }
     if let Network::Proxy { port, .. } = &spec.network
         && let Err(e) = start_forwarder(*port, filters, &[go, info])
     {
@@ -102,10 +110,9 @@ pub(super) fn init_main(
     }
 }
 
-/// Start the in-sandbox forwarder to the proxy socket, in its own process, which closes
-/// `close` (pipes it has no business holding) first.
+/// Start the in-sandbox forwarder to the proxy socket (on the loopback, which is up), in
+/// its own process, which closes `close` (pipes it has no business holding) first.
 fn start_forwarder(port: u16, filters: &[BpfProgram], close: &[RawFd]) -> Result<(), SandboxError> {
-    sys::loopback_up().map_err(|e| SandboxError::sys("cannot bring up the loopback", e))?;
     let listener = std::net::TcpListener::bind(("127.0.0.1", port)).map_err(|e| {
         SandboxError::io(
             format!("cannot listen on 127.0.0.1:{port} in the sandbox"),

@@ -164,12 +164,6 @@ fn run_inner(
     sys::set_cloexec(result_fd.as_raw_fd(), true)
         .map_err(|e| SandboxError::sys("cannot protect the result pipe", e))?;
     let spec = req.spec;
-    let sockets = match spec.network {
-        Network::None => Sockets::UnixOnly,
-        Network::Proxy { .. } => Sockets::UnixAndInet,
-        _ => Sockets::Any,
-    };
-    let filters = seccomp::filters(sockets)?;
 
     let isolate_net = !matches!(spec.network, Network::Full);
     let unshared = match early {
@@ -210,6 +204,7 @@ fn run_inner(
         }
     };
     result.tier = tier;
+    let filters = seccomp::filters(socket_families(&spec.network, tier))?;
     if tier == Tier::Full {
         result.namespaces = ["user", "mount", "pid", "ipc", "uts"]
             .iter()
@@ -305,4 +300,17 @@ fn run_inner(
         }
     }
     Ok(status)
+}
+
+/// The socket families the command may create. At the full tier an isolated network
+/// namespace holds nothing but its own loopback, so IP sockets reach only the sandbox
+/// itself (a test suite's local server) and, with a proxy, the forwarder; without that
+/// namespace (the fallback tier) only the proxy mode gets them, and Landlock narrows TCP
+/// to the forwarder's port.
+fn socket_families(network: &Network, tier: Tier) -> Sockets {
+    match (network, tier) {
+        (Network::None, Tier::Fallback) => Sockets::UnixOnly,
+        (Network::None | Network::Proxy { .. }, _) => Sockets::UnixAndInet,
+        _ => Sockets::Any,
+    }
 }
