@@ -65,6 +65,7 @@ mod forward;
 mod helper;
 mod host;
 mod landlock;
+mod limits;
 mod mounts;
 mod observe;
 mod permit;
@@ -81,6 +82,7 @@ pub use error::{SandboxError, SandboxErrorKind};
 pub use helper::wire::{EXIT_CORDON_FAILED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_TIMEOUT};
 pub use host::{HostReport, probe_host};
 pub use landlock::LandlockOutcome;
+pub use limits::{DEFAULT_TMP_SIZE_MAX, MIN_TMP_SIZE, default_tmp_size, host_memory};
 pub use permit::Permit;
 pub use plan::{
     DEFAULT_HOME_READABLE, HomeView, MountOp, PROXY_SOCKET_IN_SANDBOX, Plan, WALK_MAX_DEPTH,

@@ -94,6 +94,9 @@ pub struct Enforced {
     pub masked: usize,
     /// The bounded walk of the writable roots.
     pub walk: WalkSummary,
+    /// Bytes of the scratch space shared by `/tmp`, `/var/tmp` and `/dev/shm` (full
+    /// tier; 0 in the fallback tier, which has none of its own).
+    pub scratch_bytes: u64,
 }
 
 /// The report of one run.

@@ -408,6 +408,11 @@ fn finish(
             0
         },
         walk: spec.plan.walk.clone(),
+        scratch_bytes: if result.tier == Tier::Full {
+            spec.plan.scratch_size
+        } else {
+            0
+        },
         ..Default::default()
     };
     if let Some(info) = &result.info {

@@ -52,7 +52,8 @@ pub enum Require {
     Full,
 }
 
-/// Resource limits applied to the command (`None` leaves the inherited limit).
+/// Resource limits applied to the command (`None` leaves the inherited rlimit, except
+/// where a field says otherwise).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Limits {
     /// `RLIMIT_CPU`, seconds of CPU time.
@@ -65,6 +66,9 @@ pub struct Limits {
     pub file_size: Option<u64>,
     /// `RLIMIT_NOFILE`, open file descriptors.
     pub open_files: Option<u64>,
+    /// Bytes of the scratch tmpfs that `/tmp`, `/var/tmp` and `/dev/shm` share; `None`:
+    /// [`default_tmp_size`](crate::default_tmp_size) of the address-space limit.
+    pub tmp_size: Option<u64>,
 }
 
 impl Default for Limits {
@@ -75,6 +79,7 @@ impl Default for Limits {
             processes: None,
             file_size: None,
             open_files: Some(4096),
+            tmp_size: None,
         }
     }
 }
@@ -127,6 +132,7 @@ pub struct SandboxBuilder {
     home: Option<PathBuf>,
     home_readable: Option<Vec<PathBuf>>,
     masks: Vec<PathBuf>,
+    unix_sockets: Vec<PathBuf>,
     env: EnvPolicy,
     limits: Limits,
     timeout: Option<Duration>,
@@ -152,6 +158,7 @@ impl SandboxBuilder {
             home: None,
             home_readable: None,
             masks: Vec::new(),
+            unix_sockets: Vec::new(),
             env: EnvPolicy::default(),
             limits: Limits::default(),
             timeout: None,
@@ -214,6 +221,15 @@ impl SandboxBuilder {
     /// An extra path to mask (beyond the built-in secret list).
     pub fn mask(mut self, path: impl Into<PathBuf>) -> Self {
         self.masks.push(path.into());
+        self
+    }
+
+    /// A host Unix socket the command may connect to (a relative path is taken from the
+    /// current directory): bound in, read-only, at its real path, even inside a
+    /// directory the sandbox hides. Building refuses a path that is not a socket, or one
+    /// inside a masked secret.
+    pub fn allow_unix_socket(mut self, path: impl Into<PathBuf>) -> Self {
+        self.unix_sockets.push(path.into());
         self
     }
 
@@ -325,6 +341,21 @@ impl SandboxBuilder {
                 .collect(),
         };
         let masks: Vec<PathBuf> = self.masks.iter().map(|p| expand_home(p, &home)).collect();
+        let unix_sockets = self
+            .unix_sockets
+            .iter()
+            .map(|p| host_socket(p))
+            .collect::<Result<Vec<_>, _>>()?;
+        let scratch_size = match self.limits.tmp_size {
+            Some(n) if n < crate::limits::MIN_TMP_SIZE => {
+                return Err(SandboxError::invalid(format!(
+                    "the size of /tmp must be at least {} bytes (1 MiB)",
+                    crate::limits::MIN_TMP_SIZE
+                )));
+            }
+            Some(n) => n,
+            None => crate::limits::default_tmp_size(self.limits.address_space),
+        };
         let inputs = plan::PlanInputs {
             mode: self.mode,
             workspace: &workspace,
@@ -337,7 +368,9 @@ impl SandboxBuilder {
                 Network::Proxy { socket, .. } => Some(socket.as_path()),
                 _ => None,
             },
+            unix_sockets: &unix_sockets,
             full_network: matches!(self.network, Network::Full),
+            scratch_size,
         };
         let plan = plan::build(&inputs)?;
         let mut env = self.env.build(std::env::vars_os(), &home);
@@ -383,6 +416,22 @@ fn expand_home(p: &Path, home: &Path) -> PathBuf {
         Err(_) if p.is_relative() => home.join(p),
         Err(_) => p.to_path_buf(),
     }
+}
+
+/// The real path of a host Unix socket the command may use; refused unless it is one.
+fn host_socket(p: &Path) -> Result<PathBuf, SandboxError> {
+    use std::os::unix::fs::FileTypeExt;
+    let real = std::fs::canonicalize(p)
+        .map_err(|e| SandboxError::io(format!("cannot use the Unix socket {}", p.display()), e))?;
+    let meta = std::fs::metadata(&real)
+        .map_err(|e| SandboxError::io(format!("cannot use the Unix socket {}", p.display()), e))?;
+    if !meta.file_type().is_socket() {
+        return Err(SandboxError::invalid(format!(
+            "{} is not a Unix socket; only a socket can be made reachable in the sandbox",
+            p.display()
+        )));
+    }
+    Ok(real)
 }
 
 fn canonical_dir(p: &Path, what: &str) -> Result<PathBuf, SandboxError> {

@@ -147,6 +147,16 @@ fn nix_uid() -> u32 {
         .unwrap()
 }
 
+/// Where the tests keep files the sandbox must see read-only, outside every root:
+/// cargo's temporary directory in the target directory (the sandbox hides `/tmp`,
+/// `/var/tmp`, `/run` and the homes; the target directory is visible, since the tests
+/// already run the binary in it from inside).
+fn visible_base() -> &'static Path {
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(base).unwrap();
+    base
+}
+
 /// Compile the probe program once, into a directory the sandbox sees read-only.
 fn probe_bin() -> PathBuf {
     static BIN_PATH: OnceLock<PathBuf> = OnceLock::new();
@@ -154,7 +164,7 @@ fn probe_bin() -> PathBuf {
         .get_or_init(|| {
             let dir = tempfile::Builder::new()
                 .prefix("cordon-probe-")
-                .tempdir_in("/var/tmp")
+                .tempdir_in(visible_base())
                 .unwrap()
                 .keep();
             std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -212,7 +222,7 @@ impl World {
         std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
         let outside_tmp = tempfile::Builder::new()
             .prefix("cordon-outside-")
-            .tempdir_in("/var/tmp")
+            .tempdir_in(visible_base())
             .unwrap();
         let outside = outside_tmp.path().canonicalize().unwrap();
         std::fs::set_permissions(&outside, std::fs::Permissions::from_mode(0o777)).unwrap();
@@ -979,6 +989,7 @@ fn fallback_tier_without_user_namespaces_and_require_full() {
     let w = World::new();
     // Inside the sandbox, seccomp refuses new user namespaces: a nested cordon finds
     // none and must fall back, or refuse with --require full.
+    // Its state goes to the workspace: HOME, like every hidden directory, is read-only.
     let inner_cfg = w.ws.join("inner.toml");
     std::fs::write(&inner_cfg, ALLOW_ALL.replace("./t.sh", "./inner.sh")).unwrap();
     std::fs::write(w.ws.join("inner.sh"), "#!/bin/sh\necho x > /usr/fallback-escape && echo WROTE-USR\necho ok > fallback.txt && echo INNER-OK\n").unwrap();
@@ -989,7 +1000,8 @@ fn fallback_tier_without_user_namespaces_and_require_full() {
     .unwrap();
     let o = w.run(
         &format!(
-            r#"{bin} exec --isolated --config inner.toml --workspace . -- ./inner.sh; echo "rc=$?"
+            r#"export CORDON_STATE_DIR="$PWD/inner-state"
+{bin} exec --isolated --config inner.toml --workspace . -- ./inner.sh; echo "rc=$?"
 {bin} exec --isolated --config inner.toml --workspace . --require full -- ./inner.sh; echo "rc=$?""#,
             bin = bin().display()
         ),
@@ -1250,11 +1262,13 @@ fn a_full_tier_allow_is_judged_again_for_the_fallback_tier() {
     need_sandbox!("a_full_tier_allow_is_judged_again_for_the_fallback_tier");
     let w = World::new();
     // Inside the sandbox, seccomp refuses new user namespaces: a nested cordon can only
-    // have the fallback tier. Its own config is empty (built-in defaults).
+    // have the fallback tier. Its own config is empty (built-in defaults); its state
+    // goes to the workspace: HOME, like every hidden directory, is read-only.
     std::fs::write(w.ws.join("empty.toml"), "").unwrap();
     let o = w.run(
         &format!(
-            r#"{bin} exec --isolated --config empty.toml --workspace . -- cat /etc/hostname </dev/null; echo "rc=$?"
+            r#"export CORDON_STATE_DIR="$PWD/inner-state"
+{bin} exec --isolated --config empty.toml --workspace . -- cat /etc/hostname </dev/null; echo "rc=$?"
 {bin} exec --isolated --config empty.toml --workspace . -- sh -c 'echo in > inner.txt' </dev/null; echo "rc=$?""#,
             bin = bin().display()
         ),
