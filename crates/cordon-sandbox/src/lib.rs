@@ -41,6 +41,10 @@
 //!    loopback: the command may bind and connect there, and reaches nothing of the host.)
 //! 4. **seccomp** (`seccomp.rs`), installed last; `PR_SET_NO_NEW_PRIVS`; no
 //!    capabilities; rlimits; a timeout; an environment from an allowlist (`env.rs`).
+//! 5. **Limits** (`limits.rs`, `cgroup.rs`): a process limit on every run, held by a
+//!    pids cgroup where cordon can make one (for root too, whom `RLIMIT_NPROC` does not
+//!    limit), else by `RLIMIT_NPROC`; `/tmp`, `/var/tmp` and `/dev/shm` share one sized
+//!    tmpfs.
 //!
 //! Where user namespaces are unavailable the fallback tier keeps layers 3 and 4 and says
 //! so on stderr; [`Require::Full`] refuses instead.
@@ -59,6 +63,7 @@
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
+mod cgroup;
 mod env;
 mod error;
 mod forward;
@@ -82,13 +87,16 @@ pub use error::{SandboxError, SandboxErrorKind};
 pub use helper::wire::{EXIT_CORDON_FAILED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_TIMEOUT};
 pub use host::{HostReport, probe_host};
 pub use landlock::LandlockOutcome;
-pub use limits::{DEFAULT_TMP_SIZE_MAX, MIN_TMP_SIZE, default_tmp_size, host_memory};
+pub use limits::{
+    DEFAULT_PROCESS_LIMIT, DEFAULT_TMP_SIZE_MAX, LimitsReport, MIN_TMP_SIZE, default_tmp_size,
+    host_memory, probe_limits,
+};
 pub use permit::Permit;
 pub use plan::{
     DEFAULT_HOME_READABLE, HomeView, MountOp, PROXY_SOCKET_IN_SANDBOX, Plan, WALK_MAX_DEPTH,
     WALK_MAX_ENTRIES, WalkSummary,
 };
-pub use report::{Blocked, BlockedKind, DenialReport, Enforced, Tier};
+pub use report::{Blocked, BlockedKind, DenialReport, Enforced, ProcessLimit, Tier};
 pub use run::{Helper, HelperHints, Outcome, Started, run, with_forwarded_signals_blocked};
 pub use spec::{DEFAULT_PROXY_PORT, Limits, Network, Require, SandboxBuilder, SandboxSpec};
 pub use sys::landlock_abi;

@@ -260,6 +260,16 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
                 path: d.to_path_buf(),
             });
         }
+    } else {
+        // Even with write access to everything, the command cannot move itself out of
+        // the cgroup that counts its processes.
+        for m in crate::cgroup::mount_points() {
+            ops.push(MountOp::Bind {
+                src: m.clone(),
+                dst: m,
+                read_only: true,
+            });
+        }
     }
     ops.push(MountOp::Dev);
     ops.push(MountOp::Scratch {

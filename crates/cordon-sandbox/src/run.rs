@@ -212,8 +212,43 @@ impl Drop for Helper {
         // Unused: close the spec pipe (the helper exits on end of file) and make sure it
         // is gone before this process goes on.
         self.spec_w.take();
-        stop(self.child.take());
+        let res_r = self.res_r.take().map(std::fs::File::from);
+        stop_after_close(self.child.take(), res_r.as_ref());
     }
+}
+
+/// How long a helper told to stop (its spec pipe closed) may take to clean up: leave
+/// and remove its cgroup, and exit.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Stop a helper whose spec or go pipe was just closed: give it [`STOP_GRACE`] to exit
+/// by itself (it removes its cgroup on the way out; a killed one leaves it for a later
+/// run to remove), watching its result pipe close; then kill it, and reap it.
+fn stop_after_close(child: Option<Child>, res_r: Option<&std::fs::File>) {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::io::Read;
+    use std::os::fd::AsFd;
+    if let (Some(_), Some(mut r)) = (&child, res_r) {
+        let deadline = std::time::Instant::now() + STOP_GRACE;
+        let mut buf = [0u8; 4096];
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let timeout = PollTimeout::try_from(left).unwrap_or(PollTimeout::ZERO);
+            let mut fds = [PollFd::new(r.as_fd(), PollFlags::POLLIN)];
+            match poll(&mut fds, timeout) {
+                Ok(0) => break,
+                Ok(_) => match r.read(&mut buf) {
+                    // Every write end is closed: the helper is gone, or going.
+                    Ok(0) | Err(_) => break,
+                    // A result nobody asked for: drain it.
+                    Ok(_) => {}
+                },
+                Err(nix::errno::Errno::EINTR) => {}
+                Err(_) => break,
+            }
+        }
+    }
+    stop(child);
 }
 
 /// Kill a helper that is not to run anything, and reap it.
@@ -272,9 +307,11 @@ pub struct Started {
 
 impl Drop for Started {
     fn drop(&mut self) {
-        // Not finished: the command's process sees the pipe close without the go byte.
+        // Not finished: the command's process sees the pipe close without the go byte,
+        // and exits without running anything; so does the rest of the sandbox.
         self.go_w.take();
-        stop(self.child.take());
+        let res_r = self.res_r.take();
+        stop_after_close(self.child.take(), res_r.as_ref());
     }
 }
 
@@ -408,6 +445,7 @@ fn finish(
             0
         },
         walk: spec.plan.walk.clone(),
+        processes: result.processes.clone(),
         scratch_bytes: if result.tier == Tier::Full {
             spec.plan.scratch_size
         } else {

@@ -60,7 +60,10 @@ pub struct Limits {
     pub cpu_seconds: Option<u64>,
     /// `RLIMIT_AS`, bytes of address space.
     pub address_space: Option<u64>,
-    /// `RLIMIT_NPROC`, processes of the user.
+    /// Processes and threads the command may have at once. Held by a pids cgroup where
+    /// cordon can make one, else by `RLIMIT_NPROC` where that holds (see `limits.rs`).
+    /// `Some(n)`: refuse to run where neither holds; `None`:
+    /// [`DEFAULT_PROCESS_LIMIT`](crate::DEFAULT_PROCESS_LIMIT) where it can be held.
     pub processes: Option<u64>,
     /// `RLIMIT_FSIZE`, bytes of the largest file written.
     pub file_size: Option<u64>,
@@ -346,6 +349,11 @@ impl SandboxBuilder {
             .iter()
             .map(|p| host_socket(p))
             .collect::<Result<Vec<_>, _>>()?;
+        if self.limits.processes == Some(0) {
+            return Err(SandboxError::invalid(
+                "the process limit must be at least 1",
+            ));
+        }
         let scratch_size = match self.limits.tmp_size {
             Some(n) if n < crate::limits::MIN_TMP_SIZE => {
                 return Err(SandboxError::invalid(format!(

@@ -46,7 +46,11 @@ impl FallbackRules {
         use crate::system_secrets::{readable_system_secrets, without_secrets};
         let secrets = readable_system_secrets();
         let (read, mut list) = without_secrets(spec.plan.fallback_read_paths.clone(), &secrets);
-        let (write, write_list) = without_secrets(fallback_write_paths(spec), &secrets);
+        // Nor may a rule let the command write the cgroup files (under `full-access`,
+        // which writes beneath `/`): it could move itself out of its process limit.
+        let mut unwritable = secrets.clone();
+        unwritable.extend(crate::cgroup::mount_points());
+        let (write, write_list) = without_secrets(fallback_write_paths(spec), &unwritable);
         list.extend(write_list);
         list.sort();
         list.dedup();

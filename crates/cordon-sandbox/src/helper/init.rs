@@ -7,7 +7,7 @@
 //! outlives it and can kill every process of the namespace), and never hold the result
 //! pipe: only the helper answers cordon.
 
-use super::command::command_main;
+use super::command::{Limits, command_main};
 use super::fs_rules::observed_write_paths;
 use super::process::{fork, reader_alive};
 use super::supervise::{Reap, listener_channel, signal_set, supervise};
@@ -29,6 +29,7 @@ pub(super) fn init_main(
     info_w: OwnedFd,
     go: RawFd,
     filters: &[BpfProgram],
+    nproc: Option<u64>,
 ) -> i32 {
     let info = info_w.as_raw_fd();
     let fail = |e: SandboxError| {
@@ -82,7 +83,7 @@ pub(super) fn init_main(
         Err(e) => fail(e),
         Ok(ForkResult::Child) => {
             drop(mine);
-            command_main(spec, None, info, go, filters, theirs)
+            command_main(spec, None, info, go, filters, theirs, Limits { nproc })
         }
         Ok(ForkResult::Parent { child }) => {
             drop(theirs);

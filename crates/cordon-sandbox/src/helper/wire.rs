@@ -10,7 +10,7 @@
 
 use crate::error::{SandboxError, SandboxErrorKind};
 use crate::landlock::LandlockOutcome;
-use crate::report::{Blocked, Tier};
+use crate::report::{Blocked, ProcessLimit, Tier};
 use crate::spec::SandboxSpec;
 use nix::errno::Errno;
 use serde::{Deserialize, Serialize};
@@ -97,6 +97,7 @@ pub(crate) struct HelperResult {
     pub timed_out: bool,
     pub error: Option<WireError>,
     pub blocked: Vec<Blocked>,
+    pub processes: ProcessLimit,
 }
 
 /// The byte that lets the command's process go on to `execve`.

@@ -134,7 +134,9 @@ pub struct ExecOptions {
     /// --tmp-size.
     #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     memory_limit: Option<u64>,
-    /// RLIMIT_NPROC.
+    /// Processes and threads the command may have at once [default: 4096]. Held by a
+    /// pids cgroup where cordon can make one, else by RLIMIT_NPROC (which does not
+    /// limit root); refused where neither holds. `cordon doctor` says which.
     #[arg(long, value_name = "N")]
     process_limit: Option<u64>,
     /// Size of the tmpfs that /tmp, /var/tmp and /dev/shm share (suffixes K, M, G, T)
