@@ -227,7 +227,7 @@ fn the_command_cannot_leave_its_cgroup() {
     need_sandbox!("the_command_cannot_leave_its_cgroup");
     let w = World::new();
     let body = r#"before=$(grep pids /proc/self/cgroup)
-for f in /sys/fs/cgroup/pids/cgroup.procs /sys/fs/cgroup/cgroup.procs /sys/fs/cgroup/unified/cgroup.procs; do
+for f in /sys/fs/cgroup/pids/cgroup.procs /sys/fs/cgroup/pids/tasks /sys/fs/cgroup/cgroup.procs /sys/fs/cgroup/unified/cgroup.procs; do
   [ -e "$f" ] && (echo $$ > "$f") 2>/dev/null && echo "MOVED $f"
 done
 mkdir /sys/fs/cgroup/pids/escape 2>/dev/null && echo MADE-CGROUP
