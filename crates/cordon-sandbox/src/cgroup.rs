@@ -14,15 +14,20 @@
 //! Both are found from `/proc/self/cgroup` and `/proc/self/mountinfo`; v2 is preferred
 //! when both offer `pids`.
 //!
-//! # Lifetime
+//! # Lifetime and cost
 //!
-//! The helper makes `cordon-<pid>` and moves itself in as soon as it starts, before it
-//! makes any process of the sandbox, so every one of them is counted; `pids.max` is
-//! written when the spec arrives, before the first fork. When every process of the
-//! sandbox is gone, the helper moves itself back to the cgroup it came from and removes
-//! its own. A helper killed before that (cordon got SIGKILL) leaves an empty cgroup
-//! behind; every helper, when it starts, removes the empty `cordon-*` cgroups beside its
-//! own that are more than a minute old (one in use refuses removal: `EBUSY`).
+//! The caller makes `cordon-<pid>` for the helper right after starting it, while the
+//! helper is still being executed, and writes `pids.max` when the spec is known. The
+//! helper moves itself in when the spec arrives, before it makes any process of the
+//! sandbox, so every one of them is counted. It moves one thread, itself, through v1's
+//! `tasks`: moving a whole process through `cgroup.procs` waits for an RCU grace period
+//! (6 to 8 ms measured here), moving the caller's own thread does not (0.05 ms); the
+//! helper is single-threaded. When every process of the sandbox is gone, the helper
+//! moves itself back and removes the cgroup, before it answers. A helper that never got
+//! a spec, or that was killed, is reaped by the caller, who removes the cgroup then. A
+//! cordon killed with SIGKILL leaves an empty cgroup behind: every run removes the empty
+//! `cordon-*` cgroups beside its own that are more than a minute old (one in use refuses
+//! removal: `EBUSY`).
 //!
 //! # Escape
 //!
@@ -40,6 +45,7 @@
 use nix::errno::Errno;
 use nix::fcntl::{OFlag, openat};
 use nix::sys::stat::Mode;
+use serde::{Deserialize, Serialize};
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -48,7 +54,7 @@ use std::time::Duration;
 const STALE_AFTER: Duration = Duration::from_secs(60);
 
 /// Which cgroup hierarchy holds the `pids` controller used.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum Version {
     V1,
     V2,
@@ -262,110 +268,83 @@ fn open_write(dir: &OwnedFd, name: &str) -> Result<OwnedFd, Errno> {
     openat(dir, name, OFlag::O_WRONLY | OFlag::O_CLOEXEC, Mode::empty())
 }
 
-/// Make `cordon-<pid>` (or, when that exists, a variant) in `parent`; its name.
-fn make_dir(parent: &OwnedFd) -> Result<String, Errno> {
-    let pid = std::process::id();
-    for i in 0..8 {
-        let name = match i {
-            0 => format!("cordon-{pid}"),
-            _ => format!("cordon-{pid}-{i}"),
-        };
-        match nix::sys::stat::mkdirat(parent, name.as_str(), Mode::from_bits_truncate(0o755)) {
-            Ok(()) => return Ok(name),
-            // A leftover of a killed helper that had this PID, or a helper of another
-            // PID namespace: another name.
-            Err(Errno::EEXIST) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Err(Errno::EEXIST)
-}
-
-/// The cgroup of one run, which the helper is in.
-#[derive(Debug)]
-pub(crate) struct RunCgroup {
+/// A run's cgroup, made by the caller (`run.rs`) while the helper starts, and entered
+/// by the helper: the caller has the time to spare (the helper is still being
+/// executed), the helper does not (its start is the longest path of a run).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Made {
     pub version: Version,
-    /// Its path on the host.
-    pub path: PathBuf,
-    name: String,
-    parent: OwnedFd,
-    max: OwnedFd,
-    home_procs: OwnedFd,
+    /// Where it was made (beside or beneath `home`).
+    pub dir: PathBuf,
+    /// Its name in `dir`.
+    pub name: String,
+    /// The cgroup the helper comes from, and goes back to.
+    pub home: PathBuf,
 }
 
-impl RunCgroup {
-    /// Make a cgroup for this process's run and move this process into it; clear stale
-    /// ones left by killed helpers. `Err` says why not.
-    pub(crate) fn enter() -> Result<RunCgroup, String> {
+impl Made {
+    /// Make a cgroup for the helper `pid` and clear the stale ones beside it (left by
+    /// helpers killed with cordon). `Err` says why there is none.
+    pub(crate) fn create(pid: u32) -> Result<Made, String> {
         let at = find()?;
-        let ctx = |what: &str, e: Errno| format!("{what} in {}: {}", at.dir.display(), e.desc());
-        let parent = open_dir(&at.dir).map_err(|e| ctx("cannot open the cgroup", e))?;
-        let home_procs = open_dir(&at.home)
-            .and_then(|home| open_write(&home, at.version.self_file()))
-            .map_err(|e| ctx("cannot open cgroup.procs", e))?;
-        let name = make_dir(&parent).map_err(|e| ctx("cannot create a cgroup", e))?;
-        let entered = openat(
-            &parent,
-            name.as_str(),
-            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-            Mode::empty(),
-        )
-        .and_then(|dir| {
-            let max = open_write(&dir, "pids.max")?;
-            // The helper is single-threaded (it forks), so its one thread is all of it.
-            write_fd(&open_write(&dir, at.version.self_file())?, "0")?;
-            Ok(max)
-        });
-        match entered {
-            Ok(max) => {
-                let cg = RunCgroup {
-                    version: at.version,
-                    path: at.dir.join(&name),
-                    name,
-                    parent,
-                    max,
-                    home_procs,
-                };
-                cg.clear_stale(&at.dir);
-                Ok(cg)
-            }
-            Err(e) => {
-                let _ = nix::unistd::unlinkat(
-                    &parent,
-                    name.as_str(),
-                    nix::unistd::UnlinkatFlags::RemoveDir,
-                );
-                Err(ctx("cannot enter a new cgroup", e))
+        let mut made = None;
+        for i in 0..8 {
+            let name = match i {
+                0 => format!("cordon-{pid}"),
+                _ => format!("cordon-{pid}-{i}"),
+            };
+            match std::fs::DirBuilder::new().create(at.dir.join(&name)) {
+                Ok(()) => {
+                    made = Some(name);
+                    break;
+                }
+                // A leftover of a killed helper that had this PID, or a helper of
+                // another PID namespace: another name.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => {
+                    return Err(format!(
+                        "cannot create a cgroup in {}: {e}",
+                        at.dir.display()
+                    ));
+                }
             }
         }
+        let Some(name) = made else {
+            return Err(format!(
+                "cannot create a cgroup in {}: every name is taken",
+                at.dir.display()
+            ));
+        };
+        let made = Made {
+            version: at.version,
+            dir: at.dir,
+            name,
+            home: at.home,
+        };
+        made.clear_stale();
+        Ok(made)
     }
 
-    /// Allow at most `n` processes (threads included) in the cgroup from now on.
+    /// Its path on the host.
+    pub(crate) fn path(&self) -> PathBuf {
+        self.dir.join(&self.name)
+    }
+
+    /// Allow at most `n` processes (threads included) in it from now on.
     pub(crate) fn set_max(&self, n: u64) -> Result<(), String> {
-        write_fd(&self.max, &n.to_string()).map_err(|e| {
-            format!(
-                "cannot set pids.max of {}: {}",
-                self.path.display(),
-                e.desc()
-            )
-        })
+        std::fs::write(self.path().join("pids.max"), n.to_string())
+            .map_err(|e| format!("cannot set pids.max of {}: {e}", self.path().display()))
     }
 
-    /// Move this process back where it came from and remove the cgroup (best effort: a
-    /// leftover is removed by a later run). Call it once every process of the sandbox
-    /// is gone.
-    pub(crate) fn leave(self) {
-        let _ = write_fd(&self.home_procs, "0");
-        let _ = nix::unistd::unlinkat(
-            &self.parent,
-            self.name.as_str(),
-            nix::unistd::UnlinkatFlags::RemoveDir,
-        );
+    /// Remove it if it is empty (best effort: one still in use, or a leftover, is
+    /// removed by a later run).
+    pub(crate) fn remove(&self) {
+        let _ = std::fs::remove_dir(self.path());
     }
 
     /// Remove empty `cordon-*` cgroups beside this one that have outlived any start-up.
-    fn clear_stale(&self, dir: &Path) {
-        let Ok(rd) = std::fs::read_dir(dir) else {
+    fn clear_stale(&self) {
+        let Ok(rd) = std::fs::read_dir(&self.dir) else {
             return;
         };
         let now = std::time::SystemTime::now();
@@ -383,13 +362,60 @@ impl RunCgroup {
                 .is_ok_and(|t| now.duration_since(t).is_ok_and(|age| age > STALE_AFTER));
             if old {
                 // One still in use refuses (EBUSY) and stays.
-                let _ = nix::unistd::unlinkat(
-                    &self.parent,
-                    name,
-                    nix::unistd::UnlinkatFlags::RemoveDir,
-                );
+                let _ = std::fs::remove_dir(entry.path());
             }
         }
+    }
+}
+
+/// The helper, inside its run's cgroup.
+#[derive(Debug)]
+pub(crate) struct Joined {
+    pub version: Version,
+    /// The cgroup's path on the host.
+    pub path: PathBuf,
+    name: String,
+    dir: OwnedFd,
+    home: OwnedFd,
+}
+
+impl Joined {
+    /// Move this process into `made`. It must be single-threaded (its one thread is
+    /// moved), and still see the host's cgroup mounts.
+    pub(crate) fn enter(made: &Made) -> Result<Joined, String> {
+        let ctx = |what: &str, e: Errno| format!("{what} {}: {}", made.path().display(), e.desc());
+        let dir = open_dir(&made.dir).map_err(|e| ctx("cannot open the cgroup beside", e))?;
+        let home = open_dir(&made.home)
+            .and_then(|h| open_write(&h, made.version.self_file()))
+            .map_err(|e| ctx("cannot open the cgroup around", e))?;
+        openat(
+            &dir,
+            made.name.as_str(),
+            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        )
+        .and_then(|cg| open_write(&cg, made.version.self_file()))
+        .and_then(|f| write_fd(&f, "0"))
+        .map_err(|e| ctx("cannot enter the cgroup", e))?;
+        Ok(Joined {
+            version: made.version,
+            path: made.path(),
+            name: made.name.clone(),
+            dir,
+            home,
+        })
+    }
+
+    /// Move back where this process came from and remove the cgroup. Call it once every
+    /// process of the sandbox is gone, before cordon hears of it (cordon may exit at
+    /// once, and this process with it).
+    pub(crate) fn leave(self) {
+        let _ = write_fd(&self.home, "0");
+        let _ = nix::unistd::unlinkat(
+            &self.dir,
+            self.name.as_str(),
+            nix::unistd::UnlinkatFlags::RemoveDir,
+        );
     }
 }
 

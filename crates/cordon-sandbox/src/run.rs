@@ -6,6 +6,7 @@
 //! comes back over another. The binary that links this crate must call
 //! [`crate::helper_main`] when `argv[1]` is `HELPER_ARG`, before anything else.
 
+use crate::cgroup::Made;
 use crate::error::{SandboxError, SandboxErrorKind};
 use crate::helper::wire::{GO, HelperRequest, HelperResult, NET_ISOLATE, NET_SHARE};
 use crate::permit::Permit;
@@ -115,6 +116,8 @@ pub struct Helper {
     spec_w: Option<OwnedFd>,
     res_r: Option<OwnedFd>,
     hints: HelperHints,
+    /// The helper's pids cgroup, made while it starts, or why there is none.
+    cgroup: Option<Result<Made, String>>,
 }
 
 impl Helper {
@@ -149,11 +152,15 @@ impl Helper {
         let child = cmd
             .spawn()
             .map_err(|e| SandboxError::io("cannot start the sandbox helper", e))?;
+        // Made here, while the helper is being executed, so that the helper (whose start
+        // is the longest path of a run) only has to move itself in.
+        let cgroup = Made::create(child.id());
         Ok(Helper {
             child: Some(child),
             spec_w: Some(spec_w),
             res_r: Some(res_r),
             hints,
+            cgroup: Some(cgroup),
         })
     }
 
@@ -178,9 +185,28 @@ impl Helper {
             // The decision counted on namespaces: no lower tier may run it.
             spec.require = crate::spec::Require::Full;
         }
+        let cgroup = match self.cgroup.take() {
+            Some(Ok(made)) => {
+                let max = spec
+                    .limits
+                    .processes
+                    .unwrap_or(crate::limits::DEFAULT_PROCESS_LIMIT)
+                    .saturating_add(crate::limits::OWN_PROCESSES);
+                match made.set_max(max) {
+                    Ok(()) => Ok(made),
+                    Err(why) => {
+                        made.remove();
+                        Err(why)
+                    }
+                }
+            }
+            Some(Err(why)) => Err(why),
+            None => Err("the helper's cgroup was already used".to_string()),
+        };
         let request = HelperRequest {
             spec: spec.clone(),
             parent: std::process::id() as i32,
+            cgroup: cgroup.clone(),
         };
         let payload = serde_json::to_vec(&request)
             .map_err(|e| SandboxError::setup(format!("cannot encode the sandbox spec: {e}")))?;
@@ -194,6 +220,7 @@ impl Helper {
             go_w: Some(std::fs::File::from(spec_w)),
             res_r: Some(std::fs::File::from(res_r)),
             spec: spec.clone(),
+            cgroup: cgroup.ok(),
         };
         // The length first, so that the helper reads exactly the spec and leaves the go
         // byte in the pipe for the command's process. A helper that died early closed its
@@ -210,20 +237,22 @@ impl Helper {
 impl Drop for Helper {
     fn drop(&mut self) {
         // Unused: close the spec pipe (the helper exits on end of file) and make sure it
-        // is gone before this process goes on.
+        // is gone before this process goes on. It never entered its cgroup.
         self.spec_w.take();
-        let res_r = self.res_r.take().map(std::fs::File::from);
-        stop_after_close(self.child.take(), res_r.as_ref());
+        stop(self.child.take());
+        if let Some(Ok(made)) = self.cgroup.take() {
+            made.remove();
+        }
     }
 }
 
-/// How long a helper told to stop (its spec pipe closed) may take to clean up: leave
-/// and remove its cgroup, and exit.
+/// How long a helper told to stop (its go pipe closed) may take to end the sandbox's
+/// processes and exit by itself.
 const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Stop a helper whose spec or go pipe was just closed: give it [`STOP_GRACE`] to exit
-/// by itself (it removes its cgroup on the way out; a killed one leaves it for a later
-/// run to remove), watching its result pipe close; then kill it, and reap it.
+/// Stop a helper whose go pipe was just closed: give it [`STOP_GRACE`] to exit by
+/// itself, watching its result pipe close (then every process of the sandbox is gone,
+/// and its cgroup can be removed); then kill it, and reap it.
 fn stop_after_close(child: Option<Child>, res_r: Option<&std::fs::File>) {
     use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
     use std::io::Read;
@@ -303,6 +332,7 @@ pub struct Started {
     go_w: Option<std::fs::File>,
     res_r: Option<std::fs::File>,
     spec: SandboxSpec,
+    cgroup: Option<Made>,
 }
 
 impl Drop for Started {
@@ -312,6 +342,9 @@ impl Drop for Started {
         self.go_w.take();
         let res_r = self.res_r.take();
         stop_after_close(self.child.take(), res_r.as_ref());
+        if let Some(made) = self.cgroup.take() {
+            made.remove();
+        }
     }
 }
 
@@ -325,7 +358,15 @@ impl Started {
         else {
             return Err(SandboxError::setup("the sandbox was already finished"));
         };
-        finish(child, go_w, res_r, &self.spec)
+        let cgroup = self.cgroup.take();
+        let out = finish(child, go_w, res_r, &self.spec, cgroup.as_ref());
+        if out.is_err()
+            && let Some(made) = &cgroup
+        {
+            // The helper is gone (reaped on every error path): nothing is left in it.
+            made.remove();
+        }
+        out
     }
 }
 
@@ -334,6 +375,7 @@ fn finish(
     mut go_w: std::fs::File,
     res_r: std::fs::File,
     spec: &SandboxSpec,
+    cgroup: Option<&Made>,
 ) -> Result<Outcome, SandboxError> {
     use nix::sys::signalfd::{SfdFlags, SignalFd};
     let set = forwarded_signals();
@@ -413,11 +455,16 @@ fn finish(
     // what is left is its own exit (the namespaces' teardown). The output pipes stay
     // open until then, so with an output limit wait for it; otherwise reap it on the
     // side, so that the caller's bookkeeping runs while the kernel tears down.
+    // The helper removed its cgroup before it answered; should that have failed, the
+    // reaper tries again once the helper is gone.
     let output_truncated = if copiers.is_empty() {
-        reap_later(child);
+        reap_later(child, cgroup.cloned());
         false
     } else {
         let _ = child.wait();
+        if let Some(made) = cgroup {
+            made.remove();
+        }
         copiers
             .into_iter()
             .map(|c| c.join().unwrap_or(false))
@@ -529,9 +576,11 @@ fn receive_result(
     }
 }
 
-/// Reap an exited or exiting helper without waiting for it here.
-fn reap_later(mut child: Child) {
+/// Reap an exited or exiting helper without waiting for it here (and remove its
+/// cgroup, should it still be there).
+fn reap_later(mut child: Child, cgroup: Option<Made>) {
     let pid = Pid::from_raw(child.id() as i32);
+    let leftover = cgroup.clone();
     // Like every long-lived thread, it must not take the signals meant for a command
     // that a later run forwards to.
     let spawned = with_forwarded_signals_blocked(|| {
@@ -539,11 +588,17 @@ fn reap_later(mut child: Child) {
             .name("cordon-reap".into())
             .spawn(move || {
                 let _ = child.wait();
+                if let Some(made) = cgroup {
+                    made.remove();
+                }
             })
     });
     // Without a thread, wait here: no zombie is left behind.
     if spawned.is_err() {
         let _ = nix::sys::wait::waitpid(pid, None);
+        if let Some(made) = leftover {
+            made.remove();
+        }
     }
 }
 

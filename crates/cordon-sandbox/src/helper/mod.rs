@@ -43,7 +43,7 @@ use wire::{
     read_spec, send_result, write_info,
 };
 
-use crate::cgroup::RunCgroup;
+use crate::cgroup::Joined;
 use crate::error::{SandboxError, SandboxErrorKind};
 use crate::observe::{self, Observer};
 use crate::report::Tier;
@@ -117,26 +117,17 @@ fn run(spec_fd: OwnedFd, result_fd: OwnedFd, early_net: Option<bool>) -> i32 {
     let blocked = signals
         .thread_block()
         .map_err(|e| SandboxError::sys("cannot block signals", e));
-    // Into a pids cgroup of its own before anything of the sandbox exists, so every
-    // process it will make is counted; while cordon is still judging the call. Why
-    // there is none, when there is none, decides later whether the run may go on.
-    let cgroup = RunCgroup::enter();
     // Asked before any namespace: afterwards the uid map is the sandbox's.
     let host_root = crate::limits::host_root();
     let status = serve(
         &mut spec_file,
         early_net,
-        (&cgroup, host_root),
+        host_root,
         &signals,
         blocked,
         &result_fd,
         &mut result,
     );
-    // Every process of the sandbox is gone: leave and remove the cgroup before cordon
-    // hears of it (cordon may exit at once, and this process with it).
-    if let Ok(cg) = cgroup {
-        cg.leave();
-    }
     drop(spec_file);
     match status {
         Some(status) => {
@@ -148,12 +139,12 @@ fn run(spec_fd: OwnedFd, result_fd: OwnedFd, early_net: Option<bool>) -> i32 {
     }
 }
 
-/// Everything between entering the cgroup and leaving it; `None` when the spec never
-/// came (cordon decided not to run anything, or exited: nobody to tell).
+/// The run, from the early namespaces on; `None` when the spec never came (cordon
+/// decided not to run anything, or exited: nobody to tell).
 fn serve(
     spec_file: &mut std::fs::File,
     early_net: Option<bool>,
-    (cgroup, host_root): (&Result<RunCgroup, String>, bool),
+    host_root: bool,
     signals: &SigSet,
     blocked: Result<(), SandboxError>,
     result_fd: &OwnedFd,
@@ -175,7 +166,6 @@ fn serve(
     let inner = Inner {
         go,
         early,
-        cgroup,
         host_root,
         signals,
         result_fd,
@@ -195,7 +185,6 @@ struct Inner<'a> {
     go: RawFd,
     /// The namespaces made before the spec, for which network mode.
     early: Option<(bool, Result<(), nix::Error>)>,
-    cgroup: &'a Result<RunCgroup, String>,
     /// cordon runs as the host's root (whom `RLIMIT_NPROC` does not limit).
     host_root: bool,
     signals: &'a SigSet,
@@ -203,16 +192,37 @@ struct Inner<'a> {
 }
 
 fn run_inner(raw: &[u8], inner: Inner<'_>, result: &mut HelperResult) -> Result<i32, SandboxError> {
+    let req: HelperRequest = serde_json::from_slice(raw)
+        .map_err(|e| SandboxError::setup(format!("the sandbox spec is malformed: {e}")))?;
+    // Into the run's cgroup (made by cordon while this process started) before any
+    // process of the sandbox exists, so that each one is counted. Why there is none,
+    // when there is none, decides below whether the run may go on.
+    let joined = match &req.cgroup {
+        Ok(made) => Joined::enter(made),
+        Err(why) => Err(why.clone()),
+    };
+    let status = run_sandbox(req, inner, &joined, result);
+    // Every process of the sandbox is gone (or none was made): leave and remove the
+    // cgroup before cordon hears of it (it may exit at once, and this process with it).
+    if let Ok(j) = joined {
+        j.leave();
+    }
+    status
+}
+
+fn run_sandbox(
+    req: HelperRequest,
+    inner: Inner<'_>,
+    cgroup: &Result<Joined, String>,
+    result: &mut HelperResult,
+) -> Result<i32, SandboxError> {
     let Inner {
         go,
         early,
-        cgroup,
         host_root,
         signals,
         result_fd,
     } = inner;
-    let req: HelperRequest = serde_json::from_slice(raw)
-        .map_err(|e| SandboxError::setup(format!("the sandbox spec is malformed: {e}")))?;
     nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)
         .map_err(|e| SandboxError::sys("cannot set the parent-death signal", e))?;
     if getppid().as_raw() != req.parent {
@@ -371,26 +381,24 @@ fn run_inner(raw: &[u8], inner: Inner<'_>, result: &mut HelperResult) -> Result<
     Ok(status)
 }
 
-/// Hold the process limit: the cgroup's `pids.max` when there is a cgroup, else the
-/// `RLIMIT_NPROC` the command's process is to set (returned); recorded in `result`.
+/// How the process limit holds: the cgroup when there is one, else the `RLIMIT_NPROC`
+/// the command's process is to set (returned); recorded in `result`.
 /// Refuses when the spec asked for a limit that nothing here can hold.
 fn process_limit(
     spec: &crate::spec::SandboxSpec,
     tier: Tier,
-    (cgroup, host_root): (&Result<RunCgroup, String>, bool),
+    (cgroup, host_root): (&Result<Joined, String>, bool),
     result: &mut HelperResult,
 ) -> Result<Option<u64>, SandboxError> {
-    use crate::limits::{self, Means, OWN_PROCESSES};
+    use crate::limits::{self, Means};
     let asked = spec.limits.processes;
-    let total = asked
-        .unwrap_or(limits::DEFAULT_PROCESS_LIMIT)
-        .saturating_add(OWN_PROCESSES);
     let path = cgroup
         .as_ref()
         .map(|cg| cg.path.display().to_string())
         .unwrap_or_default();
+    // cordon wrote its pids.max before it sent the spec.
     let held = match cgroup {
-        Ok(cg) => cg.set_max(total).map(|()| (cg.version, path.as_str())),
+        Ok(cg) => Ok((cg.version, path.as_str())),
         Err(why) => Err(why.clone()),
     };
     let means = Means {

@@ -32,6 +32,8 @@ pub const EXIT_TIMEOUT: i32 = 124;
 pub(crate) struct HelperRequest {
     pub spec: SandboxSpec,
     pub parent: i32,
+    /// The run's pids cgroup, with its `pids.max` written, or why there is none.
+    pub cgroup: Result<crate::cgroup::Made, String>,
 }
 
 /// An error crossing the process boundary.
