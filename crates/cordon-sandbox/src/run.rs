@@ -121,8 +121,9 @@ pub struct Helper {
 }
 
 impl Helper {
-    /// Start a helper prepared as far as `hints` allow. Call it while this process has no
-    /// other thread that spawns processes (the helper's pipe ends are briefly
+    /// Start a helper prepared as far as `hints` allow, and make its pids cgroup where
+    /// this host lets cordon make one (see `cgroup.rs`). Call it while this process has
+    /// no other thread that spawns processes (the helper's pipe ends are briefly
     /// inheritable).
     pub fn spawn(hints: HelperHints) -> Result<Helper, SandboxError> {
         let (spec_r, spec_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
