@@ -3,7 +3,8 @@
 //! In the full tier the mount plan already hides and freezes what it must; Landlock
 //! repeats it (read everywhere visible, write only the writable roots, the private
 //! `/tmp` and a few device files) so that one layer's mistake is not an escape. In the
-//! fallback tier, where no mount exists, Landlock is the filesystem containment.
+//! fallback tier, where no mount exists, Landlock is the filesystem containment, and
+//! with no network namespace either, it also narrows TCP to the proxy's port.
 //! The ABI is detected at run time and the ruleset is applied best-effort; what the
 //! kernel enforced is recorded, never assumed.
 
@@ -54,7 +55,8 @@ pub(crate) struct Rules<'a> {
     pub list: &'a [PathBuf],
     /// Read, write, create and remove beneath these.
     pub write: &'a [PathBuf],
-    /// Handle TCP at all (false with full network).
+    /// Handle TCP at all (false with full network, and at the full tier, where the
+    /// network namespace contains it).
     pub restrict_tcp: bool,
     /// The only TCP port that may be connected to.
     pub connect_port: Option<u16>,

@@ -35,10 +35,16 @@
 //! 2. **Mount plan** (`plan.rs` decides, `mounts.rs` executes): read-only `/`, writable
 //!    roots, private `/tmp`, minimal `/dev`, fresh `/proc`, HOME hidden, `/run` emptied,
 //!    secrets masked, protected paths inside writable roots read-only.
-//! 3. **Landlock** (`landlock.rs`): the filesystem plan again, TCP connect only to the
-//!    proxy port, abstract Unix sockets and signals scoped.
+//! 3. **Landlock** (`landlock.rs`): the filesystem plan again, abstract Unix sockets and
+//!    signals scoped; in the fallback tier, which has no network namespace, TCP connect
+//!    only to the proxy port. (At the full tier the network namespace holds only its own
+//!    loopback: the command may bind and connect there, and reaches nothing of the host.)
 //! 4. **seccomp** (`seccomp.rs`), installed last; `PR_SET_NO_NEW_PRIVS`; no
 //!    capabilities; rlimits; a timeout; an environment from an allowlist (`env.rs`).
+//! 5. **Limits** (`limits.rs`, `cgroup.rs`): a process limit on every run, held by a
+//!    pids cgroup where cordon can make one (for root too, whom `RLIMIT_NPROC` does not
+//!    limit), else by `RLIMIT_NPROC`; `/tmp`, `/var/tmp` and `/dev/shm` share one sized
+//!    tmpfs.
 //!
 //! Where user namespaces are unavailable the fallback tier keeps layers 3 and 4 and says
 //! so on stderr; [`Require::Full`] refuses instead.
@@ -58,6 +64,7 @@
 #![deny(unsafe_code)]
 
 mod caches;
+mod cgroup;
 mod changes;
 mod env;
 mod error;
@@ -65,6 +72,7 @@ mod forward;
 mod helper;
 mod host;
 mod landlock;
+mod limits;
 mod merge;
 mod mounts;
 mod observe;
@@ -86,13 +94,17 @@ pub use error::{SandboxError, SandboxErrorKind};
 pub use helper::wire::{EXIT_CORDON_FAILED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_TIMEOUT};
 pub use host::{HostReport, ROOT_CAVEATS, UsernsRestriction, UsernsSettings, probe_host};
 pub use landlock::LandlockOutcome;
+pub use limits::{
+    DEFAULT_PROCESS_LIMIT, DEFAULT_TMP_SIZE_MAX, LimitsReport, MIN_TMP_SIZE, default_tmp_size,
+    host_memory, probe_limits,
+};
 pub use merge::{MergeReport, Pending, Refused, git_config_refusal, merge_layer, preview_layer};
 pub use permit::Permit;
 pub use plan::{
     DEFAULT_HOME_READABLE, HomeView, MountOp, PROXY_SOCKET_IN_SANDBOX, Plan, WALK_MAX_DEPTH,
     WALK_MAX_ENTRIES, WalkSummary,
 };
-pub use report::{Blocked, BlockedKind, DenialReport, Enforced, MergeCounts, Tier};
+pub use report::{Blocked, BlockedKind, DenialReport, Enforced, MergeCounts, ProcessLimit, Tier};
 pub use run::{Helper, HelperHints, Outcome, Started, run, with_forwarded_signals_blocked};
 pub use spec::{DEFAULT_PROXY_PORT, Limits, Network, Require, SandboxBuilder, SandboxSpec};
 pub use sys::landlock_abi;

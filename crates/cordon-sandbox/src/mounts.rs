@@ -27,13 +27,13 @@ fn sys(what: impl std::fmt::Display) -> impl FnOnce(nix::Error) -> SandboxError 
     move |e| SandboxError::sys(what, e)
 }
 
-fn tmpfs(target: &Path, mode: &str, flags: MsFlags) -> Result<(), SandboxError> {
+fn tmpfs(target: &Path, options: &str, flags: MsFlags) -> Result<(), SandboxError> {
     mount(
         Some("tmpfs"),
         target,
         Some("tmpfs"),
         flags | MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
-        Some(format!("mode={mode}").as_str()),
+        Some(options),
     )
     .map_err(sys(format_args!(
         "cannot mount a tmpfs on {}",
@@ -88,10 +88,75 @@ fn kind_at(p: &Path) -> Option<std::fs::Metadata> {
     std::fs::symlink_metadata(p).ok()
 }
 
-fn build_dev() -> Result<(), SandboxError> {
+/// The tmpfs mounts to make read-only once the plan is built, held open so that a
+/// later mount at the same path (a writable root that is HOME) is not the one changed.
+#[derive(Default)]
+struct Frozen(Vec<std::os::fd::OwnedFd>);
+
+impl Frozen {
+    /// Remember the mount now at `p`.
+    fn add(&mut self, p: &Path) -> Result<(), SandboxError> {
+        let fd = nix::fcntl::open(
+            p,
+            nix::fcntl::OFlag::O_PATH
+                | nix::fcntl::OFlag::O_DIRECTORY
+                | nix::fcntl::OFlag::O_CLOEXEC,
+            nix::sys::stat::Mode::empty(),
+        )
+        .map_err(sys(format_args!("cannot open {}", p.display())))?;
+        self.0.push(fd);
+        Ok(())
+    }
+
+    fn freeze(self) -> Result<(), SandboxError> {
+        for fd in self.0 {
+            crate::sys::make_read_only_fd(&fd)
+                .map_err(sys("cannot make a hiding tmpfs read-only"))?;
+        }
+        Ok(())
+    }
+}
+
+/// The sandbox's scratch space: one tmpfs in the staging root, made the first time a
+/// [`MountOp::Scratch`] needs it; each such op gets a fresh directory of it. One tmpfs,
+/// so that `size` bounds `/tmp`, `/var/tmp` and `/dev/shm` together. It goes away with
+/// the staging root; the binds keep its contents alive for the sandbox.
+struct Scratch {
+    size: u64,
+    made: usize,
+}
+
+const SCRATCH: &str = "/scratch";
+
+impl Scratch {
+    fn next_dir(&mut self) -> Result<PathBuf, SandboxError> {
+        use std::os::unix::fs::PermissionsExt;
+        let root = Path::new(SCRATCH);
+        if self.made == 0 {
+            std::fs::create_dir(root)
+                .map_err(|e| SandboxError::io(format!("cannot create {SCRATCH}"), e))?;
+            // Inodes cost kernel memory that `size` does not count: one per 8 KiB.
+            let inodes = (self.size / 8192).max(4096);
+            tmpfs(
+                root,
+                &format!("mode=0755,size={},nr_inodes={inodes}", self.size),
+                MsFlags::empty(),
+            )?;
+        }
+        let dir = root.join(self.made.to_string());
+        self.made += 1;
+        std::fs::create_dir(&dir)
+            .and_then(|()| std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o1777)))
+            .map_err(|e| SandboxError::io(format!("cannot create {}", dir.display()), e))?;
+        Ok(dir)
+    }
+}
+
+fn build_dev(frozen: &mut Frozen) -> Result<(), SandboxError> {
     let dev = under(NEW, Path::new("/dev"));
     ensure_mount_point(&dev, true)?;
-    tmpfs(&dev, "0755", MsFlags::MS_NOEXEC)?;
+    tmpfs(&dev, "mode=0755,size=1m", MsFlags::MS_NOEXEC)?;
+    frozen.add(&dev)?;
     for name in ["null", "zero", "full", "random", "urandom", "tty"] {
         let dst = dev.join(name);
         let src = under(OLD, &Path::new("/dev").join(name));
@@ -122,9 +187,6 @@ fn build_dev() -> Result<(), SandboxError> {
         std::os::unix::fs::symlink(target, dev.join(name))
             .map_err(|e| SandboxError::io(format!("cannot create /dev/{name}"), e))?;
     }
-    let shm = dev.join("shm");
-    ensure_mount_point(&shm, true)?;
-    tmpfs(&shm, "1777", MsFlags::empty())?;
     Ok(())
 }
 
@@ -284,12 +346,17 @@ fn overlay(root: &Path, upper: &Path, work: &Path) -> Result<(), SandboxError> {
     )))
 }
 
-fn run_op(
-    op: &MountOp,
-    empties: &mut Empties,
-    layers: &[crate::changes::Layer],
-    caches: &[crate::caches::CacheLayer],
-) -> Result<(), SandboxError> {
+/// What the ops share while the plan is executed.
+struct Build<'p> {
+    empties: Empties,
+    frozen: Frozen,
+    scratch: Scratch,
+    layers: &'p [crate::changes::Layer],
+    caches: &'p [crate::caches::CacheLayer],
+}
+
+fn run_op(op: &MountOp, b: &mut Build<'_>) -> Result<(), SandboxError> {
+    let empties = &mut b.empties;
     match op {
         MountOp::RootBind { read_only: ro } => {
             let new = Path::new(NEW);
@@ -301,14 +368,17 @@ fn run_op(
         MountOp::Tmpfs { path } => {
             let dst = under(NEW, path);
             ensure_mount_point(&dst, true)?;
-            let mode = if path == Path::new("/tmp") {
-                "1777"
-            } else {
-                "0755"
-            };
-            tmpfs(&dst, mode, MsFlags::empty())?;
+            // Only mount points go in; no file of the command's.
+            tmpfs(&dst, "mode=0755,size=1m", MsFlags::empty())?;
+            b.frozen.add(&dst)?;
         }
-        MountOp::Dev => build_dev()?,
+        MountOp::Scratch { path } => {
+            let dst = under(NEW, path);
+            ensure_mount_point(&dst, true)?;
+            let src = b.scratch.next_dir()?;
+            bind(&src, &dst)?;
+        }
+        MountOp::Dev => build_dev(&mut b.frozen)?,
         MountOp::Proc => build_proc()?,
         MountOp::Sys { masks } => build_sys(masks, empties)?,
         MountOp::Bind {
@@ -360,7 +430,7 @@ fn run_op(
             }
         }
         MountOp::Overlay { root } => {
-            let layer = layers.iter().find(|l| &l.root == root).ok_or_else(|| {
+            let layer = b.layers.iter().find(|l| &l.root == root).ok_or_else(|| {
                 SandboxError::setup(format!(
                     "no copy-on-write layer was prepared for {}",
                     root.display()
@@ -369,7 +439,7 @@ fn run_op(
             overlay(&layer.root, &layer.upper, &layer.work)?;
         }
         MountOp::Cache { path } => {
-            let cache = caches.iter().find(|c| &c.path == path).ok_or_else(|| {
+            let cache = b.caches.iter().find(|c| &c.path == path).ok_or_else(|| {
                 SandboxError::setup(format!("no cache slot was prepared for {}", path.display()))
             })?;
             match &cache.work {
@@ -385,6 +455,8 @@ fn run_op(
             let d = under(NEW, dst);
             ensure_mount_point(&d, false)?;
             bind(&under(OLD, src), &d)?;
+            // Connecting needs no write access to the mount, only to the socket file.
+            read_only(&d, false)?;
         }
     }
     Ok(())
@@ -405,7 +477,7 @@ pub(crate) fn enter(plan: &Plan) -> Result<(), SandboxError> {
     )
     .map_err(sys("cannot make the mount tree private"))?;
     let stage = Path::new(STAGE);
-    tmpfs(stage, "0755", MsFlags::empty())?;
+    tmpfs(stage, "mode=0755", MsFlags::empty())?;
     for d in [NEW, OLD] {
         let p = under(STAGE, Path::new(d));
         std::fs::create_dir(&p)
@@ -414,10 +486,20 @@ pub(crate) fn enter(plan: &Plan) -> Result<(), SandboxError> {
     pivot_root(stage, &under(STAGE, Path::new(OLD)))
         .map_err(sys("cannot pivot into the staging root"))?;
     chdir("/").map_err(sys("cannot enter the staging root"))?;
-    let mut empties = Empties::default();
+    let mut b = Build {
+        empties: Empties::default(),
+        frozen: Frozen::default(),
+        scratch: Scratch {
+            size: plan.scratch_size,
+            made: 0,
+        },
+        layers: &plan.overlays,
+        caches: &plan.caches,
+    };
     for op in &plan.ops {
-        run_op(op, &mut empties, &plan.overlays, &plan.caches)?;
+        run_op(op, &mut b)?;
     }
+    b.frozen.freeze()?;
     chdir(NEW).map_err(sys("cannot enter the new root"))?;
     pivot_root(".", ".").map_err(sys("cannot pivot into the new root"))?;
     // The staging root (and the host tree under it) now sits on top of `.`; detach it.

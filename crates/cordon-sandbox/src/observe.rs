@@ -233,7 +233,9 @@ impl Observer {
                 for op in &plan.ops {
                     match op {
                         MountOp::RootBind { read_only } => mounts.push(("/".into(), !read_only)),
-                        MountOp::Tmpfs { path } => mounts.push((path.clone(), true)),
+                        // Read-only once built: it holds mount points only.
+                        MountOp::Tmpfs { path } => mounts.push((path.clone(), false)),
+                        MountOp::Scratch { path } => mounts.push((path.clone(), true)),
                         MountOp::Bind { dst, read_only, .. } => {
                             mounts.push((dst.clone(), !read_only))
                         }
@@ -242,10 +244,17 @@ impl Observer {
                         | MountOp::MaskFile { path } => mounts.push((path.clone(), false)),
                         MountOp::Overlay { root } => mounts.push((root.clone(), true)),
                         MountOp::Cache { path } => mounts.push((path.clone(), true)),
-                        MountOp::Dev => mounts.push(("/dev".into(), true)),
+                        MountOp::Dev => {
+                            mounts.push(("/dev".into(), false));
+                            mounts.extend(
+                                crate::landlock::DEVICE_FILES
+                                    .iter()
+                                    .map(|d| (PathBuf::from(d), true)),
+                            );
+                        }
                         MountOp::Proc => mounts.push(("/proc".into(), false)),
                         MountOp::Sys { .. } => mounts.push(("/sys".into(), false)),
-                        MountOp::Socket { dst, .. } => mounts.push((dst.clone(), true)),
+                        MountOp::Socket { dst, .. } => mounts.push((dst.clone(), false)),
                     }
                 }
             }
@@ -460,9 +469,13 @@ mod tests {
         let plan = Plan {
             ops: vec![
                 MountOp::RootBind { read_only: true },
-                MountOp::Tmpfs {
+                MountOp::Scratch {
                     path: "/tmp".into(),
                 },
+                MountOp::Tmpfs {
+                    path: "/run".into(),
+                },
+                MountOp::Dev,
                 MountOp::Bind {
                     src: "/w".into(),
                     dst: "/w".into(),
@@ -478,8 +491,12 @@ mod tests {
         let o = Observer::new(
             OwnedFd::from(a),
             Some(&plan),
-            vec!["/w".into(), "/tmp".into()],
+            vec!["/w".into(), "/tmp".into(), "/run".into(), "/dev".into()],
         );
+        // A hiding tmpfs and /dev are read-only, but for the devices.
+        assert!(o.refused(Path::new("/run/x")));
+        assert!(o.refused(Path::new("/dev/x")));
+        assert!(!o.refused(Path::new("/dev/null")));
         assert!(o.refused(Path::new("/usr/x")));
         assert!(o.refused(Path::new("/w/.git/hooks/pre-commit")));
         assert!(!o.refused(Path::new("/w/src/main.rs")));

@@ -18,6 +18,39 @@
 //! appeared there anyway (a thread that rewrote the path between the observer's read and
 //! the kernel's), reporting it as a blocked write (see `run.rs`). The fallback tier has
 //! no observer for this list, so there only the removal applies.
+//!
+//! # Host Unix sockets
+//!
+//! A pathname Unix socket is reachable from the sandbox wherever its file is visible:
+//! connecting needs only write permission on the socket file, which a read-only mount
+//! does not take away, and Landlock restricts it only from ABI 9. So the plan hides the
+//! directories where services put their sockets: `/run` (and `/var/run`, its usual
+//! link: Docker, containerd, Podman, systemd's and D-Bus's system sockets, the user
+//! runtime directories under `/run/user`), `/tmp` and `/var/tmp` (X11 in `/tmp/.X11-unix`,
+//! ssh-agent, tmux and screen sockets, anything a program drops there), the homes
+//! (`/home`, `/root`, and HOME wherever it is), and `/dev` (`/dev/log` leads into
+//! `/run`). Abstract sockets are out of reach too: they belong to a network namespace,
+//! and Landlock scopes them where the kernel can (ABI 6).
+//!
+//! Still reachable, because hiding them would hide what commands legitimately read:
+//! sockets elsewhere in the read-only view of `/`, such as `/var/lib/…` (MySQL's in some
+//! distributions), `/var/spool/postfix`, `/var/snap/lxd/common/lxd/unix.socket`, or
+//! any directory a user or service made outside the locations above (under `/srv`,
+//! `/opt`, `/mnt`, a project directory). The host's file permissions still apply, and
+//! `cordon exec --mask PATH` hides such a directory. In the fallback tier no mount hides
+//! anything, so every socket this user could reach stays reachable.
+//!
+//! A host socket the command needs (an ssh-agent, a database) is bound in at its own
+//! path, read-only, with [`MountOp::Socket`] (`cordon exec --allow-unix-socket`);
+//! mount points inside hidden directories are made in their empty tmpfs.
+//!
+//! # Scratch space
+//!
+//! `/tmp`, `/var/tmp` and `/dev/shm` are directories of one tmpfs ([`MountOp::Scratch`],
+//! [`Plan::scratch_size`] bytes), so that together they hold no more than that much of
+//! the host's memory. Every other tmpfs of the plan (the hidden directories, `/dev`)
+//! is made read-only once its mount points are in place: only the scratch space and the
+//! writable roots take writes.
 
 use crate::caches::{CacheLayer, DEV_CACHES};
 use crate::changes::Layer;
@@ -57,9 +90,20 @@ pub const DEFAULT_HOME_READABLE: &[&str] = &[
 /// Where the proxy's Unix socket appears inside the sandbox.
 pub const PROXY_SOCKET_IN_SANDBOX: &str = "/run/cordon/egress.sock";
 
-/// Directories replaced by an empty tmpfs in the sandbox (when they exist): private
-/// `/tmp`, other users' homes, and host service sockets.
-const HIDDEN_DIRS: &[&str] = &["/tmp", "/home", "/root", "/run", "/var/run"];
+/// Directories replaced by the sandbox's private scratch space (when they exist).
+const SCRATCH_DIRS: &[&str] = &["/tmp", "/var/tmp"];
+
+/// Directories replaced by an empty, read-only tmpfs in the sandbox (when they exist):
+/// other users' homes and host service sockets.
+const HIDDEN_DIRS: &[&str] = &["/home", "/root", "/run", "/var/run"];
+
+/// Whether `p` is at or beneath a directory the sandbox replaces (outside `full-access`).
+fn replaced(p: &Path) -> bool {
+    SCRATCH_DIRS
+        .iter()
+        .chain(HIDDEN_DIRS)
+        .any(|d| p.starts_with(d))
+}
 
 /// How far the walk for secrets and protected names inside writable roots goes.
 pub const WALK_MAX_DEPTH: usize = 8;
@@ -77,12 +121,19 @@ pub enum MountOp {
         /// Make every mount of the tree read-only.
         read_only: bool,
     },
-    /// An empty tmpfs.
+    /// An empty tmpfs that hides what is beneath it, made read-only once the plan's
+    /// mount points inside it exist.
     Tmpfs {
         /// Where.
         path: PathBuf,
     },
-    /// A minimal `/dev`.
+    /// A fresh, empty, writable directory of the sandbox's scratch tmpfs (one tmpfs of
+    /// [`Plan::scratch_size`] bytes for every such directory).
+    Scratch {
+        /// Where.
+        path: PathBuf,
+    },
+    /// A minimal `/dev`, read-only but for its devices (`/dev/shm` is scratch space).
     Dev,
     /// A fresh `/proc` for the new PID namespace.
     Proc,
@@ -133,7 +184,8 @@ pub enum MountOp {
         /// The cache's path.
         path: PathBuf,
     },
-    /// Bind the proxy's Unix socket to `dst`.
+    /// Bind a host's Unix socket (the proxy's, or one the caller allowed) to `dst`,
+    /// read-only: connecting to it works, replacing it does not.
     Socket {
         /// Host socket.
         src: PathBuf,
@@ -167,6 +219,8 @@ pub struct Plan {
     pub missing_protected: Vec<PathBuf>,
     /// The walk of the writable roots.
     pub walk: WalkSummary,
+    /// Bytes of the scratch tmpfs behind every [`MountOp::Scratch`].
+    pub scratch_size: u64,
     /// The copy-on-write layer of each [`MountOp::Overlay`], made when the run starts.
     #[serde(default)]
     pub overlays: Vec<Layer>,
@@ -225,7 +279,10 @@ pub(crate) struct PlanInputs<'a> {
     pub home_readable: &'a [PathBuf],
     pub masks: &'a [PathBuf],
     pub proxy_socket: Option<&'a Path>,
+    /// Host sockets to bind in at their own path (canonical, checked to be sockets).
+    pub unix_sockets: &'a [PathBuf],
     pub full_network: bool,
+    pub scratch_size: u64,
 }
 
 fn refuse_symlink(p: &Path) -> SandboxError {
@@ -241,23 +298,43 @@ fn refuse_symlink(p: &Path) -> SandboxError {
 /// Compute the plan.
 pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
     let full_access = matches!(inp.mode, SandboxMode::FullAccess);
-    let mut plan = Plan::default();
+    let mut plan = Plan {
+        scratch_size: inp.scratch_size,
+        ..Plan::default()
+    };
     let ops = &mut plan.ops;
     ops.push(MountOp::RootBind {
         read_only: !full_access,
     });
     if !full_access {
-        for d in HIDDEN_DIRS {
-            let p = Path::new(d);
-            // `/var/run` is usually a symlink to `/run`, which is already hidden.
-            if std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()) {
-                ops.push(MountOp::Tmpfs {
-                    path: p.to_path_buf(),
-                });
-            }
+        // `/var/run` is usually a symlink to `/run`, which is already hidden; a
+        // directory that is a symlink is hidden where it leads.
+        let is_dir = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
+        for d in SCRATCH_DIRS.iter().map(Path::new).filter(|p| is_dir(p)) {
+            ops.push(MountOp::Scratch {
+                path: d.to_path_buf(),
+            });
+        }
+        for d in HIDDEN_DIRS.iter().map(Path::new).filter(|p| is_dir(p)) {
+            ops.push(MountOp::Tmpfs {
+                path: d.to_path_buf(),
+            });
+        }
+    } else {
+        // Even with write access to everything, the command cannot move itself out of
+        // the cgroup that counts its processes.
+        for m in crate::cgroup::mount_points() {
+            ops.push(MountOp::Bind {
+                src: m.clone(),
+                dst: m,
+                read_only: true,
+            });
         }
     }
     ops.push(MountOp::Dev);
+    ops.push(MountOp::Scratch {
+        path: PathBuf::from("/dev/shm"),
+    });
     ops.push(MountOp::Proc);
     if !inp.full_network {
         ops.push(MountOp::Sys {
@@ -404,7 +481,7 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
     if inp.full_network
         && !full_access
         && let Ok(target) = std::fs::canonicalize("/etc/resolv.conf")
-        && HIDDEN_DIRS.iter().any(|h| target.starts_with(h))
+        && replaced(&target)
     {
         ops.push(MountOp::Bind {
             src: target.clone(),
@@ -417,6 +494,25 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
         ops.push(MountOp::Socket {
             src: sock.to_path_buf(),
             dst: PathBuf::from(PROXY_SOCKET_IN_SANDBOX),
+        });
+    }
+    for sock in inp.unix_sockets {
+        let masked = ops.iter().find_map(|o| match o {
+            MountOp::MaskDir { path } | MountOp::MaskFile { path } if sock.starts_with(path) => {
+                Some(path)
+            }
+            _ => None,
+        });
+        if let Some(m) = masked {
+            return Err(SandboxError::invalid(format!(
+                "the Unix socket {} is inside the masked path {}; cordon does not open masked secrets",
+                sock.display(),
+                m.display()
+            )));
+        }
+        ops.push(MountOp::Socket {
+            src: sock.clone(),
+            dst: sock.clone(),
         });
     }
 
@@ -549,7 +645,11 @@ fn fallback_read_paths(inp: &PlanInputs<'_>) -> Vec<PathBuf> {
     if let Ok(rd) = std::fs::read_dir("/") {
         for e in rd.flatten() {
             let p = e.path();
-            if !HIDDEN_DIRS.iter().any(|h| p == Path::new(h)) {
+            if !SCRATCH_DIRS
+                .iter()
+                .chain(HIDDEN_DIRS)
+                .any(|h| p == Path::new(h))
+            {
                 out.push(p);
             }
         }
@@ -582,7 +682,9 @@ mod tests {
             home_readable: &[],
             masks: &[],
             proxy_socket: None,
+            unix_sockets: &[],
             full_network: false,
+            scratch_size: 1 << 20,
         }
     }
 

@@ -99,6 +99,25 @@ pub struct Enforced {
     pub masked: usize,
     /// The bounded walk of the writable roots.
     pub walk: WalkSummary,
+    /// How the number of processes was bounded.
+    pub processes: ProcessLimit,
+    /// Bytes of the scratch space shared by `/tmp`, `/var/tmp` and `/dev/shm` (full
+    /// tier; 0 in the fallback tier, which has none of its own).
+    pub scratch_bytes: u64,
+}
+
+/// How a run's number of processes was bounded.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessLimit {
+    /// Processes and threads the command could have at once (cordon's own not
+    /// counted); `None` when nothing held a limit.
+    pub max: Option<u64>,
+    /// `cgroup-v1`, `cgroup-v2`, `rlimit` or `none`.
+    pub by: String,
+    /// The pids cgroup of the run (removed after it).
+    pub cgroup: Option<String>,
+    /// What the mechanism counts, or why no limit held.
+    pub note: Option<String>,
 }
 
 /// The report of one run.

@@ -6,6 +6,7 @@
 //! comes back over another. The binary that links this crate must call
 //! [`crate::helper_main`] when `argv[1]` is `HELPER_ARG`, before anything else.
 
+use crate::cgroup::Made;
 use crate::changes::ChangeSet;
 use crate::error::{SandboxError, SandboxErrorKind};
 use crate::helper::wire::{GO, HelperRequest, HelperResult, NET_ISOLATE, NET_SHARE};
@@ -116,11 +117,14 @@ pub struct Helper {
     spec_w: Option<OwnedFd>,
     res_r: Option<OwnedFd>,
     hints: HelperHints,
+    /// The helper's pids cgroup, made while it starts, or why there is none.
+    cgroup: Option<Result<Made, String>>,
 }
 
 impl Helper {
-    /// Start a helper prepared as far as `hints` allow. Call it while this process has no
-    /// other thread that spawns processes (the helper's pipe ends are briefly
+    /// Start a helper prepared as far as `hints` allow, and make its pids cgroup where
+    /// this host lets cordon make one (see `cgroup.rs`). Call it while this process has
+    /// no other thread that spawns processes (the helper's pipe ends are briefly
     /// inheritable).
     pub fn spawn(hints: HelperHints) -> Result<Helper, SandboxError> {
         let (spec_r, spec_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
@@ -150,11 +154,15 @@ impl Helper {
         let child = cmd
             .spawn()
             .map_err(|e| SandboxError::io("cannot start the sandbox helper", e))?;
+        // Made here, while the helper is being executed, so that the helper (whose start
+        // is the longest path of a run) only has to move itself in.
+        let cgroup = Made::create(child.id());
         Ok(Helper {
             child: Some(child),
             spec_w: Some(spec_w),
             res_r: Some(res_r),
             hints,
+            cgroup: Some(cgroup),
         })
     }
 
@@ -213,9 +221,28 @@ impl Helper {
                 }
             }
         };
+        let cgroup = match self.cgroup.take() {
+            Some(Ok(made)) => {
+                let max = spec
+                    .limits
+                    .processes
+                    .unwrap_or(crate::limits::DEFAULT_PROCESS_LIMIT)
+                    .saturating_add(crate::limits::OWN_PROCESSES);
+                match made.set_max(max) {
+                    Ok(()) => Ok(made),
+                    Err(why) => {
+                        made.remove();
+                        Err(why)
+                    }
+                }
+            }
+            Some(Err(why)) => Err(why),
+            None => Err("the helper's cgroup was already used".to_string()),
+        };
         let request = HelperRequest {
             spec: spec.clone(),
             parent: std::process::id() as i32,
+            cgroup: cgroup.clone(),
         };
         let payload = serde_json::to_vec(&request)
             .map_err(|e| SandboxError::setup(format!("cannot encode the sandbox spec: {e}")))?;
@@ -231,6 +258,7 @@ impl Helper {
             spec: spec.clone(),
             changes,
             _slot: slot,
+            cgroup: cgroup.ok(),
         };
         // The length first, so that the helper reads exactly the spec and leaves the go
         // byte in the pipe for the command's process. A helper that died early closed its
@@ -247,10 +275,47 @@ impl Helper {
 impl Drop for Helper {
     fn drop(&mut self) {
         // Unused: close the spec pipe (the helper exits on end of file) and make sure it
-        // is gone before this process goes on.
+        // is gone before this process goes on. It never entered its cgroup.
         self.spec_w.take();
         stop(self.child.take());
+        if let Some(Ok(made)) = self.cgroup.take() {
+            made.remove();
+        }
     }
+}
+
+/// How long a helper told to stop (its go pipe closed) may take to end the sandbox's
+/// processes and exit by itself.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Stop a helper whose go pipe was just closed: give it [`STOP_GRACE`] to exit by
+/// itself, watching its result pipe close (then every process of the sandbox is gone,
+/// and its cgroup can be removed); then kill it, and reap it.
+fn stop_after_close(child: Option<Child>, res_r: Option<&std::fs::File>) {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::io::Read;
+    use std::os::fd::AsFd;
+    if let (Some(_), Some(mut r)) = (&child, res_r) {
+        let deadline = std::time::Instant::now() + STOP_GRACE;
+        let mut buf = [0u8; 4096];
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let timeout = PollTimeout::try_from(left).unwrap_or(PollTimeout::ZERO);
+            let mut fds = [PollFd::new(r.as_fd(), PollFlags::POLLIN)];
+            match poll(&mut fds, timeout) {
+                Ok(0) => break,
+                Ok(_) => match r.read(&mut buf) {
+                    // Every write end is closed: the helper is gone, or going.
+                    Ok(0) | Err(_) => break,
+                    // A result nobody asked for: drain it.
+                    Ok(_) => {}
+                },
+                Err(nix::errno::Errno::EINTR) => {}
+                Err(_) => break,
+            }
+        }
+    }
+    stop(child);
 }
 
 /// Kill a helper that is not to run anything, and reap it.
@@ -308,13 +373,19 @@ pub struct Started {
     changes: Option<ChangeSet>,
     // Held until the run ends, so that no concurrent run shares its caches.
     _slot: Option<crate::caches::CacheSlot>,
+    cgroup: Option<Made>,
 }
 
 impl Drop for Started {
     fn drop(&mut self) {
-        // Not finished: the command's process sees the pipe close without the go byte.
+        // Not finished: the command's process sees the pipe close without the go byte,
+        // and exits without running anything; so does the rest of the sandbox.
         self.go_w.take();
-        stop(self.child.take());
+        let res_r = self.res_r.take();
+        stop_after_close(self.child.take(), res_r.as_ref());
+        if let Some(made) = self.cgroup.take() {
+            made.remove();
+        }
         // Nothing ran, so there is nothing to merge.
         if let Some(set) = self.changes.take() {
             let _ = set.remove();
@@ -332,7 +403,9 @@ impl Started {
         else {
             return Err(SandboxError::setup("the sandbox was already finished"));
         };
-        let mut outcome = finish(child, go_w, res_r, &self.spec);
+        let cgroup = self.cgroup.take();
+        let mut outcome = finish(child, go_w, res_r, &self.spec, cgroup.as_ref());
+        let finished = outcome.is_ok();
         if let Some(set) = self.changes.take() {
             let merged = match &mut outcome {
                 Ok(o) if o.report.tier == Tier::Full => merge_back(set, &self.spec, &mut o.report),
@@ -347,6 +420,10 @@ impl Started {
                 outcome = Err(e);
             }
         }
+        if !finished && let Some(made) = &cgroup {
+            // The helper is gone (reaped on every error path): nothing is left in it.
+            made.remove();
+        }
         outcome
     }
 }
@@ -356,6 +433,7 @@ fn finish(
     mut go_w: std::fs::File,
     res_r: std::fs::File,
     spec: &SandboxSpec,
+    cgroup: Option<&Made>,
 ) -> Result<Outcome, SandboxError> {
     use nix::sys::signalfd::{SfdFlags, SignalFd};
     let set = forwarded_signals();
@@ -435,11 +513,16 @@ fn finish(
     // what is left is its own exit (the namespaces' teardown). The output pipes stay
     // open until then, so with an output limit wait for it; otherwise reap it on the
     // side, so that the caller's bookkeeping runs while the kernel tears down.
+    // The helper removed its cgroup before it answered; should that have failed, the
+    // reaper tries again once the helper is gone.
     let output_truncated = if copiers.is_empty() {
-        reap_later(child);
+        reap_later(child, cgroup.cloned());
         false
     } else {
         let _ = child.wait();
+        if let Some(made) = cgroup {
+            made.remove();
+        }
         copiers
             .into_iter()
             .map(|c| c.join().unwrap_or(false))
@@ -467,6 +550,12 @@ fn finish(
             0
         },
         walk: spec.plan.walk.clone(),
+        processes: result.processes.clone(),
+        scratch_bytes: if result.tier == Tier::Full {
+            spec.plan.scratch_size
+        } else {
+            0
+        },
         ..Default::default()
     };
     if let Some(info) = &result.info {
@@ -590,9 +679,11 @@ fn receive_result(
     }
 }
 
-/// Reap an exited or exiting helper without waiting for it here.
-fn reap_later(mut child: Child) {
+/// Reap an exited or exiting helper without waiting for it here (and remove its
+/// cgroup, should it still be there).
+fn reap_later(mut child: Child, cgroup: Option<Made>) {
     let pid = Pid::from_raw(child.id() as i32);
+    let leftover = cgroup.clone();
     // Like every long-lived thread, it must not take the signals meant for a command
     // that a later run forwards to.
     let spawned = with_forwarded_signals_blocked(|| {
@@ -600,11 +691,17 @@ fn reap_later(mut child: Child) {
             .name("cordon-reap".into())
             .spawn(move || {
                 let _ = child.wait();
+                if let Some(made) = cgroup {
+                    made.remove();
+                }
             })
     });
     // Without a thread, wait here: no zombie is left behind.
     if spawned.is_err() {
         let _ = nix::sys::wait::waitpid(pid, None);
+        if let Some(made) = leftover {
+            made.remove();
+        }
     }
 }
 

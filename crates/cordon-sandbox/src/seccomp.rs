@@ -16,10 +16,12 @@ use std::collections::BTreeMap;
 /// Which socket families the command may create.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Sockets {
-    /// `AF_UNIX` only (no network).
+    /// `AF_UNIX` only (no network, and no network namespace of its own: the fallback
+    /// tier).
     UnixOnly,
-    /// `AF_UNIX`, `AF_INET`, `AF_INET6` (the proxy forwarder on loopback; the empty
-    /// network namespace and Landlock's port rule contain them).
+    /// `AF_UNIX`, `AF_INET`, `AF_INET6`: at the full tier, in a network namespace that
+    /// holds only its own loopback (and the proxy's forwarder, when there is one); in the
+    /// fallback tier with a proxy, contained by Landlock's port rule.
     UnixAndInet,
     /// Any family (full network).
     Any,

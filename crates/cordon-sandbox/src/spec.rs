@@ -22,12 +22,15 @@ pub const DEFAULT_PROXY_PORT: u16 = 3128;
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum Network {
-    /// An empty network namespace: no interface but a down loopback; only `AF_UNIX`
-    /// sockets can be created.
+    /// No network. At the full tier: a network namespace with nothing but its own
+    /// loopback, which is up, so the command can bind and connect there (a test suite's
+    /// local server) and reach nothing else. In the fallback tier, which has no network
+    /// namespace: only `AF_UNIX` sockets can be created.
     None,
-    /// An empty network namespace whose loopback carries a forwarder on
-    /// `127.0.0.1:port` that relays every TCP connection to the egress proxy listening on
-    /// `socket` outside the sandbox. Landlock lets TCP connect only to that port.
+    /// The network namespace of [`Network::None`], whose loopback also carries a
+    /// forwarder on `127.0.0.1:port` that relays every TCP connection to the egress proxy
+    /// listening on `socket` outside the sandbox. In the fallback tier, Landlock lets TCP
+    /// connect only to that port.
     Proxy {
         /// The proxy's Unix socket on the host.
         socket: PathBuf,
@@ -49,19 +52,26 @@ pub enum Require {
     Full,
 }
 
-/// Resource limits applied to the command (`None` leaves the inherited limit).
+/// Resource limits applied to the command (`None` leaves the inherited rlimit, except
+/// where a field says otherwise).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Limits {
     /// `RLIMIT_CPU`, seconds of CPU time.
     pub cpu_seconds: Option<u64>,
     /// `RLIMIT_AS`, bytes of address space.
     pub address_space: Option<u64>,
-    /// `RLIMIT_NPROC`, processes of the user.
+    /// Processes and threads the command may have at once. Held by a pids cgroup where
+    /// cordon can make one, else by `RLIMIT_NPROC` where that holds (see `limits.rs`).
+    /// `Some(n)`: refuse to run where neither holds; `None`:
+    /// [`DEFAULT_PROCESS_LIMIT`](crate::DEFAULT_PROCESS_LIMIT) where it can be held.
     pub processes: Option<u64>,
     /// `RLIMIT_FSIZE`, bytes of the largest file written.
     pub file_size: Option<u64>,
     /// `RLIMIT_NOFILE`, open file descriptors.
     pub open_files: Option<u64>,
+    /// Bytes of the scratch tmpfs that `/tmp`, `/var/tmp` and `/dev/shm` share; `None`:
+    /// [`default_tmp_size`](crate::default_tmp_size) of the address-space limit.
+    pub tmp_size: Option<u64>,
 }
 
 impl Default for Limits {
@@ -72,6 +82,7 @@ impl Default for Limits {
             processes: None,
             file_size: None,
             open_files: Some(4096),
+            tmp_size: None,
         }
     }
 }
@@ -139,6 +150,7 @@ pub struct SandboxBuilder {
     home: Option<PathBuf>,
     home_readable: Option<Vec<PathBuf>>,
     masks: Vec<PathBuf>,
+    unix_sockets: Vec<PathBuf>,
     env: EnvPolicy,
     limits: Limits,
     timeout: Option<Duration>,
@@ -164,6 +176,7 @@ impl SandboxBuilder {
             home: None,
             home_readable: None,
             masks: Vec::new(),
+            unix_sockets: Vec::new(),
             env: EnvPolicy::default(),
             limits: Limits::default(),
             timeout: None,
@@ -230,6 +243,15 @@ impl SandboxBuilder {
     /// the intended path unmasked.
     pub fn mask(mut self, path: impl Into<PathBuf>) -> Self {
         self.masks.push(path.into());
+        self
+    }
+
+    /// A host Unix socket the command may connect to (a relative path is taken from the
+    /// current directory): bound in, read-only, at its real path, even inside a
+    /// directory the sandbox hides. Building refuses a path that is not a socket, or one
+    /// inside a masked secret.
+    pub fn allow_unix_socket(mut self, path: impl Into<PathBuf>) -> Self {
+        self.unix_sockets.push(path.into());
         self
     }
 
@@ -358,6 +380,26 @@ impl SandboxBuilder {
             .iter()
             .map(|p| absolute_or_home(p, &home, "path to mask"))
             .collect::<Result<Vec<PathBuf>, SandboxError>>()?;
+        let unix_sockets = self
+            .unix_sockets
+            .iter()
+            .map(|p| host_socket(p))
+            .collect::<Result<Vec<_>, _>>()?;
+        if self.limits.processes == Some(0) {
+            return Err(SandboxError::invalid(
+                "the process limit must be at least 1",
+            ));
+        }
+        let scratch_size = match self.limits.tmp_size {
+            Some(n) if n < crate::limits::MIN_TMP_SIZE => {
+                return Err(SandboxError::invalid(format!(
+                    "the size of /tmp must be at least {} bytes (1 MiB)",
+                    crate::limits::MIN_TMP_SIZE
+                )));
+            }
+            Some(n) => n,
+            None => crate::limits::default_tmp_size(self.limits.address_space),
+        };
         let inputs = plan::PlanInputs {
             mode: self.mode,
             workspace: &workspace,
@@ -370,7 +412,9 @@ impl SandboxBuilder {
                 Network::Proxy { socket, .. } => Some(socket.as_path()),
                 _ => None,
             },
+            unix_sockets: &unix_sockets,
             full_network: matches!(self.network, Network::Full),
+            scratch_size,
         };
         let plan = plan::build(&inputs)?;
         let mut env = self.env.build(std::env::vars_os(), &home);
@@ -432,6 +476,22 @@ fn absolute_or_home(p: &Path, home: &Path, what: &str) -> Result<PathBuf, Sandbo
             p.display()
         )))
     }
+}
+
+/// The real path of a host Unix socket the command may use; refused unless it is one.
+fn host_socket(p: &Path) -> Result<PathBuf, SandboxError> {
+    use std::os::unix::fs::FileTypeExt;
+    let real = std::fs::canonicalize(p)
+        .map_err(|e| SandboxError::io(format!("cannot use the Unix socket {}", p.display()), e))?;
+    let meta = std::fs::metadata(&real)
+        .map_err(|e| SandboxError::io(format!("cannot use the Unix socket {}", p.display()), e))?;
+    if !meta.file_type().is_socket() {
+        return Err(SandboxError::invalid(format!(
+            "{} is not a Unix socket; only a socket can be made reachable in the sandbox",
+            p.display()
+        )));
+    }
+    Ok(real)
 }
 
 fn canonical_dir(p: &Path, what: &str) -> Result<PathBuf, SandboxError> {

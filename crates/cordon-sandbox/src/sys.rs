@@ -56,6 +56,33 @@ pub(crate) fn make_read_only(path: &Path, recursive: bool) -> Result<(), nix::Er
     if rc < 0 { Err(last_error()) } else { Ok(()) }
 }
 
+/// Make the mount that `fd` (opened on its root) refers to read-only and nosuid, and
+/// only that one: whatever is mounted over or beneath it is left as it is.
+#[allow(unsafe_code)]
+pub(crate) fn make_read_only_fd(fd: &std::os::fd::OwnedFd) -> Result<(), nix::Error> {
+    use std::os::fd::AsRawFd;
+    let attr = MountAttr {
+        attr_set: MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID,
+        attr_clr: 0,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    // SAFETY: `fd` is open for the call, the path is the empty C string (with
+    // AT_EMPTY_PATH: the mount of `fd` itself), `attr` is a valid `struct mount_attr`
+    // and its exact size is passed; the kernel only reads them.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            fd.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH as libc::c_uint,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if rc < 0 { Err(last_error()) } else { Ok(()) }
+}
+
 /// The Landlock ABI version of the running kernel (0 when Landlock is unavailable).
 #[allow(unsafe_code)]
 pub fn landlock_abi() -> i32 {

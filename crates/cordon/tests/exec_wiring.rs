@@ -21,6 +21,15 @@ fn bin() -> std::path::PathBuf {
         .unwrap_or_else(|| env!("CARGO_BIN_EXE_cordon").into())
 }
 
+/// Where the tests keep directories the sandbox must see read-only, outside every root:
+/// cargo's temporary directory in the target directory (the sandbox hides `/tmp`,
+/// `/var/tmp`, `/run` and the homes).
+fn visible_base() -> &'static std::path::Path {
+    let base = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(base).unwrap();
+    base
+}
+
 struct World {
     _tmp: tempfile::TempDir,
     ws: PathBuf,
@@ -31,7 +40,7 @@ struct World {
 
 impl World {
     fn new(config: &str) -> World {
-        // Under /var/tmp: the sandbox gives the command a private /tmp.
+        // The sandbox hides /var/tmp (as it does /tmp) and binds the workspace back in.
         let tmp = tempfile::Builder::new()
             .prefix("cordon-wiring-")
             .tempdir_in("/var/tmp")
@@ -332,7 +341,7 @@ fn on_failure_asks_for_exactly_the_blocked_directory() {
     let w = World::new("[defaults]\nexec = \"allow\"\n");
     let outside = tempfile::Builder::new()
         .prefix("cordon-outside-")
-        .tempdir_in("/var/tmp")
+        .tempdir_in(visible_base())
         .unwrap();
     let out_dir = outside.path().canonicalize().unwrap().join("out");
     let other_dir = outside.path().canonicalize().unwrap().join("other");
@@ -408,7 +417,7 @@ fn on_failure_never_offers_a_directory_reached_through_a_symlink_into_home() {
     // names look harmless but lead to HOME and to a systemd unit directory.
     let outside = tempfile::Builder::new()
         .prefix("cordon-links-")
-        .tempdir_in("/var/tmp")
+        .tempdir_in(visible_base())
         .unwrap();
     let links = outside.path().canonicalize().unwrap();
     std::os::unix::fs::symlink(&w.home, links.join("cache")).unwrap();
@@ -625,7 +634,7 @@ fn audit_records_of_check_exec_and_an_escalation_match_the_schema() {
     );
     let outside = tempfile::Builder::new()
         .prefix("cordon-schema-")
-        .tempdir_in("/var/tmp")
+        .tempdir_in(visible_base())
         .unwrap();
     let target = outside.path().canonicalize().unwrap().join("f");
     let o = w.exec(

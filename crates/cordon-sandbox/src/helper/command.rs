@@ -47,7 +47,14 @@ fn resolve(prog: &OsStr, env: &[(OsString, OsString)]) -> Option<PathBuf> {
     None
 }
 
-fn set_limits(spec: &SandboxSpec) -> Result<(), SandboxError> {
+/// What the helper decided about the limits beyond the spec's own rlimits.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Limits {
+    /// `RLIMIT_NPROC` to set, when it is what holds the process limit.
+    pub(super) nproc: Option<u64>,
+}
+
+fn set_limits(spec: &SandboxSpec, limits: Limits) -> Result<(), SandboxError> {
     use nix::sys::resource::{Resource, setrlimit};
     let set = |r: Resource, v: Option<u64>, what: &str| -> Result<(), SandboxError> {
         match v {
@@ -63,7 +70,7 @@ fn set_limits(spec: &SandboxSpec) -> Result<(), SandboxError> {
         spec.limits.address_space,
         "address space",
     )?;
-    set(Resource::RLIMIT_NPROC, spec.limits.processes, "processes")?;
+    set(Resource::RLIMIT_NPROC, limits.nproc, "processes")?;
     set(Resource::RLIMIT_FSIZE, spec.limits.file_size, "file size")?;
     set(
         Resource::RLIMIT_NOFILE,
@@ -82,6 +89,7 @@ pub(super) fn command_main(
     go: RawFd,
     filters: &[BpfProgram],
     listener_to: OwnedFd,
+    limits: Limits,
 ) -> i32 {
     let fail = |e: SandboxError| {
         write_info(info, &InfoLine::Error(WireError::from_error(&e)));
@@ -105,7 +113,7 @@ pub(super) fn command_main(
             ));
         }
     }
-    if let Err(e) = set_limits(spec) {
+    if let Err(e) = set_limits(spec, limits) {
         return fail(e);
     }
     let Some(prog) = spec.argv.first() else {
@@ -167,7 +175,11 @@ pub(super) fn command_main(
         read: &read,
         list: &list,
         write: &write,
-        restrict_tcp: !matches!(spec.network, Network::Full),
+        // At the full tier the network namespace (empty but for its loopback, unless the
+        // host's network was asked for) is what contains TCP: binding and connecting on
+        // loopback reach only the sandbox itself. Without it, Landlock narrows TCP to the
+        // forwarder's port.
+        restrict_tcp: !full_tier && !matches!(spec.network, Network::Full),
         connect_port: match spec.network {
             Network::Proxy { port, .. } => Some(port),
             _ => None,

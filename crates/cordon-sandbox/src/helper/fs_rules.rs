@@ -6,12 +6,25 @@
 //! command's process) nor decide what the sandbox may see (`plan.rs` and
 //! `system_secrets.rs` do).
 
+use crate::plan::MountOp;
 use crate::spec::SandboxSpec;
 use std::path::PathBuf;
 
-/// The trees Landlock lets the command write (in the sandbox's view). The device files
-/// get their own, narrower rule in `landlock::apply`.
+/// The trees Landlock lets the command write at the full tier (in the sandbox's view):
+/// the writable roots and the scratch space. The device files get their own, narrower
+/// rule in `landlock::apply`.
 pub(super) fn landlock_write_paths(spec: &SandboxSpec) -> Vec<PathBuf> {
+    let mut write: Vec<PathBuf> = spec.plan.write_paths.clone();
+    write.extend(spec.plan.ops.iter().filter_map(|op| match op {
+        MountOp::Scratch { path } => Some(path.clone()),
+        _ => None,
+    }));
+    write
+}
+
+/// The trees Landlock lets the command write in the fallback tier, where nothing is
+/// private: the writable roots and the host's own `/tmp` and `/dev/shm`.
+fn fallback_write_paths(spec: &SandboxSpec) -> Vec<PathBuf> {
     let mut write: Vec<PathBuf> = spec.plan.write_paths.clone();
     write.push(PathBuf::from("/tmp"));
     write.push(PathBuf::from("/dev/shm"));
@@ -42,7 +55,11 @@ impl FallbackRules {
         use crate::system_secrets::{readable_system_secrets, without_secrets};
         let secrets = readable_system_secrets();
         let (read, mut list) = without_secrets(spec.plan.fallback_read_paths.clone(), &secrets);
-        let (write, write_list) = without_secrets(landlock_write_paths(spec), &secrets);
+        // Nor may a rule let the command write the cgroup files (under `full-access`,
+        // which writes beneath `/`): it could move itself out of its process limit.
+        let mut unwritable = secrets.clone();
+        unwritable.extend(crate::cgroup::mount_points());
+        let (write, write_list) = without_secrets(fallback_write_paths(spec), &unwritable);
         list.extend(write_list);
         list.sort();
         list.dedup();

@@ -1,12 +1,13 @@
-//! PID 1 of the sandbox (full tier): enters the mount plan, starts the forwarder to the
-//! egress proxy when there is one, forks the command, supervises it, and tells the
+//! PID 1 of the sandbox (full tier): enters the mount plan, brings the loopback of the
+//! sandbox's network namespace up, starts the forwarder to the egress proxy when there
+//! is one, forks the command, supervises it, and tells the
 //! helper on the info pipe how it went.
 //!
 //! It must never become the command itself (the command is its child, so that PID 1
 //! outlives it and can kill every process of the namespace), and never hold the result
 //! pipe: only the helper answers cordon.
 
-use super::command::command_main;
+use super::command::{Limits, command_main};
 use super::fs_rules::observed_write_paths;
 use super::process::{fork, reader_alive};
 use super::supervise::{Reap, listener_channel, signal_set, supervise};
@@ -28,6 +29,7 @@ pub(super) fn init_main(
     info_w: OwnedFd,
     go: RawFd,
     filters: &[BpfProgram],
+    nproc: Option<u64>,
 ) -> i32 {
     let info = info_w.as_raw_fd();
     let fail = |e: SandboxError| {
@@ -60,6 +62,13 @@ pub(super) fn init_main(
     if let Err(e) = nix::unistd::setsid() {
         return fail(SandboxError::sys("cannot start a new session", e));
     }
+    // The command may use the namespace's loopback (a test suite's local server): it
+    // reaches nothing of the host's.
+    if !matches!(spec.network, Network::Full)
+        && let Err(e) = sys::loopback_up()
+    {
+        return fail(SandboxError::sys("cannot bring up the loopback", e));
+    }
     if let Network::Proxy { port, .. } = &spec.network
         && let Err(e) = start_forwarder(*port, filters, &[go, info])
     {
@@ -74,7 +83,7 @@ pub(super) fn init_main(
         Err(e) => fail(e),
         Ok(ForkResult::Child) => {
             drop(mine);
-            command_main(spec, None, info, go, filters, theirs)
+            command_main(spec, None, info, go, filters, theirs, Limits { nproc })
         }
         Ok(ForkResult::Parent { child }) => {
             drop(theirs);
@@ -102,10 +111,9 @@ pub(super) fn init_main(
     }
 }
 
-/// Start the in-sandbox forwarder to the proxy socket, in its own process, which closes
-/// `close` (pipes it has no business holding) first.
+/// Start the in-sandbox forwarder to the proxy socket (on the loopback, which is up), in
+/// its own process, which closes `close` (pipes it has no business holding) first.
 fn start_forwarder(port: u16, filters: &[BpfProgram], close: &[RawFd]) -> Result<(), SandboxError> {
-    sys::loopback_up().map_err(|e| SandboxError::sys("cannot bring up the loopback", e))?;
     let listener = std::net::TcpListener::bind(("127.0.0.1", port)).map_err(|e| {
         SandboxError::io(
             format!("cannot listen on 127.0.0.1:{port} in the sandbox"),

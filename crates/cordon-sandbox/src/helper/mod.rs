@@ -32,7 +32,7 @@ mod process;
 mod supervise;
 pub(crate) mod wire;
 
-use command::command_main;
+use command::{Limits, command_main};
 use fs_rules::{FallbackRules, observed_write_paths};
 use init::init_main;
 use namespaces::{probe_namespaces, unshare_namespaces};
@@ -43,6 +43,7 @@ use wire::{
     read_spec, send_result, write_info,
 };
 
+use crate::cgroup::Joined;
 use crate::error::{SandboxError, SandboxErrorKind};
 use crate::observe::{self, Observer};
 use crate::report::Tier;
@@ -116,44 +117,112 @@ fn run(spec_fd: OwnedFd, result_fd: OwnedFd, early_net: Option<bool>) -> i32 {
     let blocked = signals
         .thread_block()
         .map_err(|e| SandboxError::sys("cannot block signals", e));
+    // Asked before any namespace: afterwards the uid map is the sandbox's.
+    let host_root = crate::limits::host_root();
+    let status = serve(
+        &mut spec_file,
+        early_net,
+        host_root,
+        &signals,
+        blocked,
+        &result_fd,
+        &mut result,
+    );
+    drop(spec_file);
+    match status {
+        Some(status) => {
+            result.status = status;
+            send_result(result_fd, &result);
+            status
+        }
+        None => 0,
+    }
+}
+
+/// The run, from the early namespaces on; `None` when the spec never came (cordon
+/// decided not to run anything, or exited: nobody to tell).
+fn serve(
+    spec_file: &mut std::fs::File,
+    early_net: Option<bool>,
+    host_root: bool,
+    signals: &SigSet,
+    blocked: Result<(), SandboxError>,
+    result_fd: &OwnedFd,
+    result: &mut HelperResult,
+) -> Option<i32> {
     // Creating the namespaces (the network namespace above all) is the largest part of
     // the helper's work, and needs nothing from the spec but its network mode: do it
     // while cordon is still judging the call. No command runs in them until the spec
     // and the go byte arrive.
     let early = early_net.map(|isolate| (isolate, unshare_namespaces(isolate)));
-    let raw = blocked.and_then(|()| read_spec(&mut spec_file));
+    let raw = blocked.and_then(|()| read_spec(spec_file));
     let raw = match raw {
-        // Started ahead of a spec that never came (cordon decided not to run anything,
-        // or exited): nothing to do and nobody to tell.
-        Ok(None) => return 0,
+        // Started ahead of a spec that never came: nothing to do.
+        Ok(None) => return None,
         Ok(Some(raw)) => Ok(raw),
         Err(e) => Err(e),
     };
     let go = spec_file.as_raw_fd();
-    let status =
-        match raw.and_then(|raw| run_inner(&raw, go, early, &signals, &result_fd, &mut result)) {
-            Ok(code) => code,
-            Err(e) => {
-                result.error = Some(WireError::from_error(&e));
-                EXIT_CORDON_FAILED
-            }
-        };
-    drop(spec_file);
-    result.status = status;
-    send_result(result_fd, &result);
+    let inner = Inner {
+        go,
+        early,
+        host_root,
+        signals,
+        result_fd,
+    };
+    Some(match raw.and_then(|raw| run_inner(&raw, inner, result)) {
+        Ok(code) => code,
+        Err(e) => {
+            result.error = Some(WireError::from_error(&e));
+            EXIT_CORDON_FAILED
+        }
+    })
+}
+
+/// What `run_inner` works with besides the spec.
+struct Inner<'a> {
+    /// The spec pipe, where the go byte will come.
+    go: RawFd,
+    /// The namespaces made before the spec, for which network mode.
+    early: Option<(bool, Result<(), nix::Error>)>,
+    /// cordon runs as the host's root (whom `RLIMIT_NPROC` does not limit).
+    host_root: bool,
+    signals: &'a SigSet,
+    result_fd: &'a OwnedFd,
+}
+
+fn run_inner(raw: &[u8], inner: Inner<'_>, result: &mut HelperResult) -> Result<i32, SandboxError> {
+    let req: HelperRequest = serde_json::from_slice(raw)
+        .map_err(|e| SandboxError::setup(format!("the sandbox spec is malformed: {e}")))?;
+    // Into the run's cgroup (made by cordon while this process started) before any
+    // process of the sandbox exists, so that each one is counted. Why there is none,
+    // when there is none, decides below whether the run may go on.
+    let joined = match &req.cgroup {
+        Ok(made) => Joined::enter(made),
+        Err(why) => Err(why.clone()),
+    };
+    let status = run_sandbox(req, inner, &joined, result);
+    // Every process of the sandbox is gone (or none was made): leave and remove the
+    // cgroup before cordon hears of it (it may exit at once, and this process with it).
+    if let Ok(j) = joined {
+        j.leave();
+    }
     status
 }
 
-fn run_inner(
-    raw: &[u8],
-    go: RawFd,
-    early: Option<(bool, Result<(), nix::Error>)>,
-    signals: &SigSet,
-    result_fd: &OwnedFd,
+fn run_sandbox(
+    req: HelperRequest,
+    inner: Inner<'_>,
+    cgroup: &Result<Joined, String>,
     result: &mut HelperResult,
 ) -> Result<i32, SandboxError> {
-    let req: HelperRequest = serde_json::from_slice(raw)
-        .map_err(|e| SandboxError::setup(format!("the sandbox spec is malformed: {e}")))?;
+    let Inner {
+        go,
+        early,
+        host_root,
+        signals,
+        result_fd,
+    } = inner;
     nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)
         .map_err(|e| SandboxError::sys("cannot set the parent-death signal", e))?;
     if getppid().as_raw() != req.parent {
@@ -164,12 +233,6 @@ fn run_inner(
     sys::set_cloexec(result_fd.as_raw_fd(), true)
         .map_err(|e| SandboxError::sys("cannot protect the result pipe", e))?;
     let spec = req.spec;
-    let sockets = match spec.network {
-        Network::None => Sockets::UnixOnly,
-        Network::Proxy { .. } => Sockets::UnixAndInet,
-        _ => Sockets::Any,
-    };
-    let filters = seccomp::filters(sockets)?;
 
     let isolate_net = !matches!(spec.network, Network::Full);
     let unshared = match early {
@@ -210,6 +273,8 @@ fn run_inner(
         }
     };
     result.tier = tier;
+    let filters = seccomp::filters(socket_families(&spec.network, tier))?;
+    let nproc = process_limit(&spec, tier, (cgroup, host_root), result)?;
     if tier == Tier::Full {
         result.namespaces = ["user", "mount", "pid", "ipc", "uts"]
             .iter()
@@ -237,7 +302,7 @@ fn run_inner(
                     // Only the helper answers cordon: PID 1 must not keep the result pipe
                     // open (cordon reads it to its end).
                     let _ = nix::unistd::close(result_fd.as_raw_fd());
-                    let code = init_main(&spec, info_w, go, &filters);
+                    let code = init_main(&spec, info_w, go, &filters, nproc);
                     std::process::exit(code)
                 }
                 ForkResult::Parent { child } => {
@@ -262,7 +327,16 @@ fn run_inner(
                     // have been made before the user namespace's maps failed.)
                     let e = match nix::sys::prctl::set_pdeathsig(Signal::SIGKILL) {
                         Ok(()) if reader_alive(info_w.as_fd()) => {
-                            command_main(&spec, Some(&fallback), info_fd, go, &filters, theirs)
+                            let limits = Limits { nproc };
+                            command_main(
+                                &spec,
+                                Some(&fallback),
+                                info_fd,
+                                go,
+                                &filters,
+                                theirs,
+                                limits,
+                            )
                         }
                         Ok(()) => EXIT_CORDON_FAILED,
                         Err(e) => {
@@ -305,4 +379,49 @@ fn run_inner(
         }
     }
     Ok(status)
+}
+
+/// How the process limit holds: the cgroup when there is one, else the `RLIMIT_NPROC`
+/// the command's process is to set (returned); recorded in `result`.
+/// Refuses when the spec asked for a limit that nothing here can hold.
+fn process_limit(
+    spec: &crate::spec::SandboxSpec,
+    tier: Tier,
+    (cgroup, host_root): (&Result<Joined, String>, bool),
+    result: &mut HelperResult,
+) -> Result<Option<u64>, SandboxError> {
+    use crate::limits::{self, Means};
+    let asked = spec.limits.processes;
+    let path = cgroup
+        .as_ref()
+        .map(|cg| cg.path.display().to_string())
+        .unwrap_or_default();
+    // cordon wrote its pids.max before it sent the spec.
+    let held = match cgroup {
+        Ok(cg) => Ok((cg.version, path.as_str())),
+        Err(why) => Err(why.clone()),
+    };
+    let means = Means {
+        cgroup: held,
+        host_root,
+        per_user_namespace: limits::nproc_per_user_namespace(),
+        tier,
+    };
+    let (report, nproc) = limits::choose(asked, means)
+        .map_err(|why| SandboxError::new(SandboxErrorKind::Setup, why))?;
+    result.processes = report;
+    Ok(nproc)
+}
+
+/// The socket families the command may create. At the full tier an isolated network
+/// namespace holds nothing but its own loopback, so IP sockets reach only the sandbox
+/// itself (a test suite's local server) and, with a proxy, the forwarder; without that
+/// namespace (the fallback tier) only the proxy mode gets them, and Landlock narrows TCP
+/// to the forwarder's port.
+fn socket_families(network: &Network, tier: Tier) -> Sockets {
+    match (network, tier) {
+        (Network::None, Tier::Fallback) => Sockets::UnixOnly,
+        (Network::None | Network::Proxy { .. }, _) => Sockets::UnixAndInet,
+        _ => Sockets::Any,
+    }
 }

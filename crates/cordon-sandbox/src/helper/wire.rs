@@ -10,7 +10,7 @@
 
 use crate::error::{SandboxError, SandboxErrorKind};
 use crate::landlock::LandlockOutcome;
-use crate::report::{Blocked, Tier};
+use crate::report::{Blocked, ProcessLimit, Tier};
 use crate::spec::SandboxSpec;
 use nix::errno::Errno;
 use serde::{Deserialize, Serialize};
@@ -32,6 +32,8 @@ pub const EXIT_TIMEOUT: i32 = 124;
 pub(crate) struct HelperRequest {
     pub spec: SandboxSpec,
     pub parent: i32,
+    /// The run's pids cgroup, with its `pids.max` written, or why there is none.
+    pub cgroup: Result<crate::cgroup::Made, String>,
 }
 
 /// An error crossing the process boundary.
@@ -97,6 +99,7 @@ pub(crate) struct HelperResult {
     pub timed_out: bool,
     pub error: Option<WireError>,
     pub blocked: Vec<Blocked>,
+    pub processes: ProcessLimit,
 }
 
 /// The byte that lets the command's process go on to `execve`.

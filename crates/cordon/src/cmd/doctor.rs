@@ -11,8 +11,13 @@ pub struct DoctorArgs {
 /// Run `cordon doctor`.
 pub fn run(args: DoctorArgs) -> anyhow::Result<u8> {
     let host = cordon_sandbox::probe_host();
+    let limits = cordon_sandbox::probe_limits();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&host)?);
+        let mut json = serde_json::to_value(&host)?;
+        if let Some(obj) = json.as_object_mut() {
+            obj.insert("limits".into(), serde_json::to_value(&limits)?);
+        }
+        println!("{}", serde_json::to_string_pretty(&json)?);
     } else {
         let yes_no = |b: bool| if b { "yes" } else { "no" };
         println!("user namespaces: {}", yes_no(host.user_namespaces));
@@ -34,7 +39,6 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<u8> {
                 host.cgroups.join(", ")
             }
         );
-        println!("resource limits: rlimits (cgroups are not used)");
         println!("tier: {}", host.tier.as_str());
         println!("  {}", host.why);
         println!("running as root: {}", yes_no(host.running_as_root));
@@ -43,6 +47,7 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<u8> {
                 println!("  {c}");
             }
         }
+        print_limits(&limits);
     }
     Ok(0)
 }
@@ -59,4 +64,26 @@ fn print_userns_restrictions(host: &cordon_sandbox::HostReport) {
             println!("  restricted by {}: {}", r.setting(), r.explanation());
         }
     }
+}
+
+/// The resource limits this host can enforce for the current user.
+fn print_limits(l: &cordon_sandbox::LimitsReport) {
+    let yes_no = |b: bool| if b { "yes" } else { "no" };
+    println!("resource limits:");
+    println!(
+        "  processes: {} (default limit {}, --process-limit N)",
+        match l.processes.as_str() {
+            "cgroup-v1" | "cgroup-v2" => "a pids cgroup per run",
+            "rlimit" => "RLIMIT_NPROC",
+            _ => "not enforceable here (--process-limit refuses to run)",
+        },
+        l.default_process_limit
+    );
+    println!(
+        "  pids cgroup: {} ({})",
+        yes_no(l.pids_cgroup),
+        l.pids_cgroup_detail
+    );
+    println!("  RLIMIT_NPROC: {}", l.rlimit_nproc_detail);
+    println!("  memory: {}", l.memory);
 }

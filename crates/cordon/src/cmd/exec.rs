@@ -121,6 +121,11 @@ pub struct ExecOptions {
     /// current directory.
     #[arg(long, value_name = "PATH")]
     mask: Vec<PathBuf>,
+    /// Let the command connect to this host Unix socket (repeatable): it is bound in,
+    /// read-only, at its own path, even inside a directory the sandbox hides (`/run`,
+    /// `/tmp`, HOME). Refused if PATH is not a socket.
+    #[arg(long = "allow-unix-socket", value_name = "PATH")]
+    allow_unix_socket: Vec<PathBuf>,
     /// Pass at most this many bytes of the command's stdout, and of its stderr; the rest
     /// is dropped (the command keeps running).
     #[arg(long, value_name = "BYTES")]
@@ -128,14 +133,21 @@ pub struct ExecOptions {
     /// RLIMIT_CPU in seconds.
     #[arg(long, value_name = "SECONDS")]
     cpu_limit: Option<u64>,
-    /// RLIMIT_AS in bytes.
-    #[arg(long, value_name = "BYTES")]
+    /// RLIMIT_AS in bytes (suffixes K, M, G, T: powers of 1024); also caps the default
+    /// --tmp-size.
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     memory_limit: Option<u64>,
-    /// RLIMIT_NPROC.
+    /// Processes and threads the command may have at once [default: 4096]. Held by a
+    /// pids cgroup where cordon can make one, else by RLIMIT_NPROC (which does not
+    /// limit root); refused where neither holds. `cordon doctor` says which.
     #[arg(long, value_name = "N")]
     process_limit: Option<u64>,
-    /// RLIMIT_FSIZE in bytes.
-    #[arg(long, value_name = "BYTES")]
+    /// Size of the tmpfs that /tmp, /var/tmp and /dev/shm share (suffixes K, M, G, T)
+    /// [default: a quarter of RAM, at most 4G, at most --memory-limit].
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    tmp_size: Option<u64>,
+    /// RLIMIT_FSIZE in bytes (suffixes K, M, G, T).
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     file_size_limit: Option<u64>,
     /// RLIMIT_NOFILE.
     #[arg(long, value_name = "N")]
@@ -183,6 +195,39 @@ fn parse_duration(s: &str) -> Result<Duration, DurationError> {
         return Err(bad("it must be positive"));
     }
     Ok(Duration::from_secs_f64(secs))
+}
+
+/// A size that is not one.
+#[derive(Debug)]
+pub struct SizeError(String);
+
+impl std::fmt::Display for SizeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SizeError {}
+
+/// Parse `4096`, `64K`, `512M`, `2G`, `1T` (powers of 1024; `KiB`, `MB`… spellings too).
+fn parse_size(s: &str) -> Result<u64, SizeError> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let bad = |why: &str| SizeError(format!("invalid size `{s}`: {why}"));
+    let n: u64 = num
+        .parse()
+        .map_err(|_| bad("expected bytes, or a number with K, M, G or T"))?;
+    let shift = match unit.trim().to_ascii_uppercase().trim_end_matches('B') {
+        "" => 0,
+        "K" | "KI" => 10,
+        "M" | "MI" => 20,
+        "G" | "GI" => 30,
+        "T" | "TI" => 40,
+        _ => return Err(bad("use the suffix K, M, G or T")),
+    };
+    n.checked_mul(1u64 << shift)
+        .ok_or_else(|| bad("it is too large"))
 }
 
 /// Run `cordon exec`.
@@ -432,6 +477,7 @@ fn builder(
             processes: args.process_limit,
             file_size: args.file_size_limit,
             open_files: args.open_files_limit.or(Limits::default().open_files),
+            tmp_size: args.tmp_size,
         })
         .cwd(cwd);
     for r in settings
@@ -443,6 +489,9 @@ fn builder(
     }
     for m in settings.mask.iter().chain(&flag_paths.masks) {
         b = b.mask(m);
+    }
+    for s in &args.allow_unix_socket {
+        b = b.allow_unix_socket(s);
     }
     if let Some(list) = &settings.home_readable {
         b = b.home_readable(list.clone());
@@ -462,5 +511,18 @@ mod tests {
         assert!(parse_duration("0").is_err());
         assert!(parse_duration("5 parsecs").is_err());
         assert!(parse_duration("-1").is_err());
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert_eq!(parse_size("64k").unwrap(), 64 << 10);
+        assert_eq!(parse_size("512M").unwrap(), 512 << 20);
+        assert_eq!(parse_size("2GiB").unwrap(), 2 << 30);
+        assert_eq!(parse_size("1T").unwrap(), 1 << 40);
+        assert!(parse_size("").is_err());
+        assert!(parse_size("5 parsecs").is_err());
+        assert!(parse_size("-1").is_err());
+        assert!(parse_size("99999999999T").is_err());
     }
 }

@@ -1,0 +1,228 @@
+//! The harness of the process tests that run `cordon exec` for real (`sandbox_net.rs`,
+//! `sandbox_limits.rs`): the binary under test, a temporary workspace with a fake HOME
+//! under the host's `/tmp` (hidden in the sandbox, the workspace bound back), a policy
+//! that allows what the tests run, and runs as the unprivileged `nobody`.
+//!
+//! Tests that need user namespaces skip with a printed reason when the host cannot
+//! create them, unless `CORDON_REQUIRE_SANDBOX_TESTS=1` (set in CI), which turns the
+//! skip into a failure.
+#![allow(dead_code)] // each test binary uses its own part of the harness
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+/// The binary under test: `CORDON_TEST_BIN` when set (CI points it at the static
+/// release build), else the one cargo built for these tests.
+pub fn bin() -> PathBuf {
+    std::env::var_os("CORDON_TEST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_cordon").into())
+}
+
+/// A policy that allows what these tests run, so that containment, not policy, is what
+/// they observe.
+pub const ALLOW_ALL: &str = r#"
+mode = "bypass"
+[defaults]
+read_inside = "allow"
+read_outside = "allow"
+write_inside = "allow"
+write_outside = "allow"
+exec = "allow"
+network = "allow"
+[permissions]
+allow = ["Bash(./t.sh)"]
+"#;
+
+fn required() -> bool {
+    std::env::var_os("CORDON_REQUIRE_SANDBOX_TESTS").is_some_and(|v| v == "1")
+}
+
+/// Whether the full tier is available; when it is not, either skip (print why) or fail
+/// when CI requires these tests.
+pub fn full_tier_or_skip(test: &str) -> bool {
+    static PROBE: OnceLock<(bool, String)> = OnceLock::new();
+    let (ok, why) = PROBE.get_or_init(|| {
+        let out = Command::new(bin())
+            .args(["doctor", "--json"])
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (
+            v["user_namespaces"].as_bool().unwrap_or(false),
+            v["user_namespaces_error"]
+                .as_str()
+                .unwrap_or("")
+                .to_string(),
+        )
+    });
+    if *ok {
+        return true;
+    }
+    assert!(
+        !required(),
+        "{test}: CORDON_REQUIRE_SANDBOX_TESTS=1 but user namespaces are unavailable: {why}"
+    );
+    eprintln!("skipping {test}: user namespaces are unavailable on this host ({why})");
+    false
+}
+
+/// Skip the test (return) unless the full tier is available.
+#[macro_export]
+macro_rules! need_sandbox {
+    ($name:expr) => {
+        if !common::full_tier_or_skip($name) {
+            return;
+        }
+    };
+}
+
+/// The real uid of this process.
+pub fn uid() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find(|l| l.starts_with("Uid:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse().ok())
+        .unwrap()
+}
+
+/// Whether the tests run as root (and can therefore also run cordon as `nobody`).
+pub fn is_root() -> bool {
+    uid() == 0
+}
+
+/// stdout and stderr as text.
+pub fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// A directory for the tests' own files that the sandbox shows read-only: cargo's
+/// temporary directory in the target directory, which the sandbox tests already need
+/// visible (they run the binary inside it). `/tmp`, `/var/tmp`, `/run` and the homes are
+/// hidden in the sandbox, so they will not do.
+pub fn visible_dir(prefix: &str) -> tempfile::TempDir {
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(base).unwrap();
+    let d = tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in(base)
+        .unwrap();
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    d
+}
+
+/// A temporary world: a workspace and a fake HOME under the host's `/tmp`, and a config.
+pub struct World {
+    _tmp: tempfile::TempDir,
+    /// The directory holding the rest (hidden in the sandbox but for the workspace).
+    pub root: PathBuf,
+    /// The workspace.
+    pub ws: PathBuf,
+    /// The fake HOME.
+    pub home: PathBuf,
+    /// The policy file.
+    pub config: PathBuf,
+}
+
+impl World {
+    /// A fresh world.
+    pub fn new() -> World {
+        let tmp = tempfile::Builder::new()
+            .prefix("cordon-sbx-")
+            .tempdir()
+            .unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let ws = root.join("ws");
+        let home = root.join("home");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        let config = root.join("policy.toml");
+        std::fs::write(&config, ALLOW_ALL).unwrap();
+        World {
+            _tmp: tmp,
+            root,
+            ws,
+            home,
+            config,
+        }
+    }
+
+    /// Write the workspace's `t.sh`.
+    pub fn script(&self, body: &str) {
+        let p = self.ws.join("t.sh");
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    /// `cordon exec [extra] -- ./t.sh` in the workspace, with a clean environment.
+    pub fn command(&self, extra: &[&str]) -> Command {
+        let mut c = Command::new(bin());
+        c.arg("exec")
+            .arg("--isolated")
+            .arg("--config")
+            .arg(&self.config)
+            .arg("--workspace")
+            .arg(&self.ws)
+            .args(extra)
+            .arg("--")
+            .arg("./t.sh")
+            .current_dir(&self.ws)
+            .env_clear()
+            .env("HOME", &self.home)
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("LANG", "C")
+            .stdin(Stdio::null());
+        c
+    }
+
+    /// Run `body` as a shell script inside the sandbox.
+    pub fn run(&self, body: &str, extra: &[&str]) -> Output {
+        self.script(body);
+        self.command(extra).output().unwrap()
+    }
+
+    /// Hand the whole world to `nobody` (for the unprivileged runs).
+    pub fn give_to_nobody(&self) {
+        let st = Command::new("chown")
+            .args(["-R", "nobody:nogroup"])
+            .arg(&self.root)
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+
+    /// `command` as `nobody` (the tests must run as root).
+    pub fn command_as_nobody(&self, extra: &[&str]) -> Command {
+        self.give_to_nobody();
+        as_nobody(&self.command(extra))
+    }
+
+    /// Run `body` as `nobody` (the tests must run as root).
+    pub fn run_as_nobody(&self, body: &str, extra: &[&str]) -> Output {
+        self.script(body);
+        self.command_as_nobody(extra).output().unwrap()
+    }
+}
+
+/// The same command, run as `nobody:nogroup` with no supplementary groups.
+pub fn as_nobody(c: &Command) -> Command {
+    let mut sp = Command::new("setpriv");
+    sp.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"])
+        .arg(c.get_program())
+        .args(c.get_args())
+        .env_clear()
+        .envs(c.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))))
+        .stdin(Stdio::null());
+    if let Some(d) = c.get_current_dir() {
+        sp.current_dir(d);
+    }
+    sp
+}

@@ -1,0 +1,261 @@
+//! The sandbox's sockets, tested with real processes: the loopback of the full tier's
+//! network namespace works for the command and reaches nothing of the host's; host Unix
+//! sockets are reachable only where `--allow-unix-socket` binds them in; `/var/tmp` is
+//! private like `/tmp`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test harness code
+
+mod common;
+
+use common::{World, bin, text};
+use std::io::{Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::Path;
+
+/// A Python program that binds TCP and UDP on loopback, connects to itself and swaps
+/// bytes; `SELF-OK` at the end means every exchange worked.
+const LOOPBACK_PY: &str = r#"
+import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
+c = socket.create_connection(s.getsockname()); a, _ = s.accept()
+c.sendall(b"ping"); assert a.recv(4) == b"ping"; a.sendall(b"pong"); assert c.recv(4) == b"pong"
+d = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); d.bind(("127.0.0.1", 0))
+e = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); e.sendto(b"udp", d.getsockname())
+assert d.recv(3) == b"udp"
+try:
+    v6 = socket.socket(socket.AF_INET6); v6.bind(("::1", 0)); v6.listen(1)
+    c6 = socket.create_connection(v6.getsockname()[:2]); a6, _ = v6.accept()
+    c6.sendall(b"v6"); assert a6.recv(2) == b"v6"; print("V6-OK")
+except OSError as err:
+    print("V6-UNAVAILABLE", err)
+print("SELF-OK")
+"#;
+
+/// Connect to 127.0.0.1:PORT over TCP and send a datagram to 127.0.0.1:UPORT; prints
+/// what happened to each.
+const REACH_HOST_PY: &str = r#"
+import socket, sys
+port, uport = int(sys.argv[1]), int(sys.argv[2])
+try:
+    socket.create_connection(("127.0.0.1", port), timeout=3).sendall(b"escaped")
+    print("TCP-CONNECTED")
+except OSError as err:
+    print("TCP-FAILED", type(err).__name__)
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+try:
+    u.sendto(b"escaped", ("127.0.0.1", uport))
+    print("UDP-SENT")
+except OSError as err:
+    print("UDP-FAILED", type(err).__name__)
+"#;
+
+fn write_py(w: &World, name: &str, body: &str) {
+    std::fs::write(w.ws.join(name), body).unwrap();
+}
+
+#[test]
+fn loopback_works_inside_the_full_tier_without_flags() {
+    need_sandbox!("loopback_works_inside_the_full_tier_without_flags");
+    let w = World::new();
+    write_py(&w, "lo.py", LOOPBACK_PY);
+    let o = w.run("exec python3 lo.py", &[]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(out.contains("SELF-OK"), "{out}\n{err}");
+    // Nothing was blocked that the command needed, so nothing is reported.
+    assert!(!err.contains("containment blocked"), "{err}");
+}
+
+#[test]
+fn the_hosts_loopback_is_unreachable_from_inside() {
+    need_sandbox!("the_hosts_loopback_is_unreachable_from_inside");
+    let w = World::new();
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = tcp.local_addr().unwrap().port();
+    tcp.set_nonblocking(true).unwrap();
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let uport = udp.local_addr().unwrap().port();
+    udp.set_nonblocking(true).unwrap();
+    // Both are reachable from the host, so a failure inside is the sandbox's doing.
+    drop(std::net::TcpStream::connect(("127.0.0.1", port)).unwrap());
+    let (probe, _) = tcp.accept().unwrap();
+    drop(probe);
+    write_py(&w, "reach.py", REACH_HOST_PY);
+    // No network, and the proxy mode, whose namespace also carries the forwarder.
+    for extra in [&[][..], &["--allow-net", "example.com"][..]] {
+        let o = w.run(&format!("exec python3 reach.py {port} {uport}"), extra);
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{extra:?}: {out}\n{err}");
+        assert!(
+            out.contains("TCP-FAILED ConnectionRefusedError"),
+            "{extra:?}: {out}\n{err}"
+        );
+        // The datagram leaves the socket, into a namespace where nobody listens.
+        assert!(out.contains("UDP-SENT"), "{extra:?}: {out}\n{err}");
+        assert!(
+            matches!(tcp.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+            "{extra:?}: the host's listener was reached"
+        );
+        let mut buf = [0u8; 16];
+        assert!(
+            matches!(udp.recv(&mut buf), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+            "{extra:?}: the host's UDP socket got a datagram"
+        );
+    }
+}
+
+#[test]
+fn the_fallback_tier_keeps_ip_sockets_refused() {
+    need_sandbox!("the_fallback_tier_keeps_ip_sockets_refused");
+    let w = World::new();
+    // Inside the sandbox, seccomp refuses new user namespaces: a nested cordon falls
+    // back to Landlock and seccomp, with no network namespace of its own.
+    // Its state goes to the workspace: HOME, like every hidden directory, is read-only.
+    std::fs::write(
+        w.ws.join("inner.toml"),
+        common::ALLOW_ALL.replace("./t.sh", "./inner.sh"),
+    )
+    .unwrap();
+    std::fs::write(
+        w.ws.join("inner.sh"),
+        "#!/bin/sh\nexec python3 -c 'import socket; socket.socket(); print(\"INNER-SOCKET\")'\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        w.ws.join("inner.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let o = w.run(
+        &format!(
+            "export CORDON_STATE_DIR=\"$PWD/inner-state\"; {} exec --isolated --config inner.toml --workspace . -- ./inner.sh; echo \"rc=$?\"",
+            bin().display()
+        ),
+        &[],
+    );
+    let (out, err) = text(&o);
+    assert!(err.contains("fallback tier"), "{out}\n{err}");
+    assert!(!out.contains("INNER-SOCKET"), "{out}\n{err}");
+    assert!(err.contains("PermissionError"), "{out}\n{err}");
+}
+
+/// A host service on a Unix socket: answers `pong` to every connection, counts them.
+fn unix_service(path: &Path) -> std::sync::Arc<std::sync::atomic::AtomicUsize> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = UnixListener::bind(path).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let count = std::sync::Arc::new(AtomicUsize::new(0));
+    let c = count.clone();
+    std::thread::spawn(move || {
+        for mut s in listener.incoming().flatten() {
+            c.fetch_add(1, Ordering::SeqCst);
+            let _ = s.write_all(b"pong");
+        }
+    });
+    count
+}
+
+/// Connect to the Unix socket ARGV[1], print what it answers; then a socket pair, and a
+/// socket of the sandbox's own under /tmp.
+const UNIX_PY: &str = r#"
+import os, socket, sys
+try:
+    c = socket.socket(socket.AF_UNIX); c.connect(sys.argv[1]); print("HOST", c.recv(4).decode())
+except OSError as err:
+    print("HOST-FAILED", type(err).__name__)
+a, b = socket.socketpair(); a.sendall(b"pair"); print("PAIR", b.recv(4).decode())
+os.makedirs("/tmp/own", exist_ok=True)
+s = socket.socket(socket.AF_UNIX); s.bind("/tmp/own/s.sock"); s.listen(1)
+c = socket.socket(socket.AF_UNIX); c.connect("/tmp/own/s.sock"); x, _ = s.accept()
+c.sendall(b"own"); print("OWN", x.recv(3).decode())
+try:
+    os.unlink(sys.argv[1]); print("UNLINKED")
+except OSError as err:
+    print("UNLINK-FAILED", type(err).__name__)
+"#;
+
+#[test]
+fn a_host_unix_socket_is_reachable_only_when_allowed() {
+    need_sandbox!("a_host_unix_socket_is_reachable_only_when_allowed");
+    let w = World::new();
+    // Beside the workspace under the host's /tmp, a directory the sandbox hides: a
+    // stand-in for a service's socket directory.
+    let dir = w.root.join("svc");
+    std::fs::create_dir(&dir).unwrap();
+    let sock = dir.join("svc.sock");
+    let count = unix_service(&sock);
+    let mut host = UnixStream::connect(&sock).unwrap();
+    let mut answer = String::new();
+    host.read_to_string(&mut answer).unwrap();
+    assert_eq!(answer, "pong");
+    write_py(&w, "unix.py", UNIX_PY);
+    let body = format!("exec python3 unix.py {}", sock.display());
+
+    let o = w.run(&body, &[]);
+    let (out, err) = text(&o);
+    assert!(out.contains("HOST-FAILED"), "{out}\n{err}");
+    assert!(
+        out.contains("PAIR pair") && out.contains("OWN own"),
+        "{out}\n{err}"
+    );
+    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 1);
+
+    let o = w.run(&body, &["--allow-unix-socket", sock.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert!(out.contains("HOST pong"), "{out}\n{err}");
+    assert!(
+        out.contains("PAIR pair") && out.contains("OWN own"),
+        "{out}\n{err}"
+    );
+    // Bound read-only: connecting works, removing or replacing it does not.
+    assert!(out.contains("UNLINK-FAILED"), "{out}\n{err}");
+    assert!(sock.exists());
+    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 2);
+}
+
+#[test]
+fn allow_unix_socket_refuses_what_is_not_a_socket() {
+    let w = World::new();
+    let file = w.root.join("plain.txt");
+    std::fs::write(&file, "x").unwrap();
+    for path in [file.clone(), w.root.join("missing.sock")] {
+        let o = w.run("echo RAN", &["--allow-unix-socket", path.to_str().unwrap()]);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(125), "{out}\n{err}");
+        assert!(!out.contains("RAN"), "{out}");
+        assert!(err.contains(path.to_str().unwrap()), "{err}");
+    }
+    let o = w.run("echo RAN", &["--allow-unix-socket", file.to_str().unwrap()]);
+    assert!(
+        text(&o).1.contains("is not a Unix socket"),
+        "{}",
+        text(&o).1
+    );
+}
+
+#[test]
+fn var_tmp_is_private_like_tmp() {
+    need_sandbox!("var_tmp_is_private_like_tmp");
+    let w = World::new();
+    let host = tempfile::Builder::new()
+        .prefix("cordon-vartmp-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    std::fs::write(host.path().join("host-file"), "HOST-CONTENT").unwrap();
+    let sock = host.path().join("svc.sock");
+    let _count = unix_service(&sock);
+    let o = w.run(
+        &format!(
+            r#"ls -A /var/tmp | wc -l
+cat {}/host-file 2>/dev/null
+echo mine > /var/tmp/mine && cat /var/tmp/mine
+find /tmp /var/tmp /run /var/run /home /root -type s 2>/dev/null | wc -l"#,
+            host.path().display()
+        ),
+        &[],
+    );
+    let (out, err) = text(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines, ["0", "mine", "0"], "{out}\n{err}");
+    assert!(!Path::new("/var/tmp/mine").exists());
+}
