@@ -90,6 +90,18 @@ pub fn changes_bases(roots: &[PathBuf]) -> Vec<PathBuf> {
     out
 }
 
+/// Where this user's change sets go by default, and whether overlayfs can keep an upper
+/// layer there (for `cordon doctor`). Creates the directory when missing.
+pub fn changes_home() -> (PathBuf, bool) {
+    let bases = changes_bases(&[]);
+    for base in &bases {
+        if private_dir(base).is_ok() && keeps_user_xattrs(base) {
+            return (base.clone(), true);
+        }
+    }
+    (bases[0].clone(), false)
+}
+
 /// Whether `dir`'s file system keeps `user.` extended attributes, which overlayfs needs
 /// for an upper layer in a user namespace (NFS, for one, does not).
 pub(crate) fn keeps_user_xattrs(dir: &Path) -> bool {

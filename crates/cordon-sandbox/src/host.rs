@@ -36,7 +36,7 @@ pub struct HostReport {
 
 /// What changes when cordon runs as root, one sentence each.
 pub const ROOT_CAVEATS: &[&str] = &[
-    "--process-limit is RLIMIT_NPROC, which the kernel does not apply to uid 0: a root command can start processes without that bound",
+    "the kernel does not apply RLIMIT_NPROC to uid 0, so the process limit holds only through a pids cgroup (see resource limits below)",
     "the command runs as uid 0 (in its user namespace at the full tier, as real root at the fallback tier), so the owner bits let it read root-owned files: the full tier masks the known system secrets, the fallback tier only leaves them out of Landlock's rules and can hide nothing else",
     "run cordon as an ordinary user where you can",
 ];

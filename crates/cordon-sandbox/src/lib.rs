@@ -87,7 +87,8 @@ mod system_secrets;
 
 pub use caches::{CacheLayer, CacheSlot, DEV_CACHES, caches_base};
 pub use changes::{
-    ChangeMeta, ChangeSet, Layer, LeftChanges, changes_base, changes_bases, claim, list_left,
+    ChangeMeta, ChangeSet, Layer, LeftChanges, changes_base, changes_bases, changes_home, claim,
+    list_left,
 };
 pub use env::{DEFAULT_ALLOW, EnvPolicy, SECRET_MARKERS, looks_secret};
 pub use error::{SandboxError, SandboxErrorKind};

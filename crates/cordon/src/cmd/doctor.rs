@@ -48,6 +48,16 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<u8> {
             }
         }
         print_limits(&limits);
+        let (base, ok) = cordon_sandbox::changes_home();
+        println!(
+            "copy-on-write workspace: {} (changes wait in {} until cordon merges them)",
+            if ok {
+                "yes"
+            } else {
+                "no: that file system keeps no user extended attributes, which overlayfs needs; the full tier refuses to run"
+            },
+            cordon_policy::terminal::path_for_terminal(&base)
+        );
     }
     Ok(0)
 }
