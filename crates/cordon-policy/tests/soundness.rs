@@ -591,9 +591,28 @@ fn observer_sees_what_commands_do() {
 }
 
 #[test]
-fn known_limits_parse() {
+fn known_limits_parse_and_match() {
     let l = limits::load().unwrap_or_else(|e| panic!("{e}"));
-    assert!(!l.is_empty());
+    let v = |class: &str, program: &str, target: &str| Violation {
+        class: class.into(),
+        program: program.into(),
+        target: target.into(),
+        syscall: String::new(),
+        error: None,
+        argv: Vec::new(),
+    };
+    let key = |v: &Violation, text: &str| limits::find(&l, v, text).map(|l| l.key.as_str());
+    // `DIR/**` covers DIR itself; `when:` narrows an entry to a form of the command.
+    let ws = v("read-inside", "git", sandbox::WORKSPACE);
+    assert_eq!(key(&ws, "git -C src status"), Some("read-inside git ./**"));
+    assert_eq!(key(&ws, "git status"), None);
+    let dot_git = v("read-inside", "git", "/home/user/proj/.git/HEAD");
+    assert_eq!(key(&dot_git, "cd src && git log"), Some("read-inside git ./**"));
+    // `~` is the decoy home; `*` stays within a component.
+    assert!(key(&v("read-outside", "git", "/home/user/.gitconfig"), "git log").is_some());
+    assert!(key(&v("read-outside", "git", "/home/user/x/.gitconfig"), "git log").is_none());
+    // Nothing covers a read of a credential by a program the list does not name.
+    assert!(key(&v("read-outside", "cat", "/home/user/.ssh/id_rsa"), "cat x").is_none());
 }
 
 #[test]

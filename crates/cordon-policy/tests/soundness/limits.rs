@@ -23,7 +23,8 @@ pub struct Limit {
 }
 
 /// Parse `known-limits.txt`. In a target, a leading `~` is the decoy home and a leading
-/// `./` the workspace; `*` stays within one path component and `**` crosses them. In a
+/// `./` the workspace; `*` stays within one path component, `**` crosses them, and
+/// `DIR/**` covers DIR itself too. In a
 /// `when:` glob, `*` matches anything and `?` stands for a space too.
 pub fn load() -> Result<Vec<Limit>, String> {
     let mut out: Vec<Limit> = Vec::new();
@@ -92,7 +93,12 @@ pub fn load() -> Result<Vec<Limit>, String> {
                 .map(|g| g.compile_matcher())
                 .map_err(|e| format!("{origin}: {e}"))
         };
-        let (program_glob, target_glob) = (glob(program)?, glob(&expanded)?);
+        // `DIR/**` covers DIR itself too.
+        let target_glob = match expanded.strip_suffix("/**") {
+            Some(dir) if !dir.is_empty() => glob(&format!("{{{dir},{dir}/**}}"))?,
+            _ => glob(&expanded)?,
+        };
+        let program_glob = glob(program)?;
         out.push(Limit {
             origin,
             class: class.to_string(),
