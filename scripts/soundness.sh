@@ -8,6 +8,7 @@
 # Needs strace and unprivileged user namespaces (scripts/install-test-deps.sh installs
 # strace). Extra arguments go to cargo test. Environment:
 #   CORDON_SOUNDNESS_FILTER=TEXT   only the commands that contain TEXT
+#   CORDON_SOUNDNESS_CORPUS=FILE   the commands of FILE (as commands.txt) instead
 #   CORDON_SOUNDNESS_VERBOSE=1     print every predicted and observed operation
 #   CORDON_SOUNDNESS_DUMP=FILE     write every violation as a JSON line to FILE
 #   CORDON_SOUNDNESS_JOBS=N        commands run at once (default: the number of CPUs)

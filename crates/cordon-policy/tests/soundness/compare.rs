@@ -18,8 +18,9 @@
 //! 3. **The command's own files.** Reading back a file the command itself wrote earlier
 //!    discloses nothing of the user's, and a delete of a path that did not exist before
 //!    the command removed nothing of the user's: the creation is the operation checked.
-//! 4. **Temporary-then-rename.** A file created and then renamed onto another path (the
-//!    atomic-replace pattern of `sed -i`, `git`, editors) is a write of the final path.
+//! 4. **Renames.** A file created and then renamed onto another path (the atomic-replace
+//!    pattern of `sed -i`, `git`, editors) is a write of the final path; a name a file
+//!    passes through on its way to a predicted delete (`shred -u`) is part of the delete.
 //! 5. **Coverage by path.** Both the path as written (lexically cleaned) and the path
 //!    with symlinks resolved are compared, on both sides.
 //!    - A predicted read or list of a path covers reads and listings of it and of
@@ -150,6 +151,16 @@ const BENIGN_READS: &[(&str, &str)] = &[
     ),
     ("/proc/cpuinfo", "CPU features and count"),
     ("/proc/stat", "system statistics (CPU count)"),
+    ("/proc/uptime", "time since boot (`uptime`, `ps`)"),
+    ("/proc/loadavg", "the load average (`uptime`, `w`)"),
+    (
+        "/var/run/utmp",
+        "the login records every local user can read (`who`, `w`, `uptime`)",
+    ),
+    (
+        "/run/utmp",
+        "the login records every local user can read (`who`, `w`, `uptime`)",
+    ),
     (
         "/proc/sys/kernel",
         "kernel parameters (ngroups_max, osrelease, pid_max)",
@@ -262,6 +273,19 @@ pub fn compare(pred: &Prediction, obs: &Observation, inp: &Inputs<'_>) -> Verdic
         }
         cur
     };
+    // The name a file had before the renames that led to `p` at event `i`.
+    let first_name = |i: usize, p: &'_ Path| -> PathBuf {
+        let (mut at, mut cur) = (i, p.to_path_buf());
+        while let Some((j, from, _)) = renames
+            .iter()
+            .rev()
+            .find(|(j, _, to)| *j < at && *to == cur)
+        {
+            at = *j;
+            cur = from.to_path_buf();
+        }
+        cur
+    };
     let mut written_so_far: BTreeSet<&Path> = BTreeSet::new();
     let mut seen: BTreeSet<(String, String, String)> = BTreeSet::new();
     for (i, e) in obs.events.iter().enumerate() {
@@ -303,6 +327,11 @@ pub fn compare(pred: &Prediction, obs: &Observation, inp: &Inputs<'_>) -> Verdic
                     || (created
                         && fin != e.path
                         && beneath_any(&[&fin, &resolve(&fin, inp.fs)], &pred.writes))
+                    // A name a file passes through on its way to a predicted delete
+                    // (`shred -u` renames it to 0000, 000, … before unlinking it).
+                    || (created
+                        && gone
+                        && beneath_any(&[&first_name(i, &e.path)], &pred.deletes))
                     || beneath_any(&both, &pred.writes)
                     // The missing directories above a predicted write (`mkdir -p a/b`,
                     // `install -D`) are the way to it.

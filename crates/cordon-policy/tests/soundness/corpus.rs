@@ -26,15 +26,20 @@ pub fn all() -> Vec<Entry> {
 /// `commands.txt`: one command per line; `#` starts a comment line; a block between a
 /// line `>>>` and a line `<<<` is one command of several lines (loops, here-documents).
 pub fn hand_written() -> Vec<Entry> {
+    parse(HAND_WRITTEN, "commands.txt")
+}
+
+/// Commands in the format of `commands.txt`, from `name`.
+pub fn parse(text: &str, name: &str) -> Vec<Entry> {
     let mut out = Vec::new();
     let mut block: Option<(usize, Vec<&str>)> = None;
-    for (i, line) in HAND_WRITTEN.lines().enumerate() {
+    for (i, line) in text.lines().enumerate() {
         let n = i + 1;
         if let Some((start, lines)) = &mut block {
             if line.trim_end() == "<<<" {
                 out.push(Entry {
                     text: lines.join("\n"),
-                    origin: format!("commands.txt:{start}"),
+                    origin: format!("{name}:{start}"),
                 });
                 block = None;
             } else {
@@ -52,7 +57,7 @@ pub fn hand_written() -> Vec<Entry> {
         }
         out.push(Entry {
             text: t.to_string(),
-            origin: format!("commands.txt:{n}"),
+            origin: format!("{name}:{n}"),
         });
     }
     out

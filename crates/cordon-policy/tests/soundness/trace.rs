@@ -87,6 +87,8 @@ pub struct Event {
     pub nofollow: bool,
     /// For a rename: where the file went (the event itself is the delete of its old name).
     pub renamed_to: Option<PathBuf>,
+    /// For the write of a rename's new name: the old name.
+    pub renamed_from: Option<PathBuf>,
     /// The system call, for the report.
     pub syscall: String,
     /// `None` on success, else the errno name.
@@ -297,6 +299,7 @@ impl Ctx<'_> {
                 ),
                 peer: None,
                 renamed_to: None,
+                renamed_from: None,
                 syscall: r.name.clone(),
                 error: error.clone(),
                 argv: Vec::new(),
@@ -358,6 +361,7 @@ impl Ctx<'_> {
                     nofollow: false,
                     peer: None,
                     renamed_to: None,
+                    renamed_from: None,
                     syscall: r.name.clone(),
                     error: None,
                     argv,
@@ -433,11 +437,14 @@ impl Ctx<'_> {
                     push(obs, Act::Write, from);
                     push(obs, Act::Write, to);
                 } else {
-                    push(obs, Act::Delete, from);
+                    push(obs, Act::Delete, from.clone());
                     if let Some(e) = obs.events.last_mut() {
                         e.renamed_to = to.clone();
                     }
                     push(obs, Act::Write, to);
+                    if let Some(e) = obs.events.last_mut() {
+                        e.renamed_from = from;
+                    }
                 }
             }
             "link" => push(obs, Act::Write, self.path(arg(1), cwd)),
@@ -479,6 +486,7 @@ impl Ctx<'_> {
                         nofollow: false,
                         peer: Some(peer),
                         renamed_to: None,
+                        renamed_from: None,
                         syscall: r.name.clone(),
                         error,
                         argv: Vec::new(),
@@ -595,7 +603,9 @@ fn parse_call(pid: u32, text: &str) -> Option<Record> {
                     in_str = true;
                     cur.push(c);
                 }
-                '<' if cur.ends_with(|x: char| x.is_ascii_digit()) || cur.ends_with("AT_FDCWD") => {
+                // `-y` prints a descriptor as `3</path>`: a `<` right after an argument
+                // that is a bare number (or AT_FDCWD), not a shift such as `1<<TCP_CLOSE`.
+                '<' if is_fd_token(cur.trim()) && bytes.get(i + 1) != Some(&b'<') => {
                     in_deco = true;
                     cur.push(c);
                 }
@@ -642,6 +652,11 @@ fn parse_call(pid: u32, text: &str) -> Option<Record> {
         args,
         result,
     })
+}
+
+/// An argument that is a file descriptor number or `AT_FDCWD`.
+fn is_fd_token(t: &str) -> bool {
+    t == "AT_FDCWD" || (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// A C string as strace prints it (`"a\nb\303\251"...`) → its bytes, and whether strace
