@@ -370,47 +370,78 @@ impl Report {
                 cmds.len()
             );
         }
-        // New violations, grouped by class, program and the shape of the target.
+        // Violations grouped: the new ones by class, program and the shape of the target;
+        // in the full report the known ones too, by class, program and known limit.
         type Group<'a> = Vec<(&'a Outcome, &'a Violation)>;
-        let mut groups: BTreeMap<(String, String, String), Group> = BTreeMap::new();
+        type Key = (Option<usize>, String, String, String);
+        let mut groups: BTreeMap<Key, Group> = BTreeMap::new();
         for (o, v, l) in &all {
-            if l.is_none() {
-                groups
-                    .entry((v.class.clone(), v.program.clone(), shape(&v.target)))
-                    .or_default()
-                    .push((o, v));
-            }
+            let key = match l {
+                None => (None, v.class.clone(), v.program.clone(), shape(&v.target)),
+                Some(_) if full => (*l, v.class.clone(), v.program.clone(), String::new()),
+                Some(_) => continue,
+            };
+            groups.entry(key).or_default().push((o, v));
         }
-        if !groups.is_empty() {
-            let _ = writeln!(s, "\nnew violations (class, program, target; commands):");
-            for ((class, program, target), vs) in &groups {
-                let (o, v) = vs[0];
-                let mut cmds: Vec<&str> = vs.iter().map(|(o, _)| o.entry.text.as_str()).collect();
-                cmds.sort();
-                cmds.dedup();
-                let _ = writeln!(
-                    s,
-                    "  {class:<14} {program:<10} {target}  ({} in {} commands)\n      e.g. `{}` ({}) → {} {}{}\n      predicted: {}",
-                    vs.len(),
-                    cmds.len(),
-                    o.entry.text.replace('\n', "⏎"),
-                    o.entry.origin,
-                    v.syscall,
-                    if v.argv.is_empty() {
-                        compare::show(&v.target)
+        let mut heading = None;
+        for ((limit, class, program, target), vs) in &groups {
+            let known = limit.is_some();
+            if heading != Some(known) {
+                heading = Some(known);
+                let what = if known {
+                    "violations covered by known limits (class, program, targets; how many in \
+                     how many commands)"
+                } else {
+                    "NEW violations (class, program, target; how many in how many commands)"
+                };
+                let _ = writeln!(s, "\n{what}:");
+            }
+            let (o, v) = vs[0];
+            let mut cmds: Vec<&str> = vs.iter().map(|(o, _)| o.entry.text.as_str()).collect();
+            cmds.sort();
+            cmds.dedup();
+            let target = match limit {
+                None => target.clone(),
+                Some(_) => {
+                    let mut shapes: Vec<String> =
+                        vs.iter().map(|(_, v)| shape(&v.target)).collect();
+                    shapes.sort();
+                    shapes.dedup();
+                    let more = shapes.len().saturating_sub(4);
+                    shapes.truncate(4);
+                    let more = if more > 0 {
+                        format!(" +{more}")
                     } else {
-                        format!("{:?}", v.argv)
-                    },
-                    v.error
-                        .as_ref()
-                        .map(|e| format!(" ({e})"))
-                        .unwrap_or_default(),
-                    o.predicted.join("; ")
-                );
-                if full {
-                    for c in cmds.iter().skip(1).take(4) {
-                        let _ = writeln!(s, "      also `{}`", c.replace('\n', "⏎"));
-                    }
+                        String::new()
+                    };
+                    format!("{}{more}", shapes.join(" "))
+                }
+            };
+            let _ = writeln!(
+                s,
+                "  {class:<14} {program:<10} {target}  ({} in {} commands){}\n      e.g. `{}` ({}) → {} {}{}\n      predicted: {}",
+                vs.len(),
+                cmds.len(),
+                limit
+                    .map(|l| format!(" [{}]", self.limits[l].origin))
+                    .unwrap_or_default(),
+                o.entry.text.replace('\n', "⏎"),
+                o.entry.origin,
+                v.syscall,
+                if v.argv.is_empty() {
+                    compare::show(&v.target)
+                } else {
+                    format!("{:?}", v.argv)
+                },
+                v.error
+                    .as_ref()
+                    .map(|e| format!(" ({e})"))
+                    .unwrap_or_default(),
+                o.predicted.join("; ")
+            );
+            if full && !known {
+                for c in cmds.iter().skip(1).take(4) {
+                    let _ = writeln!(s, "      also `{}`", c.replace('\n', "⏎"));
                 }
             }
         }
@@ -429,7 +460,8 @@ impl Report {
                 cmds.dedup();
                 let _ = writeln!(
                     s,
-                    "  {} ({} violations in {} commands, e.g. `{}` → {})\n      {}",
+                    "  {}: {} ({} violations in {} commands, e.g. `{}` → {})\n      {}",
+                    l.origin,
                     l.key,
                     vs.len(),
                     cmds.len(),
