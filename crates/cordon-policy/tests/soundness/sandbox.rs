@@ -49,11 +49,17 @@ pub fn unavailable() -> Option<String> {
             Err(e) => return Some(format!("`{tool}` cannot be run: {e}")),
         }
     }
-    let o = Command::new("unshare").args(UNSHARE).arg("true").output();
+    // A mount inside the new namespaces, as `contain.sh` makes: where user namespaces
+    // exist but are restricted (AppArmor), creating one works and mounting does not.
+    let o = Command::new("unshare")
+        .args(UNSHARE)
+        .args(["/bin/sh", "-c", "mount -t tmpfs probe /tmp"])
+        .output();
     match o {
         Ok(o) if o.status.success() => None,
         Ok(o) => Some(format!(
-            "`unshare --user --map-root-user …` failed (no unprivileged user namespaces?): {}",
+            "`unshare --user --map-root-user … mount -t tmpfs` failed (no unprivileged user \
+             namespaces, or restricted ones?): {}",
             String::from_utf8_lossy(&o.stderr).trim()
         )),
         Err(e) => Some(format!("`unshare` cannot be run: {e}")),
