@@ -73,7 +73,7 @@ mount -o remount,bind,ro "$ROOT"
 
 status=0
 strace -f -qq -y -s 4096 --seccomp-bpf -e signal=none \
-    -e trace=getdents64,getdents,execve,execveat,open,openat,openat2,creat,unlink,unlinkat,rename,renameat,renameat2,link,linkat,symlink,symlinkat,mkdir,mkdirat,rmdir,truncate,chmod,fchmodat,chown,lchown,fchownat,utimes,utimensat,mknod,mknodat,connect,sendto,sendmsg,chdir,fchdir,clone,clone3,fork,vfork \
+    -e trace=getdents64,getdents,execve,execveat,open,openat,openat2,creat,unlink,unlinkat,rename,renameat,renameat2,link,linkat,symlink,symlinkat,mkdir,mkdirat,rmdir,truncate,chmod,fchmodat,chown,lchown,fchownat,utimes,utimensat,mknod,mknodat,connect,sendto,sendmsg,sendmmsg,chdir,fchdir,clone,clone3,fork,vfork \
     -o "$OUT/trace" -- \
     chroot "$ROOT" /usr/bin/env -i -C /home/user/proj \
     HOME=/home/user USER=user LOGNAME=user SHELL=/bin/bash LANG=C.UTF-8 \

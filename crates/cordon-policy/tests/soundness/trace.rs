@@ -12,6 +12,13 @@
 //! Only attempts are recorded, whether or not they succeeded (a probe of `~/.curlrc` that
 //! found nothing would have read the file had it existed), except for `execve`, where a
 //! failed call ran nothing (`execvp` tries every `PATH` directory in turn).
+//!
+//! Not observed, by choice: metadata lookups (`stat`, `access`, `readlink`, opening with
+//! `O_PATH` or a directory without listing it), which disclose no contents; and data moved
+//! through descriptors already opened (`write`, `ftruncate`, `fchmod`, `sendfile`), whose
+//! opening is the operation recorded. Not observed, as a limit of the method: I/O
+//! submitted through io_uring (no program of the corpus uses it) and Unix socket files
+//! created by `bind`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
@@ -469,7 +476,7 @@ impl Ctx<'_> {
                     push(obs, Act::Write, self.path(arg(1), self.dirfd(arg(0), proc)))
                 }
             }
-            "connect" | "sendto" | "sendmsg" => {
+            "connect" | "sendto" | "sendmsg" | "sendmmsg" => {
                 let addr = match r.name.as_str() {
                     "connect" => arg(1),
                     "sendto" => arg(4),
