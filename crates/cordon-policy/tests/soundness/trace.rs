@@ -94,8 +94,6 @@ pub struct Event {
     pub nofollow: bool,
     /// For a rename: where the file went (the event itself is the delete of its old name).
     pub renamed_to: Option<PathBuf>,
-    /// For the write of a rename's new name: the old name.
-    pub renamed_from: Option<PathBuf>,
     /// The system call, for the report.
     pub syscall: String,
     /// `None` on success, else the errno name.
@@ -306,7 +304,6 @@ impl Ctx<'_> {
                 ),
                 peer: None,
                 renamed_to: None,
-                renamed_from: None,
                 syscall: r.name.clone(),
                 error: error.clone(),
                 argv: Vec::new(),
@@ -368,7 +365,6 @@ impl Ctx<'_> {
                     nofollow: false,
                     peer: None,
                     renamed_to: None,
-                    renamed_from: None,
                     syscall: r.name.clone(),
                     error: None,
                     argv,
@@ -444,14 +440,11 @@ impl Ctx<'_> {
                     push(obs, Act::Write, from);
                     push(obs, Act::Write, to);
                 } else {
-                    push(obs, Act::Delete, from.clone());
+                    push(obs, Act::Delete, from);
                     if let Some(e) = obs.events.last_mut() {
                         e.renamed_to = to.clone();
                     }
                     push(obs, Act::Write, to);
-                    if let Some(e) = obs.events.last_mut() {
-                        e.renamed_from = from;
-                    }
                 }
             }
             "link" => push(obs, Act::Write, self.path(arg(1), cwd)),
@@ -493,7 +486,6 @@ impl Ctx<'_> {
                         nofollow: false,
                         peer: Some(peer),
                         renamed_to: None,
-                        renamed_from: None,
                         syscall: r.name.clone(),
                         error,
                         argv: Vec::new(),
