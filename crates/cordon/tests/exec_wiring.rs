@@ -21,14 +21,8 @@ fn bin() -> std::path::PathBuf {
         .unwrap_or_else(|| env!("CARGO_BIN_EXE_cordon").into())
 }
 
-/// Where the tests keep directories the sandbox must see read-only, outside every root:
-/// cargo's temporary directory in the target directory (the sandbox hides `/tmp`,
-/// `/var/tmp`, `/run` and the homes).
-fn visible_base() -> &'static std::path::Path {
-    let base = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
-    std::fs::create_dir_all(base).unwrap();
-    base
-}
+mod common;
+use common::visible_base;
 
 struct World {
     _tmp: tempfile::TempDir,

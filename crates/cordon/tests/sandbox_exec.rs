@@ -157,15 +157,8 @@ fn nix_uid() -> u32 {
         .unwrap()
 }
 
-/// Where the tests keep files the sandbox must see read-only, outside every root:
-/// cargo's temporary directory in the target directory (the sandbox hides `/tmp`,
-/// `/var/tmp`, `/run` and the homes; the target directory is visible, since the tests
-/// already run the binary in it from inside).
-fn visible_base() -> &'static Path {
-    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    std::fs::create_dir_all(base).unwrap();
-    base
-}
+mod common;
+use common::visible_base;
 
 /// Compile the probe program once, into a directory the sandbox sees read-only.
 fn probe_bin() -> PathBuf {

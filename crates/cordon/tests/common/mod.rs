@@ -9,7 +9,7 @@
 #![allow(dead_code)] // each test binary uses its own part of the harness
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
@@ -103,13 +103,38 @@ pub fn text(o: &Output) -> (String, String) {
     )
 }
 
-/// A directory for the tests' own files that the sandbox shows read-only: cargo's
-/// temporary directory in the target directory, which the sandbox tests already need
-/// visible (they run the binary inside it). `/tmp`, `/var/tmp`, `/run` and the homes are
-/// hidden in the sandbox, so they will not do.
+/// Where the tests keep files the sandbox must show read-only, outside every writable
+/// root. The sandbox hides `/tmp`, `/var/tmp`, `/run` and the homes, so cargo's temporary
+/// directory in the target directory serves unless the checkout is in one of those (a
+/// clone under `/tmp`); then a directory under `/var/lib` (the tests run as root there,
+/// as CI does). Nothing else about the tests depends on where the checkout is.
+pub fn visible_base() -> PathBuf {
+    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let hidden = ["/tmp", "/var/tmp", "/run", "/var/run", "/home", "/root"]
+        .iter()
+        .map(PathBuf::from)
+        .chain(home)
+        .any(|h| target.starts_with(&h));
+    let base = if hidden {
+        PathBuf::from("/var/lib/cordon-tests")
+    } else {
+        target
+    };
+    std::fs::create_dir_all(&base).unwrap_or_else(|e| {
+        panic!(
+            "cannot create {}, a directory the sandbox shows ({e}); run the tests from a checkout outside /tmp and the homes, or as root",
+            base.display()
+        )
+    });
+    std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
+    base
+}
+
+/// A directory for the tests' own files that the sandbox shows read-only
+/// ([`visible_base`]).
 pub fn visible_dir(prefix: &str) -> tempfile::TempDir {
-    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    std::fs::create_dir_all(base).unwrap();
+    let base = visible_base();
     let d = tempfile::Builder::new()
         .prefix(prefix)
         .tempdir_in(base)
