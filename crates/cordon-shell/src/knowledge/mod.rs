@@ -45,6 +45,10 @@ pub(crate) struct Outcome {
     pub urls: Vec<Word>,
     /// The program's output is data fetched from the network.
     pub fetches: bool,
+    /// The program's output is its input decoded or transformed (`base64 -d`, `xxd -r`,
+    /// `rev`, `tr`, `gunzip -c`, `printf '\x…'`): text a reader of the command does
+    /// not see.
+    pub decodes: bool,
     /// A `cd`-like change of directory for later commands.
     pub cd: Option<Cd>,
     /// The program runs code (a script, a heredoc) read from a file or stdin.
@@ -126,6 +130,41 @@ impl Outcome {
             detail: crate::parse::truncate(detail.to_owned()),
         });
         self.mutate();
+    }
+
+    /// The value of `arg` is a command the program runs (`git -c core.pager=CMD`,
+    /// `rsync -e CMD`, `tar --to-command=CMD`): analyzed as the shell text it is when
+    /// literal, an executing argument otherwise.
+    pub(crate) fn code(&mut self, program: &str, arg: &str, value: &Word) {
+        let value = Word {
+            value: value.value.trim().to_owned(),
+            literal: value.literal,
+        };
+        if value.value.is_empty() {
+            self.exec(program, arg, "runs a command given in its value");
+            return;
+        }
+        self.shell_code.push((format!("{program} {arg}"), value));
+        self.mutate();
+    }
+
+    /// Paths named inside code or arguments the analysis does not follow (see
+    /// [`Effects::mentions`](crate::model::Effects)).
+    pub(crate) fn mentions<'w>(&mut self, ws: impl IntoIterator<Item = &'w Word>) {
+        for w in ws {
+            if w.literal && looks_like_path(&w.value) && !self.effects.mentions.contains(w) {
+                self.effects.mentions.push(w.clone());
+            }
+        }
+    }
+
+    /// Paths named by the string literals of a piece of code.
+    pub(crate) fn mentions_in_code(&mut self, code: &Word) {
+        let found: Vec<Word> = string_literals(&code.value)
+            .into_iter()
+            .map(Word::literal)
+            .collect();
+        self.mentions(&found);
     }
 
     pub(crate) fn own_exec(&mut self, program: &str, arg: &str, detail: &str) {
@@ -304,6 +343,59 @@ pub(crate) fn parse_args(args: &[Word], spec: &Opts) -> Parsed {
             out.opts.push((format!("-{ch}"), None));
         }
         i += step;
+    }
+    out
+}
+
+/// Could this text name a file? A string that starts with `/`, `~`, `./` or `../`,
+/// contains a `/`, or names a dotfile (`.env`, `.bashrc`); never a URL, and never
+/// text with line breaks. Used only for mentions, which the policy checks against its
+/// guards alone, so a false positive costs nothing.
+pub(crate) fn looks_like_path(s: &str) -> bool {
+    if s.is_empty() || s.len() > 4096 || s.contains(['\n', '\0']) || s.contains("://") {
+        return false;
+    }
+    s.starts_with('/')
+        || s.starts_with('~')
+        || s.contains('/')
+        || s.strip_prefix('.')
+            .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_'))
+}
+
+/// The contents of the quoted string literals in a piece of code (`'…'`, `"…"`, and
+/// backquoted template strings), with backslash escapes of the quote itself undone.
+/// Language-neutral on purpose: it looks for text that would name a file, not for
+/// the calls that would open it.
+pub(crate) fn string_literals(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = code.chars().peekable();
+    while let Some(c) = chars.next() {
+        if !matches!(c, '\'' | '"' | '`') {
+            continue;
+        }
+        let mut lit = String::new();
+        let mut closed = false;
+        while let Some(d) = chars.next() {
+            if d == '\\' {
+                match chars.next() {
+                    Some(e) if e == c || e == '\\' => lit.push(e),
+                    Some(e) => {
+                        lit.push('\\');
+                        lit.push(e);
+                    }
+                    None => break,
+                }
+                continue;
+            }
+            if d == c {
+                closed = true;
+                break;
+            }
+            lit.push(d);
+        }
+        if closed && !lit.is_empty() {
+            out.push(lit);
+        }
     }
     out
 }

@@ -56,9 +56,12 @@ pub(super) const ENTRIES: &[Entry] = &[
             "tftp",
             "ssh-keyscan",
             "whois",
-            "openssl",
         ],
         classify: socket,
+    },
+    Entry {
+        names: &["openssl"],
+        classify: openssl,
     },
     Entry {
         names: &["socat"],
@@ -718,7 +721,7 @@ fn socket(inv: &Invocation<'_>) -> Outcome {
         ),
     );
     let mut o = Outcome::mutating();
-    o.fetches = matches!(inv.name, "nc" | "ncat" | "netcat" | "telnet" | "openssl");
+    o.fetches = matches!(inv.name, "nc" | "ncat" | "netcat" | "telnet");
     for (name, v) in &p.opts {
         if matches!(
             name.as_str(),
@@ -729,31 +732,6 @@ fn socket(inv: &Invocation<'_>) -> Outcome {
         }
     }
     o.writes(p.values(&["-o", "--output"]));
-    if inv.name == "openssl" {
-        // Only `openssl s_client -connect HOST:PORT` reaches the network.
-        let connect = p
-            .values(&["-connect", "--connect"])
-            .next()
-            .cloned()
-            .or_else(|| {
-                inv.args
-                    .iter()
-                    .position(|w| w.value == "-connect")
-                    .and_then(|k| inv.args.get(k + 1).cloned())
-            });
-        if inv.args.first().is_some_and(|w| w.value == "s_client") {
-            match connect {
-                Some(c) => {
-                    o.lookup_hosts.push(c.clone());
-                    o.net(&c);
-                }
-                None => o.net_unknown(),
-            }
-        } else {
-            o.effects.class = Class::Unknown;
-        }
-        return o;
-    }
     let mut ops = p.operands.iter();
     match ops.next() {
         Some(host) => {
@@ -768,6 +746,273 @@ fn socket(inv: &Invocation<'_>) -> Outcome {
             o.net(&target);
         }
         None => o.net_unknown(),
+    }
+    o
+}
+
+/// Options of `openssl` commands (single-dash long options, never letter clusters)
+/// whose value is a file the command reads.
+const OPENSSL_READS: &[&str] = &[
+    "-in",
+    "-inkey",
+    "-key",
+    "-cert",
+    "-CAfile",
+    "-CAkey",
+    "-CA",
+    "-certfile",
+    "-signkey",
+    "-kfile",
+    "-config",
+    "-extfile",
+    "-crl",
+    "-CRLfile",
+    "-untrusted",
+    "-trusted",
+    "-verify",
+    "-prverify",
+    "-sigfile",
+    "-signature",
+    "-peerkey",
+    "-paramfile",
+    "-dcert",
+    "-dkey",
+    "-chainCAfile",
+    "-verifyCAfile",
+    "-issuer",
+    "-respin",
+    "-reqin",
+    "-sess_in",
+    "-xkey",
+    "-xcert",
+    "-xchain",
+    "-cert_chain",
+    "-key2",
+    "-cert2",
+    "-dhparam",
+    "-psk_session",
+    "-recip",
+    "-content",
+    "-keyfile",
+    "-outkey",
+];
+
+/// Options of `openssl` commands whose value is a file the command writes.
+const OPENSSL_WRITES: &[&str] = &[
+    "-out",
+    "-keyout",
+    "-writerand",
+    "-respout",
+    "-reqout",
+    "-sess_out",
+    "-keylogfile",
+    "-signer",
+    "-msgfile",
+    "-pubout_file",
+];
+
+/// Other `openssl` options that take a value.
+const OPENSSL_VALUES: &[&str] = &[
+    "-inform",
+    "-outform",
+    "-keyform",
+    "-certform",
+    "-CAform",
+    "-CAkeyform",
+    "-crlform",
+    "-passin",
+    "-passout",
+    "-pass",
+    "-subj",
+    "-days",
+    "-newkey",
+    "-pkeyopt",
+    "-sigopt",
+    "-md",
+    "-digest",
+    "-cipher",
+    "-name",
+    "-connect",
+    "-servername",
+    "-host",
+    "-port",
+    "-K",
+    "-iv",
+    "-S",
+    "-k",
+    "-engine",
+    "-set_serial",
+    "-nameopt",
+    "-certopt",
+    "-reqopt",
+    "-section",
+    "-extensions",
+    "-reqexts",
+    "-addext",
+    "-starttls",
+    "-proxy",
+    "-nextprotoneg",
+    "-alpn",
+    "-ciphersuites",
+    "-curves",
+    "-groups",
+    "-sigalgs",
+    "-verify_hostname",
+    "-verify_ip",
+    "-verify_email",
+    "-purpose",
+    "-attime",
+    "-iter",
+    "-saltlen",
+    "-CApath",
+    "-chainCApath",
+    "-verifyCApath",
+    "-macopt",
+    "-mac",
+    "-kdf",
+    "-kdfopt",
+    "-keyopt",
+    "-algorithm",
+    "-propquery",
+    "-provider",
+    "-provider-path",
+    "-bufsize",
+    "-serial",
+    "-startdate",
+    "-enddate",
+    "-policy",
+    "-psk",
+    "-psk_identity",
+    "-srpuser",
+    "-srppass",
+    "-keymatexport",
+    "-keymatexportlen",
+    "-max_send_frag",
+    "-split_send_frag",
+    "-max_pipelines",
+    "-read_buf",
+    "-dane_tlsa_domain",
+    "-dane_tlsa_rrdata",
+    "-ssl_config",
+    "-auth_level",
+    "-verify_depth",
+    "-verify_name",
+    "-checkhost",
+    "-checkemail",
+    "-checkip",
+    "-ext",
+    "-url",
+    "-rand",
+    "-accept",
+    "-timeout",
+    "-pkeyform",
+    "-keygen_engine",
+    "-sigform",
+    "-certsout",
+    "-chainout",
+    "-ocsp_url",
+    "-CRL",
+    "-ignore_unknown",
+];
+
+/// `openssl` subcommands whose operands are not files.
+const OPENSSL_NON_FILE_OPERANDS: &[&str] = &[
+    "genrsa", "gendsa", "dhparam", "rand", "prime", "s_client", "s_server", "s_time", "errstr",
+    "list", "version", "ciphers", "speed", "passwd", "help", "engine",
+];
+
+/// `openssl COMMAND [options] [operands]`: keys and certificates read through `-in` and
+/// friends, files written through `-out`, decoding (`enc -d`, `base64 -d`), and the
+/// network for `s_client`, `s_time` and `ocsp -url`.
+fn openssl(inv: &Invocation<'_>) -> Outcome {
+    let mut o = Outcome::read_only();
+    let Some((cmd, rest)) = inv.args.split_first() else {
+        // The interactive prompt reads commands from standard input.
+        o.effects.class = Class::Unknown;
+        return o;
+    };
+    let sub = cmd.value.as_str();
+    let mut operands = Vec::new();
+    let mut decode = false;
+    let mut connect = None;
+    let mut i = 0;
+    while i < rest.len() {
+        let w = &rest[i];
+        let a = w.value.as_str();
+        if a == "--" {
+            operands.extend(rest[i + 1..].iter().cloned());
+            break;
+        }
+        if !a.starts_with('-') || a == "-" {
+            operands.push(w.clone());
+            i += 1;
+            continue;
+        }
+        // `-opt=value` is not openssl's syntax, but a leading `--` is accepted.
+        let name = a
+            .strip_prefix('-')
+            .filter(|r| r.starts_with('-'))
+            .unwrap_or(a);
+        let takes = OPENSSL_READS.contains(&name)
+            || OPENSSL_WRITES.contains(&name)
+            || OPENSSL_VALUES.contains(&name);
+        let value = if takes { rest.get(i + 1) } else { None };
+        if let Some(v) = value {
+            if OPENSSL_READS.contains(&name) {
+                o.reads([v]);
+            } else if OPENSSL_WRITES.contains(&name) {
+                o.writes([v]);
+            }
+            match name {
+                "-passin" | "-passout" | "-pass" | "-kfile" => {
+                    if let Some(f) = v.value.strip_prefix("file:") {
+                        o.reads([&Word {
+                            value: f.to_owned(),
+                            literal: v.literal,
+                        }]);
+                    }
+                }
+                "-connect" | "-proxy" | "-url" | "-ocsp_url" => {
+                    connect.get_or_insert_with(|| v.clone());
+                }
+                "-engine" | "-provider" | "-provider-path" | "-keygen_engine" => {
+                    o.exec("openssl", name, &v.value);
+                }
+                _ => {}
+            }
+        }
+        if name == "-d" || name == "-decrypt" {
+            decode = true;
+        }
+        i += if takes { 2 } else { 1 };
+    }
+    let encoder = matches!(sub, "enc" | "base64" | "zlib")
+        || sub.starts_with("aes")
+        || sub.starts_with("des")
+        || sub.starts_with("camellia")
+        || sub.starts_with("chacha")
+        || sub.starts_with("bf")
+        || sub.starts_with("cast")
+        || sub.starts_with("rc")
+        || sub.starts_with("seed")
+        || sub.starts_with("sm4");
+    o.decodes = decode && (encoder || matches!(sub, "smime" | "cms" | "pkeyutl" | "rsautl"));
+    match sub {
+        "s_client" | "s_time" | "ocsp" => {
+            let target = connect.or_else(|| operands.first().cloned());
+            match target {
+                Some(c) => {
+                    o.lookup_hosts.push(c.clone());
+                    o.net(&c);
+                }
+                None if sub == "ocsp" => {}
+                None => o.net_unknown(),
+            }
+            o.fetches = sub == "s_client";
+        }
+        "s_server" => o.net_unknown(),
+        _ if OPENSSL_NON_FILE_OPERANDS.contains(&sub) => {}
+        _ => o.reads(&operands),
     }
     o
 }

@@ -27,7 +27,13 @@ pub(super) const ENTRIES: &[Entry] = &[
     },
     Entry {
         names: &["tr"],
-        classify: |_| Outcome::read_only(),
+        classify: |_| {
+            // Translates characters (rot13, a cipher alphabet): its output is text a
+            // reader of the command does not see.
+            let mut o = Outcome::read_only();
+            o.decodes = true;
+            o
+        },
     },
     Entry {
         names: &["sed", "gsed"],
