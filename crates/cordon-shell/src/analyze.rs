@@ -247,6 +247,9 @@ struct Analyzer {
     written: HashMap<String, String>,
     /// Bytes of written scripts that may still be analyzed at their runs.
     written_budget: usize,
+    /// Links made earlier in the text (`ln -s TARGET NAME`): a later path through
+    /// NAME reaches TARGET.
+    links: HashMap<String, Word>,
     /// Variables assigned in the text: true when the value is a plain integer. bash
     /// evaluates names in arithmetic recursively, so a name holding `a[$(cmd)]` runs
     /// cmd; names never assigned here come from the inherited environment.
@@ -267,6 +270,7 @@ impl Default for Analyzer {
             unseen_files: HashMap::new(),
             written: HashMap::new(),
             written_budget: WRITTEN_SCRIPT_BUDGET,
+            links: HashMap::new(),
             vars: HashMap::new(),
         }
     }
@@ -518,6 +522,21 @@ impl Analyzer {
         Nested {
             unseen: self.unseen_since(start),
             too_deep: false,
+        }
+    }
+
+    /// Why the file at `key` (or a directory holding it, such as a repository cloned
+    /// earlier in the text) holds bytes the analysis cannot see.
+    fn unseen_file(&self, key: &str) -> Option<Unseen> {
+        let mut p = key.trim_end_matches('/');
+        loop {
+            if let Some(u) = self.unseen_files.get(p) {
+                return Some(*u);
+            }
+            p = p.rsplit_once('/')?.0;
+            if p.is_empty() {
+                return None;
+            }
         }
     }
 
@@ -948,7 +967,7 @@ impl Analyzer {
             decoded: outcome.decodes,
         };
         out_unseen.merge(feed_unseen);
-        if is_fetcher {
+        if is_fetcher || outcome.fetched_writes {
             for w in &outcome.effects.writes {
                 self.unseen_files
                     .entry(norm_path(&w.value))
@@ -985,7 +1004,7 @@ impl Analyzer {
             };
             if let Some(p) = script {
                 let key = norm_path(&p);
-                if let Some(u) = self.unseen_files.get(&key).copied() {
+                if let Some(u) = self.unseen_file(&key) {
                     self.hazard(u.hazard(), &s.text, &format!("{} is run as code", u.file()));
                 }
                 let shell_runs_it =
@@ -1001,8 +1020,28 @@ impl Analyzer {
                             "a script written in this text is run too many times to analyze".into(),
                         ));
                     }
+                } else if !shell_runs_it
+                    && let Some(content) = self.written.get(&key)
+                    && self.written_budget >= content.len()
+                {
+                    // Another language's script written in this text: its code stays
+                    // opaque, but what it names and runs by shell does not.
+                    self.written_budget -= content.len();
+                    let code = Word::literal(content.clone());
+                    knowledge::inline_code(&mut outcome, prog_name_of(name.as_deref()), &code);
                 }
             }
+        }
+
+        // A Makefile written earlier in the text: its recipes are the shell commands
+        // `make` runs.
+        if matches!(name.as_deref(), Some("make" | "gmake" | "bmake"))
+            && written_script.is_none()
+            && let Some(recipes) = self.written_makefile(&args)
+            && self.written_budget >= recipes.len()
+        {
+            self.written_budget -= recipes.len();
+            written_script = Some(recipes);
         }
 
         // DNS exfiltration: a lookup whose host carries run-time data.
@@ -1023,19 +1062,24 @@ impl Analyzer {
             match &feed {
                 Some(Feed::Text { text, .. }) if SHELLS.contains(&prog_name.as_str()) => {
                     if !text.literal {
-                        outcome.exec(&prog_name, "stdin", "a here-document with expansions");
+                        outcome.exec(
+                            &prog_name,
+                            "stdin",
+                            "code from a here-document with expansions",
+                        );
                     }
                     heredoc_code = Some(text.value.clone());
                 }
-                Some(Feed::Text { .. }) => {
-                    outcome.exec(&prog_name, "stdin", "code from a here-document")
+                Some(Feed::Text { text, .. }) => {
+                    outcome.exec(&prog_name, "stdin", "code from a here-document");
+                    knowledge::inline_code(&mut outcome, &prog_name, text);
                 }
                 Some(Feed::File(f)) => {
-                    if let Some(u) = self.unseen_files.get(&norm_path(&f.value)).copied() {
+                    if let Some(u) = self.unseen_file(&norm_path(&f.value)) {
                         self.hazard(u.hazard(), &s.text, &format!("{} is run as code", u.file()));
                     }
                     outcome.reads([f]);
-                    outcome.exec(&prog_name, "stdin", &f.value);
+                    outcome.exec(&prog_name, "stdin", &format!("code read from {}", f.value));
                 }
                 Some(Feed::Process { .. }) => {
                     outcome.exec(&prog_name, "stdin", "code from a process substitution")
@@ -1046,6 +1090,23 @@ impl Analyzer {
                 }
             }
         }
+        // `… | xargs sh -c` and `… | xargs -I{} sh -c '{}'`: the code a shell runs is
+        // read from xargs' standard input.
+        if peeled.runtime_args.as_deref() == Some("xargs")
+            && feed.is_none()
+            && SHELLS.contains(&prog_name.as_str())
+            && ((outcome.shell_code.is_empty() && outcome.effects.class == Class::Unknown)
+                || outcome
+                    .shell_code
+                    .iter()
+                    .any(|(_, c)| c.value.contains("{}")))
+        {
+            pipe_stdin_code = true;
+            outcome.exec(&prog_name, "stdin", "code from xargs' standard input");
+        }
+        for (kind, why) in std::mem::take(&mut outcome.hazards) {
+            self.hazard(kind, &s.text, &why);
+        }
 
         // Shell strings: analyzed when literal, opaque otherwise.
         let mut strings: Vec<(String, Word)> = peeled.shell_strings.clone();
@@ -1055,11 +1116,8 @@ impl Analyzer {
             if code.literal {
                 to_run.push(code.value.clone());
             } else {
-                outcome.exec(
-                    label.split(' ').next().unwrap_or(label),
-                    label.split(' ').nth(1).unwrap_or(label),
-                    &code.value,
-                );
+                let (prog, arg) = label.split_once(' ').unwrap_or((label, label));
+                outcome.exec(prog, arg, &code.value);
             }
         }
         if (!to_run.is_empty()
@@ -1084,6 +1142,18 @@ impl Analyzer {
             stdin_code: pipe_stdin_code,
         };
         let exec_argv = std::mem::take(&mut outcome.exec_argv);
+        self.through_links(&mut outcome.effects, &redirects, &cmd_cwd);
+        if matches!(name.as_deref(), Some("ln" | "link"))
+            && cmd_cwd == CwdChange::Unchanged
+            && let ([target], [link]) = (
+                outcome.effects.reads.as_slice(),
+                outcome.effects.writes.as_slice(),
+            )
+            && link.literal
+            && link.value != "."
+        {
+            self.links.insert(norm_path(&link.value), target.clone());
+        }
         let mut effects = outcome.effects;
         if effects.privilege.is_some() && effects.class == Class::ReadOnly {
             effects.class = Class::Mutating;
@@ -1187,6 +1257,90 @@ impl Analyzer {
         Some(idx)
     }
 
+    /// The recipe lines of the makefile `make ARGS` would read, when the text wrote it.
+    fn written_makefile(&self, args: &[Word]) -> Option<String> {
+        if args
+            .iter()
+            .any(|w| w.value.starts_with("-C") || w.value.starts_with("--directory"))
+        {
+            return None;
+        }
+        let named = args
+            .iter()
+            .enumerate()
+            .find_map(|(k, w)| match w.value.as_str() {
+                "-f" | "--file" | "--makefile" => args.get(k + 1).map(|v| v.value.clone()),
+                v => v
+                    .strip_prefix("--file=")
+                    .or_else(|| v.strip_prefix("--makefile="))
+                    .or_else(|| v.strip_prefix("-f").filter(|r| !r.is_empty()))
+                    .map(str::to_owned),
+            });
+        let text = match named {
+            Some(f) => self.written.get(&norm_path(&f))?,
+            None => ["GNUmakefile", "makefile", "Makefile"]
+                .iter()
+                .find_map(|f| self.written.get(*f))?,
+        };
+        let recipes: Vec<String> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix('\t'))
+            .map(|l| l.trim_start_matches(['@', '-', '+']).replace("$$", "$"))
+            .collect();
+        (!recipes.is_empty()).then(|| recipes.join("\n"))
+    }
+
+    /// Paths that go through a link made earlier in the text reach its target too:
+    /// `ln -s ~/.bashrc notes.txt && echo x >> notes.txt` writes `~/.bashrc`.
+    fn through_links(&self, effects: &mut Effects, redirects: &[Redirect], cwd: &CwdChange) {
+        if self.links.is_empty() || *cwd != CwdChange::Unchanged {
+            return;
+        }
+        let via = |w: &Word| -> Option<Word> {
+            if !w.literal {
+                return None;
+            }
+            let p = norm_path(&w.value);
+            let p = p.trim_end_matches('/');
+            self.links.iter().find_map(|(name, target)| {
+                let rest = p.strip_prefix(name.as_str())?;
+                if !(rest.is_empty() || rest.starts_with('/')) {
+                    return None;
+                }
+                Some(Word {
+                    value: format!("{}{rest}", target.value.trim_end_matches('/')),
+                    literal: target.literal,
+                })
+            })
+        };
+        let reads: Vec<Word> = effects
+            .reads
+            .iter()
+            .chain(
+                redirects
+                    .iter()
+                    .filter(|r| r.kind.reads_file())
+                    .map(|r| &r.target),
+            )
+            .filter_map(via)
+            .collect();
+        let writes: Vec<Word> = effects
+            .writes
+            .iter()
+            .chain(
+                redirects
+                    .iter()
+                    .filter(|r| r.kind.writes_file())
+                    .map(|r| &r.target),
+            )
+            .filter_map(via)
+            .collect();
+        let deletes: Vec<Word> = effects.deletes.iter().filter_map(via).collect();
+        effects.reads.extend(reads);
+        effects.writes.extend(writes);
+        effects.deletes.extend(deletes);
+    }
+
     /// Remember the content of a file this command writes entirely from literal text,
     /// so that running it later in the same text can be analyzed.
     fn record_written(
@@ -1212,7 +1366,7 @@ impl Analyzer {
             Some("printf")
                 if args.len() == 1 && args[0].literal && !args[0].value.contains('%') =>
             {
-                Some(args[0].value.replace("\\n", "\n"))
+                Some(args[0].value.replace("\\n", "\n").replace("\\t", "\t"))
             }
             _ => None,
         };

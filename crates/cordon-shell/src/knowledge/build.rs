@@ -244,6 +244,11 @@ const JS_INSTALL: &[&str] = &[
 
 fn js_pm(inv: &Invocation<'_>) -> Outcome {
     let mut o = Outcome::read_only();
+    if matches!(inv.name, "deno" | "bun")
+        && let Some(runtime) = js_runtime(inv)
+    {
+        return runtime;
+    }
     let sub_pos = inv.args.iter().position(|w| !w.value.starts_with('-'));
     let sub = sub_pos
         .and_then(|k| inv.args.get(k))
@@ -261,12 +266,33 @@ fn js_pm(inv: &Invocation<'_>) -> Outcome {
         }
         None => o.effects.class = Class::Unknown,
         Some(s) if JS_READ.contains(&s) => {
-            if s == "config"
-                && rest
-                    .first()
-                    .is_some_and(|w| w.value != "get" && w.value != "list")
+            if matches!(s, "config" | "c")
+                && rest.first().is_some_and(|w| {
+                    matches!(w.value.as_str(), "set" | "delete" | "edit" | "fix" | "rm")
+                })
             {
-                o.mutate();
+                o.writes([&js_config_file(inv.name, inv.args)]);
+            }
+        }
+        Some("pkg") => {
+            o.writes([&Word::literal("package.json")]);
+            // `npm pkg set scripts.NAME=CMD`: CMD runs through the shell at `npm run NAME`;
+            // what it would run is analyzed now.
+            if rest.first().is_some_and(|w| w.value == "set") {
+                for w in &rest[1..] {
+                    if let Some((key, cmd)) = w.value.split_once('=')
+                        && key.starts_with("scripts.")
+                    {
+                        o.code(
+                            inv.name,
+                            "pkg set scripts",
+                            &Word {
+                                value: cmd.to_owned(),
+                                literal: w.literal,
+                            },
+                        );
+                    }
+                }
             }
         }
         Some(s) if JS_NET_READ.contains(&s) => o.net_unknown(),
@@ -294,10 +320,17 @@ fn js_pm(inv: &Invocation<'_>) -> Outcome {
         }
         Some(s) => {
             // run / test / start / a script name, or `bun FILE`, `deno run`.
+            let script = match s {
+                "run" | "run-script" | "rum" | "urn" => rest
+                    .iter()
+                    .find(|w| !w.value.starts_with('-'))
+                    .map_or("(none named)", |w| w.value.as_str()),
+                _ => s,
+            };
             o.own_exec(
                 inv.name,
                 s,
-                &format!("runs the package script or program {s}"),
+                &format!("runs the package script or program {script}"),
             );
             if inv.name == "deno" {
                 o.net_unknown();
@@ -305,6 +338,85 @@ fn js_pm(inv: &Invocation<'_>) -> Outcome {
         }
     }
     o
+}
+
+/// `deno` and `bun` as runtimes rather than package managers: inline code
+/// (`deno eval CODE`, `bun -e CODE`) and scripts run straight from a URL
+/// (`deno run https://…`), which is fetch-to-exec.
+fn js_runtime(inv: &Invocation<'_>) -> Option<Outcome> {
+    let mut o = Outcome::read_only();
+    let args = inv.args;
+    let sub = args.iter().position(|w| !w.value.starts_with('-'));
+    let code = match (inv.name, sub.map(|k| args[k].value.as_str())) {
+        ("deno", Some("eval")) => sub.and_then(|k| {
+            args[k + 1..]
+                .iter()
+                .find(|w| !w.value.starts_with('-'))
+                .map(|w| ("eval", w))
+        }),
+        ("bun", _) => args
+            .iter()
+            .position(|w| matches!(w.value.as_str(), "-e" | "--eval" | "-p" | "--print"))
+            .and_then(|k| args.get(k + 1).map(|w| (args[k].value.as_str(), w))),
+        _ => None,
+    };
+    if let Some((flag, code)) = code {
+        o.exec(inv.name, flag, &code.value);
+        super::inline_code(&mut o, inv.name, code);
+        if inv.name == "deno" {
+            o.net_unknown();
+        }
+        return Some(o);
+    }
+    if inv.name == "deno"
+        && let Some(k) = sub
+        && matches!(args[k].value.as_str(), "run" | "install" | "compile" | "x")
+        && let Some(url) = args[k + 1..]
+            .iter()
+            .find(|w| !w.value.starts_with('-'))
+            .filter(|w| w.value.contains("://"))
+    {
+        o.net(url);
+        o.urls.push(url.clone());
+        o.own_exec("deno", &args[k].value, &format!("runs {}", url.value));
+        o.hazards.push((
+            crate::model::HazardKind::FetchToExec,
+            format!("deno runs a script fetched from {}", url.value),
+        ));
+        return Some(o);
+    }
+    None
+}
+
+/// The config file `npm config set` (and pnpm's, yarn's) writes: the user's unless a
+/// location says otherwise.
+fn js_config_file(name: &str, args: &[Word]) -> Word {
+    let location = args.iter().enumerate().find_map(|(k, w)| {
+        w.value
+            .strip_prefix("--location=")
+            .map(str::to_owned)
+            .or_else(|| {
+                (w.value == "--location" || w.value == "-L")
+                    .then(|| args.get(k + 1).map(|v| v.value.clone()))
+                    .flatten()
+            })
+    });
+    let global = args
+        .iter()
+        .any(|w| w.value == "-g" || w.value == "--global")
+        || location.as_deref() == Some("global");
+    match (name, location.as_deref()) {
+        (_, Some("project")) => Word::literal(".npmrc"),
+        _ if global => Word {
+            value: "the global npmrc".into(),
+            literal: false,
+        },
+        ("yarn", _) if args.iter().any(|w| w.value == "-H" || w.value == "--home") => {
+            Word::literal("~/.yarnrc.yml")
+        }
+        ("yarn", _) => Word::literal(".yarnrc.yml"),
+        _ => Word::literal("~/.npmrc"),
+    }
 }
 
 fn npx(inv: &Invocation<'_>) -> Outcome {
@@ -366,18 +478,14 @@ fn cargo(inv: &Invocation<'_>) -> Outcome {
                 "compiles the package and runs its build scripts",
             );
             if sub == Some("fix") || rest.iter().any(|w| w.value == "--fix") {
-                o.writes([&Word {
-                    value: "src".into(),
-                    literal: false,
-                }]);
+                // Edits the package's sources, beneath the working directory.
+                o.writes([&Word::literal(".")]);
             }
         }
         Some("fmt") => {
+            // Rewrites the package's sources, beneath the working directory.
             if !rest.iter().any(|w| w.value == "--check") {
-                o.writes([&Word {
-                    value: ".".into(),
-                    literal: false,
-                }]);
+                o.writes([&Word::literal(".")]);
             }
         }
         Some("clean") => o.deletes([&Word::literal("target")]),
@@ -438,12 +546,22 @@ fn go(inv: &Invocation<'_>) -> Outcome {
     let rest = inv.args.get(1..).unwrap_or(&[]);
     for (k, w) in rest.iter().enumerate() {
         let v = w.value.as_str();
+        // `-exec XPROG` runs the built binary through XPROG; `-toolexec CMD` runs every
+        // tool of the build through CMD.
         for opt in ["-exec", "-toolexec", "--exec", "--toolexec"] {
             if v == opt {
-                let prog = rest.get(k + 1).map(|w| w.value.as_str()).unwrap_or("");
-                o.exec("go", opt, prog);
+                if let Some(prog) = rest.get(k + 1) {
+                    o.code("go", opt, prog);
+                }
             } else if let Some(val) = v.strip_prefix(opt).and_then(|r| r.strip_prefix('=')) {
-                o.exec("go", opt, val);
+                o.code(
+                    "go",
+                    opt,
+                    &Word {
+                        value: val.to_owned(),
+                        literal: w.literal,
+                    },
+                );
             }
         }
     }
@@ -470,10 +588,7 @@ fn go(inv: &Invocation<'_>) -> Outcome {
             o.net_unknown();
             o.writes([&Word::literal("go.mod")]);
         }
-        Some("fmt") => o.writes([&Word {
-            value: ".".into(),
-            literal: false,
-        }]),
+        Some("fmt") => o.writes([&Word::literal(".")]),
         Some("clean") => o.deletes([&Word {
             value: ".".into(),
             literal: false,
@@ -510,6 +625,31 @@ fn py_pm(inv: &Invocation<'_>) -> Outcome {
         ("uvx" | "pipx", Some("run")) | ("uvx", _) => {
             o.net_unknown();
             o.own_exec(inv.name, "run", &super::join(inv.args));
+        }
+        (_, Some("config"))
+            if ops
+                .get(1)
+                .is_some_and(|w| matches!(w.value.as_str(), "set" | "unset" | "edit")) =>
+        {
+            // `pip config set KEY VALUE` writes pip's configuration, which chooses where
+            // packages come from.
+            let file = match inv.name {
+                "pip" | "pip3" if inv.args.iter().any(|w| w.value == "--global") => {
+                    Word::literal("/etc/pip.conf")
+                }
+                "pip" | "pip3" if inv.args.iter().any(|w| w.value == "--site") => Word {
+                    value: "the virtual environment's pip.conf".into(),
+                    literal: false,
+                },
+                "pip" | "pip3" => Word::literal("~/.config/pip/pip.conf"),
+                "conda" | "mamba" => Word::literal("~/.condarc"),
+                "poetry" => Word::literal("~/.config/pypoetry/config.toml"),
+                _ => Word {
+                    value: format!("{}'s configuration", inv.name),
+                    literal: false,
+                },
+            };
+            o.writes([&file]);
         }
         (
             _,
@@ -605,10 +745,8 @@ fn compiler(inv: &Invocation<'_>) -> Outcome {
         .cloned()
         .collect();
     if outs.is_empty() {
-        o.writes([&Word {
-            value: ".".into(),
-            literal: false,
-        }]);
+        // `a.out`, object files: beneath the working directory.
+        o.writes([&Word::literal(".")]);
     } else {
         o.writes(&outs);
     }

@@ -36,7 +36,7 @@ pub(super) const ENTRIES: &[Entry] = &[
     Entry {
         names: &["ls", "dir", "vdir"],
         classify: |i| {
-            read_operands(
+            read_operands_or_cwd(
                 i,
                 &Opts::gnu(
                     "IwT",
@@ -82,7 +82,7 @@ pub(super) const ENTRIES: &[Entry] = &[
     Entry {
         names: &["du"],
         classify: |i| {
-            read_operands(
+            read_operands_or_cwd(
                 i,
                 &Opts::gnu(
                     "dBtX",
@@ -423,6 +423,21 @@ pub(super) const ENTRIES: &[Entry] = &[
     },
 ];
 
+/// A read-only program whose operands are paths it reads, and that reads the working
+/// directory when it is given none (`ls`, `du`).
+fn read_operands_or_cwd(inv: &Invocation<'_>, spec: &Opts) -> Outcome {
+    let mut o = read_operands(inv, spec);
+    if o.effects.reads.is_empty()
+        && !inv
+            .args
+            .iter()
+            .any(|w| w.value.starts_with("--files0-from"))
+    {
+        o.reads([&Word::literal(".")]);
+    }
+    o
+}
+
 fn read_simple(inv: &Invocation<'_>) -> Outcome {
     read_operands(inv, &Opts::gnu("", &[]))
 }
@@ -547,6 +562,9 @@ fn tree(inv: &Invocation<'_>) -> Outcome {
     );
     let mut o = Outcome::read_only();
     o.reads(&p.operands);
+    if p.operands.is_empty() {
+        o.reads([&Word::literal(".")]);
+    }
     o.writes(p.values(&["-o"]));
     o
 }
@@ -586,11 +604,22 @@ fn pager(inv: &Invocation<'_>) -> Outcome {
     o.reads(&p.operands);
     o.writes(p.values(&["-o", "-O", "--log-file", "--LOG-FILE"]));
     for (name, value) in inv.assignments {
-        if matches!(
-            name.as_str(),
-            "LESSOPEN" | "LESSCLOSE" | "LESSKEY" | "LESSEDIT" | "VISUAL" | "EDITOR"
-        ) {
-            o.exec(inv.name, name, &value.value);
+        match name.as_str() {
+            // `LESSOPEN='|cmd %s'`: an input preprocessor run through the shell for
+            // each file; `LESSCLOSE`, `LESSEDIT`, `VISUAL` and `EDITOR` are commands too.
+            "LESSOPEN" | "LESSCLOSE" | "LESSEDIT" | "VISUAL" | "EDITOR" => {
+                let cmd = value.value.trim_start_matches(['|', '-', '>']);
+                o.code(
+                    inv.name,
+                    name,
+                    &Word {
+                        value: cmd.to_owned(),
+                        literal: value.literal,
+                    },
+                );
+            }
+            "LESSKEY" | "LESSKEYIN" => o.exec(inv.name, name, &value.value),
+            _ => {}
         }
     }
     o
@@ -646,23 +675,57 @@ fn install(inv: &Invocation<'_>) -> Outcome {
     }
     let mut o = copy_like(inv, false);
     if let Some(prog) = p.values(&["--strip-program"]).next() {
-        o.exec("install", "--strip-program", &prog.value);
+        o.code("install", "--strip-program", prog);
     }
     o
 }
 
+/// `ln [-s] TARGET… NAME`: NAME is written, and each TARGET is read, because whatever
+/// reads NAME later reads the target through the link (a hard link is the same file;
+/// a symbolic link is followed). A relative target of a symbolic link is relative to
+/// the link's directory, not to the working directory.
 fn ln(inv: &Invocation<'_>) -> Outcome {
     let p = parse_args(inv.args, &Opts::gnu("St", &["suffix", "target-directory"]));
     let mut o = Outcome::mutating();
-    let target: Vec<Word> = p.values(&["-t", "--target-directory"]).cloned().collect();
-    if !target.is_empty() {
-        o.writes(&target);
+    let symbolic = p.has(&["-s", "--symbolic"]);
+    let dir: Vec<Word> = p.values(&["-t", "--target-directory"]).cloned().collect();
+    let (targets, link_dir): (&[Word], Option<Word>) = if let Some(d) = dir.last() {
+        o.writes(&dir);
+        (&p.operands, Some(d.clone()))
     } else if p.operands.len() == 1 {
         o.writes([&Word::literal(".")]);
-    } else if let Some(last) = p.operands.last() {
-        o.writes([last]);
+        (&p.operands, None)
+    } else if let Some((name, targets)) = p.operands.split_last() {
+        o.writes([name]);
+        let parent = if name.value.ends_with('/') {
+            Some(name.value.trim_end_matches('/').to_owned())
+        } else {
+            name.value.rsplit_once('/').map(|(d, _)| d.to_owned())
+        };
+        let parent = parent.map(|d| Word {
+            value: if d.is_empty() { "/".into() } else { d },
+            literal: name.literal,
+        });
+        (targets, parent)
     } else {
         o.effects.class = Class::Unknown;
+        return o;
+    };
+    for t in targets {
+        match &link_dir {
+            Some(d)
+                if symbolic
+                    && !t.value.starts_with('/')
+                    && !t.value.starts_with('~')
+                    && d.value != "." =>
+            {
+                o.reads([&Word {
+                    value: format!("{}/{}", d.value.trim_end_matches('/'), t.value),
+                    literal: t.literal && d.literal,
+                }]);
+            }
+            _ => o.reads([t]),
+        }
     }
     o
 }
@@ -882,17 +945,26 @@ fn tar(inv: &Invocation<'_>) -> Outcome {
     let mut o = Outcome::read_only();
     for (name, value) in &p.opts {
         let v = value.as_ref().map(|w| w.value.as_str()).unwrap_or("");
-        match name.as_str() {
-            "-I"
-            | "--use-compress-program"
-            | "--to-command"
-            | "--info-script"
-            | "-F"
-            | "--new-volume-script"
-            | "--rsh-command" => {
-                o.exec("tar", name, v);
-            }
-            "--checkpoint-action" if v.starts_with("exec") => o.exec("tar", name, v),
+        match (name.as_str(), value) {
+            (
+                "-I"
+                | "--use-compress-program"
+                | "--to-command"
+                | "--info-script"
+                | "-F"
+                | "--new-volume-script"
+                | "--rsh-command",
+                Some(cmd),
+            ) => o.code("tar", name, cmd),
+            ("--checkpoint-action", Some(w)) if v.starts_with("exec=") => o.code(
+                "tar",
+                name,
+                &Word {
+                    value: v["exec=".len()..].to_owned(),
+                    literal: w.literal,
+                },
+            ),
+            ("--checkpoint-action", _) if v.starts_with("exec") => o.exec("tar", name, v),
             _ => {}
         }
     }
@@ -969,14 +1041,24 @@ fn zip(inv: &Invocation<'_>) -> Outcome {
         ),
     );
     let mut o = Outcome::read_only();
-    // `-TT cmd` is parsed as `-T` `-T`; find the real spelling.
+    // `-TT cmd` is parsed as `-T` `-T`; find the real spelling. The command tests the
+    // archive (its name replaces `{}` or is appended), run through the shell.
     let mut it = inv.args.iter();
     while let Some(a) = it.next() {
         if a.value == "-TT" || a.value == "--unzip-command" {
-            let cmd = it.next().map(|w| w.value.clone()).unwrap_or_default();
-            o.exec("zip", &a.value, &cmd);
+            match it.next() {
+                Some(cmd) => o.code("zip", &a.value, cmd),
+                None => o.exec("zip", &a.value, ""),
+            }
         } else if let Some(cmd) = a.value.strip_prefix("--unzip-command=") {
-            o.exec("zip", "--unzip-command", cmd);
+            o.code(
+                "zip",
+                "--unzip-command",
+                &Word {
+                    value: cmd.to_owned(),
+                    literal: a.literal,
+                },
+            );
         }
     }
     if let Some((archive, files)) = p.operands.split_first() {
@@ -1092,7 +1174,7 @@ fn split(inv: &Invocation<'_>) -> Outcome {
     );
     let mut o = Outcome::read_only();
     if let Some(f) = p.values(&["--filter"]).next() {
-        o.exec(inv.name, "--filter", &f.value);
+        o.code(inv.name, "--filter", f);
     }
     let (input, prefix) = match inv.name {
         "csplit" => (

@@ -10,14 +10,17 @@
 mod build;
 mod files;
 mod git;
+mod inline;
 mod interp;
 mod net;
+mod services;
 mod system;
 mod text;
 
+pub(crate) use inline::inline_code;
 pub(crate) use system::influential;
 
-use crate::model::{Class, Effects, ExecArg, NetTarget, Word};
+use crate::model::{Class, Effects, ExecArg, HazardKind, NetTarget, Word};
 
 /// One invocation of a program, after wrapper peeling.
 pub(crate) struct Invocation<'a> {
@@ -45,6 +48,8 @@ pub(crate) struct Outcome {
     pub urls: Vec<Word>,
     /// The program's output is data fetched from the network.
     pub fetches: bool,
+    /// The files the program writes come from the network (`git clone`).
+    pub fetched_writes: bool,
     /// The program's output is its input decoded or transformed (`base64 -d`, `xxd -r`,
     /// `rev`, `tr`, `gunzip -c`, `printf '\x…'`): text a reader of the command does
     /// not see.
@@ -53,6 +58,10 @@ pub(crate) struct Outcome {
     pub cd: Option<Cd>,
     /// The program runs code (a script, a heredoc) read from a file or stdin.
     pub runs_script: bool,
+    /// Hazards the invocation carries by itself, with one sentence each: code that
+    /// decodes text and runs it (`python3 -c "exec(b64decode(…))"`), a script run
+    /// straight from a URL (`deno run https://…`).
+    pub hazards: Vec<(HazardKind, String)>,
 }
 
 /// A change of working directory.
@@ -134,7 +143,9 @@ impl Outcome {
 
     /// The value of `arg` is a command the program runs (`git -c core.pager=CMD`,
     /// `rsync -e CMD`, `tar --to-command=CMD`): analyzed as the shell text it is when
-    /// literal, an executing argument otherwise.
+    /// literal (the program itself stays what it was, as `bash -c '…'` is read-only:
+    /// the commands of the text carry their own effects), an executing argument
+    /// otherwise.
     pub(crate) fn code(&mut self, program: &str, arg: &str, value: &Word) {
         let value = Word {
             value: value.value.trim().to_owned(),
@@ -145,7 +156,6 @@ impl Outcome {
             return;
         }
         self.shell_code.push((format!("{program} {arg}"), value));
-        self.mutate();
     }
 
     /// Paths named inside code or arguments the analysis does not follow (see
@@ -162,7 +172,17 @@ impl Outcome {
     pub(crate) fn mentions_in_code(&mut self, code: &Word) {
         let found: Vec<Word> = string_literals(&code.value)
             .into_iter()
-            .map(Word::literal)
+            .filter_map(|s| {
+                // In code the shell expanded (`"open('$HOME/.x')"`), HOME is known.
+                let s = if code.literal {
+                    s
+                } else if let Some(r) = s.strip_prefix("${HOME}").or(s.strip_prefix("$HOME")) {
+                    format!("~{r}")
+                } else {
+                    s
+                };
+                (!s.contains(['$', '`'])).then(|| Word::literal(s))
+            })
             .collect();
         self.mentions(&found);
     }
@@ -217,6 +237,7 @@ const FAMILIES: &[&[Entry]] = &[
     interp::ENTRIES,
     build::ENTRIES,
     net::ENTRIES,
+    services::ENTRIES,
     system::ENTRIES,
 ];
 
@@ -353,6 +374,11 @@ pub(crate) fn parse_args(args: &[Word], spec: &Opts) -> Parsed {
 /// guards alone, so a false positive costs nothing.
 pub(crate) fn looks_like_path(s: &str) -> bool {
     if s.is_empty() || s.len() > 4096 || s.contains(['\n', '\0']) || s.contains("://") {
+        return false;
+    }
+    // A command line (`sh -c /tmp/x`) is not a path; a path with a space in it
+    // (`~/.config/chromium/Default/Login Data`) starts like one.
+    if s.contains(char::is_whitespace) && !s.starts_with(['/', '~']) && !s.starts_with("./") {
         return false;
     }
     s.starts_with('/')

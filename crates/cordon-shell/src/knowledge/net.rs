@@ -84,6 +84,10 @@ pub(super) const ENTRIES: &[Entry] = &[
         classify: lookup,
     },
     Entry {
+        names: &["resolvectl"],
+        classify: resolvectl,
+    },
+    Entry {
         names: &["getent"],
         classify: getent,
     },
@@ -109,7 +113,7 @@ fn curl(inv: &Invocation<'_>) -> Outcome {
     let p = parse_args(
         inv.args,
         &Opts::gnu(
-            "oTdFKuHXAebcDwrmxEYyzCQtUhP",
+            "oTdFKuHXAebcDwrmxEYyzCQtUP",
             &[
                 "output",
                 "upload-file",
@@ -177,6 +181,84 @@ fn curl(inv: &Invocation<'_>) -> Outcome {
                 "ciphers",
                 "pinnedpubkey",
                 "ftp-port",
+                // The rest of curl(1)'s options that take a value.
+                "noproxy",
+                "proto",
+                "proto-default",
+                "proto-redir",
+                "max-redirs",
+                "cert-type",
+                "key-type",
+                "pass",
+                "crlfile",
+                "curves",
+                "create-file-mode",
+                "continue-at",
+                "delegation",
+                "dns-interface",
+                "dns-ipv4-addr",
+                "dns-ipv6-addr",
+                "egd-file",
+                "engine",
+                "expect100-timeout",
+                "ftp-account",
+                "ftp-alternative-to-user",
+                "ftp-method",
+                "ftp-ssl-ccc-mode",
+                "happy-eyeballs-timeout-ms",
+                "haproxy-clientip",
+                "hostpubmd5",
+                "hostpubsha256",
+                "ip-tos",
+                "ipfs-gateway",
+                "keepalive-time",
+                "keepalive-cnt",
+                "krb",
+                "login-options",
+                "mail-auth",
+                "mail-from",
+                "mail-rcpt",
+                "parallel-max",
+                "proxy-cacert",
+                "proxy-capath",
+                "proxy-cert",
+                "proxy-cert-type",
+                "proxy-ciphers",
+                "proxy-crlfile",
+                "proxy-header",
+                "proxy-key",
+                "proxy-key-type",
+                "proxy-pass",
+                "proxy-pinnedpubkey",
+                "proxy-service-name",
+                "proxy-tls13-ciphers",
+                "proxy-tlsauthtype",
+                "proxy-tlspassword",
+                "proxy-tlsuser",
+                "pubkey",
+                "random-file",
+                "rate",
+                "request-target",
+                "sasl-authzid",
+                "service-name",
+                "socks4",
+                "socks4a",
+                "socks5",
+                "socks5-hostname",
+                "socks5-gssapi-service",
+                "tftp-blksize",
+                "tls-max",
+                "tls13-ciphers",
+                "tlsauthtype",
+                "tlspassword",
+                "tlsuser",
+                "trace-config",
+                "url-query",
+                "sigalgs",
+                "ech",
+                "vlan-priority",
+                "ssl-sessions",
+                "knownhosts",
             ],
         ),
     );
@@ -281,6 +363,13 @@ fn curl(inv: &Invocation<'_>) -> Outcome {
     if p.has(&["-K", "--config"]) {
         o.effects.class = Class::Unknown;
     }
+    // A request over the container engine's socket drives the engine, which runs as
+    // root: a privileged container is one request away.
+    if p.values(&["--unix-socket", "--abstract-unix-socket"])
+        .any(|w| w.value.contains("docker.sock") || w.value.contains("podman.sock"))
+    {
+        o.privilege("curl to the container engine's socket");
+    }
     o
 }
 
@@ -365,7 +454,7 @@ fn wget(inv: &Invocation<'_>) -> Outcome {
         "--rejected-log",
     ]));
     if let Some(cmd) = p.values(&["--use-askpass"]).next() {
-        o.exec("wget", "--use-askpass", &cmd.value);
+        o.code("wget", "--use-askpass", cmd);
     }
     for e in p.values(&["-e", "--execute"]) {
         // A wgetrc command: it can change any setting, including output paths.
@@ -465,10 +554,7 @@ fn httpie(inv: &Invocation<'_>) -> Outcome {
     }
     o.writes(p.values(&["-o", "--output", "--session"]));
     if p.has(&["-d", "--download"]) {
-        o.writes([&Word {
-            value: ".".into(),
-            literal: false,
-        }]);
+        o.writes([&Word::literal(".")]);
     }
     o
 }
@@ -497,10 +583,7 @@ fn fetcher(inv: &Invocation<'_>) -> Outcome {
     if matches!(inv.name, "aria2c" | "axel")
         && !p.has(&["-d", "--dir", "-o", "--out", "-O", "--output"])
     {
-        o.writes([&Word {
-            value: ".".into(),
-            literal: false,
-        }]);
+        o.writes([&Word::literal(".")]);
     }
     o
 }
@@ -508,23 +591,40 @@ fn fetcher(inv: &Invocation<'_>) -> Outcome {
 /// Options of ssh/scp/sftp that name programs run locally.
 fn ssh_options(p: &super::Parsed, o: &mut Outcome, name: &str) {
     for v in p.values(&["-o"]) {
-        let lower = v.value.to_ascii_lowercase();
-        for key in [
-            "proxycommand",
-            "localcommand",
-            "knownhostscommand",
-            "permitlocalcommand",
-        ] {
-            if lower.starts_with(key) {
-                o.exec(name, "-o", &v.value);
+        // `-o Key=Value` or `-o 'Key Value'`.
+        let (key, value) = match v.value.split_once(['=', ' ', '\t']) {
+            Some((k, val)) => (k.trim().to_ascii_lowercase(), val.trim()),
+            None => (v.value.to_ascii_lowercase(), ""),
+        };
+        match key.as_str() {
+            // Commands the local ssh runs through the user's shell.
+            "proxycommand" | "localcommand" | "knownhostscommand" => {
+                if value.eq_ignore_ascii_case("none") {
+                    continue;
+                }
+                o.code(
+                    name,
+                    "-o",
+                    &Word {
+                        value: value.to_owned(),
+                        literal: v.literal,
+                    },
+                );
             }
-        }
-        if lower.starts_with("include") {
-            o.effects.class = Class::Unknown;
+            "permitlocalcommand" | "match" => o.exec(name, "-o", &v.value),
+            "include" => o.effects.class = Class::Unknown,
+            _ => {}
         }
     }
+    // scp `-S PROGRAM` and sftp `-S PROGRAM`: the ssh to run; sftp `-D PATH`: a local
+    // sftp server run instead of connecting.
     for v in p.values(&["-S"]) {
-        o.exec(name, "-S", &v.value);
+        o.code(name, "-S", v);
+    }
+    if name == "sftp" {
+        for v in p.values(&["-D"]) {
+            o.code(name, "-D", v);
+        }
     }
     // A config file the text does not show may hold ProxyCommand.
     if p.has(&["-F"]) {
@@ -651,8 +751,12 @@ fn rsync(inv: &Invocation<'_>) -> Outcome {
     let mut o = Outcome::mutating();
     for (name, v) in &p.opts {
         let val = v.as_ref().map(|w| w.value.as_str()).unwrap_or("");
-        if matches!(name.as_str(), "-e" | "--rsh" | "--rsync-path") {
-            o.exec("rsync", name, val);
+        match (name.as_str(), v) {
+            // The remote shell rsync starts locally.
+            ("-e" | "--rsh", Some(cmd)) => o.code("rsync", name, cmd),
+            // Runs on the other end.
+            ("--rsync-path", _) => o.exec("rsync", name, val),
+            _ => {}
         }
         if name == "-M" || name == "--remote-option" {
             o.effects.class = Class::Unknown;
@@ -723,12 +827,15 @@ fn socket(inv: &Invocation<'_>) -> Outcome {
     let mut o = Outcome::mutating();
     o.fetches = matches!(inv.name, "nc" | "ncat" | "netcat" | "telnet");
     for (name, v) in &p.opts {
-        if matches!(
-            name.as_str(),
-            "-e" | "-c" | "--exec" | "--sh-exec" | "--lua-exec"
-        ) {
-            let val = v.as_ref().map(|w| w.value.as_str()).unwrap_or("");
-            o.exec(inv.name, name, val);
+        match (name.as_str(), v) {
+            // `-e PROG` / `--exec PROG` runs a program; `-c CMD` / `--sh-exec CMD` a
+            // shell command, with the socket as its standard input and output.
+            ("-e" | "-c" | "--exec" | "--sh-exec", Some(cmd)) => o.code(inv.name, name, cmd),
+            ("-e" | "-c" | "--exec" | "--sh-exec" | "--lua-exec", _) => {
+                let val = v.as_ref().map(|w| w.value.as_str()).unwrap_or("");
+                o.exec(inv.name, name, val);
+            }
+            _ => {}
         }
     }
     o.writes(p.values(&["-o", "--output"]));
@@ -1025,13 +1132,22 @@ fn socat(inv: &Invocation<'_>) -> Outcome {
         .iter()
         .filter(|w| !w.value.starts_with('-') || w.value == "-")
         .collect();
-    for a in addrs {
+    // `-u`: data flows from the first address to the second only (`-U` the reverse).
+    let one_way = inv.args.iter().any(|w| w.value == "-u" || w.value == "-U");
+    for (k, a) in addrs.into_iter().enumerate() {
         let upper = a.value.to_ascii_uppercase();
         if upper.starts_with("EXEC:") || upper.starts_with("SYSTEM:") {
-            o.exec(
+            // `EXEC:PROG ARGS,OPTIONS` / `SYSTEM:SHELL-COMMAND,OPTIONS`.
+            let colon = a.value.find(':').unwrap_or(0);
+            let spec = &a.value[colon + 1..];
+            let cmd = spec.split(',').next().unwrap_or(spec);
+            o.code(
                 "socat",
-                &a.value[..a.value.find(':').unwrap_or(0)],
-                &a.value,
+                &a.value[..colon],
+                &Word {
+                    value: cmd.to_owned(),
+                    literal: a.literal,
+                },
             );
         } else if let Some(rest) = [
             "TCP:", "TCP4:", "TCP6:", "UDP:", "UDP4:", "UDP6:", "SSL:", "OPENSSL:", "PROXY:",
@@ -1046,15 +1162,24 @@ fn socat(inv: &Invocation<'_>) -> Outcome {
             });
         } else if upper.contains("LISTEN") {
             o.net_unknown();
-        } else if let Some(path) = upper
-            .starts_with("OPEN:")
-            .then(|| &a.value[5..])
-            .or_else(|| upper.starts_with("CREATE:").then(|| &a.value[7..]))
+        } else if let Some(prefix) = ["OPEN:", "GOPEN:", "FILE:", "CREATE:"]
+            .iter()
+            .find(|p| upper.starts_with(**p))
         {
-            o.writes([&Word {
+            let path = &a.value[prefix.len()..];
+            let file = Word {
                 value: path.split(',').next().unwrap_or(path).to_owned(),
                 literal: a.literal,
-            }]);
+            };
+            // A file address is read (its data goes to the other address) unless it
+            // is only created or only written to.
+            let reader = *prefix != "CREATE:" && (!one_way || k == 0);
+            if reader {
+                o.reads([&file]);
+            }
+            if *prefix == "CREATE:" || !one_way || k > 0 {
+                o.writes([&file]);
+            }
         }
     }
     o
@@ -1093,6 +1218,39 @@ fn lookup(inv: &Invocation<'_>) -> Outcome {
     }
     o.lookup_hosts = hosts;
     o
+}
+
+/// `resolvectl query|tlsa|service|openpgp NAME…` looks names up; the other verbs show
+/// or change the resolver's state.
+fn resolvectl(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(
+        inv.args,
+        &Opts::gnu("ipt", &["interface", "protocol", "type", "class"]),
+    );
+    let Some((verb, names)) = p.operands.split_first() else {
+        return Outcome::read_only();
+    };
+    match verb.value.as_str() {
+        "query" | "tlsa" | "service" | "openpgp" => {
+            let mut o = Outcome::mutating();
+            for n in names {
+                o.net(n);
+            }
+            if names.is_empty() {
+                o.net_unknown();
+            }
+            o.lookup_hosts = names.to_vec();
+            o
+        }
+        "status" | "statistics" | "dns" | "domain" | "default-route" | "llmnr" | "mdns"
+        | "dnssec" | "dnsovertls" | "nta" | "log-level" | "monitor" | "show-cache"
+        | "show-server-state"
+            if names.is_empty() =>
+        {
+            Outcome::read_only()
+        }
+        _ => Outcome::unknown(),
+    }
 }
 
 fn getent(inv: &Invocation<'_>) -> Outcome {
