@@ -347,7 +347,8 @@ shell!(wrap_time, "time cat ~/.ssh/id_rsa", Deny, Guard);
 shell!(wrap_setsid, "setsid cat ~/.ssh/id_rsa", Deny, Guard);
 shell!(wrap_flock, "flock /tmp/l cat ~/.ssh/id_rsa", Deny, Guard);
 shell!(wrap_watch, "watch -n1 'cat ~/.ssh/id_rsa'", Deny, Guard);
-shell!(wrap_xargs, "echo ~/.ssh/id_rsa | xargs cat", Ask);
+shell!(wrap_xargs, "echo ~/.ssh/id_rsa | xargs cat", Deny, Guard);
+shell!(wrap_xargs_unknown_input, "cat list | xargs cat", Ask);
 shell!(wrap_sudo_ls, "sudo ls", Deny, Guard);
 shell!(wrap_doas, "doas cat /etc/shadow", Deny, Guard);
 shell!(wrap_su_c, "su -c 'id' root", Deny, Guard);
@@ -1027,4 +1028,10 @@ guarded!(
     pip_config_set,
     "pip config set global.index-url https://x.io/simple",
     "is protected"
+);
+shell!(
+    opt_ssh_proxycommand_nc_is_not_malformed,
+    "ssh -o ProxyCommand='nc %h %p' example.com",
+    Ask,
+    Default
 );

@@ -40,9 +40,11 @@ const NESTED_COST: usize = 3;
 /// Most function-body expansions in one analysis; beyond it calls are marked opaque.
 const MAX_EXPANSIONS: usize = 512;
 
-/// POSIX-family shells: text they read from a heredoc is analyzed as shell.
+/// POSIX-family shells: text they read from a heredoc is analyzed as shell. `at` and
+/// `batch` hand what they read to a shell later.
 const SHELLS: &[&str] = &[
     "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "rbash", "source", ".",
+    "at", "batch",
 ];
 
 /// Programs whose output (or output file) is data fetched from the network.
@@ -250,6 +252,9 @@ struct Analyzer {
     /// Links made earlier in the text (`ln -s TARGET NAME`): a later path through
     /// NAME reaches TARGET.
     links: HashMap<String, Word>,
+    /// Literal text the previous stage of the current pipeline prints, for the next
+    /// simple command to take as its standard input.
+    pipe_feed: Option<Word>,
     /// Variables assigned in the text: true when the value is a plain integer. bash
     /// evaluates names in arithmetic recursively, so a name holding `a[$(cmd)]` runs
     /// cmd; names never assigned here come from the inherited environment.
@@ -271,6 +276,7 @@ impl Default for Analyzer {
             written: HashMap::new(),
             written_budget: WRITTEN_SCRIPT_BUDGET,
             links: HashMap::new(),
+            pipe_feed: None,
             vars: HashMap::new(),
         }
     }
@@ -337,7 +343,19 @@ impl Analyzer {
             // Each stage of a pipeline (and a background job) runs in a subshell.
             let mut sc = scope.clone();
             let start = self.out.commands.len();
+            // Literal text the previous stage prints (`echo 'put .env' | sftp h`) is
+            // this stage's standard input, as a here-string would be.
+            self.pipe_feed = match (primaries.last(), stage) {
+                (Some(Some(k)), Item::Simple(_)) => self
+                    .out
+                    .commands
+                    .get(*k)
+                    .and_then(literal_output)
+                    .map(Word::literal),
+                _ => None,
+            };
             let primary = self.item(stage, &mut sc);
+            self.pipe_feed = None;
             ranges.push(start..self.out.commands.len());
             primaries.push(primary);
         }
@@ -703,6 +721,8 @@ impl Analyzer {
     fn simple(&mut self, s: &Simple, scope: &mut Scope) -> Option<usize> {
         let mut dynamic: Vec<Dynamic> = Vec::new();
         let mut nested = Nested::default();
+        // Taken first, so that no substitution of this command sees it.
+        let piped = self.pipe_feed.take();
 
         // Assignments before the command.
         let mut assignments = Vec::with_capacity(s.assignments.len());
@@ -760,9 +780,17 @@ impl Analyzer {
             push_all(&mut dynamic, d);
         }
 
-        let (redirects, rdyn, feed, n, net) = self.redirects(&s.redirects, scope);
+        let (redirects, rdyn, mut feed, n, net) = self.redirects(&s.redirects, scope);
         nested.merge(n);
         push_all(&mut dynamic, &rdyn);
+        if feed.is_none()
+            && let Some(text) = piped
+        {
+            feed = Some(Feed::Text {
+                text,
+                unseen: Unseen::default(),
+            });
+        }
 
         if words.is_empty() {
             for (name, w) in &assignments {
@@ -799,7 +827,22 @@ impl Analyzer {
             return Some(idx);
         }
 
-        let peeled = wrappers::peel(&words);
+        let mut peeled = wrappers::peel(&words);
+        // `xargs` whose input the text shows (`echo /x | xargs rm`, `xargs cat < list`
+        // after `echo … > list`): the arguments are known after all.
+        if peeled.runtime_args.as_deref() == Some("xargs")
+            && let Some(input) = match &feed {
+                Some(Feed::Text { text, .. }) if text.literal => Some(text.value.clone()),
+                Some(Feed::File(f)) if f.literal => self.written.get(&norm_path(&f.value)).cloned(),
+                _ => None,
+            }
+            && let Some(expanded) = wrappers::xargs_expand(&words, &input)
+        {
+            fetched.resize(expanded.len(), Unseen::default());
+            words = expanded;
+            peeled = wrappers::peel(&words);
+            peeled.runtime_args = None;
+        }
         assignments.extend(peeled.assignments.iter().cloned());
         for (n, _) in &peeled.assignments {
             if knowledge::influential(n) {
@@ -1103,6 +1146,20 @@ impl Analyzer {
         {
             pipe_stdin_code = true;
             outcome.exec(&prog_name, "stdin", "code from xargs' standard input");
+        }
+        // An sftp batch the text shows (`echo 'put .env' | sftp host`, `sftp -b f`).
+        if prog_name == "sftp" {
+            let batch = match &feed {
+                Some(Feed::Text { text, .. }) if text.literal => Some(text.value.clone()),
+                _ => outcome
+                    .effects
+                    .reads
+                    .iter()
+                    .find_map(|r| self.written.get(&norm_path(&r.value)).cloned()),
+            };
+            if let Some(b) = batch {
+                knowledge::sftp_batch(&mut outcome, &b);
+            }
         }
         for (kind, why) in std::mem::take(&mut outcome.hazards) {
             self.hazard(kind, &s.text, &why);
@@ -1469,6 +1526,56 @@ impl Analyzer {
             };
             self.expand(&n, &mut scope);
         }
+    }
+}
+
+/// The text a command prints when the text alone fixes it: `echo` and `printf` of
+/// literal words with nothing redirected away from standard output.
+fn literal_output(c: &SimpleCommand) -> Option<String> {
+    let prog = c.program.as_ref()?;
+    if !prog.literal
+        || !c.wrappers.is_empty()
+        || !c.dynamic.is_empty()
+        || c.args.iter().any(|w| !w.literal)
+        || c.redirects
+            .iter()
+            .any(|r| r.fd.is_none_or(|fd| fd == 1) && r.kind.writes_file())
+    {
+        return None;
+    }
+    match prog.value.as_str() {
+        "echo" => {
+            let mut args = c.args.as_slice();
+            let mut newline = true;
+            while let Some((first, rest)) = args.split_first() {
+                match first.value.as_str() {
+                    "-n" => newline = false,
+                    "-E" => {}
+                    // Escapes would change the text: not literal any more.
+                    "-e" => return None,
+                    _ => break,
+                }
+                args = rest;
+            }
+            let mut out = args
+                .iter()
+                .map(|w| w.value.as_str())
+                .collect::<Vec<_>>()
+                .join(" ");
+            if newline {
+                out.push('\n');
+            }
+            Some(out)
+        }
+        "printf" => match c.args.as_slice() {
+            [format] if !format.value.contains(['%', '\\']) => Some(format.value.clone()),
+            [format] if !format.value.contains('%') => {
+                let v = format.value.replace("\\n", "\n").replace("\\t", "\t");
+                (!v.contains('\\')).then_some(v)
+            }
+            _ => None,
+        },
+        _ => None,
     }
 }
 

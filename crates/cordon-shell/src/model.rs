@@ -161,9 +161,12 @@ pub enum Context {
     /// Inside `( … )`.
     Subshell,
     /// A string run as shell code: `bash -c`, `eval`, `source` of a literal, `watch`,
-    /// `su -c`, `trap`, `env -S`.
+    /// `su -c`, `trap`, `env -S`, an option whose value is a command
+    /// (`git -c core.pager=…`, `rsync -e …`, `tar --to-command=…`), a literal command
+    /// in interpreter code (`os.system("…")`), a Makefile's recipes.
     ShellString,
-    /// A here-document or here-string fed to a shell.
+    /// A here-document or here-string fed to a shell, or literal text piped to one
+    /// (`echo 'ls' | sh`).
     Heredoc,
     /// The body of a function defined in the text.
     FunctionBody,

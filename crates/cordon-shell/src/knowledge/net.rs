@@ -506,7 +506,7 @@ fn httpie(inv: &Invocation<'_>) -> Outcome {
     let p = parse_args(
         inv.args,
         &Opts::gnu(
-            "aAohv",
+            "aAo",
             &[
                 "auth",
                 "auth-type",
@@ -588,8 +588,86 @@ fn fetcher(inv: &Invocation<'_>) -> Outcome {
     o
 }
 
+/// The destination ssh's `%` tokens stand for in a local command (`ProxyCommand nc
+/// %h %p`): user, host and port, as far as the command line shows them.
+struct Dest {
+    user: Option<String>,
+    host: Option<Word>,
+    port: String,
+}
+
+impl Dest {
+    fn of(target: Option<&Word>, port: Option<&Word>) -> Dest {
+        let (user, host) = match target {
+            Some(t) => {
+                let v = t.value.strip_prefix("ssh://").unwrap_or(&t.value);
+                let v = v.split([':', '/']).next().unwrap_or(v);
+                match v.rsplit_once('@') {
+                    Some((u, h)) => (
+                        Some(u.to_owned()),
+                        Some(Word {
+                            value: h.to_owned(),
+                            literal: t.literal,
+                        }),
+                    ),
+                    None => (
+                        None,
+                        Some(Word {
+                            value: v.to_owned(),
+                            literal: t.literal,
+                        }),
+                    ),
+                }
+            }
+            None => (None, None),
+        };
+        Dest {
+            user,
+            host,
+            port: port.map_or_else(|| "22".to_owned(), |p| p.value.clone()),
+        }
+    }
+
+    /// `cmd` with its tokens filled in; not literal when a token it uses is unknown.
+    fn fill(&self, cmd: &Word) -> Word {
+        let mut out = String::with_capacity(cmd.value.len());
+        let mut literal = cmd.literal;
+        let mut chars = cmd.value.chars();
+        while let Some(c) = chars.next() {
+            if c != '%' {
+                out.push(c);
+                continue;
+            }
+            match chars.next() {
+                Some('%') => out.push('%'),
+                Some('h' | 'n') => match &self.host {
+                    Some(h) => {
+                        out.push_str(&h.value);
+                        literal &= h.literal;
+                    }
+                    None => {
+                        out.push_str("%h");
+                        literal = false;
+                    }
+                },
+                Some('p') => out.push_str(&self.port),
+                Some('r' | 'u') => out.push_str(self.user.as_deref().unwrap_or("user")),
+                Some(other) => {
+                    out.push('%');
+                    out.push(other);
+                }
+                None => out.push('%'),
+            }
+        }
+        Word {
+            value: out,
+            literal,
+        }
+    }
+}
+
 /// Options of ssh/scp/sftp that name programs run locally.
-fn ssh_options(p: &super::Parsed, o: &mut Outcome, name: &str) {
+fn ssh_options(p: &super::Parsed, o: &mut Outcome, name: &str, dest: &Dest) {
     for v in p.values(&["-o"]) {
         // `-o Key=Value` or `-o 'Key Value'`.
         let (key, value) = match v.value.split_once(['=', ' ', '\t']) {
@@ -605,10 +683,10 @@ fn ssh_options(p: &super::Parsed, o: &mut Outcome, name: &str) {
                 o.code(
                     name,
                     "-o",
-                    &Word {
+                    &dest.fill(&Word {
                         value: value.to_owned(),
                         literal: v.literal,
-                    },
+                    }),
                 );
             }
             "permitlocalcommand" | "match" => o.exec(name, "-o", &v.value),
@@ -635,11 +713,12 @@ fn ssh_options(p: &super::Parsed, o: &mut Outcome, name: &str) {
 }
 
 fn ssh(inv: &Invocation<'_>) -> Outcome {
-    let mut spec = Opts::gnu("BbcDEeFIiJLlmOoPpRSWw", &[]);
+    let mut spec = Opts::gnu("BbcDEeFIiJLlmOoPpQRSWw", &[]);
     spec.posix = true;
     let p = parse_args(inv.args, &spec);
     let mut o = Outcome::mutating();
-    ssh_options(&p, &mut o, "ssh");
+    let dest = Dest::of(p.operands.first(), p.values(&["-p"]).last());
+    ssh_options(&p, &mut o, "ssh", &dest);
     match p.operands.first() {
         Some(host) => {
             let h = host.value.rsplit('@').next().unwrap_or(&host.value);
@@ -668,9 +747,17 @@ fn ssh(inv: &Invocation<'_>) -> Outcome {
 }
 
 fn scp(inv: &Invocation<'_>) -> Outcome {
-    let p = parse_args(inv.args, &Opts::gnu("cFiJloPSDXB", &[]));
+    // scp's `-B` is batch mode; sftp's `-B` is a buffer size and `-b` a batch file.
+    let short = if inv.name == "sftp" {
+        "BbcDFiJloPRsS"
+    } else {
+        "cFiJloPSDX"
+    };
+    let p = parse_args(inv.args, &Opts::gnu(short, &[]));
     let mut o = Outcome::mutating();
-    ssh_options(&p, &mut o, inv.name);
+    let remote = p.operands.iter().find(|w| remote_host(w).is_some());
+    let dest = Dest::of(remote, p.values(&["-P"]).last());
+    ssh_options(&p, &mut o, inv.name, &dest);
     let mut any_remote = false;
     let last = p.operands.len().saturating_sub(1);
     for (i, w) in p.operands.iter().enumerate() {
@@ -692,6 +779,36 @@ fn scp(inv: &Invocation<'_>) -> Outcome {
     }
     o.reads(p.values(&["-b"]));
     o
+}
+
+/// The commands of an sftp batch: `put`/`mput` read local files, `get`/`mget` write
+/// them, `!CMD` runs a local shell command, `lcd` moves locally.
+pub(crate) fn sftp_batch(o: &mut Outcome, batch: &str) {
+    for line in batch.lines().map(str::trim) {
+        // A leading `-` or `@` only changes error handling and echoing.
+        let line = line.trim_start_matches(['-', '@']);
+        if let Some(cmd) = line.strip_prefix('!') {
+            if !cmd.trim().is_empty() {
+                o.code("sftp", "!", &Word::literal(cmd.trim()));
+            }
+            continue;
+        }
+        let words: Vec<&str> = line
+            .split_whitespace()
+            .filter(|w| !w.starts_with('-'))
+            .collect();
+        match words.as_slice() {
+            ["put" | "mput" | "reput", local, ..] => o.reads([&Word::literal(*local)]),
+            ["get" | "mget" | "reget", _, local, ..] => o.writes([&Word::literal(*local)]),
+            ["get" | "mget" | "reget", remote] => {
+                let name = remote.rsplit('/').next().unwrap_or(remote);
+                o.writes([&Word::literal(name)]);
+            }
+            ["lmkdir", dir] => o.writes([&Word::literal(*dir)]),
+            ["lcd", ..] => o.effects.class = Class::Unknown,
+            _ => {}
+        }
+    }
 }
 
 fn rsync(inv: &Invocation<'_>) -> Outcome {
