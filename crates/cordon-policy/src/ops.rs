@@ -627,6 +627,20 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
         push(opaque(why, None));
     }
 
+    if let Some((key, why)) = risky_git_config(c) {
+        // What the merge of a contained run refuses, refused before it runs: the
+        // setting would run a program on the host later.
+        let mut op = Operation::new(
+            OpKind::Write,
+            Target::Program(prog_name.clone()),
+            "a git setting that runs a program",
+        );
+        op.hazard = Some((
+            "protected-write: git config",
+            format!("`{}` sets `{key}`, which {why}", short(&c.text)),
+        ));
+        push(op);
+    }
     if let Some(p) = &c.effects.privilege {
         let mut op = Operation::new(
             OpKind::Exec,
@@ -768,6 +782,46 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
             push(op);
         }
     }
+}
+
+/// `git config [set] KEY VALUE` (any scope) with a key that runs a program or redirects
+/// where git reads its settings and hooks from: the key and why.
+fn risky_git_config(c: &SimpleCommand) -> Option<(String, &'static str)> {
+    if c.program.as_ref()?.value != "git" {
+        return None;
+    }
+    let args = &c.args;
+    // The subcommand, after git's global options (`-c` and `-C` take a value).
+    let mut k = 0;
+    while let Some(w) = args.get(k) {
+        match w.value.as_str() {
+            "-c" | "-C" | "--git-dir" | "--work-tree" | "--namespace" => k += 2,
+            v if v.starts_with('-') => k += 1,
+            _ => break,
+        }
+    }
+    if args.get(k)?.value != "config" {
+        return None;
+    }
+    let mut rest = args[k + 1..].iter();
+    let mut kv = Vec::new();
+    while let Some(w) = rest.next() {
+        match w.value.as_str() {
+            "--unset" | "--unset-all" | "--get" | "--get-all" | "--get-regexp" | "--list"
+            | "-l" | "--remove-section" | "--rename-section" | "--edit" | "-e" | "unset"
+            | "get" | "list" => return None,
+            "-f" | "--file" | "--blob" | "--type" | "--default" | "--comment" | "--value" => {
+                rest.next();
+            }
+            "set" if kv.is_empty() => {}
+            v if v.starts_with('-') => {}
+            _ => kv.push(w),
+        }
+    }
+    let key = kv.first()?;
+    let value = kv.get(1).map(|w| w.value.as_str());
+    let why = crate::gitconfig::risky_key(&key.value, value)?;
+    Some((key.value.clone(), why))
 }
 
 /// One sentence on an argument that makes a program run code: `make` runs the recipes

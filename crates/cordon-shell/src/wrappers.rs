@@ -260,6 +260,17 @@ pub(crate) fn peel(args: &[Word]) -> Peeled {
                 p.bypass_functions = true;
                 i + 1
             }
+            // A multi-call binary: `busybox wget …` runs its `wget`.
+            "busybox" | "toybox" => {
+                p.wrappers.push(name.into());
+                match args.get(i + 1) {
+                    Some(a) if !a.value.starts_with('-') => i + 1,
+                    _ => {
+                        p.program = None;
+                        return p;
+                    }
+                }
+            }
             "exec" => {
                 let spec = Spec {
                     short_val: "a",

@@ -377,8 +377,9 @@ fn git(inv: &Invocation<'_>) -> Outcome {
         .collect();
 
     // Path operands: what `git add` stages, what `git diff` compares (with
-    // `--no-index` any two files; otherwise a revision or a path, read either way).
-    if matches!(sub, "add" | "diff" | "difftool") {
+    // `--no-index` any two files; otherwise a revision or a path, read either way),
+    // what `git show` is given (a revision, or a path git resolves in the work tree).
+    if matches!(sub, "add" | "diff" | "difftool" | "show") {
         o.reads(operands.iter().copied());
     }
 

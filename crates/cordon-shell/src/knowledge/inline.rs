@@ -179,6 +179,30 @@ fn decoders(f: Family) -> &'static [&'static str] {
     }
 }
 
+/// Calls that fetch from the network.
+fn fetchers(f: Family) -> &'static [&'static str] {
+    match f {
+        Family::Python => &[
+            "urlopen",
+            "requests.get",
+            "requests.post",
+            "httpx.",
+            "urlretrieve",
+        ],
+        Family::Js => &["fetch(", "http.get", "https.get", "axios"],
+        Family::Perl => &["LWP::", "HTTP::Tiny", "get(\"http"],
+        Family::Ruby => &["open-uri", "Net::HTTP", "URI.open", "URI.parse"],
+        Family::Php => &[
+            "file_get_contents('http",
+            "file_get_contents(\"http",
+            "curl_exec",
+        ],
+        Family::Lua => &["socket.http", "http.request"],
+        Family::R => &["url(", "download.file", "readLines(\"http"],
+        Family::Awk | Family::AppleScript | Family::Other => &[],
+    }
+}
+
 /// Calls that run code (in the language or through a shell).
 fn runners(f: Family) -> &'static [&'static str] {
     match f {
@@ -260,6 +284,13 @@ pub(crate) fn inline_code(o: &mut Outcome, program: &str, code: &Word) {
     let text = code.value.as_str();
     let decodes = decoders(f).iter().any(|d| text.contains(d));
     let runs = runners(f).iter().any(|r| text.contains(r));
+    let fetches = fetchers(f).iter().any(|d| text.contains(d));
+    if fetches && runs {
+        o.hazards.push((
+            HazardKind::FetchToExec,
+            format!("{program}'s code fetches text from the network and runs it"),
+        ));
+    }
     if decodes && runs {
         o.hazards.push((
             HazardKind::DecodeToExec,
