@@ -2569,3 +2569,8 @@ t!(
     "ssh -o ProxyCommand='ssh -W %h:%p jump.example' db.internal",
     [Sh("ssh"), Net("jump.example")]
 );
+t!(
+    acc_npm_prefix_value,
+    "npm --prefix web run build",
+    [Own("npm"), NoDy]
+);

@@ -249,7 +249,35 @@ fn js_pm(inv: &Invocation<'_>) -> Outcome {
     {
         return runtime;
     }
-    let sub_pos = inv.args.iter().position(|w| !w.value.starts_with('-'));
+    // Options before the subcommand that take a value (`npm --prefix web test`,
+    // `pnpm -C web build`, `yarn --cwd web test`, `npm -w pkg run build`).
+    const VALUED: &[&str] = &[
+        "--prefix",
+        "-C",
+        "--dir",
+        "--cwd",
+        "-w",
+        "--workspace",
+        "--filter",
+        "-F",
+        "--loglevel",
+        "--userconfig",
+        "--cache",
+        "--registry",
+    ];
+    let mut sub_pos = None;
+    let mut k = 0;
+    while let Some(w) = inv.args.get(k) {
+        if !w.value.starts_with('-') {
+            sub_pos = Some(k);
+            break;
+        }
+        k += if VALUED.contains(&w.value.as_str()) {
+            2
+        } else {
+            1
+        };
+    }
     let sub = sub_pos
         .and_then(|k| inv.args.get(k))
         .map(|w| w.value.as_str());

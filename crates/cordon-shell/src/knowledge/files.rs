@@ -570,7 +570,7 @@ fn tree(inv: &Invocation<'_>) -> Outcome {
 }
 
 fn xxd(inv: &Invocation<'_>) -> Outcome {
-    let p = parse_args(inv.args, &Opts::gnu("cglnosC", &[]));
+    let p = parse_args(inv.args, &Opts::gnu("cglnos", &[]));
     let mut o = Outcome::read_only();
     o.decodes = p.has(&["-r", "-revert"]) || inv.args.iter().any(|w| w.value == "-revert");
     if let Some(inp) = p.operands.first() {
