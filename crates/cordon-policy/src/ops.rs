@@ -767,8 +767,9 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
             "run a program",
         )),
     }
-    // Paths named inside code: checked against the guards as a read and as a write.
-    // Last, so that a call they do not refuse is explained by its other operations.
+    // Paths named inside code: checked against the guards as a read, and as a write
+    // when the code may write. Last, so that a call they do not refuse is explained by
+    // its other operations.
     for w in c.effects.mentions.iter().filter(|w| w.literal) {
         let Some(dir) = cwd
             .as_deref()
@@ -776,7 +777,12 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
         else {
             continue;
         };
-        for kind in [OpKind::Read, OpKind::Write] {
+        let kinds: &[OpKind] = if c.effects.mentions_may_write {
+            &[OpKind::Read, OpKind::Write]
+        } else {
+            &[OpKind::Read]
+        };
+        for &kind in kinds {
             let mut op = ctx.path_op(kind, &w.value, dir, "a path named in code");
             op.mention = true;
             push(op);

@@ -253,6 +253,10 @@ pub struct Effects {
     /// policy checks them against its guards only (a credential read, a protected
     /// write) and never asks about them otherwise.
     pub mentions: Vec<Word>,
+    /// The code behind [`Effects::mentions`] may write files: it has a write-mode open,
+    /// a write, delete, rename or copy call, or runs commands, or it is not visible at
+    /// all (a script's arguments). When false, mentions are checked as reads only.
+    pub mentions_may_write: bool,
 }
 
 impl Default for Effects {
@@ -270,6 +274,7 @@ impl Default for Effects {
             influences_env: Vec::new(),
             reads_env: false,
             mentions: Vec::new(),
+            mentions_may_write: false,
         }
     }
 }

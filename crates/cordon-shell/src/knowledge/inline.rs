@@ -261,7 +261,7 @@ pub(crate) fn inline_code(o: &mut Outcome, program: &str, code: &Word) {
         .flat_map(|s| s.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
         .map(Word::literal)
         .collect();
-    o.mentions(&tokens);
+    o.push_mentions(&tokens, super::code_may_write(&code.value));
     if !code.literal {
         // Parts are only known at run time; what is visible still names paths, but a
         // command line found in it may not be the one that runs.
@@ -300,7 +300,7 @@ pub(crate) fn inline_code(o: &mut Outcome, program: &str, code: &Word) {
 }
 
 /// Shell-like code for another shell (`pwsh -c`, `fish -c`): the words that look like
-/// paths become mentions.
+/// paths become mentions, which its command lines may do anything with.
 pub(crate) fn shell_like_code(o: &mut Outcome, code: &Word) {
     o.mentions_in_code(code);
     let words: Vec<Word> = code

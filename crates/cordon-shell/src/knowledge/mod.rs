@@ -159,12 +159,24 @@ impl Outcome {
         self.shell_code.push((format!("{program} {arg}"), value));
     }
 
-    /// Paths named inside code or arguments the analysis does not follow (see
-    /// [`Effects::mentions`](crate::model::Effects)).
+    /// Paths handed to code the analysis does not see (a script's arguments), which
+    /// may do anything with them (see [`Effects::mentions`](crate::model::Effects)).
     pub(crate) fn mentions<'w>(&mut self, ws: impl IntoIterator<Item = &'w Word>) {
+        self.push_mentions(ws, true);
+    }
+
+    /// Record mentions; `may_write` when the code naming them may write files.
+    pub(crate) fn push_mentions<'w>(
+        &mut self,
+        ws: impl IntoIterator<Item = &'w Word>,
+        may_write: bool,
+    ) {
         for w in ws {
-            if w.literal && looks_like_path(&w.value) && !self.effects.mentions.contains(w) {
-                self.effects.mentions.push(w.clone());
+            if w.literal && looks_like_path(&w.value) {
+                self.effects.mentions_may_write |= may_write;
+                if !self.effects.mentions.contains(w) {
+                    self.effects.mentions.push(w.clone());
+                }
             }
         }
     }
@@ -185,7 +197,7 @@ impl Outcome {
                 (!s.contains(['$', '`'])).then(|| Word::literal(s))
             })
             .collect();
-        self.mentions(&found);
+        self.push_mentions(&found, code_may_write(&code.value));
     }
 
     pub(crate) fn own_exec(&mut self, program: &str, arg: &str, detail: &str) {
@@ -367,6 +379,66 @@ pub(crate) fn parse_args(args: &[Word], spec: &Opts) -> Parsed {
         i += step;
     }
     out
+}
+
+/// Could code (in any language) write, delete, move or copy a file, or run a command
+/// that could? Spelled-out names only; anything that looks like it counts.
+pub(crate) fn code_may_write(code: &str) -> bool {
+    const WRITES: &[&str] = &[
+        "'w",
+        "\"w",
+        "'a'",
+        "\"a\"",
+        "'a+",
+        "\"a+",
+        "'r+",
+        "\"r+",
+        "'x'",
+        "\"x\"",
+        "write",
+        "append",
+        "unlink",
+        "rename",
+        "replace(",
+        "copy",
+        "move",
+        "symlink",
+        "link(",
+        "chmod",
+        "chown",
+        "mkdir",
+        "makedirs",
+        "remove",
+        "rmdir",
+        "rmtree",
+        "rmsync",
+        "rm_r",
+        "rm(",
+        "truncate",
+        "dump",
+        "save",
+        "put",
+        "touch",
+        ">",
+        "tee",
+        "system",
+        "exec",
+        "spawn",
+        "popen",
+        "subprocess",
+        "shell",
+        "insert",
+        "update",
+        "delete",
+        "create",
+        "attach",
+        "vacuum",
+        "backup",
+        "output",
+        "once",
+    ];
+    let lower = code.to_ascii_lowercase();
+    WRITES.iter().any(|w| lower.contains(w))
 }
 
 /// Could this text name a file? A string that starts with `/`, `~`, `./` or `../`,
