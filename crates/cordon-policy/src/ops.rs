@@ -11,8 +11,8 @@ use crate::net::{Authority, Host, Origin};
 use crate::paths::{self, Location, PathFacts};
 use crate::request::{Action, Request, ToolKind};
 use cordon_shell::{
-    Analysis, Class, Context as ShellContext, CwdChange, Dynamic, HazardKind, RepoConfigUse,
-    SimpleCommand,
+    Analysis, Class, Context as ShellContext, CwdChange, Dynamic, ExecArg, HazardKind,
+    RepoConfigUse, SimpleCommand,
 };
 use std::path::{Path, PathBuf};
 
@@ -163,6 +163,12 @@ pub struct Operation {
     pub opaque: Option<Opaque>,
     /// Set when the operation is malformed (a URL that does not normalize).
     pub invalid: Option<String>,
+    /// Set for a path named inside code the analysis does not follow (a string in
+    /// `python3 -c` code, an argument handed to a script): whether the code reads or
+    /// writes it is unknown, so it is one read and one write operation that only the
+    /// guards and deny rules judge. It never asks, and never allows more than the rest
+    /// of the call.
+    pub mention: bool,
     /// For MCP-free writes: the text an explanation shows.
     pub note: String,
 }
@@ -177,6 +183,7 @@ impl Operation {
             hazard: None,
             opaque: None,
             invalid: None,
+            mention: false,
             note: note.into(),
         }
     }
@@ -229,6 +236,20 @@ impl Context<'_> {
 /// `scheme://host[:port]/…` URL of another scheme, `user@host:path` (scp/git style), or a
 /// bare `host[:port]`.
 pub fn net_target(text: &str) -> Target {
+    // pip's and npm's VCS requirements (`git+https://…`, `hg+ssh://…`) reach the URL
+    // after the `+`.
+    for vcs in ["git+", "hg+", "svn+", "bzr+"] {
+        if let Some(url) = text.get(vcs.len()..)
+            && text[..vcs.len()].eq_ignore_ascii_case(vcs)
+            && url.contains("://")
+        {
+            let mut t = net_target(url);
+            if let Target::Net { text: written, .. } = &mut t {
+                *written = text.to_owned();
+            }
+            return t;
+        }
+    }
     let dest = |r: Result<Authority, crate::net::OriginError>| {
         r.map(|a| (a.host, a.port)).map_err(|e| e.to_string())
     };
@@ -437,6 +458,7 @@ fn shell_operations(text: &str, cwd: &Path, ctx: &Context<'_>, out: &mut Operati
     for h in &analysis.hazards {
         let (guard, what) = match h.kind {
             HazardKind::FetchToExec => ("fetch-to-exec", "runs code fetched from the network"),
+            HazardKind::DecodeToExec => ("decode-to-exec", "runs code it decodes first"),
             HazardKind::DnsExfiltration => {
                 ("dns-exfiltration", "puts computed data into a DNS lookup")
             }
@@ -605,6 +627,20 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
         push(opaque(why, None));
     }
 
+    if let Some((key, why)) = risky_git_config(c) {
+        // What the merge of a contained run refuses, refused before it runs: the
+        // setting would run a program on the host later.
+        let mut op = Operation::new(
+            OpKind::Write,
+            Target::Program(prog_name.clone()),
+            "a git setting that runs a program",
+        );
+        op.hazard = Some((
+            "protected-write: git config",
+            format!("`{}` sets `{key}`, which {why}", short(&c.text)),
+        ));
+        push(op);
+    }
     if let Some(p) = &c.effects.privilege {
         let mut op = Operation::new(
             OpKind::Exec,
@@ -681,6 +717,12 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
         ));
     }
     let cmd_words = &out_words;
+    if c.effects.reads_env {
+        push(opaque(
+            format!("`{prog_name}` prints the environment, which can hold secrets"),
+            Some(vec![prog_name.clone()]),
+        ));
+    }
     for e in &c.effects.executes {
         // The rule must name the argument that runs code as it appears in the command (a
         // script path, `-exec`, `test`), so look for it among the words.
@@ -690,15 +732,7 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
             e.detail.clone()
         };
         let needs = vec![e.program.clone(), arg];
-        let why = if e.own_purpose {
-            format!("`{} {}` runs code ({})", e.program, e.arg, e.detail)
-        } else {
-            format!(
-                "`{}` makes `{}` run other code ({})",
-                e.arg, e.program, e.detail
-            )
-        };
-        push(opaque(why, Some(needs)));
+        push(opaque(exec_reason(e), Some(needs)));
     }
     for name in &c.effects.influences_env {
         push(opaque(
@@ -732,6 +766,85 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
             Target::Program(prog_name.clone()),
             "run a program",
         )),
+    }
+    // Paths named inside code: checked against the guards as a read, and as a write
+    // when the code may write. Last, so that a call they do not refuse is explained by
+    // its other operations.
+    for w in c.effects.mentions.iter().filter(|w| w.literal) {
+        let Some(dir) = cwd
+            .as_deref()
+            .or_else(|| (w.value.starts_with('/') || w.value.starts_with('~')).then_some(base))
+        else {
+            continue;
+        };
+        let kinds: &[OpKind] = if c.effects.mentions_may_write {
+            &[OpKind::Read, OpKind::Write]
+        } else {
+            &[OpKind::Read]
+        };
+        for &kind in kinds {
+            let mut op = ctx.path_op(kind, &w.value, dir, "a path named in code");
+            op.mention = true;
+            push(op);
+        }
+    }
+}
+
+/// `git config [set] KEY VALUE` (any scope) with a key that runs a program or redirects
+/// where git reads its settings and hooks from: the key and why.
+fn risky_git_config(c: &SimpleCommand) -> Option<(String, &'static str)> {
+    if c.program.as_ref()?.value != "git" {
+        return None;
+    }
+    let args = &c.args;
+    // The subcommand, after git's global options (`-c` and `-C` take a value).
+    let mut k = 0;
+    while let Some(w) = args.get(k) {
+        match w.value.as_str() {
+            "-c" | "-C" | "--git-dir" | "--work-tree" | "--namespace" => k += 2,
+            v if v.starts_with('-') => k += 1,
+            _ => break,
+        }
+    }
+    if args.get(k)?.value != "config" {
+        return None;
+    }
+    let mut rest = args[k + 1..].iter();
+    let mut kv = Vec::new();
+    while let Some(w) = rest.next() {
+        match w.value.as_str() {
+            "--unset" | "--unset-all" | "--get" | "--get-all" | "--get-regexp" | "--list"
+            | "-l" | "--remove-section" | "--rename-section" | "--edit" | "-e" | "unset"
+            | "get" | "list" => return None,
+            "-f" | "--file" | "--blob" | "--type" | "--default" | "--comment" | "--value" => {
+                rest.next();
+            }
+            "set" if kv.is_empty() => {}
+            v if v.starts_with('-') => {}
+            _ => kv.push(w),
+        }
+    }
+    let key = kv.first()?;
+    let value = kv.get(1).map(|w| w.value.as_str());
+    let why = crate::gitconfig::risky_key(&key.value, value)?;
+    Some((key.value.clone(), why))
+}
+
+/// One sentence on an argument that makes a program run code: `make` runs the recipes
+/// of test; `python3` runs the script test_x.py; `-exec` makes `find` run other code.
+fn exec_reason(e: &ExecArg) -> String {
+    let (p, a, d) = (&e.program, &e.arg, &e.detail);
+    let says_runs = d.starts_with("runs ") || d.starts_with("compiles ");
+    match a.as_str() {
+        "script" => format!("`{p}` runs the script {d}"),
+        "stdin" => format!("`{p}` runs {d}"),
+        _ if a == p && says_runs => format!("`{p}` {d}"),
+        _ if a == p && d.is_empty() => format!("`{p}` runs code"),
+        _ if a == p && e.own_purpose => format!("`{p}` runs code ({d})"),
+        _ if a == p => format!("`{p}` runs other code ({d})"),
+        _ if e.own_purpose && says_runs => format!("`{p} {a}` {d}"),
+        _ if e.own_purpose => format!("`{p} {a}` runs code ({d})"),
+        _ => format!("`{a}` makes `{p}` run other code ({d})"),
     }
 }
 

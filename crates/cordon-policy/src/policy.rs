@@ -481,10 +481,11 @@ impl Policy {
         } else {
             String::new()
         };
-        let steps: [(&str, &dyn Fn() -> Option<Outcome>); 8] = [
+        let steps: [(&str, &dyn Fn() -> Option<Outcome>); 9] = [
             ("validate", &|| self.step_validate(op)),
             ("guard", &|| self.step_guard_in(op, containment)),
             ("deny-rule", &|| self.step_rule(op, ops, Decision::Deny)),
+            ("mention", &|| step_mention(op)),
             ("ask-rule", &|| self.step_rule(op, ops, Decision::Ask)),
             ("opaque", &|| self.step_opaque_in(op, ops, containment)),
             ("mode", &|| self.step_mode(op)),
@@ -560,11 +561,15 @@ impl Policy {
         match (&op.kind, &op.target) {
             (OpKind::Read | OpKind::List, Target::Path(f)) => {
                 if let Some(h) = self.path_guard(f, guards::sensitive_read) {
+                    let named = if op.mention {
+                        format!("the code it runs names {}, which", f.literal.display())
+                    } else {
+                        f.literal.display().to_string()
+                    };
                     return deny(
                         &format!("{}: {}", h.guard, h.pattern),
                         format!(
-                            "{} holds credentials ({}); reading it is never allowed.",
-                            f.literal.display(),
+                            "{named} holds credentials ({}); reading it is never allowed.",
                             h.pattern
                         ),
                     );
@@ -572,11 +577,15 @@ impl Policy {
             }
             (OpKind::Write, Target::Path(f)) => {
                 if let Some(h) = self.path_guard(f, guards::protected_write) {
+                    let named = if op.mention {
+                        format!("the code it runs names {}, which", f.literal.display())
+                    } else {
+                        f.literal.display().to_string()
+                    };
                     return deny(
                         &format!("{}: {}", h.guard, h.pattern),
                         format!(
-                            "{} is protected ({}): writing it could run code later or expose credentials.",
-                            f.literal.display(),
+                            "{named} is protected ({}): writing it could run code later or expose credentials.",
                             h.pattern
                         ),
                     );
@@ -972,6 +981,22 @@ fn contained_key(op: &Operation, containment: Containment) -> Option<&'static st
     }
 }
 
+/// After the guards and deny rules: a path named inside code (a mention) is judged by
+/// nothing else. Whether the code reads or writes it is unknown, so asking about it would
+/// ask about every string a script holds; the rest of the call decides the verdict.
+fn step_mention(op: &Operation) -> Option<Outcome> {
+    op.mention.then(|| {
+        (
+            Decision::Allow,
+            Source::new(Step::Default, "mention"),
+            format!(
+                "{} is only named inside code, which the guards and deny rules judge alone.",
+                op.target.display()
+            ),
+        )
+    })
+}
+
 /// What a step decided: the decision, its source and one sentence.
 pub type Outcome = (Decision, Source, String);
 
@@ -1022,6 +1047,7 @@ mod tests {
             hazard: None,
             opaque: None,
             invalid: None,
+            mention: false,
             note: String::new(),
         }
     }

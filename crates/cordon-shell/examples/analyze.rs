@@ -45,6 +45,15 @@ fn main() {
         if !e.influences_env.is_empty() {
             println!("    influences_env={:?}", e.influences_env);
         }
+        if !e.mentions.is_empty() {
+            println!(
+                "    mentions={:?}",
+                e.mentions.iter().map(|w| &w.value).collect::<Vec<_>>()
+            );
+        }
+        if e.reads_env {
+            println!("    reads_env");
+        }
         if !c.dynamic.is_empty() {
             println!("    dynamic={:?}", c.dynamic);
         }

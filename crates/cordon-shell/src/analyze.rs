@@ -40,9 +40,11 @@ const NESTED_COST: usize = 3;
 /// Most function-body expansions in one analysis; beyond it calls are marked opaque.
 const MAX_EXPANSIONS: usize = 512;
 
-/// POSIX-family shells: text they read from a heredoc is analyzed as shell.
+/// POSIX-family shells: text they read from a heredoc is analyzed as shell. `at` and
+/// `batch` hand what they read to a shell later.
 const SHELLS: &[&str] = &[
     "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "rbash", "source", ".",
+    "at", "batch",
 ];
 
 /// Programs whose output (or output file) is data fetched from the network.
@@ -165,11 +167,68 @@ impl Scope {
     }
 }
 
+/// Why bytes are unseen by the analysis: fetched from the network, or decoded or
+/// transformed from text the reader sees into text the reader does not. Carried by a
+/// command's output, by a substitution, by a file written earlier in the text; when
+/// such bytes reach an interpreter, the hazard names which.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Unseen {
+    fetched: bool,
+    decoded: bool,
+}
+
+impl Unseen {
+    const FETCHED: Unseen = Unseen {
+        fetched: true,
+        decoded: false,
+    };
+    const DECODED: Unseen = Unseen {
+        fetched: false,
+        decoded: true,
+    };
+
+    fn any(self) -> bool {
+        self.fetched || self.decoded
+    }
+
+    fn merge(&mut self, o: Unseen) {
+        self.fetched |= o.fetched;
+        self.decoded |= o.decoded;
+    }
+
+    /// Network data is the graver source: it names the hazard when both apply.
+    fn hazard(self) -> HazardKind {
+        if self.fetched {
+            HazardKind::FetchToExec
+        } else {
+            HazardKind::DecodeToExec
+        }
+    }
+
+    /// What the bytes are, for a hazard's sentence.
+    fn what(self) -> &'static str {
+        match (self.fetched, self.decoded) {
+            (true, true) => "output fetched from the network and decoded",
+            (true, false) => "output fetched from the network",
+            _ => "decoded text",
+        }
+    }
+
+    /// How a file holding such bytes came to be, for a hazard's sentence.
+    fn file(self) -> &'static str {
+        if self.fetched {
+            "a file downloaded earlier in the same text"
+        } else {
+            "a file decoded earlier in the same text"
+        }
+    }
+}
+
 /// Facts about an emitted command that only the analyzer needs.
 #[derive(Debug, Clone, Copy, Default)]
 struct Meta {
-    /// Its standard output is data fetched from the network.
-    fetches: bool,
+    /// Its standard output is data the analysis cannot see (fetched or decoded).
+    unseen: Unseen,
     /// It runs code read from a standard input that comes from a pipe.
     stdin_code: bool,
 }
@@ -183,12 +242,19 @@ struct Analyzer {
     expansions: usize,
     active: Vec<String>,
     analyzed: HashSet<String>,
-    /// Files written with network output earlier in the text.
-    downloaded: HashSet<String>,
+    /// Files written earlier in the text with bytes the analysis cannot see
+    /// (downloaded, decoded), and why.
+    unseen_files: HashMap<String, Unseen>,
     /// Shell scripts whose whole content the text wrote (`cat > f <<EOF`, `echo … > f`).
     written: HashMap<String, String>,
     /// Bytes of written scripts that may still be analyzed at their runs.
     written_budget: usize,
+    /// Links made earlier in the text (`ln -s TARGET NAME`): a later path through
+    /// NAME reaches TARGET.
+    links: HashMap<String, Word>,
+    /// Literal text the previous stage of the current pipeline prints, for the next
+    /// simple command to take as its standard input.
+    pipe_feed: Option<Word>,
     /// Variables assigned in the text: true when the value is a plain integer. bash
     /// evaluates names in arithmetic recursively, so a name holding `a[$(cmd)]` runs
     /// cmd; names never assigned here come from the inherited environment.
@@ -206,9 +272,11 @@ impl Default for Analyzer {
             expansions: 0,
             active: Vec::new(),
             analyzed: HashSet::new(),
-            downloaded: HashSet::new(),
+            unseen_files: HashMap::new(),
             written: HashMap::new(),
             written_budget: WRITTEN_SCRIPT_BUDGET,
+            links: HashMap::new(),
+            pipe_feed: None,
             vars: HashMap::new(),
         }
     }
@@ -220,13 +288,14 @@ const WRITTEN_SCRIPT_BUDGET: usize = 1 << 20;
 /// Result of analyzing nested code.
 #[derive(Debug, Default, Clone, Copy)]
 struct Nested {
-    fetches: bool,
+    /// The nested code's output is unseen bytes.
+    unseen: Unseen,
     too_deep: bool,
 }
 
 impl Nested {
     fn merge(&mut self, o: Nested) {
-        self.fetches |= o.fetches;
+        self.unseen.merge(o.unseen);
         self.too_deep |= o.too_deep;
     }
 }
@@ -234,9 +303,9 @@ impl Nested {
 /// What a command's standard input is fed from.
 #[derive(Debug, Clone)]
 enum Feed {
-    Text { text: Word, fetches: bool },
+    Text { text: Word, unseen: Unseen },
     File(Word),
-    Process { fetches: bool },
+    Process { unseen: Unseen },
 }
 
 impl Analyzer {
@@ -274,22 +343,43 @@ impl Analyzer {
             // Each stage of a pipeline (and a background job) runs in a subshell.
             let mut sc = scope.clone();
             let start = self.out.commands.len();
+            // Literal text the previous stage prints (`echo 'put .env' | sftp h`) is
+            // this stage's standard input, as a here-string would be.
+            self.pipe_feed = match (primaries.last(), stage) {
+                (Some(Some(k)), Item::Simple(_)) => self
+                    .out
+                    .commands
+                    .get(*k)
+                    .and_then(literal_output)
+                    .map(Word::literal),
+                _ => None,
+            };
             let primary = self.item(stage, &mut sc);
+            self.pipe_feed = None;
             ranges.push(start..self.out.commands.len());
             primaries.push(primary);
         }
         for j in 1..primaries.len() {
+            let mut unseen = Unseen::default();
+            for c in ranges[..j].iter().flat_map(|r| r.clone()) {
+                if let Some(m) = self.meta.get(c) {
+                    unseen.merge(m.unseen);
+                }
+            }
+            if unseen.any() {
+                // What a later stage writes from such input holds it too
+                // (`curl … | tee x.sh`, `… | base64 -d > x.sh`).
+                for c in ranges[j].clone() {
+                    self.record_unseen_outputs(c, unseen);
+                }
+            }
             let Some(Some(k)) = primaries.get(j) else {
                 continue;
             };
             if !self.meta.get(*k).is_some_and(|m| m.stdin_code) {
                 continue;
             }
-            let fetching = ranges[..j].iter().any(|r| {
-                r.clone()
-                    .any(|c| self.meta.get(c).is_some_and(|m| m.fetches))
-            });
-            if fetching {
+            if unseen.any() {
                 let text = primaries[..=j]
                     .iter()
                     .flatten()
@@ -303,7 +393,14 @@ impl Analyzer {
                     .and_then(|c| c.program.as_ref())
                     .map(|w| w.value.clone())
                     .unwrap_or_default();
-                self.hazard(HazardKind::FetchToExec, &text, &format!("output fetched from the network is piped into {runner}, which runs it as code"));
+                self.hazard(
+                    unseen.hazard(),
+                    &text,
+                    &format!(
+                        "{} is piped into {runner}, which runs it as code",
+                        unseen.what()
+                    ),
+                );
             }
         }
     }
@@ -425,7 +522,7 @@ impl Analyzer {
             let mut sc = scope.child(context);
             let start = self.out.commands.len();
             self.run_text(&s.body, &mut sc);
-            n.fetches |= self.fetches_since(start);
+            n.unseen.merge(self.unseen_since(start));
         }
         n
     }
@@ -433,7 +530,7 @@ impl Analyzer {
     fn nested_script(&mut self, script: &Script, scope: &Scope, context: Context) -> Nested {
         if scope.depth >= MAX_DEPTH {
             return Nested {
-                fetches: false,
+                unseen: Unseen::default(),
                 too_deep: true,
             };
         }
@@ -441,15 +538,59 @@ impl Analyzer {
         let start = self.out.commands.len();
         self.script(script, &mut sc);
         Nested {
-            fetches: self.fetches_since(start),
+            unseen: self.unseen_since(start),
             too_deep: false,
         }
     }
 
-    fn fetches_since(&self, start: usize) -> bool {
-        self.meta
-            .get(start..)
-            .is_some_and(|m| m.iter().any(|m| m.fetches))
+    /// Why the file at `key` (or a directory holding it, such as a repository cloned
+    /// earlier in the text) holds bytes the analysis cannot see.
+    fn unseen_file(&self, key: &str) -> Option<Unseen> {
+        let mut p = key.trim_end_matches('/');
+        loop {
+            if let Some(u) = self.unseen_files.get(p) {
+                return Some(*u);
+            }
+            p = p.rsplit_once('/')?.0;
+            if p.is_empty() {
+                return None;
+            }
+        }
+    }
+
+    /// What the commands emitted since `start` output that the analysis cannot see.
+    fn unseen_since(&self, start: usize) -> Unseen {
+        let mut u = Unseen::default();
+        for m in self.meta.get(start..).unwrap_or(&[]) {
+            u.merge(m.unseen);
+        }
+        u
+    }
+
+    /// Files command `c` writes (through its arguments or by redirecting its standard
+    /// output) hold bytes the analysis cannot see.
+    fn record_unseen_outputs(&mut self, c: usize, unseen: Unseen) {
+        let Some(cmd) = self.out.commands.get(c) else {
+            return;
+        };
+        let files: Vec<String> = cmd
+            .effects
+            .writes
+            .iter()
+            .map(|w| w.value.clone())
+            .chain(
+                cmd.redirects
+                    .iter()
+                    .filter(|r| r.kind.writes_file() && r.fd.is_none_or(|fd| fd == 1))
+                    .map(|r| r.target.value.clone()),
+            )
+            .collect();
+        for f in files {
+            self.unseen_files
+                .entry(norm_path(&f))
+                .or_default()
+                .merge(unseen);
+        }
     }
 
     /// Decode redirections. Returns them with the dynamic flags of file targets, what
@@ -501,7 +642,7 @@ impl Analyzer {
                         RedirectKind::HereString if stdin => {
                             feed = Some(Feed::Text {
                                 text: target.clone(),
-                                fetches: n.fetches,
+                                unseen: n.unseen,
                             });
                         }
                         RedirectKind::Read if stdin => feed = Some(Feed::File(target.clone())),
@@ -514,7 +655,7 @@ impl Analyzer {
                     nested.merge(n);
                     push_all(&mut dynamic, &[Dynamic::ProcessSubstitution]);
                     if r.kind == RedirectKind::Read && stdin {
-                        feed = Some(Feed::Process { fetches: n.fetches });
+                        feed = Some(Feed::Process { unseen: n.unseen });
                     }
                     Word {
                         value: "<(…)".into(),
@@ -522,7 +663,7 @@ impl Analyzer {
                     }
                 }
                 RawTarget::HereDoc { body, expand } => {
-                    let (target, fetches) = if *expand {
+                    let (target, unseen) = if *expand {
                         let d = word::decode_heredoc(body);
                         let n = self.nested(&d.substs, scope);
                         nested.merge(n);
@@ -531,15 +672,15 @@ impl Analyzer {
                                 value: body.clone(),
                                 literal: d.literal(),
                             },
-                            n.fetches,
+                            n.unseen,
                         )
                     } else {
-                        (Word::literal(body.clone()), false)
+                        (Word::literal(body.clone()), Unseen::default())
                     };
                     if stdin {
                         feed = Some(Feed::Text {
                             text: target.clone(),
-                            fetches,
+                            unseen,
                         });
                     }
                     target
@@ -580,6 +721,8 @@ impl Analyzer {
     fn simple(&mut self, s: &Simple, scope: &mut Scope) -> Option<usize> {
         let mut dynamic: Vec<Dynamic> = Vec::new();
         let mut nested = Nested::default();
+        // Taken first, so that no substitution of this command sees it.
+        let piped = self.pipe_feed.take();
 
         // Assignments before the command.
         let mut assignments = Vec::with_capacity(s.assignments.len());
@@ -614,7 +757,7 @@ impl Analyzer {
                     let d = word::decode(raw);
                     let n = self.nested(&d.substs, scope);
                     nested.merge(n);
-                    fetched.push(n.fetches);
+                    fetched.push(n.unseen);
                     words.push(Word {
                         value: d.value,
                         literal: d.dynamic.is_empty(),
@@ -624,7 +767,7 @@ impl Analyzer {
                 Arg::Process(script) => {
                     let n = self.nested_script(script, scope, Context::ProcessSubstitution);
                     nested.merge(n);
-                    fetched.push(n.fetches);
+                    fetched.push(n.unseen);
                     words.push(Word {
                         value: "<(…)".into(),
                         literal: false,
@@ -637,9 +780,17 @@ impl Analyzer {
             push_all(&mut dynamic, d);
         }
 
-        let (redirects, rdyn, feed, n, net) = self.redirects(&s.redirects, scope);
+        let (redirects, rdyn, mut feed, n, net) = self.redirects(&s.redirects, scope);
         nested.merge(n);
         push_all(&mut dynamic, &rdyn);
+        if feed.is_none()
+            && let Some(text) = piped
+        {
+            feed = Some(Feed::Text {
+                text,
+                unseen: Unseen::default(),
+            });
+        }
 
         if words.is_empty() {
             for (name, w) in &assignments {
@@ -676,7 +827,22 @@ impl Analyzer {
             return Some(idx);
         }
 
-        let peeled = wrappers::peel(&words);
+        let mut peeled = wrappers::peel(&words);
+        // `xargs` whose input the text shows (`echo /x | xargs rm`, `xargs cat < list`
+        // after `echo … > list`): the arguments are known after all.
+        if peeled.runtime_args.as_deref() == Some("xargs")
+            && let Some(input) = match &feed {
+                Some(Feed::Text { text, .. }) if text.literal => Some(text.value.clone()),
+                Some(Feed::File(f)) if f.literal => self.written.get(&norm_path(&f.value)).cloned(),
+                _ => None,
+            }
+            && let Some(expanded) = wrappers::xargs_expand(&words, &input)
+        {
+            fetched.resize(expanded.len(), Unseen::default());
+            words = expanded;
+            peeled = wrappers::peel(&words);
+            peeled.runtime_args = None;
+        }
         assignments.extend(peeled.assignments.iter().cloned());
         for (n, _) in &peeled.assignments {
             if knowledge::influential(n) {
@@ -707,11 +873,14 @@ impl Analyzer {
             }
         };
         let args: Vec<Word> = words.get(args_start..).unwrap_or(&[]).to_vec();
-        let program_fetched = peeled
+        let program_unseen = peeled
             .program
             .and_then(|i| fetched.get(i).copied())
-            .unwrap_or(false);
-        let any_fetched = fetched.iter().any(|f| *f);
+            .unwrap_or_default();
+        let mut any_unseen = Unseen::default();
+        for u in &fetched {
+            any_unseen.merge(*u);
+        }
 
         // `let EXPR` and subscripted assignments `a[EXPR]=…` evaluate arithmetic.
         if program.value == "let" && args.iter().any(|w| self.arith_unsafe(&w.value)) {
@@ -733,11 +902,11 @@ impl Analyzer {
         let mut alias_text = None;
         let mut outcome = if !program.literal {
             dynamic.push(Dynamic::NonLiteralProgram);
-            if program_fetched {
+            if program_unseen.any() {
                 self.hazard(
-                    HazardKind::FetchToExec,
+                    program_unseen.hazard(),
                     &s.text,
-                    "the program to run is taken from output fetched from the network",
+                    &format!("the program to run is taken from {}", program_unseen.what()),
                 );
             }
             Outcome::unknown()
@@ -807,27 +976,65 @@ impl Analyzer {
             || !peeled.shell_strings.is_empty()
             || outcome.stdin_code
             || outcome.runs_script;
-        let feed_fetches = matches!(
-            feed,
-            Some(Feed::Text { fetches: true, .. }) | Some(Feed::Process { fetches: true })
-        );
-        if code_runner && (any_fetched || feed_fetches) {
-            self.hazard(HazardKind::FetchToExec, &s.text, "output fetched from the network is substituted into a command that runs it as code");
+        let feed_unseen = match &feed {
+            Some(Feed::Text { unseen, .. } | Feed::Process { unseen }) => *unseen,
+            _ => Unseen::default(),
+        };
+        if code_runner && any_unseen.any() {
+            self.hazard(
+                any_unseen.hazard(),
+                &s.text,
+                &format!(
+                    "{} is substituted into a command that runs it as code",
+                    any_unseen.what()
+                ),
+            );
+        }
+        if code_runner && feed_unseen.any() {
+            self.hazard(
+                feed_unseen.hazard(),
+                &s.text,
+                &format!(
+                    "{} is fed to {} as the code it runs",
+                    feed_unseen.what(),
+                    prog_name_of(name.as_deref())
+                ),
+            );
         }
 
-        // Fetch to a file, then run it: `curl -o x.sh URL && bash x.sh`.
+        // Fetch or decode to a file, then run it: `curl -o x.sh URL && bash x.sh`,
+        // `base64 -d p.b64 > x.sh && bash x.sh`.
         let is_fetcher = name.as_deref().is_some_and(|n| FETCHERS.contains(&n));
-        if is_fetcher {
+        let mut out_unseen = Unseen {
+            fetched: outcome.fetches,
+            decoded: outcome.decodes,
+        };
+        out_unseen.merge(feed_unseen);
+        if is_fetcher || outcome.fetched_writes {
             for w in &outcome.effects.writes {
-                self.downloaded.insert(norm_path(&w.value));
+                self.unseen_files
+                    .entry(norm_path(&w.value))
+                    .or_default()
+                    .merge(Unseen::FETCHED);
             }
-            if outcome.fetches {
-                for r in redirects
-                    .iter()
-                    .filter(|r| r.kind.writes_file() && r.fd.is_none_or(|fd| fd == 1))
-                {
-                    self.downloaded.insert(norm_path(&r.target.value));
-                }
+        }
+        if outcome.decodes {
+            for w in &outcome.effects.writes {
+                self.unseen_files
+                    .entry(norm_path(&w.value))
+                    .or_default()
+                    .merge(Unseen::DECODED);
+            }
+        }
+        if out_unseen.any() {
+            for r in redirects
+                .iter()
+                .filter(|r| r.kind.writes_file() && r.fd.is_none_or(|fd| fd == 1))
+            {
+                self.unseen_files
+                    .entry(norm_path(&r.target.value))
+                    .or_default()
+                    .merge(out_unseen);
             }
         }
         self.record_written(name.as_deref(), &args, &redirects, feed.as_ref());
@@ -840,12 +1047,8 @@ impl Analyzer {
             };
             if let Some(p) = script {
                 let key = norm_path(&p);
-                if self.downloaded.contains(&key) {
-                    self.hazard(
-                        HazardKind::FetchToExec,
-                        &s.text,
-                        "a file downloaded earlier in the same text is run as code",
-                    );
+                if let Some(u) = self.unseen_file(&key) {
+                    self.hazard(u.hazard(), &s.text, &format!("{} is run as code", u.file()));
                 }
                 let shell_runs_it =
                     name.is_none() || SHELLS.contains(&prog_name_of(name.as_deref()));
@@ -860,8 +1063,28 @@ impl Analyzer {
                             "a script written in this text is run too many times to analyze".into(),
                         ));
                     }
+                } else if !shell_runs_it
+                    && let Some(content) = self.written.get(&key)
+                    && self.written_budget >= content.len()
+                {
+                    // Another language's script written in this text: its code stays
+                    // opaque, but what it names and runs by shell does not.
+                    self.written_budget -= content.len();
+                    let code = Word::literal(content.clone());
+                    knowledge::inline_code(&mut outcome, prog_name_of(name.as_deref()), &code);
                 }
             }
+        }
+
+        // A Makefile written earlier in the text: its recipes are the shell commands
+        // `make` runs.
+        if matches!(name.as_deref(), Some("make" | "gmake" | "bmake"))
+            && written_script.is_none()
+            && let Some(recipes) = self.written_makefile(&args)
+            && self.written_budget >= recipes.len()
+        {
+            self.written_budget -= recipes.len();
+            written_script = Some(recipes);
         }
 
         // DNS exfiltration: a lookup whose host carries run-time data.
@@ -882,16 +1105,24 @@ impl Analyzer {
             match &feed {
                 Some(Feed::Text { text, .. }) if SHELLS.contains(&prog_name.as_str()) => {
                     if !text.literal {
-                        outcome.exec(&prog_name, "stdin", "a here-document with expansions");
+                        outcome.exec(
+                            &prog_name,
+                            "stdin",
+                            "code from a here-document with expansions",
+                        );
                     }
                     heredoc_code = Some(text.value.clone());
                 }
-                Some(Feed::Text { .. }) => {
-                    outcome.exec(&prog_name, "stdin", "code from a here-document")
+                Some(Feed::Text { text, .. }) => {
+                    outcome.exec(&prog_name, "stdin", "code from a here-document");
+                    knowledge::inline_code(&mut outcome, &prog_name, text);
                 }
                 Some(Feed::File(f)) => {
+                    if let Some(u) = self.unseen_file(&norm_path(&f.value)) {
+                        self.hazard(u.hazard(), &s.text, &format!("{} is run as code", u.file()));
+                    }
                     outcome.reads([f]);
-                    outcome.exec(&prog_name, "stdin", &f.value);
+                    outcome.exec(&prog_name, "stdin", &format!("code read from {}", f.value));
                 }
                 Some(Feed::Process { .. }) => {
                     outcome.exec(&prog_name, "stdin", "code from a process substitution")
@@ -902,6 +1133,37 @@ impl Analyzer {
                 }
             }
         }
+        // `… | xargs sh -c` and `… | xargs -I{} sh -c '{}'`: the code a shell runs is
+        // read from xargs' standard input.
+        if peeled.runtime_args.as_deref() == Some("xargs")
+            && feed.is_none()
+            && SHELLS.contains(&prog_name.as_str())
+            && ((outcome.shell_code.is_empty() && outcome.effects.class == Class::Unknown)
+                || outcome
+                    .shell_code
+                    .iter()
+                    .any(|(_, c)| c.value.contains("{}")))
+        {
+            pipe_stdin_code = true;
+            outcome.exec(&prog_name, "stdin", "code from xargs' standard input");
+        }
+        // An sftp batch the text shows (`echo 'put .env' | sftp host`, `sftp -b f`).
+        if prog_name == "sftp" {
+            let batch = match &feed {
+                Some(Feed::Text { text, .. }) if text.literal => Some(text.value.clone()),
+                _ => outcome
+                    .effects
+                    .reads
+                    .iter()
+                    .find_map(|r| self.written.get(&norm_path(&r.value)).cloned()),
+            };
+            if let Some(b) = batch {
+                knowledge::sftp_batch(&mut outcome, &b);
+            }
+        }
+        for (kind, why) in std::mem::take(&mut outcome.hazards) {
+            self.hazard(kind, &s.text, &why);
+        }
 
         // Shell strings: analyzed when literal, opaque otherwise.
         let mut strings: Vec<(String, Word)> = peeled.shell_strings.clone();
@@ -911,11 +1173,8 @@ impl Analyzer {
             if code.literal {
                 to_run.push(code.value.clone());
             } else {
-                outcome.exec(
-                    label.split(' ').next().unwrap_or(label),
-                    label.split(' ').nth(1).unwrap_or(label),
-                    &code.value,
-                );
+                let (prog, arg) = label.split_once(' ').unwrap_or((label, label));
+                outcome.exec(prog, arg, &code.value);
             }
         }
         if (!to_run.is_empty()
@@ -936,10 +1195,22 @@ impl Analyzer {
 
         let cd = outcome.cd.clone();
         let meta = Meta {
-            fetches: outcome.fetches,
+            unseen: out_unseen,
             stdin_code: pipe_stdin_code,
         };
         let exec_argv = std::mem::take(&mut outcome.exec_argv);
+        self.through_links(&mut outcome.effects, &redirects, &cmd_cwd);
+        if matches!(name.as_deref(), Some("ln" | "link"))
+            && cmd_cwd == CwdChange::Unchanged
+            && let ([target], [link]) = (
+                outcome.effects.reads.as_slice(),
+                outcome.effects.writes.as_slice(),
+            )
+            && link.literal
+            && link.value != "."
+        {
+            self.links.insert(norm_path(&link.value), target.clone());
+        }
         let mut effects = outcome.effects;
         if effects.privilege.is_some() && effects.class == Class::ReadOnly {
             effects.class = Class::Mutating;
@@ -1043,6 +1314,90 @@ impl Analyzer {
         Some(idx)
     }
 
+    /// The recipe lines of the makefile `make ARGS` would read, when the text wrote it.
+    fn written_makefile(&self, args: &[Word]) -> Option<String> {
+        if args
+            .iter()
+            .any(|w| w.value.starts_with("-C") || w.value.starts_with("--directory"))
+        {
+            return None;
+        }
+        let named = args
+            .iter()
+            .enumerate()
+            .find_map(|(k, w)| match w.value.as_str() {
+                "-f" | "--file" | "--makefile" => args.get(k + 1).map(|v| v.value.clone()),
+                v => v
+                    .strip_prefix("--file=")
+                    .or_else(|| v.strip_prefix("--makefile="))
+                    .or_else(|| v.strip_prefix("-f").filter(|r| !r.is_empty()))
+                    .map(str::to_owned),
+            });
+        let text = match named {
+            Some(f) => self.written.get(&norm_path(&f))?,
+            None => ["GNUmakefile", "makefile", "Makefile"]
+                .iter()
+                .find_map(|f| self.written.get(*f))?,
+        };
+        let recipes: Vec<String> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix('\t'))
+            .map(|l| l.trim_start_matches(['@', '-', '+']).replace("$$", "$"))
+            .collect();
+        (!recipes.is_empty()).then(|| recipes.join("\n"))
+    }
+
+    /// Paths that go through a link made earlier in the text reach its target too:
+    /// `ln -s ~/.bashrc notes.txt && echo x >> notes.txt` writes `~/.bashrc`.
+    fn through_links(&self, effects: &mut Effects, redirects: &[Redirect], cwd: &CwdChange) {
+        if self.links.is_empty() || *cwd != CwdChange::Unchanged {
+            return;
+        }
+        let via = |w: &Word| -> Option<Word> {
+            if !w.literal {
+                return None;
+            }
+            let p = norm_path(&w.value);
+            let p = p.trim_end_matches('/');
+            self.links.iter().find_map(|(name, target)| {
+                let rest = p.strip_prefix(name.as_str())?;
+                if !(rest.is_empty() || rest.starts_with('/')) {
+                    return None;
+                }
+                Some(Word {
+                    value: format!("{}{rest}", target.value.trim_end_matches('/')),
+                    literal: target.literal,
+                })
+            })
+        };
+        let reads: Vec<Word> = effects
+            .reads
+            .iter()
+            .chain(
+                redirects
+                    .iter()
+                    .filter(|r| r.kind.reads_file())
+                    .map(|r| &r.target),
+            )
+            .filter_map(via)
+            .collect();
+        let writes: Vec<Word> = effects
+            .writes
+            .iter()
+            .chain(
+                redirects
+                    .iter()
+                    .filter(|r| r.kind.writes_file())
+                    .map(|r| &r.target),
+            )
+            .filter_map(via)
+            .collect();
+        let deletes: Vec<Word> = effects.deletes.iter().filter_map(via).collect();
+        effects.reads.extend(reads);
+        effects.writes.extend(writes);
+        effects.deletes.extend(deletes);
+    }
+
     /// Remember the content of a file this command writes entirely from literal text,
     /// so that running it later in the same text can be analyzed.
     fn record_written(
@@ -1068,7 +1423,7 @@ impl Analyzer {
             Some("printf")
                 if args.len() == 1 && args[0].literal && !args[0].value.contains('%') =>
             {
-                Some(args[0].value.replace("\\n", "\n"))
+                Some(args[0].value.replace("\\n", "\n").replace("\\t", "\t"))
             }
             _ => None,
         };
@@ -1171,6 +1526,56 @@ impl Analyzer {
             };
             self.expand(&n, &mut scope);
         }
+    }
+}
+
+/// The text a command prints when the text alone fixes it: `echo` and `printf` of
+/// literal words with nothing redirected away from standard output.
+fn literal_output(c: &SimpleCommand) -> Option<String> {
+    let prog = c.program.as_ref()?;
+    if !prog.literal
+        || !c.wrappers.is_empty()
+        || !c.dynamic.is_empty()
+        || c.args.iter().any(|w| !w.literal)
+        || c.redirects
+            .iter()
+            .any(|r| r.fd.is_none_or(|fd| fd == 1) && r.kind.writes_file())
+    {
+        return None;
+    }
+    match prog.value.as_str() {
+        "echo" => {
+            let mut args = c.args.as_slice();
+            let mut newline = true;
+            while let Some((first, rest)) = args.split_first() {
+                match first.value.as_str() {
+                    "-n" => newline = false,
+                    "-E" => {}
+                    // Escapes would change the text: not literal any more.
+                    "-e" => return None,
+                    _ => break,
+                }
+                args = rest;
+            }
+            let mut out = args
+                .iter()
+                .map(|w| w.value.as_str())
+                .collect::<Vec<_>>()
+                .join(" ");
+            if newline {
+                out.push('\n');
+            }
+            Some(out)
+        }
+        "printf" => match c.args.as_slice() {
+            [format] if !format.value.contains(['%', '\\']) => Some(format.value.clone()),
+            [format] if !format.value.contains('%') => {
+                let v = format.value.replace("\\n", "\n").replace("\\t", "\t");
+                (!v.contains('\\')).then_some(v)
+            }
+            _ => None,
+        },
+        _ => None,
     }
 }
 

@@ -6,8 +6,11 @@
 //! bodies, `find -exec` commands), peels wrappers such as `sudo`, `env` and `timeout`,
 //! and classifies each simple command with the program knowledge base: the paths it
 //! reads, writes and deletes, the network targets it reaches, and every argument that
-//! makes it run other code. It also reports hazards that span commands
-//! (fetch-to-exec, DNS exfiltration, privilege escalation).
+//! makes it run other code (an option whose value is a command, such as
+//! `git -c core.pager=CMD` or `rsync -e CMD`, is analyzed as that command when it is
+//! literal). Code in another language (`python3 -c`) stays opaque, but the paths its
+//! strings name are reported as mentions. It also reports hazards that span commands
+//! (fetch-to-exec, decode-to-exec, DNS exfiltration, privilege escalation).
 //!
 //! This crate performs no I/O at all and never decides: `cordon-policy` judges the
 //! [`Analysis`]. Anything the text alone cannot fix is said so ([`Dynamic`],
@@ -19,7 +22,8 @@
 //!   substitution before the command that uses it, a `bash -c` string, heredoc fed
 //!   to a shell, `find -exec` command or function body right after the command that
 //!   runs it. A shell given a literal string (`bash -c '…'`, `eval '…'`) is itself
-//!   [`Class::ReadOnly`]; the commands of the string carry their own effects.
+//!   [`Class::ReadOnly`]; the commands of the string carry their own effects. So is a
+//!   program whose option names a literal command (`git -c core.pager=less log`).
 //! - Whatever is only known at run time is said so: [`Dynamic`] on the command, a
 //!   non-literal [`Word`], [`Class::Unknown`], an [`ExecArg`], or
 //!   [`Analysis::parse_error`].

@@ -161,9 +161,12 @@ pub enum Context {
     /// Inside `( … )`.
     Subshell,
     /// A string run as shell code: `bash -c`, `eval`, `source` of a literal, `watch`,
-    /// `su -c`, `trap`, `env -S`.
+    /// `su -c`, `trap`, `env -S`, an option whose value is a command
+    /// (`git -c core.pager=…`, `rsync -e …`, `tar --to-command=…`), a literal command
+    /// in interpreter code (`os.system("…")`), a Makefile's recipes.
     ShellString,
-    /// A here-document or here-string fed to a shell.
+    /// A here-document or here-string fed to a shell, or literal text piped to one
+    /// (`echo 'ls' | sh`).
     Heredoc,
     /// The body of a function defined in the text.
     FunctionBody,
@@ -244,6 +247,16 @@ pub struct Effects {
     pub influences_env: Vec<String>,
     /// The program prints or inspects the environment (`env`, `printenv`).
     pub reads_env: bool,
+    /// Paths named inside code the analysis does not follow: string literals of
+    /// `python3 -c` code, an awk program or an SQL statement, and path-like arguments
+    /// handed to a script. Whether the code reads or writes them is not known, so the
+    /// policy checks them against its guards only (a credential read, a protected
+    /// write) and never asks about them otherwise.
+    pub mentions: Vec<Word>,
+    /// The code behind [`Effects::mentions`] may write files: it has a write-mode open,
+    /// a write, delete, rename or copy call, or runs commands, or it is not visible at
+    /// all (a script's arguments). When false, mentions are checked as reads only.
+    pub mentions_may_write: bool,
 }
 
 impl Default for Effects {
@@ -260,6 +273,8 @@ impl Default for Effects {
             privilege: None,
             influences_env: Vec::new(),
             reads_env: false,
+            mentions: Vec::new(),
+            mentions_may_write: false,
         }
     }
 }
@@ -330,8 +345,13 @@ pub struct Hazard {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub enum HazardKind {
-    /// Network output piped, substituted or process-substituted into an interpreter.
+    /// Network output piped, substituted or process-substituted into an interpreter,
+    /// or written to a file that is then run.
     FetchToExec,
+    /// Text that is decoded or transformed first (`base64 -d`, `xxd -r`, `rev`, `tr`,
+    /// `gunzip`, `printf '\x…'`) and then piped, substituted or written to a file that
+    /// an interpreter runs: the code that runs is not the text a reader sees.
+    DecodeToExec,
     /// A lookup tool whose host name contains a substitution or expansion.
     DnsExfiltration,
     /// The command gains privilege or asks an agent CLI to drop its safeguards.

@@ -260,6 +260,17 @@ pub(crate) fn peel(args: &[Word]) -> Peeled {
                 p.bypass_functions = true;
                 i + 1
             }
+            // A multi-call binary: `busybox wget …` runs its `wget`.
+            "busybox" | "toybox" => {
+                p.wrappers.push(name.into());
+                match args.get(i + 1) {
+                    Some(a) if !a.value.starts_with('-') => i + 1,
+                    _ => {
+                        p.program = None;
+                        return p;
+                    }
+                }
+            }
             "exec" => {
                 let spec = Spec {
                     short_val: "a",
@@ -491,6 +502,88 @@ pub(crate) fn peel(args: &[Word]) -> Peeled {
     }
     p.program = (i < args.len()).then_some(i);
     p
+}
+
+/// `xargs` given input the text shows: the command line it would run, as words
+/// (`echo /x | xargs rm -rf` runs `rm -rf /x`). `None` when the input cannot be
+/// fixed here: an argument file, an end-of-file string, more items than a command line
+/// worth analyzing, or a `-I` template filled from more than one line.
+pub(crate) fn xargs_expand(words: &[Word], input: &str) -> Option<Vec<Word>> {
+    const MAX_ITEMS: usize = 256;
+    let x = words
+        .iter()
+        .position(|w| w.literal && standard_name(&w.value) == Some("xargs"))?;
+    let spec = Spec {
+        short_val: "adEeIiLlnPs",
+        long_val: &[
+            "arg-file",
+            "delimiter",
+            "eof",
+            "replace",
+            "max-lines",
+            "max-args",
+            "max-procs",
+            "max-chars",
+            "process-slot-var",
+        ],
+    };
+    let mut replace: Option<String> = None;
+    let mut delim: Option<char> = None;
+    let mut unsupported = false;
+    let j = skip_options(words, x + 1, &spec, |o, v| match o {
+        "-I" | "--replace" => replace = Some(v.map_or("{}".into(), |w| w.value.clone())),
+        "-i" => replace = Some(v.map_or("{}".into(), |w| w.value.clone())),
+        "-0" | "--null" => delim = Some('\0'),
+        "-d" | "--delimiter" => match v.map(|w| w.value.as_str()) {
+            Some("\\n") => delim = Some('\n'),
+            Some(d) if d.chars().count() == 1 => delim = d.chars().next(),
+            _ => unsupported = true,
+        },
+        "-a" | "--arg-file" | "-E" | "-e" | "--eof" => unsupported = true,
+        _ => {}
+    });
+    if unsupported || words[x + 1..j.min(words.len())].iter().any(|w| !w.literal) {
+        return None;
+    }
+    let mut out: Vec<Word> = words[..j.min(words.len())].to_vec();
+    let mut cmd: Vec<Word> = words.get(j..).unwrap_or(&[]).to_vec();
+    if cmd.is_empty() {
+        cmd.push(Word::literal("echo"));
+    }
+    if let Some(r) = replace {
+        let lines: Vec<&str> = input.lines().filter(|l| !l.trim().is_empty()).collect();
+        let [line] = lines.as_slice() else {
+            return None;
+        };
+        let line = line.trim_start();
+        for w in &mut cmd {
+            w.value = w.value.replace(&r, line);
+        }
+        out.extend(cmd);
+        return Some(out);
+    }
+    let items: Vec<String> = match delim {
+        Some(d) => input
+            .split(d)
+            .filter(|i| !i.is_empty())
+            .map(str::to_owned)
+            .collect(),
+        None => input
+            .split_whitespace()
+            .map(|t| {
+                t.strip_prefix(['\'', '"'])
+                    .and_then(|r| r.strip_suffix(['\'', '"']))
+                    .unwrap_or(t)
+                    .to_owned()
+            })
+            .collect(),
+    };
+    if items.len() > MAX_ITEMS {
+        return None;
+    }
+    out.extend(cmd);
+    out.extend(items.into_iter().map(Word::literal));
+    Some(out)
 }
 
 /// The name a program is known by: the word itself when it has no `/`, the last

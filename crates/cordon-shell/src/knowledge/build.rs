@@ -244,7 +244,40 @@ const JS_INSTALL: &[&str] = &[
 
 fn js_pm(inv: &Invocation<'_>) -> Outcome {
     let mut o = Outcome::read_only();
-    let sub_pos = inv.args.iter().position(|w| !w.value.starts_with('-'));
+    if matches!(inv.name, "deno" | "bun")
+        && let Some(runtime) = js_runtime(inv)
+    {
+        return runtime;
+    }
+    // Options before the subcommand that take a value (`npm --prefix web test`,
+    // `pnpm -C web build`, `yarn --cwd web test`, `npm -w pkg run build`).
+    const VALUED: &[&str] = &[
+        "--prefix",
+        "-C",
+        "--dir",
+        "--cwd",
+        "-w",
+        "--workspace",
+        "--filter",
+        "-F",
+        "--loglevel",
+        "--userconfig",
+        "--cache",
+        "--registry",
+    ];
+    let mut sub_pos = None;
+    let mut k = 0;
+    while let Some(w) = inv.args.get(k) {
+        if !w.value.starts_with('-') {
+            sub_pos = Some(k);
+            break;
+        }
+        k += if VALUED.contains(&w.value.as_str()) {
+            2
+        } else {
+            1
+        };
+    }
     let sub = sub_pos
         .and_then(|k| inv.args.get(k))
         .map(|w| w.value.as_str());
@@ -261,12 +294,33 @@ fn js_pm(inv: &Invocation<'_>) -> Outcome {
         }
         None => o.effects.class = Class::Unknown,
         Some(s) if JS_READ.contains(&s) => {
-            if s == "config"
-                && rest
-                    .first()
-                    .is_some_and(|w| w.value != "get" && w.value != "list")
+            if matches!(s, "config" | "c")
+                && rest.first().is_some_and(|w| {
+                    matches!(w.value.as_str(), "set" | "delete" | "edit" | "fix" | "rm")
+                })
             {
-                o.mutate();
+                o.writes([&js_config_file(inv.name, inv.args)]);
+            }
+        }
+        Some("pkg") => {
+            o.writes([&Word::literal("package.json")]);
+            // `npm pkg set scripts.NAME=CMD`: CMD runs through the shell at `npm run NAME`;
+            // what it would run is analyzed now.
+            if rest.first().is_some_and(|w| w.value == "set") {
+                for w in &rest[1..] {
+                    if let Some((key, cmd)) = w.value.split_once('=')
+                        && key.starts_with("scripts.")
+                    {
+                        o.code(
+                            inv.name,
+                            "pkg set scripts",
+                            &Word {
+                                value: cmd.to_owned(),
+                                literal: w.literal,
+                            },
+                        );
+                    }
+                }
             }
         }
         Some(s) if JS_NET_READ.contains(&s) => o.net_unknown(),
@@ -294,10 +348,17 @@ fn js_pm(inv: &Invocation<'_>) -> Outcome {
         }
         Some(s) => {
             // run / test / start / a script name, or `bun FILE`, `deno run`.
+            let script = match s {
+                "run" | "run-script" | "rum" | "urn" => rest
+                    .iter()
+                    .find(|w| !w.value.starts_with('-'))
+                    .map_or("(none named)", |w| w.value.as_str()),
+                _ => s,
+            };
             o.own_exec(
                 inv.name,
                 s,
-                &format!("runs the package script or program {s}"),
+                &format!("runs the package script or program {script}"),
             );
             if inv.name == "deno" {
                 o.net_unknown();
@@ -305,6 +366,85 @@ fn js_pm(inv: &Invocation<'_>) -> Outcome {
         }
     }
     o
+}
+
+/// `deno` and `bun` as runtimes rather than package managers: inline code
+/// (`deno eval CODE`, `bun -e CODE`) and scripts run straight from a URL
+/// (`deno run https://…`), which is fetch-to-exec.
+fn js_runtime(inv: &Invocation<'_>) -> Option<Outcome> {
+    let mut o = Outcome::read_only();
+    let args = inv.args;
+    let sub = args.iter().position(|w| !w.value.starts_with('-'));
+    let code = match (inv.name, sub.map(|k| args[k].value.as_str())) {
+        ("deno", Some("eval")) => sub.and_then(|k| {
+            args[k + 1..]
+                .iter()
+                .find(|w| !w.value.starts_with('-'))
+                .map(|w| ("eval", w))
+        }),
+        ("bun", _) => args
+            .iter()
+            .position(|w| matches!(w.value.as_str(), "-e" | "--eval" | "-p" | "--print"))
+            .and_then(|k| args.get(k + 1).map(|w| (args[k].value.as_str(), w))),
+        _ => None,
+    };
+    if let Some((flag, code)) = code {
+        o.exec(inv.name, flag, &code.value);
+        super::inline_code(&mut o, inv.name, code);
+        if inv.name == "deno" {
+            o.net_unknown();
+        }
+        return Some(o);
+    }
+    if inv.name == "deno"
+        && let Some(k) = sub
+        && matches!(args[k].value.as_str(), "run" | "install" | "compile" | "x")
+        && let Some(url) = args[k + 1..]
+            .iter()
+            .find(|w| !w.value.starts_with('-'))
+            .filter(|w| w.value.contains("://"))
+    {
+        o.net(url);
+        o.urls.push(url.clone());
+        o.own_exec("deno", &args[k].value, &format!("runs {}", url.value));
+        o.hazards.push((
+            crate::model::HazardKind::FetchToExec,
+            format!("deno runs a script fetched from {}", url.value),
+        ));
+        return Some(o);
+    }
+    None
+}
+
+/// The config file `npm config set` (and pnpm's, yarn's) writes: the user's unless a
+/// location says otherwise.
+fn js_config_file(name: &str, args: &[Word]) -> Word {
+    let location = args.iter().enumerate().find_map(|(k, w)| {
+        w.value
+            .strip_prefix("--location=")
+            .map(str::to_owned)
+            .or_else(|| {
+                (w.value == "--location" || w.value == "-L")
+                    .then(|| args.get(k + 1).map(|v| v.value.clone()))
+                    .flatten()
+            })
+    });
+    let global = args
+        .iter()
+        .any(|w| w.value == "-g" || w.value == "--global")
+        || location.as_deref() == Some("global");
+    match (name, location.as_deref()) {
+        (_, Some("project")) => Word::literal(".npmrc"),
+        _ if global => Word {
+            value: "the global npmrc".into(),
+            literal: false,
+        },
+        ("yarn", _) if args.iter().any(|w| w.value == "-H" || w.value == "--home") => {
+            Word::literal("~/.yarnrc.yml")
+        }
+        ("yarn", _) => Word::literal(".yarnrc.yml"),
+        _ => Word::literal("~/.npmrc"),
+    }
 }
 
 fn npx(inv: &Invocation<'_>) -> Outcome {
@@ -366,18 +506,14 @@ fn cargo(inv: &Invocation<'_>) -> Outcome {
                 "compiles the package and runs its build scripts",
             );
             if sub == Some("fix") || rest.iter().any(|w| w.value == "--fix") {
-                o.writes([&Word {
-                    value: "src".into(),
-                    literal: false,
-                }]);
+                // Edits the package's sources, beneath the working directory.
+                o.writes([&Word::literal(".")]);
             }
         }
         Some("fmt") => {
+            // Rewrites the package's sources, beneath the working directory.
             if !rest.iter().any(|w| w.value == "--check") {
-                o.writes([&Word {
-                    value: ".".into(),
-                    literal: false,
-                }]);
+                o.writes([&Word::literal(".")]);
             }
         }
         Some("clean") => o.deletes([&Word::literal("target")]),
@@ -438,12 +574,22 @@ fn go(inv: &Invocation<'_>) -> Outcome {
     let rest = inv.args.get(1..).unwrap_or(&[]);
     for (k, w) in rest.iter().enumerate() {
         let v = w.value.as_str();
+        // `-exec XPROG` runs the built binary through XPROG; `-toolexec CMD` runs every
+        // tool of the build through CMD.
         for opt in ["-exec", "-toolexec", "--exec", "--toolexec"] {
             if v == opt {
-                let prog = rest.get(k + 1).map(|w| w.value.as_str()).unwrap_or("");
-                o.exec("go", opt, prog);
+                if let Some(prog) = rest.get(k + 1) {
+                    o.code("go", opt, prog);
+                }
             } else if let Some(val) = v.strip_prefix(opt).and_then(|r| r.strip_prefix('=')) {
-                o.exec("go", opt, val);
+                o.code(
+                    "go",
+                    opt,
+                    &Word {
+                        value: val.to_owned(),
+                        literal: w.literal,
+                    },
+                );
             }
         }
     }
@@ -470,10 +616,7 @@ fn go(inv: &Invocation<'_>) -> Outcome {
             o.net_unknown();
             o.writes([&Word::literal("go.mod")]);
         }
-        Some("fmt") => o.writes([&Word {
-            value: ".".into(),
-            literal: false,
-        }]),
+        Some("fmt") => o.writes([&Word::literal(".")]),
         Some("clean") => o.deletes([&Word {
             value: ".".into(),
             literal: false,
@@ -510,6 +653,31 @@ fn py_pm(inv: &Invocation<'_>) -> Outcome {
         ("uvx" | "pipx", Some("run")) | ("uvx", _) => {
             o.net_unknown();
             o.own_exec(inv.name, "run", &super::join(inv.args));
+        }
+        (_, Some("config"))
+            if ops
+                .get(1)
+                .is_some_and(|w| matches!(w.value.as_str(), "set" | "unset" | "edit")) =>
+        {
+            // `pip config set KEY VALUE` writes pip's configuration, which chooses where
+            // packages come from.
+            let file = match inv.name {
+                "pip" | "pip3" if inv.args.iter().any(|w| w.value == "--global") => {
+                    Word::literal("/etc/pip.conf")
+                }
+                "pip" | "pip3" if inv.args.iter().any(|w| w.value == "--site") => Word {
+                    value: "the virtual environment's pip.conf".into(),
+                    literal: false,
+                },
+                "pip" | "pip3" => Word::literal("~/.config/pip/pip.conf"),
+                "conda" | "mamba" => Word::literal("~/.condarc"),
+                "poetry" => Word::literal("~/.config/pypoetry/config.toml"),
+                _ => Word {
+                    value: format!("{}'s configuration", inv.name),
+                    literal: false,
+                },
+            };
+            o.writes([&file]);
         }
         (
             _,
@@ -561,54 +729,184 @@ fn py_pm(inv: &Invocation<'_>) -> Outcome {
     o
 }
 
+/// Options of C-family compiler drivers (`gcc`, `clang`, …) that take the next
+/// argument as their value when it is not attached. Their options are single-dash
+/// long names, never letter clusters.
+const CC_VALUES: &[&str] = &[
+    "-o",
+    "-I",
+    "-D",
+    "-L",
+    "-l",
+    "-x",
+    "-U",
+    "-u",
+    "-B",
+    "-MF",
+    "-MT",
+    "-MQ",
+    "-include",
+    "-imacros",
+    "-isystem",
+    "-iquote",
+    "-idirafter",
+    "-iprefix",
+    "-isysroot",
+    "-Xlinker",
+    "-Xclang",
+    "-Xassembler",
+    "-Xpreprocessor",
+    "-wrapper",
+    "-target",
+    "-arch",
+    "-T",
+    "-z",
+    "--sysroot",
+    "-e",
+    "-F",
+];
+
+/// Options of `rustc` that take a value.
+const RUSTC_VALUES: &[&str] = &[
+    "-o",
+    "-L",
+    "-l",
+    "-C",
+    "-Z",
+    "-W",
+    "-A",
+    "-D",
+    "-F",
+    "--out-dir",
+    "--target",
+    "--edition",
+    "--crate-type",
+    "--crate-name",
+    "--emit",
+    "--cap-lints",
+    "--sysroot",
+    "--extern",
+    "--cfg",
+    "--codegen",
+    "--print",
+    "--explain",
+    "--remap-path-prefix",
+    "--error-format",
+    "--json",
+    "--check-cfg",
+    "--force-warn",
+];
+
+/// Compilers: the sources they read, where they write (`a.out` and object files land
+/// in the working directory), and the options that make them run another program
+/// (gcc's `-wrapper`, `-B`, `-fplugin=`, `-specs=`; rustc's `-C linker=`; a compiler
+/// plugin is code too).
 fn compiler(inv: &Invocation<'_>) -> Outcome {
-    let p = parse_args(
-        inv.args,
-        &Opts::gnu(
-            "oIDLlxUu",
-            &[
-                "out-dir",
-                "outDir",
-                "outfile",
-                "outdir",
-                "target",
-                "edition",
-                "crate-type",
-                "crate-name",
-                "emit",
-                "cap-lints",
-                "sysroot",
-                "extern",
-                "cfg",
-                "codegen",
-            ],
-        ),
-    );
     let mut o = Outcome::read_only();
-    if p.has(&["--version", "-v", "--help", "-V"]) && p.operands.is_empty() {
+    let rustc = inv.name == "rustc";
+    let values: &[&str] = if rustc {
+        RUSTC_VALUES
+    } else if matches!(inv.name, "javac" | "tsc" | "esbuild") {
+        // Their options: `-d DIR`, `--outDir DIR`, `--outfile=F`, `-cp PATH`, `-p FILE`.
+        &[
+            "-d",
+            "-cp",
+            "-classpath",
+            "-p",
+            "--project",
+            "--outDir",
+            "--outFile",
+            "-sourcepath",
+            "-processorpath",
+            "--out-dir",
+            "--outdir",
+            "--outfile",
+        ]
+    } else {
+        CC_VALUES
+    };
+    let args = inv.args;
+    if args
+        .iter()
+        .all(|w| matches!(w.value.as_str(), "--version" | "-v" | "--help" | "-V"))
+        && !args.is_empty()
+    {
         return o;
     }
-    for (name, v) in &p.opts {
-        let val = v.as_ref().map(|w| w.value.as_str()).unwrap_or("");
-        if name.starts_with("-fplugin")
-            || name == "--extern"
-            || name.starts_with("-Xclang")
-            || (name == "-C" && val.starts_with("linker"))
-            || name == "-B"
-        {
-            o.exec(inv.name, name, val);
+    let mut operands = Vec::new();
+    let mut outs = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let w = &args[i];
+        let a = w.value.as_str();
+        if !a.starts_with('-') || a == "-" {
+            operands.push(w.clone());
+            i += 1;
+            continue;
         }
+        // `-o out`, `-oout`, `--out-dir=d`, `-Clinker=x`.
+        let (name, value) = match values.iter().find(|v| a == **v) {
+            Some(n) => {
+                i += 1;
+                (*n, args.get(i).cloned())
+            }
+            None => match a.split_once('=').filter(|(n, _)| n.starts_with("--")) {
+                Some((n, v)) => (
+                    n,
+                    Some(Word {
+                        value: v.to_owned(),
+                        literal: w.literal,
+                    }),
+                ),
+                None => match values
+                    .iter()
+                    .find(|v| v.len() == 2 && a.starts_with(**v) && a.len() > 2)
+                {
+                    Some(n) => (
+                        *n,
+                        Some(Word {
+                            value: a[n.len()..].to_owned(),
+                            literal: w.literal,
+                        }),
+                    ),
+                    None => (a, None),
+                },
+            },
+        };
+        let v = value.as_ref().map_or("", |w| w.value.as_str());
+        match name {
+            "-o" | "--out-dir" | "--outDir" | "--outfile" | "--outdir" | "--outFile" | "-d" => {
+                outs.extend(value.clone());
+            }
+            "-wrapper" | "-B" => o.exec(inv.name, name, v),
+            "-C" | "--codegen" if v.starts_with("linker") || v.starts_with("link-arg") => {
+                o.exec(inv.name, "-C", v)
+            }
+            "--extern" => {
+                if let Some((_, path)) = v.split_once('=') {
+                    o.reads([&Word {
+                        value: path.to_owned(),
+                        literal: value.as_ref().is_some_and(|w| w.literal),
+                    }]);
+                }
+            }
+            "-Xclang" if v == "-load" || v == "-plugin" => o.exec(inv.name, name, v),
+            _ if name.starts_with("-fplugin")
+                || name.starts_with("-specs")
+                || name.starts_with("--specs")
+                || name.starts_with("-fpass-plugin")
+                || name.starts_with("-fuse-ld=/") =>
+            {
+                o.exec(inv.name, name, name)
+            }
+            _ => {}
+        }
+        i += 1;
     }
-    o.reads(&p.operands);
-    let outs: Vec<Word> = p
-        .values(&["-o", "--out-dir", "--outDir", "--outfile", "--outdir"])
-        .cloned()
-        .collect();
+    o.reads(&operands);
     if outs.is_empty() {
-        o.writes([&Word {
-            value: ".".into(),
-            literal: false,
-        }]);
+        // `a.out`, object files: beneath the working directory.
+        o.writes([&Word::literal(".")]);
     } else {
         o.writes(&outs);
     }

@@ -7,10 +7,19 @@ use crate::model::{Class, Word};
 pub(super) const ENTRIES: &[Entry] = &[
     Entry {
         names: &[
-            "cat", "tac", "rev", "paste", "comm", "fmt", "expand", "unexpand", "fold", "strings",
+            "cat", "tac", "paste", "comm", "fmt", "expand", "unexpand", "fold", "strings",
             "readlink", "realpath", "sum", "cksum",
         ],
         classify: read_simple,
+    },
+    Entry {
+        names: &["rev"],
+        classify: |i| {
+            // Reverses each line: text a reader sees becomes text they do not.
+            let mut o = read_simple(i);
+            o.decodes = true;
+            o
+        },
     },
     Entry {
         names: &["head", "tail"],
@@ -27,7 +36,7 @@ pub(super) const ENTRIES: &[Entry] = &[
     Entry {
         names: &["ls", "dir", "vdir"],
         classify: |i| {
-            read_operands(
+            read_operands_or_cwd(
                 i,
                 &Opts::gnu(
                     "IwT",
@@ -73,7 +82,7 @@ pub(super) const ENTRIES: &[Entry] = &[
     Entry {
         names: &["du"],
         classify: |i| {
-            read_operands(
+            read_operands_or_cwd(
                 i,
                 &Opts::gnu(
                     "dBtX",
@@ -365,8 +374,20 @@ pub(super) const ENTRIES: &[Entry] = &[
         classify: compress,
     },
     Entry {
-        names: &["zcat", "bzcat", "xzcat", "zstdcat", "zless", "zgrep"],
+        names: &["zcat", "bzcat", "xzcat", "zstdcat", "lz4cat"],
+        classify: |i| {
+            let mut o = read_simple(i);
+            o.decodes = true;
+            o
+        },
+    },
+    Entry {
+        names: &["zless", "zgrep", "zmore", "zdiff"],
         classify: read_simple,
+    },
+    Entry {
+        names: &["uudecode"],
+        classify: uudecode,
     },
     Entry {
         names: &["tar", "bsdtar"],
@@ -402,6 +423,21 @@ pub(super) const ENTRIES: &[Entry] = &[
     },
 ];
 
+/// A read-only program whose operands are paths it reads, and that reads the working
+/// directory when it is given none (`ls`, `du`).
+fn read_operands_or_cwd(inv: &Invocation<'_>, spec: &Opts) -> Outcome {
+    let mut o = read_operands(inv, spec);
+    if o.effects.reads.is_empty()
+        && !inv
+            .args
+            .iter()
+            .any(|w| w.value.starts_with("--files0-from"))
+    {
+        o.reads([&Word::literal(".")]);
+    }
+    o
+}
+
 fn read_simple(inv: &Invocation<'_>) -> Outcome {
     read_operands(inv, &Opts::gnu("", &[]))
 }
@@ -433,7 +469,18 @@ fn wc(inv: &Invocation<'_>) -> Outcome {
 fn plain_or_special(inv: &Invocation<'_>) -> Outcome {
     let mut o = Outcome::read_only();
     match inv.name {
-        "printenv" | "env" => o.effects.reads_env = true,
+        "env" => o.effects.reads_env = true,
+        // `printenv NAME…` prints only those variables; a name that looks like it
+        // holds a secret counts as printing the environment.
+        "printenv" => {
+            o.effects.reads_env = inv.args.iter().all(|w| w.value.starts_with('-'))
+                || inv
+                    .args
+                    .iter()
+                    .any(|w| !w.literal || secret_like_name(&w.value));
+        }
+        "printf" => o.decodes = printf_decodes(inv.args),
+        "echo" => o.decodes = inv.args.iter().any(|w| has_byte_escape(&w.value)),
         "mount" if !inv.args.is_empty() => o.privilege("mount"),
         "history" => {
             // `history -a FILE` / `-w FILE` write the history file.
@@ -443,12 +490,65 @@ fn plain_or_special(inv: &Invocation<'_>) -> Outcome {
                 o.mutate();
             }
         }
-        "printf" => {
-            // `printf -v VAR`: assigns a variable, nothing else.
-        }
         _ => {}
     }
     let _ = plain_read_only;
+    o
+}
+
+/// A variable name that usually holds a secret.
+fn secret_like_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    [
+        "TOKEN", "SECRET", "PASS", "KEY", "AUTH", "CRED", "SESSION", "COOKIE", "PRIVATE",
+    ]
+    .iter()
+    .any(|w| upper.contains(w))
+}
+
+/// A `\xHH`, `\uHHHH`, `\UHHHHHHHH` or octal `\NNN` escape: bytes spelled so that a
+/// reader does not see them.
+fn has_byte_escape(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.windows(2).any(|w| {
+        w[0] == b'\\' && (matches!(w[1], b'x' | b'u' | b'U') || (b'0'..=b'7').contains(&w[1]))
+    })
+}
+
+/// `printf FORMAT [ARGS…]` whose format (or a `%b` argument) spells bytes as escapes.
+fn printf_decodes(args: &[Word]) -> bool {
+    let mut rest = args;
+    if let Some(first) = rest.first()
+        && first.value == "-v"
+    {
+        rest = rest.get(2..).unwrap_or(&[]);
+    }
+    if rest.first().is_some_and(|w| w.value == "--") {
+        rest = &rest[1..];
+    }
+    let Some((format, values)) = rest.split_first() else {
+        return false;
+    };
+    has_byte_escape(&format.value)
+        || format.value.contains("%b") && values.iter().any(|w| has_byte_escape(&w.value))
+}
+
+/// `uudecode [-o OUT] [FILE]`: writes the decoded file (named inside the input unless
+/// `-o` says otherwise).
+fn uudecode(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(inv.args, &Opts::gnu("o", &["output-file"]));
+    let mut o = Outcome::read_only();
+    o.decodes = true;
+    o.reads(&p.operands);
+    let outs: Vec<Word> = p.values(&["-o", "--output-file"]).cloned().collect();
+    if outs.is_empty() {
+        o.writes([&Word {
+            value: "the file named inside the input".into(),
+            literal: false,
+        }]);
+    } else {
+        o.writes(&outs);
+    }
     o
 }
 
@@ -462,13 +562,17 @@ fn tree(inv: &Invocation<'_>) -> Outcome {
     );
     let mut o = Outcome::read_only();
     o.reads(&p.operands);
+    if p.operands.is_empty() {
+        o.reads([&Word::literal(".")]);
+    }
     o.writes(p.values(&["-o"]));
     o
 }
 
 fn xxd(inv: &Invocation<'_>) -> Outcome {
-    let p = parse_args(inv.args, &Opts::gnu("cglnosC", &[]));
+    let p = parse_args(inv.args, &Opts::gnu("cglnos", &[]));
     let mut o = Outcome::read_only();
+    o.decodes = p.has(&["-r", "-revert"]) || inv.args.iter().any(|w| w.value == "-revert");
     if let Some(inp) = p.operands.first() {
         o.reads([inp]);
     }
@@ -500,11 +604,22 @@ fn pager(inv: &Invocation<'_>) -> Outcome {
     o.reads(&p.operands);
     o.writes(p.values(&["-o", "-O", "--log-file", "--LOG-FILE"]));
     for (name, value) in inv.assignments {
-        if matches!(
-            name.as_str(),
-            "LESSOPEN" | "LESSCLOSE" | "LESSKEY" | "LESSEDIT" | "VISUAL" | "EDITOR"
-        ) {
-            o.exec(inv.name, name, &value.value);
+        match name.as_str() {
+            // `LESSOPEN='|cmd %s'`: an input preprocessor run through the shell for
+            // each file; `LESSCLOSE`, `LESSEDIT`, `VISUAL` and `EDITOR` are commands too.
+            "LESSOPEN" | "LESSCLOSE" | "LESSEDIT" | "VISUAL" | "EDITOR" => {
+                let cmd = value.value.trim_start_matches(['|', '-', '>']);
+                o.code(
+                    inv.name,
+                    name,
+                    &Word {
+                        value: cmd.to_owned(),
+                        literal: value.literal,
+                    },
+                );
+            }
+            "LESSKEY" | "LESSKEYIN" => o.exec(inv.name, name, &value.value),
+            _ => {}
         }
     }
     o
@@ -542,7 +657,7 @@ fn install(inv: &Invocation<'_>) -> Outcome {
     let p = parse_args(
         inv.args,
         &Opts::gnu(
-            "gmoStZ",
+            "gmoSt",
             &[
                 "group",
                 "mode",
@@ -560,23 +675,57 @@ fn install(inv: &Invocation<'_>) -> Outcome {
     }
     let mut o = copy_like(inv, false);
     if let Some(prog) = p.values(&["--strip-program"]).next() {
-        o.exec("install", "--strip-program", &prog.value);
+        o.code("install", "--strip-program", prog);
     }
     o
 }
 
+/// `ln [-s] TARGET… NAME`: NAME is written, and each TARGET is read, because whatever
+/// reads NAME later reads the target through the link (a hard link is the same file;
+/// a symbolic link is followed). A relative target of a symbolic link is relative to
+/// the link's directory, not to the working directory.
 fn ln(inv: &Invocation<'_>) -> Outcome {
     let p = parse_args(inv.args, &Opts::gnu("St", &["suffix", "target-directory"]));
     let mut o = Outcome::mutating();
-    let target: Vec<Word> = p.values(&["-t", "--target-directory"]).cloned().collect();
-    if !target.is_empty() {
-        o.writes(&target);
+    let symbolic = p.has(&["-s", "--symbolic"]);
+    let dir: Vec<Word> = p.values(&["-t", "--target-directory"]).cloned().collect();
+    let (targets, link_dir): (&[Word], Option<Word>) = if let Some(d) = dir.last() {
+        o.writes(&dir);
+        (&p.operands, Some(d.clone()))
     } else if p.operands.len() == 1 {
         o.writes([&Word::literal(".")]);
-    } else if let Some(last) = p.operands.last() {
-        o.writes([last]);
+        (&p.operands, None)
+    } else if let Some((name, targets)) = p.operands.split_last() {
+        o.writes([name]);
+        let parent = if name.value.ends_with('/') {
+            Some(name.value.trim_end_matches('/').to_owned())
+        } else {
+            name.value.rsplit_once('/').map(|(d, _)| d.to_owned())
+        };
+        let parent = parent.map(|d| Word {
+            value: if d.is_empty() { "/".into() } else { d },
+            literal: name.literal,
+        });
+        (targets, parent)
     } else {
         o.effects.class = Class::Unknown;
+        return o;
+    };
+    for t in targets {
+        match &link_dir {
+            Some(d)
+                if symbolic
+                    && !t.value.starts_with('/')
+                    && !t.value.starts_with('~')
+                    && d.value != "." =>
+            {
+                o.reads([&Word {
+                    value: format!("{}/{}", d.value.trim_end_matches('/'), t.value),
+                    literal: t.literal && d.literal,
+                }]);
+            }
+            _ => o.reads([t]),
+        }
     }
     o
 }
@@ -707,6 +856,12 @@ fn compress(inv: &Invocation<'_>) -> Outcome {
     );
     let mut o = Outcome::read_only();
     o.reads(&p.operands);
+    let decompress = p.has(&["-d", "--decompress", "--uncompress"])
+        || inv.name.starts_with("gun")
+        || inv.name.starts_with("un")
+        || inv.name.starts_with("bun")
+        || inv.name.ends_with("cat");
+    o.decodes = decompress && !p.has(&["-l", "--list", "-t", "--test"]);
     let to_stdout = p.has(&[
         "-c",
         "--stdout",
@@ -719,10 +874,6 @@ fn compress(inv: &Invocation<'_>) -> Outcome {
     if to_stdout || p.operands.is_empty() {
         return o;
     }
-    let decompress = p.has(&["-d", "--decompress", "--uncompress"])
-        || inv.name.starts_with("gun")
-        || inv.name.starts_with("un")
-        || inv.name.starts_with("bun");
     for f in &p.operands {
         let out = if decompress {
             Word {
@@ -794,17 +945,26 @@ fn tar(inv: &Invocation<'_>) -> Outcome {
     let mut o = Outcome::read_only();
     for (name, value) in &p.opts {
         let v = value.as_ref().map(|w| w.value.as_str()).unwrap_or("");
-        match name.as_str() {
-            "-I"
-            | "--use-compress-program"
-            | "--to-command"
-            | "--info-script"
-            | "-F"
-            | "--new-volume-script"
-            | "--rsh-command" => {
-                o.exec("tar", name, v);
-            }
-            "--checkpoint-action" if v.starts_with("exec") => o.exec("tar", name, v),
+        match (name.as_str(), value) {
+            (
+                "-I"
+                | "--use-compress-program"
+                | "--to-command"
+                | "--info-script"
+                | "-F"
+                | "--new-volume-script"
+                | "--rsh-command",
+                Some(cmd),
+            ) => o.code("tar", name, cmd),
+            ("--checkpoint-action", Some(w)) if v.starts_with("exec=") => o.code(
+                "tar",
+                name,
+                &Word {
+                    value: v["exec=".len()..].to_owned(),
+                    literal: w.literal,
+                },
+            ),
+            ("--checkpoint-action", _) if v.starts_with("exec") => o.exec("tar", name, v),
             _ => {}
         }
     }
@@ -881,14 +1041,24 @@ fn zip(inv: &Invocation<'_>) -> Outcome {
         ),
     );
     let mut o = Outcome::read_only();
-    // `-TT cmd` is parsed as `-T` `-T`; find the real spelling.
+    // `-TT cmd` is parsed as `-T` `-T`; find the real spelling. The command tests the
+    // archive (its name replaces `{}` or is appended), run through the shell.
     let mut it = inv.args.iter();
     while let Some(a) = it.next() {
         if a.value == "-TT" || a.value == "--unzip-command" {
-            let cmd = it.next().map(|w| w.value.clone()).unwrap_or_default();
-            o.exec("zip", &a.value, &cmd);
+            match it.next() {
+                Some(cmd) => o.code("zip", &a.value, cmd),
+                None => o.exec("zip", &a.value, ""),
+            }
         } else if let Some(cmd) = a.value.strip_prefix("--unzip-command=") {
-            o.exec("zip", "--unzip-command", cmd);
+            o.code(
+                "zip",
+                "--unzip-command",
+                &Word {
+                    value: cmd.to_owned(),
+                    literal: a.literal,
+                },
+            );
         }
     }
     if let Some((archive, files)) = p.operands.split_first() {
@@ -924,9 +1094,10 @@ fn unzip(inv: &Invocation<'_>) -> Outcome {
 fn base64(inv: &Invocation<'_>) -> Outcome {
     let p = parse_args(
         inv.args,
-        &Opts::gnu("wbioD", &["wrap", "break", "input", "output"]),
+        &Opts::gnu("wbio", &["wrap", "break", "input", "output"]),
     );
     let mut o = Outcome::read_only();
+    o.decodes = p.has(&["-d", "--decode", "-D"]);
     o.reads(&p.operands);
     o.reads(p.values(&["-i", "--input"]));
     o.writes(p.values(&["-o", "--output"]));
@@ -984,10 +1155,12 @@ fn patch(inv: &Invocation<'_>) -> Outcome {
 }
 
 fn split(inv: &Invocation<'_>) -> Outcome {
+    // split's `-d` and `-x` are flags; csplit's `-f`, `-n` and `-b` take values.
+    let short = if inv.name == "csplit" { "fnb" } else { "albCn" };
     let p = parse_args(
         inv.args,
         &Opts::gnu(
-            "albCndxfn",
+            short,
             &[
                 "suffix-length",
                 "additional-suffix",
@@ -1003,7 +1176,7 @@ fn split(inv: &Invocation<'_>) -> Outcome {
     );
     let mut o = Outcome::read_only();
     if let Some(f) = p.values(&["--filter"]).next() {
-        o.exec(inv.name, "--filter", &f.value);
+        o.code(inv.name, "--filter", f);
     }
     let (input, prefix) = match inv.name {
         "csplit" => (

@@ -1,6 +1,8 @@
-//! `git`: global options that run programs (`-c`, `--config-env`, `--exec-path`,
-//! `--paginate`), subcommands that run repository hooks or configured programs, and
-//! the ones that reach the network, write or delete.
+//! `git`: global options that run programs (`-c` with a key that names a command,
+//! `--config-env`, `--exec-path`, `--paginate`), subcommands that run repository hooks
+//! or configured programs, and the ones that reach the network, write or delete.
+//! `GIT_SSH_COMMAND`, `GIT_PAGER` and the other variables git reads a command from are
+//! analyzed as the command they name.
 
 use super::{Entry, Invocation, Outcome};
 use crate::model::{Class, RepoConfigUse, Word};
@@ -96,9 +98,128 @@ const HOOKS: &[&str] = &[
     "prune",
 ];
 
+/// What setting a git config key does, after git-config(1).
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum KeyUse {
+    /// The value is a command git runs through the shell (`core.pager`,
+    /// `alias.x=!cmd`, `diff.external`): the shell text to analyze.
+    Code(String),
+    /// The key makes git run a program or read settings, hooks or objects from
+    /// elsewhere, and its value is not a shell command (`core.hooksPath`,
+    /// `include.path`, `credential.helper=store`).
+    Runs,
+    /// An ordinary setting (`user.name`, `color.ui`).
+    Plain,
+}
+
+/// Classify `git -c NAME=VALUE` (and `git config NAME VALUE`). `name` as git spells it
+/// (section and key in any case, the subsection as written); `value` is `None` for a
+/// key given without `=` (a boolean true). The keys follow git-config(1): every key
+/// documented as naming a command, a program, a hook directory, an included file or
+/// another repository; whole sections that exist only to configure external programs
+/// count in full, so a key added to them later counts too.
+pub(super) fn config_key(name: &str, value: Option<&str>) -> KeyUse {
+    let lower = name.to_ascii_lowercase();
+    let Some((section, rest)) = lower.split_once('.') else {
+        return KeyUse::Plain;
+    };
+    let (sub, key) = match rest.rsplit_once('.') {
+        Some((sub, key)) => (Some(sub), key),
+        None => (None, rest),
+    };
+    let v = value.unwrap_or("").trim();
+    let boolean = matches!(
+        v.to_ascii_lowercase().as_str(),
+        "" | "true" | "false" | "yes" | "no" | "on" | "off" | "1" | "0"
+    );
+    let code = || {
+        if v.is_empty() {
+            KeyUse::Runs
+        } else {
+            KeyUse::Code(v.to_owned())
+        }
+    };
+    // A value that runs through the shell only when it starts with `!`.
+    let bang = || match v.strip_prefix('!') {
+        Some(c) if !c.trim().is_empty() => KeyUse::Code(c.trim().to_owned()),
+        _ => KeyUse::Runs,
+    };
+    match (section, sub, key) {
+        ("alias", _, _) => match v.strip_prefix('!') {
+            Some(c) if !c.trim().is_empty() => KeyUse::Code(c.trim().to_owned()),
+            _ => KeyUse::Plain,
+        },
+        ("core", None, "fsmonitor") if boolean => KeyUse::Plain,
+        (
+            "core",
+            None,
+            "pager"
+            | "editor"
+            | "askpass"
+            | "sshcommand"
+            | "gitproxy"
+            | "fsmonitor"
+            | "alternaterefscommand",
+        ) => code(),
+        ("core", None, "virtualfilesystem" | "hookspath" | "worktree") => KeyUse::Runs,
+        ("core", None, "attributesfile" | "excludesfile") => KeyUse::Runs,
+        ("sequence", None, "editor") | ("interactive", None, "difffilter") => code(),
+        ("pager", _, _) if boolean => KeyUse::Plain,
+        ("pager", _, _) => code(),
+        ("diff", None, "external") => code(),
+        ("diff", Some(_), "command" | "textconv") => code(),
+        ("diff" | "merge", None, "tool" | "guitool") => KeyUse::Runs,
+        ("merge", Some(_), "driver") => code(),
+        ("filter", Some(_), "clean" | "smudge" | "process") => code(),
+        ("filter", _, _) => KeyUse::Runs,
+        ("credential", _, "helper") => bang(),
+        ("difftool" | "mergetool" | "guitool" | "browser" | "man", Some(_), "cmd") => code(),
+        ("difftool" | "mergetool" | "guitool" | "browser" | "man", _, _) => KeyUse::Runs,
+        ("gpg", _, "program") => code(),
+        ("trailer", Some(_), "command" | "cmd") => code(),
+        ("remote", Some(_), "uploadpack" | "receivepack") => code(),
+        ("remote", Some(_), "vcs" | "proxy") => KeyUse::Runs,
+        ("submodule", Some(_), "update") => bang(),
+        ("uploadpack", None, "packobjectshook") => code(),
+        ("tar", Some(_), "command") => code(),
+        ("imap", None, "tunnel") => code(),
+        ("sendemail", _, "sendmailcmd" | "tocmd" | "cccmd" | "headercmd") => code(),
+        ("sendemail", _, "smtpserver") if v.starts_with('/') => code(),
+        ("web", None, "browser") => KeyUse::Runs,
+        ("include" | "includeif", _, _) => KeyUse::Runs,
+        ("lfs", Some(s), _) if s.starts_with("customtransfer.") => KeyUse::Runs,
+        ("lfs", None, "standalonetransferagent") => KeyUse::Runs,
+        ("protocol", _, "allow") if !matches!(v, "never" | "user") => KeyUse::Runs,
+        // A rewritten URL can name the `ext::` transport, which runs a command.
+        ("url", Some(_), "insteadof" | "pushinsteadof") => KeyUse::Runs,
+        ("svn" | "svn-remote" | "git-p4" | "hook" | "instaweb", _, _) => KeyUse::Runs,
+        _ => KeyUse::Plain,
+    }
+}
+
+/// Environment variables git reads a command from: analyzed as that command.
+const CODE_VARIABLES: &[&str] = &[
+    "GIT_SSH_COMMAND",
+    "GIT_PAGER",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_ASKPASS",
+    "GIT_SSH",
+    "GIT_PROXY_COMMAND",
+    "PAGER",
+    "EDITOR",
+    "VISUAL",
+];
+
 fn git(inv: &Invocation<'_>) -> Outcome {
     let args = inv.args;
     let mut o = Outcome::read_only();
+    for (name, value) in inv.assignments {
+        if CODE_VARIABLES.contains(&name.as_str()) {
+            o.code("git", name, value);
+        }
+    }
     let mut repo = Word::literal(".");
     let mut i = 0;
     // Global options.
@@ -112,8 +233,9 @@ fn git(inv: &Invocation<'_>) -> Outcome {
                 i += 2;
             }
             "-c" => {
-                let kv = args.get(i + 1).map(|w| w.value.as_str()).unwrap_or("");
-                o.exec("git", "-c", kv);
+                if let Some(kv) = args.get(i + 1) {
+                    config_option(&mut o, kv);
+                }
                 i += 2;
             }
             "--git-dir" | "--work-tree" | "--namespace" | "--super-prefix" | "--list-cmds"
@@ -123,8 +245,27 @@ fn git(inv: &Invocation<'_>) -> Outcome {
                 i += 1;
             }
             _ if a.starts_with("--config-env") => {
-                o.exec("git", "--config-env", a);
+                // `--config-env=NAME=ENVVAR`: the value comes from the environment.
+                let spec = match a.strip_prefix("--config-env=") {
+                    Some(s) => s,
+                    None => args.get(i + 1).map(|w| w.value.as_str()).unwrap_or(""),
+                };
+                let key = spec.split('=').next().unwrap_or(spec);
+                if config_key(key, Some("x")) != KeyUse::Plain {
+                    o.exec("git", "--config-env", spec);
+                }
                 i += if a.contains('=') { 1 } else { 2 };
+            }
+            _ if a.starts_with("-c") && a.len() > 2 => {
+                // `-ckey=value`, attached.
+                config_option(
+                    &mut o,
+                    &Word {
+                        value: a[2..].to_owned(),
+                        literal: args[i].literal,
+                    },
+                );
+                i += 1;
             }
             _ if a.starts_with("--exec-path") => {
                 if a.contains('=') {
@@ -163,21 +304,56 @@ fn git(inv: &Invocation<'_>) -> Outcome {
     // Options that name programs or files, wherever they appear.
     for (k, w) in rest.iter().enumerate() {
         let v = w.value.as_str();
-        let next = rest.get(k + 1).map(|w| w.value.as_str()).unwrap_or("");
         if v == "--ext-diff" || v == "--textconv" {
             o.exec("git", v, "runs a configured diff program");
         }
+        // The program run for the other end of a local or ssh transport: a command
+        // line git hands to the shell.
         for opt in ["--upload-pack", "--receive-pack", "--exec"] {
-            if v == opt && sub != "rebase" {
-                o.exec("git", opt, next);
-            } else if let Some(val) = v.strip_prefix(opt).and_then(|r| r.strip_prefix('='))
-                && sub != "rebase"
-            {
-                o.exec("git", opt, val);
+            if sub == "rebase" {
+                continue;
+            }
+            if v == opt {
+                if let Some(n) = rest.get(k + 1) {
+                    o.code("git", opt, n);
+                }
+            } else if let Some(val) = v.strip_prefix(opt).and_then(|r| r.strip_prefix('=')) {
+                o.code(
+                    "git",
+                    opt,
+                    &Word {
+                        value: val.to_owned(),
+                        literal: w.literal,
+                    },
+                );
             }
         }
-        if v == "-u" && matches!(sub, "clone" | "fetch" | "ls-remote" | "archive") {
-            o.exec("git", "-u", next);
+        if v == "-u"
+            && matches!(sub, "clone" | "fetch" | "ls-remote" | "archive")
+            && let Some(n) = rest.get(k + 1)
+        {
+            o.code("git", "-u", n);
+        }
+        // `git grep -O[PAGER]` / `--open-files-in-pager[=PAGER]` runs the pager on the
+        // matching files.
+        if sub == "grep"
+            && let Some(p) = v
+                .strip_prefix("--open-files-in-pager")
+                .or_else(|| v.strip_prefix("-O"))
+        {
+            let p = p.strip_prefix('=').unwrap_or(p);
+            if p.is_empty() {
+                o.exec("git", v, "runs the configured pager on the matching files");
+            } else {
+                o.code(
+                    "git",
+                    "--open-files-in-pager",
+                    &Word {
+                        value: p.to_owned(),
+                        literal: w.literal,
+                    },
+                );
+            }
         }
         if v == "--output" || v == "-o" && matches!(sub, "format-patch" | "archive") {
             o.writes(rest.get(k + 1));
@@ -199,6 +375,13 @@ fn git(inv: &Invocation<'_>) -> Outcome {
         .take_while(|w| w.value != "--")
         .filter(|w| !w.value.starts_with('-'))
         .collect();
+
+    // Path operands: what `git add` stages, what `git diff` compares (with
+    // `--no-index` any two files; otherwise a revision or a path, read either way),
+    // what `git show` is given (a revision, or a path git resolves in the work tree).
+    if matches!(sub, "add" | "diff" | "difftool" | "show") {
+        o.reads(operands.iter().copied());
+    }
 
     match sub {
         _ if READ_ONLY.contains(&sub) => {
@@ -248,6 +431,29 @@ fn git(inv: &Invocation<'_>) -> Outcome {
         }
     }
     o
+}
+
+/// `git -c NAME[=VALUE]`: a key that names a command is analyzed as that command; one
+/// that makes git run something else is an executing argument; any other setting is
+/// nothing to see.
+fn config_option(o: &mut Outcome, kv: &Word) {
+    let (name, value) = match kv.value.split_once('=') {
+        Some((n, v)) => (n, Some(v)),
+        None => (kv.value.as_str(), None),
+    };
+    match config_key(name, value) {
+        KeyUse::Code(code) => o.code(
+            "git",
+            "-c",
+            &Word {
+                value: code,
+                literal: kv.literal,
+            },
+        ),
+        KeyUse::Runs => o.exec("git", "-c", &kv.value),
+        KeyUse::Plain if !kv.literal => o.exec("git", "-c", &kv.value),
+        KeyUse::Plain => {}
+    }
 }
 
 /// Listing forms of subcommands that can also modify.
@@ -328,6 +534,15 @@ fn is_listing(sub: &str, rest: &[Word]) -> bool {
 
 fn remote_target(o: &mut Outcome, w: Option<&Word>) {
     match w {
+        // `ext::CMD`: the "remote" is a command git runs.
+        Some(w) if w.value.starts_with("ext::") => o.code(
+            "git",
+            "ext::",
+            &Word {
+                value: w.value["ext::".len()..].replace("%S", "git-upload-pack"),
+                literal: w.literal,
+            },
+        ),
         Some(w) if looks_like_url(&w.value) => o.net(w),
         _ => o.net_unknown(),
     }
@@ -342,6 +557,7 @@ fn looks_like_url(s: &str) -> bool {
 fn mutating_sub(o: &mut Outcome, sub: &str, rest: &[Word], operands: &[&Word], dry_run: bool) {
     match sub {
         "clone" => {
+            o.fetched_writes = true;
             remote_target(o, operands.first().copied());
             let dest = operands.get(1).map(|w| (*w).clone()).or_else(|| {
                 operands.first().map(|u| {
@@ -365,7 +581,27 @@ fn mutating_sub(o: &mut Outcome, sub: &str, rest: &[Word], operands: &[&Word], d
                 o.writes([&Word::literal(".")]);
             }
         }
-        "submodule" => o.net_unknown(),
+        "submodule" => {
+            o.net_unknown();
+            // `git submodule foreach CMD`: CMD runs through the shell in each submodule.
+            if let Some(k) = rest.iter().position(|w| w.value == "foreach") {
+                let cmd: Vec<&Word> = rest[k + 1..]
+                    .iter()
+                    .skip_while(|w| w.value.starts_with('-'))
+                    .collect();
+                if !cmd.is_empty() {
+                    let code = Word {
+                        value: cmd
+                            .iter()
+                            .map(|w| w.value.as_str())
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                        literal: cmd.iter().all(|w| w.literal),
+                    };
+                    o.code("git", "submodule foreach", &code);
+                }
+            }
+        }
         "clean" if !dry_run => {
             let paths: Vec<Word> = rest
                 .iter()
@@ -393,22 +629,89 @@ fn mutating_sub(o: &mut Outcome, sub: &str, rest: &[Word], operands: &[&Word], d
             }
         }
         "bisect" if operands.first().is_some_and(|w| w.value == "run") => {
-            let cmd: Vec<Word> = operands.iter().skip(1).map(|w| (*w).clone()).collect();
+            // `git bisect run CMD ARGS…`: a program and its arguments, run at each step.
+            let cmd: Vec<Word> = rest
+                .iter()
+                .skip_while(|w| w.value != "run")
+                .skip(1)
+                .cloned()
+                .collect();
             o.exec("git", "bisect run", &super::join(&cmd));
+            o.exec_argv.push(("git bisect run".into(), cmd));
         }
         "rebase" => {
             for (k, w) in rest.iter().enumerate() {
                 if w.value == "-x" || w.value == "--exec" {
-                    let cmd = rest.get(k + 1).map(|w| w.value.as_str()).unwrap_or("");
-                    o.exec("git", "rebase --exec", cmd);
+                    if let Some(n) = rest.get(k + 1) {
+                        o.code("git", "rebase --exec", n);
+                    }
                 } else if let Some(c) = w.value.strip_prefix("--exec=") {
-                    o.exec("git", "rebase --exec", c);
+                    o.code(
+                        "git",
+                        "rebase --exec",
+                        &Word {
+                            value: c.to_owned(),
+                            literal: w.literal,
+                        },
+                    );
                 }
             }
         }
-        "filter-branch" => o.exec("git", "filter-branch", "runs filter commands"),
-        "difftool" | "mergetool" => o.exec("git", sub, "runs the configured tool"),
+        "filter-branch" => {
+            o.exec("git", "filter-branch", "runs filter commands");
+            for (k, w) in rest.iter().enumerate() {
+                if w.value.ends_with("-filter")
+                    && w.value.starts_with("--")
+                    && let Some(n) = rest.get(k + 1)
+                {
+                    o.code("git", &w.value, n);
+                }
+            }
+        }
+        "difftool" | "mergetool" => {
+            let mut extcmd = false;
+            for (k, w) in rest.iter().enumerate() {
+                if sub == "difftool" && (w.value == "-x" || w.value == "--extcmd") {
+                    if let Some(n) = rest.get(k + 1) {
+                        o.code("git", "difftool --extcmd", n);
+                        extcmd = true;
+                    }
+                } else if let Some(c) = w.value.strip_prefix("--extcmd=") {
+                    o.code(
+                        "git",
+                        "difftool --extcmd",
+                        &Word {
+                            value: c.to_owned(),
+                            literal: w.literal,
+                        },
+                    );
+                    extcmd = true;
+                }
+            }
+            if !extcmd {
+                o.exec("git", sub, "runs the configured tool");
+            }
+        }
         "config" => {
+            // `git config [set] KEY VALUE`: a value that is a command runs later, each
+            // time git uses the key; what it would run is analyzed now.
+            let kv: Vec<&Word> = operands
+                .iter()
+                .copied()
+                .skip_while(|w| w.value == "set")
+                .collect();
+            if let [key, value, ..] = kv.as_slice()
+                && let KeyUse::Code(code) = config_key(&key.value, Some(&value.value))
+            {
+                o.code(
+                    "git",
+                    "config",
+                    &Word {
+                        value: code,
+                        literal: value.literal,
+                    },
+                );
+            }
             let target = if rest.iter().any(|w| w.value == "--global") {
                 "~/.gitconfig"
             } else if rest.iter().any(|w| w.value == "--system") {

@@ -93,6 +93,10 @@ pub(super) const ENTRIES: &[Entry] = &[
         names: &["parallel"],
         classify: parallel,
     },
+    Entry {
+        names: &["script"],
+        classify: script,
+    },
 ];
 
 /// How an interpreter's command line is shaped.
@@ -110,7 +114,9 @@ struct Lang {
 const LANG_PERL: Lang = Lang {
     code: &["-e", "-E"],
     load: &["-M", "-m", "-I"],
-    value: &["-x", "-i", "-0", "-l", "-C", "-d", "-D"],
+    // `-i[EXT]`, `-0[OCTAL]`, `-l[OCTAL]`, `-x[DIR]`, `-C[N]`, `-d[:MOD]` and `-D[FLAGS]`
+    // take their value attached, never as the next argument.
+    value: &[],
     info: &["-v", "-V", "--version", "-h", "--help", "-c"],
 };
 const LANG_RUBY: Lang = Lang {
@@ -188,6 +194,28 @@ fn interpreter(inv: &Invocation<'_>, lang: &Lang) -> Outcome {
     let mut i = 0;
     let mut ran = false;
     let mut info = false;
+    // perl and ruby `-n`/`-p` loop over the files named after the code; `-i` edits
+    // them in place.
+    let line_loop = |a: &str| {
+        matches!(inv.name, "perl" | "ruby")
+            && a.starts_with('-')
+            && !a.starts_with("--")
+            && a[1..]
+                .chars()
+                .take_while(|c| !matches!(c, 'e' | 'E' | 'M' | 'm' | 'I' | 'r'))
+                .any(|c| c == 'n' || c == 'p')
+    };
+    let in_place = |a: &str| {
+        matches!(inv.name, "perl" | "ruby")
+            && a.starts_with('-')
+            && !a.starts_with("--")
+            && a[1..]
+                .chars()
+                .take_while(|c| !matches!(c, 'e' | 'E' | 'M' | 'm' | 'I' | 'r'))
+                .any(|c| c == 'i')
+    };
+    let mut loops = false;
+    let mut edits = false;
     while i < args.len() {
         let a = args[i].value.as_str();
         if a == "--" {
@@ -200,17 +228,34 @@ fn interpreter(inv: &Invocation<'_>, lang: &Lang) -> Outcome {
         if !a.starts_with('-') {
             break;
         }
+        loops |= line_loop(a);
+        edits |= in_place(a);
         let (flag, attached) = split_opt(a, lang);
         let flag = flag.as_str();
         if lang.code.contains(&flag) {
+            let literal = args[i].literal;
             let code = attached.map(str::to_owned).or_else(|| {
                 i += 1;
                 args.get(i).map(|w| w.value.clone())
             });
-            o.exec(inv.name, flag, code.as_deref().unwrap_or(""));
+            let code = Word {
+                value: code.unwrap_or_default(),
+                literal: literal && args.get(i).is_none_or(|w| w.literal),
+            };
+            o.exec(inv.name, flag, &code.value);
+            super::inline_code(&mut o, inv.name, &code);
             ran = true;
             // Python stops parsing at the code; other languages keep reading options
             // but everything left is arguments to the code.
+            let rest = args.get(i + 1..).unwrap_or(&[]);
+            let (_, operands): (Vec<&Word>, Vec<&Word>) = rest
+                .iter()
+                .partition(|w| w.value.starts_with('-') && w.value != "-");
+            if loops {
+                loops_over(&mut o, rest, edits);
+            } else {
+                o.mentions(operands);
+            }
             break;
         }
         if lang.load.contains(&flag) {
@@ -223,6 +268,12 @@ fn interpreter(inv: &Invocation<'_>, lang: &Lang) -> Outcome {
                 // An include path only: nothing runs by itself.
             } else if flag == "-m" && std::ptr::eq(lang, &LANG_PYTHON) {
                 o.exec(inv.name, "-m", &target);
+                // What the module is given: often the files it opens.
+                o.mentions(args.get(i + 1..).unwrap_or(&[]));
+                if target == "dotenv" && !args.iter().any(|w| w.value == "-f") {
+                    // python-dotenv's command line reads `.env` from the working directory.
+                    o.reads([&Word::literal(".env")]);
+                }
                 ran = true;
                 break;
             } else {
@@ -245,6 +296,8 @@ fn interpreter(inv: &Invocation<'_>, lang: &Lang) -> Outcome {
     match args.get(i) {
         Some(script) if script.value != "-" => {
             o.run_script(inv.name, script);
+            // What the script is given: often the files it opens.
+            o.mentions(args.get(i + 1..).unwrap_or(&[]));
         }
         _ if info => {}
         _ => {
@@ -252,6 +305,20 @@ fn interpreter(inv: &Invocation<'_>, lang: &Lang) -> Outcome {
         }
     }
     o
+}
+
+/// `perl -n`/`-p` (and ruby's): the operands after the code are files read line by
+/// line, and edited in place with `-i`.
+fn loops_over(o: &mut Outcome, rest: &[Word], edits: bool) {
+    let files: Vec<&Word> = rest
+        .iter()
+        .skip_while(|w| w.value.starts_with('-') && w.value != "-" && w.value != "--")
+        .filter(|w| w.value != "--")
+        .collect();
+    o.reads(files.iter().copied());
+    if edits {
+        o.writes(files.iter().copied());
+    }
 }
 
 /// Split `-cCODE`/`--eval=CODE` into the option and its attached value. In a short
@@ -281,10 +348,25 @@ fn generic_interpreter(inv: &Invocation<'_>) -> Outcome {
     let mut o = Outcome::read_only();
     match inv.args.first() {
         Some(a) if a.value.starts_with('-') => {
-            o.exec(inv.name, &a.value, &super::join(inv.args));
+            // `-e CODE` / `--eval CODE` and the like: the code is opaque, but the paths
+            // its strings name are not.
+            let code = inv
+                .args
+                .iter()
+                .position(|w| matches!(w.value.as_str(), "-e" | "--eval" | "-c" | "-E"))
+                .and_then(|k| inv.args.get(k + 1));
+            match code {
+                Some(c) => {
+                    o.exec(inv.name, &a.value, &c.value);
+                    super::inline_code(&mut o, inv.name, c);
+                }
+                None => o.exec(inv.name, &a.value, &super::join(inv.args)),
+            }
+            o.mentions(inv.args);
         }
         Some(script) => {
             o.run_script(inv.name, script);
+            o.mentions(inv.args.get(1..).unwrap_or(&[]));
         }
         None => {
             o.run_stdin_code();
@@ -366,8 +448,9 @@ fn other_shell(inv: &Invocation<'_>) -> Outcome {
         .position(|w| matches!(w.value.as_str(), "-c" | "--command" | "-Command"));
     match (code_flag, inv.args.first()) {
         (Some(k), _) => {
-            let code = inv.args.get(k + 1).map(|w| w.value.as_str()).unwrap_or("");
-            o.exec(inv.name, "-c", code);
+            let code = inv.args.get(k + 1).cloned().unwrap_or(Word::literal(""));
+            o.exec(inv.name, "-c", &code.value);
+            super::inline::shell_like_code(&mut o, &code);
         }
         (None, Some(script)) if !script.value.starts_with('-') => {
             o.run_script(inv.name, script);
@@ -506,7 +589,7 @@ fn man(inv: &Invocation<'_>) -> Outcome {
     let p = parse_args(
         inv.args,
         &Opts::gnu(
-            "PHMCLmSsRETpe",
+            "PMCLmSsRETpe",
             &[
                 "pager",
                 "html",
@@ -526,28 +609,98 @@ fn man(inv: &Invocation<'_>) -> Outcome {
     let mut o = Outcome::read_only();
     for (name, value) in &p.opts {
         let v = value.as_ref().map(|w| w.value.as_str()).unwrap_or("");
-        match name.as_str() {
-            "-P" | "--pager" | "-H" | "--html" | "-p" | "--preprocessor" | "-T"
-            | "--troff-device" => {
+        match (name.as_str(), value) {
+            // The pager and the browser are command lines run through the shell.
+            ("-P" | "--pager" | "--html", Some(cmd)) => o.code("man", name, cmd),
+            (
+                "-P" | "--pager" | "-H" | "--html" | "-p" | "--preprocessor" | "-T"
+                | "--troff-device",
+                _,
+            ) => {
                 o.exec("man", name, v);
             }
             _ => {}
         }
     }
-    // `--html` without a value still starts a browser; `-H` parsed above takes the next word.
-    if inv.args.iter().any(|w| w.value == "--html") && !p.has(&["--html"]) {
-        o.exec("man", "--html", "starts a browser");
+    // `-H[BROWSER]` and `--html[=BROWSER]` take their value attached only; without
+    // one, they start the default browser.
+    for w in inv.args {
+        if w.value == "--html" || w.value == "-H" {
+            o.exec("man", &w.value, "starts a browser");
+        } else if let Some(b) = w.value.strip_prefix("-H") {
+            o.code(
+                "man",
+                "-H",
+                &Word {
+                    value: b.to_owned(),
+                    literal: w.literal,
+                },
+            );
+        }
     }
     for (name, value) in inv.assignments {
-        if matches!(
-            name.as_str(),
-            "MANPAGER" | "PAGER" | "BROWSER" | "MANROFFOPT" | "LESSOPEN"
-        ) {
-            o.exec("man", name, &value.value);
+        match name.as_str() {
+            "MANPAGER" | "PAGER" | "BROWSER" | "LESSOPEN" => {
+                let cmd = value.value.trim_start_matches(['|', '-']);
+                o.code(
+                    "man",
+                    name,
+                    &Word {
+                        value: cmd.to_owned(),
+                        literal: value.literal,
+                    },
+                );
+            }
+            "MANROFFOPT" => o.exec("man", name, &value.value),
+            _ => {}
         }
     }
     if p.has(&["-l", "--local-file"]) {
         o.reads(&p.operands);
+    }
+    o
+}
+
+/// util-linux `script [options] [FILE]`: records a shell session to FILE
+/// (`typescript` by default); `-c CMD` runs CMD through the shell instead of an
+/// interactive shell.
+fn script(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(
+        inv.args,
+        &Opts::gnu(
+            "cEIOBTmo",
+            &[
+                "command",
+                "echo",
+                "log-in",
+                "log-out",
+                "log-io",
+                "log-timing",
+                "logging-format",
+                "output-limit",
+            ],
+        ),
+    );
+    let mut o = Outcome::read_only();
+    let file = p
+        .operands
+        .first()
+        .cloned()
+        .unwrap_or_else(|| Word::literal("typescript"));
+    o.writes([&file]);
+    o.writes(p.values(&[
+        "-I",
+        "-O",
+        "-B",
+        "-T",
+        "--log-in",
+        "--log-out",
+        "--log-io",
+        "--log-timing",
+    ]));
+    match p.values(&["-c", "--command"]).next() {
+        Some(cmd) => o.code("script", "-c", cmd),
+        None => o.exec("script", "session", "starts an interactive shell"),
     }
     o
 }

@@ -10,14 +10,18 @@
 mod build;
 mod files;
 mod git;
+mod inline;
 mod interp;
 mod net;
+mod services;
 mod system;
 mod text;
 
+pub(crate) use inline::inline_code;
+pub(crate) use net::sftp_batch;
 pub(crate) use system::influential;
 
-use crate::model::{Class, Effects, ExecArg, NetTarget, Word};
+use crate::model::{Class, Effects, ExecArg, HazardKind, NetTarget, Word};
 
 /// One invocation of a program, after wrapper peeling.
 pub(crate) struct Invocation<'a> {
@@ -45,10 +49,20 @@ pub(crate) struct Outcome {
     pub urls: Vec<Word>,
     /// The program's output is data fetched from the network.
     pub fetches: bool,
+    /// The files the program writes come from the network (`git clone`).
+    pub fetched_writes: bool,
+    /// The program's output is its input decoded or transformed (`base64 -d`, `xxd -r`,
+    /// `rev`, `tr`, `gunzip -c`, `printf '\x…'`): text a reader of the command does
+    /// not see.
+    pub decodes: bool,
     /// A `cd`-like change of directory for later commands.
     pub cd: Option<Cd>,
     /// The program runs code (a script, a heredoc) read from a file or stdin.
     pub runs_script: bool,
+    /// Hazards the invocation carries by itself, with one sentence each: code that
+    /// decodes text and runs it (`python3 -c "exec(b64decode(…))"`), a script run
+    /// straight from a URL (`deno run https://…`).
+    pub hazards: Vec<(HazardKind, String)>,
 }
 
 /// A change of working directory.
@@ -128,6 +142,64 @@ impl Outcome {
         self.mutate();
     }
 
+    /// The value of `arg` is a command the program runs (`git -c core.pager=CMD`,
+    /// `rsync -e CMD`, `tar --to-command=CMD`): analyzed as the shell text it is when
+    /// literal (the program itself stays what it was, as `bash -c '…'` is read-only:
+    /// the commands of the text carry their own effects), an executing argument
+    /// otherwise.
+    pub(crate) fn code(&mut self, program: &str, arg: &str, value: &Word) {
+        let value = Word {
+            value: value.value.trim().to_owned(),
+            literal: value.literal,
+        };
+        if value.value.is_empty() {
+            self.exec(program, arg, "runs a command given in its value");
+            return;
+        }
+        self.shell_code.push((format!("{program} {arg}"), value));
+    }
+
+    /// Paths handed to code the analysis does not see (a script's arguments), which
+    /// may do anything with them (see [`Effects::mentions`](crate::model::Effects)).
+    pub(crate) fn mentions<'w>(&mut self, ws: impl IntoIterator<Item = &'w Word>) {
+        self.push_mentions(ws, true);
+    }
+
+    /// Record mentions; `may_write` when the code naming them may write files.
+    pub(crate) fn push_mentions<'w>(
+        &mut self,
+        ws: impl IntoIterator<Item = &'w Word>,
+        may_write: bool,
+    ) {
+        for w in ws {
+            if w.literal && looks_like_path(&w.value) {
+                self.effects.mentions_may_write |= may_write;
+                if !self.effects.mentions.contains(w) {
+                    self.effects.mentions.push(w.clone());
+                }
+            }
+        }
+    }
+
+    /// Paths named by the string literals of a piece of code.
+    pub(crate) fn mentions_in_code(&mut self, code: &Word) {
+        let found: Vec<Word> = string_literals(&code.value)
+            .into_iter()
+            .filter_map(|s| {
+                // In code the shell expanded (`"open('$HOME/.x')"`), HOME is known.
+                let s = if code.literal {
+                    s
+                } else if let Some(r) = s.strip_prefix("${HOME}").or(s.strip_prefix("$HOME")) {
+                    format!("~{r}")
+                } else {
+                    s
+                };
+                (!s.contains(['$', '`'])).then(|| Word::literal(s))
+            })
+            .collect();
+        self.push_mentions(&found, code_may_write(&code.value));
+    }
+
     pub(crate) fn own_exec(&mut self, program: &str, arg: &str, detail: &str) {
         self.effects.executes.push(ExecArg {
             program: program.to_owned(),
@@ -178,6 +250,7 @@ const FAMILIES: &[&[Entry]] = &[
     interp::ENTRIES,
     build::ENTRIES,
     net::ENTRIES,
+    services::ENTRIES,
     system::ENTRIES,
 ];
 
@@ -304,6 +377,124 @@ pub(crate) fn parse_args(args: &[Word], spec: &Opts) -> Parsed {
             out.opts.push((format!("-{ch}"), None));
         }
         i += step;
+    }
+    out
+}
+
+/// Could code (in any language) write, delete, move or copy a file, or run a command
+/// that could? Spelled-out names only; anything that looks like it counts.
+pub(crate) fn code_may_write(code: &str) -> bool {
+    const WRITES: &[&str] = &[
+        "'w",
+        "\"w",
+        "'a'",
+        "\"a\"",
+        "'a+",
+        "\"a+",
+        "'r+",
+        "\"r+",
+        "'x'",
+        "\"x\"",
+        "write",
+        "append",
+        "unlink",
+        "rename",
+        "replace(",
+        "copy",
+        "move",
+        "symlink",
+        "link(",
+        "chmod",
+        "chown",
+        "mkdir",
+        "makedirs",
+        "remove",
+        "rmdir",
+        "rmtree",
+        "rmsync",
+        "rm_r",
+        "rm(",
+        "truncate",
+        "dump",
+        "save",
+        "put",
+        "touch",
+        ">",
+        "tee",
+        "system",
+        "exec",
+        "spawn",
+        "popen",
+        "subprocess",
+        "shell",
+        "insert",
+        "update",
+        "delete",
+        "create",
+        "attach",
+        "vacuum",
+        "backup",
+        "output",
+        "once",
+    ];
+    let lower = code.to_ascii_lowercase();
+    WRITES.iter().any(|w| lower.contains(w))
+}
+
+/// Could this text name a file? A string that starts with `/`, `~`, `./` or `../`,
+/// contains a `/`, or names a dotfile (`.env`, `.bashrc`); never a URL, and never
+/// text with line breaks. Used only for mentions, which the policy checks against its
+/// guards alone, so a false positive costs nothing.
+pub(crate) fn looks_like_path(s: &str) -> bool {
+    if s.is_empty() || s.len() > 4096 || s.contains(['\n', '\0']) || s.contains("://") {
+        return false;
+    }
+    // A command line (`sh -c /tmp/x`) is not a path; a path with a space in it
+    // (`~/.config/chromium/Default/Login Data`) starts like one.
+    if s.contains(char::is_whitespace) && !s.starts_with(['/', '~']) && !s.starts_with("./") {
+        return false;
+    }
+    s.starts_with('/')
+        || s.starts_with('~')
+        || s.contains('/')
+        || s.strip_prefix('.')
+            .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_'))
+}
+
+/// The contents of the quoted string literals in a piece of code (`'…'`, `"…"`, and
+/// backquoted template strings), with backslash escapes of the quote itself undone.
+/// Language-neutral on purpose: it looks for text that would name a file, not for
+/// the calls that would open it.
+pub(crate) fn string_literals(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = code.chars().peekable();
+    while let Some(c) = chars.next() {
+        if !matches!(c, '\'' | '"' | '`') {
+            continue;
+        }
+        let mut lit = String::new();
+        let mut closed = false;
+        while let Some(d) = chars.next() {
+            if d == '\\' {
+                match chars.next() {
+                    Some(e) if e == c || e == '\\' => lit.push(e),
+                    Some(e) => {
+                        lit.push('\\');
+                        lit.push(e);
+                    }
+                    None => break,
+                }
+                continue;
+            }
+            if d == c {
+                closed = true;
+                break;
+            }
+            lit.push(d);
+        }
+        if closed && !lit.is_empty() {
+            out.push(lit);
+        }
     }
     out
 }

@@ -56,9 +56,12 @@ pub(super) const ENTRIES: &[Entry] = &[
             "tftp",
             "ssh-keyscan",
             "whois",
-            "openssl",
         ],
         classify: socket,
+    },
+    Entry {
+        names: &["openssl"],
+        classify: openssl,
     },
     Entry {
         names: &["socat"],
@@ -79,6 +82,10 @@ pub(super) const ENTRIES: &[Entry] = &[
             "arping",
         ],
         classify: lookup,
+    },
+    Entry {
+        names: &["resolvectl"],
+        classify: resolvectl,
     },
     Entry {
         names: &["getent"],
@@ -106,7 +113,7 @@ fn curl(inv: &Invocation<'_>) -> Outcome {
     let p = parse_args(
         inv.args,
         &Opts::gnu(
-            "oTdFKuHXAebcDwrmxEYyzCQtUhP",
+            "oTdFKuHXAebcDwrmxEYyzCQtUP",
             &[
                 "output",
                 "upload-file",
@@ -174,6 +181,84 @@ fn curl(inv: &Invocation<'_>) -> Outcome {
                 "ciphers",
                 "pinnedpubkey",
                 "ftp-port",
+                // The rest of curl(1)'s options that take a value.
+                "noproxy",
+                "proto",
+                "proto-default",
+                "proto-redir",
+                "max-redirs",
+                "cert-type",
+                "key-type",
+                "pass",
+                "crlfile",
+                "curves",
+                "create-file-mode",
+                "continue-at",
+                "delegation",
+                "dns-interface",
+                "dns-ipv4-addr",
+                "dns-ipv6-addr",
+                "egd-file",
+                "engine",
+                "expect100-timeout",
+                "ftp-account",
+                "ftp-alternative-to-user",
+                "ftp-method",
+                "ftp-ssl-ccc-mode",
+                "happy-eyeballs-timeout-ms",
+                "haproxy-clientip",
+                "hostpubmd5",
+                "hostpubsha256",
+                "ip-tos",
+                "ipfs-gateway",
+                "keepalive-time",
+                "keepalive-cnt",
+                "krb",
+                "login-options",
+                "mail-auth",
+                "mail-from",
+                "mail-rcpt",
+                "parallel-max",
+                "proxy-cacert",
+                "proxy-capath",
+                "proxy-cert",
+                "proxy-cert-type",
+                "proxy-ciphers",
+                "proxy-crlfile",
+                "proxy-header",
+                "proxy-key",
+                "proxy-key-type",
+                "proxy-pass",
+                "proxy-pinnedpubkey",
+                "proxy-service-name",
+                "proxy-tls13-ciphers",
+                "proxy-tlsauthtype",
+                "proxy-tlspassword",
+                "proxy-tlsuser",
+                "pubkey",
+                "random-file",
+                "rate",
+                "request-target",
+                "sasl-authzid",
+                "service-name",
+                "socks4",
+                "socks4a",
+                "socks5",
+                "socks5-hostname",
+                "socks5-gssapi-service",
+                "tftp-blksize",
+                "tls-max",
+                "tls13-ciphers",
+                "tlsauthtype",
+                "tlspassword",
+                "tlsuser",
+                "trace-config",
+                "url-query",
+                "sigalgs",
+                "ech",
+                "vlan-priority",
+                "ssl-sessions",
+                "knownhosts",
             ],
         ),
     );
@@ -278,6 +363,13 @@ fn curl(inv: &Invocation<'_>) -> Outcome {
     if p.has(&["-K", "--config"]) {
         o.effects.class = Class::Unknown;
     }
+    // A request over the container engine's socket drives the engine, which runs as
+    // root: a privileged container is one request away.
+    if p.values(&["--unix-socket", "--abstract-unix-socket"])
+        .any(|w| w.value.contains("docker.sock") || w.value.contains("podman.sock"))
+    {
+        o.privilege("curl to the container engine's socket");
+    }
     o
 }
 
@@ -362,7 +454,7 @@ fn wget(inv: &Invocation<'_>) -> Outcome {
         "--rejected-log",
     ]));
     if let Some(cmd) = p.values(&["--use-askpass"]).next() {
-        o.exec("wget", "--use-askpass", &cmd.value);
+        o.code("wget", "--use-askpass", cmd);
     }
     for e in p.values(&["-e", "--execute"]) {
         // A wgetrc command: it can change any setting, including output paths.
@@ -414,7 +506,7 @@ fn httpie(inv: &Invocation<'_>) -> Outcome {
     let p = parse_args(
         inv.args,
         &Opts::gnu(
-            "aAohv",
+            "aAo",
             &[
                 "auth",
                 "auth-type",
@@ -462,10 +554,7 @@ fn httpie(inv: &Invocation<'_>) -> Outcome {
     }
     o.writes(p.values(&["-o", "--output", "--session"]));
     if p.has(&["-d", "--download"]) {
-        o.writes([&Word {
-            value: ".".into(),
-            literal: false,
-        }]);
+        o.writes([&Word::literal(".")]);
     }
     o
 }
@@ -494,34 +583,126 @@ fn fetcher(inv: &Invocation<'_>) -> Outcome {
     if matches!(inv.name, "aria2c" | "axel")
         && !p.has(&["-d", "--dir", "-o", "--out", "-O", "--output"])
     {
-        o.writes([&Word {
-            value: ".".into(),
-            literal: false,
-        }]);
+        o.writes([&Word::literal(".")]);
     }
     o
 }
 
-/// Options of ssh/scp/sftp that name programs run locally.
-fn ssh_options(p: &super::Parsed, o: &mut Outcome, name: &str) {
-    for v in p.values(&["-o"]) {
-        let lower = v.value.to_ascii_lowercase();
-        for key in [
-            "proxycommand",
-            "localcommand",
-            "knownhostscommand",
-            "permitlocalcommand",
-        ] {
-            if lower.starts_with(key) {
-                o.exec(name, "-o", &v.value);
+/// The destination ssh's `%` tokens stand for in a local command (`ProxyCommand nc
+/// %h %p`): user, host and port, as far as the command line shows them.
+struct Dest {
+    user: Option<String>,
+    host: Option<Word>,
+    port: String,
+}
+
+impl Dest {
+    fn of(target: Option<&Word>, port: Option<&Word>) -> Dest {
+        let (user, host) = match target {
+            Some(t) => {
+                let v = t.value.strip_prefix("ssh://").unwrap_or(&t.value);
+                let v = v.split([':', '/']).next().unwrap_or(v);
+                match v.rsplit_once('@') {
+                    Some((u, h)) => (
+                        Some(u.to_owned()),
+                        Some(Word {
+                            value: h.to_owned(),
+                            literal: t.literal,
+                        }),
+                    ),
+                    None => (
+                        None,
+                        Some(Word {
+                            value: v.to_owned(),
+                            literal: t.literal,
+                        }),
+                    ),
+                }
             }
-        }
-        if lower.starts_with("include") {
-            o.effects.class = Class::Unknown;
+            None => (None, None),
+        };
+        Dest {
+            user,
+            host,
+            port: port.map_or_else(|| "22".to_owned(), |p| p.value.clone()),
         }
     }
+
+    /// `cmd` with its tokens filled in; not literal when a token it uses is unknown.
+    fn fill(&self, cmd: &Word) -> Word {
+        let mut out = String::with_capacity(cmd.value.len());
+        let mut literal = cmd.literal;
+        let mut chars = cmd.value.chars();
+        while let Some(c) = chars.next() {
+            if c != '%' {
+                out.push(c);
+                continue;
+            }
+            match chars.next() {
+                Some('%') => out.push('%'),
+                Some('h' | 'n') => match &self.host {
+                    Some(h) => {
+                        out.push_str(&h.value);
+                        literal &= h.literal;
+                    }
+                    None => {
+                        out.push_str("%h");
+                        literal = false;
+                    }
+                },
+                Some('p') => out.push_str(&self.port),
+                Some('r' | 'u') => out.push_str(self.user.as_deref().unwrap_or("user")),
+                Some(other) => {
+                    out.push('%');
+                    out.push(other);
+                }
+                None => out.push('%'),
+            }
+        }
+        Word {
+            value: out,
+            literal,
+        }
+    }
+}
+
+/// Options of ssh/scp/sftp that name programs run locally.
+fn ssh_options(p: &super::Parsed, o: &mut Outcome, name: &str, dest: &Dest) {
+    for v in p.values(&["-o"]) {
+        // `-o Key=Value` or `-o 'Key Value'`.
+        let (key, value) = match v.value.split_once(['=', ' ', '\t']) {
+            Some((k, val)) => (k.trim().to_ascii_lowercase(), val.trim()),
+            None => (v.value.to_ascii_lowercase(), ""),
+        };
+        match key.as_str() {
+            // Commands the local ssh runs through the user's shell.
+            "proxycommand" | "localcommand" | "knownhostscommand" => {
+                if value.eq_ignore_ascii_case("none") {
+                    continue;
+                }
+                o.code(
+                    name,
+                    "-o",
+                    &dest.fill(&Word {
+                        value: value.to_owned(),
+                        literal: v.literal,
+                    }),
+                );
+            }
+            "permitlocalcommand" | "match" => o.exec(name, "-o", &v.value),
+            "include" => o.effects.class = Class::Unknown,
+            _ => {}
+        }
+    }
+    // scp `-S PROGRAM` and sftp `-S PROGRAM`: the ssh to run; sftp `-D PATH`: a local
+    // sftp server run instead of connecting.
     for v in p.values(&["-S"]) {
-        o.exec(name, "-S", &v.value);
+        o.code(name, "-S", v);
+    }
+    if name == "sftp" {
+        for v in p.values(&["-D"]) {
+            o.code(name, "-D", v);
+        }
     }
     // A config file the text does not show may hold ProxyCommand.
     if p.has(&["-F"]) {
@@ -532,11 +713,12 @@ fn ssh_options(p: &super::Parsed, o: &mut Outcome, name: &str) {
 }
 
 fn ssh(inv: &Invocation<'_>) -> Outcome {
-    let mut spec = Opts::gnu("BbcDEeFIiJLlmOoPpRSWw", &[]);
+    let mut spec = Opts::gnu("BbcDEeFIiJLlmOoPpQRSWw", &[]);
     spec.posix = true;
     let p = parse_args(inv.args, &spec);
     let mut o = Outcome::mutating();
-    ssh_options(&p, &mut o, "ssh");
+    let dest = Dest::of(p.operands.first(), p.values(&["-p"]).last());
+    ssh_options(&p, &mut o, "ssh", &dest);
     match p.operands.first() {
         Some(host) => {
             let h = host.value.rsplit('@').next().unwrap_or(&host.value);
@@ -565,9 +747,17 @@ fn ssh(inv: &Invocation<'_>) -> Outcome {
 }
 
 fn scp(inv: &Invocation<'_>) -> Outcome {
-    let p = parse_args(inv.args, &Opts::gnu("cFiJloPSDXB", &[]));
+    // scp's `-B` is batch mode; sftp's `-B` is a buffer size and `-b` a batch file.
+    let short = if inv.name == "sftp" {
+        "BbcDFiJloPRsS"
+    } else {
+        "cFiJloPSDX"
+    };
+    let p = parse_args(inv.args, &Opts::gnu(short, &[]));
     let mut o = Outcome::mutating();
-    ssh_options(&p, &mut o, inv.name);
+    let remote = p.operands.iter().find(|w| remote_host(w).is_some());
+    let dest = Dest::of(remote, p.values(&["-P"]).last());
+    ssh_options(&p, &mut o, inv.name, &dest);
     let mut any_remote = false;
     let last = p.operands.len().saturating_sub(1);
     for (i, w) in p.operands.iter().enumerate() {
@@ -589,6 +779,36 @@ fn scp(inv: &Invocation<'_>) -> Outcome {
     }
     o.reads(p.values(&["-b"]));
     o
+}
+
+/// The commands of an sftp batch: `put`/`mput` read local files, `get`/`mget` write
+/// them, `!CMD` runs a local shell command, `lcd` moves locally.
+pub(crate) fn sftp_batch(o: &mut Outcome, batch: &str) {
+    for line in batch.lines().map(str::trim) {
+        // A leading `-` or `@` only changes error handling and echoing.
+        let line = line.trim_start_matches(['-', '@']);
+        if let Some(cmd) = line.strip_prefix('!') {
+            if !cmd.trim().is_empty() {
+                o.code("sftp", "!", &Word::literal(cmd.trim()));
+            }
+            continue;
+        }
+        let words: Vec<&str> = line
+            .split_whitespace()
+            .filter(|w| !w.starts_with('-'))
+            .collect();
+        match words.as_slice() {
+            ["put" | "mput" | "reput", local, ..] => o.reads([&Word::literal(*local)]),
+            ["get" | "mget" | "reget", _, local, ..] => o.writes([&Word::literal(*local)]),
+            ["get" | "mget" | "reget", remote] => {
+                let name = remote.rsplit('/').next().unwrap_or(remote);
+                o.writes([&Word::literal(name)]);
+            }
+            ["lmkdir", dir] => o.writes([&Word::literal(*dir)]),
+            ["lcd", ..] => o.effects.class = Class::Unknown,
+            _ => {}
+        }
+    }
 }
 
 fn rsync(inv: &Invocation<'_>) -> Outcome {
@@ -648,8 +868,12 @@ fn rsync(inv: &Invocation<'_>) -> Outcome {
     let mut o = Outcome::mutating();
     for (name, v) in &p.opts {
         let val = v.as_ref().map(|w| w.value.as_str()).unwrap_or("");
-        if matches!(name.as_str(), "-e" | "--rsh" | "--rsync-path") {
-            o.exec("rsync", name, val);
+        match (name.as_str(), v) {
+            // The remote shell rsync starts locally.
+            ("-e" | "--rsh", Some(cmd)) => o.code("rsync", name, cmd),
+            // Runs on the other end.
+            ("--rsync-path", _) => o.exec("rsync", name, val),
+            _ => {}
         }
         if name == "-M" || name == "--remote-option" {
             o.effects.class = Class::Unknown;
@@ -718,42 +942,20 @@ fn socket(inv: &Invocation<'_>) -> Outcome {
         ),
     );
     let mut o = Outcome::mutating();
-    o.fetches = matches!(inv.name, "nc" | "ncat" | "netcat" | "telnet" | "openssl");
+    o.fetches = matches!(inv.name, "nc" | "ncat" | "netcat" | "telnet");
     for (name, v) in &p.opts {
-        if matches!(
-            name.as_str(),
-            "-e" | "-c" | "--exec" | "--sh-exec" | "--lua-exec"
-        ) {
-            let val = v.as_ref().map(|w| w.value.as_str()).unwrap_or("");
-            o.exec(inv.name, name, val);
+        match (name.as_str(), v) {
+            // `-e PROG` / `--exec PROG` runs a program; `-c CMD` / `--sh-exec CMD` a
+            // shell command, with the socket as its standard input and output.
+            ("-e" | "-c" | "--exec" | "--sh-exec", Some(cmd)) => o.code(inv.name, name, cmd),
+            ("-e" | "-c" | "--exec" | "--sh-exec" | "--lua-exec", _) => {
+                let val = v.as_ref().map(|w| w.value.as_str()).unwrap_or("");
+                o.exec(inv.name, name, val);
+            }
+            _ => {}
         }
     }
     o.writes(p.values(&["-o", "--output"]));
-    if inv.name == "openssl" {
-        // Only `openssl s_client -connect HOST:PORT` reaches the network.
-        let connect = p
-            .values(&["-connect", "--connect"])
-            .next()
-            .cloned()
-            .or_else(|| {
-                inv.args
-                    .iter()
-                    .position(|w| w.value == "-connect")
-                    .and_then(|k| inv.args.get(k + 1).cloned())
-            });
-        if inv.args.first().is_some_and(|w| w.value == "s_client") {
-            match connect {
-                Some(c) => {
-                    o.lookup_hosts.push(c.clone());
-                    o.net(&c);
-                }
-                None => o.net_unknown(),
-            }
-        } else {
-            o.effects.class = Class::Unknown;
-        }
-        return o;
-    }
     let mut ops = p.operands.iter();
     match ops.next() {
         Some(host) => {
@@ -772,6 +974,273 @@ fn socket(inv: &Invocation<'_>) -> Outcome {
     o
 }
 
+/// Options of `openssl` commands (single-dash long options, never letter clusters)
+/// whose value is a file the command reads.
+const OPENSSL_READS: &[&str] = &[
+    "-in",
+    "-inkey",
+    "-key",
+    "-cert",
+    "-CAfile",
+    "-CAkey",
+    "-CA",
+    "-certfile",
+    "-signkey",
+    "-kfile",
+    "-config",
+    "-extfile",
+    "-crl",
+    "-CRLfile",
+    "-untrusted",
+    "-trusted",
+    "-verify",
+    "-prverify",
+    "-sigfile",
+    "-signature",
+    "-peerkey",
+    "-paramfile",
+    "-dcert",
+    "-dkey",
+    "-chainCAfile",
+    "-verifyCAfile",
+    "-issuer",
+    "-respin",
+    "-reqin",
+    "-sess_in",
+    "-xkey",
+    "-xcert",
+    "-xchain",
+    "-cert_chain",
+    "-key2",
+    "-cert2",
+    "-dhparam",
+    "-psk_session",
+    "-recip",
+    "-content",
+    "-keyfile",
+    "-outkey",
+];
+
+/// Options of `openssl` commands whose value is a file the command writes.
+const OPENSSL_WRITES: &[&str] = &[
+    "-out",
+    "-keyout",
+    "-writerand",
+    "-respout",
+    "-reqout",
+    "-sess_out",
+    "-keylogfile",
+    "-signer",
+    "-msgfile",
+    "-pubout_file",
+];
+
+/// Other `openssl` options that take a value.
+const OPENSSL_VALUES: &[&str] = &[
+    "-inform",
+    "-outform",
+    "-keyform",
+    "-certform",
+    "-CAform",
+    "-CAkeyform",
+    "-crlform",
+    "-passin",
+    "-passout",
+    "-pass",
+    "-subj",
+    "-days",
+    "-newkey",
+    "-pkeyopt",
+    "-sigopt",
+    "-md",
+    "-digest",
+    "-cipher",
+    "-name",
+    "-connect",
+    "-servername",
+    "-host",
+    "-port",
+    "-K",
+    "-iv",
+    "-S",
+    "-k",
+    "-engine",
+    "-set_serial",
+    "-nameopt",
+    "-certopt",
+    "-reqopt",
+    "-section",
+    "-extensions",
+    "-reqexts",
+    "-addext",
+    "-starttls",
+    "-proxy",
+    "-nextprotoneg",
+    "-alpn",
+    "-ciphersuites",
+    "-curves",
+    "-groups",
+    "-sigalgs",
+    "-verify_hostname",
+    "-verify_ip",
+    "-verify_email",
+    "-purpose",
+    "-attime",
+    "-iter",
+    "-saltlen",
+    "-CApath",
+    "-chainCApath",
+    "-verifyCApath",
+    "-macopt",
+    "-mac",
+    "-kdf",
+    "-kdfopt",
+    "-keyopt",
+    "-algorithm",
+    "-propquery",
+    "-provider",
+    "-provider-path",
+    "-bufsize",
+    "-serial",
+    "-startdate",
+    "-enddate",
+    "-policy",
+    "-psk",
+    "-psk_identity",
+    "-srpuser",
+    "-srppass",
+    "-keymatexport",
+    "-keymatexportlen",
+    "-max_send_frag",
+    "-split_send_frag",
+    "-max_pipelines",
+    "-read_buf",
+    "-dane_tlsa_domain",
+    "-dane_tlsa_rrdata",
+    "-ssl_config",
+    "-auth_level",
+    "-verify_depth",
+    "-verify_name",
+    "-checkhost",
+    "-checkemail",
+    "-checkip",
+    "-ext",
+    "-url",
+    "-rand",
+    "-accept",
+    "-timeout",
+    "-pkeyform",
+    "-keygen_engine",
+    "-sigform",
+    "-certsout",
+    "-chainout",
+    "-ocsp_url",
+    "-CRL",
+    "-ignore_unknown",
+];
+
+/// `openssl` subcommands whose operands are not files.
+const OPENSSL_NON_FILE_OPERANDS: &[&str] = &[
+    "genrsa", "gendsa", "dhparam", "rand", "prime", "s_client", "s_server", "s_time", "errstr",
+    "list", "version", "ciphers", "speed", "passwd", "help", "engine",
+];
+
+/// `openssl COMMAND [options] [operands]`: keys and certificates read through `-in` and
+/// friends, files written through `-out`, decoding (`enc -d`, `base64 -d`), and the
+/// network for `s_client`, `s_time` and `ocsp -url`.
+fn openssl(inv: &Invocation<'_>) -> Outcome {
+    let mut o = Outcome::read_only();
+    let Some((cmd, rest)) = inv.args.split_first() else {
+        // The interactive prompt reads commands from standard input.
+        o.effects.class = Class::Unknown;
+        return o;
+    };
+    let sub = cmd.value.as_str();
+    let mut operands = Vec::new();
+    let mut decode = false;
+    let mut connect = None;
+    let mut i = 0;
+    while i < rest.len() {
+        let w = &rest[i];
+        let a = w.value.as_str();
+        if a == "--" {
+            operands.extend(rest[i + 1..].iter().cloned());
+            break;
+        }
+        if !a.starts_with('-') || a == "-" {
+            operands.push(w.clone());
+            i += 1;
+            continue;
+        }
+        // `-opt=value` is not openssl's syntax, but a leading `--` is accepted.
+        let name = a
+            .strip_prefix('-')
+            .filter(|r| r.starts_with('-'))
+            .unwrap_or(a);
+        let takes = OPENSSL_READS.contains(&name)
+            || OPENSSL_WRITES.contains(&name)
+            || OPENSSL_VALUES.contains(&name);
+        let value = if takes { rest.get(i + 1) } else { None };
+        if let Some(v) = value {
+            if OPENSSL_READS.contains(&name) {
+                o.reads([v]);
+            } else if OPENSSL_WRITES.contains(&name) {
+                o.writes([v]);
+            }
+            match name {
+                "-passin" | "-passout" | "-pass" | "-kfile" => {
+                    if let Some(f) = v.value.strip_prefix("file:") {
+                        o.reads([&Word {
+                            value: f.to_owned(),
+                            literal: v.literal,
+                        }]);
+                    }
+                }
+                "-connect" | "-proxy" | "-url" | "-ocsp_url" => {
+                    connect.get_or_insert_with(|| v.clone());
+                }
+                "-engine" | "-provider" | "-provider-path" | "-keygen_engine" => {
+                    o.exec("openssl", name, &v.value);
+                }
+                _ => {}
+            }
+        }
+        if name == "-d" || name == "-decrypt" {
+            decode = true;
+        }
+        i += if takes { 2 } else { 1 };
+    }
+    let encoder = matches!(sub, "enc" | "base64" | "zlib")
+        || sub.starts_with("aes")
+        || sub.starts_with("des")
+        || sub.starts_with("camellia")
+        || sub.starts_with("chacha")
+        || sub.starts_with("bf")
+        || sub.starts_with("cast")
+        || sub.starts_with("rc")
+        || sub.starts_with("seed")
+        || sub.starts_with("sm4");
+    o.decodes = decode && (encoder || matches!(sub, "smime" | "cms" | "pkeyutl" | "rsautl"));
+    match sub {
+        "s_client" | "s_time" | "ocsp" => {
+            let target = connect.or_else(|| operands.first().cloned());
+            match target {
+                Some(c) => {
+                    o.lookup_hosts.push(c.clone());
+                    o.net(&c);
+                }
+                None if sub == "ocsp" => {}
+                None => o.net_unknown(),
+            }
+            o.fetches = sub == "s_client";
+        }
+        "s_server" => o.net_unknown(),
+        _ if OPENSSL_NON_FILE_OPERANDS.contains(&sub) => {}
+        _ => o.reads(&operands),
+    }
+    o
+}
+
 fn socat(inv: &Invocation<'_>) -> Outcome {
     let mut o = Outcome::mutating();
     o.fetches = true;
@@ -780,13 +1249,22 @@ fn socat(inv: &Invocation<'_>) -> Outcome {
         .iter()
         .filter(|w| !w.value.starts_with('-') || w.value == "-")
         .collect();
-    for a in addrs {
+    // `-u`: data flows from the first address to the second only (`-U` the reverse).
+    let one_way = inv.args.iter().any(|w| w.value == "-u" || w.value == "-U");
+    for (k, a) in addrs.into_iter().enumerate() {
         let upper = a.value.to_ascii_uppercase();
         if upper.starts_with("EXEC:") || upper.starts_with("SYSTEM:") {
-            o.exec(
+            // `EXEC:PROG ARGS,OPTIONS` / `SYSTEM:SHELL-COMMAND,OPTIONS`.
+            let colon = a.value.find(':').unwrap_or(0);
+            let spec = &a.value[colon + 1..];
+            let cmd = spec.split(',').next().unwrap_or(spec);
+            o.code(
                 "socat",
-                &a.value[..a.value.find(':').unwrap_or(0)],
-                &a.value,
+                &a.value[..colon],
+                &Word {
+                    value: cmd.to_owned(),
+                    literal: a.literal,
+                },
             );
         } else if let Some(rest) = [
             "TCP:", "TCP4:", "TCP6:", "UDP:", "UDP4:", "UDP6:", "SSL:", "OPENSSL:", "PROXY:",
@@ -801,15 +1279,24 @@ fn socat(inv: &Invocation<'_>) -> Outcome {
             });
         } else if upper.contains("LISTEN") {
             o.net_unknown();
-        } else if let Some(path) = upper
-            .starts_with("OPEN:")
-            .then(|| &a.value[5..])
-            .or_else(|| upper.starts_with("CREATE:").then(|| &a.value[7..]))
+        } else if let Some(prefix) = ["OPEN:", "GOPEN:", "FILE:", "CREATE:"]
+            .iter()
+            .find(|p| upper.starts_with(**p))
         {
-            o.writes([&Word {
+            let path = &a.value[prefix.len()..];
+            let file = Word {
                 value: path.split(',').next().unwrap_or(path).to_owned(),
                 literal: a.literal,
-            }]);
+            };
+            // A file address is read (its data goes to the other address) unless it
+            // is only created or only written to.
+            let reader = *prefix != "CREATE:" && (!one_way || k == 0);
+            if reader {
+                o.reads([&file]);
+            }
+            if *prefix == "CREATE:" || !one_way || k > 0 {
+                o.writes([&file]);
+            }
         }
     }
     o
@@ -848,6 +1335,39 @@ fn lookup(inv: &Invocation<'_>) -> Outcome {
     }
     o.lookup_hosts = hosts;
     o
+}
+
+/// `resolvectl query|tlsa|service|openpgp NAME…` looks names up; the other verbs show
+/// or change the resolver's state.
+fn resolvectl(inv: &Invocation<'_>) -> Outcome {
+    let p = parse_args(
+        inv.args,
+        &Opts::gnu("ipt", &["interface", "protocol", "type", "class"]),
+    );
+    let Some((verb, names)) = p.operands.split_first() else {
+        return Outcome::read_only();
+    };
+    match verb.value.as_str() {
+        "query" | "tlsa" | "service" | "openpgp" => {
+            let mut o = Outcome::mutating();
+            for n in names {
+                o.net(n);
+            }
+            if names.is_empty() {
+                o.net_unknown();
+            }
+            o.lookup_hosts = names.to_vec();
+            o
+        }
+        "status" | "statistics" | "dns" | "domain" | "default-route" | "llmnr" | "mdns"
+        | "dnssec" | "dnsovertls" | "nta" | "log-level" | "monitor" | "show-cache"
+        | "show-server-state"
+            if names.is_empty() =>
+        {
+            Outcome::read_only()
+        }
+        _ => Outcome::unknown(),
+    }
 }
 
 fn getent(inv: &Invocation<'_>) -> Outcome {

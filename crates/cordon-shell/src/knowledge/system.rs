@@ -371,6 +371,10 @@ fn at(inv: &Invocation<'_>) -> Outcome {
     }
     o.reads(p.values(&["-f"]));
     o.exec(inv.name, "schedule", "runs commands later (persistence)");
+    if !p.has(&["-f"]) {
+        // The job's shell commands come from standard input.
+        o.stdin_code = true;
+    }
     o
 }
 

@@ -27,7 +27,13 @@ pub(super) const ENTRIES: &[Entry] = &[
     },
     Entry {
         names: &["tr"],
-        classify: |_| Outcome::read_only(),
+        classify: |_| {
+            // Translates characters (rot13, a cipher alphabet): its output is text a
+            // reader of the command does not see.
+            let mut o = Outcome::read_only();
+            o.decodes = true;
+            o
+        },
     },
     Entry {
         names: &["sed", "gsed"],
@@ -44,6 +50,10 @@ pub(super) const ENTRIES: &[Entry] = &[
     Entry {
         names: &["yq"],
         classify: yq,
+    },
+    Entry {
+        names: &["sqlite3", "sqlite"],
+        classify: sqlite,
     },
 ];
 
@@ -136,8 +146,10 @@ fn rg(inv: &Invocation<'_>) -> Outcome {
     let mut o = Outcome::read_only();
     for (name, value) in &p.opts {
         if matches!(name.as_str(), "--pre" | "--hostname-bin") {
-            let v = value.as_ref().map(|w| w.value.as_str()).unwrap_or("");
-            o.exec("rg", name, v);
+            match value {
+                Some(cmd) => o.code("rg", name, cmd),
+                None => o.exec("rg", name, ""),
+            }
         }
     }
     let explicit = p.has(&["-e", "--regexp", "-f", "--file"]);
@@ -178,7 +190,7 @@ fn ag(inv: &Invocation<'_>) -> Outcome {
     );
     let mut o = Outcome::read_only();
     if let Some(pager) = p.values(&["--pager"]).next() {
-        o.exec(inv.name, "--pager", &pager.value);
+        o.code(inv.name, "--pager", pager);
     }
     let files = p.operands.get(1..).unwrap_or(&[]);
     if files.is_empty() {
@@ -213,7 +225,7 @@ fn sort(inv: &Invocation<'_>) -> Outcome {
     o.reads(p.values(&["--files0-from", "--random-source"]));
     o.writes(p.values(&["-o", "--output"]));
     if let Some(prog) = p.values(&["--compress-program"]).next() {
-        o.exec("sort", "--compress-program", &prog.value);
+        o.code("sort", "--compress-program", prog);
     }
     o
 }
@@ -329,12 +341,14 @@ fn sed_script(script: &str, o: &mut Outcome) {
                 at_cmd = false;
             }
             b'e' => {
+                // `e COMMAND` runs COMMAND through the shell; a bare `e` runs the
+                // pattern space, which only the input decides.
                 let cmd = line_rest(script, i + 1).trim();
-                o.exec(
-                    "sed",
-                    "e",
-                    if cmd.is_empty() { "pattern space" } else { cmd },
-                );
+                if cmd.is_empty() {
+                    o.exec("sed", "e", "pattern space");
+                } else {
+                    o.code("sed", "e", &Word::literal(cmd));
+                }
                 i = skip_line(b, i);
             }
             b'w' | b'W' => {
@@ -438,19 +452,84 @@ fn awk(inv: &Invocation<'_>) -> Outcome {
 
 fn awk_program(src: &str, name: &str, o: &mut Outcome) {
     let code = blank_awk_strings(src);
-    if code.contains("system(") || code.contains("system (") {
-        o.exec(name, "system()", src);
+    // `system("cmd")`: a literal command line is analyzed as the shell text it is;
+    // one built at run time (`system(sprintf(…))`, `system($0)`) cannot be.
+    let mut from = 0;
+    while let Some(pos) = code[from..].find("system") {
+        let at = from + pos;
+        from = at + "system".len();
+        let after = code[from..].trim_start();
+        let Some(args) = after.strip_prefix('(') else {
+            continue;
+        };
+        let open = code.len() - args.len();
+        match awk_string_at(src, &code, open) {
+            Some((cmd, end)) if code[end..].trim_start().starts_with(')') => {
+                o.code(name, "system()", &Word::literal(cmd));
+            }
+            _ => o.exec(name, "system()", src),
+        }
     }
     // `print | "cmd"`, `"cmd" | getline`, `|&` coprocesses: a `|` that is not `||`.
     let bytes = code.as_bytes();
-    let piped = bytes.iter().enumerate().any(|(i, &c)| {
-        c == b'|'
-            && i.checked_sub(1).map(|j| bytes[j]) != Some(b'|')
-            && bytes.get(i + 1) != Some(&b'|')
-    });
-    if piped {
-        o.exec(name, "| command", src);
+    for (i, &c) in bytes.iter().enumerate() {
+        if c != b'|'
+            || i.checked_sub(1).map(|j| bytes[j]) == Some(b'|')
+            || bytes.get(i + 1) == Some(&b'|')
+        {
+            continue;
+        }
+        // The command is a literal string on either side of the bar.
+        let before = code[..i].trim_end();
+        let after_start = i + 1 + usize::from(bytes.get(i + 1) == Some(&b'&'));
+        let lit_before = before
+            .strip_suffix('"')
+            .and_then(|b| b.rfind('"'))
+            .and_then(|start| awk_string_at(src, &code, start));
+        let skip = code[after_start..].len() - code[after_start..].trim_start().len();
+        let lit_after = awk_string_at(src, &code, after_start + skip);
+        let getline = code[after_start..].trim_start().starts_with("getline");
+        match (lit_before, lit_after) {
+            (Some((cmd, _)), _) if getline => o.code(name, "| getline", &Word::literal(cmd)),
+            (_, Some((cmd, _))) if !getline => o.code(name, "| command", &Word::literal(cmd)),
+            _ => o.exec(name, "| command", src),
+        }
     }
+    // `getline < "FILE"` / `getline VAR < FILE`: reads a file.
+    let mut from = 0;
+    while let Some(pos) = code[from..].find("getline") {
+        let at = from + pos;
+        from = at + "getline".len();
+        let rest = &code[from..];
+        let Some(lt) = rest.find('<') else { continue };
+        let between = rest[..lt].trim();
+        if !between.is_empty()
+            && !between
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || c == b'_')
+        {
+            continue;
+        }
+        let target_at = from + lt + 1;
+        let skip = code[target_at..].len() - code[target_at..].trim_start().len();
+        match awk_string_at(src, &code, target_at + skip) {
+            Some((file, _)) => o.reads([&Word::literal(file)]),
+            None => {
+                let expr = code[target_at..]
+                    .split([')', ';', '}', '\n'])
+                    .next()
+                    .unwrap_or("")
+                    .trim();
+                o.reads([&Word {
+                    value: expr.to_owned(),
+                    literal: false,
+                }]);
+            }
+        }
+    }
+    // Any other path named in a string (`while ((getline l < f) > 0)` with `f="…"`),
+    // and decoding followed by running (`system(sprintf("%c…", …))`).
+    super::inline_code(o, name, &Word::literal(src));
     // `print > "file"` / `>>`: output redirection. A comparison `a > b` looks the same,
     // so only a `>` in a statement starting with print/printf counts.
     let mut start = 0;
@@ -477,6 +556,32 @@ fn awk_program(src: &str, name: &str, o: &mut Outcome) {
             }
         }
     }
+}
+
+/// The awk string literal starting at byte `at` of `src` (where `code`, its blanked
+/// copy, has the opening quote): its unescaped text and the byte after its closing
+/// quote.
+fn awk_string_at(src: &str, code: &str, at: usize) -> Option<(String, usize)> {
+    if code.as_bytes().get(at) != Some(&b'"') {
+        return None;
+    }
+    let close = at + 1 + code.get(at + 1..)?.find('"')?;
+    let raw = src.get(at + 1..close)?;
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some(e) => out.push(e),
+                None => {}
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Some((out, close + 1))
 }
 
 /// Replace the contents of string literals with spaces (byte for byte, so offsets
@@ -552,6 +657,124 @@ fn jq(inv: &Invocation<'_>) -> Outcome {
         operands.get(1..).unwrap_or(&[])
     };
     o.reads(files);
+    o
+}
+
+/// Options of `sqlite3` that take a value (single dash or double).
+const SQLITE_VALUES: &[&str] = &[
+    "cmd",
+    "init",
+    "separator",
+    "newline",
+    "nullvalue",
+    "vfs",
+    "mmap",
+    "pagecache",
+    "lookaside",
+    "maxsize",
+    "heap",
+    "escape",
+];
+
+/// `sqlite3 [OPTIONS] [DB [SQL…]]`: the database file is read (and written when the
+/// SQL changes it); SQL functions and dot commands read and write files
+/// (`readfile`, `writefile`, `.read`, `.output`) and run programs (`.shell`,
+/// `.system`, `load_extension`, `edit`). Without SQL it reads statements from
+/// standard input, which may hold the same.
+fn sqlite(inv: &Invocation<'_>) -> Outcome {
+    let mut o = Outcome::read_only();
+    let mut operands = Vec::new();
+    let mut scripts = Vec::new();
+    let mut i = 0;
+    while i < inv.args.len() {
+        let w = &inv.args[i];
+        let name = w.value.trim_start_matches('-');
+        if w.value.starts_with('-') && w.value.len() > 1 {
+            if SQLITE_VALUES.contains(&name) {
+                if let Some(v) = inv.args.get(i + 1) {
+                    match name {
+                        "cmd" => scripts.push(v.clone()),
+                        "init" => {
+                            o.reads([v]);
+                            o.effects.class = Class::Unknown;
+                        }
+                        _ => {}
+                    }
+                }
+                i += 2;
+            } else {
+                i += 1;
+            }
+            continue;
+        }
+        operands.push(w.clone());
+        i += 1;
+    }
+    let mut ops = operands.into_iter();
+    let db = ops.next();
+    scripts.extend(ops);
+    if scripts.is_empty() {
+        o.run_stdin_code();
+    }
+    let mut changes = false;
+    for sql in &scripts {
+        if !sql.literal {
+            o.effects.class = Class::Unknown;
+            continue;
+        }
+        let lower = sql.value.to_ascii_lowercase();
+        changes |= [
+            "insert", "update", "delete", "create", "drop", "alter", "replace", "attach", "vacuum",
+            "pragma", "reindex",
+        ]
+        .iter()
+        .any(|k| lower.contains(k));
+        for line in sql.value.lines().map(str::trim) {
+            let Some(dot) = line.strip_prefix('.') else {
+                continue;
+            };
+            let (cmd, arg) = dot.split_once(char::is_whitespace).unwrap_or((dot, ""));
+            let arg = Word::literal(arg.trim().trim_matches(['\'', '"']));
+            match cmd {
+                "shell" | "system" => o.code(inv.name, ".shell", &arg),
+                "read" | "import" | "restore" | "open" => o.reads([&arg]),
+                "output" | "once" | "backup" | "save" | "dump" if !arg.value.is_empty() => {
+                    if arg.value.starts_with('|') {
+                        let cmd = Word::literal(arg.value.trim_start_matches('|'));
+                        o.code(inv.name, ".output |", &cmd);
+                    } else if !arg.value.starts_with('-') {
+                        o.writes([&arg]);
+                    }
+                }
+                "load" => o.exec(inv.name, ".load", &arg.value),
+                "excel" | "edit" => o.exec(inv.name, cmd, "starts another program"),
+                _ => {}
+            }
+        }
+        let reads: Vec<Word> = super::inline::literal_first_args(&sql.value, &["readfile"])
+            .into_iter()
+            .map(Word::literal)
+            .collect();
+        o.reads(&reads);
+        let writes: Vec<Word> = super::inline::literal_first_args(&sql.value, &["writefile"])
+            .into_iter()
+            .map(Word::literal)
+            .collect();
+        o.writes(&writes);
+        if lower.contains("load_extension") {
+            o.exec(inv.name, "load_extension()", &sql.value);
+        }
+        if lower.contains("edit(") {
+            o.exec(inv.name, "edit()", "starts an editor");
+        }
+        o.mentions_in_code(sql);
+    }
+    if let Some(db) = db.filter(|d| !d.value.is_empty() && d.value != ":memory:") {
+        o.reads([&db]);
+        if changes || scripts.is_empty() {
+            o.writes([&db]);
+        }
+    }
     o
 }
 
