@@ -126,11 +126,11 @@ fn the_fallback_tier_keeps_ip_sockets_refused() {
         std::fs::Permissions::from_mode(0o755),
     )
     .unwrap();
+    // The binary goes into the workspace, which the sandbox always shows (the target
+    // directory may be under /tmp, which it hides).
+    std::fs::copy(bin(), w.ws.join("cordon-inner")).unwrap();
     let o = w.run(
-        &format!(
-            "export CORDON_STATE_DIR=\"$PWD/inner-state\"; {} exec --isolated --config inner.toml --workspace . -- ./inner.sh; echo \"rc=$?\"",
-            bin().display()
-        ),
+        "export CORDON_STATE_DIR=\"$PWD/inner-state\"; ./cordon-inner exec --isolated --config inner.toml --workspace . -- ./inner.sh; echo \"rc=$?\"",
         &[],
     );
     let (out, err) = text(&o);
