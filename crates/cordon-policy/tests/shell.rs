@@ -403,7 +403,7 @@ shell!(dyn_ansi_c_program_name, "$'\\x72m' README.md", Ask);
 shell!(dyn_quoted_program, "'r''m' -rf /", Deny, Guard);
 shell!(dyn_backslash_program, "\\rm -rf /", Deny, Guard);
 shell!(dyn_backslash_newline, "r\\\nm -rf /", Deny, Guard);
-shell!(dyn_brace_expansion, "{rm,-rf,/}", Ask, Opaque);
+shell!(dyn_brace_expansion, "{rm,-rf,/}", Deny, Guard);
 shell!(dyn_brace_args, "cp README.md{,.bak}", Ask);
 shell!(dyn_glob_program, "/bin/r? -rf /tmp/x", Ask, Opaque);
 shell!(dyn_glob_read_inside, "cat src/*.rs", Allow);
