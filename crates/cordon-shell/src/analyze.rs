@@ -51,11 +51,20 @@ const MAX_UNROLL: usize = 32;
 /// every variable unknown after a call.
 const MAX_FN_ASSIGNS: usize = 64;
 
-/// Programs that gain privilege: a glob in the command name (`/usr/bin/sud?`) that can
-/// name one is read as that program.
-const PRIVILEGED: &[&str] = &[
+/// Programs a glob in the command name (`/usr/bin/sud?`, `/???/c?t`) is also analyzed
+/// as, when it can name them: those that gain privilege, read or destroy files, reach
+/// the network or run code. At most [`MAX_GLOB_PROGRAMS`] of them per command.
+const GLOB_PROGRAMS: &[&str] = &[
     "sudo", "doas", "pkexec", "su", "runuser", "sudoedit", "run0", "chroot", "nsenter", "unshare",
+    "cat", "tac", "head", "tail", "less", "more", "nl", "od", "xxd", "hexdump", "base64", "base32",
+    "strings", "cut", "grep", "rg", "awk", "sed", "cp", "mv", "rm", "rmdir", "shred", "dd", "tee",
+    "truncate", "chmod", "chown", "ln", "tar", "zip", "curl", "wget", "nc", "ncat", "socat", "scp",
+    "rsync", "ssh", "sh", "bash", "zsh", "dash", "python3", "python", "perl", "ruby", "node",
+    "find", "xargs", "env",
 ];
+
+/// Most programs one glob in a command name is analyzed as.
+const MAX_GLOB_PROGRAMS: usize = 8;
 
 /// Declaration builtins: their assignment-shaped arguments are assignments.
 const DECLARATIONS: &[&str] = &["declare", "typeset", "export", "readonly", "local"];
@@ -229,6 +238,8 @@ struct Analyzer {
     globs_changed: bool,
     /// `shopt -s lastpipe` may be on: the last stage of a pipeline runs in this shell.
     lastpipe: bool,
+    /// Analyzing a command as a program its glob command name can name.
+    in_variant: bool,
 }
 
 impl Default for Analyzer {
@@ -254,6 +265,7 @@ impl Default for Analyzer {
             fn_generation: HashMap::new(),
             globs_changed: false,
             lastpipe: false,
+            in_variant: false,
         }
     }
 }
@@ -935,14 +947,12 @@ impl Analyzer {
                 }
             }
         }
-        // A glob naming a privileged program is read as that program.
-        if let (Some(first), Some(d)) = (words.first_mut(), decoded.first_mut())
-            && let [Dynamic::Glob(g)] = d.as_slice()
-            && let Some(p) = privileged_glob(g)
-        {
-            *first = Word::literal(p);
-            d.clear();
-        }
+        // A glob in the command name may name a program: analyze the command as each
+        // that matters (the glob itself stays opaque).
+        let variants = match decoded.first().map(Vec::as_slice) {
+            Some([Dynamic::Glob(g)]) if !self.in_variant => glob_programs(g),
+            _ => Vec::new(),
+        };
         for d in &decoded {
             push_all(&mut dynamic, d);
         }
@@ -1338,6 +1348,20 @@ impl Analyzer {
             }
         } else if function_call {
             self.env.kill_all();
+        }
+
+        for p in variants {
+            if self.loop_budget == 0 {
+                break;
+            }
+            self.loop_budget -= 1;
+            let mut v = s.clone();
+            if let Some(first) = v.args.first_mut() {
+                *first = Arg::Word(shell_quote(&p));
+            }
+            self.in_variant = true;
+            self.simple(&v, scope);
+            self.in_variant = false;
         }
 
         // What the command does to the variables of this shell.
@@ -2087,19 +2111,24 @@ fn is_declaration(args: &[Arg]) -> bool {
     }
 }
 
-/// A privileged program a glob in the command name can name (`/usr/bin/sud?`).
-fn privileged_glob(g: &str) -> Option<String> {
+/// The programs of [`GLOB_PROGRAMS`] a glob in the command name can name, with the
+/// glob's directory when it has no wildcard (`/usr/bin/sud?` → `/usr/bin/sudo`).
+fn glob_programs(g: &str) -> Vec<String> {
     let (dir, base) = match g.rfind('/') {
         Some(i) => (&g[..=i], &g[i + 1..]),
         None => ("", g),
     };
     let p = Pattern::parse(base);
-    let name = PRIVILEGED.iter().find(|n| p.matches_name(n))?;
-    let dir_literal = Pattern::parse(dir).literal();
-    Some(match dir_literal {
-        Some(d) => format!("{d}{name}"),
-        None => (*name).to_owned(),
-    })
+    let dir = Pattern::parse(dir).literal();
+    GLOB_PROGRAMS
+        .iter()
+        .filter(|n| p.matches_name(n))
+        .take(MAX_GLOB_PROGRAMS)
+        .map(|n| match &dir {
+            Some(d) => format!("{d}{n}"),
+            None => (*n).to_owned(),
+        })
+        .collect()
 }
 
 /// The first line `read` takes from `text`; without `-r`, backslashes escape the next

@@ -269,38 +269,67 @@ impl Pattern {
     /// `true`: a guard errs towards matching.
     #[must_use]
     pub fn could_match(&self, guard: &Pattern) -> bool {
+        self.meets(guard).0
+    }
+
+    /// [`Pattern::could_match`], and whether it can while *aiming* at the guard: some
+    /// character the glob spells (a literal other than the leading dot of a hidden
+    /// name, or a bracket expression that is not negated; never `*` or `?`) is one the
+    /// guard spells too. `*.o` can match `id_rsa.o`, a name `id_rsa*`
+    /// covers, without aiming at it; `id_*` and `.en?` aim at `id_rsa` and `.env`.
+    #[must_use]
+    pub fn meets(&self, guard: &Pattern) -> (bool, bool) {
         if self.toks.len() > MAX_TOKS || guard.toks.len() > MAX_TOKS {
-            return true;
+            return (true, true);
         }
         let cands = candidates(self, guard);
         let (n, m) = (self.toks.len(), guard.toks.len());
-        // State: (position in self, position in guard, whether a character was taken).
-        let idx = |i: usize, j: usize, started: bool| (i * (m + 1) + j) * 2 + usize::from(started);
-        let mut seen = vec![false; (n + 1) * (m + 1) * 2];
-        let mut stack = vec![(0usize, 0usize, false)];
-        seen[idx(0, 0, false)] = true;
-        while let Some((i, j, started)) = stack.pop() {
+        // State: position in self, position in guard, a character taken, aimed.
+        let idx = |i: usize, j: usize, started: bool, aimed: bool| {
+            ((i * (m + 1) + j) * 2 + usize::from(started)) * 2 + usize::from(aimed)
+        };
+        let mut seen = vec![false; (n + 1) * (m + 1) * 4];
+        let mut stack = vec![(0usize, 0usize, false, false)];
+        seen[idx(0, 0, false, false)] = true;
+        let mut found = (false, false);
+        while let Some((i, j, started, aimed)) = stack.pop() {
             if i == n && j == m && started {
-                return true;
+                found.0 = true;
+                found.1 |= aimed;
+                if found.1 {
+                    return found;
+                }
             }
-            let mut push = |i: usize, j: usize, s: bool, stack: &mut Vec<(usize, usize, bool)>| {
-                let k = idx(i, j, s);
+            let mut push = |st: (usize, usize, bool, bool), stack: &mut Vec<_>| {
+                let k = idx(st.0, st.1, st.2, st.3);
                 if !seen[k] {
                     seen[k] = true;
-                    stack.push((i, j, s));
+                    stack.push(st);
                 }
             };
             // A star or group may match nothing.
             if matches!(self.toks.get(i), Some(Tok::Star | Tok::Group)) {
-                push(i + 1, j, started, &mut stack);
+                push((i + 1, j, started, aimed), &mut stack);
             }
             if matches!(guard.toks.get(j), Some(Tok::Star | Tok::Group)) {
-                push(i, j + 1, started, &mut stack);
+                push((i, j + 1, started, aimed), &mut stack);
             }
             let (Some(a), Some(b)) = (self.toks.get(i), guard.toks.get(j)) else {
                 continue;
             };
+            // What the glob spells: a literal (not the leading dot every hidden name
+            // needs) or a set of characters (not a negated one).
+            let spelled = match a {
+                Tok::Lit('.') => started,
+                Tok::Lit(_) => true,
+                Tok::Class(cl) => !cl.negated,
+                _ => false,
+            } && matches!(b, Tok::Lit(_) | Tok::Class(_));
             for &c in &cands {
+                // A leading dot is only matched by a `.` that starts the glob.
+                if c == '.' && !started && i > 0 {
+                    continue;
+                }
                 if !glob_takes(a, c, started) || !guard_takes(b, c) {
                     continue;
                 }
@@ -314,10 +343,10 @@ impl Pattern {
                 } else {
                     j + 1
                 };
-                push(ni, nj, true, &mut stack);
+                push((ni, nj, true, aimed || spelled), &mut stack);
             }
         }
-        false
+        found
     }
 }
 
@@ -586,11 +615,19 @@ mod tests {
         );
         assert!(!p("?ssh").could_match(&p(".ssh")));
         assert!(!p("[.]ssh").could_match(&p(".ssh")));
+        assert!(!p("*.o").could_match(&p(".cordon")));
+        assert!(!p("*.o").matches_name(".o"));
         assert!(!p("*.rs").could_match(&p("*.pem")));
         assert!(p("*.p?m").could_match(&p("*.pem")));
         assert!(p("@(.ssh|x)").could_match(&p(".ssh")));
         assert!(p("python3.1[0-9]").could_match(&p("python*")));
         assert!(!p("a\\*").could_match(&p("ab")));
+        assert_eq!(p("*.o").meets(&p("id_rsa*")), (true, false));
+        assert_eq!(p("id_*").meets(&p("id_rsa*")), (true, true));
+        assert_eq!(p(".en?").meets(&p(".env")), (true, true));
+        assert_eq!(p("*").meets(&p(".env*")), (false, false));
+        assert_eq!(p(".??*").meets(&p(".env")), (true, false));
+        assert_eq!(p(".[!.]*").meets(&p(".bashrc")), (true, false));
     }
 
     #[test]

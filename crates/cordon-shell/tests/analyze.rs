@@ -1298,7 +1298,17 @@ t!(
 t!(
     var_glob_program,
     "/bin/r? -rf /",
-    [Dy("Glob"), Dy("NonLiteralProgram")]
+    [Dy("Glob"), Dy("NonLiteralProgram"), P("/bin/rm"), D(&["/"])]
+);
+t!(
+    var_glob_program_reader,
+    "/???/c?t ~/.s?h/id_*",
+    [Dy("NonLiteralProgram"), P("cat"), R(&["~/.s?h/id_*"])]
+);
+t!(
+    var_glob_program_unmatched,
+    "/bin/zz? x",
+    [N(1), Dy("NonLiteralProgram")]
 );
 t!(var_glob_arg, "rm *.o", [Dy("Glob"), D(&["*.o"])]);
 t!(var_quoted_glob_literal, "echo '*'", [AllRO]);
