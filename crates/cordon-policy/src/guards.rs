@@ -376,31 +376,34 @@ fn sensitive_read_comps(comps: &[&OsStr], home: &Path) -> Option<GuardHit> {
     None
 }
 
+/// Entries of `/proc/PID/` (and `/proc/PID/task/TID/`) that read a process's secrets
+/// or step around path checks.
+pub(crate) const PROC_PER_PROCESS: &[&str] = &[
+    "environ",
+    "mem",
+    "root",
+    "cwd",
+    "fd",
+    "fdinfo",
+    "map_files",
+    "auxv",
+    "pagemap",
+    "syscall",
+    "stack",
+];
+
 /// `/proc/PID/{environ,mem,root,cwd,fd,map_files,…}` read other processes' secrets or
 /// step around path checks (`/proc/self/root/home/u/.ssh`).
 fn proc_sensitive(comps: &[&OsStr]) -> Option<String> {
-    const PER_PROCESS: &[&str] = &[
-        "environ",
-        "mem",
-        "root",
-        "cwd",
-        "fd",
-        "fdinfo",
-        "map_files",
-        "auxv",
-        "pagemap",
-        "syscall",
-        "stack",
-    ];
     if comps.first().is_some_and(|c| name_eq(c, "proc")) {
         if let Some(entry) = comps.get(2) {
-            if PER_PROCESS.iter().any(|p| name_eq(entry, p)) {
+            if PROC_PER_PROCESS.iter().any(|p| name_eq(entry, p)) {
                 return Some(format!("/proc/*/{}", lower(entry)));
             }
             // /proc/PID/task/TID/environ and friends.
             if name_eq(entry, "task")
                 && let Some(e) = comps.get(4)
-                && PER_PROCESS.iter().any(|p| name_eq(e, p))
+                && PROC_PER_PROCESS.iter().any(|p| name_eq(e, p))
             {
                 return Some(format!("/proc/*/task/*/{}", lower(e)));
             }

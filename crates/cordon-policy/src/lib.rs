@@ -21,6 +21,7 @@ pub mod config;
 pub mod errors;
 pub mod facts;
 pub mod gitconfig;
+mod glob;
 pub mod guards;
 pub mod judgement;
 pub mod net;

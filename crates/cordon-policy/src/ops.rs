@@ -538,8 +538,40 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
     // whose reads are already operations of the `find` command itself.
     let exec_placeholder =
         |v: &str| c.context == ShellContext::ExecArgument && v.contains("${MATCHED_PATH}");
+    // A glob that can name a guarded path is judged as that path: the guard refuses it
+    // whatever the file system holds today.
+    let glob_guard = |kind: OpKind, w: &cordon_shell::Word| -> Option<Operation> {
+        if w.literal {
+            return None;
+        }
+        let g = glob_words
+            .iter()
+            .find_map(|p| cordon_shell::pattern::pattern_for(p, &w.value))
+            .filter(|g| !has_unknown_part(g))?;
+        let (what, how) = match kind {
+            OpKind::Read | OpKind::List => ("read", "holds credentials"),
+            OpKind::Write => ("write", "is protected"),
+            OpKind::Delete => ("delete", "must never be deleted"),
+            _ => return None,
+        };
+        let hit = crate::glob::guard_hit(what, g, cwd.as_deref(), ctx.home, ctx.workspace)?;
+        let at = cwd.as_deref().unwrap_or(base);
+        let mut op = ctx.path_op(kind, &w.value, at, "a glob that can name a guarded path");
+        op.hazard = Some((
+            hit.guard,
+            format!(
+                "the glob `{}` can name {}, which {how}",
+                w.value, hit.pattern
+            ),
+        ));
+        Some(op)
+    };
     let path_op =
         |kind: OpKind, w: &cordon_shell::Word, note: &str, push: &mut dyn FnMut(Operation)| {
+            if let Some(op) = glob_guard(kind, w) {
+                push(op);
+                return;
+            }
             let (value, kind) = if w.literal {
                 (w.value.clone(), kind)
             } else if exec_placeholder(&w.value) {
@@ -846,6 +878,23 @@ fn exec_reason(e: &ExecArg) -> String {
         _ if e.own_purpose => format!("`{p} {a}` runs code ({d})"),
         _ => format!("`{a}` makes `{p}` run other code ({d})"),
     }
+}
+
+/// Does a glob pattern carry a part only known at run time (an unescaped `$`, a
+/// backtick, a process substitution)?
+fn has_unknown_part(p: &str) -> bool {
+    let mut it = p.chars().peekable();
+    while let Some(c) = it.next() {
+        match c {
+            '\\' => {
+                it.next();
+            }
+            '$' | '`' => return true,
+            '<' | '>' if it.peek() == Some(&'(') => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// The literal directory before the first glob character of a path pattern.

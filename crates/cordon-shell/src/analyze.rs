@@ -11,14 +11,18 @@
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
+use crate::env::{Env, Val};
+use crate::expand::{self, Expander, Expansion, Field, Mode};
 use crate::knowledge::{self, Cd, Invocation, Outcome};
 use crate::model::{
     Analysis, Class, Context, CwdChange, Dynamic, Effects, Hazard, HazardKind, NetTarget, Redirect,
     RedirectKind, SimpleCommand, Word,
 };
 use crate::parse::{
-    self, Arg, Compound, CompoundKind, Item, Pipeline, RawRedirect, RawTarget, Script, Simple,
+    self, AndOr, Arg, Assign, AssignValue, Compound, CompoundKind, Flow, Item, Pipeline,
+    RawRedirect, RawTarget, Script, Simple,
 };
+use crate::pattern::Pattern;
 use crate::word::{self, Decoded, Subst, SubstKind};
 use crate::wrappers::{self, shell_quote, standard_name};
 
@@ -39,6 +43,31 @@ const NESTED_COST: usize = 3;
 
 /// Most function-body expansions in one analysis; beyond it calls are marked opaque.
 const MAX_EXPANSIONS: usize = 512;
+
+/// Most items of a `for` list whose iterations are analyzed one by one.
+const MAX_UNROLL: usize = 32;
+
+/// Most names remembered as assigned by one function; a function assigning more makes
+/// every variable unknown after a call.
+const MAX_FN_ASSIGNS: usize = 64;
+
+/// Programs a glob in the command name (`/usr/bin/sud?`, `/???/c?t`) is also analyzed
+/// as, when it can name them: those that gain privilege, read or destroy files, reach
+/// the network or run code. At most [`MAX_GLOB_PROGRAMS`] of them per command.
+const GLOB_PROGRAMS: &[&str] = &[
+    "sudo", "doas", "pkexec", "su", "runuser", "sudoedit", "run0", "chroot", "nsenter", "unshare",
+    "cat", "tac", "head", "tail", "less", "more", "nl", "od", "xxd", "hexdump", "base64", "base32",
+    "strings", "cut", "grep", "rg", "awk", "sed", "cp", "mv", "rm", "rmdir", "shred", "dd", "tee",
+    "truncate", "chmod", "chown", "ln", "tar", "zip", "curl", "wget", "nc", "ncat", "socat", "scp",
+    "rsync", "ssh", "sh", "bash", "zsh", "dash", "python3", "python", "perl", "ruby", "node",
+    "find", "xargs", "env",
+];
+
+/// Most programs one glob in a command name is analyzed as.
+const MAX_GLOB_PROGRAMS: usize = 8;
+
+/// Declaration builtins: their assignment-shaped arguments are assignments.
+const DECLARATIONS: &[&str] = &["declare", "typeset", "export", "readonly", "local"];
 
 /// POSIX-family shells: text they read from a heredoc is analyzed as shell. `at` and
 /// `batch` hand what they read to a shell later.
@@ -109,7 +138,7 @@ pub(crate) fn analyze(text: &str) -> Analysis {
     {
         return a;
     }
-    let mut a = Analyzer::default();
+    let mut a = Analyzer::for_text(text);
     let mut scope = Scope::top_level();
     a.run_text(text, &mut scope);
     a.finish();
@@ -125,7 +154,7 @@ fn analyze_in_pieces(text: &str) -> Option<Analysis> {
     if cuts.is_empty() {
         return None;
     }
-    let mut a = Analyzer::default();
+    let mut a = Analyzer::for_text(text);
     let mut scope = Scope::top_level();
     let mut start = 0;
     for end in cuts.into_iter().chain(std::iter::once(text.len())) {
@@ -259,6 +288,24 @@ struct Analyzer {
     /// evaluates names in arithmetic recursively, so a name holding `a[$(cmd)]` runs
     /// cmd; names never assigned here come from the inherited environment.
     vars: HashMap<String, bool>,
+    /// The values of variables, as far as the text fixes them.
+    env: Env,
+    /// Bytes that evaluating words may still produce (brace expansion, values).
+    eval_budget: usize,
+    /// Walk steps that re-analyzing loop bodies may still take.
+    loop_budget: usize,
+    /// Walk steps taken (simple and compound commands visited).
+    steps: usize,
+    /// Names each function assigns (`None`: too many to list), by name.
+    fn_assigns: HashMap<String, Option<Vec<String>>>,
+    /// Definitions seen per function name: a redefinition is analyzed again.
+    fn_generation: HashMap<String, usize>,
+    /// Shell options in the text may change what globs match.
+    globs_changed: bool,
+    /// `shopt -s lastpipe` may be on: the last stage of a pipeline runs in this shell.
+    lastpipe: bool,
+    /// Analyzing a command as a program its glob command name can name.
+    in_variant: bool,
 }
 
 impl Default for Analyzer {
@@ -278,12 +325,33 @@ impl Default for Analyzer {
             links: HashMap::new(),
             pipe_feed: None,
             vars: HashMap::new(),
+            env: Env::default(),
+            eval_budget: 0,
+            loop_budget: 0,
+            steps: 0,
+            fn_assigns: HashMap::new(),
+            fn_generation: HashMap::new(),
+            globs_changed: false,
+            lastpipe: false,
+            in_variant: false,
         }
     }
 }
 
 /// Most bytes of scripts written in the text that are analyzed where they are run.
 const WRITTEN_SCRIPT_BUDGET: usize = 1 << 20;
+
+impl Analyzer {
+    /// An analyzer whose evaluation budgets are proportional to the text: evaluation
+    /// can never make the work grow faster than the input.
+    fn for_text(text: &str) -> Self {
+        Self {
+            eval_budget: 64 * 1024 + 4 * text.len(),
+            loop_budget: 4096 + text.len() / 16,
+            ..Self::default()
+        }
+    }
+}
 
 /// Result of analyzing nested code.
 #[derive(Debug, Default, Clone, Copy)]
@@ -325,8 +393,33 @@ impl Analyzer {
     }
 
     fn script(&mut self, s: &Script, scope: &mut Scope) {
+        // In `a && b || c`, what b and c assign may not happen: variables they assign
+        // are unknown after the list. Inside it, a pipeline after `&&` (`||`) runs only
+        // when the previous one ran, as long as the operators do not change; where they
+        // do, what the list assigned so far becomes unknown.
+        let mut region: Option<u64> = None;
+        let mut prev: Option<AndOr> = None;
         for p in &s.pipelines {
+            match p.after {
+                None => {
+                    if let Some(e) = region.take() {
+                        self.env.kill_since(e);
+                    }
+                    prev = None;
+                }
+                Some(op) => {
+                    match region {
+                        None => region = Some(self.env.now()),
+                        Some(e) if prev != Some(op) => self.env.kill_since(e),
+                        Some(_) => {}
+                    }
+                    prev = Some(op);
+                }
+            }
             self.pipeline(p, scope);
+        }
+        if let Some(e) = region {
+            self.env.kill_since(e);
         }
     }
 
@@ -339,8 +432,10 @@ impl Analyzer {
         }
         let mut ranges = Vec::with_capacity(p.stages.len());
         let mut primaries = Vec::with_capacity(p.stages.len());
-        for stage in &p.stages {
-            // Each stage of a pipeline (and a background job) runs in a subshell.
+        let last = p.stages.len().saturating_sub(1);
+        for (k, stage) in p.stages.iter().enumerate() {
+            // Each stage of a pipeline (and a background job) runs in a subshell;
+            // with `lastpipe` the last one may run in this shell.
             let mut sc = scope.clone();
             let start = self.out.commands.len();
             // Literal text the previous stage prints (`echo 'put .env' | sftp h`) is
@@ -354,8 +449,15 @@ impl Analyzer {
                     .map(Word::literal),
                 _ => None,
             };
+            let mark = self.env.mark();
+            let e0 = self.env.now();
             let primary = self.item(stage, &mut sc);
             self.pipe_feed = None;
+            if self.lastpipe && k == last && !p.background {
+                self.env.kill_since(e0);
+            } else {
+                self.env.restore(mark);
+            }
             ranges.push(start..self.out.commands.len());
             primaries.push(primary);
         }
@@ -415,12 +517,17 @@ impl Analyzer {
             Item::Function(f) => {
                 self.functions
                     .insert(f.name.clone(), Rc::new(f.body.clone()));
+                // A redefinition is a new body: analyze it at its next call.
+                *self.fn_generation.entry(f.name.clone()).or_default() += 1;
+                self.analyzed.remove(&f.name);
+                self.fn_assigns.remove(&f.name);
                 None
             }
         }
     }
 
     fn compound(&mut self, c: &Compound, scope: &mut Scope) {
+        self.steps += 1;
         if let Some(e) = &c.error
             && self.out.parse_error.is_none()
         {
@@ -428,14 +535,33 @@ impl Analyzer {
         }
         let mut nested = Nested::default();
         let mut head_dynamic = Vec::new();
+        let mut items: Option<Vec<String>> = (c.loop_var.is_some() && !c.positional).then(Vec::new);
+        let mut all_int = true;
         for w in &c.words {
-            let d = word::decode(w);
-            nested.merge(self.nested(&d.substs, scope));
+            // A `for` list is split and globbed; `case` and `[[ ]]` words are not.
+            let mode = if c.loop_var.is_some() {
+                Mode::Command
+            } else {
+                Mode::Quoted
+            };
+            let e = self.expand_word(w, mode);
+            nested.merge(self.nested(&e.substs, scope));
+            self.arith_effects(&e.arith);
             // Inside `[[ ]]` words are not split or globbed; what still runs code is
             // prompt expansion (`${x@P}`) and arithmetic, handled below.
-            for x in &d.dynamic {
-                if matches!(x, Dynamic::ParameterExpansion(p) if p.contains("@P")) {
-                    push_all(&mut head_dynamic, std::slice::from_ref(x));
+            for x in e.all_dynamic() {
+                let prompt = matches!(&x, Dynamic::ParameterExpansion(p) if p.contains("@P"))
+                    || matches!(&x, Dynamic::Opaque(_));
+                if prompt {
+                    push_all(&mut head_dynamic, std::slice::from_ref(&x));
+                }
+            }
+            all_int &= e.fields.iter().all(|f| f.literal() && is_int(&f.value));
+            if let Some(list) = &mut items {
+                if e.fields.iter().all(Field::literal) && e.dynamic.is_empty() {
+                    list.extend(e.fields.into_iter().map(|f| f.value));
+                } else {
+                    items = None;
                 }
             }
         }
@@ -448,12 +574,9 @@ impl Analyzer {
                 push_all(&mut head_dynamic, &[Dynamic::Arithmetic]);
             }
         }
+        self.arith_effects(&c.arith);
         if let Some(var) = &c.loop_var {
-            let safe = c.words.iter().all(|w| {
-                let d = word::decode(w);
-                d.literal() && is_int(&d.value)
-            });
-            self.vars.insert(var.clone(), safe);
+            self.vars.insert(var.clone(), all_int && !c.positional);
         }
         let head = match c.kind {
             CompoundKind::Arithmetic => Some("(("),
@@ -495,15 +618,173 @@ impl Analyzer {
             let mut sc = scope.clone();
             sc.context = Context::Subshell;
             sc.nest += 1;
+            let mark = self.env.mark();
             for b in &c.bodies {
                 self.script(b, &mut sc);
             }
-        } else {
-            scope.nest += 1;
+            self.env.restore(mark);
+            return;
+        }
+        scope.nest += 1;
+        match c.flow {
+            Flow::Straight => {
+                for b in &c.bodies {
+                    self.script(b, scope);
+                }
+            }
+            Flow::If | Flow::Case => {
+                // An `if` condition always runs; every other body may not: what it
+                // assigns is unknown afterwards.
+                for (k, b) in c.bodies.iter().enumerate() {
+                    if k == 0 && c.flow == Flow::If {
+                        self.script(b, scope);
+                        continue;
+                    }
+                    let e = self.env.now();
+                    self.script(b, scope);
+                    self.env.kill_since(e);
+                }
+            }
+            Flow::Loop => self.run_loop(c, items, scope),
+        }
+        scope.nest -= 1;
+    }
+
+    /// The bodies of a loop. The first pass sees the variables as they are before the
+    /// loop (exact for the first iteration). A `for` list of at most [`MAX_UNROLL`]
+    /// known words is analyzed once per word; otherwise, when the first pass read a
+    /// variable the body later assigns, a second pass sees those variables unknown
+    /// (every later iteration). Extra passes are paid from a budget proportional to
+    /// the text; with none left, everything known is dropped before the loop so one
+    /// pass is sound.
+    fn run_loop(&mut self, c: &Compound, items: Option<Vec<String>>, scope: &mut Scope) {
+        let start = self.env.now();
+        let var = c.loop_var.as_deref();
+        let mut items = items.filter(|l| !l.is_empty() && l.len() <= MAX_UNROLL);
+        if self.loop_budget == 0 {
+            self.env.kill_all();
+            items = None;
+        }
+        let walk = |this: &mut Self, scope: &mut Scope| {
+            let s0 = this.steps;
+            for b in &c.bodies {
+                this.script(b, scope);
+            }
+            this.steps - s0 + 1
+        };
+        match items {
+            Some(list) => {
+                if let Some(v) = var {
+                    self.env.set(v, Val::Str(list[0].clone()));
+                }
+                let cost = walk(self, scope);
+                let rest = list.len() - 1;
+                if rest > 0 {
+                    if self.loop_budget >= cost.saturating_mul(rest) {
+                        self.loop_budget -= cost * rest;
+                        for item in &list[1..] {
+                            self.env.kill_since(start);
+                            if let Some(v) = var {
+                                self.env.set(v, Val::Str(item.clone()));
+                            }
+                            walk(self, scope);
+                        }
+                    } else {
+                        self.again(c, start, cost, var, scope);
+                    }
+                }
+            }
+            None => {
+                if let Some(v) = var {
+                    self.env.set(v, Val::Unknown);
+                }
+                let mark = self.env.mark();
+                let watch = self.env.watch();
+                let cost = walk(self, scope);
+                let read = self.env.unwatch(watch, start);
+                let again = !read.is_empty()
+                    && (self.env.killed_all_since(mark)
+                        || self
+                            .env
+                            .assigned_since(mark, usize::MAX)
+                            .unwrap_or_default()
+                            .iter()
+                            .any(|n| read.contains(n)));
+                if again {
+                    self.again(c, start, cost, var, scope);
+                }
+            }
+        }
+        // The loop may have run any number of times, or stopped part way.
+        self.env.kill_since(start);
+    }
+
+    /// Analyze a loop body once more with what the loop assigns unknown, or, past the
+    /// budget, report that it was not.
+    fn again(
+        &mut self,
+        c: &Compound,
+        start: u64,
+        cost: usize,
+        var: Option<&str>,
+        scope: &mut Scope,
+    ) {
+        self.env.kill_since(start);
+        if self.loop_budget >= cost {
+            self.loop_budget -= cost;
+            if let Some(v) = var {
+                self.env.set(v, Val::Unknown);
+            }
             for b in &c.bodies {
                 self.script(b, scope);
             }
-            scope.nest -= 1;
+            return;
+        }
+        let text = if c.text.is_empty() {
+            "(a loop)".to_owned()
+        } else {
+            c.text.clone()
+        };
+        self.emit(
+            SimpleCommand {
+                text,
+                program: None,
+                args: Vec::new(),
+                assignments: Vec::new(),
+                redirects: Vec::new(),
+                wrappers: Vec::new(),
+                context: scope.context,
+                cwd: scope.cwd.clone(),
+                dynamic: vec![Dynamic::Opaque(
+                    "a loop changes variables it reads, and the text is too large to follow every iteration".into(),
+                )],
+                effects: Effects {
+                    class: Class::ReadOnly,
+                    ..Effects::default()
+                },
+                function_call: false,
+            },
+            Meta::default(),
+        );
+    }
+
+    /// Expand a word against the variables known here.
+    fn expand_word(&mut self, raw: &str, mode: Mode) -> Expansion {
+        let mut x = Expander::new(&mut self.env, &mut self.eval_budget);
+        x.globs_changed = self.globs_changed;
+        x.word(raw, mode)
+    }
+
+    /// Arithmetic assigns the names it increments or assigns to (and, through a name
+    /// holding an expression, possibly any name).
+    fn arith_effects(&mut self, texts: &[String]) {
+        for t in texts {
+            if self.arith_unsafe(t) {
+                self.env.kill_all();
+            }
+            for n in arith_assigned(t) {
+                self.env.set(n, Val::Unknown);
+            }
         }
     }
 
@@ -521,7 +802,10 @@ impl Analyzer {
             };
             let mut sc = scope.child(context);
             let start = self.out.commands.len();
+            // A substitution runs in a subshell: its assignments do not last.
+            let mark = self.env.mark();
             self.run_text(&s.body, &mut sc);
+            self.env.restore(mark);
             n.unseen.merge(self.unseen_since(start));
         }
         n
@@ -536,7 +820,9 @@ impl Analyzer {
         }
         let mut sc = scope.child(context);
         let start = self.out.commands.len();
+        let mark = self.env.mark();
         self.script(script, &mut sc);
+        self.env.restore(mark);
         Nested {
             unseen: self.unseen_since(start),
             too_deep: false,
@@ -616,18 +902,39 @@ impl Analyzer {
             let stdin = matches!(r.fd, None | Some(0));
             let target = match &r.target {
                 RawTarget::Word(w) => {
-                    let d = word::decode(w);
-                    let n = self.nested(&d.substs, scope);
-                    nested.merge(n);
-                    let target = Word {
-                        value: d.value.clone(),
-                        literal: d.literal(),
-                    };
-                    if !matches!(
+                    let fd_only = matches!(
                         r.kind,
                         RedirectKind::DupIn | RedirectKind::DupOut | RedirectKind::Close
-                    ) {
-                        push_all(&mut dynamic, &d.dynamic);
+                    );
+                    let mode = if fd_only || r.kind == RedirectKind::HereString {
+                        Mode::Quoted
+                    } else {
+                        Mode::Command
+                    };
+                    let e = self.expand_word(w, mode);
+                    let n = self.nested(&e.substs, scope);
+                    nested.merge(n);
+                    self.arith_effects(&e.arith);
+                    let mut d = e.all_dynamic();
+                    let field = match e.fields.as_slice() {
+                        [f] => f.clone(),
+                        _ => {
+                            // bash refuses a target that expands to no word or several.
+                            d.push(Dynamic::Opaque(format!(
+                                "the redirection target `{w}` does not expand to one word"
+                            )));
+                            Field {
+                                value: e.joined().value,
+                                dynamic: d.clone(),
+                            }
+                        }
+                    };
+                    let target = Word {
+                        value: field.value.clone(),
+                        literal: field.literal(),
+                    };
+                    if !fd_only {
+                        push_all(&mut dynamic, &d);
                     }
                     if let Some(hostport) = dev_tcp(&target.value) {
                         net.push((
@@ -664,13 +971,18 @@ impl Analyzer {
                 }
                 RawTarget::HereDoc { body, expand } => {
                     let (target, unseen) = if *expand {
-                        let d = word::decode_heredoc(body);
-                        let n = self.nested(&d.substs, scope);
+                        let e = {
+                            let mut x = Expander::new(&mut self.env, &mut self.eval_budget);
+                            x.heredoc(body)
+                        };
+                        let n = self.nested(&e.substs, scope);
                         nested.merge(n);
+                        self.arith_effects(&e.arith);
+                        let f = e.joined();
                         (
                             Word {
-                                value: body.clone(),
-                                literal: d.literal(),
+                                literal: f.literal(),
+                                value: f.value,
                             },
                             n.unseen,
                         )
@@ -719,50 +1031,52 @@ impl Analyzer {
 
     #[allow(clippy::too_many_lines)]
     fn simple(&mut self, s: &Simple, scope: &mut Scope) -> Option<usize> {
+        self.steps += 1;
         let mut dynamic: Vec<Dynamic> = Vec::new();
         let mut nested = Nested::default();
         // Taken first, so that no substitution of this command sees it.
         let piped = self.pipe_feed.take();
 
-        // Assignments before the command.
-        let mut assignments = Vec::with_capacity(s.assignments.len());
-        let mut influences = Vec::new();
-        for (name, values) in &s.assignments {
-            let mut w = Word::literal("");
-            for (i, raw) in values.iter().enumerate() {
-                let d = word::decode(raw);
-                nested.merge(self.nested(&d.substs, scope));
-                if i > 0 {
-                    w.value.push(' ');
-                }
-                w.value.push_str(&d.value);
-                w.literal &= d.literal();
-                if knowledge::influential(name) {
-                    push_all(&mut dynamic, &d.dynamic);
-                }
-            }
-            if knowledge::influential(name) {
-                influences.push(name.clone());
-            }
-            assignments.push((name.clone(), w));
-        }
-
-        // Words: the command name and its arguments.
+        // Words: the command name and its arguments, expanded first (as bash does).
+        let decl = is_declaration(&s.args);
         let mut words = Vec::with_capacity(s.args.len());
         let mut decoded: Vec<Vec<Dynamic>> = Vec::with_capacity(s.args.len());
         let mut fetched = Vec::with_capacity(s.args.len());
+        let mut decl_assigns: Vec<(Assign, Val)> = Vec::new();
         for a in &s.args {
             match a {
-                Arg::Word(raw) => {
-                    let d = word::decode(raw);
-                    let n = self.nested(&d.substs, scope);
+                Arg::Assign(_, asg) if decl => {
+                    let (w, val, d, n) = self.eval_assign(asg, scope);
                     nested.merge(n);
                     fetched.push(n.unseen);
                     words.push(Word {
-                        value: d.value,
-                        literal: d.dynamic.is_empty(),
+                        value: format!(
+                            "{}{}={}",
+                            asg.target(),
+                            if asg.append { "+" } else { "" },
+                            w.value
+                        ),
+                        literal: w.literal,
                     });
-                    decoded.push(d.dynamic);
+                    decoded.push(d);
+                    decl_assigns.push((asg.clone(), val));
+                }
+                Arg::Word(raw) | Arg::Assign(raw, _) => {
+                    let e = self.expand_word(raw, Mode::Command);
+                    let n = self.nested(&e.substs, scope);
+                    nested.merge(n);
+                    self.arith_effects(&e.arith);
+                    if e.fields.is_empty() {
+                        push_all(&mut dynamic, &e.dynamic);
+                    }
+                    for f in e.fields {
+                        fetched.push(n.unseen);
+                        words.push(Word {
+                            literal: f.literal(),
+                            value: f.value,
+                        });
+                        decoded.push(f.dynamic);
+                    }
                 }
                 Arg::Process(script) => {
                     let n = self.nested_script(script, scope, Context::ProcessSubstitution);
@@ -776,6 +1090,12 @@ impl Analyzer {
                 }
             }
         }
+        // A glob in the command name may name a program: analyze the command as each
+        // that matters (the glob itself stays opaque).
+        let variants = match decoded.first().map(Vec::as_slice) {
+            Some([Dynamic::Glob(g)]) if !self.in_variant => glob_programs(g),
+            _ => Vec::new(),
+        };
         for d in &decoded {
             push_all(&mut dynamic, d);
         }
@@ -790,6 +1110,28 @@ impl Analyzer {
                 text,
                 unseen: Unseen::default(),
             });
+        }
+
+        // Assignments before the command: they last only when no command follows.
+        let mut assignments = Vec::with_capacity(s.assignments.len());
+        let mut influences = Vec::new();
+        let mut temp: Vec<(Assign, Val)> = Vec::new();
+        for asg in &s.assignments {
+            let (w, val, d, n) = self.eval_assign(asg, scope);
+            nested.merge(n);
+            let name = asg.target();
+            // An `IFS` the text fixes is followed by the analysis itself.
+            let followed = asg.name == "IFS" && w.literal && asg.index.is_none();
+            if knowledge::influential(&name) && !followed {
+                push_all(&mut dynamic, &d);
+                influences.push(name.clone());
+            }
+            if words.is_empty() {
+                self.apply_assign(asg, val);
+            } else {
+                temp.push((asg.clone(), val));
+            }
+            assignments.push((name, w));
         }
 
         if words.is_empty() {
@@ -886,10 +1228,10 @@ impl Analyzer {
         if program.value == "let" && args.iter().any(|w| self.arith_unsafe(&w.value)) {
             push_all(&mut dynamic, &[Dynamic::Arithmetic]);
         }
-        if s.assignments.iter().any(|(n, _)| {
-            n.split_once('[')
-                .is_some_and(|(_, sub)| self.arith_unsafe(sub))
-        }) {
+        if s.assignments
+            .iter()
+            .any(|a| a.index.as_deref().is_some_and(|sub| self.arith_unsafe(sub)))
+        {
             push_all(&mut dynamic, &[Dynamic::Arithmetic]);
         }
         self.record_vars(&program, &args);
@@ -938,7 +1280,7 @@ impl Analyzer {
                     for a in s.args.iter().skip(1) {
                         text.push(' ');
                         match a {
-                            Arg::Word(raw) => text.push_str(raw),
+                            Arg::Word(raw) | Arg::Assign(raw, _) => text.push_str(raw),
                             Arg::Process(_) => text.push_str("\"$(:)\""),
                         }
                     }
@@ -1168,10 +1510,10 @@ impl Analyzer {
         // Shell strings: analyzed when literal, opaque otherwise.
         let mut strings: Vec<(String, Word)> = peeled.shell_strings.clone();
         strings.append(&mut outcome.shell_code);
-        let mut to_run: Vec<String> = Vec::new();
+        let mut to_run: Vec<(String, String)> = Vec::new();
         for (label, code) in &strings {
             if code.literal {
-                to_run.push(code.value.clone());
+                to_run.push((label.clone(), code.value.clone()));
             } else {
                 let (prog, arg) = label.split_once(' ').unwrap_or((label, label));
                 outcome.exec(prog, arg, &code.value);
@@ -1215,6 +1557,7 @@ impl Analyzer {
         if effects.privilege.is_some() && effects.class == Class::ReadOnly {
             effects.class = Class::Mutating;
         }
+        let program_literal = program.literal;
         let idx = self.emit(
             SimpleCommand {
                 text: s.text.clone(),
@@ -1232,35 +1575,84 @@ impl Analyzer {
             meta,
         );
 
-        // Nested code run by this command.
+        // Nested code run by this command: in this shell (`eval`, `source`, an
+        // alias), later in this shell (`trap`), or in a child process that inherits
+        // only exported variables (`bash -c`, a script, `find -exec`).
+        let same_shell = peeled
+            .wrappers
+            .iter()
+            .all(|w| w == "command" || w == "builtin");
+        let sourcing = same_shell && matches!(name.as_deref(), Some("source" | "."));
         if scope.depth < MAX_DEPTH {
-            for code in to_run {
-                let mut sc = scope.child(Context::ShellString);
-                self.run_text(&code, &mut sc);
+            for (label, code) in &to_run {
+                let how = match label.as_str() {
+                    "eval" if same_shell => Where::ThisShell,
+                    "trap" => Where::Later,
+                    _ => Where::Child,
+                };
+                self.run_nested(code, scope, Context::ShellString, how, &temp);
             }
             if let Some(body) = heredoc_code {
-                let mut sc = scope.child(Context::Heredoc);
-                self.run_text(&body, &mut sc);
+                self.run_nested(&body, scope, Context::Heredoc, Where::Child, &temp);
             }
-            if let Some(script) = written_script {
+            if let Some(script) = &written_script {
                 // The script's text is known: analyze it as what the command runs.
-                let mut sc = scope.child(Context::ShellString);
-                self.run_text(&script, &mut sc);
+                let how = if sourcing {
+                    Where::Sourced
+                } else {
+                    Where::Child
+                };
+                self.run_nested(script, scope, Context::ShellString, how, &temp);
             }
             if let Some(text) = alias_text {
-                let mut sc = scope.child(Context::Alias);
-                self.run_text(&text, &mut sc);
+                self.run_nested(&text, scope, Context::Alias, Where::ThisShell, &[]);
             }
             for (label, argv) in &exec_argv {
                 if argv.is_empty() {
                     continue;
                 }
                 let text = exec_argv_text(label, argv);
-                let mut sc = scope.child(Context::ExecArgument);
-                self.run_text(&text, &mut sc);
+                self.run_nested(&text, scope, Context::ExecArgument, Where::Child, &temp);
             }
             if function_call && let Some(n) = &name {
                 self.call_function(n, scope);
+            }
+        } else if function_call {
+            self.env.kill_all();
+        }
+
+        for p in variants {
+            if self.loop_budget == 0 {
+                break;
+            }
+            self.loop_budget -= 1;
+            let mut v = s.clone();
+            if let Some(first) = v.args.first_mut() {
+                *first = Arg::Word(shell_quote(&p));
+            }
+            self.in_variant = true;
+            self.simple(&v, scope);
+            self.in_variant = false;
+        }
+
+        // What the command does to the variables of this shell.
+        if !program_literal {
+            // Any builtin could run under that name (`eval`, `read`, `declare`).
+            self.env.kill_all();
+        } else if same_shell && let Some(n) = name.as_deref() {
+            let args_now = self
+                .out
+                .commands
+                .get(idx)
+                .map(|c| c.args.clone())
+                .unwrap_or_default();
+            self.builtin_env(n, &args_now, decl_assigns, feed.as_ref(), &temp);
+            if sourcing && written_script.is_none() {
+                self.env.kill_all();
+            }
+            if n == "trap" && strings.iter().any(|(l, _)| l == "trap") {
+                // The trap's code can run between any two later commands.
+                self.env.freeze();
             }
         }
 
@@ -1481,16 +1873,40 @@ impl Analyzer {
     }
 
     fn call_function(&mut self, name: &str, scope: &mut Scope) {
-        if self.active.iter().any(|a| a == name) || self.expansions >= MAX_EXPANSIONS {
-            return;
+        if !self.active.iter().any(|a| a == name) && self.expansions < MAX_EXPANSIONS {
+            // A body is analyzed once per definition, directory and state of the
+            // inherited variables (see `expand`).
+            let mark = self.env.mark();
+            self.env.kill_text();
+            let key = (
+                name.to_owned(),
+                format!(
+                    "{}:{:?}:{:?}:{:?}",
+                    self.fn_generation.get(name).copied().unwrap_or(0),
+                    scope.cwd,
+                    self.env.get("HOME"),
+                    self.env.get("IFS")
+                ),
+            );
+            self.env.restore(mark);
+            if self.expanded.insert(key) {
+                self.expand(name, scope);
+            }
         }
-        let key = (name.to_owned(), format!("{:?}", scope.cwd));
-        if !self.expanded.insert(key) {
-            return;
+        // What the body assigns is unknown after the call: it may return early.
+        match self.fn_assigns.get(name) {
+            Some(Some(names)) => {
+                for n in names.clone() {
+                    self.env.set(&n, Val::Unknown);
+                }
+            }
+            _ => self.env.kill_all(),
         }
-        self.expand(name, scope);
     }
 
+    /// Analyze a function body. It may be called from anywhere, with any values, so
+    /// every variable the text assigned is unknown inside; what the body assigns is
+    /// recorded for the calls.
     fn expand(&mut self, name: &str, scope: &mut Scope) {
         let Some(body) = self.functions.get(name).cloned() else {
             return;
@@ -1499,10 +1915,502 @@ impl Analyzer {
         self.analyzed.insert(name.to_owned());
         self.active.push(name.to_owned());
         let mut sc = scope.child(Context::FunctionBody);
+        let mark = self.env.mark();
+        self.env.kill_text();
         self.compound(&body, &mut sc);
+        let assigned = if self.env.killed_all_since(mark) {
+            None
+        } else {
+            self.env.assigned_since(mark, MAX_FN_ASSIGNS)
+        };
+        self.env.restore(mark);
+        self.fn_assigns.insert(name.to_owned(), assigned);
         self.active.pop();
         // A function runs in the calling shell: its `cd` persists.
         scope.cwd = sc.cwd;
+    }
+
+    /// Analyze code a command runs, with the variables it sees.
+    fn run_nested(
+        &mut self,
+        text: &str,
+        scope: &Scope,
+        context: Context,
+        how: Where,
+        temp: &[(Assign, Val)],
+    ) {
+        let mut sc = scope.child(context);
+        let mark = self.env.mark();
+        match how {
+            Where::ThisShell if temp.is_empty() => {
+                self.run_text(text, &mut sc);
+                return;
+            }
+            Where::ThisShell => {
+                for (a, v) in temp {
+                    self.apply_assign(a, v.clone());
+                }
+                self.run_text(text, &mut sc);
+                // The prefix assignments, and what the code assigned with them in
+                // place, are not followed past the command.
+                let assigned = self.env.assigned_since(mark, MAX_FN_ASSIGNS);
+                self.env.restore(mark);
+                match assigned {
+                    Some(names) if !self.env.killed_all_since(mark) => {
+                        for n in names {
+                            self.env.set(&n, Val::Unknown);
+                        }
+                    }
+                    _ => self.env.kill_all(),
+                }
+                return;
+            }
+            Where::Sourced => {
+                // A sourced script may `return` part way.
+                let e = self.env.now();
+                for (a, v) in temp {
+                    self.apply_assign(a, v.clone());
+                }
+                self.run_text(text, &mut sc);
+                self.env.kill_since(e);
+                return;
+            }
+            Where::Later => self.env.kill_text(),
+            Where::Child => {
+                for (a, v) in temp {
+                    self.apply_assign(a, v.clone());
+                    self.env.export(&a.name, true);
+                }
+                self.env.enter_child();
+            }
+        }
+        self.run_text(text, &mut sc);
+        self.env.restore(mark);
+    }
+
+    /// Evaluate an assignment's value: the value as a word (array elements joined),
+    /// the variable value, why it is not literal, and the nested analysis facts.
+    fn eval_assign(&mut self, a: &Assign, scope: &Scope) -> (Word, Val, Vec<Dynamic>, Nested) {
+        let mut nested = Nested::default();
+        match &a.value {
+            AssignValue::Scalar(raw) => {
+                let (val, e) = {
+                    let mut x = Expander::new(&mut self.env, &mut self.eval_budget);
+                    x.globs_changed = self.globs_changed;
+                    x.assign_value(raw)
+                };
+                nested.merge(self.nested(&e.substs, scope));
+                self.arith_effects(&e.arith);
+                let f = e.joined();
+                (
+                    Word {
+                        literal: f.literal(),
+                        value: f.value,
+                    },
+                    val,
+                    f.dynamic,
+                    nested,
+                )
+            }
+            AssignValue::Array(items) => {
+                let mut w = Word::literal("");
+                let mut dynamic = Vec::new();
+                let mut elems: Option<Vec<(usize, String)>> = Some(Vec::new());
+                let mut next = 0usize;
+                for (k, (key, raw)) in items.iter().enumerate() {
+                    let e = match key {
+                        Some(_) => self.expand_word(raw, Mode::Assign),
+                        None => self.expand_word(raw, Mode::Command),
+                    };
+                    nested.merge(self.nested(&e.substs, scope));
+                    self.arith_effects(&e.arith);
+                    let f = e.joined();
+                    if k > 0 {
+                        w.value.push(' ');
+                    }
+                    if let Some(key) = key {
+                        w.value.push_str(&format!("[{key}]="));
+                    }
+                    w.value.push_str(&f.value);
+                    w.literal &= f.literal();
+                    push_all(&mut dynamic, &f.dynamic);
+                    if let Some(list) = &mut elems {
+                        let start = match key {
+                            None => Some(next),
+                            Some(key) => key.trim().parse::<usize>().ok().filter(|i| *i < 1 << 20),
+                        };
+                        match start {
+                            Some(i) if f.literal() => {
+                                let values: Vec<String> = if key.is_some() {
+                                    vec![f.value]
+                                } else {
+                                    e.fields.into_iter().map(|f| f.value).collect()
+                                };
+                                for (j, v) in values.into_iter().enumerate() {
+                                    list.retain(|(x, _)| *x != i + j);
+                                    list.push((i + j, v));
+                                    next = i + j + 1;
+                                }
+                            }
+                            _ => elems = None,
+                        }
+                    }
+                }
+                let val = match elems {
+                    Some(mut list) => {
+                        list.sort_by_key(|(i, _)| *i);
+                        Val::Arr(list)
+                    }
+                    None => Val::Unknown,
+                };
+                (w, val, dynamic, nested)
+            }
+        }
+    }
+
+    /// Give a variable the value of an assignment.
+    fn apply_assign(&mut self, a: &Assign, val: Val) {
+        let name = a.name.as_str();
+        if name == "GLOBIGNORE" {
+            // Setting it also makes globs match names with a leading dot.
+            self.globs_changed = true;
+        }
+        let old = self.env.get(name);
+        let new = match (&a.index, a.append) {
+            (Some(sub), append) => {
+                let Some(k) = sub.trim().parse::<usize>().ok().filter(|k| *k < 1 << 20) else {
+                    self.arith_effects(std::slice::from_ref(sub));
+                    self.env.set(name, Val::Unknown);
+                    return;
+                };
+                let mut list = match old {
+                    Val::Arr(l) => l,
+                    Val::Str(s) => vec![(0, s)],
+                    Val::Unset => Vec::new(),
+                    Val::Unknown => {
+                        self.env.set(name, Val::Unknown);
+                        return;
+                    }
+                };
+                let Val::Str(v) = val else {
+                    self.env.set(name, Val::Unknown);
+                    return;
+                };
+                let prev = list.iter().find(|(i, _)| *i == k).map(|(_, s)| s.clone());
+                let v = match (append, prev) {
+                    (true, Some(p)) => p + &v,
+                    _ => v,
+                };
+                list.retain(|(i, _)| *i != k);
+                list.push((k, v));
+                list.sort_by_key(|(i, _)| *i);
+                Val::Arr(list)
+            }
+            (None, true) => match (old, val) {
+                (Val::Str(o), Val::Str(n)) => Val::Str(o + &n),
+                (Val::Unset, v) => v,
+                (Val::Arr(mut l), Val::Arr(n)) => {
+                    let next = l.last().map_or(0, |(i, _)| i + 1);
+                    l.extend((next..).zip(n.into_iter().map(|(_, v)| v)));
+                    Val::Arr(l)
+                }
+                (Val::Str(o), Val::Arr(n)) => {
+                    let mut l = vec![(0, o)];
+                    l.extend(n.into_iter().map(|(i, v)| (i + 1, v)));
+                    Val::Arr(l)
+                }
+                (Val::Arr(mut l), Val::Str(n)) => {
+                    match l.iter_mut().find(|(i, _)| *i == 0) {
+                        Some((_, v)) => v.push_str(&n),
+                        None => {
+                            l.insert(0, (0, n));
+                        }
+                    }
+                    Val::Arr(l)
+                }
+                _ => Val::Unknown,
+            },
+            (None, false) => match (old, val) {
+                // A scalar assigned to an array sets its element 0.
+                (Val::Arr(mut l), Val::Str(n)) => {
+                    l.retain(|(i, _)| *i != 0);
+                    l.insert(0, (0, n));
+                    Val::Arr(l)
+                }
+                (_, v) => v,
+            },
+        };
+        self.env.set(name, new);
+    }
+
+    /// Builtins that change variables: record what they assign.
+    fn builtin_env(
+        &mut self,
+        name: &str,
+        args: &[Word],
+        decl: Vec<(Assign, Val)>,
+        feed: Option<&Feed>,
+        temp: &[(Assign, Val)],
+    ) {
+        match name {
+            "export" | "declare" | "typeset" | "local" | "readonly" => {
+                let mut export = (name == "export").then_some(true);
+                let mut readonly = name == "readonly";
+                let mut odd = false;
+                let mut nameref = false;
+                let mut functions = false;
+                let mut names = Vec::new();
+                for w in args {
+                    if !w.literal {
+                        // `declare "$x=…"`: any name.
+                        self.env.kill_all();
+                        continue;
+                    }
+                    let v = w.value.as_str();
+                    if let Some(flags) = v.strip_prefix('-').or_else(|| v.strip_prefix('+')) {
+                        let on = v.starts_with('-');
+                        for f in flags.chars() {
+                            match f {
+                                'x' => export = Some(on),
+                                'r' => readonly |= on,
+                                'n' => {
+                                    nameref = true;
+                                    odd = true;
+                                }
+                                'f' | 'F' => functions = true,
+                                'i' | 'l' | 'u' | 'A' | 'c' | 'I' => odd = true,
+                                _ => {}
+                            }
+                        }
+                        continue;
+                    }
+                    match v.split_once('=') {
+                        Some((n, _)) if expand::is_name(n.trim_end_matches('+')) => {}
+                        _ if expand::is_name(v) => names.push(v.to_owned()),
+                        _ => {}
+                    }
+                }
+                if functions {
+                    return;
+                }
+                let mut touched: Vec<String> = names.clone();
+                for (a, val) in decl {
+                    if nameref && let Val::Str(target) = &val {
+                        let t = target.split('[').next().unwrap_or(target);
+                        self.env.taint(t);
+                        self.env.set(t, Val::Unknown);
+                    } else if nameref {
+                        self.env.kill_all();
+                    }
+                    if odd {
+                        self.env.taint(&a.name);
+                        self.env.set(&a.name, Val::Unknown);
+                    } else {
+                        self.apply_assign(&a, val);
+                    }
+                    touched.push(a.name.clone());
+                }
+                for n in &names {
+                    if odd {
+                        self.env.taint(n);
+                        self.env.set(n, Val::Unknown);
+                    } else if name == "local" {
+                        // A local without value starts empty (unset) in the function.
+                        self.env.set(n, Val::Unknown);
+                    }
+                }
+                for n in &touched {
+                    if let Some(on) = export {
+                        self.env.export(n, on);
+                    }
+                    if readonly {
+                        self.env.make_readonly(n);
+                    }
+                }
+            }
+            "read" => {
+                // `IFS=: read a b`: the prefix assignment is what `read` splits on.
+                let ifs = temp
+                    .iter()
+                    .rev()
+                    .find(|(a, _)| a.name == "IFS" && a.index.is_none())
+                    .map(|(_, v)| v.clone());
+                self.read(args, feed, ifs);
+            }
+            "mapfile" | "readarray" | "getopts" => {
+                let mut any = false;
+                for w in args {
+                    if !w.literal {
+                        self.env.kill_all();
+                    } else if expand::is_name(&w.value) {
+                        self.env.set(&w.value, Val::Unknown);
+                        any = true;
+                    }
+                }
+                if !any {
+                    self.env.set("MAPFILE", Val::Unknown);
+                }
+            }
+            "printf" => {
+                let Some(k) = args.iter().position(|w| w.value == "-v") else {
+                    return;
+                };
+                let Some(target) = args.get(k + 1) else {
+                    return;
+                };
+                if !target.literal {
+                    self.env.kill_all();
+                    return;
+                }
+                let var = target
+                    .value
+                    .split('[')
+                    .next()
+                    .unwrap_or(&target.value)
+                    .to_owned();
+                if !expand::is_name(&var) {
+                    return;
+                }
+                let rest = &args[k + 2..];
+                let rest = match rest.first() {
+                    Some(w) if w.value == "--" => &rest[1..],
+                    _ => rest,
+                };
+                let value = match rest.split_first() {
+                    Some((fmt, vals))
+                        if var == target.value && fmt.literal && vals.iter().all(|w| w.literal) =>
+                    {
+                        let vals: Vec<String> =
+                            vals.iter().map(|w| expand::home_marker(&w.value)).collect();
+                        expand::printf(&expand::home_marker(&fmt.value), &vals)
+                    }
+                    _ => None,
+                };
+                self.env.set(&var, value.map_or(Val::Unknown, Val::Str));
+            }
+            "unset" => {
+                let vars_too = !args.iter().any(|w| w.value == "-f");
+                for w in args {
+                    if !w.literal {
+                        self.env.kill_all();
+                        continue;
+                    }
+                    if w.value.starts_with('-') || !vars_too {
+                        continue;
+                    }
+                    match w.value.split_once('[') {
+                        Some((n, _)) if expand::is_name(n) => self.env.set(n, Val::Unknown),
+                        None if expand::is_name(&w.value) => self.env.set(&w.value, Val::Unset),
+                        _ => {}
+                    }
+                }
+            }
+            "let" => {
+                let texts: Vec<String> = args.iter().map(|w| w.value.clone()).collect();
+                self.arith_effects(&texts);
+            }
+            "shopt" => {
+                for w in args {
+                    match w.value.as_str() {
+                        _ if !w.literal => {
+                            self.globs_changed = true;
+                            self.lastpipe = true;
+                        }
+                        "dotglob" | "extglob" | "nocaseglob" | "globstar" | "nullglob"
+                        | "failglob" | "globasciiranges" => self.globs_changed = true,
+                        "lastpipe" => self.lastpipe = true,
+                        _ => {}
+                    }
+                }
+            }
+            "set" if args.iter().any(|w| !w.literal) => self.lastpipe = true,
+            _ => {}
+        }
+    }
+
+    /// `read [-r] [-a ARRAY] NAME…` from a here-string or here-document the text fixes.
+    fn read(&mut self, args: &[Word], feed: Option<&Feed>, ifs: Option<Val>) {
+        let mut raw = false;
+        let mut array: Option<String> = None;
+        let mut names: Vec<String> = Vec::new();
+        let mut supported = true;
+        let mut i = 0;
+        while i < args.len() {
+            let w = &args[i];
+            if !w.literal {
+                self.env.kill_all();
+                return;
+            }
+            let v = w.value.as_str();
+            if names.is_empty() && v.starts_with('-') && v.len() > 1 && v != "--" {
+                let flags: Vec<char> = v[1..].chars().collect();
+                for (k, f) in flags.iter().enumerate() {
+                    let takes = matches!(f, 'a' | 'd' | 'i' | 'n' | 'N' | 'p' | 't' | 'u');
+                    match f {
+                        'r' => raw = true,
+                        's' | 'e' => {}
+                        'p' | 't' => {}
+                        _ => supported = false,
+                    }
+                    if takes {
+                        let value = if k + 1 < flags.len() {
+                            Some(flags[k + 1..].iter().collect::<String>())
+                        } else {
+                            i += 1;
+                            args.get(i).map(|w| w.value.clone())
+                        };
+                        if *f == 'a' {
+                            array = value;
+                            supported = true;
+                        }
+                        break;
+                    }
+                }
+                i += 1;
+                continue;
+            }
+            if v == "--" && names.is_empty() {
+                i += 1;
+                continue;
+            }
+            names.push(v.to_owned());
+            i += 1;
+        }
+        if names.is_empty() && array.is_none() {
+            names.push("REPLY".into());
+        }
+        let text = match feed {
+            Some(Feed::Text { text, .. }) if text.literal && supported => {
+                Some(expand::home_marker(&text.value))
+            }
+            _ => None,
+        };
+        let ifs = match ifs.unwrap_or_else(|| self.env.get("IFS")) {
+            Val::Str(s) => Some(s),
+            Val::Unset => Some(" \t\n".into()),
+            _ => None,
+        };
+        let (Some(text), Some(ifs)) = (text, ifs) else {
+            for n in names.iter().chain(array.iter()) {
+                if expand::is_name(n) {
+                    self.env.set(n, Val::Unknown);
+                }
+            }
+            return;
+        };
+        let line = read_line(&text, raw);
+        if let Some(a) = &array {
+            let fields = read_fields(&line, &ifs, usize::MAX);
+            self.env
+                .set(a, Val::Arr(fields.into_iter().enumerate().collect()));
+        }
+        let fields = read_fields(&line, &ifs, names.len());
+        for (k, n) in names.iter().enumerate() {
+            if expand::is_name(n) {
+                let v = fields.get(k).cloned().unwrap_or_default();
+                self.env.set(n, Val::Str(v));
+            }
+        }
     }
 
     /// Functions whose body was never analyzed (never called by name, or only past a
@@ -1577,6 +2485,183 @@ fn literal_output(c: &SimpleCommand) -> Option<String> {
         },
         _ => None,
     }
+}
+
+/// Where nested code runs, which decides the variables it sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Where {
+    /// In this shell, now (`eval`, an alias).
+    ThisShell,
+    /// In this shell, and it may stop part way (`source`).
+    Sourced,
+    /// In this shell, at some later time (`trap`).
+    Later,
+    /// In a child process: only exported variables are inherited.
+    Child,
+}
+
+/// Is this simple command a declaration builtin (`export`, `declare`, …), possibly
+/// behind `builtin` or `command`? bash decides it from the words as written.
+fn is_declaration(args: &[Arg]) -> bool {
+    let mut it = args.iter().filter_map(|a| match a {
+        Arg::Word(w) => Some(w.as_str()),
+        _ => None,
+    });
+    loop {
+        match it.next() {
+            Some("builtin" | "command") => continue,
+            Some(w) => return DECLARATIONS.contains(&w),
+            None => return false,
+        }
+    }
+}
+
+/// The programs of [`GLOB_PROGRAMS`] a glob in the command name can name, with the
+/// glob's directory when it has no wildcard (`/usr/bin/sud?` → `/usr/bin/sudo`).
+fn glob_programs(g: &str) -> Vec<String> {
+    let (dir, base) = match g.rfind('/') {
+        Some(i) => (&g[..=i], &g[i + 1..]),
+        None => ("", g),
+    };
+    let p = Pattern::parse(base);
+    let dir = Pattern::parse(dir).literal();
+    GLOB_PROGRAMS
+        .iter()
+        .filter(|n| p.matches_name(n))
+        .take(MAX_GLOB_PROGRAMS)
+        .map(|n| match &dir {
+            Some(d) => format!("{d}{n}"),
+            None => (*n).to_owned(),
+        })
+        .collect()
+}
+
+/// The first line `read` takes from `text`; without `-r`, backslashes escape the next
+/// character and a backslash-newline continues the line.
+fn read_line(text: &str, raw: bool) -> String {
+    let mut out = String::new();
+    let mut it = text.chars();
+    while let Some(c) = it.next() {
+        match c {
+            '\n' => break,
+            '\\' if !raw => match it.next() {
+                Some('\n') | None => {}
+                Some(n) => out.push(n),
+            },
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Split a line as `read` does into at most `max` fields, the last taking the rest.
+fn read_fields(line: &str, ifs: &str, max: usize) -> Vec<String> {
+    let white = |c: char| ifs.contains(c) && c.is_ascii_whitespace();
+    let delim = |c: char| ifs.contains(c);
+    let chars: Vec<char> = line.chars().collect();
+    let mut i = 0;
+    while i < chars.len() && white(chars[i]) {
+        i += 1;
+    }
+    let mut out = Vec::new();
+    while i < chars.len() {
+        if out.len() + 1 == max {
+            let mut rest: String = chars[i..].iter().collect();
+            while rest.ends_with(white) {
+                rest.pop();
+            }
+            out.push(rest);
+            return out;
+        }
+        let start = i;
+        while i < chars.len() && !delim(chars[i]) {
+            i += 1;
+        }
+        out.push(chars[start..i].iter().collect());
+        // One delimiter: white space around at most one non-white IFS character.
+        while i < chars.len() && white(chars[i]) {
+            i += 1;
+        }
+        if i < chars.len() && delim(chars[i]) && !white(chars[i]) {
+            i += 1;
+            while i < chars.len() && white(chars[i]) {
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// Names an arithmetic expression assigns: before `=`, `+=`, … (not `==`), or next to
+/// `++` / `--`.
+fn arith_assigned(text: &str) -> Vec<&str> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_digit() {
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'#' || b[i] == b'_') {
+                i += 1;
+            }
+            continue;
+        }
+        if !(c.is_ascii_alphabetic() || c == b'_') {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+            i += 1;
+        }
+        let name = &text[start..i];
+        let mut j = i;
+        if b.get(j) == Some(&b'[') {
+            let mut depth = 0usize;
+            while j < b.len() {
+                match b[j] {
+                    b'[' => depth += 1,
+                    b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            j += 1;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+        }
+        while b.get(j) == Some(&b' ') {
+            j += 1;
+        }
+        let rest = &b[j.min(b.len())..];
+        let before = text[..start].trim_end();
+        let assigns = (rest.first() == Some(&b'=') && rest.get(1) != Some(&b'='))
+            || rest.starts_with(b"++")
+            || rest.starts_with(b"--")
+            || before.ends_with("++")
+            || before.ends_with("--")
+            || [
+                &b"+="[..],
+                b"-=",
+                b"*=",
+                b"/=",
+                b"%=",
+                b"&=",
+                b"|=",
+                b"^=",
+                b"<<=",
+                b">>=",
+            ]
+            .iter()
+            .any(|op| rest.starts_with(op));
+        if assigns {
+            out.push(name);
+        }
+    }
+    out
 }
 
 /// What a wrapper does when no program follows it (`env`, `sudo -l`, `watch 'cmd'`).

@@ -24,6 +24,13 @@
 //!   runs it. A shell given a literal string (`bash -c '…'`, `eval '…'`) is itself
 //!   [`Class::ReadOnly`]; the commands of the string carry their own effects. So is a
 //!   program whose option names a literal command (`git -c core.pager=less log`).
+//! - What bash would evaluate deterministically is evaluated: brace expansion,
+//!   variables assigned earlier in the text (parameter operators, indirection,
+//!   arrays, `read` of a literal, `printf -v`, `$(echo …)`), word splitting on `IFS`,
+//!   and `for` loops over short literal lists, each iteration on its own. A variable
+//!   stays unknown wherever code the analysis cannot see may have changed it (a loop,
+//!   a branch that may not run, a function, `source`, a trap, a dynamic command
+//!   name); a glob stays a pattern ([`Dynamic::Glob`]) for the policy to match.
 //! - Whatever is only known at run time is said so: [`Dynamic`] on the command, a
 //!   non-literal [`Word`], [`Class::Unknown`], an [`ExecArg`], or
 //!   [`Analysis::parse_error`].
@@ -32,6 +39,9 @@
 //!   shared across nested shell strings; nested analysis stops 12 levels down
 //!   ([`Dynamic::TooDeep`]); at most 512 function-body expansions, after which calls
 //!   are marked opaque, and every defined function body is still analyzed once.
+//!   Evaluation is paid from budgets proportional to the text: at most 256 words per
+//!   brace expansion, values of at most 4 KiB, bytes produced by evaluation and loop
+//!   bodies analyzed again both bounded by a multiple of the input length.
 //! - A parser panic (brush-parser 0.4.0 has an `unwrap` that hostile input reaches)
 //!   is caught and reported as a parse error. This relies on unwinding: a binary built
 //!   with `panic = "abort"` would abort instead.
@@ -47,9 +57,12 @@
 #![deny(missing_docs)]
 
 mod analyze;
+mod env;
+mod expand;
 mod knowledge;
 mod model;
 mod parse;
+pub mod pattern;
 mod word;
 mod wrappers;
 

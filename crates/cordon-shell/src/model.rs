@@ -192,7 +192,8 @@ pub enum CwdChange {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub enum Dynamic {
-    /// A parameter expansion (`$X`, `${…}`, `$IFS`, `${x@P}`, `${!x}`), as written.
+    /// A parameter expansion whose value the text does not fix (`$X` of an inherited
+    /// or run-time variable, `${x@P}` of one, `$1`), as written.
     ParameterExpansion(String),
     /// A command substitution inside a word.
     CommandSubstitution,
@@ -200,9 +201,11 @@ pub enum Dynamic {
     ProcessSubstitution,
     /// An arithmetic expansion.
     Arithmetic,
-    /// An unquoted glob pattern, as written.
+    /// A word with unquoted glob characters: its pattern after expansion, in bash
+    /// pattern syntax with the characters that were quoted escaped by a backslash, and
+    /// a leading `~` for the home directory (see [`crate::pattern`]).
     Glob(String),
-    /// A brace expansion, as written.
+    /// A brace expansion too large to evaluate, as written.
     BraceExpansion(String),
     /// A `~user` (or `~+`, `~-`) prefix, as written.
     TildeUser(String),

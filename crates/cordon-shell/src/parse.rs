@@ -38,6 +38,45 @@ pub(crate) struct Pipeline {
     pub stages: Vec<Item>,
     /// Run in the background (`&`): a `cd` in it does not affect later commands.
     pub background: bool,
+    /// For a pipeline after `&&` or `||` in an and-or list, which: it runs only
+    /// depending on how the previous one ended.
+    pub after: Option<AndOr>,
+}
+
+/// The operator before a pipeline of an and-or list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AndOr {
+    And,
+    Or,
+}
+
+/// A variable assignment as written.
+#[derive(Debug, Clone)]
+pub(crate) struct Assign {
+    pub name: String,
+    /// The subscript of `name[SUB]=…`.
+    pub index: Option<String>,
+    pub value: AssignValue,
+    /// `+=`.
+    pub append: bool,
+}
+
+/// The raw value of an assignment.
+#[derive(Debug, Clone)]
+pub(crate) enum AssignValue {
+    Scalar(String),
+    /// `(a b [k]=v)`: optional subscript and raw value of each element.
+    Array(Vec<(Option<String>, String)>),
+}
+
+impl Assign {
+    /// The name as written, with its subscript (`a[1]`).
+    pub(crate) fn target(&self) -> String {
+        match &self.index {
+            Some(i) => format!("{}[{i}]", self.name),
+            None => self.name.clone(),
+        }
+    }
 }
 
 /// One command of a pipeline.
@@ -52,8 +91,8 @@ pub(crate) enum Item {
 #[derive(Debug, Clone)]
 pub(crate) struct Simple {
     pub text: String,
-    /// Prefix assignments: name and raw value words (one for a scalar).
-    pub assignments: Vec<(String, Vec<String>)>,
+    /// Prefix assignments.
+    pub assignments: Vec<Assign>,
     /// The command name followed by its arguments.
     pub args: Vec<Arg>,
     pub redirects: Vec<RawRedirect>,
@@ -63,6 +102,9 @@ pub(crate) struct Simple {
 #[derive(Debug, Clone)]
 pub(crate) enum Arg {
     Word(String),
+    /// A word that has the form of an assignment (`export P=x`, `declare -a a=(…)`):
+    /// declaration builtins treat it as one.
+    Assign(String, Assign),
     /// `<(…)` or `>(…)` standing as an argument.
     Process(Script),
 }
@@ -95,6 +137,23 @@ pub(crate) struct Compound {
     pub error: Option<String>,
     /// The variable a `for` loop assigns from `words`.
     pub loop_var: Option<String>,
+    /// A `for` loop without `in`: it iterates over the positional parameters.
+    pub positional: bool,
+    /// How often the bodies run.
+    pub flow: Flow,
+}
+
+/// How the bodies of a compound command run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flow {
+    /// Each body once, in order.
+    Straight,
+    /// The bodies (a condition and a body) repeat any number of times.
+    Loop,
+    /// The first body runs (an `if` condition); each later one may or may not.
+    If,
+    /// Each body may or may not run (`case` arms).
+    Case,
 }
 
 /// A function definition.
@@ -320,16 +379,18 @@ pub fn raw_parse(text: &str) -> bool {
 fn convert_list(src: &Src<'_>, list: &ast::CompoundList, out: &mut Script) {
     for ast::CompoundListItem(and_or, sep) in &list.0 {
         let background = matches!(sep, ast::SeparatorOperator::Async);
-        let mut push = |p: &ast::Pipeline| {
+        let mut push = |p: &ast::Pipeline, after: Option<AndOr>| {
             out.pipelines.push(Pipeline {
                 stages: p.seq.iter().map(|c| convert_command(src, c)).collect(),
                 background,
+                after,
             });
         };
-        push(&and_or.first);
+        push(&and_or.first, None);
         for next in &and_or.additional {
             match next {
-                ast::AndOr::And(p) | ast::AndOr::Or(p) => push(p),
+                ast::AndOr::And(p) => push(p, Some(AndOr::And)),
+                ast::AndOr::Or(p) => push(p, Some(AndOr::Or)),
             }
         }
     }
@@ -364,6 +425,8 @@ fn convert_command(src: &Src<'_>, cmd: &ast::Command) -> Item {
                 text: truncate(format!("[[ {} ]]", t.expr)),
                 error: None,
                 loop_var: None,
+                positional: false,
+                flow: Flow::Straight,
             })
         }
     }
@@ -427,6 +490,8 @@ fn convert_compound(
         ),
         error: None,
         loop_var: None,
+        positional: false,
+        flow: Flow::Straight,
     };
     match c {
         ast::CompoundCommand::Arithmetic(a) => match misparsed_subshells(src, &a.loc) {
@@ -452,6 +517,7 @@ fn convert_compound(
             {
                 out.arith.push(e.value.clone());
             }
+            out.flow = Flow::Loop;
             out.bodies.push(script_of(src, &f.body.list));
         }
         ast::CompoundCommand::BraceGroup(g) => {
@@ -464,12 +530,15 @@ fn convert_compound(
         }
         ast::CompoundCommand::ForClause(f) => {
             out.loop_var = Some(f.variable_name.clone());
-            if let Some(values) = &f.values {
-                out.words.extend(values.iter().map(|w| w.value.clone()));
+            out.flow = Flow::Loop;
+            match &f.values {
+                Some(values) => out.words.extend(values.iter().map(|w| w.value.clone())),
+                None => out.positional = true,
             }
             out.bodies.push(script_of(src, &f.body.list));
         }
         ast::CompoundCommand::CaseClause(c) => {
+            out.flow = Flow::Case;
             out.words.push(c.value.value.clone());
             for item in &c.cases {
                 out.words
@@ -480,6 +549,7 @@ fn convert_compound(
             }
         }
         ast::CompoundCommand::IfClause(i) => {
+            out.flow = Flow::If;
             out.bodies.push(script_of(src, &i.condition));
             out.bodies.push(script_of(src, &i.then));
             for e in i.elses.iter().flatten() {
@@ -490,6 +560,7 @@ fn convert_compound(
             }
         }
         ast::CompoundCommand::WhileClause(w) | ast::CompoundCommand::UntilClause(w) => {
+            out.flow = Flow::Loop;
             out.bodies.push(script_of(src, &w.0));
             out.bodies.push(script_of(src, &w.1.list));
         }
@@ -498,6 +569,7 @@ fn convert_compound(
                 pipelines: vec![Pipeline {
                     stages: vec![convert_command(src, &c.body)],
                     background: true,
+                    after: None,
                 }],
             });
         }
@@ -533,20 +605,26 @@ fn convert_simple(src: &Src<'_>, s: &ast::SimpleCommand) -> Simple {
     out
 }
 
-fn convert_assignment(a: &ast::Assignment) -> (String, Vec<String>) {
-    let name = match &a.name {
-        ast::AssignmentName::VariableName(n) => n.clone(),
-        ast::AssignmentName::ArrayElementName(n, i) => format!("{n}[{i}]"),
+fn convert_assignment(a: &ast::Assignment) -> Assign {
+    let (name, index) = match &a.name {
+        ast::AssignmentName::VariableName(n) => (n.clone(), None),
+        ast::AssignmentName::ArrayElementName(n, i) => (n.clone(), Some(i.clone())),
     };
-    let values = match &a.value {
-        ast::AssignmentValue::Scalar(w) => vec![w.value.clone()],
-        ast::AssignmentValue::Array(items) => items
-            .iter()
-            .flat_map(|(k, v)| k.iter().chain(std::iter::once(v)))
-            .map(|w| w.value.clone())
-            .collect(),
+    let value = match &a.value {
+        ast::AssignmentValue::Scalar(w) => AssignValue::Scalar(w.value.clone()),
+        ast::AssignmentValue::Array(items) => AssignValue::Array(
+            items
+                .iter()
+                .map(|(k, v)| (k.as_ref().map(|k| k.value.clone()), v.value.clone()))
+                .collect(),
+        ),
     };
-    (name, values)
+    Assign {
+        name,
+        index,
+        value,
+        append: a.append,
+    }
 }
 
 fn convert_item(src: &Src<'_>, item: &ast::CommandPrefixOrSuffixItem, out: &mut Simple) {
@@ -556,8 +634,9 @@ fn convert_item(src: &Src<'_>, item: &ast::CommandPrefixOrSuffixItem, out: &mut 
         }
         ast::CommandPrefixOrSuffixItem::Word(w) => out.args.push(Arg::Word(w.value.clone())),
         // `export X=1`, `declare x=$(…)`: an argument word of the command.
-        ast::CommandPrefixOrSuffixItem::AssignmentWord(_, w) => {
-            out.args.push(Arg::Word(w.value.clone()));
+        ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
+            out.args
+                .push(Arg::Assign(w.value.clone(), convert_assignment(a)));
         }
         ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
             out.args.push(Arg::Process(script_of(src, &sub.list)));

@@ -1,9 +1,8 @@
-//! Decoding of one shell word as bash would read it: quote removal, escapes, ANSI-C
-//! quoting, tilde prefixes, and discovery of every expansion in it.
+//! Scanning of shell text for what bash would find in it: the extent of quotes,
+//! `$( )`, `${ }` and backticks, ANSI-C escapes, and the bodies of nested command and
+//! process substitutions in text that is not evaluated (arithmetic, unused operands).
 //!
-//! Owns: turning the raw text of a word into its value plus the reasons it may differ
-//! at run time, and handing back the bodies of nested command and process
-//! substitutions so they can be analyzed in turn. Never evaluates anything.
+//! Owns: the lexical helpers `expand.rs` builds on. Never evaluates anything.
 
 use crate::model::Dynamic;
 
@@ -32,103 +31,11 @@ pub(crate) struct Decoded {
 }
 
 impl Decoded {
-    pub fn literal(&self) -> bool {
-        self.dynamic.is_empty()
-    }
-
     fn mark(&mut self, d: Dynamic) {
         if !self.dynamic.contains(&d) {
             self.dynamic.push(d);
         }
     }
-}
-
-/// Decode a word as it appears in a command (tilde prefix, quotes, globs, braces).
-pub(crate) fn decode(raw: &str) -> Decoded {
-    let mut d = Decoded::default();
-    let b = raw.as_bytes();
-    let mut i = tilde_prefix(raw, &mut d);
-    if i == 0 {
-        i = home_prefix(raw, &mut d);
-    }
-    let mut glob = false;
-    let mut brace = false;
-    while i < b.len() {
-        match b[i] {
-            b'\\' => {
-                if i + 1 < b.len() {
-                    if b[i + 1] == b'\n' {
-                        i += 2;
-                    } else {
-                        let ch = next_char(raw, i + 1);
-                        d.value.push_str(ch);
-                        i += 1 + ch.len();
-                    }
-                } else {
-                    i += 1;
-                }
-            }
-            b'\'' => {
-                let end = find_byte(b, i + 1, b'\'');
-                d.value.push_str(slice(raw, i + 1, end));
-                i = end + 1;
-            }
-            b'"' => {
-                i = double_quoted(raw, i + 1, &mut d);
-            }
-            b'$' => {
-                i = dollar(raw, i, &mut d, false);
-            }
-            b'`' => {
-                i = backtick(raw, i, &mut d);
-            }
-            b'*' | b'?' => {
-                glob = true;
-                d.value.push(b[i] as char);
-                i += 1;
-            }
-            b'[' if b[i + 1..].contains(&b']') => {
-                glob = true;
-                d.value.push('[');
-                i += 1;
-            }
-            b'@' | b'!' | b'+' if b.get(i + 1) == Some(&b'(') => {
-                // extglob pattern such as @(a|b)
-                glob = true;
-                d.value.push(b[i] as char);
-                i += 1;
-            }
-            b'<' | b'>' if b.get(i + 1) == Some(&b'(') => {
-                let end = match_paren(b, i + 2);
-                d.substs.push(Subst {
-                    kind: SubstKind::Process,
-                    body: slice(raw, i + 2, end).to_owned(),
-                });
-                d.mark(Dynamic::ProcessSubstitution);
-                d.value.push_str(slice(raw, i, end + 1));
-                i = end + 1;
-            }
-            b'{' => {
-                if !brace && brace_expansion_at(b, i) {
-                    brace = true;
-                }
-                d.value.push('{');
-                i += 1;
-            }
-            _ => {
-                let ch = next_char(raw, i);
-                d.value.push_str(ch);
-                i += ch.len();
-            }
-        }
-    }
-    if glob {
-        d.mark(Dynamic::Glob(raw.to_owned()));
-    }
-    if brace {
-        d.mark(Dynamic::BraceExpansion(raw.to_owned()));
-    }
-    d
 }
 
 /// Decode the body of a here-document whose delimiter was not quoted: only `$`,
@@ -167,7 +74,7 @@ pub(crate) fn scan_expansions(raw: &str, d: &mut Decoded) {
     d.substs.extend(sub.substs);
 }
 
-fn next_char(s: &str, i: usize) -> &str {
+pub(crate) fn next_char(s: &str, i: usize) -> &str {
     let mut end = i + 1;
     while end < s.len() && !s.is_char_boundary(end) {
         end += 1;
@@ -175,65 +82,15 @@ fn next_char(s: &str, i: usize) -> &str {
     slice(s, i, end)
 }
 
-fn slice(s: &str, start: usize, end: usize) -> &str {
+pub(crate) fn slice(s: &str, start: usize, end: usize) -> &str {
     let end = end.min(s.len());
     s.get(start.min(end)..end).unwrap_or("")
 }
 
-fn find_byte(b: &[u8], from: usize, what: u8) -> usize {
+pub(crate) fn find_byte(b: &[u8], from: usize, what: u8) -> usize {
     b.get(from..)
         .and_then(|rest| rest.iter().position(|&c| c == what))
         .map_or(b.len(), |p| from + p)
-}
-
-/// `~`, `~/x`: normalised; `~user`, `~+`, `~-`: dynamic. Returns bytes consumed.
-fn tilde_prefix(raw: &str, d: &mut Decoded) -> usize {
-    let b = raw.as_bytes();
-    if b.first() != Some(&b'~') {
-        return 0;
-    }
-    let end = find_byte(b, 1, b'/');
-    let user = slice(raw, 1, end);
-    if user.is_empty() {
-        d.value.push('~');
-        return 1;
-    }
-    if user
-        .bytes()
-        .any(|c| matches!(c, b'\'' | b'"' | b'\\' | b'$' | b'`'))
-    {
-        // A quoted tilde prefix is not a tilde expansion.
-        return 0;
-    }
-    d.mark(Dynamic::TildeUser(format!("~{user}")));
-    d.value.push('~');
-    d.value.push_str(user);
-    end
-}
-
-/// `$HOME`, `${HOME}`, `"$HOME"`, `"${HOME}"` at the start of the word, followed by
-/// `/` or the end: normalised to `~`. Returns bytes consumed.
-fn home_prefix(raw: &str, d: &mut Decoded) -> usize {
-    for p in ["$HOME", "${HOME}", "\"$HOME", "\"${HOME}"] {
-        let Some(rest) = raw.strip_prefix(p) else {
-            continue;
-        };
-        let next = rest.as_bytes().first();
-        let ends_name = match next {
-            None | Some(b'/') | Some(b'"') | Some(b'\'') => true,
-            Some(c) => p.ends_with('}') && *c != b'[',
-        };
-        if !ends_name {
-            continue;
-        }
-        d.value.push('~');
-        if p.starts_with('"') {
-            // Still inside the double quotes: decode the rest of the quoted part.
-            return double_quoted(raw, p.len(), d);
-        }
-        return p.len();
-    }
-    0
 }
 
 /// Decode a double-quoted section starting after the opening quote; returns the index
@@ -361,7 +218,7 @@ fn backtick(raw: &str, i: usize, d: &mut Decoded) -> usize {
 }
 
 /// Decode `$'…'` starting after the opening quote; returns (value, index after close).
-fn ansi_c(raw: &str, mut i: usize) -> (String, usize) {
+pub(crate) fn ansi_c(raw: &str, mut i: usize) -> (String, usize) {
     let b = raw.as_bytes();
     let mut out: Vec<u8> = Vec::new();
     while i < b.len() && b[i] != b'\'' {
@@ -441,30 +298,8 @@ fn hex(b: &[u8], i: usize, max: usize) -> (u32, usize) {
     (v, used)
 }
 
-/// True when an unquoted `{` at `i` starts a brace expansion: a matching `}` with a
-/// top-level `,` or `..` between them.
-fn brace_expansion_at(b: &[u8], i: usize) -> bool {
-    let mut depth = 0usize;
-    let mut j = i + 1;
-    let mut found = false;
-    while j < b.len() {
-        match b[j] {
-            b'\\' => j += 1,
-            b'{' => depth += 1,
-            b'}' if depth == 0 => return found,
-            b'}' => depth -= 1,
-            b',' if depth == 0 => found = true,
-            b'.' if depth == 0 && b.get(j + 1) == Some(&b'.') => found = true,
-            b'\'' | b'"' | b' ' => return false,
-            _ => {}
-        }
-        j += 1;
-    }
-    false
-}
-
 /// Index of the `}` closing a `${` whose content starts at `i`.
-fn match_brace(b: &[u8], mut i: usize) -> usize {
+pub(crate) fn match_brace(b: &[u8], mut i: usize) -> usize {
     let mut depth = 0usize;
     while i < b.len() {
         match b[i] {
@@ -484,7 +319,7 @@ fn match_brace(b: &[u8], mut i: usize) -> usize {
 }
 
 /// Index of the closing quote of a double-quoted section whose content starts at `i`.
-fn skip_dq(b: &[u8], mut i: usize) -> usize {
+pub(crate) fn skip_dq(b: &[u8], mut i: usize) -> usize {
     while i < b.len() {
         match b[i] {
             b'\\' => i += 1,
@@ -545,38 +380,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn quotes_and_escapes() {
-        assert_eq!(decode(r#"'a b'"c\"d"e\ f"#).value, "a bc\"de f");
-        assert!(decode(r#"'a b'"c\"d"e\ f"#).literal());
-    }
-
-    #[test]
-    fn ansi_c() {
-        assert_eq!(decode(r"$'\x72m'").value, "rm");
-        assert_eq!(decode(r"$'\162\155'").value, "rm");
-        assert_eq!(decode(r"$'a\nb'").value, "a\nb");
-        assert_eq!(decode(r"$'\u0072m'").value, "rm");
-    }
-
-    #[test]
-    fn home_forms() {
-        for w in ["~/x", "$HOME/x", "${HOME}/x", "\"$HOME\"/x", "\"$HOME/x\""] {
-            let d = decode(w);
-            assert_eq!(d.value, "~/x", "{w}");
-            assert!(d.literal(), "{w}");
-        }
-        assert!(!decode("$HOMEX/y").literal());
-        assert!(!decode("~root/x").literal());
+    fn ansi_c_escapes() {
+        let dec = |s: &str| ansi_c(s, 0).0;
+        assert_eq!(dec(r"\x72m'"), "rm");
+        assert_eq!(dec(r"\162\155'"), "rm");
+        assert_eq!(dec(r"a\nb'"), "a\nb");
+        assert_eq!(dec(r"\u0072m'"), "rm");
     }
 
     #[test]
     fn substitutions() {
-        let d = decode("a$(b \"$(c)\")d");
+        let d = decode_heredoc("a$(b \"$(c)\")d");
         assert_eq!(d.substs.len(), 1);
         assert_eq!(d.substs[0].body, "b \"$(c)\"");
-        let d = decode("${x:-$(id)}");
+        let d = decode_heredoc("${x:-$(id)}");
         assert_eq!(d.substs[0].body, "id");
-        let d = decode("\"`id`\"");
+        let d = decode_heredoc("\"`id`\"");
         assert_eq!(d.substs[0].body, "id");
     }
 }
