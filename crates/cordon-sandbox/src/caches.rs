@@ -35,6 +35,35 @@ pub const DEV_CACHES: &[&str] = &[
     ".m2",
 ];
 
+/// The programs that write each cache of [`DEV_CACHES`] (same order). A cache the host
+/// does not have is made only when one of them is installed (on `PATH`), since each costs
+/// a mount at every start; an empty list means always (`gradlew` and `mvnw` wrappers live
+/// in projects and download their tool into these caches).
+pub const CACHE_WRITERS: &[&[&str]] = &[
+    &["cargo"],
+    &["npm", "npx"],
+    &["pip", "pip3"],
+    &["uv"],
+    &["go"],
+    &["go"],
+    &["yarn"],
+    &["pnpm"],
+    &[],
+    &[],
+];
+
+/// Whether any of `programs` is an executable file in a directory of `path` (a
+/// `PATH`-style list).
+pub fn installed(programs: &[&str], path: &std::ffi::OsStr) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::split_paths(path).any(|dir| {
+        programs.iter().any(|p| {
+            std::fs::metadata(dir.join(p))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
+}
+
 /// How a cache appears in the sandbox.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CacheLayer {
@@ -145,6 +174,19 @@ pub fn caches_base(roots: &[PathBuf], caches: &[PathBuf]) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn every_cache_names_its_writers_and_programs_are_found_on_path() {
+        assert_eq!(CACHE_WRITERS.len(), DEV_CACHES.len());
+        let t = tempfile::tempdir().unwrap();
+        let tool = t.path().join("npm");
+        std::fs::write(&tool, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path = std::ffi::OsString::from(format!("/nonexistent:{}", t.path().display()));
+        assert!(installed(&["npm", "npx"], &path));
+        assert!(!installed(&["go"], &path));
+    }
 
     #[test]
     fn slots_are_exclusive_and_reused() {

@@ -52,7 +52,7 @@
 //! is made read-only once its mount points are in place: only the scratch space and the
 //! writable roots take writes.
 
-use crate::caches::{CacheLayer, DEV_CACHES};
+use crate::caches::{CACHE_WRITERS, CacheLayer, DEV_CACHES, installed};
 use crate::changes::Layer;
 use crate::error::{SandboxError, SandboxErrorKind};
 use crate::system_secrets::system_secret_paths;
@@ -365,14 +365,19 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
         }
     }
     // Developer caches: writable from the run's slot, never the host's. Not inside a
-    // writable root (already writable, and merged) and, when HOME is visible, only those
-    // that exist (a mount point cannot be made in the host's read-only HOME).
+    // writable root (already writable, and merged); when HOME is visible, only those
+    // that exist (a mount point cannot be made in the host's read-only HOME); and one
+    // the host lacks only when a program that writes it is installed.
     if !full_access && inp.home.is_dir() {
-        for rel in DEV_CACHES {
+        let search = std::env::var_os("PATH").unwrap_or_default();
+        for (rel, writers) in DEV_CACHES.iter().zip(CACHE_WRITERS) {
             let path = inp.home.join(rel);
             let exists = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
             let in_root = inp.writable_roots.iter().any(|r| path.starts_with(r));
-            if !in_root && (exists || inp.home_view == HomeView::Hidden) {
+            let wanted = exists
+                || (inp.home_view == HomeView::Hidden
+                    && (writers.is_empty() || installed(writers, &search)));
+            if !in_root && wanted {
                 ops.push(MountOp::Cache { path });
             }
         }

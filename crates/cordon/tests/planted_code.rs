@@ -207,11 +207,15 @@ impl Repo {
             As::Nobody => PathBuf::from("setpriv"),
         };
         let mut c = Command::new(program);
+        let path = format!(
+            "{}:/usr/local/bin:/usr/bin:/bin",
+            self.root.join("bin").display()
+        );
         c.args(&args)
             .current_dir(&self.ws)
             .env_clear()
             .env("HOME", &self.home)
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("PATH", path)
             .env("MARKER", &self.marker)
             .stdin(Stdio::null());
         c
@@ -585,6 +589,14 @@ fn developer_caches_are_writable_and_never_the_hosts() {
     }
     for who in users() {
         let r = Repo::new(who);
+        // A cache the host lacks is made when a program that writes it is installed:
+        // stand-ins for npm and pip on cordon's PATH.
+        std::fs::create_dir_all(r.root.join("bin")).unwrap();
+        for tool in ["npm", "pip"] {
+            let p = r.root.join("bin").join(tool);
+            std::fs::write(&p, "#!/bin/sh\n").unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
         std::fs::create_dir_all(r.home.join(".cargo/registry")).unwrap();
         std::fs::write(r.home.join(".cargo/registry/host-crate"), "host").unwrap();
         if who == As::Nobody {
