@@ -58,6 +58,57 @@ fn generated(size: usize) -> String {
     s
 }
 
+/// The worst case of each evaluation, as one line repeated: the text bash evaluates
+/// deterministically that costs the analysis most per byte.
+const WORST: [(&str, &str); 9] = [
+    // 256 words from 40 bytes: the largest brace expansion evaluated.
+    (
+        "brace-wide",
+        "echo {a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}{o,p}",
+    ),
+    // Braces nested 16 deep.
+    (
+        "brace-deep",
+        "echo {a,{b,{c,{d,{e,{f,{g,{h,{i,{j,{k,{l,{m,{n,{o,{p,q}}}}}}}}}}}}}}}}",
+    ),
+    // Each value built from the last: values grow to the 4 KiB cap.
+    ("var-chain", "v=$v/seg; w=${v}x; echo \"$w\" ${#v}"),
+    // Indirection and operators over a grown value.
+    (
+        "var-ops",
+        "n=v; x=${!n}; echo ${x%/*} ${x##*/} ${x//s/S} ${x:1:5}",
+    ),
+    // A for list of 32 items: every iteration analyzed.
+    (
+        "loop-items",
+        "for f in a b c d e f g h i j k l m n o p q r s t u v w x y z 1 2 3 4 5 6; do cat \"$f\"; done",
+    ),
+    // Loops nested 4 deep over 4 items: 256 body analyses per line.
+    (
+        "loop-nested",
+        "for a in 1 2 3 4; do for b in 1 2 3 4; do for c in 1 2 3 4; do for d in 1 2 3 4; do cat $a$b$c$d; done; done; done; done",
+    ),
+    // A loop that reads what it assigns: analyzed twice.
+    (
+        "loop-reassign",
+        "k=a; while read x; do cat $k; k=$x; done < f",
+    ),
+    // A glob command name analyzed as each program it can name.
+    ("glob-program", "/???/??? ~/.s?h/id_* /etc/*"),
+    // Command substitutions evaluated by parsing their body again.
+    ("subst-echo", "cat \"$(echo ~/x)\" \"$(printf '%s' y)\""),
+];
+
+/// `line` repeated (newline-separated) to at least `size` bytes.
+fn repeated(line: &str, size: usize) -> String {
+    let mut s = String::with_capacity(size + line.len() + 1);
+    while s.len() < size {
+        s.push_str(line);
+        s.push('\n');
+    }
+    s
+}
+
 const SIZES: [(usize, &str); 4] = [
     (1 << 10, "1KB"),
     (10 << 10, "10KB"),
@@ -93,6 +144,20 @@ fn criterion_benches(c: &mut Criterion) {
             b.iter(|| black_box(cordon_shell::analyze(black_box(t))));
         });
         g.bench_with_input(BenchmarkId::new("raw_parse", label), &text, |b, t| {
+            b.iter(|| black_box(cordon_shell::raw_parse(black_box(t))));
+        });
+    }
+    g.finish();
+
+    let mut g = c.benchmark_group("worst");
+    g.sample_size(10);
+    for (name, line) in WORST {
+        let text = repeated(line, 100 << 10);
+        g.throughput(Throughput::Bytes(text.len() as u64));
+        g.bench_with_input(BenchmarkId::new("analyze", name), &text, |b, t| {
+            b.iter(|| black_box(cordon_shell::analyze(black_box(t))));
+        });
+        g.bench_with_input(BenchmarkId::new("raw_parse", name), &text, |b, t| {
             b.iter(|| black_box(cordon_shell::raw_parse(black_box(t))));
         });
     }
@@ -164,6 +229,27 @@ fn summary() {
             a.as_secs_f64() / p.as_secs_f64(),
             us(a) / kb
         );
+    }
+
+    println!("\n| worst case of an evaluation | size | analyze ms | raw parse ms | analyze/raw |");
+    println!("|---|---:|---:|---:|---:|");
+    for (name, line) in WORST {
+        for (size, label) in SIZES {
+            let text = repeated(line, size);
+            let budget = Duration::from_millis(if size >= 1 << 20 { 2_000 } else { 300 });
+            let a = median(budget, || {
+                black_box(cordon_shell::analyze(black_box(&text)));
+            });
+            let p = median(budget, || {
+                black_box(cordon_shell::raw_parse(black_box(&text)));
+            });
+            println!(
+                "| {name} | {label} | {:.3} | {:.3} | {:.2} |",
+                us(a) / 1e3,
+                us(p) / 1e3,
+                a.as_secs_f64() / p.as_secs_f64(),
+            );
+        }
     }
 }
 

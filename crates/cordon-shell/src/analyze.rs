@@ -66,6 +66,24 @@ const GLOB_PROGRAMS: &[&str] = &[
 /// Most programs one glob in a command name is analyzed as.
 const MAX_GLOB_PROGRAMS: usize = 8;
 
+/// Builtins that change variables (see `Analyzer::builtin_env`).
+const ENV_BUILTINS: &[&str] = &[
+    "export",
+    "declare",
+    "typeset",
+    "local",
+    "readonly",
+    "read",
+    "mapfile",
+    "readarray",
+    "getopts",
+    "printf",
+    "unset",
+    "let",
+    "shopt",
+    "set",
+];
+
 /// Declaration builtins: their assignment-shaped arguments are assignments.
 const DECLARATIONS: &[&str] = &["declare", "typeset", "export", "readonly", "local"];
 
@@ -294,6 +312,8 @@ struct Analyzer {
     eval_budget: usize,
     /// Walk steps that re-analyzing loop bodies may still take.
     loop_budget: usize,
+    /// Analyses of a command as a program its glob command name can name still allowed.
+    variant_budget: usize,
     /// Walk steps taken (simple and compound commands visited).
     steps: usize,
     /// Names each function assigns (`None`: too many to list), by name.
@@ -328,6 +348,7 @@ impl Default for Analyzer {
             env: Env::default(),
             eval_budget: 0,
             loop_budget: 0,
+            variant_budget: 0,
             steps: 0,
             fn_assigns: HashMap::new(),
             fn_generation: HashMap::new(),
@@ -341,13 +362,28 @@ impl Default for Analyzer {
 /// Most bytes of scripts written in the text that are analyzed where they are run.
 const WRITTEN_SCRIPT_BUDGET: usize = 1 << 20;
 
+/// Bytes evaluation may produce beyond one per byte of input (a brace-expanded word
+/// costs its length and 32 more): enough for a command whose brace expansion yields
+/// about 150 short words, or a few uses of a long value.
+const EVAL_BUDGET_BASE: usize = 8 * 1024;
+
+/// Walk steps (simple and compound commands) that analyzing loop bodies again may take
+/// beyond one per 32 bytes of input: enough for a loop nest of 256 body runs in one
+/// command.
+const LOOP_BUDGET_BASE: usize = 512;
+
+/// Commands that may be analyzed again as a program their glob command name can name,
+/// beyond one per 256 bytes of input.
+const VARIANT_BUDGET_BASE: usize = 32;
+
 impl Analyzer {
     /// An analyzer whose evaluation budgets are proportional to the text: evaluation
     /// can never make the work grow faster than the input.
     fn for_text(text: &str) -> Self {
         Self {
-            eval_budget: 64 * 1024 + 4 * text.len(),
-            loop_budget: 4096 + text.len() / 16,
+            eval_budget: EVAL_BUDGET_BASE + text.len(),
+            loop_budget: LOOP_BUDGET_BASE + text.len() / 32,
+            variant_budget: VARIANT_BUDGET_BASE + text.len() / 256,
             ..Self::default()
         }
     }
@@ -1093,7 +1129,9 @@ impl Analyzer {
         // A glob in the command name may name a program: analyze the command as each
         // that matters (the glob itself stays opaque).
         let variants = match decoded.first().map(Vec::as_slice) {
-            Some([Dynamic::Glob(g)]) if !self.in_variant => glob_programs(g),
+            Some([Dynamic::Glob(g)]) if !self.in_variant && self.variant_budget > 0 => {
+                glob_programs(g)
+            }
             _ => Vec::new(),
         };
         for d in &decoded {
@@ -1622,10 +1660,10 @@ impl Analyzer {
         }
 
         for p in variants {
-            if self.loop_budget == 0 {
+            if self.variant_budget == 0 {
                 break;
             }
-            self.loop_budget -= 1;
+            self.variant_budget -= 1;
             let mut v = s.clone();
             if let Some(first) = v.args.first_mut() {
                 *first = Arg::Word(shell_quote(&p));
@@ -1640,13 +1678,15 @@ impl Analyzer {
             // Any builtin could run under that name (`eval`, `read`, `declare`).
             self.env.kill_all();
         } else if same_shell && let Some(n) = name.as_deref() {
-            let args_now = self
-                .out
-                .commands
-                .get(idx)
-                .map(|c| c.args.clone())
-                .unwrap_or_default();
-            self.builtin_env(n, &args_now, decl_assigns, feed.as_ref(), &temp);
+            if ENV_BUILTINS.contains(&n) {
+                let args_now = self
+                    .out
+                    .commands
+                    .get(idx)
+                    .map(|c| c.args.clone())
+                    .unwrap_or_default();
+                self.builtin_env(n, &args_now, decl_assigns, feed.as_ref(), &temp);
+            }
             if sourcing && written_script.is_none() {
                 self.env.kill_all();
             }

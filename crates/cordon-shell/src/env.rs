@@ -126,7 +126,7 @@ impl Default for Env {
             journal: Vec::new(),
             child_start: 0,
             frozen: false,
-            tainted: VOLATILE.iter().map(|s| (*s).to_owned()).collect(),
+            tainted: HashSet::new(),
             reads: Vec::new(),
             watching: 0,
         };
@@ -161,6 +161,7 @@ impl Env {
             return Val::Unknown;
         };
         if self.frozen
+            || VOLATILE.contains(&name)
             || self.tainted.contains(name)
             || b.epoch <= self.killed_before
             || in_dead(&self.dead, b.epoch)
@@ -186,7 +187,7 @@ impl Env {
             return;
         }
         let val = match val {
-            _ if self.tainted.contains(name) => Val::Unknown,
+            _ if self.tainted.contains(name) || VOLATILE.contains(&name) => Val::Unknown,
             Val::Str(s) if s.len() > MAX_VALUE => Val::Unknown,
             Val::Arr(a) if a.iter().map(|(_, s)| s.len()).sum::<usize>() > MAX_VALUE => {
                 Val::Unknown

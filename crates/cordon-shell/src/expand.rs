@@ -28,11 +28,17 @@ pub(crate) const MAX_BRACE_WORDS: usize = 256;
 /// Deepest nesting of braces inside one brace expansion.
 const MAX_BRACE_DEPTH: usize = 16;
 
+/// Budget bytes one brace-expanded word costs beyond its length.
+const BRACE_WORD_COST: usize = 32;
+
 /// Deepest nesting of parameter expansions inside operands (`${a:-${b:-…}}`).
 const MAX_OPERAND_DEPTH: usize = 16;
 
 /// Most matching steps (characters × pattern elements) of one pattern operator.
 const MAX_MATCH_WORK: usize = 1 << 22;
+
+/// Matching steps paid for with one byte of the evaluation budget.
+const MATCH_STEPS_PER_BYTE: usize = 16;
 
 /// How a word is expanded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,6 +175,21 @@ impl<'a> Expander<'a> {
     /// Expand one word.
     pub(crate) fn word(&mut self, raw: &str, mode: Mode) -> Expansion {
         let mut out = Expansion::default();
+        // Most words have nothing to expand: no quote, expansion, brace, tilde or glob.
+        if !raw.is_empty()
+            && !raw.bytes().any(|c| {
+                matches!(
+                    c,
+                    b'$' | b'\'' | b'"' | b'`' | b'\\' | b'{' | b'~' | b'*' | b'?' | b'[' | b'('
+                ) || (mode == Mode::Assign && c == b':')
+            })
+        {
+            out.fields.push(Field {
+                value: raw.to_owned(),
+                dynamic: Vec::new(),
+            });
+            return out;
+        }
         let raws = if mode == Mode::Command {
             match self.brace(raw) {
                 Some(words) => words,
@@ -285,12 +306,23 @@ impl<'a> Expander<'a> {
         if !raw.contains('{') {
             return Some(vec![raw.to_owned()]);
         }
-        let out = brace_expand(raw, 0)?;
-        if out.len() == 1 {
-            return Some(out);
+        // Scanning is bounded per word; the words built are paid from the budget,
+        // each also for what analyzing one more word costs.
+        if *self.budget == 0 {
+            return None;
         }
-        let bytes: usize = out.iter().map(String::len).sum();
-        self.charge(bytes).then_some(out)
+        let scan = 8 * raw.len() + 256;
+        let mut work = Work {
+            scan,
+            build: *self.budget,
+        };
+        let out = brace_expand(raw, 0, &mut work)?;
+        if out.len() > 1 {
+            let spent = *self.budget - work.build + (scan - work.scan);
+            self.charge(spent + BRACE_WORD_COST * out.len())
+                .then_some(())?;
+        }
+        Some(out)
     }
 
     // ---- scanning ----------------------------------------------------------------
@@ -617,26 +649,14 @@ impl<'a> Expander<'a> {
         if !(t.starts_with("echo ") || t.starts_with("printf ")) || body.len() > 1024 {
             return None;
         }
-        if self.depth >= MAX_OPERAND_DEPTH {
+        // Reading the body's words again is paid like output.
+        if self.depth >= MAX_OPERAND_DEPTH || !self.charge(4 * body.len()) {
             return None;
         }
-        let script = crate::parse::parse_one(body, 8).ok()?;
-        let [p] = script.pipelines.as_slice() else {
-            return None;
-        };
-        let [crate::parse::Item::Simple(s)] = p.stages.as_slice() else {
-            return None;
-        };
-        if p.background || !s.assignments.is_empty() || !s.redirects.is_empty() {
-            return None;
-        }
+        let raws = simple_words(body)?;
         let mut words = Vec::new();
         self.depth += 1;
-        for a in &s.args {
-            let crate::parse::Arg::Word(raw) = a else {
-                self.depth -= 1;
-                return None;
-            };
+        for raw in raws {
             // Substitutions here are recorded by the caller's analysis of the body.
             let saved = self.substs.len();
             let e = self.word(raw, Mode::Command);
@@ -1080,7 +1100,8 @@ impl<'a> Expander<'a> {
             } => {
                 let p = self.pattern(pat)?;
                 let chars: Vec<char> = s.chars().collect();
-                if chars.len().saturating_mul(p.len() + 1) > MAX_MATCH_WORK {
+                let work = chars.len().saturating_mul(p.len() + 1);
+                if work > MAX_MATCH_WORK || !self.charge(work / MATCH_STEPS_PER_BYTE) {
                     return None;
                 }
                 if *suffix {
@@ -1103,6 +1124,11 @@ impl<'a> Expander<'a> {
                     }
                     None => String::new(),
                 };
+                let n = s.chars().count();
+                let work = n.saturating_mul(n + 1).saturating_mul(p.len() + 1);
+                if work > MAX_MATCH_WORK || !self.charge(work / MATCH_STEPS_PER_BYTE) {
+                    return None;
+                }
                 replace(s, &p, &r, *mode)
             }
             Op::Case { upper, all, pat } => {
@@ -1257,10 +1283,12 @@ impl<'a> Expander<'a> {
 struct Builder {
     out: Vec<Field>,
     value: String,
-    /// The glob pattern: quoted pattern characters escaped.
-    pattern: String,
-    /// What glob detection sees: unknown parts replaced by an escaped placeholder.
-    detect: String,
+    /// Byte offsets in `value` of pattern characters that were quoted.
+    quoted_at: Vec<usize>,
+    /// Byte ranges in `value` of parts only known at run time.
+    atoms: Vec<(usize, usize)>,
+    /// An unquoted pattern character was seen: the field may be a glob.
+    maybe_glob: bool,
     dynamic: Vec<Dynamic>,
     has: bool,
     /// The last delimiter was IFS white space (a following non-white delimiter joins
@@ -1277,8 +1305,9 @@ impl Builder {
         Self {
             out: Vec::new(),
             value: String::new(),
-            pattern: String::new(),
-            detect: String::new(),
+            quoted_at: Vec::new(),
+            atoms: Vec::new(),
+            maybe_glob: false,
             dynamic: Vec::new(),
             has: false,
             after_white: false,
@@ -1290,22 +1319,23 @@ impl Builder {
     }
 
     fn ch(&mut self, c: char, quoted: bool) {
-        self.value.push(c);
-        if quoted && is_pattern_char(c) || !self.glob {
-            self.pattern.push('\\');
-            self.detect.push('\\');
+        if is_pattern_char(c) {
+            if quoted || !self.glob {
+                self.quoted_at.push(self.value.len());
+            } else {
+                self.maybe_glob = true;
+            }
         }
-        self.pattern.push(c);
-        self.detect.push(c);
+        self.value.push(c);
         self.has = true;
         self.at_start = false;
         self.after_white = false;
     }
 
     fn atom(&mut self, text: &str, why: &[Dynamic]) {
+        let start = self.value.len();
         self.value.push_str(text);
-        self.pattern.push_str(text);
-        self.detect.push_str("\\x");
+        self.atoms.push((start, self.value.len()));
         for d in why {
             if !self.dynamic.contains(d) {
                 self.dynamic.push(d.clone());
@@ -1342,20 +1372,30 @@ impl Builder {
             return;
         }
         let mut value = std::mem::take(&mut self.value);
-        let mut pattern = std::mem::take(&mut self.pattern);
-        let detect = std::mem::take(&mut self.detect);
+        let quoted_at = std::mem::take(&mut self.quoted_at);
+        let atoms = std::mem::take(&mut self.atoms);
+        let maybe_glob = std::mem::replace(&mut self.maybe_glob, false);
         let mut dynamic = std::mem::take(&mut self.dynamic);
         self.has = false;
+        // The glob pattern (quoted pattern characters escaped) and what glob detection
+        // sees (unknown parts replaced by an escaped placeholder), only when needed.
+        let mut glob = None;
+        if self.glob && maybe_glob {
+            let (pattern, detect) = glob_texts(&value, &quoted_at, &atoms);
+            if has_wildcard(&detect) || Pattern::parse(&detect).literal().is_none() {
+                glob = Some(pattern);
+            }
+        }
         if value.contains(HOME) {
             let (v, known) = render_home(&value);
             value = v;
-            pattern = render_home(&pattern).0;
+            glob = glob.map(|p| render_home(&p).0);
             let d = Dynamic::ParameterExpansion("$HOME".into());
             if !known && !dynamic.contains(&d) {
                 dynamic.push(d);
             }
         }
-        if self.glob && Pattern::parse(&detect).literal().is_none() {
+        if let Some(pattern) = glob {
             dynamic.push(Dynamic::Glob(pattern));
             if self.globs_changed {
                 dynamic.push(Dynamic::Opaque(
@@ -1366,6 +1406,52 @@ impl Builder {
         let _ = self.split;
         self.out.push(Field { value, dynamic });
     }
+}
+
+/// The glob pattern of a field value and the text glob detection reads: characters at
+/// `quoted_at` escaped; unknown parts (`atoms`) kept as written in the pattern and
+/// replaced by an escaped placeholder for detection.
+fn glob_texts(value: &str, quoted_at: &[usize], atoms: &[(usize, usize)]) -> (String, String) {
+    let mut pattern = String::with_capacity(value.len() + quoted_at.len());
+    let mut detect = String::with_capacity(value.len() + quoted_at.len());
+    let mut q = quoted_at.iter().peekable();
+    let mut a = atoms.iter().peekable();
+    for (i, c) in value.char_indices() {
+        while a.peek().is_some_and(|(_, end)| *end <= i) {
+            a.next();
+        }
+        if let Some((start, _)) = a.peek()
+            && *start <= i
+        {
+            pattern.push(c);
+            if *start == i {
+                detect.push_str("\\x");
+            }
+            continue;
+        }
+        if q.peek() == Some(&&i) {
+            q.next();
+            pattern.push('\\');
+            detect.push('\\');
+        }
+        pattern.push(c);
+        detect.push(c);
+    }
+    (pattern, detect)
+}
+
+/// Does pattern text have an unescaped `*` or `?` (the cheap case of a glob)?
+fn has_wildcard(p: &str) -> bool {
+    let mut escaped = false;
+    for c in p.chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '*' | '?' => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Write the home directory as `~` where a path reading can take it so: at the start,
@@ -1411,6 +1497,51 @@ fn flush(lit: &mut String, quoted: bool, out: &mut Vec<Piece>) {
             quoted,
         });
     }
+}
+
+/// The words of a command that is one simple command with nothing but words (no
+/// operator, redirection, assignment or comment); `None` otherwise.
+fn simple_words(body: &str) -> Option<Vec<&str>> {
+    let b = body.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut start: Option<usize> = None;
+    while i < b.len() {
+        match b[i] {
+            b' ' | b'\t' => {
+                if let Some(s) = start.take() {
+                    out.push(body.get(s..i)?);
+                }
+                i += 1;
+                continue;
+            }
+            b';' | b'&' | b'|' | b'<' | b'>' | b'(' | b')' | b'\n' | b'`' => return None,
+            b'#' if start.is_none() => return None,
+            _ => {}
+        }
+        if start.is_none() {
+            start = Some(i);
+        }
+        i = match b[i] {
+            b'\\' => i + 2,
+            b'\'' => find_byte(b, i + 1, b'\'') + 1,
+            b'"' => skip_dq(b, i + 1) + 1,
+            b'$' if b.get(i + 1) == Some(&b'{') => match_brace(b, i + 2) + 1,
+            b'$' if b.get(i + 1) == Some(&b'(') => match_paren(b, i + 2) + 1,
+            _ => i + 1,
+        };
+    }
+    if i > b.len() {
+        // An unterminated quote or expansion.
+        return None;
+    }
+    if let Some(s) = start {
+        out.push(body.get(s..)?);
+    }
+    if out.first()?.contains('=') {
+        return None;
+    }
+    Some(out)
 }
 
 /// The unknown result of an operator; prompt expansion of an unknown value may run
@@ -1743,9 +1874,15 @@ fn pattern_end(s: &str) -> Option<usize> {
 
 // ---- brace expansion -------------------------------------------------------------
 
+/// What one brace expansion may still spend: scanning steps and bytes of words built.
+struct Work {
+    scan: usize,
+    build: usize,
+}
+
 /// Brace-expand a word; `None` when it would make more than [`MAX_BRACE_WORDS`]
-/// words or nests deeper than [`MAX_BRACE_DEPTH`].
-fn brace_expand(raw: &str, depth: usize) -> Option<Vec<String>> {
+/// words, nest deeper than [`MAX_BRACE_DEPTH`], or spend more than `work` allows.
+fn brace_expand(raw: &str, depth: usize, work: &mut Work) -> Option<Vec<String>> {
     if depth > MAX_BRACE_DEPTH {
         return None;
     }
@@ -1761,13 +1898,13 @@ fn brace_expand(raw: &str, depth: usize) -> Option<Vec<String>> {
             b'`' => i = find_byte(b, i + 1, b'`') + 1,
             b'$' if matches!(b.get(i + 1), Some(b'{')) => i = match_brace(b, i + 2) + 1,
             b'$' if matches!(b.get(i + 1), Some(b'(')) => i = match_paren(b, i + 2) + 1,
-            b'{' => match brace_group(raw, i) {
+            b'{' => match brace_group(raw, i, work)? {
                 Some((alts, end)) => {
                     let head = slice(raw, chunk_start, i);
                     let mut items: Vec<String> = Vec::new();
                     for alt in alts {
                         let sub = match alt {
-                            Alt::Text(t) => brace_expand(&t, depth + 1)?,
+                            Alt::Text(t) => brace_expand(&t, depth + 1, work)?,
                             Alt::Plain(t) => vec![t],
                         };
                         items.extend(sub);
@@ -1781,7 +1918,13 @@ fn brace_expand(raw: &str, depth: usize) -> Option<Vec<String>> {
                     let mut next = Vec::with_capacity(out.len() * items.len());
                     for o in &out {
                         for it in &items {
-                            next.push(format!("{o}{head}{it}"));
+                            let len = o.len() + head.len() + it.len();
+                            work.build = work.build.checked_sub(len)?;
+                            let mut w = String::with_capacity(len);
+                            w.push_str(o);
+                            w.push_str(head);
+                            w.push_str(it);
+                            next.push(w);
                         }
                     }
                     out = next;
@@ -1807,14 +1950,18 @@ enum Alt {
     Plain(String),
 }
 
-/// A brace group at `i`: its alternatives and the index of the closing `}`; `None`
-/// when the braces at `i` are not a brace expansion.
-fn brace_group(raw: &str, i: usize) -> Option<(Vec<Alt>, usize)> {
+/// A brace group at `i`: its alternatives and the index of the closing `}`; `Some(None)`
+/// when the braces at `i` are not a brace expansion, `None` when the scanning budget is
+/// spent (an unclosed `{` scans to the end of the word, so many of them would cost
+/// quadratic time).
+#[allow(clippy::option_option)]
+fn brace_group(raw: &str, i: usize, work: &mut Work) -> Option<Option<(Vec<Alt>, usize)>> {
     let b = raw.as_bytes();
     let mut depth = 0usize;
     let mut j = i + 1;
     let mut commas = Vec::new();
     while j < b.len() {
+        work.scan = work.scan.checked_sub(1)?;
         match b[j] {
             b'\\' => j += 1,
             b'\'' => j = find_byte(b, j + 1, b'\''),
@@ -1831,11 +1978,11 @@ fn brace_group(raw: &str, i: usize) -> Option<(Vec<Alt>, usize)> {
         j += 1;
     }
     if j >= b.len() {
-        return None;
+        return Some(None);
     }
     let inner = slice(raw, i + 1, j);
     if commas.is_empty() {
-        return sequence(inner).map(|items| (items.into_iter().map(Alt::Plain).collect(), j));
+        return Some(sequence(inner).map(|items| (items.into_iter().map(Alt::Plain).collect(), j)));
     }
     let mut alts = Vec::with_capacity(commas.len() + 1);
     let mut start = i + 1;
@@ -1843,7 +1990,7 @@ fn brace_group(raw: &str, i: usize) -> Option<(Vec<Alt>, usize)> {
         alts.push(Alt::Text(slice(raw, start, c).to_owned()));
         start = c + 1;
     }
-    Some((alts, j))
+    Some(Some((alts, j)))
 }
 
 /// `x..y[..step]` of integers or single letters.

@@ -794,7 +794,7 @@ pub(crate) fn split_points(text: &str, every: usize) -> Vec<usize> {
     while i < b.len() {
         let c = b[i];
         let at_word_start = word_start;
-        word_start = matches!(c, b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'(' | b'{');
+        word_start = matches!(c, b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'(');
         if in_dq {
             match c {
                 b'\\' => i += 1,
@@ -952,7 +952,7 @@ fn exceeds_nesting(text: &str, limit: usize) -> Option<usize> {
         let c = b[i];
         let top = stack.last().copied();
         let at_word_start = word_start;
-        word_start = matches!(c, b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'(' | b'{');
+        word_start = matches!(c, b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'(');
         if top == Some(Open::DoubleQuote) {
             match c {
                 b'\\' => i += 1,
@@ -1062,6 +1062,14 @@ mod tests {
         let text = format!("cat <<EOF\n{}EOF\n", "line\n".repeat(4_000));
         let a = parse(&text, MAX_NESTING).expect("parses");
         assert_eq!(a.pipelines.len(), 1);
+    }
+
+    #[test]
+    fn length_expansion_is_not_a_comment() {
+        // `${#v}`: the `#` follows `{`, it does not start a comment.
+        let text = "v=$v/x; echo ${#v}\n".repeat(200);
+        assert!(exceeds_nesting(&text, 64).is_none());
+        assert!(parse(&text, MAX_NESTING).is_ok());
     }
 
     #[test]

@@ -125,6 +125,8 @@ impl Class {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pattern {
     toks: Vec<Tok>,
+    /// Some element matches a run of characters (a star or a group).
+    stars: bool,
 }
 
 /// Longest pattern, in elements, that the pairwise operations take on; a longer one is
@@ -190,7 +192,8 @@ impl Pattern {
                 }
             }
         }
-        Self { toks }
+        let stars = toks.iter().any(|t| matches!(t, Tok::Star | Tok::Group));
+        Self { toks, stars }
     }
 
     /// The text this pattern matches when it has no wildcard.
@@ -215,6 +218,13 @@ impl Pattern {
     /// Does `s` match the whole pattern (pattern matching as in `case` and `[[ == ]]`)?
     #[must_use]
     pub fn matches(&self, s: &str) -> bool {
+        // Without a star each element takes exactly one character.
+        if !self.stars && (s.len() < self.toks.len() || s.chars().count() != self.toks.len()) {
+            return false;
+        }
+        if self.toks.len() < 64 {
+            return self.matches_small(s);
+        }
         let mut run = Run::new(self);
         for c in s.chars() {
             if !run.step(c) {
@@ -222,6 +232,38 @@ impl Pattern {
             }
         }
         run.accepts()
+    }
+
+    /// [`Pattern::matches`] with the active positions in one machine word.
+    fn matches_small(&self, s: &str) -> bool {
+        let toks = &self.toks;
+        let close = |mut on: u64| {
+            for (i, t) in toks.iter().enumerate() {
+                if on >> i & 1 == 1 && matches!(t, Tok::Star | Tok::Group) {
+                    on |= 1 << (i + 1);
+                }
+            }
+            on
+        };
+        let mut on = close(1);
+        for c in s.chars() {
+            let mut next = 0u64;
+            for (i, t) in toks.iter().enumerate() {
+                if on >> i & 1 == 0 {
+                    continue;
+                }
+                match t {
+                    Tok::Star | Tok::Group => next |= 1 << i,
+                    _ if takes(t, c) => next |= 1 << (i + 1),
+                    _ => {}
+                }
+            }
+            if next == 0 {
+                return false;
+            }
+            on = close(next);
+        }
+        on >> toks.len() & 1 == 1
     }
 
     /// Does the file name `name` match, with the rule of file-name expansion that a
@@ -255,7 +297,10 @@ impl Pattern {
     pub(crate) fn reversed(&self) -> Self {
         let mut toks = self.toks.clone();
         toks.reverse();
-        Self { toks }
+        Self {
+            toks,
+            stars: self.stars,
+        }
     }
 
     /// Number of elements.
