@@ -1286,11 +1286,12 @@ impl<'a> Expander<'a> {
                     }
                 }
                 Piece::Atom { text, why } => b.atom(&text, &why),
-                Piece::Break => b.finish(true),
+                // Quoted elements carry their own `Has`; unquoted empty ones vanish.
+                Piece::Break => b.finish(),
                 Piece::Has => b.has = true,
             }
         }
-        b.finish(false);
+        b.finish();
         b.out
     }
 }
@@ -1366,25 +1367,25 @@ impl Builder {
     fn delimit(&mut self, white: bool) {
         if white {
             if self.has {
-                self.finish(false);
+                self.finish();
                 self.after_white = true;
             }
         } else if self.has {
-            self.finish(false);
+            self.finish();
             self.after_white = false;
         } else if self.after_white {
             self.after_white = false;
         } else {
             // `,a` or `a,,b` with IFS=,: an empty field.
             self.has = true;
-            self.finish(false);
+            self.finish();
         }
         self.at_start = false;
     }
 
-    /// End the current field (`force`: even when nothing made it exist).
-    fn finish(&mut self, force: bool) {
-        if !self.has && !force {
+    /// End the current field, if something made it exist.
+    fn finish(&mut self) {
+        if !self.has {
             return;
         }
         let mut value = std::mem::take(&mut self.value);
@@ -2390,6 +2391,13 @@ mod tests {
         assert_eq!(vals(&v, "${A[-1]}"), ["y", "z"]);
         assert_eq!(vals(&v, "${!A[@]}"), ["0", "1"]);
         assert_eq!(vals(&v, "$A"), ["x"]);
+        let e = [(
+            "A",
+            Val::Arr(vec![(0, "x".into()), (1, String::new()), (2, "y".into())]),
+        )];
+        assert_eq!(vals(&e, "${A[@]}"), ["x", "y"]);
+        assert_eq!(vals(&e, "\"${A[@]}\""), ["x", "", "y"]);
+        assert_eq!(vals(&e, "\"<${A[@]}>\""), ["<x", "", "y>"]);
     }
 
     #[test]
