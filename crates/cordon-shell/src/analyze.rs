@@ -82,6 +82,7 @@ const ENV_BUILTINS: &[&str] = &[
     "let",
     "shopt",
     "set",
+    "wait",
 ];
 
 /// Declaration builtins: their assignment-shaped arguments are assignments.
@@ -806,9 +807,19 @@ impl Analyzer {
 
     /// Expand a word against the variables known here.
     fn expand_word(&mut self, raw: &str, mode: Mode) -> Expansion {
+        let static_ok = self.echo_is_builtin();
         let mut x = Expander::new(&mut self.env, &mut self.eval_budget);
         x.globs_changed = self.globs_changed;
+        x.static_ok = static_ok;
         x.word(raw, mode)
+    }
+
+    /// `echo` and `printf` are the builtins (no function or alias of the text
+    /// replaces them), so `$(echo …)` can be evaluated.
+    fn echo_is_builtin(&self) -> bool {
+        ["echo", "printf"]
+            .iter()
+            .all(|n| !self.functions.contains_key(*n) && !self.aliases.contains_key(*n))
     }
 
     /// Arithmetic assigns the names it increments or assigns to (and, through a name
@@ -1007,8 +1018,10 @@ impl Analyzer {
                 }
                 RawTarget::HereDoc { body, expand } => {
                     let (target, unseen) = if *expand {
+                        let static_ok = self.echo_is_builtin();
                         let e = {
                             let mut x = Expander::new(&mut self.env, &mut self.eval_budget);
+                            x.static_ok = static_ok;
                             x.heredoc(body)
                         };
                         let n = self.nested(&e.substs, scope);
@@ -1081,7 +1094,7 @@ impl Analyzer {
         let mut decl_assigns: Vec<(Assign, Val)> = Vec::new();
         for a in &s.args {
             match a {
-                Arg::Assign(_, asg) if decl => {
+                Arg::Assign(raw, asg) if decl && !expand::brace_expands(raw) => {
                     let (w, val, d, n) = self.eval_assign(asg, scope);
                     nested.merge(n);
                     fetched.push(n.unseen);
@@ -1098,6 +1111,12 @@ impl Analyzer {
                     decl_assigns.push((asg.clone(), val));
                 }
                 Arg::Word(raw) | Arg::Assign(raw, _) => {
+                    if let Arg::Assign(_, asg) = a
+                        && decl
+                    {
+                        // `export X={a,b}` is `export X=a X=b`: not followed.
+                        decl_assigns.push((asg.clone(), Val::Unknown));
+                    }
                     let e = self.expand_word(raw, Mode::Command);
                     let n = self.nested(&e.substs, scope);
                     nested.merge(n);
@@ -1549,10 +1568,12 @@ impl Analyzer {
         let mut strings: Vec<(String, Word)> = peeled.shell_strings.clone();
         strings.append(&mut outcome.shell_code);
         let mut to_run: Vec<(String, String)> = Vec::new();
+        let mut unseen_code = false;
         for (label, code) in &strings {
             if code.literal {
                 to_run.push((label.clone(), code.value.clone()));
             } else {
+                unseen_code |= label == "eval";
                 let (prog, arg) = label.split_once(' ').unwrap_or((label, label));
                 outcome.exec(prog, arg, &code.value);
             }
@@ -1642,8 +1663,9 @@ impl Analyzer {
                 };
                 self.run_nested(script, scope, Context::ShellString, how, &temp);
             }
-            if let Some(text) = alias_text {
-                self.run_nested(&text, scope, Context::Alias, Where::ThisShell, &[]);
+            if let Some(text) = &alias_text {
+                // Aliases expand only with `expand_aliases`: the alias may not run.
+                self.run_nested(text, scope, Context::Alias, Where::Sourced, &[]);
             }
             for (label, argv) in &exec_argv {
                 if argv.is_empty() {
@@ -1674,11 +1696,13 @@ impl Analyzer {
         }
 
         // What the command does to the variables of this shell.
-        if !program_literal {
-            // Any builtin could run under that name (`eval`, `read`, `declare`).
+        if !program_literal || (unseen_code && same_shell) {
+            // Any builtin could run under that name (`eval`, `read`, `declare`), or
+            // `eval` runs code only known at run time.
             self.env.kill_all();
         } else if same_shell && let Some(n) = name.as_deref() {
-            if ENV_BUILTINS.contains(&n) {
+            // A function or alias of that name runs instead of the builtin.
+            if ENV_BUILTINS.contains(&n) && !function_call && alias_text.is_none() {
                 let args_now = self
                     .out
                     .commands
@@ -2034,9 +2058,11 @@ impl Analyzer {
         let mut nested = Nested::default();
         match &a.value {
             AssignValue::Scalar(raw) => {
+                let static_ok = self.echo_is_builtin();
                 let (val, e) = {
                     let mut x = Expander::new(&mut self.env, &mut self.eval_budget);
                     x.globs_changed = self.globs_changed;
+                    x.static_ok = static_ok;
                     x.assign_value(raw)
                 };
                 nested.merge(self.nested(&e.substs, scope));
@@ -2364,6 +2390,15 @@ impl Analyzer {
                 }
             }
             "set" if args.iter().any(|w| !w.literal) => self.lastpipe = true,
+            "wait" => {
+                // `wait -p NAME` stores a process id.
+                if let Some(k) = args.iter().position(|w| w.value == "-p") {
+                    match args.get(k + 1) {
+                        Some(w) if w.literal => self.env.set(&w.value, Val::Unknown),
+                        _ => self.env.kill_all(),
+                    }
+                }
+            }
             _ => {}
         }
     }

@@ -87,6 +87,7 @@ pub(crate) struct Mark {
     journal: usize,
     epoch: u64,
     killed_before: u64,
+    text_killed_before: u64,
     child_start: u64,
     frozen: bool,
 }
@@ -98,6 +99,8 @@ pub(crate) struct Env {
     epoch: u64,
     /// Bindings with an epoch at or below this are unknown.
     killed_before: u64,
+    /// Bindings the text made (epoch above 1) at or below this are unknown.
+    text_killed_before: u64,
     /// Disjoint, sorted `(start, end]` epoch ranges whose bindings are unknown.
     dead: Vec<(u64, u64)>,
     /// Replaced bindings, newest last, for [`Env::restore`].
@@ -122,6 +125,7 @@ impl Default for Env {
             map: HashMap::new(),
             epoch: 1,
             killed_before: 0,
+            text_killed_before: 0,
             dead: Vec::new(),
             journal: Vec::new(),
             child_start: 0,
@@ -164,6 +168,7 @@ impl Env {
             || VOLATILE.contains(&name)
             || self.tainted.contains(name)
             || b.epoch <= self.killed_before
+            || (b.epoch > 1 && b.epoch <= self.text_killed_before)
             || in_dead(&self.dead, b.epoch)
             || (b.epoch <= self.child_start && !b.exported)
         {
@@ -270,7 +275,7 @@ impl Env {
     /// Every binding the text made so far becomes unknown; what was inherited (HOME,
     /// the default IFS) stays as it is unless the text replaced it.
     pub(crate) fn kill_text(&mut self) {
-        self.kill_since(1);
+        self.text_killed_before = self.epoch;
     }
 
     /// Every binding made so far becomes unknown.
@@ -284,6 +289,7 @@ impl Env {
             journal: self.journal.len(),
             epoch: self.epoch,
             killed_before: self.killed_before,
+            text_killed_before: self.text_killed_before,
             child_start: self.child_start,
             frozen: self.frozen,
         }
@@ -308,6 +314,7 @@ impl Env {
             self.dead.pop();
         }
         self.killed_before = m.killed_before;
+        self.text_killed_before = m.text_killed_before;
         self.child_start = m.child_start;
         self.frozen = m.frozen;
     }
@@ -326,7 +333,7 @@ impl Env {
         Some(out)
     }
 
-    /// Was anything killed wholesale since `m`?
+    /// Was anything killed wholesale since `m` (by `kill_all`, or a freeze)?
     pub(crate) fn killed_all_since(&self, m: Mark) -> bool {
         self.killed_before > m.killed_before || self.frozen
     }
@@ -412,6 +419,18 @@ mod tests {
         e.enter_child();
         assert_eq!(e.get("A"), Val::Unknown);
         assert_eq!(e.get("B"), s("2"));
+        assert_eq!(e.get("HOME"), s("\0"));
+        e.restore(m);
+        assert_eq!(e.get("A"), s("1"));
+    }
+
+    #[test]
+    fn killing_what_the_text_assigned_is_undone() {
+        let mut e = Env::default();
+        e.set("A", s("1"));
+        let m = e.mark();
+        e.kill_text();
+        assert_eq!(e.get("A"), Val::Unknown);
         assert_eq!(e.get("HOME"), s("\0"));
         e.restore(m);
         assert_eq!(e.get("A"), s("1"));

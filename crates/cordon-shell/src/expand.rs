@@ -155,6 +155,8 @@ pub(crate) struct Expander<'a> {
     pub budget: &'a mut usize,
     /// Shell options may change what globs match (`shopt -s dotglob`, `GLOBIGNORE`).
     pub globs_changed: bool,
+    /// `echo` and `printf` are bash's own: `$(echo …)` may be evaluated.
+    pub static_ok: bool,
     substs: Vec<Subst>,
     arith: Vec<String>,
     depth: usize,
@@ -166,6 +168,7 @@ impl<'a> Expander<'a> {
             env,
             budget,
             globs_changed: false,
+            static_ok: false,
             substs: Vec::new(),
             arith: Vec::new(),
             depth: 0,
@@ -646,7 +649,10 @@ impl<'a> Expander<'a> {
     /// removed as bash does; `None` for anything else.
     fn static_output(&mut self, body: &str) -> Option<String> {
         let t = body.trim_start();
-        if !(t.starts_with("echo ") || t.starts_with("printf ")) || body.len() > 1024 {
+        if !self.static_ok
+            || !(t.starts_with("echo ") || t.starts_with("printf "))
+            || body.len() > 1024
+        {
             return None;
         }
         // Reading the body's words again is paid like output.
@@ -1064,7 +1070,11 @@ impl<'a> Expander<'a> {
     fn transform_list(&mut self, op: &Op<'_>, v: Vec<String>, name: &str) -> Option<Vec<String>> {
         match op {
             Op::Substring { off, len } => {
-                let (off, len) = (arith_int(off)?, len.map(arith_int));
+                let Some(off) = arith_int(off) else {
+                    self.arith.push((*off).to_owned());
+                    return None;
+                };
+                let len = len.map(arith_int);
                 let n = v.len() as i64;
                 let start = if off < 0 { n + off } else { off };
                 if start < 0 || start > n {
@@ -1155,7 +1165,10 @@ impl<'a> Expander<'a> {
             Op::Substring { off, len } => {
                 let chars: Vec<char> = s.chars().collect();
                 let n = chars.len() as i64;
-                let off = arith_int(off)?;
+                let Some(off) = arith_int(off) else {
+                    self.arith.push((*off).to_owned());
+                    return None;
+                };
                 let start = if off < 0 { n + off } else { off };
                 if start < 0 || start > n {
                     return Some(String::new());
@@ -1163,7 +1176,10 @@ impl<'a> Expander<'a> {
                 let end = match len {
                     None => n,
                     Some(l) => {
-                        let l = arith_int(l)?;
+                        let Some(l) = arith_int(l) else {
+                            self.arith.push((*l).to_owned());
+                            return None;
+                        };
                         if l < 0 { n + l } else { (start + l).min(n) }
                     }
                 };
@@ -1270,11 +1286,12 @@ impl<'a> Expander<'a> {
                     }
                 }
                 Piece::Atom { text, why } => b.atom(&text, &why),
-                Piece::Break => b.finish(true),
+                // Quoted elements carry their own `Has`; unquoted empty ones vanish.
+                Piece::Break => b.finish(),
                 Piece::Has => b.has = true,
             }
         }
-        b.finish(false);
+        b.finish();
         b.out
     }
 }
@@ -1350,25 +1367,25 @@ impl Builder {
     fn delimit(&mut self, white: bool) {
         if white {
             if self.has {
-                self.finish(false);
+                self.finish();
                 self.after_white = true;
             }
         } else if self.has {
-            self.finish(false);
+            self.finish();
             self.after_white = false;
         } else if self.after_white {
             self.after_white = false;
         } else {
             // `,a` or `a,,b` with IFS=,: an empty field.
             self.has = true;
-            self.finish(false);
+            self.finish();
         }
         self.at_start = false;
     }
 
-    /// End the current field (`force`: even when nothing made it exist).
-    fn finish(&mut self, force: bool) {
-        if !self.has && !force {
+    /// End the current field, if something made it exist.
+    fn finish(&mut self) {
+        if !self.has {
             return;
         }
         let mut value = std::mem::take(&mut self.value);
@@ -1787,6 +1804,18 @@ impl Op<'_> {
             _ => {}
         }
     }
+}
+
+/// Does brace expansion change this word (so it is not one assignment)?
+pub(crate) fn brace_expands(raw: &str) -> bool {
+    if !raw.contains('{') {
+        return false;
+    }
+    let mut work = Work {
+        scan: 8 * raw.len() + 256,
+        build: 64 * 1024,
+    };
+    brace_expand(raw, 0, &mut work).is_none_or(|w| w.len() != 1 || w[0] != raw)
 }
 
 fn parse_op(s: &str) -> Option<Op<'_>> {
@@ -2362,6 +2391,13 @@ mod tests {
         assert_eq!(vals(&v, "${A[-1]}"), ["y", "z"]);
         assert_eq!(vals(&v, "${!A[@]}"), ["0", "1"]);
         assert_eq!(vals(&v, "$A"), ["x"]);
+        let e = [(
+            "A",
+            Val::Arr(vec![(0, "x".into()), (1, String::new()), (2, "y".into())]),
+        )];
+        assert_eq!(vals(&e, "${A[@]}"), ["x", "y"]);
+        assert_eq!(vals(&e, "\"${A[@]}\""), ["x", "", "y"]);
+        assert_eq!(vals(&e, "\"<${A[@]}>\""), ["<x", "", "y>"]);
     }
 
     #[test]

@@ -1303,6 +1303,51 @@ t!(
 );
 t!(var_glob_privileged, "/usr/bin/sud? id", [Priv]);
 t!(
+    var_function_call_keeps_others,
+    "f() { K=b; }; J=~/.netrc; f; cat $J",
+    [R(&["~/.netrc"])]
+);
+t!(
+    var_declare_brace_not_followed,
+    "export D={x,.vscode}; touch $D/settings.json",
+    [Dy("ParameterExpansion(\"$D\")")]
+);
+t!(
+    var_echo_function_not_evaluated,
+    "echo() { cat ~/.netrc; }; K=$(echo x); cat $K",
+    [R(&["~/.netrc"]), Dy("ParameterExpansion(\"$K\")")]
+);
+t!(
+    var_printf_function_not_followed,
+    "printf() { :; }; printf -v K x; cat $K",
+    [Dy("ParameterExpansion(\"$K\")")]
+);
+t!(
+    var_eval_unknown_forgets,
+    "K=a; eval \"$X\"; cat $K",
+    [Dy("ParameterExpansion(\"$K\")")]
+);
+t!(
+    var_alias_may_not_run,
+    "K=a; alias ls='K=b'; ls; cat $K",
+    [Dy("ParameterExpansion(\"$K\")")]
+);
+t!(
+    var_wait_p,
+    "K=a; wait -n -p K; cat $K",
+    [Dy("ParameterExpansion(\"$K\")")]
+);
+t!(
+    var_source_heredoc_forgets,
+    "K=a; source /dev/stdin <<'EOF'\nK=b\nEOF\ncat $K",
+    [Dy("ParameterExpansion(\"$K\")")]
+);
+t!(
+    var_substring_offset_assigns,
+    "i=0; x=abc; echo ${x:i++}; cat $i",
+    [Dy("ParameterExpansion(\"$i\")")]
+);
+t!(
     var_value_cap,
     "a=x; a=$a$a; a=$a$a; a=$a$a; a=$a$a; a=$a$a; a=$a$a; a=$a$a; a=$a$a; a=$a$a; a=$a$a; a=$a$a; a=$a$a; a=$a$a; cat $a",
     [Dy("ParameterExpansion(\"$a\")")]
