@@ -1,6 +1,7 @@
 //! The request model and the tool adapters.
 //!
-//! A request is one tool call: `{"tool", "input", "cwd"?, "session"?, "agent"?}`. Adapters map
+//! A request is one tool call:
+//! `{"tool", "input", "cwd"?, "session"?, "agent"?, "operation_id"?}`. Adapters map
 //! the tool names of the harnesses cordon supports (canonical, Claude Code, Gemini CLI,
 //! Codex) to one [`Action`]. Validation is strict: unknown fields, wrong types, empty paths
 //! and NUL bytes are errors, never guessed around. An unknown tool is not an error: it
@@ -11,6 +12,9 @@ use std::path::PathBuf;
 
 /// Largest request accepted, in bytes.
 pub const MAX_REQUEST_BYTES: usize = 1 << 20;
+
+/// Longest operation id accepted, in bytes.
+pub const MAX_OPERATION_ID: usize = 256;
 
 /// Why a request was rejected (exit 2 in `cordon check`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,6 +45,10 @@ pub struct Request {
     pub session: Option<String>,
     /// The agent (or sub-agent) identity, if the harness names one.
     pub agent: Option<String>,
+    /// The harness's id of this one tool call (Claude Code's `tool_use_id`, a service
+    /// request's `operation_id`). A once-approval is bound to it, and the gate permits an
+    /// id at most once per surface. Not part of the fingerprint.
+    pub operation_id: Option<String>,
 }
 
 /// How a tool is treated by rules (`Bash(…)`, `Read(…)`, `Edit(…)`, …).
@@ -150,9 +158,10 @@ impl Request {
             return err("the request must be a JSON object with `tool` and `input`");
         };
         for key in obj.keys() {
-            if !["tool", "input", "cwd", "session", "agent"].contains(&key.as_str()) {
+            if !["tool", "input", "cwd", "session", "agent", "operation_id"].contains(&key.as_str())
+            {
                 return err(format!(
-                    "unknown request field `{key}`: expected tool, input, cwd, session, agent"
+                    "unknown request field `{key}`: expected tool, input, cwd, session, agent, operation_id"
                 ));
             }
         }
@@ -189,12 +198,22 @@ impl Request {
         };
         let session = opt_str(&mut obj, "session")?;
         let agent = opt_str(&mut obj, "agent")?;
+        let operation_id = match opt_str(&mut obj, "operation_id")? {
+            Some(id) if id.is_empty() => return err("`operation_id` is empty"),
+            Some(id) if id.len() > MAX_OPERATION_ID => {
+                return err(format!(
+                    "`operation_id` is longer than {MAX_OPERATION_ID} bytes"
+                ));
+            }
+            id => id,
+        };
         let req = Request {
             tool,
             input,
             cwd,
             session,
             agent,
+            operation_id,
         };
         // Validate the input against the adapter now, so a bad call is an error up front.
         req.action()?;
@@ -211,6 +230,7 @@ impl Request {
             cwd,
             session: None,
             agent: None,
+            operation_id: None,
         }
     }
 
@@ -235,6 +255,9 @@ impl Request {
         }
         if let Some(a) = &self.agent {
             m.insert("agent".into(), Value::String(a.clone()));
+        }
+        if let Some(o) = &self.operation_id {
+            m.insert("operation_id".into(), Value::String(o.clone()));
         }
         Value::Object(m)
     }
