@@ -117,6 +117,12 @@ pub struct Decided {
     pub pending: Option<i64>,
     /// The fingerprint approvals of this call are bound to.
     pub fingerprint: String,
+    /// The input fields a configured preset set over the model's input (`request.input`
+    /// already holds them).
+    pub presets: Vec<String>,
+    /// Whether a human replaced the input before approving (`request.input` is the
+    /// replacement, judged again).
+    pub edited: bool,
 }
 
 /// A call that may proceed, with the permit that lets the sandbox run it.
@@ -251,6 +257,8 @@ impl Gate {
             answer: None,
             lease: None,
             pending: None,
+            presets: Vec::new(),
+            edited: false,
         };
         let judgement = match judgement.allowed() {
             Ok(allowed) => {

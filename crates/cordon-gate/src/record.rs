@@ -2,7 +2,7 @@
 
 use crate::error::AuditError;
 use crate::flow::{Decided, Gate, Outcome, Refused};
-use cordon_policy::{Decision, Source, Step};
+use cordon_policy::{Containment, Decision, Source, Step};
 use cordon_store::{
     AuditLog, AuditRecord, ContainmentBlock, Durability, EscalationRecord, FindingBrief, Phase,
     redact,
@@ -36,13 +36,17 @@ impl Gate {
             phase,
             session: req.session.clone(),
             agent: req.agent.clone(),
+            operation_id: req.operation_id.clone(),
             tool: req.tool.clone(),
             input: redact(&Value::Object(req.input.clone())),
             cwd: req.cwd.as_ref().map(|c| c.display().to_string()),
             workspace: policy.workspace().display().to_string(),
-            decision: v.decision.as_str().to_string(),
-            reason: v.reason.clone(),
-            source: serde_json::to_value(&v.source).unwrap_or(Value::Null),
+            decision: Some(v.decision.as_str().to_string()),
+            reason: Some(v.reason.clone()),
+            source: Some(serde_json::to_value(&v.source).unwrap_or(Value::Null)),
+            presets: decided.presets.clone(),
+            edited: decided.edited,
+            result: None,
             containment: decided.containment.as_str().to_string(),
             mode: policy.mode().as_str().to_string(),
             approval: policy.approval().as_str().to_string(),
@@ -85,6 +89,91 @@ impl Gate {
         };
         let mut log = AuditLog::open(&path, Durability::FsyncEach).map_err(err)?;
         log.append(&record.to_value()).map_err(err)
+    }
+}
+
+/// What a harness reports about a call it ran (a post-tool hook, the service's `record`).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ToolResult {
+    /// Whether the tool succeeded, if the harness says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ok: Option<bool>,
+    /// The exit status of a shell call, if the harness says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_status: Option<i32>,
+    /// The start of the tool's output (at most [`RESULT_EXCERPT`] bytes are kept).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub excerpt: Option<String>,
+    /// The size of the whole output in bytes, if known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_bytes: Option<u64>,
+}
+
+/// How much of a tool's output a result record keeps.
+pub const RESULT_EXCERPT: usize = 2048;
+
+impl ToolResult {
+    /// A result whose output is `output`, cut to [`RESULT_EXCERPT`] bytes at a character
+    /// boundary.
+    pub fn with_output(mut self, output: &str) -> ToolResult {
+        let mut end = output.len().min(RESULT_EXCERPT);
+        while !output.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.excerpt = Some(output[..end].to_string());
+        self.output_bytes = Some(output.len() as u64);
+        self
+    }
+}
+
+impl Gate {
+    /// The audit record of a result the harness reports for `request` (judged nothing:
+    /// the record carries no decision, and the operation id ties it to the one that did).
+    pub fn result_record(
+        &self,
+        request: &cordon_policy::Request,
+        result: &ToolResult,
+    ) -> AuditRecord {
+        let policy = self.policy();
+        AuditRecord {
+            kind: self.options().surface.to_string(),
+            phase: Phase::Result,
+            session: request.session.clone(),
+            agent: request.agent.clone(),
+            operation_id: request.operation_id.clone(),
+            tool: request.tool.clone(),
+            input: redact(&Value::Object(request.input.clone())),
+            cwd: request.cwd.as_ref().map(|c| c.display().to_string()),
+            workspace: policy.workspace().display().to_string(),
+            decision: None,
+            reason: None,
+            source: None,
+            presets: Vec::new(),
+            edited: false,
+            result: Some(serde_json::to_value(result).unwrap_or(Value::Null)),
+            containment: Containment::None.as_str().to_string(),
+            mode: policy.mode().as_str().to_string(),
+            approval: policy.approval().as_str().to_string(),
+            policy_version: policy.version().to_string(),
+            answer: None,
+            lease: None,
+            pending: None,
+            blocked: Vec::new(),
+            tier: None,
+            exit_status: result.exit_status,
+            timed_out: None,
+            containment_blocked: Vec::new(),
+            escalation: None,
+        }
+    }
+
+    /// Append the result of a call the harness ran to the audit log.
+    pub fn record_result(
+        &self,
+        request: &cordon_policy::Request,
+        result: &ToolResult,
+    ) -> Result<(), AuditError> {
+        self.append(&self.result_record(request, result))
     }
 }
 

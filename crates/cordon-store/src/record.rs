@@ -19,6 +19,9 @@ pub enum Phase {
     Rerun,
     /// A contained run ended.
     End,
+    /// The harness reported the result of a call it ran (a post-tool hook, the
+    /// service's `record`); such a record carries no decision.
+    Result,
 }
 
 /// One policy finding that did not allow, in brief.
@@ -68,6 +71,9 @@ pub struct AuditRecord {
     /// The agent id, if the caller gave one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// The harness's id of the call, which ties its decision, run and result together.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operation_id: Option<String>,
     /// The tool name as called.
     pub tool: String,
     /// The tool input, secrets redacted.
@@ -77,12 +83,24 @@ pub struct AuditRecord {
     pub cwd: Option<String>,
     /// The workspace.
     pub workspace: String,
-    /// The final decision: `allow`, `ask` or `deny`.
-    pub decision: String,
-    /// One sentence.
-    pub reason: String,
-    /// The step and rule that decided (the verdict's `source`).
-    pub source: Value,
+    /// The final decision: `allow`, `ask` or `deny` (absent on a result record).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision: Option<String>,
+    /// One sentence (absent on a result record).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The step and rule that decided, the verdict's `source` (absent on a result record).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<Value>,
+    /// The input fields a configured preset set over the model's input.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub presets: Vec<String>,
+    /// Whether a human replaced the input before approving it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub edited: bool,
+    /// What the harness reported about a call it ran (on a result record).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
     /// The containment the call was judged under: `none`, `fallback`, `full`,
     /// `full-host-network`, `full-home-visible`, `full-home-visible-host-network`.
     pub containment: String,
@@ -126,7 +144,7 @@ impl AuditRecord {
     pub fn to_value(&self) -> Value {
         let mut value = serde_json::to_value(self).unwrap_or_else(|_| Value::Object(Map::new()));
         if let Value::Object(map) = &mut value {
-            for key in ["input", "reason"] {
+            for key in ["input", "reason", "result"] {
                 if let Some(field) = map.get_mut(key) {
                     *field = crate::redact::redact(field);
                 }
@@ -148,13 +166,17 @@ mod tests {
             phase: Phase::Decision,
             session: None,
             agent: None,
+            operation_id: None,
             tool: "Bash".into(),
             input: json!({"command": "curl -H 'Authorization: Bearer s3cr3t' https://x"}),
             cwd: Some("/w".into()),
             workspace: "/w".into(),
-            decision: "deny".into(),
-            reason: "r".into(),
-            source: json!({"step": "guard"}),
+            decision: Some("deny".into()),
+            reason: Some("r".into()),
+            source: Some(json!({"step": "guard"})),
+            presets: Vec::new(),
+            edited: false,
+            result: None,
             containment: "none".into(),
             mode: "default".into(),
             approval: "on-request".into(),
