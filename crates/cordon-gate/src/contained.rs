@@ -126,7 +126,7 @@ pub fn expected_containment(
 
 /// A contained run executes the command it was given; a call that presets or an edit
 /// changed is refused rather than run in a shape other than the one judged.
-fn refuse_reshaped(gate: &Gate, outcome: Outcome) -> Outcome {
+fn refuse_reshaped(outcome: Outcome) -> Outcome {
     let d = outcome.decided();
     if d.presets.is_empty() && !d.edited {
         return outcome;
@@ -139,7 +139,11 @@ fn refuse_reshaped(gate: &Gate, outcome: Outcome) -> Outcome {
         d.request.tool
     );
     d.verdict.source = Source::new(Step::Validate, "preset");
-    Outcome::Refused(gate.refuse_unanswered_as_is(d))
+    // The fix is in the sentence; the guard hint would be wrong here.
+    Outcome::Refused(Refused {
+        decided: d,
+        fixes: Vec::new(),
+    })
 }
 
 /// Decide `request` for a contained run under `containment`, record it, and run it.
@@ -157,10 +161,7 @@ pub fn execute(
     opts: &RunOptions,
     trace: bool,
 ) -> Result<Executed, GateError> {
-    let outcome = refuse_reshaped(
-        gate,
-        gate.decide(request, fs, containment, human.reborrow(), trace),
-    );
+    let outcome = refuse_reshaped(gate.decide(request, fs, containment, human.reborrow(), trace));
     let on_failure = gate.policy().approval() == ApprovalPolicy::OnFailure;
     let (decided, permit, watch) = match outcome {
         Outcome::Refused(r) => {

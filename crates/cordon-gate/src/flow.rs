@@ -460,12 +460,6 @@ impl Gate {
         Refused { decided: d, fixes }
     }
 
-    /// A refusal of `d` as it stands, with the fixes that apply.
-    pub(crate) fn refuse_unanswered_as_is(&self, d: Decided) -> Refused {
-        let fixes = fix::fixes(&self.policy, &d, self.options.surface);
-        Refused { decided: d, fixes }
-    }
-
     pub(crate) fn refuse(&self, decided: Decided) -> Outcome {
         let fixes = fix::fixes(&self.policy, &decided, self.options.surface);
         Outcome::Refused(Refused { decided, fixes })
