@@ -1,12 +1,14 @@
 //! cordon-store: what cordon remembers, and the record of what it did.
 //!
-//! This crate owns three things and nothing else:
+//! This crate owns four things and nothing else:
 //!
 //! * the **store** ([`Store`]): a SQLite file holding leases (approvals bound to the exact
 //!   fingerprint of one normalized tool call), rules a human chose to remember, and
 //!   approvals left pending for a human who was not there;
 //! * the **approval flow** ([`resolve_ask`]): what happens when the policy says "ask" —
 //!   an existing lease, else a human through a [`Prompter`], else deny or pending;
+//! * **pinned MCP servers** ([`Store::mcp_pins`]): the command and tool definitions a
+//!   human approved for each MCP server, and changes seen since;
 //! * the **audit log** ([`AuditLog`]): append-only JSON lines, each carrying the blake3
 //!   hash of the line before it, so that an edit, a deletion, a reordering or a
 //!   truncation is found by [`verify`].
@@ -35,6 +37,7 @@ mod editor;
 mod error;
 mod operations;
 mod paths;
+mod pins;
 mod record;
 mod redact;
 mod store;
@@ -51,6 +54,7 @@ pub use audit::{
 };
 pub use error::{StoreError, StoreErrorKind};
 pub use operations::{Edit, EditedLease};
+pub use pins::{CommandPin, PinsApproved, ServerPins, ToolPin};
 pub use paths::{default_audit_path, default_store_path, state_dir};
 pub use record::{AuditRecord, ContainmentBlock, EscalationRecord, FindingBrief, Phase};
 pub use redact::{REDACTED, redact, redact_text};

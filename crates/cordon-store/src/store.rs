@@ -15,7 +15,7 @@ use crate::error::{StoreError, StoreErrorKind};
 use crate::paths;
 
 /// Newest schema version this build reads and writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Written to `PRAGMA application_id` so another program's database is not mistaken
 /// for a store ("cord" in ASCII).
@@ -73,6 +73,27 @@ CREATE TABLE operations (
     fingerprint  TEXT    NOT NULL,
     at_ms        INTEGER NOT NULL,
     PRIMARY KEY (operation_id, surface)
+);
+"#,
+    // MCP servers' pinned identities (see `pins.rs`): one row per server and state, one
+    // per tool and state; `approved` is what a human approved, `seen` a changed
+    // definition waiting for approval.
+    r#"
+CREATE TABLE mcp_servers (
+    name        TEXT    NOT NULL CHECK (length(name) > 0),
+    state       TEXT    NOT NULL CHECK (state IN ('approved', 'seen')),
+    command     TEXT    NOT NULL,
+    at_ms       INTEGER NOT NULL,
+    PRIMARY KEY (name, state)
+);
+CREATE TABLE mcp_tools (
+    server      TEXT    NOT NULL CHECK (length(server) > 0),
+    tool        TEXT    NOT NULL CHECK (length(tool) > 0),
+    state       TEXT    NOT NULL CHECK (state IN ('approved', 'seen')),
+    hash        TEXT    NOT NULL CHECK (length(hash) > 0),
+    definition  TEXT    NOT NULL,
+    at_ms       INTEGER NOT NULL,
+    PRIMARY KEY (server, tool, state)
 );
 "#,
 ];
