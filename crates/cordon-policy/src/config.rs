@@ -228,6 +228,8 @@ struct FileConfig {
     rule: Vec<RuleTable>,
     #[serde(default)]
     preset: Vec<Spanned<PresetTable>>,
+    #[serde(default)]
+    mcp: crate::mcp::McpTable,
 }
 
 #[derive(Deserialize)]
@@ -480,6 +482,8 @@ pub struct Merged {
     pub version: String,
     /// The presets, highest precedence first.
     pub presets: Vec<Preset>,
+    /// `[mcp.servers.NAME]` settings.
+    pub mcp: crate::mcp::McpSettings,
 }
 
 /// The user's config file: `--user`-style override, else
@@ -636,6 +640,7 @@ fn merge(
     let mut rules = Vec::new();
     let mut ignored_allows = Vec::new();
     let mut presets = Vec::new();
+    let mut mcp = crate::mcp::McpSettings::default();
 
     let flags_inserted =
         |mode: &mut Option<Mode>, sm: &mut Option<SandboxMode>, ap: &mut Option<ApprovalPolicy>| {
@@ -657,6 +662,11 @@ fn merge(
             flags_done = true;
         }
         let ok = honoured(l);
+        // Marking a server untrusted only narrows: every layer may.
+        l.cfg
+            .mcp
+            .merge_into(&mut mcp)
+            .map_err(|(span, why)| l.err(span, why))?;
         let ignored = |what: &str, notes: &mut Vec<String>| {
             notes.push(format!(
                 "{}: {what} ignored: the workspace is not trusted (add it to `trusted_workspaces` in your user config)",
@@ -942,6 +952,7 @@ fn merge(
         user_file,
         version,
         presets,
+        mcp,
     })
 }
 

@@ -87,6 +87,7 @@ pub struct Policy {
     user_file: PathBuf,
     trusted: bool,
     presets: Vec<crate::presets::Preset>,
+    mcp: crate::mcp::McpSettings,
 }
 
 /// A narrowing for a sub-agent: only ever more deny/ask, stricter defaults and modes, and a
@@ -151,7 +152,13 @@ impl Policy {
             user_file: m.user_file,
             trusted: m.trusted,
             presets: m.presets,
+            mcp: m.mcp,
         })
+    }
+
+    /// The `[mcp.servers.NAME]` settings.
+    pub fn mcp(&self) -> &crate::mcp::McpSettings {
+        &self.mcp
     }
 
     /// The presets, highest precedence first.
