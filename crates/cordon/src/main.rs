@@ -24,6 +24,11 @@ enum Command {
     Exec(cmd::exec::ExecArgs),
     /// Report what containment this machine can give.
     Doctor(cmd::doctor::DoctorArgs),
+    /// Put an MCP server (stdio) behind cordon: every tool call judged, the server pinned.
+    McpGateway(cmd::mcp_gateway::McpGatewayArgs),
+    /// Pinned MCP servers: list them, approve their changes, forget them.
+    #[command(subcommand)]
+    Mcp(cmd::mcp::McpCommand),
     /// Run the allowlisting egress proxy on its own.
     Proxy(cmd::proxy::ProxyArgs),
     /// Inspect and verify the audit log.
@@ -49,6 +54,8 @@ fn main() -> std::process::ExitCode {
         Command::Exec(args) => cmd::exec::run(args),
         Command::Doctor(args) => cmd::doctor::run(args),
         Command::Proxy(args) => cmd::proxy::run(args),
+        Command::McpGateway(args) => cmd::mcp_gateway::run(args),
+        Command::Mcp(c) => cmd::mcp::run(c),
         Command::Audit(c) => cmd::audit::run(c),
         Command::Approvals(c) => cmd::approvals::run(c),
         Command::Changes(c) => cmd::changes::run(c),

@@ -6,4 +6,6 @@ pub mod changes;
 pub mod check;
 pub mod doctor;
 pub mod exec;
+pub mod mcp;
+pub mod mcp_gateway;
 pub mod proxy;
