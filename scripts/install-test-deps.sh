@@ -17,3 +17,32 @@ if [ "${#missing[@]}" -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
 fi
+
+# The MCP gateway's end-to-end tests (crates/cordon/tests/mcp_gateway.rs): node and npm for
+# a real MCP server from npm, and Python's `mcp` SDK as a real client, pinned, installed
+# beside this script's checkout in .test-deps/mcp (the tests look for them there).
+MCP_SERVER_EVERYTHING=2026.8.31
+PYTHON_MCP=2.3.0
+deps="$(cd "$(dirname "$0")/.." && pwd)/.test-deps/mcp"
+missing=()
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
+command -v python3 >/dev/null || missing+=(python3)
+python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "installing MCP test tools: ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+fi
+mkdir -p "$deps"
+pkg="$deps/node_modules/@modelcontextprotocol/server-everything/package.json"
+if ! grep -q "\"version\": \"$MCP_SERVER_EVERYTHING\"" "$pkg" 2>/dev/null; then
+  echo "installing @modelcontextprotocol/server-everything@$MCP_SERVER_EVERYTHING into $deps"
+  npm install --prefix "$deps" --no-audit --no-fund --silent \
+    "@modelcontextprotocol/server-everything@$MCP_SERVER_EVERYTHING"
+fi
+if ! "$deps/venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp') != '$PYTHON_MCP')" 2>/dev/null; then
+  echo "installing Python mcp==$PYTHON_MCP into $deps/venv"
+  python3 -m venv "$deps/venv"
+  "$deps/venv/bin/pip" install -q "mcp==$PYTHON_MCP"
+fi
