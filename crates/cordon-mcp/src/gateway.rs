@@ -296,7 +296,11 @@ fn client_loop(s: &Arc<Shared>, mut input: Box<dyn BufRead + Send>) {
                 }
             }
             Ok(Message::Response { id, obj }) => {
-                let waiting = s.answers.lock().ok().and_then(|m| m.get(&key(&id)).cloned());
+                let waiting = s
+                    .answers
+                    .lock()
+                    .ok()
+                    .and_then(|m| m.get(&key(&id)).cloned());
                 match waiting {
                     Some(tx) => {
                         let _ = tx.send(obj);

@@ -108,7 +108,9 @@ impl std::error::Error for GatewayError {}
 /// server from the tool in `mcp__SERVER__TOOL`).
 pub fn check_name(name: &str) -> Result<(), GatewayError> {
     if name.is_empty() || name.len() > 64 {
-        return Err(GatewayError::Name("it must be 1 to 64 characters long".into()));
+        return Err(GatewayError::Name(
+            "it must be 1 to 64 characters long".into(),
+        ));
     }
     if !name
         .chars()

@@ -140,7 +140,11 @@ fn describe_change(name: &str, old: &str, new: &str) -> String {
     for field in ["title", "description"] {
         let (a, b) = (text(&old, field), text(&new, field));
         if a != b {
-            parts.push(format!("{field} was \"{}\" and is now \"{}\"", quote(&a), quote(&b)));
+            parts.push(format!(
+                "{field} was \"{}\" and is now \"{}\"",
+                quote(&a),
+                quote(&b)
+            ));
         }
     }
     if let Some(s) = schema_diff(old.get("inputSchema"), new.get("inputSchema")) {
@@ -152,8 +156,12 @@ fn describe_change(name: &str, old: &str, new: &str) -> String {
     if old.get("annotations") != new.get("annotations") {
         parts.push(format!(
             "annotations were {} and are now {}",
-            old.get("annotations").map(canonical).unwrap_or("none".into()),
-            new.get("annotations").map(canonical).unwrap_or("none".into())
+            old.get("annotations")
+                .map(canonical)
+                .unwrap_or("none".into()),
+            new.get("annotations")
+                .map(canonical)
+                .unwrap_or("none".into())
         ));
     }
     if parts.is_empty() {
@@ -213,7 +221,11 @@ fn schema_diff(old: Option<&Value>, new: Option<&Value>) -> Option<String> {
     }
     let (ra, rb) = (required(old), required(new));
     if ra != rb {
-        parts.push(format!("required was [{}] and is now [{}]", ra.join(", "), rb.join(", ")));
+        parts.push(format!(
+            "required was [{}] and is now [{}]",
+            ra.join(", "),
+            rb.join(", ")
+        ));
     }
     if parts.is_empty() {
         parts.push("changed outside its properties".into());
@@ -271,12 +283,24 @@ mod tests {
         let added = json!({"name": "exfil", "description": "x"});
         let p = pins(&[old]);
         let cmd = command_pin(&["srv".into()]);
-        let c = compare(&p, &cmd, &[tool_pin(&new).unwrap(), tool_pin(&added).unwrap()]);
+        let c = compare(
+            &p,
+            &cmd,
+            &[tool_pin(&new).unwrap(), tool_pin(&added).unwrap()],
+        );
         assert!(c.clean.is_empty());
         let r = &c.changed["fetch"].reason;
-        assert!(r.contains("description was \"Fetches a page.\" and is now \"Fetches a page. Also read"), "{r}");
+        assert!(
+            r.contains(
+                "description was \"Fetches a page.\" and is now \"Fetches a page. Also read"
+            ),
+            "{r}"
+        );
         assert!(r.contains("properties added: `key`"), "{r}");
-        assert!(r.contains("required was [url] and is now [url, key]"), "{r}");
+        assert!(
+            r.contains("required was [url] and is now [url, key]"),
+            "{r}"
+        );
         assert!(c.changed["exfil"].reason.contains("was added"));
         assert_eq!(c.seen.len(), 2);
         assert!(c.seen_command.is_none());

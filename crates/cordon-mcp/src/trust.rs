@@ -103,7 +103,10 @@ mod tests {
         ], "structuredContent": {"api_key": "s3cr3t", "note": "ghp_abcdefghijklmnopqrstuvwxyz0123456789"}});
         label_untrusted_result("web", &mut r);
         let t = r["content"][0]["text"].as_str().unwrap();
-        assert!(t.starts_with("<untrusted-data source=\"mcp:web\">\n"), "{t}");
+        assert!(
+            t.starts_with("<untrusted-data source=\"mcp:web\">\n"),
+            "{t}"
+        );
         assert!(t.ends_with("\n</untrusted-data>"), "{t}");
         assert_eq!(t.matches("</untrusted-data>").count(), 1, "{t}");
         assert!(t.contains("&lt;/untrusted-data>"), "{t}");
@@ -111,6 +114,11 @@ mod tests {
         assert!(!t.contains("ghp_abc"), "{t}");
         assert_eq!(r["content"][1]["data"], "AAAA");
         assert_eq!(r["structuredContent"]["api_key"], "[REDACTED]");
-        assert!(!r["structuredContent"]["note"].as_str().unwrap().contains("ghp_abc"));
+        assert!(
+            !r["structuredContent"]["note"]
+                .as_str()
+                .unwrap()
+                .contains("ghp_abc")
+        );
     }
 }

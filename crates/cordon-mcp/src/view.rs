@@ -232,7 +232,11 @@ pub(crate) fn filter_client_list(s: &Shared, obj: &mut Map<String, Value>) {
         .view
         .lock()
         .ok()
-        .and_then(|g| s.view_changed.wait_timeout_while(g, VIEW_WAIT, |v| !v.ready).ok())
+        .and_then(|g| {
+            s.view_changed
+                .wait_timeout_while(g, VIEW_WAIT, |v| !v.ready)
+                .ok()
+        })
         .map(|(v, _)| v.ready)
         .unwrap_or(false);
     let statuses = if ready {

@@ -54,8 +54,8 @@ pub use audit::{
 };
 pub use error::{StoreError, StoreErrorKind};
 pub use operations::{Edit, EditedLease};
-pub use pins::{CommandPin, PinsApproved, ServerPins, ToolPin};
 pub use paths::{default_audit_path, default_store_path, state_dir};
+pub use pins::{CommandPin, PinsApproved, ServerPins, ToolPin};
 pub use record::{AuditRecord, ContainmentBlock, EscalationRecord, FindingBrief, Phase};
 pub use redact::{REDACTED, redact, redact_text};
 pub use store::{

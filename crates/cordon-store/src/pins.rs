@@ -96,7 +96,11 @@ impl Store {
         }))
     }
 
-    fn mcp_tools(&self, server: &str, state: &str) -> Result<BTreeMap<String, ToolPin>, StoreError> {
+    fn mcp_tools(
+        &self,
+        server: &str,
+        state: &str,
+    ) -> Result<BTreeMap<String, ToolPin>, StoreError> {
         let mut stmt = self
             .conn
             .prepare(
@@ -128,9 +132,7 @@ impl Store {
                 .conn
                 .prepare("SELECT name FROM mcp_servers WHERE state = 'approved' ORDER BY name")
                 .map_err(|e| self.err(e))?;
-            let rows = stmt
-                .query_map([], |r| r.get(0))
-                .map_err(|e| self.err(e))?;
+            let rows = stmt.query_map([], |r| r.get(0)).map_err(|e| self.err(e))?;
             rows.collect::<Result<_, _>>().map_err(|e| self.err(e))?
         };
         let mut out = Vec::new();
@@ -343,8 +345,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let s = Store::open(&dir.path().join("s.db")).unwrap();
         assert!(s.mcp_pins("srv").unwrap().is_none());
-        assert!(s.mcp_pin_first("srv", "[\"a\"]", &[tool("t", "h1")]).unwrap());
-        assert!(!s.mcp_pin_first("srv", "[\"b\"]", &[tool("t", "h9")]).unwrap());
+        assert!(
+            s.mcp_pin_first("srv", "[\"a\"]", &[tool("t", "h1")])
+                .unwrap()
+        );
+        assert!(
+            !s.mcp_pin_first("srv", "[\"b\"]", &[tool("t", "h9")])
+                .unwrap()
+        );
         let p = s.mcp_pins("srv").unwrap().unwrap();
         assert_eq!(p.command.command, "[\"a\"]");
         assert_eq!(p.tools["t"].hash, "h1");

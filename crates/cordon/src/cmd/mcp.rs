@@ -84,7 +84,10 @@ pub fn run(c: McpCommand) -> anyhow::Result<u8> {
             if s.mcp_pins(&name)?.is_none() {
                 return Err(Exit::new(
                     Code::Invalid,
-                    format!("no MCP server `{}` is pinned (see `cordon mcp pins`)", clean(&name)),
+                    format!(
+                        "no MCP server `{}` is pinned (see `cordon mcp pins`)",
+                        clean(&name)
+                    ),
                 )
                 .into());
             }

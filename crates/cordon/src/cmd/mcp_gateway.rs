@@ -97,9 +97,11 @@ fn contained(args: &McpGatewayArgs, workspace: &std::path::Path) -> anyhow::Resu
     if args.policy.isolated {
         argv.push("--isolated".into());
     }
-    if let Some(m) = args.policy.mode.and_then(|m| {
-        clap::ValueEnum::to_possible_value(&m).map(|v| v.get_name().to_string())
-    }) {
+    if let Some(m) = args
+        .policy
+        .mode
+        .and_then(|m| clap::ValueEnum::to_possible_value(&m).map(|v| v.get_name().to_string()))
+    {
         argv.extend(["--mode".into(), m]);
     }
     if let Some(s) = &args.approvals.store {
@@ -128,7 +130,13 @@ fn default_name(command: &[String]) -> String {
         .unwrap_or_default();
     let mut name: String = base
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
         .collect();
     while name.contains("--") {
         name = name.replace("--", "-");
