@@ -15,7 +15,8 @@
 //! * [`Outcome::Pending`] and [`Outcome::Refused`] say what happened and, for a refusal,
 //!   which [`Fix`] applies.
 //!
-//! Every outcome becomes one [`cordon_store::AuditRecord`] ([`Gate::record`]).
+//! Every outcome becomes one [`cordon_store::AuditRecord`] ([`Gate::record`]) and one
+//! verdict JSON object ([`Gate::report`]), the same for every surface.
 //! [`contained`] runs a permitted call in the sandbox with the egress proxy beside it.
 //!
 //! This crate decides nothing itself (the policy does) and contains nothing itself (the
@@ -30,6 +31,7 @@ mod fix;
 mod flow;
 mod onfailure;
 mod record;
+mod report;
 
 pub use cordon_policy::{Containment, Judgement};
 pub use cordon_sandbox::Permit;

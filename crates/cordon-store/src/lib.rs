@@ -32,6 +32,7 @@
 mod approval;
 mod audit;
 mod error;
+mod export;
 mod paths;
 mod record;
 mod redact;
@@ -43,10 +44,10 @@ pub use approval::{
     Prompter, Question, Refusal, Resolution, resolve_ask, resolve_ask_with, resolve_lease,
 };
 pub use audit::{
-    AppendReceipt, AuditLog, Break, Durability, ExportFilter, VerifyReport, export, format_time,
-    parse_time, tail, verify,
+    AppendReceipt, AuditLog, Break, Durability, SyncHandle, VerifyReport, tail, verify,
 };
 pub use error::{StoreError, StoreErrorKind};
+pub use export::{ExportFilter, export, format_time, parse_time};
 pub use paths::{default_audit_path, default_store_path, state_dir};
 pub use record::{AuditRecord, ContainmentBlock, EscalationRecord, FindingBrief, Phase};
 pub use redact::{REDACTED, redact, redact_text};

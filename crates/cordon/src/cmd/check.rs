@@ -64,15 +64,8 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     if args.explain {
         crate::explain::print(gate.policy(), outcome.decided());
     }
-    let d = outcome.decided();
-    let mut json = serde_json::to_value(&d.verdict)?;
-    json["outcome"] = serde_json::json!(outcome.name());
-    if let Some(id) = d.pending {
-        json["pending"] = serde_json::json!(id);
-    }
+    let json = gate.report(&outcome);
     if let Outcome::Refused(r) = &outcome {
-        json["fixes"] =
-            serde_json::json!(r.fixes.iter().map(|f| f.to_string()).collect::<Vec<_>>());
         crate::explain::print_fixes(&r.fixes);
     }
     println!("{json}");
