@@ -20,6 +20,9 @@ struct Cli {
 enum Command {
     /// Judge one tool call and print the verdict as JSON.
     Check(cmd::check::CheckArgs),
+    /// Serve decisions to a harness: JSON-RPC 2.0, one object per line, on stdio or a
+    /// Unix socket.
+    Serve(cmd::serve::ServeArgs),
     /// Run a command inside the sandbox, after the policy has judged it.
     Exec(cmd::exec::ExecArgs),
     /// Report what containment this machine can give.
@@ -46,6 +49,7 @@ fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check(args) => cmd::check::run(args),
+        Command::Serve(args) => cmd::serve::run(args),
         Command::Exec(args) => cmd::exec::run(args),
         Command::Doctor(args) => cmd::doctor::run(args),
         Command::Proxy(args) => cmd::proxy::run(args),

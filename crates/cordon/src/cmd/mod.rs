@@ -7,3 +7,4 @@ pub mod check;
 pub mod doctor;
 pub mod exec;
 pub mod proxy;
+pub mod serve;
