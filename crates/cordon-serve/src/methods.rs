@@ -6,9 +6,12 @@
 
 use crate::rpc::{self, RpcError};
 use crate::service::{Connection, MAX_WAITING, Waiting};
-use cordon_gate::{Absent, Containment, Decided, Gate, Human, Outcome, Refused, ToolResult};
+use cordon_gate::{
+    Absent, Containment, Decided, Gate, GateError, Human, Outcome, PendingAnswer, Refused,
+    ToolResult,
+};
 use cordon_policy::{Decision, RealFs, Request, Source, Step};
-use cordon_store::{Answer, Answered, PendingId, PendingState, StoreErrorKind};
+use cordon_store::{PendingId, PendingState, StoreErrorKind};
 use serde_json::{Map, Value, json};
 
 type Params = Map<String, Value>;
@@ -95,7 +98,7 @@ impl Connection<'_> {
                 },
             );
         }
-        Ok(gate.report(&outcome))
+        Ok(gate.report(&req, &outcome))
     }
 
     /// The gate's decision; a call re-sent under the operation id of a pending approval
@@ -183,49 +186,61 @@ impl Connection<'_> {
         Ok(json!({ "pending": list }))
     }
 
-    /// `approve`: `{"id"}`; the same call is then permitted once.
+    /// `approve`: `{"id", "input"?}`; the call (or, with `input`, the edited call, which
+    /// is judged again and must not be denied) is then permitted once.
     pub(crate) fn approve(&mut self, mut params: Params) -> Result<Value, RpcError> {
         let id = take_id(&mut params)?;
-        if params.contains_key("input") {
-            return Err(RpcError::new(
-                rpc::UNAVAILABLE,
-                "approving with an edited `input` is not available in this version of cordon; approve the call as it is or deny it",
-            ));
-        }
-        no_more(&params, "id")?;
-        self.answer(id, Answer::Approve)
+        let answer = match params.remove("input") {
+            None | Some(Value::Null) => PendingAnswer::Approve,
+            Some(Value::Object(input)) => PendingAnswer::ApproveEdited(input),
+            Some(_) => {
+                return Err(RpcError::params(
+                    "`input` must be an object: the tool input to run in place of the call's own",
+                ));
+            }
+        };
+        no_more(&params, "id and input")?;
+        self.answer(id, answer)
     }
 
     /// `deny`: `{"id"}`.
     pub(crate) fn deny(&mut self, mut params: Params) -> Result<Value, RpcError> {
         let id = take_id(&mut params)?;
         no_more(&params, "id")?;
-        self.answer(id, Answer::Deny)
+        self.answer(id, PendingAnswer::Deny)
     }
 
-    /// Answer a pending approval and record the answer; an answer that cannot be
-    /// recorded is taken back (its lease revoked) and reported as an error.
-    fn answer(&mut self, id: i64, answer: Answer) -> Result<Value, RpcError> {
-        let answered = self
+    /// Answer a pending approval through the gate and record the answer; an answer that
+    /// cannot be recorded is taken back (its lease revoked) and reported as an error.
+    fn answer(&mut self, id: i64, answer: PendingAnswer) -> Result<Value, RpcError> {
+        let (pending, _) = self
             .store()?
-            .answer(PendingId(id), answer)
+            .approval(PendingId(id))
             .map_err(store_failed)?;
-        let (pending, word, lease) = match &answered {
-            Answered::Approved(a) => (a.request(), "approve", Some(a.lease().0)),
-            Answered::Denied(d) => (d.request(), "deny", None),
+        let word = match &answer {
+            PendingAnswer::ApproveEdited(_) => "approve-edited",
+            PendingAnswer::Deny => "deny",
+            _ => "approve",
         };
+        let gate = self.service.policy.gate();
+        let answered = gate.answer_pending(id, answer).map_err(|e| match e {
+            GateError::Store(e) => store_failed(e),
+            GateError::Edit(why) => RpcError::new(rpc::EDIT_REFUSED, why),
+            other => RpcError::new(rpc::SERVER_ERROR, other.to_string()),
+        })?;
         let record = json!({
             "event": "approval-answered",
             "pending": id,
             "answer": word,
-            "lease": lease,
+            "lease": answered.lease,
             "session": pending.session,
-            "tool": pending.request["tool"],
-            "input": cordon_store::redact(&pending.request["input"]),
+            "tool": answered.request["tool"],
+            "input": cordon_store::redact(&answered.request["input"]),
+            "edited_verdict": answered.edited.as_ref().map(|v| v.decision.as_str()),
             "fingerprint": pending.fingerprint,
         });
         if let Err(e) = self.write_record(&record) {
-            if let Some(lease) = lease {
+            if let Some(lease) = answered.lease {
                 let _ = self.store()?.revoke(cordon_store::LeaseId(lease));
             }
             return Err(RpcError::new(
@@ -233,7 +248,12 @@ impl Connection<'_> {
                 format!("{e}; the answer was not recorded, so it was taken back"),
             ));
         }
-        Ok(json!({"id": id, "answer": word, "lease": lease}))
+        let mut result = json!({"id": id, "answer": word, "lease": answered.lease});
+        if let Some(v) = &answered.edited {
+            result["input"] = answered.request["input"].clone();
+            result["edited_decision"] = json!(v.decision.as_str());
+        }
+        Ok(result)
     }
 
     /// `record`: `{"request", "result": {"ok"?, "exit_status"?, "output"?}}`, a tool's

@@ -25,6 +25,8 @@ pub const ALREADY_ANSWERED: i64 = -32002;
 pub const UNAVAILABLE: i64 = -32003;
 /// The service is at its connection limit.
 pub const BUSY: i64 = -32004;
+/// An edited approval was refused: the edited call is denied (or not a valid call).
+pub const EDIT_REFUSED: i64 = -32005;
 
 /// A JSON-RPC error: a code and one sentence saying what was wrong and what to do.
 #[derive(Debug, Clone, PartialEq, Eq)]

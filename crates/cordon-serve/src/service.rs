@@ -119,6 +119,9 @@ impl Service {
             store: Some(store_path.clone()),
             audit: Some(audit_path.clone()),
             no_audit: options.no_audit,
+            // A `check` hands the judged call back (`updated_input`), so an approval may
+            // replace the input.
+            edits: true,
         };
         let policy = PolicyHolder::new(options.load, gate_options, options.reload_interval)
             .map_err(ServeError::Config)?;

@@ -183,13 +183,17 @@ fn the_verdict_is_the_gates_report() {
     .enumerate()
     {
         let r = c.check(i as u64, req.clone());
-        let want = gate.report(&gate.decide(
-            &cordon_policy::Request::from_value(req).unwrap(),
-            &cordon_policy::RealFs,
-            cordon_gate::Containment::None,
-            cordon_gate::Human::nobody(),
-            false,
-        ));
+        let asked = cordon_policy::Request::from_value(req).unwrap();
+        let want = gate.report(
+            &asked,
+            &gate.decide(
+                &asked,
+                &cordon_policy::RealFs,
+                cordon_gate::Containment::None,
+                cordon_gate::Human::nobody(),
+                false,
+            ),
+        );
         assert_eq!(r, want);
         assert_eq!(r["policy_version"], json!(gate.policy().version()));
     }
@@ -498,4 +502,58 @@ fn connections_past_the_limit_are_told_and_closed() {
         }
     }
     assert!(ok.is_some());
+}
+
+#[test]
+fn an_edited_approval_never_escalates_and_a_narrowing_one_runs_the_edit() {
+    let e = env("[permissions]\nask = [\"Bash(ls:*)\", \"Bash(git push:*)\"]\n");
+    let (_service, path) = e.serve(e.options());
+    let mut c = Client::connect(&path);
+    let call = |cmd: &str, op: &str| json!({"tool":"Bash","input":{"command": cmd},"cwd": e.ws,"operation_id": op});
+
+    // `ls` edited into reading a private key: refused, and the approval stays pending.
+    let id = pending_id(&c.check(1, call("ls", "op-ls")));
+    let r = c.call(
+        2,
+        "approve",
+        json!({"id": id, "input": {"command": "cat ~/.ssh/id_rsa"}}),
+    );
+    assert_eq!(r["error"]["code"], json!(-32005), "{r}");
+    assert!(
+        r["error"]["message"].as_str().unwrap().contains("denied"),
+        "{r}"
+    );
+    let list = c.call(3, "pending.list", json!({}))["result"]["pending"].clone();
+    assert_eq!(list[0]["id"], json!(id), "still pending: {list}");
+    // The original call is still only pending, never the key read.
+    assert_eq!(pending_id(&c.check(4, call("ls", "op-ls"))), id);
+
+    // A force push narrowed to a plain push: approved, and the re-sent call runs the edit.
+    let id = pending_id(&c.check(5, call("git push --force origin main", "op-push")));
+    let r = c.call(
+        6,
+        "approve",
+        json!({"id": id, "input": {"command": "git push origin main"}}),
+    );
+    assert_eq!(r["result"]["answer"], "approve-edited", "{r}");
+    assert_eq!(
+        r["result"]["input"]["command"], "git push origin main",
+        "{r}"
+    );
+    let r = c.check(7, call("git push --force origin main", "op-push"));
+    assert_eq!(r["decision"], "allow", "{r}");
+    assert_eq!(r["updated_input"]["command"], "git push origin main", "{r}");
+    // Once: the same operation is not permitted again.
+    let r = c.check(8, call("git push --force origin main", "op-push"));
+    assert_ne!(r["decision"], "allow", "{r}");
+    let edited: Vec<_> = cordon_store::tail(&e.audit, 100)
+        .unwrap()
+        .into_iter()
+        .filter(|r| r["answer"] == "approve-edited")
+        .collect();
+    assert_eq!(
+        edited.len(),
+        1,
+        "one recorded answer (the refused edit is not one)"
+    );
 }

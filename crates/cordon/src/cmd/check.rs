@@ -37,7 +37,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         .map_err(|e| Exit::new(Code::Invalid, format!("invalid request: {e}")))?;
     let mut opts = args.policy.options()?;
     opts.remembered_rules = args.approvals.remembered_rules();
-    let gate = args.approvals.gate(load(&opts, Code::Invalid)?, "check");
+    let gate = args
+        .approvals
+        .gate_with_edits(load(&opts, Code::Invalid)?, "check");
     let mut terminal = args
         .approvals
         .interactive
@@ -64,7 +66,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     if args.explain {
         crate::explain::print(gate.policy(), outcome.decided());
     }
-    let json = gate.report(&outcome);
+    let json = gate.report(&req, &outcome);
     if let Outcome::Refused(r) = &outcome {
         crate::explain::print_fixes(&r.fixes);
     }
