@@ -127,7 +127,7 @@ impl AuditWriter {
 
     /// Hand `record` to the writer and wait until it is written (and synced, with
     /// [`AuditSync::Each`]). An error means the record is not in the log.
-    pub fn write(&self, record: &Value, reply: &Reply) -> Result<(), AuditError> {
+    pub fn write(&self, record: Value, reply: &Reply) -> Result<(), AuditError> {
         let err = |why: String| AuditError {
             path: Some(self.path.clone()),
             source: StoreError::new(&self.path, StoreErrorKind::Io(why)),
@@ -140,7 +140,7 @@ impl AuditWriter {
             return Err(err("the service is shutting down".into()));
         };
         let job = Job {
-            record: record.clone(),
+            record,
             done: reply.tx.clone(),
         };
         if sender.send(job).is_err() {

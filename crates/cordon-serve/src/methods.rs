@@ -81,7 +81,7 @@ impl Connection<'_> {
         };
         let outcome = self.decide(&gate, &req, containment, absent);
         let (outcome, audit_error) =
-            gate.conclude_with(outcome, |r| self.write_record(&r.to_value()));
+            gate.conclude_with(outcome, |r| self.write_record(r.to_value()));
         if let Some(e) = audit_error {
             eprintln!("cordon serve: {e}");
         }
@@ -239,7 +239,7 @@ impl Connection<'_> {
             "edited_verdict": answered.edited.as_ref().map(|v| v.decision.as_str()),
             "fingerprint": pending.fingerprint,
         });
-        if let Err(e) = self.write_record(&record) {
+        if let Err(e) = self.write_record(record) {
             if let Some(lease) = answered.lease {
                 let _ = self.store()?.revoke(cordon_store::LeaseId(lease));
             }
@@ -304,7 +304,7 @@ impl Connection<'_> {
         if gate.options().no_audit {
             return Ok(json!({"recorded": false}));
         }
-        self.write_record(&gate.result_record(&req, &tool).to_value())
+        self.write_record(gate.result_record(&req, &tool).to_value())
             .map_err(|e| RpcError::new(rpc::SERVER_ERROR, e.to_string()))?;
         Ok(json!({"recorded": true}))
     }

@@ -277,7 +277,7 @@ impl Connection<'_> {
 
     /// Write one audit record (nothing without an audit log); an error means it is not
     /// in the log.
-    pub(crate) fn write_record(&self, record: &Value) -> Result<(), cordon_gate::AuditError> {
+    pub(crate) fn write_record(&self, record: Value) -> Result<(), cordon_gate::AuditError> {
         match &self.service.audit {
             Some(w) => w.write(record, &self.reply),
             None => Ok(()),
