@@ -89,7 +89,10 @@ fn serve_client(socket: PathBuf, request: Value) -> Box<dyn FnMut() -> String + 
         line.clear();
         reader.read_line(&mut line).unwrap();
         let v: Value = serde_json::from_str(&line).unwrap();
-        v["result"]["decision"].as_str().unwrap_or("error").to_string()
+        v["result"]["decision"]
+            .as_str()
+            .unwrap_or("error")
+            .to_string()
     })
 }
 
@@ -101,11 +104,7 @@ fn spawn_client(cordon: PathBuf, ws: PathBuf, request: Value) -> Box<dyn FnMut()
         if let Some(config) = std::env::var_os("CORDON_CHECK_CONFIG") {
             cmd.arg("--config").arg(config);
         }
-        let out = cmd
-            .arg(&text)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
+        let out = cmd.arg(&text).stdin(Stdio::null()).output().unwrap();
         let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
         v["decision"].as_str().unwrap_or("error").to_string()
     })
@@ -124,7 +123,10 @@ fn main() {
     let calls_spawn: usize = args.get(5).and_then(|a| a.parse().ok()).unwrap_or(200);
     let read = json!({"tool":"Read","input":{"file_path": ws.join("src/main.rs")},"cwd": ws});
     let bash = json!({"tool":"Bash","input":{"command":"cargo test --all"},"cwd": ws});
-    let cases: [(&str, &Value); 2] = [("Read (file tool)", &read), ("Bash `cargo test --all`", &bash)];
+    let cases: [(&str, &Value); 2] = [
+        ("Read (file tool)", &read),
+        ("Bash `cargo test --all`", &bash),
+    ];
 
     // Warm up both paths (page cache, the server's first load of each rule).
     for (_, req) in &cases {
@@ -137,7 +139,9 @@ fn main() {
     for (name, req) in &cases {
         for clients in [1, 8] {
             let per = calls_serve / clients;
-            let r = measure(clients, per, "allow", || serve_client(socket.clone(), (*req).clone()));
+            let r = measure(clients, per, "allow", || {
+                serve_client(socket.clone(), (*req).clone())
+            });
             rows.push(row(&format!("serve: {name}"), clients, r));
         }
         for clients in [1, 8] {

@@ -1,5 +1,12 @@
-//! The service's audit writer: one thread owns the open log and writes what every
-//! connection hands it, in batches (group commit); another syncs the file to disk.
+//! The service's audit writer: one open log shared by every connection, each writing its
+//! own record under a lock, and syncs to disk shared between records (group commit): a
+//! thread that syncs every interval, or, with [`AuditSync::Each`], one caller syncing for
+//! everyone written before it.
+//!
+//! Connections write themselves rather than handing records to a writer thread: each
+//! hand-off is two more thread wake-ups on the answer's path. On the same loaded 2-vCPU
+//! machine (not a clean A/B), a Read's p50 over the socket was 170 µs with a writer
+//! thread (load 8.7) and 126 µs writing directly (load 6.5).
 //!
 //! It owns the promise the crate documents ([`AuditSync`]): a record is in the log file
 //! before the answer that depends on it is sent. It must never report a record as
@@ -9,7 +16,6 @@ use cordon_gate::AuditError;
 use cordon_store::{AuditLog, Durability, StoreError, StoreErrorKind, SyncHandle};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -36,15 +42,7 @@ impl Default for AuditSync {
     }
 }
 
-/// Most records written in one batch.
-const MAX_BATCH: usize = 1024;
-
-struct Job {
-    record: Value,
-    done: SyncSender<Result<(), String>>,
-}
-
-/// What the syncer knows: batches written, batches synced, and a failure that ends all.
+/// What the syncer knows: records written, records synced, and a failure that ends all.
 #[derive(Default)]
 struct SyncState {
     written: u64,
@@ -56,35 +54,25 @@ struct SyncState {
 struct Shared {
     state: Mutex<SyncState>,
     wake: Condvar,
+    handle: SyncHandle,
+    /// Held by the one thread syncing for everyone ([`AuditSync::Each`]).
+    syncing: Mutex<()>,
 }
 
-/// A handle to the writer, shared by every connection.
+/// The audit log of the service, shared by every connection.
 pub struct AuditWriter {
     path: PathBuf,
-    jobs: Mutex<Option<Sender<Job>>>,
-    writer: Mutex<Option<JoinHandle<()>>>,
-    syncer: Mutex<Option<JoinHandle<()>>>,
+    log: Mutex<Option<AuditLog>>,
     shared: Arc<Shared>,
-}
-
-/// A connection's way back from the writer (one per connection, reused per record).
-pub struct Reply {
-    tx: SyncSender<Result<(), String>>,
-    rx: Receiver<Result<(), String>>,
-}
-
-impl Default for Reply {
-    fn default() -> Self {
-        let (tx, rx) = mpsc::sync_channel(1);
-        Reply { tx, rx }
-    }
+    sync: AuditSync,
+    syncer: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl AuditWriter {
-    /// Open the log at `path` and start the writer (and, batched, the syncer).
+    /// Open the log at `path` (and, batched, start the syncer).
     pub fn start(path: &Path, sync: AuditSync) -> Result<AuditWriter, StoreError> {
-        // The log never flushes by itself: the writer decides when.
-        let mut log = AuditLog::open(
+        // The log never syncs by itself: the writer decides when.
+        let log = AuditLog::open(
             path,
             Durability::Batched {
                 max_records: u32::MAX,
@@ -94,29 +82,27 @@ impl AuditWriter {
         let shared = Arc::new(Shared {
             state: Mutex::new(SyncState::default()),
             wake: Condvar::new(),
+            handle: log.sync_handle()?,
+            syncing: Mutex::new(()),
         });
-        let (tx, rx) = mpsc::channel::<Job>();
         let syncer = match sync {
             AuditSync::Batched { interval } => {
-                let handle = log.sync_handle()?;
                 let shared = Arc::clone(&shared);
-                Some(spawn("cordon-audit-sync", move || {
-                    sync_loop(&handle, &shared, interval)
-                })?)
+                Some(
+                    std::thread::Builder::new()
+                        .name("cordon-audit-sync".into())
+                        .spawn(move || sync_loop(&shared, interval))
+                        .map_err(|e| StoreError::new(path, StoreErrorKind::Io(e.to_string())))?,
+                )
             }
             AuditSync::Each => None,
         };
-        let each = sync == AuditSync::Each;
-        let shared_w = Arc::clone(&shared);
-        let writer = spawn("cordon-audit", move || {
-            write_loop(&mut log, &rx, &shared_w, each)
-        })?;
         Ok(AuditWriter {
             path: path.to_path_buf(),
-            jobs: Mutex::new(Some(tx)),
-            writer: Mutex::new(Some(writer)),
-            syncer: Mutex::new(syncer),
+            log: Mutex::new(Some(log)),
             shared,
+            sync,
+            syncer: Mutex::new(syncer),
         })
     }
 
@@ -125,41 +111,103 @@ impl AuditWriter {
         &self.path
     }
 
-    /// Hand `record` to the writer and wait until it is written (and synced, with
-    /// [`AuditSync::Each`]). An error means the record is not in the log.
-    pub fn write(&self, record: Value, reply: &Reply) -> Result<(), AuditError> {
-        let err = |why: String| AuditError {
+    fn error(&self, why: String) -> AuditError {
+        AuditError {
             path: Some(self.path.clone()),
             source: StoreError::new(&self.path, StoreErrorKind::Io(why)),
-        };
-        let sender = match self.jobs.lock() {
-            Ok(g) => g.clone(),
-            Err(_) => None,
-        };
-        let Some(sender) = sender else {
-            return Err(err("the service is shutting down".into()));
-        };
-        let job = Job {
-            record,
-            done: reply.tx.clone(),
-        };
-        if sender.send(job).is_err() {
-            return Err(err("the audit writer has stopped".into()));
-        }
-        match reply.rx.recv() {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(why)) => Err(err(why)),
-            Err(_) => Err(err("the audit writer has stopped".into())),
         }
     }
 
-    /// Stop taking records, write and sync what was taken, and wait for both threads.
-    pub fn shutdown(&self) {
-        if let Ok(mut g) = self.jobs.lock() {
-            g.take();
+    /// Write `record` to the log and return once it is in the file (and on disk, with
+    /// [`AuditSync::Each`]). An error means the record is not in the log, or, after a
+    /// failed sync, that the log can no longer be trusted to keep it.
+    pub fn write(&self, record: Value) -> Result<(), AuditError> {
+        if let Some(why) = self.failed() {
+            return Err(self.error(why));
         }
-        if let Some(h) = self.writer.lock().ok().and_then(|mut g| g.take()) {
-            let _ = h.join();
+        let written = {
+            let mut guard = self
+                .log
+                .lock()
+                .map_err(|_| self.error("the audit writer failed".into()))?;
+            let Some(log) = guard.as_mut() else {
+                return Err(self.error("the service is shutting down".into()));
+            };
+            log.append(&record)
+                .and_then(|()| log.flush_unsynced())
+                .map_err(|e| AuditError {
+                    path: Some(self.path.clone()),
+                    source: e,
+                })?;
+            // Counted under the log's lock, so counts follow the file's order.
+            let mut s = self
+                .shared
+                .state
+                .lock()
+                .map_err(|_| self.error("the audit writer failed".into()))?;
+            s.written += 1;
+            s.written
+        };
+        match self.sync {
+            AuditSync::Batched { .. } => {
+                self.shared.wake.notify_one();
+                Ok(())
+            }
+            AuditSync::Each => self.sync_through(written),
+        }
+    }
+
+    /// Group commit: one thread syncs for every record written before its sync began;
+    /// the others find their record already synced.
+    fn sync_through(&self, written: u64) -> Result<(), AuditError> {
+        let _syncing = self
+            .shared
+            .syncing
+            .lock()
+            .map_err(|_| self.error("the audit writer failed".into()))?;
+        let target = {
+            let s = self
+                .shared
+                .state
+                .lock()
+                .map_err(|_| self.error("the audit writer failed".into()))?;
+            if let Some(why) = &s.failed {
+                return Err(self.error(why.clone()));
+            }
+            if s.synced >= written {
+                return Ok(());
+            }
+            s.written
+        };
+        let result = self.shared.handle.sync();
+        let mut s = self
+            .shared
+            .state
+            .lock()
+            .map_err(|_| self.error("the audit writer failed".into()))?;
+        match result {
+            Ok(()) => {
+                s.synced = s.synced.max(target);
+                Ok(())
+            }
+            Err(e) => {
+                let why = failure(&e);
+                s.failed = Some(why.clone());
+                Err(self.error(why))
+            }
+        }
+    }
+
+    fn failed(&self) -> Option<String> {
+        self.shared.state.lock().ok().and_then(|s| s.failed.clone())
+    }
+
+    /// Stop taking records, sync what was written, and wait for the syncer.
+    pub fn shutdown(&self) {
+        if let Some(mut log) = self.log.lock().ok().and_then(|mut g| g.take())
+            && let Err(e) = log.flush()
+        {
+            eprintln!("cordon serve: the audit log could not be synced at exit: {e}");
         }
         if let Ok(mut s) = self.shared.state.lock() {
             s.closing = true;
@@ -177,61 +225,16 @@ impl Drop for AuditWriter {
     }
 }
 
-fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>, StoreError> {
-    std::thread::Builder::new()
-        .name(name.into())
-        .spawn(f)
-        .map_err(|e| StoreError::new(Path::new(name), StoreErrorKind::Io(e.to_string())))
+fn failure(e: &StoreError) -> String {
+    format!(
+        "the audit log could not be synced to disk ({e}); cordon serve accepts no more calls until it is restarted"
+    )
 }
 
-fn write_loop(log: &mut AuditLog, jobs: &Receiver<Job>, shared: &Shared, each: bool) {
-    while let Ok(first) = jobs.recv() {
-        let mut batch = vec![first];
-        while batch.len() < MAX_BATCH {
-            match jobs.try_recv() {
-                Ok(j) => batch.push(j),
-                Err(_) => break,
-            }
-        }
-        let failed = shared.state.lock().ok().and_then(|s| s.failed.clone());
-        let result = match failed {
-            Some(why) => Err(why),
-            None => write_batch(log, &batch, each),
-        };
-        if result.is_ok()
-            && !each
-            && let Ok(mut s) = shared.state.lock()
-        {
-            s.written += 1;
-            shared.wake.notify_all();
-        }
-        for job in batch {
-            // A connection that went away no longer waits; its record is written anyway.
-            let _ = job.done.send(result.clone());
-        }
-    }
-    // Every sender is gone: the final sync happens when the log is dropped.
-    if let Err(e) = log.flush() {
-        eprintln!("cordon serve: the audit log could not be synced at exit: {e}");
-    }
-}
-
-fn write_batch(log: &mut AuditLog, batch: &[Job], each: bool) -> Result<(), String> {
-    for job in batch {
-        log.append(&job.record).map_err(|e| e.to_string())?;
-    }
-    let written = if each {
-        log.flush()
-    } else {
-        log.flush_unsynced()
-    };
-    written.map(drop).map_err(|e| e.to_string())
-}
-
-fn sync_loop(handle: &SyncHandle, shared: &Shared, interval: Duration) {
+fn sync_loop(shared: &Shared, interval: Duration) {
     let mut last = Instant::now();
     loop {
-        let target = {
+        {
             let Ok(mut s) = shared.state.lock() else {
                 return;
             };
@@ -244,25 +247,24 @@ fn sync_loop(handle: &SyncHandle, shared: &Shared, interval: Duration) {
             if s.written == s.synced {
                 return;
             }
-            s.written
-        };
+        }
         // At most one sync per interval: everything written meanwhile shares it.
         let since = last.elapsed();
         if since < interval {
             std::thread::sleep(interval - since);
         }
-        let target = shared.state.lock().map(|s| s.written).unwrap_or(target);
+        let Ok(target) = shared.state.lock().map(|s| s.written) else {
+            return;
+        };
         last = Instant::now();
-        let result = handle.sync();
+        let result = shared.handle.sync();
         let Ok(mut s) = shared.state.lock() else {
             return;
         };
         match result {
-            Ok(()) => s.synced = target,
+            Ok(()) => s.synced = s.synced.max(target),
             Err(e) => {
-                let why = format!(
-                    "the audit log could not be synced to disk ({e}); cordon serve accepts no more calls until it is restarted"
-                );
+                let why = failure(&e);
                 eprintln!("cordon serve: {why}");
                 s.failed = Some(why);
                 return;

@@ -26,10 +26,9 @@
 //!
 //! # Audit durability
 //!
-//! One writer thread owns the open audit log ([`AuditWriter`]); connections hand it
-//! records and wait. It writes whatever has queued up in one chained write under the
-//! log's lock (group commit), so concurrent clients share writes. The guarantee, per
-//! [`AuditSync`]:
+//! One audit log is kept open for the service's life ([`AuditWriter`]); each connection
+//! writes its own record (chained, under the log's lock) and syncs to disk are shared
+//! between records (group commit). The guarantee, per [`AuditSync`]:
 //!
 //! * `batched` (the default, every 10 ms): **the record of a decision (or of an answer to
 //!   a pending approval, or of a reported result) is in the log file before the answer
@@ -63,7 +62,7 @@ mod reload;
 pub mod rpc;
 mod service;
 
-pub use audit::{AuditSync, AuditWriter, Reply};
+pub use audit::{AuditSync, AuditWriter};
 pub use reload::PolicyHolder;
 pub use service::{
     Connection, ENVELOPE_HEADROOM, MAX_LINE, ServeError, ServeOptions, Service, Slot,

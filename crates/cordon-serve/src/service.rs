@@ -5,7 +5,7 @@
 //! It must answer every request frame exactly once and every notification never, and it
 //! must not send an answer whose audit record is not written.
 
-use crate::audit::{AuditSync, AuditWriter, Reply};
+use crate::audit::{AuditSync, AuditWriter};
 use crate::reload::PolicyHolder;
 use crate::rpc::{self, Call, RpcError};
 use cordon_gate::GateOptions;
@@ -150,7 +150,6 @@ impl Service {
         Connection {
             service: self,
             store: None,
-            reply: Reply::default(),
         }
     }
 
@@ -207,11 +206,10 @@ impl Drop for Slot {
     }
 }
 
-/// One client's state: a store connection kept open, and its way back from the writer.
+/// One client's state: a store connection kept open.
 pub struct Connection<'s> {
     pub(crate) service: &'s Service,
     store: Option<Store>,
-    pub(crate) reply: Reply,
 }
 
 impl Connection<'_> {
@@ -279,7 +277,7 @@ impl Connection<'_> {
     /// in the log.
     pub(crate) fn write_record(&self, record: Value) -> Result<(), cordon_gate::AuditError> {
         match &self.service.audit {
-            Some(w) => w.write(record, &self.reply),
+            Some(w) => w.write(record),
             None => Ok(()),
         }
     }

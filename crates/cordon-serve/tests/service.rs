@@ -125,8 +125,19 @@ const CONFIG: &str = "[permissions]\nallow = [\"Bash(cargo test:*)\"]\n";
 
 #[test]
 fn eight_clients_are_all_answered_correctly() {
+    eight_clients(|_| {});
+}
+
+#[test]
+fn eight_clients_with_a_sync_per_answer() {
+    eight_clients(|o| o.audit_sync = AuditSync::Each);
+}
+
+fn eight_clients(tune: impl FnOnce(&mut ServeOptions)) {
     let e = env(CONFIG);
-    let (service, path) = e.serve(e.options());
+    let mut options = e.options();
+    tune(&mut options);
+    let (service, path) = e.serve(options);
     let ws = e.ws.clone();
     let key = e.root.join("home/.ssh/id_rsa");
     let threads: Vec<_> = (0..8)
