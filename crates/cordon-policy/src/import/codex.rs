@@ -216,8 +216,15 @@ pub fn codex_rules(text: &str) -> Result<Imported, ImportError> {
     Ok(Imported { toml, remarks })
 }
 
+/// The statement on one line, for a TOML comment (which may hold no control characters).
 fn first_line(s: &str) -> String {
-    let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let one: String = s
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect();
     if one.chars().count() > 100 {
         format!("{}…", one.chars().take(100).collect::<String>())
     } else {
@@ -567,6 +574,14 @@ mod tests {
             let e = codex_rules(src).unwrap_err();
             assert_eq!(e.position.map(|p| p.0), Some(line), "{src}: {e}");
         }
+    }
+
+    #[test]
+    fn control_characters_stay_out_of_comments() {
+        let out =
+            codex_rules("prefix_rule(pattern = [\"a\"], justification = \"x\u{1}y\")").unwrap();
+        assert!(out.toml.contains("x?y"), "{}", out.toml);
+        assert!(out.toml.contains("reason = \"x\\u0001y\""), "{}", out.toml);
     }
 
     #[test]
