@@ -1,5 +1,7 @@
 //! `cordon import`'s conversions, end to end: the produced TOML loads with cordon's real
 //! config loader, and calls get the verdicts the source settings gave them.
+// Test code: a failed setup step should stop the test loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use cordon_policy::import::{ClaudeSource, Imported, RemarkKind, claude_settings, codex_rules};
 use cordon_policy::{Decision, FakeFs, LoadOptions, Policy, Request};

@@ -1,4 +1,6 @@
 //! `cordon import`: TOML on stdout, the report on stderr, and the documented exit codes.
+// Test code: a failed setup step should stop the test loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
