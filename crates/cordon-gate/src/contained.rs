@@ -14,7 +14,9 @@ use crate::record::RunFacts;
 use cordon_egress::{Decision as EgressDecision, EgressEvent, EgressProxy, ProxyConfig};
 use cordon_policy::net::NetworkPolicy;
 use cordon_policy::terminal::sanitize_for_terminal;
-use cordon_policy::{ApprovalPolicy, Containment, FileFacts, Request, SandboxMode};
+use cordon_policy::{
+    ApprovalPolicy, Containment, Decision, FileFacts, Request, SandboxMode, Source, Step,
+};
 use cordon_sandbox::{
     Helper, HelperHints, Network, Permit, SandboxBuilder, SandboxErrorKind, Started,
 };
@@ -122,6 +124,28 @@ pub fn expected_containment(
     Containment::full(matches!(network, Network::Full), home_visible)
 }
 
+/// A contained run executes the command it was given; a call that presets or an edit
+/// changed is refused rather than run in a shape other than the one judged.
+fn refuse_reshaped(outcome: Outcome) -> Outcome {
+    let d = outcome.decided();
+    if d.presets.is_empty() && !d.edited {
+        return outcome;
+    }
+    let mut d = d.clone();
+    let fields = d.presets.join(", ");
+    d.verdict.decision = Decision::Deny;
+    d.verdict.reason = format!(
+        "a preset sets {fields} on this call, and `cordon exec` runs only the command it was given; remove the `[[preset]]` for tool `{}` or call cordon through a surface that returns the merged input",
+        d.request.tool
+    );
+    d.verdict.source = Source::new(Step::Validate, "preset");
+    // The fix is in the sentence; the guard hint would be wrong here.
+    Outcome::Refused(Refused {
+        decided: d,
+        fixes: Vec::new(),
+    })
+}
+
 /// Decide `request` for a contained run under `containment`, record it, and run it.
 /// `helper` is a sandbox helper started ahead (or `None`).
 // The arguments are the call, its facts, where it runs, who answers, and how: grouping
@@ -137,7 +161,7 @@ pub fn execute(
     opts: &RunOptions,
     trace: bool,
 ) -> Result<Executed, GateError> {
-    let outcome = gate.decide(request, fs, containment, human.reborrow(), trace);
+    let outcome = refuse_reshaped(gate.decide(request, fs, containment, human.reborrow(), trace));
     let on_failure = gate.policy().approval() == ApprovalPolicy::OnFailure;
     let (decided, permit, watch) = match outcome {
         Outcome::Refused(r) => {

@@ -39,6 +39,10 @@ pub enum GateError {
     Audit(AuditError),
     /// A directory offered for an on-failure re-run changed after it was approved.
     Changed(std::path::PathBuf),
+    /// The approval store could not be used.
+    Store(cordon_store::StoreError),
+    /// An edited input cannot be approved (it is invalid, or the policy denies it).
+    Edit(String),
 }
 
 impl std::fmt::Display for GateError {
@@ -53,6 +57,8 @@ impl std::fmt::Display for GateError {
                 "{} changed after it was approved; not re-running",
                 p.display()
             ),
+            GateError::Store(e) => write!(f, "the approval store cannot be used: {e}"),
+            GateError::Edit(why) => f.write_str(why),
         }
     }
 }

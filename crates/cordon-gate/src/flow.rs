@@ -28,6 +28,10 @@ pub struct GateOptions {
     pub audit: Option<PathBuf>,
     /// Write no audit records.
     pub no_audit: bool,
+    /// The surface hands `Decided::request` back to its caller (or runs it), so a human
+    /// may answer an ask by replacing the input ("edit"). Off for surfaces that run what
+    /// they were given.
+    pub edits: bool,
 }
 
 /// What to do with an ask that no human at hand answered.
@@ -233,9 +237,15 @@ impl Gate {
         human: Human<'_>,
         trace: bool,
     ) -> Outcome {
-        let ops = self.policy.operations(request, fs);
+        let mut request = request.clone();
+        let presets = self.policy.apply_presets(&mut request);
+        let ops = self.policy.operations(&request, fs);
         let judgement = self.policy.judge_with(&ops, containment, trace);
-        self.settle(request.clone(), ops, judgement, human)
+        let how = How {
+            presets,
+            ..How::default()
+        };
+        self.settle_how(request, ops, judgement, human, how)
     }
 
     /// Take a judgement through the approval policy and the approval flow.
@@ -246,6 +256,18 @@ impl Gate {
         judgement: Judgement,
         human: Human<'_>,
     ) -> Outcome {
+        self.settle_how(request, ops, judgement, human, How::default())
+    }
+
+    /// [`settle`](Gate::settle) for a call that presets or a human's edit shaped.
+    pub(crate) fn settle_how(
+        &self,
+        request: Request,
+        ops: Operations,
+        judgement: Judgement,
+        human: Human<'_>,
+        how: How,
+    ) -> Outcome {
         let approval = judgement.approval();
         let containment = judgement.containment();
         let decided = |verdict: Verdict| Decided {
@@ -254,11 +276,11 @@ impl Gate {
             ops: ops.clone(),
             verdict,
             containment,
-            answer: None,
+            answer: how.edited.then(|| "edited".to_string()),
             lease: None,
             pending: None,
-            presets: Vec::new(),
-            edited: false,
+            presets: how.presets.clone(),
+            edited: how.edited,
         };
         let judgement = match judgement.allowed() {
             Ok(allowed) => {
@@ -266,10 +288,7 @@ impl Gate {
                     approval == ApprovalPolicy::Untrusted && !reads_only(allowed.verdict());
                 if !untrusted_ask {
                     let d = decided(allowed.verdict().clone());
-                    return Outcome::Permitted(Permitted {
-                        decided: d,
-                        permit: Permit::from_allowed(allowed),
-                    });
+                    return self.permit(d, Permit::from_allowed(allowed));
                 }
                 let mut v = allowed.verdict().clone();
                 v.decision = Decision::Ask;
@@ -278,7 +297,7 @@ impl Gate {
                     v.reason
                 );
                 v.source = Source::new(Step::Approval, "untrusted");
-                return self.ask(decided(v), human);
+                return self.ask(decided(v), human, how.edits);
             }
             Err(j) => j,
         };
@@ -294,16 +313,20 @@ impl Gate {
                     && let Some(trial) =
                         Trial::new(decided(judgement.verdict().clone()), &judgement)
                 {
+                    if let Some(refused) = self.claim(trial.decided()) {
+                        return refused;
+                    }
                     return Outcome::Trial(trial);
                 }
                 let v = judgement.verdict().clone();
-                self.ask(decided(v), human)
+                self.ask(decided(v), human, how.edits)
             }
         }
     }
 
-    /// An ask: a lease, the human at hand, or what `absent` says.
-    fn ask(&self, mut d: Decided, human: Human<'_>) -> Outcome {
+    /// An ask: an approved edit of this call, a lease, the human at hand, or what
+    /// `absent` says. `edits` counts the human's edits so far.
+    fn ask(&self, mut d: Decided, mut human: Human<'_>, edits: u8) -> Outcome {
         let store = match self.open_store() {
             Ok(s) => s,
             Err(e) => {
@@ -314,9 +337,20 @@ impl Gate {
                 );
             }
         };
+        match store.edited_lease(&d.fingerprint, d.request.operation_id.as_deref()) {
+            Ok(Some(lease)) => return self.use_edited_lease(d, lease, &store),
+            Ok(None) => {}
+            Err(e) => {
+                return self.unanswered(
+                    d,
+                    human.absent,
+                    format!("the approval store cannot be used ({e})"),
+                );
+            }
+        }
         let ctx = self.ask_context(&d);
-        let Human { prompter, absent } = human;
-        let resolution = match (prompter, absent) {
+        let absent = human.absent;
+        let resolution = match (&human.prompter, absent) {
             (None, Absent::Caller) => match cordon_store::resolve_lease(&store, &ctx) {
                 Ok(Some(grant)) => Ok(Resolution::Allow(grant)),
                 Ok(None) => return Outcome::Ask(d),
@@ -325,10 +359,11 @@ impl Gate {
                     return Outcome::Ask(d);
                 }
             },
-            (prompter, absent) => Human { prompter, absent }.resolve(&store, &ctx),
+            _ => human.reborrow().resolve(&store, &ctx),
         };
         match resolution {
             Ok(Resolution::Allow(grant)) => self.granted(d, grant),
+            Ok(Resolution::Edited(input)) => self.edited(d, input, human, edits),
             Ok(Resolution::Pending(id)) => {
                 d.pending = Some(id.0);
                 d.answer = Some("pending".into());
@@ -377,10 +412,44 @@ impl Gate {
         d.verdict.decision = Decision::Allow;
         d.verdict.reason = reason;
         d.verdict.source = Source::new(Step::Approval, grant.answer());
-        Outcome::Permitted(Permitted {
+        self.permit(d, Permit::from_grant(grant))
+    }
+
+    /// Let a call proceed, once per operation id and surface: a second permit of the
+    /// same id is a duplicate confirmation or a replay, and is refused.
+    pub(crate) fn permit(&self, d: Decided, permit: Permit) -> Outcome {
+        match self.claim(&d) {
+            None => Outcome::Permitted(Permitted { decided: d, permit }),
+            Some(refused) => refused,
+        }
+    }
+
+    /// Claim the call's operation id for this surface (nothing to do without one); the
+    /// refusal when it cannot be claimed.
+    fn claim(&self, d: &Decided) -> Option<Outcome> {
+        let op = d.request.operation_id.as_deref()?;
+        let surface = self.options.surface;
+        let claimed = self
+            .open_store()
+            .and_then(|s| s.claim_operation(op, surface, &d.fingerprint));
+        let why = match claimed {
+            Ok(true) => return None,
+            Ok(false) => format!(
+                "operation `{op}` was already permitted once by `{surface}`; a repeated confirmation or a replay is refused"
+            ),
+            Err(e) => format!(
+                "operation `{op}` cannot be recorded in the approval store ({e}), so it is not permitted"
+            ),
+        };
+        let mut d = d.clone();
+        d.verdict.decision = Decision::Deny;
+        d.verdict.reason = why.clone();
+        d.verdict.source = Source::new(Step::Validate, "operation-id");
+        d.answer = Some(why);
+        Some(Outcome::Refused(Refused {
             decided: d,
-            permit: Permit::from_grant(grant),
-        })
+            fixes: Vec::new(),
+        }))
     }
 
     /// An ask that nobody will answer, as a refusal (for surfaces that cannot hand an
@@ -391,7 +460,7 @@ impl Gate {
         Refused { decided: d, fixes }
     }
 
-    fn refuse(&self, decided: Decided) -> Outcome {
+    pub(crate) fn refuse(&self, decided: Decided) -> Outcome {
         let fixes = fix::fixes(&self.policy, &decided, self.options.surface);
         Outcome::Refused(Refused { decided, fixes })
     }
@@ -408,9 +477,31 @@ impl Gate {
             reason: d.verdict.reason.clone(),
             suggestion: self.policy.suggestion(&d.ops, &d.verdict),
             request: redact(&d.request.canonical_json()),
-            verdict: serde_json::to_value(&d.verdict).unwrap_or(serde_json::Value::Null),
+            verdict: {
+                // The workspace goes with the verdict, so an edited approval is judged
+                // (and fingerprinted) against the same one.
+                let mut v = serde_json::to_value(&d.verdict).unwrap_or(serde_json::Value::Null);
+                if let Some(obj) = v.as_object_mut() {
+                    obj.insert(
+                        "workspace".into(),
+                        self.policy.workspace().display().to_string().into(),
+                    );
+                }
+                v
+            },
+            operation_id: d.request.operation_id.clone(),
+            editable_input: self.options.edits.then(|| d.request.input.clone()),
         }
     }
+}
+
+/// How a call came to be what is judged: presets set over the model's input, or a
+/// human's edit (and how many edits so far).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct How {
+    pub(crate) presets: Vec<String>,
+    pub(crate) edited: bool,
+    pub(crate) edits: u8,
 }
 
 /// Every operation a known read-only one, and allowed (what `untrusted` runs unasked)?

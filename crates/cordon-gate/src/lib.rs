@@ -15,6 +15,11 @@
 //! * [`Outcome::Pending`] and [`Outcome::Refused`] say what happened and, for a refusal,
 //!   which [`Fix`] applies.
 //!
+//! Before a call is judged, the configured presets are merged over the model's input
+//! (`Decided::request` is what was judged, and what a harness gets back). A permit is
+//! given at most once per operation id and surface (a replay is refused). A human may
+//! answer an ask with an edited input, which is judged again ([`PendingAnswer`]).
+//!
 //! Every outcome becomes one [`cordon_store::AuditRecord`] ([`Gate::record`]).
 //! [`contained`] runs a permitted call in the sandbox with the egress proxy beside it.
 //!
@@ -25,6 +30,7 @@
 #![deny(missing_docs)]
 
 pub mod contained;
+mod edit;
 mod error;
 mod fix;
 mod flow;
@@ -33,6 +39,7 @@ mod record;
 
 pub use cordon_policy::{Containment, Judgement};
 pub use cordon_sandbox::Permit;
+pub use edit::{PendingAnswer, PendingAnswered};
 pub use error::{AuditError, GateError};
 pub use fix::Fix;
 pub use flow::{Absent, Decided, Gate, GateOptions, Human, Outcome, Permitted, Refused};

@@ -130,6 +130,8 @@ impl Blocked {
             suggestion: None,
             request: cordon_store::redact(&d.request.canonical_json()),
             verdict: serde_json::json!({"escalation": escalation.describe()}),
+            operation_id: d.request.operation_id.clone(),
+            editable_input: None,
         };
         let declined = |answer: String, pending: Option<i64>| Escalated::Declined {
             decided: decided.clone(),
@@ -155,6 +157,10 @@ impl Blocked {
             },
             Ok(Resolution::Pending(id)) => declined(format!("pending {}", id.0), Some(id.0)),
             Ok(Resolution::Deny(r)) => declined(r.to_string(), None),
+            // Not offered for an escalation: an edit here is no answer.
+            Ok(Resolution::Edited(_)) => {
+                declined("an edit is not an answer to a re-run".into(), None)
+            }
             Err(e) => declined(format!("not asked: {e}"), None),
         }
     }

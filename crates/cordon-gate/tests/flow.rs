@@ -53,6 +53,7 @@ fn gate(approval: ApprovalPolicy, surface: &'static str, store: &std::path::Path
             store: Some(store.to_path_buf()),
             audit: None,
             no_audit: true,
+            edits: false,
         },
     )
 }

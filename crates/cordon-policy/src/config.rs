@@ -11,6 +11,7 @@
 //! [`FileFacts`], so this module does no I/O of its own.
 
 use crate::facts::FileFacts;
+use crate::presets::Preset;
 use crate::rules::{self, Anchors, Matcher, Rule, RuleOrigin};
 use crate::settings::{ApprovalPolicy, NetworkSettings, SandboxMode, SandboxSettings};
 use crate::verdict::Decision;
@@ -225,6 +226,17 @@ struct FileConfig {
     network: NetworkTable,
     #[serde(default)]
     rule: Vec<RuleTable>,
+    #[serde(default)]
+    preset: Vec<Spanned<PresetTable>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PresetTable {
+    tool: Spanned<String>,
+    #[serde(default)]
+    set: serde_json::Map<String, serde_json::Value>,
+    cwd: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -466,6 +478,8 @@ pub struct Merged {
     pub user_file: PathBuf,
     /// Fingerprint of every input that shaped the policy.
     pub version: String,
+    /// The presets, highest precedence first.
+    pub presets: Vec<Preset>,
 }
 
 /// The user's config file: `--user`-style override, else
@@ -621,6 +635,7 @@ fn merge(
     let mut project_contained = Defaults::loosest();
     let mut rules = Vec::new();
     let mut ignored_allows = Vec::new();
+    let mut presets = Vec::new();
 
     let flags_inserted =
         |mode: &mut Option<Mode>, sm: &mut Option<SandboxMode>, ap: &mut Option<ApprovalPolicy>| {
@@ -721,6 +736,21 @@ fn merge(
                 {
                     ignored("[sandbox] widening settings", &mut notes);
                 }
+            }
+        }
+        if !l.cfg.preset.is_empty() {
+            if ok {
+                // Later presets of one file win: they go first in the highest-first list.
+                let mut mine = l
+                    .cfg
+                    .preset
+                    .iter()
+                    .map(|p| preset_of(l, p, &home))
+                    .collect::<Result<Vec<_>, _>>()?;
+                mine.reverse();
+                presets.extend(mine);
+            } else {
+                ignored("`[[preset]]`", &mut notes);
             }
         }
         if let Some(d) = &l.cfg.defaults {
@@ -911,6 +941,51 @@ fn merge(
         ignored_allows,
         user_file,
         version,
+        presets,
+    })
+}
+
+/// A `[[preset]]` table, checked.
+fn preset_of(l: &Layer, p: &Spanned<PresetTable>, home: &Path) -> Result<Preset, ConfigError> {
+    let t = p.get_ref();
+    let tool = t.tool.get_ref();
+    if tool.is_empty()
+        || tool.contains(char::is_whitespace)
+        || tool[..tool.len().saturating_sub(1)].contains('*')
+    {
+        return Err(l.err(
+            t.tool.span(),
+            "a preset's `tool` is a tool name as the harness calls it, optionally ending in `*`",
+        ));
+    }
+    if t.set.is_empty() && t.cwd.is_none() {
+        return Err(l.err(
+            p.span(),
+            "a preset must `set` at least one field or a `cwd`",
+        ));
+    }
+    let cwd = match &t.cwd {
+        None => None,
+        Some(c) => {
+            let text = c.get_ref();
+            let path = match text.strip_prefix("~/") {
+                Some(rest) => home.join(rest),
+                None => PathBuf::from(text),
+            };
+            if !path.is_absolute() {
+                return Err(l.err(
+                    c.span(),
+                    "a preset's `cwd` must be absolute or start with ~/",
+                ));
+            }
+            Some(crate::paths::clean(&path))
+        }
+    };
+    Ok(Preset {
+        tool: tool.clone(),
+        set: t.set.clone(),
+        cwd,
+        origin: l.origin(p.span()),
     })
 }
 

@@ -30,6 +30,7 @@ pub mod ops;
 pub mod paths;
 pub mod planted;
 pub mod policy;
+pub mod presets;
 pub mod request;
 pub mod rules;
 pub mod settings;

@@ -86,6 +86,7 @@ pub struct Policy {
     ignored_allows: Vec<String>,
     user_file: PathBuf,
     trusted: bool,
+    presets: Vec<crate::presets::Preset>,
 }
 
 /// A narrowing for a sub-agent: only ever more deny/ask, stricter defaults and modes, and a
@@ -149,7 +150,19 @@ impl Policy {
             ignored_allows: m.ignored_allows,
             user_file: m.user_file,
             trusted: m.trusted,
+            presets: m.presets,
         })
+    }
+
+    /// The presets, highest precedence first.
+    pub fn presets(&self) -> &[crate::presets::Preset] {
+        &self.presets
+    }
+
+    /// Merge the presets that apply into `request` (before it is judged); returns the
+    /// fields they set.
+    pub fn apply_presets(&self, request: &mut Request) -> Vec<String> {
+        crate::presets::apply(&self.presets, request)
     }
 
     /// The resolved workspace.

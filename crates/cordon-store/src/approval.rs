@@ -20,6 +20,9 @@ pub struct AskContext {
     pub fingerprint: String,
     /// Session that asks, if any; "allow for this session" is offered only with one.
     pub session: Option<String>,
+    /// The harness's id of the call, if any: a pending record and the lease approving it
+    /// are bound to it, and a lease bound to another id does not match.
+    pub operation_id: Option<String>,
     /// Tool name as the agent called it (`Bash`, `read_file`, `mcp__github__create_issue`).
     pub tool: String,
     /// Tool kind the remembered rule applies to (`bash`, `read`, `write`, `network`, `mcp`).
@@ -36,6 +39,9 @@ pub struct AskContext {
     pub request: serde_json::Value,
     /// The verdict that said "ask", recorded with a pending approval.
     pub verdict: serde_json::Value,
+    /// The call's own input (not redacted) when the surface can take an edited input
+    /// back; with it, "edit" is offered.
+    pub editable_input: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// An answer a human can give.
@@ -48,6 +54,9 @@ pub enum Choice {
     AllowSession,
     /// Save the suggested rule and allow.
     AlwaysAllow,
+    /// Replace the input; the edited call is judged again (answered with
+    /// [`PromptOutcome::Edited`]).
+    Edit,
     /// Refuse.
     Deny,
 }
@@ -62,10 +71,12 @@ pub struct Question<'a> {
 }
 
 /// What a [`Prompter`] came back with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PromptOutcome {
     /// A human answered.
     Answered(Choice),
+    /// A human replaced the input (only when [`Choice::Edit`] was offered).
+    Edited(serde_json::Map<String, serde_json::Value>),
     /// No human can be asked (no terminal, non-interactive run).
     NoHuman,
 }
@@ -121,6 +132,8 @@ pub enum GrantSource {
     Lease(LeaseUse),
     /// A human answered now.
     Human(Choice),
+    /// A human approved a pending call with an edited input, and this is that edit.
+    Edit,
 }
 
 /// Proof that the approval flow allowed this call. Only [`resolve_ask`] makes one, so
@@ -162,7 +175,9 @@ impl Grant {
             GrantSource::Human(Choice::AllowOnce) => "allow-once",
             GrantSource::Human(Choice::AllowSession) => "allow-session",
             GrantSource::Human(Choice::AlwaysAllow) => "always-allow",
+            GrantSource::Human(Choice::Edit) => "edit",
             GrantSource::Human(Choice::Deny) => "deny",
+            GrantSource::Edit => "approved-edit",
         }
     }
 }
@@ -204,17 +219,42 @@ pub enum Resolution {
     Deny(Refusal),
     /// Recorded for a human to answer later (`cordon approvals`).
     Pending(PendingId),
+    /// The human replaced the input: nothing is granted yet; the caller must judge the
+    /// edited call again.
+    Edited(serde_json::Map<String, serde_json::Value>),
 }
 
 /// Only the first step of the flow: a valid lease for this exact fingerprint, consumed,
 /// as a [`Grant`]; `None` when there is none (the caller's own human may then be asked).
 pub fn resolve_lease(store: &Store, ctx: &AskContext) -> Result<Option<Grant>, StoreError> {
     let session = ctx.session.as_deref().filter(|s| !s.is_empty());
-    Ok(store.consume(&ctx.fingerprint, session)?.map(|used| Grant {
-        fingerprint: ctx.fingerprint.clone(),
-        lease: used.lease,
-        scope: used.scope.clone(),
-        source: GrantSource::Lease(used),
+    let op = ctx.operation_id.as_deref();
+    Ok(store
+        .consume_for(&ctx.fingerprint, session, op)?
+        .map(|used| Grant {
+            fingerprint: ctx.fingerprint.clone(),
+            lease: used.lease,
+            scope: used.scope.clone(),
+            source: GrantSource::Lease(used),
+            rule: None,
+        }))
+}
+
+/// Spend an approved edit for the edited call with `fingerprint`, as a [`Grant`]; `None`
+/// when the edit was approved for another call (the policy changed since) or is spent.
+pub fn resolve_edited(
+    store: &Store,
+    lease: &crate::operations::EditedLease,
+    fingerprint: &str,
+) -> Result<Option<Grant>, StoreError> {
+    if lease.fingerprint != fingerprint || !store.spend_once(lease.lease)? {
+        return Ok(None);
+    }
+    Ok(Some(Grant {
+        fingerprint: fingerprint.to_string(),
+        lease: lease.lease,
+        scope: Scope::Once,
+        source: GrantSource::Edit,
         rule: None,
     }))
 }
@@ -251,6 +291,9 @@ pub fn resolve_ask_with(
     if suggestion.is_some() {
         choices.push(Choice::AlwaysAllow);
     }
+    if ctx.editable_input.is_some() {
+        choices.push(Choice::Edit);
+    }
     choices.push(Choice::Deny);
     let question = Question {
         context: ctx,
@@ -258,13 +301,21 @@ pub fn resolve_ask_with(
     };
     let choice = match prompter.ask(&question) {
         Ok(PromptOutcome::Answered(c)) => c,
+        Ok(PromptOutcome::Edited(input)) => {
+            return Ok(if question.choices.contains(&Choice::Edit) {
+                Resolution::Edited(input)
+            } else {
+                Resolution::Deny(Refusal::InvalidChoice)
+            });
+        }
         Ok(PromptOutcome::NoHuman) => {
             return match mode {
                 NoHuman::Deny => Ok(Resolution::Deny(Refusal::NoHuman)),
                 NoHuman::Pending => store
-                    .add_pending(
+                    .add_pending_for(
                         &ctx.fingerprint,
                         session,
+                        ctx.operation_id.as_deref(),
                         &ctx.request,
                         &ctx.verdict,
                         suggestion,

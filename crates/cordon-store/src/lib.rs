@@ -31,7 +31,9 @@
 
 mod approval;
 mod audit;
+mod editor;
 mod error;
+mod operations;
 mod paths;
 mod record;
 mod redact;
@@ -40,13 +42,15 @@ mod tty;
 
 pub use approval::{
     AskContext, Choice, FlowOptions, Grant, GrantSource, NoHuman, NoPrompter, PromptOutcome,
-    Prompter, Question, Refusal, Resolution, resolve_ask, resolve_ask_with, resolve_lease,
+    Prompter, Question, Refusal, Resolution, resolve_ask, resolve_ask_with, resolve_edited,
+    resolve_lease,
 };
 pub use audit::{
     AppendReceipt, AuditLog, Break, Durability, ExportFilter, VerifyReport, export, format_time,
     parse_time, tail, verify,
 };
 pub use error::{StoreError, StoreErrorKind};
+pub use operations::{Edit, EditedLease};
 pub use paths::{default_audit_path, default_store_path, state_dir};
 pub use record::{AuditRecord, ContainmentBlock, EscalationRecord, FindingBrief, Phase};
 pub use redact::{REDACTED, redact, redact_text};

@@ -15,14 +15,15 @@ use crate::error::{StoreError, StoreErrorKind};
 use crate::paths;
 
 /// Newest schema version this build reads and writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Written to `PRAGMA application_id` so another program's database is not mistaken
 /// for a store ("cord" in ASCII).
 const APPLICATION_ID: i64 = 0x636f_7264;
 
 /// Migrations, one per schema version; entry `i` moves the schema from `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE leases (
     id          INTEGER PRIMARY KEY AUTOINCREMENT,
     fingerprint TEXT    NOT NULL CHECK (length(fingerprint) > 0),
@@ -58,7 +59,23 @@ CREATE TABLE pending (
     lease_id    INTEGER REFERENCES leases (id)
 );
 CREATE INDEX pending_by_state ON pending (state);
-"#];
+"#,
+    r#"
+ALTER TABLE leases ADD COLUMN operation_id TEXT;
+ALTER TABLE leases ADD COLUMN origin TEXT;
+ALTER TABLE leases ADD COLUMN input TEXT;
+CREATE INDEX leases_by_origin ON leases (origin) WHERE origin IS NOT NULL;
+ALTER TABLE pending ADD COLUMN operation_id TEXT;
+ALTER TABLE pending ADD COLUMN edited_input TEXT;
+CREATE TABLE operations (
+    operation_id TEXT    NOT NULL CHECK (length(operation_id) > 0),
+    surface      TEXT    NOT NULL,
+    fingerprint  TEXT    NOT NULL,
+    at_ms        INTEGER NOT NULL,
+    PRIMARY KEY (operation_id, surface)
+);
+"#,
+];
 
 /// How long a lease made by approving a pending request stays usable by default.
 pub(crate) const APPROVED_PENDING_TTL: Duration = Duration::from_secs(24 * 3600);
@@ -234,6 +251,10 @@ pub struct Pending {
     pub suggestion: Option<String>,
     /// When it was recorded.
     pub created: SystemTime,
+    /// The harness's id of the call, if it had one: approving binds the once-lease to it.
+    pub operation_id: Option<String>,
+    /// The input a human put in place of the call's own when approving it, if any.
+    pub edited_input: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// Proof that a pending request was approved: only [`Pending::approve`] makes one.
@@ -289,8 +310,8 @@ pub enum Answered {
 /// The store. One SQLite connection; open one per thread.
 #[derive(Debug)]
 pub struct Store {
-    conn: Connection,
-    path: PathBuf,
+    pub(crate) conn: Connection,
+    pub(crate) path: PathBuf,
 }
 
 pub(crate) fn now_ms() -> i64 {
@@ -304,7 +325,7 @@ fn to_ms(t: SystemTime) -> i64 {
     }
 }
 
-fn from_ms(ms: i64) -> SystemTime {
+pub(crate) fn from_ms(ms: i64) -> SystemTime {
     UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))
 }
 
@@ -379,7 +400,7 @@ impl Store {
         &self.path
     }
 
-    fn err(&self, e: rusqlite::Error) -> StoreError {
+    pub(crate) fn err(&self, e: rusqlite::Error) -> StoreError {
         StoreError::sqlite(&self.path, e)
     }
 
@@ -461,12 +482,12 @@ impl Store {
         tx.commit().map_err(|e| self.err(e))
     }
 
-    fn immediate(&self) -> Result<Transaction<'_>, StoreError> {
+    pub(crate) fn immediate(&self) -> Result<Transaction<'_>, StoreError> {
         Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
             .map_err(|e| self.err(e))
     }
 
-    fn invalid(&self, why: &str) -> StoreError {
+    pub(crate) fn invalid(&self, why: &str) -> StoreError {
         StoreError::new(&self.path, StoreErrorKind::Invalid(why.to_string()))
     }
 
@@ -543,6 +564,18 @@ impl Store {
         fingerprint: &str,
         session: Option<&str>,
     ) -> Result<Option<LeaseUse>, StoreError> {
+        self.consume_for(fingerprint, session, None)
+    }
+
+    /// [`consume`](Store::consume) for a call that carries the harness's operation id: a
+    /// once-lease bound to an operation id (an approved pending request that had one)
+    /// matches only a call with that same id.
+    pub fn consume_for(
+        &self,
+        fingerprint: &str,
+        session: Option<&str>,
+        operation_id: Option<&str>,
+    ) -> Result<Option<LeaseUse>, StoreError> {
         let session = session.filter(|s| !s.is_empty());
         let tx = self.immediate()?;
         let now = now_ms();
@@ -551,12 +584,13 @@ impl Store {
                 "SELECT id, scope, session, answer FROM leases
                  WHERE fingerprint = ?1 AND revoked = 0
                    AND (expires_ms IS NULL OR expires_ms > ?2)
-                   AND ((scope = 'once' AND used_at_ms IS NULL)
+                   AND ((scope = 'once' AND used_at_ms IS NULL
+                         AND (operation_id IS NULL OR operation_id = ?4))
                         OR scope = 'always'
                         OR (scope = 'session' AND ?3 IS NOT NULL AND session = ?3))
                  ORDER BY CASE scope WHEN 'session' THEN 0 WHEN 'always' THEN 1 ELSE 2 END, id
                  LIMIT 1",
-                params![fingerprint, now, session],
+                params![fingerprint, now, session, operation_id],
                 |r| {
                     Ok((
                         r.get::<_, i64>(0)?,
@@ -724,6 +758,20 @@ impl Store {
         verdict: &serde_json::Value,
         suggestion: Option<&str>,
     ) -> Result<PendingId, StoreError> {
+        self.add_pending_for(fingerprint, session, None, request, verdict, suggestion)
+    }
+
+    /// [`add_pending`](Store::add_pending) for a call that carries the harness's
+    /// operation id: approving it makes a once-lease bound to that id.
+    pub fn add_pending_for(
+        &self,
+        fingerprint: &str,
+        session: Option<&str>,
+        operation_id: Option<&str>,
+        request: &serde_json::Value,
+        verdict: &serde_json::Value,
+        suggestion: Option<&str>,
+    ) -> Result<PendingId, StoreError> {
         if fingerprint.is_empty() {
             return Err(self.invalid("a pending approval needs a non-empty fingerprint"));
         }
@@ -731,16 +779,15 @@ impl Store {
         let verdict = serde_json::to_string(verdict).map_err(|e| self.invalid(&e.to_string()))?;
         self.conn
             .execute(
-                "INSERT INTO pending (fingerprint, session, request, verdict, suggestion, created_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![fingerprint, session, request, verdict, suggestion, now_ms()],
+                "INSERT INTO pending (fingerprint, session, request, verdict, suggestion, created_ms, operation_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![fingerprint, session, request, verdict, suggestion, now_ms(), operation_id],
             )
             .map_err(|e| self.err(e))?;
         Ok(PendingId(self.conn.last_insert_rowid()))
     }
 
-    const PENDING_COLUMNS: &'static str =
-        "id, fingerprint, session, request, verdict, suggestion, created_ms, state";
+    const PENDING_COLUMNS: &'static str = "id, fingerprint, session, request, verdict, suggestion, created_ms, state, operation_id, edited_input";
 
     fn pending_from_row(&self, r: &rusqlite::Row<'_>) -> rusqlite::Result<(Pending, String)> {
         let request: String = r.get(3)?;
@@ -756,6 +803,10 @@ impl Store {
                     .unwrap_or(serde_json::Value::String(verdict)),
                 suggestion: r.get(5)?,
                 created: from_ms(r.get(6)?),
+                operation_id: r.get(8)?,
+                edited_input: r
+                    .get::<_, Option<String>>(9)?
+                    .and_then(|t| serde_json::from_str(&t).ok()),
             },
             r.get(7)?,
         ))
@@ -834,29 +885,37 @@ impl Store {
         pending: &Pending,
         approve: bool,
         ttl: Duration,
+        edit: Option<&crate::operations::Edit>,
     ) -> Result<Option<LeaseId>, StoreError> {
         let tx = self.immediate()?;
         let lease = if approve {
-            let note = format!("approved pending request {}", pending.id);
-            Some(self.insert_lease(
-                &tx,
-                &pending.fingerprint,
-                &Scope::Once,
-                Some(ttl),
-                &note,
-                false,
-            )?)
+            let note = match edit {
+                Some(_) => format!(
+                    "approved pending request {} with an edited input",
+                    pending.id
+                ),
+                None => format!("approved pending request {}", pending.id),
+            };
+            let fingerprint = edit.map_or(pending.fingerprint.as_str(), |e| e.fingerprint.as_str());
+            let id = self.insert_lease(&tx, fingerprint, &Scope::Once, Some(ttl), &note, false)?;
+            self.bind_lease(&tx, id, pending, edit)?;
+            Some(id)
         } else {
             None
         };
+        let edited = edit
+            .map(|e| serde_json::to_string(&e.input))
+            .transpose()
+            .map_err(|e| self.invalid(&e.to_string()))?;
         let n = tx
             .execute(
-                "UPDATE pending SET state = ?2, answered_ms = ?3, lease_id = ?4 WHERE id = ?1 AND state = 'pending'",
+                "UPDATE pending SET state = ?2, answered_ms = ?3, lease_id = ?4, edited_input = ?5 WHERE id = ?1 AND state = 'pending'",
                 params![
                     pending.id.0,
                     if approve { "approved" } else { "denied" },
                     now_ms(),
-                    lease.map(|l| l.0)
+                    lease.map(|l| l.0),
+                    edited
                 ],
             )
             .map_err(|e| self.err(e))?;
@@ -887,7 +946,25 @@ impl Pending {
 
     /// Approve with a chosen lifetime for the once-lease.
     pub fn approve_for(self, store: &Store, ttl: Duration) -> Result<Approved, StoreError> {
-        match store.settle(&self, true, ttl)? {
+        match store.settle(&self, true, ttl, None)? {
+            Some(lease) => Ok(Approved {
+                pending: self,
+                lease,
+            }),
+            None => Err(store.invalid("approving created no lease")),
+        }
+    }
+
+    /// Approve with the input a human put in its place: the once-lease is for the edited
+    /// call (`edit.fingerprint`, computed by the policy, which has judged it), and the
+    /// call's next arrival (same operation id, or same fingerprint without one) is
+    /// turned into the edited one.
+    pub fn approve_edited(
+        self,
+        store: &Store,
+        edit: &crate::operations::Edit,
+    ) -> Result<Approved, StoreError> {
+        match store.settle(&self, true, APPROVED_PENDING_TTL, Some(edit))? {
             Some(lease) => Ok(Approved {
                 pending: self,
                 lease,
@@ -898,7 +975,7 @@ impl Pending {
 
     /// Deny: the request becomes `denied`; nothing is granted.
     pub fn deny(self, store: &Store) -> Result<Denied, StoreError> {
-        store.settle(&self, false, Duration::ZERO)?;
+        store.settle(&self, false, Duration::ZERO, None)?;
         Ok(Denied { pending: self })
     }
 }

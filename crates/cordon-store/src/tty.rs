@@ -20,6 +20,7 @@ fn key(choice: Choice) -> char {
         Choice::AllowOnce => 'o',
         Choice::AllowSession => 's',
         Choice::AlwaysAllow => 'a',
+        Choice::Edit => 'e',
         Choice::Deny => 'd',
     }
 }
@@ -81,6 +82,9 @@ impl<R: BufRead, W: Write> TerminalPrompter<R, W> {
                     "always allow, saving the rule {}",
                     s(c.suggestion.as_deref().unwrap_or_default())
                 ),
+                Choice::Edit => {
+                    "edit the input (opens $VISUAL or $EDITOR), then judge it again".to_string()
+                }
                 Choice::Deny => "deny".to_string(),
             };
             text.push_str(&format!("  [{}] {}\n", key(*choice), line));
@@ -104,6 +108,7 @@ fn parse_answer(line: &str, offered: &[Choice]) -> Option<Choice> {
         "o" | "once" | "allow once" => Choice::AllowOnce,
         "s" | "session" | "allow for this session" => Choice::AllowSession,
         "a" | "always" | "always allow" => Choice::AlwaysAllow,
+        "e" | "edit" => Choice::Edit,
         "d" | "deny" | "n" | "no" => Choice::Deny,
         _ => return None,
     };
@@ -131,8 +136,27 @@ impl<R: BufRead, W: Write> Prompter for TerminalPrompter<R, W> {
                     "the terminal closed before an answer",
                 ));
             }
-            if let Some(choice) = parse_answer(&line, &question.choices) {
-                return Ok(PromptOutcome::Answered(choice));
+            match (
+                parse_answer(&line, &question.choices),
+                &question.context.editable_input,
+            ) {
+                (Some(Choice::Edit), Some(input)) => match crate::editor::edit_input(input) {
+                    Ok(Some(edited)) => return Ok(PromptOutcome::Edited(edited)),
+                    Ok(None) => {
+                        writeln!(self.output, "cordon: the input was not changed")?;
+                        continue;
+                    }
+                    Err(e) => {
+                        writeln!(
+                            self.output,
+                            "cordon: {}",
+                            sanitize_for_terminal(&e.to_string())
+                        )?;
+                        continue;
+                    }
+                },
+                (Some(Choice::Edit), None) | (None, _) => {}
+                (Some(choice), _) => return Ok(PromptOutcome::Answered(choice)),
             }
             writeln!(
                 self.output,

@@ -48,6 +48,8 @@ fn ctx(fp: &str, session: Option<&str>) -> AskContext {
         suggestion: Some("Bash(npm run test:*)".into()),
         request: json!({"tool": "Bash", "input": {"command": "npm run test -- --watch"}}),
         verdict: json!({"decision": "ask"}),
+        operation_id: None,
+        editable_input: None,
     }
 }
 

@@ -50,6 +50,7 @@ fn pty_child() {
     match prompter.ask(&q) {
         Ok(PromptOutcome::Answered(c)) => println!("OUTCOME {c:?}"),
         Ok(PromptOutcome::NoHuman) => println!("OUTCOME nohuman"),
+        Ok(PromptOutcome::Edited(m)) => println!("OUTCOME edited {}", serde_json::Value::Object(m)),
         Err(e) => println!("OUTCOME error {e}"),
     }
     let _ = NoHuman::Deny;

@@ -413,6 +413,46 @@ fn newer_schema_is_refused() {
     assert!(err.to_string().contains("upgrade cordon"));
 }
 
+/// A store written by the first schema (a lease and a pending request) opens, migrates,
+/// and keeps what it held; the new columns start empty.
+#[test]
+fn a_version_1_store_migrates_and_keeps_its_leases() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.sqlite3");
+    let v1 = r#"
+        CREATE TABLE leases (id INTEGER PRIMARY KEY AUTOINCREMENT, fingerprint TEXT NOT NULL,
+            scope TEXT NOT NULL, session TEXT, created_ms INTEGER NOT NULL, expires_ms INTEGER,
+            used_at_ms INTEGER, uses INTEGER NOT NULL DEFAULT 0, answer TEXT NOT NULL,
+            revoked INTEGER NOT NULL DEFAULT 0);
+        CREATE TABLE rules (id INTEGER PRIMARY KEY AUTOINCREMENT, rule TEXT NOT NULL UNIQUE,
+            tool_kind TEXT NOT NULL, created_ms INTEGER NOT NULL, created_by TEXT NOT NULL);
+        CREATE TABLE pending (id INTEGER PRIMARY KEY AUTOINCREMENT, fingerprint TEXT NOT NULL,
+            session TEXT, request TEXT NOT NULL, verdict TEXT NOT NULL, suggestion TEXT,
+            created_ms INTEGER NOT NULL, state TEXT NOT NULL DEFAULT 'pending',
+            answered_ms INTEGER, lease_id INTEGER REFERENCES leases (id));
+        INSERT INTO leases (fingerprint, scope, created_ms, answer) VALUES ('fp-old', 'once', 1, 'old');
+        INSERT INTO pending (fingerprint, request, verdict, created_ms) VALUES ('fp-p', '{}', '{}', 1);
+        PRAGMA user_version = 1;
+        PRAGMA application_id = 1668248164;
+    "#;
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(v1)
+        .unwrap();
+    let s = Store::open(&path).unwrap();
+    let p = s.pending().unwrap();
+    assert_eq!(p.len(), 1);
+    assert_eq!(p[0].operation_id, None);
+    // An old once-lease is bound to no operation: any call with that fingerprint gets it.
+    assert!(
+        s.consume_for("fp-old", None, Some("op-1"))
+            .unwrap()
+            .is_some()
+    );
+    assert!(s.claim_operation("op-1", "check", "fp").unwrap());
+    assert!(!s.claim_operation("op-1", "check", "fp").unwrap());
+}
+
 fn require_sandbox() -> bool {
     std::env::var_os("CORDON_REQUIRE_SANDBOX_TESTS").is_some_and(|v| v == "1")
 }

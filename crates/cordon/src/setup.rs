@@ -192,17 +192,25 @@ impl ApprovalArgs {
         }
     }
 
-    /// The gate over `policy` for `surface`.
+    /// The gate over `policy` for `surface`, which runs what it was given (no edits).
     pub fn gate(&self, policy: Policy, surface: &'static str) -> Gate {
-        Gate::new(
-            policy,
-            GateOptions {
-                surface,
-                store: self.store.clone(),
-                audit: self.audit_file.clone(),
-                no_audit: self.no_audit,
-            },
-        )
+        Gate::new(policy, self.options(surface, false))
+    }
+
+    /// The gate for a surface that hands the judged call back to its caller, so a human
+    /// may answer an ask with an edited input.
+    pub fn gate_with_edits(&self, policy: Policy, surface: &'static str) -> Gate {
+        Gate::new(policy, self.options(surface, true))
+    }
+
+    fn options(&self, surface: &'static str, edits: bool) -> GateOptions {
+        GateOptions {
+            surface,
+            store: self.store.clone(),
+            audit: self.audit_file.clone(),
+            no_audit: self.no_audit,
+            edits,
+        }
     }
 }
 

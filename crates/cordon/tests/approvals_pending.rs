@@ -33,6 +33,8 @@ fn ask(fp: &str) -> cordon_store::AskContext {
         suggestion: Some("Bash(make deploy)".into()),
         request: json!({"tool": "Bash", "input": {"command": "make deploy TOKEN=abc"}}),
         verdict: json!({"decision": "ask", "reason": "exec asks by default"}),
+        operation_id: None,
+        editable_input: None,
     }
 }
 

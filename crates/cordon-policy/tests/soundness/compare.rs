@@ -415,8 +415,34 @@ fn own_pid_proc(e: &Event, paths: &[&Path]) -> bool {
     paths.iter().any(|p| p.starts_with(&own))
 }
 
+/// A path is covered by a predicted root when it is the root or beneath it. A root that
+/// is a glob (`~/.ssh/*`, which the policy judges as every path it can name) covers what
+/// it matches and what lies beneath, and the listing of the directories bash reads to
+/// expand it.
 fn beneath_any(paths: &[&Path], roots: &[PathBuf]) -> bool {
-    paths.iter().any(|p| roots.iter().any(|r| p.starts_with(r)))
+    paths.iter().any(|p| {
+        roots.iter().any(|r| {
+            if p.starts_with(r) {
+                return true;
+            }
+            let text = r.to_string_lossy();
+            if !text.contains(['*', '?', '[']) {
+                return false;
+            }
+            // The literal directories before the first glob component are listed.
+            let literal: PathBuf = r
+                .components()
+                .take_while(|c| !c.as_os_str().to_string_lossy().contains(['*', '?', '[']))
+                .collect();
+            if *p == literal {
+                return true;
+            }
+            globset::GlobBuilder::new(&format!("{{{text},{text}/**}}"))
+                .literal_separator(true)
+                .build()
+                .is_ok_and(|g| g.compile_matcher().is_match(p))
+        })
+    })
 }
 
 /// A program run is covered by a predicted program of the same name or file, or when it

@@ -7,7 +7,9 @@
 //! `$XDG_STATE_HOME/cordon/store.sqlite3` or `~/.local/state/cordon/store.sqlite3`;
 //! every answer is appended to the audit log next to it (or `--audit-file F`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use cordon_gate::{Gate, GateError, GateOptions, PendingAnswer};
 
 use cordon_policy::terminal::{path_for_terminal, sanitize_for_terminal};
 use cordon_store::{
@@ -16,6 +18,7 @@ use cordon_store::{
 use serde_json::json;
 
 use crate::exit::{Code, Exit};
+use crate::setup::{PolicyArgs, load};
 
 /// Where the store and the audit log are.
 #[derive(clap::Args)]
@@ -40,9 +43,18 @@ pub enum ApprovalsCommand {
         at: Location,
     },
     /// Approve a pending request: the same call is then allowed once (within 24 hours).
+    /// With `--input FILE`, approve it with that input in place of its own: the edited
+    /// call is judged now (a denied edit is refused and the request stays pending) and
+    /// again when the call arrives, and the harness receives the edited input.
     Approve {
         /// The id shown by `cordon approvals list`.
         id: i64,
+        /// A JSON object to use as the call's input (`-` reads stdin).
+        #[arg(long, value_name = "FILE")]
+        input: Option<PathBuf>,
+        /// The policy the edit is judged by (the workspace defaults to the pending call's).
+        #[command(flatten)]
+        policy: PolicyArgs,
         #[command(flatten)]
         at: Location,
     },
@@ -166,7 +178,13 @@ pub fn run(c: ApprovalsCommand) -> anyhow::Result<u8> {
             }
             Ok(0)
         }
-        ApprovalsCommand::Approve { id, at } => answer(id, Answer::Approve, &at),
+        ApprovalsCommand::Approve {
+            id,
+            input: Some(file),
+            policy,
+            at,
+        } => answer_edited(id, &file, policy, &at),
+        ApprovalsCommand::Approve { id, at, .. } => answer(id, Answer::Approve, &at),
         ApprovalsCommand::Deny { id, at } => answer(id, Answer::Deny, &at),
         ApprovalsCommand::Leases { at } => {
             let store = open_store(&at)?;
@@ -258,4 +276,97 @@ fn answer(id: i64, answer: Answer, at: &Location) -> anyhow::Result<u8> {
         None => println!("denied {id}"),
     }
     Ok(0)
+}
+
+/// Approve pending request `id` with the input in `file` in place of its own.
+fn answer_edited(id: i64, file: &Path, mut args: PolicyArgs, at: &Location) -> anyhow::Result<u8> {
+    let input = read_input(file)?;
+    let store = open_store(at)?;
+    let (pending, _) = store.approval(PendingId(id)).map_err(fail)?;
+    if args.workspace.is_none() {
+        args.workspace = pending.verdict["workspace"].as_str().map(PathBuf::from);
+    }
+    let mut opts = args.options()?;
+    opts.remembered_rules = store
+        .rules()
+        .map_err(fail)?
+        .into_iter()
+        .map(|r| r.rule)
+        .collect();
+    let gate = Gate::new(
+        load(&opts, Code::Invalid)?,
+        GateOptions {
+            surface: "approvals",
+            store: Some(store.path().to_path_buf()),
+            audit: None,
+            no_audit: true,
+            edits: true,
+        },
+    );
+    drop(store);
+    // Open the audit log first: an answer that cannot be recorded is not given.
+    let mut audit = open_audit(at)?;
+    let answered = gate
+        .answer_pending(id, PendingAnswer::ApproveEdited(input))
+        .map_err(|e| match e {
+            GateError::Store(e) => fail(e),
+            GateError::Edit(why) => Exit::new(Code::Deny, why).into(),
+            other => Exit::new(Code::Internal, other.to_string()).into(),
+        })?;
+    let record = json!({
+        "event": "approval-answered",
+        "pending": id,
+        "answer": "approve-edited",
+        "lease": answered.lease,
+        "session": pending.session,
+        "tool": answered.request["tool"],
+        "input": cordon_store::redact(&answered.request["input"]),
+        "edited_verdict": answered.edited.as_ref().map(|v| v.decision.as_str()),
+        "fingerprint": pending.fingerprint,
+    });
+    audit.append(&record).map_err(fail)?;
+    println!(
+        "approved {id} with an edited input: lease {} lets the edited call through once within 24 hours",
+        answered.lease.unwrap_or_default()
+    );
+    Ok(0)
+}
+
+/// A JSON object from `file` (`-`: stdin), at most the request size limit.
+fn read_input(file: &Path) -> anyhow::Result<serde_json::Map<String, serde_json::Value>> {
+    use std::io::Read;
+    let limit = cordon_policy::request::MAX_REQUEST_BYTES;
+    let mut buf = Vec::new();
+    let read = if file == Path::new("-") {
+        std::io::stdin()
+            .take(limit as u64 + 1)
+            .read_to_end(&mut buf)
+    } else {
+        std::fs::File::open(file).and_then(|f| f.take(limit as u64 + 1).read_to_end(&mut buf))
+    };
+    read.map_err(|e| {
+        Exit::new(
+            Code::Invalid,
+            format!(
+                "cannot read the edited input {}: {e}",
+                path_for_terminal(file)
+            ),
+        )
+    })?;
+    if buf.len() > limit {
+        return Err(Exit::new(
+            Code::Invalid,
+            format!("the edited input is larger than the {limit}-byte limit"),
+        )
+        .into());
+    }
+    match serde_json::from_slice(&buf) {
+        Ok(serde_json::Value::Object(m)) => Ok(m),
+        Ok(_) => Err(Exit::new(Code::Invalid, "the edited input must be a JSON object").into()),
+        Err(e) => Err(Exit::new(
+            Code::Invalid,
+            format!("the edited input is not valid JSON: {e}"),
+        )
+        .into()),
+    }
 }

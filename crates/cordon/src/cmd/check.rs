@@ -37,7 +37,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         .map_err(|e| Exit::new(Code::Invalid, format!("invalid request: {e}")))?;
     let mut opts = args.policy.options()?;
     opts.remembered_rules = args.approvals.remembered_rules();
-    let gate = args.approvals.gate(load(&opts, Code::Invalid)?, "check");
+    let gate = args
+        .approvals
+        .gate_with_edits(load(&opts, Code::Invalid)?, "check");
     let mut terminal = args
         .approvals
         .interactive
@@ -69,6 +71,13 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     json["outcome"] = serde_json::json!(outcome.name());
     if let Some(id) = d.pending {
         json["pending"] = serde_json::json!(id);
+    }
+    // A preset or a human's edit changed the call: the caller must run this one.
+    if d.request.input != req.input || d.request.cwd != req.cwd {
+        json["updated_input"] = serde_json::Value::Object(d.request.input.clone());
+        if let Some(cwd) = &d.request.cwd {
+            json["updated_cwd"] = serde_json::json!(cwd);
+        }
     }
     if let Outcome::Refused(r) = &outcome {
         json["fixes"] =
