@@ -35,6 +35,9 @@ enum Command {
     /// Show, merge or discard the changes of runs that ended without being merged.
     #[command(subcommand)]
     Changes(cmd::changes::ChangesCommand),
+    /// Convert Claude Code or Codex permission settings into cordon's TOML config.
+    #[command(subcommand)]
+    Import(cmd::import::ImportCommand),
 }
 
 fn main() -> std::process::ExitCode {
@@ -52,6 +55,7 @@ fn main() -> std::process::ExitCode {
         Command::Audit(c) => cmd::audit::run(c),
         Command::Approvals(c) => cmd::approvals::run(c),
         Command::Changes(c) => cmd::changes::run(c),
+        Command::Import(c) => cmd::import::run(c),
     };
     exit::to_exit_code(result)
 }
