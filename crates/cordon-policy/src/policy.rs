@@ -86,6 +86,7 @@ pub struct Policy {
     ignored_allows: Vec<String>,
     user_file: PathBuf,
     trusted: bool,
+    hook_contain: bool,
 }
 
 /// A narrowing for a sub-agent: only ever more deny/ask, stricter defaults and modes, and a
@@ -149,6 +150,7 @@ impl Policy {
             ignored_allows: m.ignored_allows,
             user_file: m.user_file,
             trusted: m.trusted,
+            hook_contain: m.hook_contain,
         })
     }
 
@@ -163,6 +165,10 @@ impl Policy {
     /// The permission mode.
     pub fn mode(&self) -> Mode {
         self.mode
+    }
+    /// `[hook] contain`: whether a harness hook rewrites shell calls to run contained.
+    pub fn hook_contain(&self) -> bool {
+        self.hook_contain
     }
     /// The sandbox mode.
     pub fn sandbox_mode(&self) -> SandboxMode {

@@ -83,6 +83,22 @@ pub struct ExecOptions {
     /// Judge and run this shell text (`sh -c TEXT`) instead of an argv.
     #[arg(long, value_name = "TEXT", conflicts_with = "command")]
     shell: Option<String>,
+    /// Judge and run the shell text of this file, written by `cordon hook` for text too
+    /// long for one argument: named by the BLAKE3 hash of its content, which is checked
+    /// before anything runs.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["command", "shell"])]
+    shell_file: Option<PathBuf>,
+    /// Run the shell text with bash (`bash -c TEXT`) rather than `/bin/sh`, as the
+    /// harnesses' shell tools do.
+    #[arg(long)]
+    bash: bool,
+    /// The agent session this run belongs to (recorded in its audit records).
+    #[arg(long, value_name = "ID")]
+    session: Option<String>,
+    /// The harness's id of the tool call this run carries out (recorded in its audit
+    /// records, tying them to the hook's decision).
+    #[arg(long, value_name = "ID")]
+    operation_id: Option<String>,
     /// Working directory of the command (default: the current directory). It never
     /// widens the writable roots.
     #[arg(long, value_name = "DIR")]
@@ -233,10 +249,26 @@ fn parse_size(s: &str) -> Result<u64, SizeError> {
 /// Run `cordon exec`.
 pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     let args = *args.options;
-    let (argv, shell_text): (Vec<OsString>, Option<&String>) = match &args.shell {
-        Some(text) => (vec!["/bin/sh".into(), "-c".into(), text.into()], Some(text)),
-        None => (args.command.clone(), None),
+    let from_file = match &args.shell_file {
+        Some(path) => {
+            Some(cordon_hook::rewrite::read_shell_file(path).map_err(|e| fail(e.to_string()))?)
+        }
+        None => None,
     };
+    let shell = if args.bash { bash_path() } else { "/bin/sh" };
+    let (argv, shell_text): (Vec<OsString>, Option<&String>) =
+        match from_file.as_ref().or(args.shell.as_ref()) {
+            Some(text) => (vec![shell.into(), "-c".into(), text.into()], Some(text)),
+            None => (args.command.clone(), None),
+        };
+    if let Some(id) = &args.operation_id
+        && (id.is_empty() || id.len() > cordon_policy::request::MAX_OPERATION_ID)
+    {
+        return Err(fail(format!(
+            "--operation-id must be 1 to {} bytes",
+            cordon_policy::request::MAX_OPERATION_ID
+        )));
+    }
     if argv.is_empty() {
         return Err(fail(
             "no command given: use `cordon exec -- CMD [ARG…]` or `--shell TEXT`",
@@ -273,7 +305,7 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
         None => std::env::current_dir()
             .map_err(|e| fail(format!("cannot read the current directory: {e}")))?,
     };
-    let request = match shell_text {
+    let mut request = match shell_text {
         Some(text) => Request::shell(text.clone(), Some(cwd.clone())),
         None => {
             let words: Vec<String> = argv
@@ -283,6 +315,8 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
             Request::argv(&words, Some(cwd.clone()))
         }
     };
+    request.session = args.session.clone();
+    request.operation_id = args.operation_id.clone();
     let containment = contained::expected_containment(
         policy.sandbox_mode(),
         &network,
@@ -377,6 +411,14 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
         return Err(fail(format!("the re-run did not happen: {e}")));
     }
     Ok(ran.outcome.status)
+}
+
+/// bash where the system keeps it (the sandbox shows the host's `/` read-only).
+fn bash_path() -> &'static str {
+    ["/bin/bash", "/usr/bin/bash"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .unwrap_or("bash")
 }
 
 fn gate_error(e: GateError) -> anyhow::Error {
