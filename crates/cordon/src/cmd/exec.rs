@@ -13,6 +13,7 @@ use cordon_sandbox::{
 };
 use cordon_store::{Prompter, TerminalPrompter};
 use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -258,7 +259,7 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     let shell = if args.bash { bash_path() } else { "/bin/sh" };
     let (argv, shell_text): (Vec<OsString>, Option<&String>) =
         match from_file.as_ref().or(args.shell.as_ref()) {
-            Some(text) => (vec![shell.into(), "-c".into(), text.into()], Some(text)),
+            Some(text) => (shell_argv(shell, text), Some(text)),
             None => (args.command.clone(), None),
         };
     if let Some(id) = &args.operation_id
@@ -411,6 +412,28 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
         return Err(fail(format!("the re-run did not happen: {e}")));
     }
     Ok(ran.outcome.status)
+}
+
+/// Longest piece of shell text passed as one argument: Linux refuses an argument over
+/// 128 KiB (`MAX_ARG_STRLEN`).
+const ARG_PIECE: usize = 96 * 1024;
+
+/// `SHELL -c TEXT`; longer text is passed in pieces that the shell joins and evaluates
+/// (its helper variables are unset before the text runs, and the positional parameters
+/// are cleared, as under `-c TEXT`).
+fn shell_argv(shell: &str, text: &str) -> Vec<OsString> {
+    if text.len() <= ARG_PIECE {
+        return vec![shell.into(), "-c".into(), text.into()];
+    }
+    const JOIN: &str = r#"__cordon_text=; for __cordon_piece do __cordon_text="$__cordon_text$__cordon_piece"; done; set --; eval "unset __cordon_text __cordon_piece; $__cordon_text""#;
+    let mut argv: Vec<OsString> = vec![shell.into(), "-c".into(), JOIN.into(), shell.into()];
+    let mut rest = text.as_bytes();
+    while !rest.is_empty() {
+        let (piece, tail) = rest.split_at(rest.len().min(ARG_PIECE));
+        argv.push(std::ffi::OsStr::from_bytes(piece).to_os_string());
+        rest = tail;
+    }
+    argv
 }
 
 /// bash where the system keeps it (the sandbox shows the host's `/` read-only).
