@@ -240,7 +240,7 @@ fn pre_tool(gate: &Gate, call: &Call, fs: &dyn FileFacts, containing: &Containin
                         Err(e) => Reply::block(format!("the contained command was not made: {e}")),
                     }
                 }
-                other => refuse(call, &other),
+                other => refuse(&other),
             };
         }
     }
@@ -249,7 +249,7 @@ fn pre_tool(gate: &Gate, call: &Call, fs: &dyn FileFacts, containing: &Containin
         o @ (Outcome::Ask(_) | Outcome::Trial(_)) if call.harness.can_ask() => {
             ask(call, &o.decided().verdict.reason)
         }
-        other => refuse(call, &other),
+        other => refuse(&other),
     }
 }
 
@@ -318,8 +318,7 @@ fn ask(call: &Call, reason: &str) -> Reply {
     }
 }
 
-fn refuse(call: &Call, outcome: &Outcome) -> Reply {
-    let _ = call;
+fn refuse(outcome: &Outcome) -> Reply {
     Reply::block(refusal_text(outcome))
 }
 
