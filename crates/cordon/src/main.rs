@@ -22,6 +22,8 @@ enum Command {
     Check(cmd::check::CheckArgs),
     /// Run a command inside the sandbox, after the policy has judged it.
     Exec(cmd::exec::ExecArgs),
+    /// Answer a harness's hook event (stdin JSON) in the harness's terms.
+    Hook(cmd::hook::HookArgs),
     /// Report what containment this machine can give.
     Doctor(cmd::doctor::DoctorArgs),
     /// Run the allowlisting egress proxy on its own.
@@ -50,6 +52,7 @@ fn main() -> std::process::ExitCode {
     let result = match cli.command {
         Command::Check(args) => cmd::check::run(args),
         Command::Exec(args) => cmd::exec::run(args),
+        Command::Hook(args) => cmd::hook::run(args),
         Command::Doctor(args) => cmd::doctor::run(args),
         Command::Proxy(args) => cmd::proxy::run(args),
         Command::Audit(c) => cmd::audit::run(c),
