@@ -238,7 +238,6 @@ struct PresetTable {
     #[serde(default)]
     set: serde_json::Map<String, serde_json::Value>,
     cwd: Option<Spanned<String>>,
-    hook: Option<Spanned<HookTable>>,
 }
 
 /// `[hook]`: how `cordon hook` treats the harness's calls.
