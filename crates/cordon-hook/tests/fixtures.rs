@@ -59,6 +59,7 @@ impl World {
                 store: Some(self.store.clone()),
                 audit: Some(self.audit.clone()),
                 no_audit: false,
+                edits: false,
             },
         )
     }
