@@ -229,6 +229,8 @@ fn harness_modes_narrow_and_never_widen() {
     let with_mode = |name: &str, mode: &str| {
         let mut v: Value = serde_json::from_str(&fixture(h, name)).unwrap();
         v["permission_mode"] = json!(mode);
+        // Each call is its own tool use: an id is permitted once.
+        v["tool_use_id"] = json!(format!("toolu_{name}_{mode}"));
         answer_with(&w, h, &v.to_string(), &Containing::default())
     };
     let decision = |r: &Reply| {
