@@ -67,62 +67,11 @@ fn is_executing(section: &str, sub: Option<&str>, key: &str, value: &str) -> boo
 /// Whole sections that exist only to configure external programs are refused
 /// outright, so a key added to them later is refused too.
 pub fn risky_key(name: &str, value: Option<&str>) -> Option<&'static str> {
-    let lower = name.to_ascii_lowercase();
-    let (section, rest) = lower.split_once('.')?;
-    let (sub, key) = match rest.rsplit_once('.') {
-        Some((sub, key)) => (Some(sub), key),
-        None => (None, rest),
-    };
-    let boolean = |v: Option<&str>| {
-        v.is_none_or(|v| {
-            matches!(
-                v.trim().to_ascii_lowercase().as_str(),
-                "" | "true" | "false" | "yes" | "no" | "on" | "off" | "1" | "0"
-            )
-        })
-    };
-    const RUNS: &str = "runs a program";
-    const REDIRECTS: &str = "changes where git reads its settings, hooks or objects";
-    match (section, sub, key) {
-        // Sections that only configure external programs or code-running transports.
-        ("filter" | "credential" | "difftool" | "mergetool" | "sendemail" | "imap", _, _)
-        | ("guitool" | "browser" | "man" | "instaweb" | "hook" | "tar", _, _)
-        | ("uploadpack" | "svn" | "svn-remote" | "git-p4" | "gpg", _, _) => Some(RUNS),
-        ("include" | "includeif", _, _) => Some(REDIRECTS),
-        ("core", None, "fsmonitor") if !boolean(value) => Some(RUNS),
-        (
-            "core",
-            None,
-            "pager"
-            | "editor"
-            | "askpass"
-            | "sshcommand"
-            | "gitproxy"
-            | "alternaterefscommand"
-            | "virtualfilesystem",
-        ) => Some(RUNS),
-        ("core", None, "hookspath" | "worktree" | "attributesfile" | "excludesfile") => {
-            Some(REDIRECTS)
-        }
-        ("sequence", None, "editor") => Some(RUNS),
-        ("interactive", None, "difffilter") => Some(RUNS),
-        ("web", None, "browser") => Some(RUNS),
-        ("pager", _, _) if !boolean(value) => Some(RUNS),
-        ("alias", _, _) if value.is_some_and(|v| v.trim_start().starts_with('!')) => Some(RUNS),
-        ("diff", None, "external" | "tool" | "guitool") => Some(RUNS),
-        ("diff", Some(_), "command" | "textconv") => Some(RUNS),
-        ("merge", None, "tool" | "guitool") => Some(RUNS),
-        ("merge", Some(_), "driver") => Some(RUNS),
-        ("trailer", Some(_), "command" | "cmd") => Some(RUNS),
-        ("remote", Some(_), "uploadpack" | "receivepack" | "vcs") => Some(RUNS),
-        ("submodule", Some(_), "update") => Some(RUNS),
-        ("lfs", Some(s), _) if s.starts_with("customtransfer.") => Some(RUNS),
-        ("lfs", None, "standalonetransferagent") => Some(RUNS),
-        ("url", Some(_), "insteadof" | "pushinsteadof") => Some(REDIRECTS),
-        ("protocol", _, "allow") => Some(RUNS),
-        ("init", None, "templatedir") => Some(REDIRECTS),
-        ("bundle", _, _) => Some(REDIRECTS),
-        _ => None,
+    use cordon_shell::gitkeys::{GitKey, classify};
+    match classify(name, value) {
+        GitKey::Plain => None,
+        GitKey::Redirects => Some("changes where git reads its settings, hooks or objects"),
+        _ => Some("runs a program"),
     }
 }
 

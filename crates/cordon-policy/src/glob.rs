@@ -327,6 +327,14 @@ fn critical(comps: &[Comp], home: &Path, workspace: &Path) -> Option<GuardHit> {
             return hit(GUARD, format!("{what} or a directory containing it"));
         }
     }
+    // Everything in HOME (`rm -rf ~/*`) is HOME, whatever is left of it.
+    let want = literal_pats(home);
+    if comps.len() == want.len() + 1
+        && comps.iter().zip(&want).all(|(c, w)| c.meets(w).is_some())
+        && matches!(comps.last(), Some(Comp::Glob(p)) if ORDINARY.iter().all(|n| p.matches_name(n)))
+    {
+        return hit(GUARD, "everything in HOME");
+    }
     None
 }
 
@@ -455,6 +463,18 @@ mod tests {
         assert!(!delete("*.o"));
         assert!(!delete("build/*"));
         assert!(!delete("/tmp/*"));
+    }
+
+    #[test]
+    fn globs_deleting_everything_in_home() {
+        let ws = Path::new("/w/proj");
+        let del = |p: &str| guard_hit("delete", p, Some(ws), Path::new(HOME), ws).is_some();
+        assert!(del("~/*"));
+        assert!(del("/home/u/*"));
+        assert!(del("~/?*"));
+        assert!(!del("~/*.txt"), "some of HOME, not all of it");
+        assert!(!del("~/src/*"));
+        assert!(!del("/tmp/*"));
     }
 
     #[test]

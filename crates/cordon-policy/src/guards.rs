@@ -33,6 +33,39 @@ pub const SENSITIVE_HOME_PATHS: &[&str] = &[
     ".password-store",
     ".local/share/keyrings",
     ".vault-token",
+    // Other tools' credentials.
+    ".pgpass",
+    ".my.cnf",
+    ".s3cfg",
+    ".boto",
+    ".config/rclone",
+    ".config/op",
+    ".config/containers/auth.json",
+    ".terraform.d/credentials.tfrc.json",
+    ".config/doctl",
+    // Coding agents' own logins.
+    ".claude/.credentials.json",
+    ".codex/auth.json",
+    ".gemini/oauth_creds.json",
+    // Browser profiles: cookies, saved logins and session tokens.
+    ".mozilla/firefox",
+    ".config/google-chrome",
+    ".config/chromium",
+    ".config/BraveSoftware",
+    ".config/microsoft-edge",
+    ".config/vivaldi",
+    ".thunderbird",
+    // Shell and REPL histories: typed passwords and tokens end up there.
+    ".bash_history",
+    ".zsh_history",
+    ".histfile",
+    ".local/share/fish/fish_history",
+    ".python_history",
+    ".node_repl_history",
+    ".psql_history",
+    ".mysql_history",
+    ".sqlite_history",
+    ".rediscli_history",
 ];
 
 /// System files that hold secrets: password hashes and the TLS private-key directories.
@@ -211,7 +244,18 @@ pub fn planted_home(path: &Path, home: &Path) -> Option<GuardHit> {
 /// Directory or file names that are protected from writes wherever they appear, because
 /// they configure an agent, an IDE or git so that code runs later.
 pub const PROTECTED_ANYWHERE_COMPONENTS: &[&str] = &[
-    ".cordon", ".claude", ".codex", ".gemini", ".cursor", ".vscode", ".idea",
+    ".cordon",
+    ".claude",
+    ".codex",
+    ".gemini",
+    ".cursor",
+    ".vscode",
+    ".idea",
+    // Git hook directories that `core.hooksPath` points at (husky sets it on install).
+    ".husky",
+    ".githooks",
+    // Dev container definitions: their commands run when the folder is opened.
+    ".devcontainer",
 ];
 
 /// File names protected from writes wherever they appear.
@@ -435,6 +479,9 @@ pub fn protected_write(path: &Path, home: &Path) -> Option<GuardHit> {
     {
         return hit((*abs).to_string());
     }
+    if raw_device(&comps) {
+        return hit(format!("{} (a raw disk or memory device)", path.display()));
+    }
     for c in &comps {
         if let Some(p) = PROTECTED_ANYWHERE_COMPONENTS.iter().find(|p| name_eq(c, p)) {
             return hit(format!("{p} (agent or IDE configuration)"));
@@ -461,6 +508,32 @@ pub fn protected_write(path: &Path, home: &Path) -> Option<GuardHit> {
         });
     }
     None
+}
+
+/// Block devices and memory under `/dev`: writing one bypasses every file permission
+/// (`dd of=/dev/sda`, `/dev/mem`).
+fn raw_device(comps: &[&OsStr]) -> bool {
+    const DISK_PREFIXES: &[&str] = &[
+        "sd", "hd", "vd", "xvd", "nvme", "mmcblk", "dm-", "md", "loop", "sr",
+    ];
+    const EXACT: &[&str] = &["mem", "kmem", "port"];
+    match comps {
+        [dev, sub, ..]
+            if name_eq(dev, "dev") && (name_eq(sub, "mapper") || name_eq(sub, "disk")) =>
+        {
+            true
+        }
+        [dev, name] if name_eq(dev, "dev") => {
+            let n = name.to_string_lossy();
+            EXACT.contains(&n.as_ref())
+                || DISK_PREFIXES.iter().any(|p| {
+                    n.strip_prefix(p).is_some_and(|r| {
+                        r.starts_with(|c: char| c.is_ascii_digit() || c.is_ascii_lowercase())
+                    })
+                })
+        }
+        _ => false,
+    }
 }
 
 /// Is deleting `path` catastrophic: `/`, a top-level directory, `HOME`, the workspace or any
@@ -549,6 +622,12 @@ mod tests {
             "/etc/gshadow-",
             "/etc/ssl/private/server.key.bak",
             "/etc/ssh/ssh_host_ed25519_key",
+            "/home/u/.bash_history",
+            "/home/u/.mozilla/firefox/abc.default/cookies.sqlite",
+            "/home/u/.config/google-chrome/Default/Login Data",
+            "/home/u/.claude/.credentials.json",
+            "/home/u/.codex/auth.json",
+            "/home/u/.pgpass",
         ] {
             assert!(read(p), "{p} should be sensitive");
         }
@@ -595,6 +674,12 @@ mod tests {
             "/etc/cron.d/x",
             "/var/spool/cron/crontabs/u",
             "/w/proj/.env",
+            "/w/proj/.husky/pre-commit",
+            "/w/proj/.devcontainer/devcontainer.json",
+            "/dev/sda",
+            "/dev/nvme0n1p2",
+            "/dev/mapper/root",
+            "/dev/mem",
         ] {
             assert!(write(p), "{p} should be protected");
         }
@@ -608,6 +693,10 @@ mod tests {
             "/w/proj/.github/workflows/ci.yml",
             "/w/proj/bashrc",
             "/home/u/notes.txt",
+            "/dev/null",
+            "/dev/stdout",
+            "/dev/tty",
+            "/dev/shm/x",
         ] {
             assert!(!write(p), "{p} should not be protected");
         }

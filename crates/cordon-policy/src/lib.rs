@@ -23,6 +23,7 @@ pub mod facts;
 pub mod gitconfig;
 mod glob;
 pub mod guards;
+pub mod import;
 pub mod judgement;
 pub mod net;
 pub mod ops;

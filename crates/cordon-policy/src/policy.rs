@@ -87,6 +87,7 @@ pub struct Policy {
     user_file: PathBuf,
     trusted: bool,
     presets: Vec<crate::presets::Preset>,
+    hook_contain: bool,
 }
 
 /// A narrowing for a sub-agent: only ever more deny/ask, stricter defaults and modes, and a
@@ -151,6 +152,7 @@ impl Policy {
             user_file: m.user_file,
             trusted: m.trusted,
             presets: m.presets,
+            hook_contain: m.hook_contain,
         })
     }
 
@@ -176,6 +178,10 @@ impl Policy {
     /// The permission mode.
     pub fn mode(&self) -> Mode {
         self.mode
+    }
+    /// `[hook] contain`: whether a harness hook rewrites shell calls to run contained.
+    pub fn hook_contain(&self) -> bool {
+        self.hook_contain
     }
     /// The sandbox mode.
     pub fn sandbox_mode(&self) -> SandboxMode {

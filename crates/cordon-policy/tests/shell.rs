@@ -329,7 +329,7 @@ shell!(rm_rf_dot_dot, "rm -rf ..", Deny, Guard);
 shell!(rm_rf_dots_escape, "rm -rf src/../..", Deny, Guard);
 shell!(rm_rf_usr, "rm -rf /usr", Deny, Guard);
 shell!(rm_with_sudo, "sudo rm -rf /var/lib", Deny, Guard);
-shell!(rm_star_home, "rm -rf ~/*", Ask);
+shell!(rm_star_home, "rm -rf ~/*", Deny);
 shell!(find_delete, "find . -name '*.tmp' -delete", Ask);
 shell!(git_clean, "git clean -fdx", Ask);
 
@@ -613,8 +613,8 @@ shell!(glob_write_hooks, "cp x .git/hook?/pre-commit", Deny, Guard);
 shell!(glob_write_bashrc, "echo x >> ~/.bash?c", Deny, Guard);
 shell!(glob_delete_root, "rm -rf /*", Deny, Guard);
 shell!(glob_delete_home_parent, "rm -rf /home/*", Deny, Guard);
-// HOME's entries are not HOME: critical only when the workspace lies beneath them.
-shell!(glob_delete_home_entries, "rm -rf ~/*", Ask);
+// Everything in HOME is HOME: `rm -rf ~/*` is a critical delete wherever the workspace is.
+shell!(glob_delete_home_entries, "rm -rf ~/*", Deny);
 shell!(glob_delete_cd_root, "cd / && rm -rf *", Deny, Guard);
 shell!(glob_sudo_program, "/usr/bin/sud? id", Deny, Guard);
 shell!(glob_in_unknown_dir, "cd $D && cat .env*", Deny, Guard);

@@ -59,6 +59,7 @@
 mod analyze;
 mod env;
 mod expand;
+pub mod gitkeys;
 mod knowledge;
 mod model;
 mod parse;

@@ -1976,11 +1976,25 @@ t!(
     "wget -q https://example.org/x",
     [Net("https://example.org/x")]
 );
-t!(net_ssh, "ssh user@host.example ls", [Net("host.example")]);
+t!(
+    net_ssh,
+    "ssh user@host.example ls",
+    [Net("host.example:22")]
+);
+t!(
+    net_ssh_port,
+    "ssh -p 2200 host.example",
+    [Net("host.example:2200")]
+);
+t!(
+    net_ssh_jump,
+    "ssh -J u@hop.example:2022 db.example",
+    [Net("hop.example:2022"), Net("db.example:22")]
+);
 t!(
     net_scp,
     "scp f.txt user@host.example:/tmp/",
-    [Net("host.example"), R(&["f.txt"])]
+    [Net("host.example:22"), R(&["f.txt"])]
 );
 t!(
     net_rsync_remote,
@@ -2974,7 +2988,7 @@ t!(
 t!(
     x_ssh_proxycommand_jump,
     "ssh -o ProxyCommand='ssh -W %h:%p jump.example' db.internal",
-    [Sh("ssh"), Net("jump.example")]
+    [Sh("ssh"), Net("jump.example:22")]
 );
 t!(
     acc_npm_prefix_value,

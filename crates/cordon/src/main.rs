@@ -25,6 +25,8 @@ enum Command {
     Serve(cmd::serve::ServeArgs),
     /// Run a command inside the sandbox, after the policy has judged it.
     Exec(cmd::exec::ExecArgs),
+    /// Answer a harness's hook event (stdin JSON) in the harness's terms.
+    Hook(cmd::hook::HookArgs),
     /// Report what containment this machine can give.
     Doctor(cmd::doctor::DoctorArgs),
     /// Run the allowlisting egress proxy on its own.
@@ -38,6 +40,9 @@ enum Command {
     /// Show, merge or discard the changes of runs that ended without being merged.
     #[command(subcommand)]
     Changes(cmd::changes::ChangesCommand),
+    /// Convert Claude Code or Codex permission settings into cordon's TOML config.
+    #[command(subcommand)]
+    Import(cmd::import::ImportCommand),
 }
 
 fn main() -> std::process::ExitCode {
@@ -51,11 +56,13 @@ fn main() -> std::process::ExitCode {
         Command::Check(args) => cmd::check::run(args),
         Command::Serve(args) => cmd::serve::run(args),
         Command::Exec(args) => cmd::exec::run(args),
+        Command::Hook(args) => cmd::hook::run(args),
         Command::Doctor(args) => cmd::doctor::run(args),
         Command::Proxy(args) => cmd::proxy::run(args),
         Command::Audit(c) => cmd::audit::run(c),
         Command::Approvals(c) => cmd::approvals::run(c),
         Command::Changes(c) => cmd::changes::run(c),
+        Command::Import(c) => cmd::import::run(c),
     };
     exit::to_exit_code(result)
 }

@@ -415,8 +415,34 @@ fn own_pid_proc(e: &Event, paths: &[&Path]) -> bool {
     paths.iter().any(|p| p.starts_with(&own))
 }
 
+/// A path is covered by a predicted root when it is the root or beneath it. A root that
+/// is a glob (`~/.ssh/*`, which the policy judges as every path it can name) covers what
+/// it matches and what lies beneath, and the listing of the directories bash reads to
+/// expand it.
 fn beneath_any(paths: &[&Path], roots: &[PathBuf]) -> bool {
-    paths.iter().any(|p| roots.iter().any(|r| p.starts_with(r)))
+    paths.iter().any(|p| {
+        roots.iter().any(|r| {
+            if p.starts_with(r) {
+                return true;
+            }
+            let text = r.to_string_lossy();
+            if !text.contains(['*', '?', '[']) {
+                return false;
+            }
+            // The literal directories before the first glob component are listed.
+            let literal: PathBuf = r
+                .components()
+                .take_while(|c| !c.as_os_str().to_string_lossy().contains(['*', '?', '[']))
+                .collect();
+            if *p == literal {
+                return true;
+            }
+            globset::GlobBuilder::new(&format!("{{{text},{text}/**}}"))
+                .literal_separator(true)
+                .build()
+                .is_ok_and(|g| g.compile_matcher().is_match(p))
+        })
+    })
 }
 
 /// A program run is covered by a predicted program of the same name or file, or when it
@@ -433,6 +459,16 @@ fn exec_covered(pred: &Prediction, e: &Event, resolved: &Path, fs: &SeedFs<'_>) 
             || r.as_deref() == Some(resolved)
             || r.as_deref() == Some(e.path.as_path())
     }) {
+        return true;
+    }
+    // A program that runs a command string (`awk` `system()`, `sed` `e`, `find -exec sh
+    // -c`) starts `sh -c CODE`: the analysis predicts CODE's programs, and the shell is
+    // the means of running them.
+    if matches!(name.as_str(), "sh" | "bash" | "dash")
+        && e.argv.get(1).map(String::as_str) == Some("-c")
+        && let Some(first) = e.argv.get(2).and_then(|c| c.split_whitespace().next())
+        && pred.programs.iter().any(|(n, _)| n == first)
+    {
         return true;
     }
     // The kernel starts a `#!/usr/bin/env NAME` script as `env NAME SCRIPT …`; env then

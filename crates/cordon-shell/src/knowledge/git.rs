@@ -98,103 +98,13 @@ const HOOKS: &[&str] = &[
     "prune",
 ];
 
-/// What setting a git config key does, after git-config(1).
-#[derive(Debug, PartialEq, Eq)]
-pub(super) enum KeyUse {
-    /// The value is a command git runs through the shell (`core.pager`,
-    /// `alias.x=!cmd`, `diff.external`): the shell text to analyze.
-    Code(String),
-    /// The key makes git run a program or read settings, hooks or objects from
-    /// elsewhere, and its value is not a shell command (`core.hooksPath`,
-    /// `include.path`, `credential.helper=store`).
-    Runs,
-    /// An ordinary setting (`user.name`, `color.ui`).
-    Plain,
-}
+/// What setting a git config key does (see [`crate::gitkeys`]).
+pub(super) use crate::gitkeys::GitKey as KeyUse;
 
-/// Classify `git -c NAME=VALUE` (and `git config NAME VALUE`). `name` as git spells it
-/// (section and key in any case, the subsection as written); `value` is `None` for a
-/// key given without `=` (a boolean true). The keys follow git-config(1): every key
-/// documented as naming a command, a program, a hook directory, an included file or
-/// another repository; whole sections that exist only to configure external programs
-/// count in full, so a key added to them later counts too.
+/// Classify `git -c NAME=VALUE` (and `git config NAME VALUE`), from the one table of
+/// [`crate::gitkeys`].
 pub(super) fn config_key(name: &str, value: Option<&str>) -> KeyUse {
-    let lower = name.to_ascii_lowercase();
-    let Some((section, rest)) = lower.split_once('.') else {
-        return KeyUse::Plain;
-    };
-    let (sub, key) = match rest.rsplit_once('.') {
-        Some((sub, key)) => (Some(sub), key),
-        None => (None, rest),
-    };
-    let v = value.unwrap_or("").trim();
-    let boolean = matches!(
-        v.to_ascii_lowercase().as_str(),
-        "" | "true" | "false" | "yes" | "no" | "on" | "off" | "1" | "0"
-    );
-    let code = || {
-        if v.is_empty() {
-            KeyUse::Runs
-        } else {
-            KeyUse::Code(v.to_owned())
-        }
-    };
-    // A value that runs through the shell only when it starts with `!`.
-    let bang = || match v.strip_prefix('!') {
-        Some(c) if !c.trim().is_empty() => KeyUse::Code(c.trim().to_owned()),
-        _ => KeyUse::Runs,
-    };
-    match (section, sub, key) {
-        ("alias", _, _) => match v.strip_prefix('!') {
-            Some(c) if !c.trim().is_empty() => KeyUse::Code(c.trim().to_owned()),
-            _ => KeyUse::Plain,
-        },
-        ("core", None, "fsmonitor") if boolean => KeyUse::Plain,
-        (
-            "core",
-            None,
-            "pager"
-            | "editor"
-            | "askpass"
-            | "sshcommand"
-            | "gitproxy"
-            | "fsmonitor"
-            | "alternaterefscommand",
-        ) => code(),
-        ("core", None, "virtualfilesystem" | "hookspath" | "worktree") => KeyUse::Runs,
-        ("core", None, "attributesfile" | "excludesfile") => KeyUse::Runs,
-        ("sequence", None, "editor") | ("interactive", None, "difffilter") => code(),
-        ("pager", _, _) if boolean => KeyUse::Plain,
-        ("pager", _, _) => code(),
-        ("diff", None, "external") => code(),
-        ("diff", Some(_), "command" | "textconv") => code(),
-        ("diff" | "merge", None, "tool" | "guitool") => KeyUse::Runs,
-        ("merge", Some(_), "driver") => code(),
-        ("filter", Some(_), "clean" | "smudge" | "process") => code(),
-        ("filter", _, _) => KeyUse::Runs,
-        ("credential", _, "helper") => bang(),
-        ("difftool" | "mergetool" | "guitool" | "browser" | "man", Some(_), "cmd") => code(),
-        ("difftool" | "mergetool" | "guitool" | "browser" | "man", _, _) => KeyUse::Runs,
-        ("gpg", _, "program") => code(),
-        ("trailer", Some(_), "command" | "cmd") => code(),
-        ("remote", Some(_), "uploadpack" | "receivepack") => code(),
-        ("remote", Some(_), "vcs" | "proxy") => KeyUse::Runs,
-        ("submodule", Some(_), "update") => bang(),
-        ("uploadpack", None, "packobjectshook") => code(),
-        ("tar", Some(_), "command") => code(),
-        ("imap", None, "tunnel") => code(),
-        ("sendemail", _, "sendmailcmd" | "tocmd" | "cccmd" | "headercmd") => code(),
-        ("sendemail", _, "smtpserver") if v.starts_with('/') => code(),
-        ("web", None, "browser") => KeyUse::Runs,
-        ("include" | "includeif", _, _) => KeyUse::Runs,
-        ("lfs", Some(s), _) if s.starts_with("customtransfer.") => KeyUse::Runs,
-        ("lfs", None, "standalonetransferagent") => KeyUse::Runs,
-        ("protocol", _, "allow") if !matches!(v, "never" | "user") => KeyUse::Runs,
-        // A rewritten URL can name the `ext::` transport, which runs a command.
-        ("url", Some(_), "insteadof" | "pushinsteadof") => KeyUse::Runs,
-        ("svn" | "svn-remote" | "git-p4" | "hook" | "instaweb", _, _) => KeyUse::Runs,
-        _ => KeyUse::Plain,
-    }
+    crate::gitkeys::classify(name, value)
 }
 
 /// Environment variables git reads a command from: analyzed as that command.
@@ -450,9 +360,9 @@ fn config_option(o: &mut Outcome, kv: &Word) {
                 literal: kv.literal,
             },
         ),
-        KeyUse::Runs => o.exec("git", "-c", &kv.value),
         KeyUse::Plain if !kv.literal => o.exec("git", "-c", &kv.value),
         KeyUse::Plain => {}
+        _ => o.exec("git", "-c", &kv.value),
     }
 }
 

@@ -712,6 +712,21 @@ fn ssh_options(p: &super::Parsed, o: &mut Outcome, name: &str, dest: &Dest) {
     o.reads(p.values(&["-i"]));
 }
 
+/// `host:port` as a network target (`[v6]:port` for an IPv6 literal): ssh and scp
+/// reach port 22 (or `-p`/`-P`), not the HTTPS port a bare host would mean.
+fn with_port(host: &Word, port: &str) -> Word {
+    let h = host.value.trim_start_matches('[').trim_end_matches(']');
+    let value = if h.contains(':') {
+        format!("[{h}]:{port}")
+    } else {
+        format!("{h}:{port}")
+    };
+    Word {
+        value,
+        literal: host.literal && port.chars().all(|c| c.is_ascii_digit()),
+    }
+}
+
 fn ssh(inv: &Invocation<'_>) -> Outcome {
     let mut spec = Opts::gnu("BbcDEeFIiJLlmOoPpQRSWw", &[]);
     spec.posix = true;
@@ -719,18 +734,29 @@ fn ssh(inv: &Invocation<'_>) -> Outcome {
     let mut o = Outcome::mutating();
     let dest = Dest::of(p.operands.first(), p.values(&["-p"]).last());
     ssh_options(&p, &mut o, "ssh", &dest);
-    match p.operands.first() {
-        Some(host) => {
-            let h = host.value.rsplit('@').next().unwrap_or(&host.value);
-            o.net(&Word {
-                value: h.to_owned(),
-                literal: host.literal,
-            });
-        }
+    match &dest.host {
+        Some(host) => o.net(&with_port(host, &dest.port)),
         None => o.net_unknown(),
     }
     for j in p.values(&["-J"]) {
-        o.net(j);
+        // `[user@]host[:port]`, comma-separated hops.
+        for hop in j.value.split(',') {
+            let hop = Dest::of(
+                Some(&Word {
+                    value: hop.to_owned(),
+                    literal: j.literal,
+                }),
+                None,
+            );
+            let port = j
+                .value
+                .rsplit_once(':')
+                .map(|(_, p)| p)
+                .filter(|p| p.chars().all(|c| c.is_ascii_digit()) && !p.is_empty());
+            if let Some(h) = &hop.host {
+                o.net(&with_port(h, port.unwrap_or("22")));
+            }
+        }
     }
     if p.operands.len() > 1 {
         // The remote command runs on the other machine; record it for findings.
@@ -765,10 +791,11 @@ fn scp(inv: &Invocation<'_>) -> Outcome {
             Some(h) => {
                 any_remote = true;
                 let host = h.value.rsplit('@').next().unwrap_or(&h.value).to_owned();
-                o.net(&Word {
+                let host = Word {
                     value: host,
                     literal: h.literal,
-                });
+                };
+                o.net(&with_port(&host, &dest.port));
             }
             None if i == last && inv.name == "scp" && p.operands.len() > 1 => o.writes([w]),
             None => o.reads([w]),

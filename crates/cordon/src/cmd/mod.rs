@@ -6,5 +6,7 @@ pub mod changes;
 pub mod check;
 pub mod doctor;
 pub mod exec;
+pub mod hook;
+pub mod import;
 pub mod proxy;
 pub mod serve;
