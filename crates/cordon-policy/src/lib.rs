@@ -24,6 +24,7 @@ pub mod gitconfig;
 mod glob;
 pub mod guards;
 pub mod judgement;
+pub mod label;
 pub mod net;
 pub mod ops;
 pub mod paths;
