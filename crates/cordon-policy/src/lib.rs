@@ -33,6 +33,7 @@ pub mod policy;
 pub mod presets;
 pub mod request;
 pub mod rules;
+pub mod secrets;
 pub mod settings;
 pub mod suggest;
 pub mod terminal;
