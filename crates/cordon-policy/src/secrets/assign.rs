@@ -13,7 +13,7 @@
 //! - **weak** (`token = …`, `password: …` in code or prose): a quoted value must be
 //!   12–512 bytes without whitespace with at least 3.0 bits of entropy per byte and not
 //!   shaped like an identifier; an unquoted one 16–512 bytes, at least 3.2 bits per byte,
-//!   with a digit. Random base62 strings of 12 bytes average about 3.4 bits per byte and
+//!   with a digit (or mixed case and 4.0 bits per byte). Random base62 strings of 12 bytes average about 3.4 bits per byte and
 //!   of 16 bytes about 3.7, while code identifiers and English words assigned to such
 //!   names (`"access_token"`, `parse_token(x)`, `"Password:"`) sit below or are turned
 //!   down by shape; the thresholds were set where the source corpus stopped yielding
@@ -157,7 +157,10 @@ fn value_after(
         (Strength::Weak, false) => {
             (16..=VALUE_MAX).contains(&value.len())
                 && entropy(value) >= 3.2
-                && value.bytes().any(|b| b.is_ascii_digit())
+                && (value.bytes().any(|b| b.is_ascii_digit())
+                    || (value.bytes().any(|b| b.is_ascii_uppercase())
+                        && value.bytes().any(|b| b.is_ascii_lowercase())
+                        && entropy(value) >= 4.0))
                 && !is_identifier_shaped(value)
         }
     };

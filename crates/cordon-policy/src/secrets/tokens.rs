@@ -16,8 +16,6 @@ pub(crate) struct Shape {
     pub check: fn(&str, Option<u8>) -> bool,
 }
 
-/// The start of a token: the beginning of the text or a byte that cannot be part of one.
-const B: &str = r"(?:^|[^A-Za-z0-9_+/\-])";
 
 fn any(_: &str, _: Option<u8>) -> bool {
     true

@@ -6,4 +6,5 @@ pub mod changes;
 pub mod check;
 pub mod doctor;
 pub mod exec;
+pub mod label;
 pub mod proxy;
