@@ -10,7 +10,11 @@ use unicode_normalization::UnicodeNormalization;
 
 /// The second reading, written without the scanner's code.
 fn independent_finds_tag(body: &str) -> bool {
-    let readings = [body.to_string(), decode_entities(body), decode_entities(&decode_entities(body))];
+    let readings = [
+        body.to_string(),
+        decode_entities(body),
+        decode_entities(&decode_entities(body)),
+    ];
     readings.iter().any(|r| {
         let folded: String = r
             .nfkc()
@@ -153,7 +157,11 @@ fn no_attempt_escapes_the_wrapper() {
                 "{input:?} -> {:?}",
                 labelled.body
             );
-            assert_eq!(out.matches("<untrusted_content source=").count(), 1, "{out}");
+            assert_eq!(
+                out.matches("<untrusted_content source=").count(),
+                1,
+                "{out}"
+            );
             assert!(out.ends_with("\n</untrusted_content>"), "{out}");
         }
     }
@@ -190,7 +198,14 @@ fn ordinary_content_is_unchanged() {
 #[test]
 fn labelling_is_linear() {
     let source = SourceName::new("big").unwrap();
-    for unit in ["<", "<\u{200B}", "&amp;", "< u n t r u s t e", "%25", "</untrusted_content>"] {
+    for unit in [
+        "<",
+        "<\u{200B}",
+        "&amp;",
+        "< u n t r u s t e",
+        "%25",
+        "</untrusted_content>",
+    ] {
         let input = unit.repeat(400_000 / unit.len());
         let t = std::time::Instant::now();
         let out = label(&source, &input);

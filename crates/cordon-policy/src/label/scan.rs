@@ -48,18 +48,64 @@ pub(crate) struct TagStart {
 const CLOSER_REACH: usize = 256;
 
 const OPENERS: &[char] = &[
-    '<', '\u{FF1C}', '\u{FE64}', '\u{2039}', '\u{00AB}', '\u{27E8}', '\u{2329}', '\u{3008}',
-    '\u{300A}', '\u{29FC}', '\u{276E}', '\u{276C}', '\u{2770}', '\u{27EA}', '\u{02C2}',
-    '\u{1438}', '\u{2329}', '\u{227A}', '\u{2A7D}', '\u{2264}', '\u{E003C}',
+    '<',
+    '\u{FF1C}',
+    '\u{FE64}',
+    '\u{2039}',
+    '\u{00AB}',
+    '\u{27E8}',
+    '\u{2329}',
+    '\u{3008}',
+    '\u{300A}',
+    '\u{29FC}',
+    '\u{276E}',
+    '\u{276C}',
+    '\u{2770}',
+    '\u{27EA}',
+    '\u{02C2}',
+    '\u{1438}',
+    '\u{2329}',
+    '\u{227A}',
+    '\u{2A7D}',
+    '\u{2264}',
+    '\u{E003C}',
 ];
 const CLOSERS: &[char] = &[
-    '>', '\u{FF1E}', '\u{FE65}', '\u{203A}', '\u{00BB}', '\u{27E9}', '\u{232A}', '\u{3009}',
-    '\u{300B}', '\u{29FD}', '\u{276F}', '\u{276D}', '\u{2771}', '\u{27EB}', '\u{02C3}',
-    '\u{1433}', '\u{227B}', '\u{2A7E}', '\u{2265}', '\u{E003E}',
+    '>',
+    '\u{FF1E}',
+    '\u{FE65}',
+    '\u{203A}',
+    '\u{00BB}',
+    '\u{27E9}',
+    '\u{232A}',
+    '\u{3009}',
+    '\u{300B}',
+    '\u{29FD}',
+    '\u{276F}',
+    '\u{276D}',
+    '\u{2771}',
+    '\u{27EB}',
+    '\u{02C3}',
+    '\u{1433}',
+    '\u{227B}',
+    '\u{2A7E}',
+    '\u{2265}',
+    '\u{E003E}',
 ];
 const SLASHES: &[char] = &[
-    '/', '\\', '\u{FF0F}', '\u{FF3C}', '\u{2044}', '\u{2215}', '\u{29F8}', '\u{29F9}',
-    '\u{2571}', '\u{2572}', '\u{FE68}', '\u{E002F}', '\u{E005C}',
+    '/',
+    '\\',
+    '\u{FF0F}',
+    '\u{FF3C}',
+    '\u{2044}',
+    '\u{2215}',
+    '\u{29F8}',
+    '\u{29F9}',
+    '\u{2571}',
+    '\u{2572}',
+    '\u{FE68}',
+    '\u{E002F}',
+    '\u{E005C}',
 ];
 
 /// Characters a reader may not see, or a normalizer may drop.
@@ -118,6 +164,17 @@ fn classify(c: char, emit: &mut impl FnMut(Tok)) {
 }
 
 fn classify_one(c: char) -> Tok {
+    if c.is_ascii() {
+        return match c {
+            '<' => Tok::Open,
+            '>' => Tok::Close,
+            '/' | '\\' => Tok::Slash,
+            'a'..='z' | 'A'..='Z' => Tok::Letter(c.to_ascii_lowercase() as u8),
+            '_' | '-' => Tok::Skip,
+            _ if c.is_ascii_whitespace() || c.is_ascii_control() => Tok::Skip,
+            _ => Tok::Other,
+        };
+    }
     if OPENERS.contains(&c) {
         return Tok::Open;
     }
@@ -294,6 +351,17 @@ pub(crate) fn tag_starts(text: &str) -> Vec<TagStart> {
     let mut state = State::Idle;
     let mut i = 0;
     while i < bytes.len() {
+        // Idle stays idle on anything but an opener, and an opener starts with one of
+        // these bytes or a non-ASCII character: skip the rest without tokenizing.
+        if matches!(state, State::Idle) {
+            match bytes[i..]
+                .iter()
+                .position(|&b| matches!(b, b'<' | b'&' | b'%' | b'\\') || !b.is_ascii())
+            {
+                Some(skip) => i += skip,
+                None => break,
+            }
+        }
         let (toks, len) = tokens_at(text, i);
         let is_newline = bytes[i] == b'\n';
         for tok in toks.iter().copied().flatten() {

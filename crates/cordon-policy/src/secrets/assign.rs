@@ -100,8 +100,8 @@ fn value_after(
         return None;
     }
     // A quote around the name: `"password": …`.
-    let quoted_name = matches!(before, Some(b'"' | b'\''))
-        && bytes.get(name_end) == before.as_ref();
+    let quoted_name =
+        matches!(before, Some(b'"' | b'\'')) && bytes.get(name_end) == before.as_ref();
     let mut i = name_end + usize::from(quoted_name);
     let spaces_before = skip_spaces(bytes, i) - i;
     i += spaces_before;
@@ -115,7 +115,13 @@ fn value_after(
         return None;
     };
     let sep_len = if sep == b" " { 0 } else { sep.len() };
-    let after_sep = i + sep_len;
+    let mut after_sep = i + sep_len;
+    if sep == b":" {
+        // A typed binding, `const API_KEY: &str = "…"`: the value follows the `=`.
+        if let Some(eq) = typed_binding(bytes, after_sep) {
+            after_sep = eq + 1;
+        }
+    }
     let value_start = skip_spaces(bytes, after_sep);
     let tight = spaces_before == 0 && value_start == after_sep;
 
@@ -167,6 +173,34 @@ fn value_after(
     accepted.then_some((range, SecretKind::NamedSecret))
 }
 
+/// The `=` of `: TYPE =` after a name, when the bytes at `i` are a type and then one.
+fn typed_binding(bytes: &[u8], i: usize) -> Option<usize> {
+    let start = skip_spaces(bytes, i);
+    let limit = (start + NAME_REACH).min(bytes.len());
+    let eq = start + bytes[start..limit].iter().position(|&b| b == b'=')?;
+    let ty = &bytes[start..eq];
+    let is_type = !ty.is_empty()
+        && ty.iter().all(|&b| {
+            b.is_ascii_alphanumeric()
+                || matches!(
+                    b,
+                    b'_' | b'&'
+                        | b'\''
+                        | b'<'
+                        | b'>'
+                        | b':'
+                        | b' '
+                        | b'['
+                        | b']'
+                        | b';'
+                        | b'?'
+                        | b'|'
+                )
+        })
+        && !matches!(bytes.get(eq + 1), Some(b'=' | b'>'));
+    is_type.then_some(eq)
+}
+
 fn skip_spaces(bytes: &[u8], mut i: usize) -> usize {
     while matches!(bytes.get(i), Some(b' ' | b'\t')) {
         i += 1;
@@ -194,7 +228,10 @@ fn read_value(text: &str, i: usize, query: bool) -> Option<(Range<usize>, bool)>
     let limit = (i + VALUE_MAX + 1).min(bytes.len());
     let stop = |b: u8| {
         b.is_ascii_whitespace()
-            || matches!(b, b'"' | b'\'' | b'`' | b',' | b';' | b')' | b'}' | b']' | b'<' | b'>')
+            || matches!(
+                b,
+                b'"' | b'\'' | b'`' | b',' | b';' | b')' | b'}' | b']' | b'<' | b'>'
+            )
             || (query && matches!(b, b'&' | b'#'))
     };
     let len = bytes[i..limit]

@@ -131,7 +131,13 @@ pub fn find(text: &str) -> Vec<Finding> {
     tokens::find(text, &mut raw);
     assign::find(text, &mut raw);
     // A shaped kind says more than "named secret": prefer it for equal starts.
-    raw.sort_by_key(|(kind, r)| (r.start, *kind == SecretKind::NamedSecret, usize::MAX - r.end));
+    raw.sort_by_key(|(kind, r)| {
+        (
+            r.start,
+            *kind == SecretKind::NamedSecret,
+            usize::MAX - r.end,
+        )
+    });
     let mut out: Vec<Finding> = Vec::with_capacity(raw.len());
     for (kind, range) in raw {
         if range.is_empty() {

@@ -22,7 +22,7 @@ pub(crate) fn entropy(s: &str) -> f64 {
 /// empty or masked value, a literal that is no credential.
 pub(crate) fn is_template_or_placeholder(v: &str) -> bool {
     if v.is_empty()
-        || v.starts_with(['$', '{', '<', '%', '(', '[', '`', '@', '&', '*'])
+        || v.starts_with(['$', '{', '<', '%', '(', '[', '`', '@', '&'])
         || v.contains("${")
         || v.contains("{{")
         || v.contains("$(")
@@ -32,26 +32,46 @@ pub(crate) fn is_template_or_placeholder(v: &str) -> bool {
     let lower = v.to_ascii_lowercase();
     if matches!(
         lower.as_str(),
-        "null" | "none" | "nil" | "true" | "false" | "undefined" | "redacted" | "string"
+        "null"
+            | "none"
+            | "nil"
+            | "true"
+            | "false"
+            | "undefined"
+            | "redacted"
+            | "string"
+            | "password"
+            | "passwd"
+            | "pass"
+            | "secret"
+            | "token"
+            | "pwd"
     ) {
         return true;
     }
-    v.len() >= 4 && v.chars().all(|c| matches!(c, 'x' | 'X' | '*' | '.' | '#' | '-'))
+    v.len() >= 4
+        && v.chars()
+            .all(|c| matches!(c, 'x' | 'X' | '*' | '.' | '#' | '-'))
 }
 
 /// A value shaped like a name in code rather than a credential: lowercase words joined by
-/// `_ - .`, UPPER_SNAKE words, or camelCase / PascalCase words, with no digits.
+/// `_ - . : /`, UPPER_SNAKE words, or camelCase / PascalCase words, where digits are at
+/// most a fifth of the value (`DOT11_AUTH_ALGORITHM`, `v2_token`; random tokens carry
+/// more digits or mix cases in ways no identifier does).
 pub(crate) fn is_identifier_shaped(v: &str) -> bool {
-    if v.bytes().any(|b| b.is_ascii_digit()) {
+    let digits = v.bytes().filter(u8::is_ascii_digit).count();
+    if digits * 5 > v.len() {
         return false;
     }
     let words = v.split(['_', '-', '.', ':', '/']).filter(|w| !w.is_empty());
     let mut any = false;
     for w in words {
         any = true;
-        let lower = w.bytes().all(|b| b.is_ascii_lowercase());
-        let upper = w.bytes().all(|b| b.is_ascii_uppercase());
-        if !(lower || upper || is_camel(w)) {
+        let letters = || w.bytes().filter(|b| !b.is_ascii_digit());
+        let lower = letters().all(|b| b.is_ascii_lowercase());
+        let upper = letters().all(|b| b.is_ascii_uppercase());
+        let stripped: String = w.chars().filter(|c| !c.is_ascii_digit()).collect();
+        if !(lower || upper || is_camel(&stripped)) {
             return false;
         }
     }
@@ -120,19 +140,129 @@ const KEY_QUALIFIERS: &[&str] = &[
 /// A last word that says the name is *about* a secret, not the secret itself:
 /// `token_type`, `password_file`, `SECRET_NAME`.
 const META_WORDS: &[&str] = &[
-    "file", "files", "path", "dir", "name", "names", "type", "url", "uri", "endpoint", "env",
-    "var", "field", "header", "prefix", "suffix", "kind", "len", "length", "size", "count",
-    "limit", "ttl", "expiry", "expires", "expiration", "timeout", "format", "mode", "policy",
-    "hash", "schema", "label", "hint", "location", "source", "provider", "store", "cache",
-    "column", "regex", "pattern", "param", "method", "scope", "scopes", "version", "enabled",
-    "required", "min", "max", "error", "message", "msg", "help", "description", "placeholder",
-    "example", "id", "ids", "index", "idx", "key", "keys", "start", "end", "pos", "offset",
-    "span", "range", "kinds", "stream", "tree", "list", "map", "set", "type_", "ty", "fn",
-    "callback", "handler", "validator", "parser", "manager", "service", "client", "command",
-    "cmd", "prompt", "input", "output", "text", "str", "string", "bytes", "buf", "buffer",
-    "reader", "writer", "builder", "config", "options", "opts", "flag", "flags", "storage",
-    "generator", "fetcher", "loader", "request", "response", "result", "status", "state",
-    "policy_", "mask", "masked", "redacted", "needed", "present", "exists", "valid", "check",
+    "file",
+    "files",
+    "path",
+    "dir",
+    "name",
+    "names",
+    "type",
+    "url",
+    "uri",
+    "endpoint",
+    "env",
+    "var",
+    "field",
+    "header",
+    "prefix",
+    "suffix",
+    "kind",
+    "len",
+    "length",
+    "size",
+    "count",
+    "limit",
+    "ttl",
+    "expiry",
+    "expires",
+    "expiration",
+    "timeout",
+    "format",
+    "mode",
+    "policy",
+    "hash",
+    "schema",
+    "label",
+    "hint",
+    "location",
+    "source",
+    "provider",
+    "store",
+    "cache",
+    "column",
+    "regex",
+    "pattern",
+    "param",
+    "method",
+    "scope",
+    "scopes",
+    "version",
+    "enabled",
+    "required",
+    "min",
+    "max",
+    "error",
+    "message",
+    "msg",
+    "help",
+    "description",
+    "placeholder",
+    "example",
+    "id",
+    "ids",
+    "index",
+    "idx",
+    "key",
+    "keys",
+    "start",
+    "end",
+    "pos",
+    "offset",
+    "span",
+    "range",
+    "kinds",
+    "stream",
+    "tree",
+    "list",
+    "map",
+    "set",
+    "type_",
+    "ty",
+    "fn",
+    "callback",
+    "handler",
+    "validator",
+    "parser",
+    "manager",
+    "service",
+    "client",
+    "command",
+    "cmd",
+    "prompt",
+    "input",
+    "output",
+    "text",
+    "str",
+    "string",
+    "bytes",
+    "buf",
+    "buffer",
+    "reader",
+    "writer",
+    "builder",
+    "config",
+    "options",
+    "opts",
+    "flag",
+    "flags",
+    "storage",
+    "generator",
+    "fetcher",
+    "loader",
+    "request",
+    "response",
+    "result",
+    "status",
+    "state",
+    "policy_",
+    "mask",
+    "masked",
+    "redacted",
+    "needed",
+    "present",
+    "exists",
+    "valid",
+    "check",
 ];
 
 /// How much a context says about the value after a name.
@@ -182,9 +312,7 @@ pub(crate) fn is_secret_name(name: &str, strength: Strength) -> bool {
             && KEY_QUALIFIERS.contains(&words[i - 1].as_str())
             && (words[i] != "id" || words[i - 1] == "session")
     };
-    let session_id = words
-        .windows(2)
-        .any(|w| w[0] == "session" && w[1] == "id");
+    let session_id = words.windows(2).any(|w| w[0] == "session" && w[1] == "id");
     let last_is_pair = pair(words.len() - 1) || (session_id && last == "id");
     if META_WORDS.contains(&last.as_str()) && !last_is_pair {
         // `TOKEN_FILE`, `api_key_path`; a name ending in `key` counts only when strong

@@ -14,17 +14,21 @@ pub(crate) struct Shape {
     pub kind: SecretKind,
     pub re: Regex,
     pub check: fn(&str, Option<u8>) -> bool,
+    pub boundary: bool,
 }
-
 
 fn any(_: &str, _: Option<u8>) -> bool {
     true
 }
 
+fn is_token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'+' | b'/')
+}
+
 /// The token does not run on into more token characters (it is not a slice of a longer
 /// base64 or identifier run).
 fn ends_clean(_: &str, next: Option<u8>) -> bool {
-    !next.is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'+' | b'/'))
+    !next.is_some_and(is_token_byte)
 }
 
 fn ends_clean_b64(s: &str, next: Option<u8>) -> bool {
@@ -38,7 +42,7 @@ fn userinfo(s: &str, _: Option<u8>) -> bool {
 
 fn header_credential(s: &str, _: Option<u8>) -> bool {
     !is_template_or_placeholder(s)
-        && !s.contains(['(', ')', '{', '}', '<', '>', '$', '+'])
+        && !s.contains(['(', ')', '{', '}', '<', '>', '$'])
         && !matches!(
             s.to_ascii_lowercase().as_str(),
             "bearer" | "basic" | "token" | "digest" | "negotiate" | "ntlm"
@@ -54,120 +58,145 @@ fn random_bearer(s: &str, _: Option<u8>) -> bool {
 }
 
 fn cookie(s: &str, _: Option<u8>) -> bool {
-    s.contains('=') && !is_template_or_placeholder(s.trim())
+    s.trim().len() >= 8 && s.contains('=') && !is_template_or_placeholder(s.trim())
 }
 
-/// The table. Order matters only for overlapping matches, which are merged anyway.
-const TABLE: &[(SecretKind, &str, fn(&str, Option<u8>) -> bool)] = &[
+/// The table: kind, pattern, check, and whether the byte before the match must not be
+/// one of a token's (the pattern then starts with a literal, which the regex engine
+/// searches for quickly, instead of a class). Order matters only for overlapping
+/// matches, which are merged anyway.
+const TABLE: &[(SecretKind, &str, fn(&str, Option<u8>) -> bool, bool)] = &[
     (
         SecretKind::AwsAccessKeyId,
-        r"(?:^|[^A-Za-z0-9_+/\-])((?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})",
+        r"((?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})",
         ends_clean,
+        true,
     ),
     (
         SecretKind::AwsSecretAccessKey,
         r#"(?i)(?:aws[_\-. ]?secret[_\-. ]?(?:access[_\-. ]?)?key|secret[_\-. ]?access[_\-. ]?key)["']?\s*(?:=>|:=|[:=])\s*["']?([A-Za-z0-9/+]{40})"#,
         ends_clean_b64,
+        false,
     ),
     (
         SecretKind::GcpApiKey,
-        r"(?:^|[^A-Za-z0-9_+/\-])(AIza[0-9A-Za-z_\-]{35})",
+        r"(AIza[0-9A-Za-z_\-]{35})",
         ends_clean,
+        true,
     ),
     (
         SecretKind::AzureStorageKey,
         r"(?i)(?:AccountKey|SharedAccessKey)\s*=\s*([A-Za-z0-9+/]{20,}={0,2})",
         any,
+        false,
     ),
     (
         SecretKind::AzureSasSignature,
         r"[?&;]sig=([A-Za-z0-9%+/=]{16,})",
         any,
+        false,
     ),
     (
         SecretKind::GitHubToken,
-        r"(?:^|[^A-Za-z0-9_+/\-])((?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})",
+        r"((?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})",
         ends_clean,
+        true,
     ),
     (
         SecretKind::GitLabToken,
-        r"(?:^|[^A-Za-z0-9_+/\-])((?:glpat|gldt|glrt|glptt|glcbt|gloas|glsoat|glffct|glimt|glagent|glft)-[A-Za-z0-9_\-]{20,255}(?:\.[A-Za-z0-9_\-]+)*)",
+        r"((?:glpat|gldt|glrt|glptt|glcbt|gloas|glsoat|glffct|glimt|glagent|glft)-[A-Za-z0-9_\-]{20,255}(?:\.[A-Za-z0-9_\-]+)*)",
         ends_clean,
+        true,
     ),
     (
         SecretKind::SlackToken,
-        r"(?:^|[^A-Za-z0-9_+/\-])(xox[abposre]-[A-Za-z0-9\-]{10,255}|xapp-[0-9]-[A-Za-z0-9\-]{10,255})",
+        r"(xox[abposre]-[A-Za-z0-9\-]{10,255}|xapp-[0-9]-[A-Za-z0-9\-]{10,255})",
         ends_clean,
+        true,
     ),
     (
         SecretKind::SlackWebhook,
         r"(https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{8,})",
         any,
+        false,
     ),
     (
         SecretKind::StripeKey,
-        r"(?:^|[^A-Za-z0-9_+/\-])((?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,255}|whsec_[A-Za-z0-9]{20,255})",
+        r"((?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,255}|whsec_[A-Za-z0-9]{20,255})",
         ends_clean,
+        true,
     ),
     (
         SecretKind::AnthropicKey,
-        r"(?:^|[^A-Za-z0-9_+/\-])(sk-ant-[A-Za-z0-9_\-]{20,255})",
+        r"(sk-ant-[A-Za-z0-9_\-]{20,255})",
         ends_clean,
+        true,
     ),
     (
         SecretKind::OpenAiKey,
-        r"(?:^|[^A-Za-z0-9_+/\-])(sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,255}|sk-[A-Za-z0-9]{32,255})",
+        r"(sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,255}|sk-[A-Za-z0-9]{32,255})",
         ends_clean,
+        true,
     ),
     (
         SecretKind::NpmToken,
-        r"(?:^|[^A-Za-z0-9_+/\-])(npm_[A-Za-z0-9]{36})",
+        r"(npm_[A-Za-z0-9]{36})",
         ends_clean,
+        true,
     ),
     (
         SecretKind::PyPiToken,
-        r"(?:^|[^A-Za-z0-9_+/\-])(pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,})",
+        r"(pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,})",
         ends_clean,
+        true,
     ),
     (
         SecretKind::HuggingFaceToken,
-        r"(?:^|[^A-Za-z0-9_+/\-])(hf_[A-Za-z0-9]{34,40})",
+        r"(hf_[A-Za-z0-9]{34,40})",
         ends_clean,
+        true,
     ),
     (
         SecretKind::Jwt,
-        r"(?:^|[^A-Za-z0-9_+/\-])(eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*)",
+        r"(eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*)",
         ends_clean,
+        true,
     ),
     (
         SecretKind::UrlPassword,
         r#"(?i)[a-z][a-z0-9+.\-]{0,31}://([^\s/?#@:'"<>\\]+:[^\s/?#@'"<>\\]+)@"#,
         userinfo,
+        false,
     ),
     (
         SecretKind::AuthorizationHeader,
-        r#"(?i)(?:^|[^A-Za-z0-9_\-])(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:bearer|basic|token|digest|negotiate|ntlm|apikey|bot|sso-key|aws4-hmac-sha256)\s+([^\s'",;]+)"#,
+        r#"(?i)(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:bearer|basic|token|digest|negotiate|ntlm|apikey|bot|sso-key|aws4-hmac-sha256)\s+([^\s'",;]+)"#,
         header_credential,
+        true,
     ),
     (
         SecretKind::AuthorizationHeader,
-        r#"(?i)(?:^|[^A-Za-z0-9_\-])(?:proxy-)?authorization["']?\s*:\s*["']?([^\s'",;]+)"#,
+        r#"(?i)(?:proxy-)?authorization["']?\s*:\s*["']?([^\s'",;]+)"#,
         unqualified_header_credential,
+        true,
     ),
     (
         SecretKind::AuthorizationHeader,
-        r"(?i)(?:^|[^A-Za-z0-9_\-])bearer\s+([A-Za-z0-9_\-.~+/]{16,}=*)",
+        r"(?i)bearer\s+([A-Za-z0-9_\-.~+/]{16,}=*)",
         random_bearer,
+        true,
     ),
     (
         SecretKind::AuthorizationHeader,
-        r#"(?i)(?:^|[^A-Za-z0-9_\-])(?:x-api-key|api-key|x-auth-token|x-access-token|private-token|x-goog-api-key|x-vault-token)["']?\s*:\s*["']?([^\s'",;]+)"#,
+        r#"(?i)(?:x-api-key|api-key|x-auth-token|x-access-token|private-token|x-goog-api-key|x-vault-token)["']?\s*:\s*["']?([^\s'",;]+)"#,
         header_credential,
+        true,
     ),
     (
         SecretKind::Cookie,
-        r#"(?i)(?:^|[^A-Za-z0-9_\-])(?:set-)?cookie["']?\s*:\s*["']?([^\r\n'"]+)"#,
+        r#"(?i)(?:set-)?cookie["']?\s*:\s*["']?([^\r\n'"\\]+)"#,
         cookie,
+        true,
     ),
 ];
 
@@ -179,8 +208,13 @@ fn shapes() -> &'static [Shape] {
         // fails.
         TABLE
             .iter()
-            .filter_map(|&(kind, pattern, check)| {
-                Regex::new(pattern).ok().map(|re| Shape { kind, re, check })
+            .filter_map(|&(kind, pattern, check, boundary)| {
+                Regex::new(pattern).ok().map(|re| Shape {
+                    kind,
+                    re,
+                    check,
+                    boundary,
+                })
             })
             .collect()
     })
@@ -191,7 +225,12 @@ pub(crate) fn find(text: &str, out: &mut Vec<(SecretKind, Range<usize>)>) {
     let bytes = text.as_bytes();
     for shape in shapes() {
         for caps in shape.re.captures_iter(text) {
-            let Some(m) = caps.get(1) else { continue };
+            let (Some(whole), Some(m)) = (caps.get(0), caps.get(1)) else {
+                continue;
+            };
+            if shape.boundary && whole.start() > 0 && is_token_byte(bytes[whole.start() - 1]) {
+                continue;
+            }
             let mut range = m.range();
             let mut secret = m.as_str();
             // A token that ends a sentence keeps its full stop outside.

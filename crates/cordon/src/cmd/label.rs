@@ -38,8 +38,8 @@ pub fn run(args: LabelArgs) -> anyhow::Result<u8> {
         return Ok(Code::Allow.get());
     }
     let raw = args.source.unwrap_or_default();
-    let source = SourceName::new(&raw)
-        .map_err(|e| Exit::new(Code::Invalid, format!("--source: {e}")))?;
+    let source =
+        SourceName::new(&raw).map_err(|e| Exit::new(Code::Invalid, format!("--source: {e}")))?;
     let mut input = Vec::new();
     std::io::stdin()
         .lock()
