@@ -8,12 +8,15 @@ use regex::Regex;
 use std::ops::Range;
 use std::sync::OnceLock;
 
+/// A check on a captured secret and the byte after it.
+type Check = fn(&str, Option<u8>) -> bool;
+
 /// One shape: the kind it finds, its regex, and a check on the captured secret (with
 /// the byte after it) that can still turn the match down.
 pub(crate) struct Shape {
     pub kind: SecretKind,
     pub re: Regex,
-    pub check: fn(&str, Option<u8>) -> bool,
+    pub check: Check,
     pub boundary: bool,
 }
 
@@ -65,7 +68,7 @@ fn cookie(s: &str, _: Option<u8>) -> bool {
 /// one of a token's (the pattern then starts with a literal, which the regex engine
 /// searches for quickly, instead of a class). Order matters only for overlapping
 /// matches, which are merged anyway.
-const TABLE: &[(SecretKind, &str, fn(&str, Option<u8>) -> bool, bool)] = &[
+const TABLE: &[(SecretKind, &str, Check, bool)] = &[
     (
         SecretKind::AwsAccessKeyId,
         r"((?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})",
