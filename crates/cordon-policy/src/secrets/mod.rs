@@ -3,13 +3,13 @@
 //! secrets in the same way.
 //!
 //! Two families of detector run over the text:
-//! - **shapes** ([`tokens`]): credentials recognisable on their own: private key blocks
+//! - **shapes** (the `tokens` submodule): credentials recognisable on their own: private key blocks
 //!   (PEM, OpenSSH, PGP, encrypted ones included), AWS access key ids and secret keys
 //!   named as such, GCP API keys (a service account's `private_key` is a PEM block),
 //!   Azure storage account keys and SAS signatures, GitHub, GitLab, Slack, Stripe,
 //!   OpenAI, Anthropic, npm, PyPI and Hugging Face tokens, Slack webhooks, JWTs,
 //!   passwords in URLs, `Authorization`-style headers and cookies;
-//! - **names** ([`assign`]): values assigned to secret-looking names, with thresholds
+//! - **names** (the `assign` submodule): values assigned to secret-looking names, with thresholds
 //!   that depend on how sure the context is.
 //!
 //! Every detector is a `regex` (linear time) or a scan with a fixed bound per step, so
