@@ -4,8 +4,8 @@
 //! The protocol is JSON-RPC 2.0, one JSON object per line, over stdin/stdout or a Unix
 //! socket ([`listen`]). The methods ([`Connection::handle`]) are `check` (the verdict JSON
 //! of `cordon check`, built by the same [`cordon_gate::Gate::report`]), `pending.list`,
-//! `approve`, `deny`, `record` (a tool's result for the audit log) and `label` (answered
-//! with an error until trust labels exist). The policy is reloaded when a config file it
+//! `approve`, `deny`, `record` (a tool's result for the audit log) and `label` (untrusted
+//! content wrapped in a trust label, secrets redacted on request). The policy is reloaded when a config file it
 //! was loaded from changes ([`PolicyHolder`]); a config with errors keeps the last good one.
 //!
 //! This crate decides nothing itself: every call goes through the gate. It owns framing,

@@ -334,3 +334,37 @@ fn target(request: &Value) -> Value {
         .find_map(|k| input.get(*k).filter(|v| v.is_string()).cloned())
         .unwrap_or_else(|| Value::String(input.to_string()))
 }
+
+/// `label`: `{"source": NAME, "content": TEXT, "redact"?: bool}` → `{"labelled": TEXT}`,
+/// the content wrapped as untrusted (secrets redacted first with `redact`).
+pub(crate) fn label(mut params: Params) -> Result<Value, RpcError> {
+    let source = match params.remove("source") {
+        Some(Value::String(s)) => cordon_policy::label::SourceName::new(&s)
+            .map_err(|e| RpcError::params(format!("`source`: {e}")))?,
+        _ => {
+            return Err(RpcError::params(
+                "`label` needs `source`, a string naming where the content came from",
+            ));
+        }
+    };
+    let content = match params.remove("content") {
+        Some(Value::String(s)) => s,
+        _ => {
+            return Err(RpcError::params(
+                "`label` needs `content`, the untrusted text",
+            ));
+        }
+    };
+    let redact = match params.remove("redact") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => b,
+        Some(_) => return Err(RpcError::params("`redact` must be true or false")),
+    };
+    no_more(&params, "source, content and redact")?;
+    let text = if redact {
+        cordon_policy::secrets::redact(&content)
+    } else {
+        std::borrow::Cow::Borrowed(content.as_str())
+    };
+    Ok(json!({ "labelled": cordon_policy::label::label(&source, &text) }))
+}

@@ -239,10 +239,7 @@ impl Connection<'_> {
             "approve" => self.approve(params),
             "deny" => self.deny(params),
             "record" => self.record(params),
-            "label" => Err(RpcError::new(
-                rpc::UNAVAILABLE,
-                "`label` exists but is unavailable: trust labels are not built in this version of cordon",
-            )),
+            "label" => crate::methods::label(params),
             other => Err(RpcError::new(
                 rpc::METHOD_NOT_FOUND,
                 format!(

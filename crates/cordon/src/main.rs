@@ -29,6 +29,8 @@ enum Command {
     Hook(cmd::hook::HookArgs),
     /// Report what containment this machine can give.
     Doctor(cmd::doctor::DoctorArgs),
+    /// Wrap stdin as untrusted content for a model (secrets redacted with --redact).
+    Label(cmd::label::LabelArgs),
     /// Run the allowlisting egress proxy on its own.
     Proxy(cmd::proxy::ProxyArgs),
     /// Inspect and verify the audit log.
@@ -58,6 +60,7 @@ fn main() -> std::process::ExitCode {
         Command::Exec(args) => cmd::exec::run(args),
         Command::Hook(args) => cmd::hook::run(args),
         Command::Doctor(args) => cmd::doctor::run(args),
+        Command::Label(args) => cmd::label::run(args),
         Command::Proxy(args) => cmd::proxy::run(args),
         Command::Audit(c) => cmd::audit::run(c),
         Command::Approvals(c) => cmd::approvals::run(c),

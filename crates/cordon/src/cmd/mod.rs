@@ -8,5 +8,6 @@ pub mod doctor;
 pub mod exec;
 pub mod hook;
 pub mod import;
+pub mod label;
 pub mod proxy;
 pub mod serve;
