@@ -20,7 +20,8 @@
 //! given at most once per operation id and surface (a replay is refused). A human may
 //! answer an ask with an edited input, which is judged again ([`PendingAnswer`]).
 //!
-//! Every outcome becomes one [`cordon_store::AuditRecord`] ([`Gate::record`]).
+//! Every outcome becomes one [`cordon_store::AuditRecord`] ([`Gate::record`]) and one
+//! verdict JSON object ([`Gate::report`]), the same for every surface.
 //! [`contained`] runs a permitted call in the sandbox with the egress proxy beside it.
 //!
 //! This crate decides nothing itself (the policy does) and contains nothing itself (the
@@ -36,6 +37,7 @@ mod fix;
 mod flow;
 mod onfailure;
 mod record;
+mod report;
 
 pub use cordon_policy::{Containment, Judgement};
 pub use cordon_sandbox::Permit;

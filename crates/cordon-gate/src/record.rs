@@ -182,8 +182,23 @@ impl Gate {
     /// that cannot be recorded is not handed out as a permission: a permitted call (or a
     /// trial) becomes a refusal; the error is returned for the caller to report.
     pub fn conclude(&self, outcome: Outcome) -> (Outcome, Option<AuditError>) {
+        self.conclude_with(outcome, |record| self.append(record))
+    }
+
+    /// [`conclude`](Self::conclude) with the caller's own way of appending the record (a
+    /// long-running surface keeps one log open). `append` must return only once the
+    /// record is written; on error the outcome is turned into a refusal as `conclude`
+    /// does. With `no_audit`, `append` is not called.
+    pub fn conclude_with(
+        &self,
+        outcome: Outcome,
+        append: impl FnOnce(&AuditRecord) -> Result<(), AuditError>,
+    ) -> (Outcome, Option<AuditError>) {
+        if self.options().no_audit {
+            return (outcome, None);
+        }
         let record = self.record(outcome.decided(), Phase::Decision, None);
-        let Err(e) = self.append(&record) else {
+        let Err(e) = append(&record) else {
             return (outcome, None);
         };
         let mut d = match outcome {

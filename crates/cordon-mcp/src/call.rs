@@ -117,7 +117,7 @@ pub(crate) fn judge(s: &Arc<Shared>, id: Value, obj: Map<String, Value>) {
             {
                 params.insert("arguments".into(), judged.clone());
             }
-            s.forward_tracked(&id, obj, Inflight::ToolsCall)
+            s.forward_tracked(&id, obj, Inflight::ToolsCall(tool))
         }
         Outcome::Pending(d) => {
             let n = d.pending.unwrap_or_default();

@@ -38,8 +38,8 @@ pub(crate) enum Inflight {
     Initialize,
     /// The client's `tools/list`: changed tools are withheld from the answer.
     ToolsList,
-    /// A permitted `tools/call`: an untrusted server's answer is labelled.
-    ToolsCall,
+    /// A permitted `tools/call` of this tool: an untrusted server's answer is labelled.
+    ToolsCall(String),
     /// The gateway's own `tools/list`, with the tools of the pages so far.
     OwnList(Vec<Value>),
 }
@@ -375,11 +375,11 @@ fn from_server(s: &Arc<Shared>, what: Option<Inflight>, mut obj: Map<String, Val
             s.server_has_tools.store(tools, Ordering::SeqCst);
             s.to_client(&Value::Object(obj));
         }
-        Some(Inflight::ToolsCall) => {
+        Some(Inflight::ToolsCall(tool)) => {
             if s.trust == Trust::Untrusted
                 && let Some(result) = obj.get_mut("result")
             {
-                crate::trust::label_untrusted_result(&s.name, result);
+                crate::trust::label_untrusted_result(&s.name, &tool, result);
             }
             s.to_client(&Value::Object(obj));
         }

@@ -230,6 +230,7 @@ struct FileConfig {
     preset: Vec<Spanned<PresetTable>>,
     #[serde(default)]
     mcp: crate::mcp::McpTable,
+    hook: Option<Spanned<HookTable>>,
 }
 
 #[derive(Deserialize)]
@@ -239,6 +240,14 @@ struct PresetTable {
     #[serde(default)]
     set: serde_json::Map<String, serde_json::Value>,
     cwd: Option<Spanned<String>>,
+}
+
+/// `[hook]`: how `cordon hook` treats the harness's calls.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct HookTable {
+    /// Rewrite shell calls that are allowed only contained to run inside `cordon exec`.
+    contain: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -478,6 +487,8 @@ pub struct Merged {
     pub ignored_allows: Vec<String>,
     /// The user's config file (whether or not it exists).
     pub user_file: PathBuf,
+    /// `[hook] contain`: shell calls of a harness hook run inside `cordon exec`.
+    pub hook_contain: bool,
     /// Fingerprint of every input that shaped the policy.
     pub version: String,
     /// The presets, highest precedence first.
@@ -641,6 +652,7 @@ fn merge(
     let mut ignored_allows = Vec::new();
     let mut presets = Vec::new();
     let mut mcp = crate::mcp::McpSettings::default();
+    let mut hook_contain = None;
 
     let flags_inserted =
         |mode: &mut Option<Mode>, sm: &mut Option<SandboxMode>, ap: &mut Option<ApprovalPolicy>| {
@@ -682,6 +694,15 @@ fn merge(
                 mode.get_or_insert(parsed);
             } else {
                 ignored("`mode`", &mut notes);
+            }
+        }
+        // Containment decides with the `[contained]` table, which asks less: like the
+        // mode, a repository's own file may not choose it.
+        if let Some(contain) = l.cfg.hook.as_ref().and_then(|h| h.get_ref().contain) {
+            if ok {
+                hook_contain.get_or_insert(contain);
+            } else {
+                ignored("`[hook] contain`", &mut notes);
             }
         }
         if let Some(a) = &l.cfg.approval {
@@ -938,6 +959,7 @@ fn merge(
         home,
         home_resolved,
         mode: mode.unwrap_or_default(),
+        hook_contain: hook_contain.unwrap_or(false),
         sandbox_mode: sandbox_mode.unwrap_or_default(),
         approval: approval.unwrap_or_default(),
         defaults,

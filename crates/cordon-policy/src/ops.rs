@@ -342,6 +342,20 @@ pub fn operations(req: &Request, ctx: &Context<'_>) -> Operations {
             out.ops
                 .push(ctx.path_op(OpKind::List, &path, &cwd, "list or search a directory"))
         }
+        Action::ReadMany { files, dirs } => {
+            for f in files {
+                out.ops
+                    .push(ctx.path_op(OpKind::Read, &f, &cwd, "read a file (read_many_files)"));
+            }
+            for d in dirs {
+                out.ops.push(ctx.path_op(
+                    OpKind::List,
+                    &d,
+                    &cwd,
+                    "read files beneath a directory (read_many_files)",
+                ));
+            }
+        }
         Action::Write { paths } => {
             for p in paths {
                 out.ops

@@ -88,6 +88,7 @@ pub struct Policy {
     trusted: bool,
     presets: Vec<crate::presets::Preset>,
     mcp: crate::mcp::McpSettings,
+    hook_contain: bool,
 }
 
 /// A narrowing for a sub-agent: only ever more deny/ask, stricter defaults and modes, and a
@@ -153,6 +154,7 @@ impl Policy {
             trusted: m.trusted,
             presets: m.presets,
             mcp: m.mcp,
+            hook_contain: m.hook_contain,
         })
     }
 
@@ -183,6 +185,10 @@ impl Policy {
     /// The permission mode.
     pub fn mode(&self) -> Mode {
         self.mode
+    }
+    /// `[hook] contain`: whether a harness hook rewrites shell calls to run contained.
+    pub fn hook_contain(&self) -> bool {
+        self.hook_contain
     }
     /// The sandbox mode.
     pub fn sandbox_mode(&self) -> SandboxMode {

@@ -86,6 +86,14 @@ pub enum Action {
         /// The directory as written (the cwd when the tool names none).
         path: String,
     },
+    /// Read every file that globs match (Gemini CLI's `read_many_files`).
+    ReadMany {
+        /// Files named without a glob character.
+        files: Vec<String>,
+        /// The literal start of each other glob (`src` for `src/**/*.rs`, `.` for `*.md`),
+        /// listed and read beneath.
+        dirs: Vec<String>,
+    },
     /// Create or change files.
     Write {
         /// The paths as written.
@@ -265,7 +273,9 @@ impl Request {
     /// How rules see this tool.
     pub fn kind(&self) -> ToolKind {
         match self.action() {
-            Ok(Action::Read { .. } | Action::List { .. }) => ToolKind::Read,
+            Ok(Action::Read { .. } | Action::List { .. } | Action::ReadMany { .. }) => {
+                ToolKind::Read
+            }
             Ok(Action::Write { .. } | Action::Delete { .. } | Action::Patch { .. }) => {
                 ToolKind::Edit
             }
@@ -299,9 +309,18 @@ impl Request {
             });
         }
         Ok(match t {
-            // Canonical `read_file {path}` and Gemini `read_file {absolute_path, offset, limit}`.
+            // Canonical `read_file {path}`; Gemini CLI's `read_file {file_path, start_line,
+            // end_line}` (earlier releases: `absolute_path, offset, limit`).
             "read_file" => {
-                inp.only(&["path", "absolute_path", "file_path", "offset", "limit"])?;
+                inp.only(&[
+                    "path",
+                    "absolute_path",
+                    "file_path",
+                    "offset",
+                    "limit",
+                    "start_line",
+                    "end_line",
+                ])?;
                 Action::Read {
                     path: inp.one_path(&["path", "absolute_path", "file_path"])?,
                 }
@@ -364,6 +383,7 @@ impl Request {
                     "old_string",
                     "new_string",
                     "expected_replacements",
+                    "allow_multiple",
                     "instruction",
                 ])?;
                 Action::Write {
@@ -391,26 +411,71 @@ impl Request {
             "list_directory" => {
                 inp.only(&[
                     "path",
+                    "dir_path",
                     "ignore",
                     "respect_git_ignore",
                     "file_filtering_options",
                 ])?;
                 Action::List {
-                    path: inp.path("path")?,
+                    path: inp.one_path(&["path", "dir_path"])?,
                 }
             }
             "Glob" | "glob" => {
                 inp.only(&[
                     "pattern",
                     "path",
+                    "dir_path",
                     "case_sensitive",
                     "respect_git_ignore",
                     "respect_gemini_ignore",
                 ])?;
                 inp.string("pattern")?;
                 Action::List {
-                    path: inp.opt_path("path")?.unwrap_or_else(|| ".".into()),
+                    path: inp.opt_one_path(&["path", "dir_path"])?,
                 }
+            }
+            // Gemini CLI's content search (`search_file_content` in earlier releases).
+            "grep_search" => {
+                inp.only(&[
+                    "pattern",
+                    "dir_path",
+                    "include_pattern",
+                    "exclude_pattern",
+                    "names_only",
+                    "max_matches_per_file",
+                    "total_max_matches",
+                    "case_sensitive",
+                    "fixed_strings",
+                    "context",
+                    "after",
+                    "before",
+                    "no_ignore",
+                ])?;
+                inp.string("pattern")?;
+                Action::List {
+                    path: inp.opt_path("dir_path")?.unwrap_or_else(|| ".".into()),
+                }
+            }
+            "read_many_files" => {
+                inp.only(&[
+                    "include",
+                    "exclude",
+                    "recursive",
+                    "useDefaultExcludes",
+                    "file_filtering_options",
+                ])?;
+                let include = inp.strings("include")?;
+                if include.is_empty() {
+                    return err("`include` of tool `read_many_files` is empty");
+                }
+                let (mut files, mut dirs) = (Vec::new(), Vec::new());
+                for g in &include {
+                    match glob_base(g) {
+                        Ok(f) => files.push(f),
+                        Err(d) => dirs.push(d),
+                    }
+                }
+                Action::ReadMany { files, dirs }
             }
             "Grep" => {
                 inp.only(&[
@@ -434,10 +499,10 @@ impl Request {
                 }
             }
             "search_file_content" => {
-                inp.only(&["pattern", "path", "include"])?;
+                inp.only(&["pattern", "path", "dir_path", "include"])?;
                 inp.string("pattern")?;
                 Action::List {
-                    path: inp.opt_path("path")?.unwrap_or_else(|| ".".into()),
+                    path: inp.opt_one_path(&["path", "dir_path"])?,
                 }
             }
             "bash" | "Bash" => {
@@ -453,11 +518,27 @@ impl Request {
                     workdir: None,
                 }
             }
+            // Gemini CLI (`dir_path`; earlier releases `directory`). `additional_permissions`
+            // widens Gemini's own sandbox, not cordon's judgement of the text.
             "run_shell_command" => {
-                inp.only(&["command", "description", "directory"])?;
+                inp.only(&[
+                    "command",
+                    "description",
+                    "directory",
+                    "dir_path",
+                    "is_background",
+                    "delay_ms",
+                    "additional_permissions",
+                ])?;
+                let workdir = match (inp.opt_path("directory")?, inp.opt_path("dir_path")?) {
+                    (Some(_), Some(_)) => {
+                        return err("tool `run_shell_command` names both directory and dir_path");
+                    }
+                    (a, b) => a.or(b),
+                };
                 Action::Shell {
                     command: inp.command("command")?,
-                    workdir: inp.opt_path("directory")?,
+                    workdir,
                 }
             }
             "shell" => {
@@ -497,9 +578,10 @@ impl Request {
                     },
                 }
             }
+            // Codex hooks send `apply_patch {command: PATCH}`.
             "apply_patch" => {
-                inp.only(&["input", "patch"])?;
-                let text = inp.one_string(&["input", "patch"])?;
+                inp.only(&["input", "patch", "command"])?;
+                let text = inp.one_string(&["input", "patch", "command"])?;
                 patch_action(&text)?
             }
             "web_fetch" | "WebFetch" => {
@@ -625,6 +707,37 @@ impl Input<'_> {
         }
     }
 
+    /// At most one of `keys`, a non-empty path; `.` when none is given.
+    fn opt_one_path(&self, keys: &[&str]) -> Result<String, RequestError> {
+        if keys
+            .iter()
+            .all(|k| matches!(self.map.get(*k), None | Some(Value::Null)))
+        {
+            return Ok(".".into());
+        }
+        self.one_path(keys)
+    }
+
+    /// An array of strings.
+    fn strings(&self, k: &str) -> Result<Vec<String>, RequestError> {
+        let bad = || {
+            RequestError(format!(
+                "`{k}` of tool `{}` must be an array of strings",
+                self.tool
+            ))
+        };
+        let Some(Value::Array(items)) = self.map.get(k) else {
+            return Err(bad());
+        };
+        items
+            .iter()
+            .map(|v| match v {
+                Value::String(s) => check_text(k, s).map(|_| s.clone()),
+                _ => Err(bad()),
+            })
+            .collect()
+    }
+
     fn path(&self, k: &str) -> Result<String, RequestError> {
         self.opt_path(k)?
             .ok_or_else(|| RequestError(format!("tool `{}` needs `{k}`", self.tool)))
@@ -685,6 +798,23 @@ fn patch_action(text: &str) -> Result<Action, RequestError> {
         return err("the patch names no file");
     }
     Ok(Action::Patch { writes, deletes })
+}
+
+/// Where a glob reads: a glob with no glob character names one file (`Ok`); any other
+/// lists from the components before the first one holding a glob character (`Err`:
+/// `src` for `src/**/*.rs`, `/etc` for `/etc/*`, `.` for `*.md`).
+fn glob_base(glob: &str) -> Result<String, String> {
+    let globby = |c: &str| c.contains(['*', '?', '[', '{']);
+    let comps: Vec<&str> = glob.split('/').collect();
+    let Some(first) = comps.iter().position(|c| globby(c)) else {
+        return Ok(glob.to_string());
+    };
+    let base = comps[..first].join("/");
+    Err(match base.as_str() {
+        "" if glob.starts_with('/') => "/".into(),
+        "" => ".".into(),
+        _ => base,
+    })
 }
 
 /// `http://` and `https://` URLs in free text, up to whitespace or a closing delimiter.
@@ -878,6 +1008,65 @@ mod tests {
             action(json!({"tool":"frobnicate","input":{}})),
             Ok(Action::Unknown {
                 tool: "frobnicate".into()
+            })
+        );
+    }
+
+    #[test]
+    fn current_gemini_and_codex_shapes() {
+        let list = |p: &str| Ok(Action::List { path: p.into() });
+        assert_eq!(
+            action(
+                json!({"tool":"read_file","input":{"file_path":"/a","start_line":3,"end_line":9}})
+            ),
+            Ok(Action::Read { path: "/a".into() })
+        );
+        assert_eq!(
+            action(json!({"tool":"list_directory","input":{"dir_path":"/d"}})),
+            list("/d")
+        );
+        assert_eq!(
+            action(json!({"tool":"glob","input":{"pattern":"*.rs","dir_path":"src"}})),
+            list("src")
+        );
+        assert_eq!(
+            action(json!({"tool":"grep_search","input":{"pattern":"x","include_pattern":"*.rs"}})),
+            list(".")
+        );
+        assert_eq!(
+            action(
+                json!({"tool":"read_many_files","input":{"include":["src/**/*.rs","*.md","/etc/*.conf","~/.ssh/id_rsa"]}})
+            ),
+            Ok(Action::ReadMany {
+                files: vec!["~/.ssh/id_rsa".into()],
+                dirs: vec!["src".into(), ".".into(), "/etc".into()],
+            })
+        );
+        assert!(action(json!({"tool":"read_many_files","input":{"include":[]}})).is_err());
+        assert!(action(json!({"tool":"read_many_files","input":{"include":"x"}})).is_err());
+        assert_eq!(
+            action(
+                json!({"tool":"run_shell_command","input":{"command":"ls","dir_path":"sub","is_background":false}})
+            ),
+            Ok(Action::Shell {
+                command: "ls".into(),
+                workdir: Some("sub".into())
+            })
+        );
+        assert!(
+            action(json!({"tool":"run_shell_command","input":{"command":"ls","dir_path":"a","directory":"b"}}))
+                .is_err()
+        );
+        assert_eq!(
+            action(json!({"tool":"google_web_search","input":{"query":"q"}})),
+            Ok(Action::WebSearch { query: "q".into() })
+        );
+        let patch = "*** Begin Patch\n*** Add File: a.txt\n+x\n*** End Patch";
+        assert_eq!(
+            action(json!({"tool":"apply_patch","input":{"command":patch}})),
+            Ok(Action::Patch {
+                writes: vec!["a.txt".into()],
+                deletes: vec![]
             })
         );
     }

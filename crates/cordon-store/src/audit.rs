@@ -105,58 +105,6 @@ pub enum VerifyReport {
     },
 }
 
-/// Which records [`export`] keeps. Empty fields match everything.
-#[derive(Debug, Clone, Default)]
-pub struct ExportFilter {
-    /// Only records whose `session` equals this.
-    pub session: Option<String>,
-    /// Only records whose `tool` equals this.
-    pub tool: Option<String>,
-    /// Only records whose decision (`decision` or `verdict.decision`) equals this.
-    pub decision: Option<String>,
-    /// Only records at or after this time.
-    pub since: Option<SystemTime>,
-    /// Only records before this time.
-    pub until: Option<SystemTime>,
-}
-
-impl ExportFilter {
-    /// Whether a record passes the filter.
-    pub fn matches(&self, record: &Value) -> bool {
-        let field = |k: &str| record.get(k).and_then(Value::as_str);
-        if let Some(s) = &self.session
-            && field("session") != Some(s.as_str())
-        {
-            return false;
-        }
-        if let Some(t) = &self.tool
-            && field("tool") != Some(t.as_str())
-        {
-            return false;
-        }
-        if let Some(d) = &self.decision {
-            let got = field("decision").or_else(|| {
-                record
-                    .get("verdict")
-                    .and_then(|v| v.get("decision"))
-                    .and_then(Value::as_str)
-            });
-            if got != Some(d.as_str()) {
-                return false;
-            }
-        }
-        if self.since.is_some() || self.until.is_some() {
-            let Some(t) = field("time").and_then(|t| humantime::parse_rfc3339(t).ok()) else {
-                return false;
-            };
-            if self.since.is_some_and(|s| t < s) || self.until.is_some_and(|u| t >= u) {
-                return false;
-            }
-        }
-        true
-    }
-}
-
 fn hash_hex(line: &[u8]) -> String {
     blake3::hash(line).to_hex().to_string()
 }
@@ -401,6 +349,28 @@ impl AuditLog {
     /// On error the queued records are dropped (the error says the log failed) and a
     /// partly written batch is a torn tail that the next write cuts off.
     pub fn flush(&mut self) -> Result<Option<AppendReceipt>, StoreError> {
+        self.write_queue(true)
+    }
+
+    /// Chain and write every queued record, under the file lock, in one write, without
+    /// syncing: when this returns the records are in the file (they survive this
+    /// process being killed) but reach the disk only with a later [`flush`](Self::flush),
+    /// [`sync`](Self::sync) or [`SyncHandle::sync`]. For a writer that syncs in batches of
+    /// its own (group commit).
+    pub fn flush_unsynced(&mut self) -> Result<Option<AppendReceipt>, StoreError> {
+        self.write_queue(false)
+    }
+
+    /// A handle that `fdatasync`s this log's file from another thread, so that a writer
+    /// never waits for the disk between its writes.
+    pub fn sync_handle(&self) -> Result<SyncHandle, StoreError> {
+        Ok(SyncHandle {
+            file: self.file.try_clone().map_err(|e| self.io(e))?,
+            path: self.path.clone(),
+        })
+    }
+
+    fn write_queue(&mut self, sync: bool) -> Result<Option<AppendReceipt>, StoreError> {
         if self.queue.is_empty() {
             return Ok(None);
         }
@@ -423,10 +393,8 @@ impl AuditLog {
                 hash = hash_hex(&bytes[start..]);
                 bytes.push(b'\n');
             }
-            if let Err(e) = log
-                .file
-                .write_all(&bytes)
-                .and_then(|()| log.file.sync_data())
+            let written = log.file.write_all(&bytes);
+            if let Err(e) = written.and_then(|()| if sync { log.file.sync_data() } else { Ok(()) })
             {
                 // Whatever part was written is a torn tail the next write will cut.
                 log.tail = None;
@@ -444,6 +412,24 @@ impl AuditLog {
     /// Write and sync everything queued (same as [`flush`](Self::flush)).
     pub fn sync(&mut self) -> Result<(), StoreError> {
         self.flush().map(drop)
+    }
+}
+
+/// A second descriptor of an audit log's file, for `fdatasync` from another thread
+/// ([`AuditLog::sync_handle`]).
+#[derive(Debug)]
+pub struct SyncHandle {
+    file: File,
+    path: PathBuf,
+}
+
+impl SyncHandle {
+    /// `fdatasync` the log: every record written before this call is on disk when it
+    /// returns `Ok`.
+    pub fn sync(&self) -> Result<(), StoreError> {
+        self.file
+            .sync_data()
+            .map_err(|e| StoreError::io(&self.path, &e))
     }
 }
 
@@ -698,7 +684,7 @@ fn later_has_seq(reader: &mut Snapshot, lo: u64, hi: u64, path: &Path) -> Result
 }
 
 /// Visit every complete record line (header and torn tail skipped) in file order.
-fn for_each_record(
+pub(crate) fn for_each_record(
     path: &Path,
     mut f: impl FnMut(&[u8], Value) -> Result<(), StoreError>,
 ) -> Result<(), StoreError> {
@@ -740,50 +726,4 @@ pub fn tail(path: &Path, n: usize) -> Result<Vec<Value>, StoreError> {
         Ok(())
     })?;
     Ok(out.into())
-}
-
-/// Write every record matching `filter` to `out`, one line each, byte for byte as stored.
-/// Returns how many were written.
-pub fn export(path: &Path, filter: &ExportFilter, out: &mut dyn Write) -> Result<u64, StoreError> {
-    let mut count = 0;
-    let out_err = |e: std::io::Error| {
-        StoreError::new(Path::new("<output>"), StoreErrorKind::Io(e.to_string()))
-    };
-    for_each_record(path, |line, v| {
-        if filter.matches(&v) {
-            out.write_all(line).map_err(out_err)?;
-            out.write_all(b"\n").map_err(out_err)?;
-            count += 1;
-        }
-        Ok(())
-    })?;
-    Ok(count)
-}
-
-/// Parse a time given on the command line: RFC 3339 (`2026-01-02T03:04:05Z`, a date
-/// `2026-01-02`, or without the `Z`, read as UTC), or an age such as `15m`, `2h`, `3d`
-/// meaning that long before `now`.
-pub fn parse_time(text: &str, now: SystemTime) -> Result<SystemTime, String> {
-    let text = text.trim();
-    if let Ok(t) = humantime::parse_rfc3339_weak(text) {
-        return Ok(t);
-    }
-    if text.len() == 10
-        && let Ok(t) = humantime::parse_rfc3339_weak(&format!("{text}T00:00:00"))
-    {
-        return Ok(t);
-    }
-    match humantime::parse_duration(text) {
-        Ok(age) => now
-            .checked_sub(age)
-            .ok_or_else(|| format!("{text:?} reaches before 1970")),
-        Err(_) => Err(format!(
-            "{text:?} is neither an RFC 3339 time (2026-01-02T03:04:05Z) nor an age (15m, 2h, 3d)"
-        )),
-    }
-}
-
-/// A time as RFC 3339 in UTC, to the second (`2026-01-02T03:04:05Z`).
-pub fn format_time(t: SystemTime) -> String {
-    humantime::format_rfc3339_seconds(t).to_string()
 }

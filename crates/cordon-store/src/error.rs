@@ -49,7 +49,9 @@ pub struct StoreError {
 }
 
 impl StoreError {
-    pub(crate) fn new(path: &Path, kind: StoreErrorKind) -> Self {
+    /// An error of `kind` concerning `path` (for code that writes a log or a store on
+    /// the store's behalf, such as a service's audit writer).
+    pub fn new(path: &Path, kind: StoreErrorKind) -> Self {
         StoreError {
             path: path.to_path_buf(),
             kind,

@@ -35,6 +35,7 @@ mod approval;
 mod audit;
 mod editor;
 mod error;
+mod export;
 mod operations;
 mod paths;
 mod pins;
@@ -49,10 +50,10 @@ pub use approval::{
     resolve_lease,
 };
 pub use audit::{
-    AppendReceipt, AuditLog, Break, Durability, ExportFilter, VerifyReport, export, format_time,
-    parse_time, tail, verify,
+    AppendReceipt, AuditLog, Break, Durability, SyncHandle, VerifyReport, tail, verify,
 };
 pub use error::{StoreError, StoreErrorKind};
+pub use export::{ExportFilter, export, format_time, parse_time};
 pub use operations::{Edit, EditedLease};
 pub use paths::{default_audit_path, default_store_path, state_dir};
 pub use pins::{CommandPin, PinsApproved, ServerPins, ToolPin};

@@ -20,6 +20,8 @@ pub enum Code {
     Deny = 4,
     /// Left pending for a human (`cordon approvals approve ID`).
     Pending = 5,
+    /// `import`: the config was printed, but some entries could not be converted.
+    Incomplete = 6,
     /// `exec`: the timeout killed the command.
     Timeout = 124,
     /// `exec`: cordon failed (flags, config, sandbox set-up).
@@ -51,6 +53,12 @@ pub const CHECK_CODES: &str = "Exit status: 0 allow, 3 ask, 4 deny, 5 left pendi
 pub const EXEC_CODES: &str = "Exit status: the command's own; 124 timeout (the whole tree was \
 killed); 125 cordon failed; 126 denied by policy; 127 command not found or not executable; \
 5 left pending for a human (--pending).";
+
+/// `cordon import`'s exit codes, for `--help`.
+pub const IMPORT_CODES: &str = "Exit status: 0 every entry converted (wider denies and \
+ignored non-permission settings are reported, not counted); 6 the config was printed but some \
+entries were skipped or an example behaves differently (see stderr); 2 the file is not valid \
+(nothing printed); 1 internal error.";
 
 /// An error that already knows its exit code and its one-sentence message.
 #[derive(Debug)]

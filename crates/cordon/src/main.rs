@@ -20,8 +20,13 @@ struct Cli {
 enum Command {
     /// Judge one tool call and print the verdict as JSON.
     Check(cmd::check::CheckArgs),
+    /// Serve decisions to a harness: JSON-RPC 2.0, one object per line, on stdio or a
+    /// Unix socket.
+    Serve(cmd::serve::ServeArgs),
     /// Run a command inside the sandbox, after the policy has judged it.
     Exec(cmd::exec::ExecArgs),
+    /// Answer a harness's hook event (stdin JSON) in the harness's terms.
+    Hook(cmd::hook::HookArgs),
     /// Report what containment this machine can give.
     Doctor(cmd::doctor::DoctorArgs),
     /// Put an MCP server (stdio) behind cordon: every tool call judged, the server pinned.
@@ -29,6 +34,8 @@ enum Command {
     /// Pinned MCP servers: list them, approve their changes, forget them.
     #[command(subcommand)]
     Mcp(cmd::mcp::McpCommand),
+    /// Wrap stdin as untrusted content for a model (secrets redacted with --redact).
+    Label(cmd::label::LabelArgs),
     /// Run the allowlisting egress proxy on its own.
     Proxy(cmd::proxy::ProxyArgs),
     /// Inspect and verify the audit log.
@@ -40,6 +47,9 @@ enum Command {
     /// Show, merge or discard the changes of runs that ended without being merged.
     #[command(subcommand)]
     Changes(cmd::changes::ChangesCommand),
+    /// Convert Claude Code or Codex permission settings into cordon's TOML config.
+    #[command(subcommand)]
+    Import(cmd::import::ImportCommand),
 }
 
 fn main() -> std::process::ExitCode {
@@ -51,14 +61,18 @@ fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check(args) => cmd::check::run(args),
+        Command::Serve(args) => cmd::serve::run(args),
         Command::Exec(args) => cmd::exec::run(args),
+        Command::Hook(args) => cmd::hook::run(args),
         Command::Doctor(args) => cmd::doctor::run(args),
+        Command::Label(args) => cmd::label::run(args),
         Command::Proxy(args) => cmd::proxy::run(args),
         Command::McpGateway(args) => cmd::mcp_gateway::run(args),
         Command::Mcp(c) => cmd::mcp::run(c),
         Command::Audit(c) => cmd::audit::run(c),
         Command::Approvals(c) => cmd::approvals::run(c),
         Command::Changes(c) => cmd::changes::run(c),
+        Command::Import(c) => cmd::import::run(c),
     };
     exit::to_exit_code(result)
 }

@@ -461,6 +461,16 @@ fn exec_covered(pred: &Prediction, e: &Event, resolved: &Path, fs: &SeedFs<'_>) 
     }) {
         return true;
     }
+    // A program that runs a command string (`awk` `system()`, `sed` `e`, `find -exec sh
+    // -c`) starts `sh -c CODE`: the analysis predicts CODE's programs, and the shell is
+    // the means of running them.
+    if matches!(name.as_str(), "sh" | "bash" | "dash")
+        && e.argv.get(1).map(String::as_str) == Some("-c")
+        && let Some(first) = e.argv.get(2).and_then(|c| c.split_whitespace().next())
+        && pred.programs.iter().any(|(n, _)| n == first)
+    {
+        return true;
+    }
     // The kernel starts a `#!/usr/bin/env NAME` script as `env NAME SCRIPT …`; env then
     // runs NAME with the script as its first argument. That is the script starting.
     e.argv.get(1).map(PathBuf::from).as_deref() == Some(e.exe.as_path())

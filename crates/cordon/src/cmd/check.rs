@@ -66,22 +66,8 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     if args.explain {
         crate::explain::print(gate.policy(), outcome.decided());
     }
-    let d = outcome.decided();
-    let mut json = serde_json::to_value(&d.verdict)?;
-    json["outcome"] = serde_json::json!(outcome.name());
-    if let Some(id) = d.pending {
-        json["pending"] = serde_json::json!(id);
-    }
-    // A preset or a human's edit changed the call: the caller must run this one.
-    if d.request.input != req.input || d.request.cwd != req.cwd {
-        json["updated_input"] = serde_json::Value::Object(d.request.input.clone());
-        if let Some(cwd) = &d.request.cwd {
-            json["updated_cwd"] = serde_json::json!(cwd);
-        }
-    }
+    let json = gate.report(&req, &outcome);
     if let Outcome::Refused(r) = &outcome {
-        json["fixes"] =
-            serde_json::json!(r.fixes.iter().map(|f| f.to_string()).collect::<Vec<_>>());
         crate::explain::print_fixes(&r.fixes);
     }
     println!("{json}");

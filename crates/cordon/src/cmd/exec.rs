@@ -13,6 +13,7 @@ use cordon_sandbox::{
 };
 use cordon_store::{Prompter, TerminalPrompter};
 use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -83,6 +84,22 @@ pub struct ExecOptions {
     /// Judge and run this shell text (`sh -c TEXT`) instead of an argv.
     #[arg(long, value_name = "TEXT", conflicts_with = "command")]
     shell: Option<String>,
+    /// Judge and run the shell text of this file, written by `cordon hook` for text too
+    /// long for one argument: named by the BLAKE3 hash of its content, which is checked
+    /// before anything runs.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["command", "shell"])]
+    shell_file: Option<PathBuf>,
+    /// Run the shell text with bash (`bash -c TEXT`) rather than `/bin/sh`, as the
+    /// harnesses' shell tools do.
+    #[arg(long)]
+    bash: bool,
+    /// The agent session this run belongs to (recorded in its audit records).
+    #[arg(long, value_name = "ID")]
+    session: Option<String>,
+    /// The harness's id of the tool call this run carries out (recorded in its audit
+    /// records, tying them to the hook's decision).
+    #[arg(long, value_name = "ID")]
+    operation_id: Option<String>,
     /// Working directory of the command (default: the current directory). It never
     /// widens the writable roots.
     #[arg(long, value_name = "DIR")]
@@ -233,10 +250,26 @@ fn parse_size(s: &str) -> Result<u64, SizeError> {
 /// Run `cordon exec`.
 pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     let args = *args.options;
-    let (argv, shell_text): (Vec<OsString>, Option<&String>) = match &args.shell {
-        Some(text) => (vec!["/bin/sh".into(), "-c".into(), text.into()], Some(text)),
-        None => (args.command.clone(), None),
+    let from_file = match &args.shell_file {
+        Some(path) => {
+            Some(cordon_hook::rewrite::read_shell_file(path).map_err(|e| fail(e.to_string()))?)
+        }
+        None => None,
     };
+    let shell = if args.bash { bash_path() } else { "/bin/sh" };
+    let (argv, shell_text): (Vec<OsString>, Option<&String>) =
+        match from_file.as_ref().or(args.shell.as_ref()) {
+            Some(text) => (shell_argv(shell, text), Some(text)),
+            None => (args.command.clone(), None),
+        };
+    if let Some(id) = &args.operation_id
+        && (id.is_empty() || id.len() > cordon_policy::request::MAX_OPERATION_ID)
+    {
+        return Err(fail(format!(
+            "--operation-id must be 1 to {} bytes",
+            cordon_policy::request::MAX_OPERATION_ID
+        )));
+    }
     if argv.is_empty() {
         return Err(fail(
             "no command given: use `cordon exec -- CMD [ARG…]` or `--shell TEXT`",
@@ -273,7 +306,7 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
         None => std::env::current_dir()
             .map_err(|e| fail(format!("cannot read the current directory: {e}")))?,
     };
-    let request = match shell_text {
+    let mut request = match shell_text {
         Some(text) => Request::shell(text.clone(), Some(cwd.clone())),
         None => {
             let words: Vec<String> = argv
@@ -283,6 +316,8 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
             Request::argv(&words, Some(cwd.clone()))
         }
     };
+    request.session = args.session.clone();
+    request.operation_id = args.operation_id.clone();
     let containment = contained::expected_containment(
         policy.sandbox_mode(),
         &network,
@@ -377,6 +412,36 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
         return Err(fail(format!("the re-run did not happen: {e}")));
     }
     Ok(ran.outcome.status)
+}
+
+/// Longest piece of shell text passed as one argument: Linux refuses an argument over
+/// 128 KiB (`MAX_ARG_STRLEN`).
+const ARG_PIECE: usize = 96 * 1024;
+
+/// `SHELL -c TEXT`; longer text is passed in pieces that the shell joins and evaluates
+/// (its helper variables are unset before the text runs, and the positional parameters
+/// are cleared, as under `-c TEXT`).
+fn shell_argv(shell: &str, text: &str) -> Vec<OsString> {
+    if text.len() <= ARG_PIECE {
+        return vec![shell.into(), "-c".into(), text.into()];
+    }
+    const JOIN: &str = r#"__cordon_text=; for __cordon_piece do __cordon_text="$__cordon_text$__cordon_piece"; done; set --; eval "unset __cordon_text __cordon_piece; $__cordon_text""#;
+    let mut argv: Vec<OsString> = vec![shell.into(), "-c".into(), JOIN.into(), shell.into()];
+    let mut rest = text.as_bytes();
+    while !rest.is_empty() {
+        let (piece, tail) = rest.split_at(rest.len().min(ARG_PIECE));
+        argv.push(std::ffi::OsStr::from_bytes(piece).to_os_string());
+        rest = tail;
+    }
+    argv
+}
+
+/// bash where the system keeps it (the sandbox shows the host's `/` read-only).
+fn bash_path() -> &'static str {
+    ["/bin/bash", "/usr/bin/bash"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .unwrap_or("bash")
 }
 
 fn gate_error(e: GateError) -> anyhow::Error {

@@ -1,0 +1,346 @@
+//! cordon-hook: cordon's gate in front of every tool call of Claude Code, Codex and
+//! Gemini CLI, through the command hooks each harness runs.
+//!
+//! A harness spawns `cordon hook HARNESS` for each tool event and writes a JSON payload
+//! on its stdin. This crate reads that payload into a [`cordon_policy::Request`]
+//! ([`payload::parse`]: tool name and input, cwd, session, agent, and the harness's
+//! tool-call id as the operation id), narrows the policy by the harness's permission
+//! mode ([`narrow`]: `plan` and `dontAsk` narrow, nothing widens), takes the call through
+//! [`cordon_gate::Gate::decide`] and [`cordon_gate::Gate::conclude`] (one audit record),
+//! and answers in the harness's own terms ([`answer`] → [`Reply`]):
+//!
+//! | cordon      | Claude Code                    | Codex                      | Gemini CLI                 |
+//! |-------------|--------------------------------|----------------------------|----------------------------|
+//! | allow       | `permissionDecision: "allow"`  | silence (its own approval) | `decision: "allow"`        |
+//! | contained   | `allow` + `updatedInput`       | (no rewrite in Codex)      | `allow` + `tool_input`     |
+//! | ask         | `permissionDecision: "ask"`    | blocked, pending approval  | `decision: "ask"`          |
+//! | deny, error | exit 2, reason on stderr       | exit 2, reason on stderr   | exit 2, reason on stderr   |
+//!
+//! Post-tool events append a `phase: result` record tied to the decision by operation id
+//! ([`cordon_gate::Gate::record_result`]). With containment on, a shell call that cordon
+//! allows only because it will run contained is rewritten ([`rewrite`]) into
+//! `cordon exec … --bash --shell TEXT`, carrying the same workspace, session, operation id
+//! and config, so the harness's own shell starts the sandbox.
+//!
+//! This crate never turns an error into a permission: every failure (malformed or
+//! oversize payload, unknown event, missing field, a policy that does not load, an audit
+//! log that cannot be written) is a [`Reply::block`] with that harness's blocking exit
+//! code and one sentence on stderr. It decides nothing itself (the policy does) and runs
+//! nothing itself (`cordon exec` does).
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod payload;
+pub mod rewrite;
+
+pub use payload::{Call, Event, HarnessMode, PayloadError, parse};
+pub use rewrite::{ExecLine, RewriteError};
+
+use cordon_gate::{Absent, Containment, Gate, Human, Outcome};
+use cordon_policy::{Action, FileFacts, Mode, Policy};
+use serde_json::{Value, json};
+
+/// The exit code every supported harness reads as "block this call" (Claude Code, Codex
+/// and Gemini CLI all use 2; any other non-zero code lets the call proceed in at least
+/// one of them).
+pub const BLOCK_EXIT: u8 = 2;
+
+/// The harnesses cordon answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Harness {
+    /// Anthropic's Claude Code.
+    ClaudeCode,
+    /// OpenAI's Codex CLI.
+    Codex,
+    /// Google's Gemini CLI.
+    Gemini,
+}
+
+impl Harness {
+    /// The name used on the command line (`cordon hook NAME`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Harness::ClaudeCode => "claude-code",
+            Harness::Codex => "codex",
+            Harness::Gemini => "gemini",
+        }
+    }
+
+    /// The audit log's surface name of this harness's hook.
+    pub fn surface(self) -> &'static str {
+        match self {
+            Harness::ClaudeCode => "hook-claude-code",
+            Harness::Codex => "hook-codex",
+            Harness::Gemini => "hook-gemini",
+        }
+    }
+
+    /// The events cordon answers for this harness, as the harness names them.
+    pub fn events(self) -> &'static [&'static str] {
+        match self {
+            Harness::Gemini => &["BeforeTool", "AfterTool"],
+            _ => &["PreToolUse", "PermissionRequest", "PostToolUse"],
+        }
+    }
+
+    /// Whether the harness applies a rewritten tool input from a pre-tool hook (Codex
+    /// refuses `updatedInput` as unsupported and runs the original call).
+    pub fn can_rewrite(self) -> bool {
+        !matches!(self, Harness::Codex)
+    }
+
+    /// Whether the harness takes an "ask" back from a pre-tool hook (Codex refuses it
+    /// as unsupported and runs the call).
+    pub fn can_ask(self) -> bool {
+        !matches!(self, Harness::Codex)
+    }
+}
+
+/// What the hook process prints and how it exits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    /// The exit status.
+    pub status: u8,
+    /// Printed on stdout (JSON or nothing).
+    pub stdout: String,
+    /// Printed on stderr (one sentence or nothing).
+    pub stderr: String,
+}
+
+impl Reply {
+    /// Block the call: exit 2 and `why` on stderr, which every supported harness shows
+    /// as the reason (to the model, and to the user where it displays hook errors).
+    pub fn block(why: impl AsRef<str>) -> Reply {
+        let why = cordon_policy::terminal::sanitize_for_terminal(why.as_ref());
+        Reply {
+            status: BLOCK_EXIT,
+            stdout: String::new(),
+            stderr: format!("cordon: {why}\n"),
+        }
+    }
+
+    fn quiet() -> Reply {
+        Reply {
+            status: 0,
+            stdout: String::new(),
+            stderr: String::new(),
+        }
+    }
+
+    fn json(v: Value) -> Reply {
+        Reply {
+            status: 0,
+            stdout: format!("{v}\n"),
+            stderr: String::new(),
+        }
+    }
+}
+
+/// Narrow `policy` by the harness's permission mode. `plan` and `dontAsk` narrow it;
+/// every other mode (`default`, `acceptEdits`, `bypassPermissions`, or one cordon does
+/// not know) leaves cordon's configured mode as it is: a harness never widens it.
+pub fn narrow(policy: Policy, mode: Option<&HarnessMode>) -> Result<Policy, String> {
+    let configured = policy.mode();
+    let (target, deny_asks) = match mode {
+        Some(HarnessMode::Plan) => (Some(Mode::Plan), configured == Mode::DontAsk),
+        Some(HarnessMode::DontAsk) => (Some(Mode::DontAsk), true),
+        _ => return Ok(policy),
+    };
+    let mut narrowed = policy
+        .attenuate(&cordon_policy::Attenuation {
+            mode: target,
+            ..Default::default()
+        })
+        .map_err(|e| format!("the harness's permission mode cannot be applied: {e}"))?;
+    if deny_asks {
+        // `plan` replaced `dont-ask`: asks still become denies.
+        narrowed.set_no_human(true);
+    }
+    Ok(narrowed)
+}
+
+/// How [`answer`] treats shell calls.
+#[derive(Debug, Clone, Default)]
+pub struct Containing {
+    /// Rewrite shell calls allowed under containment to run in `cordon exec` (only for
+    /// harnesses that [`Harness::can_rewrite`]).
+    pub exec: Option<ExecLine>,
+}
+
+/// Answer one hook call through `gate`.
+pub fn answer(gate: &Gate, call: &Call, fs: &dyn FileFacts, containing: &Containing) -> Reply {
+    match call.event {
+        Event::PostTool => post_tool(gate, call),
+        Event::PermissionRequest => permission_request(gate, call, fs),
+        Event::PreTool => pre_tool(gate, call, fs, containing),
+    }
+}
+
+fn post_tool(gate: &Gate, call: &Call) -> Reply {
+    let result = call.result.clone().unwrap_or_default();
+    match gate.record_result(&call.request, &result) {
+        Ok(()) => Reply::quiet(),
+        Err(e) => Reply::block(format!(
+            "the result of {} was not recorded: {e}; fix the audit log or pass --no-audit",
+            call.request.tool
+        )),
+    }
+}
+
+/// The human a pre-tool hook of `harness` hands asks to.
+fn human<'a>(harness: Harness) -> Human<'a> {
+    if harness.can_ask() {
+        Human::caller()
+    } else {
+        // Codex cannot be asked from a hook: leave a pending approval for
+        // `cordon approvals`, whose lease lets the call through when it is retried.
+        Human {
+            prompter: None,
+            absent: Absent::Pending,
+        }
+    }
+}
+
+/// Decide and record (one audit record), reporting an audit failure as a refusal.
+fn decide(gate: &Gate, call: &Call, fs: &dyn FileFacts, c: Containment, h: Human<'_>) -> Outcome {
+    let outcome = gate.decide(&call.request, fs, c, h, false);
+    gate.conclude(outcome).0
+}
+
+fn pre_tool(gate: &Gate, call: &Call, fs: &dyn FileFacts, containing: &Containing) -> Reply {
+    let shell = match call.request.action() {
+        Ok(Action::Shell { command, .. }) => Some(command),
+        _ => None,
+    };
+    if let (Some(text), Some(line)) = (&shell, &containing.exec)
+        && call.harness.can_rewrite()
+    {
+        // Judge the contained run first; if containment does not make it an allow, the
+        // call is judged as the harness would run it (and an ask is about that run).
+        let contained = gate.decide(
+            &call.request,
+            fs,
+            Containment::Full,
+            human(call.harness),
+            false,
+        );
+        if matches!(contained, Outcome::Permitted(_)) {
+            let outcome = gate.conclude(contained).0;
+            return match outcome {
+                Outcome::Permitted(p) => {
+                    let reason = p.decided.verdict.reason.clone();
+                    match rewrite::contained_command(
+                        line,
+                        gate.policy().workspace(),
+                        &call.request,
+                        text,
+                    ) {
+                        Ok(command) => allow(call, &reason, Some(command)),
+                        Err(e) => Reply::block(format!("the contained command was not made: {e}")),
+                    }
+                }
+                other => refuse(&other),
+            };
+        }
+    }
+    match decide(gate, call, fs, Containment::None, human(call.harness)) {
+        Outcome::Permitted(p) => allow(call, &p.decided.verdict.reason, None),
+        o @ (Outcome::Ask(_) | Outcome::Trial(_)) if call.harness.can_ask() => {
+            ask(call, &o.decided().verdict.reason)
+        }
+        other => refuse(&other),
+    }
+}
+
+fn permission_request(gate: &Gate, call: &Call, fs: &dyn FileFacts) -> Reply {
+    // The harness is about to ask its human. cordon never answers "allow" here (that
+    // would answer the harness's own ask); it only refuses what it denies.
+    match decide(gate, call, fs, Containment::None, Human::caller()) {
+        o @ (Outcome::Refused(_) | Outcome::Pending(_)) => Reply::json(json!({
+            "hookSpecificOutput": {
+                "hookEventName": "PermissionRequest",
+                "decision": {"behavior": "deny", "message": refusal_text(&o)},
+            }
+        })),
+        _ => Reply::quiet(),
+    }
+}
+
+/// The tool input with the shell text replaced by the contained command.
+fn rewritten_input(call: &Call, command: String) -> Value {
+    let mut input = call.request.input.clone();
+    input.insert("command".into(), Value::String(command));
+    Value::Object(input)
+}
+
+fn allow(call: &Call, reason: &str, rewrite: Option<String>) -> Reply {
+    let reason = format!("cordon: {reason}");
+    match call.harness {
+        Harness::ClaudeCode => {
+            let mut out = json!({
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "allow",
+                "permissionDecisionReason": reason,
+            });
+            if let Some(c) = rewrite {
+                out["updatedInput"] = rewritten_input(call, c);
+            }
+            Reply::json(json!({ "hookSpecificOutput": out }))
+        }
+        Harness::Gemini => {
+            let mut out = json!({"decision": "allow", "reason": reason});
+            if let Some(c) = rewrite {
+                out["hookSpecificOutput"] = json!({"tool_input": rewritten_input(call, c)});
+            }
+            Reply::json(out)
+        }
+        // Codex accepts no allow from a hook: silence leaves its own approval in force.
+        Harness::Codex => Reply::quiet(),
+    }
+}
+
+fn ask(call: &Call, reason: &str) -> Reply {
+    let reason = format!("cordon asks: {reason}");
+    match call.harness {
+        Harness::Gemini => Reply::json(json!({
+            "decision": "ask",
+            "reason": reason,
+            "systemMessage": reason,
+        })),
+        _ => Reply::json(json!({
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "ask",
+                "permissionDecisionReason": reason,
+            }
+        })),
+    }
+}
+
+fn refuse(outcome: &Outcome) -> Reply {
+    Reply::block(refusal_text(outcome))
+}
+
+/// One sentence for a call that may not run, with what would let it.
+fn refusal_text(outcome: &Outcome) -> String {
+    let d = outcome.decided();
+    let tool = &d.request.tool;
+    match outcome {
+        Outcome::Pending(_) => {
+            let id = d.pending.unwrap_or_default();
+            format!(
+                "{tool} needs approval: {} (pending approval {id}: answer it with `cordon approvals approve {id}`, then retry)",
+                d.verdict.reason
+            )
+        }
+        Outcome::Refused(r) => match r.fixes.first() {
+            Some(fix) => format!("denied {tool}: {} (to allow it: {fix})", d.verdict.reason),
+            None => format!("denied {tool}: {}", d.verdict.reason),
+        },
+        _ => format!(
+            "denied {tool}: {} (approval needed and this harness cannot ask from a hook)",
+            d.verdict.reason
+        ),
+    }
+}

@@ -1,0 +1,199 @@
+//! The contained rewrite: shell text the harness would run becomes a `cordon exec`
+//! command line that runs the same text inside the sandbox.
+//!
+//! Owns quoting and the content-addressed shell files. It must never produce a command
+//! line in which any byte of the original text is read by the harness's shell: the text
+//! travels as one single-quoted word, or as a file whose name is the hash of its content
+//! (checked again by `cordon exec` before it runs anything).
+
+use cordon_policy::Request;
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// Longest quoted text passed as an argument; longer text goes through a shell file.
+/// Linux refuses a single argument over 128 KiB (`MAX_ARG_STRLEN`), and the harness hands
+/// the whole rewritten line to its shell as one argument, so the text must stay well
+/// below that.
+pub const INLINE_LIMIT: usize = 64 * 1024;
+
+/// Largest shell file `cordon exec` reads.
+pub const MAX_SHELL_FILE: usize = crate::payload::MAX_PAYLOAD_BYTES;
+
+/// A rewrite or a shell file that could not be made or used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RewriteError(pub String);
+
+impl std::fmt::Display for RewriteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RewriteError {}
+
+/// How to call `cordon exec` for a contained shell call.
+#[derive(Debug, Clone)]
+pub struct ExecLine {
+    /// The absolute path of the cordon binary.
+    pub program: PathBuf,
+    /// Flags forwarded as they were given to the hook (`--config F`, `--isolated`,
+    /// `--store F`, `--audit-file F`, `--no-audit`), one word each.
+    pub flags: Vec<String>,
+    /// Where shell files are written (0700; `hook-shell` in cordon's state directory).
+    pub shell_dir: PathBuf,
+}
+
+/// Quote `word` so that bash and sh read it back as exactly these bytes (one word).
+pub fn quote(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+/// The command line that runs `text` (the shell text of `request`) inside `cordon exec`
+/// with the same workspace, session, operation id and config.
+pub fn contained_command(
+    line: &ExecLine,
+    workspace: &Path,
+    request: &Request,
+    text: &str,
+) -> Result<String, RewriteError> {
+    if !line.program.is_absolute() {
+        return Err(RewriteError(format!(
+            "the cordon binary path `{}` is not absolute",
+            line.program.display()
+        )));
+    }
+    let mut words = vec![quote(&line.program.to_string_lossy()), "exec".to_string()];
+    words.extend(line.flags.iter().map(|f| quote(f)));
+    words.push("--workspace".into());
+    words.push(quote(&workspace.to_string_lossy()));
+    if let Some(s) = &request.session {
+        words.push("--session".into());
+        words.push(quote(s));
+    }
+    if let Some(id) = &request.operation_id {
+        words.push("--operation-id".into());
+        words.push(quote(id));
+    }
+    words.push("--bash".into());
+    let quoted = quote(text);
+    if quoted.len() <= INLINE_LIMIT {
+        words.push("--shell".into());
+        words.push(quoted);
+    } else {
+        let file = write_shell_file(&line.shell_dir, text)?;
+        words.push("--shell-file".into());
+        words.push(quote(&file.to_string_lossy()));
+    }
+    Ok(words.join(" "))
+}
+
+fn hex(hash: &blake3::Hash) -> String {
+    hash.to_hex().to_string()
+}
+
+/// Write `text` to `DIR/HASH.sh` (0600, DIR 0700), HASH being the BLAKE3 hash of the
+/// text. An existing file of that name is kept only if its content hashes the same.
+pub fn write_shell_file(dir: &Path, text: &str) -> Result<PathBuf, RewriteError> {
+    let fail = |what: &str, e: std::io::Error| {
+        RewriteError(format!("cannot {what} in {}: {e}", dir.display()))
+    };
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| fail("create the shell-file directory", e))?;
+    let name = format!("{}.sh", hex(&blake3::hash(text.as_bytes())));
+    let path = dir.join(&name);
+    if read_shell_file(&path).is_ok() {
+        return Ok(path);
+    }
+    let tmp = dir.join(format!(".{name}.{}", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&tmp)
+        .map_err(|e| fail("create a shell file", e))?;
+    f.write_all(text.as_bytes())
+        .map_err(|e| fail("write a shell file", e))?;
+    drop(f);
+    std::fs::rename(&tmp, &path).map_err(|e| fail("name a shell file", e))?;
+    Ok(path)
+}
+
+/// Read a shell file written by [`write_shell_file`], refusing it unless its name is a
+/// hash, it is a regular file reached without a symlink, and its content hashes to its
+/// name (so a file swapped after the hook decided is never run).
+pub fn read_shell_file(path: &Path) -> Result<String, RewriteError> {
+    let shown = path.display();
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_suffix(".sh"))
+        .filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+        .ok_or_else(|| {
+            RewriteError(format!(
+                "the shell file {shown} is not one cordon wrote (its name must be HASH.sh)"
+            ))
+        })?;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| RewriteError(format!("cannot open the shell file {shown}: {e}")))?;
+    let meta = f
+        .metadata()
+        .map_err(|e| RewriteError(format!("cannot read the shell file {shown}: {e}")))?;
+    if !meta.is_file() {
+        return Err(RewriteError(format!(
+            "the shell file {shown} is not a regular file"
+        )));
+    }
+    let mut bytes = Vec::new();
+    f.take(MAX_SHELL_FILE as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| RewriteError(format!("cannot read the shell file {shown}: {e}")))?;
+    if bytes.len() > MAX_SHELL_FILE {
+        return Err(RewriteError(format!(
+            "the shell file {shown} is larger than {MAX_SHELL_FILE} bytes"
+        )));
+    }
+    if hex(&blake3::hash(&bytes)) != name.to_ascii_lowercase() {
+        return Err(RewriteError(format!(
+            "the shell file {shown} was changed after cordon wrote it (its content no longer matches its name)"
+        )));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| RewriteError(format!("the shell file {shown} is not valid UTF-8")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_survives_single_quotes() {
+        assert_eq!(quote("it's"), r"'it'\''s'");
+        assert_eq!(quote(""), "''");
+    }
+
+    #[test]
+    fn shell_files_are_content_addressed() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write_shell_file(d.path(), "echo hi").unwrap();
+        assert_eq!(read_shell_file(&p).unwrap(), "echo hi");
+        assert_eq!(write_shell_file(d.path(), "echo hi").unwrap(), p);
+        std::fs::write(&p, "rm -rf ~").unwrap();
+        assert!(read_shell_file(&p).unwrap_err().0.contains("changed"));
+        // A tampered file is replaced by the next write of the same text.
+        assert_eq!(write_shell_file(d.path(), "echo hi").unwrap(), p);
+        assert_eq!(read_shell_file(&p).unwrap(), "echo hi");
+        let link = d.path().join(format!("{}.sh", "0".repeat(64)));
+        std::os::unix::fs::symlink(&p, &link).unwrap();
+        assert!(read_shell_file(&link).is_err());
+        assert!(read_shell_file(&d.path().join("x.sh")).is_err());
+    }
+}

@@ -1,0 +1,287 @@
+//! Values assigned to secret-looking names: `API_KEY=…`, `"password": "…"`, `token: …`,
+//! `--password=…`, `--token …`, `?api_key=…`, and MySQL's `-pPASSWORD`.
+//!
+//! A keyword search finds candidate names; each candidate is extended to the whole name
+//! and the value after it is read, all within fixed bounds ([`NAME_REACH`],
+//! [`VALUE_MAX`]), so the work per keyword is constant and the scan linear.
+//!
+//! How sure the context is decides what the value must look like:
+//! - **strong** (an `UPPER_CASE=value` environment assignment, a `--flag`, a query
+//!   parameter, a `"quoted": "key"` of a JSON object): any value that is not a template
+//!   or placeholder is redacted, short ones included: a command line's
+//!   `GITHUB_TOKEN=abc123` is a secret however weak it is;
+//! - **weak** (`token = …`, `password: …` in code or prose): a quoted value must be
+//!   12–512 bytes without whitespace with at least 3.0 bits of entropy per byte and not
+//!   shaped like an identifier; an unquoted one 16–512 bytes, at least 3.2 bits per byte,
+//!   with a digit (or mixed case and 4.0 bits per byte). Random base62 strings of 12 bytes average about 3.4 bits per byte and
+//!   of 16 bytes about 3.7, while code identifiers and English words assigned to such
+//!   names (`"access_token"`, `parse_token(x)`, `"Password:"`) sit below or are turned
+//!   down by shape; the thresholds were set where the source corpus stopped yielding
+//!   findings without losing the generated credentials (see the README).
+
+use super::SecretKind;
+use super::shape::{
+    Strength, entropy, is_identifier_shaped, is_secret_name, is_template_or_placeholder,
+};
+use regex::Regex;
+use std::ops::Range;
+use std::sync::OnceLock;
+
+/// How far a name may extend either side of its keyword, in bytes.
+const NAME_REACH: usize = 64;
+/// The longest value read after a name, in bytes.
+const VALUE_MAX: usize = 512;
+
+fn keyword_re() -> Option<&'static Regex> {
+    static RE: OnceLock<Option<Regex>> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(?i)token|secret|passw|passphrase|pass(?-u:\b)|_pass|credential|creds|api[_\-.]?key|access[_\-.]?key|private[_\-.]?key|_key(?-u:\b)|auth|cookie|session[_\-.]?id").ok()
+    })
+    .as_ref()
+}
+
+fn is_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')
+}
+
+/// Every value assigned to a secret-looking name in `text`.
+pub(crate) fn find(text: &str, out: &mut Vec<(SecretKind, Range<usize>)>) {
+    let bytes = text.as_bytes();
+    let Some(keywords) = keyword_re() else {
+        return;
+    };
+    let mut done_until = 0;
+    for m in keywords.find_iter(text) {
+        if m.start() < done_until {
+            continue;
+        }
+        // The whole name around the keyword.
+        let lo = m.start().saturating_sub(NAME_REACH);
+        let mut start = m.start();
+        while start > lo && is_name_byte(bytes[start - 1]) {
+            start -= 1;
+        }
+        if start == lo && start > 0 && is_name_byte(bytes[start - 1]) {
+            continue; // longer than any name worth reading
+        }
+        let hi = (m.end() + NAME_REACH).min(bytes.len());
+        let mut end = m.end();
+        while end < hi && is_name_byte(bytes[end]) {
+            end += 1;
+        }
+        if end == hi && end < bytes.len() && is_name_byte(bytes[end]) {
+            continue;
+        }
+        done_until = end;
+        // `--flag`s keep their dashes in the name; dots at either end are punctuation.
+        let name = text[start..end].trim_end_matches('.');
+        let name_end = start + name.len();
+        if let Some((range, kind)) = value_after(text, start, name, name_end) {
+            done_until = range.end;
+            out.push((kind, range));
+        }
+    }
+    mysql_dash_p(text, out);
+}
+
+/// The secret assigned to `name` (which spans `start..name_end`), if the text after it
+/// is an assignment whose value passes the checks for its context.
+fn value_after(
+    text: &str,
+    start: usize,
+    name: &str,
+    name_end: usize,
+) -> Option<(Range<usize>, SecretKind)> {
+    let bytes = text.as_bytes();
+    let before = start.checked_sub(1).map(|i| bytes[i]);
+    let flag = name.starts_with('-');
+    let bare = name.trim_start_matches('-');
+    if bare.is_empty() {
+        return None;
+    }
+    // A quote around the name: `"password": …`.
+    let quoted_name =
+        matches!(before, Some(b'"' | b'\'')) && bytes.get(name_end) == before.as_ref();
+    let mut i = name_end + usize::from(quoted_name);
+    let spaces_before = skip_spaces(bytes, i) - i;
+    i += spaces_before;
+    let sep: &[u8] = if bytes[i..].starts_with(b":=") || bytes[i..].starts_with(b"=>") {
+        &bytes[i..i + 2]
+    } else if matches!(bytes.get(i), Some(b'=' | b':')) {
+        &bytes[i..i + 1]
+    } else if flag && spaces_before > 0 && i > name_end {
+        b" "
+    } else {
+        return None;
+    };
+    let sep_len = if sep == b" " { 0 } else { sep.len() };
+    let mut after_sep = i + sep_len;
+    if sep == b":" {
+        // A typed binding, `const API_KEY: &str = "…"`: the value follows the `=`.
+        if let Some(eq) = typed_binding(bytes, after_sep) {
+            after_sep = eq + 1;
+        }
+    }
+    let value_start = skip_spaces(bytes, after_sep);
+    let tight = spaces_before == 0 && value_start == after_sep;
+
+    let env = !quoted_name
+        && tight
+        && sep == b"="
+        && bare.bytes().all(|b| !b.is_ascii_lowercase())
+        && bare.bytes().any(|b| b.is_ascii_uppercase())
+        && before.is_none_or(|b| {
+            b.is_ascii_whitespace() || matches!(b, b';' | b'&' | b'(' | b'"' | b'\'' | b'`' | b'|')
+        });
+    let query = !quoted_name && tight && sep == b"=" && matches!(before, Some(b'?' | b'&'));
+    let json = quoted_name && before == Some(b'"') && sep == b":";
+    let strength = if flag || env || query || json {
+        Strength::Strong
+    } else {
+        Strength::Weak
+    };
+    if flag && !matches!(sep, b"=" | b" ") {
+        return None;
+    }
+    if !is_secret_name(bare, strength) {
+        return None;
+    }
+
+    let (range, quoted) = read_value(text, value_start, query)?;
+    let value = &text[range.clone()];
+    if is_template_or_placeholder(value) || (sep == b" " && value.starts_with('-')) {
+        return None;
+    }
+    let accepted = match (strength, quoted) {
+        (Strength::Strong, _) => true,
+        (Strength::Weak, true) => {
+            (12..=VALUE_MAX).contains(&value.len())
+                && !value.contains(char::is_whitespace)
+                && entropy(value) >= 3.0
+                && !is_identifier_shaped(value)
+        }
+        (Strength::Weak, false) => {
+            (16..=VALUE_MAX).contains(&value.len())
+                && entropy(value) >= 3.2
+                && (value.bytes().any(|b| b.is_ascii_digit())
+                    || (value.bytes().any(|b| b.is_ascii_uppercase())
+                        && value.bytes().any(|b| b.is_ascii_lowercase())
+                        && entropy(value) >= 4.0))
+                && !is_identifier_shaped(value)
+        }
+    };
+    accepted.then_some((range, SecretKind::NamedSecret))
+}
+
+/// The `=` of `: TYPE =` after a name, when the bytes at `i` are a type and then one.
+fn typed_binding(bytes: &[u8], i: usize) -> Option<usize> {
+    let start = skip_spaces(bytes, i);
+    let limit = (start + NAME_REACH).min(bytes.len());
+    let eq = start + bytes[start..limit].iter().position(|&b| b == b'=')?;
+    let ty = &bytes[start..eq];
+    let is_type = !ty.is_empty()
+        && ty.iter().all(|&b| {
+            b.is_ascii_alphanumeric()
+                || matches!(
+                    b,
+                    b'_' | b'&'
+                        | b'\''
+                        | b'<'
+                        | b'>'
+                        | b':'
+                        | b' '
+                        | b'['
+                        | b']'
+                        | b';'
+                        | b'?'
+                        | b'|'
+                )
+        })
+        && !matches!(bytes.get(eq + 1), Some(b'=' | b'>'));
+    is_type.then_some(eq)
+}
+
+fn skip_spaces(bytes: &[u8], mut i: usize) -> usize {
+    while matches!(bytes.get(i), Some(b' ' | b'\t')) {
+        i += 1;
+    }
+    i
+}
+
+/// The value at `i`: a quoted string on one line (without its quotes), or an unquoted
+/// run. Returns its range and whether it was quoted. Unquoted values in code that are
+/// calls, paths of fields or types (`parse(x)`, `self.token`, `Vec<u8>`) are not values.
+fn read_value(text: &str, i: usize, query: bool) -> Option<(Range<usize>, bool)> {
+    let bytes = text.as_bytes();
+    let first = *bytes.get(i)?;
+    if matches!(first, b'"' | b'\'' | b'`') {
+        let body = i + 1;
+        let limit = (body + VALUE_MAX + 1).min(bytes.len());
+        let close = bytes[body..limit]
+            .iter()
+            .position(|&b| b == first || b == b'\n')?;
+        if bytes[body + close] != first {
+            return None;
+        }
+        return Some((body..body + close, true));
+    }
+    let limit = (i + VALUE_MAX + 1).min(bytes.len());
+    let stop = |b: u8| {
+        b.is_ascii_whitespace()
+            || matches!(
+                b,
+                b'"' | b'\'' | b'`' | b',' | b';' | b')' | b'}' | b']' | b'<' | b'>'
+            )
+            || (query && matches!(b, b'&' | b'#'))
+    };
+    let len = bytes[i..limit]
+        .iter()
+        .position(|&b| stop(b))
+        .unwrap_or(limit - i);
+    if len == 0 || i + len == limit && limit < bytes.len() && !stop(bytes[limit]) {
+        return None;
+    }
+    let value = &text[i..i + len];
+    if value.contains(['(', '{', '[']) {
+        return None;
+    }
+    Some((i..i + len, false))
+}
+
+/// Programs whose `-pVALUE` is a password.
+const DASH_P_PASSWORD: &[&str] = &[
+    "mysql",
+    "mysqldump",
+    "mysqladmin",
+    "mariadb",
+    "mariadb-dump",
+];
+
+/// `mysql … -pPASSWORD`: the word `-pX` on a line that runs one of [`DASH_P_PASSWORD`].
+fn mysql_dash_p(text: &str, out: &mut Vec<(SecretKind, Range<usize>)>) {
+    let mut line_start = 0;
+    for line in text.split_inclusive('\n') {
+        let words = || {
+            line.split(|c: char| c.is_whitespace() || c == ';' || c == '|' || c == '&')
+                .filter(|w| !w.is_empty())
+        };
+        let runs_mysql = words().any(|w| {
+            let w = w.trim_matches(['\'', '"']);
+            let base = w.rsplit('/').next().unwrap_or(w);
+            DASH_P_PASSWORD.contains(&base)
+        });
+        if runs_mysql {
+            for w in words() {
+                let core = w.trim_matches(['\'', '"']);
+                if core.len() > 2 && core.starts_with("-p") && !core.starts_with("--") {
+                    let at = line_start + (core.as_ptr() as usize - line.as_ptr() as usize);
+                    let secret = at + 2..at + core.len();
+                    if !is_template_or_placeholder(&text[secret.clone()]) {
+                        out.push((SecretKind::NamedSecret, secret));
+                    }
+                }
+            }
+        }
+        line_start += line.len();
+    }
+}

@@ -1,0 +1,315 @@
+//! Credentials recognisable by their own shape: vendor token formats, private key blocks,
+//! JWTs, URL userinfo, HTTP credential headers. Every pattern is for the `regex` crate,
+//! whose matching is linear in the input; a pattern's secret is its first capture group.
+
+use super::SecretKind;
+use super::shape::{entropy, is_identifier_shaped, is_template_or_placeholder};
+use regex::Regex;
+use std::ops::Range;
+use std::sync::OnceLock;
+
+/// A check on a captured secret and the byte after it.
+type Check = fn(&str, Option<u8>) -> bool;
+
+/// One shape: the kind it finds, its regex, and a check on the captured secret (with
+/// the byte after it) that can still turn the match down.
+pub(crate) struct Shape {
+    pub kind: SecretKind,
+    pub re: Regex,
+    pub check: Check,
+    pub boundary: bool,
+}
+
+fn any(_: &str, _: Option<u8>) -> bool {
+    true
+}
+
+fn is_token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'+' | b'/')
+}
+
+/// The token does not run on into more token characters (it is not a slice of a longer
+/// base64 or identifier run).
+fn ends_clean(_: &str, next: Option<u8>) -> bool {
+    !next.is_some_and(is_token_byte)
+}
+
+fn ends_clean_b64(s: &str, next: Option<u8>) -> bool {
+    ends_clean(s, next) && next != Some(b'=')
+}
+
+fn userinfo(s: &str, _: Option<u8>) -> bool {
+    let password = s.split_once(':').map_or("", |(_, p)| p);
+    !is_template_or_placeholder(password)
+}
+
+fn header_credential(s: &str, _: Option<u8>) -> bool {
+    !is_template_or_placeholder(s)
+        && !s.contains(['(', ')', '{', '}', '<', '>', '$'])
+        && !matches!(
+            s.to_ascii_lowercase().as_str(),
+            "bearer" | "basic" | "token" | "digest" | "negotiate" | "ntlm"
+        )
+}
+
+fn unqualified_header_credential(s: &str, next: Option<u8>) -> bool {
+    header_credential(s, next) && !is_identifier_shaped(s) && s.len() >= 8
+}
+
+fn random_bearer(s: &str, _: Option<u8>) -> bool {
+    !is_identifier_shaped(s) && entropy(s) >= 3.0
+}
+
+fn cookie(s: &str, _: Option<u8>) -> bool {
+    s.trim().len() >= 8 && s.contains('=') && !is_template_or_placeholder(s.trim())
+}
+
+/// The table: kind, pattern, check, and whether the byte before the match must not be
+/// one of a token's (the pattern then starts with a literal, which the regex engine
+/// searches for quickly, instead of a class). Order matters only for overlapping
+/// matches, which are merged anyway.
+const TABLE: &[(SecretKind, &str, Check, bool)] = &[
+    (
+        SecretKind::AwsAccessKeyId,
+        r"((?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})",
+        ends_clean,
+        true,
+    ),
+    (
+        SecretKind::AwsSecretAccessKey,
+        r#"(?i)(?:aws[_\-. ]?secret[_\-. ]?(?:access[_\-. ]?)?key|secret[_\-. ]?access[_\-. ]?key)["']?\s*(?:=>|:=|[:=])\s*["']?([A-Za-z0-9/+]{40})"#,
+        ends_clean_b64,
+        false,
+    ),
+    (
+        SecretKind::GcpApiKey,
+        r"(AIza[0-9A-Za-z_\-]{35})",
+        ends_clean,
+        true,
+    ),
+    (
+        SecretKind::AzureStorageKey,
+        r"(?i)(?:AccountKey|SharedAccessKey)\s*=\s*([A-Za-z0-9+/]{20,}={0,2})",
+        any,
+        false,
+    ),
+    (
+        SecretKind::AzureSasSignature,
+        r"[?&;]sig=([A-Za-z0-9%+/=]{16,})",
+        any,
+        false,
+    ),
+    (
+        SecretKind::GitHubToken,
+        r"((?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})",
+        ends_clean,
+        true,
+    ),
+    (
+        SecretKind::GitLabToken,
+        r"((?:glpat|gldt|glrt|glptt|glcbt|gloas|glsoat|glffct|glimt|glagent|glft)-[A-Za-z0-9_\-]{20,255}(?:\.[A-Za-z0-9_\-]+)*)",
+        ends_clean,
+        true,
+    ),
+    (
+        SecretKind::SlackToken,
+        r"(xox[abposre]-[A-Za-z0-9\-]{10,255}|xapp-[0-9]-[A-Za-z0-9\-]{10,255})",
+        ends_clean,
+        true,
+    ),
+    (
+        SecretKind::SlackWebhook,
+        r"(https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{8,})",
+        any,
+        false,
+    ),
+    (
+        SecretKind::StripeKey,
+        r"((?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,255}|whsec_[A-Za-z0-9]{20,255})",
+        ends_clean,
+        true,
+    ),
+    (
+        SecretKind::AnthropicKey,
+        r"(sk-ant-[A-Za-z0-9_\-]{20,255})",
+        ends_clean,
+        true,
+    ),
+    (
+        SecretKind::OpenAiKey,
+        r"(sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,255}|sk-[A-Za-z0-9]{32,255})",
+        ends_clean,
+        true,
+    ),
+    (
+        SecretKind::NpmToken,
+        r"(npm_[A-Za-z0-9]{36})",
+        ends_clean,
+        true,
+    ),
+    (
+        SecretKind::PyPiToken,
+        r"(pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,})",
+        ends_clean,
+        true,
+    ),
+    (
+        SecretKind::HuggingFaceToken,
+        r"(hf_[A-Za-z0-9]{34,40})",
+        ends_clean,
+        true,
+    ),
+    (
+        SecretKind::Jwt,
+        r"(eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*)",
+        ends_clean,
+        true,
+    ),
+    (
+        SecretKind::UrlPassword,
+        r#"(?i)[a-z][a-z0-9+.\-]{0,31}://([^\s/?#@:'"<>\\]+:[^\s/?#@'"<>\\]+)@"#,
+        userinfo,
+        false,
+    ),
+    (
+        SecretKind::AuthorizationHeader,
+        r#"(?i)(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:bearer|basic|token|digest|negotiate|ntlm|apikey|bot|sso-key|aws4-hmac-sha256)\s+([^\s'",;]+)"#,
+        header_credential,
+        true,
+    ),
+    (
+        SecretKind::AuthorizationHeader,
+        r#"(?i)(?:proxy-)?authorization["']?\s*:\s*["']?([^\s'",;]+)"#,
+        unqualified_header_credential,
+        true,
+    ),
+    (
+        SecretKind::AuthorizationHeader,
+        r"(?i)bearer\s+([A-Za-z0-9_\-.~+/]{16,}=*)",
+        random_bearer,
+        true,
+    ),
+    (
+        SecretKind::AuthorizationHeader,
+        r#"(?i)(?:x-api-key|api-key|x-auth-token|x-access-token|private-token|x-goog-api-key|x-vault-token)["']?\s*:\s*["']?([^\s'",;]+)"#,
+        header_credential,
+        true,
+    ),
+    (
+        SecretKind::Cookie,
+        r#"(?i)(?:set-)?cookie["']?\s*:\s*["']?([^\r\n'"\\]+)"#,
+        cookie,
+        true,
+    ),
+];
+
+fn shapes() -> &'static [Shape] {
+    static SHAPES: OnceLock<Vec<Shape>> = OnceLock::new();
+    SHAPES.get_or_init(|| {
+        // The patterns are constants, compiled and matched by this module's tests; one
+        // that failed to compile would be left out, and the test `all_shapes_compile`
+        // fails.
+        TABLE
+            .iter()
+            .filter_map(|&(kind, pattern, check, boundary)| {
+                Regex::new(pattern).ok().map(|re| Shape {
+                    kind,
+                    re,
+                    check,
+                    boundary,
+                })
+            })
+            .collect()
+    })
+}
+
+/// Every shaped credential in `text`, unordered and possibly overlapping.
+pub(crate) fn find(text: &str, out: &mut Vec<(SecretKind, Range<usize>)>) {
+    let bytes = text.as_bytes();
+    for shape in shapes() {
+        for caps in shape.re.captures_iter(text) {
+            let (Some(whole), Some(m)) = (caps.get(0), caps.get(1)) else {
+                continue;
+            };
+            if shape.boundary && whole.start() > 0 && is_token_byte(bytes[whole.start() - 1]) {
+                continue;
+            }
+            let mut range = m.range();
+            let mut secret = m.as_str();
+            // A token that ends a sentence keeps its full stop outside.
+            while secret.ends_with('.') && shape.kind == SecretKind::GitLabToken {
+                secret = &secret[..secret.len() - 1];
+                range.end -= 1;
+            }
+            if (shape.check)(secret, bytes.get(range.end).copied()) {
+                out.push((shape.kind, range));
+            }
+        }
+    }
+    private_keys(text, out);
+}
+
+fn pem_re() -> Option<&'static (Regex, Regex)> {
+    static RE: OnceLock<Option<(Regex, Regex)>> = OnceLock::new();
+    RE.get_or_init(|| {
+        let begin = Regex::new(r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----").ok()?;
+        let end = Regex::new(r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----").ok()?;
+        Some((begin, end))
+    })
+    .as_ref()
+}
+
+/// Private key blocks (PEM, OpenSSH, PGP, encrypted or not), whole: from the BEGIN line
+/// to the END line, or, when the END line is missing (a cut-off log), to the end of the
+/// run of key characters after it. Each byte is searched at most twice: once END is not
+/// found after some point, it is not looked for again.
+fn private_keys(text: &str, out: &mut Vec<(SecretKind, Range<usize>)>) {
+    let Some((begin, end)) = pem_re() else {
+        // Treat any BEGIN marker as the start of a key to the end of the text rather
+        // than miss one.
+        if let Some(at) = text.find("PRIVATE KEY") {
+            out.push((SecretKind::PrivateKey, at..text.len()));
+        }
+        return;
+    };
+    let mut from = 0;
+    let mut no_end_after = usize::MAX;
+    while let Some(b) = begin.find_at(text, from) {
+        let found_end = if b.end() < no_end_after {
+            let e = end.find_at(text, b.end());
+            if e.is_none() {
+                no_end_after = b.end();
+            }
+            e
+        } else {
+            None
+        };
+        let stop = match found_end {
+            Some(e) => e.end(),
+            None => {
+                let body = &text[b.end()..];
+                let run = body
+                    .find(|c: char| {
+                        !(c.is_ascii_alphanumeric()
+                            || c.is_ascii_whitespace()
+                            || matches!(c, '+' | '/' | '=' | '\\' | ':' | ',' | '-'))
+                    })
+                    .unwrap_or(body.len());
+                b.end() + run
+            }
+        };
+        out.push((SecretKind::PrivateKey, b.start()..stop));
+        from = stop.max(b.end());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_shapes_compile() {
+        assert_eq!(shapes().len(), TABLE.len());
+        assert!(pem_re().is_some());
+    }
+}

@@ -1,0 +1,180 @@
+//! The client of `bench/serve.sh`: latency and throughput of `cordon serve` over its
+//! socket with 1 and 8 clients, next to spawning `cordon check` per call, for a file tool
+//! (Read inside the workspace) and a Bash call. Prints a Markdown table.
+//!
+//! ```text
+//! serve_bench CORDON SOCKET WORKSPACE [CALLS_SERVE] [CALLS_SPAWN]
+//! ```
+//! `CORDON` is the binary `cordon check` is spawned from (with this process's
+//! environment, `--isolated`, and `--config $CORDON_CHECK_CONFIG` when set); `SOCKET` a
+//! running `cordon serve --socket` with the same policy.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a bench: fail loudly
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Row {
+    case: String,
+    clients: usize,
+    p50: Duration,
+    p99: Duration,
+    per_sec: f64,
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+/// Run `calls` calls on each of `clients` threads; `one` makes one call and returns
+/// its decision.
+fn measure(
+    clients: usize,
+    calls: usize,
+    want: &str,
+    make: impl Fn() -> Box<dyn FnMut() -> String + Send> + Sync,
+) -> (Vec<Duration>, Duration) {
+    let start = Instant::now();
+    let lat: Vec<Duration> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..clients)
+            .map(|_| {
+                let mut one = make();
+                s.spawn(move || {
+                    let mut v = Vec::with_capacity(calls);
+                    for _ in 0..calls {
+                        let t = Instant::now();
+                        let got = one();
+                        v.push(t.elapsed());
+                        assert_eq!(got, want, "unexpected decision");
+                    }
+                    v
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    (lat, start.elapsed())
+}
+
+fn row(case: &str, clients: usize, (mut lat, wall): (Vec<Duration>, Duration)) -> Row {
+    lat.sort();
+    Row {
+        case: case.into(),
+        clients,
+        p50: percentile(&lat, 0.5),
+        p99: percentile(&lat, 0.99),
+        per_sec: lat.len() as f64 / wall.as_secs_f64(),
+    }
+}
+
+fn serve_client(socket: PathBuf, request: Value) -> Box<dyn FnMut() -> String + Send> {
+    let stream = UnixStream::connect(&socket).expect("connect to cordon serve");
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut writer = stream;
+    let mut id = 0u64;
+    let mut line = String::new();
+    Box::new(move || {
+        id += 1;
+        let frame = json!({"jsonrpc":"2.0","id":id,"method":"check","params":request});
+        let mut bytes = frame.to_string().into_bytes();
+        bytes.push(b'\n');
+        writer.write_all(&bytes).unwrap();
+        line.clear();
+        reader.read_line(&mut line).unwrap();
+        let v: Value = serde_json::from_str(&line).unwrap();
+        v["result"]["decision"]
+            .as_str()
+            .unwrap_or("error")
+            .to_string()
+    })
+}
+
+fn spawn_client(cordon: PathBuf, ws: PathBuf, request: Value) -> Box<dyn FnMut() -> String + Send> {
+    let text = request.to_string();
+    Box::new(move || {
+        let mut cmd = Command::new(&cordon);
+        cmd.args(["check", "--isolated", "--workspace"]).arg(&ws);
+        if let Some(config) = std::env::var_os("CORDON_CHECK_CONFIG") {
+            cmd.arg("--config").arg(config);
+        }
+        let out = cmd.arg(&text).stdin(Stdio::null()).output().unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        v["decision"].as_str().unwrap_or("error").to_string()
+    })
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() < 4 {
+        eprintln!("usage: serve_bench CORDON SOCKET WORKSPACE [CALLS_SERVE] [CALLS_SPAWN]");
+        std::process::exit(2);
+    }
+    let cordon = PathBuf::from(&args[1]);
+    let socket = PathBuf::from(&args[2]);
+    let ws = PathBuf::from(&args[3]);
+    let calls_serve: usize = args.get(4).and_then(|a| a.parse().ok()).unwrap_or(20_000);
+    let calls_spawn: usize = args.get(5).and_then(|a| a.parse().ok()).unwrap_or(200);
+    let read = json!({"tool":"Read","input":{"file_path": ws.join("src/main.rs")},"cwd": ws});
+    let bash = json!({"tool":"Bash","input":{"command":"cargo test --all"},"cwd": ws});
+    let cases: [(&str, &Value); 2] = [
+        ("Read (file tool)", &read),
+        ("Bash `cargo test --all`", &bash),
+    ];
+
+    // Warm up both paths (page cache, the server's first load of each rule).
+    for (_, req) in &cases {
+        let mut c = serve_client(socket.clone(), (*req).clone());
+        for _ in 0..200 {
+            c();
+        }
+    }
+    let mut rows = Vec::new();
+    for (name, req) in &cases {
+        for clients in [1, 8] {
+            let per = calls_serve / clients;
+            let r = measure(clients, per, "allow", || {
+                serve_client(socket.clone(), (*req).clone())
+            });
+            rows.push(row(&format!("serve: {name}"), clients, r));
+        }
+        for clients in [1, 8] {
+            let per = (calls_spawn / clients).max(1);
+            let r = measure(clients, per, "allow", || {
+                spawn_client(cordon.clone(), ws.clone(), (*req).clone())
+            });
+            rows.push(row(&format!("spawn `cordon check`: {name}"), clients, r));
+        }
+    }
+    print_table(&rows, &cordon, &socket);
+}
+
+fn print_table(rows: &[Row], cordon: &Path, socket: &Path) {
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    println!("<!-- {} / {} -->", cordon.display(), socket.display());
+    println!("| case | clients | p50 | p99 | calls/s | p50 × serve |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for r in rows {
+        let name = r.case.split(": ").nth(1).unwrap_or("");
+        let base = rows
+            .iter()
+            .find(|b| b.case == format!("serve: {name}") && b.clients == r.clients)
+            .map(|b| us(b.p50))
+            .unwrap_or(f64::NAN);
+        println!(
+            "| {} | {} | {:.1} µs | {:.1} µs | {:.0} | {:.1} |",
+            r.case,
+            r.clients,
+            us(r.p50),
+            us(r.p99),
+            r.per_sec,
+            us(r.p50) / base
+        );
+    }
+}

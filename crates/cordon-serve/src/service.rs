@@ -1,0 +1,281 @@
+//! The service: what every connection shares (the policy, the audit writer, the approvals
+//! a client is waiting for) and what each connection owns (its store connection, its way
+//! back from the writer), and the dispatch of one frame to one method.
+//!
+//! It must answer every request frame exactly once and every notification never, and it
+//! must not send an answer whose audit record is not written.
+
+use crate::audit::{AuditSync, AuditWriter};
+use crate::reload::PolicyHolder;
+use crate::rpc::{self, Call, RpcError};
+use cordon_gate::GateOptions;
+use cordon_policy::LoadOptions;
+use cordon_store::{Store, StoreError};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Bytes a line may hold beyond the largest request: the envelope around it.
+pub const ENVELOPE_HEADROOM: usize = 64 * 1024;
+
+/// The longest line the service reads.
+pub const MAX_LINE: usize = cordon_policy::request::MAX_REQUEST_BYTES + ENVELOPE_HEADROOM;
+
+/// How the service is set up.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// What to load the policy from (and watch for changes).
+    pub load: LoadOptions,
+    /// The approval store; `None` is the default one in the state directory.
+    pub store: Option<PathBuf>,
+    /// The audit log; `None` is the default one in the state directory.
+    pub audit: Option<PathBuf>,
+    /// Write no audit records.
+    pub no_audit: bool,
+    /// When audit records reach the disk.
+    pub audit_sync: AuditSync,
+    /// Connections served at once on a socket; more are refused.
+    pub max_connections: usize,
+    /// How often at most the config files are looked at.
+    pub reload_interval: Duration,
+}
+
+impl ServeOptions {
+    /// Options with the defaults: default store and log, batched sync every 10 ms, 64
+    /// connections, config files looked at every 250 ms at most.
+    pub fn new(load: LoadOptions) -> ServeOptions {
+        ServeOptions {
+            load,
+            store: None,
+            audit: None,
+            no_audit: false,
+            audit_sync: AuditSync::default(),
+            max_connections: 64,
+            reload_interval: Duration::from_millis(250),
+        }
+    }
+}
+
+/// Why the service could not start.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The policy does not load.
+    Config(cordon_policy::ConfigError),
+    /// The store or the audit log cannot be used.
+    Store(StoreError),
+    /// The socket cannot be used as asked.
+    Socket(String),
+}
+
+impl std::fmt::Display for ServeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServeError::Config(e) => write!(f, "invalid config: {e}"),
+            ServeError::Store(e) => write!(f, "{e}"),
+            ServeError::Socket(e) => f.write_str(e),
+        }
+    }
+}
+
+impl std::error::Error for ServeError {}
+
+/// A call a client is waiting on: the pending approval recorded for its operation id.
+#[derive(Debug, Clone)]
+pub(crate) struct Waiting {
+    pub(crate) id: i64,
+    pub(crate) fingerprint: String,
+}
+
+/// Most operation ids remembered with their pending approval.
+pub(crate) const MAX_WAITING: usize = 65_536;
+
+/// The shared part of the service.
+pub struct Service {
+    pub(crate) policy: PolicyHolder,
+    pub(crate) audit: Option<AuditWriter>,
+    pub(crate) store_path: PathBuf,
+    pub(crate) waiting: Mutex<HashMap<String, Waiting>>,
+    pub(crate) max_connections: usize,
+    pub(crate) active: AtomicUsize,
+}
+
+impl Service {
+    /// Load the policy, open the audit log and start its writer.
+    pub fn start(options: ServeOptions) -> Result<Service, ServeError> {
+        let store_path = match &options.store {
+            Some(p) => p.clone(),
+            None => cordon_store::default_store_path().map_err(ServeError::Store)?,
+        };
+        let audit_path = match &options.audit {
+            Some(p) => p.clone(),
+            None => cordon_store::default_audit_path().map_err(ServeError::Store)?,
+        };
+        let gate_options = GateOptions {
+            surface: "serve",
+            store: Some(store_path.clone()),
+            audit: Some(audit_path.clone()),
+            no_audit: options.no_audit,
+            // A `check` hands the judged call back (`updated_input`), so an approval may
+            // replace the input.
+            edits: true,
+        };
+        let policy = PolicyHolder::new(options.load, gate_options, options.reload_interval)
+            .map_err(ServeError::Config)?;
+        let audit = if options.no_audit {
+            None
+        } else {
+            Some(AuditWriter::start(&audit_path, options.audit_sync).map_err(ServeError::Store)?)
+        };
+        Ok(Service {
+            policy,
+            audit,
+            store_path,
+            waiting: Mutex::new(HashMap::new()),
+            max_connections: options.max_connections.max(1),
+            active: AtomicUsize::new(0),
+        })
+    }
+
+    /// The policy holder (its current gate, the files it watches).
+    pub fn policy(&self) -> &PolicyHolder {
+        &self.policy
+    }
+
+    /// A connection's state.
+    pub fn connect(&self) -> Connection<'_> {
+        Connection {
+            service: self,
+            store: None,
+        }
+    }
+
+    /// Take a connection slot; `None` at the limit. The slot is given back when the
+    /// guard is dropped.
+    pub fn admit(self: &Arc<Self>) -> Option<Slot> {
+        let mut n = self.active.load(Ordering::Acquire);
+        loop {
+            if n >= self.max_connections {
+                return None;
+            }
+            match self
+                .active
+                .compare_exchange(n, n + 1, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => {
+                    return Some(Slot {
+                        service: Arc::clone(self),
+                    });
+                }
+                Err(now) => n = now,
+            }
+        }
+    }
+
+    /// The connection limit.
+    pub fn max_connections(&self) -> usize {
+        self.max_connections
+    }
+
+    /// Stop the audit writer after everything handed to it is written and synced.
+    pub fn shutdown(&self) {
+        if let Some(w) = &self.audit {
+            w.shutdown();
+        }
+    }
+}
+
+/// A connection slot ([`Service::admit`]).
+pub struct Slot {
+    service: Arc<Service>,
+}
+
+impl Slot {
+    /// The service this slot belongs to.
+    pub fn service(&self) -> &Service {
+        &self.service
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.service.active.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// One client's state: a store connection kept open.
+pub struct Connection<'s> {
+    pub(crate) service: &'s Service,
+    store: Option<Store>,
+}
+
+impl Connection<'_> {
+    /// Handle one frame; the answer line to send, if any (none for a notification).
+    pub fn handle(&mut self, line: &[u8]) -> Option<String> {
+        let call = match rpc::parse_call(line) {
+            Ok(c) => c,
+            Err((id, e)) => return Some(rpc::failure(&id, &e)),
+        };
+        let Call { id, method, params } = call;
+        let result = self.dispatch(&method, params);
+        let id = id?;
+        Some(match result {
+            Ok(v) => rpc::success(&id, v),
+            Err(e) => rpc::failure(&id, &e),
+        })
+    }
+
+    fn dispatch(
+        &mut self,
+        method: &str,
+        params: serde_json::Map<String, Value>,
+    ) -> Result<Value, RpcError> {
+        match method {
+            "check" => self.check(params),
+            "pending.list" => self.pending_list(params),
+            "approve" => self.approve(params),
+            "deny" => self.deny(params),
+            "record" => self.record(params),
+            "label" => crate::methods::label(params),
+            other => Err(RpcError::new(
+                rpc::METHOD_NOT_FOUND,
+                format!(
+                    "no method `{}`; the methods are check, pending.list, approve, deny, record and label",
+                    cordon_policy::terminal::sanitize_for_terminal(other)
+                ),
+            )),
+        }
+    }
+
+    /// The store, opened on first use and kept for the connection's life.
+    pub(crate) fn store(&mut self) -> Result<&Store, RpcError> {
+        if self.store.is_none() {
+            let store = Store::open(&self.service.store_path).map_err(|e| {
+                RpcError::new(
+                    rpc::SERVER_ERROR,
+                    format!("the approval store cannot be used: {e}"),
+                )
+            })?;
+            self.store = Some(store);
+        }
+        match &self.store {
+            Some(s) => Ok(s),
+            None => Err(RpcError::new(
+                rpc::SERVER_ERROR,
+                "the approval store cannot be used",
+            )),
+        }
+    }
+
+    /// Write one audit record (nothing without an audit log); an error means it is not
+    /// in the log.
+    pub(crate) fn write_record(&self, record: Value) -> Result<(), cordon_gate::AuditError> {
+        match &self.service.audit {
+            Some(w) => w.write(record),
+            None => Ok(()),
+        }
+    }
+}

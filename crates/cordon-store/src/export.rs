@@ -1,0 +1,109 @@
+//! Reading the audit log for people: which records to export, and the times they are
+//! filtered by. The log's own format and chain live in `audit.rs`.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::SystemTime;
+
+use serde_json::Value;
+
+use crate::audit::for_each_record;
+use crate::error::{StoreError, StoreErrorKind};
+
+/// Which records [`export`] keeps. Empty fields match everything.
+#[derive(Debug, Clone, Default)]
+pub struct ExportFilter {
+    /// Only records whose `session` equals this.
+    pub session: Option<String>,
+    /// Only records whose `tool` equals this.
+    pub tool: Option<String>,
+    /// Only records whose decision (`decision` or `verdict.decision`) equals this.
+    pub decision: Option<String>,
+    /// Only records at or after this time.
+    pub since: Option<SystemTime>,
+    /// Only records before this time.
+    pub until: Option<SystemTime>,
+}
+
+impl ExportFilter {
+    /// Whether a record passes the filter.
+    pub fn matches(&self, record: &Value) -> bool {
+        let field = |k: &str| record.get(k).and_then(Value::as_str);
+        if let Some(s) = &self.session
+            && field("session") != Some(s.as_str())
+        {
+            return false;
+        }
+        if let Some(t) = &self.tool
+            && field("tool") != Some(t.as_str())
+        {
+            return false;
+        }
+        if let Some(d) = &self.decision {
+            let got = field("decision").or_else(|| {
+                record
+                    .get("verdict")
+                    .and_then(|v| v.get("decision"))
+                    .and_then(Value::as_str)
+            });
+            if got != Some(d.as_str()) {
+                return false;
+            }
+        }
+        if self.since.is_some() || self.until.is_some() {
+            let Some(t) = field("time").and_then(|t| humantime::parse_rfc3339(t).ok()) else {
+                return false;
+            };
+            if self.since.is_some_and(|s| t < s) || self.until.is_some_and(|u| t >= u) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// Write every record matching `filter` to `out`, one line each, byte for byte as stored.
+/// Returns how many were written.
+pub fn export(path: &Path, filter: &ExportFilter, out: &mut dyn Write) -> Result<u64, StoreError> {
+    let mut count = 0;
+    let out_err = |e: std::io::Error| {
+        StoreError::new(Path::new("<output>"), StoreErrorKind::Io(e.to_string()))
+    };
+    for_each_record(path, |line, v| {
+        if filter.matches(&v) {
+            out.write_all(line).map_err(out_err)?;
+            out.write_all(b"\n").map_err(out_err)?;
+            count += 1;
+        }
+        Ok(())
+    })?;
+    Ok(count)
+}
+
+/// Parse a time given on the command line: RFC 3339 (`2026-01-02T03:04:05Z`, a date
+/// `2026-01-02`, or without the `Z`, read as UTC), or an age such as `15m`, `2h`, `3d`
+/// meaning that long before `now`.
+pub fn parse_time(text: &str, now: SystemTime) -> Result<SystemTime, String> {
+    let text = text.trim();
+    if let Ok(t) = humantime::parse_rfc3339_weak(text) {
+        return Ok(t);
+    }
+    if text.len() == 10
+        && let Ok(t) = humantime::parse_rfc3339_weak(&format!("{text}T00:00:00"))
+    {
+        return Ok(t);
+    }
+    match humantime::parse_duration(text) {
+        Ok(age) => now
+            .checked_sub(age)
+            .ok_or_else(|| format!("{text:?} reaches before 1970")),
+        Err(_) => Err(format!(
+            "{text:?} is neither an RFC 3339 time (2026-01-02T03:04:05Z) nor an age (15m, 2h, 3d)"
+        )),
+    }
+}
+
+/// A time as RFC 3339 in UTC, to the second (`2026-01-02T03:04:05Z`).
+pub fn format_time(t: SystemTime) -> String {
+    humantime::format_rfc3339_seconds(t).to_string()
+}
