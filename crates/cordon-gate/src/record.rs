@@ -127,30 +127,26 @@ impl ToolResult {
 }
 
 impl Gate {
-    /// The audit record of a result the harness reports for `request` (judged nothing:
-    /// the record carries no decision, and the operation id ties it to the one that did).
-    pub fn result_record(
-        &self,
-        request: &cordon_policy::Request,
-        result: &ToolResult,
-    ) -> AuditRecord {
+    /// A record of this surface that carries no decision (`phase` is a result or a
+    /// notice): the policy's context, everything else empty for the caller to fill.
+    pub fn bare_record(&self, phase: Phase, tool: &str, input: Value) -> AuditRecord {
         let policy = self.policy();
         AuditRecord {
             kind: self.options().surface.to_string(),
-            phase: Phase::Result,
-            session: request.session.clone(),
-            agent: request.agent.clone(),
-            operation_id: request.operation_id.clone(),
-            tool: request.tool.clone(),
-            input: redact(&Value::Object(request.input.clone())),
-            cwd: request.cwd.as_ref().map(|c| c.display().to_string()),
+            phase,
+            session: None,
+            agent: None,
+            operation_id: None,
+            tool: tool.to_string(),
+            input: redact(&input),
+            cwd: None,
             workspace: policy.workspace().display().to_string(),
             decision: None,
             reason: None,
             source: None,
             presets: Vec::new(),
             edited: false,
-            result: Some(serde_json::to_value(result).unwrap_or(Value::Null)),
+            result: None,
             containment: Containment::None.as_str().to_string(),
             mode: policy.mode().as_str().to_string(),
             approval: policy.approval().as_str().to_string(),
@@ -160,11 +156,32 @@ impl Gate {
             pending: None,
             blocked: Vec::new(),
             tier: None,
-            exit_status: result.exit_status,
+            exit_status: None,
             timed_out: None,
             containment_blocked: Vec::new(),
             escalation: None,
         }
+    }
+
+    /// The audit record of a result the harness reports for `request` (judged nothing:
+    /// the record carries no decision, and the operation id ties it to the one that did).
+    pub fn result_record(
+        &self,
+        request: &cordon_policy::Request,
+        result: &ToolResult,
+    ) -> AuditRecord {
+        let mut r = self.bare_record(
+            Phase::Result,
+            &request.tool,
+            Value::Object(request.input.clone()),
+        );
+        r.session = request.session.clone();
+        r.agent = request.agent.clone();
+        r.operation_id = request.operation_id.clone();
+        r.cwd = request.cwd.as_ref().map(|c| c.display().to_string());
+        r.result = Some(serde_json::to_value(result).unwrap_or(Value::Null));
+        r.exit_status = result.exit_status;
+        r
     }
 
     /// Append the result of a call the harness ran to the audit log.

@@ -155,7 +155,6 @@ impl Shared {
             &format!("mcp__{}", self.name),
             json!({"command": serde_json::from_str::<Value>(&self.identity).unwrap_or(Value::Null), "tools": names}),
         );
-        record.decision = Some("allow".into());
         record.reason = Some(format!(
             "MCP server `{}` pinned on first use with {} tools",
             self.name,
@@ -181,39 +180,11 @@ impl Shared {
         }
     }
 
-    /// A decision-less audit record about this server (filled by the caller).
+    /// A notice about this server for the audit log (filled by the caller).
     fn audit_record(&self, tool: &str, input: Value) -> AuditRecord {
-        let policy = self.gate.policy();
-        AuditRecord {
-            kind: self.gate.options().surface.to_string(),
-            phase: Phase::Decision,
-            session: Some(crate::call::session(self)),
-            agent: None,
-            operation_id: None,
-            tool: tool.to_string(),
-            input,
-            cwd: None,
-            workspace: policy.workspace().display().to_string(),
-            decision: None,
-            reason: None,
-            source: Some(json!({"step": "mcp-pin"})),
-            presets: Vec::new(),
-            edited: false,
-            result: None,
-            containment: "none".into(),
-            mode: policy.mode().as_str().to_string(),
-            approval: policy.approval().as_str().to_string(),
-            policy_version: policy.version().to_string(),
-            answer: None,
-            lease: None,
-            pending: None,
-            blocked: Vec::new(),
-            tier: None,
-            exit_status: None,
-            timed_out: None,
-            containment_blocked: Vec::new(),
-            escalation: None,
-        }
+        let mut r = self.gate.bare_record(Phase::Notice, tool, input);
+        r.session = Some(crate::call::session(self));
+        r
     }
 }
 

@@ -22,6 +22,9 @@ pub enum Phase {
     /// The harness reported the result of a call it ran (a post-tool hook, the
     /// service's `record`); such a record carries no decision.
     Result,
+    /// Something a surface noted that decides nothing by itself (an MCP server pinned on
+    /// first use); its `reason` says what.
+    Notice,
 }
 
 /// One policy finding that did not allow, in brief.
