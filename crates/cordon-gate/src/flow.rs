@@ -197,12 +197,32 @@ impl Outcome {
 pub struct Gate {
     policy: Policy,
     options: GateOptions,
+    unsynced_audit: bool,
 }
 
 impl Gate {
     /// A gate over `policy`.
     pub fn new(policy: Policy, options: GateOptions) -> Gate {
-        Gate { policy, options }
+        Gate {
+            policy,
+            options,
+            unsynced_audit: false,
+        }
+    }
+
+    /// Write each audit record before the call proceeds but do not wait for the disk
+    /// (`fdatasync`) before answering: a killed process loses nothing, a power cut or a
+    /// kernel crash may lose the newest records. For a one-shot surface that a harness
+    /// spawns for every tool call (`cordon hook`), where a sync per call costs more than
+    /// the decision. Records stay hash-chained either way.
+    pub fn with_unsynced_audit(mut self) -> Gate {
+        self.unsynced_audit = true;
+        self
+    }
+
+    /// Whether audit records are written without waiting for the disk.
+    pub fn unsynced_audit(&self) -> bool {
+        self.unsynced_audit
     }
 
     /// The policy.

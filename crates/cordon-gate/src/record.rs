@@ -87,6 +87,15 @@ impl Gate {
             path: Some(path.clone()),
             source,
         };
+        if self.unsynced_audit() {
+            let batched = Durability::Batched {
+                max_records: u32::MAX,
+                max_delay: std::time::Duration::MAX,
+            };
+            let mut log = AuditLog::open(&path, batched).map_err(err)?;
+            log.append(&record.to_value()).map_err(err)?;
+            return log.flush_unsynced().map(drop).map_err(err);
+        }
         let mut log = AuditLog::open(&path, Durability::FsyncEach).map_err(err)?;
         log.append(&record.to_value()).map_err(err)
     }

@@ -10,6 +10,7 @@ use common::World;
 use serde_json::{Value, json};
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 fn payload(w: &World, text: &str, id: &str) -> String {
@@ -36,8 +37,8 @@ fn env(c: &mut Command, w: &World) {
 }
 
 /// The hook's rewritten command for `text`.
-fn rewrite(w: &World, text: &str, id: &str, as_nobody: bool) -> String {
-    let mut c = Command::new(common::bin());
+fn rewrite(w: &World, bin: &Path, text: &str, id: &str, as_nobody: bool) -> String {
+    let mut c = Command::new(bin);
     c.args(["hook", "claude-code", "--contain", "--isolated", "--config"])
         .arg(&w.config);
     env(&mut c, w);
@@ -126,12 +127,19 @@ fn hostile() -> Vec<(&'static str, String)> {
 
 fn check(as_nobody: bool) {
     let w = World::new();
-    if as_nobody {
+    // `nobody` runs the binary it rewrites to, so it must reach it wherever the checkout
+    // is (a 0700 directory under /tmp in CI): a copy in the world it is given.
+    let bin = if as_nobody {
+        let copy = w.root.join("cordon");
+        std::fs::copy(common::bin(), &copy).unwrap();
         w.give_to_nobody();
-    }
+        copy
+    } else {
+        common::bin()
+    };
     for (i, (name, text)) in hostile().into_iter().enumerate() {
         let id = format!("toolu_{i}");
-        let command = rewrite(&w, &text, &id, as_nobody);
+        let command = rewrite(&w, &bin, &text, &id, as_nobody);
         assert!(
             command.len() < 100 * 1024,
             "{name}: the rewritten line must fit one argument"
@@ -191,7 +199,7 @@ fn a_swapped_shell_file_is_refused() {
     need_sandbox!("a_swapped_shell_file_is_refused");
     let w = World::new();
     let text = format!("echo {}", "z".repeat(80 * 1024));
-    let command = rewrite(&w, &text, "toolu_swap", false);
+    let command = rewrite(&w, &common::bin(), &text, "toolu_swap", false);
     let file = command
         .split("--shell-file '")
         .nth(1)

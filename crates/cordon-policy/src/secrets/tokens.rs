@@ -15,7 +15,7 @@ type Check = fn(&str, Option<u8>) -> bool;
 /// the byte after it) that can still turn the match down.
 pub(crate) struct Shape {
     pub kind: SecretKind,
-    pub re: Regex,
+    pub re: &'static Regex,
     pub check: Check,
     pub boundary: bool,
 }
@@ -203,30 +203,79 @@ const TABLE: &[(SecretKind, &str, Check, bool)] = &[
     ),
 ];
 
-fn shapes() -> &'static [Shape] {
-    static SHAPES: OnceLock<Vec<Shape>> = OnceLock::new();
-    SHAPES.get_or_init(|| {
-        // The patterns are constants, compiled and matched by this module's tests; one
-        // that failed to compile would be left out, and the test `all_shapes_compile`
-        // fails.
-        TABLE
-            .iter()
-            .filter_map(|&(kind, pattern, check, boundary)| {
-                Regex::new(pattern).ok().map(|re| Shape {
-                    kind,
-                    re,
-                    check,
-                    boundary,
-                })
-            })
-            .collect()
+/// For each [`TABLE`] entry (same order), literals one of which every match contains,
+/// in ASCII lower case: a text holding none of them (most text) cannot match, and the
+/// entry's pattern is then never compiled. Compiling every pattern costs milliseconds,
+/// which a one-shot process (`cordon hook`, `check`) redacting a short input pays for
+/// nothing otherwise.
+const ANCHORS: &[&[&str]] = &[
+    &["akia", "asia", "abia", "acca"],
+    &["secret"],
+    &["aiza"],
+    &["accountkey", "sharedaccesskey"],
+    &["sig="],
+    &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
+    &[
+        "glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "gloas-", "glsoat-", "glffct-", "glimt-",
+        "glagent-", "glft-",
+    ],
+    &["xox", "xapp-"],
+    &["hooks.slack.com"],
+    &["sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"],
+    &["sk-ant-"],
+    &["sk-"],
+    &["npm_"],
+    &["pypi-"],
+    &["hf_"],
+    &["eyj"],
+    &["://"],
+    &["authorization"],
+    &["authorization"],
+    &["bearer"],
+    &[
+        "api-key",
+        "auth-token",
+        "access-token",
+        "private-token",
+        "vault-token",
+    ],
+    &["cookie"],
+];
+
+/// The compiled pattern of [`TABLE`] entry `i`, compiled on first need.
+fn shape_re(i: usize) -> Option<&'static Regex> {
+    static RES: OnceLock<Vec<OnceLock<Option<Regex>>>> = OnceLock::new();
+    let all = RES.get_or_init(|| TABLE.iter().map(|_| OnceLock::new()).collect());
+    // The patterns are constants, compiled and matched by this module's tests; one that
+    // failed to compile would be left out, and the test `all_shapes_compile` fails.
+    all.get(i)?
+        .get_or_init(|| TABLE.get(i).and_then(|e| Regex::new(e.1).ok()))
+        .as_ref()
+}
+
+/// The entries whose anchors `lower` (the text in ASCII lower case) holds.
+fn candidates(lower: &str) -> impl Iterator<Item = usize> + '_ {
+    (0..TABLE.len()).filter(move |&i| {
+        ANCHORS
+            .get(i)
+            .is_none_or(|anchors| anchors.iter().any(|a| lower.contains(a)))
     })
 }
 
 /// Every shaped credential in `text`, unordered and possibly overlapping.
 pub(crate) fn find(text: &str, out: &mut Vec<(SecretKind, Range<usize>)>) {
     let bytes = text.as_bytes();
-    for shape in shapes() {
+    let lower = text.to_ascii_lowercase();
+    for i in candidates(&lower) {
+        let (Some(&(kind, _, check, boundary)), Some(re)) = (TABLE.get(i), shape_re(i)) else {
+            continue;
+        };
+        let shape = Shape {
+            kind,
+            re,
+            check,
+            boundary,
+        };
         for caps in shape.re.captures_iter(text) {
             let (Some(whole), Some(m)) = (caps.get(0), caps.get(1)) else {
                 continue;
@@ -246,7 +295,9 @@ pub(crate) fn find(text: &str, out: &mut Vec<(SecretKind, Range<usize>)>) {
             }
         }
     }
-    private_keys(text, out);
+    if lower.contains("-----begin") || lower.contains("private key") {
+        private_keys(text, out);
+    }
 }
 
 fn pem_re() -> Option<&'static (Regex, Regex)> {
@@ -309,7 +360,8 @@ mod tests {
 
     #[test]
     fn all_shapes_compile() {
-        assert_eq!(shapes().len(), TABLE.len());
+        assert_eq!(ANCHORS.len(), TABLE.len(), "one anchor list per pattern");
+        assert!((0..TABLE.len()).all(|i| shape_re(i).is_some()));
         assert!(pem_re().is_some());
     }
 }

@@ -104,7 +104,11 @@ fn reply(args: &HookArgs) -> Result<Reply, String> {
             None
         },
     };
-    let gate = approvals.gate(policy, harness.surface());
+    // A harness spawns the hook for every tool call: the record is written before the
+    // answer, without waiting for the disk (see `Gate::with_unsynced_audit`).
+    let gate = approvals
+        .gate(policy, harness.surface())
+        .with_unsynced_audit();
     Ok(cordon_hook::answer(&gate, &call, &RealFs, &containing))
 }
 
