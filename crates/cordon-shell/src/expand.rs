@@ -719,19 +719,7 @@ impl<'a> Expander<'a> {
     }
 
     fn backtick(&mut self, raw: &str, i: usize, out: &mut Vec<Piece>) -> usize {
-        let b = raw.as_bytes();
-        let mut body = String::new();
-        let mut j = i + 1;
-        while j < b.len() && b[j] != b'`' {
-            if b[j] == b'\\' && j + 1 < b.len() && matches!(b[j + 1], b'`' | b'\\' | b'$') {
-                body.push(b[j + 1] as char);
-                j += 2;
-            } else {
-                let ch = next_char(raw, j);
-                body.push_str(ch);
-                j += ch.len();
-            }
-        }
+        let (body, j) = word::backtick_body(raw, i);
         self.substs.push(Subst {
             kind: SubstKind::Command,
             body,

@@ -194,7 +194,9 @@ fn command_subst(raw: &str, i: usize, d: &mut Decoded) -> usize {
     end + 1
 }
 
-fn backtick(raw: &str, i: usize, d: &mut Decoded) -> usize {
+/// The body of the backtick substitution opening at `i` (its ``\` ``, `\\` and `\$`
+/// unescaped) and the index of its closing backtick (`raw.len()` when unclosed).
+pub(crate) fn backtick_body(raw: &str, i: usize) -> (String, usize) {
     let b = raw.as_bytes();
     let mut body = String::new();
     let mut j = i + 1;
@@ -208,6 +210,11 @@ fn backtick(raw: &str, i: usize, d: &mut Decoded) -> usize {
             j += ch.len();
         }
     }
+    (body, j)
+}
+
+fn backtick(raw: &str, i: usize, d: &mut Decoded) -> usize {
+    let (body, j) = backtick_body(raw, i);
     d.substs.push(Subst {
         kind: SubstKind::Command,
         body,

@@ -45,10 +45,9 @@ fn is_name_byte(b: u8) -> bool {
 }
 
 /// Every value assigned to a secret-looking name in `text`.
-pub(crate) fn find(text: &str, out: &mut Vec<(SecretKind, Range<usize>)>) {
+pub(crate) fn find(text: &str, lower: &str, out: &mut Vec<(SecretKind, Range<usize>)>) {
     let bytes = text.as_bytes();
     // Every keyword holds one of these (ASCII, any case): without one, nothing to compile.
-    let lower = text.to_ascii_lowercase();
     if ![
         "token", "secret", "pass", "cred", "key", "auth", "cookie", "session",
     ]

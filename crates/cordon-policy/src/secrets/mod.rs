@@ -128,8 +128,10 @@ pub struct Finding {
 /// earlier start wins and the ranges are joined, so nothing either found is left out).
 pub fn find(text: &str) -> Vec<Finding> {
     let mut raw: Vec<(SecretKind, Range<usize>)> = Vec::new();
-    tokens::find(text, &mut raw);
-    assign::find(text, &mut raw);
+    // Computed once: both scans test it for their patterns' literals.
+    let lower = text.to_ascii_lowercase();
+    tokens::find(text, &lower, &mut raw);
+    assign::find(text, &lower, &mut raw);
     // A shaped kind says more than "named secret": prefer it for equal starts.
     raw.sort_by_key(|(kind, r)| {
         (

@@ -262,11 +262,11 @@ fn candidates(lower: &str) -> impl Iterator<Item = usize> + '_ {
     })
 }
 
-/// Every shaped credential in `text`, unordered and possibly overlapping.
-pub(crate) fn find(text: &str, out: &mut Vec<(SecretKind, Range<usize>)>) {
+/// Every shaped credential in `text` (`lower` is `text` in ASCII lower case), unordered
+/// and possibly overlapping.
+pub(crate) fn find(text: &str, lower: &str, out: &mut Vec<(SecretKind, Range<usize>)>) {
     let bytes = text.as_bytes();
-    let lower = text.to_ascii_lowercase();
-    for i in candidates(&lower) {
+    for i in candidates(lower) {
         let (Some(&(kind, _, check, boundary)), Some(re)) = (TABLE.get(i), shape_re(i)) else {
             continue;
         };
