@@ -616,6 +616,33 @@ shell!(glob_delete_home_parent, "rm -rf /home/*", Deny, Guard);
 // Everything in HOME is HOME: `rm -rf ~/*` is a critical delete wherever the workspace is.
 shell!(glob_delete_home_entries, "rm -rf ~/*", Deny);
 shell!(glob_delete_cd_root, "cd / && rm -rf *", Deny, Guard);
+// Other spellings of the new guards.
+shell!(glob_delete_home_var, "rm -rf $HOME/*", Deny, Guard);
+shell!(glob_delete_cd_home, "cd ~ && rm -rf *", Deny, Guard);
+shell!(
+    raw_device_write,
+    "dd if=/dev/zero of=/dev/./sda",
+    Deny,
+    Guard
+);
+shell!(
+    raw_device_via_proc_root,
+    "echo x > /proc/self/root/dev/sda",
+    Deny,
+    Guard
+);
+shell!(
+    history_via_parent,
+    "cat ~/.config/../.bash_history",
+    Deny,
+    Guard
+);
+shell!(
+    agent_login_copied,
+    "cp ~/.codex/auth.json /tmp/a",
+    Deny,
+    Guard
+);
 shell!(glob_sudo_program, "/usr/bin/sud? id", Deny, Guard);
 shell!(glob_in_unknown_dir, "cd $D && cat .env*", Deny, Guard);
 // Globs that name nothing guarded keep their verdicts.
