@@ -5,6 +5,7 @@
 //! the store ends in "nothing was granted".
 
 use crate::fix::{self, Fix};
+use crate::held::Held;
 use crate::onfailure::Trial;
 use cordon_policy::ops::Operations;
 use cordon_policy::{
@@ -198,6 +199,7 @@ pub struct Gate {
     policy: Policy,
     options: GateOptions,
     unsynced_audit: bool,
+    pub(crate) held: Held,
 }
 
 impl Gate {
@@ -207,6 +209,7 @@ impl Gate {
             policy,
             options,
             unsynced_audit: false,
+            held: Held::default(),
         }
     }
 
@@ -449,9 +452,10 @@ impl Gate {
     fn claim(&self, d: &Decided) -> Option<Outcome> {
         let op = d.request.operation_id.as_deref()?;
         let surface = self.options.surface;
-        let claimed = self
-            .open_store()
-            .and_then(|s| s.claim_operation(op, surface, &d.fingerprint));
+        let claimed = self.held.with_store(
+            || self.open_store(),
+            |s| s.claim_operation(op, surface, &d.fingerprint),
+        );
         let why = match claimed {
             Ok(true) => return None,
             Ok(false) => format!(

@@ -35,6 +35,7 @@ mod edit;
 mod error;
 mod fix;
 mod flow;
+mod held;
 mod onfailure;
 mod record;
 mod report;

@@ -4,8 +4,7 @@ use crate::error::AuditError;
 use crate::flow::{Decided, Gate, Outcome, Refused};
 use cordon_policy::{Containment, Decision, Source, Step};
 use cordon_store::{
-    AuditLog, AuditRecord, ContainmentBlock, Durability, EscalationRecord, FindingBrief, Phase,
-    redact,
+    AuditRecord, ContainmentBlock, Durability, EscalationRecord, FindingBrief, Phase, redact,
 };
 use serde_json::Value;
 
@@ -87,17 +86,17 @@ impl Gate {
             path: Some(path.clone()),
             source,
         };
-        if self.unsynced_audit() {
-            let batched = Durability::Batched {
+        let durability = if self.unsynced_audit() {
+            Durability::Batched {
                 max_records: u32::MAX,
                 max_delay: std::time::Duration::MAX,
-            };
-            let mut log = AuditLog::open(&path, batched).map_err(err)?;
-            log.append(&record.to_value()).map_err(err)?;
-            return log.flush_unsynced().map(drop).map_err(err);
-        }
-        let mut log = AuditLog::open(&path, Durability::FsyncEach).map_err(err)?;
-        log.append(&record.to_value()).map_err(err)
+            }
+        } else {
+            Durability::FsyncEach
+        };
+        self.held
+            .append(&path, durability, &record.to_value())
+            .map_err(err)
     }
 }
 

@@ -17,7 +17,7 @@
 use crate::elicit::Elicitor;
 use crate::gateway::{Inflight, Shared};
 use crate::view::Status;
-use cordon_gate::{Absent, Containment, Gate, Human, Outcome};
+use cordon_gate::{Absent, Containment, Gate, Human, Outcome, ToolResult};
 use cordon_policy::{Attenuation, RealFs, Request};
 use cordon_store::{Prompter, TerminalPrompter};
 use serde_json::{Map, Value, json};
@@ -117,7 +117,8 @@ pub(crate) fn judge(s: &Arc<Shared>, id: Value, obj: Map<String, Value>) {
             {
                 params.insert("arguments".into(), judged.clone());
             }
-            s.forward_tracked(&id, obj, Inflight::ToolsCall(tool))
+            let judged = Box::new(p.decided.request.clone());
+            s.forward_tracked(&id, obj, Inflight::ToolsCall(tool, judged))
         }
         Outcome::Pending(d) => {
             let n = d.pending.unwrap_or_default();
@@ -203,6 +204,62 @@ fn decide(
         absent: Absent::Pending,
     };
     gate.decide(&unbound, &RealFs, Containment::None, human, false)
+}
+
+/// Record what the server answered to a permitted call (a `result` record tied to the
+/// decision by the operation id): whether it failed, the start of its text and its size.
+/// The call has already run, so a record that cannot be written does not hold back the
+/// answer; it is reported on stderr.
+pub(crate) fn record_result(s: &Shared, request: &Request, response: &Map<String, Value>) {
+    let result = tool_result(response);
+    if let Err(e) = s.gate.record_result(request, &result) {
+        eprintln!(
+            "cordon: the result of {} was not recorded: {e}",
+            request.tool
+        );
+    }
+}
+
+/// A server's answer to `tools/call` as a [`ToolResult`]: failed when it is a JSON-RPC
+/// error or a result with `isError: true`; the output is the text of its content
+/// blocks (other blocks are counted by type), or the JSON-RPC error's message.
+fn tool_result(response: &Map<String, Value>) -> ToolResult {
+    if let Some(error) = response.get("error") {
+        let message = error
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("(no message)");
+        return ToolResult {
+            ok: Some(false),
+            ..ToolResult::default()
+        }
+        .with_output(&format!("JSON-RPC error: {message}"));
+    }
+    let result = response.get("result");
+    let failed = result
+        .and_then(|r| r.get("isError"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let mut text = String::new();
+    for block in result
+        .and_then(|r| r.get("content"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        match (block.get("type").and_then(Value::as_str), block.get("text")) {
+            (Some("text"), Some(Value::String(t))) => text.push_str(t),
+            (kind, _) => text.push_str(&format!("[{} block]", kind.unwrap_or("unknown"))),
+        }
+    }
+    ToolResult {
+        ok: Some(!failed),
+        ..ToolResult::default()
+    }
+    .with_output(&text)
 }
 
 /// Put the change that made the call ask into its verdict (and so the audit record).

@@ -7,7 +7,8 @@
 //! * `tools/call` from the client: judged on its own thread ([`crate::call`]), then
 //!   forwarded or answered with an error result;
 //! * `tools/list` results from the server: changed tools withheld ([`crate::view`]);
-//! * results of `tools/call` from an untrusted server: labelled ([`crate::trust`]);
+//! * results of `tools/call`: recorded in the audit log ([`crate::call::record_result`]),
+//!   and labelled when the server is untrusted ([`crate::trust`]);
 //! * the gateway's own requests (its `tools/list` to the server, its
 //!   `elicitation/create` to the client) and their responses, which the other side never
 //!   sees;
@@ -38,8 +39,9 @@ pub(crate) enum Inflight {
     Initialize,
     /// The client's `tools/list`: changed tools are withheld from the answer.
     ToolsList,
-    /// A permitted `tools/call` of this tool: an untrusted server's answer is labelled.
-    ToolsCall(String),
+    /// A permitted `tools/call` of this tool, as judged: its answer is recorded as the
+    /// call's result, and an untrusted server's answer is labelled.
+    ToolsCall(String, Box<cordon_policy::Request>),
     /// The gateway's own `tools/list`, with the tools of the pages so far.
     OwnList(Vec<Value>),
 }
@@ -375,7 +377,8 @@ fn from_server(s: &Arc<Shared>, what: Option<Inflight>, mut obj: Map<String, Val
             s.server_has_tools.store(tools, Ordering::SeqCst);
             s.to_client(&Value::Object(obj));
         }
-        Some(Inflight::ToolsCall(tool)) => {
+        Some(Inflight::ToolsCall(tool, request)) => {
+            crate::call::record_result(s, &request, &obj);
             if s.trust == Trust::Untrusted
                 && let Some(result) = obj.get_mut("result")
             {

@@ -213,10 +213,15 @@ fn allowed_denied_and_pending_calls_to_a_real_server() {
     assert_eq!(r["steps"][0]["isError"], false, "{r}");
     assert_eq!(r["steps"][0]["text"], "The sum of 2 and 3 is 5.");
 
-    let calls: Vec<Value> = e
+    let records: Vec<Value> = e
         .audit()
         .into_iter()
         .filter(|a| a["kind"] == "mcp-gateway" && a["tool"] != "mcp__everything")
+        .collect();
+    let calls: Vec<Value> = records
+        .iter()
+        .filter(|a| a["phase"] == "decision")
+        .cloned()
         .collect();
     let decisions: Vec<(&str, &str)> = calls
         .iter()
@@ -238,6 +243,23 @@ fn allowed_denied_and_pending_calls_to_a_real_server() {
             .unwrap()
             .starts_with("mcp-")
     );
+    // What the server answered to the two permitted calls: a result record each, tied
+    // to its decision by the operation id; none for the calls that never ran.
+    let results: Vec<&Value> = records.iter().filter(|a| a["phase"] == "result").collect();
+    assert_eq!(results.len(), 2, "{records:?}");
+    for (result, (decision, text)) in results.iter().zip([
+        (&calls[0], "Echo: through the gate"),
+        (&calls[3], "The sum of 2 and 3 is 5."),
+    ]) {
+        assert_eq!(result["operation_id"], decision["operation_id"], "{result}");
+        assert_eq!(result["tool"], decision["tool"], "{result}");
+        assert_eq!(result["result"]["ok"], true, "{result}");
+        assert_eq!(result["result"]["excerpt"], text, "{result}");
+        assert!(result.get("decision").is_none(), "{result}");
+    }
+    // Kept open across calls, the log still chains.
+    let (ok, out, err) = e.cordon(&["audit", "verify", "--file", &e.p("audit.jsonl")]);
+    assert!(ok, "{out}{err}");
 }
 
 #[test]

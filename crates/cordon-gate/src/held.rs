@@ -1,0 +1,91 @@
+//! What a long-lived gate keeps open between calls: one approval-store connection for
+//! claiming operation ids, and the audit log.
+//!
+//! A one-shot surface (`check`, a hook) makes one call and pays for opening either
+//! once; a surface that judges many calls in one process (the MCP gateway, the decision
+//! service) would otherwise open the store (identity check, WAL pragma, migration check)
+//! and the log (a read of its last line) for every call. Keeping them open changes no
+//! guarantee: the store is SQLite (other processes' writes are seen at the next
+//! statement) and the log re-reads its last record under its file lock before each
+//! append, so records written by other processes in between still chain.
+//!
+//! A handle that fails once is dropped and opened afresh on the next call, so a store
+//! or log replaced on disk is picked up. Clones of a gate do not share the handles.
+
+use cordon_store::{AuditLog, Durability, Store, StoreError};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Handles kept open by one gate.
+#[derive(Default)]
+pub(crate) struct Held {
+    store: Mutex<Option<Store>>,
+    audit: Mutex<Option<(PathBuf, AuditLog)>>,
+}
+
+impl Clone for Held {
+    fn clone(&self) -> Held {
+        Held::default()
+    }
+}
+
+impl std::fmt::Debug for Held {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Held")
+    }
+}
+
+impl Held {
+    /// Run `f` on the kept store connection, opening it with `open` first when there is
+    /// none. A failure drops the connection.
+    pub(crate) fn with_store<T>(
+        &self,
+        open: impl FnOnce() -> Result<Store, StoreError>,
+        f: impl FnOnce(&Store) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let Ok(mut slot) = self.store.lock() else {
+            // A thread panicked while holding it: use a connection of this call's own.
+            return f(&open()?);
+        };
+        let store = match slot.take() {
+            Some(s) => s,
+            None => open()?,
+        };
+        let result = f(&store);
+        if result.is_ok() {
+            *slot = Some(store);
+        }
+        result
+    }
+
+    /// Append `record` to the log at `path` through the kept handle (opened with
+    /// `durability` when there is none, or when the path changed), then make it durable
+    /// as `durability` says: `FsyncEach` syncs in `append`; anything else is written
+    /// without waiting for the disk. A failure drops the handle.
+    pub(crate) fn append(
+        &self,
+        path: &Path,
+        durability: Durability,
+        record: &serde_json::Value,
+    ) -> Result<(), StoreError> {
+        let write = |log: &mut AuditLog| -> Result<(), StoreError> {
+            log.append(record)?;
+            if !matches!(durability, Durability::FsyncEach) {
+                log.flush_unsynced()?;
+            }
+            Ok(())
+        };
+        let Ok(mut slot) = self.audit.lock() else {
+            return write(&mut AuditLog::open(path, durability)?);
+        };
+        let mut log = match slot.take() {
+            Some((p, log)) if p == path => log,
+            _ => AuditLog::open(path, durability)?,
+        };
+        let result = write(&mut log);
+        if result.is_ok() {
+            *slot = Some((path.to_path_buf(), log));
+        }
+        result
+    }
+}
