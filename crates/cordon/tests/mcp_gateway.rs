@@ -550,3 +550,161 @@ fn a_server_that_exits_ends_the_gateway_with_a_message() {
         "{err}"
     );
 }
+
+/// Output of a process read on a thread, to wait for text in.
+struct Screen(std::sync::Arc<std::sync::Mutex<String>>);
+
+impl Screen {
+    fn follow(mut from: impl std::io::Read + Send + 'static) -> Screen {
+        let text = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let sink = std::sync::Arc::clone(&text);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = from.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        Screen(text)
+    }
+
+    /// Wait until `needle` appears `count` times (60 s at most).
+    fn wait_for(&self, needle: &str, count: usize) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while self.0.lock().unwrap().matches(needle).count() < count {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "`{needle}` did not appear {count} times on the terminal:\n{}",
+                self.0.lock().unwrap()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+}
+
+#[test]
+fn with_interactive_an_ask_is_answered_on_the_terminal() {
+    let Some(d) = deps("with_interactive_an_ask_is_answered_on_the_terminal") else {
+        return;
+    };
+    // The gateway gets a controlling terminal from util-linux `script` (the Python SDK
+    // starts servers in a new session, without one), and speaks MCP over two FIFOs.
+    let script = Path::new("/usr/bin/script");
+    if !script.exists() {
+        let ci = std::env::var_os("CI").is_some_and(|v| v == "true");
+        assert!(!ci, "util-linux `script` is missing");
+        eprintln!("skipping: util-linux `script` is missing");
+        return;
+    }
+    let e = Env::new(EVERYTHING_POLICY);
+    for fifo in ["in.fifo", "out.fifo"] {
+        let ok = Command::new("mkfifo")
+            .arg(e.root.join(fifo))
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+    let gw: Vec<String> = e
+        .gateway("everything", &["--interactive"], &everything(&d))
+        .iter()
+        .map(|a| quote(a))
+        .collect();
+    let line = format!(
+        "exec {} <{} >{} 2>{}",
+        gw.join(" "),
+        quote(&e.p("in.fifo")),
+        quote(&e.p("out.fifo")),
+        quote(&e.p("stderr.txt"))
+    );
+    let mut child = Command::new(script)
+        .args(["-q", "-e", "-c", &line, "/dev/null"])
+        .env("HOME", e.p("home"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let screen = Screen::follow(child.stdout.take().unwrap());
+    let mut keys = child.stdin.take().unwrap();
+    let mut to_gw = std::fs::OpenOptions::new()
+        .write(true)
+        .open(e.root.join("in.fifo"))
+        .unwrap();
+    let mut from_gw = BufReader::new(std::fs::File::open(e.root.join("out.fifo")).unwrap());
+    // Owns the write end: dropping it is the client closing the connection.
+    let mut send = move |line: &str| {
+        to_gw.write_all(line.as_bytes()).unwrap();
+        to_gw.write_all(b"\n").unwrap();
+        to_gw.flush().unwrap();
+    };
+    let mut answer = |id: u64| -> Value {
+        loop {
+            let mut l = String::new();
+            assert!(from_gw.read_line(&mut l).unwrap() > 0, "the gateway closed");
+            let v: Value = serde_json::from_str(&l).unwrap();
+            if v["id"] == id {
+                return v;
+            }
+        }
+    };
+    send(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#,
+    );
+    answer(1);
+    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let call = |id: u64, a: u64, b: u64| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"get-sum","arguments":{{"a":{a},"b":{b}}}}}}}"#
+        )
+    };
+    // The first ask: the exact call is on the terminal; allowed once.
+    send(&call(2, 2, 3));
+    screen.wait_for("choose [", 1);
+    {
+        let shown = screen.0.lock().unwrap().clone();
+        assert!(shown.contains("cordon: approval needed"), "{shown}");
+        assert!(shown.contains("mcp__everything__get-sum"), "{shown}");
+    }
+    keys.write_all(b"o\n").unwrap();
+    keys.flush().unwrap();
+    let v = answer(2);
+    assert_ne!(v["result"]["isError"], true, "{v}");
+    assert_eq!(
+        v["result"]["content"][0]["text"],
+        "The sum of 2 and 3 is 5.",
+        "{v}"
+    );
+    // A new call is asked again (once is once), and denied: the server never runs it.
+    send(&call(3, 4, 5));
+    screen.wait_for("choose [", 2);
+    keys.write_all(b"d\n").unwrap();
+    keys.flush().unwrap();
+    let v = answer(3);
+    assert_eq!(v["result"]["isError"], true, "{v}");
+    let text = v["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("cordon denied this call"), "{text}");
+    drop(send);
+    let status = child.wait().unwrap();
+    let stderr = std::fs::read_to_string(e.root.join("stderr.txt")).unwrap_or_default();
+    assert!(status.success(), "{status}\n{stderr}");
+
+    let answers: Vec<(String, String)> = e
+        .audit()
+        .iter()
+        .filter(|a| a["phase"] == "decision" && a["tool"] == "mcp__everything__get-sum")
+        .map(|a| {
+            (
+                a["decision"].as_str().unwrap().to_string(),
+                a["answer"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(answers.len(), 2, "{answers:?}");
+    assert_eq!(answers[0].0, "allow", "{answers:?}");
+    assert_eq!(answers[1].0, "deny", "{answers:?}");
+}
