@@ -1,8 +1,9 @@
 #!/bin/sh
 # Latency that `cordon mcp-gateway` adds to each MCP tools/call: the same client (Python
 # MCP SDK) calls server-everything's `echo` CALLS times directly and through the gateway
-# (an allow rule for the tool, audit log on with an fsync per decision, the approval store
-# opened per call), and prints p50/p99/mean per call in one table.
+# (an allow rule for the tool, every decision and result written to the audit log, each
+# call's operation id claimed in the approval store), and prints p50/p99/mean per call in
+# one table.
 #
 #   sh bench/mcp.sh             # CALLS=500 by default
 #
