@@ -675,8 +675,7 @@ fn with_interactive_an_ask_is_answered_on_the_terminal() {
     let v = answer(2);
     assert_ne!(v["result"]["isError"], true, "{v}");
     assert_eq!(
-        v["result"]["content"][0]["text"],
-        "The sum of 2 and 3 is 5.",
+        v["result"]["content"][0]["text"], "The sum of 2 and 3 is 5.",
         "{v}"
     );
     // A new call is asked again (once is once), and denied: the server never runs it.
