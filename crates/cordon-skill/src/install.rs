@@ -56,7 +56,11 @@ pub fn install(src: &Path, opts: &InstallOptions) -> Result<Installation, SkillE
         .prefix(".cordon-stage-")
         .tempdir_in(&opts.into)
         .map_err(|e| SkillError::io(format!("create a staging directory in {}", opts.into.display()), e))?;
-    let mut inspection = inspect_into(src, &opts.inspect, Some(stage.path()))?;
+    // Files go one level down, so that the staged root can be renamed away while the
+    // staging directory itself stays to be removed.
+    let staging = stage.path().join("pkg");
+    std::fs::create_dir(&staging).map_err(|e| SkillError::io(format!("create {}", staging.display()), e))?;
+    let mut inspection = inspect_into(src, &opts.inspect, Some(&staging))?;
     let mut done = Installation { target: None, diff: None, installed: false, inspection: inspection.clone() };
     let (Some(name), Some(staged)) = (inspection.name().map(str::to_string), inspection.staged_root.clone()) else {
         return Ok(done);

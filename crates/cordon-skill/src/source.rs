@@ -175,7 +175,14 @@ fn walk_zip(path: &Path, max_entries: u64, visit: &mut Visit<'_>) -> Result<(), 
         let mut file = archive
             .by_index(i)
             .map_err(|e| SkillError::not_package(path, format!("entry {i}: {e}")))?;
-        let unix = file.unix_mode();
+        // The raw Unix mode: the zip crate's `unix_mode` clears setuid/setgid/sticky,
+        // which are exactly what must be seen here.
+        let raw = file.external_attributes() >> 16;
+        let unix = if file.system() == zip::System::Unix && raw != 0 {
+            Some(raw)
+        } else {
+            file.unix_mode()
+        };
         let mode = unix.unwrap_or(0o644) & 0o7777;
         let fmt = unix.map(|m| m & 0o170000).unwrap_or(0);
         let name = file.name_raw().to_vec();
