@@ -50,6 +50,9 @@ enum Command {
     /// Convert Claude Code or Codex permission settings into cordon's TOML config.
     #[command(subcommand)]
     Import(cmd::import::ImportCommand),
+    /// Vet a skill package before it is installed, and install it atomically.
+    #[command(subcommand)]
+    Skill(cmd::skill::SkillCommand),
 }
 
 fn main() -> std::process::ExitCode {
@@ -73,6 +76,7 @@ fn main() -> std::process::ExitCode {
         Command::Approvals(c) => cmd::approvals::run(c),
         Command::Changes(c) => cmd::changes::run(c),
         Command::Import(c) => cmd::import::run(c),
+        Command::Skill(c) => cmd::skill::run(c),
     };
     exit::to_exit_code(result)
 }
