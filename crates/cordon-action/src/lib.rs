@@ -21,5 +21,5 @@ mod request;
 mod review;
 
 pub use policy::{ActionLimits, ActionPolicy, CodeFlags, PolicyError, Redirects};
-pub use request::{Access, ActionRequest, NetworkUse, PathUse, RequestError, SideEffect};
+pub use request::{MAX_REQUEST_BYTES, Access, ActionRequest, NetworkUse, PathUse, RequestError, SideEffect};
 pub use review::{Approval, Profile, Review, Verdict, review};

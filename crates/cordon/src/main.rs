@@ -53,6 +53,11 @@ enum Command {
     /// Vet a skill package before it is installed, and install it atomically.
     #[command(subcommand)]
     Skill(cmd::skill::SkillCommand),
+    /// Review a structured action request against an action policy; runs nothing.
+    ReviewAction(cmd::action::ReviewArgs),
+    /// Run an allowed (or approved) action request contained, with a sandbox derived
+    /// from the request.
+    RunAction(Box<cmd::action::RunArgs>),
 }
 
 fn main() -> std::process::ExitCode {
@@ -77,6 +82,8 @@ fn main() -> std::process::ExitCode {
         Command::Changes(c) => cmd::changes::run(c),
         Command::Import(c) => cmd::import::run(c),
         Command::Skill(c) => cmd::skill::run(c),
+        Command::ReviewAction(a) => cmd::action::run_review(a),
+        Command::RunAction(a) => cmd::action::run_action(*a),
     };
     exit::to_exit_code(result)
 }

@@ -1,5 +1,6 @@
 //! One module per subcommand: each defines its clap arguments and a `run` function.
 
+pub mod action;
 pub mod approvals;
 pub mod audit;
 pub mod changes;
