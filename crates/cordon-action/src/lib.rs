@@ -21,5 +21,7 @@ mod request;
 mod review;
 
 pub use policy::{ActionLimits, ActionPolicy, CodeFlags, PolicyError, Redirects};
-pub use request::{MAX_REQUEST_BYTES, Access, ActionRequest, NetworkUse, PathUse, RequestError, SideEffect};
+pub use request::{
+    Access, ActionRequest, MAX_REQUEST_BYTES, NetworkUse, PathUse, RequestError, SideEffect,
+};
 pub use review::{Approval, Profile, Review, Verdict, review};

@@ -130,10 +130,16 @@ impl PathPattern {
         };
         let p = Path::new(base);
         if !p.is_absolute() || base.contains('*') {
-            return Err(format!("path pattern {s:?} must be absolute, with `/**` only at its end"));
+            return Err(format!(
+                "path pattern {s:?} must be absolute, with `/**` only at its end"
+            ));
         }
         let p = cordon_policy::paths::clean(p);
-        Ok(if beneath { PathPattern::Beneath(p) } else { PathPattern::Exact(p) })
+        Ok(if beneath {
+            PathPattern::Beneath(p)
+        } else {
+            PathPattern::Exact(p)
+        })
     }
 
     pub(crate) fn matches(&self, path: &Path) -> bool {
@@ -184,15 +190,27 @@ impl ActionPolicy {
         if !t.workspace.is_absolute() {
             return Err(PolicyError("workspace must be an absolute path".into()));
         }
-        let pats = |v: &[String]| v.iter().map(|s| PathPattern::parse(s)).collect::<Result<Vec<_>, _>>().map_err(PolicyError);
-        let origin = |s: &String| Origin::parse_url(s).map_err(|e| PolicyError(format!("origin {s:?}: {e:?}")));
+        let pats = |v: &[String]| {
+            v.iter()
+                .map(|s| PathPattern::parse(s))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(PolicyError)
+        };
+        let origin = |s: &String| {
+            Origin::parse_url(s).map_err(|e| PolicyError(format!("origin {s:?}: {e:?}")))
+        };
         let mut secrets = BTreeMap::new();
         for (name, dests) in &t.secrets {
-            secrets.insert(name.clone(), dests.iter().map(origin).collect::<Result<Vec<_>, _>>()?);
+            secrets.insert(
+                name.clone(),
+                dests.iter().map(origin).collect::<Result<Vec<_>, _>>()?,
+            );
         }
         for a in &t.side_effects.approve {
             if !["none", "external-read", "external-write", "destructive"].contains(&a.as_str()) {
-                return Err(PolicyError(format!("unknown side effect {a:?} in side_effects.approve")));
+                return Err(PolicyError(format!(
+                    "unknown side effect {a:?} in side_effects.approve"
+                )));
             }
         }
         Ok(ActionPolicy {
@@ -203,7 +221,12 @@ impl ActionPolicy {
             delete: pats(&t.paths.delete)?,
             executables: t.executables.allow,
             code_flags: t.executables.code_flags,
-            origins: t.network.allow.iter().map(origin).collect::<Result<_, _>>()?,
+            origins: t
+                .network
+                .allow
+                .iter()
+                .map(origin)
+                .collect::<Result<_, _>>()?,
             redirects: t.network.redirects,
             secrets,
             approve: t.side_effects.approve,

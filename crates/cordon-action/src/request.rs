@@ -128,9 +128,12 @@ impl ActionRequest {
     /// Parse and validate the JSON text of a request.
     pub fn from_json(text: &str) -> Result<ActionRequest, RequestError> {
         if text.len() > MAX_REQUEST_BYTES {
-            return Err(RequestError(format!("it is larger than {MAX_REQUEST_BYTES} bytes")));
+            return Err(RequestError(format!(
+                "it is larger than {MAX_REQUEST_BYTES} bytes"
+            )));
         }
-        let r: ActionRequest = serde_json::from_str(text).map_err(|e| RequestError(e.to_string()))?;
+        let r: ActionRequest =
+            serde_json::from_str(text).map_err(|e| RequestError(e.to_string()))?;
         if r.argv.is_empty() || r.argv[0].is_empty() {
             return Err(RequestError("argv must name a program".into()));
         }
@@ -141,15 +144,24 @@ impl ActionRequest {
             return Err(RequestError("cwd must be an absolute path".into()));
         }
         if r.actor.trim().is_empty() || r.capability.trim().is_empty() {
-            return Err(RequestError("actor and capability must not be empty".into()));
+            return Err(RequestError(
+                "actor and capability must not be empty".into(),
+            ));
         }
         for c in &r.credentials {
             if c.is_empty() || !c.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                return Err(RequestError(format!("credential name {c:?} is not an environment variable name")));
+                return Err(RequestError(format!(
+                    "credential name {c:?} is not an environment variable name"
+                )));
             }
         }
-        if r.idempotency_key.as_deref().is_some_and(|k| k.trim().is_empty()) {
-            return Err(RequestError("idempotency_key must not be empty when given".into()));
+        if r.idempotency_key
+            .as_deref()
+            .is_some_and(|k| k.trim().is_empty())
+        {
+            return Err(RequestError(
+                "idempotency_key must not be empty when given".into(),
+            ));
         }
         Ok(r)
     }

@@ -101,7 +101,16 @@ const CODE_FLAGS: &[(&str, &[&str])] = &[
     ("lua", &["-e"]),
     ("Rscript", &["-e"]),
     ("osascript", &["-e"]),
-    ("pwsh", &["-c", "-command", "-Command", "-encodedcommand", "-EncodedCommand"]),
+    (
+        "pwsh",
+        &[
+            "-c",
+            "-command",
+            "-Command",
+            "-encodedcommand",
+            "-EncodedCommand",
+        ],
+    ),
     ("awk", &[]),
 ];
 
@@ -113,12 +122,25 @@ const WRAPPERS: &[&str] = &[
 
 /// Review `req` against `policy`, reading file facts (never contents) through `fs`.
 pub fn review(req: &ActionRequest, policy: &ActionPolicy, fs: &dyn FileFacts) -> Review {
-    let mut acc = Acc { verdict: Verdict::Allow, reasons: Vec::new(), approvals: Vec::new() };
-    let mut profile = Profile { writable_dirs: Vec::new(), writable_paths: Vec::new(), network: Vec::new(), env: req.credentials.clone() };
+    let mut acc = Acc {
+        verdict: Verdict::Allow,
+        reasons: Vec::new(),
+        approvals: Vec::new(),
+    };
+    let mut profile = Profile {
+        writable_dirs: Vec::new(),
+        writable_paths: Vec::new(),
+        network: Vec::new(),
+        env: req.credentials.clone(),
+    };
     review_argv(req, policy, &mut acc);
     let cwd = cordon_policy::paths::clean(&req.cwd);
     if !cwd.starts_with(&policy.workspace) {
-        acc.deny(format!("the working directory {} is outside the workspace {}", cwd.display(), policy.workspace.display()));
+        acc.deny(format!(
+            "the working directory {} is outside the workspace {}",
+            cwd.display(),
+            policy.workspace.display()
+        ));
     }
     for u in &req.paths {
         review_path(&u.path, u.access, &cwd, policy, fs, &mut acc, &mut profile);
@@ -135,7 +157,11 @@ pub fn review(req: &ActionRequest, policy: &ActionPolicy, fs: &dyn FileFacts) ->
     Review {
         verdict: acc.verdict,
         reasons: reasons.into_iter().map(|(_, r)| r).collect(),
-        required_approvals: if acc.verdict == Verdict::Ask { acc.approvals } else { Vec::new() },
+        required_approvals: if acc.verdict == Verdict::Ask {
+            acc.approvals
+        } else {
+            Vec::new()
+        },
         profile,
     }
 }
@@ -143,13 +169,28 @@ pub fn review(req: &ActionRequest, policy: &ActionPolicy, fs: &dyn FileFacts) ->
 fn review_argv(req: &ActionRequest, policy: &ActionPolicy, acc: &mut Acc) {
     let prog = &req.argv[0];
     let base = prog.rsplit('/').next().unwrap_or(prog);
-    let allowed = policy.executables.iter().any(|a| if a.contains('/') { a == prog } else { a == prog && !prog.contains('/') });
+    let allowed = policy.executables.iter().any(|a| {
+        if a.contains('/') {
+            a == prog
+        } else {
+            a == prog && !prog.contains('/')
+        }
+    });
     if !allowed {
-        acc.deny(format!("the program {prog:?} is not among the policy's allowed executables"));
+        acc.deny(format!(
+            "the program {prog:?} is not among the policy's allowed executables"
+        ));
     }
     let shown = quote(&req.argv);
     if WRAPPERS.contains(&base) {
-        code_exec(policy, acc, &shown, format!("{base} runs another program named in its arguments, which is arbitrary execution"));
+        code_exec(
+            policy,
+            acc,
+            &shown,
+            format!(
+                "{base} runs another program named in its arguments, which is arbitrary execution"
+            ),
+        );
         return;
     }
     // `python3.12`, `node18` and the like are the same interpreters.
@@ -160,7 +201,13 @@ fn review_argv(req: &ActionRequest, policy: &ActionPolicy, acc: &mut Acc) {
             continue;
         }
         if *interp == "awk" && req.argv.len() > 1 {
-            code_exec(policy, acc, &shown, "awk runs the program text given as its argument, which is arbitrary execution".into());
+            code_exec(
+                policy,
+                acc,
+                &shown,
+                "awk runs the program text given as its argument, which is arbitrary execution"
+                    .into(),
+            );
             return;
         }
         for arg in &req.argv[1..] {
@@ -171,11 +218,22 @@ fn review_argv(req: &ActionRequest, policy: &ActionPolicy, acc: &mut Acc) {
             let hit = flags.iter().any(|f| {
                 arg == f
                     || (f.len() == 2 && arg.starts_with(f) && !arg.starts_with("--"))
-                    || (f.len() == 2 && arg.starts_with('-') && !arg.starts_with("--") && arg[1..].contains(&f[1..]) && arg.len() <= 6)
+                    || (f.len() == 2
+                        && arg.starts_with('-')
+                        && !arg.starts_with("--")
+                        && arg[1..].contains(&f[1..])
+                        && arg.len() <= 6)
                     || (f.starts_with("--") && arg.starts_with(&format!("{f}=")))
             });
             if hit {
-                code_exec(policy, acc, &shown, format!("{base} {arg} runs code given on the command line, which is arbitrary execution"));
+                code_exec(
+                    policy,
+                    acc,
+                    &shown,
+                    format!(
+                        "{base} {arg} runs code given on the command line, which is arbitrary execution"
+                    ),
+                );
                 return;
             }
         }
@@ -185,20 +243,41 @@ fn review_argv(req: &ActionRequest, policy: &ActionPolicy, acc: &mut Acc) {
 fn code_exec(policy: &ActionPolicy, acc: &mut Acc, shown: &str, why: String) {
     match policy.code_flags {
         CodeFlags::Deny => acc.deny(why),
-        CodeFlags::Ask => acc.ask(why, Approval { kind: "code".into(), target: shown.to_string(), consequence: "runs arbitrary code with the action's permissions".into() }),
+        CodeFlags::Ask => acc.ask(
+            why,
+            Approval {
+                kind: "code".into(),
+                target: shown.to_string(),
+                consequence: "runs arbitrary code with the action's permissions".into(),
+            },
+        ),
     }
 }
 
-fn review_path(path: &Path, access: Access, cwd: &Path, policy: &ActionPolicy, fs: &dyn FileFacts, acc: &mut Acc, profile: &mut Profile) {
+fn review_path(
+    path: &Path,
+    access: Access,
+    cwd: &Path,
+    policy: &ActionPolicy,
+    fs: &dyn FileFacts,
+    acc: &mut Acc,
+    profile: &mut Profile,
+) {
     let literal = cordon_policy::paths::clean(&cordon_policy::paths::absolute(path, cwd));
     let (resolved, exists, via_link, problem) = cordon_policy::paths::resolve(&literal, fs);
-    let shown = if resolved == literal { literal.display().to_string() } else { format!("{} (resolves to {})", literal.display(), resolved.display()) };
+    let shown = if resolved == literal {
+        literal.display().to_string()
+    } else {
+        format!("{} (resolves to {})", literal.display(), resolved.display())
+    };
     if let Some(p) = problem {
         acc.deny(format!("{} cannot be resolved: {p}", literal.display()));
         return;
     }
     if via_link && access != Access::Read {
-        acc.deny(format!("{shown} is reached through a symbolic link; a changing action must name the real path"));
+        acc.deny(format!(
+            "{shown} is reached through a symbolic link; a changing action must name the real path"
+        ));
         return;
     }
     let patterns: &[PathPattern] = match access {
@@ -208,28 +287,42 @@ fn review_path(path: &Path, access: Access, cwd: &Path, policy: &ActionPolicy, f
         Access::Delete => &policy.delete,
     };
     // Both spellings must be permitted: the one written and the one the kernel would use.
-    if !(patterns.iter().any(|p| p.matches(&literal)) && patterns.iter().any(|p| p.matches(&resolved))) {
-        acc.deny(format!("the policy does not permit {} of {shown}", access.as_str()));
+    if !(patterns.iter().any(|p| p.matches(&literal))
+        && patterns.iter().any(|p| p.matches(&resolved)))
+    {
+        acc.deny(format!(
+            "the policy does not permit {} of {shown}",
+            access.as_str()
+        ));
         return;
     }
     let kind = fs.metadata(&resolved).map(|m| m.kind);
     if access == Access::Create {
         if exists || kind.is_some() {
-            acc.deny(format!("{shown} already exists; declare `overwrite` to replace it"));
+            acc.deny(format!(
+                "{shown} already exists; declare `overwrite` to replace it"
+            ));
             return;
         }
     } else if !exists || kind.is_none() {
-        acc.deny(format!("{shown} does not exist; {} needs an existing file", access.as_str()));
+        acc.deny(format!(
+            "{shown} does not exist; {} needs an existing file",
+            access.as_str()
+        ));
         return;
     } else if access != Access::Read && kind != Some(FileKind::File) {
-        acc.deny(format!("{shown} is not a regular file; only files may be overwritten or deleted"));
+        acc.deny(format!(
+            "{shown} is not a regular file; only files may be overwritten or deleted"
+        ));
         return;
     }
     if let Some(m) = fs.metadata(&resolved)
         && m.nlink > 1
         && access != Access::Read
     {
-        acc.deny(format!("{shown} has other hard links; changing it would change them too"));
+        acc.deny(format!(
+            "{shown} has other hard links; changing it would change them too"
+        ));
         return;
     }
     match access {
@@ -238,7 +331,11 @@ fn review_path(path: &Path, access: Access, cwd: &Path, policy: &ActionPolicy, f
         Access::Overwrite => acc.note(format!("overwrites {shown}")),
         Access::Delete => acc.ask(
             format!("deletes {shown}"),
-            Approval { kind: "delete".into(), target: resolved.display().to_string(), consequence: "the file is removed; cordon keeps no copy".into() },
+            Approval {
+                kind: "delete".into(),
+                target: resolved.display().to_string(),
+                consequence: "the file is removed; cordon keeps no copy".into(),
+            },
         ),
     }
     if access != Access::Read {
@@ -249,13 +346,21 @@ fn review_path(path: &Path, access: Access, cwd: &Path, policy: &ActionPolicy, f
     }
 }
 
-fn review_network(req: &ActionRequest, policy: &ActionPolicy, acc: &mut Acc, profile: &mut Profile) -> Vec<Origin> {
+fn review_network(
+    req: &ActionRequest,
+    policy: &ActionPolicy,
+    acc: &mut Acc,
+    profile: &mut Profile,
+) -> Vec<Origin> {
     let mut out = Vec::new();
     for n in &req.network {
         let o = match Origin::parse_url(&n.url) {
             Ok(o) => o,
             Err(e) => {
-                acc.deny(format!("{:?} is not an acceptable http(s) URL ({e:?})", cordon_policy::terminal::sanitize_for_terminal(&n.url)));
+                acc.deny(format!(
+                    "{:?} is not an acceptable http(s) URL ({e:?})",
+                    cordon_policy::terminal::sanitize_for_terminal(&n.url)
+                ));
                 continue;
             }
         };
@@ -264,7 +369,9 @@ fn review_network(req: &ActionRequest, policy: &ActionPolicy, acc: &mut Acc, pro
             continue;
         }
         if n.follow_redirects && policy.redirects == Redirects::None {
-            acc.deny(format!("the request to {o} follows redirects, which the policy forbids"));
+            acc.deny(format!(
+                "the request to {o} follows redirects, which the policy forbids"
+            ));
             continue;
         }
         acc.note(format!("{} {o}", n.method.as_deref().unwrap_or("GET")));
@@ -274,10 +381,17 @@ fn review_network(req: &ActionRequest, policy: &ActionPolicy, acc: &mut Acc, pro
     out
 }
 
-fn review_credentials(req: &ActionRequest, policy: &ActionPolicy, origins: &[Origin], acc: &mut Acc) {
+fn review_credentials(
+    req: &ActionRequest,
+    policy: &ActionPolicy,
+    origins: &[Origin],
+    acc: &mut Acc,
+) {
     for c in &req.credentials {
         let Some(dests) = policy.secrets.get(c) else {
-            acc.deny(format!("the credential {c} is not allowed for any destination by the policy"));
+            acc.deny(format!(
+                "the credential {c} is not allowed for any destination by the policy"
+            ));
             continue;
         };
         // The process can send the credential anywhere it can reach: every reachable
@@ -290,32 +404,66 @@ fn review_credentials(req: &ActionRequest, policy: &ActionPolicy, origins: &[Ori
     }
 }
 
-fn review_side_effect(req: &ActionRequest, policy: &ActionPolicy, origins: &[Origin], acc: &mut Acc) {
+fn review_side_effect(
+    req: &ActionRequest,
+    policy: &ActionPolicy,
+    origins: &[Origin],
+    acc: &mut Acc,
+) {
     let effect = req.side_effect;
-    let writes_out = req.network.iter().any(|n| n.method.as_deref().is_some_and(|m| !matches!(m.to_ascii_uppercase().as_str(), "GET" | "HEAD" | "OPTIONS")));
+    let writes_out = req.network.iter().any(|n| {
+        n.method
+            .as_deref()
+            .is_some_and(|m| !matches!(m.to_ascii_uppercase().as_str(), "GET" | "HEAD" | "OPTIONS"))
+    });
     if writes_out && !matches!(effect, SideEffect::ExternalWrite | SideEffect::Destructive) {
-        acc.deny("the request sends a changing HTTP method but declares no external write".to_string());
+        acc.deny(
+            "the request sends a changing HTTP method but declares no external write".to_string(),
+        );
     }
     if matches!(effect, SideEffect::ExternalWrite) && req.idempotency_key.is_none() {
-        acc.deny("an external write needs an idempotency_key, so that a retry cannot repeat it".to_string());
+        acc.deny(
+            "an external write needs an idempotency_key, so that a retry cannot repeat it"
+                .to_string(),
+        );
     }
     if policy.approve.iter().any(|a| a == effect.as_str()) {
         let targets: Vec<String> = origins.iter().map(|o| o.to_string()).collect();
-        let target = if targets.is_empty() { quote(&req.argv) } else { targets.join(", ") };
+        let target = if targets.is_empty() {
+            quote(&req.argv)
+        } else {
+            targets.join(", ")
+        };
         let consequence = match effect {
-            SideEffect::ExternalWrite => format!("changes data outside this machine (idempotency key {})", req.idempotency_key.as_deref().unwrap_or("none")),
+            SideEffect::ExternalWrite => format!(
+                "changes data outside this machine (idempotency key {})",
+                req.idempotency_key.as_deref().unwrap_or("none")
+            ),
             SideEffect::Destructive => "destroys data beyond undoing".to_string(),
             SideEffect::ExternalRead => "reads data from outside this machine".to_string(),
             SideEffect::None => "no effect beyond the declared paths".to_string(),
         };
-        acc.ask(format!("the policy asks a human to approve {} actions", effect.as_str()), Approval { kind: "side-effect".into(), target, consequence });
+        acc.ask(
+            format!(
+                "the policy asks a human to approve {} actions",
+                effect.as_str()
+            ),
+            Approval {
+                kind: "side-effect".into(),
+                target,
+                consequence,
+            },
+        );
     }
 }
 
 fn quote(argv: &[String]) -> String {
     argv.iter()
         .map(|a| {
-            if !a.is_empty() && a.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c)) {
+            if !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c))
+            {
                 a.clone()
             } else {
                 format!("'{}'", a.replace('\'', "'\\''"))

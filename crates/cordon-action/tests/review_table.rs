@@ -131,16 +131,25 @@ table! {
 #[test]
 fn code_flags_can_be_asked_about_with_the_exact_code() {
     let policy = POLICY.replace("code_flags = \"deny\"", "code_flags = \"ask\"");
-    let r = judge_with(&policy, json!({"argv": ["python3", "-c", "import os; os.remove('x')"]}));
+    let r = judge_with(
+        &policy,
+        json!({"argv": ["python3", "-c", "import os; os.remove('x')"]}),
+    );
     assert_eq!(r.verdict, Verdict::Ask);
     assert_eq!(r.required_approvals[0].kind, "code");
-    assert!(r.required_approvals[0].target.contains("os.remove"), "{:?}", r.required_approvals);
+    assert!(
+        r.required_approvals[0].target.contains("os.remove"),
+        "{:?}",
+        r.required_approvals
+    );
 }
 
 #[test]
 fn approvals_show_the_actual_target_and_consequence() {
-    let r = judge(json!({"side_effect": "external-write", "idempotency_key": "k-1",
-                         "network": [{"url": "HTTPS://api.example.com/v1/items", "method": "POST"}]}));
+    let r = judge(
+        json!({"side_effect": "external-write", "idempotency_key": "k-1",
+                         "network": [{"url": "HTTPS://api.example.com/v1/items", "method": "POST"}]}),
+    );
     let a = &r.required_approvals[0];
     assert_eq!(a.target, "https://api.example.com:443");
     assert!(a.consequence.contains("k-1"), "{a:?}");
@@ -150,11 +159,19 @@ fn approvals_show_the_actual_target_and_consequence() {
 
 #[test]
 fn the_profile_comes_from_the_request() {
-    let r = judge(json!({"paths": [{"path": "/w/out/new.txt", "access": "create"}, {"path": "/w/src/a.txt", "access": "read"}],
-                         "credentials": ["API_TOKEN"], "network": [{"url": "https://api.example.com/"}]}));
+    let r = judge(
+        json!({"paths": [{"path": "/w/out/new.txt", "access": "create"}, {"path": "/w/src/a.txt", "access": "read"}],
+                         "credentials": ["API_TOKEN"], "network": [{"url": "https://api.example.com/"}]}),
+    );
     assert_eq!(r.verdict, Verdict::Allow, "{r:#?}");
-    assert_eq!(r.profile.writable_paths, vec![std::path::PathBuf::from("/w/out/new.txt")]);
-    assert_eq!(r.profile.writable_dirs, vec![std::path::PathBuf::from("/w/out")]);
+    assert_eq!(
+        r.profile.writable_paths,
+        vec![std::path::PathBuf::from("/w/out/new.txt")]
+    );
+    assert_eq!(
+        r.profile.writable_dirs,
+        vec![std::path::PathBuf::from("/w/out")]
+    );
     assert_eq!(r.profile.network, vec!["api.example.com:443".to_string()]);
     assert_eq!(r.profile.env, vec!["API_TOKEN".to_string()]);
 }
@@ -173,5 +190,7 @@ fn invalid_requests_and_policies() {
     }
     assert!(ActionPolicy::from_toml("workspace = \"rel\"").is_err());
     assert!(ActionPolicy::from_toml("workspace = \"/w\"\n[paths]\nread = [\"*.txt\"]").is_err());
-    assert!(ActionPolicy::from_toml("workspace = \"/w\"\n[network]\nallow = [\"ftp://x\"]").is_err());
+    assert!(
+        ActionPolicy::from_toml("workspace = \"/w\"\n[network]\nallow = [\"ftp://x\"]").is_err()
+    );
 }

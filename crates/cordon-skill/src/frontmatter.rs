@@ -113,7 +113,8 @@ mod tests {
 
     #[test]
     fn flow_list_and_missing_end() {
-        let fm = FrontMatter::parse("---\nname: a\nscripts: [x.sh, y.sh]\n---\n").unwrap_or_default();
+        let fm =
+            FrontMatter::parse("---\nname: a\nscripts: [x.sh, y.sh]\n---\n").unwrap_or_default();
         assert_eq!(fm.scripts, vec!["x.sh", "y.sh"]);
         assert_eq!(FrontMatter::parse("---\nname: a\n"), None);
         assert_eq!(FrontMatter::parse("# no front matter"), None);

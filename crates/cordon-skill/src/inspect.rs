@@ -90,7 +90,13 @@ struct State<'a> {
 }
 
 impl State<'_> {
-    fn find(&mut self, check: Check, verdict: Verdict, entry: Option<&str>, msg: impl Into<String>) {
+    fn find(
+        &mut self,
+        check: Check,
+        verdict: Verdict,
+        entry: Option<&str>,
+        msg: impl Into<String>,
+    ) {
         if verdict == Verdict::Refuse {
             self.refused = true;
         }
@@ -101,8 +107,12 @@ impl State<'_> {
         self.entries += 1;
         if self.entries > self.opts.limits.max_entries {
             let max = self.opts.limits.max_entries;
-            self.find(Check::Limit, Verdict::Refuse, None, format!(
-                "the package has more than {max} entries; inspection stopped there"));
+            self.find(
+                Check::Limit,
+                Verdict::Refuse,
+                None,
+                format!("the package has more than {max} entries; inspection stopped there"),
+            );
             return Ok(Flow::Stop);
         }
         let raw_shown = shown_bytes(&meta.name);
@@ -123,26 +133,48 @@ impl State<'_> {
             let msg = if *prev == name {
                 "the package holds two entries with this name".to_string()
             } else {
-                format!("this name and {prev:?} are the same file on case-insensitive or normalizing file systems")
+                format!(
+                    "this name and {prev:?} are the same file on case-insensitive or normalizing file systems"
+                )
             };
             self.find(Check::Collision, Verdict::Refuse, Some(&name), msg);
             return Ok(Flow::Continue);
         }
         self.keys.insert(key, name.clone());
         if meta.mode & 0o7000 != 0 {
-            self.find(Check::Mode, Verdict::Refuse, Some(&name), format!(
-                "the entry has setuid, setgid or sticky bits (mode {:o})", meta.mode));
+            self.find(
+                Check::Mode,
+                Verdict::Refuse,
+                Some(&name),
+                format!(
+                    "the entry has setuid, setgid or sticky bits (mode {:o})",
+                    meta.mode
+                ),
+            );
         }
-        if let Some(anc) = ancestors(&name).find(|a| self.symlinks.contains_key(*a) || self.files.contains_key(*a)) {
-            self.find(Check::EntryKind, Verdict::Refuse, Some(&name), format!(
-                "the entry lies beneath {anc:?}, which is a link or a file (symlink-then-write)"));
+        if let Some(anc) =
+            ancestors(&name).find(|a| self.symlinks.contains_key(*a) || self.files.contains_key(*a))
+        {
+            self.find(
+                Check::EntryKind,
+                Verdict::Refuse,
+                Some(&name),
+                format!(
+                    "the entry lies beneath {anc:?}, which is a link or a file (symlink-then-write)"
+                ),
+            );
             return Ok(Flow::Continue);
         }
         match meta.kind {
             Kind::File => return self.file(name, meta.mode, content),
             Kind::Dir => {
                 if self.files.contains_key(&name) {
-                    self.find(Check::Collision, Verdict::Refuse, Some(&name), "a file and a directory share this name");
+                    self.find(
+                        Check::Collision,
+                        Verdict::Refuse,
+                        Some(&name),
+                        "a file and a directory share this name",
+                    );
                 }
                 self.add_dirs(&name, true)?;
             }
@@ -155,12 +187,36 @@ impl State<'_> {
                 }
                 self.symlinks.insert(name, target);
             }
-            Kind::HardLink(_) => self.find(Check::EntryKind, Verdict::Refuse, Some(&name),
-                "hard links are refused (one may alias a file outside the package)"),
-            Kind::Device => self.find(Check::EntryKind, Verdict::Refuse, Some(&name), "device entries are refused"),
-            Kind::Fifo => self.find(Check::EntryKind, Verdict::Refuse, Some(&name), "FIFO entries are refused"),
-            Kind::Socket => self.find(Check::EntryKind, Verdict::Refuse, Some(&name), "socket entries are refused"),
-            Kind::Other(what) => self.find(Check::EntryKind, Verdict::Refuse, Some(&name), format!("{what} is not a file, directory or link")),
+            Kind::HardLink(_) => self.find(
+                Check::EntryKind,
+                Verdict::Refuse,
+                Some(&name),
+                "hard links are refused (one may alias a file outside the package)",
+            ),
+            Kind::Device => self.find(
+                Check::EntryKind,
+                Verdict::Refuse,
+                Some(&name),
+                "device entries are refused",
+            ),
+            Kind::Fifo => self.find(
+                Check::EntryKind,
+                Verdict::Refuse,
+                Some(&name),
+                "FIFO entries are refused",
+            ),
+            Kind::Socket => self.find(
+                Check::EntryKind,
+                Verdict::Refuse,
+                Some(&name),
+                "socket entries are refused",
+            ),
+            Kind::Other(what) => self.find(
+                Check::EntryKind,
+                Verdict::Refuse,
+                Some(&name),
+                format!("{what} is not a file, directory or link"),
+            ),
         }
         Ok(Flow::Continue)
     }
@@ -171,14 +227,25 @@ impl State<'_> {
         }
         if let (Some(stage), false, true) = (self.stage, self.refused, itself) {
             let p = stage.join(name);
-            std::fs::create_dir_all(&p).map_err(|e| SkillError::io(format!("create {}", p.display()), e))?;
+            std::fs::create_dir_all(&p)
+                .map_err(|e| SkillError::io(format!("create {}", p.display()), e))?;
         }
         Ok(())
     }
 
-    fn file(&mut self, name: String, mode: u32, content: &mut dyn Read) -> Result<Flow, SkillError> {
+    fn file(
+        &mut self,
+        name: String,
+        mode: u32,
+        content: &mut dyn Read,
+    ) -> Result<Flow, SkillError> {
         if self.dirs.contains(&name) {
-            self.find(Check::Collision, Verdict::Refuse, Some(&name), "a file and a directory share this name");
+            self.find(
+                Check::Collision,
+                Verdict::Refuse,
+                Some(&name),
+                "a file and a directory share this name",
+            );
             return Ok(Flow::Continue);
         }
         self.add_dirs(&name, false)?;
@@ -186,9 +253,13 @@ impl State<'_> {
             (Some(stage), false) => {
                 let p = stage.join(&name);
                 if let Some(parent) = p.parent() {
-                    std::fs::create_dir_all(parent).map_err(|e| SkillError::io(format!("create {}", parent.display()), e))?;
+                    std::fs::create_dir_all(parent)
+                        .map_err(|e| SkillError::io(format!("create {}", parent.display()), e))?;
                 }
-                let f = std::fs::OpenOptions::new().write(true).create_new(true).open(&p)
+                let f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&p)
                     .map_err(|e| SkillError::io(format!("stage {}", p.display()), e))?;
                 Some(std::io::BufWriter::new(f))
             }
@@ -199,7 +270,11 @@ impl State<'_> {
         let mut text: Vec<u8> = Vec::new();
         let mut head: Vec<u8> = Vec::new();
         let mut hash = Sha256::new();
-        let mut reader = Counted::new(content, self.opts.limits.max_file_bytes, &mut self.total_left);
+        let mut reader = Counted::new(
+            content,
+            self.opts.limits.max_file_bytes,
+            &mut self.total_left,
+        );
         let mut buf = vec![0u8; 64 * 1024];
         let result: Result<(), std::io::Error> = loop {
             let n = match reader.read(&mut buf) {
@@ -220,33 +295,50 @@ impl State<'_> {
                 keep = false;
                 text = b"\0too-large".to_vec();
             }
-            if let Some(w) = out.as_mut() {
-                if let Err(e) = w.write_all(chunk) {
-                    return Err(SkillError::io(format!("stage {name}"), e));
-                }
+            if let Some(w) = out.as_mut()
+                && let Err(e) = w.write_all(chunk)
+            {
+                return Err(SkillError::io(format!("stage {name}"), e));
             }
         };
         let overrun = reader.overrun;
         let size = reader.read;
         if let Err(e) = result {
             let msg = match overrun {
-                Some(Overrun::File) => format!("the file unpacks to more than {} bytes (counted while inflating; the header's size is not trusted); inspection stopped", self.opts.limits.max_file_bytes),
-                Some(Overrun::Total) => format!("the package unpacks to more than {} bytes (counted while inflating); inspection stopped", self.opts.limits.max_total_bytes),
+                Some(Overrun::File) => format!(
+                    "the file unpacks to more than {} bytes (counted while inflating; the header's size is not trusted); inspection stopped",
+                    self.opts.limits.max_file_bytes
+                ),
+                Some(Overrun::Total) => format!(
+                    "the package unpacks to more than {} bytes (counted while inflating); inspection stopped",
+                    self.opts.limits.max_total_bytes
+                ),
                 None => format!("the entry cannot be read: {e}"),
             };
             self.find(Check::Limit, Verdict::Refuse, Some(&name), msg);
             return Ok(Flow::Stop);
         }
         if let Some(w) = out.as_mut() {
-            w.flush().map_err(|e| SkillError::io(format!("stage {name}"), e))?;
+            w.flush()
+                .map_err(|e| SkillError::io(format!("stage {name}"), e))?;
         }
         if let Some(what) = archive_magic(&head) {
-            self.find(Check::NestedArchive, Verdict::Refuse, Some(&name), format!(
-                "the file is a {what}; nested archives are not unpacked or installed"));
+            self.find(
+                Check::NestedArchive,
+                Verdict::Refuse,
+                Some(&name),
+                format!("the file is a {what}; nested archives are not unpacked or installed"),
+            );
         }
         if text.starts_with(b"\0too-large") {
-            self.find(Check::Command, Verdict::Review, Some(&name), format!(
-                "the file is too large ({size} bytes) for the static review; read it yourself"));
+            self.find(
+                Check::Command,
+                Verdict::Review,
+                Some(&name),
+                format!(
+                    "the file is too large ({size} bytes) for the static review; read it yourself"
+                ),
+            );
         } else if keep {
             match String::from_utf8(text) {
                 Ok(t) => { self.texts.insert(name.clone(), t); }
@@ -260,7 +352,11 @@ impl State<'_> {
 }
 
 /// Inspect, staging files under `stage` when given.
-pub(crate) fn inspect_into(src: &Path, opts: &InspectOptions, stage: Option<&Path>) -> Result<Inspection, SkillError> {
+pub(crate) fn inspect_into(
+    src: &Path,
+    opts: &InspectOptions,
+    stage: Option<&Path>,
+) -> Result<Inspection, SkillError> {
     let kind = sniff(src)?;
     let mut st = State {
         opts,
@@ -275,15 +371,30 @@ pub(crate) fn inspect_into(src: &Path, opts: &InspectOptions, stage: Option<&Pat
         texts: BTreeMap::new(),
         refused: false,
     };
-    walk(src, kind, opts.limits.max_entries, &mut |m, r| st.visit(m, r))?;
+    walk(src, kind, opts.limits.max_entries, &mut |m, r| {
+        st.visit(m, r)
+    })?;
     let unpacked = opts.limits.max_total_bytes - st.total_left;
     let entries = st.entries;
     let (prefix, front_matter) = entry_point(&mut st);
     let strip = |p: &str| p.strip_prefix(&prefix).unwrap_or(p).to_string();
-    let scripts: BTreeSet<String> = front_matter.as_ref().map(|f| f.scripts.iter().filter_map(|s| check_name(s.as_bytes(), 1024).ok()).collect()).unwrap_or_default();
+    let scripts: BTreeSet<String> = front_matter
+        .as_ref()
+        .map(|f| {
+            f.scripts
+                .iter()
+                .filter_map(|s| check_name(s.as_bytes(), 1024).ok())
+                .collect()
+        })
+        .unwrap_or_default();
     for s in &scripts {
         if !st.files.contains_key(&format!("{prefix}{s}")) {
-            st.find(Check::Mode, Verdict::Review, Some(s), "SKILL.md declares this script, but the package has no such file");
+            st.find(
+                Check::Mode,
+                Verdict::Review,
+                Some(s),
+                "SKILL.md declares this script, but the package has no such file",
+            );
         }
     }
     let mut files = Vec::new();
@@ -291,12 +402,25 @@ pub(crate) fn inspect_into(src: &Path, opts: &InspectOptions, stage: Option<&Pat
         let rel = strip(&path);
         let script = scripts.contains(&rel);
         if mode & 0o111 != 0 && !script {
-            st.find(Check::Mode, Verdict::Pass, Some(&rel), "executable bit dropped: SKILL.md does not declare this file a script");
+            st.find(
+                Check::Mode,
+                Verdict::Pass,
+                Some(&rel),
+                "executable bit dropped: SKILL.md does not declare this file a script",
+            );
         }
-        files.push(FileRecord { path: rel, sha256, mode: if script { 0o755 } else { 0o644 }, script });
+        files.push(FileRecord {
+            path: rel,
+            sha256,
+            mode: if script { 0o755 } else { 0o644 },
+            script,
+        });
     }
     let symlinks = check_symlinks(&mut st, &prefix, &files);
-    let texts: Vec<(String, String)> = std::mem::take(&mut st.texts).into_iter().map(|(p, t)| (strip(&p), t)).collect();
+    let texts: Vec<(String, String)> = std::mem::take(&mut st.texts)
+        .into_iter()
+        .map(|(p, t)| (strip(&p), t))
+        .collect();
     let mut review = crate::review::review(&texts, &scripts);
     st.findings.append(&mut review);
     let staged_root = match (stage, st.refused) {
@@ -321,31 +445,65 @@ pub(crate) fn inspect_into(src: &Path, opts: &InspectOptions, stage: Option<&Pat
 fn entry_point(st: &mut State<'_>) -> (String, Option<FrontMatter>) {
     let mut prefix = String::new();
     if !st.files.contains_key("SKILL.md") {
-        let tops: BTreeSet<&str> = st.keys.values().map(|n| n.split('/').next().unwrap_or(n)).collect();
-        if let [top] = tops.into_iter().collect::<Vec<_>>()[..] {
-            if st.files.contains_key(&format!("{top}/SKILL.md")) {
-                prefix = format!("{top}/");
-            }
+        let tops: BTreeSet<&str> = st
+            .keys
+            .values()
+            .map(|n| n.split('/').next().unwrap_or(n))
+            .collect();
+        if let [top] = tops.into_iter().collect::<Vec<_>>()[..]
+            && st.files.contains_key(&format!("{top}/SKILL.md"))
+        {
+            prefix = format!("{top}/");
         }
     }
     let entry = format!("{prefix}SKILL.md");
     if !st.files.contains_key(&entry) {
-        st.find(Check::EntryPoint, Verdict::Refuse, None, "there is no SKILL.md at the package root (or in its one top directory)");
+        st.find(
+            Check::EntryPoint,
+            Verdict::Refuse,
+            None,
+            "there is no SKILL.md at the package root (or in its one top directory)",
+        );
         return (prefix, None);
     }
     let Some(text) = st.texts.get(&entry) else {
-        st.find(Check::EntryPoint, Verdict::Refuse, Some("SKILL.md"), "SKILL.md is not UTF-8 text of a reviewable size");
+        st.find(
+            Check::EntryPoint,
+            Verdict::Refuse,
+            Some("SKILL.md"),
+            "SKILL.md is not UTF-8 text of a reviewable size",
+        );
         return (prefix, None);
     };
     let Some(fm) = FrontMatter::parse(text) else {
-        st.find(Check::EntryPoint, Verdict::Refuse, Some("SKILL.md"), "SKILL.md has no front matter (a `---` block with `name:`) at its top");
+        st.find(
+            Check::EntryPoint,
+            Verdict::Refuse,
+            Some("SKILL.md"),
+            "SKILL.md has no front matter (a `---` block with `name:`) at its top",
+        );
         return (prefix, None);
     };
     match fm.name.as_deref() {
-        None => st.find(Check::EntryPoint, Verdict::Refuse, Some("SKILL.md"), "the front matter of SKILL.md has no `name`"),
+        None => st.find(
+            Check::EntryPoint,
+            Verdict::Refuse,
+            Some("SKILL.md"),
+            "the front matter of SKILL.md has no `name`",
+        ),
         Some(n) => match name_problem(n) {
-            Some(why) => st.find(Check::EntryPoint, Verdict::Refuse, Some("SKILL.md"), format!("invalid name {:?}: {why}", crate::report::shown(n))),
-            None => st.find(Check::EntryPoint, Verdict::Pass, Some("SKILL.md"), format!("entry point found; the package installs as {n}/")),
+            Some(why) => st.find(
+                Check::EntryPoint,
+                Verdict::Refuse,
+                Some("SKILL.md"),
+                format!("invalid name {:?}: {why}", crate::report::shown(n)),
+            ),
+            None => st.find(
+                Check::EntryPoint,
+                Verdict::Pass,
+                Some("SKILL.md"),
+                format!("entry point found; the package installs as {n}/"),
+            ),
         },
     }
     (prefix, Some(fm))
@@ -362,17 +520,43 @@ fn check_symlinks(st: &mut State<'_>, prefix: &str, files: &[FileRecord]) -> Vec
         let parent = rel.rsplit_once('/').map(|(p, _)| p).unwrap_or("");
         let resolved = resolve_inside(parent, target);
         let verdict = match &resolved {
-            None => Err("its target leaves the package (absolute, `..` past the root, or odd characters)".to_string()),
-            Some(r) if links.contains_key(&format!("{prefix}{r}")) || ancestors(r).any(|a| links.contains_key(&format!("{prefix}{a}"))) => Err("its target is reached through another link".to_string()),
-            Some(r) if files.iter().any(|f| f.path == *r) || st.dirs.contains(&format!("{prefix}{r}")) => Ok(()),
+            None => Err(
+                "its target leaves the package (absolute, `..` past the root, or odd characters)"
+                    .to_string(),
+            ),
+            Some(r)
+                if links.contains_key(&format!("{prefix}{r}"))
+                    || ancestors(r).any(|a| links.contains_key(&format!("{prefix}{a}"))) =>
+            {
+                Err("its target is reached through another link".to_string())
+            }
+            Some(r)
+                if files.iter().any(|f| f.path == *r)
+                    || st.dirs.contains(&format!("{prefix}{r}")) =>
+            {
+                Ok(())
+            }
             Some(_) => Err("its target is not an entry of the package".to_string()),
         };
         match verdict {
             Ok(()) => {
-                st.find(Check::EntryKind, Verdict::Pass, Some(rel), format!("internal link to {target:?}"));
+                st.find(
+                    Check::EntryKind,
+                    Verdict::Pass,
+                    Some(rel),
+                    format!("internal link to {target:?}"),
+                );
                 ok.push((rel.to_string(), target.clone()));
             }
-            Err(why) => st.find(Check::EntryKind, Verdict::Refuse, Some(rel), format!("symbolic link to {:?} refused: {why}", crate::report::shown(target))),
+            Err(why) => st.find(
+                Check::EntryKind,
+                Verdict::Refuse,
+                Some(rel),
+                format!(
+                    "symbolic link to {:?} refused: {why}",
+                    crate::report::shown(target)
+                ),
+            ),
         }
     }
     ok
@@ -381,21 +565,32 @@ fn check_symlinks(st: &mut State<'_>, prefix: &str, files: &[FileRecord]) -> Vec
 /// Resolve `target` lexically from directory `parent` (both package-relative); `None`
 /// when it would leave the package.
 fn resolve_inside(parent: &str, target: &str) -> Option<String> {
-    if target.is_empty() || target.starts_with('/') || target.contains('\\') || target.chars().any(char::is_control) {
+    if target.is_empty()
+        || target.starts_with('/')
+        || target.contains('\\')
+        || target.chars().any(char::is_control)
+    {
         return None;
     }
     let mut parts: Vec<&str> = parent.split('/').filter(|p| !p.is_empty()).collect();
     for c in target.split('/') {
         match c {
             "" | "." => {}
-            ".." => { parts.pop()?; }
+            ".." => {
+                parts.pop()?;
+            }
             c => parts.push(c),
         }
     }
     (!parts.is_empty()).then(|| parts.join("/"))
 }
 
-fn finish_stage(stage: &Path, prefix: &str, files: &[FileRecord], links: &[(String, String)]) -> Result<PathBuf, SkillError> {
+fn finish_stage(
+    stage: &Path,
+    prefix: &str,
+    files: &[FileRecord],
+    links: &[(String, String)],
+) -> Result<PathBuf, SkillError> {
     use std::os::unix::fs::PermissionsExt;
     let root = stage.join(prefix.trim_end_matches('/'));
     for f in files {
@@ -406,7 +601,8 @@ fn finish_stage(stage: &Path, prefix: &str, files: &[FileRecord], links: &[(Stri
     // Links last: no file was written through one.
     for (path, target) in links {
         let p = root.join(path);
-        std::os::unix::fs::symlink(target, &p).map_err(|e| SkillError::io(format!("create link {}", p.display()), e))?;
+        std::os::unix::fs::symlink(target, &p)
+            .map_err(|e| SkillError::io(format!("create link {}", p.display()), e))?;
     }
     Ok(root)
 }
@@ -416,9 +612,20 @@ fn ancestors(name: &str) -> impl Iterator<Item = &str> {
 }
 
 fn reviewable(base: &str) -> bool {
-    const EXT: [&str; 14] = ["sh", "bash", "zsh", "py", "js", "mjs", "cjs", "ts", "rb", "pl", "ps1", "php", "lua", "md"];
-    const NAMES: [&str; 5] = ["package.json", "setup.py", "pyproject.toml", "Makefile", "setup.cfg"];
-    NAMES.contains(&base) || base.rsplit_once('.').is_some_and(|(_, e)| EXT.contains(&e.to_ascii_lowercase().as_str()))
+    const EXT: [&str; 14] = [
+        "sh", "bash", "zsh", "py", "js", "mjs", "cjs", "ts", "rb", "pl", "ps1", "php", "lua", "md",
+    ];
+    const NAMES: [&str; 5] = [
+        "package.json",
+        "setup.py",
+        "pyproject.toml",
+        "Makefile",
+        "setup.cfg",
+    ];
+    NAMES.contains(&base)
+        || base
+            .rsplit_once('.')
+            .is_some_and(|(_, e)| EXT.contains(&e.to_ascii_lowercase().as_str()))
 }
 
 fn archive_magic(head: &[u8]) -> Option<&'static str> {

@@ -88,7 +88,7 @@ mod tests {
 
     #[test]
     fn stops_one_byte_past_the_file_limit() {
-        let data = vec![0u8; 100];
+        let data = [0u8; 100];
         let mut total = 1000;
         let mut c = Counted::new(&data[..], 99, &mut total);
         let mut out = Vec::new();
@@ -98,7 +98,7 @@ mod tests {
 
     #[test]
     fn exactly_at_the_limit_passes() {
-        let data = vec![0u8; 100];
+        let data = [0u8; 100];
         let mut total = 100;
         let mut c = Counted::new(&data[..], 100, &mut total);
         let mut out = Vec::new();
@@ -109,10 +109,14 @@ mod tests {
 
     #[test]
     fn total_limit_is_shared() {
-        let data = vec![0u8; 60];
+        let data = [0u8; 60];
         let mut total = 100;
         let mut out = Vec::new();
-        assert!(Counted::new(&data[..], 1000, &mut total).read_to_end(&mut out).is_ok());
+        assert!(
+            Counted::new(&data[..], 1000, &mut total)
+                .read_to_end(&mut out)
+                .is_ok()
+        );
         let mut c = Counted::new(&data[..], 1000, &mut total);
         assert!(c.read_to_end(&mut out).is_err());
         assert_eq!(c.overrun, Some(Overrun::Total));

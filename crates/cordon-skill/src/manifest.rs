@@ -79,25 +79,41 @@ pub struct Diff {
 impl Diff {
     /// Compare the installed manifest with the new one.
     pub fn between(old: &Manifest, new: &Manifest) -> Diff {
-        let old_files: BTreeMap<&str, &FileRecord> = old.files.iter().map(|f| (f.path.as_str(), f)).collect();
-        let new_files: BTreeMap<&str, &FileRecord> = new.files.iter().map(|f| (f.path.as_str(), f)).collect();
+        let old_files: BTreeMap<&str, &FileRecord> =
+            old.files.iter().map(|f| (f.path.as_str(), f)).collect();
+        let new_files: BTreeMap<&str, &FileRecord> =
+            new.files.iter().map(|f| (f.path.as_str(), f)).collect();
         let mut entries = Vec::new();
         for (path, f) in &new_files {
             match old_files.get(path) {
-                None => entries.push(DiffEntry { path: path.to_string(), change: Change::Added, script: f.script }),
-                Some(o) if o.sha256 != f.sha256 || o.mode != f.mode => {
-                    entries.push(DiffEntry { path: path.to_string(), change: Change::Changed, script: f.script })
-                }
+                None => entries.push(DiffEntry {
+                    path: path.to_string(),
+                    change: Change::Added,
+                    script: f.script,
+                }),
+                Some(o) if o.sha256 != f.sha256 || o.mode != f.mode => entries.push(DiffEntry {
+                    path: path.to_string(),
+                    change: Change::Changed,
+                    script: f.script,
+                }),
                 Some(_) => {}
             }
         }
         for (path, f) in &old_files {
             if !new_files.contains_key(path) {
-                entries.push(DiffEntry { path: path.to_string(), change: Change::Removed, script: f.script });
+                entries.push(DiffEntry {
+                    path: path.to_string(),
+                    change: Change::Removed,
+                    script: f.script,
+                });
             }
         }
         if old.symlinks != new.symlinks {
-            entries.push(DiffEntry { path: "(symbolic links)".into(), change: Change::Changed, script: false });
+            entries.push(DiffEntry {
+                path: "(symbolic links)".into(),
+                change: Change::Changed,
+                script: false,
+            });
         }
         entries.sort_by(|a, b| {
             let rank = |e: &DiffEntry| !(e.script && e.change != Change::Removed);
@@ -108,7 +124,9 @@ impl Diff {
 
     /// Scripts that are new or changed: the upgrade runs code not reviewed before.
     pub fn scripts_changed(&self) -> impl Iterator<Item = &DiffEntry> {
-        self.entries.iter().filter(|e| e.script && e.change != Change::Removed)
+        self.entries
+            .iter()
+            .filter(|e| e.script && e.change != Change::Removed)
     }
 
     /// Nothing differs.

@@ -51,7 +51,11 @@ pub(crate) fn check(raw: &[u8], max_bytes: usize) -> Result<String, String> {
 /// The key under which two names are the same file on a case-insensitive or
 /// normalizing file system (macOS, Windows): Unicode NFC, then lower case.
 pub(crate) fn collision_key(name: &str) -> String {
-    name.nfc().flat_map(char::to_lowercase).collect::<String>().nfc().collect()
+    name.nfc()
+        .flat_map(char::to_lowercase)
+        .collect::<String>()
+        .nfc()
+        .collect()
 }
 
 #[cfg(test)]
@@ -86,7 +90,10 @@ mod tests {
 
     #[test]
     fn plain_names_are_kept_and_dots_dropped() {
-        assert_eq!(check(b"./scripts/run.sh", 1024).as_deref(), Ok("scripts/run.sh"));
+        assert_eq!(
+            check(b"./scripts/run.sh", 1024).as_deref(),
+            Ok("scripts/run.sh")
+        );
         assert_eq!(check(b"dir/", 1024).as_deref(), Ok("dir"));
         assert_eq!(check(b".hidden", 1024).as_deref(), Ok(".hidden"));
     }

@@ -105,7 +105,12 @@ pub struct Finding {
 }
 
 impl Finding {
-    pub(crate) fn new(check: Check, verdict: Verdict, entry: Option<&str>, msg: impl Into<String>) -> Self {
+    pub(crate) fn new(
+        check: Check,
+        verdict: Verdict,
+        entry: Option<&str>,
+        msg: impl Into<String>,
+    ) -> Self {
         Finding {
             check,
             verdict,

@@ -23,7 +23,10 @@ fn setup(req: &serde_json::Value) -> (tempfile::TempDir, String, String) {
     let p = tmp.path().join("policy.toml");
     std::fs::write(&r, req.to_string()).unwrap();
     std::fs::write(&p, POLICY).unwrap();
-    let (r, p) = (r.to_str().unwrap().to_string(), p.to_str().unwrap().to_string());
+    let (r, p) = (
+        r.to_str().unwrap().to_string(),
+        p.to_str().unwrap().to_string(),
+    );
     (tmp, r, p)
 }
 
@@ -35,23 +38,46 @@ fn req(argv: &[&str], effect: &str, key: Option<&str>) -> serde_json::Value {
 
 fn run(req: &serde_json::Value) -> (i32, serde_json::Value) {
     let (_t, r, p) = setup(req);
-    let o = Command::new(env!("CARGO_BIN_EXE_cordon")).args(["review-action", &r, "--policy", &p]).output().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .args(["review-action", &r, "--policy", &p])
+        .output()
+        .unwrap();
     let v = serde_json::from_slice(&o.stdout).unwrap_or(serde_json::Value::Null);
     (o.status.code().unwrap(), v)
 }
 
 #[test]
 fn exit_codes_per_verdict() {
-    let (code, v) = run(&req(&["curl", "https://api.example.com/v1"], "external-read", None));
+    let (code, v) = run(&req(
+        &["curl", "https://api.example.com/v1"],
+        "external-read",
+        None,
+    ));
     assert_eq!((code, v["verdict"].as_str()), (0, Some("allow")), "{v}");
-    let (code, v) = run(&req(&["curl", "-X", "POST", "https://api.example.com/v1"], "external-write", Some("k1")));
+    let (code, v) = run(&req(
+        &["curl", "-X", "POST", "https://api.example.com/v1"],
+        "external-write",
+        Some("k1"),
+    ));
     assert_eq!((code, v["verdict"].as_str()), (3, Some("ask")), "{v}");
-    assert_eq!(v["required_approvals"][0]["target"], "https://api.example.com:443");
+    assert_eq!(
+        v["required_approvals"][0]["target"],
+        "https://api.example.com:443"
+    );
     let (code, v) = run(&req(&["python3", "-c", "import os"], "none", None));
     assert_eq!((code, v["verdict"].as_str()), (4, Some("deny")), "{v}");
-    assert!(v["reasons"][0].as_str().unwrap().contains("arbitrary execution"), "{v}");
+    assert!(
+        v["reasons"][0]
+            .as_str()
+            .unwrap()
+            .contains("arbitrary execution"),
+        "{v}"
+    );
     let (_t, _, p) = setup(&req(&["x"], "none", None));
-    let o = Command::new(env!("CARGO_BIN_EXE_cordon")).args(["review-action", "/nonexistent.json", "--policy", &p]).output().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .args(["review-action", "/nonexistent.json", "--policy", &p])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     let bad = serde_json::json!({"actor": "a"});
     let (code, _) = run(&bad);
@@ -61,11 +87,18 @@ fn exit_codes_per_verdict() {
 #[test]
 fn reviewing_never_executes_or_connects() {
     if Command::new("strace").arg("-V").output().is_err() {
-        assert!(std::env::var_os("CI").is_none(), "strace is required in CI (scripts/install-test-deps.sh)");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "strace is required in CI (scripts/install-test-deps.sh)"
+        );
         eprintln!("skipping: strace is not installed");
         return;
     }
-    let r = req(&["curl", "-X", "POST", "https://api.example.com/v1"], "external-write", Some("k1"));
+    let r = req(
+        &["curl", "-X", "POST", "https://api.example.com/v1"],
+        "external-write",
+        Some("k1"),
+    );
     let (t, r, p) = setup(&r);
     let trace = t.path().join("trace.txt");
     let o = Command::new("strace")
@@ -75,10 +108,18 @@ fn reviewing_never_executes_or_connects() {
         .args(["review-action", &r, "--policy", &p])
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(3), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let log = std::fs::read_to_string(&trace).unwrap();
     let execs: Vec<_> = log.lines().filter(|l| l.contains("execve")).collect();
     assert_eq!(execs.len(), 1, "only cordon itself may be executed:\n{log}");
     assert!(execs[0].contains("cordon"), "{log}");
-    assert!(!log.contains("connect("), "the review opened a connection:\n{log}");
+    assert!(
+        !log.contains("connect("),
+        "the review opened a connection:\n{log}"
+    );
 }

@@ -1,7 +1,7 @@
 //! `cordon run-action`: an action runs contained by a sandbox derived from its own request.
 //! A request that declares one path cannot write another (the host file is unchanged);
 //! an ask needs a named approver, who is recorded, and approval never widens the sandbox.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 
@@ -28,7 +28,11 @@ impl Action {
             "workspace = \"{w}\"\n[paths]\nread = [\"{w}/**\"]\ncreate = [\"{w}/out/**\"]\ndelete = [\"{w}/out/**\"]\n[executables]\nallow = [\"/bin/sh\"]\n{policy_extra}"
         );
         std::fs::write(ws.join("policy.toml"), policy).unwrap();
-        Action { _ws: ws_dir, ws, state: tempfile::tempdir().unwrap() }
+        Action {
+            _ws: ws_dir,
+            ws,
+            state: tempfile::tempdir().unwrap(),
+        }
     }
 
     fn request(&self, paths: serde_json::Value) {
@@ -72,15 +76,28 @@ fn a_declared_path_does_not_open_another() {
         "echo made > \"$(dirname \"$0\")/out/a.txt\"\necho evil > \"$(dirname \"$0\")/other/b.txt\"\necho evil > \"$(dirname \"$0\")/gen.sh\"\nexit 0\n",
         "",
     );
-    a.request(serde_json::json!([path(&a.ws.join("out/a.txt"), "create"), path(&a.ws.join("gen.sh"), "read")]));
+    a.request(serde_json::json!([
+        path(&a.ws.join("out/a.txt"), "create"),
+        path(&a.ws.join("gen.sh"), "read")
+    ]));
     let o = a.run(&[]);
     let (out, err) = common::text(&o);
     assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
-    assert_eq!(a.read("other/b.txt").as_deref(), Some("original\n"), "an undeclared file was written");
-    assert!(a.read("gen.sh").unwrap().starts_with("echo made"), "the read-only script was changed");
+    assert_eq!(
+        a.read("other/b.txt").as_deref(),
+        Some("original\n"),
+        "an undeclared file was written"
+    );
+    assert!(
+        a.read("gen.sh").unwrap().starts_with("echo made"),
+        "the read-only script was changed"
+    );
     assert_eq!(a.read("out/a.txt").as_deref(), Some("made\n"), "{err}");
     let log = a.audit();
-    assert!(log.contains("\"phase\":\"notice\"") && log.contains("report.generate"), "{log}");
+    assert!(
+        log.contains("\"phase\":\"notice\"") && log.contains("report.generate"),
+        "{log}"
+    );
     assert!(log.contains("\"phase\":\"result\""), "{log}");
 }
 
@@ -88,21 +105,35 @@ fn a_declared_path_does_not_open_another() {
 fn an_ask_needs_an_approver_who_is_recorded() {
     need_sandbox!("an_ask_needs_an_approver_who_is_recorded");
     let a = Action::new("rm -f \"$(dirname \"$0\")/out/old.txt\"\n", "");
-    a.request(serde_json::json!([path(&a.ws.join("out/old.txt"), "delete")]));
+    a.request(serde_json::json!([path(
+        &a.ws.join("out/old.txt"),
+        "delete"
+    )]));
     let o = a.run(&[]);
     assert_eq!(o.status.code(), Some(126));
-    assert!(common::text(&o).1.contains("approval required"), "{:?}", common::text(&o));
+    assert!(
+        common::text(&o).1.contains("approval required"),
+        "{:?}",
+        common::text(&o)
+    );
     assert_eq!(a.read("out/old.txt").as_deref(), Some("old\n"));
     let o = a.run(&["--approved-by", "alice"]);
     assert_eq!(o.status.code(), Some(0), "{:?}", common::text(&o));
     assert_eq!(a.read("out/old.txt"), None);
-    assert!(a.audit().contains("\"approved_by\":\"alice\""), "{}", a.audit());
+    assert!(
+        a.audit().contains("\"approved_by\":\"alice\""),
+        "{}",
+        a.audit()
+    );
 }
 
 #[test]
 fn a_denied_action_never_runs_even_when_approved() {
     let a = Action::new("echo ran > \"$(dirname \"$0\")/out/ran.txt\"\n", "");
-    a.request(serde_json::json!([path(&a.ws.join("other/b.txt"), "overwrite")]));
+    a.request(serde_json::json!([path(
+        &a.ws.join("other/b.txt"),
+        "overwrite"
+    )]));
     let o = a.run(&["--approved-by", "alice"]);
     assert_eq!(o.status.code(), Some(126), "{:?}", common::text(&o));
     assert_eq!(a.read("out/ran.txt"), None);

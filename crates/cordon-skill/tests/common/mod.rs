@@ -18,7 +18,13 @@ pub struct T<'a> {
 }
 
 pub fn f<'a>(name: &'a str, data: &'a str) -> T<'a> {
-    T { name: name.as_bytes(), ty: tar::EntryType::Regular, mode: 0o644, data: data.as_bytes(), link: b"" }
+    T {
+        name: name.as_bytes(),
+        ty: tar::EntryType::Regular,
+        mode: 0o644,
+        data: data.as_bytes(),
+        link: b"",
+    }
 }
 
 pub fn tar_bytes(entries: &[T<'_>]) -> Vec<u8> {
@@ -70,7 +76,11 @@ pub fn dir_pkg(root: &Path, skill: &str, run: &str) -> PathBuf {
     std::fs::create_dir_all(root.join("scripts")).unwrap();
     std::fs::write(root.join("SKILL.md"), skill).unwrap();
     std::fs::write(root.join("scripts/run.sh"), run).unwrap();
-    std::fs::set_permissions(root.join("scripts/run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(
+        root.join("scripts/run.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
     std::fs::write(root.join("notes.txt"), "plain notes\n").unwrap();
     root.to_path_buf()
 }

@@ -90,10 +90,14 @@ fn load_policy(path: Option<&PathBuf>) -> anyhow::Result<ActionPolicy> {
             clean(&path.display().to_string())
         ))
     })?;
-    ActionPolicy::from_toml(&text).map_err(|e| invalid(format!("{}: {e}", clean(&path.display().to_string()))))
+    ActionPolicy::from_toml(&text)
+        .map_err(|e| invalid(format!("{}: {e}", clean(&path.display().to_string()))))
 }
 
-fn reviewed(request: &str, policy: Option<&PathBuf>) -> anyhow::Result<(ActionRequest, ActionPolicy, Review)> {
+fn reviewed(
+    request: &str,
+    policy: Option<&PathBuf>,
+) -> anyhow::Result<(ActionRequest, ActionPolicy, Review)> {
     let text = read_input(request)?;
     let req = ActionRequest::from_json(&text).map_err(|e| invalid(e.to_string()))?;
     let policy = load_policy(policy)?;
@@ -119,7 +123,9 @@ pub fn run_action(args: RunArgs) -> anyhow::Result<u8> {
     let mut opts = args.gate_policy.options()?;
     opts.workspace = policy.workspace.clone();
     opts.network_allow = first.profile.network.clone();
-    let gate = args.approvals.gate(load(&opts, Code::Invalid)?, "run-action");
+    let gate = args
+        .approvals
+        .gate(load(&opts, Code::Invalid)?, "run-action");
     let refuse = |why: String| -> anyhow::Result<u8> {
         eprintln!("cordon: action refused: {}", clean(&why));
         Ok(Code::Denied.get())
@@ -133,7 +139,8 @@ pub fn run_action(args: RunArgs) -> anyhow::Result<u8> {
         serde_json::json!({"request": &req, "review": &first, "approved_by": &approved_by}),
     );
     notice.agent = Some(req.actor.clone());
-    notice.reason = Some(format!("action {} reviewed: {:?}", req.capability, first.verdict).to_lowercase());
+    notice.reason =
+        Some(format!("action {} reviewed: {:?}", req.capability, first.verdict).to_lowercase());
     if !gate.options().no_audit
         && let Err(e) = gate.append(&notice)
     {
@@ -147,7 +154,10 @@ pub fn run_action(args: RunArgs) -> anyhow::Result<u8> {
                 .iter()
                 .map(|a| format!("{}: {} ({})", a.kind, a.target, a.consequence))
                 .collect();
-            return refuse(format!("approval required and not given (--approved-by NAME): {}", needed.join("; ")));
+            return refuse(format!(
+                "approval required and not given (--approved-by NAME): {}",
+                needed.join("; ")
+            ));
         }
         _ => {}
     }
@@ -165,35 +175,71 @@ pub fn run_action(args: RunArgs) -> anyhow::Result<u8> {
         Some(d) => (d.clone(), SandboxMode::WorkspaceWrite),
         None => (policy.workspace.clone(), SandboxMode::ReadOnly),
     };
-    let mut b = SandboxBuilder::new(req.argv.iter().map(std::ffi::OsString::from).collect::<Vec<_>>())
-        .workspace(&workspace)
-        .home(&opts.home)
-        .mode(mode)
-        .home_view(HomeView::Hidden)
-        .timeout(policy.limits.timeout_seconds.map(Duration::from_secs))
-        .require(Require::Any)
-        .env_policy(EnvPolicy { allow: p.env.clone(), allow_secret: p.env.clone() })
-        .limits(Limits { address_space: policy.limits.memory_bytes, ..Limits::default() })
-        .cwd(&req.cwd);
+    let mut b = SandboxBuilder::new(
+        req.argv
+            .iter()
+            .map(std::ffi::OsString::from)
+            .collect::<Vec<_>>(),
+    )
+    .workspace(&workspace)
+    .home(&opts.home)
+    .mode(mode)
+    .home_view(HomeView::Hidden)
+    .timeout(policy.limits.timeout_seconds.map(Duration::from_secs))
+    .require(Require::Any)
+    .env_policy(EnvPolicy {
+        allow: p.env.clone(),
+        allow_secret: p.env.clone(),
+    })
+    .limits(Limits {
+        address_space: policy.limits.memory_bytes,
+        ..Limits::default()
+    })
+    .cwd(&req.cwd);
     for d in p.writable_dirs.iter().skip(1) {
         b = b.writable_root(d);
     }
     let mut request = Request::argv(&req.argv, Some(req.cwd.clone()));
     request.agent = Some(req.actor.clone());
-    let run = RunOptions { builder: b, network: Network::None, verbose: false, require_full: false };
-    let executed = contained::execute(&gate, &request, &RealFs, Containment::Full, Human::nobody(), None, &run, false);
+    let run = RunOptions {
+        builder: b,
+        network: Network::None,
+        verbose: false,
+        require_full: false,
+    };
+    let executed = contained::execute(
+        &gate,
+        &request,
+        &RealFs,
+        Containment::Full,
+        Human::nobody(),
+        None,
+        &run,
+        false,
+    );
     let ran = match executed {
         Ok(Executed::Ran(ran)) => ran,
         Ok(Executed::Refused(r)) => return refuse(r.decided.verdict.reason.clone()),
         Ok(Executed::Pending(d)) => return refuse(d.verdict.reason.clone()),
         Err(e) => return Err(Exit::new(Code::Failed, e.to_string()).into()),
     };
-    let result = ToolResult { ok: Some(ran.outcome.status == 0), exit_status: Some(i32::from(ran.outcome.status)), ..Default::default() };
+    let result = ToolResult {
+        ok: Some(ran.outcome.status == 0),
+        exit_status: Some(i32::from(ran.outcome.status)),
+        ..Default::default()
+    };
     if let Err(e) = gate.record_result(&request, &result) {
-        eprintln!("cordon: the action's result could not be recorded: {}", clean(&e.to_string()));
+        eprintln!(
+            "cordon: the action's result could not be recorded: {}",
+            clean(&e.to_string())
+        );
     }
     if let Some(first) = ran.blocked().first() {
-        eprintln!("cordon: containment blocked {} {}", clean(&first.target), clean(&first.detail));
+        eprintln!(
+            "cordon: containment blocked {} {}",
+            clean(&first.target),
+            clean(&first.detail)
+        );
     }
     Ok(ran.outcome.status)
 }

@@ -105,7 +105,14 @@ pub fn run(cmd: SkillCommand) -> anyhow::Result<u8> {
             }
             Ok(code(r.verdict()))
         }
-        SkillCommand::Install { common, into, upgrade, yes, source_url, revision } => {
+        SkillCommand::Install {
+            common,
+            into,
+            upgrade,
+            yes,
+            source_url,
+            revision,
+        } => {
             let location = source_url.unwrap_or_else(|| common.src.display().to_string());
             let opts = InstallOptions {
                 inspect: common.options(),
