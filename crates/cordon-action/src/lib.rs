@@ -11,6 +11,7 @@
 //!
 //! This crate never spawns a process, opens a socket or writes a file: it reads file
 //! metadata (through [`cordon_policy::FileFacts`]) to resolve paths, nothing more.
+//! [`Snapshot`] reads directory metadata to report what a run changed beyond its request.
 //! [`Profile`] is the containment a run of an accepted request gets, derived from the
 //! request itself; running it is `cordon run-action`'s business.
 #![forbid(unsafe_code)]
@@ -19,9 +20,11 @@
 mod policy;
 mod request;
 mod review;
+mod snapshot;
 
 pub use policy::{ActionLimits, ActionPolicy, CodeFlags, PolicyError, Redirects};
 pub use request::{
     Access, ActionRequest, MAX_REQUEST_BYTES, NetworkUse, PathUse, RequestError, SideEffect,
 };
 pub use review::{Approval, Profile, Review, Verdict, review};
+pub use snapshot::Snapshot;

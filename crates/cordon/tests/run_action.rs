@@ -73,7 +73,7 @@ fn path(p: &Path, access: &str) -> serde_json::Value {
 fn a_declared_path_does_not_open_another() {
     need_sandbox!("a_declared_path_does_not_open_another");
     let a = Action::new(
-        "echo made > \"$(dirname \"$0\")/out/a.txt\"\necho evil > \"$(dirname \"$0\")/other/b.txt\"\necho evil > \"$(dirname \"$0\")/gen.sh\"\nexit 0\n",
+        "echo made > \"$(dirname \"$0\")/out/a.txt\"\necho evil > \"$(dirname \"$0\")/other/b.txt\"\necho evil > \"$(dirname \"$0\")/gen.sh\"\necho beside > \"$(dirname \"$0\")/out/beside.txt\"\nexit 0\n",
         "",
     );
     a.request(serde_json::json!([
@@ -93,7 +93,14 @@ fn a_declared_path_does_not_open_another() {
         "the read-only script was changed"
     );
     assert_eq!(a.read("out/a.txt").as_deref(), Some("made\n"), "{err}");
+    // Beside a declared path, in its directory, a write lands (the sandbox binds
+    // directories) but is reported and recorded.
+    assert!(
+        err.contains("did not declare") && err.contains("beside.txt"),
+        "{err}"
+    );
     let log = a.audit();
+    assert!(log.contains("beside.txt"), "{log}");
     assert!(
         log.contains("\"phase\":\"notice\"") && log.contains("report.generate"),
         "{log}"

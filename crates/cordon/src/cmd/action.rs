@@ -8,7 +8,7 @@
 
 use crate::exit::{Code, Exit};
 use crate::setup::{ApprovalArgs, PolicyArgs, load};
-use cordon_action::{ActionPolicy, ActionRequest, Review, Verdict, review};
+use cordon_action::{ActionPolicy, ActionRequest, Review, Snapshot, Verdict, review};
 use cordon_gate::contained::{self, Executed, RunOptions};
 use cordon_gate::{Human, ToolResult};
 use cordon_policy::terminal::sanitize_for_terminal as clean;
@@ -207,6 +207,7 @@ pub fn run_action(args: RunArgs) -> anyhow::Result<u8> {
         verbose: false,
         require_full: false,
     };
+    let before = Snapshot::take(&p.writable_dirs);
     let executed = contained::execute(
         &gate,
         &request,
@@ -223,11 +224,29 @@ pub fn run_action(args: RunArgs) -> anyhow::Result<u8> {
         Ok(Executed::Pending(d)) => return refuse(d.verdict.reason.clone()),
         Err(e) => return Err(Exit::new(Code::Failed, e.to_string()).into()),
     };
-    let result = ToolResult {
-        ok: Some(ran.outcome.status == 0),
+    // The sandbox makes whole directories writable: say (and record) what the run changed
+    // beside the paths it declared.
+    let after = Snapshot::take(&p.writable_dirs);
+    let undeclared = before.undeclared_changes(&after, &p.writable_paths);
+    let mut result = ToolResult {
+        ok: Some(ran.outcome.status == 0 && undeclared.is_empty()),
         exit_status: Some(i32::from(ran.outcome.status)),
         ..Default::default()
     };
+    if !undeclared.is_empty() || after.truncated {
+        let list: Vec<String> = undeclared.iter().map(|p| p.display().to_string()).collect();
+        let msg = format!(
+            "the action changed files its request did not declare{}: {}",
+            if after.truncated {
+                " (the check was incomplete)"
+            } else {
+                ""
+            },
+            list.join(", ")
+        );
+        eprintln!("cordon: {}", clean(&msg));
+        result = result.with_output(&msg);
+    }
     if let Err(e) = gate.record_result(&request, &result) {
         eprintln!(
             "cordon: the action's result could not be recorded: {}",
