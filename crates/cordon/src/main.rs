@@ -50,6 +50,14 @@ enum Command {
     /// Convert Claude Code or Codex permission settings into cordon's TOML config.
     #[command(subcommand)]
     Import(cmd::import::ImportCommand),
+    /// Vet a skill package before it is installed, and install it atomically.
+    #[command(subcommand)]
+    Skill(cmd::skill::SkillCommand),
+    /// Review a structured action request against an action policy; runs nothing.
+    ReviewAction(cmd::action::ReviewArgs),
+    /// Run an allowed (or approved) action request contained, with a sandbox derived
+    /// from the request.
+    RunAction(Box<cmd::action::RunArgs>),
 }
 
 fn main() -> std::process::ExitCode {
@@ -73,6 +81,9 @@ fn main() -> std::process::ExitCode {
         Command::Approvals(c) => cmd::approvals::run(c),
         Command::Changes(c) => cmd::changes::run(c),
         Command::Import(c) => cmd::import::run(c),
+        Command::Skill(c) => cmd::skill::run(c),
+        Command::ReviewAction(a) => cmd::action::run_review(a),
+        Command::RunAction(a) => cmd::action::run_action(*a),
     };
     exit::to_exit_code(result)
 }

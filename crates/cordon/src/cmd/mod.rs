@@ -1,5 +1,6 @@
 //! One module per subcommand: each defines its clap arguments and a `run` function.
 
+pub mod action;
 pub mod approvals;
 pub mod audit;
 pub mod changes;
@@ -13,3 +14,4 @@ pub mod mcp;
 pub mod mcp_gateway;
 pub mod proxy;
 pub mod serve;
+pub mod skill;

@@ -1,0 +1,655 @@
+//! The inspector: one pass over a package's entries that judges every name, kind, mode and
+//! byte count as it is read, hashes every file, keeps the text that the static review
+//! needs, and (when installing) streams every file into a staging directory.
+
+use crate::error::SkillError;
+use crate::frontmatter::{FrontMatter, name_problem};
+use crate::limits::{Counted, Limits, Overrun};
+use crate::manifest::{FileRecord, MANIFEST_NAME};
+use crate::name::{check as check_name, collision_key};
+use crate::report::{Check, Finding, Verdict, shown_bytes};
+use crate::source::{Flow, Kind, Meta, SourceKind, sniff, walk};
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+/// Text kept for the static review: files up to this size.
+const REVIEW_BYTES: usize = 1 << 20;
+
+/// How to inspect.
+#[derive(Debug, Clone, Default)]
+pub struct InspectOptions {
+    /// Limits on entries and unpacked bytes.
+    pub limits: Limits,
+    /// Permit symbolic links whose target stays inside the package.
+    pub allow_internal_symlinks: bool,
+}
+
+/// What an inspection found.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Inspection {
+    /// The source as given.
+    pub source: PathBuf,
+    /// What kind of source it is.
+    pub kind: SourceKind,
+    /// The front matter of `SKILL.md`, when there is one.
+    pub front_matter: Option<FrontMatter>,
+    /// Every regular file, relative to the package root, with the mode it installs with.
+    pub files: Vec<FileRecord>,
+    /// Symbolic links (path, target) that install, when internal links are allowed.
+    pub symlinks: Vec<(String, String)>,
+    /// Every finding, in the order the checks made them.
+    pub findings: Vec<Finding>,
+    /// Entries visited.
+    pub entries: u64,
+    /// Bytes unpacked (counted as read, not as declared).
+    pub unpacked_bytes: u64,
+    #[serde(skip)]
+    pub(crate) staged_root: Option<PathBuf>,
+}
+
+impl Inspection {
+    /// The most serious finding's verdict (pass when there is none).
+    pub fn verdict(&self) -> Verdict {
+        self.findings
+            .iter()
+            .map(|f| f.verdict)
+            .max()
+            .unwrap_or(Verdict::Pass)
+    }
+
+    /// The package name from the front matter, when it is valid.
+    pub fn name(&self) -> Option<&str> {
+        self.front_matter
+            .as_ref()
+            .and_then(|f| f.name.as_deref())
+            .filter(|n| name_problem(n).is_none())
+    }
+}
+
+/// Inspect `src` (a directory, zip, tar or gzip-compressed tar) without writing anything.
+pub fn inspect(src: &Path, opts: &InspectOptions) -> Result<Inspection, SkillError> {
+    inspect_into(src, opts, None)
+}
+
+struct State<'a> {
+    opts: &'a InspectOptions,
+    stage: Option<&'a Path>,
+    findings: Vec<Finding>,
+    entries: u64,
+    total_left: u64,
+    keys: HashMap<String, String>,
+    files: BTreeMap<String, (String, u32)>,
+    dirs: BTreeSet<String>,
+    symlinks: BTreeMap<String, String>,
+    texts: BTreeMap<String, String>,
+    /// Set once something is refused: staging stops (the package will not install), the
+    /// inspection goes on to report the rest unless a limit stopped it.
+    refused: bool,
+}
+
+impl State<'_> {
+    fn find(
+        &mut self,
+        check: Check,
+        verdict: Verdict,
+        entry: Option<&str>,
+        msg: impl Into<String>,
+    ) {
+        if verdict == Verdict::Refuse {
+            self.refused = true;
+        }
+        self.findings.push(Finding::new(check, verdict, entry, msg));
+    }
+
+    fn visit(&mut self, meta: Meta, content: &mut dyn Read) -> Result<Flow, SkillError> {
+        self.entries += 1;
+        if self.entries > self.opts.limits.max_entries {
+            let max = self.opts.limits.max_entries;
+            self.find(
+                Check::Limit,
+                Verdict::Refuse,
+                None,
+                format!("the package has more than {max} entries; inspection stopped there"),
+            );
+            return Ok(Flow::Stop);
+        }
+        let raw_shown = shown_bytes(&meta.name);
+        let name = match check_name(&meta.name, self.opts.limits.max_name_bytes) {
+            Ok(n) => n,
+            Err(why) => {
+                self.find(Check::Name, Verdict::Refuse, Some(&raw_shown), why);
+                return Ok(Flow::Continue);
+            }
+        };
+        if name == MANIFEST_NAME {
+            self.find(Check::Name, Verdict::Refuse, Some(&name), format!(
+                "{MANIFEST_NAME} is the name of cordon's installation manifest; a package may not carry one"));
+            return Ok(Flow::Continue);
+        }
+        let key = collision_key(&name);
+        if let Some(prev) = self.keys.get(&key) {
+            let msg = if *prev == name {
+                "the package holds two entries with this name".to_string()
+            } else {
+                format!(
+                    "this name and {prev:?} are the same file on case-insensitive or normalizing file systems"
+                )
+            };
+            self.find(Check::Collision, Verdict::Refuse, Some(&name), msg);
+            return Ok(Flow::Continue);
+        }
+        self.keys.insert(key, name.clone());
+        if meta.mode & 0o7000 != 0 {
+            self.find(
+                Check::Mode,
+                Verdict::Refuse,
+                Some(&name),
+                format!(
+                    "the entry has setuid, setgid or sticky bits (mode {:o})",
+                    meta.mode
+                ),
+            );
+        }
+        if let Some(anc) =
+            ancestors(&name).find(|a| self.symlinks.contains_key(*a) || self.files.contains_key(*a))
+        {
+            self.find(
+                Check::EntryKind,
+                Verdict::Refuse,
+                Some(&name),
+                format!(
+                    "the entry lies beneath {anc:?}, which is a link or a file (symlink-then-write)"
+                ),
+            );
+            return Ok(Flow::Continue);
+        }
+        match meta.kind {
+            Kind::File => return self.file(name, meta.mode, content),
+            Kind::Dir => {
+                if self.files.contains_key(&name) {
+                    self.find(
+                        Check::Collision,
+                        Verdict::Refuse,
+                        Some(&name),
+                        "a file and a directory share this name",
+                    );
+                }
+                self.add_dirs(&name, true)?;
+            }
+            Kind::Symlink(target) => {
+                let target = String::from_utf8_lossy(&target).into_owned();
+                if !self.opts.allow_internal_symlinks {
+                    self.find(Check::EntryKind, Verdict::Refuse, Some(&name), format!(
+                        "symbolic link to {:?}; links are refused unless --allow-internal-symlinks is given",
+                        crate::report::shown(&target)));
+                }
+                self.symlinks.insert(name, target);
+            }
+            Kind::HardLink(_) => self.find(
+                Check::EntryKind,
+                Verdict::Refuse,
+                Some(&name),
+                "hard links are refused (one may alias a file outside the package)",
+            ),
+            Kind::Device => self.find(
+                Check::EntryKind,
+                Verdict::Refuse,
+                Some(&name),
+                "device entries are refused",
+            ),
+            Kind::Fifo => self.find(
+                Check::EntryKind,
+                Verdict::Refuse,
+                Some(&name),
+                "FIFO entries are refused",
+            ),
+            Kind::Socket => self.find(
+                Check::EntryKind,
+                Verdict::Refuse,
+                Some(&name),
+                "socket entries are refused",
+            ),
+            Kind::Other(what) => self.find(
+                Check::EntryKind,
+                Verdict::Refuse,
+                Some(&name),
+                format!("{what} is not a file, directory or link"),
+            ),
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn add_dirs(&mut self, name: &str, itself: bool) -> Result<(), SkillError> {
+        for a in ancestors(name).chain(itself.then_some(name)) {
+            self.dirs.insert(a.to_string());
+        }
+        if let (Some(stage), false, true) = (self.stage, self.refused, itself) {
+            let p = stage.join(name);
+            std::fs::create_dir_all(&p)
+                .map_err(|e| SkillError::io(format!("create {}", p.display()), e))?;
+        }
+        Ok(())
+    }
+
+    fn file(
+        &mut self,
+        name: String,
+        mode: u32,
+        content: &mut dyn Read,
+    ) -> Result<Flow, SkillError> {
+        if self.dirs.contains(&name) {
+            self.find(
+                Check::Collision,
+                Verdict::Refuse,
+                Some(&name),
+                "a file and a directory share this name",
+            );
+            return Ok(Flow::Continue);
+        }
+        self.add_dirs(&name, false)?;
+        let mut out = match (self.stage, self.refused) {
+            (Some(stage), false) => {
+                let p = stage.join(&name);
+                if let Some(parent) = p.parent() {
+                    std::fs::create_dir_all(parent)
+                        .map_err(|e| SkillError::io(format!("create {}", parent.display()), e))?;
+                }
+                let f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&p)
+                    .map_err(|e| SkillError::io(format!("stage {}", p.display()), e))?;
+                Some(std::io::BufWriter::new(f))
+            }
+            _ => None,
+        };
+        let base = name.rsplit('/').next().unwrap_or(&name);
+        let mut keep = reviewable(base);
+        let mut text: Vec<u8> = Vec::new();
+        let mut head: Vec<u8> = Vec::new();
+        let mut hash = Sha256::new();
+        let mut reader = Counted::new(
+            content,
+            self.opts.limits.max_file_bytes,
+            &mut self.total_left,
+        );
+        let mut buf = vec![0u8; 64 * 1024];
+        let result: Result<(), std::io::Error> = loop {
+            let n = match reader.read(&mut buf) {
+                Ok(0) => break Ok(()),
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => break Err(e),
+            };
+            let chunk = &buf[..n];
+            hash.update(chunk);
+            if head.len() < 512 {
+                head.extend_from_slice(&chunk[..chunk.len().min(512 - head.len())]);
+                keep = keep || head.starts_with(b"#!");
+            }
+            if keep && text.len() + n <= REVIEW_BYTES {
+                text.extend_from_slice(chunk);
+            } else if keep {
+                keep = false;
+                text = b"\0too-large".to_vec();
+            }
+            if let Some(w) = out.as_mut()
+                && let Err(e) = w.write_all(chunk)
+            {
+                return Err(SkillError::io(format!("stage {name}"), e));
+            }
+        };
+        let overrun = reader.overrun;
+        let size = reader.read;
+        if let Err(e) = result {
+            let msg = match overrun {
+                Some(Overrun::File) => format!(
+                    "the file unpacks to more than {} bytes (counted while inflating; the header's size is not trusted); inspection stopped",
+                    self.opts.limits.max_file_bytes
+                ),
+                Some(Overrun::Total) => format!(
+                    "the package unpacks to more than {} bytes (counted while inflating); inspection stopped",
+                    self.opts.limits.max_total_bytes
+                ),
+                None => format!("the entry cannot be read: {e}"),
+            };
+            self.find(Check::Limit, Verdict::Refuse, Some(&name), msg);
+            return Ok(Flow::Stop);
+        }
+        if let Some(w) = out.as_mut() {
+            w.flush()
+                .map_err(|e| SkillError::io(format!("stage {name}"), e))?;
+        }
+        if let Some(what) = archive_magic(&head) {
+            self.find(
+                Check::NestedArchive,
+                Verdict::Refuse,
+                Some(&name),
+                format!("the file is a {what}; nested archives are not unpacked or installed"),
+            );
+        }
+        if text.starts_with(b"\0too-large") {
+            self.find(
+                Check::Command,
+                Verdict::Review,
+                Some(&name),
+                format!(
+                    "the file is too large ({size} bytes) for the static review; read it yourself"
+                ),
+            );
+        } else if keep {
+            match String::from_utf8(text) {
+                Ok(t) => { self.texts.insert(name.clone(), t); }
+                Err(_) => self.find(Check::Command, Verdict::Review, Some(&name),
+                    "the file looks like a script but is not UTF-8 text; the static review cannot read it"),
+            }
+        }
+        self.files.insert(name, (hex(&hash.finalize()), mode));
+        Ok(Flow::Continue)
+    }
+}
+
+/// Inspect, staging files under `stage` when given.
+pub(crate) fn inspect_into(
+    src: &Path,
+    opts: &InspectOptions,
+    stage: Option<&Path>,
+) -> Result<Inspection, SkillError> {
+    let kind = sniff(src)?;
+    let mut st = State {
+        opts,
+        stage,
+        findings: Vec::new(),
+        entries: 0,
+        total_left: opts.limits.max_total_bytes,
+        keys: HashMap::new(),
+        files: BTreeMap::new(),
+        dirs: BTreeSet::new(),
+        symlinks: BTreeMap::new(),
+        texts: BTreeMap::new(),
+        refused: false,
+    };
+    walk(src, kind, opts.limits.max_entries, &mut |m, r| {
+        st.visit(m, r)
+    })?;
+    let unpacked = opts.limits.max_total_bytes - st.total_left;
+    let entries = st.entries;
+    let (prefix, front_matter) = entry_point(&mut st);
+    let strip = |p: &str| p.strip_prefix(&prefix).unwrap_or(p).to_string();
+    let scripts: BTreeSet<String> = front_matter
+        .as_ref()
+        .map(|f| {
+            f.scripts
+                .iter()
+                .filter_map(|s| check_name(s.as_bytes(), 1024).ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    for s in &scripts {
+        if !st.files.contains_key(&format!("{prefix}{s}")) {
+            st.find(
+                Check::Mode,
+                Verdict::Review,
+                Some(s),
+                "SKILL.md declares this script, but the package has no such file",
+            );
+        }
+    }
+    let mut files = Vec::new();
+    for (path, (sha256, mode)) in std::mem::take(&mut st.files) {
+        let rel = strip(&path);
+        let script = scripts.contains(&rel);
+        if mode & 0o111 != 0 && !script {
+            st.find(
+                Check::Mode,
+                Verdict::Pass,
+                Some(&rel),
+                "executable bit dropped: SKILL.md does not declare this file a script",
+            );
+        }
+        files.push(FileRecord {
+            path: rel,
+            sha256,
+            mode: if script { 0o755 } else { 0o644 },
+            script,
+        });
+    }
+    let symlinks = check_symlinks(&mut st, &prefix, &files);
+    let texts: Vec<(String, String)> = std::mem::take(&mut st.texts)
+        .into_iter()
+        .map(|(p, t)| (strip(&p), t))
+        .collect();
+    let mut review = crate::review::review(&texts, &scripts);
+    st.findings.append(&mut review);
+    let staged_root = match (stage, st.refused) {
+        (Some(stage), false) => Some(finish_stage(stage, &prefix, &files, &symlinks)?),
+        _ => None,
+    };
+    Ok(Inspection {
+        source: src.to_path_buf(),
+        kind,
+        front_matter,
+        files,
+        symlinks,
+        findings: st.findings,
+        entries,
+        unpacked_bytes: unpacked,
+        staged_root,
+    })
+}
+
+/// Find the package root (the archive's root, or its one top directory) and read the
+/// front matter of its `SKILL.md`.
+fn entry_point(st: &mut State<'_>) -> (String, Option<FrontMatter>) {
+    let mut prefix = String::new();
+    if !st.files.contains_key("SKILL.md") {
+        let tops: BTreeSet<&str> = st
+            .keys
+            .values()
+            .map(|n| n.split('/').next().unwrap_or(n))
+            .collect();
+        if let [top] = tops.into_iter().collect::<Vec<_>>()[..]
+            && st.files.contains_key(&format!("{top}/SKILL.md"))
+        {
+            prefix = format!("{top}/");
+        }
+    }
+    let entry = format!("{prefix}SKILL.md");
+    if !st.files.contains_key(&entry) {
+        st.find(
+            Check::EntryPoint,
+            Verdict::Refuse,
+            None,
+            "there is no SKILL.md at the package root (or in its one top directory)",
+        );
+        return (prefix, None);
+    }
+    let Some(text) = st.texts.get(&entry) else {
+        st.find(
+            Check::EntryPoint,
+            Verdict::Refuse,
+            Some("SKILL.md"),
+            "SKILL.md is not UTF-8 text of a reviewable size",
+        );
+        return (prefix, None);
+    };
+    let Some(fm) = FrontMatter::parse(text) else {
+        st.find(
+            Check::EntryPoint,
+            Verdict::Refuse,
+            Some("SKILL.md"),
+            "SKILL.md has no front matter (a `---` block with `name:`) at its top",
+        );
+        return (prefix, None);
+    };
+    match fm.name.as_deref() {
+        None => st.find(
+            Check::EntryPoint,
+            Verdict::Refuse,
+            Some("SKILL.md"),
+            "the front matter of SKILL.md has no `name`",
+        ),
+        Some(n) => match name_problem(n) {
+            Some(why) => st.find(
+                Check::EntryPoint,
+                Verdict::Refuse,
+                Some("SKILL.md"),
+                format!("invalid name {:?}: {why}", crate::report::shown(n)),
+            ),
+            None => st.find(
+                Check::EntryPoint,
+                Verdict::Pass,
+                Some("SKILL.md"),
+                format!("entry point found; the package installs as {n}/"),
+            ),
+        },
+    }
+    (prefix, Some(fm))
+}
+
+fn check_symlinks(st: &mut State<'_>, prefix: &str, files: &[FileRecord]) -> Vec<(String, String)> {
+    let mut ok = Vec::new();
+    if !st.opts.allow_internal_symlinks {
+        return ok;
+    }
+    let links = std::mem::take(&mut st.symlinks);
+    for (path, target) in &links {
+        let rel = path.strip_prefix(prefix).unwrap_or(path);
+        let parent = rel.rsplit_once('/').map(|(p, _)| p).unwrap_or("");
+        let resolved = resolve_inside(parent, target);
+        let verdict = match &resolved {
+            None => Err(
+                "its target leaves the package (absolute, `..` past the root, or odd characters)"
+                    .to_string(),
+            ),
+            Some(r)
+                if links.contains_key(&format!("{prefix}{r}"))
+                    || ancestors(r).any(|a| links.contains_key(&format!("{prefix}{a}"))) =>
+            {
+                Err("its target is reached through another link".to_string())
+            }
+            Some(r)
+                if files.iter().any(|f| f.path == *r)
+                    || st.dirs.contains(&format!("{prefix}{r}")) =>
+            {
+                Ok(())
+            }
+            Some(_) => Err("its target is not an entry of the package".to_string()),
+        };
+        match verdict {
+            Ok(()) => {
+                st.find(
+                    Check::EntryKind,
+                    Verdict::Pass,
+                    Some(rel),
+                    format!("internal link to {target:?}"),
+                );
+                ok.push((rel.to_string(), target.clone()));
+            }
+            Err(why) => st.find(
+                Check::EntryKind,
+                Verdict::Refuse,
+                Some(rel),
+                format!(
+                    "symbolic link to {:?} refused: {why}",
+                    crate::report::shown(target)
+                ),
+            ),
+        }
+    }
+    ok
+}
+
+/// Resolve `target` lexically from directory `parent` (both package-relative); `None`
+/// when it would leave the package.
+fn resolve_inside(parent: &str, target: &str) -> Option<String> {
+    if target.is_empty()
+        || target.starts_with('/')
+        || target.contains('\\')
+        || target.chars().any(char::is_control)
+    {
+        return None;
+    }
+    let mut parts: Vec<&str> = parent.split('/').filter(|p| !p.is_empty()).collect();
+    for c in target.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            c => parts.push(c),
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("/"))
+}
+
+fn finish_stage(
+    stage: &Path,
+    prefix: &str,
+    files: &[FileRecord],
+    links: &[(String, String)],
+) -> Result<PathBuf, SkillError> {
+    use std::os::unix::fs::PermissionsExt;
+    let root = stage.join(prefix.trim_end_matches('/'));
+    for f in files {
+        let p = root.join(&f.path);
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(f.mode))
+            .map_err(|e| SkillError::io(format!("set the mode of {}", p.display()), e))?;
+    }
+    // Links last: no file was written through one.
+    for (path, target) in links {
+        let p = root.join(path);
+        std::os::unix::fs::symlink(target, &p)
+            .map_err(|e| SkillError::io(format!("create link {}", p.display()), e))?;
+    }
+    Ok(root)
+}
+
+fn ancestors(name: &str) -> impl Iterator<Item = &str> {
+    name.match_indices('/').map(move |(i, _)| &name[..i])
+}
+
+fn reviewable(base: &str) -> bool {
+    const EXT: [&str; 14] = [
+        "sh", "bash", "zsh", "py", "js", "mjs", "cjs", "ts", "rb", "pl", "ps1", "php", "lua", "md",
+    ];
+    const NAMES: [&str; 5] = [
+        "package.json",
+        "setup.py",
+        "pyproject.toml",
+        "Makefile",
+        "setup.cfg",
+    ];
+    NAMES.contains(&base)
+        || base
+            .rsplit_once('.')
+            .is_some_and(|(_, e)| EXT.contains(&e.to_ascii_lowercase().as_str()))
+}
+
+fn archive_magic(head: &[u8]) -> Option<&'static str> {
+    if head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06") {
+        Some("zip archive")
+    } else if head.starts_with(&[0x1f, 0x8b]) {
+        Some("gzip stream")
+    } else if head.len() >= 262 && &head[257..262] == b"ustar" {
+        Some("tar archive")
+    } else if head.starts_with(b"7z\xbc\xaf\x27\x1c") {
+        Some("7z archive")
+    } else if head.starts_with(b"\xfd7zXZ\0") {
+        Some("xz stream")
+    } else if head.starts_with(b"BZh") && head.get(3).is_some_and(|d| (b'1'..=b'9').contains(d)) {
+        Some("bzip2 stream")
+    } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        Some("zstd stream")
+    } else if head.starts_with(b"Rar!") {
+        Some("rar archive")
+    } else {
+        None
+    }
+}
+
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,0 +1,280 @@
+//! Reading a package source as a stream of entries. This module only reads: names, kinds
+//! and modes are passed on as the source states them, and the inspector decides.
+
+use crate::error::SkillError;
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+/// What kind of source a package came in, told from its content (not its file name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum SourceKind {
+    /// A directory on disk.
+    Directory,
+    /// A zip archive.
+    Zip,
+    /// An uncompressed tar archive.
+    Tar,
+    /// A gzip-compressed tar archive.
+    TarGz,
+}
+
+/// The kind of one entry, as the source declares it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Kind {
+    File,
+    Dir,
+    Symlink(Vec<u8>),
+    HardLink(Vec<u8>),
+    Device,
+    Fifo,
+    Socket,
+    Other(String),
+}
+
+/// One entry's header.
+#[derive(Debug, Clone)]
+pub(crate) struct Meta {
+    pub name: Vec<u8>,
+    pub kind: Kind,
+    /// Permission bits including setuid/setgid/sticky (`0o7777`).
+    pub mode: u32,
+}
+
+/// Whether the walk goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flow {
+    Continue,
+    Stop,
+}
+
+/// A visitor of entries: the header and a reader of its content (empty for non-files).
+pub(crate) type Visit<'a> = dyn FnMut(Meta, &mut dyn Read) -> Result<Flow, SkillError> + 'a;
+
+/// Tell what `path` is.
+pub(crate) fn sniff(path: &Path) -> Result<SourceKind, SkillError> {
+    let meta = std::fs::metadata(path)
+        .map_err(|e| SkillError::not_package(path, format!("it cannot be read ({e})")))?;
+    if meta.is_dir() {
+        return Ok(SourceKind::Directory);
+    }
+    let mut head = [0u8; 262];
+    let mut f = File::open(path)
+        .map_err(|e| SkillError::not_package(path, format!("it cannot be opened ({e})")))?;
+    let n = read_full(&mut f, &mut head)
+        .map_err(|e| SkillError::not_package(path, format!("it cannot be read ({e})")))?;
+    let head = &head[..n];
+    if head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06") {
+        Ok(SourceKind::Zip)
+    } else if head.starts_with(&[0x1f, 0x8b]) {
+        Ok(SourceKind::TarGz)
+    } else if head.len() >= 262 && &head[257..262] == b"ustar" {
+        Ok(SourceKind::Tar)
+    } else {
+        Err(SkillError::not_package(
+            path,
+            "its content is none of these formats",
+        ))
+    }
+}
+
+fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+/// Walk every entry of `path` in the order the source holds them.
+pub(crate) fn walk(
+    path: &Path,
+    kind: SourceKind,
+    max_entries: u64,
+    visit: &mut Visit<'_>,
+) -> Result<(), SkillError> {
+    match kind {
+        SourceKind::Directory => walk_dir(path, visit),
+        SourceKind::Zip => walk_zip(path, max_entries, visit),
+        SourceKind::Tar => {
+            let f = open(path)?;
+            walk_tar(path, BufReader::new(f), visit)
+        }
+        SourceKind::TarGz => {
+            let f = open(path)?;
+            walk_tar(path, flate2::read::GzDecoder::new(BufReader::new(f)), visit)
+        }
+    }
+}
+
+fn open(path: &Path) -> Result<File, SkillError> {
+    File::open(path).map_err(|e| SkillError::io(format!("open {}", path.display()), e))
+}
+
+fn walk_tar(path: &Path, reader: impl Read, visit: &mut Visit<'_>) -> Result<(), SkillError> {
+    let mut archive = tar::Archive::new(reader);
+    let entries = archive
+        .entries()
+        .map_err(|e| SkillError::not_package(path, e.to_string()))?;
+    for entry in entries {
+        let mut entry = entry.map_err(|e| SkillError::not_package(path, e.to_string()))?;
+        let header = entry.header();
+        let mode = header.mode().unwrap_or(0) & 0o7777;
+        let ty = header.entry_type();
+        let link = || {
+            entry
+                .link_name_bytes()
+                .map(|b| b.into_owned())
+                .unwrap_or_default()
+        };
+        let kind = if ty.is_file() || ty.is_contiguous() {
+            Kind::File
+        } else if ty.is_dir() {
+            Kind::Dir
+        } else if ty.is_symlink() {
+            Kind::Symlink(link())
+        } else if ty.is_hard_link() {
+            Kind::HardLink(link())
+        } else if ty.is_character_special() || ty.is_block_special() {
+            Kind::Device
+        } else if ty.is_fifo() {
+            Kind::Fifo
+        } else {
+            Kind::Other(format!("tar entry type {:?}", ty.as_byte() as char))
+        };
+        let meta = Meta {
+            name: entry.path_bytes().into_owned(),
+            kind,
+            mode,
+        };
+        if visit(meta, &mut entry)? == Flow::Stop {
+            break;
+        }
+    }
+    Ok(())
+}
+
+fn walk_zip(path: &Path, max_entries: u64, visit: &mut Visit<'_>) -> Result<(), SkillError> {
+    let f = open(path)?;
+    let mut archive = zip::ZipArchive::new(BufReader::new(f))
+        .map_err(|e| SkillError::not_package(path, e.to_string()))?;
+    // The central directory's count is a claim, but one that only makes the walk shorter:
+    // every entry is still counted as it is visited.
+    let count = archive.len();
+    for i in 0..count {
+        if i as u64 > max_entries {
+            break;
+        }
+        let mut file = archive
+            .by_index(i)
+            .map_err(|e| SkillError::not_package(path, format!("entry {i}: {e}")))?;
+        // The raw Unix mode: the zip crate's `unix_mode` clears setuid/setgid/sticky,
+        // which are exactly what must be seen here.
+        let raw = file.external_attributes() >> 16;
+        let unix = if file.system() == zip::System::Unix && raw != 0 {
+            Some(raw)
+        } else {
+            file.unix_mode()
+        };
+        let mode = unix.unwrap_or(0o644) & 0o7777;
+        let fmt = unix.map(|m| m & 0o170000).unwrap_or(0);
+        let name = file.name_raw().to_vec();
+        let kind = if file.is_dir() {
+            Kind::Dir
+        } else if file.is_symlink() || fmt == 0o120000 {
+            let mut target = Vec::new();
+            (&mut file)
+                .take(4097)
+                .read_to_end(&mut target)
+                .map_err(|e| SkillError::not_package(path, format!("entry {i}: {e}")))?;
+            Kind::Symlink(target)
+        } else {
+            match fmt {
+                0o020000 | 0o060000 => Kind::Device,
+                0o010000 => Kind::Fifo,
+                0o140000 => Kind::Socket,
+                _ => Kind::File,
+            }
+        };
+        if visit(Meta { name, kind, mode }, &mut file)? == Flow::Stop {
+            break;
+        }
+    }
+    Ok(())
+}
+
+fn walk_dir(root: &Path, visit: &mut Visit<'_>) -> Result<(), SkillError> {
+    let mut stack: Vec<PathBuf> = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        let dir = root.join(&rel);
+        let mut names: Vec<_> = std::fs::read_dir(&dir)
+            .map_err(|e| SkillError::io(format!("read {}", dir.display()), e))?
+            .map(|e| e.map(|e| e.file_name()))
+            .collect::<Result<_, _>>()
+            .map_err(|e| SkillError::io(format!("read {}", dir.display()), e))?;
+        names.sort();
+        let mut subdirs = Vec::new();
+        for name in names {
+            let rel_path = rel.join(&name);
+            // A checkout's own history is not part of the package.
+            if rel.as_os_str().is_empty() && name == ".git" {
+                continue;
+            }
+            let full = root.join(&rel_path);
+            let meta = std::fs::symlink_metadata(&full)
+                .map_err(|e| SkillError::io(format!("read {}", full.display()), e))?;
+            let ft = meta.file_type();
+            let kind = if ft.is_dir() {
+                subdirs.push(rel_path.clone());
+                Kind::Dir
+            } else if ft.is_symlink() {
+                let target = std::fs::read_link(&full)
+                    .map_err(|e| SkillError::io(format!("read {}", full.display()), e))?;
+                Kind::Symlink(target.as_os_str().as_bytes().to_vec())
+            } else if ft.is_file() && meta.nlink() > 1 {
+                Kind::HardLink(Vec::new())
+            } else if ft.is_file() {
+                Kind::File
+            } else if ft.is_block_device() || ft.is_char_device() {
+                Kind::Device
+            } else if ft.is_fifo() {
+                Kind::Fifo
+            } else {
+                Kind::Socket
+            };
+            let m = Meta {
+                name: rel_path.as_os_str().as_bytes().to_vec(),
+                kind,
+                mode: meta.mode() & 0o7777,
+            };
+            let flow = if m.kind == Kind::File {
+                let fd = rustix::fs::open(
+                    &full,
+                    rustix::fs::OFlags::RDONLY
+                        | rustix::fs::OFlags::NOFOLLOW
+                        | rustix::fs::OFlags::CLOEXEC
+                        | rustix::fs::OFlags::NONBLOCK,
+                    rustix::fs::Mode::empty(),
+                )
+                .map_err(|e| SkillError::io(format!("open {}", full.display()), e.into()))?;
+                let mut f = File::from(fd);
+                visit(m, &mut f)?
+            } else {
+                visit(m, &mut std::io::empty())?
+            };
+            if flow == Flow::Stop {
+                return Ok(());
+            }
+        }
+        // Depth-first, in name order.
+        stack.extend(subdirs.into_iter().rev());
+    }
+    Ok(())
+}
