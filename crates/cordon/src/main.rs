@@ -47,6 +47,9 @@ enum Command {
     /// Show, merge or discard the changes of runs that ended without being merged.
     #[command(subcommand)]
     Changes(cmd::changes::ChangesCommand),
+    /// Persistent sandbox slots: list, show, remove, snapshot and restore them.
+    #[command(subcommand)]
+    Slots(cmd::slots::SlotsCommand),
     /// Convert Claude Code or Codex permission settings into cordon's TOML config.
     #[command(subcommand)]
     Import(cmd::import::ImportCommand),
@@ -73,6 +76,7 @@ fn main() -> std::process::ExitCode {
         Command::Approvals(c) => cmd::approvals::run(c),
         Command::Changes(c) => cmd::changes::run(c),
         Command::Import(c) => cmd::import::run(c),
+        Command::Slots(c) => cmd::slots::run(c),
     };
     exit::to_exit_code(result)
 }

@@ -36,50 +36,7 @@ use std::path::{Path, PathBuf};
 /// Longest slot key, in bytes.
 pub const MAX_KEY_LEN: usize = 64;
 
-/// Who shares a slot: runs of the same scope id with the same key see the same state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-#[non_exhaustive]
-pub enum SlotScope {
-    /// One agent session (its session id).
-    Session,
-    /// One local user (the uid): the default.
-    #[default]
-    User,
-    /// One agent (its name).
-    Agent,
-    /// Every run on this machine's state directory.
-    Global,
-}
-
-impl SlotScope {
-    /// The scope's name, as on the command line.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SlotScope::Session => "session",
-            SlotScope::User => "user",
-            SlotScope::Agent => "agent",
-            SlotScope::Global => "global",
-        }
-    }
-
-    /// Parse a scope name.
-    pub fn parse(s: &str) -> Option<SlotScope> {
-        Some(match s {
-            "session" => SlotScope::Session,
-            "user" => SlotScope::User,
-            "agent" => SlotScope::Agent,
-            "global" => SlotScope::Global,
-            _ => return None,
-        })
-    }
-}
-
-impl fmt::Display for SlotScope {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use cordon_store::SlotScope;
 
 /// What went wrong with a slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,6 +148,12 @@ impl SlotName {
             SlotScope::Agent => need(agent, "an agent name", "--agent NAME")?,
             SlotScope::User => rustix::process::geteuid().as_raw().to_string(),
             SlotScope::Global => "all".to_string(),
+            other => {
+                return Err(SlotError::new(
+                    SlotErrorKind::Invalid,
+                    format!("this cordon cannot name a slot of scope `{other}`"),
+                ));
+            }
         };
         Ok(SlotName {
             scope,
@@ -287,6 +250,15 @@ pub fn slots_base() -> Result<PathBuf, SlotError> {
         )
     })?;
     Ok(state.join("slots"))
+}
+
+/// Take the slot `name` for a run (waiting as `wait` says) and make its directories:
+/// the guard is held until the returned [`SlotGuard`] is dropped.
+pub fn take(name: &SlotName, wait: Wait) -> Result<(SlotPaths, SlotGuard), SlotError> {
+    let paths = SlotPaths::new(&slots_base()?, name);
+    let guard = SlotGuard::acquire(&paths, wait)?;
+    paths.create()?;
+    Ok((paths, guard))
 }
 
 /// What the mount plan needs of a slot.
