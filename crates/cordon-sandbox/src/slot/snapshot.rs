@@ -481,4 +481,110 @@ mod tests {
         assert_eq!(e.kind, SlotErrorKind::BadSnapshot, "{e}");
         assert!(p.home().join("kept").exists(), "nothing changed");
     }
+
+    /// A snapshot file holding the raw tar entries given (name bytes written as they
+    /// are, so that names the tar crate would refuse to build are possible), with a
+    /// manifest and hash that match: only the entries themselves are wrong.
+    fn crafted(dir: &Path, entries: &[(&[u8], tar::EntryType, u32, &[u8], &[u8])]) -> PathBuf {
+        let mut tar = tar::Builder::new(Vec::new());
+        let mut bytes = 0u64;
+        // Every case has its tree's top, so that each is refused for its own entry.
+        let top: (&[u8], tar::EntryType, u32, &[u8], &[u8]) =
+            (b"home", tar::EntryType::Directory, 0o700, b"", b"");
+        let entries: Vec<_> = std::iter::once(&top).chain(entries).collect();
+        for (name, kind, mode, data, link) in &entries {
+            let mut h = tar::Header::new_gnu();
+            h.as_old_mut().name[..name.len()].copy_from_slice(name);
+            h.as_old_mut().linkname[..link.len()].copy_from_slice(link);
+            h.set_entry_type(*kind);
+            h.set_mode(*mode);
+            h.set_size(data.len() as u64);
+            h.set_cksum();
+            tar.append(&h, &data[..]).unwrap();
+            bytes += data.len() as u64;
+        }
+        let archive = zstd::encode_all(&tar.into_inner().unwrap()[..], 3).unwrap();
+        let m = Manifest {
+            key: "k".into(),
+            scope: "global".into(),
+            created: 0,
+            entries: entries.len() as u64,
+            bytes,
+            archive_bytes: archive.len() as u64,
+            archive_blake3: blake3::hash(&archive).to_hex().to_string(),
+        };
+        let mut head = format!("{SNAPSHOT_MAGIC}\n{}\n", serde_json::to_string(&m).unwrap()).into_bytes();
+        head.resize(HEADER_LEN, b' ');
+        head.extend(archive);
+        let p = dir.join("crafted.snap");
+        std::fs::write(&p, head).unwrap();
+        p
+    }
+
+    #[test]
+    fn hostile_archives_are_refused_and_change_nothing() {
+        use tar::EntryType as T;
+        let t = tempfile::tempdir().unwrap();
+        let (_, p) = slot(t.path(), "k");
+        std::fs::write(p.home().join("mine"), "kept").unwrap();
+        let cases: &[(&str, &[(&[u8], T, u32, &[u8], &[u8])])] = &[
+            ("dot-dot", &[(b"home/../../escaped", T::Regular, 0o644, b"x", b"")]),
+            ("absolute", &[(b"/tmp/escaped", T::Regular, 0o644, b"x", b"")]),
+            ("outside the trees", &[(b"caches/x", T::Regular, 0o644, b"x", b"")]),
+            ("device", &[(b"home/dev", T::Char, 0o644, b"", b"")]),
+            ("fifo", &[(b"home/fifo", T::Fifo, 0o644, b"", b"")]),
+            ("hard link", &[(b"home/h", T::Link, 0o644, b"", b"/etc/passwd")]),
+            ("setuid", &[(b"home/suid", T::Regular, 0o4755, b"x", b"")]),
+            ("link out", &[(b"home/l", T::Symlink, 0o777, b"", b"../../x")]),
+            ("absolute link", &[(b"home/l", T::Symlink, 0o777, b"", b"/etc/shadow")]),
+            (
+                "write through a link",
+                &[
+                    (b"home/d", T::Symlink, 0o777, b"", b"sub"),
+                    (b"home/d/f", T::Regular, 0o644, b"x", b""),
+                ],
+            ),
+            (
+                "twice",
+                &[
+                    (b"home/f", T::Regular, 0o644, b"x", b""),
+                    (b"home/f", T::Regular, 0o644, b"y", b""),
+                ],
+            ),
+        ];
+        for (what, entries) in cases {
+            let snap = crafted(t.path(), entries);
+            let e = restore(&p, &snap).unwrap_err();
+            assert_eq!(e.kind, SlotErrorKind::BadSnapshot, "{what}: {e}");
+            assert!(e.message.contains("nothing was changed"), "{what}: {e}");
+            assert_eq!(std::fs::read_to_string(p.home().join("mine")).unwrap(), "kept", "{what}");
+            assert!(!t.path().join("escaped").exists(), "{what}");
+            let left: Vec<_> = std::fs::read_dir(p.parent())
+                .unwrap()
+                .flatten()
+                .map(|e| e.file_name())
+                .collect();
+            assert_eq!(left, ["k"], "{what}: no staging left behind");
+        }
+        // More than the manifest declares (a bomb behind an honest-looking manifest).
+        let snap = crafted(t.path(), &[(b"home/big", T::Regular, 0o644, &[0u8; 4096], b"")]);
+        let mut text = std::fs::read(&snap).unwrap();
+        let head = String::from_utf8_lossy(&text[..HEADER_LEN]).replace("\"bytes\":4096", "\"bytes\":1000");
+        text[..HEADER_LEN].copy_from_slice(head.as_bytes());
+        std::fs::write(&snap, text).unwrap();
+        let e = restore(&p, &snap).unwrap_err();
+        assert!(e.message.contains("larger than its manifest declares"), "{e}");
+        // And a well-formed one goes through.
+        let snap = crafted(
+            t.path(),
+            &[
+                (b"home", T::Directory, 0o755, b"", b""),
+                (b"home/ok", T::Regular, 0o644, b"fine", b""),
+                (b"home/l", T::Symlink, 0o777, b"", b"ok"),
+            ],
+        );
+        restore(&p, &snap).unwrap();
+        assert_eq!(std::fs::read_to_string(p.home().join("l")).unwrap(), "fine");
+        assert!(!p.home().join("mine").exists());
+    }
 }
