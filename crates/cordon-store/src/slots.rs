@@ -6,7 +6,6 @@
 //! module); this is only their record, for `cordon slots list|show`. A row never grants
 //! anything, and a missing row only means the slot was made by an older cordon.
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -15,50 +14,7 @@ use rusqlite::{OptionalExtension, params};
 use crate::error::StoreError;
 use crate::store::{Store, from_ms, now_ms};
 
-/// Who shares a slot: runs of the same scope id with the same key see the same state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-#[non_exhaustive]
-pub enum SlotScope {
-    /// One agent session (its session id).
-    Session,
-    /// One local user (the uid): the default.
-    #[default]
-    User,
-    /// One agent (its name).
-    Agent,
-    /// Every run that uses this state directory.
-    Global,
-}
-
-impl SlotScope {
-    /// The scope's name, as on the command line.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SlotScope::Session => "session",
-            SlotScope::User => "user",
-            SlotScope::Agent => "agent",
-            SlotScope::Global => "global",
-        }
-    }
-
-    /// Parse a scope name.
-    pub fn parse(s: &str) -> Option<SlotScope> {
-        Some(match s {
-            "session" => SlotScope::Session,
-            "user" => SlotScope::User,
-            "agent" => SlotScope::Agent,
-            "global" => SlotScope::Global,
-            _ => return None,
-        })
-    }
-}
-
-impl fmt::Display for SlotScope {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use cordon_policy::settings::SlotScope;
 
 /// One slot as the store knows it.
 #[derive(Debug, Clone, PartialEq, Eq)]

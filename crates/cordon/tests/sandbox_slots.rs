@@ -328,3 +328,27 @@ fn a_link_planted_where_cordon_mounts_refuses_the_run() {
         let _ = Path::new("");
     });
 }
+
+#[test]
+fn config_sets_the_slot_defaults() {
+    need_sandbox!("config_sets_the_slot_defaults");
+    let s = Slots::new(false);
+    let base = std::fs::read_to_string(&s.w.config).unwrap();
+    std::fs::write(
+        &s.w.config,
+        format!("{base}\n[slots]\nscope = \"global\"\ntmp = true\nwait_seconds = 1\n"),
+    )
+    .unwrap();
+    ok(&s.run("echo g > $HOME/g; echo t > /tmp/t", &["--slot", "d"]));
+    std::fs::write(&s.w.config, &base).unwrap();
+    let o = ok(&s.run(
+        "cat $HOME/g /tmp/t",
+        &["--slot", "d", "--scope", "global", "--slot-tmp"],
+    ));
+    assert_eq!(o, "g\nt\n");
+    std::fs::write(&s.w.config, format!("{base}\n[slots]\nscope = \"galaxy\"\n")).unwrap();
+    let o = s.run("true", &["--slot", "d"]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(125), "{err}");
+    assert!(err.contains("unknown slot scope `galaxy`") && err.contains("policy.toml"), "{err}");
+}

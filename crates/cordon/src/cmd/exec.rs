@@ -101,16 +101,17 @@ pub struct ExecOptions {
     /// key. Runs that share a slot take turns.
     #[arg(long, value_name = "KEY")]
     slot: Option<String>,
-    /// Who shares the slot [default: user].
+    /// Who shares the slot [default: `[slots] scope`, else user].
     #[arg(long, value_enum, requires = "slot")]
     scope: Option<crate::cmd::slots::ScopeArg>,
     /// The agent this run belongs to (names the slot of `--scope agent`).
     #[arg(long, value_name = "NAME")]
     agent: Option<String>,
-    /// The slot's `tmp` directory is /tmp too, kept across runs.
+    /// The slot's `tmp` directory is /tmp too, kept across runs (also `[slots] tmp`).
     #[arg(long, requires = "slot")]
     slot_tmp: bool,
-    /// Wait this long for a run that holds the slot, e.g. `30s`, `5m` [default: 5m].
+    /// Wait this long for a run that holds the slot, e.g. `30s`, `5m` [default:
+    /// `[slots] wait_seconds`, else 5m].
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "slot")]
     slot_wait: Option<Duration>,
     /// Refuse at once when a run holds the slot.
@@ -342,7 +343,7 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     // The slot is taken before the call is judged and held until the run ends, so a
     // run that waited finds the slot as the previous one left it.
     let slot = match &args.slot {
-        Some(key) => Some(take_slot(&args, key, &argv)?),
+        Some(key) => Some(take_slot(&args, policy.slots(), key, &argv)?),
         None => None,
     };
     let containment = contained::expected_containment(
@@ -351,9 +352,11 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
         matches!(args.home, HomeArg::Visible),
     );
     let flag_paths = FlagPaths::resolve(&args)?;
+    let gate_slots_tmp = policy.slots().tmp == Some(true);
     let mut builder = builder(&args, &flag_paths, argv, &policy, &opts.home, &cwd);
     if let Some(taken) = &slot {
-        builder = builder.slot(cordon_sandbox::SlotMounts::of(&taken.paths, args.slot_tmp));
+        let tmp = args.slot_tmp || gate_slots_tmp;
+        builder = builder.slot(cordon_sandbox::SlotMounts::of(&taken.paths, tmp));
     }
     let run_options = RunOptions {
         builder,
@@ -471,10 +474,19 @@ impl TakenSlot {
 
 /// Take the slot `key` for this run: waits for a run that holds it (or refuses at once
 /// with `--no-wait`), and records the run in the store.
-fn take_slot(args: &ExecOptions, key: &str, argv: &[OsString]) -> anyhow::Result<TakenSlot> {
+fn take_slot(
+    args: &ExecOptions,
+    defaults: &cordon_policy::settings::SlotSettings,
+    key: &str,
+    argv: &[OsString],
+) -> anyhow::Result<TakenSlot> {
     use cordon_sandbox::slot::{self, Wait};
+    let scope = match args.scope {
+        Some(s) => s.into(),
+        None => defaults.scope.unwrap_or_default(),
+    };
     let name = cordon_sandbox::SlotName::new(
-        args.scope.unwrap_or_default().into(),
+        scope,
         key,
         args.session.as_deref(),
         args.agent.as_deref(),
@@ -483,7 +495,11 @@ fn take_slot(args: &ExecOptions, key: &str, argv: &[OsString]) -> anyhow::Result
     let wait = if args.no_wait {
         Wait::No
     } else {
-        Wait::Up(args.slot_wait.unwrap_or(SLOT_WAIT))
+        Wait::Up(
+            args.slot_wait
+                .or(defaults.wait_seconds.map(Duration::from_secs))
+                .unwrap_or(SLOT_WAIT),
+        )
     };
     let (paths, guard) = slot::take(&name, wait).map_err(|e| fail(e.message))?;
     // The record is for `cordon slots list`; a store that cannot be written costs the
