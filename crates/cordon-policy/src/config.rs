@@ -724,15 +724,16 @@ fn merge(
                 ignored("`[slots]`", &mut notes);
             } else {
                 if let Some(sc) = &t.scope {
-                    let parsed = crate::settings::SlotScope::parse(sc.get_ref()).ok_or_else(|| {
-                        l.err(
-                            sc.span(),
-                            format!(
-                                "unknown slot scope `{}`: use session, user, agent or global",
-                                sc.get_ref()
-                            ),
-                        )
-                    })?;
+                    let parsed =
+                        crate::settings::SlotScope::parse(sc.get_ref()).ok_or_else(|| {
+                            l.err(
+                                sc.span(),
+                                format!(
+                                    "unknown slot scope `{}`: use session, user, agent or global",
+                                    sc.get_ref()
+                                ),
+                            )
+                        })?;
                     slots.scope.get_or_insert(parsed);
                 }
                 if let Some(w) = t.wait_seconds {

@@ -420,9 +420,16 @@ impl SandboxBuilder {
             check_slot(slot, self.mode, self.home_view, &home)?;
             // The slot's directory holds its lock beside it: neither may be inside what
             // the command can write (or see through a copy-on-write root).
-            let holder = slot.home.parent().and_then(Path::parent).unwrap_or(&slot.home);
+            let holder = slot
+                .home
+                .parent()
+                .and_then(Path::parent)
+                .unwrap_or(&slot.home);
             let holder = std::fs::canonicalize(holder).unwrap_or_else(|_| holder.to_path_buf());
-            if let Some(r) = writable_roots.iter().find(|r| holder.starts_with(r) || r.starts_with(&holder)) {
+            if let Some(r) = writable_roots
+                .iter()
+                .find(|r| holder.starts_with(r) || r.starts_with(&holder))
+            {
                 return Err(SandboxError::invalid(format!(
                     "the slot {} lies inside the writable root {} (or holds it): move cordon's state directory out of it (CORDON_STATE_DIR)",
                     slot.home.display(),

@@ -198,7 +198,9 @@ mod tests {
         store
             .slot_taken(SlotScope::User, "0", "venv", dir, "python -c 1")
             .unwrap();
-        store.slot_measured(SlotScope::User, "0", "venv", 42).unwrap();
+        store
+            .slot_measured(SlotScope::User, "0", "venv", 42)
+            .unwrap();
         let r = store.slot(SlotScope::User, "0", "venv").unwrap().unwrap();
         assert_eq!(r.runs, 2);
         assert_eq!(r.last_run.as_deref(), Some("python -c 1"));

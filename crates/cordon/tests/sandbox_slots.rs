@@ -79,7 +79,11 @@ impl Slots {
 
 fn ok(o: &Output) -> String {
     let (out, err) = text(o);
-    assert!(o.status.success(), "status {:?}\nstdout: {out}\nstderr: {err}", o.status);
+    assert!(
+        o.status.success(),
+        "status {:?}\nstdout: {out}\nstderr: {err}",
+        o.status
+    );
     out
 }
 
@@ -103,7 +107,10 @@ fn state_persists_per_scope_and_key() {
         assert!(again.contains("v1") && again.contains("scratch"), "{again}");
         // /tmp is the slot's only when asked.
         let no_tmp = ok(&s.run(look, &["--slot", "py"]));
-        assert!(no_tmp.contains("v1") && !no_tmp.contains("scratch"), "{no_tmp}");
+        assert!(
+            no_tmp.contains("v1") && !no_tmp.contains("scratch"),
+            "{no_tmp}"
+        );
         // Another key, another scope, no slot: none of it.
         for extra in [
             &["--slot", "other"][..],
@@ -132,8 +139,10 @@ fn state_persists_per_scope_and_key() {
             assert_eq!(o.status.code(), Some(125), "{bad}");
         }
         let list = ok(&s.slots(&["list", "--json"]));
-        let lines: Vec<serde_json::Value> =
-            list.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let lines: Vec<serde_json::Value> = list
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
         let py = lines
             .iter()
             .find(|v| v["key"] == "py" && v["scope"] == "user")
@@ -146,7 +155,10 @@ fn state_persists_per_scope_and_key() {
 }
 
 fn spawn(c: &mut Command) -> std::process::Child {
-    c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+    c.stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
 }
 
 /// Wait until the slot `key` is held by a run (its `show` says busy).
@@ -158,7 +170,10 @@ fn wait_busy(s: &Slots, key: &str) {
         if v["busy"].is_string() {
             return;
         }
-        assert!(start.elapsed() < Duration::from_secs(30), "the slot never became busy");
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the slot never became busy"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -225,7 +240,10 @@ fn snapshots_round_trip_and_damage_is_refused() {
         ));
         let file = s.w.root.join("snap.cordon-slot");
         ok(&s.slots(&["snapshot", "snap", "--to", file.to_str().unwrap()]));
-        ok(&s.run("echo two > $HOME/a/b/f; touch $HOME/later", &["--slot", "snap"]));
+        ok(&s.run(
+            "echo two > $HOME/a/b/f; touch $HOME/later",
+            &["--slot", "snap"],
+        ));
         ok(&s.slots(&["restore", "snap", file.to_str().unwrap()]));
         let o = ok(&s.run(
             "cat $HOME/a/link; test -e $HOME/later && echo later; true",
@@ -245,7 +263,10 @@ fn snapshots_round_trip_and_damage_is_refused() {
         let o = s.slots(&["restore", "snap", broken.to_str().unwrap()]);
         let (_, err) = text(&o);
         assert_eq!(o.status.code(), Some(1), "{err}");
-        assert!(err.contains("does not match the hash") && err.contains("nothing was changed"), "{err}");
+        assert!(
+            err.contains("does not match the hash") && err.contains("nothing was changed"),
+            "{err}"
+        );
         let o = ok(&s.run("cat $HOME/a/b/f", &["--slot", "snap"]));
         assert_eq!(o.trim(), "three");
         // Not a snapshot at all.
@@ -285,7 +306,10 @@ fn a_hostile_slot_cannot_reach_the_host() {
             // Restored elsewhere, the snapshot holds none of the host's file.
             ok(&s.slots(&["restore", "copy", file.to_str().unwrap()]));
             let o = ok(&s.run("ls -A $HOME; cat $HOME/locked/inner/f", &["--slot", "copy"]));
-            assert!(!o.contains("leak") && !o.contains("dirlink") && !o.contains("fifo"), "{o}");
+            assert!(
+                !o.contains("leak") && !o.contains("dirlink") && !o.contains("fifo"),
+                "{o}"
+            );
             assert!(o.contains('x'), "{o}");
         }
         // Sizing does not follow the links either.
@@ -293,7 +317,10 @@ fn a_hostile_slot_cannot_reach_the_host() {
             serde_json::from_str(&ok(&s.slots(&["show", "evil", "--json"]))).unwrap();
         assert!(show["size"].as_u64().unwrap() < 19, "{show}");
         ok(&s.slots(&["rm", "evil"]));
-        assert_eq!(std::fs::read_to_string(&secret).unwrap(), "HOST-SECRET-CONTENT");
+        assert_eq!(
+            std::fs::read_to_string(&secret).unwrap(),
+            "HOST-SECRET-CONTENT"
+        );
         assert!(host.path().is_dir());
         let gone = s.slots(&["show", "evil"]);
         assert_eq!(gone.status.code(), Some(2));
@@ -303,30 +330,37 @@ fn a_hostile_slot_cannot_reach_the_host() {
 #[test]
 fn a_link_planted_where_cordon_mounts_refuses_the_run() {
     need_sandbox!("a_link_planted_where_cordon_mounts_refuses_the_run");
-    each_user("a_link_planted_where_cordon_mounts_refuses_the_run", |nobody| {
-        let s = Slots::new(nobody);
-        let host = common::visible_dir("cordon-slot-target-");
-        if nobody {
-            Command::new("chown").args(["-R", "nobody:nogroup"]).arg(host.path()).status().unwrap();
-        }
-        let plant = format!("ln -s {} $HOME/.local", host.path().display());
-        ok(&s.run(&plant, &["--slot", "m"]));
-        // Now HOME has a toolchain directory that the sandbox binds back read-only, at
-        // a path beneath the planted link.
-        std::fs::create_dir_all(s.w.home.join(".local/bin")).unwrap();
-        if nobody {
-            s.w.give_to_nobody();
-        }
-        let o = s.run("true", &["--slot", "m"]);
-        let (_, err) = text(&o);
-        assert_eq!(o.status.code(), Some(125), "{err}");
-        assert!(err.contains("is not a plain directory"), "{err}");
-        assert!(
-            std::fs::read_dir(host.path()).unwrap().next().is_none(),
-            "cordon created something through the planted link"
-        );
-        let _ = Path::new("");
-    });
+    each_user(
+        "a_link_planted_where_cordon_mounts_refuses_the_run",
+        |nobody| {
+            let s = Slots::new(nobody);
+            let host = common::visible_dir("cordon-slot-target-");
+            if nobody {
+                Command::new("chown")
+                    .args(["-R", "nobody:nogroup"])
+                    .arg(host.path())
+                    .status()
+                    .unwrap();
+            }
+            let plant = format!("ln -s {} $HOME/.local", host.path().display());
+            ok(&s.run(&plant, &["--slot", "m"]));
+            // Now HOME has a toolchain directory that the sandbox binds back read-only, at
+            // a path beneath the planted link.
+            std::fs::create_dir_all(s.w.home.join(".local/bin")).unwrap();
+            if nobody {
+                s.w.give_to_nobody();
+            }
+            let o = s.run("true", &["--slot", "m"]);
+            let (_, err) = text(&o);
+            assert_eq!(o.status.code(), Some(125), "{err}");
+            assert!(err.contains("is not a plain directory"), "{err}");
+            assert!(
+                std::fs::read_dir(host.path()).unwrap().next().is_none(),
+                "cordon created something through the planted link"
+            );
+            let _ = Path::new("");
+        },
+    );
 }
 
 #[test]
@@ -346,9 +380,16 @@ fn config_sets_the_slot_defaults() {
         &["--slot", "d", "--scope", "global", "--slot-tmp"],
     ));
     assert_eq!(o, "g\nt\n");
-    std::fs::write(&s.w.config, format!("{base}\n[slots]\nscope = \"galaxy\"\n")).unwrap();
+    std::fs::write(
+        &s.w.config,
+        format!("{base}\n[slots]\nscope = \"galaxy\"\n"),
+    )
+    .unwrap();
     let o = s.run("true", &["--slot", "d"]);
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(125), "{err}");
-    assert!(err.contains("unknown slot scope `galaxy`") && err.contains("policy.toml"), "{err}");
+    assert!(
+        err.contains("unknown slot scope `galaxy`") && err.contains("policy.toml"),
+        "{err}"
+    );
 }

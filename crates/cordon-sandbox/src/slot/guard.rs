@@ -57,7 +57,10 @@ impl SlotGuard {
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(&paths.lock)
             .map_err(|e| {
-                SlotError::io(format_args!("cannot open the slot lock {}", paths.lock.display()), e)
+                SlotError::io(
+                    format_args!("cannot open the slot lock {}", paths.lock.display()),
+                    e,
+                )
             })?;
         let start = Instant::now();
         loop {
@@ -135,9 +138,7 @@ fn busy(file: &File, wait: Wait) -> SlotError {
     };
     SlotError::new(
         SlotErrorKind::Busy,
-        format!(
-            "the slot is busy: {who} ({after}); try again when it ends, or raise --slot-wait"
-        ),
+        format!("the slot is busy: {who} ({after}); try again when it ends, or raise --slot-wait"),
     )
 }
 
@@ -155,7 +156,8 @@ mod tests {
         let e = SlotGuard::acquire(&p, Wait::No).unwrap_err();
         assert_eq!(e.kind, SlotErrorKind::Busy);
         assert!(
-            e.message.contains(&format!("held by pid {}", std::process::id())),
+            e.message
+                .contains(&format!("held by pid {}", std::process::id())),
             "{e}"
         );
         let e = SlotGuard::acquire(&p, Wait::Up(Duration::from_millis(100))).unwrap_err();

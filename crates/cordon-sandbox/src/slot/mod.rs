@@ -140,7 +140,9 @@ impl SlotName {
             )),
             None => Err(SlotError::new(
                 SlotErrorKind::Invalid,
-                format!("a slot of scope `{scope}` needs {what}: give {flag}, or choose another --scope"),
+                format!(
+                    "a slot of scope `{scope}` needs {what}: give {flag}, or choose another --scope"
+                ),
             )),
         };
         let scope_id = match scope {
@@ -165,7 +167,13 @@ impl SlotName {
 
 impl fmt::Display for SlotName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({} {})", self.key, self.scope, self.scope_id.escape_default())
+        write!(
+            f,
+            "{} ({} {})",
+            self.key,
+            self.scope,
+            self.scope_id.escape_default()
+        )
     }
 }
 
@@ -229,7 +237,10 @@ pub(crate) fn mkdir_0700(d: &Path) -> Result<(), SlotError> {
         Ok(_) => {
             return Err(SlotError::new(
                 SlotErrorKind::Io,
-                format!("{} is not a directory; remove it and try again", d.display()),
+                format!(
+                    "{} is not a directory; remove it and try again",
+                    d.display()
+                ),
             ));
         }
         Err(_) => {}
@@ -292,8 +303,21 @@ mod tests {
         for good in ["venv", "a.b-c_d", "X1", &"k".repeat(MAX_KEY_LEN)] {
             assert!(validate_key(good).is_ok(), "{good}");
         }
-        for bad in ["", ".", "..", ".hidden", "a/b", "a b", "é", &"k".repeat(MAX_KEY_LEN + 1)] {
-            assert_eq!(validate_key(bad).unwrap_err().kind, SlotErrorKind::Invalid, "{bad}");
+        for bad in [
+            "",
+            ".",
+            "..",
+            ".hidden",
+            "a/b",
+            "a b",
+            "é",
+            &"k".repeat(MAX_KEY_LEN + 1),
+        ] {
+            assert_eq!(
+                validate_key(bad).unwrap_err().kind,
+                SlotErrorKind::Invalid,
+                "{bad}"
+            );
         }
     }
 
@@ -305,9 +329,16 @@ mod tests {
         assert!(e.message.contains("--agent"), "{e}");
         let n = SlotName::new(SlotScope::Session, "k", Some("../../etc"), None).unwrap();
         let p = SlotPaths::new(Path::new("/b"), &n);
-        assert!(p.dir.to_string_lossy().starts_with("/b/session/h-"), "{}", p.dir.display());
+        assert!(
+            p.dir.to_string_lossy().starts_with("/b/session/h-"),
+            "{}",
+            p.dir.display()
+        );
         assert_eq!(p.dir.components().count(), 5);
         let g = SlotName::new(SlotScope::Global, "k", None, None).unwrap();
-        assert_eq!(SlotPaths::new(Path::new("/b"), &g).lock, Path::new("/b/global/all/k.lock"));
+        assert_eq!(
+            SlotPaths::new(Path::new("/b"), &g).lock,
+            Path::new("/b/global/all/k.lock")
+        );
     }
 }

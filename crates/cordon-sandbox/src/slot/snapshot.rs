@@ -131,20 +131,39 @@ fn link_stays_inside(link: &Path, target: &Path) -> bool {
 
 /// Write a snapshot of the slot at `paths` to `out` (replaced atomically when it exists).
 /// The caller holds the slot's guard, so no run changes the slot meanwhile.
-pub fn snapshot(paths: &SlotPaths, name: &SlotName, out: &Path) -> Result<SnapshotReport, SlotError> {
+pub fn snapshot(
+    paths: &SlotPaths,
+    name: &SlotName,
+    out: &Path,
+) -> Result<SnapshotReport, SlotError> {
     if !paths.exists() {
         return Err(SlotError::new(
             SlotErrorKind::NotFound,
             format!("there is no slot {name} to snapshot"),
         ));
     }
-    let dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let mut tmp = tempfile::Builder::new()
         .prefix(".cordon-snapshot-")
         .tempfile_in(dir)
-        .map_err(|e| SlotError::io(format_args!("cannot write a snapshot in {}", dir.display()), e))?;
-    let werr = |e: std::io::Error| SlotError::io(format_args!("cannot write the snapshot {}", out.display()), e);
-    tmp.as_file_mut().write_all(&[b' '; HEADER_LEN]).map_err(werr)?;
+        .map_err(|e| {
+            SlotError::io(
+                format_args!("cannot write a snapshot in {}", dir.display()),
+                e,
+            )
+        })?;
+    let werr = |e: std::io::Error| {
+        SlotError::io(
+            format_args!("cannot write the snapshot {}", out.display()),
+            e,
+        )
+    };
+    tmp.as_file_mut()
+        .write_all(&[b' '; HEADER_LEN])
+        .map_err(werr)?;
     let writer = tmp.as_file().try_clone().map_err(werr)?;
     let hashed = HashWriter {
         inner: std::io::BufWriter::new(writer),
@@ -164,7 +183,8 @@ pub fn snapshot(paths: &SlotPaths, name: &SlotName, out: &Path) -> Result<Snapsh
         header.set_entry_type(tar::EntryType::Directory);
         header.set_mode(0o700);
         header.set_size(0);
-        tar.append_data(&mut header, top, std::io::empty()).map_err(werr)?;
+        tar.append_data(&mut header, top, std::io::empty())
+            .map_err(werr)?;
         entries += 1;
         walk(&root, false, &mut |rel, st, entry| {
             let path = Path::new(top).join(rel);
@@ -175,14 +195,16 @@ pub fn snapshot(paths: &SlotPaths, name: &SlotName, out: &Path) -> Result<Snapsh
             match entry {
                 Entry::Dir => {
                     header.set_entry_type(tar::EntryType::Directory);
-                    tar.append_data(&mut header, &path, std::io::empty()).map_err(werr)?;
+                    tar.append_data(&mut header, &path, std::io::empty())
+                        .map_err(werr)?;
                 }
                 Entry::File(fd) => {
                     let size = u64::try_from(st.st_size).unwrap_or(0);
                     header.set_entry_type(tar::EntryType::Regular);
                     header.set_size(size);
                     let file = std::fs::File::from(fd.try_clone().map_err(werr)?);
-                    tar.append_data(&mut header, &path, file.take(size)).map_err(werr)?;
+                    tar.append_data(&mut header, &path, file.take(size))
+                        .map_err(werr)?;
                     bytes += size;
                 }
                 Entry::Symlink(target) => {
@@ -223,15 +245,22 @@ pub fn snapshot(paths: &SlotPaths, name: &SlotName, out: &Path) -> Result<Snapsh
         .map_err(|e| SlotError::io("cannot write the snapshot's manifest", e))?;
     let mut head = format!("{SNAPSHOT_MAGIC}\n{json}\n").into_bytes();
     if head.len() > HEADER_LEN {
-        return Err(SlotError::io("cannot write the snapshot", "its manifest is too long"));
+        return Err(SlotError::io(
+            "cannot write the snapshot",
+            "its manifest is too long",
+        ));
     }
     head.resize(HEADER_LEN, b' ');
     let f = tmp.as_file_mut();
     f.seek(SeekFrom::Start(0)).map_err(werr)?;
     f.write_all(&head).map_err(werr)?;
     f.sync_all().map_err(werr)?;
-    tmp.persist(out)
-        .map_err(|e| SlotError::io(format_args!("cannot write the snapshot {}", out.display()), e.error))?;
+    tmp.persist(out).map_err(|e| {
+        SlotError::io(
+            format_args!("cannot write the snapshot {}", out.display()),
+            e.error,
+        )
+    })?;
     Ok(SnapshotReport {
         manifest,
         left_out_links: links_out,
@@ -250,26 +279,43 @@ pub fn read_manifest(file: &mut std::fs::File, path: &Path) -> Result<Manifest, 
         return Err(bad(path, "it is not a cordon slot snapshot"));
     }
     let json = lines.next().unwrap_or_default();
-    serde_json::from_str(json).map_err(|e| bad(path, format_args!("its manifest is unreadable ({e})")))
+    serde_json::from_str(json)
+        .map_err(|e| bad(path, format_args!("its manifest is unreadable ({e})")))
 }
 
 /// Restore the slot at `paths` from the snapshot `file`, replacing the slot whole. The
 /// caller holds the slot's guard.
 pub fn restore(paths: &SlotPaths, file: &Path) -> Result<RestoreReport, SlotError> {
-    let mut f = std::fs::File::open(file)
-        .map_err(|e| SlotError::io(format_args!("cannot open the snapshot {}", file.display()), e))?;
+    let mut f = std::fs::File::open(file).map_err(|e| {
+        SlotError::io(
+            format_args!("cannot open the snapshot {}", file.display()),
+            e,
+        )
+    })?;
     let manifest = read_manifest(&mut f, file)?;
     // Pass 1: the archive matches its manifest.
     let mut hasher = blake3::Hasher::new();
-    let n = std::io::copy(&mut (&mut f).take(u64::MAX), &mut hasher)
-        .map_err(|e| SlotError::io(format_args!("cannot read the snapshot {}", file.display()), e))?;
-    if n != manifest.archive_bytes || hasher.finalize().to_hex().as_str() != manifest.archive_blake3 {
-        return Err(bad(file, "its archive does not match the hash in its manifest (damaged or altered)"));
+    let n = std::io::copy(&mut (&mut f).take(u64::MAX), &mut hasher).map_err(|e| {
+        SlotError::io(
+            format_args!("cannot read the snapshot {}", file.display()),
+            e,
+        )
+    })?;
+    if n != manifest.archive_bytes || hasher.finalize().to_hex().as_str() != manifest.archive_blake3
+    {
+        return Err(bad(
+            file,
+            "its archive does not match the hash in its manifest (damaged or altered)",
+        ));
     }
     mkdir_0700(paths.parent())?;
     let unique = format!(
         "{}.restore-{}",
-        paths.dir.file_name().and_then(OsStr::to_str).unwrap_or("slot"),
+        paths
+            .dir
+            .file_name()
+            .and_then(OsStr::to_str)
+            .unwrap_or("slot"),
         std::process::id()
     );
     let staging = paths.parent().join(unique);
@@ -289,21 +335,32 @@ pub fn restore(paths: &SlotPaths, file: &Path) -> Result<RestoreReport, SlotErro
     // Swap: the old slot aside, the staging directory in, the old one removed.
     let old = paths.parent().join(format!(
         "{}.old-{}",
-        paths.dir.file_name().and_then(OsStr::to_str).unwrap_or("slot"),
+        paths
+            .dir
+            .file_name()
+            .and_then(OsStr::to_str)
+            .unwrap_or("slot"),
         std::process::id()
     ));
     let had = paths.exists();
     if had {
         remove_tree(&old)?;
-        std::fs::rename(&paths.dir, &old)
-            .map_err(|e| SlotError::io(format_args!("cannot move {} aside", paths.dir.display()), e))?;
+        std::fs::rename(&paths.dir, &old).map_err(|e| {
+            SlotError::io(format_args!("cannot move {} aside", paths.dir.display()), e)
+        })?;
     }
     if let Err(e) = std::fs::rename(&staging, &paths.dir) {
         if had {
             let _ = std::fs::rename(&old, &paths.dir);
         }
         let _ = remove_tree(&staging);
-        return Err(SlotError::io(format_args!("cannot put the restored slot in place at {}", paths.dir.display()), e));
+        return Err(SlotError::io(
+            format_args!(
+                "cannot put the restored slot in place at {}",
+                paths.dir.display()
+            ),
+            e,
+        ));
     }
     paths.create()?;
     if had {
@@ -314,12 +371,18 @@ pub fn restore(paths: &SlotPaths, file: &Path) -> Result<RestoreReport, SlotErro
 
 use std::os::unix::fs::DirBuilderExt;
 
-fn unpack(f: &mut std::fs::File, staging: &Path, m: &Manifest, file: &Path) -> Result<(), SlotError> {
+fn unpack(
+    f: &mut std::fs::File,
+    staging: &Path,
+    m: &Manifest,
+    file: &Path,
+) -> Result<(), SlotError> {
     let mut hashed = HashReader {
         inner: f.take(m.archive_bytes),
         hasher: blake3::Hasher::new(),
     };
-    let decoder = zstd::Decoder::new(&mut hashed).map_err(|e| bad(file, format_args!("its archive cannot be read ({e})")))?;
+    let decoder = zstd::Decoder::new(&mut hashed)
+        .map_err(|e| bad(file, format_args!("its archive cannot be read ({e})")))?;
     let mut archive = tar::Archive::new(decoder);
     let root = open_root(staging)?;
     let (mut entries, mut bytes) = (0u64, 0u64);
@@ -328,21 +391,41 @@ fn unpack(f: &mut std::fs::File, staging: &Path, m: &Manifest, file: &Path) -> R
         let mut entry = entry.map_err(rd)?;
         entries += 1;
         if entries > m.entries {
-            return Err(bad(file, "it holds more entries than its manifest declares"));
+            return Err(bad(
+                file,
+                "it holds more entries than its manifest declares",
+            ));
         }
         let raw = entry.path().map_err(rd)?.into_owned();
         let path = checked_path(&raw).ok_or_else(|| {
-            bad(file, format_args!("the entry `{}` is not a plain relative name under home/ or tmp/", raw.display()))
+            bad(
+                file,
+                format_args!(
+                    "the entry `{}` is not a plain relative name under home/ or tmp/",
+                    raw.display()
+                ),
+            )
         })?;
         let mode = entry.header().mode().map_err(rd)?;
         if mode & 0o6000 != 0 {
-            return Err(bad(file, format_args!("the entry `{}` has a setuid or setgid bit", path.display())));
+            return Err(bad(
+                file,
+                format_args!("the entry `{}` has a setuid or setgid bit", path.display()),
+            ));
         }
         let (parent, name) = open_parent(&root, &path).map_err(|e| {
-            bad(file, format_args!("cannot place `{}` ({e})", path.display()))
+            bad(
+                file,
+                format_args!("cannot place `{}` ({e})", path.display()),
+            )
         })?;
         let kind = entry.header().entry_type();
-        let place = |e: rustix::io::Errno| bad(file, format_args!("cannot create `{}` ({e})", path.display()));
+        let place = |e: rustix::io::Errno| {
+            bad(
+                file,
+                format_args!("cannot create `{}` ({e})", path.display()),
+            )
+        };
         match kind {
             tar::EntryType::Directory => {
                 let perm = Mode::from_raw_mode((mode & 0o777) | 0o700);
@@ -360,13 +443,28 @@ fn unpack(f: &mut std::fs::File, staging: &Path, m: &Manifest, file: &Path) -> R
                 if bytes > m.bytes {
                     return Err(bad(file, "its files are larger than its manifest declares"));
                 }
-                let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-                let fd = rustix::fs::openat(&parent, name, flags, Mode::from_raw_mode(mode & 0o777 | 0o600))
-                    .map_err(place)?;
+                let flags = OFlags::WRONLY
+                    | OFlags::CREATE
+                    | OFlags::EXCL
+                    | OFlags::NOFOLLOW
+                    | OFlags::CLOEXEC;
+                let fd = rustix::fs::openat(
+                    &parent,
+                    name,
+                    flags,
+                    Mode::from_raw_mode(mode & 0o777 | 0o600),
+                )
+                .map_err(place)?;
                 let mut out = std::fs::File::from(fd);
                 let copied = std::io::copy(&mut (&mut entry).take(size), &mut out).map_err(rd)?;
                 if copied != size {
-                    return Err(bad(file, format_args!("the entry `{}` is shorter than its header says", path.display())));
+                    return Err(bad(
+                        file,
+                        format_args!(
+                            "the entry `{}` is shorter than its header says",
+                            path.display()
+                        ),
+                    ));
                 }
                 let _ = rustix::fs::fchmod(&out, Mode::from_raw_mode(mode & 0o777));
             }
@@ -374,17 +472,28 @@ fn unpack(f: &mut std::fs::File, staging: &Path, m: &Manifest, file: &Path) -> R
                 let target = entry
                     .link_name()
                     .map_err(rd)?
-                    .ok_or_else(|| bad(file, format_args!("the symlink `{}` has no target", path.display())))?
+                    .ok_or_else(|| {
+                        bad(
+                            file,
+                            format_args!("the symlink `{}` has no target", path.display()),
+                        )
+                    })?
                     .into_owned();
                 if !link_stays_inside(&path, &target) {
-                    return Err(bad(file, format_args!("the symlink `{}` leads out of the slot", path.display())));
+                    return Err(bad(
+                        file,
+                        format_args!("the symlink `{}` leads out of the slot", path.display()),
+                    ));
                 }
                 rustix::fs::symlinkat(&target, &parent, name).map_err(place)?;
             }
             other => {
                 return Err(bad(
                     file,
-                    format_args!("the entry `{}` is a {other:?} (only directories, regular files and symlinks are restored)", path.display()),
+                    format_args!(
+                        "the entry `{}` is a {other:?} (only directories, regular files and symlinks are restored)",
+                        path.display()
+                    ),
                 ));
             }
         }
@@ -415,9 +524,17 @@ fn checked_path(raw: &Path) -> Option<PathBuf> {
 
 /// The directory that will hold `path` (opened component by component, never through a
 /// symlink) and the entry's own name.
-fn open_parent<'p>(root: &OwnedFd, path: &'p Path) -> Result<(OwnedFd, &'p OsStr), rustix::io::Errno> {
+fn open_parent<'p>(
+    root: &OwnedFd,
+    path: &'p Path,
+) -> Result<(OwnedFd, &'p OsStr), rustix::io::Errno> {
     let name = path.file_name().ok_or(rustix::io::Errno::INVAL)?;
-    let mut fd = rustix::fs::openat(root, ".", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
+    let mut fd = rustix::fs::openat(
+        root,
+        ".",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
     if let Some(parent) = path.parent() {
         for c in parent.components() {
             let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
@@ -442,11 +559,23 @@ mod tests {
     #[test]
     fn links_that_leave_are_told_apart() {
         assert!(link_stays_inside(Path::new("home/a/l"), Path::new("../b")));
-        assert!(link_stays_inside(Path::new("home/a/l"), Path::new("b/../c")));
+        assert!(link_stays_inside(
+            Path::new("home/a/l"),
+            Path::new("b/../c")
+        ));
         assert!(!link_stays_inside(Path::new("home/l"), Path::new("../x")));
-        assert!(!link_stays_inside(Path::new("home/a/l"), Path::new("../../x")));
-        assert!(!link_stays_inside(Path::new("home/l"), Path::new("/etc/passwd")));
-        assert_eq!(checked_path(Path::new("home/./a")), Some(PathBuf::from("home/a")));
+        assert!(!link_stays_inside(
+            Path::new("home/a/l"),
+            Path::new("../../x")
+        ));
+        assert!(!link_stays_inside(
+            Path::new("home/l"),
+            Path::new("/etc/passwd")
+        ));
+        assert_eq!(
+            checked_path(Path::new("home/./a")),
+            Some(PathBuf::from("home/a"))
+        );
         assert_eq!(checked_path(Path::new("/home/a")), None);
         assert_eq!(checked_path(Path::new("home/../x")), None);
         assert_eq!(checked_path(Path::new("caches/x")), None);
@@ -482,15 +611,17 @@ mod tests {
         assert!(p.home().join("kept").exists(), "nothing changed");
     }
 
+    /// One raw tar entry: name, type, mode, data, link target.
+    type Raw<'a> = (&'a [u8], tar::EntryType, u32, &'a [u8], &'a [u8]);
+
     /// A snapshot file holding the raw tar entries given (name bytes written as they
     /// are, so that names the tar crate would refuse to build are possible), with a
     /// manifest and hash that match: only the entries themselves are wrong.
-    fn crafted(dir: &Path, entries: &[(&[u8], tar::EntryType, u32, &[u8], &[u8])]) -> PathBuf {
+    fn crafted(dir: &Path, entries: &[Raw<'_>]) -> PathBuf {
         let mut tar = tar::Builder::new(Vec::new());
         let mut bytes = 0u64;
         // Every case has its tree's top, so that each is refused for its own entry.
-        let top: (&[u8], tar::EntryType, u32, &[u8], &[u8]) =
-            (b"home", tar::EntryType::Directory, 0o700, b"", b"");
+        let top: Raw<'_> = (b"home", tar::EntryType::Directory, 0o700, b"", b"");
         let entries: Vec<_> = std::iter::once(&top).chain(entries).collect();
         for (name, kind, mode, data, link) in &entries {
             let mut h = tar::Header::new_gnu();
@@ -513,7 +644,8 @@ mod tests {
             archive_bytes: archive.len() as u64,
             archive_blake3: blake3::hash(&archive).to_hex().to_string(),
         };
-        let mut head = format!("{SNAPSHOT_MAGIC}\n{}\n", serde_json::to_string(&m).unwrap()).into_bytes();
+        let mut head =
+            format!("{SNAPSHOT_MAGIC}\n{}\n", serde_json::to_string(&m).unwrap()).into_bytes();
         head.resize(HEADER_LEN, b' ');
         head.extend(archive);
         let p = dir.join("crafted.snap");
@@ -527,16 +659,34 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let (_, p) = slot(t.path(), "k");
         std::fs::write(p.home().join("mine"), "kept").unwrap();
-        let cases: &[(&str, &[(&[u8], T, u32, &[u8], &[u8])])] = &[
-            ("dot-dot", &[(b"home/../../escaped", T::Regular, 0o644, b"x", b"")]),
-            ("absolute", &[(b"/tmp/escaped", T::Regular, 0o644, b"x", b"")]),
-            ("outside the trees", &[(b"caches/x", T::Regular, 0o644, b"x", b"")]),
+        let cases: &[(&str, &[Raw<'_>])] = &[
+            (
+                "dot-dot",
+                &[(b"home/../../escaped", T::Regular, 0o644, b"x", b"")],
+            ),
+            (
+                "absolute",
+                &[(b"/tmp/escaped", T::Regular, 0o644, b"x", b"")],
+            ),
+            (
+                "outside the trees",
+                &[(b"caches/x", T::Regular, 0o644, b"x", b"")],
+            ),
             ("device", &[(b"home/dev", T::Char, 0o644, b"", b"")]),
             ("fifo", &[(b"home/fifo", T::Fifo, 0o644, b"", b"")]),
-            ("hard link", &[(b"home/h", T::Link, 0o644, b"", b"/etc/passwd")]),
+            (
+                "hard link",
+                &[(b"home/h", T::Link, 0o644, b"", b"/etc/passwd")],
+            ),
             ("setuid", &[(b"home/suid", T::Regular, 0o4755, b"x", b"")]),
-            ("link out", &[(b"home/l", T::Symlink, 0o777, b"", b"../../x")]),
-            ("absolute link", &[(b"home/l", T::Symlink, 0o777, b"", b"/etc/shadow")]),
+            (
+                "link out",
+                &[(b"home/l", T::Symlink, 0o777, b"", b"../../x")],
+            ),
+            (
+                "absolute link",
+                &[(b"home/l", T::Symlink, 0o777, b"", b"/etc/shadow")],
+            ),
             (
                 "write through a link",
                 &[
@@ -557,7 +707,11 @@ mod tests {
             let e = restore(&p, &snap).unwrap_err();
             assert_eq!(e.kind, SlotErrorKind::BadSnapshot, "{what}: {e}");
             assert!(e.message.contains("nothing was changed"), "{what}: {e}");
-            assert_eq!(std::fs::read_to_string(p.home().join("mine")).unwrap(), "kept", "{what}");
+            assert_eq!(
+                std::fs::read_to_string(p.home().join("mine")).unwrap(),
+                "kept",
+                "{what}"
+            );
             assert!(!t.path().join("escaped").exists(), "{what}");
             let left: Vec<_> = std::fs::read_dir(p.parent())
                 .unwrap()
@@ -567,13 +721,20 @@ mod tests {
             assert_eq!(left, ["k"], "{what}: no staging left behind");
         }
         // More than the manifest declares (a bomb behind an honest-looking manifest).
-        let snap = crafted(t.path(), &[(b"home/big", T::Regular, 0o644, &[0u8; 4096], b"")]);
+        let snap = crafted(
+            t.path(),
+            &[(b"home/big", T::Regular, 0o644, &[0u8; 4096], b"")],
+        );
         let mut text = std::fs::read(&snap).unwrap();
-        let head = String::from_utf8_lossy(&text[..HEADER_LEN]).replace("\"bytes\":4096", "\"bytes\":1000");
+        let head = String::from_utf8_lossy(&text[..HEADER_LEN])
+            .replace("\"bytes\":4096", "\"bytes\":1000");
         text[..HEADER_LEN].copy_from_slice(head.as_bytes());
         std::fs::write(&snap, text).unwrap();
         let e = restore(&p, &snap).unwrap_err();
-        assert!(e.message.contains("larger than its manifest declares"), "{e}");
+        assert!(
+            e.message.contains("larger than its manifest declares"),
+            "{e}"
+        );
         // And a well-formed one goes through.
         let snap = crafted(
             t.path(),

@@ -99,8 +99,7 @@ fn walk_dir(
                 }
             }
             FileType::RegularFile => {
-                let flags =
-                    OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+                let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
                 match rustix::fs::openat(fd, name, flags, Mode::empty()) {
                     Ok(f) => {
                         let st = rustix::fs::fstat(&f).map_err(|e| unreadable(&path, e))?;
@@ -187,7 +186,12 @@ fn open_up_tree(fd: &OwnedFd, depth: usize) -> Result<(), rustix::io::Errno> {
 pub fn remove_tree(path: &Path) -> Result<(), SlotError> {
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(SlotError::io(format_args!("cannot remove {}", path.display()), e)),
+        Err(e) => {
+            return Err(SlotError::io(
+                format_args!("cannot remove {}", path.display()),
+                e,
+            ));
+        }
         Ok(m) if !m.is_dir() => {
             return std::fs::remove_file(path)
                 .map_err(|e| SlotError::io(format_args!("cannot remove {}", path.display()), e));
@@ -196,7 +200,10 @@ pub fn remove_tree(path: &Path) -> Result<(), SlotError> {
     }
     let fail = |e: &dyn std::fmt::Display| {
         SlotError::io(
-            format_args!("cannot remove {} (nothing of it may be left behind)", path.display()),
+            format_args!(
+                "cannot remove {} (nothing of it may be left behind)",
+                path.display()
+            ),
             e,
         )
     };
@@ -235,10 +242,19 @@ mod tests {
         std::os::unix::fs::symlink(outside.join("precious"), slot.join("link-file")).unwrap();
         let (bytes, _) = tree_size(&slot).unwrap();
         assert_eq!(bytes, 5 + 2, "links are not followed");
-        std::fs::set_permissions(slot.join("a/locked/deeper"), PermissionsExt::from_mode(0)).unwrap();
-        std::fs::set_permissions(slot.join("a/locked"), PermissionsExt::from_mode(0)).unwrap();
+        std::fs::set_permissions(
+            slot.join("a/locked/deeper"),
+            PermissionsExt::from_mode(0o000),
+        )
+        .unwrap();
+        std::fs::set_permissions(slot.join("a/locked"), PermissionsExt::from_mode(0o000)).unwrap();
         remove_tree(&slot).unwrap();
         assert!(!slot.exists());
-        assert_eq!(std::fs::read_to_string(outside.join("precious")).unwrap().len(), 1000);
+        assert_eq!(
+            std::fs::read_to_string(outside.join("precious"))
+                .unwrap()
+                .len(),
+            1000
+        );
     }
 }

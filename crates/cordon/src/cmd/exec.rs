@@ -485,13 +485,9 @@ fn take_slot(
         Some(s) => s.into(),
         None => defaults.scope.unwrap_or_default(),
     };
-    let name = cordon_sandbox::SlotName::new(
-        scope,
-        key,
-        args.session.as_deref(),
-        args.agent.as_deref(),
-    )
-    .map_err(|e| fail(e.message))?;
+    let name =
+        cordon_sandbox::SlotName::new(scope, key, args.session.as_deref(), args.agent.as_deref())
+            .map_err(|e| fail(e.message))?;
     let wait = if args.no_wait {
         Wait::No
     } else {

@@ -58,7 +58,12 @@ pub struct Which {
 #[derive(clap::Args, Debug, Clone)]
 pub struct WaitArgs {
     /// Wait at most this many seconds for a run that holds the slot.
-    #[arg(long, value_name = "SECS", default_value_t = 300, conflicts_with = "no_wait")]
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 300,
+        conflicts_with = "no_wait"
+    )]
     wait: u64,
     /// Refuse at once when a run holds the slot.
     #[arg(long)]
@@ -181,7 +186,9 @@ fn record_json(r: &cordon_store::SlotRecord, size: Option<u64>) -> serde_json::V
 
 fn list(json: bool) -> anyhow::Result<u8> {
     let store = store()?;
-    let records = store.slots().map_err(|e| Exit::new(Code::Internal, e.to_string()))?;
+    let records = store
+        .slots()
+        .map_err(|e| Exit::new(Code::Internal, e.to_string()))?;
     if records.is_empty() && !json {
         println!("no slots");
     }
@@ -218,7 +225,9 @@ fn show(which: &Which, json: bool) -> anyhow::Result<u8> {
     if json {
         let mut v = match &record {
             Some(r) => record_json(r, Some(bytes)),
-            None => json!({"key": name.key, "scope": name.scope.as_str(), "scope_id": name.scope_id, "dir": paths.dir, "size": bytes}),
+            None => {
+                json!({"key": name.key, "scope": name.scope.as_str(), "scope_id": name.scope_id, "dir": paths.dir, "size": bytes})
+            }
         };
         v["entries"] = json!(entries);
         v["busy"] = json!(busy.as_ref().map(|e| e.message.clone()));
