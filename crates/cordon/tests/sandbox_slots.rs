@@ -185,7 +185,7 @@ fn runs_on_one_slot_take_turns() {
         let s = Slots::new(nobody);
         ok(&s.run("echo 0 > $HOME/n", &["--slot", "c"]));
         // Read, wait, write: two overlapping runs would both write 1.
-        let body = "n=$(cat $HOME/n); sleep 1; echo $((n+1)) > $HOME/n";
+        let body = "n=$(cat $HOME/n); sleep 2; echo $((n+1)) > $HOME/n";
         let mut a = spawn(&mut s.exec(body, &["--slot", "c"]));
         wait_busy(&s, "c");
         let mut b = spawn(&mut s.exec(body, &["--slot", "c", "--slot-wait", "60s"]));
