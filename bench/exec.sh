@@ -1,7 +1,8 @@
 #!/bin/sh
 # Start-up cost of containment: bare /bin/true, `cordon exec` with full containment,
-# bubblewrap with comparable flags, and Anthropic's sandbox-runtime (`srt`) if it
-# installs. Prints medians over RUNS runs and ratios.
+# the same in a persistent slot (`--slot`: the slot's guard, its record in the store, its
+# HOME bound in), bubblewrap with comparable flags, and Anthropic's sandbox-runtime (`srt`)
+# if it installs. Prints medians over RUNS runs and ratios.
 #
 #   sh bench/exec.sh            # RUNS=200 by default
 #   RUNS=500 sh bench/exec.sh
@@ -55,9 +56,14 @@ import os, statistics, subprocess, sys, time
 
 runs, work, cordon, srt, cordon_dyn = (int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4],
                                        sys.argv[5])
-env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": work + "/home", "LANG": "C"}
-exec_args = ["exec", "--isolated", "--config", work + "/policy.toml", "--workspace",
-             work + "/ws", "--", "/bin/true"]
+env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": work + "/home", "LANG": "C",
+       "CORDON_STATE_DIR": work + "/state"}
+def exec_with(*extra):
+    return ["exec", "--isolated", "--config", work + "/policy.toml", "--workspace",
+            work + "/ws", *extra, "--", "/bin/true"]
+
+
+exec_args = exec_with()
 bwrap = ("bwrap --unshare-all", ["bwrap", "--unshare-all", "--ro-bind", "/", "/", "--dev",
                                  "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "/bin/true"])
 # Each group is interleaved round by round, so that drift in the machine's load touches
@@ -79,6 +85,15 @@ groups = [
     ],
     [
         ("cordon exec, dynamically linked build", [cordon_dyn] + exec_args),
+        bwrap,
+    ],
+    # A slot side by side with the same run without one (the slot's directories are made
+    # by the warm-up run, as they are after a slot's first use).
+    [
+        ("cordon exec, no slot", [cordon] + exec_args),
+        ("cordon exec --slot bench", [cordon] + exec_with("--slot", "bench")),
+        ("cordon exec --slot bench --slot-tmp",
+         [cordon] + exec_with("--slot", "bench", "--slot-tmp")),
         bwrap,
     ],
 ]

@@ -231,6 +231,16 @@ struct FileConfig {
     #[serde(default)]
     mcp: crate::mcp::McpTable,
     hook: Option<Spanned<HookTable>>,
+    slots: Option<Spanned<SlotsTable>>,
+}
+
+/// `[slots]`: defaults of `cordon exec --slot`.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct SlotsTable {
+    scope: Option<Spanned<String>>,
+    wait_seconds: Option<u64>,
+    tmp: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -489,6 +499,8 @@ pub struct Merged {
     pub user_file: PathBuf,
     /// `[hook] contain`: shell calls of a harness hook run inside `cordon exec`.
     pub hook_contain: bool,
+    /// The `[slots]` table.
+    pub slots: crate::settings::SlotSettings,
     /// Fingerprint of every input that shaped the policy.
     pub version: String,
     /// The presets, highest precedence first.
@@ -653,6 +665,7 @@ fn merge(
     let mut presets = Vec::new();
     let mut mcp = crate::mcp::McpSettings::default();
     let mut hook_contain = None;
+    let mut slots = crate::settings::SlotSettings::default();
 
     let flags_inserted =
         |mode: &mut Option<Mode>, sm: &mut Option<SandboxMode>, ap: &mut Option<ApprovalPolicy>| {
@@ -703,6 +716,32 @@ fn merge(
                 hook_contain.get_or_insert(contain);
             } else {
                 ignored("`[hook] contain`", &mut notes);
+            }
+        }
+        if let Some(t) = &l.cfg.slots {
+            let t = t.get_ref();
+            if !ok {
+                ignored("`[slots]`", &mut notes);
+            } else {
+                if let Some(sc) = &t.scope {
+                    let parsed =
+                        crate::settings::SlotScope::parse(sc.get_ref()).ok_or_else(|| {
+                            l.err(
+                                sc.span(),
+                                format!(
+                                    "unknown slot scope `{}`: use session, user, agent or global",
+                                    sc.get_ref()
+                                ),
+                            )
+                        })?;
+                    slots.scope.get_or_insert(parsed);
+                }
+                if let Some(w) = t.wait_seconds {
+                    slots.wait_seconds.get_or_insert(w);
+                }
+                if let Some(tmp) = t.tmp {
+                    slots.tmp.get_or_insert(tmp);
+                }
             }
         }
         if let Some(a) = &l.cfg.approval {
@@ -960,6 +999,7 @@ fn merge(
         home_resolved,
         mode: mode.unwrap_or_default(),
         hook_contain: hook_contain.unwrap_or(false),
+        slots,
         sandbox_mode: sandbox_mode.unwrap_or_default(),
         approval: approval.unwrap_or_default(),
         defaults,

@@ -89,6 +89,7 @@ pub struct Policy {
     presets: Vec<crate::presets::Preset>,
     mcp: crate::mcp::McpSettings,
     hook_contain: bool,
+    slots: crate::settings::SlotSettings,
 }
 
 /// A narrowing for a sub-agent: only ever more deny/ask, stricter defaults and modes, and a
@@ -155,6 +156,7 @@ impl Policy {
             presets: m.presets,
             mcp: m.mcp,
             hook_contain: m.hook_contain,
+            slots: m.slots,
         })
     }
 
@@ -189,6 +191,10 @@ impl Policy {
     /// `[hook] contain`: whether a harness hook rewrites shell calls to run contained.
     pub fn hook_contain(&self) -> bool {
         self.hook_contain
+    }
+    /// The `[slots]` settings: defaults of `cordon exec --slot`.
+    pub fn slots(&self) -> &crate::settings::SlotSettings {
+        &self.slots
     }
     /// The sandbox mode.
     pub fn sandbox_mode(&self) -> SandboxMode {

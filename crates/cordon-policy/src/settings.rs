@@ -115,3 +115,63 @@ pub struct NetworkSettings {
     /// CIDRs exempt from the private-address refusal.
     pub allow_private: Vec<String>,
 }
+
+/// Who shares a slot: runs of the same scope id with the same key see the same state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum SlotScope {
+    /// One agent session (its session id).
+    Session,
+    /// One local user (the uid): the default.
+    #[default]
+    User,
+    /// One agent (its name).
+    Agent,
+    /// Every run that uses this state directory.
+    Global,
+}
+
+impl SlotScope {
+    /// The scope's name, as on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SlotScope::Session => "session",
+            SlotScope::User => "user",
+            SlotScope::Agent => "agent",
+            SlotScope::Global => "global",
+        }
+    }
+
+    /// Parse a scope name.
+    pub fn parse(s: &str) -> Option<SlotScope> {
+        Some(match s {
+            "session" => SlotScope::Session,
+            "user" => SlotScope::User,
+            "agent" => SlotScope::Agent,
+            "global" => SlotScope::Global,
+            _ => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for SlotScope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The `[slots]` table: defaults of `cordon exec --slot KEY`. Layers above win; the
+/// project layer counts only when the workspace is trusted (a repository must not choose
+/// to share a slot more widely).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SlotSettings {
+    /// `scope`: who shares a slot when `--scope` is not given (default: the user).
+    pub scope: Option<SlotScope>,
+    /// `wait_seconds`: how long a run waits for a busy slot when `--slot-wait` is not
+    /// given.
+    pub wait_seconds: Option<u64>,
+    /// `tmp`: the slot's directory is `/tmp` too, as with `--slot-tmp`.
+    pub tmp: Option<bool>,
+}

@@ -81,6 +81,7 @@ mod plan;
 mod report;
 mod run;
 mod seccomp;
+pub mod slot;
 mod spec;
 mod sys;
 mod system_secrets;
@@ -107,6 +108,7 @@ pub use plan::{
 };
 pub use report::{Blocked, BlockedKind, DenialReport, Enforced, MergeCounts, ProcessLimit, Tier};
 pub use run::{Helper, HelperHints, Outcome, Started, run, with_forwarded_signals_blocked};
+pub use slot::{SlotError, SlotErrorKind, SlotGuard, SlotMounts, SlotName, SlotPaths, SlotScope};
 pub use spec::{DEFAULT_PROXY_PORT, Limits, Network, Require, SandboxBuilder, SandboxSpec};
 pub use sys::landlock_abi;
 

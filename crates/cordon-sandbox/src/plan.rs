@@ -283,6 +283,8 @@ pub(crate) struct PlanInputs<'a> {
     pub unix_sockets: &'a [PathBuf],
     pub full_network: bool,
     pub scratch_size: u64,
+    /// The persistent slot that replaces HOME's tmpfs (and `/tmp` when asked).
+    pub slot: Option<&'a crate::slot::SlotMounts>,
 }
 
 fn refuse_symlink(p: &Path) -> SandboxError {
@@ -311,9 +313,16 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
         // directory that is a symlink is hidden where it leads.
         let is_dir = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
         for d in SCRATCH_DIRS.iter().map(Path::new).filter(|p| is_dir(p)) {
-            ops.push(MountOp::Scratch {
-                path: d.to_path_buf(),
-            });
+            match inp.slot.and_then(|s| s.tmp.as_ref()) {
+                Some(tmp) if d == Path::new("/tmp") => ops.push(MountOp::Bind {
+                    src: tmp.clone(),
+                    dst: d.to_path_buf(),
+                    read_only: false,
+                }),
+                _ => ops.push(MountOp::Scratch {
+                    path: d.to_path_buf(),
+                }),
+            }
         }
         for d in HIDDEN_DIRS.iter().map(Path::new).filter(|p| is_dir(p)) {
             ops.push(MountOp::Tmpfs {
@@ -344,8 +353,16 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
     if !full_access && inp.home.is_dir() {
         match inp.home_view {
             HomeView::Hidden => {
-                ops.push(MountOp::Tmpfs {
-                    path: inp.home.to_path_buf(),
+                // A slot is HOME itself, persistent and writable; else an empty tmpfs.
+                ops.push(match inp.slot {
+                    Some(slot) => MountOp::Bind {
+                        src: slot.home.clone(),
+                        dst: inp.home.to_path_buf(),
+                        read_only: false,
+                    },
+                    None => MountOp::Tmpfs {
+                        path: inp.home.to_path_buf(),
+                    },
                 });
                 for p in inp.home_readable {
                     if let Ok(src) = std::fs::canonicalize(p) {
@@ -522,6 +539,12 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
     }
 
     plan.write_paths = inp.writable_roots.to_vec();
+    if let Some(slot) = inp.slot {
+        plan.write_paths.push(inp.home.to_path_buf());
+        if slot.tmp.is_some() {
+            plan.write_paths.push(PathBuf::from("/tmp"));
+        }
+    }
     if full_access {
         plan.write_paths = vec![PathBuf::from("/")];
     }
@@ -690,6 +713,7 @@ mod tests {
             unix_sockets: &[],
             full_network: false,
             scratch_size: 1 << 20,
+            slot: None,
         }
     }
 

@@ -205,7 +205,11 @@ impl Helper {
         let slot = if caches.is_empty() {
             None
         } else {
-            let base = crate::caches::caches_base(&spec.writable_roots, &caches);
+            // A slot keeps its own caches, which persist with it.
+            let base = match &spec.slot {
+                Some(slot) => slot.caches.clone(),
+                None => crate::caches::caches_base(&spec.writable_roots, &caches),
+            };
             match crate::caches::CacheSlot::take(&base, &caches) {
                 Ok(slot) => {
                     spec.plan.caches = slot.layers().to_vec();

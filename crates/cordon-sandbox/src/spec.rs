@@ -8,6 +8,7 @@
 use crate::env::EnvPolicy;
 use crate::error::SandboxError;
 use crate::plan::{self, HomeView, Plan};
+use crate::slot::SlotMounts;
 use cordon_policy::settings::SandboxMode;
 use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
@@ -119,6 +120,9 @@ pub struct SandboxSpec {
     pub output_limit: Option<u64>,
     /// The mount plan and Landlock paths computed from host facts.
     pub plan: Plan,
+    /// The persistent slot that is HOME (and `/tmp` when asked), if any.
+    #[serde(default)]
+    pub slot: Option<SlotMounts>,
 }
 
 /// The common git directory of `workspace` when its `.git` is a file naming a linked
@@ -156,6 +160,7 @@ pub struct SandboxBuilder {
     timeout: Option<Duration>,
     require: Require,
     output_limit: Option<u64>,
+    slot: Option<SlotMounts>,
 }
 
 impl SandboxBuilder {
@@ -182,6 +187,7 @@ impl SandboxBuilder {
             timeout: None,
             require: Require::Any,
             output_limit: None,
+            slot: None,
         }
     }
 
@@ -277,6 +283,15 @@ impl SandboxBuilder {
     /// stopped, its excess output is dropped.
     pub fn output_limit(mut self, bytes: Option<u64>) -> Self {
         self.output_limit = bytes;
+        self
+    }
+
+    /// Run in a persistent slot: its directories become HOME (and `/tmp` when the slot
+    /// says so) instead of an empty tmpfs. The caller holds the slot's guard until the
+    /// run ends. A slot needs the full tier (mounts), a hidden HOME and a sandbox mode
+    /// other than `full-access`; building refuses anything else.
+    pub fn slot(mut self, slot: SlotMounts) -> Self {
+        self.slot = Some(slot);
         self
     }
 
@@ -400,6 +415,30 @@ impl SandboxBuilder {
             Some(n) => n,
             None => crate::limits::default_tmp_size(self.limits.address_space),
         };
+        let mut require = self.require;
+        if let Some(slot) = &self.slot {
+            check_slot(slot, self.mode, self.home_view, &home)?;
+            // The slot's directory holds its lock beside it: neither may be inside what
+            // the command can write (or see through a copy-on-write root).
+            let holder = slot
+                .home
+                .parent()
+                .and_then(Path::parent)
+                .unwrap_or(&slot.home);
+            let holder = std::fs::canonicalize(holder).unwrap_or_else(|_| holder.to_path_buf());
+            if let Some(r) = writable_roots
+                .iter()
+                .find(|r| holder.starts_with(r) || r.starts_with(&holder))
+            {
+                return Err(SandboxError::invalid(format!(
+                    "the slot {} lies inside the writable root {} (or holds it): move cordon's state directory out of it (CORDON_STATE_DIR)",
+                    slot.home.display(),
+                    r.display()
+                )));
+            }
+            // Without mounts a slot could not be HOME: the run would see the real one.
+            require = Require::Full;
+        }
         let inputs = plan::PlanInputs {
             mode: self.mode,
             workspace: &workspace,
@@ -415,8 +454,12 @@ impl SandboxBuilder {
             unix_sockets: &unix_sockets,
             full_network: matches!(self.network, Network::Full),
             scratch_size,
+            slot: self.slot.as_ref(),
         };
         let plan = plan::build(&inputs)?;
+        if let Some(slot) = &self.slot {
+            prepare_slot_mount_points(slot, &home, &plan)?;
+        }
         let mut env = self.env.build(std::env::vars_os(), &home);
         if let Network::Proxy { port, .. } = &self.network {
             env.retain(|(k, _)| !crate::env::is_proxy_name(k));
@@ -446,11 +489,105 @@ impl SandboxBuilder {
             env,
             limits: self.limits,
             timeout: self.timeout,
-            require: self.require,
+            require,
             output_limit: self.output_limit,
             plan,
+            slot: self.slot,
         })
     }
+}
+
+/// Refuse a slot where it cannot be HOME.
+fn check_slot(
+    slot: &SlotMounts,
+    mode: SandboxMode,
+    view: HomeView,
+    home: &Path,
+) -> Result<(), SandboxError> {
+    if matches!(mode, SandboxMode::FullAccess) {
+        return Err(SandboxError::invalid(
+            "a slot cannot be used in full-access mode, which shows the real HOME writable; choose another --sandbox mode",
+        ));
+    }
+    if view == HomeView::Visible {
+        return Err(SandboxError::invalid(
+            "a slot is the sandbox's HOME, so it cannot be used with --home visible",
+        ));
+    }
+    if !home.is_dir() {
+        return Err(SandboxError::invalid(format!(
+            "a slot becomes the sandbox's HOME, and HOME ({}) is not a directory",
+            home.display()
+        )));
+    }
+    for d in [Some(&slot.home), slot.tmp.as_ref(), Some(&slot.caches)]
+        .into_iter()
+        .flatten()
+    {
+        if !std::fs::symlink_metadata(d).is_ok_and(|m| m.is_dir()) {
+            return Err(SandboxError::invalid(format!(
+                "the slot directory {} is missing or not a directory",
+                d.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Make every directory on the way to a mount point under HOME a real directory of the
+/// slot before the helper mounts: the slot was written by earlier sandboxed runs, and the
+/// helper, which creates missing mount points, would otherwise follow a symlink planted
+/// there (`~/.local -> /somewhere/on/the/host`) and create a directory where it leads.
+/// Each component is opened with `O_NOFOLLOW` relative to its parent; a symlink or a
+/// file in the way refuses the run.
+fn prepare_slot_mount_points(
+    slot: &SlotMounts,
+    home: &Path,
+    plan: &Plan,
+) -> Result<(), SandboxError> {
+    use crate::plan::MountOp;
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let root = rustix::fs::open(&slot.home, flags, Mode::empty()).map_err(|e| {
+        SandboxError::setup(format!("cannot open the slot {}: {e}", slot.home.display()))
+    })?;
+    for op in &plan.ops {
+        let dst = match op {
+            MountOp::Bind { dst, .. } | MountOp::Socket { dst, .. } => dst,
+            MountOp::Tmpfs { path }
+            | MountOp::Scratch { path }
+            | MountOp::Cache { path }
+            | MountOp::MaskDir { path }
+            | MountOp::MaskFile { path } => path,
+            MountOp::Overlay { root } => root,
+            _ => continue,
+        };
+        let Ok(rel) = dst.strip_prefix(home) else {
+            continue;
+        };
+        let Some(parent) = rel.parent() else {
+            continue;
+        };
+        let mut fd = rustix::fs::openat(&root, ".", flags, Mode::empty())
+            .map_err(|e| SandboxError::setup(format!("cannot open the slot: {e}")))?;
+        for c in parent.components() {
+            let name = c.as_os_str();
+            let refuse = |why: String| {
+                SandboxError::setup(format!(
+                    "refusing to start: in the slot's HOME, {} {why}, where cordon mounts {}; remove it, or the slot (`cordon slots rm`)",
+                    home.join(rel.parent().unwrap_or(rel)).display(),
+                    dst.display()
+                ))
+            };
+            match rustix::fs::mkdirat(&fd, name, Mode::from_raw_mode(0o700)) {
+                Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                Err(e) => return Err(refuse(format!("cannot be created ({e})"))),
+            }
+            fd = rustix::fs::openat(&fd, name, flags, Mode::empty())
+                .map_err(|e| refuse(format!("is not a plain directory ({e})")))?;
+        }
+    }
+    Ok(())
 }
 
 /// `~` and `~/x` are expanded against `home`; relative paths are taken relative to it.

@@ -1,6 +1,6 @@
 //! cordon-store: what cordon remembers, and the record of what it did.
 //!
-//! This crate owns four things and nothing else:
+//! This crate owns five things and nothing else:
 //!
 //! * the **store** ([`Store`]): a SQLite file holding leases (approvals bound to the exact
 //!   fingerprint of one normalized tool call), rules a human chose to remember, and
@@ -9,6 +9,8 @@
 //!   an existing lease, else a human through a [`Prompter`], else deny or pending;
 //! * **pinned MCP servers** ([`Store::mcp_pins`]): the command and tool definitions a
 //!   human approved for each MCP server, and changes seen since;
+//! * **sandbox slots' records** ([`Store::slots`]): when each persistent slot was made
+//!   and used, and by what (the slots' files themselves belong to `cordon-sandbox`);
 //! * the **audit log** ([`AuditLog`]): append-only JSON lines, each carrying the blake3
 //!   hash of the line before it, so that an edit, a deletion, a reordering or a
 //!   truncation is found by [`verify`].
@@ -41,6 +43,7 @@ mod paths;
 mod pins;
 mod record;
 mod redact;
+mod slots;
 mod store;
 mod tty;
 
@@ -59,6 +62,7 @@ pub use paths::{default_audit_path, default_store_path, state_dir};
 pub use pins::{CommandPin, PinsApproved, ServerPins, ToolPin};
 pub use record::{AuditRecord, ContainmentBlock, EscalationRecord, FindingBrief, Phase};
 pub use redact::{REDACTED, redact, redact_text};
+pub use slots::{SlotRecord, SlotScope};
 pub use store::{
     Answer, Answered, Approved, Denied, Lease, LeaseId, LeaseUse, Pending, PendingId, PendingState,
     RememberedRule, SCHEMA_VERSION, Scope, Store, StoreOptions,

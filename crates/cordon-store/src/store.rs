@@ -15,7 +15,7 @@ use crate::error::{StoreError, StoreErrorKind};
 use crate::paths;
 
 /// Newest schema version this build reads and writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Written to `PRAGMA application_id` so another program's database is not mistaken
 /// for a store ("cord" in ASCII).
@@ -94,6 +94,22 @@ CREATE TABLE mcp_tools (
     definition  TEXT    NOT NULL,
     at_ms       INTEGER NOT NULL,
     PRIMARY KEY (server, tool, state)
+);
+"#,
+    // Sandbox slots' records (see `slots.rs`).
+    r#"
+CREATE TABLE slots (
+    scope        TEXT    NOT NULL CHECK (scope IN ('session', 'user', 'agent', 'global')),
+    scope_id     TEXT    NOT NULL CHECK (length(scope_id) > 0),
+    key          TEXT    NOT NULL CHECK (length(key) > 0),
+    dir          TEXT    NOT NULL,
+    created_ms   INTEGER NOT NULL,
+    last_used_ms INTEGER NOT NULL,
+    runs         INTEGER NOT NULL DEFAULT 0,
+    last_run     TEXT,
+    last_status  INTEGER,
+    size_bytes   INTEGER,
+    PRIMARY KEY (scope, scope_id, key)
 );
 "#,
 ];

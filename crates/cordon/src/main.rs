@@ -47,6 +47,9 @@ enum Command {
     /// Show, merge or discard the changes of runs that ended without being merged.
     #[command(subcommand)]
     Changes(cmd::changes::ChangesCommand),
+    /// Persistent sandbox slots: list, show, remove, snapshot and restore them.
+    #[command(subcommand)]
+    Slots(cmd::slots::SlotsCommand),
     /// Convert Claude Code or Codex permission settings into cordon's TOML config.
     #[command(subcommand)]
     Import(cmd::import::ImportCommand),
@@ -84,6 +87,7 @@ fn main() -> std::process::ExitCode {
         Command::Skill(c) => cmd::skill::run(c),
         Command::ReviewAction(a) => cmd::action::run_review(a),
         Command::RunAction(a) => cmd::action::run_action(*a),
+        Command::Slots(c) => cmd::slots::run(c),
     };
     exit::to_exit_code(result)
 }

@@ -15,3 +15,4 @@ pub mod mcp_gateway;
 pub mod proxy;
 pub mod serve;
 pub mod skill;
+pub mod slots;

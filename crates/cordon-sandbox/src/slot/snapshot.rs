@@ -1,0 +1,751 @@
+//! Snapshots of a slot: a zstd-compressed tar stream of its `home/` and `tmp/`, behind a
+//! manifest that carries the BLAKE3 hash of the compressed archive.
+//!
+//! File layout: a [`HEADER_LEN`]-byte header (the line [`SNAPSHOT_MAGIC`], then the
+//! manifest as one line of JSON, padded with spaces), then the archive. The developer
+//! caches are left out: they are rebuilt from the network and hold overlayfs whiteouts.
+//!
+//! Restoring trusts nothing in the file. The whole archive is hashed and compared with
+//! the manifest before anything is unpacked (and hashed again as it is unpacked); each
+//! entry must be a directory, a regular file or a symlink that stays inside its tree,
+//! with a relative name of plain components under `home/` or `tmp/`, no setuid or
+//! setgid bit, and the totals may not exceed what the manifest declares. Entries are
+//! created relative to directory descriptors with `O_NOFOLLOW` and `O_EXCL` in a fresh
+//! staging directory beside the slot, which replaces the slot by `rename` only once
+//! everything is unpacked: a refused archive leaves the slot as it was.
+
+use super::tree::{Entry, open_root, remove_tree, walk};
+use super::{SlotError, SlotErrorKind, SlotName, SlotPaths, mkdir_0700};
+use rustix::fd::OwnedFd;
+use rustix::fs::{Mode, OFlags};
+use serde::{Deserialize, Serialize};
+use std::ffi::OsStr;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Component, Path, PathBuf};
+
+/// First line of every snapshot file.
+pub const SNAPSHOT_MAGIC: &str = "cordon-slot-snapshot 1";
+/// Bytes of the header (magic line and manifest) before the archive.
+const HEADER_LEN: usize = 4096;
+/// The trees of a slot that a snapshot holds.
+const TREES: &[&str] = &["home", "tmp"];
+
+/// What a snapshot says about itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// The slot's key.
+    pub key: String,
+    /// The slot's scope.
+    pub scope: String,
+    /// When it was taken (seconds since the epoch).
+    pub created: u64,
+    /// Directories, regular files and symlinks in the archive.
+    pub entries: u64,
+    /// Bytes of the regular files.
+    pub bytes: u64,
+    /// Bytes of the compressed archive.
+    pub archive_bytes: u64,
+    /// BLAKE3 of the compressed archive (hex).
+    pub archive_blake3: String,
+}
+
+/// What [`snapshot`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotReport {
+    /// The manifest written.
+    pub manifest: Manifest,
+    /// Symlinks left out because they lead out of the slot.
+    pub left_out_links: u64,
+    /// Devices, FIFOs and sockets left out.
+    pub left_out_special: u64,
+}
+
+/// What [`restore`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RestoreReport {
+    /// The manifest of the snapshot restored.
+    pub manifest: Manifest,
+}
+
+fn bad(file: &Path, why: impl std::fmt::Display) -> SlotError {
+    SlotError::new(
+        SlotErrorKind::BadSnapshot,
+        format!(
+            "refusing the snapshot {}: {why}; nothing was changed",
+            file.display()
+        ),
+    )
+}
+
+struct HashWriter<W> {
+    inner: W,
+    hasher: blake3::Hasher,
+    len: u64,
+}
+
+impl<W: Write> Write for HashWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        self.len += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+struct HashReader<R> {
+    inner: R,
+    hasher: blake3::Hasher,
+}
+
+impl<R: Read> Read for HashReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+}
+
+/// Whether `target`, a symlink at `link` (relative to its tree's top, the top included
+/// as first component), resolves inside that tree by its own components.
+fn link_stays_inside(link: &Path, target: &Path) -> bool {
+    if target.is_absolute() {
+        return false;
+    }
+    let mut depth = link.components().count() as i64 - 2;
+    for c in target.components() {
+        match c {
+            Component::ParentDir => depth -= 1,
+            Component::Normal(_) => depth += 1,
+            Component::CurDir => {}
+            _ => return false,
+        }
+        if depth < 0 {
+            return false;
+        }
+    }
+    true
+}
+
+/// Write a snapshot of the slot at `paths` to `out` (replaced atomically when it exists).
+/// The caller holds the slot's guard, so no run changes the slot meanwhile.
+pub fn snapshot(
+    paths: &SlotPaths,
+    name: &SlotName,
+    out: &Path,
+) -> Result<SnapshotReport, SlotError> {
+    if !paths.exists() {
+        return Err(SlotError::new(
+            SlotErrorKind::NotFound,
+            format!("there is no slot {name} to snapshot"),
+        ));
+    }
+    let dir = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".cordon-snapshot-")
+        .tempfile_in(dir)
+        .map_err(|e| {
+            SlotError::io(
+                format_args!("cannot write a snapshot in {}", dir.display()),
+                e,
+            )
+        })?;
+    let werr = |e: std::io::Error| {
+        SlotError::io(
+            format_args!("cannot write the snapshot {}", out.display()),
+            e,
+        )
+    };
+    tmp.as_file_mut()
+        .write_all(&[b' '; HEADER_LEN])
+        .map_err(werr)?;
+    let writer = tmp.as_file().try_clone().map_err(werr)?;
+    let hashed = HashWriter {
+        inner: std::io::BufWriter::new(writer),
+        hasher: blake3::Hasher::new(),
+        len: 0,
+    };
+    let encoder = zstd::Encoder::new(hashed, 3).map_err(werr)?;
+    let mut tar = tar::Builder::new(encoder);
+    tar.mode(tar::HeaderMode::Deterministic);
+    let (mut entries, mut bytes, mut links_out, mut special) = (0u64, 0u64, 0u64, 0u64);
+    for top in TREES {
+        let root = paths.dir.join(top);
+        if !std::fs::symlink_metadata(&root).is_ok_and(|m| m.is_dir()) {
+            continue;
+        }
+        let mut header = tar::Header::new_gnu();
+        header.set_entry_type(tar::EntryType::Directory);
+        header.set_mode(0o700);
+        header.set_size(0);
+        tar.append_data(&mut header, top, std::io::empty())
+            .map_err(werr)?;
+        entries += 1;
+        walk(&root, false, &mut |rel, st, entry| {
+            let path = Path::new(top).join(rel);
+            let mut header = tar::Header::new_gnu();
+            header.set_mode(st.st_mode & 0o777);
+            header.set_mtime(u64::try_from(st.st_mtime).unwrap_or(0));
+            header.set_size(0);
+            match entry {
+                Entry::Dir => {
+                    header.set_entry_type(tar::EntryType::Directory);
+                    tar.append_data(&mut header, &path, std::io::empty())
+                        .map_err(werr)?;
+                }
+                Entry::File(fd) => {
+                    let size = u64::try_from(st.st_size).unwrap_or(0);
+                    header.set_entry_type(tar::EntryType::Regular);
+                    header.set_size(size);
+                    let file = std::fs::File::from(fd.try_clone().map_err(werr)?);
+                    tar.append_data(&mut header, &path, file.take(size))
+                        .map_err(werr)?;
+                    bytes += size;
+                }
+                Entry::Symlink(target) => {
+                    if !link_stays_inside(&path, &target) {
+                        links_out += 1;
+                        return Ok(());
+                    }
+                    header.set_entry_type(tar::EntryType::Symlink);
+                    tar.append_link(&mut header, &path, &target).map_err(werr)?;
+                }
+                Entry::Other => {
+                    special += 1;
+                    return Ok(());
+                }
+            }
+            entries += 1;
+            Ok(())
+        })?;
+    }
+    let encoder = tar.into_inner().map_err(werr)?;
+    let hashed = encoder.finish().map_err(werr)?;
+    let manifest = Manifest {
+        key: name.key.clone(),
+        scope: name.scope.to_string(),
+        created: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
+        entries,
+        bytes,
+        archive_bytes: hashed.len,
+        archive_blake3: hashed.hasher.finalize().to_hex().to_string(),
+    };
+    let mut w = hashed.inner;
+    w.flush().map_err(werr)?;
+    drop(w);
+    let json = serde_json::to_string(&manifest)
+        .map_err(|e| SlotError::io("cannot write the snapshot's manifest", e))?;
+    let mut head = format!("{SNAPSHOT_MAGIC}\n{json}\n").into_bytes();
+    if head.len() > HEADER_LEN {
+        return Err(SlotError::io(
+            "cannot write the snapshot",
+            "its manifest is too long",
+        ));
+    }
+    head.resize(HEADER_LEN, b' ');
+    let f = tmp.as_file_mut();
+    f.seek(SeekFrom::Start(0)).map_err(werr)?;
+    f.write_all(&head).map_err(werr)?;
+    f.sync_all().map_err(werr)?;
+    tmp.persist(out).map_err(|e| {
+        SlotError::io(
+            format_args!("cannot write the snapshot {}", out.display()),
+            e.error,
+        )
+    })?;
+    Ok(SnapshotReport {
+        manifest,
+        left_out_links: links_out,
+        left_out_special: special,
+    })
+}
+
+/// Read and check a snapshot's header: its manifest.
+pub fn read_manifest(file: &mut std::fs::File, path: &Path) -> Result<Manifest, SlotError> {
+    let mut head = vec![0u8; HEADER_LEN];
+    file.read_exact(&mut head)
+        .map_err(|_| bad(path, "it is not a cordon slot snapshot (too short)"))?;
+    let text = std::str::from_utf8(&head).map_err(|_| bad(path, "its header is not text"))?;
+    let mut lines = text.splitn(3, '\n');
+    if lines.next() != Some(SNAPSHOT_MAGIC) {
+        return Err(bad(path, "it is not a cordon slot snapshot"));
+    }
+    let json = lines.next().unwrap_or_default();
+    serde_json::from_str(json)
+        .map_err(|e| bad(path, format_args!("its manifest is unreadable ({e})")))
+}
+
+/// Restore the slot at `paths` from the snapshot `file`, replacing the slot whole. The
+/// caller holds the slot's guard.
+pub fn restore(paths: &SlotPaths, file: &Path) -> Result<RestoreReport, SlotError> {
+    let mut f = std::fs::File::open(file).map_err(|e| {
+        SlotError::io(
+            format_args!("cannot open the snapshot {}", file.display()),
+            e,
+        )
+    })?;
+    let manifest = read_manifest(&mut f, file)?;
+    // Pass 1: the archive matches its manifest.
+    let mut hasher = blake3::Hasher::new();
+    let n = std::io::copy(&mut (&mut f).take(u64::MAX), &mut hasher).map_err(|e| {
+        SlotError::io(
+            format_args!("cannot read the snapshot {}", file.display()),
+            e,
+        )
+    })?;
+    if n != manifest.archive_bytes || hasher.finalize().to_hex().as_str() != manifest.archive_blake3
+    {
+        return Err(bad(
+            file,
+            "its archive does not match the hash in its manifest (damaged or altered)",
+        ));
+    }
+    mkdir_0700(paths.parent())?;
+    let unique = format!(
+        "{}.restore-{}",
+        paths
+            .dir
+            .file_name()
+            .and_then(OsStr::to_str)
+            .unwrap_or("slot"),
+        std::process::id()
+    );
+    let staging = paths.parent().join(unique);
+    remove_tree(&staging)?;
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&staging)
+        .map_err(|e| SlotError::io(format_args!("cannot create {}", staging.display()), e))?;
+    let unpacked = f
+        .seek(SeekFrom::Start(HEADER_LEN as u64))
+        .map_err(|e| SlotError::io("cannot read the snapshot", e))
+        .and_then(|_| unpack(&mut f, &staging, &manifest, file));
+    if let Err(e) = unpacked {
+        let _ = remove_tree(&staging);
+        return Err(e);
+    }
+    // Swap: the old slot aside, the staging directory in, the old one removed.
+    let old = paths.parent().join(format!(
+        "{}.old-{}",
+        paths
+            .dir
+            .file_name()
+            .and_then(OsStr::to_str)
+            .unwrap_or("slot"),
+        std::process::id()
+    ));
+    let had = paths.exists();
+    if had {
+        remove_tree(&old)?;
+        std::fs::rename(&paths.dir, &old).map_err(|e| {
+            SlotError::io(format_args!("cannot move {} aside", paths.dir.display()), e)
+        })?;
+    }
+    if let Err(e) = std::fs::rename(&staging, &paths.dir) {
+        if had {
+            let _ = std::fs::rename(&old, &paths.dir);
+        }
+        let _ = remove_tree(&staging);
+        return Err(SlotError::io(
+            format_args!(
+                "cannot put the restored slot in place at {}",
+                paths.dir.display()
+            ),
+            e,
+        ));
+    }
+    paths.create()?;
+    if had {
+        remove_tree(&old)?;
+    }
+    Ok(RestoreReport { manifest })
+}
+
+use std::os::unix::fs::DirBuilderExt;
+
+fn unpack(
+    f: &mut std::fs::File,
+    staging: &Path,
+    m: &Manifest,
+    file: &Path,
+) -> Result<(), SlotError> {
+    let mut hashed = HashReader {
+        inner: f.take(m.archive_bytes),
+        hasher: blake3::Hasher::new(),
+    };
+    let decoder = zstd::Decoder::new(&mut hashed)
+        .map_err(|e| bad(file, format_args!("its archive cannot be read ({e})")))?;
+    let mut archive = tar::Archive::new(decoder);
+    let root = open_root(staging)?;
+    let (mut entries, mut bytes) = (0u64, 0u64);
+    let rd = |e: std::io::Error| bad(file, format_args!("its archive cannot be read ({e})"));
+    for entry in archive.entries().map_err(rd)? {
+        let mut entry = entry.map_err(rd)?;
+        entries += 1;
+        if entries > m.entries {
+            return Err(bad(
+                file,
+                "it holds more entries than its manifest declares",
+            ));
+        }
+        let raw = entry.path().map_err(rd)?.into_owned();
+        let path = checked_path(&raw).ok_or_else(|| {
+            bad(
+                file,
+                format_args!(
+                    "the entry `{}` is not a plain relative name under home/ or tmp/",
+                    raw.display()
+                ),
+            )
+        })?;
+        let mode = entry.header().mode().map_err(rd)?;
+        if mode & 0o6000 != 0 {
+            return Err(bad(
+                file,
+                format_args!("the entry `{}` has a setuid or setgid bit", path.display()),
+            ));
+        }
+        let (parent, name) = open_parent(&root, &path).map_err(|e| {
+            bad(
+                file,
+                format_args!("cannot place `{}` ({e})", path.display()),
+            )
+        })?;
+        let kind = entry.header().entry_type();
+        let place = |e: rustix::io::Errno| {
+            bad(
+                file,
+                format_args!("cannot create `{}` ({e})", path.display()),
+            )
+        };
+        match kind {
+            tar::EntryType::Directory => {
+                let perm = Mode::from_raw_mode((mode & 0o777) | 0o700);
+                match rustix::fs::mkdirat(&parent, name, perm) {
+                    Ok(()) => {}
+                    // The tops are created on demand by their children's parents? No:
+                    // a directory may appear once only, except the tree tops.
+                    Err(rustix::io::Errno::EXIST) if path.components().count() == 1 => {}
+                    Err(e) => return Err(place(e)),
+                }
+            }
+            tar::EntryType::Regular => {
+                let size = entry.header().size().map_err(rd)?;
+                bytes = bytes.saturating_add(size);
+                if bytes > m.bytes {
+                    return Err(bad(file, "its files are larger than its manifest declares"));
+                }
+                let flags = OFlags::WRONLY
+                    | OFlags::CREATE
+                    | OFlags::EXCL
+                    | OFlags::NOFOLLOW
+                    | OFlags::CLOEXEC;
+                let fd = rustix::fs::openat(
+                    &parent,
+                    name,
+                    flags,
+                    Mode::from_raw_mode(mode & 0o777 | 0o600),
+                )
+                .map_err(place)?;
+                let mut out = std::fs::File::from(fd);
+                let copied = std::io::copy(&mut (&mut entry).take(size), &mut out).map_err(rd)?;
+                if copied != size {
+                    return Err(bad(
+                        file,
+                        format_args!(
+                            "the entry `{}` is shorter than its header says",
+                            path.display()
+                        ),
+                    ));
+                }
+                let _ = rustix::fs::fchmod(&out, Mode::from_raw_mode(mode & 0o777));
+            }
+            tar::EntryType::Symlink => {
+                let target = entry
+                    .link_name()
+                    .map_err(rd)?
+                    .ok_or_else(|| {
+                        bad(
+                            file,
+                            format_args!("the symlink `{}` has no target", path.display()),
+                        )
+                    })?
+                    .into_owned();
+                if !link_stays_inside(&path, &target) {
+                    return Err(bad(
+                        file,
+                        format_args!("the symlink `{}` leads out of the slot", path.display()),
+                    ));
+                }
+                rustix::fs::symlinkat(&target, &parent, name).map_err(place)?;
+            }
+            other => {
+                return Err(bad(
+                    file,
+                    format_args!(
+                        "the entry `{}` is a {other:?} (only directories, regular files and symlinks are restored)",
+                        path.display()
+                    ),
+                ));
+            }
+        }
+    }
+    // Whatever follows the tar stream belongs to the hash too.
+    let mut rest = archive.into_inner();
+    std::io::copy(&mut rest, &mut std::io::sink()).map_err(rd)?;
+    drop(rest);
+    if hashed.hasher.finalize().to_hex().as_str() != m.archive_blake3 {
+        return Err(bad(file, "its archive changed while it was read"));
+    }
+    Ok(())
+}
+
+/// A tar entry's name as plain components under one of [`TREES`], or `None`.
+fn checked_path(raw: &Path) -> Option<PathBuf> {
+    let mut out = PathBuf::new();
+    for c in raw.components() {
+        match c {
+            Component::Normal(n) => out.push(n),
+            Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    let top = out.components().next()?;
+    TREES.iter().any(|t| top.as_os_str() == *t).then_some(out)
+}
+
+/// The directory that will hold `path` (opened component by component, never through a
+/// symlink) and the entry's own name.
+fn open_parent<'p>(
+    root: &OwnedFd,
+    path: &'p Path,
+) -> Result<(OwnedFd, &'p OsStr), rustix::io::Errno> {
+    let name = path.file_name().ok_or(rustix::io::Errno::INVAL)?;
+    let mut fd = rustix::fs::openat(
+        root,
+        ".",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    if let Some(parent) = path.parent() {
+        for c in parent.components() {
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            fd = rustix::fs::openat(&fd, c.as_os_str(), flags, Mode::empty())?;
+        }
+    }
+    Ok((fd, name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::slot::SlotScope;
+
+    fn slot(base: &Path, key: &str) -> (SlotName, SlotPaths) {
+        let n = SlotName::new(SlotScope::Global, key, None, None).unwrap();
+        let p = SlotPaths::new(base, &n);
+        p.create().unwrap();
+        (n, p)
+    }
+
+    #[test]
+    fn links_that_leave_are_told_apart() {
+        assert!(link_stays_inside(Path::new("home/a/l"), Path::new("../b")));
+        assert!(link_stays_inside(
+            Path::new("home/a/l"),
+            Path::new("b/../c")
+        ));
+        assert!(!link_stays_inside(Path::new("home/l"), Path::new("../x")));
+        assert!(!link_stays_inside(
+            Path::new("home/a/l"),
+            Path::new("../../x")
+        ));
+        assert!(!link_stays_inside(
+            Path::new("home/l"),
+            Path::new("/etc/passwd")
+        ));
+        assert_eq!(
+            checked_path(Path::new("home/./a")),
+            Some(PathBuf::from("home/a"))
+        );
+        assert_eq!(checked_path(Path::new("/home/a")), None);
+        assert_eq!(checked_path(Path::new("home/../x")), None);
+        assert_eq!(checked_path(Path::new("caches/x")), None);
+    }
+
+    #[test]
+    fn round_trip_and_damaged_archives_change_nothing() {
+        let t = tempfile::tempdir().unwrap();
+        let (n, p) = slot(t.path(), "k");
+        std::fs::create_dir_all(p.home().join(".local/bin")).unwrap();
+        std::fs::write(p.home().join(".local/bin/tool"), "#!/bin/sh\necho hi\n").unwrap();
+        std::os::unix::fs::symlink("bin/tool", p.home().join(".local/t")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", p.home().join("out")).unwrap();
+        let snap = t.path().join("k.snap");
+        let r = snapshot(&p, &n, &snap).unwrap();
+        assert_eq!(r.left_out_links, 1);
+        std::fs::write(p.home().join("later"), "x").unwrap();
+        restore(&p, &snap).unwrap();
+        assert!(!p.home().join("later").exists());
+        assert_eq!(
+            std::fs::read_to_string(p.home().join(".local/t")).unwrap(),
+            "#!/bin/sh\necho hi\n"
+        );
+        // One flipped byte in the archive: refused before anything is unpacked.
+        let mut bytes = std::fs::read(&snap).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0xff;
+        let broken = t.path().join("broken.snap");
+        std::fs::write(&broken, &bytes).unwrap();
+        std::fs::write(p.home().join("kept"), "x").unwrap();
+        let e = restore(&p, &broken).unwrap_err();
+        assert_eq!(e.kind, SlotErrorKind::BadSnapshot, "{e}");
+        assert!(p.home().join("kept").exists(), "nothing changed");
+    }
+
+    /// One raw tar entry: name, type, mode, data, link target.
+    type Raw<'a> = (&'a [u8], tar::EntryType, u32, &'a [u8], &'a [u8]);
+
+    /// A snapshot file holding the raw tar entries given (name bytes written as they
+    /// are, so that names the tar crate would refuse to build are possible), with a
+    /// manifest and hash that match: only the entries themselves are wrong.
+    fn crafted(dir: &Path, entries: &[Raw<'_>]) -> PathBuf {
+        let mut tar = tar::Builder::new(Vec::new());
+        let mut bytes = 0u64;
+        // Every case has its tree's top, so that each is refused for its own entry.
+        let top: Raw<'_> = (b"home", tar::EntryType::Directory, 0o700, b"", b"");
+        let entries: Vec<_> = std::iter::once(&top).chain(entries).collect();
+        for (name, kind, mode, data, link) in &entries {
+            let mut h = tar::Header::new_gnu();
+            h.as_old_mut().name[..name.len()].copy_from_slice(name);
+            h.as_old_mut().linkname[..link.len()].copy_from_slice(link);
+            h.set_entry_type(*kind);
+            h.set_mode(*mode);
+            h.set_size(data.len() as u64);
+            h.set_cksum();
+            tar.append(&h, &data[..]).unwrap();
+            bytes += data.len() as u64;
+        }
+        let archive = zstd::encode_all(&tar.into_inner().unwrap()[..], 3).unwrap();
+        let m = Manifest {
+            key: "k".into(),
+            scope: "global".into(),
+            created: 0,
+            entries: entries.len() as u64,
+            bytes,
+            archive_bytes: archive.len() as u64,
+            archive_blake3: blake3::hash(&archive).to_hex().to_string(),
+        };
+        let mut head =
+            format!("{SNAPSHOT_MAGIC}\n{}\n", serde_json::to_string(&m).unwrap()).into_bytes();
+        head.resize(HEADER_LEN, b' ');
+        head.extend(archive);
+        let p = dir.join("crafted.snap");
+        std::fs::write(&p, head).unwrap();
+        p
+    }
+
+    #[test]
+    fn hostile_archives_are_refused_and_change_nothing() {
+        use tar::EntryType as T;
+        let t = tempfile::tempdir().unwrap();
+        let (_, p) = slot(t.path(), "k");
+        std::fs::write(p.home().join("mine"), "kept").unwrap();
+        let cases: &[(&str, &[Raw<'_>])] = &[
+            (
+                "dot-dot",
+                &[(b"home/../../escaped", T::Regular, 0o644, b"x", b"")],
+            ),
+            (
+                "absolute",
+                &[(b"/tmp/escaped", T::Regular, 0o644, b"x", b"")],
+            ),
+            (
+                "outside the trees",
+                &[(b"caches/x", T::Regular, 0o644, b"x", b"")],
+            ),
+            ("device", &[(b"home/dev", T::Char, 0o644, b"", b"")]),
+            ("fifo", &[(b"home/fifo", T::Fifo, 0o644, b"", b"")]),
+            (
+                "hard link",
+                &[(b"home/h", T::Link, 0o644, b"", b"/etc/passwd")],
+            ),
+            ("setuid", &[(b"home/suid", T::Regular, 0o4755, b"x", b"")]),
+            (
+                "link out",
+                &[(b"home/l", T::Symlink, 0o777, b"", b"../../x")],
+            ),
+            (
+                "absolute link",
+                &[(b"home/l", T::Symlink, 0o777, b"", b"/etc/shadow")],
+            ),
+            (
+                "write through a link",
+                &[
+                    (b"home/d", T::Symlink, 0o777, b"", b"sub"),
+                    (b"home/d/f", T::Regular, 0o644, b"x", b""),
+                ],
+            ),
+            (
+                "twice",
+                &[
+                    (b"home/f", T::Regular, 0o644, b"x", b""),
+                    (b"home/f", T::Regular, 0o644, b"y", b""),
+                ],
+            ),
+        ];
+        for (what, entries) in cases {
+            let snap = crafted(t.path(), entries);
+            let e = restore(&p, &snap).unwrap_err();
+            assert_eq!(e.kind, SlotErrorKind::BadSnapshot, "{what}: {e}");
+            assert!(e.message.contains("nothing was changed"), "{what}: {e}");
+            assert_eq!(
+                std::fs::read_to_string(p.home().join("mine")).unwrap(),
+                "kept",
+                "{what}"
+            );
+            assert!(!t.path().join("escaped").exists(), "{what}");
+            let left: Vec<_> = std::fs::read_dir(p.parent())
+                .unwrap()
+                .flatten()
+                .map(|e| e.file_name())
+                .collect();
+            assert_eq!(left, ["k"], "{what}: no staging left behind");
+        }
+        // More than the manifest declares (a bomb behind an honest-looking manifest).
+        let snap = crafted(
+            t.path(),
+            &[(b"home/big", T::Regular, 0o644, &[0u8; 4096], b"")],
+        );
+        let mut text = std::fs::read(&snap).unwrap();
+        let head = String::from_utf8_lossy(&text[..HEADER_LEN])
+            .replace("\"bytes\":4096", "\"bytes\":1000");
+        text[..HEADER_LEN].copy_from_slice(head.as_bytes());
+        std::fs::write(&snap, text).unwrap();
+        let e = restore(&p, &snap).unwrap_err();
+        assert!(
+            e.message.contains("larger than its manifest declares"),
+            "{e}"
+        );
+        // And a well-formed one goes through.
+        let snap = crafted(
+            t.path(),
+            &[
+                (b"home", T::Directory, 0o755, b"", b""),
+                (b"home/ok", T::Regular, 0o644, b"fine", b""),
+                (b"home/l", T::Symlink, 0o777, b"", b"ok"),
+            ],
+        );
+        restore(&p, &snap).unwrap();
+        assert_eq!(std::fs::read_to_string(p.home().join("l")).unwrap(), "fine");
+        assert!(!p.home().join("mine").exists());
+    }
+}
