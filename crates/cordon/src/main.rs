@@ -50,6 +50,8 @@ enum Command {
     /// Convert Claude Code or Codex permission settings into cordon's TOML config.
     #[command(subcommand)]
     Import(cmd::import::ImportCommand),
+    /// Serve the local web console: live decisions, pending approvals, leases and rules.
+    Ui(cmd::ui::UiArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -73,6 +75,7 @@ fn main() -> std::process::ExitCode {
         Command::Approvals(c) => cmd::approvals::run(c),
         Command::Changes(c) => cmd::changes::run(c),
         Command::Import(c) => cmd::import::run(c),
+        Command::Ui(args) => cmd::ui::run(args),
     };
     exit::to_exit_code(result)
 }

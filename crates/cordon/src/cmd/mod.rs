@@ -13,3 +13,4 @@ pub mod mcp;
 pub mod mcp_gateway;
 pub mod proxy;
 pub mod serve;
+pub mod ui;
