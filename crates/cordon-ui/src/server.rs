@@ -29,6 +29,7 @@ const MAX_BODY: usize = cordon_policy::request::MAX_REQUEST_BYTES + 4096;
 const INDEX: &str = include_str!("../assets/index.html");
 const SCRIPT: &str = include_str!("../assets/app.js");
 const STYLE: &str = include_str!("../assets/app.css");
+const ICON: &str = include_str!("../assets/favicon.svg");
 
 /// Everything a request handler needs.
 pub struct App {
@@ -90,6 +91,7 @@ async fn route(app: &Arc<App>, req: Request<Incoming>) -> Reply {
         (Method::GET, "/") => full(200, "text/html; charset=utf-8", INDEX),
         (Method::GET, "/app.js") => full(200, "text/javascript; charset=utf-8", SCRIPT),
         (Method::GET, "/app.css") => full(200, "text/css; charset=utf-8", STYLE),
+        (Method::GET, "/favicon.svg" | "/favicon.ico") => full(200, "image/svg+xml", ICON),
         (Method::GET, "/api/state") => {
             let places = app.places.clone();
             let state = blocking(move || actions::state(&places)).await;
@@ -116,7 +118,7 @@ async fn route(app: &Arc<App>, req: Request<Incoming>) -> Reply {
             }
             change(app, &path, req).await
         }
-        (_, "/" | "/app.js" | "/app.css" | "/api/state" | "/api/verify" | "/api/events") => {
+        (_, "/" | "/app.js" | "/app.css" | "/favicon.svg" | "/api/state" | "/api/verify" | "/api/events") => {
             full(405, "text/plain; charset=utf-8", "method not allowed")
         }
         _ => full(404, "text/plain; charset=utf-8", "not found"),

@@ -4,6 +4,7 @@
 //! status: 2 bad usage (a non-loopback address without the flag that allows it); 1 the
 //! console could not start.
 
+use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -92,10 +93,15 @@ pub fn run(args: UiArgs) -> anyhow::Result<u8> {
         loader: Arc::new(loader),
     })
     .map_err(internal)?;
-    println!("cordon ui: open {}", console.url());
-    println!("cordon ui: token {}", console.token());
-    use std::io::Write;
-    std::io::stdout().flush()?;
+    // One write, and a closed stdout does not stop the console.
+    let banner = format!(
+        "cordon ui: open {}\ncordon ui: token {}\n",
+        console.url(),
+        console.token()
+    );
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
+    drop(out);
     console.serve().map_err(internal)?;
     Ok(0)
 }
