@@ -105,7 +105,7 @@ function add(r) {
   body.insertBefore(row(r), body.firstChild);
   while (body.childElementCount > 500) body.lastChild.remove();
 }
-function section(title, ...content) { return [el("h3", {}, title), ...content]; }
+function section(title, ...content) { return [el("h3", {}, title), ...content.filter((c) => c !== null && c !== undefined)]; }
 function fields(pairs) {
   const dl = el("dl");
   for (const [k, v] of pairs) if (v !== undefined && v !== null && v !== "") dl.append(el("dt", {}, k), el("dd", {}, text(v)));

@@ -1,0 +1,45 @@
+//! Load for `bench/ui.sh`: append COUNT decision records of about 1 KB to an audit log at
+//! RATE records per second (0: as fast as possible), through the same `AuditLog` (one
+//! fsync per record) the surfaces use, and print the rate reached.
+//!
+//!     cargo run --release -p cordon-ui --example audit_load -- LOG RATE COUNT
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark driver, not library code
+
+use std::time::{Duration, Instant};
+
+use cordon_store::{AuditLog, Durability};
+use serde_json::json;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [path, rate, count] = args.as_slice() else {
+        eprintln!("usage: audit_load LOG RATE COUNT");
+        std::process::exit(2);
+    };
+    let rate: u64 = rate.parse().expect("RATE is a number");
+    let count: u64 = count.parse().expect("COUNT is a number");
+    let mut log = AuditLog::open(path.as_ref(), Durability::FsyncEach).expect("open the log");
+    let padding = "x".repeat(600);
+    let start = Instant::now();
+    for i in 0..count {
+        if rate > 0 {
+            let due = start + Duration::from_micros(i * 1_000_000 / rate);
+            if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                std::thread::sleep(wait);
+            }
+        }
+        let decision = ["allow", "ask", "deny"][(i % 3) as usize];
+        log.append(&json!({
+            "kind": "check", "phase": "decision", "session": format!("bench-{}", i % 7),
+            "tool": "Bash", "input": {"command": format!("cargo test --package p{i} # {padding}")},
+            "workspace": "/work/bench", "decision": decision,
+            "reason": "the default for exec inside the workspace applies",
+            "source": {"step": "default", "rule": "exec"},
+            "containment": "none", "mode": "default", "approval": "on-request",
+            "policy_version": "0123456789abcdef0123456789abcdef",
+        }))
+        .expect("append");
+    }
+    let secs = start.elapsed().as_secs_f64();
+    println!("{count} records in {secs:.2} s ({:.0}/s)", count as f64 / secs);
+}
