@@ -190,7 +190,11 @@ function renderState(s) {
   state.pending = s.pending;
   $("pending-count").textContent = s.pending.length;
   $("pending-count").classList.toggle("some", s.pending.length > 0);
-  $("pending").replaceChildren(...(s.pending.length ? s.pending.map(pendingCard) : [el("p", { class: "muted" }, "No pending approvals.")]));
+  // Cards already on the page are kept as they are, so an input being edited survives
+  // the periodic refresh; only new approvals are drawn and answered ones removed.
+  const kept = new Map();
+  for (const c of $("pending").querySelectorAll("[data-pending]")) kept.set(c.getAttribute("data-pending"), c);
+  $("pending").replaceChildren(...(s.pending.length ? s.pending.map((p) => kept.get(String(p.id)) || pendingCard(p)) : [el("p", { class: "muted" }, "No pending approvals.")]));
   $("leases").replaceChildren(...(s.leases.length ? s.leases.map((l) => el("tr", { "data-lease": l.id },
     el("td", {}, l.id), el("td", {}, l.scope), el("td", { class: "mono" }, l.fingerprint), el("td", {}, l.created), el("td", {}, l.expires || "never"), el("td", {}, l.answer),
     el("td", {}, el("button", { type: "button", class: "danger", on: { click: () => post("/api/revoke", { id: l.id }) } }, "revoke")))) : [el("tr", {}, el("td", { colspan: 7, class: "muted" }, "No active leases."))]));

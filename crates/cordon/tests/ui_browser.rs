@@ -118,7 +118,7 @@ fn console_in_a_real_browser() {
     );
     assert!(out.status.success(), "the browser test failed:\n{text}");
     assert!(text.contains("all steps passed"), "{text}");
-    for page in ["pending", "decisions", "grants", "audit"] {
+    for page in ["pending", "pending-edit", "decisions", "grants", "audit"] {
         let png = shots.join(format!("{page}.png"));
         assert!(std::fs::metadata(&png).is_ok_and(|m| m.len() > 1000), "{}", png.display());
     }
