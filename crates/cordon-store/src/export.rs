@@ -131,7 +131,12 @@ pub fn summary_line(record: &Value) -> String {
         Some(event) => {
             let what = ["pending", "lease", "rule", "server"]
                 .iter()
-                .filter_map(|k| record.get(*k).filter(|v| !v.is_null()).map(|v| format!("{k} {}", s(Some(v)))))
+                .filter_map(|k| {
+                    record
+                        .get(*k)
+                        .filter(|v| !v.is_null())
+                        .map(|v| format!("{k} {}", s(Some(v))))
+                })
                 .collect::<Vec<_>>()
                 .join(", ");
             let by = s(record.get("answered_by"));
@@ -139,7 +144,11 @@ pub fn summary_line(record: &Value) -> String {
             (
                 s(Some(event)),
                 what,
-                [answer, by].into_iter().filter(|x| !x.is_empty()).collect::<Vec<_>>().join(" by "),
+                [answer, by]
+                    .into_iter()
+                    .filter(|x| !x.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(" by "),
             )
         }
         None => {

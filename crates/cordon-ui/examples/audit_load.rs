@@ -22,8 +22,8 @@ fn main() {
     let padding = "x".repeat(600);
     let start = Instant::now();
     for i in 0..count {
-        if rate > 0 {
-            let due = start + Duration::from_micros(i * 1_000_000 / rate);
+        if let Some(offset) = (i * 1_000_000).checked_div(rate) {
+            let due = start + Duration::from_micros(offset);
             if let Some(wait) = due.checked_duration_since(Instant::now()) {
                 std::thread::sleep(wait);
             }
@@ -41,5 +41,8 @@ fn main() {
         .expect("append");
     }
     let secs = start.elapsed().as_secs_f64();
-    println!("{count} records in {secs:.2} s ({:.0}/s)", count as f64 / secs);
+    println!(
+        "{count} records in {secs:.2} s ({:.0}/s)",
+        count as f64 / secs
+    );
 }

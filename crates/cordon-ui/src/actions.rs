@@ -237,7 +237,14 @@ pub fn answer(
             };
             let note = format!("allowed for the session in the console (pending request {id})");
             let scope = Scope::Session(session.clone());
-            let lease = widen(&store, id, &pending.fingerprint, scope, Some(SESSION_TTL), &note)?;
+            let lease = widen(
+                &store,
+                id,
+                &pending.fingerprint,
+                scope,
+                Some(SESSION_TTL),
+                &note,
+            )?;
             record["lease"] = json!(lease.0);
             format!("approved {id} for session {session}: lease {lease}")
         }

@@ -150,7 +150,10 @@ fn parse(bytes: &[u8]) -> Option<Line> {
     if obj.contains_key("cordon_audit") {
         return None; // the file's header
     }
-    let seq = obj.get("seq").and_then(serde_json::Value::as_u64).unwrap_or(0);
+    let seq = obj
+        .get("seq")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(0);
     let json = std::str::from_utf8(bytes).ok()?;
     Some(Line {
         seq,

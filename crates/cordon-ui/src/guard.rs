@@ -270,8 +270,14 @@ mod tests {
     #[test]
     fn host_must_be_the_console_itself() {
         let g = Guard::new("127.0.0.1:8123".parse().unwrap()).unwrap();
-        assert!(g.check_host(&headers(&[("host", "127.0.0.1:8123")])).is_ok());
-        assert!(g.check_host(&headers(&[("host", "localhost:8123")])).is_ok());
+        assert!(
+            g.check_host(&headers(&[("host", "127.0.0.1:8123")]))
+                .is_ok()
+        );
+        assert!(
+            g.check_host(&headers(&[("host", "localhost:8123")]))
+                .is_ok()
+        );
         for bad in ["evil.example:8123", "127.0.0.1:80", "127.0.0.1", ""] {
             assert_eq!(
                 g.check_host(&headers(&[("host", bad)])),

@@ -80,8 +80,8 @@ impl Console {
         let addr = listener
             .local_addr()
             .map_err(|e| UiError(format!("cannot read the listening address: {e}")))?;
-        let guard = Guard::new(addr)
-            .map_err(|e| UiError(format!("cannot make a random token: {e}")))?;
+        let guard =
+            Guard::new(addr).map_err(|e| UiError(format!("cannot make a random token: {e}")))?;
         let feed = follow(options.places.audit.clone());
         Ok(Console {
             listener,

@@ -118,17 +118,17 @@ async fn route(app: &Arc<App>, req: Request<Incoming>) -> Reply {
             }
             change(app, &path, req).await
         }
-        (_, "/" | "/app.js" | "/app.css" | "/favicon.svg" | "/api/state" | "/api/verify" | "/api/events") => {
-            full(405, "text/plain; charset=utf-8", "method not allowed")
-        }
+        (
+            _,
+            "/" | "/app.js" | "/app.css" | "/favicon.svg" | "/api/state" | "/api/verify"
+            | "/api/events",
+        ) => full(405, "text/plain; charset=utf-8", "method not allowed"),
         _ => full(404, "text/plain; charset=utf-8", "not found"),
     }
 }
 
 fn query_token(query: Option<&str>) -> Option<&str> {
-    query?
-        .split('&')
-        .find_map(|kv| kv.strip_prefix("token="))
+    query?.split('&').find_map(|kv| kv.strip_prefix("token="))
 }
 
 /// Set the session cookie and send the browser to `/` without the token in its URL or
@@ -150,14 +150,12 @@ fn error_reply(e: &actions::ActionError) -> Reply {
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, actions::ActionError> + Send + 'static,
 ) -> Result<T, actions::ActionError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .unwrap_or_else(|e| {
-            Err(actions::ActionError {
-                status: 500,
-                message: format!("the console's worker failed: {e}"),
-            })
+    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
+        Err(actions::ActionError {
+            status: 500,
+            message: format!("the console's worker failed: {e}"),
         })
+    })
 }
 
 async fn change(app: &Arc<App>, path: &str, req: Request<Incoming>) -> Reply {
@@ -173,7 +171,10 @@ async fn change(app: &Arc<App>, path: &str, req: Request<Incoming>) -> Reply {
     let body: Value = match serde_json::from_slice(&body) {
         Ok(v @ Value::Object(_)) => v,
         _ => {
-            return json_reply(400, &json!({"error": "the request body must be a JSON object"}));
+            return json_reply(
+                400,
+                &json!({"error": "the request body must be a JSON object"}),
+            );
         }
     };
     let places = app.places.clone();
@@ -181,7 +182,10 @@ async fn change(app: &Arc<App>, path: &str, req: Request<Incoming>) -> Reply {
     let done = match path {
         "/api/answer" => {
             let Some(id) = body.get("id").and_then(Value::as_i64) else {
-                return json_reply(400, &json!({"error": "\"id\" must be a pending approval's number"}));
+                return json_reply(
+                    400,
+                    &json!({"error": "\"id\" must be a pending approval's number"}),
+                );
             };
             let answer = match ConsoleAnswer::from_json(&body) {
                 Ok(a) => a,
@@ -197,7 +201,10 @@ async fn change(app: &Arc<App>, path: &str, req: Request<Incoming>) -> Reply {
         }
         "/api/forget" => {
             let Some(rule) = body.get("rule").and_then(Value::as_str).map(str::to_string) else {
-                return json_reply(400, &json!({"error": "\"rule\" must be a saved rule's text"}));
+                return json_reply(
+                    400,
+                    &json!({"error": "\"rule\" must be a saved rule's text"}),
+                );
             };
             blocking(move || actions::forget(&places, &rule)).await
         }
@@ -242,10 +249,8 @@ fn events(feed: &Arc<Feed>) -> Reply {
         }
     });
     let mut r = Response::new(SseBody { rx: out }.boxed());
-    r.headers_mut().insert(
-        CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
+    r.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
     r
 }
 

@@ -63,10 +63,19 @@ impl Reply {
     }
 }
 
-fn request(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Reply {
+fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Reply {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let mut req = format!("{method} {path} HTTP/1.1\r\nconnection: close\r\ncontent-length: {}\r\n", body.len());
+    let mut req = format!(
+        "{method} {path} HTTP/1.1\r\nconnection: close\r\ncontent-length: {}\r\n",
+        body.len()
+    );
     if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
         req.push_str(&format!("host: {addr}\r\n"));
     }
@@ -123,7 +132,14 @@ fn add_pending(r: &Running, command: &str) -> i64 {
 #[test]
 fn every_request_needs_the_token() {
     let r = start();
-    for path in ["/", "/app.js", "/app.css", "/api/state", "/api/events", "/api/verify"] {
+    for path in [
+        "/",
+        "/app.js",
+        "/app.css",
+        "/api/state",
+        "/api/events",
+        "/api/verify",
+    ] {
         let reply = request(r.addr, "GET", path, &[], "");
         assert_eq!(reply.status, 401, "{path}");
         assert!(reply.body.contains("open the URL"), "{}", reply.body);
@@ -132,8 +148,17 @@ fn every_request_needs_the_token() {
     let reply = request(r.addr, "GET", &format!("/?token={wrong}"), &[], "");
     assert_eq!(reply.status, 401);
     assert!(reply.header("set-cookie").is_none());
-    let reply = request(r.addr, "GET", "/api/state", &[("cookie", &format!("cordon_ui={}", r.token))], "");
-    assert_eq!(reply.status, 401, "the launch token is not itself a session");
+    let reply = request(
+        r.addr,
+        "GET",
+        "/api/state",
+        &[("cookie", &format!("cordon_ui={}", r.token))],
+        "",
+    );
+    assert_eq!(
+        reply.status, 401,
+        "the launch token is not itself a session"
+    );
     let cookie = login(&r);
     let reply = request(r.addr, "GET", "/", &[("cookie", &cookie)], "");
     assert_eq!(reply.status, 200);
@@ -144,12 +169,29 @@ fn every_request_needs_the_token() {
 fn every_response_carries_the_strict_headers() {
     let r = start();
     let cookie = login(&r);
-    for (path, cookie) in [("/", Some(&cookie)), ("/app.js", Some(&cookie)), ("/api/state", Some(&cookie)), ("/", None)] {
-        let headers: Vec<(&str, &str)> = cookie.map(|c| vec![("cookie", c.as_str())]).unwrap_or_default();
+    for (path, cookie) in [
+        ("/", Some(&cookie)),
+        ("/app.js", Some(&cookie)),
+        ("/api/state", Some(&cookie)),
+        ("/", None),
+    ] {
+        let headers: Vec<(&str, &str)> = cookie
+            .map(|c| vec![("cookie", c.as_str())])
+            .unwrap_or_default();
         let reply = request(r.addr, "GET", path, &headers, "");
-        assert_eq!(reply.header("content-security-policy").as_deref(), Some(CSP), "{path}");
-        assert_eq!(reply.header("x-content-type-options").as_deref(), Some("nosniff"));
-        assert_eq!(reply.header("referrer-policy").as_deref(), Some("no-referrer"));
+        assert_eq!(
+            reply.header("content-security-policy").as_deref(),
+            Some(CSP),
+            "{path}"
+        );
+        assert_eq!(
+            reply.header("x-content-type-options").as_deref(),
+            Some("nosniff")
+        );
+        assert_eq!(
+            reply.header("referrer-policy").as_deref(),
+            Some("no-referrer")
+        );
         assert_eq!(reply.header("x-frame-options").as_deref(), Some("DENY"));
     }
     assert!(CSP.contains("default-src 'none'") && CSP.contains("script-src 'self'"));
@@ -160,13 +202,38 @@ fn every_response_carries_the_strict_headers() {
 fn a_foreign_host_is_refused_even_with_a_session() {
     let r = start();
     let cookie = login(&r);
-    for host in ["attacker.example", &format!("attacker.example:{}", r.addr.port()), "127.0.0.1:1"] {
-        let reply = request(r.addr, "GET", "/api/state", &[("host", host), ("cookie", &cookie)], "");
+    for host in [
+        "attacker.example",
+        &format!("attacker.example:{}", r.addr.port()),
+        "127.0.0.1:1",
+    ] {
+        let reply = request(
+            r.addr,
+            "GET",
+            "/api/state",
+            &[("host", host), ("cookie", &cookie)],
+            "",
+        );
         assert_eq!(reply.status, 421, "{host}");
-        let reply = request(r.addr, "GET", &format!("/?token={}", r.token), &[("host", host)], "");
+        let reply = request(
+            r.addr,
+            "GET",
+            &format!("/?token={}", r.token),
+            &[("host", host)],
+            "",
+        );
         assert_eq!(reply.status, 421, "{host}: no login through a rebound name");
     }
-    let reply = request(r.addr, "GET", "/api/state", &[("host", &format!("localhost:{}", r.addr.port())), ("cookie", &cookie)], "");
+    let reply = request(
+        r.addr,
+        "GET",
+        "/api/state",
+        &[
+            ("host", &format!("localhost:{}", r.addr.port())),
+            ("cookie", &cookie),
+        ],
+        "",
+    );
     assert_eq!(reply.status, 200);
 }
 
@@ -178,30 +245,81 @@ fn a_change_needs_same_origin_and_the_csrf_token() {
     let token = csrf(&r, &cookie);
     let origin = format!("http://{}", r.addr);
     let body = json!({"id": id, "answer": "once"}).to_string();
-    let refused: [(&str, Vec<(&str, &str)>, u16); 5] = [
-        ("cross-origin", vec![("cookie", &cookie), ("origin", "http://attacker.example"), ("x-cordon-csrf", &token)], 403),
-        ("cross-site fetch", vec![("cookie", &cookie), ("origin", &origin), ("sec-fetch-site", "cross-site"), ("x-cordon-csrf", &token)], 403),
-        ("no origin", vec![("cookie", &cookie), ("x-cordon-csrf", &token)], 403),
-        ("no csrf", vec![("cookie", &cookie), ("origin", &origin)], 403),
-        ("no cookie", vec![("origin", &origin), ("x-cordon-csrf", &token)], 401),
+    type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, u16);
+    let refused: [Case<'_>; 5] = [
+        (
+            "cross-origin",
+            vec![
+                ("cookie", &cookie),
+                ("origin", "http://attacker.example"),
+                ("x-cordon-csrf", &token),
+            ],
+            403,
+        ),
+        (
+            "cross-site fetch",
+            vec![
+                ("cookie", &cookie),
+                ("origin", &origin),
+                ("sec-fetch-site", "cross-site"),
+                ("x-cordon-csrf", &token),
+            ],
+            403,
+        ),
+        (
+            "no origin",
+            vec![("cookie", &cookie), ("x-cordon-csrf", &token)],
+            403,
+        ),
+        (
+            "no csrf",
+            vec![("cookie", &cookie), ("origin", &origin)],
+            403,
+        ),
+        (
+            "no cookie",
+            vec![("origin", &origin), ("x-cordon-csrf", &token)],
+            401,
+        ),
     ];
     for (what, headers, status) in refused {
         let reply = request(r.addr, "POST", "/api/answer", &headers, &body);
         assert_eq!(reply.status, status, "{what}: {}", reply.body);
     }
     let wrong = "f".repeat(64);
-    let reply = request(r.addr, "POST", "/api/answer", &[("cookie", &cookie), ("origin", &origin), ("x-cordon-csrf", &wrong)], &body);
+    let reply = request(
+        r.addr,
+        "POST",
+        "/api/answer",
+        &[
+            ("cookie", &cookie),
+            ("origin", &origin),
+            ("x-cordon-csrf", &wrong),
+        ],
+        &body,
+    );
     assert_eq!(reply.status, 403);
     let reply = request(r.addr, "GET", "/api/answer", &[("cookie", &cookie)], "");
     assert_eq!(reply.status, 404, "a GET changes nothing");
     let store = Store::open(&r.store).unwrap();
-    assert_eq!(store.approval(cordon_store::PendingId(id)).unwrap().1, PendingState::Pending);
+    assert_eq!(
+        store.approval(cordon_store::PendingId(id)).unwrap().1,
+        PendingState::Pending
+    );
 
     // The same request from the page itself goes through, and is audited as the console's.
-    let ok = [("cookie", cookie.as_str()), ("origin", origin.as_str()), ("sec-fetch-site", "same-origin"), ("x-cordon-csrf", token.as_str())];
+    let ok = [
+        ("cookie", cookie.as_str()),
+        ("origin", origin.as_str()),
+        ("sec-fetch-site", "same-origin"),
+        ("x-cordon-csrf", token.as_str()),
+    ];
     let reply = request(r.addr, "POST", "/api/answer", &ok, &body);
     assert_eq!(reply.status, 200, "{}", reply.body);
-    assert_eq!(store.approval(cordon_store::PendingId(id)).unwrap().1, PendingState::Approved);
+    assert_eq!(
+        store.approval(cordon_store::PendingId(id)).unwrap().1,
+        PendingState::Approved
+    );
     let rec = &cordon_store::tail(&r.audit, 1).unwrap()[0];
     assert_eq!(rec["event"], "approval-answered");
     assert_eq!(rec["answered_by"], "console");
@@ -217,20 +335,40 @@ fn session_and_always_answers_make_the_wider_grant() {
     let cookie = login(&r);
     let token = csrf(&r, &cookie);
     let origin = format!("http://{}", r.addr);
-    let ok = [("cookie", cookie.as_str()), ("origin", origin.as_str()), ("x-cordon-csrf", token.as_str())];
+    let ok = [
+        ("cookie", cookie.as_str()),
+        ("origin", origin.as_str()),
+        ("x-cordon-csrf", token.as_str()),
+    ];
     let store = Store::open(&r.store).unwrap();
 
     let id = add_pending(&r, "make a");
-    let reply = request(r.addr, "POST", "/api/answer", &ok, &json!({"id": id, "answer": "session"}).to_string());
+    let reply = request(
+        r.addr,
+        "POST",
+        "/api/answer",
+        &ok,
+        &json!({"id": id, "answer": "session"}).to_string(),
+    );
     assert_eq!(reply.status, 200, "{}", reply.body);
     let leases = store.leases().unwrap();
-    assert_eq!(leases.len(), 1, "only the session lease is left: {leases:?}");
+    assert_eq!(
+        leases.len(),
+        1,
+        "only the session lease is left: {leases:?}"
+    );
     assert_eq!(leases[0].scope, cordon_store::Scope::Session("s1".into()));
     assert!(store.consume("fp-1", Some("s1")).unwrap().is_some());
     assert!(store.consume("fp-1", Some("s2")).unwrap().is_none());
 
     let id = add_pending(&r, "make b");
-    let reply = request(r.addr, "POST", "/api/answer", &ok, &json!({"id": id, "answer": "always"}).to_string());
+    let reply = request(
+        r.addr,
+        "POST",
+        "/api/answer",
+        &ok,
+        &json!({"id": id, "answer": "always"}).to_string(),
+    );
     assert_eq!(reply.status, 200, "{}", reply.body);
     let rules = store.rules().unwrap();
     assert_eq!(rules[0].rule, "Bash(make:*)");
@@ -238,16 +376,37 @@ fn session_and_always_answers_make_the_wider_grant() {
 
     // Revoke and forget through the console.
     let lease = store.leases().unwrap()[0].id.0;
-    let reply = request(r.addr, "POST", "/api/revoke", &ok, &json!({"id": lease}).to_string());
+    let reply = request(
+        r.addr,
+        "POST",
+        "/api/revoke",
+        &ok,
+        &json!({"id": lease}).to_string(),
+    );
     assert_eq!(reply.status, 200, "{}", reply.body);
     assert!(store.leases().unwrap().iter().all(|l| l.id.0 != lease));
-    let reply = request(r.addr, "POST", "/api/forget", &ok, &json!({"rule": "Bash(make:*)"}).to_string());
+    let reply = request(
+        r.addr,
+        "POST",
+        "/api/forget",
+        &ok,
+        &json!({"rule": "Bash(make:*)"}).to_string(),
+    );
     assert_eq!(reply.status, 200, "{}", reply.body);
     assert!(store.rules().unwrap().is_empty());
     let rec = &cordon_store::tail(&r.audit, 1).unwrap()[0];
-    assert_eq!((rec["event"].as_str(), rec["answered_by"].as_str()), (Some("rule-forgotten"), Some("console")));
+    assert_eq!(
+        (rec["event"].as_str(), rec["answered_by"].as_str()),
+        (Some("rule-forgotten"), Some("console"))
+    );
     // A malformed answer is refused without touching anything.
-    let reply = request(r.addr, "POST", "/api/answer", &ok, "{\"id\": 1, \"answer\": \"yes please\"}");
+    let reply = request(
+        r.addr,
+        "POST",
+        "/api/answer",
+        &ok,
+        "{\"id\": 1, \"answer\": \"yes please\"}",
+    );
     assert_eq!(reply.status, 400);
     let reply = request(r.addr, "POST", "/api/answer", &ok, "not json");
     assert_eq!(reply.status, 400);
@@ -259,10 +418,16 @@ fn records_stream_as_events_with_untrusted_text_kept_in_one_json_line() {
     let cookie = login(&r);
     let evil = "<script>alert(1)</script>\n\ndata: {\"forged\":true}";
     let mut log = AuditLog::open(&r.audit, Durability::FsyncEach).unwrap();
-    log.append(&json!({"tool": "Bash", "decision": "deny", "input": {"command": evil}})).unwrap();
+    log.append(&json!({"tool": "Bash", "decision": "deny", "input": {"command": evil}}))
+        .unwrap();
     let mut s = TcpStream::connect(r.addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    write!(s, "GET /api/events HTTP/1.1\r\nhost: {}\r\ncookie: {cookie}\r\n\r\n", r.addr).unwrap();
+    write!(
+        s,
+        "GET /api/events HTTP/1.1\r\nhost: {}\r\ncookie: {cookie}\r\n\r\n",
+        r.addr
+    )
+    .unwrap();
     let mut seen = String::new();
     let mut buf = [0u8; 4096];
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
@@ -286,7 +451,10 @@ fn the_page_has_no_inline_script_and_never_writes_html() {
     for tag in page.split("<script").skip(1) {
         let open = tag.split('>').next().unwrap();
         assert!(open.contains("src=\"/app.js\""), "inline script: {open}");
-        assert!(tag.split('>').nth(1).unwrap().starts_with("</script"), "inline script body");
+        assert!(
+            tag.split('>').nth(1).unwrap().starts_with("</script"),
+            "inline script body"
+        );
     }
     assert!(!page.contains(" style="), "no inline style");
     let handler = page.split(" on").skip(1).any(|rest| {
@@ -294,7 +462,14 @@ fn the_page_has_no_inline_script_and_never_writes_html() {
         !name.is_empty() && rest[name.len()..].starts_with('=')
     });
     assert!(!handler, "no inline event handlers");
-    for sink in [".innerHTML", ".outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"] {
+    for sink in [
+        ".innerHTML",
+        ".outerHTML",
+        "insertAdjacentHTML",
+        "document.write",
+        "eval(",
+        "new Function",
+    ] {
         assert!(!script.contains(sink), "app.js uses {sink}");
     }
     assert!(script.contains("textContent"));

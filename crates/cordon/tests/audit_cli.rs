@@ -161,7 +161,9 @@ fn tail_is_json_when_piped_or_asked_and_readable_on_a_terminal() {
     };
     let shown = text(&out.stdout);
     assert!(
-        shown.contains("s9  Bash  deny  rm -rf build\\u{1b}[2J  deny-rule: Bash(rm:*) (/p/policy.toml:7)"),
+        shown.contains(
+            "s9  Bash  deny  rm -rf build\\u{1b}[2J  deny-rule: Bash(rm:*) (/p/policy.toml:7)"
+        ),
         "{shown:?}"
     );
     assert!(!shown.contains('\u{1b}'), "escapes are stripped: {shown:?}");

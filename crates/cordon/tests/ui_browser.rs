@@ -52,8 +52,13 @@ fn console_in_a_real_browser() {
         Err(why) => {
             let required = std::env::var_os("CI").is_some_and(|v| v == "true")
                 || std::env::var_os("CORDON_REQUIRE_BROWSER_TESTS").is_some_and(|v| v == "1");
-            assert!(!required, "browser test tools missing ({why}); run scripts/install-test-deps.sh");
-            eprintln!("skipping console_in_a_real_browser: {why}; run scripts/install-test-deps.sh");
+            assert!(
+                !required,
+                "browser test tools missing ({why}); run scripts/install-test-deps.sh"
+            );
+            eprintln!(
+                "skipping console_in_a_real_browser: {why}; run scripts/install-test-deps.sh"
+            );
             return;
         }
     };
@@ -94,7 +99,10 @@ fn console_in_a_real_browser() {
         .strip_prefix("cordon ui: open ")
         .unwrap_or_else(|| panic!("unexpected first line: {first:?}"))
         .to_string();
-    assert!(url.starts_with("http://127.0.0.1:") && url.contains("/?token="), "{url}");
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.contains("/?token="),
+        "{url}"
+    );
 
     let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let shots = target.parent().unwrap().join("ui-screenshots");
@@ -120,6 +128,10 @@ fn console_in_a_real_browser() {
     assert!(text.contains("all steps passed"), "{text}");
     for page in ["pending", "pending-edit", "decisions", "grants", "audit"] {
         let png = shots.join(format!("{page}.png"));
-        assert!(std::fs::metadata(&png).is_ok_and(|m| m.len() > 1000), "{}", png.display());
+        assert!(
+            std::fs::metadata(&png).is_ok_and(|m| m.len() > 1000),
+            "{}",
+            png.display()
+        );
     }
 }
