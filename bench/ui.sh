@@ -2,8 +2,8 @@
 # The web console under load: time from a decision to its row in an open page (p50/p99)
 # while decisions are appended at RATE per second, and the console's resident memory after
 # TOTAL decisions. The page is Debian's chromium, headless, driven by Playwright; the
-# records are ~1 KB decisions appended with an fsync each through cordon-store's AuditLog
-# (crates/cordon-ui/examples/audit_load.rs).
+# records are ~1 KB decisions appended through cordon-store's AuditLog, each written at
+# once without an fsync (crates/cordon-ui/examples/audit_load.rs).
 #
 #   sh bench/ui.sh          # RATE=1000 SECONDS=10 TOTAL=100000
 #
