@@ -46,3 +46,20 @@ if ! "$deps/venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m
   python3 -m venv "$deps/venv"
   "$deps/venv/bin/pip" install -q "mcp==$PYTHON_MCP"
 fi
+
+# The web console's browser test (crates/cordon/tests/ui_browser.rs) and bench/ui.sh:
+# Debian's chromium, driven headless by Playwright for Python, pinned, in .test-deps/ui.
+# Playwright's own browser download is not used (the test launches /usr/bin/chromium).
+PLAYWRIGHT=1.65.2
+ui="$(cd "$(dirname "$0")/.." && pwd)/.test-deps/ui"
+if [ ! -x /usr/bin/chromium ]; then
+  echo "installing chromium for the console's browser test"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+fi
+if ! "$ui/venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('playwright') != '$PLAYWRIGHT')" 2>/dev/null; then
+  echo "installing Python playwright==$PLAYWRIGHT into $ui/venv"
+  mkdir -p "$ui"
+  python3 -m venv "$ui/venv"
+  "$ui/venv/bin/pip" install -q "playwright==$PLAYWRIGHT"
+fi

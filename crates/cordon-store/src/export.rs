@@ -107,3 +107,98 @@ pub fn parse_time(text: &str, now: SystemTime) -> Result<SystemTime, String> {
 pub fn format_time(t: SystemTime) -> String {
     humantime::format_rfc3339_seconds(t).to_string()
 }
+
+/// One readable line for a record, for a person at a terminal: time, session, tool,
+/// decision, target and the rule that decided (or, for an event such as an answered
+/// approval, the event and what it named). Control characters are stripped.
+pub fn summary_line(record: &Value) -> String {
+    use cordon_policy::terminal::sanitize_for_terminal;
+    let s = |v: Option<&Value>| match v {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None => String::new(),
+        Some(other) => other.to_string(),
+    };
+    let time = s(record.get("time")).replace('T', " ").replace('Z', "");
+    let session = match s(record.get("session")) {
+        e if e.is_empty() => "-".to_string(),
+        v => v,
+    };
+    let tool = match s(record.get("tool")) {
+        t if t.is_empty() => s(record.get("kind")),
+        t => t,
+    };
+    let (decision, target, rule) = match record.get("event") {
+        Some(event) => {
+            let what = ["pending", "lease", "rule", "server"]
+                .iter()
+                .filter_map(|k| {
+                    record
+                        .get(*k)
+                        .filter(|v| !v.is_null())
+                        .map(|v| format!("{k} {}", s(Some(v))))
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            let by = s(record.get("answered_by"));
+            let answer = s(record.get("answer"));
+            (
+                s(Some(event)),
+                what,
+                [answer, by]
+                    .into_iter()
+                    .filter(|x| !x.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(" by "),
+            )
+        }
+        None => {
+            let decision = match s(record.get("decision")) {
+                d if d.is_empty() => s(record.get("phase")),
+                d => d,
+            };
+            (decision, target_of(record.get("input")), rule_of(record))
+        }
+    };
+    let line = format!("{time}  {session}  {tool}  {decision}  {target}  {rule}");
+    sanitize_for_terminal(line.trim_end())
+}
+
+/// What a call acted on: its command, path or URL, else its input as JSON.
+fn target_of(input: Option<&Value>) -> String {
+    let Some(input) = input else {
+        return String::new();
+    };
+    for key in ["command", "path", "file_path", "url", "pattern"] {
+        if let Some(Value::String(t)) = input.get(key) {
+            return t.clone();
+        }
+    }
+    if let Some(Value::Array(argv)) = input.get("argv") {
+        return argv
+            .iter()
+            .map(|a| a.as_str().map_or_else(|| a.to_string(), str::to_string))
+            .collect::<Vec<_>>()
+            .join(" ");
+    }
+    input.to_string()
+}
+
+/// The step and rule that decided, with its file and line, as `step: rule (file:line)`.
+fn rule_of(record: &Value) -> String {
+    let Some(source) = record.get("source") else {
+        return String::new();
+    };
+    let field = |k: &str| source.get(k).and_then(Value::as_str);
+    let mut out = field("step").unwrap_or_default().to_string();
+    if let Some(rule) = field("rule") {
+        out.push_str(": ");
+        out.push_str(rule);
+    }
+    if let Some(file) = field("file") {
+        match source.get("line").and_then(Value::as_u64) {
+            Some(line) => out.push_str(&format!(" ({file}:{line})")),
+            None => out.push_str(&format!(" ({file})")),
+        }
+    }
+    out
+}

@@ -56,7 +56,7 @@ pub use audit::{
     AppendReceipt, AuditLog, Break, Durability, SyncHandle, VerifyReport, tail, verify,
 };
 pub use error::{StoreError, StoreErrorKind};
-pub use export::{ExportFilter, export, format_time, parse_time};
+pub use export::{ExportFilter, export, format_time, parse_time, summary_line};
 pub use operations::{Edit, EditedLease};
 pub use paths::{default_audit_path, default_store_path, state_dir};
 pub use pins::{CommandPin, PinsApproved, ServerPins, ToolPin};

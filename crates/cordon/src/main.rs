@@ -61,6 +61,8 @@ enum Command {
     /// Run an allowed (or approved) action request contained, with a sandbox derived
     /// from the request.
     RunAction(Box<cmd::action::RunArgs>),
+    /// Serve the local web console: live decisions, pending approvals, leases and rules.
+    Ui(cmd::ui::UiArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -88,6 +90,7 @@ fn main() -> std::process::ExitCode {
         Command::ReviewAction(a) => cmd::action::run_review(a),
         Command::RunAction(a) => cmd::action::run_action(*a),
         Command::Slots(c) => cmd::slots::run(c),
+        Command::Ui(args) => cmd::ui::run(args),
     };
     exit::to_exit_code(result)
 }

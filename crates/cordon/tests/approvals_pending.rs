@@ -189,3 +189,22 @@ fn leases_list_and_revoke() {
     let rec = &cordon_store::tail(&state.path().join("audit.jsonl"), 1).unwrap()[0];
     assert_eq!(rec["event"], "lease-revoked");
 }
+
+#[test]
+fn leases_and_rules_say_so_when_empty() {
+    let state = tempfile::tempdir().unwrap();
+    let out = cordon(state.path(), &["approvals", "leases"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).starts_with("no active leases in "),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = cordon(state.path(), &["approvals", "rules"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).starts_with("no remembered rules in "),
+        "{}",
+        text(&out.stdout)
+    );
+}

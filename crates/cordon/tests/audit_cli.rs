@@ -132,3 +132,40 @@ fn tail_and_export() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("--since"));
 }
+
+#[test]
+fn tail_is_json_when_piped_or_asked_and_readable_on_a_terminal() {
+    let state = tempfile::tempdir().unwrap();
+    let path = state.path().join("audit.jsonl");
+    let mut log = AuditLog::open(&path, Durability::FsyncEach).unwrap();
+    log.append(&json!({
+        "kind": "check", "session": "s9", "tool": "Bash",
+        "input": {"command": "rm -rf build\u{1b}[2J"}, "decision": "deny",
+        "source": {"step": "deny-rule", "rule": "Bash(rm:*)", "file": "/p/policy.toml", "line": 7}
+    }))
+    .unwrap();
+    for args in [&["audit", "tail"][..], &["audit", "tail", "--json"][..]] {
+        let out = cordon(state.path(), args);
+        let v: Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+        assert_eq!(v["session"], "s9");
+    }
+    // On a terminal (util-linux `script` gives the command a pty): one readable line.
+    let bin = env!("CARGO_BIN_EXE_cordon");
+    let Ok(out) = Command::new("script")
+        .args(["-qec", &format!("{bin} audit tail"), "/dev/null"])
+        .env("CORDON_STATE_DIR", state.path())
+        .output()
+    else {
+        eprintln!("skipped the terminal half: util-linux `script` is not installed");
+        return;
+    };
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains(
+            "s9  Bash  deny  rm -rf build\\u{1b}[2J  deny-rule: Bash(rm:*) (/p/policy.toml:7)"
+        ),
+        "{shown:?}"
+    );
+    assert!(!shown.contains('\u{1b}'), "escapes are stripped: {shown:?}");
+    assert!(!shown.contains("\"session\""), "not JSON: {shown:?}");
+}

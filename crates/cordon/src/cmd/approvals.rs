@@ -188,7 +188,11 @@ pub fn run(c: ApprovalsCommand) -> anyhow::Result<u8> {
         ApprovalsCommand::Deny { id, at } => answer(id, Answer::Deny, &at),
         ApprovalsCommand::Leases { at } => {
             let store = open_store(&at)?;
-            for l in store.leases().map_err(fail)? {
+            let leases = store.leases().map_err(fail)?;
+            if leases.is_empty() {
+                println!("no active leases in {}", path_for_terminal(store.path()));
+            }
+            for l in leases {
                 let expires = l.expires.map_or_else(|| "never".to_string(), fmt_time);
                 println!(
                     "{}  {}  expires {}  fingerprint {}  ({})",
@@ -219,7 +223,11 @@ pub fn run(c: ApprovalsCommand) -> anyhow::Result<u8> {
         }
         ApprovalsCommand::Rules { at } => {
             let store = open_store(&at)?;
-            for r in store.rules().map_err(fail)? {
+            let rules = store.rules().map_err(fail)?;
+            if rules.is_empty() {
+                println!("no remembered rules in {}", path_for_terminal(store.path()));
+            }
+            for r in rules {
                 println!(
                     "{}  ({}, saved {} by {})",
                     sanitize_for_terminal(&r.rule),

@@ -27,11 +27,16 @@ pub enum AuditCommand {
         #[arg(long, value_name = "F")]
         file: Option<PathBuf>,
     },
-    /// Print the last records, one JSON object per line.
+    /// Print the last records: one readable line each (time, session, tool, decision,
+    /// target, rule) on a terminal; one JSON object per line with --json or when stdout
+    /// is not a terminal.
     Tail {
         /// How many records.
         #[arg(short = 'n', long = "lines", default_value_t = 10)]
         n: usize,
+        /// One JSON object per line, as stored, even on a terminal.
+        #[arg(long)]
+        json: bool,
         /// Audit log to read.
         #[arg(long, value_name = "F")]
         file: Option<PathBuf>,
@@ -112,11 +117,21 @@ pub fn run(c: AuditCommand) -> anyhow::Result<u8> {
                 }
             }
         }
-        AuditCommand::Tail { n, file } => {
+        AuditCommand::Tail { n, json, file } => {
+            use std::io::IsTerminal;
             let path = log_path(file)?;
+            let human = !json && std::io::stdout().is_terminal();
             let mut out = std::io::stdout().lock();
-            for record in cordon_store::tail(&path, n).map_err(store_err)? {
-                writeln!(out, "{record}")?;
+            let records = cordon_store::tail(&path, n).map_err(store_err)?;
+            if human && records.is_empty() {
+                writeln!(out, "no records in {}", path_for_terminal(&path))?;
+            }
+            for record in records {
+                if human {
+                    writeln!(out, "{}", cordon_store::summary_line(&record))?;
+                } else {
+                    writeln!(out, "{record}")?;
+                }
             }
             Ok(0)
         }

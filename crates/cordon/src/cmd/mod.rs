@@ -16,3 +16,4 @@ pub mod proxy;
 pub mod serve;
 pub mod skill;
 pub mod slots;
+pub mod ui;

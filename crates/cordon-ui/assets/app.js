@@ -1,0 +1,238 @@
+// cordon console. Every text that came from a tool call, a path or a server is put on the
+// page with textContent or createTextNode; this file never assigns innerHTML.
+"use strict";
+
+const MAX_ROWS = 5000;
+const state = { csrf: "", records: [], selected: null, pending: [] };
+
+function el(tag, props, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(props || {})) {
+    if (k === "class") node.className = v;
+    else if (k === "on") for (const [ev, f] of Object.entries(v)) node.addEventListener(ev, f);
+    else if (v !== undefined && v !== null && v !== false) node.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined) continue;
+    node.appendChild(typeof c === "object" ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+const $ = (id) => document.getElementById(id);
+const text = (v) => (v === null || v === undefined ? "" : typeof v === "string" ? v : JSON.stringify(v));
+const pretty = (v) => (typeof v === "string" ? v : JSON.stringify(v, null, 2));
+
+function notice(message, isError) {
+  const n = $("notice");
+  n.textContent = message;
+  n.className = isError ? "notice error" : "notice";
+  n.hidden = false;
+  clearTimeout(notice.timer);
+  notice.timer = setTimeout(() => { n.hidden = true; }, 6000);
+}
+
+// ---- navigation -------------------------------------------------------------------
+function show() {
+  const page = (location.hash || "#decisions").slice(1);
+  for (const p of ["decisions", "pending", "grants", "audit"]) {
+    $("page-" + p).hidden = p !== page;
+    $("tab-" + p).classList.toggle("active", p === page);
+  }
+  if (page === "audit") verify();
+}
+window.addEventListener("hashchange", show);
+
+// ---- decisions --------------------------------------------------------------------
+function decisionOf(r) { return r.decision || (r.verdict && r.verdict.decision) || ""; }
+function targetOf(r) {
+  if (r.event) return r.event + (r.pending ? " #" + r.pending : r.lease ? " lease " + r.lease : r.rule ? " " + r.rule : "");
+  const input = r.input || {};
+  for (const k of ["command", "path", "file_path", "url", "pattern"]) if (typeof input[k] === "string") return input[k];
+  if (Array.isArray(input.argv)) return input.argv.join(" ");
+  return text(input);
+}
+function ruleOf(r) {
+  const s = r.source;
+  if (!s || typeof s !== "object") return "";
+  let out = s.step || "";
+  if (s.rule) out += ": " + s.rule;
+  if (s.file) out += " (" + s.file + (s.line ? ":" + s.line : "") + ")";
+  return out;
+}
+function filters() {
+  const t = (id) => { const v = $(id).value; return v ? new Date(v).getTime() : null; };
+  return { session: $("f-session").value.trim(), tool: $("f-tool").value.trim(), decision: $("f-decision").value, since: t("f-since"), until: t("f-until") };
+}
+function matches(r, f) {
+  if (f.session && r.session !== f.session) return false;
+  if (f.tool && r.tool !== f.tool) return false;
+  if (f.decision && decisionOf(r) !== f.decision) return false;
+  if (f.since !== null || f.until !== null) {
+    const at = Date.parse(r.time);
+    if (isNaN(at)) return false;
+    if (f.since !== null && at < f.since) return false;
+    if (f.until !== null && at >= f.until) return false;
+  }
+  return true;
+}
+function row(r) {
+  const d = decisionOf(r);
+  const tr = el("tr", { "data-seq": r.seq },
+    el("td", { class: "mono" }, (r.time || "").replace("T", " ").replace("Z", "")),
+    el("td", {}, text(r.session)),
+    el("td", {}, text(r.tool || r.kind)),
+    el("td", { class: "decision " + d }, d || (r.answer ? text(r.answer) : "")),
+    el("td", { class: "target", title: targetOf(r) }, targetOf(r)),
+    el("td", {}, ruleOf(r)));
+  tr.addEventListener("click", () => open(r, tr));
+  return tr;
+}
+function render() {
+  const f = filters();
+  const body = $("rows");
+  const rows = [];
+  for (let i = state.records.length - 1; i >= 0 && rows.length < 500; i--) {
+    if (matches(state.records[i], f)) rows.push(row(state.records[i]));
+  }
+  body.replaceChildren(...rows);
+  $("shown").textContent = rows.length + " shown of " + state.records.length;
+}
+function add(r) {
+  state.records.push(r);
+  if (state.records.length > MAX_ROWS) state.records.shift();
+  if (!matches(r, filters())) return;
+  const body = $("rows");
+  body.insertBefore(row(r), body.firstChild);
+  while (body.childElementCount > 500) body.lastChild.remove();
+}
+function section(title, ...content) { return [el("h3", {}, title), ...content.filter((c) => c !== null && c !== undefined)]; }
+function fields(pairs) {
+  const dl = el("dl");
+  for (const [k, v] of pairs) if (v !== undefined && v !== null && v !== "") dl.append(el("dt", {}, k), el("dd", {}, text(v)));
+  return dl;
+}
+function open(r, tr) {
+  for (const s of document.querySelectorAll("tbody#rows tr.selected")) s.classList.remove("selected");
+  tr.classList.add("selected");
+  const d = $("detail");
+  const parts = [el("button", { type: "button", on: { click: () => { d.hidden = true; } } }, "close")];
+  parts.push(...section("Call", fields([["time", r.time], ["surface", r.kind], ["session", r.session], ["agent", r.agent], ["operation", r.operation_id], ["tool", r.tool], ["cwd", r.cwd], ["workspace", r.workspace]]), r.input !== undefined ? el("pre", {}, pretty(r.input)) : null));
+  if (decisionOf(r) || r.reason) {
+    const s = r.source || {};
+    parts.push(...section("Verdict", fields([["decision", decisionOf(r)], ["reason", r.reason], ["step", s.step], ["rule", s.rule], ["file:line", s.file ? s.file + (s.line ? ":" + s.line : "") : ""], ["containment", r.containment], ["mode", r.mode], ["approval", r.approval], ["policy", r.policy_version]])));
+  }
+  const ops = r.blocked || r.findings || (r.verdict && r.verdict.findings);
+  if (ops && ops.length) parts.push(...section("Operations", el("ul", {}, ops.map((o) => el("li", {}, [o.decision, o.op, o.target].filter(Boolean).join(" "))))));
+  if (r.answer || r.lease || r.pending || r.answered_by) parts.push(...section("Human answer", fields([["answer", r.answer], ["by", r.answered_by], ["lease", r.lease], ["pending", r.pending], ["edited", r.edited ? "yes" : ""]])));
+  if (r.exit_status !== undefined || r.tier || r.result) parts.push(...section("Run", fields([["exit status", r.exit_status], ["tier", r.tier], ["timed out", r.timed_out ? "yes" : ""]]), r.result ? el("pre", {}, pretty(r.result)) : null));
+  if (r.containment_blocked && r.containment_blocked.length) parts.push(...section("Denial report", el("ul", {}, r.containment_blocked.map((b) => el("li", {}, b.kind + " " + b.target + ": " + b.detail)))));
+  if (r.escalation) parts.push(...section("Escalation", el("pre", {}, pretty(r.escalation))));
+  if (r.egress) parts.push(...section("Egress", el("pre", {}, pretty(r.egress))));
+  parts.push(...section("Record", el("pre", { class: "raw" }, JSON.stringify(r, null, 2))));
+  d.replaceChildren(...parts);
+  d.hidden = false;
+}
+
+function connect() {
+  const live = $("live");
+  const es = new EventSource("/api/events");
+  es.onopen = () => { live.textContent = "live"; live.className = "live"; };
+  es.onerror = () => { live.textContent = "reconnecting…"; live.className = "live off"; };
+  es.onmessage = (e) => {
+    let r;
+    try { r = JSON.parse(e.data); } catch (_) { return; }
+    if (!r || typeof r !== "object") return;
+    add(r);
+    if (r.event || r.pending || r.lease) refreshSoon();
+  };
+  es.addEventListener("lagged", (e) => notice(e.data + " records were skipped because the page fell behind", true));
+}
+
+// ---- pending, leases, rules --------------------------------------------------------
+async function post(path, body) {
+  const res = await fetch(path, { method: "POST", headers: { "content-type": "application/json", "x-cordon-csrf": state.csrf }, body: JSON.stringify(body), credentials: "same-origin" });
+  let out = {};
+  try { out = await res.json(); } catch (_) { out = { error: res.status + " " + res.statusText }; }
+  if (!res.ok) { notice(out.error || "refused", true); return null; }
+  notice(out.message || "done", false);
+  refresh();
+  return out;
+}
+function pendingCard(p) {
+  const req = p.request || {};
+  const verdict = p.verdict || {};
+  const findings = (verdict.findings || []).filter((f) => f && (f.decision || f.op));
+  const editor = el("textarea", { "aria-label": "edited input", spellcheck: "false" }, JSON.stringify(req.input || {}, null, 2));
+  const editBox = el("div", { hidden: true }, el("p", { class: "muted" }, "Edit the input; the edited call is judged again and must not be denied."), editor,
+    el("button", { type: "button", class: "primary", "data-act": "edited", on: { click: () => {
+      let input;
+      try { input = JSON.parse(editor.value); } catch (e) { notice("the edited input is not valid JSON: " + e.message, true); return; }
+      post("/api/answer", { id: p.id, answer: "edited", input });
+    } } }, "approve edited call"));
+  const act = (word, label, cls, disabled, title) => el("button", { type: "button", class: cls, "data-act": word, disabled, title, on: { click: () => post("/api/answer", { id: p.id, answer: word }) } }, label);
+  return el("div", { class: "card", "data-pending": p.id },
+    el("div", { class: "meta" }, "#" + p.id + " · " + text(p.created) + (p.session ? " · session " + p.session : "") + (p.operation_id ? " · operation " + p.operation_id : "")),
+    el("div", {}, el("strong", {}, text(p.tool)), " ", el("code", { class: "call" }, targetOf({ input: req.input }))),
+    el("h3", {}, "Exact call"), el("pre", { class: "call-json" }, pretty(req)),
+    el("h3", {}, "Consequence"), el("p", { class: "reason" }, text(verdict.reason)),
+    findings.length ? el("ul", {}, findings.map((f) => el("li", {}, [f.decision, f.op || f.kind, f.target || f.path || f.program].filter(Boolean).map(text).join(" ")))) : null,
+    el("h3", {}, "Suggested narrow rule"), el("p", {}, p.suggestion ? el("code", {}, p.suggestion) : el("span", { class: "muted" }, "none")),
+    el("div", { class: "actions" },
+      act("once", "approve once", "primary"),
+      act("session", "approve for the session", "", !p.session, p.session ? "" : "this call has no session"),
+      act("always", "always allow", "", !p.suggestion, p.suggestion ? "saves " + p.suggestion : "no rule was suggested"),
+      el("button", { type: "button", "data-act": "edit", on: { click: () => { editBox.hidden = !editBox.hidden; } } }, "edit input…"),
+      act("deny", "deny", "danger")),
+    editBox);
+}
+function renderState(s) {
+  state.csrf = s.csrf;
+  state.pending = s.pending;
+  $("pending-count").textContent = s.pending.length;
+  $("pending-count").classList.toggle("some", s.pending.length > 0);
+  // Cards already on the page are kept as they are, so an input being edited survives
+  // the periodic refresh; only new approvals are drawn and answered ones removed.
+  const kept = new Map();
+  for (const c of $("pending").querySelectorAll("[data-pending]")) kept.set(c.getAttribute("data-pending"), c);
+  $("pending").replaceChildren(...(s.pending.length ? s.pending.map((p) => kept.get(String(p.id)) || pendingCard(p)) : [el("p", { class: "muted" }, "No pending approvals.")]));
+  $("leases").replaceChildren(...(s.leases.length ? s.leases.map((l) => el("tr", { "data-lease": l.id },
+    el("td", {}, l.id), el("td", {}, l.scope), el("td", { class: "mono" }, l.fingerprint), el("td", {}, l.created), el("td", {}, l.expires || "never"), el("td", {}, l.answer),
+    el("td", {}, el("button", { type: "button", class: "danger", on: { click: () => post("/api/revoke", { id: l.id }) } }, "revoke")))) : [el("tr", {}, el("td", { colspan: 7, class: "muted" }, "No active leases."))]));
+  $("rules").replaceChildren(...(s.rules.length ? s.rules.map((r) => el("tr", {},
+    el("td", { class: "mono" }, r.rule), el("td", {}, r.tool_kind), el("td", {}, r.created), el("td", {}, r.created_by),
+    el("td", {}, el("button", { type: "button", class: "danger", on: { click: () => post("/api/forget", { rule: r.rule }) } }, "forget")))) : [el("tr", {}, el("td", { colspan: 5, class: "muted" }, "No remembered rules."))]));
+  $("audit-path").textContent = s.audit;
+  $("store-path").textContent = s.store;
+}
+async function refresh() {
+  try {
+    const res = await fetch("/api/state", { credentials: "same-origin" });
+    if (!res.ok) { notice("cannot load the console's state: " + (await res.text()), true); return; }
+    renderState(await res.json());
+  } catch (e) { notice("cannot reach the console: " + e.message, true); }
+}
+function refreshSoon() {
+  if (refreshSoon.timer) return;
+  refreshSoon.timer = setTimeout(() => { refreshSoon.timer = null; refresh(); }, 200);
+}
+async function verify() {
+  const box = $("verify");
+  box.textContent = "verifying…";
+  try {
+    const v = await (await fetch("/api/verify", { credentials: "same-origin" })).json();
+    box.className = "verify " + v.status;
+    if (v.status === "ok") box.textContent = "Intact: " + v.records + " records, head " + v.head;
+    else if (v.status === "broken") box.textContent = "BROKEN at line " + v.line + " (" + v.why + "): " + v.detail + "; " + v.records_ok + " records verified before it";
+    else box.textContent = "Cannot verify: " + (v.detail || v.error);
+  } catch (e) { box.className = "verify error"; box.textContent = "Cannot verify: " + e.message; }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  for (const id of ["f-session", "f-tool", "f-decision", "f-since", "f-until"]) $(id).addEventListener("input", render);
+  $("f-clear").addEventListener("click", () => { $("filters").reset(); render(); });
+  $("verify-again").addEventListener("click", verify);
+  show();
+  refresh();
+  connect();
+  setInterval(refresh, 3000);
+});

@@ -1,0 +1,366 @@
+//! What the console reads and changes: the same store and audit log `cordon approvals`
+//! and `cordon audit` use, so a harness waiting on a pending approval sees an answer
+//! given here exactly as one given at the terminal.
+//!
+//! Every change is recorded in the audit log with the console as its source, and the log
+//! is opened before the store is touched: an answer that cannot be recorded is not given.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use cordon_gate::{Gate, GateError, GateOptions, PendingAnswer};
+use cordon_policy::{Policy, Request};
+use cordon_store::{
+    Answer, Answered, AuditLog, Durability, LeaseId, PendingId, Scope, Store, StoreError,
+    StoreErrorKind, VerifyReport, format_time,
+};
+use serde_json::{Map, Value, json};
+
+/// Loads the policy an edited approval is judged by, for the pending call's workspace.
+pub type PolicyLoader = dyn Fn(Option<PathBuf>) -> Result<Policy, String> + Send + Sync;
+
+/// Who the audit log names as the source of the console's answers.
+pub const SOURCE: &str = "console";
+/// Life of an "approve for the session" lease given in the console, as at the terminal.
+const SESSION_TTL: Duration = Duration::from_secs(12 * 3600);
+
+/// Where the console's state lives.
+#[derive(Debug, Clone)]
+pub struct Places {
+    /// The approval store (SQLite).
+    pub store: PathBuf,
+    /// The audit log.
+    pub audit: PathBuf,
+}
+
+/// A refused or failed action: an HTTP status and one sentence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActionError {
+    /// 400 bad request, 404 unknown id, 409 already answered, 422 refused by the
+    /// policy, 500 the store or log could not be used.
+    pub status: u16,
+    /// What was wrong and what to do.
+    pub message: String,
+}
+
+impl ActionError {
+    fn bad(message: impl Into<String>) -> ActionError {
+        ActionError {
+            status: 400,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<StoreError> for ActionError {
+    fn from(e: StoreError) -> ActionError {
+        let status = match e.kind() {
+            StoreErrorKind::NoSuchPending(_) => 404,
+            StoreErrorKind::AlreadyAnswered { .. } => 409,
+            _ => 500,
+        };
+        ActionError {
+            status,
+            message: e.to_string(),
+        }
+    }
+}
+
+/// How a human answered a pending approval in the console.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ConsoleAnswer {
+    /// Let the call through once.
+    Once,
+    /// Let this exact call through for the rest of its session.
+    Session,
+    /// Save the suggested rule and let this exact call through from now on.
+    Always,
+    /// Let the call through once with this input in place of its own.
+    Edited(Map<String, Value>),
+    /// Refuse it.
+    Deny,
+}
+
+impl ConsoleAnswer {
+    /// Read an answer from a request body `{"answer": WORD, "input"?: {...}}`.
+    pub fn from_json(body: &Value) -> Result<ConsoleAnswer, ActionError> {
+        match body.get("answer").and_then(Value::as_str) {
+            Some("once") => Ok(ConsoleAnswer::Once),
+            Some("session") => Ok(ConsoleAnswer::Session),
+            Some("always") => Ok(ConsoleAnswer::Always),
+            Some("deny") => Ok(ConsoleAnswer::Deny),
+            Some("edited") => match body.get("input") {
+                Some(Value::Object(m)) => Ok(ConsoleAnswer::Edited(m.clone())),
+                _ => Err(ActionError::bad(
+                    "an edited approval needs \"input\": the call's input as a JSON object",
+                )),
+            },
+            _ => Err(ActionError::bad(
+                "\"answer\" must be one of once, session, always, edited, deny",
+            )),
+        }
+    }
+
+    fn word(&self) -> &'static str {
+        match self {
+            ConsoleAnswer::Once => "approve",
+            ConsoleAnswer::Session => "approve-session",
+            ConsoleAnswer::Always => "always-allow",
+            ConsoleAnswer::Edited(_) => "approve-edited",
+            ConsoleAnswer::Deny => "deny",
+        }
+    }
+}
+
+fn open_log(places: &Places) -> Result<AuditLog, ActionError> {
+    Ok(AuditLog::open(&places.audit, Durability::FsyncEach)?)
+}
+
+/// Pending approvals, live leases and remembered rules, as one JSON object.
+pub fn state(places: &Places) -> Result<Value, ActionError> {
+    let store = Store::open(&places.store)?;
+    let pending: Vec<Value> = store
+        .pending()?
+        .into_iter()
+        .map(|p| {
+            json!({
+                "id": p.id.0,
+                "created": format_time(p.created),
+                "session": p.session,
+                "operation_id": p.operation_id,
+                "tool": p.request["tool"],
+                "request": p.request,
+                "verdict": p.verdict,
+                "suggestion": p.suggestion,
+            })
+        })
+        .collect();
+    let leases: Vec<Value> = store
+        .leases()?
+        .into_iter()
+        .map(|l| {
+            let session = match &l.scope {
+                Scope::Session(s) => Some(s.clone()),
+                _ => None,
+            };
+            json!({
+                "id": l.id.0,
+                "scope": l.scope.to_string(),
+                "session": session,
+                "fingerprint": l.fingerprint,
+                "created": format_time(l.created),
+                "expires": l.expires.map(format_time),
+                "answer": l.answer,
+            })
+        })
+        .collect();
+    let rules: Vec<Value> = store
+        .rules()?
+        .into_iter()
+        .map(|r| {
+            json!({
+                "rule": r.rule,
+                "tool_kind": r.tool_kind,
+                "created": format_time(r.created),
+                "created_by": r.created_by,
+            })
+        })
+        .collect();
+    Ok(json!({
+        "store": places.store.display().to_string(),
+        "audit": places.audit.display().to_string(),
+        "pending": pending,
+        "leases": leases,
+        "rules": rules,
+    }))
+}
+
+/// The audit chain's verification, as JSON.
+pub fn verify(path: &Path) -> Value {
+    match cordon_store::verify(path) {
+        Ok(VerifyReport::Ok { records, head }) => {
+            json!({"status": "ok", "records": records, "head": head})
+        }
+        Ok(VerifyReport::Broken {
+            line,
+            why,
+            detail,
+            records_ok,
+        }) => json!({
+            "status": "broken",
+            "line": line,
+            "why": why.as_str(),
+            "detail": detail,
+            "records_ok": records_ok,
+        }),
+        Err(e) => json!({"status": "error", "detail": e.to_string()}),
+    }
+}
+
+/// Answer pending approval `id`.
+pub fn answer(
+    places: &Places,
+    loader: &PolicyLoader,
+    id: i64,
+    answer: ConsoleAnswer,
+) -> Result<Value, ActionError> {
+    let mut log = open_log(places)?;
+    let store = Store::open(&places.store)?;
+    let pending = store.get_pending(PendingId(id))?;
+    let mut record = json!({
+        "event": "approval-answered",
+        "pending": id,
+        "answer": answer.word(),
+        "answered_by": SOURCE,
+        "session": pending.session,
+        "tool": pending.request["tool"],
+        "input": cordon_store::redact(&pending.request["input"]),
+        "fingerprint": pending.fingerprint,
+    });
+    let session = pending.session.clone().filter(|s| !s.is_empty());
+    let message = match &answer {
+        ConsoleAnswer::Deny => {
+            store.answer(PendingId(id), Answer::Deny)?;
+            format!("denied {id}")
+        }
+        ConsoleAnswer::Once => {
+            let lease = approve_once(&store, id)?;
+            record["lease"] = json!(lease.0);
+            format!("approved {id}: lease {lease} lets the same call through once within 24 hours")
+        }
+        ConsoleAnswer::Session => {
+            let Some(session) = session else {
+                return Err(ActionError::bad(
+                    "this call has no session, so it cannot be approved for one; approve it once",
+                ));
+            };
+            let note = format!("allowed for the session in the console (pending request {id})");
+            let scope = Scope::Session(session.clone());
+            let lease = widen(
+                &store,
+                id,
+                &pending.fingerprint,
+                scope,
+                Some(SESSION_TTL),
+                &note,
+            )?;
+            record["lease"] = json!(lease.0);
+            format!("approved {id} for session {session}: lease {lease}")
+        }
+        ConsoleAnswer::Always => {
+            let Some(rule) = pending.suggestion.clone().filter(|r| !r.trim().is_empty()) else {
+                return Err(ActionError::bad(
+                    "no narrow rule was suggested for this call, so it cannot be always allowed; approve it once or for the session",
+                ));
+            };
+            let kind = Request::from_value(pending.request.clone())
+                .map(|r| format!("{:?}", r.kind()))
+                .unwrap_or_else(|_| "unknown".into());
+            let note = format!("always allowed in the console; saved rule {rule}");
+            let lease = widen(&store, id, &pending.fingerprint, Scope::Always, None, &note)?;
+            store.remember_rule_by(&rule, &kind, &format!("{} ({SOURCE})", whoami()))?;
+            record["lease"] = json!(lease.0);
+            record["rule"] = json!(rule);
+            format!("always allowed {id}: saved rule {rule}, lease {lease}")
+        }
+        ConsoleAnswer::Edited(input) => {
+            let workspace = pending.verdict["workspace"].as_str().map(PathBuf::from);
+            drop(store);
+            let policy = loader(workspace).map_err(|why| ActionError {
+                status: 500,
+                message: format!("cannot load the policy to judge the edit: {why}"),
+            })?;
+            let gate = Gate::new(
+                policy,
+                GateOptions {
+                    surface: "ui",
+                    store: Some(places.store.clone()),
+                    audit: None,
+                    no_audit: true,
+                    edits: true,
+                },
+            );
+            let done = gate
+                .answer_pending(id, PendingAnswer::ApproveEdited(input.clone()))
+                .map_err(|e| match e {
+                    GateError::Store(e) => ActionError::from(e),
+                    GateError::Edit(why) => ActionError {
+                        status: 422,
+                        message: why,
+                    },
+                    other => ActionError {
+                        status: 500,
+                        message: other.to_string(),
+                    },
+                })?;
+            record["lease"] = json!(done.lease);
+            record["input"] = cordon_store::redact(&done.request["input"]);
+            record["edited_verdict"] = json!(done.edited.as_ref().map(|v| v.decision.as_str()));
+            format!("approved {id} with an edited input")
+        }
+    };
+    log.append(&record)?;
+    Ok(json!({"message": message}))
+}
+
+/// Approve once: the pending row becomes approved with a once-lease bound to its call.
+fn approve_once(store: &Store, id: i64) -> Result<LeaseId, ActionError> {
+    match store.answer(PendingId(id), Answer::Approve)? {
+        Answered::Approved(a) => Ok(a.lease()),
+        Answered::Denied(_) => Err(ActionError {
+            status: 500,
+            message: format!("approving {id} created no lease"),
+        }),
+    }
+}
+
+/// Approve with a lease wider than once: settle the pending row, grant the wider lease,
+/// and revoke the once-lease the settlement made (the wider one covers the same call).
+fn widen(
+    store: &Store,
+    id: i64,
+    fingerprint: &str,
+    scope: Scope,
+    ttl: Option<Duration>,
+    note: &str,
+) -> Result<LeaseId, ActionError> {
+    let once = approve_once(store, id)?;
+    let lease = store.grant(fingerprint, scope, ttl, note)?;
+    store.revoke(once)?;
+    Ok(lease)
+}
+
+/// Revoke lease `id`.
+pub fn revoke(places: &Places, id: i64) -> Result<Value, ActionError> {
+    let mut log = open_log(places)?;
+    let store = Store::open(&places.store)?;
+    if !store.revoke(LeaseId(id))? {
+        return Err(ActionError {
+            status: 404,
+            message: format!("no active lease has id {id}; reload the list"),
+        });
+    }
+    log.append(&json!({"event": "lease-revoked", "lease": id, "answered_by": SOURCE}))?;
+    Ok(json!({"message": format!("revoked lease {id}")}))
+}
+
+/// Forget the remembered rule `rule`.
+pub fn forget(places: &Places, rule: &str) -> Result<Value, ActionError> {
+    let mut log = open_log(places)?;
+    let store = Store::open(&places.store)?;
+    if !store.forget_rule(rule)? {
+        return Err(ActionError {
+            status: 404,
+            message: format!("no saved rule is exactly {rule:?}; reload the list"),
+        });
+    }
+    log.append(&json!({"event": "rule-forgotten", "rule": rule, "answered_by": SOURCE}))?;
+    Ok(json!({"message": format!("forgot {rule}")}))
+}
+
+fn whoami() -> String {
+    std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .unwrap_or_else(|_| "unknown".into())
+}

@@ -1,0 +1,282 @@
+"""The console in a real browser: Debian's chromium, driven headless by Playwright.
+
+Run by crates/cordon/tests/ui_browser.rs, which starts `cordon ui` and passes, in the
+environment: CORDON_UI_URL (the URL with the token), CORDON_BIN, CORDON_CONFIG,
+CORDON_WORKSPACE, CORDON_HOME, CORDON_STATE_DIR and CORDON_SCREENSHOTS. The harness parts
+run `cordon exec --pending` exactly as an agent harness would: run, see "pending approval
+N", wait for the answer, run again. Exits non-zero with a reason at the first failure.
+
+Playwright's Python API: https://playwright.dev/python/docs/api/class-page
+(launch with `executable_path` for a browser Playwright did not download).
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from urllib.parse import urlsplit
+
+from playwright.sync_api import sync_playwright
+
+URL = os.environ["CORDON_UI_URL"]
+BASE = "{0.scheme}://{0.netloc}".format(urlsplit(URL))
+BIN = os.environ["CORDON_BIN"]
+SHOTS = os.environ["CORDON_SCREENSHOTS"]
+PENDING = 5
+XSS = "<script>window.__pwned=1</script><img src=x onerror=window.__pwned=2>"
+
+
+def fail(why):
+    print("FAILED: " + why, file=sys.stderr)
+    sys.exit(1)
+
+
+def check(cond, why):
+    if not cond:
+        fail(why)
+
+
+def env():
+    return {
+        "HOME": os.environ["CORDON_HOME"],
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "CORDON_STATE_DIR": os.environ["CORDON_STATE_DIR"],
+    }
+
+
+def cordon(*args):
+    return subprocess.run([BIN, *args], env=env(), cwd=os.environ["CORDON_WORKSPACE"],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+
+
+def exec_call(session, *cmd):
+    return cordon("exec", "--isolated", "--config", os.environ["CORDON_CONFIG"], "--pending",
+                  "--session", session, "--", *cmd)
+
+
+def answer_of(pending_id):
+    """The console's answer to a pending approval, from the audit log (None: not yet)."""
+    out = cordon("audit", "tail", "-n", "200", "--json").stdout
+    for line in out.splitlines():
+        r = json.loads(line)
+        if r.get("event") == "approval-answered" and r.get("pending") == pending_id:
+            return r
+    return None
+
+
+class Harness(threading.Thread):
+    """Runs a call with --pending and, like a harness, waits for the human's answer, then
+    runs it again if it was approved."""
+
+    def __init__(self, session, *cmd):
+        super().__init__(daemon=True)
+        self.session, self.cmd = session, cmd
+        self.first = self.final = self.answer = None
+        self.pending = threading.Event()
+
+    def run(self):
+        self.first = exec_call(self.session, *self.cmd)
+        m = re.search(r"pending approval (\d+)", self.first.stderr)
+        if self.first.returncode != PENDING or not m:
+            self.pending.set()
+            return
+        self.id = int(m.group(1))
+        self.pending.set()
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            self.answer = answer_of(self.id)
+            if self.answer:
+                break
+            time.sleep(0.2)
+        if self.answer and self.answer["answer"].startswith("approve"):
+            self.final = exec_call(self.session, *self.cmd)
+
+
+def status(path, headers=None, data=None):
+    req = urllib.request.Request(BASE + path, headers=headers or {}, data=data,
+                                 method="POST" if data is not None else "GET")
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+def shot(page, name):
+    page.wait_for_timeout(300)
+    page.screenshot(path=os.path.join(SHOTS, name + ".png"), full_page=True)
+
+
+def card(page, pending_id):
+    return page.locator('[data-pending="%d"]' % pending_id)
+
+
+def main():
+    os.makedirs(SHOTS, exist_ok=True)
+    # Without the token: refused, over plain HTTP and in the browser.
+    check(status("/") == 401, "GET / without the token was not refused")
+    check(status("/api/state") == 401, "GET /api/state without the token was not refused")
+    check(status("/?token=" + "0" * 64) == 401, "a wrong token was not refused")
+
+    args = ["--no-sandbox"] if os.geteuid() == 0 else []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=args)
+        anon = browser.new_context().new_page()
+        r = anon.goto(BASE + "/")
+        check(r.status == 401, "the browser got %d without the token" % r.status)
+        check("open the URL" in anon.content(), "the refusal does not say what to do")
+
+        ctx = browser.new_context(viewport={"width": 1400, "height": 900})
+        page = ctx.new_page()
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        r = page.goto(URL)
+        check(page.url == BASE + "/", "the token stays in the address bar: " + page.url)
+        page.wait_for_selector("#live:not(.off)", timeout=10000)
+
+        # 1. Approve from the page; the waiting harness run proceeds.
+        h = Harness("s-approve", "echo", "approved-run " + XSS)
+        h.start()
+        h.pending.wait(60)
+        check(h.first.returncode == PENDING, "the first run was not left pending: %r" % (h.first,))
+        page.goto(BASE + "/#pending")
+        card(page, h.id).wait_for(timeout=10000)
+        # The command text carrying <script> is shown as text and ran nothing.
+        shown = card(page, h.id).locator("code.call").inner_text()
+        check(XSS in shown, "the call is not shown verbatim: %r" % shown)
+        check(page.evaluate("window.__pwned") is None, "script in a command text ran")
+        check(page.evaluate("document.querySelectorAll('script').length") == 1,
+              "a script element came from the data")
+        check(page.evaluate("document.querySelectorAll('img').length") == 0,
+              "an img element came from the data")
+        shot(page, "pending")
+        card(page, h.id).locator('[data-act="once"]').click()
+        h.join(60)
+        check(h.answer is not None and h.answer.get("answered_by") == "console",
+              "the answer is not audited with the console as its source: %r" % (h.answer,))
+        check(h.final is not None and h.final.returncode == 0,
+              "the approved run did not proceed: %r" % (h.final,))
+        check("approved-run" in h.final.stdout, "the approved run printed %r" % h.final.stdout)
+        card(page, h.id).wait_for(state="detached", timeout=10000)
+
+        # The decisions page shows the records live, rendered inert; a row opens the record.
+        page.goto(BASE + "/#decisions")
+        row = page.locator("#rows tr", has_text="approved-run").first
+        row.wait_for(timeout=10000)
+        row.click()
+        page.locator("#detail pre.raw").wait_for(timeout=5000)
+        check("exit_status" in page.locator("#detail").inner_text() or "Verdict" in page.locator("#detail").inner_text(),
+              "the full record is not shown")
+        check(page.evaluate("window.__pwned") is None, "script in a record ran")
+        page.select_option("#f-decision", "ask")
+        shot(page, "decisions")
+        page.select_option("#f-decision", "")
+
+        # 2. Deny from the page; the harness does not run the call.
+        h = Harness("s-deny", "echo", "denied-run")
+        h.start()
+        h.pending.wait(60)
+        check(h.first.returncode == PENDING, "the run to deny was not left pending: %r" % (h.first,))
+        page.goto(BASE + "/#pending")
+        card(page, h.id).wait_for(timeout=10000)
+        card(page, h.id).locator('[data-act="deny"]').click()
+        h.join(60)
+        check(h.answer is not None and h.answer["answer"] == "deny", "the denial is not audited: %r" % (h.answer,))
+        check(h.final is None, "a denied call was run again")
+        check("denied-run" not in json.dumps(cordon("approvals", "list", "--json").stdout),
+              "the denied approval is still pending")
+
+        # 3. Approve for the session, see the session's next call allowed, revoke the lease
+        # on the leases page, and see the next call asked again.
+        h = Harness("s-lease", "echo", "leased-run")
+        h.start()
+        h.pending.wait(60)
+        page.goto(BASE + "/#pending")
+        card(page, h.id).wait_for(timeout=10000)
+        card(page, h.id).locator('[data-act="session"]').click()
+        h.join(60)
+        check(h.final is not None and h.final.returncode == 0, "the session-approved run did not proceed: %r" % (h.final,))
+        again = exec_call("s-lease", "echo", "leased-run")
+        check(again.returncode == 0, "the session lease did not cover the next call: %r" % (again,))
+        page.goto(BASE + "/#grants")
+        lease_row = page.locator("#leases tr", has_text="session s-lease")
+        lease_row.wait_for(timeout=10000)
+        shot(page, "grants")
+        lease_row.locator("button", has_text="revoke").click()
+        lease_row.wait_for(state="detached", timeout=10000)
+        after = exec_call("s-lease", "echo", "leased-run")
+        check(after.returncode == PENDING and "pending approval" in after.stderr,
+              "after the revoke the call was not asked: %r" % (after,))
+
+        # 4. Approve with an edited input: an edit the policy denies is refused and the call
+        # stays pending; an allowed edit is what the caller gets back.
+        req = json.dumps({"tool": "Bash", "input": {"command": "echo original-call"},
+                          "cwd": os.environ["CORDON_WORKSPACE"], "operation_id": "op-edit"})
+        first = cordon("check", "--isolated", "--config", os.environ["CORDON_CONFIG"], "--pending", req)
+        check(first.returncode == PENDING, "the call to edit was not left pending: %r" % (first,))
+        eid = json.loads(first.stdout)["pending"]
+        page.goto(BASE + "/#pending")
+        card(page, eid).wait_for(timeout=10000)
+        card(page, eid).locator('[data-act="edit"]').click()
+        box = card(page, eid).locator("textarea")
+        box.fill(json.dumps({"command": "cat " + os.path.join(os.environ["CORDON_HOME"], ".ssh/id_rsa")}))
+        card(page, eid).locator('[data-act="edited"]').click()
+        page.wait_for_selector("#notice.error", timeout=10000)
+        check("denied" in page.inner_text("#notice"), "the denied edit's refusal: %r" % page.inner_text("#notice"))
+        check(card(page, eid).count() == 1, "a refused edit answered the approval")
+        page.wait_for_timeout(3500)  # a periodic refresh passes; the open editor stays
+        check(box.is_visible(), "the refresh closed the editor")
+        box.fill(json.dumps({"command": "echo edited-call"}))
+        shot(page, "pending-edit")
+        card(page, eid).locator('[data-act="edited"]').click()
+        card(page, eid).wait_for(state="detached", timeout=10000)
+        again = cordon("check", "--isolated", "--config", os.environ["CORDON_CONFIG"], "--pending", req)
+        check(again.returncode == 0, "the edited approval did not let the call through: %r" % (again,))
+        check(json.loads(again.stdout).get("updated_input", {}).get("command") == "echo edited-call",
+              "the caller did not get the edited input: %s" % again.stdout)
+        check((answer_of(eid) or {}).get("answer") == "approve-edited", "the edit is not audited")
+
+        # 5. A cross-origin POST is refused (from another origin's page, and with a forged
+        # Origin header); the state is unchanged.
+        pending_before = cordon("approvals", "list", "--json").stdout
+        evil = ctx.new_page()
+        evil.route("http://attacker.test/", lambda route: route.fulfill(
+            status=200, content_type="text/html", body="<html><body>attacker</body></html>"))
+        evil.goto("http://attacker.test/")
+        pid = int(re.search(r'"id":(\d+)', pending_before).group(1))
+        got = evil.evaluate("""async ([base, id]) => {
+            try {
+              const r = await fetch(base + "/api/answer", {method: "POST", credentials: "include",
+                headers: {"content-type": "text/plain"}, body: JSON.stringify({id, answer: "once"})});
+              return r.status;
+            } catch (e) { return "blocked: " + e.message; }
+        }""", [BASE, pid])
+        check(got != 200, "a cross-origin POST from another page got 200")
+        forged = page.evaluate("""async ([id]) => {
+            const s = await (await fetch("/api/state")).json();
+            return s.csrf;
+        }""", [pid])
+        code = status("/api/answer", headers={"origin": "http://attacker.test", "content-type": "application/json",
+                                               "x-cordon-csrf": forged}, data=json.dumps({"id": pid, "answer": "once"}).encode())
+        check(code in (401, 403), "a POST with a foreign Origin got %d" % code)
+        check(cordon("approvals", "list", "--json").stdout == pending_before, "a refused POST changed the store")
+
+        # 6. The audit chain page.
+        page.goto(BASE + "/#audit")
+        page.wait_for_selector("#verify.ok", timeout=10000)
+        check("Intact" in page.inner_text("#verify"), "the chain is not reported intact")
+        shot(page, "audit")
+        # The refused edit's 422 is expected (chromium logs every failed fetch); nothing else.
+        errors = [e for e in errors if "status of 422" not in e]
+        check(not errors, "the page logged errors: %r" % errors)
+        browser.close()
+    print("console browser test: all steps passed")
+
+
+if __name__ == "__main__":
+    main()
