@@ -114,4 +114,7 @@ pub struct NetworkSettings {
     pub deny: Vec<String>,
     /// CIDRs exempt from the private-address refusal.
     pub allow_private: Vec<String>,
+    /// Method and path rules (`{ host, methods, paths, read_only, git_push }` entries of
+    /// `allow`); their hosts are in `allow` too.
+    pub rules: Vec<crate::net::RequestRuleSpec>,
 }
