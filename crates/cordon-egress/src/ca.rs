@@ -32,6 +32,13 @@ impl fmt::Display for TlsSetupError {
 
 impl std::error::Error for TlsSetupError {}
 
+impl TlsSetupError {
+    /// An error with this explanation.
+    pub fn new(why: impl Into<String>) -> TlsSetupError {
+        TlsSetupError(why.into())
+    }
+}
+
 /// A certificate authority made for one run.
 pub struct RunCa {
     cert_der: CertificateDer<'static>,

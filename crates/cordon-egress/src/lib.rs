@@ -61,6 +61,7 @@ pub use cordon_policy::net::NetCode;
 pub use event::{Decision, EVENT_HISTORY, EgressEvent, EventSink, Protocol};
 pub use http::BLOCK_HEADER;
 pub use resolve::{ResolveFuture, Resolver, StaticResolver, SystemResolver};
+pub use rustls::pki_types::CertificateDer;
 
 use event::Events;
 use stream::{ClientStream, Rewind};

@@ -72,6 +72,10 @@ pub struct ExecOptions {
     /// Exempt this CIDR from the proxy's refusal of private addresses (repeatable).
     #[arg(long = "allow-private", value_name = "CIDR")]
     allow_private: Vec<String>,
+    /// Trust this PEM CA for upstreams the egress proxy inspects, besides the system's
+    /// roots (a private CA; repeatable). The sandboxed command cannot widen this.
+    #[arg(long = "upstream-ca", value_name = "FILE")]
+    upstream_ca: Vec<PathBuf>,
     /// Print every egress decision as a JSON line on stderr.
     #[arg(long)]
     verbose: bool,
@@ -172,6 +176,21 @@ pub struct ExecOptions {
     /// The command and its arguments (after `--`).
     #[arg(last = true, value_name = "CMD")]
     command: Vec<OsString>,
+}
+
+/// The certificates of `--upstream-ca` files.
+fn upstream_roots(
+    files: &[PathBuf],
+) -> anyhow::Result<Vec<cordon_egress::CertificateDer<'static>>> {
+    let mut out = Vec::new();
+    for f in files {
+        let pem = std::fs::read(f)
+            .map_err(|e| fail(format!("cannot read --upstream-ca {}: {e}", f.display())))?;
+        let certs = cordon_egress::parse_pem_certs(&pem)
+            .map_err(|e| fail(format!("--upstream-ca {}: {e}", f.display())))?;
+        out.extend(certs);
+    }
+    Ok(out)
 }
 
 fn fail(msg: impl Into<String>) -> anyhow::Error {
@@ -330,6 +349,7 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
         network,
         verbose: args.verbose,
         require_full: matches!(args.require, RequireArg::Full),
+        upstream_roots: upstream_roots(&args.upstream_ca)?,
     };
     let gate = args.approvals.gate(policy, "exec");
     // exec asks on the terminal whenever there is one (stdin and stderr both a TTY).

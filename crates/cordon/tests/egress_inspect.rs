@@ -1,0 +1,227 @@
+//! `cordon exec` with method and path rules, through the real binary and a real HTTPS
+//! upstream on the host's loopback: the proxy inspects only the ruled host, with a CA made
+//! for the run whose certificate (never its key) the sandbox sees; git's smart HTTP
+//! fetches and its pushes are refused.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test harness code
+
+mod common;
+
+use common::{World, text};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+/// An HTTPS server that answers every GET and POST with `METHOD PATH`.
+const HTTPS_PY: &str = r#"
+import http.server, ssl, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        if n: self.rfile.read(n)
+        body = f"{self.command} {self.path}".encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    do_POST = do_GET
+    def log_message(self, *a): pass
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(sys.argv[1], sys.argv[2])
+srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+print(srv.server_address[1], flush=True)
+srv.serve_forever()
+"#;
+
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn openssl(dir: &Path, args: &[&str]) {
+    let o = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "openssl {args:?}: {}", text(&o).1);
+}
+
+/// A test CA and a leaf for 127.0.0.1 signed by it, made with the openssl CLI; returns
+/// the CA certificate's path.
+fn test_pki(dir: &Path) -> std::path::PathBuf {
+    openssl(
+        dir,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=cordon test CA",
+            "-addext",
+            "basicConstraints=critical,CA:TRUE",
+            "-addext",
+            "keyUsage=critical,keyCertSign",
+        ],
+    );
+    openssl(
+        dir,
+        &[
+            "req",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-keyout",
+            "leaf.key",
+            "-out",
+            "leaf.csr",
+            "-subj",
+            "/CN=127.0.0.1",
+        ],
+    );
+    std::fs::write(
+        dir.join("ext.cnf"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "leaf.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "leaf.pem",
+            "-days",
+            "2",
+            "-extfile",
+            "ext.cnf",
+        ],
+    );
+    dir.join("ca.pem")
+}
+
+fn https_server(dir: &Path) -> Server {
+    std::fs::write(dir.join("srv.py"), HTTPS_PY).unwrap();
+    let mut child = Command::new("python3")
+        .arg(dir.join("srv.py"))
+        .arg(dir.join("leaf.pem"))
+        .arg(dir.join("leaf.key"))
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line.trim().parse().unwrap();
+    Server { child, port }
+}
+
+#[test]
+fn a_ruled_https_host_is_inspected_with_a_run_ca() {
+    need_sandbox!("a_ruled_https_host_is_inspected_with_a_run_ca");
+    let w = World::new();
+    let pki = tempfile::tempdir().unwrap();
+    let ca = test_pki(pki.path());
+    let srv = https_server(pki.path());
+    let port = srv.port;
+    let mut config = std::fs::read_to_string(&w.config).unwrap();
+    config.push_str(&format!(
+        "\n[network]\nallow = [{{ host = \"127.0.0.1:{port}\", methods = [\"GET\"], paths = [\"/ok\"] }}]\n"
+    ));
+    std::fs::write(&w.config, config).unwrap();
+    let report = w.root.join("report.json");
+    let url = format!("https://127.0.0.1:{port}");
+    let body = format!(
+        r#"
+curl -sS --max-time 10 {url}/ok/x; echo
+curl -s --max-time 10 -o /dev/null -w 'post=%{{http_code}}\n' -X POST {url}/ok/x
+curl -s --max-time 10 -o /dev/null -w 'other=%{{http_code}}\n' {url}/other
+echo "bundle=$SSL_CERT_FILE git=$GIT_SSL_CAINFO node=$NODE_EXTRA_CA_CERTS"
+grep -c 'BEGIN CERTIFICATE' "$SSL_CERT_FILE"
+grep -l 'PRIVATE KEY' "$SSL_CERT_FILE" || echo no-key-in-bundle
+ls /run/cordon
+"#
+    );
+    let o = w.run(
+        &body,
+        &[
+            "--allow-private",
+            "127.0.0.0/8",
+            "--upstream-ca",
+            ca.to_str().unwrap(),
+            "--report",
+            report.to_str().unwrap(),
+        ],
+    );
+    let (out, err) = text(&o);
+    assert!(out.contains("GET /ok/x"), "{out}\n{err}");
+    assert!(out.contains("post=403"), "{out}\n{err}");
+    assert!(out.contains("other=403"), "{out}\n{err}");
+    assert!(
+        out.contains("bundle=/run/cordon/ca-bundle.pem git=/run/cordon/ca-bundle.pem node=/run/cordon/ca-bundle.pem"),
+        "{out}\n{err}"
+    );
+    assert!(out.contains("no-key-in-bundle"), "{out}\n{err}");
+    // Only the socket and the bundle are there: nothing of the CA's key.
+    let listing: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("no-key-in-bundle"))
+        .skip(1)
+        .collect();
+    assert_eq!(listing, ["ca-bundle.pem", "egress.sock"], "{out}");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let blocked = r["blocked"].as_array().unwrap();
+    assert!(
+        blocked.iter().any(|b| b["kind"] == "request"
+            && b["target"] == format!("POST 127.0.0.1:{port}/ok/x")
+            && b["detail"].as_str().unwrap().contains("method-not-allowed")),
+        "{r}"
+    );
+}
+
+#[test]
+fn every_run_gets_its_own_ca() {
+    need_sandbox!("every_run_gets_its_own_ca");
+    let w = World::new();
+    let mut config = std::fs::read_to_string(&w.config).unwrap();
+    config.push_str("\n[network]\nallow = [{ host = \"example.com\", read_only = true }]\n");
+    std::fs::write(&w.config, config).unwrap();
+    let run = || {
+        let o = w.run("tail -n 20 \"$SSL_CERT_FILE\"", &[]);
+        let (out, err) = text(&o);
+        assert!(
+            o.status.success() && out.contains("END CERTIFICATE"),
+            "{out}\n{err}"
+        );
+        out
+    };
+    assert_ne!(run(), run(), "two runs showed the same CA");
+}
