@@ -225,3 +225,120 @@ fn every_run_gets_its_own_ca() {
     };
     assert_ne!(run(), run(), "two runs showed the same CA");
 }
+
+/// git's `http-backend` CGI served over plain HTTP (git's smart-HTTP protocol as its
+/// `gitprotocol-http` and `git-http-backend` documentation describe it).
+const GIT_CGI_PY: &str = r#"
+import http.server, os, subprocess, sys
+root = sys.argv[1]
+class H(http.server.BaseHTTPRequestHandler):
+    def run(self):
+        path, _, query = self.path.partition("?")
+        n = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(n) if n else b""
+        env = {"GIT_PROJECT_ROOT": root, "GIT_HTTP_EXPORT_ALL": "1", "PATH_INFO": path,
+               "QUERY_STRING": query, "REQUEST_METHOD": self.command, "REMOTE_ADDR": "127.0.0.1",
+               "REMOTE_USER": "tester", "CONTENT_TYPE": self.headers.get("Content-Type", ""),
+               "CONTENT_LENGTH": str(len(body)), "PATH": os.environ["PATH"]}
+        for h, e in (("Content-Encoding", "HTTP_CONTENT_ENCODING"), ("Git-Protocol", "GIT_PROTOCOL")):
+            if self.headers.get(h): env[e] = self.headers[h]
+        out = subprocess.run(["git", "http-backend"], input=body, env=env, capture_output=True).stdout
+        sep = b"\r\n\r\n" if b"\r\n\r\n" in out else b"\n\n"
+        head, _, rest = out.partition(sep)
+        status, headers = 200, []
+        for line in head.decode().splitlines():
+            k, _, v = line.partition(":")
+            if k.lower() == "status": status = int(v.split()[0])
+            elif k: headers.append((k, v.strip()))
+        self.send_response(status)
+        for k, v in headers: self.send_header(k, v)
+        self.send_header("Content-Length", str(len(rest)))
+        self.end_headers()
+        self.wfile.write(rest)
+    do_GET = do_POST = run
+    def log_message(self, *a): pass
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+print(srv.server_address[1], flush=True)
+srv.serve_forever()
+"#;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "git {args:?}: {}", text(&o).1);
+    text(&o).0
+}
+
+#[test]
+fn git_over_smart_http_fetches_and_push_is_refused_unless_allowed() {
+    need_sandbox!("git_over_smart_http_fetches_and_push_is_refused_unless_allowed");
+    let srv_dir = tempfile::tempdir().unwrap();
+    let root = srv_dir.path();
+    git(root, &["init", "-q", "--bare", "-b", "main", "repo.git"]);
+    git(
+        &root.join("repo.git"),
+        &["config", "http.receivepack", "true"],
+    );
+    git(root, &["init", "-q", "-b", "main", "seed"]);
+    std::fs::write(root.join("seed/a.txt"), "a\n").unwrap();
+    git(&root.join("seed"), &["add", "a.txt"]);
+    git(&root.join("seed"), &["commit", "-q", "-m", "seed"]);
+    git(&root.join("seed"), &["push", "-q", "../repo.git", "main"]);
+    let before = git(&root.join("repo.git"), &["rev-parse", "main"]);
+    std::fs::write(root.join("cgi.py"), GIT_CGI_PY).unwrap();
+    let mut child = Command::new("python3")
+        .arg(root.join("cgi.py"))
+        .arg(root)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let srv = Server {
+        port: line.trim().parse().unwrap(),
+        child,
+    };
+    let port = srv.port;
+    let script = format!(
+        r#"
+export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.com GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.com
+rm -rf clone
+git clone -q http://127.0.0.1:{port}/repo.git clone && echo CLONED
+cd clone && echo b > b.txt && git add b.txt && git commit -qm b
+git push -q origin main 2>&1 && echo PUSHED || echo PUSH-FAILED
+"#
+    );
+    let run = |rule: &str| {
+        let w = World::new();
+        let mut config = std::fs::read_to_string(&w.config).unwrap();
+        config.push_str(&format!("\n[network]\nallow = [{rule}]\n"));
+        std::fs::write(&w.config, config).unwrap();
+        let o = w.run(&script, &["--allow-private", "127.0.0.0/8"]);
+        text(&o)
+    };
+    let read_only =
+        format!("{{ host = \"127.0.0.1:{port}\", read_only = true, paths = [\"/repo\"] }}");
+    let (out, err) = run(&read_only);
+    assert!(out.contains("CLONED"), "{out}\n{err}");
+    assert!(
+        out.contains("PUSH-FAILED") && out.contains("403"),
+        "{out}\n{err}"
+    );
+    assert_eq!(git(&root.join("repo.git"), &["rev-parse", "main"]), before);
+    // The same push, with the rule saying so, lands: the refusal above was the rule's.
+    let push = format!(
+        "{{ host = \"127.0.0.1:{port}\", read_only = true, git_push = true, paths = [\"/repo\"] }}"
+    );
+    let (out, err) = run(&push);
+    assert!(out.contains("PUSHED"), "{out}\n{err}");
+    assert_ne!(git(&root.join("repo.git"), &["rev-parse", "main"]), before);
+}
