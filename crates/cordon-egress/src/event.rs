@@ -51,6 +51,10 @@ pub struct EgressEvent {
     /// The request path and query, for intercepted requests (bounded).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// The credential added to this request, or whose leak was refused (its name only,
+    /// never its value).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub credential: Option<String>,
     /// The normalized host (or the raw target, bounded, when it did not parse).
     pub host: String,
     /// The target port (0 when unknown).
@@ -85,6 +89,7 @@ impl EgressEvent {
             protocol,
             method: None,
             path: None,
+            credential: None,
             host: String::new(),
             port: 0,
             address: None,

@@ -104,7 +104,7 @@ pub(crate) fn block_response(block: &Block) -> Response<ProxyBody> {
     resp
 }
 
-fn full(body: impl Into<Bytes>) -> ProxyBody {
+pub(crate) fn full(body: impl Into<Bytes>) -> ProxyBody {
     Full::new(body.into())
         .map_err(|never: Infallible| -> BoxError { match never {} })
         .boxed()
@@ -386,6 +386,17 @@ async fn forward(req: Request<Incoming>, shared: Arc<Shared>) -> Response<ProxyB
     {
         event.path = Some(target.chars().take(512).collect());
         return refuse(&shared, event, Block::deny(r.code, r.reason), started);
+    }
+    // Credentials are never added to plain HTTP; any of them here is a leak.
+    if let Some(block) = crate::intercept::leak_in_head(
+        &shared,
+        None,
+        target,
+        req.headers(),
+        &mut event,
+        &origin.authority(),
+    ) {
+        return refuse(&shared, event, block, started);
     }
     let (upstream, addr) = match dial(&shared, &origin.host, origin.port).await {
         Ok(ok) => ok,

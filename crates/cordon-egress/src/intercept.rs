@@ -26,9 +26,10 @@ use tokio::net::TcpStream;
 use tokio::sync::Mutex;
 
 use crate::Shared;
+use crate::credential::Credential;
 use crate::dial::{Block, dial};
 use crate::event::{Decision, EgressEvent, Protocol};
-use crate::http::{BoxError, ProxyBody, block_response, strip_hop_by_hop};
+use crate::http::{BoxError, ProxyBody, block_response, full, strip_hop_by_hop};
 use crate::stream::{RawIo, Rewind};
 
 /// One intercepted tunnel's view of its destination.
@@ -191,6 +192,40 @@ async fn handle(req: Request<Incoming>, tunnel: Arc<Tunnel>) -> Response<ProxyBo
         return refuse(event, Block::deny(r.code, r.reason));
     }
     let (mut parts, body) = req.into_parts();
+    let method = parts.method.as_str().to_owned();
+    let host = &authority.host;
+    // The first credential that covers this request is added; every other one must not
+    // appear in it at all.
+    let added = shared
+        .credentials
+        .iter()
+        .find(|c| tunnel.tls && c.covers(host, authority.port, &method, &target));
+    if let Some(block) = leak_in_head(
+        shared,
+        added,
+        &target,
+        &parts.headers,
+        &mut event,
+        authority,
+    ) {
+        return refuse(event, block);
+    }
+    let body: ProxyBody = if shared
+        .credentials
+        .iter()
+        .any(|c| Some(c.name()) != added.map(|a| a.name()))
+    {
+        match checked_body(shared, added, body, &mut event, authority).await {
+            Ok(b) => b,
+            Err(block) => return refuse(event, block),
+        }
+    } else {
+        body.map_err(|e| -> BoxError { Box::new(e) }).boxed()
+    };
+    if let Some(cred) = added {
+        add_credential(cred, &mut parts.headers);
+        event.credential = Some(cred.name().to_owned());
+    }
     parts.uri = match target.parse::<Uri>() {
         Ok(u) => u,
         Err(_) => {
@@ -223,7 +258,6 @@ async fn handle(req: Request<Incoming>, tunnel: Arc<Tunnel>) -> Response<ProxyBo
             );
         }
     }
-    let body: ProxyBody = body.map_err(|e| -> BoxError { Box::new(e) }).boxed();
     let request = Request::from_parts(parts, body);
     let mut upstream = tunnel.upstream.lock().await;
     let sender = match ready_sender(&tunnel, &mut upstream).await {
@@ -262,9 +296,156 @@ async fn handle(req: Request<Incoming>, tunnel: Arc<Tunnel>) -> Response<ProxyBo
     event.decision = Decision::Allow;
     event.code = NetCode::Allow;
     event.status = Some(parts.status.as_u16());
+    let body: ProxyBody = match added {
+        Some(cred) => {
+            redact_headers(cred, &mut parts.headers);
+            // The body is held to be redacted; the length changes with it.
+            parts.headers.remove(hyper::header::CONTENT_LENGTH);
+            match collect_limited(body, MAX_HELD_BODY).await {
+                Ok(bytes) => full(redact(cred, &bytes)),
+                Err(why) => {
+                    event.reason = why.clone();
+                    shared.events.emit(event.finish(started.elapsed()));
+                    return block_response(&Block::error(502, NetCode::UpstreamError, why));
+                }
+            }
+        }
+        None => body.map_err(|e| -> BoxError { Box::new(e) }).boxed(),
+    };
     shared.events.emit(event.finish(started.elapsed()));
-    let body: ProxyBody = body.map_err(|e| -> BoxError { Box::new(e) }).boxed();
     Response::from_parts(parts, body)
+}
+
+/// The most of a request or response body held in memory for a credential check.
+const MAX_HELD_BODY: usize = 32 * 1024 * 1024;
+
+/// A placeholder or real value of a credential that does not cover this request, in its
+/// target or headers: an exfiltration attempt.
+pub(crate) fn leak_in_head(
+    shared: &Shared,
+    added: Option<&Credential>,
+    target: &str,
+    headers: &hyper::HeaderMap,
+    event: &mut EgressEvent,
+    authority: &Authority,
+) -> Option<Block> {
+    for cred in &shared.credentials {
+        if added.is_some_and(|a| a.name() == cred.name()) {
+            continue;
+        }
+        let found = [cred.placeholder(), cred.value()].iter().any(|needle| {
+            target.contains(needle)
+                || headers.values().any(|v| {
+                    v.as_bytes()
+                        .windows(needle.len())
+                        .any(|w| w == needle.as_bytes())
+                })
+        });
+        if found {
+            event.credential = Some(cred.name().to_owned());
+            return Some(Block::deny(
+                NetCode::CredentialLeak,
+                format!(
+                    "exfiltration attempt: the credential {} (or its placeholder) was sent to {authority}, which it may not reach",
+                    cred.name()
+                ),
+            ));
+        }
+    }
+    None
+}
+
+/// Hold the request body and refuse it if it carries a credential that does not cover
+/// this request.
+async fn checked_body(
+    shared: &Shared,
+    added: Option<&Credential>,
+    body: Incoming,
+    event: &mut EgressEvent,
+    authority: &Authority,
+) -> Result<ProxyBody, Block> {
+    let bytes = collect_limited(body, MAX_HELD_BODY)
+        .await
+        .map_err(|why| Block::error(413, NetCode::CredentialLeak, why))?;
+    for cred in &shared.credentials {
+        if added.is_some_and(|a| a.name() == cred.name()) {
+            continue;
+        }
+        let hit = [cred.placeholder(), cred.value()]
+            .iter()
+            .any(|needle| bytes.windows(needle.len()).any(|w| w == needle.as_bytes()));
+        if hit {
+            event.credential = Some(cred.name().to_owned());
+            return Err(Block::deny(
+                NetCode::CredentialLeak,
+                format!(
+                    "exfiltration attempt: the body of a request to {authority} holds the credential {} (or its placeholder), which may not go there",
+                    cred.name()
+                ),
+            ));
+        }
+    }
+    Ok(full(bytes))
+}
+
+async fn collect_limited(body: Incoming, limit: usize) -> Result<bytes::Bytes, String> {
+    let limited = http_body_util::Limited::new(body, limit);
+    limited
+        .collect()
+        .await
+        .map(|c| c.to_bytes())
+        .map_err(|e| format!("a body checked for credentials could not be read whole (at most {limit} bytes are held): {e}"))
+}
+
+/// Put the real value where the placeholder stands; with no `Authorization` header, add
+/// it as a bearer token.
+fn add_credential(cred: &Credential, headers: &mut hyper::HeaderMap) {
+    let mut swapped = false;
+    for value in headers.values_mut() {
+        let text = String::from_utf8_lossy(value.as_bytes()).into_owned();
+        if text.contains(cred.placeholder())
+            && let Ok(v) = HeaderValue::from_str(&text.replace(cred.placeholder(), cred.value()))
+        {
+            *value = v;
+            swapped = true;
+        }
+    }
+    if !swapped
+        && !headers.contains_key(hyper::header::AUTHORIZATION)
+        && let Ok(mut v) = HeaderValue::from_str(&format!("Bearer {}", cred.value()))
+    {
+        v.set_sensitive(true);
+        headers.insert(hyper::header::AUTHORIZATION, v);
+    }
+}
+
+fn redact(cred: &Credential, bytes: &[u8]) -> Vec<u8> {
+    let needle = cred.value().as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i..].starts_with(needle) {
+            out.extend_from_slice(cred.placeholder().as_bytes());
+            i += needle.len();
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+fn redact_headers(cred: &Credential, headers: &mut hyper::HeaderMap) {
+    for value in headers.values_mut() {
+        if value
+            .as_bytes()
+            .windows(cred.value().len())
+            .any(|w| w == cred.value().as_bytes())
+            && let Ok(v) = HeaderValue::from_bytes(&redact(cred, value.as_bytes()))
+        {
+            *value = v;
+        }
+    }
 }
 
 /// The upstream connection, opened (and for TLS, verified) on first use and again

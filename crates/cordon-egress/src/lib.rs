@@ -34,6 +34,7 @@
 #![deny(missing_docs)]
 
 mod ca;
+mod credential;
 mod dial;
 mod event;
 mod http;
@@ -58,6 +59,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
 pub use ca::{RunCa, TlsSetupError, parse_pem_certs};
 pub use cordon_policy::net::NetCode;
+pub use credential::{Credential, CredentialError};
 pub use event::{Decision, EVENT_HISTORY, EgressEvent, EventSink, Protocol};
 pub use http::BLOCK_HEADER;
 pub use resolve::{ResolveFuture, Resolver, StaticResolver, SystemResolver};
@@ -114,6 +116,8 @@ pub struct ProxyConfig {
     pub ca: Option<RunCa>,
     /// Roots trusted for upstreams besides the system's (a private CA, a test's).
     pub extra_upstream_roots: Vec<rustls::pki_types::CertificateDer<'static>>,
+    /// Credentials the proxy adds to the requests they cover (their hosts are inspected).
+    pub credentials: Vec<Credential>,
 }
 
 impl ProxyConfig {
@@ -126,6 +130,7 @@ impl ProxyConfig {
             sink: None,
             ca: None,
             extra_upstream_roots: Vec::new(),
+            credentials: Vec::new(),
         }
     }
 
@@ -153,6 +158,12 @@ impl ProxyConfig {
         roots: Vec<rustls::pki_types::CertificateDer<'static>>,
     ) -> ProxyConfig {
         self.extra_upstream_roots = roots;
+        self
+    }
+
+    /// Add these credentials to the requests they cover.
+    pub fn with_credentials(mut self, credentials: Vec<Credential>) -> ProxyConfig {
+        self.credentials = credentials;
         self
     }
 
@@ -246,12 +257,17 @@ pub(crate) struct Shared {
     pub(crate) resolver: Arc<dyn Resolver>,
     pub(crate) events: Events,
     pub(crate) interception: Option<ca::Interception>,
+    pub(crate) credentials: Vec<Credential>,
 }
 
 impl Shared {
     /// Whether a tunnel to `authority` must be inspected request by request.
     pub(crate) fn inspects(&self, authority: &cordon_policy::net::Authority) -> bool {
         self.policy.is_ruled(&authority.host, authority.port)
+            || self
+                .credentials
+                .iter()
+                .any(|c| c.covers_host(&authority.host, authority.port))
     }
 }
 
@@ -359,6 +375,7 @@ fn start(
     };
     let shared = Arc::new(Shared {
         interception,
+        credentials: config.credentials,
         policy: config.policy,
         limits,
         resolver: config.resolver,

@@ -238,3 +238,173 @@ async fn absolute_form_plain_http_is_judged_by_the_rules() {
     let r = raw(addr, req.as_bytes()).await;
     assert_eq!(r.block(), Some("method-not-allowed"));
 }
+
+// ---------------------------------------------------------------- credentials
+
+const REAL: &str = "ghp_R3alSecretValue0123456789abcdefABCD";
+
+fn with_credential(
+    port: u16,
+    root: &CertificateDer<'static>,
+) -> (EgressHandle, CertificateDer<'static>, String) {
+    let cred =
+        cordon_egress::Credential::bearer("GH_TOKEN", REAL.into(), &[&format!("up.test:{port}")])
+            .unwrap()
+            .with_methods(&["GET"])
+            .with_paths(&["/api"]);
+    let placeholder = cred.placeholder().to_owned();
+    let other = RequestRuleSpec {
+        host: format!("other.test:{port}"),
+        ..RequestRuleSpec::default()
+    };
+    let none: &[&str] = &[];
+    let policy =
+        NetworkPolicy::from_lists(&[format!("up.test:{port}")], &[], &[LOOPBACK.to_string()])
+            .unwrap()
+            .with_rules(vec![RequestRule::parse(&other).unwrap()]);
+    let _ = none;
+    let ca = RunCa::generate().unwrap();
+    let ca_cert = ca.cert_der().clone();
+    let config = ProxyConfig::new(policy)
+        .with_resolver(resolver(&[
+            ("up.test", "127.0.0.1"),
+            ("other.test", "127.0.0.1"),
+        ]))
+        .with_limits(fast_limits())
+        .with_ca(ca)
+        .with_extra_upstream_roots(vec![root.clone()])
+        .with_credentials(vec![cred]);
+    let proxy = EgressProxy::start_tcp(config, "127.0.0.1:0".parse().unwrap()).unwrap();
+    (proxy, ca_cert, placeholder)
+}
+
+#[tokio::test]
+async fn the_placeholder_is_swapped_only_where_the_credential_may_go() {
+    let test_ca = TestCa::new();
+    let (up, seen) = common::tls::https_upstream_seen(&test_ca, &["up.test", "other.test"]).await;
+    let (proxy, run_ca, ph) = with_credential(up.port(), &test_ca.cert);
+    assert!(ph.starts_with("ghp_") && ph.len() == REAL.len() && ph != REAL);
+    let addr = proxy.tcp_addr().unwrap();
+    let mut c = TlsClient::connect(addr, "up.test", up.port(), &run_ca)
+        .await
+        .unwrap();
+
+    // Covered: the placeholder becomes the real value upstream, and the echo of it comes
+    // back redacted.
+    let auth = format!("token {ph}");
+    let a = c
+        .send("GET", "/api/user", &[("authorization", &auth)], "")
+        .await;
+    assert_eq!(a.status, 200, "{a:?}");
+    assert!(
+        seen.lock()
+            .unwrap()
+            .last()
+            .unwrap()
+            .contains(&format!("authorization: token {REAL}"))
+    );
+    assert!(
+        !a.body.contains(REAL),
+        "the real value came back: {}",
+        a.body
+    );
+    assert!(
+        a.body.contains(&format!("authorization: token {ph}")),
+        "{}",
+        a.body
+    );
+
+    // Covered, no header: added as a bearer token.
+    let a = c.send("GET", "/api/x", &[], "").await;
+    assert_eq!(a.status, 200);
+    assert!(
+        seen.lock()
+            .unwrap()
+            .last()
+            .unwrap()
+            .contains(&format!("authorization: Bearer {REAL}"))
+    );
+
+    // Same host, a method or path the credential does not cover: nothing is added, and
+    // the placeholder is refused as a leak.
+    let n = seen.lock().unwrap().len();
+    let a = c.send("POST", "/api/x", &[], "").await;
+    assert_eq!(a.status, 200);
+    assert!(
+        !seen.lock().unwrap()[n].contains(REAL),
+        "added to an uncovered method"
+    );
+    let a = c
+        .send("GET", "/elsewhere", &[("authorization", &auth)], "")
+        .await;
+    assert_eq!(a.block.as_deref(), Some("credential-leak"));
+
+    // Another allowed host: the placeholder in a header, or in a body, is an exfiltration.
+    let mut o = TlsClient::connect(addr, "other.test", up.port(), &run_ca)
+        .await
+        .unwrap();
+    let a = o.send("GET", "/", &[("x-token", &ph)], "").await;
+    assert_eq!(
+        (a.status, a.block.as_deref()),
+        (403, Some("credential-leak"))
+    );
+    let a = o.send("POST", "/upload", &[], &format!("token={ph}")).await;
+    assert_eq!(a.block.as_deref(), Some("credential-leak"));
+    let a = o.send("POST", "/upload", &[], "nothing to see").await;
+    assert_eq!(a.status, 200);
+    for line in seen.lock().unwrap().iter() {
+        assert!(
+            !line.contains(&ph) || !line.contains("other.test"),
+            "{line}"
+        );
+    }
+    let ev = events(&proxy, 6).await;
+    let leaks: Vec<_> = ev
+        .iter()
+        .filter(|e| e.code == NetCode::CredentialLeak)
+        .collect();
+    assert!(leaks.len() >= 3, "{ev:?}");
+    assert!(
+        leaks
+            .iter()
+            .all(|e| e.credential.as_deref() == Some("GH_TOKEN"))
+    );
+    let injected = ev
+        .iter()
+        .filter(|e| e.credential.is_some() && e.decision == Decision::Allow)
+        .count();
+    assert_eq!(injected, 2, "{ev:?}");
+    assert!(
+        ev.iter().all(|e| !e.to_json().contains(REAL)),
+        "an event holds the real value"
+    );
+}
+
+#[tokio::test]
+async fn a_redirect_to_another_host_carries_no_credential() {
+    let test_ca = TestCa::new();
+    let (up, seen) = common::tls::https_upstream_seen(&test_ca, &["up.test", "other.test"]).await;
+    let (proxy, run_ca, _) = with_credential(up.port(), &test_ca.cert);
+    let addr = proxy.tcp_addr().unwrap();
+    let mut c = TlsClient::connect(addr, "up.test", up.port(), &run_ca)
+        .await
+        .unwrap();
+    let to = format!("https://other.test:{}/landing", up.port());
+    let a = c
+        .send("GET", &format!("/api/redirect?to={to}"), &[], "")
+        .await;
+    assert_eq!(a.status, 302);
+    assert_eq!(a.location.as_deref(), Some(to.as_str()));
+    // The client follows, as a client does: a new request, judged on its own.
+    let mut o = TlsClient::connect(addr, "other.test", up.port(), &run_ca)
+        .await
+        .unwrap();
+    let b = o.send("GET", "/landing", &[], "").await;
+    assert_eq!(b.status, 200);
+    let log = seen.lock().unwrap();
+    let landing = log.iter().find(|l| l.starts_with("GET /landing")).unwrap();
+    assert!(
+        !landing.contains(REAL) && !landing.contains("authorization"),
+        "{landing}"
+    );
+}

@@ -52,6 +52,16 @@ impl TestCa {
 /// lists its method, path and headers; `/redirect?to=URL` answers 302 to URL, and
 /// `/echo-header?name=N` answers with header N's value as the whole body.
 pub async fn https_upstream(ca: &TestCa, names: &[&str]) -> SocketAddr {
+    https_upstream_seen(ca, names).await.0
+}
+
+/// What an upstream saw: one text per request (the echoed body).
+pub type Seen = Arc<std::sync::Mutex<Vec<String>>>;
+
+/// [`https_upstream`], also keeping what every request looked like.
+pub async fn https_upstream_seen(ca: &TestCa, names: &[&str]) -> (SocketAddr, Seen) {
+    let seen: Seen = Arc::default();
+    let log = seen.clone();
     let config = Arc::new(ca.server_config(names));
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -61,12 +71,14 @@ pub async fn https_upstream(ca: &TestCa, names: &[&str]) -> SocketAddr {
                 return;
             };
             let acceptor = tokio_rustls::TlsAcceptor::from(config.clone());
+            let log = log.clone();
             tokio::spawn(async move {
                 let Ok(tls) = acceptor.accept(tcp).await else {
                     return;
                 };
-                let svc =
-                    hyper::service::service_fn(|req: Request<hyper::body::Incoming>| async move {
+                let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                    let log = log.clone();
+                    async move {
                         let method = req.method().to_string();
                         let target = req.uri().to_string();
                         let mut text = format!("{method} {target}\n");
@@ -83,20 +95,22 @@ pub async fn https_upstream(ca: &TestCa, names: &[&str]) -> SocketAddr {
                             .map(|b| b.to_bytes())
                             .unwrap_or_default();
                         text.push_str(&format!("body: {}\n", String::from_utf8_lossy(&body)));
+                        log.lock().unwrap().push(text.clone());
                         let mut resp = Response::new(Full::new(Bytes::from(text)));
                         if let Some(to) = target.split("/redirect?to=").nth(1) {
                             *resp.status_mut() = hyper::StatusCode::FOUND;
                             resp.headers_mut().insert("location", to.parse().unwrap());
                         }
                         Ok::<_, std::convert::Infallible>(resp)
-                    });
+                    }
+                });
                 let _ = hyper::server::conn::http1::Builder::new()
                     .serve_connection(TokioIo::new(tls), svc)
                     .await;
             });
         }
     });
-    addr
+    (addr, seen)
 }
 
 /// The answer of one request.
