@@ -37,6 +37,9 @@ pub struct RunOptions {
     /// Roots the egress proxy trusts for inspected upstreams besides the system's (a
     /// private CA). Never read from the environment.
     pub upstream_roots: Vec<cordon_egress::CertificateDer<'static>>,
+    /// Credentials the proxy adds for the command; the command sees only their
+    /// placeholders, under their names.
+    pub credentials: Vec<cordon_egress::Credential>,
 }
 
 /// A contained run that happened.
@@ -427,6 +430,7 @@ fn prepare(
             net_policy.clone(),
             opts.verbose,
             &opts.upstream_roots,
+            &opts.credentials,
         )?)
     } else {
         None
@@ -438,10 +442,18 @@ fn prepare(
         },
         None => opts.network.clone(),
     };
-    let builder = match proxy.as_ref().and_then(|p| p.ca_bundle.clone()) {
+    if proxy.is_none() && !opts.credentials.is_empty() {
+        return Err(GateError::Egress(
+            "credentials are added by cordon's egress proxy, which this run does not use (drop --net full or --proxy-socket, or the credentials)".into(),
+        ));
+    }
+    let mut builder = match proxy.as_ref().and_then(|p| p.ca_bundle.clone()) {
         Some(bundle) => builder.ca_bundle(bundle),
         None => builder,
     };
+    for cred in &opts.credentials {
+        builder = builder.set_env(cred.name(), cred.placeholder());
+    }
     let spec = builder
         .network(network)
         .build()
@@ -527,6 +539,7 @@ impl Egress {
         policy: NetworkPolicy,
         verbose: bool,
         upstream_roots: &[cordon_egress::CertificateDer<'static>],
+        credentials: &[cordon_egress::Credential],
     ) -> Result<Egress, GateError> {
         use std::os::unix::fs::DirBuilderExt;
         let runtime = std::env::var_os("XDG_RUNTIME_DIR")
@@ -557,7 +570,7 @@ impl Egress {
                 ))
             })?;
         let socket = dir.join("egress.sock");
-        let inspects = !policy.rules().is_empty();
+        let inspects = !policy.rules().is_empty() || !credentials.is_empty();
         let mut config = ProxyConfig::new(policy);
         let mut ca_bundle = None;
         if inspects {
@@ -580,7 +593,8 @@ impl Egress {
             })?;
             config = config
                 .with_ca(ca)
-                .with_extra_upstream_roots(upstream_roots.to_vec());
+                .with_extra_upstream_roots(upstream_roots.to_vec())
+                .with_credentials(credentials.to_vec());
             ca_bundle = Some(path);
         }
         if verbose {

@@ -152,6 +152,7 @@ pub struct SandboxBuilder {
     masks: Vec<PathBuf>,
     unix_sockets: Vec<PathBuf>,
     ca_bundle: Option<PathBuf>,
+    env_set: Vec<(OsString, OsString)>,
     env: EnvPolicy,
     limits: Limits,
     timeout: Option<Duration>,
@@ -179,6 +180,7 @@ impl SandboxBuilder {
             masks: Vec::new(),
             unix_sockets: Vec::new(),
             ca_bundle: None,
+            env_set: Vec::new(),
             env: EnvPolicy::default(),
             limits: Limits::default(),
             timeout: None,
@@ -263,6 +265,13 @@ impl SandboxBuilder {
     /// `CURL_CA_BUNDLE`, `GIT_SSL_CAINFO`). Only with [`Network::Proxy`].
     pub fn ca_bundle(mut self, path: impl Into<PathBuf>) -> Self {
         self.ca_bundle = Some(path.into());
+        self
+    }
+
+    /// Set `name` to `value` inside, whatever the environment policy says (a credential's
+    /// placeholder). The caller's own value of `name` never passes.
+    pub fn set_env(mut self, name: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        self.env_set.push((name.into(), value.into()));
         self
     }
 
@@ -455,6 +464,10 @@ impl SandboxBuilder {
                     env.push(((*name).into(), plan::CA_BUNDLE_IN_SANDBOX.into()));
                 }
             }
+        }
+        for (name, value) in &self.env_set {
+            env.retain(|(k, _)| k != name);
+            env.push((name.clone(), value.clone()));
         }
         Ok(SandboxSpec {
             argv: self.argv,

@@ -18,7 +18,10 @@ class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         n = int(self.headers.get("Content-Length") or 0)
         if n: self.rfile.read(n)
-        body = f"{self.command} {self.path}".encode()
+        auth = self.headers.get("Authorization") or ""
+        if len(sys.argv) > 3:
+            with open(sys.argv[3], "a") as log: log.write(f"{self.command} {self.path} auth={auth}\n")
+        body = f"{self.command} {self.path} auth={auth}".encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -132,6 +135,7 @@ fn https_server(dir: &Path) -> Server {
         .arg(dir.join("srv.py"))
         .arg(dir.join("leaf.pem"))
         .arg(dir.join("leaf.key"))
+        .arg(dir.join("seen.log"))
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
@@ -341,4 +345,75 @@ git push -q origin main 2>&1 && echo PUSHED || echo PUSH-FAILED
     let (out, err) = run(&push);
     assert!(out.contains("PUSHED"), "{out}\n{err}");
     assert_ne!(git(&root.join("repo.git"), &["rev-parse", "main"]), before);
+}
+
+const REAL: &str = "ghp_R3alSecretValue0123456789abcdefABCD";
+
+#[test]
+fn a_credential_stays_outside_and_is_added_by_the_proxy() {
+    need_sandbox!("a_credential_stays_outside_and_is_added_by_the_proxy");
+    let w = World::new();
+    let pki = tempfile::tempdir().unwrap();
+    let ca = test_pki(pki.path());
+    let srv = https_server(pki.path());
+    let port = srv.port;
+    w.script(&format!(
+        r#"
+echo "var=$GH_TOKEN"
+curl -sS --max-time 10 -H "Authorization: Bearer $GH_TOKEN" https://127.0.0.1:{port}/api; echo
+(env; cat /proc/*/environ /proc/*/cmdline) > seen-procs.txt 2>/dev/null
+find /run /tmp "$HOME" -type f -exec cat {{}} + > seen-files.txt 2>/dev/null
+echo searched
+"#
+    ));
+    let o = w
+        .command(&[
+            "--credential",
+            &format!("GH_TOKEN:127.0.0.1:{port}"),
+            "--allow-private",
+            "127.0.0.0/8",
+            "--upstream-ca",
+            ca.to_str().unwrap(),
+        ])
+        .env("GH_TOKEN", REAL)
+        .output()
+        .unwrap();
+    let (out, err) = text(&o);
+    let placeholder = out
+        .lines()
+        .find_map(|l| l.strip_prefix("var="))
+        .unwrap_or_else(|| panic!("{out}\n{err}"))
+        .to_string();
+    assert!(
+        placeholder.starts_with("ghp_") && placeholder.len() == REAL.len(),
+        "{out}"
+    );
+    assert_ne!(placeholder, REAL);
+    // Upstream got the real value; the sandbox saw its echo redacted.
+    let seen = std::fs::read_to_string(pki.path().join("seen.log")).unwrap();
+    assert!(
+        seen.contains(&format!("GET /api auth=Bearer {REAL}")),
+        "{seen}"
+    );
+    assert!(
+        out.contains(&format!("GET /api auth=Bearer {placeholder}")),
+        "{out}\n{err}"
+    );
+    assert!(
+        !out.contains(REAL),
+        "the real value reached the sandbox: {out}"
+    );
+    assert!(out.contains("searched"), "{out}\n{err}");
+    for dump in ["seen-procs.txt", "seen-files.txt"] {
+        let bytes = std::fs::read(w.ws.join(dump)).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        if dump == "seen-procs.txt" {
+            assert!(
+                text.contains("GH_TOKEN=ghp_"),
+                "{dump} holds no environment"
+            );
+        }
+        assert!(!text.contains(REAL), "the real value is inside, in {dump}");
+    }
+    assert!(!err.contains(REAL), "{err}");
 }
