@@ -12,6 +12,7 @@ command -v setsid >/dev/null || missing+=(util-linux)
 command -v setpriv >/dev/null || missing+=(util-linux)
 command -v unshare >/dev/null || missing+=(util-linux)
 command -v strace >/dev/null || missing+=(strace)
+command -v openssl >/dev/null || missing+=(openssl)
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "installing test tools: ${missing[*]}"
   apt-get update -qq

@@ -19,6 +19,8 @@ pub enum Protocol {
     Http,
     /// SOCKS5 `CONNECT`.
     Socks5,
+    /// One request inside a tunnel the proxy inspects (a host with request rules).
+    Intercepted,
     /// Not known yet (refused before the first byte was understood).
     Unknown,
 }
@@ -46,6 +48,13 @@ pub struct EgressEvent {
     /// HTTP method for plain HTTP requests.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub method: Option<String>,
+    /// The request path and query, for intercepted requests (bounded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The credential added to this request, or whose leak was refused (its name only,
+    /// never its value).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub credential: Option<String>,
     /// The normalized host (or the raw target, bounded, when it did not parse).
     pub host: String,
     /// The target port (0 when unknown).
@@ -79,6 +88,8 @@ impl EgressEvent {
             time_ms,
             protocol,
             method: None,
+            path: None,
+            credential: None,
             host: String::new(),
             port: 0,
             address: None,

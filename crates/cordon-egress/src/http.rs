@@ -29,8 +29,8 @@ use crate::dial::{Block, dial};
 use crate::event::{Decision, EgressEvent, Protocol};
 use crate::stream::{ClientStream, RelayEnd, Rewind, finish_tunnel, relay, write_all};
 
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
-type ProxyBody = BoxBody<Bytes, BoxError>;
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
+pub(crate) type ProxyBody = BoxBody<Bytes, BoxError>;
 
 /// The name of the header that carries a block's code.
 pub const BLOCK_HEADER: &str = "x-cordon-block";
@@ -90,7 +90,7 @@ async fn handle(
     }
 }
 
-fn block_response(block: &Block) -> Response<ProxyBody> {
+pub(crate) fn block_response(block: &Block) -> Response<ProxyBody> {
     let body = format!("cordon: {}\n", block.reason);
     let mut resp = Response::new(full(body));
     *resp.status_mut() =
@@ -104,7 +104,7 @@ fn block_response(block: &Block) -> Response<ProxyBody> {
     resp
 }
 
-fn full(body: impl Into<Bytes>) -> ProxyBody {
+pub(crate) fn full(body: impl Into<Bytes>) -> ProxyBody {
     Full::new(body.into())
         .map_err(|never: Infallible| -> BoxError { match never {} })
         .boxed()
@@ -141,10 +141,11 @@ async fn connect(
         let block = Block::error(400, NetCode::Malformed, "CONNECT needs a host:port target");
         return refuse(&shared, event, block, started);
     };
-    let (upstream, addr) = match open_tunnel(&shared, &target, &mut event).await {
+    let (upstream, addr, authority) = match open_tunnel(&shared, &target, &mut event).await {
         Ok(ok) => ok,
         Err(block) => return refuse(&shared, event, block, started),
     };
+    let inspect = shared.inspects(&authority);
     event.address = Some(addr);
     let on_upgrade = hyper::upgrade::on(&mut req);
     let idle = shared.limits.idle_timeout;
@@ -158,6 +159,14 @@ async fn connect(
                     let (replay, client) = parts.io.into_inner().into_parts();
                     let mut early = replay;
                     early.extend_from_slice(&parts.read_buf);
+                    if inspect {
+                        let client = Rewind::new(early, client);
+                        crate::intercept::serve(
+                            client, upstream, authority, shared, event, started,
+                        )
+                        .await;
+                        return;
+                    }
                     if write_all(&upstream, &early).await.is_ok() {
                         let out = relay(&client, &upstream, idle, early.len() as u64).await;
                         event.bytes_up = out.up;
@@ -194,7 +203,7 @@ pub(crate) async fn open_tunnel(
     shared: &Shared,
     target: &str,
     event: &mut EgressEvent,
-) -> Result<(TcpStream, SocketAddr), Block> {
+) -> Result<(TcpStream, SocketAddr, Authority), Block> {
     let authority = match Authority::parse(target, 443) {
         Ok(a) => a,
         Err(e) => {
@@ -209,7 +218,7 @@ pub(crate) async fn open_tunnel(
     }
     let (upstream, addr) = dial(shared, &authority.host, authority.port).await?;
     event.address = Some(addr);
-    Ok((upstream, addr))
+    Ok((upstream, addr, authority))
 }
 
 /// A refusal as raw HTTP/1.1 bytes, for the fast path (the connection is closed after it).
@@ -273,8 +282,8 @@ pub(crate) async fn serve_fast_connect(
 ) {
     let started = Instant::now();
     let mut event = EgressEvent::new(Protocol::Connect);
-    let upstream = match open_tunnel(&shared, &target, &mut event).await {
-        Ok((upstream, _)) => upstream,
+    let (upstream, authority) = match open_tunnel(&shared, &target, &mut event).await {
+        Ok((upstream, _, authority)) => (upstream, authority),
         Err(block) => {
             let _ = write_all(&client, &block_bytes(&block)).await;
             let _ = refuse(&shared, event, block, started);
@@ -285,6 +294,11 @@ pub(crate) async fn serve_fast_connect(
         .await
         .is_err()
     {
+        return;
+    }
+    if shared.inspects(&authority) {
+        let client = Rewind::new(early, client);
+        crate::intercept::serve(client, upstream, authority, shared, event, started).await;
         return;
     }
     finish_tunnel(&shared, &client, &upstream, &early, event, started).await;
@@ -362,6 +376,26 @@ async fn forward(req: Request<Incoming>, shared: Arc<Shared>) -> Response<ProxyB
         return refuse(&shared, event, block, started);
     }
     if let Some(block) = Block::from_check(shared.policy.check_origin(&origin)) {
+        return refuse(&shared, event, block, started);
+    }
+    let target = req.uri().path_and_query().map_or("/", |p| p.as_str());
+    if let Err(r) =
+        shared
+            .policy
+            .check_request(&origin.host, origin.port, req.method().as_str(), target)
+    {
+        event.path = Some(target.chars().take(512).collect());
+        return refuse(&shared, event, Block::deny(r.code, r.reason), started);
+    }
+    // Credentials are never added to plain HTTP; any of them here is a leak.
+    if let Some(block) = crate::intercept::leak_in_head(
+        &shared,
+        None,
+        target,
+        req.headers(),
+        &mut event,
+        &origin.authority(),
+    ) {
         return refuse(&shared, event, block, started);
     }
     let (upstream, addr) = match dial(&shared, &origin.host, origin.port).await {

@@ -33,9 +33,12 @@
 //! ```
 #![deny(missing_docs)]
 
+mod ca;
+mod credential;
 mod dial;
 mod event;
 mod http;
+mod intercept;
 mod resolve;
 mod socks;
 mod stream;
@@ -54,10 +57,13 @@ use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
+pub use ca::{RunCa, TlsSetupError, parse_pem_certs};
 pub use cordon_policy::net::NetCode;
+pub use credential::{Credential, CredentialError};
 pub use event::{Decision, EVENT_HISTORY, EgressEvent, EventSink, Protocol};
 pub use http::BLOCK_HEADER;
 pub use resolve::{ResolveFuture, Resolver, StaticResolver, SystemResolver};
+pub use rustls::pki_types::CertificateDer;
 
 use event::Events;
 use stream::{ClientStream, Rewind};
@@ -105,6 +111,13 @@ pub struct ProxyConfig {
     pub resolver: Arc<dyn Resolver>,
     /// Called with every event as it happens.
     pub sink: Option<EventSink>,
+    /// The run's CA, needed to inspect hosts with request rules (without one, their
+    /// TLS tunnels are refused).
+    pub ca: Option<RunCa>,
+    /// Roots trusted for upstreams besides the system's (a private CA, a test's).
+    pub extra_upstream_roots: Vec<rustls::pki_types::CertificateDer<'static>>,
+    /// Credentials the proxy adds to the requests they cover (their hosts are inspected).
+    pub credentials: Vec<Credential>,
 }
 
 impl ProxyConfig {
@@ -115,6 +128,9 @@ impl ProxyConfig {
             limits: Limits::default(),
             resolver: Arc::new(SystemResolver),
             sink: None,
+            ca: None,
+            extra_upstream_roots: Vec::new(),
+            credentials: Vec::new(),
         }
     }
 
@@ -127,6 +143,27 @@ impl ProxyConfig {
     /// Replace the resolver.
     pub fn with_resolver(mut self, resolver: impl Resolver) -> ProxyConfig {
         self.resolver = Arc::new(resolver);
+        self
+    }
+
+    /// Inspect hosts with request rules using this CA's certificates.
+    pub fn with_ca(mut self, ca: RunCa) -> ProxyConfig {
+        self.ca = Some(ca);
+        self
+    }
+
+    /// Trust these roots for upstreams too, besides the system's.
+    pub fn with_extra_upstream_roots(
+        mut self,
+        roots: Vec<rustls::pki_types::CertificateDer<'static>>,
+    ) -> ProxyConfig {
+        self.extra_upstream_roots = roots;
+        self
+    }
+
+    /// Add these credentials to the requests they cover.
+    pub fn with_credentials(mut self, credentials: Vec<Credential>) -> ProxyConfig {
+        self.credentials = credentials;
         self
     }
 
@@ -164,6 +201,8 @@ pub enum EgressError {
     Runtime(io::Error),
     /// The limits are unusable.
     BadLimits(&'static str),
+    /// TLS interception could not be set up.
+    Tls(TlsSetupError),
 }
 
 impl fmt::Display for EgressError {
@@ -179,6 +218,7 @@ impl fmt::Display for EgressError {
             ),
             EgressError::Runtime(e) => write!(f, "the egress proxy could not start: {e}"),
             EgressError::BadLimits(why) => write!(f, "the egress proxy limits are unusable: {why}"),
+            EgressError::Tls(e) => write!(f, "the egress proxy {e}"),
         }
     }
 }
@@ -216,6 +256,19 @@ pub(crate) struct Shared {
     pub(crate) limits: Limits,
     pub(crate) resolver: Arc<dyn Resolver>,
     pub(crate) events: Events,
+    pub(crate) interception: Option<ca::Interception>,
+    pub(crate) credentials: Vec<Credential>,
+}
+
+impl Shared {
+    /// Whether a tunnel to `authority` must be inspected request by request.
+    pub(crate) fn inspects(&self, authority: &cordon_policy::net::Authority) -> bool {
+        self.policy.is_ruled(&authority.host, authority.port)
+            || self
+                .credentials
+                .iter()
+                .any(|c| c.covers_host(&authority.host, authority.port))
+    }
 }
 
 enum Listener {
@@ -314,7 +367,15 @@ fn start(
         let _guard = runtime.enter();
         listener().map_err(EgressError::Runtime)?
     };
+    let interception = match config.ca {
+        Some(ca) => Some(
+            ca::Interception::new(ca, &config.extra_upstream_roots).map_err(EgressError::Tls)?,
+        ),
+        None => None,
+    };
     let shared = Arc::new(Shared {
+        interception,
+        credentials: config.credentials,
         policy: config.policy,
         limits,
         resolver: config.resolver,

@@ -217,6 +217,10 @@ pub(crate) async fn serve(
     };
     event.address = Some(addr);
     reply(&mut client, rep::SUCCEEDED, upstream.local_addr().ok()).await;
+    if shared.inspects(&authority) {
+        crate::intercept::serve(client, upstream, authority, shared, event, started).await;
+        return;
+    }
     let (early, client) = client.into_parts();
     finish_tunnel(&shared, &client, &upstream, &early, event, started).await;
 }

@@ -34,6 +34,12 @@ pub struct RunOptions {
     pub verbose: bool,
     /// The user required the full tier (`--require full`).
     pub require_full: bool,
+    /// Roots the egress proxy trusts for inspected upstreams besides the system's (a
+    /// private CA). Never read from the environment.
+    pub upstream_roots: Vec<cordon_egress::CertificateDer<'static>>,
+    /// Credentials the proxy adds for the command; the command sees only their
+    /// placeholders, under their names.
+    pub credentials: Vec<cordon_egress::Credential>,
 }
 
 /// A contained run that happened.
@@ -69,10 +75,17 @@ impl Ran {
             self.events
                 .iter()
                 .filter(|e| e.decision == EgressDecision::Deny)
-                .map(|e| ContainmentBlock {
-                    kind: "connect".into(),
-                    target: format!("{}:{}", e.host, e.port),
-                    detail: format!("{} ({})", e.reason, e.code),
+                .map(|e| match (&e.method, &e.path) {
+                    (Some(method), Some(path)) => ContainmentBlock {
+                        kind: "request".into(),
+                        target: format!("{method} {}:{}{path}", e.host, e.port),
+                        detail: format!("{} ({})", e.reason, e.code),
+                    },
+                    _ => ContainmentBlock {
+                        kind: "connect".into(),
+                        target: format!("{}:{}", e.host, e.port),
+                        detail: format!("{} ({})", e.reason, e.code),
+                    },
                 }),
         );
         out
@@ -354,13 +367,21 @@ fn rerun(
                 .map_err(|e| GateError::Network(format!("cannot allow {h}: {e}")))?;
             (opts.builder.clone(), n)
         }
+        Escalation::Request(r) => {
+            let mut s = settings.clone();
+            s.rules.push(r.clone());
+            let n = NetworkPolicy::from_settings(&s).map_err(|e| {
+                GateError::Network(format!("cannot widen the rule of {}: {e}", r.host))
+            })?;
+            (opts.builder.clone(), n)
+        }
     };
     let prepared = prepare(
         None,
         opts,
         builder,
         &net,
-        want_proxy || matches!(extra, Escalation::Host(_)),
+        want_proxy || matches!(extra, Escalation::Host(_) | Escalation::Request(_)),
         permit,
     )?;
     let facts = RunFacts {
@@ -405,7 +426,12 @@ fn prepare(
     permit: Permit,
 ) -> Result<Prepared, GateError> {
     let proxy = if want_proxy {
-        Some(Egress::start(net_policy.clone(), opts.verbose)?)
+        Some(Egress::start(
+            net_policy.clone(),
+            opts.verbose,
+            &opts.upstream_roots,
+            &opts.credentials,
+        )?)
     } else {
         None
     };
@@ -416,6 +442,18 @@ fn prepare(
         },
         None => opts.network.clone(),
     };
+    if proxy.is_none() && !opts.credentials.is_empty() {
+        return Err(GateError::Egress(
+            "credentials are added by cordon's egress proxy, which this run does not use (drop --net full or --proxy-socket, or the credentials)".into(),
+        ));
+    }
+    let mut builder = match proxy.as_ref().and_then(|p| p.ca_bundle.clone()) {
+        Some(bundle) => builder.ca_bundle(bundle),
+        None => builder,
+    };
+    for cred in &opts.credentials {
+        builder = builder.set_env(cred.name(), cred.placeholder());
+    }
     let spec = builder
         .network(network)
         .build()
@@ -482,7 +520,7 @@ fn sweep_stale(base: &std::path::Path) {
             .is_some_and(|p| rustix::process::test_kill_process(p).is_ok());
         if !alive {
             let _ = std::fs::remove_file(e.path().join("egress.sock"));
-            let _ = std::fs::remove_dir(e.path());
+            remove_run_dir(&e.path());
         }
     }
 }
@@ -492,10 +530,17 @@ struct Egress {
     handle: cordon_egress::EgressHandle,
     dir: PathBuf,
     socket: PathBuf,
+    /// The roots bundle with the run's CA, when some host is inspected.
+    ca_bundle: Option<PathBuf>,
 }
 
 impl Egress {
-    fn start(policy: NetworkPolicy, verbose: bool) -> Result<Egress, GateError> {
+    fn start(
+        policy: NetworkPolicy,
+        verbose: bool,
+        upstream_roots: &[cordon_egress::CertificateDer<'static>],
+        credentials: &[cordon_egress::Credential],
+    ) -> Result<Egress, GateError> {
         use std::os::unix::fs::DirBuilderExt;
         let runtime = std::env::var_os("XDG_RUNTIME_DIR")
             .map(PathBuf::from)
@@ -525,7 +570,33 @@ impl Egress {
                 ))
             })?;
         let socket = dir.join("egress.sock");
+        let inspects = !policy.rules().is_empty() || !credentials.is_empty();
         let mut config = ProxyConfig::new(policy);
+        let mut ca_bundle = None;
+        if inspects {
+            // A new CA for every run; its key never leaves this process's memory. Only
+            // the bundle (system roots plus the CA's certificate) is written, for the
+            // sandbox to read.
+            let made = cordon_egress::RunCa::generate().and_then(|ca| {
+                let path = dir.join("ca-bundle.pem");
+                write_new(&path, ca.bundle_pem().as_bytes()).map_err(|e| {
+                    cordon_egress::TlsSetupError::new(format!(
+                        "cannot write {}: {e}",
+                        path.display()
+                    ))
+                })?;
+                Ok((ca, path))
+            });
+            let (ca, path) = made.map_err(|e| {
+                remove_run_dir(&dir);
+                GateError::Egress(e.to_string())
+            })?;
+            config = config
+                .with_ca(ca)
+                .with_extra_upstream_roots(upstream_roots.to_vec())
+                .with_credentials(credentials.to_vec());
+            ca_bundle = Some(path);
+        }
         if verbose {
             config = config.with_sink(|e: &EgressEvent| eprintln!("{}", e.to_json()));
         }
@@ -535,13 +606,14 @@ impl Egress {
             EgressProxy::start_unix(config, &socket)
         });
         let handle = started.map_err(|e| {
-            let _ = std::fs::remove_dir(&dir);
+            remove_run_dir(&dir);
             GateError::Egress(e.to_string())
         })?;
         Ok(Egress {
             handle,
             dir,
             socket,
+            ca_bundle,
         })
     }
 
@@ -549,7 +621,25 @@ impl Egress {
         let events = self.handle.events();
         self.handle.shutdown();
         let _ = std::fs::remove_file(&self.socket);
-        let _ = std::fs::remove_dir(&self.dir);
+        remove_run_dir(&self.dir);
         events
     }
+}
+
+/// Create `path` (which must not exist) readable by everyone who can reach it: the
+/// directory around it is this user's alone, and the sandbox sees the file read-only.
+fn write_new(path: &std::path::Path, data: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .open(path)?;
+    f.write_all(data)
+}
+
+fn remove_run_dir(dir: &std::path::Path) {
+    let _ = std::fs::remove_file(dir.join("ca-bundle.pem"));
+    let _ = std::fs::remove_dir(dir);
 }

@@ -201,6 +201,9 @@ pub enum Escalation {
     Write(PathBuf),
     /// Allow this host and port through the proxy.
     Host(String),
+    /// Widen a host's request rules by exactly the refused request: this method on this
+    /// path (and, for a refused push, `git_push`).
+    Request(cordon_policy::net::RequestRuleSpec),
 }
 
 impl Escalation {
@@ -236,8 +239,28 @@ impl Escalation {
         }
         events
             .iter()
-            .find(|e| e.decision == EgressDecision::Deny && e.code.is_not_listed())
-            .map(|e| Escalation::Host(format!("{}:{}", e.host, e.port)))
+            .find(|e| {
+                e.decision == EgressDecision::Deny
+                    && (e.code.is_not_listed() || e.code.is_request_rule())
+            })
+            .and_then(|e| {
+                let host = format!("{}:{}", e.host, e.port);
+                if !e.code.is_request_rule() {
+                    return Some(Escalation::Host(host));
+                }
+                // The rule offered is the refused request itself, no wider; a path that
+                // rules cannot judge is never offered.
+                let path = e.path.as_deref()?.split('?').next()?.to_owned();
+                let spec = cordon_policy::net::RequestRuleSpec {
+                    host,
+                    methods: vec![e.method.clone()?],
+                    paths: vec![path],
+                    read_only: false,
+                    git_push: e.code == cordon_policy::net::NetCode::GitPush,
+                };
+                cordon_policy::net::RequestRule::parse(&spec).ok()?;
+                Some(Escalation::Request(spec))
+            })
     }
 
     /// The key that binds an approval to exactly this permission.
@@ -245,6 +268,13 @@ impl Escalation {
         match self {
             Escalation::Write(p) => format!("write:{}", p.display()),
             Escalation::Host(h) => format!("net:{h}"),
+            Escalation::Request(r) => format!(
+                "net-rule:{} {} {}{}",
+                r.host,
+                r.methods.join(","),
+                r.paths.join(","),
+                if r.git_push { " git-push" } else { "" }
+            ),
         }
     }
 
@@ -253,6 +283,15 @@ impl Escalation {
         match self {
             Escalation::Write(p) => format!("write access to the directory {}", p.display()),
             Escalation::Host(h) => format!("network access to {h}"),
+            Escalation::Request(r) if r.git_push => {
+                format!("git push to {}{}", r.host, r.paths.join(", "))
+            }
+            Escalation::Request(r) => format!(
+                "{} requests to {}{}",
+                r.methods.join(", "),
+                r.host,
+                r.paths.join(", ")
+            ),
         }
     }
 }

@@ -297,11 +297,33 @@ struct Permissions {
 #[serde(deny_unknown_fields)]
 struct NetworkTable {
     #[serde(default)]
-    allow: Vec<Spanned<String>>,
+    allow: Vec<Spanned<AllowEntry>>,
     #[serde(default)]
     deny: Vec<Spanned<String>>,
     #[serde(default)]
     allow_private: Vec<Spanned<String>>,
+}
+
+/// An entry of `[network] allow`: a host pattern, or a table with method and path rules.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum AllowEntry {
+    Host(String),
+    Rule(RequestRuleTable),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RequestRuleTable {
+    host: String,
+    #[serde(default)]
+    methods: Vec<String>,
+    #[serde(default)]
+    paths: Vec<String>,
+    #[serde(default)]
+    read_only: bool,
+    #[serde(default)]
+    git_push: bool,
 }
 
 #[derive(Deserialize)]
@@ -856,11 +878,33 @@ fn merge(
             network.deny.push(check_host(v)?);
         }
         for v in &l.cfg.network.allow {
-            let h = check_host(v)?;
-            if ok {
-                network.allow.push(h);
-            } else {
-                ignored(&format!("network allow `{h}`"), &mut notes);
+            match v.get_ref() {
+                AllowEntry::Host(h) => {
+                    crate::net::HostPattern::parse(h)
+                        .map_err(|e| l.err(v.span(), e.to_string()))?;
+                    if ok {
+                        network.allow.push(h.clone());
+                    } else {
+                        ignored(&format!("network allow `{h}`"), &mut notes);
+                    }
+                }
+                AllowEntry::Rule(t) => {
+                    let spec = crate::net::RequestRuleSpec {
+                        host: t.host.clone(),
+                        methods: t.methods.clone(),
+                        paths: t.paths.clone(),
+                        read_only: t.read_only,
+                        git_push: t.git_push,
+                    };
+                    crate::net::RequestRule::parse(&spec)
+                        .map_err(|e| l.err(v.span(), e.to_string()))?;
+                    if ok {
+                        network.allow.push(t.host.clone());
+                        network.rules.push(spec);
+                    } else {
+                        ignored(&format!("network rule for `{}`", t.host), &mut notes);
+                    }
+                }
             }
         }
         for v in &l.cfg.network.allow_private {
@@ -1342,6 +1386,29 @@ match = ["secrets/a/b.key"]
         assert!(load(&opts(), &fs).is_err());
         let fs = fs_with_network("allow_private = [\"10.0.0.0/33\"]");
         assert!(load(&opts(), &fs).is_err());
+    }
+
+    #[test]
+    fn network_allow_takes_request_rules() {
+        let fs = fs_with_network(
+            r#"allow = ["example.com", { host = "github.com", read_only = true, paths = ["/org/repo"] }]"#,
+        );
+        let m = load(&opts(), &fs).unwrap();
+        assert_eq!(m.network.allow, vec!["example.com", "github.com"]);
+        assert_eq!(m.network.rules.len(), 1);
+        assert!(m.network.rules[0].read_only);
+        let p = crate::net::NetworkPolicy::from_settings(&m.network).unwrap();
+        let gh = crate::net::Host::parse("github.com").unwrap();
+        assert!(p.is_ruled(&gh, 443));
+        assert!(p.check_request(&gh, 443, "GET", "/org/repo/x").is_ok());
+        assert!(p.check_request(&gh, 443, "POST", "/org/repo/x").is_err());
+        for bad in [
+            r#"allow = [{ host = "github.com", methods = ["G ET"] }]"#,
+            r#"allow = [{ host = "github.com", paths = ["org"] }]"#,
+            r#"allow = [{ host = "github.com", colour = "red" }]"#,
+        ] {
+            assert!(load(&opts(), &fs_with_network(bad)).is_err(), "{bad}");
+        }
     }
 
     fn fs_with_network(line: &str) -> FakeFs {

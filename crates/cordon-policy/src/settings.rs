@@ -114,6 +114,9 @@ pub struct NetworkSettings {
     pub deny: Vec<String>,
     /// CIDRs exempt from the private-address refusal.
     pub allow_private: Vec<String>,
+    /// Method and path rules (`{ host, methods, paths, read_only, git_push }` entries of
+    /// `allow`); their hosts are in `allow` too.
+    pub rules: Vec<crate::net::RequestRuleSpec>,
 }
 
 /// Who shares a slot: runs of the same scope id with the same key see the same state.

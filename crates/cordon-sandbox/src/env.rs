@@ -15,6 +15,18 @@ pub const DEFAULT_ALLOW: &[&str] = &[
 /// Substrings that make a name look like a secret (matched case-insensitively).
 pub const SECRET_MARKERS: &[&str] = &["TOKEN", "SECRET", "KEY", "PASSWORD", "PASSWD", "CREDENTIAL"];
 
+/// Variables that name a bundle of trusted roots, set to the run's bundle when the egress
+/// proxy inspects TLS.
+pub const CA_BUNDLE_VARS: &[&str] = &[
+    "SSL_CERT_FILE",
+    "NODE_EXTRA_CA_CERTS",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "GIT_SSL_CAINFO",
+    "AWS_CA_BUNDLE",
+    "DENO_CERT",
+];
+
 /// `PATH` when the caller has none.
 const FALLBACK_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 

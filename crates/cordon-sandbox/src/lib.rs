@@ -103,8 +103,8 @@ pub use limits::{
 pub use merge::{MergeReport, Pending, Refused, git_config_refusal, merge_layer, preview_layer};
 pub use permit::Permit;
 pub use plan::{
-    DEFAULT_HOME_READABLE, HomeView, MountOp, PROXY_SOCKET_IN_SANDBOX, Plan, WALK_MAX_DEPTH,
-    WALK_MAX_ENTRIES, WalkSummary,
+    CA_BUNDLE_IN_SANDBOX, DEFAULT_HOME_READABLE, HomeView, MountOp, PROXY_SOCKET_IN_SANDBOX, Plan,
+    WALK_MAX_DEPTH, WALK_MAX_ENTRIES, WalkSummary,
 };
 pub use report::{Blocked, BlockedKind, DenialReport, Enforced, MergeCounts, ProcessLimit, Tier};
 pub use run::{Helper, HelperHints, Outcome, Started, run, with_forwarded_signals_blocked};

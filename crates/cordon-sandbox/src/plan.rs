@@ -90,6 +90,9 @@ pub const DEFAULT_HOME_READABLE: &[&str] = &[
 /// Where the proxy's Unix socket appears inside the sandbox.
 pub const PROXY_SOCKET_IN_SANDBOX: &str = "/run/cordon/egress.sock";
 
+/// Where the trusted-roots bundle (system roots plus the run's CA) is seen inside.
+pub const CA_BUNDLE_IN_SANDBOX: &str = "/run/cordon/ca-bundle.pem";
+
 /// Directories replaced by the sandbox's private scratch space (when they exist).
 const SCRATCH_DIRS: &[&str] = &["/tmp", "/var/tmp"];
 
@@ -281,6 +284,8 @@ pub(crate) struct PlanInputs<'a> {
     pub proxy_socket: Option<&'a Path>,
     /// Host sockets to bind in at their own path (canonical, checked to be sockets).
     pub unix_sockets: &'a [PathBuf],
+    /// The roots bundle to show read-only at [`CA_BUNDLE_IN_SANDBOX`].
+    pub ca_bundle: Option<&'a Path>,
     pub full_network: bool,
     pub scratch_size: u64,
     /// The persistent slot that replaces HOME's tmpfs (and `/tmp` when asked).
@@ -517,6 +522,13 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
             src: sock.to_path_buf(),
             dst: PathBuf::from(PROXY_SOCKET_IN_SANDBOX),
         });
+        if let Some(bundle) = inp.ca_bundle {
+            ops.push(MountOp::Bind {
+                src: bundle.to_path_buf(),
+                dst: PathBuf::from(CA_BUNDLE_IN_SANDBOX),
+                read_only: true,
+            });
+        }
     }
     for sock in inp.unix_sockets {
         let masked = ops.iter().find_map(|o| match o {
@@ -711,6 +723,7 @@ mod tests {
             masks: &[],
             proxy_socket: None,
             unix_sockets: &[],
+            ca_bundle: None,
             full_network: false,
             scratch_size: 1 << 20,
             slot: None,

@@ -155,6 +155,8 @@ pub struct SandboxBuilder {
     home_readable: Option<Vec<PathBuf>>,
     masks: Vec<PathBuf>,
     unix_sockets: Vec<PathBuf>,
+    ca_bundle: Option<PathBuf>,
+    env_set: Vec<(OsString, OsString)>,
     env: EnvPolicy,
     limits: Limits,
     timeout: Option<Duration>,
@@ -182,6 +184,8 @@ impl SandboxBuilder {
             home_readable: None,
             masks: Vec::new(),
             unix_sockets: Vec::new(),
+            ca_bundle: None,
+            env_set: Vec::new(),
             env: EnvPolicy::default(),
             limits: Limits::default(),
             timeout: None,
@@ -258,6 +262,22 @@ impl SandboxBuilder {
     /// inside a masked secret.
     pub fn allow_unix_socket(mut self, path: impl Into<PathBuf>) -> Self {
         self.unix_sockets.push(path.into());
+        self
+    }
+
+    /// A PEM bundle of trusted roots (the system's plus the egress proxy's run CA), shown
+    /// read-only inside at [`crate::CA_BUNDLE_IN_SANDBOX`] and named by the usual
+    /// variables (`SSL_CERT_FILE`, `NODE_EXTRA_CA_CERTS`, `REQUESTS_CA_BUNDLE`,
+    /// `CURL_CA_BUNDLE`, `GIT_SSL_CAINFO`). Only with [`Network::Proxy`].
+    pub fn ca_bundle(mut self, path: impl Into<PathBuf>) -> Self {
+        self.ca_bundle = Some(path.into());
+        self
+    }
+
+    /// Set `name` to `value` inside, whatever the environment policy says (a credential's
+    /// placeholder). The caller's own value of `name` never passes.
+    pub fn set_env(mut self, name: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        self.env_set.push((name.into(), value.into()));
         self
     }
 
@@ -452,6 +472,10 @@ impl SandboxBuilder {
                 _ => None,
             },
             unix_sockets: &unix_sockets,
+            ca_bundle: match &self.network {
+                Network::Proxy { .. } => self.ca_bundle.as_deref(),
+                _ => None,
+            },
             full_network: matches!(self.network, Network::Full),
             scratch_size,
             slot: self.slot.as_ref(),
@@ -476,6 +500,17 @@ impl SandboxBuilder {
             }
             env.push(("NO_PROXY".into(), OsString::new()));
             env.push(("no_proxy".into(), OsString::new()));
+            if self.ca_bundle.is_some() {
+                let names = crate::env::CA_BUNDLE_VARS;
+                env.retain(|(k, _)| !names.iter().any(|n| k == n));
+                for name in names {
+                    env.push(((*name).into(), plan::CA_BUNDLE_IN_SANDBOX.into()));
+                }
+            }
+        }
+        for (name, value) in &self.env_set {
+            env.retain(|(k, _)| k != name);
+            env.push((name.clone(), value.clone()));
         }
         Ok(SandboxSpec {
             argv: self.argv,

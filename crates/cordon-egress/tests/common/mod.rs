@@ -343,3 +343,4 @@ pub async fn events(handle: &EgressHandle, n: usize) -> Vec<cordon_egress::Egres
     }
     panic!("expected {n} events, got {:?}", handle.events());
 }
+pub mod tls;

@@ -49,6 +49,16 @@ pub enum NetCode {
     Metadata,
     /// Any other non-public address ([`AddrClass::Reserved`]).
     Reserved,
+    /// A request rule of the host does not allow this method.
+    MethodNotAllowed,
+    /// A request rule of the host does not cover this path.
+    PathNotAllowed,
+    /// A `git push` (smart-HTTP `git-receive-pack`) to a host whose rule allows fetch only.
+    GitPush,
+    /// A credential (or its placeholder) sent where that credential may not go.
+    CredentialLeak,
+    /// The TLS handshake with the client or the upstream failed.
+    TlsError,
     /// The URL is not absolute.
     NotAbsolute,
     /// A scheme other than `http` or `https`.
@@ -109,7 +119,7 @@ pub enum NetCode {
 
 impl NetCode {
     /// Every code, for tests and documentation.
-    pub const ALL: [NetCode; 45] = [
+    pub const ALL: [NetCode; 50] = [
         NetCode::Allow,
         NetCode::DeniedHost,
         NetCode::NoAllowlist,
@@ -127,6 +137,11 @@ impl NetCode {
         NetCode::Benchmarking,
         NetCode::Metadata,
         NetCode::Reserved,
+        NetCode::MethodNotAllowed,
+        NetCode::PathNotAllowed,
+        NetCode::GitPush,
+        NetCode::CredentialLeak,
+        NetCode::TlsError,
         NetCode::NotAbsolute,
         NetCode::BadScheme,
         NetCode::Userinfo,
@@ -177,6 +192,11 @@ impl NetCode {
             NetCode::Benchmarking => "benchmarking",
             NetCode::Metadata => "metadata",
             NetCode::Reserved => "reserved",
+            NetCode::MethodNotAllowed => "method-not-allowed",
+            NetCode::PathNotAllowed => "path-not-allowed",
+            NetCode::GitPush => "git-push",
+            NetCode::CredentialLeak => "credential-leak",
+            NetCode::TlsError => "tls-error",
             NetCode::NotAbsolute => "not-absolute",
             NetCode::BadScheme => "bad-scheme",
             NetCode::Userinfo => "userinfo",
@@ -206,6 +226,15 @@ impl NetCode {
             NetCode::UpstreamError => "upstream-error",
             NetCode::UpstreamTimeout => "upstream-timeout",
         }
+    }
+
+    /// Whether a request rule (method, path, git push) refused the request: a refusal a
+    /// human may lift by widening that host's rule.
+    pub fn is_request_rule(self) -> bool {
+        matches!(
+            self,
+            NetCode::MethodNotAllowed | NetCode::PathNotAllowed | NetCode::GitPush
+        )
     }
 
     /// Whether the destination was refused only for not being on the allowlist

@@ -19,9 +19,13 @@ mod ip;
 mod origin;
 mod pattern;
 mod policy;
+mod request;
 
 pub use code::NetCode;
 pub use ip::{AddrClass, classify, embedded_ipv4};
 pub use origin::{Authority, Host, Origin, OriginError, Scheme};
 pub use pattern::HostPattern;
 pub use policy::{NetCheck, NetworkPolicy, TUNNEL_DEFAULT_PORTS};
+pub use request::{
+    GitService, READ_ONLY_METHODS, RequestRefusal, RequestRule, RequestRuleSpec, check_request,
+};

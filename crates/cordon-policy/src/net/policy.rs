@@ -10,6 +10,7 @@ use super::code::NetCode;
 use super::ip::{classify, embedded_ipv4};
 use super::origin::{Authority, Host, Origin, OriginError};
 use super::pattern::HostPattern;
+use super::request::{RequestRefusal, RequestRule, check_request};
 use crate::settings::NetworkSettings;
 
 /// The outcome of a network check.
@@ -71,12 +72,52 @@ pub struct NetworkPolicy {
     allow: Vec<HostPattern>,
     deny: Vec<HostPattern>,
     allow_private: Vec<IpNet>,
+    rules: Vec<RequestRule>,
 }
 
 impl NetworkPolicy {
     /// Compile the settings; the first unusable entry is the error.
     pub fn from_settings(s: &NetworkSettings) -> Result<NetworkPolicy, OriginError> {
-        NetworkPolicy::from_lists(&s.allow, &s.deny, &s.allow_private)
+        let rules = s
+            .rules
+            .iter()
+            .map(RequestRule::parse)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(NetworkPolicy::from_lists(&s.allow, &s.deny, &s.allow_private)?.with_rules(rules))
+    }
+
+    /// Add method and path rules; each rule's host is allowlisted too.
+    pub fn with_rules(mut self, rules: Vec<RequestRule>) -> NetworkPolicy {
+        for r in &rules {
+            if !self.allow.contains(r.host()) {
+                self.allow.push(r.host().clone());
+            }
+        }
+        self.rules.extend(rules);
+        self
+    }
+
+    /// The method and path rules.
+    pub fn rules(&self) -> &[RequestRule] {
+        &self.rules
+    }
+
+    /// Whether requests to `host:port` are judged one by one (a rule covers it), so the
+    /// proxy must see them.
+    pub fn is_ruled(&self, host: &Host, port: u16) -> bool {
+        self.rules.iter().any(|r| r.covers(host, port))
+    }
+
+    /// Judge one request (method and path-and-query) to `host:port` by the rules that
+    /// cover it; `Ok` when none does.
+    pub fn check_request(
+        &self,
+        host: &Host,
+        port: u16,
+        method: &str,
+        path_and_query: &str,
+    ) -> Result<(), RequestRefusal> {
+        check_request(&self.rules, host, port, method, path_and_query)
     }
 
     /// Compile from plain lists (command-line flags, tests).
@@ -98,6 +139,7 @@ impl NetworkPolicy {
             allow: patterns(allow)?,
             deny: patterns(deny)?,
             allow_private: nets,
+            rules: Vec::new(),
         })
     }
 

@@ -206,6 +206,8 @@ pub fn run_action(args: RunArgs) -> anyhow::Result<u8> {
         network: Network::None,
         verbose: false,
         require_full: false,
+        upstream_roots: Vec::new(),
+        credentials: Vec::new(),
     };
     let before = Snapshot::take(&p.writable_dirs);
     let executed = contained::execute(

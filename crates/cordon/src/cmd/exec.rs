@@ -72,6 +72,15 @@ pub struct ExecOptions {
     /// Exempt this CIDR from the proxy's refusal of private addresses (repeatable).
     #[arg(long = "allow-private", value_name = "CIDR")]
     allow_private: Vec<String>,
+    /// Trust this PEM CA for upstreams the egress proxy inspects, besides the system's
+    /// roots (a private CA; repeatable). The sandboxed command cannot widen this.
+    #[arg(long = "upstream-ca", value_name = "FILE")]
+    upstream_ca: Vec<PathBuf>,
+    /// Take VAR from cordon's environment and keep it outside: the command sees a random
+    /// placeholder of the same shape as VAR, HOST is allowlisted, and the proxy sends the
+    /// real value as a bearer token to HOST only (repeatable).
+    #[arg(long = "credential", value_name = "VAR:HOST[:PORT]")]
+    credential: Vec<String>,
     /// Print every egress decision as a JSON line on stderr.
     #[arg(long)]
     verbose: bool,
@@ -193,6 +202,51 @@ pub struct ExecOptions {
     /// The command and its arguments (after `--`).
     #[arg(last = true, value_name = "CMD")]
     command: Vec<OsString>,
+}
+
+/// The credentials of `--credential VAR:HOST[:PORT]`, their values read from cordon's own
+/// environment.
+fn credentials(flags: &[String]) -> anyhow::Result<Vec<cordon_egress::Credential>> {
+    let mut out = Vec::new();
+    for flag in flags {
+        let Some((var, host)) = flag.split_once(':') else {
+            return Err(fail(format!(
+                "--credential {flag}: write VAR:HOST or VAR:HOST:PORT"
+            )));
+        };
+        let valid = !var.is_empty()
+            && var.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            && !var.as_bytes()[0].is_ascii_digit();
+        if !valid {
+            return Err(fail(format!(
+                "--credential {flag}: `{var}` is not a variable name"
+            )));
+        }
+        let value = std::env::var(var).map_err(|_| {
+            fail(format!(
+                "--credential {flag}: {var} is not set (or not UTF-8) in cordon's environment"
+            ))
+        })?;
+        let cred = cordon_egress::Credential::bearer(var, value, &[host])
+            .map_err(|e| fail(format!("--credential {flag}: {e}")))?;
+        out.push(cred);
+    }
+    Ok(out)
+}
+
+/// The certificates of `--upstream-ca` files.
+fn upstream_roots(
+    files: &[PathBuf],
+) -> anyhow::Result<Vec<cordon_egress::CertificateDer<'static>>> {
+    let mut out = Vec::new();
+    for f in files {
+        let pem = std::fs::read(f)
+            .map_err(|e| fail(format!("cannot read --upstream-ca {}: {e}", f.display())))?;
+        let certs = cordon_egress::parse_pem_certs(&pem)
+            .map_err(|e| fail(format!("--upstream-ca {}: {e}", f.display())))?;
+        out.extend(certs);
+    }
+    Ok(out)
 }
 
 fn fail(msg: impl Into<String>) -> anyhow::Error {
@@ -319,6 +373,11 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     opts.approval = args.approval.map(Into::into);
     opts.remembered_rules = args.approvals.remembered_rules();
     opts.network_allow = args.allow_net.clone();
+    let credentials = credentials(&args.credential)?;
+    for c in &credentials {
+        opts.network_allow
+            .extend(c.hosts().iter().map(|h| h.to_string()));
+    }
     opts.network_allow_private = args.allow_private.clone();
     let policy = load(&opts, Code::Failed)?;
     let cwd = match &args.cwd {
@@ -363,6 +422,8 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
         network,
         verbose: args.verbose,
         require_full: matches!(args.require, RequireArg::Full),
+        upstream_roots: upstream_roots(&args.upstream_ca)?,
+        credentials,
     };
     let gate = args.approvals.gate(policy, "exec");
     // exec asks on the terminal whenever there is one (stdin and stderr both a TTY).

@@ -1,0 +1,437 @@
+//! Rules finer than a host: which methods and path prefixes of an allowlisted host may be
+//! used, with git smart-HTTP understood.
+//!
+//! A host named by any request rule is *ruled*: every request to it must match one of its
+//! rules, and the egress proxy has to see the requests to judge them (it terminates TLS
+//! for ruled hosts only). A rule lists methods (or the read-only shorthand GET, HEAD,
+//! OPTIONS) and path prefixes; a prefix matches at a segment boundary (`/org/repo` covers
+//! `/org/repo`, `/org/repo/…` and `/org/repo.git/…`, never `/org/repository`).
+//!
+//! Git over smart HTTP fetches with `GET …/info/refs?service=git-upload-pack` and
+//! `POST …/git-upload-pack`, and pushes with the `git-receive-pack` pair. A read-only
+//! rule still lets fetch and clone through (their POST reads); a push is refused unless
+//! the rule says `git_push = true`, whatever its methods.
+//!
+//! What this must never do: match a path by plain string prefix, or judge a path whose
+//! meaning depends on a later decoding step (`%2e`, `%2f`, `%5c`, `.` and `..` segments,
+//! empty segments): those are refused, not guessed at.
+
+use std::fmt;
+
+use serde::Serialize;
+
+use super::code::NetCode;
+use super::origin::{Host, OriginError};
+use super::pattern::HostPattern;
+
+/// The methods of the read-only shorthand.
+pub const READ_ONLY_METHODS: [&str; 3] = ["GET", "HEAD", "OPTIONS"];
+
+/// One `{ host = …, methods = […], paths = […] }` entry of `[network] allow`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestRule {
+    host: HostPattern,
+    /// Upper-case method names; empty means every method.
+    methods: Vec<String>,
+    /// Path prefixes, each starting with `/`; empty means every path.
+    paths: Vec<String>,
+    git_push: bool,
+}
+
+/// The written form of a request rule, as config files and flags give it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequestRuleSpec {
+    /// Host pattern (`github.com`, `*.example.com:8443`).
+    pub host: String,
+    /// Methods allowed; empty means every method unless `read_only` is set.
+    pub methods: Vec<String>,
+    /// Path prefixes; empty means every path.
+    pub paths: Vec<String>,
+    /// Shorthand for GET, HEAD and OPTIONS (added to `methods`).
+    pub read_only: bool,
+    /// Allow `git push` over smart HTTP (`git-receive-pack`).
+    pub git_push: bool,
+}
+
+impl RequestRule {
+    /// Compile a written rule; the first unusable part is the error.
+    pub fn parse(spec: &RequestRuleSpec) -> Result<RequestRule, OriginError> {
+        let host = HostPattern::parse(&spec.host)?;
+        let bad = |why: String| OriginError::BadPattern {
+            pattern: spec.host.chars().take(200).collect(),
+            why,
+        };
+        let mut methods = Vec::new();
+        for m in &spec.methods {
+            let valid =
+                !m.is_empty() && m.len() <= 32 && m.bytes().all(|b| b.is_ascii_alphabetic());
+            if !valid {
+                return Err(bad(format!("`{m}` is not an HTTP method")));
+            }
+            methods.push(m.to_ascii_uppercase());
+        }
+        if spec.read_only {
+            methods.extend(READ_ONLY_METHODS.iter().map(|m| (*m).to_owned()));
+        }
+        methods.sort();
+        methods.dedup();
+        let mut paths = Vec::new();
+        for p in &spec.paths {
+            if !p.starts_with('/') || unsafe_path(p) || p.contains('?') {
+                return Err(bad(format!(
+                    "path `{p}` must start with `/` and hold no `?`, `%2e`, `%2f`, `%5c`, `.` or `..` segments"
+                )));
+            }
+            // `/org/repo/` and `/org/repo` mean the same prefix.
+            let trimmed = p.trim_end_matches('/');
+            paths.push(if trimmed.is_empty() {
+                "/".to_owned()
+            } else {
+                trimmed.to_owned()
+            });
+        }
+        Ok(RequestRule {
+            host,
+            methods,
+            paths,
+            git_push: spec.git_push,
+        })
+    }
+
+    /// The host pattern this rule is about.
+    pub fn host(&self) -> &HostPattern {
+        &self.host
+    }
+
+    /// Whether this rule speaks about `host:port` (a pattern without a port covers 443
+    /// and 80, as a tunnel's allowlist entry does).
+    pub fn covers(&self, host: &Host, port: u16) -> bool {
+        self.host.matches(host, port, &super::TUNNEL_DEFAULT_PORTS)
+    }
+
+    fn judge(&self, method: &str, path: &str, git: Option<GitService>) -> Result<(), NetCode> {
+        if !self.paths.is_empty() && !self.paths.iter().any(|p| prefix_matches(p, path)) {
+            return Err(NetCode::PathNotAllowed);
+        }
+        match git {
+            Some(GitService::ReceivePack) => {
+                return if self.git_push {
+                    Ok(())
+                } else {
+                    Err(NetCode::GitPush)
+                };
+            }
+            // Fetch and clone only read, whatever their method.
+            Some(GitService::UploadPack) => return Ok(()),
+            None => {}
+        }
+        if !self.methods.is_empty() && !self.methods.iter().any(|m| m == method) {
+            return Err(NetCode::MethodNotAllowed);
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for RequestRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{{ host = \"{}\"", self.host)?;
+        if !self.methods.is_empty() {
+            write!(f, ", methods = {:?}", self.methods)?;
+        }
+        if !self.paths.is_empty() {
+            write!(f, ", paths = {:?}", self.paths)?;
+        }
+        if self.git_push {
+            write!(f, ", git_push = true")?;
+        }
+        write!(f, " }}")
+    }
+}
+
+/// Which git smart-HTTP service a request belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum GitService {
+    /// Fetch and clone.
+    UploadPack,
+    /// Push.
+    ReceivePack,
+}
+
+impl GitService {
+    /// Recognize a smart-HTTP request from its path and query (RFC-less, as git's
+    /// `http-protocol` documentation describes it).
+    pub fn of(path: &str, query: Option<&str>) -> Option<GitService> {
+        let service = |name: &str| match name {
+            "git-upload-pack" => Some(GitService::UploadPack),
+            "git-receive-pack" => Some(GitService::ReceivePack),
+            _ => None,
+        };
+        if path.ends_with("/info/refs") {
+            let q = query?;
+            return q
+                .split('&')
+                .filter_map(|kv| kv.strip_prefix("service="))
+                .find_map(service);
+        }
+        path.rsplit('/').next().and_then(service)
+    }
+}
+
+/// A request that a rule refused: its code and one sentence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestRefusal {
+    /// [`NetCode::MethodNotAllowed`], [`NetCode::PathNotAllowed`], [`NetCode::GitPush`]
+    /// or [`NetCode::Malformed`].
+    pub code: NetCode,
+    /// One human sentence.
+    pub reason: String,
+}
+
+/// Judge one request to a ruled host: allowed when any rule covering `host:port` allows
+/// it. `Ok(())` also when no rule covers the host (then the host allowlist alone decides).
+pub fn check_request(
+    rules: &[RequestRule],
+    host: &Host,
+    port: u16,
+    method: &str,
+    path_and_query: &str,
+) -> Result<(), RequestRefusal> {
+    let covering: Vec<&RequestRule> = rules.iter().filter(|r| r.covers(host, port)).collect();
+    if covering.is_empty() {
+        return Ok(());
+    }
+    let (path, query) = match path_and_query.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (path_and_query, None),
+    };
+    if !path.starts_with('/') || unsafe_path(path) {
+        return Err(RequestRefusal {
+            code: NetCode::Malformed,
+            reason: format!(
+                "the path of {method} {host}:{port} holds encoded or dot segments that rules cannot judge"
+            ),
+        });
+    }
+    let git = GitService::of(path, query);
+    let mut worst = NetCode::PathNotAllowed;
+    for rule in &covering {
+        match rule.judge(method, path, git) {
+            Ok(()) => return Ok(()),
+            // The most telling refusal: a push refusal over a method one, over a path one.
+            Err(code) => worst = rank(worst, code),
+        }
+    }
+    let shown: String = path.chars().take(200).collect();
+    let reason = match worst {
+        NetCode::GitPush => format!(
+            "git push to {host}{shown} is refused: the network rule for {host} allows fetch only (add git_push = true to allow it)"
+        ),
+        NetCode::PathNotAllowed => format!(
+            "{method} {host}{shown} is refused: the path is outside the network rules for {host}"
+        ),
+        _ => format!(
+            "{method} {host}{shown} is refused: the network rules for {host} do not allow {method} there"
+        ),
+    };
+    Err(RequestRefusal {
+        code: worst,
+        reason,
+    })
+}
+
+fn rank(a: NetCode, b: NetCode) -> NetCode {
+    let score = |c: NetCode| match c {
+        NetCode::GitPush => 3,
+        NetCode::MethodNotAllowed => 2,
+        _ => 1,
+    };
+    if score(b) > score(a) { b } else { a }
+}
+
+/// A prefix matches at a segment boundary; `/org/repo` also covers `/org/repo.git`.
+fn prefix_matches(prefix: &str, path: &str) -> bool {
+    if prefix == "/" {
+        return true;
+    }
+    let Some(rest) = path.strip_prefix(prefix) else {
+        return false;
+    };
+    let rest = rest.strip_prefix(".git").unwrap_or(rest);
+    rest.is_empty() || rest.starts_with('/')
+}
+
+/// Paths whose meaning a later decoding or normalization could change.
+fn unsafe_path(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    if lower.contains("%2e")
+        || lower.contains("%2f")
+        || lower.contains("%5c")
+        || lower.contains('\\')
+    {
+        return true;
+    }
+    if path.bytes().any(|b| b.is_ascii_control() || b == b'#') {
+        return true;
+    }
+    let segments: Vec<&str> = path.split('/').skip(1).collect();
+    let last = segments.len().saturating_sub(1);
+    segments
+        .iter()
+        .enumerate()
+        .any(|(i, seg)| *seg == "." || *seg == ".." || (seg.is_empty() && i != last))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(
+        host: &str,
+        methods: &[&str],
+        paths: &[&str],
+        read_only: bool,
+        push: bool,
+    ) -> RequestRule {
+        RequestRule::parse(&RequestRuleSpec {
+            host: host.into(),
+            methods: methods.iter().map(|s| (*s).to_owned()).collect(),
+            paths: paths.iter().map(|s| (*s).to_owned()).collect(),
+            read_only,
+            git_push: push,
+        })
+        .unwrap()
+    }
+
+    fn judge(rules: &[RequestRule], method: &str, target: &str) -> &'static str {
+        let host = Host::parse("github.com").unwrap();
+        match check_request(rules, &host, 443, method, target) {
+            Ok(()) => "allow",
+            Err(r) => r.code.as_str(),
+        }
+    }
+
+    macro_rules! case {
+        ($rules:expr, $method:expr, $target:expr, $want:expr) => {
+            assert_eq!(
+                judge(&$rules, $method, $target),
+                $want,
+                "{} {}",
+                $method,
+                $target
+            );
+        };
+    }
+
+    #[test]
+    fn methods_and_paths() {
+        let r = [rule("github.com", &["GET"], &["/org/repo"], false, false)];
+        case!(r, "GET", "/org/repo", "allow");
+        case!(r, "GET", "/org/repo/", "allow");
+        case!(r, "GET", "/org/repo/issues?q=1", "allow");
+        case!(r, "GET", "/org/repo.git/info/refs", "allow");
+        case!(r, "GET", "/org/repository", "path-not-allowed");
+        case!(r, "GET", "/org/repo.gitx", "path-not-allowed");
+        case!(r, "GET", "/org", "path-not-allowed");
+        case!(r, "POST", "/org/repo", "method-not-allowed");
+        case!(r, "DELETE", "/other", "path-not-allowed");
+    }
+
+    #[test]
+    fn spellings_that_could_change_meaning_are_refused() {
+        let r = [rule("github.com", &["GET"], &["/org/repo"], false, false)];
+        case!(r, "GET", "/org/repo/../other", "malformed");
+        case!(r, "GET", "/org/repo/./x", "malformed");
+        case!(r, "GET", "/org/repo%2f..%2fother", "malformed");
+        case!(r, "GET", "/org/repo/%2E%2E/x", "malformed");
+        case!(r, "GET", "/org//repo", "malformed");
+        case!(r, "GET", "/org/repo\\..\\x", "malformed");
+        case!(r, "GET", "*", "malformed");
+    }
+
+    #[test]
+    fn read_only_lets_git_fetch_through_and_refuses_push() {
+        let r = [rule("github.com", &[], &["/org/repo"], true, false)];
+        case!(r, "HEAD", "/org/repo", "allow");
+        case!(r, "OPTIONS", "/org/repo", "allow");
+        case!(r, "PUT", "/org/repo", "method-not-allowed");
+        case!(
+            r,
+            "GET",
+            "/org/repo.git/info/refs?service=git-upload-pack",
+            "allow"
+        );
+        case!(r, "POST", "/org/repo.git/git-upload-pack", "allow");
+        case!(
+            r,
+            "GET",
+            "/org/repo.git/info/refs?service=git-receive-pack",
+            "git-push"
+        );
+        case!(r, "POST", "/org/repo.git/git-receive-pack", "git-push");
+        case!(r, "POST", "/other.git/git-upload-pack", "path-not-allowed");
+    }
+
+    #[test]
+    fn push_is_refused_even_when_every_method_is_allowed_unless_said() {
+        let open = [rule("github.com", &[], &[], false, false)];
+        case!(open, "POST", "/a/b.git/git-receive-pack", "git-push");
+        case!(open, "POST", "/a/b", "allow");
+        let push = [rule("github.com", &[], &[], false, true)];
+        case!(push, "POST", "/a/b.git/git-receive-pack", "allow");
+    }
+
+    #[test]
+    fn any_covering_rule_may_allow_and_others_hosts_are_untouched() {
+        let r = [
+            rule("github.com", &["GET"], &["/a"], false, false),
+            rule("github.com", &["POST"], &["/b"], false, false),
+        ];
+        case!(r, "POST", "/b/x", "allow");
+        case!(r, "POST", "/a/x", "method-not-allowed");
+        let other = Host::parse("example.com").unwrap();
+        assert!(check_request(&r, &other, 443, "DELETE", "/").is_ok());
+        // A port-limited rule does not rule other ports.
+        let p = [rule("github.com:8443", &["GET"], &[], false, false)];
+        let gh = Host::parse("github.com").unwrap();
+        assert!(check_request(&p, &gh, 443, "DELETE", "/").is_ok());
+        assert!(check_request(&p, &gh, 8443, "DELETE", "/").is_err());
+    }
+
+    #[test]
+    fn bad_rules_fail_to_load() {
+        for (m, p) in [
+            ("G ET", "/a"),
+            ("GET", "a"),
+            ("GET", "/a/../b"),
+            ("GET", "/a?x"),
+        ] {
+            let spec = RequestRuleSpec {
+                host: "github.com".into(),
+                methods: vec![m.into()],
+                paths: vec![p.into()],
+                ..RequestRuleSpec::default()
+            };
+            assert!(RequestRule::parse(&spec).is_err(), "{m} {p}");
+        }
+    }
+
+    #[test]
+    fn git_services() {
+        assert_eq!(
+            GitService::of("/a/info/refs", Some("service=git-upload-pack")),
+            Some(GitService::UploadPack)
+        );
+        assert_eq!(
+            GitService::of("/a/info/refs", Some("x=1&service=git-receive-pack")),
+            Some(GitService::ReceivePack)
+        );
+        assert_eq!(GitService::of("/a/info/refs", None), None);
+        assert_eq!(
+            GitService::of("/a/git-receive-pack", None),
+            Some(GitService::ReceivePack)
+        );
+        assert_eq!(GitService::of("/a/b", None), None);
+    }
+}
