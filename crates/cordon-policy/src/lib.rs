@@ -36,6 +36,7 @@ pub mod presets;
 pub mod request;
 pub mod rules;
 pub mod secrets;
+pub mod session;
 pub mod settings;
 pub mod suggest;
 pub mod terminal;
