@@ -1,12 +1,14 @@
 //! cordon-store: what cordon remembers, and the record of what it did.
 //!
-//! This crate owns four things and nothing else:
+//! This crate owns five things and nothing else:
 //!
 //! * the **store** ([`Store`]): a SQLite file holding leases (approvals bound to the exact
 //!   fingerprint of one normalized tool call), rules a human chose to remember, and
 //!   approvals left pending for a human who was not there;
 //! * the **approval flow** ([`resolve_ask`]): what happens when the policy says "ask" —
 //!   an existing lease, else a human through a [`Prompter`], else deny or pending;
+//! * **sessions** ([`Store::record_session`], [`Store::session_view`]): what each
+//!   session's permitted calls wrote and which legs of the lethal trifecta they added;
 //! * **pinned MCP servers** ([`Store::mcp_pins`]): the command and tool definitions a
 //!   human approved for each MCP server, and changes seen since;
 //! * the **audit log** ([`AuditLog`]): append-only JSON lines, each carrying the blake3
@@ -41,6 +43,7 @@ mod paths;
 mod pins;
 mod record;
 mod redact;
+mod sessions;
 mod store;
 mod tty;
 
@@ -59,6 +62,9 @@ pub use paths::{default_audit_path, default_store_path, state_dir};
 pub use pins::{CommandPin, PinsApproved, ServerPins, ToolPin};
 pub use record::{AuditRecord, ContainmentBlock, EscalationRecord, FindingBrief, Phase};
 pub use redact::{REDACTED, redact, redact_text};
+pub use sessions::{
+    CallRef, EventKind, SessionEvent, SessionLimits, SessionRecord, SessionSummary, SessionView,
+};
 pub use store::{
     Answer, Answered, Approved, Denied, Lease, LeaseId, LeaseUse, Pending, PendingId, PendingState,
     RememberedRule, SCHEMA_VERSION, Scope, Store, StoreOptions,
