@@ -40,6 +40,7 @@ pub mod session;
 pub mod settings;
 pub mod suggest;
 pub mod terminal;
+pub mod toolset;
 pub mod verdict;
 
 pub use config::{ConfigError, Defaults, LoadOptions, Mode};
