@@ -47,6 +47,11 @@ enum Command {
     /// Show, merge or discard the changes of runs that ended without being merged.
     #[command(subcommand)]
     Changes(cmd::changes::ChangesCommand),
+    /// What sessions remember (files written, trifecta legs): list, show, end.
+    #[command(subcommand)]
+    Sessions(cmd::sessions::SessionsCommand),
+    /// Report which combinations of an agent's tools reach the lethal trifecta.
+    ReviewToolset(cmd::review_toolset::ReviewToolsetArgs),
     /// Convert Claude Code or Codex permission settings into cordon's TOML config.
     #[command(subcommand)]
     Import(cmd::import::ImportCommand),
@@ -73,6 +78,8 @@ fn main() -> std::process::ExitCode {
         Command::Approvals(c) => cmd::approvals::run(c),
         Command::Changes(c) => cmd::changes::run(c),
         Command::Import(c) => cmd::import::run(c),
+        Command::Sessions(c) => cmd::sessions::run(c),
+        Command::ReviewToolset(args) => cmd::review_toolset::run(args),
     };
     exit::to_exit_code(result)
 }

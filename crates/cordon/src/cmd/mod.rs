@@ -12,4 +12,6 @@ pub mod label;
 pub mod mcp;
 pub mod mcp_gateway;
 pub mod proxy;
+pub mod review_toolset;
 pub mod serve;
+pub mod sessions;
