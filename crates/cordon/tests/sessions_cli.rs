@@ -271,3 +271,53 @@ fn review_toolset_reports_combinations_and_a_split() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn a_hooks_post_tool_write_taints_the_sessions_next_go_test() {
+    let e = env();
+    let ws = e.ws.display().to_string();
+    let hook = |payload: Value| {
+        let mut child = e
+            .cmd(&["hook", "claude-code", "--no-audit"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.to_string().as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let pre_go_test = json!({
+        "session_id": "h1", "cwd": ws, "hook_event_name": "PreToolUse", "permission_mode": "default",
+        "tool_name": "Bash", "tool_input": {"command": "go test ./pkg"}, "tool_use_id": "toolu_go_1"
+    });
+    let (code, out, err) = hook(pre_go_test.clone());
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("\"allow\""), "{out}");
+    // The harness's own human approved a write cordon did not permit; the post-tool
+    // event records it all the same.
+    let (code, _, err) = hook(json!({
+        "session_id": "h1", "cwd": ws, "hook_event_name": "PostToolUse", "permission_mode": "default",
+        "tool_name": "Write", "tool_input": {"file_path": format!("{ws}/pkg/y_test.go"), "content": "package pkg"},
+        "tool_use_id": "toolu_w_9", "tool_response": {"filePath": format!("{ws}/pkg/y_test.go"), "success": true}
+    }));
+    assert_eq!(code, Some(0), "{err}");
+    let mut again = pre_go_test;
+    again["tool_use_id"] = json!("toolu_go_2");
+    let (code, out, err) = hook(again);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("\"ask\"") && out.contains("y_test.go") && out.contains("toolu_w_9"),
+        "{out}"
+    );
+}
