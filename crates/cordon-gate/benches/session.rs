@@ -56,7 +56,12 @@ fn main() {
     for chunk in 0..WRITES / 1000 {
         let rec = SessionRecord {
             writes: (0..1000)
-                .map(|i| (format!("/w/proj/src/m{chunk}/f{i}.rs"), Some("h".repeat(64))))
+                .map(|i| {
+                    (
+                        format!("/w/proj/src/m{chunk}/f{i}.rs"),
+                        Some("h".repeat(64)),
+                    )
+                })
                 .collect(),
             legs: vec![],
         };
@@ -76,12 +81,27 @@ fn main() {
     let read = json!({"file_path": "/w/proj/data/x.csv"});
     let cases: Vec<(&str, Request)> = vec![
         ("go test ./pkg, no session", req(None, "Bash", go.clone())),
-        ("go test ./pkg, session with 0 writes", req(Some("empty"), "Bash", go.clone())),
-        ("go test ./pkg, session with 10,000 writes", req(Some("full"), "Bash", go)),
+        (
+            "go test ./pkg, session with 0 writes",
+            req(Some("empty"), "Bash", go.clone()),
+        ),
+        (
+            "go test ./pkg, session with 10,000 writes",
+            req(Some("full"), "Bash", go),
+        ),
         ("cargo test, no session", req(None, "Bash", cargo.clone())),
-        ("cargo test, session with 10,000 writes (all match **/*.rs's prefix)", req(Some("full"), "Bash", cargo)),
-        ("Read private file, no session", req(None, "Read", read.clone())),
-        ("Read private file, session with 10,000 writes", req(Some("full"), "Read", read)),
+        (
+            "cargo test, session with 10,000 writes (all match **/*.rs's prefix)",
+            req(Some("full"), "Bash", cargo),
+        ),
+        (
+            "Read private file, no session",
+            req(None, "Read", read.clone()),
+        ),
+        (
+            "Read private file, session with 10,000 writes",
+            req(Some("full"), "Read", read),
+        ),
     ];
     println!("| call | p50 | p90 |");
     println!("|---|---|---|");
@@ -91,7 +111,11 @@ fn main() {
             let t = Instant::now();
             let o = gate.decide(r, &fs, Containment::None, Human::caller(), false);
             let el = t.elapsed();
-            assert!(matches!(o, Outcome::Permitted(_)), "{name}: {:?}", o.decided().verdict.reason);
+            assert!(
+                matches!(o, Outcome::Permitted(_)),
+                "{name}: {:?}",
+                o.decided().verdict.reason
+            );
             if i >= 100 {
                 times.push(el);
             }

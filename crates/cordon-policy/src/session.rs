@@ -477,10 +477,10 @@ impl SessionSettings {
                     );
                     add(Leg::External, format!("a web search for `{}`", t.display()));
                 }
-                (OpKind::Mcp, Target::Mcp { server, .. }) => {
-                    if mcp.trust(server) == crate::mcp::Trust::Untrusted {
-                        add(Leg::Untrusted, op.target.display());
-                    }
+                (OpKind::Mcp, Target::Mcp { server, .. })
+                    if mcp.trust(server) == crate::mcp::Trust::Untrusted =>
+                {
+                    add(Leg::Untrusted, op.target.display());
                 }
                 _ => {}
             }
