@@ -275,7 +275,7 @@ impl Store {
         };
         let mut legs = tx
             .prepare_cached(&format!(
-                "SELECT {EVENT_COLS} FROM session_events WHERE session = ?1 AND kind != 'write' ORDER BY seq"
+                "SELECT {EVENT_COLS} FROM session_events WHERE session = ?1 AND kind IN ('private', 'untrusted', 'external') ORDER BY seq"
             ))
             .map_err(e)?;
         for ev in legs
