@@ -264,11 +264,13 @@ impl Gate {
         let presets = self.policy.apply_presets(&mut request);
         let ops = self.policy.operations(&request, fs);
         let judgement = self.policy.judge_with(&ops, containment, trace);
+        let (judgement, facts) = self.judge_session(&request, &ops, judgement);
         let how = How {
             presets,
             ..How::default()
         };
-        self.settle_how(request, ops, judgement, human, how)
+        let outcome = self.settle_how(request, ops, judgement, human, how);
+        self.remember_session(outcome, facts)
     }
 
     /// Take a judgement through the approval policy and the approval flow.

@@ -20,6 +20,10 @@
 //! given at most once per operation id and surface (a replay is refused). A human may
 //! answer an ask with an edited input, which is judged again ([`PendingAnswer`]).
 //!
+//! When the request names a session, what the session already did is consulted after
+//! the policy's order (a file it wrote that the call would execute, the third leg of the
+//! lethal trifecta) and what a permitted call did is recorded (see `session.rs`).
+//!
 //! Every outcome becomes one [`cordon_store::AuditRecord`] ([`Gate::record`]) and one
 //! verdict JSON object ([`Gate::report`]), the same for every surface.
 //! [`contained`] runs a permitted call in the sandbox with the egress proxy beside it.
@@ -39,6 +43,7 @@ mod held;
 mod onfailure;
 mod record;
 mod report;
+mod session;
 
 pub use cordon_policy::{Containment, Judgement};
 pub use cordon_sandbox::Permit;

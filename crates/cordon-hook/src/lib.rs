@@ -171,18 +171,26 @@ pub struct Containing {
 /// Answer one hook call through `gate`.
 pub fn answer(gate: &Gate, call: &Call, fs: &dyn FileFacts, containing: &Containing) -> Reply {
     match call.event {
-        Event::PostTool => post_tool(gate, call),
+        Event::PostTool => post_tool(gate, call, fs),
         Event::PermissionRequest => permission_request(gate, call, fs),
         Event::PreTool => pre_tool(gate, call, fs, containing),
     }
 }
 
-fn post_tool(gate: &Gate, call: &Call) -> Reply {
+fn post_tool(gate: &Gate, call: &Call, fs: &dyn FileFacts) -> Reply {
     let result = call.result.clone().unwrap_or_default();
-    match gate.record_result(&call.request, &result) {
+    if let Err(e) = gate.record_result(&call.request, &result) {
+        return Reply::block(format!(
+            "the result of {} was not recorded: {e}; fix the audit log or pass --no-audit",
+            call.request.tool
+        ));
+    }
+    // What ran is what the session remembers, whoever approved it (the harness's own
+    // human included): the file it wrote, the trifecta legs it added.
+    match gate.record_session_call(&call.request, fs) {
         Ok(()) => Reply::quiet(),
         Err(e) => Reply::block(format!(
-            "the result of {} was not recorded: {e}; fix the audit log or pass --no-audit",
+            "what {} did was not recorded in its session: {e}; later calls of the session cannot be checked against it",
             call.request.tool
         )),
     }

@@ -230,6 +230,8 @@ struct FileConfig {
     preset: Vec<Spanned<PresetTable>>,
     #[serde(default)]
     mcp: crate::mcp::McpTable,
+    #[serde(default)]
+    sessions: crate::session::SessionsTable,
     hook: Option<Spanned<HookTable>>,
     slots: Option<Spanned<SlotsTable>>,
 }
@@ -529,6 +531,8 @@ pub struct Merged {
     pub presets: Vec<Preset>,
     /// `[mcp.servers.NAME]` settings.
     pub mcp: crate::mcp::McpSettings,
+    /// `[sessions]` settings.
+    pub sessions: crate::session::SessionSettings,
 }
 
 /// The user's config file: `--user`-style override, else
@@ -686,6 +690,8 @@ fn merge(
     let mut ignored_allows = Vec::new();
     let mut presets = Vec::new();
     let mut mcp = crate::mcp::McpSettings::default();
+    let mut sessions = crate::session::SessionSettings::default();
+    let mut sessions_seen = crate::session::Seen::default();
     let mut hook_contain = None;
     let mut slots = crate::settings::SlotSettings::default();
 
@@ -714,6 +720,17 @@ fn merge(
             .mcp
             .merge_into(&mut mcp)
             .map_err(|(span, why)| l.err(span, why))?;
+        for what in l
+            .cfg
+            .sessions
+            .merge_into(&mut sessions, &mut sessions_seen, ok, &workspace, &home)
+            .map_err(|(span, why)| l.err(span, why))?
+        {
+            notes.push(format!(
+                "{}: {what} ignored: the workspace is not trusted (add it to `trusted_workspaces` in your user config)",
+                l.file.display()
+            ));
+        }
         let ignored = |what: &str, notes: &mut Vec<String>| {
             notes.push(format!(
                 "{}: {what} ignored: the workspace is not trusted (add it to `trusted_workspaces` in your user config)",
@@ -1059,6 +1076,7 @@ fn merge(
         version,
         presets,
         mcp,
+        sessions,
     })
 }
 

@@ -10,7 +10,7 @@
 //! must never offer a public constructor of either proof type.
 
 use crate::settings::ApprovalPolicy;
-use crate::verdict::{Decision, Verdict};
+use crate::verdict::{Decision, Source, Verdict};
 use serde::Serialize;
 
 /// Where the call will run, as far as the decision is concerned.
@@ -139,6 +139,19 @@ impl Judgement {
     /// verdict can no longer become an [`Allowed`].
     pub fn into_verdict(self) -> Verdict {
         *self.verdict
+    }
+
+    /// The same judgement made stricter by something the policy learned after the
+    /// evaluation order (what the call's session already did): the decision becomes
+    /// `decision` when that is more restrictive, with `reason` and `source`; a less
+    /// restrictive `decision` changes nothing. Never loosens.
+    pub fn tighten(mut self, decision: Decision, reason: String, source: Source) -> Judgement {
+        if decision > self.verdict.decision {
+            self.verdict.decision = decision;
+            self.verdict.reason = reason;
+            self.verdict.source = source;
+        }
+        self
     }
 
     /// The proof that the policy allowed the call, when it did.

@@ -36,9 +36,11 @@ pub mod presets;
 pub mod request;
 pub mod rules;
 pub mod secrets;
+pub mod session;
 pub mod settings;
 pub mod suggest;
 pub mod terminal;
+pub mod toolset;
 pub mod verdict;
 
 pub use config::{ConfigError, Defaults, LoadOptions, Mode};

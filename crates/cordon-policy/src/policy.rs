@@ -88,6 +88,7 @@ pub struct Policy {
     trusted: bool,
     presets: Vec<crate::presets::Preset>,
     mcp: crate::mcp::McpSettings,
+    sessions: crate::session::SessionSettings,
     hook_contain: bool,
     slots: crate::settings::SlotSettings,
 }
@@ -155,6 +156,7 @@ impl Policy {
             trusted: m.trusted,
             presets: m.presets,
             mcp: m.mcp,
+            sessions: m.sessions,
             hook_contain: m.hook_contain,
             slots: m.slots,
         })
@@ -163,6 +165,18 @@ impl Policy {
     /// The `[mcp.servers.NAME]` settings.
     pub fn mcp(&self) -> &crate::mcp::McpSettings {
         &self.mcp
+    }
+
+    /// The `[sessions]` settings.
+    pub fn sessions(&self) -> &crate::session::SessionSettings {
+        &self.sessions
+    }
+
+    /// What one call means for its session: the files it writes and executes, and the
+    /// trifecta legs it adds.
+    pub fn session_facts(&self, req: &Request, ops: &Operations) -> crate::session::SessionFacts {
+        self.sessions
+            .facts(req, ops, &self.workspace, &self.homes[0], &self.mcp)
     }
 
     /// The presets, highest precedence first.

@@ -69,6 +69,9 @@ pub enum Step {
     AllowRule,
     /// 8: the configured default for the operation and location.
     Default,
+    /// After the order: what the call's session already did (write-then-run, the rule
+    /// of two) made it stricter.
+    Session,
     /// After the order: an ask turned into deny because no human can be asked.
     NoHuman,
     /// After the order: an ask answered by a human or an existing approval.
@@ -87,6 +90,7 @@ impl Step {
             Step::Mode => "mode",
             Step::AllowRule => "allow-rule",
             Step::Default => "default",
+            Step::Session => "session",
             Step::NoHuman => "no-human",
             Step::Approval => "approval",
         }

@@ -58,6 +58,7 @@
 
 mod analyze;
 mod env;
+mod executes;
 mod expand;
 pub mod gitkeys;
 mod knowledge;
@@ -67,6 +68,7 @@ pub mod pattern;
 mod word;
 mod wrappers;
 
+pub use executes::{ExecutedFile, executed_files};
 pub use model::{
     Analysis, Class, Context, CwdChange, Dynamic, Effects, ExecArg, Hazard, HazardKind, NetTarget,
     Redirect, RedirectKind, RepoConfigUse, SimpleCommand, Word,

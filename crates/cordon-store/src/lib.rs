@@ -7,6 +7,8 @@
 //!   approvals left pending for a human who was not there;
 //! * the **approval flow** ([`resolve_ask`]): what happens when the policy says "ask" —
 //!   an existing lease, else a human through a [`Prompter`], else deny or pending;
+//! * **sessions** ([`Store::record_session`], [`Store::session_view`]): what each
+//!   session's permitted calls wrote and which legs of the lethal trifecta they added;
 //! * **pinned MCP servers** ([`Store::mcp_pins`]): the command and tool definitions a
 //!   human approved for each MCP server, and changes seen since;
 //! * **sandbox slots' records** ([`Store::slots`]): when each persistent slot was made
@@ -44,6 +46,7 @@ mod pins;
 mod record;
 mod redact;
 mod slots;
+mod sessions;
 mod store;
 mod tty;
 
@@ -63,6 +66,9 @@ pub use pins::{CommandPin, PinsApproved, ServerPins, ToolPin};
 pub use record::{AuditRecord, ContainmentBlock, EscalationRecord, FindingBrief, Phase};
 pub use redact::{REDACTED, redact, redact_text};
 pub use slots::{SlotRecord, SlotScope};
+pub use sessions::{
+    CallRef, EventKind, SessionEvent, SessionLimits, SessionRecord, SessionSummary, SessionView,
+};
 pub use store::{
     Answer, Answered, Approved, Denied, Lease, LeaseId, LeaseUse, Pending, PendingId, PendingState,
     RememberedRule, SCHEMA_VERSION, Scope, Store, StoreOptions,

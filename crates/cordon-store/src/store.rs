@@ -15,7 +15,7 @@ use crate::error::{StoreError, StoreErrorKind};
 use crate::paths;
 
 /// Newest schema version this build reads and writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// Written to `PRAGMA application_id` so another program's database is not mistaken
 /// for a store ("cord" in ASCII).
@@ -110,6 +110,32 @@ CREATE TABLE slots (
     last_status  INTEGER,
     size_bytes   INTEGER,
     PRIMARY KEY (scope, scope_id, key)
+);
+"#,
+    // Sessions (see `sessions.rs`): one row per session, one per written path and one
+    // per trifecta leg (the first call that added it; `key` is empty for legs).
+    r#"
+CREATE TABLE sessions (
+    id            TEXT    PRIMARY KEY CHECK (length(id) > 0),
+    started_ms    INTEGER NOT NULL,
+    last_ms       INTEGER NOT NULL,
+    writes        INTEGER NOT NULL DEFAULT 0,
+    overflowed_ms INTEGER
+);
+CREATE INDEX sessions_by_last ON sessions (last_ms);
+CREATE TABLE session_events (
+    seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+    session      TEXT    NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    kind         TEXT    NOT NULL
+                 CHECK (kind IN ('write', 'private', 'untrusted', 'external')),
+    key          TEXT    NOT NULL,
+    target       TEXT    NOT NULL,
+    hash         TEXT,
+    at_ms        INTEGER NOT NULL,
+    tool         TEXT    NOT NULL,
+    call         TEXT    NOT NULL,
+    operation_id TEXT,
+    UNIQUE (session, kind, key)
 );
 "#,
 ];

@@ -50,6 +50,11 @@ enum Command {
     /// Persistent sandbox slots: list, show, remove, snapshot and restore them.
     #[command(subcommand)]
     Slots(cmd::slots::SlotsCommand),
+    /// What sessions remember (files written, trifecta legs): list, show, end.
+    #[command(subcommand)]
+    Sessions(cmd::sessions::SessionsCommand),
+    /// Report which combinations of an agent's tools reach the lethal trifecta.
+    ReviewToolset(cmd::review_toolset::ReviewToolsetArgs),
     /// Convert Claude Code or Codex permission settings into cordon's TOML config.
     #[command(subcommand)]
     Import(cmd::import::ImportCommand),
@@ -91,6 +96,8 @@ fn main() -> std::process::ExitCode {
         Command::RunAction(a) => cmd::action::run_action(*a),
         Command::Slots(c) => cmd::slots::run(c),
         Command::Ui(args) => cmd::ui::run(args),
+        Command::Sessions(c) => cmd::sessions::run(c),
+        Command::ReviewToolset(args) => cmd::review_toolset::run(args),
     };
     exit::to_exit_code(result)
 }

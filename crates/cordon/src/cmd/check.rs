@@ -23,6 +23,10 @@ pub struct CheckArgs {
     /// Print the evaluation trail (and the parsed shell structure) on stderr.
     #[arg(long)]
     explain: bool,
+    /// The agent session the call belongs to (as the request's `session`): what the
+    /// session already did is consulted and what a permitted call does is recorded.
+    #[arg(long, value_name = "ID")]
+    session: Option<String>,
     /// The request JSON; `-` or nothing reads it from stdin.
     request: Option<String>,
 }
@@ -33,8 +37,22 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         None | Some("-") => read_stdin()?,
         Some(t) => t.to_string(),
     };
-    let req = Request::from_json(&text)
+    let mut req = Request::from_json(&text)
         .map_err(|e| Exit::new(Code::Invalid, format!("invalid request: {e}")))?;
+    if let Some(s) = args.session {
+        match &req.session {
+            Some(named) if *named != s => {
+                return Err(Exit::new(
+                    Code::Invalid,
+                    format!(
+                        "the request names session `{named}` and --session says `{s}`; give one"
+                    ),
+                )
+                .into());
+            }
+            _ => req.session = Some(s),
+        }
+    }
     let mut opts = args.policy.options()?;
     opts.remembered_rules = args.approvals.remembered_rules();
     let gate = args

@@ -1,0 +1,383 @@
+//! Sessions: what a session's permitted calls did.
+//!
+//! One row per session (when it started, when it was last used, how many distinct
+//! files it wrote, whether it ran past its cap) and one per event: a file written (one
+//! row per path, updated by later writes of the same path) or the first call that gave
+//! the session a leg of the lethal trifecta (private data, untrusted input, external
+//! communication; later calls of the same leg add nothing).
+//!
+//! Bounded: a session remembers at most `max_writes` distinct written files. Past the
+//! cap nothing is forgotten silently: the session is marked overflowed, and the gate
+//! then treats every file a call executes as possibly written by the session. Idle
+//! sessions expire: a session not used for `expire_after` is deleted on the next
+//! record and ignored by every read before that.
+//!
+//! This module stores and reads; the policy says what a call wrote or touched, and the
+//! gate decides what a match means.
+
+use std::time::{Duration, SystemTime};
+
+use cordon_policy::session::Leg;
+use rusqlite::{OptionalExtension, params};
+
+use crate::error::StoreError;
+use crate::store::{Store, from_ms, now_ms};
+
+/// What a session event records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EventKind {
+    /// A file was written or created.
+    Write,
+    /// A leg of the trifecta was added.
+    Leg(Leg),
+}
+
+impl EventKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Write => "write",
+            EventKind::Leg(l) => l.as_str(),
+        }
+    }
+
+    fn parse(s: &str) -> Option<EventKind> {
+        match s {
+            "write" => Some(EventKind::Write),
+            other => Leg::parse(other).map(EventKind::Leg),
+        }
+    }
+}
+
+impl std::fmt::Display for EventKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The call an event came from, as reasons name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallRef {
+    /// The tool name.
+    pub tool: String,
+    /// A short rendering of the call (a command, a path, a URL).
+    pub call: String,
+    /// The harness's id of the call, if it had one.
+    pub operation_id: Option<String>,
+}
+
+/// One recorded event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionEvent {
+    /// Its sequence number (never reused within one store).
+    pub seq: i64,
+    /// What it records.
+    pub kind: EventKind,
+    /// The file written, or what the leg's call touched.
+    pub target: String,
+    /// The blake3 hash of the written content, when it was known.
+    pub hash: Option<String>,
+    /// When (for a write: the latest write of that path).
+    pub at: SystemTime,
+    /// The call that did it (for a write: the latest).
+    pub by: CallRef,
+}
+
+/// What one permitted call adds to its session.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionRecord {
+    /// Files written, with their content hash when known.
+    pub writes: Vec<(String, Option<String>)>,
+    /// Legs added, with what they touched.
+    pub legs: Vec<(Leg, String)>,
+}
+
+impl SessionRecord {
+    /// Whether there is nothing to record.
+    pub fn is_empty(&self) -> bool {
+        self.writes.is_empty() && self.legs.is_empty()
+    }
+}
+
+/// How much a session may hold, and for how long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionLimits {
+    /// Distinct written files remembered per session.
+    pub max_writes: u64,
+    /// A session idle this long is forgotten.
+    pub expire_after: Duration,
+}
+
+/// A session as listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionSummary {
+    /// Its id (the harness's).
+    pub id: String,
+    /// Its first recorded call.
+    pub started: SystemTime,
+    /// Its latest recorded call.
+    pub last: SystemTime,
+    /// Distinct files it wrote (that it remembers).
+    pub writes: u64,
+    /// The legs it holds.
+    pub legs: Vec<Leg>,
+    /// When it ran past its cap of remembered writes, if it did.
+    pub overflowed: Option<SystemTime>,
+}
+
+/// What the gate needs to judge one call of a session.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionView {
+    /// The legs the session holds, first call of each.
+    pub legs: Vec<SessionEvent>,
+    /// Writes beneath the asked prefixes.
+    pub writes: Vec<SessionEvent>,
+    /// When the session ran past its cap of remembered writes, if it did.
+    pub overflowed: Option<SystemTime>,
+}
+
+const EVENT_COLS: &str = "seq, kind, target, hash, at_ms, tool, call, operation_id";
+
+fn event_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Option<SessionEvent>> {
+    let kind: String = r.get(1)?;
+    let Some(kind) = EventKind::parse(&kind) else {
+        return Ok(None);
+    };
+    Ok(Some(SessionEvent {
+        seq: r.get(0)?,
+        kind,
+        target: r.get(2)?,
+        hash: r.get(3)?,
+        at: from_ms(r.get(4)?),
+        by: CallRef {
+            tool: r.get(5)?,
+            call: r.get(6)?,
+            operation_id: r.get(7)?,
+        },
+    }))
+}
+
+/// The largest key that starts with `prefix`: a range scan `prefix <= key < upper`.
+fn upper(prefix: &str) -> String {
+    format!("{prefix}\u{10FFFF}")
+}
+
+fn cutoff(expire_after: Duration) -> i64 {
+    now_ms().saturating_sub(i64::try_from(expire_after.as_millis()).unwrap_or(i64::MAX))
+}
+
+impl Store {
+    /// Record what a permitted call of `session` did, in one transaction; first
+    /// deletes every session idle past `limits.expire_after`.
+    pub fn record_session(
+        &self,
+        session: &str,
+        by: &CallRef,
+        rec: &SessionRecord,
+        limits: SessionLimits,
+    ) -> Result<(), StoreError> {
+        if session.is_empty() {
+            return Err(self.invalid("a session id must not be empty"));
+        }
+        let tx = self.immediate()?;
+        let now = now_ms();
+        let e = |e| self.err(e);
+        tx.execute(
+            "DELETE FROM sessions WHERE last_ms < ?1",
+            params![cutoff(limits.expire_after)],
+        )
+        .map_err(e)?;
+        tx.execute(
+            "INSERT INTO sessions (id, started_ms, last_ms) VALUES (?1, ?2, ?2)
+             ON CONFLICT (id) DO UPDATE SET last_ms = ?2",
+            params![session, now],
+        )
+        .map_err(e)?;
+        let mut writes: u64 = tx
+            .query_row(
+                "SELECT writes FROM sessions WHERE id = ?1",
+                params![session],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| u64::try_from(n).unwrap_or(0))
+            .map_err(e)?;
+        for (path, hash) in &rec.writes {
+            let updated = tx
+                .execute(
+                    "UPDATE session_events SET hash = ?3, at_ms = ?4, tool = ?5, call = ?6, operation_id = ?7
+                     WHERE session = ?1 AND kind = 'write' AND key = ?2",
+                    params![session, path, hash, now, by.tool, by.call, by.operation_id],
+                )
+                .map_err(e)?;
+            if updated > 0 {
+                continue;
+            }
+            if writes >= limits.max_writes {
+                tx.execute(
+                    "UPDATE sessions SET overflowed_ms = ?2 WHERE id = ?1 AND overflowed_ms IS NULL",
+                    params![session, now],
+                )
+                .map_err(e)?;
+                continue;
+            }
+            tx.execute(
+                "INSERT INTO session_events (session, kind, key, target, hash, at_ms, tool, call, operation_id)
+                 VALUES (?1, 'write', ?2, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![session, path, hash, now, by.tool, by.call, by.operation_id],
+            )
+            .map_err(e)?;
+            writes += 1;
+        }
+        tx.execute(
+            "UPDATE sessions SET writes = ?2 WHERE id = ?1",
+            params![session, i64::try_from(writes).unwrap_or(i64::MAX)],
+        )
+        .map_err(e)?;
+        for (leg, target) in &rec.legs {
+            tx.execute(
+                "INSERT OR IGNORE INTO session_events (session, kind, key, target, at_ms, tool, call, operation_id)
+                 VALUES (?1, ?2, '', ?3, ?4, ?5, ?6, ?7)",
+                params![session, leg.as_str(), target, now, by.tool, by.call, by.operation_id],
+            )
+            .map_err(e)?;
+        }
+        tx.commit().map_err(e)
+    }
+
+    /// The session's legs and its writes beneath any of `prefixes` (paths or directory
+    /// prefixes ending in `/`). An unknown or expired session holds nothing.
+    pub fn session_view(
+        &self,
+        session: &str,
+        prefixes: &[&str],
+        expire_after: Duration,
+    ) -> Result<SessionView, StoreError> {
+        let e = |e| self.err(e);
+        let tx = rusqlite::Transaction::new_unchecked(
+            &self.conn,
+            rusqlite::TransactionBehavior::Deferred,
+        )
+        .map_err(e)?;
+        let row: Option<Option<i64>> = tx
+            .query_row(
+                "SELECT overflowed_ms FROM sessions WHERE id = ?1 AND last_ms >= ?2",
+                params![session, cutoff(expire_after)],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(e)?;
+        let Some(overflowed) = row else {
+            return Ok(SessionView::default());
+        };
+        let mut view = SessionView {
+            overflowed: overflowed.map(from_ms),
+            ..SessionView::default()
+        };
+        let mut legs = tx
+            .prepare_cached(&format!(
+                "SELECT {EVENT_COLS} FROM session_events WHERE session = ?1 AND kind IN ('private', 'untrusted', 'external') ORDER BY seq"
+            ))
+            .map_err(e)?;
+        for ev in legs
+            .query_map(params![session], event_from_row)
+            .map_err(e)?
+        {
+            view.legs.extend(ev.map_err(e)?);
+        }
+        drop(legs);
+        let mut writes = tx
+            .prepare_cached(&format!(
+                "SELECT {EVENT_COLS} FROM session_events
+                 WHERE session = ?1 AND kind = 'write' AND key >= ?2 AND key < ?3 ORDER BY seq"
+            ))
+            .map_err(e)?;
+        let mut seen = std::collections::BTreeSet::new();
+        for p in prefixes {
+            for ev in writes
+                .query_map(params![session, p, upper(p)], event_from_row)
+                .map_err(e)?
+            {
+                if let Some(ev) = ev.map_err(e)?
+                    && seen.insert(ev.seq)
+                {
+                    view.writes.push(ev);
+                }
+            }
+        }
+        drop(writes);
+        tx.commit().map_err(e)?;
+        Ok(view)
+    }
+
+    /// Every session not idle past `expire_after`, most recently used first.
+    pub fn sessions(&self, expire_after: Duration) -> Result<Vec<SessionSummary>, StoreError> {
+        let e = |e| self.err(e);
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT s.id, s.started_ms, s.last_ms, s.writes, s.overflowed_ms,
+                        (SELECT group_concat(kind) FROM session_events
+                         WHERE session = s.id AND kind != 'write')
+                 FROM sessions s WHERE s.last_ms >= ?1 ORDER BY s.last_ms DESC",
+            )
+            .map_err(e)?;
+        let rows = st
+            .query_map(params![cutoff(expire_after)], |r| {
+                let legs: Option<String> = r.get(5)?;
+                Ok(SessionSummary {
+                    id: r.get(0)?,
+                    started: from_ms(r.get(1)?),
+                    last: from_ms(r.get(2)?),
+                    writes: u64::try_from(r.get::<_, i64>(3)?).unwrap_or(0),
+                    overflowed: r.get::<_, Option<i64>>(4)?.map(from_ms),
+                    legs: legs
+                        .unwrap_or_default()
+                        .split(',')
+                        .filter_map(Leg::parse)
+                        .collect(),
+                })
+            })
+            .map_err(e)?;
+        rows.collect::<Result<_, _>>().map_err(e)
+    }
+
+    /// One session and its events in order; `None` for an unknown or expired session.
+    pub fn session(
+        &self,
+        id: &str,
+        expire_after: Duration,
+    ) -> Result<Option<(SessionSummary, Vec<SessionEvent>)>, StoreError> {
+        let Some(summary) = self
+            .sessions(expire_after)?
+            .into_iter()
+            .find(|s| s.id == id)
+        else {
+            return Ok(None);
+        };
+        let e = |e| self.err(e);
+        let mut st = self
+            .conn
+            .prepare(&format!(
+                "SELECT {EVENT_COLS} FROM session_events WHERE session = ?1 ORDER BY seq"
+            ))
+            .map_err(e)?;
+        let mut events = Vec::new();
+        for ev in st.query_map(params![id], event_from_row).map_err(e)? {
+            events.extend(ev.map_err(e)?);
+        }
+        Ok(Some((summary, events)))
+    }
+
+    /// Forget a session and everything it recorded; whether it existed.
+    pub fn end_session(&self, id: &str) -> Result<bool, StoreError> {
+        let tx = self.immediate()?;
+        let e = |e| self.err(e);
+        tx.execute("DELETE FROM session_events WHERE session = ?1", params![id])
+            .map_err(e)?;
+        let n = tx
+            .execute("DELETE FROM sessions WHERE id = ?1", params![id])
+            .map_err(e)?;
+        tx.commit().map_err(e)?;
+        Ok(n > 0)
+    }
+}

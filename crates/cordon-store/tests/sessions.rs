@@ -1,0 +1,143 @@
+//! Session memory against a real SQLite file: writes, legs, the cap, expiry, ending.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::time::Duration;
+
+use cordon_policy::session::Leg;
+use cordon_store::{CallRef, EventKind, SessionLimits, SessionRecord, Store};
+
+fn temp_store() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("state").join("store.sqlite3")).unwrap();
+    (dir, store)
+}
+
+fn by(call: &str) -> CallRef {
+    CallRef {
+        tool: "Write".into(),
+        call: call.into(),
+        operation_id: Some(format!("op-{call}")),
+    }
+}
+
+const LIMITS: SessionLimits = SessionLimits {
+    max_writes: 3,
+    expire_after: Duration::from_secs(3600),
+};
+
+fn write(path: &str) -> SessionRecord {
+    SessionRecord {
+        writes: vec![(path.into(), Some(format!("hash-of-{path}")))],
+        legs: vec![],
+    }
+}
+
+#[test]
+fn writes_are_found_beneath_a_prefix_and_rewrites_update_the_row() {
+    let (_d, s) = temp_store();
+    s.record_session("s1", &by("a"), &write("/w/pkg/x_test.go"), LIMITS)
+        .unwrap();
+    s.record_session("s1", &by("b"), &write("/w/other/y.go"), LIMITS)
+        .unwrap();
+    s.record_session("s1", &by("c"), &write("/w/pkg/x_test.go"), LIMITS)
+        .unwrap();
+    let v = s
+        .session_view("s1", &["/w/pkg/"], LIMITS.expire_after)
+        .unwrap();
+    assert_eq!(v.writes.len(), 1);
+    assert_eq!(v.writes[0].target, "/w/pkg/x_test.go");
+    assert_eq!(v.writes[0].by.call, "c", "the latest write names its call");
+    assert_eq!(v.writes[0].kind, EventKind::Write);
+    // Another session sees nothing of it.
+    let other = s.session_view("s2", &["/w/"], LIMITS.expire_after).unwrap();
+    assert!(other.writes.is_empty() && other.legs.is_empty());
+    let list = s.sessions(LIMITS.expire_after).unwrap();
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0].writes, 2);
+}
+
+#[test]
+fn the_first_call_of_each_leg_is_kept() {
+    let (_d, s) = temp_store();
+    let legs = |l: Leg, t: &str| SessionRecord {
+        writes: vec![],
+        legs: vec![(l, t.into())],
+    };
+    s.record_session("s", &by("read"), &legs(Leg::Private, "/w/.env"), LIMITS)
+        .unwrap();
+    s.record_session("s", &by("read2"), &legs(Leg::Private, "/w/.npmrc"), LIMITS)
+        .unwrap();
+    s.record_session(
+        "s",
+        &by("fetch"),
+        &legs(Leg::Untrusted, "example.com:443"),
+        LIMITS,
+    )
+    .unwrap();
+    let v = s.session_view("s", &[], LIMITS.expire_after).unwrap();
+    let got: Vec<_> = v
+        .legs
+        .iter()
+        .map(|e| (e.kind, e.by.call.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (EventKind::Leg(Leg::Private), "read"),
+            (EventKind::Leg(Leg::Untrusted), "fetch")
+        ]
+    );
+}
+
+#[test]
+fn a_full_session_says_so_instead_of_forgetting() {
+    let (_d, s) = temp_store();
+    for i in 0..5 {
+        s.record_session("s", &by("w"), &write(&format!("/w/f{i}")), LIMITS)
+            .unwrap();
+    }
+    let v = s.session_view("s", &["/w/"], LIMITS.expire_after).unwrap();
+    assert_eq!(v.writes.len(), 3, "only the cap is remembered");
+    assert!(
+        v.overflowed.is_some(),
+        "and the session knows it ran past it"
+    );
+}
+
+#[test]
+fn ended_and_expired_sessions_hold_nothing() {
+    let (_d, s) = temp_store();
+    s.record_session("s", &by("w"), &write("/w/a"), LIMITS)
+        .unwrap();
+    assert!(s.end_session("s").unwrap());
+    assert!(!s.end_session("s").unwrap());
+    assert!(
+        s.session_view("s", &["/w/"], LIMITS.expire_after)
+            .unwrap()
+            .writes
+            .is_empty()
+    );
+
+    s.record_session("old", &by("w"), &write("/w/a"), LIMITS)
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(30));
+    let short = Duration::from_millis(10);
+    assert!(
+        s.session_view("old", &["/w/"], short)
+            .unwrap()
+            .writes
+            .is_empty()
+    );
+    assert!(s.sessions(short).unwrap().is_empty());
+    // The next record deletes it for good.
+    let limits = SessionLimits {
+        expire_after: short,
+        ..LIMITS
+    };
+    s.record_session("new", &by("w"), &write("/w/b"), limits)
+        .unwrap();
+    assert!(s.session("old", LIMITS.expire_after).unwrap().is_none());
+    let (summary, events) = s.session("new", LIMITS.expire_after).unwrap().unwrap();
+    assert_eq!(summary.id, "new");
+    assert_eq!(events.len(), 1);
+}
