@@ -45,8 +45,8 @@ mod paths;
 mod pins;
 mod record;
 mod redact;
-mod slots;
 mod sessions;
+mod slots;
 mod store;
 mod tty;
 
@@ -65,10 +65,10 @@ pub use paths::{default_audit_path, default_store_path, state_dir};
 pub use pins::{CommandPin, PinsApproved, ServerPins, ToolPin};
 pub use record::{AuditRecord, ContainmentBlock, EscalationRecord, FindingBrief, Phase};
 pub use redact::{REDACTED, redact, redact_text};
-pub use slots::{SlotRecord, SlotScope};
 pub use sessions::{
     CallRef, EventKind, SessionEvent, SessionLimits, SessionRecord, SessionSummary, SessionView,
 };
+pub use slots::{SlotRecord, SlotScope};
 pub use store::{
     Answer, Answered, Approved, Denied, Lease, LeaseId, LeaseUse, Pending, PendingId, PendingState,
     RememberedRule, SCHEMA_VERSION, Scope, Store, StoreOptions,

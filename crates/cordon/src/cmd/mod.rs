@@ -15,7 +15,7 @@ pub mod mcp_gateway;
 pub mod proxy;
 pub mod review_toolset;
 pub mod serve;
+pub mod sessions;
 pub mod skill;
 pub mod slots;
 pub mod ui;
-pub mod sessions;
