@@ -298,6 +298,15 @@ async fn handle(req: Request<Incoming>, tunnel: Arc<Tunnel>) -> Response<ProxyBo
     event.status = Some(parts.status.as_u16());
     let body: ProxyBody = match added {
         Some(cred) => {
+            if encoded(&parts.headers) {
+                let why = format!(
+                    "{authority} answered a request carrying the credential {} with an encoded (compressed) body, which cannot be checked for the credential's value",
+                    cred.name()
+                );
+                event.reason = why.clone();
+                shared.events.emit(event.finish(started.elapsed()));
+                return block_response(&Block::error(502, NetCode::UpstreamError, why));
+            }
             redact_headers(cred, &mut parts.headers);
             // The body is held to be redacted; the length changes with it.
             parts.headers.remove(hyper::header::CONTENT_LENGTH);
@@ -397,51 +406,95 @@ async fn collect_limited(body: Incoming, limit: usize) -> Result<bytes::Bytes, S
         .map_err(|e| format!("a body checked for credentials could not be read whole (at most {limit} bytes are held): {e}"))
 }
 
-/// Put the real value where the placeholder stands; with no `Authorization` header, add
-/// it as a bearer token.
+/// Put the real value where the placeholder stands in the `Authorization` header; with no
+/// `Authorization` header, add it as a bearer token. Only there: a placeholder in any
+/// other header (one the upstream might echo back, say in an error about a bad `Accept`)
+/// goes upstream as it is, so no echo can carry the real value. The response must come
+/// back uncompressed, so that the redaction of the real value sees it.
 fn add_credential(cred: &Credential, headers: &mut hyper::HeaderMap) {
-    let mut swapped = false;
-    for value in headers.values_mut() {
-        let text = String::from_utf8_lossy(value.as_bytes()).into_owned();
-        if text.contains(cred.placeholder())
-            && let Ok(v) = HeaderValue::from_str(&text.replace(cred.placeholder(), cred.value()))
-        {
-            *value = v;
-            swapped = true;
+    if headers.contains_key(hyper::header::AUTHORIZATION) {
+        let swapped: Vec<HeaderValue> = headers
+            .get_all(hyper::header::AUTHORIZATION)
+            .iter()
+            .map(|value| {
+                let text = String::from_utf8_lossy(value.as_bytes());
+                match HeaderValue::from_str(&text.replace(cred.placeholder(), cred.value())) {
+                    Ok(mut v) => {
+                        v.set_sensitive(true);
+                        v
+                    }
+                    Err(_) => value.clone(),
+                }
+            })
+            .collect();
+        headers.remove(hyper::header::AUTHORIZATION);
+        for v in swapped {
+            headers.append(hyper::header::AUTHORIZATION, v);
         }
-    }
-    if !swapped
-        && !headers.contains_key(hyper::header::AUTHORIZATION)
-        && let Ok(mut v) = HeaderValue::from_str(&format!("Bearer {}", cred.value()))
-    {
+    } else if let Ok(mut v) = HeaderValue::from_str(&format!("Bearer {}", cred.value())) {
         v.set_sensitive(true);
         headers.insert(hyper::header::AUTHORIZATION, v);
     }
+    headers.insert(
+        hyper::header::ACCEPT_ENCODING,
+        HeaderValue::from_static("identity"),
+    );
+}
+
+/// Whether a response body is encoded (compressed) so that the real value could pass the
+/// redaction unseen.
+fn encoded(headers: &hyper::HeaderMap) -> bool {
+    headers
+        .get_all(hyper::header::CONTENT_ENCODING)
+        .iter()
+        .any(|v| !v.as_bytes().eq_ignore_ascii_case(b"identity"))
+}
+
+/// The spellings of the real value a response may echo: as it is, JSON-escaped (`/` as
+/// `\/`) and percent-encoded.
+fn spellings(cred: &Credential) -> Vec<Vec<u8>> {
+    let value = cred.value();
+    let mut out = vec![value.as_bytes().to_vec()];
+    let json = value.replace('/', "\\/");
+    let mut percent = String::new();
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            percent.push(char::from(b));
+        } else {
+            percent.push_str(&format!("%{b:02X}"));
+        }
+    }
+    for v in [json, percent] {
+        if !out.contains(&v.as_bytes().to_vec()) {
+            out.push(v.into_bytes());
+        }
+    }
+    out
 }
 
 fn redact(cred: &Credential, bytes: &[u8]) -> Vec<u8> {
-    let needle = cred.value().as_bytes();
+    let needles = spellings(cred);
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i..].starts_with(needle) {
-            out.extend_from_slice(cred.placeholder().as_bytes());
-            i += needle.len();
-        } else {
-            out.push(bytes[i]);
-            i += 1;
+    'scan: while i < bytes.len() {
+        for needle in &needles {
+            if bytes[i..].starts_with(needle) {
+                out.extend_from_slice(cred.placeholder().as_bytes());
+                i += needle.len();
+                continue 'scan;
+            }
         }
+        out.push(bytes[i]);
+        i += 1;
     }
     out
 }
 
 fn redact_headers(cred: &Credential, headers: &mut hyper::HeaderMap) {
     for value in headers.values_mut() {
-        if value
-            .as_bytes()
-            .windows(cred.value().len())
-            .any(|w| w == cred.value().as_bytes())
-            && let Ok(v) = HeaderValue::from_bytes(&redact(cred, value.as_bytes()))
+        let redacted = redact(cred, value.as_bytes());
+        if redacted != value.as_bytes()
+            && let Ok(v) = HeaderValue::from_bytes(&redacted)
         {
             *value = v;
         }

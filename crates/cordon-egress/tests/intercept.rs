@@ -408,3 +408,43 @@ async fn a_redirect_to_another_host_carries_no_credential() {
         "{landing}"
     );
 }
+
+#[tokio::test]
+async fn the_real_value_goes_only_into_authorization_and_responses_come_back_unencoded() {
+    let test_ca = TestCa::new();
+    let (up, seen) = common::tls::https_upstream_seen(&test_ca, &["up.test", "other.test"]).await;
+    let (proxy, run_ca, ph) = with_credential(up.port(), &test_ca.cert);
+    let addr = proxy.tcp_addr().unwrap();
+    let mut c = TlsClient::connect(addr, "up.test", up.port(), &run_ca)
+        .await
+        .unwrap();
+    // A header the upstream might echo (an `Accept` it complains about) keeps the
+    // placeholder; a compressed answer is not asked for.
+    let accept = format!("application/vnd.{ph}");
+    let auth = format!("token {ph}");
+    let a = c
+        .send(
+            "GET",
+            "/api/user",
+            &[
+                ("authorization", &auth),
+                ("accept", &accept),
+                ("accept-encoding", "gzip, br"),
+            ],
+            "",
+        )
+        .await;
+    assert_eq!(a.status, 200, "{a:?}");
+    let head = seen.lock().unwrap().last().unwrap().clone();
+    assert!(
+        head.contains(&format!("authorization: token {REAL}")),
+        "{head}"
+    );
+    assert!(
+        head.contains(&format!("accept: application/vnd.{ph}")),
+        "{head}"
+    );
+    assert!(!head.contains("gzip"), "{head}");
+    assert!(head.contains("accept-encoding: identity"), "{head}");
+    assert!(!a.body.contains(REAL), "{}", a.body);
+}

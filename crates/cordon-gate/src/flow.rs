@@ -296,7 +296,7 @@ impl Gate {
         let approval = judgement.approval();
         let containment = judgement.containment();
         let decided = |verdict: Verdict| Decided {
-            fingerprint: self.policy.fingerprint(&request),
+            fingerprint: self.fingerprint(&request, &verdict),
             request: request.clone(),
             ops: ops.clone(),
             verdict,
@@ -438,6 +438,24 @@ impl Gate {
         d.verdict.reason = reason;
         d.verdict.source = Source::new(Step::Approval, grant.answer());
         self.permit(d, Permit::from_grant(grant))
+    }
+
+    /// The approval fingerprint of a call: the policy's, and, when the session step made
+    /// it ask (write-then-run, the rule of two), bound to what the session did that made
+    /// it ask (the reason names the file and the earlier call). A lease given for the
+    /// same call before that history (for the session, or always) then cannot answer
+    /// it; a lease given for this ask answers the same call with the same history only.
+    fn fingerprint(&self, request: &Request, verdict: &Verdict) -> String {
+        let base = self.policy.fingerprint(request);
+        if verdict.source.step != Step::Session {
+            return base;
+        }
+        let mut h = blake3::Hasher::new();
+        h.update(b"session-bound\0");
+        h.update(base.as_bytes());
+        h.update(b"\0");
+        h.update(verdict.reason.as_bytes());
+        h.finalize().to_hex().to_string()
     }
 
     /// Let a call proceed, once per operation id and surface: a second permit of the

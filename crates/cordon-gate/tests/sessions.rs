@@ -309,3 +309,52 @@ fn an_unreadable_store_makes_a_session_call_asked_never_allowed() {
     let o = gate.decide(&req, &fs, Containment::None, Human::nobody(), false);
     assert!(matches!(o, Outcome::Refused(_)), "{:?}", decision(&o));
 }
+
+#[test]
+fn a_lease_given_before_the_write_does_not_answer_the_write_then_run_ask() {
+    let s = setup("");
+    // The human allowed `go test ./pkg` for this session and always, earlier on.
+    let req = Request::from_value(json!({"tool": "Bash", "session": "s1", "cwd": "/w/proj",
+        "input": {"command": "go test ./pkg"}}))
+    .unwrap();
+    let fingerprint = s.gate.policy().fingerprint(&req);
+    let store = cordon_store::Store::open(s.gate.options().store.as_ref().unwrap()).unwrap();
+    store
+        .grant(
+            &fingerprint,
+            cordon_store::Scope::Session("s1".into()),
+            None,
+            "allow for this session",
+        )
+        .unwrap();
+    store
+        .grant(
+            &fingerprint,
+            cordon_store::Scope::Always,
+            None,
+            "always allow",
+        )
+        .unwrap();
+    // Then the agent writes a test file: the run asks, and neither lease answers it.
+    write_test(&s, "s1");
+    let o = go_test(&s, "s1", Containment::None);
+    let (_, reason, step) = decision(&o);
+    assert!(matches!(o, Outcome::Ask(_)), "{reason}");
+    assert_eq!(step, Step::Session, "{reason}");
+    assert_ne!(o.decided().fingerprint, fingerprint);
+    // A lease given for this very ask answers the same call with the same history.
+    store
+        .grant(
+            &o.decided().fingerprint,
+            cordon_store::Scope::Session("s1".into()),
+            None,
+            "allow for this session",
+        )
+        .unwrap();
+    let again = go_test(&s, "s1", Containment::None);
+    assert!(
+        matches!(again, Outcome::Permitted(_)),
+        "{:?}",
+        decision(&again)
+    );
+}

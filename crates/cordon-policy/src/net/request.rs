@@ -160,22 +160,43 @@ pub enum GitService {
 }
 
 impl GitService {
-    /// Recognize a smart-HTTP request from its path and query (RFC-less, as git's
-    /// `http-protocol` documentation describes it).
-    pub fn of(path: &str, query: Option<&str>) -> Option<GitService> {
-        let service = |name: &str| match name {
-            "git-upload-pack" => Some(GitService::UploadPack),
-            "git-receive-pack" => Some(GitService::ReceivePack),
-            _ => None,
+    /// Recognize a smart-HTTP request from its method, path and query, as git's
+    /// `http-protocol` documentation describes it.
+    ///
+    /// Fetch is recognized only in its two exact shapes (`GET …/info/refs?service=
+    /// git-upload-pack` and `POST …/git-upload-pack`), since a fetch passes a rule's
+    /// method list: any other request that merely ends in those names is judged by its
+    /// method like any request. Push is recognized in every spelling a server might route
+    /// as one (any method, any case, a trailing `/`), since it is what is refused.
+    pub fn of(method: &str, path: &str, query: Option<&str>) -> Option<GitService> {
+        let trimmed = path.strip_suffix('/').unwrap_or(path);
+        let last = trimmed.rsplit('/').next().unwrap_or_default();
+        let names = |name: &str| -> Option<GitService> {
+            if name.eq_ignore_ascii_case("git-receive-pack") {
+                Some(GitService::ReceivePack)
+            } else if name.eq_ignore_ascii_case("git-upload-pack") {
+                Some(GitService::UploadPack)
+            } else {
+                None
+            }
         };
-        if path.ends_with("/info/refs") {
-            let q = query?;
-            return q
-                .split('&')
-                .filter_map(|kv| kv.strip_prefix("service="))
-                .find_map(service);
+        let asked = query
+            .into_iter()
+            .flat_map(|q| q.split('&'))
+            .filter_map(|kv| kv.split_once('='))
+            .filter(|(k, _)| k.eq_ignore_ascii_case("service"))
+            .map(|(_, v)| names(v))
+            .collect::<Vec<_>>();
+        if names(last) == Some(GitService::ReceivePack)
+            || asked.contains(&Some(GitService::ReceivePack))
+        {
+            return Some(GitService::ReceivePack);
         }
-        path.rsplit('/').next().and_then(service)
+        let fetch = (method == "GET"
+            && path.ends_with("/info/refs")
+            && query == Some("service=git-upload-pack"))
+            || (method == "POST" && path.ends_with("/git-upload-pack") && query.is_none());
+        fetch.then_some(GitService::UploadPack)
     }
 }
 
@@ -214,7 +235,7 @@ pub fn check_request(
             ),
         });
     }
-    let git = GitService::of(path, query);
+    let git = GitService::of(method, path, query);
     let mut worst = NetCode::PathNotAllowed;
     for rule in &covering {
         match rule.judge(method, path, git) {
@@ -265,12 +286,31 @@ fn prefix_matches(prefix: &str, path: &str) -> bool {
 /// Paths whose meaning a later decoding or normalization could change.
 fn unsafe_path(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
-    if lower.contains("%2e")
-        || lower.contains("%2f")
+    if lower.contains("%2f")
         || lower.contains("%5c")
+        || lower.contains("%25")
         || lower.contains('\\')
+        || lower.contains(';')
     {
         return true;
+    }
+    // A percent-encoded unreserved character (`%2e` for `.`, `%2d` for `-`, letters,
+    // digits) is never needed, and a server that decodes it sees another path than the
+    // rule did (`git%2Dreceive%2Dpack`).
+    let bytes = path.as_bytes();
+    let hex = |b: u8| char::from(b).to_digit(16);
+    for (i, b) in bytes.iter().enumerate() {
+        if *b == b'%'
+            && let (Some(h), Some(l)) = (
+                bytes.get(i + 1).copied().and_then(hex),
+                bytes.get(i + 2).copied().and_then(hex),
+            )
+        {
+            let decoded = u8::try_from(h * 16 + l).unwrap_or(0);
+            if decoded.is_ascii_alphanumeric() || b"-._~".contains(&decoded) {
+                return true;
+            }
+        }
     }
     if path.bytes().any(|b| b.is_ascii_control() || b == b'#') {
         return true;
@@ -419,19 +459,76 @@ mod tests {
 
     #[test]
     fn git_services() {
+        let up = Some(GitService::UploadPack);
+        let push = Some(GitService::ReceivePack);
         assert_eq!(
-            GitService::of("/a/info/refs", Some("service=git-upload-pack")),
-            Some(GitService::UploadPack)
+            GitService::of("GET", "/a/info/refs", Some("service=git-upload-pack")),
+            up
         );
+        assert_eq!(GitService::of("POST", "/a/git-upload-pack", None), up);
         assert_eq!(
-            GitService::of("/a/info/refs", Some("x=1&service=git-receive-pack")),
-            Some(GitService::ReceivePack)
+            GitService::of("GET", "/a/info/refs", Some("x=1&service=git-receive-pack")),
+            push
         );
-        assert_eq!(GitService::of("/a/info/refs", None), None);
+        assert_eq!(GitService::of("GET", "/a/info/refs", None), None);
+        assert_eq!(GitService::of("POST", "/a/git-receive-pack", None), push);
+        assert_eq!(GitService::of("POST", "/a/GIT-Receive-Pack/", None), push);
+        assert_eq!(GitService::of("GET", "/a/b", None), None);
+        // Only the exact fetch shapes are fetches.
         assert_eq!(
-            GitService::of("/a/git-receive-pack", None),
-            Some(GitService::ReceivePack)
+            GitService::of("PUT", "/a/info/refs", Some("service=git-upload-pack")),
+            None
         );
-        assert_eq!(GitService::of("/a/b", None), None);
+        assert_eq!(GitService::of("DELETE", "/a/git-upload-pack", None), None);
+        assert_eq!(
+            GitService::of("POST", "/a/git-upload-pack", Some("x=1")),
+            None
+        );
+    }
+
+    #[test]
+    fn writes_dressed_as_fetches_are_judged_by_their_method() {
+        let ro = [rule("github.com", &[], &["/repos/o/r"], true, false)];
+        // A contents API write whose path ends like a fetch.
+        case!(
+            ro,
+            "PUT",
+            "/repos/o/r/contents/x/info/refs?service=git-upload-pack",
+            "method-not-allowed"
+        );
+        case!(
+            ro,
+            "DELETE",
+            "/repos/o/r/git/refs/heads/git-upload-pack",
+            "method-not-allowed"
+        );
+        case!(
+            ro,
+            "PATCH",
+            "/repos/o/r/git/refs/heads/git-upload-pack",
+            "method-not-allowed"
+        );
+        // The real fetch still passes a read-only rule.
+        case!(ro, "POST", "/repos/o/r/git-upload-pack", "allow");
+    }
+
+    #[test]
+    fn paths_a_server_would_decode_or_split_are_refused() {
+        let open = [rule("github.com", &[], &["/o/r"], false, false)];
+        for target in [
+            "/o/r/..;/other/x",
+            "/o/r;x/y",
+            "/o/r.git/git%2Dreceive%2Dpack",
+            "/o/r/%2e%2e/x",
+            "/o/r/%252e%252e/x",
+            "/o/%72/x",
+        ] {
+            case!(open, "POST", target, "malformed");
+        }
+        // A push in another case or with a trailing slash is still a push.
+        case!(open, "POST", "/o/r.git/GIT-RECEIVE-PACK", "git-push");
+        case!(open, "POST", "/o/r.git/git-receive-pack/", "git-push");
+        // Encoded reserved characters are ordinary.
+        case!(open, "GET", "/o/r/a%20b", "allow");
     }
 }
