@@ -316,6 +316,53 @@ const HOP_BY_HOP: [&str; 8] = [
 ];
 
 /// Drop hop-by-hop headers, headers named in `Connection`, and every `Proxy-*` header.
+/// Judge a request to a ruled host by the network rules, and also every other method or
+/// path it asks the server to use instead: a method-override header or `_method=` query
+/// parameter (honoured by many frameworks), and a rewrite header (`X-Original-URL`,
+/// `X-Rewrite-URL`). Each must pass, so `POST` with `X-HTTP-Method-Override: DELETE` is
+/// refused where `DELETE` is.
+pub(crate) fn check_request(
+    shared: &crate::Shared,
+    host: &cordon_policy::net::Host,
+    port: u16,
+    method: &str,
+    target: &str,
+    headers: &HeaderMap,
+) -> Result<(), cordon_policy::net::RequestRefusal> {
+    let policy = &shared.policy;
+    policy.check_request(host, port, method, target)?;
+    if !policy.is_ruled(host, port) {
+        return Ok(());
+    }
+    let text = |v: &HeaderValue| String::from_utf8_lossy(v.as_bytes()).trim().to_owned();
+    let mut methods: Vec<String> = [
+        "x-http-method-override",
+        "x-http-method",
+        "x-method-override",
+    ]
+    .iter()
+    .flat_map(|name| headers.get_all(*name).iter().map(text))
+    .collect();
+    if let Some((_, query)) = target.split_once('?') {
+        methods.extend(
+            query
+                .split('&')
+                .filter_map(|kv| kv.split_once('='))
+                .filter(|(k, _)| k.eq_ignore_ascii_case("_method"))
+                .map(|(_, v)| v.to_owned()),
+        );
+    }
+    for m in methods {
+        policy.check_request(host, port, &m.to_ascii_uppercase(), target)?;
+    }
+    for name in ["x-original-url", "x-rewrite-url"] {
+        for v in headers.get_all(name).iter() {
+            policy.check_request(host, port, method, &text(v))?;
+        }
+    }
+    Ok(())
+}
+
 pub(crate) fn strip_hop_by_hop(headers: &mut HeaderMap) {
     let listed: Vec<HeaderName> = headers
         .get_all(hyper::header::CONNECTION)
@@ -379,11 +426,14 @@ async fn forward(req: Request<Incoming>, shared: Arc<Shared>) -> Response<ProxyB
         return refuse(&shared, event, block, started);
     }
     let target = req.uri().path_and_query().map_or("/", |p| p.as_str());
-    if let Err(r) =
-        shared
-            .policy
-            .check_request(&origin.host, origin.port, req.method().as_str(), target)
-    {
+    if let Err(r) = check_request(
+        &shared,
+        &origin.host,
+        origin.port,
+        req.method().as_str(),
+        target,
+        req.headers(),
+    ) {
         event.path = Some(target.chars().take(512).collect());
         return refuse(&shared, event, Block::deny(r.code, r.reason), started);
     }

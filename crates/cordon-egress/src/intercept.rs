@@ -183,11 +183,13 @@ async fn handle(req: Request<Incoming>, tunnel: Arc<Tunnel>) -> Response<ProxyBo
         shared.events.emit(event.finish(started.elapsed()));
         block_response(&block)
     };
-    if let Err(r) = shared.policy.check_request(
+    if let Err(r) = crate::http::check_request(
+        shared,
         &authority.host,
         authority.port,
         req.method().as_str(),
         &target,
+        req.headers(),
     ) {
         return refuse(event, Block::deny(r.code, r.reason));
     }

@@ -448,3 +448,43 @@ async fn the_real_value_goes_only_into_authorization_and_responses_come_back_une
     assert!(head.contains("accept-encoding: identity"), "{head}");
     assert!(!a.body.contains(REAL), "{}", a.body);
 }
+
+#[tokio::test]
+async fn method_overrides_and_rewrite_headers_are_judged_too() {
+    let test_ca = TestCa::new();
+    let up = https_upstream(&test_ca, &["up.test"]).await;
+    let spec = RequestRuleSpec {
+        methods: vec!["GET".into(), "POST".into()],
+        paths: vec!["/org/repo".into()],
+        ..RequestRuleSpec::default()
+    };
+    let (proxy, run_ca) = start_intercepting(ruled(up.port(), spec, &[]), Some(&test_ca.cert));
+    let addr = proxy.tcp_addr().unwrap();
+    let mut c = TlsClient::connect(addr, "up.test", up.port(), &run_ca)
+        .await
+        .unwrap();
+    let plain = c.send("POST", "/org/repo/issues", &[], "x").await;
+    assert_eq!(plain.status, 200, "{plain:?}");
+    let header = c
+        .send(
+            "POST",
+            "/org/repo/issues/1",
+            &[("x-http-method-override", "DELETE")],
+            "",
+        )
+        .await;
+    assert_eq!(header.block.as_deref(), Some("method-not-allowed"));
+    let query = c
+        .send("POST", "/org/repo/issues/1?_method=delete", &[], "")
+        .await;
+    assert_eq!(query.block.as_deref(), Some("method-not-allowed"));
+    let rewrite = c
+        .send(
+            "GET",
+            "/org/repo",
+            &[("x-original-url", "/admin/users")],
+            "",
+        )
+        .await;
+    assert_eq!(rewrite.block.as_deref(), Some("path-not-allowed"));
+}
