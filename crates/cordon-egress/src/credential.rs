@@ -95,6 +95,13 @@ impl Credential {
                 "the credential {name} holds spaces or control characters; it cannot be sent in a header"
             )));
         }
+        // A credential goes to hosts named exactly: a wildcard would send it, unasked, to
+        // every subdomain, some of which serve other people's content.
+        if let Some(h) = hosts.iter().find(|h| h.contains('*')) {
+            return Err(CredentialError(format!(
+                "credential {name}: `{h}` is a wildcard; name each host the credential may go to"
+            )));
+        }
         let hosts = hosts
             .iter()
             .map(|h| HostPattern::parse(h))
@@ -255,5 +262,8 @@ mod tests {
         assert!(Credential::bearer("T", "short".into(), &["a.com"]).is_err());
         assert!(Credential::bearer("T", "has space inside".into(), &["a.com"]).is_err());
         assert!(Credential::bearer("T", "longenough1".into(), &[]).is_err());
+        assert!(Credential::bearer("T", "longenough1".into(), &["*.example.com"]).is_err());
+        assert!(Credential::bearer("T", "longenough1".into(), &["*"]).is_err());
+        assert!(Credential::bearer("T", "longenough1".into(), &["api.example.com"]).is_ok());
     }
 }
