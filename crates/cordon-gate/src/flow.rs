@@ -213,6 +213,15 @@ impl Gate {
         }
     }
 
+    /// The same gate, using `store` (a connection to the approval store its options
+    /// name, opened by the caller: the one its remembered rules were read from) instead
+    /// of opening its own. A one-shot surface then opens the store once per process:
+    /// each open reads the schema, and closing the last connection checkpoints the WAL.
+    pub fn with_store(self, store: Store) -> Gate {
+        self.held.keep_store(store);
+        self
+    }
+
     /// Write each audit record before the call proceeds but do not wait for the disk
     /// (`fdatasync`) before answering: a killed process loses nothing, a power cut or a
     /// kernel crash may lose the newest records. For a one-shot surface that a harness

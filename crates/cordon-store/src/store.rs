@@ -437,7 +437,7 @@ impl Store {
             conn,
             path: path.to_path_buf(),
         };
-        store.check_identity()?;
+        let found = store.check_identity()?;
         let mode: String = store
             .conn
             .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
@@ -454,7 +454,7 @@ impl Store {
             .conn
             .execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
             .map_err(err)?;
-        store.migrate()?;
+        store.migrate(found)?;
         Ok(store)
     }
 
@@ -468,19 +468,20 @@ impl Store {
     }
 
     fn versions(&self) -> Result<(i64, i64), StoreError> {
-        let v: i64 = self
-            .conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(|e| self.err(e))?;
-        let app: i64 = self
-            .conn
-            .query_row("PRAGMA application_id", [], |r| r.get(0))
-            .map_err(|e| self.err(e))?;
-        Ok((v, app))
+        // One statement for both: every open runs this, and each statement is parsed.
+        self.conn
+            .query_row(
+                "SELECT (SELECT user_version FROM pragma_user_version()), \
+                        (SELECT application_id FROM pragma_application_id())",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(|e| self.err(e))
     }
 
-    /// Refuse another program's database and a schema newer than ours.
-    fn check_identity(&self) -> Result<(), StoreError> {
+    /// Refuse another program's database and a schema newer than ours; the versions
+    /// read.
+    fn check_identity(&self) -> Result<(i64, i64), StoreError> {
         let (version, app) = self.versions()?;
         if version > SCHEMA_VERSION {
             return Err(StoreError::new(
@@ -510,11 +511,12 @@ impl Store {
                 StoreErrorKind::Corrupt("it is an SQLite database but not a cordon store".into()),
             ));
         }
-        Ok(())
+        Ok((version, app))
     }
 
-    fn migrate(&self) -> Result<(), StoreError> {
-        if self.versions()? == (SCHEMA_VERSION, APPLICATION_ID) {
+    /// Bring the schema up to date; `found` is what [`Store::check_identity`] read.
+    fn migrate(&self, found: (i64, i64)) -> Result<(), StoreError> {
+        if found == (SCHEMA_VERSION, APPLICATION_ID) {
             // Up to date: opening needs no write lock.
             return Ok(());
         }
