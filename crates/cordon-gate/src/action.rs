@@ -14,12 +14,12 @@
 
 use crate::contained::{self, Executed, Ran, RunOptions};
 use crate::error::GateError;
-use crate::flow::{Gate, Human};
+use crate::flow::{Absent, Gate, Human};
 use crate::record::ToolResult;
 use cordon_action::{ActionPolicy, ActionRequest, Review, Verdict, review};
 use cordon_policy::{Containment, FileFacts, Request, SandboxMode};
 use cordon_sandbox::{EnvPolicy, HomeView, Limits, Network, Require, SandboxBuilder};
-use cordon_store::{AskContext, Phase};
+use cordon_store::{AskContext, Phase, Resolution};
 use serde_json::json;
 use std::path::Path;
 use std::time::Duration;
@@ -100,18 +100,22 @@ impl ActionRun {
     }
 
     /// Record the request, approve it (or not), review it again and run it contained.
-    /// `home` is the user's home (hidden from the run). Errors are failures of cordon's
-    /// own (the sandbox, the egress proxy); refusals are outcomes.
+    /// `home` is the user's home (hidden from the run). An `ask` is answered by a lease
+    /// for this request, else by `human`'s prompter when there is one (the answer is
+    /// recorded in the store), else by a pending approval for `cordon approvals`.
+    /// Errors are failures of cordon's own (the sandbox, the egress proxy); refusals are
+    /// outcomes.
     pub fn run(
         self,
         gate: &Gate,
         fs: &dyn FileFacts,
         home: &Path,
+        human: Human<'_>,
     ) -> Result<ActionOutcome, GateError> {
         let first = &self.review;
         let approval = match first.verdict {
             Verdict::Deny => Approval::Refused(first.reasons.join("; ")),
-            Verdict::Ask => self.approval(gate),
+            Verdict::Ask => self.approval(gate, human),
             Verdict::Allow => Approval::NotNeeded,
         };
         // The request, the review and the approval go into the audit log before
@@ -247,7 +251,7 @@ impl ActionRun {
     /// An approval for exactly this request: a once-lease made by approving its pending
     /// record, consumed now; else the pending record (made now, or the one already
     /// waiting).
-    fn approval(&self, gate: &Gate) -> Approval {
+    fn approval(&self, gate: &Gate, human: Human<'_>) -> Approval {
         let store = match gate.open_store() {
             Ok(s) => s,
             Err(e) => {
@@ -302,6 +306,35 @@ impl ActionRun {
                 ));
             }
         }
+        let pending = |id: i64| {
+            Approval::Pending(
+                id,
+                format!(
+                    "approval required: {}; a human approves it with `cordon approvals approve {id}` (or refuses it with `cordon approvals deny {id}`), then the same request runs once",
+                    needed.join("; ")
+                ),
+            )
+        };
+        if human.prompter.is_some() {
+            // A human at hand answers now; the store records the answer (or, when
+            // nobody answers, the pending approval).
+            let human = Human {
+                prompter: human.prompter,
+                absent: Absent::Pending,
+            };
+            return match human.resolve(&store, &ctx) {
+                Ok(Resolution::Allow(grant)) => Approval::Granted(grant.lease().0),
+                Ok(Resolution::Pending(id)) => pending(id.0),
+                Ok(Resolution::Deny(r)) => Approval::Refused(format!("approval refused: {r}")),
+                Ok(_) => Approval::Refused(
+                    "approval refused: an action request cannot be edited; write a new request"
+                        .into(),
+                ),
+                Err(e) => Approval::Refused(format!(
+                    "approval required, and the approval store cannot be used ({e})"
+                )),
+            };
+        }
         let waiting = store.pending().map(|all| {
             all.into_iter()
                 .find(|p| p.fingerprint == self.fingerprint)
@@ -313,13 +346,7 @@ impl ActionRun {
             Err(e) => Err(e),
         };
         match id {
-            Ok(id) => Approval::Pending(
-                id.0,
-                format!(
-                    "approval required: {}; a human approves it with `cordon approvals approve {id}` (or refuses it with `cordon approvals deny {id}`), then the same request runs once",
-                    needed.join("; ")
-                ),
-            ),
+            Ok(id) => pending(id.0),
             Err(e) => Approval::Refused(format!(
                 "approval required, and it cannot be recorded as pending ({e})"
             )),

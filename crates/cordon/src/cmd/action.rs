@@ -9,8 +9,10 @@ use crate::exit::{Code, Exit};
 use crate::setup::{ApprovalArgs, PolicyArgs, load};
 use cordon_action::{ActionPolicy, ActionRequest, Verdict, review};
 use cordon_gate::action::{ActionOutcome, ActionRun, request_fingerprint};
+use cordon_gate::{Absent, Human};
 use cordon_policy::RealFs;
 use cordon_policy::terminal::sanitize_for_terminal as clean;
+use cordon_store::{Prompter, TerminalPrompter};
 use std::path::PathBuf;
 
 const REVIEW_CODES: &str = "Exit status: 0 allow, 3 ask (approvals required), 4 deny, \
@@ -122,7 +124,14 @@ pub fn run_action(args: RunArgs) -> anyhow::Result<u8> {
         eprintln!("cordon: action refused: {}", clean(why));
         Ok(Code::Denied.get())
     };
-    match action.run(&gate, &RealFs, &home) {
+    // A human at this terminal (stdin and stderr both one) can answer an ask now, as
+    // with `cordon exec`; otherwise the ask becomes a pending approval.
+    let mut terminal = TerminalPrompter::from_stdio();
+    let human = Human {
+        prompter: terminal.as_mut().map(|t| t as &mut dyn Prompter),
+        absent: Absent::Pending,
+    };
+    match action.run(&gate, &RealFs, &home, human) {
         Ok(ActionOutcome::Refused(why)) => refuse(&why),
         Ok(ActionOutcome::Pending { message, .. }) => refuse(&message),
         Ok(ActionOutcome::Ran { ran, kept }) => {
