@@ -410,6 +410,19 @@ impl Merger<'_> {
         let opaque = !passage
             && (in_opaque
                 || xattr(up_child.as_fd(), "user.overlay.opaque").is_some_and(|v| v == b"y"));
+        // What a passage leads to leaves the layer now; were the directory still marked
+        // replaced, a later merge of the rest (`cordon changes merge`) would remove it
+        // from the host again. Unmarked, that merge only adds what was kept.
+        if passage
+            && xattr(up_child.as_fd(), "user.overlay.opaque").is_some()
+            && rustix::fs::fremovexattr(&up_child, "user.overlay.opaque").is_err()
+        {
+            self.refuse(
+                path.to_path_buf(),
+                "the run replaced this directory and cordon cannot unmark it; merge the rest of its changes by hand",
+            );
+            return Ok(());
+        }
         let (dst_child, existed) = open_or_make_dir(dst, name, path, depth)?;
         self.dir(
             up_child.as_fd(),

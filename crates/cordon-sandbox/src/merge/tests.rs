@@ -214,4 +214,14 @@ fn an_allowlist_merges_only_the_named_paths_and_keeps_the_rest() {
         "evil"
     );
     assert!(!up.join("out/a.txt").exists());
+    // A human who merges the rest later gets what was kept, and loses nothing merged.
+    merge_layer(&t.layer, Path::new("/nonexistent")).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(root.join("out/a.txt")).unwrap(),
+        "made"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("out/new.txt")).unwrap(),
+        "evil"
+    );
 }
