@@ -100,7 +100,9 @@ pub use limits::{
     DEFAULT_PROCESS_LIMIT, DEFAULT_TMP_SIZE_MAX, LimitsReport, MIN_TMP_SIZE, default_tmp_size,
     host_memory, probe_limits,
 };
-pub use merge::{MergeReport, Pending, Refused, git_config_refusal, merge_layer, preview_layer};
+pub use merge::{
+    MergeReport, Pending, Refused, git_config_refusal, merge_layer, merge_layer_only, preview_layer,
+};
 pub use permit::Permit;
 pub use plan::{
     CA_BUNDLE_IN_SANDBOX, DEFAULT_HOME_READABLE, HomeView, MountOp, PROXY_SOCKET_IN_SANDBOX, Plan,

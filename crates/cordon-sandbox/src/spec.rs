@@ -123,6 +123,10 @@ pub struct SandboxSpec {
     /// The persistent slot that is HOME (and `/tmp` when asked), if any.
     #[serde(default)]
     pub slot: Option<SlotMounts>,
+    /// Only these paths (and what lies beneath them) are merged back into the host's
+    /// tree; every other change stays for `cordon changes`. Needs the full tier.
+    #[serde(default)]
+    pub merge_only: Option<Vec<PathBuf>>,
 }
 
 /// The common git directory of `workspace` when its `.git` is a file naming a linked
@@ -163,6 +167,7 @@ pub struct SandboxBuilder {
     require: Require,
     output_limit: Option<u64>,
     slot: Option<SlotMounts>,
+    merge_only: Option<Vec<PathBuf>>,
 }
 
 impl SandboxBuilder {
@@ -192,6 +197,7 @@ impl SandboxBuilder {
             require: Require::Any,
             output_limit: None,
             slot: None,
+            merge_only: None,
         }
     }
 
@@ -312,6 +318,15 @@ impl SandboxBuilder {
     /// other than `full-access`; building refuses anything else.
     pub fn slot(mut self, slot: SlotMounts) -> Self {
         self.slot = Some(slot);
+        self
+    }
+
+    /// Merge back only `paths` (absolute; and what lies beneath them): every other
+    /// change the command makes in its writable roots stays in the run's change set
+    /// for a human (`cordon changes`). The copy-on-write roots that make this possible
+    /// exist only in the full tier, so the run then requires it.
+    pub fn merge_only(mut self, paths: impl IntoIterator<Item = PathBuf>) -> Self {
+        self.merge_only = Some(paths.into_iter().collect());
         self
     }
 
@@ -459,6 +474,19 @@ impl SandboxBuilder {
             // Without mounts a slot could not be HOME: the run would see the real one.
             require = Require::Full;
         }
+        let merge_only = match &self.merge_only {
+            None => None,
+            Some(paths) => {
+                // The fallback tier writes the roots directly: no allowlist could hold.
+                require = Require::Full;
+                Some(
+                    paths
+                        .iter()
+                        .map(|p| canonical_target(p))
+                        .collect::<Result<Vec<_>, _>>()?,
+                )
+            }
+        };
         let inputs = plan::PlanInputs {
             mode: self.mode,
             workspace: &workspace,
@@ -528,6 +556,7 @@ impl SandboxBuilder {
             output_limit: self.output_limit,
             plan,
             slot: self.slot,
+            merge_only,
         })
     }
 }
@@ -664,6 +693,24 @@ fn host_socket(p: &Path) -> Result<PathBuf, SandboxError> {
         )));
     }
     Ok(real)
+}
+
+/// A path to merge back: absolute, its directory canonical (the path itself may not
+/// exist yet), so that it compares with the merge's own paths.
+fn canonical_target(p: &Path) -> Result<PathBuf, SandboxError> {
+    let (Some(dir), Some(name)) = (p.parent(), p.file_name()) else {
+        return Err(SandboxError::invalid(format!(
+            "{} cannot be a path to merge back; name a file or directory",
+            p.display()
+        )));
+    };
+    if !p.is_absolute() {
+        return Err(SandboxError::invalid(format!(
+            "the path to merge back {} must be absolute",
+            p.display()
+        )));
+    }
+    Ok(canonical_dir(dir, "directory of a path to merge back")?.join(name))
 }
 
 fn canonical_dir(p: &Path, what: &str) -> Result<PathBuf, SandboxError> {
