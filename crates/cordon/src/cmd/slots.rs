@@ -143,7 +143,8 @@ fn locate(which: &Which) -> anyhow::Result<(SlotName, SlotPaths)> {
         which.agent.as_deref(),
     )
     .map_err(slot_err)?;
-    let paths = SlotPaths::new(&slot::slots_base().map_err(slot_err)?, &name);
+    let paths =
+        SlotPaths::locate(&slot::slots_base().map_err(slot_err)?, &name).map_err(slot_err)?;
     Ok((name, paths))
 }
 

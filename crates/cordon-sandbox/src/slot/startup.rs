@@ -1,0 +1,420 @@
+//! Start-up files in a slot: reset before every run, so that no run leaves code that a
+//! later run executes without naming it.
+//!
+//! A slot outlives the run that wrote it, and the next run on it may belong to another
+//! session, with other credentials, network hosts or writable roots. What a run installs
+//! on purpose (a package under `~/.local/lib/python3.X/site-packages`, a tool in
+//! `~/.local/bin`, a toolchain) is what a slot is for, and a later command that uses it
+//! names it. A start-up file is different: a shell reads `~/.bashrc`, cargo reads
+//! `~/.cargo/config.toml` (a `rustc-wrapper`), npm `~/.npmrc` (a `script-shell`), git
+//! `~/.gitconfig` (`core.hooksPath`, `core.fsmonitor`), Python every `*.pth` of the user
+//! site whose lines begin with `import` (see the `site` module's documentation) and
+//! `sitecustomize`/`usercustomize`, whatever the later command is. So before each run,
+//! under the slot's guard and with no sandbox on it, cordon removes from the slot's HOME
+//! (and from the slot's cache layers, which appear under HOME):
+//!
+//! - every path of `cordon_policy::guards::PROTECTED_HOME_PATHS`, the list that
+//!   containment already keeps a contained run from writing in the host's HOME, except
+//!   the install trees named in [`INSTALL_TREES`];
+//! - in those install trees: Python's start-up hooks, and any program in a `bin`
+//!   directory that has the name of a program of the system's `PATH` (a `git` or `sh`
+//!   planted in `~/.local/bin` would run in place of the real one).
+//!
+//! A symlink met on the way to one of these paths is removed rather than followed. A
+//! user who wants start-up files kept opts in (`cordon exec --slot-keep-startup`).
+
+use super::tree::open_root;
+use super::{SlotError, SlotMounts, SlotPaths, remove_tree};
+use crate::caches::CacheLayer;
+use cordon_policy::guards::PROTECTED_HOME_PATHS;
+use rustix::fd::OwnedFd;
+use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
+use std::ffi::OsStr;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
+
+/// Trees of [`PROTECTED_HOME_PATHS`] that hold what a slot is for (installed packages,
+/// programs, toolchains): kept, but for the start-up hooks inside them.
+pub const INSTALL_TREES: &[&str] = &[
+    ".local/bin",
+    ".local/lib/python*",
+    ".cargo/bin",
+    ".rustup/toolchains",
+    ".nvm/nvm.sh",
+    ".nvm/versions",
+    ".pyenv/bin",
+    ".pyenv/shims",
+    ".pyenv/versions",
+    ".rbenv/bin",
+    ".rbenv/shims",
+    ".sdkman/bin",
+    ".sdkman/candidates",
+    ".deno/bin",
+    ".bun/bin",
+    "go/bin",
+];
+
+/// Directories of programs run by name, checked for names that shadow the system's.
+const BIN_DIRS: &[&str] = &[
+    ".local/bin",
+    ".cargo/bin",
+    ".pyenv/bin",
+    ".pyenv/shims",
+    ".rbenv/bin",
+    ".rbenv/shims",
+    ".sdkman/bin",
+    ".deno/bin",
+    ".bun/bin",
+    "go/bin",
+];
+
+/// Where the system's programs are, besides the directories of `PATH` outside HOME.
+const SYSTEM_BIN: &[&str] = &[
+    "/usr/local/sbin",
+    "/usr/local/bin",
+    "/usr/sbin",
+    "/usr/bin",
+    "/sbin",
+    "/bin",
+];
+
+/// The start-up paths reset in every slot, relative to HOME.
+pub fn startup_paths() -> impl Iterator<Item = &'static str> {
+    PROTECTED_HOME_PATHS
+        .iter()
+        .copied()
+        .filter(|p| !INSTALL_TREES.contains(p))
+}
+
+/// The start-up files found in a tree that appears at `at` (relative to HOME: empty for
+/// the slot's HOME, `.cargo` for that cache's layer), relative to HOME. With `remove`,
+/// each is removed as it is found; `programs` are the system's directories of programs.
+fn sweep(
+    root: &Path,
+    at: &Path,
+    remove: bool,
+    programs: &[PathBuf],
+) -> Result<Vec<PathBuf>, SlotError> {
+    let Ok(fd) = open_root(root) else {
+        return Ok(Vec::new());
+    };
+    let mut found = Vec::new();
+    let hit = |rel: &Path, found: &mut Vec<PathBuf>| found.push(at.join(rel));
+    for p in startup_paths() {
+        if let Some(rel) = beneath(Path::new(p), at)
+            && let Some(hit_at) = reach(&fd, root, &rel, remove)?
+        {
+            hit(&hit_at, &mut found);
+        }
+    }
+    for p in BIN_DIRS {
+        let Some(rel) = beneath(Path::new(p), at) else {
+            continue;
+        };
+        let Some(dir) = open_dir(&fd, &rel) else {
+            continue;
+        };
+        for name in names(&dir) {
+            let name = OsStr::from_bytes(&name);
+            if programs.iter().any(|d| d.join(name).exists()) {
+                if remove {
+                    let _ = rustix::fs::unlinkat(&dir, name, AtFlags::empty());
+                }
+                hit(&rel.join(name), &mut found);
+            }
+        }
+    }
+    if let Some(lib) = beneath(Path::new(".local/lib"), at)
+        && let Some(lib_fd) = open_dir(&fd, &lib)
+    {
+        for v in names(&lib_fd)
+            .into_iter()
+            .filter(|n| n.starts_with(b"python"))
+        {
+            let site = lib.join(OsStr::from_bytes(&v)).join("site-packages");
+            let Some(site_fd) = open_dir(&fd, &site) else {
+                continue;
+            };
+            for name in names(&site_fd) {
+                let name = OsStr::from_bytes(&name);
+                if python_hook(&site_fd, name) {
+                    if remove {
+                        let _ = rustix::fs::unlinkat(&site_fd, name, AtFlags::empty());
+                    }
+                    hit(&site.join(name), &mut found);
+                }
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// Reset the start-up files of the slot a run is about to take as HOME (`home`): in its
+/// HOME and in each of the run's cache `layers` that lies under HOME. Returns what was
+/// removed, relative to HOME. The caller holds the slot's guard and no sandbox runs.
+pub fn reset_startup(
+    slot: &SlotMounts,
+    layers: &[CacheLayer],
+    home: &Path,
+) -> Result<Vec<PathBuf>, SlotError> {
+    let programs = system_programs(std::env::var_os("PATH").as_deref(), home);
+    let mut removed = sweep(&slot.home, Path::new(""), true, &programs)?;
+    for layer in layers {
+        if let Ok(at) = layer.path.strip_prefix(home) {
+            removed.extend(sweep(&layer.upper, at, true, &programs)?);
+        }
+    }
+    Ok(removed)
+}
+
+/// The start-up files in the slot at `paths` that the next run will reset (its HOME's;
+/// those of its cache layers are reset too but not listed, since a layer does not say
+/// which cache it was).
+pub fn startup_files(paths: &SlotPaths) -> Result<Vec<PathBuf>, SlotError> {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    let programs = system_programs(std::env::var_os("PATH").as_deref(), &home);
+    sweep(&paths.home(), Path::new(""), false, &programs)
+}
+
+/// The system's directories of programs: [`SYSTEM_BIN`] and those of `path` outside
+/// `home`.
+fn system_programs(path: Option<&OsStr>, home: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = SYSTEM_BIN.iter().map(PathBuf::from).collect();
+    if let Some(path) = path {
+        out.extend(std::env::split_paths(path).filter(|d| d.is_absolute() && !d.starts_with(home)));
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// `p` relative to `at` when it lies beneath it (`at` empty: `p` itself).
+fn beneath(p: &Path, at: &Path) -> Option<PathBuf> {
+    let rest = p.strip_prefix(at).ok()?;
+    (!rest.as_os_str().is_empty()).then(|| rest.to_path_buf())
+}
+
+/// Follow `rel` from `fd` without following links; the path removed or found, if any:
+/// `rel` itself, or the first symlink or non-directory met on the way (a symlink there
+/// would lead the sandbox's reads elsewhere; it is removed too).
+fn reach(
+    fd: &OwnedFd,
+    root: &Path,
+    rel: &Path,
+    remove: bool,
+) -> Result<Option<PathBuf>, SlotError> {
+    let comps: Vec<&OsStr> = rel
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    let mut cur = dup(fd);
+    let mut walked = PathBuf::new();
+    for (i, name) in comps.iter().enumerate() {
+        walked.push(name);
+        let Some(dir) = cur else {
+            return Ok(None);
+        };
+        let st = match rustix::fs::statat(&dir, *name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => st,
+            Err(_) => return Ok(None),
+        };
+        let kind = FileType::from_raw_mode(st.st_mode);
+        let last = i + 1 == comps.len();
+        if kind == FileType::Directory && !last {
+            cur = rustix::fs::openat(&dir, *name, dir_flags(), Mode::empty()).ok();
+            continue;
+        }
+        if kind != FileType::Symlink && !last {
+            // A file where a directory would be: nothing beneath it can exist.
+            return Ok(None);
+        }
+        if remove {
+            if kind == FileType::Directory {
+                // Every component up to here was opened without following a link, and
+                // no run holds the slot: the path names what was checked.
+                remove_tree(&root.join(&walked))?;
+            } else {
+                rustix::fs::unlinkat(&dir, *name, AtFlags::empty()).map_err(|e| {
+                    SlotError::io(
+                        format_args!("cannot remove {}", root.join(&walked).display()),
+                        e,
+                    )
+                })?;
+            }
+        }
+        return Ok(Some(walked));
+    }
+    Ok(None)
+}
+
+fn dir_flags() -> OFlags {
+    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
+}
+
+fn dup(fd: &OwnedFd) -> Option<OwnedFd> {
+    rustix::fs::openat(fd, ".", dir_flags(), Mode::empty()).ok()
+}
+
+/// The directory `rel` beneath `fd`, opened without following links.
+fn open_dir(fd: &OwnedFd, rel: &Path) -> Option<OwnedFd> {
+    let mut cur = dup(fd)?;
+    for c in rel.components() {
+        cur = rustix::fs::openat(&cur, c.as_os_str(), dir_flags(), Mode::empty()).ok()?;
+    }
+    Some(cur)
+}
+
+/// The names in a directory, `.` and `..` left out.
+fn names(fd: &OwnedFd) -> Vec<Vec<u8>> {
+    let Ok(dir) = Dir::read_from(fd) else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .map(|e| e.file_name().to_bytes().to_vec())
+        .filter(|n| n != b"." && n != b"..")
+        .collect()
+}
+
+/// Whether `name` in a site-packages directory runs when Python starts:
+/// `sitecustomize.py`, `usercustomize.py` (or a package of that name), or a `.pth`
+/// file with a line that begins with `import` and a space or tab (a symlink or a file
+/// that cannot be read counts as one).
+fn python_hook(dir: &OwnedFd, name: &OsStr) -> bool {
+    let n = name.as_bytes();
+    let module = |m: &[u8]| n == m || n.strip_suffix(b".py") == Some(m);
+    if module(b"sitecustomize") || module(b"usercustomize") {
+        return true;
+    }
+    if !n.ends_with(b".pth") {
+        return false;
+    }
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let Ok(fd) = rustix::fs::openat(dir, name, flags, Mode::empty()) else {
+        return true;
+    };
+    let mut text = Vec::new();
+    if std::fs::File::from(fd)
+        .take(1 << 20)
+        .read_to_end(&mut text)
+        .is_err()
+    {
+        return true;
+    }
+    text.split(|b| *b == b'\n')
+        .any(|l| l.starts_with(b"import ") || l.starts_with(b"import\t"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_pattern_of_the_protected_list_is_an_install_tree() {
+        for p in PROTECTED_HOME_PATHS.iter().filter(|p| p.contains('*')) {
+            assert!(INSTALL_TREES.contains(p), "{p} would not be reset");
+        }
+        for p in INSTALL_TREES {
+            assert!(PROTECTED_HOME_PATHS.contains(p), "{p}");
+        }
+        assert!(startup_paths().any(|p| p == ".bashrc"));
+        assert!(startup_paths().any(|p| p == ".cargo/config.toml"));
+        assert!(!startup_paths().any(|p| p == ".local/bin"));
+    }
+
+    #[test]
+    fn start_up_files_go_and_installs_stay() {
+        let t = tempfile::tempdir().unwrap();
+        let home = t.path().join("home");
+        let outside = t.path().join("outside");
+        let site = home.join(".local/lib/python3.12/site-packages");
+        for d in [
+            &site.join("pkg"),
+            &home.join(".local/bin"),
+            &home.join(".config/git"),
+            &outside.join("fish"),
+        ] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let bins = t.path().join("sysbin");
+        std::fs::create_dir_all(&bins).unwrap();
+        std::fs::write(bins.join("git"), "").unwrap();
+        for (f, text) in [
+            (".bashrc", "evil"),
+            (".npmrc", "script-shell=/x"),
+            (".config/git/config", "[core]\nhooksPath=/x"),
+            (".local/bin/git", "evil"),
+            (".local/bin/black", "tool"),
+            (".local/lib/python3.12/site-packages/pkg/__init__.py", ""),
+            (
+                ".local/lib/python3.12/site-packages/paths.pth",
+                "/some/dir\n",
+            ),
+            (
+                ".local/lib/python3.12/site-packages/evil.pth",
+                "/d\nimport os; os.system('x')\n",
+            ),
+            (
+                ".local/lib/python3.12/site-packages/sitecustomize.py",
+                "evil",
+            ),
+        ] {
+            std::fs::write(home.join(f), text).unwrap();
+        }
+        std::fs::write(outside.join("fish/config.fish"), "host").unwrap();
+        std::fs::create_dir_all(home.join(".config")).unwrap();
+        std::os::unix::fs::symlink(outside.join("fish"), home.join(".config/fish")).unwrap();
+        let programs = vec![bins];
+        let listed = sweep(&home, Path::new(""), false, &programs).unwrap();
+        let want = [
+            ".bashrc",
+            ".config/fish",
+            ".config/git",
+            ".npmrc",
+            ".local/bin/git",
+            ".local/lib/python3.12/site-packages/evil.pth",
+            ".local/lib/python3.12/site-packages/sitecustomize.py",
+        ];
+        let mut got: Vec<String> = listed.iter().map(|p| p.display().to_string()).collect();
+        got.sort();
+        let mut want: Vec<String> = want.iter().map(|s| s.to_string()).collect();
+        want.sort();
+        assert_eq!(got, want);
+        assert!(home.join(".bashrc").exists(), "listing removes nothing");
+        sweep(&home, Path::new(""), true, &programs).unwrap();
+        for w in &want {
+            assert!(
+                std::fs::symlink_metadata(home.join(w)).is_err(),
+                "{w} is left"
+            );
+        }
+        for kept in [
+            ".local/bin/black",
+            ".local/lib/python3.12/site-packages/paths.pth",
+            ".local/lib/python3.12/site-packages/pkg/__init__.py",
+        ] {
+            assert!(home.join(kept).exists(), "{kept}");
+        }
+        assert_eq!(
+            std::fs::read_to_string(outside.join("fish/config.fish")).unwrap(),
+            "host"
+        );
+        assert!(
+            sweep(&home, Path::new(""), false, &programs)
+                .unwrap()
+                .is_empty()
+        );
+        // A cache layer that appears at ~/.cargo.
+        let layer = t.path().join("layer");
+        std::fs::create_dir_all(layer.join("registry")).unwrap();
+        std::fs::write(layer.join("config.toml"), "[build]\nrustc-wrapper='/x'").unwrap();
+        let got = sweep(&layer, Path::new(".cargo"), true, &programs).unwrap();
+        assert_eq!(got, vec![PathBuf::from(".cargo/config.toml")]);
+        assert!(layer.join("registry").is_dir());
+    }
+}
