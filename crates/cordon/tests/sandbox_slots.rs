@@ -483,20 +483,18 @@ fn the_state_directory_is_hidden_whatever_home_shows() {
         "the_state_directory_is_hidden_whatever_home_shows",
         |nobody| {
             let visible = common::visible_dir("cordon-state-");
-            let cases: [(&str, Box<dyn Fn(&World) -> PathBuf>, &[&str]); 2] = [
-                (
-                    "under a visible HOME",
-                    Box::new(|w: &World| w.home.join(".local/state/cordon")),
-                    &["--home", "visible"],
-                ),
-                (
-                    "in view elsewhere",
-                    Box::new(|_: &World| visible.path().join("state")),
-                    &[],
-                ),
+            let cases: [(&str, bool, &[&str]); 2] = [
+                ("under a visible HOME", true, &["--home", "visible"]),
+                ("in view elsewhere", false, &[]),
             ];
-            for (what, at, extra) in cases {
-                let s = Slots::with_state(nobody, at);
+            for (what, in_home, extra) in cases {
+                let s = Slots::with_state(nobody, |w| {
+                    if in_home {
+                        w.home.join(".local/state/cordon")
+                    } else {
+                        visible.path().join("state")
+                    }
+                });
                 std::fs::write(s.w.home.join("marker"), "home-shown").unwrap();
                 if nobody {
                     s.w.give_to_nobody();
