@@ -119,7 +119,7 @@ fn sweep(
             let name = OsStr::from_bytes(&name);
             if programs.iter().any(|d| d.join(name).exists()) {
                 if remove {
-                    let _ = rustix::fs::unlinkat(&dir, name, AtFlags::empty());
+                    unlink(&dir, name, &root.join(&rel))?;
                 }
                 hit(&rel.join(name), &mut found);
             }
@@ -140,7 +140,7 @@ fn sweep(
                 let name = OsStr::from_bytes(&name);
                 if python_hook(&site_fd, name) {
                     if remove {
-                        let _ = rustix::fs::unlinkat(&site_fd, name, AtFlags::empty());
+                        unlink(&site_fd, name, &root.join(&site))?;
                     }
                     hit(&site.join(name), &mut found);
                 }
@@ -227,7 +227,7 @@ fn reach(
         let kind = FileType::from_raw_mode(st.st_mode);
         let last = i + 1 == comps.len();
         if kind == FileType::Directory && !last {
-            cur = rustix::fs::openat(&dir, *name, dir_flags(), Mode::empty()).ok();
+            cur = open_sub(&dir, name);
             continue;
         }
         if kind != FileType::Symlink && !last {
@@ -240,12 +240,8 @@ fn reach(
                 // no run holds the slot: the path names what was checked.
                 remove_tree(&root.join(&walked))?;
             } else {
-                rustix::fs::unlinkat(&dir, *name, AtFlags::empty()).map_err(|e| {
-                    SlotError::io(
-                        format_args!("cannot remove {}", root.join(&walked).display()),
-                        e,
-                    )
-                })?;
+                let parent = walked.parent().unwrap_or(Path::new(""));
+                unlink(&dir, name, &root.join(parent))?;
             }
         }
         return Ok(Some(walked));
@@ -265,9 +261,41 @@ fn dup(fd: &OwnedFd) -> Option<OwnedFd> {
 fn open_dir(fd: &OwnedFd, rel: &Path) -> Option<OwnedFd> {
     let mut cur = dup(fd)?;
     for c in rel.components() {
-        cur = rustix::fs::openat(&cur, c.as_os_str(), dir_flags(), Mode::empty()).ok()?;
+        cur = open_sub(&cur, c.as_os_str())?;
     }
     Some(cur)
+}
+
+/// The directory `name` in `dir`, opened without following a link; one that a run made
+/// unreadable (`chmod 000`) is given back to its owner first, so that it cannot hide
+/// what is in it from the reset.
+fn open_sub(dir: &OwnedFd, name: &OsStr) -> Option<OwnedFd> {
+    match rustix::fs::openat(dir, name, dir_flags(), Mode::empty()) {
+        Ok(fd) => Some(fd),
+        Err(rustix::io::Errno::ACCESS) => {
+            super::tree::open_up(dir, name).ok()?;
+            rustix::fs::openat(dir, name, dir_flags(), Mode::empty()).ok()
+        }
+        Err(_) => None,
+    }
+}
+
+/// Remove the non-directory `name` from `dir` (shown as `shown`), making the directory
+/// writable by its owner first (a run may have made it read-only to keep what it
+/// planted).
+fn unlink(dir: &OwnedFd, name: &OsStr, shown: &Path) -> Result<(), SlotError> {
+    let fail = |e| {
+        SlotError::io(
+            format_args!("cannot remove {}", shown.join(name).display()),
+            e,
+        )
+    };
+    let st = rustix::fs::fstat(dir).map_err(fail)?;
+    if st.st_mode & 0o300 != 0o300 {
+        rustix::fs::fchmod(dir, Mode::from_raw_mode((st.st_mode & 0o7777) | 0o700))
+            .map_err(fail)?;
+    }
+    rustix::fs::unlinkat(dir, name, AtFlags::empty()).map_err(fail)
 }
 
 /// The names in a directory, `.` and `..` left out.
