@@ -424,7 +424,8 @@ fn start_up_files_do_not_outlive_their_run() {
              chmod +x $HOME/.local/bin/ls $HOME/.local/bin/mytool; \
              printf '[alias]\\n\\tst = !echo PLANTED-GIT\\n' > $HOME/.config/git/config; \
              echo 'import os' > {site}/evil.pth; echo /opt/lib > {site}/paths.pth; \
-             chmod 555 $HOME/.local/bin {site}; chmod 000 $HOME/.config"
+             chmod 555 $HOME/.local/bin {site}; chmod 000 $HOME/.config; chmod 444 $HOME/.local; \
+             chmod 000 $HOME"
         );
         // Out of the policy's sight (it refuses a plain `> ~/.bashrc`), as hostile code
         // would write it: containment, not the analysis of the command, must hold.

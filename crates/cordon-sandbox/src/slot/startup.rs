@@ -96,7 +96,7 @@ fn sweep(
     remove: bool,
     programs: &[PathBuf],
 ) -> Result<Vec<PathBuf>, SlotError> {
-    let Ok(fd) = open_root(root) else {
+    let Some(fd) = open_tree(root)? else {
         return Ok(Vec::new());
     };
     let mut found = Vec::new();
@@ -112,35 +112,35 @@ fn sweep(
         let Some(rel) = beneath(Path::new(p), at) else {
             continue;
         };
-        let Some(dir) = open_dir(&fd, &rel) else {
+        let Some(dir) = open_dir(&fd, root, &rel)? else {
             continue;
         };
-        for name in names(&dir) {
+        for name in names(&dir, &root.join(&rel))? {
             let name = OsStr::from_bytes(&name);
             if programs.iter().any(|d| d.join(name).exists()) {
                 if remove {
-                    unlink(&dir, name, &root.join(&rel))?;
+                    remove_entry(&dir, name, &root.join(&rel))?;
                 }
                 hit(&rel.join(name), &mut found);
             }
         }
     }
     if let Some(lib) = beneath(Path::new(".local/lib"), at)
-        && let Some(lib_fd) = open_dir(&fd, &lib)
+        && let Some(lib_fd) = open_dir(&fd, root, &lib)?
     {
-        for v in names(&lib_fd)
+        for v in names(&lib_fd, &root.join(&lib))?
             .into_iter()
             .filter(|n| n.starts_with(b"python"))
         {
             let site = lib.join(OsStr::from_bytes(&v)).join("site-packages");
-            let Some(site_fd) = open_dir(&fd, &site) else {
+            let Some(site_fd) = open_dir(&fd, root, &site)? else {
                 continue;
             };
-            for name in names(&site_fd) {
+            for name in names(&site_fd, &root.join(&site))? {
                 let name = OsStr::from_bytes(&name);
                 if python_hook(&site_fd, name) {
                     if remove {
-                        unlink(&site_fd, name, &root.join(&site))?;
+                        remove_entry(&site_fd, name, &root.join(&site))?;
                     }
                     hit(&site.join(name), &mut found);
                 }
@@ -213,21 +213,23 @@ fn reach(
             _ => None,
         })
         .collect();
-    let mut cur = dup(fd);
+    let mut cur = Some(dup(fd, root)?);
     let mut walked = PathBuf::new();
     for (i, name) in comps.iter().enumerate() {
-        walked.push(name);
         let Some(dir) = cur else {
             return Ok(None);
         };
+        let here = root.join(&walked);
+        walked.push(name);
         let st = match rustix::fs::statat(&dir, *name, AtFlags::SYMLINK_NOFOLLOW) {
             Ok(st) => st,
-            Err(_) => return Ok(None),
+            Err(rustix::io::Errno::NOENT) => return Ok(None),
+            Err(e) => return Err(unreadable(&here.join(name), e)),
         };
         let kind = FileType::from_raw_mode(st.st_mode);
         let last = i + 1 == comps.len();
         if kind == FileType::Directory && !last {
-            cur = open_sub(&dir, name);
+            cur = open_sub(&dir, name, &here)?;
             continue;
         }
         if kind != FileType::Symlink && !last {
@@ -235,14 +237,8 @@ fn reach(
             return Ok(None);
         }
         if remove {
-            if kind == FileType::Directory {
-                // Every component up to here was opened without following a link, and
-                // no run holds the slot: the path names what was checked.
-                remove_tree(&root.join(&walked))?;
-            } else {
-                let parent = walked.parent().unwrap_or(Path::new(""));
-                unlink(&dir, name, &root.join(parent))?;
-            }
+            let parent = walked.parent().unwrap_or(Path::new(""));
+            remove_entry(&dir, name, &root.join(parent))?;
         }
         return Ok(Some(walked));
     }
@@ -253,37 +249,93 @@ fn dir_flags() -> OFlags {
     OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
 }
 
-fn dup(fd: &OwnedFd) -> Option<OwnedFd> {
-    rustix::fs::openat(fd, ".", dir_flags(), Mode::empty()).ok()
+fn unreadable(path: &Path, e: rustix::io::Errno) -> SlotError {
+    SlotError::io(
+        format_args!(
+            "cannot look for start-up files in {} (the run is refused rather than risk one)",
+            path.display()
+        ),
+        e,
+    )
 }
 
-/// The directory `rel` beneath `fd`, opened without following links.
-fn open_dir(fd: &OwnedFd, rel: &Path) -> Option<OwnedFd> {
-    let mut cur = dup(fd)?;
-    for c in rel.components() {
-        cur = open_sub(&cur, c.as_os_str())?;
+fn dup(fd: &OwnedFd, shown: &Path) -> Result<OwnedFd, SlotError> {
+    rustix::fs::openat(fd, ".", dir_flags(), Mode::empty()).map_err(|e| unreadable(shown, e))
+}
+
+/// The root of a tree to sweep, its owner given full access to it; `None` when it does
+/// not exist. The root is a directory cordon made (the slot's HOME or a cache layer),
+/// but a run may have changed its mode.
+fn open_tree(root: &Path) -> Result<Option<OwnedFd>, SlotError> {
+    match std::fs::symlink_metadata(root) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Ok(m) if m.is_dir() => {}
+        _ => return Err(unreadable(root, rustix::io::Errno::NOTDIR)),
     }
-    Some(cur)
-}
-
-/// The directory `name` in `dir`, opened without following a link; one that a run made
-/// unreadable (`chmod 000`) is given back to its owner first, so that it cannot hide
-/// what is in it from the reset.
-fn open_sub(dir: &OwnedFd, name: &OsStr) -> Option<OwnedFd> {
-    match rustix::fs::openat(dir, name, dir_flags(), Mode::empty()) {
-        Ok(fd) => Some(fd),
-        Err(rustix::io::Errno::ACCESS) => {
-            super::tree::open_up(dir, name).ok()?;
-            rustix::fs::openat(dir, name, dir_flags(), Mode::empty()).ok()
+    let fd = match open_root(root) {
+        Ok(fd) => fd,
+        Err(_) => {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o700))
+                .map_err(|e| SlotError::io(format_args!("cannot open {}", root.display()), e))?;
+            open_root(root)?
         }
-        Err(_) => None,
-    }
+    };
+    owner_access(&fd).map_err(|e| unreadable(root, e))?;
+    Ok(Some(fd))
 }
 
-/// Remove the non-directory `name` from `dir` (shown as `shown`), making the directory
-/// writable by its owner first (a run may have made it read-only to keep what it
-/// planted).
-fn unlink(dir: &OwnedFd, name: &OsStr, shown: &Path) -> Result<(), SlotError> {
+/// Give a directory's owner read, write and search access to it, when it lacks any: a
+/// run may take them away to hide what it planted from the reset (the sandbox, root of
+/// its user namespace, would still read it).
+fn owner_access(fd: &OwnedFd) -> Result<(), rustix::io::Errno> {
+    let st = rustix::fs::fstat(fd)?;
+    if st.st_mode & 0o700 != 0o700 {
+        rustix::fs::fchmod(fd, Mode::from_raw_mode((st.st_mode & 0o7777) | 0o700))?;
+    }
+    Ok(())
+}
+
+/// The directory `rel` beneath `fd` (shown as `root`), opened without following links;
+/// `None` when a component is missing or is not a directory.
+fn open_dir(fd: &OwnedFd, root: &Path, rel: &Path) -> Result<Option<OwnedFd>, SlotError> {
+    let mut cur = dup(fd, root)?;
+    let mut here = root.to_path_buf();
+    for c in rel.components() {
+        match open_sub(&cur, c.as_os_str(), &here)? {
+            Some(next) => cur = next,
+            None => return Ok(None),
+        }
+        here.push(c);
+    }
+    Ok(Some(cur))
+}
+
+/// The directory `name` in `dir` (shown as `shown`), opened without following a link,
+/// its owner given full access (see [`owner_access`]); `None` when it is missing, a
+/// symlink or not a directory. Any other failure refuses.
+fn open_sub(dir: &OwnedFd, name: &OsStr, shown: &Path) -> Result<Option<OwnedFd>, SlotError> {
+    let open = || rustix::fs::openat(dir, name, dir_flags(), Mode::empty());
+    let fd = match open() {
+        Ok(fd) => fd,
+        Err(rustix::io::Errno::ACCESS) => {
+            super::tree::open_up(dir, name).map_err(|e| unreadable(&shown.join(name), e))?;
+            open().map_err(|e| unreadable(&shown.join(name), e))?
+        }
+        Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR | rustix::io::Errno::LOOP) => {
+            return Ok(None);
+        }
+        Err(e) => return Err(unreadable(&shown.join(name), e)),
+    };
+    owner_access(&fd).map_err(|e| unreadable(&shown.join(name), e))?;
+    Ok(Some(fd))
+}
+
+/// Remove `name` from `dir`, whose path is `shown`: a directory with all it holds, anything
+/// else by `unlink`. `dir` is made writable by its owner first (a run may have made it
+/// read-only to keep what it planted). Every directory from the tree's root to `dir` was
+/// opened without following a link and no run holds the slot, so `shown` names `dir`.
+fn remove_entry(dir: &OwnedFd, name: &OsStr, shown: &Path) -> Result<(), SlotError> {
     let fail = |e| {
         SlotError::io(
             format_args!("cannot remove {}", shown.join(name).display()),
@@ -295,18 +347,25 @@ fn unlink(dir: &OwnedFd, name: &OsStr, shown: &Path) -> Result<(), SlotError> {
         rustix::fs::fchmod(dir, Mode::from_raw_mode((st.st_mode & 0o7777) | 0o700))
             .map_err(fail)?;
     }
+    let kind = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).map_err(fail)?;
+    if FileType::from_raw_mode(kind.st_mode) == FileType::Directory {
+        return remove_tree(&shown.join(name));
+    }
     rustix::fs::unlinkat(dir, name, AtFlags::empty()).map_err(fail)
 }
 
-/// The names in a directory, `.` and `..` left out.
-fn names(fd: &OwnedFd) -> Vec<Vec<u8>> {
-    let Ok(dir) = Dir::read_from(fd) else {
-        return Vec::new();
-    };
-    dir.flatten()
-        .map(|e| e.file_name().to_bytes().to_vec())
-        .filter(|n| n != b"." && n != b"..")
-        .collect()
+/// The names in a directory (shown as `shown`), `.` and `..` left out.
+fn names(fd: &OwnedFd, shown: &Path) -> Result<Vec<Vec<u8>>, SlotError> {
+    let dir = Dir::read_from(fd).map_err(|e| unreadable(shown, e))?;
+    let mut out = Vec::new();
+    for entry in dir {
+        let entry = entry.map_err(|e| unreadable(shown, e))?;
+        let n = entry.file_name().to_bytes();
+        if n != b"." && n != b".." {
+            out.push(n.to_vec());
+        }
+    }
+    Ok(out)
 }
 
 /// Whether `name` in a site-packages directory runs when Python starts:
@@ -362,6 +421,8 @@ mod tests {
         let outside = t.path().join("outside");
         let site = home.join(".local/lib/python3.12/site-packages");
         for d in [
+            &site.join("sitecustomize"),
+            &home.join(".local/bin/python3"),
             &site.join("pkg"),
             &home.join(".local/bin"),
             &home.join(".config/git"),
@@ -372,6 +433,7 @@ mod tests {
         let bins = t.path().join("sysbin");
         std::fs::create_dir_all(&bins).unwrap();
         std::fs::write(bins.join("git"), "").unwrap();
+        std::fs::write(bins.join("python3"), "").unwrap();
         for (f, text) in [
             (".bashrc", "evil"),
             (".npmrc", "script-shell=/x"),
@@ -407,6 +469,8 @@ mod tests {
             ".local/bin/git",
             ".local/lib/python3.12/site-packages/evil.pth",
             ".local/lib/python3.12/site-packages/sitecustomize.py",
+            ".local/lib/python3.12/site-packages/sitecustomize",
+            ".local/bin/python3",
         ];
         let mut got: Vec<String> = listed.iter().map(|p| p.display().to_string()).collect();
         got.sort();
