@@ -101,15 +101,23 @@ fn sweep(
     };
     let mut found = Vec::new();
     let hit = |rel: &Path, found: &mut Vec<PathBuf>| found.push(at.join(rel));
+    // One listing of the top spares a lookup per listed path that is not there.
+    let top = names(&fd, root)?;
+    let present = |rel: &Path| {
+        rel.components()
+            .next()
+            .is_some_and(|c| top.iter().any(|n| n.as_slice() == c.as_os_str().as_bytes()))
+    };
     for p in startup_paths() {
         if let Some(rel) = beneath(Path::new(p), at)
+            && present(&rel)
             && let Some(hit_at) = reach(&fd, root, &rel, remove)?
         {
             hit(&hit_at, &mut found);
         }
     }
     for p in BIN_DIRS {
-        let Some(rel) = beneath(Path::new(p), at) else {
+        let Some(rel) = beneath(Path::new(p), at).filter(|r| present(r)) else {
             continue;
         };
         let Some(dir) = open_dir(&fd, root, &rel)? else {
@@ -125,7 +133,7 @@ fn sweep(
             }
         }
     }
-    if let Some(lib) = beneath(Path::new(".local/lib"), at)
+    if let Some(lib) = beneath(Path::new(".local/lib"), at).filter(|r| present(r))
         && let Some(lib_fd) = open_dir(&fd, root, &lib)?
     {
         for v in names(&lib_fd, &root.join(&lib))?
@@ -213,15 +221,14 @@ fn reach(
             _ => None,
         })
         .collect();
-    let mut cur = Some(dup(fd, root)?);
+    // The directory reached so far: `fd` itself until a component is opened.
+    let mut opened: Option<OwnedFd> = None;
     let mut walked = PathBuf::new();
     for (i, name) in comps.iter().enumerate() {
-        let Some(dir) = cur else {
-            return Ok(None);
-        };
+        let dir = opened.as_ref().unwrap_or(fd);
         let here = root.join(&walked);
         walked.push(name);
-        let st = match rustix::fs::statat(&dir, *name, AtFlags::SYMLINK_NOFOLLOW) {
+        let st = match rustix::fs::statat(dir, *name, AtFlags::SYMLINK_NOFOLLOW) {
             Ok(st) => st,
             Err(rustix::io::Errno::NOENT) => return Ok(None),
             Err(e) => return Err(unreadable(&here.join(name), e)),
@@ -229,7 +236,10 @@ fn reach(
         let kind = FileType::from_raw_mode(st.st_mode);
         let last = i + 1 == comps.len();
         if kind == FileType::Directory && !last {
-            cur = open_sub(&dir, name, &here)?;
+            match open_sub(dir, name, &here)? {
+                Some(next) => opened = Some(next),
+                None => return Ok(None),
+            }
             continue;
         }
         if kind != FileType::Symlink && !last {
@@ -238,7 +248,7 @@ fn reach(
         }
         if remove {
             let parent = walked.parent().unwrap_or(Path::new(""));
-            remove_entry(&dir, name, &root.join(parent))?;
+            remove_entry(dir, name, &root.join(parent))?;
         }
         return Ok(Some(walked));
     }
