@@ -44,8 +44,8 @@ pub struct RestoreLimits {
 
 impl RestoreLimits {
     /// cordon's own caps: 16 GiB of files, a million entries, and no name deeper than
-    /// the slot walk goes ([`MAX_DEPTH`](super::tree::MAX_DEPTH)), so that whatever is
-    /// restored can be sized, snapshotted and removed again.
+    /// the slot walk goes (256 levels), so that whatever is restored can be sized,
+    /// snapshotted and removed again.
     pub const DEFAULT: RestoreLimits = RestoreLimits {
         bytes: 16 << 30,
         entries: 1_000_000,
