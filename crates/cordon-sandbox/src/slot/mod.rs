@@ -30,7 +30,9 @@ pub use snapshot::{
     Manifest, RestoreLimits, RestoreReport, SNAPSHOT_MAGIC, SnapshotReport, read_manifest, restore,
     restore_within, snapshot,
 };
-pub use startup::{INSTALL_TREES, reset_startup, startup_files, startup_paths};
+pub use startup::{
+    INSTALL_TREES, UNCHECKED_CACHE_PATHS, reset_startup, startup_files, startup_paths,
+};
 pub use tree::{remove_tree, tree_size};
 pub use turn::{DEFAULT_WAIT, SlotRequest, Turn};
 

@@ -55,6 +55,12 @@ pub const INSTALL_TREES: &[&str] = &[
     "go/bin",
 ];
 
+/// Parts of the developer caches that a later build uses without checking them again:
+/// cargo's extracted crate sources (checked once, when the `.crate` was downloaded; the
+/// archives in `registry/cache` stay and are extracted again) and the wheels pip built
+/// itself (cached without a hash). Reset with the start-up files; what was downloaded stays.
+pub const UNCHECKED_CACHE_PATHS: &[&str] = &[".cargo/registry/src", ".cache/pip/wheels"];
+
 /// Directories of programs run by name, checked for names that shadow the system's.
 const BIN_DIRS: &[&str] = &[
     ".local/bin",
@@ -85,6 +91,7 @@ pub fn startup_paths() -> impl Iterator<Item = &'static str> {
         .iter()
         .copied()
         .filter(|p| !INSTALL_TREES.contains(p))
+        .chain(UNCHECKED_CACHE_PATHS.iter().copied())
 }
 
 /// The start-up files found in a tree that appears at `at` (relative to HOME: empty for
@@ -513,10 +520,29 @@ mod tests {
         );
         // A cache layer that appears at ~/.cargo.
         let layer = t.path().join("layer");
-        std::fs::create_dir_all(layer.join("registry")).unwrap();
+        std::fs::create_dir_all(layer.join("registry/cache/idx")).unwrap();
+        std::fs::create_dir_all(layer.join("registry/src/idx/serde-1.0.0/src")).unwrap();
+        std::fs::write(
+            layer.join("registry/src/idx/serde-1.0.0/src/lib.rs"),
+            "poisoned",
+        )
+        .unwrap();
+        std::fs::write(
+            layer.join("registry/cache/idx/serde-1.0.0.crate"),
+            "archive",
+        )
+        .unwrap();
         std::fs::write(layer.join("config.toml"), "[build]\nrustc-wrapper='/x'").unwrap();
-        let got = sweep(&layer, Path::new(".cargo"), true, &programs).unwrap();
-        assert_eq!(got, vec![PathBuf::from(".cargo/config.toml")]);
-        assert!(layer.join("registry").is_dir());
+        let mut got = sweep(&layer, Path::new(".cargo"), true, &programs).unwrap();
+        got.sort();
+        assert_eq!(
+            got,
+            vec![
+                PathBuf::from(".cargo/config.toml"),
+                PathBuf::from(".cargo/registry/src")
+            ]
+        );
+        assert!(layer.join("registry/cache/idx/serde-1.0.0.crate").is_file());
+        assert!(!layer.join("registry/src").exists());
     }
 }
