@@ -83,6 +83,7 @@ mod run;
 mod seccomp;
 pub mod slot;
 mod spec;
+mod state_mask;
 mod sys;
 mod system_secrets;
 

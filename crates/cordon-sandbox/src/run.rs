@@ -225,6 +225,16 @@ impl Helper {
                 }
             }
         };
+        // A slot's start-up files are reset before every run (`slot/startup.rs`): with
+        // the cache layers known, before anything of the sandbox exists.
+        if let Some(slot) = spec.slot.as_ref().filter(|s| !s.keep_startup) {
+            crate::slot::reset_startup(slot, &spec.plan.caches, &spec.home).map_err(|e| {
+                SandboxError::setup(format!(
+                    "cannot reset the slot's start-up files: {}",
+                    e.message
+                ))
+            })?;
+        }
         let cgroup = match self.cgroup.take() {
             Some(Ok(made)) => {
                 let max = spec

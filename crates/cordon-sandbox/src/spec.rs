@@ -425,11 +425,16 @@ impl SandboxBuilder {
                 .map(|r| home.join(r))
                 .collect(),
         };
-        let masks = self
+        let mut masks = self
             .masks
             .iter()
             .map(|p| absolute_or_home(p, &home, "path to mask"))
             .collect::<Result<Vec<PathBuf>, SandboxError>>()?;
+        if let Some(state) = crate::state_mask::state_dir() {
+            let mut keep: Vec<&Path> = vec![&workspace, &home];
+            keep.extend(writable_roots.iter().map(PathBuf::as_path));
+            masks.extend(crate::state_mask::state_masks(&state, &keep));
+        }
         let unix_sockets = self
             .unix_sockets
             .iter()
