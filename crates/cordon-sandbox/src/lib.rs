@@ -83,6 +83,7 @@ mod run;
 mod seccomp;
 pub mod slot;
 mod spec;
+mod ssh;
 mod sys;
 mod system_secrets;
 
@@ -110,6 +111,10 @@ pub use report::{Blocked, BlockedKind, DenialReport, Enforced, MergeCounts, Proc
 pub use run::{Helper, HelperHints, Outcome, Started, run, with_forwarded_signals_blocked};
 pub use slot::{SlotError, SlotErrorKind, SlotGuard, SlotMounts, SlotName, SlotPaths, SlotScope};
 pub use spec::{DEFAULT_PROXY_PORT, Limits, Network, Require, SandboxBuilder, SandboxSpec};
+pub use ssh::{
+    AGENT_IN_SANDBOX, CONFIG_IN_SANDBOX, KNOWN_HOSTS_IN_SANDBOX, RELAY_IN_SANDBOX,
+    SSH_DIR_IN_SANDBOX, SSH_RELAY_ARG, ssh_relay_main,
+};
 pub use sys::landlock_abi;
 
 /// argv\[1\] that makes the `cordon` binary act as the sandbox helper.
