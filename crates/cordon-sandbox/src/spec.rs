@@ -458,10 +458,7 @@ impl SandboxBuilder {
         };
         let ssh = crate::ssh::inputs(
             self.mode,
-            match &self.network {
-                Network::Proxy { port, .. } => Some(*port),
-                _ => None,
-            },
+            &self.network,
             &home,
             self.ssh_known_hosts.as_deref(),
         );

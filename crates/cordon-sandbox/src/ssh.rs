@@ -1,12 +1,14 @@
 //! ssh (and git over ssh) from inside the sandbox, through the egress proxy.
 //!
-//! The sandbox has no network of its own, so ssh cannot dial a host. When the egress
-//! proxy serves a run, the mount plan gives ssh a configuration of cordon's own: every
+//! The sandbox has no network of its own, so ssh cannot dial a host. Unless the run has
+//! the host's network, the mount plan gives ssh a configuration of cordon's own: every
 //! host is reached through a `ProxyCommand` that is cordon itself (bound read-only into
 //! the sandbox, since the binary's own path may be hidden there) in its relay mode
 //! ([`SSH_RELAY_ARG`]), which opens a `CONNECT` tunnel through the proxy for `%h %p` and
 //! copies bytes between ssh and the tunnel. The proxy judges the destination by the same
-//! allowlist as every other connection, and records a refusal like any other.
+//! allowlist as every other connection, and records a refusal like any other. Without a
+//! proxy (no host allowlisted) only `/etc/ssh/ssh_config` is replaced, by one whose
+//! `ProxyCommand` says in one sentence that there is no network; `/run` stays empty.
 //!
 //! What this module must never do: write or relax the user's ssh files. The user's
 //! `known_hosts` is shown read-only at [`KNOWN_HOSTS_IN_SANDBOX`] and the configuration
@@ -22,6 +24,7 @@
 //! tier mounts: in the fallback tier ssh is left as it is (and has no network).
 
 use crate::plan::MountOp;
+use crate::spec::Network;
 use cordon_policy::settings::SandboxMode;
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -56,22 +59,28 @@ pub(crate) struct SshInputs {
     pub relay: PathBuf,
     /// The user's `known_hosts`, when it is a file.
     pub known_hosts: Option<PathBuf>,
-    /// The in-sandbox port of the proxy's forwarder.
-    pub proxy_port: u16,
+    /// The in-sandbox port of the proxy's forwarder; `None` when the run has no network:
+    /// then only `/etc/ssh/ssh_config` is replaced, by a configuration whose
+    /// `ProxyCommand` says so (nothing is added under `/run`, which stays empty).
+    pub proxy_port: Option<u16>,
     /// Whether `/etc/ssh/ssh_config` is a regular file that cordon's can be bound over.
     pub system_config: bool,
 }
 
-/// The ssh setup of a run, and what it adds to the environment. `None` when the run has
-/// no proxy to relay through, or writes everything (`full-access` shows the host's `/`
+/// The ssh setup of a run. `None` with the host's network (ssh dials as it does
+/// outside), or when the run writes everything (`full-access` shows the host's `/`
 /// writable: cordon makes no mount points in it).
 pub(crate) fn inputs(
     mode: SandboxMode,
-    proxy_port: Option<u16>,
+    network: &Network,
     home: &Path,
     known_hosts: Option<&Path>,
 ) -> Option<SshInputs> {
-    let proxy_port = proxy_port?;
+    let proxy_port = match network {
+        Network::Proxy { port, .. } => Some(*port),
+        Network::None => None,
+        Network::Full => return None,
+    };
     if matches!(mode, SandboxMode::FullAccess) {
         return None;
     }
@@ -94,7 +103,7 @@ pub(crate) fn inputs(
 /// The environment the setup needs: `GIT_SSH_COMMAND` where ssh would not find the
 /// configuration by itself.
 pub(crate) fn env(inp: &SshInputs) -> Vec<(OsString, OsString)> {
-    if inp.system_config {
+    if inp.system_config || inp.proxy_port.is_none() {
         Vec::new()
     } else {
         vec![(
@@ -104,8 +113,20 @@ pub(crate) fn env(inp: &SshInputs) -> Vec<(OsString, OsString)> {
     }
 }
 
+/// The `ProxyCommand` of a run without network: one sentence, no connection. It names
+/// no `%h` or `%p`, so nothing of the destination reaches a shell.
+const NO_NETWORK: &str = "ProxyCommand /bin/sh -c \"echo 'cordon: this sandbox has no network, so ssh cannot reach any host; let the command reach it through the egress proxy with --allow-net HOST:PORT' >&2; exit 255\"";
+
 /// ssh's configuration for a run whose proxy forwarder listens on `proxy_port`.
-pub(crate) fn config_text(proxy_port: u16) -> String {
+pub(crate) fn config_text(proxy_port: Option<u16>) -> String {
+    let Some(proxy_port) = proxy_port else {
+        return format!(
+            "# Written by cordon for this sandbox, which has no network.\n\
+             Host *\n\
+             \x20   {NO_NETWORK}\n\
+             \x20   BatchMode yes\n"
+        );
+    };
     format!(
         "# Written by cordon for this sandbox. ssh reaches hosts only through cordon's\n\
          # egress proxy, and checks their keys against the user's known_hosts (read-only).\n\
@@ -124,6 +145,15 @@ pub(crate) fn config_text(proxy_port: u16) -> String {
 /// The mount steps of the setup, after `/run` has been hidden under its tmpfs.
 pub(crate) fn ops(inp: &SshInputs) -> Vec<MountOp> {
     let text = config_text(inp.proxy_port);
+    if inp.proxy_port.is_none() {
+        return match inp.system_config {
+            true => vec![MountOp::Text {
+                dst: PathBuf::from(SYSTEM_CONFIG),
+                text,
+            }],
+            false => Vec::new(),
+        };
+    }
     let mut ops = vec![
         MountOp::Text {
             dst: PathBuf::from(CONFIG_IN_SANDBOX),
@@ -197,9 +227,6 @@ fn relay(args: &[String]) -> Result<(), String> {
             "usage: cordon {SSH_RELAY_ARG} PROXY_PORT HOST PORT (ssh runs this as its ProxyCommand)"
         ));
     };
-    let proxy_port: u16 = proxy_port
-        .parse()
-        .map_err(|_| format!("`{proxy_port}` is not the proxy's port"))?;
     let port: u16 = port
         .parse()
         .map_err(|_| format!("`{port}` is not a port ssh can reach"))?;
@@ -211,6 +238,9 @@ fn relay(args: &[String]) -> Result<(), String> {
     } else {
         format!("{host}:{port}")
     };
+    let proxy_port: u16 = proxy_port
+        .parse()
+        .map_err(|_| format!("`{proxy_port}` is not the proxy's port"))?;
     if !Path::new(KNOWN_HOSTS_IN_SANDBOX).is_file() && !Path::new(SYSTEM_KNOWN_HOSTS).is_file() {
         return Err(format!(
             "ssh to {target} was not started: there is no known_hosts to check its host key against (cordon shows the user's ~/.ssh/known_hosts, read-only, and it does not exist); add the host's key to it outside the sandbox, after checking its fingerprint"
@@ -282,7 +312,7 @@ fn refusal(s: &mut TcpStream, head: &str, target: &str) -> String {
             .collect::<String>(),
         Err(_) => String::new(),
     };
-    let hint = if code == "not-allowed" {
+    let hint = if matches!(code.as_str(), "not-allowed" | "port-not-allowed") {
         format!("; to allow it, add {target} to the network allowlist (--allow-net {target})")
     } else {
         String::new()
@@ -339,7 +369,7 @@ mod tests {
 
     #[test]
     fn the_config_relays_every_host_and_checks_keys_strictly() {
-        let text = config_text(3128);
+        let text = config_text(Some(3128));
         assert!(text.contains(&format!(
             "ProxyCommand {RELAY_IN_SANDBOX} {SSH_RELAY_ARG} 3128 %h %p"
         )));
@@ -348,11 +378,24 @@ mod tests {
     }
 
     #[test]
-    fn no_setup_without_a_proxy_or_in_full_access() {
+    fn no_setup_with_the_hosts_network_or_in_full_access() {
         let home = Path::new("/nonexistent");
-        assert!(inputs(SandboxMode::WorkspaceWrite, None, home, None).is_none());
-        assert!(inputs(SandboxMode::FullAccess, Some(3128), home, None).is_none());
-        let inp = inputs(SandboxMode::WorkspaceWrite, Some(3128), home, None).unwrap();
+        let ws = SandboxMode::WorkspaceWrite;
+        let proxy = Network::Proxy {
+            socket: "/x".into(),
+            port: 3128,
+        };
+        assert!(inputs(ws, &Network::Full, home, None).is_none());
+        assert!(inputs(SandboxMode::FullAccess, &proxy, home, None).is_none());
+        let none = inputs(ws, &Network::None, home, None).unwrap();
+        assert!(!config_text(none.proxy_port).contains(SSH_RELAY_ARG));
+        assert!(
+            ops(&none)
+                .iter()
+                .all(|o| matches!(o, MountOp::Text { dst, .. }
+            if dst == Path::new(SYSTEM_CONFIG)))
+        );
+        let inp = inputs(ws, &proxy, home, None).unwrap();
         assert_eq!(inp.known_hosts, None);
         let ops = ops(&inp);
         assert!(ops.iter().any(|o| matches!(o, MountOp::Text { dst, .. }
