@@ -90,7 +90,7 @@ pub(crate) fn inputs(
         .unwrap_or_else(|| home.join(".ssh/known_hosts"));
     let known_hosts = std::fs::canonicalize(&known_hosts)
         .ok()
-        .filter(|p| p.is_file());
+        .filter(|p| looks_like_known_hosts(p));
     let system_config = std::fs::symlink_metadata(SYSTEM_CONFIG).is_ok_and(|m| m.is_file());
     Some(SshInputs {
         relay,
@@ -98,6 +98,19 @@ pub(crate) fn inputs(
         proxy_port,
         system_config,
     })
+}
+
+/// Whether `p` (canonical) may be shown as the known hosts: a regular file that is not
+/// named like a secret and holds no private key. `~/.ssh` is masked as a whole, and a
+/// `known_hosts` that is a link to a key there must not bring the key back.
+fn looks_like_known_hosts(p: &Path) -> bool {
+    use cordon_policy::guards::{is_secret_file_name, is_ssh_host_key};
+    let named_secret = p
+        .file_name()
+        .is_none_or(|n| is_secret_file_name(n) || is_ssh_host_key(n));
+    p.is_file()
+        && !named_secret
+        && std::fs::read(p).is_ok_and(|b| !b.windows(11).any(|w| w == b"PRIVATE KEY"))
 }
 
 /// The environment the setup needs: `GIT_SSH_COMMAND` where ssh would not find the
@@ -365,6 +378,35 @@ mod tests {
         for bad in ["", "a b", "a\r\nHost: x", "a/b", "a@b", &"a".repeat(254)] {
             assert!(!valid_host(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_key_is_never_shown_as_known_hosts() {
+        let d = tempfile::tempdir().unwrap();
+        let kh = d.path().join("known_hosts");
+        std::fs::write(&kh, "[h]:22 ssh-ed25519 AAAA\n").unwrap();
+        assert!(looks_like_known_hosts(&kh));
+        let key = d.path().join("id_ed25519");
+        std::fs::write(&key, "[h]:22 ssh-ed25519 AAAA\n").unwrap();
+        assert!(!looks_like_known_hosts(&key));
+        let disguised = d.path().join("hosts");
+        std::fs::write(&disguised, "-----BEGIN OPENSSH PRIVATE KEY-----\n").unwrap();
+        assert!(!looks_like_known_hosts(&disguised));
+        assert!(!looks_like_known_hosts(d.path()));
+        let link = d.path().join("kh-link");
+        std::os::unix::fs::symlink(&key, &link).unwrap();
+        let home = d.path();
+        let inp = inputs(
+            SandboxMode::WorkspaceWrite,
+            &Network::Proxy {
+                socket: "/x".into(),
+                port: 3128,
+            },
+            home,
+            Some(&link),
+        )
+        .unwrap();
+        assert_eq!(inp.known_hosts, None);
     }
 
     #[test]
