@@ -136,9 +136,7 @@ impl Server {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
-        let user = run_ok(&mut Command::new("id").arg("-un"))
-            .trim()
-            .to_string();
+        let user = run_ok(Command::new("id").arg("-un")).trim().to_string();
         Server {
             dir,
             port,
@@ -201,7 +199,7 @@ impl Agent {
         let wrap = |c: Command| {
             if nobody {
                 run_ok(
-                    &mut Command::new("chown")
+                    Command::new("chown")
                         .args(["-R", "nobody:nogroup"])
                         .arg(dir.path()),
                 );
@@ -234,7 +232,8 @@ impl Agent {
 fn run(w: &World, agent: &Agent, body: &str, extra: &[&str], nobody: bool) -> Output {
     w.script(body);
     let mut c = w.command(extra);
-    c.env("SSH_AUTH_SOCK", agent.socket());
+    c.env("SSH_AUTH_SOCK", agent.socket())
+        .env("CORDON_STATE_DIR", w.root.join("state"));
     if nobody {
         w.give_to_nobody();
         c = as_nobody(&c);
@@ -380,6 +379,14 @@ fn unknown_host_keys_unlisted_ports_and_no_network_fail_with_a_sentence() {
             .iter()
             .any(|b| b["kind"] == "connect" && b["target"] == format!("127.0.0.1:{unlisted}")),
         "{r}"
+    );
+    // … and so does the audit log's record of the run's end.
+    let audit = std::fs::read_to_string(w.root.join("state/audit.jsonl")).unwrap();
+    assert!(
+        audit
+            .lines()
+            .any(|l| l.contains("\"end\"") && l.contains(&format!("\"127.0.0.1:{unlisted}\""))),
+        "{audit}"
     );
 
     // No known_hosts at all: one sentence before any connection (unless the system
