@@ -49,6 +49,11 @@
 //! Where user namespaces are unavailable the fallback tier keeps layers 3 and 4 and says
 //! so on stderr; [`Require::Full`] refuses instead.
 //!
+//! ssh inside reaches hosts only through the egress proxy (`ssh.rs`): the mount plan gives
+//! it cordon's configuration, whose `ProxyCommand` is the caller's own binary in its relay
+//! mode. A binary that embeds this crate calls [`ssh_relay_main`] first thing in `main`
+//! when `argv[1]` is [`SSH_RELAY_ARG`], as it calls [`helper_main`] for [`HELPER_ARG`].
+//!
 //! # Threat notes
 //!
 //! - The helper is not dumpable and runs with an empty environment: `/proc/1/environ`
