@@ -160,6 +160,8 @@ pub struct SandboxBuilder {
     masks: Vec<PathBuf>,
     unix_sockets: Vec<PathBuf>,
     ca_bundle: Option<PathBuf>,
+    ssh_known_hosts: Option<PathBuf>,
+    ssh_agent: Option<PathBuf>,
     env_set: Vec<(OsString, OsString)>,
     env: EnvPolicy,
     limits: Limits,
@@ -190,6 +192,8 @@ impl SandboxBuilder {
             masks: Vec::new(),
             unix_sockets: Vec::new(),
             ca_bundle: None,
+            ssh_known_hosts: None,
+            ssh_agent: None,
             env_set: Vec::new(),
             env: EnvPolicy::default(),
             limits: Limits::default(),
@@ -277,6 +281,23 @@ impl SandboxBuilder {
     /// `CURL_CA_BUNDLE`, `GIT_SSL_CAINFO`). Only with [`Network::Proxy`].
     pub fn ca_bundle(mut self, path: impl Into<PathBuf>) -> Self {
         self.ca_bundle = Some(path.into());
+        self
+    }
+
+    /// The `known_hosts` file ssh checks host keys against inside, read-only (default:
+    /// `~/.ssh/known_hosts`). See `ssh.rs`: with [`Network::Proxy`], ssh reaches hosts
+    /// through the proxy.
+    pub fn ssh_known_hosts(mut self, path: impl Into<PathBuf>) -> Self {
+        self.ssh_known_hosts = Some(path.into());
+        self
+    }
+
+    /// Make this ssh agent's socket reachable inside, bound at
+    /// [`crate::AGENT_IN_SANDBOX`] and named by `SSH_AUTH_SOCK`. Without it no agent is
+    /// reachable and `SSH_AUTH_SOCK` is not passed. Building refuses a path that is not a
+    /// socket.
+    pub fn ssh_agent(mut self, socket: impl Into<PathBuf>) -> Self {
+        self.ssh_agent = Some(socket.into());
         self
     }
 
@@ -455,6 +476,16 @@ impl SandboxBuilder {
             Some(n) => n,
             None => crate::limits::default_tmp_size(self.limits.address_space),
         };
+        let ssh = crate::ssh::inputs(
+            self.mode,
+            &self.network,
+            &home,
+            self.ssh_known_hosts.as_deref(),
+        );
+        let ssh_agent = match &self.ssh_agent {
+            Some(p) => Some(crate::ssh::agent(self.mode, &host_socket(p)?)),
+            None => None,
+        };
         let mut require = self.require;
         if let Some(slot) = &self.slot {
             check_slot(slot, self.mode, self.home_view, &home)?;
@@ -509,6 +540,8 @@ impl SandboxBuilder {
                 Network::Proxy { .. } => self.ca_bundle.as_deref(),
                 _ => None,
             },
+            ssh: ssh.as_ref(),
+            ssh_agent: ssh_agent.as_ref().and_then(|(op, _)| op.as_ref()),
             full_network: matches!(self.network, Network::Full),
             scratch_size,
             slot: self.slot.as_ref(),
@@ -541,7 +574,13 @@ impl SandboxBuilder {
                 }
             }
         }
-        for (name, value) in &self.env_set {
+        // An agent is reachable only when the caller passed one.
+        env.retain(|(k, _)| k != "SSH_AUTH_SOCK");
+        if let Some((_, path)) = ssh_agent {
+            env.push(("SSH_AUTH_SOCK".into(), path));
+        }
+        let ssh_env = ssh.as_ref().map(crate::ssh::env).unwrap_or_default();
+        for (name, value) in ssh_env.iter().chain(&self.env_set) {
             env.retain(|(k, _)| k != name);
             env.push((name.clone(), value.clone()));
         }

@@ -90,6 +90,10 @@ fn main() -> std::process::ExitCode {
     if std::env::args_os().nth(1).as_deref() == Some(cordon_sandbox::HELPER_ARG.as_ref()) {
         cordon_sandbox::helper_main();
     }
+    // ssh's ProxyCommand inside the sandbox: a relay to the egress proxy, nothing else.
+    if std::env::args_os().nth(1).as_deref() == Some(cordon_sandbox::SSH_RELAY_ARG.as_ref()) {
+        cordon_sandbox::ssh_relay_main();
+    }
     if std::env::args_os().nth(1).as_deref() == Some("hook".as_ref()) {
         let argv = std::iter::once(std::ffi::OsString::from("cordon hook"))
             .chain(std::env::args_os().skip(2));

@@ -178,6 +178,10 @@ pub struct ExecOptions {
     /// `/tmp`, HOME). Refused if PATH is not a socket.
     #[arg(long = "allow-unix-socket", value_name = "PATH")]
     allow_unix_socket: Vec<PathBuf>,
+    /// Let ssh inside use the agent of cordon's `$SSH_AUTH_SOCK` (bound in, named by
+    /// `SSH_AUTH_SOCK`). Without it no agent is reachable.
+    #[arg(long)]
+    ssh_agent: bool,
     /// Pass at most this many bytes of the command's stdout, and of its stderr; the rest
     /// is dropped (the command keeps running).
     #[arg(long, value_name = "BYTES")]
@@ -577,6 +581,7 @@ fn gate_error(e: GateError) -> anyhow::Error {
 struct FlagPaths {
     writable_roots: Vec<PathBuf>,
     masks: Vec<PathBuf>,
+    ssh_agent: Option<PathBuf>,
 }
 
 impl FlagPaths {
@@ -609,9 +614,16 @@ impl FlagPaths {
                 masks.push(cordon_policy::paths::clean(&here()?.join(m)));
             }
         }
+        let ssh_agent = match args.ssh_agent {
+            true => Some(std::env::var_os("SSH_AUTH_SOCK").map(PathBuf::from).ok_or_else(|| {
+                fail("--ssh-agent: SSH_AUTH_SOCK is not set in cordon's environment; start an agent and add the key (`eval $(ssh-agent)`, `ssh-add`), or drop --ssh-agent")
+            })?),
+            false => None,
+        };
         Ok(FlagPaths {
             writable_roots,
             masks,
+            ssh_agent,
         })
     }
 }
@@ -676,6 +688,9 @@ fn builder(
     }
     for s in &args.allow_unix_socket {
         b = b.allow_unix_socket(s);
+    }
+    if let Some(agent) = &flag_paths.ssh_agent {
+        b = b.ssh_agent(agent);
     }
     if let Some(list) = &settings.home_readable {
         b = b.home_readable(list.clone());
