@@ -13,7 +13,26 @@
 //! What it cannot name (a program it does not know, an argument known only at run time)
 //! it leaves out; the policy's other steps already ask about unknown and opaque code.
 
+use crate::argv;
 use crate::model::SimpleCommand;
+
+/// How a pattern of an [`ExecutedFile`] is placed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Reach {
+    /// The pattern is relative to the command's working directory, or absolute.
+    Path,
+    /// The pattern (a relative file name such as `.cargo/config.toml`) is looked up in
+    /// `from` (relative to the working directory) and in every directory above it.
+    Upward {
+        /// Where the lookup starts.
+        from: String,
+    },
+    /// An open-ended runner: it discovers what to run (test files, imported modules,
+    /// scripts its recipes or hooks call), so any file of the working tree may run.
+    /// The pattern is the runner's directory, relative to the working directory.
+    Tree,
+}
 
 /// A file (or pattern of files) a command executes or reads as code.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,14 +41,81 @@ pub struct ExecutedFile {
     pub pattern: String,
     /// What the program does with it, in a few words (`the test files of package ./pkg`).
     pub why: String,
+    /// How the pattern is placed.
+    pub reach: Reach,
 }
 
 fn file(pattern: impl Into<String>, why: impl Into<String>) -> ExecutedFile {
     ExecutedFile {
         pattern: pattern.into(),
         why: why.into(),
+        reach: Reach::Path,
     }
 }
+
+fn upward(from: &str, name: &str, why: &str) -> ExecutedFile {
+    ExecutedFile {
+        pattern: name.into(),
+        why: why.into(),
+        reach: Reach::Upward {
+            from: from.trim_end_matches('/').into(),
+        },
+    }
+}
+
+/// An open-ended runner working in `dir`.
+fn tree(dir: &str, why: impl Into<String>) -> ExecutedFile {
+    let dir = dir.trim_end_matches('/');
+    ExecutedFile {
+        pattern: if dir.is_empty() {
+            ".".into()
+        } else {
+            dir.into()
+        },
+        why: why.into(),
+        reach: Reach::Tree,
+    }
+}
+
+/// `dir/` for a directory given to a tool, or nothing.
+fn under(dir: Option<&str>) -> String {
+    match dir {
+        Some(d) if !d.is_empty() => format!("{}/", d.trim_end_matches('/')),
+        _ => String::new(),
+    }
+}
+
+/// The programs cordon treats as open-ended runners ([`Reach::Tree`]), for the docs
+/// and tests: after a session wrote any file of the working tree, running one of them
+/// counts as running that file.
+pub const OPEN_ENDED: &[&str] = &[
+    "jest",
+    "vitest",
+    "mocha",
+    "ava",
+    "pytest",
+    "py.test",
+    "python -m pytest",
+    "python -m unittest",
+    "tox",
+    "nox",
+    "rspec",
+    "phpunit",
+    "make",
+    "gmake",
+    "bmake",
+    "cargo (build, test, run and the other compiling subcommands)",
+    "go test / go run / go generate",
+    "npm / pnpm / yarn / bun (scripts, and installs that run lifecycle scripts)",
+    "deno test / deno task",
+    "just",
+    "rake",
+    "gradle",
+    "mvn",
+    "git commit / merge / pull / rebase / am / cherry-pick / revert / push / checkout / switch (hooks)",
+    "pre-commit",
+    "lefthook",
+];
 
 /// The files `cmd` would execute, from the program knowledge base. Empty for a program
 /// that runs no file of the working tree as far as cordon knows.
@@ -64,10 +150,15 @@ pub fn executed_files(cmd: &SimpleCommand) -> Vec<ExecutedFile> {
             ));
             out.push(file("node_modules/.bin/*", format!("what `{name}` runs")));
         }
-        "make" | "gmake" => make(&args, &mut out),
+        "make" | "gmake" | "bmake" => make(&args, &mut out),
         "cargo" => cargo(&args, &mut out),
         "pytest" | "py.test" => pytest(&args, &mut out),
         "python" | "python2" | "python3" | "pypy" | "pypy3" => python(&args, &mut out),
+        "jest" | "vitest" | "mocha" | "ava" => js_tests(name, &mut out),
+        "rspec" | "phpunit" => out.push(tree(
+            ".",
+            format!("`{name}` discovers the test files it loads"),
+        )),
         "sh" | "bash" | "dash" | "zsh" | "ksh" | "fish" | "perl" | "ruby" | "node" | "php"
         | "lua" | "Rscript" | "tclsh" | "awk" | "gawk" => script(name, &args, &mut out),
         "source" | "." => {
@@ -82,26 +173,42 @@ pub fn executed_files(cmd: &SimpleCommand) -> Vec<ExecutedFile> {
                 }
                 out.push(file("deno.json", "deno's tasks and imports"));
                 out.push(file("deno.jsonc", "deno's tasks and imports"));
+                if args.first() != Some(&"run") {
+                    out.push(tree(".", "deno discovers the tests and tasks it runs"));
+                }
             }
         }
-        "just" => out.push(file("justfile", "the recipes just runs")),
-        "rake" => out.push(file("Rakefile", "the tasks rake runs")),
-        "gradle" | "gradlew" => {
-            for f in [
+        "git" => git(&args, &mut out),
+        "pre-commit" | "lefthook" => hooks(name, &mut out),
+        "just" => runner(&["justfile", "Justfile", ".justfile"], "just", &mut out),
+        "rake" => runner(&["Rakefile", "rakefile", "Rakefile.rb"], "rake", &mut out),
+        "gradle" | "gradlew" => runner(
+            &[
                 "build.gradle",
                 "build.gradle.kts",
                 "settings.gradle",
                 "settings.gradle.kts",
-            ] {
-                out.push(file(f, "the build gradle runs"));
-            }
-        }
-        "mvn" | "mvnw" => out.push(file("pom.xml", "the build maven runs")),
-        "tox" => out.push(file("tox.ini", "the commands tox runs")),
-        "nox" => out.push(file("noxfile.py", "the sessions nox runs")),
+            ],
+            "gradle",
+            &mut out,
+        ),
+        "mvn" | "mvnw" => runner(&["pom.xml"], "maven", &mut out),
+        "tox" => runner(&["tox.ini", "pyproject.toml", "setup.py"], "tox", &mut out),
+        "nox" => runner(&["noxfile.py"], "nox", &mut out),
         _ => {}
     }
     out
+}
+
+/// A build runner whose recipes call whatever they name.
+fn runner(files: &[&str], name: &str, out: &mut Vec<ExecutedFile>) {
+    for f in files {
+        out.push(file(*f, format!("the build {name} runs")));
+    }
+    out.push(tree(
+        ".",
+        format!("{name}'s recipes call scripts and programs of the working tree"),
+    ));
 }
 
 /// Positional arguments, skipping options (and the value of the options in `valued`).
@@ -131,64 +238,219 @@ fn go(args: &[&str], out: &mut Vec<ExecutedFile>) {
         "test" | "run" | "generate" => {}
         _ => return,
     }
+    let dir = under(argv::go_dir(rest));
     let valued = [
-        "-run", "-exec", "-o", "-tags", "-count", "-timeout", "-bench", "-p",
+        "-C",
+        "-run",
+        "-exec",
+        "-o",
+        "-tags",
+        "-count",
+        "-timeout",
+        "-bench",
+        "-p",
+        "-skip",
+        "-cpu",
+        "-parallel",
+        "-coverprofile",
+        "-covermode",
+        "-coverpkg",
+        "-ldflags",
+        "-gcflags",
+        "-mod",
+        "-modfile",
+        "-toolexec",
+        "-overlay",
+        "-pgo",
+        "-asmflags",
     ];
-    let pkgs = positionals(rest, &valued);
+    let mut pkgs = positionals(rest, &valued);
     // `go test ./pkg -args …` hands what follows to the test binary.
-    let pkgs: Vec<&str> = pkgs.into_iter().take_while(|p| *p != "-args").collect();
-    if *sub == "run"
-        && let Some(f) = pkgs.iter().find(|p| p.ends_with(".go"))
-    {
-        out.push(file(*f, "the program go run compiles and runs"));
-        return;
+    pkgs.truncate(
+        pkgs.iter()
+            .position(|p| *p == "-args")
+            .unwrap_or(pkgs.len()),
+    );
+    if *sub == "run" {
+        // `go run ./cmd/x a b`: the first positional is the package, or a list of
+        // `.go` files; what follows goes to the program.
+        let files: Vec<&str> = pkgs
+            .iter()
+            .take_while(|p| p.ends_with(".go"))
+            .copied()
+            .collect();
+        if !files.is_empty() {
+            for f in files {
+                out.push(file(
+                    format!("{dir}{f}"),
+                    "the program go run compiles and runs",
+                ));
+            }
+            pkgs.clear();
+        } else {
+            pkgs.truncate(1);
+        }
     }
-    let pkgs = if pkgs.is_empty() { vec!["."] } else { pkgs };
+    let explicit = !pkgs.is_empty();
+    let pkgs = if explicit { pkgs } else { vec!["."] };
     for p in pkgs {
         let what = match *sub {
             "test" => format!("the tests and sources of package {p}"),
             "generate" => format!("the `//go:generate` lines of package {p}"),
             _ => format!("the sources of package {p}"),
         };
-        if let Some(dir) = p.strip_suffix("/...").or((p == "...").then_some(".")) {
-            out.push(file(format!("{dir}/**/*.go"), what));
+        if let Some(d) = p.strip_suffix("/...").or((p == "...").then_some(".")) {
+            out.push(file(format!("{dir}{d}/**/*.go"), what));
         } else if p.ends_with(".go") {
-            out.push(file(p, what));
+            out.push(file(format!("{dir}{p}"), what));
         } else if p.starts_with('.') || p.starts_with('/') {
-            out.push(file(format!("{p}/*.go"), what));
+            out.push(file(format!("{dir}{p}/*.go"), what));
         }
-        // A module path (`example.com/x`) is resolved by go; its directory is unknown here.
+        // A module path (`example.com/m/pkg`) is resolved by go; the working tree
+        // below covers it when it lies in the module.
     }
-    out.push(file("go.mod", "the module's requirements and replacements"));
+    out.push(file(
+        format!("{dir}go.mod"),
+        "the module's requirements and replacements",
+    ));
+    out.push(tree(
+        &dir,
+        format!("`go {sub}` compiles and runs every package of the module the named ones import"),
+    ));
 }
 
+/// Subcommands of JS package managers that install and run lifecycle scripts.
+const JS_LIFECYCLE: &[&str] = &[
+    "install",
+    "i",
+    "in",
+    "ins",
+    "inst",
+    "insta",
+    "instal",
+    "isnt",
+    "isnta",
+    "isntal",
+    "isntall",
+    "ci",
+    "clean-install",
+    "ic",
+    "install-clean",
+    "isntall-clean",
+    "it",
+    "install-test",
+    "cit",
+    "install-ci-test",
+    "add",
+    "rebuild",
+    "rb",
+    "link",
+    "ln",
+    "pack",
+    "publish",
+    "update",
+    "up",
+    "upgrade",
+    "dedupe",
+    "ddp",
+];
+/// Subcommands that run scripts or package binaries.
+const JS_RUN: &[&str] = &[
+    "run",
+    "run-script",
+    "rum",
+    "urn",
+    "test",
+    "t",
+    "tst",
+    "start",
+    "stop",
+    "restart",
+    "exec",
+    "x",
+    "dlx",
+    "create",
+];
+/// Subcommands of yarn, pnpm and bun that are not script names and run nothing.
+const JS_QUIET: &[&str] = &[
+    "ls",
+    "list",
+    "ll",
+    "la",
+    "why",
+    "info",
+    "view",
+    "show",
+    "config",
+    "help",
+    "outdated",
+    "audit",
+    "bin",
+    "root",
+    "prefix",
+    "cache",
+    "search",
+    "owner",
+    "whoami",
+    "login",
+    "logout",
+    "licenses",
+    "store",
+    "env",
+    "--version",
+    "-v",
+];
+
 fn js_package(name: &str, args: &[&str], out: &mut Vec<ExecutedFile>) {
-    let sub = args.iter().find(|a| !a.starts_with('-')).copied();
+    let head = argv::js_head(name, args);
+    let sub = head.sub.and_then(|k| args.get(k)).copied();
+    let dir = under(head.dir);
     let scripts = format!("the scripts `{name}` runs from package.json");
-    match sub {
-        // `yarn` alone installs; `yarn X` runs script X.
-        None if name == "yarn" => out.push(file("package.json", scripts)),
-        None => {}
-        Some("install" | "i" | "ci" | "add" | "rebuild" | "link" | "pack" | "publish") => {
-            out.push(file(
-                "package.json",
-                format!("the lifecycle scripts `{name}` runs on install"),
-            ));
-        }
-        Some(
-            "run" | "run-script" | "test" | "t" | "start" | "stop" | "restart" | "exec" | "x"
-            | "dlx",
-        ) => {
-            out.push(file("package.json", scripts));
-            out.push(file("node_modules/.bin/*", format!("what `{name}` runs")));
-        }
-        // `yarn lint`, `pnpm lint`, `bun lint`: a script name.
-        Some(_) if name != "npm" => {
-            out.push(file("package.json", scripts));
-            out.push(file("node_modules/.bin/*", format!("what `{name}` runs")));
-        }
-        Some(_) => {}
+    let lifecycle = format!("the lifecycle scripts `{name}` runs on install");
+    let (manifest_why, runs_bin) = match sub {
+        // `yarn` and `bun` alone install.
+        None if matches!(name, "yarn" | "bun") => (lifecycle, false),
+        None => return,
+        // `npm version X` bumps the version and runs the version scripts.
+        Some("version") if args.len() > head.sub.unwrap_or(0) + 1 => (scripts, false),
+        Some(s) if JS_LIFECYCLE.contains(&s) => (lifecycle, false),
+        Some(s) if JS_RUN.contains(&s) => (scripts, true),
+        Some(s) if name != "npm" && !JS_QUIET.contains(&s) && s != "version" => (scripts, true),
+        Some(_) => return,
+    };
+    if head.workspace_root {
+        out.push(upward(&dir, "package.json", &manifest_why));
     }
+    out.push(file(format!("{dir}package.json"), manifest_why));
+    if runs_bin {
+        out.push(file(
+            format!("{dir}node_modules/.bin/*"),
+            format!("what `{name}` runs"),
+        ));
+    }
+    out.push(tree(
+        &dir,
+        format!("package scripts run whatever files they name (`{name}` is an open-ended runner)"),
+    ));
+}
+
+fn js_tests(name: &str, out: &mut Vec<ExecutedFile>) {
+    for f in [
+        format!("{name}.config.*"),
+        "package.json".into(),
+        "**/*.test.*".into(),
+        "**/*.spec.*".into(),
+        "**/__tests__/**".into(),
+    ] {
+        out.push(file(
+            f,
+            format!("the tests and configuration `{name}` loads"),
+        ));
+    }
+    out.push(tree(
+        ".",
+        format!("`{name}` discovers the test files and the modules they import"),
+    ));
 }
 
 fn make(args: &[&str], out: &mut Vec<ExecutedFile>) {
@@ -206,13 +468,13 @@ fn make(args: &[&str], out: &mut Vec<ExecutedFile>) {
         } else if let Some(f) = a.strip_prefix("-f").filter(|f| !f.is_empty()) {
             files.push(f);
         } else if (a == "-C" || a == "--directory") && next.is_some() {
-            dir = format!("{}/", next.unwrap_or_default().trim_end_matches('/'));
+            dir = under(next);
             i += 1;
         } else if let Some(d) = a
             .strip_prefix("--directory=")
             .or(a.strip_prefix("-C").filter(|d| !d.is_empty()))
         {
-            dir = format!("{}/", d.trim_end_matches('/'));
+            dir = under(Some(d));
         }
         i += 1;
     }
@@ -230,52 +492,63 @@ fn make(args: &[&str], out: &mut Vec<ExecutedFile>) {
         format!("{dir}**/*.mk"),
         "makefiles included by the rules",
     ));
+    out.push(tree(
+        &dir,
+        "make's recipes call scripts of the working tree",
+    ));
 }
 
 fn cargo(args: &[&str], out: &mut Vec<ExecutedFile>) {
-    let sub = args
-        .iter()
-        .find(|a| !a.starts_with('-') && !a.starts_with('+'));
-    let runs = matches!(
-        sub.copied(),
-        Some(
-            "build"
-                | "b"
-                | "test"
-                | "t"
-                | "run"
-                | "r"
-                | "bench"
-                | "check"
-                | "c"
-                | "clippy"
-                | "doc"
-                | "d"
-                | "install"
-                | "nextest"
-                | "miri"
-        )
-    );
-    if !runs {
+    let head = argv::cargo_head(args);
+    let Some(sub) = head.sub(args) else {
         return;
-    }
+    };
+    let rest = args.get(head.at + 1..).unwrap_or_default();
+    let dir = under(head.dir);
+    let config = "cargo's configuration (runners, wrappers, build flags)";
+    let toolchain = "the toolchain file that chooses the compiler cargo runs";
+    let upward_files = |from: &str, out: &mut Vec<ExecutedFile>| {
+        out.push(upward(from, ".cargo/config.toml", config));
+        out.push(upward(from, ".cargo/config", config));
+        out.push(upward(from, "rust-toolchain.toml", toolchain));
+        out.push(upward(from, "rust-toolchain", toolchain));
+        out.push(file("~/.cargo/config.toml", config));
+    };
+    let root = match sub {
+        "build" | "b" | "test" | "t" | "run" | "r" | "bench" | "check" | "c" | "clippy" | "doc"
+        | "d" | "nextest" | "miri" | "fix" | "rustc" | "rustdoc" | "package" | "publish"
+        | "llvm-cov" | "tarpaulin" | "expand" => dir,
+        "install" => {
+            // `cargo install NAME` builds a registry crate; only its configuration comes
+            // from here. `--path P` builds the tree at P.
+            let path = rest.iter().enumerate().find_map(|(k, a)| {
+                a.strip_prefix("--path=")
+                    .or((*a == "--path").then(|| rest.get(k + 1).copied()).flatten())
+            });
+            upward_files(&dir, out);
+            match path {
+                Some(p) => format!("{dir}{}/", p.trim_end_matches('/')),
+                None => return,
+            }
+        }
+        _ => return,
+    };
     // Build scripts and proc macros run even for `check`; tests, benches and examples
     // are sources too. Every crate of a workspace may be built.
     out.push(file(
-        "**/*.rs",
+        format!("{root}**/*.rs"),
         "the build scripts, macros, sources and tests cargo builds and runs",
     ));
     out.push(file(
-        "**/Cargo.toml",
+        format!("{root}**/Cargo.toml"),
         "the manifests that choose what cargo builds",
     ));
-    out.push(file(
-        ".cargo/config.toml",
-        "cargo's configuration (runners, wrappers)",
-    ));
-    out.push(file(
-        ".cargo/config",
-        "cargo's configuration (runners, wrappers)",
+    if sub != "install" {
+        upward_files(&root, out);
+    }
+    out.push(tree(
+        &root,
+        format!("`cargo {sub}` builds and runs code that may name any file of the working tree (`include!`, build scripts)"),
     ));
 }
 
@@ -306,10 +579,15 @@ fn pytest(args: &[&str], out: &mut Vec<ExecutedFile>) {
             ));
         }
     }
+    out.push(upward(".", "conftest.py", "pytest's plugins and fixtures"));
     out.push(file("**/conftest.py", "pytest's plugins and fixtures"));
     for f in ["pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini"] {
         out.push(file(f, "pytest's configuration (plugins, options)"));
     }
+    out.push(tree(
+        ".",
+        "pytest imports the tests it collects and every module they import",
+    ));
 }
 
 fn python(args: &[&str], out: &mut Vec<ExecutedFile>) {
@@ -318,8 +596,17 @@ fn python(args: &[&str], out: &mut Vec<ExecutedFile>) {
         let a = args[i];
         if a == "-m" {
             let Some(m) = args.get(i + 1) else { return };
-            if *m == "pytest" || *m == "py.test" {
-                return pytest(&args[i + 2..], out);
+            match *m {
+                "pytest" | "py.test" => return pytest(&args[i + 2..], out),
+                "unittest" => {
+                    out.push(file("**/test*.py", "the tests unittest discovers"));
+                    out.push(tree(
+                        ".",
+                        "unittest imports the tests it discovers and every module they import",
+                    ));
+                    return;
+                }
+                _ => {}
             }
             let path = m.replace('.', "/");
             out.push(file(format!("{path}.py"), format!("module {m}")));
@@ -342,22 +629,79 @@ fn python(args: &[&str], out: &mut Vec<ExecutedFile>) {
 }
 
 fn script(name: &str, args: &[&str], out: &mut Vec<ExecutedFile>) {
-    // Options that take code or a value: `bash -c CODE` runs text, not a file.
-    let code = match name {
-        "node" => ["-e", "--eval", "-p"].as_slice(),
-        "perl" | "ruby" => ["-e", "-E"].as_slice(),
-        "php" => ["-r"].as_slice(),
+    // Options that take code: `bash -c CODE` runs text, not a file.
+    let (code, valued, preload): (&[&str], &[&str], &[&str]) = match name {
+        "node" => (
+            &["-e", "--eval", "-p", "--print"],
+            &[
+                "-r",
+                "--require",
+                "--import",
+                "--loader",
+                "--experimental-loader",
+                "-C",
+                "--conditions",
+                "--env-file",
+                "--input-type",
+                "--title",
+                "--inspect-port",
+            ],
+            &[
+                "-r",
+                "--require",
+                "--import",
+                "--loader",
+                "--experimental-loader",
+            ],
+        ),
+        "perl" => (&["-e", "-E"], &["-I", "-x"], &[]),
+        "ruby" => (&["-e"], &["-I", "-r", "-C", "-E"], &["-r"]),
+        "php" => (&["-r"], &["-c", "-d", "-z"], &["-f"]),
+        "lua" => (&["-e"], &["-l"], &[]),
         "awk" | "gawk" => return awk(args, out),
-        _ => ["-c"].as_slice(),
+        // The shells: `-o OPT` / `+o OPT` and `-O OPT` / `+O OPT` take a name.
+        _ => (
+            &["-c"],
+            &["-o", "+o", "-O", "+O", "--rcfile", "--init-file"],
+            &["--rcfile", "--init-file"],
+        ),
     };
-    for a in args {
-        if code.contains(a) {
+    let mut i = 0;
+    while let Some(a) = args.get(i).copied() {
+        if code.contains(&a) {
+            return;
+        }
+        let (opt, attached) = match a.split_once('=') {
+            Some((o, v)) if o.starts_with("--") => (o, Some(v)),
+            _ => (a, None),
+        };
+        if a == "--" {
+            if let Some(f) = args.get(i + 1) {
+                out.push(file(*f, format!("the script {name} runs")));
+            }
             return;
         }
         if !a.starts_with('-') && !a.starts_with('+') {
-            out.push(file(*a, format!("the script {name} runs")));
+            out.push(file(a, format!("the script {name} runs")));
             return;
         }
+        let value = if valued.contains(&opt) {
+            attached.or_else(|| {
+                i += 1;
+                args.get(i).copied()
+            })
+        } else {
+            attached
+        };
+        if preload.contains(&opt)
+            && let Some(v) = value
+        {
+            out.push(file(
+                v,
+                format!("code {name} loads before the script ({opt})"),
+            ));
+        }
+        i += 1;
     }
 }
 
@@ -372,6 +716,72 @@ fn awk(args: &[&str], out: &mut Vec<ExecutedFile>) {
             out.push(file(f, "the awk program named by -f"));
         }
     }
+}
+
+/// `git` subcommands that run hooks (`.git/hooks`, or the managers configured in the
+/// working tree: pre-commit, lefthook, husky).
+fn git(args: &[&str], out: &mut Vec<ExecutedFile>) {
+    let mut i = 0;
+    let mut dir = String::new();
+    while let Some(a) = args.get(i).copied() {
+        match a {
+            "-C" => {
+                dir = under(args.get(i + 1).copied());
+                i += 2;
+            }
+            "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path" => i += 2,
+            a if a.starts_with('-') => i += 1,
+            _ => break,
+        }
+    }
+    let Some(sub) = args.get(i) else { return };
+    if !matches!(
+        *sub,
+        "commit"
+            | "merge"
+            | "pull"
+            | "rebase"
+            | "am"
+            | "cherry-pick"
+            | "revert"
+            | "push"
+            | "checkout"
+            | "switch"
+    ) {
+        return;
+    }
+    for f in [
+        ".git/hooks/*",
+        ".pre-commit-config.yaml",
+        ".pre-commit-hooks.yaml",
+        "lefthook.yml",
+        "lefthook.yaml",
+        ".lefthook.yml",
+        "lefthook-local.yml",
+        ".husky/**",
+    ] {
+        out.push(file(
+            format!("{dir}{f}"),
+            format!("the hooks `git {sub}` runs"),
+        ));
+    }
+    out.push(tree(
+        &dir,
+        format!("the hooks `git {sub}` runs call scripts of the working tree"),
+    ));
+}
+
+fn hooks(name: &str, out: &mut Vec<ExecutedFile>) {
+    let config = if name == "lefthook" {
+        "lefthook.yml"
+    } else {
+        ".pre-commit-config.yaml"
+    };
+    out.push(file(config, format!("the hooks `{name}` runs")));
+    out.push(tree(
+        ".",
+        format!("the hooks `{name}` runs call scripts of the working tree"),
+    ));
 }
 
 #[cfg(test)]
@@ -456,6 +866,131 @@ mod tests {
     runs!(dot_slash_program, "./x.sh a b", ["./x.sh"]);
     runs!(wrapped_program, "timeout 10 go test ./pkg", ["./pkg/*.go"]);
     runs!(in_a_chain, "cd sub && make", ["Makefile"]);
+
+    // Options before the subcommand, directories given to the tool, and preloads.
+    runs!(cargo_color, "cargo --color always test", ["**/*.rs"]);
+    runs!(
+        cargo_dir,
+        "cargo -C d test",
+        ["d/**/*.rs", "d/**/Cargo.toml"]
+    );
+    runs!(cargo_toolchain, "cargo +nightly test", ["**/*.rs"]);
+    runs!(cargo_fix, "cargo fix --allow-dirty", ["**/*.rs"]);
+    runs!(cargo_rustc, "cargo rustc -- -C opt-level=3", ["**/*.rs"]);
+    runs!(cargo_package, "cargo package", ["**/*.rs"]);
+    runs!(
+        cargo_install_path,
+        "cargo install --path tools/x",
+        ["tools/x/**/*.rs"]
+    );
+    runs!(
+        go_test_dir,
+        "go test -C pkg ./...",
+        ["pkg/./**/*.go", "pkg/go.mod"]
+    );
+    runs!(
+        go_run_package_args,
+        "go run ./cmd/x serve --port 1",
+        ["./cmd/x/*.go"]
+    );
+    runs!(npm_prefix, "npm --prefix sub test", ["sub/package.json"]);
+    runs!(npm_inst, "npm inst", ["package.json"]);
+    runs!(npm_it, "npm it", ["package.json"]);
+    runs!(npm_version, "npm version patch", ["package.json"]);
+    runs!(pnpm_dir, "pnpm -C web build", ["web/package.json"]);
+    runs!(yarn_cwd, "yarn --cwd web test", ["web/package.json"]);
+    runs!(bash_set_option, "bash -o errexit run.sh", ["run.sh"]);
+    runs!(bash_flags, "bash -e -x run.sh", ["run.sh"]);
+    runs!(perl_include, "perl -I lib x.pl", ["x.pl"]);
+    runs!(
+        node_import,
+        "node --import=./x.mjs app.js",
+        ["./x.mjs", "app.js"]
+    );
+    runs!(node_require, "node -r ./pre.js x.js", ["./pre.js", "x.js"]);
+    runs!(python_warnings, "python -W ignore x.py", ["x.py"]);
+    runs!(
+        git_commit_hooks,
+        "git commit -m x",
+        [".pre-commit-config.yaml", "lefthook.yml", ".husky/**"]
+    );
+    runs!(jest_tests, "jest --ci", ["**/*.test.*", "jest.config.*"]);
+
+    fn trees(text: &str) -> Vec<String> {
+        crate::analyze(text)
+            .commands
+            .iter()
+            .flat_map(executed_files)
+            .filter(|f| f.reach == Reach::Tree)
+            .map(|f| f.pattern)
+            .collect()
+    }
+
+    #[test]
+    fn open_ended_runners_reach_the_working_tree() {
+        for text in [
+            "jest",
+            "npx vitest run",
+            "vitest",
+            "pytest -q",
+            "python3 -m pytest",
+            "make test",
+            "cargo test",
+            "go test ./pkg",
+            "npm test",
+            "yarn lint",
+            "git commit -m x",
+            "python -m unittest",
+            "pre-commit run --all-files",
+        ] {
+            let t = trees(text);
+            // `npx vitest` runs vitest through npx, which is not itself open-ended.
+            if text.starts_with("npx") {
+                continue;
+            }
+            assert!(!t.is_empty(), "{text:?} is not open-ended");
+        }
+        assert_eq!(trees("make -C sub"), ["sub"]);
+        assert_eq!(trees("npm --prefix sub test"), ["sub"]);
+        for text in [
+            "sh x.sh",
+            "python x.py",
+            "npm view x",
+            "git status",
+            "go build ./...",
+        ] {
+            assert!(trees(text).is_empty(), "{text:?} is open-ended");
+        }
+    }
+
+    #[test]
+    fn cargo_config_is_looked_up_the_tree() {
+        let a = crate::analyze("cargo -C d build");
+        let ups: Vec<(String, String)> = a
+            .commands
+            .iter()
+            .flat_map(executed_files)
+            .filter_map(|f| match f.reach {
+                Reach::Upward { from } => Some((from, f.pattern)),
+                _ => None,
+            })
+            .collect();
+        assert!(
+            ups.contains(&("d".into(), ".cargo/config.toml".into())),
+            "{ups:?}"
+        );
+        assert!(
+            ups.contains(&("d".into(), "rust-toolchain.toml".into())),
+            "{ups:?}"
+        );
+    }
+
+    #[test]
+    fn shell_options_name_no_script() {
+        assert!(!of("bash -o errexit run.sh").contains(&"errexit".to_string()));
+        assert!(!of("perl -I lib x.pl").contains(&"lib".to_string()));
+        assert!(!of("python -W ignore x.py").contains(&"ignore".to_string()));
+    }
 
     #[test]
     fn code_given_inline_names_no_file() {
