@@ -348,6 +348,9 @@ pub struct Written {
     pub path: PathBuf,
     /// The blake3 hash of the content, when the request carries it.
     pub hash: Option<String>,
+    /// The call may have written anything beneath this path: a directory it filled
+    /// (`cp x pkg/`, `tar -x -C d`, `unzip -d d`, `patch`).
+    pub tree: bool,
 }
 
 /// A leg a call adds, with what it touched.
@@ -368,6 +371,9 @@ pub struct Executes {
     pub why: String,
     /// The sub-command, as written.
     pub command: String,
+    /// Why the pattern's directory could not be resolved through its symlinks, when it
+    /// lies in the workspace and could not: the file then counts as possibly written.
+    pub unresolved: Option<String>,
 }
 
 /// What one call means for its session.
@@ -406,13 +412,13 @@ impl SessionSettings {
         self.internal_set.iter().any(|p| p.matches_host(host))
     }
 
-    /// Read the session facts off one call and its operations.
+    /// Read the session facts off one call and its operations. `fs` resolves the
+    /// executed files through their symlinks and tells a filled directory from a file.
     pub fn facts(
         &self,
         req: &Request,
         ops: &Operations,
-        workspace: &Path,
-        home: &Path,
+        place: &Place<'_>,
         mcp: &crate::mcp::McpSettings,
     ) -> SessionFacts {
         let mut out = SessionFacts::default();
@@ -443,11 +449,13 @@ impl SessionSettings {
                     out.writes.push(Written {
                         path: f.literal.clone(),
                         hash: hash.clone(),
+                        tree: false,
                     });
                     if f.resolved != f.literal {
                         out.writes.push(Written {
                             path: f.resolved.clone(),
                             hash,
+                            tree: false,
                         });
                     }
                 }
@@ -477,8 +485,8 @@ impl SessionSettings {
                     );
                     add(Leg::External, format!("a web search for `{}`", t.display()));
                 }
-                (OpKind::Mcp, Target::Mcp { server, .. })
-                    if mcp.trust(server) == crate::mcp::Trust::Untrusted =>
+                (OpKind::Mcp, Target::Mcp { server, tool })
+                    if mcp.result_untrusted(server, tool) =>
                 {
                     add(Leg::Untrusted, op.target.display());
                 }
@@ -495,7 +503,8 @@ impl SessionSettings {
                 })
                 .collect();
         }
-        out.executes = executes(req, ops, workspace, home);
+        out.writes.extend(filled(req, ops, place));
+        out.executes = executes(req, ops, place);
         out
     }
 
@@ -524,56 +533,173 @@ fn secret_adjacent(name: &std::ffi::OsStr) -> bool {
         || n.ends_with(".secrets")
 }
 
-fn executes(req: &Request, ops: &Operations, workspace: &Path, home: &Path) -> Vec<Executes> {
+/// Where a call runs: the workspace, the home directory, and the file system to
+/// resolve paths through.
+pub struct Place<'a> {
+    /// The workspace root.
+    pub workspace: &'a Path,
+    /// The home directory.
+    pub home: &'a Path,
+    /// The file system.
+    pub fs: &'a dyn crate::FileFacts,
+}
+
+/// The directory each analyzed command of the call runs in (`None`: known only at run
+/// time), with the command.
+fn command_dirs<'o>(
+    req: &Request,
+    ops: &'o Operations,
+    place: &Place<'_>,
+) -> Vec<(&'o cordon_shell::SimpleCommand, Option<PathBuf>)> {
     let Some(analysis) = &ops.analysis else {
         return Vec::new();
     };
+    let home = place.home;
     let cwd = req
         .cwd
         .as_deref()
         .map(paths::clean)
-        .unwrap_or_else(|| workspace.to_path_buf());
+        .unwrap_or_else(|| place.workspace.to_path_buf());
     let base = match req.action() {
         Ok(Action::Shell {
             workdir: Some(w), ..
         }) => paths::clean(&paths::absolute(&paths::expand_home(&w, home), &cwd)),
         _ => cwd,
     };
-    let mut out = Vec::new();
-    for c in &analysis.commands {
-        let dir = match &c.cwd {
-            cordon_shell::CwdChange::Unchanged => Some(base.clone()),
-            cordon_shell::CwdChange::Relative(r) => Some(paths::clean(&paths::absolute(
-                &paths::expand_home(r, home),
-                &base,
-            ))),
-            _ => None,
-        };
-        for f in cordon_shell::executed_files(c) {
-            let pattern = if f.pattern.starts_with('/') {
-                f.pattern.clone()
-            } else if let Some(rest) = f.pattern.strip_prefix("~/") {
-                format!("{}/{rest}", home.display())
-            } else {
-                match &dir {
-                    Some(d) => format!("{}/{}", d.display(), f.pattern.trim_start_matches("./")),
-                    // A `cd` to a place known only at run time: the file may be anywhere
-                    // beneath the workspace.
-                    None => format!(
-                        "{}/**/{}",
-                        workspace.display(),
-                        f.pattern.trim_start_matches("./")
-                    ),
-                }
+    analysis
+        .commands
+        .iter()
+        .map(|c| {
+            let dir = match &c.cwd {
+                cordon_shell::CwdChange::Unchanged => Some(base.clone()),
+                cordon_shell::CwdChange::Relative(r) => Some(paths::clean(&paths::absolute(
+                    &paths::expand_home(r, home),
+                    &base,
+                ))),
+                _ => None,
             };
-            out.push(Executes {
-                pattern: lexical(&pattern),
-                why: f.why,
-                command: c.text.clone(),
-            });
+            (c, dir)
+        })
+        .collect()
+}
+
+/// Directories a shell command fills with files it names itself (a copy's destination,
+/// an archive's extraction directory): anything beneath them may be new. A destination
+/// that exists as a file is a plain write, already recorded.
+fn filled(req: &Request, ops: &Operations, place: &Place<'_>) -> Vec<Written> {
+    let mut out = Vec::new();
+    for (c, dir) in command_dirs(req, ops, place) {
+        for w in c.effects.fills.iter().filter(|w| w.literal) {
+            // A `cd` known only at run time: the directory may be anywhere beneath the
+            // workspace, so the whole workspace may be new.
+            let dir = dir.clone().unwrap_or_else(|| place.workspace.to_path_buf());
+            let f = paths::facts_for(&w.value, &dir, place.home, place.fs);
+            let is_file = f.exists
+                && place
+                    .fs
+                    .metadata(&f.resolved)
+                    .is_some_and(|m| m.kind != crate::facts::FileKind::Dir);
+            if is_file && !w.value.ends_with('/') {
+                continue;
+            }
+            let mut paths = vec![f.literal.clone()];
+            if f.resolved != f.literal {
+                paths.push(f.resolved.clone());
+            }
+            for path in paths {
+                out.push(Written {
+                    path,
+                    hash: None,
+                    tree: true,
+                });
+            }
         }
     }
     out
+}
+
+fn executes(req: &Request, ops: &Operations, place: &Place<'_>) -> Vec<Executes> {
+    let (workspace, home) = (place.workspace, place.home);
+    let mut out = Vec::new();
+    for (c, dir) in command_dirs(req, ops, place) {
+        for f in cordon_shell::executed_files(c) {
+            let rel = f.pattern.trim_start_matches("./");
+            let patterns: Vec<String> = match (&f.reach, &dir) {
+                (cordon_shell::Reach::Tree, d) => {
+                    let root = d
+                        .as_ref()
+                        .map(|d| paths::clean(&d.join(rel)))
+                        .unwrap_or_else(|| workspace.to_path_buf());
+                    let mut v = vec![format!("{}/**", workspace.display())];
+                    if !paths::is_within(&root, workspace) {
+                        v.push(format!("{}/**", root.display()));
+                    }
+                    v
+                }
+                (cordon_shell::Reach::Upward { from }, Some(d)) => {
+                    let start = paths::clean(&d.join(from.trim_start_matches("./")));
+                    start
+                        .ancestors()
+                        .map(|a| format!("{}/{rel}", a.display()))
+                        .collect()
+                }
+                (cordon_shell::Reach::Upward { .. }, None) => {
+                    vec![format!("{}/**/{rel}", workspace.display())]
+                }
+                _ if f.pattern.starts_with('/') => vec![f.pattern.clone()],
+                _ if f.pattern.starts_with("~/") => {
+                    vec![format!("{}/{}", home.display(), &f.pattern[2..])]
+                }
+                (_, Some(d)) => vec![format!("{}/{rel}", d.display())],
+                // A `cd` to a place known only at run time: the file may be anywhere
+                // beneath the workspace.
+                (_, None) => vec![format!("{}/**/{rel}", workspace.display())],
+            };
+            for p in patterns {
+                let pattern = lexical(&p);
+                let (resolved, unresolved) = resolve_pattern(&pattern, place);
+                out.push(Executes {
+                    pattern,
+                    why: f.why.clone(),
+                    command: c.text.clone(),
+                    unresolved,
+                });
+                if let Some(r) = resolved {
+                    out.push(Executes {
+                        pattern: r,
+                        why: f.why.clone(),
+                        command: c.text.clone(),
+                        unresolved: None,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The pattern with its literal part resolved through symlinks, when a symlink was on
+/// the way; and why it could not be resolved, when it lies in the workspace and could
+/// not (it then counts as possibly written: fail closed).
+fn resolve_pattern(pattern: &str, place: &Place<'_>) -> (Option<String>, Option<String>) {
+    let prefix = pattern_prefix(pattern);
+    let literal = prefix.trim_end_matches('/');
+    if literal.is_empty() {
+        return (None, None);
+    }
+    let (resolved, _, via_symlink, problem) = paths::resolve(Path::new(literal), place.fs);
+    if let Some(problem) = problem {
+        let inside = paths::is_within(Path::new(literal), place.workspace);
+        return (None, inside.then_some(problem));
+    }
+    if !via_symlink || resolved == Path::new(literal) {
+        return (None, None);
+    }
+    let rest = &pattern[literal.len()..];
+    (
+        Some(lexical(&format!("{}{rest}", resolved.display()))),
+        None,
+    )
 }
 
 /// `a/./b/../c` → `a/c`, component-wise, keeping glob components.
@@ -614,6 +740,28 @@ pub fn pattern_matches(pattern: &str, path: &str) -> bool {
     match_comps(&pat, &comps)
 }
 
+/// Could the pattern match some path strictly beneath the directory `dir` (a directory
+/// the session filled: anything beneath it may be new)?
+pub fn pattern_reaches_beneath(pattern: &str, dir: &str) -> bool {
+    let pat: Vec<&str> = pattern.split('/').filter(|c| !c.is_empty()).collect();
+    let comps: Vec<&str> = dir.split('/').filter(|c| !c.is_empty()).collect();
+    reaches(&pat, &comps)
+}
+
+fn reaches(pat: &[&str], dir: &[&str]) -> bool {
+    match (pat.split_first(), dir.split_first()) {
+        // The pattern ends at or above the directory: it names nothing beneath it.
+        (None, _) => false,
+        // `**` takes in the rest of the directory; what follows it may match below.
+        (Some((&"**", _)), _) => true,
+        // The directory is used up and the pattern goes on: something beneath matches.
+        (Some(_), None) => true,
+        (Some((p, prest)), Some((d, drest))) => {
+            cordon_shell::pattern::Pattern::parse(p).matches(d) && reaches(prest, drest)
+        }
+    }
+}
+
 fn match_comps(pat: &[&str], comps: &[&str]) -> bool {
     match pat.split_first() {
         None => comps.is_empty(),
@@ -646,6 +794,17 @@ mod tests {
         assert_eq!(pattern_prefix("/w/**/x"), "/w/");
         assert_eq!(pattern_prefix("/w/package.json"), "/w/package.json");
         assert_eq!(lexical("/w/./a/../b/*.go"), "/w/b/*.go");
+    }
+
+    #[test]
+    fn filled_directories_reach_the_patterns_beneath() {
+        assert!(pattern_reaches_beneath("/w/pkg/*.go", "/w/pkg"));
+        assert!(pattern_reaches_beneath("/w/pkg/*.go", "/w"));
+        assert!(pattern_reaches_beneath("/w/**", "/w/deep/er"));
+        assert!(pattern_reaches_beneath("/w/**/*.rs", "/"));
+        assert!(!pattern_reaches_beneath("/w/pkg/*.go", "/w/other"));
+        assert!(!pattern_reaches_beneath("/w/run.sh", "/w/run.sh"));
+        assert!(!pattern_reaches_beneath("/w/pkg/*.go", "/w/pkg/sub"));
     }
 
     #[test]
