@@ -105,7 +105,6 @@ pub const OPEN_ENDED: &[&str] = &[
     "gmake",
     "bmake",
     "cargo (build, test, run and the other compiling subcommands)",
-    "go test / go run / go generate",
     "npm / pnpm / yarn / bun (scripts, and installs that run lifecycle scripts)",
     "deno test / deno task",
     "just",
@@ -313,10 +312,16 @@ fn go(args: &[&str], out: &mut Vec<ExecutedFile>) {
         format!("{dir}go.mod"),
         "the module's requirements and replacements",
     ));
-    out.push(tree(
-        &dir,
-        format!("`go {sub}` compiles and runs every package of the module the named ones import"),
-    ));
+    out.push(file(format!("{dir}go.work"), "the workspace's modules"));
+    // The named packages import others of the module (whose `init` functions run), and
+    // cgo compiles the C and assembly files beside them. Go reads no other kind of file
+    // as code, so it is not an open-ended runner.
+    for ext in ["go", "c", "h", "s", "S", "cc", "cpp", "cxx", "m", "syso"] {
+        out.push(file(
+            format!("{dir}**/*.{ext}"),
+            "a package of the module the named ones may import, or its cgo sources",
+        ));
+    }
 }
 
 /// Subcommands of JS package managers that install and run lifecycle scripts.
