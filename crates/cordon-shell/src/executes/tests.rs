@@ -103,6 +103,11 @@ runs!(
     ["pkg/./**/*.go", "pkg/go.mod"]
 );
 runs!(
+    go_module_path,
+    "go test example.com/m/pkg",
+    ["**/*.go", "go.mod"]
+);
+runs!(
     go_run_package_args,
     "go run ./cmd/x serve --port 1",
     ["./cmd/x/*.go"]
