@@ -273,7 +273,7 @@ impl Gate {
         let presets = self.policy.apply_presets(&mut request);
         let ops = self.policy.operations(&request, fs);
         let judgement = self.policy.judge_with(&ops, containment, trace);
-        let (judgement, facts) = self.judge_session(&request, &ops, judgement);
+        let (judgement, facts) = self.judge_session(&request, &ops, fs, judgement);
         let how = How {
             presets,
             ..How::default()

@@ -15,7 +15,7 @@ use crate::error::{StoreError, StoreErrorKind};
 use crate::paths;
 
 /// Newest schema version this build reads and writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// Written to `PRAGMA application_id` so another program's database is not mistaken
 /// for a store ("cord" in ASCII).
@@ -137,6 +137,29 @@ CREATE TABLE session_events (
     operation_id TEXT,
     UNIQUE (session, kind, key)
 );
+"#,
+    // Sessions remember directories a call filled (`tree`, keyed `DIR/`) beside files.
+    // SQLite cannot change a CHECK in place: the table is rebuilt.
+    r#"
+CREATE TABLE session_events_next (
+    seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+    session      TEXT    NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    kind         TEXT    NOT NULL
+                 CHECK (kind IN ('write', 'tree', 'private', 'untrusted', 'external')),
+    key          TEXT    NOT NULL,
+    target       TEXT    NOT NULL,
+    hash         TEXT,
+    at_ms        INTEGER NOT NULL,
+    tool         TEXT    NOT NULL,
+    call         TEXT    NOT NULL,
+    operation_id TEXT,
+    UNIQUE (session, kind, key)
+);
+INSERT INTO session_events_next
+    SELECT seq, session, kind, key, target, hash, at_ms, tool, call, operation_id
+    FROM session_events;
+DROP TABLE session_events;
+ALTER TABLE session_events_next RENAME TO session_events;
 "#,
 ];
 
