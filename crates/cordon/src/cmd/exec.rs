@@ -380,7 +380,8 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     let mut opts = args.policy.options().map_err(|e| fail(format!("{e:#}")))?;
     opts.sandbox_mode = args.sandbox.map(Into::into);
     opts.approval = args.approval.map(Into::into);
-    opts.remembered_rules = args.approvals.remembered_rules();
+    let mut remembered = args.approvals.remembered();
+    opts.remembered_rules = std::mem::take(&mut remembered.rules);
     opts.network_allow = args.allow_net.clone();
     let credentials = credentials(&args.credential)?;
     for c in &credentials {
@@ -435,7 +436,7 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
         upstream_roots: upstream_roots(&args.upstream_ca)?,
         credentials,
     };
-    let gate = args.approvals.gate(policy, "exec");
+    let gate = remembered.gate(args.approvals.gate(policy, "exec"));
     // exec asks on the terminal whenever there is one (stdin and stderr both a TTY).
     let mut terminal = TerminalPrompter::from_stdio();
     let human = Human {
