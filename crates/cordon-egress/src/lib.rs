@@ -59,7 +59,7 @@ use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
-pub use ca::{RunCa, TlsSetupError, parse_pem_certs};
+pub use ca::{RunCa, TlsSetupError, parse_pem_certs, system_roots};
 pub use cordon_policy::net::NetCode;
 pub use credential::{Credential, CredentialError, check_unambiguous};
 pub use event::{Decision, EVENT_HISTORY, EgressEvent, EventSink, Protocol};
