@@ -180,9 +180,10 @@ impl Credential {
         &self.apply
     }
 
-    /// Whether `text` holds the real value (for scrubbing what enters the sandbox).
-    pub fn is_in(&self, text: &[u8]) -> bool {
-        contains(text, self.value.as_bytes())
+    /// The real value, for the sandbox builder to keep out of the command's environment
+    /// and arguments. Nothing else outside the proxy needs it.
+    pub fn withheld_value(&self) -> String {
+        self.value.clone()
     }
 
     pub(crate) fn value(&self) -> &str {
