@@ -51,7 +51,7 @@ async fn a_path_the_server_would_decode_elsewhere_gets_no_credential() {
         .unwrap()
         .with_paths(&["/api"])
         .unwrap();
-    let (proxy, run_ca) = start(&[host.clone()], vec![cred], Some(&test_ca.cert));
+    let (proxy, run_ca) = start(std::slice::from_ref(&host), vec![cred], Some(&test_ca.cert));
     let mut c = TlsClient::connect(proxy.tcp_addr().unwrap(), "up.test", up.port(), &run_ca)
         .await
         .unwrap();
@@ -85,7 +85,7 @@ async fn two_credentials_on_one_host_each_go_where_their_scope_says() {
         .with_paths(&["/b"])
         .unwrap();
     let (pa, pb) = (a.placeholder().to_owned(), b.placeholder().to_owned());
-    let (proxy, run_ca) = start(&[host.clone()], vec![a, b], Some(&test_ca.cert));
+    let (proxy, run_ca) = start(std::slice::from_ref(&host), vec![a, b], Some(&test_ca.cert));
     let mut c = TlsClient::connect(proxy.tcp_addr().unwrap(), "up.test", up.port(), &run_ca)
         .await
         .unwrap();
@@ -233,7 +233,7 @@ async fn basic_header_and_query_credentials_go_in_their_own_place() {
     )
     .unwrap();
     let (proxy, run_ca) = start(
-        &[host.clone()],
+        std::slice::from_ref(&host),
         vec![basic, header, query],
         Some(&test_ca.cert),
     );

@@ -309,7 +309,9 @@ impl SandboxBuilder {
     /// or the environment policy, and building refuses a command whose arguments hold
     /// one.
     pub fn withhold_values(mut self, values: Vec<String>) -> Self {
-        self.withheld.0.extend(values.into_iter().filter(|v| !v.is_empty()));
+        self.withheld
+            .0
+            .extend(values.into_iter().filter(|v| !v.is_empty()));
         self
     }
 

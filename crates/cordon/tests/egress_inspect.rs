@@ -483,12 +483,24 @@ echo searched
         .and_then(|l| l.split(' ').next())
         .unwrap_or_else(|| panic!("{out}\n{err}"))
         .to_string();
-    assert!(placeholder.starts_with("sk-proj-") && placeholder.len() == FILE_REAL.len(), "{out}");
-    assert!(out.contains("app= with="), "a variable with the value entered: {out}");
+    assert!(
+        placeholder.starts_with("sk-proj-") && placeholder.len() == FILE_REAL.len(),
+        "{out}"
+    );
+    assert!(
+        out.contains("app= with="),
+        "a variable with the value entered: {out}"
+    );
     let seen = std::fs::read_to_string(pki.path().join("seen.log")).unwrap();
-    assert!(seen.contains(&format!("GET /api/x auth= key={FILE_REAL}")), "{seen}");
+    assert!(
+        seen.contains(&format!("GET /api/x auth= key={FILE_REAL}")),
+        "{seen}"
+    );
     // The echo came back with the value redacted.
-    assert!(out.contains(&format!("GET /api/x auth= key={placeholder}")), "{out}\n{err}");
+    assert!(
+        out.contains(&format!("GET /api/x auth= key={placeholder}")),
+        "{out}\n{err}"
+    );
     // Outside its paths the placeholder is a leak, refused before it leaves.
     assert!(out.contains("other=403"), "{out}\n{err}");
     assert!(!seen.contains("/other"), "{seen}");
@@ -497,7 +509,10 @@ echo searched
     let procs = String::from_utf8_lossy(&procs);
     assert!(procs.contains("API_KEY=sk-proj-"), "no environment seen");
     assert!(!procs.contains(FILE_REAL), "the real value is inside");
-    assert!(!out.contains(FILE_REAL) && !err.contains(FILE_REAL), "{out}\n{err}");
+    assert!(
+        !out.contains(FILE_REAL) && !err.contains(FILE_REAL),
+        "{out}\n{err}"
+    );
     // The report names the credential, host, method and path of the injection and of
     // the refused leak, never the value.
     let written = std::fs::read_to_string(&report).unwrap();
@@ -520,7 +535,10 @@ echo searched
     let o = w.command(&args).output().unwrap();
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(125), "{out}\n{err}");
-    assert!(err.contains("credential api") && err.contains("chmod 600"), "{err}");
+    assert!(
+        err.contains("credential api") && err.contains("chmod 600"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -566,8 +584,11 @@ fn the_fallback_tier_sees_the_roots_bundle_too() {
         "#!/bin/sh\necho \"bundle=$SSL_CERT_FILE git=$GIT_SSL_CAINFO\"\necho \"certs=$(grep -c 'BEGIN CERTIFICATE' \"$SSL_CERT_FILE\")\"\n",
     )
     .unwrap();
-    std::fs::set_permissions(w.ws.join("inner.sh"), std::fs::Permissions::from_mode(0o755))
-        .unwrap();
+    std::fs::set_permissions(
+        w.ws.join("inner.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
     std::fs::copy(common::bin(), w.ws.join("cordon-inner")).unwrap();
     let o = w.run(
         "export CORDON_STATE_DIR=\"$PWD/inner-state\"; ./cordon-inner exec --isolated --config inner.toml --workspace . -- ./inner.sh; echo \"rc=$?\"",
@@ -589,5 +610,8 @@ fn the_fallback_tier_sees_the_roots_bundle_too() {
         .find_map(|l| l.strip_prefix("certs="))
         .and_then(|n| n.trim().parse().ok())
         .unwrap_or(0);
-    assert!(certs >= 1, "the bundle could not be read in the fallback tier: {out}\n{err}");
+    assert!(
+        certs >= 1,
+        "the bundle could not be read in the fallback tier: {out}\n{err}"
+    );
 }

@@ -156,7 +156,9 @@ pub(super) fn command_main(
             let mut kv = k.as_bytes().to_vec();
             kv.push(b'=');
             match on_host {
-                Some(host) if v.as_os_str() == std::ffi::OsStr::new(bundle) => kv.extend_from_slice(host.as_os_str().as_bytes()),
+                Some(host) if v.as_os_str() == std::ffi::OsStr::new(bundle) => {
+                    kv.extend_from_slice(host.as_os_str().as_bytes())
+                }
                 _ => kv.extend_from_slice(v.as_bytes()),
             }
             CString::new(kv).ok()
