@@ -78,7 +78,9 @@ pub struct ExecOptions {
     upstream_ca: Vec<PathBuf>,
     /// Take VAR from cordon's environment and keep it outside: the command sees a random
     /// placeholder of the same shape as VAR, HOST is allowlisted, and the proxy sends the
-    /// real value as a bearer token to HOST only (repeatable).
+    /// real value as a bearer token to HOST only (repeatable). The shorthand of a
+    /// `[[credential]]` config table, which also reads files and commands and applies
+    /// basic auth, a header or a query parameter.
     #[arg(long = "credential", value_name = "VAR:HOST[:PORT]")]
     credential: Vec<String>,
     /// Print every egress decision as a JSON line on stderr.
