@@ -68,7 +68,7 @@ TPID=$!
 # `option splice-auto`), one process, one front per upstream.
 cat >"$WORK/haproxy.cfg" <<CFG
 global
-    maxconn 8192
+    maxconn 4096
     nbthread 1
 defaults
     mode tcp
