@@ -1,5 +1,6 @@
 //! Load tool for `bench/egress.sh`: direct loopback transfer vs through HTTP CONNECT
-//! proxies (cordon, tinyproxy), side by side in one run.
+//! proxies (cordon, tinyproxy) and plain TCP relays (HAProxy in TCP mode, the anchor of
+//! what a relay on these cores can do), side by side in one run.
 //!
 //! It runs its own upstreams on 127.0.0.1 (an echo server on `--echo-port`, a discard
 //! sink on `--sink-port`) and measures, for each path: bulk throughput (one connection,
@@ -8,8 +9,12 @@
 //! concurrent idle tunnels open. Usage:
 //!
 //! ```text
-//! egress_bench --echo-port P --sink-port Q [--proxy NAME=ADDR=PID]... [--bytes N]
+//! egress_bench --echo-port P --sink-port Q [--proxy NAME=ADDR=PID]...
+//!              [--relay NAME=ECHO_FRONT=SINK_FRONT=PID]... [--bytes N]
 //! ```
+//!
+//! A relay is reached without `CONNECT`: it listens on one front address per upstream
+//! (`ECHO_FRONT` relays to the echo port, `SINK_FRONT` to the sink port).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use std::net::SocketAddr;
@@ -21,6 +26,8 @@ use tokio::net::{TcpListener, TcpStream};
 struct Proxy {
     name: String,
     addr: SocketAddr,
+    /// For a relay: the front addresses of the echo and the sink upstreams.
+    relay: Option<(SocketAddr, SocketAddr)>,
     pid: u32,
 }
 
@@ -59,7 +66,23 @@ fn parse_args() -> Args {
                 let name = parts.next().unwrap().to_owned();
                 let addr = parts.next().unwrap().parse().unwrap();
                 let pid = parts.next().unwrap().parse().unwrap();
-                a.proxies.push(Proxy { name, addr, pid });
+                a.proxies.push(Proxy {
+                    name,
+                    addr,
+                    relay: None,
+                    pid,
+                });
+            }
+            "--relay" => {
+                let parts: Vec<&str> = value.splitn(4, '=').collect();
+                let echo: SocketAddr = parts[1].parse().unwrap();
+                let sink: SocketAddr = parts[2].parse().unwrap();
+                a.proxies.push(Proxy {
+                    name: parts[0].to_owned(),
+                    addr: echo,
+                    relay: Some((echo, sink)),
+                    pid: parts[3].parse().unwrap(),
+                });
             }
             other => panic!("unknown flag {other}"),
         }
@@ -106,16 +129,30 @@ async fn sink_server(port: u16) {
     });
 }
 
-/// A stream to `target` (a loopback port), directly or through a CONNECT proxy.
-async fn open(proxy: Option<SocketAddr>, port: u16) -> TcpStream {
+/// A stream to `target` (a loopback port), directly, through a relay's front for that
+/// port, or through a CONNECT proxy.
+async fn open(proxy: Option<&Proxy>, port: u16) -> TcpStream {
     match proxy {
         None => {
             let s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
             s.set_nodelay(true).unwrap();
             s
         }
+        Some(Proxy {
+            relay: Some((echo, sink)),
+            ..
+        }) => {
+            let front = if port == ECHO_PORT.load(std::sync::atomic::Ordering::Relaxed) {
+                *echo
+            } else {
+                *sink
+            };
+            let s = TcpStream::connect(front).await.unwrap();
+            s.set_nodelay(true).unwrap();
+            s
+        }
         Some(p) => {
-            let mut s = TcpStream::connect(p).await.unwrap();
+            let mut s = TcpStream::connect(p.addr).await.unwrap();
             s.set_nodelay(true).unwrap();
             let req =
                 format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n");
@@ -139,7 +176,10 @@ async fn open(proxy: Option<SocketAddr>, port: u16) -> TcpStream {
     }
 }
 
-async fn throughput(proxy: Option<SocketAddr>, port: u16, bytes: u64) -> f64 {
+/// The echo upstream's port, so that a relay's front can be chosen by target port.
+static ECHO_PORT: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(0);
+
+async fn throughput(proxy: Option<&Proxy>, port: u16, bytes: u64) -> f64 {
     let s = open(proxy, port).await;
     let (mut r, mut w) = s.into_split();
     let chunk = vec![0x5au8; 256 * 1024];
@@ -158,7 +198,7 @@ async fn throughput(proxy: Option<SocketAddr>, port: u16, bytes: u64) -> f64 {
     bytes as f64 / (1024.0 * 1024.0) / elapsed.as_secs_f64()
 }
 
-async fn first_byte(proxy: Option<SocketAddr>, port: u16) -> Duration {
+async fn first_byte(proxy: Option<&Proxy>, port: u16) -> Duration {
     let start = Instant::now();
     let mut s = open(proxy, port).await;
     s.write_all(b"x").await.unwrap();
@@ -244,7 +284,7 @@ async fn idle_memory(p: &Proxy, a: &Args) -> (u64, u64) {
     let before = rss_kib(p.pid);
     let mut open_tunnels = Vec::with_capacity(a.idle);
     for _ in 0..a.idle {
-        let mut s = open(Some(p.addr), a.echo_port).await;
+        let mut s = open(Some(p), a.echo_port).await;
         s.write_all(b"x").await.unwrap();
         let mut b = [0u8; 1];
         s.read_exact(&mut b).await.unwrap();
@@ -264,10 +304,9 @@ async fn measure_all(a: &Args) -> Vec<Row> {
     paths.extend(a.proxies.iter().map(|p| (p.name.clone(), Some(p))));
     // Warm up (page cache, allocator, the proxies' runtimes).
     for (_, p) in &paths {
-        let addr = p.map(|p| p.addr);
-        throughput(addr, a.sink_port, 64 << 20).await;
+        throughput(*p, a.sink_port, 64 << 20).await;
         for _ in 0..50 {
-            first_byte(addr, a.echo_port).await;
+            first_byte(*p, a.echo_port).await;
         }
     }
     let mut rates: Vec<Vec<f64>> = vec![Vec::new(); paths.len()];
@@ -275,7 +314,7 @@ async fn measure_all(a: &Args) -> Vec<Row> {
     for _ in 0..a.runs {
         for (i, (_, p)) in paths.iter().enumerate() {
             let before = p.map_or(0, |p| cpu_ticks_of(p.pid));
-            rates[i].push(throughput(p.map(|p| p.addr), a.sink_port, a.bytes).await);
+            rates[i].push(throughput(*p, a.sink_port, a.bytes).await);
             cpu_ticks[i] += p.map_or(0, |p| cpu_ticks_of(p.pid)) - before;
         }
     }
@@ -284,7 +323,7 @@ async fn measure_all(a: &Args) -> Vec<Row> {
     for _ in 0..ROUNDS {
         for (i, (_, p)) in paths.iter().enumerate() {
             for _ in 0..a.conns / ROUNDS {
-                lat[i].push(first_byte(p.map(|p| p.addr), a.echo_port).await);
+                lat[i].push(first_byte(*p, a.echo_port).await);
             }
         }
     }
@@ -315,6 +354,7 @@ async fn measure_all(a: &Args) -> Vec<Row> {
 
 fn main() {
     let a = parse_args();
+    ECHO_PORT.store(a.echo_port, std::sync::atomic::Ordering::Relaxed);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -6,8 +6,11 @@
 //! that tools reading one bundle file keep trusting everything else.
 //!
 //! Upstreams of intercepted connections are verified against the system's roots, plus
-//! extra roots only when the caller passes them explicitly (tests, a private CA): there
-//! is no environment variable that widens what the proxy trusts.
+//! extra roots only when the caller passes them explicitly (`--upstream-ca`, tests):
+//! there is no environment variable that widens what the proxy trusts. The system's roots
+//! are read from the distribution's fixed bundle paths, so `SSL_CERT_FILE` and
+//! `SSL_CERT_DIR` in cordon's own environment (which `rustls-native-certs` would honour)
+//! change nothing: whoever starts cordon does not choose whom it trusts.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -91,7 +94,7 @@ impl RunCa {
     /// its kin inside the sandbox.
     pub fn bundle_pem(&self) -> String {
         let mut out = String::new();
-        for cert in rustls_native_certs::load_native_certs().certs {
+        for cert in system_roots() {
             out.push_str(&pem_encode("CERTIFICATE", cert.as_ref()));
         }
         out.push_str(&self.cert_pem);
@@ -122,6 +125,37 @@ impl RunCa {
     }
 }
 
+/// Where Linux distributions keep the system's root bundle, in the order `openssl-probe`
+/// (which `rustls-native-certs` uses) looks for them; the first that exists is used.
+const SYSTEM_BUNDLES: &[&str] = &[
+    "/etc/ssl/certs/ca-certificates.crt", // Debian, Ubuntu, Gentoo, Arch
+    "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", // Fedora, RHEL, CentOS
+    "/etc/pki/tls/certs/ca-bundle.crt",   // older Fedora and RHEL
+    "/etc/ssl/ca-bundle.pem",             // openSUSE
+    "/etc/pki/tls/cacert.pem",            // OpenELEC
+    "/etc/ssl/cert.pem",                  // Alpine
+];
+
+/// Directories of single root files (hashed names), used when no bundle file exists.
+const SYSTEM_DIRS: &[&str] = &["/etc/ssl/certs", "/etc/pki/tls/certs"];
+
+/// The system's roots, from fixed paths only: never from `SSL_CERT_FILE` or
+/// `SSL_CERT_DIR`.
+pub fn system_roots() -> Vec<CertificateDer<'static>> {
+    let file = SYSTEM_BUNDLES
+        .iter()
+        .map(std::path::Path::new)
+        .find(|p| p.is_file());
+    let dir = match file {
+        Some(_) => None,
+        None => SYSTEM_DIRS
+            .iter()
+            .map(std::path::Path::new)
+            .find(|p| p.is_dir()),
+    };
+    rustls_native_certs::load_certs_from_paths(file, dir).certs
+}
+
 fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
@@ -140,8 +174,7 @@ impl Interception {
         extra_roots: &[CertificateDer<'static>],
     ) -> Result<Interception, TlsSetupError> {
         let mut roots = RootCertStore::empty();
-        let native = rustls_native_certs::load_native_certs();
-        let _ = roots.add_parsable_certificates(native.certs);
+        let _ = roots.add_parsable_certificates(system_roots());
         for extra in extra_roots {
             roots
                 .add(extra.clone())
@@ -226,6 +259,14 @@ mod tests {
         let parsed = parse_pem_certs(again.as_bytes()).unwrap();
         assert_eq!(parsed[0].as_ref(), ca.cert_der().as_ref());
         assert!(ca.bundle_pem().ends_with(ca.cert_pem()));
+    }
+
+    #[test]
+    fn the_system_roots_are_found() {
+        // The test machines have Debian's ca-certificates installed.
+        if std::path::Path::new(SYSTEM_BUNDLES[0]).is_file() {
+            assert!(system_roots().len() > 50);
+        }
     }
 
     #[test]

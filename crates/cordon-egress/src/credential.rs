@@ -16,7 +16,8 @@
 
 use std::fmt;
 
-use cordon_policy::net::{Host, HostPattern, OriginError};
+use cordon_policy::credential::{Apply, Destination};
+use cordon_policy::net::Host;
 
 /// Well-known token prefixes, longest first so `sk-ant-` wins over `sk-`.
 const KNOWN_PREFIXES: &[&str] = &[
@@ -43,27 +44,27 @@ const KNOWN_PREFIXES: &[&str] = &[
 #[derive(Clone)]
 pub struct Credential {
     name: String,
+    env: Option<String>,
     value: String,
     placeholder: String,
-    hosts: Vec<HostPattern>,
-    methods: Vec<String>,
-    paths: Vec<String>,
+    destinations: Vec<Destination>,
+    apply: Apply,
 }
 
 impl fmt::Debug for Credential {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Credential")
             .field("name", &self.name)
-            .field("hosts", &self.hosts)
-            .field("methods", &self.methods)
-            .field("paths", &self.paths)
+            .field("env", &self.env)
+            .field("destinations", &self.destinations)
+            .field("apply", &self.apply)
             .finish_non_exhaustive()
     }
 }
 
 /// Why a credential could not be set up.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CredentialError(String);
+pub struct CredentialError(pub(crate) String);
 
 impl fmt::Display for CredentialError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -74,13 +75,15 @@ impl fmt::Display for CredentialError {
 impl std::error::Error for CredentialError {}
 
 impl Credential {
-    /// A credential named `name` (the variable the sandbox sees) with its real `value`,
-    /// sent as a bearer token to `hosts` (host patterns with optional ports). A fresh
-    /// placeholder is drawn.
-    pub fn bearer(
+    /// A credential named `name`, with its real `value`, added as `apply` says to the
+    /// requests `destinations` cover; `env` is the variable inside the sandbox that holds
+    /// its placeholder. A fresh placeholder is drawn.
+    pub fn new(
         name: &str,
         value: String,
-        hosts: &[&str],
+        apply: Apply,
+        destinations: Vec<Destination>,
+        env: Option<String>,
     ) -> Result<Credential, CredentialError> {
         if value.trim().is_empty() {
             return Err(CredentialError(format!("the credential {name} is empty")));
@@ -95,50 +98,71 @@ impl Credential {
                 "the credential {name} holds spaces or control characters; it cannot be sent in a header"
             )));
         }
-        // A credential goes to hosts named exactly: a wildcard would send it, unasked, to
-        // every subdomain, some of which serve other people's content.
-        if let Some(h) = hosts.iter().find(|h| h.contains('*')) {
-            return Err(CredentialError(format!(
-                "credential {name}: `{h}` is a wildcard; name each host the credential may go to"
-            )));
-        }
-        let hosts = hosts
-            .iter()
-            .map(|h| HostPattern::parse(h))
-            .collect::<Result<Vec<_>, OriginError>>()
-            .map_err(|e| CredentialError(format!("credential {name}: {e}")))?;
-        if hosts.is_empty() {
+        if destinations.is_empty() {
             return Err(CredentialError(format!("credential {name} names no host")));
         }
         let placeholder = placeholder_for(&value);
         Ok(Credential {
             name: name.to_owned(),
+            env,
             value,
             placeholder,
-            hosts,
-            methods: Vec::new(),
-            paths: Vec::new(),
+            destinations,
+            apply,
         })
     }
 
-    /// Limit the credential to these methods (upper-cased).
-    pub fn with_methods(mut self, methods: &[&str]) -> Credential {
-        self.methods = methods.iter().map(|m| m.to_ascii_uppercase()).collect();
-        self
-    }
-
-    /// Limit the credential to these path prefixes (segment boundaries).
-    pub fn with_paths(mut self, paths: &[&str]) -> Credential {
-        self.paths = paths
+    /// The credential of `--credential VAR:HOST[:PORT]`: named `name` (also the variable
+    /// inside), sent as a bearer token to each of `hosts`, which must be named exactly.
+    pub fn bearer(
+        name: &str,
+        value: String,
+        hosts: &[&str],
+    ) -> Result<Credential, CredentialError> {
+        let destinations = hosts
             .iter()
-            .map(|p| p.trim_end_matches('/').to_owned())
-            .collect();
+            .map(|h| Destination::parse(h, &[], &[]))
+            .collect::<Result<Vec<_>, String>>()
+            .map_err(|e| CredentialError(format!("credential {name}: {e}")))?;
+        Credential::new(
+            name,
+            value,
+            Apply::Bearer,
+            destinations,
+            Some(name.to_owned()),
+        )
+    }
+
+    /// Limit every destination to these methods.
+    pub fn with_methods(mut self, methods: &[&str]) -> Credential {
+        let methods: Vec<String> = methods.iter().map(|m| m.to_ascii_uppercase()).collect();
+        for d in &mut self.destinations {
+            d.methods = methods.clone();
+        }
         self
     }
 
-    /// The name (the variable inside the sandbox).
+    /// Limit every destination to these path prefixes (segment boundaries).
+    pub fn with_paths(mut self, paths: &[&str]) -> Result<Credential, CredentialError> {
+        let parsed = paths
+            .iter()
+            .map(|p| cordon_policy::net::PathPrefix::parse(p))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| CredentialError(format!("credential {}: {e}", self.name)))?;
+        for d in &mut self.destinations {
+            d.paths = parsed.clone();
+        }
+        Ok(self)
+    }
+
+    /// The name (in events and audit records).
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The variable inside the sandbox that holds the placeholder, if any.
+    pub fn env(&self) -> Option<&str> {
+        self.env.as_deref()
     }
 
     /// What the sandbox holds instead of the value.
@@ -146,9 +170,20 @@ impl Credential {
         &self.placeholder
     }
 
-    /// The host patterns it may go to.
-    pub fn hosts(&self) -> &[HostPattern] {
-        &self.hosts
+    /// Where it may go.
+    pub fn destinations(&self) -> &[Destination] {
+        &self.destinations
+    }
+
+    /// How it is added.
+    pub fn apply(&self) -> &Apply {
+        &self.apply
+    }
+
+    /// The real value, for the sandbox builder to keep out of the command's environment
+    /// and arguments. Nothing else outside the proxy needs it.
+    pub fn withheld_value(&self) -> String {
+        self.value.clone()
     }
 
     pub(crate) fn value(&self) -> &str {
@@ -157,24 +192,27 @@ impl Credential {
 
     /// Whether the credential speaks about `host:port` at all.
     pub(crate) fn covers_host(&self, host: &Host, port: u16) -> bool {
-        self.hosts
-            .iter()
-            .any(|p| p.matches(host, port, &cordon_policy::net::TUNNEL_DEFAULT_PORTS))
+        self.destinations.iter().any(|d| d.covers_host(host, port))
     }
 
     /// Whether it may be added to this request.
     pub(crate) fn covers(&self, host: &Host, port: u16, method: &str, path: &str) -> bool {
-        let path = path.split('?').next().unwrap_or(path);
-        self.covers_host(host, port)
-            && (self.methods.is_empty() || self.methods.iter().any(|m| m == method))
-            && (self.paths.is_empty()
-                || self.paths.iter().any(|p| {
-                    p.is_empty()
-                        || path
-                            .strip_prefix(p.as_str())
-                            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-                }))
+        self.destinations
+            .iter()
+            .any(|d| d.covers(host, port, method, path))
     }
+}
+
+/// Refuse a set of credentials two of which could be added to one request.
+pub fn check_unambiguous(credentials: &[Credential]) -> Result<(), CredentialError> {
+    cordon_policy::credential::check_unambiguous(
+        credentials.iter().map(|c| (c.name(), c.destinations())),
+    )
+    .map_err(CredentialError)
+}
+
+pub(crate) fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
 }
 
 /// A random stand-in of the same length, keeping a well-known prefix and the character
@@ -242,7 +280,8 @@ mod tests {
         let c = Credential::bearer("T", "ghp_0123456789abcdef".into(), &["api.github.com"])
             .unwrap()
             .with_methods(&["GET"])
-            .with_paths(&["/repos/org"]);
+            .with_paths(&["/repos/org"])
+            .unwrap();
         let gh = Host::parse("api.github.com").unwrap();
         assert!(c.covers(&gh, 443, "GET", "/repos/org/x?y=1"));
         assert!(!c.covers(&gh, 443, "POST", "/repos/org/x"));

@@ -425,36 +425,52 @@ async fn forward(req: Request<Incoming>, shared: Arc<Shared>) -> Response<ProxyB
     if let Some(block) = Block::from_check(shared.policy.check_origin(&origin)) {
         return refuse(&shared, event, block, started);
     }
-    let target = req.uri().path_and_query().map_or("/", |p| p.as_str());
+    let target = req
+        .uri()
+        .path_and_query()
+        .map_or("/", |p| p.as_str())
+        .to_owned();
     if let Err(r) = check_request(
         &shared,
         &origin.host,
         origin.port,
         req.method().as_str(),
-        target,
+        &target,
         req.headers(),
     ) {
         event.path = Some(target.chars().take(512).collect());
         return refuse(&shared, event, Block::deny(r.code, r.reason), started);
     }
-    // Credentials are never added to plain HTTP; any of them here is a leak.
+    event.path = Some(target.chars().take(512).collect());
+    // Credentials are never added to plain HTTP; any of them here is a leak, in the
+    // head or in the body.
     if let Some(block) = crate::intercept::leak_in_head(
         &shared,
         None,
-        target,
+        &target,
         req.headers(),
         &mut event,
         &origin.authority(),
     ) {
         return refuse(&shared, event, block, started);
     }
+    let (mut parts, body) = req.into_parts();
+    let body: ProxyBody = if shared.credentials.is_empty() {
+        body.map_err(|e| -> BoxError { Box::new(e) }).boxed()
+    } else {
+        let authority = origin.authority();
+        let checked = crate::intercept::checked_body(&shared, None, body, &mut event, &authority);
+        match checked.await {
+            Ok(b) => b,
+            Err(block) => return refuse(&shared, event, block, started),
+        }
+    };
     let (upstream, addr) = match dial(&shared, &origin.host, origin.port).await {
         Ok(ok) => ok,
         Err(block) => return refuse(&shared, event, block, started),
     };
     event.address = Some(addr);
 
-    let (mut parts, body) = req.into_parts();
     let path = parts
         .uri
         .path_and_query()
@@ -543,7 +559,12 @@ async fn forward(req: Request<Incoming>, shared: Arc<Shared>) -> Response<ProxyB
         up,
         down: down.clone(),
     };
-    let body = Counted::new(body, down, Some(report), shared.limits.idle_timeout);
+    let body = Counted::new(
+        body.map_err(|e| -> BoxError { Box::new(e) }).boxed(),
+        down,
+        Some(report),
+        shared.limits.idle_timeout,
+    );
     Response::from_parts(parts, body.boxed())
 }
 
@@ -571,7 +592,7 @@ impl Drop for Report {
 /// A body that counts the payload bytes passing through it, and fails once no bytes have
 /// moved for the idle timeout (a stalled peer cannot hold the connection forever).
 struct Counted {
-    inner: Incoming,
+    inner: ProxyBody,
     count: Arc<AtomicU64>,
     report: Option<Report>,
     idle: Duration,
@@ -580,7 +601,7 @@ struct Counted {
 
 impl Counted {
     fn new(
-        inner: Incoming,
+        inner: ProxyBody,
         count: Arc<AtomicU64>,
         report: Option<Report>,
         idle: Duration,
@@ -615,7 +636,7 @@ impl Body for Counted {
             }
             Poll::Ready(Some(Err(e))) => {
                 this.report.take();
-                Poll::Ready(Some(Err(e.into())))
+                Poll::Ready(Some(Err(e)))
             }
             Poll::Ready(None) => {
                 this.report.take();

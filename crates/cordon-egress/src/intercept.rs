@@ -196,8 +196,8 @@ async fn handle(req: Request<Incoming>, tunnel: Arc<Tunnel>) -> Response<ProxyBo
     let (mut parts, body) = req.into_parts();
     let method = parts.method.as_str().to_owned();
     let host = &authority.host;
-    // The first credential that covers this request is added; every other one must not
-    // appear in it at all.
+    // The credential that covers this request is added (the proxy refuses to start with
+    // two that could cover one request); every other one must not appear in it at all.
     let added = shared
         .credentials
         .iter()
@@ -224,11 +224,16 @@ async fn handle(req: Request<Incoming>, tunnel: Arc<Tunnel>) -> Response<ProxyBo
     } else {
         body.map_err(|e| -> BoxError { Box::new(e) }).boxed()
     };
+    let mut sent = target.clone();
     if let Some(cred) = added {
-        add_credential(cred, &mut parts.headers);
-        event.credential = Some(cred.name().to_owned());
+        let (to, injected) = crate::inject::add(cred, &mut parts.headers, &target);
+        if injected {
+            // The event keeps the target the client sent: never the value.
+            event.credential = Some(cred.name().to_owned());
+            sent = to;
+        }
     }
-    parts.uri = match target.parse::<Uri>() {
+    parts.uri = match sent.parse::<Uri>() {
         Ok(u) => u,
         Err(_) => {
             return refuse(
@@ -300,7 +305,7 @@ async fn handle(req: Request<Incoming>, tunnel: Arc<Tunnel>) -> Response<ProxyBo
     event.status = Some(parts.status.as_u16());
     let body: ProxyBody = match added {
         Some(cred) => {
-            if encoded(&parts.headers) {
+            if crate::inject::encoded(&parts.headers) {
                 let why = format!(
                     "{authority} answered a request carrying the credential {} with an encoded (compressed) body, which cannot be checked for the credential's value",
                     cred.name()
@@ -309,11 +314,11 @@ async fn handle(req: Request<Incoming>, tunnel: Arc<Tunnel>) -> Response<ProxyBo
                 shared.events.emit(event.finish(started.elapsed()));
                 return block_response(&Block::error(502, NetCode::UpstreamError, why));
             }
-            redact_headers(cred, &mut parts.headers);
+            crate::inject::redact_headers(cred, &mut parts.headers);
             // The body is held to be redacted; the length changes with it.
             parts.headers.remove(hyper::header::CONTENT_LENGTH);
             match collect_limited(body, MAX_HELD_BODY).await {
-                Ok(bytes) => full(redact(cred, &bytes)),
+                Ok(bytes) => full(crate::inject::redact(cred, &bytes)),
                 Err(why) => {
                     event.reason = why.clone();
                     shared.events.emit(event.finish(started.elapsed()));
@@ -368,7 +373,7 @@ pub(crate) fn leak_in_head(
 
 /// Hold the request body and refuse it if it carries a credential that does not cover
 /// this request.
-async fn checked_body(
+pub(crate) async fn checked_body(
     shared: &Shared,
     added: Option<&Credential>,
     body: Incoming,
@@ -406,101 +411,6 @@ async fn collect_limited(body: Incoming, limit: usize) -> Result<bytes::Bytes, S
         .await
         .map(|c| c.to_bytes())
         .map_err(|e| format!("a body checked for credentials could not be read whole (at most {limit} bytes are held): {e}"))
-}
-
-/// Put the real value where the placeholder stands in the `Authorization` header; with no
-/// `Authorization` header, add it as a bearer token. Only there: a placeholder in any
-/// other header (one the upstream might echo back, say in an error about a bad `Accept`)
-/// goes upstream as it is, so no echo can carry the real value. The response must come
-/// back uncompressed, so that the redaction of the real value sees it.
-fn add_credential(cred: &Credential, headers: &mut hyper::HeaderMap) {
-    if headers.contains_key(hyper::header::AUTHORIZATION) {
-        let swapped: Vec<HeaderValue> = headers
-            .get_all(hyper::header::AUTHORIZATION)
-            .iter()
-            .map(|value| {
-                let text = String::from_utf8_lossy(value.as_bytes());
-                match HeaderValue::from_str(&text.replace(cred.placeholder(), cred.value())) {
-                    Ok(mut v) => {
-                        v.set_sensitive(true);
-                        v
-                    }
-                    Err(_) => value.clone(),
-                }
-            })
-            .collect();
-        headers.remove(hyper::header::AUTHORIZATION);
-        for v in swapped {
-            headers.append(hyper::header::AUTHORIZATION, v);
-        }
-    } else if let Ok(mut v) = HeaderValue::from_str(&format!("Bearer {}", cred.value())) {
-        v.set_sensitive(true);
-        headers.insert(hyper::header::AUTHORIZATION, v);
-    }
-    headers.insert(
-        hyper::header::ACCEPT_ENCODING,
-        HeaderValue::from_static("identity"),
-    );
-}
-
-/// Whether a response body is encoded (compressed) so that the real value could pass the
-/// redaction unseen.
-fn encoded(headers: &hyper::HeaderMap) -> bool {
-    headers
-        .get_all(hyper::header::CONTENT_ENCODING)
-        .iter()
-        .any(|v| !v.as_bytes().eq_ignore_ascii_case(b"identity"))
-}
-
-/// The spellings of the real value a response may echo: as it is, JSON-escaped (`/` as
-/// `\/`) and percent-encoded.
-fn spellings(cred: &Credential) -> Vec<Vec<u8>> {
-    let value = cred.value();
-    let mut out = vec![value.as_bytes().to_vec()];
-    let json = value.replace('/', "\\/");
-    let mut percent = String::new();
-    for b in value.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            percent.push(char::from(b));
-        } else {
-            percent.push_str(&format!("%{b:02X}"));
-        }
-    }
-    for v in [json, percent] {
-        if !out.contains(&v.as_bytes().to_vec()) {
-            out.push(v.into_bytes());
-        }
-    }
-    out
-}
-
-fn redact(cred: &Credential, bytes: &[u8]) -> Vec<u8> {
-    let needles = spellings(cred);
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    'scan: while i < bytes.len() {
-        for needle in &needles {
-            if bytes[i..].starts_with(needle) {
-                out.extend_from_slice(cred.placeholder().as_bytes());
-                i += needle.len();
-                continue 'scan;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    out
-}
-
-fn redact_headers(cred: &Credential, headers: &mut hyper::HeaderMap) {
-    for value in headers.values_mut() {
-        let redacted = redact(cred, value.as_bytes());
-        if redacted != value.as_bytes()
-            && let Ok(v) = HeaderValue::from_bytes(&redacted)
-        {
-            *value = v;
-        }
-    }
 }
 
 /// The upstream connection, opened (and for TLS, verified) on first use and again

@@ -38,9 +38,11 @@ mod credential;
 mod dial;
 mod event;
 mod http;
+mod inject;
 mod intercept;
 mod resolve;
 mod socks;
+mod source;
 mod stream;
 mod sys;
 
@@ -57,9 +59,9 @@ use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
-pub use ca::{RunCa, TlsSetupError, parse_pem_certs};
+pub use ca::{RunCa, TlsSetupError, parse_pem_certs, system_roots};
 pub use cordon_policy::net::NetCode;
-pub use credential::{Credential, CredentialError};
+pub use credential::{Credential, CredentialError, check_unambiguous};
 pub use event::{Decision, EVENT_HISTORY, EgressEvent, EventSink, Protocol};
 pub use http::BLOCK_HEADER;
 pub use resolve::{ResolveFuture, Resolver, StaticResolver, SystemResolver};
@@ -203,6 +205,8 @@ pub enum EgressError {
     BadLimits(&'static str),
     /// TLS interception could not be set up.
     Tls(TlsSetupError),
+    /// The credentials cannot be used together (two could be added to one request).
+    Credentials(CredentialError),
 }
 
 impl fmt::Display for EgressError {
@@ -219,6 +223,7 @@ impl fmt::Display for EgressError {
             EgressError::Runtime(e) => write!(f, "the egress proxy could not start: {e}"),
             EgressError::BadLimits(why) => write!(f, "the egress proxy limits are unusable: {why}"),
             EgressError::Tls(e) => write!(f, "the egress proxy {e}"),
+            EgressError::Credentials(e) => write!(f, "the egress proxy cannot start: {e}"),
         }
     }
 }
@@ -345,6 +350,7 @@ fn start(
     listener: impl FnOnce() -> io::Result<Listener>,
 ) -> Result<EgressHandle, EgressError> {
     let limits = config.limits.clone();
+    credential::check_unambiguous(&config.credentials).map_err(EgressError::Credentials)?;
     if limits.max_connections == 0 {
         return Err(EgressError::BadLimits("max_connections must be at least 1"));
     }

@@ -251,7 +251,8 @@ fn with_credential(
         cordon_egress::Credential::bearer("GH_TOKEN", REAL.into(), &[&format!("up.test:{port}")])
             .unwrap()
             .with_methods(&["GET"])
-            .with_paths(&["/api"]);
+            .with_paths(&["/api"])
+            .unwrap();
     let placeholder = cred.placeholder().to_owned();
     let other = RequestRuleSpec {
         host: format!("other.test:{port}"),

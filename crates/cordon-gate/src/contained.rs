@@ -38,7 +38,8 @@ pub struct RunOptions {
     /// private CA). Never read from the environment.
     pub upstream_roots: Vec<cordon_egress::CertificateDer<'static>>,
     /// Credentials the proxy adds for the command; the command sees only their
-    /// placeholders, under their names.
+    /// placeholders, under their variables, and never a variable or argument that holds
+    /// a real value.
     pub credentials: Vec<cordon_egress::Credential>,
 }
 
@@ -451,9 +452,19 @@ fn prepare(
         Some(bundle) => builder.ca_bundle(bundle),
         None => builder,
     };
+    // Only placeholders go in: the real values are withheld from every variable and
+    // argument, whatever its name (a second variable holding the same token too).
     for cred in &opts.credentials {
-        builder = builder.set_env(cred.name(), cred.placeholder());
+        if let Some(var) = cred.env() {
+            builder = builder.set_env(var, cred.placeholder());
+        }
     }
+    builder = builder.withhold_values(
+        opts.credentials
+            .iter()
+            .map(cordon_egress::Credential::withheld_value)
+            .collect(),
+    );
     let spec = builder
         .network(network)
         .build()

@@ -234,6 +234,8 @@ struct FileConfig {
     sessions: crate::session::SessionsTable,
     hook: Option<Spanned<HookTable>>,
     slots: Option<Spanned<SlotsTable>>,
+    #[serde(default)]
+    credential: Vec<Spanned<crate::credential::CredentialTable>>,
 }
 
 /// `[slots]`: defaults of `cordon exec --slot`.
@@ -924,6 +926,7 @@ fn merge(
                 }
             }
         }
+        credentials_of(l, &home, &mut network, &mut notes)?;
         for v in &l.cfg.network.allow_private {
             let c = v.get_ref();
             check_cidr(c).map_err(|e| l.err(v.span(), e))?;
@@ -995,6 +998,17 @@ fn merge(
     if !flags_done {
         flags_inserted(&mut mode, &mut sandbox_mode, &mut approval);
     }
+    crate::credential::check_unambiguous(
+        network
+            .credentials
+            .iter()
+            .map(|c| (c.name.as_str(), c.destinations.as_slice())),
+    )
+    .map_err(|m| ConfigError {
+        file: None,
+        position: None,
+        message: m,
+    })?;
     let flag_err = |m: String| ConfigError {
         file: None,
         position: None,
@@ -1078,6 +1092,45 @@ fn merge(
         mcp,
         sessions,
     })
+}
+
+/// The `[[credential]]` tables of one layer, checked, into `network` (their hosts
+/// allowlisted). A project's tables are never used, trusted or not: a credential runs a
+/// command or reads a secret on the host, and sends it where the table says.
+fn credentials_of(
+    l: &Layer,
+    home: &Path,
+    network: &mut NetworkSettings,
+    notes: &mut Vec<String>,
+) -> Result<(), ConfigError> {
+    for (i, t) in l.cfg.credential.iter().enumerate() {
+        let span = t.span();
+        if l.kind == LayerKind::Project {
+            notes.push(format!(
+                "{}: a [[credential]] table ignored: credentials come from the user's or the managed config, never a project's",
+                l.file.display()
+            ));
+            continue;
+        }
+        let spec = t
+            .get_ref()
+            .check(i, home)
+            .map_err(|m| l.err(span.clone(), m))?;
+        if network.credentials.iter().any(|c| c.name == spec.name) {
+            return Err(l.err(
+                span,
+                format!(
+                    "[[credential]] `{}`: `name`: another credential has this name",
+                    spec.name
+                ),
+            ));
+        }
+        for d in &spec.destinations {
+            network.allow.push(d.authority.to_string());
+        }
+        network.credentials.push(spec);
+    }
+    Ok(())
 }
 
 /// A `[[preset]]` table, checked.

@@ -18,6 +18,7 @@
 #![deny(missing_docs)]
 
 pub mod config;
+pub mod credential;
 pub mod errors;
 pub mod facts;
 pub mod gitconfig;

@@ -117,6 +117,9 @@ pub struct NetworkSettings {
     /// Method and path rules (`{ host, methods, paths, read_only, git_push }` entries of
     /// `allow`); their hosts are in `allow` too.
     pub rules: Vec<crate::net::RequestRuleSpec>,
+    /// `[[credential]]` tables of the user, managed and flag layers (a project's are
+    /// never used); their destinations are in `allow` too.
+    pub credentials: Vec<crate::credential::CredentialSpec>,
 }
 
 /// Who shares a slot: runs of the same scope id with the same key see the same state.

@@ -219,6 +219,10 @@ pub struct WalkSummary {
 pub struct Plan {
     /// Mount steps (full tier).
     pub ops: Vec<MountOp>,
+    /// The roots bundle's path on the host, which the fallback tier (no mounts) names
+    /// instead of [`CA_BUNDLE_IN_SANDBOX`].
+    #[serde(default)]
+    pub ca_bundle_on_host: Option<PathBuf>,
     /// Paths the command may write (Landlock), as seen inside the sandbox.
     pub write_paths: Vec<PathBuf>,
     /// Paths the command may read in the fallback tier, where no mount hides anything
@@ -576,6 +580,10 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
         plan.write_paths = vec![PathBuf::from("/")];
     }
     plan.fallback_read_paths = fallback_read_paths(inp);
+    plan.ca_bundle_on_host = inp
+        .ca_bundle
+        .filter(|_| inp.proxy_socket.is_some())
+        .map(Path::to_path_buf);
     Ok(plan)
 }
 
@@ -715,6 +723,11 @@ fn fallback_read_paths(inp: &PlanInputs<'_>) -> Vec<PathBuf> {
     match inp.home_view {
         HomeView::Visible => out.push(inp.home.to_path_buf()),
         HomeView::Hidden => out.extend(inp.home_readable.iter().cloned()),
+    }
+    // The roots bundle is read where it is on the host: no mount shows it at
+    // `CA_BUNDLE_IN_SANDBOX` in this tier (the helper points the variables at it).
+    if let (Some(bundle), Some(_)) = (inp.ca_bundle, inp.proxy_socket) {
+        out.push(bundle.to_path_buf());
     }
     // Paths that do not exist are skipped when the Landlock rules are made.
     out.sort();

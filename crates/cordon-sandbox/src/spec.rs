@@ -144,6 +144,27 @@ fn worktree_common_dir(workspace: &Path) -> Option<PathBuf> {
     (common.is_dir() && common != Path::new("/")).then_some(common)
 }
 
+/// Secret values kept out of the sandbox; `Debug` shows only how many.
+#[derive(Clone, Default)]
+struct Withheld(Vec<String>);
+
+impl std::fmt::Debug for Withheld {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Withheld({} values)", self.0.len())
+    }
+}
+
+impl Withheld {
+    /// Whether `text` holds one of the values.
+    fn held_by(&self, text: &OsString) -> bool {
+        let bytes = text.as_encoded_bytes();
+        self.0.iter().any(|v| {
+            let v = v.as_bytes();
+            bytes.windows(v.len()).any(|w| w == v)
+        })
+    }
+}
+
 /// Builds a [`SandboxSpec`]. Every path is canonicalized; the workspace defaults to the
 /// current directory.
 #[derive(Debug, Clone)]
@@ -163,6 +184,7 @@ pub struct SandboxBuilder {
     ssh_known_hosts: Option<PathBuf>,
     ssh_agent: Option<PathBuf>,
     env_set: Vec<(OsString, OsString)>,
+    withheld: Withheld,
     env: EnvPolicy,
     limits: Limits,
     timeout: Option<Duration>,
@@ -195,6 +217,7 @@ impl SandboxBuilder {
             ssh_known_hosts: None,
             ssh_agent: None,
             env_set: Vec::new(),
+            withheld: Withheld::default(),
             env: EnvPolicy::default(),
             limits: Limits::default(),
             timeout: None,
@@ -308,6 +331,17 @@ impl SandboxBuilder {
         self
     }
 
+    /// Values that must not enter the sandbox (the real values of credentials the egress
+    /// proxy adds): every variable whose value holds one is left out, whatever its name
+    /// or the environment policy, and building refuses a command whose arguments hold
+    /// one.
+    pub fn withhold_values(mut self, values: Vec<String>) -> Self {
+        self.withheld
+            .0
+            .extend(values.into_iter().filter(|v| !v.is_empty()));
+        self
+    }
+
     /// The environment policy (allowlist and explicit secret overrides).
     pub fn env_policy(mut self, env: EnvPolicy) -> Self {
         self.env = env;
@@ -361,6 +395,11 @@ impl SandboxBuilder {
     pub fn build(self) -> Result<SandboxSpec, SandboxError> {
         if self.argv.is_empty() || self.argv[0].is_empty() {
             return Err(SandboxError::invalid("no command was given"));
+        }
+        if self.argv.iter().any(|a| self.withheld.held_by(a)) {
+            return Err(SandboxError::invalid(
+                "the command's arguments hold the real value of a credential that is kept outside the sandbox; pass its placeholder variable instead (\"$VAR\" expanded inside)",
+            ));
         }
         let current = std::env::current_dir()
             .map_err(|e| SandboxError::io("cannot read the current directory", e))?;
@@ -574,6 +613,7 @@ impl SandboxBuilder {
                 }
             }
         }
+        env.retain(|(_, v)| !self.withheld.held_by(v));
         // An agent is reachable only when the caller passed one.
         env.retain(|(k, _)| k != "SSH_AUTH_SOCK");
         if let Some((_, path)) = ssh_agent {

@@ -19,9 +19,10 @@ class H(http.server.BaseHTTPRequestHandler):
         n = int(self.headers.get("Content-Length") or 0)
         if n: self.rfile.read(n)
         auth = self.headers.get("Authorization") or ""
+        key = self.headers.get("X-Api-Key") or ""
         if len(sys.argv) > 3:
-            with open(sys.argv[3], "a") as log: log.write(f"{self.command} {self.path} auth={auth}\n")
-        body = f"{self.command} {self.path} auth={auth}".encode()
+            with open(sys.argv[3], "a") as log: log.write(f"{self.command} {self.path} auth={auth} key={key}\n")
+        body = f"{self.command} {self.path} auth={auth} key={key}".encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -416,4 +417,201 @@ echo searched
         assert!(!text.contains(REAL), "the real value is inside, in {dump}");
     }
     assert!(!err.contains(REAL), "{err}");
+}
+
+const FILE_REAL: &str = "sk-proj-FileHeldValue0123456789abcdefXYZ";
+
+// A `[[credential]]` table read from a private file and sent as a named header; a
+// second and a third variable holding the value (one exactly, one inside a longer
+// text) stay outside, which is the finding that the named variable alone was scrubbed.
+#[test]
+fn a_config_credential_from_a_file_goes_in_its_header_and_no_copy_enters() {
+    need_sandbox!("a_config_credential_from_a_file_goes_in_its_header_and_no_copy_enters");
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::new();
+    let pki = tempfile::tempdir().unwrap();
+    let ca = test_pki(pki.path());
+    let srv = https_server(pki.path());
+    let port = srv.port;
+    let token = w.root.join("api-token");
+    std::fs::write(&token, format!("{FILE_REAL}\n")).unwrap();
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let mut config = std::fs::read_to_string(&w.config).unwrap();
+    config.push_str(&format!(
+        r#"
+[sandbox]
+env_allow = ["APP_AUTH", "WITH_IT"]
+
+[[credential]]
+name = "api"
+source = {{ file = "{}" }}
+apply = {{ header = "X-Api-Key" }}
+env = "API_KEY"
+destinations = [{{ host = "127.0.0.1:{port}", paths = ["/api"], methods = ["GET"] }}]
+"#,
+        token.display()
+    ));
+    std::fs::write(&w.config, config).unwrap();
+    w.script(&format!(
+        r#"
+echo "var=$API_KEY app=$APP_AUTH with=$WITH_IT"
+curl -sS --max-time 10 -H "X-Api-Key: $API_KEY" https://127.0.0.1:{port}/api/x; echo
+curl -s --max-time 10 -o /dev/null -w 'other=%{{http_code}}\n' -H "X-Api-Key: $API_KEY" https://127.0.0.1:{port}/other
+(env; cat /proc/*/environ /proc/*/cmdline) > seen-procs.txt 2>/dev/null
+echo searched
+"#
+    ));
+    let report = w.root.join("report.json");
+    let args = [
+        "--allow-private",
+        "127.0.0.0/8",
+        "--upstream-ca",
+        ca.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+    ];
+    let o = w
+        .command(&args)
+        .env("APP_AUTH", FILE_REAL)
+        .env("WITH_IT", format!("prefix-{FILE_REAL}-suffix"))
+        .output()
+        .unwrap();
+    let (out, err) = text(&o);
+    let placeholder = out
+        .lines()
+        .find_map(|l| l.strip_prefix("var="))
+        .and_then(|l| l.split(' ').next())
+        .unwrap_or_else(|| panic!("{out}\n{err}"))
+        .to_string();
+    assert!(
+        placeholder.starts_with("sk-proj-") && placeholder.len() == FILE_REAL.len(),
+        "{out}"
+    );
+    assert!(
+        out.contains("app= with="),
+        "a variable with the value entered: {out}"
+    );
+    let seen = std::fs::read_to_string(pki.path().join("seen.log")).unwrap();
+    assert!(
+        seen.contains(&format!("GET /api/x auth= key={FILE_REAL}")),
+        "{seen}"
+    );
+    // The echo came back with the value redacted.
+    assert!(
+        out.contains(&format!("GET /api/x auth= key={placeholder}")),
+        "{out}\n{err}"
+    );
+    // Outside its paths the placeholder is a leak, refused before it leaves.
+    assert!(out.contains("other=403"), "{out}\n{err}");
+    assert!(!seen.contains("/other"), "{seen}");
+    assert!(out.contains("searched"), "{out}\n{err}");
+    let procs = std::fs::read(w.ws.join("seen-procs.txt")).unwrap();
+    let procs = String::from_utf8_lossy(&procs);
+    assert!(procs.contains("API_KEY=sk-proj-"), "no environment seen");
+    assert!(!procs.contains(FILE_REAL), "the real value is inside");
+    assert!(
+        !out.contains(FILE_REAL) && !err.contains(FILE_REAL),
+        "{out}\n{err}"
+    );
+    // The report names the credential, host, method and path of the injection and of
+    // the refused leak, never the value.
+    let written = std::fs::read_to_string(&report).unwrap();
+    assert!(!written.contains(FILE_REAL), "the report holds the value");
+    let r: serde_json::Value = serde_json::from_str(&written).unwrap();
+    let egress = r["egress"].as_array().unwrap();
+    let named = |path: &str| {
+        egress
+            .iter()
+            .find(|e| e["path"] == path && e["credential"] == "api")
+            .unwrap_or_else(|| panic!("no event for {path}: {r}"))
+    };
+    assert_eq!(named("/api/x")["decision"], "allow");
+    assert_eq!(named("/api/x")["method"], "GET");
+    assert_eq!(named("/other")["code"], "credential-leak");
+    assert_eq!(named("/other")["host"], "127.0.0.1");
+
+    // The same file readable by others is refused, with a sentence saying what to do.
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let o = w.command(&args).output().unwrap();
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(125), "{out}\n{err}");
+    assert!(
+        err.contains("credential api") && err.contains("chmod 600"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_real_value_in_the_commands_arguments_is_refused() {
+    need_sandbox!("the_real_value_in_the_commands_arguments_is_refused");
+    let w = World::new();
+    let o = Command::new(common::bin())
+        .args(["exec", "--isolated", "--config"])
+        .arg(&w.config)
+        .arg("--workspace")
+        .arg(&w.ws)
+        .args(["--credential", "GH_TOKEN:api.github.com", "--", "echo"])
+        .arg(format!("token={REAL}"))
+        .current_dir(&w.ws)
+        .env_clear()
+        .env("HOME", &w.home)
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("GH_TOKEN", REAL)
+        .output()
+        .unwrap();
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(125), "{out}\n{err}");
+    assert!(!out.contains(REAL), "{out}");
+    assert!(err.contains("arguments hold the real value"), "{err}");
+}
+
+// The fallback tier mounts nothing, so the bundle is not at /run/cordon: the variables
+// name it where it is, and Landlock lets it be read there.
+#[test]
+fn the_fallback_tier_sees_the_roots_bundle_too() {
+    need_sandbox!("the_fallback_tier_sees_the_roots_bundle_too");
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::new();
+    // Inside the sandbox, seccomp refuses new user namespaces: a nested cordon falls
+    // back to Landlock and seccomp. Its state goes to the workspace.
+    let inner = format!(
+        "{}\n[network]\nallow = [{{ host = \"example.com\", read_only = true }}]\n",
+        common::ALLOW_ALL.replace("./t.sh", "./inner.sh")
+    );
+    std::fs::write(w.ws.join("inner.toml"), inner).unwrap();
+    std::fs::write(
+        w.ws.join("inner.sh"),
+        "#!/bin/sh\necho \"bundle=$SSL_CERT_FILE git=$GIT_SSL_CAINFO\"\necho \"certs=$(grep -c 'BEGIN CERTIFICATE' \"$SSL_CERT_FILE\")\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        w.ws.join("inner.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::copy(common::bin(), w.ws.join("cordon-inner")).unwrap();
+    let o = w.run(
+        "export CORDON_STATE_DIR=\"$PWD/inner-state\"; ./cordon-inner exec --isolated --config inner.toml --workspace . -- ./inner.sh; echo \"rc=$?\"",
+        &[],
+    );
+    let (out, err) = text(&o);
+    assert!(err.contains("fallback tier"), "{out}\n{err}");
+    assert!(out.contains("rc=0"), "{out}\n{err}");
+    let bundle = out
+        .lines()
+        .find_map(|l| l.strip_prefix("bundle="))
+        .and_then(|l| l.split(' ').next())
+        .unwrap_or_else(|| panic!("{out}\n{err}"));
+    assert_ne!(bundle, "/run/cordon/ca-bundle.pem", "{out}");
+    assert!(bundle.ends_with("/ca-bundle.pem"), "{out}");
+    assert!(out.contains(&format!("git={bundle}")), "{out}");
+    let certs: usize = out
+        .lines()
+        .find_map(|l| l.strip_prefix("certs="))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0);
+    assert!(
+        certs >= 1,
+        "the bundle could not be read in the fallback tier: {out}\n{err}"
+    );
 }

@@ -15,6 +15,7 @@ use tokio::net::{TcpListener, TcpStream};
 /// A CA made for a test, and leaves it signs.
 pub struct TestCa {
     pub cert: CertificateDer<'static>,
+    pem: String,
     issuer: Issuer<'static, KeyPair>,
 }
 
@@ -26,8 +27,14 @@ impl TestCa {
         let cert = params.self_signed(&key).unwrap();
         TestCa {
             cert: cert.der().clone(),
+            pem: cert.pem(),
             issuer: Issuer::new(params, key),
         }
+    }
+
+    /// The CA certificate as PEM.
+    pub fn pem(&self) -> &str {
+        &self.pem
     }
 
     fn server_config(&self, names: &[&str]) -> rustls::ServerConfig {

@@ -27,5 +27,6 @@ pub use origin::{Authority, Host, Origin, OriginError, Scheme};
 pub use pattern::HostPattern;
 pub use policy::{NetCheck, NetworkPolicy, TUNNEL_DEFAULT_PORTS};
 pub use request::{
-    GitService, READ_ONLY_METHODS, RequestRefusal, RequestRule, RequestRuleSpec, check_request,
+    GitService, PathPrefix, READ_ONLY_METHODS, RequestRefusal, RequestRule, RequestRuleSpec,
+    check_request, path_is_judgeable,
 };

@@ -33,9 +33,63 @@ pub struct RequestRule {
     host: HostPattern,
     /// Upper-case method names; empty means every method.
     methods: Vec<String>,
-    /// Path prefixes, each starting with `/`; empty means every path.
-    paths: Vec<String>,
+    /// Path prefixes; empty means every path.
+    paths: Vec<PathPrefix>,
     git_push: bool,
+}
+
+/// A path prefix of a request rule or a credential's scope. It matches at a segment
+/// boundary (`/org/repo` covers `/org/repo`, `/org/repo/…` and `/org/repo.git/…`, never
+/// `/org/repository`), and only paths that [`path_is_judgeable`] accepts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathPrefix(String);
+
+impl PathPrefix {
+    /// A written prefix: it must start with `/` and hold no query or spelling whose
+    /// meaning a server could change by decoding it.
+    pub fn parse(p: &str) -> Result<PathPrefix, String> {
+        if !p.starts_with('/') || unsafe_path(p) || p.contains('?') {
+            return Err(format!(
+                "path `{p}` must start with `/` and hold no `?`, `%2e`, `%2f`, `%5c`, `.` or `..` segments"
+            ));
+        }
+        // `/org/repo/` and `/org/repo` mean the same prefix.
+        let trimmed = p.trim_end_matches('/');
+        Ok(PathPrefix(if trimmed.is_empty() {
+            "/".to_owned()
+        } else {
+            trimmed.to_owned()
+        }))
+    }
+
+    /// Whether `path` (without its query) is under this prefix. A path that cannot be
+    /// judged ([`path_is_judgeable`]) is under no prefix.
+    pub fn matches(&self, path: &str) -> bool {
+        path_is_judgeable(path) && prefix_matches(&self.0, path)
+    }
+
+    /// Whether some path could be under both prefixes (one covers the other).
+    pub fn overlaps(&self, other: &PathPrefix) -> bool {
+        prefix_matches(&self.0, &other.0) || prefix_matches(&other.0, &self.0)
+    }
+
+    /// The prefix as written (trailing `/` dropped).
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for PathPrefix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Whether a request path (without its query) has one meaning: it starts with `/` and
+/// holds no encoded or dot segment a server would decode or normalize into another path.
+/// Rules and credential scopes judge only such paths.
+pub fn path_is_judgeable(path: &str) -> bool {
+    path.starts_with('/') && !unsafe_path(path)
 }
 
 /// The written form of a request rule, as config files and flags give it.
@@ -77,18 +131,7 @@ impl RequestRule {
         methods.dedup();
         let mut paths = Vec::new();
         for p in &spec.paths {
-            if !p.starts_with('/') || unsafe_path(p) || p.contains('?') {
-                return Err(bad(format!(
-                    "path `{p}` must start with `/` and hold no `?`, `%2e`, `%2f`, `%5c`, `.` or `..` segments"
-                )));
-            }
-            // `/org/repo/` and `/org/repo` mean the same prefix.
-            let trimmed = p.trim_end_matches('/');
-            paths.push(if trimmed.is_empty() {
-                "/".to_owned()
-            } else {
-                trimmed.to_owned()
-            });
+            paths.push(PathPrefix::parse(p).map_err(bad)?);
         }
         Ok(RequestRule {
             host,
@@ -110,7 +153,7 @@ impl RequestRule {
     }
 
     fn judge(&self, method: &str, path: &str, git: Option<GitService>) -> Result<(), NetCode> {
-        if !self.paths.is_empty() && !self.paths.iter().any(|p| prefix_matches(p, path)) {
+        if !self.paths.is_empty() && !self.paths.iter().any(|p| p.matches(path)) {
             return Err(NetCode::PathNotAllowed);
         }
         match git {
@@ -139,7 +182,8 @@ impl fmt::Display for RequestRule {
             write!(f, ", methods = {:?}", self.methods)?;
         }
         if !self.paths.is_empty() {
-            write!(f, ", paths = {:?}", self.paths)?;
+            let paths: Vec<&str> = self.paths.iter().map(PathPrefix::as_str).collect();
+            write!(f, ", paths = {paths:?}")?;
         }
         if self.git_push {
             write!(f, ", git_push = true")?;
@@ -227,7 +271,7 @@ pub fn check_request(
         Some((p, q)) => (p, Some(q)),
         None => (path_and_query, None),
     };
-    if !path.starts_with('/') || unsafe_path(path) {
+    if !path_is_judgeable(path) {
         return Err(RequestRefusal {
             code: NetCode::Malformed,
             reason: format!(

@@ -141,13 +141,26 @@ pub(super) fn command_main(
     else {
         return fail(SandboxError::invalid("an argument contains a NUL byte"));
     };
+    // The fallback tier mounts nothing: the variables that name the roots bundle name
+    // it where it is on the host (its Landlock rules let it be read there).
+    let bundle = crate::plan::CA_BUNDLE_IN_SANDBOX;
+    let on_host = spec
+        .plan
+        .ca_bundle_on_host
+        .as_ref()
+        .filter(|_| fallback.is_some());
     let c_env: Vec<CString> = spec
         .env
         .iter()
         .filter_map(|(k, v)| {
             let mut kv = k.as_bytes().to_vec();
             kv.push(b'=');
-            kv.extend_from_slice(v.as_bytes());
+            match on_host {
+                Some(host) if v.as_os_str() == std::ffi::OsStr::new(bundle) => {
+                    kv.extend_from_slice(host.as_os_str().as_bytes())
+                }
+                _ => kv.extend_from_slice(v.as_bytes()),
+            }
             CString::new(kv).ok()
         })
         .collect();

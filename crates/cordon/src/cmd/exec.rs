@@ -78,7 +78,9 @@ pub struct ExecOptions {
     upstream_ca: Vec<PathBuf>,
     /// Take VAR from cordon's environment and keep it outside: the command sees a random
     /// placeholder of the same shape as VAR, HOST is allowlisted, and the proxy sends the
-    /// real value as a bearer token to HOST only (repeatable).
+    /// real value as a bearer token to HOST only (repeatable). The shorthand of a
+    /// `[[credential]]` config table, which also reads files and commands and applies
+    /// basic auth, a header or a query parameter.
     #[arg(long = "credential", value_name = "VAR:HOST[:PORT]")]
     credential: Vec<String>,
     /// Print every egress decision as a JSON line on stderr.
@@ -243,6 +245,29 @@ fn credentials(flags: &[String]) -> anyhow::Result<Vec<cordon_egress::Credential
     Ok(out)
 }
 
+/// The `[[credential]]` tables of the config, their values read from their sources, when
+/// the run goes through cordon's egress proxy (with `--net full` or `--proxy-socket` they
+/// are not used, and their sources are not read).
+fn config_credentials(
+    policy: &cordon_policy::Policy,
+    network: &Network,
+) -> anyhow::Result<Vec<cordon_egress::Credential>> {
+    let specs = &policy.network().credentials;
+    if specs.is_empty() {
+        return Ok(Vec::new());
+    }
+    if !matches!(network, Network::None) {
+        eprintln!(
+            "cordon: the [[credential]] tables of the config are not used: this run does not go through cordon's egress proxy"
+        );
+        return Ok(Vec::new());
+    }
+    specs
+        .iter()
+        .map(|s| cordon_egress::Credential::from_spec(s).map_err(|e| fail(e.to_string())))
+        .collect()
+}
+
 /// The certificates of `--upstream-ca` files.
 fn upstream_roots(
     files: &[PathBuf],
@@ -383,13 +408,15 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     let mut remembered = args.approvals.remembered();
     opts.remembered_rules = std::mem::take(&mut remembered.rules);
     opts.network_allow = args.allow_net.clone();
-    let credentials = credentials(&args.credential)?;
+    let mut credentials = credentials(&args.credential)?;
     for c in &credentials {
         opts.network_allow
-            .extend(c.hosts().iter().map(|h| h.to_string()));
+            .extend(c.destinations().iter().map(|d| d.authority.to_string()));
     }
     opts.network_allow_private = args.allow_private.clone();
     let policy = load(&opts, Code::Failed)?;
+    credentials.extend(config_credentials(&policy, &network)?);
+    cordon_egress::check_unambiguous(&credentials).map_err(|e| fail(e.to_string()))?;
     let cwd = match &args.cwd {
         Some(c) if c.is_absolute() => c.clone(),
         Some(c) => policy.workspace().join(c),
