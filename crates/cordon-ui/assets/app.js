@@ -81,7 +81,7 @@ function row(r) {
     el("td", { class: "mono" }, (r.time || "").replace("T", " ").replace("Z", "")),
     el("td", {}, text(r.session)),
     el("td", {}, text(r.tool || r.kind)),
-    el("td", { class: "decision " + d }, d || (r.answer ? text(r.answer) : "")),
+    el("td", { class: "decision " + d }, d || (r.answer ? text(r.answer) : ""), r.phase && r.phase !== "decision" ? el("span", { class: "phase" }, " " + text(r.phase)) : null),
     el("td", { class: "target", title: targetOf(r) }, targetOf(r)),
     el("td", {}, ruleOf(r)));
   tr.addEventListener("click", () => open(r, tr));
