@@ -337,7 +337,7 @@ def main():
         allowed = page.locator('#detail tr[data-egress="allow"]')
         check("127.0.0.1:%d" % port in allowed.inner_text(), "the allowed request is not shown")
         check("1 allowed, 1 refused" in page.inner_text("#detail .egress-summary"), "the egress counts are not shown")
-        page.locator("#detail .egress-summary").scroll_into_view_if_needed()
+        refused.scroll_into_view_if_needed()
         shot(page, "egress")
         page.fill("#f-session", "")
 
