@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tools the test suite runs inside and around the sandbox: a C compiler for attack probes,
-# curl for the egress tests, bash, util-linux's setsid/setpriv/unshare, and strace for the
-# shell analysis's soundness harness. A fresh Debian machine of this project's kind has
+# curl for the egress tests, openssh for git over ssh, bash, util-linux's
+# setsid/setpriv/unshare, and strace for the shell analysis's soundness harness. A fresh Debian machine of this project's kind has
 # most of them; this installs whatever is missing (needs root and apt).
 set -euo pipefail
 missing=()
@@ -13,6 +13,12 @@ command -v setpriv >/dev/null || missing+=(util-linux)
 command -v unshare >/dev/null || missing+=(util-linux)
 command -v strace >/dev/null || missing+=(strace)
 command -v openssl >/dev/null || missing+=(openssl)
+# git over ssh (crates/cordon/tests/egress_ssh.rs): a real sshd started by the test, and
+# the client with ssh-agent and ssh-keygen.
+[ -x /usr/sbin/sshd ] || missing+=(openssh-server)
+command -v ssh >/dev/null || missing+=(openssh-client)
+command -v ssh-agent >/dev/null || missing+=(openssh-client)
+command -v git >/dev/null || missing+=(git)
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "installing test tools: ${missing[*]}"
   apt-get update -qq

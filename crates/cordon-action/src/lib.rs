@@ -11,20 +11,18 @@
 //!
 //! This crate never spawns a process, opens a socket or writes a file: it reads file
 //! metadata (through [`cordon_policy::FileFacts`]) to resolve paths, nothing more.
-//! [`Snapshot`] reads directory metadata to report what a run changed beyond its request.
 //! [`Profile`] is the containment a run of an accepted request gets, derived from the
-//! request itself; running it is `cordon run-action`'s business.
+//! request itself; running it (approval, revalidation, the sandbox, merging back only the
+//! declared paths) is `cordon_gate::action`'s business.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 mod policy;
 mod request;
 mod review;
-mod snapshot;
 
 pub use policy::{ActionLimits, ActionPolicy, CodeFlags, PolicyError, Redirects};
 pub use request::{
     Access, ActionRequest, MAX_REQUEST_BYTES, NetworkUse, PathUse, RequestError, SideEffect,
 };
 pub use review::{Approval, Profile, Review, Verdict, review};
-pub use snapshot::Snapshot;

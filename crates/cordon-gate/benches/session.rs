@@ -63,6 +63,7 @@ fn main() {
                     )
                 })
                 .collect(),
+            trees: vec![],
             legs: vec![],
         };
         s.record_session("full", &by, &rec, limits).unwrap();

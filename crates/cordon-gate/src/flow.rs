@@ -213,6 +213,15 @@ impl Gate {
         }
     }
 
+    /// The same gate, using `store` (a connection to the approval store its options
+    /// name, opened by the caller: the one its remembered rules were read from) instead
+    /// of opening its own. A one-shot surface then opens the store once per process:
+    /// each open reads the schema, and closing the last connection checkpoints the WAL.
+    pub fn with_store(self, store: Store) -> Gate {
+        self.held.keep_store(store);
+        self
+    }
+
     /// Write each audit record before the call proceeds but do not wait for the disk
     /// (`fdatasync`) before answering: a killed process loses nothing, a power cut or a
     /// kernel crash may lose the newest records. For a one-shot surface that a harness
@@ -264,7 +273,7 @@ impl Gate {
         let presets = self.policy.apply_presets(&mut request);
         let ops = self.policy.operations(&request, fs);
         let judgement = self.policy.judge_with(&ops, containment, trace);
-        let (judgement, facts) = self.judge_session(&request, &ops, judgement);
+        let (judgement, facts) = self.judge_session(&request, &ops, fs, judgement);
         let how = How {
             presets,
             ..How::default()

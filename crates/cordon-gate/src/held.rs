@@ -58,6 +58,13 @@ impl Held {
         result
     }
 
+    /// Keep `store` as the connection to use, replacing any kept one.
+    pub(crate) fn keep_store(&self, store: Store) {
+        if let Ok(mut slot) = self.store.lock() {
+            *slot = Some(store);
+        }
+    }
+
     /// Append `record` to the log at `path` through the kept handle (opened with
     /// `durability` when there is none, or when the path changed), then make it durable
     /// as `durability` says: `FsyncEach` syncs in `append`; anything else is written

@@ -34,6 +34,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod action;
 pub mod contained;
 mod edit;
 mod error;

@@ -21,6 +21,7 @@ use crate::flow::{Gate, Outcome};
 use cordon_policy::ops::Operations;
 use cordon_policy::session::{
     Leg, RuleOfTwo, SessionFacts, WriteThenRun, pattern_matches, pattern_prefix,
+    pattern_reaches_beneath,
 };
 use cordon_policy::{Decision, Judgement, Request, Source, Step};
 use cordon_store::{
@@ -38,6 +39,7 @@ impl Gate {
         &self,
         request: &Request,
         ops: &Operations,
+        fs: &dyn cordon_policy::FileFacts,
         judgement: Judgement,
     ) -> (Judgement, Option<SessionFacts>) {
         let Some(session) = request.session.as_deref() else {
@@ -47,7 +49,7 @@ impl Gate {
             return (judgement, None);
         }
         let settings = self.policy().sessions();
-        let facts = self.policy().session_facts(request, ops);
+        let facts = self.policy().session_facts(request, ops, fs);
         let check_run = settings.write_then_run != WriteThenRun::Off && !facts.executes.is_empty();
         let check_legs = settings.rule_of_two != RuleOfTwo::Off && !facts.legs.is_empty();
         if !check_run && !check_legs {
@@ -167,7 +169,7 @@ impl Gate {
         let mut request = request.clone();
         self.policy().apply_presets(&mut request);
         let ops = self.policy().operations(&request, fs);
-        let facts = self.policy().session_facts(&request, &ops);
+        let facts = self.policy().session_facts(&request, &ops, fs);
         self.record_facts(session, &request, &ops, &facts)
     }
 
@@ -182,7 +184,14 @@ impl Gate {
             writes: facts
                 .writes
                 .iter()
+                .filter(|w| !w.tree)
                 .map(|w| (w.path.display().to_string(), w.hash.clone()))
+                .collect(),
+            trees: facts
+                .writes
+                .iter()
+                .filter(|w| w.tree)
+                .map(|w| w.path.display().to_string())
                 .collect(),
             legs: facts
                 .legs
@@ -261,7 +270,12 @@ fn write_then_run(
     let mut hits = Vec::new();
     for ex in &facts.executes {
         for w in &view.writes {
-            if w.kind == EventKind::Write && pattern_matches(&ex.pattern, &w.target) {
+            let hit = match w.kind {
+                EventKind::Write => pattern_matches(&ex.pattern, &w.target),
+                EventKind::Tree => pattern_reaches_beneath(&ex.pattern, &w.target),
+                _ => false,
+            };
+            if hit {
                 hits.push((ex, w));
             }
         }
@@ -271,12 +285,32 @@ fn write_then_run(
             1 => String::new(),
             n => format!(" (and {} more file(s) the session wrote)", n - 1),
         };
+        let what = match w.kind {
+            EventKind::Tree => format!(
+                "files beneath {}/ (matching {})",
+                w.target.trim_end_matches('/'),
+                ex.pattern
+            ),
+            _ => w.target.clone(),
+        };
+        let wrote = match w.kind {
+            EventKind::Tree => "filled that directory",
+            _ => "wrote it",
+        };
         return Some(format!(
-            "`{}` would execute {} ({}), which session `{session}` wrote earlier with {}{more}; a rule or default that allows the program does not cover code the agent wrote itself",
+            "`{}` would execute {what} ({}), and session `{session}` {wrote} earlier with {}{more}; a rule or default that allows the program does not cover code the agent wrote itself",
             ex.command,
-            w.target,
             ex.why,
             describe(w)
+        ));
+    }
+    if let Some(ex) = facts.executes.iter().find(|e| e.unresolved.is_some()) {
+        return Some(format!(
+            "`{}` would execute {} ({}), whose path in the workspace cannot be resolved ({}), so cordon counts it as possibly written by session `{session}`",
+            ex.command,
+            ex.pattern,
+            ex.why,
+            ex.unresolved.as_deref().unwrap_or_default()
         ));
     }
     if view.overflowed.is_some() {

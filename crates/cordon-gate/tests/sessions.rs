@@ -131,11 +131,11 @@ fn go_test_without_the_earlier_write_is_allowed() {
 }
 
 #[test]
-fn a_write_elsewhere_does_not_taint_the_package() {
+fn a_write_go_does_not_compile_does_not_taint_the_package() {
     let s = setup("");
     let o = call(
         &s,
-        json!({"tool": "Write", "session": "s", "input": {"file_path": "/w/proj/docs/x_test.go", "content": ""}}),
+        json!({"tool": "Write", "session": "s", "input": {"file_path": "/w/proj/docs/notes.md", "content": ""}}),
         Containment::None,
     );
     assert!(matches!(o, Outcome::Permitted(_)));
@@ -143,6 +143,22 @@ fn a_write_elsewhere_does_not_taint_the_package() {
         go_test(&s, "s", Containment::None),
         Outcome::Permitted(_)
     ));
+}
+
+#[test]
+fn a_package_of_the_module_the_tested_one_may_import_taints_it() {
+    let s = setup("");
+    let o = call(
+        &s,
+        json!({"tool": "Write", "session": "s", "operation_id": "w-util",
+               "input": {"file_path": "/w/proj/internal/util/util.go", "content": "package util"}}),
+        Containment::None,
+    );
+    assert!(matches!(o, Outcome::Permitted(_)));
+    let o = go_test(&s, "s", Containment::None);
+    let (_, reason, _) = decision(&o);
+    assert!(matches!(o, Outcome::Ask(_)), "{reason}");
+    assert!(reason.contains("internal/util/util.go"), "{reason}");
 }
 
 #[test]

@@ -1,8 +1,8 @@
 //! One `tools/call`: judged by the gate, then forwarded or answered.
 //!
 //! The call becomes the request `{"tool": "mcp__NAME__TOOL", "input": {"arguments":
-//! …}}` (cordon-policy's adapter for MCP tool names), with this gateway run as its
-//! session and `mcp-NONCE-ID` as its operation id (JSON-RPC ids repeat from one session
+//! …}}` (cordon-policy's adapter for MCP tool names), with the agent's session
+//! (`--session`) or else this gateway run as its session and `mcp-NONCE-ID` as its operation id (JSON-RPC ids repeat from one session
 //! to the next; the nonce keeps them apart). A tool whose definition changed since it
 //! was approved is judged by the policy with one more ask rule naming it, so only a
 //! human (or a lease a human gave) lets it through, and deny rules and guards still
@@ -23,10 +23,13 @@ use cordon_store::{Prompter, TerminalPrompter};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
-/// The session every call of this gateway run belongs to ("allow for this session"
-/// lasts as long as the run).
+/// The session every call of this gateway run belongs to: the one `--session` named
+/// (an agent's), else one that lasts as long as the run ("allow for this session").
 pub(crate) fn session(s: &Shared) -> String {
-    format!("mcp-gateway:{}:{}", s.name, s.nonce)
+    match &s.session {
+        Some(id) => id.clone(),
+        None => format!("mcp-gateway:{}:{}", s.name, s.nonce),
+    }
 }
 
 /// Judge one `tools/call` request and forward or answer it.

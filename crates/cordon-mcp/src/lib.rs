@@ -59,6 +59,9 @@ pub struct GatewayOptions {
     pub spawn: Vec<String>,
     /// Ask on `/dev/tty` when the client cannot be asked.
     pub interactive: bool,
+    /// The session the calls belong to (an agent's, so MCP calls count in its rule of
+    /// two and its "allow for this session"); `None`: a session of this gateway run.
+    pub session: Option<String>,
 }
 
 /// How a gateway run ended.

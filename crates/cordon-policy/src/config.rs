@@ -739,7 +739,7 @@ fn merge(
         // Marking a server untrusted only narrows: every layer may.
         l.cfg
             .mcp
-            .merge_into(&mut mcp)
+            .merge_into(&mut mcp, ok)
             .map_err(|(span, why)| l.err(span, why))?;
         for what in l
             .cfg

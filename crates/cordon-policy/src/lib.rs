@@ -26,6 +26,7 @@ pub mod guards;
 pub mod import;
 pub mod judgement;
 pub mod label;
+pub mod links;
 pub mod mcp;
 pub mod net;
 pub mod ops;

@@ -3,10 +3,16 @@
 //! Only how much a server's output is trusted, for now: results of an `untrusted` server
 //! are trust-labelled and secret-redacted by the MCP gateway before the client sees them.
 //! Marking a server untrusted only narrows, so every layer may say it (a project file
-//! included); `trusted` is the default and no layer can override another's `untrusted`.
+//! included); no layer can override another's `untrusted`.
+//!
+//! For a session's rule of two, an MCP result is untrusted input unless the server is
+//! marked `trust = "trusted"` (or the tool is listed in its `trusted_tools`) by a layer
+//! cordon honours: the user's, the managed one, or a trusted workspace's. A server the
+//! config never names is not labelled by the gateway, but its results still count as
+//! untrusted input.
 
 use serde::Deserialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use toml::Spanned;
 
 /// How far an MCP server's output is trusted.
@@ -35,12 +41,30 @@ impl Trust {
 pub struct McpSettings {
     /// Servers named in some layer, with the strictest trust any layer gave them.
     pub servers: BTreeMap<String, Trust>,
+    /// Servers an honoured layer marked `trust = "trusted"` explicitly.
+    pub marked_trusted: BTreeSet<String>,
+    /// Per server, the tools an honoured layer listed in `trusted_tools`.
+    pub trusted_tools: BTreeMap<String, BTreeSet<String>>,
 }
 
 impl McpSettings {
     /// The trust of the server called `name` (trusted when no layer names it).
     pub fn trust(&self, name: &str) -> Trust {
         self.servers.get(name).copied().unwrap_or_default()
+    }
+
+    /// Whether a result of `tool` of `server` is untrusted input for a session: yes
+    /// unless the server or the tool is marked trusted, and never when any layer marks
+    /// the server untrusted.
+    pub fn result_untrusted(&self, server: &str, tool: &str) -> bool {
+        if self.trust(server) == Trust::Untrusted {
+            return true;
+        }
+        let tool_trusted = self
+            .trusted_tools
+            .get(server)
+            .is_some_and(|t| t.contains(tool));
+        !(self.marked_trusted.contains(server) || tool_trusted)
     }
 }
 
@@ -56,14 +80,18 @@ pub(crate) struct McpTable {
 #[serde(deny_unknown_fields)]
 struct ServerTable {
     trust: Option<Spanned<String>>,
+    #[serde(default)]
+    trusted_tools: Vec<String>,
 }
 
 impl McpTable {
     /// Merge this layer's tables into `into`; an unknown trust word is an error with its
-    /// byte span.
+    /// byte span. `honoured` is false for an untrusted project file: it may mark a
+    /// server untrusted, never trusted.
     pub(crate) fn merge_into(
         &self,
         into: &mut McpSettings,
+        honoured: bool,
     ) -> Result<(), (std::ops::Range<usize>, String)> {
         for (name, t) in &self.servers {
             let trust = match &t.trust {
@@ -81,9 +109,20 @@ impl McpTable {
                     }
                 },
             };
+            let explicit = t.trust.is_some();
             let slot = into.servers.entry(name.clone()).or_default();
             if trust == Trust::Untrusted {
                 *slot = Trust::Untrusted;
+                into.marked_trusted.remove(name);
+                into.trusted_tools.remove(name);
+            } else if honoured && *slot == Trust::Trusted {
+                if explicit {
+                    into.marked_trusted.insert(name.clone());
+                }
+                into.trusted_tools
+                    .entry(name.clone())
+                    .or_default()
+                    .extend(t.trusted_tools.iter().cloned());
             }
         }
         Ok(())
@@ -122,6 +161,22 @@ mod tests {
         assert_eq!(m.trust("web"), Trust::Untrusted);
         assert_eq!(m.trust("git"), Trust::Trusted);
         assert_eq!(m.trust("never-named"), Trust::Trusted);
+    }
+
+    #[test]
+    fn results_are_untrusted_input_unless_marked_trusted() {
+        let m = load_with(
+            b"[mcp.servers.git]\ntrust = \"trusted\"\n[mcp.servers.docs]\ntrusted_tools = [\"search\"]\n[mcp.servers.web]\n",
+            b"[mcp.servers.evil]\ntrust = \"trusted\"\n",
+        )
+        .unwrap();
+        assert!(!m.result_untrusted("git", "log"));
+        assert!(!m.result_untrusted("docs", "search"));
+        assert!(m.result_untrusted("docs", "fetch"));
+        assert!(m.result_untrusted("web", "get"));
+        assert!(m.result_untrusted("never-named", "x"));
+        // An untrusted workspace cannot vouch for a server.
+        assert!(m.result_untrusted("evil", "x"));
     }
 
     #[test]

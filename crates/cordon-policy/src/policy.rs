@@ -176,9 +176,18 @@ impl Policy {
 
     /// What one call means for its session: the files it writes and executes, and the
     /// trifecta legs it adds.
-    pub fn session_facts(&self, req: &Request, ops: &Operations) -> crate::session::SessionFacts {
-        self.sessions
-            .facts(req, ops, &self.workspace, &self.homes[0], &self.mcp)
+    pub fn session_facts(
+        &self,
+        req: &Request,
+        ops: &Operations,
+        fs: &dyn FileFacts,
+    ) -> crate::session::SessionFacts {
+        let place = crate::session::Place {
+            workspace: &self.workspace,
+            home: &self.homes[0],
+            fs,
+        };
+        self.sessions.facts(req, ops, &place, &self.mcp)
     }
 
     /// The presets, highest precedence first.

@@ -171,16 +171,29 @@ fn legs_of(e: &ToolEntry, sessions: &SessionSettings, mcp: &McpSettings) -> (Vec
     }
     use Leg::*;
     match (kind, server) {
-        (_, Some(s)) => match mcp.trust(&s) {
-            Trust::Untrusted => (
-                vec![Untrusted],
-                format!("MCP server `{s}` is marked untrusted"),
-            ),
-            _ => (
-                Vec::new(),
-                format!("MCP server `{s}`: no legs declared (say them with `legs`)"),
-            ),
-        },
+        (_, Some(s)) => {
+            let tool = e.name.rsplit("__").next().unwrap_or_default();
+            if mcp.trust(&s) == Trust::Untrusted {
+                (
+                    vec![Untrusted],
+                    format!("MCP server `{s}` is marked untrusted"),
+                )
+            } else if mcp.result_untrusted(&s, tool) {
+                (
+                    vec![Untrusted],
+                    format!(
+                        "MCP server `{s}` is not marked trusted, so its results are untrusted input (mark it with `trust = \"trusted\"` or list the tool in `trusted_tools`)"
+                    ),
+                )
+            } else {
+                (
+                    Vec::new(),
+                    format!(
+                        "MCP server `{s}` is marked trusted: no legs declared (say them with `legs`)"
+                    ),
+                )
+            }
+        }
         (ToolKind::Read, _) => (vec![Private], "a read tool can read private files".into()),
         (ToolKind::Edit, _) => (Vec::new(), "a write tool only changes files".into()),
         (ToolKind::WebFetch | ToolKind::WebSearch, _) => (

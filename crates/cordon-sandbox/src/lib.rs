@@ -49,6 +49,11 @@
 //! Where user namespaces are unavailable the fallback tier keeps layers 3 and 4 and says
 //! so on stderr; [`Require::Full`] refuses instead.
 //!
+//! ssh inside reaches hosts only through the egress proxy (`ssh.rs`): the mount plan gives
+//! it cordon's configuration, whose `ProxyCommand` is the caller's own binary in its relay
+//! mode. A binary that embeds this crate calls [`ssh_relay_main`] first thing in `main`
+//! when `argv[1]` is [`SSH_RELAY_ARG`], as it calls [`helper_main`] for [`HELPER_ARG`].
+//!
 //! # Threat notes
 //!
 //! - The helper is not dumpable and runs with an empty environment: `/proc/1/environ`
@@ -83,6 +88,8 @@ mod run;
 mod seccomp;
 pub mod slot;
 mod spec;
+mod ssh;
+mod state_mask;
 mod sys;
 mod system_secrets;
 
@@ -100,7 +107,9 @@ pub use limits::{
     DEFAULT_PROCESS_LIMIT, DEFAULT_TMP_SIZE_MAX, LimitsReport, MIN_TMP_SIZE, default_tmp_size,
     host_memory, probe_limits,
 };
-pub use merge::{MergeReport, Pending, Refused, git_config_refusal, merge_layer, preview_layer};
+pub use merge::{
+    MergeReport, Pending, Refused, git_config_refusal, merge_layer, merge_layer_only, preview_layer,
+};
 pub use permit::Permit;
 pub use plan::{
     CA_BUNDLE_IN_SANDBOX, DEFAULT_HOME_READABLE, HomeView, MountOp, PROXY_SOCKET_IN_SANDBOX, Plan,
@@ -110,6 +119,10 @@ pub use report::{Blocked, BlockedKind, DenialReport, Enforced, MergeCounts, Proc
 pub use run::{Helper, HelperHints, Outcome, Started, run, with_forwarded_signals_blocked};
 pub use slot::{SlotError, SlotErrorKind, SlotGuard, SlotMounts, SlotName, SlotPaths, SlotScope};
 pub use spec::{DEFAULT_PROXY_PORT, Limits, Network, Require, SandboxBuilder, SandboxSpec};
+pub use ssh::{
+    AGENT_IN_SANDBOX, CONFIG_IN_SANDBOX, KNOWN_HOSTS_IN_SANDBOX, RELAY_IN_SANDBOX,
+    SSH_DIR_IN_SANDBOX, SSH_RELAY_ARG, ssh_relay_main,
+};
 pub use sys::landlock_abi;
 
 /// argv\[1\] that makes the `cordon` binary act as the sandbox helper.

@@ -353,6 +353,8 @@ struct Build<'p> {
     scratch: Scratch,
     layers: &'p [crate::changes::Layer],
     caches: &'p [crate::caches::CacheLayer],
+    /// Files of [`MountOp::Text`] written so far in the staging root.
+    texts: usize,
 }
 
 fn run_op(op: &MountOp, b: &mut Build<'_>) -> Result<(), SandboxError> {
@@ -458,6 +460,16 @@ fn run_op(op: &MountOp, b: &mut Build<'_>) -> Result<(), SandboxError> {
             // Connecting needs no write access to the mount, only to the socket file.
             read_only(&d, false)?;
         }
+        MountOp::Text { dst, text } => {
+            let src = PathBuf::from(format!("/text-{}", b.texts));
+            b.texts += 1;
+            std::fs::write(&src, text)
+                .map_err(|e| SandboxError::io(format!("cannot write {}", src.display()), e))?;
+            let d = under(NEW, dst);
+            ensure_mount_point(&d, false)?;
+            bind(&src, &d)?;
+            read_only(&d, false)?;
+        }
     }
     Ok(())
 }
@@ -495,6 +507,7 @@ pub(crate) fn enter(plan: &Plan) -> Result<(), SandboxError> {
         },
         layers: &plan.overlays,
         caches: &plan.caches,
+        texts: 0,
     };
     for op in &plan.ops {
         run_op(op, &mut b)?;

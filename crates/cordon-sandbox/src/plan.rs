@@ -195,6 +195,14 @@ pub enum MountOp {
         /// Path inside the sandbox.
         dst: PathBuf,
     },
+    /// A file of cordon's own text (ssh's configuration), made in the staging root and
+    /// bound read-only at `dst`.
+    Text {
+        /// Path inside the sandbox.
+        dst: PathBuf,
+        /// The file's content.
+        text: String,
+    },
 }
 
 /// The result of the bounded walk of the writable roots.
@@ -286,6 +294,9 @@ pub(crate) struct PlanInputs<'a> {
     pub unix_sockets: &'a [PathBuf],
     /// The roots bundle to show read-only at [`CA_BUNDLE_IN_SANDBOX`].
     pub ca_bundle: Option<&'a Path>,
+    /// ssh through the proxy (`ssh.rs`), and the agent's socket op.
+    pub ssh: Option<&'a crate::ssh::SshInputs>,
+    pub ssh_agent: Option<&'a MountOp>,
     pub full_network: bool,
     pub scratch_size: u64,
     /// The persistent slot that replaces HOME's tmpfs (and `/tmp` when asked).
@@ -530,6 +541,10 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
             });
         }
     }
+    if let Some(ssh) = inp.ssh {
+        ops.extend(crate::ssh::ops(ssh));
+    }
+    ops.extend(inp.ssh_agent.cloned());
     for sock in inp.unix_sockets {
         let masked = ops.iter().find_map(|o| match o {
             MountOp::MaskDir { path } | MountOp::MaskFile { path } if sock.starts_with(path) => {
@@ -724,6 +739,8 @@ mod tests {
             proxy_socket: None,
             unix_sockets: &[],
             ca_bundle: None,
+            ssh: None,
+            ssh_agent: None,
             full_network: false,
             scratch_size: 1 << 20,
             slot: None,

@@ -225,6 +225,16 @@ impl Helper {
                 }
             }
         };
+        // A slot's start-up files are reset before every run (`slot/startup.rs`): with
+        // the cache layers known, before anything of the sandbox exists.
+        if let Some(slot) = spec.slot.as_ref().filter(|s| !s.keep_startup) {
+            crate::slot::reset_startup(slot, &spec.plan.caches, &spec.home).map_err(|e| {
+                SandboxError::setup(format!(
+                    "cannot reset the slot's start-up files: {}",
+                    e.message
+                ))
+            })?;
+        }
         let cgroup = match self.cgroup.take() {
             Some(Ok(made)) => {
                 let max = spec
@@ -608,11 +618,34 @@ fn merge_back(
     report: &mut DenialReport,
 ) -> Result<(), SandboxError> {
     let started = std::time::Instant::now();
+    let id = set
+        .dir()
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // Changes outside an allowlist stay in the set for a human.
+    let mut keep = false;
     for layer in set.layers() {
-        match crate::merge::merge_layer(layer, &spec.home) {
+        let merged = match &spec.merge_only {
+            Some(only) => crate::merge::merge_layer_only(layer, &spec.home, only),
+            None => crate::merge::merge_layer(layer, &spec.home),
+        };
+        match merged {
             Ok(m) => {
                 report.merged.merged += m.merged;
                 report.merged.removed += m.removed;
+                if !m.kept.is_empty() {
+                    keep = true;
+                }
+                for p in m.kept {
+                    report.blocked.push(Blocked {
+                        kind: BlockedKind::NotMerged,
+                        target: p.display().to_string(),
+                        detail: format!(
+                            "not merged into the host's tree: the run may change only the paths it declared; the change waits in `cordon changes show {id}`"
+                        ),
+                    });
+                }
                 for r in m.refused {
                     report.blocked.push(Blocked {
                         kind: BlockedKind::NotMerged,
@@ -622,11 +655,6 @@ fn merge_back(
                 }
             }
             Err(e) => {
-                let id = set
-                    .dir()
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
                 return Err(SandboxError::setup(format!(
                     "{}; the run's remaining changes are kept: see `cordon changes show {id}`",
                     e.message
@@ -634,7 +662,7 @@ fn merge_back(
             }
         }
     }
-    let removed = set.remove();
+    let removed = if keep { Ok(()) } else { set.remove() };
     report.merged.micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
     removed
 }

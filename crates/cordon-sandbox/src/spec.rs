@@ -123,6 +123,10 @@ pub struct SandboxSpec {
     /// The persistent slot that is HOME (and `/tmp` when asked), if any.
     #[serde(default)]
     pub slot: Option<SlotMounts>,
+    /// Only these paths (and what lies beneath them) are merged back into the host's
+    /// tree; every other change stays for `cordon changes`. Needs the full tier.
+    #[serde(default)]
+    pub merge_only: Option<Vec<PathBuf>>,
 }
 
 /// The common git directory of `workspace` when its `.git` is a file naming a linked
@@ -156,6 +160,8 @@ pub struct SandboxBuilder {
     masks: Vec<PathBuf>,
     unix_sockets: Vec<PathBuf>,
     ca_bundle: Option<PathBuf>,
+    ssh_known_hosts: Option<PathBuf>,
+    ssh_agent: Option<PathBuf>,
     env_set: Vec<(OsString, OsString)>,
     env: EnvPolicy,
     limits: Limits,
@@ -163,6 +169,7 @@ pub struct SandboxBuilder {
     require: Require,
     output_limit: Option<u64>,
     slot: Option<SlotMounts>,
+    merge_only: Option<Vec<PathBuf>>,
 }
 
 impl SandboxBuilder {
@@ -185,6 +192,8 @@ impl SandboxBuilder {
             masks: Vec::new(),
             unix_sockets: Vec::new(),
             ca_bundle: None,
+            ssh_known_hosts: None,
+            ssh_agent: None,
             env_set: Vec::new(),
             env: EnvPolicy::default(),
             limits: Limits::default(),
@@ -192,6 +201,7 @@ impl SandboxBuilder {
             require: Require::Any,
             output_limit: None,
             slot: None,
+            merge_only: None,
         }
     }
 
@@ -274,6 +284,23 @@ impl SandboxBuilder {
         self
     }
 
+    /// The `known_hosts` file ssh checks host keys against inside, read-only (default:
+    /// `~/.ssh/known_hosts`). See `ssh.rs`: with [`Network::Proxy`], ssh reaches hosts
+    /// through the proxy.
+    pub fn ssh_known_hosts(mut self, path: impl Into<PathBuf>) -> Self {
+        self.ssh_known_hosts = Some(path.into());
+        self
+    }
+
+    /// Make this ssh agent's socket reachable inside, bound at
+    /// [`crate::AGENT_IN_SANDBOX`] and named by `SSH_AUTH_SOCK`. Without it no agent is
+    /// reachable and `SSH_AUTH_SOCK` is not passed. Building refuses a path that is not a
+    /// socket.
+    pub fn ssh_agent(mut self, socket: impl Into<PathBuf>) -> Self {
+        self.ssh_agent = Some(socket.into());
+        self
+    }
+
     /// Set `name` to `value` inside, whatever the environment policy says (a credential's
     /// placeholder). The caller's own value of `name` never passes.
     pub fn set_env(mut self, name: impl Into<OsString>, value: impl Into<OsString>) -> Self {
@@ -312,6 +339,15 @@ impl SandboxBuilder {
     /// other than `full-access`; building refuses anything else.
     pub fn slot(mut self, slot: SlotMounts) -> Self {
         self.slot = Some(slot);
+        self
+    }
+
+    /// Merge back only `paths` (absolute; and what lies beneath them): every other
+    /// change the command makes in its writable roots stays in the run's change set
+    /// for a human (`cordon changes`). The copy-on-write roots that make this possible
+    /// exist only in the full tier, so the run then requires it.
+    pub fn merge_only(mut self, paths: impl IntoIterator<Item = PathBuf>) -> Self {
+        self.merge_only = Some(paths.into_iter().collect());
         self
     }
 
@@ -410,11 +446,16 @@ impl SandboxBuilder {
                 .map(|r| home.join(r))
                 .collect(),
         };
-        let masks = self
+        let mut masks = self
             .masks
             .iter()
             .map(|p| absolute_or_home(p, &home, "path to mask"))
             .collect::<Result<Vec<PathBuf>, SandboxError>>()?;
+        if let Some(state) = crate::state_mask::state_dir() {
+            let mut keep: Vec<&Path> = vec![&workspace, &home];
+            keep.extend(writable_roots.iter().map(PathBuf::as_path));
+            masks.extend(crate::state_mask::state_masks(&state, &keep));
+        }
         let unix_sockets = self
             .unix_sockets
             .iter()
@@ -434,6 +475,16 @@ impl SandboxBuilder {
             }
             Some(n) => n,
             None => crate::limits::default_tmp_size(self.limits.address_space),
+        };
+        let ssh = crate::ssh::inputs(
+            self.mode,
+            &self.network,
+            &home,
+            self.ssh_known_hosts.as_deref(),
+        );
+        let ssh_agent = match &self.ssh_agent {
+            Some(p) => Some(crate::ssh::agent(self.mode, &host_socket(p)?)),
+            None => None,
         };
         let mut require = self.require;
         if let Some(slot) = &self.slot {
@@ -459,6 +510,19 @@ impl SandboxBuilder {
             // Without mounts a slot could not be HOME: the run would see the real one.
             require = Require::Full;
         }
+        let merge_only = match &self.merge_only {
+            None => None,
+            Some(paths) => {
+                // The fallback tier writes the roots directly: no allowlist could hold.
+                require = Require::Full;
+                Some(
+                    paths
+                        .iter()
+                        .map(|p| canonical_target(p))
+                        .collect::<Result<Vec<_>, _>>()?,
+                )
+            }
+        };
         let inputs = plan::PlanInputs {
             mode: self.mode,
             workspace: &workspace,
@@ -476,6 +540,8 @@ impl SandboxBuilder {
                 Network::Proxy { .. } => self.ca_bundle.as_deref(),
                 _ => None,
             },
+            ssh: ssh.as_ref(),
+            ssh_agent: ssh_agent.as_ref().and_then(|(op, _)| op.as_ref()),
             full_network: matches!(self.network, Network::Full),
             scratch_size,
             slot: self.slot.as_ref(),
@@ -508,7 +574,13 @@ impl SandboxBuilder {
                 }
             }
         }
-        for (name, value) in &self.env_set {
+        // An agent is reachable only when the caller passed one.
+        env.retain(|(k, _)| k != "SSH_AUTH_SOCK");
+        if let Some((_, path)) = ssh_agent {
+            env.push(("SSH_AUTH_SOCK".into(), path));
+        }
+        let ssh_env = ssh.as_ref().map(crate::ssh::env).unwrap_or_default();
+        for (name, value) in ssh_env.iter().chain(&self.env_set) {
             env.retain(|(k, _)| k != name);
             env.push((name.clone(), value.clone()));
         }
@@ -528,6 +600,7 @@ impl SandboxBuilder {
             output_limit: self.output_limit,
             plan,
             slot: self.slot,
+            merge_only,
         })
     }
 }
@@ -664,6 +737,24 @@ fn host_socket(p: &Path) -> Result<PathBuf, SandboxError> {
         )));
     }
     Ok(real)
+}
+
+/// A path to merge back: absolute, its directory canonical (the path itself may not
+/// exist yet), so that it compares with the merge's own paths.
+fn canonical_target(p: &Path) -> Result<PathBuf, SandboxError> {
+    let (Some(dir), Some(name)) = (p.parent(), p.file_name()) else {
+        return Err(SandboxError::invalid(format!(
+            "{} cannot be a path to merge back; name a file or directory",
+            p.display()
+        )));
+    };
+    if !p.is_absolute() {
+        return Err(SandboxError::invalid(format!(
+            "the path to merge back {} must be absolute",
+            p.display()
+        )));
+    }
+    Ok(canonical_dir(dir, "directory of a path to merge back")?.join(name))
 }
 
 fn canonical_dir(p: &Path, what: &str) -> Result<PathBuf, SandboxError> {

@@ -57,6 +57,7 @@
 #![deny(missing_docs)]
 
 mod analyze;
+mod argv;
 mod env;
 mod executes;
 mod expand;
@@ -68,7 +69,7 @@ pub mod pattern;
 mod word;
 mod wrappers;
 
-pub use executes::{ExecutedFile, executed_files};
+pub use executes::{ExecutedFile, OPEN_ENDED, Reach, executed_files};
 pub use model::{
     Analysis, Class, Context, CwdChange, Dynamic, Effects, ExecArg, Hazard, HazardKind, NetTarget,
     Redirect, RedirectKind, RepoConfigUse, SimpleCommand, Word,

@@ -236,6 +236,10 @@ pub struct Effects {
     pub writes: Vec<Word>,
     /// Paths the program deletes.
     pub deletes: Vec<Word>,
+    /// Destinations among the writes that may be directories the program fills with
+    /// files it names itself: a copy's or move's destination, an archive's extraction
+    /// directory, the tree a patch changes. Whatever lies beneath them may be new.
+    pub fills: Vec<Word>,
     /// Literal (or not) network targets.
     pub network: Vec<NetTarget>,
     /// The program reaches the network and no literal target is visible.
@@ -269,6 +273,7 @@ impl Default for Effects {
             reads: Vec::new(),
             writes: Vec::new(),
             deletes: Vec::new(),
+            fills: Vec::new(),
             network: Vec::new(),
             network_unknown_target: false,
             executes: Vec::new(),

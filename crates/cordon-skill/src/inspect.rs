@@ -9,6 +9,8 @@ use crate::manifest::{FileRecord, MANIFEST_NAME};
 use crate::name::{check as check_name, collision_key};
 use crate::report::{Check, Finding, Verdict, shown_bytes};
 use crate::source::{Flow, Kind, Meta, SourceKind, sniff, walk};
+use crate::staged::recheck_links;
+use cordon_policy::links::resolve_link;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{Read, Write};
@@ -123,9 +125,9 @@ impl State<'_> {
                 return Ok(Flow::Continue);
             }
         };
-        if name == MANIFEST_NAME {
+        if name.split('/').any(|c| c == MANIFEST_NAME) {
             self.find(Check::Name, Verdict::Refuse, Some(&name), format!(
-                "{MANIFEST_NAME} is the name of cordon's installation manifest; a package may not carry one"));
+                "{MANIFEST_NAME} is the name of cordon's installation manifest; a package may not carry an entry of that name anywhere"));
             return Ok(Flow::Continue);
         }
         let key = collision_key(&name);
@@ -423,10 +425,26 @@ pub(crate) fn inspect_into(
         .collect();
     let mut review = crate::review::review(&texts, &scripts);
     st.findings.append(&mut review);
-    let staged_root = match (stage, st.refused) {
+    let mut staged_root = match (stage, st.refused) {
         (Some(stage), false) => Some(finish_stage(stage, &prefix, &files, &symlinks)?),
         _ => None,
     };
+    if let Some(root) = &staged_root {
+        // The kernel's own answer on the tree that will be installed: a link that
+        // resolves outside it (whatever the map above thought) stops the install.
+        let escapes = recheck_links(root, &symlinks);
+        for (path, why) in &escapes {
+            st.find(
+                Check::EntryKind,
+                Verdict::Refuse,
+                Some(path),
+                format!("the installed link does not stay inside the package: {why}"),
+            );
+        }
+        if !escapes.is_empty() {
+            staged_root = None;
+        }
+    }
     Ok(Inspection {
         source: src.to_path_buf(),
         kind,
@@ -515,28 +533,30 @@ fn check_symlinks(st: &mut State<'_>, prefix: &str, files: &[FileRecord]) -> Vec
         return ok;
     }
     let links = std::mem::take(&mut st.symlinks);
-    for (path, target) in &links {
-        let rel = path.strip_prefix(prefix).unwrap_or(path);
-        let parent = rel.rsplit_once('/').map(|(p, _)| p).unwrap_or("");
-        let resolved = resolve_inside(parent, target);
-        let verdict = match &resolved {
-            None => Err(
-                "its target leaves the package (absolute, `..` past the root, or odd characters)"
-                    .to_string(),
-            ),
-            Some(r)
-                if links.contains_key(&format!("{prefix}{r}"))
-                    || ancestors(r).any(|a| links.contains_key(&format!("{prefix}{a}"))) =>
-            {
-                Err("its target is reached through another link".to_string())
+    // Package-relative: a `..` above the package root escapes even when the archive
+    // holds the package in a top directory.
+    let map: BTreeMap<String, String> = links
+        .iter()
+        .map(|(p, t)| (p.strip_prefix(prefix).unwrap_or(p).to_string(), t.clone()))
+        .collect();
+    let link_of = |p: &str| map.get(p).map(String::as_str);
+    for (rel, target) in &map {
+        // Resolved as the kernel would: component by component, through the package's
+        // own links, so a chain that climbs out through another link is seen.
+        let verdict = if target.contains('\\') || target.chars().any(char::is_control) {
+            Err("its target holds a backslash or a control character".to_string())
+        } else {
+            match resolve_link(rel, target, &link_of) {
+                Err(why) => Err(format!("it leaves the package: {why}")),
+                Ok(r) if r.is_empty() => Err("it points at the package root".to_string()),
+                Ok(r)
+                    if files.iter().any(|f| f.path == r)
+                        || st.dirs.contains(&format!("{prefix}{r}")) =>
+                {
+                    Ok(())
+                }
+                Ok(_) => Err("its target is not an entry of the package".to_string()),
             }
-            Some(r)
-                if files.iter().any(|f| f.path == *r)
-                    || st.dirs.contains(&format!("{prefix}{r}")) =>
-            {
-                Ok(())
-            }
-            Some(_) => Err("its target is not an entry of the package".to_string()),
         };
         match verdict {
             Ok(()) => {
@@ -546,7 +566,7 @@ fn check_symlinks(st: &mut State<'_>, prefix: &str, files: &[FileRecord]) -> Vec
                     Some(rel),
                     format!("internal link to {target:?}"),
                 );
-                ok.push((rel.to_string(), target.clone()));
+                ok.push((rel.clone(), target.clone()));
             }
             Err(why) => st.find(
                 Check::EntryKind,
@@ -560,29 +580,6 @@ fn check_symlinks(st: &mut State<'_>, prefix: &str, files: &[FileRecord]) -> Vec
         }
     }
     ok
-}
-
-/// Resolve `target` lexically from directory `parent` (both package-relative); `None`
-/// when it would leave the package.
-fn resolve_inside(parent: &str, target: &str) -> Option<String> {
-    if target.is_empty()
-        || target.starts_with('/')
-        || target.contains('\\')
-        || target.chars().any(char::is_control)
-    {
-        return None;
-    }
-    let mut parts: Vec<&str> = parent.split('/').filter(|p| !p.is_empty()).collect();
-    for c in target.split('/') {
-        match c {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            c => parts.push(c),
-        }
-    }
-    (!parts.is_empty()).then(|| parts.join("/"))
 }
 
 fn finish_stage(

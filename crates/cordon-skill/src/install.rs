@@ -7,6 +7,7 @@ use crate::error::SkillError;
 use crate::inspect::{InspectOptions, Inspection, inspect_into};
 use crate::manifest::{Diff, MANIFEST_NAME, Manifest, SourceInfo};
 use crate::report::{Check, Finding, Verdict};
+use crate::staged::write_manifest;
 use rustix::fs::{CWD, RenameFlags, renameat_with};
 use std::path::{Path, PathBuf};
 
@@ -193,11 +194,4 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, String> {
         .read_to_string(&mut text)
         .map_err(|e| format!("its {MANIFEST_NAME} cannot be read ({e})"))?;
     serde_json::from_str(&text).map_err(|e| format!("its {MANIFEST_NAME} is not valid ({e})"))
-}
-
-fn write_manifest(root: &Path, m: &Manifest) -> Result<(), SkillError> {
-    let p = root.join(MANIFEST_NAME);
-    let text = serde_json::to_string_pretty(m)
-        .map_err(|e| SkillError::io("write the manifest", std::io::Error::other(e)))?;
-    std::fs::write(&p, text + "\n").map_err(|e| SkillError::io(format!("write {}", p.display()), e))
 }

@@ -30,6 +30,7 @@ mod name;
 mod report;
 mod review;
 mod source;
+mod staged;
 
 pub use error::SkillError;
 pub use frontmatter::FrontMatter;

@@ -2,11 +2,13 @@
 //! and modes are passed on as the source states them, and the inspector decides.
 
 use crate::error::SkillError;
+use rustix::fd::OwnedFd;
+use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
+use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// What kind of source a package came in, told from its content (not its file name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -210,71 +212,126 @@ fn walk_zip(path: &Path, max_entries: u64, visit: &mut Visit<'_>) -> Result<(), 
     Ok(())
 }
 
+/// Deepest directory level of a directory source that is walked.
+const MAX_DEPTH: usize = 256;
+
+fn dir_flags() -> OFlags {
+    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
+}
+
+/// Walk a directory source relative to directory descriptors: every directory is opened
+/// from its parent's descriptor with `O_NOFOLLOW | O_DIRECTORY` and every file with
+/// `O_NOFOLLOW`, and what was opened is checked with `fstat`. A directory swapped for a
+/// symlink while the walk runs fails to open instead of leading the walk out of the
+/// package (as `cordon-sandbox`'s slot walk does; that one reports to slots, this one
+/// to the inspector, so the few lines are not shared across the crates).
 fn walk_dir(root: &Path, visit: &mut Visit<'_>) -> Result<(), SkillError> {
-    let mut stack: Vec<PathBuf> = vec![PathBuf::new()];
-    while let Some(rel) = stack.pop() {
-        let dir = root.join(&rel);
-        let mut names: Vec<_> = std::fs::read_dir(&dir)
-            .map_err(|e| SkillError::io(format!("read {}", dir.display()), e))?
-            .map(|e| e.map(|e| e.file_name()))
-            .collect::<Result<_, _>>()
-            .map_err(|e| SkillError::io(format!("read {}", dir.display()), e))?;
-        names.sort();
-        let mut subdirs = Vec::new();
-        for name in names {
-            let rel_path = rel.join(&name);
-            // A checkout's own history is not part of the package.
-            if rel.as_os_str().is_empty() && name == ".git" {
-                continue;
-            }
-            let full = root.join(&rel_path);
-            let meta = std::fs::symlink_metadata(&full)
-                .map_err(|e| SkillError::io(format!("read {}", full.display()), e))?;
-            let ft = meta.file_type();
-            let kind = if ft.is_dir() {
-                subdirs.push(rel_path.clone());
-                Kind::Dir
-            } else if ft.is_symlink() {
-                let target = std::fs::read_link(&full)
-                    .map_err(|e| SkillError::io(format!("read {}", full.display()), e))?;
-                Kind::Symlink(target.as_os_str().as_bytes().to_vec())
-            } else if ft.is_file() && meta.nlink() > 1 {
-                Kind::HardLink(Vec::new())
-            } else if ft.is_file() {
-                Kind::File
-            } else if ft.is_block_device() || ft.is_char_device() {
-                Kind::Device
-            } else if ft.is_fifo() {
-                Kind::Fifo
-            } else {
-                Kind::Socket
-            };
-            let m = Meta {
-                name: rel_path.as_os_str().as_bytes().to_vec(),
-                kind,
-                mode: meta.mode() & 0o7777,
-            };
-            let flow = if m.kind == Kind::File {
-                let fd = rustix::fs::open(
-                    &full,
-                    rustix::fs::OFlags::RDONLY
-                        | rustix::fs::OFlags::NOFOLLOW
-                        | rustix::fs::OFlags::CLOEXEC
-                        | rustix::fs::OFlags::NONBLOCK,
-                    rustix::fs::Mode::empty(),
-                )
-                .map_err(|e| SkillError::io(format!("open {}", full.display()), e.into()))?;
-                let mut f = File::from(fd);
-                visit(m, &mut f)?
-            } else {
-                visit(m, &mut std::io::empty())?
-            };
-            if flow == Flow::Stop {
-                return Ok(());
-            }
-        }
-        // Depth-first, in name order.
-        stack.extend(subdirs.into_iter().rev());
+    let fd = rustix::fs::open(root, dir_flags(), Mode::empty()).map_err(|e| {
+        SkillError::io(
+            format!(
+                "open {} (it must be a directory, not a link)",
+                root.display()
+            ),
+            e.into(),
+        )
+    })?;
+    walk_dir_at(root, &fd, Path::new(""), 0, visit).map(|_| ())
+}
+
+fn walk_dir_at(
+    root: &Path,
+    fd: &OwnedFd,
+    rel: &Path,
+    depth: usize,
+    visit: &mut Visit<'_>,
+) -> Result<Flow, SkillError> {
+    let err = |what: &Path, e: rustix::io::Errno| {
+        SkillError::io(format!("read {}", root.join(what).display()), e.into())
+    };
+    if depth >= MAX_DEPTH {
+        return Err(SkillError::io(
+            format!("read {}", root.join(rel).display()),
+            std::io::Error::other(format!("nested more than {MAX_DEPTH} directories deep")),
+        ));
     }
-    Ok(())
+    let mut names: Vec<Vec<u8>> = Vec::new();
+    for entry in Dir::read_from(fd).map_err(|e| err(rel, e))? {
+        let entry = entry.map_err(|e| err(rel, e))?;
+        let n = entry.file_name().to_bytes();
+        if n != b"." && n != b".." {
+            names.push(n.to_vec());
+        }
+    }
+    names.sort();
+    for name in names {
+        let name = OsStr::from_bytes(&name);
+        // A checkout's own history is not part of the package.
+        if depth == 0 && name == ".git" {
+            continue;
+        }
+        let rel_path = rel.join(name);
+        let st = rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW)
+            .map_err(|e| err(&rel_path, e))?;
+        let meta = |kind| Meta {
+            name: rel_path.as_os_str().as_bytes().to_vec(),
+            kind,
+            mode: st.st_mode & 0o7777,
+        };
+        let flow = match FileType::from_raw_mode(st.st_mode) {
+            FileType::Directory => {
+                // Opened before it is reported: what is walked is what was opened.
+                let sub = rustix::fs::openat(fd, name, dir_flags(), Mode::empty())
+                    .map_err(|e| err(&rel_path, e))?;
+                if visit(meta(Kind::Dir), &mut std::io::empty())? == Flow::Stop {
+                    return Ok(Flow::Stop);
+                }
+                walk_dir_at(root, &sub, &rel_path, depth + 1, visit)?
+            }
+            FileType::Symlink => {
+                let target =
+                    rustix::fs::readlinkat(fd, name, Vec::new()).map_err(|e| err(&rel_path, e))?;
+                visit(
+                    meta(Kind::Symlink(target.into_bytes())),
+                    &mut std::io::empty(),
+                )?
+            }
+            FileType::RegularFile => {
+                let f = rustix::fs::openat(
+                    fd,
+                    name,
+                    OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
+                    Mode::empty(),
+                )
+                .map_err(|e| err(&rel_path, e))?;
+                // What was opened decides, not the earlier look at the name.
+                let st = rustix::fs::fstat(&f).map_err(|e| err(&rel_path, e))?;
+                let kind = if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+                    Kind::Other("an entry that changed while it was read".into())
+                } else if st.st_nlink > 1 {
+                    Kind::HardLink(Vec::new())
+                } else {
+                    Kind::File
+                };
+                let m = Meta {
+                    name: rel_path.as_os_str().as_bytes().to_vec(),
+                    kind,
+                    mode: st.st_mode & 0o7777,
+                };
+                if m.kind == Kind::File {
+                    visit(m, &mut File::from(f))?
+                } else {
+                    visit(m, &mut std::io::empty())?
+                }
+            }
+            FileType::BlockDevice | FileType::CharacterDevice => {
+                visit(meta(Kind::Device), &mut std::io::empty())?
+            }
+            FileType::Fifo => visit(meta(Kind::Fifo), &mut std::io::empty())?,
+            _ => visit(meta(Kind::Socket), &mut std::io::empty())?,
+        };
+        if flow == Flow::Stop {
+            return Ok(Flow::Stop);
+        }
+    }
+    Ok(Flow::Continue)
 }

@@ -29,6 +29,9 @@ use crate::store::{Store, from_ms, now_ms};
 pub enum EventKind {
     /// A file was written or created.
     Write,
+    /// A directory was filled with files the call named itself (`cp x pkg/`,
+    /// `tar -x -C d`): anything beneath it may be new.
+    Tree,
     /// A leg of the trifecta was added.
     Leg(Leg),
 }
@@ -37,6 +40,7 @@ impl EventKind {
     fn as_str(self) -> &'static str {
         match self {
             EventKind::Write => "write",
+            EventKind::Tree => "tree",
             EventKind::Leg(l) => l.as_str(),
         }
     }
@@ -44,6 +48,7 @@ impl EventKind {
     fn parse(s: &str) -> Option<EventKind> {
         match s {
             "write" => Some(EventKind::Write),
+            "tree" => Some(EventKind::Tree),
             other => Leg::parse(other).map(EventKind::Leg),
         }
     }
@@ -88,6 +93,8 @@ pub struct SessionEvent {
 pub struct SessionRecord {
     /// Files written, with their content hash when known.
     pub writes: Vec<(String, Option<String>)>,
+    /// Directories filled (see [`EventKind::Tree`]).
+    pub trees: Vec<String>,
     /// Legs added, with what they touched.
     pub legs: Vec<(Leg, String)>,
 }
@@ -95,7 +102,7 @@ pub struct SessionRecord {
 impl SessionRecord {
     /// Whether there is nothing to record.
     pub fn is_empty(&self) -> bool {
-        self.writes.is_empty() && self.legs.is_empty()
+        self.writes.is_empty() && self.trees.is_empty() && self.legs.is_empty()
     }
 }
 
@@ -130,7 +137,7 @@ pub struct SessionSummary {
 pub struct SessionView {
     /// The legs the session holds, first call of each.
     pub legs: Vec<SessionEvent>,
-    /// Writes beneath the asked prefixes.
+    /// Writes beneath the asked prefixes, and filled directories at or above them.
     pub writes: Vec<SessionEvent>,
     /// When the session ran past its cap of remembered writes, if it did.
     pub overflowed: Option<SystemTime>,
@@ -201,12 +208,22 @@ impl Store {
             )
             .map(|n| u64::try_from(n).unwrap_or(0))
             .map_err(e)?;
-        for (path, hash) in &rec.writes {
+        // A filled directory is keyed `DIR/`, so a prefix scan beneath the directory
+        // finds it as well as the files written in it.
+        let trees = rec.trees.iter().map(|t| {
+            let key = format!("{}/", t.trim_end_matches('/'));
+            (EventKind::Tree, key, t.clone(), None)
+        });
+        let files = rec
+            .writes
+            .iter()
+            .map(|(p, h)| (EventKind::Write, p.clone(), p.clone(), h.clone()));
+        for (kind, key, target, hash) in files.chain(trees) {
             let updated = tx
                 .execute(
-                    "UPDATE session_events SET hash = ?3, at_ms = ?4, tool = ?5, call = ?6, operation_id = ?7
-                     WHERE session = ?1 AND kind = 'write' AND key = ?2",
-                    params![session, path, hash, now, by.tool, by.call, by.operation_id],
+                    "UPDATE session_events SET hash = ?4, at_ms = ?5, tool = ?6, call = ?7, operation_id = ?8
+                     WHERE session = ?1 AND kind = ?2 AND key = ?3",
+                    params![session, kind.as_str(), key, hash, now, by.tool, by.call, by.operation_id],
                 )
                 .map_err(e)?;
             if updated > 0 {
@@ -222,8 +239,8 @@ impl Store {
             }
             tx.execute(
                 "INSERT INTO session_events (session, kind, key, target, hash, at_ms, tool, call, operation_id)
-                 VALUES (?1, 'write', ?2, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![session, path, hash, now, by.tool, by.call, by.operation_id],
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![session, kind.as_str(), key, target, hash, now, by.tool, by.call, by.operation_id],
             )
             .map_err(e)?;
             writes += 1;
@@ -244,8 +261,9 @@ impl Store {
         tx.commit().map_err(e)
     }
 
-    /// The session's legs and its writes beneath any of `prefixes` (paths or directory
-    /// prefixes ending in `/`). An unknown or expired session holds nothing.
+    /// The session's legs, its writes beneath any of `prefixes` (paths or directory
+    /// prefixes ending in `/`), and the directories it filled at or above any of them.
+    /// An unknown or expired session holds nothing.
     pub fn session_view(
         &self,
         session: &str,
@@ -288,7 +306,7 @@ impl Store {
         let mut writes = tx
             .prepare_cached(&format!(
                 "SELECT {EVENT_COLS} FROM session_events
-                 WHERE session = ?1 AND kind = 'write' AND key >= ?2 AND key < ?3 ORDER BY seq"
+                 WHERE session = ?1 AND kind IN ('write', 'tree') AND key >= ?2 AND key < ?3 ORDER BY seq"
             ))
             .map_err(e)?;
         let mut seen = std::collections::BTreeSet::new();
@@ -305,6 +323,33 @@ impl Store {
             }
         }
         drop(writes);
+        // Directories filled above a prefix: one lookup per ancestor.
+        let mut trees = tx
+            .prepare_cached(&format!(
+                "SELECT {EVENT_COLS} FROM session_events
+                 WHERE session = ?1 AND kind = 'tree' AND key = ?2"
+            ))
+            .map_err(e)?;
+        let mut asked = std::collections::BTreeSet::new();
+        for p in prefixes {
+            for (i, _) in p.match_indices('/') {
+                let dir = &p[..=i];
+                if !asked.insert(dir) {
+                    continue;
+                }
+                for ev in trees
+                    .query_map(params![session, dir], event_from_row)
+                    .map_err(e)?
+                {
+                    if let Some(ev) = ev.map_err(e)?
+                        && seen.insert(ev.seq)
+                    {
+                        view.writes.push(ev);
+                    }
+                }
+            }
+        }
+        drop(trees);
         tx.commit().map_err(e)?;
         Ok(view)
     }
@@ -317,7 +362,7 @@ impl Store {
             .prepare(
                 "SELECT s.id, s.started_ms, s.last_ms, s.writes, s.overflowed_ms,
                         (SELECT group_concat(kind) FROM session_events
-                         WHERE session = s.id AND kind != 'write')
+                         WHERE session = s.id AND kind NOT IN ('write', 'tree'))
                  FROM sessions s WHERE s.last_ms >= ?1 ORDER BY s.last_ms DESC",
             )
             .map_err(e)?;

@@ -64,48 +64,35 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SlotRecord> {
 }
 
 impl Store {
-    /// Record that a run took the slot (made on first use).
-    pub fn slot_taken(
+    /// Record a run on the slot that ended with `status` (the record is made on first
+    /// use). One write per run: cordon calls this once, when the run ends.
+    pub fn slot_ran(
         &self,
         scope: SlotScope,
         scope_id: &str,
         key: &str,
         dir: &Path,
         command: &str,
+        status: i32,
     ) -> Result<(), StoreError> {
         let now = now_ms();
         self.conn
             .execute(
-                "INSERT INTO slots (scope, scope_id, key, dir, created_ms, last_used_ms, runs, last_run)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?5, 1, ?6)
+                "INSERT INTO slots (scope, scope_id, key, dir, created_ms, last_used_ms, runs, last_run, last_status)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?5, 1, ?6, ?7)
                  ON CONFLICT (scope, scope_id, key) DO UPDATE SET
                     dir = excluded.dir, last_used_ms = excluded.last_used_ms,
-                    runs = runs + 1, last_run = excluded.last_run, last_status = NULL",
+                    runs = runs + 1, last_run = excluded.last_run,
+                    last_status = excluded.last_status",
                 params![
                     scope.as_str(),
                     scope_id,
                     key,
                     dir.to_string_lossy(),
                     now,
-                    command
+                    command,
+                    status
                 ],
-            )
-            .map_err(|e| self.err(e))?;
-        Ok(())
-    }
-
-    /// Record how the last run on the slot ended.
-    pub fn slot_ended(
-        &self,
-        scope: SlotScope,
-        scope_id: &str,
-        key: &str,
-        status: i32,
-    ) -> Result<(), StoreError> {
-        self.conn
-            .execute(
-                "UPDATE slots SET last_status = ?4 WHERE scope = ?1 AND scope_id = ?2 AND key = ?3",
-                params![scope.as_str(), scope_id, key, status],
             )
             .map_err(|e| self.err(e))?;
         Ok(())
@@ -192,11 +179,10 @@ mod tests {
         let store = Store::open(&t.path().join("s.sqlite3")).unwrap();
         let dir = Path::new("/state/slots/user/0/venv");
         store
-            .slot_taken(SlotScope::User, "0", "venv", dir, "pip install x")
+            .slot_ran(SlotScope::User, "0", "venv", dir, "pip install x", 0)
             .unwrap();
-        store.slot_ended(SlotScope::User, "0", "venv", 0).unwrap();
         store
-            .slot_taken(SlotScope::User, "0", "venv", dir, "python -c 1")
+            .slot_ran(SlotScope::User, "0", "venv", dir, "python -c 1", 3)
             .unwrap();
         store
             .slot_measured(SlotScope::User, "0", "venv", 42)
@@ -204,7 +190,7 @@ mod tests {
         let r = store.slot(SlotScope::User, "0", "venv").unwrap().unwrap();
         assert_eq!(r.runs, 2);
         assert_eq!(r.last_run.as_deref(), Some("python -c 1"));
-        assert_eq!(r.last_status, None, "the second run has not ended");
+        assert_eq!(r.last_status, Some(3));
         assert_eq!(r.size, Some(42));
         assert!(store.slot(SlotScope::Agent, "0", "venv").unwrap().is_none());
         assert_eq!(store.slots().unwrap().len(), 1);

@@ -15,7 +15,7 @@ use crate::error::{StoreError, StoreErrorKind};
 use crate::paths;
 
 /// Newest schema version this build reads and writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// Written to `PRAGMA application_id` so another program's database is not mistaken
 /// for a store ("cord" in ASCII).
@@ -137,6 +137,29 @@ CREATE TABLE session_events (
     operation_id TEXT,
     UNIQUE (session, kind, key)
 );
+"#,
+    // Sessions remember directories a call filled (`tree`, keyed `DIR/`) beside files.
+    // SQLite cannot change a CHECK in place: the table is rebuilt.
+    r#"
+CREATE TABLE session_events_next (
+    seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+    session      TEXT    NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    kind         TEXT    NOT NULL
+                 CHECK (kind IN ('write', 'tree', 'private', 'untrusted', 'external')),
+    key          TEXT    NOT NULL,
+    target       TEXT    NOT NULL,
+    hash         TEXT,
+    at_ms        INTEGER NOT NULL,
+    tool         TEXT    NOT NULL,
+    call         TEXT    NOT NULL,
+    operation_id TEXT,
+    UNIQUE (session, kind, key)
+);
+INSERT INTO session_events_next
+    SELECT seq, session, kind, key, target, hash, at_ms, tool, call, operation_id
+    FROM session_events;
+DROP TABLE session_events;
+ALTER TABLE session_events_next RENAME TO session_events;
 "#,
 ];
 
@@ -437,7 +460,7 @@ impl Store {
             conn,
             path: path.to_path_buf(),
         };
-        store.check_identity()?;
+        let found = store.check_identity()?;
         let mode: String = store
             .conn
             .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
@@ -454,7 +477,7 @@ impl Store {
             .conn
             .execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
             .map_err(err)?;
-        store.migrate()?;
+        store.migrate(found)?;
         Ok(store)
     }
 
@@ -468,19 +491,20 @@ impl Store {
     }
 
     fn versions(&self) -> Result<(i64, i64), StoreError> {
-        let v: i64 = self
-            .conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(|e| self.err(e))?;
-        let app: i64 = self
-            .conn
-            .query_row("PRAGMA application_id", [], |r| r.get(0))
-            .map_err(|e| self.err(e))?;
-        Ok((v, app))
+        // One statement for both: every open runs this, and each statement is parsed.
+        self.conn
+            .query_row(
+                "SELECT (SELECT user_version FROM pragma_user_version()), \
+                        (SELECT application_id FROM pragma_application_id())",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(|e| self.err(e))
     }
 
-    /// Refuse another program's database and a schema newer than ours.
-    fn check_identity(&self) -> Result<(), StoreError> {
+    /// Refuse another program's database and a schema newer than ours; the versions
+    /// read.
+    fn check_identity(&self) -> Result<(i64, i64), StoreError> {
         let (version, app) = self.versions()?;
         if version > SCHEMA_VERSION {
             return Err(StoreError::new(
@@ -510,11 +534,12 @@ impl Store {
                 StoreErrorKind::Corrupt("it is an SQLite database but not a cordon store".into()),
             ));
         }
-        Ok(())
+        Ok((version, app))
     }
 
-    fn migrate(&self) -> Result<(), StoreError> {
-        if self.versions()? == (SCHEMA_VERSION, APPLICATION_ID) {
+    /// Bring the schema up to date; `found` is what [`Store::check_identity`] read.
+    fn migrate(&self, found: (i64, i64)) -> Result<(), StoreError> {
+        if found == (SCHEMA_VERSION, APPLICATION_ID) {
             // Up to date: opening needs no write lock.
             return Ok(());
         }

@@ -28,8 +28,43 @@ const LIMITS: SessionLimits = SessionLimits {
 fn write(path: &str) -> SessionRecord {
     SessionRecord {
         writes: vec![(path.into(), Some(format!("hash-of-{path}")))],
+        trees: vec![],
         legs: vec![],
     }
+}
+
+#[test]
+fn a_filled_directory_is_found_from_beneath_and_from_above() {
+    let (_d, s) = temp_store();
+    let fill = |dir: &str| SessionRecord {
+        trees: vec![dir.into()],
+        ..SessionRecord::default()
+    };
+    s.record_session("s", &by("cp x pkg/"), &fill("/w/pkg"), LIMITS)
+        .unwrap();
+    s.record_session("s", &by("unzip a.zip -d /w2"), &fill("/w2"), LIMITS)
+        .unwrap();
+    // Beneath the filled directory: the ancestor lookup finds it.
+    let v = s
+        .session_view("s", &["/w/pkg/sub/", "/w2/deep/x.sh"], LIMITS.expire_after)
+        .unwrap();
+    let got: Vec<(&str, EventKind)> = v
+        .writes
+        .iter()
+        .map(|w| (w.target.as_str(), w.kind))
+        .collect();
+    assert!(got.contains(&("/w/pkg", EventKind::Tree)), "{got:?}");
+    assert!(got.contains(&("/w2", EventKind::Tree)), "{got:?}");
+    // Above it: the prefix scan finds it.
+    let v = s.session_view("s", &["/w/"], LIMITS.expire_after).unwrap();
+    assert_eq!(v.writes.len(), 1);
+    assert_eq!(v.writes[0].by.call, "cp x pkg/");
+    // A sibling sees nothing.
+    let v = s
+        .session_view("s", &["/w/pkgs/"], LIMITS.expire_after)
+        .unwrap();
+    assert!(v.writes.is_empty(), "{:?}", v.writes);
+    assert_eq!(s.sessions(LIMITS.expire_after).unwrap()[0].legs, vec![]);
 }
 
 #[test]
@@ -61,6 +96,7 @@ fn the_first_call_of_each_leg_is_kept() {
     let (_d, s) = temp_store();
     let legs = |l: Leg, t: &str| SessionRecord {
         writes: vec![],
+        trees: vec![],
         legs: vec![(l, t.into())],
     };
     s.record_session("s", &by("read"), &legs(Leg::Private, "/w/.env"), LIMITS)

@@ -70,11 +70,35 @@ enum Command {
     Ui(cmd::ui::UiArgs),
 }
 
+/// `cordon hook`, parsed on its own. A harness spawns the hook for every tool call, and
+/// building the parser of every subcommand (clap builds them all before it looks at
+/// the arguments) took a tenth of the hook's time.
+#[derive(Parser)]
+#[command(
+    name = "cordon hook",
+    version,
+    about = "Answer a harness's hook event (stdin JSON) in the harness's terms."
+)]
+struct HookCli {
+    #[command(flatten)]
+    args: cmd::hook::HookArgs,
+}
+
 fn main() -> std::process::ExitCode {
     // The sandbox helper is re-executed from `cordon exec`; it must stay single-threaded
     // and never reach argument parsing meant for humans.
     if std::env::args_os().nth(1).as_deref() == Some(cordon_sandbox::HELPER_ARG.as_ref()) {
         cordon_sandbox::helper_main();
+    }
+    // ssh's ProxyCommand inside the sandbox: a relay to the egress proxy, nothing else.
+    if std::env::args_os().nth(1).as_deref() == Some(cordon_sandbox::SSH_RELAY_ARG.as_ref()) {
+        cordon_sandbox::ssh_relay_main();
+    }
+    if std::env::args_os().nth(1).as_deref() == Some("hook".as_ref()) {
+        let argv = std::iter::once(std::ffi::OsString::from("cordon hook"))
+            .chain(std::env::args_os().skip(2));
+        let cli = HookCli::parse_from(argv);
+        return exit::to_exit_code(cmd::hook::run(cli.args));
     }
     let cli = Cli::parse();
     let result = match cli.command {

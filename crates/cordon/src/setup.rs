@@ -170,24 +170,38 @@ impl ApprovalArgs {
     /// Rules a human chose to remember, to be loaded as allow rules. A store that cannot
     /// be read contributes nothing (and says so on stderr): no approval comes from it.
     pub fn remembered_rules(&self) -> Vec<String> {
+        self.remembered().rules
+    }
+
+    /// The remembered rules, with the store connection they were read from, to hand to
+    /// the gate ([`Remembered::gate`]) so that one process opens the store once.
+    pub fn remembered(&self) -> Remembered {
+        let none = Remembered {
+            rules: Vec::new(),
+            store: None,
+        };
         let path = match &self.store {
             Some(p) => p.clone(),
             None => match cordon_store::default_store_path() {
                 Ok(p) => p,
-                Err(_) => return Vec::new(),
+                Err(_) => return none,
             },
         };
         if !path.exists() {
-            return Vec::new();
+            return none;
         }
-        match Store::open(&path).and_then(|s| s.rules()) {
-            Ok(rules) => rules.into_iter().map(|r| r.rule).collect(),
+        let read = Store::open(&path).and_then(|s| s.rules().map(|rules| (rules, s)));
+        match read {
+            Ok((rules, store)) => Remembered {
+                rules: rules.into_iter().map(|r| r.rule).collect(),
+                store: Some(store),
+            },
             Err(e) => {
                 eprintln!(
                     "cordon: remembered rules not loaded: {}",
                     cordon_policy::terminal::sanitize_for_terminal(&e.to_string())
                 );
-                Vec::new()
+                none
             }
         }
     }
@@ -217,4 +231,22 @@ impl ApprovalArgs {
 /// Load the policy `opts` describe; config errors carry file:line:column and `code`.
 pub fn load(opts: &LoadOptions, code: Code) -> anyhow::Result<Policy> {
     Policy::load(opts, &RealFs).map_err(|e| Exit::new(code, format!("invalid config: {e}")).into())
+}
+
+/// Remembered rules as read from the approval store, and the open connection they came
+/// from.
+pub struct Remembered {
+    /// The rules, as text (loaded as allow rules of the `remembered` layer).
+    pub rules: Vec<String>,
+    store: Option<Store>,
+}
+
+impl Remembered {
+    /// `gate`, using the connection the rules were read from (when there was one).
+    pub fn gate(self, gate: Gate) -> Gate {
+        match self.store {
+            Some(store) => gate.with_store(store),
+            None => gate,
+        }
+    }
 }

@@ -193,13 +193,13 @@ ls /run/cordon
         "{out}\n{err}"
     );
     assert!(out.contains("no-key-in-bundle"), "{out}\n{err}");
-    // Only the socket and the bundle are there: nothing of the CA's key.
+    // Only the socket, the bundle and ssh's files are there: nothing of the CA's key.
     let listing: Vec<&str> = out
         .lines()
         .skip_while(|l| !l.starts_with("no-key-in-bundle"))
         .skip(1)
         .collect();
-    assert_eq!(listing, ["ca-bundle.pem", "egress.sock"], "{out}");
+    assert_eq!(listing, ["ca-bundle.pem", "egress.sock", "ssh"], "{out}");
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     let blocked = r["blocked"].as_array().unwrap();

@@ -176,6 +176,13 @@ fn every_failure_blocks_in_every_harness() {
         for (payload, why) in cases {
             blocks(&e.hook(harness, &[], &payload), why);
         }
+        // A command line the hook does not understand (it is parsed apart from the other
+        // subcommands): blocked with clap's usage error, exit 2, nothing on stdout.
+        let o = e.hook(harness, &["--no-such-flag"], good.as_bytes());
+        let (out, err) = common::text(&o);
+        assert_eq!(o.status.code(), Some(2), "stderr {err}");
+        assert_eq!(out, "");
+        assert!(err.contains("--no-such-flag"), "{err}");
         // A policy that does not load.
         let bad = e.ws.join("bad.toml");
         std::fs::write(&bad, "mode = \"sideways\"\n").unwrap();

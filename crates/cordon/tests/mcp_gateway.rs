@@ -361,6 +361,34 @@ fn a_changed_description_is_withheld_and_asked_until_approved() {
 }
 
 #[test]
+fn with_session_the_calls_join_the_agents_session_as_untrusted_input() {
+    let Some(d) = deps("with_session_the_calls_join_the_agents_session_as_untrusted_input") else {
+        return;
+    };
+    let e = Env::new(EVERYTHING_POLICY);
+    let gw = e.gateway("everything", &["--session", "agent-7"], &everything(&d));
+    let steps = json!([{"call": "echo", "args": {"message": "hi"}}]);
+    let (r, _) = e.client(&d, gw, Value::Null, steps);
+    assert_eq!(r["steps"][0]["isError"], false, "{r}");
+    let (ok, out, err) = e.cordon(&[
+        "sessions",
+        "show",
+        "agent-7",
+        "--json",
+        "--store",
+        &e.p("store.db"),
+        "--isolated",
+        "--config",
+        &e.p("policy.toml"),
+    ]);
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    // A server the config does not mark trusted gives the session untrusted input.
+    assert_eq!(v["legs"], json!(["untrusted"]), "{v}");
+    assert_eq!(v["events"][0]["target"], "mcp__everything__echo", "{v}");
+}
+
+#[test]
 fn results_of_an_untrusted_server_are_labelled_and_redacted() {
     let Some(d) = deps("results_of_an_untrusted_server_are_labelled_and_redacted") else {
         return;

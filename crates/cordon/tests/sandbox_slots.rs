@@ -24,9 +24,21 @@ struct Slots {
 
 impl Slots {
     fn new(nobody: bool) -> Slots {
+        Slots::with_state(nobody, |w| w.root.join("state"))
+    }
+
+    /// A world whose state directory is where `at` says.
+    fn with_state(nobody: bool, at: impl Fn(&World) -> PathBuf) -> Slots {
         let w = World::new();
-        let state = w.root.join("state");
+        let state = at(&w);
         std::fs::create_dir_all(&state).unwrap();
+        if nobody {
+            Command::new("chown")
+                .args(["-R", "nobody:nogroup"])
+                .arg(&state)
+                .status()
+                .unwrap();
+        }
         if nobody {
             w.give_to_nobody();
         }
@@ -391,5 +403,137 @@ fn config_sets_the_slot_defaults() {
     assert!(
         err.contains("unknown slot scope `galaxy`") && err.contains("policy.toml"),
         "{err}"
+    );
+}
+
+/// A run cannot leave start-up files (shell rc files, tool configs, Python's start-up
+/// hooks, programs that shadow the system's) for a later run on the slot to execute:
+/// they are reset before each run, `slots show` lists them meanwhile, and
+/// `--slot-keep-startup` keeps them for a user who asks. Installed programs stay.
+#[test]
+fn start_up_files_do_not_outlive_their_run() {
+    need_sandbox!("start_up_files_do_not_outlive_their_run");
+    each_user("start_up_files_do_not_outlive_their_run", |nobody| {
+        let s = Slots::new(nobody);
+        let site = "$HOME/.local/lib/python3.99/site-packages";
+        let plant = format!(
+            "echo 'echo PLANTED-RC' > $HOME/.bashrc; echo 'echo PLANTED-PROFILE' > $HOME/.profile; \
+             mkdir -p $HOME/.local/bin $HOME/.config/git {site}; \
+             printf '#!/bin/sh\\necho PLANTED-LS\\n' > $HOME/.local/bin/ls; \
+             printf '#!/bin/sh\\necho TOOL-RAN\\n' > $HOME/.local/bin/mytool; \
+             chmod +x $HOME/.local/bin/ls $HOME/.local/bin/mytool; \
+             printf '[alias]\\n\\tst = !echo PLANTED-GIT\\n' > $HOME/.config/git/config; \
+             echo 'import os' > {site}/evil.pth; echo /opt/lib > {site}/paths.pth; \
+             chmod 555 $HOME/.local/bin {site}; chmod 000 $HOME/.config; chmod 444 $HOME/.local; \
+             chmod 000 $HOME"
+        );
+        // Out of the policy's sight (it refuses a plain `> ~/.bashrc`), as hostile code
+        // would write it: containment, not the analysis of the command, must hold.
+        s.w.script(&plant);
+        if nobody {
+            s.w.give_to_nobody();
+        }
+        ok(&s.run("./t.sh", &["--slot", "rc"]));
+        let show: serde_json::Value =
+            serde_json::from_str(&ok(&s.slots(&["show", "rc", "--json"]))).unwrap();
+        let listed = show["startup_files"].to_string();
+        for f in [
+            ".bashrc",
+            ".profile",
+            ".config/git",
+            ".local/bin/ls",
+            "evil.pth",
+        ] {
+            assert!(listed.contains(f), "{f} not listed: {listed}");
+        }
+        assert!(
+            !listed.contains("mytool") && !listed.contains("paths.pth"),
+            "{listed}"
+        );
+        let home = PathBuf::from(show["dir"].as_str().unwrap()).join("home");
+        assert!(home.join(".bashrc").exists());
+        let look = format!(
+            "bash -lc true 2>&1; bash -ic true 2>&1; export PATH=$HOME/.local/bin:$PATH; \
+             ls -d /; mytool; ls -A $HOME; ls {site}; true"
+        );
+        let o = ok(&s.run(&look, &["--slot", "rc"]));
+        assert!(!o.contains("PLANTED"), "a start-up file ran: {o}");
+        assert!(o.contains("TOOL-RAN") && o.contains("paths.pth"), "{o}");
+        for gone in [".bashrc", ".profile", ".config/git", ".local/bin/ls"] {
+            assert!(!home.join(gone).exists(), "{gone} is still in the slot");
+        }
+        assert!(home.join(".local/bin/mytool").exists());
+        // Kept when asked, and reset again by the next run that does not ask.
+        let keep = ["--slot", "rc", "--slot-keep-startup"];
+        s.w.script("echo 'echo KEPT-RC' > $HOME/.bashrc");
+        ok(&s.run("./t.sh", &keep));
+        assert!(ok(&s.run("bash -ic true 2>&1", &keep)).contains("KEPT-RC"));
+        let o = ok(&s.run("bash -ic true 2>&1", &["--slot", "rc"]));
+        assert!(!o.contains("KEPT-RC"), "{o}");
+        assert!(!home.join(".bashrc").exists());
+    });
+}
+
+/// cordon's state directory (the store, the audit log, the slots and their locks) is
+/// hidden in every sandbox: with `--home visible` where it sits under HOME, and with a
+/// hidden HOME where `CORDON_STATE_DIR` puts it in view. A sandboxed command can neither
+/// list it, read the store, nor take a slot's lock.
+#[test]
+fn the_state_directory_is_hidden_whatever_home_shows() {
+    need_sandbox!("the_state_directory_is_hidden_whatever_home_shows");
+    each_user(
+        "the_state_directory_is_hidden_whatever_home_shows",
+        |nobody| {
+            let visible = common::visible_dir("cordon-state-");
+            let cases: [(&str, bool, &[&str]); 2] = [
+                ("under a visible HOME", true, &["--home", "visible"]),
+                ("in view elsewhere", false, &[]),
+            ];
+            for (what, in_home, extra) in cases {
+                let s = Slots::with_state(nobody, |w| {
+                    if in_home {
+                        w.home.join(".local/state/cordon")
+                    } else {
+                        visible.path().join("state")
+                    }
+                });
+                std::fs::write(s.w.home.join("marker"), "home-shown").unwrap();
+                if nobody {
+                    s.w.give_to_nobody();
+                }
+                ok(&s.run("true", &["--slot", "k"]));
+                let lock = std::fs::read_dir(s.state.join("slots/user"))
+                    .unwrap()
+                    .flatten()
+                    .next()
+                    .unwrap()
+                    .path()
+                    .join(".k.lock");
+                assert!(lock.exists(), "{what}: {}", lock.display());
+                let body = format!(
+                    "cat $HOME/marker 2>/dev/null; echo; echo \"LS[$(ls -A {state} 2>/dev/null)]\"; \
+                 head -c 15 {state}/store.sqlite3 2>/dev/null; \
+                 flock -n {lock} -c 'echo GOT-THE-LOCK' 2>/dev/null; true",
+                    state = s.state.display(),
+                    lock = lock.display()
+                );
+                let o = ok(&s.run(&body, extra));
+                assert!(
+                    o.contains("LS[]"),
+                    "{what}: the state directory is listed: {o}"
+                );
+                assert!(
+                    !o.contains("SQLite format"),
+                    "{what}: the store was read: {o}"
+                );
+                assert!(
+                    !o.contains("GOT-THE-LOCK"),
+                    "{what}: a slot lock was taken: {o}"
+                );
+                if !extra.is_empty() {
+                    assert!(o.contains("home-shown"), "{what}: HOME is not visible: {o}");
+                }
+            }
+        },
     );
 }

@@ -46,14 +46,7 @@ fn env() -> Env {
 
 impl Env {
     fn cmd(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(common::bin());
-        cmd.args(args)
-            .current_dir(&self.ws)
-            .env_clear()
-            .env("HOME", &self.home)
-            .env("PATH", "/usr/bin:/bin")
-            .env("CORDON_STATE_DIR", self.root.join("state"));
-        cmd
+        common::cli::cordon(&self.home, &self.ws, &self.root.join("state"), args)
     }
 
     /// `cordon check`'s verdict for `req`.
@@ -78,47 +71,13 @@ impl Env {
     }
 }
 
-fn frame(id: usize, req: &Value) -> String {
-    let mut params = req.clone();
-    // Answer asks to the caller, as `cordon check` without --pending does.
-    params["on_ask"] = json!("caller");
-    json!({"jsonrpc":"2.0","id":id,"method":"check","params":params}).to_string()
-}
+use common::cli::check_frame as frame;
 
 #[test]
 fn serve_on_stdio_answers_what_check_prints() {
     let e = env();
     let reqs = e.requests();
-    let mut child = e
-        .cmd(&["serve", "--no-audit"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = String::new();
-    for (i, r) in reqs.iter().enumerate() {
-        input.push_str(&frame(i, r));
-        input.push('\n');
-    }
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let answers: Vec<Value> = out
-        .stdout
-        .split(|b| *b == b'\n')
-        .filter(|l| !l.is_empty())
-        .map(|l| serde_json::from_slice(l).unwrap())
-        .collect();
+    let answers = common::cli::serve_stdio(e.cmd(&["serve", "--no-audit"]), &reqs);
     assert_eq!(answers.len(), reqs.len());
     for (i, (a, r)) in answers.iter().zip(&reqs).enumerate() {
         assert_eq!(a["id"], json!(i));

@@ -14,6 +14,11 @@
 //! A layer holding overlayfs metadata that cordon does not merge (redirects, metacopy)
 //! refuses that entry instead of guessing. Set-user-ID and set-group-ID bits are dropped
 //! from merged files.
+//!
+//! A run may be given an allowlist ([`merge_layer_only`]): then only the listed paths
+//! (and what lies beneath them) reach the host's tree, the directories leading to them
+//! are entered without taking their mode or opacity from the layer, and every other
+//! change stays in the layer, where `cordon changes` shows it to a human.
 
 use crate::changes::Layer;
 use crate::error::SandboxError;
@@ -52,6 +57,8 @@ pub struct MergeReport {
     pub copied_bytes: u64,
     /// What stayed out.
     pub refused: Vec<Refused>,
+    /// Changes left in the layer because the allowlist does not name them.
+    pub kept: Vec<PathBuf>,
 }
 
 fn errno(what: impl std::fmt::Display) -> impl FnOnce(Errno) -> SandboxError {
@@ -67,6 +74,24 @@ const DIR_FLAGS: OFlags = OFlags::RDONLY
 /// the start-up files the rules protect there. An error means the merge stopped part
 /// way; what was not merged is still in the layer.
 pub fn merge_layer(layer: &Layer, home: &Path) -> Result<MergeReport, SandboxError> {
+    merge_with(layer, home, None)
+}
+
+/// [`merge_layer`] for the paths in `only` and what lies beneath them: every other
+/// change stays in the layer (listed in [`MergeReport::kept`]).
+pub fn merge_layer_only(
+    layer: &Layer,
+    home: &Path,
+    only: &[PathBuf],
+) -> Result<MergeReport, SandboxError> {
+    merge_with(layer, home, Some(only))
+}
+
+fn merge_with(
+    layer: &Layer,
+    home: &Path,
+    only: Option<&[PathBuf]>,
+) -> Result<MergeReport, SandboxError> {
     let up = rustix::fs::open(&layer.upper, DIR_FLAGS, Mode::empty()).map_err(errno(
         format_args!("cannot open the run's changes in {}", layer.upper.display()),
     ))?;
@@ -78,6 +103,7 @@ pub fn merge_layer(layer: &Layer, home: &Path) -> Result<MergeReport, SandboxErr
     ))?;
     let mut m = Merger {
         home,
+        only,
         report: MergeReport::default(),
     };
     m.dir(up.as_fd(), root.as_fd(), &layer.root, false, 0)?;
@@ -90,11 +116,26 @@ struct DirFacts {
     mode: u32,
     /// It lies below a directory the run replaced.
     in_opaque: bool,
+    /// It only leads to an allowed path: entered, never replaced or re-moded.
+    passage: bool,
 }
 
 struct Merger<'a> {
     home: &'a Path,
+    /// The allowlist, when the run has one.
+    only: Option<&'a [PathBuf]>,
     report: MergeReport,
+}
+
+/// How the allowlist treats one path of the layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Allowed {
+    /// Named (or beneath a named path): merged.
+    Yes,
+    /// A directory on the way to a named path.
+    Passage,
+    /// Not named: kept in the layer.
+    No,
 }
 
 fn names(dir: BorrowedFd<'_>) -> Result<Vec<Vec<u8>>, SandboxError> {
@@ -167,6 +208,15 @@ impl Merger<'_> {
         Ok(())
     }
 
+    fn allowed(&self, path: &Path) -> Allowed {
+        match self.only {
+            None => Allowed::Yes,
+            Some(only) if only.iter().any(|a| path.starts_with(a)) => Allowed::Yes,
+            Some(only) if only.iter().any(|a| a.starts_with(path)) => Allowed::Passage,
+            Some(_) => Allowed::No,
+        }
+    }
+
     fn entry(
         &mut self,
         up: BorrowedFd<'_>,
@@ -181,6 +231,14 @@ impl Merger<'_> {
             format_args!("cannot inspect the change to {}", path.display()),
         ))?;
         let (kind, ft) = kind_of(st.st_mode);
+        let allowed = self.allowed(&path);
+        if allowed == Allowed::No || (allowed == Allowed::Passage && kind != LeftKind::Dir) {
+            // Left where it is: the layer keeps it for a human (`cordon changes`).
+            if ft != FileType::Socket {
+                self.report.kept.push(path);
+            }
+            return Ok(());
+        }
         if ft == FileType::CharacterDevice && st.st_rdev == 0 {
             // A whiteout: the run deleted this entry.
             if exists_at(dst, name) {
@@ -231,6 +289,7 @@ impl Merger<'_> {
                 let facts = DirFacts {
                     mode: st.st_mode,
                     in_opaque,
+                    passage: allowed == Allowed::Passage,
                 };
                 self.subdir(up, dst, &path, name, facts, depth)
             }
@@ -319,7 +378,11 @@ impl Merger<'_> {
         dst: BorrowedFd<'_>,
         path: &Path,
         name: &[u8],
-        DirFacts { mode, in_opaque }: DirFacts,
+        DirFacts {
+            mode,
+            in_opaque,
+            passage,
+        }: DirFacts,
         depth: usize,
     ) -> Result<(), SandboxError> {
         if depth >= MAX_DEPTH {
@@ -343,8 +406,23 @@ impl Merger<'_> {
         }
         // Below a directory the run replaced, every directory is the run's alone: what
         // the host has there and the layer does not was gone in the run's view too.
-        let opaque =
-            in_opaque || xattr(up_child.as_fd(), "user.overlay.opaque").is_some_and(|v| v == b"y");
+        // A passage never removes what the host has beside the allowed path.
+        let opaque = !passage
+            && (in_opaque
+                || xattr(up_child.as_fd(), "user.overlay.opaque").is_some_and(|v| v == b"y"));
+        // What a passage leads to leaves the layer now; were the directory still marked
+        // replaced, a later merge of the rest (`cordon changes merge`) would remove it
+        // from the host again. Unmarked, that merge only adds what was kept.
+        if passage
+            && xattr(up_child.as_fd(), "user.overlay.opaque").is_some()
+            && rustix::fs::fremovexattr(&up_child, "user.overlay.opaque").is_err()
+        {
+            self.refuse(
+                path.to_path_buf(),
+                "the run replaced this directory and cordon cannot unmark it; merge the rest of its changes by hand",
+            );
+            return Ok(());
+        }
         let (dst_child, existed) = open_or_make_dir(dst, name, path, depth)?;
         self.dir(
             up_child.as_fd(),
@@ -355,6 +433,9 @@ impl Merger<'_> {
         )?;
         if !existed {
             self.report.merged += 1;
+        }
+        if passage && existed {
+            return Ok(());
         }
         rustix::fs::fchmod(&dst_child, Mode::from_raw_mode(merged_mode(mode, true))).map_err(errno(
             format_args!("cannot set the mode of {}", path.display()),

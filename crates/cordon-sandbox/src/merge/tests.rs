@@ -158,3 +158,70 @@ fn git_configuration_is_checked_by_git() {
     let r = git_config_refusal(b"not a config\n").unwrap();
     assert!(r.contains("not valid"), "{r}");
 }
+
+#[test]
+fn an_allowlist_merges_only_the_named_paths_and_keeps_the_rest() {
+    let t = setup(None);
+    let (root, up) = (&t.layer.root, &t.layer.upper);
+    std::fs::create_dir_all(root.join("out")).unwrap();
+    std::fs::write(root.join("out/beside.txt"), "host").unwrap();
+    std::fs::write(root.join("top.txt"), "host").unwrap();
+    std::fs::set_permissions(root.join("out"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    // The run wrote its declared file, a sibling, a file elsewhere, and replaced the
+    // directory on the way (opaque, other mode): only the declared file goes through.
+    std::fs::create_dir(up.join("out")).unwrap();
+    std::fs::write(up.join("out/a.txt"), "made").unwrap();
+    std::fs::write(up.join("out/beside.txt"), "evil").unwrap();
+    std::fs::write(up.join("out/new.txt"), "evil").unwrap();
+    std::fs::write(up.join("top.txt"), "evil").unwrap();
+    std::fs::set_permissions(up.join("out"), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let _ = rustix::fs::setxattr(
+        up.join("out"),
+        "user.overlay.opaque",
+        b"y",
+        rustix::fs::XattrFlags::empty(),
+    );
+    let only = [root.join("out/a.txt")];
+    let m = merge_layer_only(&t.layer, Path::new("/nonexistent"), &only).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(root.join("out/a.txt")).unwrap(),
+        "made"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("out/beside.txt")).unwrap(),
+        "host"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("top.txt")).unwrap(),
+        "host"
+    );
+    assert!(!root.join("out/new.txt").exists());
+    let mode = std::fs::metadata(root.join("out")).unwrap().mode() & 0o777;
+    assert_eq!(mode, 0o755, "a passage keeps the host's mode");
+    let mut kept = m.kept.clone();
+    kept.sort();
+    assert_eq!(
+        kept,
+        [
+            root.join("out/beside.txt"),
+            root.join("out/new.txt"),
+            root.join("top.txt")
+        ]
+    );
+    // What was kept is still in the layer for a human.
+    assert_eq!(
+        std::fs::read_to_string(up.join("out/new.txt")).unwrap(),
+        "evil"
+    );
+    assert!(!up.join("out/a.txt").exists());
+    // A human who merges the rest later gets what was kept, and loses nothing merged.
+    merge_layer(&t.layer, Path::new("/nonexistent")).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(root.join("out/a.txt")).unwrap(),
+        "made"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("out/new.txt")).unwrap(),
+        "evil"
+    );
+}

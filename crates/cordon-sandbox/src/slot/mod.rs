@@ -21,14 +21,22 @@
 
 mod guard;
 mod snapshot;
+mod startup;
 mod tree;
+mod turn;
 
 pub use guard::{Holder, SlotGuard, Wait};
 pub use snapshot::{
-    Manifest, RestoreReport, SNAPSHOT_MAGIC, SnapshotReport, read_manifest, restore, snapshot,
+    Manifest, RestoreLimits, RestoreReport, SNAPSHOT_MAGIC, SnapshotReport, read_manifest, restore,
+    restore_within, snapshot,
+};
+pub use startup::{
+    INSTALL_TREES, UNCHECKED_CACHE_PATHS, reset_startup, startup_files, startup_paths,
 };
 pub use tree::{remove_tree, tree_size};
+pub use turn::{DEFAULT_WAIT, SlotRequest, Turn};
 
+use std::ffi::OsStr;
 use std::fmt;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
@@ -100,14 +108,19 @@ pub fn validate_key(s: &str) -> Result<(), SlotError> {
     Ok(())
 }
 
-/// A scope id as a directory name: itself when it is a valid key, else `h-` and a hash
-/// of it (session ids and agent names come from harnesses and may hold any byte).
+/// Prefix of a hashed scope id's directory name.
+const HASHED: &str = "h-";
+
+/// A scope id as a directory name: itself when it is a valid key that does not begin
+/// with [`HASHED`], else `h-` and a hash of it (session ids and agent names come from
+/// harnesses and may hold any byte). Literal names never begin with `h-` and hashed ones
+/// always do, so two ids never share a directory.
 fn id_dir(id: &str) -> String {
-    if validate_key(id).is_ok() {
+    if validate_key(id).is_ok() && !id.starts_with(HASHED) {
         id.to_string()
     } else {
         let hex = blake3::hash(id.as_bytes()).to_hex();
-        format!("h-{}", &hex[..32])
+        format!("{HASHED}{}", &hex[..32])
     }
 }
 
@@ -187,13 +200,49 @@ pub struct SlotPaths {
 }
 
 impl SlotPaths {
-    /// The paths of `name` under `base` (see [`slots_base`]).
+    /// The paths of `name` under `base` (see [`slots_base`]). The slot's directory is
+    /// named by its key, which never begins with `.`; the names cordon keeps beside it
+    /// (the lock, a restore's staging) all begin with `.`, so no key can name them.
     pub fn new(base: &Path, name: &SlotName) -> SlotPaths {
         let parent = base.join(name.scope.as_str()).join(id_dir(&name.scope_id));
         SlotPaths {
             dir: parent.join(&name.key),
-            lock: parent.join(format!("{}.lock", name.key)),
+            lock: parent.join(format!(".{}.lock", name.key)),
         }
+    }
+
+    /// The paths of `name` under `base`, refused when an older cordon kept a slot of the
+    /// same name where this one no longer looks: a scope id beginning with `h-` used to
+    /// name its directory literally, and such a name can also be a hashed id's.
+    pub fn locate(base: &Path, name: &SlotName) -> Result<SlotPaths, SlotError> {
+        let paths = SlotPaths::new(base, name);
+        let id = &name.scope_id;
+        if id.starts_with(HASHED) && validate_key(id).is_ok() {
+            let old = base.join(name.scope.as_str()).join(id).join(&name.key);
+            if std::fs::symlink_metadata(&old).is_ok() {
+                return Err(SlotError::new(
+                    SlotErrorKind::Invalid,
+                    format!(
+                        "the scope id `{id}` names its slots by a hash now, and {} may be an older cordon's slot of that id or another id's hashed slot; move it to {} if it is this id's, or remove it",
+                        old.display(),
+                        paths.dir.display()
+                    ),
+                ));
+            }
+        }
+        Ok(paths)
+    }
+
+    /// A name beside the slot for a restore's staging or the old slot set aside:
+    /// `.KEY.WHAT-PID`, which no key can take.
+    pub(crate) fn beside(&self, what: &str) -> PathBuf {
+        let key = self
+            .dir
+            .file_name()
+            .and_then(OsStr::to_str)
+            .unwrap_or("slot");
+        self.parent()
+            .join(format!(".{key}.{what}-{}", std::process::id()))
     }
 
     /// The directory that becomes HOME.
@@ -266,7 +315,7 @@ pub fn slots_base() -> Result<PathBuf, SlotError> {
 /// Take the slot `name` for a run (waiting as `wait` says) and make its directories:
 /// the guard is held until the returned [`SlotGuard`] is dropped.
 pub fn take(name: &SlotName, wait: Wait) -> Result<(SlotPaths, SlotGuard), SlotError> {
-    let paths = SlotPaths::new(&slots_base()?, name);
+    let paths = SlotPaths::locate(&slots_base()?, name)?;
     let guard = SlotGuard::acquire(&paths, wait)?;
     paths.create()?;
     Ok((paths, guard))
@@ -281,6 +330,10 @@ pub struct SlotMounts {
     pub tmp: Option<PathBuf>,
     /// Host directory under which the developer caches' layers persist.
     pub caches: PathBuf,
+    /// Keep the start-up files a run leaves (see `startup.rs`); by default they are
+    /// reset before every run.
+    #[serde(default)]
+    pub keep_startup: bool,
 }
 
 impl SlotMounts {
@@ -290,6 +343,7 @@ impl SlotMounts {
             home: paths.home(),
             tmp: tmp.then(|| paths.tmp()),
             caches: paths.caches(),
+            keep_startup: false,
         }
     }
 }
@@ -338,7 +392,55 @@ mod tests {
         let g = SlotName::new(SlotScope::Global, "k", None, None).unwrap();
         assert_eq!(
             SlotPaths::new(Path::new("/b"), &g).lock,
-            Path::new("/b/global/all/k.lock")
+            Path::new("/b/global/all/.k.lock")
+        );
+    }
+
+    #[test]
+    fn literal_and_hashed_ids_and_keys_and_locks_never_share_a_name() {
+        let base = Path::new("/b");
+        // An id that is a hashed id's directory name, written out literally.
+        let hashed = SlotName::new(SlotScope::Session, "k", Some("x y"), None).unwrap();
+        let hashed_dir = SlotPaths::new(base, &hashed).dir;
+        let id = hashed_dir
+            .parent()
+            .unwrap()
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert!(id.starts_with("h-"), "{id}");
+        let literal = SlotName::new(SlotScope::Session, "k", Some(&id), None).unwrap();
+        assert_ne!(SlotPaths::new(base, &literal).dir, hashed_dir);
+        // A key that spells another key's lock file, or a restore's staging name.
+        let global = |k: &str| {
+            SlotPaths::new(
+                base,
+                &SlotName::new(SlotScope::Global, k, None, None).unwrap(),
+            )
+        };
+        let a = global("a");
+        for other in ["a.lock", "a.restore-1", "a.old-1"] {
+            let o = global(other);
+            assert_ne!(o.dir, a.lock, "{other}");
+            assert_ne!(o.dir, a.beside("restore"), "{other}");
+            assert_ne!(o.dir, a.beside("old"), "{other}");
+            assert_ne!(o.lock, a.dir, "{other}");
+        }
+    }
+
+    #[test]
+    fn an_older_literal_h_slot_is_refused_with_where_it_is() {
+        let t = tempfile::tempdir().unwrap();
+        let n = SlotName::new(SlotScope::Agent, "k", None, Some("h-bot")).unwrap();
+        assert!(SlotPaths::locate(t.path(), &n).is_ok());
+        std::fs::create_dir_all(t.path().join("agent/h-bot/k")).unwrap();
+        let e = SlotPaths::locate(t.path(), &n).unwrap_err();
+        assert_eq!(e.kind, SlotErrorKind::Invalid);
+        assert!(
+            e.message.contains("agent/h-bot/k") && e.message.contains("move it"),
+            "{e}"
         );
     }
 }

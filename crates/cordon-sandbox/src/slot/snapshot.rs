@@ -30,6 +30,35 @@ const HEADER_LEN: usize = 4096;
 /// The trees of a slot that a snapshot holds.
 const TREES: &[&str] = &["home", "tmp"];
 
+/// What a restore unpacks at most, whatever the snapshot declares: a snapshot file is
+/// input from anywhere, and its manifest is part of that input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RestoreLimits {
+    /// Bytes of regular files, inflated.
+    pub bytes: u64,
+    /// Entries (directories, regular files, symlinks).
+    pub entries: u64,
+    /// Components of an entry's name, its tree's top included.
+    pub depth: usize,
+}
+
+impl RestoreLimits {
+    /// cordon's own caps: 16 GiB of files, a million entries, and no name deeper than
+    /// the slot walk goes (256 levels), so that whatever is restored can be sized,
+    /// snapshotted and removed again.
+    pub const DEFAULT: RestoreLimits = RestoreLimits {
+        bytes: 16 << 30,
+        entries: 1_000_000,
+        depth: super::tree::MAX_DEPTH,
+    };
+}
+
+impl Default for RestoreLimits {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
 /// What a snapshot says about itself.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {
@@ -283,9 +312,19 @@ pub fn read_manifest(file: &mut std::fs::File, path: &Path) -> Result<Manifest, 
         .map_err(|e| bad(path, format_args!("its manifest is unreadable ({e})")))
 }
 
-/// Restore the slot at `paths` from the snapshot `file`, replacing the slot whole. The
-/// caller holds the slot's guard.
+/// Restore the slot at `paths` from the snapshot `file`, replacing the slot whole, within
+/// [`RestoreLimits::DEFAULT`]. The caller holds the slot's guard.
 pub fn restore(paths: &SlotPaths, file: &Path) -> Result<RestoreReport, SlotError> {
+    restore_within(paths, file, &RestoreLimits::DEFAULT)
+}
+
+/// [`restore`] within `limits`: a snapshot that declares more, or holds more than it
+/// declares, is refused.
+pub fn restore_within(
+    paths: &SlotPaths,
+    file: &Path,
+    limits: &RestoreLimits,
+) -> Result<RestoreReport, SlotError> {
     let mut f = std::fs::File::open(file).map_err(|e| {
         SlotError::io(
             format_args!("cannot open the snapshot {}", file.display()),
@@ -293,6 +332,15 @@ pub fn restore(paths: &SlotPaths, file: &Path) -> Result<RestoreReport, SlotErro
         )
     })?;
     let manifest = read_manifest(&mut f, file)?;
+    if manifest.bytes > limits.bytes || manifest.entries > limits.entries {
+        return Err(bad(
+            file,
+            format_args!(
+                "it declares {} entries and {} bytes of files, more than cordon restores ({} entries, {} bytes)",
+                manifest.entries, manifest.bytes, limits.entries, limits.bytes
+            ),
+        ));
+    }
     // Pass 1: the archive matches its manifest.
     let mut hasher = blake3::Hasher::new();
     let n = std::io::copy(&mut (&mut f).take(u64::MAX), &mut hasher).map_err(|e| {
@@ -309,16 +357,7 @@ pub fn restore(paths: &SlotPaths, file: &Path) -> Result<RestoreReport, SlotErro
         ));
     }
     mkdir_0700(paths.parent())?;
-    let unique = format!(
-        "{}.restore-{}",
-        paths
-            .dir
-            .file_name()
-            .and_then(OsStr::to_str)
-            .unwrap_or("slot"),
-        std::process::id()
-    );
-    let staging = paths.parent().join(unique);
+    let staging = paths.beside("restore");
     remove_tree(&staging)?;
     std::fs::DirBuilder::new()
         .mode(0o700)
@@ -327,21 +366,13 @@ pub fn restore(paths: &SlotPaths, file: &Path) -> Result<RestoreReport, SlotErro
     let unpacked = f
         .seek(SeekFrom::Start(HEADER_LEN as u64))
         .map_err(|e| SlotError::io("cannot read the snapshot", e))
-        .and_then(|_| unpack(&mut f, &staging, &manifest, file));
+        .and_then(|_| unpack(&mut f, &staging, &manifest, limits, file));
     if let Err(e) = unpacked {
         let _ = remove_tree(&staging);
         return Err(e);
     }
     // Swap: the old slot aside, the staging directory in, the old one removed.
-    let old = paths.parent().join(format!(
-        "{}.old-{}",
-        paths
-            .dir
-            .file_name()
-            .and_then(OsStr::to_str)
-            .unwrap_or("slot"),
-        std::process::id()
-    ));
+    let old = paths.beside("old");
     let had = paths.exists();
     if had {
         remove_tree(&old)?;
@@ -375,8 +406,13 @@ fn unpack(
     f: &mut std::fs::File,
     staging: &Path,
     m: &Manifest,
+    limits: &RestoreLimits,
     file: &Path,
 ) -> Result<(), SlotError> {
+    // The manifest was checked against `limits`, but take the smaller of the two anyway:
+    // the caps hold even if that check is ever loosened.
+    let max_entries = m.entries.min(limits.entries);
+    let max_bytes = m.bytes.min(limits.bytes);
     let mut hashed = HashReader {
         inner: f.take(m.archive_bytes),
         hasher: blake3::Hasher::new(),
@@ -390,10 +426,12 @@ fn unpack(
     for entry in archive.entries().map_err(rd)? {
         let mut entry = entry.map_err(rd)?;
         entries += 1;
-        if entries > m.entries {
+        if entries > max_entries {
             return Err(bad(
                 file,
-                "it holds more entries than its manifest declares",
+                format_args!(
+                    "it holds more entries than its manifest declares or cordon restores ({max_entries})"
+                ),
             ));
         }
         let raw = entry.path().map_err(rd)?.into_owned();
@@ -406,6 +444,16 @@ fn unpack(
                 ),
             )
         })?;
+        if path.components().count() > limits.depth {
+            return Err(bad(
+                file,
+                format_args!(
+                    "the entry `{}` is nested deeper than cordon restores ({} levels)",
+                    raw.display(),
+                    limits.depth
+                ),
+            ));
+        }
         let mode = entry.header().mode().map_err(rd)?;
         if mode & 0o6000 != 0 {
             return Err(bad(
@@ -440,8 +488,13 @@ fn unpack(
             tar::EntryType::Regular => {
                 let size = entry.header().size().map_err(rd)?;
                 bytes = bytes.saturating_add(size);
-                if bytes > m.bytes {
-                    return Err(bad(file, "its files are larger than its manifest declares"));
+                if bytes > max_bytes {
+                    return Err(bad(
+                        file,
+                        format_args!(
+                            "its files are larger than its manifest declares or cordon restores ({max_bytes} bytes)"
+                        ),
+                    ));
                 }
                 let flags = OFlags::WRONLY
                     | OFlags::CREATE
@@ -545,207 +598,5 @@ fn open_parent<'p>(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::slot::SlotScope;
-
-    fn slot(base: &Path, key: &str) -> (SlotName, SlotPaths) {
-        let n = SlotName::new(SlotScope::Global, key, None, None).unwrap();
-        let p = SlotPaths::new(base, &n);
-        p.create().unwrap();
-        (n, p)
-    }
-
-    #[test]
-    fn links_that_leave_are_told_apart() {
-        assert!(link_stays_inside(Path::new("home/a/l"), Path::new("../b")));
-        assert!(link_stays_inside(
-            Path::new("home/a/l"),
-            Path::new("b/../c")
-        ));
-        assert!(!link_stays_inside(Path::new("home/l"), Path::new("../x")));
-        assert!(!link_stays_inside(
-            Path::new("home/a/l"),
-            Path::new("../../x")
-        ));
-        assert!(!link_stays_inside(
-            Path::new("home/l"),
-            Path::new("/etc/passwd")
-        ));
-        assert_eq!(
-            checked_path(Path::new("home/./a")),
-            Some(PathBuf::from("home/a"))
-        );
-        assert_eq!(checked_path(Path::new("/home/a")), None);
-        assert_eq!(checked_path(Path::new("home/../x")), None);
-        assert_eq!(checked_path(Path::new("caches/x")), None);
-    }
-
-    #[test]
-    fn round_trip_and_damaged_archives_change_nothing() {
-        let t = tempfile::tempdir().unwrap();
-        let (n, p) = slot(t.path(), "k");
-        std::fs::create_dir_all(p.home().join(".local/bin")).unwrap();
-        std::fs::write(p.home().join(".local/bin/tool"), "#!/bin/sh\necho hi\n").unwrap();
-        std::os::unix::fs::symlink("bin/tool", p.home().join(".local/t")).unwrap();
-        std::os::unix::fs::symlink("/etc/passwd", p.home().join("out")).unwrap();
-        let snap = t.path().join("k.snap");
-        let r = snapshot(&p, &n, &snap).unwrap();
-        assert_eq!(r.left_out_links, 1);
-        std::fs::write(p.home().join("later"), "x").unwrap();
-        restore(&p, &snap).unwrap();
-        assert!(!p.home().join("later").exists());
-        assert_eq!(
-            std::fs::read_to_string(p.home().join(".local/t")).unwrap(),
-            "#!/bin/sh\necho hi\n"
-        );
-        // One flipped byte in the archive: refused before anything is unpacked.
-        let mut bytes = std::fs::read(&snap).unwrap();
-        let last = bytes.len() - 1;
-        bytes[last] ^= 0xff;
-        let broken = t.path().join("broken.snap");
-        std::fs::write(&broken, &bytes).unwrap();
-        std::fs::write(p.home().join("kept"), "x").unwrap();
-        let e = restore(&p, &broken).unwrap_err();
-        assert_eq!(e.kind, SlotErrorKind::BadSnapshot, "{e}");
-        assert!(p.home().join("kept").exists(), "nothing changed");
-    }
-
-    /// One raw tar entry: name, type, mode, data, link target.
-    type Raw<'a> = (&'a [u8], tar::EntryType, u32, &'a [u8], &'a [u8]);
-
-    /// A snapshot file holding the raw tar entries given (name bytes written as they
-    /// are, so that names the tar crate would refuse to build are possible), with a
-    /// manifest and hash that match: only the entries themselves are wrong.
-    fn crafted(dir: &Path, entries: &[Raw<'_>]) -> PathBuf {
-        let mut tar = tar::Builder::new(Vec::new());
-        let mut bytes = 0u64;
-        // Every case has its tree's top, so that each is refused for its own entry.
-        let top: Raw<'_> = (b"home", tar::EntryType::Directory, 0o700, b"", b"");
-        let entries: Vec<_> = std::iter::once(&top).chain(entries).collect();
-        for (name, kind, mode, data, link) in &entries {
-            let mut h = tar::Header::new_gnu();
-            h.as_old_mut().name[..name.len()].copy_from_slice(name);
-            h.as_old_mut().linkname[..link.len()].copy_from_slice(link);
-            h.set_entry_type(*kind);
-            h.set_mode(*mode);
-            h.set_size(data.len() as u64);
-            h.set_cksum();
-            tar.append(&h, &data[..]).unwrap();
-            bytes += data.len() as u64;
-        }
-        let archive = zstd::encode_all(&tar.into_inner().unwrap()[..], 3).unwrap();
-        let m = Manifest {
-            key: "k".into(),
-            scope: "global".into(),
-            created: 0,
-            entries: entries.len() as u64,
-            bytes,
-            archive_bytes: archive.len() as u64,
-            archive_blake3: blake3::hash(&archive).to_hex().to_string(),
-        };
-        let mut head =
-            format!("{SNAPSHOT_MAGIC}\n{}\n", serde_json::to_string(&m).unwrap()).into_bytes();
-        head.resize(HEADER_LEN, b' ');
-        head.extend(archive);
-        let p = dir.join("crafted.snap");
-        std::fs::write(&p, head).unwrap();
-        p
-    }
-
-    #[test]
-    fn hostile_archives_are_refused_and_change_nothing() {
-        use tar::EntryType as T;
-        let t = tempfile::tempdir().unwrap();
-        let (_, p) = slot(t.path(), "k");
-        std::fs::write(p.home().join("mine"), "kept").unwrap();
-        let cases: &[(&str, &[Raw<'_>])] = &[
-            (
-                "dot-dot",
-                &[(b"home/../../escaped", T::Regular, 0o644, b"x", b"")],
-            ),
-            (
-                "absolute",
-                &[(b"/tmp/escaped", T::Regular, 0o644, b"x", b"")],
-            ),
-            (
-                "outside the trees",
-                &[(b"caches/x", T::Regular, 0o644, b"x", b"")],
-            ),
-            ("device", &[(b"home/dev", T::Char, 0o644, b"", b"")]),
-            ("fifo", &[(b"home/fifo", T::Fifo, 0o644, b"", b"")]),
-            (
-                "hard link",
-                &[(b"home/h", T::Link, 0o644, b"", b"/etc/passwd")],
-            ),
-            ("setuid", &[(b"home/suid", T::Regular, 0o4755, b"x", b"")]),
-            (
-                "link out",
-                &[(b"home/l", T::Symlink, 0o777, b"", b"../../x")],
-            ),
-            (
-                "absolute link",
-                &[(b"home/l", T::Symlink, 0o777, b"", b"/etc/shadow")],
-            ),
-            (
-                "write through a link",
-                &[
-                    (b"home/d", T::Symlink, 0o777, b"", b"sub"),
-                    (b"home/d/f", T::Regular, 0o644, b"x", b""),
-                ],
-            ),
-            (
-                "twice",
-                &[
-                    (b"home/f", T::Regular, 0o644, b"x", b""),
-                    (b"home/f", T::Regular, 0o644, b"y", b""),
-                ],
-            ),
-        ];
-        for (what, entries) in cases {
-            let snap = crafted(t.path(), entries);
-            let e = restore(&p, &snap).unwrap_err();
-            assert_eq!(e.kind, SlotErrorKind::BadSnapshot, "{what}: {e}");
-            assert!(e.message.contains("nothing was changed"), "{what}: {e}");
-            assert_eq!(
-                std::fs::read_to_string(p.home().join("mine")).unwrap(),
-                "kept",
-                "{what}"
-            );
-            assert!(!t.path().join("escaped").exists(), "{what}");
-            let left: Vec<_> = std::fs::read_dir(p.parent())
-                .unwrap()
-                .flatten()
-                .map(|e| e.file_name())
-                .collect();
-            assert_eq!(left, ["k"], "{what}: no staging left behind");
-        }
-        // More than the manifest declares (a bomb behind an honest-looking manifest).
-        let snap = crafted(
-            t.path(),
-            &[(b"home/big", T::Regular, 0o644, &[0u8; 4096], b"")],
-        );
-        let mut text = std::fs::read(&snap).unwrap();
-        let head = String::from_utf8_lossy(&text[..HEADER_LEN])
-            .replace("\"bytes\":4096", "\"bytes\":1000");
-        text[..HEADER_LEN].copy_from_slice(head.as_bytes());
-        std::fs::write(&snap, text).unwrap();
-        let e = restore(&p, &snap).unwrap_err();
-        assert!(
-            e.message.contains("larger than its manifest declares"),
-            "{e}"
-        );
-        // And a well-formed one goes through.
-        let snap = crafted(
-            t.path(),
-            &[
-                (b"home", T::Directory, 0o755, b"", b""),
-                (b"home/ok", T::Regular, 0o644, b"fine", b""),
-                (b"home/l", T::Symlink, 0o777, b"", b"ok"),
-            ],
-        );
-        restore(&p, &snap).unwrap();
-        assert_eq!(std::fs::read_to_string(p.home().join("l")).unwrap(), "fine");
-        assert!(!p.home().join("mine").exists());
-    }
-}
+#[path = "snapshot_tests.rs"]
+mod tests;

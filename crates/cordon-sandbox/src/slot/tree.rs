@@ -142,7 +142,7 @@ pub fn tree_size(root: &Path) -> Result<(u64, u64), SlotError> {
 
 /// Give the owner full access to `name` in `parent` (a directory met in a walk), through
 /// a descriptor that refuses to be a symlink: `chmod` itself would follow one.
-fn open_up(parent: &impl AsFd, name: &OsStr) -> Result<(), rustix::io::Errno> {
+pub(crate) fn open_up(parent: &impl AsFd, name: &OsStr) -> Result<(), rustix::io::Errno> {
     let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let fd = rustix::fs::openat(parent, name, flags, Mode::empty())?;
     let st = rustix::fs::fstat(&fd)?;

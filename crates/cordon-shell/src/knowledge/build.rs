@@ -249,35 +249,10 @@ fn js_pm(inv: &Invocation<'_>) -> Outcome {
     {
         return runtime;
     }
-    // Options before the subcommand that take a value (`npm --prefix web test`,
-    // `pnpm -C web build`, `yarn --cwd web test`, `npm -w pkg run build`).
-    const VALUED: &[&str] = &[
-        "--prefix",
-        "-C",
-        "--dir",
-        "--cwd",
-        "-w",
-        "--workspace",
-        "--filter",
-        "-F",
-        "--loglevel",
-        "--userconfig",
-        "--cache",
-        "--registry",
-    ];
-    let mut sub_pos = None;
-    let mut k = 0;
-    while let Some(w) = inv.args.get(k) {
-        if !w.value.starts_with('-') {
-            sub_pos = Some(k);
-            break;
-        }
-        k += if VALUED.contains(&w.value.as_str()) {
-            2
-        } else {
-            1
-        };
-    }
+    // Options that take a value (`npm --prefix web test`, `pnpm -C web build`,
+    // `yarn --cwd web test`, `npm -w pkg run build`) are read by the shared scanner.
+    let words: Vec<&str> = inv.args.iter().map(|w| w.value.as_str()).collect();
+    let sub_pos = crate::argv::js_head(inv.name, &words).sub;
     let sub = sub_pos
         .and_then(|k| inv.args.get(k))
         .map(|w| w.value.as_str());
@@ -456,32 +431,12 @@ fn npx(inv: &Invocation<'_>) -> Outcome {
 
 fn cargo(inv: &Invocation<'_>) -> Outcome {
     let mut o = Outcome::read_only();
-    let mut i = 0;
-    while i < inv.args.len() {
-        let a = inv.args[i].value.as_str();
-        if a.starts_with('+')
-            || a == "--frozen"
-            || a == "--locked"
-            || a == "--offline"
-            || a == "-q"
-            || a == "-v"
-            || a == "--quiet"
-            || a == "--verbose"
-        {
-            i += 1;
-        } else if a == "--config" || a == "-Z" || a == "-C" || a == "--color" {
-            if a == "--config" {
-                let v = inv.args.get(i + 1).map(|w| w.value.as_str()).unwrap_or("");
-                o.exec("cargo", "--config", v);
-            }
-            i += 2;
-        } else if let Some(v) = a.strip_prefix("--config=") {
-            o.exec("cargo", "--config", v);
-            i += 1;
-        } else {
-            break;
-        }
+    let words: Vec<&str> = inv.args.iter().map(|w| w.value.as_str()).collect();
+    let head = crate::argv::cargo_head(&words);
+    for v in &head.config {
+        o.exec("cargo", "--config", v);
     }
+    let i = head.at;
     let sub = inv.args.get(i).map(|w| w.value.as_str());
     let rest = inv.args.get(i + 1..).unwrap_or(&[]);
     match sub {

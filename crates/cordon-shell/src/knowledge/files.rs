@@ -635,12 +635,14 @@ fn copy_like(inv: &Invocation<'_>, moves: bool) -> Outcome {
         match p.operands.split_last() {
             Some((dest, rest)) => {
                 o.writes([dest]);
+                o.fills([dest]);
                 rest
             }
             None => &[],
         }
     } else {
         o.writes(&target);
+        o.fills(&target);
         &p.operands
     };
     o.reads(sources);
@@ -691,12 +693,15 @@ fn ln(inv: &Invocation<'_>) -> Outcome {
     let dir: Vec<Word> = p.values(&["-t", "--target-directory"]).cloned().collect();
     let (targets, link_dir): (&[Word], Option<Word>) = if let Some(d) = dir.last() {
         o.writes(&dir);
+        o.fills(&dir);
         (&p.operands, Some(d.clone()))
     } else if p.operands.len() == 1 {
         o.writes([&Word::literal(".")]);
+        o.fills([&Word::literal(".")]);
         (&p.operands, None)
     } else if let Some((name, targets)) = p.operands.split_last() {
         o.writes([name]);
+        o.fills([name]);
         let parent = if name.value.ends_with('/') {
             Some(name.value.trim_end_matches('/').to_owned())
         } else {
@@ -982,6 +987,7 @@ fn tar(inv: &Invocation<'_>) -> Outcome {
         if !p.has(&["-O", "--to-stdout"]) && !p.has(&["--to-command"]) {
             let target = dir.unwrap_or_else(|| Word::literal("."));
             o.writes([&target]);
+            o.fills([&target]);
         }
         if archive.is_empty() {
             // Reads the archive from standard input.
@@ -1088,6 +1094,7 @@ fn unzip(inv: &Invocation<'_>) -> Outcome {
         .cloned()
         .unwrap_or_else(|| Word::literal("."));
     o.writes([&target]);
+    o.fills([&target]);
     o
 }
 
@@ -1145,6 +1152,7 @@ fn patch(inv: &Invocation<'_>) -> Outcome {
                 .last()
                 .cloned()
                 .unwrap_or_else(|| Word::literal("."));
+            o.fills([&dir]);
             o.writes([&Word {
                 value: dir.value,
                 literal: false,

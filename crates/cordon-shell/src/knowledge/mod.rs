@@ -124,6 +124,13 @@ impl Outcome {
         }
     }
 
+    /// The program may write files beneath these destinations (see [`Effects::fills`]).
+    pub(crate) fn fills<'w>(&mut self, ws: impl IntoIterator<Item = &'w Word>) {
+        self.effects
+            .fills
+            .extend(ws.into_iter().filter(|w| w.value != "-").cloned());
+    }
+
     pub(crate) fn deletes<'w>(&mut self, ws: impl IntoIterator<Item = &'w Word>) {
         let before = self.effects.deletes.len();
         self.effects.deletes.extend(ws.into_iter().cloned());

@@ -54,10 +54,12 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         }
     }
     let mut opts = args.policy.options()?;
-    opts.remembered_rules = args.approvals.remembered_rules();
-    let gate = args
-        .approvals
-        .gate_with_edits(load(&opts, Code::Invalid)?, "check");
+    let mut remembered = args.approvals.remembered();
+    opts.remembered_rules = std::mem::take(&mut remembered.rules);
+    let gate = remembered.gate(
+        args.approvals
+            .gate_with_edits(load(&opts, Code::Invalid)?, "check"),
+    );
     let mut terminal = args
         .approvals
         .interactive

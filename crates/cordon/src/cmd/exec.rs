@@ -126,6 +126,11 @@ pub struct ExecOptions {
     /// Refuse at once when a run holds the slot.
     #[arg(long, requires = "slot", conflicts_with = "slot_wait")]
     no_wait: bool,
+    /// Keep the start-up files (`.bashrc`, `~/.cargo/config.toml`, `*.pth` hooks…) that
+    /// runs leave in the slot; by default they are reset before every run, so that no
+    /// run plants code that a later one executes.
+    #[arg(long, requires = "slot")]
+    slot_keep_startup: bool,
     /// The harness's id of the tool call this run carries out (recorded in its audit
     /// records, tying them to the hook's decision).
     #[arg(long, value_name = "ID")]
@@ -173,6 +178,10 @@ pub struct ExecOptions {
     /// `/tmp`, HOME). Refused if PATH is not a socket.
     #[arg(long = "allow-unix-socket", value_name = "PATH")]
     allow_unix_socket: Vec<PathBuf>,
+    /// Let ssh inside use the agent of cordon's `$SSH_AUTH_SOCK` (bound in, named by
+    /// `SSH_AUTH_SOCK`). Without it no agent is reachable.
+    #[arg(long)]
+    ssh_agent: bool,
     /// Pass at most this many bytes of the command's stdout, and of its stderr; the rest
     /// is dropped (the command keeps running).
     #[arg(long, value_name = "BYTES")]
@@ -402,7 +411,10 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     // The slot is taken before the call is judged and held until the run ends, so a
     // run that waited finds the slot as the previous one left it.
     let slot = match &args.slot {
-        Some(key) => Some(take_slot(&args, policy.slots(), key, &argv)?),
+        Some(key) => Some(
+            cordon_sandbox::slot::Turn::take(&slot_request(&args, key), policy.slots(), &argv)
+                .map_err(|e| fail(e.message))?,
+        ),
         None => None,
     };
     let containment = contained::expected_containment(
@@ -411,11 +423,9 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
         matches!(args.home, HomeArg::Visible),
     );
     let flag_paths = FlagPaths::resolve(&args)?;
-    let gate_slots_tmp = policy.slots().tmp == Some(true);
     let mut builder = builder(&args, &flag_paths, argv, &policy, &opts.home, &cwd);
-    if let Some(taken) = &slot {
-        let tmp = args.slot_tmp || gate_slots_tmp;
-        builder = builder.slot(cordon_sandbox::SlotMounts::of(&taken.paths, tmp));
+    if let Some(turn) = &slot {
+        builder = builder.slot(turn.mounts());
     }
     let run_options = RunOptions {
         builder,
@@ -502,8 +512,10 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     if ran.outcome.timed_out {
         eprintln!("cordon: the command timed out; every process of the sandbox was killed");
     }
-    if let Some(taken) = &slot {
-        taken.ended(i32::from(ran.outcome.status));
+    if let Some(turn) = slot
+        && let Err(e) = turn.end(i32::from(ran.outcome.status))
+    {
+        eprintln!("cordon: {e}");
     }
     if let Some(e) = ran.rerun_error {
         return Err(fail(format!("the re-run did not happen: {e}")));
@@ -511,89 +523,18 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     Ok(ran.outcome.status)
 }
 
-/// Default wait for a slot another run holds.
-const SLOT_WAIT: Duration = Duration::from_secs(300);
-
-/// A slot held for this run, and its record.
-struct TakenSlot {
-    name: cordon_sandbox::SlotName,
-    paths: cordon_sandbox::SlotPaths,
-    store: Option<cordon_store::Store>,
-    _guard: cordon_sandbox::SlotGuard,
-}
-
-impl TakenSlot {
-    fn ended(&self, status: i32) {
-        if let Some(store) = &self.store
-            && let Err(e) =
-                store.slot_ended(self.name.scope, &self.name.scope_id, &self.name.key, status)
-        {
-            eprintln!("cordon: the slot's record was not updated: {e}");
-        }
+/// The slot `--slot KEY` and its flags ask for.
+fn slot_request(args: &ExecOptions, key: &str) -> cordon_sandbox::slot::SlotRequest {
+    cordon_sandbox::slot::SlotRequest {
+        key: key.to_string(),
+        scope: args.scope.map(Into::into),
+        session: args.session.clone(),
+        agent: args.agent.clone(),
+        no_wait: args.no_wait,
+        wait: args.slot_wait,
+        tmp: args.slot_tmp,
+        keep_startup: args.slot_keep_startup,
     }
-}
-
-/// Take the slot `key` for this run: waits for a run that holds it (or refuses at once
-/// with `--no-wait`), and records the run in the store.
-fn take_slot(
-    args: &ExecOptions,
-    defaults: &cordon_policy::settings::SlotSettings,
-    key: &str,
-    argv: &[OsString],
-) -> anyhow::Result<TakenSlot> {
-    use cordon_sandbox::slot::{self, Wait};
-    let scope = match args.scope {
-        Some(s) => s.into(),
-        None => defaults.scope.unwrap_or_default(),
-    };
-    let name =
-        cordon_sandbox::SlotName::new(scope, key, args.session.as_deref(), args.agent.as_deref())
-            .map_err(|e| fail(e.message))?;
-    let wait = if args.no_wait {
-        Wait::No
-    } else {
-        Wait::Up(
-            args.slot_wait
-                .or(defaults.wait_seconds.map(Duration::from_secs))
-                .unwrap_or(SLOT_WAIT),
-        )
-    };
-    let (paths, guard) = slot::take(&name, wait).map_err(|e| fail(e.message))?;
-    // The record is for `cordon slots list`; a store that cannot be written costs the
-    // record, not the run.
-    let store = match cordon_store::Store::open_default() {
-        Ok(store) => {
-            let mut command: String = argv
-                .iter()
-                .map(|a| a.to_string_lossy())
-                .collect::<Vec<_>>()
-                .join(" ");
-            if command.len() > 200 {
-                let mut end = 200;
-                while !command.is_char_boundary(end) {
-                    end -= 1;
-                }
-                command.truncate(end);
-                command.push('…');
-            }
-            if let Err(e) =
-                store.slot_taken(name.scope, &name.scope_id, &name.key, &paths.dir, &command)
-            {
-                eprintln!("cordon: the slot's use was not recorded: {e}");
-            }
-            Some(store)
-        }
-        Err(e) => {
-            eprintln!("cordon: the slot's use was not recorded: {e}");
-            None
-        }
-    };
-    Ok(TakenSlot {
-        name,
-        paths,
-        store,
-        _guard: guard,
-    })
 }
 
 /// Longest piece of shell text passed as one argument: Linux refuses an argument over
@@ -640,6 +581,7 @@ fn gate_error(e: GateError) -> anyhow::Error {
 struct FlagPaths {
     writable_roots: Vec<PathBuf>,
     masks: Vec<PathBuf>,
+    ssh_agent: Option<PathBuf>,
 }
 
 impl FlagPaths {
@@ -672,9 +614,16 @@ impl FlagPaths {
                 masks.push(cordon_policy::paths::clean(&here()?.join(m)));
             }
         }
+        let ssh_agent = match args.ssh_agent {
+            true => Some(std::env::var_os("SSH_AUTH_SOCK").map(PathBuf::from).ok_or_else(|| {
+                fail("--ssh-agent: SSH_AUTH_SOCK is not set in cordon's environment; start an agent and add the key (`eval $(ssh-agent)`, `ssh-add`), or drop --ssh-agent")
+            })?),
+            false => None,
+        };
         Ok(FlagPaths {
             writable_roots,
             masks,
+            ssh_agent,
         })
     }
 }
@@ -739,6 +688,9 @@ fn builder(
     }
     for s in &args.allow_unix_socket {
         b = b.allow_unix_socket(s);
+    }
+    if let Some(agent) = &flag_paths.ssh_agent {
+        b = b.ssh_agent(agent);
     }
     if let Some(list) = &settings.home_readable {
         b = b.home_readable(list.clone());

@@ -93,7 +93,8 @@ fn reply(args: &HookArgs) -> Result<Reply, String> {
         ..Default::default()
     };
     let mut opts = policy_args.options().map_err(|e| format!("{e:#}"))?;
-    opts.remembered_rules = approvals.remembered_rules();
+    let mut remembered = approvals.remembered();
+    opts.remembered_rules = std::mem::take(&mut remembered.rules);
     let policy = load(&opts, Code::Invalid).map_err(|e| format!("{e:#}"))?;
     let contain = args.contain || policy.hook_contain();
     let policy = cordon_hook::narrow(policy, call.mode.as_ref())?;
@@ -106,8 +107,8 @@ fn reply(args: &HookArgs) -> Result<Reply, String> {
     };
     // A harness spawns the hook for every tool call: the record is written before the
     // answer, without waiting for the disk (see `Gate::with_unsynced_audit`).
-    let gate = approvals
-        .gate(policy, harness.surface())
+    let gate = remembered
+        .gate(approvals.gate(policy, harness.surface()))
         .with_unsynced_audit();
     Ok(cordon_hook::answer(&gate, &call, &RealFs, &containing))
 }

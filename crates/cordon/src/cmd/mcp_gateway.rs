@@ -20,6 +20,10 @@ pub struct McpGatewayArgs {
     /// (repeatable; added to `[network] allow`).
     #[arg(long = "allow-net", value_name = "HOST[:PORT]", requires = "contain")]
     allow_net: Vec<String>,
+    /// Join the calls to the agent's session ID (the session id its hooks report), so
+    /// they count in that session's rule of two; default: a session of this run.
+    #[arg(long, value_name = "ID", value_parser = non_empty)]
+    session: Option<String>,
     #[command(flatten)]
     policy: PolicyArgs,
     #[command(flatten)]
@@ -27,6 +31,14 @@ pub struct McpGatewayArgs {
     /// The MCP server's command and arguments.
     #[arg(last = true, required = true, value_name = "SERVER_CMD")]
     command: Vec<String>,
+}
+
+fn non_empty(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        Err("a session id must not be empty".into())
+    } else {
+        Ok(s.to_string())
+    }
 }
 
 /// Run `cordon mcp-gateway`.
@@ -54,6 +66,7 @@ pub fn run(args: McpGatewayArgs) -> anyhow::Result<u8> {
         identity: args.command.clone(),
         spawn,
         interactive: args.approvals.interactive,
+        session: args.session.clone(),
     };
     let ended = cordon_mcp::run(
         gate,

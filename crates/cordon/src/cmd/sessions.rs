@@ -152,6 +152,9 @@ pub fn run(c: SessionsCommand) -> anyhow::Result<u8> {
                             }
                             None => format!("wrote {} (content unknown)", e.target),
                         },
+                        EventKind::Tree => {
+                            format!("filled {}/ (anything beneath may be new)", e.target)
+                        }
                         EventKind::Leg(l) => format!("{}: {}", l.describe(), e.target),
                         _ => e.target.clone(),
                     };

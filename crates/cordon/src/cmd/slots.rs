@@ -143,7 +143,8 @@ fn locate(which: &Which) -> anyhow::Result<(SlotName, SlotPaths)> {
         which.agent.as_deref(),
     )
     .map_err(slot_err)?;
-    let paths = SlotPaths::new(&slot::slots_base().map_err(slot_err)?, &name);
+    let paths =
+        SlotPaths::locate(&slot::slots_base().map_err(slot_err)?, &name).map_err(slot_err)?;
     Ok((name, paths))
 }
 
@@ -222,6 +223,7 @@ fn show(which: &Which, json: bool) -> anyhow::Result<u8> {
     let (bytes, entries) = slot::tree_size(&paths.dir).map_err(slot_err)?;
     let _ = store.slot_measured(name.scope, &name.scope_id, &name.key, bytes);
     let busy = slot::SlotGuard::acquire(&paths, Wait::No).err();
+    let startup = slot::startup_files(&paths).map_err(slot_err)?;
     if json {
         let mut v = match &record {
             Some(r) => record_json(r, Some(bytes)),
@@ -231,6 +233,7 @@ fn show(which: &Which, json: bool) -> anyhow::Result<u8> {
         };
         v["entries"] = json!(entries);
         v["busy"] = json!(busy.as_ref().map(|e| e.message.clone()));
+        v["startup_files"] = json!(startup);
         println!("{v}");
         return Ok(0);
     }
@@ -251,6 +254,15 @@ fn show(which: &Which, json: bool) -> anyhow::Result<u8> {
     match busy {
         Some(e) => println!("state    {}", clean(&e.message)),
         None => println!("state    free"),
+    }
+    if !startup.is_empty() {
+        println!(
+            "startup  {} start-up file(s) in HOME, reset before the next run (unless --slot-keep-startup):",
+            startup.len()
+        );
+        for f in &startup {
+            println!("         ~/{}", path_for_terminal(f));
+        }
     }
     Ok(0)
 }

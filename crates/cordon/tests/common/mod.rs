@@ -8,6 +8,8 @@
 //! skip into a failure.
 #![allow(dead_code)] // each test binary uses its own part of the harness
 
+pub mod cli;
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};

@@ -18,7 +18,7 @@
 
 use crate::net::{Host, HostPattern};
 use crate::ops::{OpKind, Operations, Target};
-use crate::paths::{self, Location};
+use crate::paths::Location;
 use crate::request::{Action, Request};
 use crate::verdict::Decision;
 use serde::Deserialize;
@@ -26,6 +26,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use toml::Spanned;
+
+mod place;
+pub use place::Place;
+#[cfg(test)]
+use place::lexical;
+use place::{executes, filled};
 
 /// One leg of the lethal trifecta.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -348,6 +354,9 @@ pub struct Written {
     pub path: PathBuf,
     /// The blake3 hash of the content, when the request carries it.
     pub hash: Option<String>,
+    /// The call may have written anything beneath this path: a directory it filled
+    /// (`cp x pkg/`, `tar -x -C d`, `unzip -d d`, `patch`).
+    pub tree: bool,
 }
 
 /// A leg a call adds, with what it touched.
@@ -368,6 +377,9 @@ pub struct Executes {
     pub why: String,
     /// The sub-command, as written.
     pub command: String,
+    /// Why the pattern's directory could not be resolved through its symlinks, when it
+    /// lies in the workspace and could not: the file then counts as possibly written.
+    pub unresolved: Option<String>,
 }
 
 /// What one call means for its session.
@@ -406,13 +418,13 @@ impl SessionSettings {
         self.internal_set.iter().any(|p| p.matches_host(host))
     }
 
-    /// Read the session facts off one call and its operations.
+    /// Read the session facts off one call and its operations. `fs` resolves the
+    /// executed files through their symlinks and tells a filled directory from a file.
     pub fn facts(
         &self,
         req: &Request,
         ops: &Operations,
-        workspace: &Path,
-        home: &Path,
+        place: &Place<'_>,
         mcp: &crate::mcp::McpSettings,
     ) -> SessionFacts {
         let mut out = SessionFacts::default();
@@ -443,11 +455,13 @@ impl SessionSettings {
                     out.writes.push(Written {
                         path: f.literal.clone(),
                         hash: hash.clone(),
+                        tree: false,
                     });
                     if f.resolved != f.literal {
                         out.writes.push(Written {
                             path: f.resolved.clone(),
                             hash,
+                            tree: false,
                         });
                     }
                 }
@@ -477,8 +491,8 @@ impl SessionSettings {
                     );
                     add(Leg::External, format!("a web search for `{}`", t.display()));
                 }
-                (OpKind::Mcp, Target::Mcp { server, .. })
-                    if mcp.trust(server) == crate::mcp::Trust::Untrusted =>
+                (OpKind::Mcp, Target::Mcp { server, tool })
+                    if mcp.result_untrusted(server, tool) =>
                 {
                     add(Leg::Untrusted, op.target.display());
                 }
@@ -495,7 +509,8 @@ impl SessionSettings {
                 })
                 .collect();
         }
-        out.executes = executes(req, ops, workspace, home);
+        out.writes.extend(filled(req, ops, place));
+        out.executes = executes(req, ops, place);
         out
     }
 
@@ -524,73 +539,6 @@ fn secret_adjacent(name: &std::ffi::OsStr) -> bool {
         || n.ends_with(".secrets")
 }
 
-fn executes(req: &Request, ops: &Operations, workspace: &Path, home: &Path) -> Vec<Executes> {
-    let Some(analysis) = &ops.analysis else {
-        return Vec::new();
-    };
-    let cwd = req
-        .cwd
-        .as_deref()
-        .map(paths::clean)
-        .unwrap_or_else(|| workspace.to_path_buf());
-    let base = match req.action() {
-        Ok(Action::Shell {
-            workdir: Some(w), ..
-        }) => paths::clean(&paths::absolute(&paths::expand_home(&w, home), &cwd)),
-        _ => cwd,
-    };
-    let mut out = Vec::new();
-    for c in &analysis.commands {
-        let dir = match &c.cwd {
-            cordon_shell::CwdChange::Unchanged => Some(base.clone()),
-            cordon_shell::CwdChange::Relative(r) => Some(paths::clean(&paths::absolute(
-                &paths::expand_home(r, home),
-                &base,
-            ))),
-            _ => None,
-        };
-        for f in cordon_shell::executed_files(c) {
-            let pattern = if f.pattern.starts_with('/') {
-                f.pattern.clone()
-            } else if let Some(rest) = f.pattern.strip_prefix("~/") {
-                format!("{}/{rest}", home.display())
-            } else {
-                match &dir {
-                    Some(d) => format!("{}/{}", d.display(), f.pattern.trim_start_matches("./")),
-                    // A `cd` to a place known only at run time: the file may be anywhere
-                    // beneath the workspace.
-                    None => format!(
-                        "{}/**/{}",
-                        workspace.display(),
-                        f.pattern.trim_start_matches("./")
-                    ),
-                }
-            };
-            out.push(Executes {
-                pattern: lexical(&pattern),
-                why: f.why,
-                command: c.text.clone(),
-            });
-        }
-    }
-    out
-}
-
-/// `a/./b/../c` → `a/c`, component-wise, keeping glob components.
-fn lexical(p: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for c in p.split('/') {
-        match c {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            c => parts.push(c),
-        }
-    }
-    format!("/{}", parts.join("/"))
-}
-
 /// The literal directory a pattern lies beneath (everything before the first component
 /// holding a glob character), ending in `/`, or the whole path when it has no glob.
 pub fn pattern_prefix(pattern: &str) -> &str {
@@ -612,6 +560,28 @@ pub fn pattern_matches(pattern: &str, path: &str) -> bool {
     let pat: Vec<&str> = pattern.split('/').filter(|c| !c.is_empty()).collect();
     let comps: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
     match_comps(&pat, &comps)
+}
+
+/// Could the pattern match some path strictly beneath the directory `dir` (a directory
+/// the session filled: anything beneath it may be new)?
+pub fn pattern_reaches_beneath(pattern: &str, dir: &str) -> bool {
+    let pat: Vec<&str> = pattern.split('/').filter(|c| !c.is_empty()).collect();
+    let comps: Vec<&str> = dir.split('/').filter(|c| !c.is_empty()).collect();
+    reaches(&pat, &comps)
+}
+
+fn reaches(pat: &[&str], dir: &[&str]) -> bool {
+    match (pat.split_first(), dir.split_first()) {
+        // The pattern ends at or above the directory: it names nothing beneath it.
+        (None, _) => false,
+        // `**` takes in the rest of the directory; what follows it may match below.
+        (Some((&"**", _)), _) => true,
+        // The directory is used up and the pattern goes on: something beneath matches.
+        (Some(_), None) => true,
+        (Some((p, prest)), Some((d, drest))) => {
+            cordon_shell::pattern::Pattern::parse(p).matches(d) && reaches(prest, drest)
+        }
+    }
 }
 
 fn match_comps(pat: &[&str], comps: &[&str]) -> bool {
@@ -646,6 +616,17 @@ mod tests {
         assert_eq!(pattern_prefix("/w/**/x"), "/w/");
         assert_eq!(pattern_prefix("/w/package.json"), "/w/package.json");
         assert_eq!(lexical("/w/./a/../b/*.go"), "/w/b/*.go");
+    }
+
+    #[test]
+    fn filled_directories_reach_the_patterns_beneath() {
+        assert!(pattern_reaches_beneath("/w/pkg/*.go", "/w/pkg"));
+        assert!(pattern_reaches_beneath("/w/pkg/*.go", "/w"));
+        assert!(pattern_reaches_beneath("/w/**", "/w/deep/er"));
+        assert!(pattern_reaches_beneath("/w/**/*.rs", "/"));
+        assert!(!pattern_reaches_beneath("/w/pkg/*.go", "/w/other"));
+        assert!(!pattern_reaches_beneath("/w/run.sh", "/w/run.sh"));
+        assert!(!pattern_reaches_beneath("/w/pkg/*.go", "/w/pkg/sub"));
     }
 
     #[test]
