@@ -329,6 +329,7 @@ pub fn execute(
         timed_out: Some(ran.outcome.timed_out),
         blocked: ran.blocked(),
         escalation: ran.escalation.clone(),
+        egress: crate::record::egress_log(&ran.events),
     };
     if let Err(e) = gate.append(&gate.record(&ran.decided, Phase::End, Some(&facts))) {
         eprintln!(

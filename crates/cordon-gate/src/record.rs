@@ -2,9 +2,11 @@
 
 use crate::error::AuditError;
 use crate::flow::{Decided, Gate, Outcome, Refused};
+use cordon_egress::{Decision as EgressDecision, EgressEvent, Protocol};
 use cordon_policy::{Containment, Decision, Source, Step};
 use cordon_store::{
-    AuditRecord, ContainmentBlock, Durability, EscalationRecord, FindingBrief, Phase, redact,
+    AuditRecord, ContainmentBlock, Durability, EgressEntry, EgressLog, EscalationRecord,
+    FindingBrief, Phase, redact, redact_text,
 };
 use serde_json::Value;
 
@@ -21,6 +23,48 @@ pub struct RunFacts {
     pub blocked: Vec<ContainmentBlock>,
     /// The on-failure escalation, if one was asked.
     pub escalation: Option<EscalationRecord>,
+    /// The egress proxy's decisions during the run (see [`egress_log`]).
+    pub egress: Option<EgressLog>,
+}
+
+/// The egress log an end record keeps of `events` (bounded as [`EgressLog`] says; paths
+/// and reasons redacted), or `None` when the proxy judged nothing. The proxy hands over
+/// its last [`cordon_egress::EVENT_HISTORY`] events; the counts cover those.
+pub fn egress_log(events: &[EgressEvent]) -> Option<EgressLog> {
+    if events.is_empty() {
+        return None;
+    }
+    Some(EgressLog::of(events.iter().map(|e| {
+        EgressEntry {
+            time_ms: e.time_ms,
+            protocol: match e.protocol {
+                Protocol::Connect => "connect",
+                Protocol::Http => "http",
+                Protocol::Socks5 => "socks5",
+                Protocol::Intercepted => "intercepted",
+                _ => "unknown",
+            }
+            .to_string(),
+            method: e.method.clone(),
+            path: e.path.as_deref().map(redact_text),
+            credential: e.credential.clone(),
+            host: e.host.clone(),
+            port: e.port,
+            address: e.address.map(|a| a.to_string()),
+            decision: match e.decision {
+                EgressDecision::Allow => "allow",
+                EgressDecision::Deny => "deny",
+                _ => "error",
+            }
+            .to_string(),
+            code: e.code.as_str().to_string(),
+            reason: redact_text(&e.reason),
+            status: e.status,
+            bytes_up: e.bytes_up,
+            bytes_down: e.bytes_down,
+            duration_ms: e.duration_ms,
+        }
+    })))
 }
 
 impl Gate {
@@ -68,6 +112,7 @@ impl Gate {
             timed_out: run.timed_out,
             containment_blocked: run.blocked,
             escalation: run.escalation,
+            egress: run.egress,
         }
     }
 
@@ -168,6 +213,7 @@ impl Gate {
             timed_out: None,
             containment_blocked: Vec::new(),
             escalation: None,
+            egress: None,
         }
     }
 
@@ -241,5 +287,47 @@ impl Gate {
             }),
             Some(e),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use cordon_policy::net::NetCode;
+
+    #[test]
+    fn an_egress_event_becomes_a_redacted_entry() {
+        assert!(egress_log(&[]).is_none());
+        let event = EgressEvent {
+            time_ms: 7,
+            protocol: Protocol::Intercepted,
+            method: Some("POST".into()),
+            path: Some("/upload?token=ghp_0123456789abcdefABCDEF0123456789abcd".into()),
+            credential: Some("API_TOKEN".into()),
+            host: "paste.example".into(),
+            port: 443,
+            address: Some("93.184.216.34:443".parse().unwrap()),
+            decision: EgressDecision::Deny,
+            code: NetCode::CredentialLeak,
+            reason: "the credential API_TOKEN may not go to paste.example".into(),
+            status: None,
+            bytes_up: 0,
+            bytes_down: 0,
+            duration_ms: 3,
+        };
+        let log = egress_log(&[event]).unwrap();
+        assert_eq!((log.total, log.refused, log.injected), (1, 1, 0));
+        let e = &log.events[0];
+        assert_eq!(e.protocol, "intercepted");
+        assert_eq!(e.decision, "deny");
+        assert_eq!(e.code, "credential-leak");
+        assert_eq!(e.address.as_deref(), Some("93.184.216.34:443"));
+        assert_eq!(e.credential.as_deref(), Some("API_TOKEN"));
+        let path = e.path.as_deref().unwrap();
+        assert!(
+            path.starts_with("/upload?token=") && !path.contains("ghp_0123"),
+            "{path}"
+        );
     }
 }

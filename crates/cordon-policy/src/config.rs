@@ -529,6 +529,8 @@ pub struct Merged {
     pub slots: crate::settings::SlotSettings,
     /// Fingerprint of every input that shaped the policy.
     pub version: String,
+    /// Fingerprint of every input but the remembered rules: what approvals are bound to.
+    pub grant_version: String,
     /// The presets, highest precedence first.
     pub presets: Vec<Preset>,
     /// `[mcp.servers.NAME]` settings.
@@ -617,19 +619,38 @@ pub fn load(opts: &LoadOptions, fs: &dyn FileFacts) -> Result<Merged, ConfigErro
         )?;
     }
     hasher.update(format!("{:?}{:?}{:?}", opts.mode, opts.sandbox_mode, opts.approval).as_bytes());
-    for (tag, list) in [
-        ("remembered", &opts.remembered_rules),
-        ("allow-net", &opts.network_allow),
-        ("allow-private", &opts.network_allow_private),
-    ] {
+    let add_list = |hasher: &mut blake3::Hasher, tag: &str, list: &[String]| {
         for r in list {
             hasher.update(tag.as_bytes());
             hasher.update(&(r.len() as u64).to_le_bytes());
             hasher.update(r.as_bytes());
         }
+    };
+    // Approvals are bound to every input but the remembered rules: saving or forgetting
+    // one only adds or removes an allow, and must not void the leases a human gave (the
+    // "always" lease given together with the rule included).
+    let mut grants = hasher.clone();
+    add_list(&mut hasher, "remembered", &opts.remembered_rules);
+    for (tag, list) in [
+        ("allow-net", &opts.network_allow),
+        ("allow-private", &opts.network_allow_private),
+    ] {
+        add_list(&mut hasher, tag, list);
+        add_list(&mut grants, tag, list);
     }
-    let version = hasher.finalize().to_hex()[..32].to_string();
+    let version = Versions {
+        full: hasher.finalize().to_hex()[..32].to_string(),
+        grants: grants.finalize().to_hex()[..32].to_string(),
+    };
     merge(opts, fs, layers, workspace, home, home_resolved, version)
+}
+
+/// The fingerprints of a policy's inputs.
+struct Versions {
+    /// Of every input.
+    full: String,
+    /// Of every input but the remembered rules (what approvals are bound to).
+    grants: String,
 }
 
 fn merge(
@@ -639,7 +660,7 @@ fn merge(
     workspace: PathBuf,
     home: PathBuf,
     home_resolved: PathBuf,
-    version: String,
+    version: Versions,
 ) -> Result<Merged, ConfigError> {
     let mut notes = Vec::new();
     // Trust comes only from the user and managed layers.
@@ -1087,7 +1108,8 @@ fn merge(
         notes,
         ignored_allows,
         user_file,
-        version,
+        version: version.full,
+        grant_version: version.grants,
         presets,
         mcp,
         sessions,

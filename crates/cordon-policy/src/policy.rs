@@ -81,6 +81,7 @@ pub struct Policy {
     sandbox: SandboxSettings,
     no_human: bool,
     version: String,
+    grant_version: String,
     files: Vec<(config::LayerKind, PathBuf)>,
     notes: Vec<String>,
     ignored_allows: Vec<String>,
@@ -149,6 +150,7 @@ impl Policy {
             sandbox: m.sandbox,
             no_human,
             version: m.version,
+            grant_version: m.grant_version,
             files: m.files,
             notes: m.notes,
             ignored_allows: m.ignored_allows,
@@ -337,7 +339,9 @@ impl Policy {
 
     /// The fingerprint an approval is bound to: the tool kind, the canonical input, the
     /// cwd, the workspace and this policy's version. Any change to one of them (another
-    /// argument, another directory, an edited config file) yields another fingerprint.
+    /// argument, another directory, an edited config file) yields another fingerprint;
+    /// a remembered rule saved or forgotten does not (it only adds or removes an allow,
+    /// and must not void the leases a human gave).
     pub fn fingerprint(&self, req: &Request) -> String {
         let mut h = blake3::Hasher::new();
         let mut field = |name: &str, value: &[u8]| {
@@ -361,7 +365,7 @@ impl Policy {
             .unwrap_or_else(|| self.workspace.clone());
         field("cwd", cwd.as_os_str().as_encoded_bytes());
         field("workspace", self.workspace.as_os_str().as_encoded_bytes());
-        field("policy", self.version.as_bytes());
+        field("policy", self.grant_version.as_bytes());
         h.finalize().to_hex().to_string()
     }
 

@@ -1057,6 +1057,12 @@ fn remembered_rules_allow_and_change_the_version() {
     assert_eq!(before.decide(&req, &fs).decision, Decision::Ask);
     assert_eq!(after.decide(&req, &fs).decision, Decision::Allow);
     assert_ne!(before.version(), after.version());
+    // A lease given before the rule was saved ("always allow" gives both) still answers
+    // the same call: approvals are not bound to the remembered rules.
+    assert_eq!(before.fingerprint(&req), after.fingerprint(&req));
+    opts.network_allow = vec!["example.com".into()];
+    let widened = Policy::load(&opts, &fs).unwrap();
+    assert_ne!(after.fingerprint(&req), widened.fingerprint(&req));
     opts.remembered_rules = vec!["Bogus(".into()];
     assert!(Policy::load(&opts, &fs).is_err());
 }

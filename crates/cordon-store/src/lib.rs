@@ -63,7 +63,10 @@ pub use export::{ExportFilter, export, format_time, parse_time, summary_line};
 pub use operations::{Edit, EditedLease};
 pub use paths::{default_audit_path, default_store_path, state_dir};
 pub use pins::{CommandPin, PinsApproved, ServerPins, ToolPin};
-pub use record::{AuditRecord, ContainmentBlock, EscalationRecord, FindingBrief, Phase};
+pub use record::{
+    AuditRecord, ContainmentBlock, EgressDestination, EgressEntry, EgressLog, EscalationRecord,
+    FindingBrief, Phase,
+};
 pub use redact::{REDACTED, redact, redact_text};
 pub use sessions::{
     CallRef, EventKind, SessionEvent, SessionLimits, SessionRecord, SessionSummary, SessionView,

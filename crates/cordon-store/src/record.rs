@@ -61,6 +61,151 @@ pub struct EscalationRecord {
     pub rerun: Option<String>,
 }
 
+/// The egress log of a contained run, in its end record: every request or tunnel the
+/// egress proxy judged, bounded. Kept are the first [`EgressLog::KEPT_REFUSED`] events
+/// that were not allowed and the first [`EgressLog::KEPT_ALLOWED`] that were, in the order
+/// they happened; the counts and the destinations cover every event the proxy reported.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct EgressLog {
+    /// How many events the proxy reported.
+    pub total: u64,
+    /// How many were allowed.
+    pub allowed: u64,
+    /// How many were refused by policy or a limit.
+    pub refused: u64,
+    /// How many were malformed or could not reach their upstream.
+    pub errors: u64,
+    /// How many requests carried a credential the proxy added.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub injected: u64,
+    /// How many events are counted but not listed in `events`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub omitted: u64,
+    /// Each destination reached or refused, with its counts (at most
+    /// [`EgressLog::KEPT_DESTINATIONS`], first seen first).
+    pub destinations: Vec<EgressDestination>,
+    /// The events kept, in the order they happened.
+    pub events: Vec<EgressEntry>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl EgressLog {
+    /// How many events that were not allowed an end record lists.
+    pub const KEPT_REFUSED: usize = 50;
+    /// How many allowed events an end record lists.
+    pub const KEPT_ALLOWED: usize = 50;
+    /// How many destinations an end record lists.
+    pub const KEPT_DESTINATIONS: usize = 50;
+
+    /// The log of `entries`, in the order they happened, bounded as the type says.
+    pub fn of(entries: impl IntoIterator<Item = EgressEntry>) -> EgressLog {
+        let mut log = EgressLog::default();
+        let (mut kept_allowed, mut kept_refused) = (0usize, 0usize);
+        for e in entries {
+            log.total += 1;
+            let allowed = e.decision == "allow";
+            match e.decision.as_str() {
+                "allow" => log.allowed += 1,
+                "deny" => log.refused += 1,
+                _ => log.errors += 1,
+            }
+            if allowed && e.credential.is_some() {
+                log.injected += 1;
+            }
+            let room_for_more = log.destinations.len() < Self::KEPT_DESTINATIONS;
+            match log
+                .destinations
+                .iter_mut()
+                .find(|d| d.host == e.host && d.port == e.port)
+            {
+                Some(d) if allowed => d.allowed += 1,
+                Some(d) => d.refused += 1,
+                None if room_for_more => log.destinations.push(EgressDestination {
+                    host: e.host.clone(),
+                    port: e.port,
+                    allowed: u64::from(allowed),
+                    refused: u64::from(!allowed),
+                }),
+                None => {}
+            }
+            let kept = if allowed {
+                &mut kept_allowed
+            } else {
+                &mut kept_refused
+            };
+            let room = if allowed {
+                Self::KEPT_ALLOWED
+            } else {
+                Self::KEPT_REFUSED
+            };
+            if *kept < room {
+                *kept += 1;
+                log.events.push(e);
+            } else {
+                log.omitted += 1;
+            }
+        }
+        log
+    }
+}
+
+/// One destination of a run's egress and what became of the requests to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EgressDestination {
+    /// The normalized host (or the raw target, bounded, when it did not parse).
+    pub host: String,
+    /// The port (0 when unknown).
+    pub port: u16,
+    /// Requests or tunnels allowed.
+    pub allowed: u64,
+    /// Requests or tunnels refused or failed.
+    pub refused: u64,
+}
+
+/// One decision of the egress proxy, as the audit log keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EgressEntry {
+    /// Milliseconds since the Unix epoch when the request arrived.
+    pub time_ms: u64,
+    /// How the client asked: `connect`, `http`, `socks5`, `intercepted`, `unknown`.
+    pub protocol: String,
+    /// The HTTP method, where the proxy saw one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// The request path and query, where the proxy saw them (bounded by the proxy).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The credential added to the request, or whose leak was refused (its name only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub credential: Option<String>,
+    /// The normalized host (or the raw target, bounded, when it did not parse).
+    pub host: String,
+    /// The port (0 when unknown).
+    pub port: u16,
+    /// The address the proxy checked and connected to, or refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
+    /// `allow`, `deny` or `error`.
+    pub decision: String,
+    /// The stable network code (`allow`, `not-allowed`, `credential-leak`, …).
+    pub code: String,
+    /// One human sentence (absent when allowed).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    /// The upstream's HTTP status, where the proxy saw one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// Bytes from the command to the upstream.
+    pub bytes_up: u64,
+    /// Bytes from the upstream to the command.
+    pub bytes_down: u64,
+    /// From arrival to the end of the request or tunnel, in milliseconds.
+    pub duration_ms: u64,
+}
+
 /// One audit record. `None` fields and empty lists are left out of the line.
 #[derive(Debug, Clone, Serialize)]
 pub struct AuditRecord {
@@ -140,6 +285,9 @@ pub struct AuditRecord {
     /// The on-failure escalation, if one was asked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub escalation: Option<EscalationRecord>,
+    /// The egress log of the run, at the end (when the egress proxy judged anything).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub egress: Option<EgressLog>,
 }
 
 impl AuditRecord {
@@ -193,6 +341,7 @@ mod tests {
             timed_out: None,
             containment_blocked: Vec::new(),
             escalation: None,
+            egress: None,
         };
         let v = r.to_value();
         assert_eq!(
@@ -202,5 +351,75 @@ mod tests {
         assert_eq!(v["cwd"], "/w");
         assert_eq!(v["phase"], "decision");
         assert!(v.get("session").is_none() && v.get("blocked").is_none());
+    }
+
+    fn entry(host: &str, decision: &str, credential: Option<&str>) -> EgressEntry {
+        EgressEntry {
+            time_ms: 1,
+            protocol: "connect".into(),
+            method: None,
+            path: None,
+            credential: credential.map(String::from),
+            host: host.into(),
+            port: 443,
+            address: None,
+            decision: decision.into(),
+            code: if decision == "allow" {
+                "allow".into()
+            } else {
+                "not-allowed".into()
+            },
+            reason: String::new(),
+            status: None,
+            bytes_up: 0,
+            bytes_down: 0,
+            duration_ms: 0,
+        }
+    }
+
+    #[test]
+    fn an_egress_log_counts_everything_and_lists_a_bounded_part() {
+        // Many allowed requests first must not push the refusals out of the list.
+        let allowed = (0..200).map(|i| entry(&format!("h{}.example", i % 3), "allow", None));
+        let refused = (0..70).map(|_| entry("evil.example", "deny", None));
+        let injected = std::iter::once(entry("api.example", "allow", Some("API_TOKEN")));
+        let failed = std::iter::once(entry("down.example", "error", None));
+        let log = EgressLog::of(allowed.chain(refused).chain(injected).chain(failed));
+        assert_eq!(
+            (
+                log.total,
+                log.allowed,
+                log.refused,
+                log.errors,
+                log.injected
+            ),
+            (272, 201, 70, 1, 1)
+        );
+        let listed_refused = log.events.iter().filter(|e| e.decision != "allow").count();
+        assert_eq!(listed_refused, EgressLog::KEPT_REFUSED);
+        assert_eq!(
+            log.events.len(),
+            EgressLog::KEPT_ALLOWED + EgressLog::KEPT_REFUSED
+        );
+        assert_eq!(log.omitted, 272 - log.events.len() as u64);
+        let evil = log
+            .destinations
+            .iter()
+            .find(|d| d.host == "evil.example")
+            .unwrap();
+        assert_eq!((evil.allowed, evil.refused), (0, 70));
+        assert_eq!(log.destinations.len(), 6);
+        let v = serde_json::to_value(&log).unwrap();
+        assert_eq!(v["events"][0]["decision"], "allow");
+        assert!(v["events"][0].get("reason").is_none());
+    }
+
+    #[test]
+    fn destinations_are_bounded() {
+        let log = EgressLog::of(
+            (0..EgressLog::KEPT_DESTINATIONS + 10).map(|i| entry(&format!("h{i}"), "deny", None)),
+        );
+        assert_eq!(log.destinations.len(), EgressLog::KEPT_DESTINATIONS);
+        assert_eq!(log.refused, (EgressLog::KEPT_DESTINATIONS + 10) as u64);
     }
 }

@@ -81,7 +81,7 @@ function row(r) {
     el("td", { class: "mono" }, (r.time || "").replace("T", " ").replace("Z", "")),
     el("td", {}, text(r.session)),
     el("td", {}, text(r.tool || r.kind)),
-    el("td", { class: "decision " + d }, d || (r.answer ? text(r.answer) : "")),
+    el("td", { class: "decision " + d }, d || (r.answer ? text(r.answer) : ""), r.phase && r.phase !== "decision" ? el("span", { class: "phase" }, " " + text(r.phase)) : null),
     el("td", { class: "target", title: targetOf(r) }, targetOf(r)),
     el("td", {}, ruleOf(r)));
   tr.addEventListener("click", () => open(r, tr));
@@ -91,25 +91,68 @@ function render() {
   const f = filters();
   const body = $("rows");
   const rows = [];
-  for (let i = state.records.length - 1; i >= 0 && rows.length < 500; i--) {
+  queued.length = 0;
+  for (let i = state.records.length - 1; i >= 0 && rows.length < SHOWN_ROWS; i--) {
     if (matches(state.records[i], f)) rows.push(row(state.records[i]));
   }
   body.replaceChildren(...rows);
-  $("shown").textContent = rows.length + " shown of " + state.records.length;
+  $("shown").textContent = rows.length + " shown of " + Math.min(state.records.length, MAX_ROWS);
 }
+// New records arrive faster than a page can draw them (a busy agent, or a page that
+// reconnects to a backlog). They are kept at once, but drawn once per animation frame: all
+// rows that arrived since the last frame go in with one insertion, and only the newest
+// SHOWN_ROWS of them are drawn at all. A hidden tab draws nothing until it is shown.
+const SHOWN_ROWS = 500;
+const queued = [];
 function add(r) {
   state.records.push(r);
-  if (state.records.length > MAX_ROWS) state.records.shift();
+  if (state.records.length > MAX_ROWS + MAX_ROWS / 5) state.records.splice(0, state.records.length - MAX_ROWS);
   if (!matches(r, filters())) return;
+  queued.push(r);
+  if (queued.length > SHOWN_ROWS) queued.splice(0, queued.length - SHOWN_ROWS);
+  if (!add.frame) add.frame = requestAnimationFrame(flush);
+}
+function flush() {
+  add.frame = 0;
+  if (!queued.length) return;
+  const batch = document.createDocumentFragment();
+  for (let i = queued.length - 1; i >= 0; i--) batch.appendChild(row(queued[i]));
+  queued.length = 0;
   const body = $("rows");
-  body.insertBefore(row(r), body.firstChild);
-  while (body.childElementCount > 500) body.lastChild.remove();
+  body.insertBefore(batch, body.firstChild);
+  let extra = body.childElementCount - SHOWN_ROWS;
+  while (extra-- > 0) body.lastChild.remove();
+  $("shown").textContent = body.childElementCount + " shown of " + Math.min(state.records.length, MAX_ROWS);
 }
 function section(title, ...content) { return [el("h3", {}, title), ...content.filter((c) => c !== null && c !== undefined)]; }
 function fields(pairs) {
   const dl = el("dl");
   for (const [k, v] of pairs) if (v !== undefined && v !== null && v !== "") dl.append(el("dt", {}, k), el("dd", {}, text(v)));
   return dl;
+}
+function clock(ms) {
+  const t = new Date(typeof ms === "number" ? ms : NaN);
+  return isNaN(t.getTime()) ? "" : t.toISOString().slice(11, 23);
+}
+// The egress log of a run's end record: counts, each destination, then the events kept.
+function egressView(g) {
+  const n = (v) => (typeof v === "number" ? v : 0);
+  const summary = el("p", { class: "egress-summary" }, n(g.total) + " requests: " + n(g.allowed) + " allowed, " + n(g.refused) + " refused, " + n(g.errors) + " failed" +
+    (n(g.injected) ? ", " + n(g.injected) + " with a credential added" : "") + (n(g.omitted) ? " (" + n(g.omitted) + " not listed)" : ""));
+  const dests = Array.isArray(g.destinations) ? g.destinations : [];
+  const events = Array.isArray(g.events) ? g.events : [];
+  const destTable = el("table", { class: "egress" }, el("thead", {}, el("tr", {}, el("th", {}, "destination"), el("th", {}, "allowed"), el("th", {}, "refused"))),
+    el("tbody", {}, dests.map((d) => el("tr", { class: n(d.refused) ? "refused" : "" }, el("td", { class: "mono" }, text(d.host) + ":" + text(d.port)), el("td", {}, n(d.allowed)), el("td", {}, n(d.refused))))));
+  const eventRows = events.map((e) => {
+    const what = [e.method, text(e.host) + ":" + text(e.port) + (e.path ? text(e.path) : "")].filter(Boolean).join(" ");
+    const note = [e.code !== "allow" ? e.code : "", e.credential ? "credential " + e.credential : "", e.status ? "status " + e.status : "", e.reason].filter(Boolean).map(text).join("; ");
+    return el("tr", { "data-egress": text(e.decision) },
+      el("td", { class: "mono" }, clock(e.time_ms)),
+      el("td", { class: "decision " + (e.decision === "allow" ? "allow" : "deny") }, text(e.decision)),
+      el("td", { class: "mono" }, what), el("td", {}, note));
+  });
+  const eventTable = el("table", { class: "egress" }, el("thead", {}, el("tr", {}, el("th", {}, "time"), el("th", {}, "decision"), el("th", {}, "request"), el("th", {}, "why"))), el("tbody", {}, eventRows));
+  return [summary, destTable, eventTable];
 }
 function open(r, tr) {
   for (const s of document.querySelectorAll("tbody#rows tr.selected")) s.classList.remove("selected");
@@ -127,7 +170,7 @@ function open(r, tr) {
   if (r.exit_status !== undefined || r.tier || r.result) parts.push(...section("Run", fields([["exit status", r.exit_status], ["tier", r.tier], ["timed out", r.timed_out ? "yes" : ""]]), r.result ? el("pre", {}, pretty(r.result)) : null));
   if (r.containment_blocked && r.containment_blocked.length) parts.push(...section("Denial report", el("ul", {}, r.containment_blocked.map((b) => el("li", {}, b.kind + " " + b.target + ": " + b.detail)))));
   if (r.escalation) parts.push(...section("Escalation", el("pre", {}, pretty(r.escalation))));
-  if (r.egress) parts.push(...section("Egress", el("pre", {}, pretty(r.egress))));
+  if (r.egress && typeof r.egress === "object") parts.push(...section("Egress log", ...egressView(r.egress)));
   parts.push(...section("Record", el("pre", { class: "raw" }, JSON.stringify(r, null, 2))));
   d.replaceChildren(...parts);
   d.hidden = false;

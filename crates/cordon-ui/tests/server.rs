@@ -8,7 +8,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::time::Duration;
 
-use cordon_store::{AuditLog, Durability, PendingState, Store};
+use cordon_store::{AuditLog, Durability, EgressEntry, EgressLog, PendingState, Store};
 use cordon_ui::{CSP, Console, Places, UiOptions};
 use serde_json::{Value, json};
 
@@ -440,6 +440,80 @@ fn records_stream_as_events_with_untrusted_text_kept_in_one_json_line() {
     assert_eq!(data.len(), 1, "{seen}");
     let v: Value = serde_json::from_str(data[0].trim_start_matches("data: ")).unwrap();
     assert_eq!(v["input"]["command"], evil);
+}
+
+/// Read server-sent events from `/api/events` until `until` is seen; the `data:` lines.
+fn events_until(r: &Running, cookie: &str, until: &str) -> Vec<Value> {
+    let mut s = TcpStream::connect(r.addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "GET /api/events HTTP/1.1\r\nhost: {}\r\ncookie: {cookie}\r\n\r\n",
+        r.addr
+    )
+    .unwrap();
+    let mut seen = String::new();
+    let mut buf = [0u8; 4096];
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !seen.contains(until) && std::time::Instant::now() < deadline {
+        let n = s.read(&mut buf).unwrap();
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    seen.lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_runs_egress_log_reaches_the_page_with_its_refused_host() {
+    let r = start();
+    let cookie = login(&r);
+    let entry = |host: &str, decision: &str, code: &str| EgressEntry {
+        time_ms: 1_764_620_000_000,
+        protocol: "connect".into(),
+        method: None,
+        path: None,
+        credential: None,
+        host: host.into(),
+        port: 443,
+        address: None,
+        decision: decision.into(),
+        code: code.into(),
+        reason: if decision == "allow" {
+            String::new()
+        } else {
+            format!("{host} is not on the network allowlist")
+        },
+        status: None,
+        bytes_up: 0,
+        bytes_down: 0,
+        duration_ms: 1,
+    };
+    let egress = EgressLog::of([
+        entry("crates.io", "allow", "allow"),
+        entry("<b>evil</b>.example", "deny", "not-allowed"),
+    ]);
+    let mut log = AuditLog::open(&r.audit, Durability::FsyncEach).unwrap();
+    log.append(&json!({
+        "kind": "exec", "phase": "end", "tool": "Bash", "decision": "allow",
+        "input": {"command": "cargo fetch"}, "exit_status": 0,
+        "egress": serde_json::to_value(&egress).unwrap(),
+    }))
+    .unwrap();
+    let data = events_until(&r, &cookie, "not-allowed");
+    let end = data.iter().find(|v| v["phase"] == "end").unwrap();
+    assert_eq!(end["egress"]["refused"], 1, "{end}");
+    let refused = &end["egress"]["events"][1];
+    assert_eq!(refused["host"], "<b>evil</b>.example");
+    assert_eq!(refused["decision"], "deny");
+    assert_eq!(end["egress"]["destinations"][1]["refused"], 1);
+    // The page draws the log as text: a table of destinations and one of events.
+    let script = request(r.addr, "GET", "/app.js", &[("cookie", &cookie)], "").body;
+    assert!(
+        script.contains("section(\"Egress log\", ...egressView(r.egress))"),
+        "the detail view does not draw the egress log"
+    );
 }
 
 #[test]

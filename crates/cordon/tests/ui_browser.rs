@@ -1,6 +1,8 @@
 //! `cordon ui` in a real browser: Debian's chromium, driven headless by Playwright for
 //! Python (`tests/browser/console.py`), against the real binary and real `cordon exec
-//! --pending` runs. Screenshots of each page are kept in `target/ui-screenshots/`.
+//! --pending` runs (approve, deny, lease and revoke, always allow, an edited input), and a
+//! contained run whose egress log shows a refused host. Screenshots of each page are kept
+//! in `target/ui-screenshots/`.
 //!
 //! The browser and Playwright come from `scripts/install-test-deps.sh` (`chromium` from
 //! apt, Playwright in `.test-deps/ui/venv`). Without them this test skips with a reason,
@@ -126,7 +128,14 @@ fn console_in_a_real_browser() {
     );
     assert!(out.status.success(), "the browser test failed:\n{text}");
     assert!(text.contains("all steps passed"), "{text}");
-    for page in ["pending", "pending-edit", "decisions", "grants", "audit"] {
+    for page in [
+        "pending",
+        "pending-edit",
+        "decisions",
+        "grants",
+        "egress",
+        "audit",
+    ] {
         let png = shots.join(format!("{page}.png"));
         assert!(
             std::fs::metadata(&png).is_ok_and(|m| m.len() > 1000),

@@ -9,6 +9,7 @@ N", wait for the answer, run again. Exits non-zero with a reason at the first fa
 Playwright's Python API: https://playwright.dev/python/docs/api/class-page
 (launch with `executable_path` for a browser Playwright did not download).
 """
+import http.server
 import json
 import os
 import re
@@ -92,8 +93,25 @@ class Harness(threading.Thread):
             if self.answer:
                 break
             time.sleep(0.2)
-        if self.answer and self.answer["answer"].startswith("approve"):
+        if self.answer and self.answer["answer"] != "deny":
             self.final = exec_call(self.session, *self.cmd)
+
+
+class Hello(http.server.BaseHTTPRequestHandler):
+    """The upstream a contained run may reach (through cordon's egress proxy)."""
+
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("content-length", "5")
+        self.end_headers()
+        self.wfile.write(b"hello")
+
+    def log_message(self, *args):
+        pass
+
+
+def audit_records():
+    return [json.loads(l) for l in cordon("audit", "tail", "-n", "500", "--json").stdout.splitlines()]
 
 
 def status(path, headers=None, data=None):
@@ -213,6 +231,30 @@ def main():
         check(after.returncode == PENDING and "pending approval" in after.stderr,
               "after the revoke the call was not asked: %r" % (after,))
 
+        # 3b. Always allow from the page: the rule is saved where `cordon approvals rules`
+        # reads it, and the identical call runs again without asking, in any session.
+        h = Harness("s-always", "echo", "always-run")
+        h.start()
+        h.pending.wait(60)
+        check(h.first.returncode == PENDING, "the run to always allow was not left pending: %r" % (h.first,))
+        page.goto(BASE + "/#pending")
+        card(page, h.id).wait_for(timeout=10000)
+        rule = card(page, h.id).locator('[data-act="always"]').get_attribute("title").removeprefix("saves ")
+        check(rule.startswith("Bash("), "the always button does not name its rule: %r" % rule)
+        card(page, h.id).locator('[data-act="always"]').click()
+        h.join(60)
+        check(h.answer is not None and h.answer["answer"] == "always-allow" and h.answer.get("answered_by") == "console",
+              "the always answer is not audited from the console: %r" % (h.answer,))
+        check(h.final is not None and h.final.returncode == 0, "the always-allowed run did not proceed: %r" % (h.final,))
+        rules = cordon("approvals", "rules").stdout
+        check(rule in rules, "the saved rule %r is not listed by `cordon approvals rules`: %r" % (rule, rules))
+        page.goto(BASE + "/#grants")
+        page.locator("#rules tr", has_text=rule).wait_for(timeout=10000)
+        again = exec_call("s-other", "echo", "always-run")
+        check(again.returncode == 0 and "pending approval" not in again.stderr,
+              "the identical call was asked again after always allow: %r" % (again,))
+        check("always-run" in again.stdout, "the always-allowed call printed %r" % again.stdout)
+
         # 4. Approve with an edited input: an edit the policy denies is refused and the call
         # stays pending; an allowed edit is what the caller gets back.
         req = json.dumps({"tool": "Bash", "input": {"command": "echo original-call"},
@@ -266,7 +308,40 @@ def main():
         check(code in (401, 403), "a POST with a foreign Origin got %d" % code)
         check(cordon("approvals", "list", "--json").stdout == pending_before, "a refused POST changed the store")
 
-        # 6. The audit chain page.
+        # 6. The egress log of a run: a contained run reaches an allowed upstream and is
+        # refused another host; the run's end record shows both in its detail view.
+        srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hello)
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        port = srv.server_address[1]
+        net_cfg = os.path.join(os.path.dirname(os.environ["CORDON_WORKSPACE"]), "egress.toml")
+        with open(net_cfg, "w") as f:
+            f.write('[defaults]\nexec = "allow"\nnetwork = "allow"\n')
+        script = ("curl -s --max-time 10 http://127.0.0.1:%d/ok; echo; "
+                  "curl -s -o /dev/null -w '%%{http_code}' --max-time 10 http://refused.example/leak" % port)
+        run = cordon("exec", "--isolated", "--config", net_cfg, "--allow-net", "127.0.0.1:%d" % port,
+                     "--allow-private", "127.0.0.1/32", "--session", "s-egress", "--", "sh", "-c", script)
+        srv.shutdown()
+        check(run.returncode == 0 and run.stdout.startswith("hello\n403"), "the egress run: %r" % (run,))
+        end = [r for r in audit_records() if r.get("session") == "s-egress" and r.get("phase") == "end"]
+        check(len(end) == 1 and end[0].get("egress", {}).get("refused") == 1,
+              "the run's end record has no egress log: %r" % (end,))
+        page.goto(BASE + "/#decisions")
+        page.fill("#f-session", "s-egress")
+        end_row = page.locator('#rows tr[data-seq="%d"]' % end[0]["seq"])
+        end_row.wait_for(timeout=10000)
+        end_row.click()
+        refused = page.locator('#detail tr[data-egress="deny"]')
+        refused.wait_for(timeout=5000)
+        check("refused.example:80" in refused.inner_text() and "not-allowed" in refused.inner_text(),
+              "the refused host is not shown: %r" % refused.inner_text())
+        allowed = page.locator('#detail tr[data-egress="allow"]')
+        check("127.0.0.1:%d" % port in allowed.inner_text(), "the allowed request is not shown")
+        check("1 allowed, 1 refused" in page.inner_text("#detail .egress-summary"), "the egress counts are not shown")
+        refused.scroll_into_view_if_needed()
+        shot(page, "egress")
+        page.fill("#f-session", "")
+
+        # 7. The audit chain page.
         page.goto(BASE + "/#audit")
         page.wait_for_selector("#verify.ok", timeout=10000)
         check("Intact" in page.inner_text("#verify"), "the chain is not reported intact")
