@@ -223,22 +223,7 @@ pub fn parse_pem_certs(pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, TlsSe
 }
 
 fn pem_encode(label: &str, der: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut b64 = String::with_capacity(der.len() * 4 / 3 + 4);
-    for chunk in der.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                let idx = usize::try_from((n >> (18 - 6 * i)) & 63).unwrap_or(0);
-                b64.push(char::from(ALPHABET[idx]));
-            } else {
-                b64.push('=');
-            }
-        }
-    }
+    let b64 = crate::inject::base64(der);
     let mut out = format!("-----BEGIN {label}-----\n");
     for line in b64.as_bytes().chunks(64) {
         out.push_str(&String::from_utf8_lossy(line));
