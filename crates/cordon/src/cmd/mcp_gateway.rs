@@ -49,12 +49,15 @@ pub fn run(args: McpGatewayArgs) -> anyhow::Result<u8> {
     };
     cordon_mcp::check_name(&name).map_err(|e| Exit::new(Code::Invalid, e.to_string()))?;
     let mut opts = args.policy.options()?;
-    opts.remembered_rules = args.approvals.remembered_rules();
+    let mut remembered = args.approvals.remembered();
+    opts.remembered_rules = std::mem::take(&mut remembered.rules);
     // Each call's record is written before it is forwarded, without waiting for the disk
     // (see `Gate::with_unsynced_audit`).
-    let gate = args
-        .approvals
-        .gate(load(&opts, Code::Invalid)?, "mcp-gateway")
+    let gate = remembered
+        .gate(
+            args.approvals
+                .gate(load(&opts, Code::Invalid)?, "mcp-gateway"),
+        )
         .with_unsynced_audit();
     let spawn = if args.contain {
         contained(&args, &opts.workspace)?
