@@ -159,7 +159,8 @@ impl ChangeSet {
         Err(last.unwrap_or_else(|| SandboxError::setup("no directory can hold the run's changes")))
     }
 
-    /// Make the change set for a run over `roots`, under `base`.
+    /// Make the change set for a run over `roots`, under `base`: the spare one when
+    /// there is one (see [`ChangeSet::recycle`]), else a new one.
     pub fn create(
         base: &Path,
         roots: &[PathBuf],
@@ -170,42 +171,23 @@ impl ChangeSet {
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default();
         let pid = std::process::id();
-        let mut n = 0u32;
-        let dir = loop {
-            let d = base.join(format!("{}-{pid}-{n}", now.as_secs()));
-            match std::fs::DirBuilder::new().mode(0o700).create(&d) {
-                Ok(()) => break d,
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
-                Err(e) => {
-                    return Err(SandboxError::io(
-                        format!("cannot create {}", d.display()),
-                        e,
-                    ));
-                }
-            }
+        let name = |n: u32| base.join(format!("{}-{pid}-{n}", now.as_secs()));
+        let (dir, lock) = match take_spare(base, roots.len(), &name) {
+            Some(taken) => taken,
+            None => make_set(roots.len(), &name)?,
         };
-        let lock = File::create(dir.join("lock")).map_err(io(format_args!(
-            "cannot create the lock of {}",
-            dir.display()
-        )))?;
-        lock.try_lock()
-            .map_err(|e| SandboxError::setup(format!("cannot lock {}: {e}", dir.display())))?;
-        let mut layers = Vec::new();
-        for (i, root) in roots.iter().enumerate() {
-            let l = dir.join(format!("layer-{i}"));
-            for sub in ["upper", "work"] {
-                std::fs::DirBuilder::new()
-                    .recursive(true)
-                    .mode(0o700)
-                    .create(l.join(sub))
-                    .map_err(io(format_args!("cannot create {}", l.join(sub).display())))?;
-            }
-            layers.push(Layer {
-                root: root.clone(),
-                upper: l.join("upper"),
-                work: l.join("work"),
-            });
-        }
+        let layers = roots
+            .iter()
+            .enumerate()
+            .map(|(i, root)| {
+                let l = dir.join(format!("layer-{i}"));
+                Layer {
+                    root: root.clone(),
+                    upper: l.join("upper"),
+                    work: l.join("work"),
+                }
+            })
+            .collect();
         let meta = ChangeMeta {
             created: now.as_secs(),
             pid,
@@ -245,6 +227,151 @@ impl ChangeSet {
     pub fn remove(self) -> Result<(), SandboxError> {
         remove_tree(&self.dir)
     }
+
+    /// End a run that left every layer untouched: keep the set as the spare for the next
+    /// run over as many roots, which takes it with one rename instead of making and
+    /// removing five directories and two files (about 1.3 ms of a run's wall time on
+    /// ext4). Removed instead when it was touched, when overlayfs left anything in its
+    /// work directory, or when a spare is already there.
+    pub fn recycle(self) -> Result<(), SandboxError> {
+        let clean = self.is_untouched()
+            && self.meta.layers.iter().all(|l| {
+                // overlayfs's own scratch directory, empty after the mount is gone.
+                match std::fs::remove_dir(l.work.join("work")) {
+                    Ok(()) => true,
+                    Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+                }
+            });
+        if clean && let Some(base) = self.dir.parent() {
+            let spare = base.join(spare_name(self.meta.layers.len()));
+            if rename_new(&self.dir, &spare).is_ok() {
+                return Ok(());
+            }
+        }
+        self.remove()
+    }
+}
+
+/// The name of the spare change set for runs over `layers` roots (at most one each).
+fn spare_name(layers: usize) -> String {
+    format!("{SPARE_PREFIX}{layers}")
+}
+
+/// What the names of spare change sets begin with; they are never listed as left.
+const SPARE_PREFIX: &str = "spare-";
+
+/// `rename(from, to)` that fails rather than replace anything at `to`.
+fn rename_new(from: &Path, to: &Path) -> rustix::io::Result<()> {
+    rustix::fs::renameat_with(
+        rustix::fs::CWD,
+        from,
+        rustix::fs::CWD,
+        to,
+        rustix::fs::RenameFlags::NOREPLACE,
+    )
+}
+
+/// Open and lock a change set's `lock` file (never through a symlink).
+fn lock_set(dir: &Path) -> Result<File, SandboxError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(dir.join("lock"))
+        .map_err(io(format_args!(
+            "cannot create the lock of {}",
+            dir.display()
+        )))?;
+    lock.try_lock()
+        .map_err(|e| SandboxError::setup(format!("cannot lock {}: {e}", dir.display())))?;
+    Ok(lock)
+}
+
+/// A directory (not a symlink) this user owns, mode 0700, with nothing in it and no
+/// extended attribute but the file system id overlayfs keeps on an upper layer: what a
+/// layer's directories are when cordon makes them and after a run that changed nothing.
+fn pristine_dir(p: &Path) -> bool {
+    let Ok(meta) = std::fs::symlink_metadata(p) else {
+        return false;
+    };
+    let mut names = [0u8; 128];
+    // Too many names for the buffer is an error: not pristine either.
+    let attrs_ok = rustix::fs::llistxattr(p, &mut names).is_ok_and(|n| {
+        names[..n.min(names.len())]
+            .split(|b| *b == 0)
+            .all(|name| name.is_empty() || name == b"user.overlay.uuid")
+    });
+    meta.is_dir()
+        && meta.uid() == nix::unistd::geteuid().as_raw()
+        && meta.mode() & 0o7777 == 0o700
+        && attrs_ok
+        && std::fs::read_dir(p).is_ok_and(|mut rd| rd.next().is_none())
+}
+
+/// Take the spare change set for `layers` roots, renamed to the first free `name(n)`,
+/// locked. A spare that is not exactly what [`ChangeSet::recycle`] leaves (empty layers,
+/// cordon's modes, no attributes) is removed, never used.
+fn take_spare(
+    base: &Path,
+    layers: usize,
+    name: &dyn Fn(u32) -> PathBuf,
+) -> Option<(PathBuf, File)> {
+    let spare = base.join(spare_name(layers));
+    let mut n = 0u32;
+    let dir = loop {
+        let d = name(n);
+        match rename_new(&spare, &d) {
+            Ok(()) => break d,
+            Err(rustix::io::Errno::EXIST) if n < 1000 => n += 1,
+            // None there (the usual case when runs overlap), or unusable.
+            Err(_) => return None,
+        }
+    };
+    let sound = (0..layers).all(|i| {
+        let l = dir.join(format!("layer-{i}"));
+        pristine_dir(&l.join("upper")) && pristine_dir(&l.join("work"))
+    });
+    match sound.then(|| lock_set(&dir).ok()).flatten() {
+        Some(lock) => Some((dir, lock)),
+        None => {
+            let _ = remove_tree(&dir);
+            None
+        }
+    }
+}
+
+/// Make a new change set directory with `layers` empty layers at the first free
+/// `name(n)`, locked.
+fn make_set(layers: usize, name: &dyn Fn(u32) -> PathBuf) -> Result<(PathBuf, File), SandboxError> {
+    let mut n = 0u32;
+    let dir = loop {
+        let d = name(n);
+        match std::fs::DirBuilder::new().mode(0o700).create(&d) {
+            Ok(()) => break d,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
+            Err(e) => {
+                return Err(SandboxError::io(
+                    format!("cannot create {}", d.display()),
+                    e,
+                ));
+            }
+        }
+    };
+    let lock = lock_set(&dir)?;
+    for i in 0..layers {
+        let l = dir.join(format!("layer-{i}"));
+        for sub in ["upper", "work"] {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(l.join(sub))
+                .map_err(io(format_args!("cannot create {}", l.join(sub).display())))?;
+        }
+    }
+    Ok((dir, lock))
 }
 
 /// A change set left on disk: by a run that was killed, or by one still running.
@@ -282,6 +409,9 @@ pub fn list_left(base: &Path) -> Result<Vec<LeftChanges>, SandboxError> {
     };
     let mut out = Vec::new();
     for entry in rd.flatten() {
+        if entry.file_name().as_encoded_bytes().starts_with(SPARE_PREFIX.as_bytes()) {
+            continue;
+        }
         let dir = entry.path();
         let Ok(raw) = std::fs::read(dir.join("meta.json")) else {
             continue;
@@ -372,6 +502,95 @@ mod tests {
         let claimed = claim(&listed[0]).unwrap();
         claimed.remove().unwrap();
         assert!(list_left(&base).unwrap().is_empty());
+    }
+
+    #[test]
+    fn an_untouched_set_is_the_next_runs_and_never_listed_as_left() {
+        let t = tempfile::tempdir().unwrap();
+        let base = t.path().join("changes");
+        let root = t.path().join("ws");
+        std::fs::create_dir(&root).unwrap();
+        let roots = std::slice::from_ref(&root);
+        let first = ChangeSet::create(&base, roots, &["true".into()]).unwrap();
+        let upper = std::fs::symlink_metadata(&first.layers()[0].upper).unwrap();
+        // What overlayfs leaves after a clean run: its work directory, and the id of the
+        // file system on the upper layer.
+        std::fs::create_dir(first.layers()[0].work.join("work")).unwrap();
+        rustix::fs::setxattr(
+            &first.layers()[0].upper,
+            "user.overlay.uuid",
+            &[7u8; 16],
+            rustix::fs::XattrFlags::empty(),
+        )
+        .unwrap();
+        first.recycle().unwrap();
+        let spare = base.join("spare-1");
+        assert!(spare.is_dir());
+        assert!(list_left(&base).unwrap().is_empty(), "a spare is no run's leftover");
+
+        let second = ChangeSet::create(&base, roots, &["ls".into()]).unwrap();
+        assert!(!spare.exists(), "the spare was taken");
+        let taken = std::fs::symlink_metadata(&second.layers()[0].upper).unwrap();
+        assert_eq!(taken.ino(), upper.ino(), "the same directories, renamed");
+        let listed = list_left(&base).unwrap();
+        assert_eq!(listed.len(), 1);
+        assert!(listed[0].running);
+        assert_eq!(listed[0].meta.command, ["ls"], "meta.json is the new run's");
+
+        // A touched set is never kept.
+        std::fs::write(second.layers()[0].upper.join("f"), "x").unwrap();
+        second.recycle().unwrap();
+        assert!(!spare.exists());
+        assert!(list_left(&base).unwrap().is_empty());
+        assert_eq!(std::fs::read_dir(&base).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_spare_that_is_not_pristine_is_removed_not_used() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().unwrap();
+        let base = t.path().join("changes");
+        let root = t.path().join("ws");
+        std::fs::create_dir(&root).unwrap();
+        let roots = std::slice::from_ref(&root);
+        let spare = base.join("spare-1");
+        type Spoil = fn(&Path);
+        let spoils: [(&str, Spoil); 4] = [
+            ("a file in the upper layer", |u| std::fs::write(u.join("x"), "1").unwrap()),
+            ("another mode on the upper layer", |u| {
+                std::fs::set_permissions(u, std::fs::Permissions::from_mode(0o777)).unwrap()
+            }),
+            ("an attribute on the upper layer", |u| {
+                rustix::fs::setxattr(u, "user.planted", b"1", rustix::fs::XattrFlags::empty())
+                    .unwrap()
+            }),
+            ("a symlink in place of the upper layer", |u| {
+                std::fs::remove_dir(u).unwrap();
+                std::os::unix::fs::symlink("/", u).unwrap();
+            }),
+        ];
+        for (what, spoil) in spoils {
+            let set = ChangeSet::create(&base, roots, &["true".into()]).unwrap();
+            set.recycle().unwrap();
+            assert!(spare.is_dir(), "{what}");
+            spoil(&spare.join("layer-0/upper"));
+            let set = ChangeSet::create(&base, roots, &["true".into()]).unwrap();
+            let upper = &set.layers()[0].upper;
+            // Checked here without the code under test: had the spoilt spare been used, one
+            // of these would fail.
+            let meta = std::fs::symlink_metadata(upper).unwrap();
+            assert!(meta.is_dir() && meta.mode() & 0o777 == 0o700, "{what}");
+            assert_eq!(std::fs::read_dir(upper).unwrap().count(), 0, "{what}");
+            let mut names = [0u8; 256];
+            assert_eq!(rustix::fs::llistxattr(upper, &mut names).unwrap(), 0, "{what}");
+            assert!(!spare.exists(), "{what}: the spoilt spare is gone");
+            assert_eq!(
+                std::fs::read_dir(&base).unwrap().count(),
+                1,
+                "{what}: only the new set is left"
+            );
+            set.remove().unwrap();
+        }
     }
 
     #[test]

@@ -424,7 +424,7 @@ impl Started {
             let merged = match &mut outcome {
                 Ok(o) if o.report.tier == Tier::Full => merge_back(set, &self.spec, &mut o.report),
                 // The fallback tier wrote the roots directly; the layers stayed empty.
-                Ok(_) => set.remove(),
+                Ok(_) => set.recycle(),
                 // The helper failed: the command may have run part way. What it changed
                 // stays for `cordon changes`; an untouched set goes.
                 Err(_) if set.is_untouched() => set.remove(),
@@ -618,6 +618,12 @@ fn merge_back(
     report: &mut DenialReport,
 ) -> Result<(), SandboxError> {
     let started = std::time::Instant::now();
+    if set.is_untouched() {
+        // Most runs change nothing: their set is kept for the next run.
+        let recycled = set.recycle();
+        report.merged.micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        return recycled;
+    }
     let id = set
         .dir()
         .file_name()
