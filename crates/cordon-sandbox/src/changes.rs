@@ -409,7 +409,11 @@ pub fn list_left(base: &Path) -> Result<Vec<LeftChanges>, SandboxError> {
     };
     let mut out = Vec::new();
     for entry in rd.flatten() {
-        if entry.file_name().as_encoded_bytes().starts_with(SPARE_PREFIX.as_bytes()) {
+        if entry
+            .file_name()
+            .as_encoded_bytes()
+            .starts_with(SPARE_PREFIX.as_bytes())
+        {
             continue;
         }
         let dir = entry.path();
@@ -526,7 +530,10 @@ mod tests {
         first.recycle().unwrap();
         let spare = base.join("spare-1");
         assert!(spare.is_dir());
-        assert!(list_left(&base).unwrap().is_empty(), "a spare is no run's leftover");
+        assert!(
+            list_left(&base).unwrap().is_empty(),
+            "a spare is no run's leftover"
+        );
 
         let second = ChangeSet::create(&base, roots, &["ls".into()]).unwrap();
         assert!(!spare.exists(), "the spare was taken");
@@ -556,7 +563,9 @@ mod tests {
         let spare = base.join("spare-1");
         type Spoil = fn(&Path);
         let spoils: [(&str, Spoil); 4] = [
-            ("a file in the upper layer", |u| std::fs::write(u.join("x"), "1").unwrap()),
+            ("a file in the upper layer", |u| {
+                std::fs::write(u.join("x"), "1").unwrap()
+            }),
             ("another mode on the upper layer", |u| {
                 std::fs::set_permissions(u, std::fs::Permissions::from_mode(0o777)).unwrap()
             }),
@@ -582,7 +591,11 @@ mod tests {
             assert!(meta.is_dir() && meta.mode() & 0o777 == 0o700, "{what}");
             assert_eq!(std::fs::read_dir(upper).unwrap().count(), 0, "{what}");
             let mut names = [0u8; 256];
-            assert_eq!(rustix::fs::llistxattr(upper, &mut names).unwrap(), 0, "{what}");
+            assert_eq!(
+                rustix::fs::llistxattr(upper, &mut names).unwrap(),
+                0,
+                "{what}"
+            );
             assert!(!spare.exists(), "{what}: the spoilt spare is gone");
             assert_eq!(
                 std::fs::read_dir(&base).unwrap().count(),

@@ -8,11 +8,19 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{
-    Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
+    Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, config::DbConfig,
+    params,
 };
 
 use crate::error::{StoreError, StoreErrorKind};
 use crate::paths;
+
+/// A connection that closes with more than this many pages (4 KiB each) in the WAL
+/// checkpoints it and truncates it to nothing. A process that opens the store while no
+/// other has it open rebuilds the WAL's index from every frame in it (and cannot tell
+/// what an earlier checkpoint already copied, so its own checkpoints would copy them all
+/// again): the WAL must stay short. A few dozen hook calls share one checkpoint.
+const WAL_TRIM_PAGES: u64 = 128;
 
 /// Newest schema version this build reads and writes (`PRAGMA user_version`).
 pub const SCHEMA_VERSION: i64 = 6;
@@ -400,6 +408,21 @@ pub struct Store {
     pub(crate) path: PathBuf,
 }
 
+impl Drop for Store {
+    fn drop(&mut self) {
+        let mut wal = self.path.clone().into_os_string();
+        wal.push("-wal");
+        let long = std::fs::symlink_metadata(&wal).is_ok_and(|m| m.len() > WAL_TRIM_PAGES * 4096);
+        if long {
+            // Never wait for another process's readers here: the next close trims it.
+            let _ = self.conn.busy_timeout(Duration::ZERO);
+            let _ = self
+                .conn
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+        }
+    }
+}
+
 pub(crate) fn now_ms() -> i64 {
     to_ms(SystemTime::now())
 }
@@ -473,6 +496,15 @@ impl Store {
                 )),
             ));
         }
+        // Most connections live for one short process (a hook call, a check). By default
+        // closing the last connection checkpoints the WAL into the database and deletes it
+        // (two fsyncs), and the next process creates it again (two more: its header and the
+        // directory). The WAL stays instead; `Drop` empties it once it has grown past
+        // `WAL_TRIM_PAGES` pages.
+        store
+            .conn
+            .set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
+            .map_err(err)?;
         store
             .conn
             .execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
