@@ -67,8 +67,8 @@ impl Held {
 
     /// Append `record` to the log at `path` through the kept handle (opened with
     /// `durability` when there is none, or when the path changed), then make it durable
-    /// as `durability` says: `FsyncEach` syncs in `append`; anything else is written
-    /// without waiting for the disk. A failure drops the handle.
+    /// as `durability` says: `FsyncEach` syncs before this returns; anything else is
+    /// written without waiting for the disk. A failure drops the handle.
     pub(crate) fn append(
         &self,
         path: &Path,
@@ -76,11 +76,12 @@ impl Held {
         record: &serde_json::Value,
     ) -> Result<(), StoreError> {
         let write = |log: &mut AuditLog| -> Result<(), StoreError> {
-            log.append(record)?;
-            if !matches!(durability, Durability::FsyncEach) {
-                log.flush_unsynced()?;
+            match durability {
+                Durability::FsyncEach => log.append(record),
+                // Also through a handle kept from a synced record: a run's start is
+                // synced, its end is not.
+                _ => log.append_unsynced(record),
             }
-            Ok(())
         };
         let Ok(mut slot) = self.audit.lock() else {
             return write(&mut AuditLog::open(path, durability)?);

@@ -131,7 +131,12 @@ impl Gate {
             path: Some(path.clone()),
             source,
         };
-        let durability = if self.unsynced_audit() {
+        // A record that comes before what it allows (a decision, a start) is on disk
+        // before the call goes on. One that reports what already happened (a run's end, a
+        // harness's result) is written before cordon answers or exits, without waiting for
+        // the disk: a power cut can lose it, never the record of what was allowed.
+        let after_the_fact = matches!(record.phase, Phase::End | Phase::Result);
+        let durability = if self.unsynced_audit() || after_the_fact {
             Durability::Batched {
                 max_records: u32::MAX,
                 max_delay: std::time::Duration::MAX,

@@ -324,6 +324,23 @@ impl AuditLog {
         Ok(())
     }
 
+    /// Append one record and write it (with any queued before it) to the file now, without
+    /// waiting for the disk, whatever this log's [`Durability`]: it survives this process
+    /// being killed, and reaches the disk with the next sync (or the kernel's writeback).
+    pub fn append_unsynced(&mut self, record: &Value) -> Result<(), StoreError> {
+        let durability = std::mem::replace(
+            &mut self.durability,
+            Durability::Batched {
+                max_records: u32::MAX,
+                max_delay: std::time::Duration::MAX,
+            },
+        );
+        let queued = self.append(record);
+        self.durability = durability;
+        queued?;
+        self.flush_unsynced().map(|_| ())
+    }
+
     /// Append one record and write it (with any queued before it) to disk now; returns
     /// its sequence number and hash.
     pub fn append_now(&mut self, record: &Value) -> Result<AppendReceipt, StoreError> {

@@ -545,3 +545,25 @@ fn any_changed_byte_before_the_last_line_is_detected() {
         }
     }
 }
+
+#[test]
+fn an_unsynced_record_is_in_the_file_and_chained_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let mut log = AuditLog::open(&path, Durability::FsyncEach).unwrap();
+    log.append(&json!({"phase": "start", "n": 1})).unwrap();
+    log.append_unsynced(&json!({"phase": "end", "n": 2}))
+        .unwrap();
+    // Read by another handle while the writer is still open: nothing waits in memory.
+    let written = lines(&path);
+    assert_eq!(written.len(), 3, "header, start, end");
+    let end: Value = serde_json::from_slice(&written[2]).unwrap();
+    assert_eq!(end["n"], 2);
+    // The log's own durability is unchanged: the next append is synced and chained.
+    log.append(&json!({"phase": "start", "n": 3})).unwrap();
+    drop(log);
+    assert!(matches!(
+        verify(&path).unwrap(),
+        VerifyReport::Ok { records: 3, .. }
+    ));
+}
