@@ -196,7 +196,7 @@ impl ChangeSet {
         };
         let json = serde_json::to_vec_pretty(&meta)
             .map_err(|e| SandboxError::setup(format!("cannot encode the change set: {e}")))?;
-        std::fs::write(dir.join("meta.json"), json)
+        write_in_place(&dir.join("meta.json"), &json)
             .map_err(io(format_args!("cannot write {}/meta.json", dir.display())))?;
         Ok(ChangeSet {
             dir,
@@ -269,6 +269,23 @@ fn rename_new(from: &Path, to: &Path) -> rustix::io::Result<()> {
         to,
         rustix::fs::RenameFlags::NOREPLACE,
     )
+}
+
+/// Write `data` as the whole content of `path` over what a spare set's file held, without
+/// truncating it first: truncation frees the file's block and writing allocates another,
+/// and on a file system mounted with `discard` each free is a discard sent to the disk.
+fn write_in_place(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(path)?;
+    f.write_all(data)?;
+    f.set_len(data.len() as u64)
 }
 
 /// Open and lock a change set's `lock` file (never through a symlink).
