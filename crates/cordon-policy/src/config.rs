@@ -12,17 +12,14 @@
 
 use crate::facts::FileFacts;
 use crate::presets::Preset;
-use crate::rules::{self, Anchors, Matcher, Rule, RuleOrigin};
+use crate::rules::{Rule, RuleOrigin};
 use crate::settings::{ApprovalPolicy, NetworkSettings, SandboxMode, SandboxSettings};
 use crate::verdict::Decision;
-use serde::Deserialize;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use toml::Spanned;
 
 mod format;
 mod merge;
-use format::{AllowEntry, FileConfig, PresetTable, SandboxField};
+use format::FileConfig;
 use merge::merge;
 
 /// Largest config file accepted.

@@ -10,10 +10,7 @@ use crate::facts::FileFacts;
 use crate::net::{Authority, Host, Origin};
 use crate::paths::{self, Location, PathFacts};
 use crate::request::{Action, Request, ToolKind};
-use cordon_shell::{
-    Analysis, Class, Context as ShellContext, CwdChange, Dynamic, ExecArg, HazardKind,
-    RepoConfigUse, SimpleCommand,
-};
+use cordon_shell::Analysis;
 use std::path::{Path, PathBuf};
 
 mod shell;

@@ -8,11 +8,9 @@
 use crate::config::{self, ConfigError, Defaults, LoadOptions, Merged, Mode};
 use crate::errors::AttenuationError;
 use crate::facts::FileFacts;
-use crate::guards;
 use crate::judgement::{Containment, Judgement};
-use crate::net::{NetCheck, NetCode, NetworkPolicy};
+use crate::net::NetworkPolicy;
 use crate::ops::{self, OpKind, Operation, Operations, Target};
-use crate::paths::{Location, PathFacts};
 use crate::request::{Request, ToolKind};
 use crate::rules::{Matcher, PathIndex, PathTool, Rule};
 use crate::settings::{ApprovalPolicy, NetworkSettings, SandboxMode, SandboxSettings};

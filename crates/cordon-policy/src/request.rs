@@ -12,7 +12,6 @@ use std::path::PathBuf;
 
 mod action;
 mod input;
-use input::Input;
 
 /// Largest request accepted, in bytes.
 pub const MAX_REQUEST_BYTES: usize = 1 << 20;

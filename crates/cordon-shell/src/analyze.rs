@@ -11,20 +11,15 @@
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-use crate::env::{Env, Val};
-use crate::expand::{self, Expander, Expansion, Field, Mode};
-use crate::knowledge::{self, Cd, Invocation, Outcome};
+use crate::env::Env;
+use crate::knowledge::Outcome;
 use crate::model::{
-    Analysis, Class, Context, CwdChange, Dynamic, Effects, Hazard, HazardKind, NetTarget, Redirect,
-    RedirectKind, SimpleCommand, Word,
+    Analysis, Class, Context, CwdChange, Dynamic, Effects, Hazard, HazardKind, NetTarget,
+    SimpleCommand, Word,
 };
-use crate::parse::{
-    self, AndOr, Arg, Assign, AssignValue, Compound, CompoundKind, Flow, Item, Pipeline,
-    RawRedirect, RawTarget, Script, Simple,
-};
+use crate::parse::{self, Arg, Compound};
 use crate::pattern::Pattern;
-use crate::word::{self, Decoded, Subst, SubstKind};
-use crate::wrappers::{self, shell_quote, standard_name};
+use crate::wrappers::{self, shell_quote};
 
 mod flow;
 mod nested;

@@ -15,12 +15,10 @@
 //! [`MAX_VALUE`] are unknown; pattern operators give up past a fixed amount of
 //! matching work.
 
-use crate::env::{Env, HOME, MAX_VALUE, Val};
+use crate::env::{Env, HOME, Val};
 use crate::model::Dynamic;
 use crate::pattern::Pattern;
-use crate::word::{
-    self, Subst, SubstKind, find_byte, match_brace, match_paren, next_char, skip_dq, slice,
-};
+use crate::word::{Subst, next_char};
 
 mod brace;
 mod fields;
@@ -29,7 +27,6 @@ mod printf;
 mod scan;
 pub(crate) use brace::brace_expands;
 use brace::{Work, brace_expand};
-use params::{Ref, parse_ref};
 pub(crate) use printf::printf;
 
 /// Most words one brace expansion may produce; a larger expansion stays opaque.

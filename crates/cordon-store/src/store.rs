@@ -7,9 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rusqlite::{
-    Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
-};
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior, params};
 
 use crate::error::{StoreError, StoreErrorKind};
 use crate::paths;

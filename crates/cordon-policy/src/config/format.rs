@@ -1,6 +1,8 @@
 //! The file format: the tables of `policy.toml` as serde reads them.
 
-use super::*;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use toml::Spanned;
 
 // ---- the file format ------------------------------------------------------------------
 

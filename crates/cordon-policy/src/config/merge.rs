@@ -1,7 +1,19 @@
 //! Merging the layers into one policy: each layer's settings, rules, presets and
 //! credentials checked, and the result bounded by the layers above it.
 
-use super::*;
+use super::format::{AllowEntry, PresetTable, SandboxField};
+use super::{
+    ConfigError, DEFAULT_KEYS, Defaults, Layer, LayerKind, LoadOptions, Merged, Mode, Versions,
+    user_file,
+};
+use crate::facts::FileFacts;
+use crate::presets::Preset;
+use crate::rules::{self, Anchors, Matcher, Rule, RuleOrigin};
+use crate::settings::{ApprovalPolicy, NetworkSettings, SandboxMode, SandboxSettings};
+use crate::verdict::Decision;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
 
 pub(super) fn merge(
     opts: &LoadOptions,

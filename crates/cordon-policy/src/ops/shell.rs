@@ -1,7 +1,13 @@
 //! Operations of shell text: what each analyzed command reads, writes, deletes, runs
 //! and reaches, and what stays unknown.
 
-use super::*;
+use super::{Context, OpKind, Opaque, Operation, Operations, SubCommand, Target, net_target};
+use crate::paths::{self};
+use cordon_shell::{
+    Class, Context as ShellContext, CwdChange, Dynamic, ExecArg, HazardKind, RepoConfigUse,
+    SimpleCommand,
+};
+use std::path::{Path, PathBuf};
 
 /// Programs whose arguments are never paths, so runtime values in them are harmless.
 const NON_PATH_ARGS: &[&str] = &[

@@ -1,6 +1,16 @@
 //! The steps of the decision order, each its own function so it can be tested alone.
 
-use super::*;
+use super::{Outcome, Policy, RuleSet, ensure_period};
+use crate::config::Mode;
+use crate::guards;
+use crate::judgement::Containment;
+use crate::net::{NetCheck, NetCode, NetworkPolicy};
+use crate::ops::{OpKind, Operation, Operations, Target};
+use crate::paths::{Location, PathFacts};
+use crate::request::ToolKind;
+use crate::rules::Matcher;
+use crate::verdict::{Decision, Source, Step};
+use std::path::Path;
 
 impl Policy {
     /// Step 1: a malformed operation is denied with its reason.

@@ -4,6 +4,7 @@
 use super::*;
 use crate::facts::FakeFs;
 use crate::ops::{Opaque, SubCommand};
+use crate::paths::{Location, PathFacts};
 
 fn policy(cfg: &str, mode: Option<Mode>) -> Policy {
     let fs = FakeFs::new().dir("/w/proj").file_with(

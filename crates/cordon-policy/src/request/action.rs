@@ -1,6 +1,8 @@
 //! Mapping a tool call to the action it asks for, validating its input.
 
-use super::*;
+use super::input::Input;
+use super::{Action, Request, RequestError, check_text, err, quote_argv};
+use serde_json::Value;
 
 impl Request {
     /// Map the tool to what it does, validating its input.

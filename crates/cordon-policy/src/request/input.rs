@@ -1,6 +1,7 @@
 //! Typed access to a tool call's input object, with one clear error per bad field.
 
-use super::*;
+use super::{RequestError, check_text, err};
+use serde_json::{Map, Value};
 
 pub(super) struct Input<'a> {
     pub(super) tool: &'a str,

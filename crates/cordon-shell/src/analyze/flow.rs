@@ -1,7 +1,10 @@
 //! Where bytes go: redirections, files and links written earlier in the text, and
 //! bytes the reader cannot see (fetched or decoded) followed to what runs them.
 
-use super::*;
+use super::{Analyzer, Feed, Nested, Scope, Unseen, dev_tcp, norm_path, push_all};
+use crate::expand::{Expander, Field, Mode};
+use crate::model::{Context, CwdChange, Dynamic, Effects, Redirect, RedirectKind, Word};
+use crate::parse::{RawRedirect, RawTarget};
 
 impl Analyzer {
     /// Why the file at `key` (or a directory holding it, such as a repository cloned

@@ -1,7 +1,11 @@
 //! Nested code: substitutions, shell strings, sourced scripts and function bodies
 //! at their call sites, each analyzed with the variables it sees.
 
-use super::*;
+use super::{Analyzer, MAX_DEPTH, MAX_EXPANSIONS, MAX_FN_ASSIGNS, Nested, Scope, Unseen, Where};
+use crate::env::Val;
+use crate::model::Context;
+use crate::parse::{Assign, Script};
+use crate::word::{Subst, SubstKind};
 
 impl Analyzer {
     /// Analyze the bodies of substitutions found in a word.

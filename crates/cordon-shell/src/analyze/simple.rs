@@ -2,7 +2,17 @@
 //! base, and the code it runs analyzed in turn.
 
 use super::vars::is_int;
-use super::*;
+use super::{
+    Analyzer, CODE_RUNNERS, ENV_BUILTINS, FETCHERS, Feed, MAX_DEPTH, MAX_EXPANSIONS, Meta, Nested,
+    SHELLS, Scope, Unseen, Where, add_dev_tcp, exec_argv_text, glob_programs, is_declaration,
+    join_cwd, norm_path, prog_name_of, push_all, url_host_dynamic, wrapper_only,
+};
+use crate::env::Val;
+use crate::expand::{self, Mode};
+use crate::knowledge::{self, Cd, Invocation, Outcome};
+use crate::model::{Class, Context, CwdChange, Dynamic, Effects, HazardKind, SimpleCommand, Word};
+use crate::parse::{Arg, Assign, Simple};
+use crate::wrappers::{self, shell_quote, standard_name};
 
 impl Analyzer {
     #[allow(clippy::too_many_lines)]

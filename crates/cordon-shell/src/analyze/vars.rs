@@ -1,7 +1,11 @@
 //! Variables: assignments, the builtins that change them (`declare`, `read`,
 //! `printf -v`, …) and the arithmetic that assigns them.
 
-use super::*;
+use super::{Analyzer, Feed, Nested, Scope, push_all};
+use crate::env::Val;
+use crate::expand::{self, Expander, Mode};
+use crate::model::{Dynamic, Word};
+use crate::parse::{Assign, AssignValue};
 
 impl Analyzer {
     /// Arithmetic text names a variable assigned in this text to something other than

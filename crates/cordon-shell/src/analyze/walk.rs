@@ -2,7 +2,16 @@
 //! loops analyzed once per iteration of a literal list.
 
 use super::vars::{arith_assigned, is_int};
-use super::*;
+use super::{
+    Analyzer, MAX_UNROLL, Meta, NESTING_BUDGET, Nested, Scope, Unseen, add_dev_tcp, literal_output,
+    push_all,
+};
+use crate::env::Val;
+use crate::expand::{Expander, Expansion, Field, Mode};
+use crate::model::{Class, Context, Dynamic, Effects, SimpleCommand, Word};
+use crate::parse::{self, AndOr, Compound, CompoundKind, Flow, Item, Pipeline, Script};
+use crate::word::{self, Decoded};
+use std::rc::Rc;
 
 impl Analyzer {
     pub(super) fn run_text(&mut self, text: &str, scope: &mut Scope) -> bool {

@@ -1,6 +1,7 @@
 //! Brace expansion (`{a,b}`, `{1..9}`), bounded in words and work.
 
-use super::*;
+use super::{MAX_BRACE_DEPTH, MAX_BRACE_WORDS, int_literal};
+use crate::word::{find_byte, match_brace, match_paren, skip_dq, slice};
 
 /// Does brace expansion change this word (so it is not one assignment)?
 pub(crate) fn brace_expands(raw: &str) -> bool {

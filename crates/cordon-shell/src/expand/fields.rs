@@ -1,6 +1,9 @@
 //! Field splitting on `IFS` and the marking of globs in the fields built.
 
-use super::*;
+use super::{Expander, Field, Piece, is_pattern_char, render_home};
+use crate::env::{HOME, Val};
+use crate::model::Dynamic;
+use crate::pattern::Pattern;
 
 impl Expander<'_> {
     // ---- fields ------------------------------------------------------------------

@@ -1,7 +1,14 @@
 //! Parameter expansion: `${…}` references, their operators, and the values they
 //! give when the variables are known.
 
-use super::*;
+use super::{
+    Ctx, Expander, MATCH_STEPS_PER_BYTE, MAX_MATCH_WORK, MAX_OPERAND_DEPTH, Piece, Rv, arith_int,
+    atom, int_literal, is_name, is_pattern_char, pick, pieces_text, replace, single_quote,
+};
+use crate::env::{HOME, Val};
+use crate::model::Dynamic;
+use crate::pattern::Pattern;
+use crate::word::{self, find_byte, match_brace, match_paren, skip_dq};
 
 impl Expander<'_> {
     // ---- parameters --------------------------------------------------------------

@@ -1,6 +1,7 @@
 //! bash's `printf` for the formats the text alone fixes.
 
-use super::*;
+use super::int_literal;
+use crate::env::MAX_VALUE;
 
 // ---- printf ----------------------------------------------------------------------
 

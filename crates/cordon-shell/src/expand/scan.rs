@@ -1,7 +1,14 @@
 //! Scanning a word into pieces: quotes, tilde prefixes, `$…` references and
 //! command substitutions, with the output of those the text alone fixes.
 
-use super::*;
+use super::params::{Ref, parse_ref};
+use super::printf::printf;
+use super::{Ctx, Expander, Field, MAX_OPERAND_DEPTH, Mode, Piece, atom, flush, home_marker};
+use crate::env::{HOME, Val};
+use crate::model::Dynamic;
+use crate::word::{
+    self, Subst, SubstKind, find_byte, match_brace, match_paren, next_char, skip_dq, slice,
+};
 
 impl Expander<'_> {
     // ---- scanning ----------------------------------------------------------------

@@ -2,7 +2,7 @@
 //! creating and deleting, archives, and `find`/`fd` with their executing actions.
 
 use super::{Entry, Invocation, Opts, Outcome, join, parse_args, plain_read_only, read_operands};
-use crate::model::{Class, Word};
+use crate::model::Word;
 
 mod archive;
 mod find;

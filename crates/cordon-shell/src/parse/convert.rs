@@ -1,6 +1,11 @@
 //! Conversion of brush-parser's syntax tree into cordon's own small tree.
 
-use super::*;
+use super::{
+    AndOr, Arg, Assign, AssignValue, Compound, CompoundKind, Flow, Function, Item, MAX_NESTING,
+    MAX_TEXT, Pipeline, RawRedirect, RawTarget, Script, Simple, Src, parse,
+};
+use crate::model::RedirectKind;
+use brush_parser::ast;
 
 pub(super) fn convert_list(src: &Src<'_>, list: &ast::CompoundList, out: &mut Script) {
     for ast::CompoundListItem(and_or, sep) in &list.0 {

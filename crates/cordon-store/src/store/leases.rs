@@ -1,6 +1,9 @@
 //! Leases: approvals granted for one fingerprint, consumed, revoked and listed.
 
-use super::*;
+use super::{Lease, LeaseId, LeaseUse, Scope, Store, from_ms, now_ms, ttl_ms};
+use crate::error::{StoreError, StoreErrorKind};
+use rusqlite::{OptionalExtension, Transaction, params};
+use std::time::Duration;
 
 impl Store {
     /// Record an approval for the invocation with this fingerprint.

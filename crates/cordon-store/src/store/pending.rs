@@ -1,7 +1,13 @@
 //! Pending requests: calls that could not be put to a human at once, and their
 //! answers (approve, deny) settled later.
 
-use super::*;
+use super::{
+    APPROVED_PENDING_TTL, Answer, Answered, Approved, Denied, LeaseId, Pending, PendingId,
+    PendingState, Scope, Store, from_ms, now_ms,
+};
+use crate::error::{StoreError, StoreErrorKind};
+use rusqlite::{OptionalExtension, params};
+use std::time::Duration;
 
 impl Store {
     /// Record a request that could not be put to a human now.

@@ -1,7 +1,8 @@
 //! The database schema: the migrations in order, and the identity and version checks
 //! made when a store is opened.
 
-use super::*;
+use super::{APPLICATION_ID, SCHEMA_VERSION, Store};
+use crate::error::{StoreError, StoreErrorKind};
 
 /// Migrations, one per schema version; entry `i` moves the schema from `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[

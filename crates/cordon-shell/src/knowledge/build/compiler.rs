@@ -1,7 +1,8 @@
 //! Compiler drivers (`gcc`, `clang`, `rustc`, …): the files they read and write and
 //! the plugins and linkers they run.
 
-use super::*;
+use crate::knowledge::{Invocation, Outcome};
+use crate::model::Word;
 
 /// Options of C-family compiler drivers (`gcc`, `clang`, …) that take the next
 /// argument as their value when it is not attached. Their options are single-dash

@@ -1,7 +1,8 @@
 //! JavaScript package managers and runtimes (`npm`, `pnpm`, `yarn`, `bun`, `deno`,
 //! `node`, `npx`).
 
-use super::*;
+use crate::knowledge::{Invocation, Outcome};
+use crate::model::{Class, Word};
 
 /// Subcommands of JS package managers that only read local state.
 const JS_READ: &[&str] = &[

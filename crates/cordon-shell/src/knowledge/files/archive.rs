@@ -1,6 +1,7 @@
 //! Compressors and archivers: `gzip` and kin, `tar`, `zip` and `unzip`.
 
-use super::*;
+use crate::knowledge::{Invocation, Opts, Outcome, parse_args};
+use crate::model::{Class, Word};
 
 pub(super) fn compress(inv: &Invocation<'_>) -> Outcome {
     let p = parse_args(

@@ -1,6 +1,7 @@
 //! `find` and `fd`, with the commands their executing actions run.
 
-use super::*;
+use crate::knowledge::{Invocation, Opts, Outcome, parse_args};
+use crate::model::Word;
 
 /// Primaries of `find` that take one argument.
 const FIND_ONE_ARG: &[&str] = &[

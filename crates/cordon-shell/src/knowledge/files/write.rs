@@ -1,7 +1,8 @@
 //! Programs that create, change or delete files: copies and moves, links, `touch`,
 //! `rm`/`shred`, mode and owner changes, `dd` and `mktemp`.
 
-use super::*;
+use crate::knowledge::{Invocation, Opts, Outcome, parse_args};
+use crate::model::{Class, Word};
 
 /// `cp`/`mv`: the last operand (or `-t DIR`) is written; the others are read, and
 /// for `mv` also deleted.

@@ -1,7 +1,8 @@
 //! HTTP clients: `curl`, `wget`, HTTPie and the other fetchers, with the URLs they
 //! reach and the files they read, write and send.
 
-use super::*;
+use crate::knowledge::{Invocation, Opts, Outcome, parse_args};
+use crate::model::{Class, Word};
 
 pub(super) fn curl(inv: &Invocation<'_>) -> Outcome {
     let p = parse_args(

@@ -1,7 +1,9 @@
 //! Remote shells and copies: `ssh` (with the local commands its options run),
 //! `scp`/`sftp` and `rsync`.
 
-use super::*;
+use super::remote_host;
+use crate::knowledge::{Invocation, Opts, Outcome, parse_args};
+use crate::model::{Class, Word};
 
 /// The destination ssh's `%` tokens stand for in a local command (`ProxyCommand nc
 /// %h %p`): user, host and port, as far as the command line shows them.

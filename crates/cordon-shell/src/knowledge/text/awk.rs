@@ -1,7 +1,8 @@
 //! `awk`: its program read for the commands, pipes and redirections that run code or
 //! write files.
 
-use super::*;
+use crate::knowledge::{Invocation, Opts, Outcome, parse_args};
+use crate::model::{Class, Word};
 
 /// `awk`: `system()`, pipes to and from commands, and output redirection inside the
 /// program run commands or write files.

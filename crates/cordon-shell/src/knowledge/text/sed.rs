@@ -1,6 +1,7 @@
 //! `sed`: its script read for the commands that write or read files or run commands.
 
-use super::*;
+use crate::knowledge::{Invocation, Opts, Outcome, parse_args};
+use crate::model::{Class, Word};
 
 /// `sed`: `-i` edits its files in place; the script's `w`/`W` commands and `s///w`
 /// flags write files, `r`/`R` read files, and `e` or `s///e` run commands.
