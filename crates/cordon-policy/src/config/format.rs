@@ -4,8 +4,6 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use toml::Spanned;
 
-// ---- the file format ------------------------------------------------------------------
-
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct FileConfig {

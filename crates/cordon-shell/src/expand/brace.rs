@@ -15,8 +15,6 @@ pub(crate) fn brace_expands(raw: &str) -> bool {
     brace_expand(raw, 0, &mut work).is_none_or(|w| w.len() != 1 || w[0] != raw)
 }
 
-// ---- brace expansion -------------------------------------------------------------
-
 /// What one brace expansion may still spend: scanning steps and bytes of words built.
 pub(super) struct Work {
     pub(super) scan: usize,

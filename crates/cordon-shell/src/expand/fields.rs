@@ -6,8 +6,6 @@ use crate::model::Dynamic;
 use crate::pattern::Pattern;
 
 impl Expander<'_> {
-    // ---- fields ------------------------------------------------------------------
-
     /// Split pieces into fields and mark globs.
     pub(super) fn fields(&mut self, pieces: Vec<Piece>, split: bool) -> Vec<Field> {
         let ifs = if split

@@ -11,8 +11,6 @@ use crate::pattern::Pattern;
 use crate::word::{self, find_byte, match_brace, match_paren, skip_dq};
 
 impl Expander<'_> {
-    // ---- parameters --------------------------------------------------------------
-
     /// Resolve a reference (`name`, `name[sub]`, `1`, `@`).
     pub(super) fn resolve(&mut self, r: &Ref<'_>) -> Rv {
         if !is_name(r.name) {

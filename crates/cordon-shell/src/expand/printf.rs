@@ -3,8 +3,6 @@
 use super::int_literal;
 use crate::env::MAX_VALUE;
 
-// ---- printf ----------------------------------------------------------------------
-
 /// bash's `printf FORMAT ARGS…` for the simple formats (`%s`, `%b`, `%c`, `%d`, `%%`,
 /// escapes); `None` for anything else (widths, precisions, other conversions).
 pub(crate) fn printf(fmt: &str, args: &[String]) -> Option<String> {

@@ -11,8 +11,6 @@ use crate::word::{
 };
 
 impl Expander<'_> {
-    // ---- scanning ----------------------------------------------------------------
-
     /// Scan a word (or an operand) into pieces.
     pub(super) fn scan(&mut self, raw: &str, ctx: Ctx) -> Vec<Piece> {
         let mut out = Vec::new();
