@@ -1,0 +1,262 @@
+//! Reading raw text before the parser sees it: where long text can be cut into
+//! pieces, and how deep it nests.
+
+/// Byte offsets just after newlines that end a complete top-level command, at least
+/// `every` bytes apart. Tracks quotes, escapes, brackets, compound keywords and
+/// here-document bodies; anything it misjudges makes a piece fail to parse, which
+/// [`parse`](super::parse) answers by parsing the whole text.
+pub(crate) fn split_points(text: &str, every: usize) -> Vec<usize> {
+    let b = text.as_bytes();
+    let mut cuts = Vec::new();
+    let mut last = 0;
+    let mut depth: isize = 0;
+    let mut case_depth: isize = 0;
+    let mut in_dq = false;
+    let mut heredocs: Vec<(Vec<u8>, bool)> = Vec::new();
+    let mut i = 0;
+    let mut word_start = true;
+    while i < b.len() {
+        let c = b[i];
+        let at_word_start = word_start;
+        word_start = matches!(c, b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'(');
+        if in_dq {
+            match c {
+                b'\\' => i += 1,
+                b'"' => in_dq = false,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        match c {
+            b'\\' => i += 1,
+            b'\'' => {
+                i = b
+                    .get(i + 1..)
+                    .and_then(|r| r.iter().position(|&x| x == b'\''))
+                    .map_or(b.len(), |p| i + 1 + p);
+            }
+            b'"' => in_dq = true,
+            b'`' => {
+                i = b
+                    .get(i + 1..)
+                    .and_then(|r| r.iter().position(|&x| x == b'`'))
+                    .map_or(b.len(), |p| i + 1 + p);
+            }
+            // Inside `case`, pattern parentheses need not balance.
+            b'(' | b')' if case_depth > 0 => {}
+            b'(' | b'{' => depth += 1,
+            b')' | b'}' => depth -= 1,
+            b'#' if at_word_start => {
+                i = b
+                    .get(i..)
+                    .and_then(|r| r.iter().position(|&x| x == b'\n'))
+                    .map_or(b.len(), |p| i + p)
+                    .saturating_sub(1);
+            }
+            b'<' if b.get(i + 1) == Some(&b'<') && b.get(i + 2) != Some(&b'<') => {
+                let mut j = i + 2;
+                let strip = b.get(j) == Some(&b'-');
+                if strip {
+                    j += 1;
+                }
+                while b.get(j).is_some_and(|x| *x == b' ' || *x == b'\t') {
+                    j += 1;
+                }
+                let mut delim = Vec::new();
+                while let Some(&x) = b.get(j) {
+                    if matches!(
+                        x,
+                        b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'<' | b'>' | b'(' | b')'
+                    ) {
+                        break;
+                    }
+                    if !matches!(x, b'\'' | b'"' | b'\\') {
+                        delim.push(x);
+                    }
+                    j += 1;
+                }
+                heredocs.push((delim, strip));
+                i = j;
+                continue;
+            }
+            b'\n' => {
+                // Skip the bodies of here-documents started on this line.
+                let mut j = i + 1;
+                for (delim, strip) in heredocs.drain(..) {
+                    loop {
+                        let end = b
+                            .get(j..)
+                            .and_then(|r| r.iter().position(|&x| x == b'\n'))
+                            .map_or(b.len(), |p| j + p);
+                        let line = b.get(j..end).unwrap_or(&[]);
+                        let line = if strip {
+                            let k = line.iter().position(|&x| x != b'\t').unwrap_or(line.len());
+                            &line[k..]
+                        } else {
+                            line
+                        };
+                        j = (end + 1).min(b.len());
+                        if line == delim.as_slice() || end >= b.len() {
+                            break;
+                        }
+                    }
+                }
+                i = j;
+                if depth == 0
+                    && i - last >= every
+                    && i < b.len()
+                    && !ends_with_continuation(&b[last..i])
+                {
+                    cuts.push(i);
+                    last = i;
+                }
+                word_start = true;
+                continue;
+            }
+            _ if at_word_start && c.is_ascii_lowercase() => {
+                let end = b[i..]
+                    .iter()
+                    .position(|x| !x.is_ascii_lowercase())
+                    .map_or(b.len(), |p| i + p);
+                let next_ok = b
+                    .get(end)
+                    .is_none_or(|x| matches!(x, b' ' | b'\t' | b'\n' | b';' | b')' | b'&' | b'|'));
+                if next_ok {
+                    match &b[i..end] {
+                        b"if" | b"for" | b"while" | b"until" | b"select" => depth += 1,
+                        b"fi" | b"done" => depth -= 1,
+                        b"case" => case_depth += 1,
+                        b"esac" => case_depth -= 1,
+                        _ => {}
+                    }
+                }
+                i = end;
+                word_start = false;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    cuts
+}
+
+/// A line ending in `|`, `&&` or `||` continues on the next line.
+fn ends_with_continuation(piece: &[u8]) -> bool {
+    let trimmed = piece
+        .iter()
+        .rposition(|x| !x.is_ascii_whitespace())
+        .map_or(&piece[..0], |p| &piece[..=p]);
+    trimmed.ends_with(b"|") || trimmed.ends_with(b"&&")
+}
+
+/// Returns `Some(depth)` when the text nests deeper than `limit`.
+///
+/// Over-approximates what the parser will recurse on: every `(`, `{`, `$(`, `${`,
+/// backtick and double quote opened inside a substitution, and every `if`, `case`,
+/// `for`, `while`, `until`, `select` keyword counts one level until its closer.
+/// Over-counting only refuses very odd text; under-counting could crash, so closers
+/// pop only the kind they close.
+pub(super) fn exceeds_nesting(text: &str, limit: usize) -> Option<usize> {
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum Open {
+        Paren,
+        Brace,
+        DoubleQuote,
+        Backtick,
+        Keyword,
+        Case,
+    }
+    let b = text.as_bytes();
+    let mut stack: Vec<Open> = Vec::new();
+    let mut i = 0;
+    let mut word_start = true;
+    while i < b.len() {
+        let c = b[i];
+        let top = stack.last().copied();
+        let at_word_start = word_start;
+        word_start = matches!(c, b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'(');
+        if top == Some(Open::DoubleQuote) {
+            match c {
+                b'\\' => i += 1,
+                b'"' => {
+                    stack.pop();
+                }
+                b'$' if matches!(b.get(i + 1), Some(b'(') | Some(b'{')) => {
+                    stack.push(if b[i + 1] == b'(' {
+                        Open::Paren
+                    } else {
+                        Open::Brace
+                    });
+                    i += 1;
+                }
+                b'`' => stack.push(Open::Backtick),
+                _ => {}
+            }
+        } else {
+            match c {
+                b'\\' => i += 1,
+                b'\'' => {
+                    i = b
+                        .get(i + 1..)
+                        .and_then(|r| r.iter().position(|&x| x == b'\''))
+                        .map_or(b.len(), |p| i + 1 + p);
+                }
+                b'"' => stack.push(Open::DoubleQuote),
+                b'`' if top == Some(Open::Backtick) => {
+                    stack.pop();
+                }
+                b'`' => stack.push(Open::Backtick),
+                b'(' if top == Some(Open::Case) => {}
+                b'(' => stack.push(Open::Paren),
+                b')' if top == Some(Open::Paren) => {
+                    stack.pop();
+                }
+                b'{' => stack.push(Open::Brace),
+                b'}' if top == Some(Open::Brace) => {
+                    stack.pop();
+                }
+                b'#' if at_word_start => {
+                    i = b
+                        .get(i..)
+                        .and_then(|r| r.iter().position(|&x| x == b'\n'))
+                        .map_or(b.len(), |p| i + p);
+                }
+                _ if at_word_start && c.is_ascii_lowercase() => {
+                    let end = b[i..]
+                        .iter()
+                        .position(|x| !x.is_ascii_lowercase())
+                        .map_or(b.len(), |p| i + p);
+                    let next_ok = b.get(end).is_none_or(|x| {
+                        matches!(x, b' ' | b'\t' | b'\n' | b';' | b')' | b'&' | b'|')
+                    });
+                    if next_ok {
+                        match &b[i..end] {
+                            b"if" | b"for" | b"while" | b"until" | b"select" => {
+                                stack.push(Open::Keyword);
+                            }
+                            b"case" => stack.push(Open::Case),
+                            b"fi" | b"done" if top == Some(Open::Keyword) => {
+                                stack.pop();
+                            }
+                            b"esac" if top == Some(Open::Case) => {
+                                stack.pop();
+                            }
+                            _ => {}
+                        }
+                    }
+                    i = end;
+                    word_start = false;
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        if stack.len() > limit {
+            return Some(stack.len());
+        }
+        i += 1;
+    }
+    None
+}

@@ -1,0 +1,213 @@
+//! Leases: approvals granted for one fingerprint, consumed, revoked and listed.
+
+use super::{Lease, LeaseId, LeaseUse, Scope, Store, from_ms, now_ms, ttl_ms};
+use crate::error::{StoreError, StoreErrorKind};
+use rusqlite::{OptionalExtension, Transaction, params};
+use std::time::Duration;
+
+impl Store {
+    /// Record an approval for the invocation with this fingerprint.
+    ///
+    /// `ttl` bounds its life (`None`: until revoked). `answer_note` records what the
+    /// human answered, for the audit trail.
+    pub fn grant(
+        &self,
+        fingerprint: &str,
+        scope: Scope,
+        ttl: Option<Duration>,
+        answer_note: &str,
+    ) -> Result<LeaseId, StoreError> {
+        let tx = self.immediate()?;
+        let id = self.insert_lease(&tx, fingerprint, &scope, ttl, answer_note, false)?;
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(id)
+    }
+
+    /// Record a once-lease that is spent at the moment it is made (an "allow once"
+    /// answered at the terminal), so that the use has a lease id in the audit log.
+    pub(crate) fn grant_spent(
+        &self,
+        fingerprint: &str,
+        answer_note: &str,
+    ) -> Result<LeaseId, StoreError> {
+        let tx = self.immediate()?;
+        let id = self.insert_lease(&tx, fingerprint, &Scope::Once, None, answer_note, true)?;
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(id)
+    }
+
+    pub(super) fn insert_lease(
+        &self,
+        tx: &Transaction<'_>,
+        fingerprint: &str,
+        scope: &Scope,
+        ttl: Option<Duration>,
+        answer_note: &str,
+        spent: bool,
+    ) -> Result<LeaseId, StoreError> {
+        if fingerprint.is_empty() {
+            return Err(self.invalid("a lease needs a non-empty fingerprint"));
+        }
+        let session = match scope {
+            Scope::Session(s) if s.is_empty() => {
+                return Err(self.invalid("a session lease needs a non-empty session id"));
+            }
+            Scope::Session(s) => Some(s.as_str()),
+            _ => None,
+        };
+        let now = now_ms();
+        let expires = ttl.map(|t| now.saturating_add(ttl_ms(t)));
+        let (used, uses) = if spent { (Some(now), 1) } else { (None, 0) };
+        tx.execute(
+            "INSERT INTO leases (fingerprint, scope, session, created_ms, expires_ms, used_at_ms, uses, answer)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![fingerprint, scope.as_str(), session, now, expires, used, uses, answer_note],
+        )
+        .map_err(|e| self.err(e))?;
+        Ok(LeaseId(tx.last_insert_rowid()))
+    }
+
+    /// Find a valid lease for this fingerprint and record its use, in one transaction.
+    ///
+    /// Valid means: not revoked, not expired, and either unused `Once`, `Always`, or
+    /// `Session` of the same (non-empty) session. A `Once` lease is spent here: of two
+    /// concurrent callers exactly one gets it. The check holds the write lock even when
+    /// nothing is spent, so a store locked by another writer grants nothing. Session and always leases are preferred
+    /// over once-leases so that the latter are not spent needlessly.
+    pub fn consume(
+        &self,
+        fingerprint: &str,
+        session: Option<&str>,
+    ) -> Result<Option<LeaseUse>, StoreError> {
+        self.consume_for(fingerprint, session, None)
+    }
+
+    /// [`consume`](Store::consume) for a call that carries the harness's operation id: a
+    /// once-lease bound to an operation id (an approved pending request that had one)
+    /// matches only a call with that same id.
+    pub fn consume_for(
+        &self,
+        fingerprint: &str,
+        session: Option<&str>,
+        operation_id: Option<&str>,
+    ) -> Result<Option<LeaseUse>, StoreError> {
+        let session = session.filter(|s| !s.is_empty());
+        let tx = self.immediate()?;
+        let now = now_ms();
+        let found = tx
+            .query_row(
+                "SELECT id, scope, session, answer FROM leases
+                 WHERE fingerprint = ?1 AND revoked = 0
+                   AND (expires_ms IS NULL OR expires_ms > ?2)
+                   AND ((scope = 'once' AND used_at_ms IS NULL
+                         AND (operation_id IS NULL OR operation_id = ?4))
+                        OR scope = 'always'
+                        OR (scope = 'session' AND ?3 IS NOT NULL AND session = ?3))
+                 ORDER BY CASE scope WHEN 'session' THEN 0 WHEN 'always' THEN 1 ELSE 2 END, id
+                 LIMIT 1",
+                params![fingerprint, now, session, operation_id],
+                |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, Option<String>>(2)?,
+                        r.get::<_, String>(3)?,
+                    ))
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        let Some((id, scope, lease_session, answer)) = found else {
+            tx.commit().map_err(|e| self.err(e))?;
+            return Ok(None);
+        };
+        let Some(scope) = Scope::from_row(&scope, lease_session) else {
+            return Err(StoreError::new(
+                &self.path,
+                StoreErrorKind::Corrupt(format!("lease {id} has an unknown scope")),
+            ));
+        };
+        // Only a once-lease changes state when used; recording every use of the others
+        // would cost a synced write on the hot path, and the audit log has the use.
+        if scope == Scope::Once {
+            let changed = tx
+                .execute(
+                    "UPDATE leases SET used_at_ms = ?2, uses = uses + 1 WHERE id = ?1 AND used_at_ms IS NULL",
+                    params![id, now],
+                )
+                .map_err(|e| self.err(e))?;
+            if changed != 1 {
+                // Impossible under the write lock; refuse rather than grant twice.
+                return Ok(None);
+            }
+        }
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(Some(LeaseUse {
+            lease: LeaseId(id),
+            scope,
+            answer,
+        }))
+    }
+
+    /// Revoke a lease; returns whether it existed and was active.
+    pub fn revoke(&self, lease: LeaseId) -> Result<bool, StoreError> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE leases SET revoked = 1 WHERE id = ?1 AND revoked = 0",
+                [lease.0],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(n == 1)
+    }
+
+    /// Leases that can still be used (not revoked, not expired, not spent).
+    pub fn leases(&self) -> Result<Vec<Lease>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, fingerprint, scope, session, created_ms, expires_ms, used_at_ms, uses, answer
+                 FROM leases WHERE revoked = 0 AND (expires_ms IS NULL OR expires_ms > ?1)
+                   AND NOT (scope = 'once' AND used_at_ms IS NOT NULL)
+                 ORDER BY id",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([now_ms()], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                    r.get::<_, i64>(4)?,
+                    r.get::<_, Option<i64>>(5)?,
+                    r.get::<_, Option<i64>>(6)?,
+                    r.get::<_, i64>(7)?,
+                    r.get::<_, String>(8)?,
+                ))
+            })
+            .map_err(|e| self.err(e))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, fingerprint, scope, session, created, expires, used, uses, answer) =
+                row.map_err(|e| self.err(e))?;
+            let scope = Scope::from_row(&scope, session).ok_or_else(|| {
+                StoreError::new(
+                    &self.path,
+                    StoreErrorKind::Corrupt(format!("lease {id} has an unknown scope")),
+                )
+            })?;
+            out.push(Lease {
+                id: LeaseId(id),
+                fingerprint,
+                scope,
+                created: from_ms(created),
+                expires: expires.map(from_ms),
+                used_at: used.map(from_ms),
+                uses,
+                answer,
+            });
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,242 @@
+//! Pending requests: calls that could not be put to a human at once, and their
+//! answers (approve, deny) settled later.
+
+use super::{
+    APPROVED_PENDING_TTL, Answer, Answered, Approved, Denied, LeaseId, Pending, PendingId,
+    PendingState, Scope, Store, from_ms, now_ms,
+};
+use crate::error::{StoreError, StoreErrorKind};
+use rusqlite::{OptionalExtension, params};
+use std::time::Duration;
+
+impl Store {
+    /// Record a request that could not be put to a human now.
+    pub fn add_pending(
+        &self,
+        fingerprint: &str,
+        session: Option<&str>,
+        request: &serde_json::Value,
+        verdict: &serde_json::Value,
+        suggestion: Option<&str>,
+    ) -> Result<PendingId, StoreError> {
+        self.add_pending_for(fingerprint, session, None, request, verdict, suggestion)
+    }
+
+    /// [`add_pending`](Store::add_pending) for a call that carries the harness's
+    /// operation id: approving it makes a once-lease bound to that id.
+    pub fn add_pending_for(
+        &self,
+        fingerprint: &str,
+        session: Option<&str>,
+        operation_id: Option<&str>,
+        request: &serde_json::Value,
+        verdict: &serde_json::Value,
+        suggestion: Option<&str>,
+    ) -> Result<PendingId, StoreError> {
+        if fingerprint.is_empty() {
+            return Err(self.invalid("a pending approval needs a non-empty fingerprint"));
+        }
+        let request = serde_json::to_string(request).map_err(|e| self.invalid(&e.to_string()))?;
+        let verdict = serde_json::to_string(verdict).map_err(|e| self.invalid(&e.to_string()))?;
+        self.conn
+            .execute(
+                "INSERT INTO pending (fingerprint, session, request, verdict, suggestion, created_ms, operation_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![fingerprint, session, request, verdict, suggestion, now_ms(), operation_id],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(PendingId(self.conn.last_insert_rowid()))
+    }
+
+    const PENDING_COLUMNS: &'static str = "id, fingerprint, session, request, verdict, suggestion, created_ms, state, operation_id, edited_input";
+
+    fn pending_from_row(&self, r: &rusqlite::Row<'_>) -> rusqlite::Result<(Pending, String)> {
+        let request: String = r.get(3)?;
+        let verdict: String = r.get(4)?;
+        Ok((
+            Pending {
+                id: PendingId(r.get(0)?),
+                fingerprint: r.get(1)?,
+                session: r.get(2)?,
+                request: serde_json::from_str(&request)
+                    .unwrap_or(serde_json::Value::String(request)),
+                verdict: serde_json::from_str(&verdict)
+                    .unwrap_or(serde_json::Value::String(verdict)),
+                suggestion: r.get(5)?,
+                created: from_ms(r.get(6)?),
+                operation_id: r.get(8)?,
+                edited_input: r
+                    .get::<_, Option<String>>(9)?
+                    .and_then(|t| serde_json::from_str(&t).ok()),
+            },
+            r.get(7)?,
+        ))
+    }
+
+    /// Requests still waiting for a human, oldest first.
+    pub fn pending(&self) -> Result<Vec<Pending>, StoreError> {
+        let sql = format!(
+            "SELECT {} FROM pending WHERE state = 'pending' ORDER BY id",
+            Self::PENDING_COLUMNS
+        );
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| self.pending_from_row(r))
+            .map_err(|e| self.err(e))?;
+        let mut out = Vec::new();
+        for row in rows {
+            out.push(row.map_err(|e| self.err(e))?.0);
+        }
+        Ok(out)
+    }
+
+    /// One recorded request in any state, with that state.
+    pub fn approval(&self, id: PendingId) -> Result<(Pending, PendingState), StoreError> {
+        let sql = format!(
+            "SELECT {} FROM pending WHERE id = ?1",
+            Self::PENDING_COLUMNS
+        );
+        let row = self
+            .conn
+            .query_row(&sql, [id.0], |r| self.pending_from_row(r))
+            .optional()
+            .map_err(|e| self.err(e))?;
+        let Some((p, state)) = row else {
+            return Err(StoreError::new(
+                &self.path,
+                StoreErrorKind::NoSuchPending(id.0),
+            ));
+        };
+        let state = PendingState::parse(&state).ok_or_else(|| {
+            StoreError::new(
+                &self.path,
+                StoreErrorKind::Corrupt(format!("approval {} has an unknown state", id.0)),
+            )
+        })?;
+        Ok((p, state))
+    }
+
+    /// The request with this id, if it is still waiting for a human.
+    pub fn get_pending(&self, id: PendingId) -> Result<Pending, StoreError> {
+        match self.approval(id)? {
+            (p, PendingState::Pending) => Ok(p),
+            (_, state) => Err(StoreError::new(
+                &self.path,
+                StoreErrorKind::AlreadyAnswered {
+                    id: id.0,
+                    state: state.as_str().to_string(),
+                },
+            )),
+        }
+    }
+
+    /// Answer a pending request by id.
+    pub fn answer(&self, id: PendingId, answer: Answer) -> Result<Answered, StoreError> {
+        let pending = self.get_pending(id)?;
+        match answer {
+            Answer::Approve => pending.approve(self).map(Answered::Approved),
+            Answer::Deny => pending.deny(self).map(Answered::Denied),
+        }
+    }
+
+    /// Move a pending row to its final state, creating the lease when approving; one
+    /// transaction, and only if it is still pending (a second answer fails).
+    fn settle(
+        &self,
+        pending: &Pending,
+        approve: bool,
+        ttl: Duration,
+        edit: Option<&crate::operations::Edit>,
+    ) -> Result<Option<LeaseId>, StoreError> {
+        let tx = self.immediate()?;
+        let lease = if approve {
+            let note = match edit {
+                Some(_) => format!(
+                    "approved pending request {} with an edited input",
+                    pending.id
+                ),
+                None => format!("approved pending request {}", pending.id),
+            };
+            let fingerprint = edit.map_or(pending.fingerprint.as_str(), |e| e.fingerprint.as_str());
+            let id = self.insert_lease(&tx, fingerprint, &Scope::Once, Some(ttl), &note, false)?;
+            self.bind_lease(&tx, id, pending, edit)?;
+            Some(id)
+        } else {
+            None
+        };
+        let edited = edit
+            .map(|e| serde_json::to_string(&e.input))
+            .transpose()
+            .map_err(|e| self.invalid(&e.to_string()))?;
+        let n = tx
+            .execute(
+                "UPDATE pending SET state = ?2, answered_ms = ?3, lease_id = ?4, edited_input = ?5 WHERE id = ?1 AND state = 'pending'",
+                params![
+                    pending.id.0,
+                    if approve { "approved" } else { "denied" },
+                    now_ms(),
+                    lease.map(|l| l.0),
+                    edited
+                ],
+            )
+            .map_err(|e| self.err(e))?;
+        if n != 1 {
+            // Dropping the transaction rolls the lease back.
+            let state = self
+                .approval(pending.id)
+                .map(|(_, s)| s.as_str().to_string());
+            return Err(StoreError::new(
+                &self.path,
+                StoreErrorKind::AlreadyAnswered {
+                    id: pending.id.0,
+                    state: state.unwrap_or_else(|_| "unknown".into()),
+                },
+            ));
+        }
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(lease)
+    }
+}
+
+impl Pending {
+    /// Approve: the request becomes `approved` and a once-lease for its fingerprint is
+    /// created (valid for 24 hours), so the resumed call gets through exactly once.
+    pub fn approve(self, store: &Store) -> Result<Approved, StoreError> {
+        self.approve_for(store, APPROVED_PENDING_TTL)
+    }
+
+    /// Approve with a chosen lifetime for the once-lease.
+    pub fn approve_for(self, store: &Store, ttl: Duration) -> Result<Approved, StoreError> {
+        match store.settle(&self, true, ttl, None)? {
+            Some(lease) => Ok(Approved {
+                pending: self,
+                lease,
+            }),
+            None => Err(store.invalid("approving created no lease")),
+        }
+    }
+
+    /// Approve with the input a human put in its place: the once-lease is for the edited
+    /// call (`edit.fingerprint`, computed by the policy, which has judged it), and the
+    /// call's next arrival (same operation id, or same fingerprint without one) is
+    /// turned into the edited one.
+    pub fn approve_edited(
+        self,
+        store: &Store,
+        edit: &crate::operations::Edit,
+    ) -> Result<Approved, StoreError> {
+        match store.settle(&self, true, APPROVED_PENDING_TTL, Some(edit))? {
+            Some(lease) => Ok(Approved {
+                pending: self,
+                lease,
+            }),
+            None => Err(store.invalid("approving created no lease")),
+        }
+    }
+
+    /// Deny: the request becomes `denied`; nothing is granted.
+    pub fn deny(self, store: &Store) -> Result<Denied, StoreError> {
+        store.settle(&self, false, Duration::ZERO, None)?;
+        Ok(Denied { pending: self })
+    }
+}
