@@ -20,8 +20,7 @@
 use crate::flow::{Gate, Outcome};
 use cordon_policy::ops::Operations;
 use cordon_policy::session::{
-    Leg, RuleOfTwo, SessionFacts, WriteThenRun, pattern_matches, pattern_prefix,
-    pattern_reaches_beneath,
+    Leg, PathPattern, RuleOfTwo, SessionFacts, WriteThenRun, components, pattern_prefix,
 };
 use cordon_policy::{Decision, Judgement, Request, Source, Step};
 use cordon_store::{
@@ -267,19 +266,35 @@ fn write_then_run(
     view: &SessionView,
     max_events: u64,
 ) -> Option<String> {
-    let mut hits = Vec::new();
-    for ex in &facts.executes {
-        for w in &view.writes {
+    // A long session holds thousands of writes: each pattern is parsed once and each
+    // written path split once. Hits are listed pattern by pattern, in the session's order.
+    let patterns: Vec<PathPattern> = facts
+        .executes
+        .iter()
+        .map(|ex| PathPattern::new(&ex.pattern))
+        .collect();
+    let mut per_pattern: Vec<Vec<&SessionEvent>> = vec![Vec::new(); patterns.len()];
+    for w in &view.writes {
+        if !matches!(w.kind, EventKind::Write | EventKind::Tree) {
+            continue;
+        }
+        let comps = components(&w.target);
+        for (pattern, found) in patterns.iter().zip(per_pattern.iter_mut()) {
             let hit = match w.kind {
-                EventKind::Write => pattern_matches(&ex.pattern, &w.target),
-                EventKind::Tree => pattern_reaches_beneath(&ex.pattern, &w.target),
-                _ => false,
+                EventKind::Write => pattern.matches_components(&comps),
+                _ => pattern.reaches_beneath_components(&comps),
             };
             if hit {
-                hits.push((ex, w));
+                found.push(w);
             }
         }
     }
+    let hits: Vec<(_, &SessionEvent)> = facts
+        .executes
+        .iter()
+        .zip(per_pattern)
+        .flat_map(|(ex, found)| found.into_iter().map(move |w| (ex, w)))
+        .collect();
     if let Some((ex, w)) = hits.first() {
         let more = match hits.len() {
             1 => String::new(),

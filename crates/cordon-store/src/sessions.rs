@@ -309,8 +309,19 @@ impl Store {
                  WHERE session = ?1 AND kind IN ('write', 'tree') AND key >= ?2 AND key < ?3 ORDER BY seq"
             ))
             .map_err(e)?;
+        // Each key range once: a prefix that starts with another prefix selects only keys
+        // that one already selects (a module-wide pattern and the package's own share it).
+        let mut ranges: Vec<&str> = prefixes.to_vec();
+        ranges.sort_unstable();
+        ranges.dedup();
+        let ranges: Vec<&str> = ranges
+            .iter()
+            .enumerate()
+            .filter(|(i, p)| !ranges[..*i].iter().any(|q| p.starts_with(q)))
+            .map(|(_, p)| *p)
+            .collect();
         let mut seen = std::collections::BTreeSet::new();
-        for p in prefixes {
+        for p in &ranges {
             for ev in writes
                 .query_map(params![session, p, upper(p)], event_from_row)
                 .map_err(e)?
@@ -350,6 +361,8 @@ impl Store {
             }
         }
         drop(trees);
+        // In the session's order, whatever the ranges.
+        view.writes.sort_by_key(|ev| ev.seq);
         tx.commit().map_err(e)?;
         Ok(view)
     }

@@ -557,41 +557,95 @@ pub fn pattern_prefix(pattern: &str) -> &str {
 /// Does the absolute `path` match the pattern (`*`, `?`, `[…]` within a component, `**`
 /// for any number of components, dot files included)?
 pub fn pattern_matches(pattern: &str, path: &str) -> bool {
-    let pat: Vec<&str> = pattern.split('/').filter(|c| !c.is_empty()).collect();
-    let comps: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
-    match_comps(&pat, &comps)
+    PathPattern::new(pattern).matches(path)
 }
 
 /// Could the pattern match some path strictly beneath the directory `dir` (a directory
 /// the session filled: anything beneath it may be new)?
 pub fn pattern_reaches_beneath(pattern: &str, dir: &str) -> bool {
-    let pat: Vec<&str> = pattern.split('/').filter(|c| !c.is_empty()).collect();
-    let comps: Vec<&str> = dir.split('/').filter(|c| !c.is_empty()).collect();
-    reaches(&pat, &comps)
+    PathPattern::new(pattern).reaches_beneath(dir)
 }
 
-fn reaches(pat: &[&str], dir: &[&str]) -> bool {
+/// A path pattern parsed once, for matching many paths: a decision in a long session
+/// checks every executed pattern against every file the session wrote.
+#[derive(Debug, Clone)]
+pub struct PathPattern {
+    comps: Vec<Comp>,
+}
+
+#[derive(Debug, Clone)]
+enum Comp {
+    /// `**`: any number of components.
+    Any,
+    /// One component's glob.
+    One(cordon_shell::pattern::Pattern),
+}
+
+/// The components of a path as [`PathPattern`] matches them (empty ones dropped): split
+/// a path once to match it against many patterns.
+pub fn components(path: &str) -> Vec<&str> {
+    path.split('/').filter(|c| !c.is_empty()).collect()
+}
+
+impl PathPattern {
+    /// Parse `pattern` (see [`pattern_matches`]).
+    pub fn new(pattern: &str) -> PathPattern {
+        let comps = components(pattern)
+            .into_iter()
+            .map(|c| match c {
+                "**" => Comp::Any,
+                c => Comp::One(cordon_shell::pattern::Pattern::parse(c)),
+            })
+            .collect();
+        PathPattern { comps }
+    }
+
+    /// Does the absolute `path` match?
+    pub fn matches(&self, path: &str) -> bool {
+        self.matches_components(&components(path))
+    }
+
+    /// [`PathPattern::matches`] for a path already split by [`components`].
+    pub fn matches_components(&self, comps: &[&str]) -> bool {
+        // A pattern that ends in a glob of one component can only match a path whose
+        // last component it matches: most paths fail here, before any `**` is tried.
+        if let Some(Comp::One(last)) = self.comps.last()
+            && !comps.last().is_some_and(|c| last.matches(c))
+        {
+            return false;
+        }
+        match_comps(&self.comps, comps)
+    }
+
+    /// Could it match some path strictly beneath the directory `dir`?
+    pub fn reaches_beneath(&self, dir: &str) -> bool {
+        self.reaches_beneath_components(&components(dir))
+    }
+
+    /// [`PathPattern::reaches_beneath`] for a directory already split by [`components`].
+    pub fn reaches_beneath_components(&self, dir: &[&str]) -> bool {
+        reaches(&self.comps, dir)
+    }
+}
+
+fn reaches(pat: &[Comp], dir: &[&str]) -> bool {
     match (pat.split_first(), dir.split_first()) {
         // The pattern ends at or above the directory: it names nothing beneath it.
         (None, _) => false,
         // `**` takes in the rest of the directory; what follows it may match below.
-        (Some((&"**", _)), _) => true,
+        (Some((Comp::Any, _)), _) => true,
         // The directory is used up and the pattern goes on: something beneath matches.
         (Some(_), None) => true,
-        (Some((p, prest)), Some((d, drest))) => {
-            cordon_shell::pattern::Pattern::parse(p).matches(d) && reaches(prest, drest)
-        }
+        (Some((Comp::One(p), prest)), Some((d, drest))) => p.matches(d) && reaches(prest, drest),
     }
 }
 
-fn match_comps(pat: &[&str], comps: &[&str]) -> bool {
+fn match_comps(pat: &[Comp], comps: &[&str]) -> bool {
     match pat.split_first() {
         None => comps.is_empty(),
-        Some((&"**", rest)) => (0..=comps.len()).any(|i| match_comps(rest, &comps[i..])),
-        Some((p, rest)) => match comps.split_first() {
-            Some((c, crest)) => {
-                cordon_shell::pattern::Pattern::parse(p).matches(c) && match_comps(rest, crest)
-            }
+        Some((Comp::Any, rest)) => (0..=comps.len()).any(|i| match_comps(rest, &comps[i..])),
+        Some((Comp::One(p), rest)) => match comps.split_first() {
+            Some((c, crest)) => p.matches(c) && match_comps(rest, crest),
             None => false,
         },
     }
