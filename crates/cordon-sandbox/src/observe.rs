@@ -254,7 +254,9 @@ impl Observer {
                         }
                         MountOp::Proc => mounts.push(("/proc".into(), false)),
                         MountOp::Sys { .. } => mounts.push(("/sys".into(), false)),
-                        MountOp::Socket { dst, .. } | MountOp::Text { dst, .. } => {
+                        MountOp::Socket { dst, .. }
+                        | MountOp::Text { dst, .. }
+                        | MountOp::OwnBinary { dst, .. } => {
                             mounts.push((dst.clone(), false))
                         }
                     }

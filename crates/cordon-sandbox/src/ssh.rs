@@ -2,8 +2,9 @@
 //!
 //! The sandbox has no network of its own, so ssh cannot dial a host. Unless the run has
 //! the host's network, the mount plan gives ssh a configuration of cordon's own: every
-//! host is reached through a `ProxyCommand` that is cordon itself (bound read-only into
-//! the sandbox, since the binary's own path may be hidden there) in its relay mode
+//! host is reached through a `ProxyCommand` that is cordon itself (the running binary,
+//! read-only, [`crate::plan::MountOp::OwnBinary`]: its own path may be hidden there, or
+//! closed to the user) in its relay mode
 //! ([`SSH_RELAY_ARG`]), which opens a `CONNECT` tunnel through the proxy for `%h %p` and
 //! copies bytes between ssh and the tunnel. The proxy judges the destination by the same
 //! allowlist as every other connection, and records a refusal like any other. Without a
@@ -172,10 +173,9 @@ pub(crate) fn ops(inp: &SshInputs) -> Vec<MountOp> {
             dst: PathBuf::from(CONFIG_IN_SANDBOX),
             text: text.clone(),
         },
-        MountOp::Bind {
+        MountOp::OwnBinary {
             src: inp.relay.clone(),
             dst: PathBuf::from(RELAY_IN_SANDBOX),
-            read_only: true,
         },
     ];
     if let Some(kh) = &inp.known_hosts {

@@ -228,10 +228,33 @@ impl Agent {
     }
 }
 
+/// A copy of the binary under test in a directory only root may search (`0700`, owned
+/// by root), as when cordon lives in another user's home or a private build directory.
+/// `nobody` can still be started from it (root starts it), but cannot look its path up.
+fn bin_closed_to_nobody() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let cordon = d.path().join("cordon");
+    std::fs::copy(common::bin(), &cordon).unwrap();
+    let mut look = Command::new("test");
+    look.arg("-e").arg(&cordon);
+    assert!(
+        !as_nobody(&look).status().unwrap().success(),
+        "nobody can look up {}",
+        cordon.display()
+    );
+    d
+}
+
 /// Run `body` in the world's sandbox with cordon's `SSH_AUTH_SOCK` set to the agent's.
+/// As `nobody`, cordon is started from a directory `nobody` cannot search.
 fn run(w: &World, agent: &Agent, body: &str, extra: &[&str], nobody: bool) -> Output {
     w.script(body);
-    let mut c = w.command(extra);
+    let closed = nobody.then(bin_closed_to_nobody);
+    let mut c = match &closed {
+        Some(d) => w.command_using(&d.path().join("cordon"), extra),
+        None => w.command(extra),
+    };
     c.env("SSH_AUTH_SOCK", agent.socket())
         .env("CORDON_STATE_DIR", w.root.join("state"));
     if nobody {

@@ -191,7 +191,12 @@ impl World {
 
     /// `cordon exec [extra] -- ./t.sh` in the workspace, with a clean environment.
     pub fn command(&self, extra: &[&str]) -> Command {
-        let mut c = Command::new(bin());
+        self.command_using(&bin(), extra)
+    }
+
+    /// [`World::command`] with the cordon binary at `cordon`.
+    pub fn command_using(&self, cordon: &std::path::Path, extra: &[&str]) -> Command {
+        let mut c = Command::new(cordon);
         c.arg("exec")
             .arg("--isolated")
             .arg("--config")
