@@ -307,9 +307,11 @@ impl SandboxBuilder {
         self
     }
 
-    /// The `known_hosts` file ssh checks host keys against inside, read-only (default:
-    /// `~/.ssh/known_hosts`). See `ssh.rs`: with [`Network::Proxy`], ssh reaches hosts
-    /// through the proxy.
+    /// The `known_hosts` file ssh checks host keys against inside, read-only, in place of
+    /// `~/.ssh/known_hosts` (which ssh then does not read). See `ssh.rs`: with
+    /// [`Network::Proxy`], ssh reaches hosts through the proxy. Building refuses a path
+    /// that is not a regular file, one named like a private key or holding one, and a
+    /// run where ssh would not read it (the host's network, `full-access`).
     pub fn ssh_known_hosts(mut self, path: impl Into<PathBuf>) -> Self {
         self.ssh_known_hosts = Some(path.into());
         self
@@ -520,7 +522,7 @@ impl SandboxBuilder {
             &self.network,
             &home,
             self.ssh_known_hosts.as_deref(),
-        );
+        )?;
         let ssh_agent = match &self.ssh_agent {
             Some(p) => Some(crate::ssh::agent(self.mode, &host_socket(p)?)),
             None => None,

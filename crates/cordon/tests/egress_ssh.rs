@@ -448,3 +448,85 @@ fn ssh_agent_without_an_agent_is_refused_before_anything_runs() {
         "{err}"
     );
 }
+
+#[test]
+fn a_known_hosts_file_named_on_the_command_line_replaces_the_users() {
+    need_sandbox!("a_known_hosts_file_named_on_the_command_line_replaces_the_users");
+    if !sshd_or_skip("a_known_hosts_file_named_on_the_command_line_replaces_the_users") {
+        return;
+    }
+    let srv = Server::start();
+    let agent = Agent::start(&srv.dir.path().join("user_key"), false);
+    let allow = format!("127.0.0.1:{}", srv.port);
+    let ssh = format!(
+        "ssh -T -p {} {}@127.0.0.1 echo ssh-said-hello; echo rc=$?",
+        srv.port, srv.user
+    );
+    let other = "[127.0.0.1]:1 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFzkmAoRvXtmzUx1yFM4t03xBTSBD1jobwmMvoWJOjKd\n";
+
+    // The server's key only in the named file (the user's knows another host): accepted.
+    let w = world(&srv, Some(other));
+    let chosen = w.root.join("project_known_hosts");
+    std::fs::write(&chosen, srv.host_key_line()).unwrap();
+    let flags = [
+        "--allow-net",
+        &allow,
+        "--allow-private",
+        "127.0.0.0/8",
+        "--ssh-agent",
+        "--ssh-known-hosts",
+        chosen.to_str().unwrap(),
+    ];
+    let o = run(&w, &agent, &ssh, &flags, false);
+    let (out, err) = text(&o);
+    assert!(
+        out.contains("ssh-said-hello") && out.contains("rc=0"),
+        "{out}\n{err}"
+    );
+
+    // The server's key only in the user's file, the named one knows another host: ssh
+    // refuses, as the user's file is not read.
+    let w = world(&srv, Some(&srv.host_key_line()));
+    let chosen = w.root.join("project_known_hosts");
+    std::fs::write(&chosen, other).unwrap();
+    let mut flags = flags.to_vec();
+    *flags.last_mut().unwrap() = chosen.to_str().unwrap();
+    let o = run(&w, &agent, &ssh, &flags, false);
+    let (out, err) = text(&o);
+    assert!(
+        out.contains("rc=255") && !out.contains("ssh-said-hello"),
+        "{out}\n{err}"
+    );
+    assert!(err.contains("Host key verification failed"), "{err}");
+    assert_eq!(std::fs::read_to_string(&chosen).unwrap(), other);
+}
+
+#[test]
+fn a_known_hosts_file_that_holds_a_key_or_is_missing_is_refused_before_anything_runs() {
+    let w = World::new();
+    w.script("echo RAN");
+    let key = w.root.join("hosts");
+    std::fs::write(&key, "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbg==\n").unwrap();
+    let missing = w.root.join("missing_known_hosts");
+    for (file, says) in [(&key, "holds one"), (&missing, "name an existing file")] {
+        let o = w
+            .command(&[
+                "--allow-net",
+                "127.0.0.1:22",
+                "--ssh-known-hosts",
+                file.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(125), "{out}\n{err}");
+        assert!(!out.contains("RAN"), "{out}");
+        assert!(
+            err.contains(&format!(
+                "the ssh known_hosts file {} cannot be used",
+                file.display()
+            )) && err.contains(says),
+            "{err}"
+        );
+    }
+}
