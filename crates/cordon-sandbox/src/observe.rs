@@ -256,9 +256,7 @@ impl Observer {
                         MountOp::Sys { .. } => mounts.push(("/sys".into(), false)),
                         MountOp::Socket { dst, .. }
                         | MountOp::Text { dst, .. }
-                        | MountOp::OwnBinary { dst, .. } => {
-                            mounts.push((dst.clone(), false))
-                        }
+                        | MountOp::OwnBinary { dst, .. } => mounts.push((dst.clone(), false)),
                     }
                 }
             }

@@ -30,8 +30,11 @@ pub enum Network {
     None,
     /// The network namespace of [`Network::None`], whose loopback also carries a
     /// forwarder on `127.0.0.1:port` that relays every TCP connection to the egress proxy
-    /// listening on `socket` outside the sandbox. In the fallback tier, Landlock lets TCP
-    /// connect only to that port.
+    /// listening on `socket` outside the sandbox. In the fallback tier, which has no
+    /// network namespace, the forwarder listens on a port of the host's loopback that
+    /// the kernel chose (the proxy variables name it instead of `port`), serves only
+    /// this user's sockets, and Landlock lets TCP connect to that port only; seccomp
+    /// allows TCP sockets only (see `forward.rs` for what remains).
     Proxy {
         /// The proxy's Unix socket on the host.
         socket: PathBuf,

@@ -466,8 +466,12 @@ mod tests {
         let ws = SandboxMode::WorkspaceWrite;
         let inp = inputs(ws, &proxy, &home, Some(&chosen)).unwrap().unwrap();
         assert_eq!(inp.known_hosts, Some(chosen.canonicalize().unwrap()));
-        assert!(ops(&inp).iter().any(|o| matches!(o, MountOp::Bind { src, dst, read_only: true }
-            if dst == Path::new(KNOWN_HOSTS_IN_SANDBOX) && src == &chosen.canonicalize().unwrap())));
+        assert!(
+            ops(&inp)
+                .iter()
+                .any(|o| matches!(o, MountOp::Bind { src, dst, read_only: true }
+            if dst == Path::new(KNOWN_HOSTS_IN_SANDBOX) && src == &chosen.canonicalize().unwrap()))
+        );
         // Missing, a directory, or a run where ssh would not read it: refused.
         let missing = d.path().join("nope");
         for (kh, net, mode, says) in [
@@ -478,7 +482,11 @@ mod tests {
         ] {
             let e = inputs(mode, net, &home, Some(kh)).unwrap_err();
             assert!(e.message.contains(says), "{}", e.message);
-            assert!(e.message.contains(&kh.display().to_string()), "{}", e.message);
+            assert!(
+                e.message.contains(&kh.display().to_string()),
+                "{}",
+                e.message
+            );
         }
     }
 

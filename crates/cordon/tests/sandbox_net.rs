@@ -1,7 +1,8 @@
 //! The sandbox's sockets, tested with real processes: the loopback of the full tier's
 //! network namespace works for the command and reaches nothing of the host's; host Unix
 //! sockets are reachable only where `--allow-unix-socket` binds them in; `/var/tmp` is
-//! private like `/tmp`.
+//! private like `/tmp`; the fallback tier reaches only cordon's own proxy, through a
+//! forwarder on a port it chose.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test harness code
 
 mod common;
@@ -258,4 +259,120 @@ find /tmp /var/tmp /run /var/run /home /root -type s 2>/dev/null | wc -l"#,
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines, ["0", "mine", "0"], "{out}\n{err}");
     assert!(!Path::new("/var/tmp/mine").exists());
+}
+
+/// Inside the outer sandbox (whose network namespace is the "host" of a nested,
+/// fallback-tier cordon): an HTTP upstream, and two plain TCP listeners, one on
+/// another port and one on 3128 (a proxy's usual port), which note every connection in
+/// `reached.txt`. Prints `UP OTHER` once all listen.
+const SERVERS_PY: &str = r#"
+import http.server, socket, sys, threading
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b"UPSTREAM-OK\n"
+        self.send_response(200); self.send_header("Content-Length", str(len(body)))
+        self.end_headers(); self.wfile.write(body)
+    def log_message(self, *a): pass
+up = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+def trap(port):
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", port)); s.listen(8)
+    def serve():
+        while True:
+            c, _ = s.accept()
+            open("reached.txt", "a").write("REACHED %d\n" % s.getsockname()[1]); c.close()
+    threading.Thread(target=serve, daemon=True).start()
+    return s.getsockname()[1]
+other = trap(0); trap(3128)
+print(up.server_address[1], other, flush=True)
+up.serve_forever()
+"#;
+
+/// Run by the nested cordon: what the proxy variables name, a request through them to
+/// the upstream and to the other listener, then direct TCP connections and a UDP socket.
+const FALLBACK_INNER_SH: &str = r#"#!/bin/sh
+read UP OTHER < ports.txt
+echo "proxy=[$HTTPS_PROXY]"
+curl -s --max-time 10 "http://127.0.0.1:$UP/"
+echo "via-proxy-other=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:$OTHER/")"
+exec python3 - "$OTHER" <<'PY'
+import socket, sys
+for name, port in (("OTHER", int(sys.argv[1])), ("PORT-3128", 3128)):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=3); print(name, "CONNECTED")
+    except OSError as err:
+        print(name, "FAILED", type(err).__name__)
+try:
+    socket.socket(socket.AF_INET, socket.SOCK_DGRAM); print("UDP-SOCKET")
+except OSError as err:
+    print("UDP-FAILED", type(err).__name__)
+PY
+"#;
+
+#[test]
+fn the_fallback_tier_reaches_only_cordons_own_proxy() {
+    need_sandbox!("the_fallback_tier_reaches_only_cordons_own_proxy");
+    let w = World::new();
+    std::fs::write(
+        w.ws.join("inner.toml"),
+        common::ALLOW_ALL.replace("./t.sh", "./inner.sh"),
+    )
+    .unwrap();
+    std::fs::write(w.ws.join("inner.sh"), FALLBACK_INNER_SH).unwrap();
+    std::fs::set_permissions(
+        w.ws.join("inner.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    write_py(&w, "servers.py", SERVERS_PY);
+    std::fs::copy(bin(), w.ws.join("cordon-inner")).unwrap();
+    // The outer sandbox has no network but its own loopback, where the servers listen;
+    // inside it seccomp refuses user namespaces, so the nested cordon runs in the
+    // fallback tier, its proxy and forwarder on that loopback.
+    let o = w.run(
+        r#"export CORDON_STATE_DIR="$PWD/inner-state"
+python3 servers.py > ports.txt & SERVERS=$!
+n=0; while [ ! -s ports.txt ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n+1)); done
+read UP OTHER < ports.txt
+inner() { ./cordon-inner exec --isolated --config inner.toml --workspace . "$@" -- ./inner.sh; echo "rc=$?"; }
+echo "== allowlisted"
+inner --allow-net "127.0.0.1:$UP" --allow-private 127.0.0.0/8
+echo "== no allowlist"
+inner
+cat reached.txt 2>/dev/null
+kill $SERVERS"#,
+        &[],
+    );
+    let (out, err) = text(&o);
+    let (with, without) = out.split_once("== no allowlist").expect("both runs");
+    assert!(err.contains("fallback tier"), "{out}\n{err}");
+    // The proxy works for the allowlisted upstream, through a port of cordon's choosing.
+    assert!(with.contains("UPSTREAM-OK"), "{out}\n{err}");
+    assert!(with.contains("proxy=[http://127.0.0.1:"), "{out}");
+    assert!(!with.contains("proxy=[http://127.0.0.1:3128]"), "{out}");
+    // Through the proxy, a destination off the allowlist is refused.
+    assert!(with.contains("via-proxy-other=403"), "{out}\n{err}");
+    // Directly, no other port: not another listener, not 3128; and no UDP at all.
+    assert!(
+        with.contains("OTHER FAILED PermissionError"),
+        "{out}\n{err}"
+    );
+    assert!(
+        with.contains("PORT-3128 FAILED PermissionError"),
+        "{out}\n{err}"
+    );
+    assert!(with.contains("UDP-FAILED PermissionError"), "{out}\n{err}");
+    assert!(with.contains("rc=0"), "{out}\n{err}");
+    // Without an allowlist, no network: no proxy, no IP socket.
+    assert!(without.contains("proxy=[]"), "{out}\n{err}");
+    assert!(!without.contains("UPSTREAM-OK"), "{out}\n{err}");
+    assert!(
+        without.contains("OTHER FAILED PermissionError"),
+        "{out}\n{err}"
+    );
+    assert!(
+        without.contains("UDP-FAILED PermissionError"),
+        "{out}\n{err}"
+    );
+    assert!(!out.contains("REACHED"), "{out}\n{err}");
 }

@@ -149,16 +149,24 @@ pub(super) fn command_main(
         .ca_bundle_on_host
         .as_ref()
         .filter(|_| fallback.is_some());
+    // Nor is there a forwarder on the spec's port: the proxy variables name the port of
+    // the fallback forwarder on the host's loopback.
+    let proxy_url = |port: u16| OsString::from(format!("http://127.0.0.1:{port}"));
+    let proxy_urls = match (&spec.network, fallback.and_then(|f| f.proxy_port)) {
+        (Network::Proxy { port, .. }, Some(held)) => Some((proxy_url(*port), proxy_url(held))),
+        _ => None,
+    };
     let c_env: Vec<CString> = spec
         .env
         .iter()
         .filter_map(|(k, v)| {
             let mut kv = k.as_bytes().to_vec();
             kv.push(b'=');
-            match on_host {
-                Some(host) if v.as_os_str() == std::ffi::OsStr::new(bundle) => {
+            match (on_host, &proxy_urls) {
+                (Some(host), _) if v.as_os_str() == std::ffi::OsStr::new(bundle) => {
                     kv.extend_from_slice(host.as_os_str().as_bytes())
                 }
+                (_, Some((planned, held))) if v == planned => kv.extend_from_slice(held.as_bytes()),
                 _ => kv.extend_from_slice(v.as_bytes()),
             }
             CString::new(kv).ok()
@@ -193,10 +201,9 @@ pub(super) fn command_main(
         // loopback reach only the sandbox itself. Without it, Landlock narrows TCP to the
         // forwarder's port.
         restrict_tcp: !full_tier && !matches!(spec.network, Network::Full),
-        connect_port: match spec.network {
-            Network::Proxy { port, .. } => Some(port),
-            _ => None,
-        },
+        // The fallback forwarder's port on the host's loopback (none at the full tier,
+        // where TCP is not handled): no other, and no bind at all.
+        connect_port: fallback.and_then(|f| f.proxy_port),
     };
     match landlock::apply(&rules) {
         // Without namespaces, Landlock is the only filesystem containment: refuse to
