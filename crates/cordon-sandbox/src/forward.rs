@@ -10,15 +10,9 @@
 //! belongs to the user cordon runs as, so that another user of the host cannot borrow
 //! the run's proxy (and the credentials it injects).
 //!
-//! What the fallback tier cannot close: Landlock's TCP rules name a port, not an
-//! address, and seccomp cannot read `connect`'s address (it is behind a pointer). So
-//! the command may connect to any address on the forwarder's port: a service of another
-//! host listening on it (a host that accepts on every port), or one listening on
-//! another local address (`127.0.0.2`, `::1`, the host's own addresses). Nothing else
-//! can listen on `127.0.0.1` at that port while the forwarder holds it, and the port is
-//! the kernel's choice, new each run. UDP, ICMP, raw and other socket families are
-//! refused by seccomp, and connections opened by `sendto` (`MSG_FASTOPEN`). Only the
-//! full tier's network namespace closes the rest.
+//! In the fallback tier the command reaches the forwarder only through its supervisor,
+//! which makes that one connection for it (`connect_guard.rs`); Landlock lets the
+//! command itself connect and bind no TCP port, and seccomp allows no IP socket but TCP.
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, Shutdown, SocketAddr, SocketAddrV4, TcpListener, TcpStream};

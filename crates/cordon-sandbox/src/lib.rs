@@ -71,6 +71,7 @@
 mod caches;
 mod cgroup;
 mod changes;
+mod connect_guard;
 mod env;
 mod error;
 mod forward;

@@ -32,9 +32,10 @@ pub enum Network {
     /// forwarder on `127.0.0.1:port` that relays every TCP connection to the egress proxy
     /// listening on `socket` outside the sandbox. In the fallback tier, which has no
     /// network namespace, the forwarder listens on a port of the host's loopback that
-    /// the kernel chose (the proxy variables name it instead of `port`), serves only
-    /// this user's sockets, and Landlock lets TCP connect to that port only; seccomp
-    /// allows TCP sockets only (see `forward.rs` for what remains).
+    /// the kernel chose (the proxy variables name it instead of `port`) and serves only
+    /// this user's sockets; the command's `connect` to it is made by its supervisor,
+    /// every other TCP connection, bind and listen is refused, and seccomp allows TCP
+    /// sockets only (see `connect_guard.rs`).
     Proxy {
         /// The proxy's Unix socket on the host.
         socket: PathBuf,

@@ -261,118 +261,223 @@ find /tmp /var/tmp /run /var/run /home /root -type s 2>/dev/null | wc -l"#,
     assert!(!Path::new("/var/tmp/mine").exists());
 }
 
-/// Inside the outer sandbox (whose network namespace is the "host" of a nested,
-/// fallback-tier cordon): an HTTP upstream, and two plain TCP listeners, one on
-/// another port and one on 3128 (a proxy's usual port), which note every connection in
-/// `reached.txt`. Prints `UP OTHER` once all listen.
-const SERVERS_PY: &str = r#"
-import http.server, socket, sys, threading
-class H(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        body = b"UPSTREAM-OK\n"
-        self.send_response(200); self.send_header("Content-Length", str(len(body)))
-        self.end_headers(); self.wfile.write(body)
-    def log_message(self, *a): pass
-up = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-def trap(port):
-    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(("127.0.0.1", port)); s.listen(8)
-    def serve():
-        while True:
-            c, _ = s.accept()
-            open("reached.txt", "a").write("REACHED %d\n" % s.getsockname()[1]); c.close()
-    threading.Thread(target=serve, daemon=True).start()
-    return s.getsockname()[1]
-other = trap(0); trap(3128)
-print(up.server_address[1], other, flush=True)
-up.serve_forever()
+/// Runs its arguments where no user namespace can be made (seccomp: `unshare` and
+/// `clone` with `CLONE_NEWUSER` refused, `clone3` answered `ENOSYS`), so that cordon runs
+/// in the fallback tier on this host's own network, with no supervisor above it. The
+/// filter follows seccomp(2) and the kernel's `samples/seccomp` layout.
+const NO_USERNS_C: &str = r#"
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_unshare, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 3),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+        BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_NEWUSER, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = { sizeof f / sizeof f[0], f };
+    if (argc < 2 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)) { perror("no-userns"); return 126; }
+    execv(argv[1], argv + 1);
+    perror("no-userns: exec"); return 127;
+}
 "#;
 
-/// Run by the nested cordon: what the proxy variables name, a request through them to
-/// the upstream and to the other listener, then direct TCP connections and a UDP socket.
-const FALLBACK_INNER_SH: &str = r#"#!/bin/sh
-read UP OTHER < ports.txt
+/// `c`, run through the no-user-namespace wrapper built in `dir`.
+fn without_user_namespaces(dir: &Path, c: &std::process::Command) -> std::process::Command {
+    let (src, wrapper) = (dir.join("no-userns.c"), dir.join("no-userns"));
+    std::fs::write(&src, NO_USERNS_C).unwrap();
+    let st = std::process::Command::new("cc")
+        .arg("-o")
+        .arg(&wrapper)
+        .arg(&src)
+        .status()
+        .expect("a C compiler (cc) is needed to build the test's wrapper");
+    assert!(st.success(), "compiling the wrapper failed");
+    let mut w = std::process::Command::new(wrapper);
+    w.arg(c.get_program())
+        .args(c.get_args())
+        .env_clear()
+        .envs(c.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))))
+        .stdin(std::process::Stdio::null());
+    if let Some(d) = c.get_current_dir() {
+        w.current_dir(d);
+    }
+    w
+}
+
+/// A TCP service on `127.0.0.1:port` (0: any) that answers every connection with an
+/// HTTP response saying `body`, and counts connections.
+fn tcp_service(
+    port: u16,
+    body: &'static str,
+) -> Option<(u16, std::sync::Arc<std::sync::atomic::AtomicUsize>)> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = std::net::TcpListener::bind(("127.0.0.1", port)).ok()?;
+    let port = listener.local_addr().unwrap().port();
+    let count = std::sync::Arc::new(AtomicUsize::new(0));
+    let c = count.clone();
+    std::thread::spawn(move || {
+        for mut s in listener.incoming().flatten() {
+            c.fetch_add(1, Ordering::SeqCst);
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    Some((port, count))
+}
+
+/// Run by the fallback-tier cordon: what the proxy variables name, a request through
+/// them to the upstream and to the other listener, then direct connections (the other
+/// listener, 3128, the forwarder's port at other addresses, the forwarder), a UDP
+/// socket, a TCP listener, and a Unix socket pair through a listener of its own.
+const FALLBACK_INNER_SH: &str = r#"read UP OTHER < ports.txt
 echo "proxy=[$HTTPS_PROXY]"
 curl -s --max-time 10 "http://127.0.0.1:$UP/"
 echo "via-proxy-other=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:$OTHER/")"
-exec python3 - "$OTHER" <<'PY'
-import socket, sys
-for name, port in (("OTHER", int(sys.argv[1])), ("PORT-3128", 3128)):
+exec python3 - "$OTHER" "${HTTPS_PROXY##*:}" <<'PY'
+import os, socket, sys
+other, fwd = int(sys.argv[1]), int(sys.argv[2] or 0)
+for name, host, port in (("OTHER", "127.0.0.1", other), ("PORT-3128", "127.0.0.1", 3128),
+                         ("FWD-PORT-ELSEWHERE", "127.0.0.2", fwd), ("FWD-PORT-V6", "::1", fwd),
+                         ("FWD", "127.0.0.1", fwd)):
     try:
-        socket.create_connection(("127.0.0.1", port), timeout=3); print(name, "CONNECTED")
+        socket.create_connection((host, port), timeout=3); print(name, "CONNECTED")
     except OSError as err:
         print(name, "FAILED", type(err).__name__)
 try:
     socket.socket(socket.AF_INET, socket.SOCK_DGRAM); print("UDP-SOCKET")
 except OSError as err:
     print("UDP-FAILED", type(err).__name__)
-PY
-"#;
+try:
+    s = socket.socket(); s.listen(1); print("TCP-LISTENING", s.getsockname())
+except OSError as err:
+    print("LISTEN-FAILED", type(err).__name__)
+if os.path.exists("unix.sock"): os.unlink("unix.sock")
+u = socket.socket(socket.AF_UNIX); u.bind("unix.sock"); u.listen(1)
+c = socket.socket(socket.AF_UNIX); c.connect("unix.sock"); a, _ = u.accept()
+c.sendall(b"unix"); print("UNIX", a.recv(4).decode())
+PY"#;
 
 #[test]
 fn the_fallback_tier_reaches_only_cordons_own_proxy() {
-    need_sandbox!("the_fallback_tier_reaches_only_cordons_own_proxy");
+    use std::sync::atomic::Ordering;
     let w = World::new();
+    let (up, _) = tcp_service(0, "UPSTREAM-OK\n").unwrap();
+    let (other, other_count) = tcp_service(0, "OTHER\n").unwrap();
+    // A proxy's usual port: this host may already have a service there.
+    let at_3128 = tcp_service(3128, "PORT-3128\n");
+    std::fs::write(w.ws.join("ports.txt"), format!("{up} {other}\n")).unwrap();
+    w.script(FALLBACK_INNER_SH);
+    let allow = format!("127.0.0.1:{up}");
+    let run = |extra: &[&str]| {
+        let o = without_user_namespaces(&w.root, &w.command(extra))
+            .output()
+            .unwrap();
+        let (out, err) = text(&o);
+        assert!(err.contains("fallback tier"), "{out}\n{err}");
+        (o.status.code(), out, err)
+    };
+
+    let (code, out, err) = run(&["--allow-net", &allow, "--allow-private", "127.0.0.0/8"]);
+    // The proxy works for the allowlisted upstream, through a port of cordon's choosing.
+    assert!(out.contains("UPSTREAM-OK"), "{out}\n{err}");
+    assert!(out.contains("proxy=[http://127.0.0.1:"), "{out}");
+    assert!(!out.contains("proxy=[http://127.0.0.1:3128]"), "{out}");
+    // Through the proxy, a destination off the allowlist is refused.
+    assert!(out.contains("via-proxy-other=403"), "{out}\n{err}");
+    // Directly, no other port: not another listener, not 3128, not the forwarder's port
+    // at another address; and no UDP at all.
+    for refused in ["OTHER", "PORT-3128", "FWD-PORT-ELSEWHERE", "FWD-PORT-V6"] {
+        assert!(
+            out.contains(&format!("{refused} FAILED PermissionError")),
+            "{refused}: {out}\n{err}"
+        );
+    }
+    assert!(out.contains("FWD CONNECTED"), "{out}\n{err}");
+    assert!(out.contains("UDP-FAILED PermissionError"), "{out}\n{err}");
+    // Nor a TCP listener (which `listen` would bind to a port of every address); Unix
+    // sockets work as they do elsewhere.
+    assert!(
+        out.contains("LISTEN-FAILED PermissionError"),
+        "{out}\n{err}"
+    );
+    assert!(out.contains("UNIX unix"), "{out}\n{err}");
+    assert_eq!(code, Some(0), "{out}\n{err}");
+
+    // Without an allowlist, no network: no proxy, no IP socket.
+    let (code, out, err) = run(&[]);
+    assert!(out.contains("proxy=[]"), "{out}\n{err}");
+    assert!(!out.contains("UPSTREAM-OK"), "{out}\n{err}");
+    assert!(out.contains("OTHER FAILED PermissionError"), "{out}\n{err}");
+    assert!(out.contains("UDP-FAILED PermissionError"), "{out}\n{err}");
+    assert_eq!(code, Some(0), "{out}\n{err}");
+
+    assert_eq!(
+        other_count.load(Ordering::SeqCst),
+        0,
+        "the other listener was reached"
+    );
+    if let Some((_, n)) = at_3128 {
+        assert_eq!(
+            n.load(Ordering::SeqCst),
+            0,
+            "the listener on 3128 was reached"
+        );
+    }
+}
+
+#[test]
+fn a_fallback_tier_under_another_supervisor_refuses_the_proxy() {
+    need_sandbox!("a_fallback_tier_under_another_supervisor_refuses_the_proxy");
+    let w = World::new();
+    // Nested in cordon's own sandbox, whose seccomp supervisor watches every process
+    // inside, a second cordon falls back and cannot watch `connect` itself: it refuses
+    // to run with a proxy rather than leave TCP narrowed by port only.
     std::fs::write(
         w.ws.join("inner.toml"),
         common::ALLOW_ALL.replace("./t.sh", "./inner.sh"),
     )
     .unwrap();
-    std::fs::write(w.ws.join("inner.sh"), FALLBACK_INNER_SH).unwrap();
+    std::fs::write(w.ws.join("inner.sh"), "#!/bin/sh\necho INNER-RAN\n").unwrap();
     std::fs::set_permissions(
         w.ws.join("inner.sh"),
         std::fs::Permissions::from_mode(0o755),
     )
     .unwrap();
-    write_py(&w, "servers.py", SERVERS_PY);
     std::fs::copy(bin(), w.ws.join("cordon-inner")).unwrap();
-    // The outer sandbox has no network but its own loopback, where the servers listen;
-    // inside it seccomp refuses user namespaces, so the nested cordon runs in the
-    // fallback tier, its proxy and forwarder on that loopback.
     let o = w.run(
         r#"export CORDON_STATE_DIR="$PWD/inner-state"
-python3 servers.py > ports.txt & SERVERS=$!
-n=0; while [ ! -s ports.txt ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n+1)); done
-read UP OTHER < ports.txt
-inner() { ./cordon-inner exec --isolated --config inner.toml --workspace . "$@" -- ./inner.sh; echo "rc=$?"; }
-echo "== allowlisted"
-inner --allow-net "127.0.0.1:$UP" --allow-private 127.0.0.0/8
-echo "== no allowlist"
-inner
-cat reached.txt 2>/dev/null
-kill $SERVERS"#,
+./cordon-inner exec --isolated --config inner.toml --workspace . --allow-net 127.0.0.1:9 --allow-private 127.0.0.0/8 -- ./inner.sh; echo "rc=$?""#,
         &[],
     );
     let (out, err) = text(&o);
-    let (with, without) = out.split_once("== no allowlist").expect("both runs");
     assert!(err.contains("fallback tier"), "{out}\n{err}");
-    // The proxy works for the allowlisted upstream, through a port of cordon's choosing.
-    assert!(with.contains("UPSTREAM-OK"), "{out}\n{err}");
-    assert!(with.contains("proxy=[http://127.0.0.1:"), "{out}");
-    assert!(!with.contains("proxy=[http://127.0.0.1:3128]"), "{out}");
-    // Through the proxy, a destination off the allowlist is refused.
-    assert!(with.contains("via-proxy-other=403"), "{out}\n{err}");
-    // Directly, no other port: not another listener, not 3128; and no UDP at all.
     assert!(
-        with.contains("OTHER FAILED PermissionError"),
+        out.contains("rc=125") && !out.contains("INNER-RAN"),
         "{out}\n{err}"
     );
     assert!(
-        with.contains("PORT-3128 FAILED PermissionError"),
-        "{out}\n{err}"
+        err.contains("cannot check the command's connections to the egress proxy"),
+        "{err}"
     );
-    assert!(with.contains("UDP-FAILED PermissionError"), "{out}\n{err}");
-    assert!(with.contains("rc=0"), "{out}\n{err}");
-    // Without an allowlist, no network: no proxy, no IP socket.
-    assert!(without.contains("proxy=[]"), "{out}\n{err}");
-    assert!(!without.contains("UPSTREAM-OK"), "{out}\n{err}");
-    assert!(
-        without.contains("OTHER FAILED PermissionError"),
-        "{out}\n{err}"
-    );
-    assert!(
-        without.contains("UDP-FAILED PermissionError"),
-        "{out}\n{err}"
-    );
-    assert!(!out.contains("REACHED"), "{out}\n{err}");
 }

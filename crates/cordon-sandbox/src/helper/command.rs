@@ -200,10 +200,10 @@ pub(super) fn command_main(
         // host's network was asked for) is what contains TCP: binding and connecting on
         // loopback reach only the sandbox itself. Without it, Landlock narrows TCP to the
         // forwarder's port.
+        // No TCP port at all, and no bind: in the fallback tier with a proxy, the one
+        // connection the command may make, to the forwarder, is made for it by its
+        // supervisor (`connect_guard.rs`), which Landlock does not restrict.
         restrict_tcp: !full_tier && !matches!(spec.network, Network::Full),
-        // The fallback forwarder's port on the host's loopback (none at the full tier,
-        // where TCP is not handled): no other, and no bind at all.
-        connect_port: fallback.and_then(|f| f.proxy_port),
     };
     match landlock::apply(&rules) {
         // Without namespaces, Landlock is the only filesystem containment: refuse to
@@ -227,9 +227,22 @@ pub(super) fn command_main(
         return fail(e);
     }
     // Hand the supervisor a listener for refused writes (observation only; if it
-    // cannot be set up, the run goes on unobserved).
-    if let Ok(listener) = observe::install() {
-        let _ = observe::send_fd(listener_to.as_raw_fd(), listener.as_raw_fd());
+    // cannot be set up, the run goes on unobserved). In the fallback tier with a proxy
+    // it also carries every `connect`, which the supervisor must judge
+    // (`connect_guard.rs`): there, no listener means no run.
+    let guard = fallback.and_then(|f| f.proxy_port).is_some();
+    let handed = observe::install(guard)
+        .and_then(|listener| observe::send_fd(listener_to.as_raw_fd(), listener.as_raw_fd()));
+    if let (true, Err(e)) = (guard, handed) {
+        let why = match e {
+            Errno::EBUSY => {
+                "another seccomp supervisor already watches this process (cordon inside a sandbox that intercepts system calls)"
+            }
+            e => e.desc(),
+        };
+        return fail(SandboxError::setup(format!(
+            "cannot check the command's connections to the egress proxy: {why}; without a network namespace (fallback tier), TCP would be narrowed by port only, so the run is refused; run without a network allowlist, or where user namespaces are available"
+        )));
     }
     drop(listener_to);
     info_out.seccomp = true;

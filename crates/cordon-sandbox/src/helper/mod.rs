@@ -361,6 +361,7 @@ fn run_sandbox(
                     drop(theirs);
                     let mut observer = observe::recv_fd(mine.as_raw_fd()).map(|l| {
                         Observer::new(l, None, observed_write_paths(&spec, Some(&fallback)))
+                            .guard_connect(fallback.proxy_port)
                     });
                     drop(mine);
                     let out =
