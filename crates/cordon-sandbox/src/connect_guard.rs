@@ -86,6 +86,11 @@ fn read_mem(pid: u32, addr: u64, len: usize) -> Option<Vec<u8>> {
     Some(buf)
 }
 
+/// A system call's `int` argument: the kernel reads the low 32 bits of the register.
+fn int_arg(v: u64) -> i32 {
+    v as u32 as i32
+}
+
 /// A duplicate of descriptor `fd` of process `pid`.
 #[allow(unsafe_code)]
 fn steal_fd(pid: u32, fd: RawFd) -> Result<OwnedFd, i32> {
@@ -143,10 +148,7 @@ fn judge_listen(listener: RawFd, req: &SeccompNotif) -> Verdict {
         record: None,
     };
     let [fd, backlog, ..] = req.data.args;
-    let Ok(fd) = RawFd::try_from(fd) else {
-        return refuse(libc::EBADF);
-    };
-    let sock = match steal_fd(req.pid, fd) {
+    let sock = match steal_fd(req.pid, int_arg(fd)) {
         Ok(s) => s,
         Err(errno) => return refuse(errno),
     };
@@ -167,8 +169,7 @@ fn judge_listen(listener: RawFd, req: &SeccompNotif) -> Verdict {
         },
         None => refuse(libc::ENOTSOCK),
         Some(_) => {
-            // The kernel reads the backlog as an `int`.
-            let backlog = backlog as u32 as i32;
+            let backlog = int_arg(backlog);
             // SAFETY: listen takes a descriptor of ours and an integer.
             #[allow(unsafe_code)]
             let rc = unsafe { libc::listen(sock.as_raw_fd(), backlog) };
@@ -195,7 +196,8 @@ fn judge_connect(listener: RawFd, req: &SeccompNotif, port: u16) -> Verdict {
         record,
     };
     let [fd, addr, len, ..] = req.data.args;
-    let len = usize::try_from(len).unwrap_or(0).min(128);
+    // `socklen_t`, an unsigned 32-bit value to the kernel.
+    let len = (len as u32 as usize).min(128);
     let Some(raw) = read_mem(req.pid, addr, len) else {
         return refuse(libc::EFAULT, None);
     };
@@ -208,10 +210,7 @@ fn judge_connect(listener: RawFd, req: &SeccompNotif, port: u16) -> Verdict {
             record: None,
         },
         Dest::Ip(dest) if is_forwarder(dest, port) => {
-            let Ok(fd) = RawFd::try_from(fd) else {
-                return refuse(libc::EBADF, None);
-            };
-            let sock = match steal_fd(req.pid, fd) {
+            let sock = match steal_fd(req.pid, int_arg(fd)) {
                 Ok(s) => s,
                 Err(errno) => return refuse(errno, None),
             };

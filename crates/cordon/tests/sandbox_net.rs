@@ -261,65 +261,6 @@ find /tmp /var/tmp /run /var/run /home /root -type s 2>/dev/null | wc -l"#,
     assert!(!Path::new("/var/tmp/mine").exists());
 }
 
-/// Runs its arguments where no user namespace can be made (seccomp: `unshare` and
-/// `clone` with `CLONE_NEWUSER` refused, `clone3` answered `ENOSYS`), so that cordon runs
-/// in the fallback tier on this host's own network, with no supervisor above it. The
-/// filter follows seccomp(2) and the kernel's `samples/seccomp` layout.
-const NO_USERNS_C: &str = r#"
-#define _GNU_SOURCE
-#include <errno.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <sched.h>
-#include <stddef.h>
-#include <stdio.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-int main(int argc, char **argv) {
-    struct sock_filter f[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_unshare, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 3),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-        BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_NEWUSER, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    };
-    struct sock_fprog prog = { sizeof f / sizeof f[0], f };
-    if (argc < 2 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
-        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)) { perror("no-userns"); return 126; }
-    execv(argv[1], argv + 1);
-    perror("no-userns: exec"); return 127;
-}
-"#;
-
-/// `c`, run through the no-user-namespace wrapper built in `dir`.
-fn without_user_namespaces(dir: &Path, c: &std::process::Command) -> std::process::Command {
-    let (src, wrapper) = (dir.join("no-userns.c"), dir.join("no-userns"));
-    std::fs::write(&src, NO_USERNS_C).unwrap();
-    let st = std::process::Command::new("cc")
-        .arg("-o")
-        .arg(&wrapper)
-        .arg(&src)
-        .status()
-        .expect("a C compiler (cc) is needed to build the test's wrapper");
-    assert!(st.success(), "compiling the wrapper failed");
-    let mut w = std::process::Command::new(wrapper);
-    w.arg(c.get_program())
-        .args(c.get_args())
-        .env_clear()
-        .envs(c.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))))
-        .stdin(std::process::Stdio::null());
-    if let Some(d) = c.get_current_dir() {
-        w.current_dir(d);
-    }
-    w
-}
-
 /// A TCP service on `127.0.0.1:port` (0: any) that answers every connection with an
 /// HTTP response saying `body`, and counts connections.
 fn tcp_service(
@@ -380,6 +321,9 @@ PY"#;
 
 #[test]
 fn the_fallback_tier_reaches_only_cordons_own_proxy() {
+    if !common::landlock_tcp_or_skip("the_fallback_tier_reaches_only_cordons_own_proxy") {
+        return;
+    }
     use std::sync::atomic::Ordering;
     let w = World::new();
     let (up, _) = tcp_service(0, "UPSTREAM-OK\n").unwrap();
@@ -390,7 +334,7 @@ fn the_fallback_tier_reaches_only_cordons_own_proxy() {
     w.script(FALLBACK_INNER_SH);
     let allow = format!("127.0.0.1:{up}");
     let run = |extra: &[&str]| {
-        let o = without_user_namespaces(&w.root, &w.command(extra))
+        let o = common::without_user_namespaces(&w.root, &w.command(extra))
             .output()
             .unwrap();
         let (out, err) = text(&o);

@@ -241,7 +241,7 @@ pub(super) fn command_main(
             e => e.desc(),
         };
         return fail(SandboxError::setup(format!(
-            "cannot check the command's connections to the egress proxy: {why}; without a network namespace (fallback tier), TCP would be narrowed by port only, so the run is refused; run without a network allowlist, or where user namespaces are available"
+            "cannot check the command's connections to the egress proxy: {why}; without a network namespace (fallback tier) nothing else holds the command to cordon's proxy, so the run is refused; run without a network allowlist, or where user namespaces are available"
         )));
     }
     drop(listener_to);
