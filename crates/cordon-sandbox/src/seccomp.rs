@@ -23,9 +23,10 @@ pub(crate) enum Sockets {
     /// holds only its own loopback (and the proxy's forwarder, when there is one).
     UnixAndInet,
     /// `AF_UNIX`, and TCP over `AF_INET` and `AF_INET6` (type `SOCK_STREAM`, protocol 0
-    /// or TCP), which Landlock narrows to the forwarder's port; no `MSG_FASTOPEN` (a
-    /// connection opened by `sendto`/`sendmsg`, not `connect`). The fallback tier with
-    /// a proxy, which has no network namespace: nothing else would contain UDP or ICMP.
+    /// or TCP), whose connections go through the supervisor (`connect_guard.rs`); no
+    /// `MSG_FASTOPEN` (a connection opened by `sendto`/`sendmsg`, not `connect`). The
+    /// fallback tier with a proxy, which has no network namespace: nothing else would
+    /// contain UDP or ICMP.
     UnixAndTcp,
     /// Any family (full network).
     Any,

@@ -198,11 +198,10 @@ pub(super) fn command_main(
         write: &write,
         // At the full tier the network namespace (empty but for its loopback, unless the
         // host's network was asked for) is what contains TCP: binding and connecting on
-        // loopback reach only the sandbox itself. Without it, Landlock narrows TCP to the
-        // forwarder's port.
-        // No TCP port at all, and no bind: in the fallback tier with a proxy, the one
-        // connection the command may make, to the forwarder, is made for it by its
-        // supervisor (`connect_guard.rs`), which Landlock does not restrict.
+        // loopback reach only the sandbox itself. Without it, Landlock allows no TCP
+        // port at all: with a proxy, the one connection the command may make, to the
+        // forwarder, is made for it by its supervisor (`connect_guard.rs`), which
+        // Landlock does not restrict.
         restrict_tcp: !full_tier && !matches!(spec.network, Network::Full),
     };
     match landlock::apply(&rules) {

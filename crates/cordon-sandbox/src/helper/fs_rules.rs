@@ -48,8 +48,9 @@ pub(super) struct FallbackRules {
     pub(super) read: Vec<PathBuf>,
     pub(super) write: Vec<PathBuf>,
     pub(super) list: Vec<PathBuf>,
-    /// The host loopback port of the fallback forwarder to the egress proxy: the only
-    /// TCP port the command may connect to, and the one the proxy variables name.
+    /// The host loopback port of the fallback forwarder to the egress proxy: the one
+    /// destination the supervisor connects the command to (`connect_guard.rs`), and the
+    /// one the proxy variables name.
     pub(super) proxy_port: Option<u16>,
 }
 

@@ -394,8 +394,10 @@ fn run_sandbox(
 /// The fallback tier's forwarder to the proxy at `socket` (a path on the host, where the
 /// command runs too): on a port of the host's loopback that the kernel chose, held by
 /// the forwarder for the run, serving this user's sockets only. Returns the port, the
-/// only one the command may connect to. Refused where Landlock cannot narrow TCP to it
-/// (ABI < 4): without a network namespace the command could then connect anywhere.
+/// one destination the supervisor connects the command to (`connect_guard.rs`).
+/// Refused where Landlock cannot restrict TCP (ABI < 4): the guard lets the kernel run
+/// the calls it does not make itself, and counts on Landlock to refuse any of them that
+/// reaches TCP.
 fn fallback_forwarder(
     socket: &std::path::Path,
     filters: &[seccompiler::BpfProgram],
@@ -456,7 +458,8 @@ fn process_limit(
 /// namespace holds nothing but its own loopback, so IP sockets reach only the sandbox
 /// itself (a test suite's local server) and, with a proxy, the forwarder; without that
 /// namespace (the fallback tier) only the proxy mode gets IP sockets, TCP ones only
-/// (nothing narrows UDP or ICMP), and Landlock narrows them to the forwarder's port.
+/// (nothing would contain UDP or ICMP), whose one connection, to the forwarder, the
+/// supervisor makes (`connect_guard.rs`).
 fn socket_families(network: &Network, tier: Tier) -> Sockets {
     match (network, tier) {
         (Network::None, Tier::Fallback) => Sockets::UnixOnly,
