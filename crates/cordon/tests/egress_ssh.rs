@@ -280,6 +280,7 @@ rm -rf clone
 git clone -q {url} clone && cat clone/a.txt && echo CLONED || echo CLONE-FAILED
 ssh -T -p {port} {user}@127.0.0.1 echo ssh-said-hello
 echo x >> /run/cordon/ssh/known_hosts 2>/dev/null && echo KNOWN-HOSTS-WRITTEN
+echo "relay-inode=$(stat -c %i /run/cordon/ssh/cordon)"
 "#,
         agent = agent.socket().display(),
         url = srv.url(),
@@ -297,6 +298,11 @@ echo x >> /run/cordon/ssh/known_hosts 2>/dev/null && echo KNOWN-HOSTS-WRITTEN
     assert!(out.contains("KEY-HIDDEN"), "{out}");
     assert!(!out.contains("AGENT-PATH-VISIBLE"), "{out}");
     assert!(!out.contains("KNOWN-HOSTS-WRITTEN"), "{out}");
+    // Where cordon's own path is reachable (root), the relay is the binary itself,
+    // bound, not a copy; as nobody, started from a directory it cannot search, a copy.
+    let bin_inode = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(common::bin()).unwrap());
+    let relay_is_bin = out.contains(&format!("relay-inode={bin_inode}\n"));
+    assert_eq!(relay_is_bin, !nobody, "{out}");
 
     let o = run(&w, &agent, &body, &flags, nobody);
     let (out, err) = text(&o);
