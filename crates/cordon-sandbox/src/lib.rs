@@ -84,6 +84,7 @@ mod mounts;
 mod observe;
 mod permit;
 mod plan;
+mod relay_copy;
 mod report;
 mod run;
 mod seccomp;

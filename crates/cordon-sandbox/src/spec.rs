@@ -491,6 +491,14 @@ impl SandboxBuilder {
                 .map(|r| home.join(r))
                 .collect(),
         };
+        // Before the state directory's mask: the relay's copy may be made there
+        // (`relay_copy.rs`), which creates the directory.
+        let ssh = crate::ssh::inputs(
+            self.mode,
+            &self.network,
+            &home,
+            self.ssh_known_hosts.as_deref(),
+        )?;
         let mut masks = self
             .masks
             .iter()
@@ -521,12 +529,6 @@ impl SandboxBuilder {
             Some(n) => n,
             None => crate::limits::default_tmp_size(self.limits.address_space),
         };
-        let ssh = crate::ssh::inputs(
-            self.mode,
-            &self.network,
-            &home,
-            self.ssh_known_hosts.as_deref(),
-        )?;
         let ssh_agent = match &self.ssh_agent {
             Some(p) => Some(crate::ssh::agent(self.mode, &host_socket(p)?)),
             None => None,

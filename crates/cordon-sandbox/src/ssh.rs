@@ -3,8 +3,8 @@
 //! The sandbox has no network of its own, so ssh cannot dial a host. Unless the run has
 //! the host's network, the mount plan gives ssh a configuration of cordon's own: every
 //! host is reached through a `ProxyCommand` that is cordon itself (the running binary,
-//! read-only, [`crate::plan::MountOp::OwnBinary`]: its own path may be hidden there, or
-//! closed to the user) in its relay mode
+//! read-only, since its own path may be hidden there; where that path is closed to the
+//! user, a copy in the state directory, `relay_copy.rs`) in its relay mode
 //! ([`SSH_RELAY_ARG`]), which opens a `CONNECT` tunnel through the proxy for `%h %p` and
 //! copies bytes between ssh and the tunnel. The proxy judges the destination by the same
 //! allowlist as every other connection, and records a refusal like any other. Without a
@@ -57,8 +57,9 @@ const SYSTEM_KNOWN_HOSTS: &str = "/etc/ssh/ssh_known_hosts";
 /// What the ssh part of the mount plan is made from (host paths).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SshInputs {
-    /// The binary that becomes the relay (the caller's own executable).
-    pub relay: PathBuf,
+    /// The binary that becomes the relay: the caller's own executable at its path, or
+    /// its copy in the state directory (`relay_copy.rs`).
+    pub relay: Relay,
     /// The user's `known_hosts`, when it is a file.
     pub known_hosts: Option<PathBuf>,
     /// The in-sandbox port of the proxy's forwarder; `None` when the run has no network:
@@ -67,6 +68,34 @@ pub(crate) struct SshInputs {
     pub proxy_port: Option<u16>,
     /// Whether `/etc/ssh/ssh_config` is a regular file that cordon's can be bound over.
     pub system_config: bool,
+}
+
+/// Where the relay is bound from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Relay {
+    /// The running binary's path, which this user can reach (or, if not, the helper
+    /// copies the running image for the run: [`MountOp::OwnBinary`]).
+    Running(PathBuf),
+    /// A copy of the running binary, made from its image, in cordon's state directory.
+    Copy(PathBuf),
+}
+
+/// The relay for this process: its own binary where this user can reach it by its path,
+/// else a copy in the state directory, else (no copy could be made) the path for the
+/// helper to copy from.
+fn relay_source() -> Option<Relay> {
+    let path = std::env::current_exe().ok()?;
+    let Ok(exe) = std::fs::File::open("/proc/self/exe") else {
+        return Some(Relay::Running(path));
+    };
+    if crate::relay_copy::reachable(&exe, &path) {
+        return Some(Relay::Running(path));
+    }
+    cordon_store::state_dir()
+        .ok()
+        .and_then(|state| crate::relay_copy::copy_in(&state, &exe))
+        .map(Relay::Copy)
+        .or(Some(Relay::Running(path)))
 }
 
 /// The ssh setup of a run. `None` with the host's network (ssh dials as it does
@@ -108,7 +137,12 @@ pub(crate) fn inputs(
             .ok()
             .filter(|p| looks_like_known_hosts(p)),
     };
-    let Ok(relay) = std::env::current_exe() else {
+    // Without a proxy there is no relay to bind: no copy is made for it.
+    let relay = match proxy_port {
+        Some(_) => relay_source(),
+        None => std::env::current_exe().ok().map(Relay::Running),
+    };
+    let Some(relay) = relay else {
         return Ok(None);
     };
     let system_config = std::fs::symlink_metadata(SYSTEM_CONFIG).is_ok_and(|m| m.is_file());
@@ -213,9 +247,16 @@ pub(crate) fn ops(inp: &SshInputs) -> Vec<MountOp> {
             dst: PathBuf::from(CONFIG_IN_SANDBOX),
             text: text.clone(),
         },
-        MountOp::OwnBinary {
-            src: inp.relay.clone(),
-            dst: PathBuf::from(RELAY_IN_SANDBOX),
+        match &inp.relay {
+            Relay::Running(src) => MountOp::OwnBinary {
+                src: src.clone(),
+                dst: PathBuf::from(RELAY_IN_SANDBOX),
+            },
+            Relay::Copy(src) => MountOp::Bind {
+                src: src.clone(),
+                dst: PathBuf::from(RELAY_IN_SANDBOX),
+                read_only: true,
+            },
         },
     ];
     if let Some(kh) = &inp.known_hosts {

@@ -299,10 +299,26 @@ echo "relay-inode=$(stat -c %i /run/cordon/ssh/cordon)"
     assert!(!out.contains("AGENT-PATH-VISIBLE"), "{out}");
     assert!(!out.contains("KNOWN-HOSTS-WRITTEN"), "{out}");
     // Where cordon's own path is reachable (root), the relay is the binary itself,
-    // bound, not a copy; as nobody, started from a directory it cannot search, a copy.
-    let bin_inode = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(common::bin()).unwrap());
-    let relay_is_bin = out.contains(&format!("relay-inode={bin_inode}\n"));
-    assert_eq!(relay_is_bin, !nobody, "{out}");
+    // bound, not a copy; as nobody, started from a directory it cannot search, a copy
+    // made once in the state directory.
+    use std::os::unix::fs::MetadataExt;
+    let relay_inode = |p: &Path| format!("relay-inode={}\n", std::fs::metadata(p).unwrap().ino());
+    assert_eq!(out.contains(&relay_inode(&common::bin())), !nobody, "{out}");
+    let copies = w.root.join("state/ssh-relay");
+    if nobody {
+        let made: Vec<PathBuf> = std::fs::read_dir(&copies)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(made.len(), 1, "{made:?}");
+        assert!(out.contains(&relay_inode(&made[0])), "{out}");
+        // Where no copy can be made there, the helper copies the running image for
+        // the run (the next run's ssh reaches sshd, which refuses it its key).
+        std::fs::remove_dir_all(&copies).unwrap();
+        std::fs::write(&copies, "not a directory").unwrap();
+    } else {
+        assert!(!copies.exists());
+    }
 
     let o = run(&w, &agent, &body, &flags, nobody);
     let (out, err) = text(&o);
