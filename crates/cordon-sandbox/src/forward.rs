@@ -70,10 +70,23 @@ fn proc_net_addr(a: SocketAddrV4) -> String {
     )
 }
 
+/// `/proc/net/tcp6`'s spelling of an IPv4 socket address as an IPv6 socket sees it
+/// (`::ffff:a.b.c.d`, a client that connected an IPv6 socket to an IPv4 address): the
+/// address as four 32-bit words in this machine's byte order, then the port.
+fn proc_net_addr6(a: SocketAddrV4) -> String {
+    let octets = a.ip().to_ipv6_mapped().octets();
+    let words: String = octets
+        .chunks(4)
+        .map(|w| format!("{:08X}", u32::from_ne_bytes([w[0], w[1], w[2], w[3]])))
+        .collect();
+    format!("{words}:{:04X}", a.port())
+}
+
 /// The uid owning the TCP socket bound at `local` and connected to `remote`, from the
-/// text of `/proc/net/tcp`.
-fn socket_owner(table: &str, local: SocketAddrV4, remote: SocketAddrV4) -> Option<u32> {
-    let (local, remote) = (proc_net_addr(local), proc_net_addr(remote));
+/// text of `/proc/net/tcp` (`v6`: of `/proc/net/tcp6`).
+fn socket_owner(table: &str, local: SocketAddrV4, remote: SocketAddrV4, v6: bool) -> Option<u32> {
+    let spell = if v6 { proc_net_addr6 } else { proc_net_addr };
+    let (local, remote) = (spell(local), spell(remote));
     table.lines().skip(1).find_map(|line| {
         let f: Vec<&str> = line.split_whitespace().collect();
         (f.get(1) == Some(&local.as_str()) && f.get(2) == Some(&remote.as_str()))
@@ -93,10 +106,12 @@ fn admitted(peers: Peers, peer: SocketAddr, me: SocketAddr) -> bool {
     if *peer.ip() != Ipv4Addr::LOCALHOST {
         return false;
     }
-    std::fs::read_to_string("/proc/net/tcp")
-        .ok()
-        .and_then(|t| socket_owner(&t, peer, me))
-        == Some(uid)
+    let owner = |table: &str, v6: bool| {
+        std::fs::read_to_string(table)
+            .ok()
+            .and_then(|t| socket_owner(&t, peer, me, v6))
+    };
+    owner("/proc/net/tcp", false).or_else(|| owner("/proc/net/tcp6", true)) == Some(uid)
 }
 
 /// Accept forever, one thread per admitted connection.
@@ -130,6 +145,16 @@ mod tests {
         let uid = nix::unistd::getuid().as_raw();
         assert!(admitted(Peers::SameUser(uid), peer, me));
         assert!(!admitted(Peers::SameUser(uid.wrapping_add(1)), peer, me));
+        // An IPv6 socket connected to the IPv4 address (as Java's clients do).
+        let v6 = std::net::TcpStream::connect(SocketAddr::from((
+            Ipv4Addr::LOCALHOST.to_ipv6_mapped(),
+            me.port(),
+        )))
+        .unwrap();
+        let (_served6, peer6) = listener.accept().unwrap();
+        assert!(v6.local_addr().unwrap().is_ipv6());
+        assert!(admitted(Peers::SameUser(uid), peer6, me));
+        assert!(!admitted(Peers::SameUser(uid.wrapping_add(1)), peer6, me));
         let elsewhere: SocketAddr = "10.0.0.1:4000".parse().unwrap();
         assert!(!admitted(Peers::SameUser(uid), elsewhere, me));
         assert!(admitted(Peers::Any, elsewhere, me));
@@ -140,9 +165,13 @@ mod tests {
         let table = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n   0: 0100007F:9C40 0100007F:0CEA 01 00000000:00000000 00:00000000 00000000  1000        0 1 1 0\n   1: 0100007F:0CEA 0100007F:9C40 01 00000000:00000000 00:00000000 00000000     0        0 2 1 0\n";
         let a = |p| SocketAddrV4::new(Ipv4Addr::LOCALHOST, p);
         if cfg!(target_endian = "little") {
-            assert_eq!(socket_owner(table, a(0x9C40), a(0x0CEA)), Some(1000));
-            assert_eq!(socket_owner(table, a(0x0CEA), a(0x9C40)), Some(0));
-            assert_eq!(socket_owner(table, a(0x9C40), a(1)), None);
+            assert_eq!(socket_owner(table, a(0x9C40), a(0x0CEA), false), Some(1000));
+            assert_eq!(socket_owner(table, a(0x0CEA), a(0x9C40), false), Some(0));
+            assert_eq!(socket_owner(table, a(0x9C40), a(1), false), None);
+            assert_eq!(
+                proc_net_addr6(a(0x0CEA)),
+                "0000000000000000FFFF00000100007F:0CEA"
+            );
         }
     }
 }

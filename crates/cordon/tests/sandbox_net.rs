@@ -295,9 +295,9 @@ const FALLBACK_INNER_SH: &str = r#"read UP OTHER < ports.txt
 echo "proxy=[$HTTPS_PROXY]"
 curl -s --max-time 10 "http://127.0.0.1:$UP/"
 echo "via-proxy-other=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:$OTHER/")"
-exec python3 - "$OTHER" "${HTTPS_PROXY##*:}" <<'PY'
+exec python3 - "$OTHER" "${HTTPS_PROXY##*:}" "$UP" <<'PY'
 import os, socket, sys
-other, fwd = int(sys.argv[1]), int(sys.argv[2] or 0)
+other, fwd, up = int(sys.argv[1]), int(sys.argv[2] or 0), int(sys.argv[3])
 for name, host, port in (("OTHER", "127.0.0.1", other), ("PORT-3128", "127.0.0.1", 3128),
                          ("FWD-PORT-ELSEWHERE", "127.0.0.2", fwd), ("FWD-PORT-V6", "::1", fwd),
                          ("FWD", "127.0.0.1", fwd)):
@@ -305,6 +305,17 @@ for name, host, port in (("OTHER", "127.0.0.1", other), ("PORT-3128", "127.0.0.1
         socket.create_connection((host, port), timeout=3); print(name, "CONNECTED")
     except OSError as err:
         print(name, "FAILED", type(err).__name__)
+try:
+    s6 = socket.socket(socket.AF_INET6); s6.settimeout(5); s6.connect(("::ffff:127.0.0.1", fwd))
+    s6.sendall(b"GET http://127.0.0.1:%d/ HTTP/1.0\r\nHost: 127.0.0.1:%d\r\n\r\n" % (up, up))
+    got = b""
+    while True:
+        chunk = s6.recv(4096)
+        if not chunk: break
+        got += chunk
+    print("V6-MAPPED", b"UPSTREAM-OK" in got)
+except OSError as err:
+    print("V6-MAPPED FAILED", type(err).__name__)
 try:
     socket.socket(socket.AF_INET, socket.SOCK_DGRAM); print("UDP-SOCKET")
 except OSError as err:
@@ -358,6 +369,9 @@ fn the_fallback_tier_reaches_only_cordons_own_proxy() {
         );
     }
     assert!(out.contains("FWD CONNECTED"), "{out}\n{err}");
+    // An IPv6 socket to the forwarder's IPv4 address (as Java's clients connect) is
+    // served too.
+    assert!(out.contains("V6-MAPPED True"), "{out}\n{err}");
     assert!(out.contains("UDP-FAILED PermissionError"), "{out}\n{err}");
     // Nor a TCP listener (which `listen` would bind to a port of every address); Unix
     // sockets work as they do elsewhere.
