@@ -4,14 +4,15 @@
 //! repeats it (read everywhere visible, write only the writable roots, the private
 //! `/tmp` and a few device files) so that one layer's mistake is not an escape. In the
 //! fallback tier, where no mount exists, Landlock is the filesystem containment, and
-//! with no network namespace either, it also narrows TCP to the proxy's port.
+//! with no network namespace either, it also refuses every TCP bind and connect (the
+//! proxy's forwarder is reached through `connect_guard.rs`).
 //! The ABI is detected at run time and the ruleset is applied best-effort; what the
 //! kernel enforced is recorded, never assumed.
 
 use crate::error::SandboxError;
 use ::landlock::{
-    ABI, Access, AccessFs, AccessNet, BitFlags, NetPort, PathBeneath, RulesetAttr,
-    RulesetCreatedAttr, RulesetStatus, Scope,
+    ABI, Access, AccessFs, AccessNet, BitFlags, PathBeneath, RulesetAttr, RulesetCreatedAttr,
+    RulesetStatus, Scope,
 };
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -55,11 +56,11 @@ pub(crate) struct Rules<'a> {
     pub list: &'a [PathBuf],
     /// Read, write, create and remove beneath these.
     pub write: &'a [PathBuf],
-    /// Handle TCP at all (false with full network, and at the full tier, where the
-    /// network namespace contains it).
+    /// Handle TCP at all, allowing no port to bind or connect to (false with full
+    /// network, and at the full tier, where the network namespace contains it). In the
+    /// fallback tier with a proxy, the one connection to the forwarder is made for the
+    /// command by its supervisor (`connect_guard.rs`).
     pub restrict_tcp: bool,
-    /// The only TCP port that may be connected to.
-    pub connect_port: Option<u16>,
 }
 
 /// The rule granting `access` beneath `p` (file rights only, when it is not a
@@ -141,13 +142,6 @@ pub(crate) fn apply(rules: &Rules<'_>) -> Result<LandlockOutcome, SandboxError> 
         if let Some(rule) = path_rule(p, access)? {
             created = created.add_rule(rule).map_err(err)?;
         }
-    }
-    if rules.restrict_tcp
-        && let Some(port) = rules.connect_port
-    {
-        created = created
-            .add_rule(NetPort::new(port, AccessNet::ConnectTcp))
-            .map_err(err)?;
     }
     let status = created.restrict_self().map_err(err)?;
     let enforced = !matches!(status.ruleset, RulesetStatus::NotEnforced);

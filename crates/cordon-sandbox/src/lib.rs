@@ -71,6 +71,7 @@
 mod caches;
 mod cgroup;
 mod changes;
+mod connect_guard;
 mod env;
 mod error;
 mod forward;
@@ -83,6 +84,7 @@ mod mounts;
 mod observe;
 mod permit;
 mod plan;
+mod relay_copy;
 mod report;
 mod run;
 mod seccomp;

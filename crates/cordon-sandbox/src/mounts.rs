@@ -346,6 +346,70 @@ fn overlay(root: &Path, upper: &Path, work: &Path) -> Result<(), SandboxError> {
     )))
 }
 
+/// The running binary, opened through `/proc/self/exe` before the host's tree moves
+/// under the staging root, when the plan has a [`MountOp::OwnBinary`].
+fn open_own_binary(plan: &Plan) -> Result<Option<std::fs::File>, SandboxError> {
+    if !plan
+        .ops
+        .iter()
+        .any(|o| matches!(o, MountOp::OwnBinary { .. }))
+    {
+        return Ok(None);
+    }
+    std::fs::File::open("/proc/self/exe")
+        .map(Some)
+        .map_err(|e| SandboxError::io("cannot open the running binary (/proc/self/exe)", e))
+}
+
+/// The running binary, read-only at `dst`. The kernel refuses to bind the file that
+/// `/proc/self/exe` (or any descriptor opened before the mount namespace was made)
+/// names: its mount belongs to the host's namespace, not this copy of it (`EINVAL`). So
+/// the binary is bound from `src`, looked up in this namespace with the user's own
+/// rights, when that is still the running file (same device and inode); otherwise a
+/// directory above it is closed to this user, or the file was replaced, and the
+/// running image is copied into the staging root and bound from there.
+fn own_binary(exe: &std::fs::File, src: &Path, dst: &Path) -> Result<(), SandboxError> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+    let running = exe
+        .metadata()
+        .map_err(|e| SandboxError::io("cannot inspect the running binary", e))?;
+    let at_path = under(OLD, src);
+    let same = std::fs::metadata(&at_path)
+        .is_ok_and(|m| m.dev() == running.dev() && m.ino() == running.ino());
+    let from = if same {
+        at_path
+    } else {
+        let copy = PathBuf::from(OWN_BINARY_COPY);
+        let write = || -> std::io::Result<()> {
+            let mut out = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o700)
+                .open(&copy)?;
+            std::io::copy(&mut &*exe, &mut out)?;
+            out.set_permissions(std::fs::Permissions::from_mode(0o555))
+        };
+        write().map_err(|e| {
+            SandboxError::io(
+                format!(
+                    "cannot copy the running binary for {} (its path {} is not reachable for this user)",
+                    dst.display(),
+                    src.display()
+                ),
+                e,
+            )
+        })?;
+        copy
+    };
+    let d = under(NEW, dst);
+    ensure_mount_point(&d, false)?;
+    bind(&from, &d)?;
+    read_only(&d, false)
+}
+
+/// Where [`own_binary`] copies the running image, in the staging root.
+const OWN_BINARY_COPY: &str = "/own-binary";
+
 /// What the ops share while the plan is executed.
 struct Build<'p> {
     empties: Empties,
@@ -355,6 +419,8 @@ struct Build<'p> {
     caches: &'p [crate::caches::CacheLayer],
     /// Files of [`MountOp::Text`] written so far in the staging root.
     texts: usize,
+    /// The running binary, for [`MountOp::OwnBinary`].
+    own_exe: Option<std::fs::File>,
 }
 
 fn run_op(op: &MountOp, b: &mut Build<'_>) -> Result<(), SandboxError> {
@@ -460,6 +526,12 @@ fn run_op(op: &MountOp, b: &mut Build<'_>) -> Result<(), SandboxError> {
             // Connecting needs no write access to the mount, only to the socket file.
             read_only(&d, false)?;
         }
+        MountOp::OwnBinary { src, dst } => {
+            let exe = b.own_exe.as_ref().ok_or_else(|| {
+                SandboxError::setup("the running binary was not opened before the mounts")
+            })?;
+            own_binary(exe, src, dst)?;
+        }
         MountOp::Text { dst, text } => {
             let src = PathBuf::from(format!("/text-{}", b.texts));
             b.texts += 1;
@@ -488,6 +560,7 @@ pub(crate) fn enter(plan: &Plan) -> Result<(), SandboxError> {
         None::<&str>,
     )
     .map_err(sys("cannot make the mount tree private"))?;
+    let own_exe = open_own_binary(plan)?;
     let stage = Path::new(STAGE);
     tmpfs(stage, "mode=0755", MsFlags::empty())?;
     for d in [NEW, OLD] {
@@ -508,6 +581,7 @@ pub(crate) fn enter(plan: &Plan) -> Result<(), SandboxError> {
         layers: &plan.overlays,
         caches: &plan.caches,
         texts: 0,
+        own_exe,
     };
     for op in &plan.ops {
         run_op(op, &mut b)?;

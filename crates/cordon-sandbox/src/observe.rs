@@ -8,7 +8,9 @@
 //! predicts from the mount plan and the Landlock rules whether the write is refused,
 //! records it if so, and always answers `CONTINUE`: the kernel, not this module,
 //! decides. This only observes; it is not a security boundary (the path can change
-//! between the read and the system call, which is harmless for a report).
+//! between the read and the system call, which is harmless for a report). The one
+//! exception is the fallback tier with a proxy, where the same listener also carries
+//! `connect` and `listen`, which `connect_guard.rs` answers.
 //!
 //! Not observed: `openat2` (its flags live in memory a filter cannot read), writes
 //! through descriptors opened before, and anything past [`MAX_RECORDS`].
@@ -56,18 +58,22 @@ const AUDIT_ARCH: u32 = 0xC000_00B7;
 const RET_ALLOW: u32 = 0x7fff_0000;
 const RET_USER_NOTIF: u32 = 0x7fc0_0000;
 
-/// The observing filter.
-fn program() -> Vec<sock_filter> {
+/// The observing filter; with `connect`, every `connect` and `listen` is notified too
+/// (the fallback tier's guard, `connect_guard.rs`).
+fn program(connect: bool) -> Vec<sock_filter> {
     const LD_W_ABS: u16 = 0x20;
     const JEQ_K: u16 = 0x15;
     const JSET_K: u16 = 0x45;
     const RET_K: u16 = 0x06;
     let ins = |code, jt, jf, k| sock_filter { code, jt, jf, k };
-    let flagless: Vec<i64> = WATCHED
+    let mut flagless: Vec<i64> = WATCHED
         .iter()
         .filter(|w| w.3.is_none())
         .map(|w| w.0)
         .collect();
+    if connect {
+        flagless.extend([libc::SYS_connect, libc::SYS_listen]);
+    }
     let flagged: Vec<(i64, usize)> = WATCHED
         .iter()
         .filter_map(|w| w.3.map(|f| (w.0, f)))
@@ -110,12 +116,13 @@ struct SockFprog {
 }
 
 /// Install the observing filter on the calling thread and return its listener
-/// (`PR_SET_NO_NEW_PRIVS` must be set).
+/// (`PR_SET_NO_NEW_PRIVS` must be set). With `connect`, the listener must be served:
+/// every `connect` and `listen` waits for its answer.
 #[allow(unsafe_code)]
-pub(crate) fn install() -> Result<OwnedFd, nix::Error> {
+pub(crate) fn install(connect: bool) -> Result<OwnedFd, nix::Error> {
     const SECCOMP_SET_MODE_FILTER: libc::c_uint = 1;
     const SECCOMP_FILTER_FLAG_NEW_LISTENER: libc::c_uint = 8;
-    let prog = program();
+    let prog = program(connect);
     let fprog = SockFprog {
         len: u16::try_from(prog.len()).map_err(|_| nix::Error::E2BIG)?,
         filter: prog.as_ptr(),
@@ -174,30 +181,76 @@ pub(crate) fn recv_fd(sock: RawFd) -> Option<OwnedFd> {
     None
 }
 
+/// `struct seccomp_data`.
 #[repr(C)]
 #[derive(Clone, Copy)]
-struct SeccompData {
-    nr: i32,
-    arch: u32,
-    ip: u64,
-    args: [u64; 6],
+pub(crate) struct SeccompData {
+    pub nr: i32,
+    pub arch: u32,
+    pub ip: u64,
+    pub args: [u64; 6],
 }
 
+/// `struct seccomp_notif`.
 #[repr(C)]
 #[derive(Clone, Copy)]
-struct SeccompNotif {
-    id: u64,
-    pid: u32,
-    flags: u32,
-    data: SeccompData,
+pub(crate) struct SeccompNotif {
+    pub id: u64,
+    pub pid: u32,
+    pub flags: u32,
+    pub data: SeccompData,
 }
 
+/// `struct seccomp_notif_resp`.
 #[repr(C)]
-struct SeccompNotifResp {
+pub(crate) struct SeccompNotifResp {
     id: u64,
     val: i64,
     error: i32,
     flags: u32,
+}
+
+/// The answer to one notification.
+pub(crate) type NotifResponse = SeccompNotifResp;
+
+impl SeccompNotifResp {
+    /// Let the kernel run the call as asked.
+    pub(crate) fn proceed(id: u64) -> Self {
+        SeccompNotifResp {
+            id,
+            val: 0,
+            error: 0,
+            flags: USER_NOTIF_FLAG_CONTINUE,
+        }
+    }
+
+    /// Fail the call with `errno`.
+    pub(crate) fn error(id: u64, errno: i32) -> Self {
+        SeccompNotifResp {
+            id,
+            val: 0,
+            error: -errno,
+            flags: 0,
+        }
+    }
+
+    /// The call returns `val` (the supervisor did its work).
+    pub(crate) fn value(id: u64, val: i64) -> Self {
+        SeccompNotifResp {
+            id,
+            val,
+            error: 0,
+            flags: 0,
+        }
+    }
+}
+
+/// Whether the process that made notification `id` still waits on it.
+#[allow(unsafe_code)]
+pub(crate) fn notif_id_valid(listener: RawFd, id: u64) -> bool {
+    let mut id = id;
+    // SAFETY: reads the 8-byte id the ioctl encodes.
+    unsafe { libc::ioctl(listener, NOTIF_ID_VALID, &mut id) == 0 }
 }
 
 const NOTIF_RECV: libc::c_ulong = 0xC050_2100;
@@ -216,6 +269,9 @@ pub(crate) struct Observer {
     /// Protected paths inside writable roots that did not exist when the sandbox was
     /// built: creating anything at or beneath them is refused here, as it happens.
     protected_missing: Vec<PathBuf>,
+    /// The fallback forwarder's port, when every `connect` is notified and must be
+    /// judged (`connect_guard.rs`).
+    connect_port: Option<u16>,
     pub records: Vec<Blocked>,
 }
 
@@ -254,9 +310,9 @@ impl Observer {
                         }
                         MountOp::Proc => mounts.push(("/proc".into(), false)),
                         MountOp::Sys { .. } => mounts.push(("/sys".into(), false)),
-                        MountOp::Socket { dst, .. } | MountOp::Text { dst, .. } => {
-                            mounts.push((dst.clone(), false))
-                        }
+                        MountOp::Socket { dst, .. }
+                        | MountOp::Text { dst, .. }
+                        | MountOp::OwnBinary { dst, .. } => mounts.push((dst.clone(), false)),
                     }
                 }
             }
@@ -268,8 +324,16 @@ impl Observer {
             landlock_write,
             seen: BTreeSet::new(),
             protected_missing: plan.map(|p| p.watched_protected()).unwrap_or_default(),
+            connect_port: None,
             records: Vec::new(),
         }
+    }
+
+    /// Judge every `connect` for the fallback forwarder on `port` (the command installed
+    /// the filter with `connect`).
+    pub(crate) fn guard_connect(mut self, port: Option<u16>) -> Self {
+        self.connect_port = port;
+        self
     }
 
     /// The listener, to poll on; `None` once closed.
@@ -313,6 +377,18 @@ impl Observer {
         let mut req: SeccompNotif = unsafe { std::mem::zeroed() };
         // SAFETY: `req` is a writable `struct seccomp_notif` of the size the ioctl encodes.
         if unsafe { libc::ioctl(fd, NOTIF_RECV, &mut req) } < 0 {
+            return;
+        }
+        if matches!(i64::from(req.data.nr), libc::SYS_connect | libc::SYS_listen) {
+            // Notified only with the guard on; without a port, nothing is allowed.
+            let verdict = crate::connect_guard::judge(fd, &req, self.connect_port.unwrap_or(0));
+            // SAFETY: `resp` is a valid `struct seccomp_notif_resp`; the kernel only reads it.
+            let _ = unsafe { libc::ioctl(fd, NOTIF_SEND, &verdict.resp) };
+            if let Some(r) = verdict.record
+                && self.records.len() < MAX_RECORDS
+            {
+                self.records.push(r);
+            }
             return;
         }
         let target = self.target(&req);
@@ -450,14 +526,18 @@ mod tests {
 
     #[test]
     fn program_jumps_land_inside() {
-        let p = program();
-        for (i, ins) in p.iter().enumerate() {
-            if ins.code & 0x07 == 0x05 {
-                assert!(i + 1 + (ins.jt as usize) < p.len());
-                assert!(i + 1 + (ins.jf as usize) < p.len());
+        for connect in [false, true] {
+            let p = program(connect);
+            for (i, ins) in p.iter().enumerate() {
+                if ins.code & 0x07 == 0x05 {
+                    assert!(i + 1 + (ins.jt as usize) < p.len());
+                    assert!(i + 1 + (ins.jf as usize) < p.len());
+                }
             }
+            assert_eq!(p[p.len() - 1].k, RET_USER_NOTIF);
+            let watches_connect = p.iter().any(|i| i.k == libc::SYS_connect as u32);
+            assert_eq!(watches_connect, connect);
         }
-        assert_eq!(p[p.len() - 1].k, RET_USER_NOTIF);
     }
 
     #[test]

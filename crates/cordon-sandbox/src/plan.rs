@@ -195,6 +195,17 @@ pub enum MountOp {
         /// Path inside the sandbox.
         dst: PathBuf,
     },
+    /// The running binary (the one the helper was executed from: ssh's relay), read-only
+    /// at `dst`. Bound from `src` (its path as the caller saw it) when that path, looked
+    /// up with the user's own rights, still names the running file; else (a directory
+    /// above it the user cannot search, a binary replaced since it started) a copy of
+    /// the running image, read through `/proc/self/exe`, made in the staging root.
+    OwnBinary {
+        /// The binary's path on the host when the run was planned.
+        src: PathBuf,
+        /// Path inside the sandbox.
+        dst: PathBuf,
+    },
     /// A file of cordon's own text (ssh's configuration), made in the staging root and
     /// bound read-only at `dst`.
     Text {

@@ -20,9 +20,14 @@ pub(crate) enum Sockets {
     /// tier).
     UnixOnly,
     /// `AF_UNIX`, `AF_INET`, `AF_INET6`: at the full tier, in a network namespace that
-    /// holds only its own loopback (and the proxy's forwarder, when there is one); in the
-    /// fallback tier with a proxy, contained by Landlock's port rule.
+    /// holds only its own loopback (and the proxy's forwarder, when there is one).
     UnixAndInet,
+    /// `AF_UNIX`, and TCP over `AF_INET` and `AF_INET6` (type `SOCK_STREAM`, protocol 0
+    /// or TCP), whose connections go through the supervisor (`connect_guard.rs`); no
+    /// `MSG_FASTOPEN` (a connection opened by `sendto`/`sendmsg`, not `connect`). The
+    /// fallback tier with a proxy, which has no network namespace: nothing else would
+    /// contain UDP or ICMP.
+    UnixAndTcp,
     /// Any family (full network).
     Any,
 }
@@ -145,7 +150,9 @@ fn eperm_filter(sockets: Sockets) -> Result<BpfProgram, SandboxError> {
     );
     let families: &[i32] = match sockets {
         Sockets::UnixOnly => &[libc::AF_UNIX],
-        Sockets::UnixAndInet => &[libc::AF_UNIX, libc::AF_INET, libc::AF_INET6],
+        Sockets::UnixAndInet | Sockets::UnixAndTcp => {
+            &[libc::AF_UNIX, libc::AF_INET, libc::AF_INET6]
+        }
         Sockets::Any => &[],
     };
     if !families.is_empty() {
@@ -153,7 +160,27 @@ fn eperm_filter(sockets: Sockets) -> Result<BpfProgram, SandboxError> {
             .iter()
             .map(|f| cond(0, Dword, SeccompCmpOp::Ne, *f as u64))
             .collect::<Result<Vec<_>, _>>()?;
-        rules.insert(libc::SYS_socket, vec![rule(conds)?]);
+        let mut socket_rules = vec![rule(conds)?];
+        if sockets == Sockets::UnixAndTcp {
+            socket_rules.extend(non_tcp_ip_sockets()?);
+            for (nr, flags_arg) in [
+                (libc::SYS_sendto, 3),
+                (libc::SYS_sendmsg, 2),
+                (libc::SYS_sendmmsg, 3),
+            ] {
+                let fastopen = libc::MSG_FASTOPEN as u64;
+                rules.insert(
+                    nr,
+                    vec![rule(vec![cond(
+                        flags_arg,
+                        Dword,
+                        SeccompCmpOp::MaskedEq(fastopen),
+                        fastopen,
+                    )?])?],
+                );
+            }
+        }
+        rules.insert(libc::SYS_socket, socket_rules);
     }
     let filter = SeccompFilter::new(
         rules,
@@ -165,6 +192,30 @@ fn eperm_filter(sockets: Sockets) -> Result<BpfProgram, SandboxError> {
     filter
         .try_into()
         .map_err(|e: seccompiler::BackendError| SandboxError::setup(format!("seccomp: {e}")))
+}
+
+/// `socket` rules refusing an `AF_INET`/`AF_INET6` socket that is not TCP: a type other
+/// than `SOCK_STREAM` (the low four bits; the rest are `SOCK_NONBLOCK`/`SOCK_CLOEXEC`),
+/// or a stream protocol other than 0 and `IPPROTO_TCP` (MPTCP, SCTP).
+fn non_tcp_ip_sockets() -> Result<Vec<SeccompRule>, SandboxError> {
+    use SeccompCmpArgLen::Dword;
+    const SOCK_TYPE_MASK: u64 = 0xf;
+    let mut out = Vec::new();
+    for family in [libc::AF_INET, libc::AF_INET6] {
+        let fam = || cond(0, Dword, SeccompCmpOp::Eq, family as u64);
+        for ty in (0..=SOCK_TYPE_MASK).filter(|t| *t != libc::SOCK_STREAM as u64) {
+            out.push(rule(vec![
+                fam()?,
+                cond(1, Dword, SeccompCmpOp::MaskedEq(SOCK_TYPE_MASK), ty)?,
+            ])?);
+        }
+        out.push(rule(vec![
+            fam()?,
+            cond(2, Dword, SeccompCmpOp::Ne, 0)?,
+            cond(2, Dword, SeccompCmpOp::Ne, libc::IPPROTO_TCP as u64)?,
+        ])?);
+    }
+    Ok(out)
 }
 
 /// Kill any other architecture, refuse the x32 ABI (syscall numbers with bit 30 set
@@ -251,10 +302,81 @@ mod tests {
 
     #[test]
     fn filters_compile() {
-        for s in [Sockets::UnixOnly, Sockets::UnixAndInet, Sockets::Any] {
+        for s in [
+            Sockets::UnixOnly,
+            Sockets::UnixAndInet,
+            Sockets::UnixAndTcp,
+            Sockets::Any,
+        ] {
             let f = filters(s).unwrap();
             assert!(f.iter().all(|p| !p.is_empty()));
         }
+    }
+
+    /// The fallback tier's proxy mode, installed on a thread of its own: TCP and Unix
+    /// sockets only, and no connection opened by `sendto`.
+    #[test]
+    #[allow(unsafe_code)]
+    fn the_fallback_proxy_mode_allows_tcp_only() {
+        let results = std::thread::spawn(|| {
+            nix::sys::prctl::set_no_new_privs().unwrap();
+            install(&filters(Sockets::UnixAndTcp).unwrap()).unwrap();
+            let open = |family: i32, ty: i32, proto: i32| {
+                // SAFETY: socket takes three integers and touches no memory of ours.
+                let fd = unsafe { libc::socket(family, ty, proto) };
+                if fd >= 0 {
+                    // SAFETY: `fd` was just opened here and is closed once.
+                    unsafe { libc::close(fd) };
+                }
+                fd >= 0
+            };
+            let stream = libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK;
+            let sent = {
+                // SAFETY: socket takes integers; the fd is closed below.
+                let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0) };
+                let addr = libc::sockaddr_in {
+                    sin_family: libc::AF_INET as libc::sa_family_t,
+                    sin_port: 9u16.to_be(),
+                    sin_addr: libc::in_addr {
+                        s_addr: u32::from_ne_bytes([127, 0, 0, 1]),
+                    },
+                    sin_zero: [0; 8],
+                };
+                // SAFETY: the buffer and address are valid for the lengths given.
+                let rc = unsafe {
+                    libc::sendto(
+                        fd,
+                        b"x".as_ptr().cast(),
+                        1,
+                        libc::MSG_FASTOPEN,
+                        (&addr as *const libc::sockaddr_in).cast(),
+                        std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+                    )
+                };
+                let eperm =
+                    rc < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+                // SAFETY: `fd` was opened above and is closed once.
+                unsafe { libc::close(fd) };
+                eperm
+            };
+            [
+                open(libc::AF_UNIX, libc::SOCK_STREAM, 0),
+                open(libc::AF_INET, stream, 0),
+                open(libc::AF_INET6, libc::SOCK_STREAM, libc::IPPROTO_TCP),
+                open(libc::AF_INET, libc::SOCK_DGRAM, 0),
+                open(libc::AF_INET6, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0),
+                open(libc::AF_INET, libc::SOCK_DGRAM, libc::IPPROTO_ICMP),
+                open(libc::AF_INET, libc::SOCK_STREAM, 262), // IPPROTO_MPTCP
+                open(libc::AF_NETLINK, libc::SOCK_RAW, 0),
+                sent,
+            ]
+        })
+        .join()
+        .unwrap();
+        assert_eq!(
+            results,
+            [true, true, true, false, false, false, false, false, true]
+        );
     }
 
     /// The filter installed on a thread of its own (seccomp and no-new-privs hold per

@@ -30,8 +30,12 @@ pub enum Network {
     None,
     /// The network namespace of [`Network::None`], whose loopback also carries a
     /// forwarder on `127.0.0.1:port` that relays every TCP connection to the egress proxy
-    /// listening on `socket` outside the sandbox. In the fallback tier, Landlock lets TCP
-    /// connect only to that port.
+    /// listening on `socket` outside the sandbox. In the fallback tier, which has no
+    /// network namespace, the forwarder listens on a port of the host's loopback that
+    /// the kernel chose (the proxy variables name it instead of `port`) and serves only
+    /// this user's sockets; the command's `connect` to it is made by its supervisor,
+    /// every other TCP connection, bind and listen is refused, and seccomp allows TCP
+    /// sockets only (see `connect_guard.rs`).
     Proxy {
         /// The proxy's Unix socket on the host.
         socket: PathBuf,
@@ -307,9 +311,11 @@ impl SandboxBuilder {
         self
     }
 
-    /// The `known_hosts` file ssh checks host keys against inside, read-only (default:
-    /// `~/.ssh/known_hosts`). See `ssh.rs`: with [`Network::Proxy`], ssh reaches hosts
-    /// through the proxy.
+    /// The `known_hosts` file ssh checks host keys against inside, read-only, in place of
+    /// `~/.ssh/known_hosts` (which ssh then does not read). See `ssh.rs`: with
+    /// [`Network::Proxy`], ssh reaches hosts through the proxy. Building refuses a path
+    /// that is not a regular file, one named like a private key or holding one, and a
+    /// run where ssh would not read it (the host's network, `full-access`).
     pub fn ssh_known_hosts(mut self, path: impl Into<PathBuf>) -> Self {
         self.ssh_known_hosts = Some(path.into());
         self
@@ -485,6 +491,14 @@ impl SandboxBuilder {
                 .map(|r| home.join(r))
                 .collect(),
         };
+        // Before the state directory's mask: the relay's copy may be made there
+        // (`relay_copy.rs`), which creates the directory.
+        let ssh = crate::ssh::inputs(
+            self.mode,
+            &self.network,
+            &home,
+            self.ssh_known_hosts.as_deref(),
+        )?;
         let mut masks = self
             .masks
             .iter()
@@ -515,12 +529,6 @@ impl SandboxBuilder {
             Some(n) => n,
             None => crate::limits::default_tmp_size(self.limits.address_space),
         };
-        let ssh = crate::ssh::inputs(
-            self.mode,
-            &self.network,
-            &home,
-            self.ssh_known_hosts.as_deref(),
-        );
         let ssh_agent = match &self.ssh_agent {
             Some(p) => Some(crate::ssh::agent(self.mode, &host_socket(p)?)),
             None => None,

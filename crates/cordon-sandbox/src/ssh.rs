@@ -2,8 +2,9 @@
 //!
 //! The sandbox has no network of its own, so ssh cannot dial a host. Unless the run has
 //! the host's network, the mount plan gives ssh a configuration of cordon's own: every
-//! host is reached through a `ProxyCommand` that is cordon itself (bound read-only into
-//! the sandbox, since the binary's own path may be hidden there) in its relay mode
+//! host is reached through a `ProxyCommand` that is cordon itself (the running binary,
+//! read-only, since its own path may be hidden there; where that path is closed to the
+//! user, a copy in the state directory, `relay_copy.rs`) in its relay mode
 //! ([`SSH_RELAY_ARG`]), which opens a `CONNECT` tunnel through the proxy for `%h %p` and
 //! copies bytes between ssh and the tunnel. The proxy judges the destination by the same
 //! allowlist as every other connection, and records a refusal like any other. Without a
@@ -23,6 +24,7 @@
 //! that file does not exist, `GIT_SSH_COMMAND` points git at it with `-F`. Only the full
 //! tier mounts: in the fallback tier ssh is left as it is (and has no network).
 
+use crate::error::SandboxError;
 use crate::plan::MountOp;
 use crate::spec::Network;
 use cordon_policy::settings::SandboxMode;
@@ -55,8 +57,9 @@ const SYSTEM_KNOWN_HOSTS: &str = "/etc/ssh/ssh_known_hosts";
 /// What the ssh part of the mount plan is made from (host paths).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SshInputs {
-    /// The binary that becomes the relay (the caller's own executable).
-    pub relay: PathBuf,
+    /// The binary that becomes the relay: the caller's own executable at its path, or
+    /// its copy in the state directory (`relay_copy.rs`).
+    pub relay: Relay,
     /// The user's `known_hosts`, when it is a file.
     pub known_hosts: Option<PathBuf>,
     /// The in-sandbox port of the proxy's forwarder; `None` when the run has no network:
@@ -67,37 +70,109 @@ pub(crate) struct SshInputs {
     pub system_config: bool,
 }
 
+/// Where the relay is bound from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Relay {
+    /// The running binary's path, which this user can reach (or, if not, the helper
+    /// copies the running image for the run: [`MountOp::OwnBinary`]).
+    Running(PathBuf),
+    /// A copy of the running binary, made from its image, in cordon's state directory.
+    Copy(PathBuf),
+}
+
+/// The relay for this process: its own binary where this user can reach it by its path,
+/// else a copy in the state directory, else (no copy could be made) the path for the
+/// helper to copy from.
+fn relay_source() -> Option<Relay> {
+    let path = std::env::current_exe().ok()?;
+    let Ok(exe) = std::fs::File::open("/proc/self/exe") else {
+        return Some(Relay::Running(path));
+    };
+    if crate::relay_copy::reachable(&exe, &path) {
+        return Some(Relay::Running(path));
+    }
+    cordon_store::state_dir()
+        .ok()
+        .and_then(|state| crate::relay_copy::copy_in(&state, &exe))
+        .map(Relay::Copy)
+        .or(Some(Relay::Running(path)))
+}
+
 /// The ssh setup of a run. `None` with the host's network (ssh dials as it does
 /// outside), or when the run writes everything (`full-access` shows the host's `/`
 /// writable: cordon makes no mount points in it).
+///
+/// `known_hosts` is the caller's own choice ([`crate::SandboxBuilder::ssh_known_hosts`]),
+/// which replaces `~/.ssh/known_hosts`: refused when it is not a known-hosts file cordon
+/// may show, or when the run has no setup that would use it (ssh would check keys
+/// against another file than the one named). The default is shown only when it is one.
 pub(crate) fn inputs(
     mode: SandboxMode,
     network: &Network,
     home: &Path,
     known_hosts: Option<&Path>,
-) -> Option<SshInputs> {
+) -> Result<Option<SshInputs>, SandboxError> {
     let proxy_port = match network {
         Network::Proxy { port, .. } => Some(*port),
         Network::None => None,
-        Network::Full => return None,
+        Network::Full => None,
     };
-    if matches!(mode, SandboxMode::FullAccess) {
-        return None;
+    let unused = match (network, mode) {
+        (Network::Full, _) => Some("the command has the host's network"),
+        (_, SandboxMode::FullAccess) => Some("the sandbox mode is full-access"),
+        _ => None,
+    };
+    if let Some(why) = unused {
+        return match known_hosts {
+            Some(kh) => Err(SandboxError::invalid(format!(
+                "the ssh known_hosts file {} cannot be used: {why}, so ssh inside runs with the user's own configuration and would not read it; drop it, or pass ssh `-o UserKnownHostsFile=FILE` yourself",
+                kh.display()
+            ))),
+            None => Ok(None),
+        };
     }
-    let relay = std::env::current_exe().ok()?;
-    let known_hosts = known_hosts
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| home.join(".ssh/known_hosts"));
-    let known_hosts = std::fs::canonicalize(&known_hosts)
-        .ok()
-        .filter(|p| looks_like_known_hosts(p));
+    let known_hosts = match known_hosts {
+        Some(kh) => Some(chosen_known_hosts(kh)?),
+        None => std::fs::canonicalize(home.join(".ssh/known_hosts"))
+            .ok()
+            .filter(|p| looks_like_known_hosts(p)),
+    };
+    // Without a proxy there is no relay to bind: no copy is made for it.
+    let relay = match proxy_port {
+        Some(_) => relay_source(),
+        None => std::env::current_exe().ok().map(Relay::Running),
+    };
+    let Some(relay) = relay else {
+        return Ok(None);
+    };
     let system_config = std::fs::symlink_metadata(SYSTEM_CONFIG).is_ok_and(|m| m.is_file());
-    Some(SshInputs {
+    Ok(Some(SshInputs {
         relay,
         known_hosts,
         proxy_port,
         system_config,
-    })
+    }))
+}
+
+/// The caller's known-hosts file, canonical, or why it cannot be shown.
+fn chosen_known_hosts(kh: &Path) -> Result<PathBuf, SandboxError> {
+    let refuse = |why: &str| {
+        SandboxError::invalid(format!(
+            "the ssh known_hosts file {} cannot be used: {why}",
+            kh.display()
+        ))
+    };
+    let canonical = std::fs::canonicalize(kh)
+        .map_err(|e| refuse(&format!("{e}; name an existing file of host keys")))?;
+    if !canonical.is_file() {
+        return Err(refuse("it is not a regular file"));
+    }
+    if !looks_like_known_hosts(&canonical) {
+        return Err(refuse(
+            "it is named like a private key or holds one (only public host keys may be shown inside)",
+        ));
+    }
+    Ok(canonical)
 }
 
 /// Whether `p` (canonical) may be shown as the known hosts: a regular file that is not
@@ -172,10 +247,16 @@ pub(crate) fn ops(inp: &SshInputs) -> Vec<MountOp> {
             dst: PathBuf::from(CONFIG_IN_SANDBOX),
             text: text.clone(),
         },
-        MountOp::Bind {
-            src: inp.relay.clone(),
-            dst: PathBuf::from(RELAY_IN_SANDBOX),
-            read_only: true,
+        match &inp.relay {
+            Relay::Running(src) => MountOp::OwnBinary {
+                src: src.clone(),
+                dst: PathBuf::from(RELAY_IN_SANDBOX),
+            },
+            Relay::Copy(src) => MountOp::Bind {
+                src: src.clone(),
+                dst: PathBuf::from(RELAY_IN_SANDBOX),
+                read_only: true,
+            },
         },
     ];
     if let Some(kh) = &inp.known_hosts {
@@ -395,18 +476,59 @@ mod tests {
         assert!(!looks_like_known_hosts(d.path()));
         let link = d.path().join("kh-link");
         std::os::unix::fs::symlink(&key, &link).unwrap();
-        let home = d.path();
-        let inp = inputs(
-            SandboxMode::WorkspaceWrite,
-            &Network::Proxy {
-                socket: "/x".into(),
-                port: 3128,
-            },
-            home,
-            Some(&link),
-        )
-        .unwrap();
+        let proxy = Network::Proxy {
+            socket: "/x".into(),
+            port: 3128,
+        };
+        let ws = SandboxMode::WorkspaceWrite;
+        // Named by the caller: refused with a sentence.
+        let e = inputs(ws, &proxy, d.path(), Some(&link)).unwrap_err();
+        assert!(e.message.contains("holds one"), "{}", e.message);
+        // The default `~/.ssh/known_hosts`, a link to a key: not shown.
+        let home = d.path().join("home");
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::os::unix::fs::symlink(&key, home.join(".ssh/known_hosts")).unwrap();
+        let inp = inputs(ws, &proxy, &home, None).unwrap().unwrap();
         assert_eq!(inp.known_hosts, None);
+    }
+
+    #[test]
+    fn a_chosen_known_hosts_replaces_the_users_or_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let home = d.path().join("home");
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::write(home.join(".ssh/known_hosts"), "[a]:22 ssh-ed25519 AAAA\n").unwrap();
+        let chosen = d.path().join("project_hosts");
+        std::fs::write(&chosen, "[b]:22 ssh-ed25519 BBBB\n").unwrap();
+        let proxy = Network::Proxy {
+            socket: "/x".into(),
+            port: 3128,
+        };
+        let ws = SandboxMode::WorkspaceWrite;
+        let inp = inputs(ws, &proxy, &home, Some(&chosen)).unwrap().unwrap();
+        assert_eq!(inp.known_hosts, Some(chosen.canonicalize().unwrap()));
+        assert!(
+            ops(&inp)
+                .iter()
+                .any(|o| matches!(o, MountOp::Bind { src, dst, read_only: true }
+            if dst == Path::new(KNOWN_HOSTS_IN_SANDBOX) && src == &chosen.canonicalize().unwrap()))
+        );
+        // Missing, a directory, or a run where ssh would not read it: refused.
+        let missing = d.path().join("nope");
+        for (kh, net, mode, says) in [
+            (&missing, &proxy, ws, "No such file"),
+            (&d.path().to_path_buf(), &proxy, ws, "not a regular file"),
+            (&chosen, &Network::Full, ws, "host's network"),
+            (&chosen, &proxy, SandboxMode::FullAccess, "full-access"),
+        ] {
+            let e = inputs(mode, net, &home, Some(kh)).unwrap_err();
+            assert!(e.message.contains(says), "{}", e.message);
+            assert!(
+                e.message.contains(&kh.display().to_string()),
+                "{}",
+                e.message
+            );
+        }
     }
 
     #[test]
@@ -427,9 +549,13 @@ mod tests {
             socket: "/x".into(),
             port: 3128,
         };
-        assert!(inputs(ws, &Network::Full, home, None).is_none());
-        assert!(inputs(SandboxMode::FullAccess, &proxy, home, None).is_none());
-        let none = inputs(ws, &Network::None, home, None).unwrap();
+        assert!(inputs(ws, &Network::Full, home, None).unwrap().is_none());
+        assert!(
+            inputs(SandboxMode::FullAccess, &proxy, home, None)
+                .unwrap()
+                .is_none()
+        );
+        let none = inputs(ws, &Network::None, home, None).unwrap().unwrap();
         assert!(!config_text(none.proxy_port).contains(SSH_RELAY_ARG));
         assert!(
             ops(&none)
@@ -437,7 +563,7 @@ mod tests {
                 .all(|o| matches!(o, MountOp::Text { dst, .. }
             if dst == Path::new(SYSTEM_CONFIG)))
         );
-        let inp = inputs(ws, &proxy, home, None).unwrap();
+        let inp = inputs(ws, &proxy, home, None).unwrap().unwrap();
         assert_eq!(inp.known_hosts, None);
         let ops = ops(&inp);
         assert!(ops.iter().any(|o| matches!(o, MountOp::Text { dst, .. }

@@ -228,10 +228,33 @@ impl Agent {
     }
 }
 
+/// A copy of the binary under test in a directory only root may search (`0700`, owned
+/// by root), as when cordon lives in another user's home or a private build directory.
+/// `nobody` can still be started from it (root starts it), but cannot look its path up.
+fn bin_closed_to_nobody() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let cordon = d.path().join("cordon");
+    std::fs::copy(common::bin(), &cordon).unwrap();
+    let mut look = Command::new("test");
+    look.arg("-e").arg(&cordon);
+    assert!(
+        !as_nobody(&look).status().unwrap().success(),
+        "nobody can look up {}",
+        cordon.display()
+    );
+    d
+}
+
 /// Run `body` in the world's sandbox with cordon's `SSH_AUTH_SOCK` set to the agent's.
+/// As `nobody`, cordon is started from a directory `nobody` cannot search.
 fn run(w: &World, agent: &Agent, body: &str, extra: &[&str], nobody: bool) -> Output {
     w.script(body);
-    let mut c = w.command(extra);
+    let closed = nobody.then(bin_closed_to_nobody);
+    let mut c = match &closed {
+        Some(d) => w.command_using(&d.path().join("cordon"), extra),
+        None => w.command(extra),
+    };
     c.env("SSH_AUTH_SOCK", agent.socket())
         .env("CORDON_STATE_DIR", w.root.join("state"));
     if nobody {
@@ -257,6 +280,7 @@ rm -rf clone
 git clone -q {url} clone && cat clone/a.txt && echo CLONED || echo CLONE-FAILED
 ssh -T -p {port} {user}@127.0.0.1 echo ssh-said-hello
 echo x >> /run/cordon/ssh/known_hosts 2>/dev/null && echo KNOWN-HOSTS-WRITTEN
+echo "relay-inode=$(stat -c %i /run/cordon/ssh/cordon)"
 "#,
         agent = agent.socket().display(),
         url = srv.url(),
@@ -274,6 +298,27 @@ echo x >> /run/cordon/ssh/known_hosts 2>/dev/null && echo KNOWN-HOSTS-WRITTEN
     assert!(out.contains("KEY-HIDDEN"), "{out}");
     assert!(!out.contains("AGENT-PATH-VISIBLE"), "{out}");
     assert!(!out.contains("KNOWN-HOSTS-WRITTEN"), "{out}");
+    // Where cordon's own path is reachable (root), the relay is the binary itself,
+    // bound, not a copy; as nobody, started from a directory it cannot search, a copy
+    // made once in the state directory.
+    use std::os::unix::fs::MetadataExt;
+    let relay_inode = |p: &Path| format!("relay-inode={}\n", std::fs::metadata(p).unwrap().ino());
+    assert_eq!(out.contains(&relay_inode(&common::bin())), !nobody, "{out}");
+    let copies = w.root.join("state/ssh-relay");
+    if nobody {
+        let made: Vec<PathBuf> = std::fs::read_dir(&copies)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(made.len(), 1, "{made:?}");
+        assert!(out.contains(&relay_inode(&made[0])), "{out}");
+        // Where no copy can be made there, the helper copies the running image for
+        // the run (the next run's ssh reaches sshd, which refuses it its key).
+        std::fs::remove_dir_all(&copies).unwrap();
+        std::fs::write(&copies, "not a directory").unwrap();
+    } else {
+        assert!(!copies.exists());
+    }
 
     let o = run(&w, &agent, &body, &flags, nobody);
     let (out, err) = text(&o);
@@ -424,4 +469,86 @@ fn ssh_agent_without_an_agent_is_refused_before_anything_runs() {
         err.contains("--ssh-agent: SSH_AUTH_SOCK is not set"),
         "{err}"
     );
+}
+
+#[test]
+fn a_known_hosts_file_named_on_the_command_line_replaces_the_users() {
+    need_sandbox!("a_known_hosts_file_named_on_the_command_line_replaces_the_users");
+    if !sshd_or_skip("a_known_hosts_file_named_on_the_command_line_replaces_the_users") {
+        return;
+    }
+    let srv = Server::start();
+    let agent = Agent::start(&srv.dir.path().join("user_key"), false);
+    let allow = format!("127.0.0.1:{}", srv.port);
+    let ssh = format!(
+        "ssh -T -p {} {}@127.0.0.1 echo ssh-said-hello; echo rc=$?",
+        srv.port, srv.user
+    );
+    let other = "[127.0.0.1]:1 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFzkmAoRvXtmzUx1yFM4t03xBTSBD1jobwmMvoWJOjKd\n";
+
+    // The server's key only in the named file (the user's knows another host): accepted.
+    let w = world(&srv, Some(other));
+    let chosen = w.root.join("project_known_hosts");
+    std::fs::write(&chosen, srv.host_key_line()).unwrap();
+    let flags = [
+        "--allow-net",
+        &allow,
+        "--allow-private",
+        "127.0.0.0/8",
+        "--ssh-agent",
+        "--ssh-known-hosts",
+        chosen.to_str().unwrap(),
+    ];
+    let o = run(&w, &agent, &ssh, &flags, false);
+    let (out, err) = text(&o);
+    assert!(
+        out.contains("ssh-said-hello") && out.contains("rc=0"),
+        "{out}\n{err}"
+    );
+
+    // The server's key only in the user's file, the named one knows another host: ssh
+    // refuses, as the user's file is not read.
+    let w = world(&srv, Some(&srv.host_key_line()));
+    let chosen = w.root.join("project_known_hosts");
+    std::fs::write(&chosen, other).unwrap();
+    let mut flags = flags.to_vec();
+    *flags.last_mut().unwrap() = chosen.to_str().unwrap();
+    let o = run(&w, &agent, &ssh, &flags, false);
+    let (out, err) = text(&o);
+    assert!(
+        out.contains("rc=255") && !out.contains("ssh-said-hello"),
+        "{out}\n{err}"
+    );
+    assert!(err.contains("Host key verification failed"), "{err}");
+    assert_eq!(std::fs::read_to_string(&chosen).unwrap(), other);
+}
+
+#[test]
+fn a_known_hosts_file_that_holds_a_key_or_is_missing_is_refused_before_anything_runs() {
+    let w = World::new();
+    w.script("echo RAN");
+    let key = w.root.join("hosts");
+    std::fs::write(&key, "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbg==\n").unwrap();
+    let missing = w.root.join("missing_known_hosts");
+    for (file, says) in [(&key, "holds one"), (&missing, "name an existing file")] {
+        let o = w
+            .command(&[
+                "--allow-net",
+                "127.0.0.1:22",
+                "--ssh-known-hosts",
+                file.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(125), "{out}\n{err}");
+        assert!(!out.contains("RAN"), "{out}");
+        assert!(
+            err.contains(&format!(
+                "the ssh known_hosts file {} cannot be used",
+                file.display()
+            )) && err.contains(says),
+            "{err}"
+        );
+    }
 }

@@ -1,7 +1,8 @@
 //! The sandbox's sockets, tested with real processes: the loopback of the full tier's
 //! network namespace works for the command and reaches nothing of the host's; host Unix
 //! sockets are reachable only where `--allow-unix-socket` binds them in; `/var/tmp` is
-//! private like `/tmp`.
+//! private like `/tmp`; the fallback tier reaches only cordon's own proxy, through a
+//! forwarder on a port it chose.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test harness code
 
 mod common;
@@ -258,4 +259,183 @@ find /tmp /var/tmp /run /var/run /home /root -type s 2>/dev/null | wc -l"#,
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines, ["0", "mine", "0"], "{out}\n{err}");
     assert!(!Path::new("/var/tmp/mine").exists());
+}
+
+/// A TCP service on `127.0.0.1:port` (0: any) that answers every connection with an
+/// HTTP response saying `body`, and counts connections.
+fn tcp_service(
+    port: u16,
+    body: &'static str,
+) -> Option<(u16, std::sync::Arc<std::sync::atomic::AtomicUsize>)> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = std::net::TcpListener::bind(("127.0.0.1", port)).ok()?;
+    let port = listener.local_addr().unwrap().port();
+    let count = std::sync::Arc::new(AtomicUsize::new(0));
+    let c = count.clone();
+    std::thread::spawn(move || {
+        for mut s in listener.incoming().flatten() {
+            c.fetch_add(1, Ordering::SeqCst);
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    Some((port, count))
+}
+
+/// Run by the fallback-tier cordon: what the proxy variables name, a request through
+/// them to the upstream and to the other listener, then direct connections (the other
+/// listener, 3128, the forwarder's port at other addresses, the forwarder), a UDP
+/// socket, a TCP listener, and a Unix socket pair through a listener of its own.
+const FALLBACK_INNER_SH: &str = r#"read UP OTHER < ports.txt
+echo "proxy=[$HTTPS_PROXY]"
+curl -s --max-time 10 "http://127.0.0.1:$UP/"
+echo "via-proxy-other=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:$OTHER/")"
+exec python3 - "$OTHER" "${HTTPS_PROXY##*:}" "$UP" <<'PY'
+import os, socket, sys
+other, fwd, up = int(sys.argv[1]), int(sys.argv[2] or 0), int(sys.argv[3])
+for name, host, port in (("OTHER", "127.0.0.1", other), ("PORT-3128", "127.0.0.1", 3128),
+                         ("FWD-PORT-ELSEWHERE", "127.0.0.2", fwd), ("FWD-PORT-V6", "::1", fwd),
+                         ("FWD", "127.0.0.1", fwd)):
+    try:
+        socket.create_connection((host, port), timeout=3); print(name, "CONNECTED")
+    except OSError as err:
+        print(name, "FAILED", type(err).__name__)
+try:
+    s6 = socket.socket(socket.AF_INET6); s6.settimeout(5); s6.connect(("::ffff:127.0.0.1", fwd))
+    s6.sendall(b"GET http://127.0.0.1:%d/ HTTP/1.0\r\nHost: 127.0.0.1:%d\r\n\r\n" % (up, up))
+    got = b""
+    while True:
+        chunk = s6.recv(4096)
+        if not chunk: break
+        got += chunk
+    print("V6-MAPPED", b"UPSTREAM-OK" in got)
+except OSError as err:
+    print("V6-MAPPED FAILED", type(err).__name__)
+try:
+    socket.socket(socket.AF_INET, socket.SOCK_DGRAM); print("UDP-SOCKET")
+except OSError as err:
+    print("UDP-FAILED", type(err).__name__)
+try:
+    s = socket.socket(); s.listen(1); print("TCP-LISTENING", s.getsockname())
+except OSError as err:
+    print("LISTEN-FAILED", type(err).__name__)
+if os.path.exists("unix.sock"): os.unlink("unix.sock")
+u = socket.socket(socket.AF_UNIX); u.bind("unix.sock"); u.listen(1)
+c = socket.socket(socket.AF_UNIX); c.connect("unix.sock"); a, _ = u.accept()
+c.sendall(b"unix"); print("UNIX", a.recv(4).decode())
+PY"#;
+
+#[test]
+fn the_fallback_tier_reaches_only_cordons_own_proxy() {
+    if !common::landlock_tcp_or_skip("the_fallback_tier_reaches_only_cordons_own_proxy") {
+        return;
+    }
+    use std::sync::atomic::Ordering;
+    let w = World::new();
+    let (up, _) = tcp_service(0, "UPSTREAM-OK\n").unwrap();
+    let (other, other_count) = tcp_service(0, "OTHER\n").unwrap();
+    // A proxy's usual port: this host may already have a service there.
+    let at_3128 = tcp_service(3128, "PORT-3128\n");
+    std::fs::write(w.ws.join("ports.txt"), format!("{up} {other}\n")).unwrap();
+    w.script(FALLBACK_INNER_SH);
+    let allow = format!("127.0.0.1:{up}");
+    let run = |extra: &[&str]| {
+        let o = common::without_user_namespaces(&w.root, &w.command(extra))
+            .output()
+            .unwrap();
+        let (out, err) = text(&o);
+        assert!(err.contains("fallback tier"), "{out}\n{err}");
+        (o.status.code(), out, err)
+    };
+
+    let (code, out, err) = run(&["--allow-net", &allow, "--allow-private", "127.0.0.0/8"]);
+    // The proxy works for the allowlisted upstream, through a port of cordon's choosing.
+    assert!(out.contains("UPSTREAM-OK"), "{out}\n{err}");
+    assert!(out.contains("proxy=[http://127.0.0.1:"), "{out}");
+    assert!(!out.contains("proxy=[http://127.0.0.1:3128]"), "{out}");
+    // Through the proxy, a destination off the allowlist is refused.
+    assert!(out.contains("via-proxy-other=403"), "{out}\n{err}");
+    // Directly, no other port: not another listener, not 3128, not the forwarder's port
+    // at another address; and no UDP at all.
+    for refused in ["OTHER", "PORT-3128", "FWD-PORT-ELSEWHERE", "FWD-PORT-V6"] {
+        assert!(
+            out.contains(&format!("{refused} FAILED PermissionError")),
+            "{refused}: {out}\n{err}"
+        );
+    }
+    assert!(out.contains("FWD CONNECTED"), "{out}\n{err}");
+    // An IPv6 socket to the forwarder's IPv4 address (as Java's clients connect) is
+    // served too.
+    assert!(out.contains("V6-MAPPED True"), "{out}\n{err}");
+    assert!(out.contains("UDP-FAILED PermissionError"), "{out}\n{err}");
+    // Nor a TCP listener (which `listen` would bind to a port of every address); Unix
+    // sockets work as they do elsewhere.
+    assert!(
+        out.contains("LISTEN-FAILED PermissionError"),
+        "{out}\n{err}"
+    );
+    assert!(out.contains("UNIX unix"), "{out}\n{err}");
+    assert_eq!(code, Some(0), "{out}\n{err}");
+
+    // Without an allowlist, no network: no proxy, no IP socket.
+    let (code, out, err) = run(&[]);
+    assert!(out.contains("proxy=[]"), "{out}\n{err}");
+    assert!(!out.contains("UPSTREAM-OK"), "{out}\n{err}");
+    assert!(out.contains("OTHER FAILED PermissionError"), "{out}\n{err}");
+    assert!(out.contains("UDP-FAILED PermissionError"), "{out}\n{err}");
+    assert_eq!(code, Some(0), "{out}\n{err}");
+
+    assert_eq!(
+        other_count.load(Ordering::SeqCst),
+        0,
+        "the other listener was reached"
+    );
+    if let Some((_, n)) = at_3128 {
+        assert_eq!(
+            n.load(Ordering::SeqCst),
+            0,
+            "the listener on 3128 was reached"
+        );
+    }
+}
+
+#[test]
+fn a_fallback_tier_under_another_supervisor_refuses_the_proxy() {
+    need_sandbox!("a_fallback_tier_under_another_supervisor_refuses_the_proxy");
+    let w = World::new();
+    // Nested in cordon's own sandbox, whose seccomp supervisor watches every process
+    // inside, a second cordon falls back and cannot watch `connect` itself: it refuses
+    // to run with a proxy rather than leave TCP narrowed by port only.
+    std::fs::write(
+        w.ws.join("inner.toml"),
+        common::ALLOW_ALL.replace("./t.sh", "./inner.sh"),
+    )
+    .unwrap();
+    std::fs::write(w.ws.join("inner.sh"), "#!/bin/sh\necho INNER-RAN\n").unwrap();
+    std::fs::set_permissions(
+        w.ws.join("inner.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::copy(bin(), w.ws.join("cordon-inner")).unwrap();
+    let o = w.run(
+        r#"export CORDON_STATE_DIR="$PWD/inner-state"
+./cordon-inner exec --isolated --config inner.toml --workspace . --allow-net 127.0.0.1:9 --allow-private 127.0.0.0/8 -- ./inner.sh; echo "rc=$?""#,
+        &[],
+    );
+    let (out, err) = text(&o);
+    assert!(err.contains("fallback tier"), "{out}\n{err}");
+    assert!(
+        out.contains("rc=125") && !out.contains("INNER-RAN"),
+        "{out}\n{err}"
+    );
+    assert!(
+        err.contains("cannot check the command's connections to the egress proxy"),
+        "{err}"
+    );
 }

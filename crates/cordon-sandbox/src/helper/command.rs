@@ -149,16 +149,24 @@ pub(super) fn command_main(
         .ca_bundle_on_host
         .as_ref()
         .filter(|_| fallback.is_some());
+    // Nor is there a forwarder on the spec's port: the proxy variables name the port of
+    // the fallback forwarder on the host's loopback.
+    let proxy_url = |port: u16| OsString::from(format!("http://127.0.0.1:{port}"));
+    let proxy_urls = match (&spec.network, fallback.and_then(|f| f.proxy_port)) {
+        (Network::Proxy { port, .. }, Some(held)) => Some((proxy_url(*port), proxy_url(held))),
+        _ => None,
+    };
     let c_env: Vec<CString> = spec
         .env
         .iter()
         .filter_map(|(k, v)| {
             let mut kv = k.as_bytes().to_vec();
             kv.push(b'=');
-            match on_host {
-                Some(host) if v.as_os_str() == std::ffi::OsStr::new(bundle) => {
+            match (on_host, &proxy_urls) {
+                (Some(host), _) if v.as_os_str() == std::ffi::OsStr::new(bundle) => {
                     kv.extend_from_slice(host.as_os_str().as_bytes())
                 }
+                (_, Some((planned, held))) if v == planned => kv.extend_from_slice(held.as_bytes()),
                 _ => kv.extend_from_slice(v.as_bytes()),
             }
             CString::new(kv).ok()
@@ -190,13 +198,11 @@ pub(super) fn command_main(
         write: &write,
         // At the full tier the network namespace (empty but for its loopback, unless the
         // host's network was asked for) is what contains TCP: binding and connecting on
-        // loopback reach only the sandbox itself. Without it, Landlock narrows TCP to the
-        // forwarder's port.
+        // loopback reach only the sandbox itself. Without it, Landlock allows no TCP
+        // port at all: with a proxy, the one connection the command may make, to the
+        // forwarder, is made for it by its supervisor (`connect_guard.rs`), which
+        // Landlock does not restrict.
         restrict_tcp: !full_tier && !matches!(spec.network, Network::Full),
-        connect_port: match spec.network {
-            Network::Proxy { port, .. } => Some(port),
-            _ => None,
-        },
     };
     match landlock::apply(&rules) {
         // Without namespaces, Landlock is the only filesystem containment: refuse to
@@ -220,9 +226,22 @@ pub(super) fn command_main(
         return fail(e);
     }
     // Hand the supervisor a listener for refused writes (observation only; if it
-    // cannot be set up, the run goes on unobserved).
-    if let Ok(listener) = observe::install() {
-        let _ = observe::send_fd(listener_to.as_raw_fd(), listener.as_raw_fd());
+    // cannot be set up, the run goes on unobserved). In the fallback tier with a proxy
+    // it also carries every `connect`, which the supervisor must judge
+    // (`connect_guard.rs`): there, no listener means no run.
+    let guard = fallback.and_then(|f| f.proxy_port).is_some();
+    let handed = observe::install(guard)
+        .and_then(|listener| observe::send_fd(listener_to.as_raw_fd(), listener.as_raw_fd()));
+    if let (true, Err(e)) = (guard, handed) {
+        let why = match e {
+            Errno::EBUSY => {
+                "another seccomp supervisor already watches this process (cordon inside a sandbox that intercepts system calls)"
+            }
+            e => e.desc(),
+        };
+        return fail(SandboxError::setup(format!(
+            "cannot check the command's connections to the egress proxy: {why}; without a network namespace (fallback tier) nothing else holds the command to cordon's proxy, so the run is refused; run without a network allowlist, or where user namespaces are available"
+        )));
     }
     drop(listener_to);
     info_out.seccomp = true;

@@ -48,6 +48,10 @@ pub(super) struct FallbackRules {
     pub(super) read: Vec<PathBuf>,
     pub(super) write: Vec<PathBuf>,
     pub(super) list: Vec<PathBuf>,
+    /// The host loopback port of the fallback forwarder to the egress proxy: the one
+    /// destination the supervisor connects the command to (`connect_guard.rs`), and the
+    /// one the proxy variables name.
+    pub(super) proxy_port: Option<u16>,
 }
 
 impl FallbackRules {
@@ -63,7 +67,12 @@ impl FallbackRules {
         list.extend(write_list);
         list.sort();
         list.dedup();
-        FallbackRules { read, write, list }
+        FallbackRules {
+            read,
+            write,
+            list,
+            proxy_port: None,
+        }
     }
 }
 

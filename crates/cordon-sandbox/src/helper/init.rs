@@ -13,6 +13,7 @@ use super::process::{fork, reader_alive};
 use super::supervise::{Reap, listener_channel, signal_set, supervise};
 use super::wire::{EXIT_CORDON_FAILED, InfoLine, WireError, write_info};
 use crate::error::SandboxError;
+use crate::forward::Peers;
 use crate::observe::{self, Observer};
 use crate::seccomp;
 use crate::spec::{Network, SandboxSpec};
@@ -69,10 +70,19 @@ pub(super) fn init_main(
     {
         return fail(SandboxError::sys("cannot bring up the loopback", e));
     }
-    if let Network::Proxy { port, .. } = &spec.network
-        && let Err(e) = start_forwarder(*port, filters, &[go, info])
-    {
-        return fail(e);
+    if let Network::Proxy { port, .. } = &spec.network {
+        let started = listen(("127.0.0.1", *port)).and_then(|l| {
+            spawn_forwarder(
+                l,
+                PathBuf::from(crate::plan::PROXY_SOCKET_IN_SANDBOX),
+                Peers::Any,
+                filters,
+                &[go, info],
+            )
+        });
+        if let Err(e) = started {
+            return fail(e);
+        }
     }
     let signals = signal_set();
     let (mine, theirs) = match listener_channel() {
@@ -111,15 +121,29 @@ pub(super) fn init_main(
     }
 }
 
-/// Start the in-sandbox forwarder to the proxy socket (on the loopback, which is up), in
-/// its own process, which closes `close` (pipes it has no business holding) first.
-fn start_forwarder(port: u16, filters: &[BpfProgram], close: &[RawFd]) -> Result<(), SandboxError> {
-    let listener = std::net::TcpListener::bind(("127.0.0.1", port)).map_err(|e| {
+/// A TCP listener at `addr` for the forwarder.
+pub(super) fn listen(addr: (&str, u16)) -> Result<std::net::TcpListener, SandboxError> {
+    std::net::TcpListener::bind(addr).map_err(|e| {
         SandboxError::io(
-            format!("cannot listen on 127.0.0.1:{port} in the sandbox"),
+            format!(
+                "cannot listen on {}:{} for the egress proxy's forwarder",
+                addr.0, addr.1
+            ),
             e,
         )
-    })?;
+    })
+}
+
+/// Start the forwarder from `listener` to the proxy's socket at `socket`, serving
+/// `peers`, in its own process, which closes `close` (pipes it has no business holding)
+/// first.
+pub(super) fn spawn_forwarder(
+    listener: std::net::TcpListener,
+    socket: PathBuf,
+    peers: Peers,
+    filters: &[BpfProgram],
+    close: &[RawFd],
+) -> Result<(), SandboxError> {
     match fork()? {
         ForkResult::Child => {
             for fd in close {
@@ -135,10 +159,7 @@ fn start_forwarder(port: u16, filters: &[BpfProgram], close: &[RawFd]) -> Result
             {
                 std::process::exit(EXIT_CORDON_FAILED);
             }
-            crate::forward::serve(
-                listener,
-                PathBuf::from(crate::plan::PROXY_SOCKET_IN_SANDBOX),
-            )
+            crate::forward::serve(listener, socket, peers)
         }
         ForkResult::Parent { .. } => {
             drop(listener);

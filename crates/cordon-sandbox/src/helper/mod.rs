@@ -315,8 +315,17 @@ fn run_sandbox(
             nix::sys::prctl::set_child_subreaper(true)
                 .map_err(|e| SandboxError::sys("cannot become a subreaper", e))?;
             let info_fd = info_w.as_raw_fd();
+            let mut fallback = FallbackRules::new(&spec);
+            if let Network::Proxy { socket, .. } = &spec.network {
+                let close = [
+                    go,
+                    result_fd.as_raw_fd(),
+                    info_r.as_raw_fd(),
+                    info_w.as_raw_fd(),
+                ];
+                fallback.proxy_port = Some(fallback_forwarder(socket, &filters, &close)?);
+            }
             let (mine, theirs) = listener_channel()?;
-            let fallback = FallbackRules::new(&spec);
             match fork()? {
                 ForkResult::Child => {
                     drop(info_r);
@@ -352,6 +361,7 @@ fn run_sandbox(
                     drop(theirs);
                     let mut observer = observe::recv_fd(mine.as_raw_fd()).map(|l| {
                         Observer::new(l, None, observed_write_paths(&spec, Some(&fallback)))
+                            .guard_connect(fallback.proxy_port)
                     });
                     drop(mine);
                     let out =
@@ -379,6 +389,37 @@ fn run_sandbox(
         }
     }
     Ok(status)
+}
+
+/// The fallback tier's forwarder to the proxy at `socket` (a path on the host, where the
+/// command runs too): on a port of the host's loopback that the kernel chose, held by
+/// the forwarder for the run, serving this user's sockets only. Returns the port, the
+/// one destination the supervisor connects the command to (`connect_guard.rs`).
+/// Refused where Landlock cannot restrict TCP (ABI < 4): the guard lets the kernel run
+/// the calls it does not make itself, and counts on Landlock to refuse any of them that
+/// reaches TCP.
+fn fallback_forwarder(
+    socket: &std::path::Path,
+    filters: &[seccompiler::BpfProgram],
+    close: &[RawFd],
+) -> Result<u16, SandboxError> {
+    let abi = sys::landlock_abi();
+    if abi < 4 {
+        return Err(SandboxError::new(
+            SandboxErrorKind::TierUnavailable,
+            format!(
+                "the egress proxy cannot be confined here: there are no user namespaces (fallback tier) and this kernel's Landlock (ABI {abi}) cannot restrict TCP (ABI 4, Linux 6.7, is needed), so the command could connect anywhere; run without a network allowlist, or on a host with user namespaces or a newer kernel"
+            ),
+        ));
+    }
+    let listener = init::listen(("127.0.0.1", 0))?;
+    let port = listener
+        .local_addr()
+        .map_err(|e| SandboxError::io("cannot read the forwarder's port", e))?
+        .port();
+    let peers = crate::forward::Peers::SameUser(nix::unistd::getuid().as_raw());
+    init::spawn_forwarder(listener, socket.to_path_buf(), peers, filters, close)?;
+    Ok(port)
 }
 
 /// How the process limit holds: the cgroup when there is one, else the `RLIMIT_NPROC`
@@ -416,11 +457,13 @@ fn process_limit(
 /// The socket families the command may create. At the full tier an isolated network
 /// namespace holds nothing but its own loopback, so IP sockets reach only the sandbox
 /// itself (a test suite's local server) and, with a proxy, the forwarder; without that
-/// namespace (the fallback tier) only the proxy mode gets them, and Landlock narrows TCP
-/// to the forwarder's port.
+/// namespace (the fallback tier) only the proxy mode gets IP sockets, TCP ones only
+/// (nothing would contain UDP or ICMP), whose one connection, to the forwarder, the
+/// supervisor makes (`connect_guard.rs`).
 fn socket_families(network: &Network, tier: Tier) -> Sockets {
     match (network, tier) {
         (Network::None, Tier::Fallback) => Sockets::UnixOnly,
+        (Network::Proxy { .. }, Tier::Fallback) => Sockets::UnixAndTcp,
         (Network::None | Network::Proxy { .. }, _) => Sockets::UnixAndInet,
         _ => Sockets::Any,
     }

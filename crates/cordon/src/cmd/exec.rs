@@ -184,6 +184,11 @@ pub struct ExecOptions {
     /// `SSH_AUTH_SOCK`). Without it no agent is reachable.
     #[arg(long)]
     ssh_agent: bool,
+    /// Check ssh host keys inside against this file (read-only) instead of
+    /// `~/.ssh/known_hosts`. Refused if FILE is not a file of public host keys, or when
+    /// ssh inside would not read it (the host's network, `full-access`).
+    #[arg(long = "ssh-known-hosts", value_name = "FILE")]
+    ssh_known_hosts: Option<PathBuf>,
     /// Pass at most this many bytes of the command's stdout, and of its stderr; the rest
     /// is dropped (the command keeps running).
     #[arg(long, value_name = "BYTES")]
@@ -610,6 +615,7 @@ struct FlagPaths {
     writable_roots: Vec<PathBuf>,
     masks: Vec<PathBuf>,
     ssh_agent: Option<PathBuf>,
+    ssh_known_hosts: Option<PathBuf>,
 }
 
 impl FlagPaths {
@@ -648,10 +654,15 @@ impl FlagPaths {
             })?),
             false => None,
         };
+        let ssh_known_hosts = match &args.ssh_known_hosts {
+            Some(f) if f.is_relative() => Some(here()?.join(f)),
+            other => other.clone(),
+        };
         Ok(FlagPaths {
             writable_roots,
             masks,
             ssh_agent,
+            ssh_known_hosts,
         })
     }
 }
@@ -719,6 +730,9 @@ fn builder(
     }
     if let Some(agent) = &flag_paths.ssh_agent {
         b = b.ssh_agent(agent);
+    }
+    if let Some(kh) = &flag_paths.ssh_known_hosts {
+        b = b.ssh_known_hosts(kh);
     }
     if let Some(list) = &settings.home_readable {
         b = b.home_readable(list.clone());

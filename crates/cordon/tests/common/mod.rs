@@ -71,6 +71,27 @@ pub fn full_tier_or_skip(test: &str) -> bool {
     false
 }
 
+/// Whether Landlock can restrict TCP here (ABI 4, Linux 6.7), which the fallback tier
+/// needs to run with a proxy; when it cannot, skip (print why) or fail when CI requires
+/// these tests.
+pub fn landlock_tcp_or_skip(test: &str) -> bool {
+    let out = Command::new(bin())
+        .args(["doctor", "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let abi = v["landlock_abi"].as_i64().unwrap_or(0);
+    if abi >= 4 {
+        return true;
+    }
+    assert!(
+        !required(),
+        "{test}: CORDON_REQUIRE_SANDBOX_TESTS=1 but Landlock ABI {abi} cannot restrict TCP"
+    );
+    eprintln!("skipping {test}: Landlock ABI {abi} cannot restrict TCP (4 is needed)");
+    false
+}
+
 /// Skip the test (return) unless the full tier is available.
 #[macro_export]
 macro_rules! need_sandbox {
@@ -191,7 +212,12 @@ impl World {
 
     /// `cordon exec [extra] -- ./t.sh` in the workspace, with a clean environment.
     pub fn command(&self, extra: &[&str]) -> Command {
-        let mut c = Command::new(bin());
+        self.command_using(&bin(), extra)
+    }
+
+    /// [`World::command`] with the cordon binary at `cordon`.
+    pub fn command_using(&self, cordon: &std::path::Path, extra: &[&str]) -> Command {
+        let mut c = Command::new(cordon);
         c.arg("exec")
             .arg("--isolated")
             .arg("--config")
@@ -252,4 +278,63 @@ pub fn as_nobody(c: &Command) -> Command {
         sp.current_dir(d);
     }
     sp
+}
+
+/// Runs its arguments where no user namespace can be made (seccomp: `unshare` and
+/// `clone` with `CLONE_NEWUSER` refused, `clone3` answered `ENOSYS`), so that cordon runs
+/// in the fallback tier on this host's own network, with no supervisor above it. The
+/// filter follows seccomp(2) and the kernel's `samples/seccomp` layout.
+const NO_USERNS_C: &str = r#"
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_unshare, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 3),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+        BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_NEWUSER, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = { sizeof f / sizeof f[0], f };
+    if (argc < 2 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)) { perror("no-userns"); return 126; }
+    execv(argv[1], argv + 1);
+    perror("no-userns: exec"); return 127;
+}
+"#;
+
+/// `c`, run through the no-user-namespace wrapper built in `dir`.
+pub fn without_user_namespaces(dir: &std::path::Path, c: &Command) -> Command {
+    let (src, wrapper) = (dir.join("no-userns.c"), dir.join("no-userns"));
+    std::fs::write(&src, NO_USERNS_C).unwrap();
+    let st = Command::new("cc")
+        .arg("-o")
+        .arg(&wrapper)
+        .arg(&src)
+        .status()
+        .expect("a C compiler (cc) is needed to build the test's wrapper");
+    assert!(st.success(), "compiling the wrapper failed");
+    let mut w = Command::new(wrapper);
+    w.arg(c.get_program())
+        .args(c.get_args())
+        .env_clear()
+        .envs(c.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))))
+        .stdin(Stdio::null());
+    if let Some(d) = c.get_current_dir() {
+        w.current_dir(d);
+    }
+    w
 }
