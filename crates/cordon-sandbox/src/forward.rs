@@ -44,6 +44,10 @@ fn pump(mut from: impl Read, mut to: impl Write) {
 }
 
 fn relay(tcp: TcpStream, socket: &Path) {
+    // A relay passes each write on as it comes. With Nagle's algorithm on, a second small
+    // write (a TLS record after the handshake) waited for the client's delayed ACK: 40 ms
+    // before every response's first byte.
+    let _ = tcp.set_nodelay(true);
     let Ok(unix) = UnixStream::connect(socket) else {
         // The proxy is gone: the client sees a reset, which is the truth.
         return;
