@@ -91,6 +91,11 @@ echo "| path | latency p50 (ms) | p90 (ms) | download (MB/s) |"
 echo "|---|---:|---:|---:|"
 read -r a b c < <(BASE=https://127.0.0.1:$UP ./measure.sh "$N" --cacert ca.pem)
 row "direct" "$a" "$b" "$c"
+# Inside, with interception, curl trusts SSL_CERT_FILE: the system's roots and the run's CA.
+# Loading a whole bundle is the client's own cost per process; measured here on the host.
+cat /etc/ssl/certs/ca-certificates.crt ca.pem >bundle.pem 2>/dev/null || cp ca.pem bundle.pem
+read -r a b c < <(BASE=https://127.0.0.1:$UP ./measure.sh "$N" --cacert bundle.pem)
+row "direct, curl loading the system roots as well" "$a" "$b" "$c"
 read -r a b c < <(BASE=https://127.0.0.1:$UP ./measure.sh "$N" --cacert ca.pem --connect-to 127.0.0.1:$UP:127.0.0.1:$HA)
 row "HAProxy TCP relay (splice)" "$a" "$b" "$c"
 read -r a b c < <(BASE=https://127.0.0.1:$UP ./measure.sh "$N" --cacert ca.pem -x http://127.0.0.1:$PX)
