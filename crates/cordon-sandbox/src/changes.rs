@@ -311,9 +311,9 @@ fn lock_set(dir: &Path) -> Result<File, SandboxError> {
 /// extended attribute but the file system id overlayfs keeps on an upper layer: what a
 /// layer's directories are when cordon makes them and after a run that changed nothing.
 fn pristine_dir(p: &Path) -> bool {
-    let Ok(meta) = std::fs::symlink_metadata(p) else {
+    if !own_private_dir(p) {
         return false;
-    };
+    }
     let mut names = [0u8; 128];
     // Too many names for the buffer is an error: not pristine either.
     let attrs_ok = rustix::fs::llistxattr(p, &mut names).is_ok_and(|n| {
@@ -321,11 +321,16 @@ fn pristine_dir(p: &Path) -> bool {
             .split(|b| *b == 0)
             .all(|name| name.is_empty() || name == b"user.overlay.uuid")
     });
-    meta.is_dir()
-        && meta.uid() == nix::unistd::geteuid().as_raw()
-        && meta.mode() & 0o7777 == 0o700
-        && attrs_ok
-        && std::fs::read_dir(p).is_ok_and(|mut rd| rd.next().is_none())
+    attrs_ok && std::fs::read_dir(p).is_ok_and(|mut rd| rd.next().is_none())
+}
+
+/// A directory itself (not a symlink to one) that this user owns, mode 0700.
+fn own_private_dir(p: &Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok_and(|meta| {
+        meta.is_dir()
+            && meta.uid() == nix::unistd::geteuid().as_raw()
+            && meta.mode() & 0o7777 == 0o700
+    })
 }
 
 /// Take the spare change set for `layers` roots, renamed to the first free `name(n)`,
@@ -347,10 +352,13 @@ fn take_spare(
             Err(_) => return None,
         }
     };
-    let sound = (0..layers).all(|i| {
-        let l = dir.join(format!("layer-{i}"));
-        pristine_dir(&l.join("upper")) && pristine_dir(&l.join("work"))
-    });
+    // Every directory on the way is checked itself: a symlink in place of the set or of a
+    // layer would put the layers somewhere else.
+    let sound = own_private_dir(&dir)
+        && (0..layers).all(|i| {
+            let l = dir.join(format!("layer-{i}"));
+            own_private_dir(&l) && pristine_dir(&l.join("upper")) && pristine_dir(&l.join("work"))
+        });
     match sound.then(|| lock_set(&dir).ok()).flatten() {
         Some(lock) => Some((dir, lock)),
         None => {
@@ -620,6 +628,46 @@ mod tests {
                 "{what}: only the new set is left"
             );
             set.remove().unwrap();
+        }
+    }
+
+    #[test]
+    fn a_spare_reached_through_a_symlink_is_not_used() {
+        let t = tempfile::tempdir().unwrap();
+        let base = t.path().join("changes");
+        let root = t.path().join("ws");
+        std::fs::create_dir(&root).unwrap();
+        let roots = std::slice::from_ref(&root);
+        let spare = base.join("spare-1");
+        // Pristine-looking layers elsewhere, reached through a symlinked set or layer.
+        let elsewhere = t.path().join("elsewhere");
+        for (what, link) in [
+            ("the set", spare.clone()),
+            ("a layer", spare.join("layer-0")),
+        ] {
+            ChangeSet::create(&base, roots, &["true".into()])
+                .unwrap()
+                .recycle()
+                .unwrap();
+            let _ = std::fs::remove_dir_all(&elsewhere);
+            std::fs::create_dir(&elsewhere).unwrap();
+            std::fs::rename(&link, elsewhere.join("moved")).unwrap();
+            std::os::unix::fs::symlink(elsewhere.join("moved"), &link).unwrap();
+            let set = ChangeSet::create(&base, roots, &["true".into()]).unwrap();
+            let upper = &set.layers()[0].upper;
+            let canonical = std::fs::canonicalize(upper).unwrap();
+            assert!(
+                !canonical.starts_with(&elsewhere),
+                "{what}: the run's layer is {} (through the link)",
+                canonical.display()
+            );
+            assert!(
+                !std::fs::symlink_metadata(set.dir()).unwrap().is_symlink(),
+                "{what}"
+            );
+            set.remove().unwrap();
+            let _ = std::fs::remove_file(&link);
+            let _ = std::fs::remove_dir_all(&spare);
         }
     }
 

@@ -300,16 +300,7 @@ impl AuditLog {
     /// together with the others when the batch is full, when the oldest queued record
     /// has waited `max_delay` (checked here), on [`flush`](Self::flush), and on drop.
     pub fn append(&mut self, record: &Value) -> Result<(), StoreError> {
-        let Value::Object(fields) = record else {
-            return Err(StoreError::new(
-                &self.path,
-                StoreErrorKind::Invalid("an audit record must be a JSON object".into()),
-            ));
-        };
-        self.queue.push(Queued {
-            time: now_rfc3339(),
-            fields: serialize_fields(fields),
-        });
+        self.enqueue(record)?;
         let since = *self.queued_since.get_or_insert_with(Instant::now);
         let due = match self.durability {
             Durability::FsyncEach => true,
@@ -328,17 +319,23 @@ impl AuditLog {
     /// waiting for the disk, whatever this log's [`Durability`]: it survives this process
     /// being killed, and reaches the disk with the next sync (or the kernel's writeback).
     pub fn append_unsynced(&mut self, record: &Value) -> Result<(), StoreError> {
-        let durability = std::mem::replace(
-            &mut self.durability,
-            Durability::Batched {
-                max_records: u32::MAX,
-                max_delay: std::time::Duration::MAX,
-            },
-        );
-        let queued = self.append(record);
-        self.durability = durability;
-        queued?;
+        self.enqueue(record)?;
         self.flush_unsynced().map(|_| ())
+    }
+
+    /// Queue `record` (a JSON object) with the time of this call.
+    fn enqueue(&mut self, record: &Value) -> Result<(), StoreError> {
+        let Value::Object(fields) = record else {
+            return Err(StoreError::new(
+                &self.path,
+                StoreErrorKind::Invalid("an audit record must be a JSON object".into()),
+            ));
+        };
+        self.queue.push(Queued {
+            time: now_rfc3339(),
+            fields: serialize_fields(fields),
+        });
+        Ok(())
     }
 
     /// Append one record and write it (with any queued before it) to disk now; returns
