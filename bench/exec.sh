@@ -15,7 +15,7 @@ RUNS=${RUNS:-200}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 
-# Both release builds: the shipped static PIE (scripts/build-release.sh) and the plain
+# Both release builds: the shipped static build (scripts/build-release.sh) and the plain
 # dynamically linked `cargo build --release`.
 CORDON=$("$ROOT/scripts/build-release.sh")
 cargo build --release --locked -q -p cordon --manifest-path "$ROOT/Cargo.toml"
