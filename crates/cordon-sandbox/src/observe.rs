@@ -399,7 +399,7 @@ impl Observer {
         // Creating a protected path that did not exist is refused now. This check reads
         // the path from the command's memory, which another of its threads could change
         // before the kernel reads it; the removal of such paths after the run stays as the
-        // backstop (see `run.rs`).
+        // backstop (see `run/settle.rs`).
         let protected = valid
             && target
                 .as_ref()
