@@ -16,7 +16,10 @@ struct Cli {
     command: Command,
 }
 
+// Each subcommand's arguments are built only when that subcommand is the one run:
+// building all of them took 0.3 ms of every `cordon exec` and `cordon check`.
 #[derive(Subcommand)]
+#[command(defer = true)]
 enum Command {
     /// Judge one tool call and print the verdict as JSON.
     Check(cmd::check::CheckArgs),
@@ -71,8 +74,9 @@ enum Command {
 }
 
 /// `cordon hook`, parsed on its own. A harness spawns the hook for every tool call, and
-/// building the parser of every subcommand (clap builds them all before it looks at
-/// the arguments) took a tenth of the hook's time.
+/// building the parser of every subcommand took a tenth of the hook's time (before the
+/// subcommands' arguments were deferred; this parser still skips the outline of all of
+/// them).
 #[derive(Parser)]
 #[command(
     name = "cordon hook",
@@ -124,4 +128,17 @@ fn main() -> std::process::ExitCode {
         Command::ReviewToolset(args) => cmd::review_toolset::run(args),
     };
     exit::to_exit_code(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every subcommand's definition is valid, deferred parts included (clap checks
+    /// them only when they are built).
+    #[test]
+    fn the_command_line_definitions_are_valid() {
+        super::Cli::command().debug_assert();
+        super::HookCli::command().debug_assert();
+    }
 }
