@@ -259,7 +259,18 @@ fn candidates(lower: &str) -> impl Iterator<Item = usize> + '_ {
         ANCHORS
             .get(i)
             .is_none_or(|anchors| anchors.iter().any(|a| lower.contains(a)))
+            && TABLE.get(i).is_some_and(|e| also_holds(e.0, lower))
     })
+}
+
+/// What a match of `kind` always holds besides its anchors, checked before its pattern is
+/// compiled: a password in a URL ends at the `@` of its `user:password@`. Compiling that
+/// pattern took about 0.9 ms of a hook process whose call merely held a URL.
+fn also_holds(kind: SecretKind, lower: &str) -> bool {
+    match kind {
+        SecretKind::UrlPassword => lower.contains('@'),
+        _ => true,
+    }
 }
 
 /// Every shaped credential in `text` (`lower` is `text` in ASCII lower case), unordered
