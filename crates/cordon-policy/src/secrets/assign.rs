@@ -72,6 +72,11 @@ fn keyword_matches(lower: &[u8]) -> impl Iterator<Item = Range<usize>> + '_ {
     let mut at = 0;
     std::iter::from_fn(move || {
         while at < lower.len() {
+            // Every keyword starts with one of these bytes.
+            if !matches!(lower[at], b't' | b's' | b'p' | b'_' | b'c' | b'a') {
+                at += 1;
+                continue;
+            }
             let rest = &lower[at..];
             let found = KEYWORDS.iter().find(|(k, boundary)| {
                 rest.starts_with(k.as_bytes())
