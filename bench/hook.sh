@@ -25,7 +25,7 @@ N="$N" WORK="$WORK" python3 - <<'PY'
 import json, os, statistics, subprocess, time
 n, work = int(os.environ["N"]), os.environ["WORK"]
 ws, home = f"{work}/ws", f"{work}/home"
-env = {"HOME": home, "PATH": "/usr/bin:/bin", "CORDON_STATE_DIR": f"{work}/state"}
+env = {"HOME": home, "PATH": "/usr/bin:/bin"}
 cordon = f"{work}/cordon"
 calls = {
     "Read (allow)": ("Read", {"file_path": f"{ws}/src/main.rs"}),
