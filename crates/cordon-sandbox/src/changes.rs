@@ -509,12 +509,19 @@ pub(crate) fn remove_tree(path: &Path) -> Result<(), SandboxError> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_change_set_is_private_locked_and_listed_while_left() {
+    /// A temporary directory with a change-set base (`changes`, not yet made) and one
+    /// workspace root (`ws`).
+    fn fixture() -> (tempfile::TempDir, PathBuf, PathBuf) {
         let t = tempfile::tempdir().unwrap();
         let base = t.path().join("changes");
         let root = t.path().join("ws");
         std::fs::create_dir(&root).unwrap();
+        (t, base, root)
+    }
+
+    #[test]
+    fn a_change_set_is_private_locked_and_listed_while_left() {
+        let (_dir, base, root) = fixture();
         let set = ChangeSet::create(&base, std::slice::from_ref(&root), &["true".into()]).unwrap();
         assert_eq!(set.layers().len(), 1);
         assert!(set.layers()[0].upper.is_dir() && set.layers()[0].work.is_dir());
@@ -535,10 +542,7 @@ mod tests {
 
     #[test]
     fn an_untouched_set_is_the_next_runs_and_never_listed_as_left() {
-        let t = tempfile::tempdir().unwrap();
-        let base = t.path().join("changes");
-        let root = t.path().join("ws");
-        std::fs::create_dir(&root).unwrap();
+        let (_dir, base, root) = fixture();
         let roots = std::slice::from_ref(&root);
         let first = ChangeSet::create(&base, roots, &["true".into()]).unwrap();
         let upper = std::fs::symlink_metadata(&first.layers()[0].upper).unwrap();
@@ -580,10 +584,7 @@ mod tests {
     #[test]
     fn a_spare_that_is_not_pristine_is_removed_not_used() {
         use std::os::unix::fs::PermissionsExt;
-        let t = tempfile::tempdir().unwrap();
-        let base = t.path().join("changes");
-        let root = t.path().join("ws");
-        std::fs::create_dir(&root).unwrap();
+        let (_dir, base, root) = fixture();
         let roots = std::slice::from_ref(&root);
         let spare = base.join("spare-1");
         type Spoil = fn(&Path);
@@ -633,10 +634,7 @@ mod tests {
 
     #[test]
     fn a_spare_reached_through_a_symlink_is_not_used() {
-        let t = tempfile::tempdir().unwrap();
-        let base = t.path().join("changes");
-        let root = t.path().join("ws");
-        std::fs::create_dir(&root).unwrap();
+        let (t, base, root) = fixture();
         let roots = std::slice::from_ref(&root);
         let spare = base.join("spare-1");
         // Pristine-looking layers elsewhere, reached through a symlinked set or layer.
