@@ -105,6 +105,24 @@ fn the_hosts_loopback_is_unreachable_from_inside() {
     }
 }
 
+/// Put a second cordon (`cordon-inner`), its config (`inner.toml`, allowing `./inner.sh`)
+/// and the script it runs (`inner.sh`) into the workspace, which the sandbox always shows
+/// (the target directory may be under /tmp, which it hides).
+fn nested_cordon(w: &World, script: &str) {
+    std::fs::write(
+        w.ws.join("inner.toml"),
+        common::ALLOW_ALL.replace("./t.sh", "./inner.sh"),
+    )
+    .unwrap();
+    std::fs::write(w.ws.join("inner.sh"), script).unwrap();
+    std::fs::set_permissions(
+        w.ws.join("inner.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::copy(bin(), w.ws.join("cordon-inner")).unwrap();
+}
+
 #[test]
 fn the_fallback_tier_keeps_ip_sockets_refused() {
     need_sandbox!("the_fallback_tier_keeps_ip_sockets_refused");
@@ -112,24 +130,10 @@ fn the_fallback_tier_keeps_ip_sockets_refused() {
     // Inside the sandbox, seccomp refuses new user namespaces: a nested cordon falls
     // back to Landlock and seccomp, with no network namespace of its own.
     // Its state goes to the workspace: HOME, like every hidden directory, is read-only.
-    std::fs::write(
-        w.ws.join("inner.toml"),
-        common::ALLOW_ALL.replace("./t.sh", "./inner.sh"),
-    )
-    .unwrap();
-    std::fs::write(
-        w.ws.join("inner.sh"),
+    nested_cordon(
+        &w,
         "#!/bin/sh\nexec python3 -c 'import socket; socket.socket(); print(\"INNER-SOCKET\")'\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(
-        w.ws.join("inner.sh"),
-        std::fs::Permissions::from_mode(0o755),
-    )
-    .unwrap();
-    // The binary goes into the workspace, which the sandbox always shows (the target
-    // directory may be under /tmp, which it hides).
-    std::fs::copy(bin(), w.ws.join("cordon-inner")).unwrap();
+    );
     let o = w.run(
         "export CORDON_STATE_DIR=\"$PWD/inner-state\"; ./cordon-inner exec --isolated --config inner.toml --workspace . -- ./inner.sh; echo \"rc=$?\"",
         &[],
@@ -411,18 +415,7 @@ fn a_fallback_tier_under_another_supervisor_refuses_the_proxy() {
     // Nested in cordon's own sandbox, whose seccomp supervisor watches every process
     // inside, a second cordon falls back and cannot watch `connect` itself: it refuses
     // to run with a proxy rather than leave TCP narrowed by port only.
-    std::fs::write(
-        w.ws.join("inner.toml"),
-        common::ALLOW_ALL.replace("./t.sh", "./inner.sh"),
-    )
-    .unwrap();
-    std::fs::write(w.ws.join("inner.sh"), "#!/bin/sh\necho INNER-RAN\n").unwrap();
-    std::fs::set_permissions(
-        w.ws.join("inner.sh"),
-        std::fs::Permissions::from_mode(0o755),
-    )
-    .unwrap();
-    std::fs::copy(bin(), w.ws.join("cordon-inner")).unwrap();
+    nested_cordon(&w, "#!/bin/sh\necho INNER-RAN\n");
     let o = w.run(
         r#"export CORDON_STATE_DIR="$PWD/inner-state"
 ./cordon-inner exec --isolated --config inner.toml --workspace . --allow-net 127.0.0.1:9 --allow-private 127.0.0.0/8 -- ./inner.sh; echo "rc=$?""#,
