@@ -43,6 +43,14 @@ pub trait FileFacts {
     /// The contents of a small regular file, or `None` when it is missing, not a regular
     /// file, unreadable, or larger than `limit` bytes.
     fn read_small_file(&self, path: &Path, limit: u64) -> Option<Vec<u8>>;
+    /// The facts of the absolute `path` when it exists and no component of it (the last
+    /// included) is a symbolic link, found in one step; `None` when that is not so or
+    /// not known (a link on the way, a missing component, an error, no such step here),
+    /// and the caller walks the path one component at a time instead. An answer must
+    /// mean exactly that the walk would find no link and end on this file.
+    fn plain_metadata(&self, _path: &Path) -> Option<FileMeta> {
+        None
+    }
 }
 
 /// The real file system of the running process.
@@ -71,6 +79,38 @@ impl FileFacts for RealFs {
 
     fn read_link(&self, path: &Path) -> Option<PathBuf> {
         std::fs::read_link(path).ok()
+    }
+
+    /// One `openat2(O_PATH, RESOLVE_NO_SYMLINKS)` and an `fstat`: the kernel walks the
+    /// path once and refuses any link on the way (magic links such as `/proc/self/cwd`
+    /// included), where the walk would `lstat` every prefix. Any failure (a link, a
+    /// missing component, no `openat2` on this kernel or under this seccomp filter) is
+    /// `None`, and the walk decides.
+    fn plain_metadata(&self, path: &Path) -> Option<FileMeta> {
+        use rustix::fs::{FileType, Mode, OFlags, ResolveFlags};
+        if !path.is_absolute() {
+            return None;
+        }
+        let fd = rustix::fs::openat2(
+            rustix::fs::CWD,
+            path,
+            OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+            ResolveFlags::NO_SYMLINKS,
+        )
+        .ok()?;
+        let st = rustix::fs::fstat(&fd).ok()?;
+        let kind = match FileType::from_raw_mode(st.st_mode) {
+            FileType::RegularFile => FileKind::File,
+            FileType::Directory => FileKind::Dir,
+            // Never reached: the flags refuse a link.
+            FileType::Symlink => return None,
+            _ => FileKind::Other,
+        };
+        Some(FileMeta {
+            kind,
+            nlink: st.st_nlink,
+        })
     }
 
     fn read_small_file(&self, path: &Path, limit: u64) -> Option<Vec<u8>> {
@@ -179,6 +219,32 @@ impl FileFacts for FakeFs {
             FakeEntry::Symlink(t) => Some(t.clone()),
             _ => None,
         }
+    }
+
+    /// What the kernel's `RESOLVE_NO_SYMLINKS` lookup would say: every prefix a
+    /// directory, nothing a link, `..` taken after the directory it leaves.
+    fn plain_metadata(&self, path: &Path) -> Option<FileMeta> {
+        use std::path::Component;
+        if !path.is_absolute() {
+            return None;
+        }
+        let mut cur = PathBuf::from("/");
+        for c in path.components() {
+            if !matches!(self.entries.get(&cur)?, FakeEntry::Dir) {
+                return None;
+            }
+            match c {
+                Component::Normal(s) => cur.push(s),
+                Component::ParentDir => {
+                    cur.pop();
+                }
+                _ => {}
+            }
+            if matches!(self.entries.get(&cur)?, FakeEntry::Symlink(_)) {
+                return None;
+            }
+        }
+        self.metadata(&cur)
     }
 
     fn read_small_file(&self, path: &Path, limit: u64) -> Option<Vec<u8>> {

@@ -6,7 +6,7 @@
 //! `..` applied after the link it follows). Containment compares components, never string
 //! prefixes, so `/w/proj_evil` is not inside `/w/proj`.
 
-use crate::facts::{FileFacts, FileKind};
+use crate::facts::{FileFacts, FileKind, FileMeta};
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
@@ -94,6 +94,42 @@ pub fn is_within(path: &Path, root: &Path) -> bool {
 /// is appended lexically. Returns the resolved path, whether it exists, whether a symlink
 /// was followed, and a problem if the walk had to stop early.
 pub fn resolve(path: &Path, fs: &dyn FileFacts) -> (PathBuf, bool, bool, Option<String>) {
+    let r = walk(path, fs);
+    (r.resolved, r.exists, r.via_symlink, r.problem)
+}
+
+/// What [`resolve`] found, with the facts of the file it ended on when it had them.
+struct Walked {
+    resolved: PathBuf,
+    exists: bool,
+    via_symlink: bool,
+    problem: Option<String>,
+    /// The last component's facts (it is not a link), when the walk ended by looking at it.
+    last: Option<FileMeta>,
+}
+
+fn walk(path: &Path, fs: &dyn FileFacts) -> Walked {
+    // No link anywhere on the way: the kernel says so in one step, and the resolved path
+    // is the lexical one.
+    if path.is_absolute()
+        && let Some(meta) = fs.plain_metadata(path)
+    {
+        return Walked {
+            resolved: clean(path),
+            exists: true,
+            via_symlink: false,
+            problem: None,
+            last: Some(meta),
+        };
+    }
+    let stopped = |problem: String| Walked {
+        resolved: clean(path),
+        exists: false,
+        via_symlink: true,
+        problem: Some(problem),
+        last: None,
+    };
+    let mut last = None;
     let mut pending: Vec<OsString> = Vec::new();
     push_components(&mut pending, path);
     pending.reverse(); // a stack: last element is the next component
@@ -102,6 +138,7 @@ pub fn resolve(path: &Path, fs: &dyn FileFacts) -> (PathBuf, bool, bool, Option<
     let mut via_symlink = false;
     let mut missing = false;
     while let Some(c) = pending.pop() {
+        last = None;
         if c == ".." {
             cur.pop();
             continue;
@@ -123,20 +160,10 @@ pub fn resolve(path: &Path, fs: &dyn FileFacts) -> (PathBuf, bool, bool, Option<
                 links += 1;
                 via_symlink = true;
                 if links > MAX_LINKS {
-                    return (
-                        clean(path),
-                        false,
-                        true,
-                        Some("too many levels of symbolic links".into()),
-                    );
+                    return stopped("too many levels of symbolic links".into());
                 }
                 let Some(target) = fs.read_link(&next) else {
-                    return (
-                        clean(path),
-                        false,
-                        true,
-                        Some(format!("cannot read the symlink {}", next.display())),
-                    );
+                    return stopped(format!("cannot read the symlink {}", next.display()));
                 };
                 if target.is_absolute() {
                     cur = PathBuf::from("/");
@@ -147,10 +174,19 @@ pub fn resolve(path: &Path, fs: &dyn FileFacts) -> (PathBuf, bool, bool, Option<
                     pending.push(comp);
                 }
             }
-            Some(_) => cur = next,
+            Some(m) => {
+                last = Some(m);
+                cur = next;
+            }
         }
     }
-    (cur, !missing, via_symlink, None)
+    Walked {
+        resolved: cur,
+        exists: !missing,
+        via_symlink,
+        problem: None,
+        last,
+    }
 }
 
 fn push_components(out: &mut Vec<OsString>, path: &Path) {
@@ -168,9 +204,15 @@ fn push_components(out: &mut Vec<OsString>, path: &Path) {
 pub fn facts_for(written: &str, cwd: &Path, home: &Path, fs: &dyn FileFacts) -> PathFacts {
     let raw = absolute(&expand_home(written, home), cwd);
     let literal = clean(&raw);
-    let (resolved, exists, via_symlink, problem) = resolve(&raw, fs);
+    let Walked {
+        resolved,
+        exists,
+        via_symlink,
+        problem,
+        last,
+    } = walk(&raw, fs);
     let nlink = if exists {
-        fs.metadata(&resolved)
+        last.or_else(|| fs.metadata(&resolved))
             .filter(|m| m.kind == FileKind::File)
             .map_or(1, |m| m.nlink)
     } else {
@@ -203,7 +245,7 @@ pub fn locate(facts: &PathFacts, roots: &[PathBuf]) -> Location {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::facts::FakeFs;
+    use crate::facts::{FakeFs, RealFs};
 
     fn ws() -> Vec<PathBuf> {
         vec![PathBuf::from("/w/proj")]
@@ -300,5 +342,149 @@ mod tests {
         let f = facts_for("out/new/file", Path::new("/w/proj"), Path::new("/h"), &fs);
         assert_eq!(f.resolved, PathBuf::from("/tmp/new/file"));
         assert!(!f.exists);
+    }
+
+    /// The same file system with the one-step lookup taken away: every path walked.
+    struct WalkOnly<F>(F);
+
+    impl<F: FileFacts> FileFacts for WalkOnly<F> {
+        fn metadata(&self, path: &Path) -> Option<crate::facts::FileMeta> {
+            self.0.metadata(path)
+        }
+        fn read_link(&self, path: &Path) -> Option<PathBuf> {
+            self.0.read_link(path)
+        }
+        fn read_small_file(&self, path: &Path, limit: u64) -> Option<Vec<u8>> {
+            self.0.read_small_file(path, limit)
+        }
+    }
+
+    /// Paths of every shape over a real tree: plain files and directories, links to
+    /// files and directories (relative, absolute, dangling, looping), `..` after a link
+    /// and after a file, a missing middle, a trailing slash, a hard link, a FIFO, and
+    /// the kernel's magic links.
+    fn real_tree() -> (tempfile::TempDir, Vec<String>) {
+        use std::os::unix::fs::symlink;
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        std::fs::create_dir_all(r.join("ws/src/deep")).unwrap();
+        std::fs::create_dir_all(r.join("out/d")).unwrap();
+        std::fs::write(r.join("ws/src/main.rs"), "x").unwrap();
+        std::fs::write(r.join("out/secret"), "s").unwrap();
+        std::fs::write(r.join("ws/linked"), "l").unwrap();
+        std::fs::hard_link(r.join("ws/linked"), r.join("ws/linked2")).unwrap();
+        symlink(r.join("out"), r.join("ws/abs-dir")).unwrap();
+        symlink("../out/secret", r.join("ws/rel-file")).unwrap();
+        symlink("src", r.join("ws/same")).unwrap();
+        symlink("nowhere", r.join("ws/dangling")).unwrap();
+        symlink("loop-b", r.join("ws/loop-a")).unwrap();
+        symlink("loop-a", r.join("ws/loop-b")).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            r.join("ws/fifo"),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let base = r.display().to_string();
+        let cwd = std::env::current_dir().unwrap().display().to_string();
+        let mut paths: Vec<String> = [
+            "",
+            "/ws",
+            "/ws/",
+            "/ws/src/main.rs",
+            "/ws/src/main.rs/",
+            "/ws/src/./deep/..",
+            "/ws/src/main.rs/../deep",
+            "/ws/src/missing",
+            "/ws/missing/x/../y",
+            "/ws/abs-dir/secret",
+            "/ws/abs-dir/../ws/src",
+            "/ws/abs-dir/d/../secret",
+            "/ws/rel-file",
+            "/ws/same/main.rs",
+            "/ws/same/../out",
+            "/ws/dangling",
+            "/ws/dangling/x",
+            "/ws/loop-a",
+            "/ws/linked",
+            "/ws/linked2",
+            "/ws/fifo",
+            "/../../ws/src",
+        ]
+        .iter()
+        .map(|p| format!("{base}{p}"))
+        .collect();
+        paths.extend([
+            "/".to_string(),
+            "/proc/self/cwd".to_string(),
+            format!("/proc/self/root{base}/ws/src/main.rs"),
+            format!("/proc/self/cwd/../{}", cwd.rsplit('/').next().unwrap_or("")),
+            "/dev/null".to_string(),
+            "/etc/../etc/hostname".to_string(),
+        ]);
+        (t, paths)
+    }
+
+    #[test]
+    fn the_one_step_lookup_finds_what_the_walk_finds() {
+        let (_t, paths) = real_tree();
+        let (cwd, home) = (Path::new("/"), Path::new("/root"));
+        let mut stepped = 0;
+        for p in &paths {
+            let fast = facts_for(p, cwd, home, &RealFs);
+            let walked = facts_for(p, cwd, home, &WalkOnly(RealFs));
+            assert_eq!(fast, walked, "{p}");
+            stepped += usize::from(RealFs.plain_metadata(Path::new(p)).is_some());
+        }
+        // The lookup took its one step for the paths without a link, and only for them.
+        for p in &paths {
+            let linked = facts_for(p, cwd, home, &WalkOnly(RealFs)).via_symlink;
+            let missing = !facts_for(p, cwd, home, &RealFs).exists;
+            if linked || missing {
+                assert!(RealFs.plain_metadata(Path::new(p)).is_none(), "{p}");
+            }
+        }
+        assert!(
+            stepped >= 10,
+            "only {stepped} paths took the one-step lookup"
+        );
+    }
+
+    #[test]
+    fn the_fake_one_step_lookup_finds_what_its_walk_finds() {
+        let fs = FakeFs::new()
+            .file("/w/proj/src/main.rs")
+            .file_with("/w/proj/h", 2, b"")
+            .symlink("/w/proj/out", "/home/u/.ssh")
+            .symlink("/w/proj/same", "src")
+            .file("/home/u/.ssh/id_rsa");
+        for p in [
+            "/w/proj/src/main.rs",
+            "/w/proj/src/main.rs/../x",
+            "/w/proj/out/id_rsa",
+            "/w/proj/same/main.rs",
+            "/w/proj/same/../h",
+            "/w/proj/h",
+            "/w/proj/nope/..",
+            "/../w/./proj",
+            "/",
+        ] {
+            let (cwd, home) = (Path::new("/"), Path::new("/h"));
+            assert_eq!(
+                facts_for(p, cwd, home, &fs),
+                facts_for(p, cwd, home, &WalkOnly(fs.clone())),
+                "{p}"
+            );
+        }
+        assert!(
+            fs.plain_metadata(Path::new("/w/proj/src/main.rs"))
+                .is_some()
+        );
+        assert!(
+            fs.plain_metadata(Path::new("/w/proj/same/main.rs"))
+                .is_none()
+        );
     }
 }

@@ -74,7 +74,11 @@ fn row(case: &str, clients: usize, (mut lat, wall): (Vec<Duration>, Duration)) -
     }
 }
 
-fn serve_client(socket: PathBuf, request: Value) -> Box<dyn FnMut() -> String + Send> {
+fn serve_client(
+    socket: PathBuf,
+    method: &'static str,
+    request: Value,
+) -> Box<dyn FnMut() -> String + Send> {
     let stream = UnixStream::connect(&socket).expect("connect to cordon serve");
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut writer = stream;
@@ -82,7 +86,7 @@ fn serve_client(socket: PathBuf, request: Value) -> Box<dyn FnMut() -> String + 
     let mut line = String::new();
     Box::new(move || {
         id += 1;
-        let frame = json!({"jsonrpc":"2.0","id":id,"method":"check","params":request});
+        let frame = json!({"jsonrpc":"2.0","id":id,"method":method,"params":request});
         let mut bytes = frame.to_string().into_bytes();
         bytes.push(b'\n');
         writer.write_all(&bytes).unwrap();
@@ -123,28 +127,42 @@ fn main() {
     let calls_spawn: usize = args.get(5).and_then(|a| a.parse().ok()).unwrap_or(200);
     let read = json!({"tool":"Read","input":{"file_path": ws.join("src/main.rs")},"cwd": ws});
     let bash = json!({"tool":"Bash","input":{"command":"cargo test --all"},"cwd": ws});
-    let cases: [(&str, &Value); 2] = [
+    // `SERVE_BENCH_CASE=Read` (or `Bash`) keeps one case (for profiling the server).
+    let only = std::env::var("SERVE_BENCH_CASE").unwrap_or_default();
+    let cases: Vec<(&str, &Value)> = [
         ("Read (file tool)", &read),
         ("Bash `cargo test --all`", &bash),
-    ];
+    ]
+    .into_iter()
+    .filter(|(name, _)| name.starts_with(only.as_str()))
+    .collect();
 
     // Warm up both paths (page cache, the server's first load of each rule).
     for (_, req) in &cases {
-        let mut c = serve_client(socket.clone(), (*req).clone());
+        let mut c = serve_client(socket.clone(), "check", (*req).clone());
         for _ in 0..200 {
             c();
         }
     }
     let mut rows = Vec::new();
+    // The floor: a frame the server answers at once (an unknown method), so the rows
+    // below can be read as the round trip plus the decision.
+    for clients in [1, 8] {
+        let r = measure(clients, calls_serve / clients, "error", || {
+            serve_client(socket.clone(), "bench.nop", json!({}))
+        });
+        rows.push(row("serve: unknown method (round trip)", clients, r));
+    }
     for (name, req) in &cases {
         for clients in [1, 8] {
             let per = calls_serve / clients;
             let r = measure(clients, per, "allow", || {
-                serve_client(socket.clone(), (*req).clone())
+                serve_client(socket.clone(), "check", (*req).clone())
             });
             rows.push(row(&format!("serve: {name}"), clients, r));
         }
-        for clients in [1, 8] {
+        // `CALLS_SPAWN` 0 leaves the spawn rows out (for profiling the server alone).
+        for clients in [1, 8].into_iter().filter(|_| calls_spawn > 0) {
             let per = (calls_spawn / clients).max(1);
             let r = measure(clients, per, "allow", || {
                 spawn_client(cordon.clone(), ws.clone(), (*req).clone())
