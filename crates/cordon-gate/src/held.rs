@@ -12,7 +12,7 @@
 //! A handle that fails once is dropped and opened afresh on the next call, so a store
 //! or log replaced on disk is picked up. Clones of a gate do not share the handles.
 
-use cordon_store::{AuditLog, Durability, Store, StoreError};
+use cordon_store::{AuditLog, Durability, LogFields, Store, StoreError};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -73,14 +73,14 @@ impl Held {
         &self,
         path: &Path,
         durability: Durability,
-        record: &serde_json::Value,
+        record: LogFields,
     ) -> Result<(), StoreError> {
         let write = |log: &mut AuditLog| -> Result<(), StoreError> {
             match durability {
-                Durability::FsyncEach => log.append(record),
+                Durability::FsyncEach => log.append_fields(record),
                 // Also through a handle kept from a synced record: a run's start is
                 // synced, its end is not.
-                _ => log.append_unsynced(record),
+                _ => log.append_fields_unsynced(record),
             }
         };
         let Ok(mut slot) = self.audit.lock() else {

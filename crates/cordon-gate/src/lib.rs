@@ -54,3 +54,4 @@ pub use fix::Fix;
 pub use flow::{Absent, Decided, Gate, GateOptions, Human, Outcome, Permitted, Refused};
 pub use onfailure::{AfterTrial, Blocked, Escalated, Escalation, Trial, TrialRun};
 pub use record::{RESULT_EXCERPT, RunFacts, ToolResult, egress_log};
+pub use report::Report;

@@ -6,7 +6,7 @@ use cordon_egress::{Decision as EgressDecision, EgressEvent, Protocol};
 use cordon_policy::{Containment, Decision, Source, Step};
 use cordon_store::{
     AuditRecord, ContainmentBlock, Durability, EgressEntry, EgressLog, EscalationRecord,
-    FindingBrief, Phase, redact, redact_text,
+    FindingBrief, Phase, redact_text,
 };
 use serde_json::Value;
 
@@ -81,7 +81,7 @@ impl Gate {
             agent: req.agent.clone(),
             operation_id: req.operation_id.clone(),
             tool: req.tool.clone(),
-            input: redact(&Value::Object(req.input.clone())),
+            input: Value::Object(req.input.clone()),
             cwd: req.cwd.as_ref().map(|c| c.display().to_string()),
             workspace: policy.workspace().display().to_string(),
             decision: Some(v.decision.as_str().to_string()),
@@ -145,7 +145,7 @@ impl Gate {
             Durability::FsyncEach
         };
         self.held
-            .append(&path, durability, &record.to_value())
+            .append(&path, durability, record.log_fields())
             .map_err(err)
     }
 }
@@ -196,7 +196,7 @@ impl Gate {
             agent: None,
             operation_id: None,
             tool: tool.to_string(),
-            input: redact(&input),
+            input,
             cwd: None,
             workspace: policy.workspace().display().to_string(),
             decision: None,

@@ -9,34 +9,59 @@
 //! removed (the README's contract).
 
 use crate::flow::{Gate, Outcome};
-use cordon_policy::Request;
-use serde_json::{Value, json};
+use cordon_policy::{Request, Verdict};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use std::path::Path;
+
+/// The verdict JSON of one outcome, borrowed from it: serialize it ([`serde_json`]
+/// writes it straight to text) or turn it into a value ([`Gate::report`]).
+#[derive(Debug, Serialize)]
+pub struct Report<'a> {
+    #[serde(flatten)]
+    verdict: &'a Verdict,
+    outcome: &'static str,
+    policy_version: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pending: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    updated_input: Option<&'a Map<String, Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    updated_cwd: Option<&'a Path>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fixes: Option<Vec<String>>,
+}
 
 impl Gate {
     /// The verdict JSON of `outcome` for the call `asked` (the request as the harness
+    /// sent it), to serialize.
+    pub fn report_of<'a>(&'a self, asked: &Request, outcome: &'a Outcome) -> Report<'a> {
+        let d = outcome.decided();
+        // A preset or a human's edit changed the call: the caller must run this one.
+        let changed = d.request.input != asked.input || d.request.cwd != asked.cwd;
+        Report {
+            verdict: &d.verdict,
+            outcome: outcome.name(),
+            policy_version: self.policy().version(),
+            pending: d.pending,
+            updated_input: changed.then_some(&d.request.input),
+            updated_cwd: d.request.cwd.as_deref().filter(|_| changed),
+            fixes: match outcome {
+                Outcome::Refused(r) => Some(r.fixes.iter().map(|f| f.to_string()).collect()),
+                _ => None,
+            },
+        }
+    }
+
+    /// The verdict JSON of `outcome` for the call `asked` (the request as the harness
     /// sent it), as `cordon check` prints it.
     pub fn report(&self, asked: &Request, outcome: &Outcome) -> Value {
-        let d = outcome.decided();
-        // A verdict is plain data (strings, enums, vectors); serializing it cannot fail,
-        // and if it ever did the object below still says what was decided.
-        let mut json = serde_json::to_value(&d.verdict).unwrap_or_else(
-            |_| json!({"decision": d.verdict.decision.as_str(), "reason": d.verdict.reason}),
-        );
-        json["outcome"] = json!(outcome.name());
-        json["policy_version"] = json!(self.policy().version());
-        if let Some(id) = d.pending {
-            json["pending"] = json!(id);
-        }
-        // A preset or a human's edit changed the call: the caller must run this one.
-        if d.request.input != asked.input || d.request.cwd != asked.cwd {
-            json["updated_input"] = Value::Object(d.request.input.clone());
-            if let Some(cwd) = &d.request.cwd {
-                json["updated_cwd"] = json!(cwd);
-            }
-        }
-        if let Outcome::Refused(r) = outcome {
-            json["fixes"] = json!(r.fixes.iter().map(|f| f.to_string()).collect::<Vec<_>>());
-        }
-        json
+        // A verdict is plain data (strings, enums, vectors) and the request's cwd came
+        // from JSON text; serializing cannot fail, and if it ever did the object below
+        // still says what was decided.
+        serde_json::to_value(self.report_of(asked, outcome)).unwrap_or_else(|_| {
+            let v = &outcome.decided().verdict;
+            json!({"decision": v.decision.as_str(), "reason": v.reason, "outcome": outcome.name()})
+        })
     }
 }

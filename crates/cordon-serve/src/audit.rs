@@ -13,7 +13,7 @@
 //! written when it was not, and once the disk has refused a sync it accepts nothing more.
 
 use cordon_gate::AuditError;
-use cordon_store::{AuditLog, Durability, StoreError, StoreErrorKind, SyncHandle};
+use cordon_store::{AuditLog, Durability, LogFields, StoreError, StoreErrorKind, SyncHandle};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
@@ -49,6 +49,8 @@ struct SyncState {
     synced: u64,
     failed: Option<String>,
     closing: bool,
+    /// The syncer waits for a record to be written (and must be woken for it).
+    idle: bool,
 }
 
 struct Shared {
@@ -121,7 +123,7 @@ impl AuditWriter {
     /// Write `record` to the log and return once it is in the file (and on disk, with
     /// [`AuditSync::Each`]). An error means the record is not in the log, or, after a
     /// failed sync, that the log can no longer be trusted to keep it.
-    pub fn write(&self, record: Value) -> Result<(), AuditError> {
+    pub fn write(&self, record: LogFields) -> Result<(), AuditError> {
         if let Some(why) = self.failed() {
             return Err(self.error(why));
         }
@@ -133,12 +135,10 @@ impl AuditWriter {
             let Some(log) = guard.as_mut() else {
                 return Err(self.error("the service is shutting down".into()));
             };
-            log.append(&record)
-                .and_then(|()| log.flush_unsynced())
-                .map_err(|e| AuditError {
-                    path: Some(self.path.clone()),
-                    source: e,
-                })?;
+            log.append_fields_unsynced(record).map_err(|e| AuditError {
+                path: Some(self.path.clone()),
+                source: e,
+            })?;
             // Counted under the log's lock, so counts follow the file's order.
             let mut s = self
                 .shared
@@ -146,11 +146,16 @@ impl AuditWriter {
                 .lock()
                 .map_err(|_| self.error("the audit writer failed".into()))?;
             s.written += 1;
-            s.written
+            (s.written, s.idle)
         };
+        let (written, idle) = written;
         match self.sync {
             AuditSync::Batched { .. } => {
-                self.shared.wake.notify_one();
+                // A syncer that is not waiting syncs this record with the next sync
+                // anyway: waking it would be a system call for nothing.
+                if idle {
+                    self.shared.wake.notify_one();
+                }
                 Ok(())
             }
             AuditSync::Each => self.sync_through(written),
@@ -198,6 +203,14 @@ impl AuditWriter {
         }
     }
 
+    /// [`write`](Self::write) for a record built as a JSON object.
+    pub fn write_value(&self, record: &Value) -> Result<(), AuditError> {
+        match LogFields::from_value(record) {
+            Some(fields) => self.write(fields),
+            None => Err(self.error("an audit record must be a JSON object".into())),
+        }
+    }
+
     fn failed(&self) -> Option<String> {
         self.shared.state.lock().ok().and_then(|s| s.failed.clone())
     }
@@ -239,10 +252,12 @@ fn sync_loop(shared: &Shared, interval: Duration) {
                 return;
             };
             while s.written == s.synced && !s.closing {
+                s.idle = true;
                 s = match shared.wake.wait(s) {
                     Ok(s) => s,
                     Err(_) => return,
                 };
+                s.idle = false;
             }
             if s.written == s.synced {
                 return;

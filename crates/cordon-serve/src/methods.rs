@@ -58,8 +58,8 @@ fn store_failed(e: cordon_store::StoreError) -> RpcError {
 
 impl Connection<'_> {
     /// `check`: the request object plus `contained` and `on_ask`; the verdict JSON of
-    /// `cordon check`.
-    pub(crate) fn check(&mut self, mut params: Params) -> Result<Value, RpcError> {
+    /// `cordon check`, as text.
+    pub(crate) fn check(&mut self, mut params: Params) -> Result<String, RpcError> {
         let contained = take_bool(&mut params, "contained")?;
         let absent = match params.remove("on_ask") {
             None | Some(Value::Null) => Absent::Pending,
@@ -81,7 +81,7 @@ impl Connection<'_> {
         };
         let outcome = self.decide(&gate, &req, containment, absent);
         let (outcome, audit_error) =
-            gate.conclude_with(outcome, |r| self.write_record(r.to_value()));
+            gate.conclude_with(outcome, |r| self.write_record(r.log_fields()));
         if let Some(e) = audit_error {
             eprintln!("cordon serve: {e}");
         }
@@ -98,7 +98,7 @@ impl Connection<'_> {
                 },
             );
         }
-        Ok(gate.report(&req, &outcome))
+        rpc::result_text(&gate.report_of(&req, &outcome))
     }
 
     /// The gate's decision; a call re-sent under the operation id of a pending approval
@@ -239,7 +239,7 @@ impl Connection<'_> {
             "edited_verdict": answered.edited.as_ref().map(|v| v.decision.as_str()),
             "fingerprint": pending.fingerprint,
         });
-        if let Err(e) = self.write_record(record) {
+        if let Err(e) = self.write_value(&record) {
             if let Some(lease) = answered.lease {
                 let _ = self.store()?.revoke(cordon_store::LeaseId(lease));
             }
@@ -304,7 +304,7 @@ impl Connection<'_> {
         if gate.options().no_audit {
             return Ok(json!({"recorded": false}));
         }
-        self.write_record(gate.result_record(&req, &tool).to_value())
+        self.write_record(gate.result_record(&req, &tool).log_fields())
             .map_err(|e| RpcError::new(rpc::SERVER_ERROR, e.to_string()))?;
         Ok(json!({"recorded": true}))
     }

@@ -17,6 +17,8 @@ pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
 /// cordon could not do what was asked (the store or the audit log failed).
 pub const SERVER_ERROR: i64 = -32000;
+/// JSON-RPC: the server failed to build its answer.
+pub const INTERNAL_ERROR: i64 = -32603;
 /// No pending approval has that id.
 pub const NO_SUCH_PENDING: i64 = -32001;
 /// The pending approval was already answered.
@@ -176,9 +178,28 @@ pub fn parse_call(line: &[u8]) -> Result<Call, (Value, RpcError)> {
     Ok(Call { id, method, params })
 }
 
-/// The answer line for a successful call.
-pub fn success(id: &Value, result: Value) -> String {
-    json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string()
+/// The answer line for a successful call whose result is the JSON text `result`.
+pub fn success(id: &Value, result: &str) -> String {
+    let mut out = String::with_capacity(result.len() + 64);
+    out.push_str("{\"id\":");
+    // An id is null, a string or a number: it always serializes.
+    out.push_str(&serde_json::to_string(id).unwrap_or_else(|_| "null".into()));
+    out.push_str(",\"jsonrpc\":\"2.0\",\"result\":");
+    out.push_str(result);
+    out.push('}');
+    out
+}
+
+/// A method's result as the JSON text [`success`] embeds.
+pub fn result_text(result: &impl serde::Serialize) -> Result<String, RpcError> {
+    // serde_json fails only on a map key that is not a string, which no result holds;
+    // should it, the client still gets an answer to its id.
+    serde_json::to_string(result).map_err(|e| {
+        RpcError::new(
+            INTERNAL_ERROR,
+            format!("the result could not be serialized ({e})"),
+        )
+    })
 }
 
 /// The answer line for an error.

@@ -223,7 +223,7 @@ impl Connection<'_> {
         let result = self.dispatch(&method, params);
         let id = id?;
         Some(match result {
-            Ok(v) => rpc::success(&id, v),
+            Ok(text) => rpc::success(&id, &text),
             Err(e) => rpc::failure(&id, &e),
         })
     }
@@ -232,14 +232,15 @@ impl Connection<'_> {
         &mut self,
         method: &str,
         params: serde_json::Map<String, Value>,
-    ) -> Result<Value, RpcError> {
+    ) -> Result<String, RpcError> {
+        let text = |v: Result<Value, RpcError>| rpc::result_text(&v?);
         match method {
             "check" => self.check(params),
-            "pending.list" => self.pending_list(params),
-            "approve" => self.approve(params),
-            "deny" => self.deny(params),
-            "record" => self.record(params),
-            "label" => crate::methods::label(params),
+            "pending.list" => text(self.pending_list(params)),
+            "approve" => text(self.approve(params)),
+            "deny" => text(self.deny(params)),
+            "record" => text(self.record(params)),
+            "label" => text(crate::methods::label(params)),
             other => Err(RpcError::new(
                 rpc::METHOD_NOT_FOUND,
                 format!(
@@ -272,9 +273,20 @@ impl Connection<'_> {
 
     /// Write one audit record (nothing without an audit log); an error means it is not
     /// in the log.
-    pub(crate) fn write_record(&self, record: Value) -> Result<(), cordon_gate::AuditError> {
+    pub(crate) fn write_record(
+        &self,
+        record: cordon_store::LogFields,
+    ) -> Result<(), cordon_gate::AuditError> {
         match &self.service.audit {
             Some(w) => w.write(record),
+            None => Ok(()),
+        }
+    }
+
+    /// [`write_record`](Self::write_record) for a record built as a JSON object.
+    pub(crate) fn write_value(&self, record: &Value) -> Result<(), cordon_gate::AuditError> {
+        match &self.service.audit {
+            Some(w) => w.write_value(record),
             None => Ok(()),
         }
     }

@@ -17,10 +17,11 @@ use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::error::{StoreError, StoreErrorKind};
 use crate::paths;
+use crate::record::LogFields;
 
 const HEADER_KEY: &str = "cordon_audit";
 const FORMAT_VERSION: u64 = 1;
@@ -139,7 +140,7 @@ pub struct AuditLog {
 #[derive(Debug)]
 struct Queued {
     time: String,
-    fields: String,
+    fields: LogFields,
 }
 
 impl AuditLog {
@@ -300,7 +301,14 @@ impl AuditLog {
     /// together with the others when the batch is full, when the oldest queued record
     /// has waited `max_delay` (checked here), on [`flush`](Self::flush), and on drop.
     pub fn append(&mut self, record: &Value) -> Result<(), StoreError> {
-        self.enqueue(record)?;
+        self.append_fields(self.fields_of(record)?)
+    }
+
+    /// [`append`](Self::append) for a record already serialized ([`AuditRecord::log_fields`]).
+    ///
+    /// [`AuditRecord::log_fields`]: crate::AuditRecord::log_fields
+    pub fn append_fields(&mut self, fields: LogFields) -> Result<(), StoreError> {
+        self.enqueue(fields);
         let since = *self.queued_since.get_or_insert_with(Instant::now);
         let due = match self.durability {
             Durability::FsyncEach => true,
@@ -319,23 +327,30 @@ impl AuditLog {
     /// waiting for the disk, whatever this log's [`Durability`]: it survives this process
     /// being killed, and reaches the disk with the next sync (or the kernel's writeback).
     pub fn append_unsynced(&mut self, record: &Value) -> Result<(), StoreError> {
-        self.enqueue(record)?;
+        self.append_fields_unsynced(self.fields_of(record)?)
+    }
+
+    /// [`append_unsynced`](Self::append_unsynced) for a record already serialized.
+    pub fn append_fields_unsynced(&mut self, fields: LogFields) -> Result<(), StoreError> {
+        self.enqueue(fields);
         self.flush_unsynced().map(|_| ())
     }
 
-    /// Queue `record` (a JSON object) with the time of this call.
-    fn enqueue(&mut self, record: &Value) -> Result<(), StoreError> {
-        let Value::Object(fields) = record else {
-            return Err(StoreError::new(
+    fn fields_of(&self, record: &Value) -> Result<LogFields, StoreError> {
+        LogFields::from_value(record).ok_or_else(|| {
+            StoreError::new(
                 &self.path,
                 StoreErrorKind::Invalid("an audit record must be a JSON object".into()),
-            ));
-        };
+            )
+        })
+    }
+
+    /// Queue a record with the time of this call.
+    fn enqueue(&mut self, fields: LogFields) {
         self.queue.push(Queued {
             time: now_rfc3339(),
-            fields: serialize_fields(fields),
+            fields,
         });
-        Ok(())
     }
 
     /// Append one record and write it (with any queued before it) to disk now; returns
@@ -398,12 +413,13 @@ impl AuditLog {
                     StoreErrorKind::Io("the log has no header".into()),
                 ));
             };
-            let mut bytes = Vec::with_capacity(queue.iter().map(|q| q.fields.len() + 200).sum());
+            let mut bytes =
+                Vec::with_capacity(queue.iter().map(|q| q.fields.as_str().len() + 200).sum());
             let (mut seq, mut hash) = (tail.seq, tail.hash);
             for q in &queue {
                 seq += 1;
                 let start = bytes.len();
-                build_line(&mut bytes, seq, &q.time, &hash, &q.fields);
+                build_line(&mut bytes, seq, &q.time, &hash, q.fields.as_str());
                 hash = hash_hex(&bytes[start..]);
                 bytes.push(b'\n');
             }
@@ -455,27 +471,6 @@ impl Drop for AuditLog {
 }
 
 /// The caller's fields as `,"k":v…` (without `seq`, `time`, `prev`, which the log owns).
-fn serialize_fields(fields: &Map<String, Value>) -> String {
-    let owned = |k: &str| k == "seq" || k == "time" || k == "prev";
-    // Serializing a map of JSON values into a String cannot fail.
-    let whole = if fields.keys().any(|k| owned(k)) {
-        let kept: Map<String, Value> = fields
-            .iter()
-            .filter(|(k, _)| !owned(k))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        serde_json::to_string(&kept)
-    } else {
-        serde_json::to_string(fields)
-    }
-    .unwrap_or_else(|_| "{}".into());
-    // `{"a":1,"b":2}` -> `,"a":1,"b":2`; `{}` -> ``.
-    match whole.strip_prefix('{').and_then(|w| w.strip_suffix('}')) {
-        Some("") | None => String::new(),
-        Some(inner) => format!(",{inner}"),
-    }
-}
-
 /// Append `{"seq":N,"time":T,"prev":H<fields>}` to `out` (no newline).
 fn build_line(out: &mut Vec<u8>, seq: u64, time: &str, prev: &str, fields: &str) {
     out.extend_from_slice(b"{\"seq\":");

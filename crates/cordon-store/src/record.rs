@@ -224,7 +224,8 @@ pub struct AuditRecord {
     pub operation_id: Option<String>,
     /// The tool name as called.
     pub tool: String,
-    /// The tool input, secrets redacted.
+    /// The tool input (secrets are redacted whenever the record is serialized).
+    #[serde(serialize_with = "redacted_value")]
     pub input: Value,
     /// The working directory of the call, if given.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -234,8 +235,12 @@ pub struct AuditRecord {
     /// The final decision: `allow`, `ask` or `deny` (absent on a result record).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decision: Option<String>,
-    /// One sentence (absent on a result record).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// One sentence (absent on a result record; secrets are redacted whenever the record
+    /// is serialized).
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "redacted_text"
+    )]
     pub reason: Option<String>,
     /// The step and rule that decided, the verdict's `source` (absent on a result record).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -246,8 +251,12 @@ pub struct AuditRecord {
     /// Whether a human replaced the input before approving it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub edited: bool,
-    /// What the harness reported about a call it ran (on a result record).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// What the harness reported about a call it ran (on a result record; secrets are
+    /// redacted whenever the record is serialized).
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "redacted_option"
+    )]
     pub result: Option<Value>,
     /// The containment the call was judged under: `none`, `fallback`, `full`,
     /// `full-host-network`, `full-home-visible`, `full-home-visible-host-network`.
@@ -291,18 +300,79 @@ pub struct AuditRecord {
 }
 
 impl AuditRecord {
-    /// The record as one JSON object, with secrets in `input` and `reason` redacted.
+    /// The record as one JSON object, with secrets in `input`, `reason` and `result`
+    /// redacted.
     pub fn to_value(&self) -> Value {
-        let mut value = serde_json::to_value(self).unwrap_or_else(|_| Value::Object(Map::new()));
-        if let Value::Object(map) = &mut value {
-            for key in ["input", "reason", "result"] {
-                if let Some(field) = map.get_mut(key) {
-                    *field = crate::redact::redact(field);
-                }
-            }
-        }
-        value
+        serde_json::to_value(self).unwrap_or_else(|_| Value::Object(Map::new()))
     }
+
+    /// The record as the log writes it (redacted as [`to_value`](Self::to_value) is),
+    /// serialized once, straight from the struct.
+    pub fn log_fields(&self) -> LogFields {
+        // A struct of strings, numbers and JSON values always serializes; should it ever
+        // fail, the record still says which surface wrote nothing else.
+        let whole =
+            serde_json::to_string(self).unwrap_or_else(|_| format!("{{\"kind\":{:?}}}", self.kind));
+        LogFields::from_object_text(&whole)
+    }
+}
+
+/// A record ready for the log: the members of one JSON object (`,"a":1,"b":2`), without
+/// the `seq`, `time` and `prev` the log adds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogFields(String);
+
+impl LogFields {
+    /// The members of the JSON object `record` (`None` when it is not an object); the
+    /// log's own keys are left out.
+    pub fn from_value(record: &Value) -> Option<LogFields> {
+        let Value::Object(fields) = record else {
+            return None;
+        };
+        let owned = |k: &str| k == "seq" || k == "time" || k == "prev";
+        // Serializing a map of JSON values into a String cannot fail.
+        let whole = if fields.keys().any(|k| owned(k)) {
+            let kept: Map<String, Value> = fields
+                .iter()
+                .filter(|(k, _)| !owned(k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            serde_json::to_string(&kept)
+        } else {
+            serde_json::to_string(fields)
+        }
+        .unwrap_or_else(|_| "{}".into());
+        Some(LogFields::from_object_text(&whole))
+    }
+
+    /// `{"a":1,"b":2}` -> `,"a":1,"b":2`; `{}` -> ``.
+    fn from_object_text(whole: &str) -> LogFields {
+        LogFields(
+            match whole.strip_prefix('{').and_then(|w| w.strip_suffix('}')) {
+                Some("") | None => String::new(),
+                Some(inner) => format!(",{inner}"),
+            },
+        )
+    }
+
+    /// The members, each preceded by a comma.
+    pub(crate) fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+fn redacted_value<S: serde::Serializer>(v: &Value, s: S) -> Result<S::Ok, S::Error> {
+    crate::redact::redact(v).serialize(s)
+}
+
+fn redacted_option<S: serde::Serializer>(v: &Option<Value>, s: S) -> Result<S::Ok, S::Error> {
+    v.as_ref().map(crate::redact::redact).serialize(s)
+}
+
+fn redacted_text<S: serde::Serializer>(v: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
+    v.as_deref()
+        .map(cordon_policy::secrets::redact)
+        .serialize(s)
 }
 
 #[cfg(test)]

@@ -94,7 +94,8 @@ fn empty_session_lease_is_refused() {
 #[test]
 fn leases_expire() {
     let (_d, _p, s) = temp_store();
-    s.grant("fp", Scope::Always, Some(Duration::from_millis(150)), "t")
+    // Long enough that a loaded machine still consumes it in time.
+    s.grant("fp", Scope::Always, Some(Duration::from_millis(1000)), "t")
         .unwrap();
     s.grant("fp0", Scope::Once, Some(Duration::ZERO), "t")
         .unwrap();
@@ -104,7 +105,7 @@ fn leases_expire() {
         "a zero ttl is already expired"
     );
     assert!(s.consume("fp", None).unwrap().is_some());
-    std::thread::sleep(Duration::from_millis(250));
+    std::thread::sleep(Duration::from_millis(1100));
     assert_eq!(s.consume("fp", None).unwrap(), None);
     assert!(s.leases().unwrap().is_empty());
 }
