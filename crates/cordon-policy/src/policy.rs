@@ -352,13 +352,10 @@ impl Policy {
         };
         field("kind", format!("{:?}", req.kind()).as_bytes());
         field("tool", req.tool.as_bytes());
-        // serde_json's map is ordered by key, so this serialization is canonical.
-        field(
-            "input",
-            serde_json::Value::Object(req.input.clone())
-                .to_string()
-                .as_bytes(),
-        );
+        // serde_json's map is ordered by key, so this serialization is canonical (the
+        // same bytes as the object's `to_string`, which stored leases were bound with); a
+        // map of JSON values always serializes.
+        field("input", &serde_json::to_vec(&req.input).unwrap_or_default());
         let cwd = req
             .cwd
             .as_deref()

@@ -1011,6 +1011,21 @@ fn fingerprints_bind_the_exact_call() {
     );
 }
 
+/// Stored approvals are bound to fingerprints: the same call under the same policy must
+/// keep its fingerprint from one build to the next (nested input, escapes, non-ASCII).
+#[test]
+fn a_fingerprint_does_not_change_between_builds() {
+    let p = policy_with(NONE, None);
+    let req = Request::from_json(
+        r#"{"tool":"mcp__tracker__create_issue","input":{"title":"\u00e9t\u00e9 \"q\"\n\\","meta":{"z":1,"a":[1.5,null,true]},"labels":["b","a"]},"cwd":"/w/proj/src"}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        p.fingerprint(&req),
+        "9747aa41f2638707595e4aa317538e4ab4b6d764082bc4df0dc45ad08a8435d3"
+    );
+}
+
 #[test]
 fn suggestions_are_narrow() {
     let p = policy_with(NONE, None);
