@@ -11,16 +11,30 @@
 #
 # Not a timed test: numbers depend on the machine and its load. The audit log is written
 # as in real use (the hook's records are not waited for); a second hook row runs with
-# --no-audit.
+# --no-audit, and a third hands each call to a `cordon serve` started here (--server).
 set -eu
 N=${N:-300}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 CORDON=${CORDON:-$("$ROOT/scripts/build-release.sh")}
 WORK=$(mktemp -d /tmp/cordon-bench-hook-XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
-mkdir -p "$WORK/ws/src" "$WORK/home/.ssh" "$WORK/state"
+SERVER=""
+cleanup() {
+    [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+mkdir -p "$WORK/ws/src" "$WORK/home/.ssh" "$WORK/state" "$WORK/run"
+chmod 700 "$WORK/run"
 echo 'fn main() {}' >"$WORK/ws/src/main.rs"
 cp "$CORDON" "$WORK/cordon"
+HOME="$WORK/home" CORDON_STATE_DIR="$WORK/state-server" "$WORK/cordon" serve --isolated \
+    --workspace "$WORK/ws" --socket "$WORK/run/cordon.sock" 2>"$WORK/serve.log" &
+SERVER=$!
+i=0
+while [ ! -S "$WORK/run/cordon.sock" ]; do
+    i=$((i + 1)); [ "$i" -lt 200 ] || { cat "$WORK/serve.log"; exit 1; }
+    sleep 0.05
+done
 N="$N" WORK="$WORK" python3 - <<'PY'
 import json, os, statistics, subprocess, time
 n, work = int(os.environ["N"]), os.environ["WORK"]
@@ -43,6 +57,7 @@ rows = [
     ("/bin/true (spawn floor)", ["/bin/true"], hook_payload),
     ("cordon hook claude-code", [cordon, "hook", "claude-code", "--isolated"], hook_payload),
     ("cordon hook claude-code --no-audit", [cordon, "hook", "claude-code", "--isolated", "--no-audit"], hook_payload),
+    ("cordon hook claude-code --server", [cordon, "hook", "claude-code", "--server", f"{work}/run/cordon.sock"], hook_payload),
     ("cordon check", [cordon, "check", "--isolated", "-"], check_payload),
 ]
 # The rows are interleaved spawn by spawn, each with a state directory of its own: run one

@@ -4,8 +4,10 @@
 //! The protocol is JSON-RPC 2.0, one JSON object per line, over stdin/stdout or a Unix
 //! socket ([`listen`]). The methods ([`Connection::handle`]) are `check` (the verdict JSON
 //! of `cordon check`, built by the same [`cordon_gate::Gate::report`]), `pending.list`,
-//! `approve`, `deny`, `record` (a tool's result for the audit log) and `label` (untrusted
-//! content wrapped in a trust label, secrets redacted on request). The policy is reloaded when a config file it
+//! `approve`, `deny`, `record` (a tool's result for the audit log), `label` (untrusted
+//! content wrapped in a trust label, secrets redacted on request) and `hook` (a harness's
+//! hook payload answered as `cordon hook` answers it, for `cordon hook --server`: see
+//! [`hook`]). The policy is reloaded when a config file it
 //! was loaded from changes ([`PolicyHolder`]); a config with errors keeps the last good one.
 //!
 //! This crate decides nothing itself: every call goes through the gate. It owns framing,
@@ -56,6 +58,7 @@
 #![deny(missing_docs)]
 
 mod audit;
+pub mod hook;
 pub mod listen;
 mod methods;
 mod reload;

@@ -41,6 +41,9 @@ pub struct ServeOptions {
     pub max_connections: usize,
     /// How often at most the config files are looked at.
     pub reload_interval: Duration,
+    /// `cordon exec` as hook calls through the service rewrite a shell call to run
+    /// contained (with `[hook] contain`); `None` leaves such calls to the policy as is.
+    pub hook_exec: Option<cordon_hook::ExecLine>,
 }
 
 impl ServeOptions {
@@ -55,6 +58,7 @@ impl ServeOptions {
             audit_sync: AuditSync::default(),
             max_connections: 64,
             reload_interval: Duration::from_millis(250),
+            hook_exec: None,
         }
     }
 }
@@ -101,6 +105,8 @@ pub struct Service {
     pub(crate) waiting: Mutex<HashMap<String, Waiting>>,
     pub(crate) max_connections: usize,
     pub(crate) active: AtomicUsize,
+    pub(crate) hook_gates: crate::hook::HookGates,
+    pub(crate) hook_exec: Option<cordon_hook::ExecLine>,
 }
 
 impl Service {
@@ -137,6 +143,8 @@ impl Service {
             waiting: Mutex::new(HashMap::new()),
             max_connections: options.max_connections.max(1),
             active: AtomicUsize::new(0),
+            hook_gates: crate::hook::HookGates::default(),
+            hook_exec: options.hook_exec,
         })
     }
 
@@ -241,10 +249,11 @@ impl Connection<'_> {
             "deny" => text(self.deny(params)),
             "record" => text(self.record(params)),
             "label" => text(crate::methods::label(params)),
+            "hook" => text(self.hook(params)),
             other => Err(RpcError::new(
                 rpc::METHOD_NOT_FOUND,
                 format!(
-                    "no method `{}`; the methods are check, pending.list, approve, deny, record and label",
+                    "no method `{}`; the methods are check, pending.list, approve, deny, record, label and hook",
                     cordon_policy::terminal::sanitize_for_terminal(other)
                 ),
             )),

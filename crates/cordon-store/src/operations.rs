@@ -140,15 +140,22 @@ impl Store {
         if operation_id.is_empty() {
             return Err(self.invalid("an operation id must not be empty"));
         }
-        self.conn
-            .execute_batch("PRAGMA synchronous = NORMAL")
-            .map_err(|e| self.err(e))?;
-        let inserted = self.conn.execute(
-            "INSERT OR IGNORE INTO operations (operation_id, surface, fingerprint, at_ms)
-             VALUES (?1, ?2, ?3, ?4)",
-            params![operation_id, surface, fingerprint, now_ms()],
-        );
-        let restored = self.conn.execute_batch("PRAGMA synchronous = FULL");
+        // Cached statements: a long-lived connection (the service) claims an id on every
+        // call, and preparing three statements cost more than running them.
+        let run = |sql: &str| {
+            self.conn
+                .prepare_cached(sql)
+                .and_then(|mut s| s.raw_execute())
+        };
+        run("PRAGMA synchronous = NORMAL").map_err(|e| self.err(e))?;
+        let inserted = self
+            .conn
+            .prepare_cached(
+                "INSERT OR IGNORE INTO operations (operation_id, surface, fingerprint, at_ms)
+                 VALUES (?1, ?2, ?3, ?4)",
+            )
+            .and_then(|mut s| s.execute(params![operation_id, surface, fingerprint, now_ms()]));
+        let restored = run("PRAGMA synchronous = FULL");
         let n = inserted.map_err(|e| self.err(e))?;
         restored.map_err(|e| self.err(e))?;
         Ok(n == 1)

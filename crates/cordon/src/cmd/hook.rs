@@ -55,6 +55,15 @@ pub struct HookArgs {
     /// Write no audit records.
     #[arg(long)]
     no_audit: bool,
+    /// Hand the call to the `cordon serve` listening on this socket, which decides it with
+    /// its own policy, workspace, store and log (the call must run inside its workspace);
+    /// if it does not answer, the call is blocked. Takes no other option.
+    #[arg(
+        long,
+        value_name = "SOCKET",
+        conflicts_with_all = ["config", "workspace", "mode", "isolated", "contain", "store", "audit_file", "no_audit"]
+    )]
+    server: Option<PathBuf>,
 }
 
 /// Run `cordon hook`: the status is the reply's; nothing here returns an error, since
@@ -68,19 +77,30 @@ pub fn run(args: HookArgs) -> anyhow::Result<u8> {
         );
         std::process::exit(i32::from(cordon_hook::BLOCK_EXIT));
     }));
-    let reply = reply(&args).unwrap_or_else(Reply::block);
+    let reply = match &args.server {
+        Some(socket) => read_payload()
+            .map(|bytes| cordon_serve::hook::forward(socket, Harness::from(args.harness), &bytes))
+            .unwrap_or_else(Reply::block),
+        None => reply(&args).unwrap_or_else(Reply::block),
+    };
     let _ = std::io::stdout().write_all(reply.stdout.as_bytes());
     let _ = std::io::stderr().write_all(reply.stderr.as_bytes());
     Ok(reply.status)
 }
 
-fn reply(args: &HookArgs) -> Result<Reply, String> {
-    let harness = Harness::from(args.harness);
+/// The payload on stdin (one byte past the limit at most, for the parser to refuse).
+fn read_payload() -> Result<Vec<u8>, String> {
     let mut bytes = Vec::new();
     std::io::stdin()
         .take(cordon_hook::payload::MAX_PAYLOAD_BYTES as u64 + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| format!("cannot read the hook payload from stdin: {e}"))?;
+    Ok(bytes)
+}
+
+fn reply(args: &HookArgs) -> Result<Reply, String> {
+    let harness = Harness::from(args.harness);
+    let bytes = read_payload()?;
     let call = cordon_hook::parse(harness, &bytes).map_err(|e| e.to_string())?;
     let mut policy_args = args.policy.clone();
     if policy_args.workspace.is_none() {
@@ -100,7 +120,12 @@ fn reply(args: &HookArgs) -> Result<Reply, String> {
     let policy = cordon_hook::narrow(policy, call.mode.as_ref())?;
     let containing = Containing {
         exec: if contain && harness.can_rewrite() {
-            Some(exec_line(args, &policy_args)?)
+            Some(exec_line(
+                &policy_args,
+                args.store.as_ref(),
+                args.audit_file.as_ref(),
+                args.no_audit,
+            )?)
         } else {
             None
         },
@@ -115,7 +140,12 @@ fn reply(args: &HookArgs) -> Result<Reply, String> {
 
 /// `cordon exec` as the rewritten command calls it: this binary, with the flags that
 /// chose this policy and its records.
-fn exec_line(args: &HookArgs, policy: &PolicyArgs) -> Result<ExecLine, String> {
+pub(crate) fn exec_line(
+    policy: &PolicyArgs,
+    store: Option<&PathBuf>,
+    audit_file: Option<&PathBuf>,
+    no_audit: bool,
+) -> Result<ExecLine, String> {
     let program = std::env::current_exe()
         .map_err(|e| format!("cannot find the cordon binary for contained runs: {e}"))?;
     let here =
@@ -134,13 +164,13 @@ fn exec_line(args: &HookArgs, policy: &PolicyArgs) -> Result<ExecLine, String> {
             .ok_or("the --mode value has no name")?;
         flags.extend(["--mode".to_string(), name]);
     }
-    if let Some(s) = &args.store {
+    if let Some(s) = store {
         flags.extend(["--store".to_string(), abs(s)]);
     }
-    if let Some(a) = &args.audit_file {
+    if let Some(a) = audit_file {
         flags.extend(["--audit-file".to_string(), abs(a)]);
     }
-    if args.no_audit {
+    if no_audit {
         flags.push("--no-audit".into());
     }
     let shell_dir = cordon_store::state_dir()

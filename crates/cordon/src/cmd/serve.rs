@@ -52,6 +52,24 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
     }
     .remembered_rules();
     let mut options = ServeOptions::new(load);
+    // Hook calls through the service rewrite contained shell calls to this `cordon exec`
+    // (with `[hook] contain`); the service's workspace goes with each call's cwd.
+    options.hook_exec = match crate::cmd::hook::exec_line(
+        &args.policy,
+        args.store.as_ref(),
+        args.audit_file.as_ref(),
+        args.no_audit,
+    ) {
+        Ok(line) => Some(line),
+        Err(e) => {
+            // Such calls are then judged as they are (asked, not run contained).
+            eprintln!(
+                "cordon serve: hook calls will not be rewritten to run contained: {}",
+                clean(&e)
+            );
+            None
+        }
+    };
     options.store = args.store;
     options.audit = args.audit_file;
     options.no_audit = args.no_audit;

@@ -1,0 +1,278 @@
+//! Hook calls through the service: `cordon hook HARNESS --server SOCKET` hands the
+//! harness's payload to a running `cordon serve` ([`forward`], the client side) instead of
+//! loading the policy and opening the approval store in a process of its own; the service
+//! answers it with the same [`cordon_hook::answer`] a standalone hook runs (the `hook`
+//! method), under the harness's own surface name, so its operation ids, audit records and
+//! session records are the ones the standalone hook would write.
+//!
+//! The service judges with its own policy and workspace: a payload whose cwd is not
+//! inside that workspace is blocked (a service per workspace). Every failure on either
+//! side blocks the call with the harness's blocking exit code: an unreachable service,
+//! a peer that is not this user, an answer that is not one, a status other than "proceed"
+//! (0) or "block" (2).
+
+use crate::rpc::{self, RpcError};
+use crate::service::Connection;
+use cordon_gate::{Gate, GateOptions};
+use cordon_hook::{Containing, Harness, HarnessMode, Reply};
+use cordon_policy::RealFs;
+use serde_json::{Map, Value, json};
+use std::io::{BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The harness of a `--harness` name (`claude-code`, `codex`, `gemini`).
+pub fn harness_named(name: &str) -> Option<Harness> {
+    [Harness::ClaudeCode, Harness::Codex, Harness::Gemini]
+        .into_iter()
+        .find(|h| h.name() == name)
+}
+
+/// The gates hook calls are decided with: one per harness (its surface) and narrowing
+/// permission mode, made from the service's current gate and remade when that one is
+/// replaced by a reload.
+#[derive(Default)]
+pub(crate) struct HookGates {
+    made: std::sync::Mutex<Vec<Made>>,
+}
+
+struct Made {
+    base: Arc<Gate>,
+    harness: Harness,
+    narrowing: Option<HarnessMode>,
+    gate: Arc<Gate>,
+}
+
+impl HookGates {
+    /// The gate for `harness` in `mode` over the policy of `base` (the service's current
+    /// gate): the policy narrowed by the mode as the standalone hook narrows it.
+    fn get(
+        &self,
+        base: &Arc<Gate>,
+        harness: Harness,
+        mode: Option<&HarnessMode>,
+    ) -> Result<Arc<Gate>, String> {
+        // Only these modes narrow (`cordon_hook::narrow`); every other one is the policy as is.
+        let narrowing = mode
+            .filter(|m| matches!(m, HarnessMode::Plan | HarnessMode::DontAsk))
+            .cloned();
+        let make = || -> Result<Arc<Gate>, String> {
+            let options = GateOptions {
+                surface: harness.surface(),
+                edits: false,
+                ..base.options().clone()
+            };
+            let policy = cordon_hook::narrow(base.policy().clone(), narrowing.as_ref())?;
+            // As the standalone hook: the record is in the file before the answer, and
+            // reaches the disk with the next sync.
+            Ok(Arc::new(Gate::new(policy, options).with_unsynced_audit()))
+        };
+        let Ok(mut made) = self.made.lock() else {
+            return make();
+        };
+        // A reload replaced the base: the gates made from the old one go with it. Each
+        // entry holds its base, so a base's address is never reused while it is here.
+        made.retain(|m| Arc::ptr_eq(&m.base, base));
+        if let Some(m) = made
+            .iter()
+            .find(|m| m.harness == harness && m.narrowing == narrowing)
+        {
+            return Ok(Arc::clone(&m.gate));
+        }
+        let gate = make()?;
+        made.push(Made {
+            base: Arc::clone(base),
+            harness,
+            narrowing,
+            gate: Arc::clone(&gate),
+        });
+        Ok(gate)
+    }
+}
+
+impl Connection<'_> {
+    /// `hook`: `{"harness", "payload"}` (the harness's name and its hook payload, an
+    /// object); the reply the hook process gives the harness: `{"status", "stdout",
+    /// "stderr"}`.
+    pub(crate) fn hook(&mut self, mut params: Map<String, Value>) -> Result<Value, RpcError> {
+        let harness = match params.remove("harness") {
+            Some(Value::String(s)) => harness_named(&s),
+            _ => None,
+        }
+        .ok_or_else(|| {
+            RpcError::params("`harness` must be \"claude-code\", \"codex\" or \"gemini\"")
+        })?;
+        let payload = match params.remove("payload") {
+            Some(v @ Value::Object(_)) => v,
+            _ => {
+                return Err(RpcError::params(
+                    "`payload` must be the harness's hook payload (a JSON object)",
+                ));
+            }
+        };
+        if let Some(k) = params.keys().next() {
+            return Err(RpcError::params(format!(
+                "unknown parameter `{}`: expected harness and payload",
+                cordon_policy::terminal::sanitize_for_terminal(k)
+            )));
+        }
+        let reply = self.hook_reply(harness, &payload);
+        Ok(json!({"status": reply.status, "stdout": reply.stdout, "stderr": reply.stderr}))
+    }
+
+    fn hook_reply(&self, harness: Harness, payload: &Value) -> Reply {
+        let bytes = serde_json::to_vec(payload).unwrap_or_default();
+        let call = match cordon_hook::parse(harness, &bytes) {
+            Ok(c) => c,
+            Err(e) => return Reply::block(e.to_string()),
+        };
+        let base = self.service.policy.gate();
+        let workspace = base.policy().workspace();
+        if let Some(cwd) = call.cwd() {
+            let (resolved, _, _, _) = cordon_policy::paths::resolve(cwd, &RealFs);
+            if !resolved.starts_with(workspace) {
+                return Reply::block(format!(
+                    "the cordon serve at this socket judges calls in {}, and this call runs in {}; start a service for that workspace or run the hook without --server",
+                    workspace.display(),
+                    cwd.display()
+                ));
+            }
+        }
+        let gate = match self
+            .service
+            .hook_gates
+            .get(&base, harness, call.mode.as_ref())
+        {
+            Ok(g) => g,
+            Err(why) => return Reply::block(why),
+        };
+        let containing = Containing {
+            exec: match &self.service.hook_exec {
+                Some(exec) if gate.policy().hook_contain() && harness.can_rewrite() => {
+                    Some(exec.clone())
+                }
+                _ => None,
+            },
+        };
+        cordon_hook::answer(&gate, &call, &RealFs, &containing)
+    }
+}
+
+/// How long a hook waits for the service's answer before it blocks the call.
+pub const FORWARD_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The longest answer line a hook reads (its stdout may carry a rewritten input as large
+/// as the largest request).
+const MAX_ANSWER: usize = 4 * cordon_policy::request::MAX_REQUEST_BYTES;
+
+/// Hand one hook payload (`bytes`, the harness's stdin) of `harness` to the service at
+/// `socket` and return its reply; every failure is a blocking reply saying what failed.
+pub fn forward(socket: &Path, harness: Harness, bytes: &[u8]) -> Reply {
+    // Not JSON: the standalone hook's own reading says why, word for word.
+    let payload: Value = match serde_json::from_slice(bytes) {
+        Ok(v) => v,
+        Err(_) => {
+            return match cordon_hook::parse(harness, bytes) {
+                Err(e) => Reply::block(e.to_string()),
+                Ok(_) => Reply::block("the hook payload could not be read"),
+            };
+        }
+    };
+    match ask(socket, harness, payload) {
+        Ok(reply) => reply,
+        Err(why) => Reply::block(format!(
+            "cordon serve at {} did not answer ({why}); start it (`cordon serve --socket {}`) or remove --server",
+            socket.display(),
+            socket.display()
+        )),
+    }
+}
+
+fn ask(socket: &Path, harness: Harness, payload: Value) -> Result<Reply, String> {
+    let stream = UnixStream::connect(socket).map_err(|e| e.to_string())?;
+    // Only a service of this user may answer: the kernel says who listens.
+    let me = rustix::process::geteuid().as_raw();
+    let peer = rustix::net::sockopt::socket_peercred(&stream)
+        .map_err(|e| format!("cannot tell who listens there: {e}"))?;
+    if peer.uid.as_raw() != me {
+        return Err(format!(
+            "the socket belongs to a process of uid {}, not to you (uid {me})",
+            peer.uid.as_raw()
+        ));
+    }
+    let _ = stream.set_read_timeout(Some(FORWARD_TIMEOUT));
+    let _ = stream.set_write_timeout(Some(FORWARD_TIMEOUT));
+    let frame = json!({
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "hook",
+        "params": {"harness": harness.name(), "payload": payload},
+    });
+    let mut line = serde_json::to_vec(&frame).map_err(|e| e.to_string())?;
+    line.push(b'\n');
+    (&stream).write_all(&line).map_err(|e| e.to_string())?;
+    let mut reader = BufReader::new(&stream);
+    let answer = match rpc::read_frame(&mut reader, MAX_ANSWER) {
+        Ok(rpc::Frame::Line(l)) => l,
+        Ok(rpc::Frame::TooLong) => return Err("its answer is too long".into()),
+        Ok(rpc::Frame::End) => return Err("it closed the connection".into()),
+        Err(e) => return Err(e.to_string()),
+    };
+    reply_of(&answer)
+}
+
+/// The reply in a service's answer line; anything but a well-formed result whose status
+/// is 0 or 2 is an error.
+fn reply_of(answer: &[u8]) -> Result<Reply, String> {
+    let v: Value = serde_json::from_slice(answer).map_err(|_| "its answer is not JSON")?;
+    if let Some(e) = v.get("error") {
+        let msg = e
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("no message");
+        return Err(format!("it refused the call: {msg}"));
+    }
+    let r = v.get("result").ok_or("its answer has no result")?;
+    let text = |k: &str| r.get(k).and_then(Value::as_str).map(str::to_string);
+    let status = r.get("status").and_then(Value::as_u64);
+    match (status, text("stdout"), text("stderr")) {
+        (Some(s @ (0 | 2)), Some(stdout), Some(stderr)) => Ok(Reply {
+            status: s as u8,
+            stdout,
+            stderr,
+        }),
+        _ => Err("its answer is not a hook reply".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn only_a_well_formed_reply_proceeds() {
+        let ok = br#"{"id":1,"jsonrpc":"2.0","result":{"status":0,"stdout":"{}\n","stderr":""}}"#;
+        assert_eq!(reply_of(ok).unwrap().status, 0);
+        for bad in [
+            &br#"{"id":1,"jsonrpc":"2.0","result":{"status":1,"stdout":"","stderr":""}}"#[..],
+            br#"{"id":1,"jsonrpc":"2.0","result":{"status":0,"stdout":"x"}}"#,
+            br#"{"id":1,"jsonrpc":"2.0","result":{"status":"0","stdout":"","stderr":""}}"#,
+            br#"{"id":1,"jsonrpc":"2.0","error":{"code":-32601,"message":"no method"}}"#,
+            br#"{"id":1,"jsonrpc":"2.0"}"#,
+            b"not json",
+        ] {
+            assert!(reply_of(bad).is_err(), "{}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn harness_names_round_trip() {
+        for h in [Harness::ClaudeCode, Harness::Codex, Harness::Gemini] {
+            assert_eq!(harness_named(h.name()), Some(h));
+        }
+        assert_eq!(harness_named("cursor"), None);
+    }
+}
