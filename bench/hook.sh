@@ -30,11 +30,8 @@ cp "$CORDON" "$WORK/cordon"
 HOME="$WORK/home" CORDON_STATE_DIR="$WORK/state-server" "$WORK/cordon" serve --isolated \
     --workspace "$WORK/ws" --socket "$WORK/run/cordon.sock" 2>"$WORK/serve.log" &
 SERVER=$!
-i=0
-while [ ! -S "$WORK/run/cordon.sock" ]; do
-    i=$((i + 1)); [ "$i" -lt 200 ] || { cat "$WORK/serve.log"; exit 1; }
-    sleep 0.05
-done
+. "$ROOT/bench/serve-wait.sh"
+wait_for_socket "$WORK/run/cordon.sock" "$WORK/serve.log"
 N="$N" WORK="$WORK" python3 - <<'PY'
 import json, os, statistics, subprocess, time
 n, work = int(os.environ["N"]), os.environ["WORK"]

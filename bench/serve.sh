@@ -42,11 +42,8 @@ cp "$WORK/policy.toml" "$XDG_CONFIG_HOME/cordon/policy.toml"
 "$WORK/cordon" serve --isolated --config "$WORK/policy.toml" --workspace "$WORK/ws" \
     --socket "$WORK/run/cordon.sock" 2>"$WORK/serve.log" &
 SERVER=$!
-i=0
-while [ ! -S "$WORK/run/cordon.sock" ]; do
-    i=$((i + 1)); [ "$i" -lt 200 ] || { cat "$WORK/serve.log"; exit 1; }
-    sleep 0.05
-done
+. "$ROOT/bench/serve-wait.sh"
+wait_for_socket "$WORK/run/cordon.sock" "$WORK/serve.log"
 
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"
 # `cordon check` is spawned with the same policy: --isolated plus the user file above is

@@ -7,50 +7,11 @@
 mod common;
 
 use serde_json::{Value, json};
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
-struct Env {
-    _tmp: tempfile::TempDir,
-    ws: PathBuf,
-    home: PathBuf,
-    state: PathBuf,
-    config: PathBuf,
-}
+use common::hook::{HookEnv as Env, blocks};
 
 impl Env {
-    fn new() -> Env {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().canonicalize().unwrap();
-        let (ws, home, state) = (root.join("ws"), root.join("home"), root.join("state"));
-        for d in [&ws, &home, &state, &ws.join("src"), &home.join(".ssh")] {
-            std::fs::create_dir_all(d).unwrap();
-        }
-        std::fs::write(ws.join("src/main.rs"), "fn main() {}\n").unwrap();
-        std::fs::write(home.join(".ssh/id_rsa"), "key\n").unwrap();
-        let config = root.join("policy.toml");
-        std::fs::write(&config, "[permissions]\nask = [\"Bash(git push:*)\"]\n").unwrap();
-        Env {
-            _tmp: tmp,
-            ws,
-            home,
-            state,
-            config,
-        }
-    }
-
-    fn fixture(&self, harness: &str, name: &str) -> String {
-        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../cordon-hook/tests/fixtures")
-            .join(harness)
-            .join(format!("{name}.json"));
-        std::fs::read_to_string(p)
-            .unwrap()
-            .replace("@WS@", &self.ws.to_string_lossy())
-            .replace("@HOME@", &self.home.to_string_lossy())
-    }
-
     fn hook(&self, harness: &str, extra: &[&str], stdin: &[u8]) -> Output {
         let mut c = Command::new(common::bin());
         c.args(["hook", harness, "--isolated", "--config"])
@@ -60,26 +21,9 @@ impl Env {
             .env_clear()
             .env("HOME", &self.home)
             .env("CORDON_STATE_DIR", &self.state)
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = c.spawn().unwrap();
-        let mut input = child.stdin.take().unwrap();
-        // The hook may stop reading early (oversize payload): a broken pipe is expected.
-        let _ = input.write_all(stdin);
-        drop(input);
-        child.wait_with_output().unwrap()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin");
+        common::cli::run_with_input(c, stdin)
     }
-}
-
-fn blocks(o: &Output, needle: &str) {
-    let (out, err) = common::text(o);
-    assert_eq!(o.status.code(), Some(2), "stdout {out} stderr {err}");
-    assert_eq!(out, "");
-    assert!(err.starts_with("cordon: "), "{err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "one sentence: {err}");
-    assert!(err.contains(needle), "`{needle}` not in {err}");
 }
 
 fn json_out(o: &Output) -> Value {

@@ -7,53 +7,13 @@
 
 mod common;
 
-use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output, Stdio};
 
-struct Env {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
-    ws: PathBuf,
-    home: PathBuf,
-    config: PathBuf,
-}
+use common::cli::{Served, run_with_input as feed, serve_socket};
+use common::hook::{HookEnv as Env, blocks, fixtures};
 
 impl Env {
-    fn new() -> Env {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().canonicalize().unwrap();
-        let (ws, home) = (root.join("ws"), root.join("home"));
-        for d in [&ws.join("src"), &home.join(".ssh")] {
-            std::fs::create_dir_all(d).unwrap();
-        }
-        std::fs::write(ws.join("src/main.rs"), "fn main() {}\n").unwrap();
-        std::fs::write(home.join(".ssh/id_rsa"), "key\n").unwrap();
-        let config = root.join("policy.toml");
-        std::fs::write(&config, "[permissions]\nask = [\"Bash(git push:*)\"]\n").unwrap();
-        Env {
-            _tmp: tmp,
-            root,
-            ws,
-            home,
-            config,
-        }
-    }
-
-    fn fixture(&self, harness: &str, name: &str) -> String {
-        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../cordon-hook/tests/fixtures")
-            .join(harness)
-            .join(name);
-        std::fs::read_to_string(p)
-            .unwrap()
-            .replace("@WS@", &self.ws.to_string_lossy())
-            .replace("@HOME@", &self.home.to_string_lossy())
-    }
-
     fn cmd(&self, state: &str, args: &[&str]) -> Command {
         let mut c = Command::new(common::bin());
         c.args(args)
@@ -66,7 +26,7 @@ impl Env {
     }
 
     /// `cordon serve` on a socket in a fresh 0700 directory, with the hook's policy.
-    fn serve(&self, state: &str) -> Server {
+    fn serve(&self, state: &str) -> Served {
         let dir = self.root.join(format!("run-{state}"));
         std::fs::DirBuilder::new().mode(0o700).create(&dir).unwrap();
         let socket = dir.join("cordon.sock");
@@ -85,60 +45,17 @@ impl Env {
                 socket.to_str().unwrap(),
             ],
         );
-        Server::start(&mut c, socket)
+        serve_socket(quiet(&mut c), socket)
     }
 }
 
-struct Server {
-    child: Child,
-    socket: PathBuf,
+fn quiet(c: &mut Command) -> &mut Command {
+    c.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
 }
 
-impl Server {
-    fn start(c: &mut Command, socket: PathBuf) -> Server {
-        let child = c
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while UnixStream::connect(&socket).is_err() {
-            assert!(Instant::now() < deadline, "the server did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Server { child, socket }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn feed(mut c: Command, stdin: &[u8]) -> Output {
-    let mut child = c
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _ = child.stdin.take().unwrap().write_all(stdin);
-    child.wait_with_output().unwrap()
-}
-
-fn blocks(o: &Output, needle: &str) {
-    let (out, err) = common::text(o);
-    assert_eq!(o.status.code(), Some(2), "stdout {out} stderr {err}");
-    assert_eq!(out, "");
-    assert!(err.starts_with("cordon: "), "{err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "one sentence: {err}");
-    assert!(err.contains(needle), "`{needle}` not in {err}");
-}
-
-fn through(e: &Env, server: &Server, harness: &str, payload: &[u8]) -> Output {
+fn through(e: &Env, server: &Served, harness: &str, payload: &[u8]) -> Output {
     let socket = server.socket.to_str().unwrap().to_string();
     feed(
         e.cmd("unused", &["hook", harness, "--server", &socket]),
@@ -153,10 +70,7 @@ fn every_fixture_gets_the_standalone_reply() {
     let config = e.config.to_str().unwrap().to_string();
     let mut compared = 0;
     for harness in ["claude-code", "codex", "gemini"] {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../cordon-hook/tests/fixtures")
-            .join(harness);
-        let mut names: Vec<String> = std::fs::read_dir(dir)
+        let mut names: Vec<String> = std::fs::read_dir(fixtures(harness))
             .unwrap()
             .map(|d| d.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
@@ -195,7 +109,7 @@ fn every_fixture_gets_the_standalone_reply() {
 fn an_operation_id_is_claimed_once_either_way() {
     let e = Env::new();
     let server = e.serve("shared");
-    let read = e.fixture("claude-code", "PreToolUse-Read.json");
+    let read = e.fixture("claude-code", "PreToolUse-Read");
     let first = through(&e, &server, "claude-code", read.as_bytes());
     assert_eq!(first.status.code(), Some(0), "{:?}", common::text(&first));
     blocks(
@@ -220,7 +134,7 @@ fn an_operation_id_is_claimed_once_either_way() {
 fn every_failure_blocks() {
     let e = Env::new();
     let server = e.serve("served");
-    let read = e.fixture("claude-code", "PreToolUse-Read.json");
+    let read = e.fixture("claude-code", "PreToolUse-Read");
     // Nobody listens.
     let gone = e.root.join("run-served/nobody.sock");
     blocks(
@@ -307,8 +221,8 @@ fn a_service_of_another_user_is_not_asked() {
         .env("HOME", &theirs)
         .env("CORDON_STATE_DIR", theirs.join("state"))
         .env("PATH", "/usr/bin:/bin");
-    let _server = Server::start(&mut c, socket.clone());
-    let read = e.fixture("claude-code", "PreToolUse-Read.json");
+    let _server = serve_socket(quiet(&mut c), socket.clone());
+    let read = e.fixture("claude-code", "PreToolUse-Read");
     blocks(
         &feed(
             e.cmd(

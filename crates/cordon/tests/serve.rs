@@ -11,8 +11,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 struct Env {
     _tmp: tempfile::TempDir,
@@ -71,7 +71,7 @@ impl Env {
     }
 }
 
-use common::cli::check_frame as frame;
+use common::cli::{Served, check_frame as frame};
 
 #[test]
 fn serve_on_stdio_answers_what_check_prints() {
@@ -93,35 +93,16 @@ fn serve_on_stdio_answers_what_check_prints() {
     );
 }
 
-struct Server {
-    child: Child,
-    socket: PathBuf,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start(e: &Env) -> Server {
+fn start(e: &Env) -> Served {
     let dir = e.root.join("run");
     std::fs::DirBuilder::new().mode(0o700).create(&dir).unwrap();
     let socket = dir.join("cordon.sock");
-    let child = e
-        .cmd(&["serve", "--socket", socket.to_str().unwrap()])
+    let mut serve = e.cmd(&["serve", "--socket", socket.to_str().unwrap()]);
+    serve
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while UnixStream::connect(&socket).is_err() {
-        assert!(Instant::now() < deadline, "the server did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Server { child, socket }
+        .stderr(Stdio::piped());
+    common::cli::serve_socket(&mut serve, socket)
 }
 
 fn ask(stream: &mut BufReader<UnixStream>, id: usize, req: &Value) -> Value {

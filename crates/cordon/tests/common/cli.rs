@@ -3,8 +3,10 @@
 
 use serde_json::{Value, json};
 use std::io::Write;
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// `cordon ARGS` run in `cwd` with nothing of the caller's environment but a `HOME`,
 /// a `PATH` and a state directory.
@@ -27,7 +29,9 @@ pub fn run_with_input(mut cmd: Command, input: &[u8]) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(input).unwrap();
+    // The program may stop reading early (an oversize payload, a refusal): a broken pipe
+    // is then expected, and its output says what it did.
+    let _ = child.stdin.take().unwrap().write_all(input);
     child.wait_with_output().unwrap()
 }
 
@@ -58,4 +62,31 @@ pub fn serve_stdio(serve: Command, reqs: &[Value]) -> Vec<Value> {
         .filter(|l| !l.is_empty())
         .map(|l| serde_json::from_slice(l).unwrap())
         .collect()
+}
+
+/// A `cordon serve --socket` started by [`serve_socket`]; killed when dropped.
+pub struct Served {
+    /// The server process (its stdio as the caller set it up).
+    pub child: Child,
+    /// The socket it listens on.
+    pub socket: PathBuf,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Start `serve` (a `cordon serve --socket SOCKET` command) and wait until `socket`
+/// takes connections.
+pub fn serve_socket(serve: &mut Command, socket: PathBuf) -> Served {
+    let child = serve.spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while UnixStream::connect(&socket).is_err() {
+        assert!(Instant::now() < deadline, "the server did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Served { child, socket }
 }

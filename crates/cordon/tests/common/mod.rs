@@ -9,6 +9,7 @@
 #![allow(dead_code)] // each test binary uses its own part of the harness
 
 pub mod cli;
+pub mod hook;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
