@@ -58,6 +58,14 @@ pub enum Harness {
 }
 
 impl Harness {
+    /// Every harness cordon answers.
+    pub const ALL: [Harness; 3] = [Harness::ClaudeCode, Harness::Codex, Harness::Gemini];
+
+    /// The harness of a command-line name ([`Harness::name`]).
+    pub fn named(name: &str) -> Option<Harness> {
+        Harness::ALL.into_iter().find(|h| h.name() == name)
+    }
+
     /// The name used on the command line (`cordon hook NAME`).
     pub fn name(self) -> &'static str {
         match self {

@@ -23,13 +23,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The harness of a `--harness` name (`claude-code`, `codex`, `gemini`).
-pub fn harness_named(name: &str) -> Option<Harness> {
-    [Harness::ClaudeCode, Harness::Codex, Harness::Gemini]
-        .into_iter()
-        .find(|h| h.name() == name)
-}
-
 /// The gates hook calls are decided with: one per harness (its surface) and narrowing
 /// permission mode, made from the service's current gate and remade when that one is
 /// replaced by a reload.
@@ -98,7 +91,7 @@ impl Connection<'_> {
     /// "stderr"}`.
     pub(crate) fn hook(&mut self, mut params: Map<String, Value>) -> Result<Value, RpcError> {
         let harness = match params.remove("harness") {
-            Some(Value::String(s)) => harness_named(&s),
+            Some(Value::String(s)) => Harness::named(&s),
             _ => None,
         }
         .ok_or_else(|| {
@@ -132,7 +125,7 @@ impl Connection<'_> {
         let workspace = base.policy().workspace();
         if let Some(cwd) = call.cwd() {
             let (resolved, _, _, _) = cordon_policy::paths::resolve(cwd, &RealFs);
-            if !resolved.starts_with(workspace) {
+            if !cordon_policy::paths::is_within(&resolved, workspace) {
                 return Reply::block(format!(
                     "the cordon serve at this socket judges calls in {}, and this call runs in {}; start a service for that workspace or run the hook without --server",
                     workspace.display(),
@@ -270,9 +263,9 @@ mod tests {
 
     #[test]
     fn harness_names_round_trip() {
-        for h in [Harness::ClaudeCode, Harness::Codex, Harness::Gemini] {
-            assert_eq!(harness_named(h.name()), Some(h));
+        for h in Harness::ALL {
+            assert_eq!(Harness::named(h.name()), Some(h));
         }
-        assert_eq!(harness_named("cursor"), None);
+        assert_eq!(Harness::named("cursor"), None);
     }
 }

@@ -311,8 +311,8 @@ impl AuditRecord {
     pub fn log_fields(&self) -> LogFields {
         // A struct of strings, numbers and JSON values always serializes; should it ever
         // fail, the record still says which surface wrote nothing else.
-        let whole =
-            serde_json::to_string(self).unwrap_or_else(|_| format!("{{\"kind\":{:?}}}", self.kind));
+        let whole = serde_json::to_string(self)
+            .unwrap_or_else(|_| serde_json::json!({ "kind": self.kind }).to_string());
         LogFields::from_object_text(&whole)
     }
 }

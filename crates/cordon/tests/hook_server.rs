@@ -105,6 +105,49 @@ fn every_fixture_gets_the_standalone_reply() {
     assert!(!e.root.join("unused").exists(), "the client wrote state");
 }
 
+/// The service resolves paths in its own process: another spelling of a key (through a
+/// link in the workspace, `..`, the service's own `/proc/self/cwd`, a hard link) is judged
+/// as the standalone hook judges it, and none is allowed.
+#[test]
+fn other_spellings_of_a_secret_are_judged_alike() {
+    let e = Env::new();
+    let server = e.serve("served");
+    let key = e.home.join(".ssh/id_rsa");
+    std::os::unix::fs::symlink(e.home.join(".ssh"), e.ws.join("keys")).unwrap();
+    std::fs::hard_link(&key, e.ws.join("notes.txt")).unwrap();
+    let config = e.config.to_str().unwrap().to_string();
+    let read = e.fixture("claude-code", "PreToolUse-Read");
+    let main = format!("\"{}\"", e.ws.join("src/main.rs").display());
+    assert!(read.contains(&main), "the fixture reads {main}");
+    let spellings = [
+        key.display().to_string(),
+        format!("{}/keys/id_rsa", e.ws.display()),
+        format!("{}/src/../../home/.ssh/id_rsa", e.ws.display()),
+        "/proc/self/cwd/../home/.ssh/id_rsa".to_string(),
+        format!("{}/notes.txt", e.ws.display()),
+    ];
+    for (i, path) in spellings.iter().enumerate() {
+        let payload = read
+            .replace(&main, &format!("{path:?}"))
+            .replace("toolu_01A1", &format!("toolu_spelling_{i}"));
+        let alone = feed(
+            e.cmd(
+                "alone",
+                &["hook", "claude-code", "--isolated", "--config", &config],
+            ),
+            payload.as_bytes(),
+        );
+        let served = through(&e, &server, "claude-code", payload.as_bytes());
+        assert_eq!(
+            (served.status.code(), common::text(&served)),
+            (alone.status.code(), common::text(&alone)),
+            "{path}"
+        );
+        let (out, _) = common::text(&served);
+        assert!(!out.contains("\"allow\""), "{path} was allowed: {out}");
+    }
+}
+
 #[test]
 fn an_operation_id_is_claimed_once_either_way() {
     let e = Env::new();
