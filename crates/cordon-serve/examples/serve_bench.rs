@@ -1,6 +1,8 @@
 //! The client of `bench/serve.sh`: latency and throughput of `cordon serve` over its
 //! socket with 1 and 8 clients, next to spawning `cordon check` per call, for a file tool
-//! (Read inside the workspace) and a Bash call. Prints a Markdown table.
+//! (Read inside the workspace) and a Bash call, with the socket round trip of two threads
+//! that only echo (the kernel's floor) and of a frame the service answers at once. Prints a
+//! Markdown table.
 //!
 //! ```text
 //! serve_bench CORDON SOCKET WORKSPACE [CALLS_SERVE] [CALLS_SPAWN]
@@ -100,6 +102,42 @@ fn serve_client(
     })
 }
 
+/// The kernel's own floor: the same frame sent over a socket pair to a thread that
+/// writes each line straight back. Two blocked threads, like a client and the service,
+/// without any work between the read and the write.
+fn echo_client(request: Value) -> Box<dyn FnMut() -> String + Send> {
+    let (ours, theirs) = UnixStream::pair().expect("a socket pair");
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(theirs.try_clone().unwrap());
+        let mut writer = theirs;
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match reader.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {
+                    if writer.write_all(&line).is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    });
+    let mut reader = BufReader::new(ours.try_clone().unwrap());
+    let mut writer = ours;
+    let mut bytes = json!({"jsonrpc":"2.0","id":1,"method":"check","params":request})
+        .to_string()
+        .into_bytes();
+    bytes.push(b'\n');
+    let mut line = Vec::new();
+    Box::new(move || {
+        writer.write_all(&bytes).unwrap();
+        line.clear();
+        reader.read_until(b'\n', &mut line).unwrap();
+        if line == bytes { "echo" } else { "error" }.to_string()
+    })
+}
+
 fn spawn_client(cordon: PathBuf, ws: PathBuf, request: Value) -> Box<dyn FnMut() -> String + Send> {
     let text = request.to_string();
     Box::new(move || {
@@ -145,7 +183,14 @@ fn main() {
         }
     }
     let mut rows = Vec::new();
-    // The floor: a frame the server answers at once (an unknown method), so the rows
+    // Below any service: a socket round trip between two threads that do nothing else.
+    for clients in [1, 8] {
+        let r = measure(clients, calls_serve / clients, "echo", || {
+            echo_client(read.clone())
+        });
+        rows.push(row("kernel: echo over a socket pair (floor)", clients, r));
+    }
+    // The service's floor: a frame the server answers at once (an unknown method), so the rows
     // below can be read as the round trip plus the decision.
     for clients in [1, 8] {
         let r = measure(clients, calls_serve / clients, "error", || {
@@ -180,19 +225,20 @@ fn print_table(rows: &[Row], cordon: &Path, socket: &Path) {
     println!("|---|---:|---:|---:|---:|---:|");
     for r in rows {
         let name = r.case.split(": ").nth(1).unwrap_or("");
-        let base = rows
+        let ratio = rows
             .iter()
             .find(|b| b.case == format!("serve: {name}") && b.clients == r.clients)
-            .map(|b| us(b.p50))
-            .unwrap_or(f64::NAN);
+            .map_or_else(
+                || "–".to_string(),
+                |b| format!("{:.1}", us(r.p50) / us(b.p50)),
+            );
         println!(
-            "| {} | {} | {:.1} µs | {:.1} µs | {:.0} | {:.1} |",
+            "| {} | {} | {:.1} µs | {:.1} µs | {:.0} | {ratio} |",
             r.case,
             r.clients,
             us(r.p50),
             us(r.p99),
             r.per_sec,
-            us(r.p50) / base
         );
     }
 }
