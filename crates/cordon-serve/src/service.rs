@@ -39,8 +39,11 @@ pub struct ServeOptions {
     pub audit_sync: AuditSync,
     /// Connections served at once on a socket; more are refused.
     pub max_connections: usize,
-    /// How often at most the config files are looked at.
+    /// How often at most the config files (and the remembered rules) are looked at.
     pub reload_interval: Duration,
+    /// Follow the approval store's remembered rules while running: the policy is
+    /// reloaded when they change (`load.remembered_rules` holds the ones read at start).
+    pub follow_rules: bool,
     /// `cordon exec` as hook calls through the service rewrite a shell call to run
     /// contained (with `[hook] contain`); `None` leaves such calls to the policy as is.
     pub hook_exec: Option<cordon_hook::ExecLine>,
@@ -58,6 +61,7 @@ impl ServeOptions {
             audit_sync: AuditSync::default(),
             max_connections: 64,
             reload_interval: Duration::from_millis(250),
+            follow_rules: false,
             hook_exec: None,
         }
     }
@@ -129,8 +133,14 @@ impl Service {
             // replace the input.
             edits: true,
         };
-        let policy = PolicyHolder::new(options.load, gate_options, options.reload_interval)
-            .map_err(ServeError::Config)?;
+        let rules_from = options.follow_rules.then(|| store_path.clone());
+        let policy = PolicyHolder::new(
+            options.load,
+            gate_options,
+            options.reload_interval,
+            rules_from,
+        )
+        .map_err(ServeError::Config)?;
         let audit = if options.no_audit {
             None
         } else {

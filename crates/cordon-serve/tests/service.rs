@@ -595,3 +595,54 @@ fn an_edited_approval_never_escalates_and_a_narrowing_one_runs_the_edit() {
         "one recorded answer (the refused edit is not one)"
     );
 }
+
+/// Ask `check` until `want` holds of the verdict (the service looks again every 20 ms
+/// here); the last verdict.
+fn check_until(
+    c: &mut Client,
+    id: &mut u64,
+    params: &Value,
+    want: impl Fn(&Value) -> bool,
+) -> Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        *id += 1;
+        let r = c.check(*id, params.clone());
+        if want(&r) || std::time::Instant::now() > deadline {
+            return r;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn a_rule_remembered_while_serving_applies_and_a_forgotten_one_stops_applying() {
+    let e = env(CONFIG);
+    let mut o = e.options();
+    o.follow_rules = true;
+    let (_service, path) = e.serve(o);
+    let mut c = Client::connect(&path);
+    let make = bash("make");
+    let first = c.check(1, make.clone());
+    assert_ne!(first["decision"], "allow", "{first}");
+    let v1 = first["policy_version"].clone();
+
+    // Saved by another process (a terminal prompt's "always", `cordon approvals`).
+    let store = cordon_store::Store::open(&e.root.join("state/store.sqlite3")).unwrap();
+    store.remember_rule("Bash(make:*)", "Bash").unwrap();
+    let mut id = 1;
+    let r = check_until(&mut c, &mut id, &make, |r| r["decision"] == "allow");
+    assert_eq!(r["decision"], "allow", "the remembered rule applies: {r}");
+    assert_ne!(r["policy_version"], v1, "{r}");
+    // Only what the rule names.
+    let other = c.check(100, bash("make install; rm -rf ~"));
+    assert_ne!(other["decision"], "allow", "{other}");
+
+    assert!(store.forget_rule("Bash(make:*)").unwrap());
+    let r = check_until(&mut c, &mut id, &make, |r| r["decision"] != "allow");
+    assert_ne!(
+        r["decision"], "allow",
+        "a forgotten rule stops applying: {r}"
+    );
+    assert_eq!(r["policy_version"], v1, "{r}");
+}

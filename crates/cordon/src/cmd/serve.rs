@@ -52,6 +52,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
     }
     .remembered_rules();
     let mut options = ServeOptions::new(load);
+    // A rule remembered (or forgotten) while the service runs applies from its next look.
+    options.follow_rules = true;
     // Hook calls through the service rewrite contained shell calls to this `cordon exec`
     // (with `[hook] contain`); the service's workspace goes with each call's cwd.
     options.hook_exec = match crate::cmd::hook::exec_line(
