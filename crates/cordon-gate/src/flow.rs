@@ -361,7 +361,9 @@ impl Gate {
     /// An ask: an approved edit of this call, a lease, the human at hand, or what
     /// `absent` says. `edits` counts the human's edits so far.
     fn ask(&self, mut d: Decided, mut human: Human<'_>, edits: u8) -> Outcome {
-        let store = match self.open_store() {
+        // The gate's kept connection, taken out: granting goes on to claim the operation
+        // through the kept one, and a human may take minutes to answer.
+        let store = match self.held.take_store(|| self.open_store()) {
             Ok(s) => s,
             Err(e) => {
                 return self.unanswered(
@@ -387,7 +389,10 @@ impl Gate {
         let resolution = match (&human.prompter, absent) {
             (None, Absent::Caller) => match cordon_store::resolve_lease(&store, &ctx) {
                 Ok(Some(grant)) => Ok(Resolution::Allow(grant)),
-                Ok(None) => return Outcome::Ask(d),
+                Ok(None) => {
+                    self.held.give_back(store);
+                    return Outcome::Ask(d);
+                }
                 Err(e) => {
                     d.answer = Some(format!("store error: {e}"));
                     return Outcome::Ask(d);
@@ -395,6 +400,10 @@ impl Gate {
             },
             _ => human.reborrow().resolve(&store, &ctx),
         };
+        // A connection that failed is not kept.
+        if resolution.is_ok() {
+            self.held.give_back(store);
+        }
         match resolution {
             Ok(Resolution::Allow(grant)) => self.granted(d, grant),
             Ok(Resolution::Edited(input)) => self.edited(d, input, human, edits),

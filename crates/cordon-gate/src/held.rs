@@ -58,6 +58,32 @@ impl Held {
         result
     }
 
+    /// Take the kept store connection out (opening one with `open` when none is kept),
+    /// for a caller that uses it across other calls of the gate, which would deadlock
+    /// [`with_store`](Self::with_store)'s lock, or for as long as a human takes to
+    /// answer. Meanwhile other calls open their own. [`give_back`](Self::give_back) it
+    /// after a success; after a failure, drop it.
+    pub(crate) fn take_store(
+        &self,
+        open: impl FnOnce() -> Result<Store, StoreError>,
+    ) -> Result<Store, StoreError> {
+        let kept = self.store.lock().ok().and_then(|mut slot| slot.take());
+        match kept {
+            Some(s) => Ok(s),
+            None => open(),
+        }
+    }
+
+    /// Keep `store` (from [`take_store`](Self::take_store)) unless a connection was
+    /// kept meanwhile.
+    pub(crate) fn give_back(&self, store: Store) {
+        if let Ok(mut slot) = self.store.lock()
+            && slot.is_none()
+        {
+            *slot = Some(store);
+        }
+    }
+
     /// Keep `store` as the connection to use, replacing any kept one.
     pub(crate) fn keep_store(&self, store: Store) {
         if let Ok(mut slot) = self.store.lock() {
