@@ -245,6 +245,38 @@ fn pending_approve_creates_once_lease() {
 }
 
 #[test]
+fn a_call_asked_again_while_waiting_is_the_same_pending_approval() {
+    let (_d, _p, s) = temp_store();
+    let req = json!({"tool": "Bash", "input": {"command": "make"}});
+    let add = |fp: &str, session: Option<&str>, op: Option<&str>| {
+        s.add_pending_for(fp, session, op, &req, &json!({"decision": "ask"}), None)
+            .unwrap()
+    };
+    let first = add("fp", Some("s1"), None);
+    for _ in 0..50 {
+        assert_eq!(add("fp", Some("s1"), None), first);
+    }
+    assert_eq!(s.pending().unwrap().len(), 1, "one approval for the human");
+    // Another call, session or operation is another approval.
+    let others = [
+        add("fp2", Some("s1"), None),
+        add("fp", Some("s2"), None),
+        add("fp", None, None),
+        add("fp", Some("s1"), Some("op-1")),
+    ];
+    for (i, id) in others.iter().enumerate() {
+        assert_ne!(*id, first);
+        assert!(others[..i].iter().all(|o| o != id));
+    }
+    assert_eq!(add("fp", Some("s1"), Some("op-1")), others[3]);
+    // Once answered, the same call asked later is a new approval.
+    s.answer(first, Answer::Deny).unwrap();
+    let again = add("fp", Some("s1"), None);
+    assert_ne!(again, first);
+    assert_eq!(s.pending().unwrap().len(), 5);
+}
+
+#[test]
 fn pending_deny_grants_nothing() {
     let (_d, _p, s) = temp_store();
     let id = s

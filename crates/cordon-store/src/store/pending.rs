@@ -24,6 +24,10 @@ impl Store {
 
     /// [`add_pending`](Store::add_pending) for a call that carries the harness's
     /// operation id: approving it makes a once-lease bound to that id.
+    ///
+    /// The same call asked again while its approval is still waiting (same fingerprint,
+    /// session and operation id) gets that approval's id, not a second one: a client that
+    /// repeats a call until it is answered does not fill the list a human reads.
     pub fn add_pending_for(
         &self,
         fingerprint: &str,
@@ -35,6 +39,20 @@ impl Store {
     ) -> Result<PendingId, StoreError> {
         if fingerprint.is_empty() {
             return Err(self.invalid("a pending approval needs a non-empty fingerprint"));
+        }
+        let waiting: Option<i64> = self
+            .conn
+            .prepare_cached(
+                "SELECT id FROM pending WHERE state = 'pending' AND fingerprint = ?1
+                 AND session IS ?2 AND operation_id IS ?3 ORDER BY id LIMIT 1",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![fingerprint, session, operation_id], |r| r.get(0))
+                    .optional()
+            })
+            .map_err(|e| self.err(e))?;
+        if let Some(id) = waiting {
+            return Ok(PendingId(id));
         }
         let request = serde_json::to_string(request).map_err(|e| self.invalid(&e.to_string()))?;
         let verdict = serde_json::to_string(verdict).map_err(|e| self.invalid(&e.to_string()))?;
