@@ -6,6 +6,11 @@
 #
 #   sh bench/serve.sh                 # 20000 calls per serve case, 200 per spawn case
 #   CALLS=50000 SPAWNS=500 sh bench/serve.sh
+#   PINNED=0 sh bench/serve.sh        # leave out the second table (below)
+#
+# A second table runs the service and the client on one CPU (`taskset -c 0`): no call then
+# waits for the hypervisor to wake an idle virtual CPU, which on a small VM costs more
+# than the service's own work (compare the kernel's echo row of both tables).
 #
 # Not a timed test: numbers depend on the machine and its load; say which when quoting.
 set -eu
@@ -39,14 +44,30 @@ export HOME="$WORK/home" CORDON_STATE_DIR="$WORK/state" XDG_CONFIG_HOME="$WORK/h
 mkdir -p "$XDG_CONFIG_HOME/cordon"
 cp "$WORK/policy.toml" "$XDG_CONFIG_HOME/cordon/policy.toml"
 
-"$WORK/cordon" serve --isolated --config "$WORK/policy.toml" --workspace "$WORK/ws" \
-    --socket "$WORK/run/cordon.sock" 2>"$WORK/serve.log" &
-SERVER=$!
 . "$ROOT/bench/serve-wait.sh"
-wait_for_socket "$WORK/run/cordon.sock" "$WORK/serve.log"
 
-echo "load average: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"
-# `cordon check` is spawned with the same policy: --isolated plus the user file above is
-# skipped, so it gets the policy through the same --config the server has.
-CORDON_CHECK_CONFIG="$WORK/policy.toml" "$CLIENT" "$WORK/cordon" "$WORK/run/cordon.sock" "$WORK/ws" "$CALLS" "$SPAWNS"
+# One table: start the service (under the command prefix "$@", if any), run the client
+# under the same prefix with SPAWNS_NOW spawn calls, stop the service.
+table() {
+    "$@" "$WORK/cordon" serve --isolated --config "$WORK/policy.toml" --workspace "$WORK/ws" \
+        --socket "$WORK/run/cordon.sock" 2>"$WORK/serve.log" &
+    SERVER=$!
+    wait_for_socket "$WORK/run/cordon.sock" "$WORK/serve.log"
+    echo "load average: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"
+    # `cordon check` is spawned with the same policy: --isolated plus the user file above
+    # is skipped, so it gets the policy through the same --config the server has.
+    CORDON_CHECK_CONFIG="$WORK/policy.toml" "$@" "$CLIENT" "$WORK/cordon" \
+        "$WORK/run/cordon.sock" "$WORK/ws" "$CALLS" "$SPAWNS_NOW"
+    kill "$SERVER"
+    wait "$SERVER" 2>/dev/null || true
+    SERVER=""
+    rm -f "$WORK/run/cordon.sock"
+}
+
+SPAWNS_NOW=$SPAWNS table
+if [ "${PINNED:-1}" != 0 ] && command -v taskset >/dev/null; then
+    echo
+    echo "The service and its clients on one CPU (taskset -c 0):"
+    SPAWNS_NOW=0 table taskset -c 0
+fi
 echo "audit records written: $(($(wc -l < "$WORK/state/audit.jsonl") - 1))"

@@ -1,7 +1,7 @@
 //! The client of `bench/serve.sh`: latency and throughput of `cordon serve` over its
 //! socket with 1 and 8 clients, next to spawning `cordon check` per call, for a file tool
-//! (Read inside the workspace) and a Bash call, with the socket round trip of two threads
-//! that only echo (the kernel's floor) and of a frame the service answers at once. Prints a
+//! (Read inside the workspace) and a Bash call, with the socket round trip to a process
+//! that only echoes (the kernel's floor) and of a frame the service answers at once. Prints a
 //! Markdown table.
 //!
 //! ```text
@@ -102,29 +102,67 @@ fn serve_client(
     })
 }
 
-/// The kernel's own floor: the same frame sent over a socket pair to a thread that
-/// writes each line straight back. Two blocked threads, like a client and the service,
-/// without any work between the read and the write.
-fn echo_client(request: Value) -> Box<dyn FnMut() -> String + Send> {
-    let (ours, theirs) = UnixStream::pair().expect("a socket pair");
-    std::thread::spawn(move || {
-        let mut reader = BufReader::new(theirs.try_clone().unwrap());
-        let mut writer = theirs;
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            match reader.read_until(b'\n', &mut line) {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {
-                    if writer.write_all(&line).is_err() {
-                        return;
+/// The kernel's own floor: `serve_bench echo PATH`, a second process that writes every
+/// line it reads on a connection straight back. Two blocked processes, like a client and
+/// the service, with no work between the read and the write.
+fn echo_server(path: &Path) {
+    let listener = std::os::unix::net::UnixListener::bind(path).expect("bind the echo socket");
+    for stream in listener.incoming() {
+        let Ok(stream) = stream else { continue };
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut writer = stream;
+            let mut line = Vec::new();
+            loop {
+                line.clear();
+                match reader.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {
+                        if writer.write_all(&line).is_err() {
+                            return;
+                        }
                     }
                 }
             }
+        });
+    }
+}
+
+/// Start [`echo_server`] in a child process on `path`; the child is killed when the
+/// returned guard is dropped.
+struct Echo(std::process::Child);
+
+impl Echo {
+    fn start(path: &Path) -> Echo {
+        let _ = std::fs::remove_file(path);
+        let echo = Echo(
+            Command::new(std::env::current_exe().unwrap())
+                .arg("echo")
+                .arg(path)
+                .spawn()
+                .expect("start the echo process"),
+        );
+        for _ in 0..200 {
+            if UnixStream::connect(path).is_ok() {
+                return echo;
+            }
+            std::thread::sleep(Duration::from_millis(10));
         }
-    });
-    let mut reader = BufReader::new(ours.try_clone().unwrap());
-    let mut writer = ours;
+        panic!("the echo process did not listen on {}", path.display());
+    }
+}
+
+impl Drop for Echo {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn echo_client(path: &Path, request: &Value) -> Box<dyn FnMut() -> String + Send> {
+    let stream = UnixStream::connect(path).expect("connect to the echo process");
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut writer = stream;
     let mut bytes = json!({"jsonrpc":"2.0","id":1,"method":"check","params":request})
         .to_string()
         .into_bytes();
@@ -154,6 +192,10 @@ fn spawn_client(cordon: PathBuf, ws: PathBuf, request: Value) -> Box<dyn FnMut()
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.len() == 3 && args[1] == "echo" {
+        echo_server(Path::new(&args[2]));
+        return;
+    }
     if args.len() < 4 {
         eprintln!("usage: serve_bench CORDON SOCKET WORKSPACE [CALLS_SERVE] [CALLS_SPAWN]");
         std::process::exit(2);
@@ -183,15 +225,20 @@ fn main() {
         }
     }
     let mut rows = Vec::new();
-    // Below any service: a socket round trip between two threads that do nothing else.
-    for clients in [1, 8] {
-        let r = measure(clients, calls_serve / clients, "echo", || {
-            echo_client(read.clone())
-        });
-        rows.push(row("kernel: echo over a socket pair (floor)", clients, r));
+    // Below any service: a socket round trip to a process that does nothing else.
+    let echo_path = socket.with_file_name("bench-echo.sock");
+    {
+        let _echo = Echo::start(&echo_path);
+        for clients in [1, 8] {
+            let r = measure(clients, calls_serve / clients, "echo", || {
+                echo_client(&echo_path, &read)
+            });
+            rows.push(row("kernel: echo by another process (floor)", clients, r));
+        }
     }
-    // The service's floor: a frame the server answers at once (an unknown method), so the rows
-    // below can be read as the round trip plus the decision.
+    let _ = std::fs::remove_file(&echo_path);
+    // The service's floor: a frame the server answers at once (an unknown method), so the
+    // rows below can be read as the round trip plus the decision.
     for clients in [1, 8] {
         let r = measure(clients, calls_serve / clients, "error", || {
             serve_client(socket.clone(), "bench.nop", json!({}))
