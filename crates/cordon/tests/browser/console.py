@@ -184,11 +184,16 @@ def main():
 
         # The decisions page shows the records live, rendered inert; a row opens the record.
         page.goto(BASE + "/#decisions")
-        row = page.locator("#rows tr", has_text="approved-run").first
+        # The approved run's last record (its exit status); the live feed may bring it a
+        # moment after the records before it, so wait for that row, not the first match.
+        ran = [r for r in audit_records() if "approved-run" in json.dumps(r) and "exit_status" in r]
+        check(bool(ran), "the approved run left no record with its exit status")
+        row = page.locator('#rows tr[data-seq="%d"]' % ran[-1]["seq"])
         row.wait_for(timeout=10000)
+        check("approved-run" in row.inner_text(), "the run's row does not show its command")
         row.click()
         page.locator("#detail pre.raw").wait_for(timeout=5000)
-        check("exit_status" in page.locator("#detail").inner_text() or "Verdict" in page.locator("#detail").inner_text(),
+        check("exit_status" in page.locator("#detail").inner_text(),
               "the full record is not shown")
         check(page.evaluate("window.__pwned") is None, "script in a record ran")
         page.select_option("#f-decision", "ask")
