@@ -9,8 +9,10 @@
 //! statement) and the log re-reads its last record under its file lock before each
 //! append, so records written by other processes in between still chain.
 //!
-//! A handle that fails once is dropped and opened afresh on the next call, so a store
-//! or log replaced on disk is picked up. Clones of a gate do not share the handles.
+//! A handle that fails once is dropped and opened afresh on the next call. A kept store
+//! connection is also opened afresh when the store's path no longer names the file it
+//! was opened on (deleted, restored from a backup): its leases must not outlive the file.
+//! Clones of a gate do not share the handles.
 
 use cordon_store::{AuditLog, Durability, LogFields, Store, StoreError};
 use std::path::{Path, PathBuf};
@@ -47,7 +49,7 @@ impl Held {
             // A thread panicked while holding it: use a connection of this call's own.
             return f(&open()?);
         };
-        let store = match slot.take() {
+        let store = match slot.take().filter(Store::is_current) {
             Some(s) => s,
             None => open()?,
         };
@@ -67,7 +69,12 @@ impl Held {
         &self,
         open: impl FnOnce() -> Result<Store, StoreError>,
     ) -> Result<Store, StoreError> {
-        let kept = self.store.lock().ok().and_then(|mut slot| slot.take());
+        let kept = self
+            .store
+            .lock()
+            .ok()
+            .and_then(|mut slot| slot.take())
+            .filter(Store::is_current);
         match kept {
             Some(s) => Ok(s),
             None => open(),

@@ -12,7 +12,7 @@
 
 use cordon_gate::{Gate, GateOptions};
 use cordon_policy::{LoadOptions, Policy, RealFs};
-use cordon_store::Store;
+use cordon_store::{Store, StoreOptions};
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
@@ -40,68 +40,90 @@ struct Watch {
     rules: Rules,
 }
 
-/// The remembered rules the current policy was loaded with, and where they come from.
+/// The remembered rules: where they come from, the list last read there, and the list
+/// the current gate was loaded with.
 struct Rules {
     /// The approval store; `None`: the policy has no remembered rules to follow.
     store: Option<PathBuf>,
-    /// A connection kept between looks, with the file (device, inode) it was opened on.
-    conn: Option<((u64, u64), Store)>,
-    /// The rules the current policy holds.
-    current: Vec<String>,
+    /// A connection kept between looks (opened again when the path names another file).
+    conn: Option<Store>,
+    /// The rules last read from the store.
+    seen: Vec<String>,
+    /// The rules the current gate holds.
+    loaded: Vec<String>,
     /// The last look failed (said once, until a look succeeds).
     failing: bool,
 }
 
+/// How long a look waits for a store another process holds locked: it runs on a
+/// request's path, and the next look comes an interval later.
+const STORE_BUSY_TIMEOUT: Duration = Duration::from_millis(100);
+
 impl Rules {
-    /// Read the store's rules; the new list when it differs from the current one. A
-    /// store that cannot be read changes nothing (and says so, once).
-    fn look(&mut self) -> Option<Vec<String>> {
-        let path = self.store.as_ref()?;
-        // The file's identity: a store replaced on disk is opened afresh; its other stat
-        // fields change with every write and say nothing about the rules.
-        let now = std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
-        let rules = match now {
-            // No store, no remembered rules (and none created by looking).
-            None => {
+    /// Read the store's rules; whether they differ from those last read. A store that
+    /// cannot be read changes nothing (and says so, once); no store is no rules.
+    fn look(&mut self) -> bool {
+        let Some(path) = &self.store else {
+            return false;
+        };
+        let read = match std::fs::symlink_metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 self.conn = None;
                 Ok(Vec::new())
             }
-            Some(now) => {
-                if self.conn.as_ref().is_none_or(|(s, _)| *s != now) {
+            Err(e) => Err(format!("{}: {e}", path.display())),
+            Ok(_) => {
+                if self.conn.as_ref().is_some_and(|c| !c.is_current()) {
                     self.conn = None;
-                    match Store::open(path) {
-                        Ok(c) => self.conn = Some((now, c)),
-                        Err(e) => return self.failed(&e.to_string()),
-                    }
                 }
-                match &self.conn {
-                    Some((_, c)) => c
-                        .rules()
-                        .map(|r| r.into_iter().map(|r| r.rule).collect())
-                        .map_err(|e| e.to_string()),
-                    None => Err("the approval store is not open".to_string()),
-                }
+                let conn = match self.conn.take() {
+                    Some(c) => Ok(c),
+                    None => Store::open_with(
+                        path,
+                        &StoreOptions {
+                            busy_timeout: STORE_BUSY_TIMEOUT,
+                        },
+                    ),
+                };
+                conn.and_then(|c| {
+                    let rules = c.rules()?;
+                    self.conn = Some(c);
+                    Ok(rules.into_iter().map(|r| r.rule).collect())
+                })
+                .map_err(|e| e.to_string())
             }
         };
-        match rules {
+        match read {
             Ok(rules) => {
                 self.failing = false;
-                (rules != self.current).then_some(rules)
+                let changed = rules != self.seen;
+                self.seen = rules;
+                changed
             }
-            Err(e) => self.failed(&e),
+            Err(why) => {
+                self.conn = None;
+                if !self.failing {
+                    self.failing = true;
+                    eprintln!(
+                        "cordon serve: the remembered rules cannot be read again ({}); the ones loaded before keep applying",
+                        cordon_policy::terminal::sanitize_for_terminal(&why)
+                    );
+                }
+                false
+            }
         }
     }
 
-    fn failed(&mut self, why: &str) -> Option<Vec<String>> {
-        self.conn = None;
-        if !self.failing {
-            self.failing = true;
-            eprintln!(
-                "cordon serve: the remembered rules cannot be read again ({}); the ones loaded before keep applying",
-                cordon_policy::terminal::sanitize_for_terminal(why)
-            );
-        }
-        None
+    /// The rules the current gate holds that the store still has, when the store lost
+    /// some (forgotten since the gate was loaded); `None` when it lost none.
+    fn still_remembered(&self) -> Option<Vec<String>> {
+        let kept: Vec<String> = self
+            .loaded
+            .iter()
+            .filter(|r| self.seen.contains(r))
+            .cloned()
+            .collect();
+        (kept.len() < self.loaded.len()).then_some(kept)
     }
 }
 
@@ -130,7 +152,8 @@ impl PolicyHolder {
         let rules = Rules {
             store: rules_from,
             conn: None,
-            current: load.remembered_rules.clone(),
+            seen: load.remembered_rules.clone(),
+            loaded: load.remembered_rules.clone(),
             failing: false,
         };
         Ok(PolicyHolder {
@@ -185,37 +208,74 @@ impl PolicyHolder {
                 changed = true;
             }
         }
-        if let Some(rules) = watch.rules.look() {
-            watch.rules.current = rules;
+        if watch.rules.look() {
             changed = true;
         }
         if !changed {
             return;
         }
         let old = self.current();
+        let clean = |e: &cordon_policy::ConfigError| {
+            cordon_policy::terminal::sanitize_for_terminal(&e.to_string())
+        };
+        let error = match self.load_with(&watch.rules.seen) {
+            Ok(policy) => {
+                watch.rules.loaded = watch.rules.seen.clone();
+                self.install(&old, policy);
+                return;
+            }
+            Err(e) => e,
+        };
+        // A rule forgotten since the last load must not go on allowing because something
+        // else fails to load (a rule added with it, a config file being edited): load
+        // without the forgotten rules and without the new ones.
+        if let Some(kept) = watch.rules.still_remembered() {
+            match self.load_with(&kept) {
+                Ok(policy) => {
+                    eprintln!(
+                        "cordon serve: the policy does not load with the changed config or remembered rules ({}); the rules forgotten since the last load no longer apply, the rest keeps deciding as before",
+                        clean(&error)
+                    );
+                    watch.rules.loaded = kept;
+                    self.install(&old, policy);
+                }
+                Err(_) => eprintln!(
+                    "cordon serve: the policy does not load with the changed config or remembered rules ({}); the last good policy {} keeps deciding until it is fixed, including the remembered rules forgotten since it loaded",
+                    clean(&error),
+                    old.policy().version()
+                ),
+            }
+            return;
+        }
+        eprintln!(
+            "cordon serve: the policy does not load with the changed config or remembered rules ({}); the last good policy {} keeps deciding until it is fixed",
+            clean(&error),
+            old.policy().version()
+        );
+    }
+
+    fn load_with(&self, rules: &[String]) -> Result<Policy, cordon_policy::ConfigError> {
         let load = LoadOptions {
-            remembered_rules: watch.rules.current.clone(),
+            remembered_rules: rules.to_vec(),
             ..self.load.clone()
         };
-        match Policy::load(&load, &RealFs) {
-            Ok(policy) if policy.version() == old.policy().version() => {}
-            Ok(policy) => {
-                eprintln!(
-                    "cordon serve: config or remembered rules changed; policy {} now decides (was {})",
-                    policy.version(),
-                    old.policy().version()
-                );
-                let gate = Arc::new(Gate::new(policy, self.gate_options.clone()));
-                match self.current.write() {
-                    Ok(mut g) => *g = gate,
-                    Err(p) => *p.into_inner() = gate,
-                }
-            }
-            Err(e) => eprintln!(
-                "cordon serve: the changed config does not load ({}); the last good policy {} keeps deciding until it is fixed",
-                cordon_policy::terminal::sanitize_for_terminal(&e.to_string()),
-                old.policy().version()
-            ),
+        Policy::load(&load, &RealFs)
+    }
+
+    /// Decide with `policy` from now on (unless it is the one `old` holds).
+    fn install(&self, old: &Gate, policy: Policy) {
+        if policy.version() == old.policy().version() {
+            return;
+        }
+        eprintln!(
+            "cordon serve: config or remembered rules changed; policy {} now decides (was {})",
+            policy.version(),
+            old.policy().version()
+        );
+        let gate = Arc::new(Gate::new(policy, self.gate_options.clone()));
+        match self.current.write() {
+            Ok(mut g) => *g = gate,
+            Err(p) => *p.into_inner() = gate,
         }
     }
 }

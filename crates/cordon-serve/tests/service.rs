@@ -646,3 +646,67 @@ fn a_rule_remembered_while_serving_applies_and_a_forgotten_one_stops_applying() 
     );
     assert_eq!(r["policy_version"], v1, "{r}");
 }
+
+#[test]
+fn a_forgotten_rule_stops_applying_even_when_a_rule_added_with_it_does_not_load() {
+    let e = env(CONFIG);
+    let store_path = e.root.join("state/store.sqlite3");
+    let store = cordon_store::Store::open(&store_path).unwrap();
+    store.remember_rule("Bash(make:*)", "Bash").unwrap();
+    let mut o = e.options();
+    o.follow_rules = true;
+    o.load.remembered_rules = vec!["Bash(make:*)".into()];
+    let (_service, path) = e.serve(o);
+    let mut c = Client::connect(&path);
+    let make = bash("make");
+    assert_eq!(c.check(1, make.clone())["decision"], "allow");
+
+    // Forgotten, and a rule that does not parse saved in the same moment.
+    assert!(store.forget_rule("Bash(make:*)").unwrap());
+    store.remember_rule("Bash(unclosed", "Bash").unwrap();
+    let mut id = 1;
+    let r = check_until(&mut c, &mut id, &make, |r| r["decision"] != "allow");
+    assert_ne!(
+        r["decision"], "allow",
+        "the forgotten rule still applies: {r}"
+    );
+    // The rest of the policy still decides.
+    let r = c.check(100, bash("cargo test"));
+    assert_eq!(r["decision"], "allow", "{r}");
+}
+
+#[test]
+fn a_store_replaced_on_disk_takes_its_leases_with_it() {
+    let e = env(CONFIG);
+    let (_service, path) = e.serve(e.options());
+    let mut c = Client::connect(&path);
+    let make = |op: &str| json!({"tool":"Bash","input":{"command":"make"},"operation_id": op});
+    // A kept connection exists: the service has asked and recorded through it.
+    let id = pending_id(&c.check(1, make("op-1")));
+    assert_eq!(
+        c.call(2, "approve", json!({"id": id}))["result"]["answer"],
+        "approve"
+    );
+    // The store is reset (moved aside, as a user restoring a backup would) before the
+    // approved call comes back: its lease is gone with it.
+    let store = e.root.join("state/store.sqlite3");
+    let aside = e.root.join("old-store");
+    std::fs::create_dir(&aside).unwrap();
+    for suffix in ["", "-wal", "-shm"] {
+        let from = PathBuf::from(format!("{}{suffix}", store.display()));
+        if from.exists() {
+            std::fs::rename(&from, aside.join(format!("store{suffix}"))).unwrap();
+        }
+    }
+    let r = c.check(3, make("op-1"));
+    assert_ne!(
+        r["decision"], "allow",
+        "a lease of the old file granted: {r}"
+    );
+    // What the service records now goes to the file at the path.
+    let listed = cordon_store::Store::open(&store)
+        .unwrap()
+        .pending()
+        .unwrap();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+}

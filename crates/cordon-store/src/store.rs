@@ -4,6 +4,7 @@
 //! so it either sees a consistent store and records its use, or fails (locked, corrupt,
 //! full) and grants nothing.
 
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -266,6 +267,8 @@ pub enum Answered {
 pub struct Store {
     pub(crate) conn: Connection,
     pub(crate) path: PathBuf,
+    /// The (device, inode) of the file as it was before SQLite opened it.
+    identity: (u64, u64),
 }
 
 impl Drop for Store {
@@ -330,8 +333,14 @@ impl Store {
     /// Fails, naming the file, when it is locked past the busy timeout, corrupt, not a
     /// cordon store, of a newer schema, or unsafe (a symlink, another user's file).
     pub fn open_with(path: &Path, options: &StoreOptions) -> Result<Store, StoreError> {
-        // Create the file ourselves so that its mode is 0600 from the first byte on.
-        drop(paths::open_private(path, false)?);
+        // Create the file ourselves so that its mode is 0600 from the first byte on. Its
+        // identity is taken before SQLite opens the path: a file swapped in between makes
+        // `is_current` false, never true for a file this connection does not have.
+        let identity = {
+            let file = paths::open_private(path, false)?;
+            let meta = file.metadata().map_err(|e| StoreError::io(path, &e))?;
+            (meta.dev(), meta.ino())
+        };
         let err = |e| StoreError::sqlite(path, e);
         let conn = Connection::open_with_flags(
             path,
@@ -342,6 +351,7 @@ impl Store {
         let store = Store {
             conn,
             path: path.to_path_buf(),
+            identity,
         };
         let found = store.check_identity()?;
         let mode: String = store
@@ -376,6 +386,14 @@ impl Store {
     /// The file this store lives in.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Whether the store's path still names the file this connection was opened on. A
+    /// store deleted, or replaced (restored from a backup, moved aside), is no longer
+    /// current: a connection kept across calls must then be opened again, or it would
+    /// go on granting the old file's leases and writing where nobody reads.
+    pub fn is_current(&self) -> bool {
+        std::fs::symlink_metadata(&self.path).is_ok_and(|m| (m.dev(), m.ino()) == self.identity)
     }
 
     pub(crate) fn err(&self, e: rusqlite::Error) -> StoreError {

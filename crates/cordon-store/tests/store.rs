@@ -269,11 +269,38 @@ fn a_call_asked_again_while_waiting_is_the_same_pending_approval() {
         assert!(others[..i].iter().all(|o| o != id));
     }
     assert_eq!(add("fp", Some("s1"), Some("op-1")), others[3]);
+    // The same fingerprint with another verdict (a link now resolving elsewhere) is
+    // another approval: the human sees what will run.
+    let moved = s
+        .add_pending_for(
+            "fp",
+            Some("s1"),
+            None,
+            &req,
+            &json!({"decision": "ask", "reason": "resolves to /elsewhere"}),
+            None,
+        )
+        .unwrap();
+    assert_ne!(moved, first);
+    s.answer(moved, Answer::Deny).unwrap();
     // Once answered, the same call asked later is a new approval.
     s.answer(first, Answer::Deny).unwrap();
     let again = add("fp", Some("s1"), None);
     assert_ne!(again, first);
     assert_eq!(s.pending().unwrap().len(), 5);
+}
+
+#[test]
+fn a_connection_knows_when_its_file_was_replaced() {
+    let (dir, path, s) = temp_store();
+    assert!(s.is_current());
+    let aside = dir.path().join("aside.sqlite3");
+    std::fs::rename(&path, &aside).unwrap();
+    assert!(!s.is_current(), "moved away");
+    drop(Store::open(&path).unwrap());
+    assert!(!s.is_current(), "another file at the path");
+    std::fs::rename(&aside, &path).unwrap();
+    assert!(s.is_current(), "its own file back");
 }
 
 #[test]

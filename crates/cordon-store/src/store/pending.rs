@@ -26,8 +26,9 @@ impl Store {
     /// operation id: approving it makes a once-lease bound to that id.
     ///
     /// The same call asked again while its approval is still waiting (same fingerprint,
-    /// session and operation id) gets that approval's id, not a second one: a client that
-    /// repeats a call until it is answered does not fill the list a human reads.
+    /// session, operation id, request and verdict) gets that approval's id, not a second
+    /// one: a client that repeats a call until it is answered does not fill the list a
+    /// human reads.
     pub fn add_pending_for(
         &self,
         fingerprint: &str,
@@ -40,30 +41,40 @@ impl Store {
         if fingerprint.is_empty() {
             return Err(self.invalid("a pending approval needs a non-empty fingerprint"));
         }
-        let waiting: Option<i64> = self
-            .conn
+        let request = serde_json::to_string(request).map_err(|e| self.invalid(&e.to_string()))?;
+        let verdict = serde_json::to_string(verdict).map_err(|e| self.invalid(&e.to_string()))?;
+        // Looked up and added in one write transaction, so that two connections asking
+        // at once add one approval. The request and the verdict must match too: the
+        // fingerprint does not cover what a path resolves to, and the human must see the
+        // verdict of the call that will run.
+        let tx = self.immediate()?;
+        let waiting: Option<i64> = tx
             .prepare_cached(
                 "SELECT id FROM pending WHERE state = 'pending' AND fingerprint = ?1
-                 AND session IS ?2 AND operation_id IS ?3 ORDER BY id LIMIT 1",
+                 AND session IS ?2 AND operation_id IS ?3 AND request = ?4 AND verdict = ?5
+                 ORDER BY id LIMIT 1",
             )
             .and_then(|mut s| {
-                s.query_row(params![fingerprint, session, operation_id], |r| r.get(0))
-                    .optional()
+                s.query_row(
+                    params![fingerprint, session, operation_id, request, verdict],
+                    |r| r.get(0),
+                )
+                .optional()
             })
             .map_err(|e| self.err(e))?;
         if let Some(id) = waiting {
+            tx.commit().map_err(|e| self.err(e))?;
             return Ok(PendingId(id));
         }
-        let request = serde_json::to_string(request).map_err(|e| self.invalid(&e.to_string()))?;
-        let verdict = serde_json::to_string(verdict).map_err(|e| self.invalid(&e.to_string()))?;
-        self.conn
-            .execute(
-                "INSERT INTO pending (fingerprint, session, request, verdict, suggestion, created_ms, operation_id)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![fingerprint, session, request, verdict, suggestion, now_ms(), operation_id],
-            )
-            .map_err(|e| self.err(e))?;
-        Ok(PendingId(self.conn.last_insert_rowid()))
+        tx.execute(
+            "INSERT INTO pending (fingerprint, session, request, verdict, suggestion, created_ms, operation_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![fingerprint, session, request, verdict, suggestion, now_ms(), operation_id],
+        )
+        .map_err(|e| self.err(e))?;
+        let id = tx.last_insert_rowid();
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(PendingId(id))
     }
 
     const PENDING_COLUMNS: &'static str = "id, fingerprint, session, request, verdict, suggestion, created_ms, state, operation_id, edited_input";
