@@ -112,15 +112,18 @@ fn state_persists_per_scope_and_key() {
     need_sandbox!("state_persists_per_scope_and_key");
     each_user("state_persists_per_scope_and_key", |nobody| {
         let s = Slots::new(nobody);
-        let install = "mkdir -p $HOME/.local/lib/pkg && echo v1 > $HOME/.local/lib/pkg/VERSION && echo scratch > /tmp/kept";
+        let install = "mkdir -p $HOME/.local/lib/pkg && echo pkg-version-1 > $HOME/.local/lib/pkg/VERSION && echo scratch > /tmp/kept";
         ok(&s.run(install, &["--slot", "py", "--slot-tmp"]));
         let look = "cat $HOME/.local/lib/pkg/VERSION 2>&1; cat /tmp/kept 2>&1; true";
         let again = ok(&s.run(look, &["--slot", "py", "--slot-tmp"]));
-        assert!(again.contains("v1") && again.contains("scratch"), "{again}");
+        assert!(
+            again.contains("pkg-version-1") && again.contains("scratch"),
+            "{again}"
+        );
         // /tmp is the slot's only when asked.
         let no_tmp = ok(&s.run(look, &["--slot", "py"]));
         assert!(
-            no_tmp.contains("v1") && !no_tmp.contains("scratch"),
+            no_tmp.contains("pkg-version-1") && !no_tmp.contains("scratch"),
             "{no_tmp}"
         );
         // Another key, another scope, no slot: none of it.
@@ -132,7 +135,9 @@ fn state_persists_per_scope_and_key() {
             &[],
         ] {
             let o = ok(&s.run(look, extra));
-            assert!(!o.contains("v1"), "{extra:?}: {o}");
+            // A marker no temporary directory's random name can spell (they print in
+            // `cat`'s error when the file is missing).
+            assert!(!o.contains("pkg-version-1"), "{extra:?}: {o}");
         }
         // The slot is not the host's HOME.
         assert!(!s.w.home.join(".local/lib/pkg").exists());
