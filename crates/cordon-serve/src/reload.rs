@@ -73,10 +73,7 @@ impl Rules {
             }
             Err(e) => Err(format!("{}: {e}", path.display())),
             Ok(_) => {
-                if self.conn.as_ref().is_some_and(|c| !c.is_current()) {
-                    self.conn = None;
-                }
-                let conn = match self.conn.take() {
+                let conn = match self.conn.take().filter(Store::is_current) {
                     Some(c) => Ok(c),
                     None => Store::open_with(
                         path,

@@ -273,9 +273,7 @@ impl Connection<'_> {
     /// The store, opened on first use and kept while its path names the same file.
     pub(crate) fn store(&mut self) -> Result<&Store, RpcError> {
         // A store deleted or replaced on disk is opened afresh.
-        if self.store.as_ref().is_some_and(|s| !s.is_current()) {
-            self.store = None;
-        }
+        self.store = self.store.take().filter(Store::is_current);
         if self.store.is_none() {
             let store = Store::open(&self.service.store_path).map_err(|e| {
                 RpcError::new(
