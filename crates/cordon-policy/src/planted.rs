@@ -38,6 +38,10 @@ pub enum Leave {
     /// It may reach the host only if it parses as git configuration and sets no key that
     /// [`crate::gitconfig::risky_key`] refuses.
     CheckGitConfig,
+    /// It reaches the host only through a change set a human reviewed and applied
+    /// (`cordon changes apply`): a host tool would obey or run it without being asked.
+    /// Without review it waits in the change set; the reason is one sentence.
+    Hold(String),
     /// It stays out of the host's tree; the reason is one sentence for the report.
     Refuse(String),
 }

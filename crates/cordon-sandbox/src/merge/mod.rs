@@ -59,6 +59,8 @@ pub struct MergeReport {
     pub refused: Vec<Refused>,
     /// Changes left in the layer because the allowlist does not name them.
     pub kept: Vec<PathBuf>,
+    /// Changes left in the layer for review: a host tool would obey or run them.
+    pub held: Vec<Refused>,
 }
 
 fn errno(what: impl std::fmt::Display) -> impl FnOnce(Errno) -> SandboxError {
@@ -252,9 +254,17 @@ impl Merger<'_> {
             return Ok(());
         }
         let leave = judge_left(&path, kind, self.home);
-        if let Leave::Refuse(reason) = leave {
-            self.refuse(path, reason);
-            return Ok(());
+        match leave {
+            Leave::Refuse(reason) => {
+                self.refuse(path, reason);
+                return Ok(());
+            }
+            // Waits in the layer for a human (`cordon changes show`, then `apply`).
+            Leave::Hold(reason) => {
+                self.report.held.push(Refused { path, reason });
+                return Ok(());
+            }
+            Leave::Keep | Leave::CheckGitConfig => {}
         }
         match kind {
             LeftKind::File => {

@@ -46,7 +46,7 @@ pub fn preview_layer(layer: &Layer, home: &Path) -> Result<Vec<Pending>, Sandbox
             }
             let (kind, _) = kind_of(meta.mode());
             let refused = match judge_left(&path, kind, home) {
-                Leave::Refuse(r) => Some(r),
+                Leave::Refuse(r) | Leave::Hold(r) => Some(r),
                 Leave::CheckGitConfig => std::fs::read(e.path()).map_or_else(
                     |_| Some("it cannot be read".into()),
                     |b| git_config_refusal(&b),

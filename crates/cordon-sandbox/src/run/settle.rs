@@ -37,8 +37,18 @@ pub(super) fn merge_back(
             Ok(m) => {
                 report.merged.merged += m.merged;
                 report.merged.removed += m.removed;
-                if !m.kept.is_empty() {
+                if !m.kept.is_empty() || !m.held.is_empty() {
                     keep = true;
+                }
+                for h in m.held {
+                    report.blocked.push(Blocked {
+                        kind: BlockedKind::NotMerged,
+                        target: h.path.display().to_string(),
+                        detail: format!(
+                            "held for review: {}; it waits in `cordon changes show {id}`",
+                            h.reason
+                        ),
+                    });
                 }
                 for p in m.kept {
                     report.blocked.push(Blocked {
