@@ -1,0 +1,199 @@
+//! Attacks on every operation: links planted at names and on the way, renamed parents,
+//! fifos, `..`, unreadable directories, failures part way.
+
+use super::*;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+use std::sync::atomic::Ordering;
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+/// Both ways of walking: the kernel's `openat2` and the one-component walk.
+fn both(f: impl Fn()) {
+    dir::FORCE_WALK.store(false, Ordering::Relaxed);
+    f();
+    dir::FORCE_WALK.store(true, Ordering::Relaxed);
+    f();
+    dir::FORCE_WALK.store(false, Ordering::Relaxed);
+}
+
+#[test]
+fn a_write_replaces_a_planted_symlink_and_never_writes_through_it() {
+    let t = tmp();
+    let victim = t.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    let ws = t.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    std::os::unix::fs::symlink(&victim, ws.join("report.json")).unwrap();
+    write_at(&ws.join("report.json"), b"{}\n", 0o644).unwrap();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    let meta = std::fs::symlink_metadata(ws.join("report.json")).unwrap();
+    assert!(meta.is_file(), "the link itself was replaced");
+    assert_eq!(meta.mode() & 0o777, 0o644);
+    assert_eq!(std::fs::read(ws.join("report.json")).unwrap(), b"{}\n");
+}
+
+#[test]
+fn a_symlink_on_the_way_is_refused_not_followed() {
+    both(|| {
+        let t = tmp();
+        let outside = t.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        let ws = t.path().join("ws");
+        std::fs::create_dir(&ws).unwrap();
+        std::os::unix::fs::symlink(&outside, ws.join("out")).unwrap();
+        let d = Dir::open_ambient(&ws).unwrap();
+        for attempt in [
+            d.write(Path::new("out/f"), b"x", 0o600).err(),
+            d.create_dir_all(Path::new("out/sub"), 0o700).err(),
+            d.open_append(Path::new("out/log"), 0o600).err(),
+            d.open_dir(Path::new("out")).err(),
+            d.create_new(Path::new("out/n"), 0o600).err(),
+        ] {
+            let e = attempt.expect("refused");
+            assert!(matches!(e.kind(), FsErrorKind::Symlink), "{e}");
+        }
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    });
+}
+
+#[test]
+fn names_that_leave_the_directory_are_refused() {
+    let t = tmp();
+    let d = Dir::open_ambient(t.path()).unwrap();
+    for rel in ["../x", "a/../../x", "/etc/passwd"] {
+        let e = d.write(Path::new(rel), b"x", 0o600).unwrap_err();
+        assert!(matches!(e.kind(), FsErrorKind::Escapes), "{rel}: {e}");
+    }
+}
+
+#[test]
+fn an_output_file_anchored_before_a_rename_writes_where_it_was_anchored() {
+    let t = tmp();
+    let ws = t.path().join("ws");
+    std::fs::create_dir_all(ws.join("out")).unwrap();
+    let victim = t.path().join("elsewhere");
+    std::fs::create_dir(&victim).unwrap();
+    let out = OutputFile::prepare(&ws.join("out/report.json")).unwrap();
+    // What a run does meanwhile: the directory renamed, a link in its place.
+    std::fs::rename(ws.join("out"), ws.join("moved")).unwrap();
+    std::os::unix::fs::symlink(&victim, ws.join("out")).unwrap();
+    out.write(b"r", 0o600).unwrap();
+    assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 0);
+    assert_eq!(std::fs::read(ws.join("moved/report.json")).unwrap(), b"r");
+}
+
+#[test]
+fn a_failed_write_leaves_no_temporary_file_and_the_old_content() {
+    let t = tmp();
+    let d = Dir::open_ambient(t.path()).unwrap();
+    d.write(Path::new("f"), b"old", 0o600).unwrap();
+    let e = d
+        .write_from(Path::new("f"), 0o600, &mut |f| {
+            use std::io::Write;
+            f.write_all(b"half")?;
+            Err(std::io::Error::other("disk full"))
+        })
+        .unwrap_err();
+    assert!(e.to_string().contains("disk full"), "{e}");
+    let names: Vec<_> = std::fs::read_dir(t.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["f"]);
+    assert_eq!(std::fs::read(t.path().join("f")).unwrap(), b"old");
+}
+
+#[test]
+fn write_new_does_not_replace() {
+    let t = tmp();
+    let d = Dir::open_ambient(t.path()).unwrap();
+    d.write_new(Path::new("f"), b"1", 0o600).unwrap();
+    assert!(d.write_new(Path::new("f"), b"2", 0o600).is_err());
+    assert_eq!(std::fs::read(t.path().join("f")).unwrap(), b"1");
+    assert_eq!(std::fs::read_dir(t.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn appends_and_reads_refuse_links_and_fifos_without_hanging() {
+    let t = tmp();
+    let d = Dir::open_ambient(t.path()).unwrap();
+    rustix::fs::mkfifoat(&d, "fifo", rustix::fs::Mode::from_raw_mode(0o600)).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", t.path().join("link")).unwrap();
+    for rel in ["fifo", "link"] {
+        assert!(d.open_append(Path::new(rel), 0o600).is_err(), "{rel}");
+        assert!(d.open_read(Path::new(rel)).is_err(), "{rel}");
+        assert!(d.open_rw(Path::new(rel), 0o600).is_err(), "{rel}");
+    }
+    let mut f = d.open_append(Path::new("log"), 0o600).unwrap();
+    use std::io::Write;
+    f.write_all(b"a\n").unwrap();
+    assert_eq!(d.read(Path::new("log"), 10).unwrap(), b"a\n");
+    assert!(d.read(Path::new("log"), 1).is_err(), "over the limit");
+}
+
+#[test]
+fn remove_tree_gets_through_locked_directories_and_never_follows_links() {
+    both(|| {
+        let t = tmp();
+        let outside = t.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::write(outside.join("keep"), "k").unwrap();
+        let tree = t.path().join("tree");
+        std::fs::create_dir_all(tree.join("a/b")).unwrap();
+        std::fs::write(tree.join("a/b/f"), "x").unwrap();
+        std::os::unix::fs::symlink(&outside, tree.join("a/link")).unwrap();
+        std::fs::set_permissions(tree.join("a/b"), std::fs::Permissions::from_mode(0o000)).unwrap();
+        std::fs::set_permissions(tree.join("a"), std::fs::Permissions::from_mode(0o000)).unwrap();
+        remove_tree_at(&tree).unwrap();
+        assert!(!tree.exists());
+        assert!(outside.join("keep").exists());
+        remove_tree_at(&tree).unwrap();
+    });
+}
+
+#[test]
+fn set_mode_refuses_a_symlink() {
+    let t = tmp();
+    let victim = t.path().join("victim");
+    std::fs::write(&victim, "v").unwrap();
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::os::unix::fs::symlink(&victim, t.path().join("l")).unwrap();
+    let d = Dir::open_ambient(t.path()).unwrap();
+    assert!(d.set_mode(Path::new("l"), 0o777).is_err());
+    assert_eq!(std::fs::metadata(&victim).unwrap().mode() & 0o777, 0o600);
+    d.set_mode(Path::new("victim"), 0o640).unwrap();
+    assert_eq!(std::fs::metadata(&victim).unwrap().mode() & 0o777, 0o640);
+}
+
+#[test]
+fn a_private_directory_is_made_and_checked() {
+    let t = tmp();
+    let p = t.path().join("a/b/state");
+    let d = Dir::private_ambient(&p).unwrap();
+    assert_eq!(std::fs::metadata(&p).unwrap().mode() & 0o777, 0o700);
+    drop(d);
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o777)).unwrap();
+    assert!(Dir::private_ambient(&p).is_err(), "others may write it");
+    let link = t.path().join("link");
+    std::os::unix::fs::symlink(&p, &link).unwrap();
+    assert!(
+        Dir::open_ambient(&link).is_err(),
+        "a link as the last component"
+    );
+}
+
+#[test]
+fn the_opened_directory_stays_the_same_after_its_path_is_replaced() {
+    let t = tmp();
+    let a = t.path().join("a");
+    std::fs::create_dir(&a).unwrap();
+    let d = Dir::open_ambient(&a).unwrap();
+    std::fs::rename(&a, t.path().join("b")).unwrap();
+    std::fs::create_dir(&a).unwrap();
+    d.write(Path::new("f"), b"1", 0o600).unwrap();
+    assert!(t.path().join("b/f").exists());
+    assert!(!a.join("f").exists());
+}
