@@ -35,11 +35,40 @@ pub struct Layer {
     pub work: PathBuf,
 }
 
+/// A point in time as the kernel stamps files with it (`CLOCK_REALTIME_COARSE`: a
+/// change made after it gets a change time at or after it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Stamp {
+    /// Seconds since the epoch.
+    pub secs: i64,
+    /// Nanoseconds.
+    pub nanos: i64,
+}
+
+impl Stamp {
+    /// Now, by the clock file change times are taken from.
+    pub fn now() -> Stamp {
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::RealtimeCoarse);
+        Stamp {
+            secs: t.tv_sec,
+            nanos: t.tv_nsec,
+        }
+    }
+}
+
 /// What `meta.json` of a change set records.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChangeMeta {
     /// Seconds since the epoch when the run started.
     pub created: u64,
+    /// When the run started, as file change times count it: a host entry changed at or
+    /// after it was changed by the host during the run, and the host's version wins. A
+    /// set written by an older cordon has none; `created` stands in.
+    #[serde(default)]
+    pub started: Option<Stamp>,
+    /// The run asked for its changes to be held for review (`--hold`).
+    #[serde(default)]
+    pub hold: bool,
     /// The process id of the cordon that ran it.
     pub pid: u32,
     /// The command, as given.
@@ -166,6 +195,8 @@ impl ChangeSet {
         roots: &[PathBuf],
         command: &[String],
     ) -> Result<Self, SandboxError> {
+        // Taken before the command can run: everything it touches is touched after.
+        let started = Stamp::now();
         private_dir(base)?;
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -190,6 +221,8 @@ impl ChangeSet {
             .collect();
         let meta = ChangeMeta {
             created: now.as_secs(),
+            started: Some(started),
+            hold: false,
             pid,
             command: command.to_vec(),
             layers,
@@ -208,6 +241,21 @@ impl ChangeSet {
     /// The layers, one per writable root.
     pub fn layers(&self) -> &[Layer] {
         &self.meta.layers
+    }
+
+    /// What `meta.json` records.
+    pub fn meta(&self) -> &ChangeMeta {
+        &self.meta
+    }
+
+    /// Keep the set for review rather than merge it (`--hold`): recorded in its
+    /// `meta.json`, so that `cordon changes` says why it waits.
+    pub fn mark_held(&mut self) -> Result<(), SandboxError> {
+        self.meta.hold = true;
+        let json = serde_json::to_vec_pretty(&self.meta)
+            .map_err(|e| SandboxError::setup(format!("cannot encode the change set: {e}")))?;
+        write_in_place(&self.dir.join("meta.json"), &json)
+            .map_err(io(format_args!("cannot write {}/meta.json", self.dir.display())))
     }
 
     /// Where the change set is.
@@ -408,6 +456,16 @@ pub struct LeftChanges {
     pub meta: ChangeMeta,
     /// A cordon still runs it (its lock is held).
     pub running: bool,
+}
+
+impl ChangeMeta {
+    /// When the run started, for the merge's three-way check.
+    pub fn horizon(&self) -> Stamp {
+        self.started.unwrap_or(Stamp {
+            secs: i64::try_from(self.created).unwrap_or(i64::MAX),
+            nanos: 0,
+        })
+    }
 }
 
 impl LeftChanges {

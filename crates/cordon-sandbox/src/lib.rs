@@ -97,8 +97,8 @@ mod system_secrets;
 
 pub use caches::{CacheLayer, CacheSlot, DEV_CACHES, caches_base};
 pub use changes::{
-    ChangeMeta, ChangeSet, Layer, LeftChanges, changes_base, changes_bases, changes_home, claim,
-    list_left,
+    ChangeMeta, ChangeSet, Layer, LeftChanges, Stamp, changes_base, changes_bases, changes_home,
+    claim, list_left,
 };
 pub use env::{DEFAULT_ALLOW, EnvPolicy, SECRET_MARKERS, looks_secret};
 pub use error::{SandboxError, SandboxErrorKind};
@@ -110,14 +110,16 @@ pub use limits::{
     host_memory, probe_limits,
 };
 pub use merge::{
-    MergeReport, Pending, Refused, git_config_refusal, merge_layer, merge_layer_only, preview_layer,
+    Landed, MergeOptions, MergeReport, Pending, Refused, git_config_refusal, merge, preview_layer,
 };
 pub use permit::Permit;
 pub use plan::{
     CA_BUNDLE_IN_SANDBOX, DEFAULT_HOME_READABLE, HomeView, MountOp, PROXY_SOCKET_IN_SANDBOX, Plan,
     WALK_MAX_DEPTH, WALK_MAX_ENTRIES, WalkSummary,
 };
-pub use report::{Blocked, BlockedKind, DenialReport, Enforced, MergeCounts, ProcessLimit, Tier};
+pub use report::{
+    Blocked, BlockedKind, ChangesReport, DenialReport, Enforced, MergeCounts, ProcessLimit, Tier,
+};
 pub use run::{Helper, HelperHints, Outcome, Started, run, with_forwarded_signals_blocked};
 pub use slot::{SlotError, SlotErrorKind, SlotGuard, SlotMounts, SlotName, SlotPaths, SlotScope};
 pub use spec::{DEFAULT_PROXY_PORT, Limits, Network, Require, SandboxBuilder, SandboxSpec};

@@ -31,6 +31,12 @@ pub enum BlockedKind {
     /// host's tree (it would run on the host later). Not something a re-run with more
     /// permission could fix.
     NotMerged,
+    /// A change the merge left in the change set for a human to review (a host tool would
+    /// obey or run it): `cordon changes show ID`, then `apply` or `discard`.
+    Held,
+    /// A change the merge left in the change set because the host changed the same entry
+    /// while the run went on; the host's version was kept.
+    Conflict,
 }
 
 impl BlockedKind {
@@ -41,6 +47,8 @@ impl BlockedKind {
             BlockedKind::Connect => "connect",
             BlockedKind::Syscall => "syscall",
             BlockedKind::NotMerged => "not-merged",
+            BlockedKind::Held => "held",
+            BlockedKind::Conflict => "conflict",
         }
     }
 }
@@ -136,6 +144,25 @@ pub struct DenialReport {
     /// What the merge of the copy-on-write roots did (refusals are in `blocked`).
     #[serde(default)]
     pub merged: MergeCounts,
+    /// What reached the host's tree, path by path, and the change set that still holds
+    /// what did not.
+    #[serde(default)]
+    pub changes: ChangesReport,
+}
+
+/// The paths a run's merge wrote and removed, and where the rest waits.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChangesReport {
+    /// Each change that reached the host (`write`, `symlink`, `dir` with its entry count,
+    /// `delete`), at most 10,000.
+    pub landed: Vec<crate::merge::Landed>,
+    /// Changes that landed beyond those listed.
+    pub unlisted: u64,
+    /// The change set kept for review or completion (`cordon changes show ID`), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change_set: Option<String>,
+    /// The whole set was held for review (`--hold`): nothing was merged.
+    pub held: bool,
 }
 
 /// Entries the merge wrote into or removed from the host's writable roots.

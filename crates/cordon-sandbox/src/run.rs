@@ -37,6 +37,10 @@ pub struct Outcome {
     pub report: DenialReport,
     /// The output limit cut stdout or stderr short.
     pub output_truncated: bool,
+    /// The command ran, but its changes could not all be merged back (one sentence; the
+    /// report says what landed and which change set keeps the rest). The caller fails
+    /// the run after writing the report.
+    pub merge_error: Option<String>,
 }
 
 fn sys_err(what: &'static str) -> impl FnOnce(nix::Error) -> SandboxError {
@@ -376,8 +380,9 @@ impl Started {
                 Err(_) if set.is_untouched() => set.remove(),
                 Err(_) => Ok(()),
             };
-            if let (Err(e), Ok(_)) = (merged, &outcome) {
-                outcome = Err(e);
+            // The report stays: it says what landed and where the rest waits.
+            if let (Err(e), Ok(o)) = (merged, &mut outcome) {
+                o.merge_error = Some(e.message);
             }
         }
         if !finished && let Some(made) = &cgroup {

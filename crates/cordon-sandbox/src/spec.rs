@@ -133,6 +133,15 @@ pub struct SandboxSpec {
     /// tree; every other change stays for `cordon changes`. Needs the full tier.
     #[serde(default)]
     pub merge_only: Option<Vec<PathBuf>>,
+    /// Keep the run's changes in its change set for review instead of merging them
+    /// (`cordon changes show`, `apply`, `discard`). Needs the full tier.
+    #[serde(default)]
+    pub hold: bool,
+    /// The most bytes the run's changes to its writable roots may take (the copy-on-write
+    /// layers); the run is stopped when they reach it. `None`: all but a reserve of the
+    /// free space where the changes are kept.
+    #[serde(default)]
+    pub changes_limit: Option<u64>,
 }
 
 /// Secret values kept out of the sandbox; `Debug` shows only how many.
@@ -183,6 +192,8 @@ pub struct SandboxBuilder {
     output_limit: Option<u64>,
     slot: Option<SlotMounts>,
     merge_only: Option<Vec<PathBuf>>,
+    hold: bool,
+    changes_limit: Option<u64>,
 }
 
 impl SandboxBuilder {
@@ -216,6 +227,8 @@ impl SandboxBuilder {
             output_limit: None,
             slot: None,
             merge_only: None,
+            hold: false,
+            changes_limit: None,
         }
     }
 
@@ -375,6 +388,21 @@ impl SandboxBuilder {
     /// exist only in the full tier, so the run then requires it.
     pub fn merge_only(mut self, paths: impl IntoIterator<Item = PathBuf>) -> Self {
         self.merge_only = Some(paths.into_iter().collect());
+        self
+    }
+
+    /// Hold the run's changes for review instead of merging them: the change set stays
+    /// for `cordon changes show`, `apply` or `discard`. The copy-on-write roots that make
+    /// this possible exist only in the full tier, so the run then requires it.
+    pub fn hold(mut self, hold: bool) -> Self {
+        self.hold = hold;
+        self
+    }
+
+    /// The most bytes the run's changes to its writable roots may take; the run is
+    /// stopped when they reach it (`None`: all but a reserve of the free space).
+    pub fn changes_limit(mut self, bytes: Option<u64>) -> Self {
+        self.changes_limit = bytes;
         self
     }
 

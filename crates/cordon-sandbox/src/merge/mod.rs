@@ -4,10 +4,30 @@
 //! gone, with the upper directory in a private change set (`changes.rs`) that nothing
 //! else writes. Every step is relative to a directory descriptor opened without following
 //! symlinks, so a symlink the host's tree acquired (or that the run left) never sends a
-//! write elsewhere: a name is replaced, never written through. Each entry is judged by
-//! [`cordon_policy::planted::judge_left`] first; what it refuses stays out of the host's
-//! tree and is reported, and a git configuration file is merged only after `git config`
-//! itself has parsed it and no key in it runs a program or redirects git.
+//! write elsewhere: a name is replaced, never written through; and no path is ever
+//! handed to the kernel whole, so no tree is too deep for `PATH_MAX`.
+//!
+//! **What may land.** Each entry is judged by [`cordon_policy::planted::judge_left`]
+//! first: what it refuses stays out of the host's tree; what it holds (a host tool would
+//! obey or run it without being asked) waits in the change set until a human reviews and
+//! applies it ([`MergeOptions::reviewed`]); a git configuration file is merged only after
+//! `git config` itself has parsed it. A symlink that leads out of its root is held too:
+//! a later writer on the host (cordon included) would follow it.
+//!
+//! **Three-way.** The run saw each host entry as it was when the run first touched it,
+//! which is after the run started ([`MergeOptions::horizon`]). A host entry whose change
+//! time is at or after the start was changed by the host during the run: the host's
+//! version wins, the run's stays in the change set, and the report lists the conflict
+//! (it may also be a change the run saw; then nothing is lost either). So the merge
+//! never deletes or overwrites what the run did not see: a file the host created in a
+//! directory the run replaced is kept.
+//!
+//! **Progress is kept in the layer.** Every merged entry leaves the layer (a rename, or
+//! a copy then an unlink), a whiteout is removed once honoured, a replaced directory is
+//! unmarked once the host entries it no longer has are gone, and an emptied directory of
+//! the layer is removed. What is left in the layer after a merge is exactly what did not
+//! land, so a merge that stops part way (a full disk) leaves a change set that `cordon
+//! changes apply` completes, never a half state it cannot finish.
 //!
 //! overlayfs records a deletion as a whiteout (a character device 0:0) and a directory
 //! that replaced a deleted one as *opaque* (`user.overlay.opaque`); both are honoured.
@@ -15,27 +35,29 @@
 //! refuses that entry instead of guessing. Set-user-ID and set-group-ID bits are dropped
 //! from merged files.
 //!
-//! A run may be given an allowlist ([`merge_layer_only`]): then only the listed paths
+//! A run may be given an allowlist ([`MergeOptions::only`]): then only the listed paths
 //! (and what lies beneath them) reach the host's tree, the directories leading to them
 //! are entered without taking their mode or opacity from the layer, and every other
 //! change stays in the layer, where `cordon changes` shows it to a human.
 
-use crate::changes::Layer;
+use crate::changes::{Layer, Stamp};
 use crate::error::SandboxError;
 use cordon_policy::planted::{Leave, LeftKind, judge_left};
-use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
+use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
 use std::ffi::{CStr, OsStr};
 use std::io::Write;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 /// Directories deeper than this below a root are not merged (each level holds two
 /// descriptors while it is merged).
 pub const MAX_DEPTH: usize = 256;
 /// The largest git configuration file checked (and so merged).
 const MAX_GIT_CONFIG: u64 = 1 << 20;
+/// Paths listed one by one in a report; beyond, only counted.
+pub const MAX_LISTED: usize = 10_000;
 
 /// One entry that stayed out of the host's tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,6 +66,19 @@ pub struct Refused {
     pub path: PathBuf,
     /// Why, in one sentence.
     pub reason: String,
+}
+
+/// One change that reached the host's tree.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Landed {
+    /// Where, on the host.
+    pub path: PathBuf,
+    /// `write` (a file), `symlink`, `dir` (a directory the merge created, with
+    /// everything in it) or `delete`.
+    pub change: String,
+    /// For a created directory: how many entries it holds (not listed one by one).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub entries: Option<u64>,
 }
 
 /// What a merge did.
@@ -55,12 +90,45 @@ pub struct MergeReport {
     pub removed: u64,
     /// Bytes copied (when the layer is on another file system than the root).
     pub copied_bytes: u64,
-    /// What stayed out.
+    /// What reached the host, path by path (at most [`MAX_LISTED`]; a directory the
+    /// merge created is one entry).
+    pub landed: Vec<Landed>,
+    /// Changes that landed but were not listed (beyond [`MAX_LISTED`]).
+    pub unlisted: u64,
+    /// What stayed out for good.
     pub refused: Vec<Refused>,
     /// Changes left in the layer because the allowlist does not name them.
     pub kept: Vec<PathBuf>,
     /// Changes left in the layer for review: a host tool would obey or run them.
     pub held: Vec<Refused>,
+    /// Changes left in the layer because the host changed the same entry during the
+    /// run (the host's version was kept).
+    pub conflicts: Vec<Refused>,
+}
+
+impl MergeReport {
+    /// Whether anything is left in the layer that a later `cordon changes apply` could
+    /// still merge (kept, held or conflicting changes).
+    pub fn left_for_review(&self) -> bool {
+        !self.kept.is_empty() || !self.held.is_empty() || !self.conflicts.is_empty()
+    }
+}
+
+/// How to merge a layer.
+#[derive(Debug, Clone, Copy)]
+pub struct MergeOptions<'a> {
+    /// The host user's home, for the start-up files the rules protect there.
+    pub home: &'a Path,
+    /// When the run started: a host entry changed at or after it is the host's.
+    pub horizon: Stamp,
+    /// Only these paths (and what lies beneath them) may land.
+    pub only: Option<&'a [PathBuf]>,
+    /// A human reviewed the change set: what the rules hold for review lands (what they
+    /// refuse still does not).
+    pub reviewed: bool,
+    /// Take the run's version even where the host changed the entry during the run
+    /// (`cordon changes apply --overwrite`).
+    pub overwrite: bool,
 }
 
 fn errno(what: impl std::fmt::Display) -> impl FnOnce(Errno) -> SandboxError {
@@ -72,28 +140,10 @@ const DIR_FLAGS: OFlags = OFlags::RDONLY
     .union(OFlags::NOFOLLOW)
     .union(OFlags::CLOEXEC);
 
-/// Merge `layer`'s upper directory into its root. `home` is the host user's home, for
-/// the start-up files the rules protect there. An error means the merge stopped part
-/// way; what was not merged is still in the layer.
-pub fn merge_layer(layer: &Layer, home: &Path) -> Result<MergeReport, SandboxError> {
-    merge_with(layer, home, None)
-}
-
-/// [`merge_layer`] for the paths in `only` and what lies beneath them: every other
-/// change stays in the layer (listed in [`MergeReport::kept`]).
-pub fn merge_layer_only(
-    layer: &Layer,
-    home: &Path,
-    only: &[PathBuf],
-) -> Result<MergeReport, SandboxError> {
-    merge_with(layer, home, Some(only))
-}
-
-fn merge_with(
-    layer: &Layer,
-    home: &Path,
-    only: Option<&[PathBuf]>,
-) -> Result<MergeReport, SandboxError> {
+/// Merge `layer`'s upper directory into its root (see the module's documentation). An
+/// error means the merge stopped part way; what was not merged is still in the layer,
+/// and merging it again completes it.
+pub fn merge(layer: &Layer, opts: &MergeOptions<'_>) -> Result<MergeReport, SandboxError> {
     let up = rustix::fs::open(&layer.upper, DIR_FLAGS, Mode::empty()).map_err(errno(
         format_args!("cannot open the run's changes in {}", layer.upper.display()),
     ))?;
@@ -104,11 +154,12 @@ fn merge_with(
         ),
     ))?;
     let mut m = Merger {
-        home,
-        only,
+        opts,
+        root: &layer.root,
         report: MergeReport::default(),
+        quiet: 0,
     };
-    m.dir(up.as_fd(), root.as_fd(), &layer.root, false, 0)?;
+    m.dir(up.as_fd(), root.as_fd(), &layer.root, 0)?;
     Ok(m.report)
 }
 
@@ -116,17 +167,17 @@ fn merge_with(
 struct DirFacts {
     /// Its mode in the layer.
     mode: u32,
-    /// It lies below a directory the run replaced.
-    in_opaque: bool,
     /// It only leads to an allowed path: entered, never replaced or re-moded.
     passage: bool,
 }
 
 struct Merger<'a> {
-    home: &'a Path,
-    /// The allowlist, when the run has one.
-    only: Option<&'a [PathBuf]>,
+    opts: &'a MergeOptions<'a>,
+    root: &'a Path,
     report: MergeReport,
+    /// Inside a directory the merge created: its entries are counted with it, not
+    /// listed one by one.
+    quiet: usize,
 }
 
 /// How the allowlist treats one path of the layer.
@@ -176,6 +227,38 @@ fn xattr(fd: BorrowedFd<'_>, name: &str) -> Option<Vec<u8>> {
     }
 }
 
+/// Whether `st` (a host entry) changed at or after `horizon`: the host's own change,
+/// made while the run went on.
+pub(crate) fn changed_since(st: &Stat, horizon: Stamp) -> bool {
+    let nanos = i64::try_from(st.st_ctime_nsec).unwrap_or(i64::MAX);
+    (st.st_ctime, nanos) >= (horizon.secs, horizon.nanos)
+}
+
+/// Whether the symlink at `path` (in the root `root`) with `target` leads out of
+/// `root`: absolute and elsewhere, or climbing out with `..`. Judged on the text, as a
+/// later writer would follow it.
+pub(crate) fn leads_out(path: &Path, target: &[u8], root: &Path) -> bool {
+    let target = Path::new(OsStr::from_bytes(target));
+    let joined = if target.is_absolute() {
+        target.to_path_buf()
+    } else {
+        path.parent().unwrap_or(root).join(target)
+    };
+    let mut clean = PathBuf::new();
+    for c in joined.components() {
+        match c {
+            Component::ParentDir => {
+                if !clean.pop() {
+                    return true;
+                }
+            }
+            Component::CurDir => {}
+            other => clean.push(other),
+        }
+    }
+    !clean.starts_with(root)
+}
+
 impl Merger<'_> {
     fn refuse(&mut self, path: PathBuf, reason: impl Into<String>) {
         self.report.refused.push(Refused {
@@ -184,34 +267,136 @@ impl Merger<'_> {
         });
     }
 
-    /// Merge the upper directory `up` into the host directory `dst` (at `at`). With
-    /// `opaque`, `dst`'s entries that `up` does not have are removed: the run replaced
-    /// the directory.
+    fn conflict(&mut self, path: PathBuf, reason: impl Into<String>) {
+        self.report.conflicts.push(Refused {
+            path,
+            reason: reason.into(),
+        });
+    }
+
+    fn landed(&mut self, path: PathBuf, change: &str, entries: Option<u64>) {
+        self.report.merged += u64::from(change != "delete");
+        if self.quiet > 0 {
+            return;
+        }
+        if self.report.landed.len() < MAX_LISTED {
+            self.report.landed.push(Landed {
+                path,
+                change: change.to_string(),
+                entries,
+            });
+        } else {
+            self.report.unlisted += 1;
+        }
+    }
+
+    fn removed(&mut self, path: PathBuf) {
+        self.report.removed += 1;
+        if self.quiet > 0 {
+            return;
+        }
+        if self.report.landed.len() < MAX_LISTED {
+            self.report.landed.push(Landed {
+                path,
+                change: "delete".into(),
+                entries: None,
+            });
+        } else {
+            self.report.unlisted += 1;
+        }
+    }
+
+    /// The host's entry `name` in `dst`, when the host changed it during the run (and
+    /// the merge does not overwrite such changes).
+    fn host_changed(&self, dst: BorrowedFd<'_>, name: &[u8]) -> Option<Stat> {
+        if self.opts.overwrite {
+            return None;
+        }
+        rustix::fs::statat(dst, name, AtFlags::SYMLINK_NOFOLLOW)
+            .ok()
+            .filter(|st| changed_since(st, self.opts.horizon))
+    }
+
+    /// Merge the upper directory `up` into the host directory `dst` (at `at`).
     fn dir(
         &mut self,
         up: BorrowedFd<'_>,
         dst: BorrowedFd<'_>,
         at: &Path,
-        opaque: bool,
         depth: usize,
     ) -> Result<(), SandboxError> {
-        let mine = names(up)?;
-        if opaque {
-            for name in names(dst)? {
-                if !mine.contains(&name) {
-                    remove_at(dst, &name, depth)?;
-                    self.report.removed += 1;
-                }
-            }
-        }
-        for name in mine {
-            self.entry(up, dst, at, &name, opaque, depth)?;
+        for name in names(up)? {
+            self.entry(up, dst, at, &name, depth)?;
         }
         Ok(())
     }
 
+    /// Remove the host's `name` in `dst` that the run deleted, keeping (and reporting)
+    /// whatever in it the host changed during the run.
+    fn remove_seen(
+        &mut self,
+        dst: BorrowedFd<'_>,
+        name: &[u8],
+        path: &Path,
+        depth: usize,
+    ) -> Result<(), SandboxError> {
+        let Ok(st) = rustix::fs::statat(dst, name, AtFlags::SYMLINK_NOFOLLOW) else {
+            return Ok(());
+        };
+        let is_dir = FileType::from_raw_mode(st.st_mode) == FileType::Directory;
+        if !is_dir {
+            if !self.opts.overwrite && changed_since(&st, self.opts.horizon) {
+                self.conflict(
+                    path.to_path_buf(),
+                    "the host changed it during the run, which deleted it; the host's version was kept",
+                );
+                return Ok(());
+            }
+            match rustix::fs::unlinkat(dst, name, AtFlags::empty()) {
+                Ok(()) | Err(Errno::NOENT) => {}
+                Err(e) => {
+                    return Err(SandboxError::io(
+                        format!("cannot remove {}, which the run deleted", path.display()),
+                        e.into(),
+                    ));
+                }
+            }
+            self.removed(path.to_path_buf());
+            return Ok(());
+        }
+        if depth >= MAX_DEPTH * 4 {
+            return Err(SandboxError::setup(format!(
+                "{} is too deep to remove",
+                path.display()
+            )));
+        }
+        let child = open_dir_for_removal(dst, name, path)?;
+        for n in names(child.as_fd())? {
+            let p = path.join(OsStr::from_bytes(&n));
+            let quiet = self.quiet;
+            // Its entries are listed with it.
+            self.quiet += 1;
+            let r = self.remove_seen(child.as_fd(), &n, &p, depth + 1);
+            self.quiet = quiet;
+            r?;
+        }
+        match rustix::fs::unlinkat(dst, name, AtFlags::REMOVEDIR) {
+            Ok(()) | Err(Errno::NOENT) => {
+                self.removed(path.to_path_buf());
+                Ok(())
+            }
+            // The host put something in it during the run: it stays, with what the host
+            // added (reported one by one above).
+            Err(Errno::NOTEMPTY | Errno::EXIST) => Ok(()),
+            Err(e) => Err(SandboxError::io(
+                format!("cannot remove {}, which the run deleted", path.display()),
+                e.into(),
+            )),
+        }
+    }
+
     fn allowed(&self, path: &Path) -> Allowed {
-        match self.only {
+        match self.opts.only {
             None => Allowed::Yes,
             Some(only) if only.iter().any(|a| path.starts_with(a)) => Allowed::Yes,
             Some(only) if only.iter().any(|a| a.starts_with(path)) => Allowed::Passage,
@@ -225,7 +410,6 @@ impl Merger<'_> {
         dst: BorrowedFd<'_>,
         at: &Path,
         name: &[u8],
-        in_opaque: bool,
         depth: usize,
     ) -> Result<(), SandboxError> {
         let path = at.join(OsStr::from_bytes(name));
@@ -243,9 +427,11 @@ impl Merger<'_> {
         }
         if ft == FileType::CharacterDevice && st.st_rdev == 0 {
             // A whiteout: the run deleted this entry.
-            if exists_at(dst, name) {
-                remove_at(dst, name, depth)?;
-                self.report.removed += 1;
+            self.remove_seen(dst, name, &path, depth)?;
+            // Honoured: the layer no longer needs it. Kept while the host's entry (a
+            // conflict) is still there, for a later `apply --overwrite`.
+            if !exists_at(dst, name) {
+                let _ = rustix::fs::unlinkat(up, name, AtFlags::empty());
             }
             return Ok(());
         }
@@ -253,18 +439,30 @@ impl Merger<'_> {
             // A socket is a rendezvous of the processes that are gone; nothing to keep.
             return Ok(());
         }
-        let leave = judge_left(&path, kind, self.home);
+        let mut leave = judge_left(&path, kind, self.opts.home);
+        if matches!(leave, Leave::Keep) && kind == LeftKind::Symlink {
+            let target = rustix::fs::readlinkat(up, name, Vec::new()).map_err(errno(
+                format_args!("cannot read the symlink {}", path.display()),
+            ))?;
+            if leads_out(&path, target.as_bytes(), self.root) {
+                leave = Leave::Hold(format!(
+                    "a symlink that leads out of {} (to {}): a later writer on the host would follow it",
+                    self.root.display(),
+                    String::from_utf8_lossy(target.as_bytes())
+                ));
+            }
+        }
         match leave {
             Leave::Refuse(reason) => {
                 self.refuse(path, reason);
                 return Ok(());
             }
             // Waits in the layer for a human (`cordon changes show`, then `apply`).
-            Leave::Hold(reason) => {
+            Leave::Hold(reason) if !self.opts.reviewed => {
                 self.report.held.push(Refused { path, reason });
                 return Ok(());
             }
-            Leave::Keep | Leave::CheckGitConfig => {}
+            Leave::Hold(_) | Leave::Keep | Leave::CheckGitConfig => {}
         }
         match kind {
             LeftKind::File => {
@@ -282,7 +480,7 @@ impl Merger<'_> {
                         format_args!("cannot clear the set-id bits of {}", path.display()),
                     ))?;
                 }
-                self.place(up, dst, name, &path, depth, |m, up, dst, tmp| {
+                self.place(up, dst, name, &path, depth, "write", |m, up, dst, tmp| {
                     m.copy_file(up, name, dst, tmp, mode)
                 })
             }
@@ -290,7 +488,7 @@ impl Merger<'_> {
                 let target = rustix::fs::readlinkat(up, name, Vec::new()).map_err(errno(
                     format_args!("cannot read the symlink {}", path.display()),
                 ))?;
-                self.place(up, dst, name, &path, depth, |_, _, dst, tmp| {
+                self.place(up, dst, name, &path, depth, "symlink", |_, _, dst, tmp| {
                     rustix::fs::symlinkat(target.as_c_str(), dst, tmp)
                         .map_err(errno("cannot create a symlink"))
                 })
@@ -298,7 +496,6 @@ impl Merger<'_> {
             LeftKind::Dir => {
                 let facts = DirFacts {
                     mode: st.st_mode,
-                    in_opaque,
                     passage: allowed == Allowed::Passage,
                 };
                 self.subdir(up, dst, &path, name, facts, depth)
@@ -312,7 +509,9 @@ impl Merger<'_> {
 
     /// Put the non-directory `name` of `up` at `name` in `dst`: a rename on the same
     /// file system, otherwise `make` writes it under a temporary name that is renamed
-    /// over. A directory in the way (the run replaced it) is removed first.
+    /// over (and removed on any error). A directory in the way (the run replaced it) is
+    /// removed first. A host entry changed during the run is kept instead.
+    #[allow(clippy::too_many_arguments)]
     fn place(
         &mut self,
         up: BorrowedFd<'_>,
@@ -320,14 +519,32 @@ impl Merger<'_> {
         name: &[u8],
         path: &Path,
         depth: usize,
+        change: &str,
         make: impl FnOnce(&mut Self, BorrowedFd<'_>, BorrowedFd<'_>, &CStr) -> Result<(), SandboxError>,
     ) -> Result<(), SandboxError> {
-        if is_dir_at(dst, name) {
-            remove_at(dst, name, depth)?;
+        if self.host_changed(dst, name).is_some() {
+            self.conflict(
+                path.to_path_buf(),
+                "the host changed it during the run; the host's version was kept and the run's waits in the change set",
+            );
+            return Ok(());
         }
+        if is_dir_at(dst, name) {
+            self.remove_seen(dst, name, path, depth)?;
+            if exists_at(dst, name) {
+                // What the host added to the directory during the run stays.
+                self.conflict(
+                    path.to_path_buf(),
+                    "the run replaced this directory, but the host added to it during the run; the host's version was kept",
+                );
+                return Ok(());
+            }
+        }
+        #[cfg(test)]
+        tests::fail_point()?;
         match rustix::fs::renameat(up, name, dst, name) {
             Ok(()) => {
-                self.report.merged += 1;
+                self.landed(path.to_path_buf(), change, None);
                 return Ok(());
             }
             Err(Errno::XDEV) => {}
@@ -340,12 +557,18 @@ impl Merger<'_> {
         }
         let tmp = temp_name(name);
         let _ = rustix::fs::unlinkat(dst, tmp.as_c_str(), AtFlags::empty());
-        make(self, up, dst, &tmp)?;
-        rustix::fs::renameat(dst, tmp.as_c_str(), dst, name).map_err(|e| {
+        let made = make(self, up, dst, &tmp).and_then(|()| {
+            rustix::fs::renameat(dst, tmp.as_c_str(), dst, name)
+                .map_err(|e| SandboxError::io(format!("cannot merge {}", path.display()), e.into()))
+        });
+        if let Err(e) = made {
+            // A full disk must not leave half a file in the user's tree.
             let _ = rustix::fs::unlinkat(dst, tmp.as_c_str(), AtFlags::empty());
-            SandboxError::io(format!("cannot merge {}", path.display()), e.into())
-        })?;
-        self.report.merged += 1;
+            return Err(e);
+        }
+        // Landed: the layer's copy is no longer needed.
+        let _ = rustix::fs::unlinkat(up, name, AtFlags::empty());
+        self.landed(path.to_path_buf(), change, None);
         Ok(())
     }
 
@@ -388,11 +611,7 @@ impl Merger<'_> {
         dst: BorrowedFd<'_>,
         path: &Path,
         name: &[u8],
-        DirFacts {
-            mode,
-            in_opaque,
-            passage,
-        }: DirFacts,
+        DirFacts { mode, passage }: DirFacts,
         depth: usize,
     ) -> Result<(), SandboxError> {
         if depth >= MAX_DEPTH {
@@ -414,36 +633,61 @@ impl Merger<'_> {
                 return Ok(());
             }
         }
-        // Below a directory the run replaced, every directory is the run's alone: what
-        // the host has there and the layer does not was gone in the run's view too.
+        let marked = xattr(up_child.as_fd(), "user.overlay.opaque").is_some_and(|v| v == b"y");
         // A passage never removes what the host has beside the allowed path.
-        let opaque = !passage
-            && (in_opaque
-                || xattr(up_child.as_fd(), "user.overlay.opaque").is_some_and(|v| v == b"y"));
-        // What a passage leads to leaves the layer now; were the directory still marked
-        // replaced, a later merge of the rest (`cordon changes merge`) would remove it
-        // from the host again. Unmarked, that merge only adds what was kept.
-        if passage
-            && xattr(up_child.as_fd(), "user.overlay.opaque").is_some()
-            && rustix::fs::fremovexattr(&up_child, "user.overlay.opaque").is_err()
+        let opaque = !passage && marked;
+        // A file or symlink where the run made a directory: replaced, unless the host
+        // changed it during the run.
+        if let Ok(st) = rustix::fs::statat(dst, name, AtFlags::SYMLINK_NOFOLLOW)
+            && FileType::from_raw_mode(st.st_mode) != FileType::Directory
         {
+            if !self.opts.overwrite && changed_since(&st, self.opts.horizon) {
+                self.conflict(
+                    path.to_path_buf(),
+                    "the run made a directory where the host changed a file during the run; the host's version was kept",
+                );
+                return Ok(());
+            }
+            remove_file_at(dst, name, path)?;
+        }
+        let (dst_child, existed) = open_or_make_dir(dst, name, path)?;
+        if opaque && existed {
+            // The run replaced this directory: the host entries it no longer had go
+            // (unless the host changed them during the run). Below it every directory is
+            // the run's alone, so each carries the mark on; then this one is unmarked,
+            // so that merging what is left later removes nothing again.
+            let mine = names(up_child.as_fd())?;
+            for n in names(dst_child.as_fd())? {
+                if !mine.contains(&n) {
+                    let p = path.join(OsStr::from_bytes(&n));
+                    self.remove_seen(dst_child.as_fd(), &n, &p, depth + 1)?;
+                }
+            }
+            for n in &mine {
+                mark_opaque(up_child.as_fd(), n, path)?;
+            }
+        }
+        if marked && rustix::fs::fremovexattr(&up_child, "user.overlay.opaque").is_err() {
             self.refuse(
                 path.to_path_buf(),
                 "the run replaced this directory and cordon cannot unmark it; merge the rest of its changes by hand",
             );
             return Ok(());
         }
-        let (dst_child, existed) = open_or_make_dir(dst, name, path, depth)?;
-        self.dir(
-            up_child.as_fd(),
-            dst_child.as_fd(),
-            path,
-            opaque && existed,
-            depth + 1,
-        )?;
+        let quiet = self.quiet;
         if !existed {
-            self.report.merged += 1;
+            self.quiet += 1;
         }
+        let before = self.report.merged;
+        let merged = self.dir(up_child.as_fd(), dst_child.as_fd(), path, depth + 1);
+        self.quiet = quiet;
+        merged?;
+        if !existed {
+            let entries = self.report.merged - before;
+            self.landed(path.to_path_buf(), "dir", Some(entries));
+        }
+        // Emptied: nothing of it is left to merge (what stayed out keeps it).
+        let _ = rustix::fs::unlinkat(up, name, AtFlags::REMOVEDIR);
         if passage && existed {
             return Ok(());
         }
@@ -464,19 +708,16 @@ fn merged_mode(mode: u32, dir: bool) -> u32 {
     }
 }
 
-/// Open `name` in `dst` as a directory, replacing a file or symlink there by a new
-/// directory. Returns whether a directory was already there.
+/// Open `name` in `dst` as a directory, making it when missing. Returns whether a
+/// directory was already there.
 fn open_or_make_dir(
     dst: BorrowedFd<'_>,
     name: &[u8],
     path: &Path,
-    depth: usize,
 ) -> Result<(OwnedFd, bool), SandboxError> {
     match rustix::fs::openat(dst, name, DIR_FLAGS, Mode::empty()) {
         Ok(fd) => return Ok((fd, true)),
         Err(Errno::NOENT) => {}
-        // A file or a symlink is in the way: the run replaced it by a directory.
-        Err(Errno::NOTDIR | Errno::LOOP) => remove_at(dst, name, depth)?,
         Err(e) => {
             return Err(SandboxError::io(
                 format!("cannot open {}", path.display()),
@@ -492,6 +733,66 @@ fn open_or_make_dir(
     Ok((fd, false))
 }
 
+/// Mark the directory `name` of the layer directory `up` as replaced (opaque), as
+/// overlayfs would have had the run replaced it itself; anything else is left alone.
+fn mark_opaque(up: BorrowedFd<'_>, name: &[u8], at: &Path) -> Result<(), SandboxError> {
+    let Ok(st) = rustix::fs::statat(up, name, AtFlags::SYMLINK_NOFOLLOW) else {
+        return Ok(());
+    };
+    if FileType::from_raw_mode(st.st_mode) != FileType::Directory {
+        return Ok(());
+    }
+    let fd = rustix::fs::openat(up, name, DIR_FLAGS, Mode::empty()).map_err(errno(
+        format_args!("cannot open the change to {}", at.display()),
+    ))?;
+    rustix::fs::fsetxattr(&fd, "user.overlay.opaque", b"y", rustix::fs::XattrFlags::empty())
+        .map_err(errno(format_args!(
+            "cannot mark the change to {} as a replaced directory",
+            at.display()
+        )))
+}
+
+fn remove_file_at(dst: BorrowedFd<'_>, name: &[u8], path: &Path) -> Result<(), SandboxError> {
+    match rustix::fs::unlinkat(dst, name, AtFlags::empty()) {
+        Ok(()) | Err(Errno::NOENT) => Ok(()),
+        Err(e) => Err(SandboxError::io(
+            format!("cannot replace {}", path.display()),
+            e.into(),
+        )),
+    }
+}
+
+/// Open a host directory the run deleted, to empty it: made searchable first when the
+/// host or the run left it otherwise (never through a symlink).
+fn open_dir_for_removal(
+    dst: BorrowedFd<'_>,
+    name: &[u8],
+    path: &Path,
+) -> Result<OwnedFd, SandboxError> {
+    let fd = match rustix::fs::openat(dst, name, DIR_FLAGS, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(Errno::ACCESS) => {
+            let p = rustix::fs::openat(
+                dst,
+                name,
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(errno(format_args!("cannot open {}", path.display())))?;
+            let _ = rustix::fs::fchmod(&p, Mode::from_raw_mode(0o700));
+            rustix::fs::openat(dst, name, DIR_FLAGS, Mode::empty())
+                .map_err(errno(format_args!("cannot open {}", path.display())))?
+        }
+        Err(e) => {
+            return Err(SandboxError::io(
+                format!("cannot open {}, which the run deleted", path.display()),
+                e.into(),
+            ));
+        }
+    };
+    Ok(fd)
+}
+
 fn exists_at(dir: BorrowedFd<'_>, name: &[u8]) -> bool {
     rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).is_ok()
 }
@@ -501,56 +802,16 @@ fn is_dir_at(dir: BorrowedFd<'_>, name: &[u8]) -> bool {
         .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory)
 }
 
+/// A temporary name beside `name`: hidden, short enough for any file system (a name of
+/// 255 bytes plus a prefix would not be), unique to this process.
 fn temp_name(name: &[u8]) -> std::ffi::CString {
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut t = b".cordon-merge-".to_vec();
-    t.extend_from_slice(&name[..name.len().min(200)]);
+    t.extend_from_slice(&name[..name.len().min(180)]);
+    t.extend_from_slice(format!(".{}-{n}", std::process::id()).as_bytes());
     // A name from a directory entry has no NUL byte.
     std::ffi::CString::new(t).unwrap_or_default()
-}
-
-/// Remove `name` from `dir` without following symlinks; a directory with everything in
-/// it (made searchable first when the run or the host left it otherwise).
-pub(crate) fn remove_at(
-    dir: BorrowedFd<'_>,
-    name: &[u8],
-    depth: usize,
-) -> Result<(), SandboxError> {
-    match rustix::fs::unlinkat(dir, name, AtFlags::empty()) {
-        Ok(()) | Err(Errno::NOENT) => return Ok(()),
-        Err(Errno::ISDIR) => {}
-        Err(e) => {
-            return Err(SandboxError::io(
-                "cannot remove an entry the run deleted",
-                e.into(),
-            ));
-        }
-    }
-    if depth >= MAX_DEPTH * 4 {
-        return Err(SandboxError::setup(
-            "a directory the run deleted is too deep to remove",
-        ));
-    }
-    let child = match rustix::fs::openat(dir, name, DIR_FLAGS, Mode::empty()) {
-        Ok(fd) => fd,
-        Err(Errno::ACCESS) => {
-            rustix::fs::chmodat(dir, name, Mode::from_raw_mode(0o700), AtFlags::empty())
-                .map_err(errno("cannot open a directory the run deleted"))?;
-            rustix::fs::openat(dir, name, DIR_FLAGS, Mode::empty())
-                .map_err(errno("cannot open a directory the run deleted"))?
-        }
-        Err(e) => {
-            return Err(SandboxError::io(
-                "cannot open a directory the run deleted",
-                e.into(),
-            ));
-        }
-    };
-    let _ = rustix::fs::fchmod(&child, Mode::from_raw_mode(0o700));
-    for n in names(child.as_fd())? {
-        remove_at(child.as_fd(), &n, depth + 1)?;
-    }
-    rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR)
-        .map_err(errno("cannot remove a directory the run deleted"))
 }
 
 mod gitcheck;

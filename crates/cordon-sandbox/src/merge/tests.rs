@@ -25,6 +25,74 @@ fn setup(upper_in: Option<&Path>) -> T {
     }
 }
 
+thread_local! {
+    /// Place this many entries, then fail as a full disk would.
+    static FAIL_AFTER: std::cell::Cell<Option<u32>> = const { std::cell::Cell::new(None) };
+}
+
+pub(super) fn fail_point() -> Result<(), SandboxError> {
+    FAIL_AFTER.with(|f| match f.get() {
+        Some(0) => Err(SandboxError::io(
+            "cannot merge",
+            std::io::Error::from_raw_os_error(28),
+        )),
+        Some(n) => {
+            f.set(Some(n - 1));
+            Ok(())
+        }
+        None => Ok(()),
+    })
+}
+
+/// When the run "starts": after the host's fixtures are made (file change times use a
+/// coarse clock, so a moment passes first).
+fn start() -> Stamp {
+    std::thread::sleep(std::time::Duration::from_millis(25));
+    let s = Stamp::now();
+    std::thread::sleep(std::time::Duration::from_millis(25));
+    s
+}
+
+fn opts(home: &Path, horizon: Stamp) -> MergeOptions<'_> {
+    MergeOptions {
+        home,
+        horizon,
+        only: None,
+        reviewed: false,
+        overwrite: false,
+    }
+}
+
+fn merge_layer(layer: &Layer, home: &Path) -> Result<MergeReport, SandboxError> {
+    merge(layer, &opts(home, start()))
+}
+
+fn merge_layer_only(
+    layer: &Layer,
+    home: &Path,
+    only: &[PathBuf],
+) -> Result<MergeReport, SandboxError> {
+    let o = MergeOptions {
+        only: Some(only),
+        ..opts(home, start())
+    };
+    merge(layer, &o)
+}
+
+fn opaque(dir: &Path) {
+    rustix::fs::setxattr(
+        dir,
+        "user.overlay.opaque",
+        b"y",
+        rustix::fs::XattrFlags::empty(),
+    )
+    .unwrap();
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap()
+}
+
 fn whiteout(dir: &Path, name: &str) {
     rustix::fs::mknodat(
         rustix::fs::CWD,
@@ -224,4 +292,225 @@ fn an_allowlist_merges_only_the_named_paths_and_keeps_the_rest() {
         std::fs::read_to_string(root.join("out/new.txt")).unwrap(),
         "evil"
     );
+}
+
+#[test]
+fn host_changes_made_during_the_run_win_and_are_reported() {
+    let t = setup(None);
+    let (root, up) = (&t.layer.root, &t.layer.upper);
+    let home = Path::new("/nonexistent");
+    // Before the run.
+    std::fs::create_dir_all(root.join("build/olddir")).unwrap();
+    std::fs::write(root.join("build/old.o"), "old").unwrap();
+    std::fs::write(root.join("build/olddir/x.o"), "old").unwrap();
+    std::fs::write(root.join("same.txt"), "base").unwrap();
+    std::fs::write(root.join("gone.txt"), "base").unwrap();
+    std::fs::write(root.join("edited.txt"), "base").unwrap();
+    let horizon = start();
+    // The run: `rm -rf build && mkdir build && echo new > build/new.o`, and more.
+    std::fs::create_dir(up.join("build")).unwrap();
+    opaque(&up.join("build"));
+    std::fs::write(up.join("build/new.o"), "new").unwrap();
+    std::fs::write(up.join("same.txt"), "run").unwrap();
+    std::fs::write(up.join("added.txt"), "run").unwrap();
+    std::fs::write(up.join("edited.txt"), "run").unwrap();
+    whiteout(up, "gone.txt");
+    // Meanwhile, on the host.
+    std::fs::write(root.join("build/user-notes.txt"), "notes").unwrap();
+    std::fs::create_dir(root.join("build/userdir")).unwrap();
+    std::fs::write(root.join("build/userdir/y"), "y").unwrap();
+    std::fs::write(root.join("build/olddir/fresh.o"), "host").unwrap();
+    std::fs::write(root.join("same.txt"), "host").unwrap();
+    std::fs::write(root.join("added.txt"), "host").unwrap();
+    std::fs::write(root.join("gone.txt"), "host").unwrap();
+    let m = merge(&t.layer, &opts(home, horizon)).unwrap();
+    // What the run saw and replaced is gone; what the host made meanwhile stays.
+    assert!(!root.join("build/old.o").exists());
+    assert!(!root.join("build/olddir/x.o").exists());
+    assert_eq!(read(&root.join("build/new.o")), "new");
+    assert_eq!(read(&root.join("build/user-notes.txt")), "notes");
+    assert_eq!(read(&root.join("build/userdir/y")), "y");
+    assert_eq!(read(&root.join("build/olddir/fresh.o")), "host");
+    assert_eq!(read(&root.join("same.txt")), "host");
+    assert_eq!(read(&root.join("added.txt")), "host");
+    assert_eq!(read(&root.join("gone.txt")), "host");
+    // An edit the host did not touch lands.
+    assert_eq!(read(&root.join("edited.txt")), "run");
+    let mut conflicts: Vec<_> = m.conflicts.iter().map(|c| c.path.clone()).collect();
+    conflicts.sort();
+    assert_eq!(
+        conflicts,
+        [
+            root.join("added.txt"),
+            root.join("build/olddir/fresh.o"),
+            root.join("build/user-notes.txt"),
+            root.join("build/userdir/y"),
+            root.join("gone.txt"),
+            root.join("same.txt"),
+        ]
+    );
+    assert!(m.left_for_review());
+    // The run's versions wait in the layer; nothing else is left there.
+    assert_eq!(read(&up.join("same.txt")), "run");
+    assert_eq!(read(&up.join("added.txt")), "run");
+    assert!(!up.join("build").exists(), "merged and emptied");
+    assert!(!up.join("edited.txt").exists());
+    // Taking the run's versions on purpose.
+    let o = MergeOptions {
+        overwrite: true,
+        ..opts(home, horizon)
+    };
+    let again = merge(&t.layer, &o).unwrap();
+    assert!(again.conflicts.is_empty(), "{again:?}");
+    assert_eq!(read(&root.join("same.txt")), "run");
+    assert!(!root.join("gone.txt").exists());
+}
+
+#[test]
+fn the_report_lists_what_landed_with_a_new_directory_as_one_entry() {
+    let t = setup(None);
+    let (root, up) = (&t.layer.root, &t.layer.upper);
+    std::fs::write(root.join("del.txt"), "x").unwrap();
+    std::fs::create_dir_all(up.join("node_modules/a/b")).unwrap();
+    for i in 0..5 {
+        std::fs::write(up.join(format!("node_modules/a/b/{i}.js")), "x").unwrap();
+    }
+    std::fs::write(up.join("f.txt"), "x").unwrap();
+    std::os::unix::fs::symlink("f.txt", up.join("l")).unwrap();
+    whiteout(up, "del.txt");
+    let m = merge_layer(&t.layer, Path::new("/nonexistent")).unwrap();
+    let mut landed: Vec<(String, String, Option<u64>)> = m
+        .landed
+        .iter()
+        .map(|l| {
+            (
+                l.path.strip_prefix(root).unwrap().display().to_string(),
+                l.change.clone(),
+                l.entries,
+            )
+        })
+        .collect();
+    landed.sort();
+    assert_eq!(
+        landed,
+        [
+            ("del.txt".into(), "delete".into(), None),
+            ("f.txt".into(), "write".into(), None),
+            ("l".into(), "symlink".into(), None),
+            ("node_modules".into(), "dir".into(), Some(7)),
+        ]
+    );
+}
+
+#[test]
+fn a_symlink_leading_out_of_the_root_waits_for_review() {
+    let t = setup(None);
+    let (root, up) = (&t.layer.root, &t.layer.upper);
+    std::os::unix::fs::symlink("/home/u/.bashrc", up.join("report.json")).unwrap();
+    std::os::unix::fs::symlink("../../etc", up.join("up")).unwrap();
+    std::os::unix::fs::symlink("src/main.rs", up.join("inside")).unwrap();
+    std::os::unix::fs::symlink(root.join("src"), up.join("abs-inside")).unwrap();
+    let horizon = start();
+    let m = merge(&t.layer, &opts(Path::new("/nonexistent"), horizon)).unwrap();
+    let mut held: Vec<_> = m.held.iter().map(|h| h.path.clone()).collect();
+    held.sort();
+    assert_eq!(held, [root.join("report.json"), root.join("up")]);
+    assert!(root.join("inside").symlink_metadata().is_ok());
+    assert!(root.join("abs-inside").symlink_metadata().is_ok());
+    assert!(root.join("report.json").symlink_metadata().is_err());
+    // Reviewed and applied on purpose, it lands.
+    let o = MergeOptions {
+        reviewed: true,
+        ..opts(Path::new("/nonexistent"), horizon)
+    };
+    let m = merge(&t.layer, &o).unwrap();
+    assert!(m.held.is_empty());
+    assert!(root.join("report.json").symlink_metadata().is_ok());
+}
+
+#[test]
+fn names_past_path_max_merge_relative_to_descriptors() {
+    use rustix::fs::{Mode, OFlags};
+    let t = setup(None);
+    let name = "d".repeat(255);
+    // 17 levels of 255-byte names: more than PATH_MAX (4096) in all.
+    let mut fd = rustix::fs::open(&t.layer.upper, DIR_FLAGS, Mode::empty()).unwrap();
+    for _ in 0..17 {
+        rustix::fs::mkdirat(&fd, name.as_str(), Mode::from_raw_mode(0o755)).unwrap();
+        fd = rustix::fs::openat(&fd, name.as_str(), DIR_FLAGS, Mode::empty()).unwrap();
+    }
+    let f = rustix::fs::openat(
+        &fd,
+        "deep.txt",
+        OFlags::WRONLY | OFlags::CREATE,
+        Mode::from_raw_mode(0o644),
+    )
+    .unwrap();
+    rustix::io::write(&f, b"deep").unwrap();
+    let m = merge_layer(&t.layer, Path::new("/nonexistent")).unwrap();
+    assert!(m.refused.is_empty(), "{m:?}");
+    let mut fd = rustix::fs::open(&t.layer.root, DIR_FLAGS, Mode::empty()).unwrap();
+    for _ in 0..17 {
+        fd = rustix::fs::openat(&fd, name.as_str(), DIR_FLAGS, Mode::empty()).unwrap();
+    }
+    let st = rustix::fs::statat(&fd, "deep.txt", AtFlags::empty()).unwrap();
+    assert_eq!(st.st_size, 4);
+    // The tree can be removed again, whatever its depth.
+    let d = cordon_fs::Dir::open_ambient(&t.layer.root).unwrap();
+    d.remove_tree(Path::new(&name)).unwrap();
+}
+
+#[test]
+fn a_merge_that_stops_part_way_is_completed_by_the_next_without_loss() {
+    // The same layer merged in one go, and merged with a failure after each possible
+    // number of entries and then again: the host ends the same every time.
+    let build = |t: &T| {
+        let (root, up) = (&t.layer.root, &t.layer.upper);
+        std::fs::create_dir_all(root.join("build/sub")).unwrap();
+        std::fs::write(root.join("build/old.o"), "old").unwrap();
+        std::fs::write(root.join("build/sub/old2.o"), "old").unwrap();
+        std::fs::write(root.join("gone.txt"), "old").unwrap();
+        let horizon = start();
+        std::fs::create_dir_all(up.join("build/sub")).unwrap();
+        opaque(&up.join("build"));
+        for n in ["a", "b", "c"] {
+            std::fs::write(up.join(format!("build/{n}.o")), n).unwrap();
+            std::fs::write(up.join(format!("build/sub/{n}.o")), n).unwrap();
+        }
+        std::fs::write(up.join("top.txt"), "top").unwrap();
+        whiteout(up, "gone.txt");
+        horizon
+    };
+    let snapshot = |root: &Path| {
+        let mut out = Vec::new();
+        let mut stack = vec![root.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p.clone());
+                    out.push((p.strip_prefix(root).unwrap().to_path_buf(), None));
+                } else {
+                    out.push((p.strip_prefix(root).unwrap().to_path_buf(), Some(read(&p))));
+                }
+            }
+        }
+        out.sort();
+        out
+    };
+    let whole = setup(None);
+    let h = build(&whole);
+    merge(&whole.layer, &opts(Path::new("/nonexistent"), h)).unwrap();
+    let expected = snapshot(&whole.layer.root);
+    assert!(!expected.iter().any(|(p, _)| p.ends_with("old.o")));
+    for fail_after in 0..7 {
+        let t = setup(None);
+        let h = build(&t);
+        FAIL_AFTER.with(|f| f.set(Some(fail_after)));
+        let first = merge(&t.layer, &opts(Path::new("/nonexistent"), h));
+        FAIL_AFTER.with(|f| f.set(None));
+        assert!(first.is_err(), "failed after {fail_after}");
+        merge(&t.layer, &opts(Path::new("/nonexistent"), h)).unwrap();
+        assert_eq!(snapshot(&t.layer.root), expected, "failed after {fail_after}");
+    }
 }

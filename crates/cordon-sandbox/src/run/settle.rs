@@ -1,16 +1,20 @@
-//! What a finished run left in the host's tree: its copy-on-write layers merged back,
-//! protected paths it created removed.
+//! What a finished run left in the host's tree: its copy-on-write layers merged back
+//! (or held for review), protected paths it created removed.
 
 use crate::changes::ChangeSet;
 use crate::error::SandboxError;
+use crate::merge::{MergeOptions, MergeReport};
 use crate::report::{Blocked, BlockedKind, DenialReport};
 use crate::spec::SandboxSpec;
 use std::path::Path;
 
-/// Merge every layer of `set` into its root, report what stayed out, and delete the set.
-/// A merge that stops part way keeps the set (for `cordon changes`) and says so.
+/// Merge every layer of `set` into its root, report what landed and what stayed out,
+/// and delete the set unless something in it waits for a human (held, kept by an
+/// allowlist, or in conflict with a host change). With `--hold`, nothing is merged and
+/// the set waits whole. A merge that stops part way keeps the set, which `cordon
+/// changes apply` completes, and says so; the report is filled either way.
 pub(super) fn merge_back(
-    set: ChangeSet,
+    mut set: ChangeSet,
     spec: &SandboxSpec,
     report: &mut DenialReport,
 ) -> Result<(), SandboxError> {
@@ -26,58 +30,92 @@ pub(super) fn merge_back(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    // Changes outside an allowlist stay in the set for a human.
+    if spec.hold {
+        set.mark_held()?;
+        report.changes.change_set = Some(id);
+        report.changes.held = true;
+        return Ok(());
+    }
+    let opts = MergeOptions {
+        home: &spec.home,
+        horizon: set.meta().horizon(),
+        only: spec.merge_only.as_deref(),
+        reviewed: false,
+        overwrite: false,
+    };
     let mut keep = false;
+    let mut failed = None;
     for layer in set.layers() {
-        let merged = match &spec.merge_only {
-            Some(only) => crate::merge::merge_layer_only(layer, &spec.home, only),
-            None => crate::merge::merge_layer(layer, &spec.home),
-        };
-        match merged {
+        match crate::merge::merge(layer, &opts) {
             Ok(m) => {
-                report.merged.merged += m.merged;
-                report.merged.removed += m.removed;
-                if !m.kept.is_empty() || !m.held.is_empty() {
-                    keep = true;
-                }
-                for h in m.held {
-                    report.blocked.push(Blocked {
-                        kind: BlockedKind::NotMerged,
-                        target: h.path.display().to_string(),
-                        detail: format!(
-                            "held for review: {}; it waits in `cordon changes show {id}`",
-                            h.reason
-                        ),
-                    });
-                }
-                for p in m.kept {
-                    report.blocked.push(Blocked {
-                        kind: BlockedKind::NotMerged,
-                        target: p.display().to_string(),
-                        detail: format!(
-                            "not merged into the host's tree: the run may change only the paths it declared; the change waits in `cordon changes show {id}`"
-                        ),
-                    });
-                }
-                for r in m.refused {
-                    report.blocked.push(Blocked {
-                        kind: BlockedKind::NotMerged,
-                        target: r.path.display().to_string(),
-                        detail: format!("not merged into the host's tree: {}", r.reason),
-                    });
-                }
+                keep |= m.left_for_review();
+                account(m, &id, report);
             }
             Err(e) => {
-                return Err(SandboxError::setup(format!(
-                    "{}; the run's remaining changes are kept: see `cordon changes show {id}`",
-                    e.message
-                )));
+                failed = Some(e);
+                break;
             }
         }
     }
-    let removed = if keep { Ok(()) } else { set.remove() };
     report.merged.micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
-    removed
+    if let Some(e) = failed {
+        report.changes.change_set = Some(id.clone());
+        return Err(SandboxError::setup(format!(
+            "{}; what did not land is kept: see `cordon changes show {id}`, then `cordon changes apply {id}` to finish",
+            e.message
+        )));
+    }
+    if keep {
+        report.changes.change_set = Some(id);
+        return Ok(());
+    }
+    set.remove()
+}
+
+/// Add one layer's merge to the run's report.
+fn account(m: MergeReport, id: &str, report: &mut DenialReport) {
+    report.merged.merged += m.merged;
+    report.merged.removed += m.removed;
+    let room = crate::merge::MAX_LISTED.saturating_sub(report.changes.landed.len());
+    let over = m.landed.len().saturating_sub(room) as u64;
+    report.changes.unlisted += m.unlisted + over;
+    report.changes.landed.extend(m.landed.into_iter().take(room));
+    for p in m.kept {
+        report.blocked.push(Blocked {
+            kind: BlockedKind::NotMerged,
+            target: p.display().to_string(),
+            detail: format!(
+                "not merged into the host's tree: the run may change only the paths it declared; the change waits in `cordon changes show {id}`"
+            ),
+        });
+    }
+    for h in m.held {
+        report.blocked.push(Blocked {
+            kind: BlockedKind::Held,
+            target: h.path.display().to_string(),
+            detail: format!(
+                "held for review: {}; see `cordon changes show {id}`, then `cordon changes apply {id}` or `discard {id}`",
+                h.reason
+            ),
+        });
+    }
+    for c in m.conflicts {
+        report.blocked.push(Blocked {
+            kind: BlockedKind::Conflict,
+            target: c.path.display().to_string(),
+            detail: format!(
+                "{}; `cordon changes show {id}` shows the run's version (`cordon changes apply {id} --overwrite` takes it)",
+                c.reason
+            ),
+        });
+    }
+    for r in m.refused {
+        report.blocked.push(Blocked {
+            kind: BlockedKind::NotMerged,
+            target: r.path.display().to_string(),
+            detail: format!("not merged into the host's tree: {}", r.reason),
+        });
+    }
 }
 
 /// A protected path that did not exist before the run and exists now was created by
@@ -102,12 +140,8 @@ pub(super) fn remove_created(p: &Path) -> Option<String> {
             ));
         }
     }
-    let removed = if meta.is_dir() {
-        std::fs::remove_dir_all(p)
-    } else {
-        std::fs::remove_file(p)
-    };
-    Some(match removed {
+    let _ = meta;
+    Some(match cordon_fs::remove_tree_at(p) {
         Ok(()) => "the sandbox created this protected path; it was removed after the run".into(),
         Err(e) => format!("the sandbox created this protected path and removing it failed: {e}"),
     })

@@ -238,6 +238,7 @@ pub(super) fn finish(
         timed_out: result.timed_out,
         report,
         output_truncated,
+        merge_error: None,
     })
 }
 

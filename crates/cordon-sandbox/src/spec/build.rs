@@ -185,6 +185,10 @@ impl SandboxBuilder {
             // Without mounts a slot could not be HOME: the run would see the real one.
             require = Require::Full;
         }
+        if self.hold {
+            // Without the copy-on-write roots the changes land as they are made.
+            require = Require::Full;
+        }
         let merge_only = match &self.merge_only {
             None => None,
             Some(paths) => {
@@ -277,6 +281,8 @@ impl SandboxBuilder {
             plan,
             slot: self.slot,
             merge_only,
+            hold: self.hold,
+            changes_limit: self.changes_limit,
         })
     }
 }
