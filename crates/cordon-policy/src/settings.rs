@@ -101,6 +101,12 @@ pub struct SandboxSettings {
     pub env_allow: Vec<String>,
     /// Names passed even though they look like secrets (explicit override).
     pub env_allow_secret: Vec<String>,
+    /// Keep a contained run's changes for review instead of merging them (`hold =
+    /// true` in any layer: holding only ever tightens).
+    pub hold: bool,
+    /// The most bytes a contained run's changes may take (`changes_limit`); the smallest
+    /// of the layers wins.
+    pub changes_limit: Option<u64>,
 }
 
 /// The `[network]` table, merged over the config layers. Strings are validated when the

@@ -254,8 +254,10 @@ impl ChangeSet {
         self.meta.hold = true;
         let json = serde_json::to_vec_pretty(&self.meta)
             .map_err(|e| SandboxError::setup(format!("cannot encode the change set: {e}")))?;
-        write_in_place(&self.dir.join("meta.json"), &json)
-            .map_err(io(format_args!("cannot write {}/meta.json", self.dir.display())))
+        write_in_place(&self.dir.join("meta.json"), &json).map_err(io(format_args!(
+            "cannot write {}/meta.json",
+            self.dir.display()
+        )))
     }
 
     /// Where the change set is.

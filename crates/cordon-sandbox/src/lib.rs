@@ -86,6 +86,7 @@ mod permit;
 mod plan;
 mod relay_copy;
 mod report;
+mod review;
 mod run;
 mod seccomp;
 pub mod slot;
@@ -120,6 +121,7 @@ pub use plan::{
 pub use report::{
     Blocked, BlockedKind, ChangesReport, DenialReport, Enforced, MergeCounts, ProcessLimit, Tier,
 };
+pub use review::{Applied, apply, review};
 pub use run::{Helper, HelperHints, Outcome, Started, run, with_forwarded_signals_blocked};
 pub use slot::{SlotError, SlotErrorKind, SlotGuard, SlotMounts, SlotName, SlotPaths, SlotScope};
 pub use spec::{DEFAULT_PROXY_PORT, Limits, Network, Require, SandboxBuilder, SandboxSpec};

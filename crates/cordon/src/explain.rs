@@ -52,3 +52,44 @@ pub fn print_fixes(fixes: &[Fix]) {
         eprintln!("cordon: hint: {}", clean(&f.to_string()));
     }
 }
+
+/// Say on stderr where the changes a run did not merge wait: a set held whole
+/// (`--hold`), changes held for review, conflicts with host changes.
+pub fn print_changes(changes: &cordon_sandbox::ChangesReport, blocked: &[cordon_sandbox::Blocked]) {
+    use cordon_sandbox::BlockedKind;
+    let spared = blocked
+        .iter()
+        .filter(|b| b.kind == BlockedKind::Conflict && !b.detail.contains("cordon changes"))
+        .count();
+    if spared > 0 {
+        eprintln!(
+            "cordon: kept {spared} host entr{} that the run deleted: the host changed {} during the run",
+            if spared == 1 { "y" } else { "ies" },
+            if spared == 1 { "it" } else { "them" }
+        );
+    }
+    let Some(id) = &changes.change_set else {
+        return;
+    };
+    let id = clean(id);
+    if changes.held {
+        eprintln!(
+            "cordon: the run's changes are held for review: `cordon changes show {id}`, then `cordon changes apply {id}` or `cordon changes discard {id}`"
+        );
+        return;
+    }
+    let count = |k: BlockedKind| blocked.iter().filter(|b| b.kind == k).count();
+    let (held, conflicts) = (count(BlockedKind::Held), count(BlockedKind::Conflict));
+    if held > 0 {
+        eprintln!(
+            "cordon: {held} change{} held for review: `cordon changes show {id}`, then `cordon changes apply {id}` or `cordon changes discard {id}`",
+            if held == 1 { "" } else { "s" },
+        );
+    }
+    if conflicts > 0 {
+        eprintln!(
+            "cordon: {conflicts} change{} not merged because the host changed the same entries during the run (the host's versions were kept): `cordon changes show {id}`",
+            if conflicts == 1 { "" } else { "s" }
+        );
+    }
+}

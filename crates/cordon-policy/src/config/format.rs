@@ -77,6 +77,8 @@ pub(super) struct SandboxTable {
     pub(super) env_allow: Vec<String>,
     #[serde(default)]
     pub(super) env_allow_secret: Vec<String>,
+    pub(super) hold: Option<bool>,
+    pub(super) changes_limit: Option<u64>,
 }
 
 #[derive(Deserialize, Default)]

@@ -210,8 +210,16 @@ pub(super) fn merge(
                         })
                         .collect()
                 };
-                // Masks only ever hide more: honoured from every layer.
+                // Masks only ever hide more: honoured from every layer. So does holding a
+                // run's changes for review, and a lower bound on what they may take.
                 sandbox.mask.extend(abs(&t.mask)?);
+                if t.hold == Some(true) {
+                    sandbox.hold = true;
+                }
+                if let Some(limit) = t.changes_limit {
+                    sandbox.changes_limit =
+                        Some(sandbox.changes_limit.map_or(limit, |l| l.min(limit)));
+                }
                 if ok {
                     sandbox.writable_roots.extend(abs(&t.writable_roots)?);
                     sandbox.env_allow.extend(t.env_allow.iter().cloned());

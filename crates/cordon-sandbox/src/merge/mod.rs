@@ -104,6 +104,9 @@ pub struct MergeReport {
     /// Changes left in the layer because the host changed the same entry during the
     /// run (the host's version was kept).
     pub conflicts: Vec<Refused>,
+    /// Host entries the run deleted (or replaced) that the host changed during the run:
+    /// kept, and nothing of the run's waits for them.
+    pub spared: Vec<Refused>,
 }
 
 impl MergeReport {
@@ -346,10 +349,12 @@ impl Merger<'_> {
         let is_dir = FileType::from_raw_mode(st.st_mode) == FileType::Directory;
         if !is_dir {
             if !self.opts.overwrite && changed_since(&st, self.opts.horizon) {
-                self.conflict(
-                    path.to_path_buf(),
-                    "the host changed it during the run, which deleted it; the host's version was kept",
-                );
+                self.report.spared.push(Refused {
+                    path: path.to_path_buf(),
+                    reason:
+                        "the host made or changed it during the run, which deleted it; it was kept"
+                            .into(),
+                });
                 return Ok(());
             }
             match rustix::fs::unlinkat(dst, name, AtFlags::empty()) {
@@ -428,9 +433,15 @@ impl Merger<'_> {
         if ft == FileType::CharacterDevice && st.st_rdev == 0 {
             // A whiteout: the run deleted this entry.
             self.remove_seen(dst, name, &path, depth)?;
-            // Honoured: the layer no longer needs it. Kept while the host's entry (a
-            // conflict) is still there, for a later `apply --overwrite`.
-            if !exists_at(dst, name) {
+            // Honoured: the layer no longer needs it. Kept while the host's entry is
+            // still there (a conflict), for a later `apply --overwrite`.
+            if exists_at(dst, name) {
+                self.report.spared.retain(|s| !s.path.starts_with(&path));
+                self.conflict(
+                    path,
+                    "the host changed it during the run, which deleted it; the host's version was kept",
+                );
+            } else {
                 let _ = rustix::fs::unlinkat(up, name, AtFlags::empty());
             }
             return Ok(());
@@ -532,6 +543,7 @@ impl Merger<'_> {
         if is_dir_at(dst, name) {
             self.remove_seen(dst, name, path, depth)?;
             if exists_at(dst, name) {
+                self.report.spared.retain(|s| !s.path.starts_with(path));
                 // What the host added to the directory during the run stays.
                 self.conflict(
                     path.to_path_buf(),
@@ -745,11 +757,16 @@ fn mark_opaque(up: BorrowedFd<'_>, name: &[u8], at: &Path) -> Result<(), Sandbox
     let fd = rustix::fs::openat(up, name, DIR_FLAGS, Mode::empty()).map_err(errno(
         format_args!("cannot open the change to {}", at.display()),
     ))?;
-    rustix::fs::fsetxattr(&fd, "user.overlay.opaque", b"y", rustix::fs::XattrFlags::empty())
-        .map_err(errno(format_args!(
-            "cannot mark the change to {} as a replaced directory",
-            at.display()
-        )))
+    rustix::fs::fsetxattr(
+        &fd,
+        "user.overlay.opaque",
+        b"y",
+        rustix::fs::XattrFlags::empty(),
+    )
+    .map_err(errno(format_args!(
+        "cannot mark the change to {} as a replaced directory",
+        at.display()
+    )))
 }
 
 fn remove_file_at(dst: BorrowedFd<'_>, name: &[u8], path: &Path) -> Result<(), SandboxError> {

@@ -1,69 +1,300 @@
-//! What merging a layer would do, without doing it (`cordon changes show`).
+//! What merging a layer would do, without doing it: `cordon changes show`, and the
+//! console's view of a held change set. Every added, modified and deleted path, what the
+//! merge would refuse or hold and why, conflicts with host changes made since the run
+//! started, flags for what a host tool may run, and a unified diff for text.
+//!
+//! Walked like the merge itself, relative to directory descriptors opened without
+//! following links, in the layer and in the host's tree side by side.
 
-use super::{MAX_DEPTH, git_config_refusal, kind_of};
+use super::{DIR_FLAGS, MAX_DEPTH, MergeOptions, changed_since, kind_of, leads_out, names, xattr};
 use crate::changes::Layer;
 use crate::error::SandboxError;
-use cordon_policy::planted::{Leave, judge_left};
+use cordon_policy::planted::{Leave, LeftKind, judge_left};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
+use std::ffi::OsStr;
+use std::io::Read;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+
+/// Text files larger than this are not diffed.
+const MAX_DIFF_BYTES: u64 = 1 << 20;
 
 /// One entry of a layer, as [`preview_layer`] shows it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Pending {
     /// Where it would go on the host.
     pub path: PathBuf,
-    /// `write` (a file or symlink), `dir`, or `delete`.
+    /// `add`, `modify`, `delete`, `dir` (a directory added or replaced), or `write` for
+    /// an entry whose host side cannot be read.
     pub change: &'static str,
-    /// Why the merge would refuse it.
+    /// Why the merge would refuse it (it never lands).
     pub refused: Option<String>,
+    /// Why the merge holds it for review (it lands only through `cordon changes apply`).
+    pub held: Option<String>,
+    /// The host changed this entry after the run started; its version would be kept.
+    pub conflict: bool,
+    /// What a host tool may run or obey in it.
+    pub flags: Vec<String>,
+    /// A unified diff of the host's version against the run's, for text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
 }
 
-/// What merging `layer` would do, without doing it (for `cordon changes show`).
-pub fn preview_layer(layer: &Layer, home: &Path) -> Result<Vec<Pending>, SandboxError> {
+/// What merging `layer` with `opts` would do, without doing it. With `diffs`, text files
+/// carry a unified diff.
+pub fn preview_layer(
+    layer: &Layer,
+    opts: &MergeOptions<'_>,
+    diffs: bool,
+) -> Result<Vec<Pending>, SandboxError> {
+    let open = |p: &Path| {
+        rustix::fs::open(p, DIR_FLAGS, Mode::empty())
+            .map_err(|e| SandboxError::io(format!("cannot open {}", p.display()), e.into()))
+    };
+    let up = open(&layer.upper)?;
+    let host = open(&layer.root).ok();
+    let mut w = Walk {
+        opts,
+        root: &layer.root,
+        diffs,
+        out: Vec::new(),
+    };
+    w.dir(up.as_fd(), host.as_ref().map(|h| h.as_fd()), &layer.root, 0)?;
+    Ok(w.out)
+}
+
+struct Walk<'a> {
+    opts: &'a MergeOptions<'a>,
+    root: &'a Path,
+    diffs: bool,
+    out: Vec<Pending>,
+}
+
+fn read_at(dir: BorrowedFd<'_>, name: &[u8], limit: u64) -> Option<Vec<u8>> {
+    let fd = rustix::fs::openat(
+        dir,
+        OsStr::from_bytes(name),
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()?;
+    let st = rustix::fs::fstat(&fd).ok()?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+        return None;
+    }
     let mut out = Vec::new();
-    let mut stack = vec![(layer.upper.clone(), layer.root.clone(), 0usize)];
-    while let Some((dir, at, depth)) = stack.pop() {
-        let rd = std::fs::read_dir(&dir)
-            .map_err(|e| SandboxError::io(format!("cannot read {}", dir.display()), e))?;
-        let mut entries: Vec<_> = rd.flatten().collect();
-        entries.sort_by_key(|e| e.file_name());
-        for e in entries {
-            use std::os::unix::fs::{FileTypeExt, MetadataExt};
-            let path = at.join(e.file_name());
-            let Ok(meta) = e.path().symlink_metadata() else {
-                continue;
-            };
-            let ft = meta.file_type();
-            if ft.is_char_device() && meta.rdev() == 0 {
-                out.push(Pending {
+    std::fs::File::from(fd)
+        .take(limit + 1)
+        .read_to_end(&mut out)
+        .ok()?;
+    (out.len() as u64 <= limit).then_some(out)
+}
+
+impl Walk<'_> {
+    fn dir(
+        &mut self,
+        up: BorrowedFd<'_>,
+        host: Option<BorrowedFd<'_>>,
+        at: &Path,
+        depth: usize,
+    ) -> Result<(), SandboxError> {
+        let mut entries = names(up)?;
+        entries.sort();
+        for name in entries {
+            self.entry(up, host, at, &name, depth)?;
+        }
+        Ok(())
+    }
+
+    fn entry(
+        &mut self,
+        up: BorrowedFd<'_>,
+        host: Option<BorrowedFd<'_>>,
+        at: &Path,
+        name: &[u8],
+        depth: usize,
+    ) -> Result<(), SandboxError> {
+        let path = at.join(OsStr::from_bytes(name));
+        let Ok(st) = rustix::fs::statat(up, OsStr::from_bytes(name), AtFlags::SYMLINK_NOFOLLOW)
+        else {
+            return Ok(());
+        };
+        let host_st: Option<Stat> = host.and_then(|h| {
+            rustix::fs::statat(h, OsStr::from_bytes(name), AtFlags::SYMLINK_NOFOLLOW).ok()
+        });
+        let conflict = !self.opts.overwrite
+            && host_st
+                .as_ref()
+                .is_some_and(|s| changed_since(s, self.opts.horizon));
+        let (kind, ft) = kind_of(st.st_mode);
+        if ft == FileType::Socket {
+            return Ok(());
+        }
+        if ft == FileType::CharacterDevice && st.st_rdev == 0 {
+            if host_st.is_some() {
+                self.out.push(Pending {
                     path,
                     change: "delete",
                     refused: None,
+                    held: None,
+                    conflict,
+                    flags: Vec::new(),
+                    diff: None,
                 });
-                continue;
             }
-            if ft.is_socket() {
-                continue;
+            return Ok(());
+        }
+        let mut pending = Pending {
+            path: path.clone(),
+            change: match (&host_st, kind) {
+                (_, LeftKind::Dir) => "dir",
+                (None, _) => "add",
+                (Some(_), _) => "modify",
+            },
+            refused: None,
+            held: None,
+            conflict,
+            flags: Vec::new(),
+            diff: None,
+        };
+        match judge_left(&path, kind, self.opts.home) {
+            Leave::Refuse(r) => pending.refused = Some(r),
+            Leave::Hold(r) => pending.held = Some(r),
+            Leave::CheckGitConfig => {
+                pending.refused = match read_at(up, name, super::MAX_GIT_CONFIG) {
+                    Some(b) => super::git_config_refusal(&b),
+                    None => Some("it cannot be read to be checked".into()),
+                }
             }
-            let (kind, _) = kind_of(meta.mode());
-            let refused = match judge_left(&path, kind, home) {
-                Leave::Refuse(r) | Leave::Hold(r) => Some(r),
-                Leave::CheckGitConfig => std::fs::read(e.path()).map_or_else(
-                    |_| Some("it cannot be read".into()),
-                    |b| git_config_refusal(&b),
-                ),
-                Leave::Keep if depth >= MAX_DEPTH => Some("it is too deep".into()),
-                Leave::Keep => None,
-            };
-            let is_dir = ft.is_dir();
-            out.push(Pending {
-                path: path.clone(),
-                change: if is_dir { "dir" } else { "write" },
-                refused: refused.clone(),
-            });
-            if is_dir && refused.is_none() {
-                stack.push((e.path(), path, depth + 1));
+            Leave::Keep => {}
+        }
+        if kind == LeftKind::Symlink
+            && let Ok(target) = rustix::fs::readlinkat(up, OsStr::from_bytes(name), Vec::new())
+        {
+            pending.flags.push(format!(
+                "symlink to {}",
+                String::from_utf8_lossy(target.as_bytes())
+            ));
+            if pending.held.is_none()
+                && pending.refused.is_none()
+                && leads_out(&path, target.as_bytes(), self.root)
+            {
+                pending.held = Some("a symlink that leads out of the root".into());
             }
         }
+        if kind == LeftKind::Other {
+            pending.refused = Some("only files, directories and symlinks are merged".into());
+        }
+        if kind == LeftKind::File {
+            pending.flags.extend(flags(&path, &st, host_st.as_ref()));
+            if self.diffs {
+                pending.diff = diff(up, host, name, &path, self.root);
+            }
+        }
+        let descend = kind == LeftKind::Dir && pending.refused.is_none();
+        if kind == LeftKind::Dir
+            && let Some(dir) = open_sub(up, name)
+            && xattr(dir.as_fd(), "user.overlay.opaque").is_some_and(|v| v == b"y")
+        {
+            pending.flags.push("replaces the host's directory".into());
+        }
+        // A directory that only leads to changes is not a change of its own.
+        let lone_dir = kind == LeftKind::Dir
+            && host_st
+                .as_ref()
+                .is_some_and(|s| FileType::from_raw_mode(s.st_mode) == FileType::Directory)
+            && pending.flags.is_empty()
+            && pending.refused.is_none()
+            && pending.held.is_none();
+        if !lone_dir {
+            self.out.push(pending);
+        }
+        if descend {
+            if depth >= MAX_DEPTH {
+                return Ok(());
+            }
+            let Some(sub_up) = open_sub(up, name) else {
+                return Ok(());
+            };
+            let sub_host = host.and_then(|h| open_sub(h, name));
+            self.dir(
+                sub_up.as_fd(),
+                sub_host.as_ref().map(|h| h.as_fd()),
+                &path,
+                depth + 1,
+            )?;
+        }
+        Ok(())
     }
-    Ok(out)
+}
+
+fn open_sub(dir: BorrowedFd<'_>, name: &[u8]) -> Option<OwnedFd> {
+    rustix::fs::openat(dir, OsStr::from_bytes(name), DIR_FLAGS, Mode::empty()).ok()
+}
+
+/// What a host tool may run in the file the run left at `path`.
+fn flags(path: &Path, st: &Stat, host: Option<&Stat>) -> Vec<String> {
+    let mut out = Vec::new();
+    let exec = |m: u32| m & 0o111 != 0;
+    if exec(st.st_mode) && !host.is_some_and(|h| exec(h.st_mode)) {
+        out.push("new executable".to_string());
+    }
+    let comps: Vec<&OsStr> = path.iter().collect();
+    let name = comps.last().copied().unwrap_or_default();
+    let parent = comps.len().checked_sub(2).map(|i| comps[i]);
+    let grand = comps.len().checked_sub(3).map(|i| comps[i]);
+    if parent == Some(OsStr::new(".bin")) && grand == Some(OsStr::new("node_modules")) {
+        out.push("a node_modules/.bin entry: package scripts run it by name".into());
+    }
+    let n = name.as_bytes();
+    if n == b"package.json" {
+        out.push("package.json: its scripts and install hooks run on npm install / npm run".into());
+    } else if matches!(n, b"setup.py" | b"pyproject.toml" | b"setup.cfg") {
+        out.push("a Python build definition: pip runs its build backend on install".into());
+    } else if matches!(n, b"Makefile" | b"makefile" | b"GNUmakefile") {
+        out.push("a Makefile: make runs its recipes".into());
+    } else if n == b"build.rs" {
+        out.push("a Cargo build script: cargo build runs it".into());
+    }
+    out
+}
+
+/// A unified diff of the host's version of `name` against the run's, when both are
+/// text; a line saying what the file is otherwise.
+fn diff(
+    up: BorrowedFd<'_>,
+    host: Option<BorrowedFd<'_>>,
+    name: &[u8],
+    path: &Path,
+    root: &Path,
+) -> Option<String> {
+    let new = read_at(up, name, MAX_DIFF_BYTES)?;
+    let old = match host {
+        Some(h) => {
+            match rustix::fs::statat(h, OsStr::from_bytes(name), AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(_) => read_at(h, name, MAX_DIFF_BYTES)?,
+                Err(_) => Vec::new(),
+            }
+        }
+        None => Vec::new(),
+    };
+    let (Ok(old), Ok(new)) = (std::str::from_utf8(&old), std::str::from_utf8(&new)) else {
+        return Some(format!("binary file, {} bytes\n", new.len()));
+    };
+    if old == new {
+        return None;
+    }
+    let rel = path
+        .strip_prefix(root)
+        .unwrap_or(path)
+        .display()
+        .to_string();
+    Some(
+        similar::TextDiff::from_lines(old, new)
+            .unified_diff()
+            .context_radius(3)
+            .header(&format!("a/{rel}"), &format!("b/{rel}"))
+            .to_string(),
+    )
 }

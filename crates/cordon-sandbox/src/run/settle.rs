@@ -79,7 +79,10 @@ fn account(m: MergeReport, id: &str, report: &mut DenialReport) {
     let room = crate::merge::MAX_LISTED.saturating_sub(report.changes.landed.len());
     let over = m.landed.len().saturating_sub(room) as u64;
     report.changes.unlisted += m.unlisted + over;
-    report.changes.landed.extend(m.landed.into_iter().take(room));
+    report
+        .changes
+        .landed
+        .extend(m.landed.into_iter().take(room));
     for p in m.kept {
         report.blocked.push(Blocked {
             kind: BlockedKind::NotMerged,
@@ -107,6 +110,13 @@ fn account(m: MergeReport, id: &str, report: &mut DenialReport) {
                 "{}; `cordon changes show {id}` shows the run's version (`cordon changes apply {id} --overwrite` takes it)",
                 c.reason
             ),
+        });
+    }
+    for s in m.spared {
+        report.blocked.push(Blocked {
+            kind: BlockedKind::Conflict,
+            target: s.path.display().to_string(),
+            detail: s.reason,
         });
     }
     for r in m.refused {

@@ -162,9 +162,21 @@ pub struct ExecOptions {
     /// Tier required.
     #[arg(long, value_enum, default_value_t)]
     require: RequireArg,
-    /// Write the denial report (JSON) to this file.
+    /// Write the denial report (JSON) to this file. Its directory is opened before the
+    /// command runs, and the report replaces whatever is at the name (a symlink is
+    /// replaced, never written through).
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
+    /// Keep the run's changes to its writable roots for review instead of merging them
+    /// (also `[sandbox] hold = true`): `cordon changes show ID` lists and diffs them,
+    /// `cordon changes apply ID` merges them, `discard` drops them.
+    #[arg(long)]
+    hold: bool,
+    /// The most bytes the run's changes to its writable roots may take, e.g. `2G`
+    /// (suffixes K, M, G, T); the run is stopped when they reach it [default:
+    /// `[sandbox] changes_limit`, else all but a reserve of the free space].
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    changes_limit: Option<u64>,
     /// Pass this environment variable (repeatable; secret-looking names are still dropped).
     #[arg(long = "env", value_name = "NAME")]
     env: Vec<String>,
@@ -364,6 +376,14 @@ fn parse_size(s: &str) -> Result<u64, SizeError> {
 /// Run `cordon exec`.
 pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     let args = *args.options;
+    // Anchored now, before anything runs: what the command does to the path meanwhile
+    // (a symlink at its name, a renamed directory) cannot move where the report goes.
+    let report_file = match &args.report {
+        Some(path) => {
+            Some(cordon_fs::OutputFile::prepare(path).map_err(|e| fail(format!("--report: {e}")))?)
+        }
+        None => None,
+    };
     let from_file = match &args.shell_file {
         Some(path) => {
             Some(cordon_hook::rewrite::read_shell_file(path).map_err(|e| fail(e.to_string()))?)
@@ -515,16 +535,17 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     if args.explain {
         crate::explain::print(gate.policy(), &ran.decided);
     }
-    if let Some(path) = &args.report {
-        let json = serde_json::to_string_pretty(&ran.report_json())?;
-        std::fs::write(path, json + "\n").map_err(|e| {
-            fail(format!(
-                "cannot write the report to {}: {e}",
-                path.display()
-            ))
-        })?;
+    if let Some(out) = &report_file {
+        let json = serde_json::to_string_pretty(&ran.report_json())? + "\n";
+        out.write(json.as_bytes(), 0o644)
+            .map_err(|e| fail(format!("cannot write the report: {e}")))?;
     }
-    let blocked = ran.blocked();
+    crate::explain::print_changes(&ran.outcome.report.changes, &ran.outcome.report.blocked);
+    let blocked: Vec<_> = ran
+        .blocked()
+        .into_iter()
+        .filter(|b| b.kind != "held" && b.kind != "conflict")
+        .collect();
     if let Some(first) = blocked.first() {
         let n = blocked.len();
         eprintln!(
@@ -552,6 +573,12 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     }
     if let Some(e) = ran.rerun_error {
         return Err(fail(format!("the re-run did not happen: {e}")));
+    }
+    if let Some(e) = &ran.outcome.merge_error {
+        return Err(fail(format!(
+            "the command exited with status {}, but its changes did not all reach the host: {e}",
+            ran.outcome.status
+        )));
     }
     Ok(ran.outcome.status)
 }
@@ -714,6 +741,8 @@ fn builder(
             open_files: args.open_files_limit.or(Limits::default().open_files),
             tmp_size: args.tmp_size,
         })
+        .hold(args.hold || settings.hold)
+        .changes_limit(args.changes_limit.or(settings.changes_limit))
         .cwd(cwd);
     for r in settings
         .writable_roots
