@@ -520,10 +520,16 @@ pub fn list_left(base: &Path) -> Result<Vec<LeftChanges>, SandboxError> {
 
 /// Take over a left change set to merge or discard it: refused while its run holds it.
 pub fn claim(left: &LeftChanges) -> Result<ChangeSet, SandboxError> {
-    let lock = File::open(left.dir.join("lock")).map_err(io(format_args!(
-        "cannot open the lock of {}",
-        left.dir.display()
-    )))?;
+    // Made again when missing (a removal that stopped part way may have taken it): a
+    // set must always be claimable, to be applied or discarded.
+    let lock = cordon_fs::Dir::open_ambient(&left.dir)
+        .and_then(|d| d.open_rw(Path::new("lock"), 0o600))
+        .map_err(|e| {
+            SandboxError::io(
+                format!("cannot open the lock of {}", left.dir.display()),
+                e.into(),
+            )
+        })?;
     lock.try_lock().map_err(|_| {
         SandboxError::setup(format!(
             "the change set {} belongs to a run that is still going",
@@ -538,31 +544,11 @@ pub fn claim(left: &LeftChanges) -> Result<ChangeSet, SandboxError> {
 }
 
 /// Remove a tree this user owns, including directories the run made unreadable or
-/// unwritable (`chmod 0` on a directory must not keep its contents around).
+/// unwritable (`chmod 0` on a directory must not keep its contents around), relative to
+/// directory descriptors: no depth of names is too long for it.
 pub(crate) fn remove_tree(path: &Path) -> Result<(), SandboxError> {
-    use std::os::unix::fs::PermissionsExt;
-    match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(SandboxError::io(
-            format!("cannot inspect {}", path.display()),
-            e,
-        )),
-        Ok(m) if m.is_dir() => {
-            if m.mode() & 0o700 != 0o700 {
-                let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700));
-            }
-            let rd = std::fs::read_dir(path)
-                .map_err(io(format_args!("cannot read {}", path.display())))?;
-            for e in rd {
-                let e = e.map_err(io(format_args!("cannot read {}", path.display())))?;
-                remove_tree(&e.path())?;
-            }
-            std::fs::remove_dir(path).map_err(io(format_args!("cannot remove {}", path.display())))
-        }
-        Ok(_) => {
-            std::fs::remove_file(path).map_err(io(format_args!("cannot remove {}", path.display())))
-        }
-    }
+    cordon_fs::remove_tree_at(path)
+        .map_err(|e| SandboxError::io(format!("cannot remove {}", path.display()), e.into()))
 }
 
 #[cfg(test)]

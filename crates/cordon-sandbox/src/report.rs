@@ -112,6 +112,9 @@ pub struct Enforced {
     /// Bytes of the scratch space shared by `/tmp`, `/var/tmp` and `/dev/shm` (full
     /// tier; 0 in the fallback tier, which has none of its own).
     pub scratch_bytes: u64,
+    /// The most bytes the run's changes to its writable roots could take (full tier).
+    #[serde(default)]
+    pub changes_limit: Option<u64>,
 }
 
 /// How a run's number of processes was bounded.

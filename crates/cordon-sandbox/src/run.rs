@@ -19,6 +19,7 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
+mod limit;
 mod settle;
 mod wait;
 
@@ -368,7 +369,37 @@ impl Started {
             return Err(SandboxError::setup("the sandbox was already finished"));
         };
         let cgroup = self.cgroup.take();
-        let mut outcome = finish(child, go_w, res_r, &self.spec, cgroup.as_ref());
+        let uppers: Vec<PathBuf> = self
+            .changes
+            .as_ref()
+            .map(|s| s.layers().iter().map(|l| l.upper.clone()).collect())
+            .unwrap_or_default();
+        let mut watch = limit::ChangesWatch::new(&uppers, self.spec.changes_limit);
+        let mut outcome = finish(
+            child,
+            go_w,
+            res_r,
+            &self.spec,
+            cgroup.as_ref(),
+            watch.as_mut(),
+        );
+        let stopped = watch.as_ref().and_then(|w| w.reached.map(|r| (r, w.limit())));
+        if let (Some((used, limit)), Ok(o)) = (stopped, &mut outcome) {
+            // Stopped part way: what it changed is kept whole for a human, not merged.
+            o.timed_out = false;
+            o.status = crate::helper::wire::EXIT_CORDON_FAILED as u8;
+            o.report.blocked.push(crate::report::Blocked {
+                kind: crate::report::BlockedKind::Write,
+                target: "changes-limit".into(),
+                detail: format!(
+                    "the run's changes took {used} bytes, and the limit is {limit}: the run was stopped and its changes are held for review (raise the limit with --changes-limit or [sandbox] changes_limit)"
+                ),
+            });
+            self.spec.hold = true;
+        }
+        if let (Some(w), Ok(o)) = (&watch, &mut outcome) {
+            o.report.enforced.changes_limit = Some(w.limit());
+        }
         let finished = outcome.is_ok();
         if let Some(set) = self.changes.take() {
             let merged = match &mut outcome {

@@ -79,6 +79,7 @@ pub(super) fn finish(
     res_r: std::fs::File,
     spec: &SandboxSpec,
     cgroup: Option<&Made>,
+    watch: Option<&mut super::limit::ChangesWatch>,
 ) -> Result<Outcome, SandboxError> {
     use nix::sys::signalfd::{SfdFlags, SignalFd};
     let set = forwarded_signals();
@@ -137,7 +138,7 @@ pub(super) fn finish(
     drop(go_w);
 
     let helper = Pid::from_raw(child.id() as i32);
-    let received = receive_result(helper, &res_r, &sfd);
+    let received = receive_result(helper, &res_r, &sfd, watch);
     let _ = sigprocmask(SigmaskHow::SIG_SETMASK, Some(&old), None);
     let parsed = received.map(|raw| serde_json::from_slice::<HelperResult>(&raw));
     let result = match parsed {
@@ -244,22 +245,39 @@ pub(super) fn finish(
 
 /// Wait until the helper has written its result and closed the pipe, forwarding
 /// SIGINT, SIGTERM and SIGHUP (read from `sfd`; blocked in this thread) to it meanwhile.
+///
+/// With a watch over the run's changes, their size is checked twice a second; when it
+/// reaches the limit the helper's alarm is raised early, which stops the run as a
+/// timeout would (every process killed), and the watch says why.
 fn receive_result(
     helper: Pid,
     res_r: &std::fs::File,
     sfd: &nix::sys::signalfd::SignalFd,
+    mut watch: Option<&mut super::limit::ChangesWatch>,
 ) -> Result<Vec<u8>, SandboxError> {
     use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
     use std::os::fd::AsFd;
     let mut raw = Vec::new();
     let mut buf = [0u8; 8192];
+    let tick = match watch {
+        Some(_) => PollTimeout::from(500u16),
+        None => PollTimeout::NONE,
+    };
+    let mut stopping = false;
     loop {
+        if !stopping
+            && let Some(w) = watch.as_deref_mut()
+            && w.over()
+        {
+            stopping = true;
+            let _ = kill(helper, Signal::SIGALRM);
+        }
         let (result_ready, signal_ready) = {
             let mut fds = [
                 PollFd::new(res_r.as_fd(), PollFlags::POLLIN),
                 PollFd::new(sfd.as_fd(), PollFlags::POLLIN),
             ];
-            match poll(&mut fds, PollTimeout::NONE) {
+            match poll(&mut fds, tick) {
                 Ok(_) => {}
                 Err(nix::errno::Errno::EINTR) => continue,
                 Err(e) => return Err(SandboxError::sys("cannot wait for the sandbox helper", e)),
