@@ -37,6 +37,9 @@ pub enum BlockedKind {
     /// A change the merge left in the change set because the host changed the same entry
     /// while the run went on; the host's version was kept.
     Conflict,
+    /// A host entry the run deleted or replaced that the host made or changed while the
+    /// run went on: kept (nothing of the run's waits for it).
+    HostKept,
 }
 
 impl BlockedKind {
@@ -49,6 +52,7 @@ impl BlockedKind {
             BlockedKind::NotMerged => "not-merged",
             BlockedKind::Held => "held",
             BlockedKind::Conflict => "conflict",
+            BlockedKind::HostKept => "host-kept",
         }
     }
 }

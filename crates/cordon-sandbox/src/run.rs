@@ -383,7 +383,9 @@ impl Started {
             cgroup.as_ref(),
             watch.as_mut(),
         );
-        let stopped = watch.as_ref().and_then(|w| w.reached.map(|r| (r, w.limit())));
+        let stopped = watch
+            .as_ref()
+            .and_then(|w| w.reached.map(|r| (r, w.limit())));
         if let (Some((used, limit)), Ok(o)) = (stopped, &mut outcome) {
             // Stopped part way: what it changed is kept whole for a human, not merged.
             o.timed_out = false;

@@ -57,10 +57,8 @@ pub fn print_fixes(fixes: &[Fix]) {
 /// (`--hold`), changes held for review, conflicts with host changes.
 pub fn print_changes(changes: &cordon_sandbox::ChangesReport, blocked: &[cordon_sandbox::Blocked]) {
     use cordon_sandbox::BlockedKind;
-    let spared = blocked
-        .iter()
-        .filter(|b| b.kind == BlockedKind::Conflict && !b.detail.contains("cordon changes"))
-        .count();
+    let count = |k: BlockedKind| blocked.iter().filter(|b| b.kind == k).count();
+    let spared = count(BlockedKind::HostKept);
     if spared > 0 {
         eprintln!(
             "cordon: kept {spared} host entr{} that the run deleted: the host changed {} during the run",
@@ -78,7 +76,6 @@ pub fn print_changes(changes: &cordon_sandbox::ChangesReport, blocked: &[cordon_
         );
         return;
     }
-    let count = |k: BlockedKind| blocked.iter().filter(|b| b.kind == k).count();
     let (held, conflicts) = (count(BlockedKind::Held), count(BlockedKind::Conflict));
     if held > 0 {
         eprintln!(

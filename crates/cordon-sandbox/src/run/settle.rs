@@ -114,7 +114,7 @@ fn account(m: MergeReport, id: &str, report: &mut DenialReport) {
     }
     for s in m.spared {
         report.blocked.push(Blocked {
-            kind: BlockedKind::Conflict,
+            kind: BlockedKind::HostKept,
             target: s.path.display().to_string(),
             detail: s.reason,
         });

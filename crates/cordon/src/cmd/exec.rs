@@ -544,7 +544,7 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     let blocked: Vec<_> = ran
         .blocked()
         .into_iter()
-        .filter(|b| b.kind != "held" && b.kind != "conflict")
+        .filter(|b| !matches!(b.kind.as_str(), "held" | "conflict" | "host-kept"))
         .collect();
     if let Some(first) = blocked.first() {
         let n = blocked.len();
