@@ -48,6 +48,11 @@ impl FsError {
         FsError::new(op, path, kind)
     }
 
+    /// An I/O error met by a caller on its way to an operation, in this crate's terms.
+    pub fn from_io(op: &'static str, path: &Path, e: std::io::Error) -> FsError {
+        FsError::std(op, path, e)
+    }
+
     pub(crate) fn std(op: &'static str, path: &Path, e: std::io::Error) -> FsError {
         match e.raw_os_error() {
             Some(n) => FsError::io(op, path, rustix::io::Errno::from_raw_os_error(n)),

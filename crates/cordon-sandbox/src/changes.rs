@@ -21,7 +21,7 @@
 use crate::error::SandboxError;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// The copy-on-write layer of one writable root.
@@ -147,20 +147,9 @@ pub(crate) fn keeps_user_xattrs(dir: &Path) -> bool {
 /// there is a directory this user owns that nobody else can write: a base prepared by
 /// someone else (in `/var/tmp`) could be swapped under cordon.
 fn private_dir(dir: &Path) -> Result<(), SandboxError> {
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(io(format_args!("cannot create {}", dir.display())))?;
-    let meta = std::fs::symlink_metadata(dir)
-        .map_err(io(format_args!("cannot inspect {}", dir.display())))?;
-    if !meta.is_dir() || meta.uid() != nix::unistd::geteuid().as_raw() || meta.mode() & 0o022 != 0 {
-        return Err(SandboxError::setup(format!(
-            "refusing to keep changes in {}: it must be a directory owned by this user and writable by nobody else",
-            dir.display()
-        )));
-    }
-    Ok(())
+    cordon_fs::Dir::private_ambient(dir)
+        .map(drop)
+        .map_err(|e| SandboxError::setup(format!("refusing to keep changes there: {e}")))
 }
 
 impl ChangeSet {
@@ -287,10 +276,15 @@ impl ChangeSet {
         let clean = self.is_untouched()
             && self.meta.layers.iter().all(|l| {
                 // overlayfs's own scratch directory, empty after the mount is gone.
-                match std::fs::remove_dir(l.work.join("work")) {
-                    Ok(()) => true,
-                    Err(e) => e.kind() == std::io::ErrorKind::NotFound,
-                }
+                cordon_fs::Dir::open_ambient(&l.work)
+                    .and_then(|w| {
+                        if w.exists(Path::new("work")) {
+                            w.remove(Path::new("work"))
+                        } else {
+                            Ok(())
+                        }
+                    })
+                    .is_ok()
             });
         if clean && let Some(base) = self.dir.parent() {
             let spare = base.join(spare_name(self.meta.layers.len()));
@@ -310,48 +304,44 @@ fn spare_name(layers: usize) -> String {
 /// What the names of spare change sets begin with; they are never listed as left.
 const SPARE_PREFIX: &str = "spare-";
 
-/// `rename(from, to)` that fails rather than replace anything at `to`.
-fn rename_new(from: &Path, to: &Path) -> rustix::io::Result<()> {
-    rustix::fs::renameat_with(
-        rustix::fs::CWD,
-        from,
-        rustix::fs::CWD,
-        to,
-        rustix::fs::RenameFlags::NOREPLACE,
-    )
+/// `rename(from, to)` within one directory that fails rather than replace anything at
+/// `to` (no symlink followed on the way to either).
+fn rename_new(from: &Path, to: &Path) -> Result<(), cordon_fs::FsError> {
+    let (Some(dir), Some(a), Some(b)) = (from.parent(), from.file_name(), to.file_name()) else {
+        return Err(cordon_fs::FsError::from_io(
+            "rename",
+            from,
+            std::io::Error::from(std::io::ErrorKind::InvalidInput),
+        ));
+    };
+    let d = cordon_fs::Dir::open_ambient(dir)?;
+    d.rename_noreplace(Path::new(a), &d, Path::new(b))
 }
 
 /// Write `data` as the whole content of `path` over what a spare set's file held, without
 /// truncating it first: truncation frees the file's block and writing allocates another,
 /// and on a file system mounted with `discard` each free is a discard sent to the disk.
+/// Never through a symlink.
 fn write_in_place(path: &Path, data: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(nix::libc::O_NOFOLLOW)
-        .open(path)?;
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(std::io::ErrorKind::InvalidInput.into());
+    };
+    let mut f = cordon_fs::Dir::open_ambient(dir)?.open_rw(Path::new(name), 0o600)?;
     f.write_all(data)?;
     f.set_len(data.len() as u64)
 }
 
 /// Open and lock a change set's `lock` file (never through a symlink).
 fn lock_set(dir: &Path) -> Result<File, SandboxError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let lock = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(nix::libc::O_NOFOLLOW)
-        .open(dir.join("lock"))
-        .map_err(io(format_args!(
-            "cannot create the lock of {}",
-            dir.display()
-        )))?;
+    let lock = cordon_fs::Dir::open_ambient(dir)
+        .and_then(|d| d.open_rw(Path::new("lock"), 0o600))
+        .map_err(|e| {
+            SandboxError::io(
+                format!("cannot create the lock of {}", dir.display()),
+                e.into(),
+            )
+        })?;
     lock.try_lock()
         .map_err(|e| SandboxError::setup(format!("cannot lock {}: {e}", dir.display())))?;
     Ok(lock)
@@ -397,7 +387,12 @@ fn take_spare(
         let d = name(n);
         match rename_new(&spare, &d) {
             Ok(()) => break d,
-            Err(rustix::io::Errno::EXIST) if n < 1000 => n += 1,
+            Err(e)
+                if e.raw_os_error() == Some(rustix::io::Errno::EXIST.raw_os_error())
+                    && n < 1000 =>
+            {
+                n += 1
+            }
             // None there (the usual case when runs overlap), or unusable.
             Err(_) => return None,
         }
@@ -424,26 +419,41 @@ fn make_set(layers: usize, name: &dyn Fn(u32) -> PathBuf) -> Result<(PathBuf, Fi
     let mut n = 0u32;
     let dir = loop {
         let d = name(n);
-        match std::fs::DirBuilder::new().mode(0o700).create(&d) {
+        let (Some(base), Some(leaf)) = (d.parent(), d.file_name()) else {
+            return Err(SandboxError::setup(
+                "a change set needs a directory to live in",
+            ));
+        };
+        let made =
+            cordon_fs::Dir::open_ambient(base).and_then(|b| b.create_dir(Path::new(leaf), 0o700));
+        match made {
             Ok(()) => break d,
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
+            Err(e)
+                if e.raw_os_error() == Some(rustix::io::Errno::EXIST.raw_os_error())
+                    && n < 1000 =>
+            {
+                n += 1
+            }
             Err(e) => {
                 return Err(SandboxError::io(
                     format!("cannot create {}", d.display()),
-                    e,
+                    e.into(),
                 ));
             }
         }
     };
     let lock = lock_set(&dir)?;
+    let set = cordon_fs::Dir::open_ambient(&dir)
+        .map_err(|e| SandboxError::io(format!("cannot open {}", dir.display()), e.into()))?;
     for i in 0..layers {
-        let l = dir.join(format!("layer-{i}"));
         for sub in ["upper", "work"] {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(l.join(sub))
-                .map_err(io(format_args!("cannot create {}", l.join(sub).display())))?;
+            let rel = PathBuf::from(format!("layer-{i}")).join(sub);
+            set.create_dir_all(&rel, 0o700).map_err(|e| {
+                SandboxError::io(
+                    format!("cannot create {}", dir.join(&rel).display()),
+                    e.into(),
+                )
+            })?;
         }
     }
     Ok((dir, lock))
