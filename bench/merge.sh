@@ -5,6 +5,9 @@
 # whole run and of the merge step alone (from `--report`).
 #
 #   sh bench/merge.sh            # RUNS=5 by default (the 1-file case runs 20 times as many)
+#   BASELINE=/path/to/older/cordon sh bench/merge.sh
+#                                # the same cases under an older build too, run by run
+#                                # interleaved with this one, and the ratio new / old
 #
 # Not a timed test: numbers depend on the machine, its disk and its load.
 set -eu
@@ -16,6 +19,7 @@ WORK=$(mktemp -d /var/tmp/cordon-merge-bench-XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 mkdir -p "$WORK/ws" "$WORK/home"
 cp "$CORDON" "$WORK/cordon"
+if [ -n "${BASELINE:-}" ]; then cp "$BASELINE" "$WORK/cordon-baseline"; fi
 cat > "$WORK/policy.toml" <<'TOML'
 [permissions]
 allow = ["Bash(sh ./gen.sh:*)"]
@@ -59,20 +63,43 @@ def timed(argv):
 
 print(f"runs: see table; kernel {os.uname().release}; {os.cpu_count()} CPUs; "
       f"file system of the workspace: {subprocess.run(['stat', '-f', '-c', '%T', ws], capture_output=True, text=True).stdout.strip()}")
-print(f"| {'written':<22} | {'runs':>4} | {'direct ms':>9} | {'cordon exec ms':>14} | {'merge ms':>8} | {'x direct':>8} |")
-print(f"|{'-'*24}|{'-'*6}|{'-'*11}|{'-'*16}|{'-'*10}|{'-'*10}|")
+baseline = os.path.exists(work + "/cordon-baseline")
+head = f"| {'written':<22} | {'runs':>4} | {'direct ms':>9} | {'cordon exec ms':>14} | {'merge ms':>8} | {'x direct':>8} |"
+rule = f"|{'-'*24}|{'-'*6}|{'-'*11}|{'-'*16}|{'-'*10}|{'-'*10}|"
+if baseline:
+    head += f" {'baseline exec ms':>16} | {'baseline merge ms':>17} | {'new / old':>9} |"
+    rule += f"{'-'*18}|{'-'*19}|{'-'*11}|"
+print(head)
+print(rule)
+
+
+def contained_run(binary, gen, n):
+    ms = timed([binary, "exec", "--isolated", "--config", work + "/policy.toml",
+                "--report", report, "--"] + gen)
+    assert len(os.listdir(ws + "/out")) == n, "the merge lost files"
+    return ms, json.load(open(report))["merged"]["micros"] / 1000
+
+
 for name, n, size, k in cases:
     gen = ["sh", "./gen.sh", str(n), str(size)]
-    direct, contained, merge = [], [], []
+    direct, contained, merge, old, old_merge = [], [], [], [], []
     for _ in range(k):
         clean()
         direct.append(timed(gen))
         clean()
-        contained.append(timed([work + "/cordon", "exec", "--isolated", "--config",
-                                work + "/policy.toml", "--report", report, "--"] + gen))
-        assert len(os.listdir(ws + "/out")) == n, "the merge lost files"
-        merge.append(json.load(open(report))["merged"]["micros"] / 1000)
+        ms, mm = contained_run(work + "/cordon", gen, n)
+        contained.append(ms)
+        merge.append(mm)
+        if baseline:
+            clean()
+            ms, mm = contained_run(work + "/cordon-baseline", gen, n)
+            old.append(ms)
+            old_merge.append(mm)
     d, c, m = (statistics.median(x) for x in (direct, contained, merge))
-    print(f"| {name:<22} | {k:>4} | {d:>9.1f} | {c:>14.1f} | {m:>8.1f} | {c / d:>8.2f} |")
+    line = f"| {name:<22} | {k:>4} | {d:>9.1f} | {c:>14.1f} | {m:>8.1f} | {c / d:>8.2f} |"
+    if baseline:
+        o, om = statistics.median(old), statistics.median(old_merge)
+        line += f" {o:>16.1f} | {om:>17.1f} | {c / o:>9.2f} |"
+    print(line)
 clean()
 PY
