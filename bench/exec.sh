@@ -6,6 +6,8 @@
 #
 #   sh bench/exec.sh            # RUNS=200 by default
 #   RUNS=500 sh bench/exec.sh
+#   BASELINE=/path/to/older/cordon sh bench/exec.sh   # adds a group: this build and the
+#                                                     # older one, interleaved
 #
 # Installs Debian's bubblewrap (apt) and srt (npm) when missing; run as root or with
 # those already installed. Not a timed test: numbers depend on the machine and its load.
@@ -46,6 +48,7 @@ cp "$CORDON" "$WORK/cordon"
 cp "$CORDON_DYN" "$WORK/cordon-dyn"
 CORDON="$WORK/cordon"
 CORDON_DYN="$WORK/cordon-dyn"
+if [ -n "${BASELINE:-}" ]; then cp "$BASELINE" "$WORK/cordon-baseline"; fi
 cat > "$WORK/policy.toml" <<'EOF'
 [permissions]
 allow = ["Bash(/bin/true)"]
@@ -97,6 +100,13 @@ groups = [
         bwrap,
     ],
 ]
+# Before and after: this build and an older one, side by side in one group.
+if os.path.exists(work + "/cordon-baseline"):
+    groups.append([
+        ("cordon exec, this build", [cordon] + exec_args),
+        ("cordon exec, baseline build", [work + "/cordon-baseline"] + exec_args),
+        bwrap,
+    ])
 
 
 def run_once(argv):
