@@ -19,6 +19,12 @@
 //! (and what lies beneath them) reach the host's tree, the directories leading to them
 //! are entered without taking their mode or opacity from the layer, and every other
 //! change stays in the layer, where `cordon changes` shows it to a human.
+//!
+//! A layer whose root is writable only for some files of it ([`Layer::files`]) is
+//! merged as if with those files as the allowlist, whichever merge is asked for, and
+//! stricter: each file is merged only as a regular file. A symlink there could send a
+//! later writer elsewhere, a directory would grant a whole tree, and a removal is not a
+//! write; each is refused.
 
 use crate::changes::Layer;
 use crate::error::SandboxError;
@@ -103,9 +109,19 @@ fn merge_with(
             layer.root.display()
         ),
     ))?;
+    // A root writable only for some files merges those, within the allowlist if any.
+    let files: Option<Vec<PathBuf>> = (!layer.files.is_empty()).then(|| {
+        layer
+            .files
+            .iter()
+            .filter(|f| only.is_none_or(|o| o.iter().any(|a| f.starts_with(a))))
+            .cloned()
+            .collect()
+    });
     let mut m = Merger {
         home,
-        only,
+        only: files.as_deref().or(only),
+        files_only: files.is_some(),
         report: MergeReport::default(),
     };
     m.dir(up.as_fd(), root.as_fd(), &layer.root, false, 0)?;
@@ -126,6 +142,9 @@ struct Merger<'a> {
     home: &'a Path,
     /// The allowlist, when the run has one.
     only: Option<&'a [PathBuf]>,
+    /// The allowlist names files made writable alone: only regular files are merged at
+    /// its paths.
+    files_only: bool,
     report: MergeReport,
 }
 
@@ -239,6 +258,19 @@ impl Merger<'_> {
             if ft != FileType::Socket {
                 self.report.kept.push(path);
             }
+            return Ok(());
+        }
+        if self.files_only && kind != LeftKind::File {
+            let what = match kind {
+                LeftKind::Dir => "a directory",
+                LeftKind::Symlink => "a symlink",
+                _ if ft == FileType::CharacterDevice && st.st_rdev == 0 => "a removal",
+                _ => "a special file",
+            };
+            self.refuse(
+                path,
+                format!("only this file was made writable, and the run left {what} in its place"),
+            );
             return Ok(());
         }
         if ft == FileType::CharacterDevice && st.st_rdev == 0 {

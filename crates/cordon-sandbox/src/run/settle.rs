@@ -55,7 +55,7 @@ pub(super) fn merge_back(
                         kind: BlockedKind::NotMerged,
                         target: p.display().to_string(),
                         detail: format!(
-                            "not merged into the host's tree: the run may change only the paths it declared; the change waits in `cordon changes show {id}`"
+                            "not merged into the host's tree: the run may change only the paths it declared or was granted; the change waits in `cordon changes show {id}`"
                         ),
                     });
                 }
