@@ -9,6 +9,7 @@
 
 use crate::error::GateError;
 use crate::flow::{Decided, Gate, Human, Outcome, Refused};
+use crate::offer::{GrantKind, HostPlaces, NoOffer};
 use crate::onfailure::{AfterTrial, Escalated, Escalation, TrialRun};
 use crate::record::RunFacts;
 use cordon_egress::{Decision as EgressDecision, EgressEvent, EgressProxy, ProxyConfig};
@@ -56,6 +57,8 @@ pub struct Ran {
     pub escalation: Option<EscalationRecord>,
     /// An approved re-run that could not be carried out (the first run's result stands).
     pub rerun_error: Option<GateError>,
+    /// Under `on-failure`: the failed run's blocked write that was not offered, and why.
+    pub not_offered: Option<NoOffer>,
 }
 
 impl Ran {
@@ -255,14 +258,24 @@ pub fn execute(
 
     let mut escalation = None;
     let mut rerun_error = None;
-    if let Some(watch) = watch
-        && let AfterTrial::Blocked(blocked) = watch.after_run(
+    let mut not_offered = None;
+    let places = HostPlaces::of_gate(gate, run.outcome.report.tier);
+    let after = watch.map(|w| {
+        w.after_run(
             run.outcome.status,
             &run.outcome.report,
             &run.events,
-            gate.policy(),
+            &places,
         )
-    {
+    });
+    if let Some(AfterTrial::NotOffered(_, why)) = after {
+        eprintln!(
+            "cordon: containment blocked the write to {}; no re-run is offered: {}",
+            sanitize_for_terminal(&why.path.display().to_string()),
+            sanitize_for_terminal(&why.reason)
+        );
+        not_offered = Some(why);
+    } else if let Some(AfterTrial::Blocked(blocked)) = after {
         match blocked.escalate(gate, human.reborrow()) {
             Escalated::Declined {
                 escalation: e,
@@ -297,17 +310,12 @@ pub fn execute(
                     answer,
                     rerun: None,
                 };
-                match rerun(
-                    gate,
-                    &decided,
-                    opts,
-                    &net_settings,
-                    &net_policy,
+                let net = Net {
+                    settings: &net_settings,
+                    policy: &net_policy,
                     want_proxy,
-                    &e,
-                    permit,
-                    &mut record,
-                ) {
+                };
+                match rerun(gate, &decided, opts, &net, &places, &e, permit, &mut record) {
                     Ok(r) => run = r,
                     Err(err) => rerun_error = Some(err),
                 }
@@ -322,6 +330,7 @@ pub fn execute(
         events: run.events,
         escalation,
         rerun_error,
+        not_offered,
     };
     let facts = RunFacts {
         tier: Some(ran.outcome.report.tier.as_str().to_string()),
@@ -340,27 +349,39 @@ pub fn execute(
     Ok(Executed::Ran(Box::new(ran)))
 }
 
+/// The network of a run: the settings, the policy made from them, and whether the
+/// egress proxy serves it.
+struct Net<'a> {
+    settings: &'a cordon_policy::NetworkSettings,
+    policy: &'a NetworkPolicy,
+    want_proxy: bool,
+}
+
 /// The approved re-run: recorded before it starts; if it cannot be, it does not start.
 #[allow(clippy::too_many_arguments)]
 fn rerun(
     gate: &Gate,
     decided: &Decided,
     opts: &RunOptions,
-    settings: &cordon_policy::NetworkSettings,
-    net: &NetworkPolicy,
-    want_proxy: bool,
+    net: &Net<'_>,
+    places: &HostPlaces,
     extra: &Escalation,
     permit: Permit,
     record: &mut EscalationRecord,
 ) -> Result<Run, GateError> {
+    let (settings, want_proxy) = (net.settings, net.want_proxy);
     let (builder, net) = match extra {
-        Escalation::Write(p) => {
-            // The directory must still be what the human approved.
-            if std::fs::canonicalize(p).ok().as_ref() != Some(p) {
-                record.rerun = Some("not started: the directory changed".into());
-                return Err(GateError::Changed(p.clone()));
+        Escalation::Write(g) => {
+            // Decided again: the host may have changed while the human was asked.
+            if let Err(why) = g.still_holds(places) {
+                record.rerun = Some(format!("not started: {}", why.reason));
+                return Err(GateError::Changed(g.path().to_path_buf()));
             }
-            (opts.builder.clone().writable_root(p), net.clone())
+            let builder = match g.kind() {
+                GrantKind::File => opts.builder.clone().writable_file(g.path()),
+                GrantKind::Directory => opts.builder.clone().writable_root(g.path()),
+            };
+            (builder, net.policy.clone())
         }
         Escalation::Host(h) => {
             let mut s = settings.clone();
@@ -546,6 +567,20 @@ struct Egress {
     ca_bundle: Option<PathBuf>,
 }
 
+/// The private parent of the egress proxies' directories of this user: one per user,
+/// so that the directories of runs whose cordon was killed (SIGKILL leaves them) are
+/// found and removed by the next run.
+pub(crate) fn egress_base() -> PathBuf {
+    let runtime = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute() && p.is_dir())
+        .unwrap_or_else(std::env::temp_dir);
+    runtime.join(format!(
+        "cordon-egress-{}",
+        rustix::process::geteuid().as_raw()
+    ))
+}
+
 impl Egress {
     fn start(
         policy: NetworkPolicy,
@@ -554,16 +589,7 @@ impl Egress {
         credentials: &[cordon_egress::Credential],
     ) -> Result<Egress, GateError> {
         use std::os::unix::fs::DirBuilderExt;
-        let runtime = std::env::var_os("XDG_RUNTIME_DIR")
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute() && p.is_dir())
-            .unwrap_or_else(std::env::temp_dir);
-        // One private parent per user, so that the directories of runs whose cordon was
-        // killed (SIGKILL leaves them) are found and removed by the next run.
-        let base = runtime.join(format!(
-            "cordon-egress-{}",
-            rustix::process::geteuid().as_raw()
-        ));
+        let base = egress_base();
         private_parent(&base)?;
         sweep_stale(&base);
         let nonce = std::time::SystemTime::now()

@@ -10,7 +10,8 @@
 //!   judgement or a store [`cordon_store::Grant`] can make;
 //! * [`Outcome::Trial`] is the `on-failure` state machine's first state: run contained,
 //!   then [`TrialRun::after_run`] offers one extra permission only when the command failed
-//!   and containment blocked something it needed;
+//!   and containment blocked something it needed, and a write only as the narrow, safe
+//!   [`WriteGrant`] that [`offer_write`] decides;
 //! * [`Outcome::Ask`] hands an ask back to a caller that has its own human;
 //! * [`Outcome::Pending`] and [`Outcome::Refused`] say what happened and, for a refusal,
 //!   which [`Fix`] applies.
@@ -41,6 +42,7 @@ mod error;
 mod fix;
 mod flow;
 mod held;
+mod offer;
 mod onfailure;
 mod record;
 mod report;
@@ -52,6 +54,9 @@ pub use edit::{PendingAnswer, PendingAnswered};
 pub use error::{AuditError, GateError};
 pub use fix::Fix;
 pub use flow::{Absent, Decided, Gate, GateOptions, Human, Outcome, Permitted, Refused};
+pub use offer::{
+    GrantKind, HostPlaces, MAX_CHECKED_ENTRIES, NoOffer, SYSTEM_TREES, WriteGrant, offer_write,
+};
 pub use onfailure::{AfterTrial, Blocked, Escalated, Escalation, Trial, TrialRun};
 pub use record::{RESULT_EXCERPT, RunFacts, ToolResult, egress_log};
 pub use report::Report;

@@ -5,15 +5,20 @@
 //! exactly one more permission).
 //!
 //! A re-run is offered only when the command failed *and* containment blocked a write
-//! or a connection it could be given; a command that exited 0 is never offered one. The
-//! re-run's permit comes only from a store grant, never from this module.
+//! or a connection it could be given; a command that exited 0 is never offered one. A
+//! write is offered only as the [`WriteGrant`] that `offer.rs` decides (never a
+//! directory on `PATH`, a system directory, HOME, the workspace or what holds them, or
+//! anything the guards protect), and a blocked write it refuses is reported with the
+//! reason instead ([`AfterTrial::NotOffered`]). The re-run's permit comes only from a
+//! store grant, never from this module.
 
 use crate::flow::{Decided, Gate, Human};
+use crate::offer::{HostPlaces, NoOffer, WriteGrant, offer_write};
 use cordon_egress::{Decision as EgressDecision, EgressEvent};
-use cordon_policy::{Judgement, Policy};
+use cordon_policy::Judgement;
 use cordon_sandbox::{BlockedKind, DenialReport, Permit};
 use cordon_store::{AskContext, Resolution};
-use std::path::PathBuf;
+use std::path::Path;
 
 /// The first state: the call may run contained without asking.
 #[derive(Debug)]
@@ -65,23 +70,25 @@ impl TrialRun {
     }
 
     /// The run ended with `status`: offer one extra permission only if it failed and
-    /// containment blocked a write or a connection that can be given.
+    /// containment blocked a write or a connection that can be given. Writes are judged
+    /// against `places`.
     pub fn after_run(
         self,
         status: u8,
         report: &DenialReport,
         events: &[EgressEvent],
-        policy: &Policy,
+        places: &HostPlaces,
     ) -> AfterTrial {
         if status == 0 {
             return AfterTrial::Done(self.decided);
         }
-        match Escalation::from_run(report, events, policy) {
-            Some(escalation) => AfterTrial::Blocked(Blocked {
+        match Escalation::from_run(report, events, places) {
+            Ok(escalation) => AfterTrial::Blocked(Blocked {
                 decided: self.decided,
                 escalation,
             }),
-            None => AfterTrial::Done(self.decided),
+            Err(Some(refused)) => AfterTrial::NotOffered(self.decided, refused),
+            Err(None) => AfterTrial::Done(self.decided),
         }
     }
 }
@@ -93,6 +100,9 @@ pub enum AfterTrial {
     Done(Decided),
     /// It failed, and containment blocked something that can be given.
     Blocked(Blocked),
+    /// It failed after containment blocked a write that may not be offered (the first
+    /// such, and why); the failure stands.
+    NotOffered(Decided, NoOffer),
 }
 
 /// A failed run and the one extra permission that may let it succeed.
@@ -197,8 +207,9 @@ pub enum Escalated {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Escalation {
-    /// Make this directory writable (the one holding the refused write).
-    Write(PathBuf),
+    /// Make this file or directory writable: only what [`offer_write`] found narrow and
+    /// safe for the refused write.
+    Write(WriteGrant),
     /// Allow this host and port through the proxy.
     Host(String),
     /// Widen a host's request rules by exactly the refused request: this method on this
@@ -207,36 +218,31 @@ pub enum Escalation {
 }
 
 impl Escalation {
-    /// The first blocked write, or refused but not forbidden connection, of a run.
+    /// The first blocked write that may be offered, or else the first refused but not
+    /// forbidden connection, of a run. With neither: the first blocked write that was
+    /// refused an offer and why (`Err(Some)`), or nothing that could be offered at all.
     pub fn from_run(
         report: &DenialReport,
         events: &[EgressEvent],
-        policy: &Policy,
-    ) -> Option<Escalation> {
+        places: &HostPlaces,
+    ) -> Result<Escalation, Option<NoOffer>> {
+        let mut refused = None;
         for b in &report.blocked {
             if b.kind != BlockedKind::Write {
                 continue;
             }
-            let p = PathBuf::from(&b.target);
-            let dir = if p.is_dir() {
-                p
-            } else {
-                p.parent()?.to_path_buf()
-            };
-            // Ask about where the write would really land: the sandboxed command may
-            // have planted symlinks on the way. Never offer a protected or critical
-            // directory (HOME, the workspace's parents, agent config, `.git/hooks`…).
-            let Ok(dir) = std::fs::canonicalize(&dir) else {
-                continue;
-            };
-            let home = policy.home();
-            let offered = dir.is_dir()
-                && cordon_policy::guards::critical_delete(&dir, home, policy.workspace()).is_none()
-                && cordon_policy::guards::protected_write(&dir.join("x"), home).is_none();
-            if offered {
-                return Some(Escalation::Write(dir));
+            match offer_write(Path::new(&b.target), places) {
+                Ok(grant) => return Ok(Escalation::Write(grant)),
+                Err(why) => {
+                    refused.get_or_insert(why);
+                }
             }
         }
+        Self::connection(events).ok_or(refused)
+    }
+
+    /// The first refused but not forbidden connection.
+    fn connection(events: &[EgressEvent]) -> Option<Escalation> {
         events
             .iter()
             .find(|e| {
@@ -266,7 +272,7 @@ impl Escalation {
     /// The key that binds an approval to exactly this permission.
     pub fn key(&self) -> String {
         match self {
-            Escalation::Write(p) => format!("write:{}", p.display()),
+            Escalation::Write(g) => g.key(),
             Escalation::Host(h) => format!("net:{h}"),
             Escalation::Request(r) => format!(
                 "net-rule:{} {} {}{}",
@@ -281,7 +287,7 @@ impl Escalation {
     /// One phrase for humans.
     pub fn describe(&self) -> String {
         match self {
-            Escalation::Write(p) => format!("write access to the directory {}", p.display()),
+            Escalation::Write(g) => g.describe(),
             Escalation::Host(h) => format!("network access to {h}"),
             Escalation::Request(r) if r.git_push => {
                 format!("git push to {}{}", r.host, r.paths.join(", "))

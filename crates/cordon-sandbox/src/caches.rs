@@ -165,6 +165,11 @@ pub fn caches_base(roots: &[PathBuf], caches: &[PathBuf]) -> PathBuf {
             return state;
         }
     }
+    caches_fallback()
+}
+
+/// The base of cache slots when the state directory cannot hold them.
+pub(crate) fn caches_fallback() -> PathBuf {
     PathBuf::from(format!(
         "/var/tmp/cordon-caches-{}",
         nix::unistd::geteuid().as_raw()

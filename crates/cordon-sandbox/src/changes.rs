@@ -33,6 +33,12 @@ pub struct Layer {
     pub upper: PathBuf,
     /// overlayfs's work directory (same file system as `upper`).
     pub work: PathBuf,
+    /// When not empty, the root is writable only for these files of it (made writable
+    /// alone, `SandboxBuilder::writable_file`): they are all that is merged, and only as
+    /// regular files; every other change stays in the layer, for a human. Recorded, so
+    /// that the change set of a killed run keeps the limit too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<PathBuf>,
 }
 
 /// A point in time as the kernel stamps files with it (`CLOCK_REALTIME_COARSE`: a
@@ -154,15 +160,17 @@ fn private_dir(dir: &Path) -> Result<(), SandboxError> {
 
 impl ChangeSet {
     /// Make the change set for a run over `roots` in the first of `bases` whose file
-    /// system can hold an overlayfs upper layer.
+    /// system can hold an overlayfs upper layer. `files` are the files made writable
+    /// alone: the layer of the root that is each one's directory merges only them.
     pub fn create_in(
         bases: &[PathBuf],
         roots: &[PathBuf],
+        files: &[PathBuf],
         command: &[String],
     ) -> Result<Self, SandboxError> {
         let mut last = None;
         for base in bases {
-            match ChangeSet::create(base, roots, command) {
+            match ChangeSet::create(base, roots, files, command) {
                 Ok(set) if keeps_user_xattrs(set.dir()) => return Ok(set),
                 Ok(set) => {
                     last = Some(SandboxError::setup(format!(
@@ -178,10 +186,12 @@ impl ChangeSet {
     }
 
     /// Make the change set for a run over `roots`, under `base`: the spare one when
-    /// there is one (see [`ChangeSet::recycle`]), else a new one.
+    /// there is one (see [`ChangeSet::recycle`]), else a new one. `files` as for
+    /// [`ChangeSet::create_in`].
     pub fn create(
         base: &Path,
         roots: &[PathBuf],
+        files: &[PathBuf],
         command: &[String],
     ) -> Result<Self, SandboxError> {
         // Taken before the command can run: everything it touches is touched after.
@@ -205,6 +215,11 @@ impl ChangeSet {
                     root: root.clone(),
                     upper: l.join("upper"),
                     work: l.join("work"),
+                    files: files
+                        .iter()
+                        .filter(|f| f.parent() == Some(root.as_path()))
+                        .cloned()
+                        .collect(),
                 }
             })
             .collect();
@@ -578,7 +593,8 @@ mod tests {
     #[test]
     fn a_change_set_is_private_locked_and_listed_while_left() {
         let (_dir, base, root) = fixture();
-        let set = ChangeSet::create(&base, std::slice::from_ref(&root), &["true".into()]).unwrap();
+        let set =
+            ChangeSet::create(&base, std::slice::from_ref(&root), &[], &["true".into()]).unwrap();
         assert_eq!(set.layers().len(), 1);
         assert!(set.layers()[0].upper.is_dir() && set.layers()[0].work.is_dir());
         let mode = std::fs::metadata(&base).unwrap().mode() & 0o777;
@@ -600,7 +616,7 @@ mod tests {
     fn an_untouched_set_is_the_next_runs_and_never_listed_as_left() {
         let (_dir, base, root) = fixture();
         let roots = std::slice::from_ref(&root);
-        let first = ChangeSet::create(&base, roots, &["true".into()]).unwrap();
+        let first = ChangeSet::create(&base, roots, &[], &["true".into()]).unwrap();
         let upper = std::fs::symlink_metadata(&first.layers()[0].upper).unwrap();
         // What overlayfs leaves after a clean run: its work directory, and the id of the
         // file system on the upper layer.
@@ -620,7 +636,7 @@ mod tests {
             "a spare is no run's leftover"
         );
 
-        let second = ChangeSet::create(&base, roots, &["ls".into()]).unwrap();
+        let second = ChangeSet::create(&base, roots, &[], &["ls".into()]).unwrap();
         assert!(!spare.exists(), "the spare was taken");
         let taken = std::fs::symlink_metadata(&second.layers()[0].upper).unwrap();
         assert_eq!(taken.ino(), upper.ino(), "the same directories, renamed");
@@ -661,11 +677,11 @@ mod tests {
             }),
         ];
         for (what, spoil) in spoils {
-            let set = ChangeSet::create(&base, roots, &["true".into()]).unwrap();
+            let set = ChangeSet::create(&base, roots, &[], &["true".into()]).unwrap();
             set.recycle().unwrap();
             assert!(spare.is_dir(), "{what}");
             spoil(&spare.join("layer-0/upper"));
-            let set = ChangeSet::create(&base, roots, &["true".into()]).unwrap();
+            let set = ChangeSet::create(&base, roots, &[], &["true".into()]).unwrap();
             let upper = &set.layers()[0].upper;
             // Checked here without the code under test: had the spoilt spare been used, one
             // of these would fail.
@@ -699,7 +715,7 @@ mod tests {
             ("the set", spare.clone()),
             ("a layer", spare.join("layer-0")),
         ] {
-            ChangeSet::create(&base, roots, &["true".into()])
+            ChangeSet::create(&base, roots, &[], &["true".into()])
                 .unwrap()
                 .recycle()
                 .unwrap();
@@ -707,7 +723,7 @@ mod tests {
             std::fs::create_dir(&elsewhere).unwrap();
             std::fs::rename(&link, elsewhere.join("moved")).unwrap();
             std::os::unix::fs::symlink(elsewhere.join("moved"), &link).unwrap();
-            let set = ChangeSet::create(&base, roots, &["true".into()]).unwrap();
+            let set = ChangeSet::create(&base, roots, &[], &["true".into()]).unwrap();
             let upper = &set.layers()[0].upper;
             let canonical = std::fs::canonicalize(upper).unwrap();
             assert!(

@@ -131,6 +131,15 @@ pub use ssh::{
 };
 pub use sys::landlock_abi;
 
+/// Every directory where this crate keeps runs' state on the host for this user,
+/// wherever it may be: change sets and cache slots, in cordon's state directory or in
+/// their fallbacks under `/var/tmp`. No run may be given write access to any of them.
+pub fn state_places() -> Vec<std::path::PathBuf> {
+    let mut out = changes::changes_bases(&[]);
+    out.push(caches::caches_fallback());
+    out
+}
+
 /// argv\[1\] that makes the `cordon` binary act as the sandbox helper.
 pub const HELPER_ARG: &str = "__cordon-sandbox-helper";
 

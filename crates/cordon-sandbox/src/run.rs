@@ -183,7 +183,7 @@ impl Helper {
                 .iter()
                 .map(|a| a.to_string_lossy().into_owned())
                 .collect();
-            let set = ChangeSet::create_in(&bases, &roots, &command)?;
+            let set = ChangeSet::create_in(&bases, &roots, &spec.writable_files, &command)?;
             spec.plan.overlays = set.layers().to_vec();
             Some(set)
         };

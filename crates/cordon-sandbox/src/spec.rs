@@ -105,6 +105,12 @@ pub struct SandboxSpec {
     pub workspace: PathBuf,
     /// Every writable root, canonical, the workspace included in `workspace-write` mode.
     pub writable_roots: Vec<PathBuf>,
+    /// Files made writable alone (canonical regular files, see
+    /// [`SandboxBuilder::writable_file`]). The directory of each is among
+    /// `writable_roots`, there only for them: its copy-on-write layer lets nothing but
+    /// these files reach the host.
+    #[serde(default)]
+    pub writable_files: Vec<PathBuf>,
     /// What the process can physically do.
     pub mode: SandboxMode,
     /// Network access.
@@ -173,6 +179,7 @@ pub struct SandboxBuilder {
     cwd: Option<PathBuf>,
     workspace: Option<PathBuf>,
     extra_roots: Vec<PathBuf>,
+    extra_files: Vec<PathBuf>,
     mode: SandboxMode,
     network: Network,
     home_view: HomeView,
@@ -208,6 +215,7 @@ impl SandboxBuilder {
             cwd: None,
             workspace: None,
             extra_roots: Vec::new(),
+            extra_files: Vec::new(),
             mode: SandboxMode::WorkspaceWrite,
             network: Network::None,
             home_view: HomeView::Hidden,
@@ -251,6 +259,22 @@ impl SandboxBuilder {
     /// means HOME or some directory, and a wrong guess widens the sandbox elsewhere.
     pub fn writable_root(mut self, dir: impl Into<PathBuf>) -> Self {
         self.extra_roots.push(dir.into());
+        self
+    }
+
+    /// One existing regular file made writable alone: absolute, or `~/…` for HOME.
+    ///
+    /// A bind mount of the file itself would write the host's file while the command
+    /// runs, let it change the file's mode (a set-user-ID bit, when run as root) and
+    /// fail every program that saves by writing a new file and renaming it over the
+    /// old one. So the file's directory is mounted copy-on-write like a writable root,
+    /// and the merge after the run takes only this file from its layer, and only as a
+    /// regular file (no symlink, no directory, no removal), without set-id bits; every
+    /// other change there waits in the run's change set for `cordon changes`. Without
+    /// copy-on-write layers no such limit could hold, so the run then requires the full
+    /// tier. A file that an ordinary root already makes writable adds nothing.
+    pub fn writable_file(mut self, file: impl Into<PathBuf>) -> Self {
+        self.extra_files.push(file.into());
         self
     }
 

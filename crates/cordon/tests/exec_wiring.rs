@@ -10,7 +10,7 @@
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 /// The binary under test: `CORDON_TEST_BIN` when set (CI points it at the static
@@ -58,6 +58,11 @@ impl World {
     }
 
     fn exec(&self, flags: &[&str], cmd: &[&str]) -> Output {
+        self.exec_with_path(flags, cmd, "/usr/local/bin:/usr/bin:/bin")
+    }
+
+    /// [`World::exec`] with this `PATH` in cordon's environment.
+    fn exec_with_path(&self, flags: &[&str], cmd: &[&str], path: &str) -> Output {
         Command::new(bin())
             .arg("exec")
             .arg("--isolated")
@@ -69,7 +74,7 @@ impl World {
             .current_dir(&self.ws)
             .env_clear()
             .env("HOME", &self.home)
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("PATH", path)
             .env("CORDON_STATE_DIR", &self.state)
             .stdin(Stdio::null())
             .output()
@@ -333,12 +338,10 @@ fn on_failure_asks_for_exactly_the_blocked_directory() {
         return;
     }
     let w = World::new("[defaults]\nexec = \"allow\"\n");
-    let outside = tempfile::Builder::new()
-        .prefix("cordon-outside-")
-        .tempdir_in(visible_base())
-        .unwrap();
-    let out_dir = outside.path().canonicalize().unwrap().join("out");
-    let other_dir = outside.path().canonicalize().unwrap().join("other");
+    // Outside every root, in a HOME shown read-only: not a system directory (which is
+    // never offered), wherever the tests run.
+    let out_dir = w.home.join("out");
+    let other_dir = w.home.join("other");
     std::fs::create_dir_all(&out_dir).unwrap();
     std::fs::create_dir_all(&other_dir).unwrap();
     let script = format!(
@@ -346,7 +349,7 @@ fn on_failure_asks_for_exactly_the_blocked_directory() {
         out_dir.display(),
         other_dir.display()
     );
-    let flags = ["--approval", "on-failure", "--pending"];
+    let flags = ["--home", "visible", "--approval", "on-failure", "--pending"];
 
     // First run: contained, the write is blocked, the escalation is left pending.
     let o = w.exec(&flags, &["sh", "-c", &script]);
@@ -385,6 +388,95 @@ fn on_failure_asks_for_exactly_the_blocked_directory() {
     std::fs::remove_file(out_dir.join("result.txt")).unwrap();
     let o = w.exec(&flags, &["sh", "-c", &script]);
     assert!(!out_dir.join("result.txt").exists(), "{}", text(&o));
+}
+
+/// The pending approvals of `w`, one JSON object each.
+fn pending_approvals(w: &World) -> Vec<serde_json::Value> {
+    let list = w.cordon(&["approvals", "list", "--json"]);
+    String::from_utf8_lossy(&list.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// A script that writes a program into a directory on the host's `PATH` (or into
+/// `/etc`) and fails, to be offered that directory, is offered nothing: its failure
+/// stands, cordon says why, and the host never sees the file. An existing file elsewhere
+/// is still offered, alone: approved, the re-run rewrites it and nothing beside it.
+#[test]
+fn on_failure_offers_nothing_on_path_or_in_the_system_and_an_existing_file_alone() {
+    if !sandbox_available(
+        "on_failure_offers_nothing_on_path_or_in_the_system_and_an_existing_file_alone",
+    ) {
+        return;
+    }
+    let w = World::new("[defaults]\nexec = \"allow\"\n");
+    let flags = ["--home", "visible", "--approval", "on-failure", "--pending"];
+    // A directory on PATH that is no system directory: only PATH makes it one.
+    let tools = w.home.join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    let path = format!("{}:/usr/local/bin:/usr/bin:/bin", tools.display());
+    let name = format!("cordon-onfailure-{}", std::process::id());
+    for (target, why) in [
+        (
+            Path::new("/usr/local/bin").join(&name),
+            "a directory on PATH",
+        ),
+        (tools.join(&name), "a directory on PATH"),
+        (Path::new("/etc").join(&name), "a system directory"),
+    ] {
+        let script = format!("echo planted > {} || exit 1", target.display());
+        let o = w.exec_with_path(&flags, &["sh", "-c", &script], &path);
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        assert_eq!(o.status.code(), Some(1), "the failure stands: {}", text(&o));
+        assert!(
+            err.contains("no re-run is offered") && err.contains(why),
+            "{}",
+            text(&o)
+        );
+        assert!(!err.contains("pending approval"), "{}", text(&o));
+        assert!(pending_approvals(&w).is_empty(), "{}", text(&o));
+        assert!(!target.exists(), "the host never sees {}", target.display());
+    }
+
+    // An existing file outside every root: offered alone, by name and kind.
+    let project = w.home.join("other-project");
+    std::fs::create_dir_all(&project).unwrap();
+    let file = project.join("result.txt");
+    std::fs::write(&file, "old\n").unwrap();
+    let script = format!(
+        "echo new > {0}/result.txt || exit 1; echo sneaky > {0}/sneaky.txt; echo done",
+        project.display()
+    );
+    let o = w.exec_with_path(&flags, &["sh", "-c", &script], &path);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(
+        err.contains(&format!(
+            "write access to the file {} alone needs approval",
+            file.display()
+        )),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "old\n");
+    let pending = pending_approvals(&w);
+    assert_eq!(pending.len(), 1, "{pending:?}");
+    let id = pending[0]["id"].as_i64().unwrap().to_string();
+    let a = w.cordon(&["approvals", "approve", &id]);
+    assert!(a.status.success(), "{}", text(&a));
+    let o = w.exec_with_path(&flags, &["sh", "-c", &script], &path);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("done"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "new\n");
+    assert!(
+        !project.join("sneaky.txt").exists(),
+        "only the file reaches the host: {}",
+        text(&o)
+    );
 }
 
 #[test]
@@ -626,13 +718,11 @@ fn audit_records_of_check_exec_and_an_escalation_match_the_schema() {
         w.exec(&[], &["cat", "/etc/shadow"]).status.code(),
         Some(126)
     );
-    let outside = tempfile::Builder::new()
-        .prefix("cordon-schema-")
-        .tempdir_in(visible_base())
-        .unwrap();
-    let target = outside.path().canonicalize().unwrap().join("f");
+    let outside = w.home.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let target = outside.join("f");
     let o = w.exec(
-        &["--approval", "on-failure", "--pending"],
+        &["--home", "visible", "--approval", "on-failure", "--pending"],
         &["sh", "-c", &format!("echo x > {}", target.display())],
     );
     assert!(!target.exists(), "{}", text(&o));

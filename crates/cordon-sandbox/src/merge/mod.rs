@@ -39,6 +39,12 @@
 //! (and what lies beneath them) reach the host's tree, the directories leading to them
 //! are entered without taking their mode or opacity from the layer, and every other
 //! change stays in the layer, where `cordon changes` shows it to a human.
+//!
+//! A layer whose root is writable only for some files of it ([`Layer::files`]) is
+//! merged as if with those files as the allowlist, whichever merge is asked for, and
+//! stricter: each file is merged only as a regular file. A symlink there could send a
+//! later writer elsewhere, a directory would grant a whole tree, and a removal is not a
+//! write; each is refused.
 
 use crate::changes::{Layer, Stamp};
 use crate::error::SandboxError;
@@ -156,9 +162,21 @@ pub fn merge(layer: &Layer, opts: &MergeOptions<'_>) -> Result<MergeReport, Sand
             layer.root.display()
         ),
     ))?;
+    // A root writable only for some files merges those, within the allowlist if any.
+    let only = opts.only;
+    let files: Option<Vec<PathBuf>> = (!layer.files.is_empty()).then(|| {
+        layer
+            .files
+            .iter()
+            .filter(|f| only.is_none_or(|o| o.iter().any(|a| f.starts_with(a))))
+            .cloned()
+            .collect()
+    });
     let mut m = Merger {
         opts,
         root: &layer.root,
+        only: files.as_deref().or(only),
+        files_only: files.is_some(),
         report: MergeReport::default(),
         quiet: 0,
     };
@@ -177,6 +195,11 @@ struct DirFacts {
 struct Merger<'a> {
     opts: &'a MergeOptions<'a>,
     root: &'a Path,
+    /// The allowlist, when the run has one (or the files a root is writable for).
+    only: Option<&'a [PathBuf]>,
+    /// The allowlist names files made writable alone: only regular files are merged at
+    /// its paths.
+    files_only: bool,
     report: MergeReport,
     /// Inside a directory the merge created: its entries are counted with it, not
     /// listed one by one.
@@ -401,7 +424,7 @@ impl Merger<'_> {
     }
 
     fn allowed(&self, path: &Path) -> Allowed {
-        match self.opts.only {
+        match self.only {
             None => Allowed::Yes,
             Some(only) if only.iter().any(|a| path.starts_with(a)) => Allowed::Yes,
             Some(only) if only.iter().any(|a| a.starts_with(path)) => Allowed::Passage,
@@ -428,6 +451,19 @@ impl Merger<'_> {
             if ft != FileType::Socket {
                 self.report.kept.push(path);
             }
+            return Ok(());
+        }
+        if self.files_only && kind != LeftKind::File {
+            let what = match kind {
+                LeftKind::Dir => "a directory",
+                LeftKind::Symlink => "a symlink",
+                _ if ft == FileType::CharacterDevice && st.st_rdev == 0 => "a removal",
+                _ => "a special file",
+            };
+            self.refuse(
+                path,
+                format!("only this file was made writable, and the run left {what} in its place"),
+            );
             return Ok(());
         }
         if ft == FileType::CharacterDevice && st.st_rdev == 0 {

@@ -20,6 +20,7 @@ fn setup(upper_in: Option<&Path>) -> T {
             root,
             upper: up,
             work: t.path().join("work"),
+            files: Vec::new(),
         },
         _t: t,
     }
@@ -523,5 +524,68 @@ fn a_merge_that_stops_part_way_is_completed_by_the_next_without_loss() {
             expected,
             "failed after {fail_after}"
         );
+    }
+}
+
+/// Leaves something in the layer at a path.
+type LeaveAt = fn(&Path);
+
+#[test]
+fn a_root_writable_for_one_file_merges_that_file_alone_and_only_as_a_file() {
+    let mut t = setup(None);
+    let root = t.layer.root.clone();
+    let up = t.layer.upper.clone();
+    std::fs::write(root.join("out.txt"), "host").unwrap();
+    std::fs::write(root.join("beside.txt"), "host").unwrap();
+    t.layer.files = vec![root.join("out.txt")];
+    // The run rewrote its file with set-id bits, changed a sibling and added another.
+    std::fs::write(up.join("out.txt"), "made").unwrap();
+    std::fs::set_permissions(up.join("out.txt"), std::fs::Permissions::from_mode(0o6755)).unwrap();
+    std::fs::write(up.join("beside.txt"), "evil").unwrap();
+    std::fs::write(up.join("new.sh"), "evil").unwrap();
+    // Whichever merge is asked for, the layer's limit holds (a human's `merge_layer`
+    // of a killed run's set included).
+    let m = merge_layer(&t.layer, Path::new("/nonexistent")).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(root.join("out.txt")).unwrap(),
+        "made"
+    );
+    let mode = std::fs::metadata(root.join("out.txt")).unwrap().mode() & 0o7777;
+    assert_eq!(mode, 0o755, "no set-id bits");
+    assert_eq!(
+        std::fs::read_to_string(root.join("beside.txt")).unwrap(),
+        "host"
+    );
+    assert!(!root.join("new.sh").exists());
+    let mut kept = m.kept.clone();
+    kept.sort();
+    assert_eq!(kept, [root.join("beside.txt"), root.join("new.sh")]);
+
+    // In the file's place, a symlink, a directory or a removal is refused, and the
+    // host's file stays as it was.
+    let cases: [(&str, LeaveAt); 3] = [
+        ("a symlink", |p| {
+            std::os::unix::fs::symlink("/etc/passwd", p).unwrap()
+        }),
+        ("a directory", |p| {
+            std::fs::create_dir(p).unwrap();
+            std::fs::write(p.join("x"), "evil").unwrap();
+        }),
+        ("a removal", |p| whiteout(p.parent().unwrap(), "out.txt")),
+    ];
+    for (what, make) in cases {
+        let _ = std::fs::remove_file(up.join("out.txt"));
+        let _ = std::fs::remove_dir_all(up.join("out.txt"));
+        make(&up.join("out.txt"));
+        let m = merge_layer(&t.layer, Path::new("/nonexistent")).unwrap();
+        let meta = std::fs::symlink_metadata(root.join("out.txt")).unwrap();
+        assert!(meta.is_file(), "{what}");
+        assert_eq!(
+            std::fs::read_to_string(root.join("out.txt")).unwrap(),
+            "made",
+            "{what}"
+        );
+        assert_eq!(m.refused.len(), 1, "{what}: {m:?}");
+        assert!(m.refused[0].reason.contains(what), "{what}: {m:?}");
     }
 }

@@ -88,7 +88,7 @@ fn account(m: MergeReport, id: &str, report: &mut DenialReport) {
             kind: BlockedKind::NotMerged,
             target: p.display().to_string(),
             detail: format!(
-                "not merged into the host's tree: the run may change only the paths it declared; the change waits in `cordon changes show {id}`"
+                "not merged into the host's tree: the run may change only the paths it declared or was granted; the change waits in `cordon changes show {id}`"
             ),
         });
     }

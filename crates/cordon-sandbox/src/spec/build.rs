@@ -92,6 +92,26 @@ impl SandboxBuilder {
         {
             writable_roots.push(common);
         }
+        // Files made writable alone: the directory of each becomes a root whose layer
+        // merges only them, unless an ordinary root already makes the file writable.
+        let mut writable_files = Vec::new();
+        if matches!(self.mode, SandboxMode::WorkspaceWrite) {
+            for f in &self.extra_files {
+                let f = canonical_file(&absolute_or_home(f, &home, "writable file")?)?;
+                if !writable_roots.iter().any(|r| f.starts_with(r)) {
+                    writable_files.push(f);
+                }
+            }
+            writable_files.sort();
+            writable_files.dedup();
+            // `canonical_file` refused a file whose directory is `/`.
+            writable_roots.extend(
+                writable_files
+                    .iter()
+                    .filter_map(|f| f.parent())
+                    .map(Path::to_path_buf),
+            );
+        }
         writable_roots.sort();
         writable_roots.dedup();
         if let Network::Proxy { socket, port } = &self.network {
@@ -162,6 +182,11 @@ impl SandboxBuilder {
             None => None,
         };
         let mut require = self.require;
+        if !writable_files.is_empty() {
+            // Only a copy-on-write layer can keep the rest of the file's directory off
+            // the host; the fallback tier would write that directory directly.
+            require = Require::Full;
+        }
         if let Some(slot) = &self.slot {
             check_slot(slot, self.mode, self.home_view, &home)?;
             // The slot's directory holds its lock beside it: neither may be inside what
@@ -269,6 +294,7 @@ impl SandboxBuilder {
             cwd,
             workspace,
             writable_roots,
+            writable_files,
             mode: self.mode,
             network: self.network,
             home_view: self.home_view,
@@ -346,6 +372,29 @@ fn canonical_target(p: &Path) -> Result<PathBuf, SandboxError> {
     Ok(canonical_dir(dir, "directory of a path to merge back")?.join(name))
 }
 
+/// The real path of a file to make writable alone: an existing regular file (where a
+/// symlink leads, if it is one) that is not directly in `/`, whose directory would be
+/// the root mounted for it.
+fn canonical_file(p: &Path) -> Result<PathBuf, SandboxError> {
+    let c = std::fs::canonicalize(p).map_err(|e| {
+        SandboxError::io(format!("cannot use the writable file {}", p.display()), e)
+    })?;
+    let regular = std::fs::symlink_metadata(&c).is_ok_and(|m| m.file_type().is_file());
+    if !regular {
+        return Err(SandboxError::invalid(format!(
+            "the writable file {} is not a regular file",
+            p.display()
+        )));
+    }
+    if c.parent().is_none_or(|d| d == Path::new("/")) {
+        return Err(SandboxError::invalid(format!(
+            "the writable file {} is directly in /, which cannot be mounted for it",
+            p.display()
+        )));
+    }
+    Ok(c)
+}
+
 fn canonical_dir(p: &Path, what: &str) -> Result<PathBuf, SandboxError> {
     let c = std::fs::canonicalize(p)
         .map_err(|e| SandboxError::io(format!("cannot use the {what} {}", p.display()), e))?;
@@ -400,6 +449,39 @@ mod tests {
         let ws_c = std::fs::canonicalize(ws.path()).unwrap();
         assert_eq!(spec.writable_roots, vec![ws_c]);
         assert_eq!(spec.cwd, std::fs::canonicalize(other.path()).unwrap());
+    }
+
+    #[test]
+    fn a_file_made_writable_alone_brings_its_directory_as_a_root_and_needs_the_full_tier() {
+        let t = tempfile::tempdir().unwrap();
+        let top = std::fs::canonicalize(t.path()).unwrap();
+        let (ws, other) = (top.join("ws"), top.join("other"));
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::write(other.join("out.txt"), "x").unwrap();
+        std::fs::write(ws.join("in.txt"), "x").unwrap();
+        std::os::unix::fs::symlink(other.join("out.txt"), top.join("link")).unwrap();
+        let builder = || SandboxBuilder::new(["true"]).workspace(&ws).home(&top);
+        let spec = builder()
+            // Where the link leads; and a file the workspace already makes writable.
+            .writable_file(top.join("link"))
+            .writable_file(ws.join("in.txt"))
+            .build()
+            .unwrap();
+        assert_eq!(spec.writable_files, vec![other.join("out.txt")]);
+        assert_eq!(spec.writable_roots, vec![other.clone(), ws.clone()]);
+        assert!(matches!(spec.require, Require::Full));
+        let spec = builder().writable_file(ws.join("in.txt")).build().unwrap();
+        assert!(spec.writable_files.is_empty());
+        assert!(matches!(spec.require, Require::Any));
+        for bad in [
+            other.clone(),
+            other.join("missing"),
+            PathBuf::from("out.txt"),
+        ] {
+            let err = builder().writable_file(&bad).build();
+            assert!(err.is_err(), "{} must be refused", bad.display());
+        }
     }
 
     #[test]
