@@ -59,7 +59,7 @@ mod table;
 #[cfg(test)]
 mod tests;
 
-pub use shadow::{HostNames, SHADOWING, shadows};
+pub use shadow::{HostNames, SHADOWING, python_module_name, shadows};
 pub use table::CLASSES;
 
 /// Where an [`Entry`]'s pattern is anchored.

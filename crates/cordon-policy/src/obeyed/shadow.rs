@@ -253,8 +253,19 @@ fn module_shadow(rel: &[&OsStr], kind: LeftKind, names: &HostNames) -> Option<Ob
 /// `x.so`, `x.abi3.so`, `x.cpython-312-x86_64-linux-gnu.so`. `None` for other names or
 /// stems that are not identifiers.
 fn module_stem(name: &OsStr) -> Option<&OsStr> {
+    python_module_name(name, false)
+}
+
+/// The top-level name Python imports an entry of a `sys.path` directory as: a directory
+/// by its own name, a file by its stem when it is a module (`x.py`, `x.pyc`, extension
+/// modules `x.so`, `x.abi3.so`, `x.cpython-312-x86_64-linux-gnu.so`). `None` when the
+/// name is not an identifier (`x-1.0.dist-info`, `python3.12`) or not a module file.
+/// The gatherer of [`HostNames`] and [`shadows`] share it, so both read names alike.
+pub fn python_module_name(name: &OsStr, is_dir: bool) -> Option<&OsStr> {
     let bytes = name.as_bytes();
-    let stem = if let Some(s) = bytes.strip_suffix(b".py") {
+    let stem = if is_dir {
+        bytes
+    } else if let Some(s) = bytes.strip_suffix(b".py") {
         s
     } else if let Some(s) = bytes.strip_suffix(b".pyc") {
         s
@@ -263,6 +274,8 @@ fn module_stem(name: &OsStr) -> Option<&OsStr> {
     } else {
         return None;
     };
+    // Non-ASCII bytes may be part of a Unicode identifier: counted in, to stay on the
+    // side of matching.
     let ident = stem.first().is_some_and(|&b| !b.is_ascii_digit())
         && stem
             .iter()

@@ -405,3 +405,25 @@ fn nothing_shadows_on_a_host_with_nothing_installed() {
         assert_eq!(hit, None, "{path}");
     }
 }
+
+#[test]
+fn python_reads_module_names_from_file_names() {
+    for (name, is_dir, want) in [
+        ("json", true, Some("json")),
+        ("__future__.py", false, Some("__future__")),
+        ("six.py", false, Some("six")),
+        ("six.pyc", false, Some("six")),
+        ("_ssl.cpython-312-x86_64-linux-gnu.so", false, Some("_ssl")),
+        ("_yaml.abi3.so", false, Some("_yaml")),
+        ("README", false, None),
+        ("json", false, None),
+        (".py", false, None),
+        ("2to3.py", false, None),
+        ("x-1.0.dist-info", true, None),
+        ("python3.12", true, None),
+        ("distutils-precedence.pth", false, None),
+    ] {
+        let got = python_module_name(OsStr::new(name), is_dir).and_then(OsStr::to_str);
+        assert_eq!(got, want, "{name} (dir: {is_dir})");
+    }
+}
