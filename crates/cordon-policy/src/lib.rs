@@ -30,6 +30,7 @@ pub mod label;
 pub mod links;
 pub mod mcp;
 pub mod net;
+pub mod obeyed;
 pub mod ops;
 pub mod paths;
 pub mod planted;

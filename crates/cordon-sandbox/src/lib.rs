@@ -77,6 +77,7 @@ mod error;
 mod forward;
 mod helper;
 mod host;
+mod hostnames;
 mod landlock;
 mod limits;
 mod merge;
@@ -105,6 +106,7 @@ pub use env::{DEFAULT_ALLOW, EnvPolicy, SECRET_MARKERS, looks_secret};
 pub use error::{SandboxError, SandboxErrorKind};
 pub use helper::wire::{EXIT_CORDON_FAILED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_TIMEOUT};
 pub use host::{HostReport, ROOT_CAVEATS, UsernsRestriction, UsernsSettings, probe_host};
+pub use hostnames::gather_host_names;
 pub use landlock::LandlockOutcome;
 pub use limits::{
     DEFAULT_PROCESS_LIMIT, DEFAULT_TMP_SIZE_MAX, LimitsReport, MIN_TMP_SIZE, default_tmp_size,
