@@ -21,6 +21,7 @@ pub mod config;
 pub mod credential;
 pub mod errors;
 pub mod facts;
+pub mod gitallow;
 pub mod gitconfig;
 mod glob;
 pub mod guards;
