@@ -44,6 +44,7 @@ pub mod settings;
 pub mod suggest;
 pub mod terminal;
 pub mod toolset;
+pub mod vcs;
 pub mod verdict;
 
 pub use config::{ConfigError, Defaults, LoadOptions, Mode};
