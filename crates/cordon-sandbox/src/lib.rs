@@ -110,7 +110,8 @@ pub use limits::{
     host_memory, probe_limits,
 };
 pub use merge::{
-    MergeReport, Pending, Refused, git_config_refusal, merge_layer, merge_layer_only, preview_layer,
+    MergeReport, Pending, Refused, git_config_judgement, git_config_refusal, gitmodules_judgement,
+    merge_layer, merge_layer_only, preview_layer,
 };
 pub use permit::Permit;
 pub use plan::{
