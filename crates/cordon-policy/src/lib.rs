@@ -21,6 +21,7 @@ pub mod config;
 pub mod credential;
 pub mod errors;
 pub mod facts;
+pub mod gitallow;
 pub mod gitconfig;
 mod glob;
 pub mod guards;
@@ -44,6 +45,7 @@ pub mod settings;
 pub mod suggest;
 pub mod terminal;
 pub mod toolset;
+pub mod vcs;
 pub mod verdict;
 
 pub use config::{ConfigError, Defaults, LoadOptions, Mode};

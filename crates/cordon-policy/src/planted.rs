@@ -9,13 +9,23 @@
 //! directory, a shell or language start-up file) and whatever the write guards protect
 //! (agent and IDE configuration, credentials).
 //!
-//! The git rules hold wherever a git directory can be, not only under `.git`: git treats
-//! any directory holding `HEAD`, `objects/` and `refs/` as a repository (a bare one), so a
-//! `config` or `hooks/pre-commit` planted in `sub/` runs on the next `git status` there.
+//! The git rules live in [`crate::gitallow`]. Below a `.git` directory they are an
+//! allowlist: what git writes in ordinary use is kept, hooks and redirections are refused,
+//! and anything else waits for a human ([`Leave::Hold`]). The git rules hold wherever a
+//! git directory can be, not only under `.git`: git treats any directory holding `HEAD`,
+//! `objects/` and `refs/` as a repository (a bare one), so a `config` or
+//! `hooks/pre-commit` planted in `sub/` counts on the next `git status` there; outside
+//! `.git` such files are judged by their names, since a path alone does not say which
+//! directory is a bare repository. The configuration and pointers that other
+//! version-control tools obey (`.gitmodules`, `.hg/hgrc`, `.jj/repo/config.toml`, …) wait
+//! for review too ([`crate::vcs`]).
 
+use crate::gitallow::{judge_git_entry, judge_git_named, name_is};
 use crate::guards::{self, GuardHit};
 use std::ffi::OsStr;
 use std::path::{Component, Path};
+
+pub use crate::gitallow::GIT_HOOK_NAMES;
 
 /// The kind of an entry a run left.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,8 +45,10 @@ pub enum LeftKind {
 pub enum Leave {
     /// It may reach the host.
     Keep,
-    /// It may reach the host only if it parses as git configuration and sets no key that
-    /// [`crate::gitconfig::risky_key`] refuses.
+    /// It may reach the host only after its content is judged as git configuration: by
+    /// [`crate::gitallow::judge_config`] against the host's current file (what parses and
+    /// changes only what is known to be harmless), or at least by
+    /// [`crate::gitconfig::risky_key`] (what sets no key that runs a program).
     CheckGitConfig,
     /// It reaches the host only through a change set a human reviewed and applied
     /// (`cordon changes apply`): a host tool would obey or run it without being asked.
@@ -44,52 +56,6 @@ pub enum Leave {
     Hold(String),
     /// It stays out of the host's tree; the reason is one sentence for the report.
     Refuse(String),
-}
-
-/// Hooks git runs by name (githooks(5)), from `.git/hooks` or a bare repository's `hooks`.
-pub const GIT_HOOK_NAMES: &[&str] = &[
-    "applypatch-msg",
-    "pre-applypatch",
-    "post-applypatch",
-    "pre-commit",
-    "pre-merge-commit",
-    "prepare-commit-msg",
-    "commit-msg",
-    "post-commit",
-    "pre-rebase",
-    "post-checkout",
-    "post-merge",
-    "pre-push",
-    "pre-receive",
-    "update",
-    "proc-receive",
-    "post-receive",
-    "post-update",
-    "reference-transaction",
-    "push-to-checkout",
-    "pre-auto-gc",
-    "post-rewrite",
-    "sendemail-validate",
-    "fsmonitor-watchman",
-    "p4-changelist",
-    "p4-prepare-changelist",
-    "p4-post-changelist",
-    "p4-pre-submit",
-    "post-index-change",
-];
-
-/// File names that send git to another directory for its objects, settings or work tree.
-const GIT_REDIRECT_FILES: &[&str] = &["commondir", "gitdir"];
-/// Files of `objects/info/` that add another object store.
-const GIT_ALTERNATES: &[&str] = &["alternates", "http-alternates"];
-/// File names git reads as configuration inside a git directory.
-const GIT_CONFIG_FILES: &[&str] = &["config", "config.worktree"];
-
-const HOOK: &str = "a git hook runs on the host's next git command";
-const REDIRECT: &str = "it would send git to another directory for its settings or objects";
-
-fn eq(a: &OsStr, b: &str) -> bool {
-    a.as_encoded_bytes().eq_ignore_ascii_case(b.as_bytes())
 }
 
 /// Decide what happens to `path` (absolute and clean, as it would be on the host) that a
@@ -105,9 +71,11 @@ pub fn judge_left(path: &Path, kind: LeftKind, home: &Path) -> Leave {
     let Some((&name, parents)) = comps.split_last() else {
         return Leave::Refuse("the root itself cannot be replaced".into());
     };
-    let parent = parents.last().copied();
-    let in_git_dir = parents.iter().any(|c| eq(c, ".git"));
-    let git = judge_git(name, parent, parents, in_git_dir, kind);
+    // Below the outermost `.git`, by the git directory's allowlist; elsewhere by name.
+    let git = match comps.iter().position(|c| name_is(c, ".git")) {
+        Some(i) if i + 1 < comps.len() => judge_git_entry(&comps[i + 1..], kind),
+        _ => judge_git_named(name, parents.last().copied(), kind),
+    };
     if let Leave::Refuse(_) = git {
         return git;
     }
@@ -125,61 +93,14 @@ pub fn judge_left(path: &Path, kind: LeftKind, home: &Path) -> Leave {
             hit.pattern
         ));
     }
-    git
+    // Another tool's file named like git's (`.pijul/config`, `.sl/config`) is that tool's.
+    crate::vcs::judge_vcs_metadata(&comps, kind).unwrap_or(git)
 }
 
 /// `.git/hooks` and `.git/config` are judged by the git rules, which let `git init` and
 /// `git config user.email` through.
 fn is_git_sequence(hit: &GuardHit) -> bool {
     hit.pattern == ".git/hooks" || hit.pattern == ".git/config"
-}
-
-fn judge_git(
-    name: &OsStr,
-    parent: Option<&OsStr>,
-    parents: &[&OsStr],
-    in_git_dir: bool,
-    kind: LeftKind,
-) -> Leave {
-    let named = |list: &[&str]| list.iter().any(|n| eq(name, n));
-    let under_hooks = parent.is_some_and(|p| eq(p, "hooks"));
-    if eq(name, ".git") {
-        return match kind {
-            LeftKind::Dir => Leave::Keep,
-            _ => Leave::Refuse(format!("a .git that is not a directory: {REDIRECT}")),
-        };
-    }
-    if named(GIT_REDIRECT_FILES) {
-        return Leave::Refuse(REDIRECT.into());
-    }
-    if named(GIT_ALTERNATES) && parent.is_some_and(|p| eq(p, "info")) {
-        return Leave::Refuse(REDIRECT.into());
-    }
-    if in_git_dir {
-        if kind == LeftKind::Symlink {
-            return Leave::Refuse(format!("a symlink in a git directory: {REDIRECT}"));
-        }
-        // Anything under a `hooks` directory of a git directory, except git's own
-        // disabled samples, may be a hook (or a directory on its way to holding one).
-        let in_hooks = parents
-            .iter()
-            .skip_while(|c| !eq(c, ".git"))
-            .any(|c| eq(c, "hooks"));
-        if in_hooks && kind == LeftKind::File && !name.as_encoded_bytes().ends_with(b".sample") {
-            return Leave::Refuse(HOOK.into());
-        }
-    } else if kind == LeftKind::Symlink
-        && (named(GIT_CONFIG_FILES) || eq(name, "hooks") || named(GIT_HOOK_NAMES))
-    {
-        return Leave::Refuse(format!("a symlink named like git's own files: {REDIRECT}"));
-    }
-    if under_hooks && kind != LeftKind::Dir && named(GIT_HOOK_NAMES) {
-        return Leave::Refuse(HOOK.into());
-    }
-    if kind == LeftKind::File && named(GIT_CONFIG_FILES) {
-        return Leave::CheckGitConfig;
-    }
-    Leave::Keep
 }
 
 #[cfg(test)]
@@ -254,6 +175,40 @@ mod tests {
             assert!(refused(p, k), "{p} must be refused");
         }
         assert_eq!(judge("/w/evil/config", File), Leave::CheckGitConfig);
+    }
+
+    #[test]
+    fn what_a_host_tool_would_obey_waits_for_review() {
+        use LeftKind::*;
+        for (p, k) in [
+            ("/w/.git/info/attributes", File),
+            ("/w/.git/info/sparse-checkout", File),
+            ("/w/.git/info/grafts", File),
+            ("/w/.git/remotes/origin", File),
+            ("/w/.git/branches/origin", File),
+            ("/w/.git/rr-cache", Dir),
+            ("/w/.git/index.lock", File),
+            ("/w/sub/.git/unknown", File),
+            ("/w/.gitmodules", File),
+            ("/w/vendor/x/.gitmodules", File),
+            ("/w/.lfsconfig", File),
+            ("/w/.hg/hgrc", File),
+            ("/w/sub/repo/.hg/hgrc", File),
+            ("/w/.jj/repo/config.toml", File),
+            ("/w/.bzr/branch/branch.conf", File),
+            ("/w/.pijul/config", File),
+            ("/w/.fslckout", File),
+            ("/w/_darcs/prefs/defaults", File),
+        ] {
+            assert!(
+                matches!(judge(p, k), Leave::Hold(_)),
+                "{p} must be held, got {:?}",
+                judge(p, k)
+            );
+        }
+        // A guard's refusal wins over a hold.
+        assert!(refused("/w/.vscode/.hg/hgrc", File));
+        assert_eq!(judge("/w/.hg/store/00changelog.i", File), Leave::Keep);
     }
 
     #[test]

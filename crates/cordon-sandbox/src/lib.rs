@@ -113,7 +113,8 @@ pub use limits::{
     host_memory, probe_limits,
 };
 pub use merge::{
-    Landed, MergeOptions, MergeReport, Pending, Refused, git_config_refusal, merge, preview_layer,
+    Landed, MergeOptions, MergeReport, Pending, Refused, git_config_judgement, git_config_refusal,
+    gitmodules_judgement, merge, preview_layer,
 };
 pub use permit::Permit;
 pub use plan::{

@@ -871,7 +871,7 @@ mod gitcheck;
 mod preview;
 
 use gitcheck::check_git_config_at;
-pub use gitcheck::git_config_refusal;
+pub use gitcheck::{git_config_judgement, git_config_refusal, gitmodules_judgement};
 pub use preview::{Pending, preview_layer};
 
 #[cfg(test)]
