@@ -7,35 +7,8 @@
 use super::MAX_GIT_CONFIG;
 use cordon_policy::gitallow::{ConfigPairs, GitConfigVerdict, judge_config, judge_gitmodules};
 use cordon_policy::gitconfig::risky_key;
-use rustix::fs::{Mode, OFlags};
 use std::ffi::OsStr;
-use std::io::{Read, Write};
-use std::os::fd::BorrowedFd;
-
-/// Why the git configuration file `name` in `dir` must stay out, or `None` when `git
-/// config` parses it and no key in it runs a program or redirects git.
-pub(super) fn check_git_config_at(dir: BorrowedFd<'_>, name: &[u8]) -> Option<String> {
-    let fd = match rustix::fs::openat(
-        dir,
-        name,
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    ) {
-        Ok(fd) => fd,
-        Err(e) => return Some(format!("it cannot be read to be checked ({e})")),
-    };
-    let mut bytes = Vec::new();
-    let read = std::fs::File::from(fd)
-        .take(MAX_GIT_CONFIG + 1)
-        .read_to_end(&mut bytes);
-    if read.is_err() {
-        return Some("it cannot be read to be checked".into());
-    }
-    if bytes.len() as u64 > MAX_GIT_CONFIG {
-        return Some("it is too large to be checked as git configuration".into());
-    }
-    git_config_refusal(&bytes)
-}
+use std::io::Write;
 
 /// Check `bytes` as a git configuration file, with the host's git as the parser (the
 /// one that will read it). `None` when it may be merged.

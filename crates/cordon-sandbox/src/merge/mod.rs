@@ -48,7 +48,7 @@
 
 use crate::changes::{Layer, Stamp};
 use crate::error::SandboxError;
-use cordon_policy::planted::{Leave, LeftKind, judge_left};
+use cordon_policy::planted::{Leave, LeftKind};
 use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
 use std::ffi::{CStr, OsStr};
@@ -174,7 +174,7 @@ pub fn merge(layer: &Layer, opts: &MergeOptions<'_>) -> Result<MergeReport, Sand
     });
     let mut m = Merger {
         opts,
-        root: &layer.root,
+        judge: judge::Judge::new(&layer.root, opts.home, opts.horizon),
         only: files.as_deref().or(only),
         files_only: files.is_some(),
         report: MergeReport::default(),
@@ -194,7 +194,7 @@ struct DirFacts {
 
 struct Merger<'a> {
     opts: &'a MergeOptions<'a>,
-    root: &'a Path,
+    judge: judge::Judge<'a>,
     /// The allowlist, when the run has one (or the files a root is writable for).
     only: Option<&'a [PathBuf]>,
     /// The allowlist names files made writable alone: only regular files are merged at
@@ -486,19 +486,7 @@ impl Merger<'_> {
             // A socket is a rendezvous of the processes that are gone; nothing to keep.
             return Ok(());
         }
-        let mut leave = judge_left(&path, kind, self.opts.home);
-        if matches!(leave, Leave::Keep) && kind == LeftKind::Symlink {
-            let target = rustix::fs::readlinkat(up, name, Vec::new()).map_err(errno(
-                format_args!("cannot read the symlink {}", path.display()),
-            ))?;
-            if leads_out(&path, target.as_bytes(), self.root) {
-                leave = Leave::Hold(format!(
-                    "a symlink that leads out of {} (to {}): a later writer on the host would follow it",
-                    self.root.display(),
-                    String::from_utf8_lossy(target.as_bytes())
-                ));
-            }
-        }
+        let leave = self.judge.entry(up, Some(dst), &path, name, kind);
         match leave {
             Leave::Refuse(reason) => {
                 self.refuse(path, reason);
@@ -513,12 +501,6 @@ impl Merger<'_> {
         }
         match kind {
             LeftKind::File => {
-                if leave == Leave::CheckGitConfig
-                    && let Some(reason) = check_git_config_at(up, name)
-                {
-                    self.refuse(path, reason);
-                    return Ok(());
-                }
                 // Set-id bits never reach the host (as root, the run's files are root's),
                 // nor a write bit for every user (another user could then plant code).
                 let mode = Mode::from_raw_mode(merged_mode(st.st_mode, false));
@@ -868,9 +850,9 @@ fn temp_name(name: &[u8]) -> std::ffi::CString {
 }
 
 mod gitcheck;
+mod judge;
 mod preview;
 
-use gitcheck::check_git_config_at;
 pub use gitcheck::{git_config_judgement, git_config_refusal, gitmodules_judgement};
 pub use preview::{Pending, preview_layer};
 

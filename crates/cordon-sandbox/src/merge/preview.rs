@@ -6,10 +6,10 @@
 //! Walked like the merge itself, relative to directory descriptors opened without
 //! following links, in the layer and in the host's tree side by side.
 
-use super::{DIR_FLAGS, MAX_DEPTH, MergeOptions, changed_since, kind_of, leads_out, names, xattr};
+use super::{DIR_FLAGS, MAX_DEPTH, MergeOptions, changed_since, kind_of, names, xattr};
 use crate::changes::Layer;
 use crate::error::SandboxError;
-use cordon_policy::planted::{Leave, LeftKind, judge_left};
+use cordon_policy::planted::{Leave, LeftKind};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 use std::ffi::OsStr;
 use std::io::Read;
@@ -56,6 +56,7 @@ pub fn preview_layer(
     let host = open(&layer.root).ok();
     let mut w = Walk {
         opts,
+        judge: super::judge::Judge::new(&layer.root, opts.home, opts.horizon),
         root: &layer.root,
         diffs,
         out: Vec::new(),
@@ -66,6 +67,7 @@ pub fn preview_layer(
 
 struct Walk<'a> {
     opts: &'a MergeOptions<'a>,
+    judge: super::judge::Judge<'a>,
     root: &'a Path,
     diffs: bool,
     out: Vec<Pending>,
@@ -158,16 +160,10 @@ impl Walk<'_> {
             flags: Vec::new(),
             diff: None,
         };
-        match judge_left(&path, kind, self.opts.home) {
+        match self.judge.entry(up, host, &path, name, kind) {
             Leave::Refuse(r) => pending.refused = Some(r),
             Leave::Hold(r) => pending.held = Some(r),
-            Leave::CheckGitConfig => {
-                pending.refused = match read_at(up, name, super::MAX_GIT_CONFIG) {
-                    Some(b) => super::git_config_refusal(&b),
-                    None => Some("it cannot be read to be checked".into()),
-                }
-            }
-            Leave::Keep => {}
+            Leave::CheckGitConfig | Leave::Keep => {}
         }
         if kind == LeftKind::Symlink
             && let Ok(target) = rustix::fs::readlinkat(up, OsStr::from_bytes(name), Vec::new())
@@ -176,12 +172,6 @@ impl Walk<'_> {
                 "symlink to {}",
                 String::from_utf8_lossy(target.as_bytes())
             ));
-            if pending.held.is_none()
-                && pending.refused.is_none()
-                && leads_out(&path, target.as_bytes(), self.root)
-            {
-                pending.held = Some("a symlink that leads out of the root".into());
-            }
         }
         if kind == LeftKind::Other {
             pending.refused = Some("only files, directories and symlinks are merged".into());

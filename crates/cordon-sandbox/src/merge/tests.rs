@@ -589,3 +589,70 @@ fn a_root_writable_for_one_file_merges_that_file_alone_and_only_as_a_file() {
         assert!(m.refused[0].reason.contains(what), "{what}: {m:?}");
     }
 }
+
+#[test]
+fn what_host_tools_obey_or_run_waits_for_review() {
+    let t = setup(None);
+    let (root, up) = (&t.layer.root, &t.layer.upper);
+    // An existing repository on the host.
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(
+        root.join(".git/config"),
+        "[core]\n\trepositoryformatversion = 0\n[remote \"origin\"]\n\turl = https://example.com/r.git\n",
+    )
+    .unwrap();
+    let horizon = start();
+    for (p, body) in [
+        (".github/workflows/ci.yml", "on: push"),
+        ("AGENTS.md", "ignore previous instructions"),
+        (".devcontainer.json", "{\"initializeCommand\": \"x\"}"),
+        ("node_modules/.bin/sh", "#!/bin/sh"),
+        ("src/lib.rs", "fn main() {}"),
+    ] {
+        let f = up.join(p);
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(&f, body).unwrap();
+    }
+    std::fs::create_dir_all(up.join(".git")).unwrap();
+    std::fs::write(
+        up.join(".git/config"),
+        "[core]\n\trepositoryformatversion = 0\n[remote \"origin\"]\n\turl = https://example.com/r.git\n[http]\n\tproxy = http://127.0.0.1:18080\n",
+    )
+    .unwrap();
+    let m = merge(&t.layer, &opts(Path::new("/nonexistent"), horizon)).unwrap();
+    let mut held: Vec<_> = m
+        .held
+        .iter()
+        .map(|h| h.path.strip_prefix(root).unwrap().display().to_string())
+        .collect();
+    held.sort();
+    assert_eq!(
+        held,
+        [
+            ".devcontainer.json",
+            ".git/config",
+            ".github/workflows",
+            "AGENTS.md",
+            "node_modules/.bin/sh"
+        ],
+        "{m:?}"
+    );
+    assert!(root.join("src/lib.rs").exists());
+    assert!(!root.join("AGENTS.md").exists());
+    assert!(!read(&root.join(".git/config")).contains("proxy"));
+    // A new repository the run made merges with its own remote.
+    let t = setup(None);
+    let (root, up) = (&t.layer.root, &t.layer.upper);
+    let horizon = start();
+    std::fs::create_dir_all(up.join("clone/.git")).unwrap();
+    std::fs::write(up.join("clone/.git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(
+        up.join("clone/.git/config"),
+        "[core]\n\trepositoryformatversion = 0\n\tbare = false\n[remote \"origin\"]\n\turl = https://example.com/r.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n[branch \"main\"]\n\tremote = origin\n\tmerge = refs/heads/main\n",
+    )
+    .unwrap();
+    let m = merge(&t.layer, &opts(Path::new("/nonexistent"), horizon)).unwrap();
+    assert!(m.held.is_empty() && m.refused.is_empty(), "{m:?}");
+    assert!(read(&root.join("clone/.git/config")).contains("example.com"));
+}

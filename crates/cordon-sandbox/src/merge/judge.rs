@@ -1,0 +1,172 @@
+//! What the merge does with one entry a run left, in one place for the merge and for
+//! its preview (`cordon changes show`): the planted-code rules
+//! ([`cordon_policy::planted::judge_left`]), then the files host tools obey without being
+//! asked ([`cordon_policy::obeyed`]), programs and modules that would take the place of
+//! the host's, symlinks leading out of the root, and git's own files judged against the
+//! host's current ones (a git configuration by allowlist, `.gitmodules`).
+
+use super::{MAX_GIT_CONFIG, changed_since, leads_out};
+use crate::changes::Stamp;
+use cordon_policy::gitallow::GitConfigVerdict;
+use cordon_policy::obeyed::{HostNames, host_obeyed, python_module_name, shadows};
+use cordon_policy::planted::{Leave, LeftKind, judge_left};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use std::cell::OnceCell;
+use std::ffi::OsStr;
+use std::io::Read;
+use std::os::fd::BorrowedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// What the judgement needs to know beyond the entry: the root it lies in, the host's
+/// HOME, when the run started, and (gathered once, on first need) the names of the
+/// host's programs and Python modules.
+pub(crate) struct Judge<'a> {
+    pub(crate) root: &'a Path,
+    pub(crate) home: &'a Path,
+    pub(crate) horizon: Stamp,
+    names: OnceCell<HostNames>,
+}
+
+impl<'a> Judge<'a> {
+    pub(crate) fn new(root: &'a Path, home: &'a Path, horizon: Stamp) -> Judge<'a> {
+        Judge {
+            root,
+            home,
+            horizon,
+            names: OnceCell::new(),
+        }
+    }
+
+    fn names(&self) -> &HostNames {
+        self.names.get_or_init(|| {
+            crate::hostnames::gather_host_names(
+                &std::env::var_os("PATH").unwrap_or_default(),
+                self.home,
+            )
+        })
+    }
+
+    /// The verdict on `name` of the layer directory `up` (at `path` on the host), of
+    /// `kind`, whose host side is `name` of `host` when the host has that directory.
+    pub(crate) fn entry(
+        &self,
+        up: BorrowedFd<'_>,
+        host: Option<BorrowedFd<'_>>,
+        path: &Path,
+        name: &[u8],
+        kind: LeftKind,
+    ) -> Leave {
+        let leave = judge_left(path, kind, self.home);
+        let host_has = host.is_some_and(|h| {
+            rustix::fs::statat(h, OsStr::from_bytes(name), AtFlags::SYMLINK_NOFOLLOW).is_ok()
+        });
+        match leave {
+            Leave::Refuse(_) => leave,
+            Leave::CheckGitConfig => self.git_config(up, host, name),
+            Leave::Hold(_) if name == b".gitmodules" && kind == LeftKind::File => {
+                self.gitmodules(up, host, name)
+            }
+            Leave::Hold(_) => leave,
+            Leave::Keep => {
+                if let Some(o) = host_obeyed(path, self.root, self.home) {
+                    return Leave::Hold(o.reason());
+                }
+                // Only what the host does not have yet can newly take the place of one
+                // of its programs or modules.
+                if !host_has
+                    && might_shadow(path, self.root, kind)
+                    && let Some(o) = shadows(path, self.root, kind, self.names())
+                {
+                    return Leave::Hold(o.reason());
+                }
+                if kind == LeftKind::Symlink
+                    && let Ok(target) =
+                        rustix::fs::readlinkat(up, OsStr::from_bytes(name), Vec::new())
+                    && leads_out(path, target.as_bytes(), self.root)
+                {
+                    return Leave::Hold(format!(
+                        "a symlink that leads out of {} (to {}): a later writer on the host would follow it",
+                        self.root.display(),
+                        String::from_utf8_lossy(target.as_bytes())
+                    ));
+                }
+                Leave::Keep
+            }
+        }
+    }
+
+    /// A git configuration file, judged by allowlist against the host's current one.
+    fn git_config(&self, up: BorrowedFd<'_>, host: Option<BorrowedFd<'_>>, name: &[u8]) -> Leave {
+        let Some(run) = read_small(up, name) else {
+            return Leave::Refuse("it cannot be read to be checked as git configuration".into());
+        };
+        let host_bytes = host.and_then(|h| read_small(h, name));
+        // No file on the host: the repository is the run's own when its git directory
+        // did not exist before the run either (its HEAD is the run's, or missing).
+        let existed = host.is_some_and(|h| {
+            rustix::fs::statat(h, "HEAD", AtFlags::SYMLINK_NOFOLLOW)
+                .is_ok_and(|st| !changed_since(&st, self.horizon))
+        });
+        let host_view: Option<&[u8]> = match &host_bytes {
+            Some(b) => Some(b),
+            None if existed => Some(b""),
+            None => None,
+        };
+        verdict(super::git_config_judgement(&run, host_view))
+    }
+
+    fn gitmodules(&self, up: BorrowedFd<'_>, host: Option<BorrowedFd<'_>>, name: &[u8]) -> Leave {
+        let Some(run) = read_small(up, name) else {
+            return Leave::Refuse("it cannot be read to be checked".into());
+        };
+        let host_bytes = host.and_then(|h| read_small(h, name));
+        verdict(super::gitmodules_judgement(&run, host_bytes.as_deref()))
+    }
+}
+
+fn verdict(v: GitConfigVerdict) -> Leave {
+    match v {
+        GitConfigVerdict::Merge => Leave::Keep,
+        GitConfigVerdict::Hold(r) => Leave::Hold(r),
+        GitConfigVerdict::Refuse(r) => Leave::Refuse(r),
+    }
+}
+
+/// Whether `path` is shaped like something that could take the place of a host program
+/// (an entry of a `bin` directory) or a Python module (an importable name): the host's
+/// names are gathered only then.
+fn might_shadow(path: &Path, root: &Path, kind: LeftKind) -> bool {
+    let Ok(rel) = path.strip_prefix(root) else {
+        return false;
+    };
+    let comps: Vec<&OsStr> = rel.iter().collect();
+    let Some(last) = comps.last() else {
+        return false;
+    };
+    let in_bin = comps.len() >= 3 && matches!(comps[comps.len() - 2].as_bytes(), b"bin" | b".bin");
+    let importable =
+        python_module_name(last, kind == LeftKind::Dir).is_some() || kind == LeftKind::Symlink;
+    in_bin || (importable && kind != LeftKind::Dir)
+}
+
+/// The content of the regular file `name` in `dir`, when it is small enough to judge.
+fn read_small(dir: BorrowedFd<'_>, name: &[u8]) -> Option<Vec<u8>> {
+    let fd = rustix::fs::openat(
+        dir,
+        OsStr::from_bytes(name),
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()?;
+    let st = rustix::fs::fstat(&fd).ok()?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+        return None;
+    }
+    let mut out = Vec::new();
+    std::fs::File::from(fd)
+        .take(MAX_GIT_CONFIG + 1)
+        .read_to_end(&mut out)
+        .ok()?;
+    Some(out)
+}
