@@ -554,6 +554,27 @@ fn git_works_inside_with_no_flags() {
             "https://example.com/x.git",
         ],
     );
+    // A new remote of a repository the host already has redirects where the host's git
+    // fetches and pushes: it waits for review, then lands when applied.
+    let none = git(&ws, &home, &["config", "--get", "remote.origin.url"]);
+    assert!(!none.status.success(), "the remote landed unreviewed");
+    let changes = |args: &[&str]| {
+        let o = Command::new(bin())
+            .arg("changes")
+            .args(args)
+            .env_clear()
+            .env("HOME", &home)
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .output()
+            .unwrap();
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "changes {args:?}: {out}{err}");
+        out
+    };
+    let listed = changes(&["list"]);
+    let id = listed.split('\t').next().unwrap().trim().to_string();
+    assert!(changes(&["show", &id]).contains("remote"), "{listed}");
+    changes(&["apply", &id]);
     // The host's git sees all of it.
     let log = ok(&git(&ws, &home, &["log", "--format=%s", "feature"]));
     assert_eq!(log, "two\none\n");
