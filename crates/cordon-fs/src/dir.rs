@@ -89,12 +89,8 @@ impl Dir {
     /// This is ambient authority: use it for a directory no run could have reached
     /// (cordon's state directory), or to anchor a directory *before* a run, so that
     /// what the run does to the path afterwards does not move what is written.
-    // Opening the anchor by path is the ambient authority this function names; the flags
-    // make it a directory, never a symlink at its last component, and never a write.
-    #[allow(clippy::disallowed_methods)]
     pub fn open_ambient(path: &Path) -> Result<Dir, FsError> {
-        let fd = rustix::fs::open(path, DIR_FLAGS, Mode::empty())
-            .map_err(|e| FsError::io("open", path, e))?;
+        let fd = open_path_dir(path, DIR_FLAGS).map_err(|e| FsError::io("open", path, e))?;
         Ok(Dir {
             fd,
             path: path.to_path_buf(),
@@ -104,14 +100,18 @@ impl Dir {
     /// [`Dir::open_ambient`], creating `path` and its missing parents with `mode` first.
     /// The parents that exist are taken as they are now; every directory created is
     /// created beneath the last one that existed, never through a symlink.
-    // As `open_ambient`: the existing prefix is opened by path (a directory, read-only);
-    // every directory created is created beneath it with `mkdirat`.
-    #[allow(clippy::disallowed_methods)]
     pub fn create_ambient(path: &Path, mode: u32) -> Result<Dir, FsError> {
         let mut existing = path;
         let mut missing: Vec<&OsStr> = Vec::new();
         loop {
-            match rustix::fs::open(existing, DIR_FLAGS, Mode::empty()) {
+            // `path` itself must not be a symlink; an ancestor that exists is one of the
+            // parents taken as they are now (`~/.local` may be a link of the user's).
+            let flags = if missing.is_empty() {
+                DIR_FLAGS
+            } else {
+                DIR_FLAGS - OFlags::NOFOLLOW
+            };
+            match open_path_dir(existing, flags) {
                 Ok(fd) => {
                     let base = Dir {
                         fd,
@@ -592,6 +592,22 @@ impl Parent<'_> {
             Parent::This(d) => d.fd.as_fd(),
             Parent::Owned(d) => d.fd.as_fd(),
         }
+    }
+}
+
+/// Open the directory at `path` (by path: the ambient authority of
+/// [`Dir::open_ambient`]), reporting a symlink at its last component as `ELOOP` (with
+/// `O_DIRECTORY` the kernel says `ENOTDIR`).
+#[allow(clippy::disallowed_methods)] // the one path-based open of this crate; a directory, read-only
+fn open_path_dir(path: &Path, flags: OFlags) -> Result<OwnedFd, Errno> {
+    match rustix::fs::open(path, flags, Mode::empty()) {
+        Err(Errno::NOTDIR)
+            if flags.contains(OFlags::NOFOLLOW)
+                && std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) =>
+        {
+            Err(Errno::LOOP)
+        }
+        other => other,
     }
 }
 

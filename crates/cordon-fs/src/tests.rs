@@ -220,7 +220,10 @@ fn an_output_file_filled_later_replaces_a_planted_link_and_ignores_a_renamed_par
     assert_eq!(std::fs::read_dir(&victim_dir).unwrap().count(), 0);
     assert_eq!(std::fs::read(ws.join("moved/snap")).unwrap(), b"snapshot");
     // A failed fill leaves the old file and nothing else.
-    assert!(out.write_from(0o600, &mut |_| Err(std::io::Error::other("no"))).is_err());
+    assert!(
+        out.write_from(0o600, &mut |_| Err(std::io::Error::other("no")))
+            .is_err()
+    );
     assert_eq!(std::fs::read_dir(ws.join("moved")).unwrap().count(), 1);
 }
 
@@ -237,7 +240,11 @@ fn rename_exchange_swaps_a_planted_link_itself_never_its_target() {
     let d = Dir::open_ambient(&into).unwrap();
     d.rename_exchange(Path::new("stage/pkg"), &d, Path::new("skill"))
         .unwrap();
-    assert!(std::fs::symlink_metadata(into.join("skill")).unwrap().is_dir());
+    assert!(
+        std::fs::symlink_metadata(into.join("skill"))
+            .unwrap()
+            .is_dir()
+    );
     assert!(
         std::fs::symlink_metadata(into.join("stage/pkg"))
             .unwrap()
@@ -287,4 +294,23 @@ fn set_mode_beneath_refuses_a_link_and_a_path() {
     assert_eq!(std::fs::metadata(&victim).unwrap().mode() & 0o777, 0o500);
     at("victim").unwrap();
     assert_eq!(std::fs::metadata(&victim).unwrap().mode() & 0o777, 0o700);
+}
+
+#[test]
+fn create_ambient_takes_an_existing_ancestor_as_it_is_but_never_a_link_at_the_path() {
+    let t = tmp();
+    let real = t.path().join("real");
+    std::fs::create_dir(&real).unwrap();
+    std::os::unix::fs::symlink(&real, t.path().join("home")).unwrap();
+    // `home` is a link the user made; what is created beneath it is created for real.
+    let d = Dir::create_ambient(&t.path().join("home/a/b"), 0o700).unwrap();
+    d.write(Path::new("f"), b"x", 0o600).unwrap();
+    assert!(real.join("a/b/f").is_file());
+    // A link at the path itself is refused, whether its target exists or not.
+    std::os::unix::fs::symlink(&real, t.path().join("state")).unwrap();
+    let e = Dir::create_ambient(&t.path().join("state"), 0o700).unwrap_err();
+    assert!(matches!(e.kind(), FsErrorKind::Symlink), "{e}");
+    std::os::unix::fs::symlink(t.path().join("nowhere"), t.path().join("dangling")).unwrap();
+    assert!(Dir::create_ambient(&t.path().join("dangling"), 0o700).is_err());
+    assert!(!t.path().join("nowhere").exists());
 }

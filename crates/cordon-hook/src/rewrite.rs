@@ -171,6 +171,7 @@ pub fn read_shell_file(path: &Path) -> Result<String, RewriteError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 mod tests {
     use super::*;
 

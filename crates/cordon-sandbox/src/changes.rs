@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)]
 //! Where a run's changes to its writable roots wait until cordon merges them.
 //!
 //! In the full tier each writable root is mounted through overlayfs: the host's tree is

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)]
 //! Landlock: a second filesystem and TCP-port layer, independent of the mount plan.
 //!
 //! In the full tier the mount plan already hides and freezes what it must; Landlock

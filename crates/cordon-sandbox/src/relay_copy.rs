@@ -84,6 +84,7 @@ pub(crate) fn copy_in(state: &Path, exe: &File) -> Option<PathBuf> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 mod tests {
     use super::*;
 

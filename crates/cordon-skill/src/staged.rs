@@ -88,6 +88,7 @@ pub(crate) fn write_manifest(root: &Path, m: &Manifest) -> Result<(), SkillError
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+    #![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
     use super::*;
     use crate::manifest::SourceInfo;
 

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! Benign packages install; upgrades show their difference with changed scripts first and
 //! need a yes; a failure at any point before the final rename leaves the target untouched.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

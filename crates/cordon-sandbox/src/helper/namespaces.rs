@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)]
 //! The sandbox's namespaces, as far as they can be made before the spec is known: the
 //! user, IPC, UTS and network namespaces with the uid/gid maps, and the probe that
 //! tells `cordon doctor` whether this host can make the full tier's namespaces at all.

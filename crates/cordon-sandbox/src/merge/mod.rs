@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)]
 //! Merging a run's copy-on-write layer back into the host's tree.
 //!
 //! Runs on the caller's side, after the command and every process of its sandbox are

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)]
 //! What a finished run left in the host's tree: its copy-on-write layers merged back,
 //! protected paths it created removed.
 

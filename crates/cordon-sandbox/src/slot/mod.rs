@@ -349,6 +349,7 @@ impl SlotMounts {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 mod tests {
     use super::*;
 

@@ -598,5 +598,6 @@ fn open_parent<'p>(
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 #[path = "snapshot_tests.rs"]
 mod tests;

@@ -224,6 +224,7 @@ pub fn remove_tree(path: &Path) -> Result<(), SlotError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;

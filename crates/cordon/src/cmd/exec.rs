@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)]
 //! `cordon exec`: judge a command through the gate, then run it inside the sandbox.
 
 use crate::exit::{Code, EXEC_CODES, Exit};
