@@ -306,6 +306,16 @@ impl EgressProxy {
         if socket.symlink_metadata().is_ok() {
             return Err(EgressError::SocketExists(socket.to_owned()));
         }
+        // The socket's directory, opened now: at shutdown the socket is removed from this
+        // directory, whatever was renamed or linked at its path meanwhile.
+        let parent = match socket.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let socket_dir = cordon_fs::Dir::open_ambient(parent).map_err(|e| EgressError::Bind {
+            what: socket.display().to_string(),
+            source: e.into(),
+        })?;
         let std_listener =
             std::os::unix::net::UnixListener::bind(socket).map_err(|source| EgressError::Bind {
                 what: socket.display().to_string(),
@@ -315,9 +325,11 @@ impl EgressProxy {
             .set_nonblocking(true)
             .map_err(EgressError::Runtime)?;
         let addr = ListenAddr::Unix(socket.to_owned());
-        start(config, addr, move || {
+        let mut handle = start(config, addr, move || {
             UnixListener::from_std(std_listener).map(Listener::Unix)
-        })
+        })?;
+        handle.socket_dir = Some(socket_dir);
+        Ok(handle)
     }
 
     /// Listen on a TCP address (port 0 picks a free one; see
@@ -407,6 +419,7 @@ fn start(
         stop: stop_tx,
         thread: Some(thread),
         rt_handle,
+        socket_dir: None,
     })
 }
 
@@ -506,6 +519,8 @@ pub struct EgressHandle {
     stop: watch::Sender<bool>,
     thread: Option<JoinHandle<()>>,
     rt_handle: tokio::runtime::Handle,
+    /// The directory of a Unix socket, opened when it was bound.
+    socket_dir: Option<cordon_fs::Dir>,
 }
 
 impl fmt::Debug for EgressHandle {
@@ -568,8 +583,15 @@ impl EgressHandle {
         };
         let _ = self.stop.send(true);
         let _ = thread.join();
-        if let ListenAddr::Unix(path) = &self.addr {
-            let _ = std::fs::remove_file(path);
+        if let (ListenAddr::Unix(path), Some(dir)) = (&self.addr, &self.socket_dir) {
+            // Only the socket: whatever else stands at its name now is left alone.
+            let name = Path::new(path.file_name().unwrap_or_default());
+            let is_socket = dir.stat(name).is_ok_and(|st| {
+                rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Socket
+            });
+            if is_socket {
+                let _ = dir.remove(name);
+            }
         }
     }
 }

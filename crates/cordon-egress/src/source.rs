@@ -185,6 +185,7 @@ fn run_source_command(argv: &[String], timeout: Duration) -> Result<String, Stri
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 mod tests {
     use super::*;
     use cordon_policy::credential::{Apply, Destination};

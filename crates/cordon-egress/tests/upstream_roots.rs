@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! What the proxy trusts for the upstreams it inspects: the system's roots and the roots
 //! its caller passes explicitly, never a file that `SSL_CERT_FILE` or `SSL_CERT_DIR` in
 //! cordon's own environment names. Whoever starts cordon (an agent harness, a nested run

@@ -90,8 +90,7 @@ impl Dir {
     /// (cordon's state directory), or to anchor a directory *before* a run, so that
     /// what the run does to the path afterwards does not move what is written.
     pub fn open_ambient(path: &Path) -> Result<Dir, FsError> {
-        let fd = rustix::fs::open(path, DIR_FLAGS, Mode::empty())
-            .map_err(|e| FsError::io("open", path, e))?;
+        let fd = open_path_dir(path, DIR_FLAGS).map_err(|e| FsError::io("open", path, e))?;
         Ok(Dir {
             fd,
             path: path.to_path_buf(),
@@ -105,7 +104,14 @@ impl Dir {
         let mut existing = path;
         let mut missing: Vec<&OsStr> = Vec::new();
         loop {
-            match rustix::fs::open(existing, DIR_FLAGS, Mode::empty()) {
+            // `path` itself must not be a symlink; an ancestor that exists is one of the
+            // parents taken as they are now (`~/.local` may be a link of the user's).
+            let flags = if missing.is_empty() {
+                DIR_FLAGS
+            } else {
+                DIR_FLAGS - OFlags::NOFOLLOW
+            };
+            match open_path_dir(existing, flags) {
                 Ok(fd) => {
                     let base = Dir {
                         fd,
@@ -481,6 +487,45 @@ impl Dir {
         self.rename_with(from, to_dir, to, RenameFlags::NOREPLACE)
     }
 
+    /// Swap `from` (beneath this directory) and `to` beneath `to_dir` in one step
+    /// (`RENAME_EXCHANGE`): both must exist; neither is followed if it is a symlink.
+    pub fn rename_exchange(&self, from: &Path, to_dir: &Dir, to: &Path) -> Result<(), FsError> {
+        self.rename_with(from, to_dir, to, RenameFlags::EXCHANGE)
+    }
+
+    /// Create a new directory with a unique name beginning with `prefix` (hidden when
+    /// the prefix starts with a dot) beneath this one, with `mode`, and open it. Nothing
+    /// that was already there is used: the name is created with `mkdirat`, which fails
+    /// on anything (a planted symlink included), and another name is tried. The caller
+    /// removes it ([`Dir::remove_tree`]) when done.
+    pub fn create_unique_dir(&self, prefix: &str, mode: u32) -> Result<(PathBuf, Dir), FsError> {
+        if prefix.contains('/') || prefix == ".." {
+            return Err(FsError::new(
+                "create",
+                &self.path.join(prefix),
+                FsErrorKind::Escapes,
+            ));
+        }
+        let mut last = Errno::EXIST;
+        for _ in 0..16 {
+            let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.subsec_nanos())
+                .unwrap_or(0);
+            let name = PathBuf::from(format!("{prefix}{}-{n}-{nanos:08x}", std::process::id()));
+            match rustix::fs::mkdirat(&self.fd, &name, Mode::from_raw_mode(mode)) {
+                Ok(()) => {
+                    let dir = self.open_dir_for("create", &name)?;
+                    return Ok((name, dir));
+                }
+                Err(Errno::EXIST) => last = Errno::EXIST,
+                Err(e) => return Err(FsError::io("create", &self.path.join(&name), e)),
+            }
+        }
+        Err(FsError::io("create", &self.path.join(prefix), last))
+    }
+
     fn rename_with(
         &self,
         from: &Path,
@@ -521,6 +566,14 @@ impl Dir {
     }
 }
 
+impl From<Dir> for OwnedFd {
+    /// The descriptor, for code that walks a tree with `*at` calls of its own (reads,
+    /// `fstat`); writes still go through a [`Dir`].
+    fn from(d: Dir) -> OwnedFd {
+        d.fd
+    }
+}
+
 impl AsFd for Dir {
     fn as_fd(&self) -> BorrowedFd<'_> {
         self.fd.as_fd()
@@ -539,6 +592,22 @@ impl Parent<'_> {
             Parent::This(d) => d.fd.as_fd(),
             Parent::Owned(d) => d.fd.as_fd(),
         }
+    }
+}
+
+/// Open the directory at `path` (by path: the ambient authority of
+/// [`Dir::open_ambient`]), reporting a symlink at its last component as `ELOOP` (with
+/// `O_DIRECTORY` the kernel says `ENOTDIR`).
+#[allow(clippy::disallowed_methods)] // the one path-based open of this crate; a directory, read-only
+fn open_path_dir(path: &Path, flags: OFlags) -> Result<OwnedFd, Errno> {
+    match rustix::fs::open(path, flags, Mode::empty()) {
+        Err(Errno::NOTDIR)
+            if flags.contains(OFlags::NOFOLLOW)
+                && std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) =>
+        {
+            Err(Errno::LOOP)
+        }
+        other => other,
     }
 }
 
@@ -572,6 +641,26 @@ fn create_temp(dir: BorrowedFd<'_>, name: &OsStr) -> Result<(OsString, OwnedFd),
         }
     }
     Err(last)
+}
+
+/// Set the mode of `name` in the open directory `dir` without following a symlink
+/// there (one is refused): for code that walks a tree by descriptors of its own and
+/// must open up a directory a run locked (`chmod 000`) before it can descend.
+pub fn set_mode_beneath(
+    dir: BorrowedFd<'_>,
+    shown: &Path,
+    name: &OsStr,
+    mode: u32,
+) -> Result<(), FsError> {
+    if name.is_empty() || name.as_bytes().contains(&b'/') || name == ".." || name == "." {
+        return Err(FsError::new(
+            "change the mode of",
+            &shown.join(name),
+            FsErrorKind::Escapes,
+        ));
+    }
+    set_mode_at(dir, name, mode)
+        .map_err(|e| FsError::io("change the mode of", &shown.join(name), e))
 }
 
 /// `chmod` of `name` in `dir` through a descriptor that refuses to be a symlink

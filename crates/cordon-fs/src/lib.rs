@@ -36,7 +36,7 @@ mod dir;
 mod error;
 mod target;
 
-pub use dir::{Dir, MAX_TREE_DEPTH};
+pub use dir::{Dir, MAX_TREE_DEPTH, set_mode_beneath};
 pub use error::{FsError, FsErrorKind};
 pub use target::OutputFile;
 
@@ -70,4 +70,5 @@ pub fn remove_tree_at(path: &std::path::Path) -> Result<(), FsError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 mod tests;

@@ -45,6 +45,23 @@ impl OutputFile {
         &self.path
     }
 
+    /// The anchored directory the file is written in.
+    pub fn dir(&self) -> &Dir {
+        &self.dir
+    }
+
+    /// Write the whole file with `mode`, its content produced by `fill` into the
+    /// temporary file (see [`Dir::write_from`]); nothing is left behind if `fill` fails.
+    pub fn write_from(
+        &self,
+        mode: u32,
+        fill: &mut dyn FnMut(&mut std::fs::File) -> std::io::Result<()>,
+    ) -> Result<(), FsError> {
+        self.dir
+            .write_from(Path::new(&self.name), mode, fill)
+            .map_err(|e| e.at(&self.path))
+    }
+
     /// Write `data` as the whole file, with `mode` (see [`Dir::write`]).
     pub fn write(&self, data: &[u8], mode: u32) -> Result<(), FsError> {
         self.dir

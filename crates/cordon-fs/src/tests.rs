@@ -197,3 +197,120 @@ fn the_opened_directory_stays_the_same_after_its_path_is_replaced() {
     assert!(t.path().join("b/f").exists());
     assert!(!a.join("f").exists());
 }
+
+#[test]
+fn an_output_file_filled_later_replaces_a_planted_link_and_ignores_a_renamed_parent() {
+    let t = tmp();
+    let ws = t.path().join("ws");
+    std::fs::create_dir_all(ws.join("out")).unwrap();
+    let victim = t.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    let victim_dir = t.path().join("victim-dir");
+    std::fs::create_dir(&victim_dir).unwrap();
+    let out = OutputFile::prepare(&ws.join("out/snap")).unwrap();
+    std::os::unix::fs::symlink(&victim, ws.join("out/snap")).unwrap();
+    std::fs::rename(ws.join("out"), ws.join("moved")).unwrap();
+    std::os::unix::fs::symlink(&victim_dir, ws.join("out")).unwrap();
+    out.write_from(0o600, &mut |f| {
+        use std::io::Write;
+        f.write_all(b"snapshot")
+    })
+    .unwrap();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert_eq!(std::fs::read_dir(&victim_dir).unwrap().count(), 0);
+    assert_eq!(std::fs::read(ws.join("moved/snap")).unwrap(), b"snapshot");
+    // A failed fill leaves the old file and nothing else.
+    assert!(
+        out.write_from(0o600, &mut |_| Err(std::io::Error::other("no")))
+            .is_err()
+    );
+    assert_eq!(std::fs::read_dir(ws.join("moved")).unwrap().count(), 1);
+}
+
+#[test]
+fn rename_exchange_swaps_a_planted_link_itself_never_its_target() {
+    let t = tmp();
+    let victim = t.path().join("victim");
+    std::fs::create_dir(&victim).unwrap();
+    std::fs::write(victim.join("keep"), "k").unwrap();
+    let into = t.path().join("into");
+    std::fs::create_dir_all(into.join("stage/pkg")).unwrap();
+    std::fs::write(into.join("stage/pkg/new"), "n").unwrap();
+    std::os::unix::fs::symlink(&victim, into.join("skill")).unwrap();
+    let d = Dir::open_ambient(&into).unwrap();
+    d.rename_exchange(Path::new("stage/pkg"), &d, Path::new("skill"))
+        .unwrap();
+    assert!(
+        std::fs::symlink_metadata(into.join("skill"))
+            .unwrap()
+            .is_dir()
+    );
+    assert!(
+        std::fs::symlink_metadata(into.join("stage/pkg"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 1);
+    // A link on the way to either side is refused.
+    std::os::unix::fs::symlink(&victim, into.join("via")).unwrap();
+    let e = d
+        .rename_exchange(Path::new("skill"), &d, Path::new("via/x"))
+        .unwrap_err();
+    assert!(matches!(e.kind(), FsErrorKind::Symlink), "{e}");
+    assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 1);
+}
+
+#[test]
+fn a_unique_directory_is_new_and_never_a_planted_one() {
+    let t = tmp();
+    let d = Dir::open_ambient(t.path()).unwrap();
+    let (a, da) = d.create_unique_dir(".stage-", 0o700).unwrap();
+    let (b, _) = d.create_unique_dir(".stage-", 0o700).unwrap();
+    assert_ne!(a, b);
+    da.write(Path::new("f"), b"x", 0o600).unwrap();
+    assert!(t.path().join(&a).join("f").exists());
+    assert_eq!(
+        std::fs::metadata(t.path().join(&a)).unwrap().mode() & 0o777,
+        0o700
+    );
+    assert!(d.create_unique_dir("a/b", 0o700).is_err());
+    d.remove_tree(&a).unwrap();
+    assert!(!t.path().join(&a).exists());
+}
+
+#[test]
+fn set_mode_beneath_refuses_a_link_and_a_path() {
+    let t = tmp();
+    let victim = t.path().join("victim");
+    std::fs::create_dir(&victim).unwrap();
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o500)).unwrap();
+    std::os::unix::fs::symlink(&victim, t.path().join("l")).unwrap();
+    let d = Dir::open_ambient(t.path()).unwrap();
+    use rustix::fd::AsFd;
+    let at = |n: &str| set_mode_beneath(d.as_fd(), t.path(), std::ffi::OsStr::new(n), 0o700);
+    assert!(at("l").is_err());
+    assert!(at("../x").is_err());
+    assert_eq!(std::fs::metadata(&victim).unwrap().mode() & 0o777, 0o500);
+    at("victim").unwrap();
+    assert_eq!(std::fs::metadata(&victim).unwrap().mode() & 0o777, 0o700);
+}
+
+#[test]
+fn create_ambient_takes_an_existing_ancestor_as_it_is_but_never_a_link_at_the_path() {
+    let t = tmp();
+    let real = t.path().join("real");
+    std::fs::create_dir(&real).unwrap();
+    std::os::unix::fs::symlink(&real, t.path().join("home")).unwrap();
+    // `home` is a link the user made; what is created beneath it is created for real.
+    let d = Dir::create_ambient(&t.path().join("home/a/b"), 0o700).unwrap();
+    d.write(Path::new("f"), b"x", 0o600).unwrap();
+    assert!(real.join("a/b/f").is_file());
+    // A link at the path itself is refused, whether its target exists or not.
+    std::os::unix::fs::symlink(&real, t.path().join("state")).unwrap();
+    let e = Dir::create_ambient(&t.path().join("state"), 0o700).unwrap_err();
+    assert!(matches!(e.kind(), FsErrorKind::Symlink), "{e}");
+    std::os::unix::fs::symlink(t.path().join("nowhere"), t.path().join("dangling")).unwrap();
+    assert!(Dir::create_ambient(&t.path().join("dangling"), 0o700).is_err());
+    assert!(!t.path().join("nowhere").exists());
+}

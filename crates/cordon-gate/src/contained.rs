@@ -13,6 +13,7 @@ use crate::offer::{GrantKind, HostPlaces, NoOffer};
 use crate::onfailure::{AfterTrial, Escalated, Escalation, TrialRun};
 use crate::record::RunFacts;
 use cordon_egress::{Decision as EgressDecision, EgressEvent, EgressProxy, ProxyConfig};
+use cordon_fs::Dir;
 use cordon_policy::net::NetworkPolicy;
 use cordon_policy::terminal::sanitize_for_terminal;
 use cordon_policy::{
@@ -508,40 +509,34 @@ fn go(prepared: Prepared) -> Result<Run, GateError> {
 }
 
 /// Create `base` (mode 0700) if needed and check that it is this user's directory and
-/// nobody else can write it: in a shared `/tmp`, another user could have made it first.
-fn private_parent(base: &std::path::Path) -> Result<(), GateError> {
-    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
-    match std::fs::DirBuilder::new().mode(0o700).create(base) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(e) => {
-            return Err(GateError::Egress(format!(
-                "cannot create the egress directory {}: {e}",
-                base.display()
-            )));
-        }
-    }
-    let meta = std::fs::symlink_metadata(base)
+/// nobody else can use it: in a shared `/tmp`, another user could have made it first. It
+/// is opened once (never through a link at its name); every run directory is made and
+/// removed beneath it.
+fn private_parent(base: &std::path::Path) -> Result<Dir, GateError> {
+    let dir = Dir::private_ambient(base).map_err(|e| {
+        GateError::Egress(format!(
+            "refusing to use {}: it must be a directory of this user's that only it can use ({e})",
+            base.display()
+        ))
+    })?;
+    let meta = dir
+        .own_stat()
         .map_err(|e| GateError::Egress(format!("cannot inspect {}: {e}", base.display())))?;
-    if !meta.is_dir()
-        || meta.uid() != rustix::process::geteuid().as_raw()
-        || meta.mode() & 0o077 != 0
-    {
+    if meta.st_mode & 0o077 != 0 {
         return Err(GateError::Egress(format!(
             "refusing to use {}: it must be a directory of this user's that only it can use",
             base.display()
         )));
     }
-    Ok(())
+    Ok(dir)
 }
 
 /// Remove the egress directories left under `base` by runs whose cordon is gone.
-fn sweep_stale(base: &std::path::Path) {
-    let Ok(rd) = std::fs::read_dir(base) else {
+fn sweep_stale(base: &Dir) {
+    let Ok(names) = base.names() else {
         return;
     };
-    for e in rd.flatten() {
-        let name = e.file_name();
+    for name in names {
         let Some(pid) = name
             .to_str()
             .and_then(|n| n.split('-').next())
@@ -552,8 +547,7 @@ fn sweep_stale(base: &std::path::Path) {
         let alive = rustix::process::Pid::from_raw(pid)
             .is_some_and(|p| rustix::process::test_kill_process(p).is_ok());
         if !alive {
-            let _ = std::fs::remove_file(e.path().join("egress.sock"));
-            remove_run_dir(&e.path());
+            remove_run_dir(base, std::path::Path::new(&name));
         }
     }
 }
@@ -561,7 +555,9 @@ fn sweep_stale(base: &std::path::Path) {
 /// The egress proxy of one run, on a Unix socket in a private directory.
 struct Egress {
     handle: cordon_egress::EgressHandle,
-    dir: PathBuf,
+    /// The per-user parent, and the run's directory's name in it.
+    base: Dir,
+    name: PathBuf,
     socket: PathBuf,
     /// The roots bundle with the run's CA, when some host is inspected.
     ca_bundle: Option<PathBuf>,
@@ -588,19 +584,19 @@ impl Egress {
         upstream_roots: &[cordon_egress::CertificateDer<'static>],
         credentials: &[cordon_egress::Credential],
     ) -> Result<Egress, GateError> {
-        use std::os::unix::fs::DirBuilderExt;
         let base = egress_base();
-        private_parent(&base)?;
-        sweep_stale(&base);
+        let base_dir = private_parent(&base)?;
+        sweep_stale(&base_dir);
         let nonce = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())
             .unwrap_or(0);
-        let dir = base.join(format!("{}-{nonce:08x}", std::process::id()));
-        // `create` (not `create_all`) fails if anything is already there: no planted path.
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .create(&dir)
+        let name = PathBuf::from(format!("{}-{nonce:08x}", std::process::id()));
+        let dir = base.join(&name);
+        // `create_dir` fails if anything is already there: no planted path.
+        let run_dir = base_dir
+            .create_dir(&name, 0o700)
+            .and_then(|()| base_dir.open_dir(&name))
             .map_err(|e| {
                 GateError::Egress(format!(
                     "cannot create the egress directory {}: {e}",
@@ -616,17 +612,25 @@ impl Egress {
             // the bundle (system roots plus the CA's certificate) is written, for the
             // sandbox to read.
             let made = cordon_egress::RunCa::generate().and_then(|ca| {
-                let path = dir.join("ca-bundle.pem");
-                write_new(&path, ca.bundle_pem().as_bytes()).map_err(|e| {
-                    cordon_egress::TlsSetupError::new(format!(
-                        "cannot write {}: {e}",
-                        path.display()
-                    ))
-                })?;
+                let path = dir.join(CA_BUNDLE);
+                // Readable by everyone who can reach it: the directory around it is this
+                // user's alone, and the sandbox sees the file read-only.
+                run_dir
+                    .write_new(
+                        std::path::Path::new(CA_BUNDLE),
+                        ca.bundle_pem().as_bytes(),
+                        0o644,
+                    )
+                    .map_err(|e| {
+                        cordon_egress::TlsSetupError::new(format!(
+                            "cannot write {}: {e}",
+                            path.display()
+                        ))
+                    })?;
                 Ok((ca, path))
             });
             let (ca, path) = made.map_err(|e| {
-                remove_run_dir(&dir);
+                remove_run_dir(&base_dir, &name);
                 GateError::Egress(e.to_string())
             })?;
             config = config
@@ -644,12 +648,13 @@ impl Egress {
             EgressProxy::start_unix(config, &socket)
         });
         let handle = started.map_err(|e| {
-            remove_run_dir(&dir);
+            remove_run_dir(&base_dir, &name);
             GateError::Egress(e.to_string())
         })?;
         Ok(Egress {
             handle,
-            dir,
+            base: base_dir,
+            name,
             socket,
             ca_bundle,
         })
@@ -658,26 +663,77 @@ impl Egress {
     fn finish(self) -> Vec<EgressEvent> {
         let events = self.handle.events();
         self.handle.shutdown();
-        let _ = std::fs::remove_file(&self.socket);
-        remove_run_dir(&self.dir);
+        remove_run_dir(&self.base, &self.name);
         events
     }
 }
 
-/// Create `path` (which must not exist) readable by everyone who can reach it: the
-/// directory around it is this user's alone, and the sandbox sees the file read-only.
-fn write_new(path: &std::path::Path, data: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o644)
-        .open(path)?;
-    f.write_all(data)
+/// The CA bundle's name in a run's egress directory.
+const CA_BUNDLE: &str = "ca-bundle.pem";
+
+/// Remove the run directory `name` under `base`: the two files cordon puts there, then
+/// the directory itself (which fails, and is left, if anything else is in it).
+fn remove_run_dir(base: &Dir, name: &std::path::Path) {
+    if let Ok(run) = base.open_dir(name) {
+        let _ = run.remove(std::path::Path::new("egress.sock"));
+        let _ = run.remove(std::path::Path::new(CA_BUNDLE));
+    }
+    let _ = base.remove(name);
 }
 
-fn remove_run_dir(dir: &std::path::Path) {
-    let _ = std::fs::remove_file(dir.join("ca-bundle.pem"));
-    let _ = std::fs::remove_dir(dir);
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn egress_directories_never_follow_a_planted_link() {
+        let t = tempfile::tempdir().unwrap();
+        let victim_dir = t.path().join("victim-dir");
+        std::fs::create_dir(&victim_dir).unwrap();
+        for f in ["egress.sock", CA_BUNDLE, "keep"] {
+            std::fs::write(victim_dir.join(f), "precious").unwrap();
+        }
+        let count = || std::fs::read_dir(&victim_dir).unwrap().count();
+        // A link where the per-user parent goes: refused.
+        let base = t.path().join("cordon-egress-1000");
+        std::os::unix::fs::symlink(&victim_dir, &base).unwrap();
+        assert!(private_parent(&base).is_err());
+        std::fs::remove_file(&base).unwrap();
+        // A dead run's directory moved aside and replaced by a link: the sweep removes
+        // the link, nothing it leads to.
+        let d = private_parent(&base).unwrap();
+        std::fs::create_dir(base.join("999999999-0")).unwrap();
+        std::fs::rename(base.join("999999999-0"), base.join("moved")).unwrap();
+        std::os::unix::fs::symlink(&victim_dir, base.join("999999999-0")).unwrap();
+        // A link at a run file's name inside another dead run's directory.
+        std::fs::create_dir(base.join("999999998-0")).unwrap();
+        std::os::unix::fs::symlink(
+            victim_dir.join("keep"),
+            base.join("999999998-0/egress.sock"),
+        )
+        .unwrap();
+        sweep_stale(&d);
+        assert!(!base.join("999999999-0").exists());
+        assert!(!base.join("999999998-0").exists());
+        assert_eq!(count(), 3);
+        assert_eq!(
+            std::fs::read_to_string(victim_dir.join("keep")).unwrap(),
+            "precious"
+        );
+        // A run directory's CA bundle is never written through a link at its name.
+        std::fs::create_dir(base.join("run")).unwrap();
+        std::os::unix::fs::symlink(victim_dir.join("keep"), base.join("run").join(CA_BUNDLE))
+            .unwrap();
+        let run = d.open_dir(Path::new("run")).unwrap();
+        assert!(run.write_new(Path::new(CA_BUNDLE), b"pem", 0o644).is_err());
+        remove_run_dir(&d, Path::new("run"));
+        assert!(!base.join("run").exists());
+        assert_eq!(
+            std::fs::read_to_string(victim_dir.join("keep")).unwrap(),
+            "precious"
+        );
+    }
 }

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! An action request's `ask` is answered only through the approval store, bound to the
 //! request's hash: a pending approval (made once, named again), a human at a prompt

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Presets, operation ids and edited approvals, through the gate, on a real workspace.
 

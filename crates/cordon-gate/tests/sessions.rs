@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! Sessions through the gate: write-then-run and the rule of two, with a real store.
 

@@ -7,8 +7,7 @@
 //! (checked again by `cordon exec` before it runs anything).
 
 use cordon_policy::Request;
-use std::io::{Read, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Longest quoted text passed as an argument; longer text goes through a shell file.
@@ -93,34 +92,22 @@ fn hex(hash: &blake3::Hash) -> String {
 }
 
 /// Write `text` to `DIR/HASH.sh` (0600, DIR 0700), HASH being the BLAKE3 hash of the
-/// text. An existing file of that name is kept only if its content hashes the same.
+/// text. An existing file of that name is kept only if its content hashes the same. The
+/// directory is opened once (never through a link at its name) and the file is written
+/// under a new name there and renamed over `HASH.sh` (`cordon-fs`).
 pub fn write_shell_file(dir: &Path, text: &str) -> Result<PathBuf, RewriteError> {
-    let fail = |what: &str, e: std::io::Error| {
+    let fail = |what: &str, e: cordon_fs::FsError| {
         RewriteError(format!("cannot {what} in {}: {e}", dir.display()))
     };
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
+    let d = cordon_fs::Dir::create_ambient(dir, 0o700)
         .map_err(|e| fail("create the shell-file directory", e))?;
     let name = format!("{}.sh", hex(&blake3::hash(text.as_bytes())));
     let path = dir.join(&name);
-    if read_shell_file(&path).is_ok() {
+    if read_shell_file_in(&d, &path, &name).is_ok() {
         return Ok(path);
     }
-    let tmp = dir.join(format!(".{name}.{}", std::process::id()));
-    let _ = std::fs::remove_file(&tmp);
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&tmp)
-        .map_err(|e| fail("create a shell file", e))?;
-    f.write_all(text.as_bytes())
+    d.write(Path::new(&name), text.as_bytes(), 0o600)
         .map_err(|e| fail("write a shell file", e))?;
-    drop(f);
-    std::fs::rename(&tmp, &path).map_err(|e| fail("name a shell file", e))?;
     Ok(path)
 }
 
@@ -129,29 +116,45 @@ pub fn write_shell_file(dir: &Path, text: &str) -> Result<PathBuf, RewriteError>
 /// name (so a file swapped after the hook decided is never run).
 pub fn read_shell_file(path: &Path) -> Result<String, RewriteError> {
     let shown = path.display();
+    let bad_name = || {
+        RewriteError(format!(
+            "the shell file {shown} is not one cordon wrote (its name must be HASH.sh)"
+        ))
+    };
     let name = path
         .file_name()
         .and_then(|n| n.to_str())
-        .and_then(|n| n.strip_suffix(".sh"))
-        .filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
-        .ok_or_else(|| {
-            RewriteError(format!(
-                "the shell file {shown} is not one cordon wrote (its name must be HASH.sh)"
-            ))
-        })?;
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
+        .ok_or_else(bad_name)?;
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    // The name is checked before anything is opened.
+    hash_of_name(name).ok_or_else(bad_name)?;
+    let d = cordon_fs::Dir::open_ambient(parent)
         .map_err(|e| RewriteError(format!("cannot open the shell file {shown}: {e}")))?;
-    let meta = f
-        .metadata()
-        .map_err(|e| RewriteError(format!("cannot read the shell file {shown}: {e}")))?;
-    if !meta.is_file() {
-        return Err(RewriteError(format!(
-            "the shell file {shown} is not a regular file"
-        )));
-    }
+    read_shell_file_in(&d, path, name)
+}
+
+fn hash_of_name(name: &str) -> Option<&str> {
+    name.strip_suffix(".sh")
+        .filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// [`read_shell_file`] of `name` in the open directory `d` (`path` for messages).
+fn read_shell_file_in(d: &cordon_fs::Dir, path: &Path, name: &str) -> Result<String, RewriteError> {
+    let shown = path.display();
+    let hash = hash_of_name(name).ok_or_else(|| {
+        RewriteError(format!(
+            "the shell file {shown} is not one cordon wrote (its name must be HASH.sh)"
+        ))
+    })?;
+    let f = d.open_read(Path::new(name)).map_err(|e| match e.kind() {
+        cordon_fs::FsErrorKind::WrongType(_) => {
+            RewriteError(format!("the shell file {shown} is not a regular file"))
+        }
+        _ => RewriteError(format!("cannot open the shell file {shown}: {e}")),
+    })?;
     let mut bytes = Vec::new();
     f.take(MAX_SHELL_FILE as u64 + 1)
         .read_to_end(&mut bytes)
@@ -161,7 +164,7 @@ pub fn read_shell_file(path: &Path) -> Result<String, RewriteError> {
             "the shell file {shown} is larger than {MAX_SHELL_FILE} bytes"
         )));
     }
-    if hex(&blake3::hash(&bytes)) != name.to_ascii_lowercase() {
+    if hex(&blake3::hash(&bytes)) != hash.to_ascii_lowercase() {
         return Err(RewriteError(format!(
             "the shell file {shown} was changed after cordon wrote it (its content no longer matches its name)"
         )));
@@ -171,6 +174,7 @@ pub fn read_shell_file(path: &Path) -> Result<String, RewriteError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 mod tests {
     use super::*;
 
@@ -195,5 +199,29 @@ mod tests {
         std::os::unix::fs::symlink(&p, &link).unwrap();
         assert!(read_shell_file(&link).is_err());
         assert!(read_shell_file(&d.path().join("x.sh")).is_err());
+    }
+
+    #[test]
+    fn a_link_planted_at_a_shell_file_or_its_directory_is_never_written_through() {
+        let t = tempfile::tempdir().unwrap();
+        let victim = t.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let victim_dir = t.path().join("victim-dir");
+        std::fs::create_dir(&victim_dir).unwrap();
+        let dir = t.path().join("hook-shell");
+        std::fs::create_dir(&dir).unwrap();
+        let text = "echo hi";
+        let name = format!("{}.sh", hex(&blake3::hash(text.as_bytes())));
+        std::os::unix::fs::symlink(&victim, dir.join(&name)).unwrap();
+        let path = write_shell_file(&dir, text).unwrap();
+        assert!(std::fs::symlink_metadata(&path).unwrap().is_file());
+        assert_eq!(read_shell_file(&path).unwrap(), text);
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        // The directory moved aside and a link left in its place: refused.
+        std::fs::rename(&dir, t.path().join("moved")).unwrap();
+        std::os::unix::fs::symlink(&victim_dir, &dir).unwrap();
+        assert!(write_shell_file(&dir, "echo other").is_err());
+        assert!(read_shell_file(&path).is_err());
+        assert_eq!(std::fs::read_dir(&victim_dir).unwrap().count(), 0);
     }
 }

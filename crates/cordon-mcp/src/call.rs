@@ -178,10 +178,7 @@ fn decide(
         return gate.decide(request, &RealFs, Containment::None, human, false);
     }
     if s.interactive
-        && let Ok(tty) = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open("/dev/tty")
+        && let Ok(tty) = open_tty()
         && let Ok(reader) = tty.try_clone()
     {
         // One question on the terminal at a time.
@@ -290,4 +287,15 @@ fn id_text(id: &Value) -> String {
         Value::String(s) => format!("s{s}"),
         other => format!("n{other}"),
     }
+}
+
+/// The controlling terminal, to ask its human.
+// `/dev/tty`: a device the kernel resolves to this process's terminal, not a file a run
+// could plant or replace; nothing is created.
+#[allow(clippy::disallowed_methods)]
+fn open_tty() -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")
 }

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // a development tool: writes its own output files with std::fs
 //! Print the shell-analysis miss rates: the attack and benign corpora of
 //! `tests/corpus/` judged by the default policy, uncontained (`cordon check`) and at
 //! `cordon exec`'s full tier.

@@ -243,6 +243,7 @@ pub fn locate(facts: &PathFacts, roots: &[PathBuf]) -> Location {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 mod tests {
     use super::*;
     use crate::facts::{FakeFs, RealFs};

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! Property: a path whose real resolution (by the kernel) leaves the workspace is never
 //! judged inside, whatever mix of `.`, `..`, names and planted symlinks it is made of.
 // Test code: a failed setup step should stop the test loudly.

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! Soundness of the shell analysis, checked against what commands really do.
 //!
 //! cordon's analysis claims, for a piece of shell text, which programs run, which files

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)]
 //! Writable developer caches that never write the real ones.
 //!
 //! Builds write their package caches under HOME (`~/.cargo/registry` and cargo's lock

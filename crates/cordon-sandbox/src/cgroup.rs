@@ -256,6 +256,8 @@ fn write_fd(fd: &OwnedFd, text: &str) -> Result<(), Errno> {
     }
 }
 
+// cgroupfs: a kernel interface no run can reach.
+#[allow(clippy::disallowed_methods)]
 fn open_dir(p: &Path) -> Result<OwnedFd, Errno> {
     nix::fcntl::open(
         p,
@@ -285,6 +287,8 @@ pub(crate) struct Made {
 impl Made {
     /// Make a cgroup for the helper `pid` and clear the stale ones beside it (left by
     /// helpers killed with cordon). `Err` says why there is none.
+    // cgroupfs: a kernel interface no run can reach.
+    #[allow(clippy::disallowed_methods)]
     pub(crate) fn create(pid: u32) -> Result<Made, String> {
         let at = find()?;
         let mut made = None;
@@ -331,6 +335,8 @@ impl Made {
     }
 
     /// Allow at most `n` processes (threads included) in it from now on.
+    // cgroupfs: a kernel interface no run can reach.
+    #[allow(clippy::disallowed_methods)]
     pub(crate) fn set_max(&self, n: u64) -> Result<(), String> {
         std::fs::write(self.path().join("pids.max"), n.to_string())
             .map_err(|e| format!("cannot set pids.max of {}: {e}", self.path().display()))
@@ -338,11 +344,15 @@ impl Made {
 
     /// Remove it if it is empty (best effort: one still in use, or a leftover, is
     /// removed by a later run).
+    // cgroupfs: a kernel interface no run can reach.
+    #[allow(clippy::disallowed_methods)]
     pub(crate) fn remove(&self) {
         let _ = std::fs::remove_dir(self.path());
     }
 
     /// Remove empty `cordon-*` cgroups beside this one that have outlived any start-up.
+    // cgroupfs: a kernel interface no run can reach.
+    #[allow(clippy::disallowed_methods)]
     fn clear_stale(&self) {
         let Ok(rd) = std::fs::read_dir(&self.dir) else {
             return;
@@ -421,6 +431,8 @@ impl Joined {
 
 /// Can this process make a pids cgroup? Makes an empty one and removes it at once
 /// (nothing moves into it), for `cordon doctor`.
+// cgroupfs: a kernel interface no run can reach.
+#[allow(clippy::disallowed_methods)]
 pub(crate) fn probe() -> Result<Parent, String> {
     let at = find()?;
     let dir = at.dir.join(format!("cordon-probe-{}", std::process::id()));

@@ -577,6 +577,7 @@ pub(crate) fn remove_tree(path: &Path) -> Result<(), SandboxError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 mod tests {
     use super::*;
 

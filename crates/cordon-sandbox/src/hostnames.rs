@@ -195,6 +195,7 @@ fn add_module(names: &mut HostNames, entry: &DirEntry) {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;

@@ -67,6 +67,7 @@ pub(crate) struct Rules<'a> {
 /// directory). `Ok(None)` when `p` does not exist or cannot be reached by this user:
 /// there is nothing to grant. Any other failure (out of descriptors, say) is an error,
 /// not a silently missing rule.
+#[allow(clippy::disallowed_methods)] // an O_PATH handle for a rule: nothing is written.
 fn path_rule(
     p: &Path,
     access: BitFlags<AccessFs>,

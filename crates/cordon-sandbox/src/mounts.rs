@@ -62,6 +62,9 @@ fn read_only(p: &Path, recursive: bool) -> Result<(), SandboxError> {
 
 /// Make sure a mount point exists at `p` (creating it inside a tmpfs of ours when it is
 /// missing); a symlink there is refused, since mounting on it would follow it.
+// Mount points in the root the helper builds inside its mount namespace, before the
+// command exists; a symlink at the point is refused above.
+#[allow(clippy::disallowed_methods)]
 fn ensure_mount_point(p: &Path, dir: bool) -> Result<(), SandboxError> {
     match std::fs::symlink_metadata(p) {
         Ok(m) if m.file_type().is_symlink() => Err(SandboxError::setup(format!(
@@ -95,6 +98,8 @@ struct Frozen(Vec<std::os::fd::OwnedFd>);
 
 impl Frozen {
     /// Remember the mount now at `p`.
+    // An `O_PATH` handle on a tmpfs of the sandbox's own mount namespace: nothing written.
+    #[allow(clippy::disallowed_methods)]
     fn add(&mut self, p: &Path) -> Result<(), SandboxError> {
         let fd = nix::fcntl::open(
             p,
@@ -129,6 +134,9 @@ struct Scratch {
 const SCRATCH: &str = "/scratch";
 
 impl Scratch {
+    // The sandbox's own tmpfs, built by the helper inside its mount namespace before the
+    // command exists: no run has touched it.
+    #[allow(clippy::disallowed_methods)]
     fn next_dir(&mut self) -> Result<PathBuf, SandboxError> {
         use std::os::unix::fs::PermissionsExt;
         let root = Path::new(SCRATCH);
@@ -152,6 +160,9 @@ impl Scratch {
     }
 }
 
+// The sandbox's own tmpfs, built by the helper inside its mount namespace before the
+// command exists: no run has touched it.
+#[allow(clippy::disallowed_methods)]
 fn build_dev(frozen: &mut Frozen) -> Result<(), SandboxError> {
     let dev = under(NEW, Path::new("/dev"));
     ensure_mount_point(&dev, true)?;
@@ -265,6 +276,9 @@ const EMPTY_FILE: &str = "/empty-file";
 const EMPTY_DIR: &str = "/empty-dir";
 
 impl Empties {
+    // The sandbox's own tmpfs, built by the helper inside its mount namespace before the
+    // command exists: no run has touched it.
+    #[allow(clippy::disallowed_methods)]
     fn get(&mut self, dir: bool) -> Result<&'static Path, SandboxError> {
         let (p, made) = if dir {
             (Path::new(EMPTY_DIR), &mut self.dir)
@@ -368,6 +382,9 @@ fn open_own_binary(plan: &Plan) -> Result<Option<std::fs::File>, SandboxError> {
 /// rights, when that is still the running file (same device and inode); otherwise a
 /// directory above it is closed to this user, or the file was replaced, and the
 /// running image is copied into the staging root and bound from there.
+// The sandbox's own tmpfs, built by the helper inside its mount namespace before the
+// command exists: no run has touched it.
+#[allow(clippy::disallowed_methods)]
 fn own_binary(exe: &std::fs::File, src: &Path, dst: &Path) -> Result<(), SandboxError> {
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
     let running = exe
@@ -423,6 +440,9 @@ struct Build<'p> {
     own_exe: Option<std::fs::File>,
 }
 
+// `MountOp::Text`: a file in the sandbox's own staging tmpfs, inside its mount
+// namespace before the command exists.
+#[allow(clippy::disallowed_methods)]
 fn run_op(op: &MountOp, b: &mut Build<'_>) -> Result<(), SandboxError> {
     let empties = &mut b.empties;
     match op {
@@ -548,6 +568,9 @@ fn run_op(op: &MountOp, b: &mut Build<'_>) -> Result<(), SandboxError> {
 
 /// Build the sandbox's root from `plan` and switch to it. The caller must be in a new
 /// mount namespace (and a new PID namespace, for `/proc`).
+// The sandbox's own tmpfs, built by the helper inside its mount namespace before the
+// command exists: no run has touched it.
+#[allow(clippy::disallowed_methods)]
 pub(crate) fn enter(plan: &Plan) -> Result<(), SandboxError> {
     // Private, not slave: nothing done here propagates to the host, and nothing the
     // host mounts later (a USB drive, a container's overlay) appears in the sandbox

@@ -60,6 +60,7 @@ use std::path::{Path, PathBuf};
 
 mod compute;
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 mod tests;
 mod walk;
 

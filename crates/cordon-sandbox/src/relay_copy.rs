@@ -15,7 +15,7 @@
 //! image, or put one where the command could write it.
 
 use std::fs::File;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// The directory of the copies under the state directory.
@@ -33,17 +33,13 @@ pub(crate) fn reachable(exe: &File, path: &Path) -> bool {
 }
 
 /// The copy of the running binary `exe` in `state`, made if missing; `None` when it
-/// cannot be made.
+/// cannot be made. The copy's directory is opened once, never through a link at its
+/// name, and the copy is written under a new name there and renamed into place.
 pub(crate) fn copy_in(state: &Path, exe: &File) -> Option<PathBuf> {
     let m = exe.metadata().ok()?;
     // The state directory too, as cordon's store makes it, if this is its first run.
-    let dir = state.join(DIR);
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir)
-        .ok()?;
-    let dir = std::fs::canonicalize(dir).ok()?;
+    let dir = cordon_fs::Dir::create_ambient(&state.join(DIR), 0o700).ok()?;
+    let real = std::fs::canonicalize(dir.path()).ok()?;
     let name = format!(
         "cordon-{:x}-{:x}-{:x}-{:x}.{:x}",
         m.dev(),
@@ -52,38 +48,31 @@ pub(crate) fn copy_in(state: &Path, exe: &File) -> Option<PathBuf> {
         m.mtime(),
         m.mtime_nsec()
     );
-    let path = dir.join(&name);
-    let made = std::fs::symlink_metadata(&path)
-        .is_ok_and(|c| c.file_type().is_file() && c.len() == m.size() && c.mode() & 0o022 == 0);
+    let made = dir.stat(Path::new(&name)).is_ok_and(|c| {
+        c.st_mode & libc::S_IFMT == libc::S_IFREG
+            && u64::try_from(c.st_size).is_ok_and(|n| n == m.size())
+            && c.st_mode & 0o022 == 0
+    });
     if !made {
-        let tmp = dir.join(format!(".{name}.{}", std::process::id()));
-        let write = || -> std::io::Result<()> {
-            let mut out = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o700)
-                .open(&tmp)?;
-            std::io::copy(&mut &*exe, &mut out)?;
-            out.sync_all()?;
-            out.set_permissions(std::fs::Permissions::from_mode(0o500))?;
-            std::fs::rename(&tmp, &path)
-        };
-        if write().is_err() {
-            let _ = std::fs::remove_file(&tmp);
-            return None;
-        }
+        dir.write_from(Path::new(&name), 0o500, &mut |out| {
+            // From the start, whatever an earlier read of `exe` left its offset at.
+            std::io::Seek::seek(&mut &*exe, std::io::SeekFrom::Start(0))?;
+            std::io::copy(&mut &*exe, out)?;
+            out.sync_all()
+        })
+        .ok()?;
         // Copies of other binaries (an earlier version) are no longer needed.
-        for entry in std::fs::read_dir(&dir).ok()?.flatten() {
-            let n = entry.file_name();
+        for n in dir.names().ok()? {
             if n.to_string_lossy().starts_with("cordon-") && n != name.as_str() {
-                let _ = std::fs::remove_file(entry.path());
+                let _ = dir.remove(Path::new(&n));
             }
         }
     }
-    Some(path)
+    Some(real.join(name))
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 mod tests {
     use super::*;
 
@@ -105,5 +94,34 @@ mod tests {
         let again = copy_in(state.path(), &exe).unwrap();
         assert_eq!(again, copy);
         assert_eq!(again.metadata().unwrap().modified().unwrap(), made);
+    }
+
+    #[test]
+    fn a_link_planted_at_the_copy_or_its_directory_is_never_written_through() {
+        let exe = File::open("/proc/self/exe").unwrap();
+        let t = tempfile::tempdir().unwrap();
+        let victim = t.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let victim_dir = t.path().join("victim-dir");
+        std::fs::create_dir(&victim_dir).unwrap();
+        let state = t.path().join("state");
+        std::fs::create_dir_all(state.join(DIR)).unwrap();
+        // A link at the copy's own name: replaced, never written through.
+        let first = copy_in(&state, &exe).unwrap();
+        std::fs::remove_file(&first).unwrap();
+        std::os::unix::fs::symlink(&victim, &first).unwrap();
+        let copy = copy_in(&state, &exe).unwrap();
+        assert_eq!(copy, first);
+        assert!(std::fs::symlink_metadata(&copy).unwrap().is_file());
+        assert_eq!(
+            std::fs::read(&copy).unwrap(),
+            std::fs::read("/proc/self/exe").unwrap()
+        );
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        // The directory moved aside and a link left in its place: refused.
+        std::fs::rename(state.join(DIR), state.join("moved")).unwrap();
+        std::os::unix::fs::symlink(&victim_dir, state.join(DIR)).unwrap();
+        assert!(copy_in(&state, &exe).is_none());
+        assert_eq!(std::fs::read_dir(&victim_dir).unwrap().count(), 0);
     }
 }

@@ -448,6 +448,7 @@ fn pump(tunnel: TcpStream) -> Result<(), String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 mod tests {
     use super::*;
 

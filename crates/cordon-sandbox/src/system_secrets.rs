@@ -96,6 +96,7 @@ pub(crate) fn without_secrets(
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 mod tests {
     use super::*;
     use std::fs;

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! The service's own cost per call, without the socket: `Connection::handle` on one frame
 //! (parse, decide, write the audit record, build the answer) for an unknown method (the
 //! floor), a Read inside the workspace and a Bash call, with and without the audit log,

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // a development tool: writes its own output files with std::fs
 //! The client of `bench/serve.sh`: latency and throughput of `cordon serve` over its
 //! socket with 1 and 8 clients, next to spawning `cordon check` per call, for a file tool
 //! (Read inside the workspace) and a Bash call, with the socket round trip to a process

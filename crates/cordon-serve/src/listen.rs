@@ -8,7 +8,6 @@
 use crate::rpc::{self, Frame, RpcError};
 use crate::service::{Connection, MAX_LINE, ServeError, Service};
 use std::io::{BufRead, BufReader, BufWriter, Write};
-use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -94,38 +93,37 @@ pub fn bind(path: &Path) -> Result<Bound, ServeError> {
             path.display()
         )));
     };
-    if std::fs::symlink_metadata(dir).is_err() {
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .create(dir)
-            .map_err(|e| refuse(format!("cannot create {}: {e}", dir.display())))?;
-    }
-    let meta = std::fs::symlink_metadata(dir)
-        .map_err(|e| refuse(format!("cannot read {}: {e}", dir.display())))?;
-    let me = rustix::process::geteuid().as_raw();
-    if !meta.is_dir() {
-        return Err(refuse(format!(
+    // The directory is opened once, never through a link at its name (`cordon-fs`);
+    // what is checked, removed and tightened below is in that directory.
+    let d = cordon_fs::Dir::create_ambient(dir, 0o700).map_err(|e| match e.kind() {
+        cordon_fs::FsErrorKind::Symlink | cordon_fs::FsErrorKind::WrongType(_) => refuse(format!(
             "{} is not a directory (a symbolic link is not accepted); put the socket in a directory of your own with mode 0700",
             dir.display()
-        )));
-    }
-    if meta.uid() != me {
+        )),
+        _ => refuse(format!("cannot create {}: {e}", dir.display())),
+    })?;
+    let meta = d
+        .own_stat()
+        .map_err(|e| refuse(format!("cannot read {}: {e}", dir.display())))?;
+    let me = rustix::process::geteuid().as_raw();
+    if meta.st_uid != me {
         return Err(refuse(format!(
             "the socket directory {} belongs to uid {}, not to you (uid {me}); put the socket in a directory of your own with mode 0700",
             dir.display(),
-            meta.uid()
+            meta.st_uid
         )));
     }
-    if meta.mode() & 0o077 != 0 {
+    if meta.st_mode & 0o077 != 0 {
         return Err(refuse(format!(
             "the socket directory {} is open to group or others (mode {:o}); run `chmod 700 {}` or choose another directory",
             dir.display(),
-            meta.mode() & 0o7777,
+            meta.st_mode & 0o7777,
             dir.display()
         )));
     }
-    if let Ok(existing) = std::fs::symlink_metadata(&path) {
-        if !existing.file_type().is_socket() {
+    let name = Path::new(path.file_name().unwrap_or_default());
+    if let Ok(existing) = d.stat(name) {
+        if rustix::fs::FileType::from_raw_mode(existing.st_mode) != rustix::fs::FileType::Socket {
             return Err(refuse(format!(
                 "{} exists and is not a socket; remove it or choose another path",
                 path.display()
@@ -137,7 +135,7 @@ pub fn bind(path: &Path) -> Result<Bound, ServeError> {
                 path.display()
             )));
         }
-        std::fs::remove_file(&path).map_err(|e| {
+        d.remove(name).map_err(|e| {
             refuse(format!(
                 "cannot remove the stale socket {}: {e}",
                 path.display()
@@ -147,7 +145,7 @@ pub fn bind(path: &Path) -> Result<Bound, ServeError> {
     let listener = UnixListener::bind(&path)
         .map_err(|e| refuse(format!("cannot listen on {}: {e}", path.display())))?;
     // The directory is closed to others, so nobody can reach the socket before this.
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+    d.set_mode(name, 0o600)
         .map_err(|e| refuse(format!("cannot make {} private: {e}", path.display())))?;
     Ok(Bound { listener, path })
 }
@@ -209,4 +207,52 @@ pub fn serve_socket(service: Arc<Service>, bound: Bound) -> std::io::Result<()> 
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
+    use super::*;
+    use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+
+    #[test]
+    fn the_socket_directory_is_never_reached_through_a_planted_link() {
+        let t = tempfile::tempdir().unwrap();
+        let victim = t.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let victim_dir = t.path().join("victim-dir");
+        std::fs::create_dir(&victim_dir).unwrap();
+        std::fs::set_permissions(&victim_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let unchanged = || {
+            assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+            assert_eq!(
+                std::fs::metadata(&victim).unwrap().mode() & 0o777,
+                0o644,
+                "not chmod-ed through a link"
+            );
+            assert_eq!(std::fs::read_dir(&victim_dir).unwrap().count(), 0);
+        };
+        let dir = t.path().join("run");
+        // A link at the socket's name: not a socket, refused.
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+        std::os::unix::fs::symlink(&victim, dir.join("serve.sock")).unwrap();
+        assert!(bind(&dir.join("serve.sock")).is_err());
+        unchanged();
+        // The directory moved aside and a link left in its place: refused.
+        std::fs::rename(&dir, t.path().join("moved")).unwrap();
+        std::os::unix::fs::symlink(&victim_dir, &dir).unwrap();
+        assert!(bind(&dir.join("serve.sock")).is_err());
+        unchanged();
+        // A real directory: bound, the socket made private.
+        std::fs::remove_file(&dir).unwrap();
+        let bound = bind(&dir.join("serve.sock")).unwrap();
+        let meta = std::fs::symlink_metadata(dir.join("serve.sock")).unwrap();
+        assert!(meta.file_type().is_socket());
+        assert_eq!(meta.mode() & 0o777, 0o600);
+        drop(bound);
+        unchanged();
+    }
 }

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! The service over a real Unix socket: concurrent clients, malformed frames, clients
 //! that vanish, socket permissions, pending approvals and reloads.
 // Test code: a failed setup step should stop the test loudly.

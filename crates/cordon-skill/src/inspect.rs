@@ -9,7 +9,7 @@ use crate::manifest::{FileRecord, MANIFEST_NAME};
 use crate::name::{check as check_name, collision_key};
 use crate::report::{Check, Finding, Verdict, shown_bytes};
 use crate::source::{Flow, Kind, Meta, SourceKind, sniff, walk};
-use crate::staged::recheck_links;
+use crate::staged::recheck_links_in;
 use cordon_policy::links::resolve_link;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -47,6 +47,7 @@ pub struct Inspection {
     pub entries: u64,
     /// Bytes unpacked (counted as read, not as declared).
     pub unpacked_bytes: u64,
+    /// The staged package's root, relative to the staging directory.
     #[serde(skip)]
     pub(crate) staged_root: Option<PathBuf>,
 }
@@ -77,7 +78,7 @@ pub fn inspect(src: &Path, opts: &InspectOptions) -> Result<Inspection, SkillErr
 
 struct State<'a> {
     opts: &'a InspectOptions,
-    stage: Option<&'a Path>,
+    stage: Option<&'a cordon_fs::Dir>,
     findings: Vec<Finding>,
     entries: u64,
     total_left: u64,
@@ -228,9 +229,12 @@ impl State<'_> {
             self.dirs.insert(a.to_string());
         }
         if let (Some(stage), false, true) = (self.stage, self.refused, itself) {
-            let p = stage.join(name);
-            std::fs::create_dir_all(&p)
-                .map_err(|e| SkillError::io(format!("create {}", p.display()), e))?;
+            stage.create_dir_all(Path::new(name), 0o755).map_err(|e| {
+                SkillError::io(
+                    format!("create {}", stage.display_path(Path::new(name)).display()),
+                    e.into(),
+                )
+            })?;
         }
         Ok(())
     }
@@ -253,16 +257,19 @@ impl State<'_> {
         self.add_dirs(&name, false)?;
         let mut out = match (self.stage, self.refused) {
             (Some(stage), false) => {
-                let p = stage.join(&name);
-                if let Some(parent) = p.parent() {
-                    std::fs::create_dir_all(parent)
-                        .map_err(|e| SkillError::io(format!("create {}", parent.display()), e))?;
+                // Beneath the staging directory's handle, never through a link: the
+                // staging directory sits in the install directory, where a run may
+                // have been.
+                let rel = Path::new(&name);
+                let shown = stage.display_path(rel);
+                if let Some(parent) = rel.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    stage.create_dir_all(parent, 0o755).map_err(|e| {
+                        SkillError::io(format!("create {}", shown.display()), e.into())
+                    })?;
                 }
-                let f = std::fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .open(&p)
-                    .map_err(|e| SkillError::io(format!("stage {}", p.display()), e))?;
+                let f = stage
+                    .create_new(rel, 0o600)
+                    .map_err(|e| SkillError::io(format!("stage {}", shown.display()), e.into()))?;
                 Some(std::io::BufWriter::new(f))
             }
             _ => None,
@@ -357,7 +364,7 @@ impl State<'_> {
 pub(crate) fn inspect_into(
     src: &Path,
     opts: &InspectOptions,
-    stage: Option<&Path>,
+    stage: Option<&cordon_fs::Dir>,
 ) -> Result<Inspection, SkillError> {
     let kind = sniff(src)?;
     let mut st = State {
@@ -429,10 +436,21 @@ pub(crate) fn inspect_into(
         (Some(stage), false) => Some(finish_stage(stage, &prefix, &files, &symlinks)?),
         _ => None,
     };
-    if let Some(root) = &staged_root {
+    if let (Some(root), Some(stage)) = (&staged_root, stage) {
         // The kernel's own answer on the tree that will be installed: a link that
         // resolves outside it (whatever the map above thought) stops the install.
-        let escapes = recheck_links(root, &symlinks);
+        let escapes = match stage.open_dir(root) {
+            Ok(dir) => recheck_links_in(&dir, &symlinks),
+            Err(e) => symlinks
+                .iter()
+                .map(|(p, _)| {
+                    (
+                        p.clone(),
+                        format!("the staged package cannot be opened ({e})"),
+                    )
+                })
+                .collect(),
+        };
         for (path, why) in &escapes {
             st.find(
                 Check::EntryKind,
@@ -582,24 +600,33 @@ fn check_symlinks(st: &mut State<'_>, prefix: &str, files: &[FileRecord]) -> Vec
     ok
 }
 
+/// Give the staged files their modes and make the links, beneath `stage`; returns the
+/// package root relative to `stage`.
 fn finish_stage(
-    stage: &Path,
+    stage: &cordon_fs::Dir,
     prefix: &str,
     files: &[FileRecord],
     links: &[(String, String)],
 ) -> Result<PathBuf, SkillError> {
-    use std::os::unix::fs::PermissionsExt;
-    let root = stage.join(prefix.trim_end_matches('/'));
+    let root = PathBuf::from(prefix.trim_end_matches('/'));
+    let err = |what: &str, p: &Path, e: cordon_fs::FsError| {
+        SkillError::io(
+            format!("{what} {}", stage.display_path(p).display()),
+            e.into(),
+        )
+    };
     for f in files {
         let p = root.join(&f.path);
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(f.mode))
-            .map_err(|e| SkillError::io(format!("set the mode of {}", p.display()), e))?;
+        stage
+            .set_mode(&p, f.mode)
+            .map_err(|e| err("set the mode of", &p, e))?;
     }
     // Links last: no file was written through one.
     for (path, target) in links {
         let p = root.join(path);
-        std::os::unix::fs::symlink(target, &p)
-            .map_err(|e| SkillError::io(format!("create link {}", p.display()), e))?;
+        stage
+            .symlink(Path::new(target), &p)
+            .map_err(|e| err("create link", &p, e))?;
     }
     Ok(root)
 }

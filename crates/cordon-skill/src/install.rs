@@ -7,8 +7,7 @@ use crate::error::SkillError;
 use crate::inspect::{InspectOptions, Inspection, inspect_into};
 use crate::manifest::{Diff, MANIFEST_NAME, Manifest, SourceInfo};
 use crate::report::{Check, Finding, Verdict};
-use crate::staged::write_manifest;
-use rustix::fs::{CWD, RenameFlags, renameat_with};
+use crate::staged::write_manifest_in;
 use std::path::{Path, PathBuf};
 
 /// Largest installed manifest cordon reads back.
@@ -52,22 +51,28 @@ impl Installation {
 /// Inspect `src` and install it under `opts.into` when nothing refuses it and a human
 /// has said yes to whatever needs review.
 pub fn install(src: &Path, opts: &InstallOptions) -> Result<Installation, SkillError> {
-    std::fs::create_dir_all(&opts.into)
-        .map_err(|e| SkillError::io(format!("create {}", opts.into.display()), e))?;
-    let stage = tempfile::Builder::new()
-        .prefix(".cordon-stage-")
-        .tempdir_in(&opts.into)
+    // The install directory is opened once; the staging directory, the package and the
+    // swap all happen beneath that handle, so a link or a renamed directory left by a
+    // run (a workspace's `.claude/skills`) cannot move any of it (`cordon-fs`).
+    let into = cordon_fs::Dir::create_ambient(&opts.into, 0o755)
+        .map_err(|e| SkillError::io(format!("create {}", opts.into.display()), e.into()))?;
+    let (stage_name, stage_dir) = into
+        .create_unique_dir(".cordon-stage-", 0o700)
         .map_err(|e| {
             SkillError::io(
                 format!("create a staging directory in {}", opts.into.display()),
-                e,
+                e.into(),
             )
         })?;
+    let stage = Stage {
+        into: &into,
+        name: stage_name,
+    };
     // Files go one level down, so that the staged root can be renamed away while the
     // staging directory itself stays to be removed.
-    let staging = stage.path().join("pkg");
-    std::fs::create_dir(&staging)
-        .map_err(|e| SkillError::io(format!("create {}", staging.display()), e))?;
+    let staging = stage_dir
+        .create_dir_all(Path::new("pkg"), 0o755)
+        .map_err(|e| SkillError::io("create the staging directory", e.into()))?;
     let mut inspection = inspect_into(src, &opts.inspect, Some(&staging))?;
     let mut done = Installation {
         target: None,
@@ -95,8 +100,8 @@ pub fn install(src: &Path, opts: &InstallOptions) -> Result<Installation, SkillE
             .findings
             .push(Finding::new(Check::Upgrade, v, None, msg))
     };
-    let existing = match std::fs::symlink_metadata(&target) {
-        Ok(m) if m.is_dir() => Some(read_manifest(&target)),
+    let existing = match into.stat(Path::new(&name)) {
+        Ok(m) if m.st_mode & 0o170000 == 0o040000 => Some(read_manifest_in(&into, &name)),
         Ok(_) => {
             find(
                 Verdict::Refuse,
@@ -107,8 +112,13 @@ pub fn install(src: &Path, opts: &InstallOptions) -> Result<Installation, SkillE
             );
             None
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(SkillError::io(format!("read {}", target.display()), e)),
+        Err(e) if e.is_not_found() => None,
+        Err(e) => {
+            return Err(SkillError::io(
+                format!("read {}", target.display()),
+                e.into(),
+            ));
+        }
     };
     let mut diff = None;
     match existing {
@@ -160,13 +170,23 @@ pub fn install(src: &Path, opts: &InstallOptions) -> Result<Installation, SkillE
     let verdict = inspection.verdict();
     let go = verdict == Verdict::Pass || (verdict == Verdict::Review && opts.yes);
     if go {
-        write_manifest(&staged, &manifest)?;
-        let flags = if done.diff.is_some() {
-            RenameFlags::EXCHANGE
+        let root = staging
+            .open_dir(&staged)
+            .map_err(|e| SkillError::io("open the staged package", e.into()))?;
+        write_manifest_in(&root, &manifest)?;
+        // The package's root: a folder in `pkg`, or `pkg` itself when the package has
+        // no top folder.
+        let (from_dir, from) = if staged.as_os_str().is_empty() {
+            (&stage_dir, Path::new("pkg"))
         } else {
-            RenameFlags::NOREPLACE
+            (&staging, staged.as_path())
         };
-        renameat_with(CWD, &staged, CWD, &target, flags).map_err(|e| {
+        let moved = if done.diff.is_some() {
+            from_dir.rename_exchange(from, &into, Path::new(&name))
+        } else {
+            from_dir.rename_noreplace(from, &into, Path::new(&name))
+        };
+        moved.map_err(|e| {
             SkillError::io(
                 format!("move the staged package to {}", target.display()),
                 e.into(),
@@ -176,10 +196,45 @@ pub fn install(src: &Path, opts: &InstallOptions) -> Result<Installation, SkillE
     }
     done.inspection = inspection;
     // The staging directory (now holding the replaced installation, if any) goes here.
-    stage
-        .close()
-        .map_err(|e| SkillError::io("remove the staging directory", e))?;
+    stage.close()?;
     Ok(done)
+}
+
+/// The staging directory in the install directory: removed (without following any
+/// link in it) when the installation ends, whichever way it ends.
+struct Stage<'a> {
+    into: &'a cordon_fs::Dir,
+    name: PathBuf,
+}
+
+impl Stage<'_> {
+    fn close(mut self) -> Result<(), SkillError> {
+        let name = std::mem::take(&mut self.name);
+        self.into
+            .remove_tree(&name)
+            .map_err(|e| SkillError::io("remove the staging directory", e.into()))
+    }
+}
+
+impl Drop for Stage<'_> {
+    fn drop(&mut self) {
+        if !self.name.as_os_str().is_empty() {
+            let _ = self.into.remove_tree(&self.name);
+        }
+    }
+}
+
+/// [`read_manifest`] of the package `name` in the open install directory `into`.
+fn read_manifest_in(into: &cordon_fs::Dir, name: &str) -> Result<Manifest, String> {
+    let bytes = into
+        .open_dir(Path::new(name))
+        .and_then(|d| d.read(Path::new(MANIFEST_NAME), MANIFEST_MAX))
+        .map_err(|e| {
+            format!("has no readable {MANIFEST_NAME} ({e}), so cordon did not install it")
+        })?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| format!("its {MANIFEST_NAME} cannot be read ({e})"))?;
+    serde_json::from_str(&text).map_err(|e| format!("its {MANIFEST_NAME} is not valid ({e})"))
 }
 
 /// Read the manifest of an installed package.

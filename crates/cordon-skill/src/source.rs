@@ -226,15 +226,17 @@ fn dir_flags() -> OFlags {
 /// package (as `cordon-sandbox`'s slot walk does; that one reports to slots, this one
 /// to the inspector, so the few lines are not shared across the crates).
 fn walk_dir(root: &Path, visit: &mut Visit<'_>) -> Result<(), SkillError> {
-    let fd = rustix::fs::open(root, dir_flags(), Mode::empty()).map_err(|e| {
-        SkillError::io(
-            format!(
-                "open {} (it must be a directory, not a link)",
-                root.display()
-            ),
-            e.into(),
-        )
-    })?;
+    let fd = cordon_fs::Dir::open_ambient(root)
+        .map(OwnedFd::from)
+        .map_err(|e| {
+            SkillError::io(
+                format!(
+                    "open {} (it must be a directory, not a link)",
+                    root.display()
+                ),
+                e.into(),
+            )
+        })?;
     walk_dir_at(root, &fd, Path::new(""), 0, visit).map(|_| ())
 }
 

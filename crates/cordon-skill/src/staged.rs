@@ -9,33 +9,35 @@ use std::path::Path;
 /// Open every link of the staged tree with `openat2(RESOLVE_BENEATH)` from the tree's
 /// root: the kernel refuses (`EXDEV`) any resolution that leaves it. Returns the links
 /// that do not resolve beneath the root, with why.
+#[cfg(test)]
 pub(crate) fn recheck_links(root: &Path, links: &[(String, String)]) -> Vec<(String, String)> {
-    use rustix::fs::{Mode, OFlags, ResolveFlags};
     if links.is_empty() {
         return Vec::new();
     }
-    let dir = match rustix::fs::open(
-        root,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    ) {
-        Ok(fd) => fd,
-        Err(e) => {
-            return links
-                .iter()
-                .map(|(p, _)| {
-                    (
-                        p.clone(),
-                        format!("the staged package cannot be opened ({e})"),
-                    )
-                })
-                .collect();
-        }
-    };
+    match cordon_fs::Dir::open_ambient(root) {
+        Ok(dir) => recheck_links_in(&dir, links),
+        Err(e) => links
+            .iter()
+            .map(|(p, _)| {
+                (
+                    p.clone(),
+                    format!("the staged package cannot be opened ({e})"),
+                )
+            })
+            .collect(),
+    }
+}
+
+/// [`recheck_links`] beneath the staged tree's open directory `dir`.
+pub(crate) fn recheck_links_in(
+    dir: &cordon_fs::Dir,
+    links: &[(String, String)],
+) -> Vec<(String, String)> {
+    use rustix::fs::{Mode, OFlags, ResolveFlags};
     let mut out = Vec::new();
     for (path, _) in links {
         let opened = rustix::fs::openat2(
-            &dir,
+            dir,
             path.as_str(),
             OFlags::PATH | OFlags::CLOEXEC,
             Mode::empty(),
@@ -60,26 +62,31 @@ pub(crate) fn recheck_links(root: &Path, links: &[(String, String)]) -> Vec<(Str
 /// (`O_CREAT | O_EXCL | O_NOFOLLOW`) relative to the package directory's descriptor, so
 /// an entry already there (a link planted under that name) fails the install instead
 /// of redirecting the write.
+#[cfg(test)]
 pub(crate) fn write_manifest(root: &Path, m: &Manifest) -> Result<(), SkillError> {
-    use rustix::fs::{Mode, OFlags};
+    let dir = cordon_fs::Dir::open_ambient(root).map_err(|e| {
+        SkillError::io(
+            format!("write {}", root.join(MANIFEST_NAME).display()),
+            e.into(),
+        )
+    })?;
+    write_manifest_in(&dir, m)
+}
+
+/// [`write_manifest`] in the staged package's open directory `dir`.
+pub(crate) fn write_manifest_in(dir: &cordon_fs::Dir, m: &Manifest) -> Result<(), SkillError> {
     use std::io::Write;
     let text = serde_json::to_string_pretty(m)
         .map_err(|e| SkillError::io("write the manifest", std::io::Error::other(e)))?;
-    let what = || format!("write {}", root.join(MANIFEST_NAME).display());
-    let dir = rustix::fs::open(
-        root,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(|e| SkillError::io(what(), e.into()))?;
-    let fd = rustix::fs::openat(
-        &dir,
-        MANIFEST_NAME,
-        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::from_raw_mode(0o644),
-    )
-    .map_err(|e| SkillError::io(what(), e.into()))?;
-    let mut f = std::fs::File::from(fd);
+    let what = || {
+        format!(
+            "write {}",
+            dir.display_path(Path::new(MANIFEST_NAME)).display()
+        )
+    };
+    let mut f = dir
+        .create_new(Path::new(MANIFEST_NAME), 0o644)
+        .map_err(|e| SkillError::io(what(), e.into()))?;
     f.write_all((text + "\n").as_bytes())
         .and_then(|()| f.sync_all())
         .map_err(|e| SkillError::io(what(), e))
@@ -88,6 +95,7 @@ pub(crate) fn write_manifest(root: &Path, m: &Manifest) -> Result<(), SkillError
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+    #![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
     use super::*;
     use crate::manifest::SourceInfo;
 

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! A directory source is walked relative to directory descriptors: a directory of the
 //! package swapped for a symlink to a host directory while the walk runs never brings
 //! the host's files into the inspection (the walk fails or sees the package's own).

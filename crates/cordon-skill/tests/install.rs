@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! Benign packages install; upgrades show their difference with changed scripts first and
 //! need a yes; a failure at any point before the final rename leaves the target untouched.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -252,4 +253,50 @@ fn a_non_cordon_directory_is_never_replaced() {
         std::fs::read_to_string(into.join("demo/mine.txt")).unwrap(),
         "user data"
     );
+}
+
+#[test]
+fn a_link_planted_at_the_package_name_or_the_install_directory_is_never_followed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = dir_pkg(&tmp.path().join("src"), SKILL, RUN);
+    let victim_dir = tmp.path().join("victim-dir");
+    std::fs::create_dir(&victim_dir).unwrap();
+    std::fs::write(victim_dir.join("keep"), "precious").unwrap();
+    let unchanged = || {
+        let names: Vec<_> = std::fs::read_dir(&victim_dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["keep"]);
+        assert_eq!(
+            std::fs::read_to_string(victim_dir.join("keep")).unwrap(),
+            "precious"
+        );
+    };
+    // A run left a link where the package goes: not installed through it.
+    let into = tmp.path().join("ws/.claude/skills");
+    std::fs::create_dir_all(&into).unwrap();
+    std::os::unix::fs::symlink(&victim_dir, into.join("demo")).unwrap();
+    let done = install(&src, &opts(&into, true, true)).unwrap();
+    assert!(!done.installed);
+    assert!(
+        std::fs::symlink_metadata(into.join("demo"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(leftovers(&into).is_empty());
+    unchanged();
+    // A run moved the install directory aside and left a link in its place: refused.
+    std::fs::remove_file(into.join("demo")).unwrap();
+    std::fs::rename(&into, tmp.path().join("ws/.claude/moved")).unwrap();
+    std::os::unix::fs::symlink(&victim_dir, &into).unwrap();
+    assert!(install(&src, &opts(&into, false, false)).is_err());
+    unchanged();
+    // Put back as a real directory, the package installs.
+    std::fs::remove_file(&into).unwrap();
+    std::fs::rename(tmp.path().join("ws/.claude/moved"), &into).unwrap();
+    assert!(install(&src, &opts(&into, false, false)).unwrap().installed);
+    assert!(read_manifest(&into.join("demo")).is_ok());
+    unchanged();
 }

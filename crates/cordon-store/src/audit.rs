@@ -166,8 +166,7 @@ impl AuditLog {
     pub fn open_default(durability: Durability) -> Result<AuditLog, StoreError> {
         let path = paths::default_audit_path()?;
         if let Some(dir) = path.parent() {
-            paths::ensure_dir(dir)?;
-            paths::tighten_dir(dir)?;
+            paths::tighten_dir(&paths::ensure_dir(dir)?)?;
         }
         AuditLog::open(&path, durability)
     }

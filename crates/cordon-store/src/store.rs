@@ -322,8 +322,7 @@ impl Store {
     pub fn open_default() -> Result<Store, StoreError> {
         let path = paths::default_store_path()?;
         if let Some(dir) = path.parent() {
-            paths::ensure_dir(dir)?;
-            paths::tighten_dir(dir)?;
+            paths::tighten_dir(&paths::ensure_dir(dir)?)?;
         }
         Store::open(&path)
     }
@@ -342,9 +341,19 @@ impl Store {
             (meta.dev(), meta.ino())
         };
         let err = |e| StoreError::sqlite(path, e);
+        // SQLite opens by path, and with `SQLITE_OPEN_NOFOLLOW` it refuses a symlink in
+        // any component of it. The directory's own spelling may hold a legitimate one
+        // (`/home -> /var/home`), so SQLite is given the directory as the kernel names
+        // it; a link planted there afterwards is refused, and a file swapped in between
+        // makes `is_current` false (see above).
+        let real = std::fs::canonicalize(paths::parent_of(path))
+            .map_err(|e| StoreError::io(path, &e))?
+            .join(path.file_name().unwrap_or_default());
         let conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            &real,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                | OpenFlags::SQLITE_OPEN_NOFOLLOW,
         )
         .map_err(err)?;
         conn.busy_timeout(options.busy_timeout).map_err(err)?;

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! The hash-chained audit log: append, verify, tamper detection of each kind, torn
 //! tails from a killed writer, and concurrent appenders.
 // Test helpers outside #[test] functions may unwrap and panic: a failure is the test failing.

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! The real terminal prompter, driven through a real pseudo-terminal: a child process
 //! whose stdin and stderr are the pty's slave side asks; this test answers on the
 //! master side like a human at a keyboard would.

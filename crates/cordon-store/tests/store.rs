@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! Leases, remembered rules and pending approvals against a real SQLite file.
 // Test helpers outside #[test] functions may unwrap and panic: a failure is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

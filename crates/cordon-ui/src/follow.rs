@@ -164,6 +164,7 @@ fn parse(bytes: &[u8]) -> Option<Line> {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+    #![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
     use super::*;
     use std::io::Write;
 

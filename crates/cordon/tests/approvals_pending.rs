@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! `--pending` round trip: a request recorded through the library is listed, approved
 //! or denied with `cordon approvals`, and the approval lets the same call through once.
 // Test helpers outside #[test] functions may unwrap and panic: a failure is the test failing.

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! `cordon audit verify | tail | export` on real logs, intact and tampered.
 // Test helpers outside #[test] functions may unwrap and panic: a failure is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

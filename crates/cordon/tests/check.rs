@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! `cordon check` through the real binary, on real temporary directories with real symlinks
 //! and hard links.
 // Test code: a failed setup step should stop the test loudly.

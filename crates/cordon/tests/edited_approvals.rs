@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! Presets and edited approvals through the real binary: `cordon check --pending`, then
 //! `cordon approvals approve ID --input FILE`, then the same call again.
 // Test helpers outside #[test] functions may unwrap and panic: a failure is the test failing.

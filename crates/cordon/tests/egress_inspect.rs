@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! `cordon exec` with method and path rules, through the real binary and a real HTTPS
 //! upstream on the host's loopback: the proxy inspects only the ruled host, with a CA made
 //! for the run whose certificate (never its key) the sandbox sees; git's smart HTTP

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! `cordon proxy` through the real binary: flags become policy, refusals are explicit,
 //! `--verbose` prints events, SIGTERM ends it cleanly.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! git and ssh over the egress proxy, through the real binary: a real `sshd` (Debian's
 //! openssh-server) on the host's loopback, started by the test with its own config,
 //! host key and authorized key, serving a bare repository through `git-upload-pack`;

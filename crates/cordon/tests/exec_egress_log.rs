@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! The egress log of a `cordon exec` run in its end audit record: curl inside the
 //! sandbox reaches an allowed upstream on the host's loopback through the egress proxy and
 //! is refused a host that is not on the allowlist; the run's `end` record carries both,

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! `cordon exec` wired to the egress proxy and the approval flow, with real processes:
 //! curl inside the sandbox through the proxy to a test upstream on the host's loopback, and
 //! the `on-failure` escalation (blocked write → human approves exactly that directory →

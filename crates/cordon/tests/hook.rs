@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! `cordon hook` as the harnesses run it: the real binary, a payload on stdin, and the
 //! exit code and output each harness reads. Every failure must block (exit 2, one

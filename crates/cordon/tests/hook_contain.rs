@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! The contained rewrite run for real: `cordon hook claude-code --contain` turns hostile
 //! shell texts into `cordon exec` command lines, the harness's `bash -c` runs them, and

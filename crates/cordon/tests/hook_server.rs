@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! `cordon hook HARNESS --server SOCKET`: the hook hands its payload to a running
 //! `cordon serve`. Through the service every recorded payload gets the reply the

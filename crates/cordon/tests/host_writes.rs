@@ -4,6 +4,7 @@
 //! held for review until a human applies them, the run's changes bounded, trees deeper
 //! than `PATH_MAX` merged. As the test's user and, as root, as `nobody`.
 #![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test harness code
 
 mod common;
 

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! `cordon mcp-gateway` end to end, with real programs: the Python MCP SDK as the
 //! client, `@modelcontextprotocol/server-everything` from npm and a small server of our
 //! own (`crates/cordon-mcp/tests/fixtures/`) behind the gateway.

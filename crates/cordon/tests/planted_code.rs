@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! No code planted for the host: a contained command writes its workspace through a
 //! copy-on-write layer, and what it leaves is merged back by cordon, which refuses git
 //! hooks, code-running git keys, git redirections, agent and IDE configuration and

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! `cordon review-action`: exit codes per verdict, and proof that reviewing runs nothing
 //! and connects nowhere (the binary is traced with strace: one execve, its own, and no
 //! connect, even for a request whose argv and URLs would do both).

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! `cordon run-action`: an action runs contained by a sandbox derived from its own request.
 //! A request that declares one path cannot write another (only declared paths reach the
 //! host; the rest waits in `cordon changes`); an ask runs only after a human approved the

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! `cordon exec` containment, tested with real processes: every test runs the built
 //! binary on a temporary workspace with a fake HOME, and checks what the command could
 //! and could not do, inside and on the host afterwards.

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! Regression tests for the smaller containment findings of issue 11 (item 9), with real
 //! processes: untrusted text printed with its control characters escaped, `/sys` without
 //! the host's network interfaces, no egress proxy without an allowlist under

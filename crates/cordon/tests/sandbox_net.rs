@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! The sandbox's sockets, tested with real processes: the loopback of the full tier's
 //! network namespace works for the command and reaches nothing of the host's; host Unix
 //! sockets are reachable only where `--allow-unix-socket` binds them in; `/var/tmp` is

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! Persistent sandbox slots, tested with real processes: what a run leaves in its slot's
 //! HOME is there for the next run of the same scope and key and for no other; runs that
 //! share a slot take turns (a read-modify-write from each loses no update); `--no-wait`

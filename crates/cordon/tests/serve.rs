@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! `cordon serve` through the real binary: its answers equal `cordon check`'s for the same
 //! calls (on stdio, and over the socket with 8 clients at once), and a config reload
 //! with an error is reported on stderr while the last good policy keeps deciding.

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! Sessions through the real binary: write-then-run with `cordon check --session`,
 //! `cordon sessions`, a trifecta walk through `cordon serve`, and `cordon review-toolset`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

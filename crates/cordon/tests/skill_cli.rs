@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! `cordon skill`: exit codes and outputs of the real binary (0 acceptable, 3 needs review,
 //! 4 refused, 2 not a package).
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! `cordon ui` in a real browser: Debian's chromium, driven headless by Playwright for
 //! Python (`tests/browser/console.py`), against the real binary and real `cordon exec
 //! --pending` runs (approve, deny, lease and revoke, always allow, an edited input), and a

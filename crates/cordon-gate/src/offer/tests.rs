@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! The decision of what a blocked write may be offered, one line per case, on a tree
 //! made for it: a HOME with a workspace, a directory on `PATH` in HOME and one reached
 //! through a symlink, a git repository, cordon's state, and ordinary directories.

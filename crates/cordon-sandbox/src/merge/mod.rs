@@ -153,15 +153,21 @@ const DIR_FLAGS: OFlags = OFlags::RDONLY
 /// error means the merge stopped part way; what was not merged is still in the layer,
 /// and merging it again completes it.
 pub fn merge(layer: &Layer, opts: &MergeOptions<'_>) -> Result<MergeReport, SandboxError> {
-    let up = rustix::fs::open(&layer.upper, DIR_FLAGS, Mode::empty()).map_err(errno(
-        format_args!("cannot open the run's changes in {}", layer.upper.display()),
-    ))?;
-    let root = rustix::fs::open(&layer.root, DIR_FLAGS, Mode::empty()).map_err(errno(
-        format_args!(
-            "cannot open {} to merge the run's changes (it must still be a directory, not a symlink)",
-            layer.root.display()
-        ),
-    ))?;
+    let up = OwnedFd::from(cordon_fs::Dir::open_ambient(&layer.upper).map_err(|e| {
+        SandboxError::io(
+            format!("cannot open the run's changes in {}", layer.upper.display()),
+            e.into(),
+        )
+    })?);
+    let root = OwnedFd::from(cordon_fs::Dir::open_ambient(&layer.root).map_err(|e| {
+        SandboxError::io(
+            format!(
+                "cannot open {} to merge the run's changes (it must still be a directory, not a symlink)",
+                layer.root.display()
+            ),
+            e.into(),
+        )
+    })?);
     // A root writable only for some files merges those, within the allowlist if any.
     let only = opts.only;
     let files: Option<Vec<PathBuf>> = (!layer.files.is_empty()).then(|| {

@@ -49,7 +49,8 @@ pub fn preview_layer(
     diffs: bool,
 ) -> Result<Vec<Pending>, SandboxError> {
     let open = |p: &Path| {
-        rustix::fs::open(p, DIR_FLAGS, Mode::empty())
+        cordon_fs::Dir::open_ambient(p)
+            .map(OwnedFd::from)
             .map_err(|e| SandboxError::io(format!("cannot open {}", p.display()), e.into()))
     };
     let up = open(&layer.upper)?;

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! Merges of hand-made layers: whiteouts, opaque directories, host symlinks, modes,
 //! copies across file systems, and git configuration checked by git.
 

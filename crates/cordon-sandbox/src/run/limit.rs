@@ -48,10 +48,9 @@ impl ChangesWatch {
     /// A watch over `uppers` with `limit` bytes, or by default all but a reserve of the
     /// free space. `None` when the layers cannot be opened (nothing to watch).
     pub(crate) fn new(uppers: &[PathBuf], limit: Option<u64>) -> Option<ChangesWatch> {
-        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let uppers: Vec<OwnedFd> = uppers
             .iter()
-            .filter_map(|p| rustix::fs::open(p, flags, Mode::empty()).ok())
+            .filter_map(|p| cordon_fs::Dir::open_ambient(p).ok().map(OwnedFd::from))
             .collect();
         let (start_avail, size) = avail(uppers.first()?.as_fd())?;
         let limit = limit.unwrap_or_else(|| {
@@ -130,6 +129,7 @@ fn tree_bytes(dir: BorrowedFd<'_>, depth: usize) -> u64 {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 mod tests {
     use super::*;
 

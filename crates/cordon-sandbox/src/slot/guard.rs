@@ -10,9 +10,9 @@
 //! different files of the same name.
 
 use super::{SlotError, SlotErrorKind, SlotPaths, mkdir_0700};
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, TryLockError};
 use std::io::{Read, Seek, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// How long to wait for a busy slot.
@@ -47,21 +47,14 @@ impl SlotGuard {
     /// Take the slot at `paths`, waiting as `wait` says. Creates the slot's parent
     /// directory and lock file, not the slot itself.
     pub fn acquire(paths: &SlotPaths, wait: Wait) -> Result<SlotGuard, SlotError> {
-        mkdir_0700(paths.parent())?;
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&paths.lock)
-            .map_err(|e| {
-                SlotError::io(
-                    format_args!("cannot open the slot lock {}", paths.lock.display()),
-                    e,
-                )
-            })?;
+        let parent = mkdir_0700(paths.parent())?;
+        let lock_name = paths.lock.file_name().unwrap_or_default();
+        let file = parent.open_rw(Path::new(lock_name), 0o600).map_err(|e| {
+            SlotError::io(
+                format_args!("cannot open the slot lock {}", paths.lock.display()),
+                e,
+            )
+        })?;
         let start = Instant::now();
         loop {
             match file.try_lock() {

@@ -28,7 +28,7 @@ mod turn;
 pub use guard::{Holder, SlotGuard, Wait};
 pub use snapshot::{
     Manifest, RestoreLimits, RestoreReport, SNAPSHOT_MAGIC, SnapshotReport, read_manifest, restore,
-    restore_within, snapshot,
+    restore_within, snapshot, snapshot_to,
 };
 pub use startup::{
     INSTALL_TREES, UNCHECKED_CACHE_PATHS, reset_startup, startup_files, startup_paths,
@@ -38,7 +38,6 @@ pub use turn::{DEFAULT_WAIT, SlotRequest, Turn};
 
 use std::ffi::OsStr;
 use std::fmt;
-use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 /// Longest slot key, in bytes.
@@ -280,25 +279,19 @@ impl SlotPaths {
     }
 }
 
-pub(crate) fn mkdir_0700(d: &Path) -> Result<(), SlotError> {
-    match std::fs::symlink_metadata(d) {
-        Ok(m) if m.is_dir() => return Ok(()),
-        Ok(_) => {
-            return Err(SlotError::new(
-                SlotErrorKind::Io,
-                format!(
-                    "{} is not a directory; remove it and try again",
-                    d.display()
-                ),
-            ));
-        }
-        Err(_) => {}
-    }
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(d)
-        .map_err(|e| SlotError::io(format_args!("cannot create {}", d.display()), e))
+/// Create `d` (and missing parents) with mode 0700 and open it: a symlink or a file in
+/// the place of the directory is refused, never followed (`cordon-fs`).
+pub(crate) fn mkdir_0700(d: &Path) -> Result<cordon_fs::Dir, SlotError> {
+    cordon_fs::Dir::create_ambient(d, 0o700).map_err(|e| match e.kind() {
+        cordon_fs::FsErrorKind::Symlink | cordon_fs::FsErrorKind::WrongType(_) => SlotError::new(
+            SlotErrorKind::Io,
+            format!(
+                "{} is not a directory; remove it and try again",
+                d.display()
+            ),
+        ),
+        _ => SlotError::io(format_args!("cannot create {}", d.display()), e),
+    })
 }
 
 /// Where slots live: `slots/` in cordon's state directory.
@@ -349,6 +342,7 @@ impl SlotMounts {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 mod tests {
     use super::*;
 

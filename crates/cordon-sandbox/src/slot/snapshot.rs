@@ -14,7 +14,7 @@
 //! staging directory beside the slot, which replaces the slot by `rename` only once
 //! everything is unpacked: a refused archive leaves the slot as it was.
 
-use super::tree::{Entry, open_root, remove_tree, walk};
+use super::tree::{Entry, walk};
 use super::{SlotError, SlotErrorKind, SlotName, SlotPaths, mkdir_0700};
 use rustix::fd::OwnedFd;
 use rustix::fs::{Mode, OFlags};
@@ -165,131 +165,163 @@ pub fn snapshot(
     name: &SlotName,
     out: &Path,
 ) -> Result<SnapshotReport, SlotError> {
+    let out = cordon_fs::OutputFile::prepare(out).map_err(|e| {
+        SlotError::io(
+            format_args!("cannot write the snapshot {}", out.display()),
+            e,
+        )
+    })?;
+    snapshot_to(paths, name, &out)
+}
+
+/// [`snapshot`] to an output file anchored earlier: prepare it before taking the slot's
+/// guard (a run still in the slot could rename or replace the directory meanwhile), and
+/// the snapshot is written in the directory that was there then, under a new name
+/// renamed over the file's (a link planted at the name is replaced, never followed).
+pub fn snapshot_to(
+    paths: &SlotPaths,
+    name: &SlotName,
+    out_file: &cordon_fs::OutputFile,
+) -> Result<SnapshotReport, SlotError> {
+    let out = out_file.path();
     if !paths.exists() {
         return Err(SlotError::new(
             SlotErrorKind::NotFound,
             format!("there is no slot {name} to snapshot"),
         ));
     }
-    let dir = out
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".cordon-snapshot-")
-        .tempfile_in(dir)
-        .map_err(|e| {
-            SlotError::io(
-                format_args!("cannot write a snapshot in {}", dir.display()),
-                e,
-            )
-        })?;
     let werr = |e: std::io::Error| {
         SlotError::io(
             format_args!("cannot write the snapshot {}", out.display()),
             e,
         )
     };
-    tmp.as_file_mut()
-        .write_all(&[b' '; HEADER_LEN])
-        .map_err(werr)?;
-    let writer = tmp.as_file().try_clone().map_err(werr)?;
-    let hashed = HashWriter {
-        inner: std::io::BufWriter::new(writer),
-        hasher: blake3::Hasher::new(),
-        len: 0,
-    };
-    let encoder = zstd::Encoder::new(hashed, 3).map_err(werr)?;
-    let mut tar = tar::Builder::new(encoder);
-    tar.mode(tar::HeaderMode::Deterministic);
-    let (mut entries, mut bytes, mut links_out, mut special) = (0u64, 0u64, 0u64, 0u64);
-    for top in TREES {
-        let root = paths.dir.join(top);
-        if !std::fs::symlink_metadata(&root).is_ok_and(|m| m.is_dir()) {
-            continue;
-        }
-        let mut header = tar::Header::new_gnu();
-        header.set_entry_type(tar::EntryType::Directory);
-        header.set_mode(0o700);
-        header.set_size(0);
-        tar.append_data(&mut header, top, std::io::empty())
-            .map_err(werr)?;
-        entries += 1;
-        walk(&root, false, &mut |rel, st, entry| {
-            let path = Path::new(top).join(rel);
-            let mut header = tar::Header::new_gnu();
-            header.set_mode(st.st_mode & 0o777);
-            header.set_mtime(u64::try_from(st.st_mtime).unwrap_or(0));
-            header.set_size(0);
-            match entry {
-                Entry::Dir => {
-                    header.set_entry_type(tar::EntryType::Directory);
-                    tar.append_data(&mut header, &path, std::io::empty())
-                        .map_err(werr)?;
+    // The archive is streamed into the temporary file `cordon-fs` creates beside the
+    // output; a `SlotError` met on the way is kept here and returned as it was.
+    let mut failed: Option<SlotError> = None;
+    let mut made = None;
+    let written = out_file.write_from(0o600, &mut |tmp| {
+        let mut fill = || -> Result<(Manifest, u64, u64), SlotError> {
+            tmp.write_all(&[b' '; HEADER_LEN]).map_err(werr)?;
+            let writer = tmp.try_clone().map_err(werr)?;
+            let hashed = HashWriter {
+                inner: std::io::BufWriter::new(writer),
+                hasher: blake3::Hasher::new(),
+                len: 0,
+            };
+            let encoder = zstd::Encoder::new(hashed, 3).map_err(werr)?;
+            let mut tar = tar::Builder::new(encoder);
+            tar.mode(tar::HeaderMode::Deterministic);
+            let (mut entries, mut bytes, mut links_out, mut special) = (0u64, 0u64, 0u64, 0u64);
+            for top in TREES {
+                let root = paths.dir.join(top);
+                if !std::fs::symlink_metadata(&root).is_ok_and(|m| m.is_dir()) {
+                    continue;
                 }
-                Entry::File(fd) => {
-                    let size = u64::try_from(st.st_size).unwrap_or(0);
-                    header.set_entry_type(tar::EntryType::Regular);
-                    header.set_size(size);
-                    let file = std::fs::File::from(fd.try_clone().map_err(werr)?);
-                    tar.append_data(&mut header, &path, file.take(size))
-                        .map_err(werr)?;
-                    bytes += size;
-                }
-                Entry::Symlink(target) => {
-                    if !link_stays_inside(&path, &target) {
-                        links_out += 1;
-                        return Ok(());
+                let mut header = tar::Header::new_gnu();
+                header.set_entry_type(tar::EntryType::Directory);
+                header.set_mode(0o700);
+                header.set_size(0);
+                tar.append_data(&mut header, top, std::io::empty())
+                    .map_err(werr)?;
+                entries += 1;
+                walk(&root, false, &mut |rel, st, entry| {
+                    let path = Path::new(top).join(rel);
+                    let mut header = tar::Header::new_gnu();
+                    header.set_mode(st.st_mode & 0o777);
+                    header.set_mtime(u64::try_from(st.st_mtime).unwrap_or(0));
+                    header.set_size(0);
+                    match entry {
+                        Entry::Dir => {
+                            header.set_entry_type(tar::EntryType::Directory);
+                            tar.append_data(&mut header, &path, std::io::empty())
+                                .map_err(werr)?;
+                        }
+                        Entry::File(fd) => {
+                            let size = u64::try_from(st.st_size).unwrap_or(0);
+                            header.set_entry_type(tar::EntryType::Regular);
+                            header.set_size(size);
+                            let file = std::fs::File::from(fd.try_clone().map_err(werr)?);
+                            tar.append_data(&mut header, &path, file.take(size))
+                                .map_err(werr)?;
+                            bytes += size;
+                        }
+                        Entry::Symlink(target) => {
+                            if !link_stays_inside(&path, &target) {
+                                links_out += 1;
+                                return Ok(());
+                            }
+                            header.set_entry_type(tar::EntryType::Symlink);
+                            tar.append_link(&mut header, &path, &target).map_err(werr)?;
+                        }
+                        Entry::Other => {
+                            special += 1;
+                            return Ok(());
+                        }
                     }
-                    header.set_entry_type(tar::EntryType::Symlink);
-                    tar.append_link(&mut header, &path, &target).map_err(werr)?;
-                }
-                Entry::Other => {
-                    special += 1;
-                    return Ok(());
-                }
+                    entries += 1;
+                    Ok(())
+                })?;
             }
-            entries += 1;
-            Ok(())
-        })?;
+            let encoder = tar.into_inner().map_err(werr)?;
+            let hashed = encoder.finish().map_err(werr)?;
+            let manifest = Manifest {
+                key: name.key.clone(),
+                scope: name.scope.to_string(),
+                created: std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_secs())
+                    .unwrap_or(0),
+                entries,
+                bytes,
+                archive_bytes: hashed.len,
+                archive_blake3: hashed.hasher.finalize().to_hex().to_string(),
+            };
+            let mut w = hashed.inner;
+            w.flush().map_err(werr)?;
+            drop(w);
+            let json = serde_json::to_string(&manifest)
+                .map_err(|e| SlotError::io("cannot write the snapshot's manifest", e))?;
+            let mut head = format!("{SNAPSHOT_MAGIC}\n{json}\n").into_bytes();
+            if head.len() > HEADER_LEN {
+                return Err(SlotError::io(
+                    "cannot write the snapshot",
+                    "its manifest is too long",
+                ));
+            }
+            head.resize(HEADER_LEN, b' ');
+            tmp.seek(SeekFrom::Start(0)).map_err(werr)?;
+            tmp.write_all(&head).map_err(werr)?;
+            tmp.sync_all().map_err(werr)?;
+            Ok((manifest, links_out, special))
+        };
+        match fill() {
+            Ok(m) => {
+                made = Some(m);
+                Ok(())
+            }
+            Err(e) => {
+                let shown = e.to_string();
+                failed = Some(e);
+                Err(std::io::Error::other(shown))
+            }
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e);
     }
-    let encoder = tar.into_inner().map_err(werr)?;
-    let hashed = encoder.finish().map_err(werr)?;
-    let manifest = Manifest {
-        key: name.key.clone(),
-        scope: name.scope.to_string(),
-        created: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0),
-        entries,
-        bytes,
-        archive_bytes: hashed.len,
-        archive_blake3: hashed.hasher.finalize().to_hex().to_string(),
-    };
-    let mut w = hashed.inner;
-    w.flush().map_err(werr)?;
-    drop(w);
-    let json = serde_json::to_string(&manifest)
-        .map_err(|e| SlotError::io("cannot write the snapshot's manifest", e))?;
-    let mut head = format!("{SNAPSHOT_MAGIC}\n{json}\n").into_bytes();
-    if head.len() > HEADER_LEN {
-        return Err(SlotError::io(
-            "cannot write the snapshot",
-            "its manifest is too long",
-        ));
-    }
-    head.resize(HEADER_LEN, b' ');
-    let f = tmp.as_file_mut();
-    f.seek(SeekFrom::Start(0)).map_err(werr)?;
-    f.write_all(&head).map_err(werr)?;
-    f.sync_all().map_err(werr)?;
-    tmp.persist(out).map_err(|e| {
+    written.map_err(|e| {
         SlotError::io(
             format_args!("cannot write the snapshot {}", out.display()),
-            e.error,
+            e,
         )
     })?;
+    let Some((manifest, links_out, special)) = made else {
+        return Err(SlotError::io(
+            "cannot write the snapshot",
+            "nothing was written",
+        ));
+    };
     Ok(SnapshotReport {
         manifest,
         left_out_links: links_out,
@@ -356,35 +388,51 @@ pub fn restore_within(
             "its archive does not match the hash in its manifest (damaged or altered)",
         ));
     }
-    mkdir_0700(paths.parent())?;
+    // Every step below is relative to the slots' directory, opened once: a link left
+    // at the slot's name, the staging name or the old name is replaced or removed,
+    // never followed.
+    let parent = mkdir_0700(paths.parent())?;
     let staging = paths.beside("restore");
-    remove_tree(&staging)?;
-    std::fs::DirBuilder::new()
-        .mode(0o700)
-        .create(&staging)
-        .map_err(|e| SlotError::io(format_args!("cannot create {}", staging.display()), e))?;
-    let unpacked = f
-        .seek(SeekFrom::Start(HEADER_LEN as u64))
-        .map_err(|e| SlotError::io("cannot read the snapshot", e))
-        .and_then(|_| unpack(&mut f, &staging, &manifest, limits, file));
+    let (staging_name, slot_name, old) = (
+        base_name(&staging),
+        base_name(&paths.dir),
+        paths.beside("old"),
+    );
+    let old_name = base_name(&old);
+    let ferr = |what: &Path, e: cordon_fs::FsError| {
+        SlotError::io(format_args!("cannot prepare {}", what.display()), e)
+    };
+    parent
+        .remove_tree(staging_name)
+        .map_err(|e| ferr(&staging, e))?;
+    parent
+        .create_dir(staging_name, 0o700)
+        .map_err(|e| ferr(&staging, e))?;
+    let unpacked = parent
+        .open_dir(staging_name)
+        .map_err(|e| ferr(&staging, e))
+        .and_then(|root| {
+            f.seek(SeekFrom::Start(HEADER_LEN as u64))
+                .map_err(|e| SlotError::io("cannot read the snapshot", e))?;
+            unpack(&mut f, root.into(), &manifest, limits, file)
+        });
     if let Err(e) = unpacked {
-        let _ = remove_tree(&staging);
+        let _ = parent.remove_tree(staging_name);
         return Err(e);
     }
     // Swap: the old slot aside, the staging directory in, the old one removed.
-    let old = paths.beside("old");
     let had = paths.exists();
     if had {
-        remove_tree(&old)?;
-        std::fs::rename(&paths.dir, &old).map_err(|e| {
+        parent.remove_tree(old_name).map_err(|e| ferr(&old, e))?;
+        parent.rename(slot_name, &parent, old_name).map_err(|e| {
             SlotError::io(format_args!("cannot move {} aside", paths.dir.display()), e)
         })?;
     }
-    if let Err(e) = std::fs::rename(&staging, &paths.dir) {
+    if let Err(e) = parent.rename(staging_name, &parent, slot_name) {
         if had {
-            let _ = std::fs::rename(&old, &paths.dir);
+            let _ = parent.rename(old_name, &parent, slot_name);
         }
-        let _ = remove_tree(&staging);
+        let _ = parent.remove_tree(staging_name);
         return Err(SlotError::io(
             format_args!(
                 "cannot put the restored slot in place at {}",
@@ -395,16 +443,20 @@ pub fn restore_within(
     }
     paths.create()?;
     if had {
-        remove_tree(&old)?;
+        parent.remove_tree(old_name).map_err(|e| ferr(&old, e))?;
     }
     Ok(RestoreReport { manifest })
 }
 
-use std::os::unix::fs::DirBuilderExt;
+/// The last component of a slot path (slot paths are built by `SlotPaths`: never
+/// empty, never `..`).
+fn base_name(p: &Path) -> &Path {
+    Path::new(p.file_name().unwrap_or_default())
+}
 
 fn unpack(
     f: &mut std::fs::File,
-    staging: &Path,
+    root: OwnedFd,
     m: &Manifest,
     limits: &RestoreLimits,
     file: &Path,
@@ -420,7 +472,6 @@ fn unpack(
     let decoder = zstd::Decoder::new(&mut hashed)
         .map_err(|e| bad(file, format_args!("its archive cannot be read ({e})")))?;
     let mut archive = tar::Archive::new(decoder);
-    let root = open_root(staging)?;
     let (mut entries, mut bytes) = (0u64, 0u64);
     let rd = |e: std::io::Error| bad(file, format_args!("its archive cannot be read ({e})"));
     for entry in archive.entries().map_err(rd)? {
@@ -598,5 +649,6 @@ fn open_parent<'p>(
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 #[path = "snapshot_tests.rs"]
 mod tests;

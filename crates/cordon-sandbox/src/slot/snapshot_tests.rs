@@ -272,3 +272,37 @@ fn restore_caps_come_from_cordon_not_from_the_archive() {
     restore_within(&p, &snap, &small(100, 100, 4)).unwrap();
     assert!(p.home().join("d/e/f").is_file());
 }
+
+#[test]
+fn snapshot_to_a_planted_link_or_a_renamed_directory_writes_where_it_was_anchored() {
+    let t = tempfile::tempdir().unwrap();
+    let (n, p) = slot(t.path(), "k");
+    std::fs::write(p.home().join("f"), "x").unwrap();
+    let victim = t.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    let victim_dir = t.path().join("victim-dir");
+    std::fs::create_dir(&victim_dir).unwrap();
+    let ws = t.path().join("ws");
+    std::fs::create_dir_all(ws.join("out")).unwrap();
+    // `--to ws/out/k.snap`, anchored before the slot's guard is taken...
+    let out = cordon_fs::OutputFile::prepare(&ws.join("out/k.snap")).unwrap();
+    // ...while a run still in the slot plants a link at the name, then moves the
+    // directory aside and leaves a link in its place.
+    std::os::unix::fs::symlink(&victim, ws.join("out/k.snap")).unwrap();
+    std::fs::rename(ws.join("out"), ws.join("moved")).unwrap();
+    std::os::unix::fs::symlink(&victim_dir, ws.join("out")).unwrap();
+    snapshot_to(&p, &n, &out).unwrap();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert_eq!(std::fs::read_dir(&victim_dir).unwrap().count(), 0);
+    let made = ws.join("moved/k.snap");
+    assert!(std::fs::symlink_metadata(&made).unwrap().is_file());
+    restore(&p, &made).unwrap();
+    // A link at the name given by path is replaced too, never written through.
+    std::fs::remove_file(ws.join("out")).unwrap();
+    std::fs::rename(ws.join("moved"), ws.join("out")).unwrap();
+    std::fs::remove_file(ws.join("out/k.snap")).unwrap();
+    std::os::unix::fs::symlink(&victim, ws.join("out/k.snap")).unwrap();
+    snapshot(&p, &n, &ws.join("out/k.snap")).unwrap();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert_eq!(std::fs::read_dir(ws.join("out")).unwrap().count(), 1);
+}

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)]
 //! Start-up files in a slot: reset before every run, so that no run leaves code that a
 //! later run executes without naming it.
 //!

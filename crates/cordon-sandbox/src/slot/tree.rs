@@ -34,7 +34,8 @@ fn dir_flags() -> OFlags {
 
 /// Open the root of a walk: a real directory, not a symlink to one.
 pub(crate) fn open_root(root: &Path) -> Result<OwnedFd, SlotError> {
-    rustix::fs::open(root, dir_flags(), Mode::empty())
+    cordon_fs::Dir::open_ambient(root)
+        .map(OwnedFd::from)
         .map_err(|e| SlotError::io(format_args!("cannot open {}", root.display()), e))
 }
 
@@ -143,61 +144,23 @@ pub fn tree_size(root: &Path) -> Result<(u64, u64), SlotError> {
 /// Give the owner full access to `name` in `parent` (a directory met in a walk), through
 /// a descriptor that refuses to be a symlink: `chmod` itself would follow one.
 pub(crate) fn open_up(parent: &impl AsFd, name: &OsStr) -> Result<(), rustix::io::Errno> {
-    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let fd = rustix::fs::openat(parent, name, flags, Mode::empty())?;
-    let st = rustix::fs::fstat(&fd)?;
+    let st = rustix::fs::statat(parent, name, AtFlags::SYMLINK_NOFOLLOW)?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::Directory {
+        return Err(rustix::io::Errno::NOTDIR);
+    }
     if st.st_mode & 0o700 == 0o700 {
         return Ok(());
     }
-    use rustix::fd::AsRawFd;
-    let magic = format!("/proc/self/fd/{}", fd.as_raw_fd());
-    rustix::fs::chmod(magic.as_str(), Mode::from_raw_mode(0o700))
+    cordon_fs::set_mode_beneath(parent.as_fd(), Path::new(""), name, 0o700)
+        .map_err(|e| rustix::io::Errno::from_raw_os_error(e.raw_os_error().unwrap_or(libc::EINVAL)))
 }
 
-fn open_up_tree(fd: &OwnedFd, depth: usize) -> Result<(), rustix::io::Errno> {
-    if depth >= MAX_DEPTH {
-        return Ok(());
-    }
-    let mut dirs: Vec<Vec<u8>> = Vec::new();
-    for entry in Dir::read_from(fd)? {
-        let entry = entry?;
-        let name = entry.file_name().to_bytes();
-        if name == b"." || name == b".." {
-            continue;
-        }
-        let st = rustix::fs::statat(fd, OsStr::from_bytes(name), AtFlags::SYMLINK_NOFOLLOW)?;
-        if FileType::from_raw_mode(st.st_mode) == FileType::Directory {
-            dirs.push(name.to_vec());
-        }
-    }
-    for name in dirs {
-        let name = OsStr::from_bytes(&name);
-        open_up(fd, name)?;
-        let sub = rustix::fs::openat(fd, name, dir_flags(), Mode::empty())?;
-        open_up_tree(&sub, depth + 1)?;
-    }
-    Ok(())
-}
-
-/// Remove the tree at `path` (a directory) without following any link in it, after
-/// giving its owner access to every directory in it (a `chmod 000` directory planted by
-/// the sandboxed command would otherwise stop the removal part-way). Succeeds only when
-/// nothing is left; a missing `path` is already removed.
+/// Remove the tree at `path` without following any link in it, after giving its owner
+/// access to every directory in it (a `chmod 000` directory planted by the sandboxed
+/// command would otherwise stop the removal part-way): `cordon-fs`'s removal, its parent
+/// opened as it is now. Succeeds only when nothing is left; a missing `path` is already
+/// removed.
 pub fn remove_tree(path: &Path) -> Result<(), SlotError> {
-    match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => {
-            return Err(SlotError::io(
-                format_args!("cannot remove {}", path.display()),
-                e,
-            ));
-        }
-        Ok(m) if !m.is_dir() => {
-            return std::fs::remove_file(path)
-                .map_err(|e| SlotError::io(format_args!("cannot remove {}", path.display()), e));
-        }
-        Ok(_) => {}
-    }
     let fail = |e: &dyn std::fmt::Display| {
         SlotError::io(
             format_args!(
@@ -207,16 +170,7 @@ pub fn remove_tree(path: &Path) -> Result<(), SlotError> {
             e,
         )
     };
-    let parent = path.parent().unwrap_or(Path::new("/"));
-    let name = path.file_name().unwrap_or_default();
-    let pfd = open_root(parent)?;
-    open_up(&pfd, name).map_err(|e| fail(&e))?;
-    let fd = rustix::fs::openat(&pfd, name, dir_flags(), Mode::empty()).map_err(|e| fail(&e))?;
-    open_up_tree(&fd, 0).map_err(|e| fail(&e))?;
-    drop(fd);
-    // std's remove_dir_all unlinks relative to directory descriptors and never follows
-    // a symlink it meets.
-    std::fs::remove_dir_all(path).map_err(|e| fail(&e))?;
+    cordon_fs::remove_tree_at(path).map_err(|e| fail(&e))?;
     if std::fs::symlink_metadata(path).is_ok() {
         return Err(fail(&"it is still there"));
     }
@@ -224,6 +178,7 @@ pub fn remove_tree(path: &Path) -> Result<(), SlotError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;

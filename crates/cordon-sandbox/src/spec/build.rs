@@ -408,6 +408,7 @@ fn canonical_dir(p: &Path, what: &str) -> Result<PathBuf, SandboxError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 mod tests {
     use super::*;
     use crate::error::SandboxErrorKind;

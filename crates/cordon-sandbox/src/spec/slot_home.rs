@@ -59,7 +59,7 @@ pub(super) fn prepare_slot_mount_points(
     use crate::plan::MountOp;
     use rustix::fs::{Mode, OFlags};
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let root = rustix::fs::open(&slot.home, flags, Mode::empty()).map_err(|e| {
+    let root = cordon_fs::Dir::open_ambient(&slot.home).map_err(|e| {
         SandboxError::setup(format!("cannot open the slot {}: {e}", slot.home.display()))
     })?;
     for op in &plan.ops {

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! Package builders for the tests: every archive is generated here, byte by byte where
 //! the archive crates would refuse to write something malicious.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]

@@ -304,8 +304,12 @@ fn take_snapshot(which: &Which, to: Option<PathBuf>, wait: &WaitArgs) -> anyhow:
             .unwrap_or(0);
         PathBuf::from(format!("{}-{}-{stamp}.cordon-slot", name.key, name.scope))
     });
+    // Anchored before the guard is waited for: a run still in the slot cannot move
+    // where the snapshot goes.
+    let out_file = cordon_fs::OutputFile::prepare(&out)
+        .map_err(|e| Exit::new(Code::Internal, format!("cannot write the snapshot: {e}")))?;
     let guard = slot::SlotGuard::acquire(&paths, wait.wait()).map_err(slot_err)?;
-    let report = slot::snapshot(&paths, &name, &out).map_err(slot_err)?;
+    let report = slot::snapshot_to(&paths, &name, &out_file).map_err(slot_err)?;
     drop(guard);
     let m = &report.manifest;
     println!("{}", path_for_terminal(&out));

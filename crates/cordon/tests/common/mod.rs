@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! The harness of the process tests that run `cordon exec` for real (`sandbox_net.rs`,
 //! `sandbox_limits.rs`): the binary under test, a temporary workspace with a fake HOME
 //! under the host's `/tmp` (hidden in the sandbox, the workspace bound back), a policy

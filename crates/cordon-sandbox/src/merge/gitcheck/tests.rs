@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! The allowlist judged against git itself: every key git documents, the files ordinary
 //! git commands write, and the redirections the review found.
 
