@@ -77,6 +77,7 @@ pub(super) struct SandboxTable {
     pub(super) env_allow: Vec<String>,
     #[serde(default)]
     pub(super) env_allow_secret: Vec<String>,
+    pub(super) require: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
