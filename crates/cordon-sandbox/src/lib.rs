@@ -63,8 +63,10 @@
 //! - Protected paths that do not exist yet cannot be masked without writing the host's
 //!   workspace; what the sandbox creates there is removed after the run and reported
 //!   (see `plan.rs`).
-//! - The fallback tier cannot mask secrets inside readable trees, cannot give a private
-//!   `/tmp` and cannot isolate PIDs; `cordon doctor` says which tier a host gets.
+//! - The fallback tier reads by allowlist (the system, the roots, HOME's toolchains) and
+//!   splits its rules around the secrets and cordon's state, and writes only the roots
+//!   and a private scratch directory; it cannot isolate PIDs, nor hide secrets inside the
+//!   roots. `cordon doctor` says which tier a host gets.
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
@@ -87,6 +89,7 @@ mod plan;
 mod relay_copy;
 mod report;
 mod run;
+mod scratch;
 mod seccomp;
 pub mod slot;
 mod spec;

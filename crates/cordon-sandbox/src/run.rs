@@ -14,6 +14,7 @@ use crate::permit::Permit;
 use crate::report::{DenialReport, Tier};
 use crate::spec::{Network, SandboxSpec};
 use crate::sys;
+use cordon_policy::settings::SandboxMode;
 use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -168,6 +169,17 @@ impl Helper {
             // The decision counted on namespaces: no lower tier may run it.
             spec.require = crate::spec::Require::Full;
         }
+        // A run that may fall back gets its private scratch directory: made now,
+        // whichever tier the helper finds. `full-access` writes everything at either
+        // tier.
+        let may_fall_back = spec.require == crate::spec::Require::Any
+            && !matches!(spec.mode, SandboxMode::FullAccess);
+        let scratch = if may_fall_back {
+            Some(crate::scratch::Scratch::create()?)
+        } else {
+            None
+        };
+        spec.plan.fallback_scratch = scratch.as_ref().map(|s| s.path().to_path_buf());
         let roots: Vec<PathBuf> = spec.plan.overlay_roots().map(Path::to_path_buf).collect();
         let changes = if roots.is_empty() {
             None
@@ -254,6 +266,7 @@ impl Helper {
             changes,
             _slot: slot,
             cgroup: cgroup.ok(),
+            scratch,
         };
         // The length first, so that the helper reads exactly the spec and leaves the go
         // byte in the pipe for the command's process. A helper that died early closed its
@@ -334,6 +347,8 @@ pub struct Started {
     // Held until the run ends, so that no concurrent run shares its caches.
     _slot: Option<crate::caches::CacheSlot>,
     cgroup: Option<Made>,
+    /// The fallback tier's scratch directory (removed when dropped).
+    scratch: Option<crate::scratch::Scratch>,
 }
 
 impl Drop for Started {
@@ -365,6 +380,12 @@ impl Started {
         };
         let cgroup = self.cgroup.take();
         let mut outcome = finish(child, go_w, res_r, &self.spec, cgroup.as_ref());
+        // Every process of the sandbox is gone: nothing may be left in its scratch.
+        if let Some(scratch) = self.scratch.take()
+            && let Err(e) = scratch.remove()
+        {
+            eprintln!("cordon: {e}");
+        }
         let finished = outcome.is_ok();
         if let Some(set) = self.changes.take() {
             let merged = match &mut outcome {

@@ -315,7 +315,7 @@ fn run_sandbox(
             nix::sys::prctl::set_child_subreaper(true)
                 .map_err(|e| SandboxError::sys("cannot become a subreaper", e))?;
             let info_fd = info_w.as_raw_fd();
-            let mut fallback = FallbackRules::new(&spec);
+            let mut fallback = FallbackRules::new(&spec)?;
             if let Network::Proxy { socket, .. } = &spec.network {
                 let close = [
                     go,

@@ -127,15 +127,16 @@ impl SandboxBuilder {
             &home,
             self.ssh_known_hosts.as_deref(),
         )?;
-        let mut masks = self
+        let masks = self
             .masks
             .iter()
             .map(|p| absolute_or_home(p, &home, "path to mask"))
             .collect::<Result<Vec<PathBuf>, SandboxError>>()?;
+        let mut state_masks = Vec::new();
         if let Some(state) = crate::state_mask::state_dir() {
             let mut keep: Vec<&Path> = vec![&workspace, &home];
             keep.extend(writable_roots.iter().map(PathBuf::as_path));
-            masks.extend(crate::state_mask::state_masks(&state, &keep));
+            state_masks = crate::state_mask::state_masks(&state, &keep);
         }
         let unix_sockets = self
             .unix_sockets
@@ -220,6 +221,7 @@ impl SandboxBuilder {
             full_network: matches!(self.network, Network::Full),
             scratch_size,
             slot: self.slot.as_ref(),
+            state_masks: &state_masks,
         };
         let plan = plan::build(&inputs)?;
         if let Some(slot) = &self.slot {
