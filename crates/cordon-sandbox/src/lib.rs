@@ -46,8 +46,10 @@
 //!    limit), else by `RLIMIT_NPROC`; `/tmp`, `/var/tmp` and `/dev/shm` share one sized
 //!    tmpfs.
 //!
-//! Where user namespaces are unavailable the fallback tier keeps layers 3 and 4 and says
-//! so on stderr; [`Require::Full`] refuses instead.
+//! Where user namespaces are unavailable, only layers 3 and 4 are left: the fallback
+//! tier. It runs only when the caller accepts it ([`Require::Any`]), and then prints at
+//! every run what it does not protect ([`fallback_gaps`]); the default,
+//! [`Require::Full`], refuses instead, with a sentence that names the cause and the fix.
 //!
 //! ssh inside reaches hosts only through the egress proxy (`ssh.rs`): the mount plan gives
 //! it cordon's configuration, whose `ProxyCommand` is the caller's own binary in its relay
@@ -64,9 +66,11 @@
 //!   workspace; what the sandbox creates there is removed after the run and reported
 //!   (see `plan.rs`).
 //! - The fallback tier reads by allowlist (the system, the roots, HOME's toolchains) and
-//!   splits its rules around the secrets and cordon's state, and writes only the roots
-//!   and a private scratch directory; it cannot isolate PIDs, nor hide secrets inside the
-//!   roots. `cordon doctor` says which tier a host gets.
+//!   splits its rules around the secrets and cordon's state, writes only the roots and
+//!   a private scratch directory, and puts back the protected paths a run changed; it
+//!   cannot keep what the command plants in the workspace from the host's tools, nor
+//!   isolate PIDs, IPC, host sockets or secrets inside the roots ([`fallback_gaps`]).
+//!   `cordon doctor` says which tier a host gets.
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
@@ -76,6 +80,7 @@ mod changes;
 mod connect_guard;
 mod env;
 mod error;
+mod fallback;
 mod forward;
 mod helper;
 mod host;
@@ -105,6 +110,7 @@ pub use changes::{
 };
 pub use env::{DEFAULT_ALLOW, EnvPolicy, SECRET_MARKERS, looks_secret};
 pub use error::{SandboxError, SandboxErrorKind};
+pub use fallback::fallback_gaps;
 pub use helper::wire::{EXIT_CORDON_FAILED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_TIMEOUT};
 pub use host::{HostReport, ROOT_CAVEATS, UsernsRestriction, UsernsSettings, probe_host};
 pub use landlock::LandlockOutcome;

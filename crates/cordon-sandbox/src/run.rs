@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 mod settle;
+mod undo;
 mod wait;
 
 use settle::merge_back;
@@ -167,11 +168,15 @@ impl Helper {
         let mut spec = spec.clone();
         if permit.requires_full_tier() {
             // The decision counted on namespaces: no lower tier may run it.
+            if spec.require == crate::spec::Require::Any && spec.full_tier_for.is_none() {
+                spec.full_tier_for = Some("this call, allowed for the full tier,".into());
+            }
             spec.require = crate::spec::Require::Full;
         }
-        // A run that may fall back gets its private scratch directory: made now,
-        // whichever tier the helper finds. `full-access` writes everything at either
-        // tier.
+        // A run that may fall back gets its private scratch directory, and a copy of the
+        // protected paths its writes could reach (there is no copy-on-write layer to
+        // judge them in): made now, whichever tier the helper finds. `full-access`
+        // writes everything at either tier.
         let may_fall_back = spec.require == crate::spec::Require::Any
             && !matches!(spec.mode, SandboxMode::FullAccess);
         let scratch = if may_fall_back {
@@ -180,6 +185,7 @@ impl Helper {
             None
         };
         spec.plan.fallback_scratch = scratch.as_ref().map(|s| s.path().to_path_buf());
+        let undo = may_fall_back.then(|| undo::Snapshot::take(&spec));
         let roots: Vec<PathBuf> = spec.plan.overlay_roots().map(Path::to_path_buf).collect();
         let changes = if roots.is_empty() {
             None
@@ -267,6 +273,7 @@ impl Helper {
             _slot: slot,
             cgroup: cgroup.ok(),
             scratch,
+            undo,
         };
         // The length first, so that the helper reads exactly the spec and leaves the go
         // byte in the pipe for the command's process. A helper that died early closed its
@@ -349,6 +356,8 @@ pub struct Started {
     cgroup: Option<Made>,
     /// The fallback tier's scratch directory (removed when dropped).
     scratch: Option<crate::scratch::Scratch>,
+    /// The protected paths as they were, for the fallback tier to put back.
+    undo: Option<undo::Snapshot>,
 }
 
 impl Drop for Started {
@@ -379,7 +388,14 @@ impl Started {
             return Err(SandboxError::setup("the sandbox was already finished"));
         };
         let cgroup = self.cgroup.take();
-        let mut outcome = finish(child, go_w, res_r, &self.spec, cgroup.as_ref());
+        let mut outcome = finish(
+            child,
+            go_w,
+            res_r,
+            &self.spec,
+            cgroup.as_ref(),
+            self.undo.as_ref(),
+        );
         // Every process of the sandbox is gone: nothing may be left in its scratch.
         if let Some(scratch) = self.scratch.take()
             && let Err(e) = scratch.remove()

@@ -163,6 +163,7 @@ impl SandboxBuilder {
             None => None,
         };
         let mut require = self.require;
+        let mut full_tier_for = None;
         if let Some(slot) = &self.slot {
             check_slot(slot, self.mode, self.home_view, &home)?;
             // The slot's directory holds its lock beside it: neither may be inside what
@@ -185,12 +186,15 @@ impl SandboxBuilder {
             }
             // Without mounts a slot could not be HOME: the run would see the real one.
             require = Require::Full;
+            full_tier_for = Some("a slot (its directories become HOME through mounts)".into());
         }
         let merge_only = match &self.merge_only {
             None => None,
             Some(paths) => {
                 // The fallback tier writes the roots directly: no allowlist could hold.
                 require = Require::Full;
+                full_tier_for =
+                    Some("merging back only the declared paths (copy-on-write roots)".into());
                 Some(
                     paths
                         .iter()
@@ -275,6 +279,7 @@ impl SandboxBuilder {
             limits: self.limits,
             timeout: self.timeout,
             require,
+            full_tier_for,
             output_limit: self.output_limit,
             plan,
             slot: self.slot,
