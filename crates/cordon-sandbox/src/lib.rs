@@ -123,8 +123,8 @@ pub use merge::{
 };
 pub use permit::Permit;
 pub use plan::{
-    CA_BUNDLE_IN_SANDBOX, DEFAULT_HOME_READABLE, HomeView, MountOp, PROXY_SOCKET_IN_SANDBOX, Plan,
-    WALK_MAX_DEPTH, WALK_MAX_ENTRIES, WalkSummary,
+    CA_BUNDLE_IN_SANDBOX, DEFAULT_HOME_READABLE, FALLBACK_SYSTEM_READ, HomeView, MountOp,
+    PROXY_SOCKET_IN_SANDBOX, Plan, WALK_MAX_DEPTH, WALK_MAX_ENTRIES, WalkSummary,
 };
 pub use report::{Blocked, BlockedKind, DenialReport, Enforced, MergeCounts, ProcessLimit, Tier};
 pub use run::{Helper, HelperHints, Outcome, Started, run, with_forwarded_signals_blocked};
