@@ -164,12 +164,18 @@ impl ActionRun {
         }
         let mut request = Request::argv(&self.request.argv, Some(self.request.cwd.clone()));
         request.agent = Some(self.request.actor.clone());
+        // Only the full tier keeps undeclared writes off the host (copy-on-write); a
+        // read-only action follows the user's `[sandbox] require` like `cordon exec`.
+        let require_full = !self.review.profile.writable_dirs.is_empty()
+            || !matches!(
+                gate.policy().sandbox().required_tier(),
+                cordon_policy::RequiredTier::Any
+            );
         let run = RunOptions {
-            builder: self.sandbox(home),
+            builder: self.sandbox(home, require_full),
             network: Network::None,
             verbose: false,
-            // Only the full tier keeps undeclared writes off the host (copy-on-write).
-            require_full: !self.review.profile.writable_dirs.is_empty(),
+            require_full,
             upstream_roots: Vec::new(),
             credentials: Vec::new(),
         };
@@ -217,7 +223,7 @@ impl ActionRun {
     /// environment holding only the declared credentials besides the harmless basics,
     /// limits from the policy. The network is the gate's (its egress proxy allows the
     /// declared origins only).
-    fn sandbox(&self, home: &Path) -> SandboxBuilder {
+    fn sandbox(&self, home: &Path, require_full: bool) -> SandboxBuilder {
         let p = &self.review.profile;
         let (workspace, mode) = match p.writable_dirs.first() {
             Some(d) => (d.clone(), SandboxMode::WorkspaceWrite),
@@ -229,7 +235,11 @@ impl ActionRun {
             .mode(mode)
             .home_view(HomeView::Hidden)
             .timeout(self.policy.limits.timeout_seconds.map(Duration::from_secs))
-            .require(Require::Any)
+            .require(if require_full {
+                Require::Full
+            } else {
+                Require::Any
+            })
             .env_policy(EnvPolicy {
                 allow: p.env.clone(),
                 allow_secret: p.env.clone(),

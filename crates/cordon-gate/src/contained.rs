@@ -34,7 +34,9 @@ pub struct RunOptions {
     pub network: Network,
     /// Print every egress decision as a JSON line on stderr.
     pub verbose: bool,
-    /// The user required the full tier (`--require full`).
+    /// The run requires the full tier (`--require full`, `[sandbox] require`, the
+    /// default): where it is unavailable nothing runs, and a decision reached for it is
+    /// not judged again for the fallback tier.
     pub require_full: bool,
     /// Roots the egress proxy trusts for inspected upstreams besides the system's (a
     /// private CA). Never read from the environment.
@@ -230,29 +232,29 @@ pub fn execute(
         .map_err(GateError::Audit)?;
     let mut run = match go(prepared) {
         Ok(run) => run,
-        Err(GateError::Sandbox(e))
-            if e.kind == SandboxErrorKind::TierUnavailable
-                && needs_full
-                && !opts.require_full
-                && containment.is_full_tier() =>
-        {
-            // The full tier the decision counted on is not there: record that this
-            // run did not happen, and judge the call again for the fallback tier.
+        Err(GateError::Sandbox(e)) if e.kind == SandboxErrorKind::TierUnavailable => {
+            // The tier required is not there, and nothing ran: the start recorded above
+            // gets its end.
             let facts = RunFacts {
                 tier: Some("unavailable".into()),
                 ..Default::default()
             };
             let _ = gate.append(&gate.record(&decided, Phase::End, Some(&facts)));
-            return execute(
-                gate,
-                request,
-                fs,
-                Containment::Fallback,
-                human,
-                None,
-                opts,
-                trace,
-            );
+            if needs_full && !opts.require_full && containment.is_full_tier() {
+                // The full tier the decision counted on is not there, and the user
+                // accepts the fallback: judge the call again for it.
+                return execute(
+                    gate,
+                    request,
+                    fs,
+                    Containment::Fallback,
+                    human,
+                    None,
+                    opts,
+                    trace,
+                );
+            }
+            return Err(GateError::Sandbox(e));
         }
         Err(e) => return Err(e),
     };

@@ -339,6 +339,8 @@ pub struct LoadOptions {
     pub sandbox_mode: Option<SandboxMode>,
     /// `--approval` on the command line (flags layer).
     pub approval: Option<ApprovalPolicy>,
+    /// `--require` on the command line (flags layer).
+    pub require: Option<crate::settings::RequiredTier>,
     /// Skip the managed, user and project files (only flags apply). For tests and
     /// `--isolated` runs.
     pub skip_default_files: bool,

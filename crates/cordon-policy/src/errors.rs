@@ -74,6 +74,13 @@ word_error!(
 );
 
 word_error!(
+    /// A word that is not a required containment tier ([`crate::RequiredTier`]).
+    ParseRequiredTierError,
+    accepted: ["full", "any"],
+    "unknown tier requirement `{value}`: expected {accepted}"
+);
+
+word_error!(
     /// A word that is not an approval policy ([`crate::ApprovalPolicy`]).
     ParseApprovalPolicyError,
     accepted: ["untrusted", "on-request", "on-failure", "never"],
@@ -132,7 +139,7 @@ impl std::error::Error for AttenuationError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{ApprovalPolicy, Decision, SandboxMode};
+    use crate::{ApprovalPolicy, Decision, RequiredTier, SandboxMode};
 
     #[test]
     fn messages_name_the_value_and_the_accepted_words() {
@@ -169,6 +176,9 @@ mod tests {
                 w.parse::<ApprovalPolicy>().map(ApprovalPolicy::as_str),
                 Ok(*w)
             );
+        }
+        for w in ParseRequiredTierError::ACCEPTED {
+            assert_eq!(w.parse::<RequiredTier>().map(RequiredTier::as_str), Ok(*w));
         }
         for w in ParseDecisionError::ACCEPTED {
             assert_eq!(w.parse::<Decision>().map(Decision::as_str), Ok(*w));

@@ -51,7 +51,7 @@ pub mod verdict;
 pub use config::{ConfigError, Defaults, LoadOptions, Mode};
 pub use errors::{
     AttenuationError, ParseApprovalPolicyError, ParseDecisionError, ParseModeError,
-    ParseSandboxModeError,
+    ParseRequiredTierError, ParseSandboxModeError,
 };
 pub use facts::{FakeFs, FileFacts, FileKind, FileMeta, RealFs};
 pub use judgement::{Allowed, Containment, Judgement};
@@ -59,5 +59,5 @@ pub use ops::OpKind;
 pub use paths::Location;
 pub use policy::{Attenuation, Policy};
 pub use request::{Action, Request, RequestError, ToolKind};
-pub use settings::{ApprovalPolicy, NetworkSettings, SandboxMode, SandboxSettings};
+pub use settings::{ApprovalPolicy, NetworkSettings, RequiredTier, SandboxMode, SandboxSettings};
 pub use verdict::{Decision, Finding, Source, Step, Verdict};

@@ -45,6 +45,45 @@ impl std::str::FromStr for SandboxMode {
     }
 }
 
+/// Which containment tiers `cordon exec` accepts (`--require`, `[sandbox] require`).
+///
+/// Without user namespaces only the fallback tier (Landlock and seccomp) is left, and it
+/// cannot keep what the command writes in the workspace from being run later by the
+/// host's own tools (it has no copy-on-write layer to judge), nor hide the host's
+/// processes and sockets. So the fallback runs only when it is asked for: by the
+/// command line, the managed or the user file, never by a project's own file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum RequiredTier {
+    /// Namespaces, the mount plan, Landlock and seccomp, or nothing runs.
+    #[default]
+    Full,
+    /// The full tier where the host gives it, else the fallback tier.
+    Any,
+}
+
+impl RequiredTier {
+    /// The word used in config files, flags and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RequiredTier::Full => "full",
+            RequiredTier::Any => "any",
+        }
+    }
+}
+
+impl std::str::FromStr for RequiredTier {
+    type Err = crate::errors::ParseRequiredTierError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "full" => Ok(Self::Full),
+            "any" => Ok(Self::Any),
+            _ => Err(crate::errors::ParseRequiredTierError::new(s)),
+        }
+    }
+}
+
 /// When a human is asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -107,6 +146,19 @@ pub struct SandboxSettings {
     /// The most bytes a contained run's changes may take (`changes_limit`); the smallest
     /// of the layers wins.
     pub changes_limit: Option<u64>,
+    /// `require`: the tiers accepted, from `--require` or the highest managed, `--config`
+    /// or user file that sets it (a project's file is never read for it); `None` when
+    /// nothing set it (see [`SandboxSettings::required_tier`]).
+    pub require: Option<RequiredTier>,
+    /// The file (or `--require`) that set [`SandboxSettings::require`], for messages.
+    pub require_source: Option<String>,
+}
+
+impl SandboxSettings {
+    /// The tiers accepted: [`SandboxSettings::require`], else [`RequiredTier::Full`].
+    pub fn required_tier(&self) -> RequiredTier {
+        self.require.unwrap_or_default()
+    }
 }
 
 /// The `[network]` table, merged over the config layers. Strings are validated when the

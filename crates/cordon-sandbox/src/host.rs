@@ -37,7 +37,7 @@ pub struct HostReport {
 /// What changes when cordon runs as root, one sentence each.
 pub const ROOT_CAVEATS: &[&str] = &[
     "the kernel does not apply RLIMIT_NPROC to uid 0, so the process limit holds only through a pids cgroup (see resource limits below)",
-    "the command runs as uid 0 (in its user namespace at the full tier, as real root at the fallback tier), so the owner bits let it read root-owned files: the full tier masks the known system secrets, the fallback tier only leaves them out of Landlock's rules and can hide nothing else",
+    "the command runs as uid 0 (in its user namespace at the full tier, as real root at the fallback tier), so the owner bits let it read root-owned files: the full tier masks the known system secrets, the fallback tier lets it read only the system, the roots and HOME's toolchains, without the known secrets, so root-owned files there that are not known secrets stay readable",
     "run cordon as an ordinary user where you can",
 ];
 
@@ -55,7 +55,7 @@ pub struct UsernsSettings {
 }
 
 /// A kernel setting that keeps user namespaces from being created (or from being of
-/// any use), so that cordon runs at the fallback tier.
+/// any use), so that only the fallback tier is left.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
@@ -82,13 +82,13 @@ impl UsernsRestriction {
     pub fn explanation(self) -> &'static str {
         match self {
             UsernsRestriction::AppArmor => {
-                "AppArmor gives a user namespace made by an unconfined, unprivileged program no capabilities (the default on Ubuntu 24.04 and later), so cordon cannot build its mounts and runs at the fallback tier (Landlock and seccomp only); an AppArmor profile for the cordon binary that allows `userns,` (or setting the value to 0) restores the full tier"
+                "AppArmor gives a user namespace made by an unconfined, unprivileged program no capabilities (the default on Ubuntu 24.04 and later), so cordon cannot build its mounts and only the fallback tier (Landlock and seccomp) is left, which cordon refuses unless `--require any` accepts it; an AppArmor profile for the cordon binary that allows `userns,` (or setting the value to 0) restores the full tier"
             }
             UsernsRestriction::UnprivilegedClone => {
-                "the kernel lets only privileged users create user namespaces (Debian's switch on older kernels), so cordon runs at the fallback tier (Landlock and seccomp only); setting it to 1 restores the full tier"
+                "the kernel lets only privileged users create user namespaces (Debian's switch on older kernels), so only the fallback tier (Landlock and seccomp) is left, which cordon refuses unless `--require any` accepts it; setting it to 1 restores the full tier"
             }
             UsernsRestriction::MaxUserNamespaces => {
-                "no user namespace may be created at all, so cordon runs at the fallback tier (Landlock and seccomp only); a value above 0 restores the full tier"
+                "no user namespace may be created at all, so only the fallback tier (Landlock and seccomp) is left, which cordon refuses unless `--require any` accepts it; a value above 0 restores the full tier"
             }
         }
     }
@@ -170,7 +170,7 @@ pub fn probe_host() -> HostReport {
         Err(e) => (
             Tier::Fallback,
             format!(
-                "user namespaces are unavailable ({e}), so containment is Landlock (ABI {landlock_abi}) and seccomp only: no private /tmp, no masking of secrets, no PID isolation; `--require full` refuses to run"
+                "user namespaces are unavailable ({e}), so only the fallback tier is left: Landlock (ABI {landlock_abi}) and seccomp, no mounts, no PID, IPC or network namespace of its own"
             ),
         ),
     };

@@ -46,8 +46,10 @@
 //!    limit), else by `RLIMIT_NPROC`; `/tmp`, `/var/tmp` and `/dev/shm` share one sized
 //!    tmpfs.
 //!
-//! Where user namespaces are unavailable the fallback tier keeps layers 3 and 4 and says
-//! so on stderr; [`Require::Full`] refuses instead.
+//! Where user namespaces are unavailable, only layers 3 and 4 are left: the fallback
+//! tier. It runs only when the caller accepts it ([`Require::Any`]), and then prints at
+//! every run what it does not protect ([`fallback_gaps`]); the default,
+//! [`Require::Full`], refuses instead, with a sentence that names the cause and the fix.
 //!
 //! ssh inside reaches hosts only through the egress proxy (`ssh.rs`): the mount plan gives
 //! it cordon's configuration, whose `ProxyCommand` is the caller's own binary in its relay
@@ -63,8 +65,12 @@
 //! - Protected paths that do not exist yet cannot be masked without writing the host's
 //!   workspace; what the sandbox creates there is removed after the run and reported
 //!   (see `plan.rs`).
-//! - The fallback tier cannot mask secrets inside readable trees, cannot give a private
-//!   `/tmp` and cannot isolate PIDs; `cordon doctor` says which tier a host gets.
+//! - The fallback tier reads by allowlist (the system, the roots, HOME's toolchains) and
+//!   splits its rules around the secrets and cordon's state, writes only the roots and
+//!   a private scratch directory, and puts back the protected paths a run changed; it
+//!   cannot keep what the command plants in the workspace from the host's tools, nor
+//!   isolate PIDs, IPC, host sockets or secrets inside the roots ([`fallback_gaps`]).
+//!   `cordon doctor` says which tier a host gets.
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
@@ -74,6 +80,7 @@ mod changes;
 mod connect_guard;
 mod env;
 mod error;
+mod fallback;
 mod forward;
 mod helper;
 mod host;
@@ -89,6 +96,7 @@ mod relay_copy;
 mod report;
 mod review;
 mod run;
+mod scratch;
 mod seccomp;
 pub mod slot;
 mod spec;
@@ -104,6 +112,7 @@ pub use changes::{
 };
 pub use env::{DEFAULT_ALLOW, EnvPolicy, SECRET_MARKERS, looks_secret};
 pub use error::{SandboxError, SandboxErrorKind};
+pub use fallback::fallback_gaps;
 pub use helper::wire::{EXIT_CORDON_FAILED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_TIMEOUT};
 pub use host::{HostReport, ROOT_CAVEATS, UsernsRestriction, UsernsSettings, probe_host};
 pub use hostnames::gather_host_names;
@@ -118,8 +127,8 @@ pub use merge::{
 };
 pub use permit::Permit;
 pub use plan::{
-    CA_BUNDLE_IN_SANDBOX, DEFAULT_HOME_READABLE, HomeView, MountOp, PROXY_SOCKET_IN_SANDBOX, Plan,
-    WALK_MAX_DEPTH, WALK_MAX_ENTRIES, WalkSummary,
+    CA_BUNDLE_IN_SANDBOX, DEFAULT_HOME_READABLE, FALLBACK_SYSTEM_READ, HomeView, MountOp,
+    PROXY_SOCKET_IN_SANDBOX, Plan, WALK_MAX_DEPTH, WALK_MAX_ENTRIES, WalkSummary,
 };
 pub use report::{
     Blocked, BlockedKind, ChangesReport, DenialReport, Enforced, MergeCounts, ProcessLimit, Tier,

@@ -97,6 +97,31 @@ pub const PROXY_SOCKET_IN_SANDBOX: &str = "/run/cordon/egress.sock";
 /// Where the trusted-roots bundle (system roots plus the run's CA) is seen inside.
 pub const CA_BUNDLE_IN_SANDBOX: &str = "/run/cordon/ca-bundle.pem";
 
+/// The system the fallback tier lets the command read and run, beside the workspace, the
+/// writable roots, HOME's toolchains and the scratch directory: programs, libraries,
+/// their data and configuration (`/etc` without the system secrets the user could read,
+/// see `system_secrets.rs`), the stores of Nix and Guix, snaps, openSUSE's CA bundle
+/// (which `/etc/ssl` links to), and the kernel's views. Not the homes, `/root`, `/run`,
+/// `/tmp`, `/var` (services' data and spools), `/srv`, `/mnt`, `/media` or `/boot`:
+/// without a mount to hide their secrets, Landlock can only leave them out.
+pub const FALLBACK_SYSTEM_READ: &[&str] = &[
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc",
+    "/opt",
+    "/nix",
+    "/gnu",
+    "/snap",
+    "/var/lib/ca-certificates",
+    "/proc",
+    "/sys",
+];
+
 /// Directories replaced by the sandbox's private scratch space (when they exist).
 const SCRATCH_DIRS: &[&str] = &["/tmp", "/var/tmp"];
 
@@ -239,8 +264,27 @@ pub struct Plan {
     /// Paths the command may write (Landlock), as seen inside the sandbox.
     pub write_paths: Vec<PathBuf>,
     /// Paths the command may read in the fallback tier, where no mount hides anything
-    /// (before the helper leaves the system secrets out, see `system_secrets.rs`).
+    /// (before the helper leaves the system secrets out, see `system_secrets.rs`): an
+    /// allowlist, since Landlock hides by not granting (see [`FALLBACK_SYSTEM_READ`]).
     pub fallback_read_paths: Vec<PathBuf>,
+    /// What the full tier masks (HOME's secrets, cordon's state directory, `--mask`
+    /// paths, secrets found in the writable roots), canonical: the fallback tier's
+    /// Landlock rules are split so that none covers one, where that can be done (see
+    /// `helper/fs_rules.rs`).
+    #[serde(default)]
+    pub fallback_unreadable: Vec<PathBuf>,
+    /// The paths among the masks that hide cordon's own state directory, canonical.
+    #[serde(default)]
+    pub state_masks: Vec<PathBuf>,
+    /// Protected paths inside copy-on-write roots that exist: the full tier judges what
+    /// the run leaves there when it merges; the fallback tier, which writes them in
+    /// place, puts them back after the run (see `run/undo.rs`).
+    #[serde(default)]
+    pub existing_protected: Vec<PathBuf>,
+    /// The private scratch directory of a run that may fall back (`TMPDIR` there),
+    /// made when the run starts (see `scratch.rs`).
+    #[serde(default)]
+    pub fallback_scratch: Option<PathBuf>,
 
     /// First missing component of each protected path inside a writable root; whatever
     /// appears there during the run is removed after it.
@@ -318,4 +362,6 @@ pub(crate) struct PlanInputs<'a> {
     pub scratch_size: u64,
     /// The persistent slot that replaces HOME's tmpfs (and `/tmp` when asked).
     pub slot: Option<&'a crate::slot::SlotMounts>,
+    /// The paths that hide cordon's state directory (masked like `masks`).
+    pub state_masks: &'a [PathBuf],
 }

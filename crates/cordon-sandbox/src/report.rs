@@ -151,6 +151,11 @@ pub struct DenialReport {
     /// What the merge of the copy-on-write roots did (refusals are in `blocked`).
     #[serde(default)]
     pub merged: MergeCounts,
+    /// What this run's tier does not protect, one sentence each: empty at the full
+    /// tier; at the fallback tier, what cordon printed before the command ran (see
+    /// [`fallback_gaps`](crate::fallback_gaps)).
+    #[serde(default)]
+    pub unprotected: Vec<String>,
     /// What reached the host's tree, path by path, and the change set that still holds
     /// what did not.
     #[serde(default)]

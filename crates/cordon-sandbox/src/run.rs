@@ -14,6 +14,7 @@ use crate::permit::Permit;
 use crate::report::{DenialReport, Tier};
 use crate::spec::{Network, SandboxSpec};
 use crate::sys;
+use cordon_policy::settings::SandboxMode;
 use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -21,6 +22,7 @@ use std::process::{Child, Command, Stdio};
 
 mod limit;
 mod settle;
+mod undo;
 mod wait;
 
 use settle::merge_back;
@@ -171,8 +173,24 @@ impl Helper {
         let mut spec = spec.clone();
         if permit.requires_full_tier() {
             // The decision counted on namespaces: no lower tier may run it.
+            if spec.require == crate::spec::Require::Any && spec.full_tier_for.is_none() {
+                spec.full_tier_for = Some("this call, allowed for the full tier,".into());
+            }
             spec.require = crate::spec::Require::Full;
         }
+        // A run that may fall back gets its private scratch directory, and a copy of the
+        // protected paths its writes could reach (there is no copy-on-write layer to
+        // judge them in): made now, whichever tier the helper finds. `full-access`
+        // writes everything at either tier.
+        let may_fall_back = spec.require == crate::spec::Require::Any
+            && !matches!(spec.mode, SandboxMode::FullAccess);
+        let scratch = if may_fall_back {
+            Some(crate::scratch::Scratch::create()?)
+        } else {
+            None
+        };
+        spec.plan.fallback_scratch = scratch.as_ref().map(|s| s.path().to_path_buf());
+        let undo = may_fall_back.then(|| undo::Snapshot::take(&spec));
         let roots: Vec<PathBuf> = spec.plan.overlay_roots().map(Path::to_path_buf).collect();
         let changes = if roots.is_empty() {
             None
@@ -259,6 +277,8 @@ impl Helper {
             changes,
             _slot: slot,
             cgroup: cgroup.ok(),
+            scratch,
+            undo,
         };
         // The length first, so that the helper reads exactly the spec and leaves the go
         // byte in the pipe for the command's process. A helper that died early closed its
@@ -339,6 +359,10 @@ pub struct Started {
     // Held until the run ends, so that no concurrent run shares its caches.
     _slot: Option<crate::caches::CacheSlot>,
     cgroup: Option<Made>,
+    /// The fallback tier's scratch directory (removed when dropped).
+    scratch: Option<crate::scratch::Scratch>,
+    /// The protected paths as they were, for the fallback tier to put back.
+    undo: Option<undo::Snapshot>,
 }
 
 impl Drop for Started {
@@ -382,7 +406,14 @@ impl Started {
             &self.spec,
             cgroup.as_ref(),
             watch.as_mut(),
+            self.undo.as_ref(),
         );
+        // Every process of the sandbox is gone: nothing may be left in its scratch.
+        if let Some(scratch) = self.scratch.take()
+            && let Err(e) = scratch.remove()
+        {
+            eprintln!("cordon: {e}");
+        }
         let stopped = watch
             .as_ref()
             .and_then(|w| w.reached.map(|r| (r, w.limit())));

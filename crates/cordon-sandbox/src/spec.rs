@@ -49,13 +49,20 @@ pub enum Network {
 }
 
 /// Which containment tiers the caller accepts.
+///
+/// The fallback tier (Landlock and seccomp, where user namespaces are unavailable) writes
+/// the roots in place and shares the host's PIDs, network namespace and IPC: it cannot
+/// keep code the command plants in the workspace from being run later by the host's own
+/// tools (see [`fallback_gaps`](crate::fallback_gaps)). So it runs only when the caller
+/// says [`Require::Any`]; the default refuses instead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Require {
-    /// Use full containment when the host allows it, otherwise Landlock + seccomp.
-    #[default]
+    /// Use full containment when the host allows it, otherwise the fallback tier, which
+    /// prints what it does not protect at every run.
     Any,
     /// Refuse to run unless namespaces, Landlock and seccomp are all available.
+    #[default]
     Full,
 }
 
@@ -127,6 +134,11 @@ pub struct SandboxSpec {
     pub timeout: Option<Duration>,
     /// Accepted tiers.
     pub require: Require,
+    /// What needs the full tier besides the caller's own [`Require`] (a slot, a merge
+    /// allowlist, a decision reached for the full tier), for the refusal to name; `None`
+    /// when only the caller required it.
+    #[serde(default)]
+    pub full_tier_for: Option<String>,
     /// Cap on the bytes of stdout and of stderr passed on (each); the rest is drained and
     /// dropped. `None` lets the command write to cordon's own stdout and stderr directly.
     pub output_limit: Option<u64>,
@@ -231,7 +243,7 @@ impl SandboxBuilder {
             env: EnvPolicy::default(),
             limits: Limits::default(),
             timeout: None,
-            require: Require::Any,
+            require: Require::Full,
             output_limit: None,
             slot: None,
             merge_only: None,
@@ -430,7 +442,7 @@ impl SandboxBuilder {
         self
     }
 
-    /// Accepted tiers.
+    /// Accepted tiers ([`Require::Full`] unless said otherwise).
     pub fn require(mut self, require: Require) -> Self {
         self.require = require;
         self

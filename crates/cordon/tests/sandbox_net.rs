@@ -130,13 +130,15 @@ fn the_fallback_tier_keeps_ip_sockets_refused() {
     let w = World::new();
     // Inside the sandbox, seccomp refuses new user namespaces: a nested cordon falls
     // back to Landlock and seccomp, with no network namespace of its own.
-    // Its state goes to the workspace: HOME, like every hidden directory, is read-only.
+    // It accepts that tier (`--require any`). Its state goes to the sandbox's private
+    // /tmp: HOME, like every hidden directory, is read-only, and the fallback tier
+    // refuses a state directory inside its writable root.
     nested_cordon(
         &w,
         "#!/bin/sh\nexec python3 -c 'import socket; socket.socket(); print(\"INNER-SOCKET\")'\n",
     );
     let o = w.run(
-        "export CORDON_STATE_DIR=\"$PWD/inner-state\"; ./cordon-inner exec --isolated --config inner.toml --workspace . -- ./inner.sh; echo \"rc=$?\"",
+        "export CORDON_STATE_DIR=/tmp/inner-state; ./cordon-inner exec --isolated --config inner.toml --workspace . --require any -- ./inner.sh; echo \"rc=$?\"",
         &[],
     );
     let (out, err) = text(&o);
@@ -350,7 +352,8 @@ fn the_fallback_tier_reaches_only_cordons_own_proxy() {
     w.script(FALLBACK_INNER_SH);
     let allow = format!("127.0.0.1:{up}");
     let run = |extra: &[&str]| {
-        let o = common::without_user_namespaces(&w.root, &w.command(extra))
+        let accepted: Vec<&str> = ["--require", "any"].iter().chain(extra).copied().collect();
+        let o = common::without_user_namespaces(&w.root, &w.command(&accepted))
             .output()
             .unwrap();
         let (out, err) = text(&o);
@@ -418,8 +421,8 @@ fn a_fallback_tier_under_another_supervisor_refuses_the_proxy() {
     // to run with a proxy rather than leave TCP narrowed by port only.
     nested_cordon(&w, "#!/bin/sh\necho INNER-RAN\n");
     let o = w.run(
-        r#"export CORDON_STATE_DIR="$PWD/inner-state"
-./cordon-inner exec --isolated --config inner.toml --workspace . --allow-net 127.0.0.1:9 --allow-private 127.0.0.0/8 -- ./inner.sh; echo "rc=$?""#,
+        r#"export CORDON_STATE_DIR=/tmp/inner-state
+./cordon-inner exec --isolated --config inner.toml --workspace . --require any --allow-net 127.0.0.1:9 --allow-private 127.0.0.0/8 -- ./inner.sh; echo "rc=$?""#,
         &[],
     );
     let (out, err) = text(&o);

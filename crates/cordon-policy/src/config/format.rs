@@ -79,6 +79,7 @@ pub(super) struct SandboxTable {
     pub(super) env_allow_secret: Vec<String>,
     pub(super) hold: Option<bool>,
     pub(super) changes_limit: Option<u64>,
+    pub(super) require: Option<String>,
 }
 
 #[derive(Deserialize, Default)]

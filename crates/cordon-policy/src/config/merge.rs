@@ -9,7 +9,9 @@ use super::{
 use crate::facts::FileFacts;
 use crate::presets::Preset;
 use crate::rules::{self, Anchors, Matcher, Rule, RuleOrigin};
-use crate::settings::{ApprovalPolicy, NetworkSettings, SandboxMode, SandboxSettings};
+use crate::settings::{
+    ApprovalPolicy, NetworkSettings, RequiredTier, SandboxMode, SandboxSettings,
+};
 use crate::verdict::Decision;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -195,6 +197,32 @@ pub(super) fn merge(
                 }
             }
             if let SandboxField::Table(t) = s.get_ref() {
+                if let Some(r) = &t.require {
+                    let parsed = r
+                        .parse::<RequiredTier>()
+                        .map_err(|e| l.err(s.span(), e.to_string()))?;
+                    // The tier decides what a run may leave for the host's own tools to
+                    // run later: the repository whose code runs must not choose it, even
+                    // trusted (the user's file or the command line does).
+                    if l.kind == LayerKind::Project {
+                        notes.push(format!(
+                            "{}: `[sandbox] require` ignored: only the managed and user files and the command line choose the containment tier",
+                            l.file.display()
+                        ));
+                    } else {
+                        if l.kind > LayerKind::Managed
+                            && sandbox.require.is_none()
+                            && let Some(flag) = opts.require
+                        {
+                            sandbox.require = Some(flag);
+                            sandbox.require_source = Some("--require".into());
+                        }
+                        if sandbox.require.is_none() {
+                            sandbox.require = Some(parsed);
+                            sandbox.require_source = Some(l.file.display().to_string());
+                        }
+                    }
+                }
                 let abs = |v: &[String]| -> Result<Vec<PathBuf>, ConfigError> {
                     v.iter()
                         .map(|p| {
@@ -388,6 +416,14 @@ pub(super) fn merge(
     }
     if !flags_done {
         flags_inserted(&mut mode, &mut sandbox_mode, &mut approval);
+    }
+    // `--require` ranks below the managed file only; a lower file that set it above
+    // already yielded to it.
+    if sandbox.require.is_none()
+        && let Some(flag) = opts.require
+    {
+        sandbox.require = Some(flag);
+        sandbox.require_source = Some("--require".into());
     }
     crate::credential::check_unambiguous(
         network

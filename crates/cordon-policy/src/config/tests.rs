@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::facts::FakeFs;
+use crate::settings::RequiredTier;
 
 fn fs() -> FakeFs {
     FakeFs::new().dir("/w/proj").dir("/home/u/.config/cordon")
@@ -142,6 +143,66 @@ fn precedence_managed_over_flags_over_user() {
     assert_eq!(load(&o, &fs).unwrap().mode, Mode::AcceptEdits);
     o.mode = None;
     assert_eq!(load(&o, &fs).unwrap().mode, Mode::Bypass);
+}
+
+/// `[sandbox] require` (may the fallback tier run?) comes from the managed file, the
+/// command line, `--config` files and the user file, in that order, and never from a
+/// project's file, trusted or not: the code whose plants the fallback cannot stop must
+/// not be the one to accept it.
+#[test]
+fn the_required_tier_is_the_users_choice_never_the_projects() {
+    let user = "/home/u/.config/cordon/policy.toml";
+    let project = "/w/proj/.cordon/policy.toml";
+    let tier = |fs: &FakeFs, o: &LoadOptions| {
+        let m = load(o, fs).unwrap();
+        (
+            m.sandbox.required_tier(),
+            m.sandbox.require_source.clone(),
+            m.notes,
+        )
+    };
+    // Nothing set: the full tier is required.
+    let (t, src, _) = tier(&fs(), &opts());
+    assert_eq!((t, src), (RequiredTier::Full, None));
+    // A project, even a trusted one, cannot accept the fallback.
+    let fs1 = fs()
+        .file_with(user, 1, b"trusted_workspaces = [\"/w/proj\"]\n")
+        .file_with(project, 1, b"[sandbox]\nrequire = \"any\"\n");
+    let (t, _, notes) = tier(&fs1, &opts());
+    assert_eq!(t, RequiredTier::Full);
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("`[sandbox] require` ignored")),
+        "{notes:?}"
+    );
+    // The user's file can; the command line outranks it; the managed file outranks both.
+    let fs2 = fs().file_with(user, 1, b"[sandbox]\nrequire = \"any\"\n");
+    let (t, src, _) = tier(&fs2, &opts());
+    assert_eq!((t, src.as_deref()), (RequiredTier::Any, Some(user)));
+    let mut o = opts();
+    o.require = Some(RequiredTier::Full);
+    let (t, src, _) = tier(&fs2, &o);
+    assert_eq!((t, src.as_deref()), (RequiredTier::Full, Some("--require")));
+    o.require = Some(RequiredTier::Any);
+    let fs3 = fs2.file_with(
+        "/etc/cordon/policy.toml",
+        1,
+        b"[sandbox]\nrequire = \"full\"\n",
+    );
+    let (t, src, _) = tier(&fs3, &o);
+    assert_eq!(
+        (t, src.as_deref()),
+        (RequiredTier::Full, Some("/etc/cordon/policy.toml"))
+    );
+    // The flag alone, with no file that names the key.
+    let (t, src, _) = tier(&fs(), &o);
+    assert_eq!((t, src.as_deref()), (RequiredTier::Any, Some("--require")));
+    // An unknown word is an error that names the file.
+    let bad = fs().file_with(user, 1, b"[sandbox]\nrequire = \"some\"\n");
+    let e = load(&opts(), &bad).unwrap_err();
+    assert!(e.message.contains("expected full or any"), "{e}");
+    assert_eq!(e.file.as_deref(), Some(Path::new(user)));
 }
 
 #[test]

@@ -156,8 +156,28 @@ pub(super) fn command_main(
         (Network::Proxy { port, .. }, Some(held)) => Some((proxy_url(*port), proxy_url(held))),
         _ => None,
     };
-    let c_env: Vec<CString> = spec
+    // Nor is there a private `/tmp`: the temporary-directory variables name the run's
+    // scratch directory, the one place besides the roots that the command may write.
+    let scratch_vars = ["TMPDIR", "TMP", "TEMP"];
+    let scratch = spec
+        .plan
+        .fallback_scratch
+        .as_ref()
+        .filter(|_| fallback.is_some());
+    let mut env: Vec<(OsString, OsString)> = spec
         .env
+        .iter()
+        .filter(|(k, _)| scratch.is_none() || !scratch_vars.iter().any(|n| k == n))
+        .cloned()
+        .collect();
+    if let Some(dir) = scratch {
+        env.extend(
+            scratch_vars
+                .iter()
+                .map(|n| (OsString::from(n), dir.as_os_str().to_os_string())),
+        );
+    }
+    let c_env: Vec<CString> = env
         .iter()
         .filter_map(|(k, v)| {
             let mut kv = k.as_bytes().to_vec();

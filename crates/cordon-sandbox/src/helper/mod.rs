@@ -250,25 +250,28 @@ fn run_sandbox(
     // neither exists, and the fallback tier's command is an ordinary child, not the
     // PID 1 of a namespace (which would ignore the signals forwarded to it).
     let unshared = unshared
-        .map_err(|e| format!("user namespaces are unavailable ({})", e.desc()))
+        .map_err(|e| ("user namespaces are unavailable", e.desc()))
         .and_then(|()| {
-            unshare(CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID).map_err(|e| {
-                format!(
-                    "the mount and PID namespaces cannot be created ({})",
-                    e.desc()
-                )
-            })
+            unshare(CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID)
+                .map_err(|e| ("the mount and PID namespaces cannot be created", e.desc()))
         });
     let tier = match unshared {
         Ok(()) => Tier::Full,
-        Err(why) => {
+        Err((what, detail)) => {
             if matches!(spec.require, crate::spec::Require::Full) {
+                // Nothing of the command exists yet: refusing here runs nothing.
                 return Err(SandboxError::new(
                     SandboxErrorKind::TierUnavailable,
-                    format!("full containment was required but {why}"),
+                    crate::fallback::refusal(what, detail, spec.full_tier_for.as_deref()),
                 ));
             }
-            eprintln!("cordon: {why}; running with Landlock and seccomp only (fallback tier)");
+            // Accepted, and said at every run, before the command starts: what this
+            // tier does not protect.
+            let gaps = crate::fallback::fallback_gaps(sys::landlock_abi(), Some(&spec.network));
+            eprint!(
+                "{}",
+                crate::fallback::notice(&format!("{what} ({detail})"), &gaps)
+            );
             Tier::Fallback
         }
     };
@@ -315,7 +318,7 @@ fn run_sandbox(
             nix::sys::prctl::set_child_subreaper(true)
                 .map_err(|e| SandboxError::sys("cannot become a subreaper", e))?;
             let info_fd = info_w.as_raw_fd();
-            let mut fallback = FallbackRules::new(&spec);
+            let mut fallback = FallbackRules::new(&spec)?;
             if let Network::Proxy { socket, .. } = &spec.network {
                 let close = [
                     go,

@@ -3,8 +3,8 @@
 
 use super::walk::{Found, Presence, first_missing, walk};
 use super::{
-    CA_BUNDLE_IN_SANDBOX, HIDDEN_DIRS, HomeView, MountOp, PROXY_SOCKET_IN_SANDBOX, Plan,
-    PlanInputs, SCRATCH_DIRS, replaced,
+    CA_BUNDLE_IN_SANDBOX, FALLBACK_SYSTEM_READ, HIDDEN_DIRS, HomeView, MountOp,
+    PROXY_SOCKET_IN_SANDBOX, Plan, PlanInputs, SCRATCH_DIRS, replaced,
 };
 use crate::caches::{CACHE_WRITERS, DEV_CACHES, installed};
 use crate::error::SandboxError;
@@ -154,7 +154,7 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
             .map(PathBuf::as_path)
             .unwrap_or(Path::new("/"));
         match first_missing(root, p)? {
-            Presence::Exists if cow(p) => {}
+            Presence::Exists if cow(p) => plan.existing_protected.push(p.clone()),
             Presence::Exists => ops.push(MountOp::Protect { path: p.clone() }),
             Presence::Missing(first) => {
                 if !plan.missing_protected.contains(&first) {
@@ -172,7 +172,13 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
         walk_roots.push(inp.workspace);
     }
     plan.walk = walk(&walk_roots, inp.home, &mut found)?;
-    for p in found.protected.into_iter().filter(|p| !cow(p)) {
+    for p in found.protected {
+        if cow(&p) {
+            if !plan.existing_protected.contains(&p) {
+                plan.existing_protected.push(p);
+            }
+            continue;
+        }
         let op = MountOp::Protect { path: p };
         if !ops.contains(&op) {
             ops.push(op);
@@ -188,7 +194,9 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
     masks.extend(system_secret_paths());
     masks.extend(inp.masks.iter().cloned());
     masks.extend(found.secrets);
-    for m in masks {
+    let state_from = masks.len();
+    masks.extend(inp.state_masks.iter().cloned());
+    for (i, m) in masks.into_iter().enumerate() {
         let Ok(meta) = std::fs::symlink_metadata(&m) else {
             continue;
         };
@@ -204,6 +212,12 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
         } else {
             (m, meta.is_dir())
         };
+        if !plan.fallback_unreadable.contains(&path) {
+            plan.fallback_unreadable.push(path.clone());
+        }
+        if i >= state_from {
+            plan.state_masks.push(path.clone());
+        }
         let op = if is_dir {
             MountOp::MaskDir { path }
         } else {
@@ -303,23 +317,15 @@ pub(super) fn sys_net_dirs(sys: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-/// Read access in the fallback tier: every top-level directory except the hidden ones,
-/// plus the workspace, the roots and the visible parts of HOME.
+/// Read access in the fallback tier, an allowlist: the system ([`FALLBACK_SYSTEM_READ`]),
+/// the workspace and the roots, and HOME as the full tier shows it (its toolchains, or
+/// all of it with `--home visible`; its secrets are split out by the helper). Under
+/// `full-access`, which the full tier does not contain either, everything.
 fn fallback_read_paths(inp: &PlanInputs<'_>) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    if let Ok(rd) = std::fs::read_dir("/") {
-        for e in rd.flatten() {
-            let p = e.path();
-            if !SCRATCH_DIRS
-                .iter()
-                .chain(HIDDEN_DIRS)
-                .any(|h| p == Path::new(h))
-            {
-                out.push(p);
-            }
-        }
+    if matches!(inp.mode, SandboxMode::FullAccess) {
+        return vec![PathBuf::from("/")];
     }
-    out.push(PathBuf::from("/tmp"));
+    let mut out: Vec<PathBuf> = FALLBACK_SYSTEM_READ.iter().map(PathBuf::from).collect();
     out.push(inp.workspace.to_path_buf());
     out.extend(inp.writable_roots.iter().cloned());
     match inp.home_view {
@@ -330,6 +336,13 @@ fn fallback_read_paths(inp: &PlanInputs<'_>) -> Vec<PathBuf> {
     // `CA_BUNDLE_IN_SANDBOX` in this tier (the helper points the variables at it).
     if let (Some(bundle), Some(_)) = (inp.ca_bundle, inp.proxy_socket) {
         out.push(bundle.to_path_buf());
+    }
+    // With the host's network, name resolution must work where `/etc/resolv.conf`
+    // leads (systemd-resolved's stub in `/run`), as the full tier binds it.
+    if inp.full_network
+        && let Ok(target) = std::fs::canonicalize("/etc/resolv.conf")
+    {
+        out.push(target);
     }
     // Paths that do not exist are skipped when the Landlock rules are made.
     out.sort();

@@ -22,6 +22,7 @@ fn inputs<'a>(ws: &'a Path, roots: &'a [PathBuf], home: &'a Path) -> PlanInputs<
         full_network: false,
         scratch_size: 1 << 20,
         slot: None,
+        state_masks: &[],
     }
 }
 
@@ -148,4 +149,53 @@ fn sys_hides_the_host_interfaces_only_in_an_own_network_namespace() {
     };
     assert!(has_sys(false));
     assert!(!has_sys(true), "the host's network is visible anyway");
+}
+
+/// The fallback tier reads by allowlist: the system, the workspace and roots, HOME's
+/// toolchains (or HOME with `--home visible`); never the host's `/tmp`, `/var/tmp`,
+/// `/run`, the homes or `/var`. What the full tier masks is recorded for the helper to
+/// split the rules around, cordon's state apart; the protected paths that exist in a
+/// copy-on-write root are recorded for the fallback tier to put back.
+#[test]
+fn fallback_reads_by_allowlist_and_records_what_to_leave_out() {
+    let t = tempfile::tempdir().unwrap();
+    let base = fs::canonicalize(t.path()).unwrap();
+    let home = base.join("home");
+    let ws = home.join("proj");
+    let state = home.join(".local/state/cordon");
+    fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    fs::create_dir_all(home.join(".ssh")).unwrap();
+    fs::create_dir_all(home.join(".cargo")).unwrap();
+    fs::create_dir_all(&state).unwrap();
+    let roots = vec![ws.clone()];
+    let toolchains = vec![home.join(".cargo")];
+    let states = vec![state.clone()];
+    let mut inp = inputs(&ws, &roots, &home);
+    inp.home_readable = &toolchains;
+    inp.state_masks = &states;
+    let plan = build(&inp).unwrap();
+    let reads = &plan.fallback_read_paths;
+    for p in ["/usr", "/etc", "/proc"] {
+        assert!(reads.contains(&PathBuf::from(p)), "{p}: {reads:?}");
+    }
+    for p in [
+        "/tmp", "/var/tmp", "/var", "/run", "/home", "/root", "/dev/shm",
+    ] {
+        assert!(!reads.iter().any(|r| r == Path::new(p)), "{p}: {reads:?}");
+    }
+    assert!(reads.contains(&ws) && reads.contains(&home.join(".cargo")));
+    assert!(!reads.contains(&home), "{reads:?}");
+    assert!(plan.fallback_unreadable.contains(&home.join(".ssh")));
+    assert!(plan.fallback_unreadable.contains(&state));
+    assert_eq!(plan.state_masks, vec![state.clone()]);
+    assert!(plan.existing_protected.contains(&ws.join(".git/hooks")));
+    assert!(plan.fallback_scratch.is_none(), "made when the run starts");
+
+    inp.home_view = HomeView::Visible;
+    let plan = build(&inp).unwrap();
+    assert!(plan.fallback_read_paths.contains(&home));
+
+    inp.mode = SandboxMode::FullAccess;
+    let plan = build(&inp).unwrap();
+    assert_eq!(plan.fallback_read_paths, vec![PathBuf::from("/")]);
 }

@@ -2,6 +2,7 @@
 //! output capped, the helper's result read and the helper reaped, the report made.
 
 use super::settle::remove_created;
+use super::undo::Snapshot;
 use super::{Outcome, stop};
 use crate::cgroup::Made;
 use crate::error::{SandboxError, SandboxErrorKind};
@@ -80,6 +81,7 @@ pub(super) fn finish(
     spec: &SandboxSpec,
     cgroup: Option<&Made>,
     watch: Option<&mut super::limit::ChangesWatch>,
+    undo: Option<&Snapshot>,
 ) -> Result<Outcome, SandboxError> {
     use nix::sys::signalfd::{SfdFlags, SignalFd};
     let set = forwarded_signals();
@@ -213,12 +215,12 @@ pub(super) fn finish(
     report.blocked.extend(result.blocked.iter().cloned());
     // Every process of the sandbox is gone now: undo protected paths it created (those
     // in copy-on-write roots never reached the host; the merge judges them).
-    let undo = if result.tier == Tier::Full {
+    let created = if result.tier == Tier::Full {
         spec.plan.watched_protected()
     } else {
         spec.plan.missing_protected.clone()
     };
-    for p in &undo {
+    for p in &created {
         if let Some(detail) = remove_created(p) {
             report.blocked.push(Blocked {
                 kind: BlockedKind::Write,
@@ -226,6 +228,15 @@ pub(super) fn finish(
                 detail,
             });
         }
+    }
+    if result.tier == Tier::Fallback {
+        // The roots were written in place: put back the protected paths the run changed,
+        // and say what this tier did not protect (printed before the command ran).
+        if let Some(snapshot) = undo {
+            report.blocked.extend(snapshot.settle(&spec.home));
+        }
+        report.unprotected =
+            crate::fallback::fallback_gaps(report.landlock_abi, Some(&spec.network));
     }
     if let Some(err) = result.error {
         let err = err.into_error();

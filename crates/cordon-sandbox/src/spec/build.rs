@@ -147,15 +147,16 @@ impl SandboxBuilder {
             &home,
             self.ssh_known_hosts.as_deref(),
         )?;
-        let mut masks = self
+        let masks = self
             .masks
             .iter()
             .map(|p| absolute_or_home(p, &home, "path to mask"))
             .collect::<Result<Vec<PathBuf>, SandboxError>>()?;
+        let mut state_masks = Vec::new();
         if let Some(state) = crate::state_mask::state_dir() {
             let mut keep: Vec<&Path> = vec![&workspace, &home];
             keep.extend(writable_roots.iter().map(PathBuf::as_path));
-            masks.extend(crate::state_mask::state_masks(&state, &keep));
+            state_masks = crate::state_mask::state_masks(&state, &keep);
         }
         let unix_sockets = self
             .unix_sockets
@@ -182,10 +183,12 @@ impl SandboxBuilder {
             None => None,
         };
         let mut require = self.require;
+        let mut full_tier_for = None;
         if !writable_files.is_empty() {
             // Only a copy-on-write layer can keep the rest of the file's directory off
             // the host; the fallback tier would write that directory directly.
             require = Require::Full;
+            full_tier_for = Some("a single file made writable (a copy-on-write root)".into());
         }
         if let Some(slot) = &self.slot {
             check_slot(slot, self.mode, self.home_view, &home)?;
@@ -209,16 +212,21 @@ impl SandboxBuilder {
             }
             // Without mounts a slot could not be HOME: the run would see the real one.
             require = Require::Full;
+            full_tier_for = Some("a slot (its directories become HOME through mounts)".into());
         }
         if self.hold {
             // Without the copy-on-write roots the changes land as they are made.
             require = Require::Full;
+            full_tier_for =
+                Some("holding the run's changes for review (copy-on-write roots)".into());
         }
         let merge_only = match &self.merge_only {
             None => None,
             Some(paths) => {
                 // The fallback tier writes the roots directly: no allowlist could hold.
                 require = Require::Full;
+                full_tier_for =
+                    Some("merging back only the declared paths (copy-on-write roots)".into());
                 Some(
                     paths
                         .iter()
@@ -249,6 +257,7 @@ impl SandboxBuilder {
             full_network: matches!(self.network, Network::Full),
             scratch_size,
             slot: self.slot.as_ref(),
+            state_masks: &state_masks,
         };
         let plan = plan::build(&inputs)?;
         if let Some(slot) = &self.slot {
@@ -303,6 +312,7 @@ impl SandboxBuilder {
             limits: self.limits,
             timeout: self.timeout,
             require,
+            full_tier_for,
             output_limit: self.output_limit,
             plan,
             slot: self.slot,

@@ -1,21 +1,69 @@
 //! `cordon doctor`: what containment this host can give, and why.
 
+use crate::setup::PolicyArgs;
+use cordon_policy::RequiredTier;
+
 /// Arguments of `cordon doctor`.
 #[derive(clap::Args)]
 pub struct DoctorArgs {
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
+    /// The config whose `[sandbox] require` decides whether the fallback tier may run.
+    #[command(flatten)]
+    policy: PolicyArgs,
+}
+
+/// Whether `cordon exec` accepts the fallback tier under the config, and who said so.
+struct Acceptance {
+    tier: RequiredTier,
+    /// The file that set `[sandbox] require`; `None`: the default.
+    source: Option<String>,
+    /// Why the config could not be read (the default is assumed then).
+    error: Option<String>,
+}
+
+fn acceptance(policy: &PolicyArgs) -> Acceptance {
+    let loaded = policy.options().and_then(|o| {
+        cordon_policy::Policy::load(&o, &cordon_policy::RealFs).map_err(anyhow::Error::from)
+    });
+    match loaded {
+        Ok(p) => Acceptance {
+            tier: p.sandbox().required_tier(),
+            source: p.sandbox().require_source.clone(),
+            error: None,
+        },
+        Err(e) => Acceptance {
+            tier: RequiredTier::Full,
+            source: None,
+            error: Some(format!("{e:#}")),
+        },
+    }
 }
 
 /// Run `cordon doctor`.
 pub fn run(args: DoctorArgs) -> anyhow::Result<u8> {
     let host = cordon_sandbox::probe_host();
     let limits = cordon_sandbox::probe_limits();
+    let accepted = acceptance(&args.policy);
+    let gaps = cordon_sandbox::fallback_gaps(host.landlock_abi, None);
     if args.json {
         let mut json = serde_json::to_value(&host)?;
         if let Some(obj) = json.as_object_mut() {
             obj.insert("limits".into(), serde_json::to_value(&limits)?);
+            obj.insert("required_tier".into(), accepted.tier.as_str().into());
+            obj.insert(
+                "required_tier_source".into(),
+                serde_json::to_value(&accepted.source)?,
+            );
+            obj.insert(
+                "fallback_refused".into(),
+                (accepted.tier != RequiredTier::Any).into(),
+            );
+            obj.insert("fallback_unprotected".into(), serde_json::to_value(&gaps)?);
+            if let Some(e) = &accepted.error {
+                obj.insert("config_error".into(), e.as_str().into());
+            }
         }
         println!("{}", serde_json::to_string_pretty(&json)?);
     } else {
@@ -41,6 +89,7 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<u8> {
         );
         println!("tier: {}", host.tier.as_str());
         println!("  {}", host.why);
+        print_fallback(&host, &accepted, &gaps);
         println!("running as root: {}", yes_no(host.running_as_root));
         if host.running_as_root {
             for c in cordon_sandbox::ROOT_CAVEATS {
@@ -60,6 +109,39 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<u8> {
         );
     }
     Ok(0)
+}
+
+/// Whether `cordon exec` runs the fallback tier, and what that tier does not protect.
+fn print_fallback(host: &cordon_sandbox::HostReport, a: &Acceptance, gaps: &[String]) {
+    use cordon_policy::terminal::sanitize_for_terminal as clean;
+    let said = match &a.source {
+        Some(s) => format!("`require = \"{}\"` from {}", a.tier.as_str(), clean(s)),
+        None => "the default".to_string(),
+    };
+    let runs = match a.tier {
+        RequiredTier::Any => format!(
+            "accepted ({said}): where user namespaces are unavailable `cordon exec` runs there and prints what it does not protect at every run"
+        ),
+        _ => format!(
+            "refused ({said}): where user namespaces are unavailable `cordon exec` exits 125; `--require any` or `[sandbox] require = \"any\"` in the user config accepts it"
+        ),
+    };
+    println!("fallback tier: {runs}");
+    if host.tier == cordon_sandbox::Tier::Fallback && a.tier != RequiredTier::Any {
+        println!(
+            "  this host gets only the fallback tier, so `cordon exec` refuses every run here"
+        );
+    }
+    if let Some(e) = &a.error {
+        println!(
+            "  (the config could not be read, the default is assumed: {})",
+            clean(e)
+        );
+    }
+    println!("what the fallback tier does not protect:");
+    for g in gaps {
+        println!("  - {g}");
+    }
 }
 
 /// The kernel settings that restrict user namespaces, and what each means here.

@@ -6,7 +6,7 @@ use cordon_gate::GateError;
 use cordon_gate::contained::{self, Executed, RunOptions};
 use cordon_gate::{Absent, Human};
 use cordon_policy::terminal::sanitize_for_terminal as clean;
-use cordon_policy::{RealFs, Request};
+use cordon_policy::{RealFs, Request, RequiredTier};
 use cordon_sandbox::{
     EnvPolicy, Helper, HelperHints, HomeView, Limits, Network, Require, SandboxBuilder,
     SandboxErrorKind,
@@ -40,11 +40,30 @@ pub enum NetArg {
 /// `--require`.
 #[derive(clap::ValueEnum, Debug, Clone, Copy, Default)]
 pub enum RequireArg {
-    /// Fall back to Landlock and seccomp when namespaces are unavailable.
-    #[default]
+    /// Fall back to Landlock and seccomp when namespaces are unavailable, and print what
+    /// that tier does not protect at every run.
     Any,
     /// Refuse to run without namespaces.
+    #[default]
     Full,
+}
+
+impl From<RequireArg> for RequiredTier {
+    fn from(r: RequireArg) -> RequiredTier {
+        match r {
+            RequireArg::Any => RequiredTier::Any,
+            RequireArg::Full => RequiredTier::Full,
+        }
+    }
+}
+
+/// The tiers the run accepts: `--require` and `[sandbox] require` as the policy merged
+/// them (the managed file above the flag), the full tier unless one says `any`.
+fn required(policy: &cordon_policy::Policy) -> Require {
+    match policy.sandbox().required_tier() {
+        RequiredTier::Any => Require::Any,
+        _ => Require::Full,
+    }
 }
 
 /// Arguments of `cordon exec` (boxed: they are many, and the subcommand enum holds one).
@@ -159,9 +178,13 @@ pub struct ExecOptions {
     /// Wall-clock limit, e.g. `30`, `30s`, `500ms`, `5m`: the whole tree is killed, exit 124.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     timeout: Option<Duration>,
-    /// Tier required.
-    #[arg(long, value_enum, default_value_t)]
-    require: RequireArg,
+    /// Tier required [default: `[sandbox] require` of the managed or user config, else
+    /// full]. Without user namespaces only the fallback tier (Landlock and seccomp) is
+    /// left, which does not keep code the command plants in the workspace (git hooks and
+    /// config, editor and agent files) from running on the host: `any` accepts it, and
+    /// each run prints what it does not protect.
+    #[arg(long, value_enum)]
+    require: Option<RequireArg>,
     /// Write the denial report (JSON) to this file. Its directory is opened before the
     /// command runs, and the report replaces whatever is at the name (a symlink is
     /// replaced, never written through).
@@ -430,6 +453,7 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     let mut opts = args.policy.options().map_err(|e| fail(format!("{e:#}")))?;
     opts.sandbox_mode = args.sandbox.map(Into::into);
     opts.approval = args.approval.map(Into::into);
+    opts.require = args.require.map(Into::into);
     let mut remembered = args.approvals.remembered();
     opts.remembered_rules = std::mem::take(&mut remembered.rules);
     opts.network_allow = args.allow_net.clone();
@@ -484,7 +508,7 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
         builder,
         network,
         verbose: args.verbose,
-        require_full: matches!(args.require, RequireArg::Full),
+        require_full: required(&policy) == Require::Full,
         upstream_roots: upstream_roots(&args.upstream_ca)?,
         credentials,
     };
@@ -715,10 +739,7 @@ fn builder(
         })
         .timeout(args.timeout)
         .output_limit(args.max_output)
-        .require(match args.require {
-            RequireArg::Any => Require::Any,
-            RequireArg::Full => Require::Full,
-        })
+        .require(required(policy))
         .env_policy(EnvPolicy {
             allow: settings
                 .env_allow
