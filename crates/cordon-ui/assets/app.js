@@ -34,11 +34,12 @@ function notice(message, isError) {
 // ---- navigation -------------------------------------------------------------------
 function show() {
   const page = (location.hash || "#decisions").slice(1);
-  for (const p of ["decisions", "pending", "grants", "audit"]) {
+  for (const p of ["decisions", "pending", "changes", "grants", "audit"]) {
     $("page-" + p).hidden = p !== page;
     $("tab-" + p).classList.toggle("active", p === page);
   }
   if (page === "audit") verify();
+  if (page === "changes") loadChanges();
 }
 window.addEventListener("hashchange", show);
 
@@ -258,6 +259,100 @@ function refreshSoon() {
   if (refreshSoon.timer) return;
   refreshSoon.timer = setTimeout(() => { refreshSoon.timer = null; refresh(); }, 200);
 }
+// ---- change sets ------------------------------------------------------------------
+// Everything in a change set (paths, reasons, flags, diffs) was written by the sandboxed
+// command: it is put on the page as text only, like every other untrusted string here.
+async function loadChanges() {
+  try {
+    const res = await fetch("/api/changes", { credentials: "same-origin" });
+    let out = {};
+    try { out = await res.json(); } catch (_) { out = { error: res.status + " " + res.statusText }; }
+    if (!res.ok) { notice("cannot list the change sets: " + (out.error || res.status), true); return; }
+    renderChanges(out);
+  } catch (e) { notice("cannot reach the console: " + e.message, true); }
+}
+function renderChanges(c) {
+  const sets = Array.isArray(c.sets) ? c.sets : [];
+  $("changes-count").textContent = sets.length;
+  $("changes-count").classList.toggle("some", sets.length > 0);
+  const parts = sets.length ? sets.map(changeCard) : [el("p", { class: "muted" }, "No change sets wait.")];
+  if (c.running) parts.push(el("p", { class: "muted" }, c.running + " change set" + (c.running === 1 ? " belongs to a run" : "s belong to runs") + " still going; shown here once the run ends."));
+  $("changes").replaceChildren(...parts);
+}
+function changeCard(s) {
+  const entries = el("div", { class: "entries", hidden: true });
+  const act = (word, label, cls) => el("button", { type: "button", class: cls, "data-act": word, on: { click: () => changeAction(s, word) } }, label);
+  const n = (v) => (typeof v === "number" ? v : 0);
+  return el("div", { class: "card change " + text(s.state), "data-changes": s.id },
+    el("div", { class: "meta" }, text(s.id) + " · " + text(s.created) + " · " + text(s.state)),
+    el("div", {}, el("code", { class: "call" }, (s.command || []).map(text).join(" "))),
+    el("p", {}, "roots: ", ...(s.roots || []).map((r) => el("code", { class: "root" }, text(r)))),
+    el("ul", { class: "why" }, (s.why || []).map((w) => el("li", {}, text(w)))),
+    s.error ? el("p", { class: "reason refused" }, "cannot review it: " + text(s.error)) : null,
+    el("p", { class: "muted" }, n(s.changes) + " changes: " + n(s.held) + " held, " + n(s.conflicts) + " conflicting, " + n(s.refused) + " refused"),
+    el("div", { class: "actions" },
+      el("button", { type: "button", "data-act": "show", on: { click: () => toggleEntries(s, entries) } }, "show changes"),
+      act("apply", "Apply", "primary"),
+      n(s.conflicts) ? act("apply-overwrite", "Apply, overwriting conflicts", "") : null,
+      act("discard", "Discard", "danger")),
+    entries);
+}
+async function toggleEntries(s, box) {
+  if (!box.hidden) { box.hidden = true; return; }
+  box.replaceChildren(el("p", { class: "muted" }, "reviewing…"));
+  box.hidden = false;
+  try {
+    const res = await fetch("/api/changes/" + encodeURIComponent(s.id), { credentials: "same-origin" });
+    let d = {};
+    try { d = await res.json(); } catch (_) { d = { error: res.status + " " + res.statusText }; }
+    if (!res.ok) { box.replaceChildren(el("p", { class: "reason refused" }, text(d.error || "refused"))); return; }
+    const list = Array.isArray(d.entries) ? d.entries : [];
+    box.replaceChildren(...[
+      d.diffs === true ? null : el("p", { class: "muted" }, "diffs " + text(d.diffs)),
+      ...(list.length ? list.map(entryView) : [el("p", { class: "muted" }, "No changes are left in this set.")]),
+      d.omitted ? el("p", { class: "muted" }, d.omitted + " more changes not listed; `cordon changes show " + text(d.id) + "` prints them all") : null,
+    ].filter(Boolean));
+  } catch (e) { box.replaceChildren(el("p", { class: "reason refused" }, "cannot reach the console: " + e.message)); }
+}
+function entryView(e) {
+  const verdict = e.refused ? ["refused", e.refused] : e.held ? ["held", e.held] : e.conflict ? ["conflict", e.conflict] : null;
+  const flags = Array.isArray(e.flags) ? e.flags : [];
+  return el("div", { class: "entry" + (verdict ? " " + verdict[0] : ""), "data-path": text(e.path) },
+    el("div", {}, el("span", { class: "change" }, text(e.change)), " ", el("code", { class: "path" }, text(e.path))),
+    verdict ? el("p", { class: "reason " + verdict[0] }, verdict[0] + ": " + text(verdict[1])) : null,
+    flags.length ? el("ul", { class: "flags" }, flags.map((f) => el("li", {}, text(f)))) : null,
+    typeof e.diff === "string" ? diffView(e.diff) : null);
+}
+function diffView(d) {
+  const kind = (l) => (l.startsWith("+++ ") || l.startsWith("--- ") ? "head" : l.startsWith("@@") ? "hunk" : l.startsWith("+") ? "add" : l.startsWith("-") ? "del" : "");
+  return el("pre", { class: "diff" }, d.split("\n").map((l) => el("span", { class: kind(l) }, l + "\n")));
+}
+async function changeAction(s, word) {
+  if (word === "discard" && !confirm("Discard " + s.id + "? Nothing of it lands, and this cannot be undone.")) return;
+  const out = word === "discard"
+    ? await post("/api/changes/discard", { id: s.id })
+    : await post("/api/changes/apply", { id: s.id, overwrite: word === "apply-overwrite" });
+  if (out) showApplied(out);
+  loadChanges();
+}
+// What an apply or discard did stays on the page (the notice fades): what landed, what
+// was refused, what is left in the set.
+function showApplied(out) {
+  const box = $("changes-result");
+  const parts = [el("button", { type: "button", on: { click: () => { box.hidden = true; } } }, "close"), el("p", {}, text(out.message))];
+  const group = (title, items) => (items.length ? [el("h3", {}, title), el("ul", {}, items.map((i) => el("li", {}, i)))] : []);
+  const why = (list) => (Array.isArray(list) ? list : []).map((x) => text(x.path) + ": " + text(x.reason));
+  for (const r of Array.isArray(out.roots) ? out.roots : []) {
+    parts.push(el("h3", {}, "into ", el("code", {}, text(r.root))));
+    const landed = (Array.isArray(r.landed) ? r.landed : []).map((l) => text(l.change) + " " + text(l.path) + (l.entries ? " (" + l.entries + " entries)" : ""));
+    if (r.unlisted) landed.push(r.unlisted + " more not listed");
+    parts.push(...group("landed", landed), ...group("refused (never lands)", why(r.refused)), ...group("left: conflicts (the host's version was kept)", why(r.conflicts)),
+      ...group("left: held", why(r.held)), ...group("left: kept", (Array.isArray(r.kept) ? r.kept : []).map(text)), ...group("host changes kept over the run's deletion", why(r.spared)));
+  }
+  box.replaceChildren(...parts);
+  box.hidden = false;
+}
+
 async function verify() {
   const box = $("verify");
   box.textContent = "verifying…";
@@ -274,8 +369,10 @@ document.addEventListener("DOMContentLoaded", () => {
   for (const id of ["f-session", "f-tool", "f-decision", "f-since", "f-until"]) $(id).addEventListener("input", render);
   $("f-clear").addEventListener("click", () => { $("filters").reset(); render(); });
   $("verify-again").addEventListener("click", verify);
+  $("changes-reload").addEventListener("click", loadChanges);
   show();
   refresh();
+  if (location.hash !== "#changes") loadChanges();
   connect();
   setInterval(refresh, 3000);
 });

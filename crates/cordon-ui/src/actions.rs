@@ -16,6 +16,8 @@ use cordon_store::{
 };
 use serde_json::{Map, Value, json};
 
+use crate::changes::ChangePlaces;
+
 /// Loads the policy an edited approval is judged by, for the pending call's workspace.
 pub type PolicyLoader = dyn Fn(Option<PathBuf>) -> Result<Policy, String> + Send + Sync;
 
@@ -31,6 +33,8 @@ pub struct Places {
     pub store: PathBuf,
     /// The audit log.
     pub audit: PathBuf,
+    /// Where change sets wait for review.
+    pub changes: ChangePlaces,
 }
 
 /// A refused or failed action: an HTTP status and one sentence.
@@ -113,7 +117,7 @@ impl ConsoleAnswer {
     }
 }
 
-fn open_log(places: &Places) -> Result<AuditLog, ActionError> {
+pub(crate) fn open_log(places: &Places) -> Result<AuditLog, ActionError> {
     Ok(AuditLog::open(&places.audit, Durability::FsyncEach)?)
 }
 

@@ -2,7 +2,9 @@
 //!
 //! It shows every decision as the audit log records it, lets a human answer pending
 //! approvals (once, for the session, always, with an edited input, or deny), revoke
-//! leases and forget remembered rules, and shows whether the audit chain verifies. It
+//! leases and forget remembered rules, shows the change sets contained runs left for
+//! review (every change with its diff) to apply or discard, and shows whether the audit
+//! chain verifies. It
 //! works on the same store and log as `cordon approvals` and `cordon audit`; it never
 //! decides policy itself (an edited approval is judged by the gate).
 //!
@@ -18,11 +20,15 @@
 //! * state changes are POSTs that need a same-origin `Origin` (and no cross-site
 //!   `Sec-Fetch-Site`) and a per-session CSRF token in a header;
 //! * the page runs only its own embedded script under a strict Content-Security-Policy
-//!   and writes every untrusted text (commands, paths, MCP results) with `textContent`.
+//!   and writes every untrusted text (commands, paths, MCP results) with `textContent`;
+//! * a change set is named by the id `list_left` gives it, never by a path from the
+//!   request, and what a sandboxed command wrote (file names, reasons, diffs) comes back as
+//!   JSON text with controls made visible and `<`, `>`, `&` escaped.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 mod actions;
+mod changes;
 mod follow;
 mod guard;
 mod server;
@@ -31,6 +37,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 pub use actions::{ActionError, ConsoleAnswer, Places, PolicyLoader, SOURCE};
+pub use changes::{ChangePlaces, MAX_DIFFED, MAX_SHOWN};
 pub use follow::{BACKLOG, Feed, Line, Reader, follow};
 pub use guard::{CSP, CSRF_HEADER, Guard, Refused, Secret, constant_time_eq};
 

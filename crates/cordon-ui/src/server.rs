@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc};
 
 use crate::actions::{self, ConsoleAnswer, Places, PolicyLoader};
+use crate::changes;
 use crate::follow::{Feed, Line};
 use crate::guard::{Guard, Refused, Secret, harden, set_cookie};
 
@@ -54,7 +55,24 @@ fn full(status: u16, content_type: &'static str, body: impl Into<Bytes>) -> Repl
 }
 
 fn json_reply(status: u16, value: &Value) -> Reply {
-    full(status, "application/json", value.to_string())
+    full(status, "application/json", json_text(value))
+}
+
+/// JSON with `<`, `>` and `&` written as `\u` escapes. They can only occur inside
+/// strings, so the value is the same; but no byte sequence of untrusted text (a file name
+/// or a diff a sandboxed command wrote) reads as markup, even to a client that sniffs.
+fn json_text(value: &Value) -> String {
+    let raw = value.to_string();
+    let mut out = String::with_capacity(raw.len());
+    for c in raw.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn refused(why: Refused) -> Reply {
@@ -112,6 +130,16 @@ async fn route(app: &Arc<App>, req: Request<Incoming>) -> Reply {
             }
         }
         (Method::GET, "/api/events") => events(&app.feed),
+        (Method::GET, "/api/changes") => {
+            let places = app.places.changes.clone();
+            reply(blocking(move || changes::list(&places)).await)
+        }
+        (Method::GET, p) if p.starts_with("/api/changes/") => {
+            // Compared with the listed ids only, never used as a path.
+            let id = p["/api/changes/".len()..].to_string();
+            let places = app.places.changes.clone();
+            reply(blocking(move || changes::show(&places, &id)).await)
+        }
         (Method::POST, _) => {
             if let Err(why) = app.guard.check_change(req.headers(), &csrf) {
                 return refused(why);
@@ -121,7 +149,7 @@ async fn route(app: &Arc<App>, req: Request<Incoming>) -> Reply {
         (
             _,
             "/" | "/app.js" | "/app.css" | "/favicon.svg" | "/api/state" | "/api/verify"
-            | "/api/events",
+            | "/api/events" | "/api/changes",
         ) => full(405, "text/plain; charset=utf-8", "method not allowed"),
         _ => full(404, "text/plain; charset=utf-8", "not found"),
     }
@@ -208,8 +236,35 @@ async fn change(app: &Arc<App>, path: &str, req: Request<Incoming>) -> Reply {
             };
             blocking(move || actions::forget(&places, &rule)).await
         }
+        "/api/changes/apply" | "/api/changes/discard" => {
+            let Some(id) = body.get("id").and_then(Value::as_str).map(str::to_string) else {
+                return json_reply(
+                    400,
+                    &json!({"error": "\"id\" must be a change set's id from the list"}),
+                );
+            };
+            if path.ends_with("/discard") {
+                blocking(move || changes::discard(&places, &id)).await
+            } else {
+                let overwrite = match body.get("overwrite") {
+                    None => false,
+                    Some(Value::Bool(b)) => *b,
+                    Some(_) => {
+                        return json_reply(
+                            400,
+                            &json!({"error": "\"overwrite\" must be true or false"}),
+                        );
+                    }
+                };
+                blocking(move || changes::apply(&places, &id, overwrite)).await
+            }
+        }
         _ => return full(404, "text/plain; charset=utf-8", "not found"),
     };
+    reply(done)
+}
+
+fn reply(done: Result<Value, actions::ActionError>) -> Reply {
     match done {
         Ok(v) => json_reply(200, &v),
         Err(e) => error_reply(&e),

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cordon_store::{AuditLog, Durability, EgressEntry, EgressLog, PendingState, Store};
-use cordon_ui::{CSP, Console, Places, UiOptions};
+use cordon_ui::{CSP, ChangePlaces, Console, Places, UiOptions};
 use serde_json::{Value, json};
 
 struct Running {
@@ -31,6 +31,10 @@ fn start() -> Running {
         places: Places {
             store: store.clone(),
             audit: audit.clone(),
+            changes: ChangePlaces {
+                bases: vec![dir.path().join("changes")],
+                home: dir.path().join("home"),
+            },
         },
         loader: Arc::new(|_| Err("no policy in this test".to_string())),
     })
@@ -139,6 +143,8 @@ fn every_request_needs_the_token() {
         "/api/state",
         "/api/events",
         "/api/verify",
+        "/api/changes",
+        "/api/changes/1-2-3",
     ] {
         let reply = request(r.addr, "GET", path, &[], "");
         assert_eq!(reply.status, 401, "{path}");
@@ -558,6 +564,10 @@ fn a_non_loopback_address_is_refused_without_the_flag() {
         places: Places {
             store: dir.path().join("s"),
             audit: dir.path().join("a"),
+            changes: ChangePlaces {
+                bases: vec![dir.path().join("c")],
+                home: dir.path().join("h"),
+            },
         },
         loader: Arc::new(|_| Err(String::new())),
     })

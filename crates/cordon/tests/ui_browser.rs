@@ -1,9 +1,10 @@
 #![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! `cordon ui` in a real browser: Debian's chromium, driven headless by Playwright for
 //! Python (`tests/browser/console.py`), against the real binary and real `cordon exec
-//! --pending` runs (approve, deny, lease and revoke, always allow, an edited input), and a
-//! contained run whose egress log shows a refused host. Screenshots of each page are kept
-//! in `target/ui-screenshots/`.
+//! --pending` runs (approve, deny, lease and revoke, always allow, an edited input), a
+//! contained run whose egress log shows a refused host, and a run held for review
+//! (`exec --hold`) whose change set is shown and applied from the Changes page.
+//! Screenshots of each page are kept in `target/ui-screenshots/`.
 //!
 //! The browser and Playwright come from `scripts/install-test-deps.sh` (`chromium` from
 //! apt, Playwright in `.test-deps/ui/venv`). Without them this test skips with a reason,
@@ -135,6 +136,7 @@ fn console_in_a_real_browser() {
         "decisions",
         "grants",
         "egress",
+        "changes",
         "audit",
     ] {
         let png = shots.join(format!("{page}.png"));

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use cordon_store::Store;
-use cordon_ui::{Console, Places, UiOptions};
+use cordon_ui::{ChangePlaces, Console, Places, UiOptions};
 
 use crate::exit::{Code, Exit};
 use crate::setup::{PolicyArgs, load};
@@ -89,7 +89,11 @@ pub fn run(args: UiArgs) -> anyhow::Result<u8> {
     let console = Console::bind(UiOptions {
         listen: args.listen,
         dangerously_listen_non_loopback: args.dangerously_listen_non_loopback,
-        places: Places { store, audit },
+        places: Places {
+            store,
+            audit,
+            changes: ChangePlaces::for_user(),
+        },
         loader: Arc::new(loader),
     })
     .map_err(internal)?;

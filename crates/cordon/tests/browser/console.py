@@ -346,6 +346,41 @@ def main():
         shot(page, "egress")
         page.fill("#f-session", "")
 
+        # 6b. A run held for review (`exec --hold`): the Changes page shows its set, the
+        # file name and content it wrote (markup both) as text, and Apply lands it.
+        held_cfg = os.path.join(os.path.dirname(os.environ["CORDON_WORKSPACE"]), "held.toml")
+        with open(held_cfg, "w") as f:
+            f.write('[defaults]\nexec = "allow"\n')
+        name = "<img src=x onerror=window.__pwned=4>.txt"
+        run = cordon("exec", "--isolated", "--config", held_cfg, "--hold", "--", "sh", "-c",
+                     "echo held-change > held.txt; echo '%s' > '%s'" % (XSS, name))
+        check(run.returncode == 0, "the held run: %r" % (run,))
+        listed = [json.loads(l) for l in cordon("changes", "list", "--json").stdout.splitlines()]
+        check(len(listed) == 1 and listed[0]["held"], "the held set is not listed: %r" % (listed,))
+        set_id = listed[0]["id"]
+        held_file = os.path.join(os.environ["CORDON_WORKSPACE"], "held.txt")
+        check(not os.path.exists(held_file), "a held change landed before review")
+        page.goto(BASE + "/#changes")
+        set_card = page.locator('[data-changes="%s"]' % set_id)
+        set_card.wait_for(timeout=10000)
+        check("held whole" in set_card.inner_text(), "the card does not say why the set waits")
+        set_card.locator('[data-act="show"]').click()
+        shown = set_card.locator(".entry code.path", has_text="onerror")
+        shown.wait_for(timeout=10000)
+        check(name in shown.inner_text(), "the file name is not shown verbatim: %r" % shown.inner_text())
+        check(XSS in set_card.locator("pre.diff").last.inner_text() or
+              XSS in set_card.inner_text(), "the diff is not shown verbatim")
+        check(page.evaluate("window.__pwned") is None, "markup in a change set ran")
+        check(page.evaluate("document.querySelectorAll('img').length") == 0,
+              "an img element came from a change set")
+        shot(page, "changes")
+        set_card.locator('[data-act="apply"]').click()
+        set_card.wait_for(state="detached", timeout=10000)
+        page.wait_for_selector("#changes-result:not([hidden])", timeout=10000)
+        check("landed" in page.inner_text("#changes-result"), "the answer does not say what landed")
+        check(open(held_file).read() == "held-change\n", "Apply did not land the held file")
+        check(cordon("changes", "list", "--json").stdout.strip() == "", "the applied set is still listed")
+
         # 7. The audit chain page.
         page.goto(BASE + "/#audit")
         page.wait_for_selector("#verify.ok", timeout=10000)
