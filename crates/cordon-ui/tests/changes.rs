@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! The Changes view over real HTTP: change sets made by hand the way a contained run
 //! leaves them (a `ChangeSet` in a temporary base, files written into its layer's upper
 //! directory), listed, shown with their diffs as JSON text, applied and discarded through
@@ -70,6 +71,7 @@ impl Running {
         let set = ChangeSet::create(
             &self.base(),
             &[self.root()],
+            &[],
             &["make".to_string(), "<b>all</b>".to_string()],
         )
         .unwrap();
