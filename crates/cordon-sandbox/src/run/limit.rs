@@ -13,7 +13,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::PathBuf;
 
 /// Kept free on the layers' file system when no limit is given: the smaller of 1 GiB
-/// and 5 % of the file system.
+/// and 5 % of the file system (or half of what is free, when less is).
 const RESERVE_MAX: u64 = 1 << 30;
 
 /// The layers are measured at least this often, whatever the free space says.
@@ -53,9 +53,11 @@ impl ChangesWatch {
             .filter_map(|p| cordon_fs::Dir::open_ambient(p).ok().map(OwnedFd::from))
             .collect();
         let (start_avail, size) = avail(uppers.first()?.as_fd())?;
+        // By default the changes may take what is free but a reserve; on a file system
+        // already nearly full, half of what is left.
         let limit = limit.unwrap_or_else(|| {
             let reserve = RESERVE_MAX.min(size / 20);
-            start_avail.saturating_sub(reserve)
+            start_avail.saturating_sub(reserve).max(start_avail / 2)
         });
         Some(ChangesWatch {
             uppers,
@@ -87,7 +89,7 @@ impl ChangesWatch {
         }
         self.walked = std::time::Instant::now();
         let used: u64 = self.uppers.iter().map(|u| tree_bytes(u.as_fd(), 0)).sum();
-        if used >= self.limit {
+        if used > self.limit {
             self.reached = Some(used);
             return true;
         }
