@@ -425,10 +425,13 @@ impl Started {
                 kind: crate::report::BlockedKind::Write,
                 target: "changes-limit".into(),
                 detail: format!(
-                    "the run's changes took {used} bytes, and the limit is {limit}: the run was stopped and its changes are held for review (raise the limit with --changes-limit or [sandbox] changes_limit)"
+                    "the run's changes took {used} bytes (or the disk holding them was nearly full), and the limit is {limit}: the run was stopped and its changes discarded (raise the limit with --changes-limit or [sandbox] changes_limit)"
                 ),
             });
-            self.spec.hold = true;
+            // A runaway's changes would keep the disk full: they go, nothing is merged.
+            if let Some(set) = self.changes.take() {
+                let _ = set.remove();
+            }
         }
         if let (Some(w), Ok(o)) = (&watch, &mut outcome) {
             o.report.enforced.changes_limit = Some(w.limit());

@@ -407,7 +407,8 @@ echo searched
     );
     assert!(out.contains("searched"), "{out}\n{err}");
     for dump in ["seen-procs.txt", "seen-files.txt"] {
-        let bytes = std::fs::read(w.ws.join(dump)).unwrap();
+        let bytes = std::fs::read(w.ws.join(dump))
+            .unwrap_or_else(|e| panic!("{dump}: {e} (exit {:?})\n{out}\n{err}", o.status));
         let text = String::from_utf8_lossy(&bytes);
         if dump == "seen-procs.txt" {
             assert!(

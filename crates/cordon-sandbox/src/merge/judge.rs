@@ -80,6 +80,14 @@ impl<'a> Judge<'a> {
                 {
                     return Leave::Hold(o.reason());
                 }
+                // A link named like a directory the table lists (`.cargo -> cc`) would
+                // bring what lies behind it past the table: `cc/config.toml` lands as an
+                // ordinary file, and the host's tools read it as `.cargo/config.toml`.
+                if kind == LeftKind::Symlink
+                    && let Some(why) = on_the_way(path, self.root, self.home)
+                {
+                    return Leave::Hold(why);
+                }
                 if kind == LeftKind::Symlink
                     && let Ok(target) =
                         rustix::fs::readlinkat(up, OsStr::from_bytes(name), Vec::new())
@@ -169,4 +177,70 @@ fn read_small(dir: BorrowedFd<'_>, name: &[u8]) -> Option<Vec<u8>> {
         .read_to_end(&mut out)
         .ok()?;
     Some(out)
+}
+
+/// Whether `path` (a symlink) is named like a directory on the way to an entry of the
+/// table of files host tools obey: the entry's pattern, cut before its last component,
+/// matches `path`'s last components (anywhere), its components below the root (at the
+/// root), or below HOME.
+fn on_the_way(path: &Path, root: &Path, home: &Path) -> Option<String> {
+    use cordon_policy::obeyed::{CLASSES, Where};
+    let comps = |base: &Path| -> Option<Vec<&OsStr>> {
+        path.strip_prefix(base).ok().map(|r| r.iter().collect())
+    };
+    let below_root = comps(root).unwrap_or_default();
+    let below_home = comps(home);
+    for class in CLASSES {
+        for e in class.entries {
+            let pat: Vec<&str> = e.pattern.split('/').collect();
+            // Directories on the way: every proper prefix, up to the first `**`.
+            let stop = pat.iter().position(|p| *p == "**").unwrap_or(pat.len() - 1);
+            for k in 1..=stop.min(pat.len() - 1) {
+                let prefix = &pat[..k];
+                // A prefix that is only a wildcard (`*/pip.conf`) names no directory.
+                if prefix.last().is_some_and(|p| p.bytes().all(|b| b == b'*')) {
+                    continue;
+                }
+                let hit = match e.at {
+                    Where::Root => tail_matches(&below_root, prefix, true),
+                    Where::Home => below_home
+                        .as_deref()
+                        .is_some_and(|h| tail_matches(h, prefix, true)),
+                    _ => tail_matches(&below_root, prefix, false),
+                };
+                if hit {
+                    return Some(format!(
+                        "a symlink named like a directory of {} ({}): what it leads to would be read there",
+                        class.name, e.pattern
+                    ));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Whether `comps` ends with `prefix` (or is exactly it, when `whole`), component by
+/// component, ASCII case-insensitively, `*` standing for any run of characters.
+fn tail_matches(comps: &[&OsStr], prefix: &[&str], whole: bool) -> bool {
+    if comps.len() < prefix.len() || (whole && comps.len() != prefix.len()) {
+        return false;
+    }
+    let tail = &comps[comps.len() - prefix.len()..];
+    tail.iter()
+        .zip(prefix)
+        .all(|(c, p)| glob_eq(c.as_bytes(), p.as_bytes()))
+}
+
+fn glob_eq(name: &[u8], pat: &[u8]) -> bool {
+    match pat.iter().position(|b| *b == b'*') {
+        None => name.eq_ignore_ascii_case(pat),
+        Some(i) => {
+            let (head, tail) = (&pat[..i], &pat[i + 1..]);
+            let tail_has_star = tail.contains(&b'*');
+            name.len() >= head.len() + tail.len()
+                && name[..head.len()].eq_ignore_ascii_case(head)
+                && (tail_has_star || name[name.len() - tail.len()..].eq_ignore_ascii_case(tail))
+        }
+    }
 }

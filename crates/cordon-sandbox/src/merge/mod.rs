@@ -271,6 +271,16 @@ pub(crate) fn changed_since(st: &Stat, horizon: Stamp) -> bool {
 /// later writer would follow it.
 pub(crate) fn leads_out(path: &Path, target: &[u8], root: &Path) -> bool {
     let target = Path::new(OsStr::from_bytes(target));
+    // `a/b/up/../x` goes wherever the link `a/b/up` leads, not to `a/b/x`: a `..` after a
+    // named component cannot be judged on the text, so it counts as leading out.
+    let mut named = false;
+    for c in target.components() {
+        match c {
+            Component::Normal(_) => named = true,
+            Component::ParentDir if named => return true,
+            _ => {}
+        }
+    }
     let joined = if target.is_absolute() {
         target.to_path_buf()
     } else {
@@ -396,6 +406,16 @@ impl Merger<'_> {
                 }
             }
             self.removed(path.to_path_buf());
+            return Ok(());
+        }
+        if !self.opts.overwrite && changed_since(&st, self.opts.horizon) {
+            // Entries came or went, or it was moved here, while the run went on: what it
+            // holds may be nothing the run saw (a moved directory keeps its files' old
+            // change times). It stays whole.
+            self.report.spared.push(Refused {
+                path: path.to_path_buf(),
+                reason: "the host changed this directory during the run, which deleted it; it was kept with everything in it".into(),
+            });
             return Ok(());
         }
         if depth >= MAX_DEPTH * 4 {
@@ -727,21 +747,33 @@ impl Merger<'_> {
         if passage && existed {
             return Ok(());
         }
-        rustix::fs::fchmod(&dst_child, Mode::from_raw_mode(merged_mode(mode, true))).map_err(errno(
-            format_args!("cannot set the mode of {}", path.display()),
-        ))
+        let new_mode = if existed {
+            let host = rustix::fs::fstat(&dst_child)
+                .map(|st| st.st_mode)
+                .unwrap_or(0o700);
+            narrowed_dir_mode(host, mode)
+        } else {
+            merged_mode(mode, true)
+        };
+        rustix::fs::fchmod(&dst_child, Mode::from_raw_mode(new_mode)).map_err(errno(format_args!(
+            "cannot set the mode of {}",
+            path.display()
+        )))
     }
 }
 
-/// The mode a merged entry gets: no set-user-ID bit, no set-group-ID bit on a file, and
-/// no write bit for others unless a directory is sticky (as `/tmp` is).
-fn merged_mode(mode: u32, dir: bool) -> u32 {
-    if dir {
-        let m = mode & 0o3777;
-        if m & 0o1000 == 0 { m & !0o002 } else { m }
-    } else {
-        mode & 0o1775
-    }
+/// The mode a merged entry gets: no set-user-ID, set-group-ID or sticky bit, and no write
+/// bit for the group or others: a run never opens a file or a directory (a `.git/hooks`
+/// made `1777`) to other users of the host.
+fn merged_mode(mode: u32, _dir: bool) -> u32 {
+    mode & 0o755
+}
+
+/// The mode of a directory the host already has, after the run changed it: the owner's
+/// bits follow the run, the group's and others' can only narrow (and nothing special is
+/// added).
+fn narrowed_dir_mode(host: u32, run: u32) -> u32 {
+    (run & 0o700) | (host & run & 0o7077)
 }
 
 /// Open `name` in `dst` as a directory, making it when missing. Returns whether a

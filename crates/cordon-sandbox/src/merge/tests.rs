@@ -175,7 +175,7 @@ fn set_id_bits_are_dropped_and_modes_kept() {
     let mode = std::fs::metadata(t.layer.root.join("tool")).unwrap().mode() & 0o7777;
     assert_eq!(mode, 0o755);
     let mode = std::fs::metadata(t.layer.root.join("open")).unwrap().mode() & 0o7777;
-    assert_eq!(mode, 0o664, "no write bit for every user");
+    assert_eq!(mode, 0o644, "no write bit for the group or every user");
     let mode = std::fs::metadata(t.layer.root.join("ro")).unwrap().mode() & 0o7777;
     assert_eq!(mode, 0o555);
     std::fs::set_permissions(
@@ -328,7 +328,9 @@ fn host_changes_made_during_the_run_win_and_are_reported() {
     let m = merge(&t.layer, &opts(home, horizon)).unwrap();
     // What the run saw and replaced is gone; what the host made meanwhile stays.
     assert!(!root.join("build/old.o").exists());
-    assert!(!root.join("build/olddir/x.o").exists());
+    // A directory the host changed during the run stays whole, what the run saw of it
+    // included (a directory moved in keeps its files' old change times).
+    assert!(root.join("build/olddir/x.o").exists());
     assert_eq!(read(&root.join("build/new.o")), "new");
     assert_eq!(read(&root.join("build/user-notes.txt")), "notes");
     assert_eq!(read(&root.join("build/userdir/y")), "y");
@@ -353,9 +355,9 @@ fn host_changes_made_during_the_run_win_and_are_reported() {
     assert_eq!(
         spared,
         [
-            root.join("build/olddir/fresh.o"),
+            root.join("build/olddir"),
             root.join("build/user-notes.txt"),
-            root.join("build/userdir/y"),
+            root.join("build/userdir"),
         ]
     );
     assert!(m.left_for_review());
@@ -656,4 +658,73 @@ fn what_host_tools_obey_or_run_waits_for_review() {
     let m = merge(&t.layer, &opts(Path::new("/nonexistent"), horizon)).unwrap();
     assert!(m.held.is_empty() && m.refused.is_empty(), "{m:?}");
     assert!(read(&root.join("clone/.git/config")).contains("example.com"));
+}
+
+#[test]
+fn a_directory_moved_in_during_the_run_is_kept_whole() {
+    let t = setup(None);
+    let (root, up) = (&t.layer.root, &t.layer.upper);
+    std::fs::create_dir_all(root.join("build")).unwrap();
+    std::fs::create_dir_all(root.join("docs/notes")).unwrap();
+    std::fs::write(root.join("docs/notes/n.md"), "precious").unwrap();
+    let horizon = start();
+    std::fs::create_dir(up.join("build")).unwrap();
+    opaque(&up.join("build"));
+    std::fs::write(up.join("build/b.o"), "new").unwrap();
+    // The user's tree moved in while the run went on: its files keep old change times.
+    std::fs::rename(root.join("docs/notes"), root.join("build/notes")).unwrap();
+    merge(&t.layer, &opts(Path::new("/nonexistent"), horizon)).unwrap();
+    assert_eq!(read(&root.join("build/notes/n.md")), "precious");
+    assert_eq!(read(&root.join("build/b.o")), "new");
+}
+
+#[test]
+fn modes_never_open_a_directory_or_file_to_others() {
+    let t = setup(None);
+    let (root, up) = (&t.layer.root, &t.layer.upper);
+    std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+    std::fs::set_permissions(
+        root.join(".git/hooks"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let horizon = start();
+    std::fs::create_dir_all(up.join(".git/hooks")).unwrap();
+    std::fs::set_permissions(
+        up.join(".git/hooks"),
+        std::fs::Permissions::from_mode(0o1777),
+    )
+    .unwrap();
+    std::fs::create_dir(up.join("pub")).unwrap();
+    std::fs::set_permissions(up.join("pub"), std::fs::Permissions::from_mode(0o2777)).unwrap();
+    merge(&t.layer, &opts(Path::new("/nonexistent"), horizon)).unwrap();
+    let mode = |p: &str| std::fs::metadata(root.join(p)).unwrap().mode() & 0o7777;
+    assert_eq!(mode(".git/hooks"), 0o755);
+    assert_eq!(mode("pub"), 0o755);
+}
+
+#[test]
+fn links_that_climb_through_other_links_or_name_obeyed_directories_wait() {
+    let t = setup(None);
+    let (root, up) = (&t.layer.root, &t.layer.upper);
+    std::fs::create_dir_all(up.join("a/b")).unwrap();
+    std::os::unix::fs::symlink("a/b/up/../victim", up.join("esc")).unwrap();
+    std::fs::create_dir(up.join("cc")).unwrap();
+    std::fs::write(
+        up.join("cc/config.toml"),
+        "[build]\nrustc-wrapper = \"x\"\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("cc", up.join(".cargo")).unwrap();
+    std::os::unix::fs::symlink("y", up.join(".github")).unwrap();
+    std::os::unix::fs::symlink("../lib/x", up.join("a/fine")).unwrap();
+    let m = merge_layer(&t.layer, Path::new("/nonexistent")).unwrap();
+    let mut held: Vec<_> = m
+        .held
+        .iter()
+        .map(|h| h.path.strip_prefix(root).unwrap().display().to_string())
+        .collect();
+    held.sort();
+    assert_eq!(held, [".cargo", ".github", "esc"], "{m:?}");
+    assert!(root.join("a/fine").symlink_metadata().is_ok());
 }

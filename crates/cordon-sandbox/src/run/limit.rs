@@ -32,6 +32,9 @@ pub(crate) struct ChangesWatch {
     next: u64,
     /// When the layers were last measured.
     walked: std::time::Instant,
+    /// Stop when the file system's free space falls below this, whoever took it: files
+    /// the run deleted while still writing them take space no walk can find.
+    floor: u64,
     /// The size the layers reached, once they passed the limit.
     pub(crate) reached: Option<u64>,
 }
@@ -59,9 +62,11 @@ impl ChangesWatch {
             let reserve = RESERVE_MAX.min(size / 20);
             start_avail.saturating_sub(reserve).max(start_avail / 2)
         });
+        let floor = RESERVE_MAX.min(size / 20).min(start_avail / 2);
         Some(ChangesWatch {
             uppers,
             limit,
+            floor,
             start_avail,
             next: limit,
             walked: std::time::Instant::now(),
@@ -84,6 +89,10 @@ impl ChangesWatch {
             return false;
         };
         let lost = self.start_avail.saturating_sub(now);
+        if now < self.floor {
+            self.reached = Some(lost);
+            return true;
+        }
         if lost < self.next && self.walked.elapsed() < WALK_EVERY {
             return false;
         }
