@@ -4,8 +4,8 @@
 //! `~/.cargo/.package-cache`, `~/.npm`, `~/.cache/pip`, Go's module and build caches,
 //! Gradle's and Maven's repositories). HOME is hidden or read-only in the sandbox, so
 //! without help `cargo test` of a new crate fails on its lock. Each run therefore takes a
-//! *cache slot*: a directory `caches/KEY/slot-N` under cordon's state directory, where
-//! `KEY` names the run's workspace ([`workspace_key`]) and slot N is one that no other
+//! *cache slot*: a directory `caches/WS/slot-N` under cordon's state directory, where
+//! `WS` names the run's workspace ([`workspace_key`]) and slot N is one that no other
 //! running cordon holds (a `flock` on its `lock` file). In it, each cache that exists on
 //! the host gets an overlayfs upper layer over the real cache (read from, never written),
 //! and each cache that does not exist gets a plain directory bound in its place. Deleting
