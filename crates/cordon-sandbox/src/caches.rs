@@ -319,16 +319,24 @@ fn reset(top: &Dir, keep: &Keep) -> Result<Vec<OsString>, FsError> {
     Ok(removed)
 }
 
+/// The directory `name` in `at`, made (mode 0700) when missing. It is opened first: on
+/// every run but a slot's first it is there, and every start pays for each system call.
+fn subdir(at: &Dir, name: &str) -> Result<Dir, FsError> {
+    match at.open_dir(Path::new(name)) {
+        Err(e) if e.is_not_found() => at.create_dir_all(Path::new(name), 0o700),
+        other => other,
+    }
+}
+
 /// The layer directory `name` in `at`, made when missing and given back mode 0700 when a
 /// run changed it: a `chmod 000 ~/.cargo` must neither hide what the layer holds from the
 /// reset nor keep the next run from writing.
 fn open_layer(at: &Dir, name: &str) -> Result<Dir, FsError> {
-    let rel = Path::new(name);
-    let dir = match at.create_dir_all(rel, 0o700) {
+    let dir = match subdir(at, name) {
         Ok(d) => d,
         Err(e) if e.raw_os_error() == Some(libc::EACCES) => {
-            at.set_mode(rel, 0o700)?;
-            at.create_dir_all(rel, 0o700)?
+            at.set_mode(Path::new(name), 0o700)?;
+            subdir(at, name)?
         }
         Err(e) => return Err(e),
     };
@@ -362,13 +370,9 @@ impl CacheSlot {
             })
             .collect::<Result<Vec<&str>, _>>()?;
         let base = Dir::private_ambient(req.base).map_err(fs_error)?;
-        let ours = base
-            .create_dir_all(Path::new(&workspace_key(req.workspace)), 0o700)
-            .map_err(fs_error)?;
+        let ours = subdir(&base, &workspace_key(req.workspace)).map_err(fs_error)?;
         for n in 0..MAX_SLOTS {
-            let dir = ours
-                .create_dir_all(Path::new(&format!("slot-{n}")), 0o700)
-                .map_err(fs_error)?;
+            let dir = subdir(&ours, &format!("slot-{n}")).map_err(fs_error)?;
             let lock = dir.open_rw(Path::new("lock"), 0o600).map_err(fs_error)?;
             if lock.try_lock().is_err() {
                 continue;
@@ -391,9 +395,7 @@ impl CacheSlot {
             let mut removed = Vec::new();
             for (path, rel) in req.caches.iter().zip(&rels) {
                 let name = layer_name(rel);
-                let at = dir
-                    .create_dir_all(Path::new(&name), 0o700)
-                    .map_err(fs_error)?;
+                let at = subdir(&dir, &name).map_err(fs_error)?;
                 let host_has_it = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir());
                 let (top, work) = if host_has_it {
                     ("upper", Some("work"))
@@ -402,7 +404,7 @@ impl CacheSlot {
                 };
                 let top_dir = open_layer(&at, top).map_err(fs_error)?;
                 if let Some(w) = work {
-                    at.create_dir_all(Path::new(w), 0o700).map_err(fs_error)?;
+                    subdir(&at, w).map_err(fs_error)?;
                 }
                 let keep = kept(rel, req.home, req.persist, req.programs);
                 for gone in reset(&top_dir, &keep).map_err(fs_error)? {
