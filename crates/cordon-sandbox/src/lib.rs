@@ -105,7 +105,10 @@ mod state_mask;
 mod sys;
 mod system_secrets;
 
-pub use caches::{CacheLayer, CacheSlot, DEV_CACHES, caches_base};
+pub use caches::{
+    CACHE_DATA, CacheData, CacheLayer, CacheRequest, CacheSlot, DEV_CACHES, Persist, SLOT_INSTALLS,
+    caches_base, workspace_key,
+};
 pub use changes::{
     ChangeMeta, ChangeSet, Layer, LeftChanges, Stamp, changes_base, changes_bases, changes_home,
     claim, list_left,

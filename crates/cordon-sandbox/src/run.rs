@@ -209,12 +209,8 @@ impl Helper {
         let slot = if caches.is_empty() {
             None
         } else {
-            // A slot keeps its own caches, which persist with it.
-            let base = match &spec.slot {
-                Some(slot) => slot.caches.clone(),
-                None => crate::caches::caches_base(&spec.writable_roots, &caches),
-            };
-            match crate::caches::CacheSlot::take(&base, &caches) {
+            // The workspace's slot (a `--slot` keeps its own), reset before it is handed out.
+            match crate::caches::CacheSlot::for_run(&spec, &caches) {
                 Ok(slot) => {
                     spec.plan.caches = slot.layers().to_vec();
                     Some(slot)

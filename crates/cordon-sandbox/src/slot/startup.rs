@@ -1,4 +1,3 @@
-#![allow(clippy::disallowed_methods)]
 //! Start-up files in a slot: reset before every run, so that no run leaves code that a
 //! later run executes without naming it.
 //!
@@ -17,16 +16,23 @@
 //! - every path of `cordon_policy::guards::PROTECTED_HOME_PATHS`, the list that
 //!   containment already keeps a contained run from writing in the host's HOME, except
 //!   the install trees named in [`INSTALL_TREES`];
-//! - in those install trees: Python's start-up hooks, and any program in a `bin`
-//!   directory that has the name of a program of the system's `PATH` (a `git` or `sh`
-//!   planted in `~/.local/bin` would run in place of the real one).
+//! - in those install trees: Python's start-up hooks;
+//! - in every directory of programs of the slot (its `bin` directories, and the
+//!   directories of the host's `PATH` that lie inside HOME, such as pnpm's home) and of
+//!   its cache layers: any entry named like a program in *any* directory of the host's
+//!   `PATH`, HOME's own included. A `git` or `sh` planted in `~/.local/bin` would run in
+//!   place of the real one, and so would a `cargo` planted in the `~/.cargo` cache layer,
+//!   over rustup's `~/.cargo/bin/cargo` in the host's cache below it; a whiteout of that
+//!   name would hide it, and an opaque mark on a cache layer's directory of programs
+//!   would hide all of them (the mark is removed). What a slot installs under another
+//!   name stays (`cargo install ripgrep` leaves `~/.cargo/bin/rg`).
 //!
 //! A symlink met on the way to one of these paths is removed rather than followed. A
 //! user who wants start-up files kept opts in (`cordon exec --slot-keep-startup`).
 
 use super::tree::open_root;
 use super::{SlotError, SlotMounts, SlotPaths, remove_tree};
-use crate::caches::CacheLayer;
+use crate::caches::{CacheLayer, program_dirs};
 use cordon_policy::guards::PROTECTED_HOME_PATHS;
 use rustix::fd::OwnedFd;
 use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
@@ -62,7 +68,8 @@ pub const INSTALL_TREES: &[&str] = &[
 /// itself (cached without a hash). Reset with the start-up files; what was downloaded stays.
 pub const UNCHECKED_CACHE_PATHS: &[&str] = &[".cargo/registry/src", ".cache/pip/wheels"];
 
-/// Directories of programs run by name, checked for names that shadow the system's.
+/// Directories of programs run by name, checked for names that shadow the host's; the
+/// directories of the host's `PATH` inside HOME are checked too.
 const BIN_DIRS: &[&str] = &[
     ".local/bin",
     ".cargo/bin",
@@ -76,7 +83,7 @@ const BIN_DIRS: &[&str] = &[
     "go/bin",
 ];
 
-/// Where the system's programs are, besides the directories of `PATH` outside HOME.
+/// Where the system's programs are, besides the directories of the host's `PATH`.
 const SYSTEM_BIN: &[&str] = &[
     "/usr/local/sbin",
     "/usr/local/bin",
@@ -97,12 +104,12 @@ pub fn startup_paths() -> impl Iterator<Item = &'static str> {
 
 /// The start-up files found in a tree that appears at `at` (relative to HOME: empty for
 /// the slot's HOME, `.cargo` for that cache's layer), relative to HOME. With `remove`,
-/// each is removed as it is found; `programs` are the system's directories of programs.
+/// each is removed as it is found.
 fn sweep(
     root: &Path,
     at: &Path,
     remove: bool,
-    programs: &[PathBuf],
+    programs: &Programs,
 ) -> Result<Vec<PathBuf>, SlotError> {
     let Some(fd) = open_tree(root)? else {
         return Ok(Vec::new());
@@ -124,16 +131,30 @@ fn sweep(
             hit(&hit_at, &mut found);
         }
     }
-    for p in BIN_DIRS {
-        let Some(rel) = beneath(Path::new(p), at).filter(|r| present(r)) else {
-            continue;
+    for b in &programs.bins {
+        // A directory of programs that is the cache layer itself (pnpm's home) or lies
+        // beneath it.
+        let rel = if b.as_path() == at {
+            PathBuf::new()
+        } else {
+            match beneath(b, at).filter(|r| present(r)) {
+                Some(rel) => rel,
+                None => continue,
+            }
         };
         let Some(dir) = open_dir(&fd, root, &rel)? else {
             continue;
         };
+        // An overlayfs layer's opaque directory hides every program of the host's one
+        // below it; the slot's HOME is no layer.
+        if !at.as_os_str().is_empty()
+            && opaque(&dir, remove).map_err(|e| unreadable(&root.join(&rel), e))?
+        {
+            hit(&rel, &mut found);
+        }
         for name in names(&dir, &root.join(&rel))? {
             let name = OsStr::from_bytes(&name);
-            if programs.iter().any(|d| d.join(name).exists()) {
+            if programs.shadows(name) {
                 if remove {
                     remove_entry(&dir, name, &root.join(&rel))?;
                 }
@@ -174,7 +195,7 @@ pub fn reset_startup(
     layers: &[CacheLayer],
     home: &Path,
 ) -> Result<Vec<PathBuf>, SlotError> {
-    let programs = system_programs(std::env::var_os("PATH").as_deref(), home);
+    let programs = Programs::of(std::env::var_os("PATH").as_deref(), home);
     let mut removed = sweep(&slot.home, Path::new(""), true, &programs)?;
     for layer in layers {
         if let Ok(at) = layer.path.strip_prefix(home) {
@@ -191,20 +212,68 @@ pub fn startup_files(paths: &SlotPaths) -> Result<Vec<PathBuf>, SlotError> {
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .unwrap_or_default();
-    let programs = system_programs(std::env::var_os("PATH").as_deref(), &home);
+    let programs = Programs::of(std::env::var_os("PATH").as_deref(), &home);
     sweep(&paths.home(), Path::new(""), false, &programs)
 }
 
-/// The system's directories of programs: [`SYSTEM_BIN`] and those of `path` outside
-/// `home`.
-fn system_programs(path: Option<&OsStr>, home: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = SYSTEM_BIN.iter().map(PathBuf::from).collect();
-    if let Some(path) = path {
-        out.extend(std::env::split_paths(path).filter(|d| d.is_absolute() && !d.starts_with(home)));
+/// The host's programs, and where in a slot a program would shadow one of them.
+struct Programs {
+    /// The host's directories of programs: [`SYSTEM_BIN`] and every directory of its
+    /// `PATH`, those inside HOME included (rustup's `~/.cargo/bin`).
+    dirs: Vec<PathBuf>,
+    /// The slot's directories of programs, relative to HOME: [`BIN_DIRS`] and the
+    /// directories of the host's `PATH` that lie inside HOME (HOME itself is not one: its
+    /// top holds the slot's whole tree).
+    bins: Vec<PathBuf>,
+}
+
+impl Programs {
+    /// The programs of the host whose `PATH` is `path` and whose HOME is `home`.
+    fn of(path: Option<&OsStr>, home: &Path) -> Programs {
+        let mut dirs: Vec<PathBuf> = SYSTEM_BIN.iter().map(PathBuf::from).collect();
+        dirs.extend(program_dirs(path));
+        dirs.sort();
+        dirs.dedup();
+        let home_canonical = std::fs::canonicalize(home).ok();
+        let mut bins: Vec<PathBuf> = BIN_DIRS.iter().map(PathBuf::from).collect();
+        for d in &dirs {
+            let inside = d
+                .strip_prefix(home)
+                .ok()
+                .or_else(|| d.strip_prefix(home_canonical.as_ref()?).ok());
+            if let Some(rel) = inside.filter(|r| !r.as_os_str().is_empty()) {
+                bins.push(rel.to_path_buf());
+            }
+        }
+        bins.sort();
+        bins.dedup();
+        Programs { dirs, bins }
     }
-    out.sort();
-    out.dedup();
-    out
+
+    /// Whether anything named `name` is in one of the host's directories of programs
+    /// (looked at without following a link at its name: a dangling one counts).
+    fn shadows(&self, name: &OsStr) -> bool {
+        self.dirs
+            .iter()
+            .any(|d| std::fs::symlink_metadata(d.join(name)).is_ok())
+    }
+}
+
+/// overlayfs's mark of an opaque directory in a layer (cordon mounts with `userxattr`).
+const OPAQUE: &str = "user.overlay.opaque";
+
+/// Whether the directory `dir` of a cache layer carries overlayfs's opaque mark; with
+/// `remove`, the mark is removed, so the host's directory below shows through again.
+fn opaque(dir: &OwnedFd, remove: bool) -> Result<bool, rustix::io::Errno> {
+    match rustix::fs::fgetxattr(dir, OPAQUE, &mut [0u8; 8]) {
+        Ok(_) | Err(rustix::io::Errno::RANGE) => {}
+        Err(rustix::io::Errno::NODATA | rustix::io::Errno::NOTSUP) => return Ok(false),
+        Err(e) => return Err(e),
+    }
+    if remove {
+        rustix::fs::fremovexattr(dir, OPAQUE)?;
+    }
+    Ok(true)
 }
 
 /// `p` relative to `at` when it lies beneath it (`at` empty: `p` itself).
@@ -293,9 +362,19 @@ fn open_tree(root: &Path) -> Result<Option<OwnedFd>, SlotError> {
     let fd = match open_root(root) {
         Ok(fd) => fd,
         Err(_) => {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o700))
-                .map_err(|e| SlotError::io(format_args!("cannot open {}", root.display()), e))?;
+            // A run may have taken its own access away: given back without following a
+            // link at the name.
+            let (Some(parent), Some(name)) = (root.parent(), root.file_name()) else {
+                return Err(unreadable(root, rustix::io::Errno::INVAL));
+            };
+            cordon_fs::Dir::open_ambient(parent)
+                .and_then(|d| d.set_mode(Path::new(name), 0o700))
+                .map_err(|e| {
+                    SlotError::io(
+                        format_args!("cannot open {}", root.display()),
+                        std::io::Error::from(e),
+                    )
+                })?;
             open_root(root)?
         }
     };
@@ -416,6 +495,7 @@ fn python_hook(dir: &OwnedFd, name: &OsStr) -> bool {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 mod tests {
     use super::*;
 
@@ -477,7 +557,10 @@ mod tests {
         std::fs::write(outside.join("fish/config.fish"), "host").unwrap();
         std::fs::create_dir_all(home.join(".config")).unwrap();
         std::os::unix::fs::symlink(outside.join("fish"), home.join(".config/fish")).unwrap();
-        let programs = vec![bins];
+        let programs = Programs {
+            dirs: vec![bins],
+            bins: BIN_DIRS.iter().map(PathBuf::from).collect(),
+        };
         let listed = sweep(&home, Path::new(""), false, &programs).unwrap();
         let want = [
             ".bashrc",
@@ -545,5 +628,92 @@ mod tests {
         );
         assert!(layer.join("registry/cache/idx/serde-1.0.0.crate").is_file());
         assert!(!layer.join("registry/src").exists());
+    }
+
+    /// rustup's `cargo` lives in HOME (`~/.cargo/bin`, on the host's `PATH`): a program
+    /// of that name left in the slot's `~/.cargo` layer, a whiteout hiding it, or an
+    /// opaque mark hiding the whole directory is gone before the next run; `rg`, which
+    /// the host lacks, stays. The same holds for every other directory of the host's
+    /// `PATH` inside HOME, pnpm's home (a cache layer itself) included.
+    #[test]
+    fn programs_named_like_the_hosts_go_even_from_home_and_cache_layers() {
+        let t = tempfile::tempdir().unwrap();
+        let host = t.path().join("host");
+        for d in [".cargo/bin", "tools", ".local/share/pnpm"] {
+            std::fs::create_dir_all(host.join(d)).unwrap();
+        }
+        for p in [
+            ".cargo/bin/cargo",
+            ".cargo/bin/rustc",
+            "tools/fmt",
+            ".local/share/pnpm/pnpm",
+        ] {
+            std::fs::write(host.join(p), "host").unwrap();
+        }
+        let path = std::env::join_paths([
+            host.join(".cargo/bin"),
+            host.join("tools"),
+            host.join(".local/share/pnpm"),
+            PathBuf::from("/usr/bin"),
+        ])
+        .unwrap();
+        let programs = Programs::of(Some(&path), &host);
+        for b in ["tools", ".cargo/bin", ".local/share/pnpm", ".local/bin"] {
+            assert!(
+                programs.bins.contains(&PathBuf::from(b)),
+                "{b}: {:?}",
+                programs.bins
+            );
+        }
+        assert!(!programs.bins.contains(&PathBuf::new()));
+
+        let cargo = t.path().join("cargo-layer");
+        std::fs::create_dir_all(cargo.join("bin")).unwrap();
+        std::fs::write(cargo.join("bin/cargo"), "planted").unwrap();
+        std::fs::write(cargo.join("bin/rg"), "installed").unwrap();
+        let whiteout = rustix::fs::mknodat(
+            rustix::fs::CWD,
+            cargo.join("bin/rustc"),
+            FileType::CharacterDevice,
+            Mode::empty(),
+            0,
+        )
+        .is_ok();
+        let marked = rustix::fs::setxattr(
+            cargo.join("bin"),
+            OPAQUE,
+            b"y",
+            rustix::fs::XattrFlags::empty(),
+        )
+        .is_ok();
+        let mut got = sweep(&cargo, Path::new(".cargo"), true, &programs).unwrap();
+        got.sort();
+        let mut want = vec![PathBuf::from(".cargo/bin/cargo")];
+        if whiteout {
+            want.push(PathBuf::from(".cargo/bin/rustc"));
+        }
+        if marked {
+            want.push(PathBuf::from(".cargo/bin"));
+        }
+        want.sort();
+        assert_eq!(got, want);
+        assert!(cargo.join("bin/rg").is_file());
+        assert!(std::fs::symlink_metadata(cargo.join("bin/rustc")).is_err());
+        assert!(rustix::fs::getxattr(cargo.join("bin"), OPAQUE, &mut [0u8; 8]).is_err());
+
+        let pnpm = t.path().join("pnpm-layer");
+        std::fs::create_dir_all(pnpm.join("store")).unwrap();
+        std::fs::write(pnpm.join("pnpm"), "planted").unwrap();
+        let got = sweep(&pnpm, Path::new(".local/share/pnpm"), true, &programs).unwrap();
+        assert_eq!(got, vec![PathBuf::from(".local/share/pnpm/pnpm")]);
+        assert!(pnpm.join("store").is_dir());
+
+        let slot_home = t.path().join("slot-home");
+        std::fs::create_dir_all(slot_home.join("tools")).unwrap();
+        std::fs::write(slot_home.join("tools/fmt"), "planted").unwrap();
+        std::fs::write(slot_home.join("tools/mine"), "mine").unwrap();
+        let got = sweep(&slot_home, Path::new(""), true, &programs).unwrap();
+        assert_eq!(got, vec![PathBuf::from("tools/fmt")]);
+        assert!(slot_home.join("tools/mine").is_file());
     }
 }
