@@ -472,7 +472,13 @@ mod tests {
         std::fs::write(other.join("out.txt"), "x").unwrap();
         std::fs::write(ws.join("in.txt"), "x").unwrap();
         std::os::unix::fs::symlink(other.join("out.txt"), top.join("link")).unwrap();
-        let builder = || SandboxBuilder::new(["true"]).workspace(&ws).home(&top);
+        // Asking for any tier: the single file is what makes the full tier required.
+        let builder = || {
+            SandboxBuilder::new(["true"])
+                .workspace(&ws)
+                .home(&top)
+                .require(Require::Any)
+        };
         let spec = builder()
             // Where the link leads; and a file the workspace already makes writable.
             .writable_file(top.join("link"))
@@ -482,6 +488,7 @@ mod tests {
         assert_eq!(spec.writable_files, vec![other.join("out.txt")]);
         assert_eq!(spec.writable_roots, vec![other.clone(), ws.clone()]);
         assert!(matches!(spec.require, Require::Full));
+        // A file the workspace already makes writable asks for no tier of its own.
         let spec = builder().writable_file(ws.join("in.txt")).build().unwrap();
         assert!(spec.writable_files.is_empty());
         assert!(matches!(spec.require, Require::Any));
