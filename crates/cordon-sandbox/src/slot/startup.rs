@@ -670,7 +670,8 @@ mod tests {
         let cargo = t.path().join("cargo-layer");
         std::fs::create_dir_all(cargo.join("bin")).unwrap();
         std::fs::write(cargo.join("bin/cargo"), "planted").unwrap();
-        std::fs::write(cargo.join("bin/rg"), "installed").unwrap();
+        // Named like no program of any host (this test's PATH holds /usr/bin).
+        std::fs::write(cargo.join("bin/cordon-test-tool"), "installed").unwrap();
         let whiteout = rustix::fs::mknodat(
             rustix::fs::CWD,
             cargo.join("bin/rustc"),
@@ -697,7 +698,7 @@ mod tests {
         }
         want.sort();
         assert_eq!(got, want);
-        assert!(cargo.join("bin/rg").is_file());
+        assert!(cargo.join("bin/cordon-test-tool").is_file());
         assert!(std::fs::symlink_metadata(cargo.join("bin/rustc")).is_err());
         assert!(rustix::fs::getxattr(cargo.join("bin"), OPAQUE, &mut [0u8; 8]).is_err());
 
