@@ -400,9 +400,12 @@ impl Started {
             go_w,
             res_r,
             &self.spec,
-            cgroup.as_ref(),
-            watch.as_mut(),
-            self.undo.as_ref(),
+            wait::Aside {
+                cgroup: cgroup.as_ref(),
+                watch: watch.as_mut(),
+                undo: self.undo.as_ref(),
+                start_after: self.changes.as_ref().map(|s| s.meta().horizon()),
+            },
         );
         // Every process of the sandbox is gone: nothing may be left in its scratch.
         if let Some(scratch) = self.scratch.take()

@@ -259,11 +259,13 @@ fn xattr(fd: BorrowedFd<'_>, name: &str) -> Option<Vec<u8>> {
     }
 }
 
-/// Whether `st` (a host entry) changed at or after `horizon`: the host's own change,
-/// made while the run went on.
+/// Whether `st` (a host entry) changed after `horizon`: the host's own change, made
+/// while the run went on. The command starts only once the file-time clock has moved
+/// past the horizon (see `run/wait.rs`), so a change in the horizon's own tick was made
+/// before the command could see anything, and the run saw it.
 pub(crate) fn changed_since(st: &Stat, horizon: Stamp) -> bool {
     let nanos = i64::try_from(st.st_ctime_nsec).unwrap_or(i64::MAX);
-    (st.st_ctime, nanos) >= (horizon.secs, horizon.nanos)
+    (st.st_ctime, nanos) > (horizon.secs, horizon.nanos)
 }
 
 /// Whether the symlink at `path` (in the root `root`) with `target` leads out of

@@ -74,15 +74,31 @@ pub fn with_forwarded_signals_blocked<T>(f: impl FnOnce() -> T) -> T {
     out
 }
 
+/// What the caller's side of a run watches and undoes besides the helper itself.
+pub(super) struct Aside<'a> {
+    /// The helper's pids cgroup.
+    pub(super) cgroup: Option<&'a Made>,
+    /// The bound on the run's changes.
+    pub(super) watch: Option<&'a mut super::limit::ChangesWatch>,
+    /// What the fallback tier undoes after the run.
+    pub(super) undo: Option<&'a Snapshot>,
+    /// The command starts only after the file-time clock has passed this.
+    pub(super) start_after: Option<crate::changes::Stamp>,
+}
+
 pub(super) fn finish(
     mut child: Child,
     mut go_w: std::fs::File,
     res_r: std::fs::File,
     spec: &SandboxSpec,
-    cgroup: Option<&Made>,
-    watch: Option<&mut super::limit::ChangesWatch>,
-    undo: Option<&Snapshot>,
+    aside: Aside<'_>,
 ) -> Result<Outcome, SandboxError> {
+    let Aside {
+        cgroup,
+        watch,
+        undo,
+        start_after,
+    } = aside;
     use nix::sys::signalfd::{SfdFlags, SignalFd};
     let set = forwarded_signals();
     let mut old = SigSet::empty();
@@ -136,6 +152,16 @@ pub(super) fn finish(
         }
     }
     // A helper that died early closed its end; its status tells why.
+    // The command may start only once the clock file change times come from has moved
+    // past the run's recorded start: a host change stamped in that same tick was made
+    // before the command could see the tree (the merge counts only later ones as the
+    // host's). Usually long past by now (building the sandbox takes longer than a tick).
+    if let Some(h) = start_after {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(50);
+        while crate::changes::Stamp::now() <= h && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+    }
     let _ = go_w.write_all(&[GO]);
     drop(go_w);
 
