@@ -41,8 +41,8 @@ pub struct Layer {
     pub files: Vec<PathBuf>,
 }
 
-/// A point in time as the kernel stamps files with it (`CLOCK_REALTIME_COARSE`: a
-/// change made after it gets a change time at or after it).
+/// A point in time, comparable with file change times (the realtime clock they are
+/// taken from, finely or coarsely).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Stamp {
     /// Seconds since the epoch.
@@ -52,9 +52,19 @@ pub struct Stamp {
 }
 
 impl Stamp {
-    /// Now, by the clock file change times are taken from.
+    /// Now, finely: no file changed before this moment carries a later change time.
     pub fn now() -> Stamp {
-        let t = rustix::time::clock_gettime(rustix::time::ClockId::RealtimeCoarse);
+        Stamp::of(rustix::time::ClockId::Realtime)
+    }
+
+    /// Now by the coarse clock most change times are taken from: a file changed after
+    /// this reads a change time at least this late (whether stamped coarsely or finely).
+    pub fn coarse_now() -> Stamp {
+        Stamp::of(rustix::time::ClockId::RealtimeCoarse)
+    }
+
+    fn of(clock: rustix::time::ClockId) -> Stamp {
+        let t = rustix::time::clock_gettime(clock);
         Stamp {
             secs: t.tv_sec,
             nanos: t.tv_nsec,

@@ -260,9 +260,9 @@ fn xattr(fd: BorrowedFd<'_>, name: &str) -> Option<Vec<u8>> {
 }
 
 /// Whether `st` (a host entry) changed after `horizon`: the host's own change, made
-/// while the run went on. The command starts only once the file-time clock has moved
-/// past the horizon (see `run/wait.rs`), so a change in the horizon's own tick was made
-/// before the command could see anything, and the run saw it.
+/// while the run went on. The horizon is taken finely and the command starts only once
+/// the coarse clock has passed it (see `run/wait.rs`), so a change stamped at or before
+/// it was made before the command could see anything, and the run saw it.
 pub(crate) fn changed_since(st: &Stat, horizon: Stamp) -> bool {
     let nanos = i64::try_from(st.st_ctime_nsec).unwrap_or(i64::MAX);
     (st.st_ctime, nanos) > (horizon.secs, horizon.nanos)

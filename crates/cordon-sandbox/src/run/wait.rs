@@ -152,13 +152,14 @@ pub(super) fn finish(
         }
     }
     // A helper that died early closed its end; its status tells why.
-    // The command may start only once the clock file change times come from has moved
-    // past the run's recorded start: a host change stamped in that same tick was made
-    // before the command could see the tree (the merge counts only later ones as the
-    // host's). Usually long past by now (building the sandbox takes longer than a tick).
+    // The command may start only once even the coarse clock file change times come from
+    // has passed the run's recorded (fine) start: every host change the command could
+    // miss is then stamped after it, and every change made before it is stamped before
+    // it, coarsely or finely (the merge counts only later ones as the host's). Usually
+    // long past by now (building the sandbox takes longer than a clock tick).
     if let Some(h) = start_after {
         let deadline = std::time::Instant::now() + std::time::Duration::from_millis(50);
-        while crate::changes::Stamp::now() <= h && std::time::Instant::now() < deadline {
+        while crate::changes::Stamp::coarse_now() <= h && std::time::Instant::now() < deadline {
             std::thread::sleep(std::time::Duration::from_micros(200));
         }
     }
