@@ -158,8 +158,9 @@ fn might_shadow(path: &Path, root: &Path, kind: LeftKind) -> bool {
     in_bin || (importable && kind != LeftKind::Dir)
 }
 
-/// The content of the regular file `name` in `dir`, when it is small enough to judge.
-fn read_small(dir: BorrowedFd<'_>, name: &[u8]) -> Option<Vec<u8>> {
+/// At most `cap` bytes of the regular file `name` in `dir` (a link, a fifo or a device is
+/// not read); the caller tells a file that filled `cap` from one that fits.
+pub(super) fn read_regular(dir: BorrowedFd<'_>, name: &[u8], cap: u64) -> Option<Vec<u8>> {
     let fd = rustix::fs::openat(
         dir,
         OsStr::from_bytes(name),
@@ -173,10 +174,16 @@ fn read_small(dir: BorrowedFd<'_>, name: &[u8]) -> Option<Vec<u8>> {
     }
     let mut out = Vec::new();
     std::fs::File::from(fd)
-        .take(MAX_GIT_CONFIG + 1)
+        .take(cap)
         .read_to_end(&mut out)
         .ok()?;
     Some(out)
+}
+
+/// The content of the regular file `name` in `dir`, cut one byte past the largest git
+/// configuration judged (so that a larger one is refused as too large).
+fn read_small(dir: BorrowedFd<'_>, name: &[u8]) -> Option<Vec<u8>> {
+    read_regular(dir, name, MAX_GIT_CONFIG + 1)
 }
 
 /// Whether `path` (a symlink) is named like a directory on the way to an entry of the

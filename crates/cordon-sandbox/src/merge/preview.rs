@@ -10,9 +10,8 @@ use super::{DIR_FLAGS, MAX_DEPTH, MergeOptions, changed_since, kind_of, names, x
 use crate::changes::Layer;
 use crate::error::SandboxError;
 use cordon_policy::planted::{Leave, LeftKind};
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
+use rustix::fs::{AtFlags, FileType, Mode, Stat};
 use std::ffi::OsStr;
-use std::io::Read;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -74,24 +73,10 @@ struct Walk<'a> {
     out: Vec<Pending>,
 }
 
+/// The regular file `name` in `dir`, when it holds at most `limit` bytes.
 fn read_at(dir: BorrowedFd<'_>, name: &[u8], limit: u64) -> Option<Vec<u8>> {
-    let fd = rustix::fs::openat(
-        dir,
-        OsStr::from_bytes(name),
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .ok()?;
-    let st = rustix::fs::fstat(&fd).ok()?;
-    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
-        return None;
-    }
-    let mut out = Vec::new();
-    std::fs::File::from(fd)
-        .take(limit + 1)
-        .read_to_end(&mut out)
-        .ok()?;
-    (out.len() as u64 <= limit).then_some(out)
+    super::judge::read_regular(dir, name, limit.saturating_add(1))
+        .filter(|b| b.len() as u64 <= limit)
 }
 
 impl Walk<'_> {
