@@ -2,7 +2,10 @@
 # Tools the test suite runs inside and around the sandbox: a C compiler for attack probes,
 # curl for the egress tests, openssh for git over ssh, bash, util-linux's
 # setsid/setpriv/unshare, and strace for the shell analysis's soundness harness. A fresh Debian machine of this project's kind has
-# most of them; this installs whatever is missing (needs root and apt).
+# most of them; this installs whatever is missing (needs root and apt). What it changes on
+# the system is printed first: Debian packages (only those named, without recommended ones,
+# so nothing such as libnss-mdns rewrites /etc/nsswitch.conf); everything else goes into
+# .test-deps/ beside this checkout.
 set -euo pipefail
 missing=()
 command -v cc >/dev/null || missing+=(gcc libc6-dev)
@@ -20,9 +23,9 @@ command -v ssh >/dev/null || missing+=(openssh-client)
 command -v ssh-agent >/dev/null || missing+=(openssh-client)
 command -v git >/dev/null || missing+=(git)
 if [ "${#missing[@]}" -gt 0 ]; then
-  echo "installing test tools: ${missing[*]}"
+  echo "installing Debian packages (system-wide): ${missing[*]}"
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
 # The MCP gateway's end-to-end tests (crates/cordon/tests/mcp_gateway.rs): node and npm for
@@ -37,9 +40,9 @@ command -v npm >/dev/null || missing+=(npm)
 command -v python3 >/dev/null || missing+=(python3)
 python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
 if [ "${#missing[@]}" -gt 0 ]; then
-  echo "installing MCP test tools: ${missing[*]}"
+  echo "installing Debian packages (system-wide) for the MCP tests: ${missing[*]}"
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 mkdir -p "$deps"
 pkg="$deps/node_modules/@modelcontextprotocol/server-everything/package.json"
@@ -60,9 +63,9 @@ fi
 PLAYWRIGHT=1.65.2
 ui="$(cd "$(dirname "$0")/.." && pwd)/.test-deps/ui"
 if [ ! -x /usr/bin/chromium ]; then
-  echo "installing chromium for the console's browser test"
+  echo "installing Debian packages (system-wide) for the console's browser test: chromium"
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium
 fi
 if ! "$ui/venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('playwright') != '$PLAYWRIGHT')" 2>/dev/null; then
   echo "installing Python playwright==$PLAYWRIGHT into $ui/venv"

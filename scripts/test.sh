@@ -4,4 +4,5 @@
 # with a reason where the host has none, unless CORDON_REQUIRE_SANDBOX_TESTS=1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo test --workspace --locked "$@"
+# Every test binary runs and every failure is reported, not only the first binary's.
+cargo test --workspace --locked --no-fail-fast "$@"

@@ -89,7 +89,7 @@ pub(crate) async fn dial(
     for ip in &addrs {
         if let Some(mut block) = Block::from_check(shared.policy.check_resolved(*ip)) {
             if let Host::Domain(name) = host {
-                block.reason = format!("{name} resolves to {}", block.reason);
+                block.reason = format!("{name} resolves to {ip}: {}", block.reason);
             }
             block.address = Some(SocketAddr::new(*ip, port));
             return Err(block);

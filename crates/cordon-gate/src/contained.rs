@@ -477,6 +477,17 @@ fn prepare(
         Some(bundle) => builder.ca_bundle(bundle),
         None => builder,
     };
+    // Loopback goes to the proxy only when the policy lets the proxy reach the host's.
+    let host_loopback = [
+        std::net::IpAddr::from([127, 0, 0, 1]),
+        std::net::IpAddr::from(std::net::Ipv6Addr::LOCALHOST),
+    ];
+    builder = builder.proxy_loopback(
+        net_policy
+            .allow_private()
+            .iter()
+            .any(|net| host_loopback.iter().any(|ip| net.contains(ip))),
+    );
     // Only placeholders go in: the real values are withheld from every variable and
     // argument, whatever its name (a second variable holding the same token too).
     for cred in &opts.credentials {

@@ -47,7 +47,9 @@ pub enum Fix {
 impl std::fmt::Display for Fix {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Fix::Never => f.write_str("this is a guard: no rule, mode or flag allows it"),
+            Fix::Never => f.write_str(
+                "nothing can allow it: a guard refused it, and no rule, mode, flag or approval turns a guard off",
+            ),
             Fix::DenyRule { rule, at: Some((file, line)) } => write!(
                 f,
                 "the deny rule `{rule}` ({}:{line}) decided; change it there if it is wrong",
@@ -94,6 +96,8 @@ pub(crate) fn fixes(policy: &Policy, d: &Decided, surface: &str) -> Vec<Fix> {
     let source = &d.verdict.source;
     let rule = source.rule.as_deref().unwrap_or_default().to_string();
     match source.step {
+        // A refused private address names its flag and config line in the reason.
+        Step::Guard if rule.starts_with("network:") => return Vec::new(),
         Step::Guard | Step::Validate => return vec![Fix::Never],
         Step::DenyRule => {
             let at = source.file.clone().zip(source.line);

@@ -351,7 +351,8 @@ fn refusal_text(outcome: &Outcome) -> String {
             )
         }
         Outcome::Refused(r) => match r.fixes.first() {
-            Some(fix) => format!("denied {tool}: {} (to allow it: {fix})", d.verdict.reason),
+            // Each fix is a sentence of its own: the rule to add, or that nothing can.
+            Some(fix) => format!("denied {tool}: {} ({fix})", d.verdict.reason),
             None => format!("denied {tool}: {}", d.verdict.reason),
         },
         _ => format!(

@@ -7,10 +7,31 @@ use serde::{Deserialize, Serialize};
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
 
-/// Names always passed when set.
+/// Names always passed when set: the basics of a login, and the identity a commit is
+/// made under (`GIT_AUTHOR_*`, `GIT_COMMITTER_*`, `EMAIL`), which CI jobs set and which
+/// carry no secret.
 pub const DEFAULT_ALLOW: &[&str] = &[
-    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "TZ", "TMPDIR",
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "TERM",
+    "LANG",
+    "TZ",
+    "TMPDIR",
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_AUTHOR_DATE",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "GIT_COMMITTER_DATE",
+    "EMAIL",
 ];
+
+/// Hosts a command reaches directly, never through the proxy: the sandbox's own loopback,
+/// in the spellings curl, Python (urllib, requests, pip), git and Node's proxy agents read.
+pub const NO_PROXY_HOSTS: &str = "localhost,127.0.0.1,127.0.0.0/8,::1,[::1]";
 
 /// Substrings that make a name look like a secret (matched case-insensitively).
 pub const SECRET_MARKERS: &[&str] = &["TOKEN", "SECRET", "KEY", "PASSWORD", "PASSWD", "CREDENTIAL"];

@@ -187,19 +187,22 @@ fn build_dev(frozen: &mut Frozen) -> Result<(), SandboxError> {
         Some("newinstance,ptmxmode=0666,mode=0620"),
     )
     .map_err(sys("cannot mount a new devpts instance"))?;
-    let links = [
-        ("ptmx", "pts/ptmx"),
-        ("fd", "/proc/self/fd"),
-        ("stdin", "/proc/self/fd/0"),
-        ("stdout", "/proc/self/fd/1"),
-        ("stderr", "/proc/self/fd/2"),
-    ];
-    for (name, target) in links {
+    for (name, target) in DEV_LINKS {
         std::os::unix::fs::symlink(target, dev.join(name))
             .map_err(|e| SandboxError::io(format!("cannot create /dev/{name}"), e))?;
     }
     Ok(())
 }
+
+/// The symbolic links of the sandbox's `/dev` (the host's `/dev` has the same), by name
+/// under `/dev` and target.
+pub(crate) const DEV_LINKS: [(&str, &str); 5] = [
+    ("ptmx", "pts/ptmx"),
+    ("fd", "/proc/self/fd"),
+    ("stdin", "/proc/self/fd/0"),
+    ("stdout", "/proc/self/fd/1"),
+    ("stderr", "/proc/self/fd/2"),
+];
 
 fn build_proc() -> Result<(), SandboxError> {
     let proc_dir = under(NEW, Path::new("/proc"));

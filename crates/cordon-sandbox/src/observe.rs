@@ -357,6 +357,14 @@ impl Observer {
         if p.starts_with("/proc") || p.starts_with("/sys") {
             return false;
         }
+        // `/dev/fd/N`, `/dev/stdout` and the like lead to descriptors the command already
+        // holds (cargo's jobserver reopens its pipe so): /proc again, never a file.
+        let through_proc = crate::mounts::DEV_LINKS.iter().any(|(name, target)| {
+            target.starts_with("/proc/") && p.starts_with(Path::new("/dev").join(name))
+        });
+        if through_proc {
+            return false;
+        }
         let mount_rw = self
             .mounts
             .iter()
@@ -584,5 +592,9 @@ mod tests {
         assert!(!o.refused(Path::new("/w/src/main.rs")));
         assert!(!o.refused(Path::new("/tmp/x")));
         assert!(!o.refused(Path::new("/proc/self/attr/current")));
+        // Descriptors reopened through /dev's links are not writes to /dev.
+        assert!(!o.refused(Path::new("/dev/fd/7")));
+        assert!(!o.refused(Path::new("/dev/stdout")));
+        assert!(o.refused(Path::new("/dev/fdx")));
     }
 }

@@ -200,6 +200,7 @@ pub struct SandboxBuilder {
     masks: Vec<PathBuf>,
     unix_sockets: Vec<PathBuf>,
     ca_bundle: Option<PathBuf>,
+    proxy_loopback: bool,
     ssh_known_hosts: Option<PathBuf>,
     ssh_agent: Option<PathBuf>,
     env_set: Vec<(OsString, OsString)>,
@@ -236,6 +237,7 @@ impl SandboxBuilder {
             masks: Vec::new(),
             unix_sockets: Vec::new(),
             ca_bundle: None,
+            proxy_loopback: false,
             ssh_known_hosts: None,
             ssh_agent: None,
             env_set: Vec::new(),
@@ -344,6 +346,15 @@ impl SandboxBuilder {
     /// `CURL_CA_BUNDLE`, `GIT_SSL_CAINFO`). Only with [`Network::Proxy`].
     pub fn ca_bundle(mut self, path: impl Into<PathBuf>) -> Self {
         self.ca_bundle = Some(path.into());
+        self
+    }
+
+    /// Send loopback destinations through the proxy too (to the host's loopback), for a
+    /// caller whose network policy allows the host's loopback addresses. By default
+    /// `NO_PROXY` names loopback, so a server the command starts inside stays reachable
+    /// directly. Only with [`Network::Proxy`].
+    pub fn proxy_loopback(mut self, through_proxy: bool) -> Self {
+        self.proxy_loopback = through_proxy;
         self
     }
 

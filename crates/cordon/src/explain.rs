@@ -36,7 +36,12 @@ pub fn print(policy: &Policy, d: &Decided) {
     if let Some(a) = &d.ops.analysis {
         eprintln!("parsed shell structure:");
         match serde_json::to_string_pretty(a) {
-            Ok(s) => eprintln!("{}", clean(&s)),
+            // Line by line: the terminal cleaner escapes newlines inside one string.
+            Ok(s) => {
+                for line in s.lines() {
+                    eprintln!("  {}", clean(line));
+                }
+            }
             Err(e) => eprintln!("(cannot render: {e})"),
         }
     }

@@ -20,6 +20,9 @@ struct Cli {
 // building all of them took 0.3 ms of every `cordon exec` and `cordon check`.
 #[derive(Subcommand)]
 #[command(defer = true)]
+// A line here is what `cordon --help` lists; `cordon SUB --help` shows the doc comment of
+// the subcommand's arguments struct, which says the same for users (a test holds them
+// together).
 enum Command {
     /// Judge one tool call and print the verdict as JSON.
     Check(cmd::check::CheckArgs),

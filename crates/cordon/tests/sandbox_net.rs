@@ -106,6 +106,44 @@ fn the_hosts_loopback_is_unreachable_from_inside() {
     }
 }
 
+/// Serve HTTP on the sandbox's own loopback, then reach it with curl, Python's urllib and
+/// git, which all read the proxy variables; each prints a marker when it got the page.
+const LOCAL_SERVER_SH: &str = r#"
+python3 -m http.server 8765 --bind 127.0.0.1 >/dev/null 2>&1 &
+for _ in $(seq 50); do curl -s -o /dev/null http://127.0.0.1:8765/ --noproxy '*' && break; sleep 0.1; done
+echo served > page.txt
+curl -sf http://127.0.0.1:8765/page.txt && echo CURL-OK
+curl -sf http://localhost:8765/page.txt && echo CURL-NAME-OK
+python3 -c 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1:8765/page.txt").read().decode().strip(), "URLLIB-OK")'
+python3 -c 'import urllib.request; print(urllib.request.urlopen("http://localhost:8765/page.txt").read().decode().strip(), "URLLIB-NAME-OK")'
+git ls-remote http://127.0.0.1:8765/no-repo 2>&1 | grep -q 'not found\|not valid\|404\|repository' && echo GIT-REACHED
+git ls-remote http://127.0.0.1:8765/no-repo 2>&1 | grep -q '403' && echo GIT-PROXY-403
+kill %1
+"#;
+
+#[test]
+fn loopback_servers_stay_direct_when_the_proxy_is_on() {
+    need_sandbox!("loopback_servers_stay_direct_when_the_proxy_is_on");
+    let w = World::new();
+    std::fs::write(w.ws.join("local.sh"), LOCAL_SERVER_SH).unwrap();
+    // Without an allowlist there is no proxy; with one, every client gets the proxy
+    // variables and must still reach its own loopback directly.
+    for extra in [&[][..], &["--allow-net", "example.com"][..]] {
+        let o = w.run("exec sh local.sh", extra);
+        let (out, err) = text(&o);
+        for marker in [
+            "CURL-OK",
+            "CURL-NAME-OK",
+            "URLLIB-OK",
+            "URLLIB-NAME-OK",
+            "GIT-REACHED",
+        ] {
+            assert!(out.contains(marker), "{extra:?}: no {marker}\n{out}\n{err}");
+        }
+        assert!(!out.contains("GIT-PROXY-403"), "{extra:?}: {out}\n{err}");
+    }
+}
+
 /// Put a second cordon (`cordon-inner`), its config (`inner.toml`, allowing `./inner.sh`)
 /// and the script it runs (`inner.sh`) into the workspace, which the sandbox always shows
 /// (the target directory may be under /tmp, which it hides).

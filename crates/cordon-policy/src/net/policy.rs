@@ -194,7 +194,8 @@ impl NetworkPolicy {
             return NetCheck::NotListed {
                 code: NetCode::NoAllowlist,
                 reason: format!(
-                    "{host}:{port} cannot be reached: no network destination is allowed"
+                    "{host}:{port} cannot be reached: no network destination is allowed; {}",
+                    way_in(host, port, default_ports)
                 ),
             };
         }
@@ -208,12 +209,18 @@ impl NetworkPolicy {
         if self.allow.iter().any(|p| p.matches_host(host)) {
             return NetCheck::NotListed {
                 code: NetCode::PortNotAllowed,
-                reason: format!("port {port} of {host} is not on the network allowlist"),
+                reason: format!(
+                    "port {port} of {host} is not on the network allowlist; {}",
+                    way_in(host, port, &[])
+                ),
             };
         }
         NetCheck::NotListed {
             code: NetCode::NotAllowed,
-            reason: format!("{host} is not on the network allowlist"),
+            reason: format!(
+                "{host} is not on the network allowlist; {}",
+                way_in(host, port, default_ports)
+            ),
         }
     }
 
@@ -240,10 +247,14 @@ impl NetworkPolicy {
             return NetCheck::Allow;
         }
         let shown = Host::Ip(ip);
+        let net = match ip {
+            IpAddr::V4(_) => format!("{ip}/32"),
+            IpAddr::V6(_) => format!("{ip}/128"),
+        };
         NetCheck::Deny {
             code,
             reason: format!(
-                "{shown} is {class}, which is refused unless an allow_private CIDR covers it"
+                "{shown} is {class}; to reach it, pass `--allow-private {net}` or add `allow_private = [\"{net}\"]` under `[network]` in the policy file"
             ),
         }
     }
@@ -272,6 +283,19 @@ fn parse_cidr(s: &str) -> Result<IpNet, OriginError> {
         return Ok(net);
     }
     s.parse::<IpAddr>().map(IpNet::from).map_err(|_| bad())
+}
+
+/// The flag and the config line that would let `host:port` through (the port named only
+/// when it is not one the host gets by default).
+fn way_in(host: &Host, port: u16, default_ports: &[u16]) -> String {
+    let entry = if default_ports.contains(&port) {
+        host.to_string()
+    } else {
+        format!("{host}:{port}")
+    };
+    format!(
+        "to allow it, add `allow = [\"{entry}\"]` under `[network]` in the policy file (or pass `--allow-net {entry}` to `cordon exec`)"
+    )
 }
 
 #[cfg(test)]
@@ -454,8 +478,9 @@ mod tests {
         };
         assert_eq!(
             reason,
-            "169.254.169.254 is a cloud metadata address, which is refused unless an \
-             allow_private CIDR covers it"
+            "169.254.169.254 is a cloud metadata address; to reach it, pass `--allow-private \
+             169.254.169.254/32` or add `allow_private = [\"169.254.169.254/32\"]` under \
+             `[network]` in the policy file"
         );
     }
 

@@ -277,8 +277,15 @@ impl SandboxBuilder {
             ] {
                 env.push((name.into(), url.clone()));
             }
-            env.push(("NO_PROXY".into(), OsString::new()));
-            env.push(("no_proxy".into(), OsString::new()));
+            // Loopback inside the sandbox is the command's own (a test server): never
+            // sent to the proxy, unless the caller allowed the host's loopback there.
+            let direct = if self.proxy_loopback {
+                OsString::new()
+            } else {
+                crate::env::NO_PROXY_HOSTS.into()
+            };
+            env.push(("NO_PROXY".into(), direct.clone()));
+            env.push(("no_proxy".into(), direct));
             if self.ca_bundle.is_some() {
                 let names = crate::env::CA_BUNDLE_VARS;
                 env.retain(|(k, _)| !names.iter().any(|n| k == n));

@@ -22,7 +22,7 @@ const RUN_CODES: &str = "Exit status: the action's own; 126 denied by the review
 policy, or approval required (a pending approval is recorded: `cordon approvals approve ID`, \
 then run the same request again); 124 timeout; 125 cordon failed; 2 invalid request or policy.";
 
-/// Arguments of `cordon review-action`.
+/// Review a structured action request against an action policy; runs nothing.
 #[derive(clap::Args)]
 #[command(after_help = REVIEW_CODES)]
 pub struct ReviewArgs {
@@ -33,7 +33,8 @@ pub struct ReviewArgs {
     policy: Option<PathBuf>,
 }
 
-/// Arguments of `cordon run-action`.
+/// Run an allowed (or approved) action request contained, with a sandbox derived
+/// from the request.
 #[derive(clap::Args)]
 #[command(after_help = RUN_CODES)]
 pub struct RunArgs {

@@ -8,7 +8,7 @@ use cordon_policy::{RealFs, Request};
 use cordon_store::{Prompter, TerminalPrompter};
 use std::io::Read;
 
-/// Arguments of `cordon check`.
+/// Judge one tool call and print the verdict as JSON.
 #[derive(clap::Args)]
 #[command(after_help = CHECK_CODES)]
 pub struct CheckArgs {

@@ -3,7 +3,7 @@
 use crate::setup::PolicyArgs;
 use cordon_policy::RequiredTier;
 
-/// Arguments of `cordon doctor`.
+/// Report what containment this machine can give.
 #[derive(clap::Args)]
 pub struct DoctorArgs {
     /// Print the report as JSON.

@@ -66,7 +66,8 @@ fn required(policy: &cordon_policy::Policy) -> Require {
     }
 }
 
-/// Arguments of `cordon exec` (boxed: they are many, and the subcommand enum holds one).
+// Boxed in the subcommand enum: the arguments are many.
+/// Run a command inside the sandbox, after the policy has judged it.
 #[derive(clap::Args)]
 #[command(after_help = EXEC_CODES)]
 pub struct ExecArgs {

@@ -29,7 +29,7 @@ impl From<HarnessArg> for Harness {
     }
 }
 
-/// Arguments of `cordon hook`.
+/// Answer a harness's hook event (stdin JSON) in the harness's terms.
 #[derive(clap::Args)]
 #[command(
     after_help = "Exit status: 0 with the harness's JSON on stdout (or nothing); \

@@ -11,7 +11,7 @@ const LABEL_CODES: &str = "Exit status: 0 labelled (or prompt printed); 2 invali
 source name, or input larger than --max-bytes (nothing is printed); 1 reading stdin or \
 writing stdout failed.";
 
-/// Arguments of `cordon label`.
+/// Wrap stdin as untrusted content for a model (secrets redacted with --redact).
 #[derive(clap::Args)]
 #[command(after_help = LABEL_CODES)]
 pub struct LabelArgs {

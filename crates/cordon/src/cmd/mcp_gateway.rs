@@ -5,7 +5,7 @@ use crate::setup::{ApprovalArgs, PolicyArgs, load};
 use cordon_mcp::{Ended, GatewayOptions};
 use cordon_policy::terminal::sanitize_for_terminal as clean;
 
-/// Arguments of `cordon mcp-gateway`.
+/// Put an MCP server (stdio) behind cordon: every tool call judged, the server pinned.
 #[derive(clap::Args)]
 pub struct McpGatewayArgs {
     /// The server's name: its tools are `mcp__NAME__TOOL` to rules and approvals, and its

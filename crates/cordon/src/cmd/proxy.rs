@@ -11,7 +11,7 @@ use cordon_policy::{LoadOptions, NetworkSettings, RealFs};
 
 use crate::exit::{Code, Exit};
 
-/// Arguments of `cordon proxy`.
+/// Run the allowlisting egress proxy on its own.
 #[derive(clap::Args)]
 pub struct ProxyArgs {
     /// TCP address to listen on (port 0 picks a free port; the address is printed).

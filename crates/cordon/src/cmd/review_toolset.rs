@@ -13,7 +13,7 @@ use crate::setup::{PolicyArgs, load};
 pub const REVIEW_CODES: &str = "Exit status: 0 no combination reaches all three legs, \
 3 some do (a human should look), 2 invalid toolset or config, 1 internal error.";
 
-/// Arguments of `cordon review-toolset`.
+/// Report which combinations of an agent's tools reach the lethal trifecta.
 #[derive(clap::Args)]
 #[command(after_help = REVIEW_CODES)]
 pub struct ReviewToolsetArgs {

@@ -17,7 +17,8 @@ pub enum SyncArg {
     Each,
 }
 
-/// Arguments of `cordon serve`.
+/// Serve decisions to a harness: JSON-RPC 2.0, one object per line, on stdio or a
+/// Unix socket.
 #[derive(clap::Args)]
 pub struct ServeArgs {
     #[command(flatten)]

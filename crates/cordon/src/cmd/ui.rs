@@ -15,7 +15,7 @@ use cordon_ui::{ChangePlaces, Console, Places, UiOptions};
 use crate::exit::{Code, Exit};
 use crate::setup::{PolicyArgs, load};
 
-/// Arguments of `cordon ui`.
+/// Serve the local web console: live decisions, pending approvals, leases and rules.
 #[derive(clap::Args)]
 pub struct UiArgs {
     /// Address to listen on (port 0 picks a free port).
