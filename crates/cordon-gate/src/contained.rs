@@ -435,6 +435,8 @@ fn rerun(
 struct Prepared {
     started: Started,
     proxy: Option<Egress>,
+    /// For the sentences on the names the command looked up.
+    net_policy: NetworkPolicy,
 }
 
 /// One sandboxed run and the egress decisions made during it.
@@ -510,15 +512,19 @@ fn prepare(
         None => Helper::spawn(HelperHints::for_spec(&spec)).map_err(GateError::Sandbox)?,
     };
     let started = helper.start(&spec, permit).map_err(GateError::Sandbox)?;
-    Ok(Prepared { started, proxy })
+    Ok(Prepared {
+        started,
+        proxy,
+        net_policy: net_policy.clone(),
+    })
 }
 
 fn go(prepared: Prepared) -> Result<Run, GateError> {
     let result = prepared.started.finish();
     let events = prepared.proxy.map(Egress::finish).unwrap_or_default();
-    result
-        .map(|outcome| Run { outcome, events })
-        .map_err(GateError::Sandbox)
+    let mut outcome = result.map_err(GateError::Sandbox)?;
+    crate::lookups::explain(&mut outcome.report, &prepared.net_policy);
+    Ok(Run { outcome, events })
 }
 
 /// Create `base` (mode 0700) if needed and check that it is this user's directory and

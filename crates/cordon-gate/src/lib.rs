@@ -42,6 +42,7 @@ mod error;
 mod fix;
 mod flow;
 mod held;
+mod lookups;
 mod offer;
 mod onfailure;
 mod record;

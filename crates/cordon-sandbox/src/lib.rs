@@ -78,6 +78,7 @@ mod caches;
 mod cgroup;
 mod changes;
 mod connect_guard;
+mod dns;
 mod env;
 mod error;
 mod fallback;

@@ -27,6 +27,9 @@ pub enum BlockedKind {
     Connect,
     /// A system call.
     Syscall,
+    /// A host name the command looked up inside a sandbox whose network namespace is its
+    /// own, where no name resolves (the stub answered "no such name").
+    Lookup,
     /// A change the run made in a copy-on-write root that the merge kept out of the
     /// host's tree (it would run on the host later). Not something a re-run with more
     /// permission could fix.
@@ -49,6 +52,7 @@ impl BlockedKind {
             BlockedKind::Write => "write",
             BlockedKind::Connect => "connect",
             BlockedKind::Syscall => "syscall",
+            BlockedKind::Lookup => "lookup",
             BlockedKind::NotMerged => "not-merged",
             BlockedKind::Held => "held",
             BlockedKind::Conflict => "conflict",

@@ -95,3 +95,23 @@ pub fn print_changes(changes: &cordon_sandbox::ChangesReport, blocked: &[cordon_
         );
     }
 }
+
+/// Each name the command looked up where none resolves, with the way to allow it (the
+/// first few; the report lists them all).
+pub fn print_lookups(lookups: &[cordon_store::ContainmentBlock], reported: bool) {
+    const SHOWN: usize = 5;
+    for b in lookups.iter().take(SHOWN) {
+        eprintln!("cordon: network: {} {}", clean(&b.target), clean(&b.detail));
+    }
+    if lookups.len() > SHOWN {
+        eprintln!(
+            "cordon: network: {} more names were looked up{}",
+            lookups.len() - SHOWN,
+            if reported {
+                ""
+            } else {
+                "; --report FILE lists them"
+            }
+        );
+    }
+}

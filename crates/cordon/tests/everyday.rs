@@ -196,3 +196,88 @@ fn explain_prints_the_shell_structure_on_lines_of_its_own() {
     assert!(!structure.contains("\\n"), "{structure}");
     assert!(structure.lines().count() > 5, "{structure}");
 }
+
+/// Look names up with Python's resolver (glibc's) and print the error number: -2
+/// (`EAI_NONAME`, a definite answer) rather than -3 (`EAI_AGAIN`, which programs retry).
+const LOOKUP_PY: &str = r#"
+import socket, sys
+for name in sys.argv[1:]:
+    try:
+        socket.getaddrinfo(name, 443)
+        print(name, "RESOLVED")
+    except socket.gaierror as e:
+        print(name, "GAIERROR", e.errno)
+"#;
+
+#[test]
+fn a_lookup_without_network_fails_at_once_and_says_how_to_allow_it() {
+    need_sandbox!("a_lookup_without_network_fails_at_once_and_says_how_to_allow_it");
+    let w = World::new();
+    std::fs::write(w.ws.join("lookup.py"), LOOKUP_PY).unwrap();
+    let report = w.root.join("report.json");
+    let o = w.run(
+        "python3 lookup.py registry.npmjs.org crates.io",
+        &["--report", report.to_str().unwrap()],
+    );
+    let (out, err) = text(&o);
+    assert!(
+        out.contains("registry.npmjs.org GAIERROR -2"),
+        "{out}\n{err}"
+    );
+    assert!(out.contains("crates.io GAIERROR -2"), "{out}\n{err}");
+    assert!(
+        err.contains(
+            "cordon: network: registry.npmjs.org was looked up, and registry.npmjs.org:443 cannot be reached: no network destination is allowed; to allow it, add `allow = [\"registry.npmjs.org\"]` under `[network]` in the policy file (or pass `--allow-net registry.npmjs.org` to `cordon exec`)"
+        ),
+        "{err}"
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let looked: Vec<&str> = r["blocked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["kind"] == "lookup")
+        .filter_map(|b| b["target"].as_str())
+        .collect();
+    assert_eq!(looked, ["registry.npmjs.org", "crates.io"], "{r}");
+}
+
+#[test]
+fn with_an_allowlist_a_direct_lookup_says_to_use_the_proxy() {
+    need_sandbox!("with_an_allowlist_a_direct_lookup_says_to_use_the_proxy");
+    let w = World::new();
+    std::fs::write(w.ws.join("lookup.py"), LOOKUP_PY).unwrap();
+    let o = w.run(
+        "python3 lookup.py example.com other.example",
+        &["--allow-net", "example.com"],
+    );
+    let (out, err) = text(&o);
+    assert!(out.contains("example.com GAIERROR -2"), "{out}\n{err}");
+    assert!(
+        err.contains("cordon: network: example.com was looked up inside the sandbox, where no name resolves; example.com is allowed only through cordon's proxy, which this program did not use"),
+        "{err}"
+    );
+    assert!(
+        err.contains("cordon: network: other.example was looked up, and other.example is not on the network allowlist; to allow it, add `allow = [\"other.example\"]`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_lookup_stub_answers_for_an_unprivileged_user_too() {
+    need_sandbox!("the_lookup_stub_answers_for_an_unprivileged_user_too");
+    if !common::is_root() {
+        eprintln!("skipped: needs root to run as nobody");
+        return;
+    }
+    let w = World::new();
+    std::fs::write(w.ws.join("lookup.py"), LOOKUP_PY).unwrap();
+    let o = w.run_as_nobody("python3 lookup.py pypi.org", &[]);
+    let (out, err) = text(&o);
+    assert!(out.contains("pypi.org GAIERROR -2"), "{out}\n{err}");
+    assert!(
+        err.contains("cordon: network: pypi.org was looked up, and pypi.org:443 cannot be reached"),
+        "{err}"
+    );
+}

@@ -70,6 +70,13 @@ pub(super) fn init_main(
     {
         return fail(SandboxError::sys("cannot bring up the loopback", e));
     }
+    // Without it a lookup still fails at once (nothing listens where resolv.conf points),
+    // only unreported.
+    let dns = if matches!(spec.network, Network::Full) {
+        None
+    } else {
+        crate::dns::Stub::start().ok()
+    };
     if let Network::Proxy { port, .. } = &spec.network {
         let started = listen(("127.0.0.1", *port)).and_then(|l| {
             spawn_forwarder(
@@ -110,10 +117,10 @@ pub(super) fn init_main(
             if out.timed_out {
                 write_info(info, &InfoLine::TimedOut);
             }
-            if let Some(o) = observer
-                && !o.records.is_empty()
-            {
-                write_info(info, &InfoLine::Blocked { records: o.records });
+            let mut records = observer.map(|o| o.records).unwrap_or_default();
+            records.extend(dns.map(|d| d.records()).unwrap_or_default());
+            if !records.is_empty() {
+                write_info(info, &InfoLine::Blocked { records });
             }
             drop(info_w);
             out.code

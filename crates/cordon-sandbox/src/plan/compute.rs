@@ -65,6 +65,14 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
         ops.push(MountOp::Sys {
             masks: sys_net_dirs(Path::new("/sys")),
         });
+        // Names resolve nowhere in a namespace of the sandbox's own: the stub on its
+        // loopback answers at once and reports what was asked (`dns.rs`).
+        if let Ok(target) = std::fs::canonicalize("/etc/resolv.conf") {
+            ops.push(MountOp::Text {
+                dst: target,
+                text: crate::dns::RESOLV_CONF.into(),
+            });
+        }
     }
     if !full_access && inp.home.is_dir() {
         match inp.home_view {

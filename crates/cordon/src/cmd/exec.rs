@@ -566,11 +566,12 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
             .map_err(|e| fail(format!("cannot write the report: {e}")))?;
     }
     crate::explain::print_changes(&ran.outcome.report.changes, &ran.outcome.report.blocked);
-    let blocked: Vec<_> = ran
+    let (lookups, blocked): (Vec<_>, Vec<_>) = ran
         .blocked()
         .into_iter()
         .filter(|b| !matches!(b.kind.as_str(), "held" | "conflict" | "host-kept"))
-        .collect();
+        .partition(|b| b.kind == "lookup");
+    crate::explain::print_lookups(&lookups, args.report.is_some());
     if let Some(first) = blocked.first() {
         let n = blocked.len();
         eprintln!(
