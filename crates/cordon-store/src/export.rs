@@ -152,15 +152,66 @@ pub fn summary_line(record: &Value) -> String {
             )
         }
         None => {
-            let decision = match s(record.get("decision")) {
+            let mut decision = match s(record.get("decision")) {
                 d if d.is_empty() => s(record.get("phase")),
                 d => d,
             };
+            if let Some(end) = run_ending(record) {
+                decision = format!(
+                    "{decision} ({}{})",
+                    end.text,
+                    if end.failed { ": FAILED" } else { "" }
+                );
+            }
             (decision, target_of(record.get("input")), rule_of(record))
         }
     };
     let line = format!("{time}  {session}  {tool}  {decision}  {target}  {rule}");
     sanitize_for_terminal(line.trim_end())
+}
+
+/// How a run or a tool call ended, read from its `end` or `result` record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunEnding {
+    /// The run failed: a non-zero status, a signal, a timeout, or a result marked not ok.
+    pub failed: bool,
+    /// `exit 0`, `exit 3`, `signal 9`, `timed out`, `failed`; with `, containment blocked
+    /// N` when it did.
+    pub text: String,
+}
+
+/// How the run of an `end` record (or the call of a `result` record) ended; `None` for
+/// records that say nothing about it.
+pub fn run_ending(record: &Value) -> Option<RunEnding> {
+    let phase = record.get("phase").and_then(Value::as_str);
+    let result = record.get("result").filter(|r| r.is_object());
+    let status = match (phase, result) {
+        (Some("end"), _) => record.get("exit_status"),
+        (_, Some(r)) => r.get("exit_status"),
+        _ => return None,
+    }
+    .and_then(Value::as_i64);
+    let timed_out = record.get("timed_out").and_then(Value::as_bool) == Some(true);
+    let not_ok = result.and_then(|r| r.get("ok")).and_then(Value::as_bool) == Some(false);
+    let mut text = match status {
+        _ if timed_out => "timed out".to_string(),
+        // cordon and the shells report a death by signal N as 128 + N.
+        Some(s) if (129..=128 + 64).contains(&s) => format!("signal {}", s - 128),
+        Some(s) => format!("exit {s}"),
+        None if not_ok => "failed".to_string(),
+        None => return None,
+    };
+    let blocked = record
+        .get("containment_blocked")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    if blocked > 0 {
+        text.push_str(&format!(", containment blocked {blocked}"));
+    }
+    Some(RunEnding {
+        failed: timed_out || not_ok || status.is_some_and(|s| s != 0),
+        text,
+    })
 }
 
 /// What a call acted on: its command, path or URL, else its input as JSON.

@@ -40,6 +40,7 @@ mod audit;
 mod editor;
 mod error;
 mod export;
+mod follow;
 mod operations;
 mod paths;
 mod pins;
@@ -59,7 +60,10 @@ pub use audit::{
     AppendReceipt, AuditLog, Break, Durability, SyncHandle, VerifyReport, tail, verify,
 };
 pub use error::{StoreError, StoreErrorKind};
-pub use export::{ExportFilter, export, format_time, parse_time, summary_line};
+pub use export::{
+    ExportFilter, RunEnding, export, format_time, parse_time, run_ending, summary_line,
+};
+pub use follow::{Line, Reader};
 pub use operations::{Edit, EditedLease};
 pub use paths::{default_audit_path, default_store_path, state_dir};
 pub use pins::{CommandPin, PinsApproved, ServerPins, ToolPin};

@@ -568,3 +568,54 @@ fn an_unsynced_record_is_in_the_file_and_chained_at_once() {
         VerifyReport::Ok { records: 3, .. }
     ));
 }
+
+#[test]
+fn how_a_run_ended_is_read_from_its_record() {
+    use cordon_store::{RunEnding, run_ending, summary_line};
+    let end = |extra: serde_json::Value| {
+        let mut r = serde_json::json!({"phase": "end", "decision": "allow", "tool": "bash"});
+        for (k, v) in extra.as_object().unwrap() {
+            r[k] = v.clone();
+        }
+        r
+    };
+    let ended = |text: &str, failed: bool| {
+        Some(RunEnding {
+            failed,
+            text: text.into(),
+        })
+    };
+    assert_eq!(
+        run_ending(&end(serde_json::json!({"exit_status": 0}))),
+        ended("exit 0", false)
+    );
+    assert_eq!(
+        run_ending(&end(serde_json::json!({"exit_status": 3}))),
+        ended("exit 3", true)
+    );
+    assert_eq!(
+        run_ending(&end(serde_json::json!({"exit_status": 137}))),
+        ended("signal 9", true)
+    );
+    assert_eq!(
+        run_ending(&end(
+            serde_json::json!({"exit_status": 124, "timed_out": true})
+        )),
+        ended("timed out", true)
+    );
+    assert_eq!(
+        run_ending(&end(
+            serde_json::json!({"exit_status": 1, "containment_blocked": [{"kind": "write"}]})
+        )),
+        ended("exit 1, containment blocked 1", true)
+    );
+    // A tool's own result, recorded by the hook or the service.
+    let result = serde_json::json!({"kind": "result", "result": {"ok": false}});
+    assert_eq!(run_ending(&result), ended("failed", true));
+    let result = serde_json::json!({"kind": "result", "result": {"ok": true, "exit_status": 0}});
+    assert_eq!(run_ending(&result), ended("exit 0", false));
+    // A decision says nothing about a run.
+    assert_eq!(run_ending(&serde_json::json!({"decision": "allow"})), None);
+    let line = summary_line(&end(serde_json::json!({"exit_status": 3})));
+    assert!(line.contains("allow (exit 3: FAILED)"), "{line}");
+}

@@ -76,13 +76,31 @@ function matches(r, f) {
   }
   return true;
 }
+// How a run or call ended (as `run_ending` in cordon-store): null when the record does
+// not say; a failure is never shown in the colour of an allow.
+function ending(r) {
+  const result = r.result && typeof r.result === "object" ? r.result : null;
+  const status = r.phase === "end" ? r.exit_status : result ? result.exit_status : undefined;
+  if (r.phase !== "end" && !result) return null;
+  const notOk = result && result.ok === false;
+  let t;
+  if (r.timed_out === true) t = "timed out";
+  else if (Number.isInteger(status) && status > 128 && status <= 192) t = "signal " + (status - 128);
+  else if (Number.isInteger(status)) t = "exit " + status;
+  else if (notOk) t = "failed";
+  else return null;
+  const n = (r.containment_blocked || []).length;
+  if (n) t += ", containment blocked " + n;
+  return { failed: r.timed_out === true || notOk || (Number.isInteger(status) && status !== 0), text: t };
+}
 function row(r) {
   const d = decisionOf(r);
+  const end = ending(r);
   const tr = el("tr", { "data-seq": r.seq },
     el("td", { class: "mono" }, (r.time || "").replace("T", " ").replace("Z", "")),
     el("td", {}, text(r.session)),
     el("td", {}, text(r.tool || r.kind)),
-    el("td", { class: "decision " + d }, d || (r.answer ? text(r.answer) : ""), r.phase && r.phase !== "decision" ? el("span", { class: "phase" }, " " + text(r.phase)) : null),
+    el("td", { class: "decision " + (end && end.failed ? "failed" : d), "data-ended": end ? end.text : "" }, d || (r.answer ? text(r.answer) : ""), r.phase && r.phase !== "decision" ? el("span", { class: "phase" }, " " + text(r.phase)) : null, end ? el("span", { class: "ending" }, " " + end.text) : null),
     el("td", { class: "target", title: targetOf(r) }, targetOf(r)),
     el("td", {}, ruleOf(r)));
   tr.addEventListener("click", () => open(r, tr));
@@ -168,7 +186,8 @@ function open(r, tr) {
   const ops = r.blocked || r.findings || (r.verdict && r.verdict.findings);
   if (ops && ops.length) parts.push(...section("Operations", el("ul", {}, ops.map((o) => el("li", {}, [o.decision, o.op, o.target].filter(Boolean).join(" "))))));
   if (r.answer || r.lease || r.pending || r.answered_by) parts.push(...section("Human answer", fields([["answer", r.answer], ["by", r.answered_by], ["lease", r.lease], ["pending", r.pending], ["edited", r.edited ? "yes" : ""]])));
-  if (r.exit_status !== undefined || r.tier || r.result) parts.push(...section("Run", fields([["exit status", r.exit_status], ["tier", r.tier], ["timed out", r.timed_out ? "yes" : ""]]), r.result ? el("pre", {}, pretty(r.result)) : null));
+  const end = ending(r);
+  if (r.exit_status !== undefined || r.tier || r.result) parts.push(...section("Run", fields([["ended", end ? end.text + (end.failed ? " (failed)" : "") : ""], ["exit status", r.exit_status], ["tier", r.tier], ["timed out", r.timed_out ? "yes" : ""]]), r.result ? el("pre", {}, pretty(r.result)) : null));
   if (r.containment_blocked && r.containment_blocked.length) parts.push(...section("Denial report", el("ul", {}, r.containment_blocked.map((b) => el("li", {}, b.kind + " " + b.target + ": " + b.detail)))));
   if (r.escalation) parts.push(...section("Escalation", el("pre", {}, pretty(r.escalation))));
   if (r.egress && typeof r.egress === "object") parts.push(...section("Egress log", ...egressView(r.egress)));

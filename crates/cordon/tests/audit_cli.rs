@@ -170,3 +170,29 @@ fn tail_is_json_when_piped_or_asked_and_readable_on_a_terminal() {
     assert!(!shown.contains('\u{1b}'), "escapes are stripped: {shown:?}");
     assert!(!shown.contains("\"session\""), "not JSON: {shown:?}");
 }
+
+#[test]
+fn tail_follow_prints_the_last_records_then_each_appended_one() {
+    use std::io::{BufRead, BufReader};
+    let state = tempfile::tempdir().unwrap();
+    let path = write_log(state.path());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .args(["audit", "tail", "-n", "2", "--follow", "--json"])
+        .env("CORDON_STATE_DIR", state.path())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut next = || -> Value { serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap() };
+    assert_eq!(next()["i"], 3);
+    assert_eq!(next()["i"], 4);
+    // Another process appends while it follows.
+    let mut log = AuditLog::open(&path, Durability::FsyncEach).unwrap();
+    log.append(&json!({"session": "s3", "tool": "Bash", "i": 5, "phase": "end", "exit_status": 2}))
+        .unwrap();
+    let appended = next();
+    assert_eq!(appended["i"], 5);
+    assert_eq!(appended["exit_status"], 2);
+    child.kill().unwrap();
+    child.wait().unwrap();
+}

@@ -40,6 +40,9 @@ pub enum AuditCommand {
         /// Audit log to read.
         #[arg(long, value_name = "F")]
         file: Option<PathBuf>,
+        /// Keep printing records as they are appended, until interrupted.
+        #[arg(short = 'f', long)]
+        follow: bool,
     },
     /// Print the records matching every filter given, byte for byte as stored.
     Export {
@@ -117,10 +120,18 @@ pub fn run(c: AuditCommand) -> anyhow::Result<u8> {
                 }
             }
         }
-        AuditCommand::Tail { n, json, file } => {
+        AuditCommand::Tail {
+            n,
+            json,
+            file,
+            follow,
+        } => {
             use std::io::IsTerminal;
             let path = log_path(file)?;
             let human = !json && std::io::stdout().is_terminal();
+            if follow {
+                return follow_log(&path, n, human);
+            }
             let mut out = std::io::stdout().lock();
             let records = cordon_store::tail(&path, n).map_err(store_err)?;
             if human && records.is_empty() {
@@ -157,5 +168,48 @@ pub fn run(c: AuditCommand) -> anyhow::Result<u8> {
             out.flush()?;
             Ok(0)
         }
+    }
+}
+
+/// `audit tail --follow`: the last `n` records, then every record appended, read by the
+/// one reader the console uses (a file that shrank is read again from its start).
+fn follow_log(path: &std::path::Path, n: usize, human: bool) -> anyhow::Result<u8> {
+    let print = |line: &cordon_store::Line| -> std::io::Result<()> {
+        let mut out = std::io::stdout().lock();
+        if human {
+            let record: serde_json::Value =
+                serde_json::from_str(&line.json).unwrap_or(serde_json::Value::Null);
+            writeln!(out, "{}", cordon_store::summary_line(&record))?;
+        } else {
+            writeln!(out, "{}", line.json)?;
+        }
+        out.flush()
+    };
+    let mut reader = cordon_store::Reader::default();
+    let mut last = std::collections::VecDeque::with_capacity(n.min(4096));
+    reader.poll(path, |line| {
+        if last.len() == n {
+            last.pop_front();
+        }
+        if n > 0 {
+            last.push_back(line);
+        }
+    });
+    for line in &last {
+        print(line)?;
+    }
+    loop {
+        let mut failed = None;
+        reader.poll(path, |line| {
+            if failed.is_none()
+                && let Err(e) = print(&line)
+            {
+                failed = Some(e);
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e.into());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
     }
 }

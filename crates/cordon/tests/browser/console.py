@@ -196,6 +196,19 @@ def main():
         check("exit_status" in page.locator("#detail").inner_text(),
               "the full record is not shown")
         check(page.evaluate("window.__pwned") is None, "script in a record ran")
+        cell = row.locator("td.decision")
+        check("exit 0" in cell.inner_text() and "failed" not in (cell.get_attribute("class") or ""),
+              "the approved run's row does not say it ended with exit 0: %r" % cell.inner_text())
+        # A run that failed is shown failed, never in the colour of an allow.
+        failed = exec_call("s-fail", "sh", "-c", "exit 3")
+        check(failed.returncode == 3, "the failing run ended %r: %s" % (failed.returncode, failed.stderr))
+        end = [r for r in audit_records() if r.get("session") == "s-fail" and r.get("phase") == "end"]
+        check(bool(end), "the failing run left no end record")
+        cell = page.locator('#rows tr[data-seq="%d"] td.decision' % end[-1]["seq"])
+        cell.wait_for(timeout=10000)
+        check("exit 3" in cell.inner_text(), "the failed run's row says %r" % cell.inner_text())
+        check("failed" in (cell.get_attribute("class") or "").split(),
+              "the failed run's row is not marked failed: %r" % cell.get_attribute("class"))
         page.select_option("#f-decision", "ask")
         shot(page, "decisions")
         page.select_option("#f-decision", "")
