@@ -74,6 +74,10 @@ enum Command {
     RunAction(Box<cmd::action::RunArgs>),
     /// Serve the local web console: live decisions, pending approvals, leases and rules.
     Ui(cmd::ui::UiArgs),
+    /// Print the completion script of a shell (bash, zsh, fish, …).
+    Completions(cmd::docs::CompletionsArgs),
+    /// Write man pages for cordon and every subcommand into a directory.
+    Man(cmd::docs::ManArgs),
 }
 
 /// `cordon hook`, parsed on its own. A harness spawns the hook for every tool call, and
@@ -129,6 +133,8 @@ fn main() -> std::process::ExitCode {
         Command::Ui(args) => cmd::ui::run(args),
         Command::Sessions(c) => cmd::sessions::run(c),
         Command::ReviewToolset(args) => cmd::review_toolset::run(args),
+        Command::Completions(args) => cmd::docs::run_completions(args),
+        Command::Man(args) => cmd::docs::run_man(args),
     };
     exit::to_exit_code(result)
 }

@@ -5,6 +5,7 @@ pub mod approvals;
 pub mod audit;
 pub mod changes;
 pub mod check;
+pub mod docs;
 pub mod doctor;
 pub mod exec;
 pub mod hook;
