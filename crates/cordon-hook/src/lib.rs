@@ -32,9 +32,11 @@
 
 pub mod payload;
 pub mod rewrite;
+pub mod workspace;
 
 pub use payload::{Call, Event, HarnessMode, PayloadError, parse};
 pub use rewrite::{ExecLine, RewriteError};
+pub use workspace::WorkspaceError;
 
 use cordon_gate::{Absent, Containment, Gate, Human, Outcome};
 use cordon_policy::{Action, FileFacts, Mode, Policy};

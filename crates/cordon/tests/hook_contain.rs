@@ -41,7 +41,9 @@ fn env(c: &mut Command, w: &World) {
 fn rewrite(w: &World, bin: &Path, text: &str, id: &str, as_nobody: bool) -> String {
     let mut c = Command::new(bin);
     c.args(["hook", "claude-code", "--contain", "--isolated", "--config"])
-        .arg(&w.config);
+        .arg(&w.config)
+        .arg("--workspace")
+        .arg(&w.ws);
     env(&mut c, w);
     let mut c = if as_nobody { common::as_nobody(&c) } else { c };
     c.stdin(Stdio::piped())

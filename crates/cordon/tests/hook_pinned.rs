@@ -1,0 +1,204 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test harness code
+//! Issue 31, the hook's reproductions: a workspace is never taken from the payload (no
+//! pin blocks; `/`, HOME and what holds HOME are refused; a cwd outside the pinned
+//! workspace is judged as outside), and Glob/Grep are judged by every file their path,
+//! pattern and glob can select.
+
+mod common;
+
+use common::hook::{HookEnv as Env, blocks};
+use serde_json::{Value, json};
+use std::process::{Command, Output};
+
+/// `cordon hook HARNESS` with `flags` and the environment `vars` (no pin unless given).
+fn hook(e: &Env, harness: &str, flags: &[&str], vars: &[(&str, &str)], stdin: &[u8]) -> Output {
+    let mut c = Command::new(common::bin());
+    c.args(["hook", harness, "--isolated", "--config"])
+        .arg(&e.config)
+        .args(flags)
+        .current_dir(&e.ws)
+        .env_clear()
+        .env("HOME", &e.home)
+        .env("CORDON_STATE_DIR", &e.state)
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin");
+    for (k, v) in vars {
+        c.env(k, v);
+    }
+    common::cli::run_with_input(c, stdin)
+}
+
+fn claude(tool: &str, input: Value, cwd: &str, id: &str) -> String {
+    json!({
+        "session_id": "s1", "cwd": cwd, "permission_mode": "default",
+        "hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": input,
+        "tool_use_id": id,
+    })
+    .to_string()
+}
+
+fn gemini(tool: &str, input: Value, cwd: &str) -> String {
+    json!({
+        "session_id": "s1", "cwd": cwd, "hook_event_name": "BeforeTool",
+        "tool_name": tool, "tool_input": input,
+    })
+    .to_string()
+}
+
+fn decision(o: &Output) -> String {
+    let (out, err) = common::text(o);
+    if o.status.code() == Some(2) {
+        return format!("block: {err}");
+    }
+    assert_eq!(o.status.code(), Some(0), "stderr {err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let d = v["hookSpecificOutput"]["permissionDecision"]
+        .as_str()
+        .or(v["decision"].as_str())
+        .unwrap();
+    format!("{d}: {out}")
+}
+
+/// Reproduction 4 of the issue: with no `--workspace` and no project variable, a payload
+/// whose cwd is `/` or HOME used to make that the workspace; now every harness blocks.
+#[test]
+fn an_unpinned_hook_blocks_whatever_the_payload_cwd() {
+    let e = Env::new();
+    let home = e.home.to_str().unwrap();
+    std::fs::create_dir_all(e.home.join("notes")).unwrap();
+    std::fs::write(e.home.join("notes/diary.txt"), "secret\n").unwrap();
+    for cwd in ["/", home, e.ws.to_str().unwrap()] {
+        let read = json!({"command": "cat notes/diary.txt"});
+        let o = hook(
+            &e,
+            "claude-code",
+            &[],
+            &[],
+            claude("Bash", read.clone(), cwd, "t1").as_bytes(),
+        );
+        blocks(&o, "--workspace \"$CLAUDE_PROJECT_DIR\"");
+        let o = hook(
+            &e,
+            "codex",
+            &[],
+            &[],
+            claude("Bash", read.clone(), cwd, "t2").as_bytes(),
+        );
+        blocks(&o, "--workspace \"$PWD\"");
+        let o = hook(
+            &e,
+            "gemini",
+            &[],
+            &[],
+            gemini("run_shell_command", read, cwd).as_bytes(),
+        );
+        blocks(&o, "--workspace \"$GEMINI_PROJECT_DIR\"");
+    }
+    // Another harness's variable does not pin Codex.
+    let o = hook(
+        &e,
+        "codex",
+        &[],
+        &[("CLAUDE_PROJECT_DIR", e.ws.to_str().unwrap())],
+        claude("Bash", json!({"command": "ls"}), "/", "t3").as_bytes(),
+    );
+    blocks(&o, "not pinned");
+}
+
+/// `/`, HOME and a directory holding HOME are refused as workspaces, by flag or by
+/// variable, in several spellings.
+#[test]
+fn root_and_home_are_refused_as_workspaces() {
+    let e = Env::new();
+    let home = e.home.to_str().unwrap().to_string();
+    let payload = claude("Bash", json!({"command": "ls"}), &home, "t1");
+    for w in [
+        "/",
+        "//",
+        &home,
+        &format!("{home}/"),
+        &format!("{home}/.ssh/.."),
+        e.root.to_str().unwrap(),
+    ] {
+        blocks(
+            &hook(&e, "codex", &["--workspace", w], &[], payload.as_bytes()),
+            "pin the hook to a project directory",
+        );
+        blocks(
+            &hook(
+                &e,
+                "claude-code",
+                &[],
+                &[("CLAUDE_PROJECT_DIR", w)],
+                payload.as_bytes(),
+            ),
+            "pin the hook to a project directory",
+        );
+    }
+    std::os::unix::fs::symlink(&e.home, e.root.join("h")).unwrap();
+    let link = e.root.join("h");
+    blocks(
+        &hook(
+            &e,
+            "gemini",
+            &[],
+            &[("GEMINI_PROJECT_DIR", link.to_str().unwrap())],
+            gemini("run_shell_command", json!({"command": "ls"}), &home).as_bytes(),
+        ),
+        "is your home directory",
+    );
+}
+
+/// A payload cwd outside the pinned workspace is a cwd outside it: `cat notes/diary.txt`
+/// from HOME is a read outside the workspace, not "read_inside: allow".
+#[test]
+fn a_payload_cwd_outside_the_pinned_workspace_is_judged_outside() {
+    let e = Env::new();
+    std::fs::create_dir_all(e.home.join("notes")).unwrap();
+    std::fs::write(e.home.join("notes/diary.txt"), "secret\n").unwrap();
+    let home = e.home.to_str().unwrap();
+    let ws = e.ws.to_str().unwrap();
+    let read = json!({"command": "cat notes/diary.txt"});
+    let inside = hook(
+        &e,
+        "claude-code",
+        &[],
+        &[("CLAUDE_PROJECT_DIR", ws)],
+        claude("Bash", json!({"command": "cat src/main.rs"}), ws, "t0").as_bytes(),
+    );
+    assert!(
+        decision(&inside).starts_with("allow"),
+        "{}",
+        decision(&inside)
+    );
+    for (flags, vars) in [
+        (vec!["--workspace", ws], vec![]),
+        (vec![], vec![("CLAUDE_PROJECT_DIR", ws)]),
+    ] {
+        let o = hook(
+            &e,
+            "claude-code",
+            &flags,
+            &vars,
+            claude("Bash", read.clone(), home, &format!("t{}", flags.len())).as_bytes(),
+        );
+        let d = decision(&o);
+        assert!(d.starts_with("ask"), "{d}");
+        assert!(d.contains("outside"), "{d}");
+    }
+    // Contained: the rewrite (if any) runs in the pinned workspace, never HOME.
+    let write = json!({"command": "echo x > notes/x.txt"});
+    let o = hook(
+        &e,
+        "claude-code",
+        &["--contain", "--workspace", ws],
+        &[],
+        claude("Bash", write, home, "t9").as_bytes(),
+    );
+    let d = decision(&o);
+    assert!(!d.contains(&format!("--workspace '{home}'")), "{d}");
+    assert!(
+        !d.starts_with("allow") || d.contains(&format!("--workspace '{ws}'")),
+        "{d}"
+    );
+}
