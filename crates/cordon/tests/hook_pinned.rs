@@ -202,3 +202,134 @@ fn a_payload_cwd_outside_the_pinned_workspace_is_judged_outside() {
         "{d}"
     );
 }
+
+/// Reproduction 5 of the issue: Glob and Grep select files by pattern and glob as well
+/// as by path. Each of these used to be "a read inside the workspace".
+#[test]
+fn glob_and_grep_are_judged_by_what_their_patterns_can_read() {
+    let e = Env::new();
+    let ws = e.ws.to_str().unwrap();
+    let home = e.home.to_str().unwrap();
+    // The workspace sits beside HOME here, so `../home/.ssh/*` is the issue's
+    // `../.ssh/*` (the workspace is HOME's child there); both spellings are tried.
+    std::fs::create_dir_all(e.home.join("proj")).unwrap();
+    std::fs::create_dir_all(e.home.join(".aws")).unwrap();
+    std::fs::write(e.home.join(".aws/credentials"), "k\n").unwrap();
+    let proj = e.home.join("proj");
+    let proj = proj.to_str().unwrap();
+    let cases: Vec<(&str, &str, Value, &str)> = vec![
+        (
+            "claude-code",
+            "Glob",
+            json!({"pattern": "../home/.ssh/*"}),
+            ws,
+        ),
+        ("claude-code", "Glob", json!({"pattern": "../.ssh/*"}), proj),
+        (
+            "claude-code",
+            "Glob",
+            json!({"pattern": format!("{home}/.aws/**")}),
+            ws,
+        ),
+        ("claude-code", "Glob", json!({"pattern": "~/.ssh/id_*"}), ws),
+        (
+            "claude-code",
+            "Glob",
+            json!({"pattern": ".ssh/{id_*,config}", "path": home}),
+            ws,
+        ),
+        (
+            "claude-code",
+            "Grep",
+            json!({"pattern": "PRIVATE KEY", "path": home, "glob": "**/id_*"}),
+            ws,
+        ),
+        (
+            "claude-code",
+            "Grep",
+            json!({"pattern": "PRIVATE KEY", "path": home, "glob": "id_*"}),
+            ws,
+        ),
+        (
+            "claude-code",
+            "Grep",
+            json!({"pattern": "x", "path": home, "glob": "*.md **/credentials"}),
+            ws,
+        ),
+        (
+            "gemini",
+            "glob",
+            json!({"pattern": "**/.aws/*", "dir_path": home}),
+            ws,
+        ),
+        (
+            "gemini",
+            "grep_search",
+            json!({"pattern": "KEY", "dir_path": home, "include_pattern": "id_*"}),
+            ws,
+        ),
+        (
+            "gemini",
+            "search_file_content",
+            json!({"pattern": "KEY", "path": home, "include": "*/id_rsa"}),
+            ws,
+        ),
+    ];
+    for (i, (harness, tool, input, cwd)) in cases.into_iter().enumerate() {
+        let payload = match harness {
+            "gemini" => gemini(tool, input.clone(), cwd),
+            _ => claude(tool, input.clone(), cwd, &format!("g{i}")),
+        };
+        let flags = ["--workspace", if cwd == proj { proj } else { ws }];
+        let o = hook(&e, harness, &flags, &[], payload.as_bytes());
+        let (_, err) = common::text(&o);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{tool} {input} was not denied: {}",
+            decision(&o)
+        );
+        assert!(err.contains("holds credentials"), "{tool} {input}: {err}");
+    }
+    // A glob that reaches outside the workspace is a read outside (asked), not inside.
+    let outside = claude("Glob", json!({"pattern": "/etc/*.conf"}), ws, "o1");
+    let d = decision(&hook(
+        &e,
+        "claude-code",
+        &["--workspace", ws],
+        &[],
+        outside.as_bytes(),
+    ));
+    assert!(d.starts_with("ask") && d.contains("outside"), "{d}");
+    // Ordinary searches of the workspace still run.
+    for (i, input) in [
+        json!({"pattern": "**/*.rs"}),
+        json!({"pattern": "src/**/*.{ts,tsx}"}),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let o = hook(
+            &e,
+            "claude-code",
+            &["--workspace", ws],
+            &[],
+            claude("Glob", input, ws, &format!("ok{i}")).as_bytes(),
+        );
+        assert!(decision(&o).starts_with("allow"), "{}", decision(&o));
+    }
+    let grep = claude(
+        "Grep",
+        json!({"pattern": "fn main", "glob": "*.rs"}),
+        ws,
+        "ok9",
+    );
+    let o = hook(
+        &e,
+        "claude-code",
+        &["--workspace", ws],
+        &[],
+        grep.as_bytes(),
+    );
+    assert!(decision(&o).starts_with("allow"), "{}", decision(&o));
+}
