@@ -19,7 +19,7 @@
 //! Post-tool events append a `phase: result` record tied to the decision by operation id
 //! ([`cordon_gate::Gate::record_result`]). With containment on, a shell call that cordon
 //! allows only because it will run contained is rewritten ([`rewrite`]) into
-//! `cordon exec … --bash --shell TEXT`, carrying the same workspace, session, operation id
+//! `cordon exec … --bash --shell=TEXT`, carrying the same workspace, session, operation id
 //! and config, so the harness's own shell starts the sandbox.
 //!
 //! This crate never turns an error into a permission: every failure (malformed or
@@ -181,15 +181,15 @@ pub struct Containing {
 /// Answer one hook call through `gate`.
 pub fn answer(gate: &Gate, call: &Call, fs: &dyn FileFacts, containing: &Containing) -> Reply {
     match call.event {
-        Event::PostTool => post_tool(gate, call, fs),
+        Event::PostTool => post_tool(gate, call, fs, containing),
         Event::PermissionRequest => permission_request(gate, call, fs),
         Event::PreTool => pre_tool(gate, call, fs, containing),
     }
 }
 
-fn post_tool(gate: &Gate, call: &Call, fs: &dyn FileFacts) -> Reply {
+fn post_tool(gate: &Gate, call: &Call, fs: &dyn FileFacts, containing: &Containing) -> Reply {
     let result = call.result.clone().unwrap_or_default();
-    if let Err(e) = gate.record_result(&call.request, &result) {
+    if let Err(e) = gate.record_result(&as_the_agent_wrote_it(call, containing), &result) {
         return Reply::block(format!(
             "the result of {} was not recorded: {e}; fix the audit log or pass --no-audit",
             call.request.tool
@@ -204,6 +204,20 @@ fn post_tool(gate: &Gate, call: &Call, fs: &dyn FileFacts) -> Reply {
             call.request.tool
         )),
     }
+}
+
+/// The call as the agent wrote it: a harness reports a contained call with the
+/// rewritten `cordon exec …` line as its input, and the result record keeps the agent's
+/// command ([`rewrite::original`]; only a line this hook's own rewrite could have made).
+fn as_the_agent_wrote_it(call: &Call, containing: &Containing) -> cordon_policy::Request {
+    let mut request = call.request.clone();
+    if let (Some(line), Some(Value::String(command))) =
+        (&containing.exec, request.input.get("command"))
+        && let Some(text) = rewrite::original(line, command)
+    {
+        request.input.insert("command".into(), Value::String(text));
+    }
+    request
 }
 
 /// The human a pre-tool hook of `harness` hands asks to.
