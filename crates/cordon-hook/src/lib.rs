@@ -30,8 +30,10 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod doctor;
 pub mod payload;
 pub mod rewrite;
+pub mod setup;
 pub mod workspace;
 
 pub use payload::{Call, Event, HarnessMode, PayloadError, parse};
