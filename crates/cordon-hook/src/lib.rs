@@ -22,6 +22,10 @@
 //! `cordon exec … --bash --shell=TEXT`, carrying the same workspace, session, operation id
 //! and config, so the harness's own shell starts the sandbox.
 //!
+//! The workspace is pinned by the user, never read from a payload ([`workspace`]);
+//! [`setup`] writes cordon's entries into each harness's settings and [`doctor`] checks
+//! that the harness will run them.
+//!
 //! This crate never turns an error into a permission: every failure (malformed or
 //! oversize payload, unknown event, missing field, a policy that does not load, an audit
 //! log that cannot be written) is a [`Reply::block`] with that harness's blocking exit
@@ -151,12 +155,17 @@ impl Reply {
 
 /// Narrow `policy` by the harness's permission mode. `plan` and `dontAsk` narrow it;
 /// every other mode (`default`, `acceptEdits`, `bypassPermissions`, or one cordon does
-/// not know) leaves cordon's configured mode as it is: a harness never widens it.
+/// not know) leaves cordon's configured mode as it is: a harness never widens it, except
+/// `acceptEdits` where the user opted in (`[hook] accept_edits = true`, see
+/// [`Policy::accepting_harness_edits`]).
 pub fn narrow(policy: Policy, mode: Option<&HarnessMode>) -> Result<Policy, String> {
     let configured = policy.mode();
     let (target, deny_asks) = match mode {
         Some(HarnessMode::Plan) => (Some(Mode::Plan), configured == Mode::DontAsk),
         Some(HarnessMode::DontAsk) => (Some(Mode::DontAsk), true),
+        Some(HarnessMode::AcceptEdits) => {
+            return Ok(policy.accepting_harness_edits().unwrap_or(policy));
+        }
         _ => return Ok(policy),
     };
     let mut narrowed = policy

@@ -47,9 +47,15 @@ impl HookGates {
         harness: Harness,
         mode: Option<&HarnessMode>,
     ) -> Result<Arc<Gate>, String> {
-        // Only these modes narrow (`cordon_hook::narrow`); every other one is the policy as is.
+        // Only these modes change the policy (`cordon_hook::narrow`; `acceptEdits` where the
+        // config opted in); every other one is the policy as is.
         let narrowing = mode
-            .filter(|m| matches!(m, HarnessMode::Plan | HarnessMode::DontAsk))
+            .filter(|m| {
+                matches!(
+                    m,
+                    HarnessMode::Plan | HarnessMode::DontAsk | HarnessMode::AcceptEdits
+                )
+            })
             .cloned();
         let make = || -> Result<Arc<Gate>, String> {
             let options = GateOptions {

@@ -333,3 +333,61 @@ fn glob_and_grep_are_judged_by_what_their_patterns_can_read() {
     );
     assert!(decision(&o).starts_with("allow"), "{}", decision(&o));
 }
+
+/// Issue 31, point 6: the harness's `acceptEdits` counts only where the user opted in
+/// (`[hook] accept_edits = true`); a repository's own config cannot opt in, and guards
+/// and writes outside the workspace are unchanged.
+#[test]
+fn accept_edits_is_an_explicit_opt_in() {
+    let e = Env::new();
+    let ws = e.ws.to_str().unwrap();
+    let write = |path: &str, id: &str| {
+        let mut v: Value = serde_json::from_str(&claude(
+            "Write",
+            json!({"file_path": path, "content": "x"}),
+            ws,
+            id,
+        ))
+        .unwrap();
+        v["permission_mode"] = json!("acceptEdits");
+        v.to_string()
+    };
+    let opt_in = e.root.join("accept.toml");
+    std::fs::write(&opt_in, "[hook]\naccept_edits = true\n").unwrap();
+    let run = |extra: &[&str], payload: String| {
+        decision(&hook(
+            &e,
+            "claude-code",
+            &[&["--workspace", ws][..], extra].concat(),
+            &[],
+            payload.as_bytes(),
+        ))
+    };
+    let inside = format!("{ws}/src/new.rs");
+    assert!(
+        run(&[], write(&inside, "a1")).starts_with("ask"),
+        "not opted in"
+    );
+    // A repository's own file cannot opt in.
+    std::fs::create_dir_all(e.ws.join(".cordon")).unwrap();
+    std::fs::write(
+        e.ws.join(".cordon/policy.toml"),
+        "[hook]\naccept_edits = true\n",
+    )
+    .unwrap();
+    let mut c = Command::new(common::bin());
+    c.args(["hook", "claude-code", "--workspace", ws])
+        .current_dir(&e.ws)
+        .env_clear()
+        .env("HOME", &e.home)
+        .env("CORDON_STATE_DIR", &e.state);
+    let o = common::cli::run_with_input(c, write(&inside, "a2").as_bytes());
+    assert!(decision(&o).starts_with("ask"), "{}", decision(&o));
+    let opt = opt_in.to_str().unwrap();
+    let d = run(&["--config", opt], write(&inside, "a3"));
+    assert!(d.starts_with("allow"), "{d}");
+    let home_file = format!("{}/notes.txt", e.home.display());
+    assert!(!run(&["--config", opt], write(&home_file, "a4")).starts_with("allow"));
+    let hooks = format!("{ws}/.claude/settings.json");
+    assert!(run(&["--config", opt], write(&hooks, "a5")).starts_with("block"));
+}
