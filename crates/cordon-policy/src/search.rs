@@ -290,6 +290,15 @@ mod tests {
             (".", "~/.ssh/*"),
             ("/etc", "shado[w]"),
             ("/", "etc/**/shadow"),
+            // Second spellings: a bracket or brace for the dot, `..` inside braces, the
+            // searched directory itself climbing, a trailing slash, case.
+            ("/home/u", "[.]ssh/*"),
+            ("/home/u", "?ssh/id_*"),
+            (".", "{x,../..}/.ssh/*"),
+            ("../..", ".ssh/*"),
+            ("/home/u/", ".aws/"),
+            ("/home/u", ".SSH/ID_*"),
+            ("/home/u", "**/*.{pem,txt}"),
         ] {
             assert!(denied(path, glob), "{path} {glob} passed");
         }
