@@ -19,8 +19,12 @@
 //! Post-tool events append a `phase: result` record tied to the decision by operation id
 //! ([`cordon_gate::Gate::record_result`]). With containment on, a shell call that cordon
 //! allows only because it will run contained is rewritten ([`rewrite`]) into
-//! `cordon exec … --bash --shell TEXT`, carrying the same workspace, session, operation id
+//! `cordon exec … --bash --shell=TEXT`, carrying the same workspace, session, operation id
 //! and config, so the harness's own shell starts the sandbox.
+//!
+//! The workspace is pinned by the user, never read from a payload ([`workspace`]);
+//! [`setup`] writes cordon's entries into each harness's settings and [`doctor`] checks
+//! that the harness will run them.
 //!
 //! This crate never turns an error into a permission: every failure (malformed or
 //! oversize payload, unknown event, missing field, a policy that does not load, an audit
@@ -30,11 +34,15 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod doctor;
 pub mod payload;
 pub mod rewrite;
+pub mod setup;
+pub mod workspace;
 
 pub use payload::{Call, Event, HarnessMode, PayloadError, parse};
 pub use rewrite::{ExecLine, RewriteError};
+pub use workspace::WorkspaceError;
 
 use cordon_gate::{Absent, Containment, Gate, Human, Outcome};
 use cordon_policy::{Action, FileFacts, Mode, Policy};
@@ -147,12 +155,17 @@ impl Reply {
 
 /// Narrow `policy` by the harness's permission mode. `plan` and `dontAsk` narrow it;
 /// every other mode (`default`, `acceptEdits`, `bypassPermissions`, or one cordon does
-/// not know) leaves cordon's configured mode as it is: a harness never widens it.
+/// not know) leaves cordon's configured mode as it is: a harness never widens it, except
+/// `acceptEdits` where the user opted in (`[hook] accept_edits = true`, see
+/// [`Policy::accepting_harness_edits`]).
 pub fn narrow(policy: Policy, mode: Option<&HarnessMode>) -> Result<Policy, String> {
     let configured = policy.mode();
     let (target, deny_asks) = match mode {
         Some(HarnessMode::Plan) => (Some(Mode::Plan), configured == Mode::DontAsk),
         Some(HarnessMode::DontAsk) => (Some(Mode::DontAsk), true),
+        Some(HarnessMode::AcceptEdits) => {
+            return Ok(policy.accepting_harness_edits().unwrap_or(policy));
+        }
         _ => return Ok(policy),
     };
     let mut narrowed = policy
@@ -179,15 +192,15 @@ pub struct Containing {
 /// Answer one hook call through `gate`.
 pub fn answer(gate: &Gate, call: &Call, fs: &dyn FileFacts, containing: &Containing) -> Reply {
     match call.event {
-        Event::PostTool => post_tool(gate, call, fs),
+        Event::PostTool => post_tool(gate, call, fs, containing),
         Event::PermissionRequest => permission_request(gate, call, fs),
         Event::PreTool => pre_tool(gate, call, fs, containing),
     }
 }
 
-fn post_tool(gate: &Gate, call: &Call, fs: &dyn FileFacts) -> Reply {
+fn post_tool(gate: &Gate, call: &Call, fs: &dyn FileFacts, containing: &Containing) -> Reply {
     let result = call.result.clone().unwrap_or_default();
-    if let Err(e) = gate.record_result(&call.request, &result) {
+    if let Err(e) = gate.record_result(&as_the_agent_wrote_it(call, containing), &result) {
         return Reply::block(format!(
             "the result of {} was not recorded: {e}; fix the audit log or pass --no-audit",
             call.request.tool
@@ -202,6 +215,20 @@ fn post_tool(gate: &Gate, call: &Call, fs: &dyn FileFacts) -> Reply {
             call.request.tool
         )),
     }
+}
+
+/// The call as the agent wrote it: a harness reports a contained call with the
+/// rewritten `cordon exec …` line as its input, and the result record keeps the agent's
+/// command ([`rewrite::original`]; only a line this hook's own rewrite could have made).
+fn as_the_agent_wrote_it(call: &Call, containing: &Containing) -> cordon_policy::Request {
+    let mut request = call.request.clone();
+    if let (Some(line), Some(Value::String(command))) =
+        (&containing.exec, request.input.get("command"))
+        && let Some(text) = rewrite::original(line, command)
+    {
+        request.input.insert("command".into(), Value::String(text));
+    }
+    request
 }
 
 /// The human a pre-tool hook of `harness` hands asks to.

@@ -75,16 +75,78 @@ pub fn contained_command(
         words.push(quote(id));
     }
     words.push("--bash".into());
+    // `--shell=TEXT` in one word: a text starting with `-` (`--version`) is the value,
+    // never read as an option.
     let quoted = quote(text);
     if quoted.len() <= INLINE_LIMIT {
-        words.push("--shell".into());
-        words.push(quoted);
+        words.push(format!("--shell={quoted}"));
     } else {
         let file = write_shell_file(&line.shell_dir, text)?;
-        words.push("--shell-file".into());
-        words.push(quote(&file.to_string_lossy()));
+        words.push(format!("--shell-file={}", quote(&file.to_string_lossy())));
     }
     Ok(words.join(" "))
+}
+
+/// The agent's shell text inside a command line [`contained_command`] made with `line`
+/// (what a harness reports after running the rewritten call), or `None` when `command`
+/// is not exactly such a line: the program of `line`, `exec`, option words, `--bash`,
+/// and the text as the last word (a shell file is read back and checked against its
+/// name). Anything else (a line that only starts like one, text after the quoted word)
+/// is the agent's own command.
+pub fn original(line: &ExecLine, command: &str) -> Option<String> {
+    let words = split_words(command)?;
+    let program = line.program.to_string_lossy();
+    let (first, rest) = words.split_first()?;
+    if first.as_str() != program || rest.first().map(String::as_str) != Some("exec") {
+        return None;
+    }
+    let (last, middle) = rest[1..].split_last()?;
+    if middle.last().map(String::as_str) != Some("--bash") {
+        return None;
+    }
+    if let Some(text) = last.strip_prefix("--shell=") {
+        return Some(text.to_string());
+    }
+    let file = last.strip_prefix("--shell-file=")?;
+    read_shell_file(Path::new(file)).ok()
+}
+
+/// Split a line of bare words and `'…'` quoted parts (with `'\''` inside), as
+/// [`quote`] writes them; `None` for any other shell syntax.
+fn split_words(line: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut cur: Option<String> = None;
+    let mut it = line.chars().peekable();
+    while let Some(c) = it.next() {
+        match c {
+            ' ' => {
+                if let Some(w) = cur.take() {
+                    words.push(w);
+                }
+            }
+            '\\' if it.peek() == Some(&'\'') => {
+                it.next();
+                cur.get_or_insert_with(String::new).push('\'');
+            }
+            '\'' => {
+                let w = cur.get_or_insert_with(String::new);
+                loop {
+                    match it.next()? {
+                        '\'' => break,
+                        ch => w.push(ch),
+                    }
+                }
+            }
+            c if c.is_ascii_alphanumeric() || "-_=./".contains(c) => {
+                cur.get_or_insert_with(String::new).push(c);
+            }
+            _ => return None,
+        }
+    }
+    if let Some(w) = cur {
+        words.push(w);
+    }
+    Some(words)
 }
 
 fn hex(hash: &blake3::Hash) -> String {
@@ -182,6 +244,35 @@ mod tests {
     fn quoting_survives_single_quotes() {
         assert_eq!(quote("it's"), r"'it'\''s'");
         assert_eq!(quote(""), "''");
+    }
+
+    #[test]
+    fn the_agents_text_is_read_back_from_exactly_a_line_cordon_made() {
+        let d = tempfile::tempdir().unwrap();
+        let line = ExecLine {
+            program: "/opt/cordon".into(),
+            flags: vec!["--config".into(), "/a b/c.toml".into()],
+            shell_dir: d.path().join("hook-shell"),
+        };
+        let mut req = Request::shell("x", Some("/w".into()));
+        req.session = Some("s'1".into());
+        req.operation_id = Some("toolu_1".into());
+        let big = format!("echo {}", "y".repeat(INLINE_LIMIT));
+        for text in ["--version", "echo 'it''s' \\ \"$HOME\"", "-", "", &big] {
+            let cmd = contained_command(&line, Path::new("/w"), &req, text).unwrap();
+            assert_eq!(original(&line, &cmd).as_deref(), Some(text), "{cmd}");
+        }
+        let cmd = contained_command(&line, Path::new("/w"), &req, "ls").unwrap();
+        for not_ours in [
+            format!("{cmd}; rm -rf ~"),
+            format!("{cmd} 'x'"),
+            cmd.replace("/opt/cordon", "/tmp/cordon"),
+            "ls".to_string(),
+            format!("echo; {cmd}"),
+            cmd.replace(" --bash", ""),
+        ] {
+            assert_eq!(original(&line, &not_ours), None, "{not_ours}");
+        }
     }
 
     #[test]

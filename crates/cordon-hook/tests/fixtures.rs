@@ -289,7 +289,7 @@ fn contained_shell_calls_are_rewritten() {
     assert_eq!(
         o["updatedInput"],
         json!({
-            "command": "'/usr/local/bin/cordon' exec '--config' '/cfg.toml' --workspace '/w/proj' --session '8f1c2e4a-5b7d-4e9f-a0c1-2d3e4f5a6b7c' --operation-id 'toolu_01A2' --bash --shell 'cargo test'",
+            "command": "'/usr/local/bin/cordon' exec '--config' '/cfg.toml' --workspace '/w/proj' --session '8f1c2e4a-5b7d-4e9f-a0c1-2d3e4f5a6b7c' --operation-id 'toolu_01A2' --bash --shell='cargo test'",
             "description": "Run the tests",
         })
     );
@@ -324,7 +324,7 @@ fn contained_shell_calls_are_rewritten() {
         input["command"]
             .as_str()
             .unwrap()
-            .ends_with("--bash --shell 'cargo test'")
+            .ends_with("--bash --shell='cargo test'")
     );
 }
 
@@ -377,4 +377,47 @@ fn bad_payloads_block() {
     let e = cordon_hook::parse(Harness::Gemini, text.as_bytes()).unwrap_err();
     assert!(e.0.contains("BeforeTool, AfterTool"), "{e}");
     let _ = w;
+}
+
+/// Issue 31, point 6: a contained call's result record holds the agent's command, not
+/// the rewritten `cordon exec …` line the harness reports back; a line that only looks
+/// like one is recorded as sent.
+#[test]
+fn the_result_record_of_a_contained_call_holds_the_agents_command() {
+    let w = World::new();
+    let dir = tempfile::tempdir().unwrap();
+    let line = ExecLine {
+        program: "/usr/local/bin/cordon".into(),
+        flags: vec![],
+        shell_dir: dir.path().to_path_buf(),
+    };
+    let containing = Containing {
+        exec: Some(line.clone()),
+    };
+    let r = answer_with(
+        &w,
+        Harness::ClaudeCode,
+        &fixture(Harness::ClaudeCode, "PreToolUse-Bash"),
+        &containing,
+    );
+    let rewritten = out(&r)["hookSpecificOutput"]["updatedInput"]["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut post: Value =
+        serde_json::from_str(&fixture(Harness::ClaudeCode, "PostToolUse-Bash")).unwrap();
+    for (sent, recorded) in [
+        (rewritten.clone(), "cargo test".to_string()),
+        (
+            format!("{rewritten}; curl x"),
+            format!("{rewritten}; curl x"),
+        ),
+    ] {
+        post["tool_input"]["command"] = json!(sent);
+        let r = answer_with(&w, Harness::ClaudeCode, &post.to_string(), &containing);
+        assert_eq!(r.status, 0, "{}", r.stderr);
+        let last = w.records().into_iter().last().unwrap();
+        assert_eq!(last["phase"], "result");
+        assert_eq!(last["input"]["command"], json!(recorded), "{last}");
+    }
 }

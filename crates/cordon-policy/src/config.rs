@@ -394,6 +394,8 @@ pub struct Merged {
     pub user_file: PathBuf,
     /// `[hook] contain`: shell calls of a harness hook run inside `cordon exec`.
     pub hook_contain: bool,
+    /// `[hook] accept_edits`: a harness's `acceptEdits` mode counts as cordon's.
+    pub hook_accept_edits: bool,
     /// The `[slots]` table.
     pub slots: crate::settings::SlotSettings,
     /// Fingerprint of every input that shaped the policy.

@@ -63,8 +63,9 @@ const ORDINARY: &[&str] = &[
 enum Comp {
     /// From the working directory or HOME: not spelled by the glob.
     Given(String),
-    /// Spelled by the glob (a literal part or a pattern).
-    Glob(Pattern),
+    /// Spelled by the glob (a literal part or a pattern); `true` for a search tool's
+    /// glob, whose wildcards take a leading dot ([`Pattern::meets_as_tool_glob`]).
+    Glob(Pattern, bool),
 }
 
 impl Comp {
@@ -74,7 +75,11 @@ impl Comp {
     fn meets(&self, want: &Pattern) -> Option<bool> {
         match self {
             Comp::Given(s) => guard_matches(want, s).then_some(false),
-            Comp::Glob(p) => match p.meets(want) {
+            Comp::Glob(p, tool) => match if *tool {
+                p.meets_as_tool_glob(want)
+            } else {
+                p.meets(want)
+            } {
                 (false, _) => None,
                 (true, aimed) => Some(aimed && !ORDINARY.iter().any(|n| p.matches_name(n))),
             },
@@ -92,7 +97,7 @@ fn guard_matches(want: &Pattern, name: &str) -> bool {
 /// HOME) made absolute against `cwd` when it is relative. `None` for the components
 /// before the glob when they are not known (a relative glob under a directory only
 /// known at run time): only guards that hold anywhere apply then.
-fn components(pattern: &str, cwd: Option<&Path>, home: &Path) -> (Vec<Comp>, bool) {
+fn components(pattern: &str, cwd: Option<&Path>, home: &Path, tool: bool) -> (Vec<Comp>, bool) {
     let mut out = Vec::new();
     let rest = if let Some(r) = pattern
         .strip_prefix('~')
@@ -106,9 +111,9 @@ fn components(pattern: &str, cwd: Option<&Path>, home: &Path) -> (Vec<Comp>, boo
         given(cwd, &mut out);
         pattern
     } else {
-        return (split(pattern, Vec::new()), false);
+        return (split(pattern, Vec::new(), tool), false);
     };
-    (split(rest, out), true)
+    (split(rest, out, tool), true)
 }
 
 fn given(dir: &Path, out: &mut Vec<Comp>) {
@@ -125,7 +130,7 @@ fn given(dir: &Path, out: &mut Vec<Comp>) {
 
 /// Split a pattern at unescaped `/` and append its components (`.` dropped, `..`
 /// applied lexically, as for literal paths).
-fn split(pattern: &str, mut out: Vec<Comp>) -> Vec<Comp> {
+fn split(pattern: &str, mut out: Vec<Comp>, tool: bool) -> Vec<Comp> {
     let mut cur = String::new();
     let flush = |cur: &mut String, out: &mut Vec<Comp>| {
         let c = std::mem::take(cur);
@@ -134,7 +139,7 @@ fn split(pattern: &str, mut out: Vec<Comp>) -> Vec<Comp> {
             ".." => {
                 out.pop();
             }
-            _ => out.push(Comp::Glob(Pattern::parse(&c))),
+            _ => out.push(Comp::Glob(Pattern::parse(&c), tool)),
         }
     };
     let mut it = pattern.chars();
@@ -219,7 +224,8 @@ fn literal_pats(path: &Path) -> Vec<Pattern> {
         .collect()
 }
 
-fn escape(s: &str) -> String {
+/// `s` with every character bash patterns treat specially made literal.
+pub(crate) fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         if matches!(
@@ -331,7 +337,7 @@ fn critical(comps: &[Comp], home: &Path, workspace: &Path) -> Option<GuardHit> {
     let want = literal_pats(home);
     if comps.len() == want.len() + 1
         && comps.iter().zip(&want).all(|(c, w)| c.meets(w).is_some())
-        && matches!(comps.last(), Some(Comp::Glob(p)) if ORDINARY.iter().all(|n| p.matches_name(n)))
+        && matches!(comps.last(), Some(Comp::Glob(p, _)) if ORDINARY.iter().all(|n| p.matches_name(n)))
     {
         return hit(GUARD, "everything in HOME");
     }
@@ -347,7 +353,29 @@ pub(crate) fn guard_hit(
     home: &Path,
     workspace: &Path,
 ) -> Option<GuardHit> {
-    let (comps, anchored_path) = components(pattern, cwd, home);
+    guard_hit_as(kind, pattern, cwd, home, workspace, false)
+}
+
+/// [`guard_hit`] of a search tool's glob, whose wildcards take a leading dot (`**`
+/// already replaced by runs of `*` components, see `crate::search`).
+pub(crate) fn tool_glob_guard_hit(
+    pattern: &str,
+    cwd: Option<&Path>,
+    home: &Path,
+    workspace: &Path,
+) -> Option<GuardHit> {
+    guard_hit_as("read", pattern, cwd, home, workspace, true)
+}
+
+fn guard_hit_as(
+    kind: &str,
+    pattern: &str,
+    cwd: Option<&Path>,
+    home: &Path,
+    workspace: &Path,
+    tool: bool,
+) -> Option<GuardHit> {
+    let (comps, anchored_path) = components(pattern, cwd, home, tool);
     let home_pats = literal_pats(home);
     match kind {
         "read" => sensitive(&comps, anchored_path, &home_pats),

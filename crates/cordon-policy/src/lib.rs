@@ -39,6 +39,7 @@ pub mod policy;
 pub mod presets;
 pub mod request;
 pub mod rules;
+mod search;
 pub mod secrets;
 pub mod session;
 pub mod settings;

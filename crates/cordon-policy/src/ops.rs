@@ -232,6 +232,51 @@ impl Context<'_> {
     }
 }
 
+/// The operations of one glob of a search tool: a guard it trips (judged as the path it
+/// can name), the directories it lists beyond the searched one, or why it is opaque.
+fn search_operations(
+    path: &str,
+    glob: &str,
+    cwd: &Path,
+    ctx: &Context<'_>,
+    ops: &mut Vec<Operation>,
+) {
+    let r = crate::search::reach(path, glob, cwd, ctx.home, ctx.workspace);
+    if let Some((hit, judged)) = r.guard {
+        let mut op = ctx.path_op(
+            OpKind::List,
+            &judged,
+            cwd,
+            "a glob that can name a guarded path",
+        );
+        op.hazard = Some((
+            hit.guard,
+            format!(
+                "the glob `{glob}` searched from `{path}` can name {}, which holds credentials",
+                hit.pattern
+            ),
+        ));
+        ops.push(op);
+    }
+    for d in r.dirs {
+        ops.push(ctx.path_op(
+            OpKind::List,
+            &d,
+            cwd,
+            "search beneath a directory a glob reaches",
+        ));
+    }
+    if let Some(why) = r.opaque {
+        let mut op = Operation::new(
+            OpKind::Opaque,
+            Target::Text(glob.to_string()),
+            "opaque glob",
+        );
+        op.opaque = Some(Opaque { why, needs: None });
+        ops.push(op);
+    }
+}
+
 /// Normalize a network destination as written in a request or command: an http(s) URL, a
 /// `scheme://host[:port]/…` URL of another scheme, `user@host:path` (scp/git style), or a
 /// bare `host[:port]`.
@@ -341,6 +386,13 @@ pub fn operations(req: &Request, ctx: &Context<'_>) -> Operations {
         Action::List { path } => {
             out.ops
                 .push(ctx.path_op(OpKind::List, &path, &cwd, "list or search a directory"))
+        }
+        Action::Search { path, globs } => {
+            out.ops
+                .push(ctx.path_op(OpKind::List, &path, &cwd, "search beneath a directory"));
+            for g in globs {
+                search_operations(&path, &g, &cwd, ctx, &mut out.ops);
+            }
         }
         Action::ReadMany { files, dirs } => {
             for f in files {

@@ -92,6 +92,7 @@ pub struct Policy {
     mcp: crate::mcp::McpSettings,
     sessions: crate::session::SessionSettings,
     hook_contain: bool,
+    hook_accept_edits: bool,
     slots: crate::settings::SlotSettings,
 }
 
@@ -161,6 +162,7 @@ impl Policy {
             mcp: m.mcp,
             sessions: m.sessions,
             hook_contain: m.hook_contain,
+            hook_accept_edits: m.hook_accept_edits,
             slots: m.slots,
         })
     }
@@ -217,6 +219,18 @@ impl Policy {
     /// `[hook] contain`: whether a harness hook rewrites shell calls to run contained.
     pub fn hook_contain(&self) -> bool {
         self.hook_contain
+    }
+
+    /// This policy in `accept-edits` mode, for a harness that reports its own
+    /// `acceptEdits` mode: only when the user or managed config opted in (`[hook]
+    /// accept_edits = true`) and the configured mode is `default` (a stricter or other
+    /// chosen mode stays).
+    pub fn accepting_harness_edits(&self) -> Option<Policy> {
+        (self.hook_accept_edits && self.mode == Mode::Default).then(|| {
+            let mut p = self.clone();
+            p.mode = Mode::AcceptEdits;
+            p
+        })
     }
     /// The `[slots]` settings: defaults of `cordon exec --slot`.
     pub fn slots(&self) -> &crate::settings::SlotSettings {

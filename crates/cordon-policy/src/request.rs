@@ -89,6 +89,17 @@ pub enum Action {
         /// The directory as written (the cwd when the tool names none).
         path: String,
     },
+    /// Search beneath a directory for files that globs select (`Glob`, `Grep`, Gemini
+    /// CLI's `glob`, `grep_search`, `search_file_content`): judged by everything the
+    /// directory and the globs together can reach (`crate::search`).
+    Search {
+        /// The directory searched, as written (`.`, the cwd, when the tool names none).
+        path: String,
+        /// Globs that select files, relative to `path` unless absolute (or `~/…`),
+        /// with the tool's own syntax (`**`, `{a,b}`, wildcards matching a leading dot).
+        /// A filter the tool matches at any depth is given as `**/GLOB`.
+        globs: Vec<String>,
+    },
     /// Read every file that globs match (Gemini CLI's `read_many_files`).
     ReadMany {
         /// Files named without a glob character.
@@ -276,9 +287,12 @@ impl Request {
     /// How rules see this tool.
     pub fn kind(&self) -> ToolKind {
         match self.action() {
-            Ok(Action::Read { .. } | Action::List { .. } | Action::ReadMany { .. }) => {
-                ToolKind::Read
-            }
+            Ok(
+                Action::Read { .. }
+                | Action::List { .. }
+                | Action::Search { .. }
+                | Action::ReadMany { .. },
+            ) => ToolKind::Read,
             Ok(Action::Write { .. } | Action::Delete { .. } | Action::Patch { .. }) => {
                 ToolKind::Edit
             }

@@ -47,9 +47,15 @@ impl HookGates {
         harness: Harness,
         mode: Option<&HarnessMode>,
     ) -> Result<Arc<Gate>, String> {
-        // Only these modes narrow (`cordon_hook::narrow`); every other one is the policy as is.
+        // Only these modes change the policy (`cordon_hook::narrow`; `acceptEdits` where the
+        // config opted in); every other one is the policy as is.
         let narrowing = mode
-            .filter(|m| matches!(m, HarnessMode::Plan | HarnessMode::DontAsk))
+            .filter(|m| {
+                matches!(
+                    m,
+                    HarnessMode::Plan | HarnessMode::DontAsk | HarnessMode::AcceptEdits
+                )
+            })
             .cloned();
         let make = || -> Result<Arc<Gate>, String> {
             let options = GateOptions {
@@ -184,6 +190,29 @@ pub fn forward(socket: &Path, harness: Harness, bytes: &[u8]) -> Reply {
 }
 
 fn ask(socket: &Path, harness: Harness, payload: Value) -> Result<Reply, String> {
+    let frame = json!({
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "hook",
+        "params": {"harness": harness.name(), "payload": payload},
+    });
+    reply_of(&exchange(socket, &frame)?)
+}
+
+/// Does a `cordon serve` of this user answer on `socket` (`cordon doctor`)? It is sent
+/// a call of no method, which a service answers with an error and nothing else.
+pub fn answers(socket: &Path) -> Result<(), String> {
+    let frame = json!({"jsonrpc": "2.0", "id": 1, "method": "doctor.ping"});
+    let answer = exchange(socket, &frame)?;
+    let v: Value = serde_json::from_slice(&answer).map_err(|_| "its answer is not JSON")?;
+    match v.get("jsonrpc") {
+        Some(Value::String(s)) if s == "2.0" => Ok(()),
+        _ => Err("its answer is not JSON-RPC".into()),
+    }
+}
+
+/// One frame sent to the service of this user at `socket`, and its answer line.
+fn exchange(socket: &Path, frame: &Value) -> Result<Vec<u8>, String> {
     let stream = UnixStream::connect(socket).map_err(|e| e.to_string())?;
     // Only a service of this user may answer: the kernel says who listens.
     let me = rustix::process::geteuid().as_raw();
@@ -197,13 +226,7 @@ fn ask(socket: &Path, harness: Harness, payload: Value) -> Result<Reply, String>
     }
     let _ = stream.set_read_timeout(Some(FORWARD_TIMEOUT));
     let _ = stream.set_write_timeout(Some(FORWARD_TIMEOUT));
-    let frame = json!({
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "hook",
-        "params": {"harness": harness.name(), "payload": payload},
-    });
-    let mut line = serde_json::to_vec(&frame).map_err(|e| e.to_string())?;
+    let mut line = serde_json::to_vec(frame).map_err(|e| e.to_string())?;
     line.push(b'\n');
     (&stream).write_all(&line).map_err(|e| e.to_string())?;
     let mut reader = BufReader::new(&stream);
@@ -213,7 +236,7 @@ fn ask(socket: &Path, harness: Harness, payload: Value) -> Result<Reply, String>
         Ok(rpc::Frame::End) => return Err("it closed the connection".into()),
         Err(e) => return Err(e.to_string()),
     };
-    reply_of(&answer)
+    Ok(answer)
 }
 
 /// The reply in a service's answer line; anything but a well-formed result whose status

@@ -324,6 +324,18 @@ impl Pattern {
     /// covers, without aiming at it; `id_*` and `.en?` aim at `id_rsa` and `.env`.
     #[must_use]
     pub fn meets(&self, guard: &Pattern) -> (bool, bool) {
+        self.meets_as(guard, false)
+    }
+
+    /// [`Pattern::meets`] for a component of a search tool's glob (ripgrep with
+    /// `--hidden`, node-glob with `dot`): any element may take a leading dot, and a dot
+    /// never counts as aiming (`*.ts` can match `.env.ts` without aiming at `.env.*`).
+    #[must_use]
+    pub fn meets_as_tool_glob(&self, guard: &Pattern) -> (bool, bool) {
+        self.meets_as(guard, true)
+    }
+
+    fn meets_as(&self, guard: &Pattern, tool: bool) -> (bool, bool) {
         if self.toks.len() > MAX_TOKS || guard.toks.len() > MAX_TOKS {
             return (true, true);
         }
@@ -365,17 +377,17 @@ impl Pattern {
             // What the glob spells: a literal (not the leading dot every hidden name
             // needs) or a set of characters (not a negated one).
             let spelled = match a {
-                Tok::Lit('.') => started,
+                Tok::Lit('.') => started && !tool,
                 Tok::Lit(_) => true,
                 Tok::Class(cl) => !cl.negated,
                 _ => false,
             } && matches!(b, Tok::Lit(_) | Tok::Class(_));
             for &c in &cands {
                 // A leading dot is only matched by a `.` that starts the glob.
-                if c == '.' && !started && i > 0 {
+                if c == '.' && !started && i > 0 && !tool {
                     continue;
                 }
-                if !glob_takes(a, c, started) || !guard_takes(b, c) {
+                if !glob_takes(a, c, started || tool) || !guard_takes(b, c) {
                     continue;
                 }
                 let ni = if matches!(a, Tok::Star | Tok::Group) {

@@ -33,8 +33,11 @@ enum Command {
     Exec(cmd::exec::ExecArgs),
     /// Answer a harness's hook event (stdin JSON) in the harness's terms.
     Hook(cmd::hook::HookArgs),
-    /// Report what containment this machine can give.
+    /// Report what containment this machine can give, and whether each harness on PATH
+    /// runs cordon's hook.
     Doctor(cmd::doctor::DoctorArgs),
+    /// Merge cordon's hook entries into a harness's settings (Claude Code, Codex, Gemini CLI).
+    Setup(cmd::setup::SetupArgs),
     /// Put an MCP server (stdio) behind cordon: every tool call judged, the server pinned.
     McpGateway(cmd::mcp_gateway::McpGatewayArgs),
     /// Pinned MCP servers: list them, approve their changes, forget them.
@@ -118,6 +121,7 @@ fn main() -> std::process::ExitCode {
         Command::Exec(args) => cmd::exec::run(args),
         Command::Hook(args) => cmd::hook::run(args),
         Command::Doctor(args) => cmd::doctor::run(args),
+        Command::Setup(args) => cmd::setup::run(args),
         Command::Label(args) => cmd::label::run(args),
         Command::Proxy(args) => cmd::proxy::run(args),
         Command::McpGateway(args) => cmd::mcp_gateway::run(args),

@@ -17,6 +17,8 @@ impl Env {
         let mut c = Command::new(common::bin());
         c.args(["hook", harness, "--isolated", "--config"])
             .arg(&self.config)
+            .arg("--workspace")
+            .arg(&self.ws)
             .args(extra)
             .current_dir(&self.ws)
             .env_clear()

@@ -41,7 +41,9 @@ fn env(c: &mut Command, w: &World) {
 fn rewrite(w: &World, bin: &Path, text: &str, id: &str, as_nobody: bool) -> String {
     let mut c = Command::new(bin);
     c.args(["hook", "claude-code", "--contain", "--isolated", "--config"])
-        .arg(&w.config);
+        .arg(&w.config)
+        .arg("--workspace")
+        .arg(&w.ws);
     env(&mut c, w);
     let mut c = if as_nobody { common::as_nobody(&c) } else { c };
     c.stdin(Stdio::piped())
@@ -202,7 +204,7 @@ fn a_swapped_shell_file_is_refused() {
     let text = format!("echo {}", "z".repeat(80 * 1024));
     let command = rewrite(&w, &common::bin(), &text, "toolu_swap", false);
     let file = command
-        .split("--shell-file '")
+        .split("--shell-file='")
         .nth(1)
         .and_then(|r| r.split('\'').next())
         .expect("long text goes through a shell file")
@@ -213,4 +215,28 @@ fn a_swapped_shell_file_is_refused() {
     assert_eq!(o.status.code(), Some(125), "{out} {err}");
     assert!(!out.contains("swapped"));
     assert!(err.contains("changed after cordon wrote it"), "{err}");
+}
+
+/// Issue 31, point 6: a contained command whose text starts with `-` (`--version`) was
+/// allowed but its rewrite failed (clap: "a value is required for '--shell'"). It is now
+/// rewritten whole and the sandbox's shell runs it as a command (`bash -c -- TEXT`).
+#[test]
+fn a_command_starting_with_a_dash_is_rewritten_whole() {
+    need_sandbox!("a_command_starting_with_a_dash_is_rewritten_whole");
+    let w = World::new();
+    for (i, text) in ["--version", "-x; echo after"].into_iter().enumerate() {
+        let command = rewrite(&w, &common::bin(), text, &format!("toolu_dash{i}"), false);
+        assert!(command.contains(" --shell='-"), "{command}");
+        let o = bash(&w, &command, false);
+        let (out, err) = common::text(&o);
+        assert!(!err.contains("a value is required"), "{err}");
+        assert!(!err.contains("cordon:"), "cordon refused it: {err}");
+        let first = text.split(';').next().unwrap();
+        assert!(err.contains(first) && err.contains("not found"), "{err}");
+        if text.contains("after") {
+            assert_eq!(out, "after\n");
+        } else {
+            assert_eq!(o.status.code(), Some(127), "{out} {err}");
+        }
+    }
 }

@@ -69,6 +69,7 @@ fn every_fixture_gets_the_standalone_reply() {
     let e = Env::new();
     let server = e.serve("served");
     let config = e.config.to_str().unwrap().to_string();
+    let ws = e.ws.to_str().unwrap().to_string();
     let mut compared = 0;
     for harness in ["claude-code", "codex", "gemini"] {
         let mut names: Vec<String> = std::fs::read_dir(fixtures(harness))
@@ -81,7 +82,15 @@ fn every_fixture_gets_the_standalone_reply() {
             let alone = feed(
                 e.cmd(
                     "alone",
-                    &["hook", harness, "--isolated", "--config", &config],
+                    &[
+                        "hook",
+                        harness,
+                        "--isolated",
+                        "--config",
+                        &config,
+                        "--workspace",
+                        &ws,
+                    ],
                 ),
                 payload.as_bytes(),
             );
@@ -117,6 +126,7 @@ fn other_spellings_of_a_secret_are_judged_alike() {
     std::os::unix::fs::symlink(e.home.join(".ssh"), e.ws.join("keys")).unwrap();
     std::fs::hard_link(&key, e.ws.join("notes.txt")).unwrap();
     let config = e.config.to_str().unwrap().to_string();
+    let ws = e.ws.to_str().unwrap().to_string();
     let read = e.fixture("claude-code", "PreToolUse-Read");
     let main = format!("\"{}\"", e.ws.join("src/main.rs").display());
     assert!(read.contains(&main), "the fixture reads {main}");
@@ -134,7 +144,15 @@ fn other_spellings_of_a_secret_are_judged_alike() {
         let alone = feed(
             e.cmd(
                 "alone",
-                &["hook", "claude-code", "--isolated", "--config", &config],
+                &[
+                    "hook",
+                    "claude-code",
+                    "--isolated",
+                    "--config",
+                    &config,
+                    "--workspace",
+                    &ws,
+                ],
             ),
             payload.as_bytes(),
         );
@@ -162,11 +180,20 @@ fn an_operation_id_is_claimed_once_either_way() {
     );
     // The standalone hook on the same store refuses it too.
     let config = e.config.to_str().unwrap().to_string();
+    let ws = e.ws.to_str().unwrap().to_string();
     blocks(
         &feed(
             e.cmd(
                 "shared",
-                &["hook", "claude-code", "--isolated", "--config", &config],
+                &[
+                    "hook",
+                    "claude-code",
+                    "--isolated",
+                    "--config",
+                    &config,
+                    "--workspace",
+                    &ws,
+                ],
             ),
             read.as_bytes(),
         ),

@@ -255,7 +255,7 @@ fn a_hooks_post_tool_write_taints_the_sessions_next_go_test() {
     let ws = e.ws.display().to_string();
     let hook = |payload: Value| {
         let out = common::cli::run_with_input(
-            e.cmd(&["hook", "claude-code", "--no-audit"]),
+            e.cmd(&["hook", "claude-code", "--no-audit", "--workspace", &ws]),
             payload.to_string().as_bytes(),
         );
         (

@@ -55,6 +55,9 @@ pub(super) struct PresetTable {
 pub(super) struct HookTable {
     /// Rewrite shell calls that are allowed only contained to run inside `cordon exec`.
     pub(super) contain: Option<bool>,
+    /// Let the harness's `acceptEdits` mode count: file writes inside the workspace are
+    /// allowed when the harness reports that mode (and cordon's own mode is `default`).
+    pub(super) accept_edits: Option<bool>,
 }
 
 #[derive(Deserialize)]

@@ -80,6 +80,7 @@ pub(super) fn merge(
     let mut sessions = crate::session::SessionSettings::default();
     let mut sessions_seen = crate::session::Seen::default();
     let mut hook_contain = None;
+    let mut hook_accept_edits = None;
     let mut slots = crate::settings::SlotSettings::default();
 
     let flags_inserted =
@@ -142,6 +143,14 @@ pub(super) fn merge(
                 hook_contain.get_or_insert(contain);
             } else {
                 ignored("`[hook] contain`", &mut notes);
+            }
+        }
+        // Widening by the harness's mode is the user's choice, never a repository's.
+        if let Some(accept) = l.cfg.hook.as_ref().and_then(|h| h.get_ref().accept_edits) {
+            if ok {
+                hook_accept_edits.get_or_insert(accept);
+            } else {
+                ignored("`[hook] accept_edits`", &mut notes);
             }
         }
         if let Some(t) = &l.cfg.slots {
@@ -501,6 +510,7 @@ pub(super) fn merge(
         home_resolved,
         mode: mode.unwrap_or_default(),
         hook_contain: hook_contain.unwrap_or(false),
+        hook_accept_edits: hook_accept_edits.unwrap_or(false),
         slots,
         sandbox_mode: sandbox_mode.unwrap_or_default(),
         approval: approval.unwrap_or_default(),

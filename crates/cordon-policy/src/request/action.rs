@@ -147,9 +147,10 @@ impl Request {
                     "respect_git_ignore",
                     "respect_gemini_ignore",
                 ])?;
-                inp.string("pattern")?;
-                Action::List {
+                let pattern = inp.string("pattern")?;
+                Action::Search {
                     path: inp.opt_one_path(&["path", "dir_path"])?,
+                    globs: vec![pattern],
                 }
             }
             // Gemini CLI's content search (`search_file_content` in earlier releases).
@@ -170,8 +171,9 @@ impl Request {
                     "no_ignore",
                 ])?;
                 inp.string("pattern")?;
-                Action::List {
+                Action::Search {
                     path: inp.opt_path("dir_path")?.unwrap_or_else(|| ".".into()),
+                    globs: filters(inp.opt_string("include_pattern")?),
                 }
             }
             "read_many_files" => {
@@ -212,15 +214,17 @@ impl Request {
                     "offset",
                 ])?;
                 inp.string("pattern")?;
-                Action::List {
+                Action::Search {
                     path: inp.opt_path("path")?.unwrap_or_else(|| ".".into()),
+                    globs: filters(inp.opt_string("glob")?),
                 }
             }
             "search_file_content" => {
                 inp.only(&["pattern", "path", "dir_path", "include"])?;
                 inp.string("pattern")?;
-                Action::List {
+                Action::Search {
                     path: inp.opt_one_path(&["path", "dir_path"])?,
+                    globs: filters(inp.opt_string("include")?),
                 }
             }
             "bash" | "Bash" => {
@@ -390,6 +394,49 @@ fn patch_action(text: &str) -> Result<Action, RequestError> {
         return err("the patch names no file");
     }
     Ok(Action::Patch { writes, deletes })
+}
+
+/// The globs of a search tool's file filter (`Grep`'s `glob`, Gemini CLI's
+/// `include_pattern`/`include`): ripgrep and the tools' other searchers match a filter
+/// without a `/` at any depth, and some split it at whitespace or commas, so each piece
+/// (and the whole) is a glob beneath the searched directory (`**/GLOB`). An exclusion
+/// (`!GLOB`) only narrows the search and selects nothing.
+fn filters(filter: Option<String>) -> Vec<String> {
+    let Some(f) = filter else {
+        return Vec::new();
+    };
+    // Whitespace, and commas outside braces (`*.{ts,tsx}` is one glob).
+    let mut pieces: Vec<&str> = vec![f.as_str()];
+    let mut depth = 0usize;
+    let mut start = 0;
+    for (i, c) in f.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            ',' if depth > 0 => continue,
+            c if c.is_whitespace() || c == ',' => {
+                pieces.push(&f[start..i]);
+                start = i + c.len_utf8();
+            }
+            _ => {}
+        }
+    }
+    pieces.push(&f[start..]);
+    let mut out: Vec<String> = Vec::new();
+    for p in pieces.into_iter().map(str::trim) {
+        if p.is_empty() || p.starts_with('!') {
+            continue;
+        }
+        let g = if p.starts_with('/') || p.starts_with("~/") || p.starts_with("**/") {
+            p.to_string()
+        } else {
+            format!("**/{p}")
+        };
+        if !out.contains(&g) {
+            out.push(g);
+        }
+    }
+    out
 }
 
 /// Where a glob reads: a glob with no glob character names one file (`Ok`); any other

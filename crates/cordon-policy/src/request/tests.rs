@@ -64,6 +64,12 @@ fn adapters_map_to_actions() {
         })
     );
     let list = |p: &str| Ok(Action::List { path: p.into() });
+    let search = |p: &str, g: &[&str]| {
+        Ok(Action::Search {
+            path: p.into(),
+            globs: g.iter().map(|s| s.to_string()).collect(),
+        })
+    };
     assert_eq!(
         action(json!({"tool":"list_dir","input":{"path":"d"}})),
         list("d")
@@ -78,19 +84,27 @@ fn adapters_map_to_actions() {
     );
     assert_eq!(
         action(json!({"tool":"Glob","input":{"pattern":"*.rs"}})),
-        list(".")
+        search(".", &["*.rs"])
     );
     assert_eq!(
         action(json!({"tool":"glob","input":{"pattern":"*.rs","path":"src"}})),
-        list("src")
+        search("src", &["*.rs"])
     );
     assert_eq!(
         action(json!({"tool":"Grep","input":{"pattern":"x","path":"src","-n":true}})),
-        list("src")
+        search("src", &[])
     );
     assert_eq!(
         action(json!({"tool":"search_file_content","input":{"pattern":"x"}})),
-        list(".")
+        search(".", &[])
+    );
+    // A filter selects at any depth; an exclusion selects nothing; pieces are globs too.
+    assert_eq!(
+        action(json!({"tool":"Grep","input":{"pattern":"x","glob":"*.{ts,tsx} !*.md /abs/*.c"}})),
+        search(
+            ".",
+            &["**/*.{ts,tsx} !*.md /abs/*.c", "**/*.{ts,tsx}", "/abs/*.c"]
+        )
     );
     let sh = |c: &str| {
         Ok(Action::Shell {
@@ -157,6 +171,12 @@ fn adapters_map_to_actions() {
 #[test]
 fn current_gemini_and_codex_shapes() {
     let list = |p: &str| Ok(Action::List { path: p.into() });
+    let search = |p: &str, g: &[&str]| {
+        Ok(Action::Search {
+            path: p.into(),
+            globs: g.iter().map(|s| s.to_string()).collect(),
+        })
+    };
     assert_eq!(
         action(json!({"tool":"read_file","input":{"file_path":"/a","start_line":3,"end_line":9}})),
         Ok(Action::Read { path: "/a".into() })
@@ -167,11 +187,11 @@ fn current_gemini_and_codex_shapes() {
     );
     assert_eq!(
         action(json!({"tool":"glob","input":{"pattern":"*.rs","dir_path":"src"}})),
-        list("src")
+        search("src", &["*.rs"])
     );
     assert_eq!(
         action(json!({"tool":"grep_search","input":{"pattern":"x","include_pattern":"*.rs"}})),
-        list(".")
+        search(".", &["**/*.rs"])
     );
     assert_eq!(
         action(

@@ -1,6 +1,9 @@
-//! `cordon doctor`: what containment this host can give, and why.
+//! `cordon doctor`: what containment this host can give, and why; and for each harness
+//! on PATH, whether it runs cordon's hook (`cordon_hook::doctor`).
 
 use crate::setup::PolicyArgs;
+use cordon_hook::Harness;
+use cordon_hook::doctor::{self, FileState, HarnessCheck};
 use cordon_policy::RequiredTier;
 
 /// Report what containment this machine can give.
@@ -47,6 +50,7 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<u8> {
     let limits = cordon_sandbox::probe_limits();
     let accepted = acceptance(&args.policy);
     let gaps = cordon_sandbox::fallback_gaps(host.landlock_abi, None);
+    let harnesses = harness_checks(&args.policy);
     if args.json {
         let mut json = serde_json::to_value(&host)?;
         if let Some(obj) = json.as_object_mut() {
@@ -64,6 +68,7 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<u8> {
             if let Some(e) = &accepted.error {
                 obj.insert("config_error".into(), e.as_str().into());
             }
+            obj.insert("harnesses".into(), harnesses_json(&harnesses));
         }
         println!("{}", serde_json::to_string_pretty(&json)?);
     } else {
@@ -107,8 +112,121 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<u8> {
             },
             cordon_policy::terminal::path_for_terminal(&base)
         );
+        print_harnesses(&harnesses);
     }
     Ok(0)
+}
+
+/// One harness's check, with whether each socket its hook names answers.
+struct Checked {
+    check: HarnessCheck,
+    sockets: Vec<(std::path::PathBuf, Result<(), String>)>,
+}
+
+/// Check each harness whose CLI is on PATH (the project is the workspace).
+fn harness_checks(policy: &PolicyArgs) -> Vec<Checked> {
+    // Without HOME or a current directory there are no settings files to read.
+    let (Ok(homes), Ok(project)) = (crate::cmd::setup::homes(), policy.workspace()) else {
+        return Vec::new();
+    };
+    let path_var = std::env::var("PATH").unwrap_or_default();
+    let var = |v: &str| std::env::var(v).ok();
+    Harness::ALL
+        .into_iter()
+        .filter_map(|h| {
+            let bin = doctor::on_path(doctor::program(h), &path_var)?;
+            let check = doctor::check(h, bin, &homes, &project, &var);
+            let sockets = check
+                .sockets
+                .iter()
+                .map(|s| (s.clone(), cordon_serve::hook::answers(s)))
+                .collect();
+            Some(Checked { check, sockets })
+        })
+        .collect()
+}
+
+fn state_text(s: &FileState) -> String {
+    match s {
+        FileState::Absent => "no such file".into(),
+        FileState::Unreadable(e) => format!("cannot be read ({e})"),
+        FileState::Without => "no cordon hook".into(),
+        FileState::With(found) => {
+            let events: Vec<&str> = found.iter().map(|(e, _)| e.as_str()).collect();
+            format!("cordon's hook on {}", events.join(", "))
+        }
+    }
+}
+
+fn print_harnesses(checked: &[Checked]) {
+    use cordon_policy::terminal::{path_for_terminal as p, sanitize_for_terminal as clean};
+    if checked.is_empty() {
+        println!("harnesses: none of claude, codex, gemini is on PATH");
+        return;
+    }
+    for c in checked {
+        let h = &c.check;
+        println!(
+            "{} ({}):",
+            cordon_hook::setup::title(h.harness),
+            p(&h.binary)
+        );
+        for f in &h.files {
+            println!(
+                "  {} {}: {}",
+                f.scope,
+                p(&f.path),
+                clean(&state_text(&f.state))
+            );
+        }
+        for v in &h.verdicts {
+            println!("  ! {}", clean(v));
+        }
+        for (s, r) in &c.sockets {
+            match r {
+                Ok(()) => println!("  --server {}: answers", p(s)),
+                Err(e) => println!(
+                    "  ! --server {}: does not answer ({}); every call is blocked until `cordon serve --socket {}` runs",
+                    p(s),
+                    clean(e),
+                    p(s)
+                ),
+            }
+        }
+        let installed = h
+            .files
+            .iter()
+            .any(|f| matches!(f.state, FileState::With(_)));
+        if installed && h.verdicts.is_empty() && c.sockets.iter().all(|(_, r)| r.is_ok()) {
+            println!("  runs cordon's hook");
+        }
+    }
+}
+
+fn harnesses_json(checked: &[Checked]) -> serde_json::Value {
+    let list: Vec<serde_json::Value> = checked
+        .iter()
+        .map(|c| {
+            let h = &c.check;
+            serde_json::json!({
+                "harness": h.harness.name(),
+                "binary": h.binary,
+                "files": h.files.iter().map(|f| serde_json::json!({
+                    "path": f.path,
+                    "scope": f.scope,
+                    "installed": matches!(f.state, FileState::With(_)),
+                    "state": state_text(&f.state),
+                })).collect::<Vec<_>>(),
+                "problems": h.verdicts,
+                "sockets": c.sockets.iter().map(|(s, r)| serde_json::json!({
+                    "path": s,
+                    "answers": r.is_ok(),
+                    "error": r.as_ref().err(),
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    serde_json::Value::Array(list)
 }
 
 /// Whether `cordon exec` runs the fallback tier, and what that tier does not protect.

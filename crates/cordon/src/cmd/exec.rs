@@ -627,15 +627,22 @@ fn slot_request(args: &ExecOptions, key: &str) -> cordon_sandbox::slot::SlotRequ
 /// 128 KiB (`MAX_ARG_STRLEN`).
 const ARG_PIECE: usize = 96 * 1024;
 
-/// `SHELL -c TEXT`; longer text is passed in pieces that the shell joins and evaluates
+/// `SHELL -c -- TEXT`; longer text is passed in pieces that the shell joins and evaluates
 /// (its helper variables are unset before the text runs, and the positional parameters
 /// are cleared, as under `-c TEXT`).
 fn shell_argv(shell: &str, text: &str) -> Vec<OsString> {
     if text.len() <= ARG_PIECE {
-        return vec![shell.into(), "-c".into(), text.into()];
+        // `--`: text starting with `-` (`--version`) is the command, not an option.
+        return vec![shell.into(), "-c".into(), "--".into(), text.into()];
     }
     const JOIN: &str = r#"__cordon_text=; for __cordon_piece do __cordon_text="$__cordon_text$__cordon_piece"; done; set --; eval "unset __cordon_text __cordon_piece; $__cordon_text""#;
-    let mut argv: Vec<OsString> = vec![shell.into(), "-c".into(), JOIN.into(), shell.into()];
+    let mut argv: Vec<OsString> = vec![
+        shell.into(),
+        "-c".into(),
+        "--".into(),
+        JOIN.into(),
+        shell.into(),
+    ];
     let mut rest = text.as_bytes();
     while !rest.is_empty() {
         let (piece, tail) = rest.split_at(rest.len().min(ARG_PIECE));

@@ -33,7 +33,8 @@ impl From<HarnessArg> for Harness {
 #[derive(clap::Args)]
 #[command(
     after_help = "Exit status: 0 with the harness's JSON on stdout (or nothing); \
-2 blocks the call, with the reason on stderr. The workspace defaults to the payload's cwd."
+2 blocks the call, with the reason on stderr. The workspace is --workspace, else \
+$CLAUDE_PROJECT_DIR (claude-code) or $GEMINI_PROJECT_DIR (gemini); never the payload's cwd."
 )]
 pub struct HookArgs {
     /// The harness whose protocol the payload follows.
@@ -103,9 +104,7 @@ fn reply(args: &HookArgs) -> Result<Reply, String> {
     let bytes = read_payload()?;
     let call = cordon_hook::parse(harness, &bytes).map_err(|e| e.to_string())?;
     let mut policy_args = args.policy.clone();
-    if policy_args.workspace.is_none() {
-        policy_args.workspace = call.cwd().map(|p| p.to_path_buf());
-    }
+    policy_args.workspace = Some(pinned_workspace(harness, &policy_args)?);
     let approvals = ApprovalArgs {
         store: args.store.clone(),
         audit_file: args.audit_file.clone(),
@@ -136,6 +135,28 @@ fn reply(args: &HookArgs) -> Result<Reply, String> {
         .gate(approvals.gate(policy, harness.surface()))
         .with_unsynced_audit();
     Ok(cordon_hook::answer(&gate, &call, &RealFs, &containing))
+}
+
+/// The workspace of this hook call: `--workspace`, else the harness's project-directory
+/// variable; never the payload's cwd, never `/` or HOME (`cordon_hook::workspace`).
+fn pinned_workspace(
+    harness: Harness,
+    policy: &crate::setup::PolicyArgs,
+) -> Result<PathBuf, String> {
+    let here =
+        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .ok_or("HOME is not set; set it to your home directory")?;
+    cordon_hook::workspace::pin(
+        harness,
+        policy.workspace.as_deref(),
+        |v| std::env::var_os(v),
+        &here,
+        &home,
+    )
+    .map_err(|e| e.to_string())
 }
 
 /// `cordon exec` as the rewritten command calls it: this binary, with the flags that

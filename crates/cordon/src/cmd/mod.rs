@@ -17,6 +17,7 @@ pub mod proxy;
 pub mod review_toolset;
 pub mod serve;
 pub mod sessions;
+pub mod setup;
 pub mod skill;
 pub mod slots;
 pub mod ui;
