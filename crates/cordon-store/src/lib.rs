@@ -60,7 +60,7 @@ pub use audit::{
 };
 pub use error::{StoreError, StoreErrorKind};
 pub use export::{ExportFilter, export, format_time, parse_time, summary_line};
-pub use operations::{Edit, EditedLease};
+pub use operations::{CLAIM_KEEP, CLAIM_MAX_ROWS, Edit, EditedLease, PRUNE_EVERY, PRUNE_GROWTH};
 pub use paths::{default_audit_path, default_store_path, state_dir};
 pub use pins::{CommandPin, PinsApproved, ServerPins, ToolPin};
 pub use record::{

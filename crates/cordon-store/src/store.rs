@@ -26,7 +26,7 @@ mod schema;
 const WAL_TRIM_PAGES: u64 = 64;
 
 /// Newest schema version this build reads and writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 9;
 
 /// Written to `PRAGMA application_id` so another program's database is not mistaken
 /// for a store ("cord" in ASCII).
