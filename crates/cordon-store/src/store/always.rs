@@ -38,13 +38,14 @@ pub struct AlwaysApproved {
 
 impl Store {
     /// Approve pending request `id` for good: save the offered rule `pick` (attributed to
-    /// `by`) and give its exact call an always-lease. Refused, with nothing changed, when
+    /// the current user, answering through `source`: `cordon approvals`, the console, the
+    /// service) and give its exact call an always-lease. Refused, with nothing changed, when
     /// no rule was offered or `pick` is not one of them.
     pub fn answer_always(
         &self,
         id: PendingId,
         pick: &RulePick,
-        by: &str,
+        source: &str,
     ) -> Result<AlwaysApproved, StoreError> {
         let (pending, _) = self.approval(id)?;
         let offered = &pending.suggestions;
@@ -87,7 +88,7 @@ impl Store {
         let note = format!("always allowed (pending request {id}); saved rule {rule}");
         let lease = self.grant(&pending.fingerprint, Scope::Always, None, &note)?;
         self.revoke(once)?;
-        self.remember_rule_by(&rule, &kind, by)?;
+        self.remember_rule_by(&rule, &kind, &format!("{} ({source})", super::whoami()))?;
         Ok(AlwaysApproved {
             request: pending,
             lease,
