@@ -219,7 +219,7 @@ function pendingCard(p) {
   // be saved.
   const options = (p.suggestions && p.suggestions.length) ? p.suggestions : (p.suggestion ? [{ rule: p.suggestion }] : []);
   const always = options.map((o, i) => el("button", { type: "button", "data-act": i === 0 ? "always" : "always-" + (i + 1),
-    title: o.example ? "also allows e.g. " + o.example : "this exact call only",
+    title: "saves " + o.rule, "data-also": o.example || "",
     on: { click: () => post("/api/answer", { id: p.id, answer: "always", rule: i + 1 }) } },
     i === 0 ? "always allow this exact call" : "always allow " + text(o.rule)));
   return el("div", { class: "card", "data-pending": p.id },
