@@ -148,3 +148,47 @@ fn a_pending_approval_keeps_its_options_and_always_saves_only_one_of_them() {
         .unwrap_err();
     assert!(e.to_string().contains("no narrow rule was offered"), "{e}");
 }
+
+/// A request left waiting by an earlier version, which offered a prefix rule wider than
+/// the call, offers no rule after the upgrade; an exact one is kept.
+#[test]
+fn a_wide_rule_offered_by_an_earlier_version_is_dropped_on_upgrade() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("store.sqlite3");
+    let s = Store::open(&path).unwrap();
+    for (fp, rule) in [
+        ("fp-wide", "Bash(git push:*)"),
+        ("fp-exact", "Bash(make test)"),
+    ] {
+        s.add_pending(
+            fp,
+            None,
+            &json!({"tool": "Bash", "input": {"command": "x"}}),
+            &json!({"decision": "ask"}),
+            Some(rule),
+        )
+        .unwrap();
+    }
+    drop(s);
+    // Back to the schema before the offered rules were kept.
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(&format!(
+            "ALTER TABLE pending DROP COLUMN suggestions; PRAGMA user_version = {};",
+            cordon_store::SCHEMA_VERSION - 1
+        ))
+        .unwrap();
+    let s = Store::open(&path).unwrap();
+    let p = s.pending().unwrap();
+    assert_eq!(
+        (p[0].fingerprint.as_str(), p[0].suggestion.as_deref()),
+        ("fp-wide", None)
+    );
+    assert!(p[0].suggestions.is_empty());
+    assert_eq!(p[1].suggestion.as_deref(), Some("Bash(make test)"));
+    assert_eq!(p[1].suggestions, [RuleOption::exact("Bash(make test)")]);
+    assert!(
+        s.answer_always(p[0].id, &RulePick::Number(1), "tester")
+            .is_err()
+    );
+}

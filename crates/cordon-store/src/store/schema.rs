@@ -175,9 +175,12 @@ CREATE TABLE operations_pruned (
 INSERT INTO operations_pruned (id, at_ms, bytes) VALUES (1, 0, 0);
 "#,
     // The rules "always allow" may save, narrowest first (a JSON array of
-    // `{rule, example}`); `suggestion` stays the first of them.
+    // `{rule, example}`); `suggestion` stays the first of them. A request still waiting
+    // that an earlier version offered a prefix rule (`Bash(git push:*)`, wider than the
+    // call shown) offers none now: it can be approved once or for the session.
     r#"
 ALTER TABLE pending ADD COLUMN suggestions TEXT;
+UPDATE pending SET suggestion = NULL WHERE state = 'pending' AND suggestion LIKE '%:*)';
 "#,
 ];
 
