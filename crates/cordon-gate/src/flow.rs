@@ -529,6 +529,7 @@ impl Gate {
 
     /// What the human (or a pending record) is shown for the call.
     pub(crate) fn ask_context(&self, d: &Decided) -> AskContext {
+        let suggestions = self.policy.suggestions(&d.ops, &d.verdict);
         AskContext {
             fingerprint: d.fingerprint.clone(),
             session: d.request.session.clone(),
@@ -537,7 +538,8 @@ impl Gate {
             target: targets(&d.verdict),
             consequence: consequence(&d.verdict),
             reason: d.verdict.reason.clone(),
-            suggestion: self.policy.suggestion(&d.ops, &d.verdict),
+            suggestion: suggestions.first().map(|o| o.rule.clone()),
+            suggestions,
             request: redact(&d.request.canonical_json()),
             verdict: {
                 // The workspace goes with the verdict, so an edited approval is judged

@@ -138,6 +138,7 @@ impl Blocked {
                 escalation.describe()
             ),
             suggestion: None,
+            suggestions: Vec::new(),
             request: cordon_store::redact(&d.request.canonical_json()),
             verdict: serde_json::json!({"escalation": escalation.describe()}),
             operation_id: d.request.operation_id.clone(),

@@ -144,6 +144,9 @@ pub struct SubCommand {
     pub words: Vec<String>,
     /// The text as written.
     pub text: String,
+    /// Run by another program from code it was handed, not written in the call's own
+    /// text (see `SimpleCommand::in_code`): no remembered rule names it.
+    pub in_code: bool,
 }
 
 /// One operation of a call.

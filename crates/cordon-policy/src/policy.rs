@@ -382,19 +382,36 @@ impl Policy {
     }
 
     /// The narrowest rule that would allow every asking operation of `ops` again, when one
-    /// rule can (see [`crate::suggest`]).
+    /// rule can: the exact call (the first of [`Policy::suggestions`]).
     pub fn suggestion(&self, ops: &Operations, verdict: &Verdict) -> Option<String> {
-        use crate::suggest::{Anchors, SuggestTarget, suggest_rule};
+        self.suggestions(ops, verdict)
+            .into_iter()
+            .next()
+            .map(|o| o.rule)
+    }
+
+    /// The rules "always allow" may save for this call, the exact one first, each of
+    /// which allows every asking operation of `ops` again (see [`crate::suggest`]);
+    /// empty when no rule can. No rule names a program run by another program's
+    /// argument (`git -c core.pager=evil log`): the human was shown the program that
+    /// runs it.
+    pub fn suggestions(
+        &self,
+        ops: &Operations,
+        verdict: &Verdict,
+    ) -> Vec<crate::suggest::RuleOption> {
+        use crate::suggest::{Anchors, SuggestTarget, suggest_options};
         let anchors = Anchors {
             workspace: Some(&self.workspace),
             home: Some(&self.homes[0]),
         };
-        let mut out: Option<String> = None;
+        let mut out: Option<Vec<crate::suggest::RuleOption>> = None;
         for (op, f) in ops.ops.iter().zip(&verdict.findings) {
             if f.decision != Decision::Ask {
                 continue;
             }
             let target = match (op.command.and_then(|i| ops.commands.get(i)), &op.target) {
+                (Some(c), _) if c.in_code => return Vec::new(),
                 (Some(c), _) => SuggestTarget::Command {
                     argv: c.words.clone(),
                 },
@@ -412,15 +429,22 @@ impl Policy {
                     server: server.clone(),
                     tool: tool.clone(),
                 },
-                _ => return None,
+                _ => return Vec::new(),
             };
-            let rule = suggest_rule(&target, &anchors)?;
-            match &out {
-                Some(r) if *r != rule => return None,
-                _ => out = Some(rule),
+            let options = suggest_options(&target, &anchors);
+            // Keep only the rules that answer every asking operation, in the first's order.
+            out = Some(match out {
+                None => options,
+                Some(prev) => prev
+                    .into_iter()
+                    .filter(|o| options.iter().any(|n| n.rule == o.rule))
+                    .collect(),
+            });
+            if out.as_ref().is_some_and(Vec::is_empty) {
+                return Vec::new();
             }
         }
-        out
+        out.unwrap_or_default()
     }
 
     /// Judge one request: gather its operations through `fs`, then run the decision order.

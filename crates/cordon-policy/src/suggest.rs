@@ -10,26 +10,27 @@
 //! # The rules it writes
 //!
 //! * **Commands** (`Bash(…)`), from the argv the shell analysis produced (wrappers
-//!   already peeled). The *prefix* is the program followed by its leading plain words
-//!   (subcommands such as `run test` or `push origin main`) — at most
-//!   [`MAX_PREFIX_WORDS`] words — stopping before the first argument that is a flag
-//!   (`-p`, `--watch`, `--`), a path (`src/x`, `./a`, `main.rs`), a URL, or any other
-//!   word that is not plain (values with `=`, `.`, `~`, quotes, globs…). Then:
-//!   1. every argument was a plain word → the exact command: `git push origin main` →
-//!      `Bash(git push origin main)`;
-//!   2. the prefix has a subcommand and is not one that must be narrowed further →
-//!      `Bash(PREFIX:*)`: `npm run test -- --watch` → `Bash(npm run test:*)`,
-//!      `cargo test -p foo` → `Bash(cargo test:*)`;
-//!   3. otherwise (the prefix is the bare program, like `rm` or `ls`, or a prefix like
-//!      `npm install` that would cover anything) → the exact command if every argument
-//!      can be written in a rule, else nothing: `rm -rf build` → `Bash(rm -rf build)`.
+//!   already peeled). The rule offered first, and the one saved unless the human picks
+//!   another, is the **exact call**: `git push --force origin main` →
+//!   `Bash(git push --force origin main)`, which allows that call and nothing else. A
+//!   generalisation `Bash(PREFIX:*)` is offered beside it only for a prefix on the
+//!   allowlist [`GENERALISABLE`] (git's read-only `status`, `log`, `diff`, `show`), with
+//!   an example of a call it would also allow, and only when the call itself carries none
+//!   of the flags a prefix must never fold in ([`NEVER_FOLDED`]: force, mirror, delete,
+//!   configuration and code-running flags). Nothing is ever offered as a prefix for
+//!   `git push`/`fetch`/`pull`/`clone`/`remote` or the git subcommands that rewrite the
+//!   work tree (`checkout`, `restore`, `reset`, `merge`, …): they are not on the
+//!   allowlist. A call whose argument cannot be written in a rule (spaces, quotes, globs,
+//!   expansions) gets nothing.
 //!
 //!   Never suggested, whatever the arguments: programs that run arbitrary code they are
 //!   given ([`RUNS_ANYTHING`]: shells, interpreters, `env`, `sudo`, `xargs`, …),
 //!   commands that start with a runner ([`RUNNER_PREFIXES`]: `npx`, `npm exec`,
-//!   `docker run`, `go run`, …), and commands carrying an argument that executes code
-//!   ([`CODE_FLAGS`]: `find -exec`, `rg --pre`, `git -c`, …). A command that is exactly a
-//!   prefix needing narrowing (`git`, `npm run`) yields nothing.
+//!   `docker run`, `go run`, …), commands carrying an argument that executes code
+//!   ([`CODE_FLAGS`]: `find -exec`, `rg --pre`, `git -c`, …), and a command that is
+//!   exactly one of [`BARE_PREFIXES`] (`git`, `npm install`). The policy adds one more:
+//!   a program run by another program's argument (`git -c core.pager=evil log` runs
+//!   `evil`) is never named by a rule (see `Policy::suggestions`).
 //! * **Files**: `Read(path)` for reads, `Edit(path)` for writes, for that one path.
 //!   A path inside the workspace is written `./rel` (relative to the workspace root);
 //!   one under the home directory `~/rel`; any other absolute path `//abs` (Claude's
@@ -75,9 +76,6 @@ pub struct Anchors<'a> {
     /// The user's home directory: other paths under it are written `~/rel`.
     pub home: Option<&'a Path>,
 }
-
-/// Longest command prefix suggested, program included.
-pub const MAX_PREFIX_WORDS: usize = 4;
 
 /// Programs that run whatever code or command they are handed: never suggested.
 /// Interpreters also match with a version suffix (`python3.12`, `perl5.36`).
@@ -303,16 +301,101 @@ pub const CODE_FLAGS: &[(&str, &[&str])] = &[
     ("tcpdump", &["-z"]),
 ];
 
-/// The narrowest safe rule for `target`, or `None` when there is none.
+/// Prefixes that may be offered as `Bash(PREFIX:*)` beside the exact call, each with the
+/// tail of an example call the prefix would also allow. A prefix is here only when no
+/// argument after it can make the command run code the analysis does not see: cargo is
+/// not (`cargo test --config target.….runner=PROGRAM` runs any program), nor are the
+/// JavaScript package managers (`npm run test --script-shell=PROGRAM`) or go
+/// (`go test -o FILE` writes anywhere). A test loads each as a rule and checks them.
+pub const GENERALISABLE: &[(&[&str], &str)] = &[
+    (&["git", "status"], "--ignored"),
+    (&["git", "log"], "-p --all"),
+    (&["git", "diff"], "HEAD~5 -- another/path"),
+    (&["git", "show"], "HEAD~3:another/file"),
+];
+
+/// Flags a prefix must never fold in: a call carrying one is offered its exact rule
+/// only. Long flags also match as `--flag=value`.
+pub const NEVER_FOLDED: &[&str] = &[
+    "-f",
+    "--force",
+    "--force-with-lease",
+    "--force-if-includes",
+    "--mirror",
+    "-d",
+    "-D",
+    "--delete",
+    "--prune",
+    "-c",
+    "--config",
+    "--exec",
+    "-exec",
+    "-toolexec",
+    "--output",
+    "-o",
+    "--ext-diff",
+    "--textconv",
+    "--script-shell",
+    "--upload-pack",
+    "--receive-pack",
+];
+
+/// The most options offered for one call (the exact call included).
+pub const MAX_OPTIONS: usize = 3;
+
+/// One rule "always allow" may save.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RuleOption {
+    /// The rule, in Claude Code syntax.
+    pub rule: String,
+    /// For a generalisation, a call it would also allow (shown beside it); `None` for the
+    /// exact call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub example: Option<String>,
+}
+
+impl RuleOption {
+    /// The exact rule for the call shown.
+    pub fn exact(rule: impl Into<String>) -> Self {
+        RuleOption {
+            rule: rule.into(),
+            example: None,
+        }
+    }
+}
+
+/// The narrowest safe rule for `target` (the exact call), or `None` when there is none.
 pub fn suggest_rule(target: &SuggestTarget, anchors: &Anchors<'_>) -> Option<String> {
-    let rule = match target {
-        SuggestTarget::Command { argv } => command_rule(argv),
-        SuggestTarget::ReadPath(p) => path_rule(p, anchors).map(|p| format!("Read({p})")),
-        SuggestTarget::WritePath(p) => path_rule(p, anchors).map(|p| format!("Edit({p})")),
-        SuggestTarget::Host(h) => host_rule(h),
-        SuggestTarget::Mcp { server, tool } => mcp_rule(server, tool),
-    }?;
-    (!is_tool_wide(&rule)).then_some(rule)
+    suggest_options(target, anchors)
+        .into_iter()
+        .next()
+        .map(|o| o.rule)
+}
+
+/// The rules "always allow" may save for `target`, the exact one first; empty when no
+/// rule would be narrow and safe.
+pub fn suggest_options(target: &SuggestTarget, anchors: &Anchors<'_>) -> Vec<RuleOption> {
+    let options = match target {
+        SuggestTarget::Command { argv } => command_options(argv),
+        SuggestTarget::ReadPath(p) => path_rule(p, anchors)
+            .map(|p| RuleOption::exact(format!("Read({p})")))
+            .into_iter()
+            .collect(),
+        SuggestTarget::WritePath(p) => path_rule(p, anchors)
+            .map(|p| RuleOption::exact(format!("Edit({p})")))
+            .into_iter()
+            .collect(),
+        SuggestTarget::Host(h) => host_rule(h).map(RuleOption::exact).into_iter().collect(),
+        SuggestTarget::Mcp { server, tool } => mcp_rule(server, tool)
+            .map(RuleOption::exact)
+            .into_iter()
+            .collect(),
+    };
+    options
+        .into_iter()
+        .filter(|o| !is_tool_wide(&o.rule))
+        .take(MAX_OPTIONS)
+        .collect()
 }
 
 fn is_tool_wide(rule: &str) -> bool {
@@ -376,15 +459,6 @@ fn carries_code_flag(argv: &[String]) -> bool {
     })
 }
 
-/// A subcommand-like word: letters, digits, `_ - : +`, not starting with `-`.
-fn is_plain_word(word: &str) -> bool {
-    let mut chars = word.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ':' | '+'))
-}
-
 /// A word that can stand in a rule as is (no spaces, quotes, globs, parentheses,
 /// expansions or control characters).
 fn is_rule_safe(word: &str) -> bool {
@@ -395,41 +469,54 @@ fn is_rule_safe(word: &str) -> bool {
         })
 }
 
-fn command_rule(argv: &[String]) -> Option<String> {
-    let program = argv.first()?;
+fn command_options(argv: &[String]) -> Vec<RuleOption> {
+    let Some(program) = argv.first() else {
+        return Vec::new();
+    };
     if !is_rule_safe(program) || runs_anything(program) || program.contains('=') {
-        return None;
+        return Vec::new();
     }
     if RUNNER_PREFIXES.iter().any(|p| starts_with(argv, p)) || carries_code_flag(argv) {
-        return None;
+        return Vec::new();
     }
     if BARE_PREFIXES
         .iter()
         .any(|p| p.len() == argv.len() && starts_with(argv, p))
     {
-        return None;
+        return Vec::new();
     }
-    let mut words = vec![program.as_str()];
-    for arg in &argv[1..] {
-        if words.len() == MAX_PREFIX_WORDS || !is_plain_word(arg) {
-            break;
+    if !argv.iter().all(|a| is_rule_safe(a)) {
+        return Vec::new();
+    }
+    let mut out = vec![RuleOption::exact(format!("Bash({})", argv.join(" ")))];
+    if argv[1..].iter().any(|a| never_folded(a)) {
+        return out;
+    }
+    for (prefix, tail) in GENERALISABLE {
+        let n = prefix.len();
+        if starts_with(argv, prefix) && argv.len() > n {
+            let head = argv[..n].join(" ");
+            out.push(RuleOption {
+                rule: format!("Bash({head}:*)"),
+                example: Some(format!("{head} {tail}")),
+            });
         }
-        words.push(arg);
     }
-    if words.len() == argv.len() {
-        return Some(format!("Bash({})", words.join(" ")));
-    }
-    let prefix: Vec<String> = words.iter().map(|w| (*w).to_string()).collect();
-    let bare = BARE_PREFIXES
-        .iter()
-        .any(|p| p.len() == prefix.len() && starts_with(&prefix, p));
-    if words.len() >= 2 && !bare {
-        return Some(format!("Bash({}:*)", words.join(" ")));
-    }
-    if argv.iter().all(|a| is_rule_safe(a)) {
-        return Some(format!("Bash({})", argv.join(" ")));
-    }
-    None
+    out
+}
+
+/// Is `arg` one of [`NEVER_FOLDED`] (or `--flag=value`, or a short flag bundled with
+/// others such as `-fd`)?
+fn never_folded(arg: &str) -> bool {
+    NEVER_FOLDED.iter().any(|flag| {
+        arg == *flag
+            || (flag.starts_with("--")
+                && arg.strip_prefix(flag).is_some_and(|r| r.starts_with('=')))
+            || (flag.len() == 2
+                && !arg.starts_with("--")
+                && arg.starts_with('-')
+                && arg[1..].contains(&flag[1..]))
+    })
 }
 
 fn path_rule(path: &Path, anchors: &Anchors<'_>) -> Option<String> {

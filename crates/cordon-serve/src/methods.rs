@@ -11,7 +11,7 @@ use cordon_gate::{
     ToolResult,
 };
 use cordon_policy::{Decision, RealFs, Request, Source, Step};
-use cordon_store::{PendingId, PendingState, StoreErrorKind};
+use cordon_store::{PendingId, PendingState, RulePick, StoreErrorKind};
 use serde_json::{Map, Value, json};
 
 type Params = Map<String, Value>;
@@ -51,6 +51,8 @@ fn store_failed(e: cordon_store::StoreError) -> RpcError {
     let code = match e.kind() {
         StoreErrorKind::NoSuchPending(_) => rpc::NO_SUCH_PENDING,
         StoreErrorKind::AlreadyAnswered { .. } => rpc::ALREADY_ANSWERED,
+        // A rule that was not offered, a request offered none.
+        StoreErrorKind::Invalid(_) => rpc::INVALID_PARAMS,
         _ => rpc::SERVER_ERROR,
     };
     RpcError::new(code, e.to_string())
@@ -180,6 +182,7 @@ impl Connection<'_> {
                     "session": p.session,
                     "request": p.request,
                     "suggestion": p.suggestion,
+                    "suggestions": p.suggestions,
                 })
             })
             .collect();
@@ -187,9 +190,34 @@ impl Connection<'_> {
     }
 
     /// `approve`: `{"id", "input"?}`; the call (or, with `input`, the edited call, which
-    /// is judged again and must not be denied) is then permitted once.
+    /// is judged again and must not be denied) is then permitted once. With
+    /// `"always": true` (and `"rule"`: a number in `suggestions`, 1 the exact call, or a
+    /// rule's text), one of the rules offered with it is saved and the exact call is
+    /// allowed from now on; a rule that was not offered is refused.
     pub(crate) fn approve(&mut self, mut params: Params) -> Result<Value, RpcError> {
         let id = take_id(&mut params)?;
+        match params.remove("always") {
+            None | Some(Value::Bool(false)) => {
+                if params.contains_key("rule") {
+                    return Err(RpcError::params("`rule` goes with `\"always\": true`"));
+                }
+            }
+            Some(Value::Bool(true)) => {
+                let pick = match params.remove("rule") {
+                    None | Some(Value::Null) => RulePick::Number(1),
+                    Some(Value::Number(n)) => n
+                        .as_u64()
+                        .and_then(|n| usize::try_from(n).ok())
+                        .map(RulePick::Number)
+                        .ok_or_else(|| RpcError::params("`rule` must be a number or a rule"))?,
+                    Some(Value::String(r)) => RulePick::parse(&r),
+                    Some(_) => return Err(RpcError::params("`rule` must be a number or a rule")),
+                };
+                no_more(&params, "id, always and rule")?;
+                return self.approve_always(id, &pick);
+            }
+            Some(_) => return Err(RpcError::params("`always` must be true or false")),
+        }
         let answer = match params.remove("input") {
             None | Some(Value::Null) => PendingAnswer::Approve,
             Some(Value::Object(input)) => PendingAnswer::ApproveEdited(input),
@@ -201,6 +229,41 @@ impl Connection<'_> {
         };
         no_more(&params, "id and input")?;
         self.answer(id, answer)
+    }
+
+    /// Approve pending `id` for good with the offered rule `pick`, and record it; an
+    /// answer that cannot be recorded is reported as an error (the rule is forgotten and
+    /// the lease revoked).
+    fn approve_always(&mut self, id: i64, pick: &RulePick) -> Result<Value, RpcError> {
+        let store = self.store()?;
+        let before = store.rules().map_err(store_failed)?;
+        let done = store
+            .answer_always(PendingId(id), pick, "cordon serve")
+            .map_err(store_failed)?;
+        let request = &done.request;
+        let record = json!({
+            "event": "approval-answered",
+            "pending": id,
+            "answer": "always-allow",
+            "lease": done.lease.0,
+            "rule": done.rule,
+            "session": request.session,
+            "tool": request.request["tool"],
+            "input": cordon_store::redact(&request.request["input"]),
+            "fingerprint": request.fingerprint,
+        });
+        if let Err(e) = self.write_value(&record) {
+            let store = self.store()?;
+            let _ = store.revoke(done.lease);
+            if !before.iter().any(|r| r.rule == done.rule) {
+                let _ = store.forget_rule(&done.rule);
+            }
+            return Err(RpcError::new(
+                rpc::SERVER_ERROR,
+                format!("{e}; the answer was not recorded, so it was taken back"),
+            ));
+        }
+        Ok(json!({"id": id, "answer": "always-allow", "lease": done.lease.0, "rule": done.rule}))
     }
 
     /// `deny`: `{"id"}`.

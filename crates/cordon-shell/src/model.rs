@@ -63,6 +63,21 @@ pub struct SimpleCommand {
     pub function_call: bool,
 }
 
+impl SimpleCommand {
+    /// True when this command is not written in the call's own text but run by another
+    /// program from code it was handed: a string run as shell code (`bash -c`, `eval`,
+    /// `git -c core.pager=…`, a Makefile's recipe, interpreter code), a here-document fed
+    /// to a shell, an alias's value, a `find -exec` argument. A remembered rule never
+    /// names such a program: the human was shown the program that runs it.
+    #[must_use]
+    pub fn in_code(&self) -> bool {
+        matches!(
+            self.context,
+            Context::ShellString | Context::Heredoc | Context::Alias | Context::ExecArgument
+        )
+    }
+}
+
 /// A word after quote removal and escape decoding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Word {

@@ -10,6 +10,8 @@
 
 use std::time::Duration;
 
+pub use cordon_policy::suggest::RuleOption;
+
 use crate::error::StoreError;
 use crate::store::{LeaseId, LeaseUse, PendingId, Scope, Store};
 
@@ -33,8 +35,13 @@ pub struct AskContext {
     pub consequence: String,
     /// Why the policy asks, in one sentence.
     pub reason: String,
-    /// The narrow rule "always allow" would save; without one, "always allow" is not offered.
+    /// The narrow rule "always allow" would save (the exact call); without one, "always
+    /// allow" is not offered.
     pub suggestion: Option<String>,
+    /// Every rule "always allow" may save, the exact one (`suggestion`) first, then the
+    /// generalisations the human may pick instead, each with an example of what else it
+    /// allows. Empty means `suggestion` alone.
+    pub suggestions: Vec<RuleOption>,
     /// The normalized request, recorded with a pending approval.
     pub request: serde_json::Value,
     /// The verdict that said "ask", recorded with a pending approval.
@@ -42,6 +49,23 @@ pub struct AskContext {
     /// The call's own input (not redacted) when the surface can take an edited input
     /// back; with it, "edit" is offered.
     pub editable_input: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+impl AskContext {
+    /// The rules "always allow" may save, the default first; empty when none.
+    pub fn rule_options(&self) -> Vec<RuleOption> {
+        let suggestion = self.suggestion.as_deref().filter(|s| !s.trim().is_empty());
+        if !self.suggestions.is_empty() && suggestion.is_none_or(|s| self.suggestions[0].rule == s)
+        {
+            return self
+                .suggestions
+                .iter()
+                .filter(|o| !o.rule.trim().is_empty())
+                .cloned()
+                .collect();
+        }
+        suggestion.map(RuleOption::exact).into_iter().collect()
+    }
 }
 
 /// An answer a human can give.
@@ -52,8 +76,11 @@ pub enum Choice {
     AllowOnce,
     /// Allow this exact call for the rest of the session.
     AllowSession,
-    /// Save the suggested rule and allow.
+    /// Save the suggested rule (the exact call) and allow.
     AlwaysAllow,
+    /// Save the offered rule at this index of [`AskContext::rule_options`] (1 or more: a
+    /// generalisation the human picked) and allow.
+    AlwaysAllowOption(usize),
     /// Replace the input; the edited call is judged again (answered with
     /// [`PromptOutcome::Edited`]).
     Edit,
@@ -174,7 +201,9 @@ impl Grant {
             GrantSource::Lease(_) => "lease",
             GrantSource::Human(Choice::AllowOnce) => "allow-once",
             GrantSource::Human(Choice::AllowSession) => "allow-session",
-            GrantSource::Human(Choice::AlwaysAllow) => "always-allow",
+            GrantSource::Human(Choice::AlwaysAllow | Choice::AlwaysAllowOption(_)) => {
+                "always-allow"
+            }
             GrantSource::Human(Choice::Edit) => "edit",
             GrantSource::Human(Choice::Deny) => "deny",
             GrantSource::Edit => "approved-edit",
@@ -283,14 +312,15 @@ pub fn resolve_ask_with(
         return Ok(Resolution::Allow(grant));
     }
 
-    let suggestion = ctx.suggestion.as_deref().filter(|s| !s.trim().is_empty());
+    let offered = ctx.rule_options();
     let mut choices = vec![Choice::AllowOnce];
     if session.is_some() {
         choices.push(Choice::AllowSession);
     }
-    if suggestion.is_some() {
+    if !offered.is_empty() {
         choices.push(Choice::AlwaysAllow);
     }
+    choices.extend((1..offered.len()).map(Choice::AlwaysAllowOption));
     if ctx.editable_input.is_some() {
         choices.push(Choice::Edit);
     }
@@ -312,13 +342,13 @@ pub fn resolve_ask_with(
             return match mode {
                 NoHuman::Deny => Ok(Resolution::Deny(Refusal::NoHuman)),
                 NoHuman::Pending => store
-                    .add_pending_for(
+                    .add_pending_offering(
                         &ctx.fingerprint,
                         session,
                         ctx.operation_id.as_deref(),
                         &ctx.request,
                         &ctx.verdict,
-                        suggestion,
+                        &offered,
                     )
                     .map(Resolution::Pending),
             };
@@ -338,7 +368,13 @@ pub fn resolve_ask_with(
             rule,
         })
     };
-    match (choice, session, suggestion) {
+    let always = match choice {
+        Choice::AlwaysAllow => offered.first(),
+        Choice::AlwaysAllowOption(i) => offered.get(i),
+        _ => None,
+    }
+    .map(|o| o.rule.as_str());
+    match (choice, session, always) {
         (Choice::AllowOnce, _, _) => {
             let lease = store.grant_spent(&ctx.fingerprint, "allowed once at the terminal")?;
             Ok(grant(lease, Scope::Once, None))
@@ -353,7 +389,7 @@ pub fn resolve_ask_with(
             )?;
             Ok(grant(lease, scope, None))
         }
-        (Choice::AlwaysAllow, _, Some(rule)) => {
+        (Choice::AlwaysAllow | Choice::AlwaysAllowOption(_), _, Some(rule)) => {
             store.remember_rule(rule, &ctx.tool_kind)?;
             let note = format!("always allowed at the terminal; saved rule {rule}");
             let lease = store.grant(&ctx.fingerprint, Scope::Always, options.always_ttl, &note)?;

@@ -53,8 +53,8 @@ mod tty;
 
 pub use approval::{
     AskContext, Choice, FlowOptions, Grant, GrantSource, NoHuman, NoPrompter, PromptOutcome,
-    Prompter, Question, Refusal, Resolution, resolve_ask, resolve_ask_with, resolve_edited,
-    resolve_lease,
+    Prompter, Question, Refusal, Resolution, RuleOption, resolve_ask, resolve_ask_with,
+    resolve_edited, resolve_lease,
 };
 pub use audit::{
     AppendReceipt, AuditLog, Break, Durability, SyncHandle, VerifyReport, tail, verify,
@@ -64,7 +64,7 @@ pub use export::{
     ExportFilter, RunEnding, export, format_time, parse_time, run_ending, summary_line,
 };
 pub use follow::{Line, Reader};
-pub use operations::{Edit, EditedLease};
+pub use operations::{CLAIM_KEEP, CLAIM_MAX_ROWS, Edit, EditedLease, PRUNE_EVERY, PRUNE_GROWTH};
 pub use paths::{default_audit_path, default_store_path, state_dir};
 pub use pins::{CommandPin, PinsApproved, ServerPins, ToolPin};
 pub use record::{
@@ -77,7 +77,7 @@ pub use sessions::{
 };
 pub use slots::{SlotRecord, SlotScope};
 pub use store::{
-    Answer, Answered, Approved, Denied, Lease, LeaseId, LeaseUse, Pending, PendingId, PendingState,
-    RememberedRule, SCHEMA_VERSION, Scope, Store, StoreOptions,
+    AlwaysApproved, Answer, Answered, Approved, Denied, Lease, LeaseId, LeaseUse, Pending,
+    PendingId, PendingState, RememberedRule, RulePick, SCHEMA_VERSION, Scope, Store, StoreOptions,
 };
 pub use tty::TerminalPrompter;

@@ -18,6 +18,18 @@ use serde_json::{Map, Value};
 use crate::error::{StoreError, StoreErrorKind};
 use crate::store::{LeaseId, Pending, Store, now_ms};
 
+/// How long an operation id's claim is kept: a replay within it is refused.
+pub const CLAIM_KEEP: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
+
+/// At most this many claims are kept after a prune (the newest).
+pub const CLAIM_MAX_ROWS: i64 = 20_000;
+
+/// A claim prunes when this much time passed since the last prune…
+pub const PRUNE_EVERY: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// …or the store grew by this many bytes since.
+pub const PRUNE_GROWTH: i64 = 1 << 20;
+
 /// An input a human put in place of a call's own when approving it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Edit {
@@ -128,6 +140,11 @@ impl Store {
     /// Claim an operation id for a surface: `true` the first time, `false` when that
     /// surface already permitted the id (a duplicate confirmation or a replay).
     ///
+    /// Claims are kept [`CLAIM_KEEP`] and at most the newest [`CLAIM_MAX_ROWS`]: a replay
+    /// is refused for as long as its claim is kept. Pruning happens inside a claim's own
+    /// transaction, when [`PRUNE_EVERY`] has passed or the store grew [`PRUNE_GROWTH`]
+    /// bytes since the last prune, so between two prunes the table may hold more rows.
+    ///
     /// The claim is committed without waiting for the disk (`synchronous = NORMAL` for
     /// this one write): a power cut may forget the newest claims, never corrupt the
     /// store, and the audit log still has the first permit.
@@ -141,23 +158,68 @@ impl Store {
             return Err(self.invalid("an operation id must not be empty"));
         }
         // Cached statements: a long-lived connection (the service) claims an id on every
-        // call, and preparing three statements cost more than running them.
+        // call, and preparing the statements cost more than running them.
         let run = |sql: &str| {
             self.conn
                 .prepare_cached(sql)
                 .and_then(|mut s| s.raw_execute())
         };
         run("PRAGMA synchronous = NORMAL").map_err(|e| self.err(e))?;
-        let inserted = self
-            .conn
+        let claimed = self.claim_and_prune(operation_id, surface, fingerprint);
+        let restored = run("PRAGMA synchronous = FULL");
+        let n = claimed?;
+        restored.map_err(|e| self.err(e))?;
+        Ok(n == 1)
+    }
+
+    fn claim_and_prune(
+        &self,
+        operation_id: &str,
+        surface: &str,
+        fingerprint: &str,
+    ) -> Result<usize, StoreError> {
+        let tx = self.immediate()?;
+        let now = now_ms();
+        let n = tx
             .prepare_cached(
                 "INSERT OR IGNORE INTO operations (operation_id, surface, fingerprint, at_ms)
                  VALUES (?1, ?2, ?3, ?4)",
             )
-            .and_then(|mut s| s.execute(params![operation_id, surface, fingerprint, now_ms()]));
-        let restored = run("PRAGMA synchronous = FULL");
-        let n = inserted.map_err(|e| self.err(e))?;
-        restored.map_err(|e| self.err(e))?;
-        Ok(n == 1)
+            .and_then(|mut s| s.execute(params![operation_id, surface, fingerprint, now]))
+            .map_err(|e| self.err(e))?;
+        let (last_ms, last_bytes, bytes): (i64, i64, i64) = tx
+            .prepare_cached(
+                "SELECT p.at_ms, p.bytes, c.page_count * s.page_size
+                 FROM operations_pruned p, pragma_page_count() c, pragma_page_size() s
+                 WHERE p.id = 1",
+            )
+            .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))))
+            .map_err(|e| self.err(e))?;
+        let every = i64::try_from(PRUNE_EVERY.as_millis()).unwrap_or(i64::MAX);
+        if now.saturating_sub(last_ms) >= every
+            || bytes.saturating_sub(last_bytes) >= PRUNE_GROWTH
+            || now < last_ms
+        {
+            let keep = i64::try_from(CLAIM_KEEP.as_millis()).unwrap_or(i64::MAX);
+            tx.execute(
+                "DELETE FROM operations WHERE at_ms < ?1",
+                params![now.saturating_sub(keep)],
+            )
+            .map_err(|e| self.err(e))?;
+            tx.execute(
+                "DELETE FROM operations WHERE (operation_id, surface) IN (
+                     SELECT operation_id, surface FROM operations
+                     ORDER BY at_ms DESC LIMIT -1 OFFSET ?1)",
+                params![CLAIM_MAX_ROWS],
+            )
+            .map_err(|e| self.err(e))?;
+            tx.execute(
+                "UPDATE operations_pruned SET at_ms = ?1, bytes = ?2 WHERE id = 1",
+                params![now, bytes],
+            )
+            .map_err(|e| self.err(e))?;
+        }
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(n)
     }
 }

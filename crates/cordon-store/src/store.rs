@@ -13,6 +13,8 @@ use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior, config::
 use crate::error::{StoreError, StoreErrorKind};
 use crate::paths;
 
+pub use always::{AlwaysApproved, RulePick};
+mod always;
 mod leases;
 mod pending;
 mod schema;
@@ -26,7 +28,7 @@ mod schema;
 const WAL_TRIM_PAGES: u64 = 64;
 
 /// Newest schema version this build reads and writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 9;
 
 /// Written to `PRAGMA application_id` so another program's database is not mistaken
 /// for a store ("cord" in ASCII).
@@ -202,8 +204,11 @@ pub struct Pending {
     pub request: serde_json::Value,
     /// The verdict that said "ask".
     pub verdict: serde_json::Value,
-    /// The narrow rule "always allow" would save, if any.
+    /// The narrow rule "always allow" would save (the exact call), if any.
     pub suggestion: Option<String>,
+    /// Every rule "always allow" may save, `suggestion` first, then the generalisations
+    /// offered with it (each with an example of what else it allows).
+    pub suggestions: Vec<cordon_policy::suggest::RuleOption>,
     /// When it was recorded.
     pub created: SystemTime,
     /// The harness's id of the call, if it had one: approving binds the once-lease to it.

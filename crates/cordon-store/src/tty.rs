@@ -15,13 +15,14 @@ use crate::approval::{Choice, PromptOutcome, Prompter, Question};
 /// How many unreadable answers are tolerated before the prompt gives up with "deny".
 const MAX_ATTEMPTS: usize = 3;
 
-fn key(choice: Choice) -> char {
+fn key(choice: Choice) -> String {
     match choice {
-        Choice::AllowOnce => 'o',
-        Choice::AllowSession => 's',
-        Choice::AlwaysAllow => 'a',
-        Choice::Edit => 'e',
-        Choice::Deny => 'd',
+        Choice::AllowOnce => "o".into(),
+        Choice::AllowSession => "s".into(),
+        Choice::AlwaysAllow => "a".into(),
+        Choice::AlwaysAllowOption(i) => format!("a{}", i + 1),
+        Choice::Edit => "e".into(),
+        Choice::Deny => "d".into(),
     }
 }
 
@@ -71,6 +72,7 @@ impl<R: BufRead, W: Write> TerminalPrompter<R, W> {
         if !c.reason.is_empty() {
             text.push_str(&format!("  reason:      {}\n", s(&c.reason)));
         }
+        let options = c.rule_options();
         for choice in &q.choices {
             let line = match choice {
                 Choice::AllowOnce => "allow once".to_string(),
@@ -79,9 +81,17 @@ impl<R: BufRead, W: Write> TerminalPrompter<R, W> {
                     s(c.session.as_deref().unwrap_or_default())
                 ),
                 Choice::AlwaysAllow => format!(
-                    "always allow, saving the rule {}",
-                    s(c.suggestion.as_deref().unwrap_or_default())
+                    "always allow this exact call, saving the rule {}",
+                    s(options.first().map(|o| o.rule.as_str()).unwrap_or_default())
                 ),
+                Choice::AlwaysAllowOption(i) => {
+                    let o = options.get(*i);
+                    format!(
+                        "always allow, saving the wider rule {}, which also allows e.g. {}",
+                        s(o.map(|o| o.rule.as_str()).unwrap_or_default()),
+                        s(o.and_then(|o| o.example.as_deref()).unwrap_or("?"))
+                    )
+                }
                 Choice::Edit => {
                     "edit the input (opens $VISUAL or $EDITOR), then judge it again".to_string()
                 }
@@ -94,7 +104,7 @@ impl<R: BufRead, W: Write> TerminalPrompter<R, W> {
     }
 
     fn prompt_line(&mut self, q: &Question<'_>) -> io::Result<()> {
-        let keys: Vec<String> = q.choices.iter().map(|c| key(*c).to_string()).collect();
+        let keys: Vec<String> = q.choices.iter().map(|c| key(*c)).collect();
         // One write, so the line appears whole.
         let line = format!("choose [{}]: ", keys.join("/"));
         self.output.write_all(line.as_bytes())?;
@@ -107,10 +117,13 @@ fn parse_answer(line: &str, offered: &[Choice]) -> Option<Choice> {
     let choice = match word.as_str() {
         "o" | "once" | "allow once" => Choice::AllowOnce,
         "s" | "session" | "allow for this session" => Choice::AllowSession,
-        "a" | "always" | "always allow" => Choice::AlwaysAllow,
+        "a" | "a1" | "always" | "always allow" => Choice::AlwaysAllow,
         "e" | "edit" => Choice::Edit,
         "d" | "deny" | "n" | "no" => Choice::Deny,
-        _ => return None,
+        w => match w.strip_prefix('a').and_then(|n| n.parse::<usize>().ok()) {
+            Some(n) if n >= 2 && !w.starts_with("a0") => Choice::AlwaysAllowOption(n - 1),
+            _ => return None,
+        },
     };
     offered.contains(&choice).then_some(choice)
 }
@@ -191,5 +204,55 @@ mod tests {
         let text = String::from_utf8_lossy(&out);
         assert_eq!(text.matches("please answer").count(), 3);
         assert!(text.contains("no valid answer; denying"));
+    }
+
+    #[test]
+    fn a_wider_rule_is_its_own_key_with_an_example() {
+        let ctx = AskContext {
+            tool: "Bash".into(),
+            target: "git log -5".into(),
+            suggestion: Some("Bash(git log -5)".into()),
+            suggestions: vec![
+                crate::RuleOption::exact("Bash(git log -5)"),
+                crate::RuleOption {
+                    rule: "Bash(git log:*)".into(),
+                    example: Some("git log -p --all".into()),
+                },
+            ],
+            ..Default::default()
+        };
+        let q = Question {
+            context: &ctx,
+            choices: vec![
+                Choice::AllowOnce,
+                Choice::AlwaysAllow,
+                Choice::AlwaysAllowOption(1),
+                Choice::Deny,
+            ],
+        };
+        for (typed, want) in [
+            ("a\n", Choice::AlwaysAllow),
+            ("a2\n", Choice::AlwaysAllowOption(1)),
+            // Not offered: asked again, then denied.
+            ("a3\na02\nzz\n", Choice::Deny),
+        ] {
+            let mut out = Vec::new();
+            let mut p = TerminalPrompter::new(typed.as_bytes(), &mut out);
+            assert_eq!(
+                p.ask(&q).ok(),
+                Some(PromptOutcome::Answered(want)),
+                "{typed}"
+            );
+            let text = String::from_utf8_lossy(&out);
+            assert!(
+                text.contains("[a] always allow this exact call, saving the rule Bash(git log -5)"),
+                "{text}"
+            );
+            assert!(
+                text.contains("[a2] always allow, saving the wider rule Bash(git log:*), which also allows e.g. git log -p --all"),
+                "{text}"
+            );
+            assert!(text.contains("choose [o/a/a2/d]"), "{text}");
+        }
     }
 }

@@ -46,6 +46,7 @@ fn ctx(fp: &str, session: Option<&str>) -> AskContext {
         consequence: "runs a repository script".into(),
         reason: "no rule allows npm run".into(),
         suggestion: Some("Bash(npm run test:*)".into()),
+        suggestions: Vec::new(),
         request: json!({"tool": "Bash", "input": {"command": "npm run test -- --watch"}}),
         verdict: json!({"decision": "ask"}),
         operation_id: None,

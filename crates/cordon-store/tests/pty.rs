@@ -155,7 +155,7 @@ fn shows_target_consequence_reason_and_the_exact_rule() {
         "reason:      no rule allows npm run",
         "[o] allow once",
         "[s] allow for this session (sess-1)",
-        "[a] always allow, saving the rule Bash(npm run test:*)",
+        "[a] always allow this exact call, saving the rule Bash(npm run test:*)",
         "[d] deny",
     ] {
         assert!(screen.contains(want), "missing {want:?} in:\n{screen}");

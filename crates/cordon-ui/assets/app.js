@@ -233,17 +233,28 @@ function pendingCard(p) {
       post("/api/answer", { id: p.id, answer: "edited", input });
     } } }, "approve edited call"));
   const act = (word, label, cls, disabled, title) => el("button", { type: "button", class: cls, "data-act": word, disabled, title, on: { click: () => post("/api/answer", { id: p.id, answer: word }) } }, label);
+  // The rules "always allow" may save: the exact call first, then any generalisation
+  // with an example of what else it allows. Each is its own button; no other rule can
+  // be saved.
+  const options = (p.suggestions && p.suggestions.length) ? p.suggestions : (p.suggestion ? [{ rule: p.suggestion }] : []);
+  const always = options.map((o, i) => el("button", { type: "button", "data-act": i === 0 ? "always" : "always-" + (i + 1),
+    title: "saves " + o.rule, "data-also": o.example || "",
+    on: { click: () => post("/api/answer", { id: p.id, answer: "always", rule: i + 1 }) } },
+    i === 0 ? "always allow this exact call" : "always allow " + text(o.rule)));
   return el("div", { class: "card", "data-pending": p.id },
     el("div", { class: "meta" }, "#" + p.id + " · " + text(p.created) + (p.session ? " · session " + p.session : "") + (p.operation_id ? " · operation " + p.operation_id : "")),
     el("div", {}, el("strong", {}, text(p.tool)), " ", el("code", { class: "call" }, targetOf({ input: req.input }))),
     el("h3", {}, "Exact call"), el("pre", { class: "call-json" }, pretty(req)),
     el("h3", {}, "Consequence"), el("p", { class: "reason" }, text(verdict.reason)),
     findings.length ? el("ul", {}, findings.map((f) => el("li", {}, [f.decision, f.op || f.kind, f.target || f.path || f.program].filter(Boolean).map(text).join(" ")))) : null,
-    el("h3", {}, "Suggested narrow rule"), el("p", {}, p.suggestion ? el("code", {}, p.suggestion) : el("span", { class: "muted" }, "none")),
+    el("h3", {}, "Rules \u201calways allow\u201d may save"), options.length
+      ? el("ul", { class: "rule-options" }, options.map((o, i) => el("li", {}, el("code", {}, text(o.rule)), " ",
+          el("span", { class: "muted" }, o.example ? "(also allows e.g. " + text(o.example) + ")" : i === 0 ? "(this exact call)" : ""))))
+      : el("p", {}, el("span", { class: "muted" }, "none: no narrow rule can be saved for this call")),
     el("div", { class: "actions" },
       act("once", "approve once", "primary"),
       act("session", "approve for the session", "", !p.session, p.session ? "" : "this call has no session"),
-      act("always", "always allow", "", !p.suggestion, p.suggestion ? "saves " + p.suggestion : "no rule was suggested"),
+      ...(always.length ? always : [act("always", "always allow", "", true, "no rule was suggested")]),
       el("button", { type: "button", "data-act": "edit", on: { click: () => { editBox.hidden = !editBox.hidden; } } }, "edit input…"),
       act("deny", "deny", "danger")),
     editBox);

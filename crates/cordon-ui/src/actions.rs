@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use cordon_gate::{Gate, GateError, GateOptions, PendingAnswer};
-use cordon_policy::{Policy, Request};
+use cordon_policy::Policy;
 use cordon_store::{
-    Answer, Answered, AuditLog, Durability, LeaseId, PendingId, Scope, Store, StoreError,
+    Answer, Answered, AuditLog, Durability, LeaseId, PendingId, RulePick, Scope, Store, StoreError,
     StoreErrorKind, VerifyReport, format_time,
 };
 use serde_json::{Map, Value, json};
@@ -61,6 +61,8 @@ impl From<StoreError> for ActionError {
         let status = match e.kind() {
             StoreErrorKind::NoSuchPending(_) => 404,
             StoreErrorKind::AlreadyAnswered { .. } => 409,
+            // A rule that was not offered, a request offered none.
+            StoreErrorKind::Invalid(_) => 400,
             _ => 500,
         };
         ActionError {
@@ -78,8 +80,13 @@ pub enum ConsoleAnswer {
     Once,
     /// Let this exact call through for the rest of its session.
     Session,
-    /// Save the suggested rule and let this exact call through from now on.
+    /// Save the suggested rule (the exact call) and let this exact call through from now
+    /// on.
     Always,
+    /// Save this one of the rules offered with the request (`{"answer": "always",
+    /// "rule": N | "RULE"}`; 1 is the exact call) and let the exact call through from now
+    /// on. A rule that was not offered is refused.
+    AlwaysRule(RulePick),
     /// Let the call through once with this input in place of its own.
     Edited(Map<String, Value>),
     /// Refuse it.
@@ -92,7 +99,16 @@ impl ConsoleAnswer {
         match body.get("answer").and_then(Value::as_str) {
             Some("once") => Ok(ConsoleAnswer::Once),
             Some("session") => Ok(ConsoleAnswer::Session),
-            Some("always") => Ok(ConsoleAnswer::Always),
+            Some("always") => match body.get("rule") {
+                None | Some(Value::Null) => Ok(ConsoleAnswer::Always),
+                Some(Value::Number(n)) => n
+                    .as_u64()
+                    .and_then(|n| usize::try_from(n).ok())
+                    .map(|n| ConsoleAnswer::AlwaysRule(RulePick::Number(n)))
+                    .ok_or_else(|| ActionError::bad("\"rule\" must be a rule's number or text")),
+                Some(Value::String(r)) => Ok(ConsoleAnswer::AlwaysRule(RulePick::parse(r))),
+                Some(_) => Err(ActionError::bad("\"rule\" must be a rule's number or text")),
+            },
             Some("deny") => Ok(ConsoleAnswer::Deny),
             Some("edited") => match body.get("input") {
                 Some(Value::Object(m)) => Ok(ConsoleAnswer::Edited(m.clone())),
@@ -110,7 +126,7 @@ impl ConsoleAnswer {
         match self {
             ConsoleAnswer::Once => "approve",
             ConsoleAnswer::Session => "approve-session",
-            ConsoleAnswer::Always => "always-allow",
+            ConsoleAnswer::Always | ConsoleAnswer::AlwaysRule(_) => "always-allow",
             ConsoleAnswer::Edited(_) => "approve-edited",
             ConsoleAnswer::Deny => "deny",
         }
@@ -137,6 +153,7 @@ pub fn state(places: &Places) -> Result<Value, ActionError> {
                 "request": p.request,
                 "verdict": p.verdict,
                 "suggestion": p.suggestion,
+                "suggestions": p.suggestions,
             })
         })
         .collect();
@@ -252,21 +269,18 @@ pub fn answer(
             record["lease"] = json!(lease.0);
             format!("approved {id} for session {session}: lease {lease}")
         }
-        ConsoleAnswer::Always => {
-            let Some(rule) = pending.suggestion.clone().filter(|r| !r.trim().is_empty()) else {
-                return Err(ActionError::bad(
-                    "no narrow rule was suggested for this call, so it cannot be always allowed; approve it once or for the session",
-                ));
+        ConsoleAnswer::Always | ConsoleAnswer::AlwaysRule(_) => {
+            let pick = match &answer {
+                ConsoleAnswer::AlwaysRule(p) => p.clone(),
+                _ => RulePick::Number(1),
             };
-            let kind = Request::from_value(pending.request.clone())
-                .map(|r| format!("{:?}", r.kind()))
-                .unwrap_or_else(|_| "unknown".into());
-            let note = format!("always allowed in the console; saved rule {rule}");
-            let lease = widen(&store, id, &pending.fingerprint, Scope::Always, None, &note)?;
-            store.remember_rule_by(&rule, &kind, &format!("{} ({SOURCE})", whoami()))?;
-            record["lease"] = json!(lease.0);
-            record["rule"] = json!(rule);
-            format!("always allowed {id}: saved rule {rule}, lease {lease}")
+            let done = store.answer_always(PendingId(id), &pick, SOURCE)?;
+            record["lease"] = json!(done.lease.0);
+            record["rule"] = json!(done.rule);
+            format!(
+                "always allowed {id}: saved rule {}, lease {}",
+                done.rule, done.lease
+            )
         }
         ConsoleAnswer::Edited(input) => {
             let workspace = pending.verdict["workspace"].as_str().map(PathBuf::from);
@@ -361,10 +375,4 @@ pub fn forget(places: &Places, rule: &str) -> Result<Value, ActionError> {
     }
     log.append(&json!({"event": "rule-forgotten", "rule": rule, "answered_by": SOURCE}))?;
     Ok(json!({"message": format!("forgot {rule}")}))
-}
-
-fn whoami() -> String {
-    std::env::var("USER")
-        .or_else(|_| std::env::var("LOGNAME"))
-        .unwrap_or_else(|_| "unknown".into())
 }

@@ -575,3 +575,62 @@ fn a_non_loopback_address_is_refused_without_the_flag() {
     .unwrap();
     assert!(err.to_string().contains("not a loopback address"), "{err}");
 }
+
+/// "Always allow" in the console saves one of the rules offered with the request (by its
+/// number), and refuses any other.
+#[test]
+fn always_saves_only_an_offered_rule() {
+    let r = start();
+    let cookie = login(&r);
+    let token = csrf(&r, &cookie);
+    let origin = format!("http://{}", r.addr);
+    let ok = [
+        ("cookie", cookie.as_str()),
+        ("origin", origin.as_str()),
+        ("x-cordon-csrf", token.as_str()),
+    ];
+    let store = Store::open(&r.store).unwrap();
+    let offered = vec![
+        cordon_store::RuleOption::exact("Bash(git log -5)"),
+        cordon_store::RuleOption {
+            rule: "Bash(git log:*)".into(),
+            example: Some("git log -p --all".into()),
+        },
+    ];
+    let id = store
+        .add_pending_offering(
+            "fp-log",
+            None,
+            None,
+            &json!({"tool": "Bash", "input": {"command": "git log -5"}}),
+            &json!({"decision": "ask", "reason": "asked"}),
+            &offered,
+        )
+        .unwrap()
+        .0;
+    let reply = request(r.addr, "GET", "/api/state", &[("cookie", &cookie)], "");
+    let state: Value = serde_json::from_str(&reply.body).unwrap();
+    assert_eq!(
+        state["pending"][0]["suggestions"][1],
+        json!({"rule": "Bash(git log:*)", "example": "git log -p --all"})
+    );
+    for (rule, status) in [
+        (json!("Bash(git:*)"), 400),
+        (json!(3), 400),
+        (json!(-1), 400),
+        (json!({"rule": "x"}), 400),
+    ] {
+        let body = json!({"id": id, "answer": "always", "rule": rule}).to_string();
+        let reply = request(r.addr, "POST", "/api/answer", &ok, &body);
+        assert_eq!(reply.status, status, "{rule}: {}", reply.body);
+        assert!(store.rules().unwrap().is_empty());
+        assert_eq!(store.pending().unwrap().len(), 1);
+    }
+    let body = json!({"id": id, "answer": "always", "rule": 2}).to_string();
+    let reply = request(r.addr, "POST", "/api/answer", &ok, &body);
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let rules: Vec<String> = store.rules().unwrap().into_iter().map(|r| r.rule).collect();
+    assert_eq!(rules, ["Bash(git log:*)"]);
+    let rec = &cordon_store::tail(&r.audit, 1).unwrap()[0];
+    assert_eq!(rec["rule"], "Bash(git log:*)");
+}

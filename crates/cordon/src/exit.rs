@@ -93,6 +93,9 @@ pub fn to_exit_code(result: anyhow::Result<u8>) -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
+            if crate::pipe::is_closed_stdout(&err) {
+                crate::pipe::die_of_sigpipe();
+            }
             let (code, msg) = match err.downcast_ref::<Exit>() {
                 Some(e) => (e.code, e.message.clone()),
                 None => (Code::Internal.get(), format!("{err:#}")),

@@ -4,6 +4,7 @@
 mod cmd;
 mod exit;
 mod explain;
+mod pipe;
 mod setup;
 
 use clap::{Parser, Subcommand};
@@ -108,6 +109,7 @@ fn main() -> std::process::ExitCode {
     if std::env::args_os().nth(1).as_deref() == Some(cordon_sandbox::SSH_RELAY_ARG.as_ref()) {
         cordon_sandbox::ssh_relay_main();
     }
+    pipe::install();
     if std::env::args_os().nth(1).as_deref() == Some("hook".as_ref()) {
         let argv = std::iter::once(std::ffi::OsString::from("cordon hook"))
             .chain(std::env::args_os().skip(2));

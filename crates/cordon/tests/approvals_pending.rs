@@ -32,6 +32,7 @@ fn ask(fp: &str) -> cordon_store::AskContext {
         consequence: "runs the deploy target".into(),
         reason: "exec asks by default".into(),
         suggestion: Some("Bash(make deploy)".into()),
+        suggestions: Vec::new(),
         request: json!({"tool": "Bash", "input": {"command": "make deploy TOKEN=abc"}}),
         verdict: json!({"decision": "ask", "reason": "exec asks by default"}),
         operation_id: None,

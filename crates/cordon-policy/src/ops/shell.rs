@@ -76,6 +76,7 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
     out.commands.push(SubCommand {
         words,
         text: short(&c.text),
+        in_code: c.in_code(),
     });
     let prog_name = c
         .program

@@ -53,6 +53,7 @@ fn shell_ops(words: &[&str], op: Operation) -> Operations {
         commands: vec![SubCommand {
             words: words.iter().map(|w| w.to_string()).collect(),
             text: words.join(" "),
+            in_code: false,
         }],
         tool_kind: Some(ToolKind::Bash),
         tool_name: "bash".into(),

@@ -18,20 +18,20 @@ macro_rules! suggests {
 }
 
 suggests! {
-    npm_run_script_with_flags: "npm run test -- --watch" => Some("Bash(npm run test:*)");
+    npm_run_script_with_flags: "npm run test -- --watch" => Some("Bash(npm run test -- --watch)");
     npm_run_script_exact: "npm run build" => Some("Bash(npm run build)");
-    npm_run_colon_script: "npm run test:unit --silent" => Some("Bash(npm run test:unit:*)");
-    cargo_test_package: "cargo test -p foo" => Some("Bash(cargo test:*)");
+    npm_run_colon_script: "npm run test:unit --silent" => Some("Bash(npm run test:unit --silent)");
+    cargo_test_package: "cargo test -p foo" => Some("Bash(cargo test -p foo)");
     cargo_test_exact: "cargo test" => Some("Bash(cargo test)");
-    cargo_build_release: "cargo build --release" => Some("Bash(cargo build:*)");
-    cargo_run_bin: "cargo run --bin cli" => Some("Bash(cargo run:*)");
+    cargo_build_release: "cargo build --release" => Some("Bash(cargo build --release)");
+    cargo_run_bin: "cargo run --bin cli" => Some("Bash(cargo run --bin cli)");
     git_push_exact: "git push origin main" => Some("Bash(git push origin main)");
-    git_push_force: "git push --force origin main" => Some("Bash(git push:*)");
+    git_push_force: "git push --force origin main" => Some("Bash(git push --force origin main)");
     git_status: "git status" => Some("Bash(git status)");
-    git_log_flags: "git log --oneline -5" => Some("Bash(git log:*)");
-    git_checkout_path: "git checkout -- src/main.rs" => Some("Bash(git checkout:*)");
+    git_log_flags: "git log --oneline -5" => Some("Bash(git log --oneline -5)");
+    git_checkout_path: "git checkout -- src/main.rs" => Some("Bash(git checkout -- src/main.rs)");
     git_dash_c_dir: "git -C sub status" => Some("Bash(git -C sub status)");
-    go_test_path: "go test ./..." => Some("Bash(go test:*)");
+    go_test_path: "go test ./..." => Some("Bash(go test ./...)");
     make_target: "make test" => Some("Bash(make test)");
     make_jobs: "make -j4 test" => Some("Bash(make -j4 test)");
     ls_flags: "ls -la" => Some("Bash(ls -la)");
@@ -40,9 +40,9 @@ suggests! {
     cat_abs: "cat /etc/hosts" => Some("Bash(cat /etc/hosts)");
     curl_url: "curl https://example.com/x" => Some("Bash(curl https://example.com/x)");
     pytest_path: "pytest -x tests/unit" => Some("Bash(pytest -x tests/unit)");
-    docker_ps: "docker ps -a" => Some("Bash(docker ps:*)");
-    kubectl_get: "kubectl get pods -n prod" => Some("Bash(kubectl get pods:*)");
-    long_chain_capped: "aws s3 ls bucket extra more" => Some("Bash(aws s3 ls bucket:*)");
+    docker_ps: "docker ps -a" => Some("Bash(docker ps -a)");
+    kubectl_get: "kubectl get pods -n prod" => Some("Bash(kubectl get pods -n prod)");
+    long_chain_exact: "aws s3 ls bucket extra more" => Some("Bash(aws s3 ls bucket extra more)");
     npm_install_flags_exact: "npm install -g typescript" => Some("Bash(npm install -g typescript)");
     pip_install_exact: "pip install requests" => Some("Bash(pip install requests)");
     git_config_exact: "git config user.name me" => Some("Bash(git config user.name me)");
@@ -272,12 +272,30 @@ fn random_commands_never_get_broad_rules() {
         let argv: Vec<String> = (0..len)
             .map(|_| vocab[next(vocab.len())].to_string())
             .collect();
-        let Some(rule) = suggest_rule(
+        let options = suggest_options(
             &SuggestTarget::Command { argv: argv.clone() },
             &Anchors::default(),
-        ) else {
+        );
+        for o in options.iter().skip(1) {
+            // A generalisation comes from the allowlist, for a call with no flag it
+            // must not fold in.
+            let head = o
+                .rule
+                .strip_prefix("Bash(")
+                .and_then(|r| r.strip_suffix(":*)"))
+                .unwrap_or_else(|| panic!("{argv:?} -> {o:?}"));
+            let words: Vec<&str> = head.split(' ').collect();
+            assert!(
+                GENERALISABLE.iter().any(|(p, _)| p[..] == words[..]),
+                "{argv:?} -> {o:?}"
+            );
+            assert!(!argv.iter().any(|a| never_folded(a)), "{argv:?} -> {o:?}");
+            assert!(o.example.as_deref().is_some_and(|e| e.starts_with(head)));
+        }
+        let Some(rule) = options.first().map(|o| o.rule.clone()) else {
             continue;
         };
+        assert_eq!(options[0].example, None, "{argv:?}");
         assert!(!is_tool_wide(&rule), "{argv:?} -> {rule}");
         assert!(!runs_anything(&argv[0]), "{argv:?} -> {rule}");
         assert!(
@@ -302,4 +320,69 @@ fn random_commands_never_get_broad_rules() {
             assert_eq!(rule, format!("Bash({})", argv.join(" ")), "{argv:?}");
         }
     }
+}
+
+fn options(line: &str) -> Vec<String> {
+    let argv = line.split_whitespace().map(String::from).collect();
+    suggest_options(&SuggestTarget::Command { argv }, &Anchors::default())
+        .into_iter()
+        .map(|o| o.rule)
+        .collect()
+}
+
+#[test]
+fn generalisations_only_from_the_allowlist_beside_the_exact_call() {
+    assert_eq!(
+        options("npm run test -- --watch"),
+        ["Bash(npm run test -- --watch)"]
+    );
+    assert_eq!(
+        options("git diff HEAD -- src"),
+        ["Bash(git diff HEAD -- src)", "Bash(git diff:*)"]
+    );
+    assert_eq!(options("go test -v ./pkg"), ["Bash(go test -v ./pkg)"]);
+    assert_eq!(options("cargo test -p foo"), ["Bash(cargo test -p foo)"]);
+    assert_eq!(
+        options("git log --oneline -5"),
+        ["Bash(git log --oneline -5)", "Bash(git log:*)"]
+    );
+    // An exact call that is the prefix itself needs no generalisation.
+    assert_eq!(options("git status"), ["Bash(git status)"]);
+    // Not on the allowlist: the exact call only.
+    for line in [
+        "git push --force origin main",
+        "git push origin main --force",
+        "git push origin main",
+        "git fetch origin",
+        "git pull --rebase",
+        "git clone https://h/x.git",
+        "git remote add evil https://evil.example/x.git",
+        "git checkout -- src/main.rs",
+        "git checkout main",
+        "git restore --source HEAD run.sh",
+        "git reset --hard",
+        "git merge evil",
+        "git cherry-pick abc",
+        "git apply p.diff",
+        "git switch main",
+        "docker ps -a",
+        "make -j4 test",
+    ] {
+        assert_eq!(options(line).len(), 1, "{line}: {:?}", options(line));
+    }
+    // A flag a prefix must not fold in: the exact call only, even for an allowlisted
+    // prefix.
+    for line in [
+        "git log --output=out.txt",
+        "git diff --ext-diff",
+        "cargo test --config x=1",
+        "go test -exec x ./...",
+        "git log -fp",
+    ] {
+        assert!(options(line).len() <= 1, "{line}: {:?}", options(line));
+    }
+    // Every generalisation shows an example of what else it allows.
+    let argv: Vec<String> = "git log -5".split(' ').map(String::from).collect();
+    let all = suggest_options(&SuggestTarget::Command { argv }, &Anchors::default());
+    assert_eq!(all[1].example.as_deref(), Some("git log -p --all"));
 }

@@ -6,6 +6,7 @@ use super::{
     PendingState, Scope, Store, from_ms, now_ms,
 };
 use crate::error::{StoreError, StoreErrorKind};
+use cordon_policy::suggest::RuleOption;
 use rusqlite::{OptionalExtension, params};
 use std::time::Duration;
 
@@ -38,6 +39,34 @@ impl Store {
         verdict: &serde_json::Value,
         suggestion: Option<&str>,
     ) -> Result<PendingId, StoreError> {
+        let options: Vec<RuleOption> = suggestion.map(RuleOption::exact).into_iter().collect();
+        self.add_pending_offering(
+            fingerprint,
+            session,
+            operation_id,
+            request,
+            verdict,
+            &options,
+        )
+    }
+
+    /// [`add_pending_for`](Store::add_pending_for) with every rule "always allow" may
+    /// save, the exact one first: approving it "always" saves one of these and no other.
+    pub fn add_pending_offering(
+        &self,
+        fingerprint: &str,
+        session: Option<&str>,
+        operation_id: Option<&str>,
+        request: &serde_json::Value,
+        verdict: &serde_json::Value,
+        options: &[RuleOption],
+    ) -> Result<PendingId, StoreError> {
+        let suggestion = options.first().map(|o| o.rule.as_str());
+        let suggestions = if options.is_empty() {
+            None
+        } else {
+            Some(serde_json::to_string(options).map_err(|e| self.invalid(&e.to_string()))?)
+        };
         if fingerprint.is_empty() {
             return Err(self.invalid("a pending approval needs a non-empty fingerprint"));
         }
@@ -67,9 +96,9 @@ impl Store {
             return Ok(PendingId(id));
         }
         tx.execute(
-            "INSERT INTO pending (fingerprint, session, request, verdict, suggestion, created_ms, operation_id)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![fingerprint, session, request, verdict, suggestion, now_ms(), operation_id],
+            "INSERT INTO pending (fingerprint, session, request, verdict, suggestion, created_ms, operation_id, suggestions)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![fingerprint, session, request, verdict, suggestion, now_ms(), operation_id, suggestions],
         )
         .map_err(|e| self.err(e))?;
         let id = tx.last_insert_rowid();
@@ -77,11 +106,20 @@ impl Store {
         Ok(PendingId(id))
     }
 
-    const PENDING_COLUMNS: &'static str = "id, fingerprint, session, request, verdict, suggestion, created_ms, state, operation_id, edited_input";
+    const PENDING_COLUMNS: &'static str = "id, fingerprint, session, request, verdict, suggestion, created_ms, state, operation_id, edited_input, suggestions";
 
     fn pending_from_row(&self, r: &rusqlite::Row<'_>) -> rusqlite::Result<(Pending, String)> {
         let request: String = r.get(3)?;
         let verdict: String = r.get(4)?;
+        let suggestion: Option<String> = r.get(5)?;
+        // The offered rules; a request recorded before they were kept offered its
+        // suggestion alone. A list that does not start with the suggestion is not
+        // trusted: the suggestion alone then.
+        let suggestions = r
+            .get::<_, Option<String>>(10)?
+            .and_then(|t| serde_json::from_str::<Vec<RuleOption>>(&t).ok())
+            .filter(|l| l.first().map(|o| &o.rule) == suggestion.as_ref())
+            .unwrap_or_else(|| suggestion.iter().cloned().map(RuleOption::exact).collect());
         Ok((
             Pending {
                 id: PendingId(r.get(0)?),
@@ -91,7 +129,8 @@ impl Store {
                     .unwrap_or(serde_json::Value::String(request)),
                 verdict: serde_json::from_str(&verdict)
                     .unwrap_or(serde_json::Value::String(verdict)),
-                suggestion: r.get(5)?,
+                suggestion,
+                suggestions,
                 created: from_ms(r.get(6)?),
                 operation_id: r.get(8)?,
                 edited_input: r

@@ -159,6 +159,29 @@ INSERT INTO operations_next SELECT operation_id, surface, fingerprint, at_ms FRO
 DROP TABLE operations;
 ALTER TABLE operations_next RENAME TO operations;
 "#,
+    // NOTE for the integrator: the two entries below were written after version 7 on
+    // branch `remember`; another branch adds its own entry after 7. Keep every entry,
+    // in any order after 7, and set SCHEMA_VERSION to the number of entries.
+    //
+    // When operation claims were last pruned, and how large the store was then: a claim
+    // prunes when an hour has passed or the store grew 1 MiB since (see
+    // `Store::claim_operation`).
+    r#"
+CREATE TABLE operations_pruned (
+    id     INTEGER PRIMARY KEY CHECK (id = 1),
+    at_ms  INTEGER NOT NULL,
+    bytes  INTEGER NOT NULL
+);
+INSERT INTO operations_pruned (id, at_ms, bytes) VALUES (1, 0, 0);
+"#,
+    // The rules "always allow" may save, narrowest first (a JSON array of
+    // `{rule, example}`); `suggestion` stays the first of them. A request still waiting
+    // that an earlier version offered a prefix rule (`Bash(git push:*)`, wider than the
+    // call shown) offers none now: it can be approved once or for the session.
+    r#"
+ALTER TABLE pending ADD COLUMN suggestions TEXT;
+UPDATE pending SET suggestion = NULL WHERE state = 'pending' AND suggestion LIKE '%:*)';
+"#,
 ];
 
 impl Store {

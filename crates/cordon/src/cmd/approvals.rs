@@ -50,8 +50,16 @@ pub enum ApprovalsCommand {
         /// The id shown by `cordon approvals list`.
         id: i64,
         /// A JSON object to use as the call's input (`-` reads stdin).
-        #[arg(long, value_name = "FILE")]
+        #[arg(long, value_name = "FILE", conflicts_with = "always")]
         input: Option<PathBuf>,
+        /// Always allow: save one of the rules offered with the request (`--rule`; by
+        /// default the first, the exact call) and allow the exact call from now on.
+        #[arg(long)]
+        always: bool,
+        /// With `--always`: the offered rule to save, by its number in `approvals list`
+        /// or its exact text. A rule that was not offered is refused.
+        #[arg(long, value_name = "N|RULE", requires = "always")]
+        rule: Option<String>,
         /// The policy the edit is judged by (the workspace defaults to the pending call's).
         #[command(flatten)]
         policy: PolicyArgs,
@@ -93,7 +101,9 @@ pub enum ApprovalsCommand {
 
 fn fail(e: StoreError) -> anyhow::Error {
     let code = match e.kind() {
-        StoreErrorKind::NoSuchPending(_) | StoreErrorKind::AlreadyAnswered { .. } => Code::Invalid,
+        StoreErrorKind::NoSuchPending(_)
+        | StoreErrorKind::AlreadyAnswered { .. }
+        | StoreErrorKind::Invalid(_) => Code::Invalid,
         _ => Code::Internal,
     };
     Exit::new(code, e.to_string()).into()
@@ -146,6 +156,7 @@ pub fn run(c: ApprovalsCommand) -> anyhow::Result<u8> {
                         "request": p.request,
                         "verdict": p.verdict,
                         "suggestion": p.suggestion,
+                        "suggestions": p.suggestions,
                     });
                     println!("{line}");
                 }
@@ -168,21 +179,24 @@ pub fn run(c: ApprovalsCommand) -> anyhow::Result<u8> {
                     if let Some(reason) = p.verdict["reason"].as_str() {
                         println!("    reason: {}", sanitize_for_terminal(reason));
                     }
-                    if let Some(rule) = &p.suggestion {
-                        println!(
-                            "    rule \"always allow\" would save: {}",
-                            sanitize_for_terminal(rule)
-                        );
-                    }
+                    print_rule_options(p);
                 }
             }
             Ok(0)
         }
         ApprovalsCommand::Approve {
             id,
+            always: true,
+            rule,
+            at,
+            ..
+        } => answer_always(id, rule.as_deref(), &at),
+        ApprovalsCommand::Approve {
+            id,
             input: Some(file),
             policy,
             at,
+            ..
         } => answer_edited(id, &file, policy, &at),
         ApprovalsCommand::Approve { id, at, .. } => answer(id, Answer::Approve, &at),
         ApprovalsCommand::Deny { id, at } => answer(id, Answer::Deny, &at),
@@ -377,4 +391,52 @@ fn read_input(file: &Path) -> anyhow::Result<serde_json::Map<String, serde_json:
         )
         .into()),
     }
+}
+
+/// The rules "always allow" may save for a pending request, numbered for `--rule N`.
+fn print_rule_options(p: &cordon_store::Pending) {
+    for (i, o) in p.suggestions.iter().enumerate() {
+        let also = o.example.as_deref().map_or_else(
+            || " (this exact call)".to_string(),
+            |e| format!(" (also allows e.g. {})", sanitize_for_terminal(e)),
+        );
+        println!(
+            "    always allow --rule {}: {}{also}",
+            i + 1,
+            sanitize_for_terminal(&o.rule)
+        );
+    }
+}
+
+/// Approve pending request `id` for good, saving one of the rules offered with it.
+fn answer_always(id: i64, rule: Option<&str>, at: &Location) -> anyhow::Result<u8> {
+    let store = open_store(at)?;
+    // Open the audit log first: an answer that cannot be recorded is not given.
+    let mut audit = open_audit(at)?;
+    let pick = rule.map_or(
+        cordon_store::RulePick::Number(1),
+        cordon_store::RulePick::parse,
+    );
+    let done = store
+        .answer_always(PendingId(id), &pick, "cordon approvals")
+        .map_err(fail)?;
+    let request = &done.request;
+    let record = json!({
+        "event": "approval-answered",
+        "pending": id,
+        "answer": "always-allow",
+        "lease": done.lease.0,
+        "rule": done.rule,
+        "session": request.session,
+        "tool": request.request["tool"],
+        "input": cordon_store::redact(&request.request["input"]),
+        "fingerprint": request.fingerprint,
+    });
+    audit.append(&record).map_err(fail)?;
+    println!(
+        "always allowed {id}: saved rule {}, lease {}",
+        sanitize_for_terminal(&done.rule),
+        done.lease
+    );
+    Ok(0)
 }

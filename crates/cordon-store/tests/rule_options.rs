@@ -1,0 +1,194 @@
+//! "Always allow" saves one of the rules offered with the question, and no other: at
+//! the terminal (`[a]` the exact call, `[a2]` a generalisation) and for a pending
+//! approval answered later (the options are kept with it).
+// Test helpers outside #[test] functions may unwrap and panic: a failure is the test failing.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use cordon_store::{
+    AskContext, Choice, NoHuman, NoPrompter, PromptOutcome, Prompter, Question, Refusal,
+    Resolution, RuleOption, RulePick, Store, resolve_ask,
+};
+use serde_json::json;
+
+struct Answering(Choice, Vec<Vec<Choice>>);
+
+impl Prompter for Answering {
+    fn ask(&mut self, q: &Question<'_>) -> std::io::Result<PromptOutcome> {
+        self.1.push(q.choices.clone());
+        Ok(PromptOutcome::Answered(self.0))
+    }
+}
+
+fn store() -> (tempfile::TempDir, Store) {
+    let d = tempfile::tempdir().unwrap();
+    let s = Store::open(&d.path().join("store.sqlite3")).unwrap();
+    (d, s)
+}
+
+fn ctx(fp: &str) -> AskContext {
+    AskContext {
+        fingerprint: fp.into(),
+        tool: "Bash".into(),
+        tool_kind: "bash".into(),
+        target: "git log -5".into(),
+        suggestion: Some("Bash(git log -5)".into()),
+        suggestions: vec![
+            RuleOption::exact("Bash(git log -5)"),
+            RuleOption {
+                rule: "Bash(git log:*)".into(),
+                example: Some("git log -p --all".into()),
+            },
+        ],
+        request: json!({"tool": "Bash", "input": {"command": "git log -5"}}),
+        verdict: json!({"decision": "ask"}),
+        ..Default::default()
+    }
+}
+
+fn saved(s: &Store) -> Vec<String> {
+    s.rules().unwrap().into_iter().map(|r| r.rule).collect()
+}
+
+#[test]
+fn the_terminal_offers_each_option_and_saves_the_one_picked() {
+    let (_d, s) = store();
+    let mut p = Answering(Choice::AlwaysAllow, Vec::new());
+    let r = resolve_ask(&s, &ctx("fp-1"), &mut p, NoHuman::Deny).unwrap();
+    assert!(matches!(r, Resolution::Allow(_)), "{r:?}");
+    assert_eq!(
+        p.1[0],
+        [
+            Choice::AllowOnce,
+            Choice::AlwaysAllow,
+            Choice::AlwaysAllowOption(1),
+            Choice::Deny
+        ]
+    );
+    assert_eq!(saved(&s), ["Bash(git log -5)"]);
+
+    let (_d, s) = store();
+    let mut p = Answering(Choice::AlwaysAllowOption(1), Vec::new());
+    let Resolution::Allow(g) = resolve_ask(&s, &ctx("fp-2"), &mut p, NoHuman::Deny).unwrap() else {
+        panic!()
+    };
+    assert_eq!(g.saved_rule(), Some("Bash(git log:*)"));
+    assert_eq!(saved(&s), ["Bash(git log:*)"]);
+
+    // An option that was not offered is refused and nothing is saved.
+    let (_d, s) = store();
+    let mut p = Answering(Choice::AlwaysAllowOption(2), Vec::new());
+    let r = resolve_ask(&s, &ctx("fp-3"), &mut p, NoHuman::Deny).unwrap();
+    assert_eq!(r, Resolution::Deny(Refusal::InvalidChoice));
+    assert!(saved(&s).is_empty());
+    // A list that does not start with the suggestion is not trusted: the suggestion alone.
+    let mut odd = ctx("fp-4");
+    odd.suggestions.remove(0);
+    let mut p = Answering(Choice::AlwaysAllowOption(1), Vec::new());
+    let r = resolve_ask(&s, &odd, &mut p, NoHuman::Deny).unwrap();
+    assert_eq!(r, Resolution::Deny(Refusal::InvalidChoice));
+    assert_eq!(
+        p.1[0],
+        [Choice::AllowOnce, Choice::AlwaysAllow, Choice::Deny]
+    );
+}
+
+#[test]
+fn a_pending_approval_keeps_its_options_and_always_saves_only_one_of_them() {
+    let (_d, s) = store();
+    let Resolution::Pending(id) =
+        resolve_ask(&s, &ctx("fp-1"), &mut NoPrompter, NoHuman::Pending).unwrap()
+    else {
+        panic!()
+    };
+    let listed = s.pending().unwrap();
+    assert_eq!(listed[0].suggestion.as_deref(), Some("Bash(git log -5)"));
+    assert_eq!(listed[0].suggestions, ctx("x").suggestions);
+
+    // A rule that was not offered, or a number past the list: refused, nothing changed.
+    for pick in [
+        RulePick::Rule("Bash(git:*)".into()),
+        RulePick::Rule("Bash(git log -5 --all)".into()),
+        RulePick::Number(3),
+        RulePick::Number(0),
+    ] {
+        let e = s.answer_always(id, &pick, "tester").unwrap_err();
+        assert!(e.to_string().contains("the rules offered"), "{e}");
+        assert!(saved(&s).is_empty());
+        assert_eq!(s.pending().unwrap().len(), 1);
+    }
+    let done = s
+        .answer_always(id, &RulePick::parse("2"), "tester")
+        .unwrap();
+    assert_eq!(done.rule, "Bash(git log:*)");
+    assert_eq!(saved(&s), ["Bash(git log:*)"]);
+    assert!(s.pending().unwrap().is_empty());
+    // Answered: a second answer is refused.
+    assert!(s.answer_always(id, &RulePick::Number(1), "tester").is_err());
+
+    // By its text; and a request offered nothing cannot be always allowed.
+    let Resolution::Pending(id) =
+        resolve_ask(&s, &ctx("fp-2"), &mut NoPrompter, NoHuman::Pending).unwrap()
+    else {
+        panic!()
+    };
+    let done = s
+        .answer_always(id, &RulePick::parse("Bash(git log -5)"), "tester")
+        .unwrap();
+    assert_eq!(done.rule, "Bash(git log -5)");
+    let mut none = ctx("fp-3");
+    none.suggestion = None;
+    none.suggestions.clear();
+    let Resolution::Pending(id) =
+        resolve_ask(&s, &none, &mut NoPrompter, NoHuman::Pending).unwrap()
+    else {
+        panic!()
+    };
+    let e = s
+        .answer_always(id, &RulePick::Number(1), "tester")
+        .unwrap_err();
+    assert!(e.to_string().contains("no narrow rule was offered"), "{e}");
+}
+
+/// A request left waiting by an earlier version, which offered a prefix rule wider than
+/// the call, offers no rule after the upgrade; an exact one is kept.
+#[test]
+fn a_wide_rule_offered_by_an_earlier_version_is_dropped_on_upgrade() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("store.sqlite3");
+    let s = Store::open(&path).unwrap();
+    for (fp, rule) in [
+        ("fp-wide", "Bash(git push:*)"),
+        ("fp-exact", "Bash(make test)"),
+    ] {
+        s.add_pending(
+            fp,
+            None,
+            &json!({"tool": "Bash", "input": {"command": "x"}}),
+            &json!({"decision": "ask"}),
+            Some(rule),
+        )
+        .unwrap();
+    }
+    drop(s);
+    // Back to the schema before the offered rules were kept.
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(&format!(
+            "ALTER TABLE pending DROP COLUMN suggestions; PRAGMA user_version = {};",
+            cordon_store::SCHEMA_VERSION - 1
+        ))
+        .unwrap();
+    let s = Store::open(&path).unwrap();
+    let p = s.pending().unwrap();
+    assert_eq!(
+        (p[0].fingerprint.as_str(), p[0].suggestion.as_deref()),
+        ("fp-wide", None)
+    );
+    assert!(p[0].suggestions.is_empty());
+    assert_eq!(p[1].suggestion.as_deref(), Some("Bash(make test)"));
+    assert_eq!(p[1].suggestions, [RuleOption::exact("Bash(make test)")]);
+    assert!(
+        s.answer_always(p[0].id, &RulePick::Number(1), "tester")
+            .is_err()
+    );
+}
