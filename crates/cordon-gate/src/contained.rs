@@ -131,13 +131,10 @@ pub fn expected_containment(
     if mode == SandboxMode::FullAccess {
         return Containment::None;
     }
-    let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_string());
     let root = rustix::process::geteuid().is_root();
-    let no_userns = read("/proc/sys/user/max_user_namespaces").is_ok_and(|v| v == "0")
-        || (!root && read("/proc/sys/kernel/unprivileged_userns_clone").is_ok_and(|v| v == "0"))
-        || (!root
-            && read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
-                .is_ok_and(|v| v == "1"));
+    let no_userns = !cordon_sandbox::UsernsSettings::read()
+        .restrictions(root)
+        .is_empty();
     if no_userns {
         return Containment::Fallback;
     }

@@ -52,6 +52,9 @@ pub struct UsernsSettings {
     pub unprivileged_userns_clone: Option<u64>,
     /// `user.max_user_namespaces`.
     pub max_user_namespaces: Option<u64>,
+    /// This process runs under an AppArmor profile (its label is not `unconfined`), so
+    /// AppArmor's restriction of unconfined programs does not apply to it.
+    pub under_apparmor_profile: bool,
 }
 
 /// A kernel setting that keeps user namespaces from being created (or from being of
@@ -108,6 +111,7 @@ impl UsernsSettings {
             ),
             unprivileged_userns_clone: read("/proc/sys/kernel/unprivileged_userns_clone"),
             max_user_namespaces: read("/proc/sys/user/max_user_namespaces"),
+            under_apparmor_profile: crate::apparmor::under_profile(),
         }
     }
 
@@ -116,7 +120,10 @@ impl UsernsSettings {
     /// processes; a maximum of 0 stops everyone.
     pub fn restrictions(&self, privileged: bool) -> Vec<UsernsRestriction> {
         let mut out = Vec::new();
-        if !privileged && self.apparmor_restrict_unprivileged_userns == Some(1) {
+        if !privileged
+            && self.apparmor_restrict_unprivileged_userns == Some(1)
+            && !self.under_apparmor_profile
+        {
             out.push(UsernsRestriction::AppArmor);
         }
         if !privileged && self.unprivileged_userns_clone == Some(0) {
@@ -198,6 +205,7 @@ mod tests {
             apparmor_restrict_unprivileged_userns: apparmor,
             unprivileged_userns_clone: clone,
             max_user_namespaces: max,
+            under_apparmor_profile: false,
         }
     }
 
@@ -209,6 +217,15 @@ mod tests {
             (settings(Some(0), Some(1), Some(15000)), vec![], vec![]),
             // Ubuntu 24.04's default.
             (settings(Some(1), None, Some(15000)), vec![AppArmor], vec![]),
+            // ... lifted for a binary under a profile (`cordon setup apparmor`).
+            (
+                UsernsSettings {
+                    under_apparmor_profile: true,
+                    ..settings(Some(1), None, Some(15000))
+                },
+                vec![],
+                vec![],
+            ),
             // Debian's old switch.
             (
                 settings(None, Some(0), Some(15000)),

@@ -74,6 +74,7 @@
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
+pub mod apparmor;
 mod caches;
 mod cgroup;
 mod changes;

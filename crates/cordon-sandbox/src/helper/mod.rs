@@ -258,6 +258,12 @@ fn run_sandbox(
     let tier = match unshared {
         Ok(()) => Tier::Full,
         Err((what, detail)) => {
+            // Where AppArmor's restriction is the cause, the command that lifts it.
+            let detail = match crate::apparmor::advice() {
+                Some(advice) => format!("{detail}; {advice}"),
+                None => detail.to_string(),
+            };
+            let detail = detail.as_str();
             if matches!(spec.require, crate::spec::Require::Full) {
                 // Nothing of the command exists yet: refusing here runs nothing.
                 return Err(SandboxError::new(

@@ -69,6 +69,10 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<u8> {
                 obj.insert("config_error".into(), e.as_str().into());
             }
             obj.insert("harnesses".into(), harnesses_json(&harnesses));
+            obj.insert(
+                "apparmor".into(),
+                serde_json::to_value(cordon_sandbox::apparmor::report())?,
+            );
         }
         println!("{}", serde_json::to_string_pretty(&json)?);
     } else {
@@ -78,6 +82,7 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<u8> {
             println!("  why not: {e}");
         }
         print_userns_restrictions(&host);
+        print_apparmor(&cordon_sandbox::apparmor::report());
         if host.landlock_abi > 0 {
             println!("landlock: ABI {}", host.landlock_abi);
         } else {
@@ -259,6 +264,28 @@ fn print_fallback(host: &cordon_sandbox::HostReport, a: &Acceptance, gaps: &[Str
     println!("what the fallback tier does not protect:");
     for g in gaps {
         println!("  - {g}");
+    }
+}
+
+/// AppArmor's restriction of user namespaces, and whether a profile lifts it for this
+/// binary.
+fn print_apparmor(r: &cordon_sandbox::apparmor::Report) {
+    let Some(setting) = r.restrict_unprivileged_userns else {
+        return;
+    };
+    println!(
+        "apparmor: kernel.apparmor_restrict_unprivileged_userns = {setting}{}",
+        if setting == 1 { " (unconfined programs get no user namespaces)" } else { "" }
+    );
+    if let Some(label) = &r.label {
+        println!("  this process's label: {label}");
+    }
+    match &r.profile {
+        Some(p) => println!("  profile for this binary: {}", p.display()),
+        None => println!("  profile for this binary: none installed"),
+    }
+    if let Some(fix) = &r.fix {
+        println!("  to get the full tier: {fix} (then `apparmor_parser -r` the file it names)");
     }
 }
 

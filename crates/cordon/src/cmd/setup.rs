@@ -8,7 +8,8 @@ use cordon_hook::Harness;
 use cordon_hook::setup::{self, Homes, Scope};
 use std::path::PathBuf;
 
-/// Arguments of `cordon setup`.
+/// Set cordon up for a harness (merge its hook entries into the harness's settings), or
+/// install the AppArmor profile that gives this binary the full tier on Ubuntu.
 #[derive(clap::Args)]
 #[command(
     after_help = "Other entries of the file are kept; earlier cordon entries are replaced; \
@@ -16,9 +17,9 @@ running it again changes nothing. A file that is not valid JSON settings is left
 (exit 2). Exit status: 0 done (or nothing to do), 2 the file cannot be merged, 125 it cannot be written."
 )]
 pub struct SetupArgs {
-    /// The harness to set up.
+    /// What to set up: a harness, or `apparmor`.
     #[arg(value_enum)]
-    harness: HarnessArg,
+    target: Target,
     /// Write the user's settings (every project; the default).
     #[arg(long, conflicts_with = "project")]
     user: bool,
@@ -32,6 +33,24 @@ pub struct SetupArgs {
     /// Print the file as it would be written, and write nothing.
     #[arg(long)]
     dry_run: bool,
+    /// With `apparmor`: the binary the profile is for (default: this one). The package
+    /// builds its profile with `--path /usr/bin/cordon --dry-run`.
+    #[arg(long, value_name = "FILE")]
+    path: Option<PathBuf>,
+}
+
+/// What `cordon setup` sets up.
+#[derive(clap::ValueEnum, Debug, Clone, Copy)]
+enum Target {
+    /// Claude Code's settings.
+    ClaudeCode,
+    /// Codex's `hooks.json`.
+    Codex,
+    /// Gemini CLI's settings.
+    Gemini,
+    /// The AppArmor profile that lets this binary create user namespaces (Ubuntu 24.04
+    /// and later restrict them); needs root once.
+    Apparmor,
 }
 
 /// Where the harnesses keep their files, from the environment.
@@ -50,7 +69,12 @@ pub(crate) fn homes() -> anyhow::Result<Homes> {
 /// Run `cordon setup`.
 pub fn run(args: SetupArgs) -> anyhow::Result<u8> {
     use cordon_policy::terminal::path_for_terminal as shown;
-    let harness = Harness::from(args.harness);
+    let harness = match args.target {
+        Target::ClaudeCode => Harness::from(HarnessArg::ClaudeCode),
+        Target::Codex => Harness::from(HarnessArg::Codex),
+        Target::Gemini => Harness::from(HarnessArg::Gemini),
+        Target::Apparmor => return apparmor(args.path, args.dry_run),
+    };
     let homes = homes()?;
     let here = std::env::current_dir().map_err(|e| {
         Exit::new(
@@ -101,5 +125,28 @@ pub fn run(args: SetupArgs) -> anyhow::Result<u8> {
     if let Some(m) = &plan.manual {
         println!("one step cordon cannot take: {m}");
     }
+    Ok(0)
+}
+
+/// `cordon setup apparmor`: write the profile for this binary (or `--path`) and say how
+/// to load it; `--dry-run` prints it.
+fn apparmor(path: Option<PathBuf>, dry_run: bool) -> anyhow::Result<u8> {
+    use cordon_sandbox::apparmor;
+    let exe = match path {
+        Some(p) => p,
+        None => std::env::current_exe()
+            .and_then(std::fs::canonicalize)
+            .map_err(|e| Exit::new(Code::Failed, format!("cannot find the cordon binary: {e}")))?,
+    };
+    let profile = apparmor::profile_for(&exe).map_err(|e| Exit::new(Code::Invalid, e))?;
+    let file = profile.file.display();
+    if dry_run {
+        print!("{}", profile.text);
+        eprintln!("cordon: dry run: {file} was not written");
+        return Ok(0);
+    }
+    apparmor::install(&profile, &exe).map_err(|e| Exit::new(Code::Failed, e))?;
+    println!("{file}: written; it lets {} create user namespaces and grants nothing else", exe.display());
+    println!("load it now with: apparmor_parser -r {file}");
     Ok(0)
 }
