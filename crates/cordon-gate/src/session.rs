@@ -342,12 +342,15 @@ fn write_then_run(
             }
         }
     }
-    let hits: Vec<(_, &SessionEvent)> = facts
+    let mut hits: Vec<(_, &SessionEvent)> = facts
         .executes
         .iter()
         .zip(per_pattern)
         .flat_map(|(ex, found)| found.into_iter().map(move |w| (ex, w)))
         .collect();
+    // A write the session made itself says more than code that may have written
+    // anything: it is named first.
+    hits.sort_by_key(|h| h.1.kind == EventKind::Unseen);
     if let Some((ex, w)) = hits.first() {
         // One filled directory can match several patterns (`Makefile`, `makefile`…):
         // what the session did is counted once.
