@@ -31,6 +31,7 @@
 #![deny(missing_docs)]
 
 pub mod payload;
+mod ran;
 pub mod rewrite;
 
 pub use payload::{Call, Event, HarnessMode, PayloadError, parse};
@@ -179,13 +180,13 @@ pub struct Containing {
 /// Answer one hook call through `gate`.
 pub fn answer(gate: &Gate, call: &Call, fs: &dyn FileFacts, containing: &Containing) -> Reply {
     match call.event {
-        Event::PostTool => post_tool(gate, call, fs),
+        Event::PostTool => post_tool(gate, call, fs, containing),
         Event::PermissionRequest => permission_request(gate, call, fs),
         Event::PreTool => pre_tool(gate, call, fs, containing),
     }
 }
 
-fn post_tool(gate: &Gate, call: &Call, fs: &dyn FileFacts) -> Reply {
+fn post_tool(gate: &Gate, call: &Call, fs: &dyn FileFacts, containing: &Containing) -> Reply {
     let result = call.result.clone().unwrap_or_default();
     if let Err(e) = gate.record_result(&call.request, &result) {
         return Reply::block(format!(
@@ -194,7 +195,16 @@ fn post_tool(gate: &Gate, call: &Call, fs: &dyn FileFacts) -> Reply {
         ));
     }
     // What ran is what the session remembers, whoever approved it (the harness's own
-    // human included): the file it wrote, the trifecta legs it added.
+    // human included): the file it wrote, the trifecta legs it added. A contained run
+    // this hook made recorded what it landed itself.
+    if let (Some(line), Some(session), Ok(Action::Shell { command, .. })) = (
+        &containing.exec,
+        call.request.session.as_deref(),
+        call.request.action(),
+    ) && ran::recorded_by_exec(line, gate.policy().workspace(), session, &command)
+    {
+        return Reply::quiet();
+    }
     match gate.record_session_call(&call.request, fs) {
         Ok(()) => Reply::quiet(),
         Err(e) => Reply::block(format!(

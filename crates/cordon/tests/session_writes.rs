@@ -353,3 +353,65 @@ fn a_session_less_exec_records_nothing() {
         .unwrap();
     assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
 }
+
+/// `cordon hook claude-code --contain` for one event; its stdout.
+fn hook(e: &Env, event: &str, command: &str, id: &str) -> Value {
+    let payload = json!({
+        "session_id": "hooked",
+        "transcript_path": "/dev/null",
+        "cwd": e.ws,
+        "permission_mode": "default",
+        "hook_event_name": event,
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+        "tool_use_id": id,
+        "tool_response": {"stdout": "", "stderr": "", "interrupted": false},
+    });
+    let args = e.with_config(&["hook", "claude-code", "--contain"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = common::cli::run_with_input(e.cmd(&args), payload.to_string().as_bytes());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+}
+
+#[test]
+fn the_hook_records_its_own_contained_line_through_exec_and_any_other_line_itself() {
+    if !common::full_tier_or_skip("the_hook_records_its_own_contained_line") {
+        return;
+    }
+    let e = env();
+    std::fs::write(e.ws.join("gen.py"), "open('notes.txt','w').write('x')\n").unwrap();
+    let pre = hook(&e, "PreToolUse", "python3 gen.py", "toolu_1");
+    let line = pre["hookSpecificOutput"]["updatedInput"]["command"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not rewritten: {pre}"))
+        .to_string();
+    // The harness runs the line, then reports it.
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(&line)
+        .current_dir(&e.ws)
+        .env_clear()
+        .env("HOME", &e.home)
+        .env("CORDON_STATE_DIR", e.root.join("state"))
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    hook(&e, "PostToolUse", &line, "toolu_1");
+    let evs = written(&e, "hooked");
+    assert!(evs.contains(&("write".into(), e.path("notes.txt"))), "{evs:?}");
+    assert!(!evs.iter().any(|(k, _)| k == "unseen"), "{evs:?}");
+    e.allowed("hooked", "sh run.sh");
+    // A line that only starts like the hook's is the agent's own command, recorded as
+    // such: code whose writes cannot be read.
+    hook(&e, "PostToolUse", &format!("{line}; python3 gen.py"), "toolu_2");
+    let evs = written(&e, "hooked");
+    assert!(evs.iter().any(|(k, _)| k == "unseen"), "{evs:?}");
+    e.asked("hooked", "sh run.sh");
+}
