@@ -328,7 +328,10 @@ fn write_then_run(
         .collect();
     let mut per_pattern: Vec<Vec<&SessionEvent>> = vec![Vec::new(); patterns.len()];
     for w in &view.writes {
-        if !matches!(w.kind, EventKind::Write | EventKind::Tree | EventKind::Unseen) {
+        if !matches!(
+            w.kind,
+            EventKind::Write | EventKind::Tree | EventKind::Unseen
+        ) {
             continue;
         }
         let comps = components(&w.target);

@@ -91,7 +91,12 @@ mod tests {
             "s1",
             &made.replace("/usr/bin/cordon", "/tmp/cordon")
         ));
-        assert!(!recorded_by_exec(&line(), ws, "s1", &made.replace("'--no-audit' ", "")));
+        assert!(!recorded_by_exec(
+            &line(),
+            ws,
+            "s1",
+            &made.replace("'--no-audit' ", "")
+        ));
         // A line that only starts like one.
         for extra in [
             "; python3 evil.py",

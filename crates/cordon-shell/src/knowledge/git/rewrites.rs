@@ -233,7 +233,10 @@ fn paths(ws: Vec<Word>, why: &'static str) -> Tree {
         return Tree::Unnamed(why);
     }
     let plain = |w: &Word| {
-        w.literal && !w.value.is_empty() && !w.value.starts_with(':') && !w.value.contains(['*', '?', '['])
+        w.literal
+            && !w.value.is_empty()
+            && !w.value.starts_with(':')
+            && !w.value.contains(['*', '?', '['])
     };
     if ws.iter().all(plain) {
         Tree::Paths(ws)
@@ -317,7 +320,11 @@ fn stash(rest: &[Word]) -> Tree {
 
 fn apply(rest: &[Word]) -> Tree {
     let inspect = rest.iter().any(|w| {
-        w.literal && matches!(w.value.as_str(), "--stat" | "--numstat" | "--summary" | "--check")
+        w.literal
+            && matches!(
+                w.value.as_str(),
+                "--stat" | "--numstat" | "--summary" | "--check"
+            )
     });
     let applies = rest
         .iter()
@@ -440,7 +447,10 @@ mod tests {
     #[test]
     fn checkout_names_its_pathspecs_or_the_whole_tree() {
         assert_eq!(named("checkout", "evil -- run.sh"), ["run.sh"]);
-        assert_eq!(named("checkout", "-f evil -- run.sh a/b"), ["run.sh", "a/b"]);
+        assert_eq!(
+            named("checkout", "-f evil -- run.sh a/b"),
+            ["run.sh", "a/b"]
+        );
         assert_eq!(named("checkout", "evil run.sh"), ["evil", "run.sh"]);
         assert_eq!(named("checkout", "--theirs -- x"), ["x"]);
         assert!(unnamed("checkout", "evil"));
