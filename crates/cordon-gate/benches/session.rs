@@ -64,8 +64,7 @@ fn main() {
                     )
                 })
                 .collect(),
-            trees: vec![],
-            legs: vec![],
+            ..SessionRecord::default()
         };
         s.record_session("full", &by, &rec, limits).unwrap();
     }

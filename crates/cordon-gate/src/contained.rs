@@ -62,6 +62,9 @@ pub struct Ran {
     pub rerun_error: Option<GateError>,
     /// Under `on-failure`: the failed run's blocked write that was not offered, and why.
     pub not_offered: Option<NoOffer>,
+    /// What the run landed on the host could not be recorded in its session: why. Later
+    /// calls of the session do not know these writes, so the run counts as failed.
+    pub session_error: Option<String>,
 }
 
 impl Ran {
@@ -259,6 +262,8 @@ pub fn execute(
     let mut escalation = None;
     let mut rerun_error = None;
     let mut not_offered = None;
+    // What landed is recorded after each run (an approved re-run replaces `run`).
+    let mut session_error = land(gate, &decided, &run);
     let places = HostPlaces::of_gate(gate, run.outcome.report.tier);
     let after = watch.map(|w| {
         w.after_run(
@@ -316,7 +321,10 @@ pub fn execute(
                     want_proxy,
                 };
                 match rerun(gate, &decided, opts, &net, &places, &e, permit, &mut record) {
-                    Ok(r) => run = r,
+                    Ok(r) => {
+                        run = r;
+                        session_error = session_error.or_else(|| land(gate, &decided, &run));
+                    }
                     Err(err) => rerun_error = Some(err),
                 }
                 escalation = Some(record);
@@ -331,6 +339,7 @@ pub fn execute(
         escalation,
         rerun_error,
         not_offered,
+        session_error,
     };
     let facts = RunFacts {
         tier: Some(ran.outcome.report.tier.as_str().to_string()),
@@ -347,6 +356,16 @@ pub fn execute(
         );
     }
     Ok(Executed::Ran(Box::new(ran)))
+}
+
+/// Record what a run landed in the call's session; why it could not be, if it could not.
+fn land(gate: &Gate, decided: &Decided, run: &Run) -> Option<String> {
+    let e = gate.record_landed(decided, &run.outcome.report).err()?;
+    let session = decided.request.session.as_deref().unwrap_or_default();
+    Some(format!(
+        "what the run changed could not be recorded in session `{}` ({e}); later calls of the session cannot be checked against it",
+        sanitize_for_terminal(session)
+    ))
 }
 
 /// The network of a run: the settings, the policy made from them, and whether the

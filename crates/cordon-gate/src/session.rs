@@ -48,7 +48,12 @@ impl Gate {
             return (judgement, None);
         }
         let settings = self.policy().sessions();
-        let facts = self.policy().session_facts(request, ops, fs);
+        let mut facts = self.policy().session_facts(request, ops, fs);
+        if judgement.containment().is_full_tier() {
+            // The run's merge lists every path it wrote: that is what is recorded
+            // (`record_landed`), not a guess.
+            facts.unseen = None;
+        }
         let check_run = settings.write_then_run != WriteThenRun::Off && !facts.executes.is_empty();
         let check_legs = settings.rule_of_two != RuleOfTwo::Off && !facts.legs.is_empty();
         if !check_run && !check_legs {
@@ -172,6 +177,39 @@ impl Gate {
         self.record_facts(session, &request, &ops, &facts)
     }
 
+    /// Record in its session what a contained run's merge landed on the host: each file
+    /// and symlink written, each directory created (as filled); when more landed than
+    /// the report lists, the workspace as written by code whose writes cannot be read.
+    /// Deletions add nothing. Nothing to do without a session; a run at the fallback
+    /// tier, which writes the host directly, was recorded when it was decided.
+    pub(crate) fn record_landed(
+        &self,
+        decided: &crate::flow::Decided,
+        report: &cordon_sandbox::DenialReport,
+    ) -> Result<(), cordon_store::StoreError> {
+        let Some(session) = decided.request.session.as_deref() else {
+            return Ok(());
+        };
+        let changes = &report.changes;
+        let mut rec = SessionRecord::default();
+        for l in &changes.landed {
+            let path = l.path.display().to_string();
+            match l.change.as_str() {
+                "delete" => {}
+                "dir" => rec.trees.push(path),
+                _ => rec.writes.push((path, None)),
+            }
+        }
+        if changes.unlisted > 0 {
+            rec.unseen
+                .push(self.policy().workspace().display().to_string());
+        }
+        if rec.is_empty() {
+            return Ok(());
+        }
+        self.store_record(session, &decided.request, &decided.ops, &rec)
+    }
+
     fn record_facts(
         &self,
         session: &str,
@@ -192,6 +230,11 @@ impl Gate {
                 .filter(|w| w.tree)
                 .map(|w| w.path.display().to_string())
                 .collect(),
+            unseen: facts
+                .unseen
+                .iter()
+                .map(|u| u.dir.display().to_string())
+                .collect(),
             legs: facts
                 .legs
                 .iter()
@@ -201,6 +244,16 @@ impl Gate {
         if rec.is_empty() {
             return Ok(());
         }
+        self.store_record(session, request, ops, &rec)
+    }
+
+    fn store_record(
+        &self,
+        session: &str,
+        request: &Request,
+        ops: &Operations,
+        rec: &SessionRecord,
+    ) -> Result<(), cordon_store::StoreError> {
         let settings = self.policy().sessions();
         let by = CallRef {
             tool: request.tool.clone(),
@@ -213,7 +266,7 @@ impl Gate {
         };
         self.held.with_store(
             || self.open_store(),
-            |s| s.record_session(session, &by, &rec, limits),
+            |s| s.record_session(session, &by, rec, limits),
         )
     }
 }
@@ -275,7 +328,10 @@ fn write_then_run(
         .collect();
     let mut per_pattern: Vec<Vec<&SessionEvent>> = vec![Vec::new(); patterns.len()];
     for w in &view.writes {
-        if !matches!(w.kind, EventKind::Write | EventKind::Tree) {
+        if !matches!(
+            w.kind,
+            EventKind::Write | EventKind::Tree | EventKind::Unseen
+        ) {
             continue;
         }
         let comps = components(&w.target);
@@ -289,19 +345,25 @@ fn write_then_run(
             }
         }
     }
-    let hits: Vec<(_, &SessionEvent)> = facts
+    let mut hits: Vec<(_, &SessionEvent)> = facts
         .executes
         .iter()
         .zip(per_pattern)
         .flat_map(|(ex, found)| found.into_iter().map(move |w| (ex, w)))
         .collect();
+    // A write the session made itself says more than code that may have written
+    // anything: it is named first.
+    hits.sort_by_key(|h| h.1.kind == EventKind::Unseen);
     if let Some((ex, w)) = hits.first() {
-        let more = match hits.len() {
+        // One filled directory can match several patterns (`Makefile`, `makefile`…):
+        // what the session did is counted once.
+        let events: std::collections::BTreeSet<i64> = hits.iter().map(|h| h.1.seq).collect();
+        let more = match events.len() {
             1 => String::new(),
             n => format!(" (and {} more file(s) the session wrote)", n - 1),
         };
         let what = match w.kind {
-            EventKind::Tree => format!(
+            EventKind::Tree | EventKind::Unseen => format!(
                 "files beneath {}/ (matching {})",
                 w.target.trim_end_matches('/'),
                 ex.pattern
@@ -310,6 +372,9 @@ fn write_then_run(
         };
         let wrote = match w.kind {
             EventKind::Tree => "filled that directory",
+            EventKind::Unseen => {
+                "ran code there whose writes cordon cannot read (so it may have written them)"
+            }
             _ => "wrote it",
         };
         return Some(format!(

@@ -36,6 +36,7 @@
 
 pub mod doctor;
 pub mod payload;
+mod ran;
 pub mod rewrite;
 pub mod setup;
 pub mod workspace;
@@ -207,7 +208,16 @@ fn post_tool(gate: &Gate, call: &Call, fs: &dyn FileFacts, containing: &Containi
         ));
     }
     // What ran is what the session remembers, whoever approved it (the harness's own
-    // human included): the file it wrote, the trifecta legs it added.
+    // human included): the file it wrote, the trifecta legs it added. A contained run
+    // this hook made recorded what it landed itself.
+    if let (Some(line), Some(session), Ok(Action::Shell { command, .. })) = (
+        &containing.exec,
+        call.request.session.as_deref(),
+        call.request.action(),
+    ) && ran::recorded_by_exec(line, gate.policy().workspace(), session, &command)
+    {
+        return Reply::quiet();
+    }
     match gate.record_session_call(&call.request, fs) {
         Ok(()) => Reply::quiet(),
         Err(e) => Reply::block(format!(

@@ -255,6 +255,10 @@ pub struct Effects {
     /// files it names itself: a copy's or move's destination, an archive's extraction
     /// directory, the tree a patch changes. Whatever lies beneath them may be new.
     pub fills: Vec<Word>,
+    /// The program rewrites files of the work tree it runs in that its text does not
+    /// name (`git checkout BRANCH`, `git merge`, `git stash pop`): which files is known
+    /// only at run time. Says what it does, in a few words.
+    pub unnamed_writes: Option<String>,
     /// Literal (or not) network targets.
     pub network: Vec<NetTarget>,
     /// The program reaches the network and no literal target is visible.
@@ -289,6 +293,7 @@ impl Default for Effects {
             writes: Vec::new(),
             deletes: Vec::new(),
             fills: Vec::new(),
+            unnamed_writes: None,
             network: Vec::new(),
             network_unknown_target: false,
             executes: Vec::new(),

@@ -12,6 +12,12 @@
 //! sessions expire: a session not used for `expire_after` is deleted on the next
 //! record and ignored by every read before that.
 //!
+//! A directory beneath which a call may have written anything it did not name (code
+//! cordon does not follow, a git command that rewrites the work tree) is kept as a
+//! `tree` row whose `hash` column holds [`UNSEEN`]: read back as [`EventKind::Unseen`],
+//! matched as a filled directory is (no schema change; a later fill of the same
+//! directory relabels the row, and both mean that anything beneath may be new).
+//!
 //! This module stores and reads; the policy says what a call wrote or touched, and the
 //! gate decides what a match means.
 
@@ -32,16 +38,31 @@ pub enum EventKind {
     /// A directory was filled with files the call named itself (`cp x pkg/`,
     /// `tar -x -C d`): anything beneath it may be new.
     Tree,
+    /// Code whose writes cannot be read off the call ran in a directory: anything
+    /// beneath it may have changed (matched as [`EventKind::Tree`] is).
+    Unseen,
     /// A leg of the trifecta was added.
     Leg(Leg),
 }
+
+/// The `hash` of a `tree` row that records [`EventKind::Unseen`].
+const UNSEEN: &str = "unseen";
 
 impl EventKind {
     fn as_str(self) -> &'static str {
         match self {
             EventKind::Write => "write",
             EventKind::Tree => "tree",
+            EventKind::Unseen => "unseen",
             EventKind::Leg(l) => l.as_str(),
+        }
+    }
+
+    /// The `kind` column it is stored under.
+    fn column(self) -> &'static str {
+        match self {
+            EventKind::Unseen => "tree",
+            k => k.as_str(),
         }
     }
 
@@ -95,6 +116,9 @@ pub struct SessionRecord {
     pub writes: Vec<(String, Option<String>)>,
     /// Directories filled (see [`EventKind::Tree`]).
     pub trees: Vec<String>,
+    /// Directories where code whose writes cannot be read ran (see
+    /// [`EventKind::Unseen`]).
+    pub unseen: Vec<String>,
     /// Legs added, with what they touched.
     pub legs: Vec<(Leg, String)>,
 }
@@ -102,7 +126,10 @@ pub struct SessionRecord {
 impl SessionRecord {
     /// Whether there is nothing to record.
     pub fn is_empty(&self) -> bool {
-        self.writes.is_empty() && self.trees.is_empty() && self.legs.is_empty()
+        self.writes.is_empty()
+            && self.trees.is_empty()
+            && self.unseen.is_empty()
+            && self.legs.is_empty()
     }
 }
 
@@ -150,11 +177,16 @@ fn event_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Option<SessionEvent
     let Some(kind) = EventKind::parse(&kind) else {
         return Ok(None);
     };
+    let hash: Option<String> = r.get(3)?;
+    let (kind, hash) = match (kind, hash) {
+        (EventKind::Tree, Some(h)) if h == UNSEEN => (EventKind::Unseen, None),
+        other => other,
+    };
     Ok(Some(SessionEvent {
         seq: r.get(0)?,
         kind,
         target: r.get(2)?,
-        hash: r.get(3)?,
+        hash,
         at: from_ms(r.get(4)?),
         by: CallRef {
             tool: r.get(5)?,
@@ -210,10 +242,16 @@ impl Store {
             .map_err(e)?;
         // A filled directory is keyed `DIR/`, so a prefix scan beneath the directory
         // finds it as well as the files written in it.
-        let trees = rec.trees.iter().map(|t| {
-            let key = format!("{}/", t.trim_end_matches('/'));
-            (EventKind::Tree, key, t.clone(), None)
-        });
+        let key = |t: &str| format!("{}/", t.trim_end_matches('/'));
+        let trees = rec
+            .trees
+            .iter()
+            .map(|t| (EventKind::Tree, key(t), t.clone(), None))
+            .chain(
+                rec.unseen
+                    .iter()
+                    .map(|t| (EventKind::Unseen, key(t), t.clone(), Some(UNSEEN.into()))),
+            );
         let files = rec
             .writes
             .iter()
@@ -223,7 +261,7 @@ impl Store {
                 .execute(
                     "UPDATE session_events SET hash = ?4, at_ms = ?5, tool = ?6, call = ?7, operation_id = ?8
                      WHERE session = ?1 AND kind = ?2 AND key = ?3",
-                    params![session, kind.as_str(), key, hash, now, by.tool, by.call, by.operation_id],
+                    params![session, kind.column(), key, hash, now, by.tool, by.call, by.operation_id],
                 )
                 .map_err(e)?;
             if updated > 0 {
@@ -240,7 +278,7 @@ impl Store {
             tx.execute(
                 "INSERT INTO session_events (session, kind, key, target, hash, at_ms, tool, call, operation_id)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![session, kind.as_str(), key, target, hash, now, by.tool, by.call, by.operation_id],
+                params![session, kind.column(), key, target, hash, now, by.tool, by.call, by.operation_id],
             )
             .map_err(e)?;
             writes += 1;

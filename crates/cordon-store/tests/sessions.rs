@@ -28,8 +28,7 @@ const LIMITS: SessionLimits = SessionLimits {
 fn write(path: &str) -> SessionRecord {
     SessionRecord {
         writes: vec![(path.into(), Some(format!("hash-of-{path}")))],
-        trees: vec![],
-        legs: vec![],
+        ..SessionRecord::default()
     }
 }
 
@@ -95,9 +94,8 @@ fn writes_are_found_beneath_a_prefix_and_rewrites_update_the_row() {
 fn the_first_call_of_each_leg_is_kept() {
     let (_d, s) = temp_store();
     let legs = |l: Leg, t: &str| SessionRecord {
-        writes: vec![],
-        trees: vec![],
         legs: vec![(l, t.into())],
+        ..SessionRecord::default()
     };
     s.record_session("s", &by("read"), &legs(Leg::Private, "/w/.env"), LIMITS)
         .unwrap();
@@ -176,4 +174,32 @@ fn ended_and_expired_sessions_hold_nothing() {
     let (summary, events) = s.session("new", LIMITS.expire_after).unwrap().unwrap();
     assert_eq!(summary.id, "new");
     assert_eq!(events.len(), 1);
+}
+
+#[test]
+fn code_whose_writes_cannot_be_read_marks_its_directory() {
+    let (_d, s) = temp_store();
+    let unseen = SessionRecord {
+        unseen: vec!["/w".into()],
+        ..SessionRecord::default()
+    };
+    s.record_session("s", &by("python3 gen.py"), &unseen, LIMITS)
+        .unwrap();
+    // Found from beneath, as a filled directory is, and read back as what it is.
+    let v = s
+        .session_view("s", &["/w/Makefile"], LIMITS.expire_after)
+        .unwrap();
+    assert_eq!(v.writes.len(), 1, "{v:?}");
+    assert_eq!(v.writes[0].kind, EventKind::Unseen);
+    assert_eq!(v.writes[0].target, "/w");
+    assert_eq!(v.writes[0].hash, None);
+    assert_eq!(v.writes[0].by.call, "python3 gen.py");
+    let (summary, events) = s.session("s", LIMITS.expire_after).unwrap().unwrap();
+    assert_eq!(summary.writes, 1);
+    assert_eq!(events[0].kind, EventKind::Unseen);
+    // Another session is not affected.
+    let other = s
+        .session_view("t", &["/w/Makefile"], LIMITS.expire_after)
+        .unwrap();
+    assert!(other.writes.is_empty());
 }

@@ -31,7 +31,7 @@ mod place;
 pub use place::Place;
 #[cfg(test)]
 use place::lexical;
-use place::{executes, filled};
+use place::{executes, filled, unseen_writer};
 
 /// One leg of the lethal trifecta.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -359,6 +359,18 @@ pub struct Written {
     pub tree: bool,
 }
 
+/// Writes a call makes that cannot be read off it: code cordon does not follow (a script,
+/// `-c` code, an unknown program, text that does not parse) or a git command that
+/// rewrites files it does not name. The session counts everything beneath `dir` as
+/// possibly written by the call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unseen {
+    /// The directory (the workspace).
+    pub dir: PathBuf,
+    /// Why the writes cannot be read off the call.
+    pub why: String,
+}
+
 /// A leg a call adds, with what it touched.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LegUse {
@@ -391,6 +403,9 @@ pub struct SessionFacts {
     pub legs: Vec<LegUse>,
     /// Files it executes.
     pub executes: Vec<Executes>,
+    /// Writes it makes that cannot be read off it, if any. Meaningless for a call run
+    /// in the full tier, whose merge lists every path it wrote: the gate drops it there.
+    pub unseen: Option<Unseen>,
 }
 
 impl SessionFacts {
@@ -511,6 +526,10 @@ impl SessionSettings {
         }
         out.writes.extend(filled(req, ops, place));
         out.executes = executes(req, ops, place);
+        out.unseen = unseen_writer(ops).map(|why| Unseen {
+            dir: place.workspace.to_path_buf(),
+            why,
+        });
         out
     }
 

@@ -94,6 +94,76 @@ pub(super) fn filled(req: &Request, ops: &Operations, place: &Place<'_>) -> Vec<
     out
 }
 
+/// Why what a shell call writes cannot be read off it, if it cannot: code cordon does
+/// not follow (a script, `-c` code, code on standard input, an unknown program), text
+/// that does not parse or that names its program or a written path only at run time,
+/// or a git command that rewrites files its text does not name. A runner doing its own
+/// job (`make`, `cargo test`, `npm test`) is not such code: what it runs is the
+/// project's build and test files, which write-then-run checks on every run, and
+/// counting its outputs as unknown would make every second build ask.
+pub(super) fn unseen_writer(ops: &Operations) -> Option<String> {
+    use cordon_shell::{Class, CwdChange, Dynamic};
+    let analysis = ops.analysis.as_ref()?;
+    if let Some(e) = &analysis.parse_error {
+        return Some(format!("the shell text does not parse ({e})"));
+    }
+    for c in &analysis.commands {
+        let text = &c.text;
+        if let Some(why) = &c.effects.unnamed_writes {
+            return Some(format!("{why}: which files, only git knows"));
+        }
+        if let Some(e) = c.effects.executes.iter().find(|e| !e.own_purpose) {
+            return Some(format!(
+                "`{text}` runs code cordon does not follow (`{}` {}: {})",
+                e.program, e.arg, e.detail
+            ));
+        }
+        if let Some(p) = &c.program
+            && c.effects.class == Class::Unknown
+            && !c.function_call
+        {
+            return Some(format!(
+                "`{text}` runs `{}`, a program cordon does not know",
+                p.value
+            ));
+        }
+        if let Some(d) = c.dynamic.iter().find(|d| {
+            matches!(
+                d,
+                Dynamic::NonLiteralProgram
+                    | Dynamic::RuntimeArguments(_)
+                    | Dynamic::TooDeep
+                    | Dynamic::Opaque(_)
+                    | Dynamic::ShadowedByAlias(_)
+            )
+        }) {
+            let what = match d {
+                Dynamic::NonLiteralProgram => "its program is only known at run time".into(),
+                Dynamic::RuntimeArguments(a) => {
+                    format!("`{a}` gives it arguments only known at run time")
+                }
+                Dynamic::ShadowedByAlias(a) => format!("`{a}` is an alias defined in the text"),
+                Dynamic::Opaque(o) => o.clone(),
+                _ => "it nests too deeply to analyze".into(),
+            };
+            return Some(format!("`{text}`: {what}"));
+        }
+        let mut written = c.effects.writes.iter().chain(&c.effects.fills).chain(
+            c.redirects
+                .iter()
+                .filter(|r| r.kind.writes_file())
+                .map(|r| &r.target),
+        );
+        let dynamic_cwd = !matches!(c.cwd, CwdChange::Unchanged | CwdChange::Relative(_));
+        if written.any(|w| {
+            !w.literal || dynamic_cwd && !w.value.starts_with('/') && !w.value.starts_with('~')
+        }) {
+            return Some(format!("`{text}` writes to a path only known at run time"));
+        }
+    }
+    None
+}
+
 pub(super) fn executes(req: &Request, ops: &Operations, place: &Place<'_>) -> Vec<Executes> {
     let (workspace, home) = (place.workspace, place.home);
     let mut out = Vec::new();

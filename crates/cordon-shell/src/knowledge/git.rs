@@ -7,6 +7,8 @@
 use super::{Entry, Invocation, Outcome};
 use crate::model::{Class, RepoConfigUse, Word};
 
+mod rewrites;
+
 pub(super) const ENTRIES: &[Entry] = &[Entry {
     names: &["git"],
     classify: git,
@@ -131,6 +133,17 @@ fn git(inv: &Invocation<'_>) -> Outcome {
         }
     }
     let mut repo = Word::literal(".");
+    // A work tree named by an option or a variable: git writes there.
+    let mut elsewhere: Option<Word> = None;
+    for (name, value) in inv.assignments {
+        match name.as_str() {
+            "GIT_WORK_TREE" => elsewhere = Some(value.clone()),
+            "GIT_DIR" | "GIT_COMMON_DIR" => {
+                elsewhere.get_or_insert_with(|| Word::literal("."));
+            }
+            _ => {}
+        }
+    }
     let mut i = 0;
     // Global options.
     while i < args.len() {
@@ -138,7 +151,27 @@ fn git(inv: &Invocation<'_>) -> Outcome {
         match a {
             "-C" => {
                 if let Some(d) = args.get(i + 1) {
-                    repo = d.clone();
+                    // `-C a -C b` is `a/b`.
+                    repo = match repo.value.as_str() {
+                        "." => d.clone(),
+                        _ if d.value.starts_with('/') => d.clone(),
+                        r => Word {
+                            value: format!("{}/{}", r.trim_end_matches('/'), d.value),
+                            literal: repo.literal && d.literal,
+                        },
+                    };
+                }
+                i += 2;
+            }
+            "--work-tree" | "--git-dir" => {
+                let w = args
+                    .get(i + 1)
+                    .cloned()
+                    .unwrap_or_else(|| Word::literal("."));
+                if a == "--work-tree" {
+                    elsewhere = Some(w);
+                } else {
+                    elsewhere.get_or_insert_with(|| Word::literal("."));
                 }
                 i += 2;
             }
@@ -148,8 +181,7 @@ fn git(inv: &Invocation<'_>) -> Outcome {
                 }
                 i += 2;
             }
-            "--git-dir" | "--work-tree" | "--namespace" | "--super-prefix" | "--list-cmds"
-            | "--attr-source" => i += 2,
+            "--namespace" | "--super-prefix" | "--list-cmds" | "--attr-source" => i += 2,
             "-p" | "--paginate" => {
                 o.exec("git", a, "runs the configured pager");
                 i += 1;
@@ -185,6 +217,17 @@ fn git(inv: &Invocation<'_>) -> Outcome {
             }
             _ if a.starts_with("--git-dir=") || a.starts_with("--work-tree=") => {
                 o.effects.class = Class::Unknown;
+                match a.strip_prefix("--work-tree=") {
+                    Some(w) => {
+                        elsewhere = Some(Word {
+                            value: w.to_owned(),
+                            literal: args[i].literal,
+                        })
+                    }
+                    None => {
+                        elsewhere.get_or_insert_with(|| Word::literal("."));
+                    }
+                }
                 i += 1;
             }
             _ if a.starts_with('-') => i += 1,
@@ -333,6 +376,7 @@ fn git(inv: &Invocation<'_>) -> Outcome {
             o.mutate();
             o.effects.runs_repo_config = RepoConfigUse::Always;
             mutating_sub(&mut o, sub, rest, &operands, has(&["-n", "--dry-run"]));
+            rewrites::rewrites(&mut o, sub, rest, &operands, &repo, elsewhere.as_ref());
         }
         _ => {
             // An unknown subcommand may be an alias from the configuration.
@@ -484,6 +528,7 @@ fn mutating_sub(o: &mut Outcome, sub: &str, rest: &[Word], operands: &[&Word], d
                 })
             });
             o.writes(dest.as_ref());
+            o.fills(dest.as_ref());
         }
         "fetch" | "pull" | "push" => {
             remote_target(o, operands.first().copied());
@@ -535,6 +580,7 @@ fn mutating_sub(o: &mut Outcome, sub: &str, rest: &[Word], operands: &[&Word], d
         "mv" => {
             if let Some((dest, srcs)) = operands.split_last() {
                 o.writes([*dest]);
+                o.fills([*dest]);
                 o.deletes(srcs.iter().copied());
             }
         }
@@ -633,6 +679,7 @@ fn mutating_sub(o: &mut Outcome, sub: &str, rest: &[Word], operands: &[&Word], d
         }
         "worktree" if operands.first().is_some_and(|w| w.value == "add") => {
             o.writes(operands.get(1).copied());
+            o.fills(operands.get(1).copied());
         }
         "init" => {
             let dir = operands

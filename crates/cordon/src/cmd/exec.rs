@@ -600,6 +600,9 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     if let Some(e) = ran.rerun_error {
         return Err(fail(format!("the re-run did not happen: {e}")));
     }
+    if let Some(e) = &ran.session_error {
+        return Err(fail(e.clone()));
+    }
     if let Some(e) = &ran.outcome.merge_error {
         return Err(fail(format!(
             "the command exited with status {}, but its changes did not all reach the host: {e}",

@@ -155,6 +155,10 @@ pub fn run(c: SessionsCommand) -> anyhow::Result<u8> {
                         EventKind::Tree => {
                             format!("filled {}/ (anything beneath may be new)", e.target)
                         }
+                        EventKind::Unseen => format!(
+                            "written by unknown code: anything beneath {}/ (the call's writes cannot be read off it)",
+                            e.target.trim_end_matches('/')
+                        ),
                         EventKind::Leg(l) => format!("{}: {}", l.describe(), e.target),
                         _ => e.target.clone(),
                     };
