@@ -29,8 +29,12 @@ const MAX_EDITS: u8 = 3;
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum PendingAnswer {
-    /// Approve the call as it is (once).
+    /// Approve the call as it is (once, in the session it was asked in).
     Approve,
+    /// Approve the call as it is, once, in any session or none.
+    ApproveAnySession,
+    /// Approve the same call for the rest of the session it was asked in.
+    ApproveForSession,
     /// Approve the call with this input in place of its own (once); the edited call is
     /// judged and must not be denied.
     ApproveEdited(Map<String, Value>),
@@ -159,10 +163,17 @@ impl Gate {
                     edited: None,
                 });
             }
-            PendingAnswer::Approve => {
+            PendingAnswer::Approve
+            | PendingAnswer::ApproveAnySession
+            | PendingAnswer::ApproveForSession => {
                 let request = pending.request.clone();
+                let how = match answer {
+                    PendingAnswer::ApproveAnySession => Answer::ApproveAnySession,
+                    PendingAnswer::ApproveForSession => Answer::ApproveForSession,
+                    _ => Answer::Approve,
+                };
                 let lease = match store
-                    .answer(PendingId(id), Answer::Approve)
+                    .answer(PendingId(id), how)
                     .map_err(GateError::Store)?
                 {
                     Answered::Approved(a) => Some(a.lease().0),

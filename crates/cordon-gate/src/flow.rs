@@ -373,7 +373,11 @@ impl Gate {
                 );
             }
         };
-        match store.edited_lease(&d.fingerprint, d.request.operation_id.as_deref()) {
+        match store.edited_lease(
+            &d.fingerprint,
+            d.request.session.as_deref(),
+            d.request.operation_id.as_deref(),
+        ) {
             Ok(Some(lease)) => return self.use_edited_lease(d, lease, &store),
             Ok(None) => {}
             Err(e) => {

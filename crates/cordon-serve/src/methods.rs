@@ -186,12 +186,33 @@ impl Connection<'_> {
         Ok(json!({ "pending": list }))
     }
 
-    /// `approve`: `{"id", "input"?}`; the call (or, with `input`, the edited call, which
-    /// is judged again and must not be denied) is then permitted once.
+    /// `approve`: `{"id", "input"?, "any_session"?, "for_session"?}`; the call (or, with
+    /// `input`, the edited call, which is judged again and must not be denied) is then
+    /// permitted once in the session it was asked in; `any_session` in any session,
+    /// `for_session` for the rest of that session (12 hours).
     pub(crate) fn approve(&mut self, mut params: Params) -> Result<Value, RpcError> {
         let id = take_id(&mut params)?;
+        let flag = |params: &mut Params, name: &str| match params.remove(name) {
+            None | Some(Value::Null) | Some(Value::Bool(false)) => Ok(false),
+            Some(Value::Bool(true)) => Ok(true),
+            Some(_) => Err(RpcError::params(format!("`{name}` must be a boolean"))),
+        };
+        let any_session = flag(&mut params, "any_session")?;
+        let for_session = flag(&mut params, "for_session")?;
         let answer = match params.remove("input") {
+            None | Some(Value::Null) if any_session && for_session => {
+                return Err(RpcError::params(
+                    "`any_session` and `for_session` cannot both be given",
+                ));
+            }
+            None | Some(Value::Null) if any_session => PendingAnswer::ApproveAnySession,
+            None | Some(Value::Null) if for_session => PendingAnswer::ApproveForSession,
             None | Some(Value::Null) => PendingAnswer::Approve,
+            Some(Value::Object(_)) if any_session || for_session => {
+                return Err(RpcError::params(
+                    "an edited approval is once, in the session it was asked in: drop `any_session` / `for_session`",
+                ));
+            }
             Some(Value::Object(input)) => PendingAnswer::ApproveEdited(input),
             Some(_) => {
                 return Err(RpcError::params(
@@ -199,7 +220,7 @@ impl Connection<'_> {
                 ));
             }
         };
-        no_more(&params, "id and input")?;
+        no_more(&params, "id, input, any_session and for_session")?;
         self.answer(id, answer)
     }
 
@@ -220,6 +241,8 @@ impl Connection<'_> {
         let word = match &answer {
             PendingAnswer::ApproveEdited(_) => "approve-edited",
             PendingAnswer::Deny => "deny",
+            PendingAnswer::ApproveAnySession => "approve-any-session",
+            PendingAnswer::ApproveForSession => "approve-for-session",
             _ => "approve",
         };
         let gate = self.service.policy.gate();

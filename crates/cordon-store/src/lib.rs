@@ -74,6 +74,6 @@ pub use sessions::{
 pub use slots::{SlotRecord, SlotScope};
 pub use store::{
     Answer, Answered, Approved, Denied, Lease, LeaseId, LeaseUse, Pending, PendingId, PendingState,
-    RememberedRule, SCHEMA_VERSION, Scope, Store, StoreOptions,
+    Reach, RememberedRule, SCHEMA_VERSION, SESSION_TTL, Scope, Store, StoreOptions,
 };
 pub use tty::TerminalPrompter;

@@ -159,6 +159,16 @@ INSERT INTO operations_next SELECT operation_id, surface, fingerprint, at_ms FRO
 DROP TABLE operations;
 ALTER TABLE operations_next RENAME TO operations;
 "#,
+    // Once-leases carry the session they were asked in (`bound_session`; NULL: asked
+    // without one) and whether a human widened them to any session. A once-lease made
+    // before this version takes the session of the pending approval it answers.
+    r#"
+ALTER TABLE leases ADD COLUMN bound_session TEXT;
+ALTER TABLE leases ADD COLUMN any_session INTEGER NOT NULL DEFAULT 0;
+UPDATE leases SET bound_session =
+    (SELECT pending.session FROM pending WHERE pending.lease_id = leases.id)
+    WHERE scope = 'once';
+"#,
 ];
 
 impl Store {

@@ -42,7 +42,8 @@ pub enum ApprovalsCommand {
         #[command(flatten)]
         at: Location,
     },
-    /// Approve a pending request: the same call is then allowed once (within 24 hours).
+    /// Approve a pending request: the same call is then allowed once (within 24 hours), in
+    /// the session it was asked in (one asked without a session: only without one).
     /// With `--input FILE`, approve it with that input in place of its own: the edited
     /// call is judged now (a denied edit is refused and the request stays pending) and
     /// again when the call arrives, and the harness receives the edited input.
@@ -50,8 +51,15 @@ pub enum ApprovalsCommand {
         /// The id shown by `cordon approvals list`.
         id: i64,
         /// A JSON object to use as the call's input (`-` reads stdin).
-        #[arg(long, value_name = "FILE")]
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["any_session", "for_session"])]
         input: Option<PathBuf>,
+        /// Let the call through once in any session, or without one.
+        #[arg(long, conflicts_with = "for_session")]
+        any_session: bool,
+        /// Let the same call (same files) through for the rest of the session it was
+        /// asked in (12 hours).
+        #[arg(long)]
+        for_session: bool,
         /// The policy the edit is judged by (the workspace defaults to the pending call's).
         #[command(flatten)]
         policy: PolicyArgs,
@@ -183,8 +191,22 @@ pub fn run(c: ApprovalsCommand) -> anyhow::Result<u8> {
             input: Some(file),
             policy,
             at,
+            ..
         } => answer_edited(id, &file, policy, &at),
-        ApprovalsCommand::Approve { id, at, .. } => answer(id, Answer::Approve, &at),
+        ApprovalsCommand::Approve {
+            id,
+            any_session,
+            for_session,
+            at,
+            ..
+        } => {
+            let how = match (any_session, for_session) {
+                (true, _) => Answer::ApproveAnySession,
+                (_, true) => Answer::ApproveForSession,
+                _ => Answer::Approve,
+            };
+            answer(id, how, &at)
+        }
         ApprovalsCommand::Deny { id, at } => answer(id, Answer::Deny, &at),
         ApprovalsCommand::Leases { at } => {
             let store = open_store(&at)?;
@@ -262,8 +284,13 @@ fn answer(id: i64, answer: Answer, at: &Location) -> anyhow::Result<u8> {
     // Open the audit log first: an answer that cannot be recorded is not given.
     let mut audit = open_audit(at)?;
     let answered = store.answer(PendingId(id), answer).map_err(fail)?;
+    let approved = match answer {
+        Answer::ApproveAnySession => "approve-any-session",
+        Answer::ApproveForSession => "approve-for-session",
+        _ => "approve",
+    };
     let (request, word, lease) = match &answered {
-        Answered::Approved(a) => (a.request(), "approve", Some(a.lease().0)),
+        Answered::Approved(a) => (a.request(), approved, Some(a.lease().0)),
         Answered::Denied(d) => (d.request(), "deny", None),
     };
     let record = json!({
@@ -277,11 +304,21 @@ fn answer(id: i64, answer: Answer, at: &Location) -> anyhow::Result<u8> {
         "fingerprint": request.fingerprint,
     });
     audit.append(&record).map_err(fail)?;
-    match lease {
-        Some(lease) => {
-            println!("approved {id}: lease {lease} lets the same call through once within 24 hours")
-        }
-        None => println!("denied {id}"),
+    let session = request.session.as_deref().map(sanitize_for_terminal);
+    match (lease, answer, session) {
+        (Some(lease), Answer::ApproveForSession, Some(s)) => println!(
+            "approved {id}: lease {lease} lets the same call through in session {s} for 12 hours"
+        ),
+        (Some(lease), Answer::ApproveAnySession, _) => println!(
+            "approved {id}: lease {lease} lets the same call through once within 24 hours, in any session"
+        ),
+        (Some(lease), _, Some(s)) => println!(
+            "approved {id}: lease {lease} lets the same call through once within 24 hours, in session {s}"
+        ),
+        (Some(lease), _, None) => println!(
+            "approved {id}: lease {lease} lets the same call through once within 24 hours, without a session"
+        ),
+        (None, ..) => println!("denied {id}"),
     }
     Ok(0)
 }
