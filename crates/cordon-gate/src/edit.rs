@@ -80,8 +80,17 @@ impl Gate {
         let presets = self.policy().apply_presets(&mut request);
         let ops = self.policy().operations(&request, &RealFs);
         let judgement = self.policy().judge_with(&ops, d.containment, false);
+        let runs = self.bind_runs(
+            &request,
+            &ops,
+            &RealFs,
+            &judgement,
+            None,
+            &crate::bound::SessionRuns::default(),
+        );
         let how = How {
             presets,
+            runs,
             edited: true,
             edits: edits + 1,
         };
@@ -112,6 +121,7 @@ impl Gate {
             pending: None,
             presets,
             edited: true,
+            runs: d.runs.clone(),
         };
         let judgement = match judgement.allowed() {
             Ok(allowed) => {

@@ -36,6 +36,7 @@
 #![deny(missing_docs)]
 
 pub mod action;
+mod bound;
 pub mod contained;
 mod edit;
 mod error;
@@ -50,6 +51,7 @@ mod session;
 
 pub use cordon_policy::{Containment, Judgement};
 pub use cordon_sandbox::Permit;
+pub use bound::{CONTENT_BUDGET, RunFile, Runs, WALK_LIMIT};
 pub use edit::{PendingAnswer, PendingAnswered};
 pub use error::{AuditError, GateError};
 pub use fix::Fix;

@@ -42,6 +42,17 @@ pub enum ApprovalsCommand {
         #[command(flatten)]
         at: Location,
     },
+    /// Show one request (in any state): what it runs, why it asks, and the first lines of
+    /// the files it runs that the session wrote.
+    Show {
+        /// The id shown by `cordon approvals list`.
+        id: i64,
+        /// The request as one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        at: Location,
+    },
     /// Approve a pending request: the same call is then allowed once (within 24 hours), in
     /// the session it was asked in (one asked without a session: only without one).
     /// With `--input FILE`, approve it with that input in place of its own: the edited
@@ -138,6 +149,52 @@ fn summary(request: &serde_json::Value) -> String {
     sanitize_for_terminal(&target)
 }
 
+/// A pending request as text: what it runs, why it asks; with `full`, the first lines
+/// of the files it runs that the session wrote.
+fn print_pending(p: &cordon_store::Pending, full: bool) {
+    let tool = p.request["tool"].as_str().unwrap_or("?");
+    println!(
+        "{}  {}  session {}  {}: {}",
+        p.id,
+        fmt_time(p.created),
+        sanitize_for_terminal(p.session.as_deref().unwrap_or("-")),
+        sanitize_for_terminal(tool),
+        summary(&p.request)
+    );
+    if let Some(reason) = p.verdict["reason"].as_str() {
+        println!("    reason: {}", sanitize_for_terminal(reason));
+    }
+    let runs = &p.verdict["runs"];
+    for f in runs["files"].as_array().into_iter().flatten() {
+        let path = f["path"].as_str().unwrap_or("?");
+        let state = f["state"].as_str().unwrap_or("?");
+        let written = if f["written"] == true {
+            " (written in the session)"
+        } else {
+            ""
+        };
+        println!(
+            "    runs: {}{written}: {}",
+            sanitize_for_terminal(path),
+            sanitize_for_terminal(state)
+        );
+        if let Some(head) = f["head"].as_str().filter(|_| full || f["written"] == true) {
+            for line in head.lines() {
+                println!("      | {}", sanitize_for_terminal(line));
+            }
+        }
+    }
+    for n in runs["notes"].as_array().into_iter().flatten() {
+        println!("    runs: {}", sanitize_for_terminal(n.as_str().unwrap_or("?")));
+    }
+    if let Some(rule) = &p.suggestion {
+        println!(
+            "    rule \"always allow\" would save: {}",
+            sanitize_for_terminal(rule)
+        );
+    }
+}
+
 /// Run `cordon approvals`.
 pub fn run(c: ApprovalsCommand) -> anyhow::Result<u8> {
     match c {
@@ -164,25 +221,29 @@ pub fn run(c: ApprovalsCommand) -> anyhow::Result<u8> {
                 );
             } else {
                 for p in &pending {
-                    let tool = p.request["tool"].as_str().unwrap_or("?");
-                    println!(
-                        "{}  {}  session {}  {}: {}",
-                        p.id,
-                        fmt_time(p.created),
-                        sanitize_for_terminal(p.session.as_deref().unwrap_or("-")),
-                        sanitize_for_terminal(tool),
-                        summary(&p.request)
-                    );
-                    if let Some(reason) = p.verdict["reason"].as_str() {
-                        println!("    reason: {}", sanitize_for_terminal(reason));
-                    }
-                    if let Some(rule) = &p.suggestion {
-                        println!(
-                            "    rule \"always allow\" would save: {}",
-                            sanitize_for_terminal(rule)
-                        );
-                    }
+                    print_pending(p, false);
                 }
+            }
+            Ok(0)
+        }
+        ApprovalsCommand::Show { id, json, at } => {
+            let store = open_store(&at)?;
+            let (p, state) = store.approval(PendingId(id)).map_err(fail)?;
+            if json {
+                let line = json!({
+                    "id": p.id.0,
+                    "state": state.as_str(),
+                    "created": fmt_time(p.created),
+                    "session": p.session,
+                    "fingerprint": p.fingerprint,
+                    "request": p.request,
+                    "verdict": p.verdict,
+                    "suggestion": p.suggestion,
+                });
+                println!("{line}");
+            } else {
+                print_pending(&p, true);
+                println!("    state: {}", state.as_str());
             }
             Ok(0)
         }
