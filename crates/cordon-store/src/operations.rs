@@ -77,7 +77,8 @@ impl Store {
                  WHERE origin = ?1 AND revoked = 0 AND scope = 'once' AND used_at_ms IS NULL
                    AND (expires_ms IS NULL OR expires_ms > ?2)
                    AND (any_session = 1 OR bound_session IS ?4)
-                   AND (operation_id IS NULL OR operation_id = ?3 OR bound_session IS NOT NULL)
+                   AND (operation_id IS NULL OR operation_id = ?3 OR bound_session IS NOT NULL
+                        OR any_session = 1)
                  ORDER BY id LIMIT 1",
                 params![origin, now_ms(), operation_id, session],
                 |r| {

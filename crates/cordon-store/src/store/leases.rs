@@ -125,9 +125,9 @@ impl Store {
     ///
     /// A once-lease is spent only by a call of the session it was asked in (one asked
     /// without a session only by a call without one), unless a human widened it to any
-    /// session. A once-lease asked without a session and bound to an operation id (an
-    /// approved pending request that had one) matches only a call with that same id; one
-    /// asked in a session answers the call, whatever id the harness gives its retry (a
+    /// session. A once-lease asked without a session, not widened, and bound to an
+    /// operation id (an approved pending request that had one) matches only a call with
+    /// that same id; one asked in a session (or widened) answers the call, whatever id the harness gives its retry (a
     /// Codex retry carries a new call id), and a replay of an id already permitted is
     /// refused by the operation claim.
     pub fn consume_for(
@@ -147,7 +147,7 @@ impl Store {
                    AND ((scope = 'once' AND used_at_ms IS NULL
                          AND (any_session = 1 OR bound_session IS ?3)
                          AND (operation_id IS NULL OR operation_id = ?4
-                              OR bound_session IS NOT NULL))
+                              OR bound_session IS NOT NULL OR any_session = 1))
                         OR scope = 'always'
                         OR (scope = 'session' AND ?3 IS NOT NULL AND session = ?3))
                  ORDER BY CASE scope WHEN 'session' THEN 0 WHEN 'always' THEN 1 ELSE 2 END, id

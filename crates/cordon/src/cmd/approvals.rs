@@ -112,7 +112,9 @@ pub enum ApprovalsCommand {
 
 fn fail(e: StoreError) -> anyhow::Error {
     let code = match e.kind() {
-        StoreErrorKind::NoSuchPending(_) | StoreErrorKind::AlreadyAnswered { .. } => Code::Invalid,
+        StoreErrorKind::NoSuchPending(_)
+        | StoreErrorKind::AlreadyAnswered { .. }
+        | StoreErrorKind::Invalid(_) => Code::Invalid,
         _ => Code::Internal,
     };
     Exit::new(code, e.to_string()).into()
