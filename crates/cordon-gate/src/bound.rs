@@ -171,7 +171,12 @@ impl Binder {
             self.dropped += 1;
             return;
         }
-        let (state, head) = state_of(path, &mut self.budget, written);
+        let Inspected { state, content } = inspect(path, &mut self.budget);
+        let head = match (written, content) {
+            (false, _) => None,
+            (true, Some(c)) => Some(head_of(&c)),
+            (true, None) => first_lines(path),
+        };
         self.runs.files.push(RunFile {
             path: path.display().to_string(),
             state,
@@ -223,31 +228,50 @@ impl Binder {
     }
 }
 
-/// What is at `path` now, and its first lines when `head` is wanted.
-fn state_of(path: &Path, budget: &mut u64, head: bool) -> (String, Option<String>) {
+/// What was found at a path.
+pub(crate) struct Inspected {
+    /// `absent`, `blake3 HEX (N bytes)`, an identity, a symlink.
+    pub(crate) state: String,
+    /// The content that was digested, when it was (a regular file within the budget).
+    pub(crate) content: Option<Vec<u8>>,
+}
+
+impl Inspected {
+    fn only(state: String) -> Inspected {
+        Inspected {
+            state,
+            content: None,
+        }
+    }
+}
+
+/// What is at `path` now: its content digested while `budget` lasts (and spent from
+/// it), else its identity. Opened through `cordon-fs`: no symlink followed at the
+/// resolved path, and a FIFO cannot hang the read.
+pub(crate) fn inspect(path: &Path, budget: &mut u64) -> Inspected {
     let meta = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return ("absent".into(), None),
-        Err(e) => return (format!("cannot be inspected ({})", e.kind()), None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Inspected::only("absent".into());
+        }
+        Err(e) => return Inspected::only(format!("cannot be inspected ({})", e.kind())),
     };
     let mut prefix = String::new();
-    let real = if meta.file_type().is_symlink() {
+    if meta.file_type().is_symlink() {
         let to = std::fs::read_link(path)
             .map(|t| t.display().to_string())
             .unwrap_or_else(|e| format!("? ({})", e.kind()));
         prefix = format!("symlink to {to}; ");
-        match std::fs::canonicalize(path) {
-            Ok(r) => r,
-            Err(_) => return (format!("{prefix}its target is absent"), None),
+    }
+    let real = match std::fs::canonicalize(path) {
+        Ok(r) => r,
+        Err(_) if !prefix.is_empty() => {
+            return Inspected::only(format!("{prefix}its target is absent"));
         }
-    } else {
-        match std::fs::canonicalize(path) {
-            Ok(r) => r,
-            Err(e) => return (format!("cannot be resolved ({})", e.kind()), None),
-        }
+        Err(e) => return Inspected::only(format!("cannot be resolved ({})", e.kind())),
     };
     let (Some(parent), Some(name)) = (real.parent(), real.file_name()) else {
-        return (format!("{prefix}{}", identity(&meta)), None);
+        return Inspected::only(format!("{prefix}{}", identity(&meta)));
     };
     let opened = cordon_fs::Dir::open_ambient(parent).and_then(|d| d.open_read(Path::new(name)));
     let file = match opened {
@@ -262,34 +286,33 @@ fn state_of(path: &Path, budget: &mut u64, head: bool) -> (String, Option<String
             } else {
                 "special file"
             };
-            return (format!("{prefix}{kind}, {}", identity(&meta)), None);
+            return Inspected::only(format!("{prefix}{kind}, {}", identity(&meta)));
         }
     };
     let Ok(meta) = file.metadata() else {
-        return (format!("{prefix}cannot be inspected"), None);
+        return Inspected::only(format!("{prefix}cannot be inspected"));
     };
     if meta.len() > *budget {
-        let head = head.then(|| first_lines(file)).flatten();
-        return (
-            format!(
-                "{prefix}{} (past the {} MiB content budget)",
-                identity(&meta),
-                CONTENT_BUDGET >> 20
-            ),
-            head,
-        );
+        return Inspected::only(format!(
+            "{prefix}{} (past the {} MiB content budget)",
+            identity(&meta),
+            CONTENT_BUDGET >> 20
+        ));
     }
     let mut content = Vec::new();
-    if let Err(e) = file.take(*budget).read_to_end(&mut content) {
-        return (format!("{prefix}unreadable ({})", e.kind()), None);
+    // One byte past the size: a file that grew while it was read is not digested whole.
+    if let Err(e) = file.take(meta.len() + 1).read_to_end(&mut content) {
+        return Inspected::only(format!("{prefix}unreadable ({})", e.kind()));
+    }
+    if content.len() as u64 != meta.len() {
+        return Inspected::only(format!("{prefix}changed while it was read"));
     }
     *budget = budget.saturating_sub(content.len() as u64);
     let digest = blake3::hash(&content).to_hex();
-    let head = head.then(|| head_of(&content));
-    (
-        format!("{prefix}blake3 {digest} ({} bytes)", content.len()),
-        head,
-    )
+    Inspected {
+        state: format!("{prefix}blake3 {digest} ({} bytes)", content.len()),
+        content: Some(content),
+    }
 }
 
 fn identity(meta: &std::fs::Metadata) -> String {
@@ -304,7 +327,13 @@ fn identity(meta: &std::fs::Metadata) -> String {
     )
 }
 
-fn first_lines(file: std::fs::File) -> Option<String> {
+/// The first lines of a file too large to digest (read through `cordon-fs` too).
+fn first_lines(path: &Path) -> Option<String> {
+    let real = std::fs::canonicalize(path).ok()?;
+    let name = Path::new(real.file_name()?);
+    let file = cordon_fs::Dir::open_ambient(real.parent()?)
+        .and_then(|d| d.open_read(name))
+        .ok()?;
     let mut buf = Vec::new();
     file.take(HEAD_BYTES as u64).read_to_end(&mut buf).ok()?;
     Some(head_of(&buf))
