@@ -189,6 +189,14 @@ fn print_pending(p: &cordon_store::Pending, full: bool) {
     for n in runs["notes"].as_array().into_iter().flatten() {
         println!("    runs: {}", sanitize_for_terminal(n.as_str().unwrap_or("?")));
     }
+    // A structured action's inputs, bound to the approval the same way.
+    for f in p.verdict["inputs"].as_array().into_iter().flatten() {
+        println!(
+            "    input: {}: {}",
+            sanitize_for_terminal(f["path"].as_str().unwrap_or("?")),
+            sanitize_for_terminal(f["state"].as_str().unwrap_or("?"))
+        );
+    }
     if let Some(rule) = &p.suggestion {
         println!(
             "    rule \"always allow\" would save: {}",
