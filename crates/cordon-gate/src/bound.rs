@@ -102,7 +102,11 @@ pub(crate) fn session_runs(executes: &[Executes], view: &SessionView) -> Session
             EventKind::Write if patterns.iter().any(|p| p.matches_components(&comps)) => {
                 out.files.push(w.target.clone());
             }
-            EventKind::Tree if patterns.iter().any(|p| p.reaches_beneath_components(&comps)) => {
+            EventKind::Tree
+                if patterns
+                    .iter()
+                    .any(|p| p.reaches_beneath_components(&comps)) =>
+            {
                 out.trees.push(w.target.trim_end_matches('/').to_string());
             }
             _ => {}
@@ -200,7 +204,8 @@ impl Binder {
                     continue;
                 }
             };
-            let mut names: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            let mut names: Vec<PathBuf> =
+                entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
             names.sort();
             for p in names {
                 self.walked += 1;

@@ -182,10 +182,7 @@ impl Gate {
                     PendingAnswer::ApproveForSession => Answer::ApproveForSession,
                     _ => Answer::Approve,
                 };
-                let lease = match store
-                    .answer(PendingId(id), how)
-                    .map_err(GateError::Store)?
-                {
+                let lease = match store.answer(PendingId(id), how).map_err(GateError::Store)? {
                     Answered::Approved(a) => Some(a.lease().0),
                     Answered::Denied(_) => None,
                 };

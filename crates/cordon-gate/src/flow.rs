@@ -278,7 +278,14 @@ impl Gate {
         let ops = self.policy.operations(&request, fs);
         let judgement = self.policy.judge_with(&ops, containment, trace);
         let (judgement, facts, session_runs) = self.judge_session(&request, &ops, fs, judgement);
-        let runs = self.bind_runs(&request, &ops, fs, &judgement, facts.as_ref(), &session_runs);
+        let runs = self.bind_runs(
+            &request,
+            &ops,
+            fs,
+            &judgement,
+            facts.as_ref(),
+            &session_runs,
+        );
         let how = How {
             presets,
             runs,

@@ -49,9 +49,9 @@ mod record;
 mod report;
 mod session;
 
+pub use bound::{CONTENT_BUDGET, RunFile, Runs, WALK_LIMIT};
 pub use cordon_policy::{Containment, Judgement};
 pub use cordon_sandbox::Permit;
-pub use bound::{CONTENT_BUDGET, RunFile, Runs, WALK_LIMIT};
 pub use edit::{PendingAnswer, PendingAnswered};
 pub use error::{AuditError, GateError};
 pub use fix::Fix;

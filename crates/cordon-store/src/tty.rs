@@ -92,7 +92,10 @@ impl<R: BufRead, W: Write> TerminalPrompter<R, W> {
             }
         }
         for n in runs["notes"].as_array().into_iter().flatten() {
-            text.push_str(&format!("  runs:        {}\n", s(n.as_str().unwrap_or("?"))));
+            text.push_str(&format!(
+                "  runs:        {}\n",
+                s(n.as_str().unwrap_or("?"))
+            ));
         }
         for choice in &q.choices {
             let line = match choice {

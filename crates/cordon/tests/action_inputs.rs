@@ -97,7 +97,11 @@ fn a_script_replaced_after_the_approval_does_not_run_on_it() {
     let o = a.run();
     let (out, err) = common::text(&o);
     assert_eq!(o.status.code(), Some(126), "{err}");
-    assert!(err.contains("approval required"), "{out} {err} {}", a.ws.display());
+    assert!(
+        err.contains("approval required"),
+        "{out} {err} {}",
+        a.ws.display()
+    );
     let id = pending_id(&err);
     assert!(a.cordon(&["approvals", "approve", &id]).status.success());
 
@@ -121,7 +125,11 @@ fn a_script_replaced_after_the_approval_does_not_run_on_it() {
     assert!(out.contains("gen.sh") && out.contains("blake3 "), "{out}");
 
     // Put back as approved: the first approval runs it, once.
-    std::fs::write(a.ws.join("gen.sh"), "rm -f \"$(dirname \"$0\")/out/old.txt\"\n").unwrap();
+    std::fs::write(
+        a.ws.join("gen.sh"),
+        "rm -f \"$(dirname \"$0\")/out/old.txt\"\n",
+    )
+    .unwrap();
     let o = a.run();
     assert_eq!(o.status.code(), Some(0), "{:?}", common::text(&o));
     assert_eq!(a.read("out/old.txt"), None);

@@ -152,7 +152,10 @@ fn the_human_sees_the_files_the_call_runs() {
     assert_eq!(mk["written"], true);
     assert!(mk["state"].as_str().unwrap().starts_with("blake3 "), "{mk}");
     assert!(mk["head"].as_str().unwrap().contains("echo hi"), "{mk}");
-    for args in [&["approvals", "list"][..], &["approvals", "show", &id.to_string()]] {
+    for args in [
+        &["approvals", "list"][..],
+        &["approvals", "show", &id.to_string()],
+    ] {
         let (out, _) = common::text(&e.cordon(args).output().unwrap());
         assert!(
             out.contains("Makefile (written in the session): blake3 ")
@@ -192,7 +195,11 @@ fn a_lease_approved_in_session_a_is_spent_neither_in_b_nor_without_a_session() {
     // The session it was asked in spends it, once.
     permitted(&e.bash("git push", Some("A"), ""));
     pending(&e.bash("git push", Some("A"), ""));
-    assert!(common::text(&o).0.contains("in session A"), "{:?}", common::text(&o));
+    assert!(
+        common::text(&o).0.contains("in session A"),
+        "{:?}",
+        common::text(&o)
+    );
 }
 
 #[test]
@@ -247,7 +254,9 @@ fn codex(e: &Env, session: &str, call: &str) -> Output {
 fn blocked_pending(o: &Output) -> i64 {
     let (out, err) = common::text(o);
     assert_eq!(o.status.code(), Some(2), "stdout {out} stderr {err}");
-    let at = err.find("cordon approvals approve ").unwrap_or_else(|| panic!("{err}"));
+    let at = err
+        .find("cordon approvals approve ")
+        .unwrap_or_else(|| panic!("{err}"));
     err[at + "cordon approvals approve ".len()..]
         .chars()
         .take_while(char::is_ascii_digit)

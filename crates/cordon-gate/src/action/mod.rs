@@ -23,8 +23,8 @@ use cordon_action::{ActionPolicy, ActionRequest, Review, Verdict, review};
 use cordon_policy::{Containment, FileFacts, Request, SandboxMode};
 use cordon_sandbox::{EnvPolicy, HomeView, Limits, Network, Require, SandboxBuilder};
 use cordon_store::{AskContext, Phase, Resolution};
-use serde_json::json;
 use inputs::{Inputs, Pins};
+use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -193,11 +193,15 @@ impl Store {
         let tx = self.immediate()?;
         let lease = if approve && reach == Reach::ForSession {
             let scope = Scope::Session(session.unwrap_or_default().to_string());
-            let note = format!(
-                "approved pending request {} for the session",
-                pending.id
-            );
-            Some(self.insert_lease(&tx, &pending.fingerprint, &scope, Some(SESSION_TTL), &note, false)?)
+            let note = format!("approved pending request {} for the session", pending.id);
+            Some(self.insert_lease(
+                &tx,
+                &pending.fingerprint,
+                &scope,
+                Some(SESSION_TTL),
+                &note,
+                false,
+            )?)
         } else if approve {
             let note = match edit {
                 Some(_) => format!(
@@ -300,7 +304,13 @@ impl Pending {
         store: &Store,
         edit: &crate::operations::Edit,
     ) -> Result<Approved, StoreError> {
-        match store.settle(&self, true, APPROVED_PENDING_TTL, Some(edit), Reach::AskedSession)? {
+        match store.settle(
+            &self,
+            true,
+            APPROVED_PENDING_TTL,
+            Some(edit),
+            Reach::AskedSession,
+        )? {
             Some(lease) => Ok(Approved {
                 pending: self,
                 lease,

@@ -187,7 +187,10 @@ fn print_pending(p: &cordon_store::Pending, full: bool) {
         }
     }
     for n in runs["notes"].as_array().into_iter().flatten() {
-        println!("    runs: {}", sanitize_for_terminal(n.as_str().unwrap_or("?")));
+        println!(
+            "    runs: {}",
+            sanitize_for_terminal(n.as_str().unwrap_or("?"))
+        );
     }
     // A structured action's inputs, bound to the approval the same way.
     for f in p.verdict["inputs"].as_array().into_iter().flatten() {
