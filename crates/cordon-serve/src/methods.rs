@@ -94,7 +94,10 @@ impl Connection<'_> {
                 op.clone(),
                 Waiting {
                     id,
-                    fingerprint: d.fingerprint.clone(),
+                    // The policy's fingerprint of the call as sent, which a re-sent call
+                    // is matched by (the approval's own is also bound to the session's
+                    // history and the files the call runs, judged again when it comes).
+                    fingerprint: gate.policy().fingerprint(&req),
                 },
             );
         }
