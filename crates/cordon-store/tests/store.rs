@@ -669,6 +669,8 @@ fn a_version_6_store_keeps_its_claims() {
              INSERT INTO operations_v6 SELECT * FROM operations;
              DROP TABLE operations;
              ALTER TABLE operations_v6 RENAME TO operations;
+             ALTER TABLE leases DROP COLUMN bound_session;
+             ALTER TABLE leases DROP COLUMN any_session;
              PRAGMA user_version = 6;",
         )
         .unwrap();
