@@ -73,7 +73,8 @@ pub use sessions::{
 };
 pub use slots::{SlotRecord, SlotScope};
 pub use store::{
-    Answer, Answered, Approved, Denied, Lease, LeaseId, LeaseUse, Pending, PendingId, PendingState,
-    Reach, RememberedRule, SCHEMA_VERSION, SESSION_TTL, Scope, Store, StoreOptions,
+    Answer, Answered, Approved, Denied, GATEWAY_RUN_SESSION, Lease, LeaseId, LeaseUse, Pending,
+    PendingId, PendingState, Reach, RememberedRule, SCHEMA_VERSION, SESSION_TTL, Scope, Store,
+    StoreOptions,
 };
 pub use tty::TerminalPrompter;

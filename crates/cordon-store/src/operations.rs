@@ -69,7 +69,7 @@ impl Store {
         session: Option<&str>,
         operation_id: Option<&str>,
     ) -> Result<Option<EditedLease>, StoreError> {
-        let session = session.filter(|s| !s.is_empty());
+        let session = crate::store::once_session(session);
         let row = self
             .conn
             .query_row(

@@ -17,6 +17,8 @@ mod leases;
 mod pending;
 mod schema;
 
+pub use leases::GATEWAY_RUN_SESSION;
+pub(crate) use leases::once_session;
 pub use pending::{Reach, SESSION_TTL};
 
 /// A connection that closes with more than this many pages (4 KiB each) in the WAL

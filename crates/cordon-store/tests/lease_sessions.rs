@@ -26,11 +26,23 @@ fn approve(s: &Store, id: PendingId, how: Answer) {
 fn a_once_lease_is_spent_only_in_the_session_it_was_asked_in() {
     let (_d, _p, s) = temp_store();
     approve(&s, pend(&s, Some("A"), Some("op-1")), Answer::Approve);
-    assert!(s.consume_for("fp", Some("B"), Some("op-1")).unwrap().is_none());
+    assert!(
+        s.consume_for("fp", Some("B"), Some("op-1"))
+            .unwrap()
+            .is_none()
+    );
     assert!(s.consume_for("fp", None, Some("op-1")).unwrap().is_none());
     // Another operation id in the same session: the call, not the attempt.
-    assert!(s.consume_for("fp", Some("A"), Some("op-2")).unwrap().is_some());
-    assert!(s.consume_for("fp", Some("A"), Some("op-3")).unwrap().is_none());
+    assert!(
+        s.consume_for("fp", Some("A"), Some("op-2"))
+            .unwrap()
+            .is_some()
+    );
+    assert!(
+        s.consume_for("fp", Some("A"), Some("op-3"))
+            .unwrap()
+            .is_none()
+    );
 }
 
 #[test]
@@ -38,11 +50,23 @@ fn without_a_session_the_operation_id_still_binds_unless_widened() {
     let (_d, _p, s) = temp_store();
     approve(&s, pend(&s, None, Some("op-1")), Answer::Approve);
     assert!(s.consume_for("fp", None, Some("op-2")).unwrap().is_none());
-    assert!(s.consume_for("fp", Some("A"), Some("op-1")).unwrap().is_none());
+    assert!(
+        s.consume_for("fp", Some("A"), Some("op-1"))
+            .unwrap()
+            .is_none()
+    );
     assert!(s.consume_for("fp", None, Some("op-1")).unwrap().is_some());
     approve(&s, pend(&s, None, Some("op-4")), Answer::ApproveAnySession);
-    assert!(s.consume_for("fp", Some("Z"), Some("op-5")).unwrap().is_some());
-    assert!(s.consume_for("fp", Some("Z"), Some("op-6")).unwrap().is_none());
+    assert!(
+        s.consume_for("fp", Some("Z"), Some("op-5"))
+            .unwrap()
+            .is_some()
+    );
+    assert!(
+        s.consume_for("fp", Some("Z"), Some("op-6"))
+            .unwrap()
+            .is_none()
+    );
 }
 
 #[test]
@@ -82,4 +106,20 @@ fn a_version_7_once_lease_takes_its_approvals_session() {
     assert!(s.consume_for("fp", Some("B"), None).unwrap().is_none());
     assert!(s.consume_for("fp", None, None).unwrap().is_none());
     assert!(s.consume_for("fp", Some("A"), None).unwrap().is_some());
+}
+
+/// A gateway run's own session (no agent session named) is no session for once-leases:
+/// the approval covers the retry through the next run of the gateway, and nothing else.
+#[test]
+fn a_gateway_runs_own_session_binds_as_none() {
+    let (_d, _p, s) = temp_store();
+    let run1 = format!("{}everything:n1", cordon_store::GATEWAY_RUN_SESSION);
+    let run2 = format!("{}everything:n2", cordon_store::GATEWAY_RUN_SESSION);
+    approve(&s, pend(&s, Some(&run1), None), Answer::Approve);
+    assert!(
+        s.consume_for("fp", Some("agent-A"), None)
+            .unwrap()
+            .is_none()
+    );
+    assert!(s.consume_for("fp", Some(&run2), None).unwrap().is_some());
 }

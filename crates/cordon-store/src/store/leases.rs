@@ -5,6 +5,18 @@ use crate::error::{StoreError, StoreErrorKind};
 use rusqlite::{OptionalExtension, Transaction, params};
 use std::time::Duration;
 
+/// The prefix of the session a `cordon mcp-gateway` run gives its calls when no agent
+/// session was named (`mcp-gateway:NAME:NONCE`): it lasts one run of the gateway and is no
+/// agent's, so once-leases treat it as no session (an approval of a gateway call covers
+/// the retry that comes through the next run of the gateway).
+pub const GATEWAY_RUN_SESSION: &str = "mcp-gateway:";
+
+/// The session a once-lease is bound to or spent in: none for an empty one or a gateway
+/// run's own.
+pub(crate) fn once_session(session: Option<&str>) -> Option<&str> {
+    session.filter(|s| !s.is_empty() && !s.starts_with(GATEWAY_RUN_SESSION))
+}
+
 impl Store {
     /// Record an approval for the invocation with this fingerprint.
     ///
@@ -53,7 +65,7 @@ impl Store {
         session: Option<&str>,
         any_session: bool,
     ) -> Result<(), StoreError> {
-        let session = session.filter(|s| !s.is_empty());
+        let session = once_session(session);
         tx.execute(
             "UPDATE leases SET bound_session = ?2, any_session = ?3 WHERE id = ?1",
             params![lease.0, session, i64::from(any_session)],
@@ -145,14 +157,20 @@ impl Store {
                  WHERE fingerprint = ?1 AND revoked = 0
                    AND (expires_ms IS NULL OR expires_ms > ?2)
                    AND ((scope = 'once' AND used_at_ms IS NULL
-                         AND (any_session = 1 OR bound_session IS ?3)
+                         AND (any_session = 1 OR bound_session IS ?5)
                          AND (operation_id IS NULL OR operation_id = ?4
                               OR bound_session IS NOT NULL OR any_session = 1))
                         OR scope = 'always'
                         OR (scope = 'session' AND ?3 IS NOT NULL AND session = ?3))
                  ORDER BY CASE scope WHEN 'session' THEN 0 WHEN 'always' THEN 1 ELSE 2 END, id
                  LIMIT 1",
-                params![fingerprint, now, session, operation_id],
+                params![
+                    fingerprint,
+                    now,
+                    session,
+                    operation_id,
+                    once_session(session)
+                ],
                 |r| {
                     Ok((
                         r.get::<_, i64>(0)?,
