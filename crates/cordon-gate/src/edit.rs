@@ -29,8 +29,12 @@ const MAX_EDITS: u8 = 3;
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum PendingAnswer {
-    /// Approve the call as it is (once).
+    /// Approve the call as it is (once, in the session it was asked in).
     Approve,
+    /// Approve the call as it is, once, in any session or none.
+    ApproveAnySession,
+    /// Approve the same call for the rest of the session it was asked in.
+    ApproveForSession,
     /// Approve the call with this input in place of its own (once); the edited call is
     /// judged and must not be denied.
     ApproveEdited(Map<String, Value>),
@@ -76,8 +80,17 @@ impl Gate {
         let presets = self.policy().apply_presets(&mut request);
         let ops = self.policy().operations(&request, &RealFs);
         let judgement = self.policy().judge_with(&ops, d.containment, false);
+        let runs = self.bind_runs(
+            &request,
+            &ops,
+            &RealFs,
+            &judgement,
+            None,
+            &crate::bound::SessionRuns::default(),
+        );
         let how = How {
             presets,
+            runs,
             edited: true,
             edits: edits + 1,
         };
@@ -108,6 +121,7 @@ impl Gate {
             pending: None,
             presets,
             edited: true,
+            runs: d.runs.clone(),
         };
         let judgement = match judgement.allowed() {
             Ok(allowed) => {
@@ -159,12 +173,16 @@ impl Gate {
                     edited: None,
                 });
             }
-            PendingAnswer::Approve => {
+            PendingAnswer::Approve
+            | PendingAnswer::ApproveAnySession
+            | PendingAnswer::ApproveForSession => {
                 let request = pending.request.clone();
-                let lease = match store
-                    .answer(PendingId(id), Answer::Approve)
-                    .map_err(GateError::Store)?
-                {
+                let how = match answer {
+                    PendingAnswer::ApproveAnySession => Answer::ApproveAnySession,
+                    PendingAnswer::ApproveForSession => Answer::ApproveForSession,
+                    _ => Answer::Approve,
+                };
+                let lease = match store.answer(PendingId(id), how).map_err(GateError::Store)? {
                     Answered::Approved(a) => Some(a.lease().0),
                     Answered::Denied(_) => None,
                 };

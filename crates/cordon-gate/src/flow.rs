@@ -4,6 +4,7 @@
 //! allow except an unedited allow judgement or a store grant, and every failure to read
 //! the store ends in "nothing was granted".
 
+use crate::bound::{self, Runs, SessionRuns};
 use crate::fix::{self, Fix};
 use crate::held::Held;
 use crate::onfailure::Trial;
@@ -128,6 +129,9 @@ pub struct Decided {
     /// Whether a human replaced the input before approving (`request.input` is the
     /// replacement, judged again).
     pub edited: bool,
+    /// The files an asked call runs, as they were when it was asked (its fingerprint is
+    /// bound to them).
+    pub runs: Runs,
 }
 
 /// A call that may proceed, with the permit that lets the sandbox run it.
@@ -273,13 +277,49 @@ impl Gate {
         let presets = self.policy.apply_presets(&mut request);
         let ops = self.policy.operations(&request, fs);
         let judgement = self.policy.judge_with(&ops, containment, trace);
-        let (judgement, facts) = self.judge_session(&request, &ops, fs, judgement);
+        let (judgement, facts, session_runs) = self.judge_session(&request, &ops, fs, judgement);
+        let runs = self.bind_runs(
+            &request,
+            &ops,
+            fs,
+            &judgement,
+            facts.as_ref(),
+            &session_runs,
+        );
         let how = How {
             presets,
+            runs,
             ..How::default()
         };
         let outcome = self.settle_how(request, ops, judgement, human, how);
         self.remember_session(outcome, facts)
+    }
+
+    /// The files an asked call runs (see [`Runs`]); nothing for a call that is not asked.
+    pub(crate) fn bind_runs(
+        &self,
+        request: &Request,
+        ops: &Operations,
+        fs: &dyn FileFacts,
+        judgement: &Judgement,
+        facts: Option<&cordon_policy::session::SessionFacts>,
+        session: &SessionRuns,
+    ) -> Runs {
+        let asks = match judgement.decision() {
+            Decision::Ask => true,
+            Decision::Allow => judgement.approval() == ApprovalPolicy::Untrusted,
+            Decision::Deny => false,
+        };
+        if !asks {
+            return Runs::default();
+        }
+        match facts {
+            Some(f) => bound::bind(&f.executes, session),
+            None => {
+                let f = self.policy.session_facts(request, ops, fs);
+                bound::bind(&f.executes, session)
+            }
+        }
     }
 
     /// Take a judgement through the approval policy and the approval flow.
@@ -305,7 +345,8 @@ impl Gate {
         let approval = judgement.approval();
         let containment = judgement.containment();
         let decided = |verdict: Verdict| Decided {
-            fingerprint: self.fingerprint(&request, &verdict),
+            fingerprint: self.fingerprint(&request, &verdict, &how.runs),
+            runs: how.runs.clone(),
             request: request.clone(),
             ops: ops.clone(),
             verdict,
@@ -373,7 +414,11 @@ impl Gate {
                 );
             }
         };
-        match store.edited_lease(&d.fingerprint, d.request.operation_id.as_deref()) {
+        match store.edited_lease(
+            &d.fingerprint,
+            d.request.session.as_deref(),
+            d.request.operation_id.as_deref(),
+        ) {
             Ok(Some(lease)) => return self.use_edited_lease(d, lease, &store),
             Ok(None) => {}
             Err(e) => {
@@ -463,7 +508,23 @@ impl Gate {
     /// it ask (the reason names the file and the earlier call). A lease given for the
     /// same call before that history (for the session, or always) then cannot answer
     /// it; a lease given for this ask answers the same call with the same history only.
-    fn fingerprint(&self, request: &Request, verdict: &Verdict) -> String {
+    ///
+    /// An asked call's fingerprint is also bound to the files it runs, as they were when
+    /// it was asked ([`Runs`]): a changed, created or removed file makes it a new question.
+    fn fingerprint(&self, request: &Request, verdict: &Verdict, runs: &Runs) -> String {
+        let base = self.session_fingerprint(request, verdict);
+        let Some(digest) = runs.digest() else {
+            return base;
+        };
+        let mut h = blake3::Hasher::new();
+        h.update(b"runs-bound\0");
+        h.update(base.as_bytes());
+        h.update(b"\0");
+        h.update(digest.as_bytes());
+        h.finalize().to_hex().to_string()
+    }
+
+    fn session_fingerprint(&self, request: &Request, verdict: &Verdict) -> String {
         let base = self.policy.fingerprint(request);
         if verdict.source.step != Step::Session {
             return base;
@@ -550,6 +611,9 @@ impl Gate {
                         "workspace".into(),
                         self.policy.workspace().display().to_string().into(),
                     );
+                    if !d.runs.is_empty() {
+                        obj.insert("runs".into(), d.runs.to_json());
+                    }
                 }
                 v
             },
@@ -564,6 +628,7 @@ impl Gate {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct How {
     pub(crate) presets: Vec<String>,
+    pub(crate) runs: Runs,
     pub(crate) edited: bool,
     pub(crate) edits: u8,
 }

@@ -36,6 +36,7 @@
 #![deny(missing_docs)]
 
 pub mod action;
+mod bound;
 pub mod contained;
 mod edit;
 mod error;
@@ -49,6 +50,7 @@ mod record;
 mod report;
 mod session;
 
+pub use bound::{CONTENT_BUDGET, RunFile, Runs, WALK_LIMIT};
 pub use cordon_policy::{Containment, Judgement};
 pub use cordon_sandbox::Permit;
 pub use edit::{PendingAnswer, PendingAnswered};

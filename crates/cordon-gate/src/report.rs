@@ -3,7 +3,8 @@
 //!
 //! The object is the policy's verdict (`decision`, `reason`, `source`, `findings`,
 //! `contained`) plus what the gate added: `outcome`, `pending` for a pending approval,
-//! `fixes` for a refusal, and `policy_version`, the fingerprint of the configuration that
+//! `fixes` for a refusal, `runs` (the files an asked call runs, as they were when it
+//! was asked), and `policy_version`, the fingerprint of the configuration that
 //! decided, and `updated_input` (with `updated_cwd`) when a preset or a human's edit
 //! changed the call, which the caller must then run instead. Fields may be added, never
 //! removed (the README's contract).
@@ -30,6 +31,9 @@ pub struct Report<'a> {
     updated_cwd: Option<&'a Path>,
     #[serde(skip_serializing_if = "Option::is_none")]
     fixes: Option<Vec<String>>,
+    /// The files the asked call runs, as they were when it was asked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    runs: Option<Value>,
 }
 
 impl Gate {
@@ -50,6 +54,7 @@ impl Gate {
                 Outcome::Refused(r) => Some(r.fixes.iter().map(|f| f.to_string()).collect()),
                 _ => None,
             },
+            runs: (!d.runs.is_empty()).then(|| d.runs.to_json()),
         }
     }
 

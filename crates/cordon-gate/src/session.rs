@@ -17,6 +17,7 @@
 //! and the call is asked (or denied where nobody can be asked); a call whose effects
 //! cannot be recorded is not permitted.
 
+use crate::bound::{SessionRuns, session_runs};
 use crate::flow::{Gate, Outcome};
 use cordon_policy::ops::Operations;
 use cordon_policy::session::{
@@ -32,20 +33,21 @@ const CALL_TEXT: usize = 200;
 
 impl Gate {
     /// The judgement made stricter by what the request's session already did, with the
-    /// session facts of the call (to record once it is permitted). Nothing to do for a
-    /// call without a session or one already denied.
+    /// session facts of the call (to record once it is permitted) and the session's
+    /// writes the call would run (to bind an approval to). Nothing to do for a call
+    /// without a session or one already denied.
     pub(crate) fn judge_session(
         &self,
         request: &Request,
         ops: &Operations,
         fs: &dyn cordon_policy::FileFacts,
         judgement: Judgement,
-    ) -> (Judgement, Option<SessionFacts>) {
+    ) -> (Judgement, Option<SessionFacts>, SessionRuns) {
         let Some(session) = request.session.as_deref() else {
-            return (judgement, None);
+            return (judgement, None, SessionRuns::default());
         };
         if judgement.decision() == Decision::Deny {
-            return (judgement, None);
+            return (judgement, None, SessionRuns::default());
         }
         let settings = self.policy().sessions();
         let mut facts = self.policy().session_facts(request, ops, fs);
@@ -57,7 +59,7 @@ impl Gate {
         let check_run = settings.write_then_run != WriteThenRun::Off && !facts.executes.is_empty();
         let check_legs = settings.rule_of_two != RuleOfTwo::Off && !facts.legs.is_empty();
         if !check_run && !check_legs {
-            return (judgement, Some(facts));
+            return (judgement, Some(facts), SessionRuns::default());
         }
         let prefixes: Vec<&str> = if check_run {
             facts
@@ -83,8 +85,13 @@ impl Gate {
                     why,
                     Source::new(Step::Session, "session-store"),
                 );
-                return (j, Some(facts));
+                return (j, Some(facts), SessionRuns::default());
             }
+        };
+        let runs = if check_run {
+            session_runs(&facts.executes, &view)
+        } else {
+            SessionRuns::default()
         };
         let mut found: Vec<(Decision, String, &'static str)> = Vec::new();
         if check_run && let Some(why) = write_then_run(session, &facts, &view, settings.max_events)
@@ -106,7 +113,7 @@ impl Gate {
             found.push((d, why, "rule-of-two"));
         }
         let Some(decision) = found.iter().map(|f| f.0).max() else {
-            return (judgement, Some(facts));
+            return (judgement, Some(facts), runs);
         };
         let rule = found
             .iter()
@@ -120,7 +127,7 @@ impl Gate {
             .collect::<Vec<_>>()
             .join("; ");
         let j = judgement.tighten(decision, reason, Source::new(Step::Session, rule));
-        (j, Some(facts))
+        (j, Some(facts), runs)
     }
 
     /// Record what a permitted call did in its session. A call whose effects cannot be

@@ -28,7 +28,12 @@ use std::sync::Arc;
 pub(crate) fn session(s: &Shared) -> String {
     match &s.session {
         Some(id) => id.clone(),
-        None => format!("mcp-gateway:{}:{}", s.name, s.nonce),
+        None => format!(
+            "{}{}:{}",
+            cordon_store::GATEWAY_RUN_SESSION,
+            s.name,
+            s.nonce
+        ),
     }
 }
 

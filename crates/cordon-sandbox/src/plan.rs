@@ -349,6 +349,8 @@ pub(crate) struct PlanInputs<'a> {
     pub home: &'a Path,
     pub home_view: HomeView,
     pub home_readable: &'a [PathBuf],
+    /// Host paths shown read-only at a path inside: (host source, path inside).
+    pub read_only_binds: &'a [(PathBuf, PathBuf)],
     pub masks: &'a [PathBuf],
     pub proxy_socket: Option<&'a Path>,
     /// Host sockets to bind in at their own path (canonical, checked to be sockets).

@@ -214,6 +214,7 @@ pub struct SandboxBuilder {
     merge_only: Option<Vec<PathBuf>>,
     hold: bool,
     changes_limit: Option<u64>,
+    read_only_binds: Vec<(PathBuf, PathBuf)>,
 }
 
 impl SandboxBuilder {
@@ -251,6 +252,7 @@ impl SandboxBuilder {
             merge_only: None,
             hold: false,
             changes_limit: None,
+            read_only_binds: Vec::new(),
         }
     }
 
@@ -450,6 +452,15 @@ impl SandboxBuilder {
     /// stopped when they reach it (`None`: all but a reserve of the free space).
     pub fn changes_limit(mut self, bytes: Option<u64>) -> Self {
         self.changes_limit = bytes;
+        self
+    }
+
+    /// Show the host file or directory `src` read-only at `dst` inside the sandbox, over
+    /// whatever the sandbox would show there (a private `/tmp`, a copy-on-write root);
+    /// cordon's masks still apply on top. Only the full tier has mounts: in the fallback
+    /// tier the run reads `dst` from the host.
+    pub fn read_only_bind(mut self, src: impl Into<PathBuf>, dst: impl Into<PathBuf>) -> Self {
+        self.read_only_binds.push((src.into(), dst.into()));
         self
     }
 

@@ -96,7 +96,10 @@ impl Connection<'_> {
                 op.clone(),
                 Waiting {
                     id,
-                    fingerprint: d.fingerprint.clone(),
+                    // The policy's fingerprint of the call as sent, which a re-sent call
+                    // is matched by (the approval's own is also bound to the session's
+                    // history and the files the call runs, judged again when it comes).
+                    fingerprint: gate.policy().fingerprint(&req),
                 },
             );
         }
@@ -189,11 +192,13 @@ impl Connection<'_> {
         Ok(json!({ "pending": list }))
     }
 
-    /// `approve`: `{"id", "input"?}`; the call (or, with `input`, the edited call, which
-    /// is judged again and must not be denied) is then permitted once. With
-    /// `"always": true` (and `"rule"`: a number in `suggestions`, 1 the exact call, or a
-    /// rule's text), one of the rules offered with it is saved and the exact call is
-    /// allowed from now on; a rule that was not offered is refused.
+    /// `approve`: `{"id", "input"?, "any_session"?, "for_session"?}`; the call (or, with
+    /// `input`, the edited call, which is judged again and must not be denied) is then
+    /// permitted once in the session it was asked in; `any_session` in any session,
+    /// `for_session` for the rest of that session (12 hours). With `"always": true` (and
+    /// `"rule"`: a number in `suggestions`, 1 the exact call, or a rule's text), one of the
+    /// rules offered with it is saved and the exact call is allowed from now on; a rule
+    /// that was not offered is refused.
     pub(crate) fn approve(&mut self, mut params: Params) -> Result<Value, RpcError> {
         let id = take_id(&mut params)?;
         match params.remove("always") {
@@ -218,8 +223,27 @@ impl Connection<'_> {
             }
             Some(_) => return Err(RpcError::params("`always` must be true or false")),
         }
+        let flag = |params: &mut Params, name: &str| match params.remove(name) {
+            None | Some(Value::Null) | Some(Value::Bool(false)) => Ok(false),
+            Some(Value::Bool(true)) => Ok(true),
+            Some(_) => Err(RpcError::params(format!("`{name}` must be a boolean"))),
+        };
+        let any_session = flag(&mut params, "any_session")?;
+        let for_session = flag(&mut params, "for_session")?;
         let answer = match params.remove("input") {
+            None | Some(Value::Null) if any_session && for_session => {
+                return Err(RpcError::params(
+                    "`any_session` and `for_session` cannot both be given",
+                ));
+            }
+            None | Some(Value::Null) if any_session => PendingAnswer::ApproveAnySession,
+            None | Some(Value::Null) if for_session => PendingAnswer::ApproveForSession,
             None | Some(Value::Null) => PendingAnswer::Approve,
+            Some(Value::Object(_)) if any_session || for_session => {
+                return Err(RpcError::params(
+                    "an edited approval is once, in the session it was asked in: drop `any_session` / `for_session`",
+                ));
+            }
             Some(Value::Object(input)) => PendingAnswer::ApproveEdited(input),
             Some(_) => {
                 return Err(RpcError::params(
@@ -227,7 +251,7 @@ impl Connection<'_> {
                 ));
             }
         };
-        no_more(&params, "id and input")?;
+        no_more(&params, "id, input, any_session and for_session")?;
         self.answer(id, answer)
     }
 
@@ -283,6 +307,8 @@ impl Connection<'_> {
         let word = match &answer {
             PendingAnswer::ApproveEdited(_) => "approve-edited",
             PendingAnswer::Deny => "deny",
+            PendingAnswer::ApproveAnySession => "approve-any-session",
+            PendingAnswer::ApproveForSession => "approve-for-session",
             _ => "approve",
         };
         let gate = self.service.policy.gate();

@@ -77,7 +77,8 @@ pub use sessions::{
 };
 pub use slots::{SlotRecord, SlotScope};
 pub use store::{
-    AlwaysApproved, Answer, Answered, Approved, Denied, Lease, LeaseId, LeaseUse, Pending,
-    PendingId, PendingState, RememberedRule, RulePick, SCHEMA_VERSION, Scope, Store, StoreOptions,
+    AlwaysApproved, Answer, Answered, Approved, Denied, GATEWAY_RUN_SESSION, Lease, LeaseId,
+    LeaseUse, Pending, PendingId, PendingState, Reach, RememberedRule, RulePick, SCHEMA_VERSION,
+    SESSION_TTL, Scope, Store, StoreOptions,
 };
 pub use tty::TerminalPrompter;

@@ -72,22 +72,27 @@ impl Store {
         Ok(())
     }
 
-    /// The unspent edited approval for a call with this fingerprint (and operation id,
-    /// when the approved call had one), without spending it.
+    /// The unspent edited approval for a call with this fingerprint, in the session it
+    /// was asked in (and with its operation id, when it was asked without a session and
+    /// had one), without spending it.
     pub fn edited_lease(
         &self,
         origin: &str,
+        session: Option<&str>,
         operation_id: Option<&str>,
     ) -> Result<Option<EditedLease>, StoreError> {
+        let session = crate::store::once_session(session);
         let row = self
             .conn
             .query_row(
                 "SELECT id, fingerprint, input FROM leases
                  WHERE origin = ?1 AND revoked = 0 AND scope = 'once' AND used_at_ms IS NULL
                    AND (expires_ms IS NULL OR expires_ms > ?2)
-                   AND (operation_id IS NULL OR operation_id = ?3)
+                   AND (any_session = 1 OR bound_session IS ?4)
+                   AND (operation_id IS NULL OR operation_id = ?3 OR bound_session IS NOT NULL
+                        OR any_session = 1)
                  ORDER BY id LIMIT 1",
-                params![origin, now_ms(), operation_id],
+                params![origin, now_ms(), operation_id, session],
                 |r| {
                     Ok((
                         r.get::<_, i64>(0)?,

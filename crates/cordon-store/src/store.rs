@@ -19,6 +19,10 @@ mod leases;
 mod pending;
 mod schema;
 
+pub use leases::GATEWAY_RUN_SESSION;
+pub(crate) use leases::once_session;
+pub use pending::{Reach, SESSION_TTL};
+
 /// A connection that closes with more than this many pages (4 KiB each) in the WAL
 /// checkpoints it and truncates it to nothing. A process that opens the store while no
 /// other has it open rebuilds the WAL's index from every frame in it (about 4 µs a page
@@ -28,7 +32,7 @@ mod schema;
 const WAL_TRIM_PAGES: u64 = 64;
 
 /// Newest schema version this build reads and writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 9;
+pub const SCHEMA_VERSION: i64 = 10;
 
 /// Written to `PRAGMA application_id` so another program's database is not mistaken
 /// for a store ("cord" in ASCII).
@@ -252,8 +256,13 @@ impl Denied {
 /// A human's answer to a pending request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Answer {
-    /// Allow it once.
+    /// Allow it once, in the session it was asked in (or only without a session when it
+    /// was asked without one).
     Approve,
+    /// Allow it once, in any session or none.
+    ApproveAnySession,
+    /// Allow the same call for the rest of the session it was asked in (12 hours).
+    ApproveForSession,
     /// Refuse it.
     Deny,
 }

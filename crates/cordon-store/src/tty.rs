@@ -72,6 +72,32 @@ impl<R: BufRead, W: Write> TerminalPrompter<R, W> {
         if !c.reason.is_empty() {
             text.push_str(&format!("  reason:      {}\n", s(&c.reason)));
         }
+        // The files the call runs, as they are now (the approval is bound to them), and
+        // the first lines of those the session wrote.
+        let runs = &c.verdict["runs"];
+        for f in runs["files"].as_array().into_iter().flatten() {
+            let written = if f["written"] == true {
+                " (written in the session)"
+            } else {
+                ""
+            };
+            text.push_str(&format!(
+                "  runs:        {}{written}: {}\n",
+                s(f["path"].as_str().unwrap_or("?")),
+                s(f["state"].as_str().unwrap_or("?"))
+            ));
+            if let Some(head) = f["head"].as_str() {
+                for line in head.lines() {
+                    text.push_str(&format!("               | {}\n", s(line)));
+                }
+            }
+        }
+        for n in runs["notes"].as_array().into_iter().flatten() {
+            text.push_str(&format!(
+                "  runs:        {}\n",
+                s(n.as_str().unwrap_or("?"))
+            ));
+        }
         let options = c.rule_options();
         for choice in &q.choices {
             let line = match choice {

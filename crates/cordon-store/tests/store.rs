@@ -671,6 +671,8 @@ fn a_version_6_store_keeps_its_claims() {
              ALTER TABLE operations_v6 RENAME TO operations;
              DROP TABLE operations_pruned;
              ALTER TABLE pending DROP COLUMN suggestions;
+             ALTER TABLE leases DROP COLUMN bound_session;
+             ALTER TABLE leases DROP COLUMN any_session;
              PRAGMA user_version = 6;",
         )
         .unwrap();

@@ -135,6 +135,15 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
             ops.push(MountOp::Overlay { root: r.clone() });
         }
     }
+    // Paths the caller shows read-only (an action's declared inputs, pinned), over the
+    // scratch space and the copy-on-write roots; masks come later and still apply.
+    for (src, dst) in inp.read_only_binds {
+        ops.push(MountOp::Bind {
+            src: src.clone(),
+            dst: dst.clone(),
+            read_only: true,
+        });
+    }
     // Inside a copy-on-write root the command may write anything, `.git/config`
     // included (git must work): what it leaves is judged when it is merged.
     let cow = |p: &Path| !full_access && inp.writable_roots.iter().any(|r| p.starts_with(r));

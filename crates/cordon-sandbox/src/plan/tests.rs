@@ -13,6 +13,7 @@ fn inputs<'a>(ws: &'a Path, roots: &'a [PathBuf], home: &'a Path) -> PlanInputs<
         home,
         home_view: HomeView::Hidden,
         home_readable: &[],
+        read_only_binds: &[],
         masks: &[],
         proxy_socket: None,
         unix_sockets: &[],

@@ -242,6 +242,7 @@ impl SandboxBuilder {
             home: &home,
             home_view: self.home_view,
             home_readable: &home_readable,
+            read_only_binds: &self.read_only_binds,
             masks: &masks,
             proxy_socket: match &self.network {
                 Network::Proxy { socket, .. } => Some(socket.as_path()),

@@ -5,11 +5,24 @@ use crate::error::{StoreError, StoreErrorKind};
 use rusqlite::{OptionalExtension, Transaction, params};
 use std::time::Duration;
 
+/// The prefix of the session a `cordon mcp-gateway` run gives its calls when no agent
+/// session was named (`mcp-gateway:NAME:NONCE`): it lasts one run of the gateway and is no
+/// agent's, so once-leases treat it as no session (an approval of a gateway call covers
+/// the retry that comes through the next run of the gateway).
+pub const GATEWAY_RUN_SESSION: &str = "mcp-gateway:";
+
+/// The session a once-lease is bound to or spent in: none for an empty one or a gateway
+/// run's own.
+pub(crate) fn once_session(session: Option<&str>) -> Option<&str> {
+    session.filter(|s| !s.is_empty() && !s.starts_with(GATEWAY_RUN_SESSION))
+}
+
 impl Store {
     /// Record an approval for the invocation with this fingerprint.
     ///
     /// `ttl` bounds its life (`None`: until revoked). `answer_note` records what the
-    /// human answered, for the audit trail.
+    /// human answered, for the audit trail. A [`Scope::Once`] lease made here is spent
+    /// in any session or none ([`Store::grant_once`] binds one to a session).
     pub fn grant(
         &self,
         fingerprint: &str,
@@ -19,8 +32,46 @@ impl Store {
     ) -> Result<LeaseId, StoreError> {
         let tx = self.immediate()?;
         let id = self.insert_lease(&tx, fingerprint, &scope, ttl, answer_note, false)?;
+        if scope == Scope::Once {
+            self.bind_session(&tx, id, None, true)?;
+        }
         tx.commit().map_err(|e| self.err(e))?;
         Ok(id)
+    }
+
+    /// Record a once-lease bound to the session it was asked in: spent only by a call of
+    /// `session` (`None`: only by a call without a session), unless `any_session`.
+    pub fn grant_once(
+        &self,
+        fingerprint: &str,
+        session: Option<&str>,
+        any_session: bool,
+        ttl: Option<Duration>,
+        answer_note: &str,
+    ) -> Result<LeaseId, StoreError> {
+        let tx = self.immediate()?;
+        let id = self.insert_lease(&tx, fingerprint, &Scope::Once, ttl, answer_note, false)?;
+        self.bind_session(&tx, id, session, any_session)?;
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(id)
+    }
+
+    /// Bind a once-lease to the session it was asked in (`None`: asked without one), or
+    /// to any session.
+    pub(super) fn bind_session(
+        &self,
+        tx: &Transaction<'_>,
+        lease: LeaseId,
+        session: Option<&str>,
+        any_session: bool,
+    ) -> Result<(), StoreError> {
+        let session = once_session(session);
+        tx.execute(
+            "UPDATE leases SET bound_session = ?2, any_session = ?3 WHERE id = ?1",
+            params![lease.0, session, i64::from(any_session)],
+        )
+        .map_err(|e| self.err(e))?;
+        Ok(())
     }
 
     /// Record a once-lease that is spent at the moment it is made (an "allow once"
@@ -82,9 +133,15 @@ impl Store {
         self.consume_for(fingerprint, session, None)
     }
 
-    /// [`consume`](Store::consume) for a call that carries the harness's operation id: a
-    /// once-lease bound to an operation id (an approved pending request that had one)
-    /// matches only a call with that same id.
+    /// [`consume`](Store::consume) for a call that carries the harness's operation id.
+    ///
+    /// A once-lease is spent only by a call of the session it was asked in (one asked
+    /// without a session only by a call without one), unless a human widened it to any
+    /// session. A once-lease asked without a session, not widened, and bound to an
+    /// operation id (an approved pending request that had one) matches only a call with
+    /// that same id; one asked in a session (or widened) answers the call, whatever id the harness gives its retry (a
+    /// Codex retry carries a new call id), and a replay of an id already permitted is
+    /// refused by the operation claim.
     pub fn consume_for(
         &self,
         fingerprint: &str,
@@ -100,12 +157,20 @@ impl Store {
                  WHERE fingerprint = ?1 AND revoked = 0
                    AND (expires_ms IS NULL OR expires_ms > ?2)
                    AND ((scope = 'once' AND used_at_ms IS NULL
-                         AND (operation_id IS NULL OR operation_id = ?4))
+                         AND (any_session = 1 OR bound_session IS ?5)
+                         AND (operation_id IS NULL OR operation_id = ?4
+                              OR bound_session IS NOT NULL OR any_session = 1))
                         OR scope = 'always'
                         OR (scope = 'session' AND ?3 IS NOT NULL AND session = ?3))
                  ORDER BY CASE scope WHEN 'session' THEN 0 WHEN 'always' THEN 1 ELSE 2 END, id
                  LIMIT 1",
-                params![fingerprint, now, session, operation_id],
+                params![
+                    fingerprint,
+                    now,
+                    session,
+                    operation_id,
+                    once_session(session)
+                ],
                 |r| {
                     Ok((
                         r.get::<_, i64>(0)?,

@@ -201,10 +201,15 @@ impl Store {
     /// Answer a pending request by id.
     pub fn answer(&self, id: PendingId, answer: Answer) -> Result<Answered, StoreError> {
         let pending = self.get_pending(id)?;
-        match answer {
-            Answer::Approve => pending.approve(self).map(Answered::Approved),
-            Answer::Deny => pending.deny(self).map(Answered::Denied),
-        }
+        let reach = match answer {
+            Answer::Deny => return pending.deny(self).map(Answered::Denied),
+            Answer::Approve => Reach::AskedSession,
+            Answer::ApproveAnySession => Reach::AnySession,
+            Answer::ApproveForSession => Reach::ForSession,
+        };
+        pending
+            .approve_reaching(self, APPROVED_PENDING_TTL, reach)
+            .map(Answered::Approved)
     }
 
     /// Move a pending row to its final state, creating the lease when approving; one
@@ -215,9 +220,28 @@ impl Store {
         approve: bool,
         ttl: Duration,
         edit: Option<&crate::operations::Edit>,
+        reach: Reach,
     ) -> Result<Option<LeaseId>, StoreError> {
+        let session = pending.session.as_deref().filter(|s| !s.is_empty());
+        if approve && reach == Reach::ForSession && (session.is_none() || edit.is_some()) {
+            return Err(self.invalid(&format!(
+                "approval {} was asked without a session (or with an edit), so it cannot be allowed for a session; approve it once",
+                pending.id
+            )));
+        }
         let tx = self.immediate()?;
-        let lease = if approve {
+        let lease = if approve && reach == Reach::ForSession {
+            let scope = Scope::Session(session.unwrap_or_default().to_string());
+            let note = format!("approved pending request {} for the session", pending.id);
+            Some(self.insert_lease(
+                &tx,
+                &pending.fingerprint,
+                &scope,
+                Some(SESSION_TTL),
+                &note,
+                false,
+            )?)
+        } else if approve {
             let note = match edit {
                 Some(_) => format!(
                     "approved pending request {} with an edited input",
@@ -228,6 +252,7 @@ impl Store {
             let fingerprint = edit.map_or(pending.fingerprint.as_str(), |e| e.fingerprint.as_str());
             let id = self.insert_lease(&tx, fingerprint, &Scope::Once, Some(ttl), &note, false)?;
             self.bind_lease(&tx, id, pending, edit)?;
+            self.bind_session(&tx, id, session, reach == Reach::AnySession)?;
             Some(id)
         } else {
             None
@@ -266,6 +291,21 @@ impl Store {
     }
 }
 
+/// How far an approval of a pending request reaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reach {
+    /// Once, in the session it was asked in (or only without a session).
+    #[default]
+    AskedSession,
+    /// Once, in any session or none.
+    AnySession,
+    /// The same call for the rest of the session it was asked in ([`SESSION_TTL`]).
+    ForSession,
+}
+
+/// How long a session lease made by approving a pending request lasts.
+pub const SESSION_TTL: Duration = Duration::from_secs(12 * 3600);
+
 impl Pending {
     /// Approve: the request becomes `approved` and a once-lease for its fingerprint is
     /// created (valid for 24 hours), so the resumed call gets through exactly once.
@@ -275,7 +315,17 @@ impl Pending {
 
     /// Approve with a chosen lifetime for the once-lease.
     pub fn approve_for(self, store: &Store, ttl: Duration) -> Result<Approved, StoreError> {
-        match store.settle(&self, true, ttl, None)? {
+        self.approve_reaching(store, ttl, Reach::AskedSession)
+    }
+
+    /// Approve with a chosen lifetime and reach (see [`Reach`]).
+    pub fn approve_reaching(
+        self,
+        store: &Store,
+        ttl: Duration,
+        reach: Reach,
+    ) -> Result<Approved, StoreError> {
+        match store.settle(&self, true, ttl, None, reach)? {
             Some(lease) => Ok(Approved {
                 pending: self,
                 lease,
@@ -293,7 +343,13 @@ impl Pending {
         store: &Store,
         edit: &crate::operations::Edit,
     ) -> Result<Approved, StoreError> {
-        match store.settle(&self, true, APPROVED_PENDING_TTL, Some(edit))? {
+        match store.settle(
+            &self,
+            true,
+            APPROVED_PENDING_TTL,
+            Some(edit),
+            Reach::AskedSession,
+        )? {
             Some(lease) => Ok(Approved {
                 pending: self,
                 lease,
@@ -304,7 +360,7 @@ impl Pending {
 
     /// Deny: the request becomes `denied`; nothing is granted.
     pub fn deny(self, store: &Store) -> Result<Denied, StoreError> {
-        store.settle(&self, false, Duration::ZERO, None)?;
+        store.settle(&self, false, Duration::ZERO, None, Reach::AskedSession)?;
         Ok(Denied { pending: self })
     }
 }

@@ -159,10 +159,16 @@ INSERT INTO operations_next SELECT operation_id, surface, fingerprint, at_ms FRO
 DROP TABLE operations;
 ALTER TABLE operations_next RENAME TO operations;
 "#,
-    // NOTE for the integrator: the two entries below were written after version 7 on
-    // branch `remember`; another branch adds its own entry after 7. Keep every entry,
-    // in any order after 7, and set SCHEMA_VERSION to the number of entries.
-    //
+    // Once-leases carry the session they were asked in (`bound_session`; NULL: asked
+    // without one) and whether a human widened them to any session. A once-lease made
+    // before this version takes the session of the pending approval it answers.
+    r#"
+ALTER TABLE leases ADD COLUMN bound_session TEXT;
+ALTER TABLE leases ADD COLUMN any_session INTEGER NOT NULL DEFAULT 0;
+UPDATE leases SET bound_session =
+    (SELECT pending.session FROM pending WHERE pending.lease_id = leases.id)
+    WHERE scope = 'once';
+"#,
     // When operation claims were last pruned, and how large the store was then: a claim
     // prunes when an hour has passed or the store grew 1 MiB since (see
     // `Store::claim_operation`).

@@ -42,7 +42,19 @@ pub enum ApprovalsCommand {
         #[command(flatten)]
         at: Location,
     },
-    /// Approve a pending request: the same call is then allowed once (within 24 hours).
+    /// Show one request (in any state): what it runs, why it asks, and the first lines of
+    /// the files it runs that the session wrote.
+    Show {
+        /// The id shown by `cordon approvals list`.
+        id: i64,
+        /// The request as one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        at: Location,
+    },
+    /// Approve a pending request: the same call is then allowed once (within 24 hours), in
+    /// the session it was asked in (one asked without a session: only without one).
     /// With `--input FILE`, approve it with that input in place of its own: the edited
     /// call is judged now (a denied edit is refused and the request stays pending) and
     /// again when the call arrives, and the harness receives the edited input.
@@ -50,16 +62,23 @@ pub enum ApprovalsCommand {
         /// The id shown by `cordon approvals list`.
         id: i64,
         /// A JSON object to use as the call's input (`-` reads stdin).
-        #[arg(long, value_name = "FILE", conflicts_with = "always")]
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["always", "any_session", "for_session"])]
         input: Option<PathBuf>,
         /// Always allow: save one of the rules offered with the request (`--rule`; by
         /// default the first, the exact call) and allow the exact call from now on.
-        #[arg(long)]
+        #[arg(long, conflicts_with_all = ["any_session", "for_session"])]
         always: bool,
         /// With `--always`: the offered rule to save, by its number in `approvals list`
         /// or its exact text. A rule that was not offered is refused.
         #[arg(long, value_name = "N|RULE", requires = "always")]
         rule: Option<String>,
+        /// Let the call through once in any session, or without one.
+        #[arg(long, conflicts_with = "for_session")]
+        any_session: bool,
+        /// Let the same call (same files) through for the rest of the session it was
+        /// asked in (12 hours).
+        #[arg(long)]
+        for_session: bool,
         /// The policy the edit is judged by (the workspace defaults to the pending call's).
         #[command(flatten)]
         policy: PolicyArgs,
@@ -140,6 +159,63 @@ fn summary(request: &serde_json::Value) -> String {
     sanitize_for_terminal(&target)
 }
 
+/// A pending request as text: what it runs, why it asks; with `full`, the first lines
+/// of the files it runs that the session wrote.
+fn print_pending(p: &cordon_store::Pending, full: bool) {
+    let tool = p.request["tool"].as_str().unwrap_or("?");
+    println!(
+        "{}  {}  session {}  {}: {}",
+        p.id,
+        fmt_time(p.created),
+        sanitize_for_terminal(p.session.as_deref().unwrap_or("-")),
+        sanitize_for_terminal(tool),
+        summary(&p.request)
+    );
+    if let Some(reason) = p.verdict["reason"].as_str() {
+        println!("    reason: {}", sanitize_for_terminal(reason));
+    }
+    let runs = &p.verdict["runs"];
+    for f in runs["files"].as_array().into_iter().flatten() {
+        let path = f["path"].as_str().unwrap_or("?");
+        let state = f["state"].as_str().unwrap_or("?");
+        let written = if f["written"] == true {
+            " (written in the session)"
+        } else {
+            ""
+        };
+        println!(
+            "    runs: {}{written}: {}",
+            sanitize_for_terminal(path),
+            sanitize_for_terminal(state)
+        );
+        if let Some(head) = f["head"].as_str().filter(|_| full || f["written"] == true) {
+            for line in head.lines() {
+                println!("      | {}", sanitize_for_terminal(line));
+            }
+        }
+    }
+    for n in runs["notes"].as_array().into_iter().flatten() {
+        println!(
+            "    runs: {}",
+            sanitize_for_terminal(n.as_str().unwrap_or("?"))
+        );
+    }
+    // A structured action's inputs, bound to the approval the same way.
+    for f in p.verdict["inputs"].as_array().into_iter().flatten() {
+        println!(
+            "    input: {}: {}",
+            sanitize_for_terminal(f["path"].as_str().unwrap_or("?")),
+            sanitize_for_terminal(f["state"].as_str().unwrap_or("?"))
+        );
+    }
+    if let Some(rule) = &p.suggestion {
+        println!(
+            "    rule \"always allow\" would save: {}",
+            sanitize_for_terminal(rule)
+        );
+    }
+}
+
 /// Run `cordon approvals`.
 pub fn run(c: ApprovalsCommand) -> anyhow::Result<u8> {
     match c {
@@ -167,20 +243,32 @@ pub fn run(c: ApprovalsCommand) -> anyhow::Result<u8> {
                 );
             } else {
                 for p in &pending {
-                    let tool = p.request["tool"].as_str().unwrap_or("?");
-                    println!(
-                        "{}  {}  session {}  {}: {}",
-                        p.id,
-                        fmt_time(p.created),
-                        sanitize_for_terminal(p.session.as_deref().unwrap_or("-")),
-                        sanitize_for_terminal(tool),
-                        summary(&p.request)
-                    );
-                    if let Some(reason) = p.verdict["reason"].as_str() {
-                        println!("    reason: {}", sanitize_for_terminal(reason));
-                    }
+                    print_pending(p, false);
                     print_rule_options(p);
                 }
+            }
+            Ok(0)
+        }
+        ApprovalsCommand::Show { id, json, at } => {
+            let store = open_store(&at)?;
+            let (p, state) = store.approval(PendingId(id)).map_err(fail)?;
+            if json {
+                let line = json!({
+                    "id": p.id.0,
+                    "state": state.as_str(),
+                    "created": fmt_time(p.created),
+                    "session": p.session,
+                    "fingerprint": p.fingerprint,
+                    "request": p.request,
+                    "verdict": p.verdict,
+                    "suggestion": p.suggestion,
+                    "suggestions": p.suggestions,
+                });
+                println!("{line}");
+            } else {
+                print_pending(&p, true);
+                print_rule_options(&p);
+                println!("    state: {}", state.as_str());
             }
             Ok(0)
         }
@@ -198,7 +286,20 @@ pub fn run(c: ApprovalsCommand) -> anyhow::Result<u8> {
             at,
             ..
         } => answer_edited(id, &file, policy, &at),
-        ApprovalsCommand::Approve { id, at, .. } => answer(id, Answer::Approve, &at),
+        ApprovalsCommand::Approve {
+            id,
+            any_session,
+            for_session,
+            at,
+            ..
+        } => {
+            let how = match (any_session, for_session) {
+                (true, _) => Answer::ApproveAnySession,
+                (_, true) => Answer::ApproveForSession,
+                _ => Answer::Approve,
+            };
+            answer(id, how, &at)
+        }
         ApprovalsCommand::Deny { id, at } => answer(id, Answer::Deny, &at),
         ApprovalsCommand::Leases { at } => {
             let store = open_store(&at)?;
@@ -276,8 +377,13 @@ fn answer(id: i64, answer: Answer, at: &Location) -> anyhow::Result<u8> {
     // Open the audit log first: an answer that cannot be recorded is not given.
     let mut audit = open_audit(at)?;
     let answered = store.answer(PendingId(id), answer).map_err(fail)?;
+    let approved = match answer {
+        Answer::ApproveAnySession => "approve-any-session",
+        Answer::ApproveForSession => "approve-for-session",
+        _ => "approve",
+    };
     let (request, word, lease) = match &answered {
-        Answered::Approved(a) => (a.request(), "approve", Some(a.lease().0)),
+        Answered::Approved(a) => (a.request(), approved, Some(a.lease().0)),
         Answered::Denied(d) => (d.request(), "deny", None),
     };
     let record = json!({
@@ -291,11 +397,21 @@ fn answer(id: i64, answer: Answer, at: &Location) -> anyhow::Result<u8> {
         "fingerprint": request.fingerprint,
     });
     audit.append(&record).map_err(fail)?;
-    match lease {
-        Some(lease) => {
-            println!("approved {id}: lease {lease} lets the same call through once within 24 hours")
-        }
-        None => println!("denied {id}"),
+    let session = request.session.as_deref().map(sanitize_for_terminal);
+    match (lease, answer, session) {
+        (Some(lease), Answer::ApproveForSession, Some(s)) => println!(
+            "approved {id}: lease {lease} lets the same call through in session {s} for 12 hours"
+        ),
+        (Some(lease), Answer::ApproveAnySession, _) => println!(
+            "approved {id}: lease {lease} lets the same call through once within 24 hours, in any session"
+        ),
+        (Some(lease), _, Some(s)) => println!(
+            "approved {id}: lease {lease} lets the same call through once within 24 hours, in session {s}"
+        ),
+        (Some(lease), _, None) => println!(
+            "approved {id}: lease {lease} lets the same call through once within 24 hours, without a session"
+        ),
+        (None, ..) => println!("denied {id}"),
     }
     Ok(0)
 }

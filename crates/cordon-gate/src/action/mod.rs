@@ -10,7 +10,10 @@
 //! gate's policy judges the argv too), can write only in the directories of its
 //! declared paths, and only the declared paths are merged back to the host: whatever
 //! else it wrote stays in its change set for `cordon changes`. Approval never widens
-//! the sandbox.
+//! the sandbox. The approval is bound to the content of the request's inputs too
+//! ([`inputs`]): read at review, read again before launch, small ones pinned.
+
+mod inputs;
 
 use crate::contained::{self, Executed, Ran, RunOptions};
 use crate::error::GateError;
@@ -20,9 +23,12 @@ use cordon_action::{ActionPolicy, ActionRequest, Review, Verdict, review};
 use cordon_policy::{Containment, FileFacts, Request, SandboxMode};
 use cordon_sandbox::{EnvPolicy, HomeView, Limits, Network, Require, SandboxBuilder};
 use cordon_store::{AskContext, Phase, Resolution};
+use inputs::{Inputs, Pins};
 use serde_json::json;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+pub use inputs::{PIN_FILE_MAX, PIN_TOTAL_MAX};
 
 /// The fingerprint approvals of `req` are bound to: a hash of the whole request
 /// (actor, argv, paths, origins, credentials, side effect, reason, key).
@@ -41,6 +47,7 @@ pub struct ActionRun {
     policy: ActionPolicy,
     review: Review,
     fingerprint: String,
+    inputs: Inputs,
 }
 
 /// What became of a request.
@@ -69,12 +76,23 @@ impl ActionRun {
     /// Review `request` against `policy`, reading file facts through `fs`.
     pub fn new(request: ActionRequest, policy: ActionPolicy, fs: &dyn FileFacts) -> ActionRun {
         let review = review(&request, &policy, fs);
-        let fingerprint = request_fingerprint(&request);
+        let inputs = Inputs::read(&request);
+        let mut fingerprint = request_fingerprint(&request);
+        if let Some(digest) = inputs.digest() {
+            // The approval answers this request with these inputs only.
+            let mut h = blake3::Hasher::new();
+            h.update(b"cordon-action-inputs\0");
+            h.update(fingerprint.as_bytes());
+            h.update(b"\0");
+            h.update(digest.as_bytes());
+            fingerprint = format!("action:{}", h.finalize().to_hex());
+        }
         ActionRun {
             request,
             policy,
             review,
             fingerprint,
+            inputs,
         }
     }
 
@@ -83,7 +101,8 @@ impl ActionRun {
         &self.review
     }
 
-    /// The fingerprint an approval of this request is recorded under.
+    /// The fingerprint an approval of this request is recorded under: the request's
+    /// hash, bound to the content of its inputs as they were read at review.
     pub fn fingerprint(&self) -> &str {
         &self.fingerprint
     }
@@ -162,6 +181,58 @@ impl ActionRun {
                 again.reasons.join("; ")
             )));
         }
+        // Its inputs too: the approval was for the files as they were read at review.
+        let now = Inputs::read(&self.request);
+        if let Some(why) = self.inputs.changed(&now) {
+            return Ok(ActionOutcome::Refused(format!(
+                "{why}; the approval was for the files as they were, so nothing ran: run the request again to have it reviewed (and approved) as it is now"
+            )));
+        }
+        // The bytes just read (and hashed) are what the run sees: pinned read-only.
+        let visible: Vec<PathBuf> = match self.review.profile.writable_dirs.is_empty() {
+            true => vec![self.policy.workspace.clone()],
+            false => self.review.profile.writable_dirs.clone(),
+        };
+        let binds = now.binds(&visible);
+        let mut pins = None;
+        let mut shown: Vec<(PathBuf, PathBuf)> = Vec::new();
+        for (bytes, dst) in binds {
+            let src = match bytes {
+                None => dst.clone(),
+                Some(bytes) => {
+                    if pins.is_none() {
+                        let state = gate
+                            .store_path()
+                            .ok()
+                            .and_then(|p| p.parent().map(Path::to_path_buf));
+                        let made = state
+                            .ok_or_else(|| "no state directory".to_string())
+                            .and_then(|s| Pins::new(&s).map_err(|e| e.to_string()));
+                        match made {
+                            Ok(p) => pins = Some(p),
+                            Err(e) => {
+                                return Ok(ActionOutcome::Refused(format!(
+                                    "the action's inputs cannot be pinned for the run ({e}), so nothing ran"
+                                )));
+                            }
+                        }
+                    }
+                    let Some(p) = pins.as_mut() else {
+                        continue;
+                    };
+                    match p.pin(bytes) {
+                        Ok(src) => src,
+                        Err(e) => {
+                            return Ok(ActionOutcome::Refused(format!(
+                                "the action's input {} cannot be pinned for the run ({e}), so nothing ran",
+                                dst.display()
+                            )));
+                        }
+                    }
+                }
+            };
+            shown.push((src, dst));
+        }
         let mut request = Request::argv(&self.request.argv, Some(self.request.cwd.clone()));
         request.agent = Some(self.request.actor.clone());
         // Only the full tier keeps undeclared writes off the host (copy-on-write); a
@@ -171,8 +242,12 @@ impl ActionRun {
                 gate.policy().sandbox().required_tier(),
                 cordon_policy::RequiredTier::Any
             );
+        let mut builder = self.sandbox(home, require_full);
+        for (src, dst) in shown {
+            builder = builder.read_only_bind(src, dst);
+        }
         let run = RunOptions {
-            builder: self.sandbox(home, require_full),
+            builder,
             network: Network::None,
             verbose: false,
             require_full,
@@ -189,6 +264,7 @@ impl ActionRun {
             &run,
             false,
         )?;
+        drop(pins);
         let ran = match executed {
             Executed::Ran(ran) => ran,
             Executed::Refused(r) => return Ok(ActionOutcome::Refused(r.decided.verdict.reason)),
@@ -304,6 +380,7 @@ impl ActionRun {
                 "reason": format!("the action needs approval: {}", needed.join("; ")),
                 "review": &self.review,
                 "workspace": &self.policy.workspace,
+                "inputs": self.inputs.to_json(),
             }),
             ..AskContext::default()
         };
