@@ -36,6 +36,7 @@
 #![deny(missing_docs)]
 
 mod call;
+mod ids;
 mod elicit;
 pub mod frame;
 mod gateway;
