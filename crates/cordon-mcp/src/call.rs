@@ -230,7 +230,12 @@ fn request_of(s: &Shared, mut target: Value, op: &str) -> Option<Request> {
 /// the server with an error.
 pub(crate) fn judge_sampling(s: &Arc<Shared>, id: Value, obj: Map<String, Value>) {
     let method = "sampling/createMessage";
-    let params = obj.get("params").cloned().unwrap_or(Value::Object(Map::new()));
+    // What the human asked and the audit log see of an untrusted server's text: every
+    // string redacted and its tag spellings rewritten.
+    let mut params = obj.get("params").cloned().unwrap_or(Value::Object(Map::new()));
+    if s.trust == cordon_policy::mcp::Trust::Untrusted {
+        params = crate::trust::neutralised(&s.name, method, &params);
+    }
     let n = s.seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let target = json!({"tool": format!("mcp__{}__{method}", s.name), "input": {"arguments": params}});
     let judged = match request_of(s, target, &format!("mcp-{}-sampling-{n}", s.nonce)) {

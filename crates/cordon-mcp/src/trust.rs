@@ -25,7 +25,8 @@
 //!   `uri`) keeps its shape and types: strings stay strings, and only text that could
 //!   close a label or that holds a secret changes. Inside `structuredContent` and `_meta`
 //!   nothing is wrapped, prose members included. The value of a key that names a secret
-//!   (`api_key`, `password`) becomes `[REDACTED]`, as `redact_json` does.
+//!   (`api_key`, `password`) becomes `[REDACTED]` when it is a string, as `redact_json`
+//!   does; a number or an object there keeps its type, its strings redacted.
 //! - Binary payloads (`data` of an `image` or `audio` part, `blob` of a resource) must be
 //!   standard base64 whose decoded bytes spell no secret the detectors know; anything
 //!   else is emptied.
@@ -101,6 +102,13 @@ pub fn label_untrusted_result(server: &str, tool: &str, result: &mut Value) {
     *result = walk(result, &source, None, false);
 }
 
+/// `v` with every string (keys included) redacted and neutralised, nothing wrapped: for
+/// text cordon shows in its own messages (an approval question).
+pub fn neutralised(server: &str, what: &str, v: &Value) -> Value {
+    let source = SourceName::escaped(&format!("mcp:{server}/{what}"));
+    walk(v, &source, None, true)
+}
+
 /// A JSON-RPC error object: an integer code, a labelled message, the data walked.
 fn error(e: &Value, source: &SourceName) -> Value {
     let mut out = Map::new();
@@ -162,14 +170,13 @@ fn object(m: &Map<String, Value>, source: &SourceName, structured: bool) -> Valu
 
 /// `[REDACTED]` when `key` names a secret and `value` is one (`redact_json`'s rule).
 fn secret_named(key: &str, value: &Value) -> Option<Value> {
-    // Ask the shared rule about the name with a probe value that is no placeholder.
+    // Ask the shared rule about this name and value.
+    // Only strings: a number or an object under such a name (`maxTokens`) keeps its type.
+    if !value.is_string() {
+        return None;
+    }
     let mut probe = Map::new();
-    let v = match value {
-        Value::String(_) => value.clone(),
-        Value::Null | Value::Bool(_) => return None,
-        _ => Value::String("cordon-probe-7f3a9c".into()),
-    };
-    probe.insert(key.to_string(), v);
+    probe.insert(key.to_string(), value.clone());
     match secrets::redact_json(&Value::Object(probe)).get(key) {
         Some(Value::String(r)) if r == secrets::REDACTED && value.as_str() != Some(r) => {
             Some(Value::String(secrets::REDACTED.into()))
