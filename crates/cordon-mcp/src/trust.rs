@@ -11,7 +11,7 @@
 //! - The envelope is rebuilt from JSON-RPC's members only (`jsonrpc`, `id`, `method`,
 //!   `params`, `result`, `error`); anything else the server put beside them is dropped.
 //!   A method that is not a plain name (ASCII letters, digits, `/ _ - . $`, at most 128
-//!   bytes) drops the whole message.
+//!   bytes) or that spells a secret drops the whole message.
 //! - Every key at every depth is redacted and has every spelling of the wrapper's tag
 //!   rewritten.
 //! - Prose members (`text`, `description`, `message`, `title`, `instructions`,
@@ -76,7 +76,9 @@ pub fn untrusted_message(server: &str, what: &str, msg: &Map<String, Value>) -> 
         out.insert("id".into(), walk(id, &source, None, false));
     }
     if let Some(m) = msg.get("method") {
-        let m = m.as_str().filter(|m| plain_method(m))?;
+        let m = m
+            .as_str()
+            .filter(|m| plain_method(m) && secrets::find(m).is_empty())?;
         out.insert("method".into(), Value::String(m.into()));
         if let Some(p) = msg.get("params") {
             out.insert("params".into(), walk(p, &source, None, false));
