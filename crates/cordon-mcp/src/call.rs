@@ -173,34 +173,59 @@ pub(crate) fn conclude(
 /// is refused. The other two are judged as `mcp__SERVER__prompts/get` and
 /// `mcp__SERVER__completion/complete` with their params as arguments.
 pub(crate) fn judge_method(s: &Arc<Shared>, id: Value, method: &str, obj: Map<String, Value>) {
-    let params = obj.get("params").cloned().unwrap_or(Value::Object(Map::new()));
+    let params = obj
+        .get("params")
+        .cloned()
+        .unwrap_or(Value::Object(Map::new()));
     let target = if method == "resources/read" {
-        match params.get("uri").and_then(Value::as_str).map(resource_target) {
+        match params
+            .get("uri")
+            .and_then(Value::as_str)
+            .map(resource_target)
+        {
             Some(Ok(t)) => t,
-            Some(Err(why)) => return refuse_rpc(s, id, -32602, &format!("cordon refused this read: {why}")),
+            Some(Err(why)) => {
+                return refuse_rpc(s, id, -32602, &format!("cordon refused this read: {why}"));
+            }
             None => {
-                return refuse_rpc(s, id, -32602, "invalid params: `resources/read` needs a string `uri` (cordon mcp-gateway)");
+                return refuse_rpc(
+                    s,
+                    id,
+                    -32602,
+                    "invalid params: `resources/read` needs a string `uri` (cordon mcp-gateway)",
+                );
             }
         }
     } else {
         json!({"tool": format!("mcp__{}__{}", s.name, method), "input": {"arguments": params}})
     };
     let Some(request) = request_of(s, target, &format!("mcp-{}-{}", s.nonce, id_text(&id))) else {
-        return refuse_rpc(s, id, -32602, &format!("cordon refused this request: `{method}` cannot be judged as it was sent"));
+        return refuse_rpc(
+            s,
+            id,
+            -32602,
+            &format!("cordon refused this request: `{method}` cannot be judged as it was sent"),
+        );
     };
     match conclude(s, &s.gate, &request, method, None) {
-        Ok(judged) => s.forward_request(Some(id), obj, Inflight::Judged(method.to_string(), judged)),
+        Ok(judged) => {
+            s.forward_request(Some(id), obj, Inflight::Judged(method.to_string(), judged))
+        }
         Err(text) => refuse_rpc(s, id, -32001, &text),
     }
 }
 
 /// What a `resources/read` of `uri` is judged as (a request without session and id).
 fn resource_target(uri: &str) -> Result<Value, String> {
-    let parsed = url::Url::parse(uri).map_err(|e| format!("`{}` is not an absolute URI ({e})", crate::cut(uri, 200)))?;
+    let parsed = url::Url::parse(uri)
+        .map_err(|e| format!("`{}` is not an absolute URI ({e})", crate::cut(uri, 200)))?;
     Ok(match parsed.scheme() {
         "file" => {
             let path = parsed.to_file_path().map_err(|()| {
-                format!("the file URI `{}` names another host or no local path", crate::cut(uri, 200))
+                format!(
+                    "the file URI `{}` names another host or no local path",
+                    crate::cut(uri, 200)
+                )
             })?;
             let Some(path) = path.to_str() else {
                 return Err("the file URI's path is not UTF-8".into());
@@ -232,12 +257,16 @@ pub(crate) fn judge_sampling(s: &Arc<Shared>, id: Value, obj: Map<String, Value>
     let method = "sampling/createMessage";
     // What the human asked and the audit log see of an untrusted server's text: every
     // string redacted and its tag spellings rewritten.
-    let mut params = obj.get("params").cloned().unwrap_or(Value::Object(Map::new()));
+    let mut params = obj
+        .get("params")
+        .cloned()
+        .unwrap_or(Value::Object(Map::new()));
     if s.trust == cordon_policy::mcp::Trust::Untrusted {
         params = crate::trust::neutralised(&s.name, method, &params);
     }
     let n = s.seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let target = json!({"tool": format!("mcp__{}__{method}", s.name), "input": {"arguments": params}});
+    let target =
+        json!({"tool": format!("mcp__{}__{method}", s.name), "input": {"arguments": params}});
     let judged = match request_of(s, target, &format!("mcp-{}-sampling-{n}", s.nonce)) {
         Some(request) => conclude(s, &s.gate, &request, method, None).map(|_| ()),
         None => Err("cordon refused this request: it cannot be judged as it was sent".into()),
@@ -245,7 +274,10 @@ pub(crate) fn judge_sampling(s: &Arc<Shared>, id: Value, obj: Map<String, Value>
     match judged {
         Ok(()) => s.forward_server_request(id, method, obj),
         Err(text) => {
-            eprintln!("cordon: MCP server `{}` asked to sample the client's model: {text}", s.name);
+            eprintln!(
+                "cordon: MCP server `{}` asked to sample the client's model: {text}",
+                s.name
+            );
             s.to_server(&crate::frame::error_response(id, -1, &text));
         }
     }
@@ -441,7 +473,10 @@ mod tests {
     fn method_names_are_mcp_tool_names_to_the_policy() {
         for tool in ["mcp__s__resources/read", "mcp__s__sampling/createMessage"] {
             let r = Request::from_value(json!({"tool": tool, "input": {"arguments": {}}})).unwrap();
-            assert!(matches!(r.action(), Ok(cordon_policy::Action::Mcp { .. })), "{tool}");
+            assert!(
+                matches!(r.action(), Ok(cordon_policy::Action::Mcp { .. })),
+                "{tool}"
+            );
         }
     }
 }

@@ -169,12 +169,34 @@ impl Shared {
         self.to_server(&Value::Object(obj));
     }
 
-    /// Forward a request of the server to the client under a fresh id of the gateway's.
-    pub(crate) fn forward_server_request(&self, id: Value, method: &str, mut obj: Map<String, Value>) {
+    /// Forward a request of the server to the client under a fresh id of the gateway's
+    /// (labelled first when the server is untrusted; a message the walker drops is never
+    /// recorded as outstanding).
+    pub(crate) fn forward_server_request(
+        &self,
+        id: Value,
+        method: &str,
+        mut obj: Map<String, Value>,
+    ) {
         let ours = self.minter.mint(Dir::ToClient);
+        obj.insert("id".into(), Value::String(ours.clone()));
+        let out = if self.trust == Trust::Untrusted {
+            match crate::trust::untrusted_message(&self.name, method, &obj) {
+                Some(v) => v,
+                None => {
+                    return self.violation(
+                        "server",
+                        "its method is not a plain name, or it is no JSON-RPC message",
+                        Some(&id),
+                    );
+                }
+            }
+        } else {
+            Value::Object(obj)
+        };
         let added = match self.answers.lock() {
             Ok(mut t) => t.insert(
-                ours.clone(),
+                ours,
                 Entry {
                     peer_id: Some(id.clone()),
                     what: Waiting::Server,
@@ -186,8 +208,7 @@ impl Shared {
             self.to_server(&frame::error_response(id, -32000, &full_message()));
             return;
         }
-        obj.insert("id".into(), Value::String(ours));
-        self.server_to_client(method, obj);
+        self.to_client(&out);
     }
 
     fn end(&self, how: Ended) {
@@ -220,7 +241,9 @@ impl Shared {
         );
         record.session = Some(crate::call::session(self));
         record.reason = Some(if n == VIOLATIONS_RECORDED {
-            format!("MCP {from} protocol violation: {why}; further violations of this run are reported on stderr only")
+            format!(
+                "MCP {from} protocol violation: {why}; further violations of this run are reported on stderr only"
+            )
         } else {
             format!("MCP {from} protocol violation: {why}")
         });
@@ -429,9 +452,9 @@ fn client_loop(s: &Arc<Shared>, mut input: Box<dyn BufRead + Send>) {
             Ok(Message::Notification { method, mut obj }) => {
                 if method == "notifications/cancelled" {
                     // The client cancels a request of its own: name it as the server knows it.
-                    let Some(ours) = cancelled(&obj).and_then(|peer| {
-                        s.inflight.lock().ok().and_then(|mut t| t.cancel(&peer))
-                    }) else {
+                    let Some(ours) = cancelled(&obj)
+                        .and_then(|peer| s.inflight.lock().ok().and_then(|mut t| t.cancel(&peer)))
+                    else {
                         continue;
                     };
                     set_cancelled(&mut obj, ours);
@@ -531,9 +554,9 @@ fn server_loop(s: &Arc<Shared>, mut out: BufReader<std::process::ChildStdout>) {
             }
             Ok(Message::Notification { method, mut obj }) => {
                 if method == "notifications/cancelled" {
-                    let Some(ours) = cancelled(&obj).and_then(|peer| {
-                        s.answers.lock().ok().and_then(|mut t| t.cancel(&peer))
-                    }) else {
+                    let Some(ours) = cancelled(&obj)
+                        .and_then(|peer| s.answers.lock().ok().and_then(|mut t| t.cancel(&peer)))
+                    else {
                         continue;
                     };
                     set_cancelled(&mut obj, ours);

@@ -198,16 +198,28 @@ mod tests {
     fn only_the_exact_string_answers_once() {
         let mut t = Table::default();
         t.insert("cordon-x-s-5-t".into(), entry(json!(5))).unwrap();
-        for wrong in [json!(5), json!("5"), json!(5.0), json!(null), json!(["cordon-x-s-5-t"])] {
+        for wrong in [
+            json!(5),
+            json!("5"),
+            json!(5.0),
+            json!(null),
+            json!(["cordon-x-s-5-t"]),
+        ] {
             assert!(matches!(t.answer(&wrong), Matched::Unknown(_)), "{wrong}");
         }
-        assert!(matches!(t.answer(&json!("cordon-x-s-5-T")), Matched::Unknown(_)));
+        assert!(matches!(
+            t.answer(&json!("cordon-x-s-5-T")),
+            Matched::Unknown(_)
+        ));
         match t.answer(&json!("cordon-x-s-5-t")) {
             Matched::Answer(e) => assert_eq!(e.peer_id, Some(json!(5))),
             other => panic!("{other:?}"),
         }
         // A second answer finds nothing.
-        assert!(matches!(t.answer(&json!("cordon-x-s-5-t")), Matched::Unknown(_)));
+        assert!(matches!(
+            t.answer(&json!("cordon-x-s-5-t")),
+            Matched::Unknown(_)
+        ));
         assert_eq!(t.len(), 0);
     }
 

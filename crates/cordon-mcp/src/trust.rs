@@ -37,7 +37,6 @@ use base64::Engine;
 use cordon_policy::label::{SourceName, label, verify};
 use cordon_policy::secrets;
 use serde_json::{Map, Value};
-use std::borrow::Cow;
 
 /// Members whose string value is prose a model reads: wrapped in the label.
 const PROSE: [&str; 7] = [
@@ -207,7 +206,7 @@ fn neutralise(source: &SourceName, s: &str) -> String {
 
 /// Text the label would leave as it is: printable ASCII with no character that can
 /// start a tag or an entity (the common case, checked without building a label).
-fn plain(s: &Cow<'_, str>) -> bool {
+fn plain(s: &str) -> bool {
     s.bytes()
         .all(|b| (0x20..0x7f).contains(&b) && !b"<&%\\".contains(&b))
 }
@@ -217,7 +216,8 @@ fn binary_payload(data: &str) -> String {
     let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(data) else {
         return String::new();
     };
-    if !secrets::find(data).is_empty() || !secrets::find(&String::from_utf8_lossy(&bytes)).is_empty()
+    if !secrets::find(data).is_empty()
+        || !secrets::find(&String::from_utf8_lossy(&bytes)).is_empty()
     {
         return String::new();
     }

@@ -32,9 +32,29 @@ const CLOSERS: [&str; 12] = [
 ];
 
 const KEYS: [&str; 24] = [
-    "text", "description", "message", "title", "instructions", "systemPrompt", "data",
-    "blob", "type", "uri", "name", "mimeType", "structuredContent", "_meta", "content",
-    "contents", "resource", "isError", "api_key", "password", "values", "logger", "level",
+    "text",
+    "description",
+    "message",
+    "title",
+    "instructions",
+    "systemPrompt",
+    "data",
+    "blob",
+    "type",
+    "uri",
+    "name",
+    "mimeType",
+    "structuredContent",
+    "_meta",
+    "content",
+    "contents",
+    "resource",
+    "isError",
+    "api_key",
+    "password",
+    "values",
+    "logger",
+    "level",
     "messages",
 ];
 
@@ -87,10 +107,17 @@ fn json() -> impl Strategy<Value = Value> {
 /// mixture, with extra members.
 fn message() -> impl Strategy<Value = Map<String, Value>> {
     let method = prop_oneof![
-        proptest::sample::select(&[
-            "notifications/message", "notifications/progress", "sampling/createMessage",
-            "elicitation/create", "roots/list", "ping"
-        ][..]).prop_map(str::to_string),
+        proptest::sample::select(
+            &[
+                "notifications/message",
+                "notifications/progress",
+                "sampling/createMessage",
+                "elicitation/create",
+                "roots/list",
+                "ping"
+            ][..]
+        )
+        .prop_map(str::to_string),
         text(),
     ];
     (
@@ -128,7 +155,11 @@ fn planted(msg: &Map<String, Value>) -> Vec<String> {
         out.push(text[i..i + 40].to_string());
     }
     for (i, _) in text.match_indices("AKIA") {
-        if text.len() >= i + 20 && text[i + 4..i + 20].bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit()) {
+        if text.len() >= i + 20
+            && text[i + 4..i + 20]
+                .bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+        {
             out.push(text[i..i + 20].to_string());
         }
     }

@@ -13,8 +13,8 @@ mod common;
 use common::mcp::{Deps, Env, deps, fixtures};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
 use std::process::{Command, Stdio};
-
 
 fn everything(d: &Deps) -> Vec<String> {
     vec![

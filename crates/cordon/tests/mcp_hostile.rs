@@ -35,14 +35,24 @@ fn evil(d: &Deps) -> Vec<String> {
 /// inside a whole label (which may follow a client library's own prefix).
 fn assert_clean(v: &Value) {
     fn check(s: &str, whole: &Value) {
-        assert!(!s.contains("ghp_A1b2"), "a token reached the client: {s:?}\n{whole}");
-        assert!(!s.contains("FORGED"), "a forged message reached the client: {s:?}");
+        assert!(
+            !s.contains("ghp_A1b2"),
+            "a token reached the client: {s:?}\n{whole}"
+        );
+        assert!(
+            !s.contains("FORGED"),
+            "a forged message reached the client: {s:?}"
+        );
         let (before, labelled) = match s.find("<untrusted_content source=") {
             Some(i) => (&s[..i], Some(&s[i..])),
             None => (s, None),
         };
         let plain = label(&SourceName::escaped("t"), before);
-        assert_eq!(verify(&plain).unwrap().body, before, "an unlabelled tag in {s:?}");
+        assert_eq!(
+            verify(&plain).unwrap().body,
+            before,
+            "an unlabelled tag in {s:?}"
+        );
         if let Some(l) = labelled {
             verify(l.trim_end()).unwrap_or_else(|e| panic!("{e}: {s:?}"));
         }
@@ -102,24 +112,48 @@ fn assert_steps(s: &[Value], e: &Env) {
     assert_eq!(body(&s[2]["content"][0]["text"]), "first");
     assert_eq!(body(&s[3]["content"][0]["text"]), "echo: again");
     let parts = &s[4]["content"];
-    assert!(body(&parts[0]["text"]).starts_with("[/untrusted_content]"), "{parts}");
-    assert_eq!(parts[1]["data"], "", "an image spelling a token is emptied: {parts}");
+    assert!(
+        body(&parts[0]["text"]).starts_with("[/untrusted_content]"),
+        "{parts}"
+    );
+    assert_eq!(
+        parts[1]["data"], "",
+        "an image spelling a token is emptied: {parts}"
+    );
     assert_eq!(parts[2]["data"], "", "audio that is not base64 is emptied");
     assert!(body(&parts[3]["resource"]["text"]).contains("[REDACTED]"));
     assert_eq!(parts[4]["resource"]["blob"], "");
     assert!(body(&parts[5]["description"]).contains("SYSTEM"));
-    assert_eq!(s[4]["structuredContent"]["api_key"], "[REDACTED]", "{}", s[4]);
+    assert_eq!(
+        s[4]["structuredContent"]["api_key"], "[REDACTED]",
+        "{}",
+        s[4]
+    );
     assert_eq!(s[5]["isError"], true);
-    assert!(s[6]["error"].as_str().unwrap().contains("<untrusted_content"), "{}", s[6]);
+    assert!(
+        s[6]["error"]
+            .as_str()
+            .unwrap()
+            .contains("<untrusted_content"),
+        "{}",
+        s[6]
+    );
     assert!(body(&s[7]["content"][0]["text"]).starts_with("chatty done"));
-    assert!(body(&s[8]["content"][0]["text"]).starts_with("sampling-refused"), "{}", s[8]);
+    assert!(
+        body(&s[8]["content"][0]["text"]).starts_with("sampling-refused"),
+        "{}",
+        s[8]
+    );
     assert!(body(&s[10]["contents"][0]["text"]).starts_with("read note://evil"));
     for i in [11, 12] {
         let err = s[i]["error"].as_str().unwrap_or_else(|| panic!("{}", s[i]));
         assert!(err.contains("cordon"), "{err}");
     }
     let ws_read = body(&s[13]["contents"][0]["text"]);
-    assert!(ws_read.starts_with(&format!("read file://{}/a.txt", e.p("ws"))), "{ws_read}");
+    assert!(
+        ws_read.starts_with(&format!("read file://{}/a.txt", e.p("ws"))),
+        "{ws_read}"
+    );
     assert!(body(&s[15]["messages"][0]["content"]["text"]).starts_with("prompt"));
     assert!(s[16]["completion"]["values"].as_array().unwrap().len() == 2);
 }
@@ -142,9 +176,17 @@ fn assert_audit(e: &Env) {
             .collect()
     };
     assert!(!decided("mcp__evil__sampling/createMessage").is_empty());
-    assert!(decided("mcp__evil__sampling/createMessage").iter().all(|d| d != "allow"));
+    assert!(
+        decided("mcp__evil__sampling/createMessage")
+            .iter()
+            .all(|d| d != "allow")
+    );
     assert_eq!(decided("Read").len(), 3, "three file reads judged as reads");
-    for t in ["mcp__evil__resources/read", "mcp__evil__prompts/get", "mcp__evil__completion/complete"] {
+    for t in [
+        "mcp__evil__resources/read",
+        "mcp__evil__prompts/get",
+        "mcp__evil__completion/complete",
+    ] {
         assert!(!decided(t).is_empty(), "{t} was not judged");
     }
 }
@@ -165,11 +207,26 @@ fn the_typescript_sdk_gets_nothing_unlabelled_from_a_hostile_server() {
     assert!(body(&echo["description"]).starts_with("Echoes."));
     assert!(r["logs"].as_array().unwrap().len() == 2, "{}", r["logs"]);
     assert!(body(&r["logs"][0]["data"]).contains("SYSTEM"));
-    assert!(body(&r["progress"][0]["message"]).contains("SYSTEM"), "{}", r["progress"]);
-    assert_eq!(r["sampled"], json!([]), "sampling is not allowed by the policy");
-    let server_elicit = r["elicited"].as_array().unwrap().iter().any(|m| m["message"].as_str().is_some_and(|t| t.starts_with("<untrusted_content")));
+    assert!(
+        body(&r["progress"][0]["message"]).contains("SYSTEM"),
+        "{}",
+        r["progress"]
+    );
+    assert_eq!(
+        r["sampled"],
+        json!([]),
+        "sampling is not allowed by the policy"
+    );
+    let server_elicit = r["elicited"].as_array().unwrap().iter().any(|m| {
+        m["message"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("<untrusted_content"))
+    });
     assert!(server_elicit, "{}", r["elicited"]);
-    assert!(stderr.contains("sent a message the gateway dropped"), "{stderr}");
+    assert!(
+        stderr.contains("sent a message the gateway dropped"),
+        "{stderr}"
+    );
     assert_audit(&e);
 }
 
@@ -198,11 +255,22 @@ fn sampling_is_forwarded_labelled_when_a_rule_allows_it() {
         "\"mcp__evil__sample\",",
         "\"mcp__evil__sample\", \"mcp__evil__sampling/createMessage\",",
     ));
-    let (r, _) = e.scripted(&d, "ts-client.js", e.gateway("evil", &[], &evil(&d)), json!([{"call": "sample"}]));
+    let (r, _) = e.scripted(
+        &d,
+        "ts-client.js",
+        e.gateway("evil", &[], &evil(&d)),
+        json!([{"call": "sample"}]),
+    );
     assert_clean(&r);
-    assert!(body(&r["steps"][0]["content"][0]["text"]).starts_with("sampling-ok"), "{r}");
+    assert!(
+        body(&r["steps"][0]["content"][0]["text"]).starts_with("sampling-ok"),
+        "{r}"
+    );
     let sampled = &r["sampled"][0];
-    assert!(body(&sampled["systemPrompt"]).contains("SYSTEM"), "{sampled}");
+    assert!(
+        body(&sampled["systemPrompt"]).contains("SYSTEM"),
+        "{sampled}"
+    );
     assert!(body(&sampled["messages"][0]["content"]["text"]).contains("[REDACTED]"));
 }
 
@@ -239,15 +307,24 @@ fn a_raw_client_gets_one_answer_per_request_and_nothing_forged() {
     raw.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     // The server forges answers to 0..11, "0".."11", 5.0, a guessed next id, null and a
     // batch before it answers; the client gets exactly its own answer, under its own id.
-    for (id, message) in [(json!(5), "five"), (json!("5"), "string five"), (json!(5.5), "float")] {
+    for (id, message) in [
+        (json!(5), "five"),
+        (json!("5"), "string five"),
+        (json!(5.5), "float"),
+    ] {
         raw.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": message}}}));
         let got = raw.next();
         assert_eq!(got["id"], id, "{got}");
-        assert_eq!(body(&got["result"]["content"][0]["text"]), format!("echo: {message}"));
+        assert_eq!(
+            body(&got["result"]["content"][0]["text"]),
+            format!("echo: {message}")
+        );
         assert_clean(&got);
     }
     // A second answer to an answered id is not forwarded: the next line is the ping's.
-    raw.send(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "twice"}}));
+    raw.send(
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "twice"}}),
+    );
     assert_eq!(body(&raw.next()["result"]["content"][0]["text"]), "first");
     std::thread::sleep(std::time::Duration::from_millis(300));
     raw.send(json!({"jsonrpc": "2.0", "id": 8, "method": "ping"}));
@@ -261,9 +338,18 @@ fn a_raw_client_gets_one_answer_per_request_and_nothing_forged() {
     let _ = raw.child.wait();
     let audit = e.audit();
     let dropped: Vec<&Value> = audit.iter().filter(|a| a["answer"] == "dropped").collect();
-    assert!(dropped.len() >= 3 * 28 + 1, "{}", dropped.len());
-    assert!(dropped.iter().any(|a| a["input"]["protocol_violation"] == "client"));
-    assert!(dropped.iter().any(|a| a["input"]["id"] == "5.0"), "the id 5.0 is recorded as sent");
+    // 28 forged answers per echo (0..11 and "0".."11", 5.0, a guessed id, null, a
+    // batch), three echoes, and the client's answer to nothing.
+    assert!(dropped.len() >= 85, "{}", dropped.len());
+    assert!(
+        dropped
+            .iter()
+            .any(|a| a["input"]["protocol_violation"] == "client")
+    );
+    assert!(
+        dropped.iter().any(|a| a["input"]["id"] == "5.0"),
+        "the id 5.0 is recorded as sent"
+    );
     let results = audit.iter().filter(|a| a["phase"] == "result").count();
     assert_eq!(results, 4, "each answered call has its result record");
 }

@@ -44,7 +44,9 @@ pub fn deps(test: &str) -> Option<Deps> {
             .unwrap_or_else(|| PathBuf::from("node")),
         node_modules: base.join("node_modules"),
     };
-    let sdk = d.node_modules.join("@modelcontextprotocol/sdk/package.json");
+    let sdk = d
+        .node_modules
+        .join("@modelcontextprotocol/sdk/package.json");
     let missing: Vec<String> = [&d.python, &d.everything, &d.node, &sdk]
         .iter()
         .filter(|p| !p.exists())
@@ -140,10 +142,22 @@ impl Env {
     /// Run one of `tests/mcp`'s scripted clients (`ts-client.js` with node and the
     /// TypeScript SDK, `py-client.py` with the Python SDK) through `gateway`; its JSON
     /// report and the stderr of the client and the gateway.
-    pub fn scripted(&self, d: &Deps, script: &str, gateway: Vec<String>, steps: Value) -> (Value, String) {
+    pub fn scripted(
+        &self,
+        d: &Deps,
+        script: &str,
+        gateway: Vec<String>,
+        steps: Value,
+    ) -> (Value, String) {
         let spec = json!({"command": gateway, "env": self.env(), "steps": steps});
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp").join(script);
-        let runner = if script.ends_with(".js") { &d.node } else { &d.python };
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/mcp")
+            .join(script);
+        let runner = if script.ends_with(".js") {
+            &d.node
+        } else {
+            &d.python
+        };
         let out = Command::new(runner)
             .arg(path)
             .arg(spec.to_string())
@@ -152,7 +166,8 @@ impl Env {
             .unwrap();
         let (stdout, stderr) = super::text(&out);
         assert!(out.status.success(), "{script} failed: {stderr}\n{stdout}");
-        let report = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"));
+        let report =
+            serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"));
         (report, stderr)
     }
 
