@@ -150,18 +150,19 @@ fn message() -> impl Strategy<Value = Map<String, Value>> {
 
 fn planted(msg: &Map<String, Value>) -> Vec<String> {
     let text = Value::Object(msg.clone()).to_string();
+    let shaped = |at: usize, prefix: &str, len: usize, ok: fn(u8) -> bool| {
+        text.get(at + prefix.len()..at + len)
+            .filter(|rest| rest.bytes().all(ok))
+            .map(|_| text[at..at + len].to_string())
+    };
     let mut out = Vec::new();
     for (i, _) in text.match_indices("ghp_") {
-        out.push(text[i..i + 40].to_string());
+        out.extend(shaped(i, "ghp_", 40, |b| b.is_ascii_alphanumeric()));
     }
     for (i, _) in text.match_indices("AKIA") {
-        if text.len() >= i + 20
-            && text[i + 4..i + 20]
-                .bytes()
-                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
-        {
-            out.push(text[i..i + 20].to_string());
-        }
+        out.extend(shaped(i, "AKIA", 20, |b| {
+            b.is_ascii_uppercase() || b.is_ascii_digit()
+        }));
     }
     out
 }
