@@ -183,7 +183,11 @@ pub(crate) fn judge_method(s: &Arc<Shared>, id: Value, method: &str, obj: Map<St
             .and_then(Value::as_str)
             .map(resource_target)
         {
-            Some(Ok(t)) => t,
+            Some(Ok(Some(t))) => t,
+            Some(Ok(None)) => json!({
+                "tool": format!("mcp__{}__resources/read", s.name),
+                "input": {"arguments": params}
+            }),
             Some(Err(why)) => {
                 return refuse_rpc(s, id, -32602, &format!("cordon refused this read: {why}"));
             }
@@ -215,11 +219,12 @@ pub(crate) fn judge_method(s: &Arc<Shared>, id: Value, method: &str, obj: Map<St
     }
 }
 
-/// What a `resources/read` of `uri` is judged as (a request without session and id).
-fn resource_target(uri: &str) -> Result<Value, String> {
+/// What a `resources/read` of `uri` is judged as (a request without session and id):
+/// a file read, a fetch, or `None` for the server's own resource tool.
+fn resource_target(uri: &str) -> Result<Option<Value>, String> {
     let parsed = url::Url::parse(uri)
         .map_err(|e| format!("`{}` is not an absolute URI ({e})", crate::cut(uri, 200)))?;
-    Ok(match parsed.scheme() {
+    Ok(Some(match parsed.scheme() {
         "file" => {
             let path = parsed.to_file_path().map_err(|()| {
                 format!(
@@ -233,16 +238,12 @@ fn resource_target(uri: &str) -> Result<Value, String> {
             json!({"tool": "Read", "input": {"file_path": path}})
         }
         "http" | "https" => json!({"tool": "WebFetch", "input": {"url": parsed.as_str()}}),
-        _ => return Ok(json!({"tool": "", "input": {"arguments": {"uri": uri}}, "mcp": true})),
-    })
+        _ => return Ok(None),
+    }))
 }
 
-/// `target` as a request of this gateway's session with operation id `op`; an MCP
-/// resource read without a file or URL target becomes `mcp__SERVER__resources/read`.
+/// `target` as a request of this gateway's session with operation id `op`.
 fn request_of(s: &Shared, mut target: Value, op: &str) -> Option<Request> {
-    if target.get("mcp").is_some() {
-        target = json!({"tool": format!("mcp__{}__resources/read", s.name), "input": target["input"].clone()});
-    }
     let obj = target.as_object_mut()?;
     obj.insert("session".into(), Value::String(session(s)));
     obj.insert("operation_id".into(), Value::String(crate::cut(op, 200)));
@@ -437,7 +438,7 @@ mod tests {
 
     fn path(uri: &str) -> Option<String> {
         resource_target(uri)
-            .ok()?
+            .ok()??
             .get("input")?
             .get("file_path")?
             .as_str()
@@ -462,11 +463,10 @@ mod tests {
         assert!(resource_target("file://evil.example/etc/passwd").is_err());
         assert!(resource_target("/etc/passwd").is_err());
         assert!(resource_target("file:///a%FFb").is_err());
-        let fetch = resource_target("HTTPS://Example.com/a").unwrap();
+        let fetch = resource_target("HTTPS://Example.com/a").unwrap().unwrap();
         assert_eq!(fetch["tool"], "WebFetch");
         assert_eq!(fetch["input"]["url"], "https://example.com/a");
-        let other = resource_target("note://x").unwrap();
-        assert_eq!(other["mcp"], true);
+        assert_eq!(resource_target("note://x"), Ok(None));
     }
 
     #[test]
