@@ -1,5 +1,8 @@
 """Per-call latency of MCP `tools/call` (server-everything's `echo`), direct and through
-`cordon mcp-gateway`, with the Python MCP SDK as the client. Used by bench/mcp.sh."""
+`cordon mcp-gateway` builds, with the Python MCP SDK as the client. Used by bench/mcp.sh.
+
+The spec names the paths ([label, argv]); each is measured in `rounds` rounds of
+calls/rounds calls (20 warm-up calls of each run not counted), every path once per round."""
 
 import asyncio
 import json
@@ -35,16 +38,19 @@ def pct(xs, p):
 
 async def main():
     spec = json.loads(sys.argv[1])
-    rows = []
-    for label, argv in (("direct", spec["direct"]), ("cordon mcp-gateway", spec["gateway"])):
-        xs = await measure(argv, spec["env"], spec["calls"])
-        rows.append((label, pct(xs, 50), pct(xs, 99), statistics.mean(xs)))
-    print(f"| path | calls | p50 | p99 | mean |")
-    print(f"|---|---:|---:|---:|---:|")
-    for label, p50, p99, mean in rows:
-        print(f"| {label} | {spec['calls']} | {p50:.2f} ms | {p99:.2f} ms | {mean:.2f} ms |")
-    d, g = rows
-    print(f"| added by the gateway | | {g[1]-d[1]:+.2f} ms | {g[2]-d[2]:+.2f} ms | {g[3]-d[3]:+.2f} ms |")
+    rounds = max(1, spec.get("rounds", 1))
+    per_round = max(1, spec["calls"] // rounds)
+    samples = {label: [] for label, _ in spec["paths"]}
+    for _ in range(rounds):
+        for label, argv in spec["paths"]:
+            samples[label].extend(await measure(argv, spec["env"], per_round))
+    print("| path | calls | p50 | p99 | mean | p50 added to direct |")
+    print("|---|---:|---:|---:|---:|---:|")
+    direct = pct(samples[spec["paths"][0][0]], 50)
+    for label, _ in spec["paths"]:
+        xs = samples[label]
+        added = "" if label == spec["paths"][0][0] else f"{pct(xs, 50) - direct:+.3f} ms"
+        print(f"| {label} | {len(xs)} | {pct(xs, 50):.3f} ms | {pct(xs, 99):.3f} ms | {statistics.mean(xs):.3f} ms | {added} |")
 
 
 asyncio.run(main())

@@ -28,10 +28,12 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# The MCP gateway's end-to-end tests (crates/cordon/tests/mcp_gateway.rs): node and npm for
-# a real MCP server from npm, and Python's `mcp` SDK as a real client, pinned, installed
-# beside this script's checkout in .test-deps/mcp (the tests look for them there).
+# The MCP gateway's end-to-end tests (crates/cordon/tests/mcp_gateway.rs, mcp_hostile.rs):
+# node and npm for a real MCP server from npm, the TypeScript MCP SDK (the client Claude
+# Code uses) and Python's `mcp` SDK as real clients, pinned, installed beside this
+# script's checkout in .test-deps/mcp (the tests look for them there).
 MCP_SERVER_EVERYTHING=2026.8.31
+MCP_TS_SDK=1.32.2
 PYTHON_MCP=2.3.0
 deps="$(cd "$(dirname "$0")/.." && pwd)/.test-deps/mcp"
 missing=()
@@ -50,6 +52,13 @@ if ! grep -q "\"version\": \"$MCP_SERVER_EVERYTHING\"" "$pkg" 2>/dev/null; then
   echo "installing @modelcontextprotocol/server-everything@$MCP_SERVER_EVERYTHING into $deps"
   npm install --prefix "$deps" --no-audit --no-fund --silent \
     "@modelcontextprotocol/server-everything@$MCP_SERVER_EVERYTHING"
+fi
+sdk="$deps/node_modules/@modelcontextprotocol/sdk/package.json"
+if ! grep -q "\"version\": \"$MCP_TS_SDK\"" "$sdk" 2>/dev/null; then
+  echo "installing @modelcontextprotocol/sdk@$MCP_TS_SDK into $deps"
+  npm install --prefix "$deps" --no-audit --no-fund --silent \
+    "@modelcontextprotocol/server-everything@$MCP_SERVER_EVERYTHING" \
+    "@modelcontextprotocol/sdk@$MCP_TS_SDK"
 fi
 if ! "$deps/venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp') != '$PYTHON_MCP')" 2>/dev/null; then
   echo "installing Python mcp==$PYTHON_MCP into $deps/venv"

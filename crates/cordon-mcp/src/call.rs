@@ -107,59 +107,191 @@ pub(crate) fn judge(s: &Arc<Shared>, id: Value, obj: Map<String, Value>) {
             }
         }
     };
-    let mut outcome = decide(s, gate, &request, &tool, change.as_deref());
-    if let Some(why) = &change {
+    match conclude(s, gate, &request, &tool, change.as_deref()) {
+        Ok(judged) => {
+            // Forward what was judged: a configured preset may have set arguments.
+            let mut obj = obj;
+            if let Some(args) = judged.input.get("arguments")
+                && let Some(Value::Object(params)) = obj.get_mut("params")
+                && params.get("arguments") != Some(args)
+            {
+                params.insert("arguments".into(), args.clone());
+            }
+            s.forward_request(Some(id), obj, Inflight::ToolsCall(tool, judged))
+        }
+        Err(text) => refuse(s, id, &text),
+    }
+}
+
+/// The gate's decision on `request`, written to the audit log: the request as judged
+/// when it is permitted, else the sentence the refusal is answered with.
+pub(crate) fn conclude(
+    s: &Arc<Shared>,
+    gate: &Gate,
+    request: &Request,
+    what: &str,
+    change: Option<&str>,
+) -> Result<Box<Request>, String> {
+    let mut outcome = decide(s, gate, request, what, change);
+    if let Some(why) = change {
         note_change(&mut outcome, why);
     }
     let (outcome, audit_error) = gate.conclude(outcome);
     if let Some(e) = &audit_error {
         eprintln!("cordon: {e}");
     }
-    match outcome {
-        Outcome::Permitted(p) => {
-            // Forward what was judged: a configured preset may have set arguments.
-            let mut obj = obj;
-            if let Some(judged) = p.decided.request.input.get("arguments")
-                && let Some(Value::Object(params)) = obj.get_mut("params")
-                && params.get("arguments") != Some(judged)
-            {
-                params.insert("arguments".into(), judged.clone());
-            }
-            let judged = Box::new(p.decided.request.clone());
-            s.forward_tracked(&id, obj, Inflight::ToolsCall(tool, judged))
-        }
+    Err(match outcome {
+        Outcome::Permitted(p) => return Ok(Box::new(p.decided.request.clone())),
         Outcome::Pending(d) => {
             let n = d.pending.unwrap_or_default();
-            let text = format!(
+            format!(
                 "cordon: this call needs approval and is pending approval {n}: run `cordon approvals approve {n}`, then retry. ({})",
                 d.verdict.reason
-            );
-            refuse(s, id, &text);
+            )
         }
         Outcome::Refused(r) => {
             let mut text = format!("cordon denied this call: {}", r.decided.verdict.reason);
             for f in &r.fixes {
                 text.push_str(&format!("\n- {f}"));
             }
-            refuse(s, id, &text);
+            text
         }
-        Outcome::Ask(d) => refuse(
+        Outcome::Ask(d) => format!(
+            "cordon denied this call: approval needed and no human can be asked ({})",
+            d.verdict.reason
+        ),
+        Outcome::Trial(t) => format!(
+            "cordon denied this call: the on-failure approval policy runs only contained shell commands ({})",
+            t.decided().verdict.reason
+        ),
+    })
+}
+
+/// Judge a `resources/read`, `prompts/get` or `completion/complete` of the client and
+/// forward it or answer it with a JSON-RPC error.
+///
+/// `resources/read` of a `file:` URI is judged as a read of that file (the URI parsed as
+/// a WHATWG URL, so `file://localhost/…`, `FILE:`, percent-encoding and dot segments are
+/// read as the server's URL parser reads them), of an `http:`/`https:` URI as a fetch of
+/// it, of any other absolute URI as the tool `mcp__SERVER__resources/read`; a text that
+/// is no absolute URI, or a file URI naming another host or no path cordon can judge,
+/// is refused. The other two are judged as `mcp__SERVER__prompts/get` and
+/// `mcp__SERVER__completion/complete` with their params as arguments.
+pub(crate) fn judge_method(s: &Arc<Shared>, id: Value, method: &str, obj: Map<String, Value>) {
+    let params = obj
+        .get("params")
+        .cloned()
+        .unwrap_or(Value::Object(Map::new()));
+    let target = if method == "resources/read" {
+        match params
+            .get("uri")
+            .and_then(Value::as_str)
+            .map(resource_target)
+        {
+            Some(Ok(Some(t))) => t,
+            Some(Ok(None)) => json!({
+                "tool": format!("mcp__{}__resources/read", s.name),
+                "input": {"arguments": params}
+            }),
+            Some(Err(why)) => {
+                return refuse_rpc(s, id, -32602, &format!("cordon refused this read: {why}"));
+            }
+            None => {
+                return refuse_rpc(
+                    s,
+                    id,
+                    -32602,
+                    "invalid params: `resources/read` needs a string `uri` (cordon mcp-gateway)",
+                );
+            }
+        }
+    } else {
+        json!({"tool": format!("mcp__{}__{}", s.name, method), "input": {"arguments": params}})
+    };
+    let Some(request) = request_of(s, target, &format!("mcp-{}-{}", s.nonce, id_text(&id))) else {
+        return refuse_rpc(
             s,
             id,
-            &format!(
-                "cordon denied this call: approval needed and no human can be asked ({})",
-                d.verdict.reason
-            ),
-        ),
-        Outcome::Trial(t) => refuse(
-            s,
-            id,
-            &format!(
-                "cordon denied this call: the on-failure approval policy runs only contained shell commands ({})",
-                t.decided().verdict.reason
-            ),
-        ),
+            -32602,
+            &format!("cordon refused this request: `{method}` cannot be judged as it was sent"),
+        );
+    };
+    match conclude(s, &s.gate, &request, method, None) {
+        Ok(judged) => {
+            s.forward_request(Some(id), obj, Inflight::Judged(method.to_string(), judged))
+        }
+        Err(text) => refuse_rpc(s, id, -32001, &text),
     }
+}
+
+/// What a `resources/read` of `uri` is judged as (a request without session and id):
+/// a file read, a fetch, or `None` for the server's own resource tool.
+fn resource_target(uri: &str) -> Result<Option<Value>, String> {
+    let parsed = url::Url::parse(uri)
+        .map_err(|e| format!("`{}` is not an absolute URI ({e})", crate::cut(uri, 200)))?;
+    Ok(Some(match parsed.scheme() {
+        "file" => {
+            let path = parsed.to_file_path().map_err(|()| {
+                format!(
+                    "the file URI `{}` names another host or no local path",
+                    crate::cut(uri, 200)
+                )
+            })?;
+            let Some(path) = path.to_str() else {
+                return Err("the file URI's path is not UTF-8".into());
+            };
+            json!({"tool": "Read", "input": {"file_path": path}})
+        }
+        "http" | "https" => json!({"tool": "WebFetch", "input": {"url": parsed.as_str()}}),
+        _ => return Ok(None),
+    }))
+}
+
+/// `target` as a request of this gateway's session with operation id `op`.
+fn request_of(s: &Shared, mut target: Value, op: &str) -> Option<Request> {
+    let obj = target.as_object_mut()?;
+    obj.insert("session".into(), Value::String(session(s)));
+    obj.insert("operation_id".into(), Value::String(crate::cut(op, 200)));
+    Request::from_value(target).ok()
+}
+
+/// Judge a `sampling/createMessage` of the server (it would spend the user's model) as
+/// the tool `mcp__SERVER__sampling/createMessage`: forwarded to the client when the
+/// policy permits it (an allow rule naming it, or a human's approval), else answered to
+/// the server with an error.
+pub(crate) fn judge_sampling(s: &Arc<Shared>, id: Value, obj: Map<String, Value>) {
+    let method = "sampling/createMessage";
+    // What the human asked and the audit log see of an untrusted server's text: every
+    // string redacted and its tag spellings rewritten.
+    let mut params = obj
+        .get("params")
+        .cloned()
+        .unwrap_or(Value::Object(Map::new()));
+    if s.trust == cordon_policy::mcp::Trust::Untrusted {
+        params = crate::trust::neutralised(&s.name, method, &params);
+    }
+    let n = s.seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let target =
+        json!({"tool": format!("mcp__{}__{method}", s.name), "input": {"arguments": params}});
+    let judged = match request_of(s, target, &format!("mcp-{}-sampling-{n}", s.nonce)) {
+        Some(request) => conclude(s, &s.gate, &request, method, None).map(|_| ()),
+        None => Err("cordon refused this request: it cannot be judged as it was sent".into()),
+    };
+    match judged {
+        Ok(()) => s.forward_server_request(id, method, obj),
+        Err(text) => {
+            eprintln!(
+                "cordon: MCP server `{}` asked to sample the client's model: {text}",
+                s.name
+            );
+            s.to_server(&crate::frame::error_response(id, -1, &text));
+        }
+    }
+}
+
+/// Answer a request with a JSON-RPC error.
+fn refuse_rpc(s: &Shared, id: Value, code: i64, text: &str) {
+    s.to_client(&crate::frame::error_response(id, code, text));
 }
 
 /// The gate's decision with the human this gateway has.
@@ -303,4 +435,53 @@ fn open_tty() -> std::io::Result<std::fs::File> {
         .read(true)
         .write(true)
         .open("/dev/tty")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn path(uri: &str) -> Option<String> {
+        resource_target(uri)
+            .ok()??
+            .get("input")?
+            .get("file_path")?
+            .as_str()
+            .map(str::to_string)
+    }
+
+    #[test]
+    fn file_uris_are_read_as_their_paths_however_spelled() {
+        for uri in [
+            "file:///home/u/.ssh/id_rsa",
+            "file://localhost/home/u/.ssh/id_rsa",
+            "file://LOCALHOST/home/u/.ssh/id_rsa",
+            "FILE:///home/u/.ssh/id_rsa",
+            "file:///home/u/%2essh/id%5Frsa",
+            "file:///home/u/x/../.ssh/id_rsa",
+            "file:///home/u/x/%2e%2e/.ssh/id_rsa",
+            "file:/home/u/.ssh/id_rsa",
+            "  file:///home/u/.ssh/id_rsa",
+        ] {
+            assert_eq!(path(uri).as_deref(), Some("/home/u/.ssh/id_rsa"), "{uri}");
+        }
+        assert!(resource_target("file://evil.example/etc/passwd").is_err());
+        assert!(resource_target("/etc/passwd").is_err());
+        assert!(resource_target("file:///a%FFb").is_err());
+        let fetch = resource_target("HTTPS://Example.com/a").unwrap().unwrap();
+        assert_eq!(fetch["tool"], "WebFetch");
+        assert_eq!(fetch["input"]["url"], "https://example.com/a");
+        assert_eq!(resource_target("note://x"), Ok(None));
+    }
+
+    #[test]
+    fn method_names_are_mcp_tool_names_to_the_policy() {
+        for tool in ["mcp__s__resources/read", "mcp__s__sampling/createMessage"] {
+            let r = Request::from_value(json!({"tool": tool, "input": {"arguments": {}}})).unwrap();
+            assert!(
+                matches!(r.action(), Ok(cordon_policy::Action::Mcp { .. })),
+                "{tool}"
+            );
+        }
+    }
 }

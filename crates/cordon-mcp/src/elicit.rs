@@ -42,10 +42,12 @@ impl Prompter for Elicitor {
             .iter()
             .filter_map(|&ch| word(ch).map(|w| (ch, w)))
             .collect();
-        let args = c
-            .request
-            .get("input")
+        // A tool's arguments; for a resource read judged as a file read or a fetch, the
+        // whole input (the path or the URL).
+        let input = c.request.get("input");
+        let args = input
             .and_then(|i| i.get("arguments"))
+            .or(input)
             .map(|a| a.to_string())
             .unwrap_or_else(|| "{}".into());
         let mut message = format!(

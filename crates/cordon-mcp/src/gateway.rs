@@ -1,14 +1,20 @@
 //! The proxy: two readers (client → server, server → client), the messages they stop,
 //! and the state they share.
 //!
-//! Everything is forwarded as it came (ids, protocol versions, capabilities, requests
-//! and notifications of either side) except:
+//! Every request either end sends goes on under an id of the gateway's own and every
+//! response must be the single answer to an outstanding request ([`crate::ids`]);
+//! anything else from the server (an unknown, repeated, early or wrongly typed id, a
+//! batch, a line that is not JSON-RPC) is a protocol violation: dropped, reported on
+//! stderr and in the audit log, never forwarded. Beyond that, messages are forwarded as
+//! they came except:
 //!
-//! * `tools/call` from the client: judged on its own thread ([`crate::call`]), then
-//!   forwarded or answered with an error result;
+//! * `tools/call`, `resources/read`, `prompts/get` and `completion/complete` from the
+//!   client, and `sampling/createMessage` from the server: judged on their own thread
+//!   ([`crate::call`]), then forwarded or answered with a refusal;
 //! * `tools/list` results from the server: changed tools withheld ([`crate::view`]);
-//! * results of `tools/call`: recorded in the audit log ([`crate::call::record_result`]),
-//!   and labelled when the server is untrusted ([`crate::trust`]);
+//! * results of judged calls: recorded in the audit log ([`crate::call::record_result`]);
+//! * every message of a server marked untrusted: rebuilt, labelled and redacted
+//!   ([`crate::trust`]);
 //! * the gateway's own requests (its `tools/list` to the server, its
 //!   `elicitation/create` to the client) and their responses, which the other side never
 //!   sees;
@@ -19,20 +25,23 @@
 //! parsers (a duplicated key, say) can slip a call past it.
 
 use crate::frame::{self, Frame, Malformed, Message};
+use crate::ids::{Dir, Entry, Matched, Minter, Table};
 use crate::view::View;
 use crate::{Ended, GatewayError, GatewayOptions};
 use cordon_gate::Gate;
 use cordon_policy::mcp::Trust;
+use cordon_store::Phase;
 use serde_json::{Map, Value, json};
-use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-/// What a response from the server answers, for the requests whose answer the gateway
-/// reads.
+/// How many protocol violations are written to the audit log one by one.
+const VIOLATIONS_RECORDED: u64 = 100;
+
+/// What a response from the server answers.
 #[derive(Debug)]
 pub(crate) enum Inflight {
     /// The client's `initialize`: the server's capabilities are read from the answer.
@@ -42,8 +51,21 @@ pub(crate) enum Inflight {
     /// A permitted `tools/call` of this tool, as judged: its answer is recorded as the
     /// call's result, and an untrusted server's answer is labelled.
     ToolsCall(String, Box<cordon_policy::Request>),
+    /// Another judged request of this method: its answer is recorded as its result.
+    Judged(String, Box<cordon_policy::Request>),
+    /// Any other request of the client, by method.
+    Other(String),
     /// The gateway's own `tools/list`, with the tools of the pages so far.
     OwnList(Vec<Value>),
+}
+
+/// What a response from the client answers.
+#[derive(Debug)]
+pub(crate) enum Waiting {
+    /// A request of the server (the server's id is the entry's).
+    Server,
+    /// A request of the gateway's own.
+    Own(mpsc::Sender<Map<String, Value>>),
 }
 
 /// State both readers and every call share.
@@ -57,19 +79,17 @@ pub(crate) struct Shared {
     pub(crate) session: Option<String>,
     to_client: Mutex<Box<dyn Write + Send>>,
     to_server: Mutex<Option<ChildStdin>>,
-    inflight: Mutex<HashMap<String, Inflight>>,
-    answers: Mutex<HashMap<String, mpsc::Sender<Map<String, Value>>>>,
+    minter: Minter,
+    inflight: Mutex<Table<Inflight>>,
+    answers: Mutex<Table<Waiting>>,
     pub(crate) client_elicits: AtomicBool,
     server_has_tools: AtomicBool,
-    seq: AtomicU64,
+    violations: AtomicU64,
+    pub(crate) seq: AtomicU64,
     pub(crate) view: Mutex<View>,
     pub(crate) view_changed: Condvar,
     pub(crate) tty: Mutex<()>,
     ended: Mutex<mpsc::Sender<Ended>>,
-}
-
-fn key(id: &Value) -> String {
-    id.to_string()
 }
 
 impl Shared {
@@ -98,12 +118,97 @@ impl Shared {
         }
     }
 
-    /// Forward a client request whose answer the gateway reads.
-    pub(crate) fn forward_tracked(&self, id: &Value, obj: Map<String, Value>, what: Inflight) {
-        if let Ok(mut m) = self.inflight.lock() {
-            m.insert(key(id), what);
+    /// Write a message of the server to the client: rebuilt, labelled and redacted when
+    /// the server is untrusted (`what` names it for the label), else as it is.
+    pub(crate) fn server_to_client(&self, what: &str, obj: Map<String, Value>) {
+        if self.trust != Trust::Untrusted {
+            return self.to_client(&Value::Object(obj));
         }
+        match crate::trust::untrusted_message(&self.name, what, &obj) {
+            Some(v) => self.to_client(&v),
+            None => self.violation(
+                "server",
+                "its method is not a plain name, or it is no JSON-RPC message",
+                obj.get("id"),
+            ),
+        }
+    }
+
+    /// Forward a request of the client (`id` is the client's; `None`: the gateway's
+    /// own) under a fresh id of the gateway's; when the table is full the client is
+    /// answered with an error instead.
+    pub(crate) fn forward_request(
+        &self,
+        id: Option<Value>,
+        mut obj: Map<String, Value>,
+        what: Inflight,
+    ) {
+        let ours = self.minter.mint(Dir::ToServer);
+        let added = match self.inflight.lock() {
+            Ok(mut t) => t.insert(
+                ours.clone(),
+                Entry {
+                    peer_id: id.clone(),
+                    what,
+                },
+            ),
+            Err(_) => Err(crate::ids::Full),
+        };
+        if added.is_err() {
+            eprintln!(
+                "cordon: MCP server `{}`: {} requests are outstanding; a request was refused",
+                self.name,
+                crate::ids::MAX_OUTSTANDING
+            );
+            if let Some(id) = id {
+                self.to_client(&frame::error_response(id, -32000, &full_message()));
+            }
+            return;
+        }
+        obj.insert("id".into(), Value::String(ours));
         self.to_server(&Value::Object(obj));
+    }
+
+    /// Forward a request of the server to the client under a fresh id of the gateway's
+    /// (labelled first when the server is untrusted; a message the walker drops is never
+    /// recorded as outstanding).
+    pub(crate) fn forward_server_request(
+        &self,
+        id: Value,
+        method: &str,
+        mut obj: Map<String, Value>,
+    ) {
+        let ours = self.minter.mint(Dir::ToClient);
+        obj.insert("id".into(), Value::String(ours.clone()));
+        let out = if self.trust == Trust::Untrusted {
+            match crate::trust::untrusted_message(&self.name, method, &obj) {
+                Some(v) => v,
+                None => {
+                    return self.violation(
+                        "server",
+                        "its method is not a plain name, or it is no JSON-RPC message",
+                        Some(&id),
+                    );
+                }
+            }
+        } else {
+            Value::Object(obj)
+        };
+        let added = match self.answers.lock() {
+            Ok(mut t) => t.insert(
+                ours,
+                Entry {
+                    peer_id: Some(id.clone()),
+                    what: Waiting::Server,
+                },
+            ),
+            Err(_) => Err(crate::ids::Full),
+        };
+        if added.is_err() {
+            self.to_server(&frame::error_response(id, -32000, &full_message()));
+            return;
+        }
+        self.to_client(&out);
     }
 
     fn end(&self, how: Ended) {
@@ -112,13 +217,40 @@ impl Shared {
         }
     }
 
-    /// A fresh id for a request of the gateway's own (strings the two ends do not use).
-    pub(crate) fn own_id(&self) -> String {
-        format!(
-            "cordon-{}-{}",
-            self.nonce,
-            self.seq.fetch_add(1, Ordering::Relaxed)
-        )
+    /// A message `from` sent that breaks the protocol: dropped, reported on stderr and
+    /// (the first [`VIOLATIONS_RECORDED`]) in the audit log.
+    pub(crate) fn violation(&self, from: &str, why: &str, id: Option<&Value>) {
+        let n = self.violations.fetch_add(1, Ordering::Relaxed);
+        let id_text = id.map(|i| crate::cut(&i.to_string(), 200));
+        let id_text = id_text.map(|t| cordon_policy::secrets::redact(&t).into_owned());
+        eprintln!(
+            "cordon: MCP {from} of `{}` sent a message the gateway dropped: {why}{}",
+            self.name,
+            id_text
+                .as_deref()
+                .map(|t| format!(" (id {t})"))
+                .unwrap_or_default()
+        );
+        if n > VIOLATIONS_RECORDED {
+            return;
+        }
+        let mut record = self.gate.bare_record(
+            Phase::Notice,
+            &format!("mcp__{}", self.name),
+            json!({"protocol_violation": from, "id": id_text}),
+        );
+        record.session = Some(crate::call::session(self));
+        record.reason = Some(if n == VIOLATIONS_RECORDED {
+            format!(
+                "MCP {from} protocol violation: {why}; further violations of this run are reported on stderr only"
+            )
+        } else {
+            format!("MCP {from} protocol violation: {why}")
+        });
+        record.answer = Some("dropped".into());
+        if let Err(e) = self.gate.append(&record) {
+            eprintln!("cordon: {e}");
+        }
     }
 
     /// Send a request of the gateway's own to the client and wait for its response.
@@ -128,16 +260,23 @@ impl Shared {
         params: Value,
         timeout: Duration,
     ) -> Result<Map<String, Value>, String> {
-        let id = self.own_id();
+        let id = self.minter.mint(Dir::ToClient);
         let (tx, rx) = mpsc::channel();
         self.answers
             .lock()
             .map_err(|_| "the gateway's state is poisoned".to_string())?
-            .insert(key(&Value::String(id.clone())), tx);
+            .insert(
+                id.clone(),
+                Entry {
+                    peer_id: None,
+                    what: Waiting::Own(tx),
+                },
+            )
+            .map_err(|_| full_message())?;
         self.to_client(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         let got = rx.recv_timeout(timeout);
         if let Ok(mut m) = self.answers.lock() {
-            m.remove(&key(&Value::String(id)));
+            m.remove(&id);
         }
         got.map_err(|_| format!("the client did not answer `{method}` in time"))
     }
@@ -148,19 +287,25 @@ impl Shared {
             self.set_view_empty();
             return;
         }
-        let id = Value::String(self.own_id());
         let mut params = Map::new();
         if let Some(c) = cursor {
             params.insert("cursor".into(), c);
         }
-        let msg = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": params});
+        let msg = json!({"jsonrpc": "2.0", "method": "tools/list", "params": params});
         let Value::Object(obj) = msg else { return };
-        self.forward_tracked(&id, obj, Inflight::OwnList(so_far));
+        self.forward_request(None, obj, Inflight::OwnList(so_far));
     }
 
     fn set_view_empty(&self) {
         self.apply_full_list(&[], Some("the server declared no tools"));
     }
+}
+
+fn full_message() -> String {
+    format!(
+        "cordon mcp-gateway refused this request: {} requests are already waiting for an answer",
+        crate::ids::MAX_OUTSTANDING
+    )
 }
 
 /// Run the gateway until the client closes its end or the server exits.
@@ -197,20 +342,23 @@ pub(crate) fn run(
         }
     };
     let (tx, rx) = mpsc::channel();
+    let nonce = crate::nonce()?;
     let shared = Arc::new(Shared {
         trust: gate.policy().mcp().trust(&options.name),
         name: options.name.clone(),
-        nonce: crate::nonce()?,
+        minter: Minter::new(nonce.clone())?,
+        nonce,
         gate,
         identity: crate::pin::command_pin(&options.identity),
         interactive: options.interactive,
         session: options.session.clone(),
         to_client: Mutex::new(client_out),
         to_server: Mutex::new(Some(server_in)),
-        inflight: Mutex::new(HashMap::new()),
-        answers: Mutex::new(HashMap::new()),
+        inflight: Mutex::new(Table::default()),
+        answers: Mutex::new(Table::default()),
         client_elicits: AtomicBool::new(false),
         server_has_tools: AtomicBool::new(false),
+        violations: AtomicU64::new(0),
         seq: AtomicU64::new(0),
         view: Mutex::new(View::default()),
         view_changed: Condvar::new(),
@@ -283,36 +431,74 @@ fn client_loop(s: &Arc<Shared>, mut input: Box<dyn BufRead + Send>) {
                     let s = Arc::clone(s);
                     std::thread::spawn(move || crate::call::judge(&s, id, obj));
                 }
-                "tools/list" => s.forward_tracked(&id, obj, Inflight::ToolsList),
+                "resources/read" | "prompts/get" | "completion/complete" => {
+                    let s = Arc::clone(s);
+                    std::thread::spawn(move || crate::call::judge_method(&s, id, &method, obj));
+                }
+                "tools/list" => s.forward_request(Some(id), obj, Inflight::ToolsList),
                 "initialize" => {
                     s.client_elicits
                         .store(declares_elicitation(&obj), Ordering::SeqCst);
-                    s.forward_tracked(&id, obj, Inflight::Initialize);
+                    s.forward_request(Some(id), obj, Inflight::Initialize);
                 }
-                _ => s.to_server(&Value::Object(obj)),
+                _ => s.forward_request(Some(id), obj, Inflight::Other(method)),
             },
             // A call without an id expects no answer and would run unjudged: dropped.
-            Ok(Message::Notification { method, .. }) if method == "tools/call" => {}
-            Ok(Message::Notification { method, obj }) => {
+            Ok(Message::Notification { method, .. })
+                if matches!(
+                    method.as_str(),
+                    "tools/call" | "resources/read" | "prompts/get" | "completion/complete"
+                ) => {}
+            Ok(Message::Notification { method, mut obj }) => {
+                if method == "notifications/cancelled" {
+                    // The client cancels a request of its own: name it as the server knows it.
+                    let Some(ours) = cancelled(&obj)
+                        .and_then(|peer| s.inflight.lock().ok().and_then(|mut t| t.cancel(&peer)))
+                    else {
+                        continue;
+                    };
+                    set_cancelled(&mut obj, ours);
+                }
                 s.to_server(&Value::Object(obj));
                 if method == "notifications/initialized" {
                     s.refresh_tools(None, Vec::new());
                 }
             }
-            Ok(Message::Response { id, obj }) => {
-                let waiting = s
-                    .answers
-                    .lock()
-                    .ok()
-                    .and_then(|m| m.get(&key(&id)).cloned());
-                match waiting {
-                    Some(tx) => {
+            Ok(Message::Response { id, mut obj }) => {
+                let matched = match s.answers.lock() {
+                    Ok(mut t) => t.answer(&id),
+                    Err(_) => Matched::Unknown("the gateway's state is poisoned"),
+                };
+                match matched {
+                    Matched::Answer(Entry {
+                        what: Waiting::Own(tx),
+                        ..
+                    }) => {
                         let _ = tx.send(obj);
                     }
-                    None => s.to_server(&Value::Object(obj)),
+                    Matched::Answer(Entry {
+                        peer_id: Some(server_id),
+                        what: Waiting::Server,
+                    }) => {
+                        obj.insert("id".into(), server_id);
+                        s.to_server(&Value::Object(obj));
+                    }
+                    Matched::Answer(_) | Matched::Cancelled => {}
+                    Matched::Unknown(why) => s.violation("client", why, Some(&id)),
                 }
             }
         }
+    }
+}
+
+/// The `requestId` a `notifications/cancelled` names.
+fn cancelled(obj: &Map<String, Value>) -> Option<Value> {
+    obj.get("params")?.get("requestId").cloned()
+}
+
+fn set_cancelled(obj: &mut Map<String, Value>, ours: String) {
+    if let Some(Value::Object(p)) = obj.get_mut("params") {
+        p.insert("requestId".into(), Value::String(ours));
     }
 }
 
@@ -334,10 +520,10 @@ fn server_loop(s: &Arc<Shared>, mut out: BufReader<std::process::ChildStdout>) {
         let line = match frame::read_frame(&mut out) {
             Ok(Some(Frame::Line(l))) => l,
             Ok(Some(Frame::TooLong)) => {
-                eprintln!(
-                    "cordon: MCP server `{}` sent a message larger than {} bytes; it was dropped",
-                    s.name,
-                    frame::MAX_FRAME
+                s.violation(
+                    "server",
+                    &format!("a message larger than {} bytes", frame::MAX_FRAME),
+                    None,
                 );
                 continue;
             }
@@ -347,56 +533,82 @@ fn server_loop(s: &Arc<Shared>, mut out: BufReader<std::process::ChildStdout>) {
             continue;
         }
         match frame::parse(&line) {
-            Err(_) => eprintln!(
-                "cordon: MCP server `{}` wrote a line that is not a JSON-RPC message; it was dropped",
-                s.name
-            ),
-            Ok(Message::Response { id, obj }) => {
-                let what = s.inflight.lock().ok().and_then(|mut m| m.remove(&key(&id)));
-                from_server(s, what, obj);
+            Err(Malformed::Parse) => s.violation("server", "a line that is not JSON", None),
+            Err(Malformed::Invalid(why)) => s.violation("server", why, None),
+            Ok(Message::Response { id, mut obj }) => {
+                let matched = match s.inflight.lock() {
+                    Ok(mut t) => t.answer(&id),
+                    Err(_) => Matched::Unknown("the gateway's state is poisoned"),
+                };
+                match matched {
+                    Matched::Answer(e) => {
+                        match e.peer_id {
+                            Some(client_id) => obj.insert("id".into(), client_id),
+                            None => obj.remove("id"),
+                        };
+                        from_server(s, e.what, obj);
+                    }
+                    Matched::Cancelled => {}
+                    Matched::Unknown(why) => s.violation("server", why, Some(&id)),
+                }
             }
-            Ok(Message::Notification { method, obj }) => {
-                s.to_client(&Value::Object(obj));
-                if method == "notifications/tools/list_changed" {
+            Ok(Message::Notification { method, mut obj }) => {
+                if method == "notifications/cancelled" {
+                    let Some(ours) = cancelled(&obj)
+                        .and_then(|peer| s.answers.lock().ok().and_then(|mut t| t.cancel(&peer)))
+                    else {
+                        continue;
+                    };
+                    set_cancelled(&mut obj, ours);
+                }
+                let refresh = method == "notifications/tools/list_changed";
+                s.server_to_client(&method, obj);
+                if refresh {
                     s.refresh_tools(None, Vec::new());
                 }
             }
-            Ok(Message::Request { obj, .. }) => s.to_client(&Value::Object(obj)),
+            Ok(Message::Request { id, method, obj }) => {
+                if method == "sampling/createMessage" {
+                    let s = Arc::clone(s);
+                    std::thread::spawn(move || crate::call::judge_sampling(&s, id, obj));
+                } else {
+                    s.forward_server_request(id, &method, obj);
+                }
+            }
         }
     }
 }
 
-/// A response from the server, by what it answers.
-fn from_server(s: &Arc<Shared>, what: Option<Inflight>, mut obj: Map<String, Value>) {
+/// A response from the server, by what it answers (its id is the client's again).
+fn from_server(s: &Arc<Shared>, what: Inflight, mut obj: Map<String, Value>) {
     match what {
-        None => s.to_client(&Value::Object(obj)),
-        Some(Inflight::Initialize) => {
+        Inflight::Other(method) => s.server_to_client(&method, obj),
+        Inflight::Initialize => {
             let tools = obj
                 .get("result")
                 .and_then(|r| r.get("capabilities"))
                 .and_then(|c| c.get("tools"))
                 .is_some();
             s.server_has_tools.store(tools, Ordering::SeqCst);
-            s.to_client(&Value::Object(obj));
+            s.server_to_client("initialize", obj);
         }
-        Some(Inflight::ToolsCall(tool, request)) => {
+        Inflight::ToolsCall(tool, request) => {
             crate::call::record_result(s, &request, &obj);
-            if s.trust == Trust::Untrusted
-                && let Some(result) = obj.get_mut("result")
-            {
-                crate::trust::label_untrusted_result(&s.name, &tool, result);
-            }
-            s.to_client(&Value::Object(obj));
+            s.server_to_client(&tool, obj);
         }
-        Some(Inflight::ToolsList) => {
+        Inflight::Judged(method, request) => {
+            crate::call::record_result(s, &request, &obj);
+            s.server_to_client(&method, obj);
+        }
+        Inflight::ToolsList => {
             // Waiting for the gateway's own list must not hold up this reader.
             let s = Arc::clone(s);
             std::thread::spawn(move || {
                 crate::view::filter_client_list(&s, &mut obj);
-                s.to_client(&Value::Object(obj));
+                s.server_to_client("tools/list", obj);
             });
         }
-        Some(Inflight::OwnList(mut so_far)) => {
+        Inflight::OwnList(mut so_far) => {
             let Some(result) = obj.get("result") else {
                 s.apply_full_list(&[], Some("the server's tool list could not be read"));
                 return;

@@ -1,11 +1,13 @@
 //! cordon-mcp: the MCP gateway. It sits between an MCP client and a real MCP server on
-//! stdio, forwards everything, and judges every `tools/call` through cordon's gate.
+//! stdio, forwards messages under ids of its own, and judges every `tools/call`,
+//! `resources/read`, `prompts/get`, `completion/complete` and the server's
+//! `sampling/createMessage` through cordon's gate.
 //!
 //! What it owns: the stdio framing ([`frame`]), the forwarding and the messages it
-//! stops (`gateway`), the judgement of calls (`call`), the server's pinned identity
-//! ([`pin`], stored by `cordon-store`) and the view of its current tools (`view`),
-//! elicitation as a way to ask the human (`elicit`), and the labelling of untrusted
-//! results ([`trust`]). It decides nothing itself: the policy decides and the gate
+//! stops (`gateway`), the id matcher (`ids`), the judgement of calls (`call`), the
+//! server's pinned identity ([`pin`], stored by `cordon-store`) and the view of its
+//! current tools (`view`), elicitation as a way to ask the human (`elicit`), and the
+//! walker that labels and redacts every message of an untrusted server ([`trust`]). It decides nothing itself: the policy decides and the gate
 //! runs the approval flow. It must never forward a `tools/call` that the gate did not
 //! permit, and never let a message it cannot read reach the server as a call.
 //!
@@ -17,9 +19,9 @@
 //! into the types of the revision it was built for and answers on its own; using it
 //! here would mean terminating the protocol on both sides and re-creating each message,
 //! losing whatever the SDK does not model. So the gateway reads each line as a
-//! `serde_json::Value`, looks only at `method`, `id`, and the parts of `tools/list`,
-//! `tools/call`, `initialize` and `elicitation/create` it needs, and writes the rest back
-//! as it was. MCP's stdio transport is exactly that: newline-delimited JSON-RPC 2.0
+//! `serde_json::Value`, replaces the `id` of every request with one of its own, looks
+//! only at `method` and the parts of the messages it judges or labels, and writes the
+//! rest back as it was. MCP's stdio transport is exactly that: newline-delimited JSON-RPC 2.0
 //! messages in UTF-8 (specification, "Transports", revisions 2025-03-26 to 2025-11-25).
 //!
 //! # Pinning (trust on first use)
@@ -39,6 +41,7 @@ mod call;
 mod elicit;
 pub mod frame;
 mod gateway;
+mod ids;
 pub mod pin;
 pub mod trust;
 mod view;

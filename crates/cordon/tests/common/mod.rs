@@ -11,6 +11,7 @@
 
 pub mod cli;
 pub mod hook;
+pub mod mcp;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
