@@ -1,5 +1,5 @@
 //! Values assigned to secret-looking names: `API_KEY=…`, `"password": "…"`, `token: …`,
-//! `--password=…`, `--token …`, `?api_key=…`, and MySQL's `-pPASSWORD`.
+//! `--password=…`, `--token …`, `?api_key=…`.
 //!
 //! A keyword search finds candidate names; each candidate is extended to the whole name
 //! and the value after it is read, all within fixed bounds ([`NAME_REACH`],
@@ -39,6 +39,7 @@ const KEYWORDS: &[(&str, bool)] = &[
     ("passw", false),
     ("passphrase", false),
     ("pass", true),
+    ("pwd", true),
     ("_pass", false),
     ("credential", false),
     ("creds", false),
@@ -107,12 +108,11 @@ pub(crate) fn find(text: &str, lower: &str, out: &mut Vec<(SecretKind, Range<usi
     let bytes = text.as_bytes();
     // Every keyword holds one of these (ASCII, any case): without one, nothing to look for.
     if ![
-        "token", "secret", "pass", "cred", "key", "auth", "cookie", "session",
+        "token", "secret", "pass", "cred", "key", "auth", "cookie", "session", "pwd",
     ]
     .iter()
     .any(|k| lower.contains(k))
     {
-        mysql_dash_p(text, out);
         return;
     }
     let mut done_until = 0;
@@ -146,7 +146,6 @@ pub(crate) fn find(text: &str, lower: &str, out: &mut Vec<(SecretKind, Range<usi
             out.push((kind, range));
         }
     }
-    mysql_dash_p(text, out);
 }
 
 /// The secret assigned to `name` (which spans `start..name_end`), if the text after it
@@ -313,50 +312,12 @@ fn read_value(text: &str, i: usize, query: bool) -> Option<(Range<usize>, bool)>
     Some((i..i + len, false))
 }
 
-/// Programs whose `-pVALUE` is a password.
-const DASH_P_PASSWORD: &[&str] = &[
-    "mysql",
-    "mysqldump",
-    "mysqladmin",
-    "mariadb",
-    "mariadb-dump",
-];
-
-/// `mysql … -pPASSWORD`: the word `-pX` on a line that runs one of [`DASH_P_PASSWORD`].
-fn mysql_dash_p(text: &str, out: &mut Vec<(SecretKind, Range<usize>)>) {
-    let mut line_start = 0;
-    for line in text.split_inclusive('\n') {
-        let words = || {
-            line.split(|c: char| c.is_whitespace() || c == ';' || c == '|' || c == '&')
-                .filter(|w| !w.is_empty())
-        };
-        let runs_mysql = words().any(|w| {
-            let w = w.trim_matches(['\'', '"']);
-            let base = w.rsplit('/').next().unwrap_or(w);
-            DASH_P_PASSWORD.contains(&base)
-        });
-        if runs_mysql {
-            for w in words() {
-                let core = w.trim_matches(['\'', '"']);
-                if core.len() > 2 && core.starts_with("-p") && !core.starts_with("--") {
-                    let at = line_start + (core.as_ptr() as usize - line.as_ptr() as usize);
-                    let secret = at + 2..at + core.len();
-                    if !is_template_or_placeholder(&text[secret.clone()]) {
-                        out.push((SecretKind::NamedSecret, secret));
-                    }
-                }
-            }
-        }
-        line_start += line.len();
-    }
-}
-
 #[cfg(test)]
 mod keyword_tests {
     use super::keyword_matches;
 
     /// The alternation the scan replaces, as it was written (case-insensitive).
-    const ORACLE: &str = r"(?i)token|secret|passw|passphrase|pass(?-u:\b)|_pass|credential|creds|api[_\-.]?key|access[_\-.]?key|private[_\-.]?key|_key(?-u:\b)|auth|cookie|session[_\-.]?id";
+    const ORACLE: &str = r"(?i)token|secret|passw|passphrase|pass(?-u:\b)|pwd(?-u:\b)|_pass|credential|creds|api[_\-.]?key|access[_\-.]?key|private[_\-.]?key|_key(?-u:\b)|auth|cookie|session[_\-.]?id";
 
     fn both(
         re: &regex::Regex,
@@ -382,6 +343,9 @@ mod keyword_tests {
             "passphrase",
             "pass",
             "PASS",
+            "pwd",
+            "_PWD",
+            "pwdx",
             "_pass",
             "passport",
             "passecret",

@@ -259,6 +259,7 @@ const META_WORDS: &[&str] = &[
     "masked",
     "redacted",
     "needed",
+    "stdin",
     "present",
     "exists",
     "valid",
@@ -300,6 +301,34 @@ fn words(name: &str) -> Vec<String> {
     out
 }
 
+/// Words that end in a password word without naming one: `BYPASS`, `COMPASS`.
+const NOT_PASS: &[&str] = &[
+    "bypass",
+    "compass",
+    "encompass",
+    "surpass",
+    "trespass",
+    "overpass",
+    "underpass",
+    "multipass",
+    "onepass",
+    "firstpass",
+    "secondpass",
+    "singlepass",
+    "twopass",
+];
+
+/// A word that names a password with a tool's or database's name glued on
+/// (`PGPASSWORD`, `SSHPASS`, `MYPASSWD`), or `PWD` after another word (`MYSQL_PWD`;
+/// `PWD` alone is the shell's working directory and `OLDPWD` the previous one).
+fn is_password_word(words: &[String], i: usize) -> bool {
+    let w = words[i].as_str();
+    w.ends_with("password")
+        || w.ends_with("passwd")
+        || (w.ends_with("pass") && !NOT_PASS.contains(&w))
+        || (w == "pwd" && i > 0)
+}
+
 /// Whether a value assigned to `name` is a secret, by the name alone.
 pub(crate) fn is_secret_name(name: &str, strength: Strength) -> bool {
     let words = words(name);
@@ -325,7 +354,7 @@ pub(crate) fn is_secret_name(name: &str, strength: Strength) -> bool {
     words
         .iter()
         .enumerate()
-        .any(|(i, w)| SECRET_WORDS.contains(&w.as_str()) || pair(i))
+        .any(|(i, w)| SECRET_WORDS.contains(&w.as_str()) || pair(i) || is_password_word(&words, i))
         || session_id
 }
 
@@ -348,6 +377,13 @@ mod tests {
             "--password",
             "session_id",
             "private_key",
+            "PGPASSWORD",
+            "MYSQL_PWD",
+            "SSHPASS",
+            "MYPASSWORD",
+            "REDISCLI_AUTH",
+            "LDAP_BIND_PASSWD",
+            "db_pwd",
         ] {
             assert!(is_secret_name(n, Strength::Weak), "{n}");
         }
@@ -366,6 +402,12 @@ mod tests {
             "password_hash",
             "api_key_path",
             "monkey",
+            "PWD",
+            "OLDPWD",
+            "BYPASS",
+            "COMPASS_DIR",
+            "PGPASSFILE",
+            "SSHPASS_FILE",
         ] {
             assert!(!is_secret_name(n, Strength::Weak), "{n}");
         }
