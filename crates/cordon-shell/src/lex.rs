@@ -171,7 +171,10 @@ mod tests {
             ]
         );
         assert_eq!(words("a # comment; b\nc"), [vec!["a"], vec!["c"]]);
-        assert_eq!(words("don't\nsshpass -p x"), [vec!["dont"], vec!["sshpass", "-p", "x"]]);
+        assert_eq!(
+            words("don't\nsshpass -p x"),
+            [vec!["dont"], vec!["sshpass", "-p", "x"]]
+        );
         assert_eq!(words("x=\"é ü\"|y"), [vec!["x=é ü"], vec!["y"]]);
     }
 
@@ -188,7 +191,14 @@ mod tests {
 
     #[test]
     fn any_utf8_and_unterminated_quotes_are_fine() {
-        for text in ["'abc", "\"é\\", "\\", "ü'é", "a\u{200b}b 'ç", "日本語 -p'秘密'"] {
+        for text in [
+            "'abc",
+            "\"é\\",
+            "\\",
+            "ü'é",
+            "a\u{200b}b 'ç",
+            "日本語 -p'秘密'",
+        ] {
             for cmd in commands(text) {
                 for w in cmd {
                     let r = w.source(0..w.text.len());

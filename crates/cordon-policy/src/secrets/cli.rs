@@ -92,8 +92,8 @@ const PROGRAMS: &[Program] = &[
     },
     Program {
         names: &[
-            "docker", "podman", "buildah", "skopeo", "nerdctl", "helm", "oras", "crane",
-            "regctl", "cosign",
+            "docker", "podman", "buildah", "skopeo", "nerdctl", "helm", "oras", "crane", "regctl",
+            "cosign",
         ],
         sub: Some("login"),
         positional: false,
@@ -146,7 +146,14 @@ const PROGRAMS: &[Program] = &[
         opts: &[Opt("-p", Glued, All)],
     },
     Program {
-        names: &["mongo", "mongosh", "mongodump", "mongorestore", "mongoexport", "mongoimport"],
+        names: &[
+            "mongo",
+            "mongosh",
+            "mongodump",
+            "mongorestore",
+            "mongoexport",
+            "mongoimport",
+        ],
         sub: None,
         positional: false,
         opts: &[Opt("-p", Both, All), Opt("--password", Both, All)],
