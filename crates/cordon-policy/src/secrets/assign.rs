@@ -213,8 +213,30 @@ fn value_after(
 
     let (range, quoted) = read_value(text, value_start, query)?;
     let value = &text[range.clone()];
-    if is_template_or_placeholder(value) || (sep == b" " && value.starts_with('-')) {
+    // After `--flag `, an option or a usage text's metavariable (`--token TOKEN`).
+    let metavar = |v: &str| {
+        v.starts_with('-')
+            || (v.starts_with(|c: char| c.is_ascii_uppercase())
+                && v.bytes().all(|b| b.is_ascii_uppercase() || b == b'_' || b == b'-'))
+    };
+    if is_template_or_placeholder(value) || (sep == b" " && metavar(value)) {
         return None;
+    }
+    // A whole line `name = value` or `name: value` (ini, properties, YAML, `.env`, a
+    // dictionary entry) whose value is the rest of the line: sure, unless an unquoted
+    // value is shaped like a name in code (`token = self.token`).
+    let whole_line = !flag
+        && matches!(sep, b"=" | b":" | b":=")
+        && starts_line(bytes, start - usize::from(quoted_name))
+        && ends_line(bytes, range.end + usize::from(quoted));
+    if whole_line
+        && (quoted
+            || !is_identifier_shaped(value)
+            || (value.bytes().any(|b| b.is_ascii_digit())
+                && value.bytes().any(|b| b.is_ascii_uppercase())
+                && value.bytes().any(|b| b.is_ascii_lowercase())))
+    {
+        return Some((range, SecretKind::NamedSecret));
     }
     let accepted = match (strength, quoted) {
         (Strength::Strong, _) => true,
@@ -263,6 +285,29 @@ fn typed_binding(bytes: &[u8], i: usize) -> Option<usize> {
         })
         && !matches!(bytes.get(eq + 1), Some(b'=' | b'>'));
     is_type.then_some(eq)
+}
+
+/// Whether only blanks (or a YAML list's `- `) come between the line's start and `i`.
+fn starts_line(bytes: &[u8], i: usize) -> bool {
+    let line = bytes[..i]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
+    let lead = &bytes[line..i];
+    let lead = match lead.iter().rposition(|&b| b == b'-') {
+        Some(p) if lead[p + 1..].starts_with(b" ") => &lead[..p],
+        _ => lead,
+    };
+    lead.iter().all(|&b| b == b' ' || b == b'\t')
+}
+
+/// Whether only an optional `,` or `;` and blanks come between `i` and the line's end.
+fn ends_line(bytes: &[u8], mut i: usize) -> bool {
+    if matches!(bytes.get(i), Some(b',' | b';')) {
+        i += 1;
+    }
+    i = skip_spaces(bytes, i);
+    matches!(bytes.get(i), None | Some(b'\n' | b'\r'))
 }
 
 fn skip_spaces(bytes: &[u8], mut i: usize) -> usize {

@@ -240,7 +240,11 @@ pub(crate) fn find(text: &str, lower: &str, out: &mut Vec<(SecretKind, Range<usi
         return;
     }
     for cmd in lex::commands(text) {
+        netrc(&cmd, out);
         for (at, word) in cmd.iter().enumerate() {
+            if word.text.rsplit('/').next() == Some("htpasswd") {
+                htpasswd(&cmd[at + 1..], out);
+            }
             let base = word.text.rsplit('/').next().unwrap_or(&word.text);
             let Some(program) = PROGRAMS.iter().find(|p| p.names.contains(&base)) else {
                 continue;
@@ -309,6 +313,31 @@ fn read_options(program: &Program, args: &[LexWord], out: &mut Vec<(SecretKind, 
     }
 }
 
+/// A `.netrc` line: `machine HOST login USER password PASSWORD`.
+fn netrc(words: &[LexWord], out: &mut Vec<(SecretKind, Range<usize>)>) {
+    if !matches!(words.first().map(|w| w.text.as_str()), Some("machine" | "default")) {
+        return;
+    }
+    for pair in words.windows(2) {
+        if pair[0].text == "password" {
+            push(&pair[1], 0..pair[1].text.len(), out);
+        }
+    }
+}
+
+/// `htpasswd -b[…] [FILE] USER PASSWORD`: the password is the last word.
+fn htpasswd(args: &[LexWord], out: &mut Vec<(SecretKind, Range<usize>)>) {
+    let batch = args
+        .iter()
+        .any(|w| w.text.starts_with('-') && !w.text.starts_with("--") && w.text.contains('b'));
+    let positional = args.iter().filter(|w| !w.text.starts_with('-')).count();
+    if let (true, true, Some(last)) = (batch, positional >= 2, args.last())
+        && !last.text.starts_with('-')
+    {
+        push(last, 0..last.text.len(), out);
+    }
+}
+
 fn push(word: &LexWord, range: Range<usize>, out: &mut Vec<(SecretKind, Range<usize>)>) {
     let Some(value) = word.text.get(range.clone()) else {
         return;
@@ -352,5 +381,8 @@ mod tests {
         xfreerdp: "xfreerdp /u:me /p:Secr3t /v:h" => "xfreerdp /u:me /p:[REDACTED] /v:h";
         mkdir_p: "mkdir -p a/b && cp -a x y" => "mkdir -p a/b && cp -a x y";
         utf8_value: "sshpass -p 'ключ' ssh h" => "sshpass -p '[REDACTED]' ssh h";
+        netrc: "machine api.x.org login me password n3trc" => "machine api.x.org login me password [REDACTED]";
+        htpasswd: "htpasswd -bc .htpasswd admin hPw1" => "htpasswd -bc .htpasswd admin [REDACTED]";
+        htpasswd_prompt: "htpasswd -c .htpasswd admin" => "htpasswd -c .htpasswd admin";
     }
 }

@@ -120,6 +120,7 @@ const SECRET_WORDS: &[&str] = &[
 /// `session_id`.
 const KEY_QUALIFIERS: &[&str] = &[
     "api",
+    "secret",
     "access",
     "private",
     "signing",
@@ -321,17 +322,20 @@ const NOT_PASS: &[&str] = &[
 /// A word that names a password with a tool's or database's name glued on
 /// (`PGPASSWORD`, `SSHPASS`, `MYPASSWD`), or `PWD` after another word (`MYSQL_PWD`;
 /// `PWD` alone is the shell's working directory and `OLDPWD` the previous one).
-fn is_password_word(words: &[String], i: usize) -> bool {
+/// A glued `…pass` counts only in an upper-case name (`SSHPASS`), where no package or
+/// identifier (`minipass`, `fs-minipass`) is spelled.
+fn is_password_word(words: &[String], i: usize, upper: bool) -> bool {
     let w = words[i].as_str();
     w.ends_with("password")
         || w.ends_with("passwd")
-        || (w.ends_with("pass") && !NOT_PASS.contains(&w))
+        || (upper && w.ends_with("pass") && !NOT_PASS.contains(&w))
         || (w == "pwd" && i > 0)
 }
 
 /// Whether a value assigned to `name` is a secret, by the name alone.
 pub(crate) fn is_secret_name(name: &str, strength: Strength) -> bool {
     let words = words(name);
+    let upper = !name.bytes().any(|b| b.is_ascii_lowercase());
     let Some(last) = words.last() else {
         return false;
     };
@@ -354,7 +358,9 @@ pub(crate) fn is_secret_name(name: &str, strength: Strength) -> bool {
     words
         .iter()
         .enumerate()
-        .any(|(i, w)| SECRET_WORDS.contains(&w.as_str()) || pair(i) || is_password_word(&words, i))
+        .any(|(i, w)| {
+            SECRET_WORDS.contains(&w.as_str()) || pair(i) || is_password_word(&words, i, upper)
+        })
         || session_id
 }
 
@@ -408,6 +414,8 @@ mod tests {
             "COMPASS_DIR",
             "PGPASSFILE",
             "SSHPASS_FILE",
+            "minipass",
+            "fs-minipass",
         ] {
             assert!(!is_secret_name(n, Strength::Weak), "{n}");
         }
