@@ -223,15 +223,23 @@ fn value_after(
         return None;
     }
     // A whole line `name = value` or `name: value` (ini, properties, YAML, `.env`, a
-    // dictionary entry) whose value is the rest of the line: sure, unless an unquoted
-    // value is shaped like a name in code (`token = self.token`).
+    // dictionary entry) whose value is the rest of the line: sure, unless the value holds
+    // a blank or is shaped like a name in code (`token = self.token`, `"Password:"`)
+    // without the digits and mixed case of a random string.
     let whole_line = !flag
         && matches!(sep, b"=" | b":" | b":=")
         && starts_line(bytes, start - usize::from(quoted_name))
         && ends_line(bytes, range.end + usize::from(quoted));
+    // A line ending in `,` or `;` is code or a literal's entry: its value must be quoted
+    // (`NL80211_ATTR_COOKIE = 88,`, `session_id: *session_id,` are not secrets); a short
+    // number (`token = 0`, `port: 8080`) is none either.
+    let punctuated = matches!(bytes.get(range.end + usize::from(quoted)), Some(b',' | b';'));
+    let short_number = !quoted && value.len() < 8 && value.bytes().all(|b| b.is_ascii_digit());
     if whole_line
-        && (quoted
-            || !is_identifier_shaped(value)
+        && (quoted || !punctuated)
+        && !short_number
+        && !value.contains(char::is_whitespace)
+        && (!is_identifier_shaped(value)
             || (value.bytes().any(|b| b.is_ascii_digit())
                 && value.bytes().any(|b| b.is_ascii_uppercase())
                 && value.bytes().any(|b| b.is_ascii_lowercase())))

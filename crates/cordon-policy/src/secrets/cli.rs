@@ -239,11 +239,25 @@ pub(crate) fn find(text: &str, lower: &str, out: &mut Vec<(SecretKind, Range<usi
     if !(lower.contains('-') || lower.contains("/p:") || lower.contains("login")) {
         return;
     }
+    scan(text, 0, out);
+}
+
+/// How deep quoted command strings are read (`bash -c "ssh h 'mysql -pX'"` is two).
+const MAX_DEPTH: usize = 3;
+
+/// The secrets of the commands of `text`, and of the command strings its words quote
+/// (`sh -c '…'`, `ssh host '…'`, `docker exec c sh -c '…'`).
+fn scan(text: &str, depth: usize, out: &mut Vec<(SecretKind, Range<usize>)>) {
     for cmd in lex::commands(text) {
         netrc(&cmd, out);
         for (at, word) in cmd.iter().enumerate() {
             if word.text.rsplit('/').next() == Some("htpasswd") {
                 htpasswd(&cmd[at + 1..], out);
+            }
+            if depth < MAX_DEPTH && word.text.contains([' ', '\t', '\n', ';']) {
+                let mut inner = Vec::new();
+                scan(&word.text, depth + 1, &mut inner);
+                out.extend(inner.into_iter().map(|(k, r)| (k, word.source(r))));
             }
             let base = word.text.rsplit('/').next().unwrap_or(&word.text);
             let Some(program) = PROGRAMS.iter().find(|p| p.names.contains(&base)) else {
@@ -350,7 +364,35 @@ fn push(word: &LexWord, range: Range<usize>, out: &mut Vec<(SecretKind, Range<us
 
 #[cfg(test)]
 mod tests {
-    use super::super::redact;
+    use super::super::{find, redact};
+    use proptest::prelude::*;
+
+    /// Pieces that sit on the lexer's and the option reader's edges: quotes, escapes,
+    /// programs, options, separators, multi-byte characters of every width.
+    const PIECES: &[&str] = &[
+        "curl", "-u", "a:", "sshpass", "-p", "mysql", "-pX", "docker", "login", "vault",
+        "openssl", "-passin", "pass:", "xfreerdp", "/p:", "htpasswd", "-b", "machine",
+        "password", "sh -c ", " ", "'", "\"", "\\", ";", "\n", "|", "#", "=", "é", "€", "😀",
+        "\u{200b}", "ü'", "-", "--user=", "x", "$P",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
+        /// Any text is read without a panic and every finding lies on character
+        /// boundaries (audit records are arbitrary UTF-8).
+        #[test]
+        fn any_text_is_read_on_char_boundaries(
+            parts in prop::collection::vec(prop::sample::select(PIECES), 0..32),
+            tail in ".{0,16}",
+        ) {
+            let text = parts.concat() + &tail;
+            for f in find(&text) {
+                prop_assert!(text.is_char_boundary(f.range.start), "{text:?} {f:?}");
+                prop_assert!(text.is_char_boundary(f.range.end), "{text:?} {f:?}");
+            }
+            let _ = redact(&text);
+        }
+    }
 
     macro_rules! redacts {
         ($($name:ident: $input:expr => $want:expr;)*) => {
@@ -384,5 +426,8 @@ mod tests {
         netrc: "machine api.x.org login me password n3trc" => "machine api.x.org login me password [REDACTED]";
         htpasswd: "htpasswd -bc .htpasswd admin hPw1" => "htpasswd -bc .htpasswd admin [REDACTED]";
         htpasswd_prompt: "htpasswd -c .htpasswd admin" => "htpasswd -c .htpasswd admin";
+        nested_sh_c: "bash -c 'curl -u a:p1 x; sshpass -p p2 ssh h'" => "bash -c 'curl -u a:[REDACTED] x; sshpass -p [REDACTED] ssh h'";
+        nested_ssh: "ssh db \"mysql -pNest3 -e 'select 1'\"" => "ssh db \"mysql -p[REDACTED] -e 'select 1'\"";
+        nested_twice: "sh -c \"ssh h 'redis-cli -a Nest4 ping'\"" => "sh -c \"ssh h 'redis-cli -a [REDACTED] ping'\"";
     }
 }
