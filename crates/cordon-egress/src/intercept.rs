@@ -251,7 +251,7 @@ async fn handle(req: Request<Incoming>, tunnel: Arc<Tunnel>) -> Response<ProxyBo
     let echoed: Vec<&Credential> = added
         .into_iter()
         .chain(shared.credentials.iter().filter(|c| {
-            !added.is_some_and(|a| a.name() == c.name()) && c.covers_host(host, authority.port)
+            added.is_none_or(|a| a.name() != c.name()) && c.covers_host(host, authority.port)
         }))
         .collect();
     if !echoed.is_empty() {

@@ -19,7 +19,10 @@ const RECALL_FLOOR: f64 = 0.96;
 const FP_PER_MIB_CEILING: f64 = 1.0;
 
 fn corpus() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/redaction"))
+    Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/corpus/redaction"
+    ))
 }
 
 #[test]
@@ -28,7 +31,10 @@ fn redaction_recall_and_false_positives_stay_within_bounds() {
     let text = std::fs::read_to_string(corpus().join("positives.tsv")).unwrap();
     let mut classes: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     let (mut hit, mut total) = (0, 0);
-    for line in text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
         let mut f = line.splitn(3, '\t');
         let (class, secret, case) = (f.next().unwrap(), f.next().unwrap(), f.next().unwrap());
         let case = case.replace("\\n", "\n");
@@ -47,9 +53,16 @@ fn redaction_recall_and_false_positives_stay_within_bounds() {
     }
     let recall = hit as f64 / total as f64;
     for (class, (h, t)) in &classes {
-        println!("recall {class:<14} {h:>3}/{t:<3} {:5.1}%", 100.0 * *h as f64 / *t as f64);
+        println!(
+            "recall {class:<14} {h:>3}/{t:<3} {:5.1}%",
+            100.0 * *h as f64 / *t as f64
+        );
     }
-    println!("recall {:<14} {hit:>3}/{total:<3} {:5.1}%", "all", 100.0 * recall);
+    println!(
+        "recall {:<14} {hit:>3}/{total:<3} {:5.1}%",
+        "all",
+        100.0 * recall
+    );
 
     let mut bytes = 0usize;
     let mut findings = 0usize;
@@ -80,7 +93,10 @@ fn redaction_recall_and_false_positives_stay_within_bounds() {
     let mib = bytes as f64 / (1024.0 * 1024.0);
     let per_mib = findings as f64 / mib;
     println!("false-positives all {findings} in {mib:.2} MiB: {per_mib:.2} per MiB");
-    assert!(recall >= RECALL_FLOOR, "recall {recall:.3} fell below {RECALL_FLOOR}");
+    assert!(
+        recall >= RECALL_FLOOR,
+        "recall {recall:.3} fell below {RECALL_FLOOR}"
+    );
     assert!(
         per_mib <= FP_PER_MIB_CEILING,
         "{per_mib:.2} false positives per MiB, above {FP_PER_MIB_CEILING}"

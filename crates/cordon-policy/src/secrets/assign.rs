@@ -217,7 +217,8 @@ fn value_after(
     let metavar = |v: &str| {
         v.starts_with('-')
             || (v.starts_with(|c: char| c.is_ascii_uppercase())
-                && v.bytes().all(|b| b.is_ascii_uppercase() || b == b'_' || b == b'-'))
+                && v.bytes()
+                    .all(|b| b.is_ascii_uppercase() || b == b'_' || b == b'-'))
     };
     if is_template_or_placeholder(value) || (sep == b" " && metavar(value)) {
         return None;
@@ -233,7 +234,10 @@ fn value_after(
     // A line ending in `,` or `;` is code or a literal's entry: its value must be quoted
     // (`NL80211_ATTR_COOKIE = 88,`, `session_id: *session_id,` are not secrets); a short
     // number (`token = 0`, `port: 8080`) is none either.
-    let punctuated = matches!(bytes.get(range.end + usize::from(quoted)), Some(b',' | b';'));
+    let punctuated = matches!(
+        bytes.get(range.end + usize::from(quoted)),
+        Some(b',' | b';')
+    );
     let short_number = !quoted && value.len() < 8 && value.bytes().all(|b| b.is_ascii_digit());
     if whole_line
         && (quoted || !punctuated)

@@ -329,7 +329,10 @@ fn read_options(program: &Program, args: &[LexWord], out: &mut Vec<(SecretKind, 
 
 /// A `.netrc` line: `machine HOST login USER password PASSWORD`.
 fn netrc(words: &[LexWord], out: &mut Vec<(SecretKind, Range<usize>)>) {
-    if !matches!(words.first().map(|w| w.text.as_str()), Some("machine" | "default")) {
+    if !matches!(
+        words.first().map(|w| w.text.as_str()),
+        Some("machine" | "default")
+    ) {
         return;
     }
     for pair in words.windows(2) {
@@ -370,10 +373,10 @@ mod tests {
     /// Pieces that sit on the lexer's and the option reader's edges: quotes, escapes,
     /// programs, options, separators, multi-byte characters of every width.
     const PIECES: &[&str] = &[
-        "curl", "-u", "a:", "sshpass", "-p", "mysql", "-pX", "docker", "login", "vault",
-        "openssl", "-passin", "pass:", "xfreerdp", "/p:", "htpasswd", "-b", "machine",
-        "password", "sh -c ", " ", "'", "\"", "\\", ";", "\n", "|", "#", "=", "é", "€", "😀",
-        "\u{200b}", "ü'", "-", "--user=", "x", "$P",
+        "curl", "-u", "a:", "sshpass", "-p", "mysql", "-pX", "docker", "login", "vault", "openssl",
+        "-passin", "pass:", "xfreerdp", "/p:", "htpasswd", "-b", "machine", "password", "sh -c ",
+        " ", "'", "\"", "\\", ";", "\n", "|", "#", "=", "é", "€", "😀", "\u{200b}", "ü'", "-",
+        "--user=", "x", "$P",
     ];
 
     proptest! {

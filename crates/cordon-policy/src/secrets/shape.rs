@@ -355,13 +355,9 @@ pub(crate) fn is_secret_name(name: &str, strength: Strength) -> bool {
             && name.bytes().all(|b| !b.is_ascii_lowercase());
         return strong_key;
     }
-    words
-        .iter()
-        .enumerate()
-        .any(|(i, w)| {
-            SECRET_WORDS.contains(&w.as_str()) || pair(i) || is_password_word(&words, i, upper)
-        })
-        || session_id
+    words.iter().enumerate().any(|(i, w)| {
+        SECRET_WORDS.contains(&w.as_str()) || pair(i) || is_password_word(&words, i, upper)
+    }) || session_id
 }
 
 #[cfg(test)]
