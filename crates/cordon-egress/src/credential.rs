@@ -211,10 +211,6 @@ pub fn check_unambiguous(credentials: &[Credential]) -> Result<(), CredentialErr
     .map_err(CredentialError)
 }
 
-pub(crate) fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
-}
-
 /// A random stand-in of the same length, keeping a well-known prefix and the character
 /// classes of the rest (digits stay digits, letters letters, so format checks pass).
 fn placeholder_for(value: &str) -> String {

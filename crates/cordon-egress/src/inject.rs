@@ -11,7 +11,7 @@ use cordon_policy::credential::Apply;
 use hyper::HeaderMap;
 use hyper::header::{ACCEPT_ENCODING, AUTHORIZATION, HeaderName, HeaderValue};
 
-use crate::credential::{Credential, contains};
+use crate::credential::Credential;
 
 /// Add `cred` to a request with these headers and this target (path and query). Returns
 /// the target to send (changed only for a query credential) and whether the value was
@@ -183,65 +183,6 @@ pub(crate) fn encoded(headers: &HeaderMap) -> bool {
         .any(|v| !v.as_bytes().eq_ignore_ascii_case(b"identity"))
 }
 
-/// The spellings of the real value a response may echo, each with what stands in for it:
-/// as it is, JSON-escaped (`/` as `\/`), percent-encoded, and for basic auth the base64
-/// of the user and value.
-fn spellings(cred: &Credential) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let value = cred.value();
-    let ph = cred.placeholder();
-    let mut out: Vec<(Vec<u8>, Vec<u8>)> = vec![(value.into(), ph.into())];
-    let mut more = vec![
-        (value.replace('/', "\\/"), ph.replace('/', "\\/")),
-        (percent(value), percent(ph)),
-    ];
-    if let Apply::Basic { user } = cred.apply() {
-        more.push((
-            base64(format!("{user}:{value}").as_bytes()),
-            base64(format!("{user}:{ph}").as_bytes()),
-        ));
-    }
-    for (needle, instead) in more {
-        if !out.iter().any(|(n, _)| n == needle.as_bytes()) {
-            out.push((needle.into_bytes(), instead.into_bytes()));
-        }
-    }
-    out
-}
-
-/// `bytes` with every spelling of the real value replaced.
-pub(crate) fn redact(cred: &Credential, bytes: &[u8]) -> Vec<u8> {
-    let needles = spellings(cred);
-    if !needles.iter().any(|(n, _)| contains(bytes, n)) {
-        return bytes.to_vec();
-    }
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    'scan: while i < bytes.len() {
-        for (needle, instead) in &needles {
-            if bytes[i..].starts_with(needle) {
-                out.extend_from_slice(instead);
-                i += needle.len();
-                continue 'scan;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    out
-}
-
-/// Every response header with the real value redacted.
-pub(crate) fn redact_headers(cred: &Credential, headers: &mut HeaderMap) {
-    for value in headers.values_mut() {
-        let redacted = redact(cred, value.as_bytes());
-        if redacted != value.as_bytes()
-            && let Ok(v) = HeaderValue::from_bytes(&redacted)
-        {
-            *value = v;
-        }
-    }
-}
-
 /// Percent-encode all but the unreserved characters (RFC 3986 §2.3).
 pub(crate) fn percent(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -392,7 +333,7 @@ mod tests {
             percent(REAL),
             base64(format!("ci:{REAL}").as_bytes())
         );
-        let out = String::from_utf8(redact(&c, body.as_bytes())).unwrap();
+        let out = String::from_utf8(crate::echo::redact(&c, body.as_bytes()).unwrap()).unwrap();
         assert!(
             !out.contains(REAL) && !out.contains(&percent(REAL)),
             "{out}"

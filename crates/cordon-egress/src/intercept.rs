@@ -244,6 +244,22 @@ async fn handle(req: Request<Incoming>, tunnel: Arc<Tunnel>) -> Response<ProxyBo
     };
     parts.version = hyper::Version::HTTP_11;
     strip_hop_by_hop(&mut parts.headers);
+    // A response from a credential's host is checked for echoes of its value whether or
+    // not this request carried it: the host may hand back what it was sent before.
+    // The added one first: where two hold the same value, the client gets back the
+    // placeholder it sent.
+    let echoed: Vec<&Credential> = added
+        .into_iter()
+        .chain(shared.credentials.iter().filter(|c| {
+            added.is_none_or(|a| a.name() != c.name()) && c.covers_host(host, authority.port)
+        }))
+        .collect();
+    if !echoed.is_empty() {
+        parts.headers.insert(
+            hyper::header::ACCEPT_ENCODING,
+            hyper::header::HeaderValue::from_static("identity"),
+        );
+    }
     let default_port = if tunnel.tls { 443 } else { 80 };
     let host_value = if authority.port == default_port {
         authority.host.to_string()
@@ -303,30 +319,37 @@ async fn handle(req: Request<Incoming>, tunnel: Arc<Tunnel>) -> Response<ProxyBo
     event.decision = Decision::Allow;
     event.code = NetCode::Allow;
     event.status = Some(parts.status.as_u16());
-    let body: ProxyBody = match added {
-        Some(cred) => {
-            if crate::inject::encoded(&parts.headers) {
-                let why = format!(
-                    "{authority} answered a request carrying the credential {} with an encoded (compressed) body, which cannot be checked for the credential's value",
-                    cred.name()
-                );
+    let body: ProxyBody = if echoed.is_empty() {
+        body.map_err(|e| -> BoxError { Box::new(e) }).boxed()
+    } else {
+        let names: Vec<&str> = echoed.iter().map(|c| c.name()).collect();
+        let names = names.join(", ");
+        if crate::inject::encoded(&parts.headers) {
+            let why = format!(
+                "{authority} answered with an encoded (compressed) body, which cannot be checked for the value of the credential {names}"
+            );
+            event.reason = why.clone();
+            shared.events.emit(event.finish(started.elapsed()));
+            return block_response(&Block::error(502, NetCode::UpstreamError, why));
+        }
+        // The body is held to be checked; its length is kept, but a held body is sent
+        // whole.
+        parts.headers.remove(hyper::header::CONTENT_LENGTH);
+        let checked = match collect_limited(body, MAX_HELD_BODY).await {
+            Ok(bytes) => echoed.iter().try_fold(bytes.to_vec(), |bytes, cred| {
+                crate::echo::redact_headers(cred, &mut parts.headers)?;
+                crate::echo::redact(cred, &bytes)
+            }),
+            Err(why) => Err(crate::echo::EchoError(why)),
+        };
+        match checked {
+            Ok(bytes) => full(bytes),
+            Err(crate::echo::EchoError(why)) => {
                 event.reason = why.clone();
                 shared.events.emit(event.finish(started.elapsed()));
                 return block_response(&Block::error(502, NetCode::UpstreamError, why));
             }
-            crate::inject::redact_headers(cred, &mut parts.headers);
-            // The body is held to be redacted; the length changes with it.
-            parts.headers.remove(hyper::header::CONTENT_LENGTH);
-            match collect_limited(body, MAX_HELD_BODY).await {
-                Ok(bytes) => full(crate::inject::redact(cred, &bytes)),
-                Err(why) => {
-                    event.reason = why.clone();
-                    shared.events.emit(event.finish(started.elapsed()));
-                    return block_response(&Block::error(502, NetCode::UpstreamError, why));
-                }
-            }
         }
-        None => body.map_err(|e| -> BoxError { Box::new(e) }).boxed(),
     };
     shared.events.emit(event.finish(started.elapsed()));
     Response::from_parts(parts, body)

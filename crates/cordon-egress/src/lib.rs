@@ -36,6 +36,7 @@
 mod ca;
 mod credential;
 mod dial;
+mod echo;
 mod event;
 mod http;
 mod inject;

@@ -63,6 +63,7 @@ mod executes;
 mod expand;
 pub mod gitkeys;
 mod knowledge;
+pub mod lex;
 mod model;
 mod parse;
 pub mod pattern;

@@ -59,6 +59,27 @@ mod tests {
         "mysql -uroot -p[REDACTED] db"
     );
     redacts!(mkdir_dash_p_untouched, "mkdir -p src/x", "mkdir -p src/x");
+    // Issue 30: spellings whose values reached the audit log in clear.
+    redacts!(
+        issue_30_tool_password_variables,
+        "PGPASSWORD=pg1 MYSQL_PWD=my2 SSHPASS=ss3 MYPASSWORD=mp4 run",
+        "PGPASSWORD=[REDACTED] MYSQL_PWD=[REDACTED] SSHPASS=[REDACTED] MYPASSWORD=[REDACTED] run"
+    );
+    redacts!(
+        issue_30_curl_basic_auth,
+        "curl -u admin:cu5 https://x",
+        "curl -u admin:[REDACTED] https://x"
+    );
+    redacts!(
+        issue_30_cli_password_flags,
+        "docker login -p dk6 r.io && sshpass -p sp7 ssh h; redis-cli -a rc8 ping",
+        "docker login -p [REDACTED] r.io && sshpass -p [REDACTED] ssh h; redis-cli -a [REDACTED] ping"
+    );
+    redacts!(
+        pwd_alone_untouched,
+        "PWD=/home/me OLDPWD=/tmp BYPASS=1 ls",
+        "PWD=/home/me OLDPWD=/tmp BYPASS=1 ls"
+    );
     redacts!(
         long_flag_eq,
         "tool --password=hunter2 go",

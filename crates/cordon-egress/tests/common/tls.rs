@@ -37,7 +37,7 @@ impl TestCa {
         &self.pem
     }
 
-    fn server_config(&self, names: &[&str]) -> rustls::ServerConfig {
+    pub fn server_config(&self, names: &[&str]) -> rustls::ServerConfig {
         let key = KeyPair::generate().unwrap();
         let params =
             CertificateParams::new(names.iter().map(|s| s.to_string()).collect::<Vec<_>>())

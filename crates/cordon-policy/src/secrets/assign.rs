@@ -1,5 +1,5 @@
 //! Values assigned to secret-looking names: `API_KEY=…`, `"password": "…"`, `token: …`,
-//! `--password=…`, `--token …`, `?api_key=…`, and MySQL's `-pPASSWORD`.
+//! `--password=…`, `--token …`, `?api_key=…`.
 //!
 //! A keyword search finds candidate names; each candidate is extended to the whole name
 //! and the value after it is read, all within fixed bounds ([`NAME_REACH`],
@@ -39,6 +39,7 @@ const KEYWORDS: &[(&str, bool)] = &[
     ("passw", false),
     ("passphrase", false),
     ("pass", true),
+    ("pwd", true),
     ("_pass", false),
     ("credential", false),
     ("creds", false),
@@ -107,12 +108,11 @@ pub(crate) fn find(text: &str, lower: &str, out: &mut Vec<(SecretKind, Range<usi
     let bytes = text.as_bytes();
     // Every keyword holds one of these (ASCII, any case): without one, nothing to look for.
     if ![
-        "token", "secret", "pass", "cred", "key", "auth", "cookie", "session",
+        "token", "secret", "pass", "cred", "key", "auth", "cookie", "session", "pwd",
     ]
     .iter()
     .any(|k| lower.contains(k))
     {
-        mysql_dash_p(text, out);
         return;
     }
     let mut done_until = 0;
@@ -146,7 +146,6 @@ pub(crate) fn find(text: &str, lower: &str, out: &mut Vec<(SecretKind, Range<usi
             out.push((kind, range));
         }
     }
-    mysql_dash_p(text, out);
 }
 
 /// The secret assigned to `name` (which spans `start..name_end`), if the text after it
@@ -214,8 +213,42 @@ fn value_after(
 
     let (range, quoted) = read_value(text, value_start, query)?;
     let value = &text[range.clone()];
-    if is_template_or_placeholder(value) || (sep == b" " && value.starts_with('-')) {
+    // After `--flag `, an option or a usage text's metavariable (`--token TOKEN`).
+    let metavar = |v: &str| {
+        v.starts_with('-')
+            || (v.starts_with(|c: char| c.is_ascii_uppercase())
+                && v.bytes()
+                    .all(|b| b.is_ascii_uppercase() || b == b'_' || b == b'-'))
+    };
+    if is_template_or_placeholder(value) || (sep == b" " && metavar(value)) {
         return None;
+    }
+    // A whole line `name = value` or `name: value` (ini, properties, YAML, `.env`, a
+    // dictionary entry) whose value is the rest of the line: sure, unless the value holds
+    // a blank or is shaped like a name in code (`token = self.token`, `"Password:"`)
+    // without the digits and mixed case of a random string.
+    let whole_line = !flag
+        && matches!(sep, b"=" | b":" | b":=")
+        && starts_line(bytes, start - usize::from(quoted_name))
+        && ends_line(bytes, range.end + usize::from(quoted));
+    // A line ending in `,` or `;` is code or a literal's entry: its value must be quoted
+    // (`NL80211_ATTR_COOKIE = 88,`, `session_id: *session_id,` are not secrets); a short
+    // number (`token = 0`, `port: 8080`) is none either.
+    let punctuated = matches!(
+        bytes.get(range.end + usize::from(quoted)),
+        Some(b',' | b';')
+    );
+    let short_number = !quoted && value.len() < 8 && value.bytes().all(|b| b.is_ascii_digit());
+    if whole_line
+        && (quoted || !punctuated)
+        && !short_number
+        && !value.contains(char::is_whitespace)
+        && (!is_identifier_shaped(value)
+            || (value.bytes().any(|b| b.is_ascii_digit())
+                && value.bytes().any(|b| b.is_ascii_uppercase())
+                && value.bytes().any(|b| b.is_ascii_lowercase())))
+    {
+        return Some((range, SecretKind::NamedSecret));
     }
     let accepted = match (strength, quoted) {
         (Strength::Strong, _) => true,
@@ -266,6 +299,29 @@ fn typed_binding(bytes: &[u8], i: usize) -> Option<usize> {
     is_type.then_some(eq)
 }
 
+/// Whether only blanks (or a YAML list's `- `) come between the line's start and `i`.
+fn starts_line(bytes: &[u8], i: usize) -> bool {
+    let line = bytes[..i]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
+    let lead = &bytes[line..i];
+    let lead = match lead.iter().rposition(|&b| b == b'-') {
+        Some(p) if lead[p + 1..].starts_with(b" ") => &lead[..p],
+        _ => lead,
+    };
+    lead.iter().all(|&b| b == b' ' || b == b'\t')
+}
+
+/// Whether only an optional `,` or `;` and blanks come between `i` and the line's end.
+fn ends_line(bytes: &[u8], mut i: usize) -> bool {
+    if matches!(bytes.get(i), Some(b',' | b';')) {
+        i += 1;
+    }
+    i = skip_spaces(bytes, i);
+    matches!(bytes.get(i), None | Some(b'\n' | b'\r'))
+}
+
 fn skip_spaces(bytes: &[u8], mut i: usize) -> usize {
     while matches!(bytes.get(i), Some(b' ' | b'\t')) {
         i += 1;
@@ -313,50 +369,12 @@ fn read_value(text: &str, i: usize, query: bool) -> Option<(Range<usize>, bool)>
     Some((i..i + len, false))
 }
 
-/// Programs whose `-pVALUE` is a password.
-const DASH_P_PASSWORD: &[&str] = &[
-    "mysql",
-    "mysqldump",
-    "mysqladmin",
-    "mariadb",
-    "mariadb-dump",
-];
-
-/// `mysql … -pPASSWORD`: the word `-pX` on a line that runs one of [`DASH_P_PASSWORD`].
-fn mysql_dash_p(text: &str, out: &mut Vec<(SecretKind, Range<usize>)>) {
-    let mut line_start = 0;
-    for line in text.split_inclusive('\n') {
-        let words = || {
-            line.split(|c: char| c.is_whitespace() || c == ';' || c == '|' || c == '&')
-                .filter(|w| !w.is_empty())
-        };
-        let runs_mysql = words().any(|w| {
-            let w = w.trim_matches(['\'', '"']);
-            let base = w.rsplit('/').next().unwrap_or(w);
-            DASH_P_PASSWORD.contains(&base)
-        });
-        if runs_mysql {
-            for w in words() {
-                let core = w.trim_matches(['\'', '"']);
-                if core.len() > 2 && core.starts_with("-p") && !core.starts_with("--") {
-                    let at = line_start + (core.as_ptr() as usize - line.as_ptr() as usize);
-                    let secret = at + 2..at + core.len();
-                    if !is_template_or_placeholder(&text[secret.clone()]) {
-                        out.push((SecretKind::NamedSecret, secret));
-                    }
-                }
-            }
-        }
-        line_start += line.len();
-    }
-}
-
 #[cfg(test)]
 mod keyword_tests {
     use super::keyword_matches;
 
     /// The alternation the scan replaces, as it was written (case-insensitive).
-    const ORACLE: &str = r"(?i)token|secret|passw|passphrase|pass(?-u:\b)|_pass|credential|creds|api[_\-.]?key|access[_\-.]?key|private[_\-.]?key|_key(?-u:\b)|auth|cookie|session[_\-.]?id";
+    const ORACLE: &str = r"(?i)token|secret|passw|passphrase|pass(?-u:\b)|pwd(?-u:\b)|_pass|credential|creds|api[_\-.]?key|access[_\-.]?key|private[_\-.]?key|_key(?-u:\b)|auth|cookie|session[_\-.]?id";
 
     fn both(
         re: &regex::Regex,
@@ -382,6 +400,9 @@ mod keyword_tests {
             "passphrase",
             "pass",
             "PASS",
+            "pwd",
+            "_PWD",
+            "pwdx",
             "_pass",
             "passport",
             "passecret",

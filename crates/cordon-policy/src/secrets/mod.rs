@@ -10,7 +10,10 @@
 //!   OpenAI, Anthropic, npm, PyPI and Hugging Face tokens, Slack webhooks, JWTs,
 //!   passwords in URLs, `Authorization`-style headers and cookies;
 //! - **names** (the `assign` submodule): values assigned to secret-looking names, with thresholds
-//!   that depend on how sure the context is.
+//!   that depend on how sure the context is;
+//! - **command lines** (the `cli` submodule): the options of common programs that carry a
+//!   password or a `user:password` pair (`curl -u`, `docker login -p`, `sshpass -p`,
+//!   `redis-cli -a`, `mysql -pPW`, …), read from shell words.
 //!
 //! Every detector is a `regex` (linear time) or a scan with a fixed bound per step, so
 //! the whole pass is linear in the input. [`find`] returns typed [`Finding`]s with byte
@@ -19,6 +22,7 @@
 //! no known shape under an innocuous name passes through.
 
 mod assign;
+mod cli;
 mod shape;
 mod tokens;
 
@@ -132,6 +136,7 @@ pub fn find(text: &str) -> Vec<Finding> {
     let lower = text.to_ascii_lowercase();
     tokens::find(text, &lower, &mut raw);
     assign::find(text, &lower, &mut raw);
+    cli::find(text, &lower, &mut raw);
     // A shaped kind says more than "named secret": prefer it for equal starts.
     raw.sort_by_key(|(kind, r)| {
         (

@@ -120,6 +120,7 @@ const SECRET_WORDS: &[&str] = &[
 /// `session_id`.
 const KEY_QUALIFIERS: &[&str] = &[
     "api",
+    "secret",
     "access",
     "private",
     "signing",
@@ -259,6 +260,7 @@ const META_WORDS: &[&str] = &[
     "masked",
     "redacted",
     "needed",
+    "stdin",
     "present",
     "exists",
     "valid",
@@ -300,9 +302,40 @@ fn words(name: &str) -> Vec<String> {
     out
 }
 
+/// Words that end in a password word without naming one: `BYPASS`, `COMPASS`.
+const NOT_PASS: &[&str] = &[
+    "bypass",
+    "compass",
+    "encompass",
+    "surpass",
+    "trespass",
+    "overpass",
+    "underpass",
+    "multipass",
+    "onepass",
+    "firstpass",
+    "secondpass",
+    "singlepass",
+    "twopass",
+];
+
+/// A word that names a password with a tool's or database's name glued on
+/// (`PGPASSWORD`, `SSHPASS`, `MYPASSWD`), or `PWD` after another word (`MYSQL_PWD`;
+/// `PWD` alone is the shell's working directory and `OLDPWD` the previous one).
+/// A glued `…pass` counts only in an upper-case name (`SSHPASS`), where no package or
+/// identifier (`minipass`, `fs-minipass`) is spelled.
+fn is_password_word(words: &[String], i: usize, upper: bool) -> bool {
+    let w = words[i].as_str();
+    w.ends_with("password")
+        || w.ends_with("passwd")
+        || (upper && w.ends_with("pass") && !NOT_PASS.contains(&w))
+        || (w == "pwd" && i > 0)
+}
+
 /// Whether a value assigned to `name` is a secret, by the name alone.
 pub(crate) fn is_secret_name(name: &str, strength: Strength) -> bool {
     let words = words(name);
+    let upper = !name.bytes().any(|b| b.is_ascii_lowercase());
     let Some(last) = words.last() else {
         return false;
     };
@@ -322,11 +355,9 @@ pub(crate) fn is_secret_name(name: &str, strength: Strength) -> bool {
             && name.bytes().all(|b| !b.is_ascii_lowercase());
         return strong_key;
     }
-    words
-        .iter()
-        .enumerate()
-        .any(|(i, w)| SECRET_WORDS.contains(&w.as_str()) || pair(i))
-        || session_id
+    words.iter().enumerate().any(|(i, w)| {
+        SECRET_WORDS.contains(&w.as_str()) || pair(i) || is_password_word(&words, i, upper)
+    }) || session_id
 }
 
 #[cfg(test)]
@@ -348,6 +379,13 @@ mod tests {
             "--password",
             "session_id",
             "private_key",
+            "PGPASSWORD",
+            "MYSQL_PWD",
+            "SSHPASS",
+            "MYPASSWORD",
+            "REDISCLI_AUTH",
+            "LDAP_BIND_PASSWD",
+            "db_pwd",
         ] {
             assert!(is_secret_name(n, Strength::Weak), "{n}");
         }
@@ -366,6 +404,14 @@ mod tests {
             "password_hash",
             "api_key_path",
             "monkey",
+            "PWD",
+            "OLDPWD",
+            "BYPASS",
+            "COMPASS_DIR",
+            "PGPASSFILE",
+            "SSHPASS_FILE",
+            "minipass",
+            "fs-minipass",
         ] {
             assert!(!is_secret_name(n, Strength::Weak), "{n}");
         }
