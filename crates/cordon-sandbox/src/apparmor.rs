@@ -90,11 +90,14 @@ pub fn install(profile: &Profile, exe: &Path) -> Result<(), String> {
 /// This process's AppArmor label (`unconfined`, or `NAME (MODE)` under a profile);
 /// `None` where AppArmor is not enabled.
 pub fn label() -> Option<String> {
-    ["/proc/self/attr/apparmor/current", "/proc/self/attr/current"]
-        .iter()
-        .find_map(|p| std::fs::read_to_string(p).ok())
-        .map(|s| s.trim_end_matches(['\0', '\n']).to_string())
-        .filter(|s| !s.is_empty())
+    [
+        "/proc/self/attr/apparmor/current",
+        "/proc/self/attr/current",
+    ]
+    .iter()
+    .find_map(|p| std::fs::read_to_string(p).ok())
+    .map(|s| s.trim_end_matches(['\0', '\n']).to_string())
+    .filter(|s| !s.is_empty())
 }
 
 /// Is this process under an AppArmor profile (so the restriction of unconfined programs
@@ -116,7 +119,10 @@ pub fn installed_for(exe: &Path) -> Option<PathBuf> {
 
 /// Does the profile text attach to `exe` and allow `userns`?
 fn attaches(text: &str, exe: &str) -> bool {
-    let lines = || text.lines().map(|l| l.split('#').next().unwrap_or("").trim());
+    let lines = || {
+        text.lines()
+            .map(|l| l.split('#').next().unwrap_or("").trim())
+    };
     let header = lines().any(|l| {
         let mut words = l.split_whitespace();
         match words.next() {
@@ -150,17 +156,18 @@ pub struct Report {
 
 /// Read the kernel's setting, this process's label and the installed profiles.
 pub fn report() -> Report {
-    let restrict = std::fs::read_to_string("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
-        .ok()
-        .and_then(|v| v.trim().parse().ok());
+    let restrict =
+        std::fs::read_to_string("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
+            .ok()
+            .and_then(|v| v.trim().parse().ok());
     let binary = std::env::current_exe().ok();
     Report {
         restrict_unprivileged_userns: restrict,
         label: label(),
         profile: binary.as_deref().and_then(installed_for),
-        fix: binary.as_deref().and_then(|b| {
-            (restrict == Some(1) && !under_profile()).then(|| fix_command(b))
-        }),
+        fix: binary
+            .as_deref()
+            .and_then(|b| (restrict == Some(1) && !under_profile()).then(|| fix_command(b))),
         binary,
     }
 }
@@ -189,14 +196,18 @@ mod tests {
         let p = profile_for(Path::new("/usr/bin/cordon")).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(p.name, "cordon");
         assert_eq!(p.file, Path::new("/etc/apparmor.d/cordon"));
-        assert!(p.text.contains("profile cordon /usr/bin/cordon flags=(unconfined) {\n  userns,\n"));
+        assert!(
+            p.text
+                .contains("profile cordon /usr/bin/cordon flags=(unconfined) {\n  userns,\n")
+        );
         assert!(attaches(&p.text, "/usr/bin/cordon"));
         assert!(!attaches(&p.text, "/usr/bin/cordon2"));
     }
 
     #[test]
     fn another_path_gets_a_profile_of_its_own() {
-        let p = profile_for(Path::new("/home/u/.cargo/bin/cordon")).unwrap_or_else(|e| panic!("{e}"));
+        let p =
+            profile_for(Path::new("/home/u/.cargo/bin/cordon")).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(p.name, "cordon.home.u..cargo.bin.cordon");
         assert!(attaches(&p.text, "/home/u/.cargo/bin/cordon"));
     }
@@ -220,8 +231,17 @@ mod tests {
 
     #[test]
     fn a_profile_without_userns_or_for_another_path_does_not_count() {
-        assert!(!attaches("profile x /usr/bin/cordon {\n}\n", "/usr/bin/cordon"));
-        assert!(!attaches("# profile x /usr/bin/cordon {\n userns,\n}", "/usr/bin/cordon"));
-        assert!(attaches("/usr/bin/cordon flags=(unconfined) {\n  userns,\n}", "/usr/bin/cordon"));
+        assert!(!attaches(
+            "profile x /usr/bin/cordon {\n}\n",
+            "/usr/bin/cordon"
+        ));
+        assert!(!attaches(
+            "# profile x /usr/bin/cordon {\n userns,\n}",
+            "/usr/bin/cordon"
+        ));
+        assert!(attaches(
+            "/usr/bin/cordon flags=(unconfined) {\n  userns,\n}",
+            "/usr/bin/cordon"
+        ));
     }
 }

@@ -413,7 +413,21 @@ fn answer(id: i64, answer: Answer, at: &Location) -> anyhow::Result<u8> {
         ),
         (None, ..) => println!("denied {id}"),
     }
+    print_call(&request.request);
     Ok(0)
+}
+
+/// What the answer was about, so that a mistyped id is seen at once: the tool, its
+/// command or path, and the workspace it was asked in.
+fn print_call(request: &serde_json::Value) {
+    let tool = sanitize_for_terminal(request["tool"].as_str().unwrap_or("?"));
+    println!("  the call: {tool}: {}", summary(request));
+    let workspace = ["workspace", "cwd"]
+        .iter()
+        .find_map(|k| request[*k].as_str());
+    if let Some(w) = workspace {
+        println!("  asked in: {}", sanitize_for_terminal(w));
+    }
 }
 
 /// Approve pending request `id` with the input in `file` in place of its own.

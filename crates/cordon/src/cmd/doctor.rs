@@ -275,7 +275,11 @@ fn print_apparmor(r: &cordon_sandbox::apparmor::Report) {
     };
     println!(
         "apparmor: kernel.apparmor_restrict_unprivileged_userns = {setting}{}",
-        if setting == 1 { " (unconfined programs get no user namespaces)" } else { "" }
+        if setting == 1 {
+            " (unconfined programs get no user namespaces)"
+        } else {
+            ""
+        }
     );
     if let Some(label) = &r.label {
         println!("  this process's label: {label}");

@@ -146,7 +146,10 @@ fn apparmor(path: Option<PathBuf>, dry_run: bool) -> anyhow::Result<u8> {
         return Ok(0);
     }
     apparmor::install(&profile, &exe).map_err(|e| Exit::new(Code::Failed, e))?;
-    println!("{file}: written; it lets {} create user namespaces and grants nothing else", exe.display());
+    println!(
+        "{file}: written; it lets {} create user namespaces and grants nothing else",
+        exe.display()
+    );
     println!("load it now with: apparmor_parser -r {file}");
     Ok(0)
 }
