@@ -17,6 +17,8 @@ trap 'rm -rf "$STAGE"' EXIT
 chmod 0755 "$STAGE"
 
 install -D -m 0755 "$BIN" "$STAGE/usr/bin/cordon"
+# The release profile keeps line tables for backtraces; the package ships without them.
+strip --strip-debug "$STAGE/usr/bin/cordon"
 mkdir -p "$STAGE/etc/apparmor.d"
 "$BIN" setup apparmor --path /usr/bin/cordon --dry-run >"$STAGE/etc/apparmor.d/cordon" 2>/dev/null
 "$BIN" man --dir "$STAGE/usr/share/man/man1" >/dev/null

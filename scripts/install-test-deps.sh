@@ -82,3 +82,31 @@ if ! "$ui/venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.v
   python3 -m venv "$ui/venv"
   "$ui/venv/bin/pip" install -q "playwright==$PLAYWRIGHT"
 fi
+
+# The package test (scripts/test-package.sh) checks the AppArmor profile with AppArmor's
+# own parser. The profile's `userns` rule needs AppArmor 4 (Ubuntu 24.04's); this Debian
+# release ships 3.0, so the parser and the C library it is built against are taken from
+# Debian's next release (trixie) through apt, unpacked into .test-deps/apparmor (nothing
+# is installed on the system), and run with that release's loader.
+APPARMOR_MAJOR=4
+aa="$(cd "$(dirname "$0")/.." && pwd)/.test-deps/apparmor"
+if ! "$aa/apparmor_parser" --version 2>/dev/null | grep -q "version ${APPARMOR_MAJOR}\."; then
+  echo "fetching apparmor ${APPARMOR_MAJOR}.x and libc6 from Debian trixie into $aa (nothing installed)"
+  rm -rf "$aa"
+  mkdir -p "$aa/apt/lists/partial" "$aa/apt/cache/archives/partial" "$aa/debs"
+  echo "deb http://deb.debian.org/debian trixie main" >"$aa/apt/sources.list"
+  apt_opts=(-o Dir::Etc::sourcelist="$aa/apt/sources.list" -o Dir::Etc::sourceparts=/dev/null
+    -o Dir::State::Lists="$aa/apt/lists" -o Dir::Cache="$aa/apt/cache" -o APT::Sandbox::User=root -qq)
+  apt-get "${apt_opts[@]}" update
+  (cd "$aa/debs" && apt-get "${apt_opts[@]}" download apparmor libc6)
+  for deb in "$aa"/debs/*.deb; do dpkg-deb -x "$deb" "$aa/root"; done
+  rm -rf "$aa/apt" "$aa/debs"
+  cat >"$aa/apparmor_parser" <<WRAP
+#!/bin/sh
+# AppArmor's parser (trixie's) with its own C library, reading its own abi/ and tunables/.
+lib="$aa/root/usr/lib/x86_64-linux-gnu"
+exec "\$lib/ld-linux-x86-64.so.2" --library-path "\$lib" "$aa/root/usr/sbin/apparmor_parser" \\
+    --base "$aa/root/etc/apparmor.d" -I "$aa/root/etc/apparmor.d" "\$@"
+WRAP
+  chmod +x "$aa/apparmor_parser"
+fi
