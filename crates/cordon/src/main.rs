@@ -37,7 +37,8 @@ enum Command {
     /// Report what containment this machine can give, and whether each harness on PATH
     /// runs cordon's hook.
     Doctor(cmd::doctor::DoctorArgs),
-    /// Merge cordon's hook entries into a harness's settings (Claude Code, Codex, Gemini CLI).
+    /// Set cordon up for a harness (merge its hook entries into the harness's settings), or
+    /// install the AppArmor profile that gives this binary the full tier on Ubuntu.
     Setup(cmd::setup::SetupArgs),
     /// Put an MCP server (stdio) behind cordon: every tool call judged, the server pinned.
     McpGateway(cmd::mcp_gateway::McpGatewayArgs),

@@ -128,6 +128,9 @@ fn subcommand_help_is_written_for_users() {
         ("label", "Wrap stdin as untrusted content"),
         ("proxy", "Run the allowlisting egress proxy"),
         ("review-toolset", "Report which combinations"),
+        ("setup", "Set cordon up for a harness"),
+        ("completions", "Print the completion script of a shell"),
+        ("man", "Write man pages for cordon and every subcommand"),
     ];
     let top = Command::new(bin()).arg("--help").output().unwrap();
     let top = String::from_utf8(top.stdout).unwrap();

@@ -14,7 +14,7 @@ pub struct CompletionsArgs {
     shell: clap_complete::Shell,
 }
 
-/// Write a man page for cordon and one for each subcommand into a directory.
+/// Write man pages for cordon and every subcommand into a directory.
 #[derive(clap::Args)]
 pub struct ManArgs {
     /// Directory to write `cordon.1`, `cordon-exec.1`, `cordon-approvals-approve.1`, … into

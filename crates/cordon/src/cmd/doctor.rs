@@ -6,7 +6,8 @@ use cordon_hook::Harness;
 use cordon_hook::doctor::{self, FileState, HarnessCheck};
 use cordon_policy::RequiredTier;
 
-/// Report what containment this machine can give.
+/// Report what containment this machine can give, and whether each harness on PATH
+/// runs cordon's hook.
 #[derive(clap::Args)]
 pub struct DoctorArgs {
     /// Print the report as JSON.
