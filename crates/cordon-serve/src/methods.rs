@@ -337,7 +337,15 @@ impl Connection<'_> {
                 format!("{e}; the answer was not recorded, so it was taken back"),
             ));
         }
-        let mut result = json!({"id": id, "answer": word, "lease": answered.lease});
+        // What was answered, so that a client that sent the wrong id sees it at once.
+        let mut result = json!({
+            "id": id,
+            "answer": word,
+            "lease": answered.lease,
+            "tool": answered.request["tool"],
+            "session": pending.session,
+            "call": cordon_store::redact(&pending.request["input"]),
+        });
         if let Some(v) = &answered.edited {
             result["input"] = answered.request["input"].clone();
             result["edited_decision"] = json!(v.decision.as_str());

@@ -402,6 +402,9 @@ fn pending_then_approve_permits_exactly_once_and_deny_refuses() {
 
     let a = c.call(4, "approve", json!({"id": id}));
     assert_eq!(a["result"]["answer"], "approve", "{a}");
+    // The answer names the call it answered.
+    assert_eq!(a["result"]["tool"], "Bash", "{a}");
+    assert_eq!(a["result"]["call"]["command"], "make", "{a}");
     let again = c.call(5, "approve", json!({"id": id}));
     assert_eq!(again["error"]["code"], json!(-32002), "{again}");
 

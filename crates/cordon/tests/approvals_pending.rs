@@ -71,6 +71,12 @@ fn pending_round_trip_approve() {
     let out = cordon(state.path(), &["approvals", "approve", &id.to_string()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("approved"));
+    // What was approved is said, so a mistyped id is seen at once.
+    assert!(
+        text(&out.stdout).contains("  the call: Bash: make deploy TOKEN=abc"),
+        "{}",
+        text(&out.stdout)
+    );
 
     // The harness resumes the same call: allowed once, then asked again.
     let again =
