@@ -95,6 +95,8 @@ impl Env {
         let mut c = Command::new(common::bin());
         c.args(["hook", "codex", "--isolated", "--config"])
             .arg(&self.policy)
+            .arg("--workspace")
+            .arg(&self.ws)
             .current_dir(&self.ws)
             .env_clear()
             .env("HOME", &self.home)

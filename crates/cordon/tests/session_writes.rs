@@ -386,7 +386,8 @@ fn hook(e: &Env, event: &str, command: &str, id: &str) -> Value {
         "tool_use_id": id,
         "tool_response": {"stdout": "", "stderr": "", "interrupted": false},
     });
-    let args = e.with_config(&["hook", "claude-code", "--contain"]);
+    let mut args = e.with_config(&["hook", "claude-code", "--contain"]);
+    args.extend(["--workspace".to_string(), e.ws.display().to_string()]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = common::cli::run_with_input(e.cmd(&args), payload.to_string().as_bytes());
     assert_eq!(
