@@ -265,17 +265,13 @@ impl Connection<'_> {
             .answer_always(PendingId(id), pick, "cordon serve")
             .map_err(store_failed)?;
         let request = &done.request;
-        let record = json!({
-            "event": "approval-answered",
-            "pending": id,
-            "answer": "always-allow",
-            "lease": done.lease.0,
-            "rule": done.rule,
-            "session": request.session,
-            "tool": request.request["tool"],
-            "input": cordon_store::redact(&request.request["input"]),
-            "fingerprint": request.fingerprint,
-        });
+        let mut record = cordon_store::answered_record(
+            request,
+            "always-allow",
+            Some(done.lease.0),
+            &request.request,
+        );
+        record["rule"] = json!(done.rule);
         if let Err(e) = self.write_value(&record) {
             let store = self.store()?;
             let _ = store.revoke(done.lease);
@@ -317,17 +313,9 @@ impl Connection<'_> {
             GateError::Edit(why) => RpcError::new(rpc::EDIT_REFUSED, why),
             other => RpcError::new(rpc::SERVER_ERROR, other.to_string()),
         })?;
-        let record = json!({
-            "event": "approval-answered",
-            "pending": id,
-            "answer": word,
-            "lease": answered.lease,
-            "session": pending.session,
-            "tool": answered.request["tool"],
-            "input": cordon_store::redact(&answered.request["input"]),
-            "edited_verdict": answered.edited.as_ref().map(|v| v.decision.as_str()),
-            "fingerprint": pending.fingerprint,
-        });
+        let mut record =
+            cordon_store::answered_record(&pending, word, answered.lease, &answered.request);
+        record["edited_verdict"] = json!(answered.edited.as_ref().map(|v| v.decision.as_str()));
         if let Err(e) = self.write_value(&record) {
             if let Some(lease) = answered.lease {
                 let _ = self.store()?.revoke(cordon_store::LeaseId(lease));

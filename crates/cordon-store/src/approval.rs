@@ -399,3 +399,25 @@ pub fn resolve_ask_with(
         _ => Ok(Resolution::Deny(Refusal::InvalidChoice)),
     }
 }
+
+/// The audit record of a human's answer to pending approval `p`: the answer (`approve`,
+/// `deny`, `always-allow`, …), the lease it made, and the call it answered, `request`
+/// (the pending call's own, or the edited one), its input redacted. Each surface adds what
+/// is its own (`rule`, `answered_by`, `edited_verdict`).
+pub fn answered_record(
+    p: &crate::store::Pending,
+    answer: &str,
+    lease: Option<i64>,
+    request: &serde_json::Value,
+) -> serde_json::Value {
+    serde_json::json!({
+        "event": "approval-answered",
+        "pending": p.id.0,
+        "answer": answer,
+        "lease": lease,
+        "session": p.session,
+        "tool": request["tool"],
+        "input": crate::redact(&request["input"]),
+        "fingerprint": p.fingerprint,
+    })
+}

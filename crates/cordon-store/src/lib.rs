@@ -53,8 +53,8 @@ mod tty;
 
 pub use approval::{
     AskContext, Choice, FlowOptions, Grant, GrantSource, NoHuman, NoPrompter, PromptOutcome,
-    Prompter, Question, Refusal, Resolution, RuleOption, resolve_ask, resolve_ask_with,
-    resolve_edited, resolve_lease,
+    Prompter, Question, Refusal, Resolution, RuleOption, answered_record, resolve_ask,
+    resolve_ask_with, resolve_edited, resolve_lease,
 };
 pub use audit::{
     AppendReceipt, AuditLog, Break, Durability, SyncHandle, VerifyReport, tail, verify,

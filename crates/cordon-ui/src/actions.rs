@@ -229,16 +229,8 @@ pub fn answer(
     let mut log = open_log(places)?;
     let store = Store::open(&places.store)?;
     let pending = store.get_pending(PendingId(id))?;
-    let mut record = json!({
-        "event": "approval-answered",
-        "pending": id,
-        "answer": answer.word(),
-        "answered_by": SOURCE,
-        "session": pending.session,
-        "tool": pending.request["tool"],
-        "input": cordon_store::redact(&pending.request["input"]),
-        "fingerprint": pending.fingerprint,
-    });
+    let mut record = cordon_store::answered_record(&pending, answer.word(), None, &pending.request);
+    record["answered_by"] = json!(SOURCE);
     let session = pending.session.clone().filter(|s| !s.is_empty());
     let message = match &answer {
         ConsoleAnswer::Deny => {

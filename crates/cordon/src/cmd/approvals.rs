@@ -386,16 +386,7 @@ fn answer(id: i64, answer: Answer, at: &Location) -> anyhow::Result<u8> {
         Answered::Approved(a) => (a.request(), approved, Some(a.lease().0)),
         Answered::Denied(d) => (d.request(), "deny", None),
     };
-    let record = json!({
-        "event": "approval-answered",
-        "pending": id,
-        "answer": word,
-        "lease": lease,
-        "session": request.session,
-        "tool": request.request["tool"],
-        "input": cordon_store::redact(&request.request["input"]),
-        "fingerprint": request.fingerprint,
-    });
+    let record = cordon_store::answered_record(request, word, lease, &request.request);
     audit.append(&record).map_err(fail)?;
     let session = request.session.as_deref().map(sanitize_for_terminal);
     match (lease, answer, session) {
@@ -465,17 +456,13 @@ fn answer_edited(id: i64, file: &Path, mut args: PolicyArgs, at: &Location) -> a
             GateError::Edit(why) => Exit::new(Code::Deny, why).into(),
             other => Exit::new(Code::Internal, other.to_string()).into(),
         })?;
-    let record = json!({
-        "event": "approval-answered",
-        "pending": id,
-        "answer": "approve-edited",
-        "lease": answered.lease,
-        "session": pending.session,
-        "tool": answered.request["tool"],
-        "input": cordon_store::redact(&answered.request["input"]),
-        "edited_verdict": answered.edited.as_ref().map(|v| v.decision.as_str()),
-        "fingerprint": pending.fingerprint,
-    });
+    let mut record = cordon_store::answered_record(
+        &pending,
+        "approve-edited",
+        answered.lease,
+        &answered.request,
+    );
+    record["edited_verdict"] = json!(answered.edited.as_ref().map(|v| v.decision.as_str()));
     audit.append(&record).map_err(fail)?;
     println!(
         "approved {id} with an edited input: lease {} lets the edited call through once within 24 hours",
@@ -551,17 +538,13 @@ fn answer_always(id: i64, rule: Option<&str>, at: &Location) -> anyhow::Result<u
         .answer_always(PendingId(id), &pick, "cordon approvals")
         .map_err(fail)?;
     let request = &done.request;
-    let record = json!({
-        "event": "approval-answered",
-        "pending": id,
-        "answer": "always-allow",
-        "lease": done.lease.0,
-        "rule": done.rule,
-        "session": request.session,
-        "tool": request.request["tool"],
-        "input": cordon_store::redact(&request.request["input"]),
-        "fingerprint": request.fingerprint,
-    });
+    let mut record = cordon_store::answered_record(
+        request,
+        "always-allow",
+        Some(done.lease.0),
+        &request.request,
+    );
+    record["rule"] = json!(done.rule);
     audit.append(&record).map_err(fail)?;
     println!(
         "always allowed {id}: saved rule {}, lease {}",
