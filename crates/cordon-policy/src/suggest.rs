@@ -14,7 +14,8 @@
 //!   another, is the **exact call**: `git push --force origin main` →
 //!   `Bash(git push --force origin main)`, which allows that call and nothing else. A
 //!   generalisation `Bash(PREFIX:*)` is offered beside it only for a prefix on the
-//!   allowlist [`GENERALISABLE`] (git's read-only `status`, `log`, `diff`, `show`), with
+//!   allowlist [`GENERALISABLE`] (`git status`, which writes nothing and reads only the
+//!   repository), with
 //!   an example of a call it would also allow, and only when the call itself carries none
 //!   of the flags a prefix must never fold in ([`NEVER_FOLDED`]: force, mirror, delete,
 //!   configuration and code-running flags). Nothing is ever offered as a prefix for
@@ -307,12 +308,10 @@ pub const CODE_FLAGS: &[(&str, &[&str])] = &[
 /// not (`cargo test --config target.….runner=PROGRAM` runs any program), nor are the
 /// JavaScript package managers (`npm run test --script-shell=PROGRAM`) or go
 /// (`go test -o FILE` writes anywhere). A test loads each as a rule and checks them.
-pub const GENERALISABLE: &[(&[&str], &str)] = &[
-    (&["git", "status"], "--ignored"),
-    (&["git", "log"], "-p --all"),
-    (&["git", "diff"], "HEAD~5 -- another/path"),
-    (&["git", "show"], "HEAD~3:another/file"),
-];
+// `git log`, `git diff` and `git show` are not here: a saved prefix would also allow their
+// `--output=FILE` (a write anywhere) and `--no-index A B` (a read anywhere), which the
+// call shown did not carry.
+pub const GENERALISABLE: &[(&[&str], &str)] = &[(&["git", "status"], "--ignored")];
 
 /// Flags a prefix must never fold in: a call carrying one is offered its exact rule
 /// only. Long flags also match as `--flag=value`.

@@ -336,16 +336,16 @@ fn generalisations_only_from_the_allowlist_beside_the_exact_call() {
         options("npm run test -- --watch"),
         ["Bash(npm run test -- --watch)"]
     );
+    // git diff, log and show: a prefix would let `--output=FILE` and `--no-index A B`
+    // through later.
+    assert_eq!(options("git diff HEAD -- src"), ["Bash(git diff HEAD -- src)"]);
     assert_eq!(
-        options("git diff HEAD -- src"),
-        ["Bash(git diff HEAD -- src)", "Bash(git diff:*)"]
+        options("git status -s"),
+        ["Bash(git status -s)", "Bash(git status:*)"]
     );
     assert_eq!(options("go test -v ./pkg"), ["Bash(go test -v ./pkg)"]);
     assert_eq!(options("cargo test -p foo"), ["Bash(cargo test -p foo)"]);
-    assert_eq!(
-        options("git log --oneline -5"),
-        ["Bash(git log --oneline -5)", "Bash(git log:*)"]
-    );
+    assert_eq!(options("git log --oneline -5"), ["Bash(git log --oneline -5)"]);
     // An exact call that is the prefix itself needs no generalisation.
     assert_eq!(options("git status"), ["Bash(git status)"]);
     // Not on the allowlist: the exact call only.
@@ -382,7 +382,7 @@ fn generalisations_only_from_the_allowlist_beside_the_exact_call() {
         assert!(options(line).len() <= 1, "{line}: {:?}", options(line));
     }
     // Every generalisation shows an example of what else it allows.
-    let argv: Vec<String> = "git log -5".split(' ').map(String::from).collect();
+    let argv: Vec<String> = "git status -s".split(' ').map(String::from).collect();
     let all = suggest_options(&SuggestTarget::Command { argv }, &Anchors::default());
-    assert_eq!(all[1].example.as_deref(), Some("git log -p --all"));
+    assert_eq!(all[1].example.as_deref(), Some("git status --ignored"));
 }
