@@ -215,9 +215,10 @@ async fn the_test_upstream_is_refused_without_allow_private() {
     assert_eq!(resp.block(), Some("loopback"));
     assert_eq!(
         resp.text(),
-        "cordon: up.test resolves to 127.0.0.1: 127.0.0.1 is a loopback address; to reach it, \
-         pass `--allow-private 127.0.0.1/32` or add `allow_private = [\"127.0.0.1/32\"]` \
-         under `[network]` in the policy file\n"
+        "cordon: up.test resolves to 127.0.0.1: 127.0.0.1 is a loopback address of the host \
+         cordon runs on; to let the command reach the host's own services, pass \
+         `--allow-private 127.0.0.1/32` or add `allow_private = [\"127.0.0.1/32\"]` under \
+         `[network]` in the policy file\n"
     );
     let resp = get(p, &format!("http://up.test:{port}/hello")).await;
     assert_eq!((resp.status, resp.block()), (403, Some("loopback")));

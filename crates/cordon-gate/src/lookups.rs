@@ -16,8 +16,12 @@ pub(crate) fn explain(report: &mut DenialReport, policy: &NetworkPolicy) {
         let Ok(host) = Authority::parse(&b.target, 443) else {
             continue;
         };
+        // A lookup names no port: a host the allowlist names on any port is allowed
+        // through the proxy.
+        let listed = policy.allow().iter().any(|p| p.matches_host(&host.host));
         b.detail = match policy.check_tunnel(&host) {
-            NetCheck::Allow => format!(
+            refused @ NetCheck::Deny { .. } => format!("was looked up, and {}", refused.reason()),
+            NetCheck::Allow | NetCheck::NotListed { .. } if listed => format!(
                 "was looked up inside the sandbox, where no name resolves; {} is allowed only through cordon's proxy, which this program did not use (it reads HTTPS_PROXY and HTTP_PROXY)",
                 b.target
             ),
@@ -63,5 +67,7 @@ mod tests {
                 .contains("evil.example is not on the network allowlist; to allow it, add `allow = [\"evil.example\"]`")
         );
         assert!(explained(&["github.com"], "github.com").contains("did not use"));
+        // Allowed on another port: still the proxy's to reach, not "port 443 refused".
+        assert!(explained(&["localhost:8443"], "localhost").contains("did not use"));
     }
 }

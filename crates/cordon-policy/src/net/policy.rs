@@ -7,7 +7,7 @@ use std::net::IpAddr;
 use ipnet::IpNet;
 
 use super::code::NetCode;
-use super::ip::{classify, embedded_ipv4};
+use super::ip::{AddrClass, classify, embedded_ipv4};
 use super::origin::{Authority, Host, Origin, OriginError};
 use super::pattern::HostPattern;
 use super::request::{RequestRefusal, RequestRule, check_request};
@@ -251,12 +251,20 @@ impl NetworkPolicy {
             IpAddr::V4(_) => format!("{ip}/32"),
             IpAddr::V6(_) => format!("{ip}/128"),
         };
-        NetCheck::Deny {
-            code,
-            reason: format!(
+        // `0.0.0.0` and `::` reach the proxy's own host: no hint leads there, and one
+        // for loopback says whose loopback it is.
+        let reason = match class {
+            AddrClass::Unspecified | AddrClass::Broadcast | AddrClass::Multicast => format!(
+                "{shown} is {class}, which a command is never led to (through the proxy it would reach the host's own services)"
+            ),
+            AddrClass::Loopback => format!(
+                "{shown} is {class} of the host cordon runs on; to let the command reach the host's own services, pass `--allow-private {net}` or add `allow_private = [\"{net}\"]` under `[network]` in the policy file"
+            ),
+            _ => format!(
                 "{shown} is {class}; to reach it, pass `--allow-private {net}` or add `allow_private = [\"{net}\"]` under `[network]` in the policy file"
             ),
-        }
+        };
+        NetCheck::Deny { code, reason }
     }
 
     fn private_allowed(&self, ip: IpAddr) -> bool {
@@ -482,6 +490,20 @@ mod tests {
              169.254.169.254/32` or add `allow_private = [\"169.254.169.254/32\"]` under \
              `[network]` in the policy file"
         );
+    }
+
+    #[test]
+    fn no_hint_leads_to_the_hosts_own_services_unnamed() {
+        let p = NetworkPolicy::default();
+        for ip in ["0.0.0.0", "::", "255.255.255.255"] {
+            let reason = p.check_resolved(ip.parse().unwrap()).reason().to_string();
+            assert!(!reason.contains("--allow-private"), "{ip}: {reason}");
+        }
+        let reason = p
+            .check_resolved("127.0.0.1".parse().unwrap())
+            .reason()
+            .to_string();
+        assert!(reason.contains("of the host cordon runs on"), "{reason}");
     }
 
     #[test]

@@ -338,14 +338,20 @@ fn generalisations_only_from_the_allowlist_beside_the_exact_call() {
     );
     // git diff, log and show: a prefix would let `--output=FILE` and `--no-index A B`
     // through later.
-    assert_eq!(options("git diff HEAD -- src"), ["Bash(git diff HEAD -- src)"]);
+    assert_eq!(
+        options("git diff HEAD -- src"),
+        ["Bash(git diff HEAD -- src)"]
+    );
     assert_eq!(
         options("git status -s"),
         ["Bash(git status -s)", "Bash(git status:*)"]
     );
     assert_eq!(options("go test -v ./pkg"), ["Bash(go test -v ./pkg)"]);
     assert_eq!(options("cargo test -p foo"), ["Bash(cargo test -p foo)"]);
-    assert_eq!(options("git log --oneline -5"), ["Bash(git log --oneline -5)"]);
+    assert_eq!(
+        options("git log --oneline -5"),
+        ["Bash(git log --oneline -5)"]
+    );
     // An exact call that is the prefix itself needs no generalisation.
     assert_eq!(options("git status"), ["Bash(git status)"]);
     // Not on the allowlist: the exact call only.
