@@ -132,6 +132,13 @@ fn contained(args: &McpGatewayArgs, workspace: &std::path::Path) -> anyhow::Resu
     if args.approvals.no_audit {
         argv.push("--no-audit".into());
     }
+    // The sandbox shows the workspace, not necessarily the directory the gateway was
+    // started in (a harness may start it anywhere, `/tmp` included): from outside the
+    // workspace the server starts in it.
+    let inside = std::env::current_dir().is_ok_and(|here| here.starts_with(workspace));
+    if !inside {
+        argv.extend(["--cwd".into(), workspace.display().to_string()]);
+    }
     for h in &args.allow_net {
         argv.extend(["--allow-net".into(), h.clone()]);
     }
