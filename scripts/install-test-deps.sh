@@ -66,6 +66,19 @@ if ! "$deps/venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m
   "$deps/venv/bin/pip" install -q "mcp==$PYTHON_MCP"
 fi
 
+# The real harness test (crates/cordon/tests/harness_real.rs): the Claude Code CLI from
+# npm, pinned, in .test-deps/harness, driven against a local mock model server. Its npm
+# package carries the native binary as a per-platform optional dependency.
+CLAUDE_CODE=2.1.197
+harness="$(cd "$(dirname "$0")/.." && pwd)/.test-deps/harness"
+mkdir -p "$harness"
+cc_pkg="$harness/node_modules/@anthropic-ai/claude-code/package.json"
+if ! grep -q "\"version\": \"$CLAUDE_CODE\"" "$cc_pkg" 2>/dev/null; then
+  echo "installing @anthropic-ai/claude-code@$CLAUDE_CODE into $harness"
+  npm install --prefix "$harness" --no-audit --no-fund --prefer-offline --silent \
+    "@anthropic-ai/claude-code@$CLAUDE_CODE"
+fi
+
 # The web console's browser test (crates/cordon/tests/ui_browser.rs) and bench/ui.sh:
 # Debian's chromium, driven headless by Playwright for Python, pinned, in .test-deps/ui.
 # Playwright's own browser download is not used (the test launches /usr/bin/chromium).
