@@ -119,8 +119,7 @@ impl Mock {
             .filter_map(|(_, b)| serde_json::from_str::<Value>(b).ok())
             .flat_map(|b| b["messages"].as_array().cloned().unwrap_or_default())
             .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
-            .filter(|c| c["type"] == "tool_result" && c["tool_use_id"] == TOOL_ID)
-            .last()
+            .rfind(|c| c["type"] == "tool_result" && c["tool_use_id"] == TOOL_ID)
             .unwrap_or_else(|| {
                 let paths: Vec<&String> = reqs.iter().map(|(p, _)| p).collect();
                 panic!(
