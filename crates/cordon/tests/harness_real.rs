@@ -219,7 +219,11 @@ impl Scene {
     /// Run `claude -p` in the workspace against `mock`; its JSON result.
     fn claude(&self, claude: &Path, mock: &Mock) -> Value {
         let started = Instant::now();
-        let out = Command::new(claude)
+        // A request the mock cannot answer makes the CLI retry with back-off; `timeout`
+        // turns that into a failure within two minutes instead of a hang.
+        let out = Command::new("timeout")
+            .args(["-k", "5", "120"])
+            .arg(claude)
             .args([
                 "-p",
                 "Run the command you are given.",
