@@ -211,8 +211,8 @@ impl Scene {
         assert!(out.status.success(), "cordon setup failed: {e}\n{o}");
         let settings = std::fs::read_to_string(self.ws.join(".claude/settings.json")).unwrap();
         assert!(
-            settings.contains("hook claude-code"),
-            "setup wrote no hook: {settings}"
+            settings.contains("hook claude-code --workspace \\\"$CLAUDE_PROJECT_DIR\\\""),
+            "setup wrote no hook with a pinned workspace: {settings}"
         );
     }
 
