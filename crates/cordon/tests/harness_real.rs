@@ -1,21 +1,28 @@
 #![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test harness code
-//! The real Claude Code CLI (pinned by `scripts/install-test-deps.sh` in
-//! `.test-deps/harness`) driven headless (`claude -p … --output-format json`) against a
-//! local mock of the Anthropic Messages API (`tests/harness/mock-anthropic.py`), with
-//! the hook entries `cordon setup claude-code --project WS` writes. The mock answers the
-//! first turn with one scripted Bash `tool_use` and the next with the text `MOCK-DONE`,
-//! and records every request body it receives: what the model would have seen.
+//! The real harness CLIs, pinned by `scripts/install-test-deps.sh` in
+//! `.test-deps/harness`, driven headless against a local mock model server, with the
+//! hook entries `cordon setup` writes:
 //!
-//! Claude Code runs in `bypassPermissions` (as root that needs `IS_SANDBOX=1`), so its
-//! own permission checks allow everything and cordon's hook is the only thing between
-//! the scripted call and the machine (the control test shows the secret then reaches the
-//! mock). Nothing leaves the machine: the base URL is the mock's, non-essential traffic
-//! and the auto-updater are off.
+//! - Claude Code (`claude -p … --output-format json`) against a mock of the Anthropic
+//!   Messages API (`tests/harness/mock-anthropic.py`), hooks from `cordon setup
+//!   claude-code --project WS`;
+//! - Gemini CLI (`gemini -p … --output-format json --yolo --skip-trust`) against a mock of
+//!   the Gemini API (`tests/harness/mock-gemini.py`), hooks from `cordon setup gemini`
+//!   (the user's settings: the README's advice for headless runs, where `--skip-trust`
+//!   drops project hooks).
 //!
-//! Without the CLI or python3 the tests skip with a reason, except in CI (`CI=true` or
-//! `CORDON_REQUIRE_SANDBOX_TESTS=1`), where that is a failure. A change in Claude Code's
-//! protocol (the request, the tool, the hook payload) fails the assertions on what the
+//! Each mock answers the first turn with one scripted shell call and the next with the
+//! text `MOCK-DONE`, and records every request body it receives: what the model would
+//! have seen. The harnesses' own approval is off (Claude Code's `bypassPermissions`,
+//! which as root needs `IS_SANDBOX=1`; Gemini CLI's `--yolo`), so cordon's hook is the
+//! only thing between the scripted call and the machine (the control test shows the
+//! secret then reaches the mock). Nothing leaves the machine: the base URL is the mock's,
+//! non-essential traffic and the auto-updater are off.
+//!
+//! Without a CLI or python3 the tests skip with a reason, except in CI (`CI=true` or
+//! `CORDON_REQUIRE_SANDBOX_TESTS=1`), where that is a failure. A change in a harness's
+//! protocol (its requests, its tool, its hook payload) fails the assertions on what the
 //! mock received and what the CLI printed.
 
 mod common;
@@ -27,38 +34,70 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
-/// The mock's scripted call's id (see the mock), which the hook's audit records carry.
-const TOOL_ID: &str = "toolu_cordon_mock_1";
+/// A harness under test.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Harness {
+    Claude,
+    Gemini,
+}
 
-/// The pinned Claude Code CLI, or `None` (a skip, or a failure in CI) when missing.
-fn claude(test: &str) -> Option<PathBuf> {
-    let base = std::env::var_os("CORDON_HARNESS_TEST_DEPS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.test-deps/harness"));
-    let bin = base.join("node_modules/.bin/claude");
-    let python = Command::new("python3").arg("--version").output();
-    let mut missing = Vec::new();
-    if !bin.exists() {
-        missing.push(bin.display().to_string());
+impl Harness {
+    /// Its executable in `node_modules/.bin`.
+    fn program(self) -> &'static str {
+        match self {
+            Harness::Claude => "claude",
+            Harness::Gemini => "gemini",
+        }
     }
-    if !python.is_ok_and(|o| o.status.success()) {
-        missing.push("python3".to_string());
+
+    /// Its mock model server in `tests/harness`.
+    fn mock(self) -> &'static str {
+        match self {
+            Harness::Claude => "mock-anthropic.py",
+            Harness::Gemini => "mock-gemini.py",
+        }
     }
-    if missing.is_empty() {
-        return Some(bin);
+
+    /// The `kind` of the hook's audit records.
+    fn kind(self) -> &'static str {
+        match self {
+            Harness::Claude => "hook-claude-code",
+            Harness::Gemini => "hook-gemini",
+        }
     }
-    let ci = std::env::var_os("CI").is_some_and(|v| v == "true")
-        || std::env::var_os("CORDON_REQUIRE_SANDBOX_TESTS").is_some_and(|v| v == "1");
-    assert!(
-        !ci,
-        "{test}: harness test tools missing ({}); run scripts/install-test-deps.sh",
-        missing.join(", ")
-    );
-    eprintln!(
-        "skipping {test}: harness test tools missing ({}); run scripts/install-test-deps.sh",
-        missing.join(", ")
-    );
-    None
+
+    /// The pinned CLI, or `None` (a skip, or a failure in CI) when missing.
+    fn cli(self, test: &str) -> Option<PathBuf> {
+        let base = std::env::var_os("CORDON_HARNESS_TEST_DEPS")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.test-deps/harness")
+            });
+        let bin = base.join("node_modules/.bin").join(self.program());
+        let python = Command::new("python3").arg("--version").output();
+        let mut missing = Vec::new();
+        if !bin.exists() {
+            missing.push(bin.display().to_string());
+        }
+        if !python.is_ok_and(|o| o.status.success()) {
+            missing.push("python3".to_string());
+        }
+        if missing.is_empty() {
+            return Some(bin);
+        }
+        let ci = std::env::var_os("CI").is_some_and(|v| v == "true")
+            || std::env::var_os("CORDON_REQUIRE_SANDBOX_TESTS").is_some_and(|v| v == "1");
+        assert!(
+            !ci,
+            "{test}: harness test tools missing ({}); run scripts/install-test-deps.sh",
+            missing.join(", ")
+        );
+        eprintln!(
+            "skipping {test}: harness test tools missing ({}); run scripts/install-test-deps.sh",
+            missing.join(", ")
+        );
+        None
+    }
 }
 
 /// The mock model server; killed when dropped.
@@ -66,12 +105,15 @@ struct Mock {
     child: Child,
     port: u16,
     record: PathBuf,
+    harness: Harness,
 }
 
 impl Mock {
-    /// A mock that scripts one Bash call of `command`, recording into `record`.
-    fn start(record: &Path, command: &str) -> Mock {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/harness/mock-anthropic.py");
+    /// A mock that scripts one shell call of `command`, recording into `record`.
+    fn start(harness: Harness, record: &Path, command: &str) -> Mock {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/harness")
+            .join(harness.mock());
         let mut child = Command::new("python3")
             .arg(script)
             .arg(record)
@@ -92,6 +134,7 @@ impl Mock {
             child,
             port,
             record: record.to_path_buf(),
+            harness,
         }
     }
 
@@ -110,22 +153,36 @@ impl Mock {
             .collect()
     }
 
-    /// The `tool_result` block Claude Code sent back for the scripted call (the last
-    /// one found), or a failure saying what the mock received instead.
-    fn tool_result(&self) -> Value {
+    /// What the harness sent back to the model for the scripted call (the last one
+    /// found): whether it is an error, and its text. A failure saying what the mock
+    /// received when there is none.
+    fn tool_result(&self) -> (bool, String) {
         let reqs = self.requests();
-        reqs.iter()
-            .filter(|(p, _)| p.starts_with("/v1/messages"))
-            .filter_map(|(_, b)| serde_json::from_str::<Value>(b).ok())
-            .flat_map(|b| b["messages"].as_array().cloned().unwrap_or_default())
-            .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
-            .rfind(|c| c["type"] == "tool_result" && c["tool_use_id"] == TOOL_ID)
-            .unwrap_or_else(|| {
-                let paths: Vec<&String> = reqs.iter().map(|(p, _)| p).collect();
-                panic!(
-                    "Claude Code sent no tool_result for the scripted call (protocol change?); requests: {paths:?}"
-                )
-            })
+        let bodies = reqs
+            .iter()
+            .filter_map(|(_, b)| serde_json::from_str::<Value>(b).ok());
+        let found = match self.harness {
+            Harness::Claude => bodies
+                .flat_map(|b| b["messages"].as_array().cloned().unwrap_or_default())
+                .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+                .rfind(|c| c["type"] == "tool_result" && c["tool_use_id"] == TOOL_ID)
+                .map(|r| (r["is_error"] == true, text_of(&r["content"]))),
+            Harness::Gemini => bodies
+                .flat_map(|b| b["contents"].as_array().cloned().unwrap_or_default())
+                .flat_map(|c| c["parts"].as_array().cloned().unwrap_or_default())
+                .rfind(|p| p["functionResponse"]["name"] == "run_shell_command")
+                .map(|p| {
+                    let r = &p["functionResponse"]["response"];
+                    (r.get("error").is_some(), r.to_string())
+                }),
+        };
+        found.unwrap_or_else(|| {
+            let paths: Vec<&String> = reqs.iter().map(|(p, _)| p).collect();
+            panic!(
+                "{:?} sent no result for the scripted call (protocol change?); requests: {paths:?}",
+                self.harness
+            )
+        })
     }
 }
 
@@ -136,9 +193,12 @@ impl Drop for Mock {
     }
 }
 
+/// The mock's scripted Claude Code call's id (see the mock).
+const TOOL_ID: &str = "toolu_cordon_mock_1";
+
 /// The text of a tool_result's content (a string or a list of text blocks).
-fn result_text(r: &Value) -> String {
-    match &r["content"] {
+fn text_of(content: &Value) -> String {
+    match content {
         Value::String(s) => s.clone(),
         Value::Array(a) => a
             .iter()
@@ -149,20 +209,20 @@ fn result_text(r: &Value) -> String {
     }
 }
 
-/// A workspace, a fake HOME holding a fake SSH key with a unique marker, and cordon's
-/// state directory, under a fresh temporary directory.
+/// A workspace, a fake HOME holding a fake SSH key with a unique marker, a TMPDIR and
+/// cordon's state directory, under a fresh temporary directory.
 struct Scene {
     _tmp: tempfile::TempDir,
+    harness: Harness,
+    cli: PathBuf,
     root: PathBuf,
     ws: PathBuf,
     home: PathBuf,
-    /// Claude Code's TMPDIR (it keeps per-session files there).
-    tmp: PathBuf,
     marker: String,
 }
 
 impl Scene {
-    fn new() -> Scene {
+    fn new(harness: Harness, cli: &Path) -> Scene {
         let tmp = tempfile::Builder::new()
             .prefix("cordon-harness-")
             .tempdir()
@@ -185,21 +245,39 @@ impl Scene {
             ),
         )
         .unwrap();
+        if harness == Harness::Gemini {
+            // Gemini CLI's API-key login, chosen as its first run would save it, with
+            // usage statistics and updates off; `cordon setup` must keep these when it
+            // merges its hooks in.
+            std::fs::create_dir_all(home.join(".gemini")).unwrap();
+            std::fs::write(
+                home.join(".gemini/settings.json"),
+                r#"{"security": {"auth": {"selectedType": "gemini-api-key"}},
+                    "privacy": {"usageStatisticsEnabled": false},
+                    "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false}}"#,
+            )
+            .unwrap();
+        }
         Scene {
             _tmp: tmp,
+            harness,
+            cli: cli.to_path_buf(),
+            root,
             ws,
             home,
-            tmp: root.join("tmp"),
-            root,
             marker,
         }
     }
 
-    /// `cordon setup claude-code --project WS [extra]`, as a user would run it.
+    /// `cordon setup` for this harness, as a user would run it (`--project WS` for
+    /// Claude Code, the user's settings for Gemini CLI), with `extra`.
     fn setup(&self, extra: &[&str]) {
-        let out = Command::new(common::bin())
-            .args(["setup", "claude-code", "--project"])
-            .arg(&self.ws)
+        let mut c = Command::new(common::bin());
+        match self.harness {
+            Harness::Claude => c.args(["setup", "claude-code", "--project"]).arg(&self.ws),
+            Harness::Gemini => c.args(["setup", "gemini", "--user"]),
+        };
+        let out = c
             .args(extra)
             .env_clear()
             .env("HOME", &self.home)
@@ -209,70 +287,103 @@ impl Scene {
             .unwrap();
         let (o, e) = common::text(&out);
         assert!(out.status.success(), "cordon setup failed: {e}\n{o}");
-        let settings = std::fs::read_to_string(self.ws.join(".claude/settings.json")).unwrap();
+        let (file, pin) = match self.harness {
+            Harness::Claude => (
+                self.ws.join(".claude/settings.json"),
+                r#"hook claude-code --workspace \"$CLAUDE_PROJECT_DIR\""#,
+            ),
+            Harness::Gemini => (
+                self.home.join(".gemini/settings.json"),
+                r#"hook gemini --workspace \"$GEMINI_PROJECT_DIR\""#,
+            ),
+        };
+        let settings = std::fs::read_to_string(file).unwrap();
         assert!(
-            settings.contains("hook claude-code --workspace \\\"$CLAUDE_PROJECT_DIR\\\""),
+            settings.contains(pin),
             "setup wrote no hook with a pinned workspace: {settings}"
         );
+        if self.harness == Harness::Gemini {
+            assert!(
+                settings.contains("gemini-api-key"),
+                "setup dropped the login: {settings}"
+            );
+        }
     }
 
-    /// Run `claude -p` in the workspace against `mock`; its JSON result.
-    fn claude(&self, claude: &Path, mock: &Mock) -> Value {
+    /// Run the harness headless in the workspace against `mock` and check that its
+    /// session ended on the mock's final text.
+    fn run(&self, mock: &Mock) {
         let started = Instant::now();
         // A request the mock cannot answer makes the CLI retry with back-off; `timeout`
         // turns that into a failure within two minutes instead of a hang.
-        let out = Command::new("timeout")
-            .args(["-k", "5", "120"])
-            .arg(claude)
-            .args([
-                "-p",
-                "Run the command you are given.",
-                "--output-format",
-                "json",
-                "--permission-mode",
-                "bypassPermissions",
-            ])
+        let mut c = Command::new("timeout");
+        c.args(["-k", "5", "120"])
+            .arg(&self.cli)
             .current_dir(&self.ws)
             .env_clear()
             .env("HOME", &self.home)
             .env("PATH", "/usr/local/bin:/usr/bin:/bin")
             .env("LANG", "C")
-            .env("TMPDIR", &self.tmp)
+            .env("TMPDIR", self.root.join("tmp"))
             .env("CORDON_STATE_DIR", self.root.join("state"))
-            .env(
-                "ANTHROPIC_BASE_URL",
-                format!("http://127.0.0.1:{}", mock.port),
-            )
-            .env("ANTHROPIC_API_KEY", "sk-ant-cordon-test-dummy")
-            .env("IS_SANDBOX", "1")
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .env("DISABLE_AUTOUPDATER", "1")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
+            .stdin(Stdio::null());
+        let base = format!("http://127.0.0.1:{}", mock.port);
+        match self.harness {
+            Harness::Claude => c
+                .args(["-p", "Run the command you are given."])
+                .args(["--output-format", "json"])
+                .args(["--permission-mode", "bypassPermissions"])
+                .env("ANTHROPIC_BASE_URL", base)
+                .env("ANTHROPIC_API_KEY", "sk-ant-cordon-test-dummy")
+                .env("IS_SANDBOX", "1")
+                .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+                .env("DISABLE_AUTOUPDATER", "1"),
+            Harness::Gemini => c
+                .args(["-p", "Run the command you are given."])
+                .args(["--output-format", "json", "--yolo", "--skip-trust"])
+                .env("GOOGLE_GEMINI_BASE_URL", base)
+                .env("GEMINI_API_KEY", "cordon-test-dummy")
+                .env("GEMINI_TELEMETRY_ENABLED", "false"),
+        };
+        let out = c.output().unwrap();
         let (o, e) = common::text(&out);
-        eprintln!("claude -p took {:?}", started.elapsed());
-        assert!(out.status.success(), "claude failed: {e}\n{o}");
+        eprintln!(
+            "{:?} headless run took {:?}",
+            self.harness,
+            started.elapsed()
+        );
+        assert!(out.status.success(), "{:?} failed: {e}\n{o}", self.harness);
         let v: Value = serde_json::from_str(o.trim())
-            .unwrap_or_else(|err| panic!("claude printed no JSON result ({err}): {o}\n{e}"));
+            .unwrap_or_else(|err| panic!("no JSON result ({err}): {o}\n{e}"));
+        let last = match self.harness {
+            Harness::Claude => &v["result"],
+            Harness::Gemini => &v["response"],
+        };
         assert_eq!(
-            v["result"], "MOCK-DONE",
+            last, "MOCK-DONE",
             "the session did not end on the mock's final text: {v}"
         );
-        v
     }
 
-    /// The audit records of the scripted call: kind, phase and decision.
-    fn audit(&self) -> Vec<(String, String, String)> {
+    /// The audit records: kind, phase, decision and operation id.
+    fn audit(&self) -> Vec<[String; 4]> {
         std::fs::read_to_string(self.root.join("state/audit.jsonl"))
             .unwrap_or_default()
             .lines()
             .map(|l| serde_json::from_str::<Value>(l).unwrap())
-            .filter(|r| r["operation_id"] == TOOL_ID)
             .map(|r| {
-                let s = |k: &str| r[k].as_str().unwrap_or("").to_string();
-                (s("kind"), s("phase"), s("decision"))
+                ["kind", "phase", "decision", "operation_id"]
+                    .map(|k| r[k].as_str().unwrap_or("").to_string())
             })
+            .collect()
+    }
+
+    /// The hook's decision records for the call.
+    fn decisions(&self) -> Vec<String> {
+        self.audit()
+            .into_iter()
+            .filter(|[k, p, _, _]| k == self.harness.kind() && p == "decision")
+            .map(|[_, _, d, _]| d)
             .collect()
     }
 }
@@ -282,86 +393,72 @@ fn reached_model(mock: &Mock, needle: &str) -> bool {
     mock.requests().iter().any(|(_, b)| b.contains(needle))
 }
 
-#[test]
-fn an_allowed_call_runs_through_claude_code() {
-    let Some(claude) = claude("an_allowed_call_runs_through_claude_code") else {
+fn allowed_call_runs(h: Harness, test: &str) {
+    let Some(cli) = h.cli(test) else {
         return;
     };
-    let s = Scene::new();
+    let s = Scene::new(h, &cli);
     s.setup(&[]);
     std::fs::write(s.ws.join("listed-by-ls.txt"), "x").unwrap();
-    let mock = Mock::start(&s.root.join("requests.jsonl"), "ls");
-    s.claude(&claude, &mock);
-    let r = mock.tool_result();
-    assert_ne!(r["is_error"], true, "ls was refused: {r}");
+    let mock = Mock::start(h, &s.root.join("requests.jsonl"), "ls");
+    s.run(&mock);
+    let (error, text) = mock.tool_result();
+    assert!(!error, "ls was refused: {text}");
     assert!(
-        result_text(&r).contains("listed-by-ls.txt"),
-        "ls did not run in the workspace: {r}"
+        text.contains("listed-by-ls.txt"),
+        "ls did not run in the workspace: {text}"
     );
-    let audit = s.audit();
-    assert!(
-        audit
-            .iter()
-            .any(|(k, p, d)| k == "hook-claude-code" && p == "decision" && d == "allow"),
-        "no allow decision of the hook for the call: {audit:?}"
-    );
+    assert_eq!(s.decisions(), ["allow"], "the hook's decisions");
 }
 
-#[test]
-fn a_denied_secret_read_never_reaches_the_model() {
-    let Some(claude) = claude("a_denied_secret_read_never_reaches_the_model") else {
+fn denied_secret_read_never_reaches_the_model(h: Harness, test: &str) {
+    let Some(cli) = h.cli(test) else {
         return;
     };
     // Two spellings of the same read: by `~`, and by changing into the directory.
     for command in ["cat ~/.ssh/id_rsa", "cd \"$HOME/.ssh\" && cat id_rsa"] {
-        let s = Scene::new();
+        let s = Scene::new(h, &cli);
         s.setup(&[]);
-        let mock = Mock::start(&s.root.join("requests.jsonl"), command);
-        s.claude(&claude, &mock);
-        let r = mock.tool_result();
-        assert_eq!(r["is_error"], true, "{command}: not blocked: {r}");
+        let mock = Mock::start(h, &s.root.join("requests.jsonl"), command);
+        s.run(&mock);
+        let (error, text) = mock.tool_result();
+        assert!(error, "{command}: not blocked: {text}");
         assert!(
-            result_text(&r).contains("cordon"),
-            "{command}: blocked, but not by cordon: {r}"
+            text.contains("cordon"),
+            "{command}: blocked, but not by cordon: {text}"
         );
         assert!(
             !reached_model(&mock, &s.marker),
             "{command}: the fake key reached the model"
         );
-        let audit = s.audit();
-        assert!(
-            audit
-                .iter()
-                .any(|(k, _, d)| k == "hook-claude-code" && d == "deny"),
-            "{command}: no deny decision of the hook: {audit:?}"
-        );
+        assert_eq!(s.decisions(), ["deny"], "{command}: the hook's decisions");
     }
 }
 
 /// The control of the test above: without cordon's hook the same call runs and the fake
 /// key reaches the mock, so the absence above is cordon's doing and the check can fail.
-#[test]
-fn without_the_hook_the_secret_reaches_the_model() {
-    let Some(claude) = claude("without_the_hook_the_secret_reaches_the_model") else {
+fn without_the_hook_the_secret_reaches_the_model(h: Harness, test: &str) {
+    let Some(cli) = h.cli(test) else {
         return;
     };
-    let s = Scene::new();
-    let mock = Mock::start(&s.root.join("requests.jsonl"), "cat ~/.ssh/id_rsa");
-    s.claude(&claude, &mock);
+    let s = Scene::new(h, &cli);
+    let mock = Mock::start(h, &s.root.join("requests.jsonl"), "cat ~/.ssh/id_rsa");
+    s.run(&mock);
     assert!(
         reached_model(&mock, &s.marker),
-        "without cordon the key should have reached the mock: {}",
+        "without cordon the key should have reached the mock: {:?}",
         mock.tool_result()
     );
 }
 
-#[test]
-fn a_contained_call_runs_inside_the_sandbox() {
-    let Some(claude) = claude("a_contained_call_runs_inside_the_sandbox") else {
+fn contained_call_runs_inside_the_sandbox(h: Harness, test: &str) {
+    let Some(cli) = h.cli(test) else {
         return;
     };
-    need_sandbox!("a_contained_call_runs_inside_the_sandbox");
-    let s = Scene::new();
+    if !common::full_tier_or_skip(test) {
+        return;
+    }
+    let s = Scene::new(h, &cli);
     s.setup(&["--contain"]);
     // A file in the host's /tmp, which the sandbox hides: listed outside, absent inside.
     let host_only = tempfile::Builder::new()
@@ -375,15 +472,16 @@ fn a_contained_call_runs_inside_the_sandbox() {
         .to_string_lossy()
         .into_owned();
     let mock = Mock::start(
+        h,
         &s.root.join("requests.jsonl"),
         "ls -A /tmp > tmp-seen.txt; echo contained-run-done",
     );
-    s.claude(&claude, &mock);
-    let r = mock.tool_result();
-    assert_ne!(r["is_error"], true, "the contained call failed: {r}");
+    s.run(&mock);
+    let (error, text) = mock.tool_result();
+    assert!(!error, "the contained call failed: {text}");
     assert!(
-        result_text(&r).contains("contained-run-done"),
-        "the contained call's output did not reach Claude Code: {r}"
+        text.contains("contained-run-done"),
+        "the contained call's output did not reach the harness: {text}"
     );
     let seen = std::fs::read_to_string(s.ws.join("tmp-seen.txt"))
         .expect("the sandbox's write was not merged into the workspace");
@@ -391,11 +489,77 @@ fn a_contained_call_runs_inside_the_sandbox() {
         !seen.contains(&host_name),
         "the command saw the host's /tmp, so it did not run in the sandbox: {seen}"
     );
+    // The hook's allow and the sandboxed run are one operation.
     let audit = s.audit();
+    let id = audit
+        .iter()
+        .find(|[k, p, d, _]| k == h.kind() && p == "decision" && d == "allow")
+        .map(|r| r[3].clone())
+        .unwrap_or_else(|| panic!("no allow decision of the hook: {audit:?}"));
     for want in ["start", "end"] {
         assert!(
-            audit.iter().any(|(k, p, _)| k == "exec" && p == want),
-            "no `exec` {want} record for the call: {audit:?}"
+            audit
+                .iter()
+                .any(|[k, p, _, op]| k == "exec" && p == want && *op == id),
+            "no `exec` {want} record for the call {id}: {audit:?}"
         );
     }
+}
+
+#[test]
+fn claude_code_an_allowed_call_runs() {
+    allowed_call_runs(Harness::Claude, "claude_code_an_allowed_call_runs");
+}
+
+#[test]
+fn claude_code_a_denied_secret_read_never_reaches_the_model() {
+    denied_secret_read_never_reaches_the_model(
+        Harness::Claude,
+        "claude_code_a_denied_secret_read_never_reaches_the_model",
+    );
+}
+
+#[test]
+fn claude_code_without_the_hook_the_secret_reaches_the_model() {
+    without_the_hook_the_secret_reaches_the_model(
+        Harness::Claude,
+        "claude_code_without_the_hook_the_secret_reaches_the_model",
+    );
+}
+
+#[test]
+fn claude_code_a_contained_call_runs_inside_the_sandbox() {
+    contained_call_runs_inside_the_sandbox(
+        Harness::Claude,
+        "claude_code_a_contained_call_runs_inside_the_sandbox",
+    );
+}
+
+#[test]
+fn gemini_an_allowed_call_runs() {
+    allowed_call_runs(Harness::Gemini, "gemini_an_allowed_call_runs");
+}
+
+#[test]
+fn gemini_a_denied_secret_read_never_reaches_the_model() {
+    denied_secret_read_never_reaches_the_model(
+        Harness::Gemini,
+        "gemini_a_denied_secret_read_never_reaches_the_model",
+    );
+}
+
+#[test]
+fn gemini_without_the_hook_the_secret_reaches_the_model() {
+    without_the_hook_the_secret_reaches_the_model(
+        Harness::Gemini,
+        "gemini_without_the_hook_the_secret_reaches_the_model",
+    );
+}
+
+#[test]
+fn gemini_a_contained_call_runs_inside_the_sandbox() {
+    contained_call_runs_inside_the_sandbox(
+        Harness::Gemini,
+        "gemini_a_contained_call_runs_inside_the_sandbox",
+    );
 }
