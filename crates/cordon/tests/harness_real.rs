@@ -39,6 +39,7 @@ use std::time::Instant;
 enum Harness {
     Claude,
     Gemini,
+    Codex,
 }
 
 impl Harness {
@@ -47,6 +48,7 @@ impl Harness {
         match self {
             Harness::Claude => "claude",
             Harness::Gemini => "gemini",
+            Harness::Codex => "codex",
         }
     }
 
@@ -55,6 +57,7 @@ impl Harness {
         match self {
             Harness::Claude => "mock-anthropic.py",
             Harness::Gemini => "mock-gemini.py",
+            Harness::Codex => "mock-openai.py",
         }
     }
 
@@ -63,6 +66,7 @@ impl Harness {
         match self {
             Harness::Claude => "hook-claude-code",
             Harness::Gemini => "hook-gemini",
+            Harness::Codex => "hook-codex",
         }
     }
 
@@ -175,6 +179,14 @@ impl Mock {
                     let r = &p["functionResponse"]["response"];
                     (r.get("error").is_some(), r.to_string())
                 }),
+            // Codex sends the output text alone; a hook's block is said in it.
+            Harness::Codex => bodies
+                .flat_map(|b| b["input"].as_array().cloned().unwrap_or_default())
+                .rfind(|i| i["type"] == "function_call_output")
+                .map(|i| {
+                    let t = text_of(&i["output"]);
+                    (t.contains("blocked by PreToolUse hook"), t)
+                }),
         };
         found.unwrap_or_else(|| {
             let paths: Vec<&String> = reqs.iter().map(|(p, _)| p).collect();
@@ -245,6 +257,16 @@ impl Scene {
             ),
         )
         .unwrap();
+        if harness == Harness::Codex {
+            // A model provider at the mock (its port is given at each run), updates off.
+            std::fs::create_dir_all(home.join(".codex")).unwrap();
+            std::fs::write(
+                home.join(".codex/config.toml"),
+                "model = \"mock-model\"\nmodel_provider = \"mock\"\ncheck_for_update_on_startup = false\n\
+                 [model_providers.mock]\nname = \"mock\"\nwire_api = \"responses\"\nenv_key = \"OPENAI_API_KEY\"\n",
+            )
+            .unwrap();
+        }
         if harness == Harness::Gemini {
             // Gemini CLI's API-key login, chosen as its first run would save it, with
             // usage statistics and updates off; `cordon setup` must keep these when it
@@ -276,6 +298,7 @@ impl Scene {
         match self.harness {
             Harness::Claude => c.args(["setup", "claude-code", "--project"]).arg(&self.ws),
             Harness::Gemini => c.args(["setup", "gemini", "--user"]),
+            Harness::Codex => c.args(["setup", "codex", "--user"]),
         };
         let out = c
             .args(extra)
@@ -296,6 +319,10 @@ impl Scene {
                 self.home.join(".gemini/settings.json"),
                 r#"hook gemini --workspace \"$GEMINI_PROJECT_DIR\""#,
             ),
+            Harness::Codex => (
+                self.home.join(".codex/hooks.json"),
+                r#"hook codex --workspace \"$PWD\""#,
+            ),
         };
         let settings = std::fs::read_to_string(file).unwrap();
         assert!(
@@ -314,6 +341,12 @@ impl Scene {
     /// session ended on the mock's final text.
     fn run(&self, mock: &Mock) {
         let started = Instant::now();
+        let out = self.command(mock).output().unwrap();
+        self.finish(started, &out);
+    }
+
+    /// The harness's headless command in the workspace against `mock`.
+    fn command(&self, mock: &Mock) -> Command {
         // A request the mock cannot answer makes the CLI retry with back-off; `timeout`
         // turns that into a failure within two minutes instead of a hang.
         let mut c = Command::new("timeout");
@@ -344,20 +377,45 @@ impl Scene {
                 .env("GOOGLE_GEMINI_BASE_URL", base)
                 .env("GEMINI_API_KEY", "cordon-test-dummy")
                 .env("GEMINI_TELEMETRY_ENABLED", "false"),
+            // Codex skips hooks the user has not trusted in its UI (`/hooks`); a test has
+            // no UI, so trust is bypassed for the run (what the trust step gives a user).
+            Harness::Codex => c
+                .args(["exec", "--skip-git-repo-check", "--json"])
+                .args(["--dangerously-bypass-approvals-and-sandbox"])
+                .arg("--dangerously-bypass-hook-trust")
+                .arg("-c")
+                .arg(format!("model_providers.mock.base_url=\"{base}/v1\""))
+                .arg("Run the command you are given.")
+                .env("CODEX_HOME", self.home.join(".codex"))
+                .env("OPENAI_API_KEY", "cordon-test-dummy"),
         };
-        let out = c.output().unwrap();
-        let (o, e) = common::text(&out);
+        c
+    }
+
+    /// Check a headless run's output: it succeeded and ended on the mock's final text.
+    fn finish(&self, started: Instant, out: &std::process::Output) {
+        let (o, e) = common::text(out);
         eprintln!(
             "{:?} headless run took {:?}",
             self.harness,
             started.elapsed()
         );
         assert!(out.status.success(), "{:?} failed: {e}\n{o}", self.harness);
-        let v: Value = serde_json::from_str(o.trim())
-            .unwrap_or_else(|err| panic!("no JSON result ({err}): {o}\n{e}"));
+        let v: Value = match self.harness {
+            // One JSON event a line; the final agent message is the last message item.
+            Harness::Codex => o
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .rfind(|v| v["item"]["type"] == "agent_message")
+                .map(|v| v["item"].clone())
+                .unwrap_or_else(|| panic!("no agent message: {o}\n{e}")),
+            _ => serde_json::from_str(o.trim())
+                .unwrap_or_else(|err| panic!("no JSON result ({err}): {o}\n{e}")),
+        };
         let last = match self.harness {
             Harness::Claude => &v["result"],
             Harness::Gemini => &v["response"],
+            Harness::Codex => &v["text"],
         };
         assert_eq!(
             last, "MOCK-DONE",
@@ -561,5 +619,105 @@ fn gemini_a_contained_call_runs_inside_the_sandbox() {
     contained_call_runs_inside_the_sandbox(
         Harness::Gemini,
         "gemini_a_contained_call_runs_inside_the_sandbox",
+    );
+}
+
+#[test]
+fn codex_an_allowed_call_runs() {
+    allowed_call_runs(Harness::Codex, "codex_an_allowed_call_runs");
+}
+
+#[test]
+fn codex_a_denied_secret_read_never_reaches_the_model() {
+    denied_secret_read_never_reaches_the_model(
+        Harness::Codex,
+        "codex_a_denied_secret_read_never_reaches_the_model",
+    );
+}
+
+#[test]
+fn codex_without_the_hook_the_secret_reaches_the_model() {
+    without_the_hook_the_secret_reaches_the_model(
+        Harness::Codex,
+        "codex_without_the_hook_the_secret_reaches_the_model",
+    );
+}
+
+/// The id in "pending approval N" of a text, if any.
+fn pending_id(text: &str) -> Option<String> {
+    let at = text.find("pending approval ")? + "pending approval ".len();
+    let id: String = text[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    (!id.is_empty()).then_some(id)
+}
+
+/// Codex takes no allow from a hook, so an ask blocks the call with a pending approval;
+/// the human approves it at a second terminal and the agent's retry, under a new call
+/// id, runs on the lease (the flow the README documents, one human action).
+#[test]
+fn codex_approve_then_retry_runs_the_call() {
+    let test = "codex_approve_then_retry_runs_the_call";
+    let Some(cli) = Harness::Codex.cli(test) else {
+        return;
+    };
+    let s = Scene::new(Harness::Codex, &cli);
+    s.setup(&[]);
+    let record = s.root.join("requests.jsonl");
+    // A read outside the workspace: asked by default.
+    let mock = Mock::start(
+        Harness::Codex,
+        &record,
+        "ls -d /tmp && echo approved-run-done",
+    );
+    let started = Instant::now();
+    let child = s
+        .command(&mock)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let id = loop {
+        if let Some(id) = mock.requests().iter().find_map(|(_, b)| pending_id(b)) {
+            break id;
+        }
+        assert!(
+            started.elapsed().as_secs() < 90,
+            "no pending approval reached the model: {:?}",
+            mock.requests()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let out = Command::new(common::bin())
+        .args(["approvals", "approve", &id])
+        .env_clear()
+        .env("HOME", &s.home)
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("CORDON_STATE_DIR", s.root.join("state"))
+        .output()
+        .unwrap();
+    let (o, e) = common::text(&out);
+    assert!(out.status.success(), "approving {id} failed: {e}\n{o}");
+    // The mock holds the retry until now.
+    std::fs::write(s.root.join("requests.jsonl.go"), "").unwrap();
+    s.finish(started, &child.wait_with_output().unwrap());
+    let (blocked, text) = mock.tool_result();
+    assert!(!blocked, "the retry was blocked: {text}");
+    assert!(
+        text.contains("approved-run-done"),
+        "the approved call did not run: {text}"
+    );
+    let calls: Vec<[String; 4]> = s
+        .audit()
+        .into_iter()
+        .filter(|[k, p, _, _]| k == "hook-codex" && p == "decision")
+        .collect();
+    assert_eq!(calls.len(), 2, "one ask and one retry: {calls:?}");
+    assert_ne!(calls[0][2], "allow", "the first attempt: {calls:?}");
+    assert_eq!(calls[1][2], "allow", "the retry: {calls:?}");
+    assert_ne!(
+        calls[0][3], calls[1][3],
+        "the retry's call id is new: {calls:?}"
     );
 }
