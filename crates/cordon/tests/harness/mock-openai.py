@@ -67,7 +67,8 @@ def outputs(req):
 
 def answer(req):
     outs = list(outputs(req))
-    done = any("pending approval" not in o for o in outs)
+    # A third pending answer ends the session: the test then fails on what it sees.
+    done = any("pending approval" not in o for o in outs) or len(outs) >= 3
     if outs and not done:
         go = RECORD + ".go"
         for _ in range(900):
