@@ -66,6 +66,24 @@ if ! "$deps/venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m
   "$deps/venv/bin/pip" install -q "mcp==$PYTHON_MCP"
 fi
 
+# The real harness test (crates/cordon/tests/harness_real.rs): the Claude Code, Gemini
+# and Codex CLIs from npm, pinned, in .test-deps/harness, each driven against a local mock
+# model server. Claude Code's and Codex's packages carry their native binaries as
+# per-platform optional dependencies. All are installed in one command so that none drops
+# the others.
+CLAUDE_CODE=2.1.197
+GEMINI_CLI=0.61.0
+CODEX=0.171.0
+harness="$(cd "$(dirname "$0")/.." && pwd)/.test-deps/harness"
+mkdir -p "$harness"
+installed() { grep -q "\"version\": \"$2\"" "$harness/node_modules/$1/package.json" 2>/dev/null; }
+if ! installed @anthropic-ai/claude-code "$CLAUDE_CODE" || ! installed @google/gemini-cli "$GEMINI_CLI" \
+  || ! installed @openai/codex "$CODEX"; then
+  echo "installing @anthropic-ai/claude-code@$CLAUDE_CODE, @google/gemini-cli@$GEMINI_CLI and @openai/codex@$CODEX into $harness"
+  npm install --prefix "$harness" --no-audit --no-fund --prefer-offline --save-exact --silent \
+    "@anthropic-ai/claude-code@$CLAUDE_CODE" "@google/gemini-cli@$GEMINI_CLI" "@openai/codex@$CODEX"
+fi
+
 # The web console's browser test (crates/cordon/tests/ui_browser.rs) and bench/ui.sh:
 # Debian's chromium, driven headless by Playwright for Python, pinned, in .test-deps/ui.
 # Playwright's own browser download is not used (the test launches /usr/bin/chromium).
