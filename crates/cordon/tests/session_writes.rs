@@ -134,6 +134,13 @@ fn a_git_rewrite_of_a_named_file_makes_running_it_ask() {
         "git restore --sou=evil -- run.sh",
         "git restore -s evil run.sh",
         "git -C . checkout evil -- run.sh",
+        // What git writes to a file it is given.
+        "git bundle create run.sh HEAD",
+        "git diff --output=run.sh",
+        "git diff --output run.sh HEAD",
+        "git archive -o run.sh HEAD",
+        "git archive --output=run.sh HEAD",
+        "git format-patch -o run.sh HEAD~1",
     ]
     .iter()
     .enumerate()
@@ -175,6 +182,17 @@ fn a_git_rewrite_of_unnamed_files_makes_every_runner_ask() {
         "git am x.mbox",
         "git checkout evil -- '*.sh'",
         "git restore --source evil --pathspec-from-file=list",
+        // git reads `\` in a pathspec as an escape: `r\un.sh` is `run.sh`.
+        r"git checkout evil -- 'r\un.sh'",
+        r"git restore --source evil 'r\un.sh'",
+        // Global options and variables that change what a pathspec means.
+        "git --icase-pathspecs checkout evil -- RUN.SH",
+        "git --glob-pathspecs checkout evil -- run.sh",
+        "git -c core.ignorecase=true checkout evil -- RUN.SH",
+        "git --some-future-option checkout evil -- run.sh",
+        // Output options spelled other than exactly.
+        "git diff --out=run.sh",
+        "git archive -orun.sh HEAD",
     ]
     .iter()
     .enumerate()
