@@ -13,7 +13,8 @@ use std::process::Command;
 const POLICY: &str = r#"
 [permissions]
 allow = ["Bash(sh run.sh)", "Bash(git:*)", "Bash(make)", "Bash(python3 gen.py)",
-         "Bash(python3 -c:*)", "Bash(frobnicate)", "Bash(cargo test)"]
+         "Bash(python3 -c:*)", "Bash(frobnicate)", "Bash(cargo test)",
+         "Bash(make:*)", "Bash(just:*)", "Bash(cargo test:*)"]
 "#;
 
 struct Env {
@@ -226,6 +227,38 @@ fn a_git_rewrite_of_unnamed_files_makes_every_runner_ask() {
         let s = format!("still-{i}");
         e.allowed(&s, git);
         e.allowed(&s, "make");
+    }
+}
+
+/// A runner told where its rules are, in any spelling its own parser accepts, asks when
+/// the session wrote them there.
+#[test]
+fn a_runner_pointed_at_a_written_file_asks_whatever_the_option_spelling() {
+    let e = env();
+    let out = e.root.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let out = out.display().to_string();
+    for (i, (write, runner)) in [
+        ("Makefile", format!("make -kC {out}")),
+        ("Makefile", format!("make -sC {out} all")),
+        ("Makefile", format!("make --dir {out}")),
+        ("Makefile", format!("make --dir={out}")),
+        ("evil.mk", format!("make -sf {out}/evil.mk")),
+        ("evil.mk", format!("make --fil {out}/evil.mk")),
+        ("justfile", format!("just -d {out}")),
+        ("justfile", format!("just --working-directory={out}")),
+        ("evil.just", format!("just -f {out}/evil.just")),
+        ("evil.just", format!("just --justfile {out}/evil.just")),
+        ("build.rs", format!("cargo test --manifest-path {out}/Cargo.toml")),
+        ("build.rs", format!("cargo test --manifest-pa={out}/Cargo.toml")),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let s = format!("runner-{i}");
+        e.allowed(&s, &format!("git -C {out} checkout evil -- {write}"));
+        let reason = e.asked(&s, runner);
+        assert!(reason.contains(&format!("{out}/{write}")), "{runner}: {reason}");
     }
 }
 
