@@ -249,8 +249,14 @@ fn a_runner_pointed_at_a_written_file_asks_whatever_the_option_spelling() {
         ("justfile", format!("just --working-directory={out}")),
         ("evil.just", format!("just -f {out}/evil.just")),
         ("evil.just", format!("just --justfile {out}/evil.just")),
-        ("build.rs", format!("cargo test --manifest-path {out}/Cargo.toml")),
-        ("build.rs", format!("cargo test --manifest-pa={out}/Cargo.toml")),
+        (
+            "build.rs",
+            format!("cargo test --manifest-path {out}/Cargo.toml"),
+        ),
+        (
+            "build.rs",
+            format!("cargo test --manifest-pa={out}/Cargo.toml"),
+        ),
     ]
     .iter()
     .enumerate()
@@ -258,7 +264,10 @@ fn a_runner_pointed_at_a_written_file_asks_whatever_the_option_spelling() {
         let s = format!("runner-{i}");
         e.allowed(&s, &format!("git -C {out} checkout evil -- {write}"));
         let reason = e.asked(&s, runner);
-        assert!(reason.contains(&format!("{out}/{write}")), "{runner}: {reason}");
+        assert!(
+            reason.contains(&format!("{out}/{write}")),
+            "{runner}: {reason}"
+        );
     }
 }
 

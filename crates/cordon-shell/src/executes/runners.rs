@@ -5,7 +5,7 @@
 //! unambiguous prefix, `=VALUE` or the next word), so a second spelling of the same
 //! option names the same file.
 
-use super::{ExecutedFile, file, tree, under};
+use super::{ExecutedFile, file, tree, under, upward};
 
 /// Whether an option takes a value.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -247,8 +247,10 @@ pub(super) fn just(args: &[&str], out: &mut Vec<ExecutedFile>) {
         }
     }
     if files.is_empty() {
+        // just looks for its justfile here, then in each parent directory.
         for f in ["justfile", "Justfile", ".justfile"] {
             out.push(file(format!("{dir}{f}"), "the build just runs"));
+            out.push(upward(&dir, f, "the build just runs, found up the tree"));
         }
     }
     for f in files {
