@@ -19,7 +19,24 @@ pub(crate) struct CargoHead<'a> {
 }
 
 /// Global options of cargo that take a value.
-const CARGO_VALUED: &[&str] = &["--config", "-Z", "-C", "--color", "--explain"];
+/// (`--manifest-path` is read wherever it stands, by `executes`.)
+const CARGO_VALUED: &[&str] = &[
+    "--config",
+    "-Z",
+    "-C",
+    "--color",
+    "--explain",
+    "--manifest-path",
+];
+
+/// `opt` with a prefix of `--manifest-path` spelled out (`--manifest-pa`).
+fn cargo_long(opt: &str) -> &str {
+    if opt.starts_with("--ma") && "--manifest-path".starts_with(opt) {
+        "--manifest-path"
+    } else {
+        opt
+    }
+}
 /// Global flags of cargo without a value.
 const CARGO_FLAGS: &[&str] = &[
     "--frozen",
@@ -41,7 +58,7 @@ pub(crate) fn cargo_head<'a>(args: &[&'a str]) -> CargoHead<'a> {
     while let Some(a) = args.get(i).copied() {
         if a.starts_with('+') || CARGO_FLAGS.contains(&a) {
             i += 1;
-        } else if CARGO_VALUED.contains(&a) {
+        } else if CARGO_VALUED.contains(&cargo_long(a)) {
             let v = args.get(i + 1).copied();
             match a {
                 "-C" => head.dir = v,
@@ -50,7 +67,7 @@ pub(crate) fn cargo_head<'a>(args: &[&'a str]) -> CargoHead<'a> {
             }
             i += 2;
         } else if let Some((opt, v)) = a.split_once('=')
-            && CARGO_VALUED.contains(&opt)
+            && CARGO_VALUED.contains(&cargo_long(opt))
         {
             match opt {
                 "-C" => head.dir = Some(v),

@@ -1668,6 +1668,21 @@ t!(
     "make --eval='$(shell id)'",
     [X("make", "--eval")]
 );
+t!(
+    x_make_eval_prefix,
+    "make --ev='$(shell id)'",
+    [X("make", "--eval")]
+);
+t!(
+    x_make_eval_prefix_next_word,
+    "make -k --eva '$(shell id)'",
+    [X("make", "--eval")]
+);
+t!(
+    x_make_eval_cluster,
+    "make -kE '$(shell id)'",
+    [X("make", "--eval")]
+);
 t!(x_cmake_build, "cmake --build build", [Own("cmake")]);
 t!(x_ninja, "ninja -C build", [Own("ninja")]);
 t!(x_npm_run, "npm run test", [Own("npm")]);

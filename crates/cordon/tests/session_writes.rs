@@ -13,7 +13,8 @@ use std::process::Command;
 const POLICY: &str = r#"
 [permissions]
 allow = ["Bash(sh run.sh)", "Bash(git:*)", "Bash(make)", "Bash(python3 gen.py)",
-         "Bash(python3 -c:*)", "Bash(frobnicate)", "Bash(cargo test)"]
+         "Bash(python3 -c:*)", "Bash(frobnicate)", "Bash(cargo test)",
+         "Bash(make:*)", "Bash(just:*)", "Bash(cargo test:*)"]
 "#;
 
 struct Env {
@@ -134,6 +135,13 @@ fn a_git_rewrite_of_a_named_file_makes_running_it_ask() {
         "git restore --sou=evil -- run.sh",
         "git restore -s evil run.sh",
         "git -C . checkout evil -- run.sh",
+        // What git writes to a file it is given.
+        "git bundle create run.sh HEAD",
+        "git diff --output=run.sh",
+        "git diff --output run.sh HEAD",
+        "git archive -o run.sh HEAD",
+        "git archive --output=run.sh HEAD",
+        "git format-patch -o run.sh HEAD~1",
     ]
     .iter()
     .enumerate()
@@ -175,6 +183,17 @@ fn a_git_rewrite_of_unnamed_files_makes_every_runner_ask() {
         "git am x.mbox",
         "git checkout evil -- '*.sh'",
         "git restore --source evil --pathspec-from-file=list",
+        // git reads `\` in a pathspec as an escape: `r\un.sh` is `run.sh`.
+        r"git checkout evil -- 'r\un.sh'",
+        r"git restore --source evil 'r\un.sh'",
+        // Global options and variables that change what a pathspec means.
+        "git --icase-pathspecs checkout evil -- RUN.SH",
+        "git --glob-pathspecs checkout evil -- run.sh",
+        "git -c core.ignorecase=true checkout evil -- RUN.SH",
+        "git --some-future-option checkout evil -- run.sh",
+        // Output options spelled other than exactly.
+        "git diff --out=run.sh",
+        "git archive -orun.sh HEAD",
     ]
     .iter()
     .enumerate()
@@ -208,6 +227,47 @@ fn a_git_rewrite_of_unnamed_files_makes_every_runner_ask() {
         let s = format!("still-{i}");
         e.allowed(&s, git);
         e.allowed(&s, "make");
+    }
+}
+
+/// A runner told where its rules are, in any spelling its own parser accepts, asks when
+/// the session wrote them there.
+#[test]
+fn a_runner_pointed_at_a_written_file_asks_whatever_the_option_spelling() {
+    let e = env();
+    let out = e.root.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let out = out.display().to_string();
+    for (i, (write, runner)) in [
+        ("Makefile", format!("make -kC {out}")),
+        ("Makefile", format!("make -sC {out} all")),
+        ("Makefile", format!("make --dir {out}")),
+        ("Makefile", format!("make --dir={out}")),
+        ("evil.mk", format!("make -sf {out}/evil.mk")),
+        ("evil.mk", format!("make --fil {out}/evil.mk")),
+        ("justfile", format!("just -d {out}")),
+        ("justfile", format!("just --working-directory={out}")),
+        ("evil.just", format!("just -f {out}/evil.just")),
+        ("evil.just", format!("just --justfile {out}/evil.just")),
+        (
+            "build.rs",
+            format!("cargo test --manifest-path {out}/Cargo.toml"),
+        ),
+        (
+            "build.rs",
+            format!("cargo test --manifest-pa={out}/Cargo.toml"),
+        ),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let s = format!("runner-{i}");
+        e.allowed(&s, &format!("git -C {out} checkout evil -- {write}"));
+        let reason = e.asked(&s, runner);
+        assert!(
+            reason.contains(&format!("{out}/{write}")),
+            "{runner}: {reason}"
+        );
     }
 }
 

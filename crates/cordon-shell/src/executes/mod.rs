@@ -14,6 +14,8 @@
 //! it leaves out; the policy's other steps already ask about unknown and opaque code.
 
 use crate::argv;
+
+pub(crate) mod runners;
 use crate::model::SimpleCommand;
 
 /// How a pattern of an [`ExecutedFile`] is placed.
@@ -149,7 +151,14 @@ pub fn executed_files(cmd: &SimpleCommand) -> Vec<ExecutedFile> {
             ));
             out.push(file("node_modules/.bin/*", format!("what `{name}` runs")));
         }
-        "make" | "gmake" | "bmake" => make(&args, &mut out),
+        "make" | "gmake" | "bmake" => {
+            let makefiles = cmd
+                .assignments
+                .iter()
+                .find(|(n, _)| n == "MAKEFILES")
+                .map(|(_, v)| v.value.as_str());
+            runners::make(&args, makefiles, &mut out);
+        }
         "cargo" => cargo(&args, &mut out),
         "pytest" | "py.test" => pytest(&args, &mut out),
         "python" | "python2" | "python3" | "pypy" | "pypy3" => python(&args, &mut out),
@@ -179,7 +188,7 @@ pub fn executed_files(cmd: &SimpleCommand) -> Vec<ExecutedFile> {
         }
         "git" => git(&args, &mut out),
         "pre-commit" | "lefthook" => hooks(name, &mut out),
-        "just" => runner(&["justfile", "Justfile", ".justfile"], "just", &mut out),
+        "just" => runners::just(&args, &mut out),
         "rake" => runner(&["Rakefile", "rakefile", "Rakefile.rb"], "rake", &mut out),
         "gradle" | "gradlew" => runner(
             &[
@@ -458,51 +467,6 @@ fn js_tests(name: &str, out: &mut Vec<ExecutedFile>) {
     ));
 }
 
-fn make(args: &[&str], out: &mut Vec<ExecutedFile>) {
-    let mut dir = String::new();
-    let mut files = Vec::new();
-    let mut i = 0;
-    while i < args.len() {
-        let a = args[i];
-        let next = args.get(i + 1).copied();
-        if (a == "-f" || a == "--file" || a == "--makefile") && next.is_some() {
-            files.extend(next);
-            i += 1;
-        } else if let Some(f) = a.strip_prefix("--file=").or(a.strip_prefix("--makefile=")) {
-            files.push(f);
-        } else if let Some(f) = a.strip_prefix("-f").filter(|f| !f.is_empty()) {
-            files.push(f);
-        } else if (a == "-C" || a == "--directory") && next.is_some() {
-            dir = under(next);
-            i += 1;
-        } else if let Some(d) = a
-            .strip_prefix("--directory=")
-            .or(a.strip_prefix("-C").filter(|d| !d.is_empty()))
-        {
-            dir = under(Some(d));
-        }
-        i += 1;
-    }
-    if files.is_empty() {
-        for f in ["GNUmakefile", "makefile", "Makefile"] {
-            out.push(file(format!("{dir}{f}"), "the rules make runs"));
-        }
-    }
-    for f in files {
-        out.push(file(format!("{dir}{f}"), "the makefile named by -f"));
-    }
-    // Included makefiles: the conventional names; an `include` of any other name is
-    // read from the Makefile, which is itself covered above.
-    out.push(file(
-        format!("{dir}**/*.mk"),
-        "makefiles included by the rules",
-    ));
-    out.push(tree(
-        &dir,
-        "make's recipes call scripts of the working tree",
-    ));
-}
-
 fn cargo(args: &[&str], out: &mut Vec<ExecutedFile>) {
     let head = argv::cargo_head(args);
     let Some(sub) = head.sub(args) else {
@@ -522,7 +486,26 @@ fn cargo(args: &[&str], out: &mut Vec<ExecutedFile>) {
     let root = match sub {
         "build" | "b" | "test" | "t" | "run" | "r" | "bench" | "check" | "c" | "clippy" | "doc"
         | "d" | "nextest" | "miri" | "fix" | "rustc" | "rustdoc" | "package" | "publish"
-        | "llvm-cov" | "tarpaulin" | "expand" => dir,
+        | "llvm-cov" | "tarpaulin" | "expand" => match runners::cargo_manifest(args) {
+            // `--manifest-path FILE`: the package beside FILE (relative to `-C`).
+            Some(m) => {
+                let m = if m.starts_with('/') {
+                    m.to_owned()
+                } else {
+                    format!("{dir}{m}")
+                };
+                out.push(file(
+                    m.as_str(),
+                    "the manifest that chooses what cargo builds",
+                ));
+                match m.rsplit_once('/') {
+                    Some(("", _)) => "/".to_owned(),
+                    Some((d, _)) => format!("{d}/"),
+                    None => String::new(),
+                }
+            }
+            None => dir,
+        },
         "install" => {
             // `cargo install NAME` builds a registry crate; only its configuration comes
             // from here. `--path P` builds the tree at P.
@@ -569,6 +552,7 @@ fn pytest(args: &[&str], out: &mut Vec<ExecutedFile>) {
         "--junitxml",
     ];
     let paths = positionals(args, &valued);
+    runners::pytest_files(args, out);
     if paths.is_empty() {
         out.push(file("**/test_*.py", "the tests pytest collects"));
         out.push(file("**/*_test.py", "the tests pytest collects"));

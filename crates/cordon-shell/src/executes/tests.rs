@@ -224,3 +224,81 @@ fn read_only_programs_execute_nothing() {
     assert!(of("cargo --version").is_empty());
     assert!(of("npm view lodash").is_empty());
 }
+
+/// Every spelling GNU make, cargo, just and pytest accept for the file or directory
+/// they run names that file (and that directory as the open-ended tree).
+#[test]
+fn runner_options_are_read_as_the_runner_reads_them() {
+    for (text, want) in [
+        ("make -kC sub", "sub/Makefile"),
+        ("make -sC sub test", "sub/Makefile"),
+        ("make -Csub", "sub/Makefile"),
+        ("make --dir sub", "sub/Makefile"),
+        ("make --dir=sub", "sub/Makefile"),
+        ("make --directory sub", "sub/Makefile"),
+        ("make -C a -C b", "a/b/Makefile"),
+        ("make -j4 -C sub", "sub/Makefile"),
+        ("make -sf evil.mk", "evil.mk"),
+        ("make -ksfevil.mk", "evil.mk"),
+        ("make --fil evil.mk", "evil.mk"),
+        ("make --fi=evil.mk", "evil.mk"),
+        ("make --makef evil.mk", "evil.mk"),
+        ("make -C sub -f /abs/evil.mk", "/abs/evil.mk"),
+        ("MAKEFILES=evil.mk make", "evil.mk"),
+        (
+            "cargo test --manifest-path sub/Cargo.toml",
+            "sub/Cargo.toml",
+        ),
+        ("cargo test --manifest-path=sub/Cargo.toml", "sub/**/*.rs"),
+        ("cargo test --manifest-pa sub/Cargo.toml", "sub/build.rs"),
+        ("cargo --manifest-path sub/Cargo.toml build", "sub/**/*.rs"),
+        (
+            "cargo -C d test --manifest-path s/Cargo.toml",
+            "d/s/**/*.rs",
+        ),
+        ("just -f sub/evil.just", "sub/evil.just"),
+        ("just -fsub/evil.just", "sub/evil.just"),
+        ("just --justfile sub/evil.just build", "sub/evil.just"),
+        ("just --justfile=sub/evil.just", "sub/evil.just"),
+        ("just -d sub", "sub/justfile"),
+        ("just --working-directory sub", "sub/justfile"),
+        ("just --working-directory=sub", "sub/justfile"),
+        ("pytest -c evil.ini", "evil.ini"),
+        ("pytest -cevil.ini", "evil.ini"),
+        ("pytest --config-file=evil.ini", "evil.ini"),
+        ("pytest --confcutdir=sub", "sub/**/conftest.py"),
+        ("pytest --rootdir sub", "sub/**/conftest.py"),
+    ] {
+        let got = of(text);
+        let hit = got.iter().any(|g| g == want || glob_hit(g, want));
+        assert!(hit, "{text:?} lacks {want:?}: {got:?}");
+    }
+    for (text, dir) in [
+        ("make -kC sub", "sub"),
+        ("make --dir=sub", "sub"),
+        ("just -d sub", "sub"),
+        ("just -f sub/evil.just", "sub"),
+        ("cargo test --manifest-path sub/Cargo.toml", "sub"),
+        ("pytest --rootdir=sub", "sub"),
+    ] {
+        assert!(
+            trees(text).iter().any(|t| t == dir),
+            "{text:?}: {:?}",
+            trees(text)
+        );
+    }
+}
+
+/// Whether pattern `g` (`*` within a component, `**` across) would match path `p`; enough
+/// for the assertions above.
+fn glob_hit(g: &str, p: &str) -> bool {
+    match g.split_once("**/") {
+        Some((head, tail)) => {
+            p.starts_with(head) && {
+                let tail = tail.replace('*', "");
+                p.ends_with(&tail) && !tail.is_empty()
+            }
+        }
+        None => false,
+    }
+}

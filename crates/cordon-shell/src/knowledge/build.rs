@@ -103,8 +103,21 @@ pub(super) const ENTRIES: &[Entry] = &[
 ];
 
 fn make(inv: &Invocation<'_>) -> Outcome {
+    // Long options by their full names, as make resolves a prefix (`--ev` is `--eval`,
+    // `--fil` is `--file`).
+    let args: Vec<Word> = inv
+        .args
+        .iter()
+        .map(|w| match crate::executes::runners::make_long(&w.value) {
+            Some(full) if w.literal => Word::literal(match w.value.split_once('=') {
+                Some((_, v)) => format!("{full}={v}"),
+                None => full,
+            }),
+            _ => w.clone(),
+        })
+        .collect();
     let p = parse_args(
-        inv.args,
+        &args,
         &Opts::gnu(
             "CfIjloWE",
             &[

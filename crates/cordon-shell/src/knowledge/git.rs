@@ -135,7 +135,14 @@ fn git(inv: &Invocation<'_>) -> Outcome {
     let mut repo = Word::literal(".");
     // A work tree named by an option or a variable: git writes there.
     let mut elsewhere: Option<Word> = None;
+    // A global option, setting or variable that may change what a pathspec means
+    // (`--icase-pathspecs`, `GIT_GLOB_PATHSPECS`, `-c core.ignorecase=…`, or one this
+    // table does not know): named pathspecs are then not the paths written.
+    let mut odd_globals = false;
     for (name, value) in inv.assignments {
+        if name.starts_with("GIT_") {
+            odd_globals = true;
+        }
         match name.as_str() {
             "GIT_WORK_TREE" => elsewhere = Some(value.clone()),
             "GIT_DIR" | "GIT_COMMON_DIR" => {
@@ -176,6 +183,7 @@ fn git(inv: &Invocation<'_>) -> Outcome {
                 i += 2;
             }
             "-c" => {
+                odd_globals = true;
                 if let Some(kv) = args.get(i + 1) {
                     config_option(&mut o, kv);
                 }
@@ -187,6 +195,7 @@ fn git(inv: &Invocation<'_>) -> Outcome {
                 i += 1;
             }
             _ if a.starts_with("--config-env") => {
+                odd_globals = true;
                 // `--config-env=NAME=ENVVAR`: the value comes from the environment.
                 let spec = match a.strip_prefix("--config-env=") {
                     Some(s) => s,
@@ -200,6 +209,7 @@ fn git(inv: &Invocation<'_>) -> Outcome {
             }
             _ if a.starts_with("-c") && a.len() > 2 => {
                 // `-ckey=value`, attached.
+                odd_globals = true;
                 config_option(
                     &mut o,
                     &Word {
@@ -230,7 +240,21 @@ fn git(inv: &Invocation<'_>) -> Outcome {
                 }
                 i += 1;
             }
-            _ if a.starts_with('-') => i += 1,
+            "-P"
+            | "--no-pager"
+            | "--no-replace-objects"
+            | "--bare"
+            | "--no-optional-locks"
+            | "--no-advice"
+            | "--no-lazy-fetch" => i += 1,
+            _ if a.starts_with('-') => {
+                odd_globals = true;
+                i += 1;
+            }
+            _ if !args[i].literal => {
+                odd_globals = true;
+                break;
+            }
             _ => break,
         }
     }
@@ -239,6 +263,7 @@ fn git(inv: &Invocation<'_>) -> Outcome {
     };
     if !sub.literal {
         o.effects.class = Class::Unknown;
+        o.effects.unnamed_writes = Some("a `git` subcommand known only at run time".into());
         return o;
     }
     let sub = sub.value.as_str();
@@ -336,6 +361,26 @@ fn git(inv: &Invocation<'_>) -> Outcome {
         o.reads(operands.iter().copied());
     }
 
+    let listing = matches!(
+        sub,
+        "branch"
+            | "tag"
+            | "remote"
+            | "stash"
+            | "worktree"
+            | "notes"
+            | "submodule"
+            | "config"
+            | "reflog"
+    ) && is_listing(sub, rest);
+    if !listing {
+        let at = rewrites::At {
+            repo: &repo,
+            worktree: elsewhere.as_ref(),
+            odd_globals,
+        };
+        rewrites::rewrites(&mut o, sub, rest, &operands, &at);
+    }
     match sub {
         _ if READ_ONLY.contains(&sub) => {
             if sub == "ls-remote" {
@@ -376,7 +421,6 @@ fn git(inv: &Invocation<'_>) -> Outcome {
             o.mutate();
             o.effects.runs_repo_config = RepoConfigUse::Always;
             mutating_sub(&mut o, sub, rest, &operands, has(&["-n", "--dry-run"]));
-            rewrites::rewrites(&mut o, sub, rest, &operands, &repo, elsewhere.as_ref());
         }
         _ => {
             // An unknown subcommand may be an alias from the configuration.

@@ -232,11 +232,13 @@ fn paths(ws: Vec<Word>, why: &'static str) -> Tree {
     if ws.is_empty() {
         return Tree::Unnamed(why);
     }
+    // Every character git's pathspec matching (wildmatch) reads specially: `\` escapes
+    // the next one (`r\un.sh` is `run.sh`), `*?[` are globs, `:` starts magic.
     let plain = |w: &Word| {
         w.literal
             && !w.value.is_empty()
             && !w.value.starts_with(':')
-            && !w.value.contains(['*', '?', '['])
+            && !w.value.contains(['*', '?', '[', '\\'])
     };
     if ws.iter().all(plain) {
         Tree::Paths(ws)
@@ -362,27 +364,203 @@ fn of(sub: &str, rest: &[Word], operands: &[&Word]) -> Tree {
         "filter-branch" => Tree::Unnamed("rewrites history and checks it out"),
         "checkout-index" => Tree::Unnamed("writes files from the index"),
         "read-tree" => Tree::Unnamed("may write files from a tree"),
-        _ => Tree::Untouched,
+        "bundle" => bundle(rest, operands),
+        "config" => {
+            // `git config --file FILE …` / `-f FILE` writes FILE, wherever it is.
+            let file = rest
+                .iter()
+                .any(|w| !w.literal || w.value.starts_with("--f") || short_has(&w.value, 'f'));
+            if file {
+                Tree::Unnamed("may write the file it is given")
+            } else {
+                Tree::Untouched
+            }
+        }
+        _ if OUTPUTS.contains(&sub) => outputs(sub, rest),
+        _ if LEAVES_TREE.contains(&sub) => Tree::Untouched,
+        _ => Tree::Unnamed("is not known to leave the work tree alone"),
     }
 }
 
-/// Record what `git SUB REST…` does to the work tree of `repo` (`-C DIR`, else `.`):
-/// its pathspecs as writes (a directory among them as filled), or
-/// [`Effects::unnamed_writes`](crate::model::Effects). `worktree` is the work tree
-/// named by `--work-tree`, `--git-dir` or their variables, if any: git then writes
-/// there, wherever it runs.
-pub(super) fn rewrites(
-    o: &mut Outcome,
-    sub: &str,
-    rest: &[Word],
-    operands: &[&Word],
-    repo: &Word,
-    worktree: Option<&Word>,
-) {
+/// Subcommands known to write no file of the work tree (the index, refs and objects
+/// only), or whose writes the rest of the git table records itself (`mv`, `rm`,
+/// `clean`, `clone`, `init`, `worktree add`). Any other subcommand (an alias included)
+/// counts as writing files its text does not name.
+const LEAVES_TREE: &[&str] = &[
+    "status",
+    "rev-parse",
+    "ls-files",
+    "ls-tree",
+    "describe",
+    "cat-file",
+    "rev-list",
+    "show-ref",
+    "merge-base",
+    "name-rev",
+    "for-each-ref",
+    "count-objects",
+    "var",
+    "help",
+    "version",
+    "check-ignore",
+    "check-attr",
+    "verify-commit",
+    "verify-tag",
+    "cherry",
+    "show-branch",
+    "ls-remote",
+    "blame",
+    "annotate",
+    "grep",
+    "commit",
+    "push",
+    "fetch",
+    "add",
+    "gc",
+    "tag",
+    "branch",
+    "remote",
+    "notes",
+    "replace",
+    "repack",
+    "prune",
+    "update-index",
+    "commit-tree",
+    "reflog",
+    "mv",
+    "rm",
+    "clean",
+    "clone",
+    "init",
+    "worktree",
+    "maintenance",
+    "send-email",
+    "request-pull",
+    // Their listing forms only: the others are answered above.
+    "bisect",
+    "sparse-checkout",
+];
+
+/// Subcommands that read only, except for a file named by an output option.
+const OUTPUTS: &[&str] = &[
+    "diff",
+    "log",
+    "show",
+    "whatchanged",
+    "shortlog",
+    "range-diff",
+    "diff-tree",
+    "diff-index",
+    "diff-files",
+    "format-patch",
+    "archive",
+];
+
+/// Whether `v` is a cluster of short options (`-kfo`) holding `c`.
+fn short_has(v: &str, c: char) -> bool {
+    v.strip_prefix('-')
+        .is_some_and(|r| !r.starts_with('-') && r.contains(c))
+}
+
+/// `git diff --output=F`, `git format-patch -o DIR`, `git archive -o F`: the file (or
+/// directory) written, or `Unnamed` for any spelling not read exactly here (a prefix, a
+/// cluster, a word known only at run time).
+fn outputs(sub: &str, rest: &[Word]) -> Tree {
+    const WHY: &str = "writes the output file it is given";
+    let short_o = matches!(sub, "format-patch" | "archive");
+    let mut files = Vec::new();
+    let mut i = 0;
+    while i < rest.len() {
+        let w = &rest[i];
+        i += 1;
+        let v = w.value.as_str();
+        if !w.literal {
+            return Tree::Unnamed(WHY);
+        }
+        if v == "--" {
+            break;
+        }
+        let value = |f: &str| Word {
+            value: f.to_owned(),
+            literal: true,
+        };
+        if v == "--output" || v == "--output-directory" || short_o && v == "-o" {
+            match rest.get(i) {
+                Some(n) if n.literal => files.push(n.clone()),
+                _ => return Tree::Unnamed(WHY),
+            }
+            i += 1;
+        } else if let Some(f) = v
+            .strip_prefix("--output=")
+            .or_else(|| v.strip_prefix("--output-directory="))
+        {
+            files.push(value(f));
+        } else if v.starts_with("--output-indicator-") {
+        } else if v.starts_with("--ou") || short_o && short_has(v, 'o') {
+            return Tree::Unnamed(WHY);
+        }
+    }
+    if files.is_empty() {
+        Tree::Untouched
+    } else {
+        Tree::Paths(files)
+    }
+}
+
+/// `git bundle create FILE …` writes FILE; `verify`, `list-heads`, `unbundle` write no
+/// work-tree file.
+fn bundle(rest: &[Word], operands: &[&Word]) -> Tree {
+    const WHY: &str = "writes a bundle file";
+    match operands.first().map(|w| w.value.as_str()) {
+        Some("verify" | "list-heads" | "unbundle") if rest.iter().all(|w| w.literal) => {
+            Tree::Untouched
+        }
+        Some("create") => {
+            let mut words = rest.iter().skip_while(|w| w.value != "create").skip(1);
+            for w in words.by_ref() {
+                match w.value.as_str() {
+                    _ if !w.literal => return Tree::Unnamed(WHY),
+                    "-q"
+                    | "--quiet"
+                    | "--progress"
+                    | "--all-progress"
+                    | "--all-progress-implied" => {}
+                    v if v.starts_with("--version=") => {}
+                    v if v.starts_with('-') && v != "-" => return Tree::Unnamed(WHY),
+                    "-" => return Tree::Untouched,
+                    _ => return Tree::Paths(vec![w.clone()]),
+                }
+            }
+            Tree::Unnamed(WHY)
+        }
+        _ => Tree::Unnamed(WHY),
+    }
+}
+
+/// Where git runs and how its global options read pathspecs.
+pub(super) struct At<'a> {
+    /// `-C DIR`, else `.`.
+    pub repo: &'a Word,
+    /// The work tree named by `--work-tree`, `--git-dir` or their variables, if any:
+    /// git then writes there, wherever it runs.
+    pub worktree: Option<&'a Word>,
+    /// A global option, `-c` setting or `GIT_*` variable that may change what a
+    /// pathspec means (or one the table does not know).
+    pub odd_globals: bool,
+}
+
+/// Record what `git SUB REST…` does to the work tree of `at.repo`: its pathspecs or
+/// output files as writes (a directory among them as filled), or
+/// [`Effects::unnamed_writes`](crate::model::Effects).
+pub(super) fn rewrites(o: &mut Outcome, sub: &str, rest: &[Word], operands: &[&Word], at: &At<'_>) {
+    let (repo, worktree) = (at.repo, at.worktree);
     let tree = of(sub, rest, operands);
     let tree = match tree {
         Tree::Paths(_) if worktree.is_some() || !repo.literal => {
             Tree::Unnamed("writes into a work tree named elsewhere")
+        }
+        Tree::Paths(_) if at.odd_globals => {
+            Tree::Unnamed("runs with options that change what its paths mean")
         }
         t => t,
     };
@@ -416,132 +594,5 @@ pub(super) fn rewrites(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn words(s: &str) -> Vec<Word> {
-        s.split_whitespace().map(Word::literal).collect()
-    }
-
-    fn tree(sub: &str, args: &str) -> Tree {
-        let rest = words(args);
-        let operands: Vec<&Word> = rest
-            .iter()
-            .take_while(|w| w.value != "--")
-            .filter(|w| !w.value.starts_with('-'))
-            .collect();
-        of(sub, &rest, &operands)
-    }
-
-    fn named(sub: &str, args: &str) -> Vec<String> {
-        match tree(sub, args) {
-            Tree::Paths(ps) => ps.into_iter().map(|w| w.value).collect(),
-            other => panic!("`git {sub} {args}`: {other:?}"),
-        }
-    }
-
-    fn unnamed(sub: &str, args: &str) -> bool {
-        matches!(tree(sub, args), Tree::Unnamed(_))
-    }
-
-    #[test]
-    fn checkout_names_its_pathspecs_or_the_whole_tree() {
-        assert_eq!(named("checkout", "evil -- run.sh"), ["run.sh"]);
-        assert_eq!(
-            named("checkout", "-f evil -- run.sh a/b"),
-            ["run.sh", "a/b"]
-        );
-        assert_eq!(named("checkout", "evil run.sh"), ["evil", "run.sh"]);
-        assert_eq!(named("checkout", "--theirs -- x"), ["x"]);
-        assert!(unnamed("checkout", "evil"));
-        assert!(unnamed("checkout", "evil --"));
-        assert!(unnamed("checkout", "-f"));
-        assert!(unnamed("checkout", "--force"));
-        assert!(unnamed("checkout", "--fo"));
-        assert!(unnamed("checkout", "-b new evil"));
-        assert!(unnamed("checkout", "-bnew evil"));
-        assert_eq!(tree("checkout", "--orphan new"), Tree::Untouched);
-        assert!(unnamed("checkout", "--orph=new evil"));
-        assert!(unnamed("checkout", "--pathspec-from-file=f"));
-        assert!(unnamed("checkout", "--pathspec-f f evil"));
-        assert!(unnamed("checkout", "evil -- *.sh"));
-        assert!(unnamed("checkout", "evil -- :/run.sh"));
-        assert!(unnamed("checkout", "--unknown-option evil -- run.sh"));
-        assert!(unnamed("checkout", "-X evil -- run.sh"));
-        assert_eq!(tree("checkout", "-b new"), Tree::Untouched);
-        assert_eq!(tree("checkout", ""), Tree::Untouched);
-    }
-
-    #[test]
-    fn restore_reset_and_switch() {
-        assert_eq!(named("restore", "--source evil run.sh"), ["run.sh"]);
-        assert_eq!(named("restore", "-s evil a b"), ["a", "b"]);
-        assert_eq!(named("restore", "--sou=evil run.sh"), ["run.sh"]);
-        assert_eq!(named("restore", "-sevil -- run.sh"), ["run.sh"]);
-        assert!(unnamed("restore", "--source evil"));
-        assert!(unnamed("restore", "--sou evil --pathspec-from-file=f"));
-        assert!(unnamed("reset", "--hard"));
-        assert!(unnamed("reset", "--hard evil"));
-        assert!(unnamed("reset", "--ha evil"));
-        assert!(unnamed("reset", "--merge HEAD~1"));
-        assert!(unnamed("reset", "--kee HEAD~1"));
-        assert!(unnamed("reset", "--m HEAD~1"), "ambiguous: mixed or merge");
-        assert_eq!(tree("reset", "--soft HEAD~1"), Tree::Untouched);
-        assert_eq!(tree("reset", "HEAD -- run.sh"), Tree::Untouched);
-        assert_eq!(tree("reset", ""), Tree::Untouched);
-        assert!(unnamed("switch", "evil"));
-        assert!(unnamed("switch", "-c new evil"));
-        assert!(unnamed("switch", "--orphan new"));
-        assert_eq!(tree("switch", "-c new"), Tree::Untouched);
-        assert_eq!(tree("switch", "--create=new"), Tree::Untouched);
-    }
-
-    #[test]
-    fn merges_stashes_patches() {
-        for (sub, args) in [
-            ("merge", "evil"),
-            ("cherry-pick", "abc"),
-            ("revert", "abc"),
-            ("pull", ""),
-            ("rebase", "main"),
-            ("am", "x.mbox"),
-            ("apply", "x.patch"),
-            ("apply", "--check --apply x.patch"),
-            ("stash", "pop"),
-            ("stash", "apply"),
-            ("stash", ""),
-            ("stash", "push"),
-            ("stash", "save msg"),
-            ("bisect", "start"),
-            ("submodule", "update"),
-        ] {
-            assert!(unnamed(sub, args), "git {sub} {args}");
-        }
-        assert_eq!(named("stash", "push -- run.sh"), ["run.sh"]);
-        assert_eq!(tree("stash", "drop"), Tree::Untouched);
-        assert_eq!(tree("apply", "--stat x.patch"), Tree::Untouched);
-        assert_eq!(tree("commit", "-m x"), Tree::Untouched);
-        assert_eq!(tree("bisect", "log"), Tree::Untouched);
-    }
-
-    #[test]
-    fn a_path_under_dash_c_is_taken_from_there() {
-        let mut o = Outcome::read_only();
-        let rest = words("evil -- run.sh");
-        rewrites(&mut o, "checkout", &rest, &[], &Word::literal("sub"), None);
-        assert_eq!(o.effects.writes, words("sub/run.sh"));
-        assert_eq!(o.effects.fills, words("sub/run.sh"));
-        assert_eq!(o.effects.unnamed_writes, None);
-        let mut o = Outcome::read_only();
-        rewrites(
-            &mut o,
-            "checkout",
-            &rest,
-            &[],
-            &Word::literal("."),
-            Some(&Word::literal("/elsewhere")),
-        );
-        assert!(o.effects.unnamed_writes.is_some());
-        assert_eq!(o.effects.fills, words("/elsewhere"));
-    }
-}
+#[path = "rewrites_tests.rs"]
+mod tests;

@@ -1,0 +1,57 @@
+//! What a `git` line is recorded as writing in the work tree, read through the whole
+//! analyzer (global options, variables, subcommands): named paths only when git takes
+//! them as written, else "files the text does not name".
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test harness code
+
+use cordon_shell::analyze;
+
+/// The git command of `text`: its written paths and whether it writes unnamed files.
+fn git(text: &str) -> (Vec<String>, bool) {
+    let a = analyze(text);
+    assert!(a.parse_error.is_none(), "{text}: {:?}", a.parse_error);
+    let c = a
+        .commands
+        .iter()
+        .find(|c| c.program.as_ref().is_some_and(|p| p.value == "git"))
+        .unwrap_or_else(|| panic!("{text}: no git command"));
+    let writes = c.effects.writes.iter().map(|w| w.value.clone()).collect();
+    (writes, c.effects.unnamed_writes.is_some())
+}
+
+#[test]
+fn options_and_variables_that_change_pathspecs_make_the_whole_tree_written() {
+    for text in [
+        "git --icase-pathspecs checkout evil -- RUN.SH",
+        "git --glob-pathspecs checkout evil -- run.sh",
+        "git --noglob-pathspecs checkout evil -- run.sh",
+        "git --literal-pathspecs restore --source evil run.sh",
+        "GIT_ICASE_PATHSPECS=1 git checkout evil -- RUN.SH",
+        "GIT_GLOB_PATHSPECS=1 git checkout evil -- run.sh",
+        "GIT_CONFIG_PARAMETERS=\"'core.ignorecase'='true'\" git checkout evil -- RUN.SH",
+        "git -c core.ignorecase=true checkout evil -- RUN.SH",
+        "git -ccore.ignorecase=true checkout evil -- RUN.SH",
+        "git --config-env=core.ignorecase=V checkout evil -- RUN.SH",
+        "git --a-future-option checkout evil -- run.sh",
+        r"git checkout evil -- 'r\un.sh'",
+        r#"git checkout evil -- "r\\un.sh""#,
+        "git bundle create \"$OUT\" HEAD",
+        "git \"$SUB\" run.sh",
+    ] {
+        let (writes, unnamed) = git(text);
+        assert!(unnamed, "{text}: writes {writes:?}, nothing unnamed");
+    }
+    // Plain spellings keep naming their path.
+    for text in [
+        "git checkout evil -- run.sh",
+        "git --no-pager checkout evil -- run.sh",
+        r"git checkout evil -- r\un.sh",
+        "git bundle create run.sh HEAD",
+    ] {
+        let (writes, unnamed) = git(text);
+        assert!(
+            !unnamed && writes.iter().any(|w| w == "run.sh"),
+            "{text}: {writes:?} {unnamed}"
+        );
+    }
+}
