@@ -299,18 +299,23 @@ fn typed_binding(bytes: &[u8], i: usize) -> Option<usize> {
     is_type.then_some(eq)
 }
 
-/// Whether only blanks (or a YAML list's `- `) come between the line's start and `i`.
+/// Whether only blanks, or blanks around a YAML list's `- `, come between the line's
+/// start and `i`. Reads back over those bytes only (never to the line's start across
+/// other text), so the cost per name is the blanks before it and the scan stays linear.
 fn starts_line(bytes: &[u8], i: usize) -> bool {
-    let line = bytes[..i]
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |p| p + 1);
-    let lead = &bytes[line..i];
-    let lead = match lead.iter().rposition(|&b| b == b'-') {
-        Some(p) if lead[p + 1..].starts_with(b" ") => &lead[..p],
-        _ => lead,
+    let blanks_before = |mut j: usize| {
+        while j > 0 && matches!(bytes[j - 1], b' ' | b'\t') {
+            j -= 1;
+        }
+        j
     };
-    lead.iter().all(|&b| b == b' ' || b == b'\t')
+    let at_line_start = |j: usize| j == 0 || bytes[j - 1] == b'\n';
+    let j = blanks_before(i);
+    if at_line_start(j) {
+        return true;
+    }
+    // `- name: value`: a dash, then at least one blank.
+    j < i && bytes[j] == b' ' && bytes[j - 1] == b'-' && at_line_start(blanks_before(j - 1))
 }
 
 /// Whether only an optional `,` or `;` and blanks come between `i` and the line's end.

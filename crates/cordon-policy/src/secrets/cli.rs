@@ -250,34 +250,60 @@ const MAX_DEPTH: usize = 3;
 fn scan(text: &str, depth: usize, out: &mut Vec<(SecretKind, Range<usize>)>) {
     for cmd in lex::commands(text) {
         netrc(&cmd, out);
-        for (at, word) in cmd.iter().enumerate() {
-            if word.text.rsplit('/').next() == Some("htpasswd") {
-                htpasswd(&cmd[at + 1..], out);
+        let programs: Vec<Option<&Program>> = cmd.iter().map(program_of).collect();
+        // Each program's options are read up to the next program's word (which reads its
+        // own), so every word is read once: `curl curl curl …` stays linear.
+        let mut next_program = cmd.len();
+        let mut until: Vec<usize> = vec![cmd.len(); cmd.len()];
+        for (at, p) in programs.iter().enumerate().rev() {
+            until[at] = next_program;
+            if p.is_some() {
+                next_program = at;
             }
+        }
+        // The first `htpasswd` reads every word a later one would (its test is on the
+        // command's last word and on options anywhere after it), so only it is read.
+        if let Some(at) = cmd
+            .iter()
+            .position(|w| w.text.rsplit('/').next() == Some("htpasswd"))
+        {
+            htpasswd(&cmd[at + 1..], out);
+        }
+        for (at, word) in cmd.iter().enumerate() {
             if depth < MAX_DEPTH && word.text.contains([' ', '\t', '\n', ';']) {
                 let mut inner = Vec::new();
                 scan(&word.text, depth + 1, &mut inner);
                 out.extend(inner.into_iter().map(|(k, r)| (k, word.source(r))));
             }
-            let base = word.text.rsplit('/').next().unwrap_or(&word.text);
-            let Some(program) = PROGRAMS.iter().find(|p| p.names.contains(&base)) else {
-                continue;
-            };
-            read_options(program, &cmd[at + 1..], out);
+            if let (Some(Some(program)), Some(&end)) = (programs.get(at), until.get(at)) {
+                read_options(program, &cmd[at + 1..], end - at - 1, out);
+            }
         }
     }
 }
 
-/// The secrets `program` is given in `args`.
-fn read_options(program: &Program, args: &[LexWord], out: &mut Vec<(SecretKind, Range<usize>)>) {
+/// The program `word` runs, by its base name.
+fn program_of(word: &LexWord) -> Option<&'static Program> {
+    let base = word.text.rsplit('/').next().unwrap_or(&word.text);
+    PROGRAMS.iter().find(|p| p.names.contains(&base))
+}
+
+/// The secrets `program` is given in `args`: options among the first `limit` words (a
+/// value may be the word after them).
+fn read_options(
+    program: &Program,
+    args: &[LexWord],
+    limit: usize,
+    out: &mut Vec<(SecretKind, Range<usize>)>,
+) {
     let mut from = 0;
     if let Some(sub) = program.sub {
-        match args.iter().position(|w| w.text == sub) {
+        match args[..limit].iter().position(|w| w.text == sub) {
             Some(i) => from = i + 1,
             None => return,
         }
         if program.positional
-            && let Some(w) = args[from..]
+            && let Some(w) = args[from..limit]
                 .iter()
                 .find(|w| !w.text.starts_with('-') && !w.text.contains('='))
         {
@@ -285,7 +311,7 @@ fn read_options(program: &Program, args: &[LexWord], out: &mut Vec<(SecretKind, 
         }
     }
     let mut i = from;
-    while i < args.len() {
+    while i < limit {
         let w = &args[i];
         let mut took_next = false;
         for Opt(flag, form, part) in program.opts {

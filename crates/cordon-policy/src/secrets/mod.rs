@@ -213,3 +213,5 @@ pub fn redact_json(value: &Value) -> Value {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_adversarial;

@@ -17,7 +17,24 @@ pub(crate) struct Shape {
     pub kind: SecretKind,
     pub re: &'static Regex,
     pub check: Check,
-    pub boundary: bool,
+    pub left: Left,
+}
+
+/// What may touch a match on its left.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Left {
+    /// Anything: the pattern starts with a prefix distinctive enough (`ghp_`, `AKIA`,
+    /// `glpat-`, `xoxb-`) to be a token wherever it sits, glued into a word included
+    /// (`MY_ghp_…`, `xAKIA…`).
+    Glued,
+    /// Anything but a letter or digit: a shorter prefix (`sk-`, `hf_`, `sk_live_`) ends
+    /// words too (`task-…`, `desk_live_…`), but `MY_sk-…` is a token.
+    NotAlnum,
+    /// Anything, and the pattern is an ordinary one (its own context, `sig=`, `://`, makes
+    /// it sure).
+    Free,
+    /// Not a token byte: the match is not a slice of a longer word or base64 run.
+    NotToken,
 }
 
 fn any(_: &str, _: Option<u8>) -> bool {
@@ -32,6 +49,18 @@ fn is_token_byte(b: u8) -> bool {
 /// base64 or identifier run).
 fn ends_clean(_: &str, next: Option<u8>) -> bool {
     !next.is_some_and(is_token_byte)
+}
+
+/// The token does not run on into more letters or digits (its own alphabet, which the
+/// pattern reads greedily): `ghp_…_abc` and `ghp_…-x` end at the `_` and `-`.
+fn ends_alnum(_: &str, next: Option<u8>) -> bool {
+    !next.is_some_and(|b| b.is_ascii_alphanumeric())
+}
+
+/// An AWS key id (upper case and digits, fixed length) does not run on into more letters
+/// or digits, nor into base64 (`…AKIA…==` inside an encoded image is not a key).
+fn ends_upper(_: &str, next: Option<u8>) -> bool {
+    !next.is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
 }
 
 fn ends_clean_b64(s: &str, next: Option<u8>) -> bool {
@@ -64,142 +93,142 @@ fn cookie(s: &str, _: Option<u8>) -> bool {
     s.trim().len() >= 8 && s.contains('=') && !is_template_or_placeholder(s.trim())
 }
 
-/// The table: kind, pattern, check, and whether the byte before the match must not be
-/// one of a token's (the pattern then starts with a literal, which the regex engine
-/// searches for quickly, instead of a class). Order matters only for overlapping
-/// matches, which are merged anyway.
-const TABLE: &[(SecretKind, &str, Check, bool)] = &[
+/// The table: kind, pattern, check, and what may touch the match on its left (checked
+/// after the match, so the pattern starts with a literal, which the regex engine searches
+/// for quickly, instead of a class). Order matters only for overlapping matches, which
+/// are merged anyway.
+const TABLE: &[(SecretKind, &str, Check, Left)] = &[
     (
         SecretKind::AwsAccessKeyId,
         r"((?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})",
-        ends_clean,
-        true,
+        ends_upper,
+        Left::Glued,
     ),
     (
         SecretKind::AwsSecretAccessKey,
         r#"(?i)(?:aws[_\-. ]?secret[_\-. ]?(?:access[_\-. ]?)?key|secret[_\-. ]?access[_\-. ]?key)["']?\s*(?:=>|:=|[:=])\s*["']?([A-Za-z0-9/+]{40})"#,
         ends_clean_b64,
-        false,
+        Left::Free,
     ),
     (
         SecretKind::GcpApiKey,
         r"(AIza[0-9A-Za-z_\-]{35})",
-        ends_clean,
-        true,
+        ends_alnum,
+        Left::Glued,
     ),
     (
         SecretKind::AzureStorageKey,
         r"(?i)(?:AccountKey|SharedAccessKey)\s*=\s*([A-Za-z0-9+/]{20,}={0,2})",
         any,
-        false,
+        Left::Free,
     ),
     (
         SecretKind::AzureSasSignature,
         r"[?&;]sig=([A-Za-z0-9%+/=]{16,})",
         any,
-        false,
+        Left::Free,
     ),
     (
         SecretKind::GitHubToken,
         r"((?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})",
-        ends_clean,
-        true,
+        ends_alnum,
+        Left::Glued,
     ),
     (
         SecretKind::GitLabToken,
         r"((?:glpat|gldt|glrt|glptt|glcbt|gloas|glsoat|glffct|glimt|glagent|glft)-[A-Za-z0-9_\-]{20,255}(?:\.[A-Za-z0-9_\-]+)*)",
-        ends_clean,
-        true,
+        ends_alnum,
+        Left::Glued,
     ),
     (
         SecretKind::SlackToken,
         r"(xox[abposre]-[A-Za-z0-9\-]{10,255}|xapp-[0-9]-[A-Za-z0-9\-]{10,255})",
-        ends_clean,
-        true,
+        ends_alnum,
+        Left::Glued,
     ),
     (
         SecretKind::SlackWebhook,
         r"(https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{8,})",
         any,
-        false,
+        Left::Free,
     ),
     (
         SecretKind::StripeKey,
         r"((?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,255}|whsec_[A-Za-z0-9]{20,255})",
-        ends_clean,
-        true,
+        ends_alnum,
+        Left::NotAlnum,
     ),
     (
         SecretKind::AnthropicKey,
         r"(sk-ant-[A-Za-z0-9_\-]{20,255})",
-        ends_clean,
-        true,
+        ends_alnum,
+        Left::Glued,
     ),
     (
         SecretKind::OpenAiKey,
         r"(sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,255}|sk-[A-Za-z0-9]{32,255})",
-        ends_clean,
-        true,
+        ends_alnum,
+        Left::NotAlnum,
     ),
     (
         SecretKind::NpmToken,
         r"(npm_[A-Za-z0-9]{36})",
-        ends_clean,
-        true,
+        ends_alnum,
+        Left::NotAlnum,
     ),
     (
         SecretKind::PyPiToken,
         r"(pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,})",
-        ends_clean,
-        true,
+        ends_alnum,
+        Left::Glued,
     ),
     (
         SecretKind::HuggingFaceToken,
         r"(hf_[A-Za-z0-9]{34,40})",
-        ends_clean,
-        true,
+        ends_alnum,
+        Left::NotAlnum,
     ),
     (
         SecretKind::Jwt,
         r"(eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*)",
         ends_clean,
-        true,
+        Left::NotToken,
     ),
     (
         SecretKind::UrlPassword,
         r#"(?i)[a-z][a-z0-9+.\-]{0,31}://([^\s/?#@:'"<>\\]+:[^\s/?#@'"<>\\]+)@"#,
         userinfo,
-        false,
+        Left::Free,
     ),
     (
         SecretKind::AuthorizationHeader,
         r#"(?i)(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:bearer|basic|token|digest|negotiate|ntlm|apikey|bot|sso-key|aws4-hmac-sha256)\s+([^\s'",;]+)"#,
         header_credential,
-        true,
+        Left::NotToken,
     ),
     (
         SecretKind::AuthorizationHeader,
         r#"(?i)(?:proxy-)?authorization["']?\s*:\s*["']?([^\s'",;]+)"#,
         unqualified_header_credential,
-        true,
+        Left::NotToken,
     ),
     (
         SecretKind::AuthorizationHeader,
         r"(?i)bearer\s+([A-Za-z0-9_\-.~+/]{16,}=*)",
         random_bearer,
-        true,
+        Left::NotToken,
     ),
     (
         SecretKind::AuthorizationHeader,
         r#"(?i)(?:x-api-key|api-key|x-auth-token|x-access-token|private-token|x-goog-api-key|x-vault-token)["']?\s*:\s*["']?([^\s'",;]+)"#,
         header_credential,
-        true,
+        Left::NotToken,
     ),
     (
         SecretKind::Cookie,
         r#"(?i)(?:set-)?cookie["']?\s*:\s*["']?([^\r\n'"\\]+)"#,
         cookie,
-        true,
+        Left::NotToken,
     ),
 ];
 
@@ -265,25 +294,85 @@ fn candidates(lower: &str) -> impl Iterator<Item = usize> + '_ {
     })
 }
 
+/// How far back from a prefixed token's end the search goes on: the longest prefix
+/// (`github_pat_`, `pypi-AgEIcHlwaS5vcmc`) and one byte more.
+const GLUE_BACK: usize = 20;
+
+/// The index of the character after the one at `at` (or `at + 1` at the end).
+fn next_char(text: &str, at: usize) -> usize {
+    let mut i = at + 1;
+    while i < text.len() && !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+/// Whether a token of the same shape starts right at `at` (`AKIA…AKIA…`, two fixed-length
+/// tokens glued together). Reads a bounded window, so a rejected match costs little.
+fn glued_on(re: &Regex, text: &str, at: usize) -> bool {
+    let mut end = (at + GLUED_WINDOW).min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.get(at..end)
+        .and_then(|window| re.find(window))
+        .is_some_and(|m| m.start() == 0)
+}
+
+/// How much of the text after a token [`glued_on`] reads: more than the longest bounded
+/// token (255 bytes and a prefix).
+const GLUED_WINDOW: usize = 300;
+
 /// Every shaped credential in `text` (`lower` is `text` in ASCII lower case), unordered
 /// and possibly overlapping.
 pub(crate) fn find(text: &str, lower: &str, out: &mut Vec<(SecretKind, Range<usize>)>) {
     let bytes = text.as_bytes();
     for i in candidates(lower) {
-        let (Some(&(kind, _, check, boundary)), Some(re)) = (TABLE.get(i), shape_re(i)) else {
+        let (Some(&(kind, _, check, left)), Some(re)) = (TABLE.get(i), shape_re(i)) else {
             continue;
         };
         let shape = Shape {
             kind,
             re,
             check,
-            boundary,
+            left,
         };
-        for caps in shape.re.captures_iter(text) {
-            let (Some(whole), Some(m)) = (caps.get(0), caps.get(1)) else {
-                continue;
+        // A prefixed token's pattern reads its alphabet greedily and may swallow the start
+        // of a second token glued on (`ghp_…ghp_…` matches up to the second `ghp`): after
+        // such a match the search goes on from [`GLUE_BACK`] bytes before its end (a
+        // bounded rescan per match, so the pass stays linear) instead of from its end.
+        let prefixed = matches!(shape.left, Left::Glued | Left::NotAlnum);
+        let mut pos = 0;
+        let mut last_end = None;
+        while pos <= text.len() {
+            let Some(caps) = shape.re.captures_at(text, pos) else {
+                break;
             };
-            if shape.boundary && whole.start() > 0 && is_token_byte(bytes[whole.start() - 1]) {
+            let (Some(whole), Some(m)) = (caps.get(0), caps.get(1)) else {
+                break;
+            };
+            pos = if prefixed {
+                let mut back = whole.end().saturating_sub(GLUE_BACK).max(m.start() + 1);
+                while !text.is_char_boundary(back) {
+                    back += 1;
+                }
+                back
+            } else if whole.end() > whole.start() {
+                whole.end()
+            } else {
+                next_char(text, whole.end())
+            };
+            let before = whole.start().checked_sub(1).map(|i| bytes[i]);
+            let left_ok = match shape.left {
+                Left::Glued | Left::Free => true,
+                // Or right after a token of its own shape (`npm_…npm_…`).
+                Left::NotAlnum => {
+                    !before.is_some_and(|b| b.is_ascii_alphanumeric())
+                        || last_end == Some(whole.start())
+                }
+                Left::NotToken => !before.is_some_and(is_token_byte),
+            };
+            if !left_ok {
                 continue;
             }
             let mut range = m.range();
@@ -293,7 +382,9 @@ pub(crate) fn find(text: &str, lower: &str, out: &mut Vec<(SecretKind, Range<usi
                 secret = &secret[..secret.len() - 1];
                 range.end -= 1;
             }
-            if (shape.check)(secret, bytes.get(range.end).copied()) {
+            let next = bytes.get(range.end).copied();
+            if (shape.check)(secret, next) || (prefixed && glued_on(shape.re, text, range.end)) {
+                last_end = Some(range.end);
                 out.push((shape.kind, range));
             }
         }
