@@ -18,6 +18,11 @@
 //! rewritten bit by bit, so no bit of the value is left and the neighbours decode as
 //! before. After patching the text is searched again for every spelling; one still
 //! found (spellings overlapping in ways patching undid) fails the response instead.
+//!
+//! Every spelling but base64 is matched without regard to ASCII case: an upper- or
+//! lower-cased copy of the value gives it away but for the case. The status line's reason
+//! phrase and the header names cannot carry a placeholder and are only checked: an echo
+//! there fails the response.
 
 use crate::credential::Credential;
 use memchr::memmem;
@@ -104,10 +109,15 @@ pub(crate) fn redact(cred: &Credential, bytes: &[u8]) -> Result<Vec<u8>, EchoErr
     for s in &spellings {
         match s {
             Spelling::Plain { value, placeholder } => {
-                let hits: Vec<usize> = memmem::find_iter(&out, value).collect();
+                let lower = out.to_ascii_lowercase();
+                let hits: Vec<usize> =
+                    memmem::find_iter(&lower, &value.to_ascii_lowercase()).collect();
                 for at in hits {
                     // An earlier swap may have overlapped this hit.
-                    if out[at..].starts_with(value) {
+                    if out
+                        .get(at..at + value.len())
+                        .is_some_and(|w| w.eq_ignore_ascii_case(value))
+                    {
                         out[at..at + value.len()].copy_from_slice(placeholder);
                     }
                 }
@@ -153,12 +163,45 @@ pub(crate) fn redact_headers(
     Ok(())
 }
 
+/// Why the head of a response (its reason phrase and header names, which cannot carry
+/// a placeholder) gives `cred`'s value away, if it does. The caller drops a reason phrase
+/// that passes all the same, so the client gets the status code's canonical one.
+pub(crate) fn check_head(
+    cred: &Credential,
+    parts: &hyper::http::response::Parts,
+) -> Result<(), EchoError> {
+    let spellings = spellings(cred);
+    if let Some(reason) = parts.extensions.get::<hyper::ext::ReasonPhrase>()
+        && spellings.iter().any(|s| found(s, reason.as_bytes()))
+    {
+        return Err(EchoError(format!(
+            "the response's status line echoes the credential {}",
+            cred.name()
+        )));
+    }
+    if parts
+        .headers
+        .keys()
+        .any(|name| spellings.iter().any(|s| found(s, name.as_str().as_bytes())))
+    {
+        return Err(EchoError(format!(
+            "a response header's name echoes the credential {}",
+            cred.name()
+        )));
+    }
+    Ok(())
+}
+
+/// Whether `hay` holds spelling `s`: base64 as it is, every other spelling in any ASCII
+/// case.
 fn found(s: &Spelling, hay: &[u8]) -> bool {
-    let needle = match s {
-        Spelling::Plain { value, .. } => value,
-        Spelling::Base64 { core, .. } => core,
-    };
-    !needle.is_empty() && memmem::find(hay, needle).is_some()
+    match s {
+        Spelling::Plain { value, .. } => {
+            !value.is_empty()
+                && memmem::find(&hay.to_ascii_lowercase(), &value.to_ascii_lowercase()).is_some()
+        }
+        Spelling::Base64 { core, .. } => !core.is_empty() && memmem::find(hay, core).is_some(),
+    }
 }
 
 /// The bit stream of `align` zero bytes and then `data`, as 6-bit digits, with for each
