@@ -153,7 +153,9 @@ async fn the_value_never_reaches_the_client_through_the_head_case_or_compression
     let cred = Credential::bearer("api", REAL.into(), &[&host]).unwrap();
     let ph = cred.placeholder().to_owned();
     let none: &[String] = &[];
-    let policy = NetworkPolicy::from_lists(&[host.clone()], none, &[LOOPBACK.to_string()]).unwrap();
+    let policy =
+        NetworkPolicy::from_lists(std::slice::from_ref(&host), none, &[LOOPBACK.to_string()])
+            .unwrap();
     let ca = RunCa::generate().unwrap();
     let run_ca = ca.cert_der().clone();
     let config = ProxyConfig::new(policy)
