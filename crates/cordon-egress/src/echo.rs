@@ -106,31 +106,26 @@ pub(crate) fn redact(cred: &Credential, bytes: &[u8]) -> Result<Vec<u8>, EchoErr
         )));
     }
     let mut out = bytes.to_vec();
-    for s in &spellings {
-        match s {
-            Spelling::Plain { value, placeholder } => {
-                let lower = out.to_ascii_lowercase();
-                let hits: Vec<usize> =
-                    memmem::find_iter(&lower, &value.to_ascii_lowercase()).collect();
-                for at in hits {
-                    // An earlier swap may have overlapped this hit.
-                    if out
-                        .get(at..at + value.len())
-                        .is_some_and(|w| w.eq_ignore_ascii_case(value))
-                    {
-                        out[at..at + value.len()].copy_from_slice(placeholder);
-                    }
-                }
+    // Exact spellings first, so that an echo in upper-case hex gets the placeholder in
+    // upper-case hex; then the case-folded copies, each given the placeholder folded the
+    // same way when it is all one case.
+    for folded in [false, true] {
+        for s in &spellings {
+            if let Spelling::Plain { value, placeholder } = s {
+                swap_plain(&mut out, value, placeholder, folded);
             }
-            Spelling::Base64 {
-                alphabet,
-                align,
-                core,
-            } => {
-                let hits: Vec<usize> = memmem::find_iter(&out, core).collect();
-                for at in hits {
-                    patch_base64(&mut out, at, *align, alphabet, value, ph);
-                }
+        }
+    }
+    for s in &spellings {
+        if let Spelling::Base64 {
+            alphabet,
+            align,
+            core,
+        } = s
+        {
+            let hits: Vec<usize> = memmem::find_iter(&out, core).collect();
+            for at in hits {
+                patch_base64(&mut out, at, *align, alphabet, value, ph);
             }
         }
     }
@@ -141,6 +136,38 @@ pub(crate) fn redact(cred: &Credential, bytes: &[u8]) -> Result<Vec<u8>, EchoErr
         )));
     }
     Ok(out)
+}
+
+/// Replace each copy of `value` in `out` by `placeholder`: exact copies, or with `folded`
+/// copies in any ASCII case.
+fn swap_plain(out: &mut [u8], value: &[u8], placeholder: &[u8], folded: bool) {
+    if value.is_empty() {
+        return;
+    }
+    let hits: Vec<usize> = if folded {
+        memmem::find_iter(&out.to_ascii_lowercase(), &value.to_ascii_lowercase()).collect()
+    } else {
+        memmem::find_iter(out, value).collect()
+    };
+    for at in hits {
+        // An earlier swap may have overlapped this hit.
+        let Some(window) = out.get_mut(at..at + value.len()) else {
+            continue;
+        };
+        if !window.eq_ignore_ascii_case(value) {
+            continue;
+        }
+        let swap = if *window == *value {
+            placeholder.to_vec()
+        } else if *window == *value.to_ascii_uppercase() {
+            placeholder.to_ascii_uppercase()
+        } else if *window == *value.to_ascii_lowercase() {
+            placeholder.to_ascii_lowercase()
+        } else {
+            placeholder.to_vec()
+        };
+        window.copy_from_slice(&swap);
+    }
 }
 
 /// Every response header with echoes of `cred`'s value replaced, or why that cannot be
