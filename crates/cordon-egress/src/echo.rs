@@ -96,7 +96,7 @@ pub(crate) fn redact(cred: &Credential, bytes: &[u8]) -> Result<Vec<u8>, EchoErr
     let value = cred.value().as_bytes();
     let ph = cred.placeholder().as_bytes();
     let spellings = spellings(cred);
-    if !spellings.iter().any(|s| found(s, bytes)) {
+    if !found_any(&spellings, bytes) {
         return Ok(bytes.to_vec());
     }
     if value.len() != ph.len() {
@@ -129,7 +129,7 @@ pub(crate) fn redact(cred: &Credential, bytes: &[u8]) -> Result<Vec<u8>, EchoErr
             }
         }
     }
-    if spellings.iter().any(|s| found(s, &out)) {
+    if found_any(&spellings, &out) {
         return Err(EchoError(format!(
             "the response echoes the credential {} in a way that could not be replaced",
             cred.name()
@@ -199,7 +199,7 @@ pub(crate) fn check_head(
 ) -> Result<(), EchoError> {
     let spellings = spellings(cred);
     if let Some(reason) = parts.extensions.get::<hyper::ext::ReasonPhrase>()
-        && spellings.iter().any(|s| found(s, reason.as_bytes()))
+        && found_any(&spellings, reason.as_bytes())
     {
         return Err(EchoError(format!(
             "the response's status line echoes the credential {}",
@@ -209,7 +209,7 @@ pub(crate) fn check_head(
     if parts
         .headers
         .keys()
-        .any(|name| spellings.iter().any(|s| found(s, name.as_str().as_bytes())))
+        .any(|name| found_any(&spellings, name.as_str().as_bytes()))
     {
         return Err(EchoError(format!(
             "a response header's name echoes the credential {}",
@@ -219,16 +219,16 @@ pub(crate) fn check_head(
     Ok(())
 }
 
-/// Whether `hay` holds spelling `s`: base64 as it is, every other spelling in any ASCII
-/// case.
-fn found(s: &Spelling, hay: &[u8]) -> bool {
-    match s {
+/// Whether `hay` holds any of `spellings`: base64 as it is, every other spelling in any
+/// ASCII case (the text is folded once for all of them).
+fn found_any(spellings: &[Spelling], hay: &[u8]) -> bool {
+    let lower = hay.to_ascii_lowercase();
+    spellings.iter().any(|s| match s {
         Spelling::Plain { value, .. } => {
-            !value.is_empty()
-                && memmem::find(&hay.to_ascii_lowercase(), &value.to_ascii_lowercase()).is_some()
+            !value.is_empty() && memmem::find(&lower, &value.to_ascii_lowercase()).is_some()
         }
         Spelling::Base64 { core, .. } => !core.is_empty() && memmem::find(hay, core).is_some(),
-    }
+    })
 }
 
 /// The bit stream of `align` zero bytes and then `data`, as 6-bit digits, with for each
