@@ -18,6 +18,11 @@
 //! rewritten bit by bit, so no bit of the value is left and the neighbours decode as
 //! before. After patching the text is searched again for every spelling; one still
 //! found (spellings overlapping in ways patching undid) fails the response instead.
+//!
+//! Every spelling but base64 is matched without regard to ASCII case: an upper- or
+//! lower-cased copy of the value gives it away but for the case. The status line's reason
+//! phrase and the header names cannot carry a placeholder and are only checked: an echo
+//! there fails the response.
 
 use crate::credential::Credential;
 use memchr::memmem;
@@ -91,7 +96,7 @@ pub(crate) fn redact(cred: &Credential, bytes: &[u8]) -> Result<Vec<u8>, EchoErr
     let value = cred.value().as_bytes();
     let ph = cred.placeholder().as_bytes();
     let spellings = spellings(cred);
-    if !spellings.iter().any(|s| found(s, bytes)) {
+    if !found_any(&spellings, bytes) {
         return Ok(bytes.to_vec());
     }
     if value.len() != ph.len() {
@@ -101,36 +106,68 @@ pub(crate) fn redact(cred: &Credential, bytes: &[u8]) -> Result<Vec<u8>, EchoErr
         )));
     }
     let mut out = bytes.to_vec();
-    for s in &spellings {
-        match s {
-            Spelling::Plain { value, placeholder } => {
-                let hits: Vec<usize> = memmem::find_iter(&out, value).collect();
-                for at in hits {
-                    // An earlier swap may have overlapped this hit.
-                    if out[at..].starts_with(value) {
-                        out[at..at + value.len()].copy_from_slice(placeholder);
-                    }
-                }
-            }
-            Spelling::Base64 {
-                alphabet,
-                align,
-                core,
-            } => {
-                let hits: Vec<usize> = memmem::find_iter(&out, core).collect();
-                for at in hits {
-                    patch_base64(&mut out, at, *align, alphabet, value, ph);
-                }
+    // Exact spellings first, so that an echo in upper-case hex gets the placeholder in
+    // upper-case hex; then the case-folded copies, each given the placeholder folded the
+    // same way when it is all one case.
+    for folded in [false, true] {
+        for s in &spellings {
+            if let Spelling::Plain { value, placeholder } = s {
+                swap_plain(&mut out, value, placeholder, folded);
             }
         }
     }
-    if spellings.iter().any(|s| found(s, &out)) {
+    for s in &spellings {
+        if let Spelling::Base64 {
+            alphabet,
+            align,
+            core,
+        } = s
+        {
+            let hits: Vec<usize> = memmem::find_iter(&out, core).collect();
+            for at in hits {
+                patch_base64(&mut out, at, *align, alphabet, value, ph);
+            }
+        }
+    }
+    if found_any(&spellings, &out) {
         return Err(EchoError(format!(
             "the response echoes the credential {} in a way that could not be replaced",
             cred.name()
         )));
     }
     Ok(out)
+}
+
+/// Replace each copy of `value` in `out` by `placeholder`: exact copies, or with `folded`
+/// copies in any ASCII case.
+fn swap_plain(out: &mut [u8], value: &[u8], placeholder: &[u8], folded: bool) {
+    if value.is_empty() {
+        return;
+    }
+    let hits: Vec<usize> = if folded {
+        memmem::find_iter(&out.to_ascii_lowercase(), &value.to_ascii_lowercase()).collect()
+    } else {
+        memmem::find_iter(out, value).collect()
+    };
+    for at in hits {
+        // An earlier swap may have overlapped this hit.
+        let Some(window) = out.get_mut(at..at + value.len()) else {
+            continue;
+        };
+        if !window.eq_ignore_ascii_case(value) {
+            continue;
+        }
+        let swap = if *window == *value {
+            placeholder.to_vec()
+        } else if *window == *value.to_ascii_uppercase() {
+            placeholder.to_ascii_uppercase()
+        } else if *window == *value.to_ascii_lowercase() {
+            placeholder.to_ascii_lowercase()
+        } else {
+            placeholder.to_vec()
+        };
+        window.copy_from_slice(&swap);
+    }
 }
 
 /// Every response header with echoes of `cred`'s value replaced, or why that cannot be
@@ -153,12 +190,45 @@ pub(crate) fn redact_headers(
     Ok(())
 }
 
-fn found(s: &Spelling, hay: &[u8]) -> bool {
-    let needle = match s {
-        Spelling::Plain { value, .. } => value,
-        Spelling::Base64 { core, .. } => core,
-    };
-    !needle.is_empty() && memmem::find(hay, needle).is_some()
+/// Why the head of a response (its reason phrase and header names, which cannot carry
+/// a placeholder) gives `cred`'s value away, if it does. The caller drops a reason phrase
+/// that passes all the same, so the client gets the status code's canonical one.
+pub(crate) fn check_head(
+    cred: &Credential,
+    parts: &hyper::http::response::Parts,
+) -> Result<(), EchoError> {
+    let spellings = spellings(cred);
+    if let Some(reason) = parts.extensions.get::<hyper::ext::ReasonPhrase>()
+        && found_any(&spellings, reason.as_bytes())
+    {
+        return Err(EchoError(format!(
+            "the response's status line echoes the credential {}",
+            cred.name()
+        )));
+    }
+    if parts
+        .headers
+        .keys()
+        .any(|name| found_any(&spellings, name.as_str().as_bytes()))
+    {
+        return Err(EchoError(format!(
+            "a response header's name echoes the credential {}",
+            cred.name()
+        )));
+    }
+    Ok(())
+}
+
+/// Whether `hay` holds any of `spellings`: base64 as it is, every other spelling in any
+/// ASCII case (the text is folded once for all of them).
+fn found_any(spellings: &[Spelling], hay: &[u8]) -> bool {
+    let lower = hay.to_ascii_lowercase();
+    spellings.iter().any(|s| match s {
+        Spelling::Plain { value, .. } => {
+            !value.is_empty() && memmem::find(&lower, &value.to_ascii_lowercase()).is_some()
+        }
+        Spelling::Base64 { core, .. } => !core.is_empty() && memmem::find(hay, core).is_some(),
+    })
 }
 
 /// The bit stream of `align` zero bytes and then `data`, as 6-bit digits, with for each

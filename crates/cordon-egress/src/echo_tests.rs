@@ -112,3 +112,28 @@ fn a_body_without_the_value_is_untouched() {
     let body = b"plain text, \x00\xff binary, QUJDREVGR0g= base64";
     assert_eq!(redact(&c, body).unwrap(), body);
 }
+
+#[test]
+fn a_case_folded_echo_is_replaced_and_a_mixed_one_too() {
+    let c = cred();
+    let ph = c.placeholder();
+    let mixed: String = REAL
+        .chars()
+        .enumerate()
+        .map(|(i, ch)| {
+            if i % 2 == 0 {
+                ch.to_ascii_uppercase()
+            } else {
+                ch.to_ascii_lowercase()
+            }
+        })
+        .collect();
+    for (echo, want) in [
+        (REAL.to_uppercase(), ph.to_uppercase()),
+        (REAL.to_lowercase(), ph.to_lowercase()),
+        (mixed, ph.to_owned()),
+    ] {
+        let out = redact(&c, format!("<{echo}>").as_bytes()).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), format!("<{want}>"));
+    }
+}

@@ -183,6 +183,24 @@ pub(crate) fn encoded(headers: &HeaderMap) -> bool {
         .any(|v| !v.as_bytes().eq_ignore_ascii_case(b"identity"))
 }
 
+/// Whether a response body starts as a compressed stream does (gzip, zstd, or zlib that
+/// is not text), though no `Content-Encoding` says so: the request asked for the identity
+/// encoding, so such a body cannot be checked for the value and is refused. Brotli has no
+/// magic bytes and is not recognised.
+pub(crate) fn compressed(body: &[u8]) -> bool {
+    let zlib = match body {
+        [cmf, flg, ..] => {
+            cmf & 0x0f == 8
+                && cmf >> 4 <= 7
+                && ((u16::from(*cmf) << 8) | u16::from(*flg)) % 31 == 0
+                // A text that happens to start like a zlib header ("x^", "HK") is text.
+                && std::str::from_utf8(body).is_err()
+        }
+        _ => false,
+    };
+    body.starts_with(&[0x1f, 0x8b]) || body.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) || zlib
+}
+
 /// Percent-encode all but the unreserved characters (RFC 3986 §2.3).
 pub(crate) fn percent(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -256,6 +274,18 @@ mod tests {
     fn cred(apply: Apply) -> Credential {
         let d = Destination::parse("api.example.com", &[], &[]).unwrap();
         Credential::new("t", REAL.into(), apply, vec![d], None).unwrap()
+    }
+
+    #[test]
+    fn compressed_bodies_are_recognised_by_their_magic_bytes() {
+        assert!(compressed(&[0x1f, 0x8b, 8, 0, 0]));
+        assert!(compressed(&[0x28, 0xb5, 0x2f, 0xfd, 0x20]));
+        assert!(compressed(&[0x78, 0x9c, 0xcb, 0x48, 0xcd]));
+        assert!(compressed(&[0x78, 0x01, 0xff, 0xfe]));
+        assert!(compressed(&[0x78, 0xda, 0xf3]));
+        for text in [&b"x^2 + y^2"[..], b"HK", b"{\"a\":1}", b"", b"\x1f"] {
+            assert!(!compressed(text), "{}", String::from_utf8_lossy(text));
+        }
     }
 
     #[test]

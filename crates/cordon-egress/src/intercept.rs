@@ -336,12 +336,18 @@ async fn handle(req: Request<Incoming>, tunnel: Arc<Tunnel>) -> Response<ProxyBo
         // whole.
         parts.headers.remove(hyper::header::CONTENT_LENGTH);
         let checked = match collect_limited(body, MAX_HELD_BODY).await {
+            Ok(bytes) if crate::inject::compressed(&bytes) => Err(crate::echo::EchoError(format!(
+                "{authority} answered with a compressed body though no encoding was asked for, which cannot be checked for the value of the credential {names}"
+            ))),
             Ok(bytes) => echoed.iter().try_fold(bytes.to_vec(), |bytes, cred| {
+                crate::echo::check_head(cred, &parts)?;
                 crate::echo::redact_headers(cred, &mut parts.headers)?;
                 crate::echo::redact(cred, &bytes)
             }),
             Err(why) => Err(crate::echo::EchoError(why)),
         };
+        // The reason phrase was checked; the canonical one stands in for it all the same.
+        parts.extensions.remove::<hyper::ext::ReasonPhrase>();
         match checked {
             Ok(bytes) => full(bytes),
             Err(crate::echo::EchoError(why)) => {

@@ -15,7 +15,9 @@
 //! - Every key at every depth is redacted and has every spelling of the wrapper's tag
 //!   rewritten.
 //! - Prose members (`text`, `description`, `message`, `title`, `instructions`,
-//!   `systemPrompt`, and `data` when it is a string) are redacted and wrapped as
+//!   `systemPrompt`, `data` when it is a string, and `name` of a resource, a resource
+//!   template or a `resource_link` block, which clients show as the resource's title) are
+//!   redacted and wrapped as
 //!   `<untrusted_content source="mcp:SERVER/WHAT">…</untrusted_content>`, `WHAT` being
 //!   the tool or the method.
 //! - Every other string is *neutralised in place*: redacted, then rewritten exactly as
@@ -24,12 +26,16 @@
 //!   structured value (`structuredContent`, `_meta`, a tool's schemas, a resource's
 //!   `uri`) keeps its shape and types: strings stay strings, and only text that could
 //!   close a label or that holds a secret changes. Inside `structuredContent` and `_meta`
-//!   nothing is wrapped, prose members included. The value of a key that names a secret
-//!   (`api_key`, `password`) becomes `[REDACTED]` when it is a string, as `redact_json`
-//!   does; a number or an object there keeps its type, its strings redacted.
+//!   nothing is wrapped, prose members included. Identifiers the protocol needs (a
+//!   tool's or a prompt's `name`, a `uri`) stay plain, neutralised only. The value of a
+//!   key that names a secret (`api_key`, `password`) becomes `[REDACTED]` when it is a
+//!   string, as `redact_json` does; an array or an object there keeps its shape with every
+//!   string in it `[REDACTED]`; a number or a boolean is kept.
 //! - Binary payloads (`data` of an `image` or `audio` part, `blob` of a resource) must be
-//!   standard base64 whose decoded bytes spell no secret the detectors know; anything
-//!   else is emptied.
+//!   standard base64 whose decoded bytes spell no secret the detectors know and, read
+//!   as text whatever their `mimeType` (invalid UTF-8 and controls read as U+FFFD), hold
+//!   nothing neutralising would change (a spelling of the tag); anything else is
+//!   emptied.
 //!
 //! The harness tells the model what the wrapper means with [`cordon_policy::label::PROMPT`].
 
@@ -149,17 +155,23 @@ fn walk(v: &Value, source: &SourceName, key: Option<&str>, structured: bool) -> 
 }
 
 fn object(m: &Map<String, Value>, source: &SourceName, structured: bool) -> Value {
-    let binary_part = matches!(
-        m.get("type").and_then(Value::as_str),
-        Some("image" | "audio")
-    );
+    let kind = m.get("type").and_then(Value::as_str);
+    let binary_part = matches!(kind, Some("image" | "audio"));
+    // A resource, a resource template or a link to one: its `name` is a display name
+    // (the `uri` identifies it), so prose.
+    let resource = kind == Some("resource_link")
+        || ["uri", "uriTemplate"]
+            .iter()
+            .any(|u| m.get(*u).is_some_and(Value::is_string));
     let mut out = Map::new();
     for (k, v) in m {
         let binary = (k == "blob" || (binary_part && k == "data")) && v.is_string();
         let safe = if binary {
-            Value::String(binary_payload(v.as_str().unwrap_or_default()))
+            Value::String(binary_payload(source, v.as_str().unwrap_or_default()))
         } else if let Some(r) = secret_named(k, v) {
             r
+        } else if resource && k == "name" && v.is_string() && !structured {
+            Value::String(wrap(source, v.as_str().unwrap_or_default()))
         } else {
             let inner = structured || STRUCTURED.contains(&k.as_str());
             walk(v, source, Some(k), inner)
@@ -169,10 +181,20 @@ fn object(m: &Map<String, Value>, source: &SourceName, structured: bool) -> Valu
     Value::Object(out)
 }
 
-/// `[REDACTED]` when `key` names a secret and `value` is one (`redact_json`'s rule).
+/// `[REDACTED]` when `key` names a secret and `value` is one (`redact_json`'s rule); an
+/// array or an object under such a key with every string in it `[REDACTED]`.
 fn secret_named(key: &str, value: &Value) -> Option<Value> {
     // Ask the shared rule about this name and value.
-    // Only strings: a number or an object under such a name (`maxTokens`) keeps its type.
+    if value.is_array() || value.is_object() {
+        let mut probe = Map::new();
+        probe.insert(key.to_string(), Value::Array(Vec::new()));
+        let secret = matches!(
+            secrets::redact_json(&Value::Object(probe)).get(key),
+            Some(Value::String(r)) if r == secrets::REDACTED
+        );
+        return secret.then(|| every_string_redacted(value));
+    }
+    // A number or a boolean under such a name (`maxTokens`) keeps its type.
     if !value.is_string() {
         return None;
     }
@@ -183,6 +205,23 @@ fn secret_named(key: &str, value: &Value) -> Option<Value> {
             Some(Value::String(secrets::REDACTED.into()))
         }
         _ => None,
+    }
+}
+
+/// `v` with every string in it, keys aside, `[REDACTED]`; keys neutralised as secrets.
+fn every_string_redacted(v: &Value) -> Value {
+    match v {
+        Value::String(_) => Value::String(secrets::REDACTED.into()),
+        Value::Array(items) => Value::Array(items.iter().map(every_string_redacted).collect()),
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, x)| {
+                    let key = neutralise(&SourceName::escaped("mcp"), k);
+                    (key, every_string_redacted(x))
+                })
+                .collect(),
+        ),
+        other => other.clone(),
     }
 }
 
@@ -211,14 +250,30 @@ fn plain(s: &str) -> bool {
         .all(|b| (0x20..0x7f).contains(&b) && !b"<&%\\".contains(&b))
 }
 
-/// A binary payload kept only when it is standard base64 spelling no secret.
-fn binary_payload(data: &str) -> String {
+/// A binary payload kept only when it is standard base64 spelling no secret and, read as
+/// text, holding no spelling of the tag. Any payload is read so, not only a `text/*` one:
+/// a client may show any as text, and bytes that are not text rarely spell a tag.
+fn binary_payload(source: &SourceName, data: &str) -> String {
     let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(data) else {
         return String::new();
     };
-    if !secrets::find(data).is_empty()
-        || !secrets::find(&String::from_utf8_lossy(&bytes)).is_empty()
-    {
+    let text = String::from_utf8_lossy(&bytes);
+    if !secrets::find(data).is_empty() || !secrets::find(&text).is_empty() {
+        return String::new();
+    }
+    // Controls would change on their own (binary is full of them): they are read as
+    // U+FFFD first, so only what neutralising does to text (a tag's spelling, bidi) counts.
+    let text: String = text
+        .chars()
+        .map(|c| {
+            if c.is_control() && !matches!(c, '\t' | '\n' | '\r') {
+                '\u{FFFD}'
+            } else {
+                c
+            }
+        })
+        .collect();
+    if neutralise(source, &text) != text {
         return String::new();
     }
     data.to_string()

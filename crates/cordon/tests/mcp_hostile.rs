@@ -124,6 +124,17 @@ fn assert_steps(s: &[Value], e: &Env) {
     assert!(body(&parts[3]["resource"]["text"]).contains("[REDACTED]"));
     assert_eq!(parts[4]["resource"]["blob"], "");
     assert!(body(&parts[5]["description"]).contains("SYSTEM"));
+    assert!(body(&parts[5]["name"]).starts_with("link "), "{parts}");
+    assert_eq!(
+        parts[6]["resource"]["blob"], "",
+        "a text blob closing the label is emptied: {parts}"
+    );
+    assert_eq!(
+        s[4]["structuredContent"]["password"],
+        json!(["[REDACTED]", {"inner": "[REDACTED]"}]),
+        "{}",
+        s[4]
+    );
     assert_eq!(
         s[4]["structuredContent"]["api_key"], "[REDACTED]",
         "{}",
