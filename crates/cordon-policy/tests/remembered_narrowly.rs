@@ -231,3 +231,18 @@ fn an_allowlisted_generalisation_still_refuses_what_it_must_not_fold() {
     );
     assert_eq!(options, ["Bash(go test ./...)"]);
 }
+
+#[test]
+fn a_repository_template_never_plants_hooks_under_a_git_rule() {
+    // `git init --template=DIR` copies DIR's hooks into `.git/hooks`, which the next
+    // commit runs: the guard refuses it whatever rule allows git.
+    let p = policy(&["Bash(git:*)".to_string()]);
+    for call in [
+        "git init --template=tpl",
+        "git init --templ=tpl",
+        "git clone --template=tpl https://example.com/x.git y",
+    ] {
+        assert_eq!(decide(&p, call), Decision::Deny, "{call}");
+    }
+    assert_eq!(decide(&p, "git init"), Decision::Allow);
+}

@@ -55,3 +55,24 @@ fn options_and_variables_that_change_pathspecs_make_the_whole_tree_written() {
         );
     }
 }
+
+#[test]
+fn a_template_plants_hooks_in_the_new_repository() {
+    for (text, hooks) in [
+        ("git init --template=tpl", "./.git/hooks"),
+        ("git init --templ=tpl", "./.git/hooks"),
+        ("git init --template tpl .", "./.git/hooks"),
+        ("git clone --template=tpl https://h/x.git y", "y/.git/hooks"),
+    ] {
+        let (writes, _) = git(text);
+        assert!(
+            writes
+                .iter()
+                .any(|w| w.ends_with(".git/hooks") && w.contains(hooks.trim_start_matches("./"))),
+            "{text}: {writes:?}"
+        );
+    }
+    // Without a template, no hooks are named (git's own template holds only samples).
+    let (writes, _) = git("git init");
+    assert!(!writes.iter().any(|w| w.contains("hooks")), "{writes:?}");
+}

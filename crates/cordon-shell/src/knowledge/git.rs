@@ -552,6 +552,18 @@ fn looks_like_url(s: &str) -> bool {
         || s.contains('@')
 }
 
+/// `git init` and `git clone` with `--template` (any prefix of it: `--t` is already
+/// unambiguous) copy the template's hooks into the new repository, where the next commit
+/// runs them: a write to `DIR/.git/hooks`, which the guards refuse.
+fn planted_hooks(o: &mut Outcome, rest: &[Word], dir: &Word) {
+    if rest.iter().any(|w| w.value.starts_with("--t")) {
+        o.writes([&Word {
+            value: format!("{}/.git/hooks", dir.value.trim_end_matches('/')),
+            literal: dir.literal,
+        }]);
+    }
+}
+
 fn mutating_sub(o: &mut Outcome, sub: &str, rest: &[Word], operands: &[&Word], dry_run: bool) {
     match sub {
         "clone" => {
@@ -573,6 +585,9 @@ fn mutating_sub(o: &mut Outcome, sub: &str, rest: &[Word], operands: &[&Word], d
             });
             o.writes(dest.as_ref());
             o.fills(dest.as_ref());
+            if let Some(dest) = &dest {
+                planted_hooks(o, rest, dest);
+            }
         }
         "fetch" | "pull" | "push" => {
             remote_target(o, operands.first().copied());
@@ -731,6 +746,7 @@ fn mutating_sub(o: &mut Outcome, sub: &str, rest: &[Word], operands: &[&Word], d
                 .map(|w| (*w).clone())
                 .unwrap_or_else(|| Word::literal("."));
             o.writes([&dir]);
+            planted_hooks(o, rest, &dir);
         }
         "archive" if rest.iter().any(|w| w.value.starts_with("--remote")) => o.net_unknown(),
         "format-patch"
