@@ -377,38 +377,18 @@ fn of(sub: &str, rest: &[Word], operands: &[&Word]) -> Tree {
             }
         }
         _ if OUTPUTS.contains(&sub) => outputs(sub, rest),
-        _ if LEAVES_TREE.contains(&sub) => Tree::Untouched,
+        _ if super::READ_ONLY.contains(&sub) || LEAVES_TREE.contains(&sub) => Tree::Untouched,
         _ => Tree::Unnamed("is not known to leave the work tree alone"),
     }
 }
 
-/// Subcommands known to write no file of the work tree (the index, refs and objects
-/// only), or whose writes the rest of the git table records itself (`mv`, `rm`,
+/// Beside git's read-only subcommands (`READ_ONLY` in `git.rs`; those with an output
+/// option are read by [`OUTPUTS`] first): subcommands known to write no file of the work
+/// tree (the index, refs and objects only), or whose writes the rest of the git table records itself (`mv`, `rm`,
 /// `clean`, `clone`, `init`, `worktree add`). Any other subcommand (an alias included)
 /// counts as writing files its text does not name.
 const LEAVES_TREE: &[&str] = &[
     "status",
-    "rev-parse",
-    "ls-files",
-    "ls-tree",
-    "describe",
-    "cat-file",
-    "rev-list",
-    "show-ref",
-    "merge-base",
-    "name-rev",
-    "for-each-ref",
-    "count-objects",
-    "var",
-    "help",
-    "version",
-    "check-ignore",
-    "check-attr",
-    "verify-commit",
-    "verify-tag",
-    "cherry",
-    "show-branch",
-    "ls-remote",
     "blame",
     "annotate",
     "grep",
