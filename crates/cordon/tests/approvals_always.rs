@@ -5,6 +5,8 @@
 // Test helpers outside #[test] functions may unwrap and panic: a failure is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -31,7 +33,7 @@ fn world() -> World {
 
 impl World {
     fn cordon(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_cordon"))
+        Command::new(common::bin())
             .args(args)
             .env("HOME", self.root.join("home"))
             .env("CORDON_STATE_DIR", self.root.join("state"))

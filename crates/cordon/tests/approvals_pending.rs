@@ -4,13 +4,15 @@
 // Test helpers outside #[test] functions may unwrap and panic: a failure is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::process::{Command, Output};
 
 use cordon_store::{NoHuman, NoPrompter, Resolution, Store, VerifyReport};
 use serde_json::{Value, json};
 
 fn cordon(state: &std::path::Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cordon"))
+    Command::new(common::bin())
         .args(args)
         .env("CORDON_STATE_DIR", state)
         .env_remove("XDG_STATE_HOME")

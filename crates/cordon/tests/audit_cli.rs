@@ -3,13 +3,15 @@
 // Test helpers outside #[test] functions may unwrap and panic: a failure is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::process::{Command, Output};
 
 use cordon_store::{AuditLog, Durability};
 use serde_json::{Value, json};
 
 fn cordon(state: &std::path::Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cordon"))
+    Command::new(common::bin())
         .args(args)
         .env("CORDON_STATE_DIR", state)
         .output()
@@ -151,9 +153,13 @@ fn tail_is_json_when_piped_or_asked_and_readable_on_a_terminal() {
         assert_eq!(v["session"], "s9");
     }
     // On a terminal (util-linux `script` gives the command a pty): one readable line.
-    let bin = env!("CARGO_BIN_EXE_cordon");
+    let bin = common::bin();
     let Ok(out) = Command::new("script")
-        .args(["-qec", &format!("{bin} audit tail"), "/dev/null"])
+        .args([
+            "-qec",
+            &format!("{} audit tail", bin.display()),
+            "/dev/null",
+        ])
         .env("CORDON_STATE_DIR", state.path())
         .output()
     else {
@@ -176,7 +182,7 @@ fn tail_follow_prints_the_last_records_then_each_appended_one() {
     use std::io::{BufRead, BufReader};
     let state = tempfile::tempdir().unwrap();
     let path = write_log(state.path());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cordon"))
+    let mut child = Command::new(common::bin())
         .args(["audit", "tail", "-n", "2", "--follow", "--json"])
         .env("CORDON_STATE_DIR", state.path())
         .stdout(std::process::Stdio::piped())

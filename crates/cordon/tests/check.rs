@@ -4,6 +4,8 @@
 // Test code: a failed setup step should stop the test loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -42,7 +44,7 @@ impl Env {
     }
 
     fn check(&self, args: &[&str], stdin: Option<&[u8]>) -> Output {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cordon"));
+        let mut cmd = Command::new(common::bin());
         cmd.arg("check")
             .args(args)
             .current_dir(&self.ws)
@@ -269,7 +271,7 @@ fn pending_round_trip_and_audit() {
     let id = v["pending"].as_i64().expect("pending id");
     // Still an ask until a human answers.
     assert_eq!(e.check(&[&req], None).status.code(), Some(ASK));
-    let approve = Command::new(env!("CARGO_BIN_EXE_cordon"))
+    let approve = Command::new(common::bin())
         .args(["approvals", "approve", &id.to_string()])
         .env("HOME", &e.home)
         .env("CORDON_STATE_DIR", e.root.join("state"))
@@ -301,7 +303,7 @@ fn pending_round_trip_and_audit() {
     // Every decision went to the audit log, and the chain verifies.
     let log = std::fs::read_to_string(e.root.join("state/audit.jsonl")).unwrap();
     assert!(log.lines().count() >= 5, "{log}");
-    let verify = Command::new(env!("CARGO_BIN_EXE_cordon"))
+    let verify = Command::new(common::bin())
         .args(["audit", "verify", "--file"])
         .arg(e.root.join("state/audit.jsonl"))
         .env("HOME", &e.home)

@@ -5,6 +5,8 @@
 // Test helpers outside #[test] functions may unwrap and panic: a failure is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::io::{Read, Write};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Stdio};
@@ -39,7 +41,7 @@ fn read_then_close(
     stdin: &[u8],
     keep: usize,
 ) -> (std::process::ExitStatus, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cordon"))
+    let mut child = Command::new(common::bin())
         .args(args)
         .env("CORDON_STATE_DIR", state)
         .env_remove("XDG_STATE_HOME")
@@ -102,7 +104,7 @@ fn a_shell_pipeline_sees_141_and_an_empty_stderr() {
     let state = crowded_state();
     let script = format!(
         "set -o pipefail; '{}' approvals list --json 2>err | head -c 600 >/dev/null",
-        env!("CARGO_BIN_EXE_cordon")
+        common::bin().display()
     );
     let out = Command::new("bash")
         .arg("-c")

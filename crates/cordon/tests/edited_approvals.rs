@@ -4,6 +4,8 @@
 // Test helpers outside #[test] functions may unwrap and panic: a failure is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -41,7 +43,7 @@ fn world() -> World {
 impl World {
     fn cordon(&self, args: &[&str], stdin: Option<&str>) -> Output {
         let cfg = self.root.join("cfg.toml");
-        let mut c = Command::new(env!("CARGO_BIN_EXE_cordon"));
+        let mut c = Command::new(common::bin());
         // The policy flags go right after the subcommand (before an exec's `--`).
         let at = if args[0] == "approvals" { 2 } else { 1 };
         c.args(&args[..at]);

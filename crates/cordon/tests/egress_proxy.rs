@@ -3,6 +3,9 @@
 //! `--verbose` prints events, SIGTERM ends it cleanly.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+use common::bin;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::{Child, ChildStderr, Command, Stdio};
@@ -12,14 +15,6 @@ struct Proxy {
     child: Child,
     addr: SocketAddr,
     stderr: BufReader<ChildStderr>,
-}
-
-/// The binary under test: `CORDON_TEST_BIN` when set (CI points it at the static
-/// release build), else the one cargo built for these tests.
-fn bin() -> std::path::PathBuf {
-    std::env::var_os("CORDON_TEST_BIN")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| env!("CARGO_BIN_EXE_cordon").into())
 }
 
 // The child is waited for in `Proxy::stop`.

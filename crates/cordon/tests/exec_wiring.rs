@@ -14,15 +14,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-/// The binary under test: `CORDON_TEST_BIN` when set (CI points it at the static
-/// release build), else the one cargo built for these tests.
-fn bin() -> std::path::PathBuf {
-    std::env::var_os("CORDON_TEST_BIN")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| env!("CARGO_BIN_EXE_cordon").into())
-}
-
 mod common;
+use common::bin;
 use common::visible_base;
 
 struct World {

@@ -2,11 +2,13 @@
 // Test code: a failed setup step should stop the test loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
 fn label(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cordon"))
+    let mut child = Command::new(common::bin())
         .arg("label")
         .args(args)
         .stdin(Stdio::piped())

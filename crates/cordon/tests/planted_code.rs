@@ -10,17 +10,14 @@
 //! containment holds when the policy let a hostile command through.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test harness code
 
+mod common;
+use common::bin;
+
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
-
-fn bin() -> PathBuf {
-    std::env::var_os("CORDON_TEST_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| env!("CARGO_BIN_EXE_cordon").into())
-}
 
 const PERMISSIVE: &str = r#"
 mode = "bypass"

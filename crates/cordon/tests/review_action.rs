@@ -2,7 +2,9 @@
 //! `cordon review-action`: exit codes per verdict, and proof that reviewing runs nothing
 //! and connects nowhere (the binary is traced with strace: one execve, its own, and no
 //! connect, even for a request whose argv and URLs would do both).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
 
 use std::process::Command;
 
@@ -39,7 +41,7 @@ fn req(argv: &[&str], effect: &str, key: Option<&str>) -> serde_json::Value {
 
 fn run(req: &serde_json::Value) -> (i32, serde_json::Value) {
     let (_t, r, p) = setup(req);
-    let o = Command::new(env!("CARGO_BIN_EXE_cordon"))
+    let o = Command::new(common::bin())
         .args(["review-action", &r, "--policy", &p])
         .output()
         .unwrap();
@@ -75,7 +77,7 @@ fn exit_codes_per_verdict() {
         "{v}"
     );
     let (_t, _, p) = setup(&req(&["x"], "none", None));
-    let o = Command::new(env!("CARGO_BIN_EXE_cordon"))
+    let o = Command::new(common::bin())
         .args(["review-action", "/nonexistent.json", "--policy", &p])
         .output()
         .unwrap();
@@ -105,7 +107,7 @@ fn reviewing_never_executes_or_connects() {
     let o = Command::new("strace")
         .args(["-f", "-qq", "-e", "trace=execve,execveat,connect", "-o"])
         .arg(&trace)
-        .arg(env!("CARGO_BIN_EXE_cordon"))
+        .arg(common::bin())
         .args(["review-action", &r, "--policy", &p])
         .output()
         .unwrap();

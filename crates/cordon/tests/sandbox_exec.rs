@@ -15,14 +15,6 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// The binary under test: `CORDON_TEST_BIN` when set (CI points it at the static
-/// release build), else the one cargo built for these tests.
-fn bin() -> std::path::PathBuf {
-    std::env::var_os("CORDON_TEST_BIN")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| env!("CARGO_BIN_EXE_cordon").into())
-}
-
 /// A policy that allows what these tests run, so that containment, not policy, is what
 /// they observe.
 const ALLOW_ALL: &str = r#"
@@ -159,6 +151,7 @@ fn nix_uid() -> u32 {
 }
 
 mod common;
+use common::bin;
 use common::visible_base;
 
 /// Compile the probe program once, into a directory the sandbox sees read-only.

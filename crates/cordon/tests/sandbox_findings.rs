@@ -9,17 +9,12 @@
 //! `CORDON_REQUIRE_SANDBOX_TESTS=1`, which turns the skip into a failure.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test harness code
 
+mod common;
+use common::bin;
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-
-/// The binary under test: `CORDON_TEST_BIN` when set (CI points it at the static
-/// release build), else the one cargo built for these tests.
-fn bin() -> PathBuf {
-    std::env::var_os("CORDON_TEST_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| env!("CARGO_BIN_EXE_cordon").into())
-}
 
 /// Everything the command may do is allowed by policy: containment is what is observed.
 const ALLOW_ALL: &str = r#"

@@ -1,17 +1,16 @@
 #![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 //! `cordon skill`: exit codes and outputs of the real binary (0 acceptable, 3 needs review,
 //! 4 refused, 2 not a package).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Output};
 
 fn cordon(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cordon"))
-        .args(args)
-        .output()
-        .unwrap()
+    Command::new(common::bin()).args(args).output().unwrap()
 }
 
 fn pkg(root: &Path, run: &str) {

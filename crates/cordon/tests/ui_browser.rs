@@ -11,16 +11,13 @@
 //! except in CI (`CI=true` or `CORDON_REQUIRE_BROWSER_TESTS=1`), where that is a failure.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test harness code
 
+mod common;
+use common::bin;
+
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-
-fn bin() -> PathBuf {
-    std::env::var_os("CORDON_TEST_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| env!("CARGO_BIN_EXE_cordon").into())
-}
 
 struct Killed(Child);
 
