@@ -1,21 +1,27 @@
 //! Merging the layers into one policy: each layer's settings, rules, presets and
 //! credentials checked, and the result bounded by the layers above it.
+//!
+//! Layers come highest first (managed, then the command line's flags, user, project).
+//! A scalar takes the first value set; lists gather from every layer. A layer that is not
+//! honoured (a project's file in a workspace the user has not trusted) may only narrow:
+//! what it would widen is ignored with a note saying so.
 
-use super::format::{AllowEntry, PresetTable, SandboxField};
+mod checks;
+
+use super::format::{AllowEntry, SandboxField, SandboxTable};
 use super::{
-    ConfigError, DEFAULT_KEYS, Defaults, Layer, LayerKind, LoadOptions, Merged, Mode, Versions,
-    user_file,
+    ConfigError, Defaults, Layer, LayerKind, LoadOptions, Merged, Mode, Versions, user_file,
 };
 use crate::facts::FileFacts;
 use crate::presets::Preset;
-use crate::rules::{self, Anchors, Matcher, Rule, RuleOrigin};
+use crate::rules::{self, Anchors, Rule, RuleOrigin};
 use crate::settings::{
-    ApprovalPolicy, NetworkSettings, RequiredTier, SandboxMode, SandboxSettings,
+    ApprovalPolicy, NetworkSettings, RequiredTier, SandboxMode, SandboxSettings, SlotSettings,
 };
 use crate::verdict::Decision;
+use checks::{check_cidr, check_examples, credentials_of, defaults_table, preset_of};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use toml::Spanned;
 
 pub(super) fn merge(
     opts: &LoadOptions,
@@ -27,136 +33,220 @@ pub(super) fn merge(
     version: Versions,
 ) -> Result<Merged, ConfigError> {
     let mut notes = Vec::new();
-    // Trust comes only from the user and managed layers.
-    let mut trusted = false;
-    for l in &layers {
-        if let Some(list) = &l.cfg.trusted_workspaces {
-            if !matches!(l.kind, LayerKind::User | LayerKind::Managed) {
-                notes.push(format!(
-                    "{}: `trusted_workspaces` ignored: only the user and managed files may mark a workspace trusted",
-                    l.file.display()
-                ));
-                continue;
-            }
-            for w in list.get_ref() {
-                let p = crate::paths::expand_home(w.get_ref(), &home);
-                if !p.is_absolute() {
-                    return Err(l.err(
-                        w.span(),
-                        format!(
-                            "trusted workspace `{}` must be an absolute path or start with ~/",
-                            w.get_ref()
-                        ),
-                    ));
-                }
-                if crate::paths::resolve(&p, fs).0 == workspace {
-                    trusted = true;
-                }
-            }
-        }
-    }
-    let honoured = |l: &Layer| l.kind != LayerKind::Project || trusted;
-
+    let trusted = workspace_trusted(&layers, fs, &workspace, &home, &mut notes)?;
     let anchors = Anchors {
         workspace: workspace.clone(),
         home: home.clone(),
     };
-
-    // Scalars: the first (highest) layer that sets them wins; command-line values belong to
-    // the flags layer, which sits below managed.
-    let mut mode = None;
-    let mut sandbox_mode = None;
-    let mut approval = None;
-    let mut sandbox = SandboxSettings::default();
-    let mut network = NetworkSettings::default();
-    let mut defaults_set: BTreeMap<&'static str, Decision> = BTreeMap::new();
-    let mut project_defaults = Defaults::loosest();
-    let mut contained_set: BTreeMap<&'static str, Decision> = BTreeMap::new();
-    let mut project_contained = Defaults::loosest();
-    let mut rules = Vec::new();
-    let mut ignored_allows = Vec::new();
-    let mut presets = Vec::new();
-    let mut mcp = crate::mcp::McpSettings::default();
-    let mut sessions = crate::session::SessionSettings::default();
-    let mut sessions_seen = crate::session::Seen::default();
-    let mut hook_contain = None;
-    let mut hook_accept_edits = None;
-    let mut slots = crate::settings::SlotSettings::default();
-
-    let flags_inserted =
-        |mode: &mut Option<Mode>, sm: &mut Option<SandboxMode>, ap: &mut Option<ApprovalPolicy>| {
-            if mode.is_none() {
-                *mode = opts.mode;
-            }
-            if sm.is_none() {
-                *sm = opts.sandbox_mode;
-            }
-            if ap.is_none() {
-                *ap = opts.approval;
-            }
-        };
-    let mut flags_done = false;
-
+    let mut m = Merging {
+        notes,
+        ..Merging::default()
+    };
     for l in &layers {
-        if l.kind > LayerKind::Managed && !flags_done {
-            flags_inserted(&mut mode, &mut sandbox_mode, &mut approval);
-            flags_done = true;
+        if l.kind > LayerKind::Managed {
+            m.insert_flags(opts);
         }
-        let ok = honoured(l);
+        let layer = Honoured {
+            l,
+            ok: l.kind != LayerKind::Project || trusted,
+            home: &home,
+            workspace: &workspace,
+            anchors: &anchors,
+        };
+        m.layer(&layer, opts)?;
+    }
+    m.insert_flags(opts);
+    m.command_line(opts, &anchors)?;
+    Ok(m.finish(
+        opts,
+        fs,
+        &layers,
+        workspace,
+        home,
+        home_resolved,
+        trusted,
+        version,
+    ))
+}
+
+/// Whether the user or managed file lists this workspace in `trusted_workspaces`. Trust
+/// comes only from those two layers; a lower file's list is ignored with a note.
+fn workspace_trusted(
+    layers: &[Layer],
+    fs: &dyn FileFacts,
+    workspace: &Path,
+    home: &Path,
+    notes: &mut Vec<String>,
+) -> Result<bool, ConfigError> {
+    let mut trusted = false;
+    for l in layers {
+        let Some(list) = &l.cfg.trusted_workspaces else {
+            continue;
+        };
+        if !matches!(l.kind, LayerKind::User | LayerKind::Managed) {
+            notes.push(format!(
+                "{}: `trusted_workspaces` ignored: only the user and managed files may mark a workspace trusted",
+                l.file.display()
+            ));
+            continue;
+        }
+        for w in list.get_ref() {
+            let p = crate::paths::expand_home(w.get_ref(), home);
+            if !p.is_absolute() {
+                return Err(l.err(
+                    w.span(),
+                    format!(
+                        "trusted workspace `{}` must be an absolute path or start with ~/",
+                        w.get_ref()
+                    ),
+                ));
+            }
+            if crate::paths::resolve(&p, fs).0 == workspace {
+                trusted = true;
+            }
+        }
+    }
+    Ok(trusted)
+}
+
+/// One layer as the merge reads it: the file and whether its widening settings count.
+struct Honoured<'a> {
+    l: &'a Layer,
+    /// False for a project file in an untrusted workspace: it may only narrow.
+    ok: bool,
+    home: &'a Path,
+    workspace: &'a Path,
+    anchors: &'a Anchors,
+}
+
+/// What the layers set so far, highest first.
+#[derive(Default)]
+struct Merging {
+    notes: Vec<String>,
+    flags_done: bool,
+    mode: Option<Mode>,
+    sandbox_mode: Option<SandboxMode>,
+    approval: Option<ApprovalPolicy>,
+    sandbox: SandboxSettings,
+    network: NetworkSettings,
+    /// `[defaults]` from honoured layers (first wins) and what an untrusted project
+    /// tightens.
+    defaults_set: BTreeMap<&'static str, Decision>,
+    project_defaults: Option<Defaults>,
+    /// `[contained]` from the user's and managed files, and what any project tightens.
+    contained_set: BTreeMap<&'static str, Decision>,
+    project_contained: Option<Defaults>,
+    rules: Vec<Rule>,
+    ignored_allows: Vec<String>,
+    presets: Vec<Preset>,
+    mcp: crate::mcp::McpSettings,
+    sessions: crate::session::SessionSettings,
+    sessions_seen: crate::session::Seen,
+    hook_contain: Option<bool>,
+    hook_accept_edits: Option<bool>,
+    slots: SlotSettings,
+}
+
+impl Merging {
+    /// The command line's mode, sandbox mode and approval policy rank just below the
+    /// managed file: inserted once, before the first lower layer (or at the end).
+    fn insert_flags(&mut self, opts: &LoadOptions) {
+        if std::mem::replace(&mut self.flags_done, true) {
+            return;
+        }
+        if self.mode.is_none() {
+            self.mode = opts.mode;
+        }
+        if self.sandbox_mode.is_none() {
+            self.sandbox_mode = opts.sandbox_mode;
+        }
+        if self.approval.is_none() {
+            self.approval = opts.approval;
+        }
+    }
+
+    fn ignored(&mut self, layer: &Honoured, what: &str) {
+        self.notes.push(format!(
+            "{}: {what} ignored: the workspace is not trusted (add it to `trusted_workspaces` in your user config)",
+            layer.l.file.display()
+        ));
+    }
+
+    /// Every table of one layer, in a fixed order (so the first error reported is stable).
+    fn layer(&mut self, layer: &Honoured, opts: &LoadOptions) -> Result<(), ConfigError> {
+        let l = layer.l;
         // Marking a server untrusted only narrows: every layer may.
         l.cfg
             .mcp
-            .merge_into(&mut mcp, ok)
+            .merge_into(&mut self.mcp, layer.ok)
             .map_err(|(span, why)| l.err(span, why))?;
-        for what in l
+        let skipped = l
             .cfg
             .sessions
-            .merge_into(&mut sessions, &mut sessions_seen, ok, &workspace, &home)
-            .map_err(|(span, why)| l.err(span, why))?
-        {
-            notes.push(format!(
-                "{}: {what} ignored: the workspace is not trusted (add it to `trusted_workspaces` in your user config)",
-                l.file.display()
-            ));
+            .merge_into(
+                &mut self.sessions,
+                &mut self.sessions_seen,
+                layer.ok,
+                layer.workspace,
+                layer.home,
+            )
+            .map_err(|(span, why)| l.err(span, why))?;
+        for what in skipped {
+            self.ignored(layer, &what);
         }
-        let ignored = |what: &str, notes: &mut Vec<String>| {
-            notes.push(format!(
-                "{}: {what} ignored: the workspace is not trusted (add it to `trusted_workspaces` in your user config)",
-                l.file.display()
-            ));
-        };
+        self.scalars(layer)?;
+        self.slots(layer)?;
+        self.approval(layer)?;
+        if let Some(s) = &l.cfg.sandbox {
+            self.sandbox_field(layer, s, opts)?;
+        }
+        self.presets(layer)?;
+        self.defaults(layer)?;
+        self.network(layer)?;
+        self.rules(layer)
+    }
+
+    /// `mode`, `[hook] contain` and `[hook] accept_edits`: first set wins; a repository's
+    /// own file may choose none of them unless trusted.
+    fn scalars(&mut self, layer: &Honoured) -> Result<(), ConfigError> {
+        let l = layer.l;
         if let Some(m) = &l.cfg.mode {
             let parsed = m
                 .get_ref()
                 .parse::<Mode>()
                 .map_err(|e| l.err(m.span(), e.to_string()))?;
-            if ok {
-                mode.get_or_insert(parsed);
+            if layer.ok {
+                self.mode.get_or_insert(parsed);
             } else {
-                ignored("`mode`", &mut notes);
+                self.ignored(layer, "`mode`");
             }
         }
         // Containment decides with the `[contained]` table, which asks less: like the
         // mode, a repository's own file may not choose it.
         if let Some(contain) = l.cfg.hook.as_ref().and_then(|h| h.get_ref().contain) {
-            if ok {
-                hook_contain.get_or_insert(contain);
+            if layer.ok {
+                self.hook_contain.get_or_insert(contain);
             } else {
-                ignored("`[hook] contain`", &mut notes);
+                self.ignored(layer, "`[hook] contain`");
             }
         }
         // Widening by the harness's mode is the user's choice, never a repository's.
         if let Some(accept) = l.cfg.hook.as_ref().and_then(|h| h.get_ref().accept_edits) {
-            if ok {
-                hook_accept_edits.get_or_insert(accept);
+            if layer.ok {
+                self.hook_accept_edits.get_or_insert(accept);
             } else {
-                ignored("`[hook] accept_edits`", &mut notes);
+                self.ignored(layer, "`[hook] accept_edits`");
             }
         }
+        Ok(())
+    }
+
+    fn slots(&mut self, layer: &Honoured) -> Result<(), ConfigError> {
+        let l = layer.l;
         if let Some(t) = &l.cfg.slots {
             let t = t.get_ref();
-            if !ok {
-                ignored("`[slots]`", &mut notes);
+            if !layer.ok {
+                self.ignored(layer, "`[slots]`");
             } else {
                 if let Some(sc) = &t.scope {
                     let parsed =
@@ -169,135 +259,173 @@ pub(super) fn merge(
                                 ),
                             )
                         })?;
-                    slots.scope.get_or_insert(parsed);
+                    self.slots.scope.get_or_insert(parsed);
                 }
                 if let Some(w) = t.wait_seconds {
-                    slots.wait_seconds.get_or_insert(w);
+                    self.slots.wait_seconds.get_or_insert(w);
                 }
                 if let Some(tmp) = t.tmp {
-                    slots.tmp.get_or_insert(tmp);
+                    self.slots.tmp.get_or_insert(tmp);
                 }
             }
         }
+        Ok(())
+    }
+
+    fn approval(&mut self, layer: &Honoured) -> Result<(), ConfigError> {
+        let l = layer.l;
         if let Some(a) = &l.cfg.approval {
             let parsed = a
                 .get_ref()
                 .parse::<ApprovalPolicy>()
                 .map_err(|e| l.err(a.span(), e.to_string()))?;
-            if ok {
-                approval.get_or_insert(parsed);
+            if layer.ok {
+                self.approval.get_or_insert(parsed);
             } else {
-                ignored("`approval`", &mut notes);
+                self.ignored(layer, "`approval`");
             }
         }
-        if let Some(s) = &l.cfg.sandbox {
-            let m = match s.get_ref() {
-                SandboxField::Mode(m) => Some(m.as_str()),
-                SandboxField::Table(t) => t.mode.as_deref(),
-            };
-            if let Some(m) = m {
-                let parsed = m
-                    .parse::<SandboxMode>()
-                    .map_err(|e| l.err(s.span(), e.to_string()))?;
-                if ok {
-                    sandbox_mode.get_or_insert(parsed);
-                } else {
-                    ignored("`sandbox` mode", &mut notes);
-                }
+        Ok(())
+    }
+
+    /// `sandbox = "mode"` or a `[sandbox]` table.
+    fn sandbox_field(
+        &mut self,
+        layer: &Honoured,
+        s: &toml::Spanned<SandboxField>,
+        opts: &LoadOptions,
+    ) -> Result<(), ConfigError> {
+        let l = layer.l;
+        let m = match s.get_ref() {
+            SandboxField::Mode(m) => Some(m.as_str()),
+            SandboxField::Table(t) => t.mode.as_deref(),
+        };
+        if let Some(m) = m {
+            let parsed = m
+                .parse::<SandboxMode>()
+                .map_err(|e| l.err(s.span(), e.to_string()))?;
+            if layer.ok {
+                self.sandbox_mode.get_or_insert(parsed);
+            } else {
+                self.ignored(layer, "`sandbox` mode");
             }
-            if let SandboxField::Table(t) = s.get_ref() {
-                if let Some(r) = &t.require {
-                    let parsed = r
-                        .parse::<RequiredTier>()
-                        .map_err(|e| l.err(s.span(), e.to_string()))?;
-                    // The tier decides what a run may leave for the host's own tools to
-                    // run later: the repository whose code runs must not choose it, even
-                    // trusted (the user's file or the command line does).
-                    if l.kind == LayerKind::Project {
-                        notes.push(format!(
-                            "{}: `[sandbox] require` ignored: only the managed and user files and the command line choose the containment tier",
-                            l.file.display()
-                        ));
+        }
+        let SandboxField::Table(t) = s.get_ref() else {
+            return Ok(());
+        };
+        if let Some(r) = &t.require {
+            let parsed = r
+                .parse::<RequiredTier>()
+                .map_err(|e| l.err(s.span(), e.to_string()))?;
+            self.required_tier(layer, parsed, opts);
+        }
+        let abs = |v: &[String]| -> Result<Vec<PathBuf>, ConfigError> {
+            v.iter()
+                .map(|p| {
+                    let e = crate::paths::expand_home(p, layer.home);
+                    if e.is_absolute() {
+                        Ok(crate::paths::clean(&e))
                     } else {
-                        if l.kind > LayerKind::Managed
-                            && sandbox.require.is_none()
-                            && let Some(flag) = opts.require
-                        {
-                            sandbox.require = Some(flag);
-                            sandbox.require_source = Some("--require".into());
-                        }
-                        if sandbox.require.is_none() {
-                            sandbox.require = Some(parsed);
-                            sandbox.require_source = Some(l.file.display().to_string());
-                        }
+                        Err(l.err(
+                            s.span(),
+                            format!("sandbox path `{p}` must be absolute or start with ~/"),
+                        ))
                     }
-                }
-                let abs = |v: &[String]| -> Result<Vec<PathBuf>, ConfigError> {
-                    v.iter()
-                        .map(|p| {
-                            let e = crate::paths::expand_home(p, &home);
-                            if e.is_absolute() {
-                                Ok(crate::paths::clean(&e))
-                            } else {
-                                Err(l.err(
-                                    s.span(),
-                                    format!("sandbox path `{p}` must be absolute or start with ~/"),
-                                ))
-                            }
-                        })
-                        .collect()
-                };
-                // Masks only ever hide more: honoured from every layer. So does holding a
-                // run's changes for review, and a lower bound on what they may take.
-                sandbox.mask.extend(abs(&t.mask)?);
-                if t.hold == Some(true) {
-                    sandbox.hold = true;
-                }
-                if let Some(limit) = t.changes_limit {
-                    sandbox.changes_limit =
-                        Some(sandbox.changes_limit.map_or(limit, |l| l.min(limit)));
-                }
-                if ok {
-                    sandbox.writable_roots.extend(abs(&t.writable_roots)?);
-                    sandbox.env_allow.extend(t.env_allow.iter().cloned());
-                    sandbox
-                        .env_allow_secret
-                        .extend(t.env_allow_secret.iter().cloned());
-                    if sandbox.home_readable.is_none()
-                        && let Some(v) = &t.home_readable
-                    {
-                        sandbox.home_readable = Some(v.iter().map(PathBuf::from).collect());
-                    }
-                } else if !t.writable_roots.is_empty()
-                    || !t.env_allow.is_empty()
-                    || !t.env_allow_secret.is_empty()
-                    || t.home_readable.is_some()
-                {
-                    ignored("[sandbox] widening settings", &mut notes);
-                }
-            }
+                })
+                .collect()
+        };
+        // Masks only ever hide more: honoured from every layer. So does holding a run's
+        // changes for review, and a lower bound on what they may take.
+        self.sandbox.mask.extend(abs(&t.mask)?);
+        if t.hold == Some(true) {
+            self.sandbox.hold = true;
         }
-        if !l.cfg.preset.is_empty() {
-            if ok {
-                // Later presets of one file win: they go first in the highest-first list.
-                let mut mine = l
-                    .cfg
-                    .preset
-                    .iter()
-                    .map(|p| preset_of(l, p, &home))
-                    .collect::<Result<Vec<_>, _>>()?;
-                mine.reverse();
-                presets.extend(mine);
-            } else {
-                ignored("`[[preset]]`", &mut notes);
-            }
+        if let Some(limit) = t.changes_limit {
+            self.sandbox.changes_limit =
+                Some(self.sandbox.changes_limit.map_or(limit, |l| l.min(limit)));
         }
+        if layer.ok {
+            self.sandbox.writable_roots.extend(abs(&t.writable_roots)?);
+            self.widen_sandbox(t);
+        } else if widens(t) {
+            self.ignored(layer, "[sandbox] widening settings");
+        }
+        Ok(())
+    }
+
+    /// `[sandbox] require`. The tier decides what a run may leave for the host's own tools
+    /// to run later: the repository whose code runs must not choose it, even trusted (the
+    /// user's file or the command line does). `--require` ranks below the managed file.
+    fn required_tier(&mut self, layer: &Honoured, parsed: RequiredTier, opts: &LoadOptions) {
+        let l = layer.l;
+        if l.kind == LayerKind::Project {
+            self.notes.push(format!(
+                "{}: `[sandbox] require` ignored: only the managed and user files and the command line choose the containment tier",
+                l.file.display()
+            ));
+            return;
+        }
+        if l.kind > LayerKind::Managed
+            && self.sandbox.require.is_none()
+            && let Some(flag) = opts.require
+        {
+            self.sandbox.require = Some(flag);
+            self.sandbox.require_source = Some("--require".into());
+        }
+        if self.sandbox.require.is_none() {
+            self.sandbox.require = Some(parsed);
+            self.sandbox.require_source = Some(l.file.display().to_string());
+        }
+    }
+
+    /// The `[sandbox]` settings that widen what a run may see or keep.
+    fn widen_sandbox(&mut self, t: &SandboxTable) {
+        let sandbox = &mut self.sandbox;
+        sandbox.env_allow.extend(t.env_allow.iter().cloned());
+        sandbox
+            .env_allow_secret
+            .extend(t.env_allow_secret.iter().cloned());
+        if sandbox.home_readable.is_none()
+            && let Some(v) = &t.home_readable
+        {
+            sandbox.home_readable = Some(v.iter().map(PathBuf::from).collect());
+        }
+    }
+
+    fn presets(&mut self, layer: &Honoured) -> Result<(), ConfigError> {
+        let l = layer.l;
+        if l.cfg.preset.is_empty() {
+            return Ok(());
+        }
+        if !layer.ok {
+            self.ignored(layer, "`[[preset]]`");
+            return Ok(());
+        }
+        // Later presets of one file win: they go first in the highest-first list.
+        let mut mine = l
+            .cfg
+            .preset
+            .iter()
+            .map(|p| preset_of(l, p, layer.home))
+            .collect::<Result<Vec<_>, _>>()?;
+        mine.reverse();
+        self.presets.extend(mine);
+        Ok(())
+    }
+
+    /// `[defaults]` (an untrusted project may only tighten) and `[contained]` (a project,
+    /// trusted or not, may only tighten what runs unasked in the sandbox).
+    fn defaults(&mut self, layer: &Honoured) -> Result<(), ConfigError> {
+        let l = layer.l;
         if let Some(d) = &l.cfg.defaults {
             for (key, dec) in defaults_table(l, d)? {
-                if ok {
-                    defaults_set.entry(key).or_insert(dec);
-                } else if let Some(slot) = project_defaults.slot(key) {
-                    // An untrusted project may only tighten.
+                if layer.ok {
+                    self.defaults_set.entry(key).or_insert(dec);
+                } else if let Some(slot) = self
+                    .project_defaults
+                    .get_or_insert_with(Defaults::loosest)
+                    .slot(key)
+                {
                     *slot = dec;
                 }
             }
@@ -305,35 +433,35 @@ pub(super) fn merge(
         if let Some(d) = &l.cfg.contained {
             for (key, dec) in defaults_table(l, d)? {
                 if l.kind == LayerKind::Project {
-                    // A project, trusted or not, may only tighten what runs unasked in
-                    // the sandbox.
-                    if let Some(slot) = project_contained.slot(key) {
+                    if let Some(slot) = self
+                        .project_contained
+                        .get_or_insert_with(Defaults::loosest)
+                        .slot(key)
+                    {
                         *slot = dec;
                     }
                 } else {
-                    contained_set.entry(key).or_insert(dec);
+                    self.contained_set.entry(key).or_insert(dec);
                 }
             }
         }
-        // Network lists (validated here so errors carry positions).
-        let check_host = |v: &Spanned<String>| -> Result<String, ConfigError> {
-            crate::net::HostPattern::parse(v.get_ref())
-                .map(|_| v.get_ref().clone())
-                .map_err(|e| l.err(v.span(), e.to_string()))
-        };
+        Ok(())
+    }
+
+    /// Network lists (validated here so errors carry positions) and credentials.
+    fn network(&mut self, layer: &Honoured) -> Result<(), ConfigError> {
+        let l = layer.l;
         for v in &l.cfg.network.deny {
-            network.deny.push(check_host(v)?);
+            crate::net::HostPattern::parse(v.get_ref())
+                .map_err(|e| l.err(v.span(), e.to_string()))?;
+            self.network.deny.push(v.get_ref().clone());
         }
         for v in &l.cfg.network.allow {
-            match v.get_ref() {
+            let (host, what) = match v.get_ref() {
                 AllowEntry::Host(h) => {
                     crate::net::HostPattern::parse(h)
                         .map_err(|e| l.err(v.span(), e.to_string()))?;
-                    if ok {
-                        network.allow.push(h.clone());
-                    } else {
-                        ignored(&format!("network allow `{h}`"), &mut notes);
-                    }
+                    (h, format!("network allow `{h}`"))
                 }
                 AllowEntry::Rule(t) => {
                     let spec = crate::net::RequestRuleSpec {
@@ -345,26 +473,35 @@ pub(super) fn merge(
                     };
                     crate::net::RequestRule::parse(&spec)
                         .map_err(|e| l.err(v.span(), e.to_string()))?;
-                    if ok {
-                        network.allow.push(t.host.clone());
-                        network.rules.push(spec);
-                    } else {
-                        ignored(&format!("network rule for `{}`", t.host), &mut notes);
+                    if layer.ok {
+                        self.network.rules.push(spec);
                     }
+                    (&t.host, format!("network rule for `{}`", t.host))
                 }
+            };
+            if layer.ok {
+                self.network.allow.push(host.clone());
+            } else {
+                self.ignored(layer, &what);
             }
         }
-        credentials_of(l, &home, &mut network, &mut notes)?;
+        credentials_of(l, layer.home, &mut self.network, &mut self.notes)?;
         for v in &l.cfg.network.allow_private {
             let c = v.get_ref();
             check_cidr(c).map_err(|e| l.err(v.span(), e))?;
-            if ok {
-                network.allow_private.push(c.clone());
+            if layer.ok {
+                self.network.allow_private.push(c.clone());
             } else {
-                ignored(&format!("network allow_private `{c}`"), &mut notes);
+                self.ignored(layer, &format!("network allow_private `{c}`"));
             }
         }
-        // Rules.
+        Ok(())
+    }
+
+    /// `[permissions]` lists and `[[rule]]` tables. An untrusted project's allow rules are
+    /// dropped (and listed); its deny and ask rules count.
+    fn rules(&mut self, layer: &Honoured) -> Result<(), ConfigError> {
+        let l = layer.l;
         let p = &l.cfg.permissions;
         for (action, list) in [
             (Decision::Deny, &p.deny),
@@ -372,20 +509,9 @@ pub(super) fn merge(
             (Decision::Allow, &p.allow),
         ] {
             for r in list {
-                let matcher =
-                    rules::parse_rule(r.get_ref(), &anchors).map_err(|e| l.err(r.span(), e))?;
-                if action == Decision::Allow && !ok {
-                    ignored(&format!("allow rule `{}`", r.get_ref()), &mut notes);
-                    ignored_allows.push(r.get_ref().clone());
-                    continue;
-                }
-                rules.push(Rule {
-                    action,
-                    text: r.get_ref().clone(),
-                    matcher,
-                    origin: l.origin(r.span()),
-                    reason: None,
-                });
+                let matcher = rules::parse_rule(r.get_ref(), layer.anchors)
+                    .map_err(|e| l.err(r.span(), e))?;
+                self.push_rule(layer, action, r.get_ref().clone(), matcher, r.span(), None);
             }
         }
         for t in &l.cfg.rule {
@@ -407,310 +533,170 @@ pub(super) fn merge(
                     ));
                 }
             };
-            let matcher = rules::parse_rule(&text, &anchors).map_err(|e| l.err(span.clone(), e))?;
-            check_examples(l, &text, &matcher, &anchors, &t.must_match, &t.not_match)?;
-            if action == Decision::Allow && !ok {
-                ignored(&format!("allow rule `{text}`"), &mut notes);
-                ignored_allows.push(text.clone());
-                continue;
-            }
-            rules.push(Rule {
-                action,
-                text,
-                matcher,
-                origin: l.origin(span),
-                reason: t.reason.clone(),
-            });
+            let matcher =
+                rules::parse_rule(&text, layer.anchors).map_err(|e| l.err(span.clone(), e))?;
+            check_examples(
+                l,
+                &text,
+                &matcher,
+                layer.anchors,
+                &t.must_match,
+                &t.not_match,
+            )?;
+            self.push_rule(layer, action, text, matcher, span, t.reason.clone());
         }
+        Ok(())
     }
-    if !flags_done {
-        flags_inserted(&mut mode, &mut sandbox_mode, &mut approval);
-    }
-    // `--require` ranks below the managed file only; a lower file that set it above
-    // already yielded to it.
-    if sandbox.require.is_none()
-        && let Some(flag) = opts.require
-    {
-        sandbox.require = Some(flag);
-        sandbox.require_source = Some("--require".into());
-    }
-    crate::credential::check_unambiguous(
-        network
-            .credentials
-            .iter()
-            .map(|c| (c.name.as_str(), c.destinations.as_slice())),
-    )
-    .map_err(|m| ConfigError {
-        file: None,
-        position: None,
-        message: m,
-    })?;
-    let flag_err = |m: String| ConfigError {
-        file: None,
-        position: None,
-        message: m,
-    };
-    for h in &opts.network_allow {
-        crate::net::HostPattern::parse(h).map_err(|e| flag_err(format!("--allow-net {h}: {e}")))?;
-        network.allow.push(h.clone());
-    }
-    for c in &opts.network_allow_private {
-        c.parse::<ipnet::IpNet>()
-            .or_else(|_| c.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
-            .map_err(|_| {
-                flag_err(format!(
-                    "--allow-private {c}: not a CIDR such as 10.0.0.0/8"
-                ))
-            })?;
-        network.allow_private.push(c.clone());
-    }
-    for text in &opts.remembered_rules {
-        let matcher = rules::parse_rule(text, &anchors).map_err(|e| ConfigError {
-            file: None,
-            position: None,
-            message: format!("remembered rule `{text}` in the approval store: {e}"),
-        })?;
-        rules.push(Rule {
-            action: Decision::Allow,
-            text: text.clone(),
+
+    fn push_rule(
+        &mut self,
+        layer: &Honoured,
+        action: Decision,
+        text: String,
+        matcher: rules::Matcher,
+        span: std::ops::Range<usize>,
+        reason: Option<String>,
+    ) {
+        if action == Decision::Allow && !layer.ok {
+            self.ignored(layer, &format!("allow rule `{text}`"));
+            self.ignored_allows.push(text);
+            return;
+        }
+        self.rules.push(Rule {
+            action,
+            text,
             matcher,
-            origin: RuleOrigin {
-                layer: "remembered",
-                ..Default::default()
-            },
-            reason: None,
+            origin: layer.l.origin(span),
+            reason,
         });
     }
 
-    let user_file = user_file(opts, &home);
-    let mut defaults = Defaults::default();
-    for (k, v) in &defaults_set {
-        if let Some(slot) = defaults.slot(k) {
-            *slot = *v;
+    /// What the command line adds after every file: `--require` where no file above the
+    /// flags set a tier, `--allow-net`, `--allow-private`, and the remembered rules of the
+    /// approval store. Credentials are checked for ambiguity once all are in.
+    fn command_line(&mut self, opts: &LoadOptions, anchors: &Anchors) -> Result<(), ConfigError> {
+        if self.sandbox.require.is_none()
+            && let Some(flag) = opts.require
+        {
+            self.sandbox.require = Some(flag);
+            self.sandbox.require_source = Some("--require".into());
         }
-    }
-    defaults.tighten(&project_defaults);
-    let mut contained = Defaults::contained();
-    for (k, v) in &contained_set {
-        if let Some(slot) = contained.slot(k) {
-            *slot = *v;
-        }
-    }
-    contained.tighten(&project_contained);
-
-    let mut sandbox_roots = Vec::new();
-    for r in &sandbox.writable_roots {
-        sandbox_roots.push(crate::paths::resolve(r, fs).0);
-    }
-    sandbox.writable_roots = sandbox_roots;
-
-    Ok(Merged {
-        workspace,
-        home,
-        home_resolved,
-        mode: mode.unwrap_or_default(),
-        hook_contain: hook_contain.unwrap_or(false),
-        hook_accept_edits: hook_accept_edits.unwrap_or(false),
-        slots,
-        sandbox_mode: sandbox_mode.unwrap_or_default(),
-        approval: approval.unwrap_or_default(),
-        defaults,
-        contained,
-        rules,
-        network,
-        sandbox,
-        trusted,
-        files: layers.iter().map(|l| (l.kind, l.file.clone())).collect(),
-        notes,
-        ignored_allows,
-        user_file,
-        version: version.full,
-        grant_version: version.grants,
-        presets,
-        mcp,
-        sessions,
-    })
-}
-
-/// The `[[credential]]` tables of one layer, checked, into `network` (their hosts
-/// allowlisted). A project's tables are never used, trusted or not: a credential runs a
-/// command or reads a secret on the host, and sends it where the table says.
-fn credentials_of(
-    l: &Layer,
-    home: &Path,
-    network: &mut NetworkSettings,
-    notes: &mut Vec<String>,
-) -> Result<(), ConfigError> {
-    for (i, t) in l.cfg.credential.iter().enumerate() {
-        let span = t.span();
-        if l.kind == LayerKind::Project {
-            notes.push(format!(
-                "{}: a [[credential]] table ignored: credentials come from the user's or the managed config, never a project's",
-                l.file.display()
-            ));
-            continue;
-        }
-        let spec = t
-            .get_ref()
-            .check(i, home)
-            .map_err(|m| l.err(span.clone(), m))?;
-        if network.credentials.iter().any(|c| c.name == spec.name) {
-            return Err(l.err(
-                span,
-                format!(
-                    "[[credential]] `{}`: `name`: another credential has this name",
-                    spec.name
-                ),
-            ));
-        }
-        for d in &spec.destinations {
-            network.allow.push(d.authority.to_string());
-        }
-        network.credentials.push(spec);
-    }
-    Ok(())
-}
-
-/// A `[[preset]]` table, checked.
-fn preset_of(l: &Layer, p: &Spanned<PresetTable>, home: &Path) -> Result<Preset, ConfigError> {
-    let t = p.get_ref();
-    let tool = t.tool.get_ref();
-    if tool.is_empty()
-        || tool.contains(char::is_whitespace)
-        || tool[..tool.len().saturating_sub(1)].contains('*')
-    {
-        return Err(l.err(
-            t.tool.span(),
-            "a preset's `tool` is a tool name as the harness calls it, optionally ending in `*`",
-        ));
-    }
-    if t.set.is_empty() && t.cwd.is_none() {
-        return Err(l.err(
-            p.span(),
-            "a preset must `set` at least one field or a `cwd`",
-        ));
-    }
-    let cwd = match &t.cwd {
-        None => None,
-        Some(c) => {
-            let text = c.get_ref();
-            let path = match text.strip_prefix("~/") {
-                Some(rest) => home.join(rest),
-                None => PathBuf::from(text),
-            };
-            if !path.is_absolute() {
-                return Err(l.err(
-                    c.span(),
-                    "a preset's `cwd` must be absolute or start with ~/",
-                ));
-            }
-            Some(crate::paths::clean(&path))
-        }
-    };
-    Ok(Preset {
-        tool: tool.clone(),
-        set: t.set.clone(),
-        cwd,
-        origin: l.origin(p.span()),
-    })
-}
-
-/// A CIDR (`10.0.0.0/8`) or a single address, as `allow_private` accepts.
-fn check_cidr(c: &str) -> Result<(), String> {
-    c.parse::<ipnet::IpNet>()
-        .map(|_| ())
-        .or_else(|_| c.parse::<std::net::IpAddr>().map(|_| ()))
-        .map_err(|_| format!("`{c}` is not a CIDR such as 10.0.0.0/8"))
-}
-
-/// A structured rule's `match` / `not_match` examples must behave as written, so a rule that
-/// does not do what its author thought fails loudly at load time.
-fn check_examples(
-    l: &Layer,
-    text: &str,
-    matcher: &Matcher,
-    anchors: &Anchors,
-    must: &[Spanned<String>],
-    must_not: &[Spanned<String>],
-) -> Result<(), ConfigError> {
-    for (examples, want) in [(must, true), (must_not, false)] {
-        for ex in examples {
-            let got =
-                example_matches(matcher, ex.get_ref(), anchors).map_err(|e| l.err(ex.span(), e))?;
-            if got != want {
-                let verb = if want { "does not match" } else { "matches" };
-                return Err(l.err(
-                    ex.span(),
-                    format!("rule `{text}` {verb} its example `{}`", ex.get_ref()),
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-fn example_matches(matcher: &Matcher, example: &str, anchors: &Anchors) -> Result<bool, String> {
-    Ok(match matcher {
-        Matcher::Command(p) => {
-            let words: Vec<String> = example.split_whitespace().map(String::from).collect();
-            p.matches(&words)
-        }
-        Matcher::Path { glob, .. } => {
-            let path = crate::paths::absolute(
-                &crate::paths::expand_home(example, &anchors.home),
-                &anchors.workspace,
-            );
-            let path = crate::paths::clean(&path);
-            rules::path_matcher(glob)?.iter().any(|g| g.is_match(&path))
-        }
-        Matcher::Domain(p) => {
-            let (host, port) = match crate::net::Origin::parse_url(example) {
-                Ok(o) => (o.host, o.port),
-                Err(_) => {
-                    let a = crate::net::Authority::parse(example, 443)
-                        .map_err(|e| format!("example `{example}`: {e}"))?;
-                    (a.host, a.port)
-                }
-            };
-            p.matches_host(&host) && p.port().is_none_or(|x| x == port)
-        }
-        Matcher::Mcp { server, tool } => {
-            let rest = example.strip_prefix("mcp__").unwrap_or(example);
-            let (s, t) = rest.split_once("__").unwrap_or((rest, ""));
-            s == server && tool.as_deref().is_none_or(|x| x == t)
-        }
-        Matcher::Tool(_) | Matcher::UnknownTool(_) => {
-            return Err("tool-wide rules take no examples".into());
-        }
-    })
-}
-
-/// The entries of a `[defaults]` or `[contained]` table, checked: known keys, decisions.
-fn defaults_table(
-    l: &Layer,
-    table: &BTreeMap<Spanned<String>, Spanned<String>>,
-) -> Result<Vec<(&'static str, Decision)>, ConfigError> {
-    table
-        .iter()
-        .map(|(k, v)| {
-            let key = DEFAULT_KEYS
+        crate::credential::check_unambiguous(
+            self.network
+                .credentials
                 .iter()
-                .find(|x| **x == k.get_ref().as_str())
-                .ok_or_else(|| {
-                    l.err(
-                        k.span(),
-                        format!(
-                            "unknown default `{}`: expected one of {}",
-                            k.get_ref(),
-                            DEFAULT_KEYS.join(", ")
-                        ),
-                    )
+                .map(|c| (c.name.as_str(), c.destinations.as_slice())),
+        )
+        .map_err(unplaced)?;
+        for h in &opts.network_allow {
+            crate::net::HostPattern::parse(h)
+                .map_err(|e| unplaced(format!("--allow-net {h}: {e}")))?;
+            self.network.allow.push(h.clone());
+        }
+        for c in &opts.network_allow_private {
+            c.parse::<ipnet::IpNet>()
+                .or_else(|_| c.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+                .map_err(|_| {
+                    unplaced(format!(
+                        "--allow-private {c}: not a CIDR such as 10.0.0.0/8"
+                    ))
                 })?;
-            let dec = v
-                .get_ref()
-                .parse::<Decision>()
-                .map_err(|e| l.err(v.span(), e.to_string()))?;
-            Ok((*key, dec))
-        })
-        .collect()
+            self.network.allow_private.push(c.clone());
+        }
+        for text in &opts.remembered_rules {
+            let matcher = rules::parse_rule(text, anchors).map_err(|e| {
+                unplaced(format!(
+                    "remembered rule `{text}` in the approval store: {e}"
+                ))
+            })?;
+            self.rules.push(Rule {
+                action: Decision::Allow,
+                text: text.clone(),
+                matcher,
+                origin: RuleOrigin {
+                    layer: "remembered",
+                    ..Default::default()
+                },
+                reason: None,
+            });
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)] // the parts of `Merged` that are not merged
+    fn finish(
+        self,
+        opts: &LoadOptions,
+        fs: &dyn FileFacts,
+        layers: &[Layer],
+        workspace: PathBuf,
+        home: PathBuf,
+        home_resolved: PathBuf,
+        trusted: bool,
+        version: Versions,
+    ) -> Merged {
+        let mut defaults = Defaults::default();
+        for (k, v) in &self.defaults_set {
+            if let Some(slot) = defaults.slot(k) {
+                *slot = *v;
+            }
+        }
+        defaults.tighten(&self.project_defaults.unwrap_or_else(Defaults::loosest));
+        let mut contained = Defaults::contained();
+        for (k, v) in &self.contained_set {
+            if let Some(slot) = contained.slot(k) {
+                *slot = *v;
+            }
+        }
+        contained.tighten(&self.project_contained.unwrap_or_else(Defaults::loosest));
+        let mut sandbox = self.sandbox;
+        sandbox.writable_roots = sandbox
+            .writable_roots
+            .iter()
+            .map(|r| crate::paths::resolve(r, fs).0)
+            .collect();
+        Merged {
+            user_file: user_file(opts, &home),
+            workspace,
+            home,
+            home_resolved,
+            mode: self.mode.unwrap_or_default(),
+            hook_contain: self.hook_contain.unwrap_or(false),
+            hook_accept_edits: self.hook_accept_edits.unwrap_or(false),
+            slots: self.slots,
+            sandbox_mode: self.sandbox_mode.unwrap_or_default(),
+            approval: self.approval.unwrap_or_default(),
+            defaults,
+            contained,
+            rules: self.rules,
+            network: self.network,
+            sandbox,
+            trusted,
+            files: layers.iter().map(|l| (l.kind, l.file.clone())).collect(),
+            notes: self.notes,
+            ignored_allows: self.ignored_allows,
+            version: version.full,
+            grant_version: version.grants,
+            presets: self.presets,
+            mcp: self.mcp,
+            sessions: self.sessions,
+        }
+    }
+}
+
+/// Whether a `[sandbox]` table sets anything that widens what a run may see or keep.
+fn widens(t: &SandboxTable) -> bool {
+    !t.writable_roots.is_empty()
+        || !t.env_allow.is_empty()
+        || !t.env_allow_secret.is_empty()
+        || t.home_readable.is_some()
+}
+
+/// An error of the command line or the approval store: no file, no position.
+fn unplaced(message: String) -> ConfigError {
+    ConfigError {
+        file: None,
+        position: None,
+        message,
+    }
 }
