@@ -19,6 +19,7 @@
 
 pub mod config;
 pub mod credential;
+pub mod duration;
 pub mod errors;
 pub mod facts;
 pub mod gitallow;

@@ -93,7 +93,7 @@ pub fn parse_time(text: &str, now: SystemTime) -> Result<SystemTime, String> {
     {
         return Ok(t);
     }
-    match humantime::parse_duration(text) {
+    match cordon_policy::duration::parse(text) {
         Ok(age) => now
             .checked_sub(age)
             .ok_or_else(|| format!("{text:?} reaches before 1970")),

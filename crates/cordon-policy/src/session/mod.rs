@@ -244,7 +244,7 @@ impl SessionsTable {
             }
         }
         if let Some(s) = &self.expire_after {
-            let d = parse_duration(s.get_ref()).map_err(|e| (s.span(), e))?;
+            let d = crate::duration::parse(s.get_ref()).map_err(|e| (s.span(), e.to_string()))?;
             if !seen.expire_after && honoured {
                 into.expire_after = d;
                 seen.expire_after = true;
@@ -321,30 +321,6 @@ fn compile_private(g: &str, workspace: &Path, home: &Path) -> Result<globset::Gl
         .literal_separator(true)
         .build()
         .map_err(|e| format!("`{g}` is not a valid glob: {e}"))
-}
-
-/// `30s`, `15m`, `12h`, `7d`, or a number of seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let (num, unit) = match s.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
-        Some((i, _)) => (&s[..i], &s[i..]),
-        None => (s, "s"),
-    };
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("`{s}` is not a duration: expected a number with s, m, h or d"))?;
-    let secs = match unit {
-        "s" => Some(n),
-        "m" => n.checked_mul(60),
-        "h" => n.checked_mul(3600),
-        "d" => n.checked_mul(86_400),
-        _ => None,
-    }
-    .ok_or_else(|| format!("`{s}` is not a duration: expected a number with s, m, h or d"))?;
-    if secs == 0 {
-        return Err("a session expiry must be longer than zero".into());
-    }
-    Ok(Duration::from_secs(secs))
 }
 
 /// A file a call writes.
@@ -700,15 +676,5 @@ mod tests {
         assert!(!pattern_reaches_beneath("/w/pkg/*.go", "/w/other"));
         assert!(!pattern_reaches_beneath("/w/run.sh", "/w/run.sh"));
         assert!(!pattern_reaches_beneath("/w/pkg/*.go", "/w/pkg/sub"));
-    }
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("90"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_duration("2h"), Ok(Duration::from_secs(7200)));
-        assert_eq!(parse_duration("7d"), Ok(Duration::from_secs(7 * 86_400)));
-        assert!(parse_duration("0").is_err());
-        assert!(parse_duration("1w").is_err());
-        assert!(parse_duration("h").is_err());
     }
 }

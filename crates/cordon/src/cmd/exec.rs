@@ -143,7 +143,7 @@ pub struct ExecOptions {
     slot_tmp: bool,
     /// Wait this long for a run that holds the slot, e.g. `30s`, `5m` [default:
     /// `[slots] wait_seconds`, else 5m].
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "slot")]
+    #[arg(long, value_name = "DURATION", value_parser = cordon_policy::duration::parse, requires = "slot")]
     slot_wait: Option<Duration>,
     /// Refuse at once when a run holds the slot.
     #[arg(long, requires = "slot", conflicts_with = "slot_wait")]
@@ -177,7 +177,7 @@ pub struct ExecOptions {
     #[arg(long, value_name = "SOCKET", conflicts_with = "net")]
     proxy_socket: Option<PathBuf>,
     /// Wall-clock limit, e.g. `30`, `30s`, `500ms`, `5m`: the whole tree is killed, exit 124.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = cordon_policy::duration::parse)]
     timeout: Option<Duration>,
     /// Tier required [default: `[sandbox] require` of the managed or user config, else
     /// full]. Without user namespaces only the fallback tier (Landlock and seccomp) is
@@ -326,42 +326,6 @@ fn upstream_roots(
 
 fn fail(msg: impl Into<String>) -> anyhow::Error {
     Exit::new(Code::Failed, msg).into()
-}
-
-/// A duration that is not one.
-#[derive(Debug)]
-pub struct DurationError(String);
-
-impl std::fmt::Display for DurationError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for DurationError {}
-
-/// Parse `30`, `30s`, `500ms`, `5m`, `1h`.
-fn parse_duration(s: &str) -> Result<Duration, DurationError> {
-    let s = s.trim();
-    let (num, unit) = match s.find(|c: char| !c.is_ascii_digit() && c != '.') {
-        Some(i) => s.split_at(i),
-        None => (s, "s"),
-    };
-    let bad = |why: &str| DurationError(format!("invalid duration `{s}`: {why}"));
-    let n: f64 = num
-        .parse()
-        .map_err(|_| bad("expected e.g. 30s, 500ms or 5m"))?;
-    let secs = match unit {
-        "ms" => n / 1000.0,
-        "s" => n,
-        "m" => n * 60.0,
-        "h" => n * 3600.0,
-        _ => return Err(bad("use the unit ms, s, m or h")),
-    };
-    if !secs.is_finite() || secs <= 0.0 || secs > 1e9 {
-        return Err(bad("it must be positive"));
-    }
-    Ok(Duration::from_secs_f64(secs))
 }
 
 /// A size that is not one.
@@ -805,16 +769,6 @@ fn builder(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("30").unwrap(), Duration::from_secs(30));
-        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
-        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
-        assert!(parse_duration("0").is_err());
-        assert!(parse_duration("5 parsecs").is_err());
-        assert!(parse_duration("-1").is_err());
-    }
 
     #[test]
     fn sizes() {
