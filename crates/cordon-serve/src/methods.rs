@@ -11,7 +11,7 @@ use cordon_gate::{
     ToolResult,
 };
 use cordon_policy::{Decision, RealFs, Request, Source, Step};
-use cordon_store::{PendingId, PendingState, RulePick, StoreErrorKind};
+use cordon_store::{AnswerKind, AnsweredBy, PendingId, PendingState, RulePick, StoreErrorKind};
 use serde_json::{Map, Value, json};
 
 type Params = Map<String, Value>;
@@ -265,13 +265,15 @@ impl Connection<'_> {
             .answer_always(PendingId(id), pick, "cordon serve")
             .map_err(store_failed)?;
         let request = &done.request;
-        let mut record = cordon_store::answered_record(
+        let record = cordon_store::answered_record(
             request,
-            "always-allow",
-            Some(done.lease.0),
+            AnswerKind::AlwaysAllow,
+            AnsweredBy::Service,
             &request.request,
-        );
-        record["rule"] = json!(done.rule);
+        )
+        .lease(Some(done.lease))
+        .rule(&done.rule)
+        .into_value();
         if let Err(e) = self.write_value(&record) {
             let store = self.store()?;
             let _ = store.revoke(done.lease);
@@ -300,12 +302,12 @@ impl Connection<'_> {
             .store()?
             .approval(PendingId(id))
             .map_err(store_failed)?;
-        let word = match &answer {
-            PendingAnswer::ApproveEdited(_) => "approve-edited",
-            PendingAnswer::Deny => "deny",
-            PendingAnswer::ApproveAnySession => "approve-any-session",
-            PendingAnswer::ApproveForSession => "approve-for-session",
-            _ => "approve",
+        let kind = match &answer {
+            PendingAnswer::ApproveEdited(_) => AnswerKind::ApproveEdited,
+            PendingAnswer::Deny => AnswerKind::Deny,
+            PendingAnswer::ApproveAnySession => AnswerKind::ApproveAnySession,
+            PendingAnswer::ApproveForSession => AnswerKind::ApproveForSession,
+            _ => AnswerKind::Approve,
         };
         let gate = self.service.policy.gate();
         let answered = gate.answer_pending(id, answer).map_err(|e| match e {
@@ -313,9 +315,11 @@ impl Connection<'_> {
             GateError::Edit(why) => RpcError::new(rpc::EDIT_REFUSED, why),
             other => RpcError::new(rpc::SERVER_ERROR, other.to_string()),
         })?;
-        let mut record =
-            cordon_store::answered_record(&pending, word, answered.lease, &answered.request);
-        record["edited_verdict"] = json!(answered.edited.as_ref().map(|v| v.decision.as_str()));
+        let record =
+            cordon_store::answered_record(&pending, kind, AnsweredBy::Service, &answered.request)
+                .lease(answered.lease.map(cordon_store::LeaseId))
+                .edited_verdict(answered.edited.as_ref().map(|v| v.decision.as_str()))
+                .into_value();
         if let Err(e) = self.write_value(&record) {
             if let Some(lease) = answered.lease {
                 let _ = self.store()?.revoke(cordon_store::LeaseId(lease));
@@ -328,7 +332,7 @@ impl Connection<'_> {
         // What was answered, so that a client that sent the wrong id sees it at once.
         let mut result = json!({
             "id": id,
-            "answer": word,
+            "answer": kind.as_str(),
             "lease": answered.lease,
             "tool": answered.request["tool"],
             "session": pending.session,

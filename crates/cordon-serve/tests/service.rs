@@ -439,7 +439,10 @@ fn pending_then_approve_permits_exactly_once_and_deny_refuses() {
     let answers: Vec<_> = records
         .iter()
         .filter(|r| r["event"] == "approval-answered")
-        .map(|r| r["answer"].as_str().unwrap().to_string())
+        .map(|r| {
+            assert_eq!(r["answered_by"], "serve", "{r}");
+            r["answer"].as_str().unwrap().to_string()
+        })
         .collect();
     assert_eq!(answers, ["approve", "deny"]);
 }

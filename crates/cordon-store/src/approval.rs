@@ -400,24 +400,118 @@ pub fn resolve_ask_with(
     }
 }
 
-/// The audit record of a human's answer to pending approval `p`: the answer (`approve`,
-/// `deny`, `always-allow`, …), the lease it made, and the call it answered, `request`
-/// (the pending call's own, or the edited one), its input redacted. Each surface adds what
-/// is its own (`rule`, `answered_by`, `edited_verdict`).
+/// The surface through which a human answered a pending approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnsweredBy {
+    /// `cordon approvals …` in a terminal.
+    Cli,
+    /// A client of `cordon serve`.
+    Service,
+    /// The local console (`cordon ui`).
+    Console,
+}
+
+impl AnsweredBy {
+    /// The name in the audit record's `answered_by`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Cli => "cli",
+            Self::Service => "serve",
+            Self::Console => "console",
+        }
+    }
+}
+
+/// The answer a human gave to a pending approval, as the audit record names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerKind {
+    /// Approved once, in the session it was asked in.
+    Approve,
+    /// Approved once, in any session or none.
+    ApproveAnySession,
+    /// Approved for the rest of the session.
+    ApproveForSession,
+    /// Approved once with an edited input.
+    ApproveEdited,
+    /// Approved and a rule remembered.
+    AlwaysAllow,
+    /// Refused.
+    Deny,
+}
+
+impl AnswerKind {
+    /// The name in the audit record's `answer`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Approve => "approve",
+            Self::ApproveAnySession => "approve-any-session",
+            Self::ApproveForSession => "approve-for-session",
+            Self::ApproveEdited => "approve-edited",
+            Self::AlwaysAllow => "always-allow",
+            Self::Deny => "deny",
+        }
+    }
+}
+
+/// The audit record of a human's answer to a pending approval, built once for every
+/// surface so that the records of the CLI, the service and the console carry the same
+/// fields: `pending`, `answer`, `answered_by`, `lease`, `rule`, `edited_verdict`,
+/// `session`, `tool`, `input` (redacted) and `fingerprint`; a field that does not apply
+/// is null.
+#[derive(Debug, Clone)]
+pub struct AnsweredRecord {
+    value: serde_json::Value,
+}
+
+/// Start the record of answer `answer` to pending approval `p`, given through `by`, for
+/// the call `request` (the pending call's own, or the edited one).
 pub fn answered_record(
     p: &crate::store::Pending,
-    answer: &str,
-    lease: Option<i64>,
+    answer: AnswerKind,
+    by: AnsweredBy,
     request: &serde_json::Value,
-) -> serde_json::Value {
-    serde_json::json!({
-        "event": "approval-answered",
-        "pending": p.id.0,
-        "answer": answer,
-        "lease": lease,
-        "session": p.session,
-        "tool": request["tool"],
-        "input": crate::redact(&request["input"]),
-        "fingerprint": p.fingerprint,
-    })
+) -> AnsweredRecord {
+    AnsweredRecord {
+        value: serde_json::json!({
+            "event": "approval-answered",
+            "pending": p.id.0,
+            "answer": answer.as_str(),
+            "answered_by": by.as_str(),
+            "lease": null,
+            "rule": null,
+            "edited_verdict": null,
+            "session": p.session,
+            "tool": request["tool"],
+            "input": crate::redact(&request["input"]),
+            "fingerprint": p.fingerprint,
+        }),
+    }
+}
+
+impl AnsweredRecord {
+    /// The lease the answer made.
+    #[must_use]
+    pub fn lease(mut self, lease: Option<LeaseId>) -> Self {
+        self.value["lease"] = serde_json::json!(lease.map(|l| l.0));
+        self
+    }
+
+    /// The rule an always-allow remembered.
+    #[must_use]
+    pub fn rule(mut self, rule: &str) -> Self {
+        self.value["rule"] = serde_json::json!(rule);
+        self
+    }
+
+    /// The decision the edited call was given.
+    #[must_use]
+    pub fn edited_verdict(mut self, decision: Option<&str>) -> Self {
+        self.value["edited_verdict"] = serde_json::json!(decision);
+        self
+    }
+
+    /// The record, ready to append.
+    pub fn into_value(self) -> serde_json::Value {
+        self.value
+    }
 }

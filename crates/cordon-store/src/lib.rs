@@ -52,9 +52,9 @@ mod store;
 mod tty;
 
 pub use approval::{
-    AskContext, Choice, FlowOptions, Grant, GrantSource, NoHuman, NoPrompter, PromptOutcome,
-    Prompter, Question, Refusal, Resolution, RuleOption, answered_record, resolve_ask,
-    resolve_ask_with, resolve_edited, resolve_lease,
+    AnswerKind, AnsweredBy, AnsweredRecord, AskContext, Choice, FlowOptions, Grant, GrantSource,
+    NoHuman, NoPrompter, PromptOutcome, Prompter, Question, Refusal, Resolution, RuleOption,
+    answered_record, resolve_ask, resolve_ask_with, resolve_edited, resolve_lease,
 };
 pub use audit::{
     AppendReceipt, AuditLog, Break, Durability, SyncHandle, VerifyReport, tail, verify,

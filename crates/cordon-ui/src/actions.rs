@@ -11,8 +11,8 @@ use std::time::Duration;
 use cordon_gate::{Gate, GateError, GateOptions, PendingAnswer};
 use cordon_policy::Policy;
 use cordon_store::{
-    Answer, Answered, AuditLog, Durability, LeaseId, PendingId, RulePick, Scope, Store, StoreError,
-    StoreErrorKind, VerifyReport, format_time,
+    Answer, AnswerKind, Answered, AnsweredBy, AnsweredRecord, AuditLog, Durability, LeaseId,
+    PendingId, RulePick, Scope, Store, StoreError, StoreErrorKind, VerifyReport, format_time,
 };
 use serde_json::{Map, Value, json};
 
@@ -122,13 +122,13 @@ impl ConsoleAnswer {
         }
     }
 
-    fn word(&self) -> &'static str {
+    fn kind(&self) -> AnswerKind {
         match self {
-            ConsoleAnswer::Once => "approve",
-            ConsoleAnswer::Session => "approve-session",
-            ConsoleAnswer::Always | ConsoleAnswer::AlwaysRule(_) => "always-allow",
-            ConsoleAnswer::Edited(_) => "approve-edited",
-            ConsoleAnswer::Deny => "deny",
+            ConsoleAnswer::Once => AnswerKind::Approve,
+            ConsoleAnswer::Session => AnswerKind::ApproveForSession,
+            ConsoleAnswer::Always | ConsoleAnswer::AlwaysRule(_) => AnswerKind::AlwaysAllow,
+            ConsoleAnswer::Edited(_) => AnswerKind::ApproveEdited,
+            ConsoleAnswer::Deny => AnswerKind::Deny,
         }
     }
 }
@@ -229,18 +229,27 @@ pub fn answer(
     let mut log = open_log(places)?;
     let store = Store::open(&places.store)?;
     let pending = store.get_pending(PendingId(id))?;
-    let mut record = cordon_store::answered_record(&pending, answer.word(), None, &pending.request);
-    record["answered_by"] = json!(SOURCE);
+    let base = cordon_store::answered_record(
+        &pending,
+        answer.kind(),
+        AnsweredBy::Console,
+        &pending.request,
+    );
+    let record = AnsweredRecord::into_value;
     let session = pending.session.clone().filter(|s| !s.is_empty());
-    let message = match &answer {
+    let (record, message) = match &answer {
         ConsoleAnswer::Deny => {
             store.answer(PendingId(id), Answer::Deny)?;
-            format!("denied {id}")
+            (record(base), format!("denied {id}"))
         }
         ConsoleAnswer::Once => {
             let lease = approve_once(&store, id)?;
-            record["lease"] = json!(lease.0);
-            format!("approved {id}: lease {lease} lets the same call through once within 24 hours")
+            (
+                record(base.lease(Some(lease))),
+                format!(
+                    "approved {id}: lease {lease} lets the same call through once within 24 hours"
+                ),
+            )
         }
         ConsoleAnswer::Session => {
             let Some(session) = session else {
@@ -258,8 +267,10 @@ pub fn answer(
                 Some(SESSION_TTL),
                 &note,
             )?;
-            record["lease"] = json!(lease.0);
-            format!("approved {id} for session {session}: lease {lease}")
+            (
+                record(base.lease(Some(lease))),
+                format!("approved {id} for session {session}: lease {lease}"),
+            )
         }
         ConsoleAnswer::Always | ConsoleAnswer::AlwaysRule(_) => {
             let pick = match &answer {
@@ -267,11 +278,12 @@ pub fn answer(
                 _ => RulePick::Number(1),
             };
             let done = store.answer_always(PendingId(id), &pick, SOURCE)?;
-            record["lease"] = json!(done.lease.0);
-            record["rule"] = json!(done.rule);
-            format!(
-                "always allowed {id}: saved rule {}, lease {}",
-                done.rule, done.lease
+            (
+                record(base.lease(Some(done.lease)).rule(&done.rule)),
+                format!(
+                    "always allowed {id}: saved rule {}, lease {}",
+                    done.rule, done.lease
+                ),
             )
         }
         ConsoleAnswer::Edited(input) => {
@@ -304,10 +316,18 @@ pub fn answer(
                         message: other.to_string(),
                     },
                 })?;
-            record["lease"] = json!(done.lease);
-            record["input"] = cordon_store::redact(&done.request["input"]);
-            record["edited_verdict"] = json!(done.edited.as_ref().map(|v| v.decision.as_str()));
-            format!("approved {id} with an edited input")
+            let edited = cordon_store::answered_record(
+                &pending,
+                AnswerKind::ApproveEdited,
+                AnsweredBy::Console,
+                &done.request,
+            )
+            .lease(done.lease.map(LeaseId))
+            .edited_verdict(done.edited.as_ref().map(|v| v.decision.as_str()));
+            (
+                record(edited),
+                format!("approved {id} with an edited input"),
+            )
         }
     };
     log.append(&record)?;

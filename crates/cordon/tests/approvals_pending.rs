@@ -109,6 +109,18 @@ fn pending_round_trip_approve() {
     assert_eq!(rec["answer"], "approve");
     assert_eq!(rec["pending"], id.0);
     assert_eq!(rec["input"]["command"], "make deploy TOKEN=[REDACTED]");
+    // The same fields as the service's and the console's records, naming the surface.
+    assert_eq!(rec["answered_by"], "cli");
+    for field in [
+        "lease",
+        "rule",
+        "edited_verdict",
+        "session",
+        "tool",
+        "fingerprint",
+    ] {
+        assert!(rec.get(field).is_some(), "`{field}` missing: {rec}");
+    }
 }
 
 #[test]

@@ -13,7 +13,8 @@ use cordon_gate::{Gate, GateError, GateOptions, PendingAnswer};
 
 use cordon_policy::terminal::{path_for_terminal, sanitize_for_terminal};
 use cordon_store::{
-    Answer, Answered, AuditLog, Durability, PendingId, Store, StoreError, StoreErrorKind,
+    Answer, AnswerKind, Answered, AnsweredBy, AuditLog, Durability, LeaseId, PendingId, Store,
+    StoreError, StoreErrorKind,
 };
 use serde_json::json;
 
@@ -378,16 +379,19 @@ fn answer(id: i64, answer: Answer, at: &Location) -> anyhow::Result<u8> {
     let mut audit = open_audit(at)?;
     let answered = store.answer(PendingId(id), answer).map_err(fail)?;
     let approved = match answer {
-        Answer::ApproveAnySession => "approve-any-session",
-        Answer::ApproveForSession => "approve-for-session",
-        _ => "approve",
+        Answer::ApproveAnySession => AnswerKind::ApproveAnySession,
+        Answer::ApproveForSession => AnswerKind::ApproveForSession,
+        _ => AnswerKind::Approve,
     };
-    let (request, word, lease) = match &answered {
-        Answered::Approved(a) => (a.request(), approved, Some(a.lease().0)),
-        Answered::Denied(d) => (d.request(), "deny", None),
+    let (request, kind, lease) = match &answered {
+        Answered::Approved(a) => (a.request(), approved, Some(a.lease())),
+        Answered::Denied(d) => (d.request(), AnswerKind::Deny, None),
     };
-    let record = cordon_store::answered_record(request, word, lease, &request.request);
+    let record = cordon_store::answered_record(request, kind, AnsweredBy::Cli, &request.request)
+        .lease(lease)
+        .into_value();
     audit.append(&record).map_err(fail)?;
+    let lease = lease.map(|l| l.0);
     let session = request.session.as_deref().map(sanitize_for_terminal);
     match (lease, answer, session) {
         (Some(lease), Answer::ApproveForSession, Some(s)) => println!(
@@ -456,13 +460,15 @@ fn answer_edited(id: i64, file: &Path, mut args: PolicyArgs, at: &Location) -> a
             GateError::Edit(why) => Exit::new(Code::Deny, why).into(),
             other => Exit::new(Code::Internal, other.to_string()).into(),
         })?;
-    let mut record = cordon_store::answered_record(
+    let record = cordon_store::answered_record(
         &pending,
-        "approve-edited",
-        answered.lease,
+        AnswerKind::ApproveEdited,
+        AnsweredBy::Cli,
         &answered.request,
-    );
-    record["edited_verdict"] = json!(answered.edited.as_ref().map(|v| v.decision.as_str()));
+    )
+    .lease(answered.lease.map(LeaseId))
+    .edited_verdict(answered.edited.as_ref().map(|v| v.decision.as_str()))
+    .into_value();
     audit.append(&record).map_err(fail)?;
     println!(
         "approved {id} with an edited input: lease {} lets the edited call through once within 24 hours",
@@ -538,13 +544,15 @@ fn answer_always(id: i64, rule: Option<&str>, at: &Location) -> anyhow::Result<u
         .answer_always(PendingId(id), &pick, "cordon approvals")
         .map_err(fail)?;
     let request = &done.request;
-    let mut record = cordon_store::answered_record(
+    let record = cordon_store::answered_record(
         request,
-        "always-allow",
-        Some(done.lease.0),
+        AnswerKind::AlwaysAllow,
+        AnsweredBy::Cli,
         &request.request,
-    );
-    record["rule"] = json!(done.rule);
+    )
+    .lease(Some(done.lease))
+    .rule(&done.rule)
+    .into_value();
     audit.append(&record).map_err(fail)?;
     println!(
         "always allowed {id}: saved rule {}, lease {}",
