@@ -36,7 +36,7 @@ fn main() {
     let gate = Gate::new(
         Policy::load(&opts, &fs).unwrap(),
         GateOptions {
-            surface: "check",
+            surface: cordon_gate::Surface::Check,
             store: Some(store.clone()),
             audit: None,
             no_audit: true,

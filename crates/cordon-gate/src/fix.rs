@@ -92,7 +92,7 @@ impl std::fmt::Display for Fix {
 }
 
 /// The fixes for a refusal, most specific first.
-pub(crate) fn fixes(policy: &Policy, d: &Decided, surface: &str) -> Vec<Fix> {
+pub(crate) fn fixes(policy: &Policy, d: &Decided, surface: crate::Surface) -> Vec<Fix> {
     let source = &d.verdict.source;
     let rule = source.rule.as_deref().unwrap_or_default().to_string();
     match source.step {
@@ -120,7 +120,7 @@ pub(crate) fn fixes(policy: &Policy, d: &Decided, surface: &str) -> Vec<Fix> {
             file: policy.user_file().to_path_buf(),
         });
     }
-    if surface == "exec" && policy.approval() != ApprovalPolicy::OnFailure {
+    if surface == crate::Surface::Exec && policy.approval() != ApprovalPolicy::OnFailure {
         out.push(Fix::OnFailure);
     }
     if d.pending.is_none() {

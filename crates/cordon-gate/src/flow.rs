@@ -22,8 +22,8 @@ use std::path::PathBuf;
 /// Where the gate keeps its state, and which surface it serves.
 #[derive(Debug, Clone, Default)]
 pub struct GateOptions {
-    /// The surface's name in the audit log (`check`, `exec`, …).
-    pub surface: &'static str,
+    /// The surface the gate serves (named in the audit log).
+    pub surface: crate::Surface,
     /// The approval store; `None` is the default one in the state directory.
     pub store: Option<PathBuf>,
     /// The audit log; `None` is the default one in the state directory.
@@ -553,7 +553,7 @@ impl Gate {
         let surface = self.options.surface;
         let claimed = self.held.with_store(
             || self.open_store(),
-            |s| s.claim_operation(op, surface, &d.fingerprint),
+            |s| s.claim_operation(op, surface.as_str(), &d.fingerprint),
         );
         let why = match claimed {
             Ok(true) => return None,

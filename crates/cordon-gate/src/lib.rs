@@ -49,6 +49,7 @@ mod onfailure;
 mod record;
 mod report;
 mod session;
+mod surface;
 
 pub use bound::{CONTENT_BUDGET, RunFile, Runs, WALK_LIMIT};
 pub use cordon_policy::{Containment, Judgement};
@@ -63,3 +64,4 @@ pub use offer::{
 pub use onfailure::{AfterTrial, Blocked, Escalated, Escalation, Trial, TrialRun};
 pub use record::{RESULT_EXCERPT, RunFacts, ToolResult, egress_log};
 pub use report::Report;
+pub use surface::Surface;

@@ -75,7 +75,7 @@ impl Gate {
         let req = &decided.request;
         let run = run.cloned().unwrap_or_default();
         AuditRecord {
-            kind: self.options().surface.to_string(),
+            kind: self.options().surface.as_str().to_string(),
             phase,
             session: req.session.clone(),
             agent: req.agent.clone(),
@@ -190,7 +190,7 @@ impl Gate {
     pub fn bare_record(&self, phase: Phase, tool: &str, input: Value) -> AuditRecord {
         let policy = self.policy();
         AuditRecord {
-            kind: self.options().surface.to_string(),
+            kind: self.options().surface.as_str().to_string(),
             phase,
             session: None,
             agent: None,

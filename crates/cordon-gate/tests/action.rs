@@ -66,7 +66,7 @@ impl Case {
         Gate::new(
             Policy::load(&opts, &RealFs).unwrap(),
             GateOptions {
-                surface: "run-action",
+                surface: cordon_gate::Surface::RunAction,
                 store: Some(self.store.clone()),
                 audit: None,
                 no_audit: true,

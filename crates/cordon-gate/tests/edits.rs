@@ -36,7 +36,7 @@ fn world(config: &str) -> World {
 }
 
 impl World {
-    fn gate(&self, surface: &'static str, edits: bool) -> Gate {
+    fn gate(&self, surface: cordon_gate::Surface, edits: bool) -> Gate {
         let opts = LoadOptions {
             workspace: self.ws.clone(),
             home: self.home.clone(),
@@ -103,7 +103,7 @@ fn presets_win_over_the_model_and_are_judged_after_the_merge() {
         ),
     )
     .unwrap();
-    let g = w.gate("check", false);
+    let g = w.gate(cordon_gate::Surface::Check, false);
     let mut r = w.bash("ls src", None);
     r.input.insert("timeout".into(), json!(5));
     let Outcome::Permitted(p) = decide(&g, &r, Human::nobody()) else {
@@ -131,7 +131,7 @@ fn presets_win_over_the_model_and_are_judged_after_the_merge() {
 #[test]
 fn an_operation_id_is_permitted_once_per_surface() {
     let w = world("");
-    let check = w.gate("check", false);
+    let check = w.gate(cordon_gate::Surface::Check, false);
     let r = w.bash("ls src", Some("toolu_01"));
     assert_eq!(decide(&check, &r, Human::nobody()).name(), "permitted");
     let again = decide(&check, &r, Human::nobody());
@@ -146,7 +146,7 @@ fn an_operation_id_is_permitted_once_per_surface() {
         again.decided().verdict.reason
     );
     // Another surface (the run after a hook's decision) claims it separately.
-    let exec = w.gate("exec", false);
+    let exec = w.gate(cordon_gate::Surface::Exec, false);
     assert_eq!(decide(&exec, &r, Human::nobody()).name(), "permitted");
     // Without an id nothing is claimed.
     let plain = w.bash("ls src", None);
@@ -158,7 +158,7 @@ fn an_operation_id_is_permitted_once_per_surface() {
 #[test]
 fn an_edit_that_escalates_is_refused_and_the_request_stays_pending() {
     let w = world(ASK_PUSH);
-    let g = w.gate("serve", true);
+    let g = w.gate(cordon_gate::Surface::Serve, true);
     let r = w.bash("git push origin main", Some("op-1"));
     let Outcome::Pending(d) = decide(&g, &r, pending()) else {
         panic!("git push is asked")
@@ -180,7 +180,7 @@ fn an_edit_that_escalates_is_refused_and_the_request_stays_pending() {
 #[test]
 fn an_approved_edit_replaces_the_call_once_for_its_operation() {
     let w = world(ASK_PUSH);
-    let g = w.gate("serve", true);
+    let g = w.gate(cordon_gate::Surface::Serve, true);
     let r = w.bash("git push origin main", Some("op-7"));
     let Outcome::Pending(d) = decide(&g, &r, pending()) else {
         panic!("git push is asked")
@@ -219,7 +219,7 @@ fn an_approved_edit_replaces_the_call_once_for_its_operation() {
 #[test]
 fn a_plain_approval_is_bound_to_the_operation_id() {
     let w = world(ASK_PUSH);
-    let g = w.gate("serve", true);
+    let g = w.gate(cordon_gate::Surface::Serve, true);
     let r = w.bash("git push origin main", Some("op-a"));
     let Outcome::Pending(d) = decide(&g, &r, pending()) else {
         panic!("asked")
@@ -263,7 +263,7 @@ fn with_script(g: &Gate, r: &Request, answers: Vec<PromptOutcome>) -> (Outcome, 
 #[test]
 fn an_edit_at_the_prompt_is_judged_again() {
     let w = world(ASK_PUSH);
-    let g = w.gate("check", true);
+    let g = w.gate(cordon_gate::Surface::Check, true);
     let r = w.bash("git push origin main", None);
     let key = w.home.join(".ssh/id_rsa");
 
@@ -325,7 +325,7 @@ fn an_edit_at_the_prompt_is_judged_again() {
 #[test]
 fn a_surface_that_runs_what_it_was_given_offers_no_edit() {
     let w = world(ASK_PUSH);
-    let g = w.gate("exec", false);
+    let g = w.gate(cordon_gate::Surface::Exec, false);
     let r = w.bash("git push origin main", None);
     let (out, offered) = with_script(
         &g,

@@ -2,6 +2,7 @@
 //! The gate's outcome for every approval policy × verdict × containment × human, through
 //! the gate itself (no processes), for both surfaces that decide today.
 
+use cordon_gate::Surface;
 use cordon_gate::{Absent, Containment, Gate, GateOptions, Human, Outcome};
 use cordon_policy::{ApprovalPolicy, FakeFs, LoadOptions, Policy, Request};
 use cordon_store::{Choice, PromptOutcome, Prompter, Question};
@@ -36,7 +37,7 @@ fn fs() -> FakeFs {
         )
 }
 
-fn gate(approval: ApprovalPolicy, surface: &'static str, store: &std::path::Path) -> Gate {
+fn gate(approval: ApprovalPolicy, surface: Surface, store: &std::path::Path) -> Gate {
     let opts = LoadOptions {
         workspace: "/w/proj".into(),
         home: "/home/u".into(),
@@ -60,7 +61,7 @@ fn gate(approval: ApprovalPolicy, surface: &'static str, store: &std::path::Path
 
 fn outcome(
     approval: ApprovalPolicy,
-    surface: &'static str,
+    surface: Surface,
     command: &str,
     containment: Containment,
     who: Who,
@@ -133,8 +134,8 @@ fn every_policy_verdict_containment_and_human() {
             for c in [Containment::None, Containment::Fallback, Containment::Full] {
                 for who in [Who::Caller, Who::Nobody, Who::Pending, Who::Yes] {
                     let want = expected(approval, case, c, who);
-                    let check = outcome(approval, "check", case, c, who);
-                    let exec = outcome(approval, "exec", case, c, who);
+                    let check = outcome(approval, Surface::Check, case, c, who);
+                    let exec = outcome(approval, Surface::Exec, case, c, who);
                     assert_eq!(check, want, "check: {approval:?} `{case}` {c:?} {who:?}");
                     assert_eq!(
                         exec, check,
@@ -151,7 +152,11 @@ fn every_policy_verdict_containment_and_human() {
 #[test]
 fn a_contained_verdict_says_so_and_names_its_table() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let g = gate(ApprovalPolicy::OnRequest, "exec", &dir.path().join("s"));
+    let g = gate(
+        ApprovalPolicy::OnRequest,
+        Surface::Exec,
+        &dir.path().join("s"),
+    );
     let req = Request::shell("make", Some("/w/proj".into()));
     let o = g.decide(&req, &fs(), Containment::Full, Human::nobody(), false);
     let v = &o.decided().verdict;
@@ -165,7 +170,11 @@ fn a_contained_verdict_says_so_and_names_its_table() {
 #[test]
 fn the_fallback_tier_does_not_contain_network_or_reads() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let g = gate(ApprovalPolicy::OnRequest, "exec", &dir.path().join("s"));
+    let g = gate(
+        ApprovalPolicy::OnRequest,
+        Surface::Exec,
+        &dir.path().join("s"),
+    );
     for (cmd, full, fallback) in [
         ("curl https://example.com/", "permitted", "refused"),
         ("cat /etc/hostname", "permitted", "refused"),
@@ -211,7 +220,11 @@ fn a_project_may_tighten_contained_never_loosen_it() {
 #[test]
 fn non_shell_calls_are_never_judged_contained() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let g = gate(ApprovalPolicy::OnRequest, "check", &dir.path().join("s"));
+    let g = gate(
+        ApprovalPolicy::OnRequest,
+        Surface::Check,
+        &dir.path().join("s"),
+    );
     let req =
         Request::from_json(r#"{"tool":"Write","input":{"file_path":"/w/proj/x","content":"y"}}"#)
             .expect("request");
@@ -225,7 +238,11 @@ fn with_home_visible_reads_are_not_contained() {
     // `--home visible` masks only the secrets: the rest of HOME can be read, so reads are
     // judged as if uncontained; program runs and writes stay contained.
     let dir = tempfile::tempdir().expect("tempdir");
-    let g = gate(ApprovalPolicy::OnRequest, "exec", &dir.path().join("s"));
+    let g = gate(
+        ApprovalPolicy::OnRequest,
+        Surface::Exec,
+        &dir.path().join("s"),
+    );
     let visible = Containment::full(false, true);
     for (cmd, hidden_home, visible_home) in [
         ("cat /home/u/notes.txt", "permitted", "refused"),
@@ -242,7 +259,11 @@ fn with_home_visible_reads_are_not_contained() {
 #[test]
 fn git_may_write_its_config_only_where_the_merge_judges_it() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let g = gate(ApprovalPolicy::OnRequest, "exec", &dir.path().join("s"));
+    let g = gate(
+        ApprovalPolicy::OnRequest,
+        Surface::Exec,
+        &dir.path().join("s"),
+    );
     let fs = fs().dir("/w/proj/.git").file("/w/proj/.git/config");
     let config = Request::shell("git config user.email a@b", Some("/w/proj".into()));
     let hook = Request::shell("echo x > .git/hooks/pre-commit", Some("/w/proj".into()));

@@ -38,7 +38,7 @@ fn setup() -> Setup {
     let gate = Gate::new(
         policy,
         GateOptions {
-            surface: "check",
+            surface: cordon_gate::Surface::Check,
             store: Some(dir.path().join("store.sqlite3")),
             audit: None,
             no_audit: true,

@@ -48,7 +48,7 @@ fn setup(extra: &str) -> Setup {
     let gate = Gate::new(
         policy,
         GateOptions {
-            surface: "check",
+            surface: cordon_gate::Surface::Check,
             store: Some(dir.path().join("store.sqlite3")),
             audit: None,
             no_audit: true,
@@ -305,7 +305,7 @@ fn an_unreadable_store_makes_a_session_call_asked_never_allowed() {
     let gate = Gate::new(
         Policy::load(&opts, &fs).unwrap(),
         GateOptions {
-            surface: "check",
+            surface: cordon_gate::Surface::Check,
             store: Some(blocker.join("store.sqlite3")),
             audit: None,
             no_audit: true,

@@ -85,11 +85,11 @@ impl Harness {
     }
 
     /// The audit log's surface name of this harness's hook.
-    pub fn surface(self) -> &'static str {
+    pub fn surface(self) -> cordon_gate::Surface {
         match self {
-            Harness::ClaudeCode => "hook-claude-code",
-            Harness::Codex => "hook-codex",
-            Harness::Gemini => "hook-gemini",
+            Harness::ClaudeCode => cordon_gate::Surface::HookClaudeCode,
+            Harness::Codex => cordon_gate::Surface::HookCodex,
+            Harness::Gemini => cordon_gate::Surface::HookGemini,
         }
     }
 

@@ -125,7 +125,7 @@ impl Service {
             None => cordon_store::default_audit_path().map_err(ServeError::Store)?,
         };
         let gate_options = GateOptions {
-            surface: "serve",
+            surface: cordon_gate::Surface::Serve,
             store: Some(store_path.clone()),
             audit: Some(audit_path.clone()),
             no_audit: options.no_audit,

@@ -181,7 +181,7 @@ fn the_verdict_is_the_gates_report() {
     let gate = cordon_gate::Gate::new(
         policy,
         cordon_gate::GateOptions {
-            surface: "serve",
+            surface: cordon_gate::Surface::Serve,
             no_audit: true,
             ..Default::default()
         },

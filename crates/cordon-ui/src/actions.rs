@@ -296,7 +296,7 @@ pub fn answer(
             let gate = Gate::new(
                 policy,
                 GateOptions {
-                    surface: "ui",
+                    surface: cordon_gate::Surface::Console,
                     store: Some(places.store.clone()),
                     audit: None,
                     no_audit: true,

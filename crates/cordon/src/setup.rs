@@ -207,17 +207,17 @@ impl ApprovalArgs {
     }
 
     /// The gate over `policy` for `surface`, which runs what it was given (no edits).
-    pub fn gate(&self, policy: Policy, surface: &'static str) -> Gate {
+    pub fn gate(&self, policy: Policy, surface: cordon_gate::Surface) -> Gate {
         Gate::new(policy, self.options(surface, false))
     }
 
     /// The gate for a surface that hands the judged call back to its caller, so a human
     /// may answer an ask with an edited input.
-    pub fn gate_with_edits(&self, policy: Policy, surface: &'static str) -> Gate {
+    pub fn gate_with_edits(&self, policy: Policy, surface: cordon_gate::Surface) -> Gate {
         Gate::new(policy, self.options(surface, true))
     }
 
-    fn options(&self, surface: &'static str, edits: bool) -> GateOptions {
+    fn options(&self, surface: cordon_gate::Surface, edits: bool) -> GateOptions {
         GateOptions {
             surface,
             store: self.store.clone(),

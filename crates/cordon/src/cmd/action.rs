@@ -120,7 +120,7 @@ pub fn run_action(args: RunArgs) -> anyhow::Result<u8> {
     let home = opts.home.clone();
     let gate = args
         .approvals
-        .gate(load(&opts, Code::Invalid)?, "run-action");
+        .gate(load(&opts, Code::Invalid)?, cordon_gate::Surface::RunAction);
     let refuse = |why: &str| {
         eprintln!("cordon: action refused: {}", clean(why));
         Ok(Code::Denied.get())

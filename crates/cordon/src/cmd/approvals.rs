@@ -443,7 +443,7 @@ fn answer_edited(id: i64, file: &Path, mut args: PolicyArgs, at: &Location) -> a
     let gate = Gate::new(
         load(&opts, Code::Invalid)?,
         GateOptions {
-            surface: "approvals",
+            surface: cordon_gate::Surface::Approvals,
             store: Some(store.path().to_path_buf()),
             audit: None,
             no_audit: true,

@@ -58,7 +58,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     opts.remembered_rules = std::mem::take(&mut remembered.rules);
     let gate = remembered.gate(
         args.approvals
-            .gate_with_edits(load(&opts, Code::Invalid)?, "check"),
+            .gate_with_edits(load(&opts, Code::Invalid)?, cordon_gate::Surface::Check),
     );
     let mut terminal = args
         .approvals

@@ -477,7 +477,7 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
         upstream_roots: upstream_roots(&args.upstream_ca)?,
         credentials,
     };
-    let gate = remembered.gate(args.approvals.gate(policy, "exec"));
+    let gate = remembered.gate(args.approvals.gate(policy, cordon_gate::Surface::Exec));
     // exec asks on the terminal whenever there is one (stdin and stderr both a TTY).
     let mut terminal = TerminalPrompter::from_stdio();
     let human = Human {

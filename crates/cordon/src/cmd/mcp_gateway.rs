@@ -54,10 +54,10 @@ pub fn run(args: McpGatewayArgs) -> anyhow::Result<u8> {
     // Each call's record is written before it is forwarded, without waiting for the disk
     // (see `Gate::with_unsynced_audit`).
     let gate = remembered
-        .gate(
-            args.approvals
-                .gate(load(&opts, Code::Invalid)?, "mcp-gateway"),
-        )
+        .gate(args.approvals.gate(
+            load(&opts, Code::Invalid)?,
+            cordon_gate::Surface::McpGateway,
+        ))
         .with_unsynced_audit();
     let spawn = if args.contain {
         contained(&args, &opts.workspace)?
