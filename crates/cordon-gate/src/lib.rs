@@ -28,6 +28,8 @@
 //! Every outcome becomes one [`cordon_store::AuditRecord`] ([`Gate::record`]) and one
 //! verdict JSON object ([`Gate::report`]), the same for every surface.
 //! [`contained`] runs a permitted call in the sandbox with the egress proxy beside it.
+//! A human at a terminal is asked through [`TerminalPrompter`] (with `$VISUAL`/`$EDITOR`
+//! for an edited input); the store only keeps what was asked and answered.
 //!
 //! This crate decides nothing itself (the policy does) and contains nothing itself (the
 //! sandbox does); it connects them and fails closed when any of them fails: a store that
@@ -46,6 +48,7 @@ mod held;
 mod lookups;
 mod offer;
 mod onfailure;
+mod prompt;
 mod record;
 mod report;
 mod session;
@@ -62,6 +65,7 @@ pub use offer::{
     GrantKind, HostPlaces, MAX_CHECKED_ENTRIES, NoOffer, SYSTEM_TREES, WriteGrant, offer_write,
 };
 pub use onfailure::{AfterTrial, Blocked, Escalated, Escalation, Trial, TrialRun};
+pub use prompt::TerminalPrompter;
 pub use record::{RESULT_EXCERPT, RunFacts, ToolResult, egress_log};
 pub use report::Report;
 pub use surface::Surface;

@@ -17,9 +17,10 @@
 use crate::elicit::Elicitor;
 use crate::gateway::{Inflight, Shared};
 use crate::view::Status;
+use cordon_gate::TerminalPrompter;
 use cordon_gate::{Absent, Containment, Gate, Human, Outcome, ToolResult};
 use cordon_policy::{Attenuation, RealFs, Request};
-use cordon_store::{Prompter, TerminalPrompter};
+use cordon_store::Prompter;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 

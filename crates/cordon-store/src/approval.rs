@@ -68,9 +68,9 @@ impl AskContext {
     }
 }
 
-/// An answer a human can give.
+/// An answer a human can give. Not `non_exhaustive`: every prompter must show every
+/// choice, so a new one is a compile error where it is not handled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum Choice {
     /// Allow this one call.
     AllowOnce,

@@ -37,7 +37,6 @@
 
 mod approval;
 mod audit;
-mod editor;
 mod error;
 mod export;
 mod follow;
@@ -49,7 +48,6 @@ mod redact;
 mod sessions;
 mod slots;
 mod store;
-mod tty;
 
 pub use approval::{
     AnswerKind, AnsweredBy, AnsweredRecord, AskContext, Choice, FlowOptions, Grant, GrantSource,
@@ -81,4 +79,3 @@ pub use store::{
     LeaseUse, Pending, PendingId, PendingState, Reach, RememberedRule, RulePick, SCHEMA_VERSION,
     SESSION_TTL, Scope, Store, StoreOptions,
 };
-pub use tty::TerminalPrompter;

@@ -8,11 +8,12 @@
 use crate::exit::{Code, Exit};
 use crate::setup::{ApprovalArgs, PolicyArgs, load};
 use cordon_action::{ActionPolicy, ActionRequest, Verdict, review};
+use cordon_gate::TerminalPrompter;
 use cordon_gate::action::{ActionOutcome, ActionRun, request_fingerprint};
 use cordon_gate::{Absent, Human};
 use cordon_policy::RealFs;
 use cordon_policy::terminal::sanitize_for_terminal as clean;
-use cordon_store::{Prompter, TerminalPrompter};
+use cordon_store::Prompter;
 use std::path::PathBuf;
 
 const REVIEW_CODES: &str = "Exit status: 0 allow, 3 ask (approvals required), 4 deny, \

@@ -2,10 +2,11 @@
 
 use crate::exit::{CHECK_CODES, Code, Exit};
 use crate::setup::{ApprovalArgs, PolicyArgs, load};
+use cordon_gate::TerminalPrompter;
 use cordon_gate::{Absent, Containment, Human, Outcome};
 use cordon_policy::terminal::sanitize_for_terminal as clean;
 use cordon_policy::{RealFs, Request};
-use cordon_store::{Prompter, TerminalPrompter};
+use cordon_store::Prompter;
 use std::io::Read;
 
 /// Judge one tool call and print the verdict as JSON.

@@ -3,6 +3,7 @@
 use crate::exit::{Code, EXEC_CODES, Exit};
 use crate::setup::{ApprovalArg, ApprovalArgs, PolicyArgs, SandboxArg, load};
 use cordon_gate::GateError;
+use cordon_gate::TerminalPrompter;
 use cordon_gate::contained::{self, Executed, RunOptions};
 use cordon_gate::{Absent, Human};
 use cordon_policy::terminal::sanitize_for_terminal as clean;
@@ -11,7 +12,7 @@ use cordon_sandbox::{
     EnvPolicy, Helper, HelperHints, HomeView, Limits, Network, Require, SandboxBuilder,
     SandboxErrorKind,
 };
-use cordon_store::{Prompter, TerminalPrompter};
+use cordon_store::Prompter;
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;

@@ -12,9 +12,8 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use cordon_store::{
-    AskContext, Choice, NoHuman, PromptOutcome, Prompter, Question, TerminalPrompter,
-};
+use cordon_gate::TerminalPrompter;
+use cordon_store::{AskContext, Choice, NoHuman, PromptOutcome, Prompter, Question};
 
 /// Not a test: the body of the child process. Asks one question on its terminal and
 /// prints the outcome on stdout (a pipe, not the terminal).

@@ -10,7 +10,7 @@ use std::os::fd::AsFd;
 
 use cordon_policy::terminal::sanitize_for_terminal;
 
-use crate::approval::{Choice, PromptOutcome, Prompter, Question};
+use cordon_store::{Choice, PromptOutcome, Prompter, Question};
 
 /// How many unreadable answers are tolerated before the prompt gives up with "deny".
 const MAX_ATTEMPTS: usize = 3;
@@ -179,7 +179,7 @@ impl<R: BufRead, W: Write> Prompter for TerminalPrompter<R, W> {
                 parse_answer(&line, &question.choices),
                 &question.context.editable_input,
             ) {
-                (Some(Choice::Edit), Some(input)) => match crate::editor::edit_input(input) {
+                (Some(Choice::Edit), Some(input)) => match super::editor::edit_input(input) {
                     Ok(Some(edited)) => return Ok(PromptOutcome::Edited(edited)),
                     Ok(None) => {
                         writeln!(self.output, "cordon: the input was not changed")?;
@@ -210,7 +210,7 @@ impl<R: BufRead, W: Write> Prompter for TerminalPrompter<R, W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::approval::AskContext;
+    use cordon_store::AskContext;
 
     #[test]
     fn reprompts_then_denies() {
@@ -239,8 +239,8 @@ mod tests {
             target: "git log -5".into(),
             suggestion: Some("Bash(git log -5)".into()),
             suggestions: vec![
-                crate::RuleOption::exact("Bash(git log -5)"),
-                crate::RuleOption {
+                cordon_store::RuleOption::exact("Bash(git log -5)"),
+                cordon_store::RuleOption {
                     rule: "Bash(git log:*)".into(),
                     example: Some("git log -p --all".into()),
                 },
