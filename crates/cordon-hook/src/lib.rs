@@ -152,6 +152,38 @@ impl Reply {
             stderr: String::new(),
         }
     }
+
+    /// The reply as bytes, to hand from the process that judged to the one that answers:
+    /// the status, the length of stdout (4 bytes, little-endian), stdout, stderr.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(5 + self.stdout.len() + self.stderr.len());
+        out.push(self.status);
+        out.extend_from_slice(
+            &u32::try_from(self.stdout.len())
+                .unwrap_or(u32::MAX)
+                .to_le_bytes(),
+        );
+        out.extend_from_slice(self.stdout.as_bytes());
+        out.extend_from_slice(self.stderr.as_bytes());
+        out
+    }
+
+    /// A reply from [`Reply::encode`]'s bytes; anything else (cut short, not UTF-8) is
+    /// `None`, which the caller answers with a block.
+    pub fn decode(bytes: &[u8]) -> Option<Reply> {
+        let (&status, rest) = bytes.split_first()?;
+        let (len, rest) = rest.split_first_chunk::<4>()?;
+        let len = usize::try_from(u32::from_le_bytes(*len)).ok()?;
+        if len > rest.len() {
+            return None;
+        }
+        let (stdout, stderr) = rest.split_at(len);
+        Some(Reply {
+            status,
+            stdout: String::from_utf8(stdout.to_vec()).ok()?,
+            stderr: String::from_utf8(stderr.to_vec()).ok()?,
+        })
+    }
 }
 
 /// Narrow `policy` by the harness's permission mode. `plan` and `dontAsk` narrow it;

@@ -104,6 +104,7 @@ pub mod slot;
 mod spec;
 mod ssh;
 mod state_mask;
+pub mod supervise;
 mod sys;
 mod system_secrets;
 

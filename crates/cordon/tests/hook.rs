@@ -212,3 +212,56 @@ fn a_replayed_tool_use_id_is_blocked() {
         "already permitted once",
     );
 }
+
+/// The judgement runs in a child process: when it dies the way no panic hook sees (here
+/// SIGKILL, as the OOM killer sends; an abort or a stack overflow alike), the hook still
+/// blocks the call with a sentence, instead of ending with a status a harness reads as
+/// "proceed".
+#[test]
+fn a_judgement_that_dies_still_blocks() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let e = Env::new();
+    for harness in ["claude-code", "codex", "gemini"] {
+        let mut child = Command::new(common::bin())
+            .args(["hook", harness, "--isolated", "--config"])
+            .arg(&e.config)
+            .arg("--workspace")
+            .arg(&e.ws)
+            .current_dir(&e.ws)
+            .env_clear()
+            .env("HOME", &e.home)
+            .env("CORDON_STATE_DIR", &e.state)
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The judging child waits for the payload on stdin: find it and kill it.
+        let children = format!("/proc/{0}/task/{0}/children", child.id());
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let judge = loop {
+            let text = std::fs::read_to_string(&children).unwrap_or_default();
+            if let Some(pid) = text.split_whitespace().next() {
+                break pid.to_string();
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{harness}: the hook started no judging process"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        };
+        let killed = Command::new("kill")
+            .args(["-KILL", &judge])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        // The payload arrives after the judge is gone: nobody reads it.
+        let mut stdin = child.stdin.take().unwrap();
+        let _ = stdin.write_all(b"{}");
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        blocks(&out, "the judgement process was killed by signal 9");
+    }
+}

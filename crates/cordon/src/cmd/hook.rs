@@ -5,6 +5,7 @@ use crate::exit::Code;
 use crate::setup::{ApprovalArgs, PolicyArgs, load};
 use cordon_hook::{Containing, ExecLine, Harness, Reply};
 use cordon_policy::RealFs;
+use cordon_sandbox::supervise::ChildEnded;
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
@@ -78,16 +79,34 @@ pub fn run(args: HookArgs) -> anyhow::Result<u8> {
         );
         std::process::exit(i32::from(cordon_hook::BLOCK_EXIT));
     }));
-    let reply = match &args.server {
+    let judge = || match &args.server {
         Some(socket) => read_payload()
             .map(|bytes| cordon_serve::hook::forward(socket, Harness::from(args.harness), &bytes))
             .unwrap_or_else(Reply::block),
         None => reply(&args).unwrap_or_else(Reply::block),
     };
+    // Judged in a child: however it dies (an abort, a stack overflow, the OOM killer),
+    // this process is still here to block the call.
+    let reply = match cordon_sandbox::supervise::in_child(REPLY_LIMIT, || judge().encode()) {
+        Ok(bytes) => Reply::decode(&bytes).unwrap_or_else(|| {
+            Reply::block("the judgement process sent an unreadable answer; the call is blocked")
+        }),
+        Err(ChildEnded::Unavailable(why)) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "cordon: judging in this process: a separate one {why}"
+            );
+            judge()
+        }
+        Err(e) => Reply::block(format!("the judgement process {e}; the call is blocked")),
+    };
     let _ = std::io::stdout().write_all(reply.stdout.as_bytes());
     let _ = std::io::stderr().write_all(reply.stderr.as_bytes());
     Ok(reply.status)
 }
+
+/// The most a reply may hold (the verdict JSON a harness reads back, with room to spare).
+const REPLY_LIMIT: usize = 16 << 20;
 
 /// The payload on stdin (one byte past the limit at most, for the parser to refuse).
 fn read_payload() -> Result<Vec<u8>, String> {
