@@ -233,6 +233,9 @@ impl World {
             .current_dir(&self.ws)
             .env_clear()
             .env("HOME", &self.home)
+            // Where a test sets another HOME (the toolchain's), cordon's state still
+            // stays in this world, never in the real user's state directory.
+            .env("CORDON_STATE_DIR", self.home.join(".local/state/cordon"))
             .env("PATH", "/usr/local/bin:/usr/bin:/bin")
             .env("LANG", "C")
             .stdin(Stdio::null());
