@@ -202,6 +202,14 @@ modes = ["direct", "bwrap"] + [c[0] for c in cordons]
 
 
 def argv(mode, cmd, ws):
+    # Each case in a session of its own: with the kernel's autogroup scheduling, a new
+    # session is a new scheduling group, and cordon's sandbox makes one; on a machine
+    # shared with other work, a case left in the caller's session would compete with
+    # it for a smaller share.
+    return ["setsid", "-w"] + inner(mode, cmd, ws)
+
+
+def inner(mode, cmd, ws):
     if mode == "direct":
         return ["sh", "-c", cmd]
     if mode == "bwrap":

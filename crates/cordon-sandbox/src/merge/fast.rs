@@ -122,8 +122,26 @@ impl Merger<'_> {
 
     /// How many entries the directory `name` of `up` holds (at any depth), when each
     /// would land as it is; modes are narrowed in the layer as the merge narrows them.
-    /// `None` when one would not.
+    /// `None` when one would not. The walk goes on past such an entry, so that each of
+    /// the directories below is judged once and remembered: the entry-by-entry merge
+    /// that follows lands the whole ones among them without walking them again.
     fn whole(
+        &mut self,
+        up: BorrowedFd<'_>,
+        name: &[u8],
+        path: &Path,
+        mode: u32,
+        depth: usize,
+    ) -> Result<Option<u64>, SandboxError> {
+        if let Some(known) = self.scanned.get(path) {
+            return Ok(*known);
+        }
+        let found = self.walk(up, name, path, mode, depth)?;
+        self.scanned.insert(path.to_path_buf(), found);
+        Ok(found)
+    }
+
+    fn walk(
         &mut self,
         up: BorrowedFd<'_>,
         name: &[u8],
@@ -137,21 +155,15 @@ impl Merger<'_> {
         let dir = rustix::fs::openat(up, name, DIR_FLAGS, Mode::empty()).map_err(errno(
             format_args!("cannot open the change to {}", path.display()),
         ))?;
+        let mut whole = true;
         let mut attrs = vec![0u8; 1024];
         match rustix::fs::flistxattr(&dir, &mut attrs[..]) {
-            Ok(n) => {
-                if attrs[..n].split(|b| *b == 0).any(overlay_attr) {
-                    return Ok(None);
-                }
-            }
+            Ok(n) => whole &= !attrs[..n].split(|b| *b == 0).any(overlay_attr),
             Err(Errno::NOTSUP) => {}
             // Too many to list here, or unreadable: the general way reads what it needs.
-            Err(_) => return Ok(None),
+            Err(_) => whole = false,
         }
         let mut count = 0u64;
-        let mut subdirs = Vec::new();
-        // Files first: a directory that cannot land whole is found before its
-        // subdirectories are walked.
         for n in names(dir.as_fd())? {
             let p = path.join(OsStr::from_bytes(&n));
             let st = rustix::fs::statat(&dir, n.as_slice(), AtFlags::SYMLINK_NOFOLLOW).map_err(
@@ -160,16 +172,21 @@ impl Merger<'_> {
             let (kind, ft) = kind_of(st.st_mode);
             if matches!(kind, LeftKind::Other) {
                 // A whiteout, a socket, a device or a fifo: the general way decides.
-                return Ok(None);
+                whole = false;
+                continue;
             }
             let leave = self
                 .judge
                 .entry_known(dir.as_fd(), None, Some(false), &p, &n, kind);
             if leave != Leave::Keep {
-                return Ok(None);
+                whole = false;
+                continue;
             }
             if ft == FileType::Directory {
-                subdirs.push((n, p, st.st_mode));
+                match self.whole(dir.as_fd(), &n, &p, st.st_mode, depth + 1)? {
+                    Some(c) => count += c + 1,
+                    None => whole = false,
+                }
                 continue;
             }
             if kind == LeftKind::File && st.st_mode & 0o6002 != 0 {
@@ -183,11 +200,8 @@ impl Merger<'_> {
             }
             count += 1;
         }
-        for (n, p, m) in subdirs {
-            match self.whole(dir.as_fd(), &n, &p, m, depth + 1)? {
-                Some(c) => count += c + 1,
-                None => return Ok(None),
-            }
+        if !whole {
+            return Ok(None);
         }
         // The mode the entry-by-entry merge gives a directory it makes.
         let narrowed = merged_mode(mode, true);

@@ -185,6 +185,7 @@ pub fn merge(layer: &Layer, opts: &MergeOptions<'_>) -> Result<MergeReport, Sand
         files_only: files.is_some(),
         report: MergeReport::default(),
         quiet: 0,
+        scanned: std::collections::HashMap::new(),
     };
     m.dir(up.as_fd(), root.as_fd(), &layer.root, 0)?;
     Ok(m.report)
@@ -210,6 +211,9 @@ struct Merger<'a> {
     /// Inside a directory the merge created: its entries are counted with it, not
     /// listed one by one.
     quiet: usize,
+    /// New directories of the layer already walked by [`Merger::land_new_tree`]: how
+    /// many entries each holds when every one would land as it is (`None`: not all).
+    scanned: std::collections::HashMap<PathBuf, Option<u64>>,
 }
 
 /// How the allowlist treats one path of the layer.
