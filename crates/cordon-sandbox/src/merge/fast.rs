@@ -6,8 +6,8 @@
 //! None of this judges less: every entry of a new directory still passes the judge, with
 //! the same path, before the directory moves; anything the entry-by-entry merge would
 //! treat otherwise (held, refused, a git configuration to check, a whiteout, a socket, a
-//! special file, overlayfs metadata, a directory too deep) sends the directory back to
-//! it. A name the host makes after it was listed makes the rename fail (`EEXIST`), and
+//! special file, a directory too deep, a directory carrying extended attributes: overlayfs
+//! metadata, an ACL) sends the directory back to it. A name the host makes after it was listed makes the rename fail (`EEXIST`), and
 //! the entry-by-entry merge then judges it as the host's change.
 
 use super::{DIR_FLAGS, MAX_DEPTH, Merger, errno, kind_of, merged_mode, names};
@@ -47,9 +47,12 @@ impl HostListing {
     }
 }
 
-/// Whether an extended attribute named `name` is overlayfs's own.
-fn overlay_attr(name: &[u8]) -> bool {
-    name.starts_with(b"user.overlay.") || name.starts_with(b"trusted.overlay.")
+/// Whether a directory with the extended attribute `name` must take the entry-by-entry
+/// way, which makes a fresh host directory instead of moving the layer's: anything but
+/// the security module's label (overlayfs's own marks, an ACL that would open what the
+/// host later creates in it to others, a name the run set).
+fn keeps_dir_out(name: &[u8]) -> bool {
+    !name.is_empty() && !name.starts_with(b"security.")
 }
 
 impl Merger<'_> {
@@ -158,7 +161,7 @@ impl Merger<'_> {
         let mut whole = true;
         let mut attrs = vec![0u8; 1024];
         match rustix::fs::flistxattr(&dir, &mut attrs[..]) {
-            Ok(n) => whole &= !attrs[..n].split(|b| *b == 0).any(overlay_attr),
+            Ok(n) => whole &= !attrs[..n].split(|b| *b == 0).any(keeps_dir_out),
             Err(Errno::NOTSUP) => {}
             // Too many to list here, or unreadable: the general way reads what it needs.
             Err(_) => whole = false,

@@ -266,3 +266,50 @@ fn an_allowlist_still_keeps_what_it_does_not_name_inside_a_new_directory() {
     assert!(!root.join("f1.txt").exists());
     assert!(m.kept.contains(&root.join("out/keep.txt")), "{m:?}");
 }
+
+#[test]
+fn a_new_directory_with_an_acl_or_attribute_lands_as_a_fresh_directory() {
+    for attr in ["system.posix_acl_default", "user.note"] {
+        let t = setup();
+        let (root, up) = (&t.layer.root, &t.layer.upper);
+        let horizon = start();
+        siblings(up);
+        write(&up.join("shared/sub/a.txt"), "a");
+        let value: &[u8] = if attr.starts_with("system.") {
+            // A default ACL: user::rwx, group::rwx, other::rwx (what the host would
+            // create inside would be open to every user).
+            &[
+                2, 0, 0, 0, 1, 0, 7, 0, 255, 255, 255, 255, 4, 0, 7, 0, 255, 255, 255, 255, 32, 0,
+                7, 0, 255, 255, 255, 255,
+            ]
+        } else {
+            b"x"
+        };
+        if rustix::fs::setxattr(
+            up.join("shared/sub"),
+            attr,
+            value,
+            rustix::fs::XattrFlags::empty(),
+        )
+        .is_err()
+        {
+            // A file system without ACLs or user attributes cannot carry the case.
+            continue;
+        }
+        merge(&t.layer, &opts(horizon)).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(root.join("shared/sub/a.txt")).unwrap(),
+            "a"
+        );
+        let mut buf = vec![0u8; 256];
+        let n = rustix::fs::listxattr(root.join("shared/sub"), &mut buf[..]).unwrap();
+        let names: Vec<&[u8]> = buf[..n]
+            .split(|b| *b == 0)
+            .filter(|n| !n.is_empty())
+            .collect();
+        assert!(
+            !names.contains(&attr.as_bytes()),
+            "{attr} reached the host's directory"
+        );
+    }
+}
