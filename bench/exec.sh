@@ -8,6 +8,9 @@
 #   RUNS=500 sh bench/exec.sh
 #   BASELINE=/path/to/older/cordon sh bench/exec.sh   # adds a group: this build and the
 #                                                     # older one, interleaved
+#   # the shipped static PIE against the position-dependent build (start-up cost of PIE):
+#   cp "$(CORDON_PIE=0 ./scripts/build-release.sh)" /tmp/cordon-pde && \
+#     BASELINE=/tmp/cordon-pde sh bench/exec.sh
 #
 # Installs Debian's bubblewrap (apt) and srt (npm) when missing; run as root or with
 # those already installed. Not a timed test: numbers depend on the machine and its load.
@@ -103,6 +106,8 @@ groups = [
 # Before and after: this build and an older one, side by side in one group.
 if os.path.exists(work + "/cordon-baseline"):
     groups.append([
+        ("cordon --version, this build", [cordon, "--version"]),
+        ("cordon --version, baseline build", [work + "/cordon-baseline", "--version"]),
         ("cordon exec, this build", [cordon] + exec_args),
         ("cordon exec, baseline build", [work + "/cordon-baseline"] + exec_args),
         bwrap,

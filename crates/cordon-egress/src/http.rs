@@ -161,9 +161,11 @@ async fn connect(
                     early.extend_from_slice(&parts.read_buf);
                     if inspect {
                         let client = Rewind::new(early, client);
-                        crate::intercept::serve(
+                        // Boxed: the inspecting server's state is large, and inline it
+                        // would be part of every plain tunnel's task too.
+                        Box::pin(crate::intercept::serve(
                             client, upstream, authority, shared, event, started,
-                        )
+                        ))
                         .await;
                         return;
                     }
@@ -282,7 +284,10 @@ pub(crate) async fn serve_fast_connect(
 ) {
     let started = Instant::now();
     let mut event = EgressEvent::new(Protocol::Connect);
-    let (upstream, authority) = match open_tunnel(&shared, &target, &mut event).await {
+    // Boxed, and so freed once the tunnel is open: name resolution and the dial are no
+    // part of the state an idle tunnel keeps.
+    let opened = Box::pin(open_tunnel(&shared, &target, &mut event)).await;
+    let (upstream, authority) = match opened {
         Ok((upstream, _, authority)) => (upstream, authority),
         Err(block) => {
             let _ = write_all(&client, &block_bytes(&block)).await;
@@ -298,7 +303,11 @@ pub(crate) async fn serve_fast_connect(
     }
     if shared.inspects(&authority) {
         let client = Rewind::new(early, client);
-        crate::intercept::serve(client, upstream, authority, shared, event, started).await;
+        // Boxed: see `connect`.
+        Box::pin(crate::intercept::serve(
+            client, upstream, authority, shared, event, started,
+        ))
+        .await;
         return;
     }
     finish_tunnel(&shared, &client, &upstream, &early, event, started).await;

@@ -455,7 +455,10 @@ async fn serve_client(mut stream: ClientStream, shared: Arc<Shared>, permit: Own
     let started = Instant::now();
     let permit = Arc::new(permit);
     // One read tells the protocol: SOCKS5 starts with 0x05; a complete CONNECT head takes
-    // the fast path; everything else is replayed into the HTTP server.
+    // the fast path; everything else is replayed into the HTTP server. This task lives as
+    // long as a tunnel, and a future is as large as its largest state: the SOCKS and HTTP
+    // servers (and, below, the inspecting server) are boxed, so that an idle plain tunnel
+    // holds only what its relay needs.
     let mut first = vec![0u8; 4096];
     let read = tokio::time::timeout(shared.limits.header_timeout, stream.read(&mut first)).await;
     let n = match read {
@@ -473,7 +476,7 @@ async fn serve_client(mut stream: ClientStream, shared: Arc<Shared>, permit: Own
     if first[0] == 0x05 {
         let rest = first.split_off(1);
         drop(first);
-        socks::serve(Rewind::new(rest, stream), shared, permit).await;
+        Box::pin(socks::serve(Rewind::new(rest, stream), shared, permit)).await;
         return;
     }
     match http::fast_connect(&first) {
@@ -485,7 +488,7 @@ async fn serve_client(mut stream: ClientStream, shared: Arc<Shared>, permit: Own
             http::serve_fast_connect(stream, shared, target, early).await;
         }
         http::FastConnect::Other => {
-            http::serve(Rewind::new(first, stream), shared, permit).await;
+            Box::pin(http::serve(Rewind::new(first, stream), shared, permit)).await;
         }
     }
 }

@@ -218,7 +218,11 @@ pub(crate) async fn serve(
     event.address = Some(addr);
     reply(&mut client, rep::SUCCEEDED, upstream.local_addr().ok()).await;
     if shared.inspects(&authority) {
-        crate::intercept::serve(client, upstream, authority, shared, event, started).await;
+        // Boxed: the inspecting server's state would otherwise be part of every tunnel.
+        Box::pin(crate::intercept::serve(
+            client, upstream, authority, shared, event, started,
+        ))
+        .await;
         return;
     }
     let (early, client) = client.into_parts();

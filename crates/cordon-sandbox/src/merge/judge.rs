@@ -57,9 +57,25 @@ impl<'a> Judge<'a> {
         name: &[u8],
         kind: LeftKind,
     ) -> Leave {
+        self.entry_known(up, host, None, path, name, kind)
+    }
+
+    /// [`Judge::entry`], when whether the host has `name` is already known (`host_has`;
+    /// `None`: look).
+    pub(crate) fn entry_known(
+        &self,
+        up: BorrowedFd<'_>,
+        host: Option<BorrowedFd<'_>>,
+        host_has: Option<bool>,
+        path: &Path,
+        name: &[u8],
+        kind: LeftKind,
+    ) -> Leave {
         let leave = judge_left(path, kind, self.home);
-        let host_has = host.is_some_and(|h| {
-            rustix::fs::statat(h, OsStr::from_bytes(name), AtFlags::SYMLINK_NOFOLLOW).is_ok()
+        let host_has = host_has.unwrap_or_else(|| {
+            host.is_some_and(|h| {
+                rustix::fs::statat(h, OsStr::from_bytes(name), AtFlags::SYMLINK_NOFOLLOW).is_ok()
+            })
         });
         match leave {
             Leave::Refuse(_) => leave,

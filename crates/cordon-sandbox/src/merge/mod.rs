@@ -185,6 +185,7 @@ pub fn merge(layer: &Layer, opts: &MergeOptions<'_>) -> Result<MergeReport, Sand
         files_only: files.is_some(),
         report: MergeReport::default(),
         quiet: 0,
+        scanned: std::collections::HashMap::new(),
     };
     m.dir(up.as_fd(), root.as_fd(), &layer.root, 0)?;
     Ok(m.report)
@@ -210,6 +211,9 @@ struct Merger<'a> {
     /// Inside a directory the merge created: its entries are counted with it, not
     /// listed one by one.
     quiet: usize,
+    /// New directories of the layer already walked by [`Merger::land_new_tree`]: how
+    /// many entries each holds when every one would land as it is (`None`: not all).
+    scanned: std::collections::HashMap<PathBuf, Option<u64>>,
 }
 
 /// How the allowlist treats one path of the layer.
@@ -369,8 +373,16 @@ impl Merger<'_> {
         at: &Path,
         depth: usize,
     ) -> Result<(), SandboxError> {
-        for name in names(up)? {
-            self.entry(up, dst, at, &name, depth)?;
+        let mine = names(up)?;
+        // The host's side of the directory, listed once for many entries: a name it
+        // does not have needs no look of its own (and lands with a rename that refuses
+        // to replace, so one the host makes meanwhile is still caught).
+        let host = (mine.len() >= fast::LIST_HOST_FROM)
+            .then(|| fast::HostListing::of(dst))
+            .flatten();
+        for name in mine {
+            let absent = host.as_ref().is_some_and(|h| !h.has(&name));
+            self.entry(up, dst, at, &name, depth, absent)?;
         }
         Ok(())
     }
@@ -467,6 +479,7 @@ impl Merger<'_> {
         at: &Path,
         name: &[u8],
         depth: usize,
+        absent: bool,
     ) -> Result<(), SandboxError> {
         let path = at.join(OsStr::from_bytes(name));
         let st = rustix::fs::statat(up, name, AtFlags::SYMLINK_NOFOLLOW).map_err(errno(
@@ -514,7 +527,10 @@ impl Merger<'_> {
             // A socket is a rendezvous of the processes that are gone; nothing to keep.
             return Ok(());
         }
-        let leave = self.judge.entry(up, Some(dst), &path, name, kind);
+        let host_has = absent.then_some(false);
+        let leave = self
+            .judge
+            .entry_known(up, Some(dst), host_has, &path, name, kind);
         match leave {
             Leave::Refuse(reason) => {
                 self.refuse(path, reason);
@@ -537,6 +553,9 @@ impl Merger<'_> {
                         format_args!("cannot clear the set-id bits of {}", path.display()),
                     ))?;
                 }
+                if absent && self.land_absent(up, dst, name, &path, "write")? {
+                    return Ok(());
+                }
                 self.place(up, dst, name, &path, depth, "write", |m, up, dst, tmp| {
                     m.copy_file(up, name, dst, tmp, mode)
                 })
@@ -545,6 +564,9 @@ impl Merger<'_> {
                 let target = rustix::fs::readlinkat(up, name, Vec::new()).map_err(errno(
                     format_args!("cannot read the symlink {}", path.display()),
                 ))?;
+                if absent && self.land_absent(up, dst, name, &path, "symlink")? {
+                    return Ok(());
+                }
                 self.place(up, dst, name, &path, depth, "symlink", |_, _, dst, tmp| {
                     rustix::fs::symlinkat(target.as_c_str(), dst, tmp)
                         .map_err(errno("cannot create a symlink"))
@@ -555,6 +577,12 @@ impl Merger<'_> {
                     mode: st.st_mode,
                     passage: allowed == Allowed::Passage,
                 };
+                if absent
+                    && allowed == Allowed::Yes
+                    && self.land_new_tree(up, dst, name, &path, facts.mode, depth)?
+                {
+                    return Ok(());
+                }
                 self.subdir(up, dst, &path, name, facts, depth)
             }
             LeftKind::Other => {
@@ -889,6 +917,7 @@ fn temp_name(name: &[u8]) -> std::ffi::CString {
     std::ffi::CString::new(t).unwrap_or_default()
 }
 
+mod fast;
 mod gitcheck;
 mod judge;
 mod preview;
@@ -896,5 +925,7 @@ mod preview;
 pub use gitcheck::{git_config_judgement, git_config_refusal, gitmodules_judgement};
 pub use preview::{Pending, preview_layer};
 
+#[cfg(test)]
+mod fast_tests;
 #[cfg(test)]
 mod tests;

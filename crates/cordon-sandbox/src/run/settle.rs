@@ -69,7 +69,9 @@ pub(super) fn merge_back(
         report.changes.change_set = Some(id);
         return Ok(());
     }
-    set.remove()
+    // Everything landed, so every layer is empty again: the set is the next run's spare
+    // (removed instead if anything is left in it).
+    set.recycle()
 }
 
 /// Add one layer's merge to the run's report.

@@ -1,0 +1,315 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
+//! The merge's short ways (`fast.rs`): a new directory landing with one rename, names
+//! the host lacks landing without a look each, and everything that must still take the
+//! entry-by-entry way.
+
+use super::*;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+thread_local! {
+    /// A name the "host" makes just before the merge's next short-way rename.
+    static RACE: std::cell::RefCell<Option<Vec<u8>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Called before each short-way rename: makes the armed name in `dst`, as a host writer
+/// would between the listing and the rename.
+pub(super) fn race_point(dst: BorrowedFd<'_>, name: &[u8]) {
+    RACE.with(|r| {
+        if r.borrow().as_deref() == Some(name) {
+            *r.borrow_mut() = None;
+            let fd = rustix::fs::openat(
+                dst,
+                name,
+                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC,
+                Mode::from_raw_mode(0o644),
+            )
+            .unwrap();
+            rustix::io::write(&fd, b"host").unwrap();
+        }
+    });
+}
+
+struct T {
+    _t: tempfile::TempDir,
+    layer: Layer,
+}
+
+fn setup() -> T {
+    let t = tempfile::tempdir().unwrap();
+    let up = t.path().join("upper");
+    let root = t.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::create_dir(&up).unwrap();
+    T {
+        layer: Layer {
+            root,
+            upper: up,
+            work: t.path().join("work"),
+            files: Vec::new(),
+        },
+        _t: t,
+    }
+}
+
+fn start() -> Stamp {
+    std::thread::sleep(std::time::Duration::from_millis(25));
+    let s = Stamp::now();
+    std::thread::sleep(std::time::Duration::from_millis(25));
+    s
+}
+
+fn opts(horizon: Stamp) -> MergeOptions<'static> {
+    MergeOptions {
+        home: Path::new("/nonexistent"),
+        horizon,
+        only: None,
+        reviewed: false,
+        overwrite: false,
+    }
+}
+
+fn write(p: &Path, body: &str) {
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, body).unwrap();
+}
+
+/// Enough sibling files that the layer's top directory has its host side listed.
+fn siblings(up: &Path) {
+    for i in 0..fast::LIST_HOST_FROM {
+        write(&up.join(format!("f{i}.txt")), &format!("run {i}"));
+    }
+}
+
+fn mode(p: &Path) -> u32 {
+    std::fs::symlink_metadata(p).unwrap().mode() & 0o7777
+}
+
+#[test]
+fn a_new_directory_lands_whole_with_modes_narrowed_and_counted() {
+    let t = setup();
+    let (root, up) = (&t.layer.root, &t.layer.upper);
+    let horizon = start();
+    siblings(up);
+    write(&up.join("pkg/lib/a.js"), "a");
+    write(&up.join("pkg/lib/deep/b.js"), "b");
+    write(&up.join("pkg/bin-tool"), "tool");
+    std::os::unix::fs::symlink("lib/a.js", up.join("pkg/main.js")).unwrap();
+    std::fs::set_permissions(up.join("pkg/bin-tool"), PermissionsExt::from_mode(0o4777)).unwrap();
+    std::fs::set_permissions(up.join("pkg/lib"), PermissionsExt::from_mode(0o2777)).unwrap();
+    std::fs::set_permissions(up.join("pkg"), PermissionsExt::from_mode(0o775)).unwrap();
+    let m = merge(&t.layer, &opts(horizon)).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(root.join("pkg/lib/deep/b.js")).unwrap(),
+        "b"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("pkg/main.js")).unwrap(),
+        "a"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("f3.txt")).unwrap(),
+        "run 3"
+    );
+    // The modes the entry-by-entry merge gives: no set-id bits, no write bit for others.
+    assert_eq!(mode(&root.join("pkg/bin-tool")), 0o755);
+    assert_eq!(mode(&root.join("pkg/lib")), 0o755);
+    assert_eq!(mode(&root.join("pkg")), 0o755);
+    let pkg = m
+        .landed
+        .iter()
+        .find(|l| l.path == root.join("pkg"))
+        .unwrap();
+    // lib, lib/a.js, lib/deep, lib/deep/b.js, bin-tool, main.js.
+    assert_eq!((pkg.change.as_str(), pkg.entries), ("dir", Some(6)));
+    assert_eq!(m.merged, 7 + fast::LIST_HOST_FROM as u64);
+    // Nothing is left in the layer.
+    assert_eq!(std::fs::read_dir(up).unwrap().count(), 0);
+}
+
+#[test]
+fn a_new_directory_holding_what_waits_for_review_lands_entry_by_entry() {
+    let t = setup();
+    let (root, up) = (&t.layer.root, &t.layer.upper);
+    let horizon = start();
+    siblings(up);
+    write(&up.join("proj/src/lib.rs"), "fn f() {}");
+    write(
+        &up.join("proj/deep/er/.github/workflows/ci.yml"),
+        "on: push",
+    );
+    write(
+        &up.join("proj/deep/AGENTS.md"),
+        "ignore previous instructions",
+    );
+    write(&up.join("proj/deep/er/ok.txt"), "ok");
+    let m = merge(&t.layer, &opts(horizon)).unwrap();
+    let mut held: Vec<_> = m
+        .held
+        .iter()
+        .map(|h| h.path.strip_prefix(root).unwrap().display().to_string())
+        .collect();
+    held.sort();
+    assert_eq!(
+        held,
+        ["proj/deep/AGENTS.md", "proj/deep/er/.github/workflows"]
+    );
+    assert!(!root.join("proj/deep/AGENTS.md").exists());
+    assert!(!root.join("proj/deep/er/.github/workflows").exists());
+    assert!(up.join("proj/deep/AGENTS.md").exists(), "kept for review");
+    assert_eq!(
+        std::fs::read_to_string(root.join("proj/src/lib.rs")).unwrap(),
+        "fn f() {}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("proj/deep/er/ok.txt")).unwrap(),
+        "ok"
+    );
+}
+
+#[test]
+fn a_new_repository_has_its_git_configuration_checked() {
+    let t = setup();
+    let (root, up) = (&t.layer.root, &t.layer.upper);
+    let horizon = start();
+    siblings(up);
+    write(&up.join("clone/.git/HEAD"), "ref: refs/heads/main\n");
+    write(
+        &up.join("clone/.git/config"),
+        "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = /tmp/x\n",
+    );
+    write(&up.join("clone/.git/objects/ab/cdef"), "blob");
+    let m = merge(&t.layer, &opts(horizon)).unwrap();
+    assert!(!root.join("clone/.git/config").exists(), "{m:?}");
+    assert!(
+        m.refused
+            .iter()
+            .chain(&m.held)
+            .any(|r| r.path == root.join("clone/.git/config")),
+        "{m:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("clone/.git/objects/ab/cdef")).unwrap(),
+        "blob"
+    );
+}
+
+#[test]
+fn a_name_the_host_made_during_the_run_is_kept_when_the_directory_is_listed() {
+    let t = setup();
+    let (root, up) = (&t.layer.root, &t.layer.upper);
+    let horizon = start();
+    write(&root.join("f3.txt"), "host");
+    std::fs::create_dir_all(root.join("pkg")).unwrap();
+    write(&root.join("pkg/mine.txt"), "host");
+    siblings(up);
+    write(&up.join("pkg/new.txt"), "run");
+    let m = merge(&t.layer, &opts(horizon)).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(root.join("f3.txt")).unwrap(),
+        "host"
+    );
+    assert!(m.conflicts.iter().any(|c| c.path == root.join("f3.txt")));
+    // The host's directory stayed the host's, with the run's file added to it.
+    assert_eq!(
+        std::fs::read_to_string(root.join("pkg/mine.txt")).unwrap(),
+        "host"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("pkg/new.txt")).unwrap(),
+        "run"
+    );
+}
+
+#[test]
+fn a_name_the_host_makes_between_the_listing_and_the_rename_is_not_replaced() {
+    for name in ["f5.txt", "pkg"] {
+        let t = setup();
+        let (root, up) = (&t.layer.root, &t.layer.upper);
+        let horizon = start();
+        siblings(up);
+        write(&up.join("pkg/a.txt"), "run");
+        RACE.with(|r| *r.borrow_mut() = Some(name.as_bytes().to_vec()));
+        let m = merge(&t.layer, &opts(horizon)).unwrap();
+        RACE.with(|r| *r.borrow_mut() = None);
+        assert_eq!(
+            std::fs::read_to_string(root.join(name)).unwrap(),
+            "host",
+            "{name}: the host's entry was replaced"
+        );
+        assert!(
+            m.conflicts.iter().any(|c| c.path == root.join(name)),
+            "{name}: {m:?}"
+        );
+        // The run's version waits in the change set.
+        assert!(up.join(name).exists(), "{name}");
+    }
+}
+
+#[test]
+fn an_allowlist_still_keeps_what_it_does_not_name_inside_a_new_directory() {
+    let t = setup();
+    let (root, up) = (&t.layer.root, &t.layer.upper);
+    siblings(up);
+    write(&up.join("out/keep.txt"), "k");
+    write(&up.join("out/named/x.txt"), "x");
+    let only = [root.join("out/named")];
+    let o = MergeOptions {
+        only: Some(&only),
+        ..opts(start())
+    };
+    let m = merge(&t.layer, &o).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(root.join("out/named/x.txt")).unwrap(),
+        "x"
+    );
+    assert!(!root.join("out/keep.txt").exists());
+    assert!(!root.join("f1.txt").exists());
+    assert!(m.kept.contains(&root.join("out/keep.txt")), "{m:?}");
+}
+
+#[test]
+fn a_new_directory_with_an_acl_or_attribute_lands_as_a_fresh_directory() {
+    for attr in ["system.posix_acl_default", "user.note"] {
+        let t = setup();
+        let (root, up) = (&t.layer.root, &t.layer.upper);
+        let horizon = start();
+        siblings(up);
+        write(&up.join("shared/sub/a.txt"), "a");
+        let value: &[u8] = if attr.starts_with("system.") {
+            // A default ACL: user::rwx, group::rwx, other::rwx (what the host would
+            // create inside would be open to every user).
+            &[
+                2, 0, 0, 0, 1, 0, 7, 0, 255, 255, 255, 255, 4, 0, 7, 0, 255, 255, 255, 255, 32, 0,
+                7, 0, 255, 255, 255, 255,
+            ]
+        } else {
+            b"x"
+        };
+        if rustix::fs::setxattr(
+            up.join("shared/sub"),
+            attr,
+            value,
+            rustix::fs::XattrFlags::empty(),
+        )
+        .is_err()
+        {
+            // A file system without ACLs or user attributes cannot carry the case.
+            continue;
+        }
+        merge(&t.layer, &opts(horizon)).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(root.join("shared/sub/a.txt")).unwrap(),
+            "a"
+        );
+        let mut buf = vec![0u8; 256];
+        let n = rustix::fs::listxattr(root.join("shared/sub"), &mut buf[..]).unwrap();
+        let names: Vec<&[u8]> = buf[..n]
+            .split(|b| *b == 0)
+            .filter(|n| !n.is_empty())
+            .collect();
+        assert!(
+            !names.contains(&attr.as_bytes()),
+            "{attr} reached the host's directory"
+        );
+    }
+}
