@@ -67,7 +67,10 @@ fn options(config_files: Vec<std::path::PathBuf>) -> LoadOptions {
 fn verdicts(p: &Policy, fs: &FakeFs) -> Vec<Decision> {
     PROBES
         .iter()
-        .map(|j| p.decide(&Request::from_json(j).expect("a probe parses"), fs).decision)
+        .map(|j| {
+            p.decide(&Request::from_json(j).expect("a probe parses"), fs)
+                .decision
+        })
         .collect()
 }
 

@@ -34,8 +34,9 @@ fn on_event(e: &EgressEvent) {
 fn proxy() -> SocketAddr {
     static P: OnceLock<(EgressHandle, SocketAddr)> = OnceLock::new();
     P.get_or_init(|| {
-        let policy = NetworkPolicy::from_lists(&["allowed.test"], &[] as &[&str], &["127.0.0.1/32"])
-            .expect("the policy compiles");
+        let policy =
+            NetworkPolicy::from_lists(&["allowed.test"], &[] as &[&str], &["127.0.0.1/32"])
+                .expect("the policy compiles");
         let limits = Limits {
             header_timeout: Duration::from_millis(500),
             connect_timeout: Duration::from_millis(500),
@@ -67,8 +68,10 @@ pub fn check(data: &[u8]) {
     let addr = proxy();
     violations();
     let mut s = TcpStream::connect(addr).expect("the proxy accepts");
-    s.set_read_timeout(Some(Duration::from_secs(3))).expect("a timeout");
-    s.set_write_timeout(Some(Duration::from_secs(3))).expect("a timeout");
+    s.set_read_timeout(Some(Duration::from_secs(3)))
+        .expect("a timeout");
+    s.set_write_timeout(Some(Duration::from_secs(3)))
+        .expect("a timeout");
     let _ = s.write_all(data);
     let _ = s.shutdown(std::net::Shutdown::Write);
     let mut out = Vec::new();
@@ -78,8 +81,16 @@ pub fn check(data: &[u8]) {
             Ok(0) => break,
             Ok(n) => out.extend_from_slice(&buf[..n]),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
-                panic!("the proxy held a finished client for 3 s ({} bytes answered)", out.len())
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                panic!(
+                    "the proxy held a finished client for 3 s ({} bytes answered)",
+                    out.len()
+                )
             }
             Err(_) => break,
         }

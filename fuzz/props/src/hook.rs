@@ -82,7 +82,10 @@ pub fn check(data: &[u8]) {
         Ok(c) => c,
         // The binary answers a payload that does not parse with Reply::block.
         Err(e) => {
-            assert!(!e.to_string().trim().is_empty(), "an unreadable payload needs a reason");
+            assert!(
+                !e.to_string().trim().is_empty(),
+                "an unreadable payload needs a reason"
+            );
             return;
         }
     };
@@ -91,7 +94,13 @@ pub fn check(data: &[u8]) {
     };
     // `cordon check` on the same request (no human at hand: an ask stays an ask).
     let checker = gate("check", &w.check_store, w.policy.clone());
-    let checked = checker.decide(&call.request, &w.fs, Containment::None, Human::caller(), false);
+    let checked = checker.decide(
+        &call.request,
+        &w.fs,
+        Containment::None,
+        Human::caller(),
+        false,
+    );
     let denied = matches!(checked, Outcome::Refused(_));
     let hook = gate(harness.surface(), &w.hook_store, narrowed);
     let reply = cordon_hook::answer(&hook, &call, &w.fs, &Containing::default());
@@ -102,7 +111,10 @@ pub fn check(data: &[u8]) {
     );
     if reply.status == BLOCK_EXIT {
         assert!(reply.stdout.is_empty(), "a block prints nothing on stdout");
-        assert!(reply.stderr.trim().len() > "cordon:".len(), "a block says why");
+        assert!(
+            reply.stderr.trim().len() > "cordon:".len(),
+            "a block says why"
+        );
         return;
     }
     let answer: Option<Value> = (!reply.stdout.is_empty()).then(|| {
@@ -123,7 +135,10 @@ pub fn check(data: &[u8]) {
         }
     };
     if call.event == Event::PermissionRequest {
-        assert!(!allows, "a permission request was answered allow: {answer:?}");
+        assert!(
+            !allows,
+            "a permission request was answered allow: {answer:?}"
+        );
     }
     if call.event == Event::PreTool {
         assert!(

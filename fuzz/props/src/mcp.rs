@@ -25,12 +25,19 @@ fn plain(s: &str) -> bool {
 
 fn check_string(s: &str, labels_ok: bool) {
     if labels_ok && s.starts_with(&format!("<{TAG}")) {
-        let l = verify(s).unwrap_or_else(|e| panic!("a broken label reaches the client: {e:?}: {s:?}"));
-        assert!(secrets::find(l.body).is_empty(), "a secret inside a label: {s:?}");
+        let l =
+            verify(s).unwrap_or_else(|e| panic!("a broken label reaches the client: {e:?}: {s:?}"));
+        assert!(
+            secrets::find(l.body).is_empty(),
+            "a secret inside a label: {s:?}"
+        );
         return;
     }
     assert!(plain(s), "an unlabelled tag reaches the client: {s:?}");
-    assert!(secrets::find(s).is_empty(), "a secret reaches the client: {s:?}");
+    assert!(
+        secrets::find(s).is_empty(),
+        "a secret reaches the client: {s:?}"
+    );
 }
 
 fn walk(v: &Value, labels_ok: bool) {
@@ -79,6 +86,9 @@ pub fn check(data: &[u8]) {
             label_untrusted_result("srv", "tool", &mut r);
             walk(&r, true);
         }
-        walk(&neutralised("srv", "tool", &Value::Object(obj.clone())), false);
+        walk(
+            &neutralised("srv", "tool", &Value::Object(obj.clone())),
+            false,
+        );
     }
 }

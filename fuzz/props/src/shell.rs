@@ -74,6 +74,10 @@ pub fn check(data: &[u8]) {
         return;
     }
     let c = crate::text(data);
+    // Empty text is refused as no command at all; `true;` is a command.
+    if c.trim().is_empty() {
+        return;
+    }
     let a = analyze(&c);
     let base = verdict(&c);
     let mut variants = vec![format!("true;{c}")];

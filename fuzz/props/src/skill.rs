@@ -79,15 +79,31 @@ pub fn check(data: &[u8]) {
             "{} was created outside the install directory ({result:?})",
             p.display()
         );
-        let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        assert!(!name.starts_with(".cordon-stage-"), "a staging directory was left: {}", p.display());
-        assert!(!m.file_type().is_symlink(), "a link was installed: {}", p.display());
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        assert!(
+            !name.starts_with(".cordon-stage-"),
+            "a staging directory was left: {}",
+            p.display()
+        );
+        assert!(
+            !m.file_type().is_symlink(),
+            "a link was installed: {}",
+            p.display()
+        );
         if p.parent() == Some(into.as_path()) || name == MANIFEST_NAME {
             continue;
         }
         entries += 1;
         if m.is_file() {
-            assert!(m.len() <= LIMITS.max_file_bytes, "{} is {} bytes", p.display(), m.len());
+            assert!(
+                m.len() <= LIMITS.max_file_bytes,
+                "{} is {} bytes",
+                p.display(),
+                m.len()
+            );
             total += m.len();
         }
     }
@@ -95,8 +111,15 @@ pub fn check(data: &[u8]) {
     assert!(total <= LIMITS.max_total_bytes, "{total} bytes installed");
     if let Ok(i) = &result {
         if i.installed {
-            let t = i.target.as_ref().expect("an installed package has a target");
-            assert!(t.starts_with(&into) && t.is_dir(), "installed at {}", t.display());
+            let t = i
+                .target
+                .as_ref()
+                .expect("an installed package has a target");
+            assert!(
+                t.starts_with(&into) && t.is_dir(),
+                "installed at {}",
+                t.display()
+            );
         }
     }
 }

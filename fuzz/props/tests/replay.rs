@@ -8,7 +8,10 @@
 use std::path::Path;
 
 fn replay(kind: &str, target: &str) -> usize {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(kind).join(target);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(kind)
+        .join(target);
     let Ok(rd) = std::fs::read_dir(&dir) else {
         return 0;
     };
@@ -42,7 +45,9 @@ target_tests!(shell, hook, serve, mcp, config, origin, egress, skill);
 #[test]
 fn every_target_has_a_corpus() {
     for t in cordon_fuzz_props::TARGETS {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus").join(t);
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../corpus")
+            .join(t);
         let n = std::fs::read_dir(&dir).map(|d| d.count()).unwrap_or(0);
         assert!(n > 0, "{t} has no committed corpus in {}", dir.display());
     }

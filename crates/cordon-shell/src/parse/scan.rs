@@ -151,7 +151,14 @@ fn ends_with_continuation(piece: &[u8]) -> bool {
     trimmed.ends_with(b"|") || trimmed.ends_with(b"&&")
 }
 
-/// Returns `Some(depth)` when the text nests deeper than `limit`.
+/// Most parentheses open at once (`(`, `$(`, `$((`, `<(`, inside arithmetic too).
+/// brush-parser 0.4.0 backtracks exponentially over unclosed parentheses: 24 of them
+/// (`(( (( …`) take it minutes, 45 bytes of `(` hours (found by fuzzing). Real commands
+/// nest a few; text past this is refused before parsing, as deep nesting is.
+pub(crate) const MAX_PARENS: usize = 8;
+
+/// Returns `Some(depth)` when the text nests deeper than `limit`, or holds more than
+/// [`MAX_PARENS`] parentheses open at once.
 ///
 /// Over-approximates what the parser will recurse on: every `(`, `{`, `$(`, `${`,
 /// backtick and double quote opened inside a substitution, and every `if`, `case`,
@@ -253,7 +260,7 @@ pub(super) fn exceeds_nesting(text: &str, limit: usize) -> Option<usize> {
                 _ => {}
             }
         }
-        if stack.len() > limit {
+        if stack.len() > limit || stack.iter().filter(|o| **o == Open::Paren).count() > MAX_PARENS {
             return Some(stack.len());
         }
         i += 1;
