@@ -227,7 +227,7 @@ pub(crate) fn parse_one(text: &str, limit: usize) -> Result<Script, String> {
     let limit = limit.min(MAX_NESTING);
     if let Some(depth) = exceeds_nesting(text, limit) {
         return Err(format!(
-            "the text is nested more than {limit} levels deep, or more than {} parentheses (at least {depth} levels), and was not parsed",
+            "the text is nested more than {limit} levels deep, or leaves open some of more than {} parentheses (at least {depth} levels), and was not parsed",
             scan::MAX_PARENS
         ));
     }
@@ -445,6 +445,13 @@ mod tests {
             assert!(t.elapsed().as_secs() < 2, "{text}: {:?}", t.elapsed());
         }
         assert!(parse("( ( ( ( ( ( ( ( true ) ) ) ) ) ) ) )", MAX_NESTING).is_ok());
+        let deep = format!("{}true{}", "( ".repeat(40), " )".repeat(40));
+        assert!(parse(&deep, MAX_NESTING).is_ok(), "balanced nesting parses");
+        // Balanced, with a syntax error inside: refused by the parser, quickly.
+        let t = std::time::Instant::now();
+        let broken = format!("{};{}", "( ".repeat(20), " )".repeat(20));
+        assert!(parse(&broken, MAX_NESTING).is_err());
+        assert!(t.elapsed().as_secs() < 2, "{:?}", t.elapsed());
         assert!(parse("echo $(( (1 + (2 * (3))) ))", MAX_NESTING).is_ok());
     }
 

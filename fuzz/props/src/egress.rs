@@ -24,10 +24,9 @@ fn on_event(e: &EgressEvent) {
     if e.decision == Decision::Allow
         && (!e.host.eq_ignore_ascii_case("allowed.test")
             || e.address.is_some_and(|a| a.ip() != local))
+        && let Ok(mut v) = VIOLATIONS.lock()
     {
-        if let Ok(mut v) = VIOLATIONS.lock() {
-            v.push(e.to_json());
-        }
+        v.push(e.to_json());
     }
 }
 

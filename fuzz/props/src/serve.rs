@@ -31,6 +31,7 @@ fn world() -> &'static World {
             })
             .expect("a temporary directory");
         let ws = dir.path().join("ws");
+        #[allow(clippy::disallowed_methods)] // a scratch directory of the fuzzer's own
         std::fs::create_dir_all(ws.join("src")).expect("the workspace");
         let mut opts = ServeOptions::new(LoadOptions {
             workspace: ws,

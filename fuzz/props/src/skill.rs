@@ -109,17 +109,17 @@ pub fn check(data: &[u8]) {
     }
     assert!(entries <= LIMITS.max_entries, "{entries} entries installed");
     assert!(total <= LIMITS.max_total_bytes, "{total} bytes installed");
-    if let Ok(i) = &result {
-        if i.installed {
-            let t = i
-                .target
-                .as_ref()
-                .expect("an installed package has a target");
-            assert!(
-                t.starts_with(&into) && t.is_dir(),
-                "installed at {}",
-                t.display()
-            );
-        }
+    if let Ok(i) = &result
+        && i.installed
+    {
+        let t = i
+            .target
+            .as_ref()
+            .expect("an installed package has a target");
+        assert!(
+            t.starts_with(&into) && t.is_dir(),
+            "installed at {}",
+            t.display()
+        );
     }
 }
