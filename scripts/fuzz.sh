@@ -49,10 +49,15 @@ case "${1:-}" in
         for t in "${targets[@]}"; do
             echo "== fuzz smoke: $t (${secs}s)"
             tmp=$(mktemp -d)
-            run "$t" "$secs" "$tmp" 2>&1 | grep -E '^(#[0-9]+ +(INITED|DONE)|stat::|==|SUMMARY|INFO: (Running|Loaded))' || true
-            rc=${PIPESTATUS[0]}
-            rm -rf "$tmp"
-            [ "$rc" -eq 0 ] || { echo "fuzz target $t failed (see fuzz/artifacts/$t)"; exit 1; }
+            rc=0
+            run "$t" "$secs" "$tmp" >"$tmp.log" 2>&1 || rc=$?
+            grep -E '^(#[0-9]+[[:space:]]+(INITED|DONE)|stat::|SUMMARY)' "$tmp.log" || true
+            if [ "$rc" -ne 0 ]; then
+                tail -n 60 "$tmp.log"
+                echo "fuzz target $t failed (its input is in fuzz/artifacts/$t)"
+                exit 1
+            fi
+            rm -rf "$tmp" "$tmp.log"
         done
         ;;
     "" | -h | --help) sed -n '2,18p' "$0"; exit 2 ;;
