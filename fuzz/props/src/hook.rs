@@ -58,11 +58,12 @@ fn world() -> &'static World {
     })
 }
 
-fn gate(surface: &'static str, store: &std::path::Path, policy: Policy) -> Gate {
+fn gate(harness: Harness, store: &std::path::Path, policy: Policy) -> Gate {
     Gate::new(
         policy,
         GateOptions {
-            surface,
+            // The harness's surface only labels audit records (none are written here).
+            surface: harness.surface(),
             store: Some(store.to_path_buf()),
             audit: None,
             no_audit: true,
@@ -93,7 +94,7 @@ pub fn check(data: &[u8]) {
         return;
     };
     // `cordon check` on the same request (no human at hand: an ask stays an ask).
-    let checker = gate("check", &w.check_store, w.policy.clone());
+    let checker = gate(harness, &w.check_store, w.policy.clone());
     let checked = checker.decide(
         &call.request,
         &w.fs,
@@ -102,7 +103,7 @@ pub fn check(data: &[u8]) {
         false,
     );
     let denied = matches!(checked, Outcome::Refused(_));
-    let hook = gate(harness.surface(), &w.hook_store, narrowed);
+    let hook = gate(harness, &w.hook_store, narrowed);
     let reply = cordon_hook::answer(&hook, &call, &w.fs, &Containing::default());
     assert!(
         reply.status == 0 || reply.status == BLOCK_EXIT,
