@@ -9,6 +9,8 @@
 set -euo pipefail
 missing=()
 command -v cc >/dev/null || missing+=(gcc libc6-dev)
+# libFuzzer for the fuzz smoke (scripts/fuzz.sh) is C++, built by libfuzzer-sys.
+command -v c++ >/dev/null || missing+=(g++)
 command -v curl >/dev/null || missing+=(curl)
 command -v bash >/dev/null || missing+=(bash)
 command -v setsid >/dev/null || missing+=(util-linux)

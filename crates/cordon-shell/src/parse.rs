@@ -227,7 +227,8 @@ pub(crate) fn parse_one(text: &str, limit: usize) -> Result<Script, String> {
     let limit = limit.min(MAX_NESTING);
     if let Some(depth) = exceeds_nesting(text, limit) {
         return Err(format!(
-            "the text is nested more than {limit} levels deep (at least {depth}) and was not parsed"
+            "the text is nested more than {limit} levels deep, or leaves open some of more than {} parentheses (at least {depth} levels), and was not parsed",
+            scan::MAX_PARENS
         ));
     }
     if odd_heredoc(text) {
@@ -417,6 +418,44 @@ mod tests {
         assert!(exceeds_nesting(&text, 64).is_none());
         assert!(parse(&text, MAX_NESTING).is_ok());
     }
+
+    /// Found by fuzzing (`fuzz/regressions/shell`): unclosed parentheses made the parser
+    /// backtrack exponentially; 45 bytes held `analyze` for hours.
+    #[test]
+    fn many_open_parentheses_are_refused_before_the_parser() {
+        for text in [
+            format!("{}a,", "(".repeat(43)),
+            format!("{}a,", "(( ".repeat(12)),
+            format!("{}a,", "( ".repeat(20)),
+            format!("{}a,", "$(".repeat(20)),
+            format!("echo {}", "$((".repeat(10)),
+        ] {
+            let t = std::time::Instant::now();
+            let e = parse(&text, MAX_NESTING).expect_err("refused");
+            assert!(e.contains("parentheses"), "{text}: {e}");
+            assert!(t.elapsed().as_secs() < 2, "{text}: {:?}", t.elapsed());
+        }
+        // At the limit, the worst shapes still finish quickly; real nesting parses.
+        for text in [
+            format!("{}a,", "(( ".repeat(MAX_PARENS_FOR_TESTS / 2)),
+            format!("{}a,", "(".repeat(MAX_PARENS_FOR_TESTS)),
+        ] {
+            let t = std::time::Instant::now();
+            let _ = parse(&text, MAX_NESTING);
+            assert!(t.elapsed().as_secs() < 2, "{text}: {:?}", t.elapsed());
+        }
+        assert!(parse("( ( ( ( ( ( ( ( true ) ) ) ) ) ) ) )", MAX_NESTING).is_ok());
+        let deep = format!("{}true{}", "( ".repeat(40), " )".repeat(40));
+        assert!(parse(&deep, MAX_NESTING).is_ok(), "balanced nesting parses");
+        // Balanced, with a syntax error inside: refused by the parser, quickly.
+        let t = std::time::Instant::now();
+        let broken = format!("{};{}", "( ".repeat(20), " )".repeat(20));
+        assert!(parse(&broken, MAX_NESTING).is_err());
+        assert!(t.elapsed().as_secs() < 2, "{:?}", t.elapsed());
+        assert!(parse("echo $(( (1 + (2 * (3))) ))", MAX_NESTING).is_ok());
+    }
+
+    const MAX_PARENS_FOR_TESTS: usize = scan::MAX_PARENS;
 
     #[test]
     fn nesting_is_measured() {

@@ -151,7 +151,15 @@ fn ends_with_continuation(piece: &[u8]) -> bool {
     trimmed.ends_with(b"|") || trimmed.ends_with(b"&&")
 }
 
-/// Returns `Some(depth)` when the text nests deeper than `limit`.
+/// Most parentheses open at once (`(`, `$(`, `$((`, `<(`, inside arithmetic too) in
+/// text that leaves some of them unclosed. brush-parser 0.4.0 backtracks exponentially
+/// over unclosed parentheses: 24 of them (`(( (( …`) take it minutes, 45 bytes of `(`
+/// hours (found by fuzzing). Such text cannot parse anyway; it is refused before the
+/// parser sees it, as deep nesting is.
+pub(crate) const MAX_PARENS: usize = 8;
+
+/// Returns `Some(depth)` when the text nests deeper than `limit`, or leaves parentheses
+/// unclosed after holding more than [`MAX_PARENS`] open at once.
 ///
 /// Over-approximates what the parser will recurse on: every `(`, `{`, `$(`, `${`,
 /// backtick and double quote opened inside a substitution, and every `if`, `case`,
@@ -172,6 +180,7 @@ pub(super) fn exceeds_nesting(text: &str, limit: usize) -> Option<usize> {
     let mut stack: Vec<Open> = Vec::new();
     let mut i = 0;
     let mut word_start = true;
+    let mut most_parens = 0;
     while i < b.len() {
         let c = b[i];
         let top = stack.last().copied();
@@ -256,7 +265,16 @@ pub(super) fn exceeds_nesting(text: &str, limit: usize) -> Option<usize> {
         if stack.len() > limit {
             return Some(stack.len());
         }
+        if matches!(stack.last(), Some(Open::Paren)) {
+            let parens = stack.iter().filter(|o| **o == Open::Paren).count();
+            most_parens = most_parens.max(parens);
+        }
         i += 1;
+    }
+    // Balanced parentheses parse in linear time however deep (up to `limit`); the
+    // parser backtracks over the ones left open.
+    if most_parens > MAX_PARENS && stack.contains(&Open::Paren) {
+        return Some(most_parens);
     }
     None
 }
