@@ -3048,3 +3048,26 @@ t!(
     "npm --prefix web run build",
     [Own("npm"), NoDy]
 );
+
+// Issue 35: code-running arguments the analysis sees through are still executing
+// arguments (asked), and their text is analyzed too.
+t!(
+    x_sed_e_known_command,
+    "sed -n '1e id' README.md",
+    [X("sed", "e"), Sh("id")]
+);
+t!(
+    x_xargs_literal_input_is_code,
+    "echo id | xargs -I{} sh -c '{}'",
+    [X("sh", "stdin")]
+);
+t!(
+    x_rg_pre_known_program,
+    "rg --pre=cat foo",
+    [X("rg", "--pre")]
+);
+t!(
+    x_rg_hostname_bin_known_program,
+    "rg --hostname-bin whoami foo",
+    [X("rg", "--hostname-bin")]
+);

@@ -165,6 +165,13 @@ impl Analyzer {
         }
 
         let mut peeled = wrappers::peel(&words);
+        // `… | xargs -I{} sh -c '{}'`: xargs' input becomes the code a shell runs, an
+        // executing argument even when the text shows that input.
+        let xargs_code = peeled.runtime_args.as_deref() == Some("xargs")
+            && peeled.program.is_some_and(|i| {
+                standard_name(&words[i].value).is_some_and(|n| SHELLS.contains(&n))
+                    && words[i + 1..].iter().any(|w| w.value.contains("{}"))
+            });
         // `xargs` whose input the text shows (`echo /x | xargs rm`, `xargs cat < list`
         // after `echo … > list`): the arguments are known after all.
         if peeled.runtime_args.as_deref() == Some("xargs")
@@ -443,6 +450,9 @@ impl Analyzer {
         let prog_name = name.clone().unwrap_or_default();
         let mut heredoc_code = None;
         let mut pipe_stdin_code = false;
+        if xargs_code && !outcome.effects.executes.iter().any(|e| e.arg == "stdin") {
+            outcome.exec(&prog_name, "stdin", "code from xargs' standard input");
+        }
         if outcome.stdin_code {
             match &feed {
                 Some(Feed::Text { text, .. }) if SHELLS.contains(&prog_name.as_str()) => {

@@ -13,6 +13,7 @@ mod git;
 mod inline;
 mod interp;
 mod net;
+pub(crate) mod runs;
 mod services;
 mod system;
 mod text;
@@ -266,11 +267,15 @@ pub(crate) fn classify(inv: &Invocation<'_>) -> Outcome {
     for family in FAMILIES {
         for entry in *family {
             if entry.names.contains(&inv.name) {
-                return (entry.classify)(inv);
+                let mut o = (entry.classify)(inv);
+                runs::apply(inv, &mut o);
+                return o;
             }
         }
     }
-    interp::versioned(inv).unwrap_or_else(Outcome::unknown)
+    let mut o = interp::versioned(inv).unwrap_or_else(Outcome::unknown);
+    runs::apply(inv, &mut o);
+    o
 }
 
 /// True when the knowledge base has an entry for the name (used to decide whether a

@@ -99,6 +99,9 @@ fn sed_script(script: &str, o: &mut Outcome) {
                 if cmd.is_empty() {
                     o.exec("sed", "e", "pattern space");
                 } else {
+                    // An executing argument (sed's purpose is editing text), and the
+                    // command is analyzed as what it is.
+                    o.exec("sed", "e", cmd);
                     o.code("sed", "e", &Word::literal(cmd));
                 }
                 i = skip_line(b, i);
