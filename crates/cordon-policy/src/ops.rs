@@ -217,6 +217,9 @@ pub struct Context<'a> {
     pub workspace: &'a Path,
     /// The file system.
     pub fs: &'a dyn FileFacts,
+    /// The guarded files, listed the first time a path with several hard links needs
+    /// them.
+    pub guarded: std::cell::OnceCell<crate::twins::GuardedFiles>,
 }
 
 impl Context<'_> {
@@ -227,7 +230,19 @@ impl Context<'_> {
         cwd: &Path,
         note: impl Into<String>,
     ) -> Operation {
-        let facts = paths::facts_for(written, cwd, self.home, self.fs);
+        let mut facts = paths::facts_for(written, cwd, self.home, self.fs);
+        // One file under several names: judged as the guarded file it may be.
+        if facts.nlink > 1
+            && let Some(id) = self.fs.file_id(&facts.resolved)
+        {
+            let guarded = self
+                .guarded
+                .get_or_init(|| crate::twins::GuardedFiles::list(self.home, self.fs));
+            facts.same_file = guarded
+                .named(id)
+                .filter(|p| *p != facts.resolved)
+                .map(Path::to_path_buf);
+        }
         let location = paths::locate(&facts, self.roots);
         let mut op = Operation::new(kind, Target::Path(facts), note);
         op.location = Some(location);

@@ -460,6 +460,7 @@ impl Policy {
             home: &self.homes[0],
             workspace: &self.workspace,
             fs,
+            guarded: std::cell::OnceCell::new(),
         };
         ops::operations(req, &ctx)
     }

@@ -751,7 +751,8 @@ shell!(
 shell!(x_git_ext_diff, "git diff --ext-diff", Ask, Opaque);
 shell!(x_git_textconv, "git log --textconv -p", Ask, Opaque);
 shell!(x_sed_e, "sed 'e ./evil' README.md", Ask, Opaque);
-shell!(x_sed_e_harmless, "sed 'e id' README.md", Allow);
+// Issue 35: sed runs the command of its `e`: an executing argument even when known.
+shell!(x_sed_e_harmless, "sed 'e id' README.md", Ask, Opaque);
 shell!(x_sed_w, "sed -n 'w /tmp/out' README.md", Ask);
 shell!(x_sed_i_inside, "sed -i 's/a/b/' README.md", Ask);
 shell!(x_awk_system, "awk 'BEGIN{system(\"./evil\")}'", Ask, Opaque);

@@ -65,7 +65,7 @@ impl Policy {
                     let named = if op.mention {
                         format!("the code it runs names {}, which", f.literal.display())
                     } else {
-                        f.literal.display().to_string()
+                        named_path(f)
                     };
                     return deny(
                         &format!("{}: {}", h.guard, h.pattern),
@@ -81,7 +81,7 @@ impl Policy {
                     let named = if op.mention {
                         format!("the code it runs names {}, which", f.literal.display())
                     } else {
-                        f.literal.display().to_string()
+                        named_path(f)
                     };
                     return deny(
                         &format!("{}: {}", h.guard, h.pattern),
@@ -93,6 +93,12 @@ impl Policy {
                 }
             }
             (OpKind::Delete, Target::Path(f)) => {
+                // Deleting one name of a file with several leaves the others: a hard
+                // link of a guarded file is not the guarded file here.
+                let f = &PathFacts {
+                    same_file: None,
+                    ..f.clone()
+                };
                 let ws = &self.workspace;
                 let hit = self
                     .path_guard(f, |p, h| guards::critical_delete(p, h, ws))
@@ -102,7 +108,7 @@ impl Policy {
                         &format!("{}: {}", h.guard, h.pattern),
                         format!(
                             "deleting {} is never allowed ({}).",
-                            f.literal.display(),
+                            named_path(f),
                             h.pattern
                         ),
                     );
@@ -129,7 +135,10 @@ impl Policy {
     ) -> Option<guards::GuardHit> {
         let resolved = (f.resolved != f.literal).then_some(&f.resolved);
         for h in &self.homes {
-            for p in std::iter::once(&f.literal).chain(resolved) {
+            for p in std::iter::once(&f.literal)
+                .chain(resolved)
+                .chain(f.same_file.as_ref())
+            {
                 if let Some(hit) = check(p, h) {
                     return Some(hit);
                 }
@@ -496,4 +505,12 @@ pub(super) fn step_mention(op: &Operation) -> Option<Outcome> {
             ),
         )
     })
+}
+
+/// A path as a guard's reason names it: with the guarded file it is a hard link of.
+fn named_path(f: &PathFacts) -> String {
+    match &f.same_file {
+        Some(t) => format!("{} (a hard link of {})", f.literal.display(), t.display()),
+        None => f.literal.display().to_string(),
+    }
 }

@@ -30,6 +30,7 @@ fn path_op(kind: OpKind, p: &str, loc: Location) -> Operation {
         via_symlink: false,
         nlink: 1,
         problem: None,
+        same_file: None,
     };
     Operation {
         kind,
