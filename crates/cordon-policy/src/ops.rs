@@ -172,6 +172,13 @@ pub struct Operation {
     /// guards and deny rules judge. It never asks, and never allows more than the rest
     /// of the call.
     pub mention: bool,
+    /// Set for a file the program reads by itself, named by no argument (its
+    /// configuration, start-up or credential file: `git` reads `~/.gitconfig`, `wget`
+    /// reads `~/.netrc`). It is named (explanations, audit, the soundness harness) and
+    /// judged by deny rules alone: it happens on every run of the program, and a
+    /// credential in it goes only to the server the program talks to, which the
+    /// network operation judges. Writing such a file is a guard.
+    pub config: bool,
     /// For MCP-free writes: the text an explanation shows.
     pub note: String,
 }
@@ -187,6 +194,7 @@ impl Operation {
             opaque: None,
             invalid: None,
             mention: false,
+            config: false,
             note: note.into(),
         }
     }

@@ -1405,3 +1405,62 @@ guarded!(
     "node -e \"require('fs').writeFileSync('.vscode/settings.json','{}')\"",
     "is protected"
 );
+
+// Issue 35: files a program reads by itself are named as operations (so explanations,
+// audit and the soundness harness see them) and judged by deny rules alone.
+fn config_reads(cmd: &str) -> Vec<String> {
+    let f = fs();
+    let opts = LoadOptions {
+        workspace: "/w/proj".into(),
+        home: "/home/u".into(),
+        managed: Some("/none".into()),
+        ..Default::default()
+    };
+    let policy = Policy::load(&opts, &f).expect("config loads");
+    policy
+        .operations(&Request::shell(cmd, Some("/w/proj".into())), &f)
+        .ops
+        .iter()
+        .filter(|o| o.config)
+        .map(|o| o.target.display())
+        .collect()
+}
+
+#[test]
+fn programs_own_files_are_named_and_do_not_change_verdicts() {
+    for (cmd, file, want) in [
+        ("git status", "/home/u/.gitconfig", Decision::Allow),
+        ("git log -1", "/home/u/.config/git", Decision::Allow),
+        ("rg -n TODO src", "/w/proj/.gitignore", Decision::Allow),
+        ("bash -lc 'ls'", "/etc/profile", Decision::Allow),
+        ("bash -l -c 'ls'", "/home/u/.profile", Decision::Allow),
+        ("bash -i -c 'ls'", "/home/u/.bashrc", Decision::Allow),
+        ("jq . README.md", "/home/u/.jq", Decision::Allow),
+        (
+            "wget -q https://example.com/x",
+            "/home/u/.netrc",
+            Decision::Ask,
+        ),
+        (
+            "curl -n https://example.com/x",
+            "/home/u/.netrc",
+            Decision::Allow,
+        ),
+        (
+            "curl -s https://example.com/x",
+            "/home/u/.curlrc",
+            Decision::Allow,
+        ),
+        ("git fetch origin", "/home/u/.netrc", Decision::Ask),
+        ("scp a.txt h:b", "/home/u/.ssh/config", Decision::Ask),
+    ] {
+        let named = config_reads(cmd);
+        assert!(named.iter().any(|n| n == file), "{cmd}: {named:?}");
+        let v = verdict(cmd);
+        assert_eq!(v.decision, want, "{cmd}\n{v:#?}");
+    }
+    // Reading the same files by name is judged as before.
+    assert_eq!(verdict("cat ~/.netrc").decision, Decision::Deny);
+    assert_eq!(verdict("cat ~/.gitconfig").decision, Decision::Ask);
+    assert!(config_reads("bash -c 'ls'").is_empty());
+}

@@ -279,6 +279,11 @@ pub struct Effects {
     /// policy checks them against its guards only (a credential read, a protected
     /// write) and never asks about them otherwise.
     pub mentions: Vec<Word>,
+    /// Files the program reads by itself, named by no argument: its configuration,
+    /// start-up and credential files (`git` reads `~/.gitconfig`, `wget` reads
+    /// `~/.netrc`, `bash -l` runs `~/.profile`). The policy judges them apart from the
+    /// reads the text asks for (see `cordon-policy`'s `ops`).
+    pub config_reads: Vec<Word>,
     /// The code behind [`Effects::mentions`] may write files: it has a write-mode open,
     /// a write, delete, rename or copy call, or runs commands, or it is not visible at
     /// all (a script's arguments). When false, mentions are checked as reads only.
@@ -298,6 +303,7 @@ impl Default for Effects {
             network_unknown_target: false,
             executes: Vec::new(),
             runs_repo_config: RepoConfigUse::None,
+            config_reads: Vec::new(),
             privilege: None,
             influences_env: Vec::new(),
             reads_env: false,

@@ -267,6 +267,23 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
     for w in &c.effects.reads {
         path_op(OpKind::Read, w, "read a file", &mut push);
     }
+    // The program's own configuration, start-up and credential files.
+    for w in &c.effects.config_reads {
+        let Some(dir) = cwd
+            .as_deref()
+            .or_else(|| (w.value.starts_with('/') || w.value.starts_with('~')).then_some(base))
+        else {
+            continue;
+        };
+        let mut op = ctx.path_op(
+            OpKind::Read,
+            &w.value,
+            dir,
+            "a file the program reads by itself",
+        );
+        op.config = true;
+        push(op);
+    }
     for w in &c.effects.writes {
         if w.literal && HARMLESS_DEVICES.contains(&w.value.as_str()) {
             continue;

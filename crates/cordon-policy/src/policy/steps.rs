@@ -60,6 +60,8 @@ impl Policy {
             return deny(guard, format!("{reason}; this is never allowed."));
         }
         match (&op.kind, &op.target) {
+            // A program's own credential file, read by itself: see `step_config`.
+            (OpKind::Read, Target::Path(_)) if op.config => {}
             (OpKind::Read | OpKind::List, Target::Path(f)) => {
                 if let Some(h) = self.path_guard(f, guards::sensitive_read) {
                     let named = if op.mention {
@@ -489,6 +491,26 @@ fn contained_key(op: &Operation, containment: Containment) -> Option<&'static st
         OpKind::Network if containment.contains_network() => Some("network"),
         _ => None,
     }
+}
+
+/// After the deny rules: a file a program reads by itself on every run (its own
+/// configuration, start-up or credential file) is named, and judged by deny rules alone.
+/// Asking about it would ask about every run of the program; a credential in it goes
+/// only to the server the program talks to, which its network operation judges.
+pub(super) fn step_config(op: &Operation) -> Option<Outcome> {
+    let Target::Path(f) = &op.target else {
+        return None;
+    };
+    op.config.then(|| {
+        (
+            Decision::Allow,
+            Source::new(Step::Default, "program configuration"),
+            format!(
+                "{} is a file the program reads by itself on every run.",
+                f.literal.display()
+            ),
+        )
+    })
 }
 
 /// After the guards and deny rules: a path named inside code (a mention) is judged by

@@ -41,6 +41,7 @@ fn path_op(kind: OpKind, p: &str, loc: Location) -> Operation {
         opaque: None,
         invalid: None,
         mention: false,
+        config: false,
         note: String::new(),
     }
 }

@@ -8,6 +8,7 @@
 //! form it does not model answers `Unknown` too.
 
 mod build;
+mod config_reads;
 mod files;
 mod git;
 mod inline;
@@ -269,12 +270,14 @@ pub(crate) fn classify(inv: &Invocation<'_>) -> Outcome {
             if entry.names.contains(&inv.name) {
                 let mut o = (entry.classify)(inv);
                 runs::apply(inv, &mut o);
+                config_reads::apply(inv, &mut o);
                 return o;
             }
         }
     }
     let mut o = interp::versioned(inv).unwrap_or_else(Outcome::unknown);
     runs::apply(inv, &mut o);
+    config_reads::apply(inv, &mut o);
     o
 }
 
