@@ -48,6 +48,8 @@ fn fs() -> FakeFs {
         )
         .file("/home/u/.ssh/id_rsa")
         .file("/home/u/.bashrc")
+        .dir("/home/u/other/sub")
+        .dir("/home/u/other/.git")
         .file("/etc/passwd")
         .symlink("/w/proj/link", "/home/u/.ssh")
         .file_with("/home/u/.config/cordon/policy.toml", 1, CONFIG.as_bytes())
@@ -1463,4 +1465,52 @@ fn programs_own_files_are_named_and_do_not_change_verdicts() {
     assert_eq!(verdict("cat ~/.netrc").decision, Decision::Deny);
     assert_eq!(verdict("cat ~/.gitconfig").decision, Decision::Ask);
     assert!(config_reads("bash -c 'ls'").is_empty());
+}
+
+fn ops_of(cmd: &str) -> Vec<(String, String, bool)> {
+    let f = fs();
+    let opts = LoadOptions {
+        workspace: "/w/proj".into(),
+        home: "/home/u".into(),
+        managed: Some("/none".into()),
+        ..Default::default()
+    };
+    let policy = Policy::load(&opts, &f).expect("config loads");
+    policy
+        .operations(&Request::shell(cmd, Some("/w/proj".into())), &f)
+        .ops
+        .iter()
+        .map(|o| (o.kind.as_str().to_owned(), o.target.display(), o.config))
+        .collect()
+}
+
+// Issue 35: git works on the whole repository that contains its directory, and a
+// subcommand that changes it writes the repository's `.git`.
+#[test]
+fn git_reads_the_whole_repository_and_writes_its_git_dir() {
+    let has = |cmd: &str, kind: &str, target: &str| {
+        let ops = ops_of(cmd);
+        assert!(
+            ops.iter().any(|(k, t, _)| k == kind && t == target),
+            "{cmd}: no {kind} {target} in {ops:?}"
+        );
+    };
+    has("git -C src status", "read", "/w/proj");
+    has("cd src && git log -1", "read", "/w/proj");
+    has("git commit -m x", "write", "/w/proj/.git");
+    has("cd src && git add main.rs", "write", "/w/proj/.git");
+    // A read-only subcommand writes nothing, and stays allowed.
+    assert!(
+        !ops_of("git status").iter().any(|(k, _, _)| k == "write"),
+        "{:?}",
+        ops_of("git status")
+    );
+    assert_eq!(verdict("git -C src status").decision, Decision::Allow);
+    assert_eq!(verdict("cd src && git log -1").decision, Decision::Allow);
+    // Another repository above a directory outside the workspace: its whole tree is read.
+    has("git -C /home/u/other/sub status", "read", "/home/u/other");
+    assert_eq!(
+        verdict("git -C /home/u/other/sub status").decision,
+        Decision::Ask
+    );
 }

@@ -279,6 +279,11 @@ pub struct Effects {
     /// policy checks them against its guards only (a credential read, a protected
     /// write) and never asks about them otherwise.
     pub mentions: Vec<Word>,
+    /// For git: the directory it starts from (`.`, or `-C DIR`). git works on the whole
+    /// repository that contains it, found upwards, and maintains that repository's
+    /// `.git` (index, objects, refs) by itself; the policy, which sees the file system,
+    /// names both.
+    pub git_repository: Option<Word>,
     /// Files the program reads by itself, named by no argument: its configuration,
     /// start-up and credential files (`git` reads `~/.gitconfig`, `wget` reads
     /// `~/.netrc`, `bash -l` runs `~/.profile`). The policy judges them apart from the
@@ -304,6 +309,7 @@ impl Default for Effects {
             executes: Vec::new(),
             runs_repo_config: RepoConfigUse::None,
             config_reads: Vec::new(),
+            git_repository: None,
             privilege: None,
             influences_env: Vec::new(),
             reads_env: false,

@@ -267,6 +267,40 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
     for w in &c.effects.reads {
         path_op(OpKind::Read, w, "read a file", &mut push);
     }
+    // git works on the whole repository that contains its directory, found upwards, and
+    // maintains that repository's `.git` by itself.
+    if let Some(w) = c.effects.git_repository.as_ref().filter(|w| w.literal)
+        && let Some(dir) = cwd.as_deref()
+    {
+        let start = paths::facts_for(&w.value, dir, ctx.home, ctx.fs).resolved;
+        if let Some(top) = start
+            .ancestors()
+            .find(|a| ctx.fs.metadata(&a.join(".git")).is_some())
+        {
+            let top_s = top.display().to_string();
+            if top != start {
+                push(ctx.path_op(
+                    OpKind::Read,
+                    &top_s,
+                    dir,
+                    "git works on the whole repository",
+                ));
+            }
+            // A subcommand that changes the repository writes its objects, refs, logs
+            // and index. (A read-only one may refresh the index's stat cache, which
+            // changes no content: not named, so `git status` stays a read.)
+            if c.effects.class != Class::ReadOnly {
+                let mut op = ctx.path_op(
+                    OpKind::Write,
+                    &format!("{top_s}/.git"),
+                    dir,
+                    "the repository's own files git maintains (index, objects, refs)",
+                );
+                op.config = true;
+                push(op);
+            }
+        }
+    }
     // The program's own configuration, start-up and credential files.
     for w in &c.effects.config_reads {
         let Some(dir) = cwd
