@@ -1514,3 +1514,27 @@ fn git_reads_the_whole_repository_and_writes_its_git_dir() {
         Decision::Ask
     );
 }
+
+// Issue 35: programs a program runs by itself are named (and judged by deny rules).
+#[test]
+fn helpers_programs_run_are_named() {
+    for (cmd, helper) in [
+        ("tar -czf /tmp/b.tgz src", "gzip"),
+        ("tar -xf a.tar.zst", "zstd"),
+        ("tar xjf a.tbz2", "bzip2"),
+        ("zgrep foo a.gz", "grep"),
+        ("scp a.txt h:b", "ssh"),
+    ] {
+        let ops = ops_of(cmd);
+        assert!(
+            ops.iter().any(|(k, t, c)| k == "run" && t == helper && *c),
+            "{cmd}: {ops:?}"
+        );
+    }
+    assert!(
+        !ops_of("tar -cf /tmp/b.tar src")
+            .iter()
+            .any(|(k, t, _)| k == "run" && t == "gzip")
+    );
+    assert_eq!(verdict("zcat a.gz").decision, Decision::Allow);
+}

@@ -279,6 +279,10 @@ pub struct Effects {
     /// policy checks them against its guards only (a credential read, a protected
     /// write) and never asks about them otherwise.
     pub mentions: Vec<Word>,
+    /// Programs the program runs by itself to do its own job, named by no argument
+    /// (`tar -z` runs `gzip` through `sh -c`, `zgrep` runs `gzip` and `grep`, `scp`
+    /// runs `ssh`). The policy names them and judges them by deny rules alone.
+    pub helpers: Vec<String>,
     /// For git: the directory it starts from (`.`, or `-C DIR`). git works on the whole
     /// repository that contains it, found upwards, and maintains that repository's
     /// `.git` (index, objects, refs) by itself; the policy, which sees the file system,
@@ -310,6 +314,7 @@ impl Default for Effects {
             runs_repo_config: RepoConfigUse::None,
             config_reads: Vec::new(),
             git_repository: None,
+            helpers: Vec::new(),
             privilege: None,
             influences_env: Vec::new(),
             reads_env: false,

@@ -301,6 +301,16 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
             }
         }
     }
+    // Programs it runs by itself to do its own job (`tar -z` runs `gzip`).
+    for h in &c.effects.helpers {
+        let mut op = Operation::new(
+            OpKind::Run,
+            Target::Program(h.clone()),
+            "a program it runs by itself",
+        );
+        op.config = true;
+        push(op);
+    }
     // The program's own configuration, start-up and credential files.
     for w in &c.effects.config_reads {
         let Some(dir) = cwd

@@ -98,6 +98,35 @@ const TABLE: &[Own] = &[
     },
 ];
 
+/// Programs that run others by themselves to do their own job.
+const HELPERS: &[(&[&str], &[&str], &str)] = &[
+    (
+        &[
+            "zcat",
+            "zgrep",
+            "zegrep",
+            "zfgrep",
+            "zless",
+            "zmore",
+            "zdiff",
+            "zcmp",
+            "gunzip",
+            "uncompress",
+        ],
+        &["gzip", "grep", "sed", "less", "more", "diff", "cmp", "sh"],
+        "gzip(1) package: zcat, zgrep, zless, zdiff and gunzip are shell scripts that run gzip -cd (and grep, less, diff)",
+    ),
+    (
+        &["scp", "sftp"],
+        &["ssh"],
+        "scp(1), sftp(1): the transfer runs over ssh(1), started as a child (-S program)",
+    ),
+];
+
+/// The compressors GNU tar runs through `sh -c` (tar(1), `-z`, `-j`, `-J`, `--zstd`,
+/// `-a`, and by suffix when it reads a compressed archive).
+const TAR_HELPERS: &[&str] = &["sh", "gzip", "bzip2", "xz", "zstd", "lzip", "lzma", "lzop"];
+
 /// Start-up files of a login shell (`bash -l`, `sh -l`, `bash --login`).
 const LOGIN: &[&str] = &[
     "/etc/profile",
@@ -142,6 +171,20 @@ pub(crate) fn apply(inv: &Invocation<'_>, o: &mut Outcome) {
     {
         add(&["~/.netrc", "~/.ssh/config", "/etc/ssh/ssh_config"]);
     }
+    let mut helpers: Vec<&str> = Vec::new();
+    for (programs, run, _) in HELPERS {
+        if programs.contains(&inv.name) {
+            helpers.extend(*run);
+        }
+    }
+    if matches!(inv.name, "tar" | "gtar") && tar_compresses(inv.args) {
+        helpers.extend(TAR_HELPERS);
+    }
+    for h in helpers {
+        if !o.effects.helpers.iter().any(|x| x == h) {
+            o.effects.helpers.push(h.to_owned());
+        }
+    }
     if matches!(inv.name, "bash" | "sh" | "dash" | "zsh" | "ksh") {
         let flags = shell_flags(inv.args);
         if flags.login {
@@ -176,4 +219,38 @@ fn shell_flags(args: &[Word]) -> ShellFlags {
         }
     }
     f
+}
+
+/// Whether tar runs a compressor: a compression option, or an archive name with a
+/// compressed suffix (read by suffix on extraction and listing, or chosen by `-a`).
+fn tar_compresses(args: &[Word]) -> bool {
+    const SUFFIXES: &[&str] = &[
+        ".gz", ".tgz", ".taz", ".bz2", ".tbz", ".tbz2", ".tz2", ".xz", ".txz", ".zst", ".tzst",
+        ".lz", ".lzma", ".tlz", ".lzo", ".Z", ".taZ",
+    ];
+    args.iter().any(|a| {
+        let v = a.value.as_str();
+        matches!(
+            v,
+            "--gzip"
+                | "--gunzip"
+                | "--bzip2"
+                | "--xz"
+                | "--zstd"
+                | "--lzip"
+                | "--lzma"
+                | "--lzop"
+                | "--auto-compress"
+                | "--compress"
+                | "--uncompress"
+        ) || (v.starts_with('-')
+            && !v.starts_with("--")
+            && v[1..].contains(['z', 'j', 'J', 'a', 'Z']))
+            || (!v.starts_with('-')
+                && v.len() < 20
+                && v.chars().all(|c| c.is_ascii_alphabetic())
+                && v.contains(['z', 'j', 'J', 'a', 'Z'])
+                && args.first() == Some(a))
+            || SUFFIXES.iter().any(|s| v.ends_with(s))
+    })
 }
