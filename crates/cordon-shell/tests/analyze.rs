@@ -3071,3 +3071,19 @@ t!(
     "rg --hostname-bin whoami foo",
     [X("rg", "--hostname-bin")]
 );
+// Issue 35 (soundness harness): what really gets written.
+t!(
+    sed_in_place_backup,
+    "sed -i.bak 's/a/b/' f.txt",
+    [W(&["f.txt", "f.txt.bak"])]
+);
+t!(
+    sed_in_place_backup_star,
+    "sed --in-place='old_*' 's/a/b/' d/f.txt",
+    [W(&["d/f.txt", "d/old_f.txt"])]
+);
+t!(
+    mktemp_template_dir,
+    "mktemp ./build/tmp.XXXXXX",
+    [W(&["./build"])]
+);
