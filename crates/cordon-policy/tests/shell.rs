@@ -1538,3 +1538,28 @@ fn helpers_programs_run_are_named() {
     );
     assert_eq!(verdict("zcat a.gz").decision, Decision::Allow);
 }
+
+// Issue 35 (corpus `cred-grep-recursive-secrets`): a recursive search for credentials is
+// asked; an ordinary recursive search and a search of one file are not.
+#[test]
+fn recursive_credential_searches_are_asked() {
+    for cmd in [
+        r#"grep -rn "API_KEY\|SECRET" ."#,
+        "grep -Ri password",
+        "rg -i 'token' .",
+        "git grep -n PRIVATE_KEY",
+        "grep --recursive -e secret .",
+    ] {
+        let v = verdict(cmd);
+        assert_eq!(v.decision, Decision::Ask, "{cmd}\n{v:#?}");
+        assert!(v.reason.contains("credentials"), "{cmd}: {}", v.reason);
+    }
+    for cmd in [
+        "grep -rn TODO .",
+        "rg -n 'fn main' src",
+        "grep token README.md",
+        "grep -rn password src",
+    ] {
+        assert_eq!(verdict(cmd).decision, Decision::Allow, "{cmd}");
+    }
+}

@@ -184,6 +184,27 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
             }
         };
 
+    // A recursive search for credentials in a directory that holds a secret file
+    // (`.env`, a key) reads it, whatever the directory's location says: asked.
+    if let Some(pattern) = credential_search(c) {
+        let holds_secret = |w: &cordon_shell::Word| {
+            let Some(dir) = cwd.as_deref().filter(|_| w.literal) else {
+                return true;
+            };
+            let f = paths::facts_for(&w.value, dir, ctx.home, ctx.fs);
+            ctx.fs
+                .list_dir(&f.resolved)
+                .is_some_and(|names| names.iter().any(|n| crate::guards::is_secret_file_name(n)))
+        };
+        if c.effects.reads.iter().any(holds_secret) {
+            push(opaque(
+                format!(
+                    "`{prog_name}` searches a directory that holds a secret file for credentials (`{pattern}`)"
+                ),
+                None,
+            ));
+        }
+    }
     // What the text alone cannot fix.
     let non_path_program = c
         .program
@@ -545,4 +566,44 @@ fn glob_prefix(g: &str) -> String {
         Some(i) => g[..i].to_string(),
         None => ".".into(),
     }
+}
+
+/// The pattern of a recursive search (`grep -r`, `rg`, `ag`, `git grep`) that looks for
+/// credentials: a word naming a key, secret, token or password.
+fn credential_search(c: &SimpleCommand) -> Option<String> {
+    const WORDS: &[&str] = &[
+        "api_key",
+        "apikey",
+        "api-key",
+        "secret",
+        "password",
+        "passwd",
+        "token",
+        "private key",
+        "private_key",
+        "aws_access",
+        "credential",
+    ];
+    let name = c.program.as_ref()?.value.rsplit('/').next()?.to_owned();
+    let args = &c.args;
+    let recursive = match name.as_str() {
+        "rg" | "ag" | "ack" => true,
+        "grep" | "egrep" | "fgrep" => args.iter().any(|a| {
+            let v = a.value.as_str();
+            matches!(v, "--recursive" | "--dereference-recursive")
+                || (v.starts_with('-') && !v.starts_with("--") && v.contains(['r', 'R']))
+        }),
+        "git" => args.first().is_some_and(|a| a.value == "grep"),
+        _ => false,
+    };
+    if !recursive {
+        return None;
+    }
+    args.iter()
+        .filter(|a| !a.value.starts_with('-'))
+        .find(|a| {
+            let v = a.value.to_ascii_lowercase();
+            WORDS.iter().any(|w| v.contains(w))
+        })
+        .map(|a| a.value.clone())
 }
