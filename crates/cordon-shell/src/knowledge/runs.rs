@@ -58,6 +58,18 @@ pub(crate) use table::TABLE;
 /// Apply the table to an invocation: each value found is an argument that executes
 /// code, and its text is analyzed as the command it is.
 pub(crate) fn apply(inv: &Invocation<'_>, o: &mut Outcome) {
+    // Most programs have no entry: one hash lookup instead of a walk of the table.
+    static NAMES: std::sync::OnceLock<std::collections::HashSet<&'static str>> =
+        std::sync::OnceLock::new();
+    let names = NAMES.get_or_init(|| {
+        TABLE
+            .iter()
+            .flat_map(|r| r.programs.iter().copied())
+            .collect()
+    });
+    if !names.contains(inv.name) {
+        return;
+    }
     for r in TABLE.iter().filter(|r| r.programs.contains(&inv.name)) {
         match r.via {
             Via::Env(name) => {
