@@ -661,30 +661,28 @@ fn known_limits_parse_and_match() {
         argv: Vec::new(),
     };
     let key = |v: &Violation, text: &str| limits::find(&l, v, text).map(|l| l.key.as_str());
-    // `DIR/**` covers DIR itself; `when:` narrows an entry to a form of the command.
-    let ws = v("read-inside", "git", sandbox::WORKSPACE);
-    assert_eq!(key(&ws, "git -C src status"), Some("read-inside git ./**"));
-    assert_eq!(key(&ws, "git status"), None);
-    let dot_git = v("read-inside", "git", "/home/user/proj/.git/HEAD");
+    // `DIR/**` covers what is beneath DIR; `when:` narrows an entry to a form of the
+    // command.
+    let index = v("write-inside", "git", "/home/user/proj/.git/index.lock");
     assert_eq!(
-        key(&dot_git, "cd src && git log"),
-        Some("read-inside git ./**")
+        key(&index, "git status"),
+        Some("write-inside git ./.git/index*")
     );
+    let login = v("exec", "sh", "/usr/bin/id");
+    assert_eq!(
+        key(&login, "sh -lc 'true'"),
+        Some("exec {bash,sh,dash} /usr/bin/*")
+    );
+    assert_eq!(key(&login, "sh -c 'id'"), None);
     // `~` is the decoy home; `*` stays within a component.
     assert!(
         key(
-            &v("read-outside", "git", "/home/user/.gitconfig"),
-            "git log"
+            &v("write-outside", "node", "/home/user/.npm/_logs/x.log"),
+            "npm ls"
         )
         .is_some()
     );
-    assert!(
-        key(
-            &v("read-outside", "git", "/home/user/x/.gitconfig"),
-            "git log"
-        )
-        .is_none()
-    );
+    assert!(key(&v("write-outside", "node", "/home/user/x/.npm/y"), "npm ls").is_none());
     // Nothing covers a read of a credential by a program the list does not name.
     assert!(key(&v("read-outside", "cat", "/home/user/.ssh/id_rsa"), "cat x").is_none());
 }
