@@ -51,6 +51,15 @@ pub trait FileFacts {
     fn plain_metadata(&self, _path: &Path) -> Option<FileMeta> {
         None
     }
+    /// The device and inode of the file `path` names (final symlink not followed):
+    /// two paths with the same pair are one file. `None` when not known.
+    fn file_id(&self, _path: &Path) -> Option<(u64, u64)> {
+        None
+    }
+    /// The names in directory `path`, or `None` when it cannot be listed.
+    fn list_dir(&self, _path: &Path) -> Option<Vec<std::ffi::OsString>> {
+        None
+    }
 }
 
 /// The real file system of the running process.
@@ -113,6 +122,17 @@ impl FileFacts for RealFs {
         })
     }
 
+    fn file_id(&self, path: &Path) -> Option<(u64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::symlink_metadata(path).ok()?;
+        Some((m.dev(), m.ino()))
+    }
+
+    fn list_dir(&self, path: &Path) -> Option<Vec<std::ffi::OsString>> {
+        let rd = std::fs::read_dir(path).ok()?;
+        Some(rd.filter_map(|e| e.ok().map(|e| e.file_name())).collect())
+    }
+
     fn read_small_file(&self, path: &Path, limit: u64) -> Option<Vec<u8>> {
         use std::io::Read;
         let f = std::fs::File::open(path).ok()?;
@@ -132,12 +152,18 @@ impl FileFacts for RealFs {
 #[derive(Debug, Clone, Default)]
 pub struct FakeFs {
     entries: BTreeMap<PathBuf, FakeEntry>,
+    next_ino: u64,
 }
 
 #[derive(Debug, Clone)]
 enum FakeEntry {
     Dir,
-    File { nlink: u64, contents: Vec<u8> },
+    File {
+        nlink: u64,
+        contents: Vec<u8>,
+        /// The inode: hard links made by [`FakeFs::hard_link`] share one.
+        ino: u64,
+    },
     Symlink(PathBuf),
 }
 
@@ -174,13 +200,52 @@ impl FakeFs {
     pub fn file_with(mut self, path: impl AsRef<Path>, nlink: u64, contents: &[u8]) -> Self {
         let p = path.as_ref();
         self.add_parents(p);
+        self.next_ino += 1;
+        let ino = self.next_ino;
         self.entries.insert(
             p.to_path_buf(),
             FakeEntry::File {
                 nlink,
                 contents: contents.to_vec(),
+                ino,
             },
         );
+        self
+    }
+
+    /// Add `path` as a hard link of the regular file `existing`: one file with two
+    /// names, its link count raised on both. Nothing happens when `existing` is not a
+    /// regular file.
+    pub fn hard_link(mut self, path: impl AsRef<Path>, existing: impl AsRef<Path>) -> Self {
+        let Some(FakeEntry::File { ino, .. }) = self.entries.get(existing.as_ref()).cloned() else {
+            return self;
+        };
+        let p = path.as_ref();
+        self.add_parents(p);
+        let same = self
+            .entries
+            .values()
+            .filter(|e| matches!(e, FakeEntry::File { ino: i, .. } if *i == ino))
+            .count() as u64;
+        let contents = match self.entries.get(existing.as_ref()) {
+            Some(FakeEntry::File { contents, .. }) => contents.clone(),
+            _ => Vec::new(),
+        };
+        self.entries.insert(
+            p.to_path_buf(),
+            FakeEntry::File {
+                nlink: same + 1,
+                contents,
+                ino,
+            },
+        );
+        for e in self.entries.values_mut() {
+            if let FakeEntry::File { nlink, ino: i, .. } = e
+                && *i == ino
+            {
+                *nlink = same + 1;
+            }
+        }
         self
     }
 
@@ -245,6 +310,26 @@ impl FileFacts for FakeFs {
             }
         }
         self.metadata(&cur)
+    }
+
+    fn file_id(&self, path: &Path) -> Option<(u64, u64)> {
+        match self.entries.get(path)? {
+            FakeEntry::File { ino, .. } => Some((1, *ino)),
+            _ => None,
+        }
+    }
+
+    fn list_dir(&self, path: &Path) -> Option<Vec<std::ffi::OsString>> {
+        if !matches!(self.entries.get(path)?, FakeEntry::Dir) {
+            return None;
+        }
+        Some(
+            self.entries
+                .keys()
+                .filter(|k| k.parent() == Some(path))
+                .filter_map(|k| k.file_name().map(|n| n.to_os_string()))
+                .collect(),
+        )
     }
 
     fn read_small_file(&self, path: &Path, limit: u64) -> Option<Vec<u8>> {

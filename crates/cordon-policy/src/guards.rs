@@ -43,6 +43,13 @@ pub const SENSITIVE_HOME_PATHS: &[&str] = &[
     ".config/containers/auth.json",
     ".terraform.d/credentials.tfrc.json",
     ".config/doctl",
+    // Wallets, tokens and keys of other tools (no build reads them).
+    ".config/github-copilot",
+    ".gem/credentials",
+    ".config/solana",
+    ".ethereum/keystore",
+    ".bitcoin",
+    ".local/share/atuin/key",
     // Coding agents' own logins.
     ".claude/.credentials.json",
     ".codex/auth.json",
@@ -198,6 +205,21 @@ pub const PROTECTED_HOME_PATHS: &[&str] = &[
     ".xsessionrc",
     ".local/share/applications",
     ".config/direnv",
+    // Window managers, REPL start-up, CLI plugins and tools' own rc files: each runs or
+    // steers code the next time the user starts the program.
+    ".config/i3",
+    ".config/sway",
+    ".config/hypr",
+    ".ipython",
+    ".docker/cli-plugins",
+    ".curlrc",
+    ".config/curlrc",
+    ".wgetrc",
+    ".lessfilter",
+    ".lesskey",
+    // Agent settings and cordon's own state (its store of approvals and its audit log).
+    ".claude.json",
+    ".local/state/cordon",
 ];
 
 /// Trees under `HOME` whose contents the host builds or runs later without review:
@@ -256,13 +278,36 @@ pub const PROTECTED_ANYWHERE_COMPONENTS: &[&str] = &[
     ".githooks",
     // Dev container definitions: their commands run when the folder is opened.
     ".devcontainer",
+    // Other agents' and editors' project settings (rules, MCP servers, tasks).
+    ".windsurf",
+    ".continue",
+    ".amazonq",
+    ".roo",
+    ".kiro",
+    ".zed",
 ];
 
 /// File names protected from writes wherever they appear.
-pub const PROTECTED_ANYWHERE_FILES: &[&str] = &[".mcp.json", ".envrc"];
+pub const PROTECTED_ANYWHERE_FILES: &[&str] = &[
+    ".mcp.json",
+    ".envrc",
+    // Instructions other agents follow, and vi's per-directory start-up file.
+    ".cursorrules",
+    ".windsurfrules",
+    ".clinerules",
+    ".aider.conf.yml",
+    ".exrc",
+];
 
 /// Component sequences protected wherever they appear (`.git/hooks`, `.git/config`).
-pub const PROTECTED_ANYWHERE_SEQUENCES: &[&[&str]] = &[&[".git", "hooks"], &[".git", "config"]];
+pub const PROTECTED_ANYWHERE_SEQUENCES: &[&[&str]] = &[
+    &[".git", "hooks"],
+    &[".git", "config"],
+    // A worktree's own settings, and where git finds its common directory.
+    &[".git", "config.worktree"],
+    &[".git", "commondir"],
+    &[".github", "copilot-instructions.md"],
+];
 
 /// Absolute system locations whose modification schedules or grants execution.
 pub const PROTECTED_SYSTEM_PATHS: &[&str] = &[
@@ -284,6 +329,10 @@ pub const PROTECTED_SYSTEM_PATHS: &[&str] = &[
     "/etc/xdg/autostart",
     "/etc/ld.so.preload",
     "/etc/cordon",
+    // Accounts, and the kernel's live settings.
+    "/etc/passwd",
+    "/etc/group",
+    "/proc/sys",
 ];
 
 /// `.env` templates that are conventionally committed and hold no secrets.

@@ -47,6 +47,7 @@ pub mod settings;
 pub mod suggest;
 pub mod terminal;
 pub mod toolset;
+pub mod twins;
 pub mod vcs;
 pub mod verdict;
 

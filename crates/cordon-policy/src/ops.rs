@@ -172,6 +172,13 @@ pub struct Operation {
     /// guards and deny rules judge. It never asks, and never allows more than the rest
     /// of the call.
     pub mention: bool,
+    /// Set for a file the program reads by itself, named by no argument (its
+    /// configuration, start-up or credential file: `git` reads `~/.gitconfig`, `wget`
+    /// reads `~/.netrc`). It is named (explanations, audit, the soundness harness) and
+    /// judged by deny rules alone: it happens on every run of the program, and a
+    /// credential in it goes only to the server the program talks to, which the
+    /// network operation judges. Writing such a file is a guard.
+    pub config: bool,
     /// For MCP-free writes: the text an explanation shows.
     pub note: String,
 }
@@ -187,6 +194,7 @@ impl Operation {
             opaque: None,
             invalid: None,
             mention: false,
+            config: false,
             note: note.into(),
         }
     }
@@ -217,6 +225,9 @@ pub struct Context<'a> {
     pub workspace: &'a Path,
     /// The file system.
     pub fs: &'a dyn FileFacts,
+    /// The guarded files, listed the first time a path with several hard links needs
+    /// them.
+    pub guarded: std::cell::OnceCell<crate::twins::GuardedFiles>,
 }
 
 impl Context<'_> {
@@ -227,7 +238,19 @@ impl Context<'_> {
         cwd: &Path,
         note: impl Into<String>,
     ) -> Operation {
-        let facts = paths::facts_for(written, cwd, self.home, self.fs);
+        let mut facts = paths::facts_for(written, cwd, self.home, self.fs);
+        // One file under several names: judged as the guarded file it may be.
+        if facts.nlink > 1
+            && let Some(id) = self.fs.file_id(&facts.resolved)
+        {
+            let guarded = self
+                .guarded
+                .get_or_init(|| crate::twins::GuardedFiles::list(self.home, self.fs));
+            facts.same_file = guarded
+                .named(id)
+                .filter(|p| *p != facts.resolved)
+                .map(Path::to_path_buf);
+        }
         let location = paths::locate(&facts, self.roots);
         let mut op = Operation::new(kind, Target::Path(facts), note);
         op.location = Some(location);

@@ -42,6 +42,9 @@ pub struct PathFacts {
     pub nlink: u64,
     /// Why the path could not be fully examined, if it could not.
     pub problem: Option<String>,
+    /// For a file with more than one hard link: the guarded file it is (same device
+    /// and inode), judged by the guards as that file.
+    pub same_file: Option<PathBuf>,
 }
 
 /// Expand a leading `~`, `$HOME` or `${HOME}` against `home`. Other `~user` forms and
@@ -225,6 +228,7 @@ pub fn facts_for(written: &str, cwd: &Path, home: &Path, fs: &dyn FileFacts) -> 
         via_symlink,
         nlink,
         problem,
+        same_file: None,
     }
 }
 

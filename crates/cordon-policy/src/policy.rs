@@ -18,7 +18,7 @@ use crate::verdict::{Decision, Finding, Source, Step, Verdict};
 use std::path::{Path, PathBuf};
 
 mod steps;
-use steps::step_mention;
+use steps::{step_config, step_mention};
 
 /// Rules of one action, bucketed by what they match.
 #[derive(Debug, Clone)]
@@ -460,6 +460,7 @@ impl Policy {
             home: &self.homes[0],
             workspace: &self.workspace,
             fs,
+            guarded: std::cell::OnceCell::new(),
         };
         ops::operations(req, &ctx)
     }
@@ -576,11 +577,12 @@ impl Policy {
         } else {
             String::new()
         };
-        let steps: [(&str, &dyn Fn() -> Option<Outcome>); 9] = [
+        let steps: [(&str, &dyn Fn() -> Option<Outcome>); 10] = [
             ("validate", &|| self.step_validate(op)),
             ("guard", &|| self.step_guard_in(op, containment)),
             ("deny-rule", &|| self.step_rule(op, ops, Decision::Deny)),
             ("mention", &|| step_mention(op)),
+            ("config", &|| step_config(op)),
             ("ask-rule", &|| self.step_rule(op, ops, Decision::Ask)),
             ("opaque", &|| self.step_opaque_in(op, ops, containment)),
             ("mode", &|| self.step_mode(op)),

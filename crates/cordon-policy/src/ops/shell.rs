@@ -184,6 +184,27 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
             }
         };
 
+    // A recursive search for credentials in a directory that holds a secret file
+    // (`.env`, a key) reads it, whatever the directory's location says: asked.
+    if let Some(pattern) = credential_search(c) {
+        let holds_secret = |w: &cordon_shell::Word| {
+            let Some(dir) = cwd.as_deref().filter(|_| w.literal) else {
+                return true;
+            };
+            let f = paths::facts_for(&w.value, dir, ctx.home, ctx.fs);
+            ctx.fs
+                .list_dir(&f.resolved)
+                .is_some_and(|names| names.iter().any(|n| crate::guards::is_secret_file_name(n)))
+        };
+        if c.effects.reads.iter().any(holds_secret) {
+            push(opaque(
+                format!(
+                    "`{prog_name}` searches a directory that holds a secret file for credentials (`{pattern}`)"
+                ),
+                None,
+            ));
+        }
+    }
     // What the text alone cannot fix.
     let non_path_program = c
         .program
@@ -266,6 +287,67 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
     }
     for w in &c.effects.reads {
         path_op(OpKind::Read, w, "read a file", &mut push);
+    }
+    // git works on the whole repository that contains its directory, found upwards, and
+    // maintains that repository's `.git` by itself.
+    if let Some(w) = c.effects.git_repository.as_ref().filter(|w| w.literal)
+        && let Some(dir) = cwd.as_deref()
+    {
+        let start = paths::facts_for(&w.value, dir, ctx.home, ctx.fs).resolved;
+        if let Some(top) = start
+            .ancestors()
+            .find(|a| ctx.fs.metadata(&a.join(".git")).is_some())
+        {
+            let top_s = top.display().to_string();
+            if top != start {
+                push(ctx.path_op(
+                    OpKind::Read,
+                    &top_s,
+                    dir,
+                    "git works on the whole repository",
+                ));
+            }
+            // A subcommand that changes the repository writes its objects, refs, logs
+            // and index. (A read-only one may refresh the index's stat cache, which
+            // changes no content: not named, so `git status` stays a read.)
+            if c.effects.class != Class::ReadOnly {
+                let mut op = ctx.path_op(
+                    OpKind::Write,
+                    &format!("{top_s}/.git"),
+                    dir,
+                    "the repository's own files git maintains (index, objects, refs)",
+                );
+                op.config = true;
+                push(op);
+            }
+        }
+    }
+    // Programs it runs by itself to do its own job (`tar -z` runs `gzip`).
+    for h in &c.effects.helpers {
+        let mut op = Operation::new(
+            OpKind::Run,
+            Target::Program(h.clone()),
+            "a program it runs by itself",
+        );
+        op.config = true;
+        push(op);
+    }
+    // The program's own configuration, start-up and credential files.
+    for w in &c.effects.config_reads {
+        let Some(dir) = cwd
+            .as_deref()
+            .or_else(|| (w.value.starts_with('/') || w.value.starts_with('~')).then_some(base))
+        else {
+            continue;
+        };
+        let mut op = ctx.path_op(
+            OpKind::Read,
+            &w.value,
+            dir,
+            "a file the program reads by itself",
+        );
+        op.config = true;
+        push(op);
     }
     for w in &c.effects.writes {
         if w.literal && HARMLESS_DEVICES.contains(&w.value.as_str()) {
@@ -484,4 +566,44 @@ fn glob_prefix(g: &str) -> String {
         Some(i) => g[..i].to_string(),
         None => ".".into(),
     }
+}
+
+/// The pattern of a recursive search (`grep -r`, `rg`, `ag`, `git grep`) that looks for
+/// credentials: a word naming a key, secret, token or password.
+fn credential_search(c: &SimpleCommand) -> Option<String> {
+    const WORDS: &[&str] = &[
+        "api_key",
+        "apikey",
+        "api-key",
+        "secret",
+        "password",
+        "passwd",
+        "token",
+        "private key",
+        "private_key",
+        "aws_access",
+        "credential",
+    ];
+    let name = c.program.as_ref()?.value.rsplit('/').next()?.to_owned();
+    let args = &c.args;
+    let recursive = match name.as_str() {
+        "rg" | "ag" | "ack" => true,
+        "grep" | "egrep" | "fgrep" => args.iter().any(|a| {
+            let v = a.value.as_str();
+            matches!(v, "--recursive" | "--dereference-recursive")
+                || (v.starts_with('-') && !v.starts_with("--") && v.contains(['r', 'R']))
+        }),
+        "git" => args.first().is_some_and(|a| a.value == "grep"),
+        _ => false,
+    };
+    if !recursive {
+        return None;
+    }
+    args.iter()
+        .filter(|a| !a.value.starts_with('-'))
+        .find(|a| {
+            let v = a.value.to_ascii_lowercase();
+            WORDS.iter().any(|w| v.contains(w))
+        })
+        .map(|a| a.value.clone())
 }

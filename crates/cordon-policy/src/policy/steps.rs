@@ -60,12 +60,14 @@ impl Policy {
             return deny(guard, format!("{reason}; this is never allowed."));
         }
         match (&op.kind, &op.target) {
+            // A program's own credential file, read by itself: see `step_config`.
+            (OpKind::Read, Target::Path(_)) if op.config => {}
             (OpKind::Read | OpKind::List, Target::Path(f)) => {
                 if let Some(h) = self.path_guard(f, guards::sensitive_read) {
                     let named = if op.mention {
                         format!("the code it runs names {}, which", f.literal.display())
                     } else {
-                        f.literal.display().to_string()
+                        named_path(f)
                     };
                     return deny(
                         &format!("{}: {}", h.guard, h.pattern),
@@ -81,7 +83,7 @@ impl Policy {
                     let named = if op.mention {
                         format!("the code it runs names {}, which", f.literal.display())
                     } else {
-                        f.literal.display().to_string()
+                        named_path(f)
                     };
                     return deny(
                         &format!("{}: {}", h.guard, h.pattern),
@@ -93,6 +95,12 @@ impl Policy {
                 }
             }
             (OpKind::Delete, Target::Path(f)) => {
+                // Deleting one name of a file with several leaves the others: a hard
+                // link of a guarded file is not the guarded file here.
+                let f = &PathFacts {
+                    same_file: None,
+                    ..f.clone()
+                };
                 let ws = &self.workspace;
                 let hit = self
                     .path_guard(f, |p, h| guards::critical_delete(p, h, ws))
@@ -102,7 +110,7 @@ impl Policy {
                         &format!("{}: {}", h.guard, h.pattern),
                         format!(
                             "deleting {} is never allowed ({}).",
-                            f.literal.display(),
+                            named_path(f),
                             h.pattern
                         ),
                     );
@@ -129,7 +137,10 @@ impl Policy {
     ) -> Option<guards::GuardHit> {
         let resolved = (f.resolved != f.literal).then_some(&f.resolved);
         for h in &self.homes {
-            for p in std::iter::once(&f.literal).chain(resolved) {
+            for p in std::iter::once(&f.literal)
+                .chain(resolved)
+                .chain(f.same_file.as_ref())
+            {
                 if let Some(hit) = check(p, h) {
                     return Some(hit);
                 }
@@ -482,6 +493,26 @@ fn contained_key(op: &Operation, containment: Containment) -> Option<&'static st
     }
 }
 
+/// After the deny rules: a file a program reads by itself on every run (its own
+/// configuration, start-up or credential file) is named, and judged by deny rules alone.
+/// Asking about it would ask about every run of the program; a credential in it goes
+/// only to the server the program talks to, which its network operation judges.
+pub(super) fn step_config(op: &Operation) -> Option<Outcome> {
+    let Target::Path(f) = &op.target else {
+        return None;
+    };
+    op.config.then(|| {
+        (
+            Decision::Allow,
+            Source::new(Step::Default, "program configuration"),
+            format!(
+                "{} is a file the program reads by itself on every run.",
+                f.literal.display()
+            ),
+        )
+    })
+}
+
 /// After the guards and deny rules: a path named inside code (a mention) is judged by
 /// nothing else. Whether the code reads or writes it is unknown, so asking about it would
 /// ask about every string a script holds; the rest of the call decides the verdict.
@@ -496,4 +527,12 @@ pub(super) fn step_mention(op: &Operation) -> Option<Outcome> {
             ),
         )
     })
+}
+
+/// A path as a guard's reason names it: with the guarded file it is a hard link of.
+fn named_path(f: &PathFacts) -> String {
+    match &f.same_file {
+        Some(t) => format!("{} (a hard link of {})", f.literal.display(), t.display()),
+        None => f.literal.display().to_string(),
+    }
 }

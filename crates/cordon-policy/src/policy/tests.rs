@@ -30,6 +30,7 @@ fn path_op(kind: OpKind, p: &str, loc: Location) -> Operation {
         via_symlink: false,
         nlink: 1,
         problem: None,
+        same_file: None,
     };
     Operation {
         kind,
@@ -40,6 +41,7 @@ fn path_op(kind: OpKind, p: &str, loc: Location) -> Operation {
         opaque: None,
         invalid: None,
         mention: false,
+        config: false,
         note: String::new(),
     }
 }

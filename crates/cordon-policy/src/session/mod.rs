@@ -433,7 +433,9 @@ impl SessionSettings {
             }
         };
         for op in &ops.ops {
-            if op.mention {
+            // A path named in code, or a program's own files (its configuration, the
+            // repository's `.git`): neither is data the call reads or writes on its own.
+            if op.mention || op.config {
                 continue;
             }
             match (&op.kind, &op.target) {

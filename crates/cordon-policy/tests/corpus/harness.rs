@@ -281,6 +281,8 @@ pub fn machine() -> FakeFs {
         )
         // A hostile repository ships a "logo" that is a link to the user's key.
         .symlink(w("assets/logo.png"), "../../../.ssh/id_rsa")
+        // A hard link: the same file as the key under a name in the workspace.
+        .hard_link(w("assets/key.txt"), h(".ssh/id_rsa"))
         .dir(w("assets/img"))
 }
 

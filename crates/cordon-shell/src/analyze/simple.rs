@@ -1,11 +1,12 @@
 //! One simple command: decoded, peeled of its wrappers, classified by the knowledge
 //! base, and the code it runs analyzed in turn.
 
+use super::host::host_computed;
 use super::vars::is_int;
 use super::{
     Analyzer, CODE_RUNNERS, ENV_BUILTINS, FETCHERS, Feed, MAX_DEPTH, MAX_EXPANSIONS, Meta, Nested,
     SHELLS, Scope, Unseen, Where, add_dev_tcp, exec_argv_text, glob_programs, is_declaration,
-    join_cwd, norm_path, prog_name_of, push_all, url_host_dynamic, wrapper_only,
+    join_cwd, norm_path, prog_name_of, push_all, wrapper_only,
 };
 use crate::env::Val;
 use crate::expand::{self, Mode};
@@ -164,6 +165,13 @@ impl Analyzer {
         }
 
         let mut peeled = wrappers::peel(&words);
+        // `… | xargs -I{} sh -c '{}'`: xargs' input becomes the code a shell runs, an
+        // executing argument even when the text shows that input.
+        let xargs_code = peeled.runtime_args.as_deref() == Some("xargs")
+            && peeled.program.is_some_and(|i| {
+                standard_name(&words[i].value).is_some_and(|n| SHELLS.contains(&n))
+                    && words[i + 1..].iter().any(|w| w.value.contains("{}"))
+            });
         // `xargs` whose input the text shows (`echo /x | xargs rm`, `xargs cat < list`
         // after `echo … > list`): the arguments are known after all.
         if peeled.runtime_args.as_deref() == Some("xargs")
@@ -423,20 +431,28 @@ impl Analyzer {
             written_script = Some(recipes);
         }
 
-        // DNS exfiltration: a lookup whose host carries run-time data.
-        let lookup_dynamic = outcome.lookup_hosts.iter().any(|h| !h.literal)
+        // DNS exfiltration: a lookup whose host name is built from run-time data. A
+        // host that is one expansion and nothing else is only an unknown destination,
+        // which the network operation asks about.
+        let lookup_dynamic = outcome
+            .lookup_hosts
+            .iter()
+            .any(|h| !h.literal && host_computed(&h.value, false))
             || outcome
                 .urls
                 .iter()
-                .any(|u| !u.literal && url_host_dynamic(&u.value));
+                .any(|u| !u.literal && host_computed(&u.value, true));
         if lookup_dynamic {
-            self.hazard(HazardKind::DnsExfiltration, &s.text, "a network lookup's host name contains a substitution or expansion, which can carry data out through DNS");
+            self.hazard(HazardKind::DnsExfiltration, &s.text, "a network lookup's host name is built from run-time data, which can carry that data out through DNS");
         }
 
         // Standard input that carries code.
         let prog_name = name.clone().unwrap_or_default();
         let mut heredoc_code = None;
         let mut pipe_stdin_code = false;
+        if xargs_code && !outcome.effects.executes.iter().any(|e| e.arg == "stdin") {
+            outcome.exec(&prog_name, "stdin", "code from xargs' standard input");
+        }
         if outcome.stdin_code {
             match &feed {
                 Some(Feed::Text { text, .. }) if SHELLS.contains(&prog_name.as_str()) => {

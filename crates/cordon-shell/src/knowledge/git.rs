@@ -277,6 +277,7 @@ fn git(inv: &Invocation<'_>) -> Outcome {
         .cloned()
         .collect();
     o.reads([&repo]);
+    o.effects.git_repository = Some(repo.clone());
     o.reads(&after_dashdash);
 
     // Options that name programs or files, wherever they appear.

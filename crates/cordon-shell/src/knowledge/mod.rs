@@ -8,11 +8,13 @@
 //! form it does not model answers `Unknown` too.
 
 mod build;
+mod config_reads;
 mod files;
 mod git;
 mod inline;
 mod interp;
 mod net;
+pub(crate) mod runs;
 mod services;
 mod system;
 mod text;
@@ -266,11 +268,17 @@ pub(crate) fn classify(inv: &Invocation<'_>) -> Outcome {
     for family in FAMILIES {
         for entry in *family {
             if entry.names.contains(&inv.name) {
-                return (entry.classify)(inv);
+                let mut o = (entry.classify)(inv);
+                runs::apply(inv, &mut o);
+                config_reads::apply(inv, &mut o);
+                return o;
             }
         }
     }
-    interp::versioned(inv).unwrap_or_else(Outcome::unknown)
+    let mut o = interp::versioned(inv).unwrap_or_else(Outcome::unknown);
+    runs::apply(inv, &mut o);
+    config_reads::apply(inv, &mut o);
+    o
 }
 
 /// True when the knowledge base has an entry for the name (used to decide whether a

@@ -148,15 +148,8 @@ fn rg(inv: &Invocation<'_>) -> Outcome {
             ],
         ),
     );
+    // `--pre` and `--hostname-bin` run their values: see `runs::TABLE`.
     let mut o = Outcome::read_only();
-    for (name, value) in &p.opts {
-        if matches!(name.as_str(), "--pre" | "--hostname-bin") {
-            match value {
-                Some(cmd) => o.code("rg", name, cmd),
-                None => o.exec("rg", name, ""),
-            }
-        }
-    }
     let explicit = p.has(&["-e", "--regexp", "-f", "--file"]);
     let mut files: Vec<Word> = if explicit {
         p.operands.clone()
@@ -193,10 +186,8 @@ fn ag(inv: &Invocation<'_>) -> Outcome {
             ],
         ),
     );
+    // `--pager` runs its value: see `runs::TABLE`.
     let mut o = Outcome::read_only();
-    if let Some(pager) = p.values(&["--pager"]).next() {
-        o.code(inv.name, "--pager", pager);
-    }
     let files = p.operands.get(1..).unwrap_or(&[]);
     if files.is_empty() {
         o.reads([&Word::literal(".")]);
@@ -229,9 +220,7 @@ fn sort(inv: &Invocation<'_>) -> Outcome {
     o.reads(&p.operands);
     o.reads(p.values(&["--files0-from", "--random-source"]));
     o.writes(p.values(&["-o", "--output"]));
-    if let Some(prog) = p.values(&["--compress-program"]).next() {
-        o.code("sort", "--compress-program", prog);
-    }
+    // `--compress-program` runs its value: see `runs::TABLE`.
     o
 }
 

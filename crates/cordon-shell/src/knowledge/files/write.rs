@@ -227,7 +227,18 @@ pub(super) fn mktemp(inv: &Invocation<'_>) -> Outcome {
         .unwrap_or_else(|| Word::literal("/tmp"));
     let mut o = Outcome::mutating();
     match p.operands.first() {
-        Some(t) if t.value.contains('/') && !p.has(&["-p", "--tmpdir", "-t"]) => o.writes([t]),
+        // The X's are replaced at random: the file is made in the template's directory.
+        Some(t) if t.value.contains('/') && !p.has(&["-p", "--tmpdir", "-t"]) => {
+            let parent = match t.value.rsplit_once('/') {
+                Some(("", _)) => "/",
+                Some((d, _)) => d,
+                None => ".",
+            };
+            o.writes([&Word {
+                value: parent.to_owned(),
+                literal: t.literal,
+            }]);
+        }
         _ => o.writes([&dir]),
     }
     o

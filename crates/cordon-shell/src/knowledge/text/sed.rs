@@ -32,6 +32,36 @@ pub(super) fn sed(inv: &Invocation<'_>) -> Outcome {
             .any(|a| a.value.starts_with("-i") && !a.value.starts_with("--"));
     if in_place {
         o.writes(&operands);
+        // `-iSUFFIX` / `--in-place=SUFFIX` keeps a backup of each file beside it (a `*`
+        // in the suffix stands for the file's name).
+        let suffix = inv.args.iter().find_map(|a| {
+            let v = a.value.as_str();
+            v.strip_prefix("--in-place=")
+                .or_else(|| v.strip_prefix("-i").filter(|_| !v.starts_with("--")))
+                .filter(|s| !s.is_empty())
+                .map(|s| (s.to_owned(), a.literal))
+        });
+        if let Some((suffix, literal)) = suffix {
+            let backups: Vec<Word> = operands
+                .iter()
+                .map(|f| {
+                    let value = if suffix.contains('*') {
+                        let (dir, name) = match f.value.rsplit_once('/') {
+                            Some((d, n)) => (format!("{d}/"), n),
+                            None => (String::new(), f.value.as_str()),
+                        };
+                        format!("{dir}{}", suffix.replace('*', name))
+                    } else {
+                        format!("{}{suffix}", f.value)
+                    };
+                    Word {
+                        value,
+                        literal: literal && f.literal,
+                    }
+                })
+                .collect();
+            o.writes(&backups);
+        }
     }
     o.reads(&operands);
     for s in &scripts {
@@ -99,6 +129,9 @@ fn sed_script(script: &str, o: &mut Outcome) {
                 if cmd.is_empty() {
                     o.exec("sed", "e", "pattern space");
                 } else {
+                    // An executing argument (sed's purpose is editing text), and the
+                    // command is analyzed as what it is.
+                    o.exec("sed", "e", cmd);
                     o.code("sed", "e", &Word::literal(cmd));
                 }
                 i = skip_line(b, i);
