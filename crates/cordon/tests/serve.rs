@@ -90,7 +90,7 @@ fn serve_on_stdio_answers_what_check_prints() {
         .collect();
     assert_eq!(
         decisions,
-        ["allow", "deny", "allow", "deny", "ask", "allow"]
+        ["allow", "deny", "allow", "deny", "deny", "allow"]
     );
 }
 
