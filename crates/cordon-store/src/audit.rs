@@ -8,7 +8,10 @@
 //! supplies every other field (and should pass input through [`redact`](crate::redact)).
 //!
 //! Writers take an exclusive `flock` on the file around "read the last line, append
-//! one", so several processes can append to one log. A writer killed mid-write leaves at
+//! one", so several processes can append to one log. A log opened with
+//! [`AuditLog::open_anchored`] also, inside that same critical section, signs the last
+//! record of every batch it writes (`"sig"`, see `audit_key.rs`) and moves the head
+//! anchored in the store (see `anchor.rs`) once the batch is in the file. A writer killed mid-write leaves at
 //! most one partial line without its newline: [`verify`] reports it as a torn tail, and
 //! the next append cuts it off and continues from the last complete line.
 
@@ -19,11 +22,17 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::Value;
 
+use crate::anchor::{AuditHead, anchor_key};
+use crate::audit_key::{AuditKey, key_path_for_store};
 use crate::error::{StoreError, StoreErrorKind};
 use crate::paths;
 use crate::record::LogFields;
+use crate::store::Store;
 
-const HEADER_KEY: &str = "cordon_audit";
+mod verify;
+pub use verify::{Verification, VerifyOptions, verify, verify_with};
+
+pub(crate) const HEADER_KEY: &str = "cordon_audit";
 const FORMAT_VERSION: u64 = 1;
 
 /// When appended records reach the disk.
@@ -68,6 +77,20 @@ pub enum Break {
     TornTail,
     /// The first line is not a header (the file is empty or its header was removed).
     MissingHeader,
+    /// The log ends before the head anchored in the store: records were cut from its
+    /// end, or an older copy was put back.
+    Truncation,
+    /// The record at the anchored head is not the one the store anchored.
+    HeadMismatch,
+    /// The file is not the log the store anchored at this path.
+    Replaced,
+    /// A record's signature does not verify with the key given.
+    BadSignature,
+    /// Records at the end carry no signature after them.
+    Unsigned,
+    /// A writer found the file at odds with the anchored head before appending (the
+    /// store kept what it found).
+    Anchor,
 }
 
 impl Break {
@@ -79,6 +102,12 @@ impl Break {
             Break::Reorder => "reorder",
             Break::TornTail => "torn tail",
             Break::MissingHeader => "missing header",
+            Break::Truncation => "truncation",
+            Break::HeadMismatch => "head mismatch",
+            Break::Replaced => "replaced",
+            Break::BadSignature => "bad signature",
+            Break::Unsigned => "unsigned",
+            Break::Anchor => "anchor",
         }
     }
 }
@@ -106,7 +135,7 @@ pub enum VerifyReport {
     },
 }
 
-fn hash_hex(line: &[u8]) -> String {
+pub(crate) fn hash_hex(line: &[u8]) -> String {
     blake3::hash(line).to_hex().to_string()
 }
 
@@ -134,6 +163,45 @@ pub struct AuditLog {
     /// When the oldest queued record was accepted.
     queued_since: Option<Instant>,
     tail: Option<Tail>,
+    /// blake3 hex of the header line (which log this is), read with the tail.
+    log_id: Option<String>,
+    /// The store anchoring the head and the key signing batches, when anchored.
+    guard: Option<Guard>,
+}
+
+/// What protects an anchored log beyond its chain.
+struct Guard {
+    /// The store file holding the head.
+    store_path: PathBuf,
+    /// Its connection, opened at the first write.
+    store: Option<Store>,
+    /// Signs the last record of every batch.
+    key: AuditKey,
+    /// The log's canonical path: the anchor's key.
+    anchor_key: PathBuf,
+}
+
+impl std::fmt::Debug for Guard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Guard({})", self.store_path.display())
+    }
+}
+
+impl Guard {
+    fn advance(
+        &mut self,
+        found: &AuditHead,
+        new: &AuditHead,
+        sync: bool,
+    ) -> Result<(), StoreError> {
+        let store = match self.store.take() {
+            Some(s) => s,
+            None => Store::open(&self.store_path)?,
+        };
+        store.advance_audit_head(&self.anchor_key, found, new, sync)?;
+        self.store = Some(store);
+        Ok(())
+    }
 }
 
 /// A record waiting to be chained and written: everything but `seq` and `prev`.
@@ -154,11 +222,34 @@ impl AuditLog {
             queue: Vec::new(),
             queued_since: None,
             tail: None,
+            log_id: None,
+            guard: None,
         };
         log.locked(|log| {
             log.check_header()?;
             log.load_tail()
         })?;
+        Ok(log)
+    }
+
+    /// Open the log at `path` anchored in the store at `store`: every batch written ends
+    /// in a record signed with the key beside the store (`audit.key`, created 0600 when
+    /// missing), and the log's head in the store moves with every write, under the log's
+    /// lock. A store that cannot be written fails the append (the records stay written
+    /// and chained; the head moves with the next append that succeeds).
+    pub fn open_anchored(
+        path: &Path,
+        durability: Durability,
+        store: &Path,
+    ) -> Result<AuditLog, StoreError> {
+        let key = AuditKey::load_or_create(&key_path_for_store(store))?;
+        let mut log = AuditLog::open(path, durability)?;
+        log.guard = Some(Guard {
+            store_path: store.to_path_buf(),
+            store: None,
+            key,
+            anchor_key: anchor_key(path),
+        });
         Ok(log)
     }
 
@@ -247,6 +338,9 @@ impl AuditLog {
         let Some(last) = last_line else {
             return self.write_header();
         };
+        self.log_id = read_first_line(&mut self.file)
+            .map_err(|e| self.io(e))?
+            .map(|l| hash_hex(&l));
         let seq = serde_json::from_slice::<Value>(&last)
             .ok()
             .and_then(|v| {
@@ -284,6 +378,7 @@ impl AuditLog {
         bytes.push(b'\n');
         self.file.write_all(&bytes).map_err(|e| self.io(e))?;
         self.file.sync_data().map_err(|e| self.io(e))?;
+        self.log_id = Some(hash_hex(line.as_bytes()));
         self.tail = Some(Tail {
             len: bytes.len() as u64,
             hash: hash_hex(line.as_bytes()),
@@ -413,12 +508,28 @@ impl AuditLog {
                 ));
             };
             let mut bytes =
-                Vec::with_capacity(queue.iter().map(|q| q.fields.as_str().len() + 200).sum());
+                Vec::with_capacity(queue.iter().map(|q| q.fields.as_str().len() + 340).sum());
+            let found = AuditHead {
+                log_id: log.log_id.clone().unwrap_or_default(),
+                seq: tail.seq,
+                hash: tail.hash.clone(),
+            };
             let (mut seq, mut hash) = (tail.seq, tail.hash);
-            for q in &queue {
+            for (i, q) in queue.iter().enumerate() {
                 seq += 1;
                 let start = bytes.len();
-                build_line(&mut bytes, seq, &q.time, &hash, q.fields.as_str());
+                build_body(&mut bytes, seq, &q.time, &hash, q.fields.as_str());
+                // The batch's last record carries the signature: it vouches for the
+                // whole chain up to it.
+                if i + 1 == queue.len()
+                    && let Some(guard) = &log.guard
+                {
+                    let sig = guard.key.sign(&bytes[start..]);
+                    bytes.extend_from_slice(b",\"sig\":\"");
+                    bytes.extend_from_slice(sig.as_bytes());
+                    bytes.push(b'"');
+                }
+                bytes.push(b'}');
                 hash = hash_hex(&bytes[start..]);
                 bytes.push(b'\n');
             }
@@ -434,6 +545,14 @@ impl AuditLog {
                 hash: hash.clone(),
                 seq,
             });
+            if let Some(guard) = &mut log.guard {
+                let new = AuditHead {
+                    log_id: found.log_id.clone(),
+                    seq,
+                    hash: hash.clone(),
+                };
+                guard.advance(&found, &new, sync)?;
+            }
             Ok(Some(AppendReceipt { seq, hash }))
         })
     }
@@ -469,9 +588,10 @@ impl Drop for AuditLog {
     }
 }
 
-/// The caller's fields as `,"k":v…` (without `seq`, `time`, `prev`, which the log owns).
-/// Append `{"seq":N,"time":T,"prev":H<fields>}` to `out` (no newline).
-fn build_line(out: &mut Vec<u8>, seq: u64, time: &str, prev: &str, fields: &str) {
+/// Append `{"seq":N,"time":T,"prev":H<fields>` to `out`: a record without its closing
+/// brace (and its signature, if any, before that). `fields` are the caller's, as
+/// `,"k":v…` (without `seq`, `time`, `prev`, `sig`, which the log owns).
+fn build_body(out: &mut Vec<u8>, seq: u64, time: &str, prev: &str, fields: &str) {
     out.extend_from_slice(b"{\"seq\":");
     out.extend_from_slice(seq.to_string().as_bytes());
     out.extend_from_slice(b",\"time\":\"");
@@ -480,7 +600,14 @@ fn build_line(out: &mut Vec<u8>, seq: u64, time: &str, prev: &str, fields: &str)
     out.extend_from_slice(prev.as_bytes());
     out.push(b'"');
     out.extend_from_slice(fields.as_bytes());
-    out.push(b'}');
+}
+
+/// The first line of the file, if complete (at most 64 KiB read).
+fn read_first_line(file: &mut File) -> std::io::Result<Option<Vec<u8>>> {
+    file.seek(SeekFrom::Start(0))?;
+    let mut first = Vec::new();
+    BufReader::new((&*file).take(64 * 1024)).read_until(b'\n', &mut first)?;
+    Ok(first.strip_suffix(b"\n").map(<[u8]>::to_vec))
 }
 
 /// Read backwards from `len` to find the last complete line. Returns the length of the
@@ -510,12 +637,12 @@ fn read_last_line(file: &mut File, len: u64) -> std::io::Result<(u64, Option<Vec
     }
 }
 
-type Snapshot = BufReader<std::io::Take<File>>;
+pub(crate) type Snapshot = BufReader<std::io::Take<File>>;
 
 /// Open the log for reading, limited to the bytes that were complete at this moment:
 /// the length is read under a shared lock, which no writer holds while appending, so
 /// a write in progress is not mistaken for a torn tail.
-fn open_read(path: &Path) -> Result<Snapshot, StoreError> {
+pub(crate) fn open_read(path: &Path) -> Result<Snapshot, StoreError> {
     let file = File::open(path).map_err(|e| StoreError::io(path, &e))?;
     rustix::fs::flock(&file, rustix::fs::FlockOperation::LockShared)
         .map_err(|e| StoreError::io(path, &e.into()))?;
@@ -524,171 +651,6 @@ fn open_read(path: &Path) -> Result<Snapshot, StoreError> {
     let _ = rustix::fs::flock(&file, rustix::fs::FlockOperation::Unlock);
     let len = len.map_err(|e| StoreError::io(path, &e))?;
     Ok(BufReader::with_capacity(1 << 16, file.take(len)))
-}
-
-/// Walk the whole chain of the log at `path`.
-pub fn verify(path: &Path) -> Result<VerifyReport, StoreError> {
-    let mut reader = open_read(path)?;
-    let mut buf = Vec::new();
-    let mut line_no = 0u64;
-    let mut prev_hash = String::new();
-    let mut prev_seq = 0u64;
-    let mut records = 0u64;
-    let broken = |line, why, detail: String, records_ok| {
-        Ok(VerifyReport::Broken {
-            line,
-            why,
-            detail,
-            records_ok,
-        })
-    };
-    loop {
-        buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| StoreError::io(path, &e))?;
-        if n == 0 {
-            break;
-        }
-        line_no += 1;
-        if buf.last() != Some(&b'\n') {
-            return broken(
-                line_no,
-                Break::TornTail,
-                format!(
-                    "line {line_no} is incomplete (no newline): a write was cut short or the file was truncated"
-                ),
-                records,
-            );
-        }
-        let line = &buf[..buf.len() - 1];
-        let parsed = serde_json::from_slice::<Value>(line).ok();
-        let is_header = parsed.as_ref().is_some_and(|v| v.get(HEADER_KEY).is_some());
-        if line_no == 1 {
-            let valid = parsed
-                .as_ref()
-                .filter(|_| is_header)
-                .and_then(|v| v.get("seed"))
-                .and_then(Value::as_str)
-                .is_some_and(|s| s.len() == 64);
-            if !valid {
-                let detail = if is_header {
-                    "the header has no valid seed".to_string()
-                } else {
-                    "the first line is not an audit header: the header was removed or this is not a cordon audit log".to_string()
-                };
-                return broken(
-                    1,
-                    if is_header {
-                        Break::Edit
-                    } else {
-                        Break::MissingHeader
-                    },
-                    detail,
-                    0,
-                );
-            }
-            prev_hash = hash_hex(line);
-            continue;
-        }
-        let Some(record) = parsed.filter(|v| v.is_object() && !is_header) else {
-            return broken(
-                line_no,
-                Break::Edit,
-                format!("line {line_no} is not a well-formed audit record"),
-                records,
-            );
-        };
-        let (Some(seq), Some(prev)) = (
-            record.get("seq").and_then(Value::as_u64),
-            record.get("prev").and_then(Value::as_str),
-        ) else {
-            return broken(
-                line_no,
-                Break::Edit,
-                format!("line {line_no} lacks its seq or prev field"),
-                records,
-            );
-        };
-        let expected = prev_seq + 1;
-        if seq < expected {
-            return broken(
-                line_no,
-                Break::Reorder,
-                format!(
-                    "record {seq} appears after record {prev_seq}: records were reordered or duplicated"
-                ),
-                records,
-            );
-        }
-        if seq > expected {
-            let reordered = later_has_seq(&mut reader, expected, seq, path)?;
-            let (why, detail) = if reordered {
-                (
-                    Break::Reorder,
-                    format!(
-                        "record {seq} appears where record {expected} was expected: records were reordered"
-                    ),
-                )
-            } else {
-                (
-                    Break::Deletion,
-                    format!(
-                        "records {expected} to {} are missing before line {line_no}",
-                        seq - 1
-                    ),
-                )
-            };
-            return broken(line_no, why, detail, records);
-        }
-        if prev != prev_hash {
-            let edited = line_no - 1;
-            return broken(
-                edited,
-                Break::Edit,
-                format!(
-                    "line {edited} does not match the hash recorded in line {line_no}: it was edited"
-                ),
-                records.saturating_sub(1),
-            );
-        }
-        prev_hash = hash_hex(line);
-        prev_seq = seq;
-        records += 1;
-    }
-    if line_no == 0 {
-        return broken(
-            1,
-            Break::MissingHeader,
-            "the file is empty: its header and records are gone".into(),
-            0,
-        );
-    }
-    Ok(VerifyReport::Ok {
-        records,
-        head: prev_hash,
-    })
-}
-
-/// Whether any later record carries a seq in `lo..hi` (distinguishes a reordering from a deletion).
-fn later_has_seq(reader: &mut Snapshot, lo: u64, hi: u64, path: &Path) -> Result<bool, StoreError> {
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        if reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| StoreError::io(path, &e))?
-            == 0
-        {
-            return Ok(false);
-        }
-        let seq = serde_json::from_slice::<Value>(&buf)
-            .ok()
-            .and_then(|v| v.get("seq").and_then(Value::as_u64));
-        if seq.is_some_and(|s| s >= lo && s < hi) {
-            return Ok(true);
-        }
-    }
 }
 
 /// Visit every complete record line (header and torn tail skipped) in file order.

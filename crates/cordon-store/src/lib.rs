@@ -35,8 +35,10 @@
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
+mod anchor;
 mod approval;
 mod audit;
+mod audit_key;
 mod editor;
 mod error;
 mod export;
@@ -51,14 +53,17 @@ mod slots;
 mod store;
 mod tty;
 
+pub use anchor::{AuditAnchor, AuditHead, anchor_key};
 pub use approval::{
     AskContext, Choice, FlowOptions, Grant, GrantSource, NoHuman, NoPrompter, PromptOutcome,
     Prompter, Question, Refusal, Resolution, RuleOption, answered_record, resolve_ask,
     resolve_ask_with, resolve_edited, resolve_lease,
 };
 pub use audit::{
-    AppendReceipt, AuditLog, Break, Durability, SyncHandle, VerifyReport, tail, verify,
+    AppendReceipt, AuditLog, Break, Durability, SyncHandle, Verification, VerifyOptions,
+    VerifyReport, tail, verify, verify_with,
 };
+pub use audit_key::{AuditKey, AuditPublicKey, KEY_FILE, key_path_for_store};
 pub use error::{StoreError, StoreErrorKind};
 pub use export::{
     ExportFilter, RunEnding, export, format_time, parse_time, run_ending, summary_line,

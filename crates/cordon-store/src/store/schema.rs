@@ -188,6 +188,21 @@ INSERT INTO operations_pruned (id, at_ms, bytes) VALUES (1, 0, 0);
 ALTER TABLE pending ADD COLUMN suggestions TEXT;
 UPDATE pending SET suggestion = NULL WHERE state = 'pending' AND suggestion LIKE '%:*)';
 "#,
+    // The head of each audit log this store's writers append to (see `anchor.rs`): the
+    // log's canonical path, the hash of its header line (which log it is), and the
+    // sequence number and hash of its last record, updated under the log's lock with
+    // each append; `finding` is the first sentence a writer found the file at odds with
+    // that head (cut, rolled back, replaced), kept until a human re-anchors the log.
+    r#"
+CREATE TABLE audit_heads (
+    log     TEXT    PRIMARY KEY CHECK (length(log) > 0),
+    log_id  TEXT    NOT NULL CHECK (length(log_id) = 64),
+    seq     INTEGER NOT NULL CHECK (seq >= 0),
+    hash    TEXT    NOT NULL CHECK (length(hash) = 64),
+    at_ms   INTEGER NOT NULL,
+    finding TEXT
+) WITHOUT ROWID;
+"#,
 ];
 
 impl Store {

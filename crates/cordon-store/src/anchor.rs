@@ -1,0 +1,166 @@
+//! The audit log's head, anchored in the store.
+//!
+//! The chain alone proves that no line was changed *relative to the last one*: cutting
+//! records off the end, or putting back an older copy of the file, leaves a chain that
+//! verifies. So every append also writes, under the log's lock and after the records
+//! are in the file, the (sequence, hash) of the log's last record into the store, keyed
+//! by the log's canonical path, together with the hash of its header line (which log
+//! it is). [`verify_with`](crate::verify_with) then holds the file to that head.
+//!
+//! The anchor is written after the records, never before: a writer killed in between
+//! leaves the anchor behind the log (a few records past the head, which verify
+//! accepts), never ahead of it (which verify reports as a cut).
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{OptionalExtension, params};
+
+use crate::error::StoreError;
+use crate::store::{Store, now_ms};
+
+/// The head of one audit log as the store last saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditHead {
+    /// blake3 hex of the log's header line: which log this is.
+    pub log_id: String,
+    /// Sequence number of the last record written (0: the header only).
+    pub seq: u64,
+    /// blake3 hex of that record's line.
+    pub hash: String,
+}
+
+/// A log's anchored head and what its writers found (see [`Store::audit_anchor`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditAnchor {
+    /// The newest head written.
+    pub head: AuditHead,
+    /// The first time a writer found the file at odds with the head before appending
+    /// (cut, an older copy, another log): one sentence, kept until a human re-anchors.
+    pub finding: Option<String>,
+}
+
+/// The key under which a log's head is kept: its canonical path (the directory
+/// resolved, the file name as given, so that a log not yet created has one too).
+pub fn anchor_key(log: &Path) -> PathBuf {
+    let dir = crate::paths::parent_of(log);
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    match log.file_name() {
+        Some(name) => dir.join(name),
+        None => dir,
+    }
+}
+
+/// What a writer found when the file it is about to append to (ending at `found`)
+/// disagrees with the anchored head `anchored`; `None` when they agree.
+fn finding(anchored: &AuditHead, found: &AuditHead, next: u64) -> Option<String> {
+    if anchored.log_id != found.log_id {
+        return Some(format!(
+            "when record {next} was appended, the file was not the log the store had anchored \
+             (which had reached record {}): the log was deleted or replaced by another file",
+            anchored.seq
+        ));
+    }
+    if anchored.seq > found.seq {
+        return Some(format!(
+            "when record {next} was appended, the log ended at record {} but the store had \
+             anchored record {}: records were cut from its end or an older copy was put back",
+            found.seq, anchored.seq
+        ));
+    }
+    if anchored.seq == found.seq && anchored.hash != found.hash {
+        return Some(format!(
+            "when record {next} was appended, the log's record {} did not match the head the \
+             store had anchored: the log was rewritten",
+            found.seq
+        ));
+    }
+    None
+}
+
+impl Store {
+    /// Move the anchored head of the log `log` (see [`anchor_key`]) from `found` (the
+    /// file's head before this append, as the writer read it under the log's lock) to
+    /// `new`. When the anchor disagrees with `found`, the disagreement is kept as the
+    /// anchor's finding. `synced`: commit with a full sync (the records were synced
+    /// too); else without waiting for the disk, like the records.
+    pub fn advance_audit_head(
+        &self,
+        log: &Path,
+        found: &AuditHead,
+        new: &AuditHead,
+        synced: bool,
+    ) -> Result<(), StoreError> {
+        let key = log.to_string_lossy();
+        let seq = i64::try_from(new.seq).unwrap_or(i64::MAX);
+        let write = || -> Result<(), StoreError> {
+            let tx = self.immediate()?;
+            let before = self.audit_anchor(log)?;
+            let mut note = before.as_ref().and_then(|a| a.finding.clone());
+            if note.is_none() {
+                note = before
+                    .as_ref()
+                    .and_then(|a| finding(&a.head, found, found.seq + 1));
+            }
+            self.conn
+                .prepare_cached(
+                    "INSERT INTO audit_heads (log, log_id, seq, hash, at_ms, finding) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
+                     ON CONFLICT (log) DO UPDATE SET log_id = excluded.log_id, \
+                     seq = excluded.seq, hash = excluded.hash, at_ms = excluded.at_ms, \
+                     finding = excluded.finding",
+                )
+                .and_then(|mut s| {
+                    s.execute(params![key, new.log_id, seq, new.hash, now_ms(), note])
+                })
+                .map_err(|e| self.err(e))?;
+            tx.commit().map_err(|e| self.err(e))
+        };
+        if synced {
+            return write();
+        }
+        // As `claim_operation` does: this commit need not wait for the disk.
+        let run = |sql: &str| self.conn.execute_batch(sql);
+        run("PRAGMA synchronous = NORMAL").map_err(|e| self.err(e))?;
+        let result = write();
+        let restored = run("PRAGMA synchronous = FULL").map_err(|e| self.err(e));
+        result.and(restored)
+    }
+
+    /// Set the anchored head of the log `log` to `head` and forget any finding: for a
+    /// human who has looked at what verify reported and starts trusting the file as it
+    /// is.
+    pub fn reanchor_audit(&self, log: &Path, head: &AuditHead) -> Result<(), StoreError> {
+        let seq = i64::try_from(head.seq).unwrap_or(i64::MAX);
+        self.conn
+            .execute(
+                "INSERT INTO audit_heads (log, log_id, seq, hash, at_ms, finding) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, NULL) \
+                 ON CONFLICT (log) DO UPDATE SET log_id = excluded.log_id, seq = excluded.seq, \
+                 hash = excluded.hash, at_ms = excluded.at_ms, finding = NULL",
+                params![log.to_string_lossy(), head.log_id, seq, head.hash, now_ms()],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    /// The head anchored for the log `log` (see [`anchor_key`]), if any.
+    pub fn audit_anchor(&self, log: &Path) -> Result<Option<AuditAnchor>, StoreError> {
+        let key = log.to_string_lossy();
+        self.conn
+            .prepare_cached("SELECT log_id, seq, hash, finding FROM audit_heads WHERE log = ?1")
+            .and_then(|mut s| {
+                s.query_row(params![key], |r| {
+                    Ok(AuditAnchor {
+                        head: AuditHead {
+                            log_id: r.get(0)?,
+                            seq: u64::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
+                            hash: r.get(2)?,
+                        },
+                        finding: r.get(3)?,
+                    })
+                })
+                .optional()
+            })
+            .map_err(|e| self.err(e))
+    }
+}
