@@ -144,7 +144,10 @@ impl Service {
         let audit = if options.no_audit {
             None
         } else {
-            Some(AuditWriter::start(&audit_path, options.audit_sync).map_err(ServeError::Store)?)
+            Some(
+                AuditWriter::start(&audit_path, &store_path, options.audit_sync)
+                    .map_err(ServeError::Store)?,
+            )
         };
         Ok(Service {
             policy,

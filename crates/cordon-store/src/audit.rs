@@ -30,7 +30,7 @@ use crate::record::LogFields;
 use crate::store::Store;
 
 mod verify;
-pub use verify::{Verification, VerifyOptions, verify, verify_with};
+pub use verify::{Verification, VerifyOptions, reanchor, verify, verify_with};
 
 pub(crate) const HEADER_KEY: &str = "cordon_audit";
 const FORMAT_VERSION: u64 = 1;

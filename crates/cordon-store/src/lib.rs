@@ -61,7 +61,7 @@ pub use approval::{
 };
 pub use audit::{
     AppendReceipt, AuditLog, Break, Durability, SyncHandle, Verification, VerifyOptions,
-    VerifyReport, tail, verify, verify_with,
+    VerifyReport, reanchor, tail, verify, verify_with,
 };
 pub use audit_key::{AuditKey, AuditPublicKey, KEY_FILE, key_path_for_store};
 pub use error::{StoreError, StoreErrorKind};

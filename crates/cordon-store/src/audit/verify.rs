@@ -318,3 +318,25 @@ pub fn verify_with(path: &Path, opts: &VerifyOptions<'_>) -> Result<Verification
     }
     Ok(done(report))
 }
+
+/// Anchor the log at `path` in `store` as it is now, forgetting any finding: for a
+/// human who has read what [`verify_with`] reported and trusts the file from here on.
+/// Refused (the chain's break returned, nothing changed) unless the chain verifies.
+pub fn reanchor(path: &Path, store: &Store) -> Result<VerifyReport, StoreError> {
+    let mut log_id = String::new();
+    let report = walk(path, &mut |seq, line, _| {
+        if seq == 0 {
+            log_id = hash_hex(line);
+        }
+        None
+    })?;
+    if let VerifyReport::Ok { records, head } = &report {
+        let head = crate::anchor::AuditHead {
+            log_id,
+            seq: *records,
+            hash: head.clone(),
+        };
+        store.reanchor_audit(&anchor_key(path), &head)?;
+    }
+    Ok(report)
+}

@@ -21,11 +21,37 @@ pub const BROKEN: u8 = 4;
 /// Subcommands of `cordon audit`.
 #[derive(clap::Subcommand)]
 pub enum AuditCommand {
-    /// Check the hash chain; exit 0 if intact, 4 at the first break.
+    /// Check the hash chain, the head anchored in the store and (with --key) the
+    /// signatures; exit 0 if intact, 4 at the first break.
     Verify {
         /// Audit log to check (default: the state directory's audit.jsonl).
         #[arg(long, value_name = "F")]
         file: Option<PathBuf>,
+        /// Store holding the log's anchored head (default: the state directory's).
+        #[arg(long, value_name = "F")]
+        store: Option<PathBuf>,
+        /// Also check signatures: with no value, with the key beside the store; else with
+        /// this public key (as `cordon audit pubkey` prints it, or a file holding it).
+        #[arg(long, value_name = "KEY", num_args = 0..=1, default_missing_value = "")]
+        key: Option<String>,
+    },
+    /// Print the public key that verifies this machine's audit signatures (creating the
+    /// signing key when there is none), for `cordon audit verify --key` elsewhere.
+    Pubkey {
+        /// Store beside which the key lives (default: the state directory's).
+        #[arg(long, value_name = "F")]
+        store: Option<PathBuf>,
+    },
+    /// Trust the log as it is now: anchor its current head in the store and forget what
+    /// writers found (after reading what `verify` reported). Refused unless the chain
+    /// itself verifies.
+    Reanchor {
+        /// Audit log (default: the state directory's audit.jsonl).
+        #[arg(long, value_name = "F")]
+        file: Option<PathBuf>,
+        /// Store holding the anchor (default: the state directory's).
+        #[arg(long, value_name = "F")]
+        store: Option<PathBuf>,
     },
     /// Print the last records: one readable line each (time, session, tool, decision,
     /// target, rule) on a terminal; one JSON object per line with --json or when stdout
@@ -78,6 +104,31 @@ fn log_path(file: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     }
 }
 
+fn store_path(store: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    match store {
+        Some(s) => Ok(s),
+        None => cordon_store::default_store_path()
+            .map_err(|e| Exit::new(Code::Internal, e.to_string()).into()),
+    }
+}
+
+/// The key `--key` names: empty, the local key's public half; a file holding a public
+/// key; or the key itself.
+fn public_key(arg: &str, store: &std::path::Path) -> anyhow::Result<cordon_store::AuditPublicKey> {
+    if arg.is_empty() {
+        let path = cordon_store::key_path_for_store(store);
+        return cordon_store::AuditKey::load(&path)
+            .map(|k| k.public())
+            .map_err(store_err);
+    }
+    let text = match std::fs::read_to_string(arg) {
+        Ok(t) => t,
+        Err(_) => arg.to_string(),
+    };
+    cordon_store::AuditPublicKey::parse(&text)
+        .map_err(|why| Exit::new(Code::Invalid, format!("--key: {why}")).into())
+}
+
 fn time_arg(flag: &str, value: Option<String>) -> anyhow::Result<Option<SystemTime>> {
     value
         .map(|v| {
@@ -94,14 +145,39 @@ fn store_err(e: cordon_store::StoreError) -> anyhow::Error {
 /// Run `cordon audit`.
 pub fn run(c: AuditCommand) -> anyhow::Result<u8> {
     match c {
-        AuditCommand::Verify { file } => {
+        AuditCommand::Verify { file, store, key } => {
             let path = log_path(file)?;
-            match cordon_store::verify(&path).map_err(store_err)? {
+            let store_path = store_path(store)?;
+            let key = key.map(|k| public_key(&k, &store_path)).transpose()?;
+            // The store is read, never created, by a check.
+            let store = if store_path.exists() {
+                Some(cordon_store::Store::open(&store_path).map_err(store_err)?)
+            } else {
+                None
+            };
+            let opts = cordon_store::VerifyOptions {
+                store: store.as_ref(),
+                key: key.as_ref(),
+            };
+            let checked = cordon_store::verify_with(&path, &opts).map_err(store_err)?;
+            match checked.report {
                 VerifyReport::Ok { records, head } => {
                     println!(
                         "OK: {} — {records} records, head {head}",
                         path_for_terminal(&path)
                     );
+                    match checked.anchored {
+                        Some(seq) => println!("anchored: the store's head is record {seq}"),
+                        None => println!(
+                            "not anchored: the store holds no head for this log, so a cut end or an older copy cannot be told"
+                        ),
+                    }
+                    match checked.signed_through {
+                        Some(seq) => println!("signed: every record through {seq}"),
+                        None => println!(
+                            "signatures not checked (--key): a rewrite with the chain recomputed cannot be told"
+                        ),
+                    }
                     Ok(0)
                 }
                 VerifyReport::Broken {
@@ -114,6 +190,30 @@ pub fn run(c: AuditCommand) -> anyhow::Result<u8> {
                         "BROKEN: {} line {line} ({}): {}; {records_ok} records verified before it",
                         path_for_terminal(&path),
                         why.as_str(),
+                        sanitize_for_terminal(&detail)
+                    );
+                    Ok(BROKEN)
+                }
+            }
+        }
+        AuditCommand::Pubkey { store } => {
+            let key_path = cordon_store::key_path_for_store(&store_path(store)?);
+            let key = cordon_store::AuditKey::load_or_create(&key_path).map_err(store_err)?;
+            println!("{}", key.public().to_hex());
+            Ok(0)
+        }
+        AuditCommand::Reanchor { file, store } => {
+            let path = log_path(file)?;
+            let store = cordon_store::Store::open(&store_path(store)?).map_err(store_err)?;
+            match cordon_store::reanchor(&path, &store).map_err(store_err)? {
+                VerifyReport::Ok { records, .. } => {
+                    println!("anchored {} at record {records}", path_for_terminal(&path));
+                    Ok(0)
+                }
+                VerifyReport::Broken { line, detail, .. } => {
+                    println!(
+                        "BROKEN: {} line {line}: {}; nothing was anchored",
+                        path_for_terminal(&path),
                         sanitize_for_terminal(&detail)
                     );
                     Ok(BROKEN)

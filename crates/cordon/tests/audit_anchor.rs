@@ -1,0 +1,240 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test harness code
+//! Issue 36 through the binary: records written by real `cordon check` calls, then an
+//! attacker with write access to the log cuts, rolls back or rewrites it, and `cordon
+//! audit verify` exits 4 with one sentence. The signing key is masked in the sandbox.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::cli::{cordon, run_with_input};
+
+struct Env {
+    _tmp: tempfile::TempDir,
+    home: PathBuf,
+    ws: PathBuf,
+    state: PathBuf,
+}
+
+impl Env {
+    fn new() -> Env {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let (home, ws, state) = (root.join("home"), root.join("ws"), root.join("state"));
+        for d in [&home, &ws] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        Env {
+            _tmp: tmp,
+            home,
+            ws,
+            state,
+        }
+    }
+
+    fn log(&self) -> PathBuf {
+        self.state.join("audit.jsonl")
+    }
+
+    fn run(&self, args: &[&str], input: &[u8]) -> Output {
+        run_with_input(cordon(&self.home, &self.ws, &self.state, args), input)
+    }
+
+    /// `n` decisions through `cordon check`, each one audit record.
+    fn checks(&self, n: usize) {
+        for i in 0..n {
+            let req = serde_json::json!({"tool": "Read", "input": {"file_path": self.ws.join(format!("f{i}"))}, "cwd": self.ws});
+            let out = self.run(&["check", "--isolated", "-"], req.to_string().as_bytes());
+            assert!(out.status.code().is_some(), "{out:?}");
+        }
+    }
+
+    fn verify(&self, extra: &[&str]) -> (i32, String) {
+        let mut args = vec!["audit", "verify"];
+        args.extend_from_slice(extra);
+        let out = self.run(&args, b"");
+        let (stdout, stderr) = common::text(&out);
+        (out.status.code().unwrap(), format!("{stdout}{stderr}"))
+    }
+}
+
+fn lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn write_lines(path: &Path, lines: &[String]) {
+    std::fs::write(path, lines.join("\n") + "\n").unwrap();
+}
+
+#[test]
+fn issue_36_cutting_the_last_records_fails_verify_with_exit_4() {
+    let e = Env::new();
+    e.checks(8);
+    let (code, out) = e.verify(&["--key"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("8 records") && out.contains("anchored") && out.contains("signed"),
+        "{out}"
+    );
+    let mut all = lines(&e.log());
+    all.truncate(all.len() - 5);
+    write_lines(&e.log(), &all);
+    let (code, out) = e.verify(&[]);
+    assert_eq!(code, 4, "{out}");
+    assert!(
+        out.contains("(truncation)") && out.contains("5 records were cut"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_rolled_back_log_fails_verify_even_after_more_decisions() {
+    let e = Env::new();
+    e.checks(3);
+    let old = std::fs::read(e.log()).unwrap();
+    e.checks(2);
+    std::fs::write(e.log(), &old).unwrap();
+    assert_eq!(e.verify(&[]).0, 4);
+    // Writers go on (the log must keep working) and pass the anchored seq; the store
+    // kept what the first of them found.
+    e.checks(3);
+    let (code, out) = e.verify(&[]);
+    assert_eq!(code, 4, "{out}");
+    assert!(out.contains("older copy"), "{out}");
+    // A human who has looked re-anchors; then it verifies again.
+    let out = e.run(&["audit", "reanchor"], b"");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(e.verify(&["--key"]).0, 0);
+}
+
+#[test]
+fn issue_36_a_rewrite_with_the_chain_recomputed_needs_the_key_to_be_found() {
+    let e = Env::new();
+    e.checks(4);
+    let pubkey = common::text(&e.run(&["audit", "pubkey"], b"")).0;
+    assert!(pubkey.starts_with("cordon-audit-ed25519:"), "{pubkey}");
+    // A third party's copy (no anchor there) verifies with the public key alone.
+    let copy = e.home.join("copy.jsonl");
+    std::fs::copy(e.log(), &copy).unwrap();
+    let (code, out) = e.verify(&["--file", copy.to_str().unwrap(), "--key", pubkey.trim()]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("not anchored"), "{out}");
+    // Rewrite record 2 and recompute the chain, then re-anchor as an attacker who can
+    // write the store too.
+    let mut all = lines(&e.log());
+    all[2] = all[2].replace("f1", "zz");
+    for i in 1..all.len() {
+        let prev = blake3::hash(all[i - 1].as_bytes()).to_hex().to_string();
+        let at = all[i].find("\"prev\":\"").unwrap() + 8;
+        all[i].replace_range(at..at + 64, &prev);
+    }
+    write_lines(&e.log(), &all);
+    assert_eq!(e.verify(&[]).0, 4, "the anchor catches it first");
+    assert_eq!(e.run(&["audit", "reanchor"], b"").status.code(), Some(0));
+    let (code, out) = e.verify(&[]);
+    assert_eq!(code, 0, "without the key a full rewrite passes: {out}");
+    let (code, out) = e.verify(&["--key"]);
+    assert_eq!(code, 4, "{out}");
+    assert!(
+        out.contains("(bad signature)") && out.contains("record 2"),
+        "{out}"
+    );
+    // The same with the public key given as a file.
+    let keyfile = e.home.join("pub.txt");
+    std::fs::write(&keyfile, &pubkey).unwrap();
+    assert_eq!(e.verify(&["--key", keyfile.to_str().unwrap()]).0, 4);
+}
+
+#[test]
+fn the_signing_key_is_masked_inside_the_sandbox() {
+    if !common::full_tier_or_skip("the_signing_key_is_masked_inside_the_sandbox") {
+        return;
+    }
+    let e = Env::new();
+    e.checks(1);
+    let key = e.state.join("audit.key");
+    let secret = std::fs::read_to_string(&key).unwrap();
+    let config = e.home.join("policy.toml");
+    std::fs::write(&config, common::ALLOW_ALL).unwrap();
+    // A file in the workspace is the control: the same command reads it, so a refusal
+    // of the whole run cannot pass for masking.
+    std::fs::write(e.ws.join("control.txt"), "CONTROL-OK").unwrap();
+    for home in ["hidden", "visible"] {
+        // The path comes from a file, so that the policy's guard on key file names does
+        // not refuse the command first: the sandbox is what is tested.
+        std::fs::write(e.ws.join("where.txt"), key.to_str().unwrap()).unwrap();
+        let script = "cat control.txt; cat \"$(cat where.txt)\"".to_string();
+        let out = e.run(
+            &[
+                "exec",
+                "--isolated",
+                "--config",
+                config.to_str().unwrap(),
+                "--home",
+                home,
+                "--",
+                "sh",
+                "-c",
+                &script,
+            ],
+            b"",
+        );
+        let (stdout, stderr) = common::text(&out);
+        assert!(
+            stdout.contains("CONTROL-OK"),
+            "--home {home}: {stdout} {stderr}"
+        );
+        assert!(
+            !stdout.contains(secret.trim()),
+            "--home {home}: the key leaked"
+        );
+        assert_ne!(
+            out.status.code(),
+            Some(0),
+            "--home {home}: cat of the key succeeded"
+        );
+    }
+}
+
+#[test]
+fn the_signing_key_in_the_default_state_directory_is_masked_too() {
+    if !common::full_tier_or_skip("the_signing_key_in_the_default_state_directory_is_masked_too") {
+        return;
+    }
+    // Second spelling: no CORDON_STATE_DIR, the key under ~/.local/state/cordon, HOME shown.
+    let e = Env::new();
+    let config = e.home.join("policy.toml");
+    std::fs::write(&config, common::ALLOW_ALL).unwrap();
+    std::fs::write(e.ws.join("control.txt"), "CONTROL-OK").unwrap();
+    let key = e.home.join(".local/state/cordon/audit.key");
+    std::fs::write(e.ws.join("where.txt"), key.to_str().unwrap()).unwrap();
+    let run = |args: &[&str]| {
+        let mut c = cordon(&e.home, &e.ws, &e.state, args);
+        c.env_remove("CORDON_STATE_DIR");
+        run_with_input(c, b"")
+    };
+    let out = run(&["audit", "pubkey"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let secret = std::fs::read_to_string(&key).unwrap();
+    let out = run(&[
+        "exec",
+        "--isolated",
+        "--config",
+        config.to_str().unwrap(),
+        "--home",
+        "visible",
+        "--",
+        "sh",
+        "-c",
+        "cat control.txt; cat \"$HOME/.local/state/cordon/\"*; cat \"$(cat where.txt)\"",
+    ]);
+    let (stdout, stderr) = common::text(&out);
+    assert!(stdout.contains("CONTROL-OK"), "{stdout} {stderr}");
+    assert!(!stdout.contains(secret.trim()), "the key leaked: {stdout}");
+}
