@@ -164,3 +164,57 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 }
+
+/// How far a log was exported: the last record shipped and the byte offset just past
+/// its line (see [`Store::export_cursor`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ExportCursor {
+    /// blake3 hex of the header line of the log the cursor is in.
+    pub log_id: String,
+    /// The last record shipped (0: none).
+    pub seq: u64,
+    /// Byte offset just past that record's line.
+    pub offset: u64,
+}
+
+impl Store {
+    /// How far the log `log` (see [`anchor_key`]) was exported, if ever.
+    pub fn export_cursor(&self, log: &Path) -> Result<Option<ExportCursor>, StoreError> {
+        self.conn
+            .prepare_cached("SELECT log_id, seq, offset FROM audit_export WHERE log = ?1")
+            .and_then(|mut s| {
+                s.query_row(params![log.to_string_lossy()], |r| {
+                    Ok(ExportCursor {
+                        log_id: r.get(0)?,
+                        seq: u64::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
+                        offset: u64::try_from(r.get::<_, i64>(2)?).unwrap_or(0),
+                    })
+                })
+                .optional()
+            })
+            .map_err(|e| self.err(e))
+    }
+
+    /// Record that the log `log` was exported through `cursor`.
+    pub fn set_export_cursor(&self, log: &Path, cursor: &ExportCursor) -> Result<(), StoreError> {
+        let int = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        self.conn
+            .prepare_cached(
+                "INSERT INTO audit_export (log, log_id, seq, offset, at_ms) \
+                 VALUES (?1, ?2, ?3, ?4, ?5) \
+                 ON CONFLICT (log) DO UPDATE SET log_id = excluded.log_id, seq = excluded.seq, \
+                 offset = excluded.offset, at_ms = excluded.at_ms",
+            )
+            .and_then(|mut s| {
+                s.execute(params![
+                    log.to_string_lossy(),
+                    cursor.log_id,
+                    int(cursor.seq),
+                    int(cursor.offset),
+                    now_ms()
+                ])
+            })
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+}

@@ -29,7 +29,9 @@ use crate::paths;
 use crate::record::LogFields;
 use crate::store::Store;
 
+mod ship;
 mod verify;
+pub use ship::{QueuedRecord, Unshipped, records_after};
 pub use verify::{Verification, VerifyOptions, reanchor, verify, verify_with};
 
 pub(crate) const HEADER_KEY: &str = "cordon_audit";
@@ -613,7 +615,7 @@ fn read_first_line(file: &mut File) -> std::io::Result<Option<Vec<u8>>> {
 /// Read backwards from `len` to find the last complete line. Returns the length of the
 /// file up to and including the last newline, and that last complete line (without its
 /// newline), or `None` when there is no complete line.
-fn read_last_line(file: &mut File, len: u64) -> std::io::Result<(u64, Option<Vec<u8>>)> {
+pub(crate) fn read_last_line(file: &mut File, len: u64) -> std::io::Result<(u64, Option<Vec<u8>>)> {
     let mut chunk = 4096u64;
     loop {
         let start = len.saturating_sub(chunk);

@@ -53,15 +53,15 @@ mod slots;
 mod store;
 mod tty;
 
-pub use anchor::{AuditAnchor, AuditHead, anchor_key};
+pub use anchor::{AuditAnchor, AuditHead, ExportCursor, anchor_key};
 pub use approval::{
     AskContext, Choice, FlowOptions, Grant, GrantSource, NoHuman, NoPrompter, PromptOutcome,
     Prompter, Question, Refusal, Resolution, RuleOption, answered_record, resolve_ask,
     resolve_ask_with, resolve_edited, resolve_lease,
 };
 pub use audit::{
-    AppendReceipt, AuditLog, Break, Durability, SyncHandle, Verification, VerifyOptions,
-    VerifyReport, reanchor, tail, verify, verify_with,
+    AppendReceipt, AuditLog, Break, Durability, QueuedRecord, SyncHandle, Unshipped, Verification,
+    VerifyOptions, VerifyReport, reanchor, records_after, tail, verify, verify_with,
 };
 pub use audit_key::{AuditKey, AuditPublicKey, KEY_FILE, key_path_for_store};
 pub use error::{StoreError, StoreErrorKind};

@@ -193,6 +193,8 @@ UPDATE pending SET suggestion = NULL WHERE state = 'pending' AND suggestion LIKE
     // sequence number and hash of its last record, updated under the log's lock with
     // each append; `finding` is the first sentence a writer found the file at odds with
     // that head (cut, rolled back, replaced), kept until a human re-anchors the log.
+    // `audit_export` is how far each log was shipped to the OpenTelemetry collector (the
+    // record's seq and the byte offset just past it): the log from there on is the queue.
     r#"
 CREATE TABLE audit_heads (
     log     TEXT    PRIMARY KEY CHECK (length(log) > 0),
@@ -201,6 +203,13 @@ CREATE TABLE audit_heads (
     hash    TEXT    NOT NULL CHECK (length(hash) = 64),
     at_ms   INTEGER NOT NULL,
     finding TEXT
+) WITHOUT ROWID;
+CREATE TABLE audit_export (
+    log     TEXT    PRIMARY KEY CHECK (length(log) > 0),
+    log_id  TEXT    NOT NULL,
+    seq     INTEGER NOT NULL CHECK (seq >= 0),
+    offset  INTEGER NOT NULL CHECK (offset >= 0),
+    at_ms   INTEGER NOT NULL
 ) WITHOUT ROWID;
 "#,
 ];
