@@ -238,3 +238,74 @@ impl Exporter {
         }
     }
 }
+
+/// An exporter draining in a thread of its own ([`Exporter::spawn`]).
+#[derive(Debug)]
+pub struct Background {
+    stop: std::sync::Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Background {
+    /// Ask the thread to stop (it stops between requests, within the request timeout);
+    /// does not wait.
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// Stop and wait for the thread.
+    pub fn join(mut self) {
+        self.stop();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+impl Exporter {
+    /// Drain every `interval` in a background thread until stopped, retrying with
+    /// backoff while the collector is away; each failure is reported once on stderr
+    /// (again only when it changes), prefixed `who`.
+    pub fn spawn(self, interval: Duration, who: &'static str) -> std::io::Result<Background> {
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let flag = std::sync::Arc::clone(&stop);
+        let thread = std::thread::Builder::new()
+            .name("cordon-audit-export".into())
+            .spawn(move || {
+                let opts = DrainOptions {
+                    give_up_after: Duration::from_secs(30),
+                    ..DrainOptions::default()
+                };
+                let mut last_error = String::new();
+                while !flag.load(Ordering::Relaxed) {
+                    match self.drain(&opts, &flag) {
+                        Ok(_) => last_error.clear(),
+                        Err(e) => {
+                            let text = e.to_string();
+                            if text != last_error {
+                                eprintln!(
+                                    "{who}: audit export to {}: {text}",
+                                    self.config.endpoint
+                                );
+                                last_error = text;
+                            }
+                        }
+                    }
+                    let until = Instant::now() + interval;
+                    while Instant::now() < until && !flag.load(Ordering::Relaxed) {
+                        std::thread::sleep(Duration::from_millis(50).min(interval));
+                    }
+                }
+            })?;
+        Ok(Background {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}

@@ -19,7 +19,7 @@ pub mod encode;
 mod http;
 
 pub use config::{ConfigSources, DEFAULT_MAX_BACKLOG, ExportConfig, MANAGED_EXPORT_CONFIG};
-pub use drain::{BATCH_BYTES, BATCH_RECORDS, DrainOptions, DrainReport, Exporter};
+pub use drain::{BATCH_BYTES, BATCH_RECORDS, Background, DrainOptions, DrainReport, Exporter};
 
 /// Why an export stopped.
 #[derive(Debug)]

@@ -70,8 +70,24 @@ pub enum AuditCommand {
         #[arg(short = 'f', long)]
         follow: bool,
     },
-    /// Print the records matching every filter given, byte for byte as stored.
+    /// Print the records matching every filter given, byte for byte as stored; with
+    /// --otlp, ship every record not yet shipped to the configured OpenTelemetry
+    /// collector instead, and wait until it took them.
     Export {
+        /// Ship to the OTLP endpoint (export.toml or OTEL_EXPORTER_OTLP_*) now.
+        #[arg(long, conflicts_with_all = ["json", "session", "tool", "decision", "since", "until"])]
+        otlp: bool,
+        /// With --otlp: how long to keep retrying while the collector is away.
+        #[arg(
+            long,
+            value_name = "DURATION",
+            default_value = "60s",
+            requires = "otlp"
+        )]
+        timeout: String,
+        /// With --otlp: the store holding the export cursor (default: the state directory's).
+        #[arg(long, value_name = "F", requires = "otlp")]
+        store: Option<PathBuf>,
         /// Output JSON lines (the only format; accepted for explicitness).
         #[arg(long)]
         json: bool,
@@ -247,6 +263,16 @@ pub fn run(c: AuditCommand) -> anyhow::Result<u8> {
             Ok(0)
         }
         AuditCommand::Export {
+            otlp: true,
+            timeout,
+            store,
+            file,
+            ..
+        } => export_otlp(&log_path(file)?, &store_path(store)?, &timeout),
+        AuditCommand::Export {
+            otlp: false,
+            timeout: _,
+            store: _,
             json: _,
             session,
             tool,
@@ -268,6 +294,46 @@ pub fn run(c: AuditCommand) -> anyhow::Result<u8> {
             out.flush()?;
             Ok(0)
         }
+    }
+}
+
+/// `audit export --otlp`: drain the export queue now.
+fn export_otlp(
+    log: &std::path::Path,
+    store: &std::path::Path,
+    timeout: &str,
+) -> anyhow::Result<u8> {
+    let give_up_after = humantime::parse_duration(timeout)
+        .map_err(|e| Exit::new(Code::Invalid, format!("--timeout {timeout:?}: {e}")))?;
+    let config = cordon_export::ExportConfig::load(&cordon_export::ConfigSources::system())
+        .map_err(|e| Exit::new(Code::Invalid, format!("audit export: {}", sanitize_for_terminal(&e))))?
+        .ok_or_else(|| {
+            Exit::new(
+                Code::Invalid,
+                "no OTLP endpoint is configured: set OTEL_EXPORTER_OTLP_ENDPOINT, or `endpoint` under [otlp] in ~/.config/cordon/export.toml or /etc/cordon/export.toml",
+            )
+        })?;
+    let endpoint = sanitize_for_terminal(&config.endpoint);
+    let exporter = cordon_export::Exporter::new(log, store, config);
+    let opts = cordon_export::DrainOptions {
+        give_up_after,
+        ..Default::default()
+    };
+    match exporter.drain(&opts, &std::sync::atomic::AtomicBool::new(false)) {
+        Ok(r) => {
+            println!(
+                "exported {} records to {endpoint} in {} requests{}",
+                r.sent,
+                r.batches,
+                if r.dropped > 0 {
+                    format!("; {} dropped (recorded in the log)", r.dropped)
+                } else {
+                    String::new()
+                }
+            );
+            Ok(0)
+        }
+        Err(e) => Err(Exit::new(Code::Internal, sanitize_for_terminal(&e.to_string())).into()),
     }
 }
 
