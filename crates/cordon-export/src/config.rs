@@ -221,9 +221,8 @@ impl ExportConfig {
 }
 
 #[cfg(test)]
-#[allow(clippy::disallowed_methods)] // fixtures are built with std::fs
+#[allow(clippy::disallowed_methods, clippy::unwrap_used)] // fixtures are built with std::fs
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn load(
