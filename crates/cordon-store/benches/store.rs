@@ -72,10 +72,31 @@ fn audit(c: &mut Criterion) {
         });
     }
 
+    // A hook call's whole share: open the log (and, anchored, the store and the key),
+    // write one record unsynced, close.
+    for anchored in [false, true] {
+        let tag = if anchored { "_anchored" } else { "" };
+        let unsynced = Durability::Batched {
+            max_records: u32::MAX,
+            max_delay: Duration::MAX,
+        };
+        group.bench_function(format!("one_shot_open_append{tag}"), |b| {
+            b.iter(|| {
+                let mut log = open(dir.path(), &format!("oneshot{tag}"), unsynced, anchored);
+                log.append_unsynced(black_box(&rec)).unwrap();
+            })
+        });
+    }
+
     group.sample_size(10);
     for anchored in [false, true] {
         let tag = if anchored { "_anchored" } else { "" };
-        let mut log = open(dir.path(), &format!("fsync{tag}"), Durability::FsyncEach, anchored);
+        let mut log = open(
+            dir.path(),
+            &format!("fsync{tag}"),
+            Durability::FsyncEach,
+            anchored,
+        );
         group.bench_function(format!("fsync_each{tag}"), |b| {
             b.iter(|| log.append(black_box(&rec)).unwrap())
         });

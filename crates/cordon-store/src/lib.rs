@@ -14,8 +14,10 @@
 //! * **sandbox slots' records** ([`Store::slots`]): when each persistent slot was made
 //!   and used, and by what (the slots' files themselves belong to `cordon-sandbox`);
 //! * the **audit log** ([`AuditLog`]): append-only JSON lines, each carrying the blake3
-//!   hash of the line before it, so that an edit, a deletion, a reordering or a
-//!   truncation is found by [`verify`].
+//!   hash of the line before it, so that an edit, a deletion, a reordering or a torn tail
+//!   is found by [`verify`]; opened with [`AuditLog::open_anchored`], its head is also
+//!   anchored in the store and each batch signed ([`AuditKey`]), so that [`verify_with`]
+//!   finds a cut end, an older copy, another file, and (with the public key) a rewrite.
 //!
 //! It never decides policy: fingerprints and suggested rules come from `cordon-policy`
 //! and are opaque strings here. It never fails open: any error while reading the store
@@ -28,8 +30,11 @@
 //! * A "once" lease is consumed inside one `BEGIN IMMEDIATE` transaction: two processes
 //!   racing for the same lease cannot both win.
 //! * The audit chain proves that the file was not edited *after* a line was written,
-//!   relative to its head. Anyone able to rewrite the whole file can rebuild the chain;
-//!   [`VerifyReport::Ok`] returns the head hash so that it can be anchored elsewhere.
+//!   relative to its head. Anyone able to rewrite the whole file can rebuild the chain:
+//!   the head anchored in the store catches a cut or a rollback, and only the signing
+//!   key (`audit.key`, 0600, beside the store, masked in the sandbox) can re-sign a
+//!   rewrite. Whoever holds both the store and the key can rewrite undetected; an
+//!   exported copy (`cordon-export`) is then the only witness.
 //! * Text shown to the human is stripped of control characters so that a target cannot
 //!   repaint the prompt with terminal escapes.
 #![deny(missing_docs)]

@@ -219,7 +219,11 @@ fn a_log_deleted_and_begun_afresh_is_found() {
     let s = scene();
     append(&s, 5, Durability::FsyncEach);
     std::fs::remove_file(&s.log).unwrap();
-    // Before any writer: the file is gone; a writer then starts a new log.
+    // Before any writer: the file is gone.
+    let (why, detail) = broken(check(&s, false));
+    assert_eq!(why, Break::Replaced);
+    assert!(detail.contains("gone"), "{detail}");
+    // A writer then starts a new log.
     append(&s, 7, Durability::FsyncEach);
     let (why, detail) = broken(check(&s, true));
     assert_eq!(why, Break::Anchor);

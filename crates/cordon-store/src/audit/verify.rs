@@ -232,6 +232,23 @@ pub fn verify_with(path: &Path, opts: &VerifyOptions<'_>) -> Result<Verification
         Some(store) => store.audit_anchor(&anchor_key(path))?,
         None => None,
     };
+    if let Some(a) = &anchor
+        && std::fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+    {
+        return Ok(Verification {
+            report: VerifyReport::Broken {
+                line: 1,
+                why: Break::Replaced,
+                detail: format!(
+                    "the log is gone, but the store anchored its record {}: it was deleted or moved",
+                    a.head.seq
+                ),
+                records_ok: 0,
+            },
+            anchored: Some(a.head.seq),
+            signed_through: None,
+        });
+    }
     let mut signed_through = opts.key.map(|_| 0u64);
     let mut visit = |seq: u64, line: &[u8], record: &Value| -> Option<(Break, String)> {
         if let Some(a) = &anchor {

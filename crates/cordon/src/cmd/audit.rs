@@ -1,8 +1,10 @@
-//! `cordon audit`: verify, tail and export the hash-chained audit log.
+//! `cordon audit`: verify, tail and export the hash-chained audit log; print the public
+//! key of its signatures; re-anchor it; ship it to an OpenTelemetry collector.
 //!
-//! Exit status: 0 the log is intact (or the listing succeeded); 4 `verify` found a
-//! break (the report names the first broken line and the kind of break); 2 bad usage;
-//! 1 the log could not be read. The log is `--file F`, else
+//! Exit status: 0 the log is intact (or the listing or shipping succeeded); 4 `verify`
+//! (or `reanchor`) found a break (the report names the first broken line and the kind of
+//! break, in one sentence); 2 bad usage or configuration; 1 the log or the store could
+//! not be read, or the collector did not take the records in time. The log is `--file F`, else
 //! `$CORDON_STATE_DIR/audit.jsonl`, `$XDG_STATE_HOME/cordon/audit.jsonl` or
 //! `~/.local/state/cordon/audit.jsonl`.
 
