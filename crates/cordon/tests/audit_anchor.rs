@@ -94,6 +94,20 @@ fn issue_36_cutting_the_last_records_fails_verify_with_exit_4() {
 }
 
 #[test]
+fn a_deleted_log_fails_verify_then_and_after_a_new_one_was_begun() {
+    let e = Env::new();
+    e.checks(3);
+    std::fs::remove_file(e.log()).unwrap();
+    let (code, out) = e.verify(&[]);
+    assert_eq!(code, 4, "{out}");
+    assert!(out.contains("gone"), "{out}");
+    e.checks(2);
+    let (code, out) = e.verify(&["--key"]);
+    assert_eq!(code, 4, "{out}");
+    assert!(out.contains("deleted or replaced"), "{out}");
+}
+
+#[test]
 fn a_rolled_back_log_fails_verify_even_after_more_decisions() {
     let e = Env::new();
     e.checks(3);
