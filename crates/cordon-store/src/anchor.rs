@@ -7,6 +7,11 @@
 //! by the log's canonical path, together with the hash of its header line (which log
 //! it is). [`verify_with`](crate::verify_with) then holds the file to that head.
 //!
+//! Before appending, a writer checks the file against the head: the anchored record
+//! must still end at the anchored offset with the anchored hash, and the chain from it to
+//! the file's end must hold (see `audit/guard.rs`). What it finds otherwise is kept here
+//! as the anchor's finding until a human re-anchors.
+//!
 //! The anchor is written after the records, never before: a writer killed in between
 //! leaves the anchor behind the log (a few records past the head, which verify
 //! accepts), never ahead of it (which verify reports as a cut).
@@ -37,6 +42,9 @@ pub struct AuditAnchor {
     /// The first time a writer found the file at odds with the head before appending
     /// (cut, an older copy, another log): one sentence, kept until a human re-anchors.
     pub finding: Option<String>,
+    /// Byte offset just past the head's line in the file (0: not known, a head written
+    /// before offsets were kept).
+    pub offset: u64,
 }
 
 /// The key under which a log's head is kept: its canonical path (the directory
@@ -50,67 +58,40 @@ pub fn anchor_key(log: &Path) -> PathBuf {
     }
 }
 
-/// What a writer found when the file it is about to append to (ending at `found`)
-/// disagrees with the anchored head `anchored`; `None` when they agree.
-fn finding(anchored: &AuditHead, found: &AuditHead, next: u64) -> Option<String> {
-    if anchored.log_id != found.log_id {
-        return Some(format!(
-            "when record {next} was appended, the file was not the log the store had anchored \
-             (which had reached record {}): the log was deleted or replaced by another file",
-            anchored.seq
-        ));
-    }
-    if anchored.seq > found.seq {
-        return Some(format!(
-            "when record {next} was appended, the log ended at record {} but the store had \
-             anchored record {}: records were cut from its end or an older copy was put back",
-            found.seq, anchored.seq
-        ));
-    }
-    if anchored.seq == found.seq && anchored.hash != found.hash {
-        return Some(format!(
-            "when record {next} was appended, the log's record {} did not match the head the \
-             store had anchored: the log was rewritten",
-            found.seq
-        ));
-    }
-    None
-}
-
 impl Store {
-    /// Move the anchored head of the log `log` (see [`anchor_key`]) from `found` (the
-    /// file's head before this append, as the writer read it under the log's lock) to
-    /// `new`. When the anchor disagrees with `found`, the disagreement is kept as the
-    /// anchor's finding. `synced`: commit with a full sync (the records were synced
-    /// too); else without waiting for the disk, like the records.
+    /// Move the anchored head of the log `log` (see [`anchor_key`]) to `new`, whose line
+    /// ends at byte `offset` of the file. `finding`: what the writer found at odds with
+    /// the previous head before this append (the writer checked, under the log's lock);
+    /// it is kept until a human re-anchors, the first one winning. `synced`: commit with
+    /// a full sync (the records were synced too); else without waiting for the disk,
+    /// like the records.
     pub fn advance_audit_head(
         &self,
         log: &Path,
-        found: &AuditHead,
         new: &AuditHead,
+        offset: u64,
+        finding: Option<&str>,
         synced: bool,
     ) -> Result<(), StoreError> {
         let key = log.to_string_lossy();
         let seq = i64::try_from(new.seq).unwrap_or(i64::MAX);
+        let offset = i64::try_from(offset).unwrap_or(0);
         let write = || -> Result<(), StoreError> {
             let tx = self.immediate()?;
             let before = self.audit_anchor(log)?;
-            let mut note = before.as_ref().and_then(|a| a.finding.clone());
-            if note.is_none() {
-                note = before
-                    .as_ref()
-                    .and_then(|a| finding(&a.head, found, found.seq + 1));
-            }
+            let note = before
+                .and_then(|a| a.finding)
+                .or_else(|| finding.map(str::to_string));
             self.conn
                 .prepare_cached(
-                    "INSERT INTO audit_heads (log, log_id, seq, hash, at_ms, finding) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
+                    "INSERT INTO audit_heads (log, log_id, seq, hash, at_ms, finding, offset) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
                      ON CONFLICT (log) DO UPDATE SET log_id = excluded.log_id, \
                      seq = excluded.seq, hash = excluded.hash, at_ms = excluded.at_ms, \
-                     finding = excluded.finding",
+                     finding = excluded.finding, offset = excluded.offset",
                 )
                 .and_then(|mut s| {
-                    s.execute(params![key, new.log_id, seq, new.hash, now_ms(), note])
+                    s.execute(params![key, new.log_id, seq, new.hash, now_ms(), note, offset])
                 })
                 .map_err(|e| self.err(e))?;
             tx.commit().map_err(|e| self.err(e))
@@ -129,15 +110,23 @@ impl Store {
     /// Set the anchored head of the log `log` to `head` and forget any finding: for a
     /// human who has looked at what verify reported and starts trusting the file as it
     /// is.
-    pub fn reanchor_audit(&self, log: &Path, head: &AuditHead) -> Result<(), StoreError> {
+    /// `offset`: where the head's line ends in the file.
+    pub fn reanchor_audit(
+        &self,
+        log: &Path,
+        head: &AuditHead,
+        offset: u64,
+    ) -> Result<(), StoreError> {
         let seq = i64::try_from(head.seq).unwrap_or(i64::MAX);
+        let offset = i64::try_from(offset).unwrap_or(0);
         self.conn
             .execute(
-                "INSERT INTO audit_heads (log, log_id, seq, hash, at_ms, finding) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, NULL) \
+                "INSERT INTO audit_heads (log, log_id, seq, hash, at_ms, finding, offset) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6) \
                  ON CONFLICT (log) DO UPDATE SET log_id = excluded.log_id, seq = excluded.seq, \
-                 hash = excluded.hash, at_ms = excluded.at_ms, finding = NULL",
-                params![log.to_string_lossy(), head.log_id, seq, head.hash, now_ms()],
+                 hash = excluded.hash, at_ms = excluded.at_ms, finding = NULL, \
+                 offset = excluded.offset",
+                params![log.to_string_lossy(), head.log_id, seq, head.hash, now_ms(), offset],
             )
             .map(drop)
             .map_err(|e| self.err(e))
@@ -147,7 +136,9 @@ impl Store {
     pub fn audit_anchor(&self, log: &Path) -> Result<Option<AuditAnchor>, StoreError> {
         let key = log.to_string_lossy();
         self.conn
-            .prepare_cached("SELECT log_id, seq, hash, finding FROM audit_heads WHERE log = ?1")
+            .prepare_cached(
+                "SELECT log_id, seq, hash, finding, offset FROM audit_heads WHERE log = ?1",
+            )
             .and_then(|mut s| {
                 s.query_row(params![key], |r| {
                     Ok(AuditAnchor {
@@ -157,6 +148,7 @@ impl Store {
                             hash: r.get(2)?,
                         },
                         finding: r.get(3)?,
+                        offset: u64::try_from(r.get::<_, i64>(4)?).unwrap_or(0),
                     })
                 })
                 .optional()

@@ -27,12 +27,13 @@ use crate::audit_key::{AuditKey, key_path_for_store};
 use crate::error::{StoreError, StoreErrorKind};
 use crate::paths;
 use crate::record::LogFields;
-use crate::store::Store;
 
+mod guard;
 mod ship;
 mod verify;
-pub use ship::{QueuedRecord, Unshipped, records_after};
-pub use verify::{Verification, VerifyOptions, reanchor, verify, verify_with};
+use guard::Guard;
+pub use ship::{Backlog, QueuedRecord, Unshipped, backlog, records_after};
+pub use verify::{Reanchored, Verification, VerifyOptions, reanchor, verify, verify_with};
 
 pub(crate) const HEADER_KEY: &str = "cordon_audit";
 const FORMAT_VERSION: u64 = 1;
@@ -151,6 +152,45 @@ struct Tail {
     len: u64,
     hash: String,
     seq: u64,
+    /// Why the writer cannot continue from this line (longer than [`MAX_LINE`], not a
+    /// record, or a seq with no successor): `hash` and `seq` are then not the line's.
+    problem: Option<String>,
+}
+
+/// The longest line a reader or writer of a log takes in (1 MiB): a longer one is not a
+/// record cordon wrote, and reading it whole would let a sparse hole at the end of the
+/// file (`truncate -s +64G`) exhaust memory.
+pub(crate) const MAX_LINE: usize = 1 << 20;
+
+/// One line read with [`read_line`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LineRead {
+    /// The end of the file.
+    Eof,
+    /// A complete line of this many bytes (its newline included) is in the buffer.
+    Complete(usize),
+    /// The file ends before the line's newline.
+    Partial,
+    /// No newline within [`MAX_LINE`] bytes: the buffer holds that much of it.
+    TooLong,
+}
+
+/// Read one line into `buf` (cleared first), never more than [`MAX_LINE`] + 1 bytes.
+pub(crate) fn read_line(reader: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<LineRead> {
+    buf.clear();
+    let n = reader
+        .by_ref()
+        .take(MAX_LINE as u64 + 1)
+        .read_until(b'\n', buf)?;
+    Ok(if n == 0 {
+        LineRead::Eof
+    } else if buf.last() == Some(&b'\n') {
+        LineRead::Complete(n)
+    } else if n > MAX_LINE {
+        LineRead::TooLong
+    } else {
+        LineRead::Partial
+    })
 }
 
 /// An open audit log. Appends from several handles or processes are serialized by an
@@ -169,41 +209,6 @@ pub struct AuditLog {
     log_id: Option<String>,
     /// The store anchoring the head and the key signing batches, when anchored.
     guard: Option<Guard>,
-}
-
-/// What protects an anchored log beyond its chain.
-struct Guard {
-    /// The store file holding the head.
-    store_path: PathBuf,
-    /// Its connection, opened at the first write.
-    store: Option<Store>,
-    /// Signs the last record of every batch.
-    key: AuditKey,
-    /// The log's canonical path: the anchor's key.
-    anchor_key: PathBuf,
-}
-
-impl std::fmt::Debug for Guard {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Guard({})", self.store_path.display())
-    }
-}
-
-impl Guard {
-    fn advance(
-        &mut self,
-        found: &AuditHead,
-        new: &AuditHead,
-        sync: bool,
-    ) -> Result<(), StoreError> {
-        let store = match self.store.take() {
-            Some(s) => s,
-            None => Store::open(&self.store_path)?,
-        };
-        store.advance_audit_head(&self.anchor_key, found, new, sync)?;
-        self.store = Some(store);
-        Ok(())
-    }
 }
 
 /// A record waiting to be chained and written: everything but `seq` and `prev`.
@@ -246,12 +251,7 @@ impl AuditLog {
     ) -> Result<AuditLog, StoreError> {
         let key = AuditKey::load_or_create(&key_path_for_store(store))?;
         let mut log = AuditLog::open(path, durability)?;
-        log.guard = Some(Guard {
-            store_path: store.to_path_buf(),
-            store: None,
-            key,
-            anchor_key: anchor_key(path),
-        });
+        log.guard = Some(Guard::new(store, key, anchor_key(path)));
         Ok(log)
     }
 
@@ -323,16 +323,34 @@ impl AuditLog {
     }
 
     /// Under the lock: find the last complete line, cut a torn tail, write a header
-    /// into an empty file. Leaves `self.tail` set.
+    /// into an empty file. Leaves `self.tail` set (with a `problem` when the writer cannot
+    /// continue from the file's last line).
     fn load_tail(&mut self) -> Result<(), StoreError> {
         let len = self.file.metadata().map_err(|e| self.io(e))?.len();
-        if let Some(t) = &self.tail
+        // An anchored log reads its tail afresh each time: the file may have been
+        // rewritten to the same length.
+        if self.guard.is_none()
+            && let Some(t) = &self.tail
             && t.len == len
         {
             return Ok(());
         }
-        let (complete_len, last_line) =
-            read_last_line(&mut self.file, len).map_err(|e| self.io(e))?;
+        let last = read_last_line(&mut self.file, len).map_err(|e| self.io(e))?;
+        let LastLine::Found(complete_len, last_line) = last else {
+            self.log_id = read_first_line(&mut self.file)
+                .map_err(|e| self.io(e))?
+                .map(|l| hash_hex(&l));
+            self.tail = Some(Tail {
+                len,
+                hash: String::new(),
+                seq: 0,
+                problem: Some(format!(
+                    "the log's last line is longer than {} bytes (or the file ends in a hole): it is not a record cordon wrote",
+                    MAX_LINE
+                )),
+            });
+            return Ok(());
+        };
         if complete_len != len {
             // A torn tail: drop the partial line, keep every complete one.
             self.file.set_len(complete_len).map_err(|e| self.io(e))?;
@@ -343,20 +361,26 @@ impl AuditLog {
         self.log_id = read_first_line(&mut self.file)
             .map_err(|e| self.io(e))?
             .map(|l| hash_hex(&l));
-        let seq = serde_json::from_slice::<Value>(&last)
-            .ok()
-            .and_then(|v| {
-                if v.get(HEADER_KEY).is_some() {
-                    Some(0)
-                } else {
-                    v.get("seq").and_then(Value::as_u64)
-                }
-            })
-            .unwrap_or(0);
+        let parsed = serde_json::from_slice::<Value>(&last).ok();
+        let seq = parsed.as_ref().and_then(|v| {
+            if v.get(HEADER_KEY).is_some() {
+                Some(0)
+            } else {
+                v.get("seq").and_then(Value::as_u64)
+            }
+        });
+        let problem = match seq {
+            None => Some("the log's last line is not a record (no seq)".to_string()),
+            Some(s) if s.checked_add(1).is_none() => Some(format!(
+                "the log's last record has seq {s}, which has no successor: it is not a record cordon wrote"
+            )),
+            Some(_) => None,
+        };
         self.tail = Some(Tail {
             len: complete_len,
             hash: hash_hex(&last),
-            seq,
+            seq: seq.unwrap_or(0),
+            problem,
         });
         Ok(())
     }
@@ -385,6 +409,7 @@ impl AuditLog {
             len: bytes.len() as u64,
             hash: hash_hex(line.as_bytes()),
             seq: 0,
+            problem: None,
         });
         Ok(())
     }
@@ -499,7 +524,7 @@ impl AuditLog {
         if self.queue.is_empty() {
             return Ok(None);
         }
-        let queue = std::mem::take(&mut self.queue);
+        let mut queue = std::mem::take(&mut self.queue);
         self.queued_since = None;
         self.locked(|log| {
             log.load_tail()?;
@@ -509,24 +534,80 @@ impl AuditLog {
                     StoreErrorKind::Io("the log has no header".into()),
                 ));
             };
+            let log_id = log.log_id.clone().unwrap_or_default();
+            let (mut seq, mut hash) = (tail.seq, tail.hash.clone());
+            let mut finding = tail.problem.clone();
+            match &mut log.guard {
+                Some(guard) => {
+                    let anchor = guard.anchor()?;
+                    if finding.is_none()
+                        && let Some(a) = &anchor
+                    {
+                        finding = guard::check(&mut log.file, a, &log_id, &tail)
+                            .map_err(|e| StoreError::io(&log.path, &e))?;
+                    }
+                    if tail.problem.is_some() {
+                        // The file's last line cannot be continued: continue from the
+                        // last record the store vouches for (the break stays visible).
+                        (seq, hash) = match &anchor {
+                            Some(a) if a.head.log_id == log_id => (a.head.seq, a.head.hash.clone()),
+                            _ => (0, log_id.clone()),
+                        };
+                    }
+                }
+                None => {
+                    if let Some(problem) = &tail.problem {
+                        return Err(StoreError::new(
+                            &log.path,
+                            StoreErrorKind::Corrupt(format!("{problem}, so nothing was appended")),
+                        ));
+                    }
+                }
+            }
+            if let Some(found) = &finding {
+                // Say what was found, in the log itself, before the records that follow.
+                let note = serde_json::json!({
+                    "kind": "audit",
+                    "event": "break",
+                    "finding": found,
+                });
+                if let Some(fields) = LogFields::from_value(&note) {
+                    queue.insert(
+                        0,
+                        Queued {
+                            time: now_rfc3339(),
+                            fields,
+                        },
+                    );
+                }
+            }
             let mut bytes =
-                Vec::with_capacity(queue.iter().map(|q| q.fields.as_str().len() + 340).sum());
-            let found = AuditHead {
-                log_id: log.log_id.clone().unwrap_or_default(),
-                seq: tail.seq,
-                hash: tail.hash.clone(),
+                Vec::with_capacity(queue.iter().map(|q| q.fields.as_str().len() + 360).sum());
+            if tail.len > 0 && tail.problem.is_some() && tail.hash.is_empty() {
+                // A last line too long to read ends here, so that the records after it
+                // are lines of their own.
+                bytes.push(b'\n');
+            }
+            let overflow = || {
+                StoreError::new(
+                    &log.path,
+                    StoreErrorKind::Corrupt("the log's sequence numbers are exhausted".into()),
+                )
             };
-            let (mut seq, mut hash) = (tail.seq, tail.hash);
+            let first = seq.checked_add(1).ok_or_else(overflow)?;
             for (i, q) in queue.iter().enumerate() {
-                seq += 1;
+                seq = seq.checked_add(1).ok_or_else(overflow)?;
                 let start = bytes.len();
                 build_body(&mut bytes, seq, &q.time, &hash, q.fields.as_str());
-                // The batch's last record carries the signature: it vouches for the
-                // whole chain up to it.
+                // The batch's last record carries the signature. It vouches for the
+                // batch's records, `signed_from` to itself (chained to the record before
+                // them): never for records it did not write.
                 if i + 1 == queue.len()
                     && let Some(guard) = &log.guard
                 {
-                    let sig = guard.key.sign(&bytes[start..]);
+                    bytes.extend_from_slice(b",\"signed_from\":");
+                    bytes.extend_from_slice(first.to_string().as_bytes());
+                    let sig = guard.key().sign(&bytes[start..]);
                     bytes.extend_from_slice(b",\"sig\":\"");
                     bytes.extend_from_slice(sig.as_bytes());
                     bytes.push(b'"');
@@ -542,18 +623,20 @@ impl AuditLog {
                 log.tail = None;
                 return Err(log.io(e));
             }
+            let end = tail.len + bytes.len() as u64;
             log.tail = Some(Tail {
-                len: tail.len + bytes.len() as u64,
+                len: end,
                 hash: hash.clone(),
                 seq,
+                problem: None,
             });
             if let Some(guard) = &mut log.guard {
                 let new = AuditHead {
-                    log_id: found.log_id.clone(),
+                    log_id,
                     seq,
                     hash: hash.clone(),
                 };
-                guard.advance(&found, &new, sync)?;
+                guard.advance(&new, end, finding.as_deref(), sync)?;
             }
             Ok(Some(AppendReceipt { seq, hash }))
         })
@@ -612,29 +695,53 @@ fn read_first_line(file: &mut File) -> std::io::Result<Option<Vec<u8>>> {
     Ok(first.strip_suffix(b"\n").map(<[u8]>::to_vec))
 }
 
-/// Read backwards from `len` to find the last complete line. Returns the length of the
-/// file up to and including the last newline, and that last complete line (without its
-/// newline), or `None` when there is no complete line.
-pub(crate) fn read_last_line(file: &mut File, len: u64) -> std::io::Result<(u64, Option<Vec<u8>>)> {
+/// What [`read_last_line`] found.
+#[derive(Debug)]
+pub(crate) enum LastLine {
+    /// The length of the file up to and including the last newline, and that last
+    /// complete line (without its newline), or `None` when there is no complete line.
+    Found(u64, Option<Vec<u8>>),
+    /// No newline within [`MAX_LINE`] bytes of the end, or a last line longer than that.
+    TooLong,
+}
+
+/// Read backwards from `len` to find the last complete line, never more than twice
+/// [`MAX_LINE`] bytes (a torn tail and a line each at most that long).
+pub(crate) fn read_last_line(file: &mut File, len: u64) -> std::io::Result<LastLine> {
+    let cap = 2 * (MAX_LINE as u64 + 1);
     let mut chunk = 4096u64;
     loop {
         let start = len.saturating_sub(chunk);
-        let mut buf = vec![0u8; usize::try_from(len - start).unwrap_or(usize::MAX)];
+        let mut buf = vec![0u8; usize::try_from(len - start).unwrap_or(0)];
         file.seek(SeekFrom::Start(start))?;
         file.read_exact(&mut buf)?;
         // End of the complete part: just past the last newline.
         let Some(last_nl) = buf.iter().rposition(|&b| b == b'\n') else {
             if start == 0 {
-                return Ok((0, None));
+                return Ok(LastLine::Found(0, None));
             }
-            chunk = chunk.saturating_mul(4);
+            if len - start > MAX_LINE as u64 {
+                return Ok(LastLine::TooLong);
+            }
+            chunk = chunk.saturating_mul(4).min(cap);
             continue;
         };
         let complete_len = start + last_nl as u64 + 1;
+        if len - complete_len > MAX_LINE as u64 {
+            return Ok(LastLine::TooLong);
+        }
         match buf[..last_nl].iter().rposition(|&b| b == b'\n') {
-            Some(prev_nl) => return Ok((complete_len, Some(buf[prev_nl + 1..last_nl].to_vec()))),
-            None if start == 0 => return Ok((complete_len, Some(buf[..last_nl].to_vec()))),
-            None => chunk = chunk.saturating_mul(4),
+            Some(prev_nl) => {
+                return Ok(LastLine::Found(
+                    complete_len,
+                    Some(buf[prev_nl + 1..last_nl].to_vec()),
+                ));
+            }
+            None if start == 0 => {
+                return Ok(LastLine::Found(complete_len, Some(buf[..last_nl].to_vec())));
+            }
+            None if chunk >= cap => return Ok(LastLine::TooLong),
+            None => chunk = chunk.saturating_mul(4).min(cap),
         }
     }
 }
@@ -663,16 +770,17 @@ pub(crate) fn for_each_record(
     let mut reader = open_read(path)?;
     let mut buf = Vec::new();
     loop {
-        buf.clear();
-        if reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| StoreError::io(path, &e))?
-            == 0
-        {
-            return Ok(());
-        }
-        if buf.last() != Some(&b'\n') {
-            return Ok(());
+        match read_line(&mut reader, &mut buf).map_err(|e| StoreError::io(path, &e))? {
+            LineRead::Complete(_) => {}
+            LineRead::Eof | LineRead::Partial => return Ok(()),
+            LineRead::TooLong => {
+                return Err(StoreError::new(
+                    path,
+                    StoreErrorKind::Corrupt(format!(
+                        "a line of the log is longer than {MAX_LINE} bytes: it is not a record cordon wrote; `cordon audit verify` says where"
+                    )),
+                ));
+            }
         }
         let line = &buf[..buf.len() - 1];
         if let Ok(v) = serde_json::from_slice::<Value>(line)

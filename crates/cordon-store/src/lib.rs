@@ -65,8 +65,9 @@ pub use approval::{
     resolve_ask_with, resolve_edited, resolve_lease,
 };
 pub use audit::{
-    AppendReceipt, AuditLog, Break, Durability, QueuedRecord, SyncHandle, Unshipped, Verification,
-    VerifyOptions, VerifyReport, reanchor, records_after, tail, verify, verify_with,
+    AppendReceipt, AuditLog, Backlog, Break, Durability, QueuedRecord, Reanchored, SyncHandle,
+    Unshipped, Verification, VerifyOptions, VerifyReport, backlog, reanchor, records_after, tail,
+    verify, verify_with,
 };
 pub use audit_key::{AuditKey, AuditPublicKey, KEY_FILE, key_path_for_store};
 pub use error::{StoreError, StoreErrorKind};

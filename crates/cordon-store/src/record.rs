@@ -329,7 +329,7 @@ impl LogFields {
         let Value::Object(fields) = record else {
             return None;
         };
-        let owned = |k: &str| matches!(k, "seq" | "time" | "prev" | "sig");
+        let owned = |k: &str| matches!(k, "seq" | "time" | "prev" | "sig" | "signed_from");
         // Serializing a map of JSON values into a String cannot fail.
         let whole = if fields.keys().any(|k| owned(k)) {
             let kept: Map<String, Value> = fields

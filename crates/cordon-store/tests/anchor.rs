@@ -72,6 +72,7 @@ fn reanchor_to_file(s: &Scene) {
                 seq: records,
                 hash: head,
             },
+            std::fs::metadata(&s.log).unwrap().len(),
         )
         .unwrap();
 }

@@ -1,13 +1,14 @@
 //! Checking a log: its chain alone ([`verify`]), or held to the head anchored in the
 //! store and to the signatures of a key ([`verify_with`]).
 
-use std::io::BufRead;
 use std::path::Path;
 
 use serde_json::Value;
 
-use super::{Break, HEADER_KEY, Snapshot, VerifyReport, hash_hex, open_read};
-use crate::anchor::{AuditAnchor, anchor_key};
+use super::{
+    Break, HEADER_KEY, LineRead, MAX_LINE, Snapshot, VerifyReport, hash_hex, open_read, read_line,
+};
+use crate::anchor::{AuditAnchor, AuditHead, anchor_key};
 use crate::audit_key::AuditPublicKey;
 use crate::error::StoreError;
 use crate::store::Store;
@@ -15,37 +16,52 @@ use crate::store::Store;
 /// Walk the whole chain of the log at `path`: its lines, seqs and hashes (nothing
 /// anchored, no signature checked; see [`verify_with`]).
 pub fn verify(path: &Path) -> Result<VerifyReport, StoreError> {
-    walk(path, &mut |_, _, _| None)
+    walk(path, &mut |_, _, _| None).map(|(report, _)| report)
 }
 
 /// A check made on each line the chain vouches for: `(seq, line, parsed)` (seq 0 is the
 /// header); a break to report there, or `None`.
 type Visit<'a> = dyn FnMut(u64, &[u8], &Value) -> Option<(Break, String)> + 'a;
 
-fn walk(path: &Path, visit: &mut Visit<'_>) -> Result<VerifyReport, StoreError> {
+/// The report, and the byte offset just past the last line that verified.
+fn walk(path: &Path, visit: &mut Visit<'_>) -> Result<(VerifyReport, u64), StoreError> {
     let mut reader = open_read(path)?;
     let mut buf = Vec::new();
     let mut line_no = 0u64;
     let mut prev_hash = String::new();
     let mut prev_seq = 0u64;
     let mut records = 0u64;
+    let mut end = 0u64;
     let broken = |line, why, detail: String, records_ok| {
-        Ok(VerifyReport::Broken {
-            line,
-            why,
-            detail,
-            records_ok,
-        })
+        Ok((
+            VerifyReport::Broken {
+                line,
+                why,
+                detail,
+                records_ok,
+            },
+            0,
+        ))
     };
     loop {
-        buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| StoreError::io(path, &e))?;
-        if n == 0 {
+        let read = read_line(&mut reader, &mut buf).map_err(|e| StoreError::io(path, &e))?;
+        if read == LineRead::Eof {
             break;
         }
         line_no += 1;
+        if read == LineRead::TooLong {
+            return broken(
+                line_no,
+                Break::Edit,
+                format!(
+                    "line {line_no} is longer than {MAX_LINE} bytes: it is not a record cordon wrote"
+                ),
+                records,
+            );
+        }
+        if let LineRead::Complete(n) = read {
+            end += n as u64;
+        }
         if buf.last() != Some(&b'\n') {
             return broken(
                 line_no,
@@ -108,7 +124,14 @@ fn walk(path: &Path, visit: &mut Visit<'_>) -> Result<VerifyReport, StoreError> 
                 records,
             );
         };
-        let expected = prev_seq + 1;
+        let Some(expected) = prev_seq.checked_add(1) else {
+            return broken(
+                line_no,
+                Break::Edit,
+                format!("record {prev_seq} before line {line_no} has no successor: it was forged"),
+                records,
+            );
+        };
         if seq < expected {
             return broken(
                 line_no,
@@ -165,22 +188,23 @@ fn walk(path: &Path, visit: &mut Visit<'_>) -> Result<VerifyReport, StoreError> 
             0,
         );
     }
-    Ok(VerifyReport::Ok {
-        records,
-        head: prev_hash,
-    })
+    Ok((
+        VerifyReport::Ok {
+            records,
+            head: prev_hash,
+        },
+        end,
+    ))
 }
 
 /// Whether any later record carries a seq in `lo..hi` (distinguishes a reordering from a deletion).
 fn later_has_seq(reader: &mut Snapshot, lo: u64, hi: u64, path: &Path) -> Result<bool, StoreError> {
     let mut buf = Vec::new();
     loop {
-        buf.clear();
-        if reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| StoreError::io(path, &e))?
-            == 0
-        {
+        if matches!(
+            read_line(reader, &mut buf).map_err(|e| StoreError::io(path, &e))?,
+            LineRead::Eof | LineRead::TooLong
+        ) {
             return Ok(false);
         }
         let seq = serde_json::from_slice::<Value>(&buf)
@@ -225,9 +249,21 @@ fn signed_parts<'l>(line: &'l [u8], record: &'l Value) -> Option<(&'l [u8], &'l 
 
 /// Walk the chain of the log at `path` as [`verify`] does, and hold it to the head
 /// the store anchored (its header, the record at the head, nothing cut after it, and no
-/// finding kept by a writer) and, with a key, to signatures: every signature must
-/// verify and the last record must carry one.
+/// finding kept by a writer) and, with a key, to signatures: every record must be
+/// covered by a signature made over exactly its batch (a signed record's `signed_from`
+/// to itself, each batch starting right after the one before), every signature must
+/// verify, and the last record must be signed. A record no signature covers is a break
+/// wherever it is: a signature never vouches for records before its batch.
 pub fn verify_with(path: &Path, opts: &VerifyOptions<'_>) -> Result<Verification, StoreError> {
+    verify_full(path, opts).map(|(v, _)| v)
+}
+
+/// [`verify_with`], and what anchors the log as it is: its header's hash and where its
+/// last verified line ends.
+fn verify_full(
+    path: &Path,
+    opts: &VerifyOptions<'_>,
+) -> Result<(Verification, (String, u64)), StoreError> {
     let anchor: Option<AuditAnchor> = match opts.store {
         Some(store) => store.audit_anchor(&anchor_key(path))?,
         None => None,
@@ -235,7 +271,7 @@ pub fn verify_with(path: &Path, opts: &VerifyOptions<'_>) -> Result<Verification
     if let Some(a) = &anchor
         && std::fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
     {
-        return Ok(Verification {
+        let v = Verification {
             report: VerifyReport::Broken {
                 line: 1,
                 why: Break::Replaced,
@@ -247,10 +283,15 @@ pub fn verify_with(path: &Path, opts: &VerifyOptions<'_>) -> Result<Verification
             },
             anchored: Some(a.head.seq),
             signed_through: None,
-        });
+        };
+        return Ok((v, (String::new(), 0)));
     }
     let mut signed_through = opts.key.map(|_| 0u64);
+    let mut log_id = String::new();
     let mut visit = |seq: u64, line: &[u8], record: &Value| -> Option<(Break, String)> {
+        if seq == 0 {
+            log_id = hash_hex(line);
+        }
         if let Some(a) = &anchor {
             if seq == 0 && hash_hex(line) != a.head.log_id {
                 return Some((
@@ -270,7 +311,7 @@ pub fn verify_with(path: &Path, opts: &VerifyOptions<'_>) -> Result<Verification
                 ));
             }
         }
-        if let Some(key) = opts.key
+        if let (Some(key), Some(covered)) = (opts.key, signed_through)
             && seq > 0
             && record.get("sig").is_some()
         {
@@ -283,16 +324,32 @@ pub fn verify_with(path: &Path, opts: &VerifyOptions<'_>) -> Result<Verification
                     ),
                 ));
             }
+            let from = record.get("signed_from").and_then(Value::as_u64);
+            if from != covered.checked_add(1) {
+                return Some((
+                    Break::Unsigned,
+                    format!(
+                        "records {} to {} are covered by no signature of their own (record {seq}'s signature covers only its batch): they were added or rewritten without the key",
+                        covered + 1,
+                        from.map_or(seq, |f| f.saturating_sub(1).max(covered + 1))
+                    ),
+                ));
+            }
             signed_through = Some(seq);
         }
         None
     };
-    let report = walk(path, &mut visit)?;
+    let (report, end) = walk(path, &mut visit)?;
     let anchored = anchor.as_ref().map(|a| a.head.seq);
-    let done = |report| Verification {
-        report,
-        anchored,
-        signed_through,
+    let done = |report| {
+        (
+            Verification {
+                report,
+                anchored,
+                signed_through,
+            },
+            (log_id.clone(), end),
+        )
     };
     let VerifyReport::Ok { records, .. } = &report else {
         return Ok(done(report));
@@ -314,9 +371,9 @@ pub fn verify_with(path: &Path, opts: &VerifyOptions<'_>) -> Result<Verification
                 records + 2,
                 Break::Truncation,
                 format!(
-                    "the log ends at record {records} but the store anchored record {}: {cut} record{} were cut from its end, or an older copy of the log was put back",
+                    "the log ends at record {records} but the store anchored record {}: {cut} {} cut from its end, or an older copy of the log was put back",
                     a.head.seq,
-                    if cut == 1 { "" } else { "s" }
+                    if cut == 1 { "record was" } else { "records were" }
                 ),
             )));
         }
@@ -336,24 +393,66 @@ pub fn verify_with(path: &Path, opts: &VerifyOptions<'_>) -> Result<Verification
     Ok(done(report))
 }
 
+/// What [`reanchor`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reanchored {
+    /// The chain and signature check of the log as it is (`Broken`: nothing changed).
+    pub report: VerifyReport,
+    /// The head the store held before, with the finding it kept.
+    pub old: Option<AuditAnchor>,
+    /// The head anchored now; `None` when refused.
+    pub new: Option<AuditHead>,
+    /// Why the head was not moved although the chain verifies (one sentence).
+    pub refused: Option<String>,
+}
+
 /// Anchor the log at `path` in `store` as it is now, forgetting any finding: for a
 /// human who has read what [`verify_with`] reported and trusts the file from here on.
-/// Refused (the chain's break returned, nothing changed) unless the chain verifies.
-pub fn reanchor(path: &Path, store: &Store) -> Result<VerifyReport, StoreError> {
-    let mut log_id = String::new();
-    let report = walk(path, &mut |seq, line, _| {
-        if seq == 0 {
-            log_id = hash_hex(line);
+/// Refused (nothing changed) unless the chain verifies, and, with `key`, every record is
+/// covered by a good signature; refused too when the head would move back (fewer records
+/// than anchored) or to another log, unless `allow_rollback`.
+pub fn reanchor(
+    path: &Path,
+    store: &Store,
+    key: Option<&AuditPublicKey>,
+    allow_rollback: bool,
+) -> Result<Reanchored, StoreError> {
+    let old = store.audit_anchor(&anchor_key(path))?;
+    let opts = VerifyOptions { store: None, key };
+    let (checked, (log_id, end)) = verify_full(path, &opts)?;
+    let mut out = Reanchored {
+        report: checked.report.clone(),
+        old: old.clone(),
+        new: None,
+        refused: None,
+    };
+    let VerifyReport::Ok { records, head } = &checked.report else {
+        return Ok(out);
+    };
+    let new = AuditHead {
+        log_id,
+        seq: *records,
+        hash: head.clone(),
+    };
+    if let Some(o) = &old
+        && !allow_rollback
+    {
+        if o.head.log_id != new.log_id {
+            out.refused = Some(format!(
+                "the file is not the log the store anchored (that one had reached record {}): anchoring it accepts a replaced log; pass --allow-rollback if that is what happened",
+                o.head.seq
+            ));
+            return Ok(out);
         }
-        None
-    })?;
-    if let VerifyReport::Ok { records, head } = &report {
-        let head = crate::anchor::AuditHead {
-            log_id,
-            seq: *records,
-            hash: head.clone(),
-        };
-        store.reanchor_audit(&anchor_key(path), &head)?;
+        if o.head.seq > new.seq {
+            out.refused = Some(format!(
+                "the log ends at record {} but the store anchored record {}: anchoring it moves the head back and accepts the records cut; pass --allow-rollback if that is what happened",
+                new.seq, o.head.seq
+            ));
+            return Ok(out);
+        }
     }
-    Ok(report)
+    store.reanchor_audit(&anchor_key(path), &new, end)?;
+    out.new = Some(new);
+    Ok(out)
 }

@@ -212,6 +212,12 @@ CREATE TABLE audit_export (
     at_ms   INTEGER NOT NULL
 ) WITHOUT ROWID;
 "#,
+    // Where the anchored head's line ends in the file (the byte offset just past its
+    // newline; 0: not known), so that a writer checks that the anchored record is still
+    // there, and the chain from it to the end intact, before it appends.
+    r#"
+ALTER TABLE audit_heads ADD COLUMN offset INTEGER NOT NULL DEFAULT 0 CHECK (offset >= 0);
+"#,
 ];
 
 impl Store {
