@@ -7,13 +7,20 @@
 //! hook call) has queued it by writing it, and never waits for the collector. The queue
 //! is bounded by [`ExportConfig::max_backlog`] records: when more wait, the oldest are
 //! skipped, and a record saying which (`kind: "export"`, `event: "dropped"`) is appended
-//! to the log, so the drop itself reaches the collector and the local log.
+//! to the log, so the drop itself reaches the collector and the local log. The bound is
+//! counted in lines from the cursor's byte offset, never from a seq written in the file.
+//!
+//! A record that does not chain to the one before it is shipped, marked with
+//! `cordon.audit.chain_break`, rather than held back: stopping at a break would let
+//! anyone who can write the log silence the collector for every later decision (the
+//! writers keep appending after a break, and say so in a record of their own), while the
+//! mark and the collector's own `verify` show exactly where the log was edited.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
-use cordon_store::{AuditLog, Durability, ExportCursor, Store, anchor_key, records_after};
+use cordon_store::{AuditLog, Durability, ExportCursor, Store, anchor_key, backlog, records_after};
 use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceResponse;
 use prost::Message;
 
@@ -59,6 +66,9 @@ pub struct DrainReport {
     pub dropped: u64,
     /// Records still waiting.
     pub remaining: u64,
+    /// Records shipped marked as breaking the chain (`cordon.audit.chain_break`): the
+    /// log was edited there; the collector has them, flagged, and `verify` fails on them.
+    pub breaks: u64,
 }
 
 /// Ships one log, anchored in one store, to one collector.
@@ -109,7 +119,7 @@ impl Exporter {
     }
 
     /// Append the record of a drop to the log (it is exported like any other).
-    fn record_drop(&self, first: u64, last: u64, why: &str) -> Result<(), ExportError> {
+    fn record_drop(&self, first: u64, last: u64, count: u64, why: &str) -> Result<(), ExportError> {
         let mut log = AuditLog::open_anchored(&self.log, Durability::FsyncEach, &self.store)
             .map_err(|e| self.store_err(e))?;
         log.append(&serde_json::json!({
@@ -117,7 +127,7 @@ impl Exporter {
             "event": "dropped",
             "first": first,
             "last": last,
-            "count": last + 1 - first,
+            "count": count,
             "reason": why,
             "endpoint": self.config.endpoint,
         }))
@@ -140,35 +150,36 @@ impl Exporter {
         let store = Store::open(&self.store).map_err(|e| self.store_err(e))?;
         let key = anchor_key(&self.log);
         let mut report = DrainReport::default();
+        // The queue's bound, counted in lines from the cursor's byte offset: a seq written
+        // in the file never decides what is skipped.
+        let cursor = store.export_cursor(&key).map_err(|e| self.store_err(e))?;
+        let waiting = backlog(&self.log, cursor.as_ref(), self.config.max_backlog.saturating_sub(1))
+            .map_err(|e| self.store_err(e))?;
+        if let Some((skipped, first, last, count)) = waiting.skip
+            && waiting.waiting > self.config.max_backlog
+        {
+            // Room is left for the drop record itself, so the bound holds after it.
+            let why = format!(
+                "more than {} records waited for the collector (the export queue's bound); the oldest were skipped",
+                self.config.max_backlog
+            );
+            // The cursor first: should the drop record fail, nothing is skipped twice.
+            store
+                .set_export_cursor(&key, &skipped)
+                .map_err(|e| self.store_err(e))?;
+            self.record_drop(first, last, count, &why)?;
+            report.dropped += count;
+        }
+        let mut waiting = waiting.waiting.min(self.config.max_backlog);
         loop {
             let cursor = store.export_cursor(&key).map_err(|e| self.store_err(e))?;
-            let queued = records_after(&self.log, cursor.as_ref(), 0, BATCH_RECORDS, BATCH_BYTES)
+            let queued = records_after(&self.log, cursor.as_ref(), BATCH_RECORDS, BATCH_BYTES)
                 .map_err(|e| self.store_err(e))?;
-            let done = cursor
-                .as_ref()
-                .filter(|c| c.log_id == queued.log_id)
-                .map_or(0, |c| c.seq);
-            let waiting = queued.head.saturating_sub(done);
-            if waiting > self.config.max_backlog {
-                // Room is left for the drop record itself, so the bound holds after it.
-                let last = queued.head + 1 - self.config.max_backlog;
-                let why = format!(
-                    "more than {} records waited for the collector (the export queue's bound); the oldest were skipped",
-                    self.config.max_backlog
-                );
-                // The cursor first: should the drop record fail, nothing is skipped twice.
-                let skipped = ExportCursor {
-                    log_id: queued.log_id.clone(),
-                    seq: last,
-                    offset: 0,
-                };
-                store
-                    .set_export_cursor(&key, &skipped)
-                    .map_err(|e| self.store_err(e))?;
-                self.record_drop(done + 1, last, &why)?;
-                report.dropped += last - done;
-                continue;
-            }
+            report.breaks += queued
+                .records
+                .iter()
+                .filter(|r| r.chain_break.is_some())
+                .count() as u64;
             let Some(last) = queued.records.last() else {
                 report.remaining = 0;
                 return Ok(report);
@@ -215,6 +226,7 @@ impl Exporter {
                 .set_export_cursor(&key, &next)
                 .map_err(|e| self.store_err(e))?;
             let n = queued.records.len() as u64;
+            waiting = waiting.saturating_sub(n);
             match outcome {
                 Ok(None) => {
                     report.sent += n;
@@ -224,14 +236,14 @@ impl Exporter {
                     // Partial success: the collector kept the rest, and must not be sent
                     // these again.
                     let why = format!("the collector rejected {count} of these records: {why}");
-                    self.record_drop(first, last.seq, &why)?;
+                    self.record_drop(first, last.seq, count.min(n), &why)?;
                     report.sent += n.saturating_sub(count);
                     report.dropped += count.min(n);
                     report.batches += 1;
                 }
                 Err(why) => {
                     // OTLP: a request refused for good is not sent again. Say so.
-                    self.record_drop(first, last.seq, &why)?;
+                    self.record_drop(first, last.seq, n, &why)?;
                     report.dropped += n;
                 }
             }

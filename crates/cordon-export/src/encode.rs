@@ -123,6 +123,9 @@ pub fn log_record(log_id: &str, record: &QueuedRecord, observed_ns: u64) -> LogR
             Any::IntValue(i64::try_from(record.seq).unwrap_or(i64::MAX)),
         ),
     ];
+    if let Some(why) = &record.chain_break {
+        attributes.push(text("cordon.audit.chain_break", why));
+    }
     if let Value::Object(fields) = &parsed {
         for (k, v) in fields {
             let name = match k.as_str() {
@@ -152,6 +155,7 @@ pub fn log_record(log_id: &str, record: &QueuedRecord, observed_ns: u64) -> LogR
         }
     }
     let (severity, severity_text) = match decision_of(&parsed) {
+        _ if record.chain_break.is_some() => (SeverityNumber::Error, "ERROR"),
         Some("deny") => (SeverityNumber::Warn, "WARN"),
         _ if parsed.get("event").and_then(Value::as_str) == Some("dropped") => {
             (SeverityNumber::Error, "ERROR")

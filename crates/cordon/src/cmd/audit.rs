@@ -54,6 +54,10 @@ pub enum AuditCommand {
         /// Store holding the anchor (default: the state directory's).
         #[arg(long, value_name = "F")]
         store: Option<PathBuf>,
+        /// Anchor the log even when it ends before the anchored head, or is another log
+        /// than the one anchored: accepts the records cut or the replacement.
+        #[arg(long)]
+        allow_rollback: bool,
     },
     /// Print the last records: one readable line each (time, session, tool, decision,
     /// target, rule) on a terminal; one JSON object per line with --json or when stdout
@@ -220,12 +224,46 @@ pub fn run(c: AuditCommand) -> anyhow::Result<u8> {
             println!("{}", key.public().to_hex());
             Ok(0)
         }
-        AuditCommand::Reanchor { file, store } => {
+        AuditCommand::Reanchor {
+            file,
+            store,
+            allow_rollback,
+        } => {
             let path = log_path(file)?;
-            let store = cordon_store::Store::open(&store_path(store)?).map_err(store_err)?;
-            match cordon_store::reanchor(&path, &store).map_err(store_err)? {
-                VerifyReport::Ok { records, .. } => {
-                    println!("anchored {} at record {records}", path_for_terminal(&path));
+            let store_path = store_path(store)?;
+            // The local key checks every signature: a human re-anchors a log the key
+            // still vouches for, never one rewritten or stripped of its signatures.
+            let key = public_key("", &store_path)?;
+            let store = cordon_store::Store::open(&store_path).map_err(store_err)?;
+            let done = cordon_store::reanchor(&path, &store, Some(&key), allow_rollback)
+                .map_err(store_err)?;
+            let head = |h: &cordon_store::AuditHead| format!("record {} (hash {})", h.seq, h.hash);
+            match &done.old {
+                Some(old) => {
+                    println!("old head: {}", head(&old.head));
+                    if let Some(f) = &old.finding {
+                        println!("finding: {}", sanitize_for_terminal(f));
+                    }
+                }
+                None => println!("old head: none"),
+            }
+            if let Some(why) = &done.refused {
+                println!(
+                    "REFUSED: {}: {}; nothing was anchored",
+                    path_for_terminal(&path),
+                    sanitize_for_terminal(why)
+                );
+                return Ok(BROKEN);
+            }
+            match done.report {
+                VerifyReport::Ok { .. } => {
+                    if let Some(new) = &done.new {
+                        println!("new head: {}", head(new));
+                    }
+                    if done.old.as_ref().is_some_and(|o| o.finding.is_some()) {
+                        println!("the finding above is cleared");
+                    }
+                    println!("anchored {}", path_for_terminal(&path));
                     Ok(0)
                 }
                 VerifyReport::Broken { line, detail, .. } => {
