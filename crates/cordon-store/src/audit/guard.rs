@@ -124,7 +124,7 @@ pub(super) fn check(
         });
     }
     if a.offset > tail.len {
-        return Ok(cut());
+        return Ok(if head.seq > tail.seq { cut() } else { rewritten() });
     }
     let at_anchor = if a.offset == tail.len {
         Some(tail.hash.clone())
