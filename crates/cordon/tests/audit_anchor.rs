@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use common::cli::{cordon, run_with_input};
+use cordon_store::VerifyReport;
 
 struct Env {
     _tmp: tempfile::TempDir,
@@ -150,7 +151,26 @@ fn issue_36_a_rewrite_with_the_chain_recomputed_needs_the_key_to_be_found() {
     }
     write_lines(&e.log(), &all);
     assert_eq!(e.verify(&[]).0, 4, "the anchor catches it first");
-    assert_eq!(e.run(&["audit", "reanchor"], b"").status.code(), Some(0));
+    // `reanchor` checks the signatures with the local key: it refuses the rewrite.
+    let out = e.run(&["audit", "reanchor"], b"");
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
+    assert!(common::text(&out).0.contains("nothing was anchored"), "{out:?}");
+    // An attacker who can write the store too anchors the file as it is.
+    let VerifyReport::Ok { records, head } = cordon_store::verify(&e.log()).unwrap() else {
+        panic!("the rewritten chain verifies")
+    };
+    let store = cordon_store::Store::open(&e.state.join("store.sqlite3")).unwrap();
+    store
+        .reanchor_audit(
+            &cordon_store::anchor_key(&e.log()),
+            &cordon_store::AuditHead {
+                log_id: blake3::hash(all[0].as_bytes()).to_hex().to_string(),
+                seq: records,
+                hash: head,
+            },
+            std::fs::metadata(e.log()).unwrap().len(),
+        )
+        .unwrap();
     let (code, out) = e.verify(&[]);
     assert_eq!(code, 0, "without the key a full rewrite passes: {out}");
     let (code, out) = e.verify(&["--key"]);
@@ -251,4 +271,54 @@ fn the_signing_key_in_the_default_state_directory_is_masked_too() {
     let (stdout, stderr) = common::text(&out);
     assert!(stdout.contains("CONTROL-OK"), "{stdout} {stderr}");
     assert!(!stdout.contains(secret.trim()), "the key leaked: {stdout}");
+}
+
+#[test]
+fn the_signing_key_beside_a_store_outside_the_state_directory_is_masked() {
+    if !common::full_tier_or_skip("the_signing_key_beside_a_store_outside_the_state_directory_is_masked") {
+        return;
+    }
+    // Outside review of issue 36, F4: with --store elsewhere the key lived beside it, in
+    // plain view of `cordon exec --store … -- python3 -c "open(…)"`.
+    let e = Env::new();
+    let ks = e.home.join("ks");
+    std::fs::create_dir_all(&ks).unwrap();
+    let store = ks.join("store.sqlite3");
+    let store_arg = store.to_str().unwrap();
+    let req = serde_json::json!({"tool": "Read", "input": {"file_path": e.ws.join("f")}, "cwd": e.ws});
+    let out = e.run(
+        &["check", "--isolated", "--store", store_arg, "-"],
+        req.to_string().as_bytes(),
+    );
+    assert!(out.status.code().is_some(), "{out:?}");
+    let key = ks.join("audit.key");
+    let secret = std::fs::read_to_string(&key).unwrap();
+    let config = e.home.join("policy.toml");
+    std::fs::write(&config, common::ALLOW_ALL).unwrap();
+    std::fs::write(e.ws.join("control.txt"), "CONTROL-OK").unwrap();
+    for (target, what) in [(&key, "key"), (&ks.join("audit.jsonl"), "log")] {
+        std::fs::write(e.ws.join("where.txt"), target.to_str().unwrap()).unwrap();
+        let out = e.run(
+            &[
+                "exec",
+                "--isolated",
+                "--store",
+                store_arg,
+                "--config",
+                config.to_str().unwrap(),
+                "--home",
+                "visible",
+                "--",
+                "sh",
+                "-c",
+                "cat control.txt; cat \"$(cat where.txt)\"",
+            ],
+            b"",
+        );
+        let (stdout, stderr) = common::text(&out);
+        assert!(stdout.contains("CONTROL-OK"), "{what}: {stdout} {stderr}");
+        // A masked file reads as nothing (or not at all): neither the key nor a record.
+        assert!(!stdout.contains(secret.trim()), "the key leaked");
+        assert!(!stdout.contains("cordon_audit"), "{what}: the log was read: {stdout}");
+    }
 }
