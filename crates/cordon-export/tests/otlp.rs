@@ -330,3 +330,40 @@ fn the_queue_bound_holds_and_the_drop_is_recorded() {
     assert_eq!(last["attributes"]["cordon.event"], "dropped");
     assert_eq!(last["severity_text"], "ERROR");
 }
+
+#[test]
+fn a_forged_huge_seq_skips_nothing_and_ships_marked() {
+    // Outside review of issue 36, F3: one line `{"seq":100000000,…}` made the exporter
+    // believe 100 million records waited, skip the real ones and ship a drop record.
+    let rx = Receiver::start();
+    let s = scene();
+    s.append(0, 3);
+    let stop = AtomicBool::new(false);
+    s.exporter(&rx.url(), 100)
+        .drain(&quick(Duration::from_secs(10)), &stop)
+        .unwrap();
+    s.append(3, 5);
+    let mut text = std::fs::read_to_string(&s.log).unwrap();
+    text.push_str("{\"seq\":100000000,\"prev\":\"00\"}\n");
+    std::fs::write(&s.log, text).unwrap();
+    let report = s
+        .exporter(&rx.url(), 100)
+        .drain(&quick(Duration::from_secs(10)), &stop)
+        .unwrap();
+    assert_eq!(report.dropped, 0, "{report:?}");
+    assert_eq!(report.breaks, 1, "{report:?}");
+    let got = rx.received();
+    let seqs: Vec<u64> = got.iter().map(seq).collect();
+    assert_eq!(seqs, vec![0, 1, 2, 3, 4, 5, 6, 7, 8, 100000000]);
+    assert!(got.iter().all(|r| r["attributes"]["cordon.event"] != "dropped"));
+    let forged = got.last().unwrap();
+    assert!(
+        forged["attributes"]["cordon.audit.chain_break"]
+            .as_str()
+            .is_some_and(|w| w.contains("chain breaks")),
+        "{forged}"
+    );
+    assert!(got[..9]
+        .iter()
+        .all(|r| r["attributes"]["cordon.audit.chain_break"].is_null()));
+}
