@@ -322,3 +322,41 @@ fn the_signing_key_beside_a_store_outside_the_state_directory_is_masked() {
         assert!(!stdout.contains("cordon_audit"), "{what}: the log was read: {stdout}");
     }
 }
+
+#[test]
+fn a_sparse_hole_at_the_end_of_the_log_never_lets_a_hook_call_through() {
+    // Outside review of issue 36, F2: `truncate -s +64G audit.jsonl` made every writer
+    // allocate the file's size; the hook aborted with 134, which harnesses let through.
+    let e = Env::new();
+    e.checks(3);
+    let f = std::fs::OpenOptions::new().write(true).open(e.log()).unwrap();
+    f.set_len(f.metadata().unwrap().len() + (64 << 30)).unwrap();
+    drop(f);
+    let payload = serde_json::json!({
+        "session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "rm -rf ~/important"}, "cwd": e.ws, "tool_use_id": "t1",
+    });
+    let ws = e.ws.to_str().unwrap();
+    let out = e.run(
+        &["hook", "claude-code", "--workspace", ws],
+        payload.to_string().as_bytes(),
+    );
+    let (stdout, stderr) = common::text(&out);
+    assert!(
+        matches!(out.status.code(), Some(0 | 2)),
+        "{out:?} {stdout} {stderr}"
+    );
+    assert!(!stdout.trim().is_empty() || out.status.code() == Some(2), "{stderr}");
+    // Second spelling: `cordon check`, then verify, both answer.
+    e.checks(1);
+    let (code, text) = e.verify(&[]);
+    assert_eq!(code, 4, "{text}");
+    // The decision was recorded after the hole, with the writer's own note of it.
+    let mut f = std::fs::File::open(e.log()).unwrap();
+    let len = f.metadata().unwrap().len();
+    std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(len - 8192)).unwrap();
+    let mut tail = String::new();
+    std::io::Read::read_to_string(&mut std::io::Read::take(f, 8192), &mut tail).unwrap_or(0);
+    assert!(tail.contains("\"event\":\"break\""), "{tail}");
+    assert!(tail.contains("rm -rf"), "{tail}");
+}
