@@ -153,8 +153,12 @@ impl Exporter {
         // The queue's bound, counted in lines from the cursor's byte offset: a seq written
         // in the file never decides what is skipped.
         let cursor = store.export_cursor(&key).map_err(|e| self.store_err(e))?;
-        let waiting = backlog(&self.log, cursor.as_ref(), self.config.max_backlog.saturating_sub(1))
-            .map_err(|e| self.store_err(e))?;
+        let waiting = backlog(
+            &self.log,
+            cursor.as_ref(),
+            self.config.max_backlog.saturating_sub(1),
+        )
+        .map_err(|e| self.store_err(e))?;
         if let Some((skipped, first, last, count)) = waiting.skip
             && waiting.waiting > self.config.max_backlog
         {

@@ -355,7 +355,10 @@ fn a_forged_huge_seq_skips_nothing_and_ships_marked() {
     let got = rx.received();
     let seqs: Vec<u64> = got.iter().map(seq).collect();
     assert_eq!(seqs, vec![0, 1, 2, 3, 4, 5, 6, 7, 8, 100000000]);
-    assert!(got.iter().all(|r| r["attributes"]["cordon.event"] != "dropped"));
+    assert!(
+        got.iter()
+            .all(|r| r["attributes"]["cordon.event"] != "dropped")
+    );
     let forged = got.last().unwrap();
     assert!(
         forged["attributes"]["cordon.audit.chain_break"]
@@ -363,7 +366,9 @@ fn a_forged_huge_seq_skips_nothing_and_ships_marked() {
             .is_some_and(|w| w.contains("chain breaks")),
         "{forged}"
     );
-    assert!(got[..9]
-        .iter()
-        .all(|r| r["attributes"]["cordon.audit.chain_break"].is_null()));
+    assert!(
+        got[..9]
+            .iter()
+            .all(|r| r["attributes"]["cordon.audit.chain_break"].is_null())
+    );
 }

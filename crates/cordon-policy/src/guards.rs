@@ -486,7 +486,10 @@ pub fn protected_write(path: &Path, home: &Path) -> Option<GuardHit> {
         .into_iter()
         .find(|d| rest_after(&comps, d).is_some())
     {
-        return hit(format!("{} (cordon's own state: store, audit log, key)", state.display()));
+        return hit(format!(
+            "{} (cordon's own state: store, audit log, key)",
+            state.display()
+        ));
     }
     for c in &comps {
         if let Some(p) = PROTECTED_ANYWHERE_COMPONENTS.iter().find(|p| name_eq(c, p)) {
@@ -522,10 +525,8 @@ pub fn protected_write(path: &Path, home: &Path) -> Option<GuardHit> {
 /// whatever the environment says; each also resolved through symlinks. No agent writes
 /// cordon's own records, whatever the mode.
 fn cordon_state_dirs(home: &Path) -> Vec<std::path::PathBuf> {
-    let abs = |v: Option<std::ffi::OsString>| {
-        v.map(std::path::PathBuf::from)
-            .filter(|p| p.is_absolute())
-    };
+    let abs =
+        |v: Option<std::ffi::OsString>| v.map(std::path::PathBuf::from).filter(|p| p.is_absolute());
     let mut dirs = vec![home.join(".local/state/cordon")];
     if let Some(d) = abs(std::env::var_os("CORDON_STATE_DIR")) {
         dirs.push(d);

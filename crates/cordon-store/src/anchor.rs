@@ -91,7 +91,15 @@ impl Store {
                      finding = excluded.finding, offset = excluded.offset",
                 )
                 .and_then(|mut s| {
-                    s.execute(params![key, new.log_id, seq, new.hash, now_ms(), note, offset])
+                    s.execute(params![
+                        key,
+                        new.log_id,
+                        seq,
+                        new.hash,
+                        now_ms(),
+                        note,
+                        offset
+                    ])
                 })
                 .map_err(|e| self.err(e))?;
             tx.commit().map_err(|e| self.err(e))
@@ -126,7 +134,14 @@ impl Store {
                  ON CONFLICT (log) DO UPDATE SET log_id = excluded.log_id, seq = excluded.seq, \
                  hash = excluded.hash, at_ms = excluded.at_ms, finding = NULL, \
                  offset = excluded.offset",
-                params![log.to_string_lossy(), head.log_id, seq, head.hash, now_ms(), offset],
+                params![
+                    log.to_string_lossy(),
+                    head.log_id,
+                    seq,
+                    head.hash,
+                    now_ms(),
+                    offset
+                ],
             )
             .map(drop)
             .map_err(|e| self.err(e))

@@ -29,9 +29,12 @@ use crate::paths;
 use crate::record::LogFields;
 
 mod guard;
+mod lines;
 mod ship;
 mod verify;
 use guard::Guard;
+use lines::read_last_line;
+pub(crate) use lines::{LastLine, LineRead, MAX_LINE, open_regular, read_line};
 pub use ship::{Backlog, QueuedRecord, Unshipped, backlog, records_after};
 pub use verify::{Reanchored, Verification, VerifyOptions, reanchor, verify, verify_with};
 
@@ -155,42 +158,6 @@ struct Tail {
     /// Why the writer cannot continue from this line (longer than [`MAX_LINE`], not a
     /// record, or a seq with no successor): `hash` and `seq` are then not the line's.
     problem: Option<String>,
-}
-
-/// The longest line a reader or writer of a log takes in (1 MiB): a longer one is not a
-/// record cordon wrote, and reading it whole would let a sparse hole at the end of the
-/// file (`truncate -s +64G`) exhaust memory.
-pub(crate) const MAX_LINE: usize = 1 << 20;
-
-/// One line read with [`read_line`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum LineRead {
-    /// The end of the file.
-    Eof,
-    /// A complete line of this many bytes (its newline included) is in the buffer.
-    Complete(usize),
-    /// The file ends before the line's newline.
-    Partial,
-    /// No newline within [`MAX_LINE`] bytes: the buffer holds that much of it.
-    TooLong,
-}
-
-/// Read one line into `buf` (cleared first), never more than [`MAX_LINE`] + 1 bytes.
-pub(crate) fn read_line(reader: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<LineRead> {
-    buf.clear();
-    let n = reader
-        .by_ref()
-        .take(MAX_LINE as u64 + 1)
-        .read_until(b'\n', buf)?;
-    Ok(if n == 0 {
-        LineRead::Eof
-    } else if buf.last() == Some(&b'\n') {
-        LineRead::Complete(n)
-    } else if n > MAX_LINE {
-        LineRead::TooLong
-    } else {
-        LineRead::Partial
-    })
 }
 
 /// An open audit log. Appends from several handles or processes are serialized by an
@@ -695,64 +662,13 @@ fn read_first_line(file: &mut File) -> std::io::Result<Option<Vec<u8>>> {
     Ok(first.strip_suffix(b"\n").map(<[u8]>::to_vec))
 }
 
-/// What [`read_last_line`] found.
-#[derive(Debug)]
-pub(crate) enum LastLine {
-    /// The length of the file up to and including the last newline, and that last
-    /// complete line (without its newline), or `None` when there is no complete line.
-    Found(u64, Option<Vec<u8>>),
-    /// No newline within [`MAX_LINE`] bytes of the end, or a last line longer than that.
-    TooLong,
-}
-
-/// Read backwards from `len` to find the last complete line, never more than twice
-/// [`MAX_LINE`] bytes (a torn tail and a line each at most that long).
-pub(crate) fn read_last_line(file: &mut File, len: u64) -> std::io::Result<LastLine> {
-    let cap = 2 * (MAX_LINE as u64 + 1);
-    let mut chunk = 4096u64;
-    loop {
-        let start = len.saturating_sub(chunk);
-        let mut buf = vec![0u8; usize::try_from(len - start).unwrap_or(0)];
-        file.seek(SeekFrom::Start(start))?;
-        file.read_exact(&mut buf)?;
-        // End of the complete part: just past the last newline.
-        let Some(last_nl) = buf.iter().rposition(|&b| b == b'\n') else {
-            if start == 0 {
-                return Ok(LastLine::Found(0, None));
-            }
-            if len - start > MAX_LINE as u64 {
-                return Ok(LastLine::TooLong);
-            }
-            chunk = chunk.saturating_mul(4).min(cap);
-            continue;
-        };
-        let complete_len = start + last_nl as u64 + 1;
-        if len - complete_len > MAX_LINE as u64 {
-            return Ok(LastLine::TooLong);
-        }
-        match buf[..last_nl].iter().rposition(|&b| b == b'\n') {
-            Some(prev_nl) => {
-                return Ok(LastLine::Found(
-                    complete_len,
-                    Some(buf[prev_nl + 1..last_nl].to_vec()),
-                ));
-            }
-            None if start == 0 => {
-                return Ok(LastLine::Found(complete_len, Some(buf[..last_nl].to_vec())));
-            }
-            None if chunk >= cap => return Ok(LastLine::TooLong),
-            None => chunk = chunk.saturating_mul(4).min(cap),
-        }
-    }
-}
-
 pub(crate) type Snapshot = BufReader<std::io::Take<File>>;
 
 /// Open the log for reading, limited to the bytes that were complete at this moment:
 /// the length is read under a shared lock, which no writer holds while appending, so
 /// a write in progress is not mistaken for a torn tail.
 pub(crate) fn open_read(path: &Path) -> Result<Snapshot, StoreError> {
-    let file = File::open(path).map_err(|e| StoreError::io(path, &e))?;
+    let file = open_regular(path).map_err(|e| StoreError::io(path, &e))?;
     rustix::fs::flock(&file, rustix::fs::FlockOperation::LockShared)
         .map_err(|e| StoreError::io(path, &e.into()))?;
     let len = file.metadata().map(|m| m.len());

@@ -140,7 +140,11 @@ fn f1_a_rewrite_padded_past_the_anchor_is_not_laundered_by_the_next_append() {
     append(&s, 1, "echo");
     assert!(!is_ok(&check(&s, false)));
     assert!(!is_ok(&check(&s, true)));
-    assert!(finding(&s).unwrap().contains("rewritten"), "{:?}", finding(&s));
+    assert!(
+        finding(&s).unwrap().contains("rewritten"),
+        "{:?}",
+        finding(&s)
+    );
     assert!(has_break_record(&s.log), "the writer says what it found");
     // Later appends do not clear it: only a human re-anchoring does.
     append(&s, 3, "echo");
@@ -206,7 +210,10 @@ fn f1_a_signature_vouches_only_for_its_own_batch() {
 fn f2_a_sparse_hole_at_the_end_neither_stops_nor_exhausts_a_writer() {
     let s = scene();
     append(&s, 3, "ls");
-    let f = std::fs::OpenOptions::new().write(true).open(&s.log).unwrap();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&s.log)
+        .unwrap();
     let len = f.metadata().unwrap().len();
     f.set_len(len + (64 << 30)).unwrap();
     drop(f);
@@ -247,7 +254,10 @@ fn f5_a_maximum_seq_in_the_last_line_is_a_break_and_decisions_go_on() {
     assert!(finding(&s).unwrap().contains("no successor"));
     assert!(!is_ok(&check(&s, false)));
     let last: Value = serde_json::from_str(lines(&s.log).last().unwrap()).unwrap();
-    assert_eq!(last["seq"], 5, "continued from the anchored record 2 (+ the break record)");
+    assert_eq!(
+        last["seq"], 5,
+        "continued from the anchored record 2 (+ the break record)"
+    );
 }
 
 #[test]
@@ -297,7 +307,10 @@ fn f6_reanchor_refuses_a_rollback_and_stripped_signatures() {
     assert_eq!(why(check(&s, false)), Break::Truncation, "nothing moved");
     let done = reanchor(&s.log, &store, Some(&k), true).unwrap();
     assert_eq!(done.new.unwrap().seq, 3);
-    assert!(matches!(check(&s, true), VerifyReport::Ok { records: 3, .. }));
+    assert!(matches!(
+        check(&s, true),
+        VerifyReport::Ok { records: 3, .. }
+    ));
     // A rewrite with its signatures stripped and the chain recomputed: refused with the key.
     append(&s, 2, "ls");
     let mut l = lines(&s.log);
@@ -308,6 +321,31 @@ fn f6_reanchor_refuses_a_rollback_and_stripped_signatures() {
     assert!(done.new.is_none());
     assert!(matches!(
         done.report,
-        VerifyReport::Broken { why: Break::Unsigned | Break::BadSignature, .. }
+        VerifyReport::Broken {
+            why: Break::Unsigned | Break::BadSignature,
+            ..
+        }
     ));
+}
+
+#[test]
+fn a_fifo_or_a_symlink_at_the_log_path_is_refused_not_waited_on() {
+    let s = scene();
+    append(&s, 2, "ls");
+    let real = s.log.with_file_name("real.jsonl");
+    std::fs::rename(&s.log, &real).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&s.log)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    // Before: verify and tail blocked forever opening the FIFO.
+    assert!(cordon_store::verify(&s.log).is_err());
+    assert!(cordon_store::tail(&s.log, 3).is_err());
+    std::fs::remove_file(&s.log).unwrap();
+    std::os::unix::fs::symlink(&real, &s.log).unwrap();
+    assert!(
+        cordon_store::verify(&s.log).is_err(),
+        "writers refuse the symlink; so does verify"
+    );
 }

@@ -154,7 +154,10 @@ fn issue_36_a_rewrite_with_the_chain_recomputed_needs_the_key_to_be_found() {
     // `reanchor` checks the signatures with the local key: it refuses the rewrite.
     let out = e.run(&["audit", "reanchor"], b"");
     assert_eq!(out.status.code(), Some(4), "{out:?}");
-    assert!(common::text(&out).0.contains("nothing was anchored"), "{out:?}");
+    assert!(
+        common::text(&out).0.contains("nothing was anchored"),
+        "{out:?}"
+    );
     // An attacker who can write the store too anchors the file as it is.
     let VerifyReport::Ok { records, head } = cordon_store::verify(&e.log()).unwrap() else {
         panic!("the rewritten chain verifies")
@@ -275,7 +278,9 @@ fn the_signing_key_in_the_default_state_directory_is_masked_too() {
 
 #[test]
 fn the_signing_key_beside_a_store_outside_the_state_directory_is_masked() {
-    if !common::full_tier_or_skip("the_signing_key_beside_a_store_outside_the_state_directory_is_masked") {
+    if !common::full_tier_or_skip(
+        "the_signing_key_beside_a_store_outside_the_state_directory_is_masked",
+    ) {
         return;
     }
     // Outside review of issue 36, F4: with --store elsewhere the key lived beside it, in
@@ -285,7 +290,8 @@ fn the_signing_key_beside_a_store_outside_the_state_directory_is_masked() {
     std::fs::create_dir_all(&ks).unwrap();
     let store = ks.join("store.sqlite3");
     let store_arg = store.to_str().unwrap();
-    let req = serde_json::json!({"tool": "Read", "input": {"file_path": e.ws.join("f")}, "cwd": e.ws});
+    let req =
+        serde_json::json!({"tool": "Read", "input": {"file_path": e.ws.join("f")}, "cwd": e.ws});
     let out = e.run(
         &["check", "--isolated", "--store", store_arg, "-"],
         req.to_string().as_bytes(),
@@ -319,7 +325,10 @@ fn the_signing_key_beside_a_store_outside_the_state_directory_is_masked() {
         assert!(stdout.contains("CONTROL-OK"), "{what}: {stdout} {stderr}");
         // A masked file reads as nothing (or not at all): neither the key nor a record.
         assert!(!stdout.contains(secret.trim()), "the key leaked");
-        assert!(!stdout.contains("cordon_audit"), "{what}: the log was read: {stdout}");
+        assert!(
+            !stdout.contains("cordon_audit"),
+            "{what}: the log was read: {stdout}"
+        );
     }
 }
 
@@ -329,7 +338,10 @@ fn a_sparse_hole_at_the_end_of_the_log_never_lets_a_hook_call_through() {
     // allocate the file's size; the hook aborted with 134, which harnesses let through.
     let e = Env::new();
     e.checks(3);
-    let f = std::fs::OpenOptions::new().write(true).open(e.log()).unwrap();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(e.log())
+        .unwrap();
     f.set_len(f.metadata().unwrap().len() + (64 << 30)).unwrap();
     drop(f);
     let payload = serde_json::json!({
@@ -346,7 +358,10 @@ fn a_sparse_hole_at_the_end_of_the_log_never_lets_a_hook_call_through() {
         matches!(out.status.code(), Some(0 | 2)),
         "{out:?} {stdout} {stderr}"
     );
-    assert!(!stdout.trim().is_empty() || out.status.code() == Some(2), "{stderr}");
+    assert!(
+        !stdout.trim().is_empty() || out.status.code() == Some(2),
+        "{stderr}"
+    );
     // Second spelling: `cordon check`, then verify, both answer.
     e.checks(1);
     let (code, text) = e.verify(&[]);

@@ -124,7 +124,11 @@ pub(super) fn check(
         });
     }
     if a.offset > tail.len {
-        return Ok(if head.seq > tail.seq { cut() } else { rewritten() });
+        return Ok(if head.seq > tail.seq {
+            cut()
+        } else {
+            rewritten()
+        });
     }
     let at_anchor = if a.offset == tail.len {
         Some(tail.hash.clone())
@@ -135,7 +139,11 @@ pub(super) fn check(
         }
     };
     if at_anchor.as_deref() != Some(head.hash.as_str()) {
-        return Ok(if head.seq > tail.seq { cut() } else { rewritten() });
+        return Ok(if head.seq > tail.seq {
+            cut()
+        } else {
+            rewritten()
+        });
     }
     // From the anchored record to the end, every line must chain to the one before.
     file.seek(SeekFrom::Start(a.offset))?;

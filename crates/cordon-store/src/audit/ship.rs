@@ -50,7 +50,7 @@ struct Opened {
 
 fn open(path: &Path) -> Result<Option<Opened>, StoreError> {
     let io = |e: std::io::Error| StoreError::io(path, &e);
-    let mut file = match File::open(path) {
+    let mut file = match super::open_regular(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(io(e)),
@@ -69,7 +69,10 @@ fn open(path: &Path) -> Result<Option<Opened>, StoreError> {
     file.seek(SeekFrom::Start(0)).map_err(io)?;
     let mut reader = BufReader::new((&file).take(complete));
     let mut header = Vec::new();
-    if !matches!(read_line(&mut reader, &mut header).map_err(io)?, LineRead::Complete(_)) {
+    if !matches!(
+        read_line(&mut reader, &mut header).map_err(io)?,
+        LineRead::Complete(_)
+    ) {
         return Ok(None);
     }
     header.pop();
@@ -134,10 +137,7 @@ pub fn records_after(
         (0, log_id.clone())
     } else {
         match read_last_line(&mut o.file, from).map_err(io)? {
-            LastLine::Found(_, Some(line)) => (
-                ours.map_or(0, |c| c.seq),
-                hash_hex(&line),
-            ),
+            LastLine::Found(_, Some(line)) => (ours.map_or(0, |c| c.seq), hash_hex(&line)),
             _ => (0, String::new()),
         }
     };
@@ -165,8 +165,12 @@ pub fn records_after(
         let parsed = serde_json::from_slice::<Value>(line)
             .ok()
             .filter(|v| v.get(HEADER_KEY).is_none());
-        let seq = parsed.as_ref().and_then(|v| v.get("seq").and_then(Value::as_u64));
-        let prev = parsed.as_ref().and_then(|v| v.get("prev").and_then(Value::as_str));
+        let seq = parsed
+            .as_ref()
+            .and_then(|v| v.get("seq").and_then(Value::as_u64));
+        let prev = parsed
+            .as_ref()
+            .and_then(|v| v.get("prev").and_then(Value::as_str));
         let hash = hash_hex(line);
         let chained = seq.is_some() && seq == prev_seq.checked_add(1) && prev == Some(&prev_hash);
         let skip = seq.is_none_or(|s| s <= after);
@@ -206,7 +210,11 @@ pub struct Backlog {
 
 /// Count the lines of the log at `path` after `cursor` and, when more than `keep` wait,
 /// where to move the cursor so that `keep` remain.
-pub fn backlog(path: &Path, cursor: Option<&ExportCursor>, keep: u64) -> Result<Backlog, StoreError> {
+pub fn backlog(
+    path: &Path,
+    cursor: Option<&ExportCursor>,
+    keep: u64,
+) -> Result<Backlog, StoreError> {
     let io = |e: std::io::Error| StoreError::io(path, &e);
     let Some(mut o) = open(path)? else {
         return Ok(Backlog::default());

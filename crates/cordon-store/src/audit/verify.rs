@@ -373,7 +373,11 @@ fn verify_full(
                 format!(
                     "the log ends at record {records} but the store anchored record {}: {cut} {} cut from its end, or an older copy of the log was put back",
                     a.head.seq,
-                    if cut == 1 { "record was" } else { "records were" }
+                    if cut == 1 {
+                        "record was"
+                    } else {
+                        "records were"
+                    }
                 ),
             )));
         }

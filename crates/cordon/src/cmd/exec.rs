@@ -726,7 +726,10 @@ impl FlagPaths {
                 name.push(suffix);
                 own.push(PathBuf::from(name));
             }
-            masks.extend(own.into_iter().filter(|p| std::fs::symlink_metadata(p).is_ok()));
+            masks.extend(
+                own.into_iter()
+                    .filter(|p| std::fs::symlink_metadata(p).is_ok()),
+            );
         }
         let ssh_agent = match args.ssh_agent {
             true => Some(std::env::var_os("SSH_AUTH_SOCK").map(PathBuf::from).ok_or_else(|| {
