@@ -1097,7 +1097,7 @@ case!(
     cordon_store_edit_denied_in_bypass,
     PERMISSIVE,
     Some(Mode::Bypass),
-    r#"{"tool":"Edit","input":{"file_path":"/home/u/.local/state/cordon/store.sqlite3","old_string":"a","new_string":"b"}}"#.to_string(),
+    r#"{"tool":"Edit","input":{"file_path":"/home/u/.local/state/cordon/store.sqlite3","old_string":"a","new_string":"b"}}"#,
     Deny,
     Some(Step::Guard)
 );

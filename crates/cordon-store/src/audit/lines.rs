@@ -10,21 +10,19 @@ use std::path::Path;
 /// without blocking (a FIFO put at the log's path would hang a reader forever): anything
 /// but a regular file is refused, as writers refuse it.
 pub(crate) fn open_regular(path: &Path) -> std::io::Result<File> {
-    use rustix::fs::{Mode, OFlags};
-    let fd = rustix::fs::open(
-        path,
-        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(std::io::Error::from)?;
-    let file = File::from(fd);
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "not a regular file (a FIFO, device or directory is never an audit log)",
-        ));
-    }
-    Ok(file)
+    let name = path.file_name().ok_or_else(|| {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, "the path names no file")
+    })?;
+    cordon_fs::Dir::open_ambient(crate::paths::parent_of(path))
+        .and_then(|d| d.open_read(Path::new(name)))
+        .map_err(|e| {
+            let kind = if e.is_not_found() {
+                std::io::ErrorKind::NotFound
+            } else {
+                std::io::ErrorKind::InvalidInput
+            };
+            std::io::Error::new(kind, e.to_string())
+        })
 }
 
 /// The longest line a reader or writer of a log takes in (1 MiB): a longer one is not a
