@@ -371,6 +371,12 @@ fn export_otlp(
                     String::new()
                 }
             );
+            if r.breaks > 0 {
+                eprintln!(
+                    "cordon: {} shipped record(s) break the log's chain (marked cordon.audit.chain_break): the log was edited; run `cordon audit verify`",
+                    r.breaks
+                );
+            }
             Ok(0)
         }
         Err(e) => Err(Exit::new(Code::Internal, sanitize_for_terminal(&e.to_string())).into()),
