@@ -68,6 +68,18 @@ if ! "$deps/venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m
   "$deps/venv/bin/pip" install -q "mcp==$PYTHON_MCP"
 fi
 
+# The audit log's OpenTelemetry export test (crates/cordon-export/tests/otlp.rs): a local
+# OTLP/HTTP receiver that decodes what cordon sends with the official protobuf definitions,
+# Python's `opentelemetry-proto` (pinned), in .test-deps/otlp/venv.
+OTEL_PROTO=1.45.0
+otlp="$(cd "$(dirname "$0")/.." && pwd)/.test-deps/otlp"
+if ! "$otlp/venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('opentelemetry-proto') != '$OTEL_PROTO')" 2>/dev/null; then
+  echo "installing Python opentelemetry-proto==$OTEL_PROTO into $otlp/venv"
+  mkdir -p "$otlp"
+  python3 -m venv "$otlp/venv"
+  "$otlp/venv/bin/pip" install -q "opentelemetry-proto==$OTEL_PROTO"
+fi
+
 # The real harness test (crates/cordon/tests/harness_real.rs): the Claude Code, Gemini
 # and Codex CLIs from npm, pinned, in .test-deps/harness, each driven against a local mock
 # model server. Claude Code's and Codex's packages carry their native binaries as

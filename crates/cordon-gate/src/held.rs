@@ -99,12 +99,14 @@ impl Held {
     }
 
     /// Append `record` to the log at `path` through the kept handle (opened with
-    /// `durability` when there is none, or when the path changed), then make it durable
+    /// `durability`, anchored in the store at `store`, when there is none, or when the
+    /// path changed), then make it durable
     /// as `durability` says: `FsyncEach` syncs before this returns; anything else is
     /// written without waiting for the disk. A failure drops the handle.
     pub(crate) fn append(
         &self,
         path: &Path,
+        store: &Path,
         durability: Durability,
         record: LogFields,
     ) -> Result<(), StoreError> {
@@ -117,11 +119,11 @@ impl Held {
             }
         };
         let Ok(mut slot) = self.audit.lock() else {
-            return write(&mut AuditLog::open(path, durability)?);
+            return write(&mut AuditLog::open_anchored(path, durability, store)?);
         };
         let mut log = match slot.take() {
             Some((p, log)) if p == path => log,
-            _ => AuditLog::open(path, durability)?,
+            _ => AuditLog::open_anchored(path, durability, store)?,
         };
         let result = write(&mut log);
         if result.is_ok() {

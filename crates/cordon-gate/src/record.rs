@@ -144,8 +144,9 @@ impl Gate {
         } else {
             Durability::FsyncEach
         };
+        let store = self.store_path().map_err(err)?;
         self.held
-            .append(&path, durability, record.log_fields())
+            .append(&path, &store, durability, record.log_fields())
             .map_err(err)
     }
 }

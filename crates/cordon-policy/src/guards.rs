@@ -531,6 +531,15 @@ pub fn protected_write(path: &Path, home: &Path) -> Option<GuardHit> {
     if raw_device(&comps) {
         return hit(format!("{} (a raw disk or memory device)", path.display()));
     }
+    if let Some(state) = cordon_state_dirs(home)
+        .into_iter()
+        .find(|d| rest_after(&comps, d).is_some())
+    {
+        return hit(format!(
+            "{} (cordon's own state: store, audit log, key)",
+            state.display()
+        ));
+    }
     for c in &comps {
         if let Some(p) = PROTECTED_ANYWHERE_COMPONENTS.iter().find(|p| name_eq(c, p)) {
             return hit(format!("{p} (agent or IDE configuration)"));
@@ -557,6 +566,29 @@ pub fn protected_write(path: &Path, home: &Path) -> Option<GuardHit> {
         });
     }
     None
+}
+
+/// cordon's state directory (its store, audit log, signing key and export queue), as
+/// `cordon_store::state_dir` finds it (`$CORDON_STATE_DIR`, else
+/// `$XDG_STATE_HOME/cordon`, else `~/.local/state/cordon`), and the default under `home`
+/// whatever the environment says; each also resolved through symlinks. No agent writes
+/// cordon's own records, whatever the mode.
+fn cordon_state_dirs(home: &Path) -> Vec<std::path::PathBuf> {
+    let abs =
+        |v: Option<std::ffi::OsString>| v.map(std::path::PathBuf::from).filter(|p| p.is_absolute());
+    let mut dirs = vec![home.join(".local/state/cordon")];
+    if let Some(d) = abs(std::env::var_os("CORDON_STATE_DIR")) {
+        dirs.push(d);
+    } else if let Some(d) = abs(std::env::var_os("XDG_STATE_HOME")) {
+        dirs.push(d.join("cordon"));
+    }
+    let resolved: Vec<_> = dirs
+        .iter()
+        .filter_map(|d| std::fs::canonicalize(d).ok())
+        .collect();
+    dirs.extend(resolved);
+    dirs.retain(|d| d.components().count() > 2);
+    dirs
 }
 
 /// Block devices and memory under `/dev`: writing one bypasses every file permission

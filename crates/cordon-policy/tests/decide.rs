@@ -1082,3 +1082,30 @@ fn remembered_rules_allow_and_change_the_version() {
     opts.remembered_rules = vec!["Bogus(".into()];
     assert!(Policy::load(&opts, &fs).is_err());
 }
+
+// cordon's own state (audit log, store, key): no agent writes it, whatever the mode
+// (outside review of issue 36, F7: Write/Edit on the log were `allow` in bypass).
+case!(
+    cordon_audit_log_write_denied_in_bypass,
+    PERMISSIVE,
+    Some(Mode::Bypass),
+    write("~/.local/state/cordon/audit.jsonl"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    cordon_store_edit_denied_in_bypass,
+    PERMISSIVE,
+    Some(Mode::Bypass),
+    r#"{"tool":"Edit","input":{"file_path":"/home/u/.local/state/cordon/store.sqlite3","old_string":"a","new_string":"b"}}"#,
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    cordon_state_write_denied_by_default,
+    NONE,
+    None,
+    write("/home/u/.local/state/cordon/export/queue"),
+    Deny,
+    Some(Step::Guard)
+);

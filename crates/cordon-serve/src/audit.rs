@@ -71,15 +71,17 @@ pub struct AuditWriter {
 }
 
 impl AuditWriter {
-    /// Open the log at `path` (and, batched, start the syncer).
-    pub fn start(path: &Path, sync: AuditSync) -> Result<AuditWriter, StoreError> {
+    /// Open the log at `path`, anchored in the store at `store` (and, batched, start the
+    /// syncer).
+    pub fn start(path: &Path, store: &Path, sync: AuditSync) -> Result<AuditWriter, StoreError> {
         // The log never syncs by itself: the writer decides when.
-        let log = AuditLog::open(
+        let log = AuditLog::open_anchored(
             path,
             Durability::Batched {
                 max_records: u32::MAX,
                 max_delay: Duration::MAX,
             },
+            store,
         )?;
         let shared = Arc::new(Shared {
             state: Mutex::new(SyncState::default()),

@@ -10,7 +10,7 @@ use crate::reload::PolicyHolder;
 use crate::rpc::{self, Call, RpcError};
 use cordon_gate::GateOptions;
 use cordon_policy::LoadOptions;
-use cordon_store::{Store, StoreError};
+use cordon_store::{Store, StoreError, StoreErrorKind};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -47,6 +47,9 @@ pub struct ServeOptions {
     /// `cordon exec` as hook calls through the service rewrite a shell call to run
     /// contained (with `[hook] contain`); `None` leaves such calls to the policy as is.
     pub hook_exec: Option<cordon_hook::ExecLine>,
+    /// Ship the audit log to an OpenTelemetry collector in the background (nothing
+    /// with `no_audit`).
+    pub export: Option<cordon_export::ExportConfig>,
 }
 
 impl ServeOptions {
@@ -63,6 +66,7 @@ impl ServeOptions {
             reload_interval: Duration::from_millis(250),
             follow_rules: false,
             hook_exec: None,
+            export: None,
         }
     }
 }
@@ -111,6 +115,8 @@ pub struct Service {
     pub(crate) active: AtomicUsize,
     pub(crate) hook_gates: crate::hook::HookGates,
     pub(crate) hook_exec: Option<cordon_hook::ExecLine>,
+    /// The background export of the audit log, when configured.
+    pub(crate) export: Option<cordon_export::Background>,
 }
 
 impl Service {
@@ -144,9 +150,26 @@ impl Service {
         let audit = if options.no_audit {
             None
         } else {
-            Some(AuditWriter::start(&audit_path, options.audit_sync).map_err(ServeError::Store)?)
+            Some(
+                AuditWriter::start(&audit_path, &store_path, options.audit_sync)
+                    .map_err(ServeError::Store)?,
+            )
+        };
+        let export = match (&audit, options.export) {
+            (Some(_), Some(config)) => Some(
+                cordon_export::Exporter::new(&audit_path, &store_path, config)
+                    .spawn(Duration::from_secs(1), "cordon serve")
+                    .map_err(|e| {
+                        ServeError::Store(StoreError::new(
+                            &audit_path,
+                            StoreErrorKind::Io(e.to_string()),
+                        ))
+                    })?,
+            ),
+            _ => None,
         };
         Ok(Service {
+            export,
             policy,
             audit,
             store_path,
@@ -202,6 +225,9 @@ impl Service {
     pub fn shutdown(&self) {
         if let Some(w) = &self.audit {
             w.shutdown();
+        }
+        if let Some(e) = &self.export {
+            e.stop();
         }
     }
 }

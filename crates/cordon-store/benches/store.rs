@@ -1,5 +1,6 @@
 //! Store and audit benchmarks: audit appends per second (hash chain included) with
-//! batched syncs and with an fsync per record, and the latency of a lease check
+//! batched syncs, written unsynced one by one (a hook call's way) and with an fsync per
+//! record, each plain and anchored in the store with signed batches (`_anchored`), and the latency of a lease check
 //! (`Store::consume`) for a fingerprint with no lease and for a session lease.
 //!
 //! Run: `cargo bench -p cordon-store --bench store`
@@ -27,32 +28,79 @@ fn record(i: u64) -> serde_json::Value {
     })
 }
 
+/// The log at `path`, plain (chain only) or anchored in a store and signed (issue 36).
+fn open(dir: &std::path::Path, name: &str, durability: Durability, anchored: bool) -> AuditLog {
+    let path = dir.join(format!("{name}.jsonl"));
+    if anchored {
+        AuditLog::open_anchored(&path, durability, &dir.join("store.sqlite3")).unwrap()
+    } else {
+        AuditLog::open(&path, durability).unwrap()
+    }
+}
+
 fn audit(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let mut group = c.benchmark_group("audit_append");
     group.throughput(Throughput::Elements(1));
     group.warm_up_time(Duration::from_millis(500));
     group.measurement_time(Duration::from_secs(3));
+    let rec = record(1);
 
-    for (name, max_records, max_delay_ms) in
-        [("batched_1024", 1024, 100), ("batched_8192", 8192, 1000)]
-    {
-        let durability = Durability::Batched {
-            max_records,
-            max_delay: Duration::from_millis(max_delay_ms),
+    for anchored in [false, true] {
+        let tag = if anchored { "_anchored" } else { "" };
+        for (name, max_records, max_delay_ms) in
+            [("batched_1024", 1024, 100), ("batched_8192", 8192, 1000)]
+        {
+            let durability = Durability::Batched {
+                max_records,
+                max_delay: Duration::from_millis(max_delay_ms),
+            };
+            let mut log = open(dir.path(), &format!("{name}{tag}"), durability, anchored);
+            group.bench_function(format!("{name}{tag}"), |b| {
+                b.iter(|| log.append(black_box(&rec)).unwrap())
+            });
+        }
+        // A hook call's way: each record written at once, not waited for (one batch,
+        // so one signature and one anchor move, per record).
+        let unsynced = Durability::Batched {
+            max_records: u32::MAX,
+            max_delay: Duration::MAX,
         };
-        let mut log =
-            AuditLog::open(&dir.path().join(format!("{name}.jsonl")), durability).unwrap();
-        let rec = record(1);
-        group.bench_function(name, |b| b.iter(|| log.append(black_box(&rec)).unwrap()));
+        let mut log = open(dir.path(), &format!("unsynced{tag}"), unsynced, anchored);
+        group.bench_function(format!("unsynced_each{tag}"), |b| {
+            b.iter(|| log.append_unsynced(black_box(&rec)).unwrap())
+        });
+    }
+
+    // A hook call's whole share: open the log (and, anchored, the store and the key),
+    // write one record unsynced, close.
+    for anchored in [false, true] {
+        let tag = if anchored { "_anchored" } else { "" };
+        let unsynced = Durability::Batched {
+            max_records: u32::MAX,
+            max_delay: Duration::MAX,
+        };
+        group.bench_function(format!("one_shot_open_append{tag}"), |b| {
+            b.iter(|| {
+                let mut log = open(dir.path(), &format!("oneshot{tag}"), unsynced, anchored);
+                log.append_unsynced(black_box(&rec)).unwrap();
+            })
+        });
     }
 
     group.sample_size(10);
-    let mut log = AuditLog::open(&dir.path().join("fsync.jsonl"), Durability::FsyncEach).unwrap();
-    let rec = record(1);
-    group.bench_function("fsync_each", |b| {
-        b.iter(|| log.append(black_box(&rec)).unwrap())
-    });
+    for anchored in [false, true] {
+        let tag = if anchored { "_anchored" } else { "" };
+        let mut log = open(
+            dir.path(),
+            &format!("fsync{tag}"),
+            Durability::FsyncEach,
+            anchored,
+        );
+        group.bench_function(format!("fsync_each{tag}"), |b| {
+            b.iter(|| log.append(black_box(&rec)).unwrap())
+        });
+    }
     group.finish();
 }
 

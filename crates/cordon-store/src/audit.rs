@@ -8,7 +8,10 @@
 //! supplies every other field (and should pass input through [`redact`](crate::redact)).
 //!
 //! Writers take an exclusive `flock` on the file around "read the last line, append
-//! one", so several processes can append to one log. A writer killed mid-write leaves at
+//! one", so several processes can append to one log. A log opened with
+//! [`AuditLog::open_anchored`] also, inside that same critical section, signs the last
+//! record of every batch it writes (`"sig"`, see `audit_key.rs`) and moves the head
+//! anchored in the store (see `anchor.rs`) once the batch is in the file. A writer killed mid-write leaves at
 //! most one partial line without its newline: [`verify`] reports it as a torn tail, and
 //! the next append cuts it off and continues from the last complete line.
 
@@ -19,11 +22,23 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::Value;
 
+use crate::anchor::{AuditHead, anchor_key};
+use crate::audit_key::{AuditKey, key_path_for_store};
 use crate::error::{StoreError, StoreErrorKind};
 use crate::paths;
 use crate::record::LogFields;
 
-const HEADER_KEY: &str = "cordon_audit";
+mod guard;
+mod lines;
+mod ship;
+mod verify;
+use guard::Guard;
+use lines::read_last_line;
+pub(crate) use lines::{LastLine, LineRead, MAX_LINE, open_regular, read_line};
+pub use ship::{Backlog, QueuedRecord, Unshipped, backlog, records_after};
+pub use verify::{Reanchored, Verification, VerifyOptions, reanchor, verify, verify_with};
+
+pub(crate) const HEADER_KEY: &str = "cordon_audit";
 const FORMAT_VERSION: u64 = 1;
 
 /// When appended records reach the disk.
@@ -68,6 +83,20 @@ pub enum Break {
     TornTail,
     /// The first line is not a header (the file is empty or its header was removed).
     MissingHeader,
+    /// The log ends before the head anchored in the store: records were cut from its
+    /// end, or an older copy was put back.
+    Truncation,
+    /// The record at the anchored head is not the one the store anchored.
+    HeadMismatch,
+    /// The file is not the log the store anchored at this path.
+    Replaced,
+    /// A record's signature does not verify with the key given.
+    BadSignature,
+    /// Records at the end carry no signature after them.
+    Unsigned,
+    /// A writer found the file at odds with the anchored head before appending (the
+    /// store kept what it found).
+    Anchor,
 }
 
 impl Break {
@@ -79,6 +108,12 @@ impl Break {
             Break::Reorder => "reorder",
             Break::TornTail => "torn tail",
             Break::MissingHeader => "missing header",
+            Break::Truncation => "truncation",
+            Break::HeadMismatch => "head mismatch",
+            Break::Replaced => "replaced",
+            Break::BadSignature => "bad signature",
+            Break::Unsigned => "unsigned",
+            Break::Anchor => "anchor",
         }
     }
 }
@@ -106,7 +141,7 @@ pub enum VerifyReport {
     },
 }
 
-fn hash_hex(line: &[u8]) -> String {
+pub(crate) fn hash_hex(line: &[u8]) -> String {
     blake3::hash(line).to_hex().to_string()
 }
 
@@ -120,6 +155,9 @@ struct Tail {
     len: u64,
     hash: String,
     seq: u64,
+    /// Why the writer cannot continue from this line (longer than [`MAX_LINE`], not a
+    /// record, or a seq with no successor): `hash` and `seq` are then not the line's.
+    problem: Option<String>,
 }
 
 /// An open audit log. Appends from several handles or processes are serialized by an
@@ -134,6 +172,10 @@ pub struct AuditLog {
     /// When the oldest queued record was accepted.
     queued_since: Option<Instant>,
     tail: Option<Tail>,
+    /// blake3 hex of the header line (which log this is), read with the tail.
+    log_id: Option<String>,
+    /// The store anchoring the head and the key signing batches, when anchored.
+    guard: Option<Guard>,
 }
 
 /// A record waiting to be chained and written: everything but `seq` and `prev`.
@@ -154,11 +196,29 @@ impl AuditLog {
             queue: Vec::new(),
             queued_since: None,
             tail: None,
+            log_id: None,
+            guard: None,
         };
         log.locked(|log| {
             log.check_header()?;
             log.load_tail()
         })?;
+        Ok(log)
+    }
+
+    /// Open the log at `path` anchored in the store at `store`: every batch written ends
+    /// in a record signed with the key beside the store (`audit.key`, created 0600 when
+    /// missing), and the log's head in the store moves with every write, under the log's
+    /// lock. A store that cannot be written fails the append (the records stay written
+    /// and chained; the head moves with the next append that succeeds).
+    pub fn open_anchored(
+        path: &Path,
+        durability: Durability,
+        store: &Path,
+    ) -> Result<AuditLog, StoreError> {
+        let key = AuditKey::load_or_create(&key_path_for_store(store))?;
+        let mut log = AuditLog::open(path, durability)?;
+        log.guard = Some(Guard::new(store, key, anchor_key(path)));
         Ok(log)
     }
 
@@ -230,16 +290,34 @@ impl AuditLog {
     }
 
     /// Under the lock: find the last complete line, cut a torn tail, write a header
-    /// into an empty file. Leaves `self.tail` set.
+    /// into an empty file. Leaves `self.tail` set (with a `problem` when the writer cannot
+    /// continue from the file's last line).
     fn load_tail(&mut self) -> Result<(), StoreError> {
         let len = self.file.metadata().map_err(|e| self.io(e))?.len();
-        if let Some(t) = &self.tail
+        // An anchored log reads its tail afresh each time: the file may have been
+        // rewritten to the same length.
+        if self.guard.is_none()
+            && let Some(t) = &self.tail
             && t.len == len
         {
             return Ok(());
         }
-        let (complete_len, last_line) =
-            read_last_line(&mut self.file, len).map_err(|e| self.io(e))?;
+        let last = read_last_line(&mut self.file, len).map_err(|e| self.io(e))?;
+        let LastLine::Found(complete_len, last_line) = last else {
+            self.log_id = read_first_line(&mut self.file)
+                .map_err(|e| self.io(e))?
+                .map(|l| hash_hex(&l));
+            self.tail = Some(Tail {
+                len,
+                hash: String::new(),
+                seq: 0,
+                problem: Some(format!(
+                    "the log's last line is longer than {} bytes (or the file ends in a hole): it is not a record cordon wrote",
+                    MAX_LINE
+                )),
+            });
+            return Ok(());
+        };
         if complete_len != len {
             // A torn tail: drop the partial line, keep every complete one.
             self.file.set_len(complete_len).map_err(|e| self.io(e))?;
@@ -247,20 +325,29 @@ impl AuditLog {
         let Some(last) = last_line else {
             return self.write_header();
         };
-        let seq = serde_json::from_slice::<Value>(&last)
-            .ok()
-            .and_then(|v| {
-                if v.get(HEADER_KEY).is_some() {
-                    Some(0)
-                } else {
-                    v.get("seq").and_then(Value::as_u64)
-                }
-            })
-            .unwrap_or(0);
+        self.log_id = read_first_line(&mut self.file)
+            .map_err(|e| self.io(e))?
+            .map(|l| hash_hex(&l));
+        let parsed = serde_json::from_slice::<Value>(&last).ok();
+        let seq = parsed.as_ref().and_then(|v| {
+            if v.get(HEADER_KEY).is_some() {
+                Some(0)
+            } else {
+                v.get("seq").and_then(Value::as_u64)
+            }
+        });
+        let problem = match seq {
+            None => Some("the log's last line is not a record (no seq)".to_string()),
+            Some(s) if s.checked_add(1).is_none() => Some(format!(
+                "the log's last record has seq {s}, which has no successor: it is not a record cordon wrote"
+            )),
+            Some(_) => None,
+        };
         self.tail = Some(Tail {
             len: complete_len,
             hash: hash_hex(&last),
-            seq,
+            seq: seq.unwrap_or(0),
+            problem,
         });
         Ok(())
     }
@@ -284,10 +371,12 @@ impl AuditLog {
         bytes.push(b'\n');
         self.file.write_all(&bytes).map_err(|e| self.io(e))?;
         self.file.sync_data().map_err(|e| self.io(e))?;
+        self.log_id = Some(hash_hex(line.as_bytes()));
         self.tail = Some(Tail {
             len: bytes.len() as u64,
             hash: hash_hex(line.as_bytes()),
             seq: 0,
+            problem: None,
         });
         Ok(())
     }
@@ -402,7 +491,7 @@ impl AuditLog {
         if self.queue.is_empty() {
             return Ok(None);
         }
-        let queue = std::mem::take(&mut self.queue);
+        let mut queue = std::mem::take(&mut self.queue);
         self.queued_since = None;
         self.locked(|log| {
             log.load_tail()?;
@@ -412,13 +501,85 @@ impl AuditLog {
                     StoreErrorKind::Io("the log has no header".into()),
                 ));
             };
+            let log_id = log.log_id.clone().unwrap_or_default();
+            let (mut seq, mut hash) = (tail.seq, tail.hash.clone());
+            let mut finding = tail.problem.clone();
+            match &mut log.guard {
+                Some(guard) => {
+                    let anchor = guard.anchor()?;
+                    if finding.is_none()
+                        && let Some(a) = &anchor
+                    {
+                        finding = guard::check(&mut log.file, a, &log_id, &tail)
+                            .map_err(|e| StoreError::io(&log.path, &e))?;
+                    }
+                    if tail.problem.is_some() {
+                        // The file's last line cannot be continued: continue from the
+                        // last record the store vouches for (the break stays visible).
+                        (seq, hash) = match &anchor {
+                            Some(a) if a.head.log_id == log_id => (a.head.seq, a.head.hash.clone()),
+                            _ => (0, log_id.clone()),
+                        };
+                    }
+                }
+                None => {
+                    if let Some(problem) = &tail.problem {
+                        return Err(StoreError::new(
+                            &log.path,
+                            StoreErrorKind::Corrupt(format!("{problem}, so nothing was appended")),
+                        ));
+                    }
+                }
+            }
+            if let Some(found) = &finding {
+                // Say what was found, in the log itself, before the records that follow.
+                let note = serde_json::json!({
+                    "kind": "audit",
+                    "event": "break",
+                    "finding": found,
+                });
+                if let Some(fields) = LogFields::from_value(&note) {
+                    queue.insert(
+                        0,
+                        Queued {
+                            time: now_rfc3339(),
+                            fields,
+                        },
+                    );
+                }
+            }
             let mut bytes =
-                Vec::with_capacity(queue.iter().map(|q| q.fields.as_str().len() + 200).sum());
-            let (mut seq, mut hash) = (tail.seq, tail.hash);
-            for q in &queue {
-                seq += 1;
+                Vec::with_capacity(queue.iter().map(|q| q.fields.as_str().len() + 360).sum());
+            if tail.len > 0 && tail.problem.is_some() && tail.hash.is_empty() {
+                // A last line too long to read ends here, so that the records after it
+                // are lines of their own.
+                bytes.push(b'\n');
+            }
+            let overflow = || {
+                StoreError::new(
+                    &log.path,
+                    StoreErrorKind::Corrupt("the log's sequence numbers are exhausted".into()),
+                )
+            };
+            let first = seq.checked_add(1).ok_or_else(overflow)?;
+            for (i, q) in queue.iter().enumerate() {
+                seq = seq.checked_add(1).ok_or_else(overflow)?;
                 let start = bytes.len();
-                build_line(&mut bytes, seq, &q.time, &hash, q.fields.as_str());
+                build_body(&mut bytes, seq, &q.time, &hash, q.fields.as_str());
+                // The batch's last record carries the signature. It vouches for the
+                // batch's records, `signed_from` to itself (chained to the record before
+                // them): never for records it did not write.
+                if i + 1 == queue.len()
+                    && let Some(guard) = &log.guard
+                {
+                    bytes.extend_from_slice(b",\"signed_from\":");
+                    bytes.extend_from_slice(first.to_string().as_bytes());
+                    let sig = guard.key().sign(&bytes[start..]);
+                    bytes.extend_from_slice(b",\"sig\":\"");
+                    bytes.extend_from_slice(sig.as_bytes());
+                    bytes.push(b'"');
+                }
+                bytes.push(b'}');
                 hash = hash_hex(&bytes[start..]);
                 bytes.push(b'\n');
             }
@@ -429,11 +590,21 @@ impl AuditLog {
                 log.tail = None;
                 return Err(log.io(e));
             }
+            let end = tail.len + bytes.len() as u64;
             log.tail = Some(Tail {
-                len: tail.len + bytes.len() as u64,
+                len: end,
                 hash: hash.clone(),
                 seq,
+                problem: None,
             });
+            if let Some(guard) = &mut log.guard {
+                let new = AuditHead {
+                    log_id,
+                    seq,
+                    hash: hash.clone(),
+                };
+                guard.advance(&new, end, finding.as_deref(), sync)?;
+            }
             Ok(Some(AppendReceipt { seq, hash }))
         })
     }
@@ -469,9 +640,10 @@ impl Drop for AuditLog {
     }
 }
 
-/// The caller's fields as `,"k":v…` (without `seq`, `time`, `prev`, which the log owns).
-/// Append `{"seq":N,"time":T,"prev":H<fields>}` to `out` (no newline).
-fn build_line(out: &mut Vec<u8>, seq: u64, time: &str, prev: &str, fields: &str) {
+/// Append `{"seq":N,"time":T,"prev":H<fields>` to `out`: a record without its closing
+/// brace (and its signature, if any, before that). `fields` are the caller's, as
+/// `,"k":v…` (without `seq`, `time`, `prev`, `sig`, which the log owns).
+fn build_body(out: &mut Vec<u8>, seq: u64, time: &str, prev: &str, fields: &str) {
     out.extend_from_slice(b"{\"seq\":");
     out.extend_from_slice(seq.to_string().as_bytes());
     out.extend_from_slice(b",\"time\":\"");
@@ -480,43 +652,23 @@ fn build_line(out: &mut Vec<u8>, seq: u64, time: &str, prev: &str, fields: &str)
     out.extend_from_slice(prev.as_bytes());
     out.push(b'"');
     out.extend_from_slice(fields.as_bytes());
-    out.push(b'}');
 }
 
-/// Read backwards from `len` to find the last complete line. Returns the length of the
-/// file up to and including the last newline, and that last complete line (without its
-/// newline), or `None` when there is no complete line.
-fn read_last_line(file: &mut File, len: u64) -> std::io::Result<(u64, Option<Vec<u8>>)> {
-    let mut chunk = 4096u64;
-    loop {
-        let start = len.saturating_sub(chunk);
-        let mut buf = vec![0u8; usize::try_from(len - start).unwrap_or(usize::MAX)];
-        file.seek(SeekFrom::Start(start))?;
-        file.read_exact(&mut buf)?;
-        // End of the complete part: just past the last newline.
-        let Some(last_nl) = buf.iter().rposition(|&b| b == b'\n') else {
-            if start == 0 {
-                return Ok((0, None));
-            }
-            chunk = chunk.saturating_mul(4);
-            continue;
-        };
-        let complete_len = start + last_nl as u64 + 1;
-        match buf[..last_nl].iter().rposition(|&b| b == b'\n') {
-            Some(prev_nl) => return Ok((complete_len, Some(buf[prev_nl + 1..last_nl].to_vec()))),
-            None if start == 0 => return Ok((complete_len, Some(buf[..last_nl].to_vec()))),
-            None => chunk = chunk.saturating_mul(4),
-        }
-    }
+/// The first line of the file, if complete (at most 64 KiB read).
+fn read_first_line(file: &mut File) -> std::io::Result<Option<Vec<u8>>> {
+    file.seek(SeekFrom::Start(0))?;
+    let mut first = Vec::new();
+    BufReader::new((&*file).take(64 * 1024)).read_until(b'\n', &mut first)?;
+    Ok(first.strip_suffix(b"\n").map(<[u8]>::to_vec))
 }
 
-type Snapshot = BufReader<std::io::Take<File>>;
+pub(crate) type Snapshot = BufReader<std::io::Take<File>>;
 
 /// Open the log for reading, limited to the bytes that were complete at this moment:
 /// the length is read under a shared lock, which no writer holds while appending, so
 /// a write in progress is not mistaken for a torn tail.
-fn open_read(path: &Path) -> Result<Snapshot, StoreError> {
-    let file = File::open(path).map_err(|e| StoreError::io(path, &e))?;
+pub(crate) fn open_read(path: &Path) -> Result<Snapshot, StoreError> {
+    let file = open_regular(path).map_err(|e| StoreError::io(path, &e))?;
     rustix::fs::flock(&file, rustix::fs::FlockOperation::LockShared)
         .map_err(|e| StoreError::io(path, &e.into()))?;
     let len = file.metadata().map(|m| m.len());
@@ -524,171 +676,6 @@ fn open_read(path: &Path) -> Result<Snapshot, StoreError> {
     let _ = rustix::fs::flock(&file, rustix::fs::FlockOperation::Unlock);
     let len = len.map_err(|e| StoreError::io(path, &e))?;
     Ok(BufReader::with_capacity(1 << 16, file.take(len)))
-}
-
-/// Walk the whole chain of the log at `path`.
-pub fn verify(path: &Path) -> Result<VerifyReport, StoreError> {
-    let mut reader = open_read(path)?;
-    let mut buf = Vec::new();
-    let mut line_no = 0u64;
-    let mut prev_hash = String::new();
-    let mut prev_seq = 0u64;
-    let mut records = 0u64;
-    let broken = |line, why, detail: String, records_ok| {
-        Ok(VerifyReport::Broken {
-            line,
-            why,
-            detail,
-            records_ok,
-        })
-    };
-    loop {
-        buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| StoreError::io(path, &e))?;
-        if n == 0 {
-            break;
-        }
-        line_no += 1;
-        if buf.last() != Some(&b'\n') {
-            return broken(
-                line_no,
-                Break::TornTail,
-                format!(
-                    "line {line_no} is incomplete (no newline): a write was cut short or the file was truncated"
-                ),
-                records,
-            );
-        }
-        let line = &buf[..buf.len() - 1];
-        let parsed = serde_json::from_slice::<Value>(line).ok();
-        let is_header = parsed.as_ref().is_some_and(|v| v.get(HEADER_KEY).is_some());
-        if line_no == 1 {
-            let valid = parsed
-                .as_ref()
-                .filter(|_| is_header)
-                .and_then(|v| v.get("seed"))
-                .and_then(Value::as_str)
-                .is_some_and(|s| s.len() == 64);
-            if !valid {
-                let detail = if is_header {
-                    "the header has no valid seed".to_string()
-                } else {
-                    "the first line is not an audit header: the header was removed or this is not a cordon audit log".to_string()
-                };
-                return broken(
-                    1,
-                    if is_header {
-                        Break::Edit
-                    } else {
-                        Break::MissingHeader
-                    },
-                    detail,
-                    0,
-                );
-            }
-            prev_hash = hash_hex(line);
-            continue;
-        }
-        let Some(record) = parsed.filter(|v| v.is_object() && !is_header) else {
-            return broken(
-                line_no,
-                Break::Edit,
-                format!("line {line_no} is not a well-formed audit record"),
-                records,
-            );
-        };
-        let (Some(seq), Some(prev)) = (
-            record.get("seq").and_then(Value::as_u64),
-            record.get("prev").and_then(Value::as_str),
-        ) else {
-            return broken(
-                line_no,
-                Break::Edit,
-                format!("line {line_no} lacks its seq or prev field"),
-                records,
-            );
-        };
-        let expected = prev_seq + 1;
-        if seq < expected {
-            return broken(
-                line_no,
-                Break::Reorder,
-                format!(
-                    "record {seq} appears after record {prev_seq}: records were reordered or duplicated"
-                ),
-                records,
-            );
-        }
-        if seq > expected {
-            let reordered = later_has_seq(&mut reader, expected, seq, path)?;
-            let (why, detail) = if reordered {
-                (
-                    Break::Reorder,
-                    format!(
-                        "record {seq} appears where record {expected} was expected: records were reordered"
-                    ),
-                )
-            } else {
-                (
-                    Break::Deletion,
-                    format!(
-                        "records {expected} to {} are missing before line {line_no}",
-                        seq - 1
-                    ),
-                )
-            };
-            return broken(line_no, why, detail, records);
-        }
-        if prev != prev_hash {
-            let edited = line_no - 1;
-            return broken(
-                edited,
-                Break::Edit,
-                format!(
-                    "line {edited} does not match the hash recorded in line {line_no}: it was edited"
-                ),
-                records.saturating_sub(1),
-            );
-        }
-        prev_hash = hash_hex(line);
-        prev_seq = seq;
-        records += 1;
-    }
-    if line_no == 0 {
-        return broken(
-            1,
-            Break::MissingHeader,
-            "the file is empty: its header and records are gone".into(),
-            0,
-        );
-    }
-    Ok(VerifyReport::Ok {
-        records,
-        head: prev_hash,
-    })
-}
-
-/// Whether any later record carries a seq in `lo..hi` (distinguishes a reordering from a deletion).
-fn later_has_seq(reader: &mut Snapshot, lo: u64, hi: u64, path: &Path) -> Result<bool, StoreError> {
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        if reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| StoreError::io(path, &e))?
-            == 0
-        {
-            return Ok(false);
-        }
-        let seq = serde_json::from_slice::<Value>(&buf)
-            .ok()
-            .and_then(|v| v.get("seq").and_then(Value::as_u64));
-        if seq.is_some_and(|s| s >= lo && s < hi) {
-            return Ok(true);
-        }
-    }
 }
 
 /// Visit every complete record line (header and torn tail skipped) in file order.
@@ -699,16 +686,17 @@ pub(crate) fn for_each_record(
     let mut reader = open_read(path)?;
     let mut buf = Vec::new();
     loop {
-        buf.clear();
-        if reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| StoreError::io(path, &e))?
-            == 0
-        {
-            return Ok(());
-        }
-        if buf.last() != Some(&b'\n') {
-            return Ok(());
+        match read_line(&mut reader, &mut buf).map_err(|e| StoreError::io(path, &e))? {
+            LineRead::Complete(_) => {}
+            LineRead::Eof | LineRead::Partial => return Ok(()),
+            LineRead::TooLong => {
+                return Err(StoreError::new(
+                    path,
+                    StoreErrorKind::Corrupt(format!(
+                        "a line of the log is longer than {MAX_LINE} bytes: it is not a record cordon wrote; `cordon audit verify` says where"
+                    )),
+                ));
+            }
         }
         let line = &buf[..buf.len() - 1];
         if let Ok(v) = serde_json::from_slice::<Value>(line)

@@ -7,7 +7,6 @@
 //! log and never trusts a line to be well formed: a line that is not a JSON object is
 //! skipped.
 
-use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::Arc;
@@ -36,7 +35,7 @@ impl Reader {
     /// Read what was appended since the last call and pass each complete record on. A
     /// file that shrank (replaced or truncated) is read again from its start.
     pub fn poll(&mut self, path: &Path, mut emit: impl FnMut(Line)) {
-        let Ok(mut file) = File::open(path) else {
+        let Ok(mut file) = crate::audit::open_regular(path) else {
             return;
         };
         let Ok(len) = file.metadata().map(|m| m.len()) else {
@@ -108,7 +107,7 @@ mod tests {
     fn reads_only_complete_records_and_restarts_on_truncation() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("audit.jsonl");
-        let mut f = File::create(&path).unwrap();
+        let mut f = std::fs::File::create(&path).unwrap();
         let mut r = Reader::default();
         let mut got = Vec::new();
         r.poll(&path, |l| got.push(l.seq));

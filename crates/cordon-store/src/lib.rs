@@ -14,8 +14,10 @@
 //! * **sandbox slots' records** ([`Store::slots`]): when each persistent slot was made
 //!   and used, and by what (the slots' files themselves belong to `cordon-sandbox`);
 //! * the **audit log** ([`AuditLog`]): append-only JSON lines, each carrying the blake3
-//!   hash of the line before it, so that an edit, a deletion, a reordering or a
-//!   truncation is found by [`verify`].
+//!   hash of the line before it, so that an edit, a deletion, a reordering or a torn tail
+//!   is found by [`verify`]; opened with [`AuditLog::open_anchored`], its head is also
+//!   anchored in the store and each batch signed ([`AuditKey`]), so that [`verify_with`]
+//!   finds a cut end, an older copy, another file, and (with the public key) a rewrite.
 //!
 //! It never decides policy: fingerprints and suggested rules come from `cordon-policy`
 //! and are opaque strings here. It never fails open: any error while reading the store
@@ -28,15 +30,20 @@
 //! * A "once" lease is consumed inside one `BEGIN IMMEDIATE` transaction: two processes
 //!   racing for the same lease cannot both win.
 //! * The audit chain proves that the file was not edited *after* a line was written,
-//!   relative to its head. Anyone able to rewrite the whole file can rebuild the chain;
-//!   [`VerifyReport::Ok`] returns the head hash so that it can be anchored elsewhere.
+//!   relative to its head. Anyone able to rewrite the whole file can rebuild the chain:
+//!   the head anchored in the store catches a cut or a rollback, and only the signing
+//!   key (`audit.key`, 0600, beside the store, masked in the sandbox) can re-sign a
+//!   rewrite. Whoever holds both the store and the key can rewrite undetected; an
+//!   exported copy (`cordon-export`) is then the only witness.
 //! * Text shown to the human is stripped of control characters so that a target cannot
 //!   repaint the prompt with terminal escapes.
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
+mod anchor;
 mod approval;
 mod audit;
+mod audit_key;
 mod error;
 mod export;
 mod follow;
@@ -49,14 +56,18 @@ mod sessions;
 mod slots;
 mod store;
 
+pub use anchor::{AuditAnchor, AuditHead, ExportCursor, anchor_key};
 pub use approval::{
     AnswerKind, AnsweredBy, AnsweredRecord, AskContext, Choice, FlowOptions, Grant, GrantSource,
     NoHuman, NoPrompter, PromptOutcome, Prompter, Question, Refusal, Resolution, RuleOption,
     answered_record, resolve_ask, resolve_ask_with, resolve_edited, resolve_lease,
 };
 pub use audit::{
-    AppendReceipt, AuditLog, Break, Durability, SyncHandle, VerifyReport, tail, verify,
+    AppendReceipt, AuditLog, Backlog, Break, Durability, QueuedRecord, Reanchored, SyncHandle,
+    Unshipped, Verification, VerifyOptions, VerifyReport, backlog, reanchor, records_after, tail,
+    verify, verify_with,
 };
+pub use audit_key::{AuditKey, AuditPublicKey, KEY_FILE, key_path_for_store};
 pub use error::{StoreError, StoreErrorKind};
 pub use export::{
     ExportFilter, RunEnding, export, format_time, parse_time, run_ending, summary_line,

@@ -318,7 +318,7 @@ impl AuditRecord {
 }
 
 /// A record ready for the log: the members of one JSON object (`,"a":1,"b":2`), without
-/// the `seq`, `time` and `prev` the log adds.
+/// the `seq`, `time`, `prev` and `sig` the log adds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogFields(String);
 
@@ -329,7 +329,7 @@ impl LogFields {
         let Value::Object(fields) = record else {
             return None;
         };
-        let owned = |k: &str| k == "seq" || k == "time" || k == "prev";
+        let owned = |k: &str| matches!(k, "seq" | "time" | "prev" | "sig" | "signed_from");
         // Serializing a map of JSON values into a String cannot fail.
         let whole = if fields.keys().any(|k| owned(k)) {
             let kept: Map<String, Value> = fields

@@ -32,7 +32,7 @@ pub use pending::{Reach, SESSION_TTL};
 const WAL_TRIM_PAGES: u64 = 64;
 
 /// Newest schema version this build reads and writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 10;
+pub const SCHEMA_VERSION: i64 = 12;
 
 /// Written to `PRAGMA application_id` so another program's database is not mistaken
 /// for a store ("cord" in ASCII).

@@ -173,10 +173,10 @@ fn a_wide_rule_offered_by_an_earlier_version_is_dropped_on_upgrade() {
     // Back to the schema before the offered rules were kept.
     rusqlite::Connection::open(&path)
         .unwrap()
-        .execute_batch(&format!(
-            "ALTER TABLE pending DROP COLUMN suggestions; PRAGMA user_version = {};",
-            cordon_store::SCHEMA_VERSION - 1
-        ))
+        .execute_batch(
+            "ALTER TABLE pending DROP COLUMN suggestions; DROP TABLE audit_heads; DROP TABLE audit_export; \
+             PRAGMA user_version = 9;",
+        )
         .unwrap();
     let s = Store::open(&path).unwrap();
     let p = s.pending().unwrap();

@@ -134,7 +134,11 @@ impl ConsoleAnswer {
 }
 
 pub(crate) fn open_log(places: &Places) -> Result<AuditLog, ActionError> {
-    Ok(AuditLog::open(&places.audit, Durability::FsyncEach)?)
+    Ok(AuditLog::open_anchored(
+        &places.audit,
+        Durability::FsyncEach,
+        &places.store,
+    )?)
 }
 
 /// Pending approvals, live leases and remembered rules, as one JSON object.

@@ -188,6 +188,36 @@ INSERT INTO operations_pruned (id, at_ms, bytes) VALUES (1, 0, 0);
 ALTER TABLE pending ADD COLUMN suggestions TEXT;
 UPDATE pending SET suggestion = NULL WHERE state = 'pending' AND suggestion LIKE '%:*)';
 "#,
+    // The head of each audit log this store's writers append to (see `anchor.rs`): the
+    // log's canonical path, the hash of its header line (which log it is), and the
+    // sequence number and hash of its last record, updated under the log's lock with
+    // each append; `finding` is the first sentence a writer found the file at odds with
+    // that head (cut, rolled back, replaced), kept until a human re-anchors the log.
+    // `audit_export` is how far each log was shipped to the OpenTelemetry collector (the
+    // record's seq and the byte offset just past it): the log from there on is the queue.
+    r#"
+CREATE TABLE audit_heads (
+    log     TEXT    PRIMARY KEY CHECK (length(log) > 0),
+    log_id  TEXT    NOT NULL CHECK (length(log_id) = 64),
+    seq     INTEGER NOT NULL CHECK (seq >= 0),
+    hash    TEXT    NOT NULL CHECK (length(hash) = 64),
+    at_ms   INTEGER NOT NULL,
+    finding TEXT
+) WITHOUT ROWID;
+CREATE TABLE audit_export (
+    log     TEXT    PRIMARY KEY CHECK (length(log) > 0),
+    log_id  TEXT    NOT NULL,
+    seq     INTEGER NOT NULL CHECK (seq >= 0),
+    offset  INTEGER NOT NULL CHECK (offset >= 0),
+    at_ms   INTEGER NOT NULL
+) WITHOUT ROWID;
+"#,
+    // Where the anchored head's line ends in the file (the byte offset just past its
+    // newline; 0: not known), so that a writer checks that the anchored record is still
+    // there, and the chain from it to the end intact, before it appends.
+    r#"
+ALTER TABLE audit_heads ADD COLUMN offset INTEGER NOT NULL DEFAULT 0 CHECK (offset >= 0);
+"#,
 ];
 
 impl Store {

@@ -143,7 +143,11 @@ fn open_audit(at: &Location) -> anyhow::Result<AuditLog> {
         (None, Some(store)) => store.with_file_name("audit.jsonl"),
         (None, None) => cordon_store::default_audit_path().map_err(fail)?,
     };
-    AuditLog::open(&path, Durability::FsyncEach).map_err(fail)
+    let store = match &at.store {
+        Some(s) => s.clone(),
+        None => cordon_store::default_store_path().map_err(fail)?,
+    };
+    AuditLog::open_anchored(&path, Durability::FsyncEach, &store).map_err(fail)
 }
 
 fn fmt_time(t: std::time::SystemTime) -> String {
