@@ -8,6 +8,7 @@
 //! form it does not model answers `Unknown` too.
 
 mod build;
+mod docs;
 mod files;
 mod git;
 mod inline;
@@ -259,6 +260,7 @@ const FAMILIES: &[&[Entry]] = &[
     net::ENTRIES,
     services::ENTRIES,
     system::ENTRIES,
+    docs::ENTRIES,
 ];
 
 /// Classify an invocation. Unknown programs are `Unknown`.
