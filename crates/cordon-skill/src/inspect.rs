@@ -5,7 +5,7 @@
 use crate::error::SkillError;
 use crate::frontmatter::{FrontMatter, name_problem};
 use crate::limits::{Counted, Limits, Overrun};
-use crate::manifest::{FileRecord, MANIFEST_NAME};
+use crate::manifest::FileRecord;
 use crate::name::{check as check_name, collision_key};
 use crate::report::{Check, Finding, Verdict, shown_bytes};
 use crate::source::{Flow, Kind, Meta, SourceKind, sniff, walk};
@@ -126,9 +126,12 @@ impl State<'_> {
                 return Ok(Flow::Continue);
             }
         };
-        if name.split('/').any(|c| c == MANIFEST_NAME) {
-            self.find(Check::Name, Verdict::Refuse, Some(&name), format!(
-                "{MANIFEST_NAME} is the name of cordon's installation manifest; a package may not carry an entry of that name anywhere"));
+        if let Some(why) = crate::metadata::reserved(&name) {
+            self.find(Check::Name, Verdict::Refuse, Some(&name), why);
+            return Ok(Flow::Continue);
+        }
+        if let Some(why) = crate::metadata::hidden_in_name(&name) {
+            self.find(Check::Name, Verdict::Refuse, Some(&name), why);
             return Ok(Flow::Continue);
         }
         let key = collision_key(&name);
@@ -284,6 +287,9 @@ impl State<'_> {
             self.opts.limits.max_file_bytes,
             &mut self.total_left,
         );
+        // A nested archive is kept (up to a bound) to be listed; whether a file is one is
+        // known once its head is read.
+        let mut nest: Option<Vec<u8>> = Some(Vec::new());
         let mut buf = vec![0u8; 64 * 1024];
         let result: Result<(), std::io::Error> = loop {
             let n = match reader.read(&mut buf) {
@@ -297,6 +303,16 @@ impl State<'_> {
             if head.len() < 512 {
                 head.extend_from_slice(&chunk[..chunk.len().min(512 - head.len())]);
                 keep = keep || head.starts_with(b"#!");
+            }
+            if let Some(v) = nest.as_mut() {
+                if v.len() + n > crate::nested::NESTED_BYTES {
+                    nest = None;
+                } else {
+                    v.extend_from_slice(chunk);
+                    if head.len() >= 512 && archive_magic(&head).is_none() {
+                        nest = None;
+                    }
+                }
             }
             if keep && text.len() + n <= REVIEW_BYTES {
                 text.extend_from_slice(chunk);
@@ -332,12 +348,21 @@ impl State<'_> {
                 .map_err(|e| SkillError::io(format!("stage {name}"), e))?;
         }
         if let Some(what) = archive_magic(&head) {
-            self.find(
-                Check::NestedArchive,
-                Verdict::Refuse,
-                Some(&name),
-                format!("the file is a {what}; nested archives are not unpacked or installed"),
-            );
+            match nest {
+                Some(bytes) => {
+                    let f = crate::nested::judge(&name, &bytes, what, &self.opts.limits);
+                    self.find(f.check, f.verdict, Some(&name), f.message);
+                }
+                None => self.find(
+                    Check::NestedArchive,
+                    Verdict::Review,
+                    Some(&name),
+                    format!(
+                        "the file is a {what} too large for cordon to list (over {} bytes); it is installed as a file, not unpacked: look inside it before the skill unpacks it",
+                        crate::nested::NESTED_BYTES
+                    ),
+                ),
+            }
         }
         if text.starts_with(b"\0too-large") {
             self.find(
@@ -383,6 +408,11 @@ pub(crate) fn inspect_into(
     walk(src, kind, opts.limits.max_entries, &mut |m, r| {
         st.visit(m, r)
     })?;
+    for repo in crate::metadata::bare_repositories(&st.files, &st.dirs) {
+        let at = if repo.is_empty() { "the package root" } else { repo.as_str() };
+        st.find(Check::Name, Verdict::Refuse, Some(at),
+            "this folder is laid out as a bare git repository (HEAD, config, objects or refs); its config can run programs on the next git command in it");
+    }
     let unpacked = opts.limits.max_total_bytes - st.total_left;
     let entries = st.entries;
     let (prefix, front_matter) = entry_point(&mut st);
