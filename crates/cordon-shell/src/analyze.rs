@@ -22,6 +22,7 @@ use crate::pattern::Pattern;
 use crate::wrappers::{self, shell_quote};
 
 mod flow;
+mod host;
 mod nested;
 mod simple;
 mod vars;
@@ -622,17 +623,6 @@ fn add_dev_tcp(effects: &mut Effects, net: Vec<(Word, bool)>) {
             effects.class = Class::Mutating;
         }
     }
-}
-
-/// True when a URL's host part contains run-time data: the first `$` or backtick
-/// comes before the end of the host.
-fn url_host_dynamic(url: &str) -> bool {
-    let Some(pos) = url.find(['$', '`']) else {
-        return false;
-    };
-    let prefix = &url[..pos];
-    let after_scheme = prefix.split_once("://").map_or(prefix, |(_, r)| r);
-    !after_scheme.contains(['/', '?', '#'])
 }
 
 /// Rebuild a command run by `find -exec` or `fd -x` as shell text. The placeholders

