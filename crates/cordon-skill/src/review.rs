@@ -8,8 +8,10 @@
 //! cannot see through. Other languages are read for the shapes listed in [`PATTERNS`].
 //! Every URL is normalized to an origin with its effective port.
 
+mod facts;
+
+use crate::markdown::CodeKind;
 use crate::report::{Check, Finding, Verdict};
-use cordon_policy::net::Origin;
 use cordon_policy::{Decision, FakeFs, LoadOptions, OpKind, Policy, Request, Step};
 use regex::Regex;
 use std::collections::{BTreeSet, HashSet};
@@ -116,9 +118,6 @@ static PATH_LITERAL: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(r#"["'`]((?:~|\$HOME|/etc|/root|/home/[^/"'`]+|/proc)/[^"'`\s]+)["'`]"#).ok()
 });
 
-static FENCE: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(r"(?m)^(```|~~~)[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n([\s\S]*?)^(```|~~~)[ \t]*$").ok()
-});
 
 /// Review the texts (package-relative path, content). `scripts` are the declared ones.
 pub(crate) fn review(texts: &[(String, String)], scripts: &BTreeSet<String>) -> Vec<Finding> {
@@ -130,55 +129,60 @@ pub(crate) fn review(texts: &[(String, String)], scripts: &BTreeSet<String>) -> 
     };
     let fs = FakeFs::new().dir(HOME).dir(SKILL_DIR);
     let mut origins = HashSet::new();
+    let cx = Cx { policy: &policy, fs: &fs };
     for (path, text) in texts {
-        for (line, shell) in shell_texts(path, text, scripts.contains(path)) {
-            judge_shell(&policy, &fs, path, line, &shell, &mut out);
+        if let Some((line, what, n)) = crate::metadata::hidden_in_text(text) {
+            out.push(Finding::new(Check::HiddenText, Verdict::Review, Some(path), format!(
+                "line {line}: the text contains {what} ({n} such character(s)): what a reader sees is not what an agent reads")));
         }
-        for (check, re, msg) in COMPILED.iter() {
-            if let Some(m) = re.find(text) {
-                let verdict = Verdict::Review;
-                out.push(Finding::new(
-                    *check,
-                    verdict,
-                    Some(path),
-                    format!("line {}: {msg}", line_of(text, m.start())),
-                ));
+        let lower = path.to_ascii_lowercase();
+        let lang = crate::script::Lang::of_file(path, text);
+        let mut patterns_on: Vec<(usize, String)> = Vec::new();
+        if lower.ends_with(".md") {
+            for code in crate::markdown::code(text) {
+                let fenced = code.kind == CodeKind::Fenced;
+                if let Some(l) = crate::script::Lang::of_fence(&code.lang).filter(|_| fenced) {
+                    let facts = crate::script::analyze(l, &code.text, code.line);
+                    facts::judge(&cx, path, &facts, &mut origins, &mut out);
+                } else {
+                    let strict = fenced && SHELL_FENCES.contains(&code.lang.as_str());
+                    let shell = strip_prompts(&code.text);
+                    judge_shell_text(&cx, path, code.line, &shell, strict, &mut out);
+                }
+                patterns_on.push((code.line, code.text));
+            }
+        } else if let Some(l) = lang {
+            let facts = crate::script::analyze(l, text, 1);
+            facts::judge(&cx, path, &facts, &mut origins, &mut out);
+        } else {
+            for (line, shell) in shell_texts(path, text, scripts.contains(path)) {
+                judge_shell(&cx, path, line, &shell, true, &mut out);
+            }
+            patterns_on.push((1, text.clone()));
+        }
+        for (first, piece) in &patterns_on {
+            for (check, re, msg) in COMPILED.iter() {
+                // Parsed languages are judged from their syntax trees; the shapes only
+                // stand in for languages without a parser and for configuration files.
+                if lower.ends_with(".md") && !MD_CHECKS.contains(check) {
+                    continue;
+                }
+                if let Some(m) = re.find(piece) {
+                    out.push(Finding::new(*check, Verdict::Review, Some(path),
+                        format!("line {}: {msg}", first + line_of(piece, m.start()) - 1)));
+                }
             }
         }
-        if let Some(re) = PATH_LITERAL.as_ref() {
+        if lang.is_none() && let Some(re) = PATH_LITERAL.as_ref() {
             for c in re.captures_iter(text) {
                 let Some(p) = c.get(1) else { continue };
-                judge_read(
-                    &policy,
-                    &fs,
-                    path,
-                    line_of(text, p.start()),
-                    p.as_str(),
-                    &mut out,
-                );
+                judge_read(&cx, path, line_of(text, p.start()), p.as_str(), &mut out);
             }
         }
         if let Some(re) = URL.as_ref() {
             for m in re.find_iter(text) {
                 let url = m.as_str().trim_end_matches(['.', ',', ';', ':']);
-                let line = line_of(text, m.start());
-                match Origin::parse_url(url) {
-                    Ok(o) => {
-                        let shown = o.to_string();
-                        if !origins.insert(shown.clone()) {
-                            continue;
-                        }
-                        let public = o.host.class().is_none_or(|c| c.is_public());
-                        let (verdict, note) = match (o.scheme.as_str(), public) {
-                            (_, false) => (Verdict::Review, " (a private, loopback or metadata address)"),
-                            ("http", _) => (Verdict::Review, " (plain http: anyone on the path can change what it serves)"),
-                            _ => (Verdict::Pass, ""),
-                        };
-                        out.push(Finding::new(Check::Origin, verdict, Some(path), format!("line {line}: reaches {shown}{note}")));
-                    }
-                    Err(e) => out.push(Finding::new(Check::Origin, Verdict::Review, Some(path),
-                        format!("line {line}: names a URL cordon cannot accept as an origin ({e:?}): {}", crate::report::shown(url)))),
-                }
+                facts::origin(path, line_of(text, m.start()), url, &mut origins, &mut out);
             }
         }
         for s in cordon_policy::secrets::find(text) {
@@ -199,6 +203,43 @@ pub(crate) fn review(texts: &[(String, String)], scripts: &BTreeSet<String>) -> 
     out
 }
 
+/// Fence languages that are shell: their text is judged as a `bash` call would be. A
+/// fence without a language may hold anything (a tree, output) and is judged leniently.
+const SHELL_FENCES: &[&str] = &["bash", "sh", "shell", "console", "zsh", "shell-session", "shellsession", "terminal"];
+
+/// The shapes still looked for in Markdown code (installing packages, credential helpers).
+const MD_CHECKS: &[Check] = &[Check::LifecycleHook, Check::AmbientCredential];
+
+/// The policy core and the machine view the review judges against.
+pub(crate) struct Cx<'a> {
+    pub policy: &'a Policy,
+    pub fs: &'a FakeFs,
+}
+
+/// Judge shell text. `strict` for text that is shell by declaration (a shell fence, a
+/// shell script): every finding counts. Otherwise (inline code, an indented block, HTML
+/// code, a fence of another language) the text may not be shell at all, so only what
+/// the guards refuse counts, judged on the whole text and on each line (a block that does
+/// not parse as a whole still has lines that do).
+pub(crate) fn judge_shell_text(cx: &Cx<'_>, path: &str, line: usize, text: &str, strict: bool, out: &mut Vec<Finding>) {
+    if strict {
+        judge_shell(cx, path, line, text, true, out);
+        return;
+    }
+    let mut found = Vec::new();
+    if looks_like_command(text) {
+        judge_shell(cx, path, line, text, false, &mut found);
+    }
+    if text.contains('\n') {
+        for (i, l) in text.lines().enumerate() {
+            if looks_like_command(l) {
+                judge_shell(cx, path, line + i, l, false, &mut found);
+            }
+        }
+    }
+    out.extend(found.into_iter().filter(|f| f.verdict == Verdict::Refuse));
+}
+
 fn policy() -> Option<Policy> {
     let opts = LoadOptions {
         workspace: SKILL_DIR.into(),
@@ -210,27 +251,26 @@ fn policy() -> Option<Policy> {
     Policy::load(&opts, &FakeFs::new().dir(HOME).dir(SKILL_DIR)).ok()
 }
 
+/// Could text that is not declared shell be a command line? Its first word (after
+/// `$ ` prompts and `VAR=value` assignments) must be a plain program name or path; code
+/// spans like `??`, `{name}` or `a -> b` are not commands.
+fn looks_like_command(text: &str) -> bool {
+    let mut words = text.trim_start().trim_start_matches("$ ").split_whitespace();
+    let first = loop {
+        match words.next() {
+            Some(w) if w.contains('=') && !w.starts_with('=') => continue,
+            other => break other,
+        }
+    };
+    first.is_some_and(|w| {
+        w.chars().any(|c| c.is_ascii_alphabetic())
+            && w.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '~' | '+'))
+    })
+}
+
 /// The shell text of a file, with the line each piece starts on.
 fn shell_texts(path: &str, text: &str, declared: bool) -> Vec<(usize, String)> {
     let lower = path.to_ascii_lowercase();
-    if lower.ends_with(".md") {
-        let Some(re) = FENCE.as_ref() else {
-            return Vec::new();
-        };
-        return re
-            .captures_iter(text)
-            .filter(|c| {
-                matches!(
-                    c.get(2).map(|l| l.as_str().to_ascii_lowercase()).as_deref(),
-                    Some("" | "bash" | "sh" | "shell" | "console" | "zsh" | "shell-session")
-                )
-            })
-            .filter_map(|c| {
-                c.get(3)
-                    .map(|b| (line_of(text, b.start()), strip_prompts(b.as_str())))
-            })
-            .collect();
-    }
     let first = text.lines().next().unwrap_or("");
     let shebang_shell = first.starts_with("#!")
         && ["sh", "bash", "zsh", "dash"]
@@ -255,14 +295,15 @@ fn strip_prompts(block: &str) -> String {
         .join("\n")
 }
 
-fn judge_shell(
-    policy: &Policy,
-    fs: &FakeFs,
+pub(crate) fn judge_shell(
+    cx: &Cx<'_>,
     path: &str,
     line: usize,
     shell: &str,
+    list_programs: bool,
     out: &mut Vec<Finding>,
 ) {
+    let (policy, fs) = (cx.policy, cx.fs);
     let req = serde_json::json!({"tool": "bash", "input": {"command": shell}, "cwd": SKILL_DIR});
     let Ok(req) = Request::from_json(&req.to_string()) else {
         out.push(Finding::new(
@@ -287,6 +328,17 @@ fn judge_shell(
                     format!("line {line}: {}", f.reason),
                 ))
             }
+            // `sudo` in installation steps: cordon denies the call when an agent makes
+            // it, so installing the package is not the danger; a human should know the
+            // package asks for it.
+            (Step::Guard, _) if f.decision == Decision::Deny && rule.contains("privilege") => out.push(
+                Finding::new(
+                    Check::Command,
+                    Verdict::Review,
+                    Some(path),
+                    format!("line {line}: {} (cordon denies this when an agent runs it)", f.reason),
+                ),
+            ),
             (Step::Guard, _) if f.decision == Decision::Deny => {
                 let check = if rule.contains("fetch") {
                     Check::DownloadExec
@@ -325,7 +377,7 @@ fn judge_shell(
             _ => {}
         }
     }
-    if !programs.is_empty() {
+    if !programs.is_empty() && list_programs {
         let list: Vec<_> = programs.into_iter().collect();
         out.push(Finding::new(
             Check::Command,
@@ -336,14 +388,14 @@ fn judge_shell(
     }
 }
 
-fn judge_read(
-    policy: &Policy,
-    fs: &FakeFs,
+pub(crate) fn judge_read(
+    cx: &Cx<'_>,
     path: &str,
     line: usize,
     literal: &str,
     out: &mut Vec<Finding>,
 ) {
+    let (policy, fs) = (cx.policy, cx.fs);
     let req =
         serde_json::json!({"tool": "read_file", "input": {"path": literal}, "cwd": SKILL_DIR});
     let Ok(req) = Request::from_json(&req.to_string()) else {

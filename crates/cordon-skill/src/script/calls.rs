@@ -249,7 +249,11 @@ impl Unit<'_> {
             }
         }
         if let Some((_, fetch)) = NET_CALLS.iter().find(|(n, _)| *n == name) {
-            let dest = if *fetch || !name.starts_with("new URL") { args.first().cloned() } else { None };
+            // `axios({url, method})`, `fetch(new Request(...))`: the URL in an options object.
+            let dest = match call.args.first() {
+                Some(n) if n.kind() == "object" || n.kind() == "dictionary" || n.kind() == "hash" => None,
+                _ => args.first().cloned(),
+            };
             if name != "new URL" {
                 self.net(line, dest.or_else(|| kw("url")), *fetch, facts);
             }
