@@ -51,7 +51,12 @@ fn pandoc_filters_and_engines_run_code() {
 fn poppler_tools() {
     let e = effects("pdftoppm -png -r 150 in.pdf pages/p");
     assert_eq!(values(&e.reads), ["in.pdf"]);
-    assert_eq!(values(&e.writes), ["pages/p*"]);
+    assert_eq!(values(&e.writes), ["pages"]);
+    assert_eq!(values(&e.fills), ["pages"]);
+    let e = effects("pdftoppm -jpeg in.pdf page");
+    assert_eq!(values(&e.writes), ["."]);
+    let e = effects("pdftotext in.pdf");
+    assert_eq!(values(&e.writes), ["in.txt"]);
     let e = effects("pdftotext -layout in.pdf -");
     assert_eq!(e.class, Class::ReadOnly);
     let e = effects("pdftotext in.pdf out.txt");
@@ -73,10 +78,12 @@ fn qpdf_forms() {
     let e = effects("qpdf --replace-input --linearize in.pdf");
     assert_eq!(values(&e.writes), ["in.pdf"]);
     assert_eq!(effects("qpdf --check in.pdf").class, Class::ReadOnly);
-    assert_eq!(
-        effects("qpdf --split-pages in.pdf out.pdf").class,
-        Class::Unknown
-    );
+    let e = effects("qpdf --split-pages=3 input.pdf out/group_%02d.pdf");
+    assert_eq!(values(&e.fills), ["out"]);
+    let e = effects("qpdf --encrypt u o 256 --print=none -- in.pdf enc.pdf");
+    assert_eq!(values(&e.reads), ["in.pdf"]);
+    assert_eq!(values(&e.writes), ["enc.pdf"]);
+    assert_eq!(effects("qpdf @args.txt").class, Class::Unknown);
 }
 
 #[test]
@@ -101,4 +108,24 @@ fn libreoffice_headless_convert() {
     let e = effects("soffice --headless 'macro:///Standard.Module1.Evil' --convert-to pdf a.odt");
     assert!(!e.executes.is_empty(), "{e:?}");
     assert_eq!(effects("soffice a.docx").class, Class::Unknown);
+    let e = effects(
+        "soffice --headless --norestore 'vnd.sun.star.script:Standard.Module1.X?language=Basic' out.docx",
+    );
+    assert!(!e.executes.is_empty(), "{e:?}");
+    assert_eq!(e.class, Class::Mutating);
+    let e = effects("soffice --headless --terminate_after_init");
+    assert_eq!(values(&e.writes), ["~/.config/libreoffice"]);
+}
+
+#[test]
+fn pdftk_forms() {
+    let e = effects("pdftk A=in1.pdf B=in2.pdf cat A1-3 B2 output out.pdf");
+    assert_eq!(values(&e.reads), ["in1.pdf", "in2.pdf"]);
+    assert_eq!(values(&e.writes), ["out.pdf"]);
+    assert_eq!(effects("pdftk in.pdf dump_data").class, Class::ReadOnly);
+    let e = effects("pdftk in.pdf burst");
+    assert_eq!(values(&e.writes), ["."]);
+    let e = effects("pdftk in.pdf stamp mark.pdf output - ");
+    assert_eq!(values(&e.reads), ["in.pdf", "mark.pdf"]);
+    assert!(e.writes.is_empty());
 }

@@ -129,7 +129,8 @@ pub(crate) fn review(texts: &[(String, String)], scripts: &BTreeSet<String>) -> 
     };
     let fs = FakeFs::new().dir(HOME).dir(SKILL_DIR);
     let mut origins = HashSet::new();
-    let cx = Cx { policy: &policy, fs: &fs };
+    let own: BTreeSet<&str> = texts.iter().map(|(p, _)| p.as_str()).collect();
+    let cx = Cx { policy: &policy, fs: &fs, own: &own };
     for (path, text) in texts {
         if let Some((line, what, n)) = crate::metadata::hidden_in_text(text) {
             out.push(Finding::new(Check::HiddenText, Verdict::Review, Some(path), format!(
@@ -214,6 +215,24 @@ const MD_CHECKS: &[Check] = &[Check::LifecycleHook, Check::AmbientCredential];
 pub(crate) struct Cx<'a> {
     pub policy: &'a Policy,
     pub fs: &'a FakeFs,
+    /// The package's files this review reads.
+    pub own: &'a BTreeSet<&'a str>,
+}
+
+impl Cx<'_> {
+    /// The package's own file that a path in a command names, if any: `scripts/x.py`,
+    /// `./scripts/x.py`, or an absolute path ending in the package's path
+    /// (`/mnt/skills/public/docx/scripts/x.py`).
+    fn own_file(&self, named: &str) -> Option<&str> {
+        let named = named.trim_end_matches('.').trim_start_matches("./");
+        if named.contains(['$', '`', '*', '?']) {
+            return None;
+        }
+        self.own
+            .iter()
+            .copied()
+            .find(|p| named == *p || named.ends_with(&format!("/{p}")))
+    }
 }
 
 /// Judge shell text. `strict` for text that is shell by declaration (a shell fence, a
@@ -351,6 +370,13 @@ pub(crate) fn judge_shell(
                     Some(path),
                     format!("line {line}: {}", f.reason),
                 ));
+            }
+            // A script of the package itself is reviewed on its own.
+            (_, OpKind::Opaque)
+                if let Some(own) = f.reason.split_once("runs the script ").and_then(|(_, d)| cx.own_file(d)) =>
+            {
+                out.push(Finding::new(Check::Command, Verdict::Pass, Some(path), format!(
+                    "line {line}: runs the package's own script {own}, reviewed on its own")))
             }
             (_, OpKind::Opaque) => out.push(Finding::new(
                 Check::ConstructedShell,

@@ -6,7 +6,8 @@
 //! verdict (`scripts/skill-eval.sh`).
 //!
 //! Set `CORDON_SKILL_EVAL_EXTRA` to a folder of skill folders to measure more benign
-//! skills (they are printed and must not be refused, but are not pinned).
+//! skills (they are printed and must not be refused, but are not pinned), and
+//! `CORDON_SKILL_EVAL_VERBOSE` to print every finding that is not a pass.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test harness code
 #![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
@@ -179,6 +180,12 @@ struct Row {
 fn judge(path: &Path) -> (Verdict, String) {
     let r = inspect(path, &InspectOptions::default()).unwrap();
     let v = r.verdict();
+    if std::env::var_os("CORDON_SKILL_EVAL_VERBOSE").is_some() {
+        println!("== {} {v}", path.display());
+        for f in r.findings.iter().filter(|f| f.verdict != Pass) {
+            println!("   {} {} {}: {}", f.verdict, f.check.as_str(), f.entry.as_deref().unwrap_or("-"), f.message);
+        }
+    }
     let top = r
         .findings
         .iter()

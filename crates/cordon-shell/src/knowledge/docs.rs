@@ -34,6 +34,10 @@ pub(super) const ENTRIES: &[Entry] = &[
         classify: qpdf,
     },
     Entry {
+        names: &["pdftk"],
+        classify: pdftk,
+    },
+    Entry {
         names: &["libreoffice", "soffice", "lowriter", "localc", "loimpress"],
         classify: soffice,
     },
@@ -249,12 +253,20 @@ fn poppler_args(args: &[Word]) -> (Vec<(String, Option<Word>)>, Vec<Word>) {
     (opts, operands)
 }
 
-/// A name the tool builds from a root it is given (`root-1.ppm`, `root-000.png`).
-fn rooted(root: &Word) -> Word {
-    Word {
-        value: format!("{}*", root.value),
-        literal: false,
-    }
+/// The directory a tool fills with files whose names it builds from a root or pattern
+/// it is given (`root-1.ppm`, `root-000.png`, `page-%d.pdf`).
+fn root_dir(o: &mut Outcome, root: &Word) {
+    let dir = match root.value.rsplit_once('/') {
+        Some(("", _)) => "/".to_owned(),
+        Some((d, _)) => d.to_owned(),
+        None => ".".to_owned(),
+    };
+    let dir = Word {
+        value: dir,
+        literal: root.literal,
+    };
+    o.writes([&dir]);
+    o.fills([&dir]);
 }
 
 /// `pdftoppm PDF [ROOT]`, `pdftocairo -png PDF [ROOT]`, `pdfimages PDF ROOT`.
@@ -275,7 +287,7 @@ fn pdf_to_images(inv: &Invocation<'_>) -> Outcome {
         return o;
     }
     if let Some(root) = ops.get(1).filter(|w| w.value != "-") {
-        o.writes([&rooted(root)]);
+        root_dir(&mut o, root);
     }
     if ops.len() > 2 {
         return Outcome::unknown();
@@ -306,8 +318,8 @@ fn pdftotext(inv: &Invocation<'_>) -> Outcome {
                 .or(input.value.strip_suffix(".PDF"))
                 .unwrap_or(&input.value);
             o.writes([&Word {
-                value: format!("{stem}*.{ext}"),
-                literal: false,
+                value: format!("{stem}.{ext}"),
+                literal: input.literal,
             }]);
         }
     }
@@ -352,10 +364,7 @@ fn pdfunite(inv: &Invocation<'_>) -> Outcome {
     let mut o = Outcome::read_only();
     o.reads(inputs);
     if inv.name == "pdfseparate" {
-        o.writes([&Word {
-            value: out.value.replace("%d", "*"),
-            literal: out.literal && !out.value.contains('%'),
-        }]);
+        root_dir(&mut o, out);
     } else {
         o.writes([out]);
     }
@@ -369,22 +378,29 @@ fn qpdf(inv: &Invocation<'_>) -> Outcome {
     let mut files = Vec::new();
     let mut replace = false;
     let mut empty = false;
+    let mut split = false;
+    let mut in_encrypt = false;
     let mut in_list = false;
     for w in inv.args {
         let a = w.value.as_str();
         if a == "--" {
             in_list = false;
+            in_encrypt = false;
         } else if a == "--pages" || a.starts_with("--overlay") || a.starts_with("--underlay") {
             in_list = true;
         } else if a == "--empty" {
             empty = true;
         } else if a == "--replace-input" {
             replace = true;
-        } else if a.starts_with("--split-pages")
-            || a == "--job-json-file"
-            || a.starts_with("--job-json-file=")
-        {
-            // Writes a family of files, or takes its whole job from a file.
+        } else if a.starts_with("--split-pages") {
+            split = true;
+        } else if a == "--encrypt" {
+            // `--encrypt USER OWNER BITS [options] --`: passwords, not files.
+            in_encrypt = true;
+        } else if in_encrypt {
+            continue;
+        } else if a == "--job-json-file" || a.starts_with("--job-json-file=") || a.starts_with('@') {
+            // Takes its whole job (or more arguments) from a file.
             return Outcome::unknown();
         } else if a.starts_with("--") || (a.starts_with('-') && a != "-") {
             continue;
@@ -398,6 +414,11 @@ fn qpdf(inv: &Invocation<'_>) -> Outcome {
         }
     }
     match (&files[..], replace) {
+        ([input, out], false) if split => {
+            // `out` is a pattern for one file per group of pages.
+            o.reads([input]);
+            root_dir(&mut o, out);
+        }
         ([out], false) if empty => o.writes([out]),
         ([input], true) => {
             o.reads([input]);
@@ -416,6 +437,75 @@ fn qpdf(inv: &Invocation<'_>) -> Outcome {
     o
 }
 
+/// `pdftk IN… OPERATION … output OUT`: inputs (`A=in.pdf` handles too) up to the
+/// operation; `output` names what it writes (`-` is stdout); `burst` and `unpack_files`
+/// without `output` fill the working directory.
+fn pdftk(inv: &Invocation<'_>) -> Outcome {
+    const OPS: &[&str] = &[
+        "cat", "shuffle", "burst", "rotate", "generate_fdf", "fill_form", "background",
+        "multibackground", "stamp", "multistamp", "dump_data", "dump_data_utf8",
+        "dump_data_fields", "dump_data_fields_utf8", "dump_data_annots", "update_info",
+        "update_info_utf8", "attach_files", "unpack_files",
+    ];
+    let mut o = Outcome::read_only();
+    let mut args = inv.args.iter();
+    let mut op = None;
+    for w in args.by_ref() {
+        if OPS.contains(&w.value.as_str()) {
+            op = Some(w.value.as_str());
+            break;
+        }
+        if w.value == "input_pw" {
+            // Passwords follow until the operation.
+            continue;
+        }
+        let file = w.value.split_once('=').map_or(w.value.as_str(), |(_, f)| f);
+        if file.contains('.') || file.contains('/') {
+            o.reads([&Word {
+                value: file.to_owned(),
+                literal: w.literal,
+            }]);
+        }
+    }
+    let Some(op) = op else {
+        return o;
+    };
+    let rest: Vec<&Word> = args.collect();
+    let output = rest
+        .iter()
+        .position(|w| w.value == "output")
+        .and_then(|i| rest.get(i + 1));
+    // The file the operation reads: a background, a stamp, FDF data, info to set.
+    if matches!(
+        op,
+        "background" | "multibackground" | "stamp" | "multistamp" | "fill_form" | "update_info" | "update_info_utf8"
+    ) && let Some(w) = rest.first().filter(|w| w.value != "output")
+    {
+        o.reads([*w]);
+    }
+    match output {
+        Some(w) if w.value == "-" => {}
+        Some(w) => {
+            o.writes([*w]);
+            if op == "burst" || op == "unpack_files" {
+                o.fills([*w]);
+            }
+        }
+        None if op == "burst" || op == "unpack_files" => {
+            let here = Word::literal(".");
+            o.writes([&here]);
+            o.fills([&here]);
+        }
+        None => {}
+    }
+    if op == "attach_files" {
+        for w in rest.iter().take_while(|w| !matches!(w.value.as_str(), "to_page" | "output")) {
+            o.reads([*w]);
+        }
+    }
+    o
+}
+
 /// LibreOffice headless: `soffice --headless --convert-to FMT [--outdir DIR] FILE…`
 /// and `--cat`. It writes its user profile under `~/.config/libreoffice` unless
 /// `-env:UserInstallation=file:///DIR` moves it. A macro URL (`macro:///…`,
@@ -425,6 +515,7 @@ fn soffice(inv: &Invocation<'_>) -> Outcome {
     let mut o = Outcome::read_only();
     let mut convert = false;
     let mut cat = false;
+    let mut init_only = false;
     let mut outdir: Option<Word> = None;
     let mut profile: Option<Word> = None;
     let mut inputs = Vec::new();
@@ -449,6 +540,9 @@ fn soffice(inv: &Invocation<'_>) -> Outcome {
             i += 1;
         } else if a == "--cat" || a == "-cat" {
             cat = true;
+        } else if a == "--terminate_after_init" || a == "-terminate_after_init" {
+            // Starts, creates its profile, and exits.
+            init_only = true;
         } else if a.starts_with('-') {
             if !KNOWN_FLAGS.contains(&a.trim_start_matches('-').split('=').next().unwrap_or("")) {
                 return Outcome::unknown();
@@ -458,7 +552,8 @@ fn soffice(inv: &Invocation<'_>) -> Outcome {
         }
         i += 1;
     }
-    if !(convert || cat) {
+    let macro_run = !o.effects.executes.is_empty();
+    if !(convert || cat || macro_run || init_only) {
         return Outcome::unknown();
     }
     read_inputs(&mut o, &inputs);
