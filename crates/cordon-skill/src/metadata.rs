@@ -111,7 +111,9 @@ fn describe(c: char) -> String {
 
 /// Why a name with bidi controls or invisible characters is refused.
 pub(crate) fn hidden_in_name(name: &str) -> Option<String> {
-    let c = name.chars().find(|&c| is_bidi(c) || is_invisible(c, true))?;
+    let c = name
+        .chars()
+        .find(|&c| is_bidi(c) || is_invisible(c, true))?;
     Some(format!(
         "the name contains {}, so it is not shown as what it is",
         describe(c)

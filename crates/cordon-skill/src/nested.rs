@@ -38,7 +38,9 @@ pub(crate) fn judge(name: &str, bytes: &[u8], what: &str, limits: &Limits) -> Fi
             Check::NestedArchive,
             Verdict::Review,
             Some(name),
-            format!("the file is a {what}, which cordon cannot list; it is installed as a file, not unpacked: look inside it before the skill unpacks it"),
+            format!(
+                "the file is a {what}, which cordon cannot list; it is installed as a file, not unpacked: look inside it before the skill unpacks it"
+            ),
         );
     };
     if kind == SourceKind::Directory {
@@ -55,7 +57,9 @@ pub(crate) fn judge(name: &str, bytes: &[u8], what: &str, limits: &Limits) -> Fi
                 Check::NestedArchive,
                 Verdict::Review,
                 Some(name),
-                format!("the file is a gzip-compressed file of {n} bytes; it is installed as it is, not unpacked"),
+                format!(
+                    "the file is a gzip-compressed file of {n} bytes; it is installed as it is, not unpacked"
+                ),
             ),
             Err(e) => refuse(name, format!("it does not inflate safely: {e}")),
         };
@@ -85,7 +89,10 @@ pub(crate) fn judge(name: &str, bytes: &[u8], what: &str, limits: &Limits) -> Fi
     for (link, target) in &lister.links {
         let link_of = |p: &str| lister.links.get(p).map(String::as_str);
         if let Err(why) = resolve_link(link, target, &link_of) {
-            return refuse(name, format!("{}: a link that leaves the archive ({why})", shown(link)));
+            return refuse(
+                name,
+                format!("{}: a link that leaves the archive ({why})", shown(link)),
+            );
         }
     }
     let unpacked = limits.max_total_bytes - lister.total_left;
@@ -153,7 +160,10 @@ impl Lister<'_> {
         };
         self.entries += 1;
         if self.entries > self.limits.max_entries {
-            return stop(self, format!("it has more than {} entries", self.limits.max_entries));
+            return stop(
+                self,
+                format!("it has more than {} entries", self.limits.max_entries),
+            );
         }
         let name = match check_name(&raw, self.limits.max_name_bytes) {
             Ok(n) => n,
@@ -163,23 +173,37 @@ impl Lister<'_> {
             }
         };
         if !self.keys.insert(collision_key(&name)) {
-            return stop(self, format!("{name}: two entries are this one file on case-insensitive or normalizing file systems"));
+            return stop(
+                self,
+                format!(
+                    "{name}: two entries are this one file on case-insensitive or normalizing file systems"
+                ),
+            );
         }
         if mode & 0o7000 != 0 {
-            return stop(self, format!("{name}: setuid, setgid or sticky bits (mode {mode:o})"));
+            return stop(
+                self,
+                format!("{name}: setuid, setgid or sticky bits (mode {mode:o})"),
+            );
         }
         match kind {
             Kind::File => {
                 let mut r = Counted::new(content, self.limits.max_file_bytes, &mut self.total_left);
                 if let Err(e) = std::io::copy(&mut r, &mut std::io::sink()) {
-                    return stop(self, format!("{name}: it unpacks past cordon's limits or cannot be read ({e})"));
+                    return stop(
+                        self,
+                        format!("{name}: it unpacks past cordon's limits or cannot be read ({e})"),
+                    );
                 }
                 self.names.push(name);
             }
             Kind::Dir => self.names.push(format!("{name}/")),
             Kind::Symlink(target) => {
                 let target = String::from_utf8_lossy(&target).into_owned();
-                if target.starts_with('/') || target.contains('\\') || target.chars().any(char::is_control) {
+                if target.starts_with('/')
+                    || target.contains('\\')
+                    || target.chars().any(char::is_control)
+                {
                     return stop(self, format!("{name}: a link to {}", shown(&target)));
                 }
                 self.names.push(format!("{name} -> {}", shown(&target)));

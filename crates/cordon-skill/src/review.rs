@@ -118,7 +118,6 @@ static PATH_LITERAL: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(r#"["'`]((?:~|\$HOME|/etc|/root|/home/[^/"'`]+|/proc)/[^"'`\s]+)["'`]"#).ok()
 });
 
-
 /// Review the texts (package-relative path, content). `scripts` are the declared ones.
 pub(crate) fn review(texts: &[(String, String)], scripts: &BTreeSet<String>) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -130,7 +129,11 @@ pub(crate) fn review(texts: &[(String, String)], scripts: &BTreeSet<String>) -> 
     let fs = FakeFs::new().dir(HOME).dir(SKILL_DIR);
     let mut origins = HashSet::new();
     let own: BTreeSet<&str> = texts.iter().map(|(p, _)| p.as_str()).collect();
-    let cx = Cx { policy: &policy, fs: &fs, own: &own };
+    let cx = Cx {
+        policy: &policy,
+        fs: &fs,
+        own: &own,
+    };
     for (path, text) in texts {
         if let Some((line, what, n)) = crate::metadata::hidden_in_text(text) {
             out.push(Finding::new(Check::HiddenText, Verdict::Review, Some(path), format!(
@@ -169,12 +172,18 @@ pub(crate) fn review(texts: &[(String, String)], scripts: &BTreeSet<String>) -> 
                     continue;
                 }
                 if let Some(m) = re.find(piece) {
-                    out.push(Finding::new(*check, Verdict::Review, Some(path),
-                        format!("line {}: {msg}", first + line_of(piece, m.start()) - 1)));
+                    out.push(Finding::new(
+                        *check,
+                        Verdict::Review,
+                        Some(path),
+                        format!("line {}: {msg}", first + line_of(piece, m.start()) - 1),
+                    ));
                 }
             }
         }
-        if lang.is_none() && let Some(re) = PATH_LITERAL.as_ref() {
+        if lang.is_none()
+            && let Some(re) = PATH_LITERAL.as_ref()
+        {
             for c in re.captures_iter(text) {
                 let Some(p) = c.get(1) else { continue };
                 judge_read(&cx, path, line_of(text, p.start()), p.as_str(), &mut out);
@@ -206,7 +215,16 @@ pub(crate) fn review(texts: &[(String, String)], scripts: &BTreeSet<String>) -> 
 
 /// Fence languages that are shell: their text is judged as a `bash` call would be. A
 /// fence without a language may hold anything (a tree, output) and is judged leniently.
-const SHELL_FENCES: &[&str] = &["bash", "sh", "shell", "console", "zsh", "shell-session", "shellsession", "terminal"];
+const SHELL_FENCES: &[&str] = &[
+    "bash",
+    "sh",
+    "shell",
+    "console",
+    "zsh",
+    "shell-session",
+    "shellsession",
+    "terminal",
+];
 
 /// The shapes still looked for in Markdown code (installing packages, credential helpers).
 const MD_CHECKS: &[Check] = &[Check::LifecycleHook, Check::AmbientCredential];
@@ -240,7 +258,14 @@ impl Cx<'_> {
 /// code, a fence of another language) the text may not be shell at all, so only what
 /// the guards refuse counts, judged on the whole text and on each line (a block that does
 /// not parse as a whole still has lines that do).
-pub(crate) fn judge_shell_text(cx: &Cx<'_>, path: &str, line: usize, text: &str, strict: bool, out: &mut Vec<Finding>) {
+pub(crate) fn judge_shell_text(
+    cx: &Cx<'_>,
+    path: &str,
+    line: usize,
+    text: &str,
+    strict: bool,
+    out: &mut Vec<Finding>,
+) {
     if strict {
         judge_shell(cx, path, line, text, true, out);
         return;
@@ -274,7 +299,10 @@ fn policy() -> Option<Policy> {
 /// `$ ` prompts and `VAR=value` assignments) must be a plain program name or path; code
 /// spans like `??`, `{name}` or `a -> b` are not commands.
 fn looks_like_command(text: &str) -> bool {
-    let mut words = text.trim_start().trim_start_matches("$ ").split_whitespace();
+    let mut words = text
+        .trim_start()
+        .trim_start_matches("$ ")
+        .split_whitespace();
     let first = loop {
         match words.next() {
             Some(w) if w.contains('=') && !w.starts_with('=') => continue,
@@ -283,7 +311,9 @@ fn looks_like_command(text: &str) -> bool {
     };
     first.is_some_and(|w| {
         w.chars().any(|c| c.is_ascii_alphabetic())
-            && w.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '~' | '+'))
+            && w.chars().all(|c| {
+                c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '~' | '+')
+            })
     })
 }
 
@@ -350,14 +380,16 @@ pub(crate) fn judge_shell(
             // `sudo` in installation steps: cordon denies the call when an agent makes
             // it, so installing the package is not the danger; a human should know the
             // package asks for it.
-            (Step::Guard, _) if f.decision == Decision::Deny && rule.contains("privilege") => out.push(
-                Finding::new(
+            (Step::Guard, _) if f.decision == Decision::Deny && rule.contains("privilege") => out
+                .push(Finding::new(
                     Check::Command,
                     Verdict::Review,
                     Some(path),
-                    format!("line {line}: {} (cordon denies this when an agent runs it)", f.reason),
-                ),
-            ),
+                    format!(
+                        "line {line}: {} (cordon denies this when an agent runs it)",
+                        f.reason
+                    ),
+                )),
             (Step::Guard, _) if f.decision == Decision::Deny => {
                 let check = if rule.contains("fetch") {
                     Check::DownloadExec
@@ -373,10 +405,19 @@ pub(crate) fn judge_shell(
             }
             // A script of the package itself is reviewed on its own.
             (_, OpKind::Opaque)
-                if let Some(own) = f.reason.split_once("runs the script ").and_then(|(_, d)| cx.own_file(d)) =>
+                if let Some(own) = f
+                    .reason
+                    .split_once("runs the script ")
+                    .and_then(|(_, d)| cx.own_file(d)) =>
             {
-                out.push(Finding::new(Check::Command, Verdict::Pass, Some(path), format!(
-                    "line {line}: runs the package's own script {own}, reviewed on its own")))
+                out.push(Finding::new(
+                    Check::Command,
+                    Verdict::Pass,
+                    Some(path),
+                    format!(
+                        "line {line}: runs the package's own script {own}, reviewed on its own"
+                    ),
+                ))
             }
             (_, OpKind::Opaque) => out.push(Finding::new(
                 Check::ConstructedShell,
@@ -525,7 +566,7 @@ mod tests {
         );
         assert!(
             checks("a.py", "exec(urllib.request.urlopen(u).read())")
-                .contains(&(Check::DownloadExec, Verdict::Review))
+                .contains(&(Check::DownloadExec, Verdict::Refuse))
         );
         assert!(
             checks("a.sh", "#!/bin/bash\neval \"$1\"\n")

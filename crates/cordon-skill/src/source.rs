@@ -191,8 +191,8 @@ fn walk_zip_from(
     max_entries: u64,
     visit: &mut Visit<'_>,
 ) -> Result<(), SkillError> {
-    let mut archive = zip::ZipArchive::new(reader)
-        .map_err(|e| SkillError::not_package(path, e.to_string()))?;
+    let mut archive =
+        zip::ZipArchive::new(reader).map_err(|e| SkillError::not_package(path, e.to_string()))?;
     // The central directory's count is a claim, but one that only makes the walk shorter:
     // every entry is still counted as it is visited.
     let count = archive.len();

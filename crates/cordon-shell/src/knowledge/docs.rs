@@ -399,7 +399,8 @@ fn qpdf(inv: &Invocation<'_>) -> Outcome {
             in_encrypt = true;
         } else if in_encrypt {
             continue;
-        } else if a == "--job-json-file" || a.starts_with("--job-json-file=") || a.starts_with('@') {
+        } else if a == "--job-json-file" || a.starts_with("--job-json-file=") || a.starts_with('@')
+        {
             // Takes its whole job (or more arguments) from a file.
             return Outcome::unknown();
         } else if a.starts_with("--") || (a.starts_with('-') && a != "-") {
@@ -442,10 +443,25 @@ fn qpdf(inv: &Invocation<'_>) -> Outcome {
 /// without `output` fill the working directory.
 fn pdftk(inv: &Invocation<'_>) -> Outcome {
     const OPS: &[&str] = &[
-        "cat", "shuffle", "burst", "rotate", "generate_fdf", "fill_form", "background",
-        "multibackground", "stamp", "multistamp", "dump_data", "dump_data_utf8",
-        "dump_data_fields", "dump_data_fields_utf8", "dump_data_annots", "update_info",
-        "update_info_utf8", "attach_files", "unpack_files",
+        "cat",
+        "shuffle",
+        "burst",
+        "rotate",
+        "generate_fdf",
+        "fill_form",
+        "background",
+        "multibackground",
+        "stamp",
+        "multistamp",
+        "dump_data",
+        "dump_data_utf8",
+        "dump_data_fields",
+        "dump_data_fields_utf8",
+        "dump_data_annots",
+        "update_info",
+        "update_info_utf8",
+        "attach_files",
+        "unpack_files",
     ];
     let mut o = Outcome::read_only();
     let mut args = inv.args.iter();
@@ -478,7 +494,13 @@ fn pdftk(inv: &Invocation<'_>) -> Outcome {
     // The file the operation reads: a background, a stamp, FDF data, info to set.
     if matches!(
         op,
-        "background" | "multibackground" | "stamp" | "multistamp" | "fill_form" | "update_info" | "update_info_utf8"
+        "background"
+            | "multibackground"
+            | "stamp"
+            | "multistamp"
+            | "fill_form"
+            | "update_info"
+            | "update_info_utf8"
     ) && let Some(w) = rest.first().filter(|w| w.value != "output")
     {
         o.reads([*w]);
@@ -499,7 +521,10 @@ fn pdftk(inv: &Invocation<'_>) -> Outcome {
         None => {}
     }
     if op == "attach_files" {
-        for w in rest.iter().take_while(|w| !matches!(w.value.as_str(), "to_page" | "output")) {
+        for w in rest
+            .iter()
+            .take_while(|w| !matches!(w.value.as_str(), "to_page" | "output"))
+        {
             o.reads([*w]);
         }
     }

@@ -22,31 +22,71 @@ use std::collections::HashSet;
 const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "ash"];
 
 /// Judge the facts of one unit of code (a file, or one fenced block of Markdown).
-pub(crate) fn judge(cx: &Cx<'_>, path: &str, f: &Facts, origins: &mut HashSet<String>, out: &mut Vec<Finding>) {
+pub(crate) fn judge(
+    cx: &Cx<'_>,
+    path: &str,
+    f: &Facts,
+    origins: &mut HashSet<String>,
+    out: &mut Vec<Finding>,
+) {
     let mut f_out = Vec::new();
-    let review = |check, line: usize, msg: String| Finding::new(check, Verdict::Review, Some(path), format!("line {line}: {msg}"));
-    let refuse = |check, line: usize, msg: String| Finding::new(check, Verdict::Refuse, Some(path), format!("line {line}: {msg}"));
+    let review = |check, line: usize, msg: String| {
+        Finding::new(
+            check,
+            Verdict::Review,
+            Some(path),
+            format!("line {line}: {msg}"),
+        )
+    };
+    let refuse = |check, line: usize, msg: String| {
+        Finding::new(
+            check,
+            Verdict::Refuse,
+            Some(path),
+            format!("line {line}: {msg}"),
+        )
+    };
     // Processes.
     for (line, cmd) in &f.spawns {
         match cmd {
-            Cmd::Unknown => f_out.push(review(Check::ConstructedShell, *line, "starts a process whose command is known only at run time".into())),
+            Cmd::Unknown => f_out.push(review(
+                Check::ConstructedShell,
+                *line,
+                "starts a process whose command is known only at run time".into(),
+            )),
             Cmd::Shell { text, exact } => {
                 judge_shell(cx, path, *line, text, true, &mut f_out);
                 if !exact {
-                    f_out.push(review(Check::ConstructedShell, *line, format!(
-                        "runs shell text built partly at run time: {}", crate::report::shown(&shorten(text)))));
+                    f_out.push(review(
+                        Check::ConstructedShell,
+                        *line,
+                        format!(
+                            "runs shell text built partly at run time: {}",
+                            crate::report::shown(&shorten(text))
+                        ),
+                    ));
                 }
             }
             Cmd::Argv { argv, exact } => {
                 let program = argv.first().map(String::as_str).unwrap_or(RUNTIME);
                 if program.contains(RUNTIME) {
-                    f_out.push(review(Check::ConstructedShell, *line, "starts a program named only at run time".into()));
+                    f_out.push(review(
+                        Check::ConstructedShell,
+                        *line,
+                        "starts a program named only at run time".into(),
+                    ));
                     continue;
                 }
                 let base = program.rsplit('/').next().unwrap_or(program);
                 if !exact && SHELLS.contains(&base) && argv.iter().any(|a| a == "-c") {
-                    f_out.push(review(Check::ConstructedShell, *line, format!(
-                        "runs a shell with text built at run time: {}", crate::report::shown(&shorten(&argv.join(" "))))));
+                    f_out.push(review(
+                        Check::ConstructedShell,
+                        *line,
+                        format!(
+                            "runs a shell with text built at run time: {}",
+                            crate::report::shown(&shorten(&argv.join(" ")))
+                        ),
+                    ));
                 }
                 let line_text = argv.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" ");
                 judge_shell(cx, path, *line, &line_text, true, &mut f_out);
@@ -57,10 +97,20 @@ pub(crate) fn judge(cx: &Cx<'_>, path: &str, f: &Facts, origins: &mut HashSet<St
     let fetched: Vec<&Net> = f.net.iter().filter(|n| n.fetch).collect();
     if let Some(dl) = fetched.first() {
         let written: Vec<&str> = f.writes.iter().filter_map(|(_, p)| p.as_deref()).collect();
-        let runs_written = |s: &str| written.iter().any(|w| s.contains(w) || stem(w).is_some_and(|st| s == st));
+        let runs_written = |s: &str| {
+            written
+                .iter()
+                .any(|w| s.contains(w) || stem(w).is_some_and(|st| s == st))
+        };
         let mut how: Option<(usize, String)> = None;
         if let Some((l, what)) = f.code.first() {
-            how = Some((*l, format!("runs code it does not name ({})", crate::report::shown(&shorten(what)))));
+            how = Some((
+                *l,
+                format!(
+                    "runs code it does not name ({})",
+                    crate::report::shown(&shorten(what))
+                ),
+            ));
         } else if let Some((l, m)) = f.imports.iter().find(|(_, m)| runs_written(m)) {
             how = Some((*l, format!("imports {m}, a file it wrote")));
         } else if let Some((l, _)) = f.spawns.iter().find(|(_, c)| match c {
@@ -68,16 +118,34 @@ pub(crate) fn judge(cx: &Cx<'_>, path: &str, f: &Facts, origins: &mut HashSet<St
             Cmd::Shell { text, .. } => runs_written(text) || text.contains(RUNTIME),
             Cmd::Unknown => true,
         }) {
-            how = Some((*l, "starts a process on what it wrote or a command known only at run time".into()));
+            how = Some((
+                *l,
+                "starts a process on what it wrote or a command known only at run time".into(),
+            ));
         } else if let (Some(l), false) = (f.chmods.first(), f.writes.is_empty()) {
             how = Some((*l, "writes a file and makes it executable".into()));
         }
         if let Some((l, why)) = how {
-            f_out.push(refuse(Check::DownloadExec, l, format!("downloads from {} (line {}) and {why}", dest_shown(dl), dl.line)));
+            f_out.push(refuse(
+                Check::DownloadExec,
+                l,
+                format!(
+                    "downloads from {} (line {}) and {why}",
+                    dest_shown(dl),
+                    dl.line
+                ),
+            ));
         }
     }
     for (line, what) in &f.code {
-        f_out.push(review(Check::ConstructedShell, *line, format!("evaluates code built at run time: {}", crate::report::shown(&shorten(what)))));
+        f_out.push(review(
+            Check::ConstructedShell,
+            *line,
+            format!(
+                "evaluates code built at run time: {}",
+                crate::report::shown(&shorten(what))
+            ),
+        ));
     }
     // Files the guards protect.
     let mut seen = HashSet::new();
@@ -94,7 +162,10 @@ pub(crate) fn judge(cx: &Cx<'_>, path: &str, f: &Facts, origins: &mut HashSet<St
         }
         // A known host that is not the credential's own: the credential may be sent
         // away. A destination known only at run time: a human should look.
-        let away = f.net.iter().find(|n| host_of(n).is_some() && !home_host(name, n));
+        let away = f
+            .net
+            .iter()
+            .find(|n| host_of(n).is_some() && !home_host(name, n));
         let unknown = f.net.iter().find(|n| host_of(n).is_none());
         match (away, unknown) {
             (Some(n), _) => f_out.push(refuse(Check::AmbientCredential, *line, format!(
@@ -110,13 +181,22 @@ pub(crate) fn judge(cx: &Cx<'_>, path: &str, f: &Facts, origins: &mut HashSet<St
     for n in &f.net {
         match (&n.dest, n.exact) {
             (Some(d), true) => origin(path, n.line, d, origins, &mut f_out),
-            (Some(d), false) if host_known(d) => origin(path, n.line, &host_part(d), origins, &mut f_out),
-            _ => f_out.push(review(Check::Origin, n.line, "reaches a destination known only at run time".into())),
+            (Some(d), false) if host_known(d) => {
+                origin(path, n.line, &host_part(d), origins, &mut f_out)
+            }
+            _ => f_out.push(review(
+                Check::Origin,
+                n.line,
+                "reaches a destination known only at run time".into(),
+            )),
         }
     }
     // A placeholder for a run-time value is not a program or path worth a sentence of
     // its own; the constructed-shell finding above says what is unknown.
-    f_out.retain(|f| !f.message.contains(RUNTIME) || f.check != Check::ConstructedShell && f.check != Check::Command);
+    f_out.retain(|f| {
+        !f.message.contains(RUNTIME)
+            || f.check != Check::ConstructedShell && f.check != Check::Command
+    });
     out.append(&mut f_out);
 }
 
@@ -127,20 +207,42 @@ const NET_SCHEMES: &[&str] = &["http", "https", "ws", "wss", "ftp", "ftps"];
 /// (`http://localhost:${port}`, `https://{host}/x`) names its origin only as far as its
 /// literal part goes: a placeholder in the host makes the destination unknown, one in
 /// the port is dropped.
-pub(crate) fn origin(path: &str, line: usize, url: &str, origins: &mut HashSet<String>, out: &mut Vec<Finding>) {
-    let with_scheme = if url.contains("://") { url.to_string() } else { format!("https://{url}") };
-    let scheme = with_scheme.split("://").next().unwrap_or("").to_ascii_lowercase();
+pub(crate) fn origin(
+    path: &str,
+    line: usize,
+    url: &str,
+    origins: &mut HashSet<String>,
+    out: &mut Vec<Finding>,
+) {
+    let with_scheme = if url.contains("://") {
+        url.to_string()
+    } else {
+        format!("https://{url}")
+    };
+    let scheme = with_scheme
+        .split("://")
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
     if !NET_SCHEMES.contains(&scheme.as_str()) {
         return;
     }
     let authority = host_part(&with_scheme);
-    let placeholder = |s: &str| s.contains(['{', '}', '$', '<', '>', '%', '*', '[']) || s.contains(RUNTIME);
+    let placeholder =
+        |s: &str| s.contains(['{', '}', '$', '<', '>', '%', '*', '[']) || s.contains(RUNTIME);
     let with_scheme = if placeholder(&authority) {
         let host_port = authority.split("://").nth(1).unwrap_or("");
         let host = host_port.rsplit_once(':').map_or(host_port, |(h, _)| h);
         if placeholder(host) || host.is_empty() {
-            out.push(Finding::new(Check::Origin, Verdict::Review, Some(path), format!(
-                "line {line}: reaches a destination known only at run time ({})", crate::report::shown(&shorten(url)))));
+            out.push(Finding::new(
+                Check::Origin,
+                Verdict::Review,
+                Some(path),
+                format!(
+                    "line {line}: reaches a destination known only at run time ({})",
+                    crate::report::shown(&shorten(url))
+                ),
+            ));
             return;
         }
         format!("{scheme}://{host}/")
@@ -160,14 +262,32 @@ pub(crate) fn origin(path: &str, line: usize, url: &str, origins: &mut HashSet<S
             let (verdict, note) = match (o.scheme.as_str(), public) {
                 // A server the skill starts on this machine (a dev server, a test app).
                 _ if loopback => (Verdict::Pass, " (loopback: a service on this machine)"),
-                (_, false) => (Verdict::Review, " (a private, link-local or metadata address)"),
-                ("http", _) => (Verdict::Review, " (plain http: anyone on the path can change what it serves)"),
+                (_, false) => (
+                    Verdict::Review,
+                    " (a private, link-local or metadata address)",
+                ),
+                ("http", _) => (
+                    Verdict::Review,
+                    " (plain http: anyone on the path can change what it serves)",
+                ),
                 _ => (Verdict::Pass, ""),
             };
-            out.push(Finding::new(Check::Origin, verdict, Some(path), format!("line {line}: reaches {shown}{note}")));
+            out.push(Finding::new(
+                Check::Origin,
+                verdict,
+                Some(path),
+                format!("line {line}: reaches {shown}{note}"),
+            ));
         }
-        Err(e) => out.push(Finding::new(Check::Origin, Verdict::Review, Some(path), format!(
-            "line {line}: names a URL cordon cannot accept as an origin ({e:?}): {}", crate::report::shown(url)))),
+        Err(e) => out.push(Finding::new(
+            Check::Origin,
+            Verdict::Review,
+            Some(path),
+            format!(
+                "line {line}: names a URL cordon cannot accept as an origin ({e:?}): {}",
+                crate::report::shown(url)
+            ),
+        )),
     }
 }
 
@@ -213,17 +333,43 @@ fn host_of(n: &Net) -> Option<String> {
     if !n.exact && !host_known(d) {
         return None;
     }
-    let with = if d.contains("://") { d.to_string() } else { format!("https://{d}") };
-    Origin::parse_url(&host_part(&with)).ok().map(|o| o.host.to_string().to_ascii_lowercase())
+    let with = if d.contains("://") {
+        d.to_string()
+    } else {
+        format!("https://{d}")
+    };
+    Origin::parse_url(&host_part(&with))
+        .ok()
+        .map(|o| o.host.to_string().to_ascii_lowercase())
 }
 
 /// Is the variable a credential the user's environment holds for a well-known service
 /// (rather than one the skill defines for itself)?
 fn is_ambient(name: &str) -> bool {
     const PREFIXES: &[&str] = &[
-        "GH_", "GITHUB_", "GITLAB_", "AWS_", "ANTHROPIC_", "OPENAI_", "HF_", "HUGGING", "NPM_",
-        "GOOGLE_", "GEMINI_", "AZURE_", "SLACK_", "STRIPE_", "DOCKER", "PYPI_", "TWINE_",
-        "CARGO_REGISTRY", "DIGITALOCEAN_", "CLOUDFLARE_", "VERCEL_", "NETLIFY_", "HEROKU_",
+        "GH_",
+        "GITHUB_",
+        "GITLAB_",
+        "AWS_",
+        "ANTHROPIC_",
+        "OPENAI_",
+        "HF_",
+        "HUGGING",
+        "NPM_",
+        "GOOGLE_",
+        "GEMINI_",
+        "AZURE_",
+        "SLACK_",
+        "STRIPE_",
+        "DOCKER",
+        "PYPI_",
+        "TWINE_",
+        "CARGO_REGISTRY",
+        "DIGITALOCEAN_",
+        "CLOUDFLARE_",
+        "VERCEL_",
+        "NETLIFY_",
+        "HEROKU_",
     ];
     let u = name.to_ascii_uppercase();
     is_credential(name) && PREFIXES.iter().any(|p| u.starts_with(p))
@@ -232,15 +378,32 @@ fn is_ambient(name: &str) -> bool {
 /// Does a variable name hold a credential?
 fn is_credential(name: &str) -> bool {
     let u = name.to_ascii_uppercase();
-    if ["_FILE", "_PATH", "_DIR", "_URL", "_ENDPOINT"].iter().any(|s| u.ends_with(s)) {
+    if ["_FILE", "_PATH", "_DIR", "_URL", "_ENDPOINT"]
+        .iter()
+        .any(|s| u.ends_with(s))
+    {
         return false;
     }
     const PARTS: &[&str] = &[
-        "TOKEN", "SECRET", "PASSWORD", "PASSWD", "API_KEY", "APIKEY", "ACCESS_KEY", "PRIVATE_KEY",
-        "CREDENTIAL", "AUTH", "SESSION_KEY", "COOKIE",
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "API_KEY",
+        "APIKEY",
+        "ACCESS_KEY",
+        "PRIVATE_KEY",
+        "CREDENTIAL",
+        "AUTH",
+        "SESSION_KEY",
+        "COOKIE",
     ];
     PARTS.iter().any(|p| u.contains(p))
-        || (u.starts_with("AWS_") && !matches!(u.as_str(), "AWS_REGION" | "AWS_DEFAULT_REGION" | "AWS_PROFILE"))
+        || (u.starts_with("AWS_")
+            && !matches!(
+                u.as_str(),
+                "AWS_REGION" | "AWS_DEFAULT_REGION" | "AWS_PROFILE"
+            ))
 }
 
 /// Is the destination of `n` the service the credential `name` belongs to?
@@ -261,6 +424,8 @@ fn home_host(name: &str, n: &Net) -> bool {
         _ => &[],
     };
     let first = u.split('_').next().unwrap_or("").to_ascii_lowercase();
-    homes.iter().any(|h| host == *h || host.ends_with(&format!(".{h}")))
+    homes
+        .iter()
+        .any(|h| host == *h || host.ends_with(&format!(".{h}")))
         || (first.len() >= 3 && host.split('.').any(|label| label == first))
 }

@@ -179,14 +179,25 @@ const WRITE_CALLS: &[&str] = &[
 pub(crate) fn is_env_getter(name: &str) -> bool {
     matches!(
         name,
-        "os.getenv" | "os.environ.get" | "os.environ.setdefault" | "os.environ.pop" | "environ.get"
-            | "os.environ.__getitem__" | "ENV.fetch" | "ENV.[]" | "Deno.env.get" | "process.env.get"
+        "os.getenv"
+            | "os.environ.get"
+            | "os.environ.setdefault"
+            | "os.environ.pop"
+            | "environ.get"
+            | "os.environ.__getitem__"
+            | "ENV.fetch"
+            | "ENV.[]"
+            | "Deno.env.get"
+            | "process.env.get"
     )
 }
 
 /// Is `name` an object whose members are environment variables?
 pub(crate) fn is_env_object(name: &str) -> bool {
-    matches!(name, "os.environ" | "environ" | "process.env" | "ENV" | "Bun.env" | "import.meta.env")
+    matches!(
+        name,
+        "os.environ" | "environ" | "process.env" | "ENV" | "Bun.env" | "import.meta.env"
+    )
 }
 
 /// Does an exact string look like a file path worth judging (home, `/etc`, `/proc`,
@@ -208,7 +219,12 @@ impl Unit<'_> {
         let line = self.line(node);
         let name = call.callee.as_str();
         let args: Vec<V> = call.args.iter().map(|&a| self.fold(a)).collect();
-        let kw = |k: &str| call.kwargs.iter().find(|(n, _)| n == k).map(|(_, v)| self.fold(*v));
+        let kw = |k: &str| {
+            call.kwargs
+                .iter()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| self.fold(*v))
+        };
         for a in &args {
             if let V::Str(s, true) = a
                 && looks_like_path(s)
@@ -224,7 +240,11 @@ impl Unit<'_> {
             return;
         }
         if PY_SUBPROCESS.contains(&name) && self.lang == Lang::Python {
-            let cmd = args.first().cloned().or_else(|| kw("args")).unwrap_or(V::Unknown);
+            let cmd = args
+                .first()
+                .cloned()
+                .or_else(|| kw("args"))
+                .unwrap_or(V::Unknown);
             let shell = kw("shell").is_some_and(|v| v.exact_str() != Some("False"));
             facts.spawns.push((line, command(cmd, shell)));
             return;
@@ -244,34 +264,62 @@ impl Unit<'_> {
             if let Some(V::Str(s, e)) = args.first()
                 && let Some(cmd) = s.strip_prefix('|')
             {
-                facts.spawns.push((line, Cmd::Shell { text: cmd.to_string(), exact: *e }));
+                facts.spawns.push((
+                    line,
+                    Cmd::Shell {
+                        text: cmd.to_string(),
+                        exact: *e,
+                    },
+                ));
                 return;
             }
         }
         if let Some((_, fetch)) = NET_CALLS.iter().find(|(n, _)| *n == name) {
             // `axios({url, method})`, `fetch(new Request(...))`: the URL in an options object.
             let dest = match call.args.first() {
-                Some(n) if n.kind() == "object" || n.kind() == "dictionary" || n.kind() == "hash" => None,
+                Some(n)
+                    if n.kind() == "object" || n.kind() == "dictionary" || n.kind() == "hash" =>
+                {
+                    None
+                }
                 _ => args.first().cloned(),
             };
             if name != "new URL" {
                 self.net(line, dest.or_else(|| kw("url")), *fetch, facts);
             }
             if name == "urllib.request.urlretrieve" {
-                facts.writes.push((line, args.get(1).and_then(V::exact_str).map(str::to_string)));
+                facts
+                    .writes
+                    .push((line, args.get(1).and_then(V::exact_str).map(str::to_string)));
             }
             return;
         }
         if NET_METHOD_URL.contains(&name) {
-            let fetch = args.first().and_then(V::exact_str).is_some_and(|m| m.eq_ignore_ascii_case("get"));
-            self.net(line, args.get(1).cloned().or_else(|| kw("url")), fetch, facts);
+            let fetch = args
+                .first()
+                .and_then(V::exact_str)
+                .is_some_and(|m| m.eq_ignore_ascii_case("get"));
+            self.net(
+                line,
+                args.get(1).cloned().or_else(|| kw("url")),
+                fetch,
+                facts,
+            );
             return;
         }
         if CODE_CALLS.contains(&name) && code_call_in(self.lang, name) {
             let arg = args.first().cloned().unwrap_or(V::Unknown);
             match (name, arg.exact_str()) {
                 // A literal module name is an import, not code built at run time.
-                ("importlib.import_module" | "__import__" | "require" | "import" | "require_relative" | "load", Some(m)) => {
+                (
+                    "importlib.import_module"
+                    | "__import__"
+                    | "require"
+                    | "import"
+                    | "require_relative"
+                    | "load",
+                    Some(m),
+                ) => {
                     facts.imports.push((line, m.to_string()));
                 }
                 ("compile", _) => {}
@@ -285,25 +333,40 @@ impl Unit<'_> {
             return;
         }
         if WRITE_CALLS.contains(&name) {
-            facts.writes.push((line, args.first().and_then(V::exact_str).map(str::to_string)));
+            facts.writes.push((
+                line,
+                args.first().and_then(V::exact_str).map(str::to_string),
+            ));
             return;
         }
         match ruby_or_js_method {
-            "write" | "write_text" | "write_bytes" | "writelines" | "binwrite" | "pipe" | "extractall" | "extract" => {
+            "write" | "write_text" | "write_bytes" | "writelines" | "binwrite" | "pipe"
+            | "extractall" | "extract" => {
                 facts.writes.push((line, None));
             }
             "chmod" | "chmodSync" | "fchmod" => facts.chmods.push(line),
             "exec_module" | "load_module" => facts.code.push((line, format!("{name}(…)"))),
             _ => {}
         }
-        if matches!(name, "open" | "io.open" | "File.open" | "os.open" | "codecs.open" | "Path.open" | "pathlib.Path.open")
-            || name.ends_with(".open")
+        if matches!(
+            name,
+            "open"
+                | "io.open"
+                | "File.open"
+                | "os.open"
+                | "codecs.open"
+                | "Path.open"
+                | "pathlib.Path.open"
+        ) || name.ends_with(".open")
         {
             let mode = args.get(1).cloned().or_else(|| kw("mode"));
             if let Some(m) = mode.as_ref().and_then(V::exact_str)
                 && m.contains(['w', 'a', 'x', '+'])
             {
-                facts.writes.push((line, args.first().and_then(V::exact_str).map(str::to_string)));
+                facts.writes.push((
+                    line,
+                    args.first().and_then(V::exact_str).map(str::to_string),
+                ));
             }
             if self.lang == Lang::Ruby
                 && let Some(V::Str(s, _)) = args.first()
@@ -319,7 +382,12 @@ impl Unit<'_> {
             Some(V::Str(s, e)) => (Some(s), e),
             _ => (None, false),
         };
-        facts.net.push(Net { line, dest, exact, fetch });
+        facts.net.push(Net {
+            line,
+            dest,
+            exact,
+            fetch,
+        });
     }
 
     fn spawn_argv(&self, line: usize, name: &str, call: &Call<'_>, args: &[V], facts: &mut Facts) {
@@ -338,7 +406,10 @@ impl Unit<'_> {
                 v => parts.push(v.clone()),
             }
         }
-        if name.starts_with("os.exec") || name.starts_with("os.spawn") || name.starts_with("os.posix_spawn") {
+        if name.starts_with("os.exec")
+            || name.starts_with("os.spawn")
+            || name.starts_with("os.posix_spawn")
+        {
             // `os.execv(path, [argv0, ...])`: the path is the program, argv[0] a name.
             if parts.len() >= 2 {
                 parts.remove(1);
@@ -348,7 +419,9 @@ impl Unit<'_> {
             .kwargs
             .iter()
             .any(|(k, v)| k == "shell" && self.fold(*v).exact_str() != Some("false"));
-        let single_string = parts.len() == 1 && matches!(parts[0], V::Str(..)) && !matches!(args.first(), Some(V::List(_)));
+        let single_string = parts.len() == 1
+            && matches!(parts[0], V::Str(..))
+            && !matches!(args.first(), Some(V::List(_)));
         // Ruby's `system("a b")` and `IO.popen("a | b")`, Node's spawn with `shell: true`:
         // one string is shell text.
         let through_shell = kw_shell || (self.lang == Lang::Ruby && single_string);
@@ -374,18 +447,27 @@ fn command(v: V, shell: bool) -> Cmd {
         (V::Unknown, _) => Cmd::Unknown,
         (V::List(items), true) => {
             let exact = items.iter().all(V::exact);
-            Cmd::Shell { text: items.iter().map(V::text).collect::<Vec<_>>().join(" "), exact }
+            Cmd::Shell {
+                text: items.iter().map(V::text).collect::<Vec<_>>().join(" "),
+                exact,
+            }
         }
         (V::List(items), false) => {
             let exact = items.iter().all(V::exact);
-            Cmd::Argv { argv: items.iter().map(V::text).collect(), exact }
+            Cmd::Argv {
+                argv: items.iter().map(V::text).collect(),
+                exact,
+            }
         }
         (V::Str(s, exact), true) => Cmd::Shell { text: s, exact },
         (V::Str(s, exact), false) => {
             if s == RUNTIME {
                 Cmd::Unknown
             } else {
-                Cmd::Argv { argv: vec![s], exact }
+                Cmd::Argv {
+                    argv: vec![s],
+                    exact,
+                }
             }
         }
     }
@@ -399,9 +481,8 @@ fn code_call_in(lang: Lang, name: &str) -> bool {
         "eval" => true,
         "require" => lang != Lang::Python,
         "import" | "Function" => !matches!(lang, Lang::Python | Lang::Ruby),
-        "load" | "require_relative" | "instance_eval" | "class_eval" | "module_eval" | "binding.eval" => {
-            lang == Lang::Ruby
-        }
+        "load" | "require_relative" | "instance_eval" | "class_eval" | "module_eval"
+        | "binding.eval" => lang == Lang::Ruby,
         _ => true,
     }
 }

@@ -119,22 +119,37 @@ impl Unit<'_> {
                 .into_iter()
                 .map(|c| self.fold_at(c, d))
                 .fold(V::Str(String::new(), true), V::concat),
-            "integer" | "number" | "float" | "true" | "false" => V::Str(self.text(node).into(), true),
-            "list" | "tuple" | "array" | "string_array" => {
-                V::List(self.named(node).into_iter().filter(|c| c.kind() != "comment").map(|c| self.fold_at(c, d)).collect())
+            "integer" | "number" | "float" | "true" | "false" => {
+                V::Str(self.text(node).into(), true)
             }
+            "list" | "tuple" | "array" | "string_array" => V::List(
+                self.named(node)
+                    .into_iter()
+                    .filter(|c| c.kind() != "comment")
+                    .map(|c| self.fold_at(c, d))
+                    .collect(),
+            ),
             "bare_string" => self.fold_string(node, d),
-            "parenthesized_expression" | "parenthesized_statements" | "as_expression"
-            | "satisfies_expression" | "non_null_expression" | "expression_statement" => self
+            "parenthesized_expression"
+            | "parenthesized_statements"
+            | "as_expression"
+            | "satisfies_expression"
+            | "non_null_expression"
+            | "expression_statement" => self
                 .named(node)
                 .into_iter()
                 .find(|c| c.kind() != "comment")
                 .map_or(V::Unknown, |c| self.fold_at(c, d)),
             "binary_operator" | "binary_expression" | "binary" => {
-                let (Some(l), Some(r)) = (node.child_by_field_name("left"), node.child_by_field_name("right")) else {
+                let (Some(l), Some(r)) = (
+                    node.child_by_field_name("left"),
+                    node.child_by_field_name("right"),
+                ) else {
                     return V::Unknown;
                 };
-                let op = node.child_by_field_name("operator").map_or("", |o| self.text(o));
+                let op = node
+                    .child_by_field_name("operator")
+                    .map_or("", |o| self.text(o));
                 let (lv, rv) = (self.fold_at(l, d), self.fold_at(r, d));
                 match op {
                     "+" => {
@@ -144,7 +159,9 @@ impl Unit<'_> {
                             lv.concat(rv)
                         }
                     }
-                    "/" if self.lang == Lang::Python && matches!(lv, V::Str(..)) => join(vec![lv, rv]),
+                    "/" if self.lang == Lang::Python && matches!(lv, V::Str(..)) => {
+                        join(vec![lv, rv])
+                    }
                     _ => V::Unknown,
                 }
             }
@@ -162,9 +179,9 @@ impl Unit<'_> {
 
     fn fold_string(&self, node: Node<'_>, d: usize) -> V {
         let raw = self.lang == Lang::Python
-            && node
-                .child(0)
-                .is_some_and(|s| s.kind() == "string_start" && self.text(s).to_ascii_lowercase().contains('r'));
+            && node.child(0).is_some_and(|s| {
+                s.kind() == "string_start" && self.text(s).to_ascii_lowercase().contains('r')
+            });
         let single_ruby = self.lang == Lang::Ruby && self.text(node).starts_with('\'');
         let children = self.named(node);
         if children.is_empty() {
@@ -206,7 +223,11 @@ impl Unit<'_> {
         // A name bound more than once is a constant only when every binding agrees.
         let mut vals = exprs.iter().map(|&n| self.fold_at(n, d + 4));
         let first = vals.next().unwrap_or(V::Unknown);
-        if vals.all(|v| v == first) { first } else { V::Unknown }
+        if vals.all(|v| v == first) {
+            first
+        } else {
+            V::Unknown
+        }
     }
 
     fn fold_call(&self, node: Node<'_>, d: usize) -> V {
@@ -227,11 +248,14 @@ impl Unit<'_> {
             }
             "os.path.expanduser" | "File.expand_path" | "os.path.abspath" | "os.path.normpath"
             | "os.path.realpath" | "str" | "String" | "os.fsdecode" | "Pathname.new" => first(),
-            "pathlib.Path.home" | "Path.home" | "os.homedir" | "Dir.home" | "Etc.getpwuid().dir" => {
-                V::Str("~".into(), true)
-            }
-            "base64.b64decode" | "base64.standard_b64decode" | "base64.urlsafe_b64decode"
-            | "Base64.decode64" | "Base64.strict_decode64" | "atob" => b64(&first()),
+            "pathlib.Path.home" | "Path.home" | "os.homedir" | "Dir.home"
+            | "Etc.getpwuid().dir" => V::Str("~".into(), true),
+            "base64.b64decode"
+            | "base64.standard_b64decode"
+            | "base64.urlsafe_b64decode"
+            | "Base64.decode64"
+            | "Base64.strict_decode64"
+            | "atob" => b64(&first()),
             "bytes.fromhex" => match first().exact_str() {
                 Some(h) => hex_decode(h),
                 None => V::Unknown,
@@ -253,14 +277,20 @@ impl Unit<'_> {
             "join" if self.lang == Lang::Python => match (&r, args.first()) {
                 (V::Str(sep, e), Some(V::List(items))) => {
                     let exact = *e && items.iter().all(V::exact);
-                    V::Str(items.iter().map(V::text).collect::<Vec<_>>().join(sep), exact)
+                    V::Str(
+                        items.iter().map(V::text).collect::<Vec<_>>().join(sep),
+                        exact,
+                    )
                 }
                 _ => V::Unknown,
             },
             "join" if self.lang != Lang::Python => match (&r, args.first()) {
                 (V::List(items), sep) => {
                     let sep = sep.map_or(",".to_string(), V::text);
-                    V::Str(items.iter().map(V::text).collect::<Vec<_>>().join(&sep), items.iter().all(V::exact))
+                    V::Str(
+                        items.iter().map(V::text).collect::<Vec<_>>().join(&sep),
+                        items.iter().all(V::exact),
+                    )
                 }
                 _ => V::Unknown,
             },
@@ -272,7 +302,11 @@ impl Unit<'_> {
             "decode" | "encode" | "toString" | "to_s" | "strip" | "trim" | "rstrip" | "lstrip"
             | "expanduser" | "resolve" | "absolute" | "as_posix" | "chomp" | "freeze" | "dup" => {
                 match (&r, method, args.first()) {
-                    (_, "toString", Some(enc)) if enc.exact_str() != Some("utf8") && enc.exact_str() != Some("utf-8") => V::Unknown,
+                    (_, "toString", Some(enc))
+                        if enc.exact_str() != Some("utf8") && enc.exact_str() != Some("utf-8") =>
+                    {
+                        V::Unknown
+                    }
                     _ => r,
                 }
             }
@@ -283,7 +317,10 @@ impl Unit<'_> {
     /// `os.getenv('HOME')`, `os.environ.get('HOME')`, `ENV.fetch('HOME')`.
     fn env_lookup_call(&self, name: &str, args: &[V]) -> V {
         if super::calls::is_env_getter(name)
-            && matches!(args.first().and_then(V::exact_str), Some("HOME" | "USERPROFILE"))
+            && matches!(
+                args.first().and_then(V::exact_str),
+                Some("HOME" | "USERPROFILE")
+            )
         {
             return V::Str("~".into(), true);
         }
@@ -333,7 +370,11 @@ fn hex_decode(h: &str) -> V {
     }
     let bytes: Option<Vec<u8>> = digits
         .chunks(2)
-        .map(|p| std::str::from_utf8(p).ok().and_then(|s| u8::from_str_radix(s, 16).ok()))
+        .map(|p| {
+            std::str::from_utf8(p)
+                .ok()
+                .and_then(|s| u8::from_str_radix(s, 16).ok())
+        })
         .collect();
     bytes
         .and_then(|b| String::from_utf8(b).ok())

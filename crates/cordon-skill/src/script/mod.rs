@@ -216,8 +216,10 @@ impl<'a> Unit<'a> {
     fn bind(&mut self, n: Node<'a>) {
         match (self.lang, n.kind()) {
             (Lang::Python, "assignment") | (Lang::Ruby, "assignment") => {
-                if let (Some(l), Some(r)) = (n.child_by_field_name("left"), n.child_by_field_name("right"))
-                    && matches!(l.kind(), "identifier" | "constant")
+                if let (Some(l), Some(r)) = (
+                    n.child_by_field_name("left"),
+                    n.child_by_field_name("right"),
+                ) && matches!(l.kind(), "identifier" | "constant")
                 {
                     self.consts.entry(self.text(l)).or_default().push(r);
                 }
@@ -225,14 +227,20 @@ impl<'a> Unit<'a> {
             (Lang::Python, "import_statement") => {
                 for c in self.named(n) {
                     if c.kind() == "aliased_import"
-                        && let (Some(name), Some(alias)) = (c.child_by_field_name("name"), c.child_by_field_name("alias"))
+                        && let (Some(name), Some(alias)) = (
+                            c.child_by_field_name("name"),
+                            c.child_by_field_name("alias"),
+                        )
                     {
-                        self.aliases.insert(self.text(alias).into(), self.text(name).into());
+                        self.aliases
+                            .insert(self.text(alias).into(), self.text(name).into());
                     }
                 }
             }
             (Lang::Python, "import_from_statement") => {
-                let Some(module) = n.child_by_field_name("module_name") else { return };
+                let Some(module) = n.child_by_field_name("module_name") else {
+                    return;
+                };
                 let module = self.text(module).to_string();
                 let mut c = n.walk();
                 for name in n.children_by_field_name("name", &mut c) {
@@ -249,7 +257,10 @@ impl<'a> Unit<'a> {
                 }
             }
             (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, "variable_declarator") => {
-                let (Some(name), Some(value)) = (n.child_by_field_name("name"), n.child_by_field_name("value")) else {
+                let (Some(name), Some(value)) = (
+                    n.child_by_field_name("name"),
+                    n.child_by_field_name("value"),
+                ) else {
                     return;
                 };
                 let value = if value.kind() == "await_expression" {
@@ -264,9 +275,15 @@ impl<'a> Unit<'a> {
                 }
             }
             (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, "import_statement") => {
-                let Some(source) = n.child_by_field_name("source") else { return };
+                let Some(source) = n.child_by_field_name("source") else {
+                    return;
+                };
                 let module = js_module(&self.fold(source).text());
-                for clause in self.named(n).into_iter().filter(|c| c.kind() == "import_clause") {
+                for clause in self
+                    .named(n)
+                    .into_iter()
+                    .filter(|c| c.kind() == "import_clause")
+                {
                     for part in self.named(clause) {
                         match part.kind() {
                             "identifier" => {
@@ -279,8 +296,12 @@ impl<'a> Unit<'a> {
                             }
                             "named_imports" => {
                                 for spec in self.named(part) {
-                                    let name = spec.child_by_field_name("name").map(|x| self.text(x));
-                                    let alias = spec.child_by_field_name("alias").map(|x| self.text(x)).or(name);
+                                    let name =
+                                        spec.child_by_field_name("name").map(|x| self.text(x));
+                                    let alias = spec
+                                        .child_by_field_name("alias")
+                                        .map(|x| self.text(x))
+                                        .or(name);
                                     if let (Some(nm), Some(al)) = (name, alias) {
                                         self.aliases.insert(al.into(), format!("{module}.{nm}"));
                                     }
@@ -312,7 +333,8 @@ impl<'a> Unit<'a> {
     fn bind_pattern(&mut self, pattern: Node<'_>, module: &str) {
         match pattern.kind() {
             "identifier" => {
-                self.aliases.insert(self.text(pattern).into(), module.into());
+                self.aliases
+                    .insert(self.text(pattern).into(), module.into());
             }
             "object_pattern" => {
                 for p in self.named(pattern) {
@@ -322,8 +344,13 @@ impl<'a> Unit<'a> {
                             self.aliases.insert(n.into(), format!("{module}.{n}"));
                         }
                         "pair_pattern" => {
-                            if let (Some(k), Some(v)) = (p.child_by_field_name("key"), p.child_by_field_name("value")) {
-                                self.aliases.insert(self.text(v).into(), format!("{module}.{}", self.text(k)));
+                            if let (Some(k), Some(v)) =
+                                (p.child_by_field_name("key"), p.child_by_field_name("value"))
+                            {
+                                self.aliases.insert(
+                                    self.text(v).into(),
+                                    format!("{module}.{}", self.text(k)),
+                                );
                             }
                         }
                         _ => {}
@@ -339,16 +366,29 @@ impl<'a> Unit<'a> {
         match n.kind() {
             "identifier" | "constant" | "property_identifier" => {
                 let t = self.text(n);
-                self.aliases.get(t).cloned().unwrap_or_else(|| t.to_string())
+                self.aliases
+                    .get(t)
+                    .cloned()
+                    .unwrap_or_else(|| t.to_string())
             }
             "attribute" => {
-                let obj = n.child_by_field_name("object").map(|o| self.dotted(o)).unwrap_or_default();
-                let attr = n.child_by_field_name("attribute").map_or("", |a| self.text(a));
+                let obj = n
+                    .child_by_field_name("object")
+                    .map(|o| self.dotted(o))
+                    .unwrap_or_default();
+                let attr = n
+                    .child_by_field_name("attribute")
+                    .map_or("", |a| self.text(a));
                 format!("{obj}.{attr}")
             }
             "member_expression" => {
-                let obj = n.child_by_field_name("object").map(|o| self.dotted(o)).unwrap_or_default();
-                let prop = n.child_by_field_name("property").map_or("", |a| self.text(a));
+                let obj = n
+                    .child_by_field_name("object")
+                    .map(|o| self.dotted(o))
+                    .unwrap_or_default();
+                let prop = n
+                    .child_by_field_name("property")
+                    .map_or("", |a| self.text(a));
                 format!("{obj}.{prop}")
             }
             "scope_resolution" => {
@@ -360,11 +400,16 @@ impl<'a> Unit<'a> {
                 if let Some(m) = self.required_module(n) {
                     return m;
                 }
-                self.call(n).map(|c| format!("{}()", c.callee)).unwrap_or_default()
+                self.call(n)
+                    .map(|c| format!("{}()", c.callee))
+                    .unwrap_or_default()
             }
-            "parenthesized_expression" | "non_null_expression" | "await_expression" => {
-                self.named(n).into_iter().next().map(|c| self.dotted(c)).unwrap_or_default()
-            }
+            "parenthesized_expression" | "non_null_expression" | "await_expression" => self
+                .named(n)
+                .into_iter()
+                .next()
+                .map(|c| self.dotted(c))
+                .unwrap_or_default(),
             _ => self.text(n).to_string(),
         }
     }
@@ -387,7 +432,10 @@ impl<'a> Unit<'a> {
     /// A call's parts, for the call node kinds of each language.
     pub(crate) fn call<'t>(&self, n: Node<'t>) -> Option<Call<'t>> {
         let (callee, args_node) = match (self.lang, n.kind()) {
-            (Lang::Python, "call") => (self.dotted(n.child_by_field_name("function")?), n.child_by_field_name("arguments")),
+            (Lang::Python, "call") => (
+                self.dotted(n.child_by_field_name("function")?),
+                n.child_by_field_name("arguments"),
+            ),
             (Lang::Ruby, "call") => {
                 let method = self.text(n.child_by_field_name("method")?);
                 let callee = match n.child_by_field_name("receiver") {
@@ -396,9 +444,10 @@ impl<'a> Unit<'a> {
                 };
                 (callee, n.child_by_field_name("arguments"))
             }
-            (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, "call_expression") => {
-                (self.dotted(n.child_by_field_name("function")?), n.child_by_field_name("arguments"))
-            }
+            (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, "call_expression") => (
+                self.dotted(n.child_by_field_name("function")?),
+                n.child_by_field_name("arguments"),
+            ),
             (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, "new_expression") => (
                 format!("new {}", self.dotted(n.child_by_field_name("constructor")?)),
                 n.child_by_field_name("arguments"),
@@ -408,20 +457,37 @@ impl<'a> Unit<'a> {
         let mut args = Vec::new();
         let mut kwargs = Vec::new();
         if let Some(a) = args_node {
-            let children = if a.kind() == "generator_expression" { vec![a] } else { self.named(a) };
+            let children = if a.kind() == "generator_expression" {
+                vec![a]
+            } else {
+                self.named(a)
+            };
             for c in children {
                 match c.kind() {
                     "comment" => {}
                     "keyword_argument" | "pair" => {
-                        if let (Some(k), Some(v)) = (c.child_by_field_name("name").or(c.child_by_field_name("key")), c.child_by_field_name("value")) {
-                            kwargs.push((self.text(k).trim_end_matches(':').trim_start_matches(':').to_string(), v));
+                        if let (Some(k), Some(v)) = (
+                            c.child_by_field_name("name")
+                                .or(c.child_by_field_name("key")),
+                            c.child_by_field_name("value"),
+                        ) {
+                            kwargs.push((
+                                self.text(k)
+                                    .trim_end_matches(':')
+                                    .trim_start_matches(':')
+                                    .to_string(),
+                                v,
+                            ));
                         }
                     }
                     "object" => {
                         // An options object (`{shell: true}`) is read as keywords too.
                         for p in self.named(c).into_iter().filter(|p| p.kind() == "pair") {
-                            if let (Some(k), Some(v)) = (p.child_by_field_name("key"), p.child_by_field_name("value")) {
-                                kwargs.push((self.text(k).trim_matches(['"', '\'']).to_string(), v));
+                            if let (Some(k), Some(v)) =
+                                (p.child_by_field_name("key"), p.child_by_field_name("value"))
+                            {
+                                kwargs
+                                    .push((self.text(k).trim_matches(['"', '\'']).to_string(), v));
                             }
                         }
                         args.push(c);
@@ -436,16 +502,29 @@ impl<'a> Unit<'a> {
             .trim_start_matches("window.")
             .trim_start_matches("Kernel.")
             .to_string();
-        Some(Call { callee, args, kwargs })
+        Some(Call {
+            callee,
+            args,
+            kwargs,
+        })
     }
 
     /// The variable name of an environment lookup expression (`os.environ['X']`,
     /// `process.env.X`, `process.env['X']`, `ENV['X']`).
     pub(crate) fn env_name(&self, n: Node<'_>) -> Option<String> {
         let (obj, key) = match n.kind() {
-            "subscript" => (n.child_by_field_name("value")?, n.child_by_field_name("subscript")?),
-            "subscript_expression" => (n.child_by_field_name("object")?, n.child_by_field_name("index")?),
-            "element_reference" => (n.child_by_field_name("object")?, self.named(n).into_iter().nth(1)?),
+            "subscript" => (
+                n.child_by_field_name("value")?,
+                n.child_by_field_name("subscript")?,
+            ),
+            "subscript_expression" => (
+                n.child_by_field_name("object")?,
+                n.child_by_field_name("index")?,
+            ),
+            "element_reference" => (
+                n.child_by_field_name("object")?,
+                self.named(n).into_iter().nth(1)?,
+            ),
             "member_expression" => {
                 let obj = n.child_by_field_name("object")?;
                 let prop = n.child_by_field_name("property")?;
@@ -468,7 +547,13 @@ impl<'a> Unit<'a> {
             "subshell" => {
                 // Ruby backticks and %x(): shell text.
                 let v = self.fold_string_like(n);
-                facts.spawns.push((line, Cmd::Shell { text: v.text(), exact: v.exact() }));
+                facts.spawns.push((
+                    line,
+                    Cmd::Shell {
+                        text: v.text(),
+                        exact: v.exact(),
+                    },
+                ));
             }
             "import_statement" | "import_from_statement" if self.lang == Lang::Python => {
                 let module = n
@@ -484,7 +569,12 @@ impl<'a> Unit<'a> {
                     facts.env.push((line, name));
                 }
             }
-            "string" | "template_string" | "concatenated_string" | "binary_operator" | "binary_expression" | "binary" => {
+            "string"
+            | "template_string"
+            | "concatenated_string"
+            | "binary_operator"
+            | "binary_expression"
+            | "binary" => {
                 if let V::Str(s, true) = self.fold(n)
                     && calls::looks_like_path(&s)
                 {

