@@ -670,8 +670,9 @@ fn ancestors(name: &str) -> impl Iterator<Item = &str> {
 }
 
 fn reviewable(base: &str) -> bool {
-    const EXT: [&str; 14] = [
-        "sh", "bash", "zsh", "py", "js", "mjs", "cjs", "ts", "rb", "pl", "ps1", "php", "lua", "md",
+    const EXT: [&str; 22] = [
+        "sh", "bash", "zsh", "py", "pyw", "js", "mjs", "cjs", "jsx", "ts", "mts", "cts", "tsx",
+        "rb", "rake", "pl", "ps1", "php", "lua", "md", "markdown", "ipynb",
     ];
     const NAMES: [&str; 5] = [
         "package.json",

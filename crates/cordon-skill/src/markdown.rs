@@ -16,6 +16,9 @@ pub(crate) enum CodeKind {
     Inline,
     /// The content of an HTML `<code>` or `<pre>` element.
     Html,
+    /// A line of prose, or of an HTML comment (which a reader of the rendered page does
+    /// not see, and an agent reading the file does).
+    Prose,
 }
 
 /// One piece of code.
@@ -106,6 +109,15 @@ pub(crate) fn code(text: &str) -> Vec<Code> {
                     c.text.push_str(&t);
                 } else if let Some((_, raw)) = html_block.as_mut() {
                     raw.push_str(&t);
+                } else {
+                    for (i, l) in t.lines().enumerate() {
+                        out.push(Code {
+                            line: line + i,
+                            kind: CodeKind::Prose,
+                            lang: String::new(),
+                            text: l.to_string(),
+                        });
+                    }
                 }
             }
             Event::SoftBreak | Event::HardBreak => {
@@ -162,6 +174,22 @@ fn is_close(tag: &str) -> bool {
 fn html_code(raw: &str, line: usize) -> Vec<Code> {
     let lower = raw.to_ascii_lowercase();
     let mut out = Vec::new();
+    // Comments: every line of them.
+    let mut from = 0;
+    while let Some(rel) = raw[from..].find("<!--") {
+        let start = from + rel + 4;
+        let end = raw[start..].find("-->").map_or(raw.len(), |e| start + e);
+        let first = line + raw[..start].matches('\n').count();
+        for (i, l) in raw[start..end].lines().enumerate() {
+            out.push(Code {
+                line: first + i,
+                kind: CodeKind::Prose,
+                lang: String::new(),
+                text: decode(l),
+            });
+        }
+        from = end;
+    }
     let mut i = 0;
     while let Some(rel) = lower[i..].find('<') {
         let start = i + rel;

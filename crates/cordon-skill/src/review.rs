@@ -142,18 +142,35 @@ pub(crate) fn review(texts: &[(String, String)], scripts: &BTreeSet<String>) -> 
         let lower = path.to_ascii_lowercase();
         let lang = crate::script::Lang::of_file(path, text);
         let mut patterns_on: Vec<(usize, String)> = Vec::new();
-        if lower.ends_with(".md") {
+        if lower.ends_with(".ipynb") {
+            for (cell, source) in notebook_cells(text) {
+                let facts = crate::script::analyze(crate::script::Lang::Python, &source, 1);
+                facts::judge(
+                    &cx,
+                    &format!("{path} (cell {cell})"),
+                    &facts,
+                    &mut origins,
+                    &mut out,
+                );
+            }
+        } else if lower.ends_with(".md") || lower.ends_with(".markdown") {
             for code in crate::markdown::code(text) {
                 let fenced = code.kind == CodeKind::Fenced;
                 if let Some(l) = crate::script::Lang::of_fence(&code.lang).filter(|_| fenced) {
                     let facts = crate::script::analyze(l, &code.text, code.line);
                     facts::judge(&cx, path, &facts, &mut origins, &mut out);
+                } else if code.kind == CodeKind::Prose {
+                    if prose_shell_shape(&code.text) {
+                        judge_prose(&cx, path, code.line, &code.text, &mut out);
+                    }
                 } else {
                     let strict = fenced && SHELL_FENCES.contains(&code.lang.as_str());
                     let shell = strip_prompts(&code.text);
                     judge_shell_text(&cx, path, code.line, &shell, strict, &mut out);
                 }
-                patterns_on.push((code.line, code.text));
+                if code.kind != CodeKind::Prose {
+                    patterns_on.push((code.line, code.text));
+                }
             }
         } else if let Some(l) = lang {
             let facts = crate::script::analyze(l, text, 1);
@@ -168,7 +185,9 @@ pub(crate) fn review(texts: &[(String, String)], scripts: &BTreeSet<String>) -> 
             for (check, re, msg) in COMPILED.iter() {
                 // Parsed languages are judged from their syntax trees; the shapes only
                 // stand in for languages without a parser and for configuration files.
-                if lower.ends_with(".md") && !MD_CHECKS.contains(check) {
+                if (lower.ends_with(".md") || lower.ends_with(".markdown"))
+                    && !MD_CHECKS.contains(check)
+                {
                     continue;
                 }
                 if let Some(m) = re.find(piece) {
@@ -211,6 +230,44 @@ pub(crate) fn review(texts: &[(String, String)], scripts: &BTreeSet<String>) -> 
     }
     out.dedup();
     out
+}
+
+/// The code cells of a Jupyter notebook (cell number, source); a notebook that is not
+/// JSON has none (its text is still searched for origins and secrets).
+fn notebook_cells(text: &str) -> Vec<(usize, String)> {
+    let Ok(nb) = serde_json::from_str::<serde_json::Value>(text) else {
+        return Vec::new();
+    };
+    let cells = nb
+        .get("cells")
+        .and_then(|c| c.as_array())
+        .cloned()
+        .unwrap_or_default();
+    cells
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.get("cell_type").and_then(|t| t.as_str()) == Some("code"))
+        .map(|(i, c)| {
+            let src = match c.get("source") {
+                Some(serde_json::Value::Array(lines)) => {
+                    lines.iter().filter_map(|l| l.as_str()).collect::<String>()
+                }
+                Some(serde_json::Value::String(s)) => s.clone(),
+                _ => String::new(),
+            };
+            // IPython's `!cmd` lines are shell commands.
+            (
+                i + 1,
+                src.lines()
+                    .map(|l| {
+                        l.strip_prefix('!')
+                            .map_or(l.to_string(), |c| format!("__import__('os').system({c:?})"))
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            )
+        })
+        .collect()
 }
 
 /// Fence languages that are shell: their text is judged as a `bash` call would be. A
@@ -271,12 +328,12 @@ pub(crate) fn judge_shell_text(
         return;
     }
     let mut found = Vec::new();
-    if looks_like_command(text) {
+    if looks_like_command(text) || prose_shell_shape(text) {
         judge_shell(cx, path, line, text, false, &mut found);
     }
     if text.contains('\n') {
         for (i, l) in text.lines().enumerate() {
-            if looks_like_command(l) {
+            if looks_like_command(l) || prose_shell_shape(l) {
                 judge_shell(cx, path, line + i, l, false, &mut found);
             }
         }
@@ -295,10 +352,59 @@ fn policy() -> Option<Policy> {
     Policy::load(&opts, &FakeFs::new().dir(HOME).dir(SKILL_DIR)).ok()
 }
 
-/// Could text that is not declared shell be a command line? Its first word (after
-/// `$ ` prompts and `VAR=value` assignments) must be a plain program name or path; code
-/// spans like `??`, `{name}` or `a -> b` are not commands.
+/// A sentence may carry a command after some words ("To set up, run curl … | bash"):
+/// each suffix that starts at a word is judged for what the guards refuse.
+fn judge_prose(cx: &Cx<'_>, path: &str, line: usize, text: &str, out: &mut Vec<Finding>) {
+    let starts = std::iter::once(0).chain(
+        text.char_indices()
+            .filter(|&(i, c)| {
+                c.is_whitespace()
+                    && text[i + c.len_utf8()..].starts_with(|n: char| !n.is_whitespace())
+            })
+            .map(|(i, c)| i + c.len_utf8()),
+    );
+    let mut found = Vec::new();
+    for start in starts.take(32) {
+        let rest = text[start..].trim_end_matches(['.', ',', ';', ':', '!', '?']);
+        if prose_shell_shape(rest) && looks_like_command(rest) {
+            judge_shell(cx, path, line, rest, false, &mut found);
+            // And the command ended after the program its last pipe feeds
+            // ("… | bash and continue").
+            if let Some(p) = rest.rfind('|') {
+                let after = &rest[p + 1..];
+                let word_end = after
+                    .trim_start()
+                    .find(char::is_whitespace)
+                    .map_or(after.len(), |e| after.len() - after.trim_start().len() + e);
+                let cut = &rest[..p + 1 + word_end];
+                if cut.len() < rest.len() {
+                    judge_shell(cx, path, line, cut, false, &mut found);
+                }
+            }
+        }
+    }
+    found.retain(|f| f.verdict == Verdict::Refuse);
+    found.dedup_by(|a, b| a.check == b.check);
+    out.extend(found.into_iter().take(1));
+}
+
+/// Does a line of prose carry a shell shape worth judging: a pipe, a substitution, a
+/// chain, a URL or a path in the home folder or `/etc`? English that happens to hold a
+/// program's name ("pass through", "; pass it as …") does not.
+fn prose_shell_shape(line: &str) -> bool {
+    ["|", "$(", "`", "&&", "://", "~/", "$HOME", "/etc/", "<("]
+        .iter()
+        .any(|m| line.contains(m))
+}
+
+/// Could text that is not declared shell be a command line? It must have an argument,
+/// and its first word (after `$ ` prompts and `VAR=value` assignments) must be a plain
+/// program name or path; code spans like `pass` (Python's statement), `??`, `{name}` or
+/// `a -> b` are not commands.
 fn looks_like_command(text: &str) -> bool {
+    if text.split_whitespace().count() < 2 {
+        return false;
+    }
     let mut words = text
         .trim_start()
         .trim_start_matches("$ ")

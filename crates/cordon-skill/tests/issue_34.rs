@@ -73,6 +73,12 @@ fn python_subprocess_with_a_literal_fetch_to_exec() {
     );
     refused(&corpus("malicious/rb-backticks"), Check::DownloadExec);
     refused(&corpus("malicious/rb-open-pipe"), Check::DownloadExec);
+    // Python's `%` formatting, `getattr(__import__(…))`, shell text on stdin, and a
+    // notebook's code cells.
+    refused(&corpus("malicious/py-percent-format"), Check::DownloadExec);
+    refused(&corpus("malicious/py-dunder-import"), Check::DownloadExec);
+    refused(&corpus("malicious/py-shell-stdin"), Check::DownloadExec);
+    refused(&corpus("malicious/notebook-cell"), Check::DownloadExec);
 }
 
 #[test]
@@ -117,6 +123,9 @@ fn fetch_to_exec_in_every_markdown_code_form() {
         "md-html-pre-entities",
         "md-tilde-fence-text",
         "shell-fence-fetch-exec",
+        "md-prose-line",
+        "md-html-comment",
+        "md-inline-substitution",
     ] {
         refused(&corpus(&format!("malicious/{case}")), Check::DownloadExec);
     }

@@ -200,6 +200,37 @@ const MALICIOUS: &[(&str, Verdict, &str)] = &[
         Refuse,
         "curl | bash in a bash fence",
     ),
+    ("md-prose-line", Refuse, "curl | bash in a sentence"),
+    (
+        "md-html-comment",
+        Refuse,
+        "curl | bash in an HTML comment (hidden when rendered)",
+    ),
+    (
+        "md-inline-substitution",
+        Refuse,
+        "curl | bash inside $( ) as inline code",
+    ),
+    (
+        "py-percent-format",
+        Refuse,
+        "os.system('curl -s %s | sh' % url)",
+    ),
+    (
+        "py-dunder-import",
+        Refuse,
+        "getattr(__import__('o'+'s'), 'sys'+'tem')(…)",
+    ),
+    (
+        "py-shell-stdin",
+        Refuse,
+        "curl | sh fed to /bin/sh on stdin",
+    ),
+    (
+        "notebook-cell",
+        Refuse,
+        "a notebook cell with os.system(curl | bash)",
+    ),
     (
         "shell-script-ssh-key",
         Refuse,

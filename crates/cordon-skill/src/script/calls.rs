@@ -246,6 +246,21 @@ impl Unit<'_> {
                 .or_else(|| kw("args"))
                 .unwrap_or(V::Unknown);
             let shell = kw("shell").is_some_and(|v| v.exact_str() != Some("False"));
+            // `subprocess.run(['sh'], input='curl … | sh')`: text a shell reads on stdin.
+            if let (Cmd::Argv { argv, .. }, Some(input)) =
+                (command(cmd.clone(), shell), kw("input"))
+                && argv.len() == 1
+                && argv.first().is_some_and(|p| is_shell(p))
+            {
+                facts.spawns.push((
+                    line,
+                    Cmd::Shell {
+                        text: input.text(),
+                        exact: input.exact(),
+                    },
+                ));
+                return;
+            }
             facts.spawns.push((line, command(cmd, shell)));
             return;
         }
@@ -439,6 +454,12 @@ impl Unit<'_> {
         let argv = parts.iter().map(V::text).collect();
         facts.spawns.push((line, Cmd::Argv { argv, exact }));
     }
+}
+
+/// Is the program a shell?
+fn is_shell(p: &str) -> bool {
+    let base = p.rsplit('/').next().unwrap_or(p);
+    matches!(base, "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash")
 }
 
 /// A command value: shell text, or an argv list.

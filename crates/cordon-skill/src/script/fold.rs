@@ -162,6 +162,10 @@ impl Unit<'_> {
                     "/" if self.lang == Lang::Python && matches!(lv, V::Str(..)) => {
                         join(vec![lv, rv])
                     }
+                    // `'curl %s | sh' % url`: the template with its holes unknown.
+                    "%" if self.lang == Lang::Python && matches!(lv, V::Str(..)) => {
+                        percent(&lv, &rv)
+                    }
                     _ => V::Unknown,
                 }
             }
@@ -294,6 +298,28 @@ impl Unit<'_> {
                 }
                 _ => V::Unknown,
             },
+            // `'curl {} | sh'.format(url)`: the template with its holes unknown.
+            "format" if self.lang == Lang::Python => match &r {
+                V::Str(t, _) => {
+                    let mut out = String::new();
+                    let mut depth = 0;
+                    for c in t.chars() {
+                        match c {
+                            '{' => {
+                                if depth == 0 {
+                                    out.push_str(RUNTIME);
+                                }
+                                depth += 1;
+                            }
+                            '}' if depth > 0 => depth -= 1,
+                            c if depth == 0 => out.push(c),
+                            _ => {}
+                        }
+                    }
+                    V::Str(out, false)
+                }
+                _ => V::Unknown,
+            },
             "joinpath" => {
                 let mut parts = vec![r];
                 parts.extend(args.iter().cloned());
@@ -326,6 +352,62 @@ impl Unit<'_> {
         }
         V::Unknown
     }
+}
+
+/// `template % values`: each `%s`/`%d`/`%(name)s` filled from the values when they
+/// fold, a run-time placeholder otherwise.
+fn percent(template: &V, values: &V) -> V {
+    let vals: Vec<V> = match values {
+        V::List(v) => v.clone(),
+        v => vec![v.clone()],
+    };
+    let mut vals = vals.into_iter();
+    let t = template.text();
+    let mut out = String::new();
+    let mut exact = template.exact();
+    let mut chars = t.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        if chars.peek() == Some(&'%') {
+            chars.next();
+            out.push('%');
+            continue;
+        }
+        // A mapping key: the value is not followed.
+        if chars.peek() == Some(&'(') {
+            for k in chars.by_ref() {
+                if k == ')' {
+                    break;
+                }
+            }
+            exact = false;
+            out.push_str(RUNTIME);
+            chars.next();
+            continue;
+        }
+        // Flags, width and precision, then the conversion character.
+        while chars
+            .peek()
+            .is_some_and(|k| "#0- +.*0123456789".contains(*k))
+        {
+            chars.next();
+        }
+        chars.next();
+        match vals.next() {
+            Some(V::Str(s, e)) => {
+                exact &= e;
+                out.push_str(&s);
+            }
+            _ => {
+                exact = false;
+                out.push_str(RUNTIME);
+            }
+        }
+    }
+    V::Str(out, exact)
 }
 
 fn kind_is_quoted(t: &str) -> bool {

@@ -400,6 +400,28 @@ impl<'a> Unit<'a> {
                 if let Some(m) = self.required_module(n) {
                     return m;
                 }
+                // `__import__('os')`, `importlib.import_module('os')`: the module;
+                // `getattr(os, 'sys' + 'tem')`: the attribute.
+                if let Some(c) = self.call(n) {
+                    let folded = |i: usize| {
+                        c.args
+                            .get(i)
+                            .and_then(|&a| self.fold(a).exact_str().map(str::to_string))
+                    };
+                    match c.callee.as_str() {
+                        "__import__" | "importlib.import_module" => {
+                            if let Some(m) = folded(0) {
+                                return m;
+                            }
+                        }
+                        "getattr" => {
+                            if let (Some(&obj), Some(attr)) = (c.args.first(), folded(1)) {
+                                return format!("{}.{attr}", self.dotted(obj));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
                 self.call(n)
                     .map(|c| format!("{}()", c.callee))
                     .unwrap_or_default()
