@@ -310,7 +310,21 @@ mod tests {
 
     #[test]
     fn languages_and_lines() {
-        let c = code("# T\n\n```Python {.x}\nimport os\n```\n\ntext `a`\n");
+        let all =
+            code("# T\n\n```Python {.x}\nimport os\n```\n\ntext `a`\n<!-- hidden\nnote -->\n");
+        let prose: Vec<_> = all
+            .iter()
+            .filter(|c| c.kind == CodeKind::Prose)
+            .map(|c| (c.line, c.text.as_str()))
+            .collect();
+        assert_eq!(
+            prose,
+            [(1, "T"), (7, "text "), (8, " hidden"), (9, "note ")]
+        );
+        let c: Vec<_> = all
+            .into_iter()
+            .filter(|c| c.kind != CodeKind::Prose)
+            .collect();
         assert_eq!(c[0].lang, "python");
         assert_eq!(c[0].line, 4);
         assert_eq!(c[1].kind, CodeKind::Inline);
