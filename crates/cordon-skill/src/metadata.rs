@@ -33,8 +33,9 @@ pub(crate) fn reserved(name: &str) -> Option<String> {
                 "{MANIFEST_NAME} is the name of cordon's installation manifest; a package may not carry an entry of that name anywhere, in any case or normalization form"
             ));
         }
-        // `git~1` is the DOS short name Windows gives `.git`.
-        if f == ".git" || f == "git~1" {
+        // `git~1` is the DOS short name Windows gives `.git`; `.git::$INDEX_ALLOCATION`
+        // is `.git` on NTFS (an alternate data stream name).
+        if f == ".git" || f == "git~1" || f.starts_with(".git:") {
             return Some(
                 "the package carries git repository metadata (.git); its config can run programs on the next git command in that folder".into(),
             );
@@ -150,6 +151,7 @@ mod tests {
             ".git",
             "sub/.GIT/config",
             "GIT~1/HEAD",
+            ".git::$INDEX_ALLOCATION/config",
         ] {
             assert!(reserved(n).is_some(), "{n}");
         }

@@ -174,6 +174,12 @@ pub(crate) fn review(texts: &[(String, String)], scripts: &BTreeSet<String>) -> 
             }
         } else if let Some(l) = lang {
             let facts = crate::script::analyze(l, text, 1);
+            if facts.parse_errors > 0 {
+                // What the parser could not read may hold anything: fail towards a human.
+                out.push(Finding::new(Check::ConstructedShell, Verdict::Review, Some(path), format!(
+                    "the {l:?} parser could not read {} part(s) of this file; the review may miss what they do",
+                    facts.parse_errors)));
+            }
             facts::judge(&cx, path, &facts, &mut origins, &mut out);
         } else {
             for (line, shell) in shell_texts(path, text, scripts.contains(path)) {
@@ -681,6 +687,20 @@ mod tests {
         assert!(
             checks("a.txt.md", "token ghp_0123456789abcdefghijABCDEFGHIJ012345")
                 .contains(&(Check::Secret, Verdict::Review))
+        );
+    }
+
+    #[test]
+    fn a_script_the_parser_cannot_read_needs_review() {
+        let c = checks("a.py", "def (:\n    os.system(\n");
+        assert!(
+            c.contains(&(Check::ConstructedShell, Verdict::Review)),
+            "{c:?}"
+        );
+        let c = checks("b.js", "const x = ;;; {{{\n");
+        assert!(
+            c.contains(&(Check::ConstructedShell, Verdict::Review)),
+            "{c:?}"
         );
     }
 
