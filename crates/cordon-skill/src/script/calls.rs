@@ -338,9 +338,13 @@ impl Unit<'_> {
                     facts.imports.push((line, m.to_string()));
                 }
                 ("compile", _) => {}
-                ("exec" | "eval", Some(code)) if self.lang == Lang::Python => {
-                    // Literal code is analyzed as the code it is.
+                ("exec" | "eval", Some(code))
+                    if self.lang == Lang::Python && EXEC_DEPTH.with(|d| d.get()) < 8 =>
+                {
+                    // Literal code is analyzed as the code it is (nested a few levels).
+                    EXEC_DEPTH.with(|d| d.set(d.get() + 1));
                     let inner = super::analyze(Lang::Python, code, line);
+                    EXEC_DEPTH.with(|d| d.set(d.get() - 1));
                     merge(facts, inner);
                 }
                 _ => facts.code.push((line, format!("{name}({})", arg.text()))),
@@ -454,6 +458,11 @@ impl Unit<'_> {
         let argv = parts.iter().map(V::text).collect();
         facts.spawns.push((line, Cmd::Argv { argv, exact }));
     }
+}
+
+thread_local! {
+    /// How deep literal `exec("…")` code is being analyzed on this thread.
+    static EXEC_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// Is the program a shell?

@@ -13,6 +13,12 @@ pub(crate) const RUNTIME: &str = "__runtime__";
 /// Deepest expression folded; deeper ones are unknown (an attacker controls the depth).
 const MAX_DEPTH: usize = 48;
 
+/// Longest folded string, in bytes; longer ones are unknown.
+pub(crate) const MAX_LEN: usize = 16 << 10;
+
+/// Most items of a folded list.
+const MAX_ITEMS: usize = 4096;
+
 /// A folded value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum V {
@@ -50,13 +56,24 @@ impl V {
         }
     }
 
+    /// Concatenate; a value past [`MAX_LEN`] bytes or [`MAX_ITEMS`] items is unknown
+    /// (a chain of doublings of a large literal must not fill memory).
     fn concat(self, other: V) -> V {
         match (self, other) {
             (V::List(mut a), V::List(b)) => {
+                if a.len() + b.len() > MAX_ITEMS {
+                    return V::Unknown;
+                }
                 a.extend(b);
                 V::List(a)
             }
-            (a, b) => V::Str(a.text() + &b.text(), a.exact() && b.exact()),
+            (a, b) => {
+                let (x, y) = (a.text(), b.text());
+                if x.len() + y.len() > MAX_LEN {
+                    return V::Unknown;
+                }
+                V::Str(x + &y, a.exact() && b.exact())
+            }
         }
     }
 }
@@ -67,6 +84,9 @@ fn join(parts: Vec<V>) -> V {
     let mut out = String::new();
     let mut exact = true;
     for p in parts {
+        if out.len() > MAX_LEN {
+            return V::Unknown;
+        }
         exact &= p.exact();
         let s = p.text();
         if s.starts_with('/') {
@@ -107,6 +127,13 @@ impl Unit<'_> {
     }
 
     pub(crate) fn fold_at(&self, node: Node<'_>, depth: usize) -> V {
+        match self.fold_inner(node, depth) {
+            V::Str(s, _) if s.len() > MAX_LEN => V::Unknown,
+            v => v,
+        }
+    }
+
+    fn fold_inner(&self, node: Node<'_>, depth: usize) -> V {
         if depth > MAX_DEPTH {
             return V::Unknown;
         }
@@ -200,6 +227,7 @@ impl Unit<'_> {
         let mut out = V::Str(String::new(), true);
         for c in children {
             let part = match c.kind() {
+                "string_content" | "string_fragment" if self.text(c).len() > MAX_LEN => V::Unknown,
                 "string_content" | "string_fragment" => V::Str(self.text(c).into(), true),
                 "escape_sequence" if raw || single_ruby => V::Str(self.text(c).into(), true),
                 "escape_sequence" => V::Str(decode_escape(self.text(c), self.lang), true),

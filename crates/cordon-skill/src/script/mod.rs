@@ -169,11 +169,12 @@ fn extract(lang: Lang, src: &str, tree: &Tree, first_line: usize) -> Facts {
         unit.bind(n);
     }
     let mut facts = Facts::default();
+    let mut skip = std::collections::HashSet::new();
     for &n in &nodes {
         if n.is_error() || n.is_missing() {
             facts.parse_errors += 1;
         }
-        unit.visit(n, &mut facts);
+        unit.visit(n, &mut facts, &mut skip);
     }
     facts
 }
@@ -363,6 +364,22 @@ impl<'a> Unit<'a> {
 
     /// The canonical dotted name of a callee expression.
     pub(crate) fn dotted(&self, n: Node<'_>) -> String {
+        // Callees nest (`a.b.c…`, `f()()()…`) as deep as the text wants: past a bound
+        // the name is unknown rather than the stack exhausted.
+        let depth = DOTTED_DEPTH.with(|d| {
+            d.set(d.get() + 1);
+            d.get()
+        });
+        let out = if depth > 16 {
+            "…".to_string()
+        } else {
+            self.dotted_inner(n)
+        };
+        DOTTED_DEPTH.with(|d| d.set(d.get() - 1));
+        out
+    }
+
+    fn dotted_inner(&self, n: Node<'_>) -> String {
         match n.kind() {
             "identifier" | "constant" | "property_identifier" => {
                 let t = self.text(n);
@@ -402,7 +419,10 @@ impl<'a> Unit<'a> {
                 }
                 // `__import__('os')`, `importlib.import_module('os')`: the module;
                 // `getattr(os, 'sys' + 'tem')`: the attribute.
-                if let Some(c) = self.call(n) {
+                let Some(c) = self.call(n) else {
+                    return String::new();
+                };
+                {
                     let folded = |i: usize| {
                         c.args
                             .get(i)
@@ -422,9 +442,8 @@ impl<'a> Unit<'a> {
                         _ => {}
                     }
                 }
-                self.call(n)
-                    .map(|c| format!("{}()", c.callee))
-                    .unwrap_or_default()
+                // Computed once: each computation walks the callee again.
+                format!("{}()", c.callee)
             }
             "parenthesized_expression" | "non_null_expression" | "await_expression" => self
                 .named(n)
@@ -563,7 +582,7 @@ impl<'a> Unit<'a> {
         self.fold(key).exact_str().map(str::to_string)
     }
 
-    fn visit(&self, n: Node<'_>, facts: &mut Facts) {
+    fn visit(&self, n: Node<'_>, facts: &mut Facts, skip: &mut std::collections::HashSet<usize>) {
         let line = self.line(n);
         match n.kind() {
             "subshell" => {
@@ -597,7 +616,25 @@ impl<'a> Unit<'a> {
             | "binary_operator"
             | "binary_expression"
             | "binary" => {
-                if let V::Str(s, true) = self.fold(n)
+                // Only the outermost expression of a chain is folded (its parts are in
+                // it), so a long chain is folded once, not once per link. (Parents are
+                // not asked for: tree-sitter finds a parent by walking from the root.)
+                let inner = skip.remove(&n.id());
+                for c in self.named(n) {
+                    if matches!(
+                        c.kind(),
+                        "string"
+                            | "template_string"
+                            | "concatenated_string"
+                            | "binary_operator"
+                            | "binary_expression"
+                            | "binary"
+                    ) {
+                        skip.insert(c.id());
+                    }
+                }
+                if !inner
+                    && let V::Str(s, true) = self.fold(n)
                     && calls::looks_like_path(&s)
                 {
                     facts.paths.push((line, s));
@@ -626,6 +663,11 @@ impl<'a> Unit<'a> {
         }
         v
     }
+}
+
+thread_local! {
+    /// How deep [`Unit::dotted`] is on this thread.
+    static DOTTED_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// `node:child_process` → `child_process`.

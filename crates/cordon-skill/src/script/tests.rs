@@ -119,3 +119,35 @@ fn deep_nesting_does_not_overflow() {
     let chain = format!("x = 'a'{}\n", " + 'a'".repeat(20000));
     let _ = py(&chain);
 }
+
+#[test]
+fn doubling_a_large_literal_stays_bounded() {
+    let big = "a".repeat(300 << 10);
+    let mut src = format!("a0 = '{big}'\n");
+    for i in 1..40 {
+        src.push_str(&format!("a{i} = a{} + a{}\n", i - 1, i - 1));
+    }
+    src.push_str("import os\nos.system(a39)\nos.system(''.join([a39] * 9))\n");
+    let f = py(&src);
+    assert_eq!(shell_texts(&f), ["unknown", "unknown"]);
+    // Literal exec nested deeply is analyzed a few levels, then counted as code.
+    let mut code = "import os\nos.system('id')".to_string();
+    for _ in 0..12 {
+        code = format!("exec({code:?})");
+    }
+    let _ = py(&code);
+}
+
+#[test]
+fn long_callee_chains_do_not_overflow() {
+    // Deeper than any stack would allow if walked recursively without a bound.
+    let n = 30_000;
+    let _ = py(&format!("x = a{}()\n", ".a".repeat(n)));
+    let _ = py(&format!("x = f{}\n", "()".repeat(n)));
+    let _ = analyze(
+        Lang::JavaScript,
+        &format!("x = a{}();\n", ".a".repeat(n)),
+        1,
+    );
+    let _ = analyze(Lang::Ruby, &format!("x = a{}\n", ".a".repeat(n)), 1);
+}
