@@ -31,10 +31,11 @@ pub(super) fn host_computed(value: &str, url: bool) -> bool {
         return false;
     }
     let mut rest = value;
-    if url && let Some((scheme, after)) = value.split_once("://") {
-        if !scheme.contains(['$', '`', '/']) {
-            rest = after;
-        }
+    if url
+        && let Some((scheme, after)) = value.split_once("://")
+        && !scheme.contains(['$', '`', '/'])
+    {
+        rest = after;
     }
     let pieces = authority(rest, url);
     let host = host_of(&pieces);

@@ -147,6 +147,19 @@ pub(crate) fn judge(
             ),
         ));
     }
+    let mut said = HashSet::new();
+    for (line, what) in &f.unresolved {
+        if said.insert(what.as_str()) {
+            f_out.push(review(
+                Check::ConstructedShell,
+                *line,
+                format!(
+                    "uses {} in a way cordon could not resolve",
+                    crate::report::shown(&shorten(what))
+                ),
+            ));
+        }
+    }
     // Files the guards protect.
     let mut seen = HashSet::new();
     for (line, p) in &f.paths {

@@ -10,7 +10,7 @@ use tree_sitter::Node;
 
 /// Python calls whose first argument is a command (a string through the shell when
 /// `shell=True`, an argv list otherwise).
-const PY_SUBPROCESS: &[&str] = &[
+pub(super) const PY_SUBPROCESS: &[&str] = &[
     "subprocess.run",
     "subprocess.call",
     "subprocess.check_call",
@@ -19,7 +19,7 @@ const PY_SUBPROCESS: &[&str] = &[
 ];
 
 /// Calls whose first argument is shell text, always.
-const SHELL_STRING: &[&str] = &[
+pub(super) const SHELL_STRING: &[&str] = &[
     "os.system",
     "os.popen",
     "subprocess.getoutput",
@@ -33,7 +33,7 @@ const SHELL_STRING: &[&str] = &[
 ];
 
 /// Calls whose arguments are a program and its arguments (varargs or a list).
-const ARGV_CALLS: &[&str] = &[
+pub(super) const ARGV_CALLS: &[&str] = &[
     "asyncio.create_subprocess_exec",
     "os.execv",
     "os.execvp",
@@ -78,7 +78,7 @@ const ARGV_CALLS: &[&str] = &[
 
 /// Network calls whose first argument is the URL (or host); `true` when the response
 /// body is content the script then has.
-const NET_CALLS: &[(&str, bool)] = &[
+pub(super) const NET_CALLS: &[(&str, bool)] = &[
     ("urllib.request.urlopen", true),
     ("urllib.request.urlretrieve", true),
     ("urllib.request.Request", false),
@@ -127,11 +127,12 @@ const NET_CALLS: &[(&str, bool)] = &[
 ];
 
 /// `requests.request(method, url)`-shaped calls: the URL is the second argument.
-const NET_METHOD_URL: &[&str] = &["requests.request", "httpx.request", "urllib3.request"];
+pub(super) const NET_METHOD_URL: &[&str] =
+    &["requests.request", "httpx.request", "urllib3.request"];
 
 /// Calls that run code they are given (not a file the text names), or load a file as
 /// code; the argument is what is run.
-const CODE_CALLS: &[&str] = &[
+pub(super) const CODE_CALLS: &[&str] = &[
     "exec",
     "eval",
     "compile",
@@ -162,7 +163,7 @@ const CODE_CALLS: &[&str] = &[
 
 /// Calls that write a file named by their first argument (or the second, for
 /// `urlretrieve`).
-const WRITE_CALLS: &[&str] = &[
+pub(super) const WRITE_CALLS: &[&str] = &[
     "fs.writeFileSync",
     "fs.writeFile",
     "fs.promises.writeFile",
@@ -526,4 +527,6 @@ fn merge(into: &mut Facts, from: Facts) {
     into.imports.extend(from.imports);
     into.env.extend(from.env);
     into.paths.extend(from.paths);
+    into.unresolved.extend(from.unresolved);
+    into.parse_errors += from.parse_errors;
 }

@@ -249,6 +249,9 @@ impl Unit<'_> {
     }
 
     fn lookup(&self, name: &str, d: usize) -> V {
+        if self.poisoned.contains(name) {
+            return V::Unknown;
+        }
         let Some(exprs) = self.consts.get(name) else {
             return V::Unknown;
         };

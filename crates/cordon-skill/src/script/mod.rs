@@ -9,6 +9,7 @@
 //! the policy's guards, like any other command.
 
 mod calls;
+mod capability;
 mod fold;
 
 pub(crate) use fold::RUNTIME;
@@ -117,6 +118,8 @@ pub(crate) struct Facts {
     pub paths: Vec<(usize, String)>,
     /// The parser met text it could not read.
     pub parse_errors: usize,
+    /// Uses of a capable module or builtin that no judged call resolves.
+    pub unresolved: Vec<(usize, String)>,
 }
 
 /// A parsed unit of code and what the folding needs to know about it.
@@ -125,6 +128,10 @@ pub(crate) struct Unit<'a> {
     src: &'a str,
     /// Names bound to expressions (`X = ...`), every binding kept.
     consts: HashMap<&'a str, Vec<Node<'a>>>,
+    /// Names rebound other than by a plain assignment: never folded.
+    poisoned: std::collections::HashSet<&'a str>,
+    /// Each node's parent by id (tree-sitter's own `parent()` walks from the root).
+    parents: HashMap<usize, Node<'a>>,
     /// Import aliases: local name → canonical dotted name.
     aliases: HashMap<String, String>,
     /// Lines are counted from here (a Markdown block's first line).
@@ -161,10 +168,18 @@ fn extract(lang: Lang, src: &str, tree: &Tree, first_line: usize) -> Facts {
         lang,
         src,
         consts: HashMap::new(),
+        poisoned: std::collections::HashSet::new(),
+        parents: HashMap::new(),
         aliases: HashMap::new(),
         first_line,
     };
     let nodes = all_nodes(tree.root_node());
+    for &n in &nodes {
+        let mut c = n.walk();
+        for child in n.children(&mut c) {
+            unit.parents.insert(child.id(), n);
+        }
+    }
     for &n in &nodes {
         unit.bind(n);
     }
@@ -176,6 +191,7 @@ fn extract(lang: Lang, src: &str, tree: &Tree, first_line: usize) -> Facts {
         }
         unit.visit(n, &mut facts, &mut skip);
     }
+    unit.capabilities(&nodes, &mut facts);
     facts
 }
 
@@ -215,6 +231,7 @@ impl<'a> Unit<'a> {
 
     /// Record bindings and import aliases.
     fn bind(&mut self, n: Node<'a>) {
+        self.poison(n);
         match (self.lang, n.kind()) {
             (Lang::Python, "assignment") | (Lang::Ruby, "assignment") => {
                 if let (Some(l), Some(r)) = (
@@ -314,6 +331,93 @@ impl<'a> Unit<'a> {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Names bound by anything but one plain assignment (augmented assignment, tuple,
+    /// `for`, walrus, parameters, mutation in place) hold values the folder cannot know.
+    fn poison(&mut self, n: Node<'a>) {
+        let targets: Vec<Node<'a>> = match n.kind() {
+            "augmented_assignment"
+            | "augmented_assignment_expression"
+            | "operator_assignment"
+            | "assignment_expression"
+            | "update_expression" => n
+                .child_by_field_name("left")
+                .or(n.child_by_field_name("argument"))
+                .into_iter()
+                .collect(),
+            "assignment" => n
+                .child_by_field_name("left")
+                .filter(|l| !matches!(l.kind(), "identifier" | "constant"))
+                .into_iter()
+                .collect(),
+            "for_statement" | "for_in_statement" | "for_in_clause" => {
+                n.child_by_field_name("left").into_iter().collect()
+            }
+            "named_expression" => n.child_by_field_name("name").into_iter().collect(),
+            "as_pattern" => n.child_by_field_name("alias").into_iter().collect(),
+            "parameters"
+            | "lambda_parameters"
+            | "formal_parameters"
+            | "block_parameters"
+            | "method_parameters"
+            | "global_statement"
+            | "nonlocal_statement"
+            | "left_assignment_list"
+            | "array_pattern"
+            | "object_pattern" => vec![n],
+            "binary" if self.text(n).contains("<<") => {
+                n.child_by_field_name("left").into_iter().collect()
+            }
+            "call" | "call_expression" => {
+                // `c.append(…)`, `c.concat(…)`, `c.push(…)`, `c.gsub!(…)`: mutated in place.
+                let method = n
+                    .child_by_field_name("method")
+                    .or_else(|| {
+                        n.child_by_field_name("function").and_then(|f| {
+                            f.child_by_field_name("attribute")
+                                .or(f.child_by_field_name("property"))
+                        })
+                    })
+                    .map(|m| self.text(m))
+                    .unwrap_or("");
+                if matches!(
+                    method,
+                    "append"
+                        | "extend"
+                        | "insert"
+                        | "push"
+                        | "unshift"
+                        | "concat"
+                        | "replace"
+                        | "prepend"
+                        | "update"
+                        | "setdefault"
+                        | "splice"
+                        | "sub!"
+                        | "gsub!"
+                        | "insert!"
+                        | "<<"
+                        | "__setitem__"
+                        | "__iadd__"
+                ) {
+                    self.receiver(n).into_iter().collect()
+                } else {
+                    Vec::new()
+                }
+            }
+            _ => Vec::new(),
+        };
+        for t in targets {
+            for id in all_nodes(t) {
+                if matches!(
+                    id.kind(),
+                    "identifier" | "constant" | "shorthand_property_identifier_pattern"
+                ) {
+                    self.poisoned.insert(self.text(id));
+                }
+            }
         }
     }
 

