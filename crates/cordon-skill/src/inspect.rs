@@ -87,6 +87,8 @@ struct State<'a> {
     dirs: BTreeSet<String>,
     symlinks: BTreeMap<String, String>,
     texts: BTreeMap<String, String>,
+    /// Text files not reviewed by name, kept in case something runs them.
+    extra: BTreeSet<String>,
     /// Set once something is refused: staging stops (the package will not install), the
     /// inspection goes on to report the rest unless a limit stopped it.
     refused: bool,
@@ -278,7 +280,8 @@ impl State<'_> {
             _ => None,
         };
         let base = name.rsplit('/').next().unwrap_or(&name);
-        let mut keep = reviewable(base);
+        let named = reviewable(base);
+        let mut keep = true;
         let mut text: Vec<u8> = Vec::new();
         let mut head: Vec<u8> = Vec::new();
         let mut hash = Sha256::new();
@@ -302,7 +305,6 @@ impl State<'_> {
             hash.update(chunk);
             if head.len() < 512 {
                 head.extend_from_slice(&chunk[..chunk.len().min(512 - head.len())]);
-                keep = keep || head.starts_with(b"#!");
             }
             if let Some(v) = nest.as_mut() {
                 if v.len() + n > crate::nested::NESTED_BYTES {
@@ -318,7 +320,9 @@ impl State<'_> {
                 text.extend_from_slice(chunk);
             } else if keep {
                 keep = false;
-                text = b"\0too-large".to_vec();
+                if named || head.starts_with(b"#!") {
+                    text = b"\0too-large".to_vec();
+                }
             }
             if let Some(w) = out.as_mut()
                 && let Err(e) = w.write_all(chunk)
@@ -373,6 +377,12 @@ impl State<'_> {
                     "the file is too large ({size} bytes) for the static review; read it yourself"
                 ),
             );
+        } else if keep && !named && !head.starts_with(b"#!") {
+            // Not a script by its name or first line: reviewed only if something runs it.
+            if let Ok(t) = String::from_utf8(text) {
+                self.extra.insert(name.clone());
+                self.texts.insert(name.clone(), t);
+            }
         } else if keep {
             match String::from_utf8(text) {
                 Ok(t) => { self.texts.insert(name.clone(), t); }
@@ -403,6 +413,7 @@ pub(crate) fn inspect_into(
         dirs: BTreeSet::new(),
         symlinks: BTreeMap::new(),
         texts: BTreeMap::new(),
+        extra: BTreeSet::new(),
         refused: false,
     };
     walk(src, kind, opts.limits.max_entries, &mut |m, r| {
@@ -464,7 +475,11 @@ pub(crate) fn inspect_into(
         .into_iter()
         .map(|(p, t)| (strip(&p), t))
         .collect();
-    let mut review = crate::review::review(&texts, &scripts);
+    let extra: BTreeSet<String> = std::mem::take(&mut st.extra)
+        .iter()
+        .map(|p| strip(p))
+        .collect();
+    let mut review = crate::review::review(&texts, &scripts, &extra);
     st.findings.append(&mut review);
     let mut staged_root = match (stage, st.refused) {
         (Some(stage), false) => Some(finish_stage(stage, &prefix, &files, &symlinks)?),

@@ -9,6 +9,7 @@
 //! Every URL is normalized to an origin with its effective port.
 
 mod facts;
+mod runnable;
 
 use crate::markdown::CodeKind;
 use crate::report::{Check, Finding, Verdict};
@@ -118,8 +119,15 @@ static PATH_LITERAL: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(r#"["'`]((?:~|\$HOME|/etc|/root|/home/[^/"'`]+|/proc)/[^"'`\s]+)["'`]"#).ok()
 });
 
-/// Review the texts (package-relative path, content). `scripts` are the declared ones.
-pub(crate) fn review(texts: &[(String, String)], scripts: &BTreeSet<String>) -> Vec<Finding> {
+/// Review the texts (package-relative path, content). `scripts` are the declared ones;
+/// `extra` texts are reviewed only when something runs them (a shebang, a declaration,
+/// or a SKILL.md command that executes them). An executable bit on an undeclared file is
+/// dropped at install, so it does not make the file runnable.
+pub(crate) fn review(
+    texts: &[(String, String)],
+    scripts: &BTreeSet<String>,
+    extra: &BTreeSet<String>,
+) -> Vec<Finding> {
     let mut out = Vec::new();
     let Some(policy) = policy() else {
         out.push(Finding::new(Check::Command, Verdict::Review, None,
@@ -134,13 +142,58 @@ pub(crate) fn review(texts: &[(String, String)], scripts: &BTreeSet<String>) -> 
         fs: &fs,
         own: &own,
     };
+    let all: BTreeSet<String> = texts.iter().map(|(p, _)| p.clone()).collect();
+    let executed = runnable::executed_in_markdown(texts, &all);
     for (path, text) in texts {
+        let first = text.lines().next().unwrap_or("");
+        let lower = path.to_ascii_lowercase();
+        let is_md = lower.ends_with(".md") || lower.ends_with(".markdown");
+        let shebang = first.starts_with("#!") && !is_md;
+        let runs = shebang || scripts.contains(path) || executed.contains_key(path);
+        if extra.contains(path) && !runs {
+            continue;
+        }
+        // What runs the file decides how it is read, not its extension.
+        let forced = if shebang {
+            runnable::of_shebang(first)
+        } else if is_md || lower.ends_with(".ipynb") {
+            None
+        } else {
+            executed.get(path).cloned().or_else(|| {
+                let other = match lower.rsplit_once('.').map(|(_, e)| e) {
+                    Some("pl" | "pm") => Some("perl"),
+                    Some("php") => Some("php"),
+                    Some("lua") => Some("lua"),
+                    Some("ps1" | "psm1") => Some("powershell"),
+                    Some("tcl") => Some("tcl"),
+                    _ => None,
+                };
+                match other {
+                    Some(o) => Some(runnable::Interp::Other(o.into())),
+                    None if runs && crate::script::Lang::of_file(path, text).is_none() => {
+                        Some(runnable::Interp::Shell)
+                    }
+                    None => None,
+                }
+            })
+        };
+        if let Some(runnable::Interp::Other(name)) = &forced {
+            out.push(Finding::new(
+                Check::ConstructedShell,
+                Verdict::Review,
+                Some(path),
+                format!("a script in {name}, which cordon cannot read; review it yourself"),
+            ));
+        }
         if let Some((line, what, n)) = crate::metadata::hidden_in_text(text) {
             out.push(Finding::new(Check::HiddenText, Verdict::Review, Some(path), format!(
                 "line {line}: the text contains {what} ({n} such character(s)): what a reader sees is not what an agent reads")));
         }
-        let lower = path.to_ascii_lowercase();
-        let lang = crate::script::Lang::of_file(path, text);
+        let lang = match &forced {
+            Some(runnable::Interp::Lang(l)) => Some(*l),
+            Some(_) => None,
+            None => crate::script::Lang::of_file(path, text),
+        };
         let mut patterns_on: Vec<(usize, String)> = Vec::new();
         if lower.ends_with(".ipynb") {
             for (cell, source) in notebook_cells(text) {
@@ -173,6 +226,16 @@ pub(crate) fn review(texts: &[(String, String)], scripts: &BTreeSet<String>) -> 
                 }
             }
         } else if let Some(l) = lang {
+            if l == crate::script::Lang::Python
+                && let Some(why) = runnable::python_text_disagreement(text)
+            {
+                out.push(Finding::new(
+                    Check::ConstructedShell,
+                    Verdict::Review,
+                    Some(path),
+                    format!("{why}: Python would read this file differently from cordon's parser"),
+                ));
+            }
             let facts = crate::script::analyze(l, text, 1);
             if facts.parse_errors > 0 {
                 // What the parser could not read may hold anything: fail towards a human.
@@ -181,6 +244,9 @@ pub(crate) fn review(texts: &[(String, String)], scripts: &BTreeSet<String>) -> 
                     facts.parse_errors)));
             }
             facts::judge(&cx, path, &facts, &mut origins, &mut out);
+        } else if forced == Some(runnable::Interp::Shell) {
+            judge_shell(&cx, path, 1, text, true, &mut out);
+            patterns_on.push((1, text.clone()));
         } else {
             for (line, shell) in shell_texts(path, text, scripts.contains(path)) {
                 judge_shell(&cx, path, line, &shell, true, &mut out);
@@ -604,10 +670,14 @@ mod tests {
     use super::*;
 
     fn checks(path: &str, text: &str) -> Vec<(Check, Verdict)> {
-        review(&[(path.into(), text.into())], &BTreeSet::new())
-            .into_iter()
-            .map(|f| (f.check, f.verdict))
-            .collect()
+        review(
+            &[(path.into(), text.into())],
+            &BTreeSet::new(),
+            &BTreeSet::new(),
+        )
+        .into_iter()
+        .map(|f| (f.check, f.verdict))
+        .collect()
     }
 
     #[test]
@@ -647,6 +717,7 @@ mod tests {
                 "see http://Example.COM/a and https://example.com:443/b and https://example.com/c"
                     .into(),
             )],
+            &BTreeSet::new(),
             &BTreeSet::new(),
         );
         let msgs: Vec<_> = f
