@@ -40,6 +40,13 @@ pub(crate) fn reserved(name: &str) -> Option<String> {
                 "the package carries git repository metadata (.git); its config can run programs on the next git command in that folder".into(),
             );
         }
+        // git follows `commondir` (a worktree's or split repository's pointer to the
+        // shared repository) and `gitdir` files: HEAD in one folder, config in another.
+        if f == "commondir" || f == "gitdir" {
+            return Some(format!(
+                "the package carries git repository metadata ({part}): git follows it to a repository whose config can run programs on the next git command in that folder"
+            ));
+        }
     }
     None
 }
@@ -152,6 +159,9 @@ mod tests {
             "sub/.GIT/config",
             "GIT~1/HEAD",
             ".git::$INDEX_ALLOCATION/config",
+            "assets/x/commondir",
+            "a/b/gitdir",
+            "a/CommonDir",
         ] {
             assert!(reserved(n).is_some(), "{n}");
         }
