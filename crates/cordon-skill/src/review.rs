@@ -10,6 +10,7 @@
 
 mod facts;
 mod runnable;
+mod skillmd;
 
 use crate::markdown::CodeKind;
 use crate::report::{Check, Finding, Verdict};
@@ -207,6 +208,9 @@ pub(crate) fn review(
                 );
             }
         } else if lower.ends_with(".md") || lower.ends_with(".markdown") {
+            if lower.rsplit('/').next() == Some("skill.md") {
+                skillmd::judge(&cx, path, text, &mut out);
+            }
             for code in crate::markdown::code(text) {
                 let fenced = code.kind == CodeKind::Fenced;
                 if let Some(l) = crate::script::Lang::of_fence(&code.lang).filter(|_| fenced) {
