@@ -530,6 +530,29 @@ fn skill_review_precision_and_recall() {
             why,
         });
     }
+    // The attacker's packages: `name verdict` lines (`#` starts a comment).
+    let attack = corpus().join("malicious/attack");
+    let pins = std::fs::read_to_string(attack.join("VERDICTS")).unwrap();
+    for l in pins
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        let (name, v) = l.split_once(' ').unwrap();
+        let expected = match v.trim() {
+            "pass" => Pass,
+            "review" => Review,
+            "refuse" => Refuse,
+            other => panic!("unknown verdict {other} in VERDICTS"),
+        };
+        let (actual, why) = judge(&attack.join(name));
+        rows.push(Row {
+            name: format!("attack/{name}"),
+            malicious: true,
+            expected: Some(expected),
+            actual,
+            why,
+        });
+    }
     for (i, (name, expected, _, build)) in GENERATED.iter().enumerate() {
         let dir = tmp.path().join(i.to_string());
         std::fs::create_dir_all(&dir).unwrap();
@@ -561,8 +584,11 @@ fn skill_review_precision_and_recall() {
         !rows.iter().any(|r| !r.malicious && r.actual == Refuse),
         "a benign skill is refused"
     );
+    // A malicious package pinned as `pass` is a known miss (VERDICTS says so).
     assert!(
-        !rows.iter().any(|r| r.malicious && r.actual == Pass),
+        !rows
+            .iter()
+            .any(|r| r.malicious && r.actual == Pass && r.expected != Some(Pass)),
         "a malicious package passes"
     );
 }
