@@ -9,6 +9,7 @@
 //! Every URL is normalized to an origin with its effective port.
 
 mod facts;
+mod notebook;
 mod runnable;
 mod skillmd;
 
@@ -150,7 +151,9 @@ pub(crate) fn review(
         let lower = path.to_ascii_lowercase();
         let is_md = lower.ends_with(".md") || lower.ends_with(".markdown");
         let shebang = first.starts_with("#!") && !is_md;
-        let runs = shebang || scripts.contains(path) || executed.contains_key(path);
+        // direnv runs `.envrc` on entering the folder.
+        let envrc = lower.rsplit('/').next() == Some(".envrc");
+        let runs = shebang || envrc || scripts.contains(path) || executed.contains_key(path);
         if extra.contains(path) && !runs {
             continue;
         }
@@ -197,8 +200,18 @@ pub(crate) fn review(
         };
         let mut patterns_on: Vec<(usize, String)> = Vec::new();
         if lower.ends_with(".ipynb") {
-            for (cell, source) in notebook_cells(text) {
+            for (cell, source) in notebook::cells(text) {
                 let facts = crate::script::analyze(crate::script::Lang::Python, &source, 1);
+                // IPython magics (`%%bash`, `%sx`, an indented or assigned `!cmd`) are
+                // not Python: what the parser cannot read may run anything.
+                let magic = source
+                    .lines()
+                    .any(|l| l.trim_start().starts_with(['%', '!']) || l.contains("= !"));
+                if facts.parse_errors > 0 || magic {
+                    out.push(Finding::new(Check::ConstructedShell, Verdict::Review,
+                        Some(&format!("{path} (cell {cell})")),
+                        "the cell holds IPython syntax or text the Python parser cannot read (a magic or shell escape); the review may miss what it runs"));
+                }
                 facts::judge(
                     &cx,
                     &format!("{path} (cell {cell})"),
@@ -213,6 +226,29 @@ pub(crate) fn review(
             }
             for code in crate::markdown::code(text) {
                 let fenced = code.kind == CodeKind::Fenced;
+                let unreadable = matches!(
+                    code.lang.to_ascii_lowercase().as_str(),
+                    "powershell"
+                        | "ps1"
+                        | "pwsh"
+                        | "perl"
+                        | "php"
+                        | "lua"
+                        | "bat"
+                        | "cmd"
+                        | "batch"
+                );
+                if fenced && unreadable {
+                    out.push(Finding::new(
+                        Check::ConstructedShell,
+                        Verdict::Review,
+                        Some(path),
+                        format!(
+                            "line {}: a {} block, which cordon cannot read; review it yourself",
+                            code.line, code.lang
+                        ),
+                    ));
+                }
                 if let Some(l) = crate::script::Lang::of_fence(&code.lang).filter(|_| fenced) {
                     let facts = crate::script::analyze(l, &code.text, code.line);
                     facts::judge(&cx, path, &facts, &mut origins, &mut out);
@@ -306,44 +342,6 @@ pub(crate) fn review(
     }
     out.dedup();
     out
-}
-
-/// The code cells of a Jupyter notebook (cell number, source); a notebook that is not
-/// JSON has none (its text is still searched for origins and secrets).
-fn notebook_cells(text: &str) -> Vec<(usize, String)> {
-    let Ok(nb) = serde_json::from_str::<serde_json::Value>(text) else {
-        return Vec::new();
-    };
-    let cells = nb
-        .get("cells")
-        .and_then(|c| c.as_array())
-        .cloned()
-        .unwrap_or_default();
-    cells
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| c.get("cell_type").and_then(|t| t.as_str()) == Some("code"))
-        .map(|(i, c)| {
-            let src = match c.get("source") {
-                Some(serde_json::Value::Array(lines)) => {
-                    lines.iter().filter_map(|l| l.as_str()).collect::<String>()
-                }
-                Some(serde_json::Value::String(s)) => s.clone(),
-                _ => String::new(),
-            };
-            // IPython's `!cmd` lines are shell commands.
-            (
-                i + 1,
-                src.lines()
-                    .map(|l| {
-                        l.strip_prefix('!')
-                            .map_or(l.to_string(), |c| format!("__import__('os').system({c:?})"))
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-            )
-        })
-        .collect()
 }
 
 /// Fence languages that are shell: their text is judged as a `bash` call would be. A

@@ -187,6 +187,7 @@ const PY_BUILTINS: &[&str] = &[
     "locals",
     "breakpoint",
     "getattr",
+    "get_ipython",
 ];
 
 /// Attributes that reach a module's or a function's namespace whatever the object.
