@@ -5,7 +5,7 @@
 use crate::error::SkillError;
 use crate::frontmatter::{FrontMatter, name_problem};
 use crate::limits::{Counted, Limits, Overrun};
-use crate::manifest::{FileRecord, MANIFEST_NAME};
+use crate::manifest::FileRecord;
 use crate::name::{check as check_name, collision_key};
 use crate::report::{Check, Finding, Verdict, shown_bytes};
 use crate::source::{Flow, Kind, Meta, SourceKind, sniff, walk};
@@ -87,6 +87,8 @@ struct State<'a> {
     dirs: BTreeSet<String>,
     symlinks: BTreeMap<String, String>,
     texts: BTreeMap<String, String>,
+    /// Text files not reviewed by name, kept in case something runs them.
+    extra: BTreeSet<String>,
     /// Set once something is refused: staging stops (the package will not install), the
     /// inspection goes on to report the rest unless a limit stopped it.
     refused: bool,
@@ -126,9 +128,12 @@ impl State<'_> {
                 return Ok(Flow::Continue);
             }
         };
-        if name.split('/').any(|c| c == MANIFEST_NAME) {
-            self.find(Check::Name, Verdict::Refuse, Some(&name), format!(
-                "{MANIFEST_NAME} is the name of cordon's installation manifest; a package may not carry an entry of that name anywhere"));
+        if let Some(why) = crate::metadata::reserved(&name) {
+            self.find(Check::Name, Verdict::Refuse, Some(&name), why);
+            return Ok(Flow::Continue);
+        }
+        if let Some(why) = crate::metadata::hidden_in_name(&name) {
+            self.find(Check::Name, Verdict::Refuse, Some(&name), why);
             return Ok(Flow::Continue);
         }
         let key = collision_key(&name);
@@ -275,7 +280,8 @@ impl State<'_> {
             _ => None,
         };
         let base = name.rsplit('/').next().unwrap_or(&name);
-        let mut keep = reviewable(base);
+        let named = reviewable(base);
+        let mut keep = true;
         let mut text: Vec<u8> = Vec::new();
         let mut head: Vec<u8> = Vec::new();
         let mut hash = Sha256::new();
@@ -284,6 +290,9 @@ impl State<'_> {
             self.opts.limits.max_file_bytes,
             &mut self.total_left,
         );
+        // A nested archive is kept (up to a bound) to be listed; whether a file is one is
+        // known once its head is read.
+        let mut nest: Option<Vec<u8>> = Some(Vec::new());
         let mut buf = vec![0u8; 64 * 1024];
         let result: Result<(), std::io::Error> = loop {
             let n = match reader.read(&mut buf) {
@@ -296,13 +305,24 @@ impl State<'_> {
             hash.update(chunk);
             if head.len() < 512 {
                 head.extend_from_slice(&chunk[..chunk.len().min(512 - head.len())]);
-                keep = keep || head.starts_with(b"#!");
+            }
+            if let Some(v) = nest.as_mut() {
+                if v.len() + n > crate::nested::NESTED_BYTES {
+                    nest = None;
+                } else {
+                    v.extend_from_slice(chunk);
+                    if head.len() >= 512 && archive_magic(&head).is_none() {
+                        nest = None;
+                    }
+                }
             }
             if keep && text.len() + n <= REVIEW_BYTES {
                 text.extend_from_slice(chunk);
             } else if keep {
                 keep = false;
-                text = b"\0too-large".to_vec();
+                if named || head.starts_with(b"#!") {
+                    text = b"\0too-large".to_vec();
+                }
             }
             if let Some(w) = out.as_mut()
                 && let Err(e) = w.write_all(chunk)
@@ -332,12 +352,21 @@ impl State<'_> {
                 .map_err(|e| SkillError::io(format!("stage {name}"), e))?;
         }
         if let Some(what) = archive_magic(&head) {
-            self.find(
-                Check::NestedArchive,
-                Verdict::Refuse,
-                Some(&name),
-                format!("the file is a {what}; nested archives are not unpacked or installed"),
-            );
+            match nest {
+                Some(bytes) => {
+                    let f = crate::nested::judge(&name, &bytes, what, &self.opts.limits);
+                    self.find(f.check, f.verdict, Some(&name), f.message);
+                }
+                None => self.find(
+                    Check::NestedArchive,
+                    Verdict::Review,
+                    Some(&name),
+                    format!(
+                        "the file is a {what} too large for cordon to list (over {} bytes); it is installed as a file, not unpacked: look inside it before the skill unpacks it",
+                        crate::nested::NESTED_BYTES
+                    ),
+                ),
+            }
         }
         if text.starts_with(b"\0too-large") {
             self.find(
@@ -348,6 +377,12 @@ impl State<'_> {
                     "the file is too large ({size} bytes) for the static review; read it yourself"
                 ),
             );
+        } else if keep && !named && !head.starts_with(b"#!") {
+            // Not a script by its name or first line: reviewed only if something runs it.
+            if let Ok(t) = String::from_utf8(text) {
+                self.extra.insert(name.clone());
+                self.texts.insert(name.clone(), t);
+            }
         } else if keep {
             match String::from_utf8(text) {
                 Ok(t) => { self.texts.insert(name.clone(), t); }
@@ -378,11 +413,21 @@ pub(crate) fn inspect_into(
         dirs: BTreeSet::new(),
         symlinks: BTreeMap::new(),
         texts: BTreeMap::new(),
+        extra: BTreeSet::new(),
         refused: false,
     };
     walk(src, kind, opts.limits.max_entries, &mut |m, r| {
         st.visit(m, r)
     })?;
+    for repo in crate::metadata::bare_repositories(&st.files, &st.dirs) {
+        let at = if repo.is_empty() {
+            "the package root"
+        } else {
+            repo.as_str()
+        };
+        st.find(Check::Name, Verdict::Refuse, Some(at),
+            "this folder is laid out as a bare git repository (HEAD, config, objects or refs); its config can run programs on the next git command in it");
+    }
     let unpacked = opts.limits.max_total_bytes - st.total_left;
     let entries = st.entries;
     let (prefix, front_matter) = entry_point(&mut st);
@@ -430,7 +475,11 @@ pub(crate) fn inspect_into(
         .into_iter()
         .map(|(p, t)| (strip(&p), t))
         .collect();
-    let mut review = crate::review::review(&texts, &scripts);
+    let extra: BTreeSet<String> = std::mem::take(&mut st.extra)
+        .iter()
+        .map(|p| strip(p))
+        .collect();
+    let mut review = crate::review::review(&texts, &scripts, &extra);
     st.findings.append(&mut review);
     let mut staged_root = match (stage, st.refused) {
         (Some(stage), false) => Some(finish_stage(stage, &prefix, &files, &symlinks)?),
@@ -636,8 +685,9 @@ fn ancestors(name: &str) -> impl Iterator<Item = &str> {
 }
 
 fn reviewable(base: &str) -> bool {
-    const EXT: [&str; 14] = [
-        "sh", "bash", "zsh", "py", "js", "mjs", "cjs", "ts", "rb", "pl", "ps1", "php", "lua", "md",
+    const EXT: [&str; 22] = [
+        "sh", "bash", "zsh", "py", "pyw", "js", "mjs", "cjs", "jsx", "ts", "mts", "cts", "tsx",
+        "rb", "rake", "pl", "ps1", "php", "lua", "md", "markdown", "ipynb",
     ];
     const NAMES: [&str; 5] = [
         "package.json",

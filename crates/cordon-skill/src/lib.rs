@@ -26,9 +26,13 @@ mod inspect;
 mod install;
 mod limits;
 mod manifest;
+mod markdown;
+mod metadata;
 mod name;
+mod nested;
 mod report;
 mod review;
+mod script;
 mod source;
 mod staged;
 

@@ -64,6 +64,8 @@ pub enum Check {
     AmbientCredential,
     /// What an upgrade changes.
     Upgrade,
+    /// Bidirectional controls or invisible characters in a text.
+    HiddenText,
 }
 
 impl Check {
@@ -86,6 +88,7 @@ impl Check {
             Check::LifecycleHook => "lifecycle-hook",
             Check::AmbientCredential => "ambient-credential",
             Check::Upgrade => "upgrade",
+            Check::HiddenText => "hidden-text",
         }
     }
 }

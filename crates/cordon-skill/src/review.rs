@@ -8,8 +8,13 @@
 //! cannot see through. Other languages are read for the shapes listed in [`PATTERNS`].
 //! Every URL is normalized to an origin with its effective port.
 
+mod facts;
+mod notebook;
+mod runnable;
+mod skillmd;
+
+use crate::markdown::CodeKind;
 use crate::report::{Check, Finding, Verdict};
-use cordon_policy::net::Origin;
 use cordon_policy::{Decision, FakeFs, LoadOptions, OpKind, Policy, Request, Step};
 use regex::Regex;
 use std::collections::{BTreeSet, HashSet};
@@ -116,12 +121,15 @@ static PATH_LITERAL: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(r#"["'`]((?:~|\$HOME|/etc|/root|/home/[^/"'`]+|/proc)/[^"'`\s]+)["'`]"#).ok()
 });
 
-static FENCE: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(r"(?m)^(```|~~~)[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n([\s\S]*?)^(```|~~~)[ \t]*$").ok()
-});
-
-/// Review the texts (package-relative path, content). `scripts` are the declared ones.
-pub(crate) fn review(texts: &[(String, String)], scripts: &BTreeSet<String>) -> Vec<Finding> {
+/// Review the texts (package-relative path, content). `scripts` are the declared ones;
+/// `extra` texts are reviewed only when something runs them (a shebang, a declaration,
+/// or a SKILL.md command that executes them). An executable bit on an undeclared file is
+/// dropped at install, so it does not make the file runnable.
+pub(crate) fn review(
+    texts: &[(String, String)],
+    scripts: &BTreeSet<String>,
+    extra: &BTreeSet<String>,
+) -> Vec<Finding> {
     let mut out = Vec::new();
     let Some(policy) = policy() else {
         out.push(Finding::new(Check::Command, Verdict::Review, None,
@@ -130,55 +138,192 @@ pub(crate) fn review(texts: &[(String, String)], scripts: &BTreeSet<String>) -> 
     };
     let fs = FakeFs::new().dir(HOME).dir(SKILL_DIR);
     let mut origins = HashSet::new();
+    let own: BTreeSet<&str> = texts.iter().map(|(p, _)| p.as_str()).collect();
+    let cx = Cx {
+        policy: &policy,
+        fs: &fs,
+        own: &own,
+    };
+    let all: BTreeSet<String> = texts.iter().map(|(p, _)| p.clone()).collect();
+    let executed = runnable::executed_in_markdown(texts, &all);
     for (path, text) in texts {
-        for (line, shell) in shell_texts(path, text, scripts.contains(path)) {
-            judge_shell(&policy, &fs, path, line, &shell, &mut out);
+        let first = text.lines().next().unwrap_or("");
+        let lower = path.to_ascii_lowercase();
+        let is_md = lower.ends_with(".md") || lower.ends_with(".markdown");
+        let shebang = first.starts_with("#!") && !is_md;
+        // direnv runs `.envrc` on entering the folder.
+        let envrc = lower.rsplit('/').next() == Some(".envrc");
+        let runs = shebang || envrc || scripts.contains(path) || executed.contains_key(path);
+        if extra.contains(path) && !runs {
+            continue;
         }
-        for (check, re, msg) in COMPILED.iter() {
-            if let Some(m) = re.find(text) {
-                let verdict = Verdict::Review;
-                out.push(Finding::new(
-                    *check,
-                    verdict,
-                    Some(path),
-                    format!("line {}: {msg}", line_of(text, m.start())),
-                ));
-            }
+        // What runs the file decides how it is read, not its extension.
+        let forced = if shebang {
+            runnable::of_shebang(first)
+        } else if is_md || lower.ends_with(".ipynb") {
+            None
+        } else {
+            executed.get(path).cloned().or_else(|| {
+                let other = match lower.rsplit_once('.').map(|(_, e)| e) {
+                    Some("pl" | "pm") => Some("perl"),
+                    Some("php") => Some("php"),
+                    Some("lua") => Some("lua"),
+                    Some("ps1" | "psm1") => Some("powershell"),
+                    Some("tcl") => Some("tcl"),
+                    _ => None,
+                };
+                match other {
+                    Some(o) => Some(runnable::Interp::Other(o.into())),
+                    None if runs && crate::script::Lang::of_file(path, text).is_none() => {
+                        Some(runnable::Interp::Shell)
+                    }
+                    None => None,
+                }
+            })
+        };
+        if let Some(runnable::Interp::Other(name)) = &forced {
+            out.push(Finding::new(
+                Check::ConstructedShell,
+                Verdict::Review,
+                Some(path),
+                format!("a script in {name}, which cordon cannot read; review it yourself"),
+            ));
         }
-        if let Some(re) = PATH_LITERAL.as_ref() {
-            for c in re.captures_iter(text) {
-                let Some(p) = c.get(1) else { continue };
-                judge_read(
-                    &policy,
-                    &fs,
-                    path,
-                    line_of(text, p.start()),
-                    p.as_str(),
+        if let Some((line, what, n)) = crate::metadata::hidden_in_text(text) {
+            out.push(Finding::new(Check::HiddenText, Verdict::Review, Some(path), format!(
+                "line {line}: the text contains {what} ({n} such character(s)): what a reader sees is not what an agent reads")));
+        }
+        let lang = match &forced {
+            Some(runnable::Interp::Lang(l)) => Some(*l),
+            Some(_) => None,
+            None => crate::script::Lang::of_file(path, text),
+        };
+        let mut patterns_on: Vec<(usize, String)> = Vec::new();
+        if lower.ends_with(".ipynb") {
+            for (cell, source) in notebook::cells(text) {
+                let facts = crate::script::analyze(crate::script::Lang::Python, &source, 1);
+                // IPython magics (`%%bash`, `%sx`, an indented or assigned `!cmd`) are
+                // not Python: what the parser cannot read may run anything.
+                let magic = source
+                    .lines()
+                    .any(|l| l.trim_start().starts_with(['%', '!']) || l.contains("= !"));
+                if facts.parse_errors > 0 || magic {
+                    out.push(Finding::new(Check::ConstructedShell, Verdict::Review,
+                        Some(&format!("{path} (cell {cell})")),
+                        "the cell holds IPython syntax or text the Python parser cannot read (a magic or shell escape); the review may miss what it runs"));
+                }
+                facts::judge(
+                    &cx,
+                    &format!("{path} (cell {cell})"),
+                    &facts,
+                    &mut origins,
                     &mut out,
                 );
+            }
+        } else if lower.ends_with(".md") || lower.ends_with(".markdown") {
+            if lower.rsplit('/').next() == Some("skill.md") {
+                skillmd::judge(&cx, path, text, &mut out);
+            }
+            for code in crate::markdown::code(text) {
+                let fenced = code.kind == CodeKind::Fenced;
+                let unreadable = matches!(
+                    code.lang.to_ascii_lowercase().as_str(),
+                    "powershell"
+                        | "ps1"
+                        | "pwsh"
+                        | "perl"
+                        | "php"
+                        | "lua"
+                        | "bat"
+                        | "cmd"
+                        | "batch"
+                );
+                if fenced && unreadable {
+                    out.push(Finding::new(
+                        Check::ConstructedShell,
+                        Verdict::Review,
+                        Some(path),
+                        format!(
+                            "line {}: a {} block, which cordon cannot read; review it yourself",
+                            code.line, code.lang
+                        ),
+                    ));
+                }
+                if let Some(l) = crate::script::Lang::of_fence(&code.lang).filter(|_| fenced) {
+                    let facts = crate::script::analyze(l, &code.text, code.line);
+                    facts::judge(&cx, path, &facts, &mut origins, &mut out);
+                } else if code.kind == CodeKind::Prose {
+                    if prose_shell_shape(&code.text) {
+                        judge_prose(&cx, path, code.line, &code.text, &mut out);
+                    }
+                } else {
+                    let strict = fenced && SHELL_FENCES.contains(&code.lang.as_str());
+                    let shell = strip_prompts(&code.text);
+                    judge_shell_text(&cx, path, code.line, &shell, strict, &mut out);
+                }
+                if code.kind != CodeKind::Prose {
+                    patterns_on.push((code.line, code.text));
+                }
+            }
+        } else if let Some(l) = lang {
+            if l == crate::script::Lang::Python
+                && let Some(why) = runnable::python_text_disagreement(text)
+            {
+                out.push(Finding::new(
+                    Check::ConstructedShell,
+                    Verdict::Review,
+                    Some(path),
+                    format!("{why}: Python would read this file differently from cordon's parser"),
+                ));
+            }
+            let facts = crate::script::analyze(l, text, 1);
+            if facts.parse_errors > 0 {
+                // What the parser could not read may hold anything: fail towards a human.
+                out.push(Finding::new(Check::ConstructedShell, Verdict::Review, Some(path), format!(
+                    "the {l:?} parser could not read {} part(s) of this file; the review may miss what they do",
+                    facts.parse_errors)));
+            }
+            facts::judge(&cx, path, &facts, &mut origins, &mut out);
+        } else if forced == Some(runnable::Interp::Shell) {
+            judge_shell(&cx, path, 1, text, true, &mut out);
+            patterns_on.push((1, text.clone()));
+        } else {
+            for (line, shell) in shell_texts(path, text, scripts.contains(path)) {
+                judge_shell(&cx, path, line, &shell, true, &mut out);
+            }
+            patterns_on.push((1, text.clone()));
+        }
+        for (first, piece) in &patterns_on {
+            for (check, re, msg) in COMPILED.iter() {
+                // Parsed languages are judged from their syntax trees; the shapes only
+                // stand in for languages without a parser and for configuration files.
+                if (lower.ends_with(".md") || lower.ends_with(".markdown"))
+                    && !MD_CHECKS.contains(check)
+                {
+                    continue;
+                }
+                if let Some(m) = re.find(piece) {
+                    out.push(Finding::new(
+                        *check,
+                        Verdict::Review,
+                        Some(path),
+                        format!("line {}: {msg}", first + line_of(piece, m.start()) - 1),
+                    ));
+                }
+            }
+        }
+        if lang.is_none()
+            && let Some(re) = PATH_LITERAL.as_ref()
+        {
+            for c in re.captures_iter(text) {
+                let Some(p) = c.get(1) else { continue };
+                judge_read(&cx, path, line_of(text, p.start()), p.as_str(), &mut out);
             }
         }
         if let Some(re) = URL.as_ref() {
             for m in re.find_iter(text) {
                 let url = m.as_str().trim_end_matches(['.', ',', ';', ':']);
-                let line = line_of(text, m.start());
-                match Origin::parse_url(url) {
-                    Ok(o) => {
-                        let shown = o.to_string();
-                        if !origins.insert(shown.clone()) {
-                            continue;
-                        }
-                        let public = o.host.class().is_none_or(|c| c.is_public());
-                        let (verdict, note) = match (o.scheme.as_str(), public) {
-                            (_, false) => (Verdict::Review, " (a private, loopback or metadata address)"),
-                            ("http", _) => (Verdict::Review, " (plain http: anyone on the path can change what it serves)"),
-                            _ => (Verdict::Pass, ""),
-                        };
-                        out.push(Finding::new(Check::Origin, verdict, Some(path), format!("line {line}: reaches {shown}{note}")));
-                    }
-                    Err(e) => out.push(Finding::new(Check::Origin, Verdict::Review, Some(path),
-                        format!("line {line}: names a URL cordon cannot accept as an origin ({e:?}): {}", crate::report::shown(url)))),
-                }
+                facts::origin(path, line_of(text, m.start()), url, &mut origins, &mut out);
             }
         }
         for s in cordon_policy::secrets::find(text) {
@@ -199,6 +344,77 @@ pub(crate) fn review(texts: &[(String, String)], scripts: &BTreeSet<String>) -> 
     out
 }
 
+/// Fence languages that are shell: their text is judged as a `bash` call would be. A
+/// fence without a language may hold anything (a tree, output) and is judged leniently.
+const SHELL_FENCES: &[&str] = &[
+    "bash",
+    "sh",
+    "shell",
+    "console",
+    "zsh",
+    "shell-session",
+    "shellsession",
+    "terminal",
+];
+
+/// The shapes still looked for in Markdown code (installing packages, credential helpers).
+const MD_CHECKS: &[Check] = &[Check::LifecycleHook, Check::AmbientCredential];
+
+/// The policy core and the machine view the review judges against.
+pub(crate) struct Cx<'a> {
+    pub policy: &'a Policy,
+    pub fs: &'a FakeFs,
+    /// The package's files this review reads.
+    pub own: &'a BTreeSet<&'a str>,
+}
+
+impl Cx<'_> {
+    /// The package's own file that a path in a command names, if any: `scripts/x.py`,
+    /// `./scripts/x.py`, or an absolute path ending in the package's path
+    /// (`/mnt/skills/public/docx/scripts/x.py`).
+    fn own_file(&self, named: &str) -> Option<&str> {
+        let named = named.trim_end_matches('.').trim_start_matches("./");
+        if named.contains(['$', '`', '*', '?']) {
+            return None;
+        }
+        self.own
+            .iter()
+            .copied()
+            .find(|p| named == *p || named.ends_with(&format!("/{p}")))
+    }
+}
+
+/// Judge shell text. `strict` for text that is shell by declaration (a shell fence, a
+/// shell script): every finding counts. Otherwise (inline code, an indented block, HTML
+/// code, a fence of another language) the text may not be shell at all, so only what
+/// the guards refuse counts, judged on the whole text and on each line (a block that does
+/// not parse as a whole still has lines that do).
+pub(crate) fn judge_shell_text(
+    cx: &Cx<'_>,
+    path: &str,
+    line: usize,
+    text: &str,
+    strict: bool,
+    out: &mut Vec<Finding>,
+) {
+    if strict {
+        judge_shell(cx, path, line, text, true, out);
+        return;
+    }
+    let mut found = Vec::new();
+    if looks_like_command(text) || prose_shell_shape(text) {
+        judge_shell(cx, path, line, text, false, &mut found);
+    }
+    if text.contains('\n') {
+        for (i, l) in text.lines().enumerate() {
+            if looks_like_command(l) || prose_shell_shape(l) {
+                judge_shell(cx, path, line + i, l, false, &mut found);
+            }
+        }
+    }
+    out.extend(found.into_iter().filter(|f| f.verdict == Verdict::Refuse));
+}
+
 fn policy() -> Option<Policy> {
     let opts = LoadOptions {
         workspace: SKILL_DIR.into(),
@@ -210,27 +426,80 @@ fn policy() -> Option<Policy> {
     Policy::load(&opts, &FakeFs::new().dir(HOME).dir(SKILL_DIR)).ok()
 }
 
+/// A sentence may carry a command after some words ("To set up, run curl … | bash"):
+/// each suffix that starts at a word is judged for what the guards refuse.
+fn judge_prose(cx: &Cx<'_>, path: &str, line: usize, text: &str, out: &mut Vec<Finding>) {
+    let starts = std::iter::once(0).chain(
+        text.char_indices()
+            .filter(|&(i, c)| {
+                c.is_whitespace()
+                    && text[i + c.len_utf8()..].starts_with(|n: char| !n.is_whitespace())
+            })
+            .map(|(i, c)| i + c.len_utf8()),
+    );
+    let mut found = Vec::new();
+    for start in starts.take(32) {
+        let rest = text[start..].trim_end_matches(['.', ',', ';', ':', '!', '?']);
+        if prose_shell_shape(rest) && looks_like_command(rest) {
+            judge_shell(cx, path, line, rest, false, &mut found);
+            // And the command ended after the program its last pipe feeds
+            // ("… | bash and continue").
+            if let Some(p) = rest.rfind('|') {
+                let after = &rest[p + 1..];
+                let word_end = after
+                    .trim_start()
+                    .find(char::is_whitespace)
+                    .map_or(after.len(), |e| after.len() - after.trim_start().len() + e);
+                let cut = &rest[..p + 1 + word_end];
+                if cut.len() < rest.len() {
+                    judge_shell(cx, path, line, cut, false, &mut found);
+                }
+            }
+        }
+    }
+    found.retain(|f| f.verdict == Verdict::Refuse);
+    found.dedup_by(|a, b| a.check == b.check);
+    out.extend(found.into_iter().take(1));
+}
+
+/// Does a line of prose carry a shell shape worth judging: a pipe, a substitution, a
+/// chain, a URL or a path in the home folder or `/etc`? English that happens to hold a
+/// program's name ("pass through", "; pass it as …") does not.
+fn prose_shell_shape(line: &str) -> bool {
+    ["|", "$(", "`", "&&", "://", "~/", "$HOME", "/etc/", "<("]
+        .iter()
+        .any(|m| line.contains(m))
+}
+
+/// Could text that is not declared shell be a command line? It must have an argument,
+/// and its first word (after `$ ` prompts and `VAR=value` assignments) must be a plain
+/// program name or path; code spans like `pass` (Python's statement), `??`, `{name}` or
+/// `a -> b` are not commands.
+fn looks_like_command(text: &str) -> bool {
+    if text.split_whitespace().count() < 2 {
+        return false;
+    }
+    let mut words = text
+        .trim_start()
+        .trim_start_matches("$ ")
+        .split_whitespace();
+    let first = loop {
+        match words.next() {
+            Some(w) if w.contains('=') && !w.starts_with('=') => continue,
+            other => break other,
+        }
+    };
+    first.is_some_and(|w| {
+        w.chars().any(|c| c.is_ascii_alphabetic())
+            && w.chars().all(|c| {
+                c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '~' | '+')
+            })
+    })
+}
+
 /// The shell text of a file, with the line each piece starts on.
 fn shell_texts(path: &str, text: &str, declared: bool) -> Vec<(usize, String)> {
     let lower = path.to_ascii_lowercase();
-    if lower.ends_with(".md") {
-        let Some(re) = FENCE.as_ref() else {
-            return Vec::new();
-        };
-        return re
-            .captures_iter(text)
-            .filter(|c| {
-                matches!(
-                    c.get(2).map(|l| l.as_str().to_ascii_lowercase()).as_deref(),
-                    Some("" | "bash" | "sh" | "shell" | "console" | "zsh" | "shell-session")
-                )
-            })
-            .filter_map(|c| {
-                c.get(3)
-                    .map(|b| (line_of(text, b.start()), strip_prompts(b.as_str())))
-            })
-            .collect();
-    }
     let first = text.lines().next().unwrap_or("");
     let shebang_shell = first.starts_with("#!")
         && ["sh", "bash", "zsh", "dash"]
@@ -255,14 +524,15 @@ fn strip_prompts(block: &str) -> String {
         .join("\n")
 }
 
-fn judge_shell(
-    policy: &Policy,
-    fs: &FakeFs,
+pub(crate) fn judge_shell(
+    cx: &Cx<'_>,
     path: &str,
     line: usize,
     shell: &str,
+    list_programs: bool,
     out: &mut Vec<Finding>,
 ) {
+    let (policy, fs) = (cx.policy, cx.fs);
     let req = serde_json::json!({"tool": "bash", "input": {"command": shell}, "cwd": SKILL_DIR});
     let Ok(req) = Request::from_json(&req.to_string()) else {
         out.push(Finding::new(
@@ -287,6 +557,19 @@ fn judge_shell(
                     format!("line {line}: {}", f.reason),
                 ))
             }
+            // `sudo` in installation steps: cordon denies the call when an agent makes
+            // it, so installing the package is not the danger; a human should know the
+            // package asks for it.
+            (Step::Guard, _) if f.decision == Decision::Deny && rule.contains("privilege") => out
+                .push(Finding::new(
+                    Check::Command,
+                    Verdict::Review,
+                    Some(path),
+                    format!(
+                        "line {line}: {} (cordon denies this when an agent runs it)",
+                        f.reason
+                    ),
+                )),
             (Step::Guard, _) if f.decision == Decision::Deny => {
                 let check = if rule.contains("fetch") {
                     Check::DownloadExec
@@ -299,6 +582,22 @@ fn judge_shell(
                     Some(path),
                     format!("line {line}: {}", f.reason),
                 ));
+            }
+            // A script of the package itself is reviewed on its own.
+            (_, OpKind::Opaque)
+                if let Some(own) = f
+                    .reason
+                    .split_once("runs the script ")
+                    .and_then(|(_, d)| cx.own_file(d)) =>
+            {
+                out.push(Finding::new(
+                    Check::Command,
+                    Verdict::Pass,
+                    Some(path),
+                    format!(
+                        "line {line}: runs the package's own script {own}, reviewed on its own"
+                    ),
+                ))
             }
             (_, OpKind::Opaque) => out.push(Finding::new(
                 Check::ConstructedShell,
@@ -325,7 +624,7 @@ fn judge_shell(
             _ => {}
         }
     }
-    if !programs.is_empty() {
+    if !programs.is_empty() && list_programs {
         let list: Vec<_> = programs.into_iter().collect();
         out.push(Finding::new(
             Check::Command,
@@ -336,14 +635,23 @@ fn judge_shell(
     }
 }
 
-fn judge_read(
-    policy: &Policy,
-    fs: &FakeFs,
+pub(crate) fn judge_read(
+    cx: &Cx<'_>,
     path: &str,
     line: usize,
     literal: &str,
     out: &mut Vec<Finding>,
 ) {
+    // A public key is public: `cat ~/.ssh/id_ed25519.pub` is how a key is added to a forge.
+    let base = literal.rsplit('/').next().unwrap_or(literal);
+    if literal.contains("/.ssh/")
+        && base.ends_with(".pub")
+        && !literal.contains("..")
+        && !literal.contains(['*', '?', '[', '$', '`', '{'])
+    {
+        return;
+    }
+    let (policy, fs) = (cx.policy, cx.fs);
     let req =
         serde_json::json!({"tool": "read_file", "input": {"path": literal}, "cwd": SKILL_DIR});
     let Ok(req) = Request::from_json(&req.to_string()) else {
@@ -373,10 +681,14 @@ mod tests {
     use super::*;
 
     fn checks(path: &str, text: &str) -> Vec<(Check, Verdict)> {
-        review(&[(path.into(), text.into())], &BTreeSet::new())
-            .into_iter()
-            .map(|f| (f.check, f.verdict))
-            .collect()
+        review(
+            &[(path.into(), text.into())],
+            &BTreeSet::new(),
+            &BTreeSet::new(),
+        )
+        .into_iter()
+        .map(|f| (f.check, f.verdict))
+        .collect()
     }
 
     #[test]
@@ -417,6 +729,7 @@ mod tests {
                     .into(),
             )],
             &BTreeSet::new(),
+            &BTreeSet::new(),
         );
         let msgs: Vec<_> = f
             .iter()
@@ -447,7 +760,7 @@ mod tests {
         );
         assert!(
             checks("a.py", "exec(urllib.request.urlopen(u).read())")
-                .contains(&(Check::DownloadExec, Verdict::Review))
+                .contains(&(Check::DownloadExec, Verdict::Refuse))
         );
         assert!(
             checks("a.sh", "#!/bin/bash\neval \"$1\"\n")
@@ -456,6 +769,20 @@ mod tests {
         assert!(
             checks("a.txt.md", "token ghp_0123456789abcdefghijABCDEFGHIJ012345")
                 .contains(&(Check::Secret, Verdict::Review))
+        );
+    }
+
+    #[test]
+    fn a_script_the_parser_cannot_read_needs_review() {
+        let c = checks("a.py", "def (:\n    os.system(\n");
+        assert!(
+            c.contains(&(Check::ConstructedShell, Verdict::Review)),
+            "{c:?}"
+        );
+        let c = checks("b.js", "const x = ;;; {{{\n");
+        assert!(
+            c.contains(&(Check::ConstructedShell, Verdict::Review)),
+            "{c:?}"
         );
     }
 

@@ -163,10 +163,36 @@ fn walk_tar(path: &Path, reader: impl Read, visit: &mut Visit<'_>) -> Result<(),
     Ok(())
 }
 
+/// Walk an archive held in memory (a package's nested archive), as [`walk`] does a file.
+/// `path` only names it in errors.
+pub(crate) fn walk_bytes(
+    path: &Path,
+    bytes: &[u8],
+    kind: SourceKind,
+    max_entries: u64,
+    visit: &mut Visit<'_>,
+) -> Result<(), SkillError> {
+    match kind {
+        SourceKind::Directory => Err(SkillError::not_package(path, "it is not an archive")),
+        SourceKind::Zip => walk_zip_from(path, std::io::Cursor::new(bytes), max_entries, visit),
+        SourceKind::Tar => walk_tar(path, bytes, visit),
+        SourceKind::TarGz => walk_tar(path, flate2::read::GzDecoder::new(bytes), visit),
+    }
+}
+
 fn walk_zip(path: &Path, max_entries: u64, visit: &mut Visit<'_>) -> Result<(), SkillError> {
     let f = open(path)?;
-    let mut archive = zip::ZipArchive::new(BufReader::new(f))
-        .map_err(|e| SkillError::not_package(path, e.to_string()))?;
+    walk_zip_from(path, BufReader::new(f), max_entries, visit)
+}
+
+fn walk_zip_from(
+    path: &Path,
+    reader: impl Read + std::io::Seek,
+    max_entries: u64,
+    visit: &mut Visit<'_>,
+) -> Result<(), SkillError> {
+    let mut archive =
+        zip::ZipArchive::new(reader).map_err(|e| SkillError::not_package(path, e.to_string()))?;
     // The central directory's count is a claim, but one that only makes the walk shorter:
     // every entry is still counted as it is visited.
     let count = archive.len();

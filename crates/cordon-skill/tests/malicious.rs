@@ -454,25 +454,99 @@ fn tgz_bomb_stops_at_the_total_limit() {
     );
 }
 
+/// A nested archive is judged as if unpacked (issue 34): unsafe inside refuses the
+/// package; safe inside is a review that shows what it holds.
 #[test]
 fn nested_archives() {
-    let inner = zip_bytes(&[("x", b"x", 0o644)]);
+    // Unsafe when unpacked: a `..` name, an absolute name, a link out, a bomb.
+    let slip = zip_bytes(&[("ok", b"x", 0o644), ("../../evil", b"x", 0o644)]);
     refused_by(
         zip_bytes(&[
             ("SKILL.md", SKILL.as_bytes(), 0o644),
-            ("data.bin", &inner, 0o644),
+            ("data.bin", &slip, 0o644),
         ]),
         "zip",
         Check::NestedArchive,
     );
-    let inner = gz(b"hello");
+    let abs = gz(&tar_bytes(&[f("/etc/cron.d/x", "x")]));
     refused_by(
         tar_bytes(&with_skill(vec![T {
-            data: &inner,
-            ..f("x.txt", "")
+            data: &abs,
+            ..f("x.tgz", "")
         }])),
         "tar",
         Check::NestedArchive,
+    );
+    let link = tar_bytes(&[T {
+        ty: EntryType::Symlink,
+        link: b"../../../.ssh",
+        ..f("l", "")
+    }]);
+    refused_by(
+        tar_bytes(&with_skill(vec![T {
+            data: &link,
+            ..f("inner.tar", "")
+        }])),
+        "tar",
+        Check::NestedArchive,
+    );
+    let zeros = vec![0u8; 300 << 10];
+    let bomb = gz(&tar_bytes(&[T {
+        data: &zeros,
+        ..f("big", "")
+    }]));
+    refused_with(
+        tar_bytes(&with_skill(vec![T {
+            data: &bomb,
+            ..f("c.tar.gz", "")
+        }])),
+        "tar",
+        Check::NestedArchive,
+        &InspectOptions {
+            limits: Limits {
+                max_file_bytes: 200 << 10,
+                ..Limits::default()
+            },
+            ..Default::default()
+        },
+    );
+    // Safe: reviewed with its listing, not refused.
+    let tmp = tempfile::tempdir().unwrap();
+    let ok = gz(&tar_bytes(&[
+        f("components/button.tsx", "export {}"),
+        f("components/card.tsx", "export {}"),
+    ]));
+    let src = write(
+        tmp.path(),
+        "p.tar",
+        &tar_bytes(&with_skill(vec![T {
+            data: &ok,
+            ..f("scripts/c.tar.gz", "")
+        }])),
+    );
+    let r = inspect(&src, &InspectOptions::default()).unwrap();
+    assert_eq!(r.verdict(), Verdict::Review, "{:#?}", r.findings);
+    let nested = r
+        .findings
+        .iter()
+        .find(|x| x.check == Check::NestedArchive)
+        .unwrap();
+    assert!(
+        nested.message.contains("components/button.tsx") && nested.message.contains("2 entries"),
+        "{nested:?}"
+    );
+    let plain = gz(b"hello");
+    let src = write(
+        tmp.path(),
+        "q.tar",
+        &tar_bytes(&with_skill(vec![T {
+            data: &plain,
+            ..f("x.txt", "")
+        }])),
+    );
+    assert_eq!(
+        inspect(&src, &InspectOptions::default()).unwrap().verdict(),
+        Verdict::Review
     );
 }
 

@@ -9,6 +9,7 @@
 
 mod build;
 mod config_reads;
+mod docs;
 mod files;
 mod git;
 mod inline;
@@ -261,6 +262,7 @@ const FAMILIES: &[&[Entry]] = &[
     net::ENTRIES,
     services::ENTRIES,
     system::ENTRIES,
+    docs::ENTRIES,
 ];
 
 /// Classify an invocation. Unknown programs are `Unknown`.

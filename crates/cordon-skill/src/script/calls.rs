@@ -1,0 +1,532 @@
+//! What each known call does: the tables of process spawns, network calls, code
+//! evaluation, file writes and environment reads for Python, JavaScript/TypeScript and
+//! Ruby, matched on the canonical callee (`subprocess.run`, `child_process.execSync`,
+//! `Open3.capture3`). An unknown call does nothing here; its arguments are still folded
+//! for paths.
+
+use super::fold::{RUNTIME, V};
+use super::{Call, Cmd, Facts, Lang, Net, Unit};
+use tree_sitter::Node;
+
+/// Python calls whose first argument is a command (a string through the shell when
+/// `shell=True`, an argv list otherwise).
+pub(super) const PY_SUBPROCESS: &[&str] = &[
+    "subprocess.run",
+    "subprocess.call",
+    "subprocess.check_call",
+    "subprocess.check_output",
+    "subprocess.Popen",
+];
+
+/// Calls whose first argument is shell text, always.
+pub(super) const SHELL_STRING: &[&str] = &[
+    "os.system",
+    "os.popen",
+    "subprocess.getoutput",
+    "subprocess.getstatusoutput",
+    "commands.getoutput",
+    "asyncio.create_subprocess_shell",
+    "child_process.exec",
+    "child_process.execSync",
+    "execa.execaCommand",
+    "execa.execaCommandSync",
+];
+
+/// Calls whose arguments are a program and its arguments (varargs or a list).
+pub(super) const ARGV_CALLS: &[&str] = &[
+    "asyncio.create_subprocess_exec",
+    "os.execv",
+    "os.execvp",
+    "os.execve",
+    "os.execvpe",
+    "os.execl",
+    "os.execlp",
+    "os.execle",
+    "os.execlpe",
+    "os.spawnv",
+    "os.spawnvp",
+    "os.spawnl",
+    "os.spawnlp",
+    "os.posix_spawn",
+    "os.posix_spawnp",
+    "pty.spawn",
+    "child_process.spawn",
+    "child_process.spawnSync",
+    "child_process.execFile",
+    "child_process.execFileSync",
+    "execa",
+    "execa.execa",
+    "execa.execaSync",
+    "Bun.spawn",
+    "Bun.spawnSync",
+    "new Deno.Command",
+    "system",
+    "exec",
+    "spawn",
+    "Process.spawn",
+    "Process.exec",
+    "IO.popen",
+    "Open3.capture2",
+    "Open3.capture2e",
+    "Open3.capture3",
+    "Open3.popen2",
+    "Open3.popen2e",
+    "Open3.popen3",
+    "Open3.pipeline",
+    "PTY.spawn",
+];
+
+/// Network calls whose first argument is the URL (or host); `true` when the response
+/// body is content the script then has.
+pub(super) const NET_CALLS: &[(&str, bool)] = &[
+    ("urllib.request.urlopen", true),
+    ("urllib.request.urlretrieve", true),
+    ("urllib.request.Request", false),
+    ("urllib.urlopen", true),
+    ("urllib2.urlopen", true),
+    ("requests.get", true),
+    ("requests.post", false),
+    ("requests.put", false),
+    ("requests.patch", false),
+    ("requests.delete", false),
+    ("requests.head", false),
+    ("httpx.get", true),
+    ("httpx.post", false),
+    ("httpx.put", false),
+    ("http.client.HTTPSConnection", false),
+    ("http.client.HTTPConnection", false),
+    ("socket.create_connection", false),
+    ("fetch", true),
+    ("axios", true),
+    ("axios.get", true),
+    ("axios.post", false),
+    ("axios.put", false),
+    ("axios.request", true),
+    ("http.get", true),
+    ("https.get", true),
+    ("http.request", false),
+    ("https.request", false),
+    ("got", true),
+    ("new WebSocket", false),
+    ("new URL", false),
+    ("Net::HTTP.get", true),
+    ("Net::HTTP.get_response", true),
+    ("Net::HTTP.post", false),
+    ("Net::HTTP.post_form", false),
+    ("Net::HTTP.start", false),
+    ("Net::HTTP.new", false),
+    ("URI.open", true),
+    ("URI.parse().open", true),
+    ("HTTParty.get", true),
+    ("HTTParty.post", false),
+    ("Faraday.get", true),
+    ("Faraday.post", false),
+    ("RestClient.get", true),
+    ("RestClient.post", false),
+    ("TCPSocket.new", false),
+];
+
+/// `requests.request(method, url)`-shaped calls: the URL is the second argument.
+pub(super) const NET_METHOD_URL: &[&str] =
+    &["requests.request", "httpx.request", "urllib3.request"];
+
+/// Calls that run code they are given (not a file the text names), or load a file as
+/// code; the argument is what is run.
+pub(super) const CODE_CALLS: &[&str] = &[
+    "exec",
+    "eval",
+    "compile",
+    "runpy.run_path",
+    "runpy.run_module",
+    "importlib.import_module",
+    "__import__",
+    "importlib.util.spec_from_file_location",
+    "imp.load_source",
+    "pickle.loads",
+    "pickle.load",
+    "marshal.loads",
+    "new Function",
+    "Function",
+    "vm.runInThisContext",
+    "vm.runInNewContext",
+    "vm.runInContext",
+    "new vm.Script",
+    "require",
+    "import",
+    "instance_eval",
+    "class_eval",
+    "module_eval",
+    "binding.eval",
+    "load",
+    "require_relative",
+];
+
+/// Calls that write a file named by their first argument (or the second, for
+/// `urlretrieve`).
+pub(super) const WRITE_CALLS: &[&str] = &[
+    "fs.writeFileSync",
+    "fs.writeFile",
+    "fs.promises.writeFile",
+    "fs/promises.writeFile",
+    "fs.appendFileSync",
+    "fs.createWriteStream",
+    "File.write",
+    "File.binwrite",
+    "IO.write",
+    "shutil.copyfileobj",
+];
+
+/// Is `name` a call that reads one environment variable named by its first argument?
+pub(crate) fn is_env_getter(name: &str) -> bool {
+    matches!(
+        name,
+        "os.getenv"
+            | "os.environ.get"
+            | "os.environ.setdefault"
+            | "os.environ.pop"
+            | "environ.get"
+            | "os.environ.__getitem__"
+            | "ENV.fetch"
+            | "ENV.[]"
+            | "Deno.env.get"
+            | "process.env.get"
+    )
+}
+
+/// Is `name` an object whose members are environment variables?
+pub(crate) fn is_env_object(name: &str) -> bool {
+    matches!(
+        name,
+        "os.environ" | "environ" | "process.env" | "ENV" | "Bun.env" | "import.meta.env"
+    )
+}
+
+/// Does an exact string look like a file path worth judging (home, `/etc`, `/proc`,
+/// `/root`, dot-directories)?
+pub(crate) fn looks_like_path(s: &str) -> bool {
+    !s.contains('\n')
+        && s.len() < 4096
+        && (s.starts_with("~/")
+            || s.starts_with("/etc/")
+            || s.starts_with("/root/")
+            || s.starts_with("/home/")
+            || s.starts_with("/proc/")
+            || s.starts_with("/var/run/")
+            || s.starts_with("/run/"))
+}
+
+impl Unit<'_> {
+    pub(super) fn classify_call(&self, node: Node<'_>, call: &Call<'_>, facts: &mut Facts) {
+        let line = self.line(node);
+        let name = call.callee.as_str();
+        let args: Vec<V> = call.args.iter().map(|&a| self.fold(a)).collect();
+        let kw = |k: &str| {
+            call.kwargs
+                .iter()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| self.fold(*v))
+        };
+        for a in &args {
+            if let V::Str(s, true) = a
+                && looks_like_path(s)
+            {
+                facts.paths.push((line, s.clone()));
+            }
+        }
+        let ruby_or_js_method = name.rsplit('.').next().unwrap_or(name);
+        if is_env_getter(name) || (self.lang == Lang::Ruby && name == "ENV.fetch") {
+            if let Some(n) = args.first().and_then(V::exact_str) {
+                facts.env.push((line, n.to_string()));
+            }
+            return;
+        }
+        if PY_SUBPROCESS.contains(&name) && self.lang == Lang::Python {
+            let cmd = args
+                .first()
+                .cloned()
+                .or_else(|| kw("args"))
+                .unwrap_or(V::Unknown);
+            let shell = kw("shell").is_some_and(|v| v.exact_str() != Some("False"));
+            // `subprocess.run(['sh'], input='curl … | sh')`: text a shell reads on stdin.
+            if let (Cmd::Argv { argv, .. }, Some(input)) =
+                (command(cmd.clone(), shell), kw("input"))
+                && argv.len() == 1
+                && argv.first().is_some_and(|p| is_shell(p))
+            {
+                facts.spawns.push((
+                    line,
+                    Cmd::Shell {
+                        text: input.text(),
+                        exact: input.exact(),
+                    },
+                ));
+                return;
+            }
+            facts.spawns.push((line, command(cmd, shell)));
+            return;
+        }
+        if SHELL_STRING.contains(&name) {
+            let cmd = args.first().cloned().unwrap_or(V::Unknown);
+            facts.spawns.push((line, command(cmd, true)));
+            return;
+        }
+        let ruby_only = matches!(name, "system" | "exec" | "spawn");
+        if ARGV_CALLS.contains(&name) && (!ruby_only || self.lang == Lang::Ruby) {
+            self.spawn_argv(line, name, call, &args, facts);
+            return;
+        }
+        if self.lang == Lang::Ruby && matches!(name, "open" | "Kernel.open" | "IO.popen") {
+            // `open("|cmd")` runs a command; `open("https://…")` with open-uri fetches.
+            if let Some(V::Str(s, e)) = args.first()
+                && let Some(cmd) = s.strip_prefix('|')
+            {
+                facts.spawns.push((
+                    line,
+                    Cmd::Shell {
+                        text: cmd.to_string(),
+                        exact: *e,
+                    },
+                ));
+                return;
+            }
+        }
+        if let Some((_, fetch)) = NET_CALLS.iter().find(|(n, _)| *n == name) {
+            // `axios({url, method})`, `fetch(new Request(...))`: the URL in an options object.
+            let dest = match call.args.first() {
+                Some(n)
+                    if n.kind() == "object" || n.kind() == "dictionary" || n.kind() == "hash" =>
+                {
+                    None
+                }
+                _ => args.first().cloned(),
+            };
+            if name != "new URL" {
+                self.net(line, dest.or_else(|| kw("url")), *fetch, facts);
+            }
+            if name == "urllib.request.urlretrieve" {
+                facts
+                    .writes
+                    .push((line, args.get(1).and_then(V::exact_str).map(str::to_string)));
+            }
+            return;
+        }
+        if NET_METHOD_URL.contains(&name) {
+            let fetch = args
+                .first()
+                .and_then(V::exact_str)
+                .is_some_and(|m| m.eq_ignore_ascii_case("get"));
+            self.net(
+                line,
+                args.get(1).cloned().or_else(|| kw("url")),
+                fetch,
+                facts,
+            );
+            return;
+        }
+        if CODE_CALLS.contains(&name) && code_call_in(self.lang, name) {
+            let arg = args.first().cloned().unwrap_or(V::Unknown);
+            match (name, arg.exact_str()) {
+                // A literal module name is an import, not code built at run time.
+                (
+                    "importlib.import_module"
+                    | "__import__"
+                    | "require"
+                    | "import"
+                    | "require_relative"
+                    | "load",
+                    Some(m),
+                ) => {
+                    facts.imports.push((line, m.to_string()));
+                }
+                ("compile", _) => {}
+                ("exec" | "eval", Some(code))
+                    if self.lang == Lang::Python && EXEC_DEPTH.with(|d| d.get()) < 8 =>
+                {
+                    // Literal code is analyzed as the code it is (nested a few levels).
+                    EXEC_DEPTH.with(|d| d.set(d.get() + 1));
+                    let inner = super::analyze(Lang::Python, code, line);
+                    EXEC_DEPTH.with(|d| d.set(d.get() - 1));
+                    merge(facts, inner);
+                }
+                _ => facts.code.push((line, format!("{name}({})", arg.text()))),
+            }
+            return;
+        }
+        if WRITE_CALLS.contains(&name) {
+            facts.writes.push((
+                line,
+                args.first().and_then(V::exact_str).map(str::to_string),
+            ));
+            return;
+        }
+        match ruby_or_js_method {
+            "write" | "write_text" | "write_bytes" | "writelines" | "binwrite" | "pipe"
+            | "extractall" | "extract" => {
+                facts.writes.push((line, None));
+            }
+            "chmod" | "chmodSync" | "fchmod" => facts.chmods.push(line),
+            "exec_module" | "load_module" => facts.code.push((line, format!("{name}(…)"))),
+            _ => {}
+        }
+        if matches!(
+            name,
+            "open"
+                | "io.open"
+                | "File.open"
+                | "os.open"
+                | "codecs.open"
+                | "Path.open"
+                | "pathlib.Path.open"
+        ) || name.ends_with(".open")
+        {
+            let mode = args.get(1).cloned().or_else(|| kw("mode"));
+            if let Some(m) = mode.as_ref().and_then(V::exact_str)
+                && m.contains(['w', 'a', 'x', '+'])
+            {
+                facts.writes.push((
+                    line,
+                    args.first().and_then(V::exact_str).map(str::to_string),
+                ));
+            }
+            if self.lang == Lang::Ruby
+                && let Some(V::Str(s, _)) = args.first()
+                && (s.starts_with("http://") || s.starts_with("https://"))
+            {
+                self.net(line, args.first().cloned(), true, facts);
+            }
+        }
+    }
+
+    fn net(&self, line: usize, dest: Option<V>, fetch: bool, facts: &mut Facts) {
+        let (dest, exact) = match dest {
+            Some(V::Str(s, e)) => (Some(s), e),
+            _ => (None, false),
+        };
+        facts.net.push(Net {
+            line,
+            dest,
+            exact,
+            fetch,
+        });
+    }
+
+    fn spawn_argv(&self, line: usize, name: &str, call: &Call<'_>, args: &[V], facts: &mut Facts) {
+        // Ruby's and Node's optional leading env hash / trailing options object are not
+        // argv; a list argument is the argv (or the rest of it).
+        let mut parts: Vec<V> = Vec::new();
+        for (i, (a, node)) in args.iter().zip(&call.args).enumerate() {
+            if matches!(node.kind(), "object" | "hash" | "dictionary") {
+                continue;
+            }
+            if name.starts_with("os.spawn") && i == 0 {
+                continue; // the mode
+            }
+            match a {
+                V::List(items) => parts.extend(items.iter().cloned()),
+                v => parts.push(v.clone()),
+            }
+        }
+        if name.starts_with("os.exec")
+            || name.starts_with("os.spawn")
+            || name.starts_with("os.posix_spawn")
+        {
+            // `os.execv(path, [argv0, ...])`: the path is the program, argv[0] a name.
+            if parts.len() >= 2 {
+                parts.remove(1);
+            }
+        }
+        let kw_shell = call
+            .kwargs
+            .iter()
+            .any(|(k, v)| k == "shell" && self.fold(*v).exact_str() != Some("false"));
+        let single_string = parts.len() == 1
+            && matches!(parts[0], V::Str(..))
+            && !matches!(args.first(), Some(V::List(_)));
+        // Ruby's `system("a b")` and `IO.popen("a | b")`, Node's spawn with `shell: true`:
+        // one string is shell text.
+        let through_shell = kw_shell || (self.lang == Lang::Ruby && single_string);
+        if through_shell {
+            let text = parts.iter().map(V::text).collect::<Vec<_>>().join(" ");
+            let exact = parts.iter().all(V::exact);
+            facts.spawns.push((line, Cmd::Shell { text, exact }));
+            return;
+        }
+        if parts.is_empty() {
+            facts.spawns.push((line, Cmd::Unknown));
+            return;
+        }
+        let exact = parts.iter().all(V::exact);
+        let argv = parts.iter().map(V::text).collect();
+        facts.spawns.push((line, Cmd::Argv { argv, exact }));
+    }
+}
+
+thread_local! {
+    /// How deep literal `exec("…")` code is being analyzed on this thread.
+    static EXEC_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Is the program a shell?
+fn is_shell(p: &str) -> bool {
+    let base = p.rsplit('/').next().unwrap_or(p);
+    matches!(base, "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash")
+}
+
+/// A command value: shell text, or an argv list.
+fn command(v: V, shell: bool) -> Cmd {
+    match (v, shell) {
+        (V::Unknown, _) => Cmd::Unknown,
+        (V::List(items), true) => {
+            let exact = items.iter().all(V::exact);
+            Cmd::Shell {
+                text: items.iter().map(V::text).collect::<Vec<_>>().join(" "),
+                exact,
+            }
+        }
+        (V::List(items), false) => {
+            let exact = items.iter().all(V::exact);
+            Cmd::Argv {
+                argv: items.iter().map(V::text).collect(),
+                exact,
+            }
+        }
+        (V::Str(s, exact), true) => Cmd::Shell { text: s, exact },
+        (V::Str(s, exact), false) => {
+            if s == RUNTIME {
+                Cmd::Unknown
+            } else {
+                Cmd::Argv {
+                    argv: vec![s],
+                    exact,
+                }
+            }
+        }
+    }
+}
+
+/// Names of [`CODE_CALLS`] that mean running code only in some languages (`exec` is a
+/// process spawn in Ruby, a method name anywhere in JavaScript).
+fn code_call_in(lang: Lang, name: &str) -> bool {
+    match name {
+        "exec" | "compile" | "__import__" => lang == Lang::Python,
+        "eval" => true,
+        "require" => lang != Lang::Python,
+        "import" | "Function" => !matches!(lang, Lang::Python | Lang::Ruby),
+        "load" | "require_relative" | "instance_eval" | "class_eval" | "module_eval"
+        | "binding.eval" => lang == Lang::Ruby,
+        _ => true,
+    }
+}
+
+fn merge(into: &mut Facts, from: Facts) {
+    into.spawns.extend(from.spawns);
+    into.net.extend(from.net);
+    into.writes.extend(from.writes);
+    into.chmods.extend(from.chmods);
+    into.code.extend(from.code);
+    into.imports.extend(from.imports);
+    into.env.extend(from.env);
+    into.paths.extend(from.paths);
+    into.unresolved.extend(from.unresolved);
+    into.parse_errors += from.parse_errors;
+}

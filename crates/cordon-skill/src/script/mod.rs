@@ -1,0 +1,783 @@
+//! Scripts in Python, JavaScript/TypeScript and Ruby, read with real parsers
+//! (tree-sitter grammars) for what they would run and touch: the processes they start
+//! and the command lines those get, downloads and whether downloaded code is run,
+//! files written, environment variables read, paths named, and network destinations.
+//! Arguments are constant-folded (see [`fold`]), so a command or a credential path
+//! assembled from literal parts is seen as the text it becomes.
+//!
+//! This module only extracts [`Facts`]; `review` judges them with the shell analysis and
+//! the policy's guards, like any other command.
+
+mod calls;
+mod capability;
+mod fold;
+
+pub(crate) use fold::RUNTIME;
+use fold::V;
+use std::collections::HashMap;
+use tree_sitter::{Node, Parser, Tree};
+
+/// A language with a parser.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lang {
+    Python,
+    JavaScript,
+    TypeScript,
+    Tsx,
+    Ruby,
+}
+
+impl Lang {
+    /// The language of a file, by extension or shebang.
+    pub(crate) fn of_file(path: &str, text: &str) -> Option<Lang> {
+        let lower = path.to_ascii_lowercase();
+        let ext = lower.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
+        let by_ext = match ext {
+            "py" | "pyw" => Some(Lang::Python),
+            "js" | "mjs" | "cjs" | "jsx" => Some(Lang::JavaScript),
+            "ts" | "mts" | "cts" => Some(Lang::TypeScript),
+            "tsx" => Some(Lang::Tsx),
+            "rb" | "rake" | "gemspec" => Some(Lang::Ruby),
+            _ => None,
+        };
+        by_ext.or_else(|| {
+            let first = text.lines().next().filter(|l| l.starts_with("#!"))?;
+            if first.contains("python") {
+                Some(Lang::Python)
+            } else if first.contains("node") || first.contains("deno") || first.contains("bun") {
+                Some(Lang::JavaScript)
+            } else if first.contains("ruby") {
+                Some(Lang::Ruby)
+            } else {
+                None
+            }
+        })
+    }
+
+    /// The language of a Markdown fence's info string.
+    pub(crate) fn of_fence(lang: &str) -> Option<Lang> {
+        match lang {
+            "python" | "py" | "python3" | "pycon" | "ipython" => Some(Lang::Python),
+            "javascript" | "js" | "node" | "mjs" | "jsx" => Some(Lang::JavaScript),
+            "typescript" | "ts" => Some(Lang::TypeScript),
+            "tsx" => Some(Lang::Tsx),
+            "ruby" | "rb" => Some(Lang::Ruby),
+            _ => None,
+        }
+    }
+
+    fn grammar(self) -> tree_sitter::Language {
+        match self {
+            Lang::Python => tree_sitter_python::LANGUAGE.into(),
+            Lang::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
+            Lang::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+            Lang::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
+            Lang::Ruby => tree_sitter_ruby::LANGUAGE.into(),
+        }
+    }
+}
+
+/// How a process is started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Cmd {
+    /// A string run by a shell; `exact` when no part of it is known only at run time.
+    Shell { text: String, exact: bool },
+    /// A program and its arguments (unknown parts are [`RUNTIME`]).
+    Argv { argv: Vec<String>, exact: bool },
+    /// A command known only at run time.
+    Unknown,
+}
+
+/// A network call: its destination when it folds, and whether its response is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Net {
+    pub line: usize,
+    /// The URL or host, possibly with [`RUNTIME`] parts; `None` when nothing is known.
+    pub dest: Option<String>,
+    pub exact: bool,
+    /// The call fetches content (rather than only sending).
+    pub fetch: bool,
+}
+
+/// What a script does, as far as its text shows.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Facts {
+    pub spawns: Vec<(usize, Cmd)>,
+    pub net: Vec<Net>,
+    /// Files written (the path, when it folds exactly).
+    pub writes: Vec<(usize, Option<String>)>,
+    /// Permission changes (`chmod`).
+    pub chmods: Vec<usize>,
+    /// Code evaluated at run time: `exec`, `eval`, `runpy.run_path`, a dynamic import.
+    pub code: Vec<(usize, String)>,
+    /// Modules or files imported, required or loaded, by exact name.
+    pub imports: Vec<(usize, String)>,
+    /// Environment variables read, by exact name.
+    pub env: Vec<(usize, String)>,
+    /// Exact strings that look like paths.
+    pub paths: Vec<(usize, String)>,
+    /// The parser met text it could not read.
+    pub parse_errors: usize,
+    /// Uses of a capable module or builtin that no judged call resolves.
+    pub unresolved: Vec<(usize, String)>,
+}
+
+/// A parsed unit of code and what the folding needs to know about it.
+pub(crate) struct Unit<'a> {
+    pub(crate) lang: Lang,
+    src: &'a str,
+    /// Names bound to expressions (`X = ...`), every binding kept.
+    consts: HashMap<&'a str, Vec<Node<'a>>>,
+    /// Names rebound other than by a plain assignment: never folded.
+    poisoned: std::collections::HashSet<&'a str>,
+    /// Each node's parent by id (tree-sitter's own `parent()` walks from the root).
+    parents: HashMap<usize, Node<'a>>,
+    /// Import aliases: local name → canonical dotted name.
+    aliases: HashMap<String, String>,
+    /// Lines are counted from here (a Markdown block's first line).
+    first_line: usize,
+}
+
+/// A call: its canonical callee and its arguments.
+pub(crate) struct Call<'a> {
+    pub callee: String,
+    pub args: Vec<Node<'a>>,
+    pub kwargs: Vec<(String, Node<'a>)>,
+}
+
+/// Parse `text` and extract its facts. Lines are reported from `first_line`.
+pub(crate) fn analyze(lang: Lang, text: &str, first_line: usize) -> Facts {
+    let mut parser = Parser::new();
+    if parser.set_language(&lang.grammar()).is_err() {
+        return Facts {
+            parse_errors: 1,
+            ..Facts::default()
+        };
+    }
+    let Some(tree) = parser.parse(text, None) else {
+        return Facts {
+            parse_errors: 1,
+            ..Facts::default()
+        };
+    };
+    extract(lang, text, &tree, first_line)
+}
+
+fn extract(lang: Lang, src: &str, tree: &Tree, first_line: usize) -> Facts {
+    let mut unit = Unit {
+        lang,
+        src,
+        consts: HashMap::new(),
+        poisoned: std::collections::HashSet::new(),
+        parents: HashMap::new(),
+        aliases: HashMap::new(),
+        first_line,
+    };
+    let nodes = all_nodes(tree.root_node());
+    for &n in &nodes {
+        let mut c = n.walk();
+        for child in n.children(&mut c) {
+            unit.parents.insert(child.id(), n);
+        }
+    }
+    for &n in &nodes {
+        unit.bind(n);
+    }
+    let mut facts = Facts::default();
+    let mut skip = std::collections::HashSet::new();
+    for &n in &nodes {
+        if n.is_error() || n.is_missing() {
+            facts.parse_errors += 1;
+        }
+        unit.visit(n, &mut facts, &mut skip);
+    }
+    unit.capabilities(&nodes, &mut facts);
+    facts
+}
+
+/// Every node, in document order, without recursion (the depth is the attacker's).
+fn all_nodes(root: Node<'_>) -> Vec<Node<'_>> {
+    let mut out = Vec::new();
+    let mut cursor = root.walk();
+    loop {
+        out.push(cursor.node());
+        if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return out;
+            }
+        }
+    }
+}
+
+impl<'a> Unit<'a> {
+    pub(crate) fn text(&self, n: Node<'_>) -> &'a str {
+        self.src.get(n.byte_range()).unwrap_or("")
+    }
+
+    pub(crate) fn named<'t>(&self, n: Node<'t>) -> Vec<Node<'t>> {
+        let mut c = n.walk();
+        n.named_children(&mut c).collect()
+    }
+
+    pub(crate) fn line(&self, n: Node<'_>) -> usize {
+        self.first_line + n.start_position().row
+    }
+
+    /// Record bindings and import aliases.
+    fn bind(&mut self, n: Node<'a>) {
+        self.poison(n);
+        match (self.lang, n.kind()) {
+            (Lang::Python, "assignment") | (Lang::Ruby, "assignment") => {
+                if let (Some(l), Some(r)) = (
+                    n.child_by_field_name("left"),
+                    n.child_by_field_name("right"),
+                ) && matches!(l.kind(), "identifier" | "constant")
+                {
+                    self.consts.entry(self.text(l)).or_default().push(r);
+                }
+            }
+            (Lang::Python, "import_statement") => {
+                for c in self.named(n) {
+                    if c.kind() == "aliased_import"
+                        && let (Some(name), Some(alias)) = (
+                            c.child_by_field_name("name"),
+                            c.child_by_field_name("alias"),
+                        )
+                    {
+                        self.aliases
+                            .insert(self.text(alias).into(), self.text(name).into());
+                    }
+                }
+            }
+            (Lang::Python, "import_from_statement") => {
+                let Some(module) = n.child_by_field_name("module_name") else {
+                    return;
+                };
+                let module = self.text(module).to_string();
+                let mut c = n.walk();
+                for name in n.children_by_field_name("name", &mut c) {
+                    let (orig, local) = match name.kind() {
+                        "aliased_import" => (
+                            name.child_by_field_name("name").map(|x| self.text(x)),
+                            name.child_by_field_name("alias").map(|x| self.text(x)),
+                        ),
+                        _ => (Some(self.text(name)), Some(self.text(name))),
+                    };
+                    if let (Some(o), Some(l)) = (orig, local) {
+                        self.aliases.insert(l.into(), format!("{module}.{o}"));
+                    }
+                }
+            }
+            (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, "variable_declarator") => {
+                let (Some(name), Some(value)) = (
+                    n.child_by_field_name("name"),
+                    n.child_by_field_name("value"),
+                ) else {
+                    return;
+                };
+                let value = if value.kind() == "await_expression" {
+                    self.named(value).into_iter().next().unwrap_or(value)
+                } else {
+                    value
+                };
+                if let Some(module) = self.required_module(value) {
+                    self.bind_pattern(name, &module);
+                } else if name.kind() == "identifier" {
+                    self.consts.entry(self.text(name)).or_default().push(value);
+                }
+            }
+            (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, "import_statement") => {
+                let Some(source) = n.child_by_field_name("source") else {
+                    return;
+                };
+                let module = js_module(&self.fold(source).text());
+                for clause in self
+                    .named(n)
+                    .into_iter()
+                    .filter(|c| c.kind() == "import_clause")
+                {
+                    for part in self.named(clause) {
+                        match part.kind() {
+                            "identifier" => {
+                                self.aliases.insert(self.text(part).into(), module.clone());
+                            }
+                            "namespace_import" => {
+                                if let Some(id) = self.named(part).into_iter().next() {
+                                    self.aliases.insert(self.text(id).into(), module.clone());
+                                }
+                            }
+                            "named_imports" => {
+                                for spec in self.named(part) {
+                                    let name =
+                                        spec.child_by_field_name("name").map(|x| self.text(x));
+                                    let alias = spec
+                                        .child_by_field_name("alias")
+                                        .map(|x| self.text(x))
+                                        .or(name);
+                                    if let (Some(nm), Some(al)) = (name, alias) {
+                                        self.aliases.insert(al.into(), format!("{module}.{nm}"));
+                                    }
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Names bound by anything but one plain assignment (augmented assignment, tuple,
+    /// `for`, walrus, parameters, mutation in place) hold values the folder cannot know.
+    fn poison(&mut self, n: Node<'a>) {
+        let targets: Vec<Node<'a>> = match n.kind() {
+            "augmented_assignment"
+            | "augmented_assignment_expression"
+            | "operator_assignment"
+            | "assignment_expression"
+            | "update_expression" => n
+                .child_by_field_name("left")
+                .or(n.child_by_field_name("argument"))
+                .into_iter()
+                .collect(),
+            "assignment" => n
+                .child_by_field_name("left")
+                .filter(|l| !matches!(l.kind(), "identifier" | "constant"))
+                .into_iter()
+                .collect(),
+            "for_statement" | "for_in_statement" | "for_in_clause" => {
+                n.child_by_field_name("left").into_iter().collect()
+            }
+            "named_expression" => n.child_by_field_name("name").into_iter().collect(),
+            "as_pattern" => n.child_by_field_name("alias").into_iter().collect(),
+            "parameters"
+            | "lambda_parameters"
+            | "formal_parameters"
+            | "block_parameters"
+            | "method_parameters"
+            | "global_statement"
+            | "nonlocal_statement"
+            | "left_assignment_list"
+            | "array_pattern"
+            | "object_pattern" => vec![n],
+            "binary" if self.text(n).contains("<<") => {
+                n.child_by_field_name("left").into_iter().collect()
+            }
+            "call" | "call_expression" => {
+                // `c.append(…)`, `c.concat(…)`, `c.push(…)`, `c.gsub!(…)`: mutated in place.
+                let method = n
+                    .child_by_field_name("method")
+                    .or_else(|| {
+                        n.child_by_field_name("function").and_then(|f| {
+                            f.child_by_field_name("attribute")
+                                .or(f.child_by_field_name("property"))
+                        })
+                    })
+                    .map(|m| self.text(m))
+                    .unwrap_or("");
+                if matches!(
+                    method,
+                    "append"
+                        | "extend"
+                        | "insert"
+                        | "push"
+                        | "unshift"
+                        | "concat"
+                        | "replace"
+                        | "prepend"
+                        | "update"
+                        | "setdefault"
+                        | "splice"
+                        | "sub!"
+                        | "gsub!"
+                        | "insert!"
+                        | "<<"
+                        | "__setitem__"
+                        | "__iadd__"
+                ) {
+                    self.receiver(n).into_iter().collect()
+                } else {
+                    Vec::new()
+                }
+            }
+            _ => Vec::new(),
+        };
+        for t in targets {
+            for id in all_nodes(t) {
+                if matches!(
+                    id.kind(),
+                    "identifier" | "constant" | "shorthand_property_identifier_pattern"
+                ) {
+                    self.poisoned.insert(self.text(id));
+                }
+            }
+        }
+    }
+
+    /// `require('x')` → `x`.
+    fn required_module(&self, value: Node<'_>) -> Option<String> {
+        if value.kind() != "call_expression" {
+            return None;
+        }
+        let f = value.child_by_field_name("function")?;
+        if self.text(f) != "require" {
+            return None;
+        }
+        let args = value.child_by_field_name("arguments")?;
+        let first = self.named(args).into_iter().next()?;
+        self.fold(first).exact_str().map(js_module)
+    }
+
+    fn bind_pattern(&mut self, pattern: Node<'_>, module: &str) {
+        match pattern.kind() {
+            "identifier" => {
+                self.aliases
+                    .insert(self.text(pattern).into(), module.into());
+            }
+            "object_pattern" => {
+                for p in self.named(pattern) {
+                    match p.kind() {
+                        "shorthand_property_identifier_pattern" => {
+                            let n = self.text(p);
+                            self.aliases.insert(n.into(), format!("{module}.{n}"));
+                        }
+                        "pair_pattern" => {
+                            if let (Some(k), Some(v)) =
+                                (p.child_by_field_name("key"), p.child_by_field_name("value"))
+                            {
+                                self.aliases.insert(
+                                    self.text(v).into(),
+                                    format!("{module}.{}", self.text(k)),
+                                );
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The canonical dotted name of a callee expression.
+    pub(crate) fn dotted(&self, n: Node<'_>) -> String {
+        // Callees nest (`a.b.c…`, `f()()()…`) as deep as the text wants: past a bound
+        // the name is unknown rather than the stack exhausted.
+        let depth = DOTTED_DEPTH.with(|d| {
+            d.set(d.get() + 1);
+            d.get()
+        });
+        let out = if depth > 16 {
+            "…".to_string()
+        } else {
+            self.dotted_inner(n)
+        };
+        DOTTED_DEPTH.with(|d| d.set(d.get() - 1));
+        out
+    }
+
+    fn dotted_inner(&self, n: Node<'_>) -> String {
+        match n.kind() {
+            "identifier" | "constant" | "property_identifier" => {
+                let t = self.text(n);
+                self.aliases
+                    .get(t)
+                    .cloned()
+                    .unwrap_or_else(|| t.to_string())
+            }
+            "attribute" => {
+                let obj = n
+                    .child_by_field_name("object")
+                    .map(|o| self.dotted(o))
+                    .unwrap_or_default();
+                let attr = n
+                    .child_by_field_name("attribute")
+                    .map_or("", |a| self.text(a));
+                format!("{obj}.{attr}")
+            }
+            "member_expression" => {
+                let obj = n
+                    .child_by_field_name("object")
+                    .map(|o| self.dotted(o))
+                    .unwrap_or_default();
+                let prop = n
+                    .child_by_field_name("property")
+                    .map_or("", |a| self.text(a));
+                format!("{obj}.{prop}")
+            }
+            "scope_resolution" => {
+                let scope = n.child_by_field_name("scope").map(|o| self.dotted(o));
+                let name = n.child_by_field_name("name").map_or("", |a| self.text(a));
+                scope.map_or(name.to_string(), |s| format!("{s}::{name}"))
+            }
+            "call" | "call_expression" => {
+                if let Some(m) = self.required_module(n) {
+                    return m;
+                }
+                // `__import__('os')`, `importlib.import_module('os')`: the module;
+                // `getattr(os, 'sys' + 'tem')`: the attribute.
+                let Some(c) = self.call(n) else {
+                    return String::new();
+                };
+                {
+                    let folded = |i: usize| {
+                        c.args
+                            .get(i)
+                            .and_then(|&a| self.fold(a).exact_str().map(str::to_string))
+                    };
+                    match c.callee.as_str() {
+                        "__import__" | "importlib.import_module" => {
+                            if let Some(m) = folded(0) {
+                                return m;
+                            }
+                        }
+                        "getattr" => {
+                            if let (Some(&obj), Some(attr)) = (c.args.first(), folded(1)) {
+                                return format!("{}.{attr}", self.dotted(obj));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                // Computed once: each computation walks the callee again.
+                format!("{}()", c.callee)
+            }
+            "parenthesized_expression" | "non_null_expression" | "await_expression" => self
+                .named(n)
+                .into_iter()
+                .next()
+                .map(|c| self.dotted(c))
+                .unwrap_or_default(),
+            _ => self.text(n).to_string(),
+        }
+    }
+
+    /// The receiver of a method call, when there is one.
+    pub(crate) fn receiver<'t>(&self, n: Node<'t>) -> Option<Node<'t>> {
+        match self.lang {
+            Lang::Ruby => n.child_by_field_name("receiver"),
+            Lang::Python => n
+                .child_by_field_name("function")
+                .filter(|f| f.kind() == "attribute")
+                .and_then(|f| f.child_by_field_name("object")),
+            _ => n
+                .child_by_field_name("function")
+                .filter(|f| f.kind() == "member_expression")
+                .and_then(|f| f.child_by_field_name("object")),
+        }
+    }
+
+    /// A call's parts, for the call node kinds of each language.
+    pub(crate) fn call<'t>(&self, n: Node<'t>) -> Option<Call<'t>> {
+        let (callee, args_node) = match (self.lang, n.kind()) {
+            (Lang::Python, "call") => (
+                self.dotted(n.child_by_field_name("function")?),
+                n.child_by_field_name("arguments"),
+            ),
+            (Lang::Ruby, "call") => {
+                let method = self.text(n.child_by_field_name("method")?);
+                let callee = match n.child_by_field_name("receiver") {
+                    Some(r) => format!("{}.{method}", self.dotted(r)),
+                    None => method.to_string(),
+                };
+                (callee, n.child_by_field_name("arguments"))
+            }
+            (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, "call_expression") => (
+                self.dotted(n.child_by_field_name("function")?),
+                n.child_by_field_name("arguments"),
+            ),
+            (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, "new_expression") => (
+                format!("new {}", self.dotted(n.child_by_field_name("constructor")?)),
+                n.child_by_field_name("arguments"),
+            ),
+            _ => return None,
+        };
+        let mut args = Vec::new();
+        let mut kwargs = Vec::new();
+        if let Some(a) = args_node {
+            let children = if a.kind() == "generator_expression" {
+                vec![a]
+            } else {
+                self.named(a)
+            };
+            for c in children {
+                match c.kind() {
+                    "comment" => {}
+                    "keyword_argument" | "pair" => {
+                        if let (Some(k), Some(v)) = (
+                            c.child_by_field_name("name")
+                                .or(c.child_by_field_name("key")),
+                            c.child_by_field_name("value"),
+                        ) {
+                            kwargs.push((
+                                self.text(k)
+                                    .trim_end_matches(':')
+                                    .trim_start_matches(':')
+                                    .to_string(),
+                                v,
+                            ));
+                        }
+                    }
+                    "object" => {
+                        // An options object (`{shell: true}`) is read as keywords too.
+                        for p in self.named(c).into_iter().filter(|p| p.kind() == "pair") {
+                            if let (Some(k), Some(v)) =
+                                (p.child_by_field_name("key"), p.child_by_field_name("value"))
+                            {
+                                kwargs
+                                    .push((self.text(k).trim_matches(['"', '\'']).to_string(), v));
+                            }
+                        }
+                        args.push(c);
+                    }
+                    _ => args.push(c),
+                }
+            }
+        }
+        let callee = callee
+            .trim_start_matches("builtins.")
+            .trim_start_matches("globalThis.")
+            .trim_start_matches("window.")
+            .trim_start_matches("Kernel.")
+            .to_string();
+        Some(Call {
+            callee,
+            args,
+            kwargs,
+        })
+    }
+
+    /// The variable name of an environment lookup expression (`os.environ['X']`,
+    /// `process.env.X`, `process.env['X']`, `ENV['X']`).
+    pub(crate) fn env_name(&self, n: Node<'_>) -> Option<String> {
+        let (obj, key) = match n.kind() {
+            "subscript" => (
+                n.child_by_field_name("value")?,
+                n.child_by_field_name("subscript")?,
+            ),
+            "subscript_expression" => (
+                n.child_by_field_name("object")?,
+                n.child_by_field_name("index")?,
+            ),
+            "element_reference" => (
+                n.child_by_field_name("object")?,
+                self.named(n).into_iter().nth(1)?,
+            ),
+            "member_expression" => {
+                let obj = n.child_by_field_name("object")?;
+                let prop = n.child_by_field_name("property")?;
+                if calls::is_env_object(&self.dotted(obj)) {
+                    return Some(self.text(prop).to_string());
+                }
+                return None;
+            }
+            _ => return None,
+        };
+        if !calls::is_env_object(&self.dotted(obj)) {
+            return None;
+        }
+        self.fold(key).exact_str().map(str::to_string)
+    }
+
+    fn visit(&self, n: Node<'_>, facts: &mut Facts, skip: &mut std::collections::HashSet<usize>) {
+        let line = self.line(n);
+        match n.kind() {
+            "subshell" => {
+                // Ruby backticks and %x(): shell text.
+                let v = self.fold_string_like(n);
+                facts.spawns.push((
+                    line,
+                    Cmd::Shell {
+                        text: v.text(),
+                        exact: v.exact(),
+                    },
+                ));
+            }
+            "import_statement" | "import_from_statement" if self.lang == Lang::Python => {
+                let module = n
+                    .child_by_field_name("module_name")
+                    .or_else(|| n.child_by_field_name("name"))
+                    .map(|m| self.text(m).to_string());
+                if let Some(m) = module {
+                    facts.imports.push((line, m));
+                }
+            }
+            "subscript" | "subscript_expression" | "element_reference" | "member_expression" => {
+                if let Some(name) = self.env_name(n) {
+                    facts.env.push((line, name));
+                }
+            }
+            "string"
+            | "template_string"
+            | "concatenated_string"
+            | "binary_operator"
+            | "binary_expression"
+            | "binary" => {
+                // Only the outermost expression of a chain is folded (its parts are in
+                // it), so a long chain is folded once, not once per link. (Parents are
+                // not asked for: tree-sitter finds a parent by walking from the root.)
+                let inner = skip.remove(&n.id());
+                for c in self.named(n) {
+                    if matches!(
+                        c.kind(),
+                        "string"
+                            | "template_string"
+                            | "concatenated_string"
+                            | "binary_operator"
+                            | "binary_expression"
+                            | "binary"
+                    ) {
+                        skip.insert(c.id());
+                    }
+                }
+                if !inner
+                    && let V::Str(s, true) = self.fold(n)
+                    && calls::looks_like_path(&s)
+                {
+                    facts.paths.push((line, s));
+                }
+            }
+            _ => {
+                if let Some(call) = self.call(n) {
+                    self.classify_call(n, &call, facts);
+                }
+            }
+        }
+    }
+
+    fn fold_string_like(&self, n: Node<'_>) -> V {
+        let mut v = V::Str(String::new(), true);
+        for c in self.named(n) {
+            let part = match c.kind() {
+                "string_content" => V::Str(self.text(c).into(), true),
+                "interpolation" => match self.named(c).into_iter().next().map(|e| self.fold(e)) {
+                    Some(V::Str(s, e)) => V::Str(s, e),
+                    _ => V::Str(RUNTIME.into(), false),
+                },
+                _ => V::Str(RUNTIME.into(), false),
+            };
+            v = V::Str(v.text() + &part.text(), v.exact() && part.exact());
+        }
+        v
+    }
+}
+
+thread_local! {
+    /// How deep [`Unit::dotted`] is on this thread.
+    static DOTTED_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// `node:child_process` → `child_process`.
+fn js_module(m: &str) -> String {
+    m.trim_start_matches("node:").to_string()
+}
+
+#[cfg(test)]
+mod tests;

