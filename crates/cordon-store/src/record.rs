@@ -345,8 +345,17 @@ impl LogFields {
         Some(LogFields::from_object_text(&whole))
     }
 
-    /// `{"a":1,"b":2}` -> `,"a":1,"b":2`; `{}` -> ``.
+    /// `{"a":1,"b":2}` -> `,"a":1,"b":2`; `{}` -> ``. A record longer than
+    /// [`MAX_FIELDS`] is cut first ([`cut_to_fit`]), so that every line the log writes
+    /// stays under the length its own readers accept.
     fn from_object_text(whole: &str) -> LogFields {
+        let cut;
+        let whole = if whole.len() > MAX_FIELDS {
+            cut = cut_to_fit(whole);
+            cut.as_str()
+        } else {
+            whole
+        };
         LogFields(
             match whole.strip_prefix('{').and_then(|w| w.strip_suffix('}')) {
                 Some("") | None => String::new(),
@@ -358,6 +367,63 @@ impl LogFields {
     /// The members, each preceded by a comma.
     pub(crate) fn as_str(&self) -> &str {
         &self.0
+    }
+}
+
+/// The longest a record's own fields may be, in bytes: a quarter of the longest line the
+/// log's readers accept (`MAX_LINE`, 1 MiB), leaving room for what the log adds.
+pub(crate) const MAX_FIELDS: usize = 256 << 10;
+
+/// Strings longer than this are replaced when a record is cut.
+const CUT_STRING: usize = 1024;
+
+/// A record too long for the log, made to fit: every string longer than [`CUT_STRING`]
+/// (a file's content in a tool input, a long command) becomes
+/// `"[N bytes cut from the record; blake3 HASH]"`; if that is still too long, only the
+/// short top-level scalars stay, with `"cut": {"bytes": N, "blake3": HASH}` naming the whole.
+/// The hash lets the original be matched to the record without keeping it.
+fn cut_to_fit(whole: &str) -> String {
+    let marker = |s: &str| {
+        format!(
+            "[{} bytes cut from the record; blake3 {}]",
+            s.len(),
+            blake3::hash(s.as_bytes()).to_hex()
+        )
+    };
+    fn shorten(v: &mut Value, marker: &dyn Fn(&str) -> String) {
+        match v {
+            Value::String(s) if s.len() > CUT_STRING => *s = marker(s),
+            Value::Array(items) => items.iter_mut().for_each(|i| shorten(i, marker)),
+            Value::Object(map) => map.values_mut().for_each(|i| shorten(i, marker)),
+            _ => {}
+        }
+    }
+    let Ok(Value::Object(mut map)) = serde_json::from_str::<Value>(whole) else {
+        return serde_json::json!({ "cut": marker(whole) }).to_string();
+    };
+    let mut value = Value::Object(map.clone());
+    shorten(&mut value, &marker);
+    let text = value.to_string();
+    if text.len() <= MAX_FIELDS {
+        return text;
+    }
+    map.retain(|_, v| match v {
+        Value::String(s) => s.len() <= 256,
+        Value::Number(_) | Value::Bool(_) | Value::Null => true,
+        _ => false,
+    });
+    map.insert(
+        "cut".into(),
+        serde_json::json!({
+            "bytes": whole.len(),
+            "blake3": blake3::hash(whole.as_bytes()).to_hex().to_string(),
+        }),
+    );
+    let text = Value::Object(map).to_string();
+    if text.len() <= MAX_FIELDS {
+        text
+    } else {
+        serde_json::json!({ "cut": marker(whole) }).to_string()
     }
 }
 
@@ -378,6 +444,48 @@ fn redacted_text<S: serde::Serializer>(v: &Option<String>, s: S) -> Result<S::Ok
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_record_too_long_for_the_log_is_cut_to_fit_and_names_what_was_cut() {
+        // A Write of almost 1 MiB: the tool input alone is near the line limit.
+        let content = "x".repeat(1_048_250);
+        let record = serde_json::json!({
+            "kind": "decision", "tool": "Write", "decision": "ask",
+            "input": {"file_path": "/w/a", "content": content},
+        });
+        let fields = LogFields::from_value(&record).unwrap();
+        assert!(
+            fields.as_str().len() <= MAX_FIELDS,
+            "{}",
+            fields.as_str().len()
+        );
+        let back: Value = serde_json::from_str(&format!("{{{}}}", &fields.as_str()[1..])).unwrap();
+        assert_eq!(back["tool"], "Write");
+        assert_eq!(back["decision"], "ask");
+        assert_eq!(back["input"]["file_path"], "/w/a");
+        let cut = back["input"]["content"].as_str().unwrap();
+        assert!(
+            cut.starts_with("[1048250 bytes cut from the record; blake3 "),
+            "{cut}"
+        );
+        // Many short strings too: only the short top-level scalars stay, the whole hashed.
+        let many: Vec<String> = (0..100_000).map(|i| format!("arg{i}")).collect();
+        let record = serde_json::json!({"kind": "decision", "tool": "Bash", "argv": many});
+        let fields = LogFields::from_value(&record).unwrap();
+        assert!(fields.as_str().len() <= MAX_FIELDS);
+        let back: Value = serde_json::from_str(&format!("{{{}}}", &fields.as_str()[1..])).unwrap();
+        assert_eq!(back["tool"], "Bash");
+        assert!(
+            back["cut"]["bytes"].as_u64().unwrap() > MAX_FIELDS as u64,
+            "{back}"
+        );
+        // An ordinary record is untouched.
+        let small = serde_json::json!({"kind": "decision", "tool": "Read"});
+        assert_eq!(
+            LogFields::from_value(&small).unwrap().as_str(),
+            r#","kind":"decision","tool":"Read""#
+        );
+    }
     use serde_json::json;
 
     #[test]
