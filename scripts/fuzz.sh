@@ -8,7 +8,9 @@
 #                                      corpus (fuzz/corpus/TARGET, grown in place)
 #   scripts/fuzz.sh build              build every target (nothing else)
 #   scripts/fuzz.sh smoke [SECONDS]    every target for SECONDS each (default 30) on a
-#                                      copy of its corpus: CI's smoke run
+#                                      copy of its corpus
+#   scripts/fuzz.sh replay             every committed input (corpus and regressions)
+#                                      once through every target: CI's run
 #   scripts/fuzz.sh list               the targets
 #
 # A crash or a failed property leaves its input in fuzz/artifacts/TARGET/; copy it into
@@ -60,7 +62,28 @@ case "${1:-}" in
             rm -rf "$tmp" "$tmp.log"
         done
         ;;
-    "" | -h | --help) sed -n '2,18p' "$0"; exit 2 ;;
+    replay)
+        # Every committed input once, through the instrumented binaries: deterministic,
+        # so CI fails only on a regression, never on what a random run happens to find.
+        build
+        for t in "${targets[@]}"; do
+            echo "== fuzz replay: $t"
+            dirs=("fuzz/corpus/$t")
+            [ -d "fuzz/regressions/$t" ] && dirs+=("fuzz/regressions/$t")
+            log=$(mktemp)
+            rc=0
+            nice -n 19 "$bin/$t" -runs=0 -timeout=10 -rss_limit_mb=1024 \
+                "${dirs[@]}" >"$log" 2>&1 || rc=$?
+            grep -E '^(#[0-9]+[[:space:]]+(INITED|DONE)|SUMMARY)' "$log" || true
+            if [ "$rc" -ne 0 ]; then
+                tail -n 60 "$log"
+                echo "fuzz target $t failed on a committed input"
+                exit 1
+            fi
+            rm -f "$log"
+        done
+        ;;
+    "" | -h | --help) sed -n '2,20p' "$0"; exit 2 ;;
     *)
         t=$1
         printf '%s\n' "${targets[@]}" | grep -qx "$t" || { echo "no target $t (scripts/fuzz.sh list)"; exit 2; }
