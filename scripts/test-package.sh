@@ -11,6 +11,8 @@ PARSER="$ROOT/.test-deps/apparmor/apparmor_parser"
 TREE=$(mktemp -d)
 trap 'rm -rf "$TREE"' EXIT
 chmod 0755 "$TREE"
+# cordon's state (store, audit log, key) goes to the test's own tree, never the user's.
+export CORDON_STATE_DIR="$TREE/state"
 fail() { echo "test-package: $*" >&2; exit 1; }
 
 echo "== the package: $DEB"
