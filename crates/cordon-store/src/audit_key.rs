@@ -30,6 +30,20 @@ pub fn key_path_for_store(store: &Path) -> PathBuf {
     paths::parent_of(store).join(KEY_FILE)
 }
 
+/// The files cordon keeps for the store at `store`: the database with its `-wal` and
+/// `-shm` companions, and the signing key beside it. A sandbox must neither read nor
+/// write any of them (the state directory is masked as a whole; a store named elsewhere
+/// is masked file by file).
+pub fn files_of_store(store: &Path) -> Vec<PathBuf> {
+    let mut files = vec![key_path_for_store(store)];
+    for suffix in ["", "-wal", "-shm"] {
+        let mut name = store.as_os_str().to_owned();
+        name.push(suffix);
+        files.push(PathBuf::from(name));
+    }
+    files
+}
+
 /// The secret signing key. Its `Debug` shows the public half only.
 pub struct AuditKey {
     signing: SigningKey,

@@ -332,6 +332,56 @@ fn the_signing_key_beside_a_store_outside_the_state_directory_is_masked() {
     }
 }
 
+/// The second spelling: `--audit-file` alone (no `--store`) names a log outside the state
+/// directory; the command may neither read it nor append to it.
+#[test]
+fn a_log_named_with_audit_file_alone_is_masked() {
+    if !common::full_tier_or_skip("a_log_named_with_audit_file_alone_is_masked") {
+        return;
+    }
+    let e = Env::new();
+    let elsewhere = e.home.join("logs");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let log = elsewhere.join("audit.jsonl");
+    let config = e.home.join("policy.toml");
+    std::fs::write(&config, common::ALLOW_ALL).unwrap();
+    std::fs::write(e.ws.join("control.txt"), "CONTROL-OK").unwrap();
+    std::fs::write(e.ws.join("where.txt"), log.to_str().unwrap()).unwrap();
+    let run = || {
+        e.run(
+            &[
+                "exec",
+                "--isolated",
+                "--audit-file",
+                log.to_str().unwrap(),
+                "--config",
+                config.to_str().unwrap(),
+                "--home",
+                "visible",
+                "--",
+                "sh",
+                "-c",
+                "cat control.txt; cat \"$(cat where.txt)\"; echo FORGED >>\"$(cat where.txt)\"",
+            ],
+            b"",
+        )
+    };
+    let _ = run(); // the first run creates the log
+    let out = run();
+    let (stdout, stderr) = common::text(&out);
+    assert!(stdout.contains("CONTROL-OK"), "{stdout} {stderr}");
+    assert!(
+        !stdout.contains("cordon_audit"),
+        "the log was read: {stdout}"
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    // Records quote the command (which spells FORGED); an appended line would stand alone.
+    assert!(
+        !text.lines().any(|l| l.trim() == "FORGED"),
+        "the command appended to the log: {text}"
+    );
+}
+
 #[test]
 fn a_sparse_hole_at_the_end_of_the_log_never_lets_a_hook_call_through() {
     // Outside review of issue 36, F2: `truncate -s +64G audit.jsonl` made every writer

@@ -676,26 +676,23 @@ impl FlagPaths {
                 masks.push(cordon_policy::paths::clean(&here()?.join(m)));
             }
         }
-        // A store named with --store may live outside the state directory (which every
-        // sandbox masks): its signing key, the store and its audit log are masked too, so
-        // that the command never reads the key or rewrites the records.
-        if let Some(store) = &args.approvals.store {
-            let store = cordon_policy::paths::clean(&here()?.join(store));
-            let log = match &args.approvals.audit_file {
-                Some(f) => cordon_policy::paths::clean(&here()?.join(f)),
-                None => store.with_file_name("audit.jsonl"),
-            };
-            let mut own = vec![cordon_store::key_path_for_store(&store), log];
-            for suffix in ["", "-wal", "-shm"] {
-                let mut name = store.clone().into_os_string();
-                name.push(suffix);
-                own.push(PathBuf::from(name));
-            }
-            masks.extend(
-                own.into_iter()
-                    .filter(|p| std::fs::symlink_metadata(p).is_ok()),
-            );
-        }
+        // A store or log named on the command line may live outside the state directory
+        // (which every sandbox masks): the store's files, its signing key and the audit
+        // log are masked too, so that the command never reads the key or rewrites records.
+        let store = match &args.approvals.store {
+            Some(s) => Some(cordon_policy::paths::clean(&here()?.join(s))),
+            None => None,
+        };
+        let log = match (&args.approvals.audit_file, &store) {
+            (Some(f), _) => Some(cordon_policy::paths::clean(&here()?.join(f))),
+            (None, Some(store)) => Some(store.with_file_name("audit.jsonl")),
+            (None, None) => None,
+        };
+        let own = store
+            .iter()
+            .flat_map(|s| cordon_store::files_of_store(s))
+            .chain(log);
+        masks.extend(own.filter(|p| std::fs::symlink_metadata(p).is_ok()));
         let ssh_agent = match args.ssh_agent {
             true => Some(std::env::var_os("SSH_AUTH_SOCK").map(PathBuf::from).ok_or_else(|| {
                 fail("--ssh-agent: SSH_AUTH_SOCK is not set in cordon's environment; start an agent and add the key (`eval $(ssh-agent)`, `ssh-add`), or drop --ssh-agent")
