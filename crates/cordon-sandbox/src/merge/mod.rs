@@ -49,7 +49,7 @@
 use crate::changes::{Layer, Stamp};
 use crate::error::SandboxError;
 use cordon_policy::planted::{Leave, LeftKind};
-use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, Stat};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
 use std::ffi::{CStr, OsStr};
 use std::io::Write;
@@ -64,90 +64,6 @@ pub const MAX_DEPTH: usize = 256;
 const MAX_GIT_CONFIG: u64 = 1 << 20;
 /// Paths listed one by one in a report; beyond, only counted.
 pub const MAX_LISTED: usize = 10_000;
-
-/// One entry that stayed out of the host's tree.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refused {
-    /// Where it would have gone on the host.
-    pub path: PathBuf,
-    /// Why, in one sentence.
-    pub reason: String,
-}
-
-/// One change that reached the host's tree.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Landed {
-    /// Where, on the host.
-    pub path: PathBuf,
-    /// `write` (a file), `symlink`, `dir` (a directory the merge created, with
-    /// everything in it) or `delete`.
-    pub change: String,
-    /// For a created directory: how many entries it holds (not listed one by one).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub entries: Option<u64>,
-}
-
-/// What a merge did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct MergeReport {
-    /// Files, symlinks and directories written into the host's tree.
-    pub merged: u64,
-    /// Entries removed from the host's tree (deleted by the run).
-    pub removed: u64,
-    /// Bytes copied (when the layer is on another file system than the root).
-    pub copied_bytes: u64,
-    /// What reached the host, path by path (at most [`MAX_LISTED`]; a directory the
-    /// merge created is one entry).
-    pub landed: Vec<Landed>,
-    /// Changes that landed but were not listed (beyond [`MAX_LISTED`]).
-    pub unlisted: u64,
-    /// What stayed out for good.
-    pub refused: Vec<Refused>,
-    /// Changes left in the layer because the allowlist does not name them.
-    pub kept: Vec<PathBuf>,
-    /// Changes left in the layer for review: a host tool would obey or run them.
-    pub held: Vec<Refused>,
-    /// Changes left in the layer because the host changed the same entry during the
-    /// run (the host's version was kept).
-    pub conflicts: Vec<Refused>,
-    /// Host entries the run deleted (or replaced) that the host changed during the run:
-    /// kept, and nothing of the run's waits for them.
-    pub spared: Vec<Refused>,
-}
-
-impl MergeReport {
-    /// Whether anything is left in the layer that a later `cordon changes apply` could
-    /// still merge (kept, held or conflicting changes).
-    pub fn left_for_review(&self) -> bool {
-        !self.kept.is_empty() || !self.held.is_empty() || !self.conflicts.is_empty()
-    }
-}
-
-/// How to merge a layer.
-#[derive(Debug, Clone, Copy)]
-pub struct MergeOptions<'a> {
-    /// The host user's home, for the start-up files the rules protect there.
-    pub home: &'a Path,
-    /// When the run started: a host entry changed at or after it is the host's.
-    pub horizon: Stamp,
-    /// Only these paths (and what lies beneath them) may land.
-    pub only: Option<&'a [PathBuf]>,
-    /// A human reviewed the change set: what the rules hold for review lands (what they
-    /// refuse still does not).
-    pub reviewed: bool,
-    /// Take the run's version even where the host changed the entry during the run
-    /// (`cordon changes apply --overwrite`).
-    pub overwrite: bool,
-}
-
-fn errno(what: impl std::fmt::Display) -> impl FnOnce(Errno) -> SandboxError {
-    move |e| SandboxError::io(what.to_string(), std::io::Error::from(e))
-}
-
-const DIR_FLAGS: OFlags = OFlags::RDONLY
-    .union(OFlags::DIRECTORY)
-    .union(OFlags::NOFOLLOW)
-    .union(OFlags::CLOEXEC);
 
 /// Merge `layer`'s upper directory into its root (see the module's documentation). An
 /// error means the merge stopped part way; what was not merged is still in the layer,
@@ -225,42 +141,6 @@ enum Allowed {
     Passage,
     /// Not named: kept in the layer.
     No,
-}
-
-fn names(dir: BorrowedFd<'_>) -> Result<Vec<Vec<u8>>, SandboxError> {
-    let mut out = Vec::new();
-    let entries =
-        Dir::read_from(dir).map_err(errno("cannot read a directory of the run's changes"))?;
-    for e in entries {
-        let e = e.map_err(errno("cannot read a directory of the run's changes"))?;
-        let n = e.file_name().to_bytes();
-        if n != b"." && n != b".." {
-            out.push(n.to_vec());
-        }
-    }
-    Ok(out)
-}
-
-fn kind_of(mode: u32) -> (LeftKind, FileType) {
-    let ft = FileType::from_raw_mode(mode);
-    let k = match ft {
-        FileType::RegularFile => LeftKind::File,
-        FileType::Directory => LeftKind::Dir,
-        FileType::Symlink => LeftKind::Symlink,
-        _ => LeftKind::Other,
-    };
-    (k, ft)
-}
-
-fn xattr(fd: BorrowedFd<'_>, name: &str) -> Option<Vec<u8>> {
-    let mut buf = vec![0u8; 256];
-    match rustix::fs::fgetxattr(fd, name, &mut buf[..]) {
-        Ok(n) => {
-            buf.truncate(n);
-            Some(buf)
-        }
-        Err(_) => None,
-    }
 }
 
 /// Whether `st` (a host entry) changed after `horizon`: the host's own change, made
@@ -792,138 +672,21 @@ impl Merger<'_> {
     }
 }
 
-/// The mode a merged entry gets: no set-user-ID, set-group-ID or sticky bit, and no write
-/// bit for the group or others: a run never opens a file or a directory (a `.git/hooks`
-/// made `1777`) to other users of the host.
-fn merged_mode(mode: u32, _dir: bool) -> u32 {
-    mode & 0o755
-}
-
-/// The mode of a directory the host already has, after the run changed it: the owner's
-/// bits follow the run, the group's and others' can only narrow (and nothing special is
-/// added).
-fn narrowed_dir_mode(host: u32, run: u32) -> u32 {
-    (run & 0o700) | (host & run & 0o7077)
-}
-
-/// Open `name` in `dst` as a directory, making it when missing. Returns whether a
-/// directory was already there.
-fn open_or_make_dir(
-    dst: BorrowedFd<'_>,
-    name: &[u8],
-    path: &Path,
-) -> Result<(OwnedFd, bool), SandboxError> {
-    match rustix::fs::openat(dst, name, DIR_FLAGS, Mode::empty()) {
-        Ok(fd) => return Ok((fd, true)),
-        Err(Errno::NOENT) => {}
-        Err(e) => {
-            return Err(SandboxError::io(
-                format!("cannot open {}", path.display()),
-                e.into(),
-            ));
-        }
-    }
-    // Private until its contents are in; its mode is set afterwards.
-    rustix::fs::mkdirat(dst, name, Mode::from_raw_mode(0o700))
-        .map_err(errno(format_args!("cannot create {}", path.display())))?;
-    let fd = rustix::fs::openat(dst, name, DIR_FLAGS, Mode::empty())
-        .map_err(errno(format_args!("cannot open {}", path.display())))?;
-    Ok((fd, false))
-}
-
-/// Mark the directory `name` of the layer directory `up` as replaced (opaque), as
-/// overlayfs would have had the run replaced it itself; anything else is left alone.
-fn mark_opaque(up: BorrowedFd<'_>, name: &[u8], at: &Path) -> Result<(), SandboxError> {
-    let Ok(st) = rustix::fs::statat(up, name, AtFlags::SYMLINK_NOFOLLOW) else {
-        return Ok(());
-    };
-    if FileType::from_raw_mode(st.st_mode) != FileType::Directory {
-        return Ok(());
-    }
-    let fd = rustix::fs::openat(up, name, DIR_FLAGS, Mode::empty()).map_err(errno(
-        format_args!("cannot open the change to {}", at.display()),
-    ))?;
-    rustix::fs::fsetxattr(
-        &fd,
-        "user.overlay.opaque",
-        b"y",
-        rustix::fs::XattrFlags::empty(),
-    )
-    .map_err(errno(format_args!(
-        "cannot mark the change to {} as a replaced directory",
-        at.display()
-    )))
-}
-
-fn remove_file_at(dst: BorrowedFd<'_>, name: &[u8], path: &Path) -> Result<(), SandboxError> {
-    match rustix::fs::unlinkat(dst, name, AtFlags::empty()) {
-        Ok(()) | Err(Errno::NOENT) => Ok(()),
-        Err(e) => Err(SandboxError::io(
-            format!("cannot replace {}", path.display()),
-            e.into(),
-        )),
-    }
-}
-
-/// Open a host directory the run deleted, to empty it: made searchable first when the
-/// host or the run left it otherwise (never through a symlink).
-fn open_dir_for_removal(
-    dst: BorrowedFd<'_>,
-    name: &[u8],
-    path: &Path,
-) -> Result<OwnedFd, SandboxError> {
-    let fd = match rustix::fs::openat(dst, name, DIR_FLAGS, Mode::empty()) {
-        Ok(fd) => fd,
-        Err(Errno::ACCESS) => {
-            let p = rustix::fs::openat(
-                dst,
-                name,
-                OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::empty(),
-            )
-            .map_err(errno(format_args!("cannot open {}", path.display())))?;
-            let _ = rustix::fs::fchmod(&p, Mode::from_raw_mode(0o700));
-            rustix::fs::openat(dst, name, DIR_FLAGS, Mode::empty())
-                .map_err(errno(format_args!("cannot open {}", path.display())))?
-        }
-        Err(e) => {
-            return Err(SandboxError::io(
-                format!("cannot open {}, which the run deleted", path.display()),
-                e.into(),
-            ));
-        }
-    };
-    Ok(fd)
-}
-
-fn exists_at(dir: BorrowedFd<'_>, name: &[u8]) -> bool {
-    rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).is_ok()
-}
-
-fn is_dir_at(dir: BorrowedFd<'_>, name: &[u8]) -> bool {
-    rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
-        .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory)
-}
-
-/// A temporary name beside `name`: hidden, short enough for any file system (a name of
-/// 255 bytes plus a prefix would not be), unique to this process.
-fn temp_name(name: &[u8]) -> std::ffi::CString {
-    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let mut t = b".cordon-merge-".to_vec();
-    t.extend_from_slice(&name[..name.len().min(180)]);
-    t.extend_from_slice(format!(".{}-{n}", std::process::id()).as_bytes());
-    // A name from a directory entry has no NUL byte.
-    std::ffi::CString::new(t).unwrap_or_default()
-}
-
+mod at;
 mod fast;
 mod gitcheck;
 mod judge;
 mod preview;
+mod report;
 
 pub use gitcheck::{git_config_judgement, git_config_refusal, gitmodules_judgement};
 pub use preview::{Pending, preview_layer};
+pub use report::{Landed, MergeOptions, MergeReport, Refused};
+
+use at::{
+    DIR_FLAGS, errno, exists_at, is_dir_at, kind_of, mark_opaque, merged_mode, names,
+    narrowed_dir_mode, open_dir_for_removal, open_or_make_dir, remove_file_at, temp_name, xattr,
+};
 
 #[cfg(test)]
 mod fast_tests;
