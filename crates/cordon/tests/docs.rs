@@ -220,10 +220,11 @@ fn subcommands(help: &str) -> Vec<String> {
         if !line.starts_with(' ') {
             on = false;
         }
-        if on && let Some(name) = line.split_whitespace().next() {
-            if name != "help" {
-                out.push(name.to_string());
-            }
+        if on
+            && let Some(name) = line.split_whitespace().next()
+            && name != "help"
+        {
+            out.push(name.to_string());
         }
     }
     out
