@@ -152,12 +152,12 @@ pub fn plan(
             Ok(Value::Object(m)) => m,
             Ok(_) => {
                 return Err(SetupError(format!(
-                    "{shown} is not a JSON object; it was left untouched (fix it, or add cordon's hooks by hand as the README shows)"
+                    "{shown} is not a JSON object; it was left untouched (fix it, or add cordon's hooks by hand as docs/guide/hook.md shows)"
                 )));
             }
             Err(e) => {
                 return Err(SetupError(format!(
-                    "{shown} is not valid JSON ({e}); it was left untouched (fix it, or add cordon's hooks by hand as the README shows)"
+                    "{shown} is not valid JSON ({e}); it was left untouched (fix it, or add cordon's hooks by hand as docs/guide/hook.md shows)"
                 )));
             }
         },

@@ -62,13 +62,15 @@ fn main() {
         text.push('\n');
         std::fs::write(harness::BASELINE_PATH, text).expect("write the baseline");
         eprintln!("wrote {}", harness::BASELINE_PATH);
-        let readme = std::fs::read_to_string(harness::README_PATH).expect("read README.md");
+        let readme = std::fs::read_to_string(harness::README_PATH)
+            .expect("read the shell-analysis document");
         let (Some(b), Some(e)) = (
             readme.find(harness::README_BEGIN),
             readme.find(harness::README_END),
         ) else {
             panic!(
-                "README.md has no {} … {} section to rewrite",
+                "{} has no {} … {} section to rewrite",
+                harness::README_PATH,
                 harness::README_BEGIN,
                 harness::README_END
             );
@@ -79,7 +81,7 @@ fn main() {
             harness::render(&current),
             &readme[e..]
         );
-        std::fs::write(harness::README_PATH, new).expect("write README.md");
+        std::fs::write(harness::README_PATH, new).expect("write the shell-analysis document");
         eprintln!("rewrote the corpus section of {}", harness::README_PATH);
     }
 }

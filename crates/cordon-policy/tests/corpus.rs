@@ -181,7 +181,8 @@ fn no_regression_against_baseline() {
     );
 }
 
-/// The README quotes the recorded numbers, for the corpus as it is.
+/// The documentation (`docs/security/shell-analysis.md`) quotes the recorded numbers, for
+/// the corpus as it is.
 #[test]
 fn readme_quotes_the_baseline() {
     let recorded: harness::Baseline =
@@ -194,10 +195,11 @@ fn readme_quotes_the_baseline() {
         "the corpus changed since the baseline was recorded: run \
          `cargo run -p cordon-policy --example corpus -- --bless`"
     );
-    let readme = std::fs::read_to_string(harness::README_PATH).expect("README.md");
+    let readme =
+        std::fs::read_to_string(harness::README_PATH).expect("docs/security/shell-analysis.md");
     let b = readme
         .find(harness::README_BEGIN)
-        .expect("README has the corpus section")
+        .expect("the document has the corpus section")
         + harness::README_BEGIN.len();
     let e = readme
         .find(harness::README_END)
@@ -205,7 +207,7 @@ fn readme_quotes_the_baseline() {
     assert_eq!(
         readme[b..e].trim(),
         harness::render(&recorded).trim(),
-        "README.md's corpus table differs from tests/corpus/baseline.json: run \
+        "docs/security/shell-analysis.md's corpus table differs from tests/corpus/baseline.json: run \
          `cargo run -p cordon-policy --example corpus -- --bless`"
     );
 }

@@ -29,9 +29,13 @@ pub const BENIGN: &str = include_str!("benign.jsonl");
 pub const BASELINE: &str = include_str!("baseline.json");
 /// Where `--bless` writes the baseline.
 pub const BASELINE_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/baseline.json");
-/// The README whose marked section `--bless` rewrites.
-pub const README_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md");
-/// Markers around the generated README section.
+/// The document whose marked section `--bless` rewrites (the shell analysis's measured
+/// miss rate).
+pub const README_PATH: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../docs/security/shell-analysis.md"
+);
+/// Markers around the generated section.
 pub const README_BEGIN: &str = "<!-- corpus:begin -->";
 /// See [`README_BEGIN`].
 pub const README_END: &str = "<!-- corpus:end -->";
