@@ -63,7 +63,8 @@ impl HookGates {
                 edits: false,
                 ..base.options().clone()
             };
-            let policy = cordon_hook::narrow(base.policy().clone(), narrowing.as_ref())?;
+            let policy = cordon_hook::narrow(base.policy().clone(), narrowing.as_ref())
+                .map_err(|e| e.to_string())?;
             // As the standalone hook: the record is in the file before the answer, and
             // reaches the disk with the next sync.
             Ok(Arc::new(Gate::new(policy, options).with_unsynced_audit()))
