@@ -587,7 +587,7 @@ impl Merging {
                 .iter()
                 .map(|c| (c.name.as_str(), c.destinations.as_slice())),
         )
-        .map_err(unplaced)?;
+        .map_err(|e| unplaced(e.to_string()))?;
         for h in &opts.network_allow {
             crate::net::HostPattern::parse(h)
                 .map_err(|e| unplaced(format!("--allow-net {h}: {e}")))?;
