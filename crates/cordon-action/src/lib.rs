@@ -25,4 +25,4 @@ pub use policy::{ActionLimits, ActionPolicy, CodeFlags, PolicyError, Redirects};
 pub use request::{
     Access, ActionRequest, MAX_REQUEST_BYTES, NetworkUse, PathUse, RequestError, SideEffect,
 };
-pub use review::{Approval, Profile, Review, Verdict, review};
+pub use review::{Approval, Profile, Review, review};

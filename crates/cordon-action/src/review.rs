@@ -4,21 +4,9 @@
 use crate::policy::{ActionPolicy, CodeFlags, PathPattern, Redirects};
 use crate::request::{Access, ActionRequest, SideEffect};
 use cordon_policy::net::Origin;
-use cordon_policy::{FileFacts, FileKind};
+use cordon_policy::{Decision, FileFacts, FileKind};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-
-/// The verdict of a review, least restrictive first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    /// The action may run (contained).
-    Allow,
-    /// A human must give the listed approvals first.
-    Ask,
-    /// The action must not run.
-    Deny,
-}
 
 /// One approval a human must give, naming what is actually touched and what follows.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -48,8 +36,9 @@ pub struct Profile {
 /// The result of a review.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Review {
-    /// allow, ask or deny.
-    pub verdict: Verdict,
+    /// allow, ask or deny: the most restrictive over every part of the request (the
+    /// policy's [`Decision`], the answer a tool call gets too).
+    pub verdict: Decision,
     /// Every reason, one sentence each (the denials first).
     pub reasons: Vec<String>,
     /// What a human must approve when the verdict is `ask`.
@@ -59,23 +48,23 @@ pub struct Review {
 }
 
 struct Acc {
-    verdict: Verdict,
-    reasons: Vec<(Verdict, String)>,
+    verdict: Decision,
+    reasons: Vec<(Decision, String)>,
     approvals: Vec<Approval>,
 }
 
 impl Acc {
     fn deny(&mut self, why: String) {
-        self.verdict = self.verdict.max(Verdict::Deny);
-        self.reasons.push((Verdict::Deny, why));
+        self.verdict = self.verdict.max(Decision::Deny);
+        self.reasons.push((Decision::Deny, why));
     }
     fn ask(&mut self, why: String, a: Approval) {
-        self.verdict = self.verdict.max(Verdict::Ask);
-        self.reasons.push((Verdict::Ask, why));
+        self.verdict = self.verdict.max(Decision::Ask);
+        self.reasons.push((Decision::Ask, why));
         self.approvals.push(a);
     }
     fn note(&mut self, why: String) {
-        self.reasons.push((Verdict::Allow, why));
+        self.reasons.push((Decision::Allow, why));
     }
 }
 
@@ -123,7 +112,7 @@ const WRAPPERS: &[&str] = &[
 /// Review `req` against `policy`, reading file facts (never contents) through `fs`.
 pub fn review(req: &ActionRequest, policy: &ActionPolicy, fs: &dyn FileFacts) -> Review {
     let mut acc = Acc {
-        verdict: Verdict::Allow,
+        verdict: Decision::Allow,
         reasons: Vec::new(),
         approvals: Vec::new(),
     };
@@ -157,7 +146,7 @@ pub fn review(req: &ActionRequest, policy: &ActionPolicy, fs: &dyn FileFacts) ->
     Review {
         verdict: acc.verdict,
         reasons: reasons.into_iter().map(|(_, r)| r).collect(),
-        required_approvals: if acc.verdict == Verdict::Ask {
+        required_approvals: if acc.verdict == Decision::Ask {
             acc.approvals
         } else {
             Vec::new()

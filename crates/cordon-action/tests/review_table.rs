@@ -2,7 +2,8 @@
 //! default ports, http against https, redirects, interpreter flags, external writes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use cordon_action::{ActionPolicy, ActionRequest, Verdict, review};
+use cordon_action::{ActionPolicy, ActionRequest, review};
+use cordon_policy::Decision;
 use cordon_policy::FakeFs;
 use serde_json::{Value, json};
 
@@ -60,7 +61,7 @@ macro_rules! table {
         #[test]
         fn $name() {
             let r = judge($patch);
-            assert_eq!(r.verdict, Verdict::$verdict, "{:#?}", r);
+            assert_eq!(r.verdict, Decision::$verdict, "{:#?}", r);
         }
     )*};
 }
@@ -135,7 +136,7 @@ fn code_flags_can_be_asked_about_with_the_exact_code() {
         &policy,
         json!({"argv": ["python3", "-c", "import os; os.remove('x')"]}),
     );
-    assert_eq!(r.verdict, Verdict::Ask);
+    assert_eq!(r.verdict, Decision::Ask);
     assert_eq!(r.required_approvals[0].kind, "code");
     assert!(
         r.required_approvals[0].target.contains("os.remove"),
@@ -163,7 +164,7 @@ fn the_profile_comes_from_the_request() {
         json!({"paths": [{"path": "/w/out/new.txt", "access": "create"}, {"path": "/w/src/a.txt", "access": "read"}],
                          "credentials": ["API_TOKEN"], "network": [{"url": "https://api.example.com/"}]}),
     );
-    assert_eq!(r.verdict, Verdict::Allow, "{r:#?}");
+    assert_eq!(r.verdict, Decision::Allow, "{r:#?}");
     assert_eq!(
         r.profile.writable_paths,
         vec![std::path::PathBuf::from("/w/out/new.txt")]

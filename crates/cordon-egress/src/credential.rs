@@ -122,7 +122,7 @@ impl Credential {
         let destinations = hosts
             .iter()
             .map(|h| Destination::parse(h, &[], &[]))
-            .collect::<Result<Vec<_>, String>>()
+            .collect::<Result<Vec<_>, _>>()
             .map_err(|e| CredentialError(format!("credential {name}: {e}")))?;
         Credential::new(
             name,
@@ -208,7 +208,7 @@ pub fn check_unambiguous(credentials: &[Credential]) -> Result<(), CredentialErr
     cordon_policy::credential::check_unambiguous(
         credentials.iter().map(|c| (c.name(), c.destinations())),
     )
-    .map_err(CredentialError)
+    .map_err(|e| CredentialError(e.to_string()))
 }
 
 /// A random stand-in of the same length, keeping a well-known prefix and the character

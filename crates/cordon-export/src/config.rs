@@ -93,13 +93,21 @@ fn logs_url(base: &str) -> String {
     }
 }
 
-fn read_file(path: &Path) -> Result<Layer, String> {
+fn read_file(path: &Path) -> Result<Layer, ExportConfigError> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Layer::default()),
-        Err(e) => return Err(format!("{}: {e}", path.display())),
+        Err(source) => {
+            return Err(ExportConfigError::Read {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
     };
-    let file: File = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let file: File = toml::from_str(&text).map_err(|source| ExportConfigError::Parse {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let Some(o) = file.otlp else {
         return Ok(Layer::default());
     };
@@ -172,7 +180,7 @@ impl ExportConfig {
     /// The settings in force, or `None` when no endpoint is configured (or
     /// `OTEL_SDK_DISABLED=true`). An unreadable file, a protocol other than
     /// `http/protobuf`, or an endpoint that is not `http://` or `https://` is an error.
-    pub fn load(sources: &ConfigSources<'_>) -> Result<Option<ExportConfig>, String> {
+    pub fn load(sources: &ConfigSources<'_>) -> Result<Option<ExportConfig>, ExportConfigError> {
         if (sources.env)("OTEL_SDK_DISABLED").is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
         {
             return Ok(None);
@@ -191,15 +199,11 @@ impl ExportConfig {
             return Ok(None);
         };
         if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
-            return Err(format!(
-                "the OTLP endpoint {endpoint:?} is not an http:// or https:// URL"
-            ));
+            return Err(ExportConfigError::Endpoint(endpoint));
         }
         let protocol = layers.iter().find_map(|l| l.protocol.clone());
         if let Some(p) = protocol.filter(|p| p.trim() != "http/protobuf") {
-            return Err(format!(
-                "OTLP protocol {p:?} is not supported: cordon exports over http/protobuf"
-            ));
+            return Err(ExportConfigError::Protocol(p));
         }
         Ok(Some(ExportConfig {
             endpoint,
@@ -220,6 +224,59 @@ impl ExportConfig {
     }
 }
 
+/// Why the export settings cannot be used ([`ExportConfig::load`]).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ExportConfigError {
+    /// A settings file exists but cannot be read.
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What failed.
+        source: std::io::Error,
+    },
+    /// A settings file is not valid TOML of the expected shape.
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        source: toml::de::Error,
+    },
+    /// The endpoint is not an `http://` or `https://` URL.
+    Endpoint(String),
+    /// A protocol other than `http/protobuf`.
+    Protocol(String),
+}
+
+impl std::fmt::Display for ExportConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExportConfigError::Read { path, source } => write!(f, "{}: {source}", path.display()),
+            ExportConfigError::Parse { path, source } => {
+                write!(f, "{}: {source}", path.display())
+            }
+            ExportConfigError::Endpoint(endpoint) => write!(
+                f,
+                "the OTLP endpoint {endpoint:?} is not an http:// or https:// URL"
+            ),
+            ExportConfigError::Protocol(p) => write!(
+                f,
+                "OTLP protocol {p:?} is not supported: cordon exports over http/protobuf"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ExportConfigError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ExportConfigError::Read { source, .. } => Some(source),
+            ExportConfigError::Parse { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::disallowed_methods, clippy::unwrap_used)] // fixtures are built with std::fs
 mod tests {
@@ -229,7 +286,7 @@ mod tests {
         managed: Option<&str>,
         user: Option<&str>,
         env: &[(&str, &str)],
-    ) -> Result<Option<ExportConfig>, String> {
+    ) -> Result<Option<ExportConfig>, ExportConfigError> {
         let t = tempfile::tempdir().unwrap();
         let write = |name: &str, text: Option<&str>| {
             text.map(|text| {
@@ -315,12 +372,15 @@ mod tests {
             ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://env:1"),
             ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
         ];
-        assert!(
-            load(None, None, &grpc)
-                .unwrap_err()
-                .contains("http/protobuf")
+        let e = load(None, None, &grpc).unwrap_err();
+        assert!(matches!(e, ExportConfigError::Protocol(_)), "{e}");
+        assert!(e.to_string().contains("http/protobuf"));
+        let e = load(Some("[otlp]\nendpoint = \"ftp://x\"\n"), None, &[]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the OTLP endpoint \"ftp://x/v1/logs\" is not an http:// or https:// URL"
         );
-        assert!(load(Some("[otlp]\nendpoint = \"ftp://x\"\n"), None, &[]).is_err());
-        assert!(load(Some("[otlp]\nbogus = 1\n"), None, &[]).is_err());
+        let e = load(Some("[otlp]\nbogus = 1\n"), None, &[]).unwrap_err();
+        assert!(matches!(e, ExportConfigError::Parse { .. }), "{e}");
     }
 }

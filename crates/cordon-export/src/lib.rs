@@ -18,7 +18,9 @@ mod drain;
 pub mod encode;
 mod http;
 
-pub use config::{ConfigSources, DEFAULT_MAX_BACKLOG, ExportConfig, MANAGED_EXPORT_CONFIG};
+pub use config::{
+    ConfigSources, DEFAULT_MAX_BACKLOG, ExportConfig, ExportConfigError, MANAGED_EXPORT_CONFIG,
+};
 pub use drain::{BATCH_BYTES, BATCH_RECORDS, Background, DrainOptions, DrainReport, Exporter};
 
 /// Why an export stopped.

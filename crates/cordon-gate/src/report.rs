@@ -7,7 +7,7 @@
 //! was asked), and `policy_version`, the fingerprint of the configuration that
 //! decided, and `updated_input` (with `updated_cwd`) when a preset or a human's edit
 //! changed the call, which the caller must then run instead. Fields may be added, never
-//! removed (the README's contract).
+//! removed (the contract of docs/guide/check.md).
 
 use crate::flow::{Gate, Outcome};
 use cordon_policy::{Request, Verdict};

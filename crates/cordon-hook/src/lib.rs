@@ -191,7 +191,7 @@ impl Reply {
 /// not know) leaves cordon's configured mode as it is: a harness never widens it, except
 /// `acceptEdits` where the user opted in (`[hook] accept_edits = true`, see
 /// [`Policy::accepting_harness_edits`]).
-pub fn narrow(policy: Policy, mode: Option<&HarnessMode>) -> Result<Policy, String> {
+pub fn narrow(policy: Policy, mode: Option<&HarnessMode>) -> Result<Policy, NarrowError> {
     let configured = policy.mode();
     let (target, deny_asks) = match mode {
         Some(HarnessMode::Plan) => (Some(Mode::Plan), configured == Mode::DontAsk),
@@ -206,12 +206,38 @@ pub fn narrow(policy: Policy, mode: Option<&HarnessMode>) -> Result<Policy, Stri
             mode: target,
             ..Default::default()
         })
-        .map_err(|e| format!("the harness's permission mode cannot be applied: {e}"))?;
+        .map_err(NarrowError::ModeNotApplied)?;
     if deny_asks {
         // `plan` replaced `dont-ask`: asks still become denies.
         narrowed.set_no_human(true);
     }
     Ok(narrowed)
+}
+
+/// Why the harness's permission mode could not narrow the policy ([`narrow`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NarrowError {
+    /// The policy refused the narrower mode.
+    ModeNotApplied(cordon_policy::AttenuationError),
+}
+
+impl std::fmt::Display for NarrowError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NarrowError::ModeNotApplied(e) => {
+                write!(f, "the harness's permission mode cannot be applied: {e}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for NarrowError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            NarrowError::ModeNotApplied(e) => Some(e),
+        }
+    }
 }
 
 /// How [`answer`] treats shell calls.
@@ -428,5 +454,20 @@ fn refusal_text(outcome: &Outcome) -> String {
             "denied {tool}: {} (approval needed and this harness cannot ask from a hook)",
             d.verdict.reason
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mode_that_cannot_narrow_says_so_in_one_sentence() {
+        let e = NarrowError::ModeNotApplied(cordon_policy::AttenuationError::Mode(Mode::Bypass));
+        assert_eq!(
+            e.to_string(),
+            "the harness's permission mode cannot be applied: an attenuation cannot switch to \
+             mode Bypass: only plan or dont-ask narrow a policy"
+        );
     }
 }

@@ -20,7 +20,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::net::{Authority, Host, PathPrefix};
+use crate::net::{Authority, Host, OriginError, PathPrefix, PathPrefixError};
 
 /// The longest a source command may run.
 pub const MAX_COMMAND_TIMEOUT: Duration = Duration::from_secs(300);
@@ -101,23 +101,26 @@ pub struct Destination {
 
 impl Destination {
     /// Parse `host[:port]` with optional path prefixes and methods. A wildcard is refused.
-    pub fn parse(host: &str, paths: &[String], methods: &[String]) -> Result<Destination, String> {
+    pub fn parse(
+        host: &str,
+        paths: &[String],
+        methods: &[String],
+    ) -> Result<Destination, DestinationError> {
         if host.contains('*') {
-            return Err(format!(
-                "`{host}` is a wildcard; name each host the credential may go to"
-            ));
+            return Err(DestinationError::Wildcard(host.to_owned()));
         }
-        let authority = Authority::parse(host, 443).map_err(|e| e.to_string())?;
+        let authority = Authority::parse(host, 443).map_err(DestinationError::Authority)?;
         let paths = paths
             .iter()
             .map(|p| PathPrefix::parse(p))
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(DestinationError::Path)?;
         let mut out = Vec::new();
         for m in methods {
             let valid =
                 !m.is_empty() && m.len() <= 32 && m.bytes().all(|b| b.is_ascii_alphabetic());
             if !valid {
-                return Err(format!("`{m}` is not an HTTP method"));
+                return Err(DestinationError::Method(m.clone()));
             }
             out.push(m.to_ascii_uppercase());
         }
@@ -174,25 +177,85 @@ impl fmt::Display for Destination {
     }
 }
 
+/// Why a credential's destination cannot be used ([`Destination::parse`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DestinationError {
+    /// The host is a wildcard: a credential names each host it may go to.
+    Wildcard(String),
+    /// The host and port do not parse.
+    Authority(OriginError),
+    /// A path prefix is unusable.
+    Path(PathPrefixError),
+    /// A method is not an HTTP method's name.
+    Method(String),
+}
+
+impl fmt::Display for DestinationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DestinationError::Wildcard(host) => write!(
+                f,
+                "`{host}` is a wildcard; name each host the credential may go to"
+            ),
+            DestinationError::Authority(e) => write!(f, "{e}"),
+            DestinationError::Path(e) => write!(f, "{e}"),
+            DestinationError::Method(m) => write!(f, "`{m}` is not an HTTP method"),
+        }
+    }
+}
+
+impl std::error::Error for DestinationError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            DestinationError::Authority(e) => Some(e),
+            DestinationError::Path(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
 /// Refuse two credentials that could both be added to one request, naming both and the
 /// overlap.
 pub fn check_unambiguous<'a>(
     credentials: impl IntoIterator<Item = (&'a str, &'a [Destination])>,
-) -> Result<(), String> {
+) -> Result<(), AmbiguousCredentialsError> {
     let all: Vec<(&str, &[Destination])> = credentials.into_iter().collect();
     for (i, (a, da)) in all.iter().enumerate() {
         for (b, db) in &all[i + 1..] {
             for x in da.iter() {
                 if let Some(y) = db.iter().find(|y| x.overlaps(y)) {
-                    return Err(format!(
-                        "the credentials {a} and {b} could both be added to one request ({x} and {y}); give them paths or methods that do not overlap"
-                    ));
+                    return Err(AmbiguousCredentialsError {
+                        first: ((*a).to_owned(), x.to_string()),
+                        second: ((*b).to_owned(), y.to_string()),
+                    });
                 }
             }
         }
     }
     Ok(())
 }
+
+/// Two credentials that could both be added to one request ([`check_unambiguous`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AmbiguousCredentialsError {
+    /// The first credential's name and the destination that overlaps, as written.
+    pub first: (String, String),
+    /// The second credential's name and the destination it overlaps, as written.
+    pub second: (String, String),
+}
+
+impl fmt::Display for AmbiguousCredentialsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ((a, x), (b, y)) = (&self.first, &self.second);
+        write!(
+            f,
+            "the credentials {a} and {b} could both be added to one request ({x} and {y}); give them paths or methods that do not overlap"
+        )
+    }
+}
+
+impl std::error::Error for AmbiguousCredentialsError {}
 
 /// Whether `name` can be an environment variable's name.
 pub fn is_variable_name(name: &str) -> bool {
@@ -389,7 +452,7 @@ impl CredentialTable {
         let mut destinations = Vec::new();
         for (i, d) in self.destinations.iter().enumerate() {
             let dest = Destination::parse(&d.host, &d.paths, &d.methods)
-                .map_err(|why| bad(&format!("destinations[{i}]"), why))?;
+                .map_err(|why| bad(&format!("destinations[{i}]"), why.to_string()))?;
             destinations.push(dest);
         }
         Ok(CredentialSpec {
@@ -469,9 +532,20 @@ mod tests {
             "GET",
             "/repos/org"
         ));
-        assert!(Destination::parse("*.example.com", &[], &[]).is_err());
-        assert!(Destination::parse("example.com", &["repos".into()], &[]).is_err());
-        assert!(Destination::parse("example.com", &[], &["G T".into()]).is_err());
+        assert!(matches!(
+            Destination::parse("*.example.com", &[], &[]),
+            Err(DestinationError::Wildcard(_))
+        ));
+        assert!(matches!(
+            Destination::parse("example.com", &["repos".into()], &[]),
+            Err(DestinationError::Path(_))
+        ));
+        let e = Destination::parse("example.com", &[], &["G T".into()]).unwrap_err();
+        assert_eq!(e.to_string(), "`G T` is not an HTTP method");
+        assert!(matches!(
+            Destination::parse("user@example.com", &[], &[]),
+            Err(DestinationError::Authority(_))
+        ));
     }
 
     // A path a server would decode or normalize into another one is under no prefix,
@@ -508,7 +582,11 @@ mod tests {
         assert!(check_unambiguous([("A", &a[..]), ("E", &e[..])]).is_ok());
         assert!(check_unambiguous([("A", &a[..]), ("F", &f[..])]).is_ok());
         let err = check_unambiguous([("A", &a[..]), ("C", &c[..])]).unwrap_err();
-        assert!(err.contains("A and C"), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "the credentials A and C could both be added to one request (h.example:443 GET /a \
+             and h.example:443 /a/x); give them paths or methods that do not overlap"
+        );
         let all = [d("h.example", &[], &[])];
         assert!(check_unambiguous([("B", &b[..]), ("ALL", &all[..])]).is_err());
     }

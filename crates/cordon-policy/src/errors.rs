@@ -103,7 +103,7 @@ pub enum AttenuationError {
         /// The rule as written.
         rule: String,
         /// Why it does not parse.
-        why: String,
+        why: crate::rules::RuleError,
     },
     /// The narrowed rules could not be compiled.
     Rules(String),
@@ -130,6 +130,7 @@ impl fmt::Display for AttenuationError {
 impl std::error::Error for AttenuationError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
+            AttenuationError::Rule { why, .. } => Some(why),
             AttenuationError::Network(e) => Some(e),
             _ => None,
         }

@@ -47,10 +47,10 @@ impl RuleSet {
                 _ => other.push(i),
             }
         }
-        let err = |m: String| ConfigError {
+        let err = |e: crate::rules::PathGlobError| ConfigError {
             file: None,
             position: None,
-            message: m,
+            message: e.to_string(),
         };
         Ok(RuleSet {
             read_paths: PathIndex::build(&read).map_err(err)?,

@@ -149,11 +149,11 @@ pub struct Anchors {
 }
 
 /// Parse one rule in Claude Code syntax.
-pub fn parse_rule(text: &str, anchors: &Anchors) -> Result<Matcher, String> {
+pub fn parse_rule(text: &str, anchors: &Anchors) -> Result<Matcher, RuleError> {
     use crate::request::ToolKind;
     let t = text.trim();
     if t.is_empty() {
-        return Err("the rule is empty".into());
+        return Err(RuleError::Empty);
     }
     if let Some(rest) = t.strip_prefix("mcp__") {
         let (server, tool) = match rest.split_once("__") {
@@ -162,9 +162,7 @@ pub fn parse_rule(text: &str, anchors: &Anchors) -> Result<Matcher, String> {
             None => (rest, None),
         };
         if server.is_empty() || tool.as_deref() == Some("") {
-            return Err(format!(
-                "`{t}` must be mcp__SERVER, mcp__SERVER__TOOL or mcp__SERVER__*"
-            ));
+            return Err(RuleError::Mcp(t.to_string()));
         }
         return Ok(Matcher::Mcp {
             server: server.to_string(),
@@ -174,9 +172,7 @@ pub fn parse_rule(text: &str, anchors: &Anchors) -> Result<Matcher, String> {
     let (name, arg) = match t.split_once('(') {
         Some((name, rest)) => {
             let Some(arg) = rest.strip_suffix(')') else {
-                return Err(format!(
-                    "`{t}` has an opening parenthesis but does not end with `)`"
-                ));
+                return Err(RuleError::Unclosed(t.to_string()));
             };
             (name, Some(arg))
         }
@@ -196,7 +192,12 @@ pub fn parse_rule(text: &str, anchors: &Anchors) -> Result<Matcher, String> {
         {
             return Ok(Matcher::UnknownTool(other.to_string()));
         }
-        other => return Err(format!("unknown tool `{other}` in rule `{t}`")),
+        other => {
+            return Err(RuleError::UnknownTool {
+                tool: other.to_string(),
+                rule: t.to_string(),
+            });
+        }
     };
     let Some(arg) = arg.map(str::trim) else {
         return Ok(Matcher::Tool(kind));
@@ -217,28 +218,27 @@ pub fn parse_rule(text: &str, anchors: &Anchors) -> Result<Matcher, String> {
         }
         ToolKind::WebFetch => {
             let Some(d) = arg.strip_prefix("domain:") else {
-                return Err(format!(
-                    "`{t}`: WebFetch rules take the form WebFetch(domain:HOST)"
-                ));
+                return Err(RuleError::WebFetchForm(t.to_string()));
             };
-            let p = crate::net::HostPattern::parse(d.trim()).map_err(|e| format!("`{t}`: {e}"))?;
+            let p = crate::net::HostPattern::parse(d.trim()).map_err(|source| RuleError::Host {
+                rule: t.to_string(),
+                source,
+            })?;
             Ok(Matcher::Domain(p))
         }
-        _ => Err(format!("`{t}`: this tool takes no argument")),
+        _ => Err(RuleError::NoArgument(t.to_string())),
     }
 }
 
-fn parse_command_pattern(arg: &str) -> Result<CommandPattern, String> {
+fn parse_command_pattern(arg: &str) -> Result<CommandPattern, RuleError> {
     let words = |s: &str| -> Vec<String> { s.split_whitespace().map(String::from).collect() };
     if let Some(prefix) = arg.strip_suffix(":*") {
         let w = words(prefix);
         if w.is_empty() {
-            return Err(format!("`Bash({arg})` has an empty prefix"));
+            return Err(RuleError::EmptyPrefix(arg.to_string()));
         }
         if w.iter().any(|x| x.contains('*')) {
-            return Err(format!(
-                "`Bash({arg})`: `:*` cannot be combined with other wildcards"
-            ));
+            return Err(RuleError::PrefixWithWildcard(arg.to_string()));
         }
         return Ok(CommandPattern::Prefix(w));
     }
@@ -249,9 +249,7 @@ fn parse_command_pattern(arg: &str) -> Result<CommandPattern, String> {
             .next()
             .is_some_and(|p| p.contains('*'))
         {
-            return Err(format!(
-                "`Bash({arg})`: the program name must be literal, not a wildcard"
-            ));
+            return Err(RuleError::WildcardProgram(arg.to_string()));
         }
         return Ok(CommandPattern::Wildcard(normalized));
     }
@@ -259,9 +257,9 @@ fn parse_command_pattern(arg: &str) -> Result<CommandPattern, String> {
 }
 
 /// Anchor a path pattern to an absolute glob.
-fn anchor(pattern: &str, a: &Anchors) -> Result<String, String> {
+fn anchor(pattern: &str, a: &Anchors) -> Result<String, RuleError> {
     if pattern.contains('\0') {
-        return Err("a path pattern contains a NUL byte".into());
+        return Err(RuleError::NulInPath);
     }
     let joined = if let Some(abs) = pattern.strip_prefix("//") {
         format!("/{abs}")
@@ -289,16 +287,19 @@ fn anchor(pattern: &str, a: &Anchors) -> Result<String, String> {
     Ok(format!("/{}", parts.join("/")))
 }
 
-fn build_glob(glob: &str) -> Result<Glob, String> {
+fn build_glob(glob: &str) -> Result<Glob, PathGlobError> {
     GlobBuilder::new(glob)
         .literal_separator(true)
         .backslash_escape(true)
         .build()
-        .map_err(|e| format!("invalid path pattern `{glob}`: {e}"))
+        .map_err(|source| PathGlobError::Invalid {
+            glob: glob.to_string(),
+            source,
+        })
 }
 
 /// Compile a path glob into matchers for the path itself and for everything beneath it.
-pub fn path_globs(glob: &str) -> Result<Vec<Glob>, String> {
+pub fn path_globs(glob: &str) -> Result<Vec<Glob>, PathGlobError> {
     let mut out = vec![build_glob(glob)?];
     if !glob.ends_with("/**") {
         out.push(build_glob(&format!("{}/**", glob.trim_end_matches('/')))?);
@@ -307,7 +308,7 @@ pub fn path_globs(glob: &str) -> Result<Vec<Glob>, String> {
 }
 
 /// A single compiled path matcher (used to check a rule's `match`/`not_match` examples).
-pub fn path_matcher(glob: &str) -> Result<Vec<GlobMatcher>, String> {
+pub fn path_matcher(glob: &str) -> Result<Vec<GlobMatcher>, PathGlobError> {
     Ok(path_globs(glob)?
         .into_iter()
         .map(|g| g.compile_matcher())
@@ -325,7 +326,7 @@ pub struct PathIndex {
 
 impl PathIndex {
     /// Build an index over `(rule index, glob)` pairs.
-    pub fn build(globs: &[(usize, &str)]) -> Result<PathIndex, String> {
+    pub fn build(globs: &[(usize, &str)]) -> Result<PathIndex, PathGlobError> {
         let mut b = GlobSetBuilder::new();
         let mut owners = Vec::new();
         for (idx, g) in globs {
@@ -334,9 +335,7 @@ impl PathIndex {
                 owners.push(*idx);
             }
         }
-        let set = b
-            .build()
-            .map_err(|e| format!("cannot compile path rules: {e}"))?;
+        let set = b.build().map_err(PathGlobError::Compile)?;
         Ok(PathIndex { set, owners })
     }
 
@@ -350,6 +349,123 @@ impl PathIndex {
             .into_iter()
             .map(|i| self.owners[i])
             .min()
+    }
+}
+
+/// Why a rule does not parse ([`parse_rule`]). Each names the rule (or its argument) as
+/// written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RuleError {
+    /// The rule is empty.
+    Empty,
+    /// An MCP rule that is not `mcp__SERVER`, `mcp__SERVER__TOOL` or `mcp__SERVER__*`.
+    Mcp(String),
+    /// An opening parenthesis without the closing one at the end.
+    Unclosed(String),
+    /// A tool cordon has no rules for, with an argument.
+    UnknownTool {
+        /// The tool's name.
+        tool: String,
+        /// The rule.
+        rule: String,
+    },
+    /// A `WebFetch` argument that is not `domain:HOST`.
+    WebFetchForm(String),
+    /// A `WebFetch(domain:HOST)` whose host pattern does not parse.
+    Host {
+        /// The rule.
+        rule: String,
+        /// Why the host pattern does not parse.
+        source: crate::net::OriginError,
+    },
+    /// A tool that takes no argument was given one.
+    NoArgument(String),
+    /// `Bash(:*)`: a prefix rule without a prefix (the argument).
+    EmptyPrefix(String),
+    /// `:*` with other wildcards in the prefix (the argument).
+    PrefixWithWildcard(String),
+    /// A wildcard in the program's name (the argument).
+    WildcardProgram(String),
+    /// A path pattern with a NUL byte.
+    NulInPath,
+}
+
+impl std::fmt::Display for RuleError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RuleError::Empty => f.write_str("the rule is empty"),
+            RuleError::Mcp(t) => write!(
+                f,
+                "`{t}` must be mcp__SERVER, mcp__SERVER__TOOL or mcp__SERVER__*"
+            ),
+            RuleError::Unclosed(t) => write!(
+                f,
+                "`{t}` has an opening parenthesis but does not end with `)`"
+            ),
+            RuleError::UnknownTool { tool, rule } => {
+                write!(f, "unknown tool `{tool}` in rule `{rule}`")
+            }
+            RuleError::WebFetchForm(t) => write!(
+                f,
+                "`{t}`: WebFetch rules take the form WebFetch(domain:HOST)"
+            ),
+            RuleError::Host { rule, source } => write!(f, "`{rule}`: {source}"),
+            RuleError::NoArgument(t) => write!(f, "`{t}`: this tool takes no argument"),
+            RuleError::EmptyPrefix(arg) => write!(f, "`Bash({arg})` has an empty prefix"),
+            RuleError::PrefixWithWildcard(arg) => write!(
+                f,
+                "`Bash({arg})`: `:*` cannot be combined with other wildcards"
+            ),
+            RuleError::WildcardProgram(arg) => write!(
+                f,
+                "`Bash({arg})`: the program name must be literal, not a wildcard"
+            ),
+            RuleError::NulInPath => f.write_str("a path pattern contains a NUL byte"),
+        }
+    }
+}
+
+impl std::error::Error for RuleError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            RuleError::Host { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// Why path globs cannot be compiled ([`path_globs`], [`PathIndex::build`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PathGlobError {
+    /// One glob is not a valid pattern.
+    Invalid {
+        /// The glob.
+        glob: String,
+        /// What is wrong with it.
+        source: globset::Error,
+    },
+    /// The globs could not be compiled into one set.
+    Compile(globset::Error),
+}
+
+impl std::fmt::Display for PathGlobError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PathGlobError::Invalid { glob, source } => {
+                write!(f, "invalid path pattern `{glob}`: {source}")
+            }
+            PathGlobError::Compile(e) => write!(f, "cannot compile path rules: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for PathGlobError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            PathGlobError::Invalid { source, .. } | PathGlobError::Compile(source) => Some(source),
+        }
     }
 }
 
@@ -449,5 +565,74 @@ mod tests {
         assert!(parse_rule("Read(./x", &a).is_err());
         assert!(parse_rule("Frob(x)", &a).is_err());
         assert!(parse_rule("WebFetch(example.com)", &a).is_err());
+    }
+
+    #[test]
+    fn each_refusal_is_typed_and_one_sentence() {
+        let a = anchors();
+        let refused = |rule: &str| parse_rule(rule, &a).unwrap_err();
+        for (rule, error, sentence) in [
+            (" ", RuleError::Empty, "the rule is empty"),
+            (
+                "mcp____x",
+                RuleError::Mcp("mcp____x".into()),
+                "`mcp____x` must be mcp__SERVER, mcp__SERVER__TOOL or mcp__SERVER__*",
+            ),
+            (
+                "Read(./x",
+                RuleError::Unclosed("Read(./x".into()),
+                "`Read(./x` has an opening parenthesis but does not end with `)`",
+            ),
+            (
+                "Frob(x)",
+                RuleError::UnknownTool {
+                    tool: "Frob".into(),
+                    rule: "Frob(x)".into(),
+                },
+                "unknown tool `Frob` in rule `Frob(x)`",
+            ),
+            (
+                "WebFetch(example.com)",
+                RuleError::WebFetchForm("WebFetch(example.com)".into()),
+                "`WebFetch(example.com)`: WebFetch rules take the form WebFetch(domain:HOST)",
+            ),
+            (
+                "WebSearch(x)",
+                RuleError::NoArgument("WebSearch(x)".into()),
+                "`WebSearch(x)`: this tool takes no argument",
+            ),
+            (
+                "Bash(:*)",
+                RuleError::EmptyPrefix(":*".into()),
+                "`Bash(:*)` has an empty prefix",
+            ),
+            (
+                "Bash(git * push:*)",
+                RuleError::PrefixWithWildcard("git * push:*".into()),
+                "`Bash(git * push:*)`: `:*` cannot be combined with other wildcards",
+            ),
+            (
+                "Bash(* rm)",
+                RuleError::WildcardProgram("* rm".into()),
+                "`Bash(* rm)`: the program name must be literal, not a wildcard",
+            ),
+            (
+                "Read(a\0b)",
+                RuleError::NulInPath,
+                "a path pattern contains a NUL byte",
+            ),
+        ] {
+            let e = refused(rule);
+            assert_eq!(e, error, "{rule}");
+            assert_eq!(e.to_string(), sentence, "{rule}");
+        }
+        assert!(matches!(
+            refused("WebFetch(domain:a b)"),
+            RuleError::Host { .. }
+        ));
+        let bad = path_globs("/w/[").unwrap_err();
+        assert!(matches!(&bad, PathGlobError::Invalid { glob, .. } if glob == "/w/["));
+        assert!(bad.to_string().starts_with("invalid path pattern `/w/[`: "));
+        assert!(PathIndex::build(&[(0, "/w/[")]).is_err());
     }
 }

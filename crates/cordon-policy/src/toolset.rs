@@ -86,22 +86,61 @@ pub struct Review {
 }
 
 /// Parse a toolset file; the error says what is wrong.
-pub fn parse(text: &str) -> Result<Toolset, String> {
-    let t: Toolset = toml::from_str(text).map_err(|e| e.to_string())?;
+pub fn parse(text: &str) -> Result<Toolset, ToolsetError> {
+    let t: Toolset = toml::from_str(text).map_err(ToolsetError::Toml)?;
     if t.tool.is_empty() {
-        return Err("the toolset lists no `[[tool]]`".into());
+        return Err(ToolsetError::NoTools);
     }
     for e in &t.tool {
         for l in e.legs.iter().flatten() {
             if Leg::parse(l).is_none() {
-                return Err(format!(
-                    "tool `{}`: unknown leg `{l}`: expected private, untrusted or external",
-                    e.name
-                ));
+                return Err(ToolsetError::UnknownLeg {
+                    tool: e.name.clone(),
+                    leg: l.clone(),
+                });
             }
         }
     }
     Ok(t)
+}
+
+/// Why a toolset file cannot be reviewed ([`parse`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolsetError {
+    /// The file is not TOML of a toolset's shape.
+    Toml(toml::de::Error),
+    /// The file lists no tool.
+    NoTools,
+    /// A tool names a leg that is not `private`, `untrusted` or `external`.
+    UnknownLeg {
+        /// The tool's name.
+        tool: String,
+        /// The leg as written.
+        leg: String,
+    },
+}
+
+impl std::fmt::Display for ToolsetError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ToolsetError::Toml(e) => write!(f, "{e}"),
+            ToolsetError::NoTools => f.write_str("the toolset lists no `[[tool]]`"),
+            ToolsetError::UnknownLeg { tool, leg } => write!(
+                f,
+                "tool `{tool}`: unknown leg `{leg}`: expected private, untrusted or external"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ToolsetError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ToolsetError::Toml(e) => Some(e),
+            _ => None,
+        }
+    }
 }
 
 /// The kind the adapters give a tool name: the first of a few typical inputs that the
@@ -361,7 +400,13 @@ mod tests {
         );
         assert_eq!(r.trifectas.len(), 1);
         assert_eq!(r.trifectas[0].len(), 3);
-        assert!(parse("[[tool]]\nname = \"x\"\nlegs = [\"loud\"]\n").is_err());
-        assert!(parse("").is_err());
+        assert_eq!(
+            parse("[[tool]]\nname = \"x\"\nlegs = [\"loud\"]\n")
+                .unwrap_err()
+                .to_string(),
+            "tool `x`: unknown leg `loud`: expected private, untrusted or external"
+        );
+        assert!(matches!(parse(""), Err(ToolsetError::NoTools)));
+        assert!(matches!(parse("[[tool]"), Err(ToolsetError::Toml(_))));
     }
 }

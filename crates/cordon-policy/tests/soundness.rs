@@ -228,7 +228,7 @@ fn run_one(
             &obs.unparsed[..obs.unparsed.len().min(3)]
         ));
     }
-    let verdict = compare::compare(
+    let comparison = compare::compare(
         &pred,
         &obs,
         &compare::Inputs {
@@ -259,16 +259,16 @@ fn run_one(
                     .unwrap_or_default()
             );
         }
-        for v in &verdict.violations {
+        for v in &comparison.violations {
             let _ = writeln!(s, "   UNCOVERED {} [{}] {}", v.class, v.program, v.target);
         }
         let _ = write!(s, "   output: {}", run.output.trim());
         println!("{s}");
     }
-    if verdict.opaque {
-        out.beyond = verdict.violations.len();
+    if comparison.opaque {
+        out.beyond = comparison.violations.len();
     } else {
-        out.violations = verdict
+        out.violations = comparison
             .violations
             .into_iter()
             .map(|v| {

@@ -33,18 +33,13 @@ pub struct Profile {
 /// absolute and spelled only with letters, digits and `._+-/`: anything else (a space, a
 /// quote, a glob character such as `*`, `?`, `[` or `{`) would make the attachment match
 /// other paths or need quoting rules, and is refused with the reason.
-pub fn profile_for(exe: &Path) -> Result<Profile, String> {
+pub fn profile_for(exe: &Path) -> Result<Profile, AppArmorError> {
     let Some(text) = exe.to_str() else {
-        return Err(format!(
-            "{} is not valid UTF-8; install cordon at a plain path such as /usr/local/bin/cordon",
-            exe.display()
-        ));
+        return Err(AppArmorError::NotUtf8(exe.to_path_buf()));
     };
     let plain = |c: char| c.is_ascii_alphanumeric() || "._+-/".contains(c);
     if !exe.is_absolute() || !text.chars().all(plain) || text.contains("//") {
-        return Err(format!(
-            "{text} cannot be named exactly in an AppArmor profile (it must be an absolute path of letters, digits and ._+-/ only); install cordon at a plain path such as /usr/local/bin/cordon"
-        ));
+        return Err(AppArmorError::NotPlain(text.to_string()));
     }
     let name = if text == PACKAGED_PATH {
         "cordon".to_string()
@@ -75,16 +70,78 @@ pub fn profile_for(exe: &Path) -> Result<Profile, String> {
 
 /// Write `profile` to its file (root only: the directory is root's). The caller says how
 /// to load it.
-pub fn install(profile: &Profile, exe: &Path) -> Result<(), String> {
+pub fn install(profile: &Profile, exe: &Path) -> Result<(), AppArmorError> {
     if !rustix::process::geteuid().is_root() {
-        return Err(format!(
-            "writing {} needs root, once: run `{}`",
-            profile.file.display(),
-            fix_command(exe)
-        ));
+        return Err(AppArmorError::NeedsRoot {
+            file: profile.file.clone(),
+            exe: exe.to_path_buf(),
+        });
     }
-    cordon_fs::write_at(&profile.file, profile.text.as_bytes(), 0o644)
-        .map_err(|e| format!("cannot write {}: {e}", profile.file.display()))
+    cordon_fs::write_at(&profile.file, profile.text.as_bytes(), 0o644).map_err(|source| {
+        AppArmorError::Write {
+            file: profile.file.clone(),
+            source,
+        }
+    })
+}
+
+/// Why a profile cannot be made for a binary, or cannot be written.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum AppArmorError {
+    /// The binary's path is not valid UTF-8.
+    NotUtf8(PathBuf),
+    /// The binary's path is not absolute or holds a character a profile cannot name
+    /// exactly (anything but letters, digits and `._+-/`, or `//`).
+    NotPlain(String),
+    /// Writing the profile needs root.
+    NeedsRoot {
+        /// The profile's file.
+        file: PathBuf,
+        /// The binary it is for (the fix names it).
+        exe: PathBuf,
+    },
+    /// The profile's file could not be written.
+    Write {
+        /// The profile's file.
+        file: PathBuf,
+        /// What failed.
+        source: cordon_fs::FsError,
+    },
+}
+
+impl std::fmt::Display for AppArmorError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AppArmorError::NotUtf8(exe) => write!(
+                f,
+                "{} is not valid UTF-8; install cordon at a plain path such as /usr/local/bin/cordon",
+                exe.display()
+            ),
+            AppArmorError::NotPlain(text) => write!(
+                f,
+                "{text} cannot be named exactly in an AppArmor profile (it must be an absolute path of letters, digits and ._+-/ only); install cordon at a plain path such as /usr/local/bin/cordon"
+            ),
+            AppArmorError::NeedsRoot { file, exe } => write!(
+                f,
+                "writing {} needs root, once: run `{}`",
+                file.display(),
+                fix_command(exe)
+            ),
+            AppArmorError::Write { file, source } => {
+                write!(f, "cannot write {}: {source}", file.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for AppArmorError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            AppArmorError::Write { source, .. } => Some(source),
+            _ => None,
+        }
+    }
 }
 
 /// This process's AppArmor label (`unconfined`, or `NAME (MODE)` under a profile);
@@ -225,8 +282,30 @@ mod tests {
             "/opt//cordon",
             "/opt/x,y/cordon",
         ] {
-            assert!(profile_for(Path::new(bad)).is_err(), "{bad}");
+            assert!(
+                matches!(profile_for(Path::new(bad)), Err(AppArmorError::NotPlain(_))),
+                "{bad}"
+            );
         }
+    }
+
+    #[test]
+    fn each_refusal_is_one_sentence_with_the_fix() {
+        let e = profile_for(Path::new("/opt/*/cordon")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "/opt/*/cordon cannot be named exactly in an AppArmor profile (it must be an \
+             absolute path of letters, digits and ._+-/ only); install cordon at a plain path \
+             such as /usr/local/bin/cordon"
+        );
+        let e = AppArmorError::NeedsRoot {
+            file: "/etc/apparmor.d/cordon".into(),
+            exe: "/usr/bin/cordon".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "writing /etc/apparmor.d/cordon needs root, once: run `sudo /usr/bin/cordon setup apparmor`"
+        );
     }
 
     #[test]

@@ -29,7 +29,7 @@ use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 
 /// What to answer a `connect`, and what to record.
-pub(crate) struct Verdict {
+pub(crate) struct ConnectAnswer {
     /// The answer to the notification.
     pub resp: NotifResponse,
     /// A refused destination, for the denial report.
@@ -132,7 +132,7 @@ fn connect_as_command(sock: &OwnedFd, dest: SocketAddr) -> i32 {
 
 /// Judge one `connect` or `listen` notification from the listener `listener`, for the
 /// forwarder on `port`.
-pub(crate) fn judge(listener: RawFd, req: &SeccompNotif, port: u16) -> Verdict {
+pub(crate) fn judge(listener: RawFd, req: &SeccompNotif, port: u16) -> ConnectAnswer {
     if i64::from(req.data.nr) == libc::SYS_listen {
         return judge_listen(listener, req);
     }
@@ -140,10 +140,10 @@ pub(crate) fn judge(listener: RawFd, req: &SeccompNotif, port: u16) -> Verdict {
 }
 
 /// `listen(fd, backlog)`: refused on an IP socket, else done here.
-fn judge_listen(listener: RawFd, req: &SeccompNotif) -> Verdict {
+fn judge_listen(listener: RawFd, req: &SeccompNotif) -> ConnectAnswer {
     use nix::sys::socket::{AddressFamily, SockaddrLike, SockaddrStorage, getsockname};
     use std::os::fd::AsRawFd;
-    let refuse = |errno: i32| Verdict {
+    let refuse = |errno: i32| ConnectAnswer {
         resp: NotifResponse::error(req.id, errno),
         record: None,
     };
@@ -159,7 +159,7 @@ fn judge_listen(listener: RawFd, req: &SeccompNotif) -> Verdict {
         .ok()
         .and_then(|a| a.family());
     match family {
-        Some(AddressFamily::Inet | AddressFamily::Inet6) => Verdict {
+        Some(AddressFamily::Inet | AddressFamily::Inet6) => ConnectAnswer {
             resp: NotifResponse::error(req.id, libc::EACCES),
             record: Some(Blocked {
                 kind: BlockedKind::Connect,
@@ -174,7 +174,7 @@ fn judge_listen(listener: RawFd, req: &SeccompNotif) -> Verdict {
             #[allow(unsafe_code)]
             let rc = unsafe { libc::listen(sock.as_raw_fd(), backlog) };
             if rc == 0 {
-                Verdict {
+                ConnectAnswer {
                     resp: NotifResponse::value(req.id, 0),
                     record: None,
                 }
@@ -190,8 +190,8 @@ fn judge_listen(listener: RawFd, req: &SeccompNotif) -> Verdict {
 }
 
 /// `connect(fd, addr, len)`: see the module's list.
-fn judge_connect(listener: RawFd, req: &SeccompNotif, port: u16) -> Verdict {
-    let refuse = |errno: i32, record: Option<Blocked>| Verdict {
+fn judge_connect(listener: RawFd, req: &SeccompNotif, port: u16) -> ConnectAnswer {
+    let refuse = |errno: i32, record: Option<Blocked>| ConnectAnswer {
         resp: NotifResponse::error(req.id, errno),
         record,
     };
@@ -205,7 +205,7 @@ fn judge_connect(listener: RawFd, req: &SeccompNotif, port: u16) -> Verdict {
         return refuse(libc::EINTR, None);
     }
     match parse(&raw) {
-        Dest::Local => Verdict {
+        Dest::Local => ConnectAnswer {
             resp: NotifResponse::proceed(req.id),
             record: None,
         },
@@ -219,7 +219,7 @@ fn judge_connect(listener: RawFd, req: &SeccompNotif, port: u16) -> Verdict {
                 return refuse(libc::EINTR, None);
             }
             match connect_as_command(&sock, dest) {
-                0 => Verdict {
+                0 => ConnectAnswer {
                     resp: NotifResponse::value(req.id, 0),
                     record: None,
                 },

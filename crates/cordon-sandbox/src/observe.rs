@@ -398,10 +398,10 @@ impl Observer {
         }
         if matches!(i64::from(req.data.nr), libc::SYS_connect | libc::SYS_listen) {
             // Notified only with the guard on; without a port, nothing is allowed.
-            let verdict = crate::connect_guard::judge(fd, &req, self.connect_port.unwrap_or(0));
+            let answer = crate::connect_guard::judge(fd, &req, self.connect_port.unwrap_or(0));
             // SAFETY: `resp` is a valid `struct seccomp_notif_resp`; the kernel only reads it.
-            let _ = unsafe { libc::ioctl(fd, NOTIF_SEND, &verdict.resp) };
-            if let Some(r) = verdict.record
+            let _ = unsafe { libc::ioctl(fd, NOTIF_SEND, &answer.resp) };
+            if let Some(r) = answer.record
                 && self.records.len() < MAX_RECORDS
             {
                 self.records.push(r);

@@ -63,7 +63,8 @@ impl HookGates {
                 edits: false,
                 ..base.options().clone()
             };
-            let policy = cordon_hook::narrow(base.policy().clone(), narrowing.as_ref())?;
+            let policy = cordon_hook::narrow(base.policy().clone(), narrowing.as_ref())
+                .map_err(|e| e.to_string())?;
             // As the standalone hook: the record is in the file before the answer, and
             // reaches the disk with the next sync.
             Ok(Arc::new(Gate::new(policy, options).with_unsynced_audit()))
@@ -196,47 +197,99 @@ fn ask(socket: &Path, harness: Harness, payload: Value) -> Result<Reply, String>
         "method": "hook",
         "params": {"harness": harness.name(), "payload": payload},
     });
-    reply_of(&exchange(socket, &frame)?)
+    reply_of(&exchange(socket, &frame).map_err(|e| e.to_string())?)
 }
 
 /// Does a `cordon serve` of this user answer on `socket` (`cordon doctor`)? It is sent
 /// a call of no method, which a service answers with an error and nothing else.
-pub fn answers(socket: &Path) -> Result<(), String> {
+pub fn answers(socket: &Path) -> Result<(), ServiceError> {
     let frame = json!({"jsonrpc": "2.0", "id": 1, "method": "doctor.ping"});
     let answer = exchange(socket, &frame)?;
-    let v: Value = serde_json::from_slice(&answer).map_err(|_| "its answer is not JSON")?;
+    let v: Value = serde_json::from_slice(&answer).map_err(|_| ServiceError::NotJson)?;
     match v.get("jsonrpc") {
         Some(Value::String(s)) if s == "2.0" => Ok(()),
-        _ => Err("its answer is not JSON-RPC".into()),
+        _ => Err(ServiceError::NotJsonRpc),
+    }
+}
+
+/// Why the service at a socket did not answer as a `cordon serve` of this user does.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ServiceError {
+    /// Connecting to the socket failed.
+    Connect(std::io::Error),
+    /// The kernel did not say which process listens on the socket.
+    PeerUnknown(rustix::io::Errno),
+    /// The socket belongs to a process of another user.
+    OtherUser {
+        /// The listening process's uid.
+        uid: u32,
+        /// This process's effective uid.
+        me: u32,
+    },
+    /// Sending the call or reading the answer failed.
+    Io(std::io::Error),
+    /// The answer line is longer than a hook reads.
+    TooLong,
+    /// The service closed the connection without answering.
+    Closed,
+    /// The answer is not JSON.
+    NotJson,
+    /// The answer is JSON but not JSON-RPC 2.0.
+    NotJsonRpc,
+}
+
+impl std::fmt::Display for ServiceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServiceError::Connect(e) | ServiceError::Io(e) => write!(f, "{e}"),
+            ServiceError::PeerUnknown(e) => write!(f, "cannot tell who listens there: {e}"),
+            ServiceError::OtherUser { uid, me } => write!(
+                f,
+                "the socket belongs to a process of uid {uid}, not to you (uid {me})"
+            ),
+            ServiceError::TooLong => f.write_str("its answer is too long"),
+            ServiceError::Closed => f.write_str("it closed the connection"),
+            ServiceError::NotJson => f.write_str("its answer is not JSON"),
+            ServiceError::NotJsonRpc => f.write_str("its answer is not JSON-RPC"),
+        }
+    }
+}
+
+impl std::error::Error for ServiceError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ServiceError::Connect(e) | ServiceError::Io(e) => Some(e),
+            ServiceError::PeerUnknown(e) => Some(e),
+            _ => None,
+        }
     }
 }
 
 /// One frame sent to the service of this user at `socket`, and its answer line.
-fn exchange(socket: &Path, frame: &Value) -> Result<Vec<u8>, String> {
-    let stream = UnixStream::connect(socket).map_err(|e| e.to_string())?;
+fn exchange(socket: &Path, frame: &Value) -> Result<Vec<u8>, ServiceError> {
+    let stream = UnixStream::connect(socket).map_err(ServiceError::Connect)?;
     // Only a service of this user may answer: the kernel says who listens.
     let me = rustix::process::geteuid().as_raw();
-    let peer = rustix::net::sockopt::socket_peercred(&stream)
-        .map_err(|e| format!("cannot tell who listens there: {e}"))?;
+    let peer = rustix::net::sockopt::socket_peercred(&stream).map_err(ServiceError::PeerUnknown)?;
     if peer.uid.as_raw() != me {
-        return Err(format!(
-            "the socket belongs to a process of uid {}, not to you (uid {me})",
-            peer.uid.as_raw()
-        ));
+        return Err(ServiceError::OtherUser {
+            uid: peer.uid.as_raw(),
+            me,
+        });
     }
     let _ = stream.set_read_timeout(Some(FORWARD_TIMEOUT));
     let _ = stream.set_write_timeout(Some(FORWARD_TIMEOUT));
-    let mut line = serde_json::to_vec(frame).map_err(|e| e.to_string())?;
+    let mut line = frame.to_string().into_bytes();
     line.push(b'\n');
-    (&stream).write_all(&line).map_err(|e| e.to_string())?;
+    (&stream).write_all(&line).map_err(ServiceError::Io)?;
     let mut reader = BufReader::new(&stream);
-    let answer = match rpc::read_frame(&mut reader, MAX_ANSWER) {
-        Ok(rpc::Frame::Line(l)) => l,
-        Ok(rpc::Frame::TooLong) => return Err("its answer is too long".into()),
-        Ok(rpc::Frame::End) => return Err("it closed the connection".into()),
-        Err(e) => return Err(e.to_string()),
-    };
-    Ok(answer)
+    match rpc::read_frame(&mut reader, MAX_ANSWER) {
+        Ok(rpc::Frame::Line(l)) => Ok(l),
+        Ok(rpc::Frame::TooLong) => Err(ServiceError::TooLong),
+        Ok(rpc::Frame::End) => Err(ServiceError::Closed),
+        Err(e) => Err(ServiceError::Io(e)),
+    }
 }
 
 /// The reply in a service's answer line; anything but a well-formed result whose status
@@ -282,6 +335,37 @@ mod tests {
         ] {
             assert!(reply_of(bad).is_err(), "{}", String::from_utf8_lossy(bad));
         }
+    }
+
+    /// A listener on a fresh socket that answers one connection with `answer`.
+    fn one_answer(answer: &'static [u8]) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("s.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        std::thread::spawn(move || {
+            let (mut conn, _) = listener.accept().unwrap();
+            let mut line = String::new();
+            let _ = std::io::BufRead::read_line(&mut BufReader::new(&conn), &mut line);
+            let _ = conn.write_all(answer);
+        });
+        (dir, socket)
+    }
+
+    #[test]
+    fn a_socket_that_does_not_answer_as_a_service_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = answers(&dir.path().join("none.sock")).unwrap_err();
+        assert!(matches!(missing, ServiceError::Connect(_)), "{missing}");
+        let (_d, s) = one_answer(b"hello\n");
+        let e = answers(&s).unwrap_err();
+        assert!(matches!(e, ServiceError::NotJson), "{e}");
+        assert_eq!(e.to_string(), "its answer is not JSON");
+        let (_d, s) = one_answer(b"{\"id\":1}\n");
+        assert!(matches!(answers(&s), Err(ServiceError::NotJsonRpc)));
+        let (_d, s) = one_answer(b"");
+        assert!(matches!(answers(&s), Err(ServiceError::Closed)));
+        let (_d, s) = one_answer(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{}}\n");
+        answers(&s).unwrap();
     }
 
     #[test]

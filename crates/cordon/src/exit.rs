@@ -1,4 +1,5 @@
-//! The one table of exit codes, the README's contract. Every subcommand maps its result
+//! The one table of exit codes, the documented contract (docs/guide/check.md,
+//! docs/guide/exec.md, docs/reference/cli.md). Every subcommand maps its result
 //! here; the sandbox's internal statuses map onto it (a command that cannot be executed
 //! is 127, like one that is not found), so that 126 always means "denied by policy".
 

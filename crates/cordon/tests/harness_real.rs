@@ -9,7 +9,7 @@
 //!   claude-code --project WS`;
 //! - Gemini CLI (`gemini -p … --output-format json --yolo --skip-trust`) against a mock of
 //!   the Gemini API (`tests/harness/mock-gemini.py`), hooks from `cordon setup gemini`
-//!   (the user's settings: the README's advice for headless runs, where `--skip-trust`
+//!   (the user's settings: docs/guide/hook.md's advice for headless runs, where `--skip-trust`
 //!   drops project hooks).
 //!
 //! Each mock answers the first turn with one scripted shell call and the next with the
@@ -655,7 +655,7 @@ fn pending_id(text: &str) -> Option<String> {
 
 /// Codex takes no allow from a hook, so an ask blocks the call with a pending approval;
 /// the human approves it at a second terminal and the agent's retry, under a new call
-/// id, runs on the lease (the flow the README documents, one human action).
+/// id, runs on the lease (the flow docs/guide/hook.md documents, one human action).
 #[test]
 fn codex_approve_then_retry_runs_the_call() {
     let test = "codex_approve_then_retry_runs_the_call";

@@ -19,8 +19,8 @@ use crate::contained::{self, Executed, Ran, RunOptions};
 use crate::error::GateError;
 use crate::flow::{Absent, Gate, Human};
 use crate::record::ToolResult;
-use cordon_action::{ActionPolicy, ActionRequest, Review, Verdict, review};
-use cordon_policy::{Containment, FileFacts, Request, SandboxMode};
+use cordon_action::{ActionPolicy, ActionRequest, Review, review};
+use cordon_policy::{Containment, Decision, FileFacts, Request, SandboxMode};
 use cordon_sandbox::{EnvPolicy, HomeView, Limits, Network, Require, SandboxBuilder};
 use cordon_store::{AskContext, Phase, Resolution};
 use inputs::{Inputs, Pins};
@@ -133,9 +133,9 @@ impl ActionRun {
     ) -> Result<ActionOutcome, GateError> {
         let first = &self.review;
         let approval = match first.verdict {
-            Verdict::Deny => Approval::Refused(first.reasons.join("; ")),
-            Verdict::Ask => self.approval(gate, human),
-            Verdict::Allow => Approval::NotNeeded,
+            Decision::Deny => Approval::Refused(first.reasons.join("; ")),
+            Decision::Ask => self.approval(gate, human),
+            Decision::Allow => Approval::NotNeeded,
         };
         // The request, the review and the approval go into the audit log before
         // anything runs; a run whose request cannot be recorded does not start.

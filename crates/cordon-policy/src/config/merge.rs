@@ -510,7 +510,7 @@ impl Merging {
         ] {
             for r in list {
                 let matcher = rules::parse_rule(r.get_ref(), layer.anchors)
-                    .map_err(|e| l.err(r.span(), e))?;
+                    .map_err(|e| l.err(r.span(), e.to_string()))?;
                 self.push_rule(layer, action, r.get_ref().clone(), matcher, r.span(), None);
             }
         }
@@ -533,8 +533,8 @@ impl Merging {
                     ));
                 }
             };
-            let matcher =
-                rules::parse_rule(&text, layer.anchors).map_err(|e| l.err(span.clone(), e))?;
+            let matcher = rules::parse_rule(&text, layer.anchors)
+                .map_err(|e| l.err(span.clone(), e.to_string()))?;
             check_examples(
                 l,
                 &text,
@@ -587,7 +587,7 @@ impl Merging {
                 .iter()
                 .map(|c| (c.name.as_str(), c.destinations.as_slice())),
         )
-        .map_err(unplaced)?;
+        .map_err(|e| unplaced(e.to_string()))?;
         for h in &opts.network_allow {
             crate::net::HostPattern::parse(h)
                 .map_err(|e| unplaced(format!("--allow-net {h}: {e}")))?;

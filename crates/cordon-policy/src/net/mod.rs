@@ -27,6 +27,6 @@ pub use origin::{Authority, Host, Origin, OriginError, Scheme};
 pub use pattern::HostPattern;
 pub use policy::{NetCheck, NetworkPolicy, TUNNEL_DEFAULT_PORTS};
 pub use request::{
-    GitService, PathPrefix, READ_ONLY_METHODS, RequestRefusal, RequestRule, RequestRuleSpec,
-    check_request, path_is_judgeable,
+    GitService, PathPrefix, PathPrefixError, READ_ONLY_METHODS, RequestRefusal, RequestRule,
+    RequestRuleSpec, check_request, path_is_judgeable,
 };

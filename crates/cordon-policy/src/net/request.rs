@@ -47,11 +47,9 @@ pub struct PathPrefix(String);
 impl PathPrefix {
     /// A written prefix: it must start with `/` and hold no query or spelling whose
     /// meaning a server could change by decoding it.
-    pub fn parse(p: &str) -> Result<PathPrefix, String> {
+    pub fn parse(p: &str) -> Result<PathPrefix, PathPrefixError> {
         if !p.starts_with('/') || unsafe_path(p) || p.contains('?') {
-            return Err(format!(
-                "path `{p}` must start with `/` and hold no `?`, `%2e`, `%2f`, `%5c`, `.` or `..` segments"
-            ));
+            return Err(PathPrefixError { path: p.to_owned() });
         }
         // `/org/repo/` and `/org/repo` mean the same prefix.
         let trimmed = p.trim_end_matches('/');
@@ -84,6 +82,26 @@ impl fmt::Display for PathPrefix {
         f.write_str(&self.0)
     }
 }
+
+/// A written path prefix that does not start with `/`, or holds a query or a spelling a
+/// server could decode into another path ([`PathPrefix::parse`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathPrefixError {
+    /// The prefix as written.
+    pub path: String,
+}
+
+impl fmt::Display for PathPrefixError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "path `{}` must start with `/` and hold no `?`, `%2e`, `%2f`, `%5c`, `.` or `..` segments",
+            self.path
+        )
+    }
+}
+
+impl std::error::Error for PathPrefixError {}
 
 /// Whether a request path (without its query) has one meaning: it starts with `/` and
 /// holds no encoded or dot segment a server would decode or normalize into another path.
@@ -131,7 +149,7 @@ impl RequestRule {
         methods.dedup();
         let mut paths = Vec::new();
         for p in &spec.paths {
-            paths.push(PathPrefix::parse(p).map_err(bad)?);
+            paths.push(PathPrefix::parse(p).map_err(|e| bad(e.to_string()))?);
         }
         Ok(RequestRule {
             host,

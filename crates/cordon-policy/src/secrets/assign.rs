@@ -17,7 +17,8 @@
 //!   of 16 bytes about 3.7, while code identifiers and English words assigned to such
 //!   names (`"access_token"`, `parse_token(x)`, `"Password:"`) sit below or are turned
 //!   down by shape; the thresholds were set where the source corpus stopped yielding
-//!   findings without losing the generated credentials (see the README).
+//!   findings without losing the generated credentials (see
+//!   docs/security/trust-labels.md).
 
 use super::SecretKind;
 use super::shape::{

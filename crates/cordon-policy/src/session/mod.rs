@@ -133,7 +133,7 @@ pub struct SessionSettings {
     /// A session idle longer than this is forgotten.
     pub expire_after: Duration,
     /// How many distinct written files a session remembers; past it, every file a call
-    /// executes counts as possibly written by the session (see the README).
+    /// executes counts as possibly written by the session (see docs/guide/sessions.md).
     pub max_events: u64,
     /// Globs of private paths (relative ones are taken from the workspace), besides the
     /// defaults.

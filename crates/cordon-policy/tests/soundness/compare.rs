@@ -236,7 +236,7 @@ pub struct Violation {
 
 /// The comparison for one command.
 #[derive(Debug, Default)]
-pub struct Verdict {
+pub struct Comparison {
     pub opaque: bool,
     /// Operations no prediction covers (for an opaque text: what went beyond the
     /// prediction, not counted as violations).
@@ -253,8 +253,8 @@ pub struct Inputs<'a> {
     pub nameservers: &'a [IpAddr],
 }
 
-pub fn compare(pred: &Prediction, obs: &Observation, inp: &Inputs<'_>) -> Verdict {
-    let mut v = Verdict {
+pub fn compare(pred: &Prediction, obs: &Observation, inp: &Inputs<'_>) -> Comparison {
+    let mut v = Comparison {
         opaque: !pred.opaque.is_empty(),
         ..Default::default()
     };

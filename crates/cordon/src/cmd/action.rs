@@ -7,12 +7,12 @@
 
 use crate::exit::{Code, Exit};
 use crate::setup::{ApprovalArgs, PolicyArgs, load};
-use cordon_action::{ActionPolicy, ActionRequest, Verdict, review};
+use cordon_action::{ActionPolicy, ActionRequest, review};
 use cordon_gate::TerminalPrompter;
 use cordon_gate::action::{ActionOutcome, ActionRun, request_fingerprint};
 use cordon_gate::{Absent, Human};
-use cordon_policy::RealFs;
 use cordon_policy::terminal::sanitize_for_terminal as clean;
+use cordon_policy::{Decision, RealFs};
 use cordon_store::Prompter;
 use std::path::PathBuf;
 
@@ -100,9 +100,9 @@ pub fn run_review(args: ReviewArgs) -> anyhow::Result<u8> {
     out["request_hash"] = request_fingerprint(&req).into();
     println!("{out}");
     Ok(match r.verdict {
-        Verdict::Allow => Code::Allow,
-        Verdict::Ask => Code::Ask,
-        Verdict::Deny => Code::Deny,
+        Decision::Allow => Code::Allow,
+        Decision::Ask => Code::Ask,
+        Decision::Deny => Code::Deny,
     }
     .get())
 }

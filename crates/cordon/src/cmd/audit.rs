@@ -346,7 +346,7 @@ fn export_otlp(
     let give_up_after = humantime::parse_duration(timeout)
         .map_err(|e| Exit::new(Code::Invalid, format!("--timeout {timeout:?}: {e}")))?;
     let config = cordon_export::ExportConfig::load(&cordon_export::ConfigSources::system())
-        .map_err(|e| Exit::new(Code::Invalid, format!("audit export: {}", sanitize_for_terminal(&e))))?
+        .map_err(|e| Exit::new(Code::Invalid, format!("audit export: {}", sanitize_for_terminal(&e.to_string()))))?
         .ok_or_else(|| {
             Exit::new(
                 Code::Invalid,

@@ -145,7 +145,10 @@ fn harness_checks(policy: &PolicyArgs) -> Vec<Checked> {
             let sockets = check
                 .sockets
                 .iter()
-                .map(|s| (s.clone(), cordon_serve::hook::answers(s)))
+                .map(|s| {
+                    let answered = cordon_serve::hook::answers(s).map_err(|e| e.to_string());
+                    (s.clone(), answered)
+                })
                 .collect();
             Some(Checked { check, sockets })
         })

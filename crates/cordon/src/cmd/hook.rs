@@ -135,7 +135,7 @@ fn reply(args: &HookArgs) -> Result<Reply, String> {
     opts.remembered_rules = std::mem::take(&mut remembered.rules);
     let policy = load(&opts, Code::Invalid).map_err(|e| format!("{e:#}"))?;
     let contain = args.contain || policy.hook_contain();
-    let policy = cordon_hook::narrow(policy, call.mode.as_ref())?;
+    let policy = cordon_hook::narrow(policy, call.mode.as_ref()).map_err(|e| e.to_string())?;
     let containing = Containing {
         exec: if contain && harness.can_rewrite() {
             Some(exec_line(

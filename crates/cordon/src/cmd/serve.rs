@@ -75,7 +75,12 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
     };
     // Shipping the audit log to a collector (user or managed export.toml, OTEL_* variables).
     options.export = cordon_export::ExportConfig::load(&cordon_export::ConfigSources::system())
-        .map_err(|e| Exit::new(Code::Invalid, format!("audit export: {}", clean(&e))))?;
+        .map_err(|e| {
+            Exit::new(
+                Code::Invalid,
+                format!("audit export: {}", clean(&e.to_string())),
+            )
+        })?;
     options.store = args.store;
     options.audit = args.audit_file;
     options.no_audit = args.no_audit;

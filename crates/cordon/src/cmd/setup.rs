@@ -138,14 +138,15 @@ fn apparmor(path: Option<PathBuf>, dry_run: bool) -> anyhow::Result<u8> {
             .and_then(std::fs::canonicalize)
             .map_err(|e| Exit::new(Code::Failed, format!("cannot find the cordon binary: {e}")))?,
     };
-    let profile = apparmor::profile_for(&exe).map_err(|e| Exit::new(Code::Invalid, e))?;
+    let profile =
+        apparmor::profile_for(&exe).map_err(|e| Exit::new(Code::Invalid, e.to_string()))?;
     let file = profile.file.display();
     if dry_run {
         print!("{}", profile.text);
         eprintln!("cordon: dry run: {file} was not written");
         return Ok(0);
     }
-    apparmor::install(&profile, &exe).map_err(|e| Exit::new(Code::Failed, e))?;
+    apparmor::install(&profile, &exe).map_err(|e| Exit::new(Code::Failed, e.to_string()))?;
     println!(
         "{file}: written; it lets {} create user namespaces and grants nothing else",
         exe.display()

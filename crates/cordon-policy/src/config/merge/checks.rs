@@ -144,7 +144,10 @@ fn example_matches(matcher: &Matcher, example: &str, anchors: &Anchors) -> Resul
                 &anchors.workspace,
             );
             let path = crate::paths::clean(&path);
-            rules::path_matcher(glob)?.iter().any(|g| g.is_match(&path))
+            rules::path_matcher(glob)
+                .map_err(|e| e.to_string())?
+                .iter()
+                .any(|g| g.is_match(&path))
         }
         Matcher::Domain(p) => {
             let (host, port) = match crate::net::Origin::parse_url(example) {
