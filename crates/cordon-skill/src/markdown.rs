@@ -51,9 +51,33 @@ pub(crate) fn code(text: &str) -> Vec<Code> {
     // Inline `<code>`/`<pre>` elements open in the current paragraph.
     let mut inline_html: Option<Code> = None;
     let mut depth = 0usize;
-    for (ev, range) in Parser::new_ext(text, opts).into_offset_iter() {
+    // An inline HTML comment open in the current paragraph (its raw text so far).
+    let mut comment: Option<(usize, String)> = None;
+    let mut parser = Parser::new_ext(text, opts).into_offset_iter();
+    for (ev, range) in parser.by_ref() {
         let line = line_of(range.start);
+        if let Some((_, raw)) = comment.as_mut() {
+            // Everything up to `-->` is the comment: a reader of the rendered page does
+            // not see it, an agent reading the file does.
+            match &ev {
+                Event::InlineHtml(s) | Event::Html(s) | Event::Text(s) | Event::Code(s) => {
+                    raw.push_str(s)
+                }
+                Event::SoftBreak | Event::HardBreak => raw.push('\n'),
+                _ => {}
+            }
+            if raw.contains("-->") || matches!(ev, Event::End(TagEnd::Paragraph)) {
+                if let Some((at, raw)) = comment.take() {
+                    out.extend(hidden_prose(&raw, at));
+                }
+            }
+            continue;
+        }
         match ev {
+            Event::Start(Tag::Link { title, .. }) | Event::Start(Tag::Image { title, .. }) => {
+                // A link's or an image's title is shown only on hover.
+                out.extend(prose_lines(&title, line));
+            }
             Event::Start(Tag::CodeBlock(kind)) => {
                 let (kind, lang, line) = match kind {
                     CodeBlockKind::Fenced(info) => (
@@ -85,8 +109,17 @@ pub(crate) fn code(text: &str) -> Vec<Code> {
                 Some((_, raw)) => raw.push_str(&s),
                 None => out.extend(html_code(&s, line)),
             },
+            Event::InlineHtml(s) if s.trim_start().starts_with("<!--") => {
+                if s.contains("-->") {
+                    out.extend(hidden_prose(&s, line));
+                } else {
+                    comment = Some((line, s.to_string()));
+                }
+            }
             Event::InlineHtml(s) => {
                 let tag = s.trim().to_ascii_lowercase();
+                // Attribute values (`title`, `alt`, `aria-label`) are text too.
+                out.extend(attribute_prose(&s, line));
                 if is_open(&tag) {
                     depth += 1;
                     inline_html.get_or_insert_with(|| Code {
@@ -150,6 +183,63 @@ pub(crate) fn code(text: &str) -> Vec<Code> {
     if let Some((line, raw)) = html_block {
         out.extend(html_code(&raw, line));
     }
+    if let Some((line, raw)) = comment {
+        out.extend(hidden_prose(&raw, line));
+    }
+    // Reference definitions (`[id]: url "title"`): their titles show only on hover, and
+    // an unused definition is not rendered at all.
+    for (_, def) in parser.reference_definitions().iter() {
+        if let Some(title) = &def.title {
+            out.extend(prose_lines(title, line_of(def.span.start)));
+        }
+    }
+    out
+}
+
+/// Lines of text (decoded) as prose pieces.
+fn prose_lines(text: &str, line: usize) -> Vec<Code> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| Code {
+            line: line + i,
+            kind: CodeKind::Prose,
+            lang: String::new(),
+            text: decode(l),
+        })
+        .collect()
+}
+
+/// The text of an inline comment (`<!-- … -->`), as prose.
+fn hidden_prose(raw: &str, line: usize) -> Vec<Code> {
+    let body = raw.trim_start().trim_start_matches("<!--");
+    let body = body.split("-->").next().unwrap_or(body);
+    prose_lines(body, line)
+}
+
+/// The quoted attribute values of the tags in raw HTML, as prose.
+fn attribute_prose(raw: &str, line: usize) -> Vec<Code> {
+    let mut out = Vec::new();
+    let mut in_tag = false;
+    let mut quote: Option<(char, usize, String)> = None;
+    let mut at = line;
+    for c in raw.chars() {
+        if c == '\n' {
+            at += 1;
+        }
+        match (&mut quote, c) {
+            (Some((q, _, _)), c) if c == *q => {
+                if let Some((_, l, v)) = quote.take() {
+                    out.extend(prose_lines(&v, l));
+                }
+            }
+            (Some((_, _, v)), c) => v.push(c),
+            (None, '<') => in_tag = true,
+            (None, '>') => in_tag = false,
+            (None, '"' | '\'') if in_tag => quote = Some((c, at, String::new())),
+            _ => {}
+        }
+    }
     out
 }
 
@@ -173,7 +263,10 @@ fn is_close(tag: &str) -> bool {
 /// tags removed and character references decoded.
 fn html_code(raw: &str, line: usize) -> Vec<Code> {
     let lower = raw.to_ascii_lowercase();
-    let mut out = Vec::new();
+    let mut out = attribute_prose(raw, line);
+    // The block's text, tags removed: an element hidden by its style or `hidden`
+    // attribute is read by an agent all the same.
+    out.extend(prose_lines(&strip_tags(&without_comments(raw)), line));
     // Comments: every line of them.
     let mut from = 0;
     while let Some(rel) = raw[from..].find("<!--") {
@@ -217,6 +310,21 @@ fn html_code(raw: &str, line: usize) -> Vec<Code> {
     out
 }
 
+/// Raw HTML with its comments blanked out (their lines kept, so line numbers hold).
+fn without_comments(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut rest = raw;
+    while let Some(p) = rest.find("<!--") {
+        out.push_str(&rest[..p]);
+        let after = &rest[p..];
+        let end = after.find("-->").map_or(after.len(), |e| e + 3);
+        out.extend(after[..end].chars().filter(|&c| c == '\n'));
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 fn strip_tags(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut in_tag = false;
@@ -231,38 +339,43 @@ fn strip_tags(s: &str) -> String {
     out
 }
 
-/// Decode HTML character references (named ones that matter for code, and numeric).
-fn decode(s: &str) -> String {
+/// Decode HTML character references: every named reference of HTML5
+/// (`&VerticalLine;`, `&bsol;`, `&NewLine;`), decoded by the CommonMark parser's own
+/// table, and numeric ones.
+pub(crate) fn decode(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
+    let mut known: std::collections::HashMap<&str, Option<String>> =
+        std::collections::HashMap::new();
     while let Some(p) = rest.find('&') {
         out.push_str(&rest[..p]);
         rest = &rest[p..];
-        let Some(semi) = rest[..rest.len().min(12)].find(';') else {
+        // The longest HTML5 entity name is 32 characters.
+        let Some(semi) = rest[..rest.len().min(40)].find(';') else {
             out.push('&');
             rest = &rest[1..];
             continue;
         };
         let ent = &rest[1..semi];
-        let ch = match ent {
-            "lt" => Some('<'),
-            "gt" => Some('>'),
-            "amp" => Some('&'),
-            "quot" => Some('"'),
-            "apos" => Some('\''),
-            "nbsp" => Some(' '),
-            "vert" | "verbar" => Some('|'),
-            "dollar" => Some('$'),
-            _ => ent
-                .strip_prefix("#x")
-                .or(ent.strip_prefix("#X"))
-                .and_then(|h| u32::from_str_radix(h, 16).ok())
-                .or_else(|| ent.strip_prefix('#').and_then(|d| d.parse().ok()))
-                .and_then(char::from_u32),
+        let numeric = ent
+            .strip_prefix("#x")
+            .or(ent.strip_prefix("#X"))
+            .and_then(|h| u32::from_str_radix(h, 16).ok())
+            .or_else(|| ent.strip_prefix('#').and_then(|d| d.parse().ok()))
+            .and_then(char::from_u32)
+            .map(String::from);
+        let named = || {
+            if ent.is_empty() || !ent.chars().all(|c| c.is_ascii_alphanumeric()) {
+                return None;
+            }
+            known
+                .entry(ent)
+                .or_insert_with(|| named_entity(&rest[..=semi]))
+                .clone()
         };
-        match ch {
+        match numeric.or_else(named) {
             Some(c) => {
-                out.push(c);
+                out.push_str(&c);
                 rest = &rest[semi + 1..];
             }
             None => {
@@ -273,6 +386,19 @@ fn decode(s: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// What the named reference `&name;` stands for, by pulldown-cmark's HTML5 table.
+fn named_entity(reference: &str) -> Option<String> {
+    let mut text = String::new();
+    for ev in Parser::new(reference) {
+        match ev {
+            Event::Text(t) => text.push_str(&t),
+            Event::Start(Tag::Paragraph) | Event::End(TagEnd::Paragraph) => {}
+            _ => return None,
+        }
+    }
+    (text != reference).then_some(text)
 }
 
 #[cfg(test)]

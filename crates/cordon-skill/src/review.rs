@@ -252,6 +252,10 @@ pub(crate) fn review(
                 if let Some(l) = crate::script::Lang::of_fence(&code.lang).filter(|_| fenced) {
                     let facts = crate::script::analyze(l, &code.text, code.line);
                     facts::judge(&cx, path, &facts, &mut origins, &mut out);
+                    // A fence's language is the author's word: its lines are command
+                    // candidates all the same.
+                    let shell = strip_prompts(&code.text);
+                    judge_shell_text(&cx, path, code.line, &shell, false, &mut out);
                 } else if code.kind == CodeKind::Prose {
                     if prose_shell_shape(&code.text) {
                         judge_prose(&cx, path, code.line, &code.text, &mut out);
@@ -260,6 +264,11 @@ pub(crate) fn review(
                     let strict = fenced && SHELL_FENCES.contains(&code.lang.as_str());
                     let shell = strip_prompts(&code.text);
                     judge_shell_text(&cx, path, code.line, &shell, strict, &mut out);
+                    if !strict {
+                        // `text`, no language, inline or HTML code: code-shaped content is
+                        // read as the code it parses as.
+                        code_candidates(&cx, path, code.line, &code.text, &mut out);
+                    }
                 }
                 if code.kind != CodeKind::Prose {
                     patterns_on.push((code.line, code.text));
@@ -413,6 +422,23 @@ pub(crate) fn judge_shell_text(
         }
     }
     out.extend(found.into_iter().filter(|f| f.verdict == Verdict::Refuse));
+}
+
+/// Code that is not declared as a language (a `text` fence, a fence without a
+/// language, an indented block, inline or HTML code) but parses cleanly as Python,
+/// JavaScript or Ruby is judged as that code, for what would refuse it. An info string
+/// must not make code invisible.
+fn code_candidates(cx: &Cx<'_>, path: &str, line: usize, text: &str, out: &mut Vec<Finding>) {
+    use crate::script::Lang;
+    for lang in [Lang::Python, Lang::JavaScript, Lang::Ruby] {
+        let facts = crate::script::analyze(lang, text, line);
+        if facts.parse_errors > 0 || facts.is_empty() {
+            continue;
+        }
+        let mut found = Vec::new();
+        facts::judge(cx, path, &facts, &mut HashSet::new(), &mut found);
+        out.extend(found.into_iter().filter(|f| f.verdict == Verdict::Refuse));
+    }
 }
 
 fn policy() -> Option<Policy> {

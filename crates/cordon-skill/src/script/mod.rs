@@ -122,6 +122,19 @@ pub(crate) struct Facts {
     pub unresolved: Vec<(usize, String)>,
 }
 
+impl Facts {
+    /// Nothing was found that the review judges.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.spawns.is_empty()
+            && self.net.is_empty()
+            && self.writes.is_empty()
+            && self.code.is_empty()
+            && self.env.is_empty()
+            && self.paths.is_empty()
+            && self.unresolved.is_empty()
+    }
+}
+
 /// A parsed unit of code and what the folding needs to know about it.
 pub(crate) struct Unit<'a> {
     pub(crate) lang: Lang,
