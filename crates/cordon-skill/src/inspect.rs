@@ -481,6 +481,10 @@ pub(crate) fn inspect_into(
         .collect();
     let mut review = crate::review::review(&texts, &scripts, &extra);
     st.findings.append(&mut review);
+    let paths: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
+    for f in crate::autorun::judge(&paths, &texts) {
+        st.find(f.check, f.verdict, f.entry.as_deref(), f.message);
+    }
     let mut staged_root = match (stage, st.refused) {
         (Some(stage), false) => Some(finish_stage(stage, &prefix, &files, &symlinks)?),
         _ => None,

@@ -20,6 +20,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod autorun;
 mod error;
 mod frontmatter;
 mod inspect;

@@ -66,6 +66,11 @@ pub enum Check {
     Upgrade,
     /// Bidirectional controls or invisible characters in a text.
     HiddenText,
+    /// Editor or agent configuration that makes a tool run something on opening.
+    AutoRun,
+    /// A script writes where a program will run it later (shell start-up files, Python
+    /// site hooks, autostart, cron, systemd units, git hooks).
+    Persistence,
 }
 
 impl Check {
@@ -89,6 +94,8 @@ impl Check {
             Check::AmbientCredential => "ambient-credential",
             Check::Upgrade => "upgrade",
             Check::HiddenText => "hidden-text",
+            Check::AutoRun => "auto-run",
+            Check::Persistence => "persistence",
         }
     }
 }
