@@ -293,6 +293,10 @@ impl State<'_> {
         // A nested archive is kept (up to a bound) to be listed; whether a file is one is
         // known once its head is read.
         let mut nest: Option<Vec<u8>> = Some(Vec::new());
+        // A zip is found by its end-of-central-directory record anywhere in the file
+        // (unzip skips whatever precedes an archive), not by magic at its start.
+        let mut eocd = false;
+        let mut carry: Vec<u8> = Vec::new();
         let mut buf = vec![0u8; 64 * 1024];
         let result: Result<(), std::io::Error> = loop {
             let n = match reader.read(&mut buf) {
@@ -306,14 +310,17 @@ impl State<'_> {
             if head.len() < 512 {
                 head.extend_from_slice(&chunk[..chunk.len().min(512 - head.len())]);
             }
+            if !eocd {
+                carry.extend_from_slice(chunk);
+                eocd = has_eocd(&carry);
+                let keep_from = carry.len().saturating_sub(3);
+                carry.drain(..keep_from);
+            }
             if let Some(v) = nest.as_mut() {
                 if v.len() + n > crate::nested::NESTED_BYTES {
                     nest = None;
                 } else {
                     v.extend_from_slice(chunk);
-                    if head.len() >= 512 && archive_magic(&head).is_none() {
-                        nest = None;
-                    }
                 }
             }
             if keep && text.len() + n <= REVIEW_BYTES {
@@ -351,7 +358,8 @@ impl State<'_> {
             w.flush()
                 .map_err(|e| SkillError::io(format!("stage {name}"), e))?;
         }
-        if let Some(what) = archive_magic(&head) {
+        let what = archive_magic(&head).or(eocd.then_some(crate::nested::ZIP_INSIDE));
+        if let Some(what) = what {
             match nest {
                 Some(bytes) => {
                     let f = crate::nested::judge(&name, &bytes, what, &self.opts.limits);
@@ -706,12 +714,42 @@ fn reviewable(base: &str) -> bool {
             .is_some_and(|(_, e)| EXT.contains(&e.to_ascii_lowercase().as_str()))
 }
 
+/// Does `bytes` hold a zip end-of-central-directory signature (or zip64's)?
+fn has_eocd(bytes: &[u8]) -> bool {
+    bytes
+        .windows(4)
+        .any(|w| w == b"PK\x05\x06" || w == b"PK\x06\x06")
+}
+
+/// Is `head` a tar header: its checksum field matches the sum of its bytes (the field
+/// counted as spaces), whether or not it carries the `ustar` magic (v7 tar does not)?
+fn tar_header(head: &[u8]) -> bool {
+    if head.len() < 512 || head[..100].iter().all(|&b| b == 0) {
+        return false;
+    }
+    let field = &head[148..156];
+    let digits: String = field
+        .iter()
+        .map(|&b| b as char)
+        .take_while(|c| *c != '\0')
+        .collect();
+    let Ok(want) = u32::from_str_radix(digits.trim(), 8) else {
+        return false;
+    };
+    let sum: u32 = head[..512]
+        .iter()
+        .enumerate()
+        .map(|(i, &b)| if (148..156).contains(&i) { 32 } else { u32::from(b) })
+        .sum();
+    sum == want
+}
+
 fn archive_magic(head: &[u8]) -> Option<&'static str> {
     if head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06") {
         Some("zip archive")
     } else if head.starts_with(&[0x1f, 0x8b]) {
         Some("gzip stream")
-    } else if head.len() >= 262 && &head[257..262] == b"ustar" {
+    } else if (head.len() >= 262 && &head[257..262] == b"ustar") || tar_header(head) {
         Some("tar archive")
     } else if head.starts_with(b"7z\xbc\xaf\x27\x1c") {
         Some("7z archive")

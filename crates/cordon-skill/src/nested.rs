@@ -17,6 +17,10 @@ use std::path::Path;
 /// Bytes of a nested archive kept in memory to list it; a larger one is reviewed unlisted.
 pub(crate) const NESTED_BYTES: usize = 32 << 20;
 
+/// What a file is called when a zip's end record is found past its start (a zip behind
+/// other data, as a self-extracting archive is).
+pub(crate) const ZIP_INSIDE: &str = "zip archive behind other data";
+
 /// Names shown in a listing.
 const SHOWN: usize = 12;
 
@@ -24,7 +28,7 @@ const SHOWN: usize = 12;
 ///
 /// [`archive_magic`]: crate::inspect
 pub(crate) fn judge(name: &str, bytes: &[u8], what: &str, limits: &Limits) -> Finding {
-    let kind = if what == "zip archive" {
+    let kind = if what == "zip archive" || what == ZIP_INSIDE {
         Some(SourceKind::Zip)
     } else if what == "tar archive" {
         Some(SourceKind::Tar)
@@ -84,6 +88,18 @@ pub(crate) fn judge(name: &str, bytes: &[u8], what: &str, limits: &Limits) -> Fi
         return refuse(name, why);
     }
     if let Err(e) = walked {
+        if what == ZIP_INSIDE {
+            // The end record may be chance bytes, or an archive made to be listed by one
+            // tool and not another: a human looks.
+            return Finding::new(
+                Check::NestedArchive,
+                Verdict::Review,
+                Some(name),
+                format!(
+                    "the file holds a zip end-of-central-directory record but cordon cannot list it ({e}); an unzip tool may still unpack it: look inside it before the skill unpacks it"
+                ),
+            );
+        }
         return refuse(name, format!("it cannot be read to its end ({e})"));
     }
     for (link, target) in &lister.links {
