@@ -694,6 +694,35 @@ pub(crate) fn judge_read(
     }
 }
 
+/// A path pattern a script reads through (a glob, a walk, a path with parts known only
+/// at run time), judged as a search tool's glob is: refused when it can name a file the
+/// guards protect.
+pub(crate) fn judge_glob(
+    cx: &Cx<'_>,
+    path: &str,
+    line: usize,
+    pattern: &str,
+    out: &mut Vec<Finding>,
+) {
+    let req = serde_json::json!({"tool": "Glob", "input": {"pattern": pattern, "path": SKILL_DIR}, "cwd": SKILL_DIR});
+    let Ok(req) = Request::from_json(&req.to_string()) else {
+        return;
+    };
+    let verdict = cx.policy.decide(&req, cx.fs);
+    if verdict.decision == Decision::Deny && verdict.source.step == Step::Guard {
+        out.push(Finding::new(
+            Check::SensitiveRead,
+            Verdict::Refuse,
+            Some(path),
+            format!(
+                "line {line}: reads through the pattern {}: {}",
+                crate::report::shown(pattern),
+                verdict.reason
+            ),
+        ));
+    }
+}
+
 fn line_of(text: &str, offset: usize) -> usize {
     text.as_bytes()[..offset.min(text.len())]
         .iter()

@@ -12,7 +12,7 @@
 //! - every destination is an origin: private addresses and plain http are reviews, a
 //!   destination known only at run time is a review.
 
-use super::{Cx, judge_read, judge_shell};
+use super::{Cx, judge_glob, judge_read, judge_shell};
 use crate::report::{Check, Finding, Verdict};
 use crate::script::{Cmd, Facts, Net, RUNTIME};
 use cordon_policy::net::{AddrClass, Origin};
@@ -160,11 +160,41 @@ pub(crate) fn judge(
             ));
         }
     }
-    // Files the guards protect.
+    // Files the guards protect, and patterns that can name them (a glob, a walk, a path
+    // with parts known only at run time).
     let mut seen = HashSet::new();
     for (line, p) in &f.paths {
         if seen.insert(p.as_str()) {
             judge_read(cx, path, *line, p, &mut f_out);
+            if p.contains(['*', '?', '[']) {
+                judge_glob(cx, path, *line, p, &mut f_out);
+            }
+        }
+    }
+    for (line, g) in f.globs.iter().take(256) {
+        if seen.insert(g.as_str()) {
+            judge_glob(cx, path, *line, g, &mut f_out);
+        }
+    }
+    // The whole environment: every credential of the session, with no service of its
+    // own, so any destination is elsewhere.
+    if let Some((line, sent)) = f
+        .env_dumps
+        .iter()
+        .max_by_key(|(_, sent)| *sent)
+        .copied()
+    {
+        let known = f.net.iter().find(|n| host_of(n).is_some());
+        if sent {
+            f_out.push(refuse(Check::AmbientCredential, line,
+                "hands the whole environment (every credential of the session) to a network call or a process".into()));
+        } else if let Some(n) = known {
+            f_out.push(refuse(Check::AmbientCredential, line, format!(
+                "reads the whole environment (every credential of the session) and reaches {} (line {})",
+                dest_shown(n), n.line)));
+        } else {
+            f_out.push(review(Check::AmbientCredential, line,
+                "reads the whole environment (every credential of the session), not one named variable".into()));
         }
     }
     // Credentials from the environment, and where the script sends anything.
@@ -399,8 +429,33 @@ fn is_ambient(name: &str) -> bool {
 }
 
 /// Does a variable name hold a credential?
-fn is_credential(name: &str) -> bool {
+pub(crate) fn is_credential(name: &str) -> bool {
     let u = name.to_ascii_uppercase();
+    // Connection strings carry their password (`postgres://user:pw@host/db`), and
+    // `MYSQL_PWD`, `PGPASS` are the password.
+    const STORES: &[&str] = &[
+        "DATABASE", "DB", "POSTGRES", "POSTGRESQL", "PG", "MYSQL", "MARIADB", "MONGO",
+        "MONGODB", "REDIS", "AMQP", "RABBITMQ", "BROKER", "CELERY_BROKER", "SQL", "SQLALCHEMY",
+        "ELASTICSEARCH", "CLICKHOUSE", "SUPABASE_DB", "NEO4J", "CONNECTION",
+    ];
+    let stem = u
+        .strip_suffix("_URL")
+        .or_else(|| u.strip_suffix("_URI"))
+        .or_else(|| u.strip_suffix("_DSN"))
+        .or_else(|| u.strip_suffix("_CONNECTION_STRING"));
+    if u.ends_with("_DSN")
+        || u.ends_with("CONNECTION_STRING")
+        || stem.is_some_and(|s| {
+            STORES
+                .iter()
+                .any(|d| s == *d || s.ends_with(&format!("_{d}")) || s.starts_with(&format!("{d}_")))
+        })
+        || (u.ends_with("PWD") && u != "PWD" && u != "OLDPWD")
+        || u.ends_with("_PASS")
+        || u == "PGPASS"
+    {
+        return true;
+    }
     if ["_FILE", "_PATH", "_DIR", "_URL", "_ENDPOINT"]
         .iter()
         .any(|s| u.ends_with(s))

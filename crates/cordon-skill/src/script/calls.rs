@@ -215,6 +215,58 @@ pub(crate) fn looks_like_path(s: &str) -> bool {
             || s.starts_with("/run/"))
 }
 
+/// A path built with parts known only at run time, as the pattern of what it can name:
+/// a leading unknown part is the home folder (the worst place it can stand for), any
+/// other a `*`. `None` unless it is an absolute or home path with a literal part after
+/// its start.
+pub(crate) fn runtime_glob(s: &str) -> Option<String> {
+    if !s.contains(RUNTIME) || s.len() > 4096 || s.chars().any(char::is_whitespace) {
+        return None;
+    }
+    let g = match s.strip_prefix(RUNTIME) {
+        Some(rest) => format!("~{rest}"),
+        None => s.to_string(),
+    }
+    .replace(RUNTIME, "*");
+    if !(g.starts_with("~/") || g.starts_with('/')) {
+        return None;
+    }
+    let literal = g
+        .trim_start_matches('~')
+        .split('/')
+        .any(|c| c.chars().any(|ch| !matches!(ch, '*' | '?')));
+    literal.then_some(g)
+}
+
+/// A value as a path pattern: unknown parts as in [`runtime_glob`], an exact value as
+/// it is.
+fn as_pattern(v: &V) -> Option<String> {
+    match v {
+        V::Str(s, true) => Some(s.clone()),
+        V::Str(s, false) => runtime_glob(s),
+        _ => None,
+    }
+}
+
+/// Calls whose first argument is a glob pattern of files to read.
+const GLOB_CALLS: &[&str] = &[
+    "glob.glob",
+    "glob.iglob",
+    "glob.glob0",
+    "glob.glob1",
+    "Dir.glob",
+    "glob.sync",
+    "glob.globSync",
+    "globSync",
+    "glob",
+    "fast-glob.sync",
+    "fast-glob",
+    "fg.sync",
+    "fs.globSync",
+    "fs.glob",
+    "fs.promises.glob",
+];
+
 impl Unit<'_> {
     pub(super) fn classify_call(&self, node: Node<'_>, call: &Call<'_>, facts: &mut Facts) {
         let line = self.line(node);
@@ -227,11 +279,34 @@ impl Unit<'_> {
                 .map(|(_, v)| self.fold(*v))
         };
         for a in &args {
-            if let V::Str(s, true) = a
-                && looks_like_path(s)
-            {
-                facts.paths.push((line, s.clone()));
+            match a {
+                V::Str(s, true) if looks_like_path(s) => facts.paths.push((line, s.clone())),
+                V::Str(s, false) => facts.globs.extend(runtime_glob(s).map(|g| (line, g))),
+                _ => {}
             }
+        }
+        // What a glob, a recursive glob or a walk can read.
+        let method = name.rsplit('.').next().unwrap_or(name);
+        let base = || self.receiver(node).map(|r| self.fold(r));
+        let pattern = match (method, args.first()) {
+            _ if GLOB_CALLS.contains(&name) => args.first().and_then(as_pattern),
+            ("rglob" | "glob", Some(p)) if self.lang == Lang::Python => {
+                match (base().as_ref().and_then(as_pattern), as_pattern(p)) {
+                    (Some(b), Some(p)) if method == "rglob" => Some(format!("{b}/**/{p}")),
+                    (Some(b), Some(p)) => Some(format!("{b}/{p}")),
+                    _ => None,
+                }
+            }
+            _ if matches!(name, "os.walk" | "os.fwalk") => {
+                args.first().and_then(as_pattern).map(|b| format!("{b}/**"))
+            }
+            ("walk", None) if self.lang == Lang::Python => {
+                base().as_ref().and_then(as_pattern).map(|b| format!("{b}/**"))
+            }
+            _ => None,
+        };
+        if let Some(p) = pattern {
+            facts.globs.push((line, p));
         }
         let ruby_or_js_method = name.rsplit('.').next().unwrap_or(name);
         if is_env_getter(name) || (self.lang == Lang::Ruby && name == "ENV.fetch") {
@@ -528,5 +603,7 @@ fn merge(into: &mut Facts, from: Facts) {
     into.env.extend(from.env);
     into.paths.extend(from.paths);
     into.unresolved.extend(from.unresolved);
+    into.env_dumps.extend(from.env_dumps);
+    into.globs.extend(from.globs);
     into.parse_errors += from.parse_errors;
 }

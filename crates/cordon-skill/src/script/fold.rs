@@ -196,8 +196,23 @@ impl Unit<'_> {
                     _ => V::Unknown,
                 }
             }
-            "identifier" | "constant" => self.lookup(self.text(node), d),
+            "identifier" | "constant" => match self.dotted(node).as_str() {
+                "os.sep" | "os.path.sep" | "posixpath.sep" | "path.sep" | "File::SEPARATOR" => {
+                    V::Str("/".into(), true)
+                }
+                _ => self.lookup(self.text(node), d),
+            },
+            // `os.sep`, `path.sep`, `File::SEPARATOR`: the separator is `/` where skills run.
+            "attribute" | "scope_resolution"
+                if matches!(
+                    self.dotted(node).as_str(),
+                    "os.sep" | "os.path.sep" | "posixpath.sep" | "File::SEPARATOR"
+                ) =>
+            {
+                V::Str("/".into(), true)
+            }
             "call" | "call_expression" => self.fold_call(node, d),
+            "member_expression" if self.dotted(node) == "path.sep" => V::Str("/".into(), true),
             "subscript" | "subscript_expression" | "element_reference" | "member_expression" => {
                 match self.env_name(node) {
                     Some(n) if n == "HOME" || n == "USERPROFILE" => V::Str("~".into(), true),

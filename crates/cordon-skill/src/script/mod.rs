@@ -10,6 +10,7 @@
 
 mod calls;
 mod capability;
+mod envflow;
 mod fold;
 
 pub(crate) use fold::RUNTIME;
@@ -120,6 +121,13 @@ pub(crate) struct Facts {
     pub parse_errors: usize,
     /// Uses of a capable module or builtin that no judged call resolves.
     pub unresolved: Vec<(usize, String)>,
+    /// Uses of the whole environment other than named reads (see `envflow`); `true`
+    /// when the environment reaches a network call's or a spawn's arguments.
+    pub env_dumps: Vec<(usize, bool)>,
+    /// Path patterns the script reads through: glob and walk calls, and paths built with
+    /// parts known only at run time (each such part a `*`, a leading one the home
+    /// folder).
+    pub globs: Vec<(usize, String)>,
 }
 
 impl Facts {
@@ -132,6 +140,8 @@ impl Facts {
             && self.env.is_empty()
             && self.paths.is_empty()
             && self.unresolved.is_empty()
+            && self.env_dumps.is_empty()
+            && self.globs.is_empty()
     }
 }
 
@@ -205,6 +215,7 @@ fn extract(lang: Lang, src: &str, tree: &Tree, first_line: usize) -> Facts {
         unit.visit(n, &mut facts, &mut skip);
     }
     unit.capabilities(&nodes, &mut facts);
+    unit.env_dumps(&nodes, &mut facts);
     facts
 }
 
@@ -750,11 +761,18 @@ impl<'a> Unit<'a> {
                         skip.insert(c.id());
                     }
                 }
-                if !inner
-                    && let V::Str(s, true) = self.fold(n)
-                    && calls::looks_like_path(&s)
-                {
-                    facts.paths.push((line, s));
+                if !inner {
+                    match self.fold(n) {
+                        V::Str(s, true) if calls::looks_like_path(&s) => {
+                            facts.paths.push((line, s));
+                        }
+                        V::Str(s, false) => {
+                            facts
+                                .globs
+                                .extend(calls::runtime_glob(&s).map(|g| (line, g)));
+                        }
+                        _ => {}
+                    }
                 }
             }
             _ => {
