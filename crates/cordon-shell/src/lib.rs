@@ -71,6 +71,7 @@ mod word;
 mod wrappers;
 
 pub use executes::{ExecutedFile, OPEN_ENDED, Reach, executed_files};
+pub use knowledge::sources::code_outside_registry;
 pub use model::{
     Analysis, Class, Context, CwdChange, Dynamic, Effects, ExecArg, Hazard, HazardKind, NetTarget,
     Redirect, RedirectKind, RepoConfigUse, SimpleCommand, Word,

@@ -11,6 +11,7 @@
 mod facts;
 mod notebook;
 mod runnable;
+mod shellsrc;
 mod skillmd;
 
 use crate::markdown::CodeKind;
@@ -421,7 +422,13 @@ pub(crate) fn judge_shell_text(
             }
         }
     }
-    out.extend(found.into_iter().filter(|f| f.verdict == Verdict::Refuse));
+    out.extend(found.into_iter().filter(kept_when_unsure));
+}
+
+/// Of what text that may not be shell produced: refusals, and the review of code taken
+/// from outside a package registry (an instruction to run it, however it is written).
+fn kept_when_unsure(f: &Finding) -> bool {
+    f.verdict == Verdict::Refuse || f.check == Check::DownloadExec
 }
 
 /// Code that is not declared as a language (a `text` fence, a fence without a
@@ -483,7 +490,7 @@ fn judge_prose(cx: &Cx<'_>, path: &str, line: usize, text: &str, out: &mut Vec<F
             }
         }
     }
-    found.retain(|f| f.verdict == Verdict::Refuse);
+    found.retain(kept_when_unsure);
     found.dedup_by(|a, b| a.check == b.check);
     out.extend(found.into_iter().take(1));
 }
@@ -558,6 +565,7 @@ pub(crate) fn judge_shell(
     list_programs: bool,
     out: &mut Vec<Finding>,
 ) {
+    shellsrc::judge(path, line, shell, out);
     let (policy, fs) = (cx.policy, cx.fs);
     let req = serde_json::json!({"tool": "bash", "input": {"command": shell}, "cwd": SKILL_DIR});
     let Ok(req) = Request::from_json(&req.to_string()) else {

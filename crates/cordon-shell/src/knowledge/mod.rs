@@ -17,6 +17,7 @@ mod interp;
 mod net;
 pub(crate) mod runs;
 mod services;
+pub mod sources;
 mod system;
 mod text;
 

@@ -142,7 +142,10 @@ pub(super) fn judge(cx: &Cx<'_>, path: &str, text: &str, out: &mut Vec<Finding>)
         out.extend(
             found
                 .into_iter()
-                .filter(|f| f.check == Check::DownloadExec && f.verdict == Verdict::Refuse)
+                .filter(|f| {
+                    matches!(f.check, Check::DownloadExec | Check::AmbientCredential)
+                        && f.verdict == Verdict::Refuse
+                })
                 .map(|f| {
                     Finding::new(
                         f.check,
