@@ -21,8 +21,8 @@ use regex::Regex;
 use std::collections::{BTreeSet, HashSet};
 use std::sync::LazyLock;
 
-const HOME: &str = "/home/user";
-const SKILL_DIR: &str = "/skills/pkg";
+pub(crate) const HOME: &str = "/home/user";
+pub(crate) const SKILL_DIR: &str = "/skills/pkg";
 
 /// Shapes looked for in any reviewed text, with the check and the sentence they report.
 const PATTERNS: &[(Check, &str, &str)] = &[

@@ -176,6 +176,39 @@ pub(crate) fn judge(
             judge_glob(cx, path, *line, g, &mut f_out);
         }
     }
+    // Files written where a program runs them later.
+    let mut written = HashSet::new();
+    for (line, t, exact) in f.targets.iter().take(256) {
+        if !written.insert(t.as_str()) {
+            continue;
+        }
+        let candidate = if *exact {
+            t.clone()
+        } else {
+            match t.strip_prefix(RUNTIME) {
+                Some(rest) => format!("~{rest}"),
+                None => t.clone(),
+            }
+            .replace(RUNTIME, "*")
+        };
+        let found = persistence(&candidate);
+        if let Some((why, false)) = found.as_ref().filter(|_| !exact) {
+            // Agent or editor settings in a folder known only at run time (a project
+            // the script is pointed at): a human should see what it writes there.
+            f_out.push(review(Check::Persistence, *line, format!(
+                "writes {} in a folder known only at run time, which {why}",
+                crate::report::shown(&shorten(&candidate)))));
+        } else if let Some((why, _)) = found {
+            f_out.push(refuse(Check::Persistence, *line, format!(
+                "writes {}{}, which {why}",
+                crate::report::shown(&shorten(&candidate)),
+                if *exact { "" } else { " (its other parts known only at run time)" })));
+        } else if !exact {
+            f_out.push(review(Check::Persistence, *line, format!(
+                "writes a file whose path is known only at run time ({}); check it is not one a program runs later",
+                crate::report::shown(&shorten(&candidate)))));
+        }
+    }
     // The whole environment: every credential of the session, with no service of its
     // own, so any destination is elsewhere.
     if let Some((line, sent)) = f
@@ -251,6 +284,65 @@ pub(crate) fn judge(
             || f.check != Check::ConstructedShell && f.check != Check::Command
     });
     out.append(&mut f_out);
+}
+
+/// Why writing `target` (folded; `~` the home folder, relative to the skill's folder)
+/// makes something run later: the policy's protected-write guard (shell start-up files,
+/// autostart, systemd and cron, git hooks and config, agent and editor settings, tool
+/// start-up hooks), or a Python site directory's `.pth`/`sitecustomize.py`.
+///
+/// The flag says whether the place is fixed (under the home folder, a system path, a
+/// git repository's hooks or config, a site directory) rather than a project's agent or
+/// editor settings, which only matter in the folder the agent works in.
+fn persistence(target: &str) -> Option<(String, bool)> {
+    use std::path::{Component, Path, PathBuf};
+    let home = Path::new(super::HOME);
+    let full = if target == "~" {
+        home.to_path_buf()
+    } else if let Some(rest) = target.strip_prefix("~/") {
+        home.join(rest)
+    } else if target.starts_with('/') {
+        PathBuf::from(target)
+    } else {
+        Path::new(super::SKILL_DIR).join(target)
+    };
+    let mut clean = PathBuf::from("/");
+    for c in full.components() {
+        match c {
+            Component::Normal(n) => clean.push(n),
+            Component::ParentDir => {
+                clean.pop();
+            }
+            _ => {}
+        }
+    }
+    if let Some(hit) = cordon_policy::guards::protected_write(&clean, home) {
+        let fixed = hit.pattern.starts_with(['~', '/']) || hit.pattern.starts_with(".git/");
+        return Some((
+            format!(
+                "is where programs are started from or configured ({}), and cordon never lets an agent write it",
+                hit.pattern
+            ),
+            fixed,
+        ));
+    }
+    let names: Vec<String> = clean
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().to_ascii_lowercase())
+        .collect();
+    let last = names.last().map(String::as_str).unwrap_or("");
+    let site = names
+        .iter()
+        .any(|n| n == "site-packages" || n == "dist-packages");
+    if site
+        && (last.ends_with(".pth") || last == "sitecustomize.py" || last == "usercustomize.py")
+    {
+        return Some((
+            "Python runs at every interpreter start (a site directory's start-up hook)".into(),
+            true,
+        ));
+    }
+    None
 }
 
 /// Schemes that reach the network; other URLs (`file://`, `config://`) name no origin.

@@ -176,6 +176,69 @@ pub(super) const WRITE_CALLS: &[&str] = &[
     "shutil.copyfileobj",
 ];
 
+/// Calls that append to the file named by their first argument.
+const APPEND_CALLS: &[&str] = &[
+    "fs.appendFile",
+    "fs.promises.appendFile",
+    "fs/promises.appendFile",
+    "fs.writeSync",
+    "Deno.writeTextFile",
+    "Deno.writeFile",
+    "Bun.write",
+];
+
+/// Calls whose second argument is a file they create or replace (a copy, a move, a link).
+const COPY_CALLS: &[&str] = &[
+    "shutil.copy",
+    "shutil.copy2",
+    "shutil.copyfile",
+    "shutil.copytree",
+    "shutil.move",
+    "os.rename",
+    "os.replace",
+    "os.renames",
+    "os.symlink",
+    "os.link",
+    "fs.copyFileSync",
+    "fs.copyFile",
+    "fs.promises.copyFile",
+    "fs.cpSync",
+    "fs.cp",
+    "fs.renameSync",
+    "fs.rename",
+    "fs.promises.rename",
+    "fs.symlinkSync",
+    "fs.symlink",
+    "fs.linkSync",
+    "FileUtils.cp",
+    "FileUtils.mv",
+    "FileUtils.copy",
+    "FileUtils.move",
+    "FileUtils.install",
+    "FileUtils.ln_s",
+    "FileUtils.ln",
+    "File.rename",
+    "File.symlink",
+    "File.link",
+];
+
+/// Calls that open the file named by their first argument in the mode given second.
+const OPEN_CALLS: &[&str] = &[
+    "open",
+    "io.open",
+    "codecs.open",
+    "os.open",
+    "gzip.open",
+    "bz2.open",
+    "lzma.open",
+    "File.open",
+    "File.new",
+    "IO.open",
+    "fs.openSync",
+    "fs.open",
+    "fs.promises.open",
+];
+
 /// Is `name` a call that reads one environment variable named by its first argument?
 pub(crate) fn is_env_getter(name: &str) -> bool {
     matches!(
@@ -307,6 +370,9 @@ impl Unit<'_> {
         };
         if let Some(p) = pattern {
             facts.globs.push((line, p));
+        }
+        if let Some(t) = self.write_target(node, name, call, &args) {
+            facts.targets.push((line, t.text(), t.exact()));
         }
         let ruby_or_js_method = name.rsplit('.').next().unwrap_or(name);
         if is_env_getter(name) || (self.lang == Lang::Ruby && name == "ENV.fetch") {
@@ -472,6 +538,69 @@ impl Unit<'_> {
         }
     }
 
+    /// The file a call writes (or creates, or moves something to), as folded: the
+    /// target of a write call, the destination of a copy, move or link, a path object's
+    /// `write_text`/`touch`/`mkdir`, an `open` in a writing (or unknown) mode.
+    fn write_target(&self, node: Node<'_>, name: &str, call: &Call<'_>, args: &[V]) -> Option<V> {
+        let method = name.rsplit('.').next().unwrap_or(name);
+        let arg = |i: usize| Some(args.get(i).cloned().unwrap_or(V::Unknown));
+        let recv = || self.receiver(node).map(|r| self.fold(r));
+        if WRITE_CALLS.contains(&name) || APPEND_CALLS.contains(&name) {
+            return arg(0);
+        }
+        if name == "urllib.request.urlretrieve" {
+            return args.get(1).cloned();
+        }
+        if COPY_CALLS.contains(&name) {
+            return arg(1);
+        }
+        if self.lang == Lang::Python {
+            match method {
+                "write_text" | "write_bytes" | "touch" | "mkdir" | "symlink_to"
+                | "hardlink_to" => return recv(),
+                "rename" | "replace" if !name.starts_with("os.") && args.len() == 1 => {
+                    return arg(0);
+                }
+                _ => {}
+            }
+        }
+        let kw_mode = || {
+            call.kwargs
+                .iter()
+                .find(|(k, _)| k == "mode" || k == "flags" || k == "flag")
+                .map(|(_, v)| self.fold(*v))
+        };
+        let (path, mode) = if OPEN_CALLS.contains(&name) {
+            let mode = match name {
+                "os.open" => call.args.get(1).map(|&f| {
+                    let t = self.text(f);
+                    let writes = ["O_WRONLY", "O_RDWR", "O_CREAT", "O_APPEND", "O_TRUNC"]
+                        .iter()
+                        .any(|o| t.contains(o));
+                    if writes || !t.contains("O_RDONLY") {
+                        V::Str("w".into(), true)
+                    } else {
+                        V::Str("r".into(), true)
+                    }
+                }),
+                _ => args.get(1).cloned().or_else(kw_mode),
+            };
+            (arg(0), mode)
+        } else if method == "open" && self.receiver(node).is_some() && self.lang == Lang::Python
+        {
+            (recv(), args.first().cloned().or_else(kw_mode))
+        } else {
+            return None;
+        };
+        let writes = match mode {
+            None => false,
+            Some(V::Str(m, true)) => m.contains(['w', 'a', 'x', '+']),
+            // A mode known only at run time may write.
+            Some(_) => true,
+        };
+        if writes { path } else { None }
+    }
+
     fn net(&self, line: usize, dest: Option<V>, fetch: bool, facts: &mut Facts) {
         let (dest, exact) = match dest {
             Some(V::Str(s, e)) => (Some(s), e),
@@ -605,5 +734,6 @@ fn merge(into: &mut Facts, from: Facts) {
     into.unresolved.extend(from.unresolved);
     into.env_dumps.extend(from.env_dumps);
     into.globs.extend(from.globs);
+    into.targets.extend(from.targets);
     into.parse_errors += from.parse_errors;
 }

@@ -16,6 +16,12 @@ const MAX_DEPTH: usize = 48;
 /// Longest folded string, in bytes; longer ones are unknown.
 pub(crate) const MAX_LEN: usize = 16 << 10;
 
+/// The user's Python site directory, as folded.
+const USER_SITE: &str = "~/.local/lib/python3/site-packages";
+
+/// The system's Python site directory, as folded.
+const SYSTEM_SITE: &str = "/usr/lib/python3/site-packages";
+
 /// Most items of a folded list.
 const MAX_ITEMS: usize = 4096;
 
@@ -213,6 +219,22 @@ impl Unit<'_> {
             }
             "call" | "call_expression" => self.fold_call(node, d),
             "member_expression" if self.dotted(node) == "path.sep" => V::Str("/".into(), true),
+            "attribute" if self.dotted(node) == "site.USER_SITE" => V::Str(USER_SITE.into(), true),
+            // `site.getsitepackages()[0]`: an item of a folded list.
+            "subscript"
+                if node
+                    .child_by_field_name("subscript")
+                    .is_some_and(|i| i.kind() == "integer") =>
+            {
+                let list = node.child_by_field_name("value").map(|v| self.fold_at(v, d));
+                let index = node
+                    .child_by_field_name("subscript")
+                    .and_then(|i| self.text(i).parse::<usize>().ok());
+                match (list, index) {
+                    (Some(V::List(items)), Some(i)) => items.get(i).cloned().unwrap_or(V::Unknown),
+                    _ => V::Unknown,
+                }
+            }
             "subscript" | "subscript_expression" | "element_reference" | "member_expression" => {
                 match self.env_name(node) {
                     Some(n) if n == "HOME" || n == "USERPROFILE" => V::Str("~".into(), true),
@@ -298,6 +320,21 @@ impl Unit<'_> {
             }
             "os.path.expanduser" | "File.expand_path" | "os.path.abspath" | "os.path.normpath"
             | "os.path.realpath" | "str" | "String" | "os.fsdecode" | "Pathname.new" => first(),
+            // Python's site directories, where a `.pth` or `sitecustomize.py` runs at
+            // every interpreter start.
+            "site.getusersitepackages" => V::Str(USER_SITE.into(), true),
+            "site.getsitepackages" => V::List(vec![V::Str(SYSTEM_SITE.into(), true)]),
+            "sysconfig.get_path"
+                if matches!(
+                    args.first().and_then(V::exact_str),
+                    Some("purelib" | "platlib")
+                ) =>
+            {
+                V::Str(SYSTEM_SITE.into(), true)
+            }
+            "distutils.sysconfig.get_python_lib" | "sysconfig.get_python_lib" => {
+                V::Str(SYSTEM_SITE.into(), true)
+            }
             "pathlib.Path.home" | "Path.home" | "os.homedir" | "Dir.home"
             | "Etc.getpwuid().dir" => V::Str("~".into(), true),
             "base64.b64decode"

@@ -128,6 +128,9 @@ pub(crate) struct Facts {
     /// parts known only at run time (each such part a `*`, a leading one the home
     /// folder).
     pub globs: Vec<(usize, String)>,
+    /// Files written, created or moved to: the folded path (with [`RUNTIME`] parts) and
+    /// whether it is exact.
+    pub targets: Vec<(usize, String, bool)>,
 }
 
 impl Facts {
@@ -142,6 +145,7 @@ impl Facts {
             && self.unresolved.is_empty()
             && self.env_dumps.is_empty()
             && self.globs.is_empty()
+            && self.targets.is_empty()
     }
 }
 
