@@ -311,6 +311,23 @@ fn as_pattern(v: &V) -> Option<String> {
     }
 }
 
+/// Calls that build a path from parts.
+const PATH_BUILDERS: &[&str] = &[
+    "os.path.join",
+    "posixpath.join",
+    "pathlib.Path",
+    "Path",
+    "pathlib.PurePath",
+    "PurePath",
+    "path.join",
+    "path.resolve",
+    "path.posix.join",
+    "File.join",
+    "File.expand_path",
+    "Pathname.new",
+    "os.path.expanduser",
+];
+
 /// Calls whose first argument is a glob pattern of files to read.
 const GLOB_CALLS: &[&str] = &[
     "glob.glob",
@@ -345,6 +362,15 @@ impl Unit<'_> {
             match a {
                 V::Str(s, true) if looks_like_path(s) => facts.paths.push((line, s.clone())),
                 V::Str(s, false) => facts.globs.extend(runtime_glob(s).map(|g| (line, g))),
+                _ => {}
+            }
+        }
+        // A path built by a call (`os.path.join`, `Path(…)`, `.joinpath`) is a path
+        // named, whatever is done with it next.
+        if PATH_BUILDERS.contains(&name) || name.ends_with(".joinpath") {
+            match self.fold(node) {
+                V::Str(s, true) if looks_like_path(&s) => facts.paths.push((line, s)),
+                V::Str(s, false) => facts.globs.extend(runtime_glob(&s).map(|g| (line, g))),
                 _ => {}
             }
         }
