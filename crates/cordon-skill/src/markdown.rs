@@ -66,10 +66,10 @@ pub(crate) fn code(text: &str) -> Vec<Code> {
                 Event::SoftBreak | Event::HardBreak => raw.push('\n'),
                 _ => {}
             }
-            if raw.contains("-->") || matches!(ev, Event::End(TagEnd::Paragraph)) {
-                if let Some((at, raw)) = comment.take() {
-                    out.extend(hidden_prose(&raw, at));
-                }
+            if (raw.contains("-->") || matches!(ev, Event::End(TagEnd::Paragraph)))
+                && let Some((at, raw)) = comment.take()
+            {
+                out.extend(hidden_prose(&raw, at));
             }
             continue;
         }

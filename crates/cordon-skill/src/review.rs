@@ -740,7 +740,12 @@ fn plain_global_git_config(f: &cordon_policy::verdict::Finding, shell: &str) -> 
             let ops: Vec<&str> = after
                 .iter()
                 .map(|w| w.value.as_str())
-                .filter(|v| !matches!(*v, "--global" | "--add" | "--replace-all" | "--unset" | "--type=bool"))
+                .filter(|v| {
+                    !matches!(
+                        *v,
+                        "--global" | "--add" | "--replace-all" | "--unset" | "--type=bool"
+                    )
+                })
                 .collect();
             // Only `KEY VALUE` (or `KEY` to unset): no `--edit`, `--file`, other options.
             match ops.as_slice() {

@@ -584,13 +584,13 @@ fn skill_review_precision_and_recall() {
         !rows.iter().any(|r| !r.malicious && r.actual == Refuse),
         "a benign skill is refused"
     );
-    // A malicious package pinned as `pass` is a known miss (VERDICTS says so).
-    assert!(
-        !rows
-            .iter()
-            .any(|r| r.malicious && r.actual == Pass && r.expected != Some(Pass)),
-        "a malicious package passes"
-    );
+    // No malicious package may pass, pinned or not: a known miss is fixed, not listed.
+    let passed: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.malicious && r.actual == Pass)
+        .map(|r| r.name.as_str())
+        .collect();
+    assert!(passed.is_empty(), "malicious packages pass: {passed:?}");
 }
 
 fn print_table(rows: &[Row]) {

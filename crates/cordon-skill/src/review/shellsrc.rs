@@ -43,11 +43,17 @@ fn env_sent(a: &Analysis) -> bool {
 /// Judge `text` (starting on `line` of `path`) by both rules.
 pub(super) fn judge(path: &str, line: usize, text: &str, out: &mut Vec<Finding>) {
     let whole = analyze(text);
-    let mut sent = logical_lines(text)
-        .into_iter()
-        .find(|(_, l)| env_sent(&analyze(l)))
-        .map(|(i, _)| line + i);
-    if sent.is_none() {
+    let dumps = whole.commands.iter().any(|c| c.effects.reads_env);
+    let mut sent = None;
+    if dumps && !text.trim_end().contains('\n') {
+        sent = env_sent(&whole).then_some(line);
+    } else if dumps {
+        sent = logical_lines(text)
+            .into_iter()
+            .find(|(_, l)| env_sent(&analyze(l)))
+            .map(|(i, _)| line + i);
+    }
+    if dumps && sent.is_none() {
         // `env > /tmp/e` and later `curl -T /tmp/e …`: the file carries it.
         let files: Vec<&str> = whole
             .commands

@@ -389,9 +389,10 @@ impl Unit<'_> {
             _ if matches!(name, "os.walk" | "os.fwalk") => {
                 args.first().and_then(as_pattern).map(|b| format!("{b}/**"))
             }
-            ("walk", None) if self.lang == Lang::Python => {
-                base().as_ref().and_then(as_pattern).map(|b| format!("{b}/**"))
-            }
+            ("walk", None) if self.lang == Lang::Python => base()
+                .as_ref()
+                .and_then(as_pattern)
+                .map(|b| format!("{b}/**")),
             _ => None,
         };
         if let Some(p) = pattern {
@@ -582,8 +583,9 @@ impl Unit<'_> {
         }
         if self.lang == Lang::Python {
             match method {
-                "write_text" | "write_bytes" | "touch" | "mkdir" | "symlink_to"
-                | "hardlink_to" => return recv(),
+                "write_text" | "write_bytes" | "touch" | "mkdir" | "symlink_to" | "hardlink_to" => {
+                    return recv();
+                }
                 "rename" | "replace" if !name.starts_with("os.") && args.len() == 1 => {
                     return arg(0);
                 }
@@ -612,8 +614,7 @@ impl Unit<'_> {
                 _ => args.get(1).cloned().or_else(kw_mode),
             };
             (arg(0), mode)
-        } else if method == "open" && self.receiver(node).is_some() && self.lang == Lang::Python
-        {
+        } else if method == "open" && self.receiver(node).is_some() && self.lang == Lang::Python {
             (recv(), args.first().cloned().or_else(kw_mode))
         } else {
             return None;

@@ -200,9 +200,7 @@ impl<'a> Unit<'a> {
                     }
                 }
                 "call" if self.lang == Lang::Ruby && self.field_is(p, "receiver", cur) => {
-                    let m = p
-                        .child_by_field_name("method")
-                        .map_or("", |m| self.text(m));
+                    let m = p.child_by_field_name("method").map_or("", |m| self.text(m));
                     if let Some(f) = self.method_flow(p, m) {
                         return flow.max(f);
                     }
@@ -276,8 +274,8 @@ impl<'a> Unit<'a> {
                 }
                 "comparison_operator" | "binary_expression" | "binary" => {
                     let text = self.text(p);
-                    let is_in = self.field_is(p, "right", cur)
-                        || self.named(p).last() == Some(&cur);
+                    let is_in =
+                        self.field_is(p, "right", cur) || self.named(p).last() == Some(&cur);
                     if is_in && (text.contains(" in ") || text.contains(" not in ")) {
                         return flow;
                     }

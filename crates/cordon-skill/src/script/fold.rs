@@ -226,7 +226,9 @@ impl Unit<'_> {
                     .child_by_field_name("subscript")
                     .is_some_and(|i| i.kind() == "integer") =>
             {
-                let list = node.child_by_field_name("value").map(|v| self.fold_at(v, d));
+                let list = node
+                    .child_by_field_name("value")
+                    .map(|v| self.fold_at(v, d));
                 let index = node
                     .child_by_field_name("subscript")
                     .and_then(|i| self.text(i).parse::<usize>().ok());
