@@ -192,6 +192,11 @@ pub(crate) fn judge(
             .replace(RUNTIME, "*")
         };
         let found = persistence(&candidate);
+        let candidate = if *exact {
+            candidate
+        } else {
+            t.replace(RUNTIME, "…")
+        };
         if let Some((why, false)) = found.as_ref().filter(|_| !exact) {
             // Agent or editor settings in a folder known only at run time (a project
             // the script is pointed at): a human should see what it writes there.
@@ -236,7 +241,7 @@ pub(crate) fn judge(
                 dest_shown(n), n.line)));
         } else {
             f_out.push(review(Check::AmbientCredential, line,
-                "reads the whole environment (every credential of the session), not one named variable".into()));
+                "reads the whole environment (every credential of the session), or a variable named only at run time, not one named variable".into()));
         }
     }
     // Credentials from the environment, and where the script sends anything.
