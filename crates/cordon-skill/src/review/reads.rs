@@ -1,0 +1,133 @@
+//! Reads a package names, judged by the guards: one path (a public key in `.ssh` is a
+//! review, anything else there refused), a pattern (judged as a search tool's glob),
+//! and the one write of a guarded file that is an ordinary setup step (`git config
+//! --global` with ordinary keys).
+
+use super::{Cx, HOME, SKILL_DIR};
+use crate::report::{Check, Finding, Verdict};
+use cordon_policy::{Decision, Request, Step};
+
+/// Is a guarded read that of one public key in `.ssh` (no pattern, no `..`, and it
+/// resolves to a `.pub` file too)?
+pub(super) fn public_key(f: &cordon_policy::verdict::Finding) -> bool {
+    let public = |p: &str| {
+        let base = p.rsplit('/').next().unwrap_or(p);
+        p.contains("/.ssh/")
+            && base.to_ascii_lowercase().ends_with(".pub")
+            && !p.contains("..")
+            && !p.contains(['*', '?', '[', '$', '`', '{'])
+    };
+    public(&f.target) && f.resolved.as_deref().is_none_or(public)
+}
+
+/// Is a guarded write that of the user's git configuration, made only by `git config`
+/// commands that set ordinary keys (`user.email`, `init.defaultBranch`) to literal
+/// values?
+pub(super) fn plain_global_git_config(f: &cordon_policy::verdict::Finding, shell: &str) -> bool {
+    let t = f.target.trim_start_matches(HOME).trim_start_matches('~');
+    if !matches!(t, "/.gitconfig" | "/.config/git/config") {
+        return false;
+    }
+    let a = cordon_shell::analyze(shell);
+    let configs: Vec<&cordon_shell::SimpleCommand> = a
+        .commands
+        .iter()
+        .filter(|c| {
+            c.program.as_ref().is_some_and(|p| p.value == "git")
+                && c.args.iter().any(|w| w.value == "config")
+        })
+        .collect();
+    !configs.is_empty()
+        && a.parse_error.is_none()
+        && configs.iter().all(|c| {
+            let after: Vec<&cordon_shell::Word> = c
+                .args
+                .iter()
+                .skip_while(|w| w.value != "config")
+                .skip(1)
+                .collect();
+            if after.iter().any(|w| !w.literal) {
+                return false;
+            }
+            let ops: Vec<&str> = after
+                .iter()
+                .map(|w| w.value.as_str())
+                .filter(|v| {
+                    !matches!(
+                        *v,
+                        "--global" | "--add" | "--replace-all" | "--unset" | "--type=bool"
+                    )
+                })
+                .collect();
+            // Only `KEY VALUE` (or `KEY` to unset): no `--edit`, `--file`, other options.
+            match ops.as_slice() {
+                [key, rest @ ..] if !key.starts_with('-') && rest.len() <= 1 => {
+                    !rest.iter().any(|v| v.starts_with('-'))
+                        && !cordon_shell::gitkeys::classify(key, rest.first().copied()).is_risky()
+                }
+                _ => false,
+            }
+        })
+}
+
+pub(crate) fn judge_read(
+    cx: &Cx<'_>,
+    path: &str,
+    line: usize,
+    literal: &str,
+    out: &mut Vec<Finding>,
+) {
+    // A public key is public: `cat ~/.ssh/id_ed25519.pub` is how a key is added to a forge.
+    let base = literal.rsplit('/').next().unwrap_or(literal);
+    if literal.contains("/.ssh/")
+        && base.ends_with(".pub")
+        && !literal.contains("..")
+        && !literal.contains(['*', '?', '[', '$', '`', '{'])
+    {
+        return;
+    }
+    let (policy, fs) = (cx.policy, cx.fs);
+    let req =
+        serde_json::json!({"tool": "read_file", "input": {"path": literal}, "cwd": SKILL_DIR});
+    let Ok(req) = Request::from_json(&req.to_string()) else {
+        return;
+    };
+    let verdict = policy.decide(&req, fs);
+    if verdict.decision == Decision::Deny && verdict.source.step == Step::Guard {
+        out.push(Finding::new(
+            Check::SensitiveRead,
+            Verdict::Refuse,
+            Some(path),
+            format!("line {line}: {}", verdict.reason),
+        ));
+    }
+}
+
+/// A path pattern a script reads through (a glob, a walk, a path with parts known only
+/// at run time), judged as a search tool's glob is: refused when it can name a file the
+/// guards protect.
+pub(crate) fn judge_glob(
+    cx: &Cx<'_>,
+    path: &str,
+    line: usize,
+    pattern: &str,
+    out: &mut Vec<Finding>,
+) {
+    let req = serde_json::json!({"tool": "Glob", "input": {"pattern": pattern, "path": SKILL_DIR}, "cwd": SKILL_DIR});
+    let Ok(req) = Request::from_json(&req.to_string()) else {
+        return;
+    };
+    let verdict = cx.policy.decide(&req, cx.fs);
+    if verdict.decision == Decision::Deny && verdict.source.step == Step::Guard {
+        out.push(Finding::new(
+            Check::SensitiveRead,
+            Verdict::Refuse,
+            Some(path),
+            format!(
+                "line {line}: reads through the pattern {}: {}",
+                crate::report::shown(pattern),
+                verdict.reason
+            ),
+        ));
+    }
+}

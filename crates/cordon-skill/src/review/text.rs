@@ -1,0 +1,172 @@
+//! Text that may or may not be shell: inline code, indented and HTML code, fences of
+//! other languages, and sentences of prose. What it holds is judged for what the guards
+//! refuse (and what takes code from outside a registry), never for the reviews a
+//! declared shell block gets.
+
+use super::{Cx, facts, judge_shell};
+use crate::report::{Check, Finding, Verdict};
+use std::collections::HashSet;
+
+/// Judge shell text. `strict` for text that is shell by declaration (a shell fence, a
+/// shell script): every finding counts. Otherwise (inline code, an indented block, HTML
+/// code, a fence of another language) the text may not be shell at all, so only what
+/// the guards refuse counts, judged on the whole text and on each line (a block that does
+/// not parse as a whole still has lines that do).
+pub(crate) fn judge_shell_text(
+    cx: &Cx<'_>,
+    path: &str,
+    line: usize,
+    text: &str,
+    strict: bool,
+    out: &mut Vec<Finding>,
+) {
+    if strict {
+        judge_shell(cx, path, line, text, true, out);
+        return;
+    }
+    let mut found = Vec::new();
+    if looks_like_command(text) || prose_shell_shape(text) {
+        judge_shell(cx, path, line, text, false, &mut found);
+    }
+    if text.contains('\n') {
+        for (i, l) in text.lines().enumerate() {
+            if looks_like_command(l) || prose_shell_shape(l) {
+                judge_shell(cx, path, line + i, l, false, &mut found);
+            }
+        }
+    }
+    out.extend(found.into_iter().filter(kept_when_unsure));
+}
+
+/// Of what text that may not be shell produced: refusals, and the review of code taken
+/// from outside a package registry (an instruction to run it, however it is written).
+pub(super) fn kept_when_unsure(f: &Finding) -> bool {
+    f.verdict == Verdict::Refuse || f.check == Check::DownloadExec
+}
+
+/// Code that is not declared as a language (a `text` fence, a fence without a
+/// language, an indented block, inline or HTML code) but parses cleanly as Python,
+/// JavaScript or Ruby is judged as that code, for what would refuse it. An info string
+/// must not make code invisible.
+pub(super) fn code_candidates(
+    cx: &Cx<'_>,
+    path: &str,
+    line: usize,
+    text: &str,
+    out: &mut Vec<Finding>,
+) {
+    use crate::script::Lang;
+    for lang in [Lang::Python, Lang::JavaScript, Lang::Ruby] {
+        let facts = crate::script::analyze(lang, text, line);
+        if facts.parse_errors > 0 || facts.is_empty() {
+            continue;
+        }
+        let mut found = Vec::new();
+        facts::judge(cx, path, &facts, &mut HashSet::new(), &mut found);
+        out.extend(found.into_iter().filter(|f| f.verdict == Verdict::Refuse));
+    }
+}
+
+/// A sentence may carry a command after some words ("To set up, run curl … | bash"):
+/// each suffix that starts at a word is judged for what the guards refuse.
+pub(super) fn judge_prose(
+    cx: &Cx<'_>,
+    path: &str,
+    line: usize,
+    text: &str,
+    out: &mut Vec<Finding>,
+) {
+    let starts = std::iter::once(0).chain(
+        text.char_indices()
+            .filter(|&(i, c)| {
+                c.is_whitespace()
+                    && text[i + c.len_utf8()..].starts_with(|n: char| !n.is_whitespace())
+            })
+            .map(|(i, c)| i + c.len_utf8()),
+    );
+    let mut found = Vec::new();
+    for start in starts.take(32) {
+        let rest = text[start..].trim_end_matches(['.', ',', ';', ':', '!', '?']);
+        if prose_shell_shape(rest) && looks_like_command(rest) {
+            judge_shell(cx, path, line, rest, false, &mut found);
+            // And the command ended after the program its last pipe feeds
+            // ("… | bash and continue").
+            if let Some(p) = rest.rfind('|') {
+                let after = &rest[p + 1..];
+                let word_end = after
+                    .trim_start()
+                    .find(char::is_whitespace)
+                    .map_or(after.len(), |e| after.len() - after.trim_start().len() + e);
+                let cut = &rest[..p + 1 + word_end];
+                if cut.len() < rest.len() {
+                    judge_shell(cx, path, line, cut, false, &mut found);
+                }
+            }
+        }
+    }
+    found.retain(kept_when_unsure);
+    found.dedup_by(|a, b| a.check == b.check);
+    out.extend(found.into_iter().take(1));
+}
+
+/// Does a line of prose carry a shell shape worth judging: a pipe, a substitution, a
+/// chain, a URL or a path in the home folder or `/etc`? English that happens to hold a
+/// program's name ("pass through", "; pass it as …") does not.
+pub(super) fn prose_shell_shape(line: &str) -> bool {
+    ["|", "$(", "`", "&&", "://", "~/", "$HOME", "/etc/", "<("]
+        .iter()
+        .any(|m| line.contains(m))
+}
+
+/// Could text that is not declared shell be a command line? It must have an argument,
+/// and its first word (after `$ ` prompts and `VAR=value` assignments) must be a plain
+/// program name or path; code spans like `pass` (Python's statement), `??`, `{name}` or
+/// `a -> b` are not commands.
+pub(super) fn looks_like_command(text: &str) -> bool {
+    if text.split_whitespace().count() < 2 {
+        return false;
+    }
+    let mut words = text
+        .trim_start()
+        .trim_start_matches("$ ")
+        .split_whitespace();
+    let first = loop {
+        match words.next() {
+            Some(w) if w.contains('=') && !w.starts_with('=') => continue,
+            other => break other,
+        }
+    };
+    first.is_some_and(|w| {
+        w.chars().any(|c| c.is_ascii_alphabetic())
+            && w.chars().all(|c| {
+                c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '~' | '+')
+            })
+    })
+}
+
+/// The shell text of a file, with the line each piece starts on.
+pub(super) fn shell_texts(path: &str, text: &str, declared: bool) -> Vec<(usize, String)> {
+    let lower = path.to_ascii_lowercase();
+    let first = text.lines().next().unwrap_or("");
+    let shebang_shell = first.starts_with("#!")
+        && ["sh", "bash", "zsh", "dash"]
+            .iter()
+            .any(|s| first.ends_with(&format!("/{s}")) || first.ends_with(&format!(" {s}")));
+    let by_ext = [".sh", ".bash", ".zsh"].iter().any(|e| lower.ends_with(e));
+    let no_ext_script = declared
+        && !lower.rsplit('/').next().unwrap_or("").contains('.')
+        && !first.starts_with("#!");
+    if shebang_shell || by_ext || no_ext_script {
+        vec![(1, text.to_string())]
+    } else {
+        Vec::new()
+    }
+}
+
+pub(super) fn strip_prompts(block: &str) -> String {
+    block
+        .lines()
+        .map(|l| l.strip_prefix("$ ").unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
