@@ -669,6 +669,24 @@ mod tests {
     }
 
     #[test]
+    fn following_the_environment_is_bounded_and_fails_towards_review() {
+        let mut js = String::new();
+        for i in 0..4000 {
+            js.push_str(&format!(
+                "const a{i} = process.env\nconsole.log(a{i}.HOME)\n"
+            ));
+        }
+        let start = std::time::Instant::now();
+        assert_eq!(verdict("many.js", &js), Verdict::Review);
+        assert!(start.elapsed() < std::time::Duration::from_secs(60));
+        // One such binding is a named read.
+        assert_eq!(
+            verdict("one.js", "const e = process.env\nconsole.log(e.HOME)\n"),
+            Verdict::Pass
+        );
+    }
+
+    #[test]
     fn a_public_key_is_not_a_secret_read() {
         let pubkey = "print(open('/home/user/.ssh/id_ed25519.pub').read())\n";
         let f = crate::review::review(

@@ -27,6 +27,9 @@ enum Flow {
     Sent,
 }
 
+/// Steps and node visits the follow-up of one unit may take.
+const WORK: usize = 4_000_000;
+
 /// Keys under which an environment is a child process's environment.
 const KEEPS_ENV: &[&str] = &["env", "environ", "environment", "extendenv"];
 
@@ -96,11 +99,17 @@ impl<'a> Unit<'a> {
     /// Record every use of the whole environment that is not a named read or a
     /// harmless one, and the names destructured from it.
     pub(super) fn env_dumps(&self, nodes: &[Node<'a>], facts: &mut Facts) {
+        // Work for the whole unit (steps climbed, nodes scanned for a name's uses): the
+        // text is the attacker's, so past the bound what is left counts as a dump.
+        let mut budget = WORK;
         for &n in nodes {
             if !self.is_env_root(n) {
                 continue;
             }
-            let mut budget = 2048usize;
+            if budget == 0 {
+                facts.env_dumps.push((self.line(n), false));
+                break;
+            }
             let mut reads = Vec::new();
             let flow = self.climb(n, nodes, 0, &mut budget, &mut reads);
             facts.env.extend(reads);
@@ -418,6 +427,11 @@ impl<'a> Unit<'a> {
         reads: &mut Vec<(usize, String)>,
     ) -> Flow {
         let mut flow = Flow::Harmless;
+        if *budget < nodes.len() {
+            *budget = 0;
+            return Flow::Dump;
+        }
+        *budget -= nodes.len();
         for &u in nodes {
             if u == binding
                 || !matches!(u.kind(), "identifier" | "shorthand_property_identifier")
