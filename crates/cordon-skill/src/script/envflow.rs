@@ -127,6 +127,7 @@ impl<'a> Unit<'a> {
             kind,
             "attribute"
                 | "member_expression"
+                | "subscript_expression"
                 | "identifier"
                 | "constant"
                 | "call"

@@ -520,6 +520,17 @@ impl<'a> Unit<'a> {
                 // Computed once: each computation walks the callee again.
                 format!("{}()", c.callee)
             }
+            // `process['env']`, `cp['exec']`: a member named by a literal key.
+            "subscript_expression" => {
+                let obj = n.child_by_field_name("object").map(|o| self.dotted(o));
+                let key = n
+                    .child_by_field_name("index")
+                    .and_then(|i| self.fold(i).exact_str().map(str::to_string));
+                match (obj, key) {
+                    (Some(o), Some(k)) => format!("{o}.{k}"),
+                    _ => self.text(n).to_string(),
+                }
+            }
             "parenthesized_expression" | "non_null_expression" | "await_expression" => self
                 .named(n)
                 .into_iter()

