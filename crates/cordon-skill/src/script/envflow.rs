@@ -388,9 +388,12 @@ impl<'a> Unit<'a> {
                         }
                         "pair_pattern" => {
                             if let Some(k) = part.child_by_field_name("key") {
-                                let k = self.fold(k);
-                                match k.exact_str() {
-                                    Some(name) => reads.push((self.line(part), name.to_string())),
+                                let name = match k.kind() {
+                                    "property_identifier" => Some(self.text(k).to_string()),
+                                    _ => self.fold(k).exact_str().map(str::to_string),
+                                };
+                                match name {
+                                    Some(name) => reads.push((self.line(part), name)),
                                     None => flow = flow.max(Flow::Dump),
                                 }
                             }
