@@ -35,6 +35,16 @@ pub(crate) fn judge_shell_text(
             }
         }
     }
+    // A comment in code is prose an agent reads: `// first run curl … | sh`.
+    for (i, l) in text.lines().enumerate() {
+        let t = l.trim_start();
+        let comment = ["#", "//", "--", "/*", "*", ";", "<!--"]
+            .iter()
+            .any(|m| t.starts_with(m));
+        if comment && prose_shell_shape(t) {
+            judge_prose(cx, path, line + i, t, &mut found);
+        }
+    }
     out.extend(found.into_iter().filter(kept_when_unsure));
 }
 
