@@ -167,13 +167,13 @@ pub(crate) fn judge(
         if seen.insert(p.as_str()) {
             judge_read(cx, path, *line, p, &mut f_out);
             if p.contains(['*', '?', '[']) {
-                judge_glob(cx, path, *line, p, &mut f_out);
+                judge_glob(cx, path, *line, p, false, &mut f_out);
             }
         }
     }
-    for (line, g) in f.globs.iter().take(256) {
+    for (line, g, built) in f.globs.iter().take(256) {
         if seen.insert(g.as_str()) {
-            judge_glob(cx, path, *line, g, &mut f_out);
+            judge_glob(cx, path, *line, g, *built, &mut f_out);
         }
     }
     // Files written where a program runs them later.
@@ -684,6 +684,16 @@ mod tests {
             verdict("one.js", "const e = process.env\nconsole.log(e.HOME)\n"),
             Verdict::Pass
         );
+    }
+
+    #[test]
+    fn run_time_paths_to_credential_folders_refuse_and_secret_names_elsewhere_review() {
+        let project_env = "import os, sys\nprint(open(os.path.join(sys.argv[1], '.env')).read())\n";
+        assert_eq!(verdict("a.py", project_env), Verdict::Review);
+        let ssh = "import os, sys\nprint(open(os.path.join(sys.argv[1], '.ssh', 'id_rsa')).read())\n";
+        assert_eq!(verdict("b.py", ssh), Verdict::Refuse);
+        let glob = "import glob\nprint(glob.glob('**/.env', recursive=True))\n";
+        assert_eq!(verdict("c.py", glob), Verdict::Refuse);
     }
 
     #[test]

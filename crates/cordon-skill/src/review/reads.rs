@@ -105,12 +105,15 @@ pub(crate) fn judge_read(
 
 /// A path pattern a script reads through (a glob, a walk, a path with parts known only
 /// at run time), judged as a search tool's glob is: refused when it can name a file the
-/// guards protect.
+/// guards protect. A pattern `built` from run-time parts that can name such a file only
+/// by its name (`.env`, `*.pem` in a folder known at run time, not a credential folder
+/// of the home) is a review: the folder may well be a project's.
 pub(crate) fn judge_glob(
     cx: &Cx<'_>,
     path: &str,
     line: usize,
     pattern: &str,
+    built: bool,
     out: &mut Vec<Finding>,
 ) {
     let req = serde_json::json!({"tool": "Glob", "input": {"pattern": pattern, "path": SKILL_DIR}, "cwd": SKILL_DIR});
@@ -119,9 +122,14 @@ pub(crate) fn judge_glob(
     };
     let verdict = cx.policy.decide(&req, cx.fs);
     if verdict.decision == Decision::Deny && verdict.source.step == Step::Guard {
+        let by_name = verdict.reason.contains("secret file name");
         out.push(Finding::new(
             Check::SensitiveRead,
-            Verdict::Refuse,
+            if built && by_name {
+                Verdict::Review
+            } else {
+                Verdict::Refuse
+            },
             Some(path),
             format!(
                 "line {line}: reads through the pattern {}: {}",

@@ -361,7 +361,7 @@ impl Unit<'_> {
         for a in &args {
             match a {
                 V::Str(s, true) if looks_like_path(s) => facts.paths.push((line, s.clone())),
-                V::Str(s, false) => facts.globs.extend(runtime_glob(s).map(|g| (line, g))),
+                V::Str(s, false) => facts.globs.extend(runtime_glob(s).map(|g| (line, g, true))),
                 _ => {}
             }
         }
@@ -370,7 +370,9 @@ impl Unit<'_> {
         if PATH_BUILDERS.contains(&name) || name.ends_with(".joinpath") {
             match self.fold(node) {
                 V::Str(s, true) if looks_like_path(&s) => facts.paths.push((line, s)),
-                V::Str(s, false) => facts.globs.extend(runtime_glob(&s).map(|g| (line, g))),
+                V::Str(s, false) => facts
+                    .globs
+                    .extend(runtime_glob(&s).map(|g| (line, g, true))),
                 _ => {}
             }
         }
@@ -378,25 +380,28 @@ impl Unit<'_> {
         let method = name.rsplit('.').next().unwrap_or(name);
         let base = || self.receiver(node).map(|r| self.fold(r));
         let pattern = match (method, args.first()) {
-            _ if GLOB_CALLS.contains(&name) => args.first().and_then(as_pattern),
+            _ if GLOB_CALLS.contains(&name) => args
+                .first()
+                .and_then(|a| as_pattern(a).map(|p| (p, !a.exact()))),
             ("rglob" | "glob", Some(p)) if self.lang == Lang::Python => {
-                match (base().as_ref().and_then(as_pattern), as_pattern(p)) {
-                    (Some(b), Some(p)) if method == "rglob" => Some(format!("{b}/**/{p}")),
-                    (Some(b), Some(p)) => Some(format!("{b}/{p}")),
+                let b = base();
+                let built = !(b.as_ref().is_some_and(V::exact) && p.exact());
+                match (b.as_ref().and_then(as_pattern), as_pattern(p)) {
+                    (Some(b), Some(p)) if method == "rglob" => Some((format!("{b}/**/{p}"), built)),
+                    (Some(b), Some(p)) => Some((format!("{b}/{p}"), built)),
                     _ => None,
                 }
             }
-            _ if matches!(name, "os.walk" | "os.fwalk") => {
-                args.first().and_then(as_pattern).map(|b| format!("{b}/**"))
+            _ if matches!(name, "os.walk" | "os.fwalk") => args
+                .first()
+                .and_then(|a| as_pattern(a).map(|b| (format!("{b}/**"), !a.exact()))),
+            ("walk", None) if self.lang == Lang::Python => {
+                base().and_then(|b| as_pattern(&b).map(|p| (format!("{p}/**"), !b.exact())))
             }
-            ("walk", None) if self.lang == Lang::Python => base()
-                .as_ref()
-                .and_then(as_pattern)
-                .map(|b| format!("{b}/**")),
             _ => None,
         };
-        if let Some(p) = pattern {
-            facts.globs.push((line, p));
+        if let Some((p, built)) = pattern {
+            facts.globs.push((line, p, built));
         }
         if let Some(t) = self.write_target(node, name, call, &args) {
             facts.targets.push((line, t.text(), t.exact()));

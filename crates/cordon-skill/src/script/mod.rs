@@ -70,7 +70,8 @@ pub(crate) struct Facts {
     /// Path patterns the script reads through: glob and walk calls, and paths built with
     /// parts known only at run time (each such part a `*`, a leading one the home
     /// folder).
-    pub globs: Vec<(usize, String)>,
+    /// The flag says the pattern was built from parts known only at run time.
+    pub globs: Vec<(usize, String, bool)>,
     /// Files written, created or moved to: the folded path (with [`RUNTIME`] parts) and
     /// whether it is exact.
     pub targets: Vec<(usize, String, bool)>,
@@ -727,7 +728,7 @@ impl<'a> Unit<'a> {
                         V::Str(s, false) => {
                             facts
                                 .globs
-                                .extend(calls::runtime_glob(&s).map(|g| (line, g)));
+                                .extend(calls::runtime_glob(&s).map(|g| (line, g, true)));
                         }
                         _ => {}
                     }
