@@ -690,7 +690,8 @@ mod tests {
     fn run_time_paths_to_credential_folders_refuse_and_secret_names_elsewhere_review() {
         let project_env = "import os, sys\nprint(open(os.path.join(sys.argv[1], '.env')).read())\n";
         assert_eq!(verdict("a.py", project_env), Verdict::Review);
-        let ssh = "import os, sys\nprint(open(os.path.join(sys.argv[1], '.ssh', 'id_rsa')).read())\n";
+        let ssh =
+            "import os, sys\nprint(open(os.path.join(sys.argv[1], '.ssh', 'id_rsa')).read())\n";
         assert_eq!(verdict("b.py", ssh), Verdict::Refuse);
         let glob = "import glob\nprint(glob.glob('**/.env', recursive=True))\n";
         assert_eq!(verdict("c.py", glob), Verdict::Refuse);
