@@ -250,7 +250,7 @@ pub(crate) fn connect(
     let mut pause = CONNECT_BACKOFF;
     loop {
         let left = CONNECT_BUDGET.saturating_sub(start.elapsed());
-        let mut config = target.config.clone();
+        let mut config = (*target.config).clone();
         config
             .connect_timeout(left.clamp(Duration::from_millis(100), Duration::from_secs(1)))
             .keepalives(true)
