@@ -485,7 +485,14 @@ impl Store {
                 if p.in_tx {
                     return Err(self.invalid("a transaction was begun inside another"));
                 }
-                p.batch(pg)?;
+                if let Err(e) = p.batch(pg) {
+                    // BEGIN may have run before the lock timed out: end what it began,
+                    // or never reuse a connection whose state is unknown.
+                    if p.healthy() && p.batch("ROLLBACK").is_err() {
+                        p.broken = true;
+                    }
+                    return Err(e);
+                }
                 p.in_tx = true;
             }
         }
