@@ -49,9 +49,9 @@ fn saved(s: &Store) -> Vec<String> {
     s.rules().unwrap().into_iter().map(|r| r.rule).collect()
 }
 
-#[test]
-fn the_terminal_offers_each_option_and_saves_the_one_picked() {
-    let (_d, s) = store();
+cordon_store::both_backends! {
+fn the_terminal_offers_each_option_and_saves_the_one_picked(b) {
+    let s = b.open();
     let mut p = Answering(Choice::AlwaysAllow, Vec::new());
     let r = resolve_ask(&s, &ctx("fp-1"), &mut p, NoHuman::Deny).unwrap();
     assert!(matches!(r, Resolution::Allow(_)), "{r:?}");
@@ -91,10 +91,11 @@ fn the_terminal_offers_each_option_and_saves_the_one_picked() {
         [Choice::AllowOnce, Choice::AlwaysAllow, Choice::Deny]
     );
 }
+}
 
-#[test]
-fn a_pending_approval_keeps_its_options_and_always_saves_only_one_of_them() {
-    let (_d, s) = store();
+cordon_store::both_backends! {
+fn a_pending_approval_keeps_its_options_and_always_saves_only_one_of_them(b) {
+    let s = b.open();
     let Resolution::Pending(id) =
         resolve_ask(&s, &ctx("fp-1"), &mut NoPrompter, NoHuman::Pending).unwrap()
     else {
@@ -148,6 +149,7 @@ fn a_pending_approval_keeps_its_options_and_always_saves_only_one_of_them() {
         .unwrap_err();
     assert!(e.to_string().contains("no narrow rule was offered"), "{e}");
 }
+}
 
 /// A request left waiting by an earlier version, which offered a prefix rule wider than
 /// the call, offers no rule after the upgrade; an exact one is kept.
@@ -175,6 +177,7 @@ fn a_wide_rule_offered_by_an_earlier_version_is_dropped_on_upgrade() {
         .unwrap()
         .execute_batch(
             "ALTER TABLE pending DROP COLUMN suggestions; DROP TABLE audit_heads; DROP TABLE audit_export; \
+             ALTER TABLE pending DROP COLUMN machine; DROP TABLE decisions;
              PRAGMA user_version = 9;",
         )
         .unwrap();
