@@ -1499,11 +1499,11 @@ fn git_reads_the_whole_repository_and_writes_its_git_dir() {
     has("cd src && git log -1", "read", "/w/proj");
     has("git commit -m x", "write", "/w/proj/.git");
     has("cd src && git add main.rs", "write", "/w/proj/.git");
-    // A read-only subcommand writes nothing, and stays allowed.
+    // A read-only subcommand that does not refresh the index writes nothing.
     assert!(
-        !ops_of("git status").iter().any(|(k, _, _)| k == "write"),
+        !ops_of("git log -1").iter().any(|(k, _, _)| k == "write"),
         "{:?}",
-        ops_of("git status")
+        ops_of("git log -1")
     );
     assert_eq!(verdict("git -C src status").decision, Decision::Allow);
     assert_eq!(verdict("cd src && git log -1").decision, Decision::Allow);
@@ -1561,5 +1561,153 @@ fn recursive_credential_searches_are_asked() {
         "grep -rn password src",
     ] {
         assert_eq!(verdict(cmd).decision, Decision::Allow, "{cmd}");
+    }
+}
+
+/// The policy for `fs` with extra files, and the verdict of `cmd` run in `cwd`, uncontained
+/// and at the full tier.
+fn verdicts_with(extra: FakeFs, policy_toml: &str, cwd: &str, cmd: &str) -> (Verdict, Verdict) {
+    let f = extra.file_with(
+        "/home/u/.config/cordon/policy.toml",
+        1,
+        format!("{CONFIG}\n{policy_toml}").as_bytes(),
+    );
+    let opts = LoadOptions {
+        workspace: "/w/proj".into(),
+        home: "/home/u".into(),
+        managed: Some("/none".into()),
+        ..Default::default()
+    };
+    let policy = Policy::load(&opts, &f).expect("config loads");
+    let ops = policy.operations(&Request::shell(cmd, Some(cwd.into())), &f);
+    (
+        policy
+            .judge_with(&ops, Containment::None, false)
+            .into_verdict(),
+        policy
+            .judge_with(&ops, Containment::Full, false)
+            .into_verdict(),
+    )
+}
+
+// Issue 35, third pass: `git status`, `git diff` and `git describe --dirty` refresh the
+// index's stat cache and write it back through `index.lock` (the soundness harness's
+// largest class of unnamed writes). Named as writes of the repository's own files: a
+// workspace repository stays allowed, one outside the workspace is not written silently.
+#[test]
+fn index_refreshing_git_subcommands_write_the_index() {
+    let writes = |cmd: &str| -> Vec<(String, bool)> {
+        ops_of(cmd)
+            .into_iter()
+            .filter(|(k, _, _)| k == "write")
+            .map(|(_, t, config)| (t, config))
+            .collect()
+    };
+    for cmd in [
+        "git status",
+        "git status --short",
+        "git -C src diff",
+        "cd src && git diff HEAD~1",
+        "git --no-pager diff --stat",
+        "git describe --dirty",
+        "git describe --broken=-x --tags",
+        "env FOO=1 git status",
+    ] {
+        let w = writes(cmd);
+        for file in ["/w/proj/.git/index", "/w/proj/.git/index.lock"] {
+            assert!(w.contains(&(file.to_owned(), true)), "{cmd}: {w:?}");
+        }
+        assert_eq!(verdict(cmd).decision, Decision::Allow, "{cmd}");
+        assert_eq!(
+            contained_in("/w/proj", cmd).decision,
+            Decision::Allow,
+            "{cmd}"
+        );
+    }
+    // No refresh: git's optional locks turned off, or subcommands that do not check the
+    // work tree.
+    for cmd in [
+        "git --no-optional-locks status",
+        "GIT_OPTIONAL_LOCKS=0 git status",
+        "git log -1",
+        "git describe --tags",
+        "git diff --no-index a b",
+        "git rev-parse HEAD",
+    ] {
+        assert!(writes(cmd).is_empty(), "{cmd}: {:?}", writes(cmd));
+    }
+    // A repository outside the workspace: the index write meets `write_outside`, so a
+    // policy that allows reads outside still asks before git writes there.
+    let w = writes("git -C /home/u/other/sub status");
+    assert!(
+        w.contains(&("/home/u/other/.git/index".to_owned(), false)),
+        "{w:?}"
+    );
+    let (check, _) = verdicts_with(
+        fs(),
+        "[defaults]\nread_outside = \"allow\"\n",
+        "/w/proj",
+        "git -C /home/u/other/sub status",
+    );
+    assert_eq!(check.decision, Decision::Ask, "{check:#?}");
+    let (check, _) = verdicts_with(
+        fs(),
+        "[defaults]\nread_outside = \"allow\"\n",
+        "/home/u/other",
+        "git diff",
+    );
+    assert_eq!(check.decision, Decision::Ask, "{check:#?}");
+    // An index that is a hard link of a guarded file is that file.
+    let linked = fs()
+        .file("/home/u/.ssh/id_ed25519")
+        .hard_link("/w/proj/.git/index", "/home/u/.ssh/id_ed25519");
+    let (check, full) = verdicts_with(linked, "", "/w/proj", "git status");
+    for v in [check, full] {
+        assert_eq!(v.decision, Decision::Deny, "{v:#?}");
+        assert_eq!(v.source.step, Step::Guard, "{v:#?}");
+    }
+}
+
+// A linked worktree or submodule: `.git` is a file naming the git directory, where git
+// writes the index. The workspace's own worktree stays allowed; a `.git` file sending
+// git to a guarded directory is refused.
+#[test]
+fn index_refresh_follows_a_git_file() {
+    let worktree = fs().dir("/w/proj/wt").file_with(
+        "/w/proj/wt/.git",
+        1,
+        b"gitdir: /home/u/other/.git/worktrees/wt\n",
+    );
+    let f = worktree.clone();
+    let opts = LoadOptions {
+        workspace: "/w/proj/wt".into(),
+        home: "/home/u".into(),
+        managed: Some("/none".into()),
+        ..Default::default()
+    };
+    let policy = Policy::load(&opts, &f).expect("config loads");
+    let ops = policy.operations(&Request::shell("git status", Some("/w/proj/wt".into())), &f);
+    let targets: Vec<String> = ops
+        .ops
+        .iter()
+        .filter(|o| o.kind.as_str() == "write")
+        .map(|o| o.target.display())
+        .collect();
+    assert!(
+        targets.contains(&"/home/u/other/.git/worktrees/wt/index".to_owned()),
+        "{targets:?}"
+    );
+    let v = policy
+        .judge_with(&ops, Containment::None, false)
+        .into_verdict();
+    assert_eq!(v.decision, Decision::Allow, "{v:#?}");
+    let to_ssh = fs().dir("/w/proj/wt").dir("/home/u/.ssh").file_with(
+        "/w/proj/wt/.git",
+        1,
+        b"gitdir: /home/u/.ssh\n",
+    );
+    let (check, full) = verdicts_with(to_ssh, "", "/w/proj/wt", "git status");
+    for v in [check, full] {
+        assert_eq!(v.decision, Decision::Deny, "{v:#?}");
     }
 }
