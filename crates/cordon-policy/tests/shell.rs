@@ -779,6 +779,33 @@ shell!(
     Opaque
 );
 shell!(x_awk_plain, "awk '{print $1}' README.md", Allow);
+// Issue 35, third pass: the awk program is lexed, so a quote in a regular expression, an
+// option with an optional value or an octal escape no longer hides `system()`.
+shell!(
+    x_awk_regex_quote_system,
+    r#"awk '/a"b/ {system("rm -rf ~")}' README.md"#,
+    Deny,
+    Guard
+);
+shell!(
+    x_gawk_profile_system,
+    r#"gawk --profile 'BEGIN{system("rm -rf ~")}'"#,
+    Deny,
+    Guard
+);
+shell!(
+    x_awk_octal_system,
+    r#"awk 'BEGIN { system("rm -rf \176") }'"#,
+    Deny,
+    Guard
+);
+shell!(
+    x_awk_redirect_bashrc,
+    "awk '{ printf(\"%s\\n\", $0) >> \"/home/u/.bashrc\" }' README.md",
+    Deny,
+    Guard
+);
+shell!(x_awk_comparison_in_print, "awk '{ print ($1 > 2) }' README.md", Allow);
 shell!(x_perl_e, "perl -e 'print 1'", Ask, Opaque);
 shell!(x_python_c, "python3 -c 'import os'", Ask, Opaque);
 shell!(
