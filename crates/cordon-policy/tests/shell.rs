@@ -805,7 +805,11 @@ shell!(
     Deny,
     Guard
 );
-shell!(x_awk_comparison_in_print, "awk '{ print ($1 > 2) }' README.md", Allow);
+shell!(
+    x_awk_comparison_in_print,
+    "awk '{ print ($1 > 2) }' README.md",
+    Allow
+);
 shell!(x_perl_e, "perl -e 'print 1'", Ask, Opaque);
 shell!(x_python_c, "python3 -c 'import os'", Ask, Opaque);
 shell!(
