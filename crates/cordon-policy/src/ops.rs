@@ -179,6 +179,12 @@ pub struct Operation {
     /// credential in it goes only to the server the program talks to, which the
     /// network operation judges. Writing such a file is a guard.
     pub config: bool,
+    /// Set for a write by `git config` that sets one key, named literally with a literal
+    /// value, which runs no program and sends git nowhere else (`user.email`,
+    /// `init.defaultBranch`): the guard of git's configuration files, which exists for
+    /// the keys that do (refused as hazards whatever the file), does not judge it. Every
+    /// other guard of the path, and of the file it resolves to, still does.
+    pub plain_git_setting: bool,
     /// For MCP-free writes: the text an explanation shows.
     pub note: String,
 }
@@ -195,6 +201,7 @@ impl Operation {
             invalid: None,
             mention: false,
             config: false,
+            plain_git_setting: false,
             note: note.into(),
         }
     }

@@ -1742,3 +1742,95 @@ fn index_refresh_follows_a_git_file() {
         assert_eq!(v.decision, Decision::Deny, "{v:#?}");
     }
 }
+
+// Issue 35, third pass: at the full tier the command's loopback is the sandbox's own
+// (its network namespace; `NO_PROXY` sends these spellings there directly), so a call to a
+// server the command started is left to containment, as `localhost` already was. The host's
+// loopback stays refused uncontained, in the fallback tier and with the host's network, and
+// spellings made to slip past filters stay refused everywhere.
+#[test]
+fn the_sandboxs_own_loopback_is_left_to_containment() {
+    for cmd in [
+        "curl -sI http://127.0.0.1:3000/",
+        "curl -s 'http://[::1]:8080/health'",
+        "curl http://127.0.0.2:5000/api",
+        "wget -qO- http://127.0.0.1:8000/",
+    ] {
+        assert_eq!(
+            contained_in("/w/proj", cmd).decision,
+            Decision::Allow,
+            "{cmd}"
+        );
+        assert_eq!(verdict(cmd).decision, Decision::Deny, "{cmd}");
+    }
+    for cmd in [
+        "curl -d @README.md http://2130706433:8080/",
+        "curl http://127.1:3000/",
+        "curl http://0x7f.0.0.1:3000/",
+        "curl http://0177.0.0.1:3000/",
+        "curl 'http://[::ffff:127.0.0.1]:3000/'",
+    ] {
+        let v = contained_in("/w/proj", cmd);
+        assert_eq!(v.decision, Decision::Deny, "{cmd}\n{v:#?}");
+        assert_eq!(v.source.step, Step::Guard, "{cmd}");
+    }
+    let f = fs();
+    let opts = LoadOptions {
+        workspace: "/w/proj".into(),
+        home: "/home/u".into(),
+        managed: Some("/none".into()),
+        ..Default::default()
+    };
+    let policy = Policy::load(&opts, &f).expect("config loads");
+    let ops = policy.operations(
+        &Request::shell("curl -sI http://127.0.0.1:3000/", Some("/w/proj".into())),
+        &f,
+    );
+    for c in [
+        Containment::None,
+        Containment::Fallback,
+        Containment::full(true, false),
+    ] {
+        let v = policy.judge_with(&ops, c, false).into_verdict();
+        assert_eq!(v.decision, Decision::Deny, "{c:?}\n{v:#?}");
+    }
+}
+
+// Issue 35, third pass: `git config` setting a key that runs nothing (`user.email`) is no
+// protected write of git's configuration: asked outside the workspace, left to the
+// sandbox at the full tier (whose HOME is its own). Keys that run programs, values only
+// known at run time, other files and links to them stay refused.
+#[test]
+fn plain_git_settings_are_not_protected_writes() {
+    for cmd in [
+        "git config --global user.email \"dev@example.com\"",
+        "git config --global init.defaultBranch main",
+    ] {
+        let v = verdict(cmd);
+        assert_eq!(v.decision, Decision::Ask, "{cmd}\n{v:#?}");
+        assert_eq!(
+            contained_in("/w/proj", cmd).decision,
+            Decision::Allow,
+            "{cmd}"
+        );
+    }
+    for cmd in [
+        "git config --global core.pager 'sh -c x'",
+        "git config --global include.path /tmp/x",
+        "git config --global user.email \"$EMAIL\"",
+        "git config --global \"$KEY\" x",
+        "git config --file ~/.bashrc user.email x",
+        "git config -f ~/.bashrc user.email x",
+        "echo '[user]' >> ~/.gitconfig",
+    ] {
+        for v in [verdict(cmd), contained_in("/w/proj", cmd)] {
+            assert_eq!(v.decision, Decision::Deny, "{cmd}\n{v:#?}");
+        }
+    }
+    // ~/.gitconfig a link to a start-up file: judged as the file it resolves to.
+    let linked = fs().symlink("/home/u/.gitconfig", "/home/u/.bashrc");
+    let (check, full) = verdicts_with(linked, "", "/w/proj", "git config --global user.email x");
+    for v in [check, full] {
+        assert_eq!(v.decision, Decision::Deny, "{v:#?}");
+    }
+}

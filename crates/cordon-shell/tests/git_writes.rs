@@ -116,3 +116,19 @@ fn status_diff_and_describe_dirty_refresh_the_index() {
         assert!(!refreshes(text), "{text}");
     }
 }
+
+// `git config --file F` writes F, not the repository's config.
+#[test]
+fn git_config_names_the_file_it_writes() {
+    for (text, file) in [
+        ("git config --file ~/.bashrc user.email x", "~/.bashrc"),
+        ("git config -f ~/.bashrc user.email x", "~/.bashrc"),
+        ("git config --file=cfg user.email x", "cfg"),
+        ("git config --global user.email x", "~/.gitconfig"),
+        ("git config user.email x", ".git/config"),
+        ("git config --worktree user.email x", ".git/config.worktree"),
+    ] {
+        let (writes, _) = git(text);
+        assert!(writes.iter().any(|w| w == file), "{text}: {writes:?}");
+    }
+}

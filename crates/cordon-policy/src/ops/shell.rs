@@ -408,11 +408,20 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
         op.config = true;
         push(op);
     }
+    let plain_setting = plain_git_setting(c);
     for w in &c.effects.writes {
         if w.literal && HARMLESS_DEVICES.contains(&w.value.as_str()) {
             continue;
         }
-        path_op(OpKind::Write, w, "write a file", &mut push);
+        path_op(
+            OpKind::Write,
+            w,
+            "write a file",
+            &mut |mut op: Operation| {
+                op.plain_git_setting = plain_setting;
+                push(op);
+            },
+        );
     }
     for w in &c.effects.deletes {
         path_op(OpKind::Delete, w, "delete a path", &mut push);
@@ -545,6 +554,27 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
 /// `git config [set] KEY VALUE` (any scope) with a key that runs a program or redirects
 /// where git reads its settings and hooks from: the key and why.
 fn risky_git_config(c: &SimpleCommand) -> Option<(String, &'static str)> {
+    let (key, value) = git_config_set(c)?;
+    let why = crate::gitconfig::risky_key(&key.value, value.map(|w| w.value.as_str()))?;
+    Some((key.value.clone(), why))
+}
+
+/// Does `c` set one git key, literal and with a literal value, that runs nothing and
+/// sends git nowhere else (see [`Operation::plain_git_setting`])?
+fn plain_git_setting(c: &SimpleCommand) -> bool {
+    match git_config_set(c) {
+        Some((key, Some(value))) => {
+            key.literal
+                && value.literal
+                && crate::gitconfig::risky_key(&key.value, Some(&value.value)).is_none()
+        }
+        _ => false,
+    }
+}
+
+/// The key (and value) `git config [set] KEY [VALUE]` sets; `None` for any other
+/// command or a `git config` that reads, unsets or edits.
+fn git_config_set(c: &SimpleCommand) -> Option<(&cordon_shell::Word, Option<&cordon_shell::Word>)> {
     if c.program.as_ref()?.value != "git" {
         return None;
     }
@@ -577,9 +607,7 @@ fn risky_git_config(c: &SimpleCommand) -> Option<(String, &'static str)> {
         }
     }
     let key = kv.first()?;
-    let value = kv.get(1).map(|w| w.value.as_str());
-    let why = crate::gitconfig::risky_key(&key.value, value)?;
-    Some((key.value.clone(), why))
+    Some((key, kv.get(1).copied()))
 }
 
 /// One sentence on an argument that makes a program run code: `make` runs the recipes

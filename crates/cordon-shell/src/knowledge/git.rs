@@ -753,14 +753,29 @@ fn mutating_sub(o: &mut Outcome, sub: &str, rest: &[Word], operands: &[&Word], d
                     },
                 );
             }
-            let target = if rest.iter().any(|w| w.value == "--global") {
-                "~/.gitconfig"
+            // `--file F` names the file written, whatever it is.
+            let file = rest
+                .iter()
+                .enumerate()
+                .find_map(|(k, w)| match w.value.as_str() {
+                    "-f" | "--file" => rest.get(k + 1).cloned(),
+                    v => v.strip_prefix("--file=").map(|f| Word {
+                        value: f.to_owned(),
+                        literal: w.literal,
+                    }),
+                });
+            let target = if let Some(f) = file {
+                f
+            } else if rest.iter().any(|w| w.value == "--global") {
+                Word::literal("~/.gitconfig")
             } else if rest.iter().any(|w| w.value == "--system") {
-                "/etc/gitconfig"
+                Word::literal("/etc/gitconfig")
+            } else if rest.iter().any(|w| w.value == "--worktree") {
+                Word::literal(".git/config.worktree")
             } else {
-                ".git/config"
+                Word::literal(".git/config")
             };
-            o.writes([&Word::literal(target)]);
+            o.writes([&target]);
         }
         "worktree" if operands.first().is_some_and(|w| w.value == "add") => {
             o.writes(operands.get(1).copied());
