@@ -7,10 +7,7 @@
 
 use cordon_shell::{Analysis, Class, analyze};
 
-fn all<'a>(
-    a: &'a Analysis,
-    f: impl Fn(&cordon_shell::SimpleCommand) -> Vec<String>,
-) -> Vec<String> {
+fn all(a: &Analysis, f: impl Fn(&cordon_shell::SimpleCommand) -> Vec<String>) -> Vec<String> {
     a.commands.iter().flat_map(f).collect()
 }
 

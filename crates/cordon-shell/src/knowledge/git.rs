@@ -286,7 +286,7 @@ fn git(inv: &Invocation<'_>) -> Outcome {
         .collect();
     o.reads([&repo]);
     o.effects.git_repository = Some(repo.clone());
-    o.effects.git_refreshes_index = optional_locks && refreshes_index(sub, rest);
+    o.effects.git_refreshes_index = optional_locks && rewrites::refreshes_index(sub, rest);
     o.reads(&after_dashdash);
 
     // Options that name programs or files, wherever they appear.
@@ -439,22 +439,6 @@ fn git(inv: &Invocation<'_>) -> Outcome {
         }
     }
     o
-}
-
-/// Does `sub` refresh the index's stat cache and write it back when it can take the
-/// lock (git's "optional locks")? `git status` always does; `git diff` does when it
-/// compares with the work tree and found entries whose stat data was stale (`--no-index`
-/// never touches a repository); `git describe --dirty`/`--broken` checks the work tree
-/// the same way. The answer may be wider than what git does (a `diff --cached` is named
-/// too), never narrower.
-fn refreshes_index(sub: &str, rest: &[Word]) -> bool {
-    let has = |p: &str| rest.iter().any(|w| w.value.starts_with(p) || !w.literal);
-    match sub {
-        "status" => true,
-        "diff" => !rest.iter().any(|w| w.value == "--no-index"),
-        "describe" => has("--dirty") || has("--broken"),
-        _ => false,
-    }
 }
 
 /// `git -c NAME[=VALUE]`: a key that names a command is analyzed as that command; one
