@@ -184,6 +184,14 @@ fn redirections_write_and_getline_reads() {
             writes(text)
         );
     }
+    // The standard streams are no files.
+    for text in [
+        "awk '{ print > \"/dev/stderr\" }' f",
+        "gawk '{ print > \"/dev/fd/2\" }' f",
+    ] {
+        assert!(writes(text).is_empty(), "{text}: {:?}", writes(text));
+    }
+    assert_eq!(reads("awk 'BEGIN { getline l < \"/dev/stdin\" }'"), []);
     // A name built at run time is a write the text does not name.
     assert!(
         writes("awk '{ print > $1 \".txt\" }' f")

@@ -367,6 +367,17 @@ fn inet(o: &mut Outcome, file: &str) -> bool {
     true
 }
 
+/// The names awks give the standard streams: the process's own input and output.
+const STANDARD_FILES: &[&str] = &[
+    "-",
+    "/dev/stdin",
+    "/dev/stdout",
+    "/dev/stderr",
+    "/dev/fd/0",
+    "/dev/fd/1",
+    "/dev/fd/2",
+];
+
 /// `getline [VAR] < FILE`: FILE is read.
 fn getline_file(toks: &[Tok], k: usize, o: &mut Outcome) {
     let mut j = k + 1;
@@ -393,7 +404,7 @@ fn getline_file(toks: &[Tok], k: usize, o: &mut Outcome) {
     }
     match toks.get(j + 1) {
         Some(Tok::Str { text, exact: true }) => {
-            if !inet(o, text) {
+            if !inet(o, text) && !STANDARD_FILES.contains(&text.as_str()) {
                 o.reads([&Word::literal(text.clone())]);
             }
         }
@@ -422,7 +433,7 @@ fn redirection(toks: &[Tok], k: usize, o: &mut Outcome) {
                 let one = matches!(toks.get(j + 2), None | Some(Tok::Op(";" | "\n" | "}")));
                 match toks.get(j + 1) {
                     Some(Tok::Str { text, exact: true }) if one => {
-                        if !inet(o, text) {
+                        if !inet(o, text) && !STANDARD_FILES.contains(&text.as_str()) {
                             o.writes([&Word::literal(text.clone())]);
                         }
                     }
