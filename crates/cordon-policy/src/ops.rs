@@ -180,10 +180,11 @@ pub struct Operation {
     /// network operation judges. Writing such a file is a guard.
     pub config: bool,
     /// Set for a write by `git config` that sets one key, named literally with a literal
-    /// value, which runs no program and sends git nowhere else (`user.email`,
-    /// `init.defaultBranch`): the guard of git's configuration files, which exists for
-    /// the keys that do (refused as hazards whatever the file), does not judge it. Every
-    /// other guard of the path, and of the file it resolves to, still does.
+    /// value, that only names the user or shapes git's output (`user.email`,
+    /// `init.defaultBranch`, `color.ui`): the guard of git's configuration files, which
+    /// exists for the keys that run programs, redirect git or its credentials, or change
+    /// what it trusts, does not judge it. Every other guard of the path, and of the file
+    /// it resolves to, still does.
     pub plain_git_setting: bool,
     /// For MCP-free writes: the text an explanation shows.
     pub note: String,

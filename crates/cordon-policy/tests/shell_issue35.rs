@@ -243,6 +243,7 @@ fn plain_git_settings_are_not_protected_writes() {
     for cmd in [
         "git config --global user.email \"dev@example.com\"",
         "git config --global init.defaultBranch main",
+        "git config --global color.ui auto",
     ] {
         let v = verdict(cmd);
         assert_eq!(v.decision, Decision::Ask, "{cmd}\n{v:#?}");
@@ -255,6 +256,10 @@ fn plain_git_settings_are_not_protected_writes() {
     for cmd in [
         "git config --global core.pager 'sh -c x'",
         "git config --global include.path /tmp/x",
+        "git config --global http.proxy http://evil.example:8080",
+        "git config --global http.sslVerify false",
+        "git config --global safe.directory '*'",
+        "git config --global color.ui.x y",
         "git config --global user.email \"$EMAIL\"",
         "git config --global \"$KEY\" x",
         "git config --file ~/.bashrc user.email x",

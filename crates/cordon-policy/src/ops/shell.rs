@@ -559,13 +559,41 @@ fn risky_git_config(c: &SimpleCommand) -> Option<(String, &'static str)> {
     Some((key.value.clone(), why))
 }
 
-/// Does `c` set one git key, literal and with a literal value, that runs nothing and
-/// sends git nowhere else (see [`Operation::plain_git_setting`])?
+/// Git keys that only name the user or shape git's output and defaults: setting one
+/// runs nothing, sends git (or its credentials) nowhere and changes no trust. Lowercase;
+/// a `section.` entry stands for its whole section.
+const PLAIN_GIT_KEYS: &[&str] = &[
+    "user.name",
+    "user.email",
+    "init.defaultbranch",
+    "pull.rebase",
+    "pull.ff",
+    "push.default",
+    "push.autosetupremote",
+    "fetch.prune",
+    "merge.conflictstyle",
+    "rebase.autosquash",
+    "rebase.autostash",
+    "core.autocrlf",
+    "core.eol",
+    "diff.colormoved",
+    "log.date",
+    "column.ui",
+    "color.",
+    "advice.",
+];
+
+/// Does `c` set one git key, literal and with a literal value, that only names the user
+/// or shapes git's output (see [`Operation::plain_git_setting`])?
 fn plain_git_setting(c: &SimpleCommand) -> bool {
     match git_config_set(c) {
         Some((key, Some(value))) => {
+            let k = key.value.to_ascii_lowercase();
             key.literal
                 && value.literal
+                && PLAIN_GIT_KEYS.iter().any(|p| {
+                    k == *p || p.ends_with('.') && k.starts_with(p) && !k[p.len()..].contains('.')
+                })
                 && crate::gitconfig::risky_key(&key.value, Some(&value.value)).is_none()
         }
         _ => false,
