@@ -131,6 +131,8 @@ fn program_files_and_unknown_options_are_not_seen_through() {
         ("gawk '@load \"ext\"; BEGIN{}'", "@load"),
         ("gawk 'BEGIN{f = \"system\"; @f(\"id\")}'", "@"),
         ("awk 'BEGIN{system(\"id) }'", "program"),
+        // gawk reads `[/ … ]` as one bracket expression, bwk awk and busybox do not.
+        ("awk '/[/ ; system(\"rm -rf ~\") ; x = /]/'", "program"),
     ] {
         assert!(
             execs(text).contains(&arg.to_owned()),

@@ -291,7 +291,17 @@ fn program(src: &str, name: &str, o: &mut Outcome) {
                     _ => o.exec(name, "system()", "a command line built at run time"),
                 }
             }
+            Tok::Regex {
+                bracket_slash: true,
+                ..
+            } => o.exec(
+                name,
+                "program",
+                "a regular expression that awks end in different places (`/[/]/`)",
+            ),
             Tok::At => match toks.get(k + 1) {
+                // gawk's typed regular expression `@/re/`.
+                Some(Tok::Regex { .. }) => {}
                 Some(Tok::Name(d)) if d == "load" => {
                     o.exec(name, "@load", "loads an extension library")
                 }

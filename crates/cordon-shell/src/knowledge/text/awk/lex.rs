@@ -16,8 +16,10 @@ pub(super) enum Tok {
     /// A string literal: its text with escapes decoded, and whether every awk decodes
     /// it to that text.
     Str { text: String, exact: bool },
-    /// A regular-expression literal (its text as written).
-    Regex(String),
+    /// A regular-expression literal: its text as written, and whether a `/` inside a
+    /// bracket expression (`/[/]/`) was taken as part of it, where awks disagree (gawk
+    /// reads on, bwk awk and busybox end the expression there).
+    Regex { text: String, bracket_slash: bool },
     /// A number.
     Num,
     /// A name or keyword.
@@ -32,7 +34,7 @@ impl Tok {
     /// Does a value end with this token (so a `/` after it divides)?
     pub(super) fn ends_value(&self) -> bool {
         match self {
-            Tok::Str { .. } | Tok::Regex(_) | Tok::Num => true,
+            Tok::Str { .. } | Tok::Regex { .. } | Tok::Num => true,
             Tok::Name(n) => !REGEX_AFTER.contains(&n.as_str()),
             Tok::Op(o) => matches!(*o, ")" | "]" | "++" | "--"),
             Tok::At => false,
@@ -272,6 +274,7 @@ fn push_byte(text: &mut String, v: u32, exact: &mut bool) {
 fn regex(chars: &[char], mut at: usize) -> Result<(Tok, usize), &'static str> {
     let start = at;
     let mut bracket = false;
+    let mut bracket_slash = false;
     loop {
         let Some(&c) = chars.get(at) else {
             return Err("an unterminated regular expression");
@@ -295,8 +298,18 @@ fn regex(chars: &[char], mut at: usize) -> Result<(Tok, usize), &'static str> {
                 at += 1;
             }
             '/' if !bracket => {
-                let body: String = chars[start..at].iter().collect();
-                return Ok((Tok::Regex(body), at + 1));
+                let text: String = chars[start..at].iter().collect();
+                return Ok((
+                    Tok::Regex {
+                        text,
+                        bracket_slash,
+                    },
+                    at + 1,
+                ));
+            }
+            '/' => {
+                bracket_slash = true;
+                at += 1;
             }
             _ => at += 1,
         }
