@@ -181,7 +181,8 @@ pub struct Operation {
     pub config: bool,
     /// Set for a write by `git config` that sets one key, named literally with a literal
     /// value, that only names the user or shapes git's output (`user.email`,
-    /// `init.defaultBranch`, `color.ui`): the guard of git's configuration files, which
+    /// `init.defaultBranch`, `color.ui`): the guard of the user's git configuration
+    /// (`~/.gitconfig`, `~/.config/git`), which
     /// exists for the keys that run programs, redirect git or its credentials, or change
     /// what it trusts, does not judge it. Every other guard of the path, and of the file
     /// it resolves to, still does.

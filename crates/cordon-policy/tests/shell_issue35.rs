@@ -1,5 +1,5 @@
-//! Issue 35, third pass, judged end to end: the index git refreshes, the sandbox's own
-//! loopback, and git settings that run nothing.
+//! Issue 35, third pass, judged end to end: the index git refreshes, and git settings
+//! that run nothing.
 // Test code: a failed setup step should stop the test loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -187,53 +187,6 @@ fn index_refresh_follows_a_git_file() {
     }
 }
 
-// Issue 35, third pass: at the full tier the command's loopback is the sandbox's own
-// (its network namespace; `NO_PROXY` sends these spellings there directly), so a call to a
-// server the command started is left to containment, as `localhost` already was. The host's
-// loopback stays refused uncontained, in the fallback tier and with the host's network, and
-// spellings made to slip past filters stay refused everywhere.
-#[test]
-fn the_sandboxs_own_loopback_is_left_to_containment() {
-    for cmd in [
-        "curl -sI http://127.0.0.1:3000/",
-        "curl -s 'http://[::1]:8080/health'",
-        "curl http://127.0.0.2:5000/api",
-        "wget -qO- http://127.0.0.1:8000/",
-    ] {
-        assert_eq!(
-            contained_in("/w/proj", cmd).decision,
-            Decision::Allow,
-            "{cmd}"
-        );
-        assert_eq!(verdict(cmd).decision, Decision::Deny, "{cmd}");
-    }
-    for cmd in [
-        "curl -d @README.md http://2130706433:8080/",
-        "curl http://127.1:3000/",
-        "curl http://0x7f.0.0.1:3000/",
-        "curl http://0177.0.0.1:3000/",
-        "curl 'http://[::ffff:127.0.0.1]:3000/'",
-    ] {
-        let v = contained_in("/w/proj", cmd);
-        assert_eq!(v.decision, Decision::Deny, "{cmd}\n{v:#?}");
-        assert_eq!(v.source.step, Step::Guard, "{cmd}");
-    }
-    let f = fs();
-    let policy = load(&f, "/w/proj");
-    let ops = policy.operations(
-        &Request::shell("curl -sI http://127.0.0.1:3000/", Some("/w/proj".into())),
-        &f,
-    );
-    for c in [
-        Containment::None,
-        Containment::Fallback,
-        Containment::full(true, false),
-    ] {
-        let v = policy.judge_with(&ops, c, false).into_verdict();
-        assert_eq!(v.decision, Decision::Deny, "{c:?}\n{v:#?}");
-    }
-}
-
 // Issue 35, third pass: `git config` setting a key that runs nothing (`user.email`) is no
 // protected write of git's configuration: asked outside the workspace, left to the
 // sandbox at the full tier (whose HOME is its own). Keys that run programs, values only
@@ -270,6 +223,14 @@ fn plain_git_settings_are_not_protected_writes() {
             assert_eq!(v.decision, Decision::Deny, "{cmd}\n{v:#?}");
         }
     }
+    // A repository's `.git/config` keeps its guard; at the full tier the merge judges it.
+    let cmd = "git config user.email dev@example.com";
+    assert_eq!(verdict(cmd).decision, Decision::Deny, "{cmd}");
+    assert_eq!(
+        contained_in("/w/proj", cmd).decision,
+        Decision::Allow,
+        "{cmd}"
+    );
     // ~/.gitconfig a link to a start-up file: judged as the file it resolves to.
     let linked = fs().symlink("/home/u/.gitconfig", "/home/u/.bashrc");
     let (check, full) = verdicts_with(linked, "", "/w/proj", "git config --global user.email x");

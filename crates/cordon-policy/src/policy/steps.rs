@@ -44,27 +44,6 @@ impl Policy {
         {
             return None;
         }
-        // At the full tier with contained network the command has a network namespace
-        // of its own: its loopback is the sandbox's (a server the command started),
-        // never the host's, and the sandbox's `NO_PROXY` sends the spellings it names
-        // there directly. Such a destination is left to containment. Any other spelling
-        // of a loopback address (decimal, octal, hex, shortened, IPv4-mapped) is one no
-        // ordinary command writes, and stays refused.
-        if containment.contains_network()
-            && op.kind == OpKind::Network
-            && op.hazard.is_none()
-            && let Target::Net { text, .. } = &op.target
-            && own_loopback_spelling(text)
-            && matches!(
-                self.net_check(op),
-                NetCheck::Deny {
-                    code: NetCode::Loopback,
-                    ..
-                }
-            )
-        {
-            return None;
-        }
         self.step_guard(op)
     }
 
@@ -498,42 +477,11 @@ impl Policy {
     }
 }
 
-/// The guard patterns of git's own configuration files (the user's and a repository's),
-/// which [`Operation::plain_git_setting`] writes leave alone.
-const GIT_CONFIG_FILES: &[&str] = &["~/.gitconfig", "~/.config/git", ".git/config"];
-
-/// Is the host of `text` (a URL or `HOST:PORT`, as written) one of the loopback spellings
-/// the sandbox's `NO_PROXY` names: `localhost`, `::1`, or a dotted-quad `127.x.y.z`
-/// written plainly (four decimal parts, no leading zeros)?
-fn own_loopback_spelling(text: &str) -> bool {
-    let rest = text.split_once("://").map_or(text, |(_, r)| r);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let authority = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = match authority.strip_prefix('[') {
-        Some(b) => match b.split_once(']') {
-            Some((h, _)) => h,
-            None => return false,
-        },
-        None => match authority.rsplit_once(':') {
-            Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) => h,
-            Some(_) => return false,
-            None => authority,
-        },
-    };
-    if host.eq_ignore_ascii_case("localhost") || host == "::1" {
-        return true;
-    }
-    let parts: Vec<&str> = host.split('.').collect();
-    parts.len() == 4
-        && parts[0] == "127"
-        && parts.iter().all(|p| {
-            !p.is_empty()
-                && p.len() <= 3
-                && p.bytes().all(|b| b.is_ascii_digit())
-                && (p.len() == 1 || !p.starts_with('0'))
-                && p.parse::<u16>().is_ok_and(|v| v <= 255)
-        })
-}
+/// The guard patterns of the user's git configuration files, which
+/// [`Operation::plain_git_setting`] writes leave alone. (A repository's `.git/config` is
+/// left to the merge at the full tier, see [`Policy::step_guard_in`], and stays guarded
+/// elsewhere.)
+const GIT_CONFIG_FILES: &[&str] = &["~/.gitconfig", "~/.config/git"];
 
 /// The `[contained]` key that decides `kind` under `containment`, when containment
 /// enforces that kind of operation by itself: at the full tier everything a shell
