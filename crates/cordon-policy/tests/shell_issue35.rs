@@ -231,10 +231,15 @@ fn plain_git_settings_are_not_protected_writes() {
         Decision::Allow,
         "{cmd}"
     );
-    // ~/.gitconfig a link to a start-up file: judged as the file it resolves to.
-    let linked = fs().symlink("/home/u/.gitconfig", "/home/u/.bashrc");
-    let (check, full) = verdicts_with(linked, "", "/w/proj", "git config --global user.email x");
-    for v in [check, full] {
-        assert_eq!(v.decision, Decision::Deny, "{v:#?}");
+    // ~/.gitconfig a symbolic or hard link of a guarded file: judged as that file.
+    for linked in [
+        fs().symlink("/home/u/.gitconfig", "/home/u/.bashrc"),
+        fs().hard_link("/home/u/.gitconfig", "/home/u/.ssh/id_rsa"),
+    ] {
+        let (check, full) =
+            verdicts_with(linked, "", "/w/proj", "git config --global user.email x");
+        for v in [check, full] {
+            assert_eq!(v.decision, Decision::Deny, "{v:#?}");
+        }
     }
 }
