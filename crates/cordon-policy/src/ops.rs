@@ -179,6 +179,14 @@ pub struct Operation {
     /// credential in it goes only to the server the program talks to, which the
     /// network operation judges. Writing such a file is a guard.
     pub config: bool,
+    /// Set for a write by `git config` that sets one key, named literally with a literal
+    /// value, that only names the user or shapes git's output (`user.email`,
+    /// `init.defaultBranch`, `color.ui`): the guard of the user's git configuration
+    /// (`~/.gitconfig`, `~/.config/git`), which
+    /// exists for the keys that run programs, redirect git or its credentials, or change
+    /// what it trusts, does not judge it. Every other guard of the path, and of the file
+    /// it resolves to, still does.
+    pub plain_git_setting: bool,
     /// For MCP-free writes: the text an explanation shows.
     pub note: String,
 }
@@ -195,6 +203,7 @@ impl Operation {
             invalid: None,
             mention: false,
             config: false,
+            plain_git_setting: false,
             note: note.into(),
         }
     }

@@ -779,6 +779,37 @@ shell!(
     Opaque
 );
 shell!(x_awk_plain, "awk '{print $1}' README.md", Allow);
+// Issue 35, third pass: the awk program is lexed, so a quote in a regular expression, an
+// option with an optional value or an octal escape no longer hides `system()`.
+shell!(
+    x_awk_regex_quote_system,
+    r#"awk '/a"b/ {system("rm -rf ~")}' README.md"#,
+    Deny,
+    Guard
+);
+shell!(
+    x_gawk_profile_system,
+    r#"gawk --profile 'BEGIN{system("rm -rf ~")}'"#,
+    Deny,
+    Guard
+);
+shell!(
+    x_awk_octal_system,
+    r#"awk 'BEGIN { system("rm -rf \176") }'"#,
+    Deny,
+    Guard
+);
+shell!(
+    x_awk_redirect_bashrc,
+    "awk '{ printf(\"%s\\n\", $0) >> \"/home/u/.bashrc\" }' README.md",
+    Deny,
+    Guard
+);
+shell!(
+    x_awk_comparison_in_print,
+    "awk '{ print ($1 > 2) }' README.md",
+    Allow
+);
 shell!(x_perl_e, "perl -e 'print 1'", Ask, Opaque);
 shell!(x_python_c, "python3 -c 'import os'", Ask, Opaque);
 shell!(
@@ -1499,11 +1530,11 @@ fn git_reads_the_whole_repository_and_writes_its_git_dir() {
     has("cd src && git log -1", "read", "/w/proj");
     has("git commit -m x", "write", "/w/proj/.git");
     has("cd src && git add main.rs", "write", "/w/proj/.git");
-    // A read-only subcommand writes nothing, and stays allowed.
+    // A read-only subcommand that does not refresh the index writes nothing.
     assert!(
-        !ops_of("git status").iter().any(|(k, _, _)| k == "write"),
+        !ops_of("git log -1").iter().any(|(k, _, _)| k == "write"),
         "{:?}",
-        ops_of("git status")
+        ops_of("git log -1")
     );
     assert_eq!(verdict("git -C src status").decision, Decision::Allow);
     assert_eq!(verdict("cd src && git log -1").decision, Decision::Allow);

@@ -663,11 +663,8 @@ fn known_limits_parse_and_match() {
     let key = |v: &Violation, text: &str| limits::find(&l, v, text).map(|l| l.key.as_str());
     // `DIR/**` covers what is beneath DIR; `when:` narrows an entry to a form of the
     // command.
-    let index = v("write-inside", "git", "/home/user/proj/.git/index.lock");
-    assert_eq!(
-        key(&index, "git status"),
-        Some("write-inside git ./.git/index*")
-    );
+    let tree = v("write-inside", "git", "/home/user/proj/src/main.rs");
+    assert_eq!(key(&tree, "git stash"), Some("write-inside git ./**"));
     let login = v("exec", "sh", "/usr/bin/id");
     assert_eq!(
         key(&login, "sh -lc 'true'"),

@@ -288,6 +288,11 @@ pub struct Effects {
     /// `.git` (index, objects, refs) by itself; the policy, which sees the file system,
     /// names both.
     pub git_repository: Option<Word>,
+    /// For git: the subcommand refreshes the index's stat cache while it reads (`status`,
+    /// `diff`, `describe --dirty`), and rewrites `.git/index` through `.git/index.lock`
+    /// whenever it can take the lock. `--no-optional-locks` and `GIT_OPTIONAL_LOCKS=0`
+    /// turn that off. The policy names the write (git's `optional locks`).
+    pub git_refreshes_index: bool,
     /// Files the program reads by itself, named by no argument: its configuration,
     /// start-up and credential files (`git` reads `~/.gitconfig`, `wget` reads
     /// `~/.netrc`, `bash -l` runs `~/.profile`). The policy judges them apart from the
@@ -314,6 +319,7 @@ impl Default for Effects {
             runs_repo_config: RepoConfigUse::None,
             config_reads: Vec::new(),
             git_repository: None,
+            git_refreshes_index: false,
             helpers: Vec::new(),
             privilege: None,
             influences_env: Vec::new(),

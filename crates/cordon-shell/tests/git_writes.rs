@@ -76,3 +76,59 @@ fn a_template_plants_hooks_in_the_new_repository() {
     let (writes, _) = git("git init");
     assert!(!writes.iter().any(|w| w.contains("hooks")), "{writes:?}");
 }
+
+/// Whether the git command of `text` refreshes (and writes back) the index.
+fn refreshes(text: &str) -> bool {
+    let a = analyze(text);
+    a.commands
+        .iter()
+        .find(|c| c.program.as_ref().is_some_and(|p| p.value == "git"))
+        .unwrap_or_else(|| panic!("{text}: no git command"))
+        .effects
+        .git_refreshes_index
+}
+
+// Issue 35, third pass: the read-only subcommands that write `.git/index` back.
+#[test]
+fn status_diff_and_describe_dirty_refresh_the_index() {
+    for text in [
+        "git status",
+        "git -C src status --porcelain",
+        "git diff HEAD~1 -- src",
+        "git --no-pager diff --stat",
+        "git describe --dirty",
+        "git describe --broken",
+        "git diff \"$OPT\"",
+        "git describe \"$OPT\"",
+        "GIT_OPTIONAL_LOCKS=1 git status",
+    ] {
+        assert!(refreshes(text), "{text}");
+    }
+    for text in [
+        "git --no-optional-locks status",
+        "GIT_OPTIONAL_LOCKS=0 git status",
+        "git log -1",
+        "git describe --tags",
+        "git diff --no-index a b",
+        "git show HEAD",
+        "git commit -m x",
+    ] {
+        assert!(!refreshes(text), "{text}");
+    }
+}
+
+// `git config --file F` writes F, not the repository's config.
+#[test]
+fn git_config_names_the_file_it_writes() {
+    for (text, file) in [
+        ("git config --file ~/.bashrc user.email x", "~/.bashrc"),
+        ("git config -f ~/.bashrc user.email x", "~/.bashrc"),
+        ("git config --file=cfg user.email x", "cfg"),
+        ("git config --global user.email x", "~/.gitconfig"),
+        ("git config user.email x", ".git/config"),
+        ("git config --worktree user.email x", ".git/config.worktree"),
+    ] {
+        let (writes, _) = git(text);
+        assert!(writes.iter().any(|w| w == file), "{text}: {writes:?}");
+    }
+}

@@ -53,6 +53,62 @@ pub(super) fn shell_operations(text: &str, cwd: &Path, ctx: &Context<'_>, out: &
     out.analysis = Some(analysis);
 }
 
+/// The writes of a read-only git subcommand that refreshes the index (`git status`,
+/// `git diff`): `.git/index.lock`, renamed onto `.git/index`. Same content, fresher stat
+/// data, so for a `.git` inside the workspace these are the repository's own files git
+/// maintains, judged by guards and deny rules alone (as a changing subcommand's `.git`
+/// write is); for one outside they meet the write defaults, so a repository outside the
+/// workspace is never written without the policy saying so. Guards judge the index as
+/// the file it is (a link of a guarded file is that file).
+///
+/// A `.git` file (a linked worktree, a submodule) sends git to the directory it names,
+/// where that worktree's index is; one that cannot be read leaves `.git` itself named.
+fn index_refresh(ctx: &Context<'_>, top: &str, dir: &Path) -> Vec<Operation> {
+    let dotgit = Path::new(top).join(".git");
+    // Whose files these are is decided by the `.git` git finds: the workspace's own
+    // repository, or its own linked worktree, whose index lives in the main repository's
+    // `.git/worktrees/NAME` (a changing subcommand writes there too).
+    let inside = |p: &str| {
+        ctx.path_op(OpKind::Write, p, dir, "").location == Some(crate::paths::Location::Inside)
+    };
+    let entry_inside = inside(&dotgit.display().to_string());
+    let files: Vec<String> = match ctx.fs.metadata(&dotgit).map(|m| m.kind) {
+        Some(crate::facts::FileKind::File) => {
+            match ctx.fs.read_small_file(&dotgit, 4096).and_then(|text| {
+                let text = String::from_utf8_lossy(&text).into_owned();
+                let named = text.trim().strip_prefix("gitdir:")?.trim().to_owned();
+                Some(paths::clean(&paths::absolute(
+                    Path::new(&named),
+                    Path::new(top),
+                )))
+            }) {
+                Some(git_dir) => ["index", "index.lock"]
+                    .iter()
+                    .map(|n| git_dir.join(n).display().to_string())
+                    .collect(),
+                None => vec![dotgit.display().to_string()],
+            }
+        }
+        _ => ["index", "index.lock"]
+            .iter()
+            .map(|n| dotgit.join(n).display().to_string())
+            .collect(),
+    };
+    files
+        .iter()
+        .map(|file| {
+            let mut op = ctx.path_op(
+                OpKind::Write,
+                file,
+                dir,
+                "git refreshes the index's stat cache and writes it back",
+            );
+            op.config = entry_inside;
+            op
+        })
+        .collect()
+}
+
 fn short(s: &str) -> String {
     const MAX: usize = 200;
     if s.len() <= MAX {
@@ -308,8 +364,7 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
                 ));
             }
             // A subcommand that changes the repository writes its objects, refs, logs
-            // and index. (A read-only one may refresh the index's stat cache, which
-            // changes no content: not named, so `git status` stays a read.)
+            // and index.
             if c.effects.class != Class::ReadOnly {
                 let mut op = ctx.path_op(
                     OpKind::Write,
@@ -319,6 +374,10 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
                 );
                 op.config = true;
                 push(op);
+            } else if c.effects.git_refreshes_index {
+                for op in index_refresh(ctx, &top_s, dir) {
+                    push(op);
+                }
             }
         }
     }
@@ -349,11 +408,20 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
         op.config = true;
         push(op);
     }
+    let plain_setting = plain_git_setting(c);
     for w in &c.effects.writes {
         if w.literal && HARMLESS_DEVICES.contains(&w.value.as_str()) {
             continue;
         }
-        path_op(OpKind::Write, w, "write a file", &mut push);
+        path_op(
+            OpKind::Write,
+            w,
+            "write a file",
+            &mut |mut op: Operation| {
+                op.plain_git_setting = plain_setting;
+                push(op);
+            },
+        );
     }
     for w in &c.effects.deletes {
         path_op(OpKind::Delete, w, "delete a path", &mut push);
@@ -486,6 +554,55 @@ fn command_operations(c: &SimpleCommand, base: &Path, ctx: &Context<'_>, out: &m
 /// `git config [set] KEY VALUE` (any scope) with a key that runs a program or redirects
 /// where git reads its settings and hooks from: the key and why.
 fn risky_git_config(c: &SimpleCommand) -> Option<(String, &'static str)> {
+    let (key, value) = git_config_set(c)?;
+    let why = crate::gitconfig::risky_key(&key.value, value.map(|w| w.value.as_str()))?;
+    Some((key.value.clone(), why))
+}
+
+/// Git keys that only name the user or shape git's output and defaults: setting one
+/// runs nothing, sends git (or its credentials) nowhere and changes no trust. Lowercase;
+/// a `section.` entry stands for its whole section.
+const PLAIN_GIT_KEYS: &[&str] = &[
+    "user.name",
+    "user.email",
+    "init.defaultbranch",
+    "pull.rebase",
+    "pull.ff",
+    "push.default",
+    "push.autosetupremote",
+    "fetch.prune",
+    "merge.conflictstyle",
+    "rebase.autosquash",
+    "rebase.autostash",
+    "core.autocrlf",
+    "core.eol",
+    "diff.colormoved",
+    "log.date",
+    "column.ui",
+    "color.",
+    "advice.",
+];
+
+/// Does `c` set one git key, literal and with a literal value, that only names the user
+/// or shapes git's output (see [`Operation::plain_git_setting`])?
+fn plain_git_setting(c: &SimpleCommand) -> bool {
+    match git_config_set(c) {
+        Some((key, Some(value))) => {
+            let k = key.value.to_ascii_lowercase();
+            key.literal
+                && value.literal
+                && PLAIN_GIT_KEYS.iter().any(|p| {
+                    k == *p || p.ends_with('.') && k.starts_with(p) && !k[p.len()..].contains('.')
+                })
+                && crate::gitconfig::risky_key(&key.value, Some(&value.value)).is_none()
+        }
+        _ => false,
+    }
+}
+
+/// The key (and value) `git config [set] KEY [VALUE]` sets; `None` for any other
+/// command or a `git config` that reads, unsets or edits.
+fn git_config_set(c: &SimpleCommand) -> Option<(&cordon_shell::Word, Option<&cordon_shell::Word>)> {
     if c.program.as_ref()?.value != "git" {
         return None;
     }
@@ -518,9 +635,7 @@ fn risky_git_config(c: &SimpleCommand) -> Option<(String, &'static str)> {
         }
     }
     let key = kv.first()?;
-    let value = kv.get(1).map(|w| w.value.as_str());
-    let why = crate::gitconfig::risky_key(&key.value, value)?;
-    Some((key.value.clone(), why))
+    Some((key, kv.get(1).copied()))
 }
 
 /// One sentence on an argument that makes a program run code: `make` runs the recipes

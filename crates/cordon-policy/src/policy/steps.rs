@@ -79,7 +79,12 @@ impl Policy {
                 }
             }
             (OpKind::Write, Target::Path(f)) => {
-                if let Some(h) = self.path_guard(f, guards::protected_write) {
+                let hit = self.path_guard(f, |p, h| {
+                    guards::protected_write(p, h).filter(|hit| {
+                        !(op.plain_git_setting && GIT_CONFIG_FILES.contains(&hit.pattern.as_str()))
+                    })
+                });
+                if let Some(h) = hit {
                     let named = if op.mention {
                         format!("the code it runs names {}, which", f.literal.display())
                     } else {
@@ -471,6 +476,12 @@ impl Policy {
         (decision, Source::new(Step::Default, key), why)
     }
 }
+
+/// The guard patterns of the user's git configuration files, which
+/// [`Operation::plain_git_setting`] writes leave alone. (A repository's `.git/config` is
+/// left to the merge at the full tier, see [`Policy::step_guard_in`], and stays guarded
+/// elsewhere.)
+const GIT_CONFIG_FILES: &[&str] = &["~/.gitconfig", "~/.config/git"];
 
 /// The `[contained]` key that decides `kind` under `containment`, when containment
 /// enforces that kind of operation by itself: at the full tier everything a shell

@@ -42,6 +42,7 @@ fn path_op(kind: OpKind, p: &str, loc: Location) -> Operation {
         invalid: None,
         mention: false,
         config: false,
+        plain_git_setting: false,
         note: String::new(),
     }
 }

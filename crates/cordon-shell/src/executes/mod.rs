@@ -168,7 +168,9 @@ pub fn executed_files(cmd: &SimpleCommand) -> Vec<ExecutedFile> {
             format!("`{name}` discovers the test files it loads"),
         )),
         "sh" | "bash" | "dash" | "zsh" | "ksh" | "fish" | "perl" | "ruby" | "node" | "php"
-        | "lua" | "Rscript" | "tclsh" | "awk" | "gawk" => script(name, &args, &mut out),
+        | "lua" | "Rscript" | "tclsh" | "awk" | "gawk" | "mawk" | "nawk" => {
+            script(name, &args, &mut out)
+        }
         "source" | "." => {
             if let Some(f) = args.first() {
                 out.push(file(*f, "sourced into the shell"));
@@ -647,7 +649,7 @@ fn script(name: &str, args: &[&str], out: &mut Vec<ExecutedFile>) {
         "ruby" => (&["-e"], &["-I", "-r", "-C", "-E"], &["-r"]),
         "php" => (&["-r"], &["-c", "-d", "-z"], &["-f"]),
         "lua" => (&["-e"], &["-l"], &[]),
-        "awk" | "gawk" => return awk(args, out),
+        "awk" | "gawk" | "mawk" | "nawk" => return awk(args, out),
         // The shells: `-o OPT` / `+o OPT` and `-O OPT` / `+O OPT` take a name.
         _ => (
             &["-c"],
@@ -694,15 +696,28 @@ fn script(name: &str, args: &[&str], out: &mut Vec<ExecutedFile>) {
     }
 }
 
+/// The program files of an awk run: `-f`, gawk's `-E`/`-i` and their long forms
+/// (`--file=F`, `--exec F`, `--include`), mawk's `-W exec F`.
 fn awk(args: &[&str], out: &mut Vec<ExecutedFile>) {
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        if *a == "-f" {
-            if let Some(f) = it.next() {
-                out.push(file(*f, "the awk program named by -f"));
+    let mut i = 0;
+    while let Some(a) = args.get(i).copied() {
+        i += 1;
+        let named = match a {
+            "-f" | "-E" | "-i" | "--file" | "--exec" | "--include" => {
+                i += 1;
+                args.get(i - 1).copied()
             }
-        } else if let Some(f) = a.strip_prefix("-f").filter(|f| !f.is_empty()) {
-            out.push(file(f, "the awk program named by -f"));
+            "-W" if matches!(args.get(i), Some(&"exec" | &"e")) => {
+                i += 2;
+                args.get(i - 1).copied()
+            }
+            _ => ["--file=", "--exec=", "--include=", "-f", "-E", "-i"]
+                .iter()
+                .find_map(|p| a.strip_prefix(p))
+                .filter(|f| !f.is_empty()),
+        };
+        if let Some(f) = named {
+            out.push(file(f, "the awk program named by an option"));
         }
     }
 }

@@ -23,6 +23,10 @@ macro_rules! runs {
     };
 }
 
+runs!(awk_f, "awk -f prog.awk data", ["prog.awk"]);
+runs!(gawk_file_long, "gawk --file=prog.awk data", ["prog.awk"]);
+runs!(gawk_exec_short, "gawk -E prog.awk data", ["prog.awk"]);
+runs!(mawk_w_exec, "mawk -W exec prog.awk data", ["prog.awk"]);
 runs!(go_test_default_package, "go test", ["./*.go", "go.mod"]);
 runs!(go_test_package, "go test ./pkg", ["./pkg/*.go"]);
 runs!(go_test_tree, "go test -run TestX ./...", ["./**/*.go"]);

@@ -139,7 +139,12 @@ fn git(inv: &Invocation<'_>) -> Outcome {
     // (`--icase-pathspecs`, `GIT_GLOB_PATHSPECS`, `-c core.ignorecase=…`, or one this
     // table does not know): named pathspecs are then not the paths written.
     let mut odd_globals = false;
+    // `GIT_OPTIONAL_LOCKS=0` / `--no-optional-locks`: no index refresh written back.
+    let mut optional_locks = true;
     for (name, value) in inv.assignments {
+        if name == "GIT_OPTIONAL_LOCKS" && value.literal && value.value == "0" {
+            optional_locks = false;
+        }
         if name.starts_with("GIT_") {
             odd_globals = true;
         }
@@ -240,11 +245,14 @@ fn git(inv: &Invocation<'_>) -> Outcome {
                 }
                 i += 1;
             }
+            "--no-optional-locks" => {
+                optional_locks = false;
+                i += 1;
+            }
             "-P"
             | "--no-pager"
             | "--no-replace-objects"
             | "--bare"
-            | "--no-optional-locks"
             | "--no-advice"
             | "--no-lazy-fetch" => i += 1,
             _ if a.starts_with('-') => {
@@ -278,6 +286,7 @@ fn git(inv: &Invocation<'_>) -> Outcome {
         .collect();
     o.reads([&repo]);
     o.effects.git_repository = Some(repo.clone());
+    o.effects.git_refreshes_index = optional_locks && rewrites::refreshes_index(sub, rest);
     o.reads(&after_dashdash);
 
     // Options that name programs or files, wherever they appear.
@@ -728,14 +737,29 @@ fn mutating_sub(o: &mut Outcome, sub: &str, rest: &[Word], operands: &[&Word], d
                     },
                 );
             }
-            let target = if rest.iter().any(|w| w.value == "--global") {
-                "~/.gitconfig"
+            // `--file F` names the file written, whatever it is.
+            let file = rest
+                .iter()
+                .enumerate()
+                .find_map(|(k, w)| match w.value.as_str() {
+                    "-f" | "--file" => rest.get(k + 1).cloned(),
+                    v => v.strip_prefix("--file=").map(|f| Word {
+                        value: f.to_owned(),
+                        literal: w.literal,
+                    }),
+                });
+            let target = if let Some(f) = file {
+                f
+            } else if rest.iter().any(|w| w.value == "--global") {
+                Word::literal("~/.gitconfig")
             } else if rest.iter().any(|w| w.value == "--system") {
-                "/etc/gitconfig"
+                Word::literal("/etc/gitconfig")
+            } else if rest.iter().any(|w| w.value == "--worktree") {
+                Word::literal(".git/config.worktree")
             } else {
-                ".git/config"
+                Word::literal(".git/config")
             };
-            o.writes([&Word::literal(target)]);
+            o.writes([&target]);
         }
         "worktree" if operands.first().is_some_and(|w| w.value == "add") => {
             o.writes(operands.get(1).copied());

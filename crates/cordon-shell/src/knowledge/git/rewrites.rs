@@ -573,6 +573,22 @@ pub(super) fn rewrites(o: &mut Outcome, sub: &str, rest: &[Word], operands: &[&W
     }
 }
 
+/// Does `sub` refresh the index's stat cache and write it back when it can take the
+/// lock (git's "optional locks")? `git status` always does; `git diff` does when it
+/// compares with the work tree and found entries whose stat data was stale (`--no-index`
+/// never touches a repository); `git describe --dirty`/`--broken` checks the work tree
+/// the same way. The answer may be wider than what git does (a `diff --cached` is named
+/// too), never narrower.
+pub(super) fn refreshes_index(sub: &str, rest: &[Word]) -> bool {
+    let has = |p: &str| rest.iter().any(|w| w.value.starts_with(p) || !w.literal);
+    match sub {
+        "status" => true,
+        "diff" => !rest.iter().any(|w| w.value == "--no-index"),
+        "describe" => has("--dirty") || has("--broken"),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 #[path = "rewrites_tests.rs"]
 mod tests;
