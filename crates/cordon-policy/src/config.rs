@@ -19,6 +19,8 @@ use std::path::{Path, PathBuf};
 
 mod format;
 mod merge;
+mod store;
+pub use store::store_settings;
 use format::FileConfig;
 use merge::merge;
 
@@ -408,6 +410,9 @@ pub struct Merged {
     pub mcp: crate::mcp::McpSettings,
     /// `[sessions]` settings.
     pub sessions: crate::session::SessionSettings,
+    /// `[store]`: the shared store, from the user or managed file (`None`: the local
+    /// SQLite file).
+    pub store: Option<crate::settings::StoreSettings>,
 }
 
 /// The user's config file: `--user`-style override, else
