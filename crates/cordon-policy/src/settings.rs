@@ -257,6 +257,18 @@ pub struct StoreSettings {
     pub file: PathBuf,
 }
 
+impl StoreSettings {
+    /// Settings naming `url`, set in `file`, with no password and the default machine.
+    pub fn new(url: String, file: PathBuf) -> StoreSettings {
+        StoreSettings {
+            url,
+            password: None,
+            machine: None,
+            file,
+        }
+    }
+}
+
 /// Where `[store]`'s password comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

@@ -66,7 +66,11 @@ impl HookGates {
             let policy = cordon_hook::narrow(base.policy().clone(), narrowing.as_ref())?;
             // As the standalone hook: the record is in the file before the answer, and
             // reaches the disk with the next sync.
-            Ok(Arc::new(Gate::new(policy, options).with_unsynced_audit()))
+            Ok(Arc::new(
+                Gate::new(policy, options)
+                    .sharing_store_of(base)
+                    .with_unsynced_audit(),
+            ))
         };
         let Ok(mut made) = self.made.lock() else {
             return make();

@@ -12,7 +12,8 @@
 
 use cordon_gate::{Gate, GateOptions};
 use cordon_policy::{LoadOptions, Policy, RealFs};
-use cordon_store::{Store, StoreOptions};
+use cordon_gate::StoreLocation;
+use cordon_store::{Store, StoreAt, StoreOptions};
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
@@ -43,8 +44,8 @@ struct Watch {
 /// The remembered rules: where they come from, the list last read there, and the list
 /// the current gate was loaded with.
 struct Rules {
-    /// The approval store; `None`: the policy has no remembered rules to follow.
-    store: Option<PathBuf>,
+    /// The store holding them; `None`: the policy has no remembered rules to follow.
+    store: Option<Arc<StoreAt>>,
     /// A connection kept between looks (opened again when the path names another file).
     conn: Option<Store>,
     /// The rules last read from the store.
@@ -63,10 +64,19 @@ impl Rules {
     /// Read the store's rules; whether they differ from those last read. A store that
     /// cannot be read changes nothing (and says so, once); no store is no rules.
     fn look(&mut self) -> bool {
-        let Some(path) = &self.store else {
+        let Some(at) = &self.store else {
             return false;
         };
-        let read = match std::fs::symlink_metadata(path) {
+        let path = match &**at {
+            StoreAt::File(path) => path.clone(),
+            // A database is always there to ask (or fails to answer, said once below).
+            _ => PathBuf::new(),
+        };
+        let exists = match &**at {
+            StoreAt::File(_) => std::fs::symlink_metadata(&path).map(drop),
+            _ => Ok(()),
+        };
+        let read = match exists {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 self.conn = None;
                 Ok(Vec::new())
@@ -75,12 +85,15 @@ impl Rules {
             Ok(_) => {
                 let conn = match self.conn.take().filter(Store::is_current) {
                     Some(c) => Ok(c),
-                    None => Store::open_with(
-                        path,
-                        &StoreOptions {
-                            busy_timeout: STORE_BUSY_TIMEOUT,
-                        },
-                    ),
+                    None => match &**at {
+                        StoreAt::File(path) => Store::open_with(
+                            path,
+                            &StoreOptions {
+                                busy_timeout: STORE_BUSY_TIMEOUT,
+                            },
+                        ),
+                        other => Store::open_at(other),
+                    },
                 };
                 conn.and_then(|c| {
                     let rules = c.rules()?;
@@ -131,18 +144,31 @@ pub struct PolicyHolder {
     interval: Duration,
     current: RwLock<Arc<Gate>>,
     watch: Mutex<Watch>,
+    /// Where the stores are (each gate keeps its shared state there).
+    location: Option<StoreLocation>,
 }
 
 impl PolicyHolder {
     /// Load the policy `load` describes (an error here is the caller's to report: the
-    /// service does not start without a policy). With `rules_from`, the remembered rules
-    /// in `load` are followed in that approval store.
+    /// service does not start without a policy). With `location`, each gate keeps its
+    /// shared state there; with `follow_rules`, the remembered rules in `load` are
+    /// followed in that store (the local file in `gate_options` without a location).
     pub fn new(
         load: LoadOptions,
         gate_options: GateOptions,
         interval: Duration,
-        rules_from: Option<PathBuf>,
+        location: Option<StoreLocation>,
+        follow_rules: bool,
     ) -> Result<PolicyHolder, cordon_policy::ConfigError> {
+        let rules_from = follow_rules
+            .then(|| match &location {
+                Some(l) => Some(Arc::clone(&l.shared)),
+                None => gate_options
+                    .store
+                    .clone()
+                    .map(|p| Arc::new(StoreAt::File(p))),
+            })
+            .flatten();
         let files = watched(&load);
         let stamps = files.into_iter().map(|f| (f.clone(), stamp(&f))).collect();
         let policy = Policy::load(&load, &RealFs)?;
@@ -153,8 +179,10 @@ impl PolicyHolder {
             loaded: load.remembered_rules.clone(),
             failing: false,
         };
+        let first = with_location(Gate::new(policy, gate_options.clone()), location.as_ref());
         Ok(PolicyHolder {
-            current: RwLock::new(Arc::new(Gate::new(policy, gate_options.clone()))),
+            current: RwLock::new(Arc::new(first)),
+            location,
             load,
             gate_options,
             interval,
@@ -269,11 +297,21 @@ impl PolicyHolder {
             policy.version(),
             old.policy().version()
         );
-        let gate = Arc::new(Gate::new(policy, self.gate_options.clone()));
+        let gate = Arc::new(with_location(
+            Gate::new(policy, self.gate_options.clone()),
+            self.location.as_ref(),
+        ));
         match self.current.write() {
             Ok(mut g) => *g = gate,
             Err(p) => *p.into_inner() = gate,
         }
+    }
+}
+
+fn with_location(gate: Gate, location: Option<&StoreLocation>) -> Gate {
+    match location {
+        Some(l) => gate.with_location(l),
+        None => gate,
     }
 }
 

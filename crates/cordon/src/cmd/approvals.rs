@@ -129,12 +129,11 @@ fn fail(e: StoreError) -> anyhow::Error {
     Exit::new(code, e.to_string()).into()
 }
 
+/// The store holding the pending approvals, leases and rules (`[store]`'s database when
+/// configured, else the local file).
 fn open_store(at: &Location) -> anyhow::Result<Store> {
-    match &at.store {
-        Some(path) => Store::open(path),
-        None => Store::open_default(),
-    }
-    .map_err(fail)
+    let location = crate::setup::locate_store(at.store.as_deref())?;
+    Store::open_at(&location.shared).map_err(fail)
 }
 
 fn open_audit(at: &Location) -> anyhow::Result<AuditLog> {
@@ -432,7 +431,8 @@ fn print_call(request: &serde_json::Value) {
 /// Approve pending request `id` with the input in `file` in place of its own.
 fn answer_edited(id: i64, file: &Path, mut args: PolicyArgs, at: &Location) -> anyhow::Result<u8> {
     let input = read_input(file)?;
-    let store = open_store(at)?;
+    let location = crate::setup::locate_store(at.store.as_deref())?;
+    let store = Store::open_at(&location.shared).map_err(fail)?;
     let (pending, _) = store.approval(PendingId(id)).map_err(fail)?;
     if args.workspace.is_none() {
         args.workspace = pending.verdict["workspace"].as_str().map(PathBuf::from);
@@ -448,12 +448,13 @@ fn answer_edited(id: i64, file: &Path, mut args: PolicyArgs, at: &Location) -> a
         load(&opts, Code::Invalid)?,
         GateOptions {
             surface: cordon_gate::Surface::Approvals,
-            store: Some(store.path().to_path_buf()),
+            store: Some(location.local.clone()),
             audit: None,
             no_audit: true,
             edits: true,
         },
-    );
+    )
+    .with_location(&location);
     drop(store);
     // Open the audit log first: an answer that cannot be recorded is not given.
     let mut audit = open_audit(at)?;

@@ -420,8 +420,12 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     opts.sandbox_mode = args.sandbox.map(Into::into);
     opts.approval = args.approval.map(Into::into);
     opts.require = args.require.map(Into::into);
-    let mut remembered = args.approvals.remembered();
+    let mut remembered = args.approvals.remembered(&opts)?;
     opts.remembered_rules = std::mem::take(&mut remembered.rules);
+    // The shared store's password never reaches the command: its file is masked like the
+    // store, and its variable is never passed, whatever the allowlists say.
+    let store_secret_files = remembered.location.secret_files();
+    let store_secret_env = remembered.location.secret_env().map(str::to_string);
     opts.network_allow = args.allow_net.clone();
     let mut credentials = credentials(&args.credential)?;
     for c in &credentials {
@@ -465,7 +469,9 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
         &network,
         matches!(args.home, HomeArg::Visible),
     );
-    let flag_paths = FlagPaths::resolve(&args)?;
+    let mut flag_paths = FlagPaths::resolve(&args)?;
+    flag_paths.masks.extend(store_secret_files);
+    flag_paths.hidden_env = store_secret_env;
     let mut builder = builder(&args, &flag_paths, argv, &policy, &opts.home, &cwd);
     if let Some(turn) = &slot {
         builder = builder.slot(turn.mounts());
@@ -644,6 +650,8 @@ struct FlagPaths {
     masks: Vec<PathBuf>,
     ssh_agent: Option<PathBuf>,
     ssh_known_hosts: Option<PathBuf>,
+    /// A variable never passed, even when allowed: `[store] password_env`'s.
+    hidden_env: Option<String>,
 }
 
 impl FlagPaths {
@@ -708,6 +716,7 @@ impl FlagPaths {
             masks,
             ssh_agent,
             ssh_known_hosts,
+            hidden_env: None,
         })
     }
 }
@@ -739,12 +748,14 @@ fn builder(
                 .env_allow
                 .iter()
                 .chain(&args.env)
+                .filter(|n| flag_paths.hidden_env.as_ref() != Some(*n))
                 .cloned()
                 .collect(),
             allow_secret: settings
                 .env_allow_secret
                 .iter()
                 .chain(&args.env_secret)
+                .filter(|n| flag_paths.hidden_env.as_ref() != Some(*n))
                 .cloned()
                 .collect(),
         })
