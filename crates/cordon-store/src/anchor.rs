@@ -58,6 +58,12 @@ pub fn anchor_key(log: &Path) -> PathBuf {
     }
 }
 
+/// What [`Store::lite`] names when a shared store is asked for audit heads.
+const HEADS: &str = "audit logs' anchored heads";
+
+/// What [`Store::lite`] names when a shared store is asked for export cursors.
+const CURSORS: &str = "export cursors";
+
 impl Store {
     /// Move the anchored head of the log `log` (see [`anchor_key`]) to `new`, whose line
     /// ends at byte `offset` of the file. `finding`: what the writer found at odds with
@@ -77,12 +83,12 @@ impl Store {
         let seq = i64::try_from(new.seq).unwrap_or(i64::MAX);
         let offset = i64::try_from(offset).unwrap_or(0);
         let write = || -> Result<(), StoreError> {
-            let tx = self.immediate()?;
+            let tx = self.write()?;
             let before = self.audit_anchor(log)?;
             let note = before
                 .and_then(|a| a.finding)
                 .or_else(|| finding.map(str::to_string));
-            self.conn
+            self.lite(HEADS)?
                 .prepare_cached(
                     "INSERT INTO audit_heads (log, log_id, seq, hash, at_ms, finding, offset) \
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
@@ -102,13 +108,14 @@ impl Store {
                     ])
                 })
                 .map_err(|e| self.err(e))?;
-            tx.commit().map_err(|e| self.err(e))
+            tx.commit()
         };
         if synced {
             return write();
         }
         // As `claim_operation` does: this commit need not wait for the disk.
-        let run = |sql: &str| self.conn.execute_batch(sql);
+        let conn = self.lite(HEADS)?;
+        let run = |sql: &str| conn.execute_batch(sql);
         run("PRAGMA synchronous = NORMAL").map_err(|e| self.err(e))?;
         let result = write();
         let restored = run("PRAGMA synchronous = FULL").map_err(|e| self.err(e));
@@ -127,7 +134,7 @@ impl Store {
     ) -> Result<(), StoreError> {
         let seq = i64::try_from(head.seq).unwrap_or(i64::MAX);
         let offset = i64::try_from(offset).unwrap_or(0);
-        self.conn
+        self.lite(HEADS)?
             .execute(
                 "INSERT INTO audit_heads (log, log_id, seq, hash, at_ms, finding, offset) \
                  VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6) \
@@ -150,7 +157,7 @@ impl Store {
     /// The head anchored for the log `log` (see [`anchor_key`]), if any.
     pub fn audit_anchor(&self, log: &Path) -> Result<Option<AuditAnchor>, StoreError> {
         let key = log.to_string_lossy();
-        self.conn
+        self.lite(HEADS)?
             .prepare_cached(
                 "SELECT log_id, seq, hash, finding, offset FROM audit_heads WHERE log = ?1",
             )
@@ -187,7 +194,7 @@ pub struct ExportCursor {
 impl Store {
     /// How far the log `log` (see [`anchor_key`]) was exported, if ever.
     pub fn export_cursor(&self, log: &Path) -> Result<Option<ExportCursor>, StoreError> {
-        self.conn
+        self.lite(CURSORS)?
             .prepare_cached("SELECT log_id, seq, offset FROM audit_export WHERE log = ?1")
             .and_then(|mut s| {
                 s.query_row(params![log.to_string_lossy()], |r| {
@@ -205,7 +212,7 @@ impl Store {
     /// Record that the log `log` was exported through `cursor`.
     pub fn set_export_cursor(&self, log: &Path, cursor: &ExportCursor) -> Result<(), StoreError> {
         let int = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
-        self.conn
+        self.lite(CURSORS)?
             .prepare_cached(
                 "INSERT INTO audit_export (log, log_id, seq, offset, at_ms) \
                  VALUES (?1, ?2, ?3, ?4, ?5) \

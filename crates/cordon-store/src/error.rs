@@ -37,8 +37,10 @@ pub enum StoreErrorKind {
     },
     /// An argument the caller passed is unusable (for example an empty fingerprint).
     Invalid(String),
-    /// Any other I/O or SQLite failure.
+    /// Any other I/O, SQLite or PostgreSQL failure.
     Io(String),
+    /// The shared PostgreSQL store could not be reached, or the connection was lost.
+    Unavailable(String),
 }
 
 /// An error from the store or the audit log, naming the file it concerns.
@@ -145,6 +147,10 @@ impl fmt::Display for StoreError {
                 write!(f, "approval {id} in {p} was already answered ({state})")
             }
             StoreErrorKind::Invalid(why) => write!(f, "{p}: {why}"),
+            StoreErrorKind::Unavailable(why) => write!(
+                f,
+                "the shared store {p} is unavailable ({why}); nothing was granted from it — check that the PostgreSQL server is running and reachable"
+            ),
             StoreErrorKind::Io(why) => write!(
                 f,
                 "{p} could not be used ({why}); nothing was granted from it — check the file and its directory"

@@ -42,6 +42,7 @@
 
 mod anchor;
 mod approval;
+mod at;
 mod audit;
 mod audit_key;
 mod error;
@@ -62,6 +63,7 @@ pub use approval::{
     NoHuman, NoPrompter, PromptOutcome, Prompter, Question, Refusal, Resolution, RuleOption,
     answered_record, resolve_ask, resolve_ask_with, resolve_edited, resolve_lease,
 };
+pub use at::{Password, PgTarget, StoreAt};
 pub use audit::{
     AppendReceipt, AuditLog, Backlog, Break, Durability, QueuedRecord, Reanchored, SyncHandle,
     Unshipped, Verification, VerifyOptions, VerifyReport, backlog, reanchor, records_after, tail,
@@ -86,7 +88,7 @@ pub use sessions::{
 };
 pub use slots::{SlotRecord, SlotScope};
 pub use store::{
-    AlwaysApproved, Answer, Answered, Approved, Denied, GATEWAY_RUN_SESSION, Lease, LeaseId,
-    LeaseUse, Pending, PendingId, PendingState, Reach, RememberedRule, RulePick, SCHEMA_VERSION,
-    SESSION_TTL, Scope, Store, StoreOptions,
+    AlwaysApproved, Answer, Answered, Approved, DecisionRow, Denied, GATEWAY_RUN_SESSION, Lease,
+    LeaseId, LeaseUse, PG_SCHEMA_VERSION, Pending, PendingId, PendingState, Reach, RememberedRule,
+    RulePick, SCHEMA_VERSION, SESSION_TTL, Scope, Store, StoreOptions,
 };

@@ -12,10 +12,10 @@
 //! The store never judges an edit: the gate judges the edited call before an edited
 //! approval is recorded, and again when it is used.
 
-use rusqlite::{OptionalExtension, Transaction, params};
 use serde_json::{Map, Value};
 
 use crate::error::{StoreError, StoreErrorKind};
+use crate::store::db::{Tx, args};
 use crate::store::{LeaseId, Pending, Store, now_ms};
 
 /// How long an operation id's claim is kept: a replay within it is refused.
@@ -54,7 +54,7 @@ impl Store {
     /// Bind a fresh once-lease to the pending call's operation id, and to its edit.
     pub(crate) fn bind_lease(
         &self,
-        tx: &Transaction<'_>,
+        tx: &Tx<'_>,
         lease: LeaseId,
         pending: &Pending,
         edit: Option<&Edit>,
@@ -64,11 +64,10 @@ impl Store {
             .transpose()
             .map_err(|e| self.invalid(&e.to_string()))?;
         let origin = edit.map(|_| pending.fingerprint.as_str());
-        tx.execute(
+        tx.exec(
             "UPDATE leases SET operation_id = ?2, origin = ?3, input = ?4 WHERE id = ?1",
-            params![lease.0, pending.operation_id, origin, input],
-        )
-        .map_err(|e| self.err(e))?;
+            args![lease.0, pending.operation_id.as_deref(), origin, input],
+        )?;
         Ok(())
     }
 
@@ -82,30 +81,20 @@ impl Store {
         operation_id: Option<&str>,
     ) -> Result<Option<EditedLease>, StoreError> {
         let session = crate::store::once_session(session);
-        let row = self
-            .conn
-            .query_row(
-                "SELECT id, fingerprint, input FROM leases
-                 WHERE origin = ?1 AND revoked = 0 AND scope = 'once' AND used_at_ms IS NULL
-                   AND (expires_ms IS NULL OR expires_ms > ?2)
-                   AND (any_session = 1 OR bound_session IS ?4)
-                   AND (operation_id IS NULL OR operation_id = ?3 OR bound_session IS NOT NULL
-                        OR any_session = 1)
-                 ORDER BY id LIMIT 1",
-                params![origin, now_ms(), operation_id, session],
-                |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, Option<String>>(2)?,
-                    ))
-                },
-            )
-            .optional()
-            .map_err(|e| self.err(e))?;
-        let Some((id, fingerprint, input)) = row else {
+        let row = self.row(
+            "SELECT id, fingerprint, input FROM leases
+             WHERE origin = ?1 AND revoked = 0 AND scope = 'once' AND used_at_ms IS NULL
+               AND (expires_ms IS NULL OR expires_ms > ?2)
+               AND (any_session = 1 OR bound_session IS NOT DISTINCT FROM CAST(?4 AS TEXT))
+               AND (operation_id IS NULL OR operation_id = CAST(?3 AS TEXT)
+                    OR bound_session IS NOT NULL OR any_session = 1)
+             ORDER BY id LIMIT 1",
+            args![origin, now_ms(), operation_id, session],
+        )?;
+        let Some(row) = row else {
             return Ok(None);
         };
+        let (id, fingerprint, input) = (row.i64(0)?, row.text(1)?, row.opt_text(2)?);
         let input = input
             .as_deref()
             .map(serde_json::from_str::<Map<String, Value>>)
@@ -128,17 +117,15 @@ impl Store {
     /// Spend a once-lease by id; `false` when it was already spent, revoked or expired
     /// (of two concurrent callers exactly one gets `true`).
     pub fn spend_once(&self, lease: LeaseId) -> Result<bool, StoreError> {
-        let tx = self.immediate()?;
+        let tx = self.write()?;
         let now = now_ms();
-        let n = tx
-            .execute(
-                "UPDATE leases SET used_at_ms = ?2, uses = uses + 1
-                 WHERE id = ?1 AND scope = 'once' AND used_at_ms IS NULL AND revoked = 0
-                   AND (expires_ms IS NULL OR expires_ms > ?2)",
-                params![lease.0, now],
-            )
-            .map_err(|e| self.err(e))?;
-        tx.commit().map_err(|e| self.err(e))?;
+        let n = tx.exec(
+            "UPDATE leases SET used_at_ms = ?2, uses = uses + 1
+             WHERE id = ?1 AND scope = 'once' AND used_at_ms IS NULL AND revoked = 0
+               AND (expires_ms IS NULL OR expires_ms > ?2)",
+            args![lease.0, now],
+        )?;
+        tx.commit()?;
         Ok(n == 1)
     }
 
@@ -162,13 +149,13 @@ impl Store {
         if operation_id.is_empty() {
             return Err(self.invalid("an operation id must not be empty"));
         }
+        if self.pg() {
+            return Ok(self.claim_and_prune(operation_id, surface, fingerprint)? == 1);
+        }
         // Cached statements: a long-lived connection (the service) claims an id on every
         // call, and preparing the statements cost more than running them.
-        let run = |sql: &str| {
-            self.conn
-                .prepare_cached(sql)
-                .and_then(|mut s| s.raw_execute())
-        };
+        let conn = self.lite("operation claims")?;
+        let run = |sql: &str| conn.prepare_cached(sql).and_then(|mut s| s.raw_execute());
         run("PRAGMA synchronous = NORMAL").map_err(|e| self.err(e))?;
         let claimed = self.claim_and_prune(operation_id, surface, fingerprint);
         let restored = run("PRAGMA synchronous = FULL");
@@ -182,49 +169,67 @@ impl Store {
         operation_id: &str,
         surface: &str,
         fingerprint: &str,
-    ) -> Result<usize, StoreError> {
-        let tx = self.immediate()?;
+    ) -> Result<u64, StoreError> {
+        let tx = self.write()?;
+        if self.pg() {
+            // As SQLite's `synchronous = NORMAL` above: this commit need not wait for the
+            // disk (a crash may forget the newest claims, never corrupt the store).
+            self.batch("SET LOCAL synchronous_commit = off")?;
+        }
         let now = now_ms();
-        let n = tx
-            .prepare_cached(
-                "INSERT OR IGNORE INTO operations (operation_id, surface, fingerprint, at_ms)
-                 VALUES (?1, ?2, ?3, ?4)",
-            )
-            .and_then(|mut s| s.execute(params![operation_id, surface, fingerprint, now]))
-            .map_err(|e| self.err(e))?;
-        let (last_ms, last_bytes, bytes): (i64, i64, i64) = tx
-            .prepare_cached(
+        let n = tx.exec(
+            "INSERT INTO operations (operation_id, surface, fingerprint, at_ms)
+             VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING",
+            args![operation_id, surface, fingerprint, now],
+        )?;
+        let sizes = if self.pg() {
+            tx.row(
+                "SELECT p.at_ms, p.bytes, pg_total_relation_size('operations')
+                 FROM operations_pruned p WHERE p.id = 1",
+                args![],
+            )?
+        } else {
+            tx.row(
                 "SELECT p.at_ms, p.bytes, c.page_count * s.page_size
                  FROM operations_pruned p, pragma_page_count() c, pragma_page_size() s
                  WHERE p.id = 1",
-            )
-            .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))))
-            .map_err(|e| self.err(e))?;
+                args![],
+            )?
+        };
+        let Some(sizes) = sizes else {
+            return Err(StoreError::new(
+                &self.path,
+                StoreErrorKind::Corrupt("the operation claims' prune record is missing".into()),
+            ));
+        };
+        let (last_ms, last_bytes, bytes) = (sizes.i64(0)?, sizes.i64(1)?, sizes.i64(2)?);
         let every = i64::try_from(PRUNE_EVERY.as_millis()).unwrap_or(i64::MAX);
         if now.saturating_sub(last_ms) >= every
             || bytes.saturating_sub(last_bytes) >= PRUNE_GROWTH
             || now < last_ms
         {
             let keep = i64::try_from(CLAIM_KEEP.as_millis()).unwrap_or(i64::MAX);
-            tx.execute(
+            tx.exec(
                 "DELETE FROM operations WHERE at_ms < ?1",
-                params![now.saturating_sub(keep)],
-            )
-            .map_err(|e| self.err(e))?;
-            tx.execute(
+                args![now.saturating_sub(keep)],
+            )?;
+            // SQLite needs a LIMIT before an OFFSET; PostgreSQL refuses a negative one.
+            let beyond = if self.pg() {
                 "DELETE FROM operations WHERE (operation_id, surface) IN (
                      SELECT operation_id, surface FROM operations
-                     ORDER BY at_ms DESC LIMIT -1 OFFSET ?1)",
-                params![CLAIM_MAX_ROWS],
-            )
-            .map_err(|e| self.err(e))?;
-            tx.execute(
+                     ORDER BY at_ms DESC OFFSET ?1)"
+            } else {
+                "DELETE FROM operations WHERE (operation_id, surface) IN (
+                     SELECT operation_id, surface FROM operations
+                     ORDER BY at_ms DESC LIMIT -1 OFFSET ?1)"
+            };
+            tx.exec(beyond, args![CLAIM_MAX_ROWS])?;
+            tx.exec(
                 "UPDATE operations_pruned SET at_ms = ?1, bytes = ?2 WHERE id = 1",
-                params![now, bytes],
-            )
-            .map_err(|e| self.err(e))?;
+                args![now, bytes],
+            )?;
         }
-        tx.commit().map_err(|e| self.err(e))?;
+        tx.commit()?;
         Ok(n)
     }
 }

@@ -14,9 +14,8 @@
 use std::collections::BTreeMap;
 use std::time::SystemTime;
 
-use rusqlite::{OptionalExtension, Transaction, params};
-
 use crate::error::StoreError;
+use crate::store::db::{Tx, args};
 use crate::store::{Store, from_ms, now_ms};
 
 /// One tool's definition as the gateway saw it.
@@ -70,19 +69,17 @@ impl Store {
     /// Everything recorded about `server`; `None` when it was never pinned.
     pub fn mcp_pins(&self, server: &str) -> Result<Option<ServerPins>, StoreError> {
         let command = |state: &str| -> Result<Option<CommandPin>, StoreError> {
-            self.conn
-                .query_row(
-                    "SELECT command, at_ms FROM mcp_servers WHERE name = ?1 AND state = ?2",
-                    params![server, state],
-                    |r| {
-                        Ok(CommandPin {
-                            command: r.get(0)?,
-                            at: from_ms(r.get(1)?),
-                        })
-                    },
-                )
-                .optional()
-                .map_err(|e| self.err(e))
+            self.row(
+                "SELECT command, at_ms FROM mcp_servers WHERE name = ?1 AND state = ?2",
+                args![server, state],
+            )?
+            .map(|r| {
+                Ok(CommandPin {
+                    command: r.text(0)?,
+                    at: from_ms(r.i64(1)?),
+                })
+            })
+            .transpose()
         };
         let Some(approved) = command(APPROVED)? else {
             return Ok(None);
@@ -101,25 +98,17 @@ impl Store {
         server: &str,
         state: &str,
     ) -> Result<BTreeMap<String, ToolPin>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT tool, hash, definition FROM mcp_tools WHERE server = ?1 AND state = ?2
-                 ORDER BY tool",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(params![server, state], |r| {
-                Ok(ToolPin {
-                    name: r.get(0)?,
-                    hash: r.get(1)?,
-                    definition: r.get(2)?,
-                })
-            })
-            .map_err(|e| self.err(e))?;
         let mut out = BTreeMap::new();
-        for row in rows {
-            let t = row.map_err(|e| self.err(e))?;
+        for r in self.rows(
+            "SELECT tool, hash, definition FROM mcp_tools WHERE server = ?1 AND state = ?2
+             ORDER BY tool",
+            args![server, state],
+        )? {
+            let t = ToolPin {
+                name: r.text(0)?,
+                hash: r.text(1)?,
+                definition: r.text(2)?,
+            };
             out.insert(t.name.clone(), t);
         }
         Ok(out)
@@ -127,14 +116,14 @@ impl Store {
 
     /// Every pinned server, by name.
     pub fn mcp_servers(&self) -> Result<Vec<ServerPins>, StoreError> {
-        let names: Vec<String> = {
-            let mut stmt = self
-                .conn
-                .prepare("SELECT name FROM mcp_servers WHERE state = 'approved' ORDER BY name")
-                .map_err(|e| self.err(e))?;
-            let rows = stmt.query_map([], |r| r.get(0)).map_err(|e| self.err(e))?;
-            rows.collect::<Result<_, _>>().map_err(|e| self.err(e))?
-        };
+        let names = self
+            .rows(
+                "SELECT name FROM mcp_servers WHERE state = 'approved' ORDER BY name",
+                args![],
+            )?
+            .iter()
+            .map(|r| r.text(0))
+            .collect::<Result<Vec<_>, _>>()?;
         let mut out = Vec::new();
         for n in names {
             if let Some(p) = self.mcp_pins(&n)? {
@@ -156,15 +145,11 @@ impl Store {
         if server.is_empty() {
             return Err(self.invalid("an MCP server pin needs a non-empty name"));
         }
-        let tx = self.immediate()?;
-        let exists: Option<i64> = tx
-            .query_row(
-                "SELECT 1 FROM mcp_servers WHERE name = ?1 AND state = 'approved'",
-                params![server],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(|e| self.err(e))?;
+        let tx = self.write()?;
+        let exists = tx.row(
+            "SELECT 1 FROM mcp_servers WHERE name = ?1 AND state = 'approved'",
+            args![server],
+        )?;
         if exists.is_some() {
             return Ok(false);
         }
@@ -172,7 +157,7 @@ impl Store {
         for t in tools {
             self.put_tool(&tx, server, APPROVED, t)?;
         }
-        tx.commit().map_err(|e| self.err(e))?;
+        tx.commit()?;
         Ok(true)
     }
 
@@ -185,21 +170,20 @@ impl Store {
         command: Option<&str>,
         tools: &[ToolPin],
     ) -> Result<(), StoreError> {
-        let tx = self.immediate()?;
+        let tx = self.write()?;
         match command {
             Some(c) => self.put_command(&tx, server, SEEN, c)?,
             None => {
-                tx.execute(
+                tx.exec(
                     "DELETE FROM mcp_servers WHERE name = ?1 AND state = 'seen'",
-                    params![server],
-                )
-                .map_err(|e| self.err(e))?;
+                    args![server],
+                )?;
             }
         }
         for t in tools {
             self.put_tool(&tx, server, SEEN, t)?;
         }
-        tx.commit().map_err(|e| self.err(e))
+        tx.commit()
     }
 
     /// Approve what was seen for `server`: the named tools, or with `None` everything
@@ -209,90 +193,84 @@ impl Store {
         server: &str,
         tools: Option<&[String]>,
     ) -> Result<PinsApproved, StoreError> {
-        let tx = self.immediate()?;
+        let tx = self.write()?;
         let mut approved = PinsApproved::default();
         if tools.is_none() {
-            let moved = tx
-                .execute(
-                    "INSERT OR REPLACE INTO mcp_servers (name, state, command, at_ms)
-                     SELECT name, 'approved', command, ?2 FROM mcp_servers
-                     WHERE name = ?1 AND state = 'seen'",
-                    params![server, now_ms()],
-                )
-                .map_err(|e| self.err(e))?;
-            tx.execute(
+            let moved = tx.exec(
+                "INSERT INTO mcp_servers (name, state, command, at_ms)
+                 SELECT name, 'approved', command, ?2 FROM mcp_servers
+                 WHERE name = ?1 AND state = 'seen'
+                 ON CONFLICT (name, state) DO UPDATE SET command = excluded.command,
+                     at_ms = excluded.at_ms",
+                args![server, now_ms()],
+            )?;
+            tx.exec(
                 "DELETE FROM mcp_servers WHERE name = ?1 AND state = 'seen'",
-                params![server],
-            )
-            .map_err(|e| self.err(e))?;
+                args![server],
+            )?;
             approved.command = moved > 0;
         }
-        let seen: Vec<String> = {
-            let mut stmt = tx
-                .prepare(
-                    "SELECT tool FROM mcp_tools WHERE server = ?1 AND state = 'seen' ORDER BY tool",
-                )
-                .map_err(|e| self.err(e))?;
-            let rows = stmt
-                .query_map(params![server], |r| r.get(0))
-                .map_err(|e| self.err(e))?;
-            rows.collect::<Result<_, _>>().map_err(|e| self.err(e))?
-        };
+        let seen = tx
+            .rows(
+                "SELECT tool FROM mcp_tools WHERE server = ?1 AND state = 'seen' ORDER BY tool",
+                args![server],
+            )?
+            .iter()
+            .map(|r| r.text(0))
+            .collect::<Result<Vec<_>, _>>()?;
         for tool in seen {
             if let Some(only) = tools
                 && !only.contains(&tool)
             {
                 continue;
             }
-            tx.execute(
-                "INSERT OR REPLACE INTO mcp_tools (server, tool, state, hash, definition, at_ms)
+            tx.exec(
+                "INSERT INTO mcp_tools (server, tool, state, hash, definition, at_ms)
                  SELECT server, tool, 'approved', hash, definition, ?3 FROM mcp_tools
-                 WHERE server = ?1 AND tool = ?2 AND state = 'seen'",
-                params![server, tool, now_ms()],
-            )
-            .map_err(|e| self.err(e))?;
-            tx.execute(
+                 WHERE server = ?1 AND tool = ?2 AND state = 'seen'
+                 ON CONFLICT (server, tool, state) DO UPDATE SET hash = excluded.hash,
+                     definition = excluded.definition, at_ms = excluded.at_ms",
+                args![server, tool.as_str(), now_ms()],
+            )?;
+            tx.exec(
                 "DELETE FROM mcp_tools WHERE server = ?1 AND tool = ?2 AND state = 'seen'",
-                params![server, tool],
-            )
-            .map_err(|e| self.err(e))?;
+                args![server, tool.as_str()],
+            )?;
             approved.tools.push(tool);
         }
-        tx.commit().map_err(|e| self.err(e))?;
+        tx.commit()?;
         Ok(approved)
     }
 
     /// Forget everything about `server` (its next run is pinned on first use again).
     /// Returns whether it was pinned.
     pub fn mcp_forget(&self, server: &str) -> Result<bool, StoreError> {
-        let tx = self.immediate()?;
-        let n = tx
-            .execute("DELETE FROM mcp_servers WHERE name = ?1", params![server])
-            .map_err(|e| self.err(e))?;
-        tx.execute("DELETE FROM mcp_tools WHERE server = ?1", params![server])
-            .map_err(|e| self.err(e))?;
-        tx.commit().map_err(|e| self.err(e))?;
+        let tx = self.write()?;
+        let n = tx.exec("DELETE FROM mcp_servers WHERE name = ?1", args![server])?;
+        tx.exec("DELETE FROM mcp_tools WHERE server = ?1", args![server])?;
+        tx.commit()?;
         Ok(n > 0)
     }
 
     fn put_command(
         &self,
-        tx: &Transaction<'_>,
+        tx: &Tx<'_>,
         server: &str,
         state: &str,
         command: &str,
     ) -> Result<(), StoreError> {
-        tx.execute(
-            "INSERT OR REPLACE INTO mcp_servers (name, state, command, at_ms) VALUES (?1, ?2, ?3, ?4)",
-            params![server, state, command, now_ms()],
-        )
-        .map_err(|e| self.err(e))?;
+        tx.exec(
+            "INSERT INTO mcp_servers (name, state, command, at_ms) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (name, state) DO UPDATE SET command = excluded.command,
+                 at_ms = excluded.at_ms",
+            args![server, state, command, now_ms()],
+        )?;
         Ok(())
     }
 
     fn put_tool(
         &self,
-        tx: &Transaction<'_>,
+        tx: &Tx<'_>,
         server: &str,
         state: &str,
         t: &ToolPin,
@@ -301,29 +279,28 @@ impl Store {
             return Err(self.invalid("a pinned MCP tool needs a name and a hash"));
         }
         if state == SEEN {
-            let approved: Option<String> = tx
-                .query_row(
+            let approved = tx
+                .row(
                     "SELECT hash FROM mcp_tools WHERE server = ?1 AND tool = ?2 AND state = 'approved'",
-                    params![server, t.name],
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(|e| self.err(e))?;
+                    args![server, &t.name],
+                )?
+                .map(|r| r.text(0))
+                .transpose()?;
             if approved.as_deref() == Some(t.hash.as_str()) {
-                tx.execute(
+                tx.exec(
                     "DELETE FROM mcp_tools WHERE server = ?1 AND tool = ?2 AND state = 'seen'",
-                    params![server, t.name],
-                )
-                .map_err(|e| self.err(e))?;
+                    args![server, &t.name],
+                )?;
                 return Ok(());
             }
         }
-        tx.execute(
-            "INSERT OR REPLACE INTO mcp_tools (server, tool, state, hash, definition, at_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![server, t.name, state, t.hash, t.definition, now_ms()],
-        )
-        .map_err(|e| self.err(e))?;
+        tx.exec(
+            "INSERT INTO mcp_tools (server, tool, state, hash, definition, at_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT (server, tool, state) DO UPDATE SET hash = excluded.hash,
+                 definition = excluded.definition, at_ms = excluded.at_ms",
+            args![server, &t.name, state, &t.hash, &t.definition, now_ms()],
+        )?;
         Ok(())
     }
 }

@@ -24,9 +24,9 @@
 use std::time::{Duration, SystemTime};
 
 use cordon_policy::session::Leg;
-use rusqlite::{OptionalExtension, params};
 
 use crate::error::StoreError;
+use crate::store::db::{Row, args};
 use crate::store::{Store, from_ms, now_ms};
 
 /// What a session event records.
@@ -170,28 +170,26 @@ pub struct SessionView {
     pub overflowed: Option<SystemTime>,
 }
 
-const EVENT_COLS: &str = "seq, kind, target, hash, at_ms, tool, call, operation_id";
-
-fn event_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Option<SessionEvent>> {
-    let kind: String = r.get(1)?;
+fn event_from_row(r: &Row) -> Result<Option<SessionEvent>, StoreError> {
+    let kind = r.text(1)?;
     let Some(kind) = EventKind::parse(&kind) else {
         return Ok(None);
     };
-    let hash: Option<String> = r.get(3)?;
+    let hash = r.opt_text(3)?;
     let (kind, hash) = match (kind, hash) {
         (EventKind::Tree, Some(h)) if h == UNSEEN => (EventKind::Unseen, None),
         other => other,
     };
     Ok(Some(SessionEvent {
-        seq: r.get(0)?,
+        seq: r.i64(0)?,
         kind,
-        target: r.get(2)?,
+        target: r.text(2)?,
         hash,
-        at: from_ms(r.get(4)?),
+        at: from_ms(r.i64(4)?),
         by: CallRef {
-            tool: r.get(5)?,
-            call: r.get(6)?,
-            operation_id: r.get(7)?,
+            tool: r.text(5)?,
+            call: r.text(6)?,
+            operation_id: r.opt_text(7)?,
         },
     }))
 }
@@ -218,28 +216,22 @@ impl Store {
         if session.is_empty() {
             return Err(self.invalid("a session id must not be empty"));
         }
-        let tx = self.immediate()?;
+        let tx = self.write()?;
         let now = now_ms();
-        let e = |e| self.err(e);
-        tx.execute(
+        tx.exec(
             "DELETE FROM sessions WHERE last_ms < ?1",
-            params![cutoff(limits.expire_after)],
-        )
-        .map_err(e)?;
-        tx.execute(
+            args![cutoff(limits.expire_after)],
+        )?;
+        tx.exec(
             "INSERT INTO sessions (id, started_ms, last_ms) VALUES (?1, ?2, ?2)
              ON CONFLICT (id) DO UPDATE SET last_ms = ?2",
-            params![session, now],
-        )
-        .map_err(e)?;
-        let mut writes: u64 = tx
-            .query_row(
-                "SELECT writes FROM sessions WHERE id = ?1",
-                params![session],
-                |r| r.get::<_, i64>(0),
-            )
-            .map(|n| u64::try_from(n).unwrap_or(0))
-            .map_err(e)?;
+            args![session, now],
+        )?;
+        let mut writes: u64 =
+            match tx.row("SELECT writes FROM sessions WHERE id = ?1", args![session])? {
+                Some(r) => u64::try_from(r.i64(0)?).unwrap_or(0),
+                None => 0,
+            };
         // A filled directory is keyed `DIR/`, so a prefix scan beneath the directory
         // finds it as well as the files written in it.
         let key = |t: &str| format!("{}/", t.trim_end_matches('/'));
@@ -247,56 +239,54 @@ impl Store {
             .trees
             .iter()
             .map(|t| (EventKind::Tree, key(t), t.clone(), None))
-            .chain(
-                rec.unseen
-                    .iter()
-                    .map(|t| (EventKind::Unseen, key(t), t.clone(), Some(UNSEEN.into()))),
-            );
+            .chain(rec.unseen.iter().map(|t| {
+                (
+                    EventKind::Unseen,
+                    key(t),
+                    t.clone(),
+                    Some(UNSEEN.to_string()),
+                )
+            }));
         let files = rec
             .writes
             .iter()
             .map(|(p, h)| (EventKind::Write, p.clone(), p.clone(), h.clone()));
+        let op = by.operation_id.as_deref();
         for (kind, key, target, hash) in files.chain(trees) {
-            let updated = tx
-                .execute(
-                    "UPDATE session_events SET hash = ?4, at_ms = ?5, tool = ?6, call = ?7, operation_id = ?8
-                     WHERE session = ?1 AND kind = ?2 AND key = ?3",
-                    params![session, kind.column(), key, hash, now, by.tool, by.call, by.operation_id],
-                )
-                .map_err(e)?;
+            let updated = tx.exec(
+                "UPDATE session_events SET hash = ?4, at_ms = ?5, tool = ?6, call = ?7, operation_id = ?8
+                 WHERE session = ?1 AND kind = ?2 AND key = ?3",
+                args![session, kind.column(), key.as_str(), hash.as_deref(), now, by.tool.as_str(), by.call.as_str(), op],
+            )?;
             if updated > 0 {
                 continue;
             }
             if writes >= limits.max_writes {
-                tx.execute(
+                tx.exec(
                     "UPDATE sessions SET overflowed_ms = ?2 WHERE id = ?1 AND overflowed_ms IS NULL",
-                    params![session, now],
-                )
-                .map_err(e)?;
+                    args![session, now],
+                )?;
                 continue;
             }
-            tx.execute(
+            tx.exec(
                 "INSERT INTO session_events (session, kind, key, target, hash, at_ms, tool, call, operation_id)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![session, kind.column(), key, target, hash, now, by.tool, by.call, by.operation_id],
-            )
-            .map_err(e)?;
+                args![session, kind.column(), key, target, hash, now, by.tool.as_str(), by.call.as_str(), op],
+            )?;
             writes += 1;
         }
-        tx.execute(
+        tx.exec(
             "UPDATE sessions SET writes = ?2 WHERE id = ?1",
-            params![session, i64::try_from(writes).unwrap_or(i64::MAX)],
-        )
-        .map_err(e)?;
+            args![session, i64::try_from(writes).unwrap_or(i64::MAX)],
+        )?;
         for (leg, target) in &rec.legs {
-            tx.execute(
-                "INSERT OR IGNORE INTO session_events (session, kind, key, target, at_ms, tool, call, operation_id)
-                 VALUES (?1, ?2, '', ?3, ?4, ?5, ?6, ?7)",
-                params![session, leg.as_str(), target, now, by.tool, by.call, by.operation_id],
-            )
-            .map_err(e)?;
+            tx.exec(
+                "INSERT INTO session_events (session, kind, key, target, at_ms, tool, call, operation_id)
+                 VALUES (?1, ?2, '', ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING",
+                args![session, leg.as_str(), target, now, by.tool.as_str(), by.call.as_str(), op],
+            )?;
         }
-        tx.commit().map_err(e)
+        tx.commit()
     }
 
     /// The session's legs, its writes beneath any of `prefixes` (paths or directory
@@ -308,45 +298,25 @@ impl Store {
         prefixes: &[&str],
         expire_after: Duration,
     ) -> Result<SessionView, StoreError> {
-        let e = |e| self.err(e);
-        let tx = rusqlite::Transaction::new_unchecked(
-            &self.conn,
-            rusqlite::TransactionBehavior::Deferred,
-        )
-        .map_err(e)?;
-        let row: Option<Option<i64>> = tx
-            .query_row(
-                "SELECT overflowed_ms FROM sessions WHERE id = ?1 AND last_ms >= ?2",
-                params![session, cutoff(expire_after)],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(e)?;
-        let Some(overflowed) = row else {
+        let tx = self.read()?;
+        let Some(row) = tx.row(
+            "SELECT overflowed_ms FROM sessions WHERE id = ?1 AND last_ms >= ?2",
+            args![session, cutoff(expire_after)],
+        )?
+        else {
             return Ok(SessionView::default());
         };
         let mut view = SessionView {
-            overflowed: overflowed.map(from_ms),
+            overflowed: row.opt_i64(0)?.map(from_ms),
             ..SessionView::default()
         };
-        let mut legs = tx
-            .prepare_cached(&format!(
-                "SELECT {EVENT_COLS} FROM session_events WHERE session = ?1 AND kind IN ('private', 'untrusted', 'external') ORDER BY seq"
-            ))
-            .map_err(e)?;
-        for ev in legs
-            .query_map(params![session], event_from_row)
-            .map_err(e)?
-        {
-            view.legs.extend(ev.map_err(e)?);
+        for r in tx.rows(
+            "SELECT seq, kind, target, hash, at_ms, tool, call, operation_id FROM session_events
+             WHERE session = ?1 AND kind IN ('private', 'untrusted', 'external') ORDER BY seq",
+            args![session],
+        )? {
+            view.legs.extend(event_from_row(&r)?);
         }
-        drop(legs);
-        let mut writes = tx
-            .prepare_cached(&format!(
-                "SELECT {EVENT_COLS} FROM session_events
-                 WHERE session = ?1 AND kind IN ('write', 'tree') AND key >= ?2 AND key < ?3 ORDER BY seq"
-            ))
-            .map_err(e)?;
         // Each key range once: a prefix that starts with another prefix selects only keys
         // that one already selects (a module-wide pattern and the package's own share it).
         let mut ranges: Vec<&str> = prefixes.to_vec();
@@ -360,25 +330,20 @@ impl Store {
             .collect();
         let mut seen = std::collections::BTreeSet::new();
         for p in &ranges {
-            for ev in writes
-                .query_map(params![session, p, upper(p)], event_from_row)
-                .map_err(e)?
-            {
-                if let Some(ev) = ev.map_err(e)?
+            for r in tx.rows(
+                "SELECT seq, kind, target, hash, at_ms, tool, call, operation_id FROM session_events
+                 WHERE session = ?1 AND kind IN ('write', 'tree') AND key >= ?2 AND key < ?3
+                 ORDER BY seq",
+                args![session, *p, upper(p)],
+            )? {
+                if let Some(ev) = event_from_row(&r)?
                     && seen.insert(ev.seq)
                 {
                     view.writes.push(ev);
                 }
             }
         }
-        drop(writes);
         // Directories filled above a prefix: one lookup per ancestor.
-        let mut trees = tx
-            .prepare_cached(&format!(
-                "SELECT {EVENT_COLS} FROM session_events
-                 WHERE session = ?1 AND kind = 'tree' AND key = ?2"
-            ))
-            .map_err(e)?;
         let mut asked = std::collections::BTreeSet::new();
         for p in prefixes {
             for (i, _) in p.match_indices('/') {
@@ -386,11 +351,12 @@ impl Store {
                 if !asked.insert(dir) {
                     continue;
                 }
-                for ev in trees
-                    .query_map(params![session, dir], event_from_row)
-                    .map_err(e)?
-                {
-                    if let Some(ev) = ev.map_err(e)?
+                for r in tx.rows(
+                    "SELECT seq, kind, target, hash, at_ms, tool, call, operation_id
+                     FROM session_events WHERE session = ?1 AND kind = 'tree' AND key = ?2",
+                    args![session, dir],
+                )? {
+                    if let Some(ev) = event_from_row(&r)?
                         && seen.insert(ev.seq)
                     {
                         view.writes.push(ev);
@@ -398,43 +364,44 @@ impl Store {
                 }
             }
         }
-        drop(trees);
         // In the session's order, whatever the ranges.
         view.writes.sort_by_key(|ev| ev.seq);
-        tx.commit().map_err(e)?;
+        tx.commit()?;
         Ok(view)
     }
 
     /// Every session not idle past `expire_after`, most recently used first.
     pub fn sessions(&self, expire_after: Duration) -> Result<Vec<SessionSummary>, StoreError> {
-        let e = |e| self.err(e);
-        let mut st = self
-            .conn
-            .prepare(
-                "SELECT s.id, s.started_ms, s.last_ms, s.writes, s.overflowed_ms,
-                        (SELECT group_concat(kind) FROM session_events
-                         WHERE session = s.id AND kind NOT IN ('write', 'tree'))
-                 FROM sessions s WHERE s.last_ms >= ?1 ORDER BY s.last_ms DESC",
-            )
-            .map_err(e)?;
-        let rows = st
-            .query_map(params![cutoff(expire_after)], |r| {
-                let legs: Option<String> = r.get(5)?;
+        // The legs in one column: SQLite's group_concat is PostgreSQL's string_agg.
+        let sql = if self.pg() {
+            "SELECT s.id, s.started_ms, s.last_ms, s.writes, s.overflowed_ms,
+                    (SELECT string_agg(kind, ',') FROM session_events
+                     WHERE session = s.id AND kind NOT IN ('write', 'tree'))
+             FROM sessions s WHERE s.last_ms >= ?1 ORDER BY s.last_ms DESC"
+        } else {
+            "SELECT s.id, s.started_ms, s.last_ms, s.writes, s.overflowed_ms,
+                    (SELECT group_concat(kind) FROM session_events
+                     WHERE session = s.id AND kind NOT IN ('write', 'tree'))
+             FROM sessions s WHERE s.last_ms >= ?1 ORDER BY s.last_ms DESC"
+        };
+        self.rows(sql, args![cutoff(expire_after)])?
+            .iter()
+            .map(|r| {
                 Ok(SessionSummary {
-                    id: r.get(0)?,
-                    started: from_ms(r.get(1)?),
-                    last: from_ms(r.get(2)?),
-                    writes: u64::try_from(r.get::<_, i64>(3)?).unwrap_or(0),
-                    overflowed: r.get::<_, Option<i64>>(4)?.map(from_ms),
-                    legs: legs
+                    id: r.text(0)?,
+                    started: from_ms(r.i64(1)?),
+                    last: from_ms(r.i64(2)?),
+                    writes: u64::try_from(r.i64(3)?).unwrap_or(0),
+                    overflowed: r.opt_i64(4)?.map(from_ms),
+                    legs: r
+                        .opt_text(5)?
                         .unwrap_or_default()
                         .split(',')
                         .filter_map(Leg::parse)
                         .collect(),
                 })
             })
-            .map_err(e)?;
-        rows.collect::<Result<_, _>>().map_err(e)
+            .collect()
     }
 
     /// One session and its events in order; `None` for an unknown or expired session.
@@ -450,30 +417,23 @@ impl Store {
         else {
             return Ok(None);
         };
-        let e = |e| self.err(e);
-        let mut st = self
-            .conn
-            .prepare(&format!(
-                "SELECT {EVENT_COLS} FROM session_events WHERE session = ?1 ORDER BY seq"
-            ))
-            .map_err(e)?;
         let mut events = Vec::new();
-        for ev in st.query_map(params![id], event_from_row).map_err(e)? {
-            events.extend(ev.map_err(e)?);
+        for r in self.rows(
+            "SELECT seq, kind, target, hash, at_ms, tool, call, operation_id FROM session_events
+             WHERE session = ?1 ORDER BY seq",
+            args![id],
+        )? {
+            events.extend(event_from_row(&r)?);
         }
         Ok(Some((summary, events)))
     }
 
     /// Forget a session and everything it recorded; whether it existed.
     pub fn end_session(&self, id: &str) -> Result<bool, StoreError> {
-        let tx = self.immediate()?;
-        let e = |e| self.err(e);
-        tx.execute("DELETE FROM session_events WHERE session = ?1", params![id])
-            .map_err(e)?;
-        let n = tx
-            .execute("DELETE FROM sessions WHERE id = ?1", params![id])
-            .map_err(e)?;
-        tx.commit().map_err(e)?;
+        let tx = self.write()?;
+        tx.exec("DELETE FROM session_events WHERE session = ?1", args![id])?;
+        let n = tx.exec("DELETE FROM sessions WHERE id = ?1", args![id])?;
+        tx.commit()?;
         Ok(n > 0)
     }
 }

@@ -41,6 +41,9 @@ pub struct SlotRecord {
     pub size: Option<u64>,
 }
 
+/// What [`Store::lite`] names when a shared store is asked for slots' records.
+const SLOTS: &str = "sandbox slots' records";
+
 const COLUMNS: &str =
     "scope, scope_id, key, dir, created_ms, last_used_ms, runs, last_run, last_status, size_bytes";
 
@@ -76,7 +79,7 @@ impl Store {
         status: i32,
     ) -> Result<(), StoreError> {
         let now = now_ms();
-        self.conn
+        self.lite(SLOTS)?
             .execute(
                 "INSERT INTO slots (scope, scope_id, key, dir, created_ms, last_used_ms, runs, last_run, last_status)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?5, 1, ?6, ?7)
@@ -106,7 +109,7 @@ impl Store {
         key: &str,
         bytes: u64,
     ) -> Result<(), StoreError> {
-        self.conn
+        self.lite(SLOTS)?
             .execute(
                 "UPDATE slots SET size_bytes = ?4 WHERE scope = ?1 AND scope_id = ?2 AND key = ?3",
                 params![
@@ -123,7 +126,7 @@ impl Store {
     /// Every slot recorded, most recently used first.
     pub fn slots(&self) -> Result<Vec<SlotRecord>, StoreError> {
         let mut stmt = self
-            .conn
+            .lite(SLOTS)?
             .prepare(&format!(
                 "SELECT {COLUMNS} FROM slots ORDER BY last_used_ms DESC, key"
             ))
@@ -139,7 +142,7 @@ impl Store {
         scope_id: &str,
         key: &str,
     ) -> Result<Option<SlotRecord>, StoreError> {
-        self.conn
+        self.lite(SLOTS)?
             .query_row(
                 &format!(
                     "SELECT {COLUMNS} FROM slots WHERE scope = ?1 AND scope_id = ?2 AND key = ?3"
@@ -159,7 +162,7 @@ impl Store {
         key: &str,
     ) -> Result<bool, StoreError> {
         let n = self
-            .conn
+            .lite(SLOTS)?
             .execute(
                 "DELETE FROM slots WHERE scope = ?1 AND scope_id = ?2 AND key = ?3",
                 params![scope.as_str(), scope_id, key],

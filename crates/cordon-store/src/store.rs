@@ -8,15 +8,21 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior, config::DbConfig, params};
+use rusqlite::{Connection, OpenFlags, config::DbConfig};
 
+use crate::at::{PgTarget, StoreAt};
 use crate::error::{StoreError, StoreErrorKind};
 use crate::paths;
+use db::{Conn, args};
 
 pub use always::{AlwaysApproved, RulePick};
+pub use decisions::DecisionRow;
 mod always;
+pub(crate) mod db;
+mod decisions;
 mod leases;
 mod pending;
+mod pg_schema;
 mod schema;
 
 pub use leases::GATEWAY_RUN_SESSION;
@@ -32,7 +38,10 @@ pub use pending::{Reach, SESSION_TTL};
 const WAL_TRIM_PAGES: u64 = 64;
 
 /// Newest schema version this build reads and writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 12;
+pub const SCHEMA_VERSION: i64 = 13;
+
+/// Newest schema version of a shared (PostgreSQL) store this build reads and writes.
+pub const PG_SCHEMA_VERSION: i64 = 2;
 
 /// Written to `PRAGMA application_id` so another program's database is not mistaken
 /// for a store ("cord" in ASCII).
@@ -219,6 +228,8 @@ pub struct Pending {
     pub operation_id: Option<String>,
     /// The input a human put in place of the call's own when approving it, if any.
     pub edited_input: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The machine that asked (`None` for a request recorded before machines were).
+    pub machine: Option<String>,
 }
 
 /// Proof that a pending request was approved: only [`Pending::approve`] makes one.
@@ -276,26 +287,31 @@ pub enum Answered {
     Denied(Denied),
 }
 
-/// The store. One SQLite connection; open one per thread.
+/// The store: one connection, to the SQLite file or to the shared PostgreSQL database;
+/// open one per thread.
 #[derive(Debug)]
 pub struct Store {
-    pub(crate) conn: Connection,
+    pub(crate) conn: Conn,
+    /// The file, or the database's URL (never with a password): what errors name.
     pub(crate) path: PathBuf,
     /// The (device, inode) of the file as it was before SQLite opened it.
     identity: (u64, u64),
+    /// This machine's name.
+    machine: String,
 }
 
 impl Drop for Store {
     fn drop(&mut self) {
+        let Conn::Lite(conn) = &self.conn else {
+            return;
+        };
         let mut wal = self.path.clone().into_os_string();
         wal.push("-wal");
         let long = std::fs::symlink_metadata(&wal).is_ok_and(|m| m.len() > WAL_TRIM_PAGES * 4096);
         if long {
             // Never wait for another process's readers here: the next close trims it.
-            let _ = self.conn.busy_timeout(Duration::ZERO);
-            let _ = self
-                .conn
-                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+            let _ = conn.busy_timeout(Duration::ZERO);
+            let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
         }
     }
 }
@@ -317,6 +333,19 @@ pub(crate) fn from_ms(ms: i64) -> SystemTime {
 
 fn ttl_ms(ttl: Duration) -> i64 {
     i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// This host's name, the machine a store on it names by default.
+pub(crate) fn host_name() -> String {
+    let name = rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned();
+    if name.is_empty() {
+        "localhost".into()
+    } else {
+        name
+    }
 }
 
 fn whoami() -> String {
@@ -371,14 +400,16 @@ impl Store {
         )
         .map_err(err)?;
         conn.busy_timeout(options.busy_timeout).map_err(err)?;
+        conn.set_prepared_statement_cache_capacity(64);
         let store = Store {
-            conn,
+            conn: Conn::Lite(conn),
             path: path.to_path_buf(),
             identity,
+            machine: host_name(),
         };
+        let conn = store.lite("the store's settings")?;
         let found = store.check_identity()?;
-        let mode: String = store
-            .conn
+        let mode: String = conn
             .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
             .map_err(err)?;
         if !mode.eq_ignore_ascii_case("wal") {
@@ -394,38 +425,84 @@ impl Store {
         // (two fsyncs), and the next process creates it again (two more: its header and the
         // directory). The WAL stays instead; `Drop` empties it once it has grown past
         // `WAL_TRIM_PAGES` pages.
-        store
-            .conn
-            .set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
             .map_err(err)?;
-        store
-            .conn
-            .execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
+        conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
             .map_err(err)?;
         store.migrate(found)?;
         Ok(store)
     }
 
-    /// The file this store lives in.
+    /// Open the store wherever it lives. `File` is [`Store::open`].
+    pub fn open_at(at: &StoreAt) -> Result<Store, StoreError> {
+        match at {
+            StoreAt::File(path) => Store::open(path),
+            StoreAt::Postgres(target) => Store::open_pg(target, &StoreOptions::default()),
+        }
+    }
+
+    /// Open the shared store in a PostgreSQL database, creating its tables in an empty
+    /// one. Connecting is retried with doubling pauses for at most 2.5 seconds in all.
+    ///
+    /// Fails, naming the database (never a password), when it is unreachable, refuses
+    /// the login, holds another application's tables, or has a newer schema.
+    pub fn open_pg(target: &PgTarget, options: &StoreOptions) -> Result<Store, StoreError> {
+        let client = db::connect(target, options.busy_timeout)?;
+        let store = Store {
+            conn: Conn::Pg(Box::new(std::cell::RefCell::new(db::PgConn::new(
+                client,
+                target.clone(),
+                options.busy_timeout,
+            )))),
+            path: PathBuf::from(target.url()),
+            identity: (0, 0),
+            machine: target.machine().to_string(),
+        };
+        store.migrate_pg()?;
+        Ok(store)
+    }
+
+    /// The file this store lives in (for a shared store: its URL, without a password).
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Whether this store is shared by a fleet (PostgreSQL).
+    pub fn is_shared(&self) -> bool {
+        self.pg()
+    }
+
+    /// This machine's name: the shared store's target's, else the host name.
+    pub fn machine(&self) -> &str {
+        &self.machine
+    }
+
+    /// Where the store lives, for messages (never a password).
+    pub fn location(&self) -> String {
+        match &self.conn {
+            Conn::Lite(_) => self.path.display().to_string(),
+            Conn::Pg(_) => format!("the PostgreSQL database {}", self.path.display()),
+        }
     }
 
     /// Whether the store's path still names the file this connection was opened on. A
     /// store deleted, or replaced (restored from a backup, moved aside), is no longer
     /// current: a connection kept across calls must then be opened again, or it would
     /// go on granting the old file's leases and writing where nobody reads.
+    ///
+    /// A shared store is current while its connection is healthy: after the connection
+    /// broke (the server restarted, the network failed) it is not, and a holder opens
+    /// a new one.
     pub fn is_current(&self) -> bool {
-        std::fs::symlink_metadata(&self.path).is_ok_and(|m| (m.dev(), m.ino()) == self.identity)
+        match &self.conn {
+            Conn::Lite(_) => std::fs::symlink_metadata(&self.path)
+                .is_ok_and(|m| (m.dev(), m.ino()) == self.identity),
+            Conn::Pg(p) => p.try_borrow().is_ok_and(|p| p.healthy()),
+        }
     }
 
     pub(crate) fn err(&self, e: rusqlite::Error) -> StoreError {
         StoreError::sqlite(&self.path, e)
-    }
-
-    pub(crate) fn immediate(&self) -> Result<Transaction<'_>, StoreError> {
-        Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
-            .map_err(|e| self.err(e))
     }
 
     pub(crate) fn invalid(&self, why: &str) -> StoreError {
@@ -448,40 +525,35 @@ impl Store {
         if rule.trim().is_empty() {
             return Err(self.invalid("a remembered rule must not be empty"));
         }
-        self.conn
-            .execute(
-                "INSERT OR IGNORE INTO rules (rule, tool_kind, created_ms, created_by) VALUES (?1, ?2, ?3, ?4)",
-                params![rule, tool_kind, now_ms(), by],
-            )
-            .map_err(|e| self.err(e))?;
+        self.exec(
+            "INSERT INTO rules (rule, tool_kind, created_ms, created_by) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT DO NOTHING",
+            args![rule, tool_kind, now_ms(), by],
+        )?;
         Ok(())
     }
 
     /// Remove a remembered rule; returns whether it existed.
     pub fn forget_rule(&self, rule: &str) -> Result<bool, StoreError> {
-        let n = self
-            .conn
-            .execute("DELETE FROM rules WHERE rule = ?1", [rule])
-            .map_err(|e| self.err(e))?;
+        let n = self.exec("DELETE FROM rules WHERE rule = ?1", args![rule])?;
         Ok(n > 0)
     }
 
     /// Every remembered rule, oldest first.
     pub fn rules(&self) -> Result<Vec<RememberedRule>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT rule, tool_kind, created_ms, created_by FROM rules ORDER BY id")
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok(RememberedRule {
-                    rule: r.get(0)?,
-                    tool_kind: r.get(1)?,
-                    created: from_ms(r.get(2)?),
-                    created_by: r.get(3)?,
-                })
+        self.rows(
+            "SELECT rule, tool_kind, created_ms, created_by FROM rules ORDER BY id",
+            args![],
+        )?
+        .iter()
+        .map(|r| {
+            Ok(RememberedRule {
+                rule: r.text(0)?,
+                tool_kind: r.text(1)?,
+                created: from_ms(r.i64(2)?),
+                created_by: r.text(3)?,
             })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+        })
+        .collect()
     }
 }

@@ -102,6 +102,7 @@ fn a_version_7_once_lease_takes_its_approvals_session() {
              DROP TABLE operations_pruned;
              ALTER TABLE pending DROP COLUMN suggestions;
              DROP TABLE audit_heads; DROP TABLE audit_export;
+             ALTER TABLE pending DROP COLUMN machine; DROP TABLE decisions;
              PRAGMA user_version = 7;",
         )
         .unwrap();

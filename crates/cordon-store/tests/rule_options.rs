@@ -175,6 +175,7 @@ fn a_wide_rule_offered_by_an_earlier_version_is_dropped_on_upgrade() {
         .unwrap()
         .execute_batch(
             "ALTER TABLE pending DROP COLUMN suggestions; DROP TABLE audit_heads; DROP TABLE audit_export; \
+             ALTER TABLE pending DROP COLUMN machine; DROP TABLE decisions;
              PRAGMA user_version = 9;",
         )
         .unwrap();

@@ -674,6 +674,7 @@ fn a_version_6_store_keeps_its_claims() {
              ALTER TABLE leases DROP COLUMN bound_session;
              ALTER TABLE leases DROP COLUMN any_session;
              DROP TABLE audit_heads; DROP TABLE audit_export;
+             ALTER TABLE pending DROP COLUMN machine; DROP TABLE decisions;
              PRAGMA user_version = 6;",
         )
         .unwrap();

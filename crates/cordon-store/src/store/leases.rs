@@ -1,8 +1,8 @@
 //! Leases: approvals granted for one fingerprint, consumed, revoked and listed.
 
+use super::db::{Tx, args};
 use super::{Lease, LeaseId, LeaseUse, Scope, Store, from_ms, now_ms, ttl_ms};
 use crate::error::{StoreError, StoreErrorKind};
-use rusqlite::{OptionalExtension, Transaction, params};
 use std::time::Duration;
 
 /// The prefix of the session a `cordon mcp-gateway` run gives its calls when no agent
@@ -30,12 +30,12 @@ impl Store {
         ttl: Option<Duration>,
         answer_note: &str,
     ) -> Result<LeaseId, StoreError> {
-        let tx = self.immediate()?;
+        let tx = self.write()?;
         let id = self.insert_lease(&tx, fingerprint, &scope, ttl, answer_note, false)?;
         if scope == Scope::Once {
             self.bind_session(&tx, id, None, true)?;
         }
-        tx.commit().map_err(|e| self.err(e))?;
+        tx.commit()?;
         Ok(id)
     }
 
@@ -49,10 +49,10 @@ impl Store {
         ttl: Option<Duration>,
         answer_note: &str,
     ) -> Result<LeaseId, StoreError> {
-        let tx = self.immediate()?;
+        let tx = self.write()?;
         let id = self.insert_lease(&tx, fingerprint, &Scope::Once, ttl, answer_note, false)?;
         self.bind_session(&tx, id, session, any_session)?;
-        tx.commit().map_err(|e| self.err(e))?;
+        tx.commit()?;
         Ok(id)
     }
 
@@ -60,17 +60,16 @@ impl Store {
     /// to any session.
     pub(super) fn bind_session(
         &self,
-        tx: &Transaction<'_>,
+        tx: &Tx<'_>,
         lease: LeaseId,
         session: Option<&str>,
         any_session: bool,
     ) -> Result<(), StoreError> {
         let session = once_session(session);
-        tx.execute(
+        tx.exec(
             "UPDATE leases SET bound_session = ?2, any_session = ?3 WHERE id = ?1",
-            params![lease.0, session, i64::from(any_session)],
-        )
-        .map_err(|e| self.err(e))?;
+            args![lease.0, session, any_session],
+        )?;
         Ok(())
     }
 
@@ -81,15 +80,15 @@ impl Store {
         fingerprint: &str,
         answer_note: &str,
     ) -> Result<LeaseId, StoreError> {
-        let tx = self.immediate()?;
+        let tx = self.write()?;
         let id = self.insert_lease(&tx, fingerprint, &Scope::Once, None, answer_note, true)?;
-        tx.commit().map_err(|e| self.err(e))?;
+        tx.commit()?;
         Ok(id)
     }
 
     pub(super) fn insert_lease(
         &self,
-        tx: &Transaction<'_>,
+        tx: &Tx<'_>,
         fingerprint: &str,
         scope: &Scope,
         ttl: Option<Duration>,
@@ -109,13 +108,15 @@ impl Store {
         let now = now_ms();
         let expires = ttl.map(|t| now.saturating_add(ttl_ms(t)));
         let (used, uses) = if spent { (Some(now), 1) } else { (None, 0) };
-        tx.execute(
+        let row = tx.row(
             "INSERT INTO leases (fingerprint, scope, session, created_ms, expires_ms, used_at_ms, uses, answer)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![fingerprint, scope.as_str(), session, now, expires, used, uses, answer_note],
-        )
-        .map_err(|e| self.err(e))?;
-        Ok(LeaseId(tx.last_insert_rowid()))
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id",
+            args![fingerprint, scope.as_str(), session, now, expires, used, uses, answer_note],
+        )?;
+        match row {
+            Some(r) => Ok(LeaseId(r.i64(0)?)),
+            None => Err(self.invalid("inserting a lease returned no id")),
+        }
     }
 
     /// Find a valid lease for this fingerprint and record its use, in one transaction.
@@ -149,43 +150,39 @@ impl Store {
         operation_id: Option<&str>,
     ) -> Result<Option<LeaseUse>, StoreError> {
         let session = session.filter(|s| !s.is_empty());
-        let tx = self.immediate()?;
+        let tx = self.write()?;
         let now = now_ms();
-        let found = tx
-            .query_row(
-                "SELECT id, scope, session, answer FROM leases
-                 WHERE fingerprint = ?1 AND revoked = 0
-                   AND (expires_ms IS NULL OR expires_ms > ?2)
-                   AND ((scope = 'once' AND used_at_ms IS NULL
-                         AND (any_session = 1 OR bound_session IS ?5)
-                         AND (operation_id IS NULL OR operation_id = ?4
-                              OR bound_session IS NOT NULL OR any_session = 1))
-                        OR scope = 'always'
-                        OR (scope = 'session' AND ?3 IS NOT NULL AND session = ?3))
-                 ORDER BY CASE scope WHEN 'session' THEN 0 WHEN 'always' THEN 1 ELSE 2 END, id
-                 LIMIT 1",
-                params![
-                    fingerprint,
-                    now,
-                    session,
-                    operation_id,
-                    once_session(session)
-                ],
-                |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, Option<String>>(2)?,
-                        r.get::<_, String>(3)?,
-                    ))
-                },
-            )
-            .optional()
-            .map_err(|e| self.err(e))?;
-        let Some((id, scope, lease_session, answer)) = found else {
-            tx.commit().map_err(|e| self.err(e))?;
+        let found = tx.row(
+            "SELECT id, scope, session, answer FROM leases
+             WHERE fingerprint = ?1 AND revoked = 0
+               AND (expires_ms IS NULL OR expires_ms > ?2)
+               AND ((scope = 'once' AND used_at_ms IS NULL
+                     AND (any_session = 1 OR bound_session IS NOT DISTINCT FROM CAST(?5 AS TEXT))
+                     AND (operation_id IS NULL OR operation_id = CAST(?4 AS TEXT)
+                          OR bound_session IS NOT NULL OR any_session = 1))
+                    OR scope = 'always'
+                    OR (scope = 'session' AND CAST(?3 AS TEXT) IS NOT NULL
+                        AND session = CAST(?3 AS TEXT)))
+             ORDER BY CASE scope WHEN 'session' THEN 0 WHEN 'always' THEN 1 ELSE 2 END, id
+             LIMIT 1",
+            args![
+                fingerprint,
+                now,
+                session,
+                operation_id,
+                once_session(session)
+            ],
+        )?;
+        let Some(found) = found else {
+            tx.commit()?;
             return Ok(None);
         };
+        let (id, scope, lease_session, answer) = (
+            found.i64(0)?,
+            found.text(1)?,
+            found.opt_text(2)?,
+            found.text(3)?,
+        );
         let Some(scope) = Scope::from_row(&scope, lease_session) else {
             return Err(StoreError::new(
                 &self.path,
@@ -195,18 +192,16 @@ impl Store {
         // Only a once-lease changes state when used; recording every use of the others
         // would cost a synced write on the hot path, and the audit log has the use.
         if scope == Scope::Once {
-            let changed = tx
-                .execute(
-                    "UPDATE leases SET used_at_ms = ?2, uses = uses + 1 WHERE id = ?1 AND used_at_ms IS NULL",
-                    params![id, now],
-                )
-                .map_err(|e| self.err(e))?;
+            let changed = tx.exec(
+                "UPDATE leases SET used_at_ms = ?2, uses = uses + 1 WHERE id = ?1 AND used_at_ms IS NULL",
+                args![id, now],
+            )?;
             if changed != 1 {
                 // Impossible under the write lock; refuse rather than grant twice.
                 return Ok(None);
             }
         }
-        tx.commit().map_err(|e| self.err(e))?;
+        tx.commit()?;
         Ok(Some(LeaseUse {
             lease: LeaseId(id),
             scope,
@@ -216,46 +211,35 @@ impl Store {
 
     /// Revoke a lease; returns whether it existed and was active.
     pub fn revoke(&self, lease: LeaseId) -> Result<bool, StoreError> {
-        let n = self
-            .conn
-            .execute(
-                "UPDATE leases SET revoked = 1 WHERE id = ?1 AND revoked = 0",
-                [lease.0],
-            )
-            .map_err(|e| self.err(e))?;
+        let n = self.exec(
+            "UPDATE leases SET revoked = 1 WHERE id = ?1 AND revoked = 0",
+            args![lease.0],
+        )?;
         Ok(n == 1)
     }
 
     /// Leases that can still be used (not revoked, not expired, not spent).
     pub fn leases(&self) -> Result<Vec<Lease>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT id, fingerprint, scope, session, created_ms, expires_ms, used_at_ms, uses, answer
-                 FROM leases WHERE revoked = 0 AND (expires_ms IS NULL OR expires_ms > ?1)
-                   AND NOT (scope = 'once' AND used_at_ms IS NOT NULL)
-                 ORDER BY id",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([now_ms()], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, Option<String>>(3)?,
-                    r.get::<_, i64>(4)?,
-                    r.get::<_, Option<i64>>(5)?,
-                    r.get::<_, Option<i64>>(6)?,
-                    r.get::<_, i64>(7)?,
-                    r.get::<_, String>(8)?,
-                ))
-            })
-            .map_err(|e| self.err(e))?;
+        let rows = self.rows(
+            "SELECT id, fingerprint, scope, session, created_ms, expires_ms, used_at_ms, uses, answer
+             FROM leases WHERE revoked = 0 AND (expires_ms IS NULL OR expires_ms > ?1)
+               AND NOT (scope = 'once' AND used_at_ms IS NOT NULL)
+             ORDER BY id",
+            args![now_ms()],
+        )?;
         let mut out = Vec::new();
-        for row in rows {
-            let (id, fingerprint, scope, session, created, expires, used, uses, answer) =
-                row.map_err(|e| self.err(e))?;
+        for r in rows {
+            let (id, fingerprint, scope, session, created, expires, used, uses, answer) = (
+                r.i64(0)?,
+                r.text(1)?,
+                r.text(2)?,
+                r.opt_text(3)?,
+                r.i64(4)?,
+                r.opt_i64(5)?,
+                r.opt_i64(6)?,
+                r.i64(7)?,
+                r.text(8)?,
+            );
             let scope = Scope::from_row(&scope, session).ok_or_else(|| {
                 StoreError::new(
                     &self.path,

@@ -1,13 +1,13 @@
 //! Pending requests: calls that could not be put to a human at once, and their
 //! answers (approve, deny) settled later.
 
+use super::db::{Row, args};
 use super::{
     APPROVED_PENDING_TTL, Answer, Answered, Approved, Denied, LeaseId, Pending, PendingId,
     PendingState, Scope, Store, from_ms, now_ms,
 };
 use crate::error::{StoreError, StoreErrorKind};
 use cordon_policy::suggest::RuleOption;
-use rusqlite::{OptionalExtension, params};
 use std::time::Duration;
 
 impl Store {
@@ -76,99 +76,95 @@ impl Store {
         // at once add one approval. The request and the verdict must match too: the
         // fingerprint does not cover what a path resolves to, and the human must see the
         // verdict of the call that will run.
-        let tx = self.immediate()?;
-        let waiting: Option<i64> = tx
-            .prepare_cached(
-                "SELECT id FROM pending WHERE state = 'pending' AND fingerprint = ?1
-                 AND session IS ?2 AND operation_id IS ?3 AND request = ?4 AND verdict = ?5
-                 ORDER BY id LIMIT 1",
-            )
-            .and_then(|mut s| {
-                s.query_row(
-                    params![fingerprint, session, operation_id, request, verdict],
-                    |r| r.get(0),
-                )
-                .optional()
-            })
-            .map_err(|e| self.err(e))?;
-        if let Some(id) = waiting {
-            tx.commit().map_err(|e| self.err(e))?;
+        let tx = self.write()?;
+        let waiting = tx.row(
+            "SELECT id FROM pending WHERE state = 'pending' AND fingerprint = ?1
+             AND session IS NOT DISTINCT FROM CAST(?2 AS TEXT)
+             AND operation_id IS NOT DISTINCT FROM CAST(?3 AS TEXT)
+             AND request = ?4 AND verdict = ?5
+             ORDER BY id LIMIT 1",
+            args![
+                fingerprint,
+                session,
+                operation_id,
+                request.as_str(),
+                verdict.as_str()
+            ],
+        )?;
+        if let Some(r) = waiting {
+            let id = r.i64(0)?;
+            tx.commit()?;
             return Ok(PendingId(id));
         }
-        tx.execute(
-            "INSERT INTO pending (fingerprint, session, request, verdict, suggestion, created_ms, operation_id, suggestions)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![fingerprint, session, request, verdict, suggestion, now_ms(), operation_id, suggestions],
-        )
-        .map_err(|e| self.err(e))?;
-        let id = tx.last_insert_rowid();
-        tx.commit().map_err(|e| self.err(e))?;
+        let row = tx.row(
+            "INSERT INTO pending (fingerprint, session, request, verdict, suggestion, created_ms, operation_id, suggestions, machine)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING id",
+            args![fingerprint, session, request, verdict, suggestion, now_ms(), operation_id, suggestions, self.machine()],
+        )?;
+        let id = match row {
+            Some(r) => r.i64(0)?,
+            None => return Err(self.invalid("recording a pending approval returned no id")),
+        };
+        tx.commit()?;
         Ok(PendingId(id))
     }
 
-    const PENDING_COLUMNS: &'static str = "id, fingerprint, session, request, verdict, suggestion, created_ms, state, operation_id, edited_input, suggestions";
-
-    fn pending_from_row(&self, r: &rusqlite::Row<'_>) -> rusqlite::Result<(Pending, String)> {
-        let request: String = r.get(3)?;
-        let verdict: String = r.get(4)?;
-        let suggestion: Option<String> = r.get(5)?;
+    fn pending_from_row(r: &Row) -> Result<(Pending, String), StoreError> {
+        let request = r.text(3)?;
+        let verdict = r.text(4)?;
+        let suggestion = r.opt_text(5)?;
         // The offered rules; a request recorded before they were kept offered its
         // suggestion alone. A list that does not start with the suggestion is not
         // trusted: the suggestion alone then.
         let suggestions = r
-            .get::<_, Option<String>>(10)?
+            .opt_text(10)?
             .and_then(|t| serde_json::from_str::<Vec<RuleOption>>(&t).ok())
             .filter(|l| l.first().map(|o| &o.rule) == suggestion.as_ref())
             .unwrap_or_else(|| suggestion.iter().cloned().map(RuleOption::exact).collect());
         Ok((
             Pending {
-                id: PendingId(r.get(0)?),
-                fingerprint: r.get(1)?,
-                session: r.get(2)?,
+                id: PendingId(r.i64(0)?),
+                fingerprint: r.text(1)?,
+                session: r.opt_text(2)?,
                 request: serde_json::from_str(&request)
                     .unwrap_or(serde_json::Value::String(request)),
                 verdict: serde_json::from_str(&verdict)
                     .unwrap_or(serde_json::Value::String(verdict)),
                 suggestion,
                 suggestions,
-                created: from_ms(r.get(6)?),
-                operation_id: r.get(8)?,
-                edited_input: r
-                    .get::<_, Option<String>>(9)?
-                    .and_then(|t| serde_json::from_str(&t).ok()),
+                created: from_ms(r.i64(6)?),
+                operation_id: r.opt_text(8)?,
+                edited_input: r.opt_text(9)?.and_then(|t| serde_json::from_str(&t).ok()),
+                machine: r.opt_text(11)?,
             },
-            r.get(7)?,
+            r.text(7)?,
         ))
     }
 
     /// Requests still waiting for a human, oldest first.
     pub fn pending(&self) -> Result<Vec<Pending>, StoreError> {
-        let sql = format!(
-            "SELECT {} FROM pending WHERE state = 'pending' ORDER BY id",
-            Self::PENDING_COLUMNS
-        );
-        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([], |r| self.pending_from_row(r))
-            .map_err(|e| self.err(e))?;
-        let mut out = Vec::new();
-        for row in rows {
-            out.push(row.map_err(|e| self.err(e))?.0);
-        }
-        Ok(out)
+        let rows = self.rows(
+            "SELECT id, fingerprint, session, request, verdict, suggestion, created_ms, state,
+                    operation_id, edited_input, suggestions, machine
+             FROM pending WHERE state = 'pending' ORDER BY id",
+            args![],
+        )?;
+        rows.iter()
+            .map(|r| Ok(Self::pending_from_row(r)?.0))
+            .collect()
     }
 
     /// One recorded request in any state, with that state.
     pub fn approval(&self, id: PendingId) -> Result<(Pending, PendingState), StoreError> {
-        let sql = format!(
-            "SELECT {} FROM pending WHERE id = ?1",
-            Self::PENDING_COLUMNS
-        );
         let row = self
-            .conn
-            .query_row(&sql, [id.0], |r| self.pending_from_row(r))
-            .optional()
-            .map_err(|e| self.err(e))?;
+            .row(
+                "SELECT id, fingerprint, session, request, verdict, suggestion, created_ms, state,
+                        operation_id, edited_input, suggestions, machine
+                 FROM pending WHERE id = ?1",
+                args![id.0],
+            )?
+            .map(|r| Self::pending_from_row(&r))
+            .transpose()?;
         let Some((p, state)) = row else {
             return Err(StoreError::new(
                 &self.path,
@@ -229,7 +225,7 @@ impl Store {
                 pending.id
             )));
         }
-        let tx = self.immediate()?;
+        let tx = self.write()?;
         let lease = if approve && reach == Reach::ForSession {
             let scope = Scope::Session(session.unwrap_or_default().to_string());
             let note = format!("approved pending request {} for the session", pending.id);
@@ -261,18 +257,16 @@ impl Store {
             .map(|e| serde_json::to_string(&e.input))
             .transpose()
             .map_err(|e| self.invalid(&e.to_string()))?;
-        let n = tx
-            .execute(
-                "UPDATE pending SET state = ?2, answered_ms = ?3, lease_id = ?4, edited_input = ?5 WHERE id = ?1 AND state = 'pending'",
-                params![
-                    pending.id.0,
-                    if approve { "approved" } else { "denied" },
-                    now_ms(),
-                    lease.map(|l| l.0),
-                    edited
-                ],
-            )
-            .map_err(|e| self.err(e))?;
+        let n = tx.exec(
+            "UPDATE pending SET state = ?2, answered_ms = ?3, lease_id = ?4, edited_input = ?5 WHERE id = ?1 AND state = 'pending'",
+            args![
+                pending.id.0,
+                if approve { "approved" } else { "denied" },
+                now_ms(),
+                lease.map(|l| l.0),
+                edited
+            ],
+        )?;
         if n != 1 {
             // Dropping the transaction rolls the lease back.
             let state = self
@@ -286,7 +280,7 @@ impl Store {
                 },
             ));
         }
-        tx.commit().map_err(|e| self.err(e))?;
+        tx.commit()?;
         Ok(lease)
     }
 }

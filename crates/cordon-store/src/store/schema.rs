@@ -218,12 +218,26 @@ CREATE TABLE audit_export (
     r#"
 ALTER TABLE audit_heads ADD COLUMN offset INTEGER NOT NULL DEFAULT 0 CHECK (offset >= 0);
 "#,
+    // The machine that asked for each pending approval, and decisions shipped from each
+    // machine's audit log for the console (see `decisions.rs`), as in a shared store.
+    r#"
+ALTER TABLE pending ADD COLUMN machine TEXT;
+CREATE TABLE decisions (
+    machine TEXT    NOT NULL CHECK (length(machine) > 0),
+    log     TEXT    NOT NULL,
+    seq     INTEGER NOT NULL CHECK (seq >= 0),
+    at_ms   INTEGER NOT NULL,
+    record  TEXT    NOT NULL,
+    PRIMARY KEY (machine, log, seq)
+) WITHOUT ROWID;
+CREATE INDEX decisions_by_at ON decisions (at_ms);
+"#,
 ];
 
 impl Store {
     fn versions(&self) -> Result<(i64, i64), StoreError> {
         // One statement for both: every open runs this, and each statement is parsed.
-        self.conn
+        self.lite("schema versions")?
             .query_row(
                 "SELECT (SELECT user_version FROM pragma_user_version()), \
                         (SELECT application_id FROM pragma_application_id())",
@@ -248,7 +262,7 @@ impl Store {
         }
         if version == 0 {
             let tables: i64 = self
-                .conn
+                .lite("schema versions")?
                 .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
                 .map_err(|e| self.err(e))?;
             if tables > 0 {
@@ -274,7 +288,8 @@ impl Store {
             // Up to date: opening needs no write lock.
             return Ok(());
         }
-        let tx = self.immediate()?;
+        let tx = self.write()?;
+        let conn = self.lite("schema versions")?;
         // Read again under the write lock: another process may have migrated meanwhile.
         let (version, _) = self.versions()?;
         if version > SCHEMA_VERSION {
@@ -288,16 +303,16 @@ impl Store {
         }
         let start = usize::try_from(version).unwrap_or(usize::MAX);
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(start) {
-            tx.execute_batch(sql).map_err(|e| self.err(e))?;
-            tx.pragma_update(
+            conn.execute_batch(sql).map_err(|e| self.err(e))?;
+            conn.pragma_update(
                 None,
                 "user_version",
                 i64::try_from(i + 1).unwrap_or(i64::MAX),
             )
             .map_err(|e| self.err(e))?;
         }
-        tx.pragma_update(None, "application_id", APPLICATION_ID)
+        conn.pragma_update(None, "application_id", APPLICATION_ID)
             .map_err(|e| self.err(e))?;
-        tx.commit().map_err(|e| self.err(e))
+        tx.commit()
     }
 }

@@ -1,0 +1,302 @@
+//! Where the store lives: the embedded SQLite file (the default) or a PostgreSQL database
+//! shared by a fleet of machines.
+//!
+//! A [`PgTarget`] never holds a password in its URL: a URL carrying one is refused (a
+//! password in a config file or a command line ends up in logs and `ps`), and the password
+//! comes from a file or the environment as a [`Password`], whose `Debug` and `Display`
+//! never show it. Without TLS (not built yet), only a Unix socket or a loopback address is
+//! accepted: a password or a lease sent in clear over a network is refused, not risked.
+
+use std::fmt;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use crate::error::{StoreError, StoreErrorKind};
+
+/// Where the shared store lives.
+#[derive(Debug, Clone)]
+pub enum StoreAt {
+    /// The embedded SQLite file (default; unchanged behaviour).
+    File(PathBuf),
+    /// A PostgreSQL database shared by a fleet of machines.
+    Postgres(PgTarget),
+}
+
+/// A database password; its `Debug` and `Display` never show it, and it is overwritten
+/// when dropped.
+#[derive(Clone)]
+pub struct Password(String);
+
+impl Password {
+    /// A password taken from the environment or a prompt.
+    pub fn new(s: String) -> Password {
+        Password(s)
+    }
+
+    /// The first line of the file at `p` (a trailing newline is not part of it). A file
+    /// other users can read or write is refused.
+    pub fn from_file(p: &Path) -> Result<Password, StoreError> {
+        let meta = std::fs::metadata(p).map_err(|e| StoreError::io(p, &e))?;
+        if meta.permissions().mode() & 0o007 != 0 {
+            return Err(StoreError::new(
+                p,
+                StoreErrorKind::Permissions(
+                    "a password file must not be readable or writable by other users".into(),
+                ),
+            ));
+        }
+        let text = std::fs::read_to_string(p).map_err(|e| StoreError::io(p, &e))?;
+        let line = text.lines().next().unwrap_or_default().to_string();
+        let mut text = text;
+        wipe(&mut text);
+        if line.is_empty() {
+            return Err(StoreError::new(
+                p,
+                StoreErrorKind::Invalid("the password file is empty".into()),
+            ));
+        }
+        Ok(Password(line))
+    }
+
+    pub(crate) fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+fn wipe(s: &mut String) {
+    let mut bytes = std::mem::take(s).into_bytes();
+    bytes.fill(0);
+    std::hint::black_box(&bytes);
+}
+
+impl Drop for Password {
+    fn drop(&mut self) {
+        wipe(&mut self.0);
+    }
+}
+
+impl fmt::Debug for Password {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Password(hidden)")
+    }
+}
+
+impl fmt::Display for Password {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("(hidden)")
+    }
+}
+
+/// A PostgreSQL database to use as the store.
+#[derive(Clone)]
+pub struct PgTarget {
+    /// The URL as given (it holds no password: one that did was refused).
+    url: String,
+    pub(crate) config: postgres::Config,
+    machine: String,
+}
+
+impl fmt::Debug for PgTarget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PgTarget")
+            .field("url", &self.url)
+            .field("machine", &self.machine)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Whether `host` names this machine: a loopback name or address.
+fn loopback(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|a| a.is_loopback())
+}
+
+impl PgTarget {
+    /// `url`: `postgres://user@host:port/db?...` or `postgresql:///db?host=/run/socket/dir`.
+    /// A URL holding a password is refused (passwords come from a file or the environment).
+    /// `machine`: this machine's name in the fleet (shown in the console, stored with
+    /// pending approvals and shipped decisions).
+    pub fn new(
+        url: &str,
+        password: Option<Password>,
+        machine: &str,
+    ) -> Result<PgTarget, StoreError> {
+        let shown = redact_url(url);
+        let bad = |why: String| StoreError::new(Path::new(&shown), StoreErrorKind::Invalid(why));
+        if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+            return Err(bad(
+                "a shared store is named by a URL starting with postgres:// or postgresql://"
+                    .into(),
+            ));
+        }
+        let mut config = postgres::Config::from_str(url).map_err(|e| {
+            bad(format!(
+                "the URL could not be read ({})",
+                scrub(&e.to_string(), url)
+            ))
+        })?;
+        if config.get_password().is_some() {
+            return Err(bad(
+                "the URL holds a password; give it in a password file or an environment variable instead"
+                    .into(),
+            ));
+        }
+        if config.get_hosts().is_empty() {
+            return Err(bad(
+                "the URL names no host; give a host name or a socket directory (?host=/run/postgresql)"
+                    .into(),
+            ));
+        }
+        for host in config.get_hosts() {
+            if let postgres::config::Host::Tcp(name) = host
+                && !loopback(name)
+            {
+                return Err(bad(format!(
+                    "host {name} is not this machine, and TLS is not supported yet; use a Unix socket or a loopback address (a tunnel or a local proxy for a remote server)"
+                )));
+            }
+        }
+        for addr in config.get_hostaddrs() {
+            if !addr.is_loopback() {
+                return Err(bad(format!(
+                    "host address {addr} is not this machine, and TLS is not supported yet; use a Unix socket or a loopback address"
+                )));
+            }
+        }
+        if config.get_dbname().is_none_or(str::is_empty) {
+            return Err(bad("the URL names no database".into()));
+        }
+        let machine = machine.trim();
+        if machine.is_empty() || machine.len() > 255 || machine.chars().any(char::is_control) {
+            return Err(bad(
+                "a machine name must be 1 to 255 characters without control characters".into(),
+            ));
+        }
+        if let Some(p) = &password {
+            config.password(p.expose());
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("cordon");
+        }
+        Ok(PgTarget {
+            url: shown,
+            config,
+            machine: machine.to_string(),
+        })
+    }
+
+    /// This machine's name in the fleet.
+    pub fn machine(&self) -> &str {
+        &self.machine
+    }
+
+    /// The URL, for messages (it holds no password).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+}
+
+/// `url` with anything between `://user:` and `@` replaced, for messages about a URL that
+/// was refused because it held a password.
+fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let (auth, tail) = match rest.find(['/', '?']) {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    let mut out = format!("{scheme}://");
+    match auth.rsplit_once('@') {
+        Some((user, host)) => {
+            let user = user.split_once(':').map_or(user, |(u, _)| u);
+            out.push_str(&format!("{user}@{host}"));
+        }
+        None => out.push_str(auth),
+    }
+    // A password given as a query parameter.
+    let (path, query) = tail.split_once('?').unwrap_or((tail, ""));
+    out.push_str(path);
+    if !query.is_empty() {
+        let query = query
+            .split('&')
+            .map(|kv| {
+                let (k, _) = kv.split_once('=').unwrap_or((kv, ""));
+                if k.eq_ignore_ascii_case("password") {
+                    format!("{k}=(hidden)")
+                } else {
+                    kv.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("&");
+        out.push('?');
+        out.push_str(&query);
+    }
+    out
+}
+
+/// A parser's message about `url` without any part of the URL in it.
+fn scrub(msg: &str, url: &str) -> String {
+    if url.len() > 3 && msg.contains(url) {
+        msg.replace(url, "(the URL)")
+    } else {
+        msg.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_url_with_a_password_is_refused_without_showing_it() {
+        for url in [
+            "postgres://cordon:hunter2@localhost/cordon",
+            "postgresql://cordon@localhost/cordon?password=hunter2",
+        ] {
+            let e = PgTarget::new(url, None, "m1").unwrap_err().to_string();
+            assert!(e.contains("password"), "{e}");
+            assert!(!e.contains("hunter2"), "{e}");
+        }
+    }
+
+    #[test]
+    fn only_local_hosts_without_tls() {
+        for ok in [
+            "postgres://cordon@localhost/c",
+            "postgres://cordon@127.0.0.1:5433/c",
+            "postgres://cordon@[::1]/c",
+            "postgresql:///c?host=/run/postgresql",
+        ] {
+            PgTarget::new(ok, None, "m").unwrap();
+        }
+        for bad in [
+            "postgres://cordon@db.example.com/c",
+            "postgres://cordon@10.0.0.5/c",
+            "postgresql:///c?host=db.example.com",
+            "postgres://cordon@localhost/c?hostaddr=10.1.2.3",
+            "mysql://x@localhost/c",
+            "postgres://cordon@localhost/",
+        ] {
+            assert!(PgTarget::new(bad, None, "m").is_err(), "{bad}");
+        }
+        let e = PgTarget::new("postgres://cordon@db.example.com/c", None, "m")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("TLS is not supported yet"), "{e}");
+    }
+
+    #[test]
+    fn a_password_never_shows() {
+        let p = Password::new("hunter2".into());
+        assert!(!format!("{p:?} {p}").contains("hunter2"));
+        let t = PgTarget::new("postgres://u@localhost/c", Some(p), "m").unwrap();
+        assert!(!format!("{t:?}").contains("hunter2"));
+        assert_eq!(t.machine(), "m");
+    }
+}

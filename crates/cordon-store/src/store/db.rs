@@ -1,0 +1,601 @@
+//! The one connection a [`Store`] holds, SQLite or PostgreSQL, and the small query layer
+//! every shared operation goes through, so that each operation's SQL is written once.
+//!
+//! SQL is written with `?N` placeholders in the subset both engines accept (`ON CONFLICT`,
+//! `RETURNING`, `IS NOT DISTINCT FROM`, `CAST(? AS TEXT)`); for PostgreSQL the
+//! placeholders become `$N`. Parameters are a [`Val`] (null, 64-bit integer, text) and
+//! rows are read by index.
+//!
+//! Write transactions: SQLite's `BEGIN IMMEDIATE` takes the database's one write lock.
+//! On PostgreSQL a write transaction is `BEGIN ISOLATION LEVEL READ COMMITTED` followed by
+//! `pg_advisory_xact_lock` on one key, so every write transaction of every machine runs
+//! one at a time, exactly as on SQLite: whatever an SQLite test proves about a once-lease
+//! spent once or a pending approval answered once holds on PostgreSQL by construction.
+//! The lock is released when the transaction commits or rolls back (also when the
+//! connection dies), and under READ COMMITTED each statement after the lock sees every
+//! transaction that held it before. A single write outside a transaction takes the same
+//! lock, so it cannot slip between the read and the write of another's transaction.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
+
+use super::Store;
+use crate::at::PgTarget;
+use crate::error::{StoreError, StoreErrorKind};
+
+/// How long opening (or reopening) a PostgreSQL connection may take in all, retries
+/// included: a decision waiting on the store must not hang.
+pub(crate) const CONNECT_BUDGET: Duration = Duration::from_millis(2500);
+
+/// The first pause between connection attempts; each next one doubles.
+const CONNECT_BACKOFF: Duration = Duration::from_millis(100);
+
+/// The longest one statement may run on PostgreSQL before the server cancels it.
+const STATEMENT_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// A parameter.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Val {
+    Null,
+    Int(i64),
+    Text(String),
+}
+
+impl From<i64> for Val {
+    fn from(v: i64) -> Val {
+        Val::Int(v)
+    }
+}
+impl From<bool> for Val {
+    fn from(v: bool) -> Val {
+        Val::Int(i64::from(v))
+    }
+}
+impl From<&str> for Val {
+    fn from(v: &str) -> Val {
+        Val::Text(v.to_string())
+    }
+}
+impl From<String> for Val {
+    fn from(v: String) -> Val {
+        Val::Text(v)
+    }
+}
+impl From<&String> for Val {
+    fn from(v: &String) -> Val {
+        Val::Text(v.clone())
+    }
+}
+impl<T: Into<Val>> From<Option<T>> for Val {
+    fn from(v: Option<T>) -> Val {
+        v.map_or(Val::Null, Into::into)
+    }
+}
+
+/// Parameters for a query: `args![a, b, c]`.
+macro_rules! args {
+    ($($e:expr),* $(,)?) => { &[$($crate::store::db::Val::from($e)),*] as &[$crate::store::db::Val] };
+}
+pub(crate) use args;
+
+/// One row read, by column index.
+pub(crate) struct Row {
+    vals: Vec<Val>,
+    at: Rc<PathBuf>,
+}
+
+impl Row {
+    fn bad(&self, i: usize, want: &str) -> StoreError {
+        StoreError::new(
+            &self.at,
+            StoreErrorKind::Corrupt(format!("column {i} of a row is not {want}")),
+        )
+    }
+
+    pub(crate) fn opt_i64(&self, i: usize) -> Result<Option<i64>, StoreError> {
+        match self.vals.get(i) {
+            Some(Val::Int(v)) => Ok(Some(*v)),
+            Some(Val::Null) => Ok(None),
+            _ => Err(self.bad(i, "an integer")),
+        }
+    }
+
+    pub(crate) fn i64(&self, i: usize) -> Result<i64, StoreError> {
+        self.opt_i64(i)?.ok_or_else(|| self.bad(i, "an integer"))
+    }
+
+    pub(crate) fn opt_text(&self, i: usize) -> Result<Option<String>, StoreError> {
+        match self.vals.get(i) {
+            Some(Val::Text(v)) => Ok(Some(v.clone())),
+            Some(Val::Null) => Ok(None),
+            _ => Err(self.bad(i, "text")),
+        }
+    }
+
+    pub(crate) fn text(&self, i: usize) -> Result<String, StoreError> {
+        self.opt_text(i)?.ok_or_else(|| self.bad(i, "text"))
+    }
+}
+
+impl rusqlite::ToSql for Val {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        use rusqlite::types::{ToSqlOutput, ValueRef};
+        Ok(match self {
+            Val::Null => ToSqlOutput::Borrowed(ValueRef::Null),
+            Val::Int(v) => ToSqlOutput::Borrowed(ValueRef::Integer(*v)),
+            Val::Text(s) => ToSqlOutput::Borrowed(ValueRef::Text(s.as_bytes())),
+        })
+    }
+}
+
+impl ToSql for Val {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match self {
+            Val::Null => Ok(IsNull::Yes),
+            Val::Int(v) => match *ty {
+                Type::INT8 => v.to_sql(ty, out),
+                Type::INT4 => i32::try_from(*v)?.to_sql(ty, out),
+                Type::INT2 => i16::try_from(*v)?.to_sql(ty, out),
+                Type::BOOL => (*v != 0).to_sql(ty, out),
+                _ => Err(format!("an integer was given where {ty} is wanted").into()),
+            },
+            Val::Text(s) if <&str as ToSql>::accepts(ty) => s.as_str().to_sql(ty, out),
+            Val::Text(_) => Err(format!("text was given where {ty} is wanted").into()),
+        }
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    to_sql_checked!();
+}
+
+/// `?N` placeholders as PostgreSQL's `$N`.
+fn dollars(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '?' && chars.peek().is_some_and(char::is_ascii_digit) {
+            out.push('$');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A PostgreSQL connection and what it knows about itself.
+pub(crate) struct PgConn {
+    client: Option<postgres::Client>,
+    target: PgTarget,
+    statements: HashMap<&'static str, postgres::Statement>,
+    /// Inside a transaction this store began.
+    in_tx: bool,
+    /// The connection failed (lost, reset, shut down): reconnect before the next use.
+    broken: bool,
+    lock_timeout: Duration,
+}
+
+/// The connection of a store.
+pub(crate) enum Conn {
+    Lite(rusqlite::Connection),
+    Pg(Box<RefCell<PgConn>>),
+}
+
+impl std::fmt::Debug for Conn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Conn::Lite(c) => c.fmt(f),
+            Conn::Pg(p) => match p.try_borrow() {
+                Ok(p) => write!(f, "Pg({:?})", p.target),
+                Err(_) => f.write_str("Pg(busy)"),
+            },
+        }
+    }
+}
+
+/// Whether a PostgreSQL error means the connection is gone (not a refused statement).
+fn lost(e: &postgres::Error) -> bool {
+    match e.code() {
+        None => true,
+        Some(code) => {
+            let c = code.code();
+            c.starts_with("08") || c.starts_with("57P")
+        }
+    }
+}
+
+/// A PostgreSQL error as a store error naming `at` (the URL; never a password).
+pub(crate) fn pg_error(at: &Path, e: &postgres::Error) -> StoreError {
+    use postgres::error::SqlState;
+    let why = e
+        .as_db_error()
+        .map_or_else(|| e.to_string(), |d| d.message().to_string());
+    let kind = match e.code() {
+        Some(c) if *c == SqlState::LOCK_NOT_AVAILABLE || *c == SqlState::QUERY_CANCELED => {
+            StoreErrorKind::Locked
+        }
+        Some(c) if *c == SqlState::DISK_FULL => StoreErrorKind::Full,
+        Some(c)
+            if *c == SqlState::INSUFFICIENT_PRIVILEGE
+                || *c == SqlState::INVALID_PASSWORD
+                || *c == SqlState::INVALID_AUTHORIZATION_SPECIFICATION =>
+        {
+            StoreErrorKind::Permissions(why)
+        }
+        _ if lost(e) => StoreErrorKind::Unavailable(why),
+        _ => StoreErrorKind::Io(why),
+    };
+    StoreError::new(at, kind)
+}
+
+/// Connect within [`CONNECT_BUDGET`], retrying with doubling pauses; the last error when
+/// every attempt failed.
+pub(crate) fn connect(
+    target: &PgTarget,
+    lock_timeout: Duration,
+) -> Result<postgres::Client, StoreError> {
+    let at = PathBuf::from(target.url());
+    let start = Instant::now();
+    let mut pause = CONNECT_BACKOFF;
+    loop {
+        let left = CONNECT_BUDGET.saturating_sub(start.elapsed());
+        let mut config = target.config.clone();
+        config
+            .connect_timeout(left.clamp(Duration::from_millis(100), Duration::from_secs(1)))
+            .keepalives(true)
+            .keepalives_idle(Duration::from_secs(30));
+        let err = match config.connect(postgres::NoTls) {
+            Ok(mut client) => {
+                let set = format!(
+                    "SET lock_timeout = {}; SET statement_timeout = {}; \
+                     SET idle_in_transaction_session_timeout = 60000",
+                    lock_timeout.as_millis().max(1),
+                    STATEMENT_TIMEOUT.as_millis()
+                );
+                match client.batch_execute(&set) {
+                    Ok(()) => return Ok(client),
+                    Err(e) => pg_error(&at, &e),
+                }
+            }
+            Err(e) => pg_error(&at, &e),
+        };
+        // A refusal by the server (a password, a missing database) does not get better.
+        let retry = matches!(err.kind(), StoreErrorKind::Unavailable(_));
+        if !retry || start.elapsed() + pause >= CONNECT_BUDGET {
+            return Err(err);
+        }
+        std::thread::sleep(pause);
+        pause = pause.saturating_mul(2);
+    }
+}
+
+impl PgConn {
+    pub(crate) fn new(client: postgres::Client, target: PgTarget, lock_timeout: Duration) -> Self {
+        PgConn {
+            client: Some(client),
+            target,
+            statements: HashMap::new(),
+            in_tx: false,
+            broken: false,
+            lock_timeout,
+        }
+    }
+
+    pub(crate) fn healthy(&self) -> bool {
+        !self.broken && self.client.as_ref().is_some_and(|c| !c.is_closed())
+    }
+
+    /// The client, reconnecting first when the connection broke (never inside a
+    /// transaction: that one is lost, and its caller gets the error).
+    fn client(&mut self) -> Result<&mut postgres::Client, StoreError> {
+        if !self.healthy() {
+            if self.in_tx {
+                return Err(StoreError::new(
+                    Path::new(self.target.url()),
+                    StoreErrorKind::Unavailable("the connection was lost in a transaction".into()),
+                ));
+            }
+            self.client = None;
+            self.statements.clear();
+            self.client = Some(connect(&self.target, self.lock_timeout)?);
+            self.broken = false;
+        }
+        match self.client.as_mut() {
+            Some(c) => Ok(c),
+            None => Err(StoreError::new(
+                Path::new(self.target.url()),
+                StoreErrorKind::Unavailable("no connection".into()),
+            )),
+        }
+    }
+
+    fn fail(&mut self, e: &postgres::Error) -> StoreError {
+        if lost(e) {
+            self.broken = true;
+        }
+        pg_error(Path::new(self.target.url()), e)
+    }
+
+    fn statement(&mut self, sql: &'static str) -> Result<postgres::Statement, StoreError> {
+        if let Some(s) = self.statements.get(sql) {
+            return Ok(s.clone());
+        }
+        let prepared = self.client()?.prepare(&dollars(sql));
+        let st = prepared.map_err(|e| self.fail(&e))?;
+        self.statements.insert(sql, st.clone());
+        Ok(st)
+    }
+
+    fn batch(&mut self, sql: &str) -> Result<(), StoreError> {
+        let r = self.client()?.batch_execute(sql);
+        r.map_err(|e| self.fail(&e))
+    }
+
+    fn rows(&mut self, sql: &'static str, args: &[Val]) -> Result<Vec<postgres::Row>, StoreError> {
+        let st = self.statement(sql)?;
+        let params: Vec<&(dyn ToSql + Sync)> = args.iter().map(|a| a as _).collect();
+        let r = self.client()?.query(&st, &params);
+        r.map_err(|e| self.fail(&e))
+    }
+
+    fn exec(&mut self, sql: &'static str, args: &[Val]) -> Result<u64, StoreError> {
+        let st = self.statement(sql)?;
+        let params: Vec<&(dyn ToSql + Sync)> = args.iter().map(|a| a as _).collect();
+        let r = self.client()?.execute(&st, &params);
+        r.map_err(|e| self.fail(&e))
+    }
+}
+
+fn pg_row(r: &postgres::Row, at: &Rc<PathBuf>) -> Result<Row, StoreError> {
+    let mut vals = Vec::with_capacity(r.len());
+    for (i, col) in r.columns().iter().enumerate() {
+        let v = match *col.type_() {
+            Type::INT8 => r.try_get::<_, Option<i64>>(i).map(Val::from),
+            Type::INT4 => r
+                .try_get::<_, Option<i32>>(i)
+                .map(|v| Val::from(v.map(i64::from))),
+            Type::INT2 => r
+                .try_get::<_, Option<i16>>(i)
+                .map(|v| Val::from(v.map(i64::from))),
+            Type::BOOL => r.try_get::<_, Option<bool>>(i).map(Val::from),
+            _ => r.try_get::<_, Option<String>>(i).map(Val::from),
+        };
+        vals.push(v.map_err(|e| {
+            StoreError::new(
+                at,
+                StoreErrorKind::Corrupt(format!("column {} could not be read ({e})", col.name())),
+            )
+        })?);
+    }
+    Ok(Row {
+        vals,
+        at: at.clone(),
+    })
+}
+
+fn lite_row(r: &rusqlite::Row<'_>, n: usize) -> rusqlite::Result<Vec<Val>> {
+    use rusqlite::types::ValueRef;
+    (0..n)
+        .map(|i| {
+            Ok(match r.get_ref(i)? {
+                ValueRef::Null => Val::Null,
+                ValueRef::Integer(v) => Val::Int(v),
+                ValueRef::Text(t) => Val::Text(String::from_utf8_lossy(t).into_owned()),
+                ValueRef::Real(_) | ValueRef::Blob(_) => {
+                    return Err(rusqlite::Error::InvalidColumnType(
+                        i,
+                        String::new(),
+                        rusqlite::types::Type::Blob,
+                    ));
+                }
+            })
+        })
+        .collect()
+}
+
+/// A transaction; rolled back when dropped without [`Tx::commit`].
+pub(crate) struct Tx<'a> {
+    store: &'a Store,
+    done: bool,
+}
+
+impl Tx<'_> {
+    pub(crate) fn exec(&self, sql: &'static str, args: &[Val]) -> Result<u64, StoreError> {
+        self.store.exec_raw(sql, args)
+    }
+
+    pub(crate) fn rows(&self, sql: &'static str, args: &[Val]) -> Result<Vec<Row>, StoreError> {
+        self.store.rows(sql, args)
+    }
+
+    pub(crate) fn row(&self, sql: &'static str, args: &[Val]) -> Result<Option<Row>, StoreError> {
+        self.store.row(sql, args)
+    }
+
+    /// Commit; an error means nothing of this transaction was committed (SQLite: rolled
+    /// back; PostgreSQL: rolled back, or the connection was lost before the server
+    /// committed).
+    pub(crate) fn commit(mut self) -> Result<(), StoreError> {
+        self.done = true;
+        self.store.end_tx("COMMIT")
+    }
+}
+
+impl Drop for Tx<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = self.store.end_tx("ROLLBACK");
+        }
+    }
+}
+
+impl Store {
+    /// Whether this store's engine is PostgreSQL (for the few statements written twice).
+    pub(crate) fn pg(&self) -> bool {
+        matches!(self.conn, Conn::Pg(_))
+    }
+
+    /// The SQLite connection, for what is kept per machine (audit heads, export cursors,
+    /// slots' records); refused on a shared store, naming what was asked.
+    pub(crate) fn lite(&self, what: &str) -> Result<&rusqlite::Connection, StoreError> {
+        match &self.conn {
+            Conn::Lite(c) => Ok(c),
+            Conn::Pg(_) => Err(self.invalid(&format!(
+                "{what} are kept per machine in the local SQLite store, never in the shared PostgreSQL store; open the local store for them"
+            ))),
+        }
+    }
+
+    /// Begin a write transaction: SQLite's `BEGIN IMMEDIATE`; on PostgreSQL a READ
+    /// COMMITTED transaction holding the fleet's write lock (see the module docs).
+    pub(crate) fn write(&self) -> Result<Tx<'_>, StoreError> {
+        self.begin(
+            "BEGIN IMMEDIATE",
+            "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(1668248164)", // "cord",
+        )
+    }
+
+    /// Begin a read transaction: one consistent view for several statements.
+    pub(crate) fn read(&self) -> Result<Tx<'_>, StoreError> {
+        self.begin(
+            "BEGIN DEFERRED",
+            "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+        )
+    }
+
+    fn begin(&self, lite: &str, pg: &str) -> Result<Tx<'_>, StoreError> {
+        match &self.conn {
+            Conn::Lite(c) => c.execute_batch(lite).map_err(|e| self.err(e))?,
+            Conn::Pg(p) => {
+                let mut p = p.borrow_mut();
+                if p.in_tx {
+                    return Err(self.invalid("a transaction was begun inside another"));
+                }
+                p.batch(pg)?;
+                p.in_tx = true;
+            }
+        }
+        Ok(Tx {
+            store: self,
+            done: false,
+        })
+    }
+
+    fn end_tx(&self, how: &str) -> Result<(), StoreError> {
+        match &self.conn {
+            Conn::Lite(c) => c.execute_batch(how).map_err(|e| self.err(e)),
+            Conn::Pg(p) => {
+                let mut p = p.borrow_mut();
+                p.in_tx = false;
+                if !p.healthy() {
+                    // The server rolls back what a lost connection had begun.
+                    return Err(StoreError::new(
+                        &self.path,
+                        StoreErrorKind::Unavailable(
+                            "the connection was lost before the transaction ended".into(),
+                        ),
+                    ));
+                }
+                let r = p.batch(how);
+                if r.is_err() && how == "ROLLBACK" {
+                    // Cannot tell the server's state: never reuse this connection.
+                    p.broken = true;
+                }
+                r
+            }
+        }
+    }
+
+    fn in_tx(&self) -> bool {
+        match &self.conn {
+            Conn::Lite(c) => !c.is_autocommit(),
+            Conn::Pg(p) => p.borrow().in_tx,
+        }
+    }
+
+    /// Run a statement; the number of rows it changed. On PostgreSQL a statement outside
+    /// a transaction runs in a write transaction of its own (see the module docs).
+    pub(crate) fn exec(&self, sql: &'static str, args: &[Val]) -> Result<u64, StoreError> {
+        if self.pg() && !self.in_tx() {
+            let tx = self.write()?;
+            let n = tx.exec(sql, args)?;
+            tx.commit()?;
+            return Ok(n);
+        }
+        self.exec_raw(sql, args)
+    }
+
+    fn exec_raw(&self, sql: &'static str, args: &[Val]) -> Result<u64, StoreError> {
+        match &self.conn {
+            Conn::Lite(c) => c
+                .prepare_cached(sql)
+                .and_then(|mut s| s.execute(rusqlite::params_from_iter(args)))
+                .map(|n| u64::try_from(n).unwrap_or(0))
+                .map_err(|e| self.err(e)),
+            Conn::Pg(p) => p.borrow_mut().exec(sql, args),
+        }
+    }
+
+    /// Every row of a query.
+    pub(crate) fn rows(&self, sql: &'static str, args: &[Val]) -> Result<Vec<Row>, StoreError> {
+        let at = Rc::new(self.path.clone());
+        match &self.conn {
+            Conn::Lite(c) => {
+                let mut st = c.prepare_cached(sql).map_err(|e| self.err(e))?;
+                let n = st.column_count();
+                let rows = st
+                    .query_map(rusqlite::params_from_iter(args), |r| lite_row(r, n))
+                    .map_err(|e| self.err(e))?;
+                let mut out = Vec::new();
+                for r in rows {
+                    out.push(Row {
+                        vals: r.map_err(|e| self.err(e))?,
+                        at: at.clone(),
+                    });
+                }
+                Ok(out)
+            }
+            Conn::Pg(p) => {
+                let rows = p.borrow_mut().rows(sql, args)?;
+                rows.iter().map(|r| pg_row(r, &at)).collect()
+            }
+        }
+    }
+
+    /// The first row of a query, if any.
+    pub(crate) fn row(&self, sql: &'static str, args: &[Val]) -> Result<Option<Row>, StoreError> {
+        Ok(self.rows(sql, args)?.into_iter().next())
+    }
+
+    /// Run several statements without parameters (migrations).
+    pub(crate) fn batch(&self, sql: &str) -> Result<(), StoreError> {
+        match &self.conn {
+            Conn::Lite(c) => c.execute_batch(sql).map_err(|e| self.err(e)),
+            Conn::Pg(p) => p.borrow_mut().batch(sql),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_become_dollars() {
+        assert_eq!(
+            dollars("SELECT ?1, ?12 WHERE a IS ?2 AND b = '?'"),
+            "SELECT $1, $12 WHERE a IS $2 AND b = '?'"
+        );
+    }
+}
