@@ -269,9 +269,8 @@ impl StoreSettings {
     }
 }
 
-/// Where `[store]`'s password comes from.
+/// Where `[store]`'s password comes from (a closed set: a consumer must handle each).
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum StorePassword {
     /// `password_file`: a regular file only its owner may read.
     File(PathBuf),

@@ -113,7 +113,6 @@ pub(crate) const MAX_WAITING: usize = 65_536;
 pub struct Service {
     pub(crate) policy: PolicyHolder,
     pub(crate) audit: Option<AuditWriter>,
-    pub(crate) store_path: PathBuf,
     /// The store holding the shared state (the local file unless `[store]` says).
     pub(crate) shared: Arc<cordon_store::StoreAt>,
     pub(crate) waiting: Mutex<HashMap<String, Waiting>>,
@@ -201,7 +200,6 @@ impl Service {
             fleet,
             policy,
             audit,
-            store_path,
             shared,
             waiting: Mutex::new(HashMap::new()),
             max_connections: options.max_connections.max(1),

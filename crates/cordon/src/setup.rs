@@ -180,12 +180,6 @@ impl ApprovalArgs {
         })
     }
 
-    /// Rules a human chose to remember, to be loaded as allow rules. A store that cannot
-    /// be read contributes nothing (and says so on stderr): no approval comes from it.
-    pub fn remembered_rules(&self, load: &LoadOptions) -> anyhow::Result<Vec<String>> {
-        Ok(self.remembered(load)?.rules)
-    }
-
     /// The remembered rules, with the store connection they were read from, to hand to
     /// the gate ([`Remembered::gate`]) so that one process opens the store once.
     pub fn remembered(&self, load: &LoadOptions) -> anyhow::Result<Remembered> {
