@@ -18,13 +18,13 @@
 
 mod config;
 mod drain;
-mod fleet;
 pub mod encode;
+mod fleet;
 mod http;
 
 pub use config::{ConfigSources, DEFAULT_MAX_BACKLOG, ExportConfig, MANAGED_EXPORT_CONFIG};
-pub use fleet::{FLEET_CURSOR_SUFFIX, Shipper};
 pub use drain::{BATCH_BYTES, BATCH_RECORDS, Background, DrainOptions, DrainReport, Exporter};
+pub use fleet::{FLEET_CURSOR_SUFFIX, Shipper};
 
 /// Why an export stopped.
 #[derive(Debug)]

@@ -213,19 +213,17 @@ mod tests {
         std::fs::write(&file, "s3cret-pw\n").unwrap();
         for mode in [0o644, 0o640, 0o604, 0o660] {
             std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
-            let e = target_of(
-                &settings(Some(StorePassword::File(file.clone()))),
-                &|_| None,
-            )
+            let e = target_of(&settings(Some(StorePassword::File(file.clone()))), &|_| {
+                None
+            })
             .unwrap_err();
             assert!(e.0.contains("group or others"), "{mode:o}: {e}");
             assert!(!e.0.contains("s3cret"), "{e}");
         }
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
-        let t = target_of(
-            &settings(Some(StorePassword::File(file.clone()))),
-            &|_| None,
-        )
+        let t = target_of(&settings(Some(StorePassword::File(file.clone()))), &|_| {
+            None
+        })
         .unwrap();
         assert_eq!(t.machine(), "ci-1");
         assert!(!format!("{t:?}").contains("s3cret"));
@@ -235,7 +233,10 @@ mod tests {
             &|_| None,
         )
         .unwrap_err();
-        assert!(e.0.contains("not a regular file") || e.0.contains("cannot be read"), "{e}");
+        assert!(
+            e.0.contains("not a regular file") || e.0.contains("cannot be read"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -20,9 +20,9 @@ use std::path::{Path, PathBuf};
 mod format;
 mod merge;
 mod store;
-pub use store::store_settings;
 use format::FileConfig;
 use merge::merge;
+pub use store::store_settings;
 
 /// Largest config file accepted.
 pub const MAX_CONFIG_BYTES: u64 = 1 << 20;

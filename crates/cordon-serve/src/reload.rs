@@ -10,9 +10,9 @@
 //! on stderr once per change. It must never leave the service without a policy, and
 //! never decide with a half-loaded one: a new gate replaces the old one whole.
 
+use cordon_gate::StoreLocation;
 use cordon_gate::{Gate, GateOptions};
 use cordon_policy::{LoadOptions, Policy, RealFs};
-use cordon_gate::StoreLocation;
 use cordon_store::{Store, StoreAt, StoreOptions};
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;

@@ -155,7 +155,13 @@ fn console(f: &Fleet, machine: &str) -> Console {
 }
 
 /// One HTTP request to the console: status and body.
-fn http(c: &Console, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String, String) {
+fn http(
+    c: &Console,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, String) {
     let mut s = TcpStream::connect(c.addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     let mut req = format!(
@@ -183,7 +189,10 @@ fn sign_in(c: &Console) -> (String, String) {
     assert_eq!(status, 303, "{head}");
     let cookie = head
         .lines()
-        .find_map(|l| l.strip_prefix("set-cookie: ").or_else(|| l.strip_prefix("Set-Cookie: ")))
+        .find_map(|l| {
+            l.strip_prefix("set-cookie: ")
+                .or_else(|| l.strip_prefix("Set-Cookie: "))
+        })
         .unwrap()
         .split(';')
         .next()
@@ -205,7 +214,11 @@ fn answer(c: &Console, cookie: &str, csrf: &str, id: i64, word: &str) -> (u16, S
         c,
         "POST",
         "/api/answer",
-        &[("cookie", cookie), ("origin", &origin), ("x-cordon-csrf", csrf)],
+        &[
+            ("cookie", cookie),
+            ("origin", &origin),
+            ("x-cordon-csrf", csrf),
+        ],
         &json!({"id": id, "answer": word}).to_string(),
     );
     (status, body)
@@ -239,7 +252,9 @@ fn eight_services_share_one_approval_answered_once_in_the_console() {
     // Machine m3 records an ask as pending; every service lists it, naming m3.
     let asked = check(&sock(3), &deploy("op-1"), "pending");
     assert_eq!(asked["outcome"], "pending", "{asked}");
-    let id = asked["pending"].as_i64().unwrap_or_else(|| panic!("{asked}"));
+    let id = asked["pending"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("{asked}"));
     for i in 0..FLEET {
         let list = pending_ids(&sock(i));
         assert_eq!(list, vec![(id, json!("m3"))], "service m{i}");
@@ -264,11 +279,16 @@ fn eight_services_share_one_approval_answered_once_in_the_console() {
     let resumed = check(&sock(3), &deploy("op-1"), "pending");
     assert_eq!(resumed["decision"], "allow", "{resumed}");
     let again = check(&sock(3), &deploy("op-1"), "caller");
-    assert_ne!(again["decision"], "allow", "an operation id is spent once: {again}");
+    assert_ne!(
+        again["decision"], "allow",
+        "an operation id is spent once: {again}"
+    );
 
     // A once-lease is spent once when every service claims it at the same moment.
     let asked = check(&sock(0), &deploy("op-2"), "pending");
-    let id2 = asked["pending"].as_i64().unwrap_or_else(|| panic!("{asked}"));
+    let id2 = asked["pending"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("{asked}"));
     let (status, body) = answer(&ui, &cookie, &csrf, id2, "once");
     assert_eq!(status, 200, "{body}");
     let barrier = std::sync::Arc::new(std::sync::Barrier::new(FLEET));
@@ -318,7 +338,9 @@ fn a_stopped_server_fails_asks_closed_and_the_fleet_reconnects() {
     let a = services[0].socket.clone();
     let b = services[1].socket.clone();
     let asked = check(&a, &deploy("op-kept"), "pending");
-    let kept = asked["pending"].as_i64().unwrap_or_else(|| panic!("{asked}"));
+    let kept = asked["pending"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("{asked}"));
 
     f.cluster.down();
     for socket in [&a, &b] {
@@ -331,7 +353,10 @@ fn a_stopped_server_fails_asks_closed_and_the_fleet_reconnects() {
             started.elapsed()
         );
         let ask = check(socket, &deploy("op-down"), "pending");
-        assert_eq!(ask["decision"], "deny", "an ask needing the store fails closed: {ask}");
+        assert_eq!(
+            ask["decision"], "deny",
+            "an ask needing the store fails closed: {ask}"
+        );
         let reason = ask["reason"].as_str().unwrap_or("");
         assert!(reason.contains("store"), "{reason}");
     }
@@ -341,7 +366,12 @@ fn a_stopped_server_fails_asks_closed_and_the_fleet_reconnects() {
         .cordon("a", &["check", &f.read().to_string()])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(started.elapsed() < Duration::from_secs(5));
     let out = f
         .cordon("a", &["check", "--pending", &deploy("op-cli").to_string()])
@@ -364,6 +394,10 @@ fn a_stopped_server_fails_asks_closed_and_the_fleet_reconnects() {
     };
     for socket in [&a, &b] {
         let ids: Vec<i64> = pending_ids(socket).into_iter().map(|(i, _)| i).collect();
-        assert_eq!(ids, vec![kept, id], "the pending approval from before the stop is kept");
+        assert_eq!(
+            ids,
+            vec![kept, id],
+            "the pending approval from before the stop is kept"
+        );
     }
 }

@@ -33,7 +33,11 @@ impl Env {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().canonicalize().unwrap();
         let (home, ws, state) = (root.join("home"), root.join("ws"), root.join("state"));
-        for d in [home.join(".config/cordon"), ws.join(".cordon"), home.join("no-server")] {
+        for d in [
+            home.join(".config/cordon"),
+            ws.join(".cordon"),
+            home.join("no-server"),
+        ] {
             std::fs::create_dir_all(d).unwrap();
         }
         Env {
@@ -57,7 +61,8 @@ impl Env {
     }
 
     fn read_req(&self) -> String {
-        serde_json::json!({"tool": "Read", "input": {"file_path": self.ws.join("a.txt")}}).to_string()
+        serde_json::json!({"tool": "Read", "input": {"file_path": self.ws.join("a.txt")}})
+            .to_string()
     }
 }
 
@@ -80,11 +85,21 @@ fn a_repository_cannot_choose_the_shared_store() {
     // Second spelling: the same table inline, in a file given on the command line.
     std::fs::remove_file(e.ws.join(".cordon/policy.toml")).unwrap();
     let extra = e.ws.join("extra.toml");
-    std::fs::write(&extra, "store = { url = \"postgres://evil@127.0.0.1/attacker\" }\n").unwrap();
-    let out = e.run(&["check", "--config", extra.to_str().unwrap(), &e.read_req()], &[]);
+    std::fs::write(
+        &extra,
+        "store = { url = \"postgres://evil@127.0.0.1/attacker\" }\n",
+    )
+    .unwrap();
+    let out = e.run(
+        &["check", "--config", extra.to_str().unwrap(), &e.read_req()],
+        &[],
+    );
     let (stdout, stderr) = common::text(&out);
     assert_eq!(out.status.code(), Some(2), "{stdout} {stderr}");
-    assert!(stderr.contains("refused in a flags config file"), "{stderr}");
+    assert!(
+        stderr.contains("refused in a flags config file"),
+        "{stderr}"
+    );
 }
 
 /// A password file its group or others may read stops the surface with one sentence
@@ -110,14 +125,20 @@ fn an_exposed_password_is_refused_without_being_shown() {
         let (stdout, stderr) = common::text(&out);
         assert_ne!(out.status.code(), Some(0), "{args:?}: {stdout} {stderr}");
         assert!(stderr.contains("group or others"), "{args:?}: {stderr}");
-        assert!(!format!("{stdout}{stderr}").contains("HUNTER2"), "{stdout} {stderr}");
+        assert!(
+            !format!("{stdout}{stderr}").contains("HUNTER2"),
+            "{stdout} {stderr}"
+        );
     }
     e.user_config("[store]\nurl = \"postgres://cordon:HUNTER2-PW@127.0.0.1/cordon\"\n");
     let out = e.run(&["check", &e.read_req()], &[]);
     let (stdout, stderr) = common::text(&out);
     assert_eq!(out.status.code(), Some(2), "{stdout} {stderr}");
     assert!(stderr.contains("holds a password"), "{stderr}");
-    assert!(!format!("{stdout}{stderr}").contains("HUNTER2"), "{stdout} {stderr}");
+    assert!(
+        !format!("{stdout}{stderr}").contains("HUNTER2"),
+        "{stdout} {stderr}"
+    );
 }
 
 /// With the store unreachable, a one-shot `check` still answers what the policy alone
@@ -133,7 +154,8 @@ fn an_unreachable_store_blocks_only_what_needs_it() {
     let out = e.run(&["check", &e.read_req()], &[]);
     let (stdout, stderr) = common::text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout} {stderr}");
-    let key = serde_json::json!({"tool": "Read", "input": {"file_path": e.home.join(".ssh/id_rsa")}});
+    let key =
+        serde_json::json!({"tool": "Read", "input": {"file_path": e.home.join(".ssh/id_rsa")}});
     let out = e.run(&["check", &key.to_string()], &[]);
     assert_eq!(out.status.code(), Some(4), "{}", common::text(&out).1);
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
@@ -143,7 +165,10 @@ fn an_unreachable_store_blocks_only_what_needs_it() {
     assert_eq!(out.status.code(), Some(4), "{stdout} {stderr}");
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert!(
-        v["reason"].as_str().unwrap_or("").contains("approval store cannot be used"),
+        v["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("approval store cannot be used"),
         "{v}"
     );
 }
@@ -187,7 +212,10 @@ fn exec_never_hands_the_store_password_to_the_command() {
     ));
     let (stdout, stderr) = exec(&[]);
     assert!(stdout.contains("CONTROL-OK"), "{stdout} {stderr}");
-    assert!(!stdout.contains("FILE-PW-SECRET"), "the password file was read: {stdout}");
+    assert!(
+        !stdout.contains("FILE-PW-SECRET"),
+        "the password file was read: {stdout}"
+    );
     e.user_config(&format!(
         "{allow_all}[store]\nurl = \"{}\"\npassword_env = \"FLEET_PW\"\n",
         nowhere(&e)
@@ -195,5 +223,8 @@ fn exec_never_hands_the_store_password_to_the_command() {
     let (stdout, stderr) = exec(&[("FLEET_PW", "ENV-PW-SECRET")]);
     assert!(stdout.contains("CONTROL-OK"), "{stdout} {stderr}");
     assert!(stdout.contains("env:unset"), "{stdout}");
-    assert!(!format!("{stdout}{stderr}").contains("ENV-PW-SECRET"), "{stdout} {stderr}");
+    assert!(
+        !format!("{stdout}{stderr}").contains("ENV-PW-SECRET"),
+        "{stdout} {stderr}"
+    );
 }

@@ -125,8 +125,12 @@ fn check_url(url: &str) -> Result<(), String> {
         .rsplit_once('@')
         .is_some_and(|(userinfo, _)| userinfo.contains(':'));
     let query_has_password = rest.split_once('?').is_some_and(|(_, q)| {
-        q.split('&')
-            .any(|kv| kv.split('=').next().unwrap_or("").eq_ignore_ascii_case("password"))
+        q.split('&').any(|kv| {
+            kv.split('=')
+                .next()
+                .unwrap_or("")
+                .eq_ignore_ascii_case("password")
+        })
     });
     if userinfo_has_password || query_has_password {
         return Err(

@@ -43,7 +43,8 @@ fn postgres_user() -> Option<(u32, u32)> {
     let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
     passwd.lines().find_map(|l| {
         let f: Vec<&str> = l.split(':').collect();
-        (f.first() == Some(&"postgres")).then(|| Some((f.get(2)?.parse().ok()?, f.get(3)?.parse().ok()?)))?
+        (f.first() == Some(&"postgres"))
+            .then(|| Some((f.get(2)?.parse().ok()?, f.get(3)?.parse().ok()?)))?
     })
 }
 
@@ -61,7 +62,10 @@ impl Cluster {
         };
         let root = super::common::is_root();
         let owner = if root {
-            Some(postgres_user().expect("root runs the server as the postgres user, which is missing"))
+            Some(
+                postgres_user()
+                    .expect("root runs the server as the postgres user, which is missing"),
+            )
         } else {
             None
         };
@@ -81,11 +85,24 @@ impl Cluster {
         };
         let out = c
             .cmd("initdb")
-            .args(["-A", "trust", "-U", "cordon", "--no-sync", "-E", "UTF8", "-D"])
+            .args([
+                "-A",
+                "trust",
+                "-U",
+                "cordon",
+                "--no-sync",
+                "-E",
+                "UTF8",
+                "-D",
+            ])
             .arg(&c.data)
             .output()
             .unwrap();
-        assert!(out.status.success(), "initdb: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "initdb: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         c.up();
         let out = c
             .cmd("createdb")
@@ -94,13 +111,19 @@ impl Cluster {
             .args(["-U", "cordon", "cordon"])
             .output()
             .unwrap();
-        assert!(out.status.success(), "createdb: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "createdb: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         Some(c)
     }
 
     fn cmd(&self, program: &str) -> Command {
         let mut cmd = Command::new(self.bin.join(program));
-        cmd.env_clear().env("PATH", "/usr/bin:/bin").current_dir(&self.socket_dir);
+        cmd.env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .current_dir(&self.socket_dir);
         if let Some((uid, gid)) = self.owner {
             cmd.uid(uid).gid(gid);
         }
@@ -148,7 +171,11 @@ impl Cluster {
             .arg("stop")
             .output()
             .unwrap();
-        assert!(out.status.success(), "pg_ctl stop: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "pg_ctl stop: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }
 
