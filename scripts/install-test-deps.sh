@@ -24,6 +24,9 @@ command -v openssl >/dev/null || missing+=(openssl)
 command -v ssh >/dev/null || missing+=(openssh-client)
 command -v ssh-agent >/dev/null || missing+=(openssh-client)
 command -v git >/dev/null || missing+=(git)
+# The shared store's tests (crates/cordon-store, issue 38): Debian's PostgreSQL server,
+# started by scripts/pg-test-cluster.sh in a temporary directory on a Unix socket.
+ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || missing+=(postgresql)
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "installing Debian packages (system-wide): ${missing[*]}"
   apt-get update -qq

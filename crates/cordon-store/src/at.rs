@@ -93,7 +93,7 @@ impl fmt::Display for Password {
 pub struct PgTarget {
     /// The URL as given (it holds no password: one that did was refused).
     url: String,
-    pub(crate) config: postgres::Config,
+    pub(crate) config: Box<postgres::Config>,
     machine: String,
 }
 
@@ -184,7 +184,7 @@ impl PgTarget {
         }
         Ok(PgTarget {
             url: shown,
-            config,
+            config: Box::new(config),
             machine: machine.to_string(),
         })
     }

@@ -1,10 +1,14 @@
 //! cordon-store: what cordon remembers, and the record of what it did.
 //!
-//! This crate owns five things and nothing else:
+//! This crate owns these things and nothing else:
 //!
-//! * the **store** ([`Store`]): a SQLite file holding leases (approvals bound to the exact
-//!   fingerprint of one normalized tool call), rules a human chose to remember, and
-//!   approvals left pending for a human who was not there;
+//! * the **store** ([`Store`]): leases (approvals bound to the exact fingerprint of one
+//!   normalized tool call), rules a human chose to remember, approvals left pending for a
+//!   human who was not there, operation ids already permitted, and decisions shipped from
+//!   each machine's audit log ([`Store::add_decisions`]). It lives in an SQLite file (the
+//!   default, one per user) or, for a fleet of machines, in one PostgreSQL database
+//!   ([`StoreAt`], [`PgTarget`]): the same operations with the same semantics, each
+//!   written once in SQL both engines accept (`store/db.rs`);
 //! * the **approval flow** ([`resolve_ask`]): what happens when the policy says "ask" —
 //!   an existing lease, else a human through a [`Prompter`], else deny or pending;
 //! * **sessions** ([`Store::record_session`], [`Store::session_view`]): what each
@@ -28,7 +32,26 @@
 //! * The store file is created `0600` in a `0700` directory; a lease is an authority,
 //!   so other users must not be able to write one.
 //! * A "once" lease is consumed inside one `BEGIN IMMEDIATE` transaction: two processes
-//!   racing for the same lease cannot both win.
+//!   racing for the same lease cannot both win. On PostgreSQL every write transaction
+//!   takes one transaction-level advisory lock first, so the fleet's writes run one at a
+//!   time exactly as SQLite's do: a lease is spent once, an operation id claimed once, a
+//!   pending approval answered once, across every machine.
+//! * A shared store is an authority for every machine using it: whoever can write to the
+//!   database can grant any of them anything. Its role must be cordon's alone, and the
+//!   server must be reached over a Unix socket or loopback (TLS is not supported yet, so
+//!   any other host is refused). The password comes from a file (not readable by other
+//!   users) or the environment, never from the URL (a URL holding one is refused), and
+//!   never appears in an error, a `Debug` rendering or a log.
+//! * A shared store that is unreachable, or fails in the middle of a transaction, is an
+//!   error ([`StoreErrorKind::Unavailable`]), so the caller grants nothing; connecting is
+//!   retried with doubling pauses for at most 2.5 seconds, and a connection that broke is
+//!   no longer [`Store::is_current`] (it reconnects before its next use). A transaction
+//!   the store reported committed was committed (PostgreSQL commits synchronously); one
+//!   that failed was rolled back by the server.
+//! * What proves a machine's history stays on that machine, in its local SQLite store:
+//!   the audit log's anchored head and signing key, export cursors, and sandbox slots'
+//!   records. A shared store refuses them with one sentence. Decisions shipped to a
+//!   shared store are a copy for the console, not evidence: the log is.
 //! * The audit chain proves that the file was not edited *after* a line was written,
 //!   relative to its head. Anyone able to rewrite the whole file can rebuild the chain:
 //!   the head anchored in the store catches a cut or a rollback, and only the signing
@@ -50,6 +73,8 @@ mod export;
 mod follow;
 mod operations;
 mod paths;
+#[cfg(any(test, feature = "test-support"))]
+pub mod pg_test;
 mod pins;
 mod record;
 mod redact;

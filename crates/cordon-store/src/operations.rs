@@ -170,12 +170,10 @@ impl Store {
         surface: &str,
         fingerprint: &str,
     ) -> Result<u64, StoreError> {
+        // On PostgreSQL the claim commits as every write does, synced: a server that
+        // stops at once (a crash, `pg_ctl stop -m immediate`) keeps every claim it
+        // confirmed, where `synchronous_commit = off` would forget the newest.
         let tx = self.write()?;
-        if self.pg() {
-            // As SQLite's `synchronous = NORMAL` above: this commit need not wait for the
-            // disk (a crash may forget the newest claims, never corrupt the store).
-            self.batch("SET LOCAL synchronous_commit = off")?;
-        }
         let now = now_ms();
         let n = tx.exec(
             "INSERT INTO operations (operation_id, surface, fingerprint, at_ms)

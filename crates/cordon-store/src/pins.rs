@@ -317,10 +317,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn pin_once_then_seen_then_approve() {
-        let dir = tempfile::tempdir().unwrap();
-        let s = Store::open(&dir.path().join("s.db")).unwrap();
+    crate::both_backends! {
+    fn pin_once_then_seen_then_approve(b) {
+        let s = b.open();
         assert!(s.mcp_pins("srv").unwrap().is_none());
         assert!(
             s.mcp_pin_first("srv", "[\"a\"]", &[tool("t", "h1")])
@@ -356,11 +355,11 @@ mod tests {
         assert_eq!(p.command.command, "[\"b\"]");
         assert!(p.seen_tools.is_empty() && p.seen_command.is_none());
     }
+    }
 
-    #[test]
-    fn a_change_back_is_no_longer_waiting() {
-        let dir = tempfile::tempdir().unwrap();
-        let s = Store::open(&dir.path().join("s.db")).unwrap();
+    crate::both_backends! {
+    fn a_change_back_is_no_longer_waiting(b) {
+        let s = b.open();
         s.mcp_pin_first("srv", "[]", &[tool("t", "h1")]).unwrap();
         s.mcp_note_seen("srv", None, &[tool("t", "h2")]).unwrap();
         s.mcp_note_seen("srv", None, &[tool("t", "h1")]).unwrap();
@@ -368,5 +367,6 @@ mod tests {
         assert!(s.mcp_forget("srv").unwrap());
         assert!(s.mcp_pins("srv").unwrap().is_none());
         assert_eq!(s.mcp_servers().unwrap().len(), 0);
+    }
     }
 }

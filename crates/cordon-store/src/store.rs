@@ -447,8 +447,15 @@ impl Store {
     /// Fails, naming the database (never a password), when it is unreachable, refuses
     /// the login, holds another application's tables, or has a newer schema.
     pub fn open_pg(target: &PgTarget, options: &StoreOptions) -> Result<Store, StoreError> {
+        let store = Store::connect_pg(target, options)?;
+        store.migrate_pg()?;
+        Ok(store)
+    }
+
+    /// A connection to a shared store, its schema not checked yet.
+    fn connect_pg(target: &PgTarget, options: &StoreOptions) -> Result<Store, StoreError> {
         let client = db::connect(target, options.busy_timeout)?;
-        let store = Store {
+        Ok(Store {
             conn: Conn::Pg(Box::new(std::cell::RefCell::new(db::PgConn::new(
                 client,
                 target.clone(),
@@ -457,9 +464,7 @@ impl Store {
             path: PathBuf::from(target.url()),
             identity: (0, 0),
             machine: target.machine().to_string(),
-        };
-        store.migrate_pg()?;
-        Ok(store)
+        })
     }
 
     /// The file this store lives in (for a shared store: its URL, without a password).

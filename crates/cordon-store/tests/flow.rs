@@ -4,7 +4,7 @@
 
 use cordon_store::{
     AskContext, Choice, GrantSource, NoHuman, NoPrompter, PromptOutcome, Prompter, Question,
-    Refusal, Resolution, Scope, Store, resolve_ask,
+    Refusal, Resolution, Scope, resolve_ask,
 };
 use serde_json::json;
 
@@ -54,15 +54,9 @@ fn ctx(fp: &str, session: Option<&str>) -> AskContext {
     }
 }
 
-fn store() -> (tempfile::TempDir, Store) {
-    let d = tempfile::tempdir().unwrap();
-    let s = Store::open(&d.path().join("s.sqlite3")).unwrap();
-    (d, s)
-}
-
-#[test]
-fn offers_all_four_choices_with_session_and_suggestion() {
-    let (_d, s) = store();
+cordon_store::both_backends! {
+fn offers_all_four_choices_with_session_and_suggestion(b) {
+    let s = b.open();
     let mut p = Scripted::answering(Choice::Deny);
     let r = resolve_ask(&s, &ctx("fp", Some("s1")), &mut p, NoHuman::Deny).unwrap();
     assert_eq!(r, Resolution::Deny(Refusal::Human));
@@ -76,10 +70,11 @@ fn offers_all_four_choices_with_session_and_suggestion() {
         ]]
     );
 }
+}
 
-#[test]
-fn no_session_no_suggestion_offers_once_or_deny() {
-    let (_d, s) = store();
+cordon_store::both_backends! {
+fn no_session_no_suggestion_offers_once_or_deny(b) {
+    let s = b.open();
     let mut c = ctx("fp", None);
     c.suggestion = None;
     let mut p = Scripted::answering(Choice::AllowSession);
@@ -92,10 +87,11 @@ fn no_session_no_suggestion_offers_once_or_deny() {
     );
     assert!(s.leases().unwrap().is_empty());
 }
+}
 
-#[test]
-fn allow_once_asks_again_next_time() {
-    let (_d, s) = store();
+cordon_store::both_backends! {
+fn allow_once_asks_again_next_time(b) {
+    let s = b.open();
     let mut p = Scripted::new(vec![
         Ok(PromptOutcome::Answered(Choice::AllowOnce)),
         Ok(PromptOutcome::Answered(Choice::Deny)),
@@ -112,10 +108,11 @@ fn allow_once_asks_again_next_time() {
     assert_eq!(r, Resolution::Deny(Refusal::Human));
     assert_eq!(p.asked.len(), 2);
 }
+}
 
-#[test]
-fn allow_session_is_reused_in_that_session_only() {
-    let (_d, s) = store();
+cordon_store::both_backends! {
+fn allow_session_is_reused_in_that_session_only(b) {
+    let s = b.open();
     let mut p = Scripted::answering(Choice::AllowSession);
     let Resolution::Allow(g) =
         resolve_ask(&s, &ctx("fp", Some("s1")), &mut p, NoHuman::Deny).unwrap()
@@ -144,10 +141,11 @@ fn allow_session_is_reused_in_that_session_only() {
     .unwrap();
     assert_eq!(r, Resolution::Deny(Refusal::NoHuman));
 }
+}
 
-#[test]
-fn always_allow_saves_the_exact_rule() {
-    let (_d, s) = store();
+cordon_store::both_backends! {
+fn always_allow_saves_the_exact_rule(b) {
+    let s = b.open();
     let mut p = Scripted::answering(Choice::AlwaysAllow);
     let Resolution::Allow(g) =
         resolve_ask(&s, &ctx("fp", Some("s1")), &mut p, NoHuman::Deny).unwrap()
@@ -171,10 +169,11 @@ fn always_allow_saves_the_exact_rule() {
     .unwrap();
     assert!(matches!(r, Resolution::Allow(_)));
 }
+}
 
-#[test]
-fn deny_records_nothing() {
-    let (_d, s) = store();
+cordon_store::both_backends! {
+fn deny_records_nothing(b) {
+    let s = b.open();
     let r = resolve_ask(
         &s,
         &ctx("fp", Some("s1")),
@@ -189,19 +188,21 @@ fn deny_records_nothing() {
             && s.pending().unwrap().is_empty()
     );
 }
+}
 
-#[test]
-fn prompt_failure_denies() {
-    let (_d, s) = store();
+cordon_store::both_backends! {
+fn prompt_failure_denies(b) {
+    let s = b.open();
     let mut p = Scripted::new(vec![Err(std::io::Error::other("terminal hung up"))]);
     let r = resolve_ask(&s, &ctx("fp", None), &mut p, NoHuman::Pending).unwrap();
     assert!(matches!(r, Resolution::Deny(Refusal::PromptFailed(ref m)) if m.contains("hung up")));
     assert!(s.pending().unwrap().is_empty());
 }
+}
 
-#[test]
-fn no_human_denies_or_records_pending() {
-    let (_d, s) = store();
+cordon_store::both_backends! {
+fn no_human_denies_or_records_pending(b) {
+    let s = b.open();
     let r = resolve_ask(&s, &ctx("fp", Some("s1")), &mut NoPrompter, NoHuman::Deny).unwrap();
     assert_eq!(r, Resolution::Deny(Refusal::NoHuman));
     let Resolution::Pending(id) = resolve_ask(
@@ -229,10 +230,11 @@ fn no_human_denies_or_records_pending() {
     let r = resolve_ask(&s, &ctx("fp", Some("s1")), &mut NoPrompter, NoHuman::Deny).unwrap();
     assert_eq!(r, Resolution::Deny(Refusal::NoHuman));
 }
+}
 
-#[test]
-fn lease_is_checked_before_the_human() {
-    let (_d, s) = store();
+cordon_store::both_backends! {
+fn lease_is_checked_before_the_human(b) {
+    let s = b.open();
     s.grant("fp", Scope::Once, None, "earlier").unwrap();
     let r = resolve_ask(
         &s,
@@ -242,4 +244,5 @@ fn lease_is_checked_before_the_human() {
     )
     .unwrap();
     assert!(matches!(r, Resolution::Allow(_)));
+}
 }

@@ -22,9 +22,9 @@ fn approve(s: &Store, id: PendingId, how: Answer) {
     assert!(matches!(s.answer(id, how).unwrap(), Answered::Approved(_)));
 }
 
-#[test]
-fn a_once_lease_is_spent_only_in_the_session_it_was_asked_in() {
-    let (_d, _p, s) = temp_store();
+cordon_store::both_backends! {
+fn a_once_lease_is_spent_only_in_the_session_it_was_asked_in(b) {
+    let s = b.open();
     approve(&s, pend(&s, Some("A"), Some("op-1")), Answer::Approve);
     assert!(
         s.consume_for("fp", Some("B"), Some("op-1"))
@@ -44,10 +44,11 @@ fn a_once_lease_is_spent_only_in_the_session_it_was_asked_in() {
             .is_none()
     );
 }
+}
 
-#[test]
-fn without_a_session_the_operation_id_still_binds_unless_widened() {
-    let (_d, _p, s) = temp_store();
+cordon_store::both_backends! {
+fn without_a_session_the_operation_id_still_binds_unless_widened(b) {
+    let s = b.open();
     approve(&s, pend(&s, None, Some("op-1")), Answer::Approve);
     assert!(s.consume_for("fp", None, Some("op-2")).unwrap().is_none());
     assert!(
@@ -68,10 +69,11 @@ fn without_a_session_the_operation_id_still_binds_unless_widened() {
             .is_none()
     );
 }
+}
 
-#[test]
-fn approving_for_the_session_makes_a_session_lease() {
-    let (_d, _p, s) = temp_store();
+cordon_store::both_backends! {
+fn approving_for_the_session_makes_a_session_lease(b) {
+    let s = b.open();
     approve(&s, pend(&s, Some("A"), None), Answer::ApproveForSession);
     for _ in 0..3 {
         let used = s.consume_for("fp", Some("A"), None).unwrap().unwrap();
@@ -84,6 +86,7 @@ fn approving_for_the_session_makes_a_session_lease() {
     assert!(e.to_string().contains("without a session"), "{e}");
     // Nothing was settled: it is still pending.
     assert!(s.get_pending(id).is_ok());
+}
 }
 
 /// A store of schema 7 with an unspent once-lease answering a pending approval of
@@ -112,11 +115,11 @@ fn a_version_7_once_lease_takes_its_approvals_session() {
     assert!(s.consume_for("fp", Some("A"), None).unwrap().is_some());
 }
 
+cordon_store::both_backends! {
 /// A gateway run's own session (no agent session named) is no session for once-leases:
 /// the approval covers the retry through the next run of the gateway, and nothing else.
-#[test]
-fn a_gateway_runs_own_session_binds_as_none() {
-    let (_d, _p, s) = temp_store();
+fn a_gateway_runs_own_session_binds_as_none(b) {
+    let s = b.open();
     let run1 = format!("{}everything:n1", cordon_store::GATEWAY_RUN_SESSION);
     let run2 = format!("{}everything:n2", cordon_store::GATEWAY_RUN_SESSION);
     approve(&s, pend(&s, Some(&run1), None), Answer::Approve);
@@ -126,4 +129,5 @@ fn a_gateway_runs_own_session_binds_as_none() {
             .is_none()
     );
     assert!(s.consume_for("fp", Some(&run2), None).unwrap().is_some());
+}
 }

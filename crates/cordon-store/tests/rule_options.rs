@@ -49,9 +49,9 @@ fn saved(s: &Store) -> Vec<String> {
     s.rules().unwrap().into_iter().map(|r| r.rule).collect()
 }
 
-#[test]
-fn the_terminal_offers_each_option_and_saves_the_one_picked() {
-    let (_d, s) = store();
+cordon_store::both_backends! {
+fn the_terminal_offers_each_option_and_saves_the_one_picked(b) {
+    let s = b.open();
     let mut p = Answering(Choice::AlwaysAllow, Vec::new());
     let r = resolve_ask(&s, &ctx("fp-1"), &mut p, NoHuman::Deny).unwrap();
     assert!(matches!(r, Resolution::Allow(_)), "{r:?}");
@@ -91,10 +91,11 @@ fn the_terminal_offers_each_option_and_saves_the_one_picked() {
         [Choice::AllowOnce, Choice::AlwaysAllow, Choice::Deny]
     );
 }
+}
 
-#[test]
-fn a_pending_approval_keeps_its_options_and_always_saves_only_one_of_them() {
-    let (_d, s) = store();
+cordon_store::both_backends! {
+fn a_pending_approval_keeps_its_options_and_always_saves_only_one_of_them(b) {
+    let s = b.open();
     let Resolution::Pending(id) =
         resolve_ask(&s, &ctx("fp-1"), &mut NoPrompter, NoHuman::Pending).unwrap()
     else {
@@ -147,6 +148,7 @@ fn a_pending_approval_keeps_its_options_and_always_saves_only_one_of_them() {
         .answer_always(id, &RulePick::Number(1), "tester")
         .unwrap_err();
     assert!(e.to_string().contains("no narrow rule was offered"), "{e}");
+}
 }
 
 /// A request left waiting by an earlier version, which offered a prefix rule wider than

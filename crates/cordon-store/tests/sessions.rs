@@ -4,13 +4,7 @@
 use std::time::Duration;
 
 use cordon_policy::session::Leg;
-use cordon_store::{CallRef, EventKind, SessionLimits, SessionRecord, Store};
-
-fn temp_store() -> (tempfile::TempDir, Store) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("state").join("store.sqlite3")).unwrap();
-    (dir, store)
-}
+use cordon_store::{CallRef, EventKind, SessionLimits, SessionRecord};
 
 fn by(call: &str) -> CallRef {
     CallRef {
@@ -32,9 +26,9 @@ fn write(path: &str) -> SessionRecord {
     }
 }
 
-#[test]
-fn a_filled_directory_is_found_from_beneath_and_from_above() {
-    let (_d, s) = temp_store();
+cordon_store::both_backends! {
+fn a_filled_directory_is_found_from_beneath_and_from_above(b) {
+    let s = b.open();
     let fill = |dir: &str| SessionRecord {
         trees: vec![dir.into()],
         ..SessionRecord::default()
@@ -65,10 +59,11 @@ fn a_filled_directory_is_found_from_beneath_and_from_above() {
     assert!(v.writes.is_empty(), "{:?}", v.writes);
     assert_eq!(s.sessions(LIMITS.expire_after).unwrap()[0].legs, vec![]);
 }
+}
 
-#[test]
-fn writes_are_found_beneath_a_prefix_and_rewrites_update_the_row() {
-    let (_d, s) = temp_store();
+cordon_store::both_backends! {
+fn writes_are_found_beneath_a_prefix_and_rewrites_update_the_row(b) {
+    let s = b.open();
     s.record_session("s1", &by("a"), &write("/w/pkg/x_test.go"), LIMITS)
         .unwrap();
     s.record_session("s1", &by("b"), &write("/w/other/y.go"), LIMITS)
@@ -89,10 +84,11 @@ fn writes_are_found_beneath_a_prefix_and_rewrites_update_the_row() {
     assert_eq!(list.len(), 1);
     assert_eq!(list[0].writes, 2);
 }
+}
 
-#[test]
-fn the_first_call_of_each_leg_is_kept() {
-    let (_d, s) = temp_store();
+cordon_store::both_backends! {
+fn the_first_call_of_each_leg_is_kept(b) {
+    let s = b.open();
     let legs = |l: Leg, t: &str| SessionRecord {
         legs: vec![(l, t.into())],
         ..SessionRecord::default()
@@ -122,10 +118,11 @@ fn the_first_call_of_each_leg_is_kept() {
         ]
     );
 }
+}
 
-#[test]
-fn a_full_session_says_so_instead_of_forgetting() {
-    let (_d, s) = temp_store();
+cordon_store::both_backends! {
+fn a_full_session_says_so_instead_of_forgetting(b) {
+    let s = b.open();
     for i in 0..5 {
         s.record_session("s", &by("w"), &write(&format!("/w/f{i}")), LIMITS)
             .unwrap();
@@ -137,10 +134,11 @@ fn a_full_session_says_so_instead_of_forgetting() {
         "and the session knows it ran past it"
     );
 }
+}
 
-#[test]
-fn ended_and_expired_sessions_hold_nothing() {
-    let (_d, s) = temp_store();
+cordon_store::both_backends! {
+fn ended_and_expired_sessions_hold_nothing(b) {
+    let s = b.open();
     s.record_session("s", &by("w"), &write("/w/a"), LIMITS)
         .unwrap();
     assert!(s.end_session("s").unwrap());
@@ -175,10 +173,11 @@ fn ended_and_expired_sessions_hold_nothing() {
     assert_eq!(summary.id, "new");
     assert_eq!(events.len(), 1);
 }
+}
 
-#[test]
-fn code_whose_writes_cannot_be_read_marks_its_directory() {
-    let (_d, s) = temp_store();
+cordon_store::both_backends! {
+fn code_whose_writes_cannot_be_read_marks_its_directory(b) {
+    let s = b.open();
     let unseen = SessionRecord {
         unseen: vec!["/w".into()],
         ..SessionRecord::default()
@@ -202,4 +201,5 @@ fn code_whose_writes_cannot_be_read_marks_its_directory() {
         .session_view("t", &["/w/Makefile"], LIMITS.expire_after)
         .unwrap();
     assert!(other.writes.is_empty());
+}
 }

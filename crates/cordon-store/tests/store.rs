@@ -7,7 +7,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
-use cordon_store::{Answer, Answered, PendingState, Scope, Store, StoreErrorKind, StoreOptions};
+use cordon_store::{
+    Answer, Answered, PendingState, Scope, Store, StoreAt, StoreErrorKind, StoreOptions,
+};
 use serde_json::json;
 
 fn temp_store() -> (tempfile::TempDir, std::path::PathBuf, Store) {
@@ -44,9 +46,9 @@ fn refuses_symlinked_store() {
     );
 }
 
-#[test]
-fn once_lease_is_single_use() {
-    let (_d, _p, s) = temp_store();
+cordon_store::both_backends! {
+fn once_lease_is_single_use(b) {
+    let s = b.open();
     let id = s.grant("fp-a", Scope::Once, None, "test").unwrap();
     let used = s.consume("fp-a", None).unwrap().unwrap();
     assert_eq!(used.lease, id);
@@ -54,10 +56,11 @@ fn once_lease_is_single_use() {
     // Replay fails.
     assert_eq!(s.consume("fp-a", None).unwrap(), None);
 }
+}
 
-#[test]
-fn different_fingerprint_does_not_match() {
-    let (_d, _p, s) = temp_store();
+cordon_store::both_backends! {
+fn different_fingerprint_does_not_match(b) {
+    let s = b.open();
     s.grant("fp-a", Scope::Always, None, "test").unwrap();
     s.grant("fp-b", Scope::Session("s1".into()), None, "test")
         .unwrap();
@@ -67,10 +70,11 @@ fn different_fingerprint_does_not_match() {
     // A fingerprint made under another policy version is simply a different string.
     assert!(s.consume("fp-a", None).unwrap().is_some());
 }
+}
 
-#[test]
-fn session_lease_only_for_that_session() {
-    let (_d, _p, s) = temp_store();
+cordon_store::both_backends! {
+fn session_lease_only_for_that_session(b) {
+    let s = b.open();
     s.grant("fp", Scope::Session("s1".into()), None, "test")
         .unwrap();
     assert_eq!(s.consume("fp", None).unwrap(), None);
@@ -81,20 +85,22 @@ fn session_lease_only_for_that_session() {
         assert_eq!(u.scope, Scope::Session("s1".into()));
     }
 }
+}
 
-#[test]
-fn empty_session_lease_is_refused() {
-    let (_d, _p, s) = temp_store();
+cordon_store::both_backends! {
+fn empty_session_lease_is_refused(b) {
+    let s = b.open();
     let err = s
         .grant("fp", Scope::Session(String::new()), None, "x")
         .unwrap_err();
     assert!(matches!(err.kind(), StoreErrorKind::Invalid(_)));
     assert!(s.grant("", Scope::Once, None, "x").is_err());
 }
+}
 
-#[test]
-fn leases_expire() {
-    let (_d, _p, s) = temp_store();
+cordon_store::both_backends! {
+fn leases_expire(b) {
+    let s = b.open();
     // Long enough that a loaded machine still consumes it in time.
     s.grant("fp", Scope::Always, Some(Duration::from_millis(1000)), "t")
         .unwrap();
@@ -110,22 +116,22 @@ fn leases_expire() {
     assert_eq!(s.consume("fp", None).unwrap(), None);
     assert!(s.leases().unwrap().is_empty());
 }
+}
 
-#[test]
-fn revoked_lease_grants_nothing() {
-    let (_d, _p, s) = temp_store();
+cordon_store::both_backends! {
+fn revoked_lease_grants_nothing(b) {
+    let s = b.open();
     let id = s.grant("fp", Scope::Always, None, "t").unwrap();
     assert!(s.revoke(id).unwrap());
     assert!(!s.revoke(id).unwrap());
     assert_eq!(s.consume("fp", None).unwrap(), None);
 }
+}
 
-#[test]
-fn approvals_survive_restart() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("store.sqlite3");
+cordon_store::both_backends! {
+fn approvals_survive_restart(b) {
     {
-        let s = Store::open(&path).unwrap();
+        let s = b.open();
         s.grant("fp-once", Scope::Once, None, "t").unwrap();
         s.grant("fp-sess", Scope::Session("s1".into()), None, "t")
             .unwrap();
@@ -139,22 +145,23 @@ fn approvals_survive_restart() {
         )
         .unwrap();
     }
-    let s = Store::open(&path).unwrap();
+    let s = b.open();
     assert!(s.consume("fp-once", None).unwrap().is_some());
     assert!(s.consume("fp-sess", Some("s1")).unwrap().is_some());
     assert_eq!(s.rules().unwrap()[0].rule, "Bash(cargo test:*)");
     assert_eq!(s.pending().unwrap().len(), 1);
     drop(s);
     // The once lease stays spent after another restart.
-    let s = Store::open(&path).unwrap();
+    let s = b.open();
     assert_eq!(s.consume("fp-once", None).unwrap(), None);
 }
+}
 
-#[test]
-fn concurrent_consumers_exactly_one_wins() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("store.sqlite3");
-    let setup = Store::open(&path).unwrap();
+cordon_store::both_backends! {
+/// Many connections race for one once-lease, round after round: exactly one wins.
+fn concurrent_consumers_exactly_one_wins(b) {
+    let setup = b.open();
+    let at = b.at();
     const THREADS: usize = 16;
     const ROUNDS: usize = 50;
     for round in 0..ROUNDS {
@@ -163,12 +170,15 @@ fn concurrent_consumers_exactly_one_wins() {
         let barrier = Arc::new(Barrier::new(THREADS));
         let handles: Vec<_> = (0..THREADS)
             .map(|_| {
-                let (path, fp, barrier) = (path.clone(), fp.clone(), barrier.clone());
+                let (at, fp, barrier) = (at.clone(), fp.clone(), barrier.clone());
                 std::thread::spawn(move || {
                     let opts = StoreOptions {
                         busy_timeout: Duration::from_secs(30),
                     };
-                    let s = Store::open_with(&path, &opts).unwrap();
+                    let s = match &at {
+                        StoreAt::File(p) => Store::open_with(p, &opts).unwrap(),
+                        StoreAt::Postgres(t) => Store::open_pg(t, &opts).unwrap(),
+                    };
                     barrier.wait();
                     s.consume(&fp, None).unwrap().is_some()
                 })
@@ -186,10 +196,11 @@ fn concurrent_consumers_exactly_one_wins() {
         );
     }
 }
+}
 
-#[test]
-fn remembered_rules_dedupe() {
-    let (_d, _p, s) = temp_store();
+cordon_store::both_backends! {
+fn remembered_rules_dedupe(b) {
+    let s = b.open();
     s.remember_rule_by("Read(./src/main.rs)", "read", "alice")
         .unwrap();
     s.remember_rule_by("Read(./src/main.rs)", "read", "bob")
@@ -201,10 +212,11 @@ fn remembered_rules_dedupe() {
     assert!(s.forget_rule("Read(./src/main.rs)").unwrap());
     assert!(s.rules().unwrap().is_empty());
 }
+}
 
-#[test]
-fn pending_approve_creates_once_lease() {
-    let (_d, _p, s) = temp_store();
+cordon_store::both_backends! {
+fn pending_approve_creates_once_lease(b) {
+    let s = b.open();
     let id = s
         .add_pending(
             "fp",
@@ -244,10 +256,11 @@ fn pending_approve_creates_once_lease() {
     );
     assert_eq!(s.consume("fp", Some("s1")).unwrap(), None);
 }
+}
 
-#[test]
-fn a_call_asked_again_while_waiting_is_the_same_pending_approval() {
-    let (_d, _p, s) = temp_store();
+cordon_store::both_backends! {
+fn a_call_asked_again_while_waiting_is_the_same_pending_approval(b) {
+    let s = b.open();
     let req = json!({"tool": "Bash", "input": {"command": "make"}});
     let add = |fp: &str, session: Option<&str>, op: Option<&str>| {
         s.add_pending_for(fp, session, op, &req, &json!({"decision": "ask"}), None)
@@ -290,6 +303,7 @@ fn a_call_asked_again_while_waiting_is_the_same_pending_approval() {
     assert_ne!(again, first);
     assert_eq!(s.pending().unwrap().len(), 5);
 }
+}
 
 #[test]
 fn a_connection_knows_when_its_file_was_replaced() {
@@ -304,9 +318,9 @@ fn a_connection_knows_when_its_file_was_replaced() {
     assert!(s.is_current(), "its own file back");
 }
 
-#[test]
-fn pending_deny_grants_nothing() {
-    let (_d, _p, s) = temp_store();
+cordon_store::both_backends! {
+fn pending_deny_grants_nothing(b) {
+    let s = b.open();
     let id = s
         .add_pending("fp", None, &json!({}), &json!({}), None)
         .unwrap();
@@ -322,21 +336,21 @@ fn pending_deny_grants_nothing() {
         StoreErrorKind::NoSuchPending(999)
     ));
 }
+}
 
-#[test]
-fn concurrent_answers_exactly_one_wins() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("store.sqlite3");
-    let s = Store::open(&path).unwrap();
+cordon_store::both_backends! {
+/// Many connections answer one pending approval at once: exactly one answer is taken.
+fn concurrent_answers_exactly_one_wins(b) {
+    let s = b.open();
     let id = s
         .add_pending("fp", None, &json!({}), &json!({}), None)
         .unwrap();
     let barrier = Arc::new(Barrier::new(8));
     let handles: Vec<_> = (0..8)
         .map(|i| {
-            let (path, barrier) = (path.clone(), barrier.clone());
+            let (at, barrier) = (b.at(), barrier.clone());
             std::thread::spawn(move || {
-                let s = Store::open(&path).unwrap();
+                let s = Store::open_at(&at).unwrap();
                 barrier.wait();
                 let answer = if i % 2 == 0 {
                     Answer::Approve
@@ -355,6 +369,7 @@ fn concurrent_answers_exactly_one_wins() {
     assert_eq!(ok, 1);
     let leases = s.leases().unwrap();
     assert!(leases.len() <= 1);
+}
 }
 
 // ---- fail closed -------------------------------------------------------------------

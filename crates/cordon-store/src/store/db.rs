@@ -250,7 +250,7 @@ pub(crate) fn connect(
     let mut pause = CONNECT_BACKOFF;
     loop {
         let left = CONNECT_BUDGET.saturating_sub(start.elapsed());
-        let mut config = target.config.clone();
+        let mut config = (*target.config).clone();
         config
             .connect_timeout(left.clamp(Duration::from_millis(100), Duration::from_secs(1)))
             .keepalives(true)
@@ -427,8 +427,11 @@ impl Tx<'_> {
     /// back; PostgreSQL: rolled back, or the connection was lost before the server
     /// committed).
     pub(crate) fn commit(mut self) -> Result<(), StoreError> {
-        self.done = true;
-        self.store.end_tx("COMMIT")
+        let r = self.store.end_tx("COMMIT");
+        // A commit that failed and left the transaction open (SQLite: busy) is rolled
+        // back when `self` drops, as rusqlite's own transactions are.
+        self.done = r.is_ok();
+        r
     }
 }
 
@@ -494,9 +497,15 @@ impl Store {
 
     fn end_tx(&self, how: &str) -> Result<(), StoreError> {
         match &self.conn {
+            // SQLite may have rolled back by itself (a full disk): nothing to end then.
+            Conn::Lite(c) if c.is_autocommit() && how == "ROLLBACK" => Ok(()),
             Conn::Lite(c) => c.execute_batch(how).map_err(|e| self.err(e)),
             Conn::Pg(p) => {
                 let mut p = p.borrow_mut();
+                if !p.in_tx && how == "ROLLBACK" {
+                    // A failed COMMIT already ended it on the server.
+                    return Ok(());
+                }
                 p.in_tx = false;
                 if !p.healthy() {
                     // The server rolls back what a lost connection had begun.

@@ -212,3 +212,137 @@ impl Store {
         tx.commit()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pg_test::Cluster;
+    use crate::{StoreAt, StoreOptions};
+    use serde_json::json;
+
+    fn fresh() -> Option<(&'static Cluster, crate::PgTarget)> {
+        let c = Cluster::shared()?;
+        let db = c.fresh_database();
+        Some((c, c.target(&db, "m1")))
+    }
+
+    fn version(c: &Cluster, t: &crate::PgTarget) -> i64 {
+        let db = t.config.get_dbname().unwrap_or_default().to_string();
+        let mut client = postgres::Client::connect(&c.url(&db), postgres::NoTls).unwrap();
+        client
+            .query_one("SELECT version FROM cordon_schema", &[])
+            .unwrap()
+            .get(0)
+    }
+
+    #[test]
+    fn an_empty_database_migrates_to_the_newest_version_once() {
+        let Some((c, t)) = fresh() else { return };
+        // Machines opening an empty database at once migrate it once.
+        let handles: Vec<_> = (0..6)
+            .map(|_| {
+                let t = t.clone();
+                std::thread::spawn(move || Store::open_at(&StoreAt::Postgres(t)).map(drop))
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap().unwrap();
+        }
+        assert_eq!(version(c, &t), PG_SCHEMA_VERSION);
+        let s = Store::open_at(&StoreAt::Postgres(t)).unwrap();
+        assert!(s.is_shared());
+        assert_eq!(s.machine(), "m1");
+    }
+
+    #[test]
+    fn a_version_1_store_migrates_and_keeps_its_rows() {
+        let Some((c, t)) = fresh() else { return };
+        let s = Store::connect_pg(&t, &StoreOptions::default()).unwrap();
+        s.migrate_pg_to(1).unwrap();
+        assert_eq!(version(c, &t), 1);
+        // A request recorded by a version-1 store (no machine column yet).
+        s.exec(
+            "INSERT INTO pending (fingerprint, request, verdict, created_ms) VALUES ('fp', '{}', '{}', 1)",
+            args![],
+        )
+        .unwrap();
+        s.exec(
+            "INSERT INTO leases (fingerprint, scope, created_ms, answer) VALUES ('fp-old', 'once', 1, 'old')",
+            args![],
+        )
+        .unwrap();
+        drop(s);
+        let s = Store::open_at(&StoreAt::Postgres(t.clone())).unwrap();
+        assert_eq!(version(c, &t), PG_SCHEMA_VERSION);
+        let p = s.pending().unwrap();
+        assert_eq!(p.len(), 1);
+        assert_eq!(
+            p[0].machine, None,
+            "a request from before machines names none"
+        );
+        assert!(s.consume("fp-old", None).unwrap().is_some());
+        let id = s
+            .add_pending("fp2", None, &json!({}), &json!({}), None)
+            .unwrap();
+        assert_eq!(s.approval(id).unwrap().0.machine.as_deref(), Some("m1"));
+        assert_eq!(s.add_decisions("m1", "log", &[(1, "{}")]).unwrap(), 1);
+    }
+
+    #[test]
+    fn another_applications_database_is_refused() {
+        let Some((c, t)) = fresh() else { return };
+        let db = t.config.get_dbname().unwrap_or_default().to_string();
+        let mut client = postgres::Client::connect(&c.url(&db), postgres::NoTls).unwrap();
+        client
+            .batch_execute("CREATE TABLE invoices (id BIGINT)")
+            .unwrap();
+        let err = Store::open_at(&StoreAt::Postgres(t.clone()))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not a cordon store"), "{err}");
+        assert!(err.contains(&db), "the message names the database: {err}");
+        // Nothing was created in it.
+        let n: i64 = client
+            .query_one(
+                "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'",
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        assert_eq!(n, 1);
+        // A cordon_schema table naming another application: refused too.
+        client
+            .batch_execute(
+                "DROP TABLE invoices; CREATE TABLE cordon_schema (app TEXT, version BIGINT);
+                 INSERT INTO cordon_schema VALUES ('billing', 1)",
+            )
+            .unwrap();
+        let err = Store::open_at(&StoreAt::Postgres(t))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("another application"), "{err}");
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused() {
+        let Some((c, t)) = fresh() else { return };
+        drop(Store::open_at(&StoreAt::Postgres(t.clone())).unwrap());
+        let db = t.config.get_dbname().unwrap_or_default().to_string();
+        let mut client = postgres::Client::connect(&c.url(&db), postgres::NoTls).unwrap();
+        client
+            .batch_execute("UPDATE cordon_schema SET version = 99")
+            .unwrap();
+        let err = Store::open_at(&StoreAt::Postgres(t)).unwrap_err();
+        assert!(
+            matches!(
+                err.kind(),
+                StoreErrorKind::NewerSchema {
+                    found: 99,
+                    supported: PG_SCHEMA_VERSION
+                }
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().contains("upgrade cordon"), "{err}");
+    }
+}

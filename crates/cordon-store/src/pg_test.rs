@@ -1,0 +1,233 @@
+//! Test support (feature `test-support`): a throwaway PostgreSQL cluster per test process,
+//! a fresh database per test, and [`Backend`], so that one test body runs against both
+//! stores.
+//!
+//! The cluster is started by `scripts/pg-test-cluster.sh run DIR` (initdb in a temporary
+//! directory, the server on a Unix socket there) and stopped when the pipe this process
+//! holds to the script closes, that is when the test process ends, however it ends.
+//!
+//! Without PostgreSQL's server binaries the PostgreSQL half of a test is skipped with a
+//! line on stderr, unless `CORDON_REQUIRE_PG_TESTS=1`, which makes it a failure.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test harness code
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+
+use crate::{PgTarget, Store, StoreAt};
+
+/// The script that runs a cluster (see the module docs).
+pub fn cluster_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg-test-cluster.sh")
+}
+
+/// Whether a missing PostgreSQL fails the test (`CORDON_REQUIRE_PG_TESTS=1`).
+pub fn required() -> bool {
+    std::env::var_os("CORDON_REQUIRE_PG_TESTS").is_some_and(|v| v == "1")
+}
+
+/// A running PostgreSQL cluster on a Unix socket.
+#[derive(Debug)]
+pub struct Cluster {
+    dir: PathBuf,
+    /// The script, holding the server until its stdin closes.
+    holder: Mutex<Option<Child>>,
+}
+
+fn random_name(prefix: &str) -> String {
+    let mut b = [0u8; 8];
+    getrandom::fill(&mut b).expect("random bytes");
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!("{prefix}{hex}")
+}
+
+impl Cluster {
+    /// Start a new cluster of this process's own (the fault tests stop and start theirs);
+    /// `None` when PostgreSQL is not installed and not [`required`].
+    pub fn start_private() -> Option<Cluster> {
+        let dir = std::env::temp_dir().join(random_name("cordon-pg-"));
+        let mut child = match Command::new("bash")
+            .arg(cluster_script())
+            .arg("run")
+            .arg(&dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+        {
+            Ok(c) => c,
+            Err(e) => return unavailable(&format!("bash could not run: {e}")),
+        };
+        let out = child.stdout.take().expect("stdout piped");
+        let mut line = String::new();
+        let _ = BufReader::new(out).read_line(&mut line);
+        if !line.starts_with("ready ") {
+            let _ = child.wait();
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                let _ = std::io::Read::read_to_string(&mut e, &mut err);
+            }
+            return unavailable(&format!("the test cluster did not start: {}", err.trim()));
+        }
+        Some(Cluster {
+            dir,
+            holder: Mutex::new(Some(child)),
+        })
+    }
+
+    /// The cluster shared by every test of this process, started on first use.
+    pub fn shared() -> Option<&'static Cluster> {
+        static SHARED: OnceLock<Option<Cluster>> = OnceLock::new();
+        SHARED.get_or_init(Cluster::start_private).as_ref()
+    }
+
+    /// The directory holding the cluster and its socket.
+    pub fn socket_dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The URL of `db` in this cluster (role `postgres`, no password).
+    pub fn url(&self, db: &str) -> String {
+        format!(
+            "postgresql:///{db}?host={}&user=postgres",
+            self.dir.display()
+        )
+    }
+
+    /// A client to the `postgres` database, for administration.
+    pub fn admin(&self) -> postgres::Client {
+        postgres::Client::connect(&self.url("postgres"), postgres::NoTls)
+            .expect("connect to the test cluster")
+    }
+
+    /// A new empty database with a random name; its name.
+    pub fn fresh_database(&self) -> String {
+        let name = random_name("cordon_test_");
+        self.admin()
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .expect("create a test database");
+        name
+    }
+
+    /// A target naming `db` in this cluster, as machine `machine`.
+    pub fn target(&self, db: &str, machine: &str) -> PgTarget {
+        PgTarget::new(&self.url(db), None, machine).expect("a test target")
+    }
+
+    /// Stop the server (`fast` or `immediate`), keeping its data.
+    pub fn stop(&self, mode: &str) {
+        let ok = Command::new("bash")
+            .arg(cluster_script())
+            .args(["stop", &self.dir.display().to_string(), mode])
+            .status()
+            .expect("run the cluster script");
+        assert!(ok.success(), "the test cluster did not stop");
+    }
+
+    /// Start the server again after [`Cluster::stop`].
+    pub fn restart(&self) {
+        let ok = Command::new("bash")
+            .arg(cluster_script())
+            .args(["start", &self.dir.display().to_string()])
+            .status()
+            .expect("run the cluster script");
+        assert!(ok.success(), "the test cluster did not start again");
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.holder.lock().ok().and_then(|mut h| h.take()) {
+            // Closing the pipe stops the server and removes its directory.
+            drop(child.stdin.take());
+            let _ = child.wait();
+        }
+    }
+}
+
+fn unavailable<T>(why: &str) -> Option<T> {
+    assert!(
+        !required(),
+        "PostgreSQL tests are required (CORDON_REQUIRE_PG_TESTS=1) but {why}"
+    );
+    eprintln!("skipping the PostgreSQL half of this test: {why}");
+    None
+}
+
+/// One of the two stores a test body runs against.
+#[derive(Debug)]
+pub enum Backend {
+    /// A store file in a temporary directory.
+    Sqlite(tempfile::TempDir, PathBuf),
+    /// A fresh database in the shared test cluster.
+    Postgres(PgTarget),
+}
+
+impl Backend {
+    /// A new SQLite store file.
+    pub fn sqlite() -> Backend {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("store.sqlite3");
+        Backend::Sqlite(dir, path)
+    }
+
+    /// A new PostgreSQL database (machine `test-machine`); `None`: skip (see the module
+    /// docs).
+    pub fn postgres() -> Option<Backend> {
+        let cluster = Cluster::shared()?;
+        let db = cluster.fresh_database();
+        Some(Backend::Postgres(cluster.target(&db, "test-machine")))
+    }
+
+    /// Where the store lives.
+    pub fn at(&self) -> StoreAt {
+        match self {
+            Backend::Sqlite(_, p) => StoreAt::File(p.clone()),
+            Backend::Postgres(t) => StoreAt::Postgres(t.clone()),
+        }
+    }
+
+    /// A new connection to this backend's store.
+    pub fn open(&self) -> Store {
+        Store::open_at(&self.at()).expect("open the test store")
+    }
+
+    /// `sqlite` or `postgres`, for messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Backend::Sqlite(..) => "sqlite",
+            Backend::Postgres(_) => "postgres",
+        }
+    }
+
+    /// Whether this is the PostgreSQL backend.
+    pub fn is_pg(&self) -> bool {
+        matches!(self, Backend::Postgres(_))
+    }
+}
+
+/// One test body, two backends: `both_backends!(fn name(b) { … })` makes a module `name`
+/// with tests `sqlite` and `postgres`, each calling the body with a fresh
+/// [`Backend`](crate::pg_test::Backend) `b`.
+#[macro_export]
+macro_rules! both_backends {
+    ($(#[$meta:meta])* fn $name:ident($b:ident) $body:block) => {
+        $(#[$meta])*
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            fn body($b: &$crate::pg_test::Backend) $body
+            #[test]
+            fn sqlite() {
+                body(&$crate::pg_test::Backend::sqlite());
+            }
+            #[test]
+            fn postgres() {
+                if let Some(b) = $crate::pg_test::Backend::postgres() {
+                    body(&b);
+                }
+            }
+        }
+    };
+}

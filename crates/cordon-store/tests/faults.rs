@@ -1,0 +1,182 @@
+//! The shared store's server stops and starts under load: every grant the store returned
+//! was committed and is still there after the restart, every failure was a `StoreError`
+//! (which callers turn into "deny"), no call waited longer than the connect budget, and a
+//! connection kept across the restart works again.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test harness code
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use cordon_store::pg_test::Cluster;
+use cordon_store::{Scope, Store, StoreAt, StoreError, StoreErrorKind};
+
+#[derive(Default, Debug)]
+struct Seen {
+    /// Iterations run (lease `fp-I` and operation `op-I` for each).
+    ran: usize,
+    granted: Vec<usize>,
+    won: Vec<usize>,
+    claimed: Vec<usize>,
+    errors: usize,
+    not_current_after_error: bool,
+    slowest_failure: Duration,
+}
+
+impl Seen {
+    fn failed(
+        &mut self,
+        what: &str,
+        i: usize,
+        started: Instant,
+        e: &StoreError,
+        s: Option<&Store>,
+    ) {
+        assert!(
+            matches!(e.kind(), StoreErrorKind::Unavailable(_)),
+            "{what} {i} failed otherwise: {e}"
+        );
+        self.errors += 1;
+        self.slowest_failure = self.slowest_failure.max(started.elapsed());
+        if let Some(s) = s {
+            self.not_current_after_error |= !s.is_current();
+        }
+    }
+}
+
+/// Grant, spend and claim, one after another, until `stop`, reopening the store when it
+/// is no longer current (as the service does).
+fn load(at: &StoreAt, stop: &AtomicBool) -> Seen {
+    let mut seen = Seen::default();
+    let mut store: Option<Store> = None;
+    let mut i = 0;
+    while !stop.load(Ordering::SeqCst) {
+        i += 1;
+        seen.ran = i + 1;
+        let started = Instant::now();
+        let s = match store.take().filter(Store::is_current) {
+            Some(s) => s,
+            None => match Store::open_at(at) {
+                Ok(s) => s,
+                Err(e) => {
+                    seen.failed("open", i, started, &e, None);
+                    continue;
+                }
+            },
+        };
+        let fp = format!("fp-{i}");
+        match s.grant(&fp, Scope::Once, None, "t") {
+            Ok(_) => seen.granted.push(i),
+            Err(e) => seen.failed("grant", i, started, &e, Some(&s)),
+        }
+        let started = Instant::now();
+        match s.consume(&fp, None) {
+            Ok(Some(_)) => seen.won.push(i),
+            // Refused: its grant failed (or committed unseen and is spent below).
+            Ok(None) => assert!(
+                !seen.granted.contains(&i),
+                "lease {i} was refused while nobody else claimed it"
+            ),
+            Err(e) => seen.failed("consume", i, started, &e, Some(&s)),
+        }
+        let started = Instant::now();
+        match s.claim_operation(&format!("op-{i}"), "hook", "fp") {
+            Ok(true) => seen.claimed.push(i),
+            Ok(false) => panic!("operation {i} was refused while nobody else claimed it"),
+            Err(e) => seen.failed("claim", i, started, &e, Some(&s)),
+        }
+        store = Some(s);
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    seen
+}
+
+#[test]
+fn a_server_stopped_under_load_loses_no_commit_and_grants_nothing_uncommitted() {
+    let Some(c) = Cluster::start_private() else {
+        return;
+    };
+    let db = c.fresh_database();
+    let at = StoreAt::Postgres(c.target(&db, "m1"));
+    // A connection held across the restart, as a service holds one.
+    let held = Store::open_at(&at).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let worker = {
+        let (at, stop) = (at.clone(), stop.clone());
+        std::thread::spawn(move || load(&at, &stop))
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    c.stop("immediate");
+    std::thread::sleep(Duration::from_millis(400));
+    c.restart();
+    std::thread::sleep(Duration::from_millis(300));
+    c.stop("fast");
+    std::thread::sleep(Duration::from_millis(200));
+    c.restart();
+    std::thread::sleep(Duration::from_millis(300));
+    stop.store(true, Ordering::SeqCst);
+    let seen = worker.join().unwrap();
+
+    assert!(seen.errors > 0, "the stops were not seen: {seen:?}");
+    assert!(
+        seen.not_current_after_error,
+        "a broken connection stayed current"
+    );
+    assert!(
+        seen.slowest_failure < Duration::from_secs(3),
+        "a failing call waited {:?}",
+        seen.slowest_failure
+    );
+    assert!(!seen.won.is_empty() && !seen.claimed.is_empty(), "{seen:?}");
+
+    // Every grant returned was committed: its lease is spent, its claim refuses a replay.
+    let s = Store::open_at(&at).unwrap();
+    let unspent: HashSet<String> = s
+        .leases()
+        .unwrap()
+        .into_iter()
+        .map(|l| l.fingerprint)
+        .collect();
+    for i in &seen.won {
+        assert!(
+            !unspent.contains(&format!("fp-{i}")),
+            "lease {i} was granted but not spent"
+        );
+    }
+    for i in &seen.claimed {
+        assert!(
+            !s.claim_operation(&format!("op-{i}"), "hook", "fp").unwrap(),
+            "operation {i} was granted but its claim is gone"
+        );
+    }
+    // What failed either committed (spent, used by nobody) or not: a lease is never
+    // granted twice.
+    for i in 0..seen.ran {
+        let fp = format!("fp-{i}");
+        let _ = s.consume(&fp, None).unwrap();
+        assert!(s.consume(&fp, None).unwrap().is_none());
+    }
+
+    // The held connection reconnects by itself after the restart.
+    let mut ok = false;
+    for _ in 0..3 {
+        if held.rules().is_ok() {
+            ok = true;
+            break;
+        }
+    }
+    assert!(
+        ok,
+        "a connection held across the restart never worked again"
+    );
+    assert!(held.is_current());
+    eprintln!(
+        "faults: {} iterations, {} spent, {} claimed, {} failed calls, slowest failure {:?}",
+        seen.ran,
+        seen.won.len(),
+        seen.claimed.len(),
+        seen.errors,
+        seen.slowest_failure
+    );
+}
