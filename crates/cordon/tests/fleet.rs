@@ -9,8 +9,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
-#[path = "fleet/pg.rs"]
-mod pg;
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -21,6 +19,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::cli::{Served, serve_socket};
+use cordon_store::pg_test::Cluster;
 
 /// Machines in the fleet.
 const FLEET: usize = 8;
@@ -30,15 +29,18 @@ struct Fleet {
     root: PathBuf,
     home: PathBuf,
     ws: PathBuf,
-    cluster: pg::Cluster,
+    cluster: Cluster,
 }
 
 /// A workspace and a user config pointing at a fresh cluster; `None` when PostgreSQL is
 /// not installed (and not required).
-fn fleet(test: &str) -> Option<Fleet> {
+/// The cluster is this test's own (pg-core's `cordon_store::pg_test`): the fault test
+/// stops and starts it.
+fn fleet() -> Option<Fleet> {
+    let cluster = Cluster::start_private()?;
+    let db = cluster.fresh_database();
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().canonicalize().unwrap();
-    let cluster = pg::Cluster::start(&root, test)?;
     let home = root.join("home");
     let ws = home.join("src/proj");
     std::fs::create_dir_all(ws.join("src")).unwrap();
@@ -52,7 +54,7 @@ fn fleet(test: &str) -> Option<Fleet> {
         home.join(".config/cordon/policy.toml"),
         format!(
             "[permissions]\nask = [\"Bash(make deploy:*)\"]\n\n[store]\nurl = \"{}\"\n",
-            cluster.url()
+            cluster.url(&db)
         ),
     )
     .unwrap();
@@ -236,7 +238,7 @@ fn pending_ids(socket: &Path) -> Vec<(i64, Value)> {
 
 #[test]
 fn eight_services_share_one_approval_answered_once_in_the_console() {
-    let Some(f) = fleet("eight_services_share_one_approval_answered_once_in_the_console") else {
+    let Some(f) = fleet() else {
         return;
     };
     let machines: Vec<String> = (0..FLEET).map(|i| format!("m{i}")).collect();
@@ -331,7 +333,7 @@ fn eight_services_share_one_approval_answered_once_in_the_console() {
 
 #[test]
 fn a_stopped_server_fails_asks_closed_and_the_fleet_reconnects() {
-    let Some(f) = fleet("a_stopped_server_fails_asks_closed_and_the_fleet_reconnects") else {
+    let Some(f) = fleet() else {
         return;
     };
     let services: Vec<Served> = ["a", "b"].iter().map(|m| f.serve(m)).collect();
@@ -342,7 +344,7 @@ fn a_stopped_server_fails_asks_closed_and_the_fleet_reconnects() {
         .as_i64()
         .unwrap_or_else(|| panic!("{asked}"));
 
-    f.cluster.down();
+    f.cluster.stop("fast");
     for socket in [&a, &b] {
         let started = Instant::now();
         assert_eq!(check(socket, &f.read(), "caller")["decision"], "allow");
@@ -382,7 +384,7 @@ fn a_stopped_server_fails_asks_closed_and_the_fleet_reconnects() {
     assert_eq!(v["decision"], "deny", "{v}");
 
     // Back up: the same services, not restarted, use it again; nothing committed is lost.
-    f.cluster.up();
+    f.cluster.restart();
     let deadline = Instant::now() + Duration::from_secs(20);
     let id = loop {
         let asked = check(&b, &deploy("op-up"), "pending");
