@@ -48,6 +48,8 @@ struct Rules {
     store: Option<Arc<StoreAt>>,
     /// A connection kept between looks (opened again when the path names another file).
     conn: Option<Store>,
+    /// For a shared store: the thread reading its rules off the request path.
+    reader: Option<crate::shared_rules::RulesReader>,
     /// The rules last read from the store.
     seen: Vec<String>,
     /// The rules the current gate holds.
@@ -67,16 +69,24 @@ impl Rules {
         let Some(at) = &self.store else {
             return false;
         };
-        let path = match &**at {
-            StoreAt::File(path) => path.clone(),
-            // A database is always there to ask (or fails to answer, said once below).
-            _ => PathBuf::new(),
+        let file = match &**at {
+            StoreAt::File(path) => Some(path.clone()),
+            _ => None,
         };
-        let exists = match &**at {
-            StoreAt::File(_) => std::fs::symlink_metadata(&path).map(drop),
-            _ => Ok(()),
+        let read = match file {
+            Some(path) => self.read_file(&path),
+            // A shared store is read by its own thread: take its newest answer, if any.
+            None => match self.reader.as_ref().and_then(|r| r.take()) {
+                Some(read) => read,
+                None => return false,
+            },
         };
-        let read = match exists {
+        self.settle(read)
+    }
+
+    /// Read the rules of the SQLite file at `path` (none while it does not exist).
+    fn read_file(&mut self, path: &std::path::Path) -> Result<Vec<String>, String> {
+        match std::fs::symlink_metadata(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 self.conn = None;
                 Ok(Vec::new())
@@ -85,15 +95,12 @@ impl Rules {
             Ok(_) => {
                 let conn = match self.conn.take().filter(Store::is_current) {
                     Some(c) => Ok(c),
-                    None => match &**at {
-                        StoreAt::File(path) => Store::open_with(
-                            path,
-                            &StoreOptions {
-                                busy_timeout: STORE_BUSY_TIMEOUT,
-                            },
-                        ),
-                        other => Store::open_at(other),
-                    },
+                    None => Store::open_with(
+                        path,
+                        &StoreOptions {
+                            busy_timeout: STORE_BUSY_TIMEOUT,
+                        },
+                    ),
                 };
                 conn.and_then(|c| {
                     let rules = c.rules()?;
@@ -102,7 +109,12 @@ impl Rules {
                 })
                 .map_err(|e| e.to_string())
             }
-        };
+        }
+    }
+
+    /// Take in one read: whether the rules differ from those last read. A failure
+    /// changes nothing (and is said once, until a read succeeds).
+    fn settle(&mut self, read: Result<Vec<String>, String>) -> bool {
         match read {
             Ok(rules) => {
                 self.failing = false;
@@ -172,7 +184,14 @@ impl PolicyHolder {
         let files = watched(&load);
         let stamps = files.into_iter().map(|f| (f.clone(), stamp(&f))).collect();
         let policy = Policy::load(&load, &RealFs)?;
+        let reader = match rules_from.as_deref() {
+            Some(StoreAt::File(_)) | None => None,
+            Some(_) => rules_from
+                .as_ref()
+                .map(|at| crate::shared_rules::RulesReader::start(Arc::clone(at), interval)),
+        };
         let rules = Rules {
+            reader,
             store: rules_from,
             conn: None,
             seen: load.remembered_rules.clone(),

@@ -4,7 +4,7 @@
 use crate::exit::{Code, Exit};
 use cordon_gate::{Gate, GateOptions, StoreLocation};
 use cordon_policy::{ApprovalPolicy, LoadOptions, Mode, Policy, RealFs, SandboxMode};
-use cordon_store::{Store, StoreAt};
+use cordon_store::{RememberedRule, Store, StoreAt};
 use std::path::PathBuf;
 
 /// `--mode`.
@@ -251,7 +251,12 @@ pub fn remembered_at(location: StoreLocation) -> Remembered {
     {
         return none(location);
     }
-    let read = Store::open_at(&location.shared).and_then(|s| s.rules().map(|rules| (rules, s)));
+    let read = match &*location.shared {
+        StoreAt::File(_) => Store::open_at(&location.shared)
+            .and_then(|s| s.rules().map(|rules| (rules, s)))
+            .map_err(|e| e.to_string()),
+        _ => shared_rules(&location),
+    };
     match read {
         Ok((rules, store)) => Remembered {
             rules: rules.into_iter().map(|r| r.rule).collect(),
@@ -261,11 +266,36 @@ pub fn remembered_at(location: StoreLocation) -> Remembered {
         Err(e) => {
             eprintln!(
                 "cordon: remembered rules not loaded: {}",
-                cordon_policy::terminal::sanitize_for_terminal(&e.to_string())
+                cordon_policy::terminal::sanitize_for_terminal(&e)
             );
             none(location)
         }
     }
+}
+
+/// How long a one-shot surface waits for a shared store's remembered rules before it
+/// decides without them (fewer allows, said on stderr): a decision that needs only the
+/// policy must not wait for a database that hangs.
+pub const SHARED_RULES_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The remembered rules of a shared store, read in a thread of its own and waited for at
+/// most [`SHARED_RULES_WAIT`].
+fn shared_rules(location: &StoreLocation) -> Result<(Vec<RememberedRule>, Store), String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let at = std::sync::Arc::clone(&location.shared);
+    std::thread::Builder::new()
+        .name("cordon-rules".into())
+        .spawn(move || {
+            let read = Store::open_at(&at).and_then(|s| s.rules().map(|rules| (rules, s)));
+            let _ = tx.send(read.map_err(|e| e.to_string()));
+        })
+        .map_err(|e| format!("cannot start a thread to read them: {e}"))?;
+    rx.recv_timeout(SHARED_RULES_WAIT).unwrap_or_else(|_| {
+        Err(format!(
+            "the shared store did not answer within {} s",
+            SHARED_RULES_WAIT.as_secs()
+        ))
+    })
 }
 
 /// Remembered rules as read from the approval store, the open connection they came

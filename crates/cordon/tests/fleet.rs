@@ -312,6 +312,33 @@ fn eight_services_share_one_approval_answered_once_in_the_console() {
     let allowed = decisions.iter().filter(|d| *d == "allow").count();
     assert_eq!(allowed, 1, "one lease, one call: {decisions:?}");
 
+    // "Always" answered once in the console applies on every machine: each service's
+    // rules reader picks the saved rule up. The call is sent from another directory, so
+    // only the rule (not the lease bound to the exact call) can allow it.
+    let plan =
+        |cwd: &Path| json!({"tool": "Bash", "input": {"command": "terraform plan"}, "cwd": cwd});
+    let asked = check(&sock(1), &plan(&f.ws), "pending");
+    let id3 = asked["pending"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("{asked}"));
+    let (status, body) = answer(&ui, &cookie, &csrf, id3, "always");
+    assert_eq!(status, 200, "{body}");
+    let elsewhere = f.ws.join("src");
+    for i in 0..FLEET {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let got = check(&sock(i), &plan(&elsewhere), "deny");
+            if got["decision"] == "allow" {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "service m{i} never saw the rule: {got}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     // The console shows every machine's decisions, shipped by each service in the
     // background, the machine named.
     let deadline = Instant::now() + Duration::from_secs(30);
