@@ -38,6 +38,8 @@ home = os.path.join(work, "home")
 ws = os.path.join(home, "ws")
 os.makedirs(os.path.join(ws, "src"))
 os.makedirs(os.path.join(home, ".config/cordon"))
+run_dir = os.path.join(work, "run")
+os.makedirs(run_dir, mode=0o700)
 open(os.path.join(ws, "src/main.rs"), "w").write("fn main() {}\n")
 
 # The cluster, as the postgres user when run as root.
@@ -86,7 +88,7 @@ try:
         procs, socks = [], []
         for i in range(n):
             state = os.path.join(work, f"state-{tag}-{i}")
-            path = os.path.join(work, f"run-{tag}-{i}.sock")
+            path = os.path.join(run_dir, f"{tag}-{i}.sock")
             env = {"HOME": home, "PATH": "/usr/bin:/bin", "CORDON_STATE_DIR": state,
                    "CORDON_MACHINE": f"m{i}"}
             args = [cordon, "serve", "--workspace", ws, "--socket", path]
@@ -106,7 +108,7 @@ try:
                     break
                 except OSError:
                     if time.time() > deadline:
-                        raise
+                        sys.exit("the service did not start: " + open(os.path.join(work, f"serve-{tag}-{len(conns)}.log")).read())
                     time.sleep(0.05)
             conns.append(s)
         return procs, conns
