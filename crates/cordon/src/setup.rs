@@ -212,7 +212,10 @@ impl ApprovalArgs {
 /// After a one-shot surface answered: ship what its audit log holds for the fleet's
 /// shared store (nothing without one), best effort. A failure leaves the records queued
 /// in the log for the next `cordon serve` or console on this machine.
-pub fn ship_after_answer(gate: &Gate) {
+pub fn ship_after_answer(gate: &Gate, reached: bool) {
+    if !reached {
+        return;
+    }
     let (Some(shared), Some(log), Ok(local)) =
         (gate.shared_store(), gate.audit_path(), gate.store_path())
     else {
@@ -309,6 +312,12 @@ pub struct Remembered {
 }
 
 impl Remembered {
+    /// Whether the store answered when the rules were read (a shared store that did not
+    /// is not asked again after the answer: a one-shot surface exits without waiting).
+    pub fn reached(&self) -> bool {
+        self.store.is_some()
+    }
+
     /// `gate`, keeping its shared state where the location says and using the
     /// connection the rules were read from (when there was one).
     pub fn gate(self, gate: Gate) -> Gate {

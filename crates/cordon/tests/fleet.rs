@@ -339,8 +339,22 @@ fn eight_services_share_one_approval_answered_once_in_the_console() {
         }
     }
 
+    // A one-shot `cordon check` on a machine with no service ships what it wrote after
+    // answering.
+    let out = f
+        .cordon("cli-1", &["check", &f.read().to_string()])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
     // The console shows every machine's decisions, shipped by each service in the
     // background, the machine named.
+    let machines: Vec<String> = machines.into_iter().chain(["cli-1".to_string()]).collect();
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let state = console_state(&ui, &cookie);
