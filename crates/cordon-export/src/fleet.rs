@@ -147,3 +147,55 @@ impl Shipper {
         Ok(Background::running(stop, thread))
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // test code
+mod tests {
+    use super::*;
+    use cordon_store::{AuditLog, Durability};
+
+    /// Shipping twice stores once, a lost cursor ships again without duplicates, and a
+    /// record written later is shipped after the ones before it.
+    #[test]
+    fn shipping_is_idempotent_and_resumes_at_the_cursor() {
+        let dir = tempfile::tempdir().unwrap();
+        let (log, local) = (
+            dir.path().join("audit.jsonl"),
+            dir.path().join("store.sqlite3"),
+        );
+        let shared_path = dir.path().join("shared.sqlite3");
+        let mut audit = AuditLog::open_anchored(&log, Durability::FsyncEach, &local).unwrap();
+        for i in 0..3 {
+            audit
+                .append(&serde_json::json!({"kind": "decision", "decision": "allow", "n": i}))
+                .unwrap();
+        }
+        let shipper = Shipper::new(&log, &local, Arc::new(StoreAt::File(shared_path.clone())));
+        assert_eq!(shipper.ship().unwrap(), 3);
+        assert_eq!(shipper.ship().unwrap(), 0, "nothing new after the cursor");
+        let shared = Store::open(&shared_path).unwrap();
+        let rows = shared.decisions(None, 100).unwrap();
+        assert_eq!(rows.len(), 3);
+        let mut seqs: Vec<u64> = rows.iter().map(|r| r.seq).collect();
+        seqs.sort_unstable();
+        assert_eq!(seqs, vec![1, 2, 3]);
+        assert_eq!(rows[0].record["kind"], "decision");
+
+        // The cursor lost (a new local store): everything is shipped again, stored once.
+        let fresh = dir.path().join("fresh.sqlite3");
+        let again = Shipper::new(&log, &fresh, Arc::new(StoreAt::File(shared_path.clone())));
+        assert_eq!(again.ship().unwrap(), 3);
+        assert_eq!(shared.decisions(None, 100).unwrap().len(), 3);
+
+        audit
+            .append(&serde_json::json!({"kind": "decision", "decision": "deny", "n": 3}))
+            .unwrap();
+        assert_eq!(shipper.ship().unwrap(), 1);
+        let rows = shared.decisions(None, 100).unwrap();
+        assert_eq!(rows.len(), 4);
+        assert!(
+            rows.iter()
+                .any(|r| r.seq == 4 && r.record["decision"] == "deny")
+        );
+    }
+}
