@@ -385,6 +385,24 @@ fn a_stopped_server_fails_asks_closed_and_the_fleet_reconnects() {
         .as_i64()
         .unwrap_or_else(|| panic!("{asked}"));
 
+    // Calls go on through the stop and the restart: every plain allow is answered
+    // allow, none waits long.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let load = {
+        let (stop, socket, read) = (std::sync::Arc::clone(&stop), a.clone(), f.read());
+        std::thread::spawn(move || {
+            let (mut n, mut slowest) = (0u32, Duration::ZERO);
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let started = Instant::now();
+                let got = check(&socket, &read, "caller");
+                assert_eq!(got["decision"], "allow", "under the stop: {got}");
+                slowest = slowest.max(started.elapsed());
+                n += 1;
+            }
+            (n, slowest)
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
     f.cluster.stop("fast");
     for socket in [&a, &b] {
         let started = Instant::now();
@@ -443,4 +461,11 @@ fn a_stopped_server_fails_asks_closed_and_the_fleet_reconnects() {
             "the pending approval from before the stop is kept"
         );
     }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (n, slowest) = load.join().unwrap();
+    assert!(n > 10, "only {n} calls went on");
+    assert!(
+        slowest < Duration::from_secs(3),
+        "a plain allow waited {slowest:?} through the stop and restart"
+    );
 }
