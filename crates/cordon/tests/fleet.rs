@@ -262,6 +262,18 @@ fn eight_services_share_one_approval_answered_once_in_the_console() {
         assert_eq!(list, vec![(id, json!("m3"))], "service m{i}");
     }
 
+    // `cordon approvals` on another machine lists it too, the machine named.
+    let out = f
+        .cordon("m2", &["approvals", "list", "--json"])
+        .output()
+        .unwrap();
+    let listed: Value = serde_json::from_slice(out.stdout.split(|b| *b == b'\n').next().unwrap())
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(
+        (listed["id"].as_i64(), listed["machine"].as_str()),
+        (Some(id), Some("m3"))
+    );
+
     // The console (its own machine) shows it with the machine named, and answers it once.
     let ui = console(&f, "console");
     let (cookie, csrf) = sign_in(&ui);

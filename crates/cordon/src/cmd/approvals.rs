@@ -149,6 +149,15 @@ fn open_audit(at: &Location) -> anyhow::Result<AuditLog> {
     AuditLog::open_anchored(&path, Durability::FsyncEach, &store).map_err(fail)
 }
 
+/// Where `store` is, for a line on the terminal (a database by its URL, never a password).
+fn store_for_terminal(store: &Store) -> String {
+    if store.is_shared() {
+        sanitize_for_terminal(&store.location())
+    } else {
+        path_for_terminal(store.path())
+    }
+}
+
 fn fmt_time(t: std::time::SystemTime) -> String {
     cordon_store::format_time(t)
 }
@@ -175,6 +184,9 @@ fn print_pending(p: &cordon_store::Pending, full: bool) {
         sanitize_for_terminal(tool),
         summary(&p.request)
     );
+    if let Some(machine) = &p.machine {
+        println!("    asked on machine: {}", sanitize_for_terminal(machine));
+    }
     if let Some(reason) = p.verdict["reason"].as_str() {
         println!("    reason: {}", sanitize_for_terminal(reason));
     }
@@ -230,6 +242,7 @@ pub fn run(c: ApprovalsCommand) -> anyhow::Result<u8> {
                 for p in &pending {
                     let line = json!({
                         "id": p.id.0,
+                        "machine": p.machine,
                         "created": fmt_time(p.created),
                         "session": p.session,
                         "fingerprint": p.fingerprint,
@@ -241,10 +254,7 @@ pub fn run(c: ApprovalsCommand) -> anyhow::Result<u8> {
                     println!("{line}");
                 }
             } else if pending.is_empty() {
-                println!(
-                    "no pending approvals in {}",
-                    path_for_terminal(store.path())
-                );
+                println!("no pending approvals in {}", store_for_terminal(&store));
             } else {
                 for p in &pending {
                     print_pending(p, false);
@@ -309,7 +319,7 @@ pub fn run(c: ApprovalsCommand) -> anyhow::Result<u8> {
             let store = open_store(&at)?;
             let leases = store.leases().map_err(fail)?;
             if leases.is_empty() {
-                println!("no active leases in {}", path_for_terminal(store.path()));
+                println!("no active leases in {}", store_for_terminal(&store));
             }
             for l in leases {
                 let expires = l.expires.map_or_else(|| "never".to_string(), fmt_time);
@@ -344,7 +354,7 @@ pub fn run(c: ApprovalsCommand) -> anyhow::Result<u8> {
             let store = open_store(&at)?;
             let rules = store.rules().map_err(fail)?;
             if rules.is_empty() {
-                println!("no remembered rules in {}", path_for_terminal(store.path()));
+                println!("no remembered rules in {}", store_for_terminal(&store));
             }
             for r in rules {
                 println!(
