@@ -45,10 +45,11 @@ start() {
       exit 4
     }
   fi
-  # fsync off: a test cluster need not survive a power cut, and an immediate stop (the
-  # fault tests) still leaves every committed transaction in the kernel's page cache.
+  # fsync off (CORDON_PG_TEST_FSYNC=on to measure real commits): a test cluster need not
+  # survive a power cut, and an immediate stop (the fault tests) still leaves every
+  # committed transaction in the kernel's page cache.
   as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 \
-    -o "-c listen_addresses='' -c unix_socket_directories='$dir' -c fsync=off -c max_connections=300 -c shared_buffers=16MB" \
+    -o "-c listen_addresses='' -c unix_socket_directories='$dir' -c fsync=${CORDON_PG_TEST_FSYNC:-off} -c max_connections=300 -c shared_buffers=16MB" \
     start >/dev/null || {
     cat "$dir/server.log" >&2
     exit 5

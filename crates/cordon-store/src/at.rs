@@ -292,6 +292,21 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::disallowed_methods)] // fixtures are built with std::fs
+    fn a_password_file_must_be_private() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("pw");
+        std::fs::write(&f, "s3cret-pw\nignored\n").unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let e = Password::from_file(&f).unwrap_err().to_string();
+        assert!(e.contains("other users") && !e.contains("s3cret"), "{e}");
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(Password::from_file(&f).unwrap().expose(), "s3cret-pw");
+        std::fs::write(&f, "\n").unwrap();
+        assert!(Password::from_file(&f).is_err(), "an empty password file");
+    }
+
+    #[test]
     fn a_password_never_shows() {
         let p = Password::new("hunter2".into());
         assert!(!format!("{p:?} {p}").contains("hunter2"));

@@ -54,7 +54,8 @@ pub(crate) const APPROVED_PENDING_TTL: Duration = Duration::from_secs(24 * 3600)
 #[derive(Debug, Clone)]
 pub struct StoreOptions {
     /// How long to wait for another process's lock before failing with
-    /// [`StoreErrorKind::Locked`].
+    /// [`StoreErrorKind::Locked`] (on PostgreSQL: the fleet's write lock, as the
+    /// session's `lock_timeout`).
     pub busy_timeout: Duration,
 }
 

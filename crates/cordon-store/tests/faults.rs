@@ -180,3 +180,73 @@ fn a_server_stopped_under_load_loses_no_commit_and_grants_nothing_uncommitted() 
         seen.slowest_failure
     );
 }
+
+/// The server ends this connection (an administrator, a failover): the next call fails
+/// with one sentence naming the database, the store is no longer current, and the call
+/// after that reconnects and finds what was committed before.
+#[test]
+fn a_connection_ended_by_the_server_fails_closed_then_reconnects() {
+    let Some(c) = Cluster::shared() else { return };
+    let db = c.fresh_database();
+    let at = StoreAt::Postgres(c.target(&db, "m1"));
+    let s = Store::open_at(&at).unwrap();
+    s.grant("fp", Scope::Once, None, "t").unwrap();
+    let ended: i64 = c
+        .admin()
+        .query_one(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = $1",
+            &[&db],
+        )
+        .unwrap()
+        .get(0);
+    assert!(ended >= 1);
+    let err = s.consume("fp", None).unwrap_err();
+    assert!(
+        matches!(err.kind(), StoreErrorKind::Unavailable(_)),
+        "{err}"
+    );
+    assert!(err.to_string().contains(&db), "{err}");
+    assert!(!s.is_current(), "a broken connection stayed current");
+    let used = s.consume("fp", None).unwrap();
+    assert!(
+        used.is_some(),
+        "the lease committed before the break is there"
+    );
+    assert!(s.is_current());
+}
+
+/// Another machine holds the fleet's write lock past the busy timeout: the call fails as
+/// `Locked` and grants nothing (the second spelling of SQLite's locked store).
+#[test]
+fn a_write_lock_held_elsewhere_grants_nothing() {
+    let Some(c) = Cluster::shared() else { return };
+    let db = c.fresh_database();
+    let t = c.target(&db, "m1");
+    let s = Store::open_pg(
+        &t,
+        &cordon_store::StoreOptions {
+            busy_timeout: Duration::from_millis(300),
+        },
+    )
+    .unwrap();
+    s.grant("fp", Scope::Once, None, "t").unwrap();
+    let mut other = postgres::Client::connect(&c.url(&db), postgres::NoTls).unwrap();
+    other
+        .batch_execute("SELECT pg_advisory_lock(1668248164)")
+        .unwrap();
+    let start = Instant::now();
+    let err = s.consume("fp", None).unwrap_err();
+    assert!(matches!(err.kind(), StoreErrorKind::Locked), "{err}");
+    assert!(start.elapsed() < Duration::from_secs(3));
+    assert!(
+        s.is_current(),
+        "a lock timeout does not break the connection"
+    );
+    other
+        .batch_execute("SELECT pg_advisory_unlock(1668248164)")
+        .unwrap();
+    assert!(
+        s.consume("fp", None).unwrap().is_some(),
+        "nothing was spent while locked"
+    );
+}

@@ -23,9 +23,10 @@ fn an_operation_id_is_claimed_once_under_concurrency(b) {
         let barrier = Arc::new(Barrier::new(THREADS));
         let handles: Vec<_> = (0..THREADS)
             .map(|i| {
-                let (at, op, barrier) = (b.at(), op.clone(), barrier.clone());
+                // Opened here: a thread that failed to open would leave the others
+                // waiting at the barrier.
+                let (s, op, barrier) = (b.open(), op.clone(), barrier.clone());
                 std::thread::spawn(move || {
-                    let s = Store::open_at(&at).unwrap();
                     barrier.wait();
                     // Two surfaces' spellings of one claim: the id is per surface.
                     s.claim_operation(&op, "hook", &format!("fp-{i}")).unwrap()
@@ -208,4 +209,102 @@ fn measure() {
             claim / N,
         );
     }
+}
+
+/// The child of [`processes_spend_one_once_lease_once`]: opens the store named in the
+/// environment, waits for the common start, spends the lease, prints what it got.
+#[test]
+#[ignore = "run as a child process by processes_spend_one_once_lease_once"]
+fn child_spends_the_lease() {
+    let Ok(at) = std::env::var("CORDON_TEST_CHILD_AT") else {
+        return;
+    };
+    let at = match at.strip_prefix("pg:") {
+        Some(url) => StoreAt::Postgres(PgTarget::new(url, None, "child").unwrap()),
+        None => StoreAt::File(at.into()),
+    };
+    let fp = std::env::var("CORDON_TEST_CHILD_FP").unwrap();
+    let go: u64 = std::env::var("CORDON_TEST_CHILD_GO")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let s = Store::open_at(&at).unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    std::thread::sleep(Duration::from_millis(
+        u64::try_from(u128::from(go).saturating_sub(now)).unwrap_or(0),
+    ));
+    let won = s.consume(&fp, None).unwrap().is_some();
+    println!("CHILD-RESULT won={won}");
+}
+
+cordon_store::both_backends! {
+/// Separate processes, each with its own connection, spend one once-lease at the same
+/// moment: exactly one gets it.
+fn processes_spend_one_once_lease_once(b) {
+    const PROCS: usize = 8;
+    let at = match b.at() {
+        StoreAt::File(p) => p.display().to_string(),
+        StoreAt::Postgres(t) => format!("pg:{}", t.url()),
+    };
+    let s = b.open();
+    for round in 0..3 {
+        let fp = format!("proc-race-{round}");
+        s.grant(&fp, Scope::Once, None, "race").unwrap();
+        let go = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis()
+            + 1500;
+        let children: Vec<_> = (0..PROCS)
+            .map(|_| {
+                std::process::Command::new(std::env::current_exe().unwrap())
+                    .args(["--exact", "child_spends_the_lease", "--ignored", "--nocapture", "--test-threads=1"])
+                    .env("CORDON_TEST_CHILD_AT", &at)
+                    .env("CORDON_TEST_CHILD_FP", &fp)
+                    .env("CORDON_TEST_CHILD_GO", go.to_string())
+                    .stdout(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let mut won = 0;
+        for c in children {
+            let out = c.wait_with_output().unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success() && text.contains("CHILD-RESULT"), "a child failed: {text}");
+            won += usize::from(text.contains("CHILD-RESULT won=true"));
+        }
+        assert_eq!(won, 1, "round {round}: {won} processes spent one once-lease");
+    }
+}
+}
+
+cordon_store::both_backends! {
+/// Many connections record the same waiting call at once: one pending approval, not one
+/// per connection (the check and the insert are one write transaction; on PostgreSQL no
+/// row exists yet to lock, so this holds only through the fleet's write lock).
+fn the_same_call_asked_at_once_is_one_pending_approval(b) {
+    const THREADS: usize = 10;
+    for round in 0..8 {
+        let fp = format!("fp-{round}");
+        let barrier = Arc::new(Barrier::new(THREADS));
+        let handles: Vec<_> = (0..THREADS)
+            .map(|_| {
+                let (s, fp, barrier) = (b.open(), fp.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    s.add_pending(&fp, Some("s"), &json!({"tool": "Bash"}), &json!({}), None)
+                        .unwrap()
+                })
+            })
+            .collect();
+        let mut ids: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        ids.dedup();
+        assert_eq!(ids.len(), 1, "round {round}: {ids:?}");
+    }
+    assert_eq!(b.open().pending().unwrap().len(), 8);
+}
 }

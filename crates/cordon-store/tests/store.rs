@@ -519,6 +519,11 @@ fn a_version_1_store_migrates_and_keeps_its_leases() {
     let p = s.pending().unwrap();
     assert_eq!(p.len(), 1);
     assert_eq!(p[0].operation_id, None);
+    assert_eq!(
+        p[0].machine, None,
+        "a request from before machines names none"
+    );
+    assert_eq!(s.add_decisions("m", "log", &[(1, "{}")]).unwrap(), 1);
     // An old once-lease is bound to no operation: any call with that fingerprint gets it.
     assert!(
         s.consume_for("fp-old", None, Some("op-1"))

@@ -251,23 +251,20 @@ pub(crate) fn connect(
     loop {
         let left = CONNECT_BUDGET.saturating_sub(start.elapsed());
         let mut config = (*target.config).clone();
+        // The session's timeouts travel in the startup packet: no round trip of their own.
+        let options = format!(
+            "{} -c lock_timeout={} -c statement_timeout={} -c idle_in_transaction_session_timeout=60000",
+            config.get_options().unwrap_or_default(),
+            lock_timeout.as_millis().max(1),
+            STATEMENT_TIMEOUT.as_millis()
+        );
         config
+            .options(options.trim_start())
             .connect_timeout(left.clamp(Duration::from_millis(100), Duration::from_secs(1)))
             .keepalives(true)
             .keepalives_idle(Duration::from_secs(30));
         let err = match config.connect(postgres::NoTls) {
-            Ok(mut client) => {
-                let set = format!(
-                    "SET lock_timeout = {}; SET statement_timeout = {}; \
-                     SET idle_in_transaction_session_timeout = 60000",
-                    lock_timeout.as_millis().max(1),
-                    STATEMENT_TIMEOUT.as_millis()
-                );
-                match client.batch_execute(&set) {
-                    Ok(()) => return Ok(client),
-                    Err(e) => pg_error(&at, &e),
-                }
-            }
+            Ok(client) => return Ok(client),
             Err(e) => pg_error(&at, &e),
         };
         // A refusal by the server (a password, a missing database) does not get better.
@@ -485,7 +482,14 @@ impl Store {
                 if p.in_tx {
                     return Err(self.invalid("a transaction was begun inside another"));
                 }
-                p.batch(pg)?;
+                if let Err(e) = p.batch(pg) {
+                    // BEGIN may have run before the lock timed out: end what it began,
+                    // or never reuse a connection whose state is unknown.
+                    if p.healthy() && p.batch("ROLLBACK").is_err() {
+                        p.broken = true;
+                    }
+                    return Err(e);
+                }
                 p.in_tx = true;
             }
         }
