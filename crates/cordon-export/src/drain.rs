@@ -263,6 +263,17 @@ pub struct Background {
 }
 
 impl Background {
+    /// A thread started with `stop` as its flag.
+    pub(crate) fn running(
+        stop: std::sync::Arc<AtomicBool>,
+        thread: std::thread::JoinHandle<()>,
+    ) -> Background {
+        Background {
+            stop,
+            thread: Some(thread),
+        }
+    }
+
     /// Ask the thread to stop (it stops between requests, within the request timeout);
     /// does not wait.
     pub fn stop(&self) {

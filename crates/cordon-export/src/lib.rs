@@ -6,6 +6,9 @@
 //! ([`encode`]), and the shipping ([`Exporter::drain`]): batches over OTLP/HTTP
 //! (protobuf), retried with backoff, the cursor kept in the store.
 //!
+//! It also ships the log to a fleet's shared store ([`Shipper`]): the same queue (the log
+//! from a cursor on), a cursor of its own, records added to the shared decisions table.
+//!
 //! It sits above `cordon-store` (it reads the log and keeps its cursor there) and below
 //! the surfaces that run it (`cordon serve` in the background, `cordon audit export
 //! --otlp` on demand). It never runs in a decision's path: a one-shot process queues a
@@ -16,12 +19,14 @@
 mod config;
 mod drain;
 pub mod encode;
+mod fleet;
 mod http;
 
 pub use config::{
     ConfigSources, DEFAULT_MAX_BACKLOG, ExportConfig, ExportConfigError, MANAGED_EXPORT_CONFIG,
 };
 pub use drain::{BATCH_BYTES, BATCH_RECORDS, Background, DrainOptions, DrainReport, Exporter};
+pub use fleet::{FLEET_CURSOR_SUFFIX, Shipper};
 
 /// Why an export stopped.
 #[derive(Debug)]

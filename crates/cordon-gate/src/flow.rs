@@ -203,6 +203,8 @@ pub struct Gate {
     policy: Policy,
     options: GateOptions,
     unsynced_audit: bool,
+    /// The shared store, when it is not the local file (`[store]`).
+    shared: Option<std::sync::Arc<cordon_store::StoreAt>>,
     pub(crate) held: Held,
 }
 
@@ -213,8 +215,35 @@ impl Gate {
             policy,
             options,
             unsynced_audit: false,
+            shared: None,
             held: Held::default(),
         }
+    }
+
+    /// The same gate, keeping its shared state (leases, remembered rules, pending
+    /// approvals, sessions, operation ids) where `location` says ([`crate::locate`]);
+    /// the audit anchor stays in the local store its options name. The store is opened
+    /// only when a call needs it: a guard deny or a plain allow never waits for it.
+    pub fn with_location(mut self, location: &crate::StoreLocation) -> Gate {
+        if self.options.store.is_none() {
+            self.options.store = Some(location.local.clone());
+        }
+        self.shared = location
+            .is_shared()
+            .then(|| std::sync::Arc::clone(&location.shared));
+        self
+    }
+
+    /// The same gate, keeping its shared state where `base` keeps its own (for a gate
+    /// made from another one's policy and options).
+    pub fn sharing_store_of(mut self, base: &Gate) -> Gate {
+        self.shared = base.shared.clone();
+        self
+    }
+
+    /// Where the shared state is, for messages (never a password).
+    pub fn shared_store(&self) -> Option<&cordon_store::StoreAt> {
+        self.shared.as_deref()
     }
 
     /// The same gate, using `store` (a connection to the approval store its options
@@ -259,8 +288,12 @@ impl Gate {
         }
     }
 
-    pub(crate) fn open_store(&self) -> Result<Store, cordon_store::StoreError> {
-        Store::open(&self.store_path()?)
+    /// The store holding the shared state: the `[store]` database, else the local file.
+    pub fn open_store(&self) -> Result<Store, cordon_store::StoreError> {
+        match &self.shared {
+            Some(at) => Store::open_at(at),
+            None => Store::open(&self.store_path()?),
+        }
     }
 
     /// Decide one call that will run under `containment` (say [`Containment::None`] for

@@ -52,6 +52,7 @@ mod prompt;
 mod record;
 mod report;
 mod session;
+mod shared;
 mod surface;
 
 pub use bound::{CONTENT_BUDGET, RunFile, Runs, WALK_LIMIT};
@@ -68,4 +69,5 @@ pub use onfailure::{AfterTrial, Blocked, Escalated, Escalation, Trial, TrialRun}
 pub use prompt::TerminalPrompter;
 pub use record::{RESULT_EXCERPT, RunFacts, ToolResult, egress_log};
 pub use report::Report;
+pub use shared::{LocateError, MACHINE_VAR, StoreLocation, locate, target_of};
 pub use surface::Surface;

@@ -116,6 +116,17 @@ impl Gate {
         }
     }
 
+    /// The audit log records go to (`None` with `no_audit`).
+    pub fn audit_path(&self) -> Option<std::path::PathBuf> {
+        if self.options().no_audit {
+            return None;
+        }
+        match &self.options().audit {
+            Some(p) => Some(p.clone()),
+            None => cordon_store::default_audit_path().ok(),
+        }
+    }
+
     /// Append a record to the audit log (nothing with `no_audit`). On error the caller
     /// must not let the call proceed.
     pub fn append(&self, record: &AuditRecord) -> Result<(), AuditError> {

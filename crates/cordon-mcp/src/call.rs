@@ -93,7 +93,7 @@ pub(crate) fn judge(s: &Arc<Shared>, id: Value, obj: Map<String, Value>) {
             });
             match narrowed {
                 Ok(p) => {
-                    drift_gate = Gate::new(p, s.gate.options().clone());
+                    drift_gate = Gate::new(p, s.gate.options().clone()).sharing_store_of(&s.gate);
                     &drift_gate
                 }
                 Err(e) => {

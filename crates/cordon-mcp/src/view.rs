@@ -92,10 +92,10 @@ impl Shared {
     /// and `whole` says this is its whole list); record what changed.
     fn check(&self, tools: &[Value], whole: bool) -> Result<BTreeMap<String, Status>, String> {
         let pins: Vec<ToolPin> = tools.iter().filter_map(pin::tool_pin).collect();
+        // Pins are shared state: the gate opens them where `[store]` says.
         let store = self
             .gate
-            .store_path()
-            .and_then(|p| Store::open(&p))
+            .open_store()
             .map_err(|e| format!("the MCP pins cannot be read ({e})"))?;
         let read = |s: &Store| {
             s.mcp_pins(&self.name)

@@ -19,8 +19,10 @@ use std::path::{Path, PathBuf};
 
 mod format;
 mod merge;
+mod store;
 use format::FileConfig;
 use merge::merge;
+pub use store::store_settings;
 
 /// Largest config file accepted.
 pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
@@ -408,6 +410,9 @@ pub struct Merged {
     pub mcp: crate::mcp::McpSettings,
     /// `[sessions]` settings.
     pub sessions: crate::session::SessionSettings,
+    /// `[store]`: the shared store, from the user or managed file (`None`: the local
+    /// SQLite file).
+    pub store: Option<crate::settings::StoreSettings>,
 }
 
 /// The user's config file: `--user`-style override, else

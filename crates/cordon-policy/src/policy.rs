@@ -94,6 +94,7 @@ pub struct Policy {
     hook_contain: bool,
     hook_accept_edits: bool,
     slots: crate::settings::SlotSettings,
+    store: Option<crate::settings::StoreSettings>,
 }
 
 /// A narrowing for a sub-agent: only ever more deny/ask, stricter defaults and modes, and a
@@ -164,6 +165,7 @@ impl Policy {
             hook_contain: m.hook_contain,
             hook_accept_edits: m.hook_accept_edits,
             slots: m.slots,
+            store: m.store,
         })
     }
 
@@ -231,6 +233,10 @@ impl Policy {
             p.mode = Mode::AcceptEdits;
             p
         })
+    }
+    /// `[store]`: where the shared state lives (`None`: the local SQLite file).
+    pub fn store(&self) -> Option<&crate::settings::StoreSettings> {
+        self.store.as_ref()
     }
     /// The `[slots]` settings: defaults of `cordon exec --slot`.
     pub fn slots(&self) -> &crate::settings::SlotSettings {

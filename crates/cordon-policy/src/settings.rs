@@ -239,3 +239,41 @@ pub struct SlotSettings {
     /// `tmp`: the slot's directory is `/tmp` too, as with `--slot-tmp`.
     pub tmp: Option<bool>,
 }
+
+/// `[store]`: where cordon's shared state (leases, remembered rules, pending approvals,
+/// sessions, operation ids, MCP pins) lives when it is not the local SQLite file. Read
+/// only from the user and managed config files; a repository's file may not choose it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StoreSettings {
+    /// `url`: `postgres://user@host:port/db` or `postgresql:///db?host=/socket/dir`
+    /// (never holding a password).
+    pub url: String,
+    /// Where the password comes from, if the server wants one.
+    pub password: Option<StorePassword>,
+    /// `machine`: this machine's name in the fleet (default: the host name).
+    pub machine: Option<String>,
+    /// The config file that set it.
+    pub file: PathBuf,
+}
+
+impl StoreSettings {
+    /// Settings naming `url`, set in `file`, with no password and the default machine.
+    pub fn new(url: String, file: PathBuf) -> StoreSettings {
+        StoreSettings {
+            url,
+            password: None,
+            machine: None,
+            file,
+        }
+    }
+}
+
+/// Where `[store]`'s password comes from (a closed set: a consumer must handle each).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StorePassword {
+    /// `password_file`: a regular file only its owner may read.
+    File(PathBuf),
+    /// `password_env`: the environment variable holding it.
+    Env(String),
+}

@@ -67,7 +67,11 @@ impl HookGates {
                 .map_err(|e| e.to_string())?;
             // As the standalone hook: the record is in the file before the answer, and
             // reaches the disk with the next sync.
-            Ok(Arc::new(Gate::new(policy, options).with_unsynced_audit()))
+            Ok(Arc::new(
+                Gate::new(policy, options)
+                    .sharing_store_of(base)
+                    .with_unsynced_audit(),
+            ))
         };
         let Ok(mut made) = self.made.lock() else {
             return make();

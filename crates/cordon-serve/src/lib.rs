@@ -64,6 +64,7 @@ mod methods;
 mod reload;
 pub mod rpc;
 mod service;
+mod shared_rules;
 
 pub use audit::{AuditSync, AuditWriter};
 pub use reload::PolicyHolder;

@@ -178,6 +178,7 @@ impl Connection<'_> {
             .map(|p| {
                 json!({
                     "id": p.id.0,
+                    "machine": p.machine,
                     "tool": p.request["tool"],
                     "target": target(&p.request),
                     "reason": p.verdict["reason"],

@@ -10,9 +10,10 @@
 //! on stderr once per change. It must never leave the service without a policy, and
 //! never decide with a half-loaded one: a new gate replaces the old one whole.
 
+use cordon_gate::StoreLocation;
 use cordon_gate::{Gate, GateOptions};
 use cordon_policy::{LoadOptions, Policy, RealFs};
-use cordon_store::{Store, StoreOptions};
+use cordon_store::{Store, StoreAt, StoreOptions};
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
@@ -43,10 +44,12 @@ struct Watch {
 /// The remembered rules: where they come from, the list last read there, and the list
 /// the current gate was loaded with.
 struct Rules {
-    /// The approval store; `None`: the policy has no remembered rules to follow.
-    store: Option<PathBuf>,
+    /// The store holding them; `None`: the policy has no remembered rules to follow.
+    store: Option<Arc<StoreAt>>,
     /// A connection kept between looks (opened again when the path names another file).
     conn: Option<Store>,
+    /// For a shared store: the thread reading its rules off the request path.
+    reader: Option<crate::shared_rules::RulesReader>,
     /// The rules last read from the store.
     seen: Vec<String>,
     /// The rules the current gate holds.
@@ -63,10 +66,27 @@ impl Rules {
     /// Read the store's rules; whether they differ from those last read. A store that
     /// cannot be read changes nothing (and says so, once); no store is no rules.
     fn look(&mut self) -> bool {
-        let Some(path) = &self.store else {
+        let Some(at) = &self.store else {
             return false;
         };
-        let read = match std::fs::symlink_metadata(path) {
+        let file = match &**at {
+            StoreAt::File(path) => Some(path.clone()),
+            _ => None,
+        };
+        let read = match file {
+            Some(path) => self.read_file(&path),
+            // A shared store is read by its own thread: take its newest answer, if any.
+            None => match self.reader.as_ref().and_then(|r| r.take()) {
+                Some(read) => read,
+                None => return false,
+            },
+        };
+        self.settle(read)
+    }
+
+    /// Read the rules of the SQLite file at `path` (none while it does not exist).
+    fn read_file(&mut self, path: &std::path::Path) -> Result<Vec<String>, String> {
+        match std::fs::symlink_metadata(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 self.conn = None;
                 Ok(Vec::new())
@@ -89,7 +109,12 @@ impl Rules {
                 })
                 .map_err(|e| e.to_string())
             }
-        };
+        }
+    }
+
+    /// Take in one read: whether the rules differ from those last read. A failure
+    /// changes nothing (and is said once, until a read succeeds).
+    fn settle(&mut self, read: Result<Vec<String>, String>) -> bool {
         match read {
             Ok(rules) => {
                 self.failing = false;
@@ -131,30 +156,52 @@ pub struct PolicyHolder {
     interval: Duration,
     current: RwLock<Arc<Gate>>,
     watch: Mutex<Watch>,
+    /// Where the stores are (each gate keeps its shared state there).
+    location: Option<StoreLocation>,
 }
 
 impl PolicyHolder {
     /// Load the policy `load` describes (an error here is the caller's to report: the
-    /// service does not start without a policy). With `rules_from`, the remembered rules
-    /// in `load` are followed in that approval store.
+    /// service does not start without a policy). With `location`, each gate keeps its
+    /// shared state there; with `follow_rules`, the remembered rules in `load` are
+    /// followed in that store (the local file in `gate_options` without a location).
     pub fn new(
         load: LoadOptions,
         gate_options: GateOptions,
         interval: Duration,
-        rules_from: Option<PathBuf>,
+        location: Option<StoreLocation>,
+        follow_rules: bool,
     ) -> Result<PolicyHolder, cordon_policy::ConfigError> {
+        let rules_from = follow_rules
+            .then(|| match &location {
+                Some(l) => Some(Arc::clone(&l.shared)),
+                None => gate_options
+                    .store
+                    .clone()
+                    .map(|p| Arc::new(StoreAt::File(p))),
+            })
+            .flatten();
         let files = watched(&load);
         let stamps = files.into_iter().map(|f| (f.clone(), stamp(&f))).collect();
         let policy = Policy::load(&load, &RealFs)?;
+        let reader = match rules_from.as_deref() {
+            Some(StoreAt::File(_)) | None => None,
+            Some(_) => rules_from
+                .as_ref()
+                .map(|at| crate::shared_rules::RulesReader::start(Arc::clone(at), interval)),
+        };
         let rules = Rules {
+            reader,
             store: rules_from,
             conn: None,
             seen: load.remembered_rules.clone(),
             loaded: load.remembered_rules.clone(),
             failing: false,
         };
+        let first = with_location(Gate::new(policy, gate_options.clone()), location.as_ref());
         Ok(PolicyHolder {
-            current: RwLock::new(Arc::new(Gate::new(policy, gate_options.clone()))),
+            current: RwLock::new(Arc::new(first)),
+            location,
             load,
             gate_options,
             interval,
@@ -269,11 +316,21 @@ impl PolicyHolder {
             policy.version(),
             old.policy().version()
         );
-        let gate = Arc::new(Gate::new(policy, self.gate_options.clone()));
+        let gate = Arc::new(with_location(
+            Gate::new(policy, self.gate_options.clone()),
+            self.location.as_ref(),
+        ));
         match self.current.write() {
             Ok(mut g) => *g = gate,
             Err(p) => *p.into_inner() = gate,
         }
+    }
+}
+
+fn with_location(gate: Gate, location: Option<&StoreLocation>) -> Gate {
+    match location {
+        Some(l) => gate.with_location(l),
+        None => gate,
     }
 }
 

@@ -47,6 +47,9 @@ pub struct ServeOptions {
     /// `cordon exec` as hook calls through the service rewrite a shell call to run
     /// contained (with `[hook] contain`); `None` leaves such calls to the policy as is.
     pub hook_exec: Option<cordon_hook::ExecLine>,
+    /// Where the stores are ([`cordon_gate::locate`]); `None`: `store` (or the default
+    /// local file) holds everything.
+    pub location: Option<cordon_gate::StoreLocation>,
     /// Ship the audit log to an OpenTelemetry collector in the background (nothing
     /// with `no_audit`).
     pub export: Option<cordon_export::ExportConfig>,
@@ -67,6 +70,7 @@ impl ServeOptions {
             follow_rules: false,
             hook_exec: None,
             export: None,
+            location: None,
         }
     }
 }
@@ -109,7 +113,8 @@ pub(crate) const MAX_WAITING: usize = 65_536;
 pub struct Service {
     pub(crate) policy: PolicyHolder,
     pub(crate) audit: Option<AuditWriter>,
-    pub(crate) store_path: PathBuf,
+    /// The store holding the shared state (the local file unless `[store]` says).
+    pub(crate) shared: Arc<cordon_store::StoreAt>,
     pub(crate) waiting: Mutex<HashMap<String, Waiting>>,
     pub(crate) max_connections: usize,
     pub(crate) active: AtomicUsize,
@@ -117,14 +122,21 @@ pub struct Service {
     pub(crate) hook_exec: Option<cordon_hook::ExecLine>,
     /// The background export of the audit log, when configured.
     pub(crate) export: Option<cordon_export::Background>,
+    /// The background shipping of the audit log to the shared store, when there is one.
+    pub(crate) fleet: Option<cordon_export::Background>,
 }
 
 impl Service {
     /// Load the policy, open the audit log and start its writer.
     pub fn start(options: ServeOptions) -> Result<Service, ServeError> {
-        let store_path = match &options.store {
-            Some(p) => p.clone(),
-            None => cordon_store::default_store_path().map_err(ServeError::Store)?,
+        let store_path = match (&options.location, &options.store) {
+            (Some(l), _) => l.local.clone(),
+            (None, Some(p)) => p.clone(),
+            (None, None) => cordon_store::default_store_path().map_err(ServeError::Store)?,
+        };
+        let shared = match &options.location {
+            Some(l) => Arc::clone(&l.shared),
+            None => Arc::new(cordon_store::StoreAt::File(store_path.clone())),
         };
         let audit_path = match &options.audit {
             Some(p) => p.clone(),
@@ -139,12 +151,12 @@ impl Service {
             // replace the input.
             edits: true,
         };
-        let rules_from = options.follow_rules.then(|| store_path.clone());
         let policy = PolicyHolder::new(
             options.load,
             gate_options,
             options.reload_interval,
-            rules_from,
+            options.location.clone(),
+            options.follow_rules,
         )
         .map_err(ServeError::Config)?;
         let audit = if options.no_audit {
@@ -168,11 +180,27 @@ impl Service {
             ),
             _ => None,
         };
+        // A fleet's console shows every machine's decisions: this log's records go to the
+        // shared store in the background (the log stays the record, and the queue).
+        let fleet = match (&audit, &options.location) {
+            (Some(_), Some(l)) if l.is_shared() => Some(
+                cordon_export::Shipper::new(&audit_path, &store_path, Arc::clone(&l.shared))
+                    .spawn(Duration::from_millis(500), "cordon serve")
+                    .map_err(|e| {
+                        ServeError::Store(StoreError::new(
+                            &audit_path,
+                            StoreErrorKind::Io(e.to_string()),
+                        ))
+                    })?,
+            ),
+            _ => None,
+        };
         Ok(Service {
             export,
+            fleet,
             policy,
             audit,
-            store_path,
+            shared,
             waiting: Mutex::new(HashMap::new()),
             max_connections: options.max_connections.max(1),
             active: AtomicUsize::new(0),
@@ -228,6 +256,9 @@ impl Service {
         }
         if let Some(e) = &self.export {
             e.stop();
+        }
+        if let Some(f) = &self.fleet {
+            f.stop();
         }
     }
 }
@@ -301,7 +332,7 @@ impl Connection<'_> {
         // A store deleted or replaced on disk is opened afresh.
         self.store = self.store.take().filter(Store::is_current);
         if self.store.is_none() {
-            let store = Store::open(&self.service.store_path).map_err(|e| {
+            let store = Store::open_at(&self.service.shared).map_err(|e| {
                 RpcError::new(
                     rpc::SERVER_ERROR,
                     format!("the approval store cannot be used: {e}"),

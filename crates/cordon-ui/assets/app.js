@@ -242,7 +242,7 @@ function pendingCard(p) {
     on: { click: () => post("/api/answer", { id: p.id, answer: "always", rule: i + 1 }) } },
     i === 0 ? "always allow this exact call" : "always allow " + text(o.rule)));
   return el("div", { class: "card", "data-pending": p.id },
-    el("div", { class: "meta" }, "#" + p.id + " · " + text(p.created) + (p.session ? " · session " + p.session : "") + (p.operation_id ? " · operation " + p.operation_id : "")),
+    el("div", { class: "meta" }, "#" + p.id + " · " + text(p.created) + (p.machine ? " · machine " + text(p.machine) : "") + (p.session ? " · session " + p.session : "") + (p.operation_id ? " · operation " + p.operation_id : "")),
     el("div", {}, el("strong", {}, text(p.tool)), " ", el("code", { class: "call" }, targetOf({ input: req.input }))),
     el("h3", {}, "Exact call"), el("pre", { class: "call-json" }, pretty(req)),
     el("h3", {}, "Consequence"), el("p", { class: "reason" }, text(verdict.reason)),
@@ -275,6 +275,11 @@ function renderState(s) {
   $("rules").replaceChildren(...(s.rules.length ? s.rules.map((r) => el("tr", {},
     el("td", { class: "mono" }, r.rule), el("td", {}, r.tool_kind), el("td", {}, r.created), el("td", {}, r.created_by),
     el("td", {}, el("button", { type: "button", class: "danger", on: { click: () => post("/api/forget", { rule: r.rule }) } }, "forget")))) : [el("tr", {}, el("td", { colspan: 5, class: "muted" }, "No remembered rules."))]));
+  // A shared store: every machine's decisions as shipped there, each with its machine.
+  $("fleet").hidden = !s.decisions;
+  if (s.decisions) $("fleet-rows").replaceChildren(...(s.decisions.length ? s.decisions.map((d) => el("tr", { "data-machine": d.machine },
+    el("td", {}, text(d.at)), el("td", {}, text(d.machine)), el("td", {}, text((d.record && (d.record.tool || d.record.kind || d.record.event)) || "")),
+    el("td", {}, text(decisionOf(d.record || {}))), el("td", {}, text(targetOf(d.record || {}))))) : [el("tr", {}, el("td", { colspan: 5, class: "muted" }, "No decisions shipped yet."))]));
   $("audit-path").textContent = s.audit;
   $("store-path").textContent = s.store;
 }

@@ -29,8 +29,12 @@ const SESSION_TTL: Duration = Duration::from_secs(12 * 3600);
 /// Where the console's state lives.
 #[derive(Debug, Clone)]
 pub struct Places {
-    /// The approval store (SQLite).
+    /// The local approval store (SQLite): the audit log's anchor, and everything else
+    /// unless `shared` says otherwise.
     pub store: PathBuf,
+    /// Where the shared state is when `[store]` names a database ([`cordon_gate::locate`]);
+    /// `None`: the local store holds it.
+    pub shared: Option<cordon_gate::StoreLocation>,
     /// The audit log.
     pub audit: PathBuf,
     /// Where change sets wait for review.
@@ -133,6 +137,17 @@ impl ConsoleAnswer {
     }
 }
 
+/// The store holding pending approvals, leases and rules.
+pub(crate) fn open_store(places: &Places) -> Result<Store, StoreError> {
+    match &places.shared {
+        Some(l) => Store::open_at(&l.shared),
+        None => Store::open(&places.store),
+    }
+}
+
+/// Most shipped decisions the console shows.
+pub const DECISIONS_SHOWN: usize = 200;
+
 pub(crate) fn open_log(places: &Places) -> Result<AuditLog, ActionError> {
     Ok(AuditLog::open_anchored(
         &places.audit,
@@ -143,13 +158,14 @@ pub(crate) fn open_log(places: &Places) -> Result<AuditLog, ActionError> {
 
 /// Pending approvals, live leases and remembered rules, as one JSON object.
 pub fn state(places: &Places) -> Result<Value, ActionError> {
-    let store = Store::open(&places.store)?;
+    let store = open_store(places)?;
     let pending: Vec<Value> = store
         .pending()?
         .into_iter()
         .map(|p| {
             json!({
                 "id": p.id.0,
+                "machine": p.machine,
                 "created": format_time(p.created),
                 "session": p.session,
                 "operation_id": p.operation_id,
@@ -192,8 +208,31 @@ pub fn state(places: &Places) -> Result<Value, ActionError> {
             })
         })
         .collect();
+    // With a shared store, every machine's decisions as shipped there (the local log is
+    // only this machine's).
+    let decisions: Option<Vec<Value>> = if store.is_shared() {
+        Some(
+            store
+                .decisions(None, DECISIONS_SHOWN)?
+                .into_iter()
+                .map(|d| {
+                    json!({
+                        "machine": d.machine,
+                        "seq": d.seq,
+                        "at": format_time(d.at),
+                        "record": d.record,
+                    })
+                })
+                .collect(),
+        )
+    } else {
+        None
+    };
     Ok(json!({
-        "store": places.store.display().to_string(),
+        "store": store.location(),
+        "shared": store.is_shared(),
+        "machine": store.machine(),
+        "decisions": decisions,
         "audit": places.audit.display().to_string(),
         "pending": pending,
         "leases": leases,
@@ -231,7 +270,7 @@ pub fn answer(
     answer: ConsoleAnswer,
 ) -> Result<Value, ActionError> {
     let mut log = open_log(places)?;
-    let store = Store::open(&places.store)?;
+    let store = open_store(places)?;
     let pending = store.get_pending(PendingId(id))?;
     let base = cordon_store::answered_record(
         &pending,
@@ -307,6 +346,10 @@ pub fn answer(
                     edits: true,
                 },
             );
+            let gate = match &places.shared {
+                Some(l) => gate.with_location(l),
+                None => gate,
+            };
             let done = gate
                 .answer_pending(id, PendingAnswer::ApproveEdited(input.clone()))
                 .map_err(|e| match e {
@@ -368,7 +411,7 @@ fn widen(
 /// Revoke lease `id`.
 pub fn revoke(places: &Places, id: i64) -> Result<Value, ActionError> {
     let mut log = open_log(places)?;
-    let store = Store::open(&places.store)?;
+    let store = open_store(places)?;
     if !store.revoke(LeaseId(id))? {
         return Err(ActionError {
             status: 404,
@@ -382,7 +425,7 @@ pub fn revoke(places: &Places, id: i64) -> Result<Value, ActionError> {
 /// Forget the remembered rule `rule`.
 pub fn forget(places: &Places, rule: &str) -> Result<Value, ActionError> {
     let mut log = open_log(places)?;
-    let store = Store::open(&places.store)?;
+    let store = open_store(places)?;
     if !store.forget_rule(rule)? {
         return Err(ActionError {
             status: 404,

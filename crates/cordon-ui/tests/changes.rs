@@ -110,6 +110,7 @@ fn start() -> Running {
         dangerously_listen_non_loopback: false,
         places: Places {
             store,
+            shared: None,
             audit,
             changes: ChangePlaces {
                 bases: vec![dir.path().join("changes")],

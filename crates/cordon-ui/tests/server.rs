@@ -30,6 +30,7 @@ fn start() -> Running {
         dangerously_listen_non_loopback: false,
         places: Places {
             store: store.clone(),
+            shared: None,
             audit: audit.clone(),
             changes: ChangePlaces {
                 bases: vec![dir.path().join("changes")],
@@ -563,6 +564,7 @@ fn a_non_loopback_address_is_refused_without_the_flag() {
         dangerously_listen_non_loopback: false,
         places: Places {
             store: dir.path().join("s"),
+            shared: None,
             audit: dir.path().join("a"),
             changes: ChangePlaces {
                 bases: vec![dir.path().join("c")],

@@ -2,9 +2,9 @@
 //! (shared by every subcommand that judges something).
 
 use crate::exit::{Code, Exit};
-use cordon_gate::{Gate, GateOptions};
+use cordon_gate::{Gate, GateOptions, StoreLocation};
 use cordon_policy::{ApprovalPolicy, LoadOptions, Mode, Policy, RealFs, SandboxMode};
-use cordon_store::Store;
+use cordon_store::{RememberedRule, Store, StoreAt};
 use std::path::PathBuf;
 
 /// `--mode`.
@@ -167,43 +167,24 @@ pub struct ApprovalArgs {
 }
 
 impl ApprovalArgs {
-    /// Rules a human chose to remember, to be loaded as allow rules. A store that cannot
-    /// be read contributes nothing (and says so on stderr): no approval comes from it.
-    pub fn remembered_rules(&self) -> Vec<String> {
-        self.remembered().rules
+    /// Where the stores are for a surface loading its policy with `load`: the one
+    /// resolver every surface asks ([`cordon_gate::locate`]). A `[store]` that cannot be
+    /// used (its password file readable by others, its variable unset) is refused.
+    pub fn location(&self, load: &LoadOptions) -> anyhow::Result<StoreLocation> {
+        cordon_gate::locate(load, self.store.as_deref()).map_err(|e| {
+            Exit::new(
+                Code::Invalid,
+                cordon_policy::terminal::sanitize_for_terminal(&e.to_string()),
+            )
+            .into()
+        })
     }
 
     /// The remembered rules, with the store connection they were read from, to hand to
     /// the gate ([`Remembered::gate`]) so that one process opens the store once.
-    pub fn remembered(&self) -> Remembered {
-        let none = Remembered {
-            rules: Vec::new(),
-            store: None,
-        };
-        let path = match &self.store {
-            Some(p) => p.clone(),
-            None => match cordon_store::default_store_path() {
-                Ok(p) => p,
-                Err(_) => return none,
-            },
-        };
-        if !path.exists() {
-            return none;
-        }
-        let read = Store::open(&path).and_then(|s| s.rules().map(|rules| (rules, s)));
-        match read {
-            Ok((rules, store)) => Remembered {
-                rules: rules.into_iter().map(|r| r.rule).collect(),
-                store: Some(store),
-            },
-            Err(e) => {
-                eprintln!(
-                    "cordon: remembered rules not loaded: {}",
-                    cordon_policy::terminal::sanitize_for_terminal(&e.to_string())
-                );
-                none
-            }
-        }
+    pub fn remembered(&self, load: &LoadOptions) -> anyhow::Result<Remembered> {
+        let location = self.location(load)?;
+        Ok(remembered_at(location))
     }
 
     /// The gate over `policy` for `surface`, which runs what it was given (no edits).
@@ -228,22 +209,119 @@ impl ApprovalArgs {
     }
 }
 
+/// After a one-shot surface answered: ship what its audit log holds for the fleet's
+/// shared store (nothing without one), best effort. A failure leaves the records queued
+/// in the log for the next `cordon serve` or console on this machine.
+pub fn ship_after_answer(gate: &Gate, reached: bool) {
+    if !reached {
+        return;
+    }
+    let (Some(shared), Some(log), Ok(local)) =
+        (gate.shared_store(), gate.audit_path(), gate.store_path())
+    else {
+        return;
+    };
+    let _ = cordon_export::Shipper::new(&log, &local, std::sync::Arc::new(shared.clone())).ship();
+}
+
+/// Where the stores are for a command that loads no policy of its own (`approvals`,
+/// `sessions`, `mcp`, the console): `[store]` from the user and managed files (HOME and
+/// XDG_CONFIG_HOME from the environment), through the same resolver as every surface.
+pub fn locate_store(local: Option<&std::path::Path>) -> anyhow::Result<StoreLocation> {
+    let opts = PolicyArgs::default().options()?;
+    ApprovalArgs {
+        store: local.map(std::path::Path::to_path_buf),
+        ..Default::default()
+    }
+    .location(&opts)
+}
+
 /// Load the policy `opts` describe; config errors carry file:line:column and `code`.
 pub fn load(opts: &LoadOptions, code: Code) -> anyhow::Result<Policy> {
     Policy::load(opts, &RealFs).map_err(|e| Exit::new(code, format!("invalid config: {e}")).into())
 }
 
-/// Remembered rules as read from the approval store, and the open connection they came
-/// from.
+/// The remembered rules in the shared store `location` names. A local file that does not
+/// exist yet holds none; a store that cannot be read contributes none (said on stderr).
+pub fn remembered_at(location: StoreLocation) -> Remembered {
+    let none = |location: StoreLocation| Remembered {
+        rules: Vec::new(),
+        store: None,
+        location,
+    };
+    if let StoreAt::File(path) = &*location.shared
+        && !path.exists()
+    {
+        return none(location);
+    }
+    let read = match &*location.shared {
+        StoreAt::File(_) => Store::open_at(&location.shared)
+            .and_then(|s| s.rules().map(|rules| (rules, s)))
+            .map_err(|e| e.to_string()),
+        _ => shared_rules(&location),
+    };
+    match read {
+        Ok((rules, store)) => Remembered {
+            rules: rules.into_iter().map(|r| r.rule).collect(),
+            store: Some(store),
+            location,
+        },
+        Err(e) => {
+            eprintln!(
+                "cordon: remembered rules not loaded: {}",
+                cordon_policy::terminal::sanitize_for_terminal(&e)
+            );
+            none(location)
+        }
+    }
+}
+
+/// How long a one-shot surface waits for a shared store's remembered rules before it
+/// decides without them (fewer allows, said on stderr): a decision that needs only the
+/// policy must not wait for a database that hangs.
+pub const SHARED_RULES_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The remembered rules of a shared store, read in a thread of its own and waited for at
+/// most [`SHARED_RULES_WAIT`].
+fn shared_rules(location: &StoreLocation) -> Result<(Vec<RememberedRule>, Store), String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let at = std::sync::Arc::clone(&location.shared);
+    std::thread::Builder::new()
+        .name("cordon-rules".into())
+        .spawn(move || {
+            let read = Store::open_at(&at).and_then(|s| s.rules().map(|rules| (rules, s)));
+            let _ = tx.send(read.map_err(|e| e.to_string()));
+        })
+        .map_err(|e| format!("cannot start a thread to read them: {e}"))?;
+    rx.recv_timeout(SHARED_RULES_WAIT).unwrap_or_else(|_| {
+        Err(format!(
+            "the shared store did not answer within {} s",
+            SHARED_RULES_WAIT.as_secs()
+        ))
+    })
+}
+
+/// Remembered rules as read from the approval store, the open connection they came
+/// from, and where the stores are.
 pub struct Remembered {
     /// The rules, as text (loaded as allow rules of the `remembered` layer).
     pub rules: Vec<String>,
     store: Option<Store>,
+    /// Where the stores are.
+    pub location: StoreLocation,
 }
 
 impl Remembered {
-    /// `gate`, using the connection the rules were read from (when there was one).
+    /// Whether the store answered when the rules were read (a shared store that did not
+    /// is not asked again after the answer: a one-shot surface exits without waiting).
+    pub fn reached(&self) -> bool {
+        self.store.is_some()
+    }
+
+    /// `gate`, keeping its shared state where the location says and using the
+    /// connection the rules were read from (when there was one).
     pub fn gate(self, gate: Gate) -> Gate {
+        let gate = gate.with_location(&self.location);
         match self.store {
             Some(store) => gate.with_store(store),
             None => gate,

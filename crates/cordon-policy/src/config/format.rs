@@ -27,8 +27,26 @@ pub(super) struct FileConfig {
     pub(super) sessions: crate::session::SessionsTable,
     pub(super) hook: Option<Spanned<HookTable>>,
     pub(super) slots: Option<Spanned<SlotsTable>>,
+    pub(super) store: Option<Spanned<StoreTable>>,
     #[serde(default)]
     pub(super) credential: Vec<Spanned<crate::credential::CredentialTable>>,
+}
+
+/// `[store]`: where the shared state lives (user and managed files only).
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct StoreTable {
+    pub(super) url: Option<Spanned<String>>,
+    pub(super) password_file: Option<Spanned<String>>,
+    pub(super) password_env: Option<Spanned<String>>,
+    pub(super) machine: Option<Spanned<String>>,
+}
+
+/// Only the `[store]` table of a file, every other table accepted unread: what is needed
+/// to find the store before the whole policy is loaded.
+#[derive(Deserialize, Default)]
+pub(super) struct StoreOnly {
+    pub(super) store: Option<Spanned<StoreTable>>,
 }
 
 /// `[slots]`: defaults of `cordon exec --slot`.

@@ -145,6 +145,7 @@ struct Merging {
     hook_contain: Option<bool>,
     hook_accept_edits: Option<bool>,
     slots: SlotSettings,
+    store: Option<crate::settings::StoreSettings>,
 }
 
 impl Merging {
@@ -195,6 +196,7 @@ impl Merging {
             self.ignored(layer, &what);
         }
         self.scalars(layer)?;
+        self.store(layer)?;
         self.slots(layer)?;
         self.approval(layer)?;
         if let Some(s) = &l.cfg.sandbox {
@@ -236,6 +238,23 @@ impl Merging {
                 self.hook_accept_edits.get_or_insert(accept);
             } else {
                 self.ignored(layer, "`[hook] accept_edits`");
+            }
+        }
+        Ok(())
+    }
+
+    /// `[store]`: the highest user or managed file's table; any other file's is an error.
+    fn store(&mut self, layer: &Honoured) -> Result<(), ConfigError> {
+        let l = layer.l;
+        if let Some(t) = &l.cfg.store {
+            let s = super::store::store_of(l.kind, &l.file, &l.text, t, layer.home)?;
+            if self.store.is_none() {
+                self.store = Some(s);
+            } else {
+                self.notes.push(format!(
+                    "{}: `[store]` ignored: the managed file's `[store]` applies",
+                    l.file.display()
+                ));
             }
         }
         Ok(())
@@ -680,6 +699,7 @@ impl Merging {
             presets: self.presets,
             mcp: self.mcp,
             sessions: self.sessions,
+            store: self.store,
         }
     }
 }

@@ -119,9 +119,12 @@ pub fn run_action(args: RunArgs) -> anyhow::Result<u8> {
     opts.workspace = action.workspace().to_path_buf();
     opts.network_allow = action.network_allow().to_vec();
     let home = opts.home.clone();
+    // Leases, pending approvals and operation ids where every surface keeps them.
+    let location = args.approvals.location(&opts)?;
     let gate = args
         .approvals
-        .gate(load(&opts, Code::Invalid)?, cordon_gate::Surface::RunAction);
+        .gate(load(&opts, Code::Invalid)?, cordon_gate::Surface::RunAction)
+        .with_location(&location);
     let refuse = |why: &str| {
         eprintln!("cordon: action refused: {}", clean(why));
         Ok(Code::Denied.get())

@@ -129,12 +129,11 @@ fn fail(e: StoreError) -> anyhow::Error {
     Exit::new(code, e.to_string()).into()
 }
 
+/// The store holding the pending approvals, leases and rules (`[store]`'s database when
+/// configured, else the local file).
 fn open_store(at: &Location) -> anyhow::Result<Store> {
-    match &at.store {
-        Some(path) => Store::open(path),
-        None => Store::open_default(),
-    }
-    .map_err(fail)
+    let location = crate::setup::locate_store(at.store.as_deref())?;
+    Store::open_at(&location.shared).map_err(fail)
 }
 
 fn open_audit(at: &Location) -> anyhow::Result<AuditLog> {
@@ -148,6 +147,15 @@ fn open_audit(at: &Location) -> anyhow::Result<AuditLog> {
         None => cordon_store::default_store_path().map_err(fail)?,
     };
     AuditLog::open_anchored(&path, Durability::FsyncEach, &store).map_err(fail)
+}
+
+/// Where `store` is, for a line on the terminal (a database by its URL, never a password).
+fn store_for_terminal(store: &Store) -> String {
+    if store.is_shared() {
+        sanitize_for_terminal(&store.location())
+    } else {
+        path_for_terminal(store.path())
+    }
 }
 
 fn fmt_time(t: std::time::SystemTime) -> String {
@@ -176,6 +184,9 @@ fn print_pending(p: &cordon_store::Pending, full: bool) {
         sanitize_for_terminal(tool),
         summary(&p.request)
     );
+    if let Some(machine) = &p.machine {
+        println!("    asked on machine: {}", sanitize_for_terminal(machine));
+    }
     if let Some(reason) = p.verdict["reason"].as_str() {
         println!("    reason: {}", sanitize_for_terminal(reason));
     }
@@ -231,6 +242,7 @@ pub fn run(c: ApprovalsCommand) -> anyhow::Result<u8> {
                 for p in &pending {
                     let line = json!({
                         "id": p.id.0,
+                        "machine": p.machine,
                         "created": fmt_time(p.created),
                         "session": p.session,
                         "fingerprint": p.fingerprint,
@@ -242,10 +254,7 @@ pub fn run(c: ApprovalsCommand) -> anyhow::Result<u8> {
                     println!("{line}");
                 }
             } else if pending.is_empty() {
-                println!(
-                    "no pending approvals in {}",
-                    path_for_terminal(store.path())
-                );
+                println!("no pending approvals in {}", store_for_terminal(&store));
             } else {
                 for p in &pending {
                     print_pending(p, false);
@@ -310,7 +319,7 @@ pub fn run(c: ApprovalsCommand) -> anyhow::Result<u8> {
             let store = open_store(&at)?;
             let leases = store.leases().map_err(fail)?;
             if leases.is_empty() {
-                println!("no active leases in {}", path_for_terminal(store.path()));
+                println!("no active leases in {}", store_for_terminal(&store));
             }
             for l in leases {
                 let expires = l.expires.map_or_else(|| "never".to_string(), fmt_time);
@@ -345,7 +354,7 @@ pub fn run(c: ApprovalsCommand) -> anyhow::Result<u8> {
             let store = open_store(&at)?;
             let rules = store.rules().map_err(fail)?;
             if rules.is_empty() {
-                println!("no remembered rules in {}", path_for_terminal(store.path()));
+                println!("no remembered rules in {}", store_for_terminal(&store));
             }
             for r in rules {
                 println!(
@@ -432,7 +441,8 @@ fn print_call(request: &serde_json::Value) {
 /// Approve pending request `id` with the input in `file` in place of its own.
 fn answer_edited(id: i64, file: &Path, mut args: PolicyArgs, at: &Location) -> anyhow::Result<u8> {
     let input = read_input(file)?;
-    let store = open_store(at)?;
+    let location = crate::setup::locate_store(at.store.as_deref())?;
+    let store = Store::open_at(&location.shared).map_err(fail)?;
     let (pending, _) = store.approval(PendingId(id)).map_err(fail)?;
     if args.workspace.is_none() {
         args.workspace = pending.verdict["workspace"].as_str().map(PathBuf::from);
@@ -448,12 +458,13 @@ fn answer_edited(id: i64, file: &Path, mut args: PolicyArgs, at: &Location) -> a
         load(&opts, Code::Invalid)?,
         GateOptions {
             surface: cordon_gate::Surface::Approvals,
-            store: Some(store.path().to_path_buf()),
+            store: Some(location.local.clone()),
             audit: None,
             no_audit: true,
             edits: true,
         },
-    );
+    )
+    .with_location(&location);
     drop(store);
     // Open the audit log first: an answer that cannot be recorded is not given.
     let mut audit = open_audit(at)?;

@@ -55,8 +55,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         }
     }
     let mut opts = args.policy.options()?;
-    let mut remembered = args.approvals.remembered();
+    let mut remembered = args.approvals.remembered(&opts)?;
     opts.remembered_rules = std::mem::take(&mut remembered.rules);
+    let reached = remembered.reached();
     let gate = remembered.gate(
         args.approvals
             .gate_with_edits(load(&opts, Code::Invalid)?, cordon_gate::Surface::Check),
@@ -92,6 +93,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         crate::explain::print_fixes(&r.fixes);
     }
     println!("{json}");
+    // The answer is out: what was written may go to the fleet's shared store now.
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    crate::setup::ship_after_answer(&gate, reached);
     Ok(match outcome {
         Outcome::Permitted(_) | Outcome::Trial(_) => Code::Allow,
         Outcome::Ask(_) => Code::Ask,

@@ -200,7 +200,7 @@ pub struct ExecOptions {
     /// The most bytes the run's changes to its writable roots may take, e.g. `2G`
     /// (suffixes K, M, G, T); the run is stopped when they reach it [default:
     /// `[sandbox] changes_limit`, else all but a reserve of the free space].
-    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    #[arg(long, value_name = "BYTES", value_parser = super::size::parse_size)]
     changes_limit: Option<u64>,
     /// Pass this environment variable (repeatable; secret-looking names are still dropped).
     #[arg(long = "env", value_name = "NAME")]
@@ -235,7 +235,7 @@ pub struct ExecOptions {
     cpu_limit: Option<u64>,
     /// RLIMIT_AS in bytes (suffixes K, M, G, T: powers of 1024); also caps the default
     /// --tmp-size.
-    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    #[arg(long, value_name = "BYTES", value_parser = super::size::parse_size)]
     memory_limit: Option<u64>,
     /// Processes and threads the command may have at once [default: 4096]. Held by a
     /// pids cgroup where cordon can make one, else by RLIMIT_NPROC (which does not
@@ -244,10 +244,10 @@ pub struct ExecOptions {
     process_limit: Option<u64>,
     /// Size of the tmpfs that /tmp, /var/tmp and /dev/shm share (suffixes K, M, G, T)
     /// [default: a quarter of RAM, at most 4G, at most --memory-limit].
-    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    #[arg(long, value_name = "BYTES", value_parser = super::size::parse_size)]
     tmp_size: Option<u64>,
     /// RLIMIT_FSIZE in bytes (suffixes K, M, G, T).
-    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    #[arg(long, value_name = "BYTES", value_parser = super::size::parse_size)]
     file_size_limit: Option<u64>,
     /// RLIMIT_NOFILE.
     #[arg(long, value_name = "N")]
@@ -329,39 +329,6 @@ fn fail(msg: impl Into<String>) -> anyhow::Error {
     Exit::new(Code::Failed, msg).into()
 }
 
-/// A size that is not one.
-#[derive(Debug)]
-pub struct SizeError(String);
-
-impl std::fmt::Display for SizeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for SizeError {}
-
-/// Parse `4096`, `64K`, `512M`, `2G`, `1T` (powers of 1024; `KiB`, `MB`… spellings too).
-fn parse_size(s: &str) -> Result<u64, SizeError> {
-    let t = s.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let bad = |why: &str| SizeError(format!("invalid size `{s}`: {why}"));
-    let n: u64 = num
-        .parse()
-        .map_err(|_| bad("expected bytes, or a number with K, M, G or T"))?;
-    let shift = match unit.trim().to_ascii_uppercase().trim_end_matches('B') {
-        "" => 0,
-        "K" | "KI" => 10,
-        "M" | "MI" => 20,
-        "G" | "GI" => 30,
-        "T" | "TI" => 40,
-        _ => return Err(bad("use the suffix K, M, G or T")),
-    };
-    n.checked_mul(1u64 << shift)
-        .ok_or_else(|| bad("it is too large"))
-}
-
 /// Run `cordon exec`.
 pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     let args = *args.options;
@@ -420,8 +387,12 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     opts.sandbox_mode = args.sandbox.map(Into::into);
     opts.approval = args.approval.map(Into::into);
     opts.require = args.require.map(Into::into);
-    let mut remembered = args.approvals.remembered();
+    let mut remembered = args.approvals.remembered(&opts)?;
     opts.remembered_rules = std::mem::take(&mut remembered.rules);
+    // The shared store's password never reaches the command: its file is masked like the
+    // store, and its variable is never passed, whatever the allowlists say.
+    let store_secret_files = remembered.location.secret_files();
+    let store_secret_env = remembered.location.secret_env().map(str::to_string);
     opts.network_allow = args.allow_net.clone();
     let mut credentials = credentials(&args.credential)?;
     for c in &credentials {
@@ -465,7 +436,9 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
         &network,
         matches!(args.home, HomeArg::Visible),
     );
-    let flag_paths = FlagPaths::resolve(&args)?;
+    let mut flag_paths = FlagPaths::resolve(&args)?;
+    flag_paths.masks.extend(store_secret_files);
+    flag_paths.hidden_env = store_secret_env;
     let mut builder = builder(&args, &flag_paths, argv, &policy, &opts.home, &cwd);
     if let Some(turn) = &slot {
         builder = builder.slot(turn.mounts());
@@ -644,6 +617,8 @@ struct FlagPaths {
     masks: Vec<PathBuf>,
     ssh_agent: Option<PathBuf>,
     ssh_known_hosts: Option<PathBuf>,
+    /// A variable never passed, even when allowed: `[store] password_env`'s.
+    hidden_env: Option<String>,
 }
 
 impl FlagPaths {
@@ -708,6 +683,7 @@ impl FlagPaths {
             masks,
             ssh_agent,
             ssh_known_hosts,
+            hidden_env: None,
         })
     }
 }
@@ -739,12 +715,14 @@ fn builder(
                 .env_allow
                 .iter()
                 .chain(&args.env)
+                .filter(|n| flag_paths.hidden_env.as_ref() != Some(*n))
                 .cloned()
                 .collect(),
             allow_secret: settings
                 .env_allow_secret
                 .iter()
                 .chain(&args.env_secret)
+                .filter(|n| flag_paths.hidden_env.as_ref() != Some(*n))
                 .cloned()
                 .collect(),
         })
@@ -782,22 +760,4 @@ fn builder(
         b = b.home_readable(list.clone());
     }
     b
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("4096").unwrap(), 4096);
-        assert_eq!(parse_size("64k").unwrap(), 64 << 10);
-        assert_eq!(parse_size("512M").unwrap(), 512 << 20);
-        assert_eq!(parse_size("2GiB").unwrap(), 2 << 30);
-        assert_eq!(parse_size("1T").unwrap(), 1 << 40);
-        assert!(parse_size("").is_err());
-        assert!(parse_size("5 parsecs").is_err());
-        assert!(parse_size("-1").is_err());
-        assert!(parse_size("99999999999T").is_err());
-    }
 }

@@ -131,7 +131,7 @@ fn reply(args: &HookArgs) -> Result<Reply, String> {
         ..Default::default()
     };
     let mut opts = policy_args.options().map_err(|e| format!("{e:#}"))?;
-    let mut remembered = approvals.remembered();
+    let mut remembered = approvals.remembered(&opts).map_err(|e| format!("{e:#}"))?;
     opts.remembered_rules = std::mem::take(&mut remembered.rules);
     let policy = load(&opts, Code::Invalid).map_err(|e| format!("{e:#}"))?;
     let contain = args.contain || policy.hook_contain();

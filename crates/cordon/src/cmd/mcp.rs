@@ -38,12 +38,10 @@ pub struct StoreArg {
 
 impl StoreArg {
     fn open(&self) -> anyhow::Result<Store> {
-        let path = match &self.store {
-            Some(p) => p.clone(),
-            None => cordon_store::default_store_path()
-                .map_err(|e| Exit::new(Code::Invalid, e.to_string()))?,
-        };
-        Store::open(&path).map_err(|e| Exit::new(Code::Internal, e.to_string()).into())
+        // MCP pins are shared state: `[store]`'s database when configured.
+        let location = crate::setup::locate_store(self.store.as_deref())?;
+        Store::open_at(&location.shared)
+            .map_err(|e| Exit::new(Code::Internal, e.to_string()).into())
     }
 }
 

@@ -49,7 +49,7 @@ pub fn run(args: McpGatewayArgs) -> anyhow::Result<u8> {
     };
     cordon_mcp::check_name(&name).map_err(|e| Exit::new(Code::Invalid, e.to_string()))?;
     let mut opts = args.policy.options()?;
-    let mut remembered = args.approvals.remembered();
+    let mut remembered = args.approvals.remembered(&opts)?;
     opts.remembered_rules = std::mem::take(&mut remembered.rules);
     // Each call's record is written before it is forwarded, without waiting for the disk
     // (see `Gate::with_unsynced_audit`).

@@ -18,6 +18,7 @@ pub mod review_toolset;
 pub mod serve;
 pub mod sessions;
 pub mod setup;
+pub mod size;
 pub mod skill;
 pub mod slots;
 pub mod ui;

@@ -47,12 +47,14 @@ pub struct ServeArgs {
 /// Run `cordon serve`.
 pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
     let mut load = args.policy.options()?;
-    load.remembered_rules = ApprovalArgs {
+    let remembered = ApprovalArgs {
         store: args.store.clone(),
         ..Default::default()
     }
-    .remembered_rules();
+    .remembered(&load)?;
+    load.remembered_rules = remembered.rules;
     let mut options = ServeOptions::new(load);
+    options.location = Some(remembered.location);
     // A rule remembered (or forgotten) while the service runs applies from its next look.
     options.follow_rules = true;
     // Hook calls through the service rewrite contained shell calls to this `cordon exec`

@@ -52,12 +52,15 @@ pub enum SessionsCommand {
 }
 
 fn open(at: &At) -> anyhow::Result<(Store, std::time::Duration)> {
-    let policy = load(&at.policy.options()?, Code::Invalid)?;
-    let path = match &at.store {
-        Some(p) => p.clone(),
-        None => cordon_store::default_store_path()?,
-    };
-    let store = Store::open(&path).map_err(|e| Exit::new(Code::Internal, e.to_string()))?;
+    let opts = at.policy.options()?;
+    let policy = load(&opts, Code::Invalid)?;
+    let location = crate::setup::ApprovalArgs {
+        store: at.store.clone(),
+        ..Default::default()
+    }
+    .location(&opts)?;
+    let store =
+        Store::open_at(&location.shared).map_err(|e| Exit::new(Code::Internal, e.to_string()))?;
     Ok((store, policy.sessions().expire_after))
 }
 

@@ -68,17 +68,32 @@ pub fn run(args: UiArgs) -> anyhow::Result<u8> {
             args.listen
         );
     }
+    // Where the shared state is (`[store]`), asked as every surface asks.
+    let location = crate::setup::ApprovalArgs {
+        store: Some(store.clone()),
+        ..Default::default()
+    }
+    .location(&args.policy.options()?)?;
     // Open the store once now so a broken one is reported before the browser is.
-    Store::open(&store).map_err(internal)?;
+    Store::open_at(&location.shared).map_err(internal)?;
+    // The console's own records (its answers) reach the fleet's console like any
+    // machine's decisions.
+    let _shipping = if location.is_shared() {
+        cordon_export::Shipper::new(&audit, &store, std::sync::Arc::clone(&location.shared))
+            .spawn(std::time::Duration::from_secs(1), "cordon ui")
+            .ok()
+    } else {
+        None
+    };
     let policy = args.policy.clone();
-    let store_for_rules = store.clone();
+    let shared_for_rules = std::sync::Arc::clone(&location.shared);
     let loader = move |workspace: Option<PathBuf>| -> Result<cordon_policy::Policy, String> {
         let mut p = policy.clone();
         if p.workspace.is_none() {
             p.workspace = workspace;
         }
         let mut opts = p.options().map_err(|e| e.to_string())?;
-        opts.remembered_rules = Store::open(&store_for_rules)
+        opts.remembered_rules = Store::open_at(&shared_for_rules)
             .and_then(|s| s.rules())
             .map_err(|e| e.to_string())?
             .into_iter()
@@ -91,6 +106,7 @@ pub fn run(args: UiArgs) -> anyhow::Result<u8> {
         dangerously_listen_non_loopback: args.dangerously_listen_non_loopback,
         places: Places {
             store,
+            shared: location.is_shared().then_some(location),
             audit,
             changes: ChangePlaces::for_user(),
         },

@@ -1,0 +1,250 @@
+//! Where cordon's state lives, decided in one place for every surface.
+//!
+//! Two stores: the **local** SQLite file in the state directory (the audit log's anchored
+//! head and signing key, export cursors, sandbox slots' records: what belongs to this
+//! machine) and the **shared** one (leases, remembered rules, pending approvals, sessions,
+//! operation ids, MCP pins, shipped decisions). Without a `[store]` table they are the same
+//! file; with one, the shared store is the PostgreSQL database it names. Every surface
+//! (check, exec, hooks, serve, the MCP gateway, the console, `approvals`, `sessions`)
+//! asks [`locate`], so no two of them can disagree about where a lease is.
+//!
+//! The password never leaves this module except inside a [`cordon_store::Password`]:
+//! it is not in an error, a log line or an audit record, and `cordon exec` scrubs the
+//! variable `password_env` names and masks `password_file` in the sandbox
+//! ([`StoreLocation::secret_files`], [`StoreLocation::secret_env`]).
+
+use cordon_policy::settings::{StorePassword, StoreSettings};
+use cordon_policy::{LoadOptions, RealFs};
+use cordon_store::{Password, PgTarget, StoreAt};
+use std::io::Read;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// The environment variable naming this machine when `[store] machine` does not (before
+/// the host name): machines that share one config file (and so one policy version,
+/// which leases are bound to) can still be told apart in the console.
+pub const MACHINE_VAR: &str = "CORDON_MACHINE";
+
+/// Largest password file read.
+const MAX_PASSWORD_FILE: u64 = 4096;
+
+/// Where one surface's stores are.
+#[derive(Debug, Clone)]
+pub struct StoreLocation {
+    /// The local SQLite file (audit anchor, signing key, export cursors, slots).
+    pub local: PathBuf,
+    /// The shared store (the local file itself unless `[store]` names a database).
+    pub shared: std::sync::Arc<StoreAt>,
+    /// The `[store]` settings it came from, when any.
+    pub settings: Option<StoreSettings>,
+}
+
+impl StoreLocation {
+    /// The local file only (no `[store]`): what a surface without config uses.
+    pub fn local_only(local: PathBuf) -> StoreLocation {
+        StoreLocation {
+            shared: std::sync::Arc::new(StoreAt::File(local.clone())),
+            local,
+            settings: None,
+        }
+    }
+
+    /// Whether the shared state is in a database shared with other machines.
+    pub fn is_shared(&self) -> bool {
+        matches!(*self.shared, StoreAt::Postgres(_))
+    }
+
+    /// Files that hold the store's password: masked in the sandbox like the store.
+    pub fn secret_files(&self) -> Vec<PathBuf> {
+        match self.settings.as_ref().and_then(|s| s.password.as_ref()) {
+            Some(StorePassword::File(p)) => vec![p.clone()],
+            _ => Vec::new(),
+        }
+    }
+
+    /// The environment variable holding the store's password: never passed into the
+    /// sandbox.
+    pub fn secret_env(&self) -> Option<&str> {
+        match self.settings.as_ref().and_then(|s| s.password.as_ref()) {
+            Some(StorePassword::Env(name)) => Some(name),
+            _ => None,
+        }
+    }
+}
+
+/// Why the store's location could not be resolved: one sentence, never holding the
+/// password.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocateError(pub String);
+
+impl std::fmt::Display for LocateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for LocateError {}
+
+/// Where the stores are for a surface loading its policy with `load`, whose local store
+/// is `local` (`--store`; `None`: the state directory's `store.sqlite3`). Reads only the
+/// user and managed config files (the full policy load refuses `[store]` anywhere else).
+pub fn locate(load: &LoadOptions, local: Option<&Path>) -> Result<StoreLocation, LocateError> {
+    let local = match local {
+        Some(p) => p.to_path_buf(),
+        None => cordon_store::default_store_path().map_err(|e| LocateError(e.to_string()))?,
+    };
+    let settings = cordon_policy::config::store_settings(load, &RealFs)
+        .map_err(|e| LocateError(format!("invalid config: {e}")))?;
+    let Some(settings) = settings else {
+        return Ok(StoreLocation::local_only(local));
+    };
+    let target = target_of(&settings, &|name| std::env::var_os(name))?;
+    Ok(StoreLocation {
+        local,
+        shared: std::sync::Arc::new(StoreAt::Postgres(target)),
+        settings: Some(settings),
+    })
+}
+
+/// The database `[store]` names, with its password read and this machine's name.
+pub fn target_of(
+    settings: &StoreSettings,
+    env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+) -> Result<PgTarget, LocateError> {
+    let password = match &settings.password {
+        None => None,
+        Some(StorePassword::File(p)) => Some(read_password_file(p)?),
+        Some(StorePassword::Env(name)) => {
+            let value = env(name).ok_or_else(|| {
+                LocateError(format!(
+                    "the environment variable {name} that `[store] password_env` names is not set"
+                ))
+            })?;
+            let value = value.into_string().map_err(|_| {
+                LocateError(format!(
+                    "the environment variable {name} that `[store] password_env` names is not UTF-8"
+                ))
+            })?;
+            Some(Password::new(value))
+        }
+    };
+    let machine = match &settings.machine {
+        Some(m) => m.clone(),
+        None => match env(MACHINE_VAR).and_then(|v| v.into_string().ok()) {
+            Some(m) if !m.trim().is_empty() => m.trim().to_string(),
+            _ => host_name()?,
+        },
+    };
+    PgTarget::new(&settings.url, password, &machine).map_err(|e| {
+        LocateError(format!(
+            "`[store] url` in {} cannot be used: {e}",
+            settings.file.display()
+        ))
+    })
+}
+
+/// The password in `path`: a regular file that neither the group nor others may read or
+/// write (as libpq asks of `.pgpass`), its first line.
+fn read_password_file(path: &Path) -> Result<Password, LocateError> {
+    let fail = |why: &str| {
+        LocateError(format!(
+            "the store's password file {} {why}",
+            path.display()
+        ))
+    };
+    let file = std::fs::File::open(path).map_err(|e| fail(&format!("cannot be read ({e})")))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| fail(&format!("cannot be read ({e})")))?;
+    if !meta.is_file() {
+        return Err(fail("is not a regular file"));
+    }
+    if meta.mode() & 0o077 != 0 {
+        return Err(fail(
+            "may be read or written by its group or others; chmod 600 it",
+        ));
+    }
+    let mut text = String::new();
+    file.take(MAX_PASSWORD_FILE + 1)
+        .read_to_string(&mut text)
+        .map_err(|_| fail("is not UTF-8 text"))?;
+    if text.len() as u64 > MAX_PASSWORD_FILE {
+        return Err(fail(&format!("is larger than {MAX_PASSWORD_FILE} bytes")));
+    }
+    let line = text.lines().next().unwrap_or("");
+    if line.is_empty() {
+        return Err(fail("is empty"));
+    }
+    Ok(Password::new(line.to_string()))
+}
+
+/// This machine's host name (the default `[store] machine`).
+fn host_name() -> Result<String, LocateError> {
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(LocateError(
+            "this machine's host name cannot be read; set `[store] machine`".into(),
+        ));
+    }
+    Ok(name.to_string())
+}
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures are built with std::fs
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn settings(password: Option<StorePassword>) -> StoreSettings {
+        let mut s = cordon_policy::settings::StoreSettings::new(
+            "postgres://cordon@localhost/cordon".into(),
+            PathBuf::from("/home/u/.config/cordon/policy.toml"),
+        );
+        s.password = password;
+        s.machine = Some("ci-1".into());
+        s
+    }
+
+    #[test]
+    fn a_password_file_others_may_read_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("pw");
+        std::fs::write(&file, "s3cret-pw\n").unwrap();
+        for mode in [0o644, 0o640, 0o604, 0o660] {
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
+            let e = target_of(&settings(Some(StorePassword::File(file.clone()))), &|_| {
+                None
+            })
+            .unwrap_err();
+            assert!(e.0.contains("group or others"), "{mode:o}: {e}");
+            assert!(!e.0.contains("s3cret"), "{e}");
+        }
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let t = target_of(&settings(Some(StorePassword::File(file.clone()))), &|_| {
+            None
+        })
+        .unwrap();
+        assert_eq!(t.machine(), "ci-1");
+        assert!(!format!("{t:?}").contains("s3cret"));
+        // A directory (second spelling of "not a password file").
+        let e = target_of(
+            &settings(Some(StorePassword::File(dir.path().to_path_buf()))),
+            &|_| None,
+        )
+        .unwrap_err();
+        assert!(
+            e.0.contains("not a regular file") || e.0.contains("cannot be read"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_missing_password_variable_is_named_not_shown() {
+        let s = settings(Some(StorePassword::Env("FLEET_PG_PW".into())));
+        let e = target_of(&s, &|_| None).unwrap_err();
+        assert!(e.0.contains("FLEET_PG_PW"), "{e}");
+        let t = target_of(&s, &|n| (n == "FLEET_PG_PW").then(|| "pw-from-env".into())).unwrap();
+        assert!(!format!("{t:?}").contains("pw-from-env"));
+    }
+}

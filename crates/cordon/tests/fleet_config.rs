@@ -1,0 +1,230 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
+//! `[store]` through the real binary, no server needed: a repository's config may not
+//! choose the shared store (two spellings), a password file others may read is refused
+//! without showing the password, and a command under `cordon exec` can neither read the
+//! password file nor see the password's variable, whatever the allowlists say.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test harness code
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+use std::process::Output;
+
+use common::cli::cordon;
+
+struct Env {
+    _tmp: tempfile::TempDir,
+    home: PathBuf,
+    ws: PathBuf,
+    state: PathBuf,
+}
+
+/// A URL no server answers at: `[store]` resolves, every connection fails.
+fn nowhere(env: &Env) -> String {
+    format!(
+        "postgresql:///cordon?host={}&user=cordon",
+        env.home.join("no-server").display()
+    )
+}
+
+impl Env {
+    fn new() -> Env {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let (home, ws, state) = (root.join("home"), root.join("ws"), root.join("state"));
+        for d in [
+            home.join(".config/cordon"),
+            ws.join(".cordon"),
+            home.join("no-server"),
+        ] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        Env {
+            _tmp: tmp,
+            home,
+            ws,
+            state,
+        }
+    }
+
+    fn user_config(&self, text: &str) {
+        std::fs::write(self.home.join(".config/cordon/policy.toml"), text).unwrap();
+    }
+
+    fn run(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut cmd = cordon(&self.home, &self.ws, &self.state, args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    }
+
+    fn read_req(&self) -> String {
+        serde_json::json!({"tool": "Read", "input": {"file_path": self.ws.join("a.txt")}})
+            .to_string()
+    }
+}
+
+/// A repository that names the store is refused, in the project file and in a file the
+/// harness passes with `--config`; nothing is allowed meanwhile.
+#[test]
+fn a_repository_cannot_choose_the_shared_store() {
+    let e = Env::new();
+    let evil = "[store]\nurl = \"postgres://evil@127.0.0.1/attacker\"\n";
+    std::fs::write(e.ws.join(".cordon/policy.toml"), evil).unwrap();
+    let out = e.run(&["check", &e.read_req()], &[]);
+    let (stdout, stderr) = common::text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout} {stderr}");
+    assert!(
+        stderr.contains("`[store]` is refused in a project config file"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("\"allow\""), "{stdout}");
+
+    // Second spelling: the same table inline, in a file given on the command line.
+    std::fs::remove_file(e.ws.join(".cordon/policy.toml")).unwrap();
+    let extra = e.ws.join("extra.toml");
+    std::fs::write(
+        &extra,
+        "store = { url = \"postgres://evil@127.0.0.1/attacker\" }\n",
+    )
+    .unwrap();
+    let out = e.run(
+        &["check", "--config", extra.to_str().unwrap(), &e.read_req()],
+        &[],
+    );
+    let (stdout, stderr) = common::text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout} {stderr}");
+    assert!(
+        stderr.contains("refused in a flags config file"),
+        "{stderr}"
+    );
+}
+
+/// A password file its group or others may read stops the surface with one sentence
+/// that names the file and never the password; a URL holding one is refused unrepeated.
+#[test]
+fn an_exposed_password_is_refused_without_being_shown() {
+    let e = Env::new();
+    let pw = e.home.join("store-password");
+    std::fs::write(&pw, "HUNTER2-PW\n").unwrap();
+    std::fs::set_permissions(&pw, std::fs::Permissions::from_mode(0o640)).unwrap();
+    e.user_config(&format!(
+        "[store]\nurl = \"{}\"\npassword_file = \"{}\"\n",
+        nowhere(&e),
+        pw.display()
+    ));
+    for args in [vec!["check", "--pending"], vec!["approvals", "list"]] {
+        let mut args = args;
+        let req = e.read_req();
+        if args[0] == "check" {
+            args.push(&req);
+        }
+        let out = e.run(&args, &[]);
+        let (stdout, stderr) = common::text(&out);
+        assert_ne!(out.status.code(), Some(0), "{args:?}: {stdout} {stderr}");
+        assert!(stderr.contains("group or others"), "{args:?}: {stderr}");
+        assert!(
+            !format!("{stdout}{stderr}").contains("HUNTER2"),
+            "{stdout} {stderr}"
+        );
+    }
+    e.user_config("[store]\nurl = \"postgres://cordon:HUNTER2-PW@127.0.0.1/cordon\"\n");
+    let out = e.run(&["check", &e.read_req()], &[]);
+    let (stdout, stderr) = common::text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout} {stderr}");
+    assert!(stderr.contains("holds a password"), "{stderr}");
+    assert!(
+        !format!("{stdout}{stderr}").contains("HUNTER2"),
+        "{stdout} {stderr}"
+    );
+}
+
+/// With the store unreachable, a one-shot `check` still answers what the policy alone
+/// decides, promptly, and refuses an ask that needs the store.
+#[test]
+fn an_unreachable_store_blocks_only_what_needs_it() {
+    let e = Env::new();
+    e.user_config(&format!(
+        "[permissions]\nask = [\"Bash(make deploy:*)\"]\n[store]\nurl = \"{}\"\n",
+        nowhere(&e)
+    ));
+    let started = std::time::Instant::now();
+    let out = e.run(&["check", &e.read_req()], &[]);
+    let (stdout, stderr) = common::text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout} {stderr}");
+    let key =
+        serde_json::json!({"tool": "Read", "input": {"file_path": e.home.join(".ssh/id_rsa")}});
+    let out = e.run(&["check", &key.to_string()], &[]);
+    assert_eq!(out.status.code(), Some(4), "{}", common::text(&out).1);
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let ask = serde_json::json!({"tool": "Bash", "input": {"command": "make deploy"}});
+    let out = e.run(&["check", "--pending", &ask.to_string()], &[]);
+    let (stdout, stderr) = common::text(&out);
+    assert_eq!(out.status.code(), Some(4), "{stdout} {stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("approval store cannot be used"),
+        "{v}"
+    );
+}
+
+/// The password file is masked in the sandbox like the store, and `password_env`'s
+/// variable is not passed even when `--env` and `--env-secret` name it.
+#[test]
+fn exec_never_hands_the_store_password_to_the_command() {
+    if !common::full_tier_or_skip("exec_never_hands_the_store_password_to_the_command") {
+        return;
+    }
+    let e = Env::new();
+    let pw = e.home.join("store-password");
+    std::fs::write(&pw, "FILE-PW-SECRET\n").unwrap();
+    std::fs::set_permissions(&pw, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::write(e.ws.join("where.txt"), pw.to_str().unwrap()).unwrap();
+    let exec = |env: &[(&str, &str)]| {
+        let out = e.run(
+            &[
+                "exec",
+                "--home",
+                "visible",
+                "--env",
+                "FLEET_PW",
+                "--env-secret",
+                "FLEET_PW",
+                "--",
+                "sh",
+                "-c",
+                "echo CONTROL-OK; cat \"$(cat where.txt)\"; echo \"env:${FLEET_PW:-unset}\"",
+            ],
+            env,
+        );
+        common::text(&out)
+    };
+    let allow_all = format!("{}\n", common::ALLOW_ALL);
+    e.user_config(&format!(
+        "{allow_all}[store]\nurl = \"{}\"\npassword_file = \"{}\"\n",
+        nowhere(&e),
+        pw.display()
+    ));
+    let (stdout, stderr) = exec(&[]);
+    assert!(stdout.contains("CONTROL-OK"), "{stdout} {stderr}");
+    assert!(
+        !stdout.contains("FILE-PW-SECRET"),
+        "the password file was read: {stdout}"
+    );
+    e.user_config(&format!(
+        "{allow_all}[store]\nurl = \"{}\"\npassword_env = \"FLEET_PW\"\n",
+        nowhere(&e)
+    ));
+    let (stdout, stderr) = exec(&[("FLEET_PW", "ENV-PW-SECRET")]);
+    assert!(stdout.contains("CONTROL-OK"), "{stdout} {stderr}");
+    assert!(stdout.contains("env:unset"), "{stdout}");
+    assert!(
+        !format!("{stdout}{stderr}").contains("ENV-PW-SECRET"),
+        "{stdout} {stderr}"
+    );
+}
