@@ -728,3 +728,42 @@ fn links_that_climb_through_other_links_or_name_obeyed_directories_wait() {
     assert_eq!(held, [".cargo", ".github", "esc"], "{m:?}");
     assert!(root.join("a/fine").symlink_metadata().is_ok());
 }
+
+/// Found by the merge fuzz target: a file marked as overlayfs's metadata-only copy (its
+/// data in the lower layer) landed as the empty stub it is, over the host's file.
+#[test]
+fn files_with_overlay_metadata_are_refused_also_inside_a_new_directory() {
+    let t = setup(None);
+    let (root, up) = (&t.layer.root, &t.layer.upper);
+    std::fs::write(root.join("data.txt"), "host data").unwrap();
+    let mark = |p: &Path, name: &str| {
+        rustix::fs::setxattr(p, name, b"", rustix::fs::XattrFlags::empty()).unwrap();
+    };
+    std::fs::write(up.join("data.txt"), "").unwrap();
+    mark(&up.join("data.txt"), "user.overlay.metacopy");
+    // Enough entries that the host's side is listed once and the new directory may
+    // land whole (the second way in).
+    for i in 0..8 {
+        std::fs::write(up.join(format!("f{i}")), "run").unwrap();
+    }
+    std::fs::create_dir(up.join("new")).unwrap();
+    std::fs::write(up.join("new/stub.txt"), "").unwrap();
+    mark(&up.join("new/stub.txt"), "user.overlay.redirect");
+    std::fs::write(up.join("new/ok.txt"), "run").unwrap();
+    let o = MergeOptions {
+        reviewed: true,
+        ..opts(Path::new("/nonexistent"), start())
+    };
+    let m = merge(&t.layer, &o).unwrap();
+    assert_eq!(read(&root.join("data.txt")), "host data");
+    assert!(root.join("new/stub.txt").symlink_metadata().is_err());
+    assert_eq!(read(&root.join("new/ok.txt")), "run");
+    assert_eq!(read(&root.join("f7")), "run");
+    let mut refused: Vec<_> = m
+        .refused
+        .iter()
+        .map(|r| r.path.strip_prefix(root).unwrap().display().to_string())
+        .collect();
+    refused.sort();
+    assert_eq!(refused, ["data.txt", "new/stub.txt"], "{m:?}");
+}
