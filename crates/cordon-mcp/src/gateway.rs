@@ -55,8 +55,8 @@ pub(crate) enum Inflight {
     Judged(String, Box<cordon_policy::Request>),
     /// Any other request of the client, by method.
     Other(String),
-    /// The gateway's own `tools/list`, with the tools of the pages so far.
-    OwnList(Vec<Value>),
+    /// The gateway's own `tools/list`, with the pages so far.
+    OwnList(crate::pages::ToolPages),
 }
 
 /// What a response from the client answers.
@@ -282,7 +282,7 @@ impl Shared {
     }
 
     /// Ask the server for its whole tool list (the answer updates the view).
-    pub(crate) fn refresh_tools(&self, cursor: Option<Value>, so_far: Vec<Value>) {
+    pub(crate) fn refresh_tools(&self, cursor: Option<Value>, so_far: crate::pages::ToolPages) {
         if !self.server_has_tools.load(Ordering::SeqCst) {
             self.set_view_empty();
             return;
@@ -461,7 +461,7 @@ fn client_loop(s: &Arc<Shared>, mut input: Box<dyn BufRead + Send>) {
                 }
                 s.to_server(&Value::Object(obj));
                 if method == "notifications/initialized" {
-                    s.refresh_tools(None, Vec::new());
+                    s.refresh_tools(None, Default::default());
                 }
             }
             Ok(Message::Response { id, mut obj }) => {
@@ -564,7 +564,7 @@ fn server_loop(s: &Arc<Shared>, mut out: BufReader<std::process::ChildStdout>) {
                 let refresh = method == "notifications/tools/list_changed";
                 s.server_to_client(&method, obj);
                 if refresh {
-                    s.refresh_tools(None, Vec::new());
+                    s.refresh_tools(None, Default::default());
                 }
             }
             Ok(Message::Request { id, method, obj }) => {
@@ -613,14 +613,10 @@ fn from_server(s: &Arc<Shared>, what: Inflight, mut obj: Map<String, Value>) {
                 s.apply_full_list(&[], Some("the server's tool list could not be read"));
                 return;
             };
-            if let Some(tools) = result.get("tools").and_then(Value::as_array) {
-                so_far.extend(tools.iter().cloned());
-            }
-            match result.get("nextCursor") {
-                Some(c) if !c.is_null() && so_far.len() < 100_000 => {
-                    s.refresh_tools(Some(c.clone()), so_far)
-                }
-                _ => s.apply_full_list(&so_far, None),
+            match so_far.add(result) {
+                crate::pages::Next::Fetch(c) => s.refresh_tools(Some(c), so_far),
+                crate::pages::Next::Done(tools) => s.apply_full_list(&tools, None),
+                crate::pages::Next::TooLarge(why) => s.apply_full_list(&[], Some(&why)),
             }
         }
     }

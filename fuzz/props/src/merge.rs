@@ -534,10 +534,12 @@ pub fn check(data: &[u8]) {
 
 fn outside_unchanged(w: &World, top_before: &BTreeMap<PathBuf, Node>) {
     let top_after = snapshot(w.top.path());
-    let rel_root = w.root.strip_prefix(w.top.path()).expect("the root is below");
-    let outside_the_workspace = |p: &Path| {
-        !p.starts_with(rel_root) && !p.starts_with("upper") && !p.starts_with("work")
-    };
+    let rel_root = w
+        .root
+        .strip_prefix(w.top.path())
+        .expect("the root is below");
+    let outside_the_workspace =
+        |p: &Path| !p.starts_with(rel_root) && !p.starts_with("upper") && !p.starts_with("work");
     for (p, n) in top_before.iter().filter(|(p, _)| outside_the_workspace(p)) {
         if p.as_os_str().is_empty() {
             continue;
@@ -615,7 +617,10 @@ fn landed(
                 continue;
             }
             // Files and symlinks arrive by rename: the layer's inodes.
-            let paths = from_layer.get(&n.ino).map(Vec::as_slice).unwrap_or_default();
+            let paths = from_layer
+                .get(&n.ino)
+                .map(Vec::as_slice)
+                .unwrap_or_default();
             assert!(
                 paths.contains(&rel),
                 "{} landed from the layer's {paths:?} ({result:?})",
