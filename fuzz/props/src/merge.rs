@@ -28,8 +28,9 @@
 //!   nothing but listed files replaced by the run's;
 //! - a merge that succeeded, run again on what it left in the layer, changes nothing.
 
+use cordon_policy::gitallow::GitConfigVerdict;
 use cordon_policy::planted::{Leave, LeftKind, judge_left};
-use cordon_sandbox::{Layer, MergeOptions, Stamp, git_config_refusal, merge};
+use cordon_sandbox::{Layer, MergeOptions, Stamp, git_config_refusal, gitmodules_judgement, merge};
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -630,6 +631,16 @@ fn landed(
         let why = |what: &str| format!("{} landed, but {what} ({result:?})", rel.display());
         match judge_left(&path, kind, &w.home) {
             Leave::Refuse(r) => panic!("{}", why(&format!("the rules refuse it: {r}"))),
+            // A `.gitmodules` the host's git reads as harmless (against the host's
+            // own) is not held.
+            Leave::Hold(r) if kind == LeftKind::File && rel.ends_with(".gitmodules") => {
+                let host = before.get(rel).map(|b| b.data.as_slice());
+                match gitmodules_judgement(&n.data, host) {
+                    GitConfigVerdict::Merge => {}
+                    GitConfigVerdict::Hold(_) if c.reviewed => {}
+                    v => panic!("{}", why(&format!("{r}, and git's reading is {v:?}"))),
+                }
+            }
             Leave::Hold(r) if !c.reviewed => panic!("{}", why(&format!("the rules hold it: {r}"))),
             Leave::CheckGitConfig if !c.reviewed => {
                 if let Some(r) = git_config_refusal(&n.data) {

@@ -76,6 +76,7 @@ pub fn input_dir(prefix: &str) -> tempfile::TempDir {
 
 /// Remove `dir` and everything in it, making directories searchable and writable first
 /// (a test tree may hold a directory of mode 000). Never follows a symlink.
+#[allow(clippy::disallowed_methods)] // a scratch directory of the fuzzer's own
 pub fn remove_tree(dir: &Path) {
     use std::os::unix::fs::PermissionsExt;
     if std::fs::remove_dir_all(dir).is_ok() {
@@ -88,7 +89,6 @@ pub fn remove_tree(dir: &Path) {
         if !m.is_dir() {
             return;
         }
-        #[allow(clippy::disallowed_methods)] // a scratch directory of the fuzzer's own
         let _ = std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o700));
         if let Ok(rd) = std::fs::read_dir(p) {
             for e in rd.flatten() {

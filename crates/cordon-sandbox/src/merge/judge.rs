@@ -196,12 +196,14 @@ fn overlay_marked(dir: BorrowedFd<'_>, name: &[u8]) -> bool {
     let mut buf = [0u8; 8];
     ["user.overlay.metacopy", "user.overlay.redirect"]
         .iter()
-        .any(|mark| match rustix::fs::getxattr(proc_path.as_str(), *mark, &mut buf[..]) {
-            Ok(_) | Err(rustix::io::Errno::RANGE) => true,
-            Err(rustix::io::Errno::NODATA | rustix::io::Errno::NOTSUP) => false,
-            // No /proc, or another failure: unchecked is not merged.
-            Err(_) => true,
-        })
+        .any(
+            |mark| match rustix::fs::getxattr(proc_path.as_str(), *mark, &mut buf[..]) {
+                Ok(_) | Err(rustix::io::Errno::RANGE) => true,
+                Err(rustix::io::Errno::NODATA | rustix::io::Errno::NOTSUP) => false,
+                // No /proc, or another failure: unchecked is not merged.
+                Err(_) => true,
+            },
+        )
 }
 
 /// At most `cap` bytes of the regular file `name` in `dir` (a link, a fifo or a device is
