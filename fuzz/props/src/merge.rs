@@ -664,8 +664,10 @@ fn landed(
             );
         }
         if let Some(only) = &c.only {
+            // A directory may be made on the way to a named path.
             assert!(
-                only.iter().any(|a| path.starts_with(a)),
+                only.iter()
+                    .any(|a| path.starts_with(a) || (kind == LeftKind::Dir && a.starts_with(&path))),
                 "{}",
                 why("the allowlist does not name it")
             );
