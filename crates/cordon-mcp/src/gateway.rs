@@ -85,6 +85,8 @@ pub(crate) struct Shared {
     pub(crate) client_elicits: AtomicBool,
     server_has_tools: AtomicBool,
     violations: AtomicU64,
+    /// Calls judged on threads of their own (a server's sampling requests among them).
+    judging: crate::ids::Slots,
     pub(crate) seq: AtomicU64,
     pub(crate) view: Mutex<View>,
     pub(crate) view_changed: Condvar,
@@ -301,6 +303,29 @@ impl Shared {
     }
 }
 
+/// Judge a request on a thread of its own, unless [`crate::ids::MAX_OUTSTANDING`] are
+/// being judged already (each may wait for a human): then `false`, and nothing started.
+fn judge_on_thread(s: &Arc<Shared>, judge: impl FnOnce(&Arc<Shared>) + Send + 'static) -> bool {
+    if !s.judging.take() {
+        eprintln!(
+            "cordon: MCP server `{}`: {} requests are being judged; a request was refused",
+            s.name,
+            crate::ids::MAX_OUTSTANDING
+        );
+        return false;
+    }
+    /// Gives the slot back however the judgement ends.
+    struct Judging(Arc<Shared>);
+    impl Drop for Judging {
+        fn drop(&mut self) {
+            self.0.judging.give_back();
+        }
+    }
+    let slot = Judging(Arc::clone(s));
+    std::thread::spawn(move || judge(&slot.0));
+    true
+}
+
 fn full_message() -> String {
     format!(
         "cordon mcp-gateway refused this request: {} requests are already waiting for an answer",
@@ -359,6 +384,7 @@ pub(crate) fn run(
         client_elicits: AtomicBool::new(false),
         server_has_tools: AtomicBool::new(false),
         violations: AtomicU64::new(0),
+        judging: crate::ids::Slots::bounded(crate::ids::MAX_OUTSTANDING),
         seq: AtomicU64::new(0),
         view: Mutex::new(View::default()),
         view_changed: Condvar::new(),
@@ -428,12 +454,17 @@ fn client_loop(s: &Arc<Shared>, mut input: Box<dyn BufRead + Send>) {
             }
             Ok(Message::Request { id, method, obj }) => match method.as_str() {
                 "tools/call" => {
-                    let s = Arc::clone(s);
-                    std::thread::spawn(move || crate::call::judge(&s, id, obj));
+                    let refused = id.clone();
+                    if !judge_on_thread(s, move |s| crate::call::judge(s, id, obj)) {
+                        s.to_client(&frame::error_response(refused, -32000, &full_message()));
+                    }
                 }
                 "resources/read" | "prompts/get" | "completion/complete" => {
-                    let s = Arc::clone(s);
-                    std::thread::spawn(move || crate::call::judge_method(&s, id, &method, obj));
+                    let refused = id.clone();
+                    if !judge_on_thread(s, move |s| crate::call::judge_method(s, id, &method, obj))
+                    {
+                        s.to_client(&frame::error_response(refused, -32000, &full_message()));
+                    }
                 }
                 "tools/list" => s.forward_request(Some(id), obj, Inflight::ToolsList),
                 "initialize" => {
@@ -569,8 +600,10 @@ fn server_loop(s: &Arc<Shared>, mut out: BufReader<std::process::ChildStdout>) {
             }
             Ok(Message::Request { id, method, obj }) => {
                 if method == "sampling/createMessage" {
-                    let s = Arc::clone(s);
-                    std::thread::spawn(move || crate::call::judge_sampling(&s, id, obj));
+                    let refused = id.clone();
+                    if !judge_on_thread(s, move |s| crate::call::judge_sampling(s, id, obj)) {
+                        s.to_server(&frame::error_response(refused, -32000, &full_message()));
+                    }
                 } else {
                     s.forward_server_request(id, &method, obj);
                 }

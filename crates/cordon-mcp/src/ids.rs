@@ -22,13 +22,54 @@
 
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// The most requests outstanding in one direction.
 pub const MAX_OUTSTANDING: usize = 4096;
 
 /// How many cancelled ids are remembered per direction.
 pub const CANCELLED_KEPT: usize = 256;
+
+/// A count of requests under way outside the tables (judged on a thread of their own,
+/// perhaps waiting for a human), bounded like a table: a request past the bound is
+/// refused, not started.
+#[derive(Debug)]
+pub struct Slots {
+    used: AtomicUsize,
+    cap: usize,
+}
+
+impl Slots {
+    /// At most `cap` under way at once.
+    pub fn bounded(cap: usize) -> Slots {
+        Slots {
+            used: AtomicUsize::new(0),
+            cap,
+        }
+    }
+
+    /// Take a slot; `false` when all are taken (nothing taken then).
+    pub fn take(&self) -> bool {
+        let taken = self
+            .used
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < self.cap).then_some(n + 1)
+            });
+        taken.is_ok()
+    }
+
+    /// Give back a slot taken.
+    pub fn give_back(&self) {
+        let _ = self
+            .used
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+    }
+
+    /// How many are taken.
+    pub fn used(&self) -> usize {
+        self.used.load(Ordering::SeqCst)
+    }
+}
 
 /// Which way a request goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -250,6 +291,20 @@ mod tests {
         assert_eq!(t.insert("one-more".into(), entry(json!(-1))), Err(Full));
         assert!(matches!(t.answer(&json!("id0")), Matched::Answer(_)));
         assert!(t.insert("one-more".into(), entry(json!(-1))).is_ok());
+    }
+
+    #[test]
+    fn slots_are_bounded_and_given_back() {
+        let s = Slots::bounded(2);
+        assert!(s.take() && s.take());
+        assert!(!s.take(), "a third is refused");
+        assert_eq!(s.used(), 2);
+        s.give_back();
+        assert!(s.take());
+        s.give_back();
+        s.give_back();
+        s.give_back();
+        assert_eq!(s.used(), 0, "never below zero");
     }
 
     #[test]

@@ -507,6 +507,14 @@ impl Merger<'_> {
             );
             return Ok(());
         }
+        if self.files_only && is_dir_at(dst, name) {
+            // Replacing it would remove a tree the root was not writable for.
+            self.refuse(
+                path,
+                "only this file was made writable, and the host has a directory in its place",
+            );
+            return Ok(());
+        }
         if ft == FileType::CharacterDevice && st.st_rdev == 0 {
             // A whiteout: the run deleted this entry.
             self.remove_seen(dst, name, &path, depth)?;

@@ -591,6 +591,20 @@ fn a_root_writable_for_one_file_merges_that_file_alone_and_only_as_a_file() {
         assert_eq!(m.refused.len(), 1, "{what}: {m:?}");
         assert!(m.refused[0].reason.contains(what), "{what}: {m:?}");
     }
+    // The host's own directory at the file's path (found by the merge fuzz target):
+    // the run's file would remove the tree in it, which was not writable.
+    std::fs::remove_file(root.join("out.txt")).unwrap();
+    std::fs::create_dir(root.join("out.txt")).unwrap();
+    std::fs::write(root.join("out.txt/inside"), "host").unwrap();
+    let _ = std::fs::remove_dir_all(up.join("out.txt"));
+    let _ = std::fs::remove_file(up.join("out.txt"));
+    std::fs::write(up.join("out.txt"), "made").unwrap();
+    let m = merge_layer(&t.layer, Path::new("/nonexistent")).unwrap();
+    assert_eq!(read(&root.join("out.txt/inside")), "host", "{m:?}");
+    assert!(
+        m.refused.iter().any(|r| r.reason.contains("a directory")),
+        "{m:?}"
+    );
 }
 
 #[test]
