@@ -100,9 +100,9 @@ case "${1:-}" in
     list) printf '%s\n' "${targets[@]}" ;;
     build) build ;;
     smoke)
-        # Deterministic in what it runs: the same seed, count and corpus give the same
-        # inputs (as far as the targets are deterministic), so a failure here is a
-        # finding its artifact reproduces: `fuzz/targets/.../TARGET ARTIFACT`.
+        # Deterministic in what it runs: the same seed, count and corpus, no clock; a
+        # failure is a finding its artifact reproduces (`$bin/TARGET ARTIFACT`). Coverage
+        # feedback still varies a little between runs (hash-map seeds, thread timing).
         build
         for t in "${targets[@]}"; do
             n=${smoke_runs[$t]}
