@@ -735,6 +735,11 @@ impl Merger<'_> {
         if let Ok(st) = rustix::fs::statat(dst, name, AtFlags::SYMLINK_NOFOLLOW)
             && FileType::from_raw_mode(st.st_mode) != FileType::Directory
         {
+            if passage {
+                // The allowlist names what lies below, not the host's file here.
+                self.report.kept.push(path.to_path_buf());
+                return Ok(());
+            }
             if !self.opts.overwrite && changed_since(&st, self.opts.horizon) {
                 self.conflict(
                     path.to_path_buf(),

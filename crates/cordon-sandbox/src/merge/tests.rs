@@ -294,6 +294,13 @@ fn an_allowlist_merges_only_the_named_paths_and_keeps_the_rest() {
         std::fs::read_to_string(root.join("out/new.txt")).unwrap(),
         "evil"
     );
+    // A host file on the way to an allowed path stays (found by the merge fuzz target).
+    std::fs::write(root.join("lib.py"), "host").unwrap();
+    std::fs::create_dir(up.join("lib.py")).unwrap();
+    std::fs::write(up.join("lib.py/ok.txt"), "made").unwrap();
+    let m = merge_layer_only(&t.layer, Path::new("/x"), &[root.join("lib.py/ok.txt")]).unwrap();
+    assert_eq!(read(&root.join("lib.py")), "host", "{m:?}");
+    assert_eq!(m.kept, [root.join("lib.py")]);
 }
 
 #[test]
