@@ -634,7 +634,11 @@ fn landed(
             // A `.gitmodules` the host's git reads as harmless (against the host's
             // own) is not held.
             Leave::Hold(r) if kind == LeftKind::File && rel.ends_with(".gitmodules") => {
-                let host = before.get(rel).map(|b| b.data.as_slice());
+                // The host's side is read only when it is a regular file.
+                let host = before
+                    .get(rel)
+                    .filter(|b| kind_of(b.mode) == LeftKind::File)
+                    .map(|b| b.data.as_slice());
                 match gitmodules_judgement(&n.data, host) {
                     GitConfigVerdict::Merge => {}
                     GitConfigVerdict::Hold(_) if c.reviewed => {}
