@@ -55,8 +55,8 @@ pub(crate) enum Inflight {
     Judged(String, Box<cordon_policy::Request>),
     /// Any other request of the client, by method.
     Other(String),
-    /// The gateway's own `tools/list`, with the tools of the pages so far.
-    OwnList(Vec<Value>),
+    /// The gateway's own `tools/list`, with the pages so far.
+    OwnList(crate::pages::ToolPages),
 }
 
 /// What a response from the client answers.
@@ -85,6 +85,8 @@ pub(crate) struct Shared {
     pub(crate) client_elicits: AtomicBool,
     server_has_tools: AtomicBool,
     violations: AtomicU64,
+    /// Calls judged on threads of their own (a server's sampling requests among them).
+    judging: crate::ids::Slots,
     pub(crate) seq: AtomicU64,
     pub(crate) view: Mutex<View>,
     pub(crate) view_changed: Condvar,
@@ -282,7 +284,7 @@ impl Shared {
     }
 
     /// Ask the server for its whole tool list (the answer updates the view).
-    pub(crate) fn refresh_tools(&self, cursor: Option<Value>, so_far: Vec<Value>) {
+    pub(crate) fn refresh_tools(&self, cursor: Option<Value>, so_far: crate::pages::ToolPages) {
         if !self.server_has_tools.load(Ordering::SeqCst) {
             self.set_view_empty();
             return;
@@ -299,6 +301,29 @@ impl Shared {
     fn set_view_empty(&self) {
         self.apply_full_list(&[], Some("the server declared no tools"));
     }
+}
+
+/// Judge a request on a thread of its own, unless [`crate::ids::MAX_OUTSTANDING`] are
+/// being judged already (each may wait for a human): then `false`, and nothing started.
+fn judge_on_thread(s: &Arc<Shared>, judge: impl FnOnce(&Arc<Shared>) + Send + 'static) -> bool {
+    if !s.judging.take() {
+        eprintln!(
+            "cordon: MCP server `{}`: {} requests are being judged; a request was refused",
+            s.name,
+            crate::ids::MAX_OUTSTANDING
+        );
+        return false;
+    }
+    /// Gives the slot back however the judgement ends.
+    struct Judging(Arc<Shared>);
+    impl Drop for Judging {
+        fn drop(&mut self) {
+            self.0.judging.give_back();
+        }
+    }
+    let slot = Judging(Arc::clone(s));
+    std::thread::spawn(move || judge(&slot.0));
+    true
 }
 
 fn full_message() -> String {
@@ -359,6 +384,7 @@ pub(crate) fn run(
         client_elicits: AtomicBool::new(false),
         server_has_tools: AtomicBool::new(false),
         violations: AtomicU64::new(0),
+        judging: crate::ids::Slots::bounded(crate::ids::MAX_OUTSTANDING),
         seq: AtomicU64::new(0),
         view: Mutex::new(View::default()),
         view_changed: Condvar::new(),
@@ -428,12 +454,17 @@ fn client_loop(s: &Arc<Shared>, mut input: Box<dyn BufRead + Send>) {
             }
             Ok(Message::Request { id, method, obj }) => match method.as_str() {
                 "tools/call" => {
-                    let s = Arc::clone(s);
-                    std::thread::spawn(move || crate::call::judge(&s, id, obj));
+                    let refused = id.clone();
+                    if !judge_on_thread(s, move |s| crate::call::judge(s, id, obj)) {
+                        s.to_client(&frame::error_response(refused, -32000, &full_message()));
+                    }
                 }
                 "resources/read" | "prompts/get" | "completion/complete" => {
-                    let s = Arc::clone(s);
-                    std::thread::spawn(move || crate::call::judge_method(&s, id, &method, obj));
+                    let refused = id.clone();
+                    if !judge_on_thread(s, move |s| crate::call::judge_method(s, id, &method, obj))
+                    {
+                        s.to_client(&frame::error_response(refused, -32000, &full_message()));
+                    }
                 }
                 "tools/list" => s.forward_request(Some(id), obj, Inflight::ToolsList),
                 "initialize" => {
@@ -461,7 +492,7 @@ fn client_loop(s: &Arc<Shared>, mut input: Box<dyn BufRead + Send>) {
                 }
                 s.to_server(&Value::Object(obj));
                 if method == "notifications/initialized" {
-                    s.refresh_tools(None, Vec::new());
+                    s.refresh_tools(None, Default::default());
                 }
             }
             Ok(Message::Response { id, mut obj }) => {
@@ -564,13 +595,15 @@ fn server_loop(s: &Arc<Shared>, mut out: BufReader<std::process::ChildStdout>) {
                 let refresh = method == "notifications/tools/list_changed";
                 s.server_to_client(&method, obj);
                 if refresh {
-                    s.refresh_tools(None, Vec::new());
+                    s.refresh_tools(None, Default::default());
                 }
             }
             Ok(Message::Request { id, method, obj }) => {
                 if method == "sampling/createMessage" {
-                    let s = Arc::clone(s);
-                    std::thread::spawn(move || crate::call::judge_sampling(&s, id, obj));
+                    let refused = id.clone();
+                    if !judge_on_thread(s, move |s| crate::call::judge_sampling(s, id, obj)) {
+                        s.to_server(&frame::error_response(refused, -32000, &full_message()));
+                    }
                 } else {
                     s.forward_server_request(id, &method, obj);
                 }
@@ -613,14 +646,10 @@ fn from_server(s: &Arc<Shared>, what: Inflight, mut obj: Map<String, Value>) {
                 s.apply_full_list(&[], Some("the server's tool list could not be read"));
                 return;
             };
-            if let Some(tools) = result.get("tools").and_then(Value::as_array) {
-                so_far.extend(tools.iter().cloned());
-            }
-            match result.get("nextCursor") {
-                Some(c) if !c.is_null() && so_far.len() < 100_000 => {
-                    s.refresh_tools(Some(c.clone()), so_far)
-                }
-                _ => s.apply_full_list(&so_far, None),
+            match so_far.add(result) {
+                crate::pages::Next::Fetch(c) => s.refresh_tools(Some(c), so_far),
+                crate::pages::Next::Done(tools) => s.apply_full_list(&tools, None),
+                crate::pages::Next::TooLarge(why) => s.apply_full_list(&[], Some(&why)),
             }
         }
     }

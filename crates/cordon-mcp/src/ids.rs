@@ -13,7 +13,8 @@
 //! nothing and are dropped by the caller as protocol violations.
 //!
 //! Each direction holds at most [`MAX_OUTSTANDING`] entries; when a table is full the
-//! caller refuses the new request with a JSON-RPC error instead of forwarding it.
+//! caller refuses the new request with a JSON-RPC error instead of forwarding it (the
+//! fuzz target `mcp` checks the bound on tables of a smaller one, [`Table::bounded`]).
 //! `notifications/cancelled` is translated to the minted id ([`Table::cancel`]), which
 //! also removes the entry; the few most recent cancelled ids are remembered so that a
 //! late answer to one is dropped quietly (the specification allows it) rather than
@@ -21,17 +22,58 @@
 
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// The most requests outstanding in one direction.
-pub(crate) const MAX_OUTSTANDING: usize = 4096;
+pub const MAX_OUTSTANDING: usize = 4096;
 
 /// How many cancelled ids are remembered per direction.
-const CANCELLED_KEPT: usize = 256;
+pub const CANCELLED_KEPT: usize = 256;
+
+/// A count of requests under way outside the tables (judged on a thread of their own,
+/// perhaps waiting for a human), bounded like a table: a request past the bound is
+/// refused, not started.
+#[derive(Debug)]
+pub struct Slots {
+    used: AtomicUsize,
+    cap: usize,
+}
+
+impl Slots {
+    /// At most `cap` under way at once.
+    pub fn bounded(cap: usize) -> Slots {
+        Slots {
+            used: AtomicUsize::new(0),
+            cap,
+        }
+    }
+
+    /// Take a slot; `false` when all are taken (nothing taken then).
+    pub fn take(&self) -> bool {
+        let taken = self
+            .used
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < self.cap).then_some(n + 1)
+            });
+        taken.is_ok()
+    }
+
+    /// Give back a slot taken.
+    pub fn give_back(&self) {
+        let _ = self
+            .used
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+    }
+
+    /// How many are taken.
+    pub fn used(&self) -> usize {
+        self.used.load(Ordering::SeqCst)
+    }
+}
 
 /// Which way a request goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Dir {
+pub enum Dir {
     /// From the client (or the gateway) to the server.
     ToServer,
     /// From the server (or the gateway) to the client.
@@ -39,7 +81,7 @@ pub(crate) enum Dir {
 }
 
 /// The id minter of one gateway run.
-pub(crate) struct Minter {
+pub struct Minter {
     nonce: String,
     key: [u8; 32],
     seq: AtomicU64,
@@ -47,7 +89,7 @@ pub(crate) struct Minter {
 
 impl Minter {
     /// A minter with this run's nonce and a random key.
-    pub(crate) fn new(nonce: String) -> Result<Minter, crate::GatewayError> {
+    pub fn new(nonce: String) -> Result<Minter, crate::GatewayError> {
         let mut key = [0u8; 32];
         getrandom::fill(&mut key).map_err(|e| crate::GatewayError::Random(e.to_string()))?;
         Ok(Minter {
@@ -58,7 +100,7 @@ impl Minter {
     }
 
     /// A fresh id for a request going `dir`.
-    pub(crate) fn mint(&self, dir: Dir) -> String {
+    pub fn mint(&self, dir: Dir) -> String {
         let n = self.seq.fetch_add(1, Ordering::Relaxed);
         let d = match dir {
             Dir::ToServer => 's',
@@ -75,16 +117,16 @@ impl Minter {
 
 /// One outstanding request.
 #[derive(Debug)]
-pub(crate) struct Entry<T> {
+pub struct Entry<T> {
     /// The id its sender gave it (`None`: a request of the gateway's own).
-    pub(crate) peer_id: Option<Value>,
+    pub peer_id: Option<Value>,
     /// What the answer is for.
-    pub(crate) what: T,
+    pub what: T,
 }
 
 /// What a response's id found.
 #[derive(Debug)]
-pub(crate) enum Matched<T> {
+pub enum Matched<T> {
     /// The outstanding request it answers (now removed).
     Answer(Entry<T>),
     /// A request that was cancelled: drop the answer quietly.
@@ -95,28 +137,36 @@ pub(crate) enum Matched<T> {
 
 /// The outstanding requests of one direction.
 #[derive(Debug)]
-pub(crate) struct Table<T> {
+pub struct Table<T> {
     entries: HashMap<String, Entry<T>>,
     cancelled: VecDeque<String>,
+    cap: usize,
 }
 
 impl<T> Default for Table<T> {
     fn default() -> Self {
-        Table {
-            entries: HashMap::new(),
-            cancelled: VecDeque::new(),
-        }
+        Table::bounded(MAX_OUTSTANDING)
     }
 }
 
 /// The table is full.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Full;
+pub struct Full;
 
 impl<T> Table<T> {
-    /// Record a request forwarded under `id`.
-    pub(crate) fn insert(&mut self, id: String, entry: Entry<T>) -> Result<(), Full> {
-        if self.entries.len() >= MAX_OUTSTANDING {
+    /// A table holding at most `cap` outstanding requests (the gateway's hold
+    /// [`MAX_OUTSTANDING`]).
+    pub fn bounded(cap: usize) -> Self {
+        Table {
+            entries: HashMap::new(),
+            cancelled: VecDeque::new(),
+            cap,
+        }
+    }
+
+    /// Record a request forwarded under `id`; refused when the table is full.
+    pub fn insert(&mut self, id: String, entry: Entry<T>) -> Result<(), Full> {
+        if self.entries.len() >= self.cap {
             return Err(Full);
         }
         self.entries.insert(id, entry);
@@ -124,7 +174,7 @@ impl<T> Table<T> {
     }
 
     /// The request a response with `id` answers, removed; string-exact.
-    pub(crate) fn answer(&mut self, id: &Value) -> Matched<T> {
+    pub fn answer(&mut self, id: &Value) -> Matched<T> {
         let Value::String(id) = id else {
             return Matched::Unknown(
                 "its id is not one the gateway sent (not a string, so never a forwarded request's)",
@@ -141,7 +191,7 @@ impl<T> Table<T> {
 
     /// Forget the request the peer called `peer_id` (it cancelled it); the id it went
     /// on under, to translate the cancellation. `None` when nothing matches exactly.
-    pub(crate) fn cancel(&mut self, peer_id: &Value) -> Option<String> {
+    pub fn cancel(&mut self, peer_id: &Value) -> Option<String> {
         let id = self
             .entries
             .iter()
@@ -156,14 +206,23 @@ impl<T> Table<T> {
     }
 
     /// Remove the entry of a request of the gateway's own that timed out.
-    pub(crate) fn remove(&mut self, id: &str) {
+    pub fn remove(&mut self, id: &str) {
         self.entries.remove(id);
     }
 
     /// How many requests are outstanding.
-    #[cfg(test)]
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.entries.len()
+    }
+
+    /// Whether no request is outstanding.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// How many cancelled ids are remembered (at most [`CANCELLED_KEPT`]).
+    pub fn cancelled_len(&self) -> usize {
+        self.cancelled.len()
     }
 }
 
@@ -232,6 +291,20 @@ mod tests {
         assert_eq!(t.insert("one-more".into(), entry(json!(-1))), Err(Full));
         assert!(matches!(t.answer(&json!("id0")), Matched::Answer(_)));
         assert!(t.insert("one-more".into(), entry(json!(-1))).is_ok());
+    }
+
+    #[test]
+    fn slots_are_bounded_and_given_back() {
+        let s = Slots::bounded(2);
+        assert!(s.take() && s.take());
+        assert!(!s.take(), "a third is refused");
+        assert_eq!(s.used(), 2);
+        s.give_back();
+        assert!(s.take());
+        s.give_back();
+        s.give_back();
+        s.give_back();
+        assert_eq!(s.used(), 0, "never below zero");
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! `sampling/createMessage` through cordon's gate.
 //!
 //! What it owns: the stdio framing ([`frame`]), the forwarding and the messages it
-//! stops (`gateway`), the id matcher (`ids`), the judgement of calls (`call`), the
+//! stops (`gateway`), the id matcher ([`ids`]), the bounded paging of its own tool list
+//! ([`pages`]), the judgement of calls (`call`), the
 //! server's pinned identity ([`pin`], stored by `cordon-store`) and the view of its
 //! current tools (`view`), elicitation as a way to ask the human (`elicit`), and the
 //! walker that labels and redacts every message of an untrusted server ([`trust`]). It decides nothing itself: the policy decides and the gate
@@ -41,7 +42,8 @@ mod call;
 mod elicit;
 pub mod frame;
 mod gateway;
-mod ids;
+pub mod ids;
+pub mod pages;
 pub mod pin;
 pub mod trust;
 mod view;

@@ -16,7 +16,6 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 struct World {
-    _dir: tempfile::TempDir,
     fs: FakeFs,
     policy: Policy,
     check_store: PathBuf,
@@ -26,15 +25,8 @@ struct World {
 fn world() -> &'static World {
     static W: OnceLock<World> = OnceLock::new();
     W.get_or_init(|| {
-        // The stores live in memory-backed storage when there is one.
-        let dir = tempfile::Builder::new()
-            .prefix("cordon-fuzz-hook")
-            .tempdir_in(if std::path::Path::new("/dev/shm").is_dir() {
-                "/dev/shm"
-            } else {
-                "/tmp"
-            })
-            .expect("a temporary directory");
+        // The stores, removed when the process exits.
+        let dir = crate::scratch::process_dir("cordon-fuzz-hook");
         let fs = FakeFs::new()
             .dir("/w/proj/src")
             .file("/w/proj/src/main.rs")
@@ -49,9 +41,8 @@ fn world() -> &'static World {
         };
         let policy = Policy::load(&opts, &fs).expect("the default policy loads");
         World {
-            check_store: dir.path().join("check.sqlite3"),
-            hook_store: dir.path().join("hook.sqlite3"),
-            _dir: dir,
+            check_store: dir.join("check.sqlite3"),
+            hook_store: dir.join("hook.sqlite3"),
             fs,
             policy,
         }

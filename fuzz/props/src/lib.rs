@@ -12,14 +12,16 @@ pub mod config;
 pub mod egress;
 pub mod hook;
 pub mod mcp;
+pub mod merge;
 pub mod origin;
+pub mod scratch;
 pub mod serve;
 pub mod shell;
 pub mod skill;
 
 /// Every target, by the name `scripts/fuzz.sh` and the corpus folders use.
-pub const TARGETS: [&str; 8] = [
-    "shell", "hook", "serve", "mcp", "config", "origin", "egress", "skill",
+pub const TARGETS: [&str; 9] = [
+    "shell", "hook", "serve", "mcp", "config", "origin", "egress", "skill", "merge",
 ];
 
 /// Run the property of target `name` on `data`; false for an unknown name.
@@ -33,6 +35,7 @@ pub fn run(name: &str, data: &[u8]) -> bool {
         "origin" => origin::check(data),
         "egress" => egress::check(data),
         "skill" => skill::check(data),
+        "merge" => merge::check(data),
         _ => return false,
     }
     true

@@ -15,35 +15,28 @@ use std::io::BufReader;
 use std::sync::OnceLock;
 
 struct World {
-    _dir: tempfile::TempDir,
     service: Service,
 }
 
 fn world() -> &'static World {
     static W: OnceLock<World> = OnceLock::new();
     W.get_or_init(|| {
-        let dir = tempfile::Builder::new()
-            .prefix("cordon-fuzz-serve")
-            .tempdir_in(if std::path::Path::new("/dev/shm").is_dir() {
-                "/dev/shm"
-            } else {
-                "/tmp"
-            })
-            .expect("a temporary directory");
-        let ws = dir.path().join("ws");
+        // The workspace and the store, removed when the process exits.
+        let dir = crate::scratch::process_dir("cordon-fuzz-serve");
+        let ws = dir.join("ws");
         #[allow(clippy::disallowed_methods)] // a scratch directory of the fuzzer's own
         std::fs::create_dir_all(ws.join("src")).expect("the workspace");
         let mut opts = ServeOptions::new(LoadOptions {
             workspace: ws,
-            home: dir.path().join("home"),
+            home: dir.join("home"),
             skip_default_files: true,
             ..Default::default()
         });
-        opts.store = Some(dir.path().join("store.sqlite3"));
-        opts.audit = Some(dir.path().join("audit.jsonl"));
+        opts.store = Some(dir.join("store.sqlite3"));
+        opts.audit = Some(dir.join("audit.jsonl"));
         opts.no_audit = true;
         let service = Service::start(opts).expect("the service starts");
-        World { _dir: dir, service }
+        World { service }
     })
 }
 

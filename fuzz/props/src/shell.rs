@@ -2,8 +2,10 @@
 //!
 //! - No panic, and bounded work (libFuzzer's `-timeout` and `-rss_limit_mb` hold the
 //!   analysis to its budgets: `scripts/fuzz.sh` passes both).
-//! - Differential: `true;C`, and `C` followed by a line `true` when `C` parses, run the same commands as
-//!   `C` plus a no-op, so their analysis must be no weaker than the analysis of `C`
+//! - Differential: `true; C`, and `C` followed by a line `true` when `C` parses, run the
+//!   same commands as `C` plus a no-op (the space keeps `;` from joining what `C` starts
+//!   with into another operator: `true;&>f cmd` is bash's `;&`, a syntax error, where
+//!   `&>f cmd` runs `cmd`), so their analysis must be no weaker than the analysis of `C`
 //!   (opaque stays opaque; every write, delete, network target and hazard stays), and
 //!   the default policy's verdict on them no more permissive.
 
@@ -80,7 +82,7 @@ pub fn check(data: &[u8]) {
     }
     let a = analyze(&c);
     let base = verdict(&c);
-    let mut variants = vec![format!("true;{c}")];
+    let mut variants = vec![format!("true; {c}")];
     // A trailing backslash joins the next line; a heredoc would take `true` as its body.
     // Text that does not parse may be completed by the next line (`a &&`).
     if a.parse_error.is_none() && !c.ends_with('\\') && !c.contains("<<") {

@@ -16,14 +16,6 @@ const LIMITS: Limits = Limits {
     max_name_bytes: 255,
 };
 
-fn scratch() -> &'static Path {
-    if Path::new("/dev/shm").is_dir() {
-        Path::new("/dev/shm")
-    } else {
-        Path::new("/tmp")
-    }
-}
-
 /// Every entry below `dir`, as (path, metadata), without following links.
 fn walk(dir: &Path, out: &mut Vec<(std::path::PathBuf, std::fs::Metadata)>) {
     let Ok(rd) = std::fs::read_dir(dir) else {
@@ -44,10 +36,7 @@ fn walk(dir: &Path, out: &mut Vec<(std::path::PathBuf, std::fs::Metadata)>) {
 
 /// The property.
 pub fn check(data: &[u8]) {
-    let root = tempfile::Builder::new()
-        .prefix("cordon-fuzz-skill")
-        .tempdir_in(scratch())
-        .expect("a temporary directory");
+    let root = crate::scratch::input_dir("cordon-fuzz-skill");
     let src = root.path().join("package");
     #[allow(clippy::disallowed_methods)] // the fuzz input is written with std::fs
     std::fs::write(&src, data).expect("the package file");

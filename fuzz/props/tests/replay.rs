@@ -40,7 +40,9 @@ macro_rules! target_tests {
     )*};
 }
 
-target_tests!(shell, hook, serve, mcp, config, origin, egress, skill);
+target_tests!(
+    shell, hook, serve, mcp, config, origin, egress, skill, merge
+);
 
 #[test]
 fn every_target_has_a_corpus() {

@@ -71,6 +71,11 @@ impl<'a> Judge<'a> {
         name: &[u8],
         kind: LeftKind,
     ) -> Leave {
+        if kind == LeftKind::File && overlay_marked(up, name) {
+            return Leave::Refuse(
+                "the copy-on-write layer recorded it as a metadata-only copy or a move, which cordon does not merge".into(),
+            );
+        }
         let leave = judge_left(path, kind, self.home);
         let host_has = host_has.unwrap_or_else(|| {
             host.is_some_and(|h| {
@@ -172,6 +177,33 @@ fn might_shadow(path: &Path, root: &Path, kind: LeftKind) -> bool {
     let importable =
         python_module_name(last, kind == LeftKind::Dir).is_some() || kind == LeftKind::Symlink;
     in_bin || (importable && kind != LeftKind::Dir)
+}
+
+/// Whether the file `name` of the layer directory `dir` carries overlayfs metadata the
+/// merge does not merge (`user.overlay.metacopy`: its data is in the lower layer;
+/// `user.overlay.redirect`), or cannot be checked for it. Read through a path-only
+/// descriptor, so a file of mode 000 is checked too.
+fn overlay_marked(dir: BorrowedFd<'_>, name: &[u8]) -> bool {
+    let Ok(fd) = rustix::fs::openat(
+        dir,
+        OsStr::from_bytes(name),
+        OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) else {
+        return true;
+    };
+    let proc_path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&fd));
+    let mut buf = [0u8; 8];
+    ["user.overlay.metacopy", "user.overlay.redirect"]
+        .iter()
+        .any(
+            |mark| match rustix::fs::getxattr(proc_path.as_str(), *mark, &mut buf[..]) {
+                Ok(_) | Err(rustix::io::Errno::RANGE) => true,
+                Err(rustix::io::Errno::NODATA | rustix::io::Errno::NOTSUP) => false,
+                // No /proc, or another failure: unchecked is not merged.
+                Err(_) => true,
+            },
+        )
 }
 
 /// At most `cap` bytes of the regular file `name` in `dir` (a link, a fifo or a device is

@@ -387,6 +387,14 @@ impl Merger<'_> {
             );
             return Ok(());
         }
+        if self.files_only && is_dir_at(dst, name) {
+            // Replacing it would remove a tree the root was not writable for.
+            self.refuse(
+                path,
+                "only this file was made writable, and the host has a directory in its place",
+            );
+            return Ok(());
+        }
         if ft == FileType::CharacterDevice && st.st_rdev == 0 {
             // A whiteout: the run deleted this entry.
             self.remove_seen(dst, name, &path, depth)?;
@@ -607,6 +615,11 @@ impl Merger<'_> {
         if let Ok(st) = rustix::fs::statat(dst, name, AtFlags::SYMLINK_NOFOLLOW)
             && FileType::from_raw_mode(st.st_mode) != FileType::Directory
         {
+            if passage {
+                // The allowlist names what lies below, not the host's file here.
+                self.report.kept.push(path.to_path_buf());
+                return Ok(());
+            }
             if !self.opts.overwrite && changed_since(&st, self.opts.horizon) {
                 self.conflict(
                     path.to_path_buf(),

@@ -294,6 +294,13 @@ fn an_allowlist_merges_only_the_named_paths_and_keeps_the_rest() {
         std::fs::read_to_string(root.join("out/new.txt")).unwrap(),
         "evil"
     );
+    // A host file on the way to an allowed path stays (found by the merge fuzz target).
+    std::fs::write(root.join("lib.py"), "host").unwrap();
+    std::fs::create_dir(up.join("lib.py")).unwrap();
+    std::fs::write(up.join("lib.py/ok.txt"), "made").unwrap();
+    let m = merge_layer_only(&t.layer, Path::new("/x"), &[root.join("lib.py/ok.txt")]).unwrap();
+    assert_eq!(read(&root.join("lib.py")), "host", "{m:?}");
+    assert_eq!(m.kept, [root.join("lib.py")]);
 }
 
 #[test]
@@ -591,6 +598,20 @@ fn a_root_writable_for_one_file_merges_that_file_alone_and_only_as_a_file() {
         assert_eq!(m.refused.len(), 1, "{what}: {m:?}");
         assert!(m.refused[0].reason.contains(what), "{what}: {m:?}");
     }
+    // The host's own directory at the file's path (found by the merge fuzz target):
+    // the run's file would remove the tree in it, which was not writable.
+    std::fs::remove_file(root.join("out.txt")).unwrap();
+    std::fs::create_dir(root.join("out.txt")).unwrap();
+    std::fs::write(root.join("out.txt/inside"), "host").unwrap();
+    let _ = std::fs::remove_dir_all(up.join("out.txt"));
+    let _ = std::fs::remove_file(up.join("out.txt"));
+    std::fs::write(up.join("out.txt"), "made").unwrap();
+    let m = merge_layer(&t.layer, Path::new("/nonexistent")).unwrap();
+    assert_eq!(read(&root.join("out.txt/inside")), "host", "{m:?}");
+    assert!(
+        m.refused.iter().any(|r| r.reason.contains("a directory")),
+        "{m:?}"
+    );
 }
 
 #[test]
@@ -727,4 +748,43 @@ fn links_that_climb_through_other_links_or_name_obeyed_directories_wait() {
     held.sort();
     assert_eq!(held, [".cargo", ".github", "esc"], "{m:?}");
     assert!(root.join("a/fine").symlink_metadata().is_ok());
+}
+
+/// Found by the merge fuzz target: a file marked as overlayfs's metadata-only copy (its
+/// data in the lower layer) landed as the empty stub it is, over the host's file.
+#[test]
+fn files_with_overlay_metadata_are_refused_also_inside_a_new_directory() {
+    let t = setup(None);
+    let (root, up) = (&t.layer.root, &t.layer.upper);
+    std::fs::write(root.join("data.txt"), "host data").unwrap();
+    let mark = |p: &Path, name: &str| {
+        rustix::fs::setxattr(p, name, b"", rustix::fs::XattrFlags::empty()).unwrap();
+    };
+    std::fs::write(up.join("data.txt"), "").unwrap();
+    mark(&up.join("data.txt"), "user.overlay.metacopy");
+    // Enough entries that the host's side is listed once and the new directory may
+    // land whole (the second way in).
+    for i in 0..8 {
+        std::fs::write(up.join(format!("f{i}")), "run").unwrap();
+    }
+    std::fs::create_dir(up.join("new")).unwrap();
+    std::fs::write(up.join("new/stub.txt"), "").unwrap();
+    mark(&up.join("new/stub.txt"), "user.overlay.redirect");
+    std::fs::write(up.join("new/ok.txt"), "run").unwrap();
+    let o = MergeOptions {
+        reviewed: true,
+        ..opts(Path::new("/nonexistent"), start())
+    };
+    let m = merge(&t.layer, &o).unwrap();
+    assert_eq!(read(&root.join("data.txt")), "host data");
+    assert!(root.join("new/stub.txt").symlink_metadata().is_err());
+    assert_eq!(read(&root.join("new/ok.txt")), "run");
+    assert_eq!(read(&root.join("f7")), "run");
+    let mut refused: Vec<_> = m
+        .refused
+        .iter()
+        .map(|r| r.path.strip_prefix(root).unwrap().display().to_string())
+        .collect();
+    refused.sort();
+    assert_eq!(refused, ["data.txt", "new/stub.txt"], "{m:?}");
 }
