@@ -286,7 +286,9 @@ fn signal(pids: &[String], sig: &str) {
 
 /// Run `f`, failing the whole test process when it has not returned within `limit`: the
 /// bug this guards against is a call that never returns, which must fail CI, not hang it.
-fn watchdog<T>(what: &'static str, limit: Duration, f: impl FnOnce() -> T) -> T {
+/// The server's processes `pids` are resumed first, so that none is left stopped.
+fn watchdog<T>(what: &'static str, limit: Duration, pids: &[String], f: impl FnOnce() -> T) -> T {
+    let pids = pids.to_vec();
     let done = Arc::new(AtomicBool::new(false));
     let seen = done.clone();
     std::thread::spawn(move || {
@@ -298,6 +300,7 @@ fn watchdog<T>(what: &'static str, limit: Duration, f: impl FnOnce() -> T) -> T 
             std::thread::sleep(Duration::from_millis(50));
         }
         eprintln!("{what} still hung after {limit:?}: a stalled server blocks the store");
+        signal(&pids, "-CONT");
         std::process::exit(101);
     });
     let r = f();
@@ -347,7 +350,8 @@ fn a_stalled_server_fails_each_call_within_its_deadline_then_reconnects() {
         };
     let results = watchdog(
         "a call on a stalled server",
-        Duration::from_secs(40),
+        Duration::from_secs(20),
+        &pids,
         || {
             let mut r = Vec::new();
             // A write (BEGIN and the write lock), then the same store again (it reconnects:
@@ -392,9 +396,12 @@ fn a_stalled_server_fails_each_call_within_its_deadline_then_reconnects() {
     assert!(!s.is_current() && !idle.is_current());
 
     // Running again: both stores reconnect and find what was committed before the stop.
-    let used = watchdog("a call after SIGCONT", Duration::from_secs(20), || {
-        s.consume("fp-a", None)
-    });
+    let used = watchdog(
+        "a call after SIGCONT",
+        Duration::from_secs(20),
+        &pids,
+        || s.consume("fp-a", None),
+    );
     assert!(
         used.unwrap().is_some(),
         "the lease granted before the stall is there"
