@@ -320,6 +320,15 @@ fn async_config(c: &postgres::Config) -> tokio_postgres::Config {
     for p in c.get_ports() {
         t.port(*p);
     }
+    if let Some(v) = c.get_tcp_user_timeout() {
+        t.tcp_user_timeout(*v);
+    }
+    if let Some(v) = c.get_keepalives_interval() {
+        t.keepalives_interval(v);
+    }
+    if let Some(v) = c.get_keepalives_retries() {
+        t.keepalives_retries(v);
+    }
     t.ssl_mode(c.get_ssl_mode())
         .target_session_attrs(c.get_target_session_attrs())
         .channel_binding(c.get_channel_binding())
