@@ -44,8 +44,11 @@
 //!   never appears in an error, a `Debug` rendering or a log.
 //! * A shared store that is unreachable, or fails in the middle of a transaction, is an
 //!   error ([`StoreErrorKind::Unavailable`]), so the caller grants nothing; connecting is
-//!   retried with doubling pauses for at most 2.5 seconds, and a connection that broke is
-//!   no longer [`Store::is_current`] (it reconnects before its next use). A transaction
+//!   retried with doubling pauses for at most 2.5 seconds (login included), every later
+//!   round trip waits at most the busy timeout plus 2 seconds for the server's answer
+//!   (a stalled server enforces none of its own timeouts, so these are the client's),
+//!   and a connection that broke or missed a deadline is dropped and no longer
+//!   [`Store::is_current`] (it reconnects before its next use). A transaction
 //!   the store reported committed was committed (PostgreSQL commits synchronously); one
 //!   that failed was rolled back by the server.
 //! * What proves a machine's history stays on that machine, in its local SQLite store:

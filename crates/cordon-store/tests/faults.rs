@@ -250,3 +250,167 @@ fn a_write_lock_held_elsewhere_grants_nothing() {
         "nothing was spent while locked"
     );
 }
+
+/// The server's processes (the postmaster of `c` and its children): found by the pid in
+/// its data directory's `postmaster.pid` and the parent pid in `/proc/PID/stat`.
+fn server_pids(c: &Cluster) -> Vec<String> {
+    let pidfile = c.socket_dir().join("data/postmaster.pid");
+    let text = std::fs::read_to_string(&pidfile).unwrap();
+    let master = text.lines().next().unwrap().trim().to_string();
+    let mut pids = vec![master.clone()];
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid ...`: the fields after the last ')'.
+        let after = stat.rsplit_once(')').map_or("", |(_, a)| a);
+        if after.split_whitespace().nth(1) == Some(master.as_str()) {
+            pids.push(name);
+        }
+    }
+    pids
+}
+
+fn signal(pids: &[String], sig: &str) {
+    let ok = std::process::Command::new("kill")
+        .arg(sig)
+        .args(pids)
+        .status()
+        .unwrap();
+    assert!(ok.success(), "kill {sig} {pids:?}");
+}
+
+/// Run `f`, failing the whole test process when it has not returned within `limit`: the
+/// bug this guards against is a call that never returns, which must fail CI, not hang it.
+/// The server's processes `pids` are resumed first, so that none is left stopped.
+fn watchdog<T>(what: &'static str, limit: Duration, pids: &[String], f: impl FnOnce() -> T) -> T {
+    let pids = pids.to_vec();
+    let done = Arc::new(AtomicBool::new(false));
+    let seen = done.clone();
+    std::thread::spawn(move || {
+        let start = Instant::now();
+        while start.elapsed() < limit {
+            if seen.load(Ordering::SeqCst) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        eprintln!("{what} still hung after {limit:?}: a stalled server blocks the store");
+        signal(&pids, "-CONT");
+        std::process::exit(101);
+    });
+    let r = f();
+    done.store(true, Ordering::SeqCst);
+    r
+}
+
+/// Every process of the server stopped (SIGSTOP: a frozen host, a stalled server, which
+/// enforces none of its own timeouts): each call on an open store, and opening a store,
+/// fails as `Unavailable` naming the database within its client-side deadline; after
+/// SIGCONT the store reconnects and finds what was committed before.
+#[test]
+fn a_stalled_server_fails_each_call_within_its_deadline_then_reconnects() {
+    let Some(c) = Cluster::start_private() else {
+        return;
+    };
+    let db = c.fresh_database();
+    let t = c.target(&db, "m1");
+    // A short lock timeout: a round trip's deadline is this plus 2 s.
+    let options = cordon_store::StoreOptions {
+        busy_timeout: Duration::from_millis(500),
+    };
+    let answer = Duration::from_millis(2500);
+    let connect = Duration::from_millis(2500);
+    let margin = Duration::from_millis(700);
+    let s = Store::open_pg(&t, &options).unwrap();
+    s.grant("fp-a", Scope::Once, None, "t").unwrap();
+    s.grant("fp-b", Scope::Once, None, "t").unwrap();
+    assert!(s.claim_operation("op-1", "hook", "fp").unwrap());
+    // A second connection, idle with its statements prepared, as a service holds one.
+    let idle = Store::open_pg(&t, &options).unwrap();
+    assert!(idle.leases().unwrap().len() == 2);
+
+    let pids = server_pids(&c);
+    assert!(pids.len() > 2, "the server's processes: {pids:?}");
+    signal(&pids, "-STOP");
+    let expect_unavailable =
+        |what: &str, limit: Duration, r: Result<(), StoreError>, took: Duration| {
+            let err = r.expect_err(what);
+            assert!(
+                matches!(err.kind(), StoreErrorKind::Unavailable(_)),
+                "{what}: {err}"
+            );
+            assert!(err.to_string().contains(&db), "{what}: {err}");
+            assert!(took < limit + margin, "{what} took {took:?}");
+            eprintln!("stalled: {what} failed after {took:?}: {err}");
+        };
+    let results = watchdog(
+        "a call on a stalled server",
+        Duration::from_secs(20),
+        &pids,
+        || {
+            let mut r = Vec::new();
+            // A write (BEGIN and the write lock), then the same store again (it reconnects:
+            // the login is what stalls now), a read on a prepared connection, a claim, an open.
+            let t0 = Instant::now();
+            r.push((
+                "consume",
+                answer,
+                s.consume("fp-a", None).map(|_| ()),
+                t0.elapsed(),
+            ));
+            let t0 = Instant::now();
+            r.push((
+                "a reconnecting claim",
+                connect,
+                s.claim_operation("op-2", "hook", "fp").map(|_| ()),
+                t0.elapsed(),
+            ));
+            let t0 = Instant::now();
+            r.push(("a read", answer, idle.leases().map(|_| ()), t0.elapsed()));
+            let t0 = Instant::now();
+            r.push((
+                "open",
+                connect,
+                Store::open_pg(&t, &options).map(|_| ()),
+                t0.elapsed(),
+            ));
+            let t0 = Instant::now();
+            r.push((
+                "open with the defaults",
+                connect,
+                Store::open_at(&StoreAt::Postgres(t.clone())).map(|_| ()),
+                t0.elapsed(),
+            ));
+            r
+        },
+    );
+    signal(&pids, "-CONT");
+    for (what, limit, r, took) in results {
+        expect_unavailable(what, limit, r, took);
+    }
+    assert!(!s.is_current() && !idle.is_current());
+
+    // Running again: both stores reconnect and find what was committed before the stop.
+    let used = watchdog(
+        "a call after SIGCONT",
+        Duration::from_secs(20),
+        &pids,
+        || s.consume("fp-a", None),
+    );
+    assert!(
+        used.unwrap().is_some(),
+        "the lease granted before the stall is there"
+    );
+    assert!(s.is_current());
+    assert!(
+        !s.claim_operation("op-1", "hook", "fp").unwrap(),
+        "the claim committed before the stall is there"
+    );
+    assert!(idle.consume("fp-b", None).unwrap().is_some());
+    assert!(idle.consume("fp-a", None).unwrap().is_none(), "spent once");
+}

@@ -15,6 +15,15 @@
 //! connection dies), and under READ COMMITTED each statement after the lock sees every
 //! transaction that held it before. A single write outside a transaction takes the same
 //! lock, so it cannot slip between the read and the write of another's transaction.
+//!
+//! Deadlines: a stalled server (a stopped process, a frozen host, a full backlog) answers
+//! nothing and enforces nothing, so its own `statement_timeout` bounds nothing. Every
+//! round trip (connect with its startup and login, prepare, query, execute, batch,
+//! BEGIN/COMMIT/ROLLBACK) therefore runs on tokio-postgres under a deadline of the
+//! client's, on a current-thread runtime the connection owns: opening within
+//! [`CONNECT_BUDGET`] in all, each later round trip within [`answer_deadline`]. A round
+//! trip past its deadline drops the connection (the socket closes, the server rolls back
+//! what it had begun) and fails as `Unavailable`, which callers turn into a denial.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -22,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
+use tokio_postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 
 use super::Store;
 use crate::at::PgTarget;
@@ -35,8 +44,23 @@ pub(crate) const CONNECT_BUDGET: Duration = Duration::from_millis(2500);
 /// The first pause between connection attempts; each next one doubles.
 const CONNECT_BACKOFF: Duration = Duration::from_millis(100);
 
-/// The longest one statement may run on PostgreSQL before the server cancels it.
-const STATEMENT_TIMEOUT: Duration = Duration::from_secs(15);
+/// How much longer than the session's lock timeout one statement may run before a live
+/// server cancels it (`statement_timeout`; the statement then fails as `Locked` and the
+/// connection is kept).
+const STATEMENT_SLACK: Duration = Duration::from_secs(1);
+
+/// How much longer than the session's lock timeout the client waits for any answer of
+/// the server before it gives the connection up: past the server's own
+/// `statement_timeout` (so a live but slow server answers first), and short enough that
+/// a decision waiting on a stalled server is denied within seconds.
+const ANSWER_SLACK: Duration = Duration::from_secs(2);
+
+/// The longest the client waits for the server's answer to one round trip: the lock
+/// timeout (a write transaction may wait that long for the fleet's write lock) plus
+/// [`ANSWER_SLACK`]; 7 seconds with the default 5-second busy timeout.
+pub(crate) fn answer_deadline(lock_timeout: Duration) -> Duration {
+    lock_timeout.saturating_add(ANSWER_SLACK)
+}
 
 /// A parameter.
 #[derive(Debug, Clone, PartialEq)]
@@ -176,9 +200,9 @@ fn dollars(sql: &str) -> String {
 
 /// A PostgreSQL connection and what it knows about itself.
 pub(crate) struct PgConn {
-    client: Option<postgres::Client>,
+    client: Option<PgClient>,
     target: PgTarget,
-    statements: HashMap<&'static str, postgres::Statement>,
+    statements: HashMap<&'static str, tokio_postgres::Statement>,
     /// Inside a transaction this store began.
     in_tx: bool,
     /// The connection failed (lost, reset, shut down): reconnect before the next use.
@@ -205,7 +229,7 @@ impl std::fmt::Debug for Conn {
 }
 
 /// Whether a PostgreSQL error means the connection is gone (not a refused statement).
-fn lost(e: &postgres::Error) -> bool {
+fn lost(e: &tokio_postgres::Error) -> bool {
     match e.code() {
         None => true,
         Some(code) => {
@@ -216,8 +240,8 @@ fn lost(e: &postgres::Error) -> bool {
 }
 
 /// A PostgreSQL error as a store error naming `at` (the URL; never a password).
-pub(crate) fn pg_error(at: &Path, e: &postgres::Error) -> StoreError {
-    use postgres::error::SqlState;
+pub(crate) fn pg_error(at: &Path, e: &tokio_postgres::Error) -> StoreError {
+    use tokio_postgres::error::SqlState;
     let why = e
         .as_db_error()
         .map_or_else(|| e.to_string(), |d| d.message().to_string());
@@ -239,33 +263,134 @@ pub(crate) fn pg_error(at: &Path, e: &postgres::Error) -> StoreError {
     StoreError::new(at, kind)
 }
 
-/// Connect within [`CONNECT_BUDGET`], retrying with doubling pauses; the last error when
-/// every attempt failed.
-pub(crate) fn connect(
-    target: &PgTarget,
-    lock_timeout: Duration,
-) -> Result<postgres::Client, StoreError> {
+/// An open connection: the tokio-postgres client and the runtime that drives its socket.
+/// Dropping it closes the socket.
+pub(crate) struct PgClient {
+    client: tokio_postgres::Client,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl PgClient {
+    /// Run one round trip within `limit`; `Err(None)` when the deadline passed first.
+    fn run<T>(
+        &self,
+        limit: Duration,
+        f: impl std::future::Future<Output = Result<T, tokio_postgres::Error>>,
+    ) -> Result<T, Option<tokio_postgres::Error>> {
+        // The timer is made inside the runtime: it needs the runtime's clock.
+        match self
+            .runtime
+            .block_on(async { tokio::time::timeout(limit, f).await })
+        {
+            Ok(r) => r.map_err(Some),
+            Err(_) => Err(None),
+        }
+    }
+}
+
+/// The async client's configuration for `target` (the same fields the URL and the
+/// password file can set).
+fn async_config(c: &postgres::Config) -> tokio_postgres::Config {
+    use postgres::config::Host;
+    let mut t = tokio_postgres::Config::new();
+    if let Some(v) = c.get_user() {
+        t.user(v);
+    }
+    if let Some(v) = c.get_password() {
+        t.password(v);
+    }
+    if let Some(v) = c.get_dbname() {
+        t.dbname(v);
+    }
+    if let Some(v) = c.get_options() {
+        t.options(v);
+    }
+    if let Some(v) = c.get_application_name() {
+        t.application_name(v);
+    }
+    for h in c.get_hosts() {
+        match h {
+            Host::Tcp(name) => t.host(name),
+            Host::Unix(dir) => t.host_path(dir),
+        };
+    }
+    for a in c.get_hostaddrs() {
+        t.hostaddr(*a);
+    }
+    for p in c.get_ports() {
+        t.port(*p);
+    }
+    if let Some(v) = c.get_tcp_user_timeout() {
+        t.tcp_user_timeout(*v);
+    }
+    if let Some(v) = c.get_keepalives_interval() {
+        t.keepalives_interval(v);
+    }
+    if let Some(v) = c.get_keepalives_retries() {
+        t.keepalives_retries(v);
+    }
+    t.ssl_mode(c.get_ssl_mode())
+        .target_session_attrs(c.get_target_session_attrs())
+        .channel_binding(c.get_channel_binding())
+        .load_balance_hosts(c.get_load_balance_hosts());
+    t
+}
+
+/// A store error naming `at`: the server gave no answer within `limit`.
+fn no_answer(at: &Path, what: &str, limit: Duration) -> StoreError {
+    StoreError::new(
+        at,
+        StoreErrorKind::Unavailable(format!(
+            "the server did not answer {what} within {} ms; the connection was dropped",
+            limit.as_millis()
+        )),
+    )
+}
+
+/// Connect within [`CONNECT_BUDGET`] in all (socket, startup and login included),
+/// retrying with doubling pauses; the last error when every attempt failed.
+pub(crate) fn connect(target: &PgTarget, lock_timeout: Duration) -> Result<PgClient, StoreError> {
     let at = PathBuf::from(target.url());
     let start = Instant::now();
     let mut pause = CONNECT_BACKOFF;
+    let mut config = async_config(&target.config);
+    // The session's timeouts travel in the startup packet: no round trip of their own.
+    let options = format!(
+        "{} -c lock_timeout={} -c statement_timeout={} -c idle_in_transaction_session_timeout=60000",
+        target.config.get_options().unwrap_or_default(),
+        lock_timeout.as_millis().max(1),
+        lock_timeout.saturating_add(STATEMENT_SLACK).as_millis()
+    );
+    config
+        .options(options.trim_start())
+        .keepalives(true)
+        .keepalives_idle(Duration::from_secs(30));
     loop {
         let left = CONNECT_BUDGET.saturating_sub(start.elapsed());
-        let mut config = (*target.config).clone();
-        // The session's timeouts travel in the startup packet: no round trip of their own.
-        let options = format!(
-            "{} -c lock_timeout={} -c statement_timeout={} -c idle_in_transaction_session_timeout=60000",
-            config.get_options().unwrap_or_default(),
-            lock_timeout.as_millis().max(1),
-            STATEMENT_TIMEOUT.as_millis()
-        );
-        config
-            .options(options.trim_start())
-            .connect_timeout(left.clamp(Duration::from_millis(100), Duration::from_secs(1)))
-            .keepalives(true)
-            .keepalives_idle(Duration::from_secs(30));
-        let err = match config.connect(postgres::NoTls) {
-            Ok(client) => return Ok(client),
-            Err(e) => pg_error(&at, &e),
+        let limit = left.min(Duration::from_secs(1));
+        config.connect_timeout(limit.max(Duration::from_millis(1)));
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| {
+                StoreError::new(
+                    &at,
+                    StoreErrorKind::Io(format!("the connection's runtime could not start ({e})")),
+                )
+            })?;
+        let attempt = runtime.block_on(async {
+            tokio::time::timeout(limit, config.connect(tokio_postgres::NoTls)).await
+        });
+        let err = match attempt {
+            Ok(Ok((client, connection))) => {
+                // Driven whenever a round trip blocks on this runtime; dropped with it.
+                runtime.spawn(async move {
+                    let _ = connection.await;
+                });
+                return Ok(PgClient { client, runtime });
+            }
+            Ok(Err(e)) => pg_error(&at, &e),
+            Err(_) => no_answer(&at, "a login", CONNECT_BUDGET),
         };
         // A refusal by the server (a password, a missing database) does not get better.
         let retry = matches!(err.kind(), StoreErrorKind::Unavailable(_));
@@ -278,7 +403,7 @@ pub(crate) fn connect(
 }
 
 impl PgConn {
-    pub(crate) fn new(client: postgres::Client, target: PgTarget, lock_timeout: Duration) -> Self {
+    pub(crate) fn new(client: PgClient, target: PgTarget, lock_timeout: Duration) -> Self {
         PgConn {
             client: Some(client),
             target,
@@ -290,12 +415,12 @@ impl PgConn {
     }
 
     pub(crate) fn healthy(&self) -> bool {
-        !self.broken && self.client.as_ref().is_some_and(|c| !c.is_closed())
+        !self.broken && self.client.as_ref().is_some_and(|c| !c.client.is_closed())
     }
 
     /// The client, reconnecting first when the connection broke (never inside a
     /// transaction: that one is lost, and its caller gets the error).
-    fn client(&mut self) -> Result<&mut postgres::Client, StoreError> {
+    fn client(&mut self) -> Result<&PgClient, StoreError> {
         if !self.healthy() {
             if self.in_tx {
                 return Err(StoreError::new(
@@ -308,7 +433,7 @@ impl PgConn {
             self.client = Some(connect(&self.target, self.lock_timeout)?);
             self.broken = false;
         }
-        match self.client.as_mut() {
+        match self.client.as_ref() {
             Some(c) => Ok(c),
             None => Err(StoreError::new(
                 Path::new(self.target.url()),
@@ -317,44 +442,70 @@ impl PgConn {
         }
     }
 
-    fn fail(&mut self, e: &postgres::Error) -> StoreError {
-        if lost(e) {
-            self.broken = true;
+    /// The error of a failed round trip; a lost connection, or one whose deadline passed
+    /// (its state on the server unknown), is dropped and reconnected before the next use.
+    fn fail(&mut self, e: Option<tokio_postgres::Error>, what: &str) -> StoreError {
+        let at = Path::new(self.target.url());
+        match e {
+            Some(e) => {
+                if lost(&e) {
+                    self.broken = true;
+                }
+                pg_error(at, &e)
+            }
+            None => {
+                self.broken = true;
+                self.client = None;
+                self.statements.clear();
+                no_answer(at, what, answer_deadline(self.lock_timeout))
+            }
         }
-        pg_error(Path::new(self.target.url()), e)
     }
 
-    fn statement(&mut self, sql: &'static str) -> Result<postgres::Statement, StoreError> {
+    fn statement(&mut self, sql: &'static str) -> Result<tokio_postgres::Statement, StoreError> {
         if let Some(s) = self.statements.get(sql) {
             return Ok(s.clone());
         }
-        let prepared = self.client()?.prepare(&dollars(sql));
-        let st = prepared.map_err(|e| self.fail(&e))?;
+        let limit = answer_deadline(self.lock_timeout);
+        let sql_pg = dollars(sql);
+        let c = self.client()?;
+        let prepared = c.run(limit, c.client.prepare(&sql_pg));
+        let st = prepared.map_err(|e| self.fail(e, "a statement's preparation"))?;
         self.statements.insert(sql, st.clone());
         Ok(st)
     }
 
     fn batch(&mut self, sql: &str) -> Result<(), StoreError> {
-        let r = self.client()?.batch_execute(sql);
-        r.map_err(|e| self.fail(&e))
+        let limit = answer_deadline(self.lock_timeout);
+        let c = self.client()?;
+        let r = c.run(limit, c.client.batch_execute(sql));
+        r.map_err(|e| self.fail(e, "a statement"))
     }
 
-    fn rows(&mut self, sql: &'static str, args: &[Val]) -> Result<Vec<postgres::Row>, StoreError> {
+    fn rows(
+        &mut self,
+        sql: &'static str,
+        args: &[Val],
+    ) -> Result<Vec<tokio_postgres::Row>, StoreError> {
         let st = self.statement(sql)?;
         let params: Vec<&(dyn ToSql + Sync)> = args.iter().map(|a| a as _).collect();
-        let r = self.client()?.query(&st, &params);
-        r.map_err(|e| self.fail(&e))
+        let limit = answer_deadline(self.lock_timeout);
+        let c = self.client()?;
+        let r = c.run(limit, c.client.query(&st, &params));
+        r.map_err(|e| self.fail(e, "a query"))
     }
 
     fn exec(&mut self, sql: &'static str, args: &[Val]) -> Result<u64, StoreError> {
         let st = self.statement(sql)?;
         let params: Vec<&(dyn ToSql + Sync)> = args.iter().map(|a| a as _).collect();
-        let r = self.client()?.execute(&st, &params);
-        r.map_err(|e| self.fail(&e))
+        let limit = answer_deadline(self.lock_timeout);
+        let c = self.client()?;
+        let r = c.run(limit, c.client.execute(&st, &params));
+        r.map_err(|e| self.fail(e, "a statement"))
     }
 }
 
-fn pg_row(r: &postgres::Row, at: &Rc<PathBuf>) -> Result<Row, StoreError> {
+fn pg_row(r: &tokio_postgres::Row, at: &Rc<PathBuf>) -> Result<Row, StoreError> {
     let mut vals = Vec::with_capacity(r.len());
     for (i, col) in r.columns().iter().enumerate() {
         let v = match *col.type_() {
