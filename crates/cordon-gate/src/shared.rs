@@ -62,6 +62,83 @@ impl StoreLocation {
         }
     }
 
+    /// The directories holding the shared store's Unix sockets: masked in the sandbox, so
+    /// a command that runs as this user cannot reach the server (peer authentication
+    /// would let it in without a password).
+    pub fn socket_dirs(&self) -> Vec<PathBuf> {
+        let StoreAt::Postgres(t) = &*self.shared else {
+            return Vec::new();
+        };
+        let mut dirs: Vec<PathBuf> = t
+            .endpoints()
+            .0
+            .iter()
+            .filter_map(|s| s.parent().map(Path::to_path_buf))
+            .collect();
+        dirs.dedup();
+        dirs
+    }
+
+    /// Refuses, with one sentence, a sandbox opening that would let the command reach the
+    /// shared store: a Unix socket in (or above) its socket directory among
+    /// `unix_sockets`, or, when the store listens on loopback TCP, a network policy that
+    /// both exempts loopback from the private-address refusal and allows the store's port
+    /// (the name in the allowlist does not matter: any name may resolve to loopback).
+    pub fn check_sandbox_reach(
+        &self,
+        unix_sockets: &[PathBuf],
+        net: &cordon_policy::net::NetworkPolicy,
+    ) -> Result<(), LocateError> {
+        let StoreAt::Postgres(t) = &*self.shared else {
+            return Ok(());
+        };
+        let (sockets, ports) = t.endpoints();
+        // Every component resolved; a socket not there yet, through its directory.
+        let resolve = |p: &Path| {
+            std::fs::canonicalize(p)
+                .ok()
+                .or_else(|| {
+                    let dir = std::fs::canonicalize(p.parent()?).ok()?;
+                    Some(dir.join(p.file_name()?))
+                })
+                .unwrap_or_else(|| p.to_path_buf())
+        };
+        for allowed in unix_sockets {
+            let a = resolve(allowed);
+            for socket in &sockets {
+                let Some(dir) = socket.parent() else { continue };
+                let dir = resolve(dir);
+                if a.starts_with(&dir) || dir.starts_with(&a) {
+                    return Err(LocateError(format!(
+                        "refusing to start: the Unix socket {} is in the shared store's socket directory {}, and the command could reach the store through it",
+                        allowed.display(),
+                        dir.display()
+                    )));
+                }
+            }
+        }
+        let v4: std::net::IpAddr = std::net::Ipv4Addr::LOCALHOST.into();
+        let v6: std::net::IpAddr = std::net::Ipv6Addr::LOCALHOST.into();
+        let loopback = net
+            .allow_private()
+            .iter()
+            .find(|n| n.network().is_loopback() || n.contains(&v4) || n.contains(&v6));
+        if let Some(n) = loopback {
+            for port in ports {
+                let open = net.allow().iter().any(|p| match p.port() {
+                    Some(q) => q == port,
+                    None => cordon_policy::net::TUNNEL_DEFAULT_PORTS.contains(&port),
+                });
+                if open {
+                    return Err(LocateError(format!(
+                        "refusing to start: the shared store listens on loopback port {port}, and the network allowlist with the private-address exemption {n} would let the command reach it"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The environment variable holding the store's password: never passed into the
     /// sandbox.
     pub fn secret_env(&self) -> Option<&str> {
@@ -164,6 +241,19 @@ fn read_password_file(path: &Path) -> Result<Password, LocateError> {
             "may be read or written by its group or others; chmod 600 it",
         ));
     }
+    // Another name for the same file could sit outside the sandbox's mask.
+    if meta.nlink() > 1 {
+        return Err(fail(
+            "has more than one name (a hard link), which the sandbox's mask may not cover; use a file with one name",
+        ));
+    }
+    let me = rustix::process::geteuid().as_raw();
+    if meta.uid() != me && meta.uid() != 0 {
+        return Err(fail(&format!(
+            "is owned by user {}, not by this user or root; chown it",
+            meta.uid()
+        )));
+    }
     let mut text = String::new();
     file.take(MAX_PASSWORD_FILE + 1)
         .read_to_string(&mut text)
@@ -237,6 +327,33 @@ mod tests {
             e.0.contains("not a regular file") || e.0.contains("cannot be read"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_password_file_with_a_second_name_or_another_owner_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("pw");
+        std::fs::write(&file, "s3cret-pw\n").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let located =
+            |p: &Path| target_of(&settings(Some(StorePassword::File(p.into()))), &|_| None);
+        assert!(located(&file).is_ok());
+        // A hard link: refused under either name.
+        let other = dir.path().join("elsewhere");
+        std::fs::hard_link(&file, &other).unwrap();
+        for name in [&file, &other] {
+            let e = located(name).unwrap_err();
+            assert!(e.0.contains("more than one name"), "{e}");
+            assert!(!e.0.contains("s3cret"), "{e}");
+        }
+        std::fs::remove_file(&other).unwrap();
+        assert!(located(&file).is_ok());
+        // Owned by someone else (only root can hand a file away).
+        if rustix::process::geteuid().is_root() {
+            std::os::unix::fs::chown(&file, Some(4242), None).unwrap();
+            let e = located(&file).unwrap_err();
+            assert!(e.0.contains("owned by user 4242"), "{e}");
+        }
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! accepted: a password or a lease sent in clear over a network is refused, not risked.
 
 use std::fmt;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -43,6 +43,23 @@ impl Password {
                 p,
                 StoreErrorKind::Permissions(
                     "a password file must not be readable or writable by other users".into(),
+                ),
+            ));
+        }
+        if meta.nlink() > 1 {
+            return Err(StoreError::new(
+                p,
+                StoreErrorKind::Permissions(
+                    "a password file must have one name; a hard link elsewhere may not be masked"
+                        .into(),
+                ),
+            ));
+        }
+        if meta.uid() != rustix::process::geteuid().as_raw() && meta.uid() != 0 {
+            return Err(StoreError::new(
+                p,
+                StoreErrorKind::Permissions(
+                    "a password file must be owned by this user or root".into(),
                 ),
             ));
         }
@@ -198,6 +215,33 @@ impl PgTarget {
     pub fn url(&self) -> &str {
         &self.url
     }
+
+    /// Where the server is reached: the Unix socket files (`DIR/.s.PGSQL.PORT`) and the
+    /// TCP ports on this machine's loopback (a URL naming another host is refused).
+    pub fn endpoints(&self) -> (Vec<PathBuf>, Vec<u16>) {
+        let ports = self.config.get_ports();
+        let port_of = |i: usize| match ports {
+            [] => 5432,
+            [one] => *one,
+            many => many.get(i).copied().unwrap_or(5432),
+        };
+        let mut sockets = Vec::new();
+        let mut tcp = Vec::new();
+        for (i, host) in self.config.get_hosts().iter().enumerate() {
+            match host {
+                postgres::config::Host::Unix(dir) => {
+                    sockets.push(dir.join(format!(".s.PGSQL.{}", port_of(i))));
+                }
+                postgres::config::Host::Tcp(_) => tcp.push(port_of(i)),
+            }
+        }
+        for i in 0..self.config.get_hostaddrs().len() {
+            tcp.push(port_of(i));
+        }
+        tcp.sort_unstable();
+        tcp.dedup();
+        (sockets, tcp)
+    }
 }
 
 /// `url` with anything between `://user:` and `@` replaced, for messages about a URL that
@@ -302,6 +346,17 @@ mod tests {
         assert!(e.contains("other users") && !e.contains("s3cret"), "{e}");
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
         assert_eq!(Password::from_file(&f).unwrap().expose(), "s3cret-pw");
+        let twin = d.path().join("twin");
+        std::fs::hard_link(&f, &twin).unwrap();
+        let e = Password::from_file(&f).unwrap_err().to_string();
+        assert!(e.contains("one name") && !e.contains("s3cret"), "{e}");
+        std::fs::remove_file(&twin).unwrap();
+        if rustix::process::geteuid().is_root() {
+            std::os::unix::fs::chown(&f, Some(4242), None).unwrap();
+            let e = Password::from_file(&f).unwrap_err().to_string();
+            assert!(e.contains("owned by this user"), "{e}");
+            std::os::unix::fs::chown(&f, Some(0), None).unwrap();
+        }
         std::fs::write(&f, "\n").unwrap();
         assert!(Password::from_file(&f).is_err(), "an empty password file");
     }
