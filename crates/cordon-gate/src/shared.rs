@@ -13,7 +13,7 @@
 //! variable `password_env` names and masks `password_file` in the sandbox
 //! ([`StoreLocation::secret_files`], [`StoreLocation::secret_env`]).
 
-use cordon_policy::settings::{StorePassword, StoreSettings};
+use cordon_policy::settings::{MAX_MACHINE_NAME, StorePassword, StoreSettings, valid_machine_name};
 use cordon_policy::{LoadOptions, RealFs};
 use cordon_store::{Password, PgTarget, StoreAt};
 use std::io::Read;
@@ -205,10 +205,20 @@ pub fn target_of(
             Some(Password::new(value))
         }
     };
+    // One rule for every source of the name: it is stored, shown in the console and
+    // matched on, so `CORDON_MACHINE` and the host name may not widen what the config may.
     let machine = match &settings.machine {
         Some(m) => m.clone(),
-        None => match env(MACHINE_VAR).and_then(|v| v.into_string().ok()) {
-            Some(m) if !m.trim().is_empty() => m.trim().to_string(),
+        None => match env(MACHINE_VAR) {
+            Some(v) if !v.is_empty() => {
+                let m = v.into_string().unwrap_or_default();
+                if !valid_machine_name(&m) {
+                    return Err(LocateError(format!(
+                        "{MACHINE_VAR} must be 1 to {MAX_MACHINE_NAME} letters, digits, `.`, `-` or `_`"
+                    )));
+                }
+                m
+            }
             _ => host_name()?,
         },
     };
@@ -276,6 +286,11 @@ fn host_name() -> Result<String, LocateError> {
         return Err(LocateError(
             "this machine's host name cannot be read; set `[store] machine`".into(),
         ));
+    }
+    if !valid_machine_name(name) {
+        return Err(LocateError(format!(
+            "this machine's host name is not a valid machine name (1 to {MAX_MACHINE_NAME} letters, digits, `.`, `-` or `_`); set `[store] machine`"
+        )));
     }
     Ok(name.to_string())
 }
@@ -353,6 +368,32 @@ mod tests {
             std::os::unix::fs::chown(&file, Some(4242), None).unwrap();
             let e = located(&file).unwrap_err();
             assert!(e.0.contains("owned by user 4242"), "{e}");
+        }
+    }
+
+    #[test]
+    fn every_source_of_the_machine_name_follows_one_rule() {
+        let mut s = settings(None);
+        s.machine = None;
+        for bad in [
+            "a b",
+            "m\u{1b}[31m",
+            "m\n",
+            "ü-host",
+            &"m".repeat(65),
+            " m1 ",
+        ] {
+            let e = target_of(&s, &|n| (n == MACHINE_VAR).then(|| bad.into())).unwrap_err();
+            assert!(e.0.contains(MACHINE_VAR), "{bad:?}: {e}");
+        }
+        let t = target_of(&s, &|n| (n == MACHINE_VAR).then(|| "ci-7.fleet_a".into())).unwrap();
+        assert_eq!(t.machine(), "ci-7.fleet_a");
+        // PgTarget applies the same rule to whatever it is handed.
+        for bad in ["a b", "x\u{7}", &"m".repeat(65)] {
+            assert!(
+                PgTarget::new("postgres://c@localhost/c", None, bad).is_err(),
+                "{bad:?}"
+            );
         }
     }
 
