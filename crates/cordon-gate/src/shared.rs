@@ -13,7 +13,7 @@
 //! variable `password_env` names and masks `password_file` in the sandbox
 //! ([`StoreLocation::secret_files`], [`StoreLocation::secret_env`]).
 
-use cordon_policy::settings::{StorePassword, StoreSettings};
+use cordon_policy::settings::{MAX_MACHINE_NAME, StorePassword, StoreSettings, valid_machine_name};
 use cordon_policy::{LoadOptions, RealFs};
 use cordon_store::{Password, PgTarget, StoreAt};
 use std::io::Read;
@@ -60,6 +60,83 @@ impl StoreLocation {
             Some(StorePassword::File(p)) => vec![p.clone()],
             _ => Vec::new(),
         }
+    }
+
+    /// The directories holding the shared store's Unix sockets: masked in the sandbox, so
+    /// a command that runs as this user cannot reach the server (peer authentication
+    /// would let it in without a password).
+    pub fn socket_dirs(&self) -> Vec<PathBuf> {
+        let StoreAt::Postgres(t) = &*self.shared else {
+            return Vec::new();
+        };
+        let mut dirs: Vec<PathBuf> = t
+            .endpoints()
+            .0
+            .iter()
+            .filter_map(|s| s.parent().map(Path::to_path_buf))
+            .collect();
+        dirs.dedup();
+        dirs
+    }
+
+    /// Refuses, with one sentence, a sandbox opening that would let the command reach the
+    /// shared store: a Unix socket in (or above) its socket directory among
+    /// `unix_sockets`, or, when the store listens on loopback TCP, a network policy that
+    /// both exempts loopback from the private-address refusal and allows the store's port
+    /// (the name in the allowlist does not matter: any name may resolve to loopback).
+    pub fn check_sandbox_reach(
+        &self,
+        unix_sockets: &[PathBuf],
+        net: &cordon_policy::net::NetworkPolicy,
+    ) -> Result<(), LocateError> {
+        let StoreAt::Postgres(t) = &*self.shared else {
+            return Ok(());
+        };
+        let (sockets, ports) = t.endpoints();
+        // Every component resolved; a socket not there yet, through its directory.
+        let resolve = |p: &Path| {
+            std::fs::canonicalize(p)
+                .ok()
+                .or_else(|| {
+                    let dir = std::fs::canonicalize(p.parent()?).ok()?;
+                    Some(dir.join(p.file_name()?))
+                })
+                .unwrap_or_else(|| p.to_path_buf())
+        };
+        for allowed in unix_sockets {
+            let a = resolve(allowed);
+            for socket in &sockets {
+                let Some(dir) = socket.parent() else { continue };
+                let dir = resolve(dir);
+                if a.starts_with(&dir) || dir.starts_with(&a) {
+                    return Err(LocateError(format!(
+                        "refusing to start: the Unix socket {} is in the shared store's socket directory {}, and the command could reach the store through it",
+                        allowed.display(),
+                        dir.display()
+                    )));
+                }
+            }
+        }
+        let v4: std::net::IpAddr = std::net::Ipv4Addr::LOCALHOST.into();
+        let v6: std::net::IpAddr = std::net::Ipv6Addr::LOCALHOST.into();
+        let loopback = net
+            .allow_private()
+            .iter()
+            .find(|n| n.network().is_loopback() || n.contains(&v4) || n.contains(&v6));
+        if let Some(n) = loopback {
+            for port in ports {
+                let open = net.allow().iter().any(|p| match p.port() {
+                    Some(q) => q == port,
+                    None => cordon_policy::net::TUNNEL_DEFAULT_PORTS.contains(&port),
+                });
+                if open {
+                    return Err(LocateError(format!(
+                        "refusing to start: the shared store listens on loopback port {port}, and the network allowlist with the private-address exemption {n} would let the command reach it"
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The environment variable holding the store's password: never passed into the
@@ -128,10 +205,20 @@ pub fn target_of(
             Some(Password::new(value))
         }
     };
+    // One rule for every source of the name: it is stored, shown in the console and
+    // matched on, so `CORDON_MACHINE` and the host name may not widen what the config may.
     let machine = match &settings.machine {
         Some(m) => m.clone(),
-        None => match env(MACHINE_VAR).and_then(|v| v.into_string().ok()) {
-            Some(m) if !m.trim().is_empty() => m.trim().to_string(),
+        None => match env(MACHINE_VAR) {
+            Some(v) if !v.is_empty() => {
+                let m = v.into_string().unwrap_or_default();
+                if !valid_machine_name(&m) {
+                    return Err(LocateError(format!(
+                        "{MACHINE_VAR} must be 1 to {MAX_MACHINE_NAME} letters, digits, `.`, `-` or `_`"
+                    )));
+                }
+                m
+            }
             _ => host_name()?,
         },
     };
@@ -164,6 +251,19 @@ fn read_password_file(path: &Path) -> Result<Password, LocateError> {
             "may be read or written by its group or others; chmod 600 it",
         ));
     }
+    // Another name for the same file could sit outside the sandbox's mask.
+    if meta.nlink() > 1 {
+        return Err(fail(
+            "has more than one name (a hard link), which the sandbox's mask may not cover; use a file with one name",
+        ));
+    }
+    let me = rustix::process::geteuid().as_raw();
+    if meta.uid() != me && meta.uid() != 0 {
+        return Err(fail(&format!(
+            "is owned by user {}, not by this user or root; chown it",
+            meta.uid()
+        )));
+    }
     let mut text = String::new();
     file.take(MAX_PASSWORD_FILE + 1)
         .read_to_string(&mut text)
@@ -186,6 +286,11 @@ fn host_name() -> Result<String, LocateError> {
         return Err(LocateError(
             "this machine's host name cannot be read; set `[store] machine`".into(),
         ));
+    }
+    if !valid_machine_name(name) {
+        return Err(LocateError(format!(
+            "this machine's host name is not a valid machine name (1 to {MAX_MACHINE_NAME} letters, digits, `.`, `-` or `_`); set `[store] machine`"
+        )));
     }
     Ok(name.to_string())
 }
@@ -237,6 +342,59 @@ mod tests {
             e.0.contains("not a regular file") || e.0.contains("cannot be read"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_password_file_with_a_second_name_or_another_owner_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("pw");
+        std::fs::write(&file, "s3cret-pw\n").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let located =
+            |p: &Path| target_of(&settings(Some(StorePassword::File(p.into()))), &|_| None);
+        assert!(located(&file).is_ok());
+        // A hard link: refused under either name.
+        let other = dir.path().join("elsewhere");
+        std::fs::hard_link(&file, &other).unwrap();
+        for name in [&file, &other] {
+            let e = located(name).unwrap_err();
+            assert!(e.0.contains("more than one name"), "{e}");
+            assert!(!e.0.contains("s3cret"), "{e}");
+        }
+        std::fs::remove_file(&other).unwrap();
+        assert!(located(&file).is_ok());
+        // Owned by someone else (only root can hand a file away).
+        if rustix::process::geteuid().is_root() {
+            std::os::unix::fs::chown(&file, Some(4242), None).unwrap();
+            let e = located(&file).unwrap_err();
+            assert!(e.0.contains("owned by user 4242"), "{e}");
+        }
+    }
+
+    #[test]
+    fn every_source_of_the_machine_name_follows_one_rule() {
+        let mut s = settings(None);
+        s.machine = None;
+        for bad in [
+            "a b",
+            "m\u{1b}[31m",
+            "m\n",
+            "ü-host",
+            &"m".repeat(65),
+            " m1 ",
+        ] {
+            let e = target_of(&s, &|n| (n == MACHINE_VAR).then(|| bad.into())).unwrap_err();
+            assert!(e.0.contains(MACHINE_VAR), "{bad:?}: {e}");
+        }
+        let t = target_of(&s, &|n| (n == MACHINE_VAR).then(|| "ci-7.fleet_a".into())).unwrap();
+        assert_eq!(t.machine(), "ci-7.fleet_a");
+        // PgTarget applies the same rule to whatever it is handed.
+        for bad in ["a b", "x\u{7}", &"m".repeat(65)] {
+            assert!(
+                PgTarget::new("postgres://c@localhost/c", None, bad).is_err(),
+                "{bad:?}"
+            );
+        }
     }
 
     #[test]

@@ -257,6 +257,20 @@ pub struct StoreSettings {
     pub file: PathBuf,
 }
 
+/// Longest machine name accepted.
+pub const MAX_MACHINE_NAME: usize = 64;
+
+/// Whether `name` may name a machine in the fleet, from any source (`[store] machine`,
+/// `CORDON_MACHINE`, the host name): 1 to [`MAX_MACHINE_NAME`] ASCII letters, digits,
+/// `.`, `-` or `_`.
+pub fn valid_machine_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_MACHINE_NAME
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+}
+
 impl StoreSettings {
     /// Settings naming `url`, set in `file`, with no password and the default machine.
     pub fn new(url: String, file: PathBuf) -> StoreSettings {

@@ -508,16 +508,23 @@ fn run_op(op: &MountOp, b: &mut Build<'_>) -> Result<(), SandboxError> {
                 None => {}
             }
         }
-        MountOp::MaskDir { path } => {
+        MountOp::MaskDir { path } | MountOp::MaskFile { path } => {
+            // The plan holds resolved paths. Absent here, the path is under a hidden
+            // directory and shows nothing; present as anything but the kind planned (a
+            // symlink put there since), it cannot be masked, and the run does not start.
+            let dir = matches!(op, MountOp::MaskDir { .. });
             let d = under(NEW, path);
-            if kind_at(&d).is_some_and(|m| m.is_dir()) {
-                mask(&d, empties, true)?;
-            }
-        }
-        MountOp::MaskFile { path } => {
-            let d = under(NEW, path);
-            if kind_at(&d).is_some_and(|m| !m.is_dir() && !m.file_type().is_symlink()) {
-                mask(&d, empties, false)?;
+            match kind_at(&d) {
+                None => {}
+                Some(m) if !m.file_type().is_symlink() && m.is_dir() == dir => {
+                    mask(&d, empties, dir)?;
+                }
+                Some(_) => {
+                    return Err(SandboxError::setup(format!(
+                        "refusing to start: the masked path {} changed to a symlink or another kind of file, so it cannot be hidden",
+                        path.display()
+                    )));
+                }
             }
         }
         MountOp::Overlay { root } => {

@@ -8,7 +8,7 @@
 //! accepted: a password or a lease sent in clear over a network is refused, not risked.
 
 use std::fmt;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -43,6 +43,23 @@ impl Password {
                 p,
                 StoreErrorKind::Permissions(
                     "a password file must not be readable or writable by other users".into(),
+                ),
+            ));
+        }
+        if meta.nlink() > 1 {
+            return Err(StoreError::new(
+                p,
+                StoreErrorKind::Permissions(
+                    "a password file must have one name; a hard link elsewhere may not be masked"
+                        .into(),
+                ),
+            ));
+        }
+        if meta.uid() != rustix::process::geteuid().as_raw() && meta.uid() != 0 {
+            return Err(StoreError::new(
+                p,
+                StoreErrorKind::Permissions(
+                    "a password file must be owned by this user or root".into(),
                 ),
             ));
         }
@@ -125,8 +142,10 @@ impl PgTarget {
         password: Option<Password>,
         machine: &str,
     ) -> Result<PgTarget, StoreError> {
-        let shown = redact_url(url);
-        let bad = |why: String| StoreError::new(Path::new(&shown), StoreErrorKind::Invalid(why));
+        // A refused URL is shown without its user and query, where a password could be in
+        // any spelling; an accepted one holds none.
+        let short = short_url(url);
+        let bad = |why: String| StoreError::new(Path::new(&short), StoreErrorKind::Invalid(why));
         if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
             return Err(bad(
                 "a shared store is named by a URL starting with postgres:// or postgresql://"
@@ -139,7 +158,8 @@ impl PgTarget {
                 scrub(&e.to_string(), url)
             ))
         })?;
-        if config.get_password().is_some() {
+        // `user%3Apw@`: a user name holding `:` is a password in another spelling.
+        if config.get_password().is_some() || config.get_user().is_some_and(|u| u.contains(':')) {
             return Err(bad(
                 "the URL holds a password; give it in a password file or an environment variable instead"
                     .into(),
@@ -171,10 +191,11 @@ impl PgTarget {
             return Err(bad("the URL names no database".into()));
         }
         let machine = machine.trim();
-        if machine.is_empty() || machine.len() > 255 || machine.chars().any(char::is_control) {
-            return Err(bad(
-                "a machine name must be 1 to 255 characters without control characters".into(),
-            ));
+        if !cordon_policy::settings::valid_machine_name(machine) {
+            return Err(bad(format!(
+                "a machine name must be 1 to {} letters, digits, `.`, `-` or `_`",
+                cordon_policy::settings::MAX_MACHINE_NAME
+            )));
         }
         if let Some(p) = &password {
             config.password(p.expose());
@@ -183,7 +204,7 @@ impl PgTarget {
             config.application_name("cordon");
         }
         Ok(PgTarget {
-            url: shown,
+            url: redact_url(url),
             config: Box::new(config),
             machine: machine.to_string(),
         })
@@ -198,10 +219,53 @@ impl PgTarget {
     pub fn url(&self) -> &str {
         &self.url
     }
+
+    /// Where the server is reached: the Unix socket files (`DIR/.s.PGSQL.PORT`) and the
+    /// TCP ports on this machine's loopback (a URL naming another host is refused).
+    pub fn endpoints(&self) -> (Vec<PathBuf>, Vec<u16>) {
+        let ports = self.config.get_ports();
+        let port_of = |i: usize| match ports {
+            [] => 5432,
+            [one] => *one,
+            many => many.get(i).copied().unwrap_or(5432),
+        };
+        let mut sockets = Vec::new();
+        let mut tcp = Vec::new();
+        for (i, host) in self.config.get_hosts().iter().enumerate() {
+            match host {
+                postgres::config::Host::Unix(dir) => {
+                    sockets.push(dir.join(format!(".s.PGSQL.{}", port_of(i))));
+                }
+                postgres::config::Host::Tcp(_) => tcp.push(port_of(i)),
+            }
+        }
+        for i in 0..self.config.get_hostaddrs().len() {
+            tcp.push(port_of(i));
+        }
+        tcp.sort_unstable();
+        tcp.dedup();
+        (sockets, tcp)
+    }
 }
 
-/// `url` with anything between `://user:` and `@` replaced, for messages about a URL that
-/// was refused because it held a password.
+/// `scheme://host[:port]/db` of `url`: no user, no query (`postgresql://` plus the path
+/// alone for a socket URL).
+fn short_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return "(a URL that is not postgres://)".into();
+    };
+    let (auth, tail) = match rest.find(['/', '?', '#']) {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    let host = auth.rsplit_once('@').map_or(auth, |(_, h)| h);
+    let path = tail.split(['?', '#']).next().unwrap_or("");
+    format!("{scheme}://{host}{path}")
+}
+
+/// `url` for messages about an accepted URL: the user (no password, which was refused),
+/// host, database and the query parameters that say where the server is; any other
+/// parameter's value is hidden.
 fn redact_url(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
@@ -226,10 +290,18 @@ fn redact_url(url: &str) -> String {
             .split('&')
             .map(|kv| {
                 let (k, _) = kv.split_once('=').unwrap_or((kv, ""));
-                if k.eq_ignore_ascii_case("password") {
-                    format!("{k}=(hidden)")
-                } else {
+                let safe = [
+                    "host",
+                    "hostaddr",
+                    "port",
+                    "dbname",
+                    "user",
+                    "application_name",
+                ];
+                if safe.contains(&k) {
                     kv.to_string()
+                } else {
+                    "(hidden)".to_string()
                 }
             })
             .collect::<Vec<_>>()
@@ -258,11 +330,23 @@ mod tests {
         for url in [
             "postgres://cordon:hunter2@localhost/cordon",
             "postgresql://cordon@localhost/cordon?password=hunter2",
+            "postgresql:///cordon?host=/run/postgresql&user=cordon&pass%77ord=hunter2",
+            "postgresql://cordon:@localhost/cordon?%70assword=hunter2",
+            "postgresql://cordon%3Ahunter2@localhost/cordon",
+            "postgresql://cordon@localhost/cordon?passwor%64=hunter2&application_name=x",
         ] {
             let e = PgTarget::new(url, None, "m1").unwrap_err().to_string();
             assert!(e.contains("password"), "{e}");
             assert!(!e.contains("hunter2"), "{e}");
         }
+        // An accepted URL is shown with only the parameters that say where the server is.
+        let t = PgTarget::new(
+            "postgresql:///c?host=/run/pg&options=-csecret%3Dx&user=u",
+            None,
+            "m1",
+        )
+        .unwrap();
+        assert_eq!(t.url(), "postgresql:///c?host=/run/pg&(hidden)&user=u");
     }
 
     #[test]
@@ -302,6 +386,17 @@ mod tests {
         assert!(e.contains("other users") && !e.contains("s3cret"), "{e}");
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
         assert_eq!(Password::from_file(&f).unwrap().expose(), "s3cret-pw");
+        let twin = d.path().join("twin");
+        std::fs::hard_link(&f, &twin).unwrap();
+        let e = Password::from_file(&f).unwrap_err().to_string();
+        assert!(e.contains("one name") && !e.contains("s3cret"), "{e}");
+        std::fs::remove_file(&twin).unwrap();
+        if rustix::process::geteuid().is_root() {
+            std::os::unix::fs::chown(&f, Some(4242), None).unwrap();
+            let e = Password::from_file(&f).unwrap_err().to_string();
+            assert!(e.contains("owned by this user"), "{e}");
+            std::os::unix::fs::chown(&f, Some(0), None).unwrap();
+        }
         std::fs::write(&f, "\n").unwrap();
         assert!(Password::from_file(&f).is_err(), "an empty password file");
     }

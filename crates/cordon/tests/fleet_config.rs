@@ -228,3 +228,101 @@ fn exec_never_hands_the_store_password_to_the_command() {
         "{stdout} {stderr}"
     );
 }
+
+/// The password file named through a symlinked directory is masked under both of its
+/// names; a password file with a second name (a hard link) stops the run.
+#[test]
+fn exec_masks_a_password_file_named_through_a_directory_link() {
+    if !common::full_tier_or_skip("exec_masks_a_password_file_named_through_a_directory_link") {
+        return;
+    }
+    let e = Env::new();
+    let real = e.home.join("real");
+    std::fs::create_dir(&real).unwrap();
+    let pw = real.join("pw");
+    std::fs::write(&pw, "LINKED-PW-SECRET\n").unwrap();
+    std::fs::set_permissions(&pw, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::os::unix::fs::symlink(&real, e.home.join("link")).unwrap();
+    let allow_all = format!("{}\n", common::ALLOW_ALL);
+    e.user_config(&format!(
+        "{allow_all}[store]\nurl = \"{}\"\npassword_file = \"{}\"\n",
+        nowhere(&e),
+        e.home.join("link/pw").display()
+    ));
+    let script = format!(
+        "echo CONTROL-OK; cat {h}/real/pw {h}/link/pw",
+        h = e.home.display()
+    );
+    let run = || {
+        common::text(&e.run(
+            &["exec", "--home", "visible", "--", "sh", "-c", &script],
+            &[],
+        ))
+    };
+    let (stdout, stderr) = run();
+    assert!(stdout.contains("CONTROL-OK"), "{stdout} {stderr}");
+    assert!(!stdout.contains("LINKED-PW-SECRET"), "{stdout} {stderr}");
+    std::fs::hard_link(&pw, e.home.join("second-name")).unwrap();
+    let (stdout, stderr) = run();
+    assert!(!stdout.contains("CONTROL-OK"), "{stdout} {stderr}");
+    assert!(stderr.contains("more than one name"), "{stdout} {stderr}");
+}
+
+/// The store's socket directory is masked, a `--allow-unix-socket` into it (two
+/// spellings) is refused, and so is a loopback exemption with the store's TCP port open.
+#[test]
+fn exec_keeps_the_store_endpoint_out_of_reach() {
+    if !common::full_tier_or_skip("exec_keeps_the_store_endpoint_out_of_reach") {
+        return;
+    }
+    let e = Env::new();
+    let socket = e.home.join("no-server/.s.PGSQL.5432");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    std::os::unix::fs::symlink(e.home.join("no-server"), e.home.join("sock-link")).unwrap();
+    let allow_all = format!("{}\n", common::ALLOW_ALL);
+    e.user_config(&format!("{allow_all}[store]\nurl = \"{}\"\n", nowhere(&e)));
+    let probe = format!(
+        "echo CONTROL-OK; test -S {} && echo SOCKET-VISIBLE",
+        socket.display()
+    );
+    let exec = |flags: &[&str]| {
+        let mut args = vec!["exec", "--home", "visible"];
+        args.extend_from_slice(flags);
+        args.extend_from_slice(&["--", "sh", "-c", &probe]);
+        common::text(&e.run(&args, &[]))
+    };
+    let (stdout, stderr) = exec(&[]);
+    assert!(stdout.contains("CONTROL-OK"), "{stdout} {stderr}");
+    assert!(!stdout.contains("SOCKET-VISIBLE"), "{stdout} {stderr}");
+    let via_link = e.home.join("sock-link/.s.PGSQL.5432");
+    for allowed in [socket.to_str().unwrap(), via_link.to_str().unwrap()] {
+        let (stdout, stderr) = exec(&["--allow-unix-socket", allowed]);
+        assert!(
+            !stdout.contains("CONTROL-OK"),
+            "{allowed}: {stdout} {stderr}"
+        );
+        assert!(
+            stderr.contains("shared store's socket directory"),
+            "{allowed}: {stdout} {stderr}"
+        );
+    }
+    e.user_config(&format!(
+        "{allow_all}[store]\nurl = \"postgres://cordon@127.0.0.1:5499/cordon\"\nmachine = \"m1\"\n"
+    ));
+    for host in ["127.0.0.1:5499", "anything.example:5499"] {
+        let (stdout, stderr) = exec(&["--allow-net", host, "--allow-private", "127.0.0.0/8"]);
+        assert!(!stdout.contains("CONTROL-OK"), "{host}: {stdout} {stderr}");
+        assert!(
+            stderr.contains("listens on loopback port 5499"),
+            "{host}: {stdout} {stderr}"
+        );
+    }
+    // Another port with the same exemption runs.
+    let (stdout, stderr) = exec(&[
+        "--allow-net",
+        "127.0.0.1:8080",
+        "--allow-private",
+        "127.0.0.0/8",
+    ]);
+    assert!(stdout.contains("CONTROL-OK"), "{stdout} {stderr}");
+}

@@ -435,3 +435,43 @@ fn doctor_json() -> String {
         .unwrap();
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
+
+/// A mask named through a symlinked directory hides the file under both of its names,
+/// and a mask through a second link spelling (a link to the link) does too.
+#[test]
+fn mask_through_a_symlinked_directory_hides_the_file_under_every_name() {
+    need_sandbox!("mask_through_a_symlinked_directory_hides_the_file_under_every_name");
+    let w = World::new();
+    let real = w.ws.join("real");
+    std::fs::create_dir(&real).unwrap();
+    std::fs::write(real.join("secret"), "LINKED-SECRET").unwrap();
+    let link = w.ws.join("dirlink");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let link2 = w.ws.join("dirlink2");
+    std::os::unix::fs::symlink("dirlink", &link2).unwrap();
+    let script = format!(
+        "cat {r}/secret; cat {l}/secret; cat {l2}/secret; echo END",
+        r = real.display(),
+        l = link.display(),
+        l2 = link2.display()
+    );
+    for mask in [link.join("secret"), link2.join("secret")] {
+        let mask = mask.display().to_string();
+        let o = w.exec(&["--mask", &mask], &script);
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(o.status.success(), "{}", text(&o));
+        assert!(out.contains("END"), "{}", text(&o));
+        assert!(
+            !out.contains("LINKED-SECRET"),
+            "--mask {mask}: {}",
+            text(&o)
+        );
+    }
+    // The same file without a mask is readable: the test sees what it claims to.
+    let o = w.exec(&[], &script);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("LINKED-SECRET"),
+        "{}",
+        text(&o)
+    );
+}

@@ -16,8 +16,7 @@ use crate::settings::{StorePassword, StoreSettings};
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
-/// Longest machine name accepted.
-const MAX_MACHINE: usize = 64;
+use crate::settings::MAX_MACHINE_NAME as MAX_MACHINE;
 
 /// The `[store]` table of one file, checked.
 pub(super) fn store_of(
@@ -87,12 +86,7 @@ pub(super) fn store_of(
     let machine = match &t.machine {
         Some(m) => {
             let name = m.get_ref();
-            let ok = !name.is_empty()
-                && name.len() <= MAX_MACHINE
-                && name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
-            if !ok {
+            if !crate::settings::valid_machine_name(name) {
                 return Err(err(
                     m.span(),
                     format!(
@@ -121,14 +115,14 @@ fn check_url(url: &str) -> Result<(), String> {
         return Err("`[store] url` must be a postgres:// or postgresql:// URL".into());
     };
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    // Compared percent-decoded: `pass%77ord=` and `user%3Apw@` are the same password.
     let userinfo_has_password = authority
         .rsplit_once('@')
-        .is_some_and(|(userinfo, _)| userinfo.contains(':'));
+        .is_some_and(|(userinfo, _)| percent_decoded(userinfo).contains(':'));
     let query_has_password = rest.split_once('?').is_some_and(|(_, q)| {
         q.split('&').any(|kv| {
-            kv.split('=')
-                .next()
-                .unwrap_or("")
+            percent_decoded(kv.split('=').next().unwrap_or(""))
+                .trim()
                 .eq_ignore_ascii_case("password")
         })
     });
@@ -139,6 +133,29 @@ fn check_url(url: &str) -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+/// `s` with its `%XX` escapes decoded (an invalid escape is kept as written).
+fn percent_decoded(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| char::from(c).to_digit(16);
+        if b[i] == b'%'
+            && let (Some(h), Some(l)) = (
+                b.get(i + 1).copied().and_then(hex),
+                b.get(i + 2).copied().and_then(hex),
+            )
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Where the shared store is configured, reading only the managed and the user files
@@ -196,6 +213,25 @@ mod tests {
             managed: Some("/etc/cordon/policy.toml".into()),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn a_percent_encoded_password_is_found() {
+        for url in [
+            "postgresql:///c?host=/run/pg&password=pw",
+            "postgresql:///c?host=/run/pg&pass%77ord=pw",
+            "postgresql:///c?%70%61ssword=pw",
+            "postgres://cordon:pw@localhost/c",
+            "postgres://cordon%3Apw@localhost/c",
+            "postgres://cordon%3apw@localhost/c",
+        ] {
+            let e = check_url(url).unwrap_err();
+            assert!(
+                e.contains("holds a password") && !e.contains("pw@"),
+                "{url}: {e}"
+            );
+        }
+        check_url("postgresql:///c?host=%2Frun%2Fpg&user=cordon").unwrap();
     }
 
     #[test]

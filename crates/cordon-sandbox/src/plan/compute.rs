@@ -214,21 +214,15 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
     let state_from = masks.len();
     masks.extend(inp.state_masks.iter().cloned());
     for (i, m) in masks.into_iter().enumerate() {
-        let Ok(meta) = std::fs::symlink_metadata(&m) else {
+        // Mask the file itself, reached with every component resolved: a name through a
+        // symlinked directory is not the path the mount table holds, and a mask planned
+        // on it would hide nothing. A name that does not resolve (absent, a dangling link,
+        // a directory this user cannot search) names nothing the command, which has no
+        // more rights than this user, could read either.
+        let Ok(path) = std::fs::canonicalize(&m) else {
             continue;
         };
-        let (path, is_dir) = if meta.file_type().is_symlink() {
-            // Mask what the link points at; a dangling link hides nothing.
-            match std::fs::canonicalize(&m) {
-                Ok(t) => {
-                    let d = t.is_dir();
-                    (t, d)
-                }
-                Err(_) => continue,
-            }
-        } else {
-            (m, meta.is_dir())
-        };
+        let is_dir = path.is_dir();
         if !plan.fallback_unreadable.contains(&path) {
             plan.fallback_unreadable.push(path.clone());
         }

@@ -393,6 +393,7 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     // store, and its variable is never passed, whatever the allowlists say.
     let store_secret_files = remembered.location.secret_files();
     let store_secret_env = remembered.location.secret_env().map(str::to_string);
+    let store_socket_dirs = remembered.location.socket_dirs();
     opts.network_allow = args.allow_net.clone();
     let mut credentials = credentials(&args.credential)?;
     for c in &credentials {
@@ -401,6 +402,11 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     }
     opts.network_allow_private = args.allow_private.clone();
     let policy = load(&opts, Code::Failed)?;
+    // Nor its endpoint: the command runs as this user, whom the server may let in.
+    remembered
+        .location
+        .check_sandbox_reach(&args.allow_unix_socket, policy.network_policy())
+        .map_err(|e| fail(e.0))?;
     credentials.extend(config_credentials(&policy, &network)?);
     cordon_egress::check_unambiguous(&credentials).map_err(|e| fail(e.to_string()))?;
     let cwd = match &args.cwd {
@@ -438,6 +444,7 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     );
     let mut flag_paths = FlagPaths::resolve(&args)?;
     flag_paths.masks.extend(store_secret_files);
+    flag_paths.masks.extend(store_socket_dirs);
     flag_paths.hidden_env = store_secret_env;
     let mut builder = builder(&args, &flag_paths, argv, &policy, &opts.home, &cwd);
     if let Some(turn) = &slot {
