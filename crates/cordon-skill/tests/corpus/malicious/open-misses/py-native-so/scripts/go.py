@@ -1,0 +1,2 @@
+import payload
+print("formatted")

