@@ -8,7 +8,6 @@
 //! accepted: a password or a lease sent in clear over a network is refused, not risked.
 
 use std::fmt;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -32,48 +31,6 @@ impl Password {
     /// A password taken from the environment or a prompt.
     pub fn new(s: String) -> Password {
         Password(s)
-    }
-
-    /// The first line of the file at `p` (a trailing newline is not part of it). A file
-    /// other users can read or write is refused.
-    pub fn from_file(p: &Path) -> Result<Password, StoreError> {
-        let meta = std::fs::metadata(p).map_err(|e| StoreError::io(p, &e))?;
-        if meta.permissions().mode() & 0o007 != 0 {
-            return Err(StoreError::new(
-                p,
-                StoreErrorKind::Permissions(
-                    "a password file must not be readable or writable by other users".into(),
-                ),
-            ));
-        }
-        if meta.nlink() > 1 {
-            return Err(StoreError::new(
-                p,
-                StoreErrorKind::Permissions(
-                    "a password file must have one name; a hard link elsewhere may not be masked"
-                        .into(),
-                ),
-            ));
-        }
-        if meta.uid() != rustix::process::geteuid().as_raw() && meta.uid() != 0 {
-            return Err(StoreError::new(
-                p,
-                StoreErrorKind::Permissions(
-                    "a password file must be owned by this user or root".into(),
-                ),
-            ));
-        }
-        let text = std::fs::read_to_string(p).map_err(|e| StoreError::io(p, &e))?;
-        let line = text.lines().next().unwrap_or_default().to_string();
-        let mut text = text;
-        wipe(&mut text);
-        if line.is_empty() {
-            return Err(StoreError::new(
-                p,
-                StoreErrorKind::Invalid("the password file is empty".into()),
-            ));
-        }
-        Ok(Password(line))
     }
 
     pub(crate) fn expose(&self) -> &str {
@@ -373,32 +330,6 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("TLS is not supported yet"), "{e}");
-    }
-
-    #[test]
-    #[allow(clippy::disallowed_methods)] // fixtures are built with std::fs
-    fn a_password_file_must_be_private() {
-        let d = tempfile::tempdir().unwrap();
-        let f = d.path().join("pw");
-        std::fs::write(&f, "s3cret-pw\nignored\n").unwrap();
-        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
-        let e = Password::from_file(&f).unwrap_err().to_string();
-        assert!(e.contains("other users") && !e.contains("s3cret"), "{e}");
-        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
-        assert_eq!(Password::from_file(&f).unwrap().expose(), "s3cret-pw");
-        let twin = d.path().join("twin");
-        std::fs::hard_link(&f, &twin).unwrap();
-        let e = Password::from_file(&f).unwrap_err().to_string();
-        assert!(e.contains("one name") && !e.contains("s3cret"), "{e}");
-        std::fs::remove_file(&twin).unwrap();
-        if rustix::process::geteuid().is_root() {
-            std::os::unix::fs::chown(&f, Some(4242), None).unwrap();
-            let e = Password::from_file(&f).unwrap_err().to_string();
-            assert!(e.contains("owned by this user"), "{e}");
-            std::os::unix::fs::chown(&f, Some(0), None).unwrap();
-        }
-        std::fs::write(&f, "\n").unwrap();
-        assert!(Password::from_file(&f).is_err(), "an empty password file");
     }
 
     #[test]
