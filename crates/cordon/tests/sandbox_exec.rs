@@ -964,7 +964,14 @@ echo end"#,
 
 #[test]
 fn doctor_reports_the_host() {
-    let o = Command::new(bin()).args(["doctor"]).output().unwrap();
+    // Its own state directory: doctor probes (and makes) the change sets' place there,
+    // which must never be the real user's.
+    let state = tempfile::tempdir().unwrap();
+    let o = Command::new(bin())
+        .args(["doctor"])
+        .env("CORDON_STATE_DIR", state.path())
+        .output()
+        .unwrap();
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}\n{err}");
     for key in [

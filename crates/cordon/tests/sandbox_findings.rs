@@ -385,6 +385,9 @@ fn euid() -> u32 {
 
 #[test]
 fn issue11_doctor_says_when_it_runs_as_root() {
+    // Its own state directory (doctor makes the change sets' place there), never the
+    // real user's; `nobody` cannot enter it and falls back to /var/tmp as it would.
+    let state = tempfile::tempdir().unwrap();
     let doctor = |as_nobody: bool| {
         let mut c = if as_nobody {
             let mut c = Command::new("setpriv");
@@ -394,7 +397,11 @@ fn issue11_doctor_says_when_it_runs_as_root() {
         } else {
             Command::new(bin())
         };
-        let o = c.arg("doctor").output().unwrap();
+        let o = c
+            .arg("doctor")
+            .env("CORDON_STATE_DIR", state.path())
+            .output()
+            .unwrap();
         assert!(o.status.success(), "{}", text(&o));
         String::from_utf8_lossy(&o.stdout).into_owned()
     };
