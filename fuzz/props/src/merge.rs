@@ -30,7 +30,9 @@
 
 use cordon_policy::gitallow::GitConfigVerdict;
 use cordon_policy::planted::{Leave, LeftKind, judge_left};
-use cordon_sandbox::{Layer, MergeOptions, Stamp, git_config_refusal, gitmodules_judgement, merge};
+use cordon_sandbox::{
+    Layer, MergeOptions, Stamp, git_config_refusal, gitmodules_judgement, merge, preview_layer,
+};
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -496,8 +498,11 @@ pub fn check(data: &[u8]) {
         reviewed: c.reviewed,
         overwrite: c.overwrite,
     };
+    // What `cordon changes show` would show of this layer, taken before the merge.
+    let shown = preview_layer(&layer, &opts, false);
     let result = merge(&layer, &opts);
     let root_after = snapshot(&w.root);
+    previewed(&shown, &result);
     outside_unchanged(&w, &top_before);
     landed(&w, &c, &layer_before, &root_before, &root_after, &result);
     host_kept(
@@ -531,6 +536,31 @@ pub fn check(data: &[u8]) {
         }
     }
     crate::scratch::remove_tree(w.top.path());
+}
+
+/// Every entry the merge refused was shown refused by the preview beforehand (itself or
+/// the directory it is in): a human is never told that something will land which then
+/// does not, nor the other way round for what the preview says never lands.
+fn previewed(
+    shown: &Result<Vec<cordon_sandbox::Pending>, cordon_sandbox::SandboxError>,
+    result: &Result<cordon_sandbox::MergeReport, cordon_sandbox::SandboxError>,
+) {
+    let (Ok(shown), Ok(report)) = (shown, result) else {
+        return;
+    };
+    let refused: Vec<&Path> = shown
+        .iter()
+        .filter(|p| p.refused.is_some())
+        .map(|p| p.path.as_path())
+        .collect();
+    for r in &report.refused {
+        assert!(
+            refused.iter().any(|s| r.path.starts_with(s)),
+            "the merge refused {} ({}) but the preview did not show it refused: {shown:?}",
+            r.path.display(),
+            r.reason
+        );
+    }
 }
 
 fn outside_unchanged(w: &World, top_before: &BTreeMap<PathBuf, Node>) {

@@ -98,7 +98,7 @@ impl Merger<'_> {
         mode: u32,
         depth: usize,
     ) -> Result<bool, SandboxError> {
-        if self.files_only || depth >= MAX_DEPTH {
+        if self.scope.files_only() || depth >= MAX_DEPTH {
             return Ok(false);
         }
         let Some(entries) = self.whole(up, name, path, mode, depth)? else {

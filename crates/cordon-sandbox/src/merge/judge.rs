@@ -71,7 +71,9 @@ impl<'a> Judge<'a> {
         name: &[u8],
         kind: LeftKind,
     ) -> Leave {
-        if kind == LeftKind::File && overlay_marked(up, name) {
+        // A directory carries `redirect` when the run renamed it: its entries are then
+        // in the lower layer, under another name.
+        if matches!(kind, LeftKind::File | LeftKind::Dir) && overlay_marked(up, name) {
             return Leave::Refuse(
                 "the copy-on-write layer recorded it as a metadata-only copy or a move, which cordon does not merge".into(),
             );
@@ -179,7 +181,7 @@ fn might_shadow(path: &Path, root: &Path, kind: LeftKind) -> bool {
     in_bin || (importable && kind != LeftKind::Dir)
 }
 
-/// Whether the file `name` of the layer directory `dir` carries overlayfs metadata the
+/// Whether the file or directory `name` of the layer directory `dir` carries overlayfs metadata the
 /// merge does not merge (`user.overlay.metacopy`: its data is in the lower layer;
 /// `user.overlay.redirect`), or cannot be checked for it. Read through a path-only
 /// descriptor, so a file of mode 000 is checked too.

@@ -51,6 +51,7 @@ use crate::error::SandboxError;
 use cordon_policy::planted::{Leave, LeftKind};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
+use scope::{Allowed, Outcome, Scope};
 use std::ffi::{CStr, OsStr};
 use std::io::Write;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -84,21 +85,10 @@ pub fn merge(layer: &Layer, opts: &MergeOptions<'_>) -> Result<MergeReport, Sand
             e.into(),
         )
     })?);
-    // A root writable only for some files merges those, within the allowlist if any.
-    let only = opts.only;
-    let files: Option<Vec<PathBuf>> = (!layer.files.is_empty()).then(|| {
-        layer
-            .files
-            .iter()
-            .filter(|f| only.is_none_or(|o| o.iter().any(|a| f.starts_with(a))))
-            .cloned()
-            .collect()
-    });
     let mut m = Merger {
         opts,
         judge: judge::Judge::new(&layer.root, opts.home, opts.horizon),
-        only: files.as_deref().or(only),
-        files_only: files.is_some(),
+        scope: Scope::new(layer, opts.only),
         report: MergeReport::default(),
         quiet: 0,
         scanned: std::collections::HashMap::new(),
@@ -118,11 +108,8 @@ struct DirFacts {
 struct Merger<'a> {
     opts: &'a MergeOptions<'a>,
     judge: judge::Judge<'a>,
-    /// The allowlist, when the run has one (or the files a root is writable for).
-    only: Option<&'a [PathBuf]>,
-    /// The allowlist names files made writable alone: only regular files are merged at
-    /// its paths.
-    files_only: bool,
+    /// What the allowlist and a root writable only for some files let the merge touch.
+    scope: Scope,
     report: MergeReport,
     /// Inside a directory the merge created: its entries are counted with it, not
     /// listed one by one.
@@ -130,17 +117,6 @@ struct Merger<'a> {
     /// New directories of the layer already walked by [`Merger::land_new_tree`]: how
     /// many entries each holds when every one would land as it is (`None`: not all).
     scanned: std::collections::HashMap<PathBuf, Option<u64>>,
-}
-
-/// How the allowlist treats one path of the layer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Allowed {
-    /// Named (or beneath a named path): merged.
-    Yes,
-    /// A directory on the way to a named path.
-    Passage,
-    /// Not named: kept in the layer.
-    No,
 }
 
 /// Whether `st` (a host entry) changed after `horizon`: the host's own change, made
@@ -343,15 +319,6 @@ impl Merger<'_> {
         }
     }
 
-    fn allowed(&self, path: &Path) -> Allowed {
-        match self.only {
-            None => Allowed::Yes,
-            Some(only) if only.iter().any(|a| path.starts_with(a)) => Allowed::Yes,
-            Some(only) if only.iter().any(|a| a.starts_with(path)) => Allowed::Passage,
-            Some(_) => Allowed::No,
-        }
-    }
-
     fn entry(
         &mut self,
         up: BorrowedFd<'_>,
@@ -366,36 +333,30 @@ impl Merger<'_> {
             format_args!("cannot inspect the change to {}", path.display()),
         ))?;
         let (kind, ft) = kind_of(st.st_mode);
-        let allowed = self.allowed(&path);
-        if allowed == Allowed::No || (allowed == Allowed::Passage && kind != LeftKind::Dir) {
-            // Left where it is: the layer keeps it for a human (`cordon changes`).
-            if ft != FileType::Socket {
-                self.report.kept.push(path);
+        let whiteout = ft == FileType::CharacterDevice && st.st_rdev == 0;
+        let host = || {
+            if absent {
+                return None;
             }
-            return Ok(());
-        }
-        if self.files_only && kind != LeftKind::File {
-            let what = match kind {
-                LeftKind::Dir => "a directory",
-                LeftKind::Symlink => "a symlink",
-                _ if ft == FileType::CharacterDevice && st.st_rdev == 0 => "a removal",
-                _ => "a special file",
-            };
-            self.refuse(
-                path,
-                format!("only this file was made writable, and the run left {what} in its place"),
-            );
-            return Ok(());
-        }
-        if self.files_only && is_dir_at(dst, name) {
-            // Replacing it would remove a tree the root was not writable for.
-            self.refuse(
-                path,
-                "only this file was made writable, and the host has a directory in its place",
-            );
-            return Ok(());
-        }
-        if ft == FileType::CharacterDevice && st.st_rdev == 0 {
+            rustix::fs::statat(dst, name, AtFlags::SYMLINK_NOFOLLOW)
+                .ok()
+                .map(|h| FileType::from_raw_mode(h.st_mode))
+        };
+        let allowed = match self.scope.outcome(&path, kind, whiteout, host) {
+            Outcome::Merge(allowed) => allowed,
+            Outcome::Keep => {
+                // Left where it is: the layer keeps it for a human (`cordon changes`).
+                if ft != FileType::Socket {
+                    self.report.kept.push(path);
+                }
+                return Ok(());
+            }
+            Outcome::Refuse(reason) => {
+                self.refuse(path, reason);
+                return Ok(());
+            }
+        };
+        if whiteout {
             // A whiteout: the run deleted this entry.
             self.remove_seen(dst, name, &path, depth)?;
             // Honoured: the layer no longer needs it. Kept while the host's entry is
@@ -691,6 +652,7 @@ mod gitcheck;
 mod judge;
 mod preview;
 mod report;
+mod scope;
 
 pub use gitcheck::{git_config_judgement, git_config_refusal, gitmodules_judgement};
 pub use preview::{Pending, preview_layer};
@@ -703,5 +665,7 @@ use at::{
 
 #[cfg(test)]
 mod fast_tests;
+#[cfg(test)]
+mod scope_tests;
 #[cfg(test)]
 mod tests;

@@ -6,6 +6,7 @@
 //! Walked like the merge itself, relative to directory descriptors opened without
 //! following links, in the layer and in the host's tree side by side.
 
+use super::scope::{Outcome, Scope};
 use super::{DIR_FLAGS, MAX_DEPTH, MergeOptions, changed_since, kind_of, names, xattr};
 use crate::changes::Layer;
 use crate::error::SandboxError;
@@ -57,6 +58,7 @@ pub fn preview_layer(
     let mut w = Walk {
         opts,
         judge: super::judge::Judge::new(&layer.root, opts.home, opts.horizon),
+        scope: Scope::new(layer, opts.only),
         root: &layer.root,
         diffs,
         out: Vec::new(),
@@ -68,6 +70,7 @@ pub fn preview_layer(
 struct Walk<'a> {
     opts: &'a MergeOptions<'a>,
     judge: super::judge::Judge<'a>,
+    scope: Scope,
     root: &'a Path,
     diffs: bool,
     out: Vec<Pending>,
@@ -119,7 +122,32 @@ impl Walk<'_> {
         if ft == FileType::Socket {
             return Ok(());
         }
-        if ft == FileType::CharacterDevice && st.st_rdev == 0 {
+        let whiteout = ft == FileType::CharacterDevice && st.st_rdev == 0;
+        let host_type = || host_st.as_ref().map(|s| FileType::from_raw_mode(s.st_mode));
+        let outside = match self.scope.outcome(&path, kind, whiteout, host_type) {
+            Outcome::Merge(_) => None,
+            Outcome::Keep => Some(
+                "outside the paths this merge may write: it stays in the change set".to_string(),
+            ),
+            Outcome::Refuse(reason) => Some(reason),
+        };
+        if let Some(reason) = outside {
+            self.out.push(Pending {
+                path,
+                change: if whiteout {
+                    "delete"
+                } else {
+                    change_of(host_st.as_ref(), kind)
+                },
+                refused: Some(reason),
+                held: None,
+                conflict,
+                flags: Vec::new(),
+                diff: None,
+            });
+            return Ok(());
+        }
+        if whiteout {
             if host_st.is_some() {
                 self.out.push(Pending {
                     path,
@@ -135,11 +163,7 @@ impl Walk<'_> {
         }
         let mut pending = Pending {
             path: path.clone(),
-            change: match (&host_st, kind) {
-                (_, LeftKind::Dir) => "dir",
-                (None, _) => "add",
-                (Some(_), _) => "modify",
-            },
+            change: change_of(host_st.as_ref(), kind),
             refused: None,
             held: None,
             conflict,
@@ -202,6 +226,15 @@ impl Walk<'_> {
             )?;
         }
         Ok(())
+    }
+}
+
+/// The change an entry of kind `kind` makes where the host has `host`.
+fn change_of(host: Option<&Stat>, kind: LeftKind) -> &'static str {
+    match (host, kind) {
+        (_, LeftKind::Dir) => "dir",
+        (None, _) => "add",
+        (Some(_), _) => "modify",
     }
 }
 

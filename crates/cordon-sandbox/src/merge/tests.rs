@@ -5,12 +5,12 @@
 use super::*;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
-struct T {
+pub(super) struct T {
     _t: tempfile::TempDir,
-    layer: Layer,
+    pub(super) layer: Layer,
 }
 
-fn setup(upper_in: Option<&Path>) -> T {
+pub(super) fn setup(upper_in: Option<&Path>) -> T {
     let t = tempfile::tempdir().unwrap();
     let base = upper_in.unwrap_or(t.path());
     let up = tempfile::tempdir_in(base).unwrap().keep();
@@ -48,14 +48,14 @@ pub(super) fn fail_point() -> Result<(), SandboxError> {
 
 /// When the run "starts": after the host's fixtures are made (file change times use a
 /// coarse clock, so a moment passes first).
-fn start() -> Stamp {
+pub(super) fn start() -> Stamp {
     std::thread::sleep(std::time::Duration::from_millis(25));
     let s = Stamp::now();
     std::thread::sleep(std::time::Duration::from_millis(25));
     s
 }
 
-fn opts(home: &Path, horizon: Stamp) -> MergeOptions<'_> {
+pub(super) fn opts(home: &Path, horizon: Stamp) -> MergeOptions<'_> {
     MergeOptions {
         home,
         horizon,
@@ -65,11 +65,11 @@ fn opts(home: &Path, horizon: Stamp) -> MergeOptions<'_> {
     }
 }
 
-fn merge_layer(layer: &Layer, home: &Path) -> Result<MergeReport, SandboxError> {
+pub(super) fn merge_layer(layer: &Layer, home: &Path) -> Result<MergeReport, SandboxError> {
     merge(layer, &opts(home, start()))
 }
 
-fn merge_layer_only(
+pub(super) fn merge_layer_only(
     layer: &Layer,
     home: &Path,
     only: &[PathBuf],
@@ -91,11 +91,11 @@ fn opaque(dir: &Path) {
     .unwrap();
 }
 
-fn read(p: &Path) -> String {
+pub(super) fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap()
 }
 
-fn whiteout(dir: &Path, name: &str) {
+pub(super) fn whiteout(dir: &Path, name: &str) {
     rustix::fs::mknodat(
         rustix::fs::CWD,
         dir.join(name),

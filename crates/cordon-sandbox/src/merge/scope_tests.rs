@@ -1,0 +1,74 @@
+#![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
+//! The preview (`cordon changes show`) says what the merge will do with entries outside
+//! its scope: for a root writable only for some files and under an allowlist, every
+//! entry the merge refuses is shown refused beforehand, and every entry it keeps is
+//! shown as not landing.
+
+use super::tests::{T, merge_layer, merge_layer_only, opts, read, setup, start, whiteout};
+use super::*;
+use std::collections::BTreeSet;
+
+/// The paths the preview shows refused (never landing), taken before the merge.
+fn previewed_refusals(t: &T, only: Option<&[PathBuf]>) -> BTreeSet<PathBuf> {
+    let o = MergeOptions {
+        only,
+        reviewed: true,
+        ..opts(Path::new("/nonexistent"), start())
+    };
+    preview_layer(&t.layer, &o, false)
+        .unwrap()
+        .into_iter()
+        .filter(|p| p.refused.is_some())
+        .map(|p| p.path)
+        .collect()
+}
+
+#[test]
+fn the_preview_refuses_what_a_files_only_merge_refuses() {
+    let mut t = setup(None);
+    let root = t.layer.root.clone();
+    let up = t.layer.upper.clone();
+    t.layer.files = vec![
+        root.join("out.txt"),
+        root.join("dir.txt"),
+        root.join("gone.txt"),
+    ];
+    // The host has a directory where a listed file is; the run wrote a file there, a
+    // symlink at another listed path, removed the third, and wrote a file not listed.
+    std::fs::create_dir(root.join("out.txt")).unwrap();
+    std::fs::write(root.join("out.txt/inside"), "host").unwrap();
+    std::fs::write(root.join("dir.txt"), "host").unwrap();
+    std::fs::write(root.join("gone.txt"), "host").unwrap();
+    std::fs::write(up.join("out.txt"), "made").unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", up.join("dir.txt")).unwrap();
+    whiteout(&up, "gone.txt");
+    std::fs::write(up.join("other.sh"), "evil").unwrap();
+
+    let shown = previewed_refusals(&t, None);
+    let m = merge_layer(&t.layer, Path::new("/nonexistent")).unwrap();
+    let refused: BTreeSet<PathBuf> = m.refused.iter().map(|r| r.path.clone()).collect();
+    assert_eq!(refused.len(), 3, "{m:?}");
+    assert!(refused.is_subset(&shown), "shown {shown:?}, merge {m:?}");
+    assert!(shown.contains(&root.join("other.sh")), "{shown:?}");
+    assert!(m.kept.contains(&root.join("other.sh")), "{m:?}");
+    // And nothing of it landed.
+    assert_eq!(read(&root.join("out.txt/inside")), "host");
+    assert_eq!(read(&root.join("dir.txt")), "host");
+    assert_eq!(read(&root.join("gone.txt")), "host");
+    assert!(!root.join("other.sh").exists());
+}
+
+#[test]
+fn the_preview_keeps_a_host_file_on_the_way_to_an_allowed_path() {
+    let t = setup(None);
+    let (root, up) = (&t.layer.root, &t.layer.upper);
+    std::fs::write(root.join("lib.py"), "host").unwrap();
+    std::fs::create_dir(up.join("lib.py")).unwrap();
+    std::fs::write(up.join("lib.py/ok.txt"), "made").unwrap();
+    let only = [root.join("lib.py/ok.txt")];
+    let shown = previewed_refusals(&t, Some(&only));
+    assert!(shown.contains(&root.join("lib.py")), "{shown:?}");
+    let m = merge_layer_only(&t.layer, Path::new("/nonexistent"), &only).unwrap();
+    assert!(m.kept.contains(&root.join("lib.py")), "{m:?}");
+    assert_eq!(read(&root.join("lib.py")), "host");
+}
