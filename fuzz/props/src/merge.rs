@@ -561,6 +561,19 @@ fn previewed(
             r.reason
         );
     }
+    let not_landed: Vec<&Path> = report
+        .refused
+        .iter()
+        .map(|r| r.path.as_path())
+        .chain(report.kept.iter().map(PathBuf::as_path))
+        .collect();
+    for s in refused {
+        assert!(
+            not_landed.iter().any(|n| s.starts_with(n)),
+            "the preview showed {} refused but the merge neither refused nor kept it: {report:?}",
+            s.display()
+        );
+    }
 }
 
 fn outside_unchanged(w: &World, top_before: &BTreeMap<PathBuf, Node>) {
