@@ -55,7 +55,7 @@ impl std::fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-/// The permission mode (DESIGN.md, step 6).
+/// The permission mode (docs/architecture.md, "The decision", step 6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]

@@ -1,6 +1,7 @@
 //! Table-driven tests of the shell analyzer: one line per command, asserting what the
-//! analysis must find. Grouped by the shell threat classes of DESIGN.md, plus ordinary
-//! commands that must stay read-only so users are not drowned in prompts.
+//! analysis must find. Grouped by the shell classes of attack in
+//! docs/security/threat-model.md, plus ordinary commands that must stay read-only so
+//! users are not drowned in prompts.
 
 // The shared assertion helpers report a failed expectation by panicking, as asserts do.
 #![allow(clippy::panic)]
