@@ -218,6 +218,8 @@ pub fn execute(
     // allowlist by an escalation).
     let want_proxy = matches!(opts.network, Network::None) && !net_policy.is_empty();
     let needs_full = permit.requires_full_tier();
+    // cordon's own files exist before the sandbox is planned, so its masks cover them.
+    gate.prepare_own_files().map_err(GateError::Audit)?;
     let prepared = prepare(
         helper,
         opts,

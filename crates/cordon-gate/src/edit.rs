@@ -19,7 +19,7 @@ use crate::error::GateError;
 use crate::flow::{Decided, Gate, How, Human, Outcome};
 use cordon_policy::{Containment, Decision, RealFs, Request, Source, Step, Verdict};
 use cordon_sandbox::Permit;
-use cordon_store::{Answer, Answered, Edit, EditedLease, PendingId, Store};
+use cordon_store::{Answer, Answered, Edit, EditedLease, LeaseId, PendingId, Store};
 use serde_json::{Map, Value};
 
 /// How many times a human may edit one call before the ask is refused.
@@ -46,11 +46,11 @@ pub enum PendingAnswer {
 #[derive(Debug, Clone)]
 pub struct PendingAnswered {
     /// The pending approval.
-    pub id: i64,
+    pub id: PendingId,
     /// Whether it was approved.
     pub approved: bool,
     /// The once-lease that lets the call through, when approved.
-    pub lease: Option<i64>,
+    pub lease: Option<LeaseId>,
     /// The call that will run: the original one, or the edit, as judged now.
     pub request: Value,
     /// The edited call's verdict when the answer was an edit.
@@ -117,7 +117,7 @@ impl Gate {
             verdict: judgement.verdict().clone(),
             containment: d.containment,
             answer: Some("approved-edit".into()),
-            lease: Some(lease.lease.0),
+            lease: Some(lease.lease),
             pending: None,
             presets,
             edited: true,
@@ -154,17 +154,15 @@ impl Gate {
     /// denies the edited call, nothing is recorded and the approval stays pending.
     pub fn answer_pending(
         &self,
-        id: i64,
+        id: PendingId,
         answer: PendingAnswer,
     ) -> Result<PendingAnswered, GateError> {
         let store = self.open_store().map_err(GateError::Store)?;
-        let pending = store.get_pending(PendingId(id)).map_err(GateError::Store)?;
+        let pending = store.get_pending(id).map_err(GateError::Store)?;
         let input = match answer {
             PendingAnswer::Deny => {
                 let request = pending.request.clone();
-                store
-                    .answer(PendingId(id), Answer::Deny)
-                    .map_err(GateError::Store)?;
+                store.answer(id, Answer::Deny).map_err(GateError::Store)?;
                 return Ok(PendingAnswered {
                     id,
                     approved: false,
@@ -182,8 +180,8 @@ impl Gate {
                     PendingAnswer::ApproveForSession => Answer::ApproveForSession,
                     _ => Answer::Approve,
                 };
-                let lease = match store.answer(PendingId(id), how).map_err(GateError::Store)? {
-                    Answered::Approved(a) => Some(a.lease().0),
+                let lease = match store.answer(id, how).map_err(GateError::Store)? {
+                    Answered::Approved(a) => Some(a.lease()),
                     Answered::Denied(_) => None,
                 };
                 return Ok(PendingAnswered {
@@ -230,7 +228,7 @@ impl Gate {
         Ok(PendingAnswered {
             id,
             approved: true,
-            lease: Some(approved.lease().0),
+            lease: Some(approved.lease()),
             request: cordon_store::redact(&request.canonical_json()),
             edited: Some(verdict),
         })

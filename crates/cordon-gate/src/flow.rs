@@ -118,9 +118,9 @@ pub struct Decided {
     /// How an ask was answered (`lease`, `allow-once`, `pending`, …).
     pub answer: Option<String>,
     /// The lease that granted the call.
-    pub lease: Option<i64>,
+    pub lease: Option<cordon_store::LeaseId>,
     /// The pending approval recorded for the call.
-    pub pending: Option<i64>,
+    pub pending: Option<cordon_store::PendingId>,
     /// The fingerprint approvals of this call are bound to.
     pub fingerprint: String,
     /// The input fields a configured preset set over the model's input (`request.input`
@@ -486,7 +486,7 @@ impl Gate {
             Ok(Resolution::Allow(grant)) => self.granted(d, grant),
             Ok(Resolution::Edited(input)) => self.edited(d, input, human, edits),
             Ok(Resolution::Pending(id)) => {
-                d.pending = Some(id.0);
+                d.pending = Some(id);
                 d.answer = Some("pending".into());
                 Outcome::Pending(d)
             }
@@ -529,7 +529,7 @@ impl Gate {
             reason.push_str(&format!(" Saved rule `{rule}`."));
         }
         d.answer = Some(grant.answer().to_string());
-        d.lease = Some(grant.lease().0);
+        d.lease = Some(grant.lease());
         d.verdict.decision = Decision::Allow;
         d.verdict.reason = reason;
         d.verdict.source = Source::new(Step::Approval, grant.answer());

@@ -98,6 +98,26 @@ impl Held {
         }
     }
 
+    /// Open the log at `path` (anchored in the store at `store`) and keep it, unless it
+    /// is kept already: the log and its signing key exist when this returns.
+    pub(crate) fn open_audit(
+        &self,
+        path: &Path,
+        store: &Path,
+        durability: Durability,
+    ) -> Result<(), StoreError> {
+        let Ok(mut slot) = self.audit.lock() else {
+            return AuditLog::open_anchored(path, durability, store).map(drop);
+        };
+        if !matches!(&*slot, Some((p, _)) if p == path) {
+            *slot = Some((
+                path.to_path_buf(),
+                AuditLog::open_anchored(path, durability, store)?,
+            ));
+        }
+        Ok(())
+    }
+
     /// Append `record` to the log at `path` through the kept handle (opened with
     /// `durability`, anchored in the store at `store`, when there is none, or when the
     /// path changed), then make it durable

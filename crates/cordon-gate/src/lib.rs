@@ -53,9 +53,9 @@ mod record;
 mod report;
 mod session;
 mod shared;
-mod surface;
 
 pub use bound::{CONTENT_BUDGET, RunFile, Runs, WALK_LIMIT};
+pub use cordon_policy::Surface;
 pub use cordon_policy::{Containment, Judgement};
 pub use cordon_sandbox::Permit;
 pub use edit::{PendingAnswer, PendingAnswered};
@@ -70,4 +70,3 @@ pub use prompt::TerminalPrompter;
 pub use record::{RESULT_EXCERPT, RunFacts, ToolResult, egress_log};
 pub use report::Report;
 pub use shared::{LocateError, MACHINE_VAR, StoreLocation, locate, target_of};
-pub use surface::Surface;

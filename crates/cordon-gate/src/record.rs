@@ -75,7 +75,7 @@ impl Gate {
         let req = &decided.request;
         let run = run.cloned().unwrap_or_default();
         AuditRecord {
-            kind: self.options().surface.as_str().to_string(),
+            kind: self.options().surface,
             phase,
             session: req.session.clone(),
             agent: req.agent.clone(),
@@ -84,15 +84,15 @@ impl Gate {
             input: Value::Object(req.input.clone()),
             cwd: req.cwd.as_ref().map(|c| c.display().to_string()),
             workspace: policy.workspace().display().to_string(),
-            decision: Some(v.decision.as_str().to_string()),
+            decision: Some(v.decision),
             reason: Some(v.reason.clone()),
             source: Some(serde_json::to_value(&v.source).unwrap_or(Value::Null)),
             presets: decided.presets.clone(),
             edited: decided.edited,
             result: None,
-            containment: decided.containment.as_str().to_string(),
-            mode: policy.mode().as_str().to_string(),
-            approval: policy.approval().as_str().to_string(),
+            containment: decided.containment,
+            mode: policy.mode(),
+            approval: policy.approval(),
             policy_version: policy.version().to_string(),
             answer: decided.answer.clone(),
             lease: decided.lease,
@@ -104,7 +104,7 @@ impl Gate {
                 .map(|f| FindingBrief {
                     op: f.op.as_str().to_string(),
                     target: f.target.clone(),
-                    decision: f.decision.as_str().to_string(),
+                    decision: f.decision,
                 })
                 .collect(),
             tier: run.tier,
@@ -127,17 +127,51 @@ impl Gate {
         }
     }
 
+    /// Make cordon's own files on this machine exist now: the local store, and (unless
+    /// `no_audit`) the audit log and its signing key. A sandbox masks only what exists
+    /// when it is built, so a surface that builds one calls this first: otherwise, on
+    /// first use, these files would be made while the command already runs, in its
+    /// view (a state directory inside the workspace, a `--store` outside HOME). On error
+    /// the caller must not build the sandbox.
+    pub fn prepare_own_files(&self) -> Result<(), AuditError> {
+        let store = self
+            .store_path()
+            .map_err(|source| AuditError { path: None, source })?;
+        let err = |path: &std::path::Path| {
+            let path = path.to_path_buf();
+            move |source| AuditError {
+                path: Some(path),
+                source,
+            }
+        };
+        if std::fs::symlink_metadata(&store).is_err() {
+            cordon_store::Store::open(&store).map_err(err(&store))?;
+        }
+        if self.options().no_audit {
+            return Ok(());
+        }
+        let path = self.audit_file()?;
+        self.held
+            .open_audit(&path, &store, Durability::FsyncEach)
+            .map_err(err(&path))
+    }
+
+    /// The audit log's file: the one given, else the default.
+    fn audit_file(&self) -> Result<std::path::PathBuf, AuditError> {
+        match &self.options().audit {
+            Some(p) => Ok(p.clone()),
+            None => cordon_store::default_audit_path()
+                .map_err(|source| AuditError { path: None, source }),
+        }
+    }
+
     /// Append a record to the audit log (nothing with `no_audit`). On error the caller
     /// must not let the call proceed.
     pub fn append(&self, record: &AuditRecord) -> Result<(), AuditError> {
         if self.options().no_audit {
             return Ok(());
         }
-        let path = match &self.options().audit {
-            Some(p) => p.clone(),
-            None => cordon_store::default_audit_path()
-                .map_err(|source| AuditError { path: None, source })?,
-        };
+        let path = self.audit_file()?;
         let err = |source| AuditError {
             path: Some(path.clone()),
             source,
@@ -202,7 +236,7 @@ impl Gate {
     pub fn bare_record(&self, phase: Phase, tool: &str, input: Value) -> AuditRecord {
         let policy = self.policy();
         AuditRecord {
-            kind: self.options().surface.as_str().to_string(),
+            kind: self.options().surface,
             phase,
             session: None,
             agent: None,
@@ -217,9 +251,9 @@ impl Gate {
             presets: Vec::new(),
             edited: false,
             result: None,
-            containment: Containment::None.as_str().to_string(),
-            mode: policy.mode().as_str().to_string(),
-            approval: policy.approval().as_str().to_string(),
+            containment: Containment::None,
+            mode: policy.mode(),
+            approval: policy.approval(),
             policy_version: policy.version().to_string(),
             answer: None,
             lease: None,

@@ -24,7 +24,7 @@ pub struct Report<'a> {
     outcome: &'static str,
     policy_version: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pending: Option<i64>,
+    pending: Option<cordon_store::PendingId>,
     #[serde(skip_serializing_if = "Option::is_none")]
     updated_input: Option<&'a Map<String, Value>>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -439,7 +439,7 @@ fn refusal_text(outcome: &Outcome) -> String {
     let tool = &d.request.tool;
     match outcome {
         Outcome::Pending(_) => {
-            let id = d.pending.unwrap_or_default();
+            let id = d.pending.map_or_else(|| "?".to_string(), |p| p.to_string());
             format!(
                 "{tool} needs approval: {} (pending approval {id}: answer it with `cordon approvals approve {id}`, then retry)",
                 d.verdict.reason

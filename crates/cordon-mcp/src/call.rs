@@ -144,7 +144,7 @@ pub(crate) fn conclude(
     Err(match outcome {
         Outcome::Permitted(p) => return Ok(Box::new(p.decided.request.clone())),
         Outcome::Pending(d) => {
-            let n = d.pending.unwrap_or_default();
+            let n = d.pending.map_or_else(|| "?".to_string(), |p| p.to_string());
             format!(
                 "cordon: this call needs approval and is pending approval {n}: run `cordon approvals approve {n}`, then retry. ({})",
                 d.verdict.reason

@@ -136,7 +136,7 @@ impl Connection<'_> {
         let state = self
             .store()
             .ok()
-            .and_then(|s| s.approval(PendingId(id)).ok())
+            .and_then(|s| s.approval(id).ok())
             .map(|(_, s)| s);
         if state != Some(PendingState::Pending) {
             self.forget(&op);
@@ -311,19 +311,21 @@ impl Connection<'_> {
             _ => AnswerKind::Approve,
         };
         let gate = self.service.policy.gate();
-        let answered = gate.answer_pending(id, answer).map_err(|e| match e {
-            GateError::Store(e) => store_failed(e),
-            GateError::Edit(why) => RpcError::new(rpc::EDIT_REFUSED, why),
-            other => RpcError::new(rpc::SERVER_ERROR, other.to_string()),
-        })?;
+        let answered = gate
+            .answer_pending(PendingId(id), answer)
+            .map_err(|e| match e {
+                GateError::Store(e) => store_failed(e),
+                GateError::Edit(why) => RpcError::new(rpc::EDIT_REFUSED, why),
+                other => RpcError::new(rpc::SERVER_ERROR, other.to_string()),
+            })?;
         let record =
             cordon_store::answered_record(&pending, kind, AnsweredBy::Service, &answered.request)
-                .lease(answered.lease.map(cordon_store::LeaseId))
+                .lease(answered.lease)
                 .edited_verdict(answered.edited.as_ref().map(|v| v.decision.as_str()))
                 .into_value();
         if let Err(e) = self.write_value(&record) {
             if let Some(lease) = answered.lease {
-                let _ = self.store()?.revoke(cordon_store::LeaseId(lease));
+                let _ = self.store()?.revoke(lease);
             }
             return Err(RpcError::new(
                 rpc::SERVER_ERROR,
@@ -401,7 +403,7 @@ impl Connection<'_> {
 }
 
 /// A re-sent call whose pending approval a human denied.
-fn denied(mut d: Decided, id: i64) -> Refused {
+fn denied(mut d: Decided, id: PendingId) -> Refused {
     d.verdict.decision = Decision::Deny;
     d.verdict.reason = format!(
         "{} (denied by a human: pending approval {id})",

@@ -102,7 +102,7 @@ impl std::error::Error for ServeError {}
 /// A call a client is waiting on: the pending approval recorded for its operation id.
 #[derive(Debug, Clone)]
 pub(crate) struct Waiting {
-    pub(crate) id: i64,
+    pub(crate) id: cordon_store::PendingId,
     pub(crate) fingerprint: String,
 }
 

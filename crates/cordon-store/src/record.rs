@@ -3,6 +3,8 @@
 //! repository describes the line it becomes, and a test checks records of every kind
 //! against it. The log itself adds `seq`, `time` and `prev`.
 
+use crate::store::{LeaseId, PendingId};
+use cordon_policy::{ApprovalPolicy, Containment, Decision, Mode, Surface};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -35,7 +37,7 @@ pub struct FindingBrief {
     /// Its target.
     pub target: String,
     /// `ask` or `deny`.
-    pub decision: String,
+    pub decision: Decision,
 }
 
 /// One thing containment blocked during a run.
@@ -210,7 +212,7 @@ pub struct EgressEntry {
 #[derive(Debug, Clone, Serialize)]
 pub struct AuditRecord {
     /// The surface that decided: `check`, `exec`, …
-    pub kind: String,
+    pub kind: Surface,
     /// Which moment of the call this is.
     pub phase: Phase,
     /// The session id, if the caller gave one.
@@ -234,7 +236,7 @@ pub struct AuditRecord {
     pub workspace: String,
     /// The final decision: `allow`, `ask` or `deny` (absent on a result record).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub decision: Option<String>,
+    pub decision: Option<Decision>,
     /// One sentence (absent on a result record; secrets are redacted whenever the record
     /// is serialized).
     #[serde(
@@ -260,11 +262,11 @@ pub struct AuditRecord {
     pub result: Option<Value>,
     /// The containment the call was judged under: `none`, `fallback`, `full`,
     /// `full-host-network`, `full-home-visible`, `full-home-visible-host-network`.
-    pub containment: String,
+    pub containment: Containment,
     /// The permission mode.
-    pub mode: String,
+    pub mode: Mode,
     /// The approval policy.
-    pub approval: String,
+    pub approval: ApprovalPolicy,
     /// The fingerprint of the config that decided.
     pub policy_version: String,
     /// How an ask was answered (`lease`, `allow-once`, `pending`, `deferred (on-failure)`, …).
@@ -272,10 +274,10 @@ pub struct AuditRecord {
     pub answer: Option<String>,
     /// The lease that granted the call.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub lease: Option<i64>,
+    pub lease: Option<LeaseId>,
     /// The pending approval recorded for the call.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pending: Option<i64>,
+    pub pending: Option<PendingId>,
     /// The policy's findings that did not allow.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub blocked: Vec<FindingBrief>,
@@ -491,7 +493,7 @@ mod tests {
     #[test]
     fn omits_empty_fields_and_redacts_input() {
         let r = AuditRecord {
-            kind: "check".into(),
+            kind: Surface::Check,
             phase: Phase::Decision,
             session: None,
             agent: None,
@@ -500,15 +502,15 @@ mod tests {
             input: json!({"command": "curl -H 'Authorization: Bearer s3cr3t' https://x"}),
             cwd: Some("/w".into()),
             workspace: "/w".into(),
-            decision: Some("deny".into()),
+            decision: Some(Decision::Deny),
             reason: Some("r".into()),
             source: Some(json!({"step": "guard"})),
             presets: Vec::new(),
             edited: false,
             result: None,
-            containment: "none".into(),
-            mode: "default".into(),
-            approval: "on-request".into(),
+            containment: Containment::None,
+            mode: Mode::Default,
+            approval: ApprovalPolicy::OnRequest,
             policy_version: "v".into(),
             answer: None,
             lease: None,

@@ -108,7 +108,8 @@ impl std::fmt::Display for Scope {
 }
 
 /// Identifier of a lease (never reused within one store).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(transparent)]
 pub struct LeaseId(pub i64);
 
 impl std::fmt::Display for LeaseId {
@@ -118,7 +119,8 @@ impl std::fmt::Display for LeaseId {
 }
 
 /// Identifier of a pending approval (never reused within one store).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(transparent)]
 pub struct PendingId(pub i64);
 
 impl std::fmt::Display for PendingId {

@@ -351,7 +351,7 @@ pub fn answer(
                 None => gate,
             };
             let done = gate
-                .answer_pending(id, PendingAnswer::ApproveEdited(input.clone()))
+                .answer_pending(PendingId(id), PendingAnswer::ApproveEdited(input.clone()))
                 .map_err(|e| match e {
                     GateError::Store(e) => ActionError::from(e),
                     GateError::Edit(why) => ActionError {
@@ -369,7 +369,7 @@ pub fn answer(
                 AnsweredBy::Console,
                 &done.request,
             )
-            .lease(done.lease.map(LeaseId))
+            .lease(done.lease)
             .edited_verdict(done.edited.as_ref().map(|v| v.decision.as_str()));
             (
                 record(edited),

@@ -482,3 +482,59 @@ fn mask_through_a_symlinked_directory_hides_the_file_under_every_name() {
         text(&o)
     );
 }
+
+/// cordon's own files made on first use (the store, the audit log and its signing key)
+/// exist before the sandbox is built, so they are masked like every later time: a state
+/// directory inside the workspace, and a `--store`/`--audit-file` beside it, never
+/// show the command the key that signs the log.
+#[test]
+fn own_files_made_on_first_use_are_masked_from_that_first_run() {
+    need_sandbox!("own_files_made_on_first_use_are_masked_from_that_first_run");
+    let w = World::new();
+    let state = w.ws.join(".state");
+    let script = format!(
+        "for f in {s}/*; do cat \"$f\"; done 2>/dev/null | od -An -c | head -c 4000; echo END",
+        s = state.display()
+    );
+    let o = w
+        .command(&w.ws, &[], &script)
+        .env("CORDON_STATE_DIR", &state)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let key = std::fs::read_to_string(state.join("audit.key")).unwrap();
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(out.contains("END"), "{}", text(&o));
+    assert!(!key.trim().is_empty());
+    assert_eq!(
+        out.trim(),
+        "END",
+        "the first run read cordon's state: {}",
+        text(&o)
+    );
+
+    // A store and a log named on the command line, in a directory the command sees.
+    let own = w.ws.join("own");
+    std::fs::create_dir(&own).unwrap();
+    let store = own.join("store.sqlite3");
+    let log = own.join("audit.jsonl");
+    let script = format!(
+        "for f in {o}/*; do cat \"$f\"; done 2>/dev/null | wc -c",
+        o = own.display()
+    );
+    let flags = [
+        "--store",
+        store.to_str().unwrap(),
+        "--audit-file",
+        log.to_str().unwrap(),
+    ];
+    let o = w.exec(&flags, &script);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(own.join("audit.key").exists(), "{}", text(&o));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        "0",
+        "the first run read its store, log or key: {}",
+        text(&o)
+    );
+}

@@ -151,8 +151,8 @@ impl ActionRun {
                    "fingerprint": &self.fingerprint, "lease": lease, "pending": pending}),
         );
         notice.agent = Some(self.request.actor.clone());
-        notice.lease = lease;
-        notice.pending = pending;
+        notice.lease = lease.map(cordon_store::LeaseId);
+        notice.pending = pending.map(cordon_store::PendingId);
         notice.reason = Some(
             format!(
                 "action {} reviewed: {:?}",
@@ -171,6 +171,12 @@ impl ActionRun {
             Approval::Refused(why) => return Ok(ActionOutcome::Refused(why)),
             Approval::Pending(id, message) => return Ok(ActionOutcome::Pending { id, message }),
             Approval::Granted(_) | Approval::NotNeeded => {}
+        }
+        // cordon's own files exist before the sandbox is planned, so its masks cover them.
+        if let Err(e) = gate.prepare_own_files() {
+            return Ok(ActionOutcome::Refused(format!(
+                "cordon's own files cannot be made ready ({e}), so nothing ran"
+            )));
         }
         // Revalidate every normalized target immediately before launch: a path that
         // became a link, appeared or vanished since the review stops the run.

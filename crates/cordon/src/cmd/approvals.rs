@@ -13,8 +13,8 @@ use cordon_gate::{Gate, GateError, GateOptions, PendingAnswer};
 
 use cordon_policy::terminal::{path_for_terminal, sanitize_for_terminal};
 use cordon_store::{
-    Answer, AnswerKind, Answered, AnsweredBy, AuditLog, Durability, LeaseId, PendingId, Store,
-    StoreError, StoreErrorKind,
+    Answer, AnswerKind, Answered, AnsweredBy, AuditLog, Durability, PendingId, Store, StoreError,
+    StoreErrorKind,
 };
 use serde_json::json;
 
@@ -469,7 +469,7 @@ fn answer_edited(id: i64, file: &Path, mut args: PolicyArgs, at: &Location) -> a
     // Open the audit log first: an answer that cannot be recorded is not given.
     let mut audit = open_audit(at)?;
     let answered = gate
-        .answer_pending(id, PendingAnswer::ApproveEdited(input))
+        .answer_pending(PendingId(id), PendingAnswer::ApproveEdited(input))
         .map_err(|e| match e {
             GateError::Store(e) => fail(e),
             GateError::Edit(why) => Exit::new(Code::Deny, why).into(),
@@ -481,13 +481,15 @@ fn answer_edited(id: i64, file: &Path, mut args: PolicyArgs, at: &Location) -> a
         AnsweredBy::Cli,
         &answered.request,
     )
-    .lease(answered.lease.map(LeaseId))
+    .lease(answered.lease)
     .edited_verdict(answered.edited.as_ref().map(|v| v.decision.as_str()))
     .into_value();
     audit.append(&record).map_err(fail)?;
     println!(
         "approved {id} with an edited input: lease {} lets the edited call through once within 24 hours",
-        answered.lease.unwrap_or_default()
+        answered
+            .lease
+            .map_or_else(|| "?".to_string(), |l| l.to_string())
     );
     Ok(0)
 }

@@ -493,7 +493,7 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
             return Ok(Code::Denied.get());
         }
         Ok(Executed::Pending(d)) => {
-            let id = d.pending.unwrap_or_default();
+            let id = d.pending.map_or_else(|| "?".to_string(), |p| p.to_string());
             eprintln!(
                 "cordon: approval needed: {} (pending approval {id}; answer it with `cordon approvals approve {id}` and run again)",
                 clean(&d.verdict.reason)
@@ -674,7 +674,9 @@ impl FlagPaths {
             .iter()
             .flat_map(|s| cordon_store::files_of_store(s))
             .chain(log);
-        masks.extend(own.filter(|p| std::fs::symlink_metadata(p).is_ok()));
+        // Those that do not exist yet are made before the sandbox is built
+        // (`Gate::prepare_own_files`); the plan masks what exists then.
+        masks.extend(own);
         let ssh_agent = match args.ssh_agent {
             true => Some(std::env::var_os("SSH_AUTH_SOCK").map(PathBuf::from).ok_or_else(|| {
                 fail("--ssh-agent: SSH_AUTH_SOCK is not set in cordon's environment; start an agent and add the key (`eval $(ssh-agent)`, `ssh-add`), or drop --ssh-agent")
