@@ -92,6 +92,7 @@ mod limits;
 mod merge;
 mod mounts;
 mod observe;
+mod peer;
 mod permit;
 mod plan;
 mod relay_copy;
@@ -131,6 +132,7 @@ pub use merge::{
     Landed, MergeOptions, MergeReport, Pending, Refused, git_config_judgement, git_config_refusal,
     gitmodules_judgement, merge, preview_layer,
 };
+pub use peer::peer_shares_user_namespace;
 pub use permit::Permit;
 pub use plan::{
     CA_BUNDLE_IN_SANDBOX, DEFAULT_HOME_READABLE, FALLBACK_SYSTEM_READ, HomeView, MountOp,

@@ -1,7 +1,8 @@
 //! Where clients come from: stdin/stdout, or a Unix socket only the user can reach.
 //!
 //! The socket lives in a directory that is the user's own and closed to everyone else
-//! (`0700`), is itself `0600`, and every connection's peer is checked with `SO_PEERCRED`.
+//! (`0700`), is itself `0600`, and every connection's peer is checked with `SO_PEERCRED`
+//! and must be in the service's own user namespace (never inside a sandbox).
 //! This module must never serve a client of another user, never replace a file that is
 //! not a stale socket, and never let one connection hold up another.
 
@@ -176,6 +177,23 @@ pub fn serve_socket(service: Arc<Service>, bound: Bound) -> std::io::Result<()> 
             }
             Err(e) => {
                 eprintln!("cordon serve: refused a client whose identity is unknown: {e}");
+                continue;
+            }
+        }
+        // A sandboxed command runs as this very user: it is told apart by its user
+        // namespace, and never served (it could answer its own approvals).
+        match cordon_sandbox::peer_shares_user_namespace(std::os::fd::AsFd::as_fd(&stream)) {
+            Ok(true) => {}
+            Ok(false) => {
+                eprintln!(
+                    "cordon serve: refused a client inside a sandbox (another user namespace)"
+                );
+                continue;
+            }
+            Err(e) => {
+                eprintln!(
+                    "cordon serve: refused a client that cannot be told to be outside every sandbox: {e}"
+                );
                 continue;
             }
         }

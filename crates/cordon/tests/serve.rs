@@ -194,3 +194,54 @@ fn a_broken_config_is_reported_once_and_the_last_good_policy_decides() {
     assert!(stderr.contains("keeps deciding"), "{stderr}");
     assert!(stderr.contains("now decides"), "{stderr}");
 }
+
+/// A client in another user namespace (as every sandboxed command is: it runs as this
+/// very user, so its uid passes) is turned away without an answer; the same client
+/// outside gets one. A sandboxed command that reached the socket could otherwise answer
+/// its own pending approvals.
+#[test]
+fn a_client_in_another_user_namespace_is_not_served() {
+    let e = env();
+    let server = start(&e);
+    let client = r#"
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(20)
+s.connect(sys.argv[1])
+data = b""
+try:
+    s.sendall(sys.argv[2].encode() + b"\n")
+except (BrokenPipeError, ConnectionResetError):
+    pass
+while True:
+    try:
+        chunk = s.recv(65536)
+    except ConnectionResetError:
+        break
+    if not chunk:
+        break
+    data += chunk
+    if b"\n" in data:
+        break
+sys.stdout.write("ANSWER:" + data.decode())
+"#;
+    let line = frame(1, &e.requests()[0]);
+    let run = |prefix: &[&str]| {
+        let mut c = Command::new(prefix[0]);
+        c.args(&prefix[1..])
+            .args(["python3", "-c", client])
+            .arg(&server.socket)
+            .arg(&line);
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{o:?}");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let outside = run(&["env"]);
+    assert!(outside.contains("\"result\""), "{outside}");
+    let inside = run(&["unshare", "--user", "--"]);
+    assert_eq!(
+        inside.trim(),
+        "ANSWER:",
+        "served from another user namespace"
+    );
+}
