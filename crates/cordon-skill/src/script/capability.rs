@@ -11,6 +11,7 @@
 use super::calls::{
     ARGV_CALLS, NET_CALLS, NET_METHOD_URL, PY_SUBPROCESS, SHELL_STRING, WRITE_CALLS,
 };
+use super::python_caps::{PY_CODE_ENTRIES, is_risky, risky_below};
 use super::{Facts, Lang, Unit};
 use std::collections::HashSet;
 use tree_sitter::Node;
@@ -56,6 +57,21 @@ const PY_MODULES: &[&str] = &[
     "cffi",
     "webbrowser",
     "posix",
+    "_ctypes",
+    "_posixsubprocess",
+    "timeit",
+    "cProfile",
+    "profile",
+    "trace",
+    "doctest",
+    "pdb",
+    "bdb",
+    "pydoc",
+    "pkgutil",
+    "netrc",
+    "shelve",
+    "zipimport",
+    "ssl",
 ];
 
 /// Members of those modules that start nothing and reach nothing (prefixes).
@@ -174,6 +190,9 @@ const PY_SAFE: &[&str] = &[
     "multiprocessing.cpu_count",
     "socket.gethostname",
     "socket.timeout",
+    "timeit.default_timer",
+    "pkgutil.iter_modules",
+    "pkgutil.get_data",
 ];
 
 /// Python builtins that evaluate code or reach every module.
@@ -244,6 +263,11 @@ const JS_ROOTS: &[&str] = &[
     "XMLHttpRequest",
     "setTimeout",
     "setInterval",
+    "dns",
+    "repl",
+    "test",
+    "sqlite",
+    "wasi",
 ];
 
 /// Members of those that start nothing and reach nothing (prefixes).
@@ -338,6 +362,7 @@ fn judged(name: &str) -> bool {
         || NET_METHOD_URL.contains(&name)
         || WRITE_CALLS.contains(&name)
         || super::calls::is_env_getter(name)
+        || PY_CODE_ENTRIES.iter().any(|(n, _)| *n == name)
         || matches!(
             name,
             "exec" | "eval" | "__import__" | "importlib.import_module" | "getattr" | "IO.popen"
@@ -376,6 +401,8 @@ const BENIGN_KWARGS: &[&str] = &[
     "windowsHide",
     "cookies",
     "files",
+    "number",
+    "repeat",
 ];
 
 impl<'a> Unit<'a> {
@@ -387,6 +414,7 @@ impl<'a> Unit<'a> {
     pub(super) fn capabilities(&self, nodes: &[Node<'a>], facts: &mut Facts) {
         let mut seen: HashSet<(usize, String)> = HashSet::new();
         let imported = self.imported_roots(nodes);
+        self.unknown_modules(nodes, PY_MODULES, JS_ROOTS, facts);
         for &n in nodes {
             let found = match self.lang {
                 Lang::Python => self.py_use(n, &imported),
@@ -462,6 +490,11 @@ impl<'a> Unit<'a> {
         let capable = (PY_MODULES.contains(&root) && imported.contains(root))
             || (PY_BUILTINS.contains(&canonical.as_str()) && !self.consts.contains_key(text));
         if !capable {
+            // A harmless module's risky member (`typing.get_type_hints`,
+            // `logging.config.dictConfig`): judged like a capable module's.
+            if imported.contains(root) && (is_risky(&canonical) || risky_below(&canonical)) {
+                return self.chain(n, canonical, &[]);
+            }
             return None;
         }
         self.chain(n, canonical, PY_SAFE)
@@ -472,6 +505,19 @@ impl<'a> Unit<'a> {
             // A dynamic `import(...)`.
             let call = self.up(n).filter(|p| p.kind() == "call_expression")?;
             return self.js_module_call(call, "import");
+        }
+        if self.is_code_constructor(n) {
+            return self.chain(n, "Function".into(), JS_SAFE);
+        }
+        if n.kind() == "this" {
+            // `this[name]` at the top of a script is the global object.
+            let p = self.up(n)?;
+            let idx = p
+                .child_by_field_name("index")
+                .filter(|_| p.kind() == "subscript_expression");
+            return idx
+                .filter(|&i| self.fold(i).exact_str().is_none())
+                .map(|_| "this[…]".to_string());
         }
         if n.kind() != "identifier" {
             return None;
@@ -615,13 +661,23 @@ impl<'a> Unit<'a> {
     /// Follow a capable value through static attribute access to the call that uses it.
     fn chain(&self, start: Node<'a>, mut name: String, safe: &[&str]) -> Option<String> {
         let mut cur = start;
+        let python = self.lang == Lang::Python;
         for _ in 0..64 {
-            if is_safe(&name, safe) {
+            // A safe prefix ends the walk, unless a risky member lies below it
+            // (`importlib.metadata` is safe, `importlib.metadata.EntryPoint` is not).
+            let risky = python && is_risky(&name);
+            let safe_here = !risky && (is_safe(&name, safe) || (safe.is_empty() && python));
+            if safe_here && !(python && risky_below(&name)) {
                 return None;
             }
             let Some(p) = self.up(cur) else {
-                return Some(name);
+                return (!safe_here).then_some(name);
             };
+            let deeper = matches!(p.kind(), "attribute" | "member_expression")
+                && p.child_by_field_name("object") == Some(cur);
+            if safe_here && !deeper {
+                return None;
+            }
             let field = |f: &str| p.child_by_field_name(f) == Some(cur);
             match p.kind() {
                 "attribute" if field("object") => {
@@ -691,6 +747,9 @@ impl<'a> Unit<'a> {
         };
         if trim(&c.callee) != trim(name) {
             return Some(name.to_string());
+        }
+        if self.safe_yaml(&c, name) {
+            return None;
         }
         if name == "getattr" {
             // `getattr(obj, 'name')`: the capable object, if any, is checked on its own.

@@ -12,7 +12,12 @@ mod calls;
 mod capability;
 mod envflow;
 mod fold;
+mod ident;
+mod js_caps;
 mod lang;
+mod modules;
+mod net_calls;
+mod python_caps;
 
 pub(crate) use lang::Lang;
 
@@ -64,6 +69,9 @@ pub(crate) struct Facts {
     pub parse_errors: usize,
     /// Uses of a capable module or builtin that no judged call resolves.
     pub unresolved: Vec<(usize, String)>,
+    /// Modules imported that cordon does not know to be harmless (by exact name; the
+    /// review drops the package's own).
+    pub modules: Vec<(usize, String)>,
     /// Uses of the whole environment other than named reads (see `envflow`); `true`
     /// when the environment reaches a network call's or a spawn's arguments.
     pub env_dumps: Vec<(usize, bool)>,
@@ -87,6 +95,7 @@ impl Facts {
             && self.env.is_empty()
             && self.paths.is_empty()
             && self.unresolved.is_empty()
+            && self.modules.is_empty()
             && self.env_dumps.is_empty()
             && self.globs.is_empty()
             && self.targets.is_empty()
@@ -131,6 +140,17 @@ pub(crate) fn analyze(lang: Lang, text: &str, first_line: usize) -> Facts {
             ..Facts::default()
         };
     };
+    // Names are looked up as the language compares them: rewrite each identifier to its
+    // normal form once, and read the rewritten text.
+    if let Some(normal) = ident::normalized_source(lang, text, &tree) {
+        let Some(tree) = parser.parse(&normal, None) else {
+            return Facts {
+                parse_errors: 1,
+                ..Facts::default()
+            };
+        };
+        return extract(lang, &normal, &tree, first_line);
+    }
     extract(lang, text, &tree, first_line)
 }
 
@@ -260,6 +280,8 @@ impl<'a> Unit<'a> {
                 };
                 if let Some(module) = self.required_module(value) {
                     self.bind_pattern(name, &module);
+                } else if name.kind() == "identifier" && self.is_code_constructor(value) {
+                    self.aliases.insert(self.text(name).into(), "Function".into());
                 } else if name.kind() == "identifier" {
                     self.consts.entry(self.text(name)).or_default().push(value);
                 }
@@ -473,6 +495,9 @@ impl<'a> Unit<'a> {
                     .child_by_field_name("attribute")
                     .map_or("", |a| self.text(a));
                 format!("{obj}.{attr}")
+            }
+            "member_expression" | "subscript_expression" if self.is_code_constructor(n) => {
+                "Function".to_string()
             }
             "member_expression" => {
                 let obj = n

@@ -1,0 +1,87 @@
+//! JavaScript values that are the `Function` constructor without being named so:
+//! any function's `.constructor` (`(() => {}).constructor`,
+//! `(async function () {}).constructor`, `Object.getPrototypeOf(function* () {})
+//! .constructor`, `[].constructor.constructor`) builds a function from text, as `eval`
+//! runs it. Such an expression is read as `Function` wherever names are resolved.
+
+use super::Unit;
+use tree_sitter::Node;
+
+/// Node kinds whose value is a function.
+const FUNCTION_KINDS: &[&str] = &[
+    "arrow_function",
+    "function_expression",
+    "function",
+    "generator_function",
+    "generator_function_declaration",
+    "function_declaration",
+    "class",
+];
+
+impl Unit<'_> {
+    /// Is `n` (a member expression) the `constructor` of a function, that is, a
+    /// constructor of code?
+    pub(super) fn is_code_constructor(&self, n: Node<'_>) -> bool {
+        if n.kind() != "member_expression" && n.kind() != "subscript_expression" {
+            return false;
+        }
+        let prop = n
+            .child_by_field_name("property")
+            .map(|p| self.text(p).to_string())
+            .or_else(|| {
+                n.child_by_field_name("index")
+                    .and_then(|i| self.fold(i).exact_str().map(str::to_string))
+            });
+        if prop.as_deref() != Some("constructor") {
+            return false;
+        }
+        n.child_by_field_name("object")
+            .is_some_and(|o| self.is_function_value(o, 0))
+    }
+
+    /// Is `n` a function (so its `.constructor` is `Function` or one of its kin)?
+    fn is_function_value(&self, n: Node<'_>, depth: usize) -> bool {
+        if depth > 8 {
+            return false;
+        }
+        match n.kind() {
+            k if FUNCTION_KINDS.contains(&k) => true,
+            "parenthesized_expression" | "await_expression" | "non_null_expression" => self
+                .named(n)
+                .into_iter()
+                .next()
+                .is_some_and(|c| self.is_function_value(c, depth + 1)),
+            // `x.constructor` is a constructor, itself a function.
+            "member_expression" | "subscript_expression" => {
+                let prop = n
+                    .child_by_field_name("property")
+                    .map(|p| self.text(p).to_string())
+                    .or_else(|| {
+                        n.child_by_field_name("index")
+                            .and_then(|i| self.fold(i).exact_str().map(str::to_string))
+                    });
+                prop.as_deref() == Some("constructor")
+            }
+            // `Object.getPrototypeOf(fn)`: a function's prototype is a function
+            // (`Function.prototype`, or the async or generator kin).
+            "call_expression" => {
+                let callee = n
+                    .child_by_field_name("function")
+                    .map(|f| self.dotted(f))
+                    .unwrap_or_default();
+                let first = n
+                    .child_by_field_name("arguments")
+                    .and_then(|a| self.named(a).into_iter().next());
+                matches!(
+                    callee.as_str(),
+                    "Object.getPrototypeOf" | "Reflect.getPrototypeOf"
+                ) && first.is_some_and(|a| self.is_function_value(a, depth + 1))
+            }
+            // A name bound once to a function.
+            "identifier" => self.consts.get(self.text(n)).is_some_and(|v| {
+                v.len() == 1 && v.iter().all(|&x| self.is_function_value(x, depth + 1))
+            }),
+            _ => false,
+        }
+    }
+}

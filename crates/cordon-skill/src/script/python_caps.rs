@@ -1,0 +1,328 @@
+//! What Python modules may do, as an allow-list: a module is capable (its uses are
+//! judged by the capability rule, see `capability`), known harmless, or unknown, and an
+//! unknown module makes the script not pass. Harmless modules can still have members
+//! that run code, load native code or reach the network or the user's credentials
+//! ([`PY_RISKY`]); those are judged like a capable module's members. Standard-library
+//! entry points that run code they are handed ([`PY_CODE_ENTRIES`]) are judged like
+//! `exec`: a literal is analyzed as the code it is, anything else is code known only at
+//! run time.
+
+use super::calls::{EXEC_DEPTH, merge};
+use super::fold::V;
+use super::{Call, Facts, Lang, Unit};
+
+/// Modules (and packages, by prefix) that compute, format, parse or read without
+/// starting processes, running code they are handed, or reaching the network.
+pub(super) const PY_HARMLESS: &[&str] = &[
+    "__future__",
+    "abc",
+    "argparse",
+    "array",
+    "ast",
+    "base64",
+    "binascii",
+    "bisect",
+    "bz2",
+    "calendar",
+    "cmath",
+    "collections",
+    "colorsys",
+    "concurrent.futures",
+    "contextlib",
+    "contextvars",
+    "copy",
+    "csv",
+    "dataclasses",
+    "datetime",
+    "decimal",
+    "difflib",
+    "enum",
+    "errno",
+    "fnmatch",
+    "fractions",
+    "functools",
+    "getopt",
+    "gettext",
+    "glob",
+    "graphlib",
+    "gzip",
+    "hashlib",
+    "heapq",
+    "hmac",
+    "html",
+    "io",
+    "ipaddress",
+    "itertools",
+    "json",
+    "keyword",
+    "locale",
+    "logging",
+    "lzma",
+    "math",
+    "mimetypes",
+    "numbers",
+    "operator",
+    "pathlib",
+    "posixpath",
+    "pprint",
+    "queue",
+    "random",
+    "re",
+    "secrets",
+    "shlex",
+    "shutil",
+    "signal",
+    "sqlite3",
+    "statistics",
+    "string",
+    "struct",
+    "tarfile",
+    "tempfile",
+    "textwrap",
+    "threading",
+    "time",
+    "tomllib",
+    "traceback",
+    "types",
+    "typing",
+    "typing_extensions",
+    "unicodedata",
+    "uuid",
+    "warnings",
+    "weakref",
+    "xml",
+    "zipfile",
+    "zlib",
+    "zoneinfo",
+    // Third-party document, image and data libraries skills use.
+    "PIL",
+    "numpy",
+    "pandas",
+    "openpyxl",
+    "docx",
+    "pptx",
+    "pypdf",
+    "PyPDF2",
+    "pdfplumber",
+    "reportlab",
+    "matplotlib",
+    "imageio",
+    "pydantic",
+    "markdown",
+    "bs4",
+    "defusedxml",
+    "yaml",
+    "tomli",
+    "toml",
+    "dateutil",
+    "pytz",
+    "tabulate",
+    "tqdm",
+    "rich",
+    "click",
+    "jsonschema",
+    "chardet",
+    "charset_normalizer",
+];
+
+/// Members of harmless modules that run code, load native code, reach the network or
+/// read credentials (prefixes).
+pub(super) const PY_RISKY: &[&str] = &[
+    "typing.get_type_hints",
+    "typing_extensions.get_type_hints",
+    "typing.ForwardRef",
+    "logging.config",
+    "logging.handlers.HTTPHandler",
+    "logging.handlers.SocketHandler",
+    "logging.handlers.DatagramHandler",
+    "logging.handlers.SysLogHandler",
+    "logging.handlers.SMTPHandler",
+    "importlib.metadata.EntryPoint",
+    "importlib.metadata.EntryPoints",
+    "importlib.metadata.entry_points",
+    "yaml.load",
+    "yaml.load_all",
+    "yaml.unsafe_load",
+    "yaml.unsafe_load_all",
+    "yaml.full_load",
+    "yaml.full_load_all",
+    "yaml.Loader",
+    "yaml.UnsafeLoader",
+    "yaml.FullLoader",
+    "yaml.add_constructor",
+    "yaml.add_multi_constructor",
+    "pandas.read_pickle",
+    "PIL.ImageMath.eval",
+    "PIL.ImageMath.unsafe_eval",
+    "PIL.ImageMath.lambda_eval",
+    "shutil.unpack_archive",
+];
+
+/// How a code-running entry point takes its code.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Code {
+    /// The first argument is Python source (analyzed when it is a literal).
+    Source,
+    /// It runs what a name, a file or a loader it is handed stands for.
+    Opaque,
+}
+
+/// Standard-library calls that run code they are handed.
+pub(super) const PY_CODE_ENTRIES: &[(&str, Code)] = &[
+    ("timeit.timeit", Code::Source),
+    ("timeit.repeat", Code::Source),
+    ("timeit.Timer", Code::Source),
+    ("cProfile.run", Code::Source),
+    ("cProfile.runctx", Code::Source),
+    ("cProfile.Profile().run", Code::Source),
+    ("cProfile.Profile().runctx", Code::Source),
+    ("profile.run", Code::Source),
+    ("profile.runctx", Code::Source),
+    ("profile.Profile().run", Code::Source),
+    ("profile.Profile().runctx", Code::Source),
+    ("trace.Trace().run", Code::Source),
+    ("trace.Trace().runctx", Code::Source),
+    ("pdb.run", Code::Source),
+    ("pdb.runeval", Code::Source),
+    ("pdb.runctx", Code::Source),
+    ("bdb.Bdb().run", Code::Source),
+    ("code.InteractiveInterpreter().runsource", Code::Source),
+    ("code.InteractiveConsole().push", Code::Source),
+    ("doctest.testfile", Code::Opaque),
+    ("doctest.testmod", Code::Opaque),
+    ("doctest.run_docstring_examples", Code::Opaque),
+    ("doctest.DocFileSuite", Code::Opaque),
+    ("pydoc.locate", Code::Opaque),
+    ("pkgutil.resolve_name", Code::Opaque),
+    ("typing.get_type_hints", Code::Opaque),
+    ("typing_extensions.get_type_hints", Code::Opaque),
+    ("importlib.metadata.EntryPoint", Code::Opaque),
+    ("importlib.metadata.entry_points", Code::Opaque),
+    ("logging.config.fileConfig", Code::Opaque),
+    ("logging.config.dictConfig", Code::Opaque),
+    ("logging.config.listen", Code::Opaque),
+    ("yaml.unsafe_load", Code::Opaque),
+    ("yaml.unsafe_load_all", Code::Opaque),
+    ("yaml.full_load", Code::Opaque),
+    ("yaml.full_load_all", Code::Opaque),
+    ("yaml.load", Code::Opaque),
+    ("yaml.load_all", Code::Opaque),
+    ("pandas.read_pickle", Code::Opaque),
+    ("shelve.open", Code::Opaque),
+    ("ctypes.CDLL", Code::Opaque),
+    ("ctypes.cdll.LoadLibrary", Code::Opaque),
+    ("ctypes.PyDLL", Code::Opaque),
+    ("_ctypes.dlopen", Code::Opaque),
+    ("_ctypes.LoadLibrary", Code::Opaque),
+];
+
+/// Loaders `yaml.load` may be given that build only plain data.
+const YAML_SAFE_LOADERS: &[&str] = &["SafeLoader", "CSafeLoader", "BaseLoader", "CBaseLoader"];
+
+fn prefixed(name: &str, table: &[&str]) -> bool {
+    table.iter().any(|s| {
+        name == *s
+            || name
+                .strip_prefix(s)
+                .is_some_and(|r| r.starts_with('.') || r.starts_with('('))
+    })
+}
+
+/// Is `name` a member of a harmless module that is not harmless itself?
+pub(super) fn is_risky(name: &str) -> bool {
+    prefixed(name, PY_RISKY)
+}
+
+/// Can a name below `name` be risky (so a walk from it must go on)?
+pub(super) fn risky_below(name: &str) -> bool {
+    PY_RISKY.iter().any(|r| {
+        r.strip_prefix(name)
+            .is_some_and(|rest| rest.starts_with('.'))
+    })
+}
+
+/// Is the module (a dotted name) known harmless?
+pub(super) fn is_harmless(module: &str) -> bool {
+    prefixed(module, PY_HARMLESS)
+}
+
+impl Unit<'_> {
+    /// A call of a code-running entry point: its code analyzed when it is a literal
+    /// source, recorded as code run at run time otherwise. `true` when it was one.
+    pub(super) fn code_entry(
+        &self,
+        line: usize,
+        name: &str,
+        call: &Call<'_>,
+        args: &[V],
+        facts: &mut Facts,
+    ) -> bool {
+        if self.lang != Lang::Python {
+            return false;
+        }
+        let Some((_, kind)) = PY_CODE_ENTRIES.iter().find(|(n, _)| *n == name) else {
+            return false;
+        };
+        let kw = |k: &str| {
+            call.kwargs
+                .iter()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| self.fold(*v))
+        };
+        if self.safe_yaml(call, name) {
+            return true;
+        }
+        let code = args
+            .first()
+            .cloned()
+            .or_else(|| kw("stmt"))
+            .or_else(|| kw("cmd"))
+            .unwrap_or(V::Unknown);
+        let setup = args.get(1).cloned().or_else(|| kw("setup"));
+        let mut sources = vec![code];
+        if name.starts_with("timeit.") {
+            sources.extend(setup);
+        }
+        for src in sources {
+            match (kind, src.exact_str()) {
+                (Code::Source, Some(text)) if EXEC_DEPTH.with(|d| d.get()) < 8 => {
+                    EXEC_DEPTH.with(|d| d.set(d.get() + 1));
+                    let inner = super::analyze(Lang::Python, text, line);
+                    EXEC_DEPTH.with(|d| d.set(d.get() - 1));
+                    merge(facts, inner);
+                }
+                _ => facts.code.push((line, format!("{name}({})", src.text()))),
+            }
+        }
+        true
+    }
+
+    /// `yaml.load(text, Loader=yaml.SafeLoader)`: builds plain data only.
+    pub(super) fn safe_yaml(&self, call: &Call<'_>, name: &str) -> bool {
+        if !matches!(name, "yaml.load" | "yaml.load_all") {
+            return false;
+        }
+        let loader = call
+            .args
+            .get(1)
+            .copied()
+            .or_else(|| call.kwargs.iter().find(|(k, _)| k == "Loader").map(|p| p.1))
+            .map(|l| self.dotted(l));
+        loader.is_some_and(|l| {
+            YAML_SAFE_LOADERS
+                .iter()
+                .any(|s| l == *s || l.ends_with(&format!(".{s}")))
+        })
+    }
+
+    /// `netrc.netrc()` reads `~/.netrc` (or the file it is given): a path named.
+    pub(super) fn implied_reads(&self, line: usize, name: &str, args: &[V], facts: &mut Facts) {
+        if self.lang == Lang::Python && name == "netrc.netrc" {
+            let p = match args.first() {
+                None => Some("~/.netrc".to_string()),
+                Some(v) => v.exact_str().map(str::to_string),
+            };
+            facts.paths.extend(p.map(|p| (line, p)));
+        }
+    }
+}
