@@ -494,10 +494,13 @@ impl Unit<'_> {
             "chmod" | "chmodSync" | "fchmod" => facts.chmods.push(line),
             // Loaders of code or native extensions, whatever the receiver (a database
             // connection's `load_extension`, an interpreter's `runsource`).
-            "exec_module" | "load_module" | "load_extension" | "enable_load_extension"
-            | "loadExtension" | "runsource" | "runcode" => {
-                facts.code.push((line, format!("{name}(…)")))
-            }
+            "exec_module"
+            | "load_module"
+            | "load_extension"
+            | "enable_load_extension"
+            | "loadExtension"
+            | "runsource"
+            | "runcode" => facts.code.push((line, format!("{name}(…)"))),
             _ => {}
         }
         if matches!(

@@ -207,6 +207,8 @@ const PY_BUILTINS: &[&str] = &[
     "breakpoint",
     "getattr",
     "get_ipython",
+    "help",
+    "__build_class__",
 ];
 
 /// Attributes that reach a module's or a function's namespace whatever the object.
@@ -343,10 +345,14 @@ const RB_ROOTS: &[&str] = &[
     "RubyVM",
 ];
 
+/// The members of a harmless module: all but its risky ones (see `python_caps`).
+const HARMLESS_MEMBERS: &[&str] = &["*"];
+
 fn is_safe(name: &str, table: &[&str]) -> bool {
-    table
-        .iter()
-        .any(|s| name == *s || name.starts_with(&format!("{s}.")))
+    table == HARMLESS_MEMBERS
+        || table
+            .iter()
+            .any(|s| name == *s || name.starts_with(&format!("{s}.")))
 }
 
 fn judged(name: &str) -> bool {
@@ -493,7 +499,7 @@ impl<'a> Unit<'a> {
             // A harmless module's risky member (`typing.get_type_hints`,
             // `logging.config.dictConfig`): judged like a capable module's.
             if imported.contains(root) && (is_risky(&canonical) || risky_below(&canonical)) {
-                return self.chain(n, canonical, &[]);
+                return self.chain(n, canonical, HARMLESS_MEMBERS);
             }
             return None;
         }
@@ -508,6 +514,9 @@ impl<'a> Unit<'a> {
         }
         if self.is_code_constructor(n) {
             return self.chain(n, "Function".into(), JS_SAFE);
+        }
+        if let Some(what) = self.constructor_call(n) {
+            return Some(what);
         }
         if n.kind() == "this" {
             // `this[name]` at the top of a script is the global object.
@@ -666,7 +675,7 @@ impl<'a> Unit<'a> {
             // A safe prefix ends the walk, unless a risky member lies below it
             // (`importlib.metadata` is safe, `importlib.metadata.EntryPoint` is not).
             let risky = python && is_risky(&name);
-            let safe_here = !risky && (is_safe(&name, safe) || (safe.is_empty() && python));
+            let safe_here = !risky && is_safe(&name, safe);
             if safe_here && !(python && risky_below(&name)) {
                 return None;
             }
@@ -748,7 +757,7 @@ impl<'a> Unit<'a> {
         if trim(&c.callee) != trim(name) {
             return Some(name.to_string());
         }
-        if self.safe_yaml(&c, name) {
+        if self.safe_loader(&c, name) {
             return None;
         }
         if name == "getattr" {

@@ -39,6 +39,24 @@ impl Unit<'_> {
             .is_some_and(|o| self.is_function_value(o, 0))
     }
 
+    /// A call of some value's `constructor` with arguments (`x.constructor('code')`):
+    /// when `x` may be a function, that builds a function from text. `this.constructor`
+    /// (a class making another of its instances) is left alone.
+    pub(super) fn constructor_call(&self, n: Node<'_>) -> Option<String> {
+        if n.kind() != "call_expression" {
+            return None;
+        }
+        let f = n.child_by_field_name("function")?;
+        let prop = f.child_by_field_name("property")?;
+        let obj = f.child_by_field_name("object")?;
+        let args = n.child_by_field_name("arguments")?;
+        (f.kind() == "member_expression"
+            && self.text(prop) == "constructor"
+            && obj.kind() != "this"
+            && !self.named(args).is_empty())
+        .then(|| format!("{}.constructor(…)", self.text(obj)))
+    }
+
     /// Is `n` a function (so its `.constructor` is `Function` or one of its kin)?
     fn is_function_value(&self, n: Node<'_>, depth: usize) -> bool {
         if depth > 8 {
@@ -77,10 +95,22 @@ impl Unit<'_> {
                     "Object.getPrototypeOf" | "Reflect.getPrototypeOf"
                 ) && first.is_some_and(|a| self.is_function_value(a, depth + 1))
             }
-            // A name bound once to a function.
-            "identifier" => self.consts.get(self.text(n)).is_some_and(|v| {
-                v.len() == 1 && v.iter().all(|&x| self.is_function_value(x, depth + 1))
-            }),
+            // A name bound once to a function, or declared as one.
+            "identifier" => {
+                let name = self.text(n);
+                let bound = self.consts.get(name).is_some_and(|v| {
+                    v.len() == 1 && v.iter().all(|&x| self.is_function_value(x, depth + 1))
+                });
+                bound
+                    || self.parents.values().any(|p| {
+                        matches!(
+                            p.kind(),
+                            "function_declaration"
+                                | "generator_function_declaration"
+                                | "class_declaration"
+                        ) && p.child_by_field_name("name").map(|x| self.text(x)) == Some(name)
+                    })
+            }
             _ => false,
         }
     }

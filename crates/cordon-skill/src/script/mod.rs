@@ -281,7 +281,8 @@ impl<'a> Unit<'a> {
                 if let Some(module) = self.required_module(value) {
                     self.bind_pattern(name, &module);
                 } else if name.kind() == "identifier" && self.is_code_constructor(value) {
-                    self.aliases.insert(self.text(name).into(), "Function".into());
+                    self.aliases
+                        .insert(self.text(name).into(), "Function".into());
                 } else if name.kind() == "identifier" {
                     self.consts.entry(self.text(name)).or_default().push(value);
                 }
@@ -794,5 +795,7 @@ fn js_module(m: &str) -> String {
     m.trim_start_matches("node:").to_string()
 }
 
+#[cfg(test)]
+mod caps_tests;
 #[cfg(test)]
 mod tests;

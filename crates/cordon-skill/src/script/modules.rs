@@ -34,6 +34,20 @@ const JS_HARMLESS: &[&str] = &[
     "console",
     "tty",
     "zod",
+    // Browser libraries web templates import (they run in the page, not in Node).
+    "react",
+    "react-dom",
+    "lucide-react",
+    "clsx",
+    "tailwind-merge",
+    "class-variance-authority",
+    "@radix-ui",
+    "d3",
+    "three",
+    "p5",
+    "chart.js",
+    "recharts",
+    "marked",
 ];
 
 /// Is a JavaScript module known harmless?
@@ -85,7 +99,9 @@ impl<'a> Unit<'a> {
                     if let Some(src) = n.child_by_field_name("source") {
                         match self.fold(src).exact_str() {
                             Some(m) => named.push((self.line(n), m.to_string())),
-                            None => named.push((self.line(n), "(a module named at run time)".into())),
+                            None => {
+                                named.push((self.line(n), "(a module named at run time)".into()))
+                            }
                         }
                     }
                 }
@@ -93,8 +109,17 @@ impl<'a> Unit<'a> {
             }
         }
         // `require('m')`, `import('m')`, `__import__('m')`, `importlib.import_module('m')`.
+        // (An import statement's entry there is its first name as written, `a as b`.)
         if self.lang != Lang::Ruby {
-            named.extend(facts.imports.iter().cloned());
+            let python = self.lang == Lang::Python;
+            named.extend(facts.imports.iter().map(|(l, m)| {
+                let m = if python {
+                    m.split_whitespace().next().unwrap_or("")
+                } else {
+                    m
+                };
+                (*l, m.to_string())
+            }));
         }
         let mut seen = std::collections::HashSet::new();
         for (line, m) in named {

@@ -16,6 +16,7 @@ use super::{Call, Facts, Lang, Unit};
 pub(super) const PY_HARMLESS: &[&str] = &[
     "__future__",
     "abc",
+    "atexit",
     "argparse",
     "array",
     "ast",
@@ -26,7 +27,9 @@ pub(super) const PY_HARMLESS: &[&str] = &[
     "calendar",
     "cmath",
     "collections",
+    "codecs",
     "colorsys",
+    "configparser",
     "concurrent.futures",
     "contextlib",
     "contextvars",
@@ -36,8 +39,11 @@ pub(super) const PY_HARMLESS: &[&str] = &[
     "datetime",
     "decimal",
     "difflib",
+    "email",
     "enum",
     "errno",
+    "filecmp",
+    "fileinput",
     "fnmatch",
     "fractions",
     "functools",
@@ -47,14 +53,17 @@ pub(super) const PY_HARMLESS: &[&str] = &[
     "graphlib",
     "gzip",
     "hashlib",
+    "grp",
     "heapq",
     "hmac",
     "html",
+    "inspect",
     "io",
     "ipaddress",
     "itertools",
     "json",
     "keyword",
+    "linecache",
     "locale",
     "logging",
     "lzma",
@@ -62,17 +71,21 @@ pub(super) const PY_HARMLESS: &[&str] = &[
     "mimetypes",
     "numbers",
     "operator",
+    "optparse",
     "pathlib",
     "posixpath",
     "pprint",
+    "pwd",
     "queue",
     "random",
     "re",
+    "reprlib",
     "secrets",
     "shlex",
     "shutil",
     "signal",
     "sqlite3",
+    "stat",
     "statistics",
     "string",
     "struct",
@@ -89,6 +102,7 @@ pub(super) const PY_HARMLESS: &[&str] = &[
     "unicodedata",
     "uuid",
     "warnings",
+    "wave",
     "weakref",
     "xml",
     "zipfile",
@@ -104,11 +118,11 @@ pub(super) const PY_HARMLESS: &[&str] = &[
     "pypdf",
     "PyPDF2",
     "pdfplumber",
+    "fitz",
     "reportlab",
     "matplotlib",
     "imageio",
     "pydantic",
-    "markdown",
     "bs4",
     "defusedxml",
     "yaml",
@@ -120,7 +134,6 @@ pub(super) const PY_HARMLESS: &[&str] = &[
     "tqdm",
     "rich",
     "click",
-    "jsonschema",
     "chardet",
     "charset_normalizer",
 ];
@@ -152,6 +165,7 @@ pub(super) const PY_RISKY: &[&str] = &[
     "yaml.add_constructor",
     "yaml.add_multi_constructor",
     "pandas.read_pickle",
+    "numpy.load",
     "PIL.ImageMath.eval",
     "PIL.ImageMath.unsafe_eval",
     "PIL.ImageMath.lambda_eval",
@@ -208,6 +222,7 @@ pub(super) const PY_CODE_ENTRIES: &[(&str, Code)] = &[
     ("yaml.load", Code::Opaque),
     ("yaml.load_all", Code::Opaque),
     ("pandas.read_pickle", Code::Opaque),
+    ("numpy.load", Code::Opaque),
     ("shelve.open", Code::Opaque),
     ("ctypes.CDLL", Code::Opaque),
     ("ctypes.cdll.LoadLibrary", Code::Opaque),
@@ -269,7 +284,7 @@ impl Unit<'_> {
                 .find(|(n, _)| n == k)
                 .map(|(_, v)| self.fold(*v))
         };
-        if self.safe_yaml(call, name) {
+        if self.safe_loader(call, name) {
             return true;
         }
         let code = args
@@ -297,8 +312,17 @@ impl Unit<'_> {
         true
     }
 
-    /// `yaml.load(text, Loader=yaml.SafeLoader)`: builds plain data only.
-    pub(super) fn safe_yaml(&self, call: &Call<'_>, name: &str) -> bool {
+    /// A loader that may build objects told to build only plain data:
+    /// `yaml.load(text, Loader=yaml.SafeLoader)`, `numpy.load(f)` without
+    /// `allow_pickle`.
+    pub(super) fn safe_loader(&self, call: &Call<'_>, name: &str) -> bool {
+        if name == "numpy.load" {
+            return call
+                .kwargs
+                .iter()
+                .find(|(k, _)| k == "allow_pickle")
+                .is_none_or(|(_, v)| self.fold(*v).exact_str() == Some("False"));
+        }
         if !matches!(name, "yaml.load" | "yaml.load_all") {
             return false;
         }
