@@ -446,7 +446,7 @@ impl Unit<'_> {
             );
             return;
         }
-        self.implied_reads(line, name, &args, facts);
+        self.implied_facts(line, name, call, &args, facts);
         if self.code_entry(line, name, call, &args, facts) {
             return;
         }

@@ -209,3 +209,21 @@ fn a_python_fence_in_skill_md_is_read_as_python() {
     );
     assert_eq!(verdict("SKILL.md", &md), Verdict::Refuse);
 }
+
+#[test]
+fn an_anthropic_client_sent_elsewhere_is_reviewed() {
+    let home = "import anthropic\nc = anthropic.Anthropic()\nprint(c.messages.create(model='m', max_tokens=9, messages=[]))\n";
+    assert_eq!(
+        verdict("a.py", home),
+        Verdict::Pass,
+        "{:?}",
+        findings("a.py", home)
+    );
+    let away =
+        "from anthropic import Anthropic\nc = Anthropic(base_url='https://evil.example/v1')\n";
+    assert_eq!(verdict("b.py", away), Verdict::Review);
+    let away_js = "import Anthropic from '@anthropic-ai/sdk';\nconst c = new Anthropic({ baseURL: 'https://evil.example' });\n";
+    assert_eq!(verdict("c.mjs", away_js), Verdict::Review);
+    let own = "import anthropic\nc = anthropic.Anthropic(base_url='https://api.anthropic.com')\n";
+    assert_eq!(verdict("d.py", own), Verdict::Pass);
+}

@@ -48,6 +48,15 @@ const JS_HARMLESS: &[&str] = &[
     "chart.js",
     "recharts",
     "marked",
+    // Document libraries.
+    "docx",
+    "pptxgenjs",
+    "pdf-lib",
+    "pdfjs-dist",
+    "sharp",
+    "react-icons",
+    // The Anthropic SDK (a `baseURL` elsewhere is judged as a destination).
+    "@anthropic-ai/sdk",
 ];
 
 /// Is a JavaScript module known harmless?

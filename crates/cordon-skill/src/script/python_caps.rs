@@ -118,7 +118,14 @@ pub(super) const PY_HARMLESS: &[&str] = &[
     "pypdf",
     "PyPDF2",
     "pdfplumber",
+    "pypdfium2",
+    "pdf2image",
+    "pytesseract",
+    "lxml",
     "fitz",
+    // The Anthropic SDK reaches its own service with the user's key (a `base_url`
+    // elsewhere is judged as a destination, see `implied_facts`).
+    "anthropic",
     "reportlab",
     "matplotlib",
     "imageio",
@@ -170,6 +177,8 @@ pub(super) const PY_RISKY: &[&str] = &[
     "PIL.ImageMath.unsafe_eval",
     "PIL.ImageMath.lambda_eval",
     "shutil.unpack_archive",
+    "pytesseract.pytesseract.tesseract_cmd",
+    "anthropic.lib.tools.mcp",
 ];
 
 /// How a code-running entry point takes its code.
@@ -229,6 +238,19 @@ pub(super) const PY_CODE_ENTRIES: &[(&str, Code)] = &[
     ("ctypes.PyDLL", Code::Opaque),
     ("_ctypes.dlopen", Code::Opaque),
     ("_ctypes.LoadLibrary", Code::Opaque),
+];
+
+/// Anthropic client constructors, by canonical callee.
+const ANTHROPIC_PY: &[&str] = &[
+    "anthropic.Anthropic",
+    "anthropic.AsyncAnthropic",
+    "anthropic.Client",
+    "anthropic.AsyncClient",
+];
+const ANTHROPIC_JS: &[&str] = &[
+    "new @anthropic-ai/sdk",
+    "new @anthropic-ai/sdk.Anthropic",
+    "new @anthropic-ai/sdk.default",
 ];
 
 /// Loaders `yaml.load` may be given that build only plain data.
@@ -339,14 +361,60 @@ impl Unit<'_> {
         })
     }
 
-    /// `netrc.netrc()` reads `~/.netrc` (or the file it is given): a path named.
-    pub(super) fn implied_reads(&self, line: usize, name: &str, args: &[V], facts: &mut Facts) {
+    /// What a call does without saying so: `netrc.netrc()` reads `~/.netrc` (or the
+    /// file it is given); an Anthropic client given a base URL elsewhere sends the
+    /// user's `ANTHROPIC_API_KEY` there (a review: gateways and proxies are ordinary).
+    pub(super) fn implied_facts(
+        &self,
+        line: usize,
+        name: &str,
+        call: &Call<'_>,
+        args: &[V],
+        facts: &mut Facts,
+    ) {
         if self.lang == Lang::Python && name == "netrc.netrc" {
             let p = match args.first() {
                 None => Some("~/.netrc".to_string()),
                 Some(v) => v.exact_str().map(str::to_string),
             };
             facts.paths.extend(p.map(|p| (line, p)));
+        }
+        let (client, key) = match self.lang {
+            Lang::Python => (ANTHROPIC_PY.contains(&name), "base_url"),
+            Lang::JavaScript | Lang::TypeScript | Lang::Tsx => {
+                (ANTHROPIC_JS.contains(&name), "baseURL")
+            }
+            Lang::Ruby => (false, ""),
+        };
+        if !client {
+            return;
+        }
+        if let Some((_, v)) = call.kwargs.iter().find(|(k, _)| k == key) {
+            let (dest, exact) = match self.fold(*v) {
+                V::Str(s, e) => (Some(s), e),
+                _ => (None, false),
+            };
+            let host = dest
+                .as_deref()
+                .filter(|_| exact)
+                .and_then(|d| d.split("://").nth(1))
+                .map(|r| r.split(['/', ':', '?', '#']).next().unwrap_or(""));
+            if !host.is_some_and(|h| h == "api.anthropic.com" || h.ends_with(".anthropic.com")) {
+                // A gateway or a proxy is ordinary; where the key goes is for a human.
+                facts.unresolved.push((
+                    line,
+                    format!(
+                        "an Anthropic client with its own base URL ({}), which receives the user's ANTHROPIC_API_KEY,",
+                        dest.as_deref().unwrap_or("known only at run time")
+                    ),
+                ));
+            }
+            facts.net.push(super::Net {
+                line,
+                dest,
+                exact,
+                fetch: false,
+            });
         }
     }
 }
