@@ -521,6 +521,9 @@ impl<'a> Unit<'a> {
         if n.kind() == "this" {
             // `this[name]` at the top of a script is the global object.
             let p = self.up(n)?;
+            if self.in_function(n) {
+                return None;
+            }
             let idx = p
                 .child_by_field_name("index")
                 .filter(|_| p.kind() == "subscript_expression");
@@ -682,8 +685,11 @@ impl<'a> Unit<'a> {
             let Some(p) = self.up(cur) else {
                 return (!safe_here).then_some(name);
             };
-            let deeper = matches!(p.kind(), "attribute" | "member_expression")
-                && p.child_by_field_name("object") == Some(cur);
+            // Attribute access, or an argument (`getattr(typing, 'get_type_hints')`, a
+            // module handed to a function), leads further.
+            let deeper = (matches!(p.kind(), "attribute" | "member_expression")
+                && p.child_by_field_name("object") == Some(cur))
+                || matches!(p.kind(), "argument_list" | "arguments");
             if safe_here && !deeper {
                 return None;
             }

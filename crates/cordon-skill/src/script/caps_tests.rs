@@ -83,7 +83,9 @@ fn harmless_modules_pass() {
               const { format } = require('util');\n\
               class A { clone() { return new this.constructor(); } }\n\
               console.log(format('%s', fs.readFileSync(path.join(__dirname, 'x.txt'), 'utf8')));\n\
-              console.log(new A().constructor.name);\n";
+              console.log(new A().constructor.name);\n\
+              class B { set(o) { for (const k in o) this[k] = o[k]; } }\n\
+              function C(o) { this[o.k] = 1; }\nnew B().set({}); new C({});\n";
     assert_eq!(
         verdict("ok.js", js),
         Verdict::Pass,
@@ -136,6 +138,9 @@ fn members_that_run_what_they_are_handed_are_reviewed_and_refused_after_a_downlo
         "import numpy, sys\nnumpy.load(sys.argv[1], allow_pickle=True)\n",
         "import pkgutil\npkgutil.resolve_name('subprocess:getoutput')('id')\n",
         "help('modules')\n",
+        "import typing\ndef f(x: 'y'): pass\ngetattr(typing, 'get_type_' + 'hints')(f)\n",
+        "from typing import *\ndef f(x: 'y'): pass\nget_type_hints(f)\n",
+        "from os import *\nsystem(input())\n",
     ];
     for c in reviews {
         assert_eq!(verdict("m.py", c), Verdict::Review, "{c}");
@@ -163,7 +168,8 @@ fn identifiers_are_compared_as_the_language_reads_them() {
         Some("eval")
     );
     assert_eq!(normalize(Lang::JavaScript, "a\\u0027b"), None);
-    let py = format!("import subprocess as ｓｐ\nｓｐ.run(['bash', '-c', '{SH}'])\n");
+    // Bound under one spelling, called under another.
+    let py = format!("from os import system as ｒｕｎ\nrun('{SH}')\n");
     assert_eq!(verdict("s.py", &py), Verdict::Refuse);
     let py = format!("𝘦𝘷𝘢𝘭(\"__import__('os').system('{SH}')\")\n");
     assert_eq!(verdict("e.py", &py), Verdict::Refuse);
@@ -180,6 +186,7 @@ fn a_functions_constructor_is_function() {
         "const G = (function* () {}).constructor;\nG(process.argv[2]).next();\n",
         "const k = 'constructor';\n(() => 0)[k](process.argv[2])();\n",
         "this['ev' + process.argv[2]]('1');\n",
+        "const run = (c) => this[c];\nrun('ev' + 'al')(process.argv[2]);\n",
     ];
     for c in cases {
         assert_eq!(verdict("f.js", c), Verdict::Review, "{c}");

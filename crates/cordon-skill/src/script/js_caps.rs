@@ -57,6 +57,25 @@ impl Unit<'_> {
         .then(|| format!("{}.constructor(…)", self.text(obj)))
     }
 
+    /// Is `n` inside a function or a class, where `this` is not the global object?
+    /// (An arrow function has the `this` of where it stands.)
+    pub(super) fn in_function(&self, n: Node<'_>) -> bool {
+        let mut cur = n;
+        for _ in 0..4096 {
+            let Some(&p) = self.parents.get(&cur.id()) else {
+                return false;
+            };
+            if p.kind() != "arrow_function"
+                && (FUNCTION_KINDS.contains(&p.kind())
+                    || matches!(p.kind(), "method_definition" | "class_body"))
+            {
+                return true;
+            }
+            cur = p;
+        }
+        true
+    }
+
     /// Is `n` a function (so its `.constructor` is `Function` or one of its kin)?
     fn is_function_value(&self, n: Node<'_>, depth: usize) -> bool {
         if depth > 8 {
@@ -101,15 +120,7 @@ impl Unit<'_> {
                 let bound = self.consts.get(name).is_some_and(|v| {
                     v.len() == 1 && v.iter().all(|&x| self.is_function_value(x, depth + 1))
                 });
-                bound
-                    || self.parents.values().any(|p| {
-                        matches!(
-                            p.kind(),
-                            "function_declaration"
-                                | "generator_function_declaration"
-                                | "class_declaration"
-                        ) && p.child_by_field_name("name").map(|x| self.text(x)) == Some(name)
-                    })
+                bound || self.declared_functions.contains(name)
             }
             _ => false,
         }

@@ -116,6 +116,8 @@ pub(crate) struct Unit<'a> {
     aliases: HashMap<String, String>,
     /// Lines are counted from here (a Markdown block's first line).
     first_line: usize,
+    /// Names of functions and classes declared in the unit (JavaScript).
+    declared_functions: std::collections::HashSet<&'a str>,
 }
 
 /// A call: its canonical callee and its arguments.
@@ -163,8 +165,18 @@ fn extract(lang: Lang, src: &str, tree: &Tree, first_line: usize) -> Facts {
         parents: HashMap::new(),
         aliases: HashMap::new(),
         first_line,
+        declared_functions: std::collections::HashSet::new(),
     };
     let nodes = all_nodes(tree.root_node());
+    for &n in &nodes {
+        if matches!(
+            n.kind(),
+            "function_declaration" | "generator_function_declaration" | "class_declaration"
+        ) && let Some(name) = n.child_by_field_name("name")
+        {
+            unit.declared_functions.insert(unit.text(name));
+        }
+    }
     for &n in &nodes {
         let mut c = n.walk();
         for child in n.children(&mut c) {

@@ -3,7 +3,7 @@
 //! unknown; an unknown one is recorded in [`Facts::modules`] and makes the script not
 //! pass. A module is not harmless because it is missing from a list of dangerous ones.
 
-use super::python_caps::is_harmless as py_harmless;
+use super::python_caps::{is_harmless as py_harmless, is_risky, risky_below};
 use super::{Facts, Lang, Unit};
 use tree_sitter::Node;
 
@@ -100,7 +100,21 @@ impl<'a> Unit<'a> {
                         .child_by_field_name("module_name")
                         .filter(|m| m.kind() == "dotted_name")
                     {
-                        named.push((self.line(n), self.text(m).to_string()));
+                        let module = self.text(m).to_string();
+                        // `from os import *`: every member under its bare name, which
+                        // no table follows.
+                        let star = self.named(n).iter().any(|c| c.kind() == "wildcard_import");
+                        let root = module.split('.').next().unwrap_or("");
+                        if star
+                            && (capable_py.contains(&root)
+                                || is_risky(&module)
+                                || risky_below(&module))
+                        {
+                            facts
+                                .unresolved
+                                .push((self.line(n), format!("from {module} import *")));
+                        }
+                        named.push((self.line(n), module));
                     }
                 }
                 (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, "import_statement")
