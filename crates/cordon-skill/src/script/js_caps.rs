@@ -3,9 +3,91 @@
 //! `(async function () {}).constructor`, `Object.getPrototypeOf(function* () {})
 //! .constructor`, `[].constructor.constructor`) builds a function from text, as `eval`
 //! runs it. Such an expression is read as `Function` wherever names are resolved.
+//! Also the table of JavaScript's capable modules and globals.
 
 use super::Unit;
 use tree_sitter::Node;
+
+/// JavaScript modules and globals that start processes, evaluate code or reach the network.
+pub(super) const JS_ROOTS: &[&str] = &[
+    "child_process",
+    "vm",
+    "worker_threads",
+    "cluster",
+    "http",
+    "https",
+    "http2",
+    "net",
+    "tls",
+    "dgram",
+    "module",
+    "inspector",
+    "execa",
+    "shelljs",
+    "zx",
+    "axios",
+    "got",
+    "node-fetch",
+    "undici",
+    "cross-spawn",
+    "process",
+    "require",
+    "eval",
+    "Function",
+    "fetch",
+    "globalThis",
+    "global",
+    "window",
+    "self",
+    "Bun",
+    "Deno",
+    "import",
+    "$",
+    "WebSocket",
+    "XMLHttpRequest",
+    "setTimeout",
+    "setInterval",
+    "dns",
+    "repl",
+    "test",
+    "sqlite",
+    "wasi",
+];
+
+/// Members of those that start nothing and reach nothing (prefixes).
+pub(super) const JS_SAFE: &[&str] = &[
+    "process.env",
+    "process.argv",
+    "process.exit",
+    "process.cwd",
+    "process.platform",
+    "process.stdout",
+    "process.stderr",
+    "process.stdin",
+    "process.exitCode",
+    "process.on",
+    "process.nextTick",
+    "process.version",
+    "process.versions",
+    "process.pid",
+    "process.arch",
+    "process.hrtime",
+    "process.memoryUsage",
+    "process.uptime",
+    "process.chdir",
+    "process.once",
+    "process.emitWarning",
+    "process.title",
+    "Deno.env",
+    "Deno.args",
+    "Deno.exit",
+    "Deno.cwd",
+    "Bun.env",
+    "Bun.argv",
+    "globalThis.process.env",
+    "http.STATUS_CODES",
+    "https.STATUS_CODES",
+];
 
 /// Node kinds whose value is a function.
 const FUNCTION_KINDS: &[&str] = &[
