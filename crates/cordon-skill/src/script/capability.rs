@@ -435,8 +435,11 @@ impl<'a> Unit<'a> {
                 }
                 "argument_list" | "arguments" => {
                     // `getattr(os, 'system')` with a literal name is attribute access.
-                    let call = self.up(p)?;
-                    let c = self.call(call)?;
+                    // Anything else holding arguments (a class's bases,
+                    // `class P(subprocess.Popen)`) hands the value on.
+                    let Some((call, c)) = self.up(p).and_then(|x| Some((x, self.call(x)?))) else {
+                        return Some(name);
+                    };
                     let first = c.args.first().copied() == Some(cur);
                     let attr = c
                         .args

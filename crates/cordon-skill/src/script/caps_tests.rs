@@ -67,7 +67,7 @@ fn harmless_modules_pass() {
               import datetime, enum, textwrap, argparse, typing\nfrom pathlib import Path\n\
               from typing import List, Optional\nimport yaml\nimport numpy as np\n\
               from PIL import Image\nimport logging\nimport logging.handlers\n\
-              from importlib.metadata import version\n\
+              from importlib.metadata import version\nfrom concurrent import futures\n\
               log = logging.getLogger(__name__)\n\
               log.addHandler(logging.handlers.RotatingFileHandler('out.log'))\n\
               cfg = yaml.load(Path('c.yaml').read_text(), Loader=yaml.SafeLoader)\n\
@@ -141,6 +141,8 @@ fn members_that_run_what_they_are_handed_are_reviewed_and_refused_after_a_downlo
         "import typing\ndef f(x: 'y'): pass\ngetattr(typing, 'get_type_' + 'hints')(f)\n",
         "from typing import *\ndef f(x: 'y'): pass\nget_type_hints(f)\n",
         "from os import *\nsystem(input())\n",
+        "import trace\nclass T(trace.Trace):\n    pass\nT().run(input())\n",
+        "import subprocess\nclass P(subprocess.Popen):\n    pass\nP(['id'])\n",
     ];
     for c in reviews {
         assert_eq!(verdict("m.py", c), Verdict::Review, "{c}");

@@ -488,9 +488,14 @@ pub(super) fn risky_below(name: &str) -> bool {
     })
 }
 
-/// Is the module (a dotted name) known harmless?
+/// Is the module (a dotted name) known harmless? A standard-library package whose
+/// harmless module is named (`concurrent` of `concurrent.futures`) is: its
+/// `__init__` is empty, and `from concurrent import futures` names the module.
 pub(super) fn is_harmless(module: &str) -> bool {
     prefixed(module, PY_HARMLESS)
+        || PY_HARMLESS
+            .iter()
+            .any(|h| h.strip_prefix(module).is_some_and(|r| r.starts_with('.')))
 }
 
 impl Unit<'_> {
