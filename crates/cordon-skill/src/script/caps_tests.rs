@@ -154,6 +154,28 @@ fn members_that_run_what_they_are_handed_are_reviewed_and_refused_after_a_downlo
 }
 
 #[test]
+fn string_annotations_are_read_as_the_code_they_are() {
+    // Evaluated by `typing.get_type_hints`, `functools.singledispatch`, pydantic, …
+    let py = format!(
+        "from functools import singledispatch\n@singledispatch\ndef f(x):\n    pass\n\
+         @f.register\ndef _(x: \"__import__('os').system('{SH}')\"):\n    pass\n"
+    );
+    assert_eq!(verdict("a.py", &py), Verdict::Refuse);
+    let py = format!(
+        "from typing import Optional\nclass M:\n    x: Optional[\"__import__('subprocess').getoutput('{SH}')\"] = 1\n"
+    );
+    assert_eq!(verdict("b.py", &py), Verdict::Refuse);
+    // Ordinary forward references are names.
+    let ok = "from typing import Optional\nclass Node:\n    def next(self) -> Optional['Node']:\n        return None\n    def child(self, x: 'Node') -> 'Node':\n        return x\n";
+    assert_eq!(
+        verdict("c.py", ok),
+        Verdict::Pass,
+        "{:?}",
+        findings("c.py", ok)
+    );
+}
+
+#[test]
 fn reading_netrc_is_a_credential_read() {
     let py = "from netrc import netrc as N\nprint(N().hosts)\n";
     assert_eq!(verdict("n.py", py), Verdict::Refuse);

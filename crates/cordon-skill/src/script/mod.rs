@@ -196,6 +196,7 @@ fn extract(lang: Lang, src: &str, tree: &Tree, first_line: usize) -> Facts {
         unit.visit(n, &mut facts, &mut skip);
     }
     unit.capabilities(&nodes, &mut facts);
+    unit.string_annotations(&nodes, &mut facts);
     unit.env_dumps(&nodes, &mut facts);
     facts
 }

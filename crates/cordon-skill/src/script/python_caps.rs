@@ -10,6 +10,7 @@
 use super::calls::{EXEC_DEPTH, merge};
 use super::fold::V;
 use super::{Call, Facts, Lang, Unit};
+use tree_sitter::Node;
 
 /// Python modules every member of which is capable (but for the listed harmless ones).
 pub(super) const PY_MODULES: &[&str] = &[
@@ -361,6 +362,10 @@ pub(super) const PY_RISKY: &[&str] = &[
     "typing.get_type_hints",
     "typing_extensions.get_type_hints",
     "typing.ForwardRef",
+    "typing._eval_type",
+    "inspect.get_annotations",
+    "functools.singledispatch",
+    "functools.singledispatchmethod",
     "logging.config",
     "logging.handlers.HTTPHandler",
     "logging.handlers.SocketHandler",
@@ -547,6 +552,42 @@ impl Unit<'_> {
             }
         }
         true
+    }
+
+    /// String annotations (`def f(x: "…")`, `x: "…" = 1`) are Python expressions that
+    /// `typing.get_type_hints`, `inspect.get_annotations(eval_str=True)`,
+    /// `functools.singledispatch` and model libraries evaluate: each is analyzed as the
+    /// code it is.
+    pub(super) fn string_annotations(&self, nodes: &[Node<'_>], facts: &mut Facts) {
+        if self.lang != Lang::Python {
+            return;
+        }
+        // (`Optional["…"]`: a string anywhere in an annotation is evaluated.)
+        let strings = nodes
+            .iter()
+            .filter(|n| n.kind() == "type")
+            .flat_map(|&n| super::all_nodes(n))
+            .filter(|s| {
+                matches!(s.kind(), "string" | "concatenated_string")
+                    && self
+                        .parents
+                        .get(&s.id())
+                        .is_none_or(|p| p.kind() != "concatenated_string")
+            });
+        for inner in strings {
+            let line = self.line(inner);
+            match self.fold(inner) {
+                V::Str(code, true) if EXEC_DEPTH.with(|d| d.get()) < 8 => {
+                    EXEC_DEPTH.with(|d| d.set(d.get() + 1));
+                    let inner = super::analyze(Lang::Python, &code, line);
+                    EXEC_DEPTH.with(|d| d.set(d.get() - 1));
+                    merge(facts, inner);
+                }
+                _ => facts
+                    .code
+                    .push((line, format!("an annotation ({})", self.text(inner)))),
+            }
+        }
     }
 
     /// A loader that may build objects told to build only plain data:
