@@ -15,6 +15,10 @@ impl<'a> Unit<'a> {
                     n.child_by_field_name("right"),
                 ) && matches!(l.kind(), "identifier" | "constant")
                 {
+                    // `run = pkgutil.resolve_name('os:system')`: an alias of what it names.
+                    if let Some(name) = self.call(r).and_then(|c| self.resolved_name(r, &c)) {
+                        self.aliases.insert(self.text(l).into(), name);
+                    }
                     self.consts.entry(self.text(l)).or_default().push(r);
                 }
             }

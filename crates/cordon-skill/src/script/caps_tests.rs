@@ -176,6 +176,22 @@ fn string_annotations_are_read_as_the_code_they_are() {
 }
 
 #[test]
+fn a_name_looked_up_by_a_literal_is_that_name() {
+    let cases = [
+        format!(
+            "from pkgutil import resolve_name\nsh = resolve_name('subprocess:getoutput')\nsh('{SH}')\n"
+        ),
+        format!("import pydoc\nf = pydoc.locate('os.popen')\nf('{SH}')\n"),
+        format!(
+            "from importlib.metadata import EntryPoint as E\nE('x', 'os:popen', 'g').load()('{SH}')\n"
+        ),
+    ];
+    for c in &cases {
+        assert_eq!(verdict("r.py", c), Verdict::Refuse, "{c}");
+    }
+}
+
+#[test]
 fn reading_netrc_is_a_credential_read() {
     let py = "from netrc import netrc as N\nprint(N().hosts)\n";
     assert_eq!(verdict("n.py", py), Verdict::Refuse);

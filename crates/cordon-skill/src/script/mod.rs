@@ -298,6 +298,9 @@ impl<'a> Unit<'a> {
                 let Some(c) = self.call(n) else {
                     return String::new();
                 };
+                if let Some(r) = self.resolved_name(n, &c) {
+                    return r;
+                }
                 {
                     let folded = |i: usize| {
                         c.args

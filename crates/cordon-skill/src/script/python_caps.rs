@@ -590,6 +590,32 @@ impl Unit<'_> {
         }
     }
 
+    /// Calls that look a name up and return what it names are, with a literal name,
+    /// that name: `pkgutil.resolve_name('os:system')`, `pydoc.locate('os.system')`,
+    /// `EntryPoint(value='os:system', …).load()` are `os.system`.
+    pub(super) fn resolved_name(&self, n: Node<'_>, c: &Call<'_>) -> Option<String> {
+        if self.lang != Lang::Python {
+            return None;
+        }
+        let lit =
+            |v: Option<Node<'_>>| v.and_then(|a| self.fold(a).exact_str().map(str::to_string));
+        let name = match c.callee.as_str() {
+            "pkgutil.resolve_name" | "pydoc.locate" => lit(c.args.first().copied()),
+            "importlib.metadata.EntryPoint().load" => {
+                let ep = self.call(self.receiver(n)?)?;
+                let value = ep
+                    .kwargs
+                    .iter()
+                    .find(|(k, _)| k == "value")
+                    .map(|p| p.1)
+                    .or(ep.args.get(1).copied());
+                lit(value)
+            }
+            _ => None,
+        }?;
+        Some(name.replace(':', "."))
+    }
+
     /// A loader that may build objects told to build only plain data:
     /// `yaml.load(text, Loader=yaml.SafeLoader)`, `numpy.load(f)` without
     /// `allow_pickle`.
