@@ -451,6 +451,9 @@ impl Unit<'_> {
             return;
         }
         if CODE_CALLS.contains(&name) && code_call_in(self.lang, name) {
+            if self.js_literal_code(line, name, &args, facts) {
+                return;
+            }
             let arg = args.first().cloned().unwrap_or(V::Unknown);
             match (name, arg.exact_str()) {
                 // A literal module name is an import, not code built at run time.

@@ -192,6 +192,18 @@ fn a_name_looked_up_by_a_literal_is_that_name() {
 }
 
 #[test]
+fn literal_javascript_code_is_read_as_javascript() {
+    let cases = [
+        format!("new Function('a', \"require('child_process').execSync('{SH}')\")(1);\n"),
+        format!("require('vm').runInThisContext(\"require('child_process').execSync('{SH}')\");\n"),
+        format!("\\u0065val(\"require('child_process').exec(`{SH}`)\");\n"),
+    ];
+    for c in &cases {
+        assert_eq!(verdict("l.js", c), Verdict::Refuse, "{c}");
+    }
+}
+
+#[test]
 fn reading_netrc_is_a_credential_read() {
     let py = "from netrc import netrc as N\nprint(N().hosts)\n";
     assert_eq!(verdict("n.py", py), Verdict::Refuse);

@@ -5,7 +5,9 @@
 //! runs it. Such an expression is read as `Function` wherever names are resolved.
 //! Also the table of JavaScript's capable modules and globals.
 
-use super::Unit;
+use super::calls::{EXEC_DEPTH, merge};
+use super::fold::V;
+use super::{Facts, Lang, Unit};
 use tree_sitter::Node;
 
 /// JavaScript modules and globals that start processes, evaluate code or reach the network.
@@ -100,7 +102,50 @@ const FUNCTION_KINDS: &[&str] = &[
     "class",
 ];
 
+/// JavaScript calls that run the text they are given (the last argument of the
+/// `Function` constructor, the first of the others).
+const JS_CODE: &[&str] = &[
+    "eval",
+    "Function",
+    "new Function",
+    "vm.runInThisContext",
+    "vm.runInNewContext",
+    "vm.runInContext",
+    "new vm.Script",
+];
+
 impl Unit<'_> {
+    /// Literal code handed to `eval`, `Function` or `vm` is analyzed as the JavaScript it
+    /// is, as Python's literal `exec` is (and is still code evaluated at run time, a
+    /// review: JavaScript that evaluates text is rarely plain). `true` when it was.
+    pub(super) fn js_literal_code(
+        &self,
+        line: usize,
+        name: &str,
+        args: &[V],
+        facts: &mut Facts,
+    ) -> bool {
+        if !matches!(self.lang, Lang::JavaScript | Lang::TypeScript | Lang::Tsx)
+            || !JS_CODE.contains(&name)
+            || EXEC_DEPTH.with(|d| d.get()) >= 8
+        {
+            return false;
+        }
+        let code = if name.ends_with("Function") {
+            args.last()
+        } else {
+            args.first()
+        };
+        let Some(text) = code.and_then(V::exact_str) else {
+            return false;
+        };
+        EXEC_DEPTH.with(|d| d.set(d.get() + 1));
+        let inner = super::analyze(Lang::JavaScript, text, line);
+        EXEC_DEPTH.with(|d| d.set(d.get() - 1));
+        merge(facts, inner);
+        facts.code.push((line, format!("{name}({text})")));
+        true
+    }
     /// Is `n` (a member expression) the `constructor` of a function, that is, a
     /// constructor of code?
     pub(super) fn is_code_constructor(&self, n: Node<'_>) -> bool {
