@@ -160,6 +160,19 @@ pub(crate) fn judge(
             ));
         }
     }
+    // Modules that are not known harmless (the package's own are read as files).
+    for (line, m) in &f.modules {
+        if !own_module(cx, m) && said.insert(m.as_str()) {
+            f_out.push(review(
+                Check::ConstructedShell,
+                *line,
+                format!(
+                    "imports {}, a module cordon does not know to be harmless; check what the script does with it",
+                    crate::report::shown(&shorten(m))
+                ),
+            ));
+        }
+    }
     // Files the guards protect, and patterns that can name them (a glob, a walk, a path
     // with parts known only at run time).
     let mut seen = HashSet::new();
@@ -298,6 +311,16 @@ pub(crate) fn judge(
             || f.check != Check::ConstructedShell && f.check != Check::Command
     });
     out.append(&mut f_out);
+}
+
+/// Is the module (`scripts.utils`, `lib/x`) one of the package's own files?
+fn own_module(cx: &Cx<'_>, m: &str) -> bool {
+    let first = m.split(['.', '/']).next().unwrap_or(m);
+    !first.is_empty()
+        && cx.own.iter().any(|p| {
+            p.split('/')
+                .any(|c| c == first || c.strip_suffix(".py") == Some(first))
+        })
 }
 
 /// Why writing `target` (folded; `~` the home folder, relative to the skill's folder)

@@ -8,6 +8,8 @@ use super::fold::{RUNTIME, V};
 use super::{Call, Cmd, Facts, Lang, Net, Unit};
 use tree_sitter::Node;
 
+pub(super) use super::net_calls::{NET_CALLS, NET_METHOD_URL};
+
 /// Python calls whose first argument is a command (a string through the shell when
 /// `shell=True`, an argv list otherwise).
 pub(super) const PY_SUBPROCESS: &[&str] = &[
@@ -76,60 +78,6 @@ pub(super) const ARGV_CALLS: &[&str] = &[
     "PTY.spawn",
 ];
 
-/// Network calls whose first argument is the URL (or host); `true` when the response
-/// body is content the script then has.
-pub(super) const NET_CALLS: &[(&str, bool)] = &[
-    ("urllib.request.urlopen", true),
-    ("urllib.request.urlretrieve", true),
-    ("urllib.request.Request", false),
-    ("urllib.urlopen", true),
-    ("urllib2.urlopen", true),
-    ("requests.get", true),
-    ("requests.post", false),
-    ("requests.put", false),
-    ("requests.patch", false),
-    ("requests.delete", false),
-    ("requests.head", false),
-    ("httpx.get", true),
-    ("httpx.post", false),
-    ("httpx.put", false),
-    ("http.client.HTTPSConnection", false),
-    ("http.client.HTTPConnection", false),
-    ("socket.create_connection", false),
-    ("fetch", true),
-    ("axios", true),
-    ("axios.get", true),
-    ("axios.post", false),
-    ("axios.put", false),
-    ("axios.request", true),
-    ("http.get", true),
-    ("https.get", true),
-    ("http.request", false),
-    ("https.request", false),
-    ("got", true),
-    ("new WebSocket", false),
-    ("new URL", false),
-    ("Net::HTTP.get", true),
-    ("Net::HTTP.get_response", true),
-    ("Net::HTTP.post", false),
-    ("Net::HTTP.post_form", false),
-    ("Net::HTTP.start", false),
-    ("Net::HTTP.new", false),
-    ("URI.open", true),
-    ("URI.parse().open", true),
-    ("HTTParty.get", true),
-    ("HTTParty.post", false),
-    ("Faraday.get", true),
-    ("Faraday.post", false),
-    ("RestClient.get", true),
-    ("RestClient.post", false),
-    ("TCPSocket.new", false),
-];
-
-/// `requests.request(method, url)`-shaped calls: the URL is the second argument.
-pub(super) const NET_METHOD_URL: &[&str] =
-    &["requests.request", "httpx.request", "urllib3.request"];
-
 /// Calls that run code they are given (not a file the text names), or load a file as
 /// code; the argument is what is run.
 pub(super) const CODE_CALLS: &[&str] = &[
@@ -159,6 +107,8 @@ pub(super) const CODE_CALLS: &[&str] = &[
     "binding.eval",
     "load",
     "require_relative",
+    "repl.start",
+    "test.run",
 ];
 
 /// Calls that write a file named by their first argument (or the second, for
@@ -496,7 +446,14 @@ impl Unit<'_> {
             );
             return;
         }
+        self.implied_facts(line, name, call, &args, facts);
+        if self.code_entry(line, name, call, &args, facts) {
+            return;
+        }
         if CODE_CALLS.contains(&name) && code_call_in(self.lang, name) {
+            if self.js_literal_code(line, name, &args, facts) {
+                return;
+            }
             let arg = args.first().cloned().unwrap_or(V::Unknown);
             match (name, arg.exact_str()) {
                 // A literal module name is an import, not code built at run time.
@@ -538,7 +495,15 @@ impl Unit<'_> {
                 facts.writes.push((line, None));
             }
             "chmod" | "chmodSync" | "fchmod" => facts.chmods.push(line),
-            "exec_module" | "load_module" => facts.code.push((line, format!("{name}(…)"))),
+            // Loaders of code or native extensions, whatever the receiver (a database
+            // connection's `load_extension`, an interpreter's `runsource`).
+            "exec_module"
+            | "load_module"
+            | "load_extension"
+            | "enable_load_extension"
+            | "loadExtension"
+            | "runsource"
+            | "runcode" => facts.code.push((line, format!("{name}(…)"))),
             _ => {}
         }
         if matches!(
@@ -699,7 +664,7 @@ impl Unit<'_> {
 
 thread_local! {
     /// How deep literal `exec("…")` code is being analyzed on this thread.
-    static EXEC_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    pub(super) static EXEC_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// Is the program a shell?
@@ -747,14 +712,16 @@ fn code_call_in(lang: Lang, name: &str) -> bool {
         "exec" | "compile" | "__import__" => lang == Lang::Python,
         "eval" => true,
         "require" => lang != Lang::Python,
-        "import" | "Function" => !matches!(lang, Lang::Python | Lang::Ruby),
+        "import" | "Function" | "repl.start" | "test.run" => {
+            !matches!(lang, Lang::Python | Lang::Ruby)
+        }
         "load" | "require_relative" | "instance_eval" | "class_eval" | "module_eval"
         | "binding.eval" => lang == Lang::Ruby,
         _ => true,
     }
 }
 
-fn merge(into: &mut Facts, from: Facts) {
+pub(super) fn merge(into: &mut Facts, from: Facts) {
     into.spawns.extend(from.spawns);
     into.net.extend(from.net);
     into.writes.extend(from.writes);
@@ -764,6 +731,7 @@ fn merge(into: &mut Facts, from: Facts) {
     into.env.extend(from.env);
     into.paths.extend(from.paths);
     into.unresolved.extend(from.unresolved);
+    into.modules.extend(from.modules);
     into.env_dumps.extend(from.env_dumps);
     into.globs.extend(from.globs);
     into.targets.extend(from.targets);

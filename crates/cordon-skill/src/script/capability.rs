@@ -11,275 +11,13 @@
 use super::calls::{
     ARGV_CALLS, NET_CALLS, NET_METHOD_URL, PY_SUBPROCESS, SHELL_STRING, WRITE_CALLS,
 };
+use super::js_caps::{JS_ROOTS, JS_SAFE};
+use super::python_caps::{
+    DUNDERS, PY_BUILTINS, PY_CODE_ENTRIES, PY_MODULES, PY_SAFE, is_risky, risky_below,
+};
 use super::{Facts, Lang, Unit};
 use std::collections::HashSet;
 use tree_sitter::Node;
-
-/// Python modules every member of which is capable (but for the listed harmless ones).
-const PY_MODULES: &[&str] = &[
-    "subprocess",
-    "os",
-    "sys",
-    "ctypes",
-    "pty",
-    "importlib",
-    "builtins",
-    "__builtin__",
-    "runpy",
-    "sh",
-    "pexpect",
-    "socket",
-    "urllib",
-    "urllib2",
-    "urllib3",
-    "http",
-    "requests",
-    "httpx",
-    "aiohttp",
-    "asyncio",
-    "code",
-    "codeop",
-    "marshal",
-    "pickle",
-    "multiprocessing",
-    "commands",
-    "platform",
-    "imp",
-    "ftplib",
-    "smtplib",
-    "telnetlib",
-    "xmlrpc",
-    "paramiko",
-    "fabric",
-    "plumbum",
-    "pwntools",
-    "cffi",
-    "webbrowser",
-    "posix",
-];
-
-/// Members of those modules that start nothing and reach nothing (prefixes).
-const PY_SAFE: &[&str] = &[
-    "os.path",
-    "os.environ",
-    "os.getenv",
-    "os.getcwd",
-    "os.listdir",
-    "os.makedirs",
-    "os.mkdir",
-    "os.remove",
-    "os.unlink",
-    "os.rename",
-    "os.replace",
-    "os.walk",
-    "os.scandir",
-    "os.stat",
-    "os.sep",
-    "os.linesep",
-    "os.pathsep",
-    "os.name",
-    "os.rmdir",
-    "os.getpid",
-    "os.cpu_count",
-    "os.devnull",
-    "os.fspath",
-    "os.access",
-    "os.R_OK",
-    "os.W_OK",
-    "os.X_OK",
-    "os.F_OK",
-    "os.lstat",
-    "os.isatty",
-    "os.get_terminal_size",
-    "os.curdir",
-    "os.pardir",
-    "os.chdir",
-    "os.getuid",
-    "os.geteuid",
-    "os.chmod",
-    "os.fsencode",
-    "os.fsdecode",
-    "os.PathLike",
-    "os.strerror",
-    "os.error",
-    "os.extsep",
-    "os.urandom",
-    "os.utime",
-    "os.umask",
-    "os.getppid",
-    "os.removedirs",
-    "os.fdopen",
-    "sys.argv",
-    "sys.exit",
-    "sys.stdin",
-    "sys.stdout",
-    "sys.stderr",
-    "sys.platform",
-    "sys.version",
-    "sys.version_info",
-    "sys.executable",
-    "sys.maxsize",
-    "sys.byteorder",
-    "sys.getdefaultencoding",
-    "sys.getsizeof",
-    "sys.path",
-    "sys.exc_info",
-    "sys.getrecursionlimit",
-    "sys.setrecursionlimit",
-    "sys.float_info",
-    "sys.flags",
-    "subprocess.PIPE",
-    "subprocess.DEVNULL",
-    "subprocess.STDOUT",
-    "subprocess.CalledProcessError",
-    "subprocess.TimeoutExpired",
-    "subprocess.CompletedProcess",
-    "subprocess.SubprocessError",
-    "importlib.metadata",
-    "importlib.resources",
-    "urllib.parse",
-    "urllib.error",
-    "http.HTTPStatus",
-    "requests.exceptions",
-    "requests.RequestException",
-    "requests.HTTPError",
-    "requests.codes",
-    "httpx.HTTPError",
-    "httpx.HTTPStatusError",
-    "platform.system",
-    "platform.machine",
-    "platform.python_version",
-    "platform.release",
-    "platform.platform",
-    "platform.node",
-    "asyncio.run",
-    "asyncio.gather",
-    "asyncio.sleep",
-    "asyncio.wait_for",
-    "asyncio.Queue",
-    "asyncio.Lock",
-    "asyncio.Event",
-    "asyncio.Semaphore",
-    "asyncio.TimeoutError",
-    "asyncio.CancelledError",
-    "asyncio.create_task",
-    "asyncio.get_event_loop",
-    "asyncio.as_completed",
-    "asyncio.wait",
-    "asyncio.run_coroutine_threadsafe",
-    "asyncio.Future",
-    "asyncio.iscoroutinefunction",
-    "asyncio.to_thread",
-    "asyncio.timeout",
-    "multiprocessing.cpu_count",
-    "socket.gethostname",
-    "socket.timeout",
-];
-
-/// Python builtins that evaluate code or reach every module.
-const PY_BUILTINS: &[&str] = &[
-    "eval",
-    "exec",
-    "compile",
-    "__import__",
-    "__builtins__",
-    "globals",
-    "locals",
-    "breakpoint",
-    "getattr",
-    "get_ipython",
-];
-
-/// Attributes that reach a module's or a function's namespace whatever the object.
-const DUNDERS: &[&str] = &[
-    "__dict__",
-    "__globals__",
-    "__subclasses__",
-    "__builtins__",
-    "__class__",
-    "__bases__",
-    "__mro__",
-    "__code__",
-    "__getattribute__",
-    "__loader__",
-    "__import__",
-];
-
-/// JavaScript modules and globals that start processes, evaluate code or reach the network.
-const JS_ROOTS: &[&str] = &[
-    "child_process",
-    "vm",
-    "worker_threads",
-    "cluster",
-    "http",
-    "https",
-    "http2",
-    "net",
-    "tls",
-    "dgram",
-    "module",
-    "inspector",
-    "execa",
-    "shelljs",
-    "zx",
-    "axios",
-    "got",
-    "node-fetch",
-    "undici",
-    "cross-spawn",
-    "process",
-    "require",
-    "eval",
-    "Function",
-    "fetch",
-    "globalThis",
-    "global",
-    "window",
-    "self",
-    "Bun",
-    "Deno",
-    "import",
-    "$",
-    "WebSocket",
-    "XMLHttpRequest",
-    "setTimeout",
-    "setInterval",
-];
-
-/// Members of those that start nothing and reach nothing (prefixes).
-const JS_SAFE: &[&str] = &[
-    "process.env",
-    "process.argv",
-    "process.exit",
-    "process.cwd",
-    "process.platform",
-    "process.stdout",
-    "process.stderr",
-    "process.stdin",
-    "process.exitCode",
-    "process.on",
-    "process.nextTick",
-    "process.version",
-    "process.versions",
-    "process.pid",
-    "process.arch",
-    "process.hrtime",
-    "process.memoryUsage",
-    "process.uptime",
-    "process.chdir",
-    "process.once",
-    "process.emitWarning",
-    "process.title",
-    "Deno.env",
-    "Deno.args",
-    "Deno.exit",
-    "Deno.cwd",
-    "Bun.env",
-    "Bun.argv",
-    "globalThis.process.env",
-    "http.STATUS_CODES",
-    "https.STATUS_CODES",
-];
 
 /// Ruby methods that call a method named by a value, or evaluate code.
 const RB_DYNAMIC: &[&str] = &[
@@ -319,10 +57,14 @@ const RB_ROOTS: &[&str] = &[
     "RubyVM",
 ];
 
+/// The members of a harmless module: all but its risky ones (see `python_caps`).
+const HARMLESS_MEMBERS: &[&str] = &["*"];
+
 fn is_safe(name: &str, table: &[&str]) -> bool {
-    table
-        .iter()
-        .any(|s| name == *s || name.starts_with(&format!("{s}.")))
+    table == HARMLESS_MEMBERS
+        || table
+            .iter()
+            .any(|s| name == *s || name.starts_with(&format!("{s}.")))
 }
 
 fn judged(name: &str) -> bool {
@@ -338,6 +80,7 @@ fn judged(name: &str) -> bool {
         || NET_METHOD_URL.contains(&name)
         || WRITE_CALLS.contains(&name)
         || super::calls::is_env_getter(name)
+        || PY_CODE_ENTRIES.iter().any(|(n, _)| *n == name)
         || matches!(
             name,
             "exec" | "eval" | "__import__" | "importlib.import_module" | "getattr" | "IO.popen"
@@ -376,6 +119,8 @@ const BENIGN_KWARGS: &[&str] = &[
     "windowsHide",
     "cookies",
     "files",
+    "number",
+    "repeat",
 ];
 
 impl<'a> Unit<'a> {
@@ -387,6 +132,7 @@ impl<'a> Unit<'a> {
     pub(super) fn capabilities(&self, nodes: &[Node<'a>], facts: &mut Facts) {
         let mut seen: HashSet<(usize, String)> = HashSet::new();
         let imported = self.imported_roots(nodes);
+        self.unknown_modules(nodes, PY_MODULES, JS_ROOTS, facts);
         for &n in nodes {
             let found = match self.lang {
                 Lang::Python => self.py_use(n, &imported),
@@ -462,6 +208,11 @@ impl<'a> Unit<'a> {
         let capable = (PY_MODULES.contains(&root) && imported.contains(root))
             || (PY_BUILTINS.contains(&canonical.as_str()) && !self.consts.contains_key(text));
         if !capable {
+            // A harmless module's risky member (`typing.get_type_hints`,
+            // `logging.config.dictConfig`): judged like a capable module's.
+            if imported.contains(root) && (is_risky(&canonical) || risky_below(&canonical)) {
+                return self.chain(n, canonical, HARMLESS_MEMBERS);
+            }
             return None;
         }
         self.chain(n, canonical, PY_SAFE)
@@ -472,6 +223,25 @@ impl<'a> Unit<'a> {
             // A dynamic `import(...)`.
             let call = self.up(n).filter(|p| p.kind() == "call_expression")?;
             return self.js_module_call(call, "import");
+        }
+        if self.is_code_constructor(n) {
+            return self.chain(n, "Function".into(), JS_SAFE);
+        }
+        if let Some(what) = self.constructor_call(n) {
+            return Some(what);
+        }
+        if n.kind() == "this" {
+            // `this[name]` at the top of a script is the global object.
+            let p = self.up(n)?;
+            if self.in_function(n) {
+                return None;
+            }
+            let idx = p
+                .child_by_field_name("index")
+                .filter(|_| p.kind() == "subscript_expression");
+            return idx
+                .filter(|&i| self.fold(i).exact_str().is_none())
+                .map(|_| "this[…]".to_string());
         }
         if n.kind() != "identifier" {
             return None;
@@ -615,13 +385,26 @@ impl<'a> Unit<'a> {
     /// Follow a capable value through static attribute access to the call that uses it.
     fn chain(&self, start: Node<'a>, mut name: String, safe: &[&str]) -> Option<String> {
         let mut cur = start;
+        let python = self.lang == Lang::Python;
         for _ in 0..64 {
-            if is_safe(&name, safe) {
+            // A safe prefix ends the walk, unless a risky member lies below it
+            // (`importlib.metadata` is safe, `importlib.metadata.EntryPoint` is not).
+            let risky = python && is_risky(&name);
+            let safe_here = !risky && is_safe(&name, safe);
+            if safe_here && !(python && risky_below(&name)) {
                 return None;
             }
             let Some(p) = self.up(cur) else {
-                return Some(name);
+                return (!safe_here).then_some(name);
             };
+            // Attribute access, or an argument (`getattr(typing, 'get_type_hints')`, a
+            // module handed to a function), leads further.
+            let deeper = (matches!(p.kind(), "attribute" | "member_expression")
+                && p.child_by_field_name("object") == Some(cur))
+                || matches!(p.kind(), "argument_list" | "arguments");
+            if safe_here && !deeper {
+                return None;
+            }
             let field = |f: &str| p.child_by_field_name(f) == Some(cur);
             match p.kind() {
                 "attribute" if field("object") => {
@@ -652,8 +435,11 @@ impl<'a> Unit<'a> {
                 }
                 "argument_list" | "arguments" => {
                     // `getattr(os, 'system')` with a literal name is attribute access.
-                    let call = self.up(p)?;
-                    let c = self.call(call)?;
+                    // Anything else holding arguments (a class's bases,
+                    // `class P(subprocess.Popen)`) hands the value on.
+                    let Some((call, c)) = self.up(p).and_then(|x| Some((x, self.call(x)?))) else {
+                        return Some(name);
+                    };
                     let first = c.args.first().copied() == Some(cur);
                     let attr = c
                         .args
@@ -691,6 +477,9 @@ impl<'a> Unit<'a> {
         };
         if trim(&c.callee) != trim(name) {
             return Some(name.to_string());
+        }
+        if self.safe_loader(&c, name) {
+            return None;
         }
         if name == "getattr" {
             // `getattr(obj, 'name')`: the capable object, if any, is checked on its own.

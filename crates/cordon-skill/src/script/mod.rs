@@ -8,11 +8,17 @@
 //! This module only extracts [`Facts`]; `review` judges them with the shell analysis and
 //! the policy's guards, like any other command.
 
+mod bind;
 mod calls;
 mod capability;
 mod envflow;
 mod fold;
+mod ident;
+mod js_caps;
 mod lang;
+mod modules;
+mod net_calls;
+mod python_caps;
 
 pub(crate) use lang::Lang;
 
@@ -64,6 +70,9 @@ pub(crate) struct Facts {
     pub parse_errors: usize,
     /// Uses of a capable module or builtin that no judged call resolves.
     pub unresolved: Vec<(usize, String)>,
+    /// Modules imported that cordon does not know to be harmless (by exact name; the
+    /// review drops the package's own).
+    pub modules: Vec<(usize, String)>,
     /// Uses of the whole environment other than named reads (see `envflow`); `true`
     /// when the environment reaches a network call's or a spawn's arguments.
     pub env_dumps: Vec<(usize, bool)>,
@@ -87,6 +96,7 @@ impl Facts {
             && self.env.is_empty()
             && self.paths.is_empty()
             && self.unresolved.is_empty()
+            && self.modules.is_empty()
             && self.env_dumps.is_empty()
             && self.globs.is_empty()
             && self.targets.is_empty()
@@ -107,6 +117,8 @@ pub(crate) struct Unit<'a> {
     aliases: HashMap<String, String>,
     /// Lines are counted from here (a Markdown block's first line).
     first_line: usize,
+    /// Names of functions and classes declared in the unit (JavaScript).
+    declared_functions: std::collections::HashSet<&'a str>,
 }
 
 /// A call: its canonical callee and its arguments.
@@ -131,6 +143,17 @@ pub(crate) fn analyze(lang: Lang, text: &str, first_line: usize) -> Facts {
             ..Facts::default()
         };
     };
+    // Names are looked up as the language compares them: rewrite each identifier to its
+    // normal form once, and read the rewritten text.
+    if let Some(normal) = ident::normalized_source(lang, text, &tree) {
+        let Some(tree) = parser.parse(&normal, None) else {
+            return Facts {
+                parse_errors: 1,
+                ..Facts::default()
+            };
+        };
+        return extract(lang, &normal, &tree, first_line);
+    }
     extract(lang, text, &tree, first_line)
 }
 
@@ -143,8 +166,18 @@ fn extract(lang: Lang, src: &str, tree: &Tree, first_line: usize) -> Facts {
         parents: HashMap::new(),
         aliases: HashMap::new(),
         first_line,
+        declared_functions: std::collections::HashSet::new(),
     };
     let nodes = all_nodes(tree.root_node());
+    for &n in &nodes {
+        if matches!(
+            n.kind(),
+            "function_declaration" | "generator_function_declaration" | "class_declaration"
+        ) && let Some(name) = n.child_by_field_name("name")
+        {
+            unit.declared_functions.insert(unit.text(name));
+        }
+    }
     for &n in &nodes {
         let mut c = n.walk();
         for child in n.children(&mut c) {
@@ -163,6 +196,7 @@ fn extract(lang: Lang, src: &str, tree: &Tree, first_line: usize) -> Facts {
         unit.visit(n, &mut facts, &mut skip);
     }
     unit.capabilities(&nodes, &mut facts);
+    unit.string_annotations(&nodes, &mut facts);
     unit.env_dumps(&nodes, &mut facts);
     facts
 }
@@ -201,243 +235,6 @@ impl<'a> Unit<'a> {
         self.first_line + n.start_position().row
     }
 
-    /// Record bindings and import aliases.
-    fn bind(&mut self, n: Node<'a>) {
-        self.poison(n);
-        match (self.lang, n.kind()) {
-            (Lang::Python, "assignment") | (Lang::Ruby, "assignment") => {
-                if let (Some(l), Some(r)) = (
-                    n.child_by_field_name("left"),
-                    n.child_by_field_name("right"),
-                ) && matches!(l.kind(), "identifier" | "constant")
-                {
-                    self.consts.entry(self.text(l)).or_default().push(r);
-                }
-            }
-            (Lang::Python, "import_statement") => {
-                for c in self.named(n) {
-                    if c.kind() == "aliased_import"
-                        && let (Some(name), Some(alias)) = (
-                            c.child_by_field_name("name"),
-                            c.child_by_field_name("alias"),
-                        )
-                    {
-                        self.aliases
-                            .insert(self.text(alias).into(), self.text(name).into());
-                    }
-                }
-            }
-            (Lang::Python, "import_from_statement") => {
-                let Some(module) = n.child_by_field_name("module_name") else {
-                    return;
-                };
-                let module = self.text(module).to_string();
-                let mut c = n.walk();
-                for name in n.children_by_field_name("name", &mut c) {
-                    let (orig, local) = match name.kind() {
-                        "aliased_import" => (
-                            name.child_by_field_name("name").map(|x| self.text(x)),
-                            name.child_by_field_name("alias").map(|x| self.text(x)),
-                        ),
-                        _ => (Some(self.text(name)), Some(self.text(name))),
-                    };
-                    if let (Some(o), Some(l)) = (orig, local) {
-                        self.aliases.insert(l.into(), format!("{module}.{o}"));
-                    }
-                }
-            }
-            (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, "variable_declarator") => {
-                let (Some(name), Some(value)) = (
-                    n.child_by_field_name("name"),
-                    n.child_by_field_name("value"),
-                ) else {
-                    return;
-                };
-                let value = if value.kind() == "await_expression" {
-                    self.named(value).into_iter().next().unwrap_or(value)
-                } else {
-                    value
-                };
-                if let Some(module) = self.required_module(value) {
-                    self.bind_pattern(name, &module);
-                } else if name.kind() == "identifier" {
-                    self.consts.entry(self.text(name)).or_default().push(value);
-                }
-            }
-            (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, "import_statement") => {
-                let Some(source) = n.child_by_field_name("source") else {
-                    return;
-                };
-                let module = js_module(&self.fold(source).text());
-                for clause in self
-                    .named(n)
-                    .into_iter()
-                    .filter(|c| c.kind() == "import_clause")
-                {
-                    for part in self.named(clause) {
-                        match part.kind() {
-                            "identifier" => {
-                                self.aliases.insert(self.text(part).into(), module.clone());
-                            }
-                            "namespace_import" => {
-                                if let Some(id) = self.named(part).into_iter().next() {
-                                    self.aliases.insert(self.text(id).into(), module.clone());
-                                }
-                            }
-                            "named_imports" => {
-                                for spec in self.named(part) {
-                                    let name =
-                                        spec.child_by_field_name("name").map(|x| self.text(x));
-                                    let alias = spec
-                                        .child_by_field_name("alias")
-                                        .map(|x| self.text(x))
-                                        .or(name);
-                                    if let (Some(nm), Some(al)) = (name, alias) {
-                                        self.aliases.insert(al.into(), format!("{module}.{nm}"));
-                                    }
-                                }
-                            }
-                            _ => {}
-                        }
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// Names bound by anything but one plain assignment (augmented assignment, tuple,
-    /// `for`, walrus, parameters, mutation in place) hold values the folder cannot know.
-    fn poison(&mut self, n: Node<'a>) {
-        let targets: Vec<Node<'a>> = match n.kind() {
-            "augmented_assignment"
-            | "augmented_assignment_expression"
-            | "operator_assignment"
-            | "assignment_expression"
-            | "update_expression" => n
-                .child_by_field_name("left")
-                .or(n.child_by_field_name("argument"))
-                .into_iter()
-                .collect(),
-            "assignment" => n
-                .child_by_field_name("left")
-                .filter(|l| !matches!(l.kind(), "identifier" | "constant"))
-                .into_iter()
-                .collect(),
-            "for_statement" | "for_in_statement" | "for_in_clause" => {
-                n.child_by_field_name("left").into_iter().collect()
-            }
-            "named_expression" => n.child_by_field_name("name").into_iter().collect(),
-            "as_pattern" => n.child_by_field_name("alias").into_iter().collect(),
-            "parameters"
-            | "lambda_parameters"
-            | "formal_parameters"
-            | "block_parameters"
-            | "method_parameters"
-            | "global_statement"
-            | "nonlocal_statement"
-            | "left_assignment_list"
-            | "array_pattern"
-            | "object_pattern" => vec![n],
-            "binary" if self.text(n).contains("<<") => {
-                n.child_by_field_name("left").into_iter().collect()
-            }
-            "call" | "call_expression" => {
-                // `c.append(…)`, `c.concat(…)`, `c.push(…)`, `c.gsub!(…)`: mutated in place.
-                let method = n
-                    .child_by_field_name("method")
-                    .or_else(|| {
-                        n.child_by_field_name("function").and_then(|f| {
-                            f.child_by_field_name("attribute")
-                                .or(f.child_by_field_name("property"))
-                        })
-                    })
-                    .map(|m| self.text(m))
-                    .unwrap_or("");
-                if matches!(
-                    method,
-                    "append"
-                        | "extend"
-                        | "insert"
-                        | "push"
-                        | "unshift"
-                        | "concat"
-                        | "replace"
-                        | "prepend"
-                        | "update"
-                        | "setdefault"
-                        | "splice"
-                        | "sub!"
-                        | "gsub!"
-                        | "insert!"
-                        | "<<"
-                        | "__setitem__"
-                        | "__iadd__"
-                ) {
-                    self.receiver(n).into_iter().collect()
-                } else {
-                    Vec::new()
-                }
-            }
-            _ => Vec::new(),
-        };
-        for t in targets {
-            for id in all_nodes(t) {
-                if matches!(
-                    id.kind(),
-                    "identifier" | "constant" | "shorthand_property_identifier_pattern"
-                ) {
-                    self.poisoned.insert(self.text(id));
-                }
-            }
-        }
-    }
-
-    /// `require('x')` → `x`.
-    fn required_module(&self, value: Node<'_>) -> Option<String> {
-        if value.kind() != "call_expression" {
-            return None;
-        }
-        let f = value.child_by_field_name("function")?;
-        if self.text(f) != "require" {
-            return None;
-        }
-        let args = value.child_by_field_name("arguments")?;
-        let first = self.named(args).into_iter().next()?;
-        self.fold(first).exact_str().map(js_module)
-    }
-
-    fn bind_pattern(&mut self, pattern: Node<'_>, module: &str) {
-        match pattern.kind() {
-            "identifier" => {
-                self.aliases
-                    .insert(self.text(pattern).into(), module.into());
-            }
-            "object_pattern" => {
-                for p in self.named(pattern) {
-                    match p.kind() {
-                        "shorthand_property_identifier_pattern" => {
-                            let n = self.text(p);
-                            self.aliases.insert(n.into(), format!("{module}.{n}"));
-                        }
-                        "pair_pattern" => {
-                            if let (Some(k), Some(v)) =
-                                (p.child_by_field_name("key"), p.child_by_field_name("value"))
-                            {
-                                self.aliases.insert(
-                                    self.text(v).into(),
-                                    format!("{module}.{}", self.text(k)),
-                                );
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-
     /// The canonical dotted name of a callee expression.
     pub(crate) fn dotted(&self, n: Node<'_>) -> String {
         // Callees nest (`a.b.c…`, `f()()()…`) as deep as the text wants: past a bound
@@ -474,6 +271,9 @@ impl<'a> Unit<'a> {
                     .map_or("", |a| self.text(a));
                 format!("{obj}.{attr}")
             }
+            "member_expression" | "subscript_expression" if self.is_code_constructor(n) => {
+                "Function".to_string()
+            }
             "member_expression" => {
                 let obj = n
                     .child_by_field_name("object")
@@ -498,6 +298,9 @@ impl<'a> Unit<'a> {
                 let Some(c) = self.call(n) else {
                     return String::new();
                 };
+                if let Some(r) = self.resolved_name(n, &c) {
+                    return r;
+                }
                 {
                     let folded = |i: usize| {
                         c.args
@@ -769,5 +572,7 @@ fn js_module(m: &str) -> String {
     m.trim_start_matches("node:").to_string()
 }
 
+#[cfg(test)]
+mod caps_tests;
 #[cfg(test)]
 mod tests;
