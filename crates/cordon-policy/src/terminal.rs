@@ -11,6 +11,12 @@
 
 use std::path::Path;
 
+/// Written before cordon's own lines on a terminal that a command has just written to:
+/// resets the character attributes (SGR 0), so that a command which ends by switching on
+/// concealed, invisible or same-colour text cannot hide what cordon says next (a
+/// summary of what containment blocked, an approval question) behind a fake one.
+pub const RESET_ATTRIBUTES: &str = "\x1b[0m";
+
 /// Escape every character that could act on a terminal or forge a line: C0 controls
 /// (newline, carriage return, ESC, BEL, …), DEL, the C1 range, the Unicode line and
 /// paragraph separators, and bidirectional overrides (which reorder what is shown).

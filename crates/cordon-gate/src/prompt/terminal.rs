@@ -32,6 +32,8 @@ pub struct TerminalPrompter<R, W> {
     input: R,
     output: W,
     flush_stdin: bool,
+    /// Reset the terminal's character attributes before each question.
+    reset_attributes: bool,
 }
 
 impl TerminalPrompter<io::StdinLock<'static>, io::Stderr> {
@@ -45,6 +47,7 @@ impl TerminalPrompter<io::StdinLock<'static>, io::Stderr> {
             input: io::stdin().lock(),
             output: io::stderr(),
             flush_stdin: true,
+            reset_attributes: true,
         })
     }
 }
@@ -56,13 +59,25 @@ impl<R: BufRead, W: Write> TerminalPrompter<R, W> {
             input,
             output,
             flush_stdin: false,
+            reset_attributes: false,
         }
+    }
+
+    /// The same, resetting the character attributes the output was left with before
+    /// each question, as on a real terminal.
+    pub fn resetting_attributes(mut self) -> Self {
+        self.reset_attributes = true;
+        self
     }
 
     fn render(&mut self, q: &Question<'_>) -> io::Result<()> {
         let c = q.context;
         let s = sanitize_for_terminal;
         let mut text = String::new();
+        if self.reset_attributes {
+            // A terminal a command may have left concealing text.
+            text.push_str(cordon_policy::terminal::RESET_ATTRIBUTES);
+        }
         text.push_str("\ncordon: approval needed\n");
         text.push_str(&format!("  tool:        {}\n", s(&c.tool)));
         text.push_str(&format!("  target:      {}\n", s(&c.target)));
@@ -132,7 +147,12 @@ impl<R: BufRead, W: Write> TerminalPrompter<R, W> {
     fn prompt_line(&mut self, q: &Question<'_>) -> io::Result<()> {
         let keys: Vec<String> = q.choices.iter().map(|c| key(*c)).collect();
         // One write, so the line appears whole.
-        let line = format!("choose [{}]: ", keys.join("/"));
+        let reset = if self.reset_attributes {
+            cordon_policy::terminal::RESET_ATTRIBUTES
+        } else {
+            ""
+        };
+        let line = format!("{reset}choose [{}]: ", keys.join("/"));
         self.output.write_all(line.as_bytes())?;
         self.output.flush()
     }
@@ -230,6 +250,33 @@ mod tests {
         let text = String::from_utf8_lossy(&out);
         assert_eq!(text.matches("please answer").count(), 3);
         assert!(text.contains("no valid answer; denying"));
+    }
+
+    #[test]
+    fn on_a_terminal_each_question_starts_by_resetting_what_a_command_left_on() {
+        let ctx = AskContext {
+            tool: "Bash".into(),
+            target: "rm x".into(),
+            ..Default::default()
+        };
+        let q = Question {
+            context: &ctx,
+            choices: vec![Choice::AllowOnce, Choice::Deny],
+        };
+        let mut out = Vec::new();
+        let mut p = TerminalPrompter::new(&b"d\n"[..], &mut out).resetting_attributes();
+        assert_eq!(p.ask(&q).ok(), Some(PromptOutcome::Answered(Choice::Deny)));
+        let text = String::from_utf8_lossy(&out);
+        assert!(
+            text.starts_with("\x1b[0m\ncordon: approval needed"),
+            "{text:?}"
+        );
+        assert!(text.contains("\x1b[0mchoose [o/d]: "), "{text:?}");
+        // Not a terminal: nothing but text.
+        let mut out = Vec::new();
+        let mut p = TerminalPrompter::new(&b"d\n"[..], &mut out);
+        assert_eq!(p.ask(&q).ok(), Some(PromptOutcome::Answered(Choice::Deny)));
+        assert!(!String::from_utf8_lossy(&out).contains('\x1b'));
     }
 
     #[test]

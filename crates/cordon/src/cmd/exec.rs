@@ -479,6 +479,11 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
         &run_options,
         args.explain,
     );
+    // The command wrote to this terminal last: whatever attributes it left on (concealed
+    // text among them) must not hide cordon's lines below.
+    if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        eprint!("{}", cordon_policy::terminal::RESET_ATTRIBUTES);
+    }
     let ran = match executed {
         Ok(Executed::Ran(ran)) => ran,
         Ok(Executed::Refused(r)) => {
