@@ -15,7 +15,7 @@
 
 use cordon_policy::settings::{MAX_MACHINE_NAME, StorePassword, StoreSettings, valid_machine_name};
 use cordon_policy::{LoadOptions, RealFs};
-use cordon_store::{Password, PgTarget, StoreAt};
+use cordon_store::{MAX_CA_FILE, Password, PgTarget, StoreAt, StoreTls};
 use std::io::Read;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -222,7 +222,14 @@ pub fn target_of(
             _ => host_name()?,
         },
     };
-    PgTarget::new(&settings.url, password, &machine).map_err(|e| {
+    let tls = match &settings.ca_file {
+        Some(path) => {
+            let pem = read_ca_file(path)?;
+            Some(StoreTls::from_pem(&pem, path).map_err(|e| LocateError(e.to_string()))?)
+        }
+        None => None,
+    };
+    PgTarget::with_tls(&settings.url, password, &machine, tls).map_err(|e| {
         LocateError(format!(
             "`[store] url` in {} cannot be used: {e}",
             settings.file.display()
@@ -276,6 +283,34 @@ fn read_password_file(path: &Path) -> Result<Password, LocateError> {
         return Err(fail("is empty"));
     }
     Ok(Password::new(line.to_string()))
+}
+
+/// The text of `[store] ca_file`: a regular file (read through one open, checked on what
+/// was opened) that neither its group nor others may write, since whoever can write it
+/// chooses which server cordon trusts with the password and the fleet's leases. Not
+/// secret: its readers and owner are not checked.
+fn read_ca_file(path: &Path) -> Result<Vec<u8>, LocateError> {
+    let fail = |why: &str| LocateError(format!("the store's CA file {} {why}", path.display()));
+    let file = std::fs::File::open(path).map_err(|e| fail(&format!("cannot be read ({e})")))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| fail(&format!("cannot be read ({e})")))?;
+    if !meta.is_file() {
+        return Err(fail("is not a regular file"));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(fail(
+            "may be written by its group or others, who could make cordon trust their server; chmod go-w it",
+        ));
+    }
+    let mut pem = Vec::new();
+    file.take(MAX_CA_FILE + 1)
+        .read_to_end(&mut pem)
+        .map_err(|e| fail(&format!("cannot be read ({e})")))?;
+    if pem.len() as u64 > MAX_CA_FILE {
+        return Err(fail(&format!("is larger than {MAX_CA_FILE} bytes")));
+    }
+    Ok(pem)
 }
 
 /// This machine's host name (the default `[store] machine`).

@@ -91,7 +91,7 @@ pub use approval::{
     NoHuman, NoPrompter, PromptOutcome, Prompter, Question, Refusal, Resolution, RuleOption,
     answered_record, resolve_ask, resolve_ask_with, resolve_edited, resolve_lease,
 };
-pub use at::{Password, PgTarget, StoreAt};
+pub use at::{MAX_CA_FILE, Password, PgTarget, StoreAt, StoreTls};
 pub use audit::{
     AppendReceipt, AuditLog, Backlog, Break, Durability, QueuedRecord, Reanchored, SyncHandle,
     Unshipped, Verification, VerifyOptions, VerifyReport, backlog, reanchor, records_after, tail,

@@ -98,10 +98,24 @@ pub(super) fn store_of(
         }
         None => None,
     };
+    let ca_file = match &t.ca_file {
+        Some(f) => {
+            let p = crate::paths::expand_home(f.get_ref(), home);
+            if !p.is_absolute() {
+                return Err(err(
+                    f.span(),
+                    "`[store] ca_file` must be an absolute path or start with ~/".into(),
+                ));
+            }
+            Some(p)
+        }
+        None => None,
+    };
     Ok(StoreSettings {
         url: url.get_ref().clone(),
         password,
         machine,
+        ca_file,
         file: file.to_path_buf(),
     })
 }
@@ -239,11 +253,15 @@ mod tests {
         let fs = fs().file_with(
             USER,
             1,
-            b"[store]\nurl = \"postgres://cordon@db/cordon\"\npassword_file = \"~/.pgpass-cordon\"\nmachine = \"ci-7\"\n",
+            b"[store]\nurl = \"postgres://cordon@db/cordon\"\npassword_file = \"~/.pgpass-cordon\"\nmachine = \"ci-7\"\nca_file = \"~/.config/cordon/db-ca.pem\"\n",
         );
         let m = load(&opts(), &fs).unwrap();
         let s = m.store.expect("the user's [store]");
         assert_eq!(s.url, "postgres://cordon@db/cordon");
+        assert_eq!(
+            s.ca_file.as_deref(),
+            Some(Path::new("/home/u/.config/cordon/db-ca.pem"))
+        );
         assert_eq!(s.machine.as_deref(), Some("ci-7"));
         assert_eq!(
             s.password,
@@ -276,10 +294,15 @@ mod tests {
     /// file named on the command line are all refused.
     #[test]
     fn a_project_setting_the_store_is_refused() {
-        let spellings: [&[u8]; 3] = [
+        let spellings: [&[u8]; 6] = [
             b"[store]\nurl = \"postgres://evil@attacker/db\"\n",
             b"store = { url = \"postgres://evil@attacker/db\" }\n",
             b"store.url = \"postgres://evil@attacker/db\"\n",
+            // Pointing the user's own database's CA at the repository's file: the TLS
+            // keys are `[store]` keys, refused with the table.
+            b"[store]\nca_file = \"/w/proj/ca.pem\"\n",
+            b"store.ca_file = \"/w/proj/ca.pem\"\n",
+            b"store = { url = \"postgres://evil@attacker/db\", ca_file = \"/w/proj/ca.pem\" }\n",
         ];
         for text in spellings {
             let fs = fs().file_with(PROJECT, 1, text);
@@ -341,6 +364,10 @@ mod tests {
                 "machine",
             ),
             (b"[store]\nurl = \"postgres://db/x\"\nuser = \"u\"\n", "unknown field"),
+            (
+                b"[store]\nurl = \"postgres://db/x\"\nca_file = \"ca.pem\"\n",
+                "`[store] ca_file` must be an absolute path",
+            ),
         ] {
             let fs = fs().file_with(USER, 1, text);
             let e = load(&opts(), &fs).unwrap_err();

@@ -239,12 +239,40 @@ fn lost(e: &tokio_postgres::Error) -> bool {
     }
 }
 
+/// What failed, when `e` is a failed TLS handshake (or a server that declined TLS): the
+/// driver's own message says only "error performing TLS handshake", its cause says why.
+fn tls_failure(e: &tokio_postgres::Error) -> Option<String> {
+    if e.to_string() != "error performing TLS handshake" {
+        return None;
+    }
+    let mut why = Vec::new();
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if why.last() != Some(&text) {
+            why.push(text);
+        }
+        cause = c.source();
+    }
+    let why = why.join(": ");
+    Some(if why == "server does not support TLS" {
+        "the server does not offer TLS, and cordon never falls back to plaintext".into()
+    } else if why.is_empty() {
+        "the handshake failed".into()
+    } else {
+        why
+    })
+}
+
 /// A PostgreSQL error as a store error naming `at` (the URL; never a password).
 pub(crate) fn pg_error(at: &Path, e: &tokio_postgres::Error) -> StoreError {
     use tokio_postgres::error::SqlState;
     let why = e
         .as_db_error()
         .map_or_else(|| e.to_string(), |d| d.message().to_string());
+    if let Some(why) = tls_failure(e) {
+        return StoreError::new(at, StoreErrorKind::Tls(why));
+    }
     let kind = match e.code() {
         Some(c) if *c == SqlState::LOCK_NOT_AVAILABLE || *c == SqlState::QUERY_CANCELED => {
             StoreErrorKind::Locked
@@ -330,6 +358,7 @@ fn async_config(c: &postgres::Config) -> tokio_postgres::Config {
         t.keepalives_retries(v);
     }
     t.ssl_mode(c.get_ssl_mode())
+        .ssl_negotiation(c.get_ssl_negotiation())
         .target_session_attrs(c.get_target_session_attrs())
         .channel_binding(c.get_channel_binding())
         .load_balance_hosts(c.get_load_balance_hosts());
@@ -378,17 +407,35 @@ pub(crate) fn connect(target: &PgTarget, lock_timeout: Duration) -> Result<PgCli
                     StoreErrorKind::Io(format!("the connection's runtime could not start ({e})")),
                 )
             })?;
+        // The connection is driven whenever a round trip blocks on this runtime, and
+        // dropped with it. With TLS the mode is `require` (set by `PgTarget`): a server
+        // that declines TLS is refused, never talked to in plaintext.
         let attempt = runtime.block_on(async {
-            tokio::time::timeout(limit, config.connect(tokio_postgres::NoTls)).await
+            tokio::time::timeout(limit, async {
+                match &target.tls {
+                    Some(tls) => {
+                        let make = tokio_postgres_rustls::MakeRustlsConnect::new(
+                            rustls::ClientConfig::clone(&tls.config),
+                        );
+                        let (client, connection) = config.connect(make).await?;
+                        tokio::spawn(async move {
+                            let _ = connection.await;
+                        });
+                        Ok(client)
+                    }
+                    None => {
+                        let (client, connection) = config.connect(tokio_postgres::NoTls).await?;
+                        tokio::spawn(async move {
+                            let _ = connection.await;
+                        });
+                        Ok(client)
+                    }
+                }
+            })
+            .await
         });
         let err = match attempt {
-            Ok(Ok((client, connection))) => {
-                // Driven whenever a round trip blocks on this runtime; dropped with it.
-                runtime.spawn(async move {
-                    let _ = connection.await;
-                });
-                return Ok(PgClient { client, runtime });
-            }
+            Ok(Ok(client)) => return Ok(PgClient { client, runtime }),
             Ok(Err(e)) => pg_error(&at, &e),
             Err(_) => no_answer(&at, "a login", CONNECT_BUDGET),
         };
