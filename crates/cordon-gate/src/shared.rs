@@ -432,6 +432,54 @@ mod tests {
         }
     }
 
+    /// `[store] ca_file`: read as a regular file that only its owner may write; with it,
+    /// a remote host is accepted (TLS, verify-full), without it refused naming the key.
+    #[test]
+    fn the_ca_file_is_read_carefully_and_allows_a_remote_host() {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = cordon_store::pg_test::TestCa::new("gate test CA");
+        let file = dir.path().join("ca.pem");
+        std::fs::write(&file, ca.pem()).unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let mut s = settings(None);
+        s.url = "postgres://cordon@db.fleet.example:5432/cordon".into();
+        let e = target_of(&s, &|_| None).unwrap_err();
+        assert!(
+            e.0.contains("TLS is not configured: set `[store] ca_file`"),
+            "{e}"
+        );
+        s.ca_file = Some(file.clone());
+        let t = target_of(&s, &|_| None).unwrap();
+        assert_eq!(t.tls().unwrap().ca_file(), file.as_path());
+        // Writable by others: they would choose which server is trusted.
+        for mode in [0o664, 0o646, 0o666] {
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
+            let e = target_of(&s, &|_| None).unwrap_err();
+            assert!(e.0.contains("may be written by its group or others"), "{mode:o}: {e}");
+        }
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        // Not a regular file, missing, not a certificate, too large.
+        for (path, says) in [
+            (dir.path().to_path_buf(), "not a regular file"),
+            (dir.path().join("missing.pem"), "cannot be read"),
+            (PathBuf::from("/dev/zero"), "not a regular file"),
+        ] {
+            s.ca_file = Some(path.clone());
+            let e = target_of(&s, &|_| None).unwrap_err();
+            assert!(e.0.contains(says), "{}: {e}", path.display());
+        }
+        let junk = dir.path().join("junk.pem");
+        std::fs::write(&junk, "not a certificate\n").unwrap();
+        s.ca_file = Some(junk);
+        let e = target_of(&s, &|_| None).unwrap_err();
+        assert!(e.0.contains("holds no certificate"), "{e}");
+        let big = dir.path().join("big.pem");
+        std::fs::write(&big, ca.pem().repeat(2000)).unwrap();
+        s.ca_file = Some(big);
+        let e = target_of(&s, &|_| None).unwrap_err();
+        assert!(e.0.contains("is larger than"), "{e}");
+    }
+
     #[test]
     fn a_missing_password_variable_is_named_not_shown() {
         let s = settings(Some(StorePassword::Env("FLEET_PG_PW".into())));
