@@ -278,9 +278,10 @@ pub(crate) fn pg_error(at: &Path, e: &tokio_postgres::Error) -> StoreError {
             StoreErrorKind::Locked
         }
         Some(c) if *c == SqlState::DISK_FULL => StoreErrorKind::Full,
+        // A role's missing grant (see pg_roles.sql): the server refused one statement.
+        Some(c) if *c == SqlState::INSUFFICIENT_PRIVILEGE => StoreErrorKind::NotPermitted(why),
         Some(c)
-            if *c == SqlState::INSUFFICIENT_PRIVILEGE
-                || *c == SqlState::INVALID_PASSWORD
+            if *c == SqlState::INVALID_PASSWORD
                 || *c == SqlState::INVALID_AUTHORIZATION_SPECIFICATION =>
         {
             StoreErrorKind::Permissions(why)
