@@ -455,7 +455,10 @@ mod tests {
         for mode in [0o664, 0o646, 0o666] {
             std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
             let e = target_of(&s, &|_| None).unwrap_err();
-            assert!(e.0.contains("may be written by its group or others"), "{mode:o}: {e}");
+            assert!(
+                e.0.contains("may be written by its group or others"),
+                "{mode:o}: {e}"
+            );
         }
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
         // Not a regular file, missing, not a certificate, too large.

@@ -263,7 +263,8 @@ impl PgTarget {
         match (&tls, ssl) {
             (Some(_), SslAsk::Disable) => {
                 return Err(bad(
-                    "the URL says sslmode=disable but `[store] ca_file` asks for TLS; remove one".into(),
+                    "the URL says sslmode=disable but `[store] ca_file` asks for TLS; remove one"
+                        .into(),
                 ));
             }
             (None, SslAsk::VerifyFull) => {
@@ -581,14 +582,24 @@ mod tests {
             postgres::config::SslMode::Disable
         );
         // Every sslmode that verifies less, in any spelling, with TLS or without.
-        for weak in ["require", "prefer", "allow", "verify-ca", "REQUIRE", "bogus"] {
+        for weak in [
+            "require",
+            "prefer",
+            "allow",
+            "verify-ca",
+            "REQUIRE",
+            "bogus",
+        ] {
             for url in [
                 format!("postgres://cordon@db.example.com/c?sslmode={weak}"),
                 format!("postgres://cordon@localhost/c?ssl%6dode={weak}"),
                 format!("postgres://cordon@localhost/c?application_name=a&SSLMODE={weak}"),
             ] {
                 let e = with(&url).unwrap_err().to_string();
-                assert!(e.contains("verifies less than cordon requires"), "{url}: {e}");
+                assert!(
+                    e.contains("verifies less than cordon requires"),
+                    "{url}: {e}"
+                );
                 assert!(PgTarget::new(&url, None, "m").is_err(), "{url}");
             }
         }
@@ -615,13 +626,24 @@ mod tests {
             let e = with(url).unwrap_err().to_string();
             assert!(e.contains(says), "{url}: {e}");
         }
-        let e = PgTarget::new("postgres://cordon@localhost/c?sslmode=verify-full", None, "m")
-            .unwrap_err()
-            .to_string();
+        let e = PgTarget::new(
+            "postgres://cordon@localhost/c?sslmode=verify-full",
+            None,
+            "m",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("`[store] ca_file` is not set"), "{e}");
         // `sslmode=disable` without TLS changes nothing: still loopback only.
         PgTarget::new("postgres://cordon@localhost/c?sslmode=disable", None, "m").unwrap();
-        assert!(PgTarget::new("postgres://cordon@db.example.com/c?sslmode=disable", None, "m").is_err());
+        assert!(
+            PgTarget::new(
+                "postgres://cordon@db.example.com/c?sslmode=disable",
+                None,
+                "m"
+            )
+            .is_err()
+        );
     }
 
     #[test]

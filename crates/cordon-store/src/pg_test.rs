@@ -140,6 +140,12 @@ impl Cluster {
             .expect("connect to the test cluster")
     }
 
+    /// A client to database `db` as `postgres`, for administration inside it (grants).
+    pub fn admin_of(&self, db: &str) -> postgres::Client {
+        postgres::Client::connect(&self.url(db), postgres::NoTls)
+            .expect("connect to the test database")
+    }
+
     /// A new empty database with a random name; its name.
     pub fn fresh_database(&self) -> String {
         let name = random_name("cordon_test_");
@@ -233,9 +239,10 @@ impl TestCa {
         let key = rcgen::KeyPair::generate().expect("a server key");
         let names: Vec<String> = names.iter().map(|n| (*n).to_string()).collect();
         let mut params = CertificateParams::new(names.clone()).expect("server names");
-        params
-            .distinguished_name
-            .push(DnType::CommonName, names.first().cloned().unwrap_or_default());
+        params.distinguished_name.push(
+            DnType::CommonName,
+            names.first().cloned().unwrap_or_default(),
+        );
         params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
         params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
         let cert = params

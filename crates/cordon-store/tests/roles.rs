@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use cordon_store::pg_test::Cluster;
 use cordon_store::{
-    Answer, CallRef, PG_ROLES_SQL, PgTarget, Scope, SessionLimits, SessionRecord, Store,
-    StoreAt, StoreError, StoreErrorKind, ToolPin,
+    Answer, CallRef, PG_ROLES_SQL, PgTarget, Scope, SessionLimits, SessionRecord, Store, StoreAt,
+    StoreError, StoreErrorKind, ToolPin,
 };
 use serde_json::json;
 
@@ -89,7 +89,13 @@ fn each_role_does_what_it_is_for() {
     let a = f.open("a1");
     // Machine: ask, sessions, operation ids, pins, decisions, read.
     let id = m
-        .add_pending("fp-deploy", Some("s1"), &json!({"tool": "Bash", "input": {"command": "make deploy"}}), &json!({}), None)
+        .add_pending(
+            "fp-deploy",
+            Some("s1"),
+            &json!({"tool": "Bash", "input": {"command": "make deploy"}}),
+            &json!({}),
+            None,
+        )
         .unwrap();
     assert_eq!(m.pending().unwrap().len(), 1);
     assert!(m.claim_operation("op-1", "hook", "fp").unwrap());
@@ -116,15 +122,22 @@ fn each_role_does_what_it_is_for() {
     };
     m.mcp_pin_first("srv", "[\"srv\"]", &[pin]).unwrap();
     assert_eq!(
-        m.add_decisions("m1", "log", &[(1, r#"{"seq":1,"time":"2026-01-01T00:00:01Z"}"#)])
-            .unwrap(),
+        m.add_decisions(
+            "m1",
+            "log",
+            &[(1, r#"{"seq":1,"time":"2026-01-01T00:00:01Z"}"#)]
+        )
+        .unwrap(),
         1
     );
     assert!(m.rules().unwrap().is_empty());
     // Approver: answer, and the asking machine spends the lease once.
     a.answer(id, Answer::Approve).unwrap();
     assert!(m.consume("fp-deploy", Some("s1")).unwrap().is_some());
-    assert!(m.consume("fp-deploy", Some("s1")).unwrap().is_none(), "spent once");
+    assert!(
+        m.consume("fp-deploy", Some("s1")).unwrap().is_none(),
+        "spent once"
+    );
     // Approver: leases and rules.
     a.grant("fp-always", Scope::Always, None, "alice").unwrap();
     assert!(m.consume("fp-always", None).unwrap().is_some());
@@ -148,7 +161,10 @@ fn a_machine_cannot_approve() {
     assert!(m.get_pending(id).is_ok(), "still pending");
     refused(m.grant("fp-x", Scope::Always, None, "m1"), "a lease");
     refused(m.grant("fp-x", Scope::Once, None, "m1"), "a once-lease");
-    assert!(m.consume("fp-x", None).unwrap().is_none(), "no lease was left");
+    assert!(
+        m.consume("fp-x", None).unwrap().is_none(),
+        "no lease was left"
+    );
     refused(m.remember_rule("Bash(*)", "Bash"), "a rule");
     assert!(a.rules().unwrap().is_empty());
     let lease = a.grant("fp-y", Scope::Always, None, "alice").unwrap();
@@ -165,27 +181,57 @@ fn a_machine_cannot_forge_in_sql() {
     let m = f.open("m1");
     let a = f.open("a1");
     let id = m
-        .add_pending("fp-z", None, &json!({"tool": "Bash", "input": {"command": "ls"}}), &json!({}), None)
+        .add_pending(
+            "fp-z",
+            None,
+            &json!({"tool": "Bash", "input": {"command": "ls"}}),
+            &json!({}),
+            None,
+        )
         .unwrap();
     let once = a.grant("fp-once", Scope::Once, None, "alice").unwrap();
     assert!(m.consume("fp-once", None).unwrap().is_some());
     let mut raw = f.raw("m1");
     for (sql, what) in [
-        ("UPDATE pending SET request = '{\"tool\":\"Bash\",\"input\":{\"command\":\"ls\"}}', fingerprint = 'fp-evil'", "rewriting a pending approval"),
-        ("UPDATE pending SET machine = 'a1'", "renaming the machine that asked"),
+        (
+            "UPDATE pending SET request = '{\"tool\":\"Bash\",\"input\":{\"command\":\"ls\"}}', fingerprint = 'fp-evil'",
+            "rewriting a pending approval",
+        ),
+        (
+            "UPDATE pending SET machine = 'a1'",
+            "renaming the machine that asked",
+        ),
         ("UPDATE pending SET state = 'approved'", "approving in SQL"),
-        ("INSERT INTO pending (fingerprint, request, verdict, created_ms, state) VALUES ('fp-evil', '{}', '{}', 0, 'approved')", "inserting an approved row"),
-        ("INSERT INTO leases (fingerprint, scope, created_ms, answer) VALUES ('fp-evil', 'always', 0, 'allow')", "planting a lease"),
-        ("INSERT INTO rules (rule, tool_kind, created_ms, created_by) VALUES ('Bash(*)', 'Bash', 0, 'm1')", "planting a rule"),
+        (
+            "INSERT INTO pending (fingerprint, request, verdict, created_ms, state) VALUES ('fp-evil', '{}', '{}', 0, 'approved')",
+            "inserting an approved row",
+        ),
+        (
+            "INSERT INTO leases (fingerprint, scope, created_ms, answer) VALUES ('fp-evil', 'always', 0, 'allow')",
+            "planting a lease",
+        ),
+        (
+            "INSERT INTO rules (rule, tool_kind, created_ms, created_by) VALUES ('Bash(*)', 'Bash', 0, 'm1')",
+            "planting a rule",
+        ),
         ("UPDATE leases SET revoked = 0", "unrevoking"),
         ("UPDATE leases SET expires_ms = NULL", "extending a lease"),
-        ("UPDATE leases SET fingerprint = 'fp-evil'", "moving a lease to another call"),
-        ("UPDATE leases SET used_at_ms = NULL", "unspending a once-lease"),
+        (
+            "UPDATE leases SET fingerprint = 'fp-evil'",
+            "moving a lease to another call",
+        ),
+        (
+            "UPDATE leases SET used_at_ms = NULL",
+            "unspending a once-lease",
+        ),
         ("UPDATE leases SET uses = 0", "resetting a lease's count"),
         ("DELETE FROM pending", "deleting asks"),
         ("DELETE FROM leases", "deleting leases"),
         ("CREATE TABLE x (a int)", "changing the schema"),
-        ("UPDATE cordon_schema SET version = 99", "changing the schema version"),
+        (
+            "UPDATE cordon_schema SET version = 99",
+            "changing the schema version",
+        ),
     ] {
         denied(raw.execute(sql, &[]), what);
     }
@@ -193,12 +239,18 @@ fn a_machine_cannot_forge_in_sql() {
     assert!(m.consume("fp-evil", None).unwrap().is_none());
     let shown = a.get_pending(id).unwrap();
     assert_eq!(shown.fingerprint, "fp-z");
-    assert_eq!(shown.request, json!({"tool": "Bash", "input": {"command": "ls"}}));
+    assert_eq!(
+        shown.request,
+        json!({"tool": "Bash", "input": {"command": "ls"}})
+    );
     assert_eq!(shown.machine.as_deref(), Some("m1"));
     // The owner and approvers cannot unspend either (the trigger is everyone's).
     let mut owner = postgres::Client::connect(&f.cluster.url(&f.db), postgres::NoTls).unwrap();
     denied(
-        owner.execute("UPDATE leases SET used_at_ms = NULL WHERE id = $1", &[&once.0]),
+        owner.execute(
+            "UPDATE leases SET used_at_ms = NULL WHERE id = $1",
+            &[&once.0],
+        ),
         "unspending as the owner",
     );
 }

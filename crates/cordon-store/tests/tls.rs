@@ -87,7 +87,11 @@ fn verify_full_with_the_right_ca_connects_and_works() {
             &[],
         )
         .unwrap();
-    assert_eq!(row.get::<_, i64>(0), 1, "the password role's connection is TLS");
+    assert_eq!(
+        row.get::<_, i64>(0),
+        1,
+        "the password role's connection is TLS"
+    );
     // A wrong password is still refused by the server (the password is checked, over TLS).
     let start = Instant::now();
     let e = open(&url, Some("hunter2-wrong"), tls_of(&ca)).unwrap_err();
@@ -121,7 +125,11 @@ fn a_wrong_ca_is_refused() {
     let leaf_as_ca = StoreTls::from_pem(cert.cert_pem.as_bytes(), Path::new("/ca.pem"));
     if let Ok(t) = leaf_as_ca {
         let start = Instant::now();
-        assert_tls_refused(open(&url, None, t), start.elapsed(), "invalid peer certificate");
+        assert_tls_refused(
+            open(&url, None, t),
+            start.elapsed(),
+            "invalid peer certificate",
+        );
     }
     // Third: the system's public roots do not vouch for a private CA's certificate.
     let system = Path::new("/etc/ssl/certs/ca-certificates.crt");
@@ -217,7 +225,11 @@ fn nothing_follows_a_declined_tls_request() {
     assert_tls_refused(r, start.elapsed(), "does not offer TLS");
     let (got, again) = server.join().unwrap();
     // SSLRequest: length 8, code 80877103.
-    assert_eq!(got, [0, 0, 0, 8, 4, 210, 22, 47], "sent after the refusal: {got:?}");
+    assert_eq!(
+        got,
+        [0, 0, 0, 8, 4, 210, 22, 47],
+        "sent after the refusal: {got:?}"
+    );
     assert!(!again, "a second, plaintext attempt was made");
 }
 

@@ -387,8 +387,7 @@ fn exec_keeps_the_store_endpoint_out_of_reach() {
 #[test]
 fn the_cli_reaches_a_tls_store_and_refuses_another_ca() {
     let ca = cordon_store::pg_test::TestCa::new("fleet CA");
-    let Some(c) = cordon_store::pg_test::Cluster::start_tcp(Some(&ca.issue(&["localhost"])))
-    else {
+    let Some(c) = cordon_store::pg_test::Cluster::start_tcp(Some(&ca.issue(&["localhost"]))) else {
         return;
     };
     let db = c.fresh_database();
@@ -410,7 +409,10 @@ fn the_cli_reaches_a_tls_store_and_refuses_another_ca() {
     let out = e.run(&["approvals", "list"], &[]);
     let (stdout, stderr) = common::text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout} {stderr}");
-    assert!(stdout.contains("make deploy") && stdout.contains("tls-1"), "{stdout}");
+    assert!(
+        stdout.contains("make deploy") && stdout.contains("tls-1"),
+        "{stdout}"
+    );
     // Another CA: refused, and the ask denied with the reason.
     let other = e.home.join("other-ca.pem");
     std::fs::write(&other, cordon_store::pg_test::TestCa::new("fleet CA").pem()).unwrap();
@@ -429,4 +431,68 @@ fn the_cli_reaches_a_tls_store_and_refuses_another_ca() {
         stdout.contains("TLS with verify-full failed"),
         "{stdout} {stderr}"
     );
+}
+
+/// Separate roles through the real binary: a machine logging in as a `cordon_machine`
+/// role records a pending approval but cannot approve it (one sentence, still pending);
+/// an approver's role answers it; the machine's `approvals list` then shows none.
+#[test]
+fn a_machine_role_asks_and_only_an_approver_answers() {
+    let Some(c) = cordon_store::pg_test::Cluster::start_private() else {
+        return;
+    };
+    let db = c.fresh_database();
+    drop(
+        cordon_store::Store::open_at(&cordon_store::StoreAt::Postgres(c.target(&db, "owner")))
+            .unwrap(),
+    );
+    let mut admin = c.admin_of(&db);
+    admin.batch_execute(cordon_store::PG_ROLES_SQL).unwrap();
+    admin
+        .batch_execute(
+            "CREATE ROLE ci_7 LOGIN IN ROLE cordon_machine; CREATE ROLE alice LOGIN IN ROLE cordon_approver",
+        )
+        .unwrap();
+    let config = |role: &str| {
+        format!(
+            "[permissions]\nask = [\"Bash(make deploy:*)\"]\n[store]\nurl = \"postgresql:///{db}?host={}&user={role}\"\nmachine = \"{role}\"\n",
+            c.socket_dir().display()
+        )
+    };
+    let (machine, human) = (Env::new(), Env::new());
+    machine.user_config(&config("ci_7"));
+    human.user_config(&config("alice"));
+    let ask = serde_json::json!({"tool": "Bash", "input": {"command": "make deploy"}});
+    let out = machine.run(&["check", "--pending", &ask.to_string()], &[]);
+    let (stdout, stderr) = common::text(&out);
+    assert!(stdout.contains("pending"), "{stdout} {stderr}");
+    let out = machine.run(&["approvals", "list", "--json"], &[]);
+    let (stdout, stderr) = common::text(&out);
+    let listed: serde_json::Value = stdout
+        .lines()
+        .next()
+        .and_then(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("nothing pending: {stdout} {stderr}"));
+    assert_eq!(listed["machine"], "ci_7", "{listed}");
+    let id = listed["id"].as_i64().unwrap();
+    let out = machine.run(&["approvals", "approve", &id.to_string()], &[]);
+    let (stdout, stderr) = common::text(&out);
+    assert_ne!(out.status.code(), Some(0), "{stdout} {stderr}");
+    assert!(
+        stderr.contains("refused this to the database role cordon logs in as")
+            && stderr.contains("cordon_approver"),
+        "{stderr}"
+    );
+    let out = human.run(&["approvals", "list"], &[]);
+    assert!(
+        common::text(&out).0.contains("make deploy"),
+        "still pending"
+    );
+    let out = human.run(&["approvals", "approve", &id.to_string()], &[]);
+    let (stdout, stderr) = common::text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout} {stderr}");
+    let out = machine.run(&["approvals", "list"], &[]);
+    let (stdout, stderr) = common::text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout} {stderr}");
+    assert!(!stdout.contains("make deploy"), "{stdout}");
 }
