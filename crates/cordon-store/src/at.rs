@@ -391,6 +391,31 @@ impl PgTarget {
     }
 }
 
+/// What failed, when `e` is a failed TLS handshake (or a server that declined TLS): the
+/// driver's own message says only "error performing TLS handshake", its cause says why.
+pub(crate) fn tls_failure(e: &tokio_postgres::Error) -> Option<String> {
+    if e.to_string() != "error performing TLS handshake" {
+        return None;
+    }
+    let mut why = Vec::new();
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if why.last() != Some(&text) {
+            why.push(text);
+        }
+        cause = c.source();
+    }
+    let why = why.join(": ");
+    Some(if why == "server does not support TLS" {
+        "the server does not offer TLS, and cordon never falls back to plaintext".into()
+    } else if why.is_empty() {
+        "the handshake failed".into()
+    } else {
+        why
+    })
+}
+
 /// `scheme://host[:port]/db` of `url`: no user, no query (`postgresql://` plus the path
 /// alone for a socket URL).
 fn short_url(url: &str) -> String {

@@ -239,38 +239,13 @@ fn lost(e: &tokio_postgres::Error) -> bool {
     }
 }
 
-/// What failed, when `e` is a failed TLS handshake (or a server that declined TLS): the
-/// driver's own message says only "error performing TLS handshake", its cause says why.
-fn tls_failure(e: &tokio_postgres::Error) -> Option<String> {
-    if e.to_string() != "error performing TLS handshake" {
-        return None;
-    }
-    let mut why = Vec::new();
-    let mut cause = std::error::Error::source(e);
-    while let Some(c) = cause {
-        let text = c.to_string();
-        if why.last() != Some(&text) {
-            why.push(text);
-        }
-        cause = c.source();
-    }
-    let why = why.join(": ");
-    Some(if why == "server does not support TLS" {
-        "the server does not offer TLS, and cordon never falls back to plaintext".into()
-    } else if why.is_empty() {
-        "the handshake failed".into()
-    } else {
-        why
-    })
-}
-
 /// A PostgreSQL error as a store error naming `at` (the URL; never a password).
 pub(crate) fn pg_error(at: &Path, e: &tokio_postgres::Error) -> StoreError {
     use tokio_postgres::error::SqlState;
     let why = e
         .as_db_error()
         .map_or_else(|| e.to_string(), |d| d.message().to_string());
-    if let Some(why) = tls_failure(e) {
+    if let Some(why) = crate::at::tls_failure(e) {
         return StoreError::new(at, StoreErrorKind::Tls(why));
     }
     let kind = match e.code() {
@@ -377,6 +352,22 @@ fn no_answer(at: &Path, what: &str, limit: Duration) -> StoreError {
     )
 }
 
+/// One connection attempt; the connection is driven by a task of the current runtime.
+async fn open<T>(
+    config: &tokio_postgres::Config,
+    tls: T,
+) -> Result<tokio_postgres::Client, tokio_postgres::Error>
+where
+    T: tokio_postgres::tls::MakeTlsConnect<tokio_postgres::Socket>,
+    T::Stream: Send + 'static,
+{
+    let (client, connection) = config.connect(tls).await?;
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    Ok(client)
+}
+
 /// Connect within [`CONNECT_BUDGET`] in all (socket, startup and login included),
 /// retrying with doubling pauses; the last error when every attempt failed.
 pub(crate) fn connect(target: &PgTarget, lock_timeout: Duration) -> Result<PgClient, StoreError> {
@@ -415,22 +406,10 @@ pub(crate) fn connect(target: &PgTarget, lock_timeout: Duration) -> Result<PgCli
             tokio::time::timeout(limit, async {
                 match &target.tls {
                     Some(tls) => {
-                        let make = tokio_postgres_rustls::MakeRustlsConnect::new(
-                            rustls::ClientConfig::clone(&tls.config),
-                        );
-                        let (client, connection) = config.connect(make).await?;
-                        tokio::spawn(async move {
-                            let _ = connection.await;
-                        });
-                        Ok(client)
+                        let tls = rustls::ClientConfig::clone(&tls.config);
+                        open(&config, tokio_postgres_rustls::MakeRustlsConnect::new(tls)).await
                     }
-                    None => {
-                        let (client, connection) = config.connect(tokio_postgres::NoTls).await?;
-                        tokio::spawn(async move {
-                            let _ = connection.await;
-                        });
-                        Ok(client)
-                    }
+                    None => open(&config, tokio_postgres::NoTls).await,
                 }
             })
             .await
