@@ -115,11 +115,14 @@ impl StoreTls {
             ));
         }
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let config = rustls::ClientConfig::builder_with_provider(provider)
+        let mut config = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(|e| bad(e.to_string()))?
             .with_root_certificates(roots)
             .with_no_client_auth();
+        // PostgreSQL's ALPN name, as libpq 17 sends it: a server taking TLS directly
+        // (`sslnegotiation=direct`) requires it; others ignore it.
+        config.alpn_protocols = vec![b"postgresql".to_vec()];
         Ok(StoreTls {
             config: Arc::new(config),
             ca_file: ca_file.to_path_buf(),
@@ -659,6 +662,16 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("`[store] ca_file` is not set"), "{e}");
+        // libpq's certificate parameters are not read from the URL: `ca_file` is the one
+        // source of trust.
+        for url in [
+            "postgres://cordon@db.example.com/c?sslrootcert=/tmp/evil.pem",
+            "postgres://cordon@localhost/c?sslrootcert=system",
+        ] {
+            let e = with(url).unwrap_err().to_string();
+            assert!(e.contains("could not be read"), "{url}: {e}");
+            assert!(!e.contains("evil"), "{url}: {e}");
+        }
         // `sslmode=disable` without TLS changes nothing: still loopback only.
         PgTarget::new("postgres://cordon@localhost/c?sslmode=disable", None, "m").unwrap();
         assert!(
