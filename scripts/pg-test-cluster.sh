@@ -16,8 +16,8 @@
 # (the socket is then DIR/.s.PGSQL.N), trusting `postgres` there. With CORDON_PG_TEST_TLS=
 # TLSDIR as well (TLSDIR/server.crt and TLSDIR/server.key, PEM, made by the test), TCP
 # takes TLS only: `ssl = on` with that certificate, `hostssl` lines for 127.0.0.1 (trust
-# for `postgres`, scram-sha-256 for any other role) and every plaintext TCP login
-# rejected. The settings are written into the cluster's own files, so a later `start`
+# for `postgres`, scram-sha-256 for any other role, or a client certificate when
+# TLSDIR/client-ca.crt exists) and every plaintext TCP login rejected. The settings are written into the cluster's own files, so a later `start`
 # keeps them.
 #
 # PostgreSQL refuses to run
@@ -67,9 +67,20 @@ configure() {
     echo "ssl_cert_file = 'server.crt'"
     echo "ssl_key_file = 'server.key'"
   } >>"$data/postgresql.conf"
+  # With TLSDIR/client-ca.crt, other roles log in by client certificate (its CN is the
+  # role) instead of a password.
+  local others='hostssl all all 127.0.0.1/32 scram-sha-256'
+  if [ -f "$CORDON_PG_TEST_TLS/client-ca.crt" ]; then
+    cp "$CORDON_PG_TEST_TLS/client-ca.crt" "$data/"
+    echo "ssl_ca_file = 'client-ca.crt'" >>"$data/postgresql.conf"
+    others='hostssl all all 127.0.0.1/32 cert'
+  fi
+  if [ "$(id -u)" -eq 0 ]; then
+    chown postgres: "$data"/*.crt
+  fi
   printf '%s\n' 'local all all trust' \
     'hostssl all postgres 127.0.0.1/32 trust' \
-    'hostssl all all 127.0.0.1/32 scram-sha-256' \
+    "$others" \
     'hostnossl all all 0.0.0.0/0 reject' >"$data/pg_hba.conf"
 }
 

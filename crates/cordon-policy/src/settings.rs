@@ -257,6 +257,9 @@ pub struct StoreSettings {
     /// to; set, the store is reached over TLS with the certificate and the host name
     /// verified (verify-full), and a host that is not this machine is allowed.
     pub ca_file: Option<PathBuf>,
+    /// `cert_file` and `key_file`: a client certificate (PEM, its chain) and its private
+    /// key (PEM, a file only its owner may read), presented to the server over TLS.
+    pub client_cert: Option<(PathBuf, PathBuf)>,
     /// The config file that set it.
     pub file: PathBuf,
 }
@@ -283,6 +286,7 @@ impl StoreSettings {
             password: None,
             machine: None,
             ca_file: None,
+            client_cert: None,
             file,
         }
     }

@@ -94,32 +94,84 @@ impl StoreTls {
     /// sections are ignored). Refused when it holds no certificate or one that cannot be
     /// used as a trust anchor.
     pub fn from_pem(pem: &[u8], ca_file: &Path) -> Result<StoreTls, StoreError> {
-        use rustls::pki_types::CertificateDer;
+        StoreTls::build(pem, ca_file, None)
+    }
+
+    /// [`StoreTls::from_pem`], presenting a client certificate: `cert_pem` (the text of
+    /// `cert_file`: the certificate, then any intermediates) and its private key
+    /// `key_pem` (PKCS#8, PKCS#1 or SEC1, PEM).
+    pub fn with_client_cert(
+        pem: &[u8],
+        ca_file: &Path,
+        cert_pem: &[u8],
+        key_pem: &[u8],
+        cert_file: &Path,
+    ) -> Result<StoreTls, StoreError> {
+        StoreTls::build(pem, ca_file, Some((cert_pem, key_pem, cert_file)))
+    }
+
+    fn build(
+        pem: &[u8],
+        ca_file: &Path,
+        client: Option<(&[u8], &[u8], &Path)>,
+    ) -> Result<StoreTls, StoreError> {
         use rustls::pki_types::pem::PemObject;
-        let bad = |why: String| {
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+        let bad = |file: &Path, why: String| {
             StoreError::new(
-                ca_file,
-                StoreErrorKind::Invalid(format!("the store's CA file cannot be used: {why}")),
+                file,
+                StoreErrorKind::Invalid(format!("the store's TLS files cannot be used: {why}")),
             )
         };
         let mut roots = rustls::RootCertStore::empty();
         for cert in CertificateDer::pem_slice_iter(pem) {
-            let cert = cert.map_err(|e| bad(format!("its PEM could not be read ({e})")))?;
-            roots
-                .add(cert)
-                .map_err(|e| bad(format!("a certificate in it is not a usable CA ({e})")))?;
+            let cert =
+                cert.map_err(|e| bad(ca_file, format!("its PEM could not be read ({e})")))?;
+            roots.add(cert).map_err(|e| {
+                bad(
+                    ca_file,
+                    format!("a certificate in it is not a usable CA ({e})"),
+                )
+            })?;
         }
         if roots.is_empty() {
             return Err(bad(
+                ca_file,
                 "it holds no certificate (PEM, -----BEGIN CERTIFICATE-----)".into(),
             ));
         }
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        let builder = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
-            .map_err(|e| bad(e.to_string()))?
-            .with_root_certificates(roots)
-            .with_no_client_auth();
+            .map_err(|e| bad(ca_file, e.to_string()))?
+            .with_root_certificates(roots);
+        let mut config = match client {
+            None => builder.with_no_client_auth(),
+            Some((cert_pem, key_pem, cert_file)) => {
+                let chain = CertificateDer::pem_slice_iter(cert_pem)
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| bad(cert_file, format!("its PEM could not be read ({e})")))?;
+                if chain.is_empty() {
+                    return Err(bad(
+                        cert_file,
+                        "it holds no certificate (PEM, -----BEGIN CERTIFICATE-----)".into(),
+                    ));
+                }
+                // The key's text never appears in a message.
+                let key = PrivateKeyDer::from_pem_slice(key_pem).map_err(|_| {
+                    bad(
+                        cert_file,
+                        "the key file beside it holds no private key in PEM".into(),
+                    )
+                })?;
+                builder.with_client_auth_cert(chain, key).map_err(|e| {
+                    bad(
+                        cert_file,
+                        format!("the certificate and the key do not make a client identity ({e})"),
+                    )
+                })?
+            }
+        };
         // PostgreSQL's ALPN name, as libpq 17 sends it: a server taking TLS directly
         // (`sslnegotiation=direct`) requires it; others ignore it.
         config.alpn_protocols = vec![b"postgresql".to_vec()];
@@ -696,7 +748,7 @@ mod tests {
                 .unwrap_err()
                 .to_string();
             assert!(e.contains("/etc/cordon/ca.pem"), "{e}");
-            assert!(e.contains("the store's CA file cannot be used"), "{e}");
+            assert!(e.contains("the store's TLS files cannot be used"), "{e}");
         }
     }
 

@@ -49,21 +49,34 @@ impl Cluster {
     /// Start a new cluster of this process's own (the fault tests stop and start theirs);
     /// `None` when PostgreSQL is not installed and not [`required`].
     pub fn start_private() -> Option<Cluster> {
-        Cluster::start_with(None, None)
+        Cluster::start_with(None, None, None)
     }
 
     /// A new cluster of this process's own that also listens on a free port of
     /// 127.0.0.1: with `tls`, TCP takes TLS only (that server certificate; every
     /// plaintext TCP login rejected); without, plaintext TCP (trust).
     pub fn start_tcp(tls: Option<&TestCert>) -> Option<Cluster> {
+        Cluster::start_tcp_with_clients(tls, None)
+    }
+
+    /// [`Cluster::start_tcp`] with TLS where roles other than `postgres` log in by a
+    /// client certificate signed by `clients` (its common name is the role).
+    pub fn start_tcp_with_clients(
+        tls: Option<&TestCert>,
+        clients: Option<&TestCa>,
+    ) -> Option<Cluster> {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .expect("a free port")
             .port();
-        Cluster::start_with(Some(port), tls)
+        Cluster::start_with(Some(port), tls, clients)
     }
 
-    fn start_with(port: Option<u16>, tls: Option<&TestCert>) -> Option<Cluster> {
+    fn start_with(
+        port: Option<u16>,
+        tls: Option<&TestCert>,
+        clients: Option<&TestCa>,
+    ) -> Option<Cluster> {
         let dir = std::env::temp_dir().join(random_name("cordon-pg-"));
         let mut cmd = Command::new("bash");
         // Kept until the cluster is made (the script copies the files into it).
@@ -76,6 +89,9 @@ impl Cluster {
             {
                 std::fs::write(tls_dir.path().join("server.crt"), &cert.cert_pem).unwrap();
                 std::fs::write(tls_dir.path().join("server.key"), &cert.key_pem).unwrap();
+                if let Some(ca) = clients {
+                    std::fs::write(tls_dir.path().join("client-ca.crt"), ca.pem()).unwrap();
+                }
             }
             cmd.env("CORDON_PG_TEST_TLS", tls_dir.path());
         }
@@ -231,6 +247,23 @@ impl TestCa {
     /// The CA's certificate, PEM.
     pub fn pem(&self) -> &str {
         &self.pem
+    }
+
+    /// A client certificate for role `role` (its common name), signed by this CA.
+    pub fn issue_client(&self, role: &str) -> TestCert {
+        use rcgen::{CertificateParams, DnType, ExtendedKeyUsagePurpose, KeyUsagePurpose};
+        let key = rcgen::KeyPair::generate().expect("a client key");
+        let mut params = CertificateParams::default();
+        params.distinguished_name.push(DnType::CommonName, role);
+        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        let cert = params
+            .signed_by(&key, &self.issuer)
+            .expect("a client certificate");
+        TestCert {
+            cert_pem: cert.pem(),
+            key_pem: key.serialize_pem(),
+        }
     }
 
     /// A server certificate for the DNS names `names`, signed by this CA.

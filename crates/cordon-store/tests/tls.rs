@@ -259,3 +259,66 @@ fn a_remote_host_without_tls_is_refused_before_any_connection() {
     std::thread::sleep(Duration::from_millis(100));
     assert!(listener.accept().is_err(), "a connection was made");
 }
+
+/// A client certificate (`cert_file`, `key_file`) logs a role in without a password on a
+/// server that asks for one; no certificate, one for another role, or one from another
+/// CA is refused.
+#[test]
+fn a_client_certificate_logs_in_and_others_are_refused() {
+    let ca = TestCa::new("cordon test CA");
+    let clients = TestCa::new("cordon clients CA");
+    let Some(c) = Cluster::start_tcp_with_clients(Some(&ca.issue(&["localhost"])), Some(&clients))
+    else {
+        return;
+    };
+    let db = c.fresh_database();
+    let mut admin = c.admin();
+    admin.batch_execute("CREATE ROLE fleet_m1 LOGIN").unwrap();
+    admin
+        .batch_execute(&format!("CREATE DATABASE {db}_c OWNER fleet_m1"))
+        .unwrap();
+    let url = format!("postgres://fleet_m1@localhost:{}/{db}_c", c.port().unwrap());
+    let with_cert = |cert: &cordon_store::pg_test::TestCert| {
+        StoreTls::with_client_cert(
+            ca.pem().as_bytes(),
+            Path::new("/ca.pem"),
+            cert.cert_pem.as_bytes(),
+            cert.key_pem.as_bytes(),
+            Path::new("/client.pem"),
+        )
+        .unwrap()
+    };
+    let s = open(&url, None, with_cert(&clients.issue_client("fleet_m1"))).unwrap();
+    s.grant("fp", Scope::Once, None, "t").unwrap();
+    assert!(s.consume("fp", None).unwrap().is_some());
+    for (tls, what) in [
+        (tls_of(&ca), "no client certificate"),
+        (
+            with_cert(&clients.issue_client("postgres")),
+            "another role's certificate",
+        ),
+        (
+            with_cert(&TestCa::new("cordon clients CA").issue_client("fleet_m1")),
+            "a certificate from another CA",
+        ),
+    ] {
+        let e = open(&url, None, tls).expect_err(what);
+        assert!(e.to_string().contains("nothing was granted"), "{what}: {e}");
+    }
+    // A key that does not belong to the certificate is refused before connecting.
+    let cert = clients.issue_client("fleet_m1");
+    let other = clients.issue_client("fleet_m1");
+    let e = StoreTls::with_client_cert(
+        ca.pem().as_bytes(),
+        Path::new("/ca.pem"),
+        cert.cert_pem.as_bytes(),
+        other.key_pem.as_bytes(),
+        Path::new("/client.pem"),
+    );
+    let e = e.expect_err("a key of another certificate");
+    assert!(e.to_string().contains("/client.pem"), "{e}");
+    assert!(
+        e.to_string().contains("do not make a client identity"),
+        "{e}"
+    );
+}

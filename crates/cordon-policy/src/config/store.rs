@@ -98,24 +98,46 @@ pub(super) fn store_of(
         }
         None => None,
     };
-    let ca_file = match &t.ca_file {
-        Some(f) => {
-            let p = crate::paths::expand_home(f.get_ref(), home);
-            if !p.is_absolute() {
+    let path_of = |key: &str, f: &Spanned<String>| {
+        let p = crate::paths::expand_home(f.get_ref(), home);
+        if p.is_absolute() {
+            Ok(p)
+        } else {
+            Err(err(
+                f.span(),
+                format!("`[store] {key}` must be an absolute path or start with ~/"),
+            ))
+        }
+    };
+    let ca_file = t
+        .ca_file
+        .as_ref()
+        .map(|f| path_of("ca_file", f))
+        .transpose()?;
+    let client_cert = match (&t.cert_file, &t.key_file) {
+        (Some(c), Some(k)) => {
+            if ca_file.is_none() {
                 return Err(err(
-                    f.span(),
-                    "`[store] ca_file` must be an absolute path or start with ~/".into(),
+                    c.span(),
+                    "`[store] cert_file` is presented over TLS, which needs `ca_file`".into(),
                 ));
             }
-            Some(p)
+            Some((path_of("cert_file", c)?, path_of("key_file", k)?))
         }
-        None => None,
+        (None, None) => None,
+        (Some(f), None) | (None, Some(f)) => {
+            return Err(err(
+                f.span(),
+                "`[store]` takes `cert_file` and `key_file` together".into(),
+            ));
+        }
     };
     Ok(StoreSettings {
         url: url.get_ref().clone(),
         password,
         machine,
         ca_file,
+        client_cert,
         file: file.to_path_buf(),
     })
 }
@@ -367,6 +389,14 @@ mod tests {
             (
                 b"[store]\nurl = \"postgres://db/x\"\nca_file = \"ca.pem\"\n",
                 "`[store] ca_file` must be an absolute path",
+            ),
+            (
+                b"[store]\nurl = \"postgres://db/x\"\nca_file = \"/ca\"\ncert_file = \"/c\"\n",
+                "together",
+            ),
+            (
+                b"[store]\nurl = \"postgres://db/x\"\ncert_file = \"/c\"\nkey_file = \"/k\"\n",
+                "needs `ca_file`",
             ),
         ] {
             let fs = fs().file_with(USER, 1, text);
