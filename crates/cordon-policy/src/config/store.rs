@@ -316,7 +316,7 @@ mod tests {
     /// file named on the command line are all refused.
     #[test]
     fn a_project_setting_the_store_is_refused() {
-        let spellings: [&[u8]; 6] = [
+        let spellings: [&[u8]; 7] = [
             b"[store]\nurl = \"postgres://evil@attacker/db\"\n",
             b"store = { url = \"postgres://evil@attacker/db\" }\n",
             b"store.url = \"postgres://evil@attacker/db\"\n",
@@ -325,6 +325,7 @@ mod tests {
             b"[store]\nca_file = \"/w/proj/ca.pem\"\n",
             b"store.ca_file = \"/w/proj/ca.pem\"\n",
             b"store = { url = \"postgres://evil@attacker/db\", ca_file = \"/w/proj/ca.pem\" }\n",
+            b"store.key_file = \"/w/proj/client.key\"\n",
         ];
         for text in spellings {
             let fs = fs().file_with(PROJECT, 1, text);
