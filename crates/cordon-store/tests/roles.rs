@@ -254,3 +254,41 @@ fn a_machine_cannot_forge_in_sql() {
         "unspending as the owner",
     );
 }
+
+/// A store whose schema is older than this cordon, opened with a machine's role: refused
+/// with one sentence saying who can migrate it (not the approver's); once its owner has
+/// opened it and the roles SQL has run again, the machine's role works.
+#[test]
+fn an_old_schema_needs_its_owner_to_migrate() {
+    let Some(f) = Fleet::new() else { return };
+    // Back to version 1: what migration 2 adds, removed.
+    let mut owner = f.cluster.admin_of(&f.db);
+    owner
+        .batch_execute(
+            "ALTER TABLE pending DROP COLUMN machine; DROP TABLE decisions; UPDATE cordon_schema SET version = 1",
+        )
+        .unwrap();
+    let t = PgTarget::new(&f.url("m1"), None, "m1").unwrap();
+    let e = Store::open_at(&StoreAt::Postgres(t.clone())).unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.contains("its schema is at version 1 and this cordon needs version")
+            && text.contains("open the store once with the role that owns its tables"),
+        "{text}"
+    );
+    // The owner migrates; the grants are made again for the new table and column.
+    drop(Store::open_at(&StoreAt::Postgres(f.cluster.target(&f.db, "owner"))).unwrap());
+    owner.batch_execute(PG_ROLES_SQL).unwrap();
+    let m = Store::open_at(&StoreAt::Postgres(t)).unwrap();
+    m.add_pending("fp", None, &json!({"tool": "Bash"}), &json!({}), None)
+        .unwrap();
+    assert_eq!(
+        m.add_decisions(
+            "m1",
+            "log",
+            &[(1, r#"{"seq":1,"time":"2026-01-01T00:00:01Z"}"#)]
+        )
+        .unwrap(),
+        1
+    );
+}
