@@ -322,3 +322,37 @@ fn a_client_certificate_logs_in_and_others_are_refused() {
         "{e}"
     );
 }
+
+/// Numbers for the report: opening a store over TLS (handshake, login, schema check)
+/// against the same server's Unix socket. `cargo test -p cordon-store --release --test
+/// tls -- --ignored --nocapture measure_open`
+#[test]
+#[ignore = "a measurement, not a check"]
+fn measure_open() {
+    let ca = TestCa::new("cordon test CA");
+    let Some(c) = Cluster::start_tcp(Some(&ca.issue(&["localhost"]))) else {
+        return;
+    };
+    let db = c.fresh_database();
+    let url = format!("postgres://postgres@localhost:{}/{db}", c.port().unwrap());
+    drop(open(&url, None, tls_of(&ca)).unwrap());
+    const N: u32 = 50;
+    let start = Instant::now();
+    for _ in 0..N {
+        drop(open(&url, None, tls_of(&ca)).unwrap());
+    }
+    let tls = start.elapsed() / N;
+    let start = Instant::now();
+    for _ in 0..N {
+        drop(Store::open_at(&StoreAt::Postgres(c.target(&db, "m1"))).unwrap());
+    }
+    let socket = start.elapsed() / N;
+    let s = open(&url, None, tls_of(&ca)).unwrap();
+    let start = Instant::now();
+    for i in 0..N {
+        s.grant(&format!("fp-{i}"), Scope::Once, None, "t").unwrap();
+        assert!(s.consume(&format!("fp-{i}"), None).unwrap().is_some());
+    }
+    let round = start.elapsed() / N;
+    eprintln!("open over TLS {tls:?}, over the socket {socket:?}; grant+spend over TLS {round:?}");
+}
