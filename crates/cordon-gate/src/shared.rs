@@ -15,7 +15,7 @@
 
 use cordon_policy::settings::{MAX_MACHINE_NAME, StorePassword, StoreSettings, valid_machine_name};
 use cordon_policy::{LoadOptions, RealFs};
-use cordon_store::{Password, PgTarget, StoreAt};
+use cordon_store::{MAX_CA_FILE, Password, PgTarget, StoreAt, StoreTls};
 use std::io::Read;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -25,8 +25,8 @@ use std::path::{Path, PathBuf};
 /// which leases are bound to) can still be told apart in the console.
 pub const MACHINE_VAR: &str = "CORDON_MACHINE";
 
-/// Largest password file read.
-const MAX_PASSWORD_FILE: u64 = 4096;
+/// Largest password or key file read.
+const MAX_PASSWORD_FILE: u64 = 16 * 1024;
 
 /// Where one surface's stores are.
 #[derive(Debug, Clone)]
@@ -56,10 +56,18 @@ impl StoreLocation {
 
     /// Files that hold the store's password: masked in the sandbox like the store.
     pub fn secret_files(&self) -> Vec<PathBuf> {
-        match self.settings.as_ref().and_then(|s| s.password.as_ref()) {
-            Some(StorePassword::File(p)) => vec![p.clone()],
-            _ => Vec::new(),
+        let Some(s) = self.settings.as_ref() else {
+            return Vec::new();
+        };
+        let mut files = Vec::new();
+        if let Some(StorePassword::File(p)) = &s.password {
+            files.push(p.clone());
         }
+        // The client certificate's key is a password too.
+        if let Some((_, key)) = &s.client_cert {
+            files.push(key.clone());
+        }
+        files
     }
 
     /// The directories holding the shared store's Unix sockets: masked in the sandbox, so
@@ -222,7 +230,22 @@ pub fn target_of(
             _ => host_name()?,
         },
     };
-    PgTarget::new(&settings.url, password, &machine).map_err(|e| {
+    let tls = match &settings.ca_file {
+        Some(path) => {
+            let pem = read_public_file(path, "CA file")?;
+            let tls = match &settings.client_cert {
+                None => StoreTls::from_pem(&pem, path),
+                Some((cert, key)) => {
+                    let cert_pem = read_public_file(cert, "client certificate")?;
+                    let key_pem = read_private_file(key, "client key file")?;
+                    StoreTls::with_client_cert(&pem, path, &cert_pem, &key_pem, cert)
+                }
+            };
+            Some(tls.map_err(|e| LocateError(e.to_string()))?)
+        }
+        None => None,
+    };
+    PgTarget::with_tls(&settings.url, password, &machine, tls).map_err(|e| {
         LocateError(format!(
             "`[store] url` in {} cannot be used: {e}",
             settings.file.display()
@@ -233,12 +256,28 @@ pub fn target_of(
 /// The password in `path`: a regular file that neither the group nor others may read or
 /// write (as libpq asks of `.pgpass`), its first line.
 fn read_password_file(path: &Path) -> Result<Password, LocateError> {
-    let fail = |why: &str| {
+    let bytes = read_private_file(path, "password file")?;
+    let text = String::from_utf8(bytes).map_err(|_| {
         LocateError(format!(
-            "the store's password file {} {why}",
+            "the store's password file {} is not UTF-8 text",
             path.display()
         ))
-    };
+    })?;
+    let line = text.lines().next().unwrap_or("");
+    if line.is_empty() {
+        return Err(LocateError(format!(
+            "the store's password file {} is empty",
+            path.display()
+        )));
+    }
+    Ok(Password::new(line.to_string()))
+}
+
+/// The bytes of a file holding a secret (`what`: "password file", "client key file"):
+/// a regular file that neither the group nor others may read or write, with one name,
+/// owned by this user or root; read through one open, checked on what was opened.
+fn read_private_file(path: &Path, what: &str) -> Result<Vec<u8>, LocateError> {
+    let fail = |why: &str| LocateError(format!("the store's {what} {} {why}", path.display()));
     let file = std::fs::File::open(path).map_err(|e| fail(&format!("cannot be read ({e})")))?;
     let meta = file
         .metadata()
@@ -264,18 +303,42 @@ fn read_password_file(path: &Path) -> Result<Password, LocateError> {
             meta.uid()
         )));
     }
-    let mut text = String::new();
+    let mut bytes = Vec::new();
     file.take(MAX_PASSWORD_FILE + 1)
-        .read_to_string(&mut text)
-        .map_err(|_| fail("is not UTF-8 text"))?;
-    if text.len() as u64 > MAX_PASSWORD_FILE {
+        .read_to_end(&mut bytes)
+        .map_err(|e| fail(&format!("cannot be read ({e})")))?;
+    if bytes.len() as u64 > MAX_PASSWORD_FILE {
         return Err(fail(&format!("is larger than {MAX_PASSWORD_FILE} bytes")));
     }
-    let line = text.lines().next().unwrap_or("");
-    if line.is_empty() {
-        return Err(fail("is empty"));
+    Ok(bytes)
+}
+
+/// The text of `[store] ca_file` or `cert_file` (`what`): a regular file (read through one open, checked on what
+/// was opened) that neither its group nor others may write, since whoever can write it
+/// chooses which server cordon trusts with the password and the fleet's leases. Not
+/// secret: its readers and owner are not checked.
+fn read_public_file(path: &Path, what: &str) -> Result<Vec<u8>, LocateError> {
+    let fail = |why: &str| LocateError(format!("the store's {what} {} {why}", path.display()));
+    let file = std::fs::File::open(path).map_err(|e| fail(&format!("cannot be read ({e})")))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| fail(&format!("cannot be read ({e})")))?;
+    if !meta.is_file() {
+        return Err(fail("is not a regular file"));
     }
-    Ok(Password::new(line.to_string()))
+    if meta.mode() & 0o022 != 0 {
+        return Err(fail(
+            "may be written by its group or others, who could make cordon trust their server; chmod go-w it",
+        ));
+    }
+    let mut pem = Vec::new();
+    file.take(MAX_CA_FILE + 1)
+        .read_to_end(&mut pem)
+        .map_err(|e| fail(&format!("cannot be read ({e})")))?;
+    if pem.len() as u64 > MAX_CA_FILE {
+        return Err(fail(&format!("is larger than {MAX_CA_FILE} bytes")));
+    }
+    Ok(pem)
 }
 
 /// This machine's host name (the default `[store] machine`).
@@ -395,6 +458,105 @@ mod tests {
                 "{bad:?}"
             );
         }
+    }
+
+    /// `[store] ca_file`: read as a regular file that only its owner may write; with it,
+    /// a remote host is accepted (TLS, verify-full), without it refused naming the key.
+    #[test]
+    fn the_ca_file_is_read_carefully_and_allows_a_remote_host() {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = cordon_store::pg_test::TestCa::new("gate test CA");
+        let file = dir.path().join("ca.pem");
+        std::fs::write(&file, ca.pem()).unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let mut s = settings(None);
+        s.url = "postgres://cordon@db.fleet.example:5432/cordon".into();
+        let e = target_of(&s, &|_| None).unwrap_err();
+        assert!(
+            e.0.contains("TLS is not configured: set `[store] ca_file`"),
+            "{e}"
+        );
+        s.ca_file = Some(file.clone());
+        let t = target_of(&s, &|_| None).unwrap();
+        assert_eq!(t.tls().unwrap().ca_file(), file.as_path());
+        // Writable by others: they would choose which server is trusted.
+        for mode in [0o664, 0o646, 0o666] {
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
+            let e = target_of(&s, &|_| None).unwrap_err();
+            assert!(
+                e.0.contains("may be written by its group or others"),
+                "{mode:o}: {e}"
+            );
+        }
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        // Not a regular file, missing, not a certificate, too large.
+        for (path, says) in [
+            (dir.path().to_path_buf(), "not a regular file"),
+            (dir.path().join("missing.pem"), "cannot be read"),
+            (PathBuf::from("/dev/zero"), "not a regular file"),
+        ] {
+            s.ca_file = Some(path.clone());
+            let e = target_of(&s, &|_| None).unwrap_err();
+            assert!(e.0.contains(says), "{}: {e}", path.display());
+        }
+        let junk = dir.path().join("junk.pem");
+        std::fs::write(&junk, "not a certificate\n").unwrap();
+        s.ca_file = Some(junk);
+        let e = target_of(&s, &|_| None).unwrap_err();
+        assert!(e.0.contains("holds no certificate"), "{e}");
+        let big = dir.path().join("big.pem");
+        std::fs::write(&big, ca.pem().repeat(2000)).unwrap();
+        s.ca_file = Some(big);
+        let e = target_of(&s, &|_| None).unwrap_err();
+        assert!(e.0.contains("is larger than"), "{e}");
+    }
+
+    /// `cert_file`/`key_file`: the key is read like the password file (owner only, one
+    /// name) and masked in the sandbox like it; the certificate like the CA file.
+    #[test]
+    fn a_client_key_is_kept_like_a_password() {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = cordon_store::pg_test::TestCa::new("gate test CA");
+        let client = ca.issue_client("ci_7");
+        let (ca_file, cert, key) = (
+            dir.path().join("ca.pem"),
+            dir.path().join("client.pem"),
+            dir.path().join("client.key"),
+        );
+        std::fs::write(&ca_file, ca.pem()).unwrap();
+        std::fs::write(&cert, &client.cert_pem).unwrap();
+        std::fs::write(&key, &client.key_pem).unwrap();
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let mut s = settings(None);
+        s.url = "postgres://ci_7@db.fleet.example/cordon".into();
+        s.ca_file = Some(ca_file);
+        s.client_cert = Some((cert.clone(), key.clone()));
+        target_of(&s, &|_| None).unwrap();
+        let at = StoreLocation {
+            local: dir.path().join("store.sqlite3"),
+            shared: std::sync::Arc::new(StoreAt::Postgres(target_of(&s, &|_| None).unwrap())),
+            settings: Some(s.clone()),
+        };
+        assert_eq!(at.secret_files(), vec![key.clone()]);
+        for mode in [0o640, 0o644, 0o604] {
+            std::fs::set_permissions(&key, std::fs::Permissions::from_mode(mode)).unwrap();
+            let e = target_of(&s, &|_| None).unwrap_err();
+            assert!(
+                e.0.contains("client key file") && e.0.contains("group or others"),
+                "{mode:o}: {e}"
+            );
+            assert!(!e.0.contains("PRIVATE KEY"), "{e}");
+        }
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let link = dir.path().join("key-link");
+        std::fs::hard_link(&key, &link).unwrap();
+        let e = target_of(&s, &|_| None).unwrap_err();
+        assert!(e.0.contains("more than one name"), "{e}");
+        std::fs::remove_file(&link).unwrap();
+        // The key of another certificate.
+        std::fs::write(&key, ca.issue_client("ci_7").key_pem).unwrap();
+        let e = target_of(&s, &|_| None).unwrap_err();
+        assert!(e.0.contains("do not make a client identity"), "{e}");
     }
 
     #[test]

@@ -253,6 +253,13 @@ pub struct StoreSettings {
     pub password: Option<StorePassword>,
     /// `machine`: this machine's name in the fleet (default: the host name).
     pub machine: Option<String>,
+    /// `ca_file`: the CA certificate(s), PEM, that the server's certificate must chain
+    /// to; set, the store is reached over TLS with the certificate and the host name
+    /// verified (verify-full), and a host that is not this machine is allowed.
+    pub ca_file: Option<PathBuf>,
+    /// `cert_file` and `key_file`: a client certificate (PEM, its chain) and its private
+    /// key (PEM, a file only its owner may read), presented to the server over TLS.
+    pub client_cert: Option<(PathBuf, PathBuf)>,
     /// The config file that set it.
     pub file: PathBuf,
 }
@@ -278,6 +285,8 @@ impl StoreSettings {
             url,
             password: None,
             machine: None,
+            ca_file: None,
+            client_cert: None,
             file,
         }
     }

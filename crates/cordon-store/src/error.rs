@@ -41,6 +41,13 @@ pub enum StoreErrorKind {
     Io(String),
     /// The shared PostgreSQL store could not be reached, or the connection was lost.
     Unavailable(String),
+    /// TLS to the shared store's server failed: its certificate was not accepted
+    /// (another CA, another host name, expired) or it does not speak TLS. Nothing was
+    /// sent to it.
+    Tls(String),
+    /// The shared store's database role may not do this (a machine's role answering an
+    /// approval, writing a lease or a rule); nothing was changed.
+    NotPermitted(String),
 }
 
 /// An error from the store or the audit log, naming the file it concerns.
@@ -154,6 +161,14 @@ impl fmt::Display for StoreError {
             StoreErrorKind::Io(why) => write!(
                 f,
                 "{p} could not be used ({why}); nothing was granted from it — check the file and its directory"
+            ),
+            StoreErrorKind::NotPermitted(why) => write!(
+                f,
+                "the shared store {p} refused this to the database role cordon logs in as ({why}); nothing was changed or granted — answering approvals, writing leases and remembering rules need a role in cordon_approver"
+            ),
+            StoreErrorKind::Tls(why) => write!(
+                f,
+                "the shared store {p} was refused: TLS with verify-full failed ({why}), so no login, password or query was sent and nothing was granted from it — check `[store] ca_file` and that the server's certificate names the host in the URL"
             ),
         }
     }

@@ -91,7 +91,12 @@ pub use approval::{
     NoHuman, NoPrompter, PromptOutcome, Prompter, Question, Refusal, Resolution, RuleOption,
     answered_record, resolve_ask, resolve_ask_with, resolve_edited, resolve_lease,
 };
-pub use at::{Password, PgTarget, StoreAt};
+pub use at::{MAX_CA_FILE, Password, PgTarget, StoreAt, StoreTls};
+
+/// The SQL that makes the shared store's two database roles, `cordon_machine` and
+/// `cordon_approver`, with their grants (see docs/operations/fleet.md); run by an
+/// administrator in the store's database after the schema exists.
+pub const PG_ROLES_SQL: &str = include_str!("store/pg_roles.sql");
 pub use audit::{
     AppendReceipt, AuditLog, Backlog, Break, Durability, QueuedRecord, Reanchored, SyncHandle,
     Unshipped, Verification, VerifyOptions, VerifyReport, backlog, reanchor, records_after, tail,

@@ -27,10 +27,13 @@ pub fn required() -> bool {
     std::env::var_os("CORDON_REQUIRE_PG_TESTS").is_some_and(|v| v == "1")
 }
 
-/// A running PostgreSQL cluster on a Unix socket.
+/// A running PostgreSQL cluster on a Unix socket (and on 127.0.0.1, see
+/// [`Cluster::start_tcp`]).
 #[derive(Debug)]
 pub struct Cluster {
     dir: PathBuf,
+    /// The TCP port on 127.0.0.1, when it listens there.
+    port: Option<u16>,
     /// The script, holding the server until its stdin closes.
     holder: Mutex<Option<Child>>,
 }
@@ -46,8 +49,53 @@ impl Cluster {
     /// Start a new cluster of this process's own (the fault tests stop and start theirs);
     /// `None` when PostgreSQL is not installed and not [`required`].
     pub fn start_private() -> Option<Cluster> {
+        Cluster::start_with(None, None, None)
+    }
+
+    /// A new cluster of this process's own that also listens on a free port of
+    /// 127.0.0.1: with `tls`, TCP takes TLS only (that server certificate; every
+    /// plaintext TCP login rejected); without, plaintext TCP (trust).
+    pub fn start_tcp(tls: Option<&TestCert>) -> Option<Cluster> {
+        Cluster::start_tcp_with_clients(tls, None)
+    }
+
+    /// [`Cluster::start_tcp`] with TLS where roles other than `postgres` log in by a
+    /// client certificate signed by `clients` (its common name is the role).
+    pub fn start_tcp_with_clients(
+        tls: Option<&TestCert>,
+        clients: Option<&TestCa>,
+    ) -> Option<Cluster> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        Cluster::start_with(Some(port), tls, clients)
+    }
+
+    fn start_with(
+        port: Option<u16>,
+        tls: Option<&TestCert>,
+        clients: Option<&TestCa>,
+    ) -> Option<Cluster> {
         let dir = std::env::temp_dir().join(random_name("cordon-pg-"));
-        let mut child = match Command::new("bash")
+        let mut cmd = Command::new("bash");
+        // Kept until the cluster is made (the script copies the files into it).
+        let tls_dir = tempfile::tempdir().expect("a temporary directory");
+        if let Some(port) = port {
+            cmd.env("CORDON_PG_TEST_PORT", port.to_string());
+        }
+        if let Some(cert) = tls {
+            #[allow(clippy::disallowed_methods)] // fixtures are built with std::fs
+            {
+                std::fs::write(tls_dir.path().join("server.crt"), &cert.cert_pem).unwrap();
+                std::fs::write(tls_dir.path().join("server.key"), &cert.key_pem).unwrap();
+                if let Some(ca) = clients {
+                    std::fs::write(tls_dir.path().join("client-ca.crt"), ca.pem()).unwrap();
+                }
+            }
+            cmd.env("CORDON_PG_TEST_TLS", tls_dir.path());
+        }
+        let mut child = match cmd
             .arg(cluster_script())
             .arg("run")
             .arg(&dir)
@@ -72,6 +120,7 @@ impl Cluster {
         }
         Some(Cluster {
             dir,
+            port,
             holder: Mutex::new(Some(child)),
         })
     }
@@ -87,18 +136,30 @@ impl Cluster {
         &self.dir
     }
 
-    /// The URL of `db` in this cluster (role `postgres`, no password).
+    /// The URL of `db` in this cluster (role `postgres`, no password), on its socket.
     pub fn url(&self, db: &str) -> String {
+        let port = self.port.map(|p| format!("&port={p}")).unwrap_or_default();
         format!(
-            "postgresql:///{db}?host={}&user=postgres",
+            "postgresql:///{db}?host={}&user=postgres{port}",
             self.dir.display()
         )
+    }
+
+    /// The TCP port on 127.0.0.1 ([`Cluster::start_tcp`]).
+    pub fn port(&self) -> Option<u16> {
+        self.port
     }
 
     /// A client to the `postgres` database, for administration.
     pub fn admin(&self) -> postgres::Client {
         postgres::Client::connect(&self.url("postgres"), postgres::NoTls)
             .expect("connect to the test cluster")
+    }
+
+    /// A client to database `db` as `postgres`, for administration inside it (grants).
+    pub fn admin_of(&self, db: &str) -> postgres::Client {
+        postgres::Client::connect(&self.url(db), postgres::NoTls)
+            .expect("connect to the test database")
     }
 
     /// A new empty database with a random name; its name.
@@ -142,6 +203,87 @@ impl Drop for Cluster {
             // Closing the pipe stops the server and removes its directory.
             drop(child.stdin.take());
             let _ = child.wait();
+        }
+    }
+}
+
+/// A certificate authority made for one test, issuing server certificates.
+pub struct TestCa {
+    pem: String,
+    issuer: rcgen::Issuer<'static, rcgen::KeyPair>,
+}
+
+impl std::fmt::Debug for TestCa {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestCa").finish_non_exhaustive()
+    }
+}
+
+/// A server certificate and its key, PEM.
+#[derive(Debug, Clone)]
+pub struct TestCert {
+    /// The certificate.
+    pub cert_pem: String,
+    /// Its private key (PKCS#8).
+    pub key_pem: String,
+}
+
+impl TestCa {
+    /// A new CA named `name`, with a fresh key.
+    pub fn new(name: &str) -> TestCa {
+        use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyUsagePurpose};
+        let key = rcgen::KeyPair::generate().expect("a CA key");
+        let mut params = CertificateParams::default();
+        params.distinguished_name.push(DnType::CommonName, name);
+        params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
+        params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+        let cert = params.self_signed(&key).expect("a CA certificate");
+        TestCa {
+            pem: cert.pem(),
+            issuer: rcgen::Issuer::new(params, key),
+        }
+    }
+
+    /// The CA's certificate, PEM.
+    pub fn pem(&self) -> &str {
+        &self.pem
+    }
+
+    /// A client certificate for role `role` (its common name), signed by this CA.
+    pub fn issue_client(&self, role: &str) -> TestCert {
+        use rcgen::{CertificateParams, DnType, ExtendedKeyUsagePurpose, KeyUsagePurpose};
+        let key = rcgen::KeyPair::generate().expect("a client key");
+        let mut params = CertificateParams::default();
+        params.distinguished_name.push(DnType::CommonName, role);
+        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        let cert = params
+            .signed_by(&key, &self.issuer)
+            .expect("a client certificate");
+        TestCert {
+            cert_pem: cert.pem(),
+            key_pem: key.serialize_pem(),
+        }
+    }
+
+    /// A server certificate for the DNS names `names`, signed by this CA.
+    pub fn issue(&self, names: &[&str]) -> TestCert {
+        use rcgen::{CertificateParams, DnType, ExtendedKeyUsagePurpose, KeyUsagePurpose};
+        let key = rcgen::KeyPair::generate().expect("a server key");
+        let names: Vec<String> = names.iter().map(|n| (*n).to_string()).collect();
+        let mut params = CertificateParams::new(names.clone()).expect("server names");
+        params.distinguished_name.push(
+            DnType::CommonName,
+            names.first().cloned().unwrap_or_default(),
+        );
+        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+        let cert = params
+            .signed_by(&key, &self.issuer)
+            .expect("a server certificate");
+        TestCert {
+            cert_pem: cert.pem(),
+            key_pem: key.serialize_pem(),
         }
     }
 }

@@ -1,8 +1,9 @@
 #![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
-//! `[store]` through the real binary, no server needed: a repository's config may not
-//! choose the shared store (two spellings), a password file others may read is refused
-//! without showing the password, and a command under `cordon exec` can neither read the
-//! password file nor see the password's variable, whatever the allowlists say.
+//! `[store]` through the real binary: a repository's config may not choose the shared
+//! store or its CA (two spellings each), a password file others may read is refused
+//! without showing the password, a remote host needs `ca_file`, and a command under
+//! `cordon exec` can neither read the password file nor see the password's variable,
+//! whatever the allowlists say. One test (TLS end to end) starts a server of its own.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test harness code
 
 mod common;
@@ -98,6 +99,58 @@ fn a_repository_cannot_choose_the_shared_store() {
     assert_eq!(out.status.code(), Some(2), "{stdout} {stderr}");
     assert!(
         stderr.contains("refused in a flags config file"),
+        "{stderr}"
+    );
+}
+
+/// A remote host without TLS stops the surface with one sentence naming `ca_file`; a
+/// repository may not point the CA at its own file (two spellings); a CA file others
+/// may write is refused.
+#[test]
+fn a_remote_store_needs_tls_from_the_users_own_config() {
+    let e = Env::new();
+    e.user_config("[store]\nurl = \"postgres://cordon@db.fleet.example:5432/cordon\"\n");
+    let out = e.run(&["check", &e.read_req()], &[]);
+    let (stdout, stderr) = common::text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout} {stderr}");
+    assert!(
+        stderr.contains(
+            "host db.fleet.example is not this machine and TLS is not configured: set `[store] ca_file`"
+        ),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("\"allow\""), "{stdout}");
+    // A repository's file naming a CA of its choosing, as a table and as a dotted key.
+    let ca = e.ws.join("ca.pem");
+    std::fs::write(&ca, "not used\n").unwrap();
+    for text in [
+        format!("[store]\nca_file = \"{}\"\n", ca.display()),
+        format!("store.ca_file = \"{}\"\n", ca.display()),
+    ] {
+        e.user_config("");
+        std::fs::write(e.ws.join(".cordon/policy.toml"), &text).unwrap();
+        let out = e.run(&["check", &e.read_req()], &[]);
+        let (stdout, stderr) = common::text(&out);
+        assert_eq!(out.status.code(), Some(2), "{text}: {stdout} {stderr}");
+        assert!(
+            stderr.contains("`[store]` is refused in a project config file"),
+            "{stderr}"
+        );
+    }
+    std::fs::remove_file(e.ws.join(".cordon/policy.toml")).unwrap();
+    // The user's own CA file, writable by others.
+    let ca = e.home.join("db-ca.pem");
+    std::fs::write(&ca, cordon_store::pg_test::TestCa::new("t").pem()).unwrap();
+    std::fs::set_permissions(&ca, std::fs::Permissions::from_mode(0o666)).unwrap();
+    e.user_config(&format!(
+        "[store]\nurl = \"postgres://cordon@db.fleet.example/cordon\"\nca_file = \"{}\"\n",
+        ca.display()
+    ));
+    let out = e.run(&["check", &e.read_req()], &[]);
+    let (stdout, stderr) = common::text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout} {stderr}");
+    assert!(
+        stderr.contains("may be written by its group or others"),
         "{stderr}"
     );
 }
@@ -325,4 +378,121 @@ fn exec_keeps_the_store_endpoint_out_of_reach() {
         "127.0.0.0/8",
     ]);
     assert!(stdout.contains("CONTROL-OK"), "{stdout} {stderr}");
+}
+
+/// The whole path over TLS, through the real binary: `[store] url` on `localhost` with
+/// `ca_file` reaches a server that takes TLS only; a pending approval recorded by `check`
+/// is listed by `approvals`; the same config with another CA is refused with the TLS
+/// sentence, and the ask is denied.
+#[test]
+fn the_cli_reaches_a_tls_store_and_refuses_another_ca() {
+    let ca = cordon_store::pg_test::TestCa::new("fleet CA");
+    let Some(c) = cordon_store::pg_test::Cluster::start_tcp(Some(&ca.issue(&["localhost"]))) else {
+        return;
+    };
+    let db = c.fresh_database();
+    let e = Env::new();
+    let ca_file = e.home.join("db-ca.pem");
+    std::fs::write(&ca_file, ca.pem()).unwrap();
+    let config = |ca_file: &std::path::Path| {
+        format!(
+            "[permissions]\nask = [\"Bash(make deploy:*)\"]\n[store]\nurl = \"postgres://postgres@localhost:{}/{db}\"\nca_file = \"{}\"\nmachine = \"tls-1\"\n",
+            c.port().unwrap(),
+            ca_file.display()
+        )
+    };
+    e.user_config(&config(&ca_file));
+    let ask = serde_json::json!({"tool": "Bash", "input": {"command": "make deploy"}});
+    let out = e.run(&["check", "--pending", &ask.to_string()], &[]);
+    let (stdout, stderr) = common::text(&out);
+    assert!(stdout.contains("pending"), "{stdout} {stderr}");
+    let out = e.run(&["approvals", "list"], &[]);
+    let (stdout, stderr) = common::text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout} {stderr}");
+    assert!(
+        stdout.contains("make deploy") && stdout.contains("tls-1"),
+        "{stdout}"
+    );
+    // Another CA: refused, and the ask denied with the reason.
+    let other = e.home.join("other-ca.pem");
+    std::fs::write(&other, cordon_store::pg_test::TestCa::new("fleet CA").pem()).unwrap();
+    e.user_config(&config(&other));
+    let out = e.run(&["approvals", "list"], &[]);
+    let (stdout, stderr) = common::text(&out);
+    assert_ne!(out.status.code(), Some(0), "{stdout} {stderr}");
+    assert!(
+        stderr.contains("TLS with verify-full failed (invalid peer certificate"),
+        "{stderr}"
+    );
+    let out = e.run(&["check", "--pending", &ask.to_string()], &[]);
+    let (stdout, stderr) = common::text(&out);
+    assert_eq!(out.status.code(), Some(4), "{stdout} {stderr}");
+    assert!(
+        stdout.contains("TLS with verify-full failed"),
+        "{stdout} {stderr}"
+    );
+}
+
+/// Separate roles through the real binary: a machine logging in as a `cordon_machine`
+/// role records a pending approval but cannot approve it (one sentence, still pending);
+/// an approver's role answers it; the machine's `approvals list` then shows none.
+#[test]
+fn a_machine_role_asks_and_only_an_approver_answers() {
+    let Some(c) = cordon_store::pg_test::Cluster::start_private() else {
+        return;
+    };
+    let db = c.fresh_database();
+    drop(
+        cordon_store::Store::open_at(&cordon_store::StoreAt::Postgres(c.target(&db, "owner")))
+            .unwrap(),
+    );
+    let mut admin = c.admin_of(&db);
+    admin.batch_execute(cordon_store::PG_ROLES_SQL).unwrap();
+    admin
+        .batch_execute(
+            "CREATE ROLE ci_7 LOGIN IN ROLE cordon_machine; CREATE ROLE alice LOGIN IN ROLE cordon_approver",
+        )
+        .unwrap();
+    let config = |role: &str| {
+        format!(
+            "[permissions]\nask = [\"Bash(make deploy:*)\"]\n[store]\nurl = \"postgresql:///{db}?host={}&user={role}\"\nmachine = \"{role}\"\n",
+            c.socket_dir().display()
+        )
+    };
+    let (machine, human) = (Env::new(), Env::new());
+    machine.user_config(&config("ci_7"));
+    human.user_config(&config("alice"));
+    let ask = serde_json::json!({"tool": "Bash", "input": {"command": "make deploy"}});
+    let out = machine.run(&["check", "--pending", &ask.to_string()], &[]);
+    let (stdout, stderr) = common::text(&out);
+    assert!(stdout.contains("pending"), "{stdout} {stderr}");
+    let out = machine.run(&["approvals", "list", "--json"], &[]);
+    let (stdout, stderr) = common::text(&out);
+    let listed: serde_json::Value = stdout
+        .lines()
+        .next()
+        .and_then(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("nothing pending: {stdout} {stderr}"));
+    assert_eq!(listed["machine"], "ci_7", "{listed}");
+    let id = listed["id"].as_i64().unwrap();
+    let out = machine.run(&["approvals", "approve", &id.to_string()], &[]);
+    let (stdout, stderr) = common::text(&out);
+    assert_ne!(out.status.code(), Some(0), "{stdout} {stderr}");
+    assert!(
+        stderr.contains("refused this to the database role cordon logs in as")
+            && stderr.contains("cordon_approver"),
+        "{stderr}"
+    );
+    let out = human.run(&["approvals", "list"], &[]);
+    assert!(
+        common::text(&out).0.contains("make deploy"),
+        "still pending"
+    );
+    let out = human.run(&["approvals", "approve", &id.to_string()], &[]);
+    let (stdout, stderr) = common::text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout} {stderr}");
+    let out = machine.run(&["approvals", "list"], &[]);
+    let (stdout, stderr) = common::text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout} {stderr}");
+    assert!(!stdout.contains("make deploy"), "{stdout}");
 }

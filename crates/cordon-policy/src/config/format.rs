@@ -40,6 +40,9 @@ pub(super) struct StoreTable {
     pub(super) password_file: Option<Spanned<String>>,
     pub(super) password_env: Option<Spanned<String>>,
     pub(super) machine: Option<Spanned<String>>,
+    pub(super) ca_file: Option<Spanned<String>>,
+    pub(super) cert_file: Option<Spanned<String>>,
+    pub(super) key_file: Option<Spanned<String>>,
 }
 
 /// Only the `[store]` table of a file, every other table accepted unread: what is needed

@@ -98,10 +98,46 @@ pub(super) fn store_of(
         }
         None => None,
     };
+    let path_of = |key: &str, f: &Spanned<String>| {
+        let p = crate::paths::expand_home(f.get_ref(), home);
+        if p.is_absolute() {
+            Ok(p)
+        } else {
+            Err(err(
+                f.span(),
+                format!("`[store] {key}` must be an absolute path or start with ~/"),
+            ))
+        }
+    };
+    let ca_file = t
+        .ca_file
+        .as_ref()
+        .map(|f| path_of("ca_file", f))
+        .transpose()?;
+    let client_cert = match (&t.cert_file, &t.key_file) {
+        (Some(c), Some(k)) => {
+            if ca_file.is_none() {
+                return Err(err(
+                    c.span(),
+                    "`[store] cert_file` is presented over TLS, which needs `ca_file`".into(),
+                ));
+            }
+            Some((path_of("cert_file", c)?, path_of("key_file", k)?))
+        }
+        (None, None) => None,
+        (Some(f), None) | (None, Some(f)) => {
+            return Err(err(
+                f.span(),
+                "`[store]` takes `cert_file` and `key_file` together".into(),
+            ));
+        }
+    };
     Ok(StoreSettings {
         url: url.get_ref().clone(),
         password,
         machine,
+        ca_file,
+        client_cert,
         file: file.to_path_buf(),
     })
 }
@@ -239,11 +275,15 @@ mod tests {
         let fs = fs().file_with(
             USER,
             1,
-            b"[store]\nurl = \"postgres://cordon@db/cordon\"\npassword_file = \"~/.pgpass-cordon\"\nmachine = \"ci-7\"\n",
+            b"[store]\nurl = \"postgres://cordon@db/cordon\"\npassword_file = \"~/.pgpass-cordon\"\nmachine = \"ci-7\"\nca_file = \"~/.config/cordon/db-ca.pem\"\n",
         );
         let m = load(&opts(), &fs).unwrap();
         let s = m.store.expect("the user's [store]");
         assert_eq!(s.url, "postgres://cordon@db/cordon");
+        assert_eq!(
+            s.ca_file.as_deref(),
+            Some(Path::new("/home/u/.config/cordon/db-ca.pem"))
+        );
         assert_eq!(s.machine.as_deref(), Some("ci-7"));
         assert_eq!(
             s.password,
@@ -276,10 +316,16 @@ mod tests {
     /// file named on the command line are all refused.
     #[test]
     fn a_project_setting_the_store_is_refused() {
-        let spellings: [&[u8]; 3] = [
+        let spellings: [&[u8]; 7] = [
             b"[store]\nurl = \"postgres://evil@attacker/db\"\n",
             b"store = { url = \"postgres://evil@attacker/db\" }\n",
             b"store.url = \"postgres://evil@attacker/db\"\n",
+            // Pointing the user's own database's CA at the repository's file: the TLS
+            // keys are `[store]` keys, refused with the table.
+            b"[store]\nca_file = \"/w/proj/ca.pem\"\n",
+            b"store.ca_file = \"/w/proj/ca.pem\"\n",
+            b"store = { url = \"postgres://evil@attacker/db\", ca_file = \"/w/proj/ca.pem\" }\n",
+            b"store.key_file = \"/w/proj/client.key\"\n",
         ];
         for text in spellings {
             let fs = fs().file_with(PROJECT, 1, text);
@@ -341,6 +387,18 @@ mod tests {
                 "machine",
             ),
             (b"[store]\nurl = \"postgres://db/x\"\nuser = \"u\"\n", "unknown field"),
+            (
+                b"[store]\nurl = \"postgres://db/x\"\nca_file = \"ca.pem\"\n",
+                "`[store] ca_file` must be an absolute path",
+            ),
+            (
+                b"[store]\nurl = \"postgres://db/x\"\nca_file = \"/ca\"\ncert_file = \"/c\"\n",
+                "together",
+            ),
+            (
+                b"[store]\nurl = \"postgres://db/x\"\ncert_file = \"/c\"\nkey_file = \"/k\"\n",
+                "needs `ca_file`",
+            ),
         ] {
             let fs = fs().file_with(USER, 1, text);
             let e = load(&opts(), &fs).unwrap_err();

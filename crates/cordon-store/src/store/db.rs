@@ -245,14 +245,18 @@ pub(crate) fn pg_error(at: &Path, e: &tokio_postgres::Error) -> StoreError {
     let why = e
         .as_db_error()
         .map_or_else(|| e.to_string(), |d| d.message().to_string());
+    if let Some(why) = crate::at::tls_failure(e) {
+        return StoreError::new(at, StoreErrorKind::Tls(why));
+    }
     let kind = match e.code() {
         Some(c) if *c == SqlState::LOCK_NOT_AVAILABLE || *c == SqlState::QUERY_CANCELED => {
             StoreErrorKind::Locked
         }
         Some(c) if *c == SqlState::DISK_FULL => StoreErrorKind::Full,
+        // A role's missing grant (see pg_roles.sql): the server refused one statement.
+        Some(c) if *c == SqlState::INSUFFICIENT_PRIVILEGE => StoreErrorKind::NotPermitted(why),
         Some(c)
-            if *c == SqlState::INSUFFICIENT_PRIVILEGE
-                || *c == SqlState::INVALID_PASSWORD
+            if *c == SqlState::INVALID_PASSWORD
                 || *c == SqlState::INVALID_AUTHORIZATION_SPECIFICATION =>
         {
             StoreErrorKind::Permissions(why)
@@ -330,6 +334,7 @@ fn async_config(c: &postgres::Config) -> tokio_postgres::Config {
         t.keepalives_retries(v);
     }
     t.ssl_mode(c.get_ssl_mode())
+        .ssl_negotiation(c.get_ssl_negotiation())
         .target_session_attrs(c.get_target_session_attrs())
         .channel_binding(c.get_channel_binding())
         .load_balance_hosts(c.get_load_balance_hosts());
@@ -345,6 +350,22 @@ fn no_answer(at: &Path, what: &str, limit: Duration) -> StoreError {
             limit.as_millis()
         )),
     )
+}
+
+/// One connection attempt; the connection is driven by a task of the current runtime.
+async fn open<T>(
+    config: &tokio_postgres::Config,
+    tls: T,
+) -> Result<tokio_postgres::Client, tokio_postgres::Error>
+where
+    T: tokio_postgres::tls::MakeTlsConnect<tokio_postgres::Socket>,
+    T::Stream: Send + 'static,
+{
+    let (client, connection) = config.connect(tls).await?;
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    Ok(client)
 }
 
 /// Connect within [`CONNECT_BUDGET`] in all (socket, startup and login included),
@@ -378,17 +399,23 @@ pub(crate) fn connect(target: &PgTarget, lock_timeout: Duration) -> Result<PgCli
                     StoreErrorKind::Io(format!("the connection's runtime could not start ({e})")),
                 )
             })?;
+        // The connection is driven whenever a round trip blocks on this runtime, and
+        // dropped with it. With TLS the mode is `require` (set by `PgTarget`): a server
+        // that declines TLS is refused, never talked to in plaintext.
         let attempt = runtime.block_on(async {
-            tokio::time::timeout(limit, config.connect(tokio_postgres::NoTls)).await
+            tokio::time::timeout(limit, async {
+                match &target.tls {
+                    Some(tls) => {
+                        let tls = rustls::ClientConfig::clone(&tls.config);
+                        open(&config, tokio_postgres_rustls::MakeRustlsConnect::new(tls)).await
+                    }
+                    None => open(&config, tokio_postgres::NoTls).await,
+                }
+            })
+            .await
         });
         let err = match attempt {
-            Ok(Ok((client, connection))) => {
-                // Driven whenever a round trip blocks on this runtime; dropped with it.
-                runtime.spawn(async move {
-                    let _ = connection.await;
-                });
-                return Ok(PgClient { client, runtime });
-            }
+            Ok(Ok(client)) => return Ok(PgClient { client, runtime }),
             Ok(Err(e)) => pg_error(&at, &e),
             Err(_) => no_answer(&at, "a login", CONNECT_BUDGET),
         };

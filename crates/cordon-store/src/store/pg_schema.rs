@@ -186,10 +186,24 @@ impl Store {
 
     /// Bring a shared store's schema up to `target` (tests stop at an older one).
     pub(super) fn migrate_pg_to(&self, target: i64) -> Result<(), StoreError> {
-        if self.pg_version()? >= target {
+        let found = self.pg_version()?;
+        if found >= target {
             // Up to date: opening needs no write lock.
             return Ok(());
         }
+        self.migrate_pg_steps(target).map_err(|e| match e.kind() {
+            // A machine's or an approver's role (pg_roles.sql) may not change the schema.
+            StoreErrorKind::NotPermitted(_) => StoreError::new(
+                &self.path,
+                StoreErrorKind::Invalid(format!(
+                    "its schema is at version {found} and this cordon needs version {target}, which the database role cordon logs in as may not make; nothing was granted from it — open the store once with the role that owns its tables, then run pg_roles.sql again"
+                )),
+            ),
+            _ => e,
+        })
+    }
+
+    fn migrate_pg_steps(&self, target: i64) -> Result<(), StoreError> {
         let tx = self.write()?;
         // Read again under the write lock: another machine may have migrated meanwhile.
         let version = self.pg_version()?;
