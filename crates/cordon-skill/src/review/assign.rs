@@ -90,6 +90,35 @@ fn names(text: &str, name: &str) -> bool {
     })
 }
 
+/// A licence text (`LICENSE.txt`, `COPYING`, `NOTICE`): named as the terms the package
+/// comes under, not as steps to follow. It is still looked at like any text nothing
+/// names (a command-shaped line in it is a review).
+fn licence(p: &str) -> bool {
+    let base = p.rsplit('/').next().unwrap_or(p).to_ascii_uppercase();
+    ["LICENSE", "LICENCE", "COPYING", "NOTICE"]
+        .iter()
+        .any(|l| base.starts_with(l))
+}
+
+/// A document without its front matter's `license:` line (the licence file it names is
+/// metadata, not an instruction).
+fn without_licence_field(body: &str) -> String {
+    let mut in_fm = false;
+    let mut out = String::with_capacity(body.len());
+    for (i, l) in body.lines().enumerate() {
+        if l.trim_end() == "---" {
+            in_fm = i == 0;
+        }
+        if in_fm && l.to_ascii_lowercase().starts_with("license:") {
+            out.push('\n');
+            continue;
+        }
+        out.push_str(l);
+        out.push('\n');
+    }
+    out
+}
+
 /// The package files a script's load of `m` can mean, in the loader's language.
 fn load_candidates(lang: Lang, dir: &str, m: &str) -> Vec<String> {
     let exts: &[&str] = match lang {
@@ -123,19 +152,21 @@ pub(crate) fn assign(texts: &[(String, String)], files: &BTreeSet<String>) -> As
             .insert(p, (Reading::Runs(i), "a SKILL.md command runs it".into()));
     }
     // Instructions: Markdown, and text files instructions name, transitively.
-    let plain = |p: &str| !is_markdown(p) && Lang::of_file(p, text.get(p).unwrap_or(&"")).is_none();
+    let plain = |p: &str| {
+        !is_markdown(p) && !licence(p) && Lang::of_file(p, text.get(p).unwrap_or(&"")).is_none()
+    };
     let mut docs: Vec<String> = all.iter().filter(|p| is_markdown(p)).cloned().collect();
     let mut i = 0;
     while i < docs.len() {
         let d = docs[i].clone();
         i += 1;
-        let body = text.get(d.as_str()).copied().unwrap_or("");
+        let body = without_licence_field(text.get(d.as_str()).copied().unwrap_or(""));
         for c in &all {
             if !plain(c) || a.reading.contains_key(c) || c == &d {
                 continue;
             }
             let rel = c.strip_prefix(&format!("{}/", dir_of(&d))).unwrap_or(c);
-            if names(body, c) || names(body, rel) {
+            if names(&body, c) || names(&body, rel) {
                 a.reading.insert(
                     c.clone(),
                     (Reading::Instructions, format!("{d} names it")),
