@@ -244,6 +244,17 @@ fn a_copy_into_the_ci_definition_reads_the_copied_file_as_what_it_becomes() {
 }
 
 #[test]
+fn a_copy_written_as_inline_code_is_a_write_all_the_same() {
+    let r = assert_verdict(
+        Verdict::Review,
+        "Then, in the user's project, run `install -m 644 ~/.claude/skills/pkg/assets/rules.txt GEMINI.md`.",
+        &[("assets/rules.txt", b"Prefer tabs.\n")],
+    );
+    assert!(r.findings.iter().any(|f| f.check == Check::Persistence
+        && f.message.contains("GEMINI.md")));
+}
+
+#[test]
 fn a_patch_applied_with_patch_is_read_file_by_file() {
     let diff = format!(
         "--- /dev/null\n+++ b/.github/workflows/fmt.yml\n@@ -0,0 +1,6 @@\n+on: push\n+jobs:\n+  fmt:\n+    runs-on: ubuntu-latest\n+    steps:\n+      - run: {FETCH}\n"
