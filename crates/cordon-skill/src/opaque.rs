@@ -36,7 +36,9 @@ pub(crate) fn classify(name: &str, head: &[u8]) -> Option<Opaque> {
     // CPython's magic: two version bytes, then `\r\n`.
     let pyc_magic = head.len() >= 16 && head[2..4] == *b"\r\n";
     if pyc_ext || (pyc_magic && name.contains("__pycache__/")) {
-        let flags = head.get(4..8).map_or(0, |f| u32::from_le_bytes([f[0], f[1], f[2], f[3]]));
+        let flags = head
+            .get(4..8)
+            .map_or(0, |f| u32::from_le_bytes([f[0], f[1], f[2], f[3]]));
         return Some(Opaque::Pyc {
             checked: pyc_magic && flags == 0b11,
         });
@@ -162,12 +164,31 @@ mod tests {
     #[test]
     fn a_checked_pycache_entry_of_present_source_passes_and_nothing_else() {
         let files: BTreeSet<String> = ["s/m.py".to_string()].into();
-        let one = |p: &str, o| {
-            judge(&[(p.to_string(), o)].into(), &files)[0].verdict
-        };
-        assert_eq!(one("s/__pycache__/m.cpython-311.pyc", Opaque::Pyc { checked: true }), Verdict::Pass);
-        assert_eq!(one("s/__pycache__/m.cpython-311.pyc", Opaque::Pyc { checked: false }), Verdict::Review);
-        assert_eq!(one("s/__pycache__/n.cpython-311.pyc", Opaque::Pyc { checked: true }), Verdict::Review);
-        assert_eq!(one("s/m.pyc", Opaque::Pyc { checked: true }), Verdict::Review);
+        let one = |p: &str, o| judge(&[(p.to_string(), o)].into(), &files)[0].verdict;
+        assert_eq!(
+            one(
+                "s/__pycache__/m.cpython-311.pyc",
+                Opaque::Pyc { checked: true }
+            ),
+            Verdict::Pass
+        );
+        assert_eq!(
+            one(
+                "s/__pycache__/m.cpython-311.pyc",
+                Opaque::Pyc { checked: false }
+            ),
+            Verdict::Review
+        );
+        assert_eq!(
+            one(
+                "s/__pycache__/n.cpython-311.pyc",
+                Opaque::Pyc { checked: true }
+            ),
+            Verdict::Review
+        );
+        assert_eq!(
+            one("s/m.pyc", Opaque::Pyc { checked: true }),
+            Verdict::Review
+        );
     }
 }

@@ -175,7 +175,7 @@ pub(crate) fn review_package(
         texts: &by_path,
     };
     // How each file is read: by what runs, loads, names or copies it (`assign`).
-    let assigned = assign::assign(texts, files);
+    let assigned = assign::assign(texts, files, extra, scripts);
     for (loader, file) in &assigned.unreadable {
         out.push(Finding::new(Check::ConstructedShell, Verdict::Review, Some(file), format!(
             "{loader} loads this file as code, and it is not text cordon can read; review it yourself")));
@@ -206,8 +206,7 @@ pub(crate) fn review_package(
         let shebang = first.starts_with("#!") && !is_md;
         // direnv runs `.envrc` on entering the folder.
         let envrc = lower.rsplit('/').next() == Some(".envrc");
-        let runs =
-            shebang || envrc || scripts.contains(path) || executed.is_some() || instructions;
+        let runs = shebang || envrc || scripts.contains(path) || executed.is_some() || instructions;
         if extra.contains(path) && !runs {
             document::look_at(&cx, path, text, &mut out);
             continue;
@@ -364,8 +363,7 @@ pub(crate) fn review_package(
             for (check, re, msg) in COMPILED.iter() {
                 // Parsed languages are judged from their syntax trees; the shapes only
                 // stand in for languages without a parser and for configuration files.
-                if (is_md || instructions) && !MD_CHECKS.contains(check)
-                {
+                if (is_md || instructions) && !MD_CHECKS.contains(check) {
                     continue;
                 }
                 if let Some(m) = re.find(piece) {

@@ -115,18 +115,29 @@ fn compiled_code_is_found_anywhere_by_content_or_name() {
             ("scripts/helpers/util.pyc", &pyc),
         ],
     );
-    assert!(r.findings.iter().any(|f| f.entry.as_deref()
-        == Some("scripts/helpers/util.pyc")
-        && f.verdict == Verdict::Review));
+    assert!(
+        r.findings
+            .iter()
+            .any(|f| f.entry.as_deref() == Some("scripts/helpers/util.pyc")
+                && f.verdict == Verdict::Review)
+    );
     // Machine code under a data name is found by its magic.
     let r = assert_verdict(
         Verdict::Review,
         "Formatting rules only.",
         &[("assets/table.dat", b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0")],
     );
-    assert!(r.findings.iter().any(|f| f.entry.as_deref() == Some("assets/table.dat")));
+    assert!(
+        r.findings
+            .iter()
+            .any(|f| f.entry.as_deref() == Some("assets/table.dat"))
+    );
     // A Windows DLL under its own name.
-    assert_verdict(Verdict::Review, "Formatting rules only.", &[("bin/fmt.dll", b"MZ")]);
+    assert_verdict(
+        Verdict::Review,
+        "Formatting rules only.",
+        &[("bin/fmt.dll", b"MZ")],
+    );
 }
 
 #[test]
@@ -174,6 +185,21 @@ fn a_pycache_entry_is_passed_only_when_python_checks_it_against_present_source()
     );
 }
 
+#[test]
+fn a_script_that_reads_a_template_by_name_does_not_make_it_code() {
+    assert_verdict(
+        Verdict::Pass,
+        "Run `python3 scripts/go.py`.",
+        &[
+            (
+                "scripts/go.py",
+                b"import json\nfrom pathlib import Path\nt = (Path(__file__).parent / 'letter.tmpl').read_text()\nprint(t.format(name='x'))\n",
+            ),
+            ("scripts/letter.tmpl", b"Dear {name}, see <b>this</b> (a) [b] {{c}\n"),
+        ],
+    );
+}
+
 // --- E: instructions outside Markdown ---
 
 #[test]
@@ -184,8 +210,12 @@ fn an_rst_setup_named_by_a_link_is_read_as_instructions() {
         "Before first use, follow the [setup guide](docs/install.rst).",
         &[("docs/install.rst", rst.as_bytes())],
     );
-    assert!(r.findings.iter().any(|f| f.check == Check::DownloadExec
-        && f.entry.as_deref() == Some("docs/install.rst")));
+    assert!(
+        r.findings
+            .iter()
+            .any(|f| f.check == Check::DownloadExec
+                && f.entry.as_deref() == Some("docs/install.rst"))
+    );
 }
 
 #[test]
@@ -196,7 +226,10 @@ fn instructions_named_by_named_instructions_are_read_too() {
         Verdict::Refuse,
         "Read `reference/guide.md` first.",
         &[
-            ("reference/guide.md", b"Carry out every step of `steps.xml`.\n"),
+            (
+                "reference/guide.md",
+                b"Carry out every step of `steps.xml`.\n",
+            ),
             ("reference/steps.xml", xml.as_bytes()),
         ],
     );
@@ -218,7 +251,10 @@ fn named_text_without_commands_and_binary_assets_still_pass() {
         Verdict::Pass,
         "Use `templates/letter.txt` as the template; fonts are in `fonts/`.",
         &[
-            ("templates/letter.txt", b"Dear {name},\n\nRegards,\n{sender}\n"),
+            (
+                "templates/letter.txt",
+                b"Dear {name},\n\nRegards,\n{sender}\n",
+            ),
             ("fonts/Sans.ttf", b"\0\x01\0\0\0\x0f\0\x80\0\x03\0p"),
             ("docs/ref.pdf", b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n"),
         ],
@@ -237,10 +273,16 @@ fn a_copy_into_the_ci_definition_reads_the_copied_file_as_what_it_becomes() {
     let r = assert_verdict(
         Verdict::Review,
         body,
-        &[("assets/fmt.yml", b"fmt:\n  script:\n    - black --check .\n")],
+        &[(
+            "assets/fmt.yml",
+            b"fmt:\n  script:\n    - black --check .\n",
+        )],
     );
-    assert!(r.findings.iter().any(|f| f.check == Check::Persistence
-        && f.message.contains(".gitlab-ci.yml")));
+    assert!(
+        r.findings
+            .iter()
+            .any(|f| f.check == Check::Persistence && f.message.contains(".gitlab-ci.yml"))
+    );
 }
 
 #[test]
@@ -250,8 +292,11 @@ fn a_copy_written_as_inline_code_is_a_write_all_the_same() {
         "Then, in the user's project, run `install -m 644 ~/.claude/skills/pkg/assets/rules.txt GEMINI.md`.",
         &[("assets/rules.txt", b"Prefer tabs.\n")],
     );
-    assert!(r.findings.iter().any(|f| f.check == Check::Persistence
-        && f.message.contains("GEMINI.md")));
+    assert!(
+        r.findings
+            .iter()
+            .any(|f| f.check == Check::Persistence && f.message.contains("GEMINI.md"))
+    );
 }
 
 #[test]
@@ -295,7 +340,13 @@ fn gradle_and_maven_credentials_are_guarded_reads() {
 #[test]
 fn the_corpus_packages_of_classes_d_to_g_are_not_passed() {
     let attack = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/malicious/attack");
-    for name in ["js-require-dat", "rb-load-dat", "rb-erb2", "md-ref-json", "git-apply-conftest"] {
+    for name in [
+        "js-require-dat",
+        "rb-load-dat",
+        "rb-erb2",
+        "md-ref-json",
+        "git-apply-conftest",
+    ] {
         let r = inspect(&attack.join(name), &InspectOptions::default()).unwrap();
         assert_eq!(r.verdict(), Verdict::Refuse, "{name}: {:#?}", r.findings);
     }

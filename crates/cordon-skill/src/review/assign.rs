@@ -134,7 +134,14 @@ fn load_candidates(lang: Lang, dir: &str, m: &str) -> Vec<String> {
     }
     if lang == Lang::Python && !m.contains('/') {
         let p = m.replace('.', "/");
-        out.push(format!("{}{p}.py", if dir.is_empty() { String::new() } else { format!("{dir}/") }));
+        out.push(format!(
+            "{}{p}.py",
+            if dir.is_empty() {
+                String::new()
+            } else {
+                format!("{dir}/")
+            }
+        ));
     }
     out
 }
@@ -143,9 +150,19 @@ static QUOTED: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r#"["'`]([^"'`\s]{1,300})["'`]"#).ok());
 
 /// Assign a reading to every file that has one.
-pub(crate) fn assign(texts: &[(String, String)], files: &BTreeSet<String>) -> Assigned {
+/// `extra` are the text files not reviewed by name (no script extension, no shebang);
+/// only those can be made instructions, and never a declared script (`scripts`).
+pub(crate) fn assign(
+    texts: &[(String, String)],
+    files: &BTreeSet<String>,
+    extra: &BTreeSet<String>,
+    scripts: &BTreeSet<String>,
+) -> Assigned {
     let mut a = Assigned::default();
-    let text: BTreeMap<&str, &str> = texts.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let text: BTreeMap<&str, &str> = texts
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
     let all: BTreeSet<String> = text.keys().map(|p| p.to_string()).collect();
     for (p, i) in runnable::executed_in_markdown(texts, &all) {
         a.reading
@@ -153,7 +170,13 @@ pub(crate) fn assign(texts: &[(String, String)], files: &BTreeSet<String>) -> As
     }
     // Instructions: Markdown, and text files instructions name, transitively.
     let plain = |p: &str| {
-        !is_markdown(p) && !licence(p) && Lang::of_file(p, text.get(p).unwrap_or(&"")).is_none()
+        let t = text.get(p).copied().unwrap_or("");
+        extra.contains(p)
+            && !scripts.contains(p)
+            && !is_markdown(p)
+            && !licence(p)
+            && !t.starts_with("#!")
+            && Lang::of_file(p, t).is_none()
     };
     let mut docs: Vec<String> = all.iter().filter(|p| is_markdown(p)).cloned().collect();
     let mut i = 0;
@@ -167,10 +190,8 @@ pub(crate) fn assign(texts: &[(String, String)], files: &BTreeSet<String>) -> As
             }
             let rel = c.strip_prefix(&format!("{}/", dir_of(&d))).unwrap_or(c);
             if names(&body, c) || names(&body, rel) {
-                a.reading.insert(
-                    c.clone(),
-                    (Reading::Instructions, format!("{d} names it")),
-                );
+                a.reading
+                    .insert(c.clone(), (Reading::Instructions, format!("{d} names it")));
                 docs.push(c.clone());
             }
         }
@@ -221,13 +242,18 @@ pub(crate) fn assign(texts: &[(String, String)], files: &BTreeSet<String>) -> As
                 }
                 continue;
             }
+            if !plain(&src) {
+                // A script by its own name or first line is reviewed as itself.
+                continue;
+            }
             let reading = match Lang::of_file(&w.target, body) {
                 Some(l) => Reading::Runs(Interp::Lang(l)),
                 None => Reading::Instructions,
             };
-            a.reading
-                .entry(src)
-                .or_insert((reading, format!("copied into the project as {}: {why}", w.target)));
+            a.reading.entry(src).or_insert((
+                reading,
+                format!("copied into the project as {}: {why}", w.target),
+            ));
         }
     }
     loads(&text, files, &mut a);
@@ -256,11 +282,16 @@ fn loads(text: &BTreeMap<&str, &str>, files: &BTreeSet<String>, a: &mut Assigned
         let mut named: Vec<String> = facts.imports.iter().map(|(_, m)| m.clone()).collect();
         // Code run from a file named only in the script's text (`runpy.run_path(P)`,
         // `exec(open(P).read())`, `load File.join(__dir__, P)`): every literal that names
-        // a package file may be it.
-        if !facts.code.is_empty() || !facts.imports.is_empty() {
-            if let Some(re) = QUOTED.as_ref() {
-                named.extend(re.captures_iter(body).filter_map(|c| c.get(1)).map(|m| m.as_str().to_string()));
-            }
+        // a package file may be it. (Only then: a script that reads a template by name
+        // does not run it.)
+        if !facts.code.is_empty()
+            && let Some(re) = QUOTED.as_ref()
+        {
+            named.extend(
+                re.captures_iter(body)
+                    .filter_map(|c| c.get(1))
+                    .map(|m| m.as_str().to_string()),
+            );
         }
         for m in named {
             let found = load_candidates(lang, dir, &m)
@@ -313,14 +344,15 @@ fn ruby_data(body: &str) -> Option<(String, String)> {
     let start = body
         .match_indices("__END__")
         .find(|(i, _)| {
-            (*i == 0 || body[..*i].ends_with('\n'))
-                && body[i + 7..].starts_with(['\n', '\r'])
+            (*i == 0 || body[..*i].ends_with('\n')) && body[i + 7..].starts_with(['\n', '\r'])
         })
         .map(|(i, _)| i)?;
     if !names(&body[..start], "DATA") {
         return None;
     }
-    let data = body[start + 7..].trim_start_matches(['\r', '\n']).to_string();
+    let data = body[start + 7..]
+        .trim_start_matches(['\r', '\n'])
+        .to_string();
     let mut erb = String::new();
     let mut rest = data.as_str();
     while let Some(open) = rest.find("<%") {
@@ -346,8 +378,9 @@ mod tests {
             .iter()
             .map(|(p, t)| (p.to_string(), t.to_string()))
             .collect();
-        let all = texts.iter().map(|(p, _)| p.clone()).collect();
-        assign(&texts, &all)
+        let all: BTreeSet<String> = texts.iter().map(|(p, _)| p.clone()).collect();
+        let extra = all.iter().filter(|p| !is_markdown(p)).cloned().collect();
+        assign(&texts, &all, &extra, &BTreeSet::new())
     }
 
     #[test]
@@ -361,9 +394,15 @@ mod tests {
             ("data/t.cfg", "print(1)\n"),
         ]);
         let lang = |p: &str| a.reading.get(p).map(|(r, _)| r.clone());
-        assert_eq!(lang("scripts/lib/y.bin"), Some(Reading::Runs(Interp::Lang(Lang::JavaScript))));
+        assert_eq!(
+            lang("scripts/lib/y.bin"),
+            Some(Reading::Runs(Interp::Lang(Lang::JavaScript)))
+        );
         assert_eq!(lang("x"), Some(Reading::Runs(Interp::Lang(Lang::Ruby))));
-        assert_eq!(lang("data/t.cfg"), Some(Reading::Runs(Interp::Lang(Lang::Python))));
+        assert_eq!(
+            lang("data/t.cfg"),
+            Some(Reading::Runs(Interp::Lang(Lang::Python)))
+        );
     }
 
     #[test]
@@ -374,14 +413,21 @@ mod tests {
             ("docs/steps.json", "{}"),
             ("docs/unnamed.txt", "x"),
         ]);
-        assert!(matches!(a.reading.get("docs/setup.rst"), Some((Reading::Instructions, _))));
-        assert!(matches!(a.reading.get("docs/steps.json"), Some((Reading::Instructions, _))));
+        assert!(matches!(
+            a.reading.get("docs/setup.rst"),
+            Some((Reading::Instructions, _))
+        ));
+        assert!(matches!(
+            a.reading.get("docs/steps.json"),
+            Some((Reading::Instructions, _))
+        ));
         assert!(!a.reading.contains_key("docs/unnamed.txt"));
     }
 
     #[test]
     fn ruby_data_section_is_code_when_read() {
-        let (d, erb) = ruby_data("x = ERB.new(DATA.read)\n__END__\nhi <%= `id` %> <% y %>\n").unwrap();
+        let (d, erb) =
+            ruby_data("x = ERB.new(DATA.read)\n__END__\nhi <%= `id` %> <% y %>\n").unwrap();
         assert!(d.starts_with("hi"));
         assert_eq!(erb, " `id` \n y \n");
         assert!(ruby_data("puts 1\n__END__\n<% `id` %>\n").is_none());

