@@ -5,10 +5,12 @@
 //! A script that imports `payload` runs `payload.pyc` or `payload.so` if no `payload.py`
 //! is there, Node runs `require('./fmt')` as `fmt.node`, Ruby's `require_relative 'fmt'`
 //! loads `fmt.so`: the name of what runs is not in the script's text. So every such file
-//! is a review on its own, whether or not cordon can tell which script loads it. The one
-//! exception is a `__pycache__` entry that Python checks against its source on every
-//! import (a *checked* hash-based `.pyc` whose source is in the package): Python ignores
-//! it unless it matches the source, and the source is what the review reads.
+//! is a review on its own, whether or not cordon can tell which script loads it.
+//!
+//! A `__pycache__` entry beside its source is no exception, checked or not: Python runs
+//! the cached code when the header matches the source (a timestamp and size, or the
+//! source's hash), and the header is the package author's to write, so it can match the
+//! reviewed source while the code it carries is something else.
 
 use crate::report::{Check, Finding, Verdict};
 use std::collections::{BTreeMap, BTreeSet};
@@ -91,16 +93,11 @@ pub(crate) fn judge(opaque: &BTreeMap<String, Opaque>, files: &BTreeSet<String>)
                 ),
             ),
             Opaque::Pyc { checked } => match pycache_source(path).filter(|s| files.contains(s)) {
-                Some(src) if checked => (
-                    Verdict::Pass,
-                    format!(
-                        "a checked hash-based .pyc of {src}: Python recompiles from the reviewed source unless it matches"
-                    ),
-                ),
                 Some(src) => (
                     Verdict::Review,
                     format!(
-                        "compiled Python that Python may run in place of {src} without checking it against that source (not a checked hash-based .pyc): cordon cannot read it"
+                        "compiled Python that Python runs in place of {src} when the header matches that source ({}); the header can match while the code differs, and cordon cannot read the code",
+                        if checked { "a checked source hash" } else { "a timestamp and size, or an unchecked hash" }
                     ),
                 ),
                 None => (
@@ -162,33 +159,17 @@ mod tests {
     }
 
     #[test]
-    fn a_checked_pycache_entry_of_present_source_passes_and_nothing_else() {
+    fn every_pyc_is_a_review_whatever_its_header_says() {
         let files: BTreeSet<String> = ["s/m.py".to_string()].into();
         let one = |p: &str, o| judge(&[(p.to_string(), o)].into(), &files)[0].verdict;
-        assert_eq!(
-            one(
+        for checked in [true, false] {
+            for p in [
                 "s/__pycache__/m.cpython-311.pyc",
-                Opaque::Pyc { checked: true }
-            ),
-            Verdict::Pass
-        );
-        assert_eq!(
-            one(
-                "s/__pycache__/m.cpython-311.pyc",
-                Opaque::Pyc { checked: false }
-            ),
-            Verdict::Review
-        );
-        assert_eq!(
-            one(
                 "s/__pycache__/n.cpython-311.pyc",
-                Opaque::Pyc { checked: true }
-            ),
-            Verdict::Review
-        );
-        assert_eq!(
-            one("s/m.pyc", Opaque::Pyc { checked: true }),
-            Verdict::Review
-        );
+                "s/m.pyc",
+            ] {
+                assert_eq!(one(p, Opaque::Pyc { checked }), Verdict::Review, "{p}");
+            }
+        }
     }
 }

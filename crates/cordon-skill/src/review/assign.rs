@@ -189,7 +189,15 @@ pub(crate) fn assign(
                 continue;
             }
             let rel = c.strip_prefix(&format!("{}/", dir_of(&d))).unwrap_or(c);
-            if names(&body, c) || names(&body, rel) {
+            // Or by its name alone, when no other file of the package has it.
+            let base = c.rsplit('/').next().unwrap_or(c);
+            let unique = base.contains('.')
+                && all
+                    .iter()
+                    .filter(|p| p.rsplit('/').next() == Some(base))
+                    .count()
+                    == 1;
+            if names(&body, c) || names(&body, rel) || (unique && names(&body, base)) {
                 a.reading
                     .insert(c.clone(), (Reading::Instructions, format!("{d} names it")));
                 docs.push(c.clone());
@@ -204,7 +212,6 @@ pub(crate) fn assign(
             .find(|p| w == p.as_str() || w.ends_with(&format!("/{p}")))
             .cloned()
     };
-    let text_of = |p: &str| text.get(p).map(|t| t.to_string());
     let mut shell_texts: Vec<String> = Vec::new();
     for d in &docs {
         let body = text.get(d.as_str()).copied().unwrap_or("");
@@ -222,8 +229,39 @@ pub(crate) fn assign(
             shell_texts.push(t.clone());
         }
     }
-    for s in &shell_texts {
-        for w in super::project::writes(s, &own, &text_of) {
+    // What an instruction in another format runs (`bash setup.dat` in a `.txt`).
+    let others: Vec<(String, String)> = docs
+        .iter()
+        .filter(|d| !is_markdown(d))
+        .map(|d| {
+            (
+                format!("{d}.md"),
+                text.get(d.as_str()).copied().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    for (p, i) in runnable::executed_in_markdown(&others, &all) {
+        a.reading
+            .insert(p, (Reading::Runs(i), "an instruction file runs it".into()));
+    }
+    copies(&shell_texts, &text, &own, &plain, &mut a);
+    let spawned = loads(&text, files, &mut a);
+    copies(&spawned, &text, &own, &plain, &mut a);
+    a
+}
+
+/// The readings of package files that commands (`shell`) copy or patch into the
+/// project where they configure what runs or what an agent is told.
+fn copies(
+    shell: &[String],
+    text: &BTreeMap<&str, &str>,
+    own: &dyn Fn(&str) -> Option<String>,
+    plain: &dyn Fn(&str) -> bool,
+    a: &mut Assigned,
+) {
+    let text_of = |p: &str| text.get(p).map(|t| t.to_string());
+    for s in shell {
+        for w in super::project::writes(s, own, &text_of) {
             let Some(src) = w.source else { continue };
             let Some(why) = super::project::control(&w.target) else {
                 continue;
@@ -246,22 +284,24 @@ pub(crate) fn assign(
                 // A script by its own name or first line is reviewed as itself.
                 continue;
             }
-            let reading = match Lang::of_file(&w.target, body) {
-                Some(l) => Reading::Runs(Interp::Lang(l)),
-                None => Reading::Instructions,
-            };
-            a.reading.entry(src).or_insert((
-                reading,
-                format!("copied into the project as {}: {why}", w.target),
-            ));
+            let why = format!("copied into the project as {}: {why}", w.target);
+            match Lang::of_file(&w.target, body) {
+                // Code wins over instructions: it is what the copy becomes.
+                Some(l) => {
+                    a.reading.insert(src, (Reading::Runs(Interp::Lang(l)), why));
+                }
+                None => {
+                    a.reading.entry(src).or_insert((Reading::Instructions, why));
+                }
+            }
         }
     }
-    loads(&text, files, &mut a);
-    a
 }
 
-/// Follow what scripts load, from every file with a language.
-fn loads(text: &BTreeMap<&str, &str>, files: &BTreeSet<String>, a: &mut Assigned) {
+/// Follow what scripts load, from every file with a language; returns the command
+/// lines the scripts spawn (for the copies they make).
+fn loads(text: &BTreeMap<&str, &str>, files: &BTreeSet<String>, a: &mut Assigned) -> Vec<String> {
+    let mut spawned = Vec::new();
     let lang_of = |p: &str, a: &Assigned| match a.reading.get(p) {
         Some((Reading::Runs(Interp::Lang(l)), _)) => Some(*l),
         Some(_) => None,
@@ -278,6 +318,13 @@ fn loads(text: &BTreeMap<&str, &str>, files: &BTreeSet<String>, a: &mut Assigned
         }
         let body = text.get(p.as_str()).copied().unwrap_or("");
         let facts = crate::script::analyze(lang, body, 1);
+        for (_, c) in &facts.spawns {
+            match c {
+                crate::script::Cmd::Shell { text, .. } => spawned.push(text.clone()),
+                crate::script::Cmd::Argv { argv, .. } => spawned.push(argv.join(" ")),
+                crate::script::Cmd::Unknown => {}
+            }
+        }
         let dir = dir_of(&p);
         let mut named: Vec<String> = facts.imports.iter().map(|(_, m)| m.clone()).collect();
         // Code run from a file named only in the script's text (`runpy.run_path(P)`,
@@ -336,6 +383,7 @@ fn loads(text: &BTreeMap<&str, &str>, files: &BTreeSet<String>, a: &mut Assigned
             }
         }
     }
+    spawned
 }
 
 /// A Ruby script's data section, when the script reads it (`DATA`): the section as
