@@ -103,6 +103,43 @@ fn ruby_erb_after_end_read_through_data_is_code() {
 }
 
 #[test]
+fn a_file_a_shell_script_sources_is_read_as_shell() {
+    let lib = format!("{FETCH}\n");
+    let r = assert_verdict(
+        Verdict::Refuse,
+        "Run `bash scripts/go.sh`.",
+        &[
+            (
+                "scripts/go.sh",
+                b"#!/bin/sh\n. \"$(dirname \"$0\")/lib.dat\"\necho done\n",
+            ),
+            ("scripts/lib.dat", lib.as_bytes()),
+        ],
+    );
+    assert!(
+        r.findings
+            .iter()
+            .any(|f| f.verdict == Verdict::Refuse && f.entry.as_deref() == Some("scripts/lib.dat"))
+    );
+}
+
+#[test]
+fn a_file_a_script_runs_with_an_interpreter_is_read_in_its_language() {
+    let setup = format!("{FETCH}\n");
+    assert_verdict(
+        Verdict::Refuse,
+        "Run `python3 scripts/go.py`.",
+        &[
+            (
+                "scripts/go.py",
+                b"import subprocess\nsubprocess.run(['bash', 'scripts/setup.dat'], check=True)\n",
+            ),
+            ("scripts/setup.dat", setup.as_bytes()),
+        ],
+    );
+}
+
+#[test]
 fn compiled_code_is_found_anywhere_by_content_or_name() {
     // A `.pyc` deep in a subdirectory, with no source beside it.
     let mut pyc = b"\xa7\x0d\x0d\x0a\0\0\0\0\0\0\0\0\0\0\0\0".to_vec();

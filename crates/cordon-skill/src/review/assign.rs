@@ -221,12 +221,36 @@ pub(crate) fn assign(
             shell_texts.extend(body.lines().map(str::to_string));
         }
     }
-    for (p, t) in texts {
-        let shellish = p.ends_with(".sh")
-            || matches!(a.reading.get(p), Some((Reading::Runs(Interp::Shell), _)))
-            || runnable::of_shebang(t.lines().next().unwrap_or("")) == Some(Interp::Shell);
-        if shellish {
-            shell_texts.push(t.clone());
+    // Shell scripts, and what they run (`bash helper.dat`, `. ./lib.dat`), followed
+    // through what they run in turn.
+    let mut shell_files: Vec<String> = texts
+        .iter()
+        .filter(|(p, t)| {
+            p.ends_with(".sh")
+                || matches!(a.reading.get(p), Some((Reading::Runs(Interp::Shell), _)))
+                || runnable::of_shebang(t.lines().next().unwrap_or("")) == Some(Interp::Shell)
+        })
+        .map(|(p, _)| p.clone())
+        .collect();
+    let mut k = 0;
+    while k < shell_files.len() && k < 4096 {
+        let p = shell_files[k].clone();
+        k += 1;
+        let body = text.get(p.as_str()).copied().unwrap_or("");
+        shell_texts.push(body.to_string());
+        let mut found = BTreeMap::new();
+        runnable::executed_in_text(dir_of(&p), body, &all, &mut found);
+        for (f, i) in found {
+            if f == p || a.reading.contains_key(&f) {
+                continue;
+            }
+            if i == Interp::Shell {
+                shell_files.push(f.clone());
+            }
+            a.reading.insert(
+                f,
+                (Reading::Runs(i), format!("the shell script {p} runs it")),
+            );
         }
     }
     // What an instruction in another format runs (`bash setup.dat` in a `.txt`).
@@ -246,7 +270,31 @@ pub(crate) fn assign(
     }
     copies(&shell_texts, &text, &own, &plain, &mut a);
     let spawned = loads(&text, files, &mut a);
-    copies(&spawned, &text, &own, &plain, &mut a);
+    copies(
+        &spawned.iter().map(|(_, c)| c.clone()).collect::<Vec<_>>(),
+        &text,
+        &own,
+        &plain,
+        &mut a,
+    );
+    // What scripts spawn with a file of the package (`subprocess.run(['bash', 'x.dat'])`).
+    let mut found = BTreeMap::new();
+    for (p, c) in &spawned {
+        runnable::executed_in_text(dir_of(p), c, &all, &mut found);
+    }
+    let mut again = false;
+    for (f, i) in found {
+        let t = text.get(f.as_str()).copied().unwrap_or("");
+        if a.reading.contains_key(&f) || Lang::of_file(&f, t).is_some() {
+            continue;
+        }
+        again |= matches!(i, Interp::Lang(_));
+        a.reading
+            .insert(f, (Reading::Runs(i), "a script runs it".into()));
+    }
+    if again {
+        loads(&text, files, &mut a);
+    }
     a
 }
 
@@ -300,7 +348,11 @@ fn copies(
 
 /// Follow what scripts load, from every file with a language; returns the command
 /// lines the scripts spawn (for the copies they make).
-fn loads(text: &BTreeMap<&str, &str>, files: &BTreeSet<String>, a: &mut Assigned) -> Vec<String> {
+fn loads(
+    text: &BTreeMap<&str, &str>,
+    files: &BTreeSet<String>,
+    a: &mut Assigned,
+) -> Vec<(String, String)> {
     let mut spawned = Vec::new();
     let lang_of = |p: &str, a: &Assigned| match a.reading.get(p) {
         Some((Reading::Runs(Interp::Lang(l)), _)) => Some(*l),
@@ -320,8 +372,8 @@ fn loads(text: &BTreeMap<&str, &str>, files: &BTreeSet<String>, a: &mut Assigned
         let facts = crate::script::analyze(lang, body, 1);
         for (_, c) in &facts.spawns {
             match c {
-                crate::script::Cmd::Shell { text, .. } => spawned.push(text.clone()),
-                crate::script::Cmd::Argv { argv, .. } => spawned.push(argv.join(" ")),
+                crate::script::Cmd::Shell { text, .. } => spawned.push((p.clone(), text.clone())),
+                crate::script::Cmd::Argv { argv, .. } => spawned.push((p.clone(), argv.join(" "))),
                 crate::script::Cmd::Unknown => {}
             }
         }
@@ -349,8 +401,10 @@ fn loads(text: &BTreeMap<&str, &str>, files: &BTreeSet<String>, a: &mut Assigned
                 continue;
             }
             if !text.contains_key(f.as_str()) {
-                if crate::opaque::classify(&f, b"").is_none() {
-                    a.unreadable.push((p.clone(), f));
+                let pair = (p.clone(), f);
+                if crate::opaque::classify(&pair.1, b"").is_none() && !a.unreadable.contains(&pair)
+                {
+                    a.unreadable.push(pair);
                 }
                 continue;
             }
@@ -366,7 +420,12 @@ fn loads(text: &BTreeMap<&str, &str>, files: &BTreeSet<String>, a: &mut Assigned
             );
             queue.push((f, lang));
         }
+        let seen = a
+            .derived
+            .iter()
+            .any(|(n, _, _)| n.starts_with(&format!("{p} (")));
         if lang == Lang::Ruby
+            && !seen
             && let Some((data, erb)) = ruby_data(body)
         {
             a.derived.push((
