@@ -475,7 +475,11 @@ pub(crate) fn judge_shell(
     out: &mut Vec<Finding>,
 ) {
     shellsrc::judge(path, line, shell, out);
-    project::judge(cx, path, line, shell, out);
+    if list_programs {
+        // Text that may not be shell runs this once per piece (`judge_shell_text`), not
+        // once per line or per word of a sentence.
+        project::judge(cx, path, line, shell, out);
+    }
     let (policy, fs) = (cx.policy, cx.fs);
     let req = serde_json::json!({"tool": "bash", "input": {"command": shell}, "cwd": SKILL_DIR});
     let Ok(req) = Request::from_json(&req.to_string()) else {

@@ -216,7 +216,15 @@ pub(crate) fn assign(
     for d in &docs {
         let body = text.get(d.as_str()).copied().unwrap_or("");
         if is_markdown(d) {
-            shell_texts.extend(crate::markdown::code(body).into_iter().map(|c| c.text));
+            // Code, as SKILL.md's code is judged for writes (a sentence is not).
+            shell_texts.extend(
+                crate::markdown::code(body)
+                    .into_iter()
+                    .filter(|c| {
+                        c.kind != crate::markdown::CodeKind::Prose && !runnable::other_language(c)
+                    })
+                    .map(|c| c.text),
+            );
         } else {
             shell_texts.extend(body.lines().map(str::to_string));
         }
@@ -239,7 +247,7 @@ pub(crate) fn assign(
         let body = text.get(p.as_str()).copied().unwrap_or("");
         shell_texts.push(body.to_string());
         let mut found = BTreeMap::new();
-        runnable::executed_in_text(dir_of(&p), body, &all, &mut found);
+        runnable::executed_in_text(dir_of(&p), body, true, &all, &mut found);
         for (f, i) in found {
             if f == p || a.reading.contains_key(&f) {
                 continue;
@@ -280,7 +288,7 @@ pub(crate) fn assign(
     // What scripts spawn with a file of the package (`subprocess.run(['bash', 'x.dat'])`).
     let mut found = BTreeMap::new();
     for (p, c) in &spawned {
-        runnable::executed_in_text(dir_of(p), c, &all, &mut found);
+        runnable::executed_in_text(dir_of(p), c, true, &all, &mut found);
     }
     let mut again = false;
     for (f, i) in found {

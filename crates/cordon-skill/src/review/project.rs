@@ -90,6 +90,30 @@ pub(crate) fn control(target: &str) -> Option<String> {
         .then(|| format!("the project's build and test tools run it ({last})"))
 }
 
+/// The shell analysis of `text`, remembered for the review's thread: the same code piece
+/// is read for what it runs, what it copies and what it writes.
+pub(crate) fn analyzed(text: &str) -> std::rc::Rc<cordon_shell::Analysis> {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    use std::rc::Rc;
+    thread_local! {
+        static SEEN: RefCell<HashMap<String, Rc<cordon_shell::Analysis>>> =
+            RefCell::new(HashMap::new());
+    }
+    SEEN.with(|seen| {
+        if let Some(a) = seen.borrow().get(text) {
+            return a.clone();
+        }
+        let a = Rc::new(cordon_shell::analyze(text));
+        let mut seen = seen.borrow_mut();
+        if seen.len() > 4096 {
+            seen.clear();
+        }
+        seen.insert(text.to_string(), a.clone());
+        a
+    })
+}
+
 /// One write a shell command makes: the target, the package file it copies (if any),
 /// and whether that file is applied as a patch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,7 +131,7 @@ pub(crate) fn writes(
     text_of: &dyn Fn(&str) -> Option<String>,
 ) -> Vec<Write> {
     let mut out = Vec::new();
-    let a = cordon_shell::analyze(shell);
+    let a = analyzed(shell);
     for c in &a.commands {
         let mut sources: Vec<String> = c
             .effects
@@ -228,7 +252,7 @@ pub(crate) fn patch_files(text: &str) -> Vec<(String, String)> {
 }
 
 /// Review each write of `shell` into a file the project obeys or runs.
-pub(super) fn judge(cx: &Cx<'_>, path: &str, line: usize, shell: &str, out: &mut Vec<Finding>) {
+pub(crate) fn judge(cx: &Cx<'_>, path: &str, line: usize, shell: &str, out: &mut Vec<Finding>) {
     let own = |w: &str| cx.own_file(w).map(str::to_string);
     let text_of = |p: &str| cx.text_of(p).map(str::to_string);
     let mut seen = Vec::new();

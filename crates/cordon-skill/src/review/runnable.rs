@@ -80,10 +80,18 @@ pub(crate) fn executed_in_markdown(
         }
         let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
         for code in crate::markdown::code(text) {
-            executed_in_text(dir, &code.text, candidates, &mut out);
+            // A sentence is scanned word by word only; code is also read as the shell.
+            let parse = code.kind != crate::markdown::CodeKind::Prose && !other_language(&code);
+            executed_in_text(dir, &code.text, parse, candidates, &mut out);
         }
     }
     out
+}
+
+/// Is a piece of Markdown code a fence of a language cordon parses (Python, JavaScript,
+/// Ruby …)? Its text is that language's, not the shell's.
+pub(crate) fn other_language(code: &crate::markdown::Code) -> bool {
+    code.kind == crate::markdown::CodeKind::Fenced && Lang::of_fence(&code.lang).is_some()
 }
 
 /// Files of `candidates` that command text (a Markdown code piece, a shell script, a
@@ -93,6 +101,7 @@ pub(crate) fn executed_in_markdown(
 pub(crate) fn executed_in_text(
     dir: &str,
     text: &str,
+    parse: bool,
     candidates: &BTreeSet<String>,
     out: &mut BTreeMap<String, Interp>,
 ) {
@@ -113,7 +122,8 @@ pub(crate) fn executed_in_text(
         names.into_iter().find(|n| candidates.contains(n))
     };
     // As the shell reads it: each command's program and the files among its arguments.
-    for c in &cordon_shell::analyze(text).commands {
+    let analysis = parse.then(|| super::project::analyzed(text));
+    for c in analysis.iter().flat_map(|a| a.commands.iter()) {
         let Some(program) = &c.program else { continue };
         // A path in command position runs; a document name there is only being named
         // (`templates/viewer.html`).

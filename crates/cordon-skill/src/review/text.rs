@@ -27,6 +27,7 @@ pub(crate) fn judge_shell_text(
     let mut found = Vec::new();
     if looks_like_command(text) || prose_shell_shape(text) {
         judge_shell(cx, path, line, text, false, &mut found);
+        super::project::judge(cx, path, line, text, &mut found);
     }
     if text.contains('\n') {
         for (i, l) in text.lines().enumerate() {
