@@ -30,6 +30,10 @@ pub const SENSITIVE_HOME_PATHS: &[&str] = &[
     ".pypirc",
     ".cargo/credentials",
     ".cargo/credentials.toml",
+    // Build tools' server passwords and publishing credentials.
+    ".m2/settings.xml",
+    ".m2/settings-security.xml",
+    ".gradle/gradle.properties",
     ".password-store",
     ".local/share/keyrings",
     ".vault-token",

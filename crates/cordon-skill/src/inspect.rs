@@ -89,6 +89,8 @@ struct State<'a> {
     texts: BTreeMap<String, String>,
     /// Text files not reviewed by name, kept in case something runs them.
     extra: BTreeSet<String>,
+    /// Compiled code (native, Python bytecode), found by content or name.
+    opaque: BTreeMap<String, crate::opaque::Opaque>,
     /// Set once something is refused: staging stops (the package will not install), the
     /// inspection goes on to report the rest unless a limit stopped it.
     refused: bool,
@@ -376,6 +378,9 @@ impl State<'_> {
                 ),
             }
         }
+        if let Some(o) = crate::opaque::classify(&name, &head) {
+            self.opaque.insert(name.clone(), o);
+        }
         if text.starts_with(b"\0too-large") {
             self.find(
                 Check::Command,
@@ -422,6 +427,7 @@ pub(crate) fn inspect_into(
         symlinks: BTreeMap::new(),
         texts: BTreeMap::new(),
         extra: BTreeSet::new(),
+        opaque: BTreeMap::new(),
         refused: false,
     };
     walk(src, kind, opts.limits.max_entries, &mut |m, r| {
@@ -487,9 +493,15 @@ pub(crate) fn inspect_into(
         .iter()
         .map(|p| strip(p))
         .collect();
-    let mut review = crate::review::review(&texts, &scripts, &extra);
-    st.findings.append(&mut review);
     let paths: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
+    let all: BTreeSet<String> = paths.iter().cloned().collect();
+    let opaque = std::mem::take(&mut st.opaque)
+        .into_iter()
+        .map(|(p, o)| (strip(&p), o))
+        .collect();
+    st.findings.extend(crate::opaque::judge(&opaque, &all));
+    let mut review = crate::review::review_package(&texts, &scripts, &extra, &all);
+    st.findings.append(&mut review);
     for f in crate::autorun::judge(&paths, &texts) {
         st.find(f.check, f.verdict, f.entry.as_deref(), f.message);
     }

@@ -31,6 +31,7 @@ mod markdown;
 mod metadata;
 mod name;
 mod nested;
+mod opaque;
 mod report;
 mod review;
 mod script;

@@ -34,13 +34,15 @@ pub(crate) struct Code {
 
 /// Every piece of code of a Markdown text, in order.
 pub(crate) fn code(text: &str) -> Vec<Code> {
-    let line_of = |off: usize| {
-        text.as_bytes()[..off.min(text.len())]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count()
-            + 1
-    };
+    // Line starts, found once: counting newlines from the top for every event is
+    // quadratic in the document's size.
+    let breaks: Vec<usize> = text
+        .bytes()
+        .enumerate()
+        .filter(|&(_, b)| b == b'\n')
+        .map(|(i, _)| i)
+        .collect();
+    let line_of = |off: usize| breaks.partition_point(|&b| b < off.min(text.len())) + 1;
     let opts = Options::ENABLE_YAML_STYLE_METADATA_BLOCKS
         | Options::ENABLE_TABLES
         | Options::ENABLE_STRIKETHROUGH

@@ -8,8 +8,11 @@
 //! cannot see through. Other languages are read for the shapes listed in [`PATTERNS`].
 //! Every URL is normalized to an origin with its effective port.
 
+mod assign;
+mod document;
 mod facts;
 mod notebook;
+mod project;
 mod reads;
 mod runnable;
 mod shellsrc;
@@ -22,7 +25,7 @@ use cordon_policy::{Decision, FakeFs, LoadOptions, OpKind, Policy, Request, Step
 pub(crate) use reads::{judge_glob, judge_read};
 use reads::{plain_global_git_config, public_key};
 use regex::Regex;
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::LazyLock;
 use text::{
     code_candidates, judge_prose, judge_shell_text, looks_like_command, prose_shell_shape,
@@ -134,10 +137,23 @@ static PATH_LITERAL: LazyLock<Option<Regex>> = LazyLock::new(|| {
 /// `extra` texts are reviewed only when something runs them (a shebang, a declaration,
 /// or a SKILL.md command that executes them). An executable bit on an undeclared file is
 /// dropped at install, so it does not make the file runnable.
+#[cfg(test)]
 pub(crate) fn review(
     texts: &[(String, String)],
     scripts: &BTreeSet<String>,
     extra: &BTreeSet<String>,
+) -> Vec<Finding> {
+    let files = texts.iter().map(|(p, _)| p.clone()).collect();
+    review_package(texts, scripts, extra, &files)
+}
+
+/// [`review`] of a package whose regular files are `files` (`texts` are those of them
+/// that are text the review keeps).
+pub(crate) fn review_package(
+    texts: &[(String, String)],
+    scripts: &BTreeSet<String>,
+    extra: &BTreeSet<String>,
+    files: &BTreeSet<String>,
 ) -> Vec<Finding> {
     let mut out = Vec::new();
     let Some(policy) = policy() else {
@@ -148,31 +164,60 @@ pub(crate) fn review(
     let fs = FakeFs::new().dir(HOME).dir(SKILL_DIR);
     let mut origins = HashSet::new();
     let own: BTreeSet<&str> = texts.iter().map(|(p, _)| p.as_str()).collect();
+    let by_path: HashMap<&str, &str> = texts
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
     let cx = Cx {
         policy: &policy,
         fs: &fs,
         own: &own,
+        texts: &by_path,
     };
-    let all: BTreeSet<String> = texts.iter().map(|(p, _)| p.clone()).collect();
-    let executed = runnable::executed_in_markdown(texts, &all);
-    for (path, text) in texts {
+    // How each file is read: by what runs, loads, names or copies it (`assign`).
+    let assigned = assign::assign(texts, files, extra, scripts);
+    for (loader, file) in &assigned.unreadable {
+        out.push(Finding::new(Check::ConstructedShell, Verdict::Review, Some(file), format!(
+            "{loader} loads this file as code, and it is not text cordon can read; review it yourself")));
+    }
+    let mut readings: HashMap<&str, &assign::Reading> = assigned
+        .reading
+        .iter()
+        .map(|(p, (r, _))| (p.as_str(), r))
+        .collect();
+    let derived: Vec<(String, String)> = assigned
+        .derived
+        .iter()
+        .map(|(p, t, r)| {
+            readings.insert(p.as_str(), r);
+            (p.clone(), t.clone())
+        })
+        .collect();
+    for (path, text) in texts.iter().chain(&derived) {
+        let reading = readings.get(path.as_str()).copied();
+        let executed = match reading {
+            Some(assign::Reading::Runs(i)) => Some(i),
+            _ => None,
+        };
+        let instructions = reading == Some(&assign::Reading::Instructions);
         let first = text.lines().next().unwrap_or("");
         let lower = path.to_ascii_lowercase();
         let is_md = lower.ends_with(".md") || lower.ends_with(".markdown");
         let shebang = first.starts_with("#!") && !is_md;
         // direnv runs `.envrc` on entering the folder.
         let envrc = lower.rsplit('/').next() == Some(".envrc");
-        let runs = shebang || envrc || scripts.contains(path) || executed.contains_key(path);
+        let runs = shebang || envrc || scripts.contains(path) || executed.is_some() || instructions;
         if extra.contains(path) && !runs {
+            document::look_at(&cx, path, text, &mut out);
             continue;
         }
         // What runs the file decides how it is read, not its extension.
         let forced = if shebang {
             runnable::of_shebang(first)
-        } else if is_md || lower.ends_with(".ipynb") {
+        } else if is_md || lower.ends_with(".ipynb") || instructions {
             None
         } else {
-            executed.get(path).cloned().or_else(|| {
+            executed.cloned().or_else(|| {
                 let other = match lower.rsplit_once('.').map(|(_, e)| e) {
                     Some("pl" | "pm") => Some("perl"),
                     Some("php") => Some("php"),
@@ -229,7 +274,10 @@ pub(crate) fn review(
                     &mut out,
                 );
             }
-        } else if lower.ends_with(".md") || lower.ends_with(".markdown") {
+        } else if is_md || instructions {
+            if !is_md {
+                document::judge_lines(&cx, path, text, &mut out);
+            }
             if lower.rsplit('/').next() == Some("skill.md") {
                 skillmd::judge(&cx, path, text, &mut out);
             }
@@ -315,9 +363,7 @@ pub(crate) fn review(
             for (check, re, msg) in COMPILED.iter() {
                 // Parsed languages are judged from their syntax trees; the shapes only
                 // stand in for languages without a parser and for configuration files.
-                if (lower.ends_with(".md") || lower.ends_with(".markdown"))
-                    && !MD_CHECKS.contains(check)
-                {
+                if (is_md || instructions) && !MD_CHECKS.contains(check) {
                     continue;
                 }
                 if let Some(m) = re.find(piece) {
@@ -384,9 +430,16 @@ pub(crate) struct Cx<'a> {
     pub fs: &'a FakeFs,
     /// The package's files this review reads.
     pub own: &'a BTreeSet<&'a str>,
+    /// Their texts.
+    pub texts: &'a HashMap<&'a str, &'a str>,
 }
 
 impl Cx<'_> {
+    /// The text of the package's file `path`.
+    fn text_of(&self, path: &str) -> Option<&str> {
+        self.texts.get(path).copied()
+    }
+
     /// The package's own file that a path in a command names, if any: `scripts/x.py`,
     /// `./scripts/x.py`, or an absolute path ending in the package's path
     /// (`/mnt/skills/public/docx/scripts/x.py`).
@@ -422,6 +475,11 @@ pub(crate) fn judge_shell(
     out: &mut Vec<Finding>,
 ) {
     shellsrc::judge(path, line, shell, out);
+    if list_programs {
+        // Text that may not be shell runs this once per piece (`judge_shell_text`), not
+        // once per line or per word of a sentence.
+        project::judge(cx, path, line, shell, out);
+    }
     let (policy, fs) = (cx.policy, cx.fs);
     let req = serde_json::json!({"tool": "bash", "input": {"command": shell}, "cwd": SKILL_DIR});
     let Ok(req) = Request::from_json(&req.to_string()) else {

@@ -235,6 +235,16 @@ pub(crate) fn judge(
                     }
                 ),
             ));
+        } else if let Some(why) = super::project::control(&candidate) {
+            // The project's agent instructions, hooks, editor tasks, build entry points.
+            f_out.push(review(
+                Check::Persistence,
+                *line,
+                format!(
+                    "writes {} into the project: {why}",
+                    crate::report::shown(&shorten(&candidate))
+                ),
+            ));
         } else if !exact {
             f_out.push(review(Check::Persistence, *line, format!(
                 "writes a file whose path is known only at run time ({}); check it is not one a program runs later",

@@ -22,7 +22,11 @@ pub(crate) enum Interp {
 /// its argument as code (`cat`, `less`).
 fn of_program(word: &str) -> Option<Interp> {
     let base = word.rsplit('/').next().unwrap_or(word);
-    let stem = base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    // `python3.12` is `python`; `.` (the shell's `source`) stays itself.
+    let stem = match base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.') {
+        "" => base,
+        s => s,
+    };
     Some(match stem {
         "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "mksh" | "busybox" | "source" | "."
         | "fish" => Interp::Shell,
@@ -76,63 +80,127 @@ pub(crate) fn executed_in_markdown(
         }
         let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
         for code in crate::markdown::code(text) {
-            let words: Vec<&str> = code
-                .text
-                .split(|c: char| {
-                    c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '`' | '"' | '\'')
-                })
-                .filter(|w| !w.is_empty())
-                .collect();
-            for (i, w) in words.iter().enumerate() {
-                let name = w.trim_start_matches("./");
-                let name = if dir.is_empty() {
-                    name.to_string()
-                } else {
-                    format!("{dir}/{name}")
-                };
-                let Some(file) = [name.clone(), w.trim_start_matches("./").to_string()]
-                    .into_iter()
-                    .find(|n| candidates.contains(n))
-                else {
-                    continue;
-                };
-                // The program before it, past its options (`bash -e x`, `uv run x`).
-                let mut j = i;
-                let mut interp = None;
-                while j > 0 {
-                    j -= 1;
-                    let prev = words[j];
-                    if prev.starts_with('-') || matches!(prev, "run" | "--script" | "exec") {
-                        continue;
-                    }
-                    interp = of_program(prev);
-                    break;
-                }
-                // A path in command position runs; a bare document name there is only
-                // being named (`templates/viewer.html`).
-                let command_like =
-                    w.starts_with("./") || !file.rsplit('/').next().unwrap_or("").contains('.');
-                let first_word = command_like
-                    && (i == 0
-                        || words.get(i - 1).is_some_and(|p| {
-                            matches!(
-                                *p,
-                                "then" | "do" | "exec" | "sudo" | "env" | "nohup" | "time"
-                            )
-                        }));
-                match (interp, first_word) {
-                    (Some(it), _) => {
-                        out.insert(file, it);
-                    }
-                    (None, true) => {
-                        out.entry(file).or_insert(Interp::Shell);
-                    }
-                    _ => {}
-                }
-            }
+            // A sentence is scanned word by word only; code is also read as the shell.
+            let parse = code.kind != crate::markdown::CodeKind::Prose && !other_language(&code);
+            executed_in_text(dir, &code.text, parse, candidates, &mut out);
         }
     }
     out
+}
+
+/// Is a piece of Markdown code a fence of a language cordon parses (Python, JavaScript,
+/// Ruby …)? Its text is that language's, not the shell's.
+pub(crate) fn other_language(code: &crate::markdown::Code) -> bool {
+    code.kind == crate::markdown::CodeKind::Fenced && Lang::of_fence(&code.lang).is_some()
+}
+
+/// Files of `candidates` that command text (a Markdown code piece, a shell script, a
+/// script's spawned command line) runs, with the interpreter; relative names are tried
+/// against `dir` and the package root, and a name after a run-time part
+/// (`"$(dirname "$0")/lib.dat"`) by what follows it.
+pub(crate) fn executed_in_text(
+    dir: &str,
+    text: &str,
+    parse: bool,
+    candidates: &BTreeSet<String>,
+    out: &mut BTreeMap<String, Interp>,
+) {
+    let find = |w: &str| {
+        let bare = w.trim_start_matches("./");
+        // What follows a run-time part: `$(dirname "$0")/lib.dat`, `${DIR}/x`.
+        let tail = w
+            .rsplit_once([')', '}'])
+            .map_or(bare, |(_, t)| t)
+            .trim_start_matches('/');
+        let mut names = Vec::new();
+        for n in [bare, tail] {
+            if !dir.is_empty() {
+                names.push(format!("{dir}/{n}"));
+            }
+            names.push(n.to_string());
+        }
+        names.into_iter().find(|n| candidates.contains(n))
+    };
+    // As the shell reads it: each command's program and the files among its arguments.
+    let analysis = parse.then(|| super::project::analyzed(text));
+    for c in analysis.iter().flat_map(|a| a.commands.iter()) {
+        let Some(program) = &c.program else { continue };
+        // A path in command position runs; a document name there is only being named
+        // (`templates/viewer.html`).
+        if let Some(f) = find(&program.value).filter(|f| {
+            program.value.starts_with("./") || !f.rsplit('/').next().unwrap_or("").contains('.')
+        }) {
+            out.entry(f).or_insert(Interp::Shell);
+        }
+        let Some(interp) = of_program(&program.value) else {
+            continue;
+        };
+        for w in &c.args {
+            if let Some(f) = find(&w.value) {
+                out.insert(f, interp.clone());
+            }
+        }
+    }
+    let words: Vec<&str> = text
+        .split(|c: char| {
+            c.is_whitespace()
+                || matches!(
+                    c,
+                    ';' | '&' | '|' | '(' | ')' | '`' | '"' | '\'' | ',' | '[' | ']'
+                )
+        })
+        .filter(|w| !w.is_empty())
+        .collect();
+    for (i, w) in words.iter().enumerate() {
+        let bare = w.trim_start_matches("./");
+        let tail = w
+            .rsplit_once(['}', '$'])
+            .map_or(bare, |(_, t)| t)
+            .trim_start_matches(['/', '0']);
+        let mut names = Vec::new();
+        for n in [bare, tail] {
+            if !dir.is_empty() {
+                names.push(format!("{dir}/{n}"));
+            }
+            names.push(n.to_string());
+        }
+        let Some(file) = names.into_iter().find(|n| candidates.contains(n)) else {
+            continue;
+        };
+        // The program before it, past its options (`bash -e x`, `uv run x`).
+        let mut j = i;
+        let mut interp = None;
+        while j > 0 {
+            j -= 1;
+            let prev = words[j];
+            if prev.starts_with('-') || matches!(prev, "run" | "--script" | "exec") {
+                continue;
+            }
+            interp = of_program(prev);
+            break;
+        }
+        // A path in command position runs; a bare document name there is only
+        // being named (`templates/viewer.html`).
+        let command_like =
+            w.starts_with("./") || !file.rsplit('/').next().unwrap_or("").contains('.');
+        let first_word = command_like
+            && (i == 0
+                || words.get(i - 1).is_some_and(|p| {
+                    matches!(
+                        *p,
+                        "then" | "do" | "exec" | "sudo" | "env" | "nohup" | "time"
+                    )
+                }));
+        match (interp, first_word) {
+            (Some(it), _) => {
+                out.insert(file, it);
+            }
+            (None, true) => {
+                out.entry(file).or_insert(Interp::Shell);
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Text that CPython splits or decodes differently from tree-sitter-python: a coding

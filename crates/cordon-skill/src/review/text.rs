@@ -27,6 +27,7 @@ pub(crate) fn judge_shell_text(
     let mut found = Vec::new();
     if looks_like_command(text) || prose_shell_shape(text) {
         judge_shell(cx, path, line, text, false, &mut found);
+        super::project::judge(cx, path, line, text, &mut found);
     }
     if text.contains('\n') {
         for (i, l) in text.lines().enumerate() {
@@ -48,10 +49,12 @@ pub(crate) fn judge_shell_text(
     out.extend(found.into_iter().filter(kept_when_unsure));
 }
 
-/// Of what text that may not be shell produced: refusals, and the review of code taken
-/// from outside a package registry (an instruction to run it, however it is written).
+/// Of what text that may not be shell produced: refusals, the review of code taken
+/// from outside a package registry (an instruction to run it, however it is written),
+/// and the review of a write into the user's project of a file that configures what
+/// runs there or what an agent is told (`cp style.txt CLAUDE.md` in an inline span).
 pub(super) fn kept_when_unsure(f: &Finding) -> bool {
-    f.verdict == Verdict::Refuse || f.check == Check::DownloadExec
+    f.verdict == Verdict::Refuse || matches!(f.check, Check::DownloadExec | Check::Persistence)
 }
 
 /// Code that is not declared as a language (a `text` fence, a fence without a
