@@ -4,7 +4,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 /// Why a package could not be judged or installed at all (as opposed to a judged package
-/// that was refused, which is a [`crate::Verdict::Refuse`] finding).
+/// that was refused, which is a [`crate::Severity::Refuse`] finding).
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum SkillError {

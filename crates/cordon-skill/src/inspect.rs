@@ -7,7 +7,7 @@ use crate::frontmatter::{FrontMatter, name_problem};
 use crate::limits::{Counted, Limits, Overrun};
 use crate::manifest::FileRecord;
 use crate::name::{check as check_name, collision_key};
-use crate::report::{Check, Finding, Verdict, shown_bytes};
+use crate::report::{Check, Finding, Severity, shown_bytes};
 use crate::source::{Flow, Kind, Meta, SourceKind, sniff, walk};
 use crate::staged::recheck_links_in;
 use cordon_policy::links::resolve_link;
@@ -54,12 +54,12 @@ pub struct Inspection {
 
 impl Inspection {
     /// The most serious finding's verdict (pass when there is none).
-    pub fn verdict(&self) -> Verdict {
+    pub fn verdict(&self) -> Severity {
         self.findings
             .iter()
             .map(|f| f.verdict)
             .max()
-            .unwrap_or(Verdict::Pass)
+            .unwrap_or(Severity::Pass)
     }
 
     /// The package name from the front matter, when it is valid.
@@ -100,11 +100,11 @@ impl State<'_> {
     fn find(
         &mut self,
         check: Check,
-        verdict: Verdict,
+        verdict: Severity,
         entry: Option<&str>,
         msg: impl Into<String>,
     ) {
-        if verdict == Verdict::Refuse {
+        if verdict == Severity::Refuse {
             self.refused = true;
         }
         self.findings.push(Finding::new(check, verdict, entry, msg));
@@ -116,7 +116,7 @@ impl State<'_> {
             let max = self.opts.limits.max_entries;
             self.find(
                 Check::Limit,
-                Verdict::Refuse,
+                Severity::Refuse,
                 None,
                 format!("the package has more than {max} entries; inspection stopped there"),
             );
@@ -126,16 +126,16 @@ impl State<'_> {
         let name = match check_name(&meta.name, self.opts.limits.max_name_bytes) {
             Ok(n) => n,
             Err(why) => {
-                self.find(Check::Name, Verdict::Refuse, Some(&raw_shown), why);
+                self.find(Check::Name, Severity::Refuse, Some(&raw_shown), why);
                 return Ok(Flow::Continue);
             }
         };
         if let Some(why) = crate::metadata::reserved(&name) {
-            self.find(Check::Name, Verdict::Refuse, Some(&name), why);
+            self.find(Check::Name, Severity::Refuse, Some(&name), why);
             return Ok(Flow::Continue);
         }
         if let Some(why) = crate::metadata::hidden_in_name(&name) {
-            self.find(Check::Name, Verdict::Refuse, Some(&name), why);
+            self.find(Check::Name, Severity::Refuse, Some(&name), why);
             return Ok(Flow::Continue);
         }
         let key = collision_key(&name);
@@ -147,14 +147,14 @@ impl State<'_> {
                     "this name and {prev:?} are the same file on case-insensitive or normalizing file systems"
                 )
             };
-            self.find(Check::Collision, Verdict::Refuse, Some(&name), msg);
+            self.find(Check::Collision, Severity::Refuse, Some(&name), msg);
             return Ok(Flow::Continue);
         }
         self.keys.insert(key, name.clone());
         if meta.mode & 0o7000 != 0 {
             self.find(
                 Check::Mode,
-                Verdict::Refuse,
+                Severity::Refuse,
                 Some(&name),
                 format!(
                     "the entry has setuid, setgid or sticky bits (mode {:o})",
@@ -167,7 +167,7 @@ impl State<'_> {
         {
             self.find(
                 Check::EntryKind,
-                Verdict::Refuse,
+                Severity::Refuse,
                 Some(&name),
                 format!(
                     "the entry lies beneath {anc:?}, which is a link or a file (symlink-then-write)"
@@ -181,7 +181,7 @@ impl State<'_> {
                 if self.files.contains_key(&name) {
                     self.find(
                         Check::Collision,
-                        Verdict::Refuse,
+                        Severity::Refuse,
                         Some(&name),
                         "a file and a directory share this name",
                     );
@@ -191,7 +191,7 @@ impl State<'_> {
             Kind::Symlink(target) => {
                 let target = String::from_utf8_lossy(&target).into_owned();
                 if !self.opts.allow_internal_symlinks {
-                    self.find(Check::EntryKind, Verdict::Refuse, Some(&name), format!(
+                    self.find(Check::EntryKind, Severity::Refuse, Some(&name), format!(
                         "symbolic link to {:?}; links are refused unless --allow-internal-symlinks is given",
                         crate::report::shown(&target)));
                 }
@@ -199,31 +199,31 @@ impl State<'_> {
             }
             Kind::HardLink(_) => self.find(
                 Check::EntryKind,
-                Verdict::Refuse,
+                Severity::Refuse,
                 Some(&name),
                 "hard links are refused (one may alias a file outside the package)",
             ),
             Kind::Device => self.find(
                 Check::EntryKind,
-                Verdict::Refuse,
+                Severity::Refuse,
                 Some(&name),
                 "device entries are refused",
             ),
             Kind::Fifo => self.find(
                 Check::EntryKind,
-                Verdict::Refuse,
+                Severity::Refuse,
                 Some(&name),
                 "FIFO entries are refused",
             ),
             Kind::Socket => self.find(
                 Check::EntryKind,
-                Verdict::Refuse,
+                Severity::Refuse,
                 Some(&name),
                 "socket entries are refused",
             ),
             Kind::Other(what) => self.find(
                 Check::EntryKind,
-                Verdict::Refuse,
+                Severity::Refuse,
                 Some(&name),
                 format!("{what} is not a file, directory or link"),
             ),
@@ -255,7 +255,7 @@ impl State<'_> {
         if self.dirs.contains(&name) {
             self.find(
                 Check::Collision,
-                Verdict::Refuse,
+                Severity::Refuse,
                 Some(&name),
                 "a file and a directory share this name",
             );
@@ -353,7 +353,7 @@ impl State<'_> {
                 ),
                 None => format!("the entry cannot be read: {e}"),
             };
-            self.find(Check::Limit, Verdict::Refuse, Some(&name), msg);
+            self.find(Check::Limit, Severity::Refuse, Some(&name), msg);
             return Ok(Flow::Stop);
         }
         if let Some(w) = out.as_mut() {
@@ -369,7 +369,7 @@ impl State<'_> {
                 }
                 None => self.find(
                     Check::NestedArchive,
-                    Verdict::Review,
+                    Severity::Review,
                     Some(&name),
                     format!(
                         "the file is a {what} too large for cordon to list (over {} bytes); it is installed as a file, not unpacked: look inside it before the skill unpacks it",
@@ -384,7 +384,7 @@ impl State<'_> {
         if text.starts_with(b"\0too-large") {
             self.find(
                 Check::Command,
-                Verdict::Review,
+                Severity::Review,
                 Some(&name),
                 format!(
                     "the file is too large ({size} bytes) for the static review; read it yourself"
@@ -399,7 +399,7 @@ impl State<'_> {
         } else if keep {
             match String::from_utf8(text) {
                 Ok(t) => { self.texts.insert(name.clone(), t); }
-                Err(_) => self.find(Check::Command, Verdict::Review, Some(&name),
+                Err(_) => self.find(Check::Command, Severity::Review, Some(&name),
                     "the file looks like a script but is not UTF-8 text; the static review cannot read it"),
             }
         }
@@ -439,7 +439,7 @@ pub(crate) fn inspect_into(
         } else {
             repo.as_str()
         };
-        st.find(Check::Name, Verdict::Refuse, Some(at),
+        st.find(Check::Name, Severity::Refuse, Some(at),
             "this folder is laid out as a bare git repository (HEAD, config, objects or refs); its config can run programs on the next git command in it");
     }
     let unpacked = opts.limits.max_total_bytes - st.total_left;
@@ -459,7 +459,7 @@ pub(crate) fn inspect_into(
         if !st.files.contains_key(&format!("{prefix}{s}")) {
             st.find(
                 Check::Mode,
-                Verdict::Review,
+                Severity::Review,
                 Some(s),
                 "SKILL.md declares this script, but the package has no such file",
             );
@@ -472,7 +472,7 @@ pub(crate) fn inspect_into(
         if mode & 0o111 != 0 && !script {
             st.find(
                 Check::Mode,
-                Verdict::Pass,
+                Severity::Pass,
                 Some(&rel),
                 "executable bit dropped: SKILL.md does not declare this file a script",
             );
@@ -527,7 +527,7 @@ pub(crate) fn inspect_into(
         for (path, why) in &escapes {
             st.find(
                 Check::EntryKind,
-                Verdict::Refuse,
+                Severity::Refuse,
                 Some(path),
                 format!("the installed link does not stay inside the package: {why}"),
             );
@@ -569,7 +569,7 @@ fn entry_point(st: &mut State<'_>) -> (String, Option<FrontMatter>) {
     if !st.files.contains_key(&entry) {
         st.find(
             Check::EntryPoint,
-            Verdict::Refuse,
+            Severity::Refuse,
             None,
             "there is no SKILL.md at the package root (or in its one top directory)",
         );
@@ -578,7 +578,7 @@ fn entry_point(st: &mut State<'_>) -> (String, Option<FrontMatter>) {
     let Some(text) = st.texts.get(&entry) else {
         st.find(
             Check::EntryPoint,
-            Verdict::Refuse,
+            Severity::Refuse,
             Some("SKILL.md"),
             "SKILL.md is not UTF-8 text of a reviewable size",
         );
@@ -587,7 +587,7 @@ fn entry_point(st: &mut State<'_>) -> (String, Option<FrontMatter>) {
     let Some(fm) = FrontMatter::parse(text) else {
         st.find(
             Check::EntryPoint,
-            Verdict::Refuse,
+            Severity::Refuse,
             Some("SKILL.md"),
             "SKILL.md has no front matter (a `---` block with `name:`) at its top",
         );
@@ -596,20 +596,20 @@ fn entry_point(st: &mut State<'_>) -> (String, Option<FrontMatter>) {
     match fm.name.as_deref() {
         None => st.find(
             Check::EntryPoint,
-            Verdict::Refuse,
+            Severity::Refuse,
             Some("SKILL.md"),
             "the front matter of SKILL.md has no `name`",
         ),
         Some(n) => match name_problem(n) {
             Some(why) => st.find(
                 Check::EntryPoint,
-                Verdict::Refuse,
+                Severity::Refuse,
                 Some("SKILL.md"),
                 format!("invalid name {:?}: {why}", crate::report::shown(n)),
             ),
             None => st.find(
                 Check::EntryPoint,
-                Verdict::Pass,
+                Severity::Pass,
                 Some("SKILL.md"),
                 format!("entry point found; the package installs as {n}/"),
             ),
@@ -653,7 +653,7 @@ fn check_symlinks(st: &mut State<'_>, prefix: &str, files: &[FileRecord]) -> Vec
             Ok(()) => {
                 st.find(
                     Check::EntryKind,
-                    Verdict::Pass,
+                    Severity::Pass,
                     Some(rel),
                     format!("internal link to {target:?}"),
                 );
@@ -661,7 +661,7 @@ fn check_symlinks(st: &mut State<'_>, prefix: &str, files: &[FileRecord]) -> Vec
             }
             Err(why) => st.find(
                 Check::EntryKind,
-                Verdict::Refuse,
+                Severity::Refuse,
                 Some(rel),
                 format!(
                     "symbolic link to {:?} refused: {why}",

@@ -6,7 +6,7 @@
 use crate::error::SkillError;
 use crate::inspect::{InspectOptions, Inspection, inspect_into};
 use crate::manifest::{Diff, MANIFEST_NAME, Manifest, SourceInfo};
-use crate::report::{Check, Finding, Verdict};
+use crate::report::{Check, Finding, Severity};
 use crate::staged::write_manifest_in;
 use std::path::{Path, PathBuf};
 
@@ -43,7 +43,7 @@ pub struct Installation {
 
 impl Installation {
     /// The verdict: the inspection's, with the installation's findings.
-    pub fn verdict(&self) -> Verdict {
+    pub fn verdict(&self) -> Severity {
         self.inspection.verdict()
     }
 }
@@ -95,7 +95,7 @@ pub fn install(src: &Path, opts: &InstallOptions) -> Result<Installation, SkillE
         files: inspection.files.clone(),
         symlinks: inspection.symlinks.clone(),
     };
-    let mut find = |v: Verdict, msg: String| {
+    let mut find = |v: Severity, msg: String| {
         inspection
             .findings
             .push(Finding::new(Check::Upgrade, v, None, msg))
@@ -104,7 +104,7 @@ pub fn install(src: &Path, opts: &InstallOptions) -> Result<Installation, SkillE
         Ok(m) if m.st_mode & 0o170000 == 0o040000 => Some(read_manifest_in(&into, &name)),
         Ok(_) => {
             find(
-                Verdict::Refuse,
+                Severity::Refuse,
                 format!(
                     "{} exists and is not a directory; move it away first",
                     target.display()
@@ -124,11 +124,11 @@ pub fn install(src: &Path, opts: &InstallOptions) -> Result<Installation, SkillE
     match existing {
         None => {}
         Some(Err(why)) => find(
-            Verdict::Refuse,
+            Severity::Refuse,
             format!("{} exists but {why}; move it away first", target.display()),
         ),
         Some(Ok(_)) if !opts.upgrade => find(
-            Verdict::Refuse,
+            Severity::Refuse,
             format!(
                 "{name} is already installed at {}; pass --upgrade to replace it",
                 target.display()
@@ -138,7 +138,7 @@ pub fn install(src: &Path, opts: &InstallOptions) -> Result<Installation, SkillE
             let d = Diff::between(&old, &manifest);
             for e in &d.entries {
                 find(
-                    Verdict::Pass,
+                    Severity::Pass,
                     format!(
                         "{:?} {}{}",
                         e.change,
@@ -151,9 +151,9 @@ pub fn install(src: &Path, opts: &InstallOptions) -> Result<Installation, SkillE
             let changed: Vec<_> = d.scripts_changed().map(|e| e.path.clone()).collect();
             if !changed.is_empty() {
                 let v = if opts.yes {
-                    Verdict::Pass
+                    Severity::Pass
                 } else {
-                    Verdict::Review
+                    Severity::Review
                 };
                 find(
                     v,
@@ -168,7 +168,7 @@ pub fn install(src: &Path, opts: &InstallOptions) -> Result<Installation, SkillE
     }
     done.diff = diff;
     let verdict = inspection.verdict();
-    let go = verdict == Verdict::Pass || (verdict == Verdict::Review && opts.yes);
+    let go = verdict == Severity::Pass || (verdict == Severity::Review && opts.yes);
     if go {
         let root = staging
             .open_dir(&staged)

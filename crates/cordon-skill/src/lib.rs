@@ -44,5 +44,5 @@ pub use inspect::{InspectOptions, Inspection, inspect};
 pub use install::{InstallOptions, Installation, install, read_manifest};
 pub use limits::Limits;
 pub use manifest::{Change, Diff, DiffEntry, FileRecord, MANIFEST_NAME, Manifest, SourceInfo};
-pub use report::{Check, Finding, Verdict};
+pub use report::{Check, Finding, Severity};
 pub use source::SourceKind;

@@ -7,7 +7,7 @@
 
 use crate::limits::{Counted, Limits};
 use crate::name::{check as check_name, collision_key};
-use crate::report::{Check, Finding, Verdict, shown};
+use crate::report::{Check, Finding, Severity, shown};
 use crate::source::{Flow, Kind, SourceKind, walk_bytes};
 use cordon_policy::links::resolve_link;
 use std::collections::{BTreeMap, HashSet};
@@ -40,7 +40,7 @@ pub(crate) fn judge(name: &str, bytes: &[u8], what: &str, limits: &Limits) -> Fi
     let Some(kind) = kind else {
         return Finding::new(
             Check::NestedArchive,
-            Verdict::Review,
+            Severity::Review,
             Some(name),
             format!(
                 "the file is a {what}, which cordon cannot list; it is installed as a file, not unpacked: look inside it before the skill unpacks it"
@@ -59,7 +59,7 @@ pub(crate) fn judge(name: &str, bytes: &[u8], what: &str, limits: &Limits) -> Fi
         return match n {
             Ok(n) => Finding::new(
                 Check::NestedArchive,
-                Verdict::Review,
+                Severity::Review,
                 Some(name),
                 format!(
                     "the file is a gzip-compressed file of {n} bytes; it is installed as it is, not unpacked"
@@ -93,7 +93,7 @@ pub(crate) fn judge(name: &str, bytes: &[u8], what: &str, limits: &Limits) -> Fi
             // tool and not another: a human looks.
             return Finding::new(
                 Check::NestedArchive,
-                Verdict::Review,
+                Severity::Review,
                 Some(name),
                 format!(
                     "the file holds a zip end-of-central-directory record but cordon cannot list it ({e}); an unzip tool may still unpack it: look inside it before the skill unpacks it"
@@ -118,7 +118,7 @@ pub(crate) fn judge(name: &str, bytes: &[u8], what: &str, limits: &Limits) -> Fi
     }
     Finding::new(
         Check::NestedArchive,
-        Verdict::Review,
+        Severity::Review,
         Some(name),
         format!(
             "the file is a {what} of {} entries ({unpacked} bytes unpacked), safe to unpack but not reviewed as part of the skill; it holds: {}",
@@ -131,7 +131,7 @@ pub(crate) fn judge(name: &str, bytes: &[u8], what: &str, limits: &Limits) -> Fi
 fn refuse(name: &str, why: String) -> Finding {
     Finding::new(
         Check::NestedArchive,
-        Verdict::Refuse,
+        Severity::Refuse,
         Some(name),
         format!("the archive inside the package is unsafe to unpack: {why}"),
     )

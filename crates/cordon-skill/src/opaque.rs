@@ -12,7 +12,7 @@
 //! source's hash), and the header is the package author's to write, so it can match the
 //! reviewed source while the code it carries is something else.
 
-use crate::report::{Check, Finding, Verdict};
+use crate::report::{Check, Finding, Severity};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What an opaque file is.
@@ -87,21 +87,21 @@ pub(crate) fn judge(opaque: &BTreeMap<String, Opaque>, files: &BTreeSet<String>)
     for (path, what) in opaque {
         let (verdict, msg) = match *what {
             Opaque::Native(kind) => (
-                Verdict::Review,
+                Severity::Review,
                 format!(
                     "compiled native code ({kind}): cordon cannot read what it does, and a script that imports or requires it by a bare name runs it"
                 ),
             ),
             Opaque::Pyc { checked } => match pycache_source(path).filter(|s| files.contains(s)) {
                 Some(src) => (
-                    Verdict::Review,
+                    Severity::Review,
                     format!(
                         "compiled Python that Python runs in place of {src} when the header matches that source ({}); the header can match while the code differs, and cordon cannot read the code",
                         if checked { "a checked source hash" } else { "a timestamp and size, or an unchecked hash" }
                     ),
                 ),
                 None => (
-                    Verdict::Review,
+                    Severity::Review,
                     "compiled Python with no source beside it: `import` runs it, and cordon cannot read it".to_string(),
                 ),
             },
@@ -168,7 +168,7 @@ mod tests {
                 "s/__pycache__/n.cpython-311.pyc",
                 "s/m.pyc",
             ] {
-                assert_eq!(one(p, Opaque::Pyc { checked }), Verdict::Review, "{p}");
+                assert_eq!(one(p, Opaque::Pyc { checked }), Severity::Review, "{p}");
             }
         }
     }

@@ -8,7 +8,7 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
-pub enum Verdict {
+pub enum Severity {
     /// Checked and acceptable; shown for the record.
     Pass,
     /// A human should look before this package is installed.
@@ -17,12 +17,12 @@ pub enum Verdict {
     Refuse,
 }
 
-impl fmt::Display for Verdict {
+impl fmt::Display for Severity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            Verdict::Pass => "pass",
-            Verdict::Review => "review",
-            Verdict::Refuse => "refuse",
+            Severity::Pass => "pass",
+            Severity::Review => "review",
+            Severity::Refuse => "refuse",
         })
     }
 }
@@ -106,7 +106,7 @@ pub struct Finding {
     /// The check.
     pub check: Check,
     /// How serious.
-    pub verdict: Verdict,
+    pub verdict: Severity,
     /// The entry it concerns, as the package names it (control characters escaped).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub entry: Option<String>,
@@ -117,7 +117,7 @@ pub struct Finding {
 impl Finding {
     pub(crate) fn new(
         check: Check,
-        verdict: Verdict,
+        verdict: Severity,
         entry: Option<&str>,
         msg: impl Into<String>,
     ) -> Self {

@@ -6,7 +6,7 @@
 mod common;
 use common::*;
 use cordon_skill::{
-    Change, Check, InspectOptions, InstallOptions, Limits, SourceInfo, Verdict, install,
+    Change, Check, InspectOptions, InstallOptions, Limits, Severity, SourceInfo, install,
     read_manifest,
 };
 use std::os::unix::fs::PermissionsExt;
@@ -50,7 +50,7 @@ fn a_directory_package_installs_with_a_manifest() {
     let done = install(&src, &opts(&into, false, false)).unwrap();
     assert_eq!(
         done.verdict(),
-        Verdict::Pass,
+        Severity::Pass,
         "{:#?}",
         done.inspection.findings
     );
@@ -118,7 +118,7 @@ fn review_findings_need_a_yes() {
     let done = install(&src, &opts(&into, false, false)).unwrap();
     assert_eq!(
         done.verdict(),
-        Verdict::Review,
+        Severity::Review,
         "{:#?}",
         done.inspection.findings
     );
@@ -144,13 +144,13 @@ fn an_existing_install_needs_upgrade_and_changed_scripts_need_yes() {
         done.inspection
             .findings
             .iter()
-            .any(|f| f.check == Check::Upgrade && f.verdict == Verdict::Refuse)
+            .any(|f| f.check == Check::Upgrade && f.verdict == Severity::Refuse)
     );
 
     // With --upgrade but no --yes: the diff is shown, scripts first, and nothing changes.
     let done = install(&v2, &opts(&into, true, false)).unwrap();
     assert!(!done.installed);
-    assert_eq!(done.verdict(), Verdict::Review);
+    assert_eq!(done.verdict(), Severity::Review);
     let diff = done.diff.unwrap();
     let got: Vec<_> = diff
         .entries
@@ -248,7 +248,7 @@ fn a_non_cordon_directory_is_never_replaced() {
     let v1 = dir_pkg(&tmp.path().join("v1"), SKILL, RUN);
     let done = install(&v1, &opts(&into, true, true)).unwrap();
     assert!(!done.installed);
-    assert_eq!(done.verdict(), Verdict::Refuse);
+    assert_eq!(done.verdict(), Severity::Refuse);
     assert_eq!(
         std::fs::read_to_string(into.join("demo/mine.txt")).unwrap(),
         "user data"

@@ -9,7 +9,7 @@
 mod common;
 use common::*;
 use cordon_skill::{
-    Check, InspectOptions, Inspection, InstallOptions, SourceInfo, Verdict, inspect, install,
+    Check, InspectOptions, Inspection, InstallOptions, Severity, SourceInfo, inspect, install,
 };
 use std::path::{Path, PathBuf};
 
@@ -28,7 +28,7 @@ fn refused(src: &Path, check: Check) {
     let r = inspected(src);
     assert_eq!(
         r.verdict(),
-        Verdict::Refuse,
+        Severity::Refuse,
         "{}: {:#?}",
         src.display(),
         r.findings
@@ -36,7 +36,7 @@ fn refused(src: &Path, check: Check) {
     assert!(
         r.findings
             .iter()
-            .any(|f| f.check == check && f.verdict == Verdict::Refuse),
+            .any(|f| f.check == check && f.verdict == Severity::Refuse),
         "{}: expected a refusing {check:?}: {:#?}",
         src.display(),
         r.findings
@@ -176,7 +176,7 @@ fn bidi_and_invisible_characters_are_flagged() {
     }
     // In text: a review with the line.
     let r = inspected(&corpus("malicious/hidden-text-tags"));
-    assert_eq!(r.verdict(), Verdict::Review, "{:#?}", r.findings);
+    assert_eq!(r.verdict(), Severity::Review, "{:#?}", r.findings);
     assert!(
         r.findings
             .iter()
@@ -188,7 +188,7 @@ fn bidi_and_invisible_characters_are_flagged() {
     assert!(
         r.findings
             .iter()
-            .any(|f| f.check == Check::HiddenText && f.verdict == Verdict::Review),
+            .any(|f| f.check == Check::HiddenText && f.verdict == Severity::Review),
         "{:#?}",
         r.findings
     );
@@ -201,11 +201,11 @@ fn claude_api_is_not_refused() {
     let r = inspected(&corpus("benign/anthropics-skills/claude-api"));
     assert_eq!(
         r.verdict(),
-        Verdict::Review,
+        Severity::Review,
         "{:#?}",
         r.findings
             .iter()
-            .filter(|f| f.verdict == Verdict::Refuse)
+            .filter(|f| f.verdict == Severity::Refuse)
             .collect::<Vec<_>>()
     );
     assert!(!r.findings.iter().any(|f| f.message.contains("DNS lookup")));
@@ -215,13 +215,13 @@ fn claude_api_is_not_refused() {
 #[test]
 fn a_safe_nested_archive_is_reviewed_with_its_listing() {
     let r = inspected(&corpus("benign/anthropics-skills/web-artifacts-builder"));
-    assert_eq!(r.verdict(), Verdict::Review);
+    assert_eq!(r.verdict(), Severity::Review);
     let f = r
         .findings
         .iter()
         .find(|f| f.check == Check::NestedArchive)
         .unwrap();
-    assert_eq!(f.verdict, Verdict::Review);
+    assert_eq!(f.verdict, Severity::Review);
     assert!(
         f.message.contains("49 entries") && f.message.contains("components/ui/"),
         "{f:?}"
@@ -255,5 +255,5 @@ fn document_tools_pass() {
         "{:#?}",
         r.findings
     );
-    assert!(r.findings.iter().all(|f| f.verdict != Verdict::Refuse));
+    assert!(r.findings.iter().all(|f| f.verdict != Severity::Refuse));
 }

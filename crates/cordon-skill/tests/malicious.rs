@@ -5,7 +5,7 @@
 mod common;
 use common::*;
 use cordon_skill::{
-    Check, InspectOptions, InstallOptions, Limits, SkillError, SourceInfo, Verdict, inspect,
+    Check, InspectOptions, InstallOptions, Limits, Severity, SkillError, SourceInfo, inspect,
     install,
 };
 use tar::EntryType;
@@ -18,11 +18,11 @@ fn refused_with(bytes: Vec<u8>, ext: &str, check: Check, opts: &InspectOptions) 
     let tmp = tempfile::tempdir().unwrap();
     let src = write(tmp.path(), &format!("pkg.{ext}"), &bytes);
     let r = inspect(&src, opts).unwrap();
-    assert_eq!(r.verdict(), Verdict::Refuse, "{:#?}", r.findings);
+    assert_eq!(r.verdict(), Severity::Refuse, "{:#?}", r.findings);
     assert!(
         r.findings
             .iter()
-            .any(|f| f.check == check && f.verdict == Verdict::Refuse),
+            .any(|f| f.check == check && f.verdict == Severity::Refuse),
         "expected a refusing {check:?} finding: {:#?}",
         r.findings
     );
@@ -276,7 +276,7 @@ fn symlinks_out_and_in() {
         &tar_bytes(&with_skill(vec![f("notes.txt", "n"), inside])),
     );
     let r = inspect(&src, &allow).unwrap();
-    assert_eq!(r.verdict(), Verdict::Pass, "{:#?}", r.findings);
+    assert_eq!(r.verdict(), Severity::Pass, "{:#?}", r.findings);
     let opts = InstallOptions {
         inspect: allow,
         into: tmp.path().join("s"),
@@ -413,7 +413,7 @@ fn zip_bomb_with_a_lying_header_stops_at_the_limit() {
     // Fail closed either way: refused on the bytes inflated, or unreadable.
     match inspect(&src, &small_limits()) {
         Ok(r) => {
-            assert_eq!(r.verdict(), Verdict::Refuse, "{:#?}", r.findings);
+            assert_eq!(r.verdict(), Severity::Refuse, "{:#?}", r.findings);
             assert!(
                 r.findings.iter().any(|f| f.check == Check::Limit),
                 "{:#?}",
@@ -525,7 +525,7 @@ fn nested_archives() {
         }])),
     );
     let r = inspect(&src, &InspectOptions::default()).unwrap();
-    assert_eq!(r.verdict(), Verdict::Review, "{:#?}", r.findings);
+    assert_eq!(r.verdict(), Severity::Review, "{:#?}", r.findings);
     let nested = r
         .findings
         .iter()
@@ -546,7 +546,7 @@ fn nested_archives() {
     );
     assert_eq!(
         inspect(&src, &InspectOptions::default()).unwrap().verdict(),
-        Verdict::Review
+        Severity::Review
     );
 }
 
@@ -647,7 +647,7 @@ fn a_link_chain_that_climbs_out_through_another_link() {
         &tar_bytes(&with_skill(vec![dir("a/b/b/"), dir("a/b/c/"), up])),
     );
     let r = inspect(&src, &allow).unwrap();
-    assert_eq!(r.verdict(), Verdict::Pass, "{:#?}", r.findings);
+    assert_eq!(r.verdict(), Severity::Pass, "{:#?}", r.findings);
 }
 
 #[test]

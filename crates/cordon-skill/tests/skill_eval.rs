@@ -14,13 +14,13 @@
 
 mod common;
 use common::*;
-use cordon_skill::{InspectOptions, Verdict, inspect};
+use cordon_skill::{InspectOptions, Severity, inspect};
 use std::path::{Path, PathBuf};
 
-use Verdict::{Pass, Refuse, Review};
+use Severity::{Pass, Refuse, Review};
 
 /// Real skills: (collection/skill, verdict, why).
-const BENIGN: &[(&str, Verdict, &str)] = &[
+const BENIGN: &[(&str, Severity, &str)] = &[
     (
         "anthropics-skills/algorithmic-art",
         Pass,
@@ -123,7 +123,7 @@ const BENIGN: &[(&str, Verdict, &str)] = &[
 ];
 
 /// Malicious package directories: (name, verdict, why).
-const MALICIOUS: &[(&str, Verdict, &str)] = &[
+const MALICIOUS: &[(&str, Severity, &str)] = &[
     (
         "py-subprocess-literal",
         Refuse,
@@ -252,7 +252,7 @@ const MALICIOUS: &[(&str, Verdict, &str)] = &[
 
 /// Malicious packages built here: (name, verdict, why, builder).
 type Builder = fn(&Path) -> PathBuf;
-const GENERATED: &[(&str, Verdict, &str, Builder)] = &[
+const GENERATED: &[(&str, Severity, &str, Builder)] = &[
     (
         "git-dir",
         Refuse,
@@ -454,12 +454,12 @@ fn nested_safe(t: &Path) -> PathBuf {
 struct Row {
     name: String,
     malicious: bool,
-    expected: Option<Verdict>,
-    actual: Verdict,
+    expected: Option<Severity>,
+    actual: Severity,
     why: String,
 }
 
-fn judge(path: &Path) -> (Verdict, String) {
+fn judge(path: &Path) -> (Severity, String) {
     let r = inspect(path, &InspectOptions::default()).unwrap();
     let v = r.verdict();
     if std::env::var_os("CORDON_SKILL_EVAL_VERBOSE").is_some() {

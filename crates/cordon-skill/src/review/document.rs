@@ -12,7 +12,7 @@
 
 use super::Cx;
 use super::text::{judge_prose, judge_shell_text, kept_when_unsure, prose_shell_shape};
-use crate::report::{Finding, Verdict};
+use crate::report::{Finding, Severity};
 
 /// The pieces of a text to read as candidate commands, with their lines: each line,
 /// with HTML/XML tags as line breaks, and each string of a JSON document.
@@ -122,7 +122,7 @@ pub(super) fn look_at(cx: &Cx<'_>, path: &str, text: &str, out: &mut Vec<Finding
     out.extend(found.into_iter().map(|f| {
         Finding::new(
             f.check,
-            Verdict::Review,
+            Severity::Review,
             f.entry.as_deref(),
             format!(
                 "a file no instruction names holds a command-shaped line: {}",

@@ -11,7 +11,7 @@
 //! what it becomes (see `assign`), so a dangerous content refuses the package.
 
 use super::{Cx, HOME, SKILL_DIR};
-use crate::report::{Check, Finding, Verdict};
+use crate::report::{Check, Finding, Severity};
 use std::path::{Component, Path, PathBuf};
 
 /// The project's own build and test entry points (lower case, last components): the
@@ -271,7 +271,7 @@ pub(crate) fn judge(cx: &Cx<'_>, path: &str, line: usize, shell: &str, out: &mut
             .unwrap_or_default();
         out.push(Finding::new(
             Check::Persistence,
-            Verdict::Review,
+            Severity::Review,
             Some(path),
             format!(
                 "line {line}: writes {}{from} into the project: {why}",

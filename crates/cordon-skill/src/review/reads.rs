@@ -4,7 +4,7 @@
 //! --global` with ordinary keys).
 
 use super::{Cx, HOME, SKILL_DIR};
-use crate::report::{Check, Finding, Verdict};
+use crate::report::{Check, Finding, Severity};
 use cordon_policy::{Decision, Request, Step};
 
 /// Is a guarded read that of one public key in `.ssh` (no pattern, no `..`, and it
@@ -96,7 +96,7 @@ pub(crate) fn judge_read(
     if verdict.decision == Decision::Deny && verdict.source.step == Step::Guard {
         out.push(Finding::new(
             Check::SensitiveRead,
-            Verdict::Refuse,
+            Severity::Refuse,
             Some(path),
             format!("line {line}: {}", verdict.reason),
         ));
@@ -126,9 +126,9 @@ pub(crate) fn judge_glob(
         out.push(Finding::new(
             Check::SensitiveRead,
             if built && by_name {
-                Verdict::Review
+                Severity::Review
             } else {
-                Verdict::Refuse
+                Severity::Refuse
             },
             Some(path),
             format!(

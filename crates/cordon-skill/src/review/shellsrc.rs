@@ -10,7 +10,7 @@
 //!   registry (`uvx --from git+…`, `pip install git+…`, `npx github:…`, an index
 //!   option) is a review, in any form of text: the code is whatever that URL serves.
 
-use crate::report::{Check, Finding, Verdict};
+use crate::report::{Check, Finding, Severity};
 use cordon_shell::{Analysis, SimpleCommand, analyze};
 
 fn reaches_network(c: &SimpleCommand) -> bool {
@@ -75,7 +75,7 @@ pub(super) fn judge(path: &str, line: usize, text: &str, out: &mut Vec<Finding>)
     if let Some(l) = sent {
         out.push(Finding::new(
             Check::AmbientCredential,
-            Verdict::Refuse,
+            Severity::Refuse,
             Some(path),
             format!(
                 "line {l}: prints the whole environment (every credential of the session) and sends it over the network"
@@ -89,7 +89,7 @@ pub(super) fn judge(path: &str, line: usize, text: &str, out: &mut Vec<Finding>)
         if let Some(why) = cordon_shell::code_outside_registry(&program.value, &c.args) {
             out.push(Finding::new(
                 Check::DownloadExec,
-                Verdict::Review,
+                Severity::Review,
                 Some(path),
                 format!("line {line}: {why}"),
             ));

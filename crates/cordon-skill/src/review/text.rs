@@ -4,7 +4,7 @@
 //! declared shell block gets.
 
 use super::{Cx, facts, judge_shell};
-use crate::report::{Check, Finding, Verdict};
+use crate::report::{Check, Finding, Severity};
 use std::collections::HashSet;
 
 /// Judge shell text. `strict` for text that is shell by declaration (a shell fence, a
@@ -54,7 +54,7 @@ pub(crate) fn judge_shell_text(
 /// and the review of a write into the user's project of a file that configures what
 /// runs there or what an agent is told (`cp style.txt CLAUDE.md` in an inline span).
 pub(super) fn kept_when_unsure(f: &Finding) -> bool {
-    f.verdict == Verdict::Refuse || matches!(f.check, Check::DownloadExec | Check::Persistence)
+    f.verdict == Severity::Refuse || matches!(f.check, Check::DownloadExec | Check::Persistence)
 }
 
 /// Code that is not declared as a language (a `text` fence, a fence without a
@@ -76,7 +76,7 @@ pub(super) fn code_candidates(
         }
         let mut found = Vec::new();
         facts::judge(cx, path, &facts, &mut HashSet::new(), &mut found);
-        out.extend(found.into_iter().filter(|f| f.verdict == Verdict::Refuse));
+        out.extend(found.into_iter().filter(|f| f.verdict == Severity::Refuse));
     }
 }
 

@@ -5,7 +5,7 @@
 use crate::exit::{Code, Exit};
 use cordon_policy::terminal::sanitize_for_terminal as clean;
 use cordon_skill::{
-    InspectOptions, InstallOptions, Limits, SkillError, SourceInfo, Verdict, inspect, install,
+    InspectOptions, InstallOptions, Limits, Severity, SkillError, SourceInfo, inspect, install,
 };
 use std::path::PathBuf;
 
@@ -138,17 +138,17 @@ pub fn run(cmd: SkillCommand) -> anyhow::Result<u8> {
                 (true, _) => Code::Allow.get(),
                 // Installation refused for a reason that is not a finding's (should not
                 // happen): never report success.
-                (false, Verdict::Pass) => Code::Deny.get(),
+                (false, Severity::Pass) => Code::Deny.get(),
                 (false, v) => code(v),
             })
         }
     }
 }
 
-fn code(v: Verdict) -> u8 {
+fn code(v: Severity) -> u8 {
     match v {
-        Verdict::Pass => Code::Allow,
-        Verdict::Review => Code::Ask,
+        Severity::Pass => Code::Allow,
+        Severity::Review => Code::Ask,
         _ => Code::Deny,
     }
     .get()
