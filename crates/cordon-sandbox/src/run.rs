@@ -1,7 +1,8 @@
 //! The caller's side: start the helper, hand it the spec, wait, collect the report.
 //!
-//! The helper is `/proc/self/exe` re-executed with [`crate::HELPER_ARG`] and an empty
-//! environment. The spec travels over an inherited pipe (not argv, not the
+//! The helper is a fork of this process when it has a single thread, else
+//! `/proc/self/exe` re-executed with [`crate::HELPER_ARG`]; either way with an empty
+//! environment (`run/child.rs`). The spec travels over an inherited pipe (not argv, not the
 //! environment, so nothing in it shows up in `/proc/*/cmdline` or `environ`); the result
 //! comes back over another. The binary that links this crate must call
 //! [`crate::helper_main`] when `argv[1]` is `HELPER_ARG`, before anything else.
