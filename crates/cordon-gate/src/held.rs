@@ -81,6 +81,15 @@ impl Held {
         }
     }
 
+    /// The kept store connection, if there is one and its path still names its file.
+    fn take_kept_store(&self) -> Option<Store> {
+        self.store
+            .lock()
+            .ok()
+            .and_then(|mut slot| slot.take())
+            .filter(Store::is_current)
+    }
+
     /// Keep `store` (from [`take_store`](Self::take_store)) unless a connection was
     /// kept meanwhile.
     pub(crate) fn give_back(&self, store: Store) {
@@ -125,7 +134,16 @@ impl Held {
             Some((p, log)) if p == path => log,
             _ => AuditLog::open_anchored(path, durability, store)?,
         };
+        // One connection to the store for both: the log's anchor uses the kept one
+        // (opening another reads the schema again), and what the log holds afterwards is
+        // kept for the gate's next use.
+        if let Some(back) = self.take_kept_store().and_then(|s| log.lend_store(s)) {
+            self.give_back(back);
+        }
         let result = write(&mut log);
+        if let Some(store) = log.take_store() {
+            self.give_back(store);
+        }
         if result.is_ok() {
             *slot = Some((path.to_path_buf(), log));
         }
