@@ -9,6 +9,10 @@
 //! statement) and the log re-reads its last record under its file lock before each
 //! append, so records written by other processes in between still chain.
 //!
+//! The log's anchor (its head, kept in the store after every append) borrows the kept
+//! store connection for the append and gives it back, so that a one-shot surface opens
+//! the store once, not once for its decisions and again for the anchor.
+//!
 //! A handle that fails once is dropped and opened afresh on the next call. A kept store
 //! connection is also opened afresh when the store's path no longer names the file it
 //! was opened on (deleted, restored from a backup): its leases must not outlive the file.
