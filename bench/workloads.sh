@@ -10,6 +10,10 @@
 #   BASELINE=/path/to/older/cordon sh bench/workloads.sh   # adds that build as a column
 #   CORDON=/path/to/cordon sh bench/workloads.sh           # measure this binary
 #
+# A second table gives CPU time (user + system of every process of the case, the
+# sandbox's included: `perf stat -e task-clock` around it), which a machine shared with
+# other builds disturbs far less than wall time. Without `perf` only wall time is shown.
+#
 # Why a fresh file system per run: ext4 slows inode allocation near recently deleted
 # inodes, so whichever case runs right after a workspace was deleted looks several times
 # slower. Each run gets its own image (made, mounted, used once, removed).
@@ -52,10 +56,12 @@ cat > "$WORK/policy.toml" <<'TOML'
 allow = ["Bash(sh -c:*)"]
 TOML
 
-python3 - "$RUNS" "$WORK" "$ONLY" <<'PY'
+PERF=$(command -v perf || true)
+python3 - "$RUNS" "$WORK" "$ONLY" "$PERF" <<'PY'
 import glob, os, shutil, statistics, subprocess, sys, tarfile, time
 
 runs, work, only = int(sys.argv[1]), sys.argv[2], [w for w in sys.argv[3].split(",") if w]
+perf = sys.argv[4]
 src, mnt = work + "/src", work + "/mnt"
 img = work + "/fs.img"
 PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -208,7 +214,20 @@ def argv(mode, cmd, ws):
     # session is a new scheduling group, and cordon's sandbox makes one; on a machine
     # shared with other work, a case left in the caller's session would compete with
     # it for a smaller share.
-    return ["setsid", "-w"] + inner(mode, cmd, ws)
+    case = ["setsid", "-w"] + inner(mode, cmd, ws)
+    if perf:
+        # Counts every process the case starts (perf follows children).
+        return [perf, "stat", "-x,", "-e", "task-clock", "-o", work + "/cpu", "--"] + case
+    return case
+
+
+def cpu_seconds():
+    # `perf stat -x,` writes "msec,,task-clock,…".
+    for line in open(work + "/cpu"):
+        f = line.split(",")
+        if len(f) > 2 and f[2] == "task-clock":
+            return float(f[0]) / 1000
+    return None
 
 
 def inner(mode, cmd, ws):
@@ -248,16 +267,17 @@ def one(mode, w):
     err = r.stderr.decode(errors="replace").strip()
     if r.returncode != 0:
         return None, f"exit {r.returncode}: {err[-300:]}"
-    return ms, None
+    return (ms, cpu_seconds() if perf else None), None
 
 
 rows = []
 for w in W:
     key, label = w[0], w[1]
     if key in skips:
-        rows.append((label, None, f"skipped: {skips[key]}"))
+        rows.append((label, None, f"skipped: {skips[key]}", None))
         continue
     times = {m: [] for m in modes}
+    cpus = {m: [] for m in modes}
     failed = {}
     n = runs * 4 if key == "true" else runs
     for i in range(n):
@@ -270,9 +290,12 @@ for w in W:
             if s is None:
                 failed[m] = err
             else:
-                times[m].append(s)
+                times[m].append(s[0])
+                if s[1] is not None:
+                    cpus[m].append(s[1])
     med = {m: statistics.median(times[m]) if times[m] else None for m in modes}
-    rows.append((label, med, failed))
+    cpu = {m: statistics.median(cpus[m]) if cpus[m] else None for m in modes}
+    rows.append((label, med, failed, cpu))
     print(f"  done: {key} {', '.join(f'{m} {v:.3f}' for m, v in med.items() if v)}",
           file=sys.stderr, flush=True)
 
@@ -285,15 +308,26 @@ head = "| workload | " + " | ".join(modes) + " | " + " | ".join(
     f"{c} ÷ bwrap" for c, _ in cordons) + " |"
 print(head)
 print("|---|" + "---:|" * (len(modes) + len(cordons)))
-for label, med, extra in rows:
-    if med is None:
-        print(f"| {label} | {extra} |")
-        continue
-    cells = [f"{med[m]:.3f}" if med[m] is not None else "failed" for m in modes]
-    b = med["bwrap"]
-    ratios = [f"**{med[c] / b:.2f}**" if med[c] and b else "-" for c, _ in cordons]
-    print(f"| {label} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
-    for m, e in extra.items():
-        print(f"|   ({m} failed: {e[:200]}) |")
-print("seconds, medians; ratios are cordon's median over bubblewrap's")
+def table(pick):
+    for label, med, extra, cpu in rows:
+        if med is None:
+            print(f"| {label} | {extra} |")
+            continue
+        med = pick(med, cpu)
+        cells = [f"{med[m]:.3f}" if med[m] is not None else "failed" for m in modes]
+        b = med["bwrap"]
+        ratios = [f"**{med[c] / b:.2f}**" if med[c] and b else "-" for c, _ in cordons]
+        print(f"| {label} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+        for m, e in extra.items():
+            print(f"|   ({m} failed: {e[:200]}) |")
+
+
+table(lambda med, cpu: med)
+print("wall seconds, medians; ratios are cordon's median over bubblewrap's")
+if perf:
+    print()
+    print(head)
+    print("|---|" + "---:|" * (len(modes) + len(cordons)))
+    table(lambda med, cpu: cpu)
+    print("CPU seconds (every process of the case), medians; ratios as above")
 PY

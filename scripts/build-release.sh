@@ -5,7 +5,7 @@
 # libraries to load, the image at a random address like every other mapping, and a
 # relocation table of a few KiB instead of megabytes for its start-up code to read.
 # A harness spawns `cordon hook` for every tool call and every `cordon exec` starts the
-# binary twice (cordon, then its sandbox helper): docs/guide/install.md has the start-up
+# binary once (its sandbox helper is a fork): docs/guide/install.md has the start-up
 # measured against the position-dependent build, which CORDON_PIE=0 still makes.
 #
 #   ./scripts/build-release.sh            # prints the path of the binary

@@ -9,6 +9,10 @@
 //! statement) and the log re-reads its last record under its file lock before each
 //! append, so records written by other processes in between still chain.
 //!
+//! The log's anchor (its head, kept in the store after every append) borrows the kept
+//! store connection for the append and gives it back, so that a one-shot surface opens
+//! the store once, not once for its decisions and again for the anchor.
+//!
 //! A handle that fails once is dropped and opened afresh on the next call. A kept store
 //! connection is also opened afresh when the store's path no longer names the file it
 //! was opened on (deleted, restored from a backup): its leases must not outlive the file.
@@ -81,6 +85,15 @@ impl Held {
         }
     }
 
+    /// The kept store connection, if there is one and its path still names its file.
+    fn take_kept_store(&self) -> Option<Store> {
+        self.store
+            .lock()
+            .ok()
+            .and_then(|mut slot| slot.take())
+            .filter(Store::is_current)
+    }
+
     /// Keep `store` (from [`take_store`](Self::take_store)) unless a connection was
     /// kept meanwhile.
     pub(crate) fn give_back(&self, store: Store) {
@@ -145,7 +158,16 @@ impl Held {
             Some((p, log)) if p == path => log,
             _ => AuditLog::open_anchored(path, durability, store)?,
         };
+        // One connection to the store for both: the log's anchor uses the kept one
+        // (opening another reads the schema again), and what the log holds afterwards is
+        // kept for the gate's next use.
+        if let Some(back) = self.take_kept_store().and_then(|s| log.lend_store(s)) {
+            self.give_back(back);
+        }
         let result = write(&mut log);
+        if let Some(store) = log.take_store() {
+            self.give_back(store);
+        }
         if result.is_ok() {
             *slot = Some((path.to_path_buf(), log));
         }

@@ -30,8 +30,10 @@
 //! # Layers
 //!
 //! 1. **Namespaces** (user, mount, PID, IPC, UTS, network unless full network): the
-//!    helper is re-executed from `/proc/self/exe`, single-threaded, with an empty
-//!    environment, and is PID 1 of the sandbox (`helper/`).
+//!    helper is a fork of the caller when the caller has one thread (else
+//!    `/proc/self/exe` executed again), single-threaded, with an empty environment and
+//!    nothing of the caller's arguments or descriptors (`run/child.rs`), and is PID 1 of
+//!    the sandbox (`helper/`).
 //! 2. **Mount plan** (`plan.rs` decides, `mounts.rs` executes): read-only `/`, writable
 //!    roots, private `/tmp`, minimal `/dev`, fresh `/proc`, HOME hidden, `/run` emptied,
 //!    secrets masked, protected paths inside writable roots read-only.

@@ -1,7 +1,8 @@
 //! The caller's side: start the helper, hand it the spec, wait, collect the report.
 //!
-//! The helper is `/proc/self/exe` re-executed with [`crate::HELPER_ARG`] and an empty
-//! environment. The spec travels over an inherited pipe (not argv, not the
+//! The helper is a fork of this process when it has a single thread, else
+//! `/proc/self/exe` re-executed with [`crate::HELPER_ARG`]; either way with an empty
+//! environment (`run/child.rs`). The spec travels over an inherited pipe (not argv, not the
 //! environment, so nothing in it shows up in `/proc/*/cmdline` or `environ`); the result
 //! comes back over another. The binary that links this crate must call
 //! [`crate::helper_main`] when `argv[1]` is `HELPER_ARG`, before anything else.
@@ -14,12 +15,14 @@ use crate::permit::Permit;
 use crate::report::{DenialReport, Tier};
 use crate::spec::{Network, SandboxSpec};
 use crate::sys;
+use child::HelperChild;
 use cordon_policy::settings::SandboxMode;
 use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
+mod child;
 mod limit;
 mod settle;
 mod undo;
@@ -101,7 +104,7 @@ impl HelperHints {
 /// approval) closes the spec pipe, and the helper exits without a word.
 #[derive(Debug)]
 pub struct Helper {
-    child: Option<Child>,
+    child: Option<HelperChild>,
     spec_w: Option<OwnedFd>,
     res_r: Option<OwnedFd>,
     hints: HelperHints,
@@ -121,27 +124,37 @@ impl Helper {
             .map_err(sys_err("cannot create a pipe"))?;
         sys::set_cloexec(spec_r.as_raw_fd(), false).map_err(sys_err("cannot pass a pipe"))?;
         sys::set_cloexec(res_w.as_raw_fd(), false).map_err(sys_err("cannot pass a pipe"))?;
-        let mut cmd = Command::new("/proc/self/exe");
-        cmd.arg(crate::HELPER_ARG)
-            .arg("run")
-            .arg(spec_r.as_raw_fd().to_string())
-            .arg(res_w.as_raw_fd().to_string())
-            .env_clear();
-        match hints.host_network {
-            Some(true) => {
-                cmd.arg(NET_SHARE);
+        let child = if child::single_threaded() {
+            let early_net = hints.host_network.map(|host| !host);
+            child::fork_helper(&spec_r, &res_w, hints.capture_output, |spec_fd, res_fd| {
+                crate::helper::forked_main(spec_fd, res_fd, early_net)
+            })?
+        } else {
+            let mut cmd = Command::new("/proc/self/exe");
+            cmd.arg(crate::HELPER_ARG)
+                .arg("run")
+                .arg(spec_r.as_raw_fd().to_string())
+                .arg(res_w.as_raw_fd().to_string())
+                .env_clear();
+            match hints.host_network {
+                Some(true) => {
+                    cmd.arg(NET_SHARE);
+                }
+                Some(false) => {
+                    cmd.arg(NET_ISOLATE);
+                }
+                None => {}
             }
-            Some(false) => {
-                cmd.arg(NET_ISOLATE);
+            if hints.capture_output {
+                cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
             }
-            None => {}
-        }
-        if hints.capture_output {
-            cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
-        }
-        let child = cmd
-            .spawn()
-            .map_err(|e| SandboxError::io("cannot start the sandbox helper", e))?;
+            HelperChild::from_std(
+                cmd.spawn()
+                    .map_err(|e| SandboxError::io("cannot start the sandbox helper", e))?,
+            )
+        };
+        drop(spec_r);
+        drop(res_w);
         // Made here, while the helper is being executed, so that the helper (whose start
         // is the longest path of a run) only has to move itself in.
         let cgroup = Made::create(child.id());
@@ -307,7 +320,7 @@ const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 /// Stop a helper whose go pipe was just closed: give it [`STOP_GRACE`] to exit by
 /// itself, watching its result pipe close (then every process of the sandbox is gone,
 /// and its cgroup can be removed); then kill it, and reap it.
-fn stop_after_close(child: Option<Child>, res_r: Option<&std::fs::File>) {
+fn stop_after_close(child: Option<HelperChild>, res_r: Option<&std::fs::File>) {
     use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
     use std::io::Read;
     use std::os::fd::AsFd;
@@ -335,9 +348,9 @@ fn stop_after_close(child: Option<Child>, res_r: Option<&std::fs::File>) {
 }
 
 /// Kill a helper that is not to run anything, and reap it.
-fn stop(child: Option<Child>) {
+fn stop(child: Option<HelperChild>) {
     if let Some(mut child) = child {
-        let _ = child.kill();
+        child.kill();
         let _ = child.wait();
     }
 }
@@ -347,7 +360,7 @@ fn stop(child: Option<Child>) {
 /// process sees the pipe close without the go byte and exits without running anything.
 #[derive(Debug)]
 pub struct Started {
-    child: Option<Child>,
+    child: Option<HelperChild>,
     go_w: Option<std::fs::File>,
     res_r: Option<std::fs::File>,
     spec: SandboxSpec,

@@ -27,6 +27,7 @@ use crate::audit_key::{AuditKey, key_path_for_store};
 use crate::error::{StoreError, StoreErrorKind};
 use crate::paths;
 use crate::record::LogFields;
+use crate::store::Store;
 
 mod guard;
 mod lines;
@@ -220,6 +221,24 @@ impl AuditLog {
         let mut log = AuditLog::open(path, durability)?;
         log.guard = Some(Guard::new(store, key, anchor_key(path)));
         Ok(log)
+    }
+
+    /// Lend this anchored log `store`, a connection to the store it anchors in, to use
+    /// instead of opening one of its own (each open reads the store's schema again):
+    /// `None` when taken; the connection back when the log is not anchored, is anchored
+    /// in another file, or already holds a connection.
+    /// [`take_store`](Self::take_store) gives it back.
+    pub fn lend_store(&mut self, store: Store) -> Option<Store> {
+        match &mut self.guard {
+            Some(guard) => guard.lend(store),
+            None => Some(store),
+        }
+    }
+
+    /// The store connection this anchored log holds (lent, or opened by an append), for
+    /// the caller to keep; the next append opens or is lent another.
+    pub fn take_store(&mut self) -> Option<Store> {
+        self.guard.as_mut().and_then(Guard::take_store)
     }
 
     /// Open the log at [`default_audit_path`](crate::default_audit_path).

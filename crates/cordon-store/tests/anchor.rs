@@ -330,3 +330,48 @@ fn a_caller_cannot_supply_its_own_sig_field() {
         VerifyReport::Ok { records: 1, .. }
     ));
 }
+
+/// One connection to the store serves a one-shot surface's decisions and its log's anchor:
+/// a connection lent to the anchored log moves the head, and comes back to the lender;
+/// one to another store file, or lent to a log that is not anchored, is handed back at
+/// once (the anchor never moves in a store it does not belong to).
+#[test]
+fn a_lent_store_connection_anchors_the_log_and_comes_back() {
+    let s = scene();
+    append(&s, 1, Durability::FsyncEach);
+    let key = cordon_store::anchor_key(&s.log);
+    let mut log = AuditLog::open_anchored(&s.log, Durability::FsyncEach, &s.store).unwrap();
+    assert!(log.lend_store(Store::open(&s.store).unwrap()).is_none());
+    log.append(&json!({"tool": "Bash", "decision": "allow", "input": {"command": "lent"}}))
+        .unwrap();
+    let back = log.take_store().expect("the lent connection comes back");
+    assert_eq!(back.audit_anchor(&key).unwrap().unwrap().head.seq, 2);
+    assert!(log.take_store().is_none(), "given back once");
+    assert!(matches!(
+        check(&s, true),
+        VerifyReport::Ok { records: 2, .. }
+    ));
+
+    // A connection to another store file is not the anchor's.
+    let other = s.store.with_file_name("other.sqlite3");
+    let mut log = AuditLog::open_anchored(&s.log, Durability::FsyncEach, &s.store).unwrap();
+    let refused = log.lend_store(Store::open(&other).unwrap());
+    assert_eq!(
+        refused.map(|st| st.path().to_path_buf()),
+        Some(other.clone())
+    );
+    log.append(&json!({"tool": "Bash", "decision": "allow", "input": {"command": "own"}}))
+        .unwrap();
+    assert!(
+        Store::open(&other)
+            .unwrap()
+            .audit_anchor(&key)
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(back.audit_anchor(&key).unwrap().unwrap().head.seq, 3);
+
+    // Nor is a log without an anchor a place for one.
+    let mut plain = AuditLog::open(&s.log, Durability::FsyncEach).unwrap();
+    assert!(plain.lend_store(back).is_some());
+}

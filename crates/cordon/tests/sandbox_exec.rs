@@ -492,6 +492,44 @@ fn masked_secrets_read_as_empty_or_fail() {
     );
 }
 
+/// The sandbox's PID 1 is cordon's own helper, forked from cordon (not executed again):
+/// its `/proc/1/cmdline`, which every process inside may read, and its `environ` show
+/// nothing of cordon's command line or environment; neither does any other process the
+/// command can see. As root and as an unprivileged user.
+#[test]
+fn the_helper_shows_nothing_of_cordons_arguments_or_environment() {
+    need_sandbox!("the_helper_shows_nothing_of_cordons_arguments_or_environment");
+    let body = r#"for f in /proc/[0-9]*/cmdline /proc/[0-9]*/environ; do echo "== $f"; tr '\0' ' ' < "$f" 2>&1; echo; done; echo "PID1=$(tr '\0' '_' < /proc/1/cmdline)"; echo END"#;
+    let w = World::new();
+    let check = |o: &Output, who: &str| {
+        let (out, err) = text(o);
+        assert!(
+            out.contains("END") && out.contains("PID1="),
+            "{who}: {out}\n{err}"
+        );
+        // The command's own process shows its arguments (the probe works) …
+        assert!(out.contains("./t.sh"), "{who}: {out}");
+        // … PID 1 nothing of cordon's, and no process the host's variables.
+        for leak in [
+            "--isolated",
+            "--workspace",
+            "ghp_HOST_TOKEN_VALUE",
+            "host-only-value",
+        ] {
+            assert!(!out.contains(leak), "{who}: {leak} visible inside: {out}");
+        }
+        let pid1 = out.lines().find_map(|l| l.strip_prefix("PID1=")).unwrap();
+        assert!(
+            pid1.chars().all(|c| c == '_'),
+            "{who}: PID 1's cmdline: {pid1}"
+        );
+    };
+    check(&w.run(body, &[]), "root");
+    if is_root() {
+        check(&w.run_as_nobody(body, &[]), "nobody");
+    }
+}
+
 #[test]
 fn system_secrets_stay_unreadable_even_as_root() {
     need_sandbox!("system_secrets_stay_unreadable_even_as_root");

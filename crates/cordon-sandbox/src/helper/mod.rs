@@ -88,6 +88,20 @@ pub(crate) fn main(args: &[OsString]) -> i32 {
     }
 }
 
+/// Entry point of a helper forked from cordon itself (`run/child.rs`), which has already
+/// closed what `execve` would have closed and cleared its environment: the two pipe ends
+/// by number, and the network mode (`Some(true)`: an isolated network).
+pub(crate) fn forked_main(spec_fd: RawFd, result_fd: RawFd, early_net: Option<bool>) -> i32 {
+    let (Some(spec_fd), Some(result_fd)) = (
+        fd_arg(Some(&OsString::from(spec_fd.to_string()))),
+        fd_arg(Some(&OsString::from(result_fd.to_string()))),
+    ) else {
+        eprintln!("cordon: the sandbox helper was started with invalid descriptors");
+        return EXIT_CORDON_FAILED;
+    };
+    run(spec_fd, result_fd, early_net)
+}
+
 fn fd_arg(a: Option<&OsString>) -> Option<OwnedFd> {
     let n: RawFd = a?.to_str()?.parse().ok()?;
     if n < 3 {
@@ -106,7 +120,7 @@ fn fd_arg(a: Option<&OsString>) -> Option<OwnedFd> {
     #[allow(unsafe_code)]
     // SAFETY: the caller (`run.rs`) passes the number of a pipe end it created for this
     // helper alone and closed on its side; it is open (checked above) and owned by no
-    // other object in this freshly executed process.
+    // other object in this freshly executed (or forked, `run/child.rs`) process.
     Some(unsafe { OwnedFd::from_raw_fd(n) })
 }
 

@@ -1,6 +1,7 @@
 //! The run itself, once the go byte is sent: signals forwarded to the command, its
 //! output capped, the helper's result read and the helper reaped, the report made.
 
+use super::child::HelperChild;
 use super::settle::remove_created;
 use super::undo::Snapshot;
 use super::{Outcome, stop};
@@ -13,7 +14,6 @@ use crate::sys;
 use nix::sys::signal::{SigSet, SigmaskHow, Signal, kill, sigprocmask};
 use nix::unistd::Pid;
 use std::io::{Read, Write};
-use std::process::Child;
 
 /// Copy `from` to `to` up to `limit` bytes, then drain and drop the rest so the command
 /// never blocks on a full pipe. Returns whether anything was dropped.
@@ -87,7 +87,7 @@ pub(super) struct Aside<'a> {
 }
 
 pub(super) fn finish(
-    mut child: Child,
+    mut child: HelperChild,
     mut go_w: std::fs::File,
     res_r: std::fs::File,
     spec: &SandboxSpec,
@@ -344,7 +344,7 @@ fn receive_result(
 
 /// Reap an exited or exiting helper without waiting for it here (and remove its
 /// cgroup, should it still be there).
-fn reap_later(mut child: Child, cgroup: Option<Made>) {
+fn reap_later(mut child: HelperChild, cgroup: Option<Made>) {
     let pid = Pid::from_raw(child.id() as i32);
     let leftover = cgroup.clone();
     // Like every long-lived thread, it must not take the signals meant for a command

@@ -49,6 +49,22 @@ impl Guard {
         }
     }
 
+    /// Use `store` instead of opening a connection, when it is one to this guard's store
+    /// file and the guard holds none; else hand it back.
+    pub(super) fn lend(&mut self, store: Store) -> Option<Store> {
+        if self.store.is_none() && store.path() == self.store_path {
+            self.store = Some(store);
+            None
+        } else {
+            Some(store)
+        }
+    }
+
+    /// The connection this guard holds, lent or opened by itself.
+    pub(super) fn take_store(&mut self) -> Option<Store> {
+        self.store.take()
+    }
+
     pub(super) fn key(&self) -> &AuditKey {
         &self.key
     }
