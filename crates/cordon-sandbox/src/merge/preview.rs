@@ -57,7 +57,7 @@ pub fn preview_layer(
     let host = open(&layer.root).ok();
     let mut w = Walk {
         opts,
-        judge: super::judge::Judge::new(&layer.root, opts.home, opts.horizon),
+        judge: super::judge::Judge::new(&layer.root, &layer.upper, opts.home, opts.horizon),
         scope: Scope::new(layer, opts.only),
         root: &layer.root,
         diffs,
@@ -148,12 +148,17 @@ impl Walk<'_> {
             return Ok(());
         }
         if whiteout {
-            if host_st.is_some() {
+            if let Some(h) = &host_st {
+                let (refused, held) = match self.judge.removal(&path, kind_of(h.st_mode).0) {
+                    Leave::Refuse(r) => (Some(r), None),
+                    Leave::Hold(r) => (None, Some(r)),
+                    Leave::Keep | Leave::CheckGitConfig => (None, None),
+                };
                 self.out.push(Pending {
                     path,
                     change: "delete",
-                    refused: None,
-                    held: None,
+                    refused,
+                    held,
                     conflict,
                     flags: Vec::new(),
                     diff: None,

@@ -121,6 +121,16 @@ fn account(m: MergeReport, id: &str, report: &mut DenialReport) {
             detail: s.reason,
         });
     }
+    if m.caches > 0 {
+        report.blocked.push(Blocked {
+            kind: BlockedKind::NotMerged,
+            target: format!("{} compiled cache files (__pycache__, *.pyc)", m.caches),
+            detail: format!(
+                "not merged into the host's tree: {}",
+                cordon_policy::planted::COMPILED_CACHE
+            ),
+        });
+    }
     for r in m.refused {
         report.blocked.push(Blocked {
             kind: BlockedKind::NotMerged,
