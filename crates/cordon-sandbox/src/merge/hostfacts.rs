@@ -73,6 +73,10 @@ pub(super) struct HostFacts<'a> {
     global_hooks: OnceCell<Option<Vec<u8>>>,
     /// Files agent instruction files import.
     imports: OnceCell<HashMap<PathBuf, PathBuf>>,
+    /// Per directory: whether the host has a virtualenv there (a `pyvenv.cfg`).
+    venvs: RefCell<HashMap<PathBuf, bool>>,
+    /// Per site-packages directory: the modules its `.pth` files import at start.
+    pth_imports: RefCell<HashMap<PathBuf, Rc<HashSet<Vec<u8>>>>>,
 }
 
 impl<'a> HostFacts<'a> {
@@ -84,7 +88,130 @@ impl<'a> HostFacts<'a> {
             repos: RefCell::new(HashMap::new()),
             global_hooks: OnceCell::new(),
             imports: OnceCell::new(),
+            venvs: RefCell::new(HashMap::new()),
+            pth_imports: RefCell::new(HashMap::new()),
         }
+    }
+
+    /// Why a change at `path` in one of the host's virtualenvs (a directory holding
+    /// `pyvenv.cfg`, whatever its name) waits for review (F1): a replaced interpreter or
+    /// activation script (IDEs run the interpreter when the folder opens, shells and
+    /// direnv source `activate`), or a module that a `.pth` file of the environment
+    /// imports at every start of its interpreter. `host_has`: the host has the entry.
+    pub(super) fn venv_hold(&self, path: &Path, host_has: bool) -> Option<String> {
+        let rel = path.strip_prefix(self.root).ok()?;
+        let comps: Vec<&OsStr> = rel.iter().collect();
+        let mut dir = self.root.to_path_buf();
+        let mut venv = None;
+        for (i, c) in comps.iter().enumerate().take(comps.len().saturating_sub(1)) {
+            if self.is_venv(&dir) {
+                venv = Some((dir.clone(), i));
+            }
+            dir.push(c);
+        }
+        let (top, at) = venv?;
+        let inner = &comps[at..];
+        let name = inner.last()?.as_bytes().to_ascii_lowercase();
+        if inner.len() == 2
+            && matches!(inner[0].as_bytes(), b"bin" | b"Scripts")
+            && host_has
+            && (name.starts_with(b"python")
+                || name.starts_with(b"pypy")
+                || name.starts_with(b"activate"))
+        {
+            return Some(format!(
+                "it replaces the interpreter or activation script of the virtualenv {}: editors run it when the folder opens, shells source it",
+                top.display()
+            ));
+        }
+        let sp = inner
+            .iter()
+            .position(|c| c.as_bytes().eq_ignore_ascii_case(b"site-packages"))?;
+        let module = inner.get(sp + 1)?.as_bytes();
+        let module = module.split(|b| *b == b'.').next().unwrap_or(module);
+        let site: PathBuf = top.join(inner[..=sp].iter().collect::<PathBuf>());
+        let imported = self.pth_imports_of(&site);
+        imported.contains(module).then(|| {
+            format!(
+                "a .pth file of {} imports `{}` at every start of the interpreter",
+                site.display(),
+                String::from_utf8_lossy(module)
+            )
+        })
+    }
+
+    fn is_venv(&self, dir: &Path) -> bool {
+        if let Some(known) = self.venvs.borrow().get(dir) {
+            return *known;
+        }
+        let found = std::fs::symlink_metadata(dir.join("pyvenv.cfg")).is_ok_and(|m| m.is_file());
+        self.venvs.borrow_mut().insert(dir.to_path_buf(), found);
+        found
+    }
+
+    fn pth_imports_of(&self, site: &Path) -> Rc<HashSet<Vec<u8>>> {
+        if let Some(known) = self.pth_imports.borrow().get(site) {
+            return known.clone();
+        }
+        let mut out = HashSet::new();
+        let files = std::fs::read_dir(site)
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|x| x == "pth"))
+                    .take(MAX_HOOKS)
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default();
+        for f in files {
+            let Some(text) = read_capped(&f, MAX_SCANNED) else {
+                continue;
+            };
+            for line in text.split(|b| *b == b'\n') {
+                // site.py executes lines that start with `import` (space or tab), whole.
+                if !(line.starts_with(b"import ") || line.starts_with(b"import\t")) {
+                    continue;
+                }
+                for stmt in line.split(|b| *b == b';') {
+                    let stmt = stmt.trim_ascii();
+                    let Some(rest) = stmt.strip_prefix(b"import") else {
+                        continue;
+                    };
+                    for m in rest.split(|b| *b == b',') {
+                        let m = m.trim_ascii();
+                        let m = m
+                            .split(|b| b.is_ascii_whitespace() || *b == b'.')
+                            .next()
+                            .unwrap_or(m);
+                        if !m.is_empty() {
+                            out.insert(m.to_vec());
+                        }
+                    }
+                }
+                // `__import__('_distutils_hack')`, `import_module("x")`.
+                for call in [&b"__import__("[..], b"import_module("] {
+                    let mut hay = line;
+                    while let Some(i) = hay.windows(call.len()).position(|w| w == call) {
+                        hay = &hay[i + call.len()..];
+                        let arg = hay.strip_prefix(b"'").or_else(|| hay.strip_prefix(b"\""));
+                        if let Some(arg) = arg {
+                            let end = arg
+                                .iter()
+                                .position(|b| matches!(b, b'\'' | b'"' | b'.'))
+                                .unwrap_or(arg.len());
+                            if end > 0 {
+                                out.insert(arg[..end].to_vec());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let out = Rc::new(out);
+        self.pth_imports
+            .borrow_mut()
+            .insert(site.to_path_buf(), out.clone());
+        out
     }
 
     /// The repositories whose work tree holds `path` (below the root, the root included),

@@ -3,7 +3,12 @@
 //! ([`cordon_policy::planted::judge_left`]), then the files host tools obey without being
 //! asked ([`cordon_policy::obeyed`]), programs and modules that would take the place of
 //! the host's, symlinks leading out of the root, and git's own files judged against the
-//! host's current ones (a git configuration by allowlist, `.gitmodules`).
+//! host's current ones (a git configuration by allowlist, `.gitmodules`, the exclude list
+//! and the index's hiding bits). What the host's tree says beyond the path
+//! (`hostfacts.rs`) joins in: the hooks directory each repository's `core.hooksPath`
+//! names, the scripts its hooks run, the rules anchored at each nested repository's root,
+//! what instruction files import, and a virtualenv's start-up code. A deletion is judged
+//! too ([`Judge::removal`]).
 
 use super::hostfacts::HostFacts;
 use super::{MAX_GIT_CONFIG, changed_since, leads_out};
@@ -64,6 +69,15 @@ impl<'a> Judge<'a> {
                     None => self.nested_obeyed(path).unwrap_or(Leave::Keep),
                 },
             },
+            // In a git directory only hooks and the configuration protect anything: a
+            // finished rebase, a removed lock or exclude list is git's own business.
+            Leave::Hold(_)
+                if path
+                    .iter()
+                    .any(|c| c.as_bytes().eq_ignore_ascii_case(b".git")) =>
+            {
+                Leave::Keep
+            }
             other => other,
         };
         match leave {
@@ -79,7 +93,18 @@ impl<'a> Judge<'a> {
     fn hook_refusal(&self, path: &Path, kind: LeftKind) -> Option<String> {
         self.facts.repos_of(path).iter().find_map(|repo| {
             let hooks = repo.hooks.as_ref()?;
-            let inside = path.starts_with(hooks) && (path != hooks || kind != LeftKind::Dir);
+            let inside = if repo.top.starts_with(hooks) {
+                // Hooks run from the work tree itself (`core.hooksPath = .`): only the
+                // names git runs there are hooks.
+                path.parent() == Some(hooks.as_path())
+                    && path.file_name().is_some_and(|n| {
+                        cordon_policy::planted::GIT_HOOK_NAMES
+                            .iter()
+                            .any(|h| n.as_bytes().eq_ignore_ascii_case(h.as_bytes()))
+                    })
+            } else {
+                path.starts_with(hooks) && (path != hooks || kind != LeftKind::Dir)
+            };
             inside.then(|| {
                 format!(
                     "a git hook: the repository at {} runs hooks from {} (core.hooksPath) on the host's next git command",
@@ -174,6 +199,9 @@ impl<'a> Judge<'a> {
                 }
                 if let Some(held) = self.nested_obeyed(path) {
                     return held;
+                }
+                if let Some(why) = self.facts.venv_hold(path, host_has) {
+                    return Leave::Hold(why);
                 }
                 if let Some(by) = self.facts.imported_by(path) {
                     return Leave::Hold(format!(

@@ -347,3 +347,72 @@ fn home_files_the_shell_sources_wait_for_review() {
             .exists()
     );
 }
+
+/// F1: in an existing virtualenv, the module a `.pth` imports at start
+/// (`_distutils_hack`), the replaced `bin/python3` and `bin/activate` landed. Second
+/// spelling: a virtualenv not named `.venv` (found by its `pyvenv.cfg`). A new package
+/// (`pip install`) still lands.
+#[test]
+fn a_virtualenvs_start_up_code_waits_for_review() {
+    let t = setup(None);
+    let (root, up) = (&t.layer.root, &t.layer.upper);
+    let home = root.join("home-unused");
+    for venv in [".venv", "tox-py311"] {
+        let sp = format!("{venv}/lib/python3.11/site-packages");
+        write(
+            &root.join(format!("{venv}/pyvenv.cfg")),
+            "home = /usr/bin\n",
+        );
+        write(
+            &root.join(format!("{sp}/distutils-precedence.pth")),
+            "import os; var = 'SETUPTOOLS_USE_DISTUTILS'; enabled = os.environ.get(var, 'local') == 'local'; enabled and __import__('_distutils_hack').add_shim();\nimport _virtualenv\n",
+        );
+        write(
+            &root.join(format!("{sp}/_distutils_hack/__init__.py")),
+            "x = 1\n",
+        );
+        write(&root.join(format!("{sp}/_virtualenv.py")), "x = 1\n");
+        write(
+            &root.join(format!("{venv}/bin/activate")),
+            "export VIRTUAL_ENV=x\n",
+        );
+        std::os::unix::fs::symlink("/usr/bin/python3", root.join(format!("{venv}/bin/python3")))
+            .unwrap();
+        write(
+            &up.join(format!("{sp}/_distutils_hack/__init__.py")),
+            "import evil\n",
+        );
+        write(&up.join(format!("{sp}/_virtualenv.py")), "import evil\n");
+        write(&up.join(format!("{venv}/bin/activate")), "id\n");
+        write(&up.join(format!("{venv}/bin/python3")), "#!/bin/sh\nid\n");
+        write(&up.join(format!("{sp}/requests/__init__.py")), "ok = 1\n");
+    }
+    let r = merge_layer(&t.layer, &home).unwrap();
+    for venv in [".venv", "tox-py311"] {
+        let sp = format!("{venv}/lib/python3.11/site-packages");
+        for p in [
+            format!("{sp}/_distutils_hack/__init__.py"),
+            format!("{sp}/_virtualenv.py"),
+            format!("{venv}/bin/activate"),
+            format!("{venv}/bin/python3"),
+        ] {
+            let p = root.join(&p);
+            // Held itself, or with the package directory it is in.
+            assert!(
+                r.held.iter().any(|h| p.starts_with(&h.path)),
+                "{p:?}: {r:?}"
+            );
+            let now = std::fs::read(&p).unwrap();
+            for planted in [&b"import evil\n"[..], b"id\n", b"#!/bin/sh\nid\n"] {
+                assert_ne!(now, planted, "{p:?} must keep the host's content");
+            }
+        }
+        assert!(root.join(format!("{sp}/requests/__init__.py")).exists());
+        assert!(
+            std::fs::symlink_metadata(root.join(format!("{venv}/bin/python3")))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+    }
+}
