@@ -408,17 +408,8 @@ fn hook_files(dir: &Path) -> Vec<PathBuf> {
 
 /// At most `cap` bytes of the regular file at `path` (not following a final symlink).
 fn read_capped(path: &Path, cap: u64) -> Option<Vec<u8>> {
-    use rustix::fs::{Mode, OFlags};
-    let fd = rustix::fs::open(
-        path,
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .ok()?;
-    let f = std::fs::File::from(fd);
-    if !f.metadata().ok()?.is_file() {
-        return None;
-    }
+    let dir = cordon_fs::Dir::open_ambient(path.parent()?).ok()?;
+    let f = dir.open_read(Path::new(path.file_name()?)).ok()?;
     let mut out = Vec::new();
     f.take(cap).read_to_end(&mut out).ok()?;
     Some(out)
