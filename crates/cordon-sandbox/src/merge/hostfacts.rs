@@ -140,11 +140,41 @@ impl<'a> HostFacts<'a> {
         })
     }
 
+    /// The virtualenvs directly below the root (on the host).
+    pub(super) fn root_venvs(&self) -> Vec<PathBuf> {
+        let Ok(rd) = std::fs::read_dir(self.root) else {
+            return Vec::new();
+        };
+        rd.flatten()
+            .take(4096)
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|e| e.path())
+            .filter(|p| self.is_venv(p))
+            .collect()
+    }
+
+    /// The name of `path` when it is an entry of a virtualenv's `bin` directory (the
+    /// virtualenv on the host or made by the run).
+    pub(super) fn venv_bin_entry<'p>(&self, path: &'p Path) -> Option<&'p OsStr> {
+        let name = path.file_name()?;
+        let bin = path.parent()?;
+        if !bin.file_name().is_some_and(|b| b == "bin") {
+            return None;
+        }
+        let venv = bin.parent()?;
+        (venv.starts_with(self.root) && self.is_venv(venv)).then_some(name)
+    }
+
     fn is_venv(&self, dir: &Path) -> bool {
         if let Some(known) = self.venvs.borrow().get(dir) {
             return *known;
         }
-        let found = std::fs::symlink_metadata(dir.join("pyvenv.cfg")).is_ok_and(|m| m.is_file());
+        let marked =
+            |d: &Path| std::fs::symlink_metadata(d.join("pyvenv.cfg")).is_ok_and(|m| m.is_file());
+        let found = marked(dir)
+            || dir
+                .strip_prefix(self.root)
+                .is_ok_and(|rel| marked(&self.upper.join(rel)));
         self.venvs.borrow_mut().insert(dir.to_path_buf(), found);
         found
     }

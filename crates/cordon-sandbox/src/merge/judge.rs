@@ -136,10 +136,15 @@ impl<'a> Judge<'a> {
 
     fn names(&self) -> &HostNames {
         self.names.get_or_init(|| {
-            crate::hostnames::gather_host_names(
+            let mut names = crate::hostnames::gather_host_names(
                 &std::env::var_os("PATH").unwrap_or_default(),
                 self.home,
-            )
+            );
+            // The project's own virtualenvs, whatever their names (F12).
+            for venv in self.facts.root_venvs() {
+                crate::hostnames::add_venv_modules(&mut names, &venv);
+            }
+            names
         })
     }
 
@@ -221,6 +226,14 @@ impl<'a> Judge<'a> {
                     && let Some(o) = shadows(path, self.root, kind, self.names())
                 {
                     return Leave::Hold(o.reason());
+                }
+                // A virtualenv of any name (found by its `pyvenv.cfg`) puts its `bin`
+                // first on `PATH` as `.venv/bin` does (F12).
+                if !host_has && let Some(name) = self.facts.venv_bin_entry(path) {
+                    let as_venv = self.root.join(".venv/bin").join(name);
+                    if let Some(o) = shadows(&as_venv, self.root, kind, self.names()) {
+                        return Leave::Hold(o.reason());
+                    }
                 }
                 // A link named like a directory the table lists (`.cargo -> cc`) would
                 // bring what lies behind it past the table: `cc/config.toml` lands as an

@@ -510,7 +510,15 @@ impl Merger<'_> {
             return Ok(());
         }
         if is_dir_at(dst, name) {
+            let judged = self.report.refused.len() + self.report.held.len();
             self.remove_seen(dst, name, path, depth)?;
+            let kept_out = self.report.refused.len() + self.report.held.len() > judged;
+            if exists_at(dst, name) && kept_out {
+                // What the directory held that the rules keep (a hook) stays, and the
+                // run's entry waits in the layer.
+                self.report.spared.retain(|s| !s.path.starts_with(path));
+                return Ok(());
+            }
             if exists_at(dst, name) {
                 self.report.spared.retain(|s| !s.path.starts_with(path));
                 // What the host added to the directory during the run stays.

@@ -267,7 +267,10 @@ fn deleting_hooks_and_hook_configuration_is_judged_like_rewriting() {
     write(&root.join(".git/hooks/pre-push"), "make test\n");
     std::fs::create_dir_all(up.join(".git")).unwrap();
     whiteout(&up.join(".git"), "hooks");
-    merge_layer(&t.layer, &home).unwrap();
+    let hook = root.join(".git/hooks/pre-push");
+    assert_eq!(previewed(&t.layer, &home, &hook), (true, false));
+    let r = merge_layer(&t.layer, &home).unwrap();
+    assert!(refused(&r, &hook), "{r:?}");
     assert!(root.join(".git/hooks/pre-push").exists());
 }
 
@@ -415,4 +418,46 @@ fn a_virtualenvs_start_up_code_waits_for_review() {
                 .is_symlink()
         );
     }
+}
+
+/// F12: (a) a root-level module named like a tool installed only in the project's
+/// virtualenv landed (`python -m mytool` imports it); (b) `bin/git` in a virtualenv not
+/// named `.venv`/`venv`/`env` landed. Second spellings: a package instead of a module,
+/// tox's environment.
+#[test]
+fn shadowing_knows_the_projects_virtualenvs_of_any_name() {
+    let t = setup(None);
+    let (root, up) = (&t.layer.root, &t.layer.upper);
+    let home = root.join("home-unused");
+    let sp = root.join("venv311/lib/python3.11/site-packages");
+    write(&root.join("venv311/pyvenv.cfg"), "home = /usr/bin\n");
+    write(&sp.join("cordon_tool_one/__init__.py"), "x = 1\n");
+    write(&sp.join("cordon_tool_two.py"), "x = 1\n");
+    write(
+        &root.join(".direnv/python-3.11/pyvenv.cfg"),
+        "home = /usr/bin\n",
+    );
+    std::fs::create_dir_all(root.join(".direnv/python-3.11/bin")).unwrap();
+    write(&root.join(".tox/py311/pyvenv.cfg"), "home = /usr/bin\n");
+    std::fs::create_dir_all(root.join(".tox/py311/bin")).unwrap();
+    write(&up.join("cordon_tool_one.py"), "import os\n");
+    write(&up.join("cordon_tool_two/__init__.py"), "import os\n");
+    write(&up.join(".direnv/python-3.11/bin/sh"), "#!/bin/sh\nid\n");
+    write(&up.join(".tox/py311/bin/sh"), "#!/bin/sh\nid\n");
+    write(&up.join("unrelated_cordon_module.py"), "x = 1\n");
+    let r = merge_layer(&t.layer, &home).unwrap();
+    for p in [
+        "cordon_tool_one.py",
+        "cordon_tool_two/__init__.py",
+        ".direnv/python-3.11/bin/sh",
+        ".tox/py311/bin/sh",
+    ] {
+        let p = root.join(p);
+        assert!(
+            r.held.iter().any(|h| p.starts_with(&h.path)),
+            "{p:?}: {r:?}"
+        );
+        assert!(!p.exists(), "{p:?}");
+    }
+    assert!(root.join("unrelated_cordon_module.py").exists());
 }
