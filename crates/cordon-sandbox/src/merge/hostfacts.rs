@@ -158,7 +158,7 @@ impl<'a> HostFacts<'a> {
     pub(super) fn venv_bin_entry<'p>(&self, path: &'p Path) -> Option<&'p OsStr> {
         let name = path.file_name()?;
         let bin = path.parent()?;
-        if !bin.file_name().is_some_and(|b| b == "bin") {
+        if bin.file_name().is_none_or(|b| b != "bin") {
             return None;
         }
         let venv = bin.parent()?;
