@@ -311,12 +311,21 @@ impl<'a> HostFacts<'a> {
             }
             configs.push(g.join("config"));
         }
-        let mut hooks_path = self.global_hooks().clone();
-        for c in &configs {
-            if let Some(v) = config_get(c, "core.hooksPath", self.home) {
-                hooks_path = Some(v);
+        // The host's git in the repository reads every layer as it will at the next
+        // commit (`includeIf` included); where it cannot (not the host's repository yet,
+        // another owner's), the files are read one by one.
+        let hooks_path = match repo_config_get(dir, "core.hooksPath", self.home) {
+            Some(found) => found,
+            None => {
+                let mut v = self.global_hooks().clone();
+                for c in &configs {
+                    if let Some(found) = config_get(c, "core.hooksPath", self.home) {
+                        v = Some(found);
+                    }
+                }
+                v
             }
-        }
+        };
         let hooks_dir = match &hooks_path {
             Some(v) if !v.is_empty() => Some(self.resolve(dir, v)),
             _ => gitdir.as_ref().map(|g| g.join("hooks")),
@@ -474,6 +483,38 @@ fn config_get(file: &Path, key: &str, home: &Path) -> Option<Vec<u8>> {
         v.pop();
     }
     Some(v)
+}
+
+/// `key` as the host's git reads it in the work tree `top` (every configuration file,
+/// conditional includes evaluated): `Some(None)` when it is unset, `None` when git could
+/// not read the repository's configuration there.
+fn repo_config_get(top: &Path, key: &str, home: &Path) -> Option<Option<Vec<u8>>> {
+    if !std::fs::symlink_metadata(top.join(".git")).is_ok_and(|m| m.is_dir()) {
+        return None;
+    }
+    let out = std::process::Command::new("git")
+        .args(["--no-optional-locks", "config", "--includes", "--get", key])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("GIT_CEILING_DIRECTORIES", top.parent().unwrap_or(top))
+        .env("LC_ALL", "C")
+        .current_dir(top)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    match out.status.code() {
+        Some(0) => {
+            let mut v = out.stdout;
+            while v.last().is_some_and(|b| *b == b'\n') {
+                v.pop();
+            }
+            Some(Some(v))
+        }
+        Some(1) => Some(None),
+        _ => None,
+    }
 }
 
 /// Words of a hook or hook manager's configuration that name a file by path: with a

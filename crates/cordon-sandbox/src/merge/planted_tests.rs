@@ -90,6 +90,27 @@ fn hooks_in_the_repositorys_hooks_path_are_refused() {
     let r = merge_layer(&t.layer, &home).unwrap();
     assert!(refused(&r, &hooks.join("pre-push")), "{r:?}");
     assert!(std::fs::symlink_metadata(hooks.join("pre-push")).is_err());
+
+    // Third: the user's configuration sets it for this repository only (`includeIf`).
+    let t = setup(None);
+    let (root, up) = (&t.layer.root, &t.layer.upper);
+    let home = t.layer.work.with_file_name("home");
+    git(root, &["init", "-q"]);
+    write(
+        &home.join(".gitconfig"),
+        &format!(
+            "[includeIf \"gitdir:{}/\"]\n\tpath = {}\n",
+            root.display(),
+            home.join("work.gitconfig").display()
+        ),
+    );
+    write(
+        &home.join("work.gitconfig"),
+        "[core]\n\thooksPath = .hooks-x\n",
+    );
+    write(&up.join(".hooks-x/commit-msg"), "id\n");
+    let r = merge_layer(&t.layer, &home).unwrap();
+    assert!(refused(&r, &root.join(".hooks-x/commit-msg")), "{r:?}");
 }
 
 /// F7b: the host's pre-commit hook runs `./scripts/lint.sh`; the run rewrote it and it
