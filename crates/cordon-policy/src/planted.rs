@@ -58,6 +58,35 @@ pub enum Leave {
     Refuse(String),
 }
 
+/// Why compiled code a host tool loads from a cache is not merged ([`is_compiled_cache`]).
+/// The merge counts these instead of listing each one.
+pub const COMPILED_CACHE: &str = "compiled code that a host tool loads from its cache \
+     without reading the source (a forged `.pyc` runs on the next import of an unchanged \
+     module); the tool rebuilds it from the source";
+
+/// Is `path` (a file or symlink a run left) compiled code that a host tool runs from a
+/// cache without rebuilding it: Python bytecode (`*.pyc`, `*.pyo`, anything under
+/// `__pycache__/`) or a bundler's cache of transpiled modules (`node_modules/.cache/`,
+/// which babel-loader and webpack serve by the source's hash). Every one is rebuilt by
+/// the tool from the source it caches, so the merge drops them as a class.
+pub fn is_compiled_cache(path: &Path, kind: LeftKind) -> bool {
+    if kind == LeftKind::Dir {
+        return false;
+    }
+    let comps: Vec<&OsStr> = path.iter().collect();
+    let Some((name, parents)) = comps.split_last() else {
+        return false;
+    };
+    let n = name.as_encoded_bytes().to_ascii_lowercase();
+    if n.ends_with(b".pyc") || n.ends_with(b".pyo") {
+        return true;
+    }
+    parents.iter().any(|c| name_is(c, "__pycache__"))
+        || parents
+            .windows(2)
+            .any(|w| name_is(w[0], "node_modules") && name_is(w[1], ".cache"))
+}
+
 /// Decide what happens to `path` (absolute and clean, as it would be on the host) that a
 /// run left as `kind`. `home` is the host user's home directory.
 pub fn judge_left(path: &Path, kind: LeftKind, home: &Path) -> Leave {
@@ -81,6 +110,9 @@ pub fn judge_left(path: &Path, kind: LeftKind, home: &Path) -> Leave {
     }
     if kind == LeftKind::Other {
         return Leave::Refuse("only files, directories and symlinks are merged".into());
+    }
+    if is_compiled_cache(path, kind) {
+        return Leave::Refuse(COMPILED_CACHE.into());
     }
     if let Some(hit) = guards::protected_write(path, home)
         && !is_git_sequence(&hit)
@@ -241,5 +273,29 @@ mod tests {
         assert!(refused("/w/fifo", Other));
         assert_eq!(judge("/home/u/notes.txt", File), Leave::Keep);
         assert_eq!(judge("/home/u/proj/build.rs", File), Leave::Keep);
+    }
+
+    /// F9: a forged `__pycache__/mod.cpython-311.pyc` for an unchanged `mod.py` landed,
+    /// and the host's next import ran it.
+    #[test]
+    fn compiled_caches_are_refused_as_a_class() {
+        use LeftKind::*;
+        for (p, k) in [
+            ("/w/__pycache__/mod.cpython-311.pyc", File),
+            ("/w/pkg/__pycache__/mod.cpython-312.opt-1.pyc", File),
+            ("/w/pkg/__PYCACHE__/x", File),
+            ("/w/legacy.pyc", File),
+            ("/w/legacy.PYO", Symlink),
+            (
+                "/w/.venv/lib/python3.11/site-packages/__pycache__/six.cpython-311.pyc",
+                File,
+            ),
+            ("/w/node_modules/.cache/babel-loader/abc.json", File),
+        ] {
+            assert_eq!(judge(p, k), Leave::Refuse(COMPILED_CACHE.into()), "{p}");
+        }
+        assert_eq!(judge("/w/__pycache__", Dir), Leave::Keep);
+        assert_eq!(judge("/w/pyc_notes.txt", File), Leave::Keep);
+        assert_eq!(judge("/w/src/.cache/x", File), Leave::Keep);
     }
 }

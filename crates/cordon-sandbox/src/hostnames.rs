@@ -83,6 +83,21 @@ fn gather(path_var: &OsStr, home: &Path, system_root: &Path, limits: Limits) -> 
     names
 }
 
+/// Add the top-level modules of the virtualenv `venv` (a directory holding `pyvenv.cfg`)
+/// to `names`: `python -m tool` with the project's interpreter imports a module at the
+/// root in place of the environment's own `tool` (pytest, black, mypy, …).
+pub fn add_venv_modules(names: &mut HostNames, venv: &Path) {
+    let mut budget = Budget {
+        left: LIMITS.per_dir,
+        per_dir: LIMITS.per_dir,
+    };
+    for version in budget.subdirs(&venv.join("lib"), "python3") {
+        for entry in budget.list(&version.join("site-packages")) {
+            add_module(names, &entry);
+        }
+    }
+}
+
 /// What is left to read.
 struct Budget {
     left: usize,

@@ -179,6 +179,14 @@ pub struct ChangesReport {
     pub change_set: Option<String>,
     /// The whole set was held for review (`--hold`): nothing was merged.
     pub held: bool,
+    /// Compiled caches the run left that were not merged (Python bytecode, a bundler's
+    /// cache: `cordon_policy::planted::COMPILED_CACHE`), counted rather than listed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub caches: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Entries the merge wrote into or removed from the host's writable roots.

@@ -63,6 +63,14 @@ pub fn print_fixes(fixes: &[Fix]) {
 pub fn print_changes(changes: &cordon_sandbox::ChangesReport, blocked: &[cordon_sandbox::Blocked]) {
     use cordon_sandbox::BlockedKind;
     let count = |k: BlockedKind| blocked.iter().filter(|b| b.kind == k).count();
+    if changes.caches > 0 {
+        eprintln!(
+            "cordon: {} compiled cache file{} (__pycache__, *.pyc) not merged: the host's tools rebuild {} from the source",
+            changes.caches,
+            if changes.caches == 1 { "" } else { "s" },
+            if changes.caches == 1 { "it" } else { "them" }
+        );
+    }
     let spared = count(BlockedKind::HostKept);
     if spared > 0 {
         eprintln!(

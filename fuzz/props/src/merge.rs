@@ -548,9 +548,14 @@ fn previewed(
     let (Ok(shown), Ok(report)) = (shown, result) else {
         return;
     };
+    // Compiled caches are counted by the merge, not listed (`MergeReport::caches`).
     let refused: Vec<&Path> = shown
         .iter()
-        .filter(|p| p.refused.is_some())
+        .filter(|p| {
+            p.refused
+                .as_deref()
+                .is_some_and(|r| r != cordon_policy::planted::COMPILED_CACHE)
+        })
         .map(|p| p.path.as_path())
         .collect();
     for r in &report.refused {
@@ -660,13 +665,20 @@ fn landed(
                 assert_eq!(*was, rel, "a host entry moved ({result:?})");
                 continue;
             }
-            // Files and symlinks arrive by rename: the layer's inodes.
+            // Files and symlinks arrive by rename: the layer's inodes; a file with
+            // several names in the layer is copied, so that no two names land as one
+            // inode (it has one name on the host then, and the layer's content).
             let paths = from_layer
                 .get(&n.ino)
                 .map(Vec::as_slice)
                 .unwrap_or_default();
+            let copied = kind == LeftKind::File
+                && n.nlink == 1
+                && layer
+                    .get(rel)
+                    .is_some_and(|l| l.nlink > 1 && kind_of(l.mode) == kind && l.data == n.data);
             assert!(
-                paths.contains(&rel),
+                paths.contains(&rel) || copied,
                 "{} landed from the layer's {paths:?} ({result:?})",
                 rel.display()
             );

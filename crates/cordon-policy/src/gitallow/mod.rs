@@ -128,20 +128,26 @@ const GIT_STATE_FILES: &[&str] = &[
 ];
 
 /// Directories at the top of a git directory whose whole content is data git made:
-/// objects, refs and their logs, the state of a rebase or sequencer, git-lfs's objects,
-/// reftable's tables. The few files among them that redirect git (`objects/info/
-/// alternates`) or run (hooks) are caught before, by name.
+/// objects, refs and their logs, git-lfs's objects, reftable's tables. The few files
+/// among them that redirect git (`objects/info/alternates`) or run (hooks) are caught
+/// before, by name.
 const GIT_DATA_DIRS: &[&str] = &[
     "objects",
     "refs",
     "logs",
-    "rebase-merge",
-    "rebase-apply",
-    "sequencer",
     "lfs",
     "reftable",
     "NOTES_MERGE_WORKTREE",
 ];
+
+/// Directories at the top of a git directory that hold the state of an operation in
+/// progress, whose todo list holds commands: `git rebase --continue`, `git cherry-pick
+/// --continue` and `git revert --continue` run its `exec` lines on the host. A run that
+/// finishes its rebase leaves none of them; one that stops half way waits for a human.
+const GIT_COMMAND_STATE_DIRS: &[&str] = &["rebase-merge", "rebase-apply", "sequencer"];
+
+const COMMAND_STATE: &str = "the state of a rebase, cherry-pick or revert in progress: its \
+     todo list holds commands that `git rebase --continue` runs on the host";
 
 /// Directories at the top of a git directory that may exist (`git init` makes `info`,
 /// `hooks` and `branches` empty) but whose files are judged one by one: `info` holds attributes, sparse-checkout
@@ -156,8 +162,10 @@ const GIT_JUDGED_DIRS: &[&str] = &[
     "modules",
 ];
 
-/// Files of `info/` that git reads as data: the local exclude list and the list of refs
-/// for dumb transports (`git update-server-info`, run by `git gc`).
+/// Files of `info/` that git reads as data: the list of refs for dumb transports (`git
+/// update-server-info`, run by `git gc`). The local exclude list (`info/exclude`) is
+/// judged by the merge against the host's: a pattern the run added hides files from
+/// `git status`, the user's review of the run.
 const GIT_INFO_FILES: &[&str] = &["exclude", "refs"];
 
 const HOOK: &str = "a git hook runs on the host's next git command";
@@ -245,6 +253,9 @@ fn in_git_dir(rel: &[&OsStr], kind: LeftKind) -> Leave {
         ))
     };
     if rest.is_empty() {
+        if is_dir && named(first, GIT_COMMAND_STATE_DIRS) {
+            return Leave::Hold(COMMAND_STATE.into());
+        }
         let kept = if is_dir {
             named(first, GIT_DATA_DIRS) || named(first, GIT_JUDGED_DIRS)
         } else {
@@ -254,6 +265,9 @@ fn in_git_dir(rel: &[&OsStr], kind: LeftKind) -> Leave {
     }
     if named(first, GIT_DATA_DIRS) || name_is(first, "hooks") {
         return Leave::Keep;
+    }
+    if named(first, GIT_COMMAND_STATE_DIRS) {
+        return Leave::Hold(COMMAND_STATE.into());
     }
     if name_is(first, "info") {
         return match rest {
@@ -277,6 +291,7 @@ fn in_git_dir(rel: &[&OsStr], kind: LeftKind) -> Leave {
         let start = (1..rest.len()).find(|&i| {
             named(rest[i], GIT_STATE_FILES)
                 || named(rest[i], GIT_DATA_DIRS)
+                || named(rest[i], GIT_COMMAND_STATE_DIRS)
                 || named(rest[i], GIT_JUDGED_DIRS)
                 || rest[i].as_encoded_bytes().starts_with(b"sharedindex.")
         });

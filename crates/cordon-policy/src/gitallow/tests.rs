@@ -388,9 +388,6 @@ fn what_git_writes_in_a_git_directory_is_kept() {
         ("hooks", Dir),
         ("hooks/pre-commit.sample", File),
         ("branches", Dir),
-        ("rebase-merge/git-rebase-todo", File),
-        ("rebase-apply/0001", File),
-        ("sequencer/todo", File),
         ("lfs/objects/ab/cd/abcd", File),
         ("worktrees", Dir),
         ("worktrees/wt", Dir),
@@ -456,5 +453,30 @@ fn what_git_obeys_beyond_its_data_waits_or_is_refused() {
             Leave::CheckGitConfig => "check",
         };
         assert_eq!(got, want, "{p}");
+    }
+}
+
+/// F2: a forged interactive-rebase state with an `exec` line lands, and the host's `git
+/// rebase --continue` runs it. The state of an operation in progress holds commands.
+#[test]
+fn rebase_and_sequencer_state_waits_for_review() {
+    use LeftKind::*;
+    for (rel, kind) in [
+        ("rebase-merge", Dir),
+        ("rebase-merge/git-rebase-todo", File),
+        ("rebase-merge/done", File),
+        ("REBASE-MERGE/git-rebase-todo", File),
+        ("rebase-apply", Dir),
+        ("rebase-apply/0001", File),
+        ("sequencer/todo", File),
+        ("modules/sub/rebase-merge/git-rebase-todo", File),
+        ("worktrees/wt/rebase-merge/git-rebase-todo", File),
+    ] {
+        let comps: Vec<&OsStr> = rel.split('/').map(OsStr::new).collect();
+        assert!(
+            matches!(judge_git_entry(&comps, kind), Leave::Hold(_)),
+            "{rel} must be held, got {:?}",
+            judge_git_entry(&comps, kind)
+        );
     }
 }

@@ -653,4 +653,60 @@ pub const CLASSES: &[Class] = &[
             home(".shosts"),
         ],
     },
+    Class {
+        name: "files the shell, the desktop session and their helpers source or run",
+        tools: "bash-completion, sensible-editor, xdg-user-dirs, X session scripts, xrdb, \
+                mutt, mamba, pyenv and rbenv default packages, hatch, file managers and \
+                players with script hooks, desktop launchers",
+        why: "an interactive shell, a session start or an ordinary command sources it as \
+              shell or runs what it names, without being asked",
+        entries: &[
+            // Sourced by bash-completion in every interactive bash (Debian's ~/.bashrc).
+            home(".bash_completion"),
+            home(".bash_completion.d/**"),
+            home(".local/share/bash-completion/**"),
+            // `sensible-editor` (crontab -e, visudo) sources it as shell.
+            home(".selected_editor"),
+            // `xdg-user-dir` sources it as shell.
+            home(".config/user-dirs.dirs"),
+            home(".config/user-dirs.conf"),
+            home(".xsessionrc"),
+            home(".xinputrc"),
+            home(".xserverrc"),
+            // xrdb runs the C preprocessor on it at session start.
+            home(".Xresources"),
+            home(".Xdefaults"),
+            home(".config/openbox/**"),
+            home(".kde/Autostart/**"),
+            home(".kde4/Autostart/**"),
+            home(".config/lxsession/**"),
+            home(".config/xfce4/**"),
+            // Launchers: a double click or a MIME association runs their Exec line.
+            home(".local/share/applications/**"),
+            // Backticks run commands when mutt reads it.
+            home(".muttrc"),
+            home(".mutt/**"),
+            home(".config/mutt/**"),
+            home(".mambarc"),
+            home(".config/mamba/**"),
+            // pyenv, rbenv and nodenv install these into every new interpreter.
+            home(".default-python-packages"),
+            home(".default-gems"),
+            home(".default-npm-packages"),
+            home(".config/hatch/**"),
+            // Sourced by the distributions' bashrc.d and ZDOTDIR schemes.
+            home(".bashrc.d/**"),
+            home(".config/bash/**"),
+            home(".config/zsh/**"),
+            home(".zsh/**"),
+            home(".local/share/fish/**"),
+            // Script, plugin and alias hooks run by the tool at start.
+            home(".config/mpv/**"),
+            home(".config/lf/**"),
+            home(".config/ranger/**"),
+            home(".config/k9s/**"),
+            home(".config/glab-cli/**"),
+            home(".config/htop/**"),
+        ],
+    },
 ];

@@ -427,3 +427,35 @@ fn python_reads_module_names_from_file_names() {
         assert_eq!(got, want, "{name} (dir: {is_dir})");
     }
 }
+
+/// F20/F20b: with the workspace = HOME, shell-sourced files outside the protected list
+/// landed (`~/.bash_completion`, bash-completion's completions, `~/.selected_editor`,
+/// `user-dirs.dirs`, `.muttrc`, `.mambarc`, …).
+#[test]
+fn home_files_the_shell_and_session_source_are_obeyed() {
+    const SESSION: &str = "files the shell, the desktop session and their helpers source or run";
+    for p in [
+        "/home/u/.bash_completion",
+        "/home/u/.BASH_COMPLETION",
+        "/home/u/.local/share/bash-completion/completions/git",
+        "/home/u/.selected_editor",
+        "/home/u/.config/user-dirs.dirs",
+        "/home/u/.muttrc",
+        "/home/u/.mambarc",
+        "/home/u/.xsessionrc",
+        "/home/u/.Xresources",
+        "/home/u/.config/openbox/autostart",
+        "/home/u/.kde/Autostart/x.sh",
+        "/home/u/.local/share/applications/evil.desktop",
+        "/home/u/.default-python-packages",
+        "/home/u/.config/mpv/scripts/x.lua",
+        "/home/u/.local/share/fish/vendor_conf.d/x.fish",
+        "/home/u/.config/zsh/.zshrc",
+    ] {
+        // Whatever the writable root: HOME itself or a project below it.
+        assert_eq!(class_of(p, HOME), Some(SESSION), "{p}");
+        assert_eq!(class_of(p, "/"), Some(SESSION), "{p}");
+    }
+    assert_eq!(class_of("/w/.bash_completion", ROOT), None);
+    assert_eq!(class_of("/home/u/notes/.muttrc.txt", HOME), None);
+}

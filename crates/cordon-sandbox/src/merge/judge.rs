@@ -3,8 +3,14 @@
 //! ([`cordon_policy::planted::judge_left`]), then the files host tools obey without being
 //! asked ([`cordon_policy::obeyed`]), programs and modules that would take the place of
 //! the host's, symlinks leading out of the root, and git's own files judged against the
-//! host's current ones (a git configuration by allowlist, `.gitmodules`).
+//! host's current ones (a git configuration by allowlist, `.gitmodules`, the exclude list
+//! and the index's hiding bits). What the host's tree says beyond the path
+//! (`hostfacts.rs`) joins in: the hooks directory each repository's `core.hooksPath`
+//! names, the scripts its hooks run, the rules anchored at each nested repository's root,
+//! what instruction files import, and a virtualenv's start-up code. A deletion is judged
+//! too ([`Judge::removal`]).
 
+use super::hostfacts::HostFacts;
 use super::{MAX_GIT_CONFIG, changed_since, leads_out};
 use crate::changes::Stamp;
 use cordon_policy::gitallow::GitConfigVerdict;
@@ -26,24 +32,119 @@ pub(crate) struct Judge<'a> {
     pub(crate) home: &'a Path,
     pub(crate) horizon: Stamp,
     names: OnceCell<HostNames>,
+    /// Repositories, their hooks and what instruction files import.
+    facts: HostFacts<'a>,
 }
 
 impl<'a> Judge<'a> {
-    pub(crate) fn new(root: &'a Path, home: &'a Path, horizon: Stamp) -> Judge<'a> {
+    /// The judge of the layer whose upper directory is `upper`, merged into `root`.
+    pub(crate) fn new(
+        root: &'a Path,
+        upper: &'a Path,
+        home: &'a Path,
+        horizon: Stamp,
+    ) -> Judge<'a> {
         Judge {
             root,
             home,
             horizon,
             names: OnceCell::new(),
+            facts: HostFacts::new(root, upper, home),
         }
+    }
+
+    /// Why the deletion of the host's `path` (of `kind`) by the run does not land without
+    /// review (F14): removing a protected file or a hook the rules refuse to let a run
+    /// write is judged like rewriting it. Removing a compiled cache is harmless.
+    pub(crate) fn removal(&self, path: &Path, kind: LeftKind) -> Leave {
+        if cordon_policy::planted::is_compiled_cache(path, kind) {
+            return Leave::Keep;
+        }
+        let leave = match judge_left(path, kind, self.home) {
+            Leave::CheckGitConfig => Leave::Hold("it removes a git configuration file".into()),
+            Leave::Keep => match self.hook_refusal(path, kind) {
+                Some(why) => Leave::Refuse(why),
+                None => match host_obeyed(path, self.root, self.home) {
+                    Some(o) => Leave::Hold(o.reason()),
+                    None => self.nested_obeyed(path).unwrap_or(Leave::Keep),
+                },
+            },
+            // In a git directory only hooks and the configuration protect anything: a
+            // finished rebase, a removed lock or exclude list is git's own business.
+            Leave::Hold(_)
+                if path
+                    .iter()
+                    .any(|c| c.as_bytes().eq_ignore_ascii_case(b".git")) =>
+            {
+                Leave::Keep
+            }
+            other => other,
+        };
+        match leave {
+            Leave::Refuse(why) => Leave::Refuse(format!("the run deleted it, but {why}")),
+            Leave::Hold(why) => Leave::Hold(format!("the run deleted it: {why}")),
+            other => other,
+        }
+    }
+
+    /// Why `path` is a git hook by the host repository's `core.hooksPath` (F7): every
+    /// file or symlink below the directory it names, and that directory replaced by
+    /// anything but a directory.
+    fn hook_refusal(&self, path: &Path, kind: LeftKind) -> Option<String> {
+        self.facts.repos_of(path).iter().find_map(|repo| {
+            let hooks = repo.hooks.as_ref()?;
+            let inside = if repo.top.starts_with(hooks) {
+                // Hooks run from the work tree itself (`core.hooksPath = .`): only the
+                // names git runs there are hooks.
+                path.parent() == Some(hooks.as_path())
+                    && path.file_name().is_some_and(|n| {
+                        cordon_policy::planted::GIT_HOOK_NAMES
+                            .iter()
+                            .any(|h| n.as_bytes().eq_ignore_ascii_case(h.as_bytes()))
+                    })
+            } else {
+                path.starts_with(hooks) && (path != hooks || kind != LeftKind::Dir)
+            };
+            inside.then(|| {
+                format!(
+                    "a git hook: the repository at {} runs hooks from {} (core.hooksPath) on the host's next git command",
+                    repo.top.display(),
+                    hooks.display()
+                )
+            })
+        })
+    }
+
+    /// The rules anchored at a repository's root, for each repository nested below the
+    /// writable root (F13), and the scripts its hooks run by path (F7b).
+    fn nested_obeyed(&self, path: &Path) -> Option<Leave> {
+        for repo in self.facts.repos_of(path) {
+            if repo.called.contains(path) {
+                return Some(Leave::Hold(format!(
+                    "a script the git hooks of the repository at {} run on the next commit",
+                    repo.top.display()
+                )));
+            }
+            if repo.top != self.root
+                && let Some(o) = host_obeyed(path, &repo.top, self.home)
+            {
+                return Some(Leave::Hold(o.reason()));
+            }
+        }
+        None
     }
 
     fn names(&self) -> &HostNames {
         self.names.get_or_init(|| {
-            crate::hostnames::gather_host_names(
+            let mut names = crate::hostnames::gather_host_names(
                 &std::env::var_os("PATH").unwrap_or_default(),
                 self.home,
-            )
+            );
+            // The project's own virtualenvs, whatever their names (F12).
+            for venv in self.facts.root_venvs() {
+                crate::hostnames::add_venv_modules(&mut names, &venv);
+            }
+            names
         })
     }
 
@@ -84,6 +185,12 @@ impl<'a> Judge<'a> {
                 rustix::fs::statat(h, OsStr::from_bytes(name), AtFlags::SYMLINK_NOFOLLOW).is_ok()
             })
         });
+        if let Leave::Refuse(_) = leave {
+            return leave;
+        }
+        if let Some(why) = self.hook_refusal(path, kind) {
+            return Leave::Refuse(why);
+        }
         match leave {
             Leave::Refuse(_) => leave,
             Leave::CheckGitConfig => self.git_config(up, host, name),
@@ -95,6 +202,23 @@ impl<'a> Judge<'a> {
                 if let Some(o) = host_obeyed(path, self.root, self.home) {
                     return Leave::Hold(o.reason());
                 }
+                if let Some(held) = self.nested_obeyed(path) {
+                    return held;
+                }
+                if let Some(why) = self.facts.venv_hold(path, host_has) {
+                    return Leave::Hold(why);
+                }
+                if let Some(by) = self.facts.imported_by(path) {
+                    return Leave::Hold(format!(
+                        "{} imports it (`@path`): the next agent session reads it as instructions",
+                        by.display()
+                    ));
+                }
+                if kind == LeftKind::File
+                    && let Some(why) = self.git_state(up, host, path, name)
+                {
+                    return Leave::Hold(why);
+                }
                 // Only what the host does not have yet can newly take the place of one
                 // of its programs or modules.
                 if !host_has
@@ -102,6 +226,14 @@ impl<'a> Judge<'a> {
                     && let Some(o) = shadows(path, self.root, kind, self.names())
                 {
                     return Leave::Hold(o.reason());
+                }
+                // A virtualenv of any name (found by its `pyvenv.cfg`) puts its `bin`
+                // first on `PATH` as `.venv/bin` does (F12).
+                if !host_has && let Some(name) = self.facts.venv_bin_entry(path) {
+                    let as_venv = self.root.join(".venv/bin").join(name);
+                    if let Some(o) = shadows(&as_venv, self.root, kind, self.names()) {
+                        return Leave::Hold(o.reason());
+                    }
                 }
                 // A link named like a directory the table lists (`.cargo -> cc`) would
                 // bring what lies behind it past the table: `cc/config.toml` lands as an
@@ -125,6 +257,44 @@ impl<'a> Judge<'a> {
                 Leave::Keep
             }
         }
+    }
+
+    /// The local exclude list and the index, which can hide changes from `git status`
+    /// (F3), judged against the host's.
+    fn git_state(
+        &self,
+        up: BorrowedFd<'_>,
+        host: Option<BorrowedFd<'_>>,
+        path: &Path,
+        name: &[u8],
+    ) -> Option<String> {
+        let comps: Vec<&OsStr> = path.iter().collect();
+        let in_git = comps
+            .iter()
+            .any(|c| c.as_bytes().eq_ignore_ascii_case(b".git"));
+        if !in_git {
+            return None;
+        }
+        let parent = comps.len().checked_sub(2).map(|i| comps[i].as_bytes());
+        let read = |dir: BorrowedFd<'_>, cap: u64| read_regular(dir, name, cap);
+        if name.eq_ignore_ascii_case(b"exclude")
+            && parent.is_some_and(|p| p.eq_ignore_ascii_case(b"info"))
+        {
+            let run = read(up, MAX_GIT_CONFIG)?;
+            let host = host.and_then(|h| read(h, MAX_GIT_CONFIG));
+            return super::gitstate::exclude_hold(&run, host.as_deref());
+        }
+        if name == b"index" {
+            const CAP: u64 = 256 << 20;
+            let Some(run) = read(up, CAP + 1) else {
+                return Some(
+                    "the index cannot be read to check what it hides from `git status`".into(),
+                );
+            };
+            let host = host.and_then(|h| read(h, CAP + 1));
+            return super::gitstate::index_hold(&run, host.as_deref());
+        }
+        None
     }
 
     /// A git configuration file, judged by allowlist against the host's current one.

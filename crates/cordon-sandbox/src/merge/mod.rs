@@ -87,7 +87,7 @@ pub fn merge(layer: &Layer, opts: &MergeOptions<'_>) -> Result<MergeReport, Sand
     })?);
     let mut m = Merger {
         opts,
-        judge: judge::Judge::new(&layer.root, opts.home, opts.horizon),
+        judge: judge::Judge::new(&layer.root, &layer.upper, opts.home, opts.horizon),
         scope: Scope::new(layer, opts.only),
         report: MergeReport::default(),
         quiet: 0,
@@ -255,6 +255,21 @@ impl Merger<'_> {
         let Ok(st) = rustix::fs::statat(dst, name, AtFlags::SYMLINK_NOFOLLOW) else {
             return Ok(());
         };
+        // Deleting what the rules protect is judged like rewriting it.
+        match self.judge.removal(path, kind_of(st.st_mode).0) {
+            Leave::Refuse(reason) => {
+                self.refuse(path.to_path_buf(), reason);
+                return Ok(());
+            }
+            Leave::Hold(reason) if !self.opts.reviewed => {
+                self.report.held.push(Refused {
+                    path: path.to_path_buf(),
+                    reason,
+                });
+                return Ok(());
+            }
+            Leave::Hold(_) | Leave::Keep | Leave::CheckGitConfig => {}
+        }
         let is_dir = FileType::from_raw_mode(st.st_mode) == FileType::Directory;
         if !is_dir {
             if !self.opts.overwrite && changed_since(&st, self.opts.horizon) {
@@ -358,10 +373,15 @@ impl Merger<'_> {
         };
         if whiteout {
             // A whiteout: the run deleted this entry.
+            let judged = self.report.refused.len() + self.report.held.len();
             self.remove_seen(dst, name, &path, depth)?;
+            let kept_out = self.report.refused.len() + self.report.held.len() > judged;
             // Honoured: the layer no longer needs it. Kept while the host's entry is
-            // still there (a conflict), for a later `apply --overwrite`.
-            if exists_at(dst, name) {
+            // still there (a conflict, or a removal refused or held), for a later
+            // `apply --overwrite` or a review.
+            if exists_at(dst, name) && kept_out {
+                self.report.spared.retain(|s| !s.path.starts_with(&path));
+            } else if exists_at(dst, name) {
                 self.report.spared.retain(|s| !s.path.starts_with(&path));
                 self.conflict(
                     path,
@@ -381,6 +401,10 @@ impl Merger<'_> {
             .judge
             .entry_known(up, Some(dst), host_has, &path, name, kind);
         match leave {
+            Leave::Refuse(reason) if reason == cordon_policy::planted::COMPILED_CACHE => {
+                self.report.caches += 1;
+                return Ok(());
+            }
             Leave::Refuse(reason) => {
                 self.refuse(path, reason);
                 return Ok(());
@@ -402,12 +426,24 @@ impl Merger<'_> {
                         format_args!("cannot clear the set-id bits of {}", path.display()),
                     ))?;
                 }
-                if absent && self.land_absent(up, dst, name, &path, "write")? {
+                // A file with other names in the layer is copied, never moved: a rename
+                // would land one inode under several names, and a later write on the
+                // host to an ordinary one would rewrite a protected one (`ln .git/config
+                // notes.txt`).
+                let linked = st.st_nlink > 1;
+                if !linked && absent && self.land_absent(up, dst, name, &path, "write")? {
                     return Ok(());
                 }
-                self.place(up, dst, name, &path, depth, "write", |m, up, dst, tmp| {
-                    m.copy_file(up, name, dst, tmp, mode)
-                })
+                self.place(
+                    up,
+                    dst,
+                    name,
+                    &path,
+                    depth,
+                    "write",
+                    linked,
+                    |m, up, dst, tmp| m.copy_file(up, name, dst, tmp, mode),
+                )
             }
             LeftKind::Symlink => {
                 let target = rustix::fs::readlinkat(up, name, Vec::new()).map_err(errno(
@@ -416,10 +452,19 @@ impl Merger<'_> {
                 if absent && self.land_absent(up, dst, name, &path, "symlink")? {
                     return Ok(());
                 }
-                self.place(up, dst, name, &path, depth, "symlink", |_, _, dst, tmp| {
-                    rustix::fs::symlinkat(target.as_c_str(), dst, tmp)
-                        .map_err(errno("cannot create a symlink"))
-                })
+                self.place(
+                    up,
+                    dst,
+                    name,
+                    &path,
+                    depth,
+                    "symlink",
+                    false,
+                    |_, _, dst, tmp| {
+                        rustix::fs::symlinkat(target.as_c_str(), dst, tmp)
+                            .map_err(errno("cannot create a symlink"))
+                    },
+                )
             }
             LeftKind::Dir => {
                 let facts = DirFacts {
@@ -454,6 +499,7 @@ impl Merger<'_> {
         path: &Path,
         depth: usize,
         change: &str,
+        copy: bool,
         make: impl FnOnce(&mut Self, BorrowedFd<'_>, BorrowedFd<'_>, &CStr) -> Result<(), SandboxError>,
     ) -> Result<(), SandboxError> {
         if self.host_changed(dst, name).is_some() {
@@ -464,7 +510,15 @@ impl Merger<'_> {
             return Ok(());
         }
         if is_dir_at(dst, name) {
+            let judged = self.report.refused.len() + self.report.held.len();
             self.remove_seen(dst, name, path, depth)?;
+            let kept_out = self.report.refused.len() + self.report.held.len() > judged;
+            if exists_at(dst, name) && kept_out {
+                // What the directory held that the rules keep (a hook) stays, and the
+                // run's entry waits in the layer.
+                self.report.spared.retain(|s| !s.path.starts_with(path));
+                return Ok(());
+            }
             if exists_at(dst, name) {
                 self.report.spared.retain(|s| !s.path.starts_with(path));
                 // What the host added to the directory during the run stays.
@@ -477,7 +531,12 @@ impl Merger<'_> {
         }
         #[cfg(test)]
         tests::fail_point()?;
-        match rustix::fs::renameat(up, name, dst, name) {
+        let moved = if copy {
+            Err(Errno::XDEV)
+        } else {
+            rustix::fs::renameat(up, name, dst, name)
+        };
+        match moved {
             Ok(()) => {
                 self.landed(path.to_path_buf(), change, None);
                 return Ok(());
@@ -649,6 +708,8 @@ impl Merger<'_> {
 mod at;
 mod fast;
 mod gitcheck;
+mod gitstate;
+mod hostfacts;
 mod judge;
 mod preview;
 mod report;
@@ -665,6 +726,8 @@ use at::{
 
 #[cfg(test)]
 mod fast_tests;
+#[cfg(test)]
+mod planted_tests;
 #[cfg(test)]
 mod scope_tests;
 #[cfg(test)]

@@ -57,7 +57,7 @@ pub fn preview_layer(
     let host = open(&layer.root).ok();
     let mut w = Walk {
         opts,
-        judge: super::judge::Judge::new(&layer.root, opts.home, opts.horizon),
+        judge: super::judge::Judge::new(&layer.root, &layer.upper, opts.home, opts.horizon),
         scope: Scope::new(layer, opts.only),
         root: &layer.root,
         diffs,
@@ -148,16 +148,27 @@ impl Walk<'_> {
             return Ok(());
         }
         if whiteout {
-            if host_st.is_some() {
+            if let Some(h) = &host_st {
+                let (refused, held) = match self.judge.removal(&path, kind_of(h.st_mode).0) {
+                    Leave::Refuse(r) => (Some(r), None),
+                    Leave::Hold(r) => (None, Some(r)),
+                    Leave::Keep | Leave::CheckGitConfig => (None, None),
+                };
+                let inside = refused.is_none()
+                    && held.is_none()
+                    && FileType::from_raw_mode(h.st_mode) == FileType::Directory;
                 self.out.push(Pending {
-                    path,
+                    path: path.clone(),
                     change: "delete",
-                    refused: None,
-                    held: None,
+                    refused,
+                    held,
                     conflict,
                     flags: Vec::new(),
                     diff: None,
                 });
+                if inside && let Some(sub) = host.and_then(|d| open_sub(d, name)) {
+                    self.removed_inside(sub.as_fd(), &path, &[], depth + 1)?;
+                }
             }
             return Ok(());
         }
@@ -198,6 +209,27 @@ impl Walk<'_> {
             && xattr(dir.as_fd(), "user.overlay.opaque").is_some_and(|v| v == b"y")
         {
             pending.flags.push("replaces the host's directory".into());
+            // The host's entries it no longer has are deleted, each judged.
+            if let Some(sub_host) = host.and_then(|h| open_sub(h, name)) {
+                let mine = names(dir.as_fd())?;
+                self.removed_inside(sub_host.as_fd(), &path, &mine, depth + 1)?;
+            }
+        }
+        // A file or symlink where the host has a directory deletes that directory.
+        if kind != LeftKind::Dir
+            && host_st
+                .as_ref()
+                .is_some_and(|s| FileType::from_raw_mode(s.st_mode) == FileType::Directory)
+        {
+            match self.judge.removal(&path, LeftKind::Dir) {
+                Leave::Refuse(r) => pending.refused = pending.refused.take().or(Some(r)),
+                Leave::Hold(r) => pending.held = pending.held.take().or(Some(r)),
+                Leave::Keep | Leave::CheckGitConfig => {
+                    if let Some(sub_host) = host.and_then(|h| open_sub(h, name)) {
+                        self.removed_inside(sub_host.as_fd(), &path, &[], depth + 1)?;
+                    }
+                }
+            }
         }
         // A directory that only leads to changes is not a change of its own.
         let lone_dir = kind == LeftKind::Dir
@@ -230,6 +262,55 @@ impl Walk<'_> {
 }
 
 /// The change an entry of kind `kind` makes where the host has `host`.
+impl Walk<'_> {
+    /// The host's entries of `dir` (at `at`, but those named in `skip`) that a merge
+    /// deleting them would refuse or hold, as the merge judges each one it removes.
+    fn removed_inside(
+        &mut self,
+        dir: BorrowedFd<'_>,
+        at: &Path,
+        skip: &[Vec<u8>],
+        depth: usize,
+    ) -> Result<(), SandboxError> {
+        if depth >= MAX_DEPTH * 4 {
+            return Ok(());
+        }
+        for n in names(dir)? {
+            if skip.contains(&n) {
+                continue;
+            }
+            let Ok(st) = rustix::fs::statat(dir, OsStr::from_bytes(&n), AtFlags::SYMLINK_NOFOLLOW)
+            else {
+                continue;
+            };
+            let p = at.join(OsStr::from_bytes(&n));
+            let (kind, ft) = kind_of(st.st_mode);
+            let (refused, held) = match self.judge.removal(&p, kind) {
+                Leave::Refuse(r) => (Some(r), None),
+                Leave::Hold(r) => (None, Some(r)),
+                Leave::Keep | Leave::CheckGitConfig => {
+                    if ft == FileType::Directory
+                        && let Some(sub) = open_sub(dir, &n)
+                    {
+                        self.removed_inside(sub.as_fd(), &p, &[], depth + 1)?;
+                    }
+                    continue;
+                }
+            };
+            self.out.push(Pending {
+                path: p,
+                change: "delete",
+                refused,
+                held,
+                conflict: false,
+                flags: Vec::new(),
+                diff: None,
+            });
+        }
+        Ok(())
+    }
+}
+
 fn change_of(host: Option<&Stat>, kind: LeftKind) -> &'static str {
     match (host, kind) {
         (_, LeftKind::Dir) => "dir",

@@ -42,6 +42,10 @@ pub struct MergeReport {
     pub unlisted: u64,
     /// What stayed out for good.
     pub refused: Vec<Refused>,
+    /// Compiled caches the run left (Python bytecode, a bundler's cache) that stayed out
+    /// for good ([`cordon_policy::planted::COMPILED_CACHE`]): counted, not listed, since
+    /// every test run leaves them.
+    pub caches: u64,
     /// Changes left in the layer because the allowlist does not name them.
     pub kept: Vec<PathBuf>,
     /// Changes left in the layer for review: a host tool would obey or run them.
