@@ -178,6 +178,12 @@ impl Merger<'_> {
                 whole = false;
                 continue;
             }
+            if kind == LeftKind::File && st.st_nlink > 1 {
+                // A file with another name in the layer: moved whole, both names would
+                // land as one inode; the general way copies each name apart.
+                whole = false;
+                continue;
+            }
             let leave = self
                 .judge
                 .entry_known(dir.as_fd(), None, Some(false), &p, &n, kind);

@@ -252,6 +252,33 @@ fn hard_links_land_as_separate_files() {
     assert_eq!(std::fs::read(root.join(".git/config")).unwrap(), config);
 }
 
+/// The same inside a directory new to the host, which lands by one rename when every
+/// entry may land as it is: two names of one file keep it from moving whole.
+#[test]
+fn hard_links_inside_a_new_directory_land_as_separate_files() {
+    let t = setup(None);
+    let (root, up) = (&t.layer.root, &t.layer.upper);
+    let home = root.join("home-unused");
+    std::fs::create_dir_all(up.join("fresh/sub")).unwrap();
+    for i in 0..10 {
+        std::fs::write(up.join(format!("fresh/f{i}.txt")), "x").unwrap();
+        // Enough entries beside it that the host's directory is listed once and the
+        // new directory takes the short way.
+        std::fs::write(up.join(format!("top{i}.txt")), "x").unwrap();
+    }
+    std::fs::write(up.join("fresh/a.txt"), "a").unwrap();
+    std::fs::hard_link(up.join("fresh/a.txt"), up.join("fresh/sub/b.txt")).unwrap();
+    let r = merge_layer(&t.layer, &home).unwrap();
+    assert!(r.refused.is_empty() && r.held.is_empty(), "{r:?}");
+    let ino = |p: &str| std::fs::metadata(root.join(p)).unwrap().ino();
+    assert_ne!(ino("fresh/a.txt"), ino("fresh/sub/b.txt"));
+    std::fs::write(root.join("fresh/sub/b.txt"), "changed").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(root.join("fresh/a.txt")).unwrap(),
+        "a"
+    );
+}
+
 /// F14: the run deleted the user's pre-commit hook and hook-manager configuration.
 /// Second spelling: the whole `.git/hooks` directory removed.
 #[test]
