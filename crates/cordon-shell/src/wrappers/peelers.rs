@@ -50,7 +50,8 @@ pub(super) fn env(args: &[Word], i: usize, _: &str, p: &mut Peeled) -> Step {
         return Step::Next(j);
     };
     // `env -S 'prog args'`: the string is split into words and run.
-    for rest in &args[j..] {
+    // A value-taking option last (`env -S CMD --chdir`) leaves `j` past the end.
+    for rest in args.get(j..).unwrap_or_default() {
         code.value.push(' ');
         code.value.push_str(&shell_quote(&rest.value));
         code.literal &= rest.literal;
