@@ -10,7 +10,7 @@
 //! Nothing here may be switched off by configuration: no rule, mode or flag reaches it.
 
 use std::ffi::OsStr;
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
 
 /// Paths under `HOME` that hold credentials. Reading them is denied; the sandbox masks them.
 pub const SENSITIVE_HOME_PATHS: &[&str] = &[
@@ -347,6 +347,128 @@ pub struct GuardHit {
     pub pattern: String,
 }
 
+fn name_eq(a: &OsStr, b: &str) -> bool {
+    a.as_encoded_bytes().eq_ignore_ascii_case(b.as_bytes())
+}
+
+fn lower(name: &OsStr) -> String {
+    name.to_string_lossy().to_ascii_lowercase()
+}
+
+/// The normal components of `path` (a clean absolute path has only these after the root).
+fn normal_components(path: &Path) -> Vec<&OsStr> {
+    path.components()
+        .filter_map(|c| match c {
+            Component::Normal(s) => Some(s),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Is `name` the file name of a secret wherever it appears (`.env`, `.env.local`,
+/// `*.pem`, `id_rsa`, …)? Templates such as `.env.example` are not secrets.
+pub fn is_secret_file_name(name: &OsStr) -> bool {
+    // Allocation-free and case-insensitive: this runs for every component of every path.
+    let n = name.as_encoded_bytes();
+    let eq = |s: &str| n.eq_ignore_ascii_case(s.as_bytes());
+    let starts = |s: &str| n.len() >= s.len() && n[..s.len()].eq_ignore_ascii_case(s.as_bytes());
+    let ends =
+        |s: &str| n.len() > s.len() && n[n.len() - s.len()..].eq_ignore_ascii_case(s.as_bytes());
+    if ENV_TEMPLATES.iter().any(|t| eq(t)) {
+        return false;
+    }
+    eq(".env")
+        || starts(".env.")
+        || ends(".pem")
+        || ends(".key")
+        || ends(".p12")
+        || ends(".pfx")
+        || starts("id_rsa")
+        || starts("id_ed25519")
+        || starts("id_ecdsa")
+        || starts("id_dsa")
+}
+
+/// `path`'s components after `base`, when `path` is `base` or beneath it.
+fn rest_after<'a>(comps: &'a [&'a OsStr], base: &Path) -> Option<&'a [&'a OsStr]> {
+    let mut n = 0;
+    for b in base.components() {
+        match b {
+            Component::Normal(b) => {
+                if comps.get(n) != Some(&b) {
+                    return None;
+                }
+                n += 1;
+            }
+            Component::RootDir => {}
+            _ => return None,
+        }
+    }
+    Some(&comps[n..])
+}
+
+/// Do `rest`'s leading components spell `rel` (case-insensitively)? A `*` in a
+/// component of `rel` stands for any run of characters (`.local/lib/python*`).
+fn rel_matches(rest: &[&OsStr], rel: &str) -> bool {
+    let mut it = rest.iter();
+    rel.split('/')
+        .all(|want| it.next().is_some_and(|got| component_matches(got, want)))
+}
+
+/// One component against one pattern component: a literal, or `head*tail`.
+fn component_matches(got: &OsStr, want: &str) -> bool {
+    match want.split_once('*') {
+        None => name_eq(got, want),
+        Some((head, tail)) => {
+            let g = got.as_encoded_bytes();
+            g.len() >= head.len() + tail.len()
+                && g[..head.len()].eq_ignore_ascii_case(head.as_bytes())
+                && g[g.len() - tail.len()..].eq_ignore_ascii_case(tail.as_bytes())
+        }
+    }
+}
+
+/// Does reading `path` touch a credential? `path` must be absolute and lexically clean.
+pub fn sensitive_read(path: &Path, home: &Path) -> Option<GuardHit> {
+    let comps = normal_components(path);
+    sensitive_read_comps(&comps, home)
+}
+
+fn sensitive_read_comps(comps: &[&OsStr], home: &Path) -> Option<GuardHit> {
+    let hit = |pattern: String| {
+        Some(GuardHit {
+            guard: "sensitive-read",
+            pattern,
+        })
+    };
+    if let Some(rest) = rest_after(comps, home)
+        && let Some(rel) = SENSITIVE_HOME_PATHS.iter().find(|r| rel_matches(rest, r))
+    {
+        return hit(format!("~/{rel}"));
+    }
+    if let Some(p) = proc_sensitive(comps) {
+        return hit(p);
+    }
+    if let Some(abs) = SENSITIVE_SYSTEM_PATHS
+        .iter()
+        .find(|a| rel_matches(comps, a.trim_start_matches('/')))
+    {
+        return hit((*abs).to_string());
+    }
+    if let [etc, ssh, key] = comps
+        && name_eq(etc, "etc")
+        && name_eq(ssh, "ssh")
+        && is_ssh_host_key(key)
+    {
+        return hit("/etc/ssh/ssh_host_*_key".into());
+    }
+    // A secret file name anywhere, or any path beneath a directory with such a name.
+    if let Some(c) = comps.iter().find(|c| is_secret_file_name(c)) {
+        return hit(format!("secret file name {}", c.to_string_lossy()));
+    }
+    None
+}
+
 /// Entries of `/proc/PID/` (and `/proc/PID/task/TID/`) that read a process's secrets
 /// or step around path checks.
 pub(crate) const PROC_PER_PROCESS: &[&str] = &[
@@ -363,18 +485,42 @@ pub(crate) const PROC_PER_PROCESS: &[&str] = &[
     "stack",
 ];
 
-// The lists stay above, in this file; matching a path against them is one module per
-// guard.
+/// `/proc/PID/{environ,mem,root,cwd,fd,map_files,…}` read other processes' secrets or
+/// step around path checks (`/proc/self/root/home/u/.ssh`).
+fn proc_sensitive(comps: &[&OsStr]) -> Option<String> {
+    if comps.first().is_some_and(|c| name_eq(c, "proc")) {
+        if let Some(entry) = comps.get(2) {
+            if PROC_PER_PROCESS.iter().any(|p| name_eq(entry, p)) {
+                return Some(format!("/proc/*/{}", lower(entry)));
+            }
+            // /proc/PID/task/TID/environ and friends.
+            if name_eq(entry, "task")
+                && let Some(e) = comps.get(4)
+                && PROC_PER_PROCESS.iter().any(|p| name_eq(e, p))
+            {
+                return Some(format!("/proc/*/task/*/{}", lower(e)));
+            }
+        }
+        if comps.get(1).is_some_and(|c| name_eq(c, "kcore")) {
+            return Some("/proc/kcore".into());
+        }
+    }
+    None
+}
+
+/// Absolute paths the sandbox must mask for this `home`: every entry of
+/// [`SENSITIVE_HOME_PATHS`] joined to it (whether or not it exists today).
+pub fn sensitive_home_paths(home: &Path) -> Vec<PathBuf> {
+    SENSITIVE_HOME_PATHS.iter().map(|r| home.join(r)).collect()
+}
+
+// The lists and the sensitive-read guard (with the matching every guard shares) are
+// above, in this file; the other guards are one module each.
 mod delete;
-mod matching;
-mod read;
 mod write;
 
 pub use delete::critical_delete;
-pub use read::{is_secret_file_name, sensitive_home_paths, sensitive_read};
 pub use write::{protected_paths_in_root, protected_write};
-
-use matching::{normal_components, rel_matches, rest_after};
 
 #[cfg(test)]
 mod tests;

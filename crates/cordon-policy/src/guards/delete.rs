@@ -1,8 +1,7 @@
 //! The critical-delete guard: `/`, top-level directories, `HOME`, the workspace and
 //! their ancestors.
 
-use super::GuardHit;
-use super::matching::normal_components;
+use super::{GuardHit, normal_components};
 use std::path::Path;
 
 /// Is deleting `path` catastrophic: `/`, a top-level directory, `HOME`, the workspace or any

@@ -2,11 +2,10 @@
 //! files, raw devices, cordon's own state, agent and git configuration anywhere, and
 //! every credential.
 
-use super::matching::{name_eq, normal_components, rel_matches, rest_after};
-use super::read::sensitive_read_comps;
 use super::{
     GuardHit, PROTECTED_ANYWHERE_COMPONENTS, PROTECTED_ANYWHERE_FILES,
-    PROTECTED_ANYWHERE_SEQUENCES, PROTECTED_HOME_PATHS, PROTECTED_SYSTEM_PATHS,
+    PROTECTED_ANYWHERE_SEQUENCES, PROTECTED_HOME_PATHS, PROTECTED_SYSTEM_PATHS, name_eq,
+    normal_components, rel_matches, rest_after, sensitive_read_comps,
 };
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
