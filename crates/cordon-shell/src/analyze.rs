@@ -21,10 +21,12 @@ use crate::parse::{self, Arg, Compound};
 use crate::pattern::Pattern;
 use crate::wrappers::{self, shell_quote};
 
+mod code;
 mod flow;
 mod host;
 mod nested;
 mod simple;
+mod state;
 mod vars;
 mod walk;
 

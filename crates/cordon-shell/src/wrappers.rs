@@ -5,6 +5,8 @@
 
 use crate::model::Word;
 
+mod peelers;
+
 /// What peeling found.
 #[derive(Debug, Default)]
 pub(crate) struct Peeled {
@@ -107,11 +109,48 @@ fn skip_options(
     i
 }
 
+/// What peeling one wrapper leaves: the index of the word to look at next, or no
+/// program of the words runs (the wrapper runs a shell string, only looks a name up,
+/// lists, edits or starts an interactive shell).
+enum Step {
+    Next(usize),
+    NoProgram,
+}
+
+/// Peels one wrapper named `name` at `args[i]`: records what it adds in the
+/// [`Peeled`] and says where its program starts.
+type Peeler = fn(&[Word], usize, &str, &mut Peeled) -> Step;
+
+/// The wrappers peeled, each with its peeler. A program not here ends the peeling.
+fn peeler(name: &str) -> Option<Peeler> {
+    Some(match name {
+        "env" => peelers::env,
+        "timeout" => peelers::timeout,
+        "time" => peelers::time,
+        "nice" => peelers::nice,
+        "ionice" => peelers::ionice,
+        "nohup" | "setsid" | "chronic" | "catchsegv" => peelers::plain,
+        "stdbuf" => peelers::stdbuf,
+        "command" => peelers::command,
+        "builtin" => peelers::builtin,
+        "busybox" | "toybox" => peelers::multi_call,
+        "exec" => peelers::exec,
+        "xargs" => peelers::xargs,
+        "flock" => peelers::flock,
+        "watch" => peelers::watch,
+        "sudo" | "doas" | "pkexec" => peelers::sudo,
+        "su" | "runuser" => peelers::su,
+        "chroot" => peelers::chroot,
+        "unshare" | "nsenter" => peelers::unshare,
+        _ => return None,
+    })
+}
+
 /// Peel wrappers from decoded words (`args[0]` is the command name).
 pub(crate) fn peel(args: &[Word]) -> Peeled {
     let mut p = Peeled::default();
     let mut i = 0;
-    // Each iteration consumes at least one word, so this terminates.
+    // Each step consumes at least one word, so this terminates.
     while i < args.len() {
         let name_word = &args[i];
         if !name_word.literal {
@@ -120,385 +159,16 @@ pub(crate) fn peel(args: &[Word]) -> Peeled {
         let Some(name) = standard_name(&name_word.value) else {
             break;
         };
-        let next = match name {
-            "env" => {
-                let mut chdir = None;
-                let mut split = None;
-                let spec = Spec {
-                    short_val: "uCSa",
-                    long_val: &["unset", "chdir", "split-string", "argv0"],
-                };
-                let mut j = skip_options(args, i + 1, &spec, |o, v| match o {
-                    "-C" | "--chdir" => chdir = v.cloned(),
-                    "-S" | "--split-string" => split = v.cloned(),
-                    _ => {}
-                });
-                // `env -` is the old spelling of `env -i`.
-                if args.get(j).is_some_and(|w| w.value == "-") {
-                    j += 1;
-                }
-                while let Some(w) = args.get(j) {
-                    match is_assignment(&w.value) {
-                        Some((n, v)) => {
-                            p.assignments.push((
-                                n.to_owned(),
-                                Word {
-                                    value: v.to_owned(),
-                                    literal: w.literal,
-                                },
-                            ));
-                            j += 1;
-                        }
-                        None => break,
-                    }
-                }
-                if chdir.is_some() {
-                    p.chdir = chdir;
-                }
-                p.wrappers.push("env".into());
-                if let Some(s) = split {
-                    // `env -S 'prog args'`: the string is split into words and run.
-                    let mut code = s.clone();
-                    for rest in &args[j..] {
-                        code.value.push(' ');
-                        code.value.push_str(&shell_quote(&rest.value));
-                        code.literal &= rest.literal;
-                    }
-                    p.shell_strings.push(("env -S".into(), code));
-                    p.program = None;
-                    return p;
-                }
-                j
-            }
-            "timeout" => {
-                let spec = Spec {
-                    short_val: "sk",
-                    long_val: &["signal", "kill-after"],
-                };
-                let j = skip_options(args, i + 1, &spec, |_, _| {});
-                p.wrappers.push("timeout".into());
-                j + 1 // the duration
-            }
-            "time" => {
-                let spec = Spec {
-                    short_val: "fo",
-                    long_val: &["format", "output"],
-                };
-                let mut out = None;
-                let j = skip_options(args, i + 1, &spec, |o, v| {
-                    if o == "-o" || o == "--output" {
-                        out = v.cloned();
-                    }
-                });
-                p.writes.extend(out);
-                p.wrappers.push("time".into());
-                j
-            }
-            "nice" => {
-                let spec = Spec {
-                    short_val: "n",
-                    long_val: &["adjustment"],
-                };
-                let j = skip_options(args, i + 1, &spec, |_, _| {});
-                p.wrappers.push("nice".into());
-                j
-            }
-            "ionice" => {
-                let spec = Spec {
-                    short_val: "cnpPu",
-                    long_val: &["class", "classdata", "pid", "pgid", "uid"],
-                };
-                let mut pid = false;
-                let j = skip_options(args, i + 1, &spec, |o, _| {
-                    pid |= matches!(o, "-p" | "-P" | "-u" | "--pid" | "--pgid" | "--uid");
-                });
-                p.wrappers.push("ionice".into());
-                if pid {
-                    p.program = None;
-                    return p;
-                }
-                j
-            }
-            "nohup" | "setsid" | "chronic" | "catchsegv" => {
-                let spec = Spec {
-                    short_val: "",
-                    long_val: &[],
-                };
-                let j = skip_options(args, i + 1, &spec, |_, _| {});
-                p.wrappers.push(name.into());
-                j
-            }
-            "stdbuf" => {
-                let spec = Spec {
-                    short_val: "ioe",
-                    long_val: &["input", "output", "error"],
-                };
-                let j = skip_options(args, i + 1, &spec, |_, _| {});
-                p.wrappers.push("stdbuf".into());
-                j
-            }
-            "command" => {
-                let spec = Spec {
-                    short_val: "",
-                    long_val: &[],
-                };
-                let mut lookup = false;
-                let j = skip_options(args, i + 1, &spec, |o, _| {
-                    lookup |= o == "-v" || o == "-V";
-                });
-                p.wrappers.push("command".into());
-                p.bypass_functions = true;
-                if lookup {
-                    p.lookup = true;
-                    p.program = None;
-                    return p;
-                }
-                j
-            }
-            "builtin" => {
-                p.wrappers.push("builtin".into());
-                p.bypass_functions = true;
-                i + 1
-            }
-            // A multi-call binary: `busybox wget …` runs its `wget`.
-            "busybox" | "toybox" => {
-                p.wrappers.push(name.into());
-                match args.get(i + 1) {
-                    Some(a) if !a.value.starts_with('-') => i + 1,
-                    _ => {
-                        p.program = None;
-                        return p;
-                    }
-                }
-            }
-            "exec" => {
-                let spec = Spec {
-                    short_val: "a",
-                    long_val: &[],
-                };
-                let j = skip_options(args, i + 1, &spec, |_, _| {});
-                p.wrappers.push("exec".into());
-                p.bypass_functions = true;
-                j
-            }
-            "xargs" => {
-                let spec = Spec {
-                    short_val: "adEeIiLlnPs",
-                    long_val: &[
-                        "arg-file",
-                        "delimiter",
-                        "eof",
-                        "replace",
-                        "max-lines",
-                        "max-args",
-                        "max-procs",
-                        "max-chars",
-                        "process-slot-var",
-                    ],
-                };
-                let mut files = Vec::new();
-                let j = skip_options(args, i + 1, &spec, |o, v| {
-                    if o == "-a" || o == "--arg-file" {
-                        files.extend(v.cloned());
-                    }
-                });
-                p.reads.extend(files);
-                p.wrappers.push("xargs".into());
-                p.runtime_args = Some("xargs".into());
-                if j >= args.len() {
-                    // xargs runs `echo` by default.
-                    p.program = None;
-                    return p;
-                }
-                j
-            }
-            "flock" => {
-                let spec = Spec {
-                    short_val: "wEc",
-                    long_val: &["timeout", "wait", "conflict-exit-code", "command"],
-                };
-                let mut code = None;
-                let j = skip_options(args, i + 1, &spec, |o, v| {
-                    if o == "-c" || o == "--command" {
-                        code = v.cloned();
-                    }
-                });
-                p.wrappers.push("flock".into());
-                let Some(file) = args.get(j) else {
-                    p.program = None;
-                    return p;
-                };
-                if !file.value.bytes().all(|c| c.is_ascii_digit()) {
-                    p.writes.push(file.clone());
-                }
-                // `flock FILE -c CMD` puts the option after the file.
-                let k = skip_options(args, j + 1, &spec, |o, v| {
-                    if o == "-c" || o == "--command" {
-                        code = v.cloned();
-                    }
-                });
-                if let Some(c) = code {
-                    p.shell_strings.push(("flock -c".into(), c));
-                    p.program = None;
-                    return p;
-                }
-                k
-            }
-            "watch" => {
-                let spec = Spec {
-                    short_val: "nqd",
-                    long_val: &["interval", "equexit", "chgexit"],
-                };
-                let mut exec = false;
-                let j = skip_options(args, i + 1, &spec, |o, _| {
-                    exec |= o == "-x" || o == "--exec";
-                });
-                p.wrappers.push("watch".into());
-                if !exec {
-                    let mut code = Word::literal("");
-                    for (n, w) in args[j.min(args.len())..].iter().enumerate() {
-                        if n > 0 {
-                            code.value.push(' ');
-                        }
-                        code.value.push_str(&w.value);
-                        code.literal &= w.literal;
-                    }
-                    p.shell_strings.push(("watch".into(), code));
-                    p.program = None;
-                    return p;
-                }
-                j
-            }
-            "sudo" | "doas" | "pkexec" => {
-                let spec = match name {
-                    "sudo" => Spec {
-                        short_val: "uUgCDhprtT",
-                        long_val: &[
-                            "user",
-                            "other-user",
-                            "group",
-                            "close-from",
-                            "chdir",
-                            "host",
-                            "prompt",
-                            "role",
-                            "type",
-                            "command-timeout",
-                        ],
-                    },
-                    "doas" => Spec {
-                        short_val: "uC",
-                        long_val: &[],
-                    },
-                    _ => Spec {
-                        short_val: "",
-                        long_val: &["user"],
-                    },
-                };
-                let mut edit = false;
-                let mut list = false;
-                let j = skip_options(args, i + 1, &spec, |o, _| {
-                    edit |= o == "-e" || o == "--edit";
-                    list |= matches!(o, "-l" | "--list" | "-v" | "--validate" | "-k" | "-K");
-                });
-                p.wrappers.push(name.into());
-                p.privilege.get_or_insert_with(|| name.to_owned());
-                let mut j = j;
-                while let Some((n, v)) = args.get(j).and_then(|w| is_assignment(&w.value)) {
-                    p.assignments.push((n.to_owned(), Word::literal(v)));
-                    j += 1;
-                }
-                if edit {
-                    p.writes.extend(args[j.min(args.len())..].iter().cloned());
-                    p.program = None;
-                    return p;
-                }
-                if list || j >= args.len() {
-                    p.program = None;
-                    return p;
-                }
-                j
-            }
-            "su" | "runuser" => {
-                let spec = Spec {
-                    short_val: "cgGsuw",
-                    long_val: &[
-                        "command",
-                        "group",
-                        "supp-group",
-                        "shell",
-                        "user",
-                        "whitelist-environment",
-                        "session-command",
-                    ],
-                };
-                let mut code = None;
-                let mut user_opt = false;
-                let j = skip_options(args, i + 1, &spec, |o, v| match o {
-                    "-c" | "--command" | "--session-command" => code = v.cloned(),
-                    "-u" | "--user" => user_opt = true,
-                    _ => {}
-                });
-                p.wrappers.push(name.into());
-                p.privilege.get_or_insert_with(|| name.to_owned());
-                if let Some(c) = code {
-                    p.shell_strings.push((format!("{name} -c"), c));
-                    p.program = None;
-                    return p;
-                }
-                if name == "runuser" && user_opt && j < args.len() {
-                    j
-                } else {
-                    // `su [user]`: an interactive shell as another user.
-                    p.program = None;
-                    return p;
-                }
-            }
-            "chroot" => {
-                let spec = Spec {
-                    short_val: "",
-                    long_val: &["userspec", "groups"],
-                };
-                let j = skip_options(args, i + 1, &spec, |_, _| {});
-                p.wrappers.push("chroot".into());
-                p.privilege.get_or_insert_with(|| "chroot".to_owned());
-                if j + 1 >= args.len() {
-                    p.program = None;
-                    return p;
-                }
-                j + 1
-            }
-            "unshare" | "nsenter" => {
-                let spec = Spec {
-                    short_val: "tSGwr",
-                    long_val: &[
-                        "target",
-                        "setuid",
-                        "setgid",
-                        "wd",
-                        "root",
-                        "propagation",
-                        "setgroups",
-                        "map-user",
-                        "map-group",
-                    ],
-                };
-                let j = skip_options(args, i + 1, &spec, |_, _| {});
-                p.wrappers.push(name.into());
-                p.privilege.get_or_insert_with(|| name.to_owned());
-                if j >= args.len() {
-                    p.program = None;
-                    return p;
-                }
-                j
-            }
-            _ => break,
+        let Some(peel_one) = peeler(name) else {
+            break;
         };
-        if next >= args.len() {
-            p.program = None;
-            return p;
+        match peel_one(args, i, name, &mut p) {
+            Step::Next(next) if next < args.len() => i = next,
+            Step::Next(_) | Step::NoProgram => {
+                p.program = None;
+                return p;
+            }
         }
-        i = next;
     }
     p.program = (i < args.len()).then_some(i);
     p

@@ -536,6 +536,29 @@ fn regress_parser_panic_is_a_parse_error() {
     assert!(a.parse_error.is_some());
 }
 
+/// `env -S STRING` followed by an option that takes a value but has none (`--chdir`,
+/// `-C`, `--unset` last) put the program's start past the end of the words, and the
+/// split string's arguments were sliced from there: a panic. The string is analyzed
+/// as the command it is.
+#[test]
+fn env_split_string_then_an_option_missing_its_value_is_analyzed() {
+    for text in [
+        "env -S 'rm -rf x' --chdir",
+        "env -S 'rm -rf x' -C",
+        "env '-Srm -rf x' --unset",
+    ] {
+        let a = timed(text);
+        let rm = a
+            .commands
+            .iter()
+            .find(|c| c.program.as_ref().is_some_and(|p| p.value == "rm"));
+        assert!(
+            rm.is_some_and(|c| c.effects.deletes.iter().any(|w| w.value == "x")),
+            "{text}: {a:?}"
+        );
+    }
+}
+
 /// A script that grows and is run after every append would make analysis quadratic.
 #[test]
 fn growing_script_runs_are_bounded() {

@@ -225,28 +225,51 @@ impl Drop for Stage<'_> {
 }
 
 /// [`read_manifest`] of the package `name` in the open install directory `into`.
-fn read_manifest_in(into: &cordon_fs::Dir, name: &str) -> Result<Manifest, String> {
+fn read_manifest_in(into: &cordon_fs::Dir, name: &str) -> Result<Manifest, ManifestError> {
     let bytes = into
         .open_dir(Path::new(name))
         .and_then(|d| d.read(Path::new(MANIFEST_NAME), MANIFEST_MAX))
-        .map_err(|e| {
-            format!("has no readable {MANIFEST_NAME} ({e}), so cordon did not install it")
-        })?;
-    let text = String::from_utf8(bytes)
-        .map_err(|e| format!("its {MANIFEST_NAME} cannot be read ({e})"))?;
-    serde_json::from_str(&text).map_err(|e| format!("its {MANIFEST_NAME} is not valid ({e})"))
+        .map_err(|e| ManifestError::Missing(e.to_string()))?;
+    let text = String::from_utf8(bytes).map_err(|e| ManifestError::Unreadable(e.to_string()))?;
+    serde_json::from_str(&text).map_err(|e| ManifestError::Invalid(e.to_string()))
 }
 
 /// Read the manifest of an installed package.
-pub fn read_manifest(dir: &Path) -> Result<Manifest, String> {
+pub fn read_manifest(dir: &Path) -> Result<Manifest, ManifestError> {
     use std::io::Read;
     let p = dir.join(MANIFEST_NAME);
-    let f = std::fs::File::open(&p).map_err(|e| {
-        format!("has no readable {MANIFEST_NAME} ({e}), so cordon did not install it")
-    })?;
+    let f = std::fs::File::open(&p).map_err(|e| ManifestError::Missing(e.to_string()))?;
     let mut text = String::new();
     f.take(MANIFEST_MAX)
         .read_to_string(&mut text)
-        .map_err(|e| format!("its {MANIFEST_NAME} cannot be read ({e})"))?;
-    serde_json::from_str(&text).map_err(|e| format!("its {MANIFEST_NAME} is not valid ({e})"))
+        .map_err(|e| ManifestError::Unreadable(e.to_string()))?;
+    serde_json::from_str(&text).map_err(|e| ManifestError::Invalid(e.to_string()))
 }
+
+/// Why an installed package's manifest could not be read ([`read_manifest`]); each
+/// holds the underlying error's text. Said of the package: "PACKAGE has no readable …".
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ManifestError {
+    /// The manifest cannot be opened (it is missing, or the package is not a directory).
+    Missing(String),
+    /// The manifest cannot be read, or is not UTF-8.
+    Unreadable(String),
+    /// The manifest is not a valid manifest.
+    Invalid(String),
+}
+
+impl std::fmt::Display for ManifestError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ManifestError::Missing(e) => write!(
+                f,
+                "has no readable {MANIFEST_NAME} ({e}), so cordon did not install it"
+            ),
+            ManifestError::Unreadable(e) => write!(f, "its {MANIFEST_NAME} cannot be read ({e})"),
+            ManifestError::Invalid(e) => write!(f, "its {MANIFEST_NAME} is not valid ({e})"),
+        }
+    }
+}
+
+impl std::error::Error for ManifestError {}

@@ -41,7 +41,7 @@ mod staged;
 pub use error::SkillError;
 pub use frontmatter::FrontMatter;
 pub use inspect::{InspectOptions, Inspection, inspect};
-pub use install::{InstallOptions, Installation, install, read_manifest};
+pub use install::{InstallOptions, Installation, ManifestError, install, read_manifest};
 pub use limits::Limits;
 pub use manifest::{Change, Diff, DiffEntry, FileRecord, MANIFEST_NAME, Manifest, SourceInfo};
 pub use report::{Check, Finding, Severity};

@@ -300,3 +300,25 @@ fn a_link_planted_at_the_package_name_or_the_install_directory_is_never_followed
     assert!(read_manifest(&into.join("demo")).is_ok());
     unchanged();
 }
+
+#[test]
+fn a_manifest_that_is_missing_or_not_valid_is_refused_with_its_reason() {
+    use cordon_skill::{MANIFEST_NAME, ManifestError};
+    let t = tempfile::tempdir().unwrap();
+    let err = read_manifest(t.path()).unwrap_err();
+    assert!(matches!(err, ManifestError::Missing(_)), "{err:?}");
+    let text = err.to_string();
+    assert!(
+        text.starts_with(&format!("has no readable {MANIFEST_NAME} ("))
+            && text.ends_with("), so cordon did not install it"),
+        "{text}"
+    );
+    std::fs::write(t.path().join(MANIFEST_NAME), "{").unwrap();
+    let err = read_manifest(t.path()).unwrap_err();
+    assert!(matches!(err, ManifestError::Invalid(_)), "{err:?}");
+    assert!(
+        err.to_string()
+            .starts_with(&format!("its {MANIFEST_NAME} is not valid (")),
+        "{err}"
+    );
+}

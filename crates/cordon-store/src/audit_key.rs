@@ -162,16 +162,38 @@ impl AuditKey {
     }
 }
 
+/// Why a text is not a public audit key ([`AuditPublicKey::parse`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PublicKeyError {
+    /// Not 64 hex digits, with or without the `cordon-audit-ed25519:` prefix.
+    NotHex,
+    /// 64 hex digits that are not an ed25519 public key.
+    NotEd25519,
+}
+
+impl std::fmt::Display for PublicKeyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PublicKeyError::NotHex => {
+                "a public audit key is 64 hex digits (what `cordon audit pubkey` prints)"
+            }
+            PublicKeyError::NotEd25519 => "these 64 hex digits are not an ed25519 public key",
+        })
+    }
+}
+
+impl std::error::Error for PublicKeyError {}
+
 impl AuditPublicKey {
     /// Parse a public key: 64 hex digits, optionally prefixed `cordon-audit-ed25519:`.
-    pub fn parse(text: &str) -> Result<AuditPublicKey, String> {
+    pub fn parse(text: &str) -> Result<AuditPublicKey, PublicKeyError> {
         let text = text.trim();
         let digits = text.strip_prefix("cordon-audit-ed25519:").unwrap_or(text);
-        let bytes = unhex::<32>(digits)
-            .ok_or("a public audit key is 64 hex digits (what `cordon audit pubkey` prints)")?;
+        let bytes = unhex::<32>(digits).ok_or(PublicKeyError::NotHex)?;
         VerifyingKey::from_bytes(&bytes)
             .map(AuditPublicKey)
-            .map_err(|_| "these 64 hex digits are not an ed25519 public key".to_string())
+            .map_err(|_| PublicKeyError::NotEd25519)
     }
 
     /// The key as `cordon-audit-ed25519:HEX`, which [`parse`](Self::parse) reads.
@@ -216,6 +238,11 @@ mod tests {
         assert!(!public.verifies(b"bodx", &sig));
         let other = AuditKey::load_or_create(&t.path().join("k2")).unwrap();
         assert!(!other.public().verifies(b"body", &sig));
-        assert!(AuditPublicKey::parse("zz").is_err());
+        let err = AuditPublicKey::parse("zz").unwrap_err();
+        assert_eq!(err, PublicKeyError::NotHex);
+        assert_eq!(
+            err.to_string(),
+            "a public audit key is 64 hex digits (what `cordon audit pubkey` prints)"
+        );
     }
 }

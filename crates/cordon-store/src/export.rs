@@ -83,7 +83,7 @@ pub fn export(path: &Path, filter: &ExportFilter, out: &mut dyn Write) -> Result
 /// Parse a time given on the command line: RFC 3339 (`2026-01-02T03:04:05Z`, a date
 /// `2026-01-02`, or without the `Z`, read as UTC), or an age such as `15m`, `2h`, `3d`
 /// meaning that long before `now`.
-pub fn parse_time(text: &str, now: SystemTime) -> Result<SystemTime, String> {
+pub fn parse_time(text: &str, now: SystemTime) -> Result<SystemTime, TimeError> {
     let text = text.trim();
     if let Ok(t) = humantime::parse_rfc3339_weak(text) {
         return Ok(t);
@@ -96,12 +96,34 @@ pub fn parse_time(text: &str, now: SystemTime) -> Result<SystemTime, String> {
     match cordon_policy::duration::parse(text) {
         Ok(age) => now
             .checked_sub(age)
-            .ok_or_else(|| format!("{text:?} reaches before 1970")),
-        Err(_) => Err(format!(
-            "{text:?} is neither an RFC 3339 time (2026-01-02T03:04:05Z) nor an age (15m, 2h, 3d)"
-        )),
+            .ok_or_else(|| TimeError::BeforeEpoch(text.to_owned())),
+        Err(_) => Err(TimeError::Unrecognized(text.to_owned())),
     }
 }
+
+/// Why a command-line time was refused ([`parse_time`]); each holds the text given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TimeError {
+    /// An age that reaches back further than the system's clock can count.
+    BeforeEpoch(String),
+    /// Neither an RFC 3339 time nor an age.
+    Unrecognized(String),
+}
+
+impl std::fmt::Display for TimeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TimeError::BeforeEpoch(text) => write!(f, "{text:?} reaches before 1970"),
+            TimeError::Unrecognized(text) => write!(
+                f,
+                "{text:?} is neither an RFC 3339 time (2026-01-02T03:04:05Z) nor an age (15m, 2h, 3d)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TimeError {}
 
 /// A time as RFC 3339 in UTC, to the second (`2026-01-02T03:04:05Z`).
 pub fn format_time(t: SystemTime) -> String {

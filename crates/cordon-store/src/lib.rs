@@ -102,10 +102,12 @@ pub use audit::{
     Unshipped, Verification, VerifyOptions, VerifyReport, backlog, reanchor, records_after, tail,
     verify, verify_with,
 };
-pub use audit_key::{AuditKey, AuditPublicKey, KEY_FILE, files_of_store, key_path_for_store};
+pub use audit_key::{
+    AuditKey, AuditPublicKey, KEY_FILE, PublicKeyError, files_of_store, key_path_for_store,
+};
 pub use error::{StoreError, StoreErrorKind};
 pub use export::{
-    ExportFilter, RunEnding, export, format_time, parse_time, run_ending, summary_line,
+    ExportFilter, RunEnding, TimeError, export, format_time, parse_time, run_ending, summary_line,
 };
 pub use follow::{Line, Reader};
 pub use operations::{CLAIM_KEEP, CLAIM_MAX_ROWS, Edit, EditedLease, PRUNE_EVERY, PRUNE_GROWTH};

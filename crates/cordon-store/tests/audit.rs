@@ -422,7 +422,15 @@ fn parses_times_and_ages() {
         parse_time("1970-01-03", now).unwrap(),
         std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(2 * 86400)
     );
-    assert!(parse_time("yesterday-ish", now).is_err());
+    let err = parse_time("yesterday-ish", now).unwrap_err();
+    assert_eq!(
+        err,
+        cordon_store::TimeError::Unrecognized("yesterday-ish".into())
+    );
+    assert_eq!(
+        err.to_string(),
+        "\"yesterday-ish\" is neither an RFC 3339 time (2026-01-02T03:04:05Z) nor an age (15m, 2h, 3d)"
+    );
 }
 
 #[test]

@@ -210,79 +210,7 @@ impl Analyzer {
     ) {
         match name {
             "export" | "declare" | "typeset" | "local" | "readonly" => {
-                let mut export = (name == "export").then_some(true);
-                let mut readonly = name == "readonly";
-                let mut odd = false;
-                let mut nameref = false;
-                let mut functions = false;
-                let mut names = Vec::new();
-                for w in args {
-                    if !w.literal {
-                        // `declare "$x=…"`: any name.
-                        self.env.kill_all();
-                        continue;
-                    }
-                    let v = w.value.as_str();
-                    if let Some(flags) = v.strip_prefix('-').or_else(|| v.strip_prefix('+')) {
-                        let on = v.starts_with('-');
-                        for f in flags.chars() {
-                            match f {
-                                'x' => export = Some(on),
-                                'r' => readonly |= on,
-                                'n' => {
-                                    nameref = true;
-                                    odd = true;
-                                }
-                                'f' | 'F' => functions = true,
-                                'i' | 'l' | 'u' | 'A' | 'c' | 'I' => odd = true,
-                                _ => {}
-                            }
-                        }
-                        continue;
-                    }
-                    match v.split_once('=') {
-                        Some((n, _)) if expand::is_name(n.trim_end_matches('+')) => {}
-                        _ if expand::is_name(v) => names.push(v.to_owned()),
-                        _ => {}
-                    }
-                }
-                if functions {
-                    return;
-                }
-                let mut touched: Vec<String> = names.clone();
-                for (a, val) in decl {
-                    if nameref && let Val::Str(target) = &val {
-                        let t = target.split('[').next().unwrap_or(target);
-                        self.env.taint(t);
-                        self.env.set(t, Val::Unknown);
-                    } else if nameref {
-                        self.env.kill_all();
-                    }
-                    if odd {
-                        self.env.taint(&a.name);
-                        self.env.set(&a.name, Val::Unknown);
-                    } else {
-                        self.apply_assign(&a, val);
-                    }
-                    touched.push(a.name.clone());
-                }
-                for n in &names {
-                    if odd {
-                        self.env.taint(n);
-                        self.env.set(n, Val::Unknown);
-                    } else if name == "local" {
-                        // A local without value starts empty (unset) in the function.
-                        self.env.set(n, Val::Unknown);
-                    }
-                }
-                for n in &touched {
-                    if let Some(on) = export {
-                        self.env.export(n, on);
-                    }
-                    if readonly {
-                        self.env.make_readonly(n);
-                    }
-                }
+                self.declare(name, args, decl);
             }
             "read" => {
                 // `IFS=: read a b`: the prefix assignment is what `read` splits on.
@@ -293,92 +221,14 @@ impl Analyzer {
                     .map(|(_, v)| v.clone());
                 self.read(args, feed, ifs);
             }
-            "mapfile" | "readarray" | "getopts" => {
-                let mut any = false;
-                for w in args {
-                    if !w.literal {
-                        self.env.kill_all();
-                    } else if expand::is_name(&w.value) {
-                        self.env.set(&w.value, Val::Unknown);
-                        any = true;
-                    }
-                }
-                if !any {
-                    self.env.set("MAPFILE", Val::Unknown);
-                }
-            }
-            "printf" => {
-                let Some(k) = args.iter().position(|w| w.value == "-v") else {
-                    return;
-                };
-                let Some(target) = args.get(k + 1) else {
-                    return;
-                };
-                if !target.literal {
-                    self.env.kill_all();
-                    return;
-                }
-                let var = target
-                    .value
-                    .split('[')
-                    .next()
-                    .unwrap_or(&target.value)
-                    .to_owned();
-                if !expand::is_name(&var) {
-                    return;
-                }
-                let rest = &args[k + 2..];
-                let rest = match rest.first() {
-                    Some(w) if w.value == "--" => &rest[1..],
-                    _ => rest,
-                };
-                let value = match rest.split_first() {
-                    Some((fmt, vals))
-                        if var == target.value && fmt.literal && vals.iter().all(|w| w.literal) =>
-                    {
-                        let vals: Vec<String> =
-                            vals.iter().map(|w| expand::home_marker(&w.value)).collect();
-                        expand::printf(&expand::home_marker(&fmt.value), &vals)
-                    }
-                    _ => None,
-                };
-                self.env.set(&var, value.map_or(Val::Unknown, Val::Str));
-            }
-            "unset" => {
-                let vars_too = !args.iter().any(|w| w.value == "-f");
-                for w in args {
-                    if !w.literal {
-                        self.env.kill_all();
-                        continue;
-                    }
-                    if w.value.starts_with('-') || !vars_too {
-                        continue;
-                    }
-                    match w.value.split_once('[') {
-                        Some((n, _)) if expand::is_name(n) => self.env.set(n, Val::Unknown),
-                        None if expand::is_name(&w.value) => self.env.set(&w.value, Val::Unset),
-                        _ => {}
-                    }
-                }
-            }
+            "mapfile" | "readarray" | "getopts" => self.mapfile(args),
+            "printf" => self.printf_v(args),
+            "unset" => self.unset_vars(args),
             "let" => {
                 let texts: Vec<String> = args.iter().map(|w| w.value.clone()).collect();
                 self.arith_effects(&texts);
             }
-            "shopt" => {
-                for w in args {
-                    match w.value.as_str() {
-                        _ if !w.literal => {
-                            self.globs_changed = true;
-                            self.lastpipe = true;
-                        }
-                        "dotglob" | "extglob" | "nocaseglob" | "globstar" | "nullglob"
-                        | "failglob" | "globasciiranges" => self.globs_changed = true,
-                        "lastpipe" => self.lastpipe = true,
-                        _ => {}
-                    }
-                }
-            }
+            "shopt" => self.shopt(args),
             "set" if args.iter().any(|w| !w.literal) => self.lastpipe = true,
             "wait" => {
                 // `wait -p NAME` stores a process id.
@@ -390,6 +240,178 @@ impl Analyzer {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// `export`, `declare`, `typeset`, `local`, `readonly`: the names they assign (a
+    /// value this analysis cannot follow with `-n`, `-i`, `-l`, `-u`, `-A` …), and
+    /// which become exported or read-only. `-f` concerns functions: nothing changes.
+    fn declare(&mut self, name: &str, args: &[Word], decl: Vec<(Assign, Val)>) {
+        let mut export = (name == "export").then_some(true);
+        let mut readonly = name == "readonly";
+        let mut odd = false;
+        let mut nameref = false;
+        let mut functions = false;
+        let mut names = Vec::new();
+        for w in args {
+            if !w.literal {
+                // `declare "$x=…"`: any name.
+                self.env.kill_all();
+                continue;
+            }
+            let v = w.value.as_str();
+            if let Some(flags) = v.strip_prefix('-').or_else(|| v.strip_prefix('+')) {
+                let on = v.starts_with('-');
+                for f in flags.chars() {
+                    match f {
+                        'x' => export = Some(on),
+                        'r' => readonly |= on,
+                        'n' => {
+                            nameref = true;
+                            odd = true;
+                        }
+                        'f' | 'F' => functions = true,
+                        'i' | 'l' | 'u' | 'A' | 'c' | 'I' => odd = true,
+                        _ => {}
+                    }
+                }
+                continue;
+            }
+            match v.split_once('=') {
+                Some((n, _)) if expand::is_name(n.trim_end_matches('+')) => {}
+                _ if expand::is_name(v) => names.push(v.to_owned()),
+                _ => {}
+            }
+        }
+        if functions {
+            return;
+        }
+        let mut touched: Vec<String> = names.clone();
+        for (a, val) in decl {
+            if nameref && let Val::Str(target) = &val {
+                let t = target.split('[').next().unwrap_or(target);
+                self.env.taint(t);
+                self.env.set(t, Val::Unknown);
+            } else if nameref {
+                self.env.kill_all();
+            }
+            if odd {
+                self.env.taint(&a.name);
+                self.env.set(&a.name, Val::Unknown);
+            } else {
+                self.apply_assign(&a, val);
+            }
+            touched.push(a.name.clone());
+        }
+        for n in &names {
+            if odd {
+                self.env.taint(n);
+                self.env.set(n, Val::Unknown);
+            } else if name == "local" {
+                // A local without value starts empty (unset) in the function.
+                self.env.set(n, Val::Unknown);
+            }
+        }
+        for n in &touched {
+            if let Some(on) = export {
+                self.env.export(n, on);
+            }
+            if readonly {
+                self.env.make_readonly(n);
+            }
+        }
+    }
+
+    /// `mapfile`, `readarray`, `getopts`: the named variables (or `MAPFILE`) become
+    /// unknown.
+    fn mapfile(&mut self, args: &[Word]) {
+        let mut any = false;
+        for w in args {
+            if !w.literal {
+                self.env.kill_all();
+            } else if expand::is_name(&w.value) {
+                self.env.set(&w.value, Val::Unknown);
+                any = true;
+            }
+        }
+        if !any {
+            self.env.set("MAPFILE", Val::Unknown);
+        }
+    }
+
+    /// `printf -v VAR FORMAT ARGS…`: VAR holds the formatted text when the text fixes
+    /// it, is unknown otherwise.
+    fn printf_v(&mut self, args: &[Word]) {
+        let Some(k) = args.iter().position(|w| w.value == "-v") else {
+            return;
+        };
+        let Some(target) = args.get(k + 1) else {
+            return;
+        };
+        if !target.literal {
+            self.env.kill_all();
+            return;
+        }
+        let var = target
+            .value
+            .split('[')
+            .next()
+            .unwrap_or(&target.value)
+            .to_owned();
+        if !expand::is_name(&var) {
+            return;
+        }
+        let rest = &args[k + 2..];
+        let rest = match rest.first() {
+            Some(w) if w.value == "--" => &rest[1..],
+            _ => rest,
+        };
+        let value = match rest.split_first() {
+            Some((fmt, vals))
+                if var == target.value && fmt.literal && vals.iter().all(|w| w.literal) =>
+            {
+                let vals: Vec<String> =
+                    vals.iter().map(|w| expand::home_marker(&w.value)).collect();
+                expand::printf(&expand::home_marker(&fmt.value), &vals)
+            }
+            _ => None,
+        };
+        self.env.set(&var, value.map_or(Val::Unknown, Val::Str));
+    }
+
+    /// `unset NAME…` unsets variables (an element makes its array unknown); `unset -f`
+    /// concerns functions only.
+    fn unset_vars(&mut self, args: &[Word]) {
+        let vars_too = !args.iter().any(|w| w.value == "-f");
+        for w in args {
+            if !w.literal {
+                self.env.kill_all();
+                continue;
+            }
+            if w.value.starts_with('-') || !vars_too {
+                continue;
+            }
+            match w.value.split_once('[') {
+                Some((n, _)) if expand::is_name(n) => self.env.set(n, Val::Unknown),
+                None if expand::is_name(&w.value) => self.env.set(&w.value, Val::Unset),
+                _ => {}
+            }
+        }
+    }
+
+    /// `shopt -s OPT`: options that change what globs match, and `lastpipe`.
+    fn shopt(&mut self, args: &[Word]) {
+        for w in args {
+            match w.value.as_str() {
+                _ if !w.literal => {
+                    self.globs_changed = true;
+                    self.lastpipe = true;
+                }
+                "dotglob" | "extglob" | "nocaseglob" | "globstar" | "nullglob" | "failglob"
+                | "globasciiranges" => self.globs_changed = true,
+                "lastpipe" => self.lastpipe = true,
+                _ => {}
+            }
         }
     }
 

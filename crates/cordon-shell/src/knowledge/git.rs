@@ -7,7 +7,10 @@
 use super::{Entry, Invocation, Outcome};
 use crate::model::{Class, RepoConfigUse, Word};
 
+mod mutating;
 mod rewrites;
+
+use mutating::mutating_sub;
 
 pub(super) const ENTRIES: &[Entry] = &[Entry {
     names: &["git"],
@@ -124,146 +127,30 @@ const CODE_VARIABLES: &[&str] = &[
     "VISUAL",
 ];
 
+/// What git's global options, settings and variables say, before the subcommand.
+struct Globals {
+    /// The repository git works in (`-C DIR`, joined), `.` by default.
+    repo: Word,
+    /// A work tree named by an option or a variable: git writes there.
+    elsewhere: Option<Word>,
+    /// A global option, setting or variable that may change what a pathspec means
+    /// (`--icase-pathspecs`, `GIT_GLOB_PATHSPECS`, `-c core.ignorecase=…`, or one this
+    /// table does not know): named pathspecs are then not the paths written.
+    odd_globals: bool,
+    /// `GIT_OPTIONAL_LOCKS=0` / `--no-optional-locks` turn this off: no index refresh
+    /// is written back.
+    optional_locks: bool,
+}
+
 fn git(inv: &Invocation<'_>) -> Outcome {
     let args = inv.args;
     let mut o = Outcome::read_only();
-    for (name, value) in inv.assignments {
-        if CODE_VARIABLES.contains(&name.as_str()) {
-            o.code("git", name, value);
-        }
-    }
-    let mut repo = Word::literal(".");
-    // A work tree named by an option or a variable: git writes there.
-    let mut elsewhere: Option<Word> = None;
-    // A global option, setting or variable that may change what a pathspec means
-    // (`--icase-pathspecs`, `GIT_GLOB_PATHSPECS`, `-c core.ignorecase=…`, or one this
-    // table does not know): named pathspecs are then not the paths written.
-    let mut odd_globals = false;
-    // `GIT_OPTIONAL_LOCKS=0` / `--no-optional-locks`: no index refresh written back.
-    let mut optional_locks = true;
-    for (name, value) in inv.assignments {
-        if name == "GIT_OPTIONAL_LOCKS" && value.literal && value.value == "0" {
-            optional_locks = false;
-        }
-        if name.starts_with("GIT_") {
-            odd_globals = true;
-        }
-        match name.as_str() {
-            "GIT_WORK_TREE" => elsewhere = Some(value.clone()),
-            "GIT_DIR" | "GIT_COMMON_DIR" => {
-                elsewhere.get_or_insert_with(|| Word::literal("."));
-            }
-            _ => {}
-        }
-    }
+    let mut g = globals_from_variables(inv.assignments, &mut o);
     let mut i = 0;
-    // Global options.
     while i < args.len() {
-        let a = args[i].value.as_str();
-        match a {
-            "-C" => {
-                if let Some(d) = args.get(i + 1) {
-                    // `-C a -C b` is `a/b`.
-                    repo = match repo.value.as_str() {
-                        "." => d.clone(),
-                        _ if d.value.starts_with('/') => d.clone(),
-                        r => Word {
-                            value: format!("{}/{}", r.trim_end_matches('/'), d.value),
-                            literal: repo.literal && d.literal,
-                        },
-                    };
-                }
-                i += 2;
-            }
-            "--work-tree" | "--git-dir" => {
-                let w = args
-                    .get(i + 1)
-                    .cloned()
-                    .unwrap_or_else(|| Word::literal("."));
-                if a == "--work-tree" {
-                    elsewhere = Some(w);
-                } else {
-                    elsewhere.get_or_insert_with(|| Word::literal("."));
-                }
-                i += 2;
-            }
-            "-c" => {
-                odd_globals = true;
-                if let Some(kv) = args.get(i + 1) {
-                    config_option(&mut o, kv);
-                }
-                i += 2;
-            }
-            "--namespace" | "--super-prefix" | "--list-cmds" | "--attr-source" => i += 2,
-            "-p" | "--paginate" => {
-                o.exec("git", a, "runs the configured pager");
-                i += 1;
-            }
-            _ if a.starts_with("--config-env") => {
-                odd_globals = true;
-                // `--config-env=NAME=ENVVAR`: the value comes from the environment.
-                let spec = match a.strip_prefix("--config-env=") {
-                    Some(s) => s,
-                    None => args.get(i + 1).map(|w| w.value.as_str()).unwrap_or(""),
-                };
-                let key = spec.split('=').next().unwrap_or(spec);
-                if config_key(key, Some("x")) != KeyUse::Plain {
-                    o.exec("git", "--config-env", spec);
-                }
-                i += if a.contains('=') { 1 } else { 2 };
-            }
-            _ if a.starts_with("-c") && a.len() > 2 => {
-                // `-ckey=value`, attached.
-                odd_globals = true;
-                config_option(
-                    &mut o,
-                    &Word {
-                        value: a[2..].to_owned(),
-                        literal: args[i].literal,
-                    },
-                );
-                i += 1;
-            }
-            _ if a.starts_with("--exec-path") => {
-                if a.contains('=') {
-                    o.exec("git", "--exec-path", a);
-                }
-                i += 1;
-            }
-            _ if a.starts_with("--git-dir=") || a.starts_with("--work-tree=") => {
-                o.effects.class = Class::Unknown;
-                match a.strip_prefix("--work-tree=") {
-                    Some(w) => {
-                        elsewhere = Some(Word {
-                            value: w.to_owned(),
-                            literal: args[i].literal,
-                        })
-                    }
-                    None => {
-                        elsewhere.get_or_insert_with(|| Word::literal("."));
-                    }
-                }
-                i += 1;
-            }
-            "--no-optional-locks" => {
-                optional_locks = false;
-                i += 1;
-            }
-            "-P"
-            | "--no-pager"
-            | "--no-replace-objects"
-            | "--bare"
-            | "--no-advice"
-            | "--no-lazy-fetch" => i += 1,
-            _ if a.starts_with('-') => {
-                odd_globals = true;
-                i += 1;
-            }
-            _ if !args[i].literal => {
-                odd_globals = true;
-                break;
-            }
-            _ => break,
+        match global_option(args, i, &mut g, &mut o) {
+            Some(next) => i = next,
+            None => break,
         }
     }
     let Some(sub) = args.get(i) else {
@@ -276,20 +163,203 @@ fn git(inv: &Invocation<'_>) -> Outcome {
     }
     let sub = sub.value.as_str();
     let rest = &args[i + 1..];
-    let has = |names: &[&str]| rest.iter().any(|w| names.contains(&w.value.as_str()));
-    let has_prefix = |p: &str| rest.iter().any(|w| w.value.starts_with(p));
     let after_dashdash: Vec<Word> = rest
         .iter()
         .skip_while(|w| w.value != "--")
         .skip(1)
         .cloned()
         .collect();
-    o.reads([&repo]);
-    o.effects.git_repository = Some(repo.clone());
-    o.effects.git_refreshes_index = optional_locks && rewrites::refreshes_index(sub, rest);
+    o.reads([&g.repo]);
+    o.effects.git_repository = Some(g.repo.clone());
+    o.effects.git_refreshes_index = g.optional_locks && rewrites::refreshes_index(sub, rest);
     o.reads(&after_dashdash);
+    options_anywhere(&mut o, sub, rest);
 
-    // Options that name programs or files, wherever they appear.
+    let operands: Vec<&Word> = rest
+        .iter()
+        .take_while(|w| w.value != "--")
+        .filter(|w| !w.value.starts_with('-'))
+        .collect();
+
+    // Path operands: what `git add` stages, what `git diff` compares (with
+    // `--no-index` any two files; otherwise a revision or a path, read either way),
+    // what `git show` is given (a revision, or a path git resolves in the work tree).
+    if matches!(sub, "add" | "diff" | "difftool" | "show") {
+        o.reads(operands.iter().copied());
+    }
+
+    let listing = matches!(
+        sub,
+        "branch"
+            | "tag"
+            | "remote"
+            | "stash"
+            | "worktree"
+            | "notes"
+            | "submodule"
+            | "config"
+            | "reflog"
+    ) && is_listing(sub, rest);
+    if !listing {
+        let at = rewrites::At {
+            repo: &g.repo,
+            worktree: g.elsewhere.as_ref(),
+            odd_globals: g.odd_globals,
+        };
+        rewrites::rewrites(&mut o, sub, rest, &operands, &at);
+    }
+    subcommand(&mut o, sub, rest, &operands);
+    o
+}
+
+/// What the variables set for git say: one that names a program is that program's
+/// code; `GIT_WORK_TREE`, `GIT_DIR` and `GIT_COMMON_DIR` send it elsewhere; any `GIT_`
+/// variable may change what a pathspec means.
+fn globals_from_variables(assignments: &[(String, Word)], o: &mut Outcome) -> Globals {
+    for (name, value) in assignments {
+        if CODE_VARIABLES.contains(&name.as_str()) {
+            o.code("git", name, value);
+        }
+    }
+    let mut g = Globals {
+        repo: Word::literal("."),
+        elsewhere: None,
+        odd_globals: false,
+        optional_locks: true,
+    };
+    for (name, value) in assignments {
+        if name == "GIT_OPTIONAL_LOCKS" && value.literal && value.value == "0" {
+            g.optional_locks = false;
+        }
+        if name.starts_with("GIT_") {
+            g.odd_globals = true;
+        }
+        match name.as_str() {
+            "GIT_WORK_TREE" => g.elsewhere = Some(value.clone()),
+            "GIT_DIR" | "GIT_COMMON_DIR" => {
+                g.elsewhere.get_or_insert_with(|| Word::literal("."));
+            }
+            _ => {}
+        }
+    }
+    g
+}
+
+/// One global option at `args[i]` (before the subcommand): what it sets, and the index
+/// of the word after it; `None` at the subcommand.
+fn global_option(args: &[Word], i: usize, g: &mut Globals, o: &mut Outcome) -> Option<usize> {
+    let a = args[i].value.as_str();
+    match a {
+        "-C" => {
+            if let Some(d) = args.get(i + 1) {
+                // `-C a -C b` is `a/b`.
+                g.repo = match g.repo.value.as_str() {
+                    "." => d.clone(),
+                    _ if d.value.starts_with('/') => d.clone(),
+                    r => Word {
+                        value: format!("{}/{}", r.trim_end_matches('/'), d.value),
+                        literal: g.repo.literal && d.literal,
+                    },
+                };
+            }
+            Some(i + 2)
+        }
+        "--work-tree" | "--git-dir" => {
+            let w = args
+                .get(i + 1)
+                .cloned()
+                .unwrap_or_else(|| Word::literal("."));
+            if a == "--work-tree" {
+                g.elsewhere = Some(w);
+            } else {
+                g.elsewhere.get_or_insert_with(|| Word::literal("."));
+            }
+            Some(i + 2)
+        }
+        "-c" => {
+            g.odd_globals = true;
+            if let Some(kv) = args.get(i + 1) {
+                config_option(o, kv);
+            }
+            Some(i + 2)
+        }
+        "--namespace" | "--super-prefix" | "--list-cmds" | "--attr-source" => Some(i + 2),
+        "-p" | "--paginate" => {
+            o.exec("git", a, "runs the configured pager");
+            Some(i + 1)
+        }
+        _ if a.starts_with("--config-env") => {
+            g.odd_globals = true;
+            // `--config-env=NAME=ENVVAR`: the value comes from the environment.
+            let spec = match a.strip_prefix("--config-env=") {
+                Some(s) => s,
+                None => args.get(i + 1).map(|w| w.value.as_str()).unwrap_or(""),
+            };
+            let key = spec.split('=').next().unwrap_or(spec);
+            if config_key(key, Some("x")) != KeyUse::Plain {
+                o.exec("git", "--config-env", spec);
+            }
+            Some(i + if a.contains('=') { 1 } else { 2 })
+        }
+        _ if a.starts_with("-c") && a.len() > 2 => {
+            // `-ckey=value`, attached.
+            g.odd_globals = true;
+            config_option(
+                o,
+                &Word {
+                    value: a[2..].to_owned(),
+                    literal: args[i].literal,
+                },
+            );
+            Some(i + 1)
+        }
+        _ if a.starts_with("--exec-path") => {
+            if a.contains('=') {
+                o.exec("git", "--exec-path", a);
+            }
+            Some(i + 1)
+        }
+        _ if a.starts_with("--git-dir=") || a.starts_with("--work-tree=") => {
+            o.effects.class = Class::Unknown;
+            match a.strip_prefix("--work-tree=") {
+                Some(w) => {
+                    g.elsewhere = Some(Word {
+                        value: w.to_owned(),
+                        literal: args[i].literal,
+                    })
+                }
+                None => {
+                    g.elsewhere.get_or_insert_with(|| Word::literal("."));
+                }
+            }
+            Some(i + 1)
+        }
+        "--no-optional-locks" => {
+            g.optional_locks = false;
+            Some(i + 1)
+        }
+        "-P"
+        | "--no-pager"
+        | "--no-replace-objects"
+        | "--bare"
+        | "--no-advice"
+        | "--no-lazy-fetch" => Some(i + 1),
+        _ if a.starts_with('-') => {
+            g.odd_globals = true;
+            Some(i + 1)
+        }
+        _ if !args[i].literal => {
+            g.odd_globals = true;
+            None
+        }
+        _ => None,
+    }
+}
+
+/// Options that name programs or files, wherever they appear after the subcommand:
+/// diff programs, the program run for the other end of a transport, `git grep`'s
+/// pager, output files.
+fn options_anywhere(o: &mut Outcome, sub: &str, rest: &[Word]) {
     for (k, w) in rest.iter().enumerate() {
         let v = w.value.as_str();
         if v == "--ext-diff" || v == "--textconv" {
@@ -357,44 +427,18 @@ fn git(inv: &Invocation<'_>) -> Outcome {
             }]);
         }
     }
+}
 
-    let operands: Vec<&Word> = rest
-        .iter()
-        .take_while(|w| w.value != "--")
-        .filter(|w| !w.value.starts_with('-'))
-        .collect();
-
-    // Path operands: what `git add` stages, what `git diff` compares (with
-    // `--no-index` any two files; otherwise a revision or a path, read either way),
-    // what `git show` is given (a revision, or a path git resolves in the work tree).
-    if matches!(sub, "add" | "diff" | "difftool" | "show") {
-        o.reads(operands.iter().copied());
-    }
-
-    let listing = matches!(
-        sub,
-        "branch"
-            | "tag"
-            | "remote"
-            | "stash"
-            | "worktree"
-            | "notes"
-            | "submodule"
-            | "config"
-            | "reflog"
-    ) && is_listing(sub, rest);
-    if !listing {
-        let at = rewrites::At {
-            repo: &repo,
-            worktree: elsewhere.as_ref(),
-            odd_globals,
-        };
-        rewrites::rewrites(&mut o, sub, rest, &operands, &at);
-    }
+/// What the subcommand does: read-only, read-only unless the repository's
+/// configuration runs something, a listing, one that changes the repository (and runs
+/// its hooks), or unknown (an alias from the configuration).
+fn subcommand(o: &mut Outcome, sub: &str, rest: &[Word], operands: &[&Word]) {
+    let has = |names: &[&str]| rest.iter().any(|w| names.contains(&w.value.as_str()));
+    let has_prefix = |p: &str| rest.iter().any(|w| w.value.starts_with(p));
     match sub {
         _ if READ_ONLY.contains(&sub) => {
             if sub == "ls-remote" {
-                remote_target(&mut o, operands.first().copied());
+                remote_target(o, operands.first().copied());
             }
             if sub == "cat-file" && (has(&["--textconv", "--filters"])) {
                 o.effects.runs_repo_config = RepoConfigUse::IfConfigured;
@@ -430,7 +474,7 @@ fn git(inv: &Invocation<'_>) -> Outcome {
         _ if HOOKS.contains(&sub) => {
             o.mutate();
             o.effects.runs_repo_config = RepoConfigUse::Always;
-            mutating_sub(&mut o, sub, rest, &operands, has(&["-n", "--dry-run"]));
+            mutating_sub(o, sub, rest, operands, has(&["-n", "--dry-run"]));
         }
         _ => {
             // An unknown subcommand may be an alias from the configuration.
@@ -438,7 +482,6 @@ fn git(inv: &Invocation<'_>) -> Outcome {
             o.effects.runs_repo_config = RepoConfigUse::Always;
         }
     }
-    o
 }
 
 /// `git -c NAME[=VALUE]`: a key that names a command is analyzed as that command; one
@@ -560,232 +603,4 @@ fn looks_like_url(s: &str) -> bool {
     s.contains("://")
         || (s.contains(':') && !s.starts_with('/') && !s.starts_with('.'))
         || s.contains('@')
-}
-
-/// `git init` and `git clone` with `--template` (any prefix of it: `--t` is already
-/// unambiguous) copy the template's hooks into the new repository, where the next commit
-/// runs them: a write to `DIR/.git/hooks`, which the guards refuse.
-fn planted_hooks(o: &mut Outcome, rest: &[Word], dir: &Word) {
-    if rest.iter().any(|w| w.value.starts_with("--t")) {
-        o.writes([&Word {
-            value: format!("{}/.git/hooks", dir.value.trim_end_matches('/')),
-            literal: dir.literal,
-        }]);
-    }
-}
-
-fn mutating_sub(o: &mut Outcome, sub: &str, rest: &[Word], operands: &[&Word], dry_run: bool) {
-    match sub {
-        "clone" => {
-            o.fetched_writes = true;
-            remote_target(o, operands.first().copied());
-            let dest = operands.get(1).map(|w| (*w).clone()).or_else(|| {
-                operands.first().map(|u| {
-                    let name = u
-                        .value
-                        .trim_end_matches('/')
-                        .rsplit(['/', ':'])
-                        .next()
-                        .unwrap_or("");
-                    Word {
-                        value: name.trim_end_matches(".git").to_owned(),
-                        literal: u.literal,
-                    }
-                })
-            });
-            o.writes(dest.as_ref());
-            o.fills(dest.as_ref());
-            if let Some(dest) = &dest {
-                planted_hooks(o, rest, dest);
-            }
-        }
-        "fetch" | "pull" | "push" => {
-            remote_target(o, operands.first().copied());
-            if sub == "pull" {
-                o.writes([&Word::literal(".")]);
-            }
-        }
-        "submodule" => {
-            o.net_unknown();
-            // `git submodule foreach CMD`: CMD runs through the shell in each submodule.
-            if let Some(k) = rest.iter().position(|w| w.value == "foreach") {
-                let cmd: Vec<&Word> = rest[k + 1..]
-                    .iter()
-                    .skip_while(|w| w.value.starts_with('-'))
-                    .collect();
-                if !cmd.is_empty() {
-                    let code = Word {
-                        value: cmd
-                            .iter()
-                            .map(|w| w.value.as_str())
-                            .collect::<Vec<_>>()
-                            .join(" "),
-                        literal: cmd.iter().all(|w| w.literal),
-                    };
-                    o.code("git", "submodule foreach", &code);
-                }
-            }
-        }
-        "clean" if !dry_run => {
-            let paths: Vec<Word> = rest
-                .iter()
-                .skip_while(|w| w.value != "--")
-                .skip(1)
-                .cloned()
-                .collect();
-            if paths.is_empty() {
-                o.deletes([&Word {
-                    value: ".".into(),
-                    literal: false,
-                }]);
-            } else {
-                o.deletes(&paths);
-            }
-        }
-        "rm" if !dry_run => {
-            let paths: Vec<&Word> = operands.to_vec();
-            o.deletes(paths);
-        }
-        "mv" => {
-            if let Some((dest, srcs)) = operands.split_last() {
-                o.writes([*dest]);
-                o.fills([*dest]);
-                o.deletes(srcs.iter().copied());
-            }
-        }
-        "bisect" if operands.first().is_some_and(|w| w.value == "run") => {
-            // `git bisect run CMD ARGS…`: a program and its arguments, run at each step.
-            let cmd: Vec<Word> = rest
-                .iter()
-                .skip_while(|w| w.value != "run")
-                .skip(1)
-                .cloned()
-                .collect();
-            o.exec("git", "bisect run", &super::join(&cmd));
-            o.exec_argv.push(("git bisect run".into(), cmd));
-        }
-        "rebase" => {
-            for (k, w) in rest.iter().enumerate() {
-                if w.value == "-x" || w.value == "--exec" {
-                    if let Some(n) = rest.get(k + 1) {
-                        o.code("git", "rebase --exec", n);
-                    }
-                } else if let Some(c) = w.value.strip_prefix("--exec=") {
-                    o.code(
-                        "git",
-                        "rebase --exec",
-                        &Word {
-                            value: c.to_owned(),
-                            literal: w.literal,
-                        },
-                    );
-                }
-            }
-        }
-        "filter-branch" => {
-            o.exec("git", "filter-branch", "runs filter commands");
-            for (k, w) in rest.iter().enumerate() {
-                if w.value.ends_with("-filter")
-                    && w.value.starts_with("--")
-                    && let Some(n) = rest.get(k + 1)
-                {
-                    o.code("git", &w.value, n);
-                }
-            }
-        }
-        "difftool" | "mergetool" => {
-            let mut extcmd = false;
-            for (k, w) in rest.iter().enumerate() {
-                if sub == "difftool" && (w.value == "-x" || w.value == "--extcmd") {
-                    if let Some(n) = rest.get(k + 1) {
-                        o.code("git", "difftool --extcmd", n);
-                        extcmd = true;
-                    }
-                } else if let Some(c) = w.value.strip_prefix("--extcmd=") {
-                    o.code(
-                        "git",
-                        "difftool --extcmd",
-                        &Word {
-                            value: c.to_owned(),
-                            literal: w.literal,
-                        },
-                    );
-                    extcmd = true;
-                }
-            }
-            if !extcmd {
-                o.exec("git", sub, "runs the configured tool");
-            }
-        }
-        "config" => {
-            // `git config [set] KEY VALUE`: a value that is a command runs later, each
-            // time git uses the key; what it would run is analyzed now.
-            let kv: Vec<&Word> = operands
-                .iter()
-                .copied()
-                .skip_while(|w| w.value == "set")
-                .collect();
-            if let [key, value, ..] = kv.as_slice()
-                && let KeyUse::Code(code) = config_key(&key.value, Some(&value.value))
-            {
-                o.code(
-                    "git",
-                    "config",
-                    &Word {
-                        value: code,
-                        literal: value.literal,
-                    },
-                );
-            }
-            // `--file F` names the file written, whatever it is.
-            let file = rest
-                .iter()
-                .enumerate()
-                .find_map(|(k, w)| match w.value.as_str() {
-                    "-f" | "--file" => rest.get(k + 1).cloned(),
-                    v => v.strip_prefix("--file=").map(|f| Word {
-                        value: f.to_owned(),
-                        literal: w.literal,
-                    }),
-                });
-            let target = if let Some(f) = file {
-                f
-            } else if rest.iter().any(|w| w.value == "--global") {
-                Word::literal("~/.gitconfig")
-            } else if rest.iter().any(|w| w.value == "--system") {
-                Word::literal("/etc/gitconfig")
-            } else if rest.iter().any(|w| w.value == "--worktree") {
-                Word::literal(".git/config.worktree")
-            } else {
-                Word::literal(".git/config")
-            };
-            o.writes([&target]);
-        }
-        "worktree" if operands.first().is_some_and(|w| w.value == "add") => {
-            o.writes(operands.get(1).copied());
-            o.fills(operands.get(1).copied());
-        }
-        "init" => {
-            let dir = operands
-                .first()
-                .map(|w| (*w).clone())
-                .unwrap_or_else(|| Word::literal("."));
-            o.writes([&dir]);
-            planted_hooks(o, rest, &dir);
-        }
-        "archive" if rest.iter().any(|w| w.value.starts_with("--remote")) => o.net_unknown(),
-        "format-patch"
-            if !rest.iter().any(|w| {
-                w.value == "-o"
-                    || w.value.starts_with("--output-directory")
-                    || w.value == "--stdout"
-            }) =>
-        {
-            o.writes([&Word {
-                value: "./*.patch".into(),
-                literal: false,
-            }]);
-        }
-        _ => {}
-    }
 }

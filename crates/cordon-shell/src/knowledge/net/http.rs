@@ -1,164 +1,243 @@
 //! HTTP clients: `curl`, `wget`, HTTPie and the other fetchers, with the URLs they
 //! reach and the files they read, write and send.
 
-use crate::knowledge::{Invocation, Opts, Outcome, parse_args};
+use crate::knowledge::{Invocation, Opts, Outcome, Parsed, parse_args};
 use crate::model::{Class, Word};
 
+/// curl's options that take a value: all of curl(1)'s, so that no value is taken for a
+/// URL.
+const CURL_OPTS: Opts = Opts::gnu(
+    "oTdFKuHXAebcDwrmxEYyzCQtUP",
+    &[
+        "output",
+        "upload-file",
+        "data",
+        "data-binary",
+        "data-raw",
+        "data-ascii",
+        "data-urlencode",
+        "form",
+        "form-string",
+        "config",
+        "user",
+        "header",
+        "request",
+        "user-agent",
+        "referer",
+        "cookie",
+        "cookie-jar",
+        "dump-header",
+        "write-out",
+        "range",
+        "max-time",
+        "proxy",
+        "cert",
+        "key",
+        "cacert",
+        "capath",
+        "url",
+        "output-dir",
+        "trace",
+        "trace-ascii",
+        "stderr",
+        "libcurl",
+        "resolve",
+        "connect-to",
+        "retry",
+        "retry-delay",
+        "retry-max-time",
+        "limit-rate",
+        "json",
+        "netrc-file",
+        "proxy-user",
+        "interface",
+        "local-port",
+        "max-filesize",
+        "connect-timeout",
+        "speed-limit",
+        "speed-time",
+        "time-cond",
+        "quote",
+        "telnet-option",
+        "oauth2-bearer",
+        "aws-sigv4",
+        "variable",
+        "expand-url",
+        "etag-save",
+        "etag-compare",
+        "hsts",
+        "alt-svc",
+        "unix-socket",
+        "abstract-unix-socket",
+        "preproxy",
+        "doh-url",
+        "dns-servers",
+        "ciphers",
+        "pinnedpubkey",
+        "ftp-port",
+        // The rest of curl(1)'s options that take a value.
+        "noproxy",
+        "proto",
+        "proto-default",
+        "proto-redir",
+        "max-redirs",
+        "cert-type",
+        "key-type",
+        "pass",
+        "crlfile",
+        "curves",
+        "create-file-mode",
+        "continue-at",
+        "delegation",
+        "dns-interface",
+        "dns-ipv4-addr",
+        "dns-ipv6-addr",
+        "egd-file",
+        "engine",
+        "expect100-timeout",
+        "ftp-account",
+        "ftp-alternative-to-user",
+        "ftp-method",
+        "ftp-ssl-ccc-mode",
+        "happy-eyeballs-timeout-ms",
+        "haproxy-clientip",
+        "hostpubmd5",
+        "hostpubsha256",
+        "ip-tos",
+        "ipfs-gateway",
+        "keepalive-time",
+        "keepalive-cnt",
+        "krb",
+        "login-options",
+        "mail-auth",
+        "mail-from",
+        "mail-rcpt",
+        "parallel-max",
+        "proxy-cacert",
+        "proxy-capath",
+        "proxy-cert",
+        "proxy-cert-type",
+        "proxy-ciphers",
+        "proxy-crlfile",
+        "proxy-header",
+        "proxy-key",
+        "proxy-key-type",
+        "proxy-pass",
+        "proxy-pinnedpubkey",
+        "proxy-service-name",
+        "proxy-tls13-ciphers",
+        "proxy-tlsauthtype",
+        "proxy-tlspassword",
+        "proxy-tlsuser",
+        "pubkey",
+        "random-file",
+        "rate",
+        "request-target",
+        "sasl-authzid",
+        "service-name",
+        "socks4",
+        "socks4a",
+        "socks5",
+        "socks5-hostname",
+        "socks5-gssapi-service",
+        "tftp-blksize",
+        "tls-max",
+        "tls13-ciphers",
+        "tlsauthtype",
+        "tlspassword",
+        "tlsuser",
+        "trace-config",
+        "url-query",
+        "sigalgs",
+        "ech",
+        "vlan-priority",
+        "ssl-sessions",
+        "knownhosts",
+    ],
+);
+
+/// Options whose value is a file curl writes.
+const CURL_WRITES: &[&str] = &[
+    "-o",
+    "--output",
+    "-c",
+    "--cookie-jar",
+    "-D",
+    "--dump-header",
+    "--trace",
+    "--trace-ascii",
+    "--stderr",
+    "--libcurl",
+    "--etag-save",
+    "--hsts",
+    "--alt-svc",
+];
+
+/// Options that save each URL under the name its path ends with (or the server says).
+const CURL_REMOTE_NAME: &[&str] = &[
+    "-O",
+    "--remote-name",
+    "--remote-name-all",
+    "-J",
+    "--remote-header-name",
+];
+
+/// Options whose value is a file curl reads (and may send).
+const CURL_READS: &[&str] = &[
+    "-T",
+    "--upload-file",
+    "-K",
+    "--config",
+    "--netrc-file",
+    "-E",
+    "--cert",
+    "--key",
+    "--cacert",
+];
+
+/// Options whose value, when it is `@FILE`, sends FILE.
+const CURL_DATA: &[&str] = &[
+    "-d",
+    "--data",
+    "--data-binary",
+    "--data-ascii",
+    "--data-urlencode",
+    "--json",
+    "-b",
+    "--cookie",
+];
+
 pub(super) fn curl(inv: &Invocation<'_>) -> Outcome {
-    let p = parse_args(
-        inv.args,
-        &Opts::gnu(
-            "oTdFKuHXAebcDwrmxEYyzCQtUP",
-            &[
-                "output",
-                "upload-file",
-                "data",
-                "data-binary",
-                "data-raw",
-                "data-ascii",
-                "data-urlencode",
-                "form",
-                "form-string",
-                "config",
-                "user",
-                "header",
-                "request",
-                "user-agent",
-                "referer",
-                "cookie",
-                "cookie-jar",
-                "dump-header",
-                "write-out",
-                "range",
-                "max-time",
-                "proxy",
-                "cert",
-                "key",
-                "cacert",
-                "capath",
-                "url",
-                "output-dir",
-                "trace",
-                "trace-ascii",
-                "stderr",
-                "libcurl",
-                "resolve",
-                "connect-to",
-                "retry",
-                "retry-delay",
-                "retry-max-time",
-                "limit-rate",
-                "json",
-                "netrc-file",
-                "proxy-user",
-                "interface",
-                "local-port",
-                "max-filesize",
-                "connect-timeout",
-                "speed-limit",
-                "speed-time",
-                "time-cond",
-                "quote",
-                "telnet-option",
-                "oauth2-bearer",
-                "aws-sigv4",
-                "variable",
-                "expand-url",
-                "etag-save",
-                "etag-compare",
-                "hsts",
-                "alt-svc",
-                "unix-socket",
-                "abstract-unix-socket",
-                "preproxy",
-                "doh-url",
-                "dns-servers",
-                "ciphers",
-                "pinnedpubkey",
-                "ftp-port",
-                // The rest of curl(1)'s options that take a value.
-                "noproxy",
-                "proto",
-                "proto-default",
-                "proto-redir",
-                "max-redirs",
-                "cert-type",
-                "key-type",
-                "pass",
-                "crlfile",
-                "curves",
-                "create-file-mode",
-                "continue-at",
-                "delegation",
-                "dns-interface",
-                "dns-ipv4-addr",
-                "dns-ipv6-addr",
-                "egd-file",
-                "engine",
-                "expect100-timeout",
-                "ftp-account",
-                "ftp-alternative-to-user",
-                "ftp-method",
-                "ftp-ssl-ccc-mode",
-                "happy-eyeballs-timeout-ms",
-                "haproxy-clientip",
-                "hostpubmd5",
-                "hostpubsha256",
-                "ip-tos",
-                "ipfs-gateway",
-                "keepalive-time",
-                "keepalive-cnt",
-                "krb",
-                "login-options",
-                "mail-auth",
-                "mail-from",
-                "mail-rcpt",
-                "parallel-max",
-                "proxy-cacert",
-                "proxy-capath",
-                "proxy-cert",
-                "proxy-cert-type",
-                "proxy-ciphers",
-                "proxy-crlfile",
-                "proxy-header",
-                "proxy-key",
-                "proxy-key-type",
-                "proxy-pass",
-                "proxy-pinnedpubkey",
-                "proxy-service-name",
-                "proxy-tls13-ciphers",
-                "proxy-tlsauthtype",
-                "proxy-tlspassword",
-                "proxy-tlsuser",
-                "pubkey",
-                "random-file",
-                "rate",
-                "request-target",
-                "sasl-authzid",
-                "service-name",
-                "socks4",
-                "socks4a",
-                "socks5",
-                "socks5-hostname",
-                "socks5-gssapi-service",
-                "tftp-blksize",
-                "tls-max",
-                "tls13-ciphers",
-                "tlsauthtype",
-                "tlspassword",
-                "tlsuser",
-                "trace-config",
-                "url-query",
-                "sigalgs",
-                "ech",
-                "vlan-priority",
-                "ssl-sessions",
-                "knownhosts",
-            ],
-        ),
-    );
+    let p = parse_args(inv.args, &CURL_OPTS);
     let mut o = Outcome::read_only();
     o.fetches = true;
+    let urls = curl_urls(&p, &mut o);
+    o.writes(p.values(CURL_WRITES));
+    if p.has(CURL_REMOTE_NAME) {
+        curl_remote_names(&p, &urls, &mut o);
+        o.fetches = false;
+    }
+    // Output saved to a file is not output a pipe can run.
+    if p.has(&["-o", "--output"]) && !p.values(&["-o", "--output"]).any(is_stdout) {
+        o.fetches = false;
+    }
+    curl_reads(&p, &mut o);
+    if p.has(&["-K", "--config"]) {
+        o.effects.class = Class::Unknown;
+    }
+    // A request over the container engine's socket drives the engine, which runs as
+    // root: a privileged container is one request away.
+    if p.values(&["--unix-socket", "--abstract-unix-socket"])
+        .any(|w| w.value.contains("docker.sock") || w.value.contains("podman.sock"))
+    {
+        o.privilege("curl to the container engine's socket");
+    }
+    o
+}
+
+/// The URLs curl reaches (operands and `--url`), each a network target; with none, a
+/// destination only its configuration knows.
+fn curl_urls(p: &Parsed, o: &mut Outcome) -> Vec<Word> {
     let mut urls: Vec<Word> = p.operands.clone();
     urls.extend(p.values(&["--url"]).cloned());
     for u in &urls {
@@ -168,73 +247,40 @@ pub(super) fn curl(inv: &Invocation<'_>) -> Outcome {
     if urls.is_empty() {
         o.net_unknown();
     }
-    o.writes(p.values(&[
-        "-o",
-        "--output",
-        "-c",
-        "--cookie-jar",
-        "-D",
-        "--dump-header",
-        "--trace",
-        "--trace-ascii",
-        "--stderr",
-        "--libcurl",
-        "--etag-save",
-        "--hsts",
-        "--alt-svc",
-    ]));
-    if p.has(&[
-        "-O",
-        "--remote-name",
-        "--remote-name-all",
-        "-J",
-        "--remote-header-name",
-    ]) {
-        let dir = p.values(&["--output-dir"]).last().cloned();
-        for u in &urls {
-            let name = u.value.rsplit('/').next().unwrap_or("");
-            let path = match &dir {
-                Some(d) => format!("{}/{name}", d.value),
-                None => name.to_owned(),
-            };
-            let literal = u.literal && dir.as_ref().is_none_or(|d| d.literal) && !name.is_empty();
-            o.writes([&Word {
-                value: path,
-                literal,
-            }]);
-        }
-        o.fetches = false;
+    urls
+}
+
+/// `-O`/`-J`: each URL is saved under the last part of its path, in `--output-dir`
+/// when given; a name known only at run time (or none) is not literal.
+fn curl_remote_names(p: &Parsed, urls: &[Word], o: &mut Outcome) {
+    let dir = p.values(&["--output-dir"]).last().cloned();
+    for u in urls {
+        let name = u.value.rsplit('/').next().unwrap_or("");
+        let path = match &dir {
+            Some(d) => format!("{}/{name}", d.value),
+            None => name.to_owned(),
+        };
+        let literal = u.literal && dir.as_ref().is_none_or(|d| d.literal) && !name.is_empty();
+        o.writes([&Word {
+            value: path,
+            literal,
+        }]);
     }
-    let to_stdout = |w: &Word| {
-        matches!(
-            w.value.as_str(),
-            "-" | "/dev/stdout" | "/dev/fd/1" | "/proc/self/fd/1"
-        )
-    };
-    if p.has(&["-o", "--output"]) && !p.values(&["-o", "--output"]).any(to_stdout) {
-        o.fetches = false;
-    }
-    o.reads(p.values(&[
-        "-T",
-        "--upload-file",
-        "-K",
-        "--config",
-        "--netrc-file",
-        "-E",
-        "--cert",
-        "--key",
-        "--cacert",
-    ]));
-    for v in p.values(&[
-        "-d",
-        "--data",
-        "--data-binary",
-        "--data-ascii",
-        "--data-urlencode",
-        "--json",
-        "-b",
-        "--cookie",
-    ]) {
+}
+
+/// Does an output file name standard output?
+fn is_stdout(w: &Word) -> bool {
+    matches!(
+        w.value.as_str(),
+        "-" | "/dev/stdout" | "/dev/fd/1" | "/proc/self/fd/1"
+    )
+}
+
+/// The files curl reads: uploads, its configuration, certificates and keys, `@FILE`
+/// data and cookies, and the files of `-F name=@FILE` / `name=<FILE` form fields.
+fn curl_reads(p: &Parsed, o: &mut Outcome) {
+    o.reads(p.values(CURL_READS));
+    for v in p.values(CURL_DATA) {
         if let Some(f) = v.value.strip_prefix('@') {
             o.reads([&Word {
                 value: f.to_owned(),
@@ -255,17 +301,6 @@ pub(super) fn curl(inv: &Invocation<'_>) -> Outcome {
             }]);
         }
     }
-    if p.has(&["-K", "--config"]) {
-        o.effects.class = Class::Unknown;
-    }
-    // A request over the container engine's socket drives the engine, which runs as
-    // root: a privileged container is one request away.
-    if p.values(&["--unix-socket", "--abstract-unix-socket"])
-        .any(|w| w.value.contains("docker.sock") || w.value.contains("podman.sock"))
-    {
-        o.privilege("curl to the container engine's socket");
-    }
-    o
 }
 
 pub(super) fn wget(inv: &Invocation<'_>) -> Outcome {
