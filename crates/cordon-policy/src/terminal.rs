@@ -11,11 +11,15 @@
 
 use std::path::Path;
 
-/// Written before cordon's own lines on a terminal that a command has just written to:
-/// resets the character attributes (SGR 0), so that a command which ends by switching on
-/// concealed, invisible or same-colour text cannot hide what cordon says next (a
-/// summary of what containment blocked, an approval question) behind a fake one.
-pub const RESET_ATTRIBUTES: &str = "\x1b[0m";
+/// Written before cordon's own lines on a terminal that a command has just written to.
+/// A command may end by switching on concealed or same-colour text, a line-drawing
+/// character set, or a narrow scrolling region (so that cordon's question scrolls away
+/// under a fake one it drew); none of that may hide what cordon says next (a summary of
+/// what containment blocked, an approval question). In order: save the cursor (DECSC),
+/// soft reset (DECSTR: margins, origin mode, autowrap, insert mode, cursor visibility),
+/// the scrolling region made the whole screen (DECSTBM, which homes the cursor), the
+/// cursor put back where it was (DECRC), ASCII in G0 shifted in, attributes reset (SGR 0).
+pub const RESET_ATTRIBUTES: &str = "\x1b7\x1b[!p\x1b[r\x1b8\x1b(B\x0f\x1b[0m";
 
 /// Escape every character that could act on a terminal or forge a line: C0 controls
 /// (newline, carriage return, ESC, BEL, …), DEL, the C1 range, the Unicode line and

@@ -198,6 +198,7 @@ pub struct SandboxBuilder {
     home: Option<PathBuf>,
     home_readable: Option<Vec<PathBuf>>,
     masks: Vec<PathBuf>,
+    own_files: Vec<PathBuf>,
     unix_sockets: Vec<PathBuf>,
     ca_bundle: Option<PathBuf>,
     proxy_loopback: bool,
@@ -236,6 +237,7 @@ impl SandboxBuilder {
             home: None,
             home_readable: None,
             masks: Vec::new(),
+            own_files: Vec::new(),
             unix_sockets: Vec::new(),
             ca_bundle: None,
             proxy_loopback: false,
@@ -330,6 +332,17 @@ impl SandboxBuilder {
     /// the intended path unmasked.
     pub fn mask(mut self, path: impl Into<PathBuf>) -> Self {
         self.masks.push(path.into());
+        self
+    }
+
+    /// One of cordon's own files kept outside its state directory (a `--store`, an
+    /// `--audit-file`): masked like [`mask`](Self::mask), and building refuses when the
+    /// command could write in its directory. A mask hides the file, not what is made
+    /// beside it: SQLite reads a `-journal` planted next to its database back into it.
+    pub fn own_file(mut self, path: impl Into<PathBuf>) -> Self {
+        let path = path.into();
+        self.masks.push(path.clone());
+        self.own_files.push(path);
         self
     }
 

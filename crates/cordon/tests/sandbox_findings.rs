@@ -485,8 +485,9 @@ fn mask_through_a_symlinked_directory_hides_the_file_under_every_name() {
 
 /// cordon's own files made on first use (the store, the audit log and its signing key)
 /// exist before the sandbox is built, so they are masked like every later time: a state
-/// directory inside the workspace, and a `--store`/`--audit-file` beside it, never
-/// show the command the key that signs the log.
+/// directory inside the workspace never shows the command the key that signs the log.
+/// A `--store`/`--audit-file` where the command may write is refused outright, and so is
+/// a writable root over the places other runs' change sets fall back to.
 #[test]
 fn own_files_made_on_first_use_are_masked_from_that_first_run() {
     need_sandbox!("own_files_made_on_first_use_are_masked_from_that_first_run");
@@ -513,28 +514,34 @@ fn own_files_made_on_first_use_are_masked_from_that_first_run() {
         text(&o)
     );
 
-    // A store and a log named on the command line, in a directory the command sees.
+    // A store and a log named on the command line in a directory the command may write:
+    // masking the files would not stop it planting a SQLite journal beside them, which
+    // cordon would read back into the store. Refused before anything runs.
     let own = w.ws.join("own");
     std::fs::create_dir(&own).unwrap();
     let store = own.join("store.sqlite3");
     let log = own.join("audit.jsonl");
-    let script = format!(
-        "for f in {o}/*; do cat \"$f\"; done 2>/dev/null | wc -c",
-        o = own.display()
-    );
     let flags = [
         "--store",
         store.to_str().unwrap(),
         "--audit-file",
         log.to_str().unwrap(),
     ];
-    let o = w.exec(&flags, &script);
-    assert!(o.status.success(), "{}", text(&o));
-    assert!(own.join("audit.key").exists(), "{}", text(&o));
-    assert_eq!(
-        String::from_utf8_lossy(&o.stdout).trim(),
-        "0",
-        "the first run read its store, log or key: {}",
+    let o = w.exec(&flags, "echo RAN");
+    assert!(!o.status.success(), "{}", text(&o));
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("RAN"), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("outside the workspace and writable roots"),
+        "{}",
+        text(&o)
+    );
+    // Nor may a writable root hold where other runs' change sets and caches fall back.
+    let o = w.exec(&["--writable-root", "/var/tmp"], "echo RAN");
+    assert!(!o.status.success(), "{}", text(&o));
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("RAN"), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("other runs' change sets"),
+        "{}",
         text(&o)
     );
 }

@@ -267,11 +267,13 @@ mod tests {
         let mut p = TerminalPrompter::new(&b"d\n"[..], &mut out).resetting_attributes();
         assert_eq!(p.ask(&q).ok(), Some(PromptOutcome::Answered(Choice::Deny)));
         let text = String::from_utf8_lossy(&out);
+        let reset = cordon_policy::terminal::RESET_ATTRIBUTES;
+        assert!(reset.contains("\x1b[r") && reset.ends_with("\x1b[0m"));
         assert!(
-            text.starts_with("\x1b[0m\ncordon: approval needed"),
+            text.starts_with(&format!("{reset}\ncordon: approval needed")),
             "{text:?}"
         );
-        assert!(text.contains("\x1b[0mchoose [o/d]: "), "{text:?}");
+        assert!(text.contains(&format!("{reset}choose [o/d]: ")), "{text:?}");
         // Not a terminal: nothing but text.
         let mut out = Vec::new();
         let mut p = TerminalPrompter::new(&b"d\n"[..], &mut out);

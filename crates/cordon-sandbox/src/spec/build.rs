@@ -114,6 +114,7 @@ impl SandboxBuilder {
         }
         writable_roots.sort();
         writable_roots.dedup();
+        refuse_roots_over_cordons_files(&writable_roots, &self.own_files, &home)?;
         if let Network::Proxy { socket, port } = &self.network {
             if *port == 0 {
                 return Err(SandboxError::invalid("the proxy port must not be 0"));
@@ -425,6 +426,50 @@ fn canonical_dir(p: &Path, what: &str) -> Result<PathBuf, SandboxError> {
     Ok(c)
 }
 
+/// Refuse writable roots from which a run could reach what cordon keeps for itself
+/// outside its (masked) state directory: another run's change sets and cache slots in
+/// their fallbacks under `/var/tmp` (planted files there are merged or handed out later),
+/// and the directory of an own file (`own`: a `--store` or `--audit-file`).
+fn refuse_roots_over_cordons_files(
+    roots: &[PathBuf],
+    own: &[PathBuf],
+    home: &Path,
+) -> Result<(), SandboxError> {
+    let resolved = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    // Resolved when it exists; as named when it does not (nothing is there to reach).
+    let state = crate::state_mask::state_dir().or_else(|| cordon_store::state_dir().ok());
+    for place in crate::state_places() {
+        let place = resolved(&place);
+        // In the state directory, the state mask hides it whole.
+        if state.as_ref().is_some_and(|s| place.starts_with(s)) {
+            continue;
+        }
+        if let Some(r) = roots
+            .iter()
+            .find(|r| place.starts_with(r) || r.starts_with(&place))
+        {
+            return Err(SandboxError::invalid(format!(
+                "the writable root {} would let the command write where cordon keeps other runs' change sets and cache slots ({}); choose a narrower writable root",
+                r.display(),
+                place.display()
+            )));
+        }
+    }
+    for file in own {
+        let file = absolute_or_home(file, home, "cordon's own file")?;
+        let Some(dir) = file.parent() else { continue };
+        let dir = resolved(dir);
+        if let Some(r) = roots.iter().find(|r| dir.starts_with(r)) {
+            return Err(SandboxError::invalid(format!(
+                "{} lies in {}, where the command may write: a run could plant files beside it that cordon would read back (a SQLite journal); keep --store and --audit-file outside the workspace and writable roots",
+                file.display(),
+                r.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 #[allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 mod tests {
@@ -522,3 +567,4 @@ mod tests {
         assert!(spec.writable_roots.is_empty());
     }
 }
+

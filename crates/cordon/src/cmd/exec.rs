@@ -627,6 +627,8 @@ fn gate_error(e: GateError) -> anyhow::Error {
 struct FlagPaths {
     writable_roots: Vec<PathBuf>,
     masks: Vec<PathBuf>,
+    /// cordon's own files named on the command line (`--store`, `--audit-file`).
+    own: Vec<PathBuf>,
     ssh_agent: Option<PathBuf>,
     ssh_known_hosts: Option<PathBuf>,
     /// A variable never passed, even when allowed: `[store] password_env`'s.
@@ -666,12 +668,13 @@ impl FlagPaths {
         // A store or log named on the command line may live outside the state directory
         // (which every sandbox masks): the store's files, its signing key and the audit
         // log are masked too, so that the command never reads the key or rewrites records.
+        // Joined, not cleaned: `link/../store.sqlite3` is where the kernel resolves it.
         let store = match &args.approvals.store {
-            Some(s) => Some(cordon_policy::paths::clean(&here()?.join(s))),
+            Some(s) => Some(here()?.join(s)),
             None => None,
         };
         let log = match (&args.approvals.audit_file, &store) {
-            (Some(f), _) => Some(cordon_policy::paths::clean(&here()?.join(f))),
+            (Some(f), _) => Some(here()?.join(f)),
             (None, Some(store)) => Some(store.with_file_name("audit.jsonl")),
             (None, None) => None,
         };
@@ -680,8 +683,9 @@ impl FlagPaths {
             .flat_map(|s| cordon_store::files_of_store(s))
             .chain(log);
         // Those that do not exist yet are made before the sandbox is built
-        // (`Gate::prepare_own_files`); the plan masks what exists then.
-        masks.extend(own);
+        // (`Gate::prepare_own_files`); the plan masks what exists then, and refuses a
+        // run that could write beside them.
+        let own: Vec<PathBuf> = own.collect();
         let ssh_agent = match args.ssh_agent {
             true => Some(std::env::var_os("SSH_AUTH_SOCK").map(PathBuf::from).ok_or_else(|| {
                 fail("--ssh-agent: SSH_AUTH_SOCK is not set in cordon's environment; start an agent and add the key (`eval $(ssh-agent)`, `ssh-add`), or drop --ssh-agent")
@@ -695,6 +699,7 @@ impl FlagPaths {
         Ok(FlagPaths {
             writable_roots,
             masks,
+            own,
             ssh_agent,
             ssh_known_hosts,
             hidden_env: None,
@@ -760,6 +765,9 @@ fn builder(
     }
     for m in settings.mask.iter().chain(&flag_paths.masks) {
         b = b.mask(m);
+    }
+    for o in &flag_paths.own {
+        b = b.own_file(o);
     }
     for s in &args.allow_unix_socket {
         b = b.allow_unix_socket(s);
