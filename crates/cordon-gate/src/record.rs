@@ -151,6 +151,12 @@ impl Gate {
             return Ok(());
         }
         let path = self.audit_file()?;
+        let exists = |p: &std::path::Path| std::fs::symlink_metadata(p).is_ok();
+        if exists(&path) && exists(&cordon_store::key_path_for_store(&store)) {
+            // Nothing to make; opening would wait on the log's lock, which another writer
+            // may hold, while the sandbox could be built meanwhile.
+            return Ok(());
+        }
         self.held
             .open_audit(&path, &store, Durability::FsyncEach)
             .map_err(err(&path))
