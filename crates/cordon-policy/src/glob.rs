@@ -23,6 +23,7 @@ use std::path::{Component, Path};
 
 use cordon_shell::pattern::Pattern;
 
+use crate::secret_files;
 use crate::guards::{
     self, GuardHit, PROTECTED_ANYWHERE_COMPONENTS, PROTECTED_ANYWHERE_FILES,
     PROTECTED_ANYWHERE_SEQUENCES, PROTECTED_HOME_PATHS, PROTECTED_SYSTEM_PATHS,
@@ -277,6 +278,20 @@ fn sensitive(comps: &[Comp], anchored_path: bool, home: &[Pattern]) -> Option<Gu
     for name in SECRET_NAMES {
         if anywhere(comps, &[Pattern::parse(name)], false) {
             return hit(GUARD, format!("secret file name {name}"));
+        }
+    }
+    for name in secret_files::more_secret_patterns() {
+        if anywhere(comps, &[Pattern::parse(&name)], false) {
+            return hit(GUARD, format!("secret file name {name}"));
+        }
+    }
+    // HOME's credential paths wherever they lie (`proj/.aws/credentials`).
+    for rel in SENSITIVE_HOME_PATHS
+        .iter()
+        .filter(|r| !secret_files::HOME_ONLY.contains(r))
+    {
+        if anywhere(comps, &pats(rel), false) {
+            return hit(GUARD, format!("credential file {rel}"));
         }
     }
     None
