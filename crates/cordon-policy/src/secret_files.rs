@@ -12,6 +12,7 @@
 use crate::guards::{self, SENSITIVE_HOME_PATHS};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
+use std::sync::LazyLock;
 
 /// HOME's credential paths that are a project's ordinary configuration when they lie
 /// elsewhere: a project's `.npmrc` names its registries (a token there is normally
@@ -133,16 +134,54 @@ fn last_of_home_credential(n: &[u8]) -> bool {
         .any(|r| n.eq_ignore_ascii_case(r.as_bytes()))
 }
 
-/// One component against one pattern component: a literal, or `head*tail`.
-fn component_matches(got: &[u8], want: &str) -> bool {
-    match want.split_once('*') {
-        None => got.eq_ignore_ascii_case(want.as_bytes()),
-        Some((head, tail)) => {
-            got.len() >= head.len() + tail.len()
-                && got[..head.len()].eq_ignore_ascii_case(head.as_bytes())
-                && got[got.len() - tail.len()..].eq_ignore_ascii_case(tail.as_bytes())
+/// Every name `n` is a backup copy of, nearest first.
+fn backup_chain(n: &[u8]) -> impl Iterator<Item = &[u8]> {
+    std::iter::successors(backup_of(n), |b| backup_of(b))
+}
+
+/// A component of a HOME credential path, split once.
+#[derive(Clone, Copy)]
+enum Pat {
+    Literal(&'static str),
+    Glob(&'static str, &'static str),
+}
+
+impl Pat {
+    fn matches(self, got: &[u8]) -> bool {
+        match self {
+            Pat::Literal(w) => got.len() == w.len() && got.eq_ignore_ascii_case(w.as_bytes()),
+            Pat::Glob(head, tail) => {
+                got.len() >= head.len() + tail.len()
+                    && got[..head.len()].eq_ignore_ascii_case(head.as_bytes())
+                    && got[got.len() - tail.len()..].eq_ignore_ascii_case(tail.as_bytes())
+            }
         }
     }
+}
+
+/// [`SENSITIVE_HOME_PATHS`] but [`HOME_ONLY`], each split into its components once:
+/// these are tested for every entry of a walk and every path the policy judges.
+static CREDENTIAL_PATHS: LazyLock<Vec<(&'static str, Vec<Pat>)>> = LazyLock::new(|| {
+    SENSITIVE_HOME_PATHS
+        .iter()
+        .filter(|r| !HOME_ONLY.contains(r))
+        .map(|r| {
+            let pats = r
+                .split('/')
+                .map(|c| match c.split_once('*') {
+                    None => Pat::Literal(c),
+                    Some((h, t)) => Pat::Glob(h, t),
+                })
+                .collect();
+            (*r, pats)
+        })
+        .collect()
+});
+
+/// Does `pat` match `got`, or (when `backups` is given) one of the names `got` is a
+/// backup copy of?
+fn matches_or_backup(pat: Pat, got: &[u8], backups: &[&[u8]]) -> bool {
+    pat.matches(got) || backups.iter().any(|b| pat.matches(b))
 }
 
 /// The HOME credential path ([`SENSITIVE_HOME_PATHS`], relative) that `comps` (a
@@ -150,7 +189,33 @@ fn component_matches(got: &[u8], want: &str) -> bool {
 /// `proj/.aws/credentials` both give `.aws`; the last name may be a backup copy
 /// (`proj/.netrc~`).
 pub fn credential_anywhere(comps: &[&OsStr]) -> Option<&'static str> {
-    (1..=comps.len()).find_map(|end| credential_ending(&comps[..end], end == comps.len()))
+    let n = comps.len();
+    let backups: Vec<&[u8]> = comps
+        .last()
+        .map(|l| backup_chain(l.as_encoded_bytes()).collect())
+        .unwrap_or_default();
+    for start in 0..n {
+        let first = comps[start].as_encoded_bytes();
+        for (rel, pats) in CREDENTIAL_PATHS.iter() {
+            let end = start + pats.len();
+            if end > n {
+                continue;
+            }
+            let ok = pats.iter().enumerate().all(|(i, p)| {
+                let got = if i == 0 {
+                    first
+                } else {
+                    comps[start + i].as_encoded_bytes()
+                };
+                let last = start + i == n - 1;
+                matches_or_backup(*p, got, if last { &backups } else { &[] })
+            });
+            if ok {
+                return Some(rel);
+            }
+        }
+    }
+    None
 }
 
 /// The HOME credential path that `comps` ends with (`proj/.kube/config` gives
@@ -158,27 +223,26 @@ pub fn credential_anywhere(comps: &[&OsStr]) -> Option<&'static str> {
 /// credential directory asks of each entry. `backup_last` also tries the last name as a
 /// backup copy (`.netrc~`).
 pub fn credential_ending(comps: &[&OsStr], backup_last: bool) -> Option<&'static str> {
-    SENSITIVE_HOME_PATHS
+    let last = comps.last()?.as_encoded_bytes();
+    let backups: Vec<&[u8]> = if backup_last {
+        backup_chain(last).collect()
+    } else {
+        Vec::new()
+    };
+    CREDENTIAL_PATHS
         .iter()
-        .filter(|r| !HOME_ONLY.contains(r))
-        .find(|rel| ends_with_rel(comps, rel, backup_last))
-        .copied()
-}
-
-fn ends_with_rel(comps: &[&OsStr], rel: &str, backup_last: bool) -> bool {
-    let mut got = comps.iter().rev();
-    rel.rsplit('/').enumerate().all(|(i, want)| {
-        got.next().is_some_and(|g| {
-            let g = g.as_encoded_bytes();
-            component_matches(g, want)
-                || (i == 0 && backup_last && backup_chain(g).any(|b| component_matches(b, want)))
+        .find(|(_, pats)| {
+            let k = pats.len();
+            k <= comps.len()
+                && pats
+                    .last()
+                    .is_some_and(|p| matches_or_backup(*p, last, &backups))
+                && pats[..k - 1]
+                    .iter()
+                    .zip(&comps[comps.len() - k..])
+                    .all(|(p, g)| p.matches(g.as_encoded_bytes()))
         })
-    })
-}
-
-/// Every name `n` is a backup copy of, nearest first.
-fn backup_chain(n: &[u8]) -> impl Iterator<Item = &[u8]> {
-    std::iter::successors(backup_of(n), |b| backup_of(b))
+        .map(|(r, _)| *r)
 }
 
 /// The most bytes of a file the content test reads; a larger file is not tested (a

@@ -214,6 +214,18 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
 
     // Masks: the policy's sensitive HOME paths, configured extras, walked secrets.
     let mut masks: Vec<PathBuf> = sensitive_home_paths(inp.home);
+    // A visible HOME that is not walked as a root shows its own entries: those named
+    // like secrets (`~/.env`, `~/server.pem`) are masked as in a root.
+    if inp.home_view == HomeView::Visible
+        && !walk_roots.iter().any(|r| inp.home.starts_with(r))
+        && let Ok(rd) = std::fs::read_dir(inp.home)
+    {
+        masks.extend(
+            rd.flatten()
+                .filter(|e| guards::is_secret_file_name(&e.file_name()))
+                .map(|e| e.path()),
+        );
+    }
     // System secrets. Run as root, the command is uid 0 in its namespace, and the owner's
     // bits let it read /etc/shadow without any capability; a member of a group such as
     // ssl-cert reads keys through a directory it cannot even list. Masking whatever

@@ -183,7 +183,14 @@ pub(super) fn walk(
                 }
                 continue;
             }
-            if ft.is_file() && secret_files::sniff_candidate(&name) {
+            // An empty file or one past the size cap holds no key to find: one `statx`
+            // spares opening it.
+            if ft.is_file()
+                && secret_files::sniff_candidate(&name)
+                && entry
+                    .metadata()
+                    .is_ok_and(|m| m.len() > 0 && m.len() <= secret_files::SNIFF_MAX_BYTES)
+            {
                 match sniff(&path, limits.sniff_bytes.saturating_sub(sniffed)) {
                     Sniff::Key => found.secrets.push(path),
                     Sniff::Read(n) => sniffed += n,
@@ -229,13 +236,17 @@ fn secret_by_name(path: &Path, name: &OsStr) -> bool {
     if guards::is_secret_file_name(name) {
         return true;
     }
-    let comps: Vec<&OsStr> = path
+    // The longest HOME credential path has six names.
+    let mut comps: Vec<&OsStr> = path
         .components()
+        .rev()
+        .take(8)
         .filter_map(|c| match c {
             Component::Normal(s) => Some(s),
             _ => None,
         })
         .collect();
+    comps.reverse();
     secret_files::credential_ending(&comps, true).is_some()
 }
 
