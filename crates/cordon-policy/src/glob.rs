@@ -23,12 +23,12 @@ use std::path::{Component, Path};
 
 use cordon_shell::pattern::Pattern;
 
-use crate::secret_files;
 use crate::guards::{
     self, GuardHit, PROTECTED_ANYWHERE_COMPONENTS, PROTECTED_ANYWHERE_FILES,
     PROTECTED_ANYWHERE_SEQUENCES, PROTECTED_HOME_PATHS, PROTECTED_SYSTEM_PATHS,
     SENSITIVE_HOME_PATHS, SENSITIVE_SYSTEM_PATHS,
 };
+use crate::secret_files;
 
 /// Secret file names ([`guards::is_secret_file_name`]) as patterns.
 const SECRET_NAMES: &[&str] = &[

@@ -80,7 +80,9 @@ pub(crate) fn is_more_secret_name(n: &[u8]) -> bool {
     let starts = |s: &str| n.len() > s.len() && n[..s.len()].eq_ignore_ascii_case(s.as_bytes());
     let ends =
         |s: &str| n.len() > s.len() && n[n.len() - s.len()..].eq_ignore_ascii_case(s.as_bytes());
-    if TEMPLATE_WORDS.iter().any(|w| has_ci(n, w.as_bytes())) {
+    // Android's shared debug keystore has a published password and is read by every
+    // debug build.
+    if TEMPLATE_WORDS.iter().any(|w| has_ci(n, w.as_bytes())) || eq("debug.keystore") {
         return false;
     }
     SECRET_NAMES_MORE.iter().any(|s| eq(s))
@@ -117,7 +119,8 @@ pub(crate) fn is_backup_of_secret(name: &[u8]) -> bool {
     while let Some(orig) = backup_of(cur) {
         let undotted = orig.strip_prefix(b".").filter(|r| !r.is_empty());
         for cand in std::iter::once(orig).chain(undotted) {
-            if guards::is_secret_file_name(OsStr::from_bytes(cand)) || last_of_home_credential(cand) {
+            if guards::is_secret_file_name(OsStr::from_bytes(cand)) || last_of_home_credential(cand)
+            {
                 return true;
             }
         }
@@ -252,8 +255,7 @@ pub const SNIFF_MAX_BYTES: u64 = 64 * 1024;
 /// Name endings of files whose content is tested by [`holds_private_key`] (beside names
 /// without any dot): where keys and key files are saved under a name that says nothing.
 pub const SNIFF_SUFFIXES: &[&str] = &[
-    ".json", ".txt", ".crt", ".cer", ".cert", ".asc", ".priv", ".private", ".sec", ".conf",
-    ".cfg",
+    ".json", ".txt", ".crt", ".cer", ".cert", ".asc", ".priv", ".private", ".sec", ".conf", ".cfg",
 ];
 
 /// Should a file named `name` have its content tested? Names in no other list: a
@@ -279,7 +281,10 @@ pub fn holds_private_key(content: &[u8]) -> bool {
         .any(|(i, _)| {
             let rest = &content[i + 11..];
             let line = &rest[..rest.len().min(48)];
-            let line = line.split(|&b| b == b'\n' || b == b'\\').next().unwrap_or(&[]);
+            let line = line
+                .split(|&b| b == b'\n' || b == b'\\')
+                .next()
+                .unwrap_or(&[]);
             has_ci(line, b"PRIVATE KEY")
         });
     pem || (has_ci(content, b"\"service_account\"") && has_ci(content, b"\"private_key\""))
@@ -311,7 +316,10 @@ mod tests {
             ("w/.git-credentials.bak", ".git-credentials"),
             ("w/deploy/.kube/config", ".kube/config"),
             ("w/.m2/settings.xml", ".m2/settings.xml"),
-            ("w/ci/.gradle/gradle.properties", ".gradle/gradle.properties"),
+            (
+                "w/ci/.gradle/gradle.properties",
+                ".gradle/gradle.properties",
+            ),
             ("w/.docker/config.json.orig", ".docker/config.json"),
         ] {
             assert_eq!(credential_anywhere(&comps(p)), Some(want), "{p}");
@@ -342,7 +350,13 @@ mod tests {
         ] {
             assert!(is_backup_of_secret(n.as_bytes()), "{n}");
         }
-        for n in ["main.rs~", "README.md.bak", ".bashrc.swp", "#notes#", "env~"] {
+        for n in [
+            "main.rs~",
+            "README.md.bak",
+            ".bashrc.swp",
+            "#notes#",
+            "env~",
+        ] {
             assert!(!is_backup_of_secret(n.as_bytes()), "{n}");
         }
     }
@@ -366,7 +380,13 @@ mod tests {
             assert!(is_more_secret_name(n.as_bytes()), "{n}");
             assert!(guards::is_secret_file_name(OsStr::new(n)), "{n}");
         }
-        for n in ["example.env", ".envrc.sample", "env.d.ts", "environment.yml", "tfstate.rs"] {
+        for n in [
+            "example.env",
+            ".envrc.sample",
+            "env.d.ts",
+            "environment.yml",
+            "tfstate.rs",
+        ] {
             assert!(!guards::is_secret_file_name(OsStr::new(n)), "{n}");
         }
     }

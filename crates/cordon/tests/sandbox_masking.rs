@@ -165,7 +165,11 @@ fn cat_all(files: &[String]) -> String {
 
 fn assert_no_secret(o: &Output, what: &str) {
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(!out.contains("SECRET-"), "{what}: a secret was read\n{}", text(o));
+    assert!(
+        !out.contains("SECRET-"),
+        "{what}: a secret was read\n{}",
+        text(o)
+    );
 }
 
 /// F8: a run plants more entries than the walk visits before the user's `z/cfg/.env`;

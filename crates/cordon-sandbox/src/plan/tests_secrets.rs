@@ -219,7 +219,10 @@ fn home_build_tool_credentials_and_nvm_npmrc_are_masked() {
     let m = masked(&plan);
     for f in files.iter().chain(&[".oci", ".wrangler/config"]) {
         assert!(m.contains(&home.join(f)), "{f} not masked: {m:?}");
-        assert!(guards::sensitive_read(&home.join(f), &home).is_some(), "{f}");
+        assert!(
+            guards::sensitive_read(&home.join(f), &home).is_some(),
+            "{f}"
+        );
     }
     assert!(!m.iter().any(|p| p.to_string_lossy().contains('*')));
 }

@@ -5,8 +5,8 @@
 use super::{WALK_MAX_DEPTH, WALK_MAX_ENTRIES, WalkSummary};
 use crate::error::{SandboxError, SandboxErrorKind};
 use cordon_policy::{guards, secret_files};
-use std::ffi::OsStr;
 use std::collections::VecDeque;
+use std::ffi::OsStr;
 use std::path::{Component, Path, PathBuf};
 
 /// Directories the walk does not descend into (build output and dependency trees).
