@@ -4,6 +4,7 @@
 
 use super::{WALK_MAX_DEPTH, WALK_MAX_ENTRIES, WalkSummary};
 use crate::error::{SandboxError, SandboxErrorKind};
+use cordon_fs::Dir;
 use cordon_policy::{guards, secret_files};
 use std::collections::VecDeque;
 use std::ffi::OsStr;
@@ -101,7 +102,7 @@ fn refuse_unfinished(root: &Path, big: &Path, what: &str) -> SandboxError {
 
 /// One directory of the walk: where, how deep, which root and which directory at the
 /// top of that root it lies under (for the refusal's sentence).
-struct Dir {
+struct Pending {
     path: PathBuf,
     depth: usize,
     root: usize,
@@ -124,11 +125,11 @@ pub(super) fn walk(
     let mut sniffed: u64 = 0;
     // Entries counted under each top-level directory of a root.
     let mut tops: Vec<(PathBuf, usize)> = Vec::new();
-    let mut queue: VecDeque<Dir> = roots
+    let mut queue: VecDeque<Pending> = roots
         .iter()
         .enumerate()
         .filter(|(_, r)| !hidden.iter().any(|h| h == *r))
-        .map(|(i, r)| Dir {
+        .map(|(i, r)| Pending {
             path: r.to_path_buf(),
             depth: 0,
             root: i,
@@ -147,6 +148,8 @@ pub(super) fn walk(
             // Unreadable to this user, and so to the command, which has no more rights.
             continue;
         };
+        // The directory, opened for the first file whose content is tested.
+        let mut opened: Option<Option<Dir>> = None;
         for entry in rd.flatten() {
             if summary.entries >= limits.entries {
                 let what = format!("more than {} files and directories", limits.entries);
@@ -185,28 +188,36 @@ pub(super) fn walk(
             }
             // An empty file or one past the size cap holds no key to find: one `statx`
             // spares opening it.
+            let len = entry.metadata().map_or(0, |m| m.len());
             if ft.is_file()
                 && secret_files::sniff_candidate(&name)
-                && entry
-                    .metadata()
-                    .is_ok_and(|m| m.len() > 0 && m.len() <= secret_files::SNIFF_MAX_BYTES)
+                && len > 0
+                && len <= secret_files::SNIFF_MAX_BYTES
             {
-                match sniff(&path, limits.sniff_bytes.saturating_sub(sniffed)) {
-                    Sniff::Key => found.secrets.push(path),
-                    Sniff::Read(n) => sniffed += n,
-                    Sniff::OverBudget => {
-                        let what = format!(
-                            "more than {} MiB of small files to test for private keys",
-                            limits.sniff_bytes / (1024 * 1024)
-                        );
-                        return Err(refuse_unfinished(root, &biggest(&tops, root), &what));
-                    }
+                if opened.is_none() {
+                    opened = Some(Dir::open_ambient(&dir.path).ok());
+                }
+                let budget = limits.sniff_bytes.saturating_sub(sniffed);
+                match opened.as_ref().and_then(Option::as_ref) {
+                    // Unopenable: unreadable to this user, and so to the command.
+                    None => {}
+                    Some(d) => match sniff(d, &name, len, budget) {
+                        Sniff::Key => found.secrets.push(path),
+                        Sniff::Read(n) => sniffed += n,
+                        Sniff::OverBudget => {
+                            let what = format!(
+                                "more than {} MiB of small files to test for private keys",
+                                limits.sniff_bytes / (1024 * 1024)
+                            );
+                            return Err(refuse_unfinished(root, &biggest(&tops, root), &what));
+                        }
+                    },
                 }
                 continue;
             }
             if !ft.is_dir()
                 || WALK_SKIP.iter().any(|s| name == *s)
-                || hidden.iter().any(|h| *h == path)
+                || hidden.contains(&path)
             {
                 continue;
             }
@@ -219,7 +230,7 @@ pub(super) fn walk(
                 tops.push((path.clone(), 0));
                 Some(tops.len() - 1)
             });
-            queue.push_back(Dir {
+            queue.push_back(Pending {
                 path,
                 depth: dir.depth + 1,
                 root: dir.root,
@@ -259,40 +270,17 @@ enum Sniff {
     OverBudget,
 }
 
-/// Test the content of the regular file at `path` (not followed if it became a link,
-/// not waited on if it became a FIFO) for a private key, reading at most `budget` bytes.
-fn sniff(path: &Path, budget: u64) -> Sniff {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let Ok(file) = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-    else {
-        // Unreadable to this user, and so to the command.
-        return Sniff::Read(0);
-    };
-    let Ok(meta) = file.metadata() else {
-        return Sniff::Read(0);
-    };
-    let len = meta.len();
-    if !meta.is_file() || len == 0 || len > secret_files::SNIFF_MAX_BYTES {
-        return Sniff::Read(0);
-    }
+/// Test the content of the regular file `name` in `dir` (`len` bytes when listed; not
+/// followed if it became a link, not waited on if it became a FIFO) for a private key,
+/// reading at most [`secret_files::SNIFF_MAX_BYTES`] and nothing past `budget`.
+fn sniff(dir: &Dir, name: &OsStr, len: u64, budget: u64) -> Sniff {
     if len > budget {
         return Sniff::OverBudget;
     }
-    let mut buf = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-    if file
-        .take(secret_files::SNIFF_MAX_BYTES)
-        .read_to_end(&mut buf)
-        .is_err()
-    {
-        return Sniff::Read(len);
-    }
-    if secret_files::holds_private_key(&buf) {
-        Sniff::Key
-    } else {
-        Sniff::Read(len)
+    match dir.read(Path::new(name), secret_files::SNIFF_MAX_BYTES) {
+        Ok(buf) if secret_files::holds_private_key(&buf) => Sniff::Key,
+        // Grown past the cap since it was listed: what the command reads is not a
+        // small key file either way, but it is counted.
+        Ok(_) | Err(_) => Sniff::Read(len),
     }
 }
