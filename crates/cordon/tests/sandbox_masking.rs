@@ -197,7 +197,7 @@ fn a_walk_past_its_budget_refuses_the_run_instead_of_unmasking() {
     }
     let o = w.probe(&[], "cat z/cfg/.env; echo ran");
     assert_no_secret(&o, "over the budget");
-    assert!(!o.status.success(), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.contains(&format!("--mask {}", a.display())),
@@ -230,7 +230,7 @@ fn a_planted_deep_tree_refuses_the_next_run() {
     w.put(&w.ws.join("deep"), &format!("{deep}/.env"), "SECRET-DEEPER");
     let o = w.probe(&[], &format!("cat deep/{deep}/.env; echo ran"));
     assert_no_secret(&o, "deep tree");
-    assert!(!o.status.success(), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o));
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("--mask"),
         "{}",

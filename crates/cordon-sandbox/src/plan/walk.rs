@@ -93,7 +93,7 @@ impl Default for Limits {
 /// directory to hide with `--mask`.
 fn refuse_unfinished(root: &Path, big: &Path, what: &str) -> SandboxError {
     SandboxError::invalid(format!(
-        "refusing to start: {} holds {what}, more than cordon looks through for secrets to mask, and a secret it did not look at would be readable (most of it is under {}); hide that directory with `--mask {}` (or `[sandbox] mask`), remove what is not needed, or run in a smaller workspace",
+        "refusing to start: {} holds {what} to look through for secrets to mask, and a secret cordon did not look at would be readable; most of it is under {}: hide that directory with `--mask {}` (or `[sandbox] mask`), remove what is not needed, or run in a smaller workspace",
         root.display(),
         big.display(),
         big.display()
@@ -152,7 +152,10 @@ pub(super) fn walk(
         let mut opened: Option<Option<Dir>> = None;
         for entry in rd.flatten() {
             if summary.entries >= limits.entries {
-                let what = format!("more than {} files and directories", limits.entries);
+                let what = format!(
+                    "more than {} files and directories, too many",
+                    limits.entries
+                );
                 return Err(refuse_unfinished(root, &biggest(&tops, root), &what));
             }
             summary.entries += 1;
@@ -206,7 +209,7 @@ pub(super) fn walk(
                         Sniff::Read(n) => sniffed += n,
                         Sniff::OverBudget => {
                             let what = format!(
-                                "more than {} MiB of small files to test for private keys",
+                                "more than {} MiB of small files to test for private keys, too much",
                                 limits.sniff_bytes / (1024 * 1024)
                             );
                             return Err(refuse_unfinished(root, &biggest(&tops, root), &what));
@@ -215,15 +218,15 @@ pub(super) fn walk(
                 }
                 continue;
             }
-            if !ft.is_dir()
-                || WALK_SKIP.iter().any(|s| name == *s)
-                || hidden.contains(&path)
-            {
+            if !ft.is_dir() || WALK_SKIP.iter().any(|s| name == *s) || hidden.contains(&path) {
                 continue;
             }
             if dir.depth + 1 >= limits.depth {
                 let top = dir.top.map_or(path.clone(), |t| tops[t].0.clone());
-                let what = format!("directories more than {} levels deep", limits.depth);
+                let what = format!(
+                    "directories more than {} levels deep, too deep",
+                    limits.depth
+                );
                 return Err(refuse_unfinished(root, &top, &what));
             }
             let top = dir.top.or_else(|| {
