@@ -486,6 +486,27 @@ mod tests {
         }
     }
 
+    /// The names of `secret_files.rs` and HOME's credential paths in their relative
+    /// form, as globs anywhere.
+    #[test]
+    fn globs_naming_workspace_credentials() {
+        for g in [
+            "proj/.aws/cred*",
+            ".aws/*",
+            "infra/*.tfstate",
+            ".envr?",
+            ".dev.var*",
+            "deploy/.kube/conf*",
+            ".git-cred*",
+            "app/.m2/settings.x*",
+        ] {
+            assert!(read(g), "{g} should name a credential");
+        }
+        for g in ["*.tf", "src/*.json", "*/*.toml", ".npmr?"] {
+            assert!(!read(g), "{g} should not name a credential");
+        }
+    }
+
     #[test]
     fn globs_naming_protected_writes() {
         assert!(write(".vs*/settings.json"));

@@ -65,10 +65,14 @@ fn has_ci(hay: &[u8], needle: &[u8]) -> bool {
 }
 
 /// The names of [`SECRET_NAMES_MORE`], [`SECRET_SUFFIXES_MORE`] and
-/// [`SECRET_PREFIXES_MORE`] as glob patterns (`.envrc`, `*.tfstate`, `.env-*`).
+/// [`SECRET_PREFIXES_MORE`] as glob patterns (`.envrc`, `*.tfstate`, `.env-*`), but the
+/// names with a common extension (`secrets.json`, `secrets.toml`): a glob such as
+/// `*.json` or `*.toml` names a project's ordinary files, and each path it expands to is
+/// still judged by name.
 pub(crate) fn more_secret_patterns() -> impl Iterator<Item = String> {
     SECRET_NAMES_MORE
         .iter()
+        .filter(|n| !n.ends_with(".json") && !n.ends_with(".toml"))
         .map(|n| (*n).to_string())
         .chain(SECRET_SUFFIXES_MORE.iter().map(|s| format!("*{s}")))
         .chain(SECRET_PREFIXES_MORE.iter().map(|p| format!("{p}*")))

@@ -187,6 +187,18 @@ fn workspace_credentials_are_masked_by_name_and_content() {
         assert!(!m.contains(&ws.join(f)), "{f} masked");
     }
     assert!(m.contains(&ws.join(".aws")) && !m.contains(&ws.join(".aws/credentials")));
+    // `.envrc` is protected by its own name too: kept as a protected path as well
+    // (judged at the merge; put back by the fallback tier).
+    fs::create_dir_all(ws.join("sub")).unwrap();
+    fs::write(ws.join("sub/.envrc"), "export TOKEN=x").unwrap();
+    let plan = build(&inputs(&ws, &roots, &home)).unwrap();
+    assert!(masked(&plan).contains(&ws.join("sub/.envrc")));
+    assert!(plan.existing_protected.contains(&ws.join("sub/.envrc")));
+    assert!(
+        !plan
+            .existing_protected
+            .contains(&ws.join(".git-credentials"))
+    );
 }
 
 /// F4: the build tools' credentials and nvm's global npmrc under HOME, masked (the

@@ -168,6 +168,14 @@ pub(super) fn walk(
                 continue;
             };
             if secret_by_name(&path, &name) {
+                // A secret that is also protected by its own name (`.envrc`): masked, and
+                // still kept (or put back, in the fallback tier) as a protected path.
+                if protected_name(&name) {
+                    if ft.is_symlink() {
+                        return Err(refuse_symlink(&path));
+                    }
+                    found.protected.push(path.clone());
+                }
                 found.secrets.push(path);
                 continue;
             }
@@ -262,6 +270,16 @@ fn secret_by_name(path: &Path, name: &OsStr) -> bool {
         .collect();
     comps.reverse();
     secret_files::credential_ending(&comps, true).is_some()
+}
+
+/// Is `name` protected from writes wherever it appears, by itself (not because it is a
+/// secret)?
+fn protected_name(name: &OsStr) -> bool {
+    let n = name.as_encoded_bytes();
+    guards::PROTECTED_ANYWHERE_FILES
+        .iter()
+        .chain(guards::PROTECTED_ANYWHERE_COMPONENTS)
+        .any(|p| n.eq_ignore_ascii_case(p.as_bytes()))
 }
 
 enum Sniff {
