@@ -28,6 +28,7 @@ use crate::guards::{
     PROTECTED_ANYWHERE_SEQUENCES, PROTECTED_HOME_PATHS, PROTECTED_SYSTEM_PATHS,
     SENSITIVE_HOME_PATHS, SENSITIVE_SYSTEM_PATHS,
 };
+use crate::secret_files;
 
 /// Secret file names ([`guards::is_secret_file_name`]) as patterns.
 const SECRET_NAMES: &[&str] = &[
@@ -279,6 +280,20 @@ fn sensitive(comps: &[Comp], anchored_path: bool, home: &[Pattern]) -> Option<Gu
             return hit(GUARD, format!("secret file name {name}"));
         }
     }
+    for name in secret_files::more_secret_patterns() {
+        if anywhere(comps, &[Pattern::parse(&name)], false) {
+            return hit(GUARD, format!("secret file name {name}"));
+        }
+    }
+    // HOME's credential paths wherever they lie (`proj/.aws/credentials`).
+    for rel in SENSITIVE_HOME_PATHS
+        .iter()
+        .filter(|r| !secret_files::HOME_ONLY.contains(r))
+    {
+        if anywhere(comps, &pats(rel), false) {
+            return hit(GUARD, format!("credential file {rel}"));
+        }
+    }
     None
 }
 
@@ -467,6 +482,27 @@ mod tests {
             "/etc/ssh/ssh_host_*_key.pub",
             "*.txt",
         ] {
+            assert!(!read(g), "{g} should not name a credential");
+        }
+    }
+
+    /// The names of `secret_files.rs` and HOME's credential paths in their relative
+    /// form, as globs anywhere.
+    #[test]
+    fn globs_naming_workspace_credentials() {
+        for g in [
+            "proj/.aws/cred*",
+            ".aws/*",
+            "infra/*.tfstate",
+            ".envr?",
+            ".dev.var*",
+            "deploy/.kube/conf*",
+            ".git-cred*",
+            "app/.m2/settings.x*",
+        ] {
+            assert!(read(g), "{g} should name a credential");
+        }
+        for g in ["*.tf", "src/*.json", "*/*.toml", ".npmr?"] {
             assert!(!read(g), "{g} should not name a credential");
         }
     }

@@ -47,6 +47,22 @@ pub const SENSITIVE_HOME_PATHS: &[&str] = &[
     ".config/containers/auth.json",
     ".terraform.d/credentials.tfrc.json",
     ".config/doctl",
+    // npm's global configuration of each Node.js that nvm installed (`npm login
+    // --location=global` writes the registry token there).
+    ".nvm/versions/node/*/etc/npmrc",
+    // Deploy and cloud CLIs' logins.
+    ".netlify/config.json",
+    ".config/netlify",
+    ".config/configstore/firebase-tools.json",
+    ".wrangler/config",
+    ".config/.wrangler/config",
+    ".config/helm/repositories.yaml",
+    ".config/helm/registry",
+    ".oci",
+    ".config/heroku",
+    ".local/share/com.vercel.cli",
+    // MCP server definitions, often with API keys in their environment.
+    ".claude.json",
     // Wallets, tokens and keys of other tools (no build reads them).
     ".config/github-copilot",
     ".gem/credentials",
@@ -77,6 +93,8 @@ pub const SENSITIVE_HOME_PATHS: &[&str] = &[
     ".mysql_history",
     ".sqlite_history",
     ".rediscli_history",
+    ".viminfo",
+    ".lesshst",
 ];
 
 /// System files that hold secrets: password hashes and the TLS private-key directories.
@@ -89,6 +107,9 @@ pub const SENSITIVE_SYSTEM_PATHS: &[&str] = &[
     "/etc/gshadow",
     "/etc/gshadow-",
     "/etc/security/opasswd",
+    // Debian's and Ubuntu's daily copies (`/etc/cron.daily/passwd`).
+    "/var/backups/shadow.bak",
+    "/var/backups/gshadow.bak",
     "/etc/ssl/private",
     "/etc/pki/tls/private",
 ];
@@ -391,6 +412,8 @@ pub fn is_secret_file_name(name: &OsStr) -> bool {
         || starts("id_ed25519")
         || starts("id_ecdsa")
         || starts("id_dsa")
+        || crate::secret_files::is_more_secret_name(n)
+        || crate::secret_files::is_backup_of_secret(n)
 }
 
 /// `path`'s components after `base`, when `path` is `base` or beneath it.
@@ -449,6 +472,9 @@ fn sensitive_read_comps(comps: &[&OsStr], home: &Path) -> Option<GuardHit> {
         && let Some(rel) = SENSITIVE_HOME_PATHS.iter().find(|r| rel_matches(rest, r))
     {
         return hit(format!("~/{rel}"));
+    }
+    if let Some(rel) = crate::secret_files::credential_anywhere(comps) {
+        return hit(format!("credential file {rel}"));
     }
     if let Some(p) = proc_sensitive(comps) {
         return hit(p);

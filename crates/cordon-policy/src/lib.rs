@@ -41,6 +41,7 @@ pub mod presets;
 pub mod request;
 pub mod rules;
 mod search;
+pub mod secret_files;
 pub mod secrets;
 pub mod session;
 pub mod settings;

@@ -62,9 +62,13 @@ mod compute;
 #[cfg(test)]
 #[allow(clippy::disallowed_methods)] // fixtures are built with std::fs
 mod tests;
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures are built with std::fs
+mod tests_secrets;
 mod walk;
 
 pub(crate) use compute::build;
+pub(crate) use walk::Limits as WalkLimits;
 
 /// Whether the caller's `HOME` is visible inside the sandbox.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -137,10 +141,13 @@ fn replaced(p: &Path) -> bool {
         .any(|d| p.starts_with(d))
 }
 
-/// How far the walk for secrets and protected names inside writable roots goes.
-pub const WALK_MAX_DEPTH: usize = 8;
-/// How many entries the walk visits at most (over all roots).
-pub const WALK_MAX_ENTRIES: usize = 20_000;
+/// How deep the walk for secrets and protected names inside writable roots goes: a
+/// deeper directory refuses the run (no real tree nests this far outside the skipped
+/// dependency directories).
+pub const WALK_MAX_DEPTH: usize = 64;
+/// How many entries the walk visits at most (over all roots): a tree with more refuses
+/// the run, naming the directory to hide with `--mask` (about a second of walking).
+pub const WALK_MAX_ENTRIES: usize = 200_000;
 
 /// One step of the mount plan, executed in order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -248,7 +255,8 @@ pub enum MountOp {
 pub struct WalkSummary {
     /// Entries visited.
     pub entries: usize,
-    /// The walk stopped at its entry limit before visiting everything.
+    /// Always `false`: a walk that cannot visit everything refuses the run (the field
+    /// stays for the report's format).
     pub truncated: bool,
 }
 
@@ -366,4 +374,6 @@ pub(crate) struct PlanInputs<'a> {
     pub slot: Option<&'a crate::slot::SlotMounts>,
     /// The paths that hide cordon's state directory (masked like `masks`).
     pub state_masks: &'a [PathBuf],
+    /// The walk's budgets ([`WALK_MAX_ENTRIES`], [`WALK_MAX_DEPTH`]; smaller in tests).
+    pub walk_limits: WalkLimits,
 }

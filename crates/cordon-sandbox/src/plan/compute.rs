@@ -109,7 +109,9 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
     // writable root (already writable, and merged); when HOME is visible, only those
     // that exist (a mount point cannot be made in the host's read-only HOME); and one
     // the host lacks only when a program that writes it is installed.
-    if !full_access && inp.home.is_dir() {
+    // Not in `read-only` mode, where no write may land anywhere, a cache included: the
+    // host's caches stay visible read-only there (HOME's toolchains, or HOME itself).
+    if matches!(inp.mode, SandboxMode::WorkspaceWrite) && inp.home.is_dir() {
         let search = std::env::var_os("PATH").unwrap_or_default();
         for (rel, writers) in DEV_CACHES.iter().zip(CACHE_WRITERS) {
             let path = inp.home.join(rel);
@@ -188,7 +190,15 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
     if walk_roots.is_empty() {
         walk_roots.push(inp.workspace);
     }
-    plan.walk = walk(&walk_roots, inp.home, &mut found)?;
+    // Directories masked whole hide whatever the walk would find in them.
+    let hidden: Vec<PathBuf> = inp
+        .masks
+        .iter()
+        .chain(inp.state_masks)
+        .filter_map(|m| std::fs::canonicalize(m).ok())
+        .filter(|m| m.is_dir())
+        .collect();
+    plan.walk = walk(&walk_roots, inp.home, &hidden, inp.walk_limits, &mut found)?;
     for p in found.protected {
         if cow(&p) {
             if !plan.existing_protected.contains(&p) {
@@ -203,7 +213,19 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
     }
 
     // Masks: the policy's sensitive HOME paths, configured extras, walked secrets.
-    let mut masks: Vec<PathBuf> = guards::sensitive_home_paths(inp.home);
+    let mut masks: Vec<PathBuf> = sensitive_home_paths(inp.home);
+    // A visible HOME that is not walked as a root shows its own entries: those named
+    // like secrets (`~/.env`, `~/server.pem`) are masked as in a root.
+    if inp.home_view == HomeView::Visible
+        && !walk_roots.iter().any(|r| inp.home.starts_with(r))
+        && let Ok(rd) = std::fs::read_dir(inp.home)
+    {
+        masks.extend(
+            rd.flatten()
+                .filter(|e| guards::is_secret_file_name(&e.file_name()))
+                .map(|e| e.path()),
+        );
+    }
     // System secrets. Run as root, the command is uid 0 in its namespace, and the owner's
     // bits let it read /etc/shadow without any capability; a member of a group such as
     // ssl-cert reads keys through a directory it cannot even list. Masking whatever
@@ -306,6 +328,46 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
         .filter(|_| inp.proxy_socket.is_some())
         .map(Path::to_path_buf);
     Ok(plan)
+}
+
+/// The policy's sensitive HOME paths ([`guards::sensitive_home_paths`]) under `home`,
+/// an entry with a `*` component (`.nvm/versions/node/*/etc/npmrc`) expanded to every
+/// directory entry it matches there now.
+pub(super) fn sensitive_home_paths(home: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for p in guards::sensitive_home_paths(home) {
+        if !p.as_os_str().as_encoded_bytes().contains(&b'*') {
+            out.push(p);
+            continue;
+        }
+        let mut paths = vec![PathBuf::new()];
+        for c in p.components() {
+            let want = c.as_os_str().to_string_lossy();
+            let Some((head, tail)) = want.split_once('*') else {
+                paths.iter_mut().for_each(|p| p.push(c));
+                continue;
+            };
+            let mut next = Vec::new();
+            for dir in &paths {
+                let Ok(rd) = std::fs::read_dir(dir) else {
+                    continue;
+                };
+                for e in rd.flatten() {
+                    let name = e.file_name();
+                    let n = name.as_encoded_bytes();
+                    if n.len() >= head.len() + tail.len()
+                        && n.starts_with(head.as_bytes())
+                        && n.ends_with(tail.as_bytes())
+                    {
+                        next.push(dir.join(&name));
+                    }
+                }
+            }
+            paths = next;
+        }
+        out.extend(paths);
+    }
+    out
 }
 
 /// The directories of `sys` (the host's `/sys`) that name its network interfaces:

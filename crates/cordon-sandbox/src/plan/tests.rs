@@ -24,6 +24,7 @@ fn inputs<'a>(ws: &'a Path, roots: &'a [PathBuf], home: &'a Path) -> PlanInputs<
         scratch_size: 1 << 20,
         slot: None,
         state_masks: &[],
+        walk_limits: WalkLimits::default(),
     }
 }
 
@@ -97,8 +98,10 @@ fn secrets_under_home_are_masked() {
     assert!(tmpfs < bind);
 }
 
+/// A tree deeper than the walk goes refuses the run: a `.env` below the limit would
+/// otherwise be left unmasked (see `tests_secrets.rs` for the entry budget).
 #[test]
-fn walk_is_bounded() {
+fn walk_past_its_depth_refuses() {
     let t = tempfile::tempdir().unwrap();
     let ws = fs::canonicalize(t.path()).unwrap();
     let mut d = ws.clone();
@@ -108,10 +111,14 @@ fn walk_is_bounded() {
     fs::create_dir_all(&d).unwrap();
     fs::write(d.join(".env"), "deep").unwrap();
     let roots = vec![ws.clone()];
-    let plan = build(&inputs(&ws, &roots, Path::new("/nonexistent"))).unwrap();
-    assert!(!plan.ops.contains(&MountOp::MaskFile {
-        path: d.join(".env")
-    }));
+    let err = build(&inputs(&ws, &roots, Path::new("/nonexistent"))).unwrap_err();
+    assert_eq!(err.kind, SandboxErrorKind::Invalid);
+    assert!(
+        err.message
+            .contains(&format!("--mask {}", ws.join("d0").display())),
+        "{}",
+        err.message
+    );
 }
 
 #[test]

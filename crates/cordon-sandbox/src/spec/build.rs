@@ -260,6 +260,7 @@ impl SandboxBuilder {
             scratch_size,
             slot: self.slot.as_ref(),
             state_masks: &state_masks,
+            walk_limits: plan::WalkLimits::default(),
         };
         let plan = plan::build(&inputs)?;
         if let Some(slot) = &self.slot {
