@@ -163,10 +163,7 @@ fn shows_target_consequence_reason_and_the_exact_rule() {
     assert!(screen.contains("--watch \\u{1b}[2J"), "{screen}");
     // cordon's own reset before the question is the only escape sequence written.
     let shown = screen.replace(cordon_policy::terminal::RESET_ATTRIBUTES, "");
-    assert!(
-        !shown.contains('\u{1b}'),
-        "raw escape reached the terminal"
-    );
+    assert!(!shown.contains('\u{1b}'), "raw escape reached the terminal");
 }
 
 #[test]

@@ -529,7 +529,11 @@ fn own_files_made_on_first_use_are_masked_from_that_first_run() {
     ];
     let o = w.exec(&flags, "echo RAN");
     assert!(!o.status.success(), "{}", text(&o));
-    assert!(!String::from_utf8_lossy(&o.stdout).contains("RAN"), "{}", text(&o));
+    assert!(
+        !String::from_utf8_lossy(&o.stdout).contains("RAN"),
+        "{}",
+        text(&o)
+    );
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("outside the workspace and writable roots"),
         "{}",
@@ -538,7 +542,11 @@ fn own_files_made_on_first_use_are_masked_from_that_first_run() {
     // Nor may a writable root hold where other runs' change sets and caches fall back.
     let o = w.exec(&["--writable-root", "/var/tmp"], "echo RAN");
     assert!(!o.status.success(), "{}", text(&o));
-    assert!(!String::from_utf8_lossy(&o.stdout).contains("RAN"), "{}", text(&o));
+    assert!(
+        !String::from_utf8_lossy(&o.stdout).contains("RAN"),
+        "{}",
+        text(&o)
+    );
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("other runs' change sets"),
         "{}",

@@ -568,4 +568,3 @@ mod tests {
         assert!(spec.writable_roots.is_empty());
     }
 }
-
