@@ -673,7 +673,7 @@ fn landed(
                     continue;
                 }
                 assert!(
-                    !after.get(*was).is_some_and(|m| m.ino == n.ino),
+                    after.get(*was).is_none_or(|m| m.ino != n.ino),
                     "a host entry moved: {} is also at {} ({result:?})",
                     was.display(),
                     rel.display()
