@@ -393,8 +393,15 @@ fn normal_components(path: &Path) -> Vec<&OsStr> {
 /// Is `name` the file name of a secret wherever it appears (`.env`, `.env.local`,
 /// `*.pem`, `id_rsa`, …)? Templates such as `.env.example` are not secrets.
 pub fn is_secret_file_name(name: &OsStr) -> bool {
-    // Allocation-free and case-insensitive: this runs for every component of every path.
     let n = name.as_encoded_bytes();
+    is_secret_name_itself(n) || crate::secret_files::is_backup_of_secret(n)
+}
+
+/// [`is_secret_file_name`] without its backup copies: the backup check walks a name's
+/// chain of backups once and asks this of each (asking the whole check there would walk
+/// the rest of the chain again at every step, exponential in the chain's length).
+pub(crate) fn is_secret_name_itself(n: &[u8]) -> bool {
+    // Allocation-free and case-insensitive: this runs for every component of every path.
     let eq = |s: &str| n.eq_ignore_ascii_case(s.as_bytes());
     let starts = |s: &str| n.len() >= s.len() && n[..s.len()].eq_ignore_ascii_case(s.as_bytes());
     let ends =
@@ -413,7 +420,6 @@ pub fn is_secret_file_name(name: &OsStr) -> bool {
         || starts("id_ecdsa")
         || starts("id_dsa")
         || crate::secret_files::is_more_secret_name(n)
-        || crate::secret_files::is_backup_of_secret(n)
 }
 
 /// `path`'s components after `base`, when `path` is `base` or beneath it.

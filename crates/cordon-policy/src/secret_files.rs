@@ -11,7 +11,6 @@
 
 use crate::guards::{self, SENSITIVE_HOME_PATHS};
 use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
 use std::sync::LazyLock;
 
 /// HOME's credential paths that are a project's ordinary configuration when they lie
@@ -123,8 +122,7 @@ pub(crate) fn is_backup_of_secret(name: &[u8]) -> bool {
     while let Some(orig) = backup_of(cur) {
         let undotted = orig.strip_prefix(b".").filter(|r| !r.is_empty());
         for cand in std::iter::once(orig).chain(undotted) {
-            if guards::is_secret_file_name(OsStr::from_bytes(cand)) || last_of_home_credential(cand)
-            {
+            if guards::is_secret_name_itself(cand) || last_of_home_credential(cand) {
                 return true;
             }
         }
@@ -426,5 +424,17 @@ mod tests {
         for n in ["main.rs", "image.png", "lib.so", "Cargo.lock"] {
             assert!(!sniff_candidate(OsStr::new(n)), "{n}");
         }
+    }
+
+    #[test]
+    fn a_long_chain_of_backup_suffixes_is_judged_in_linear_time() {
+        // Found by the shell fuzz target: `re~~~…` took seconds per extra `~` when each
+        // step of the chain asked the whole check again.
+        let name = format!("re{}", "~".repeat(200));
+        let start = std::time::Instant::now();
+        assert!(!guards::is_secret_file_name(OsStr::new(&name)));
+        let env = format!(".env{}", "~".repeat(200));
+        assert!(guards::is_secret_file_name(OsStr::new(&env)));
+        assert!(start.elapsed() < std::time::Duration::from_secs(2));
     }
 }
