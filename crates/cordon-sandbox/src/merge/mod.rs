@@ -348,6 +348,11 @@ impl Merger<'_> {
             format_args!("cannot inspect the change to {}", path.display()),
         ))?;
         let (kind, ft) = kind_of(st.st_mode);
+        if ft == FileType::Socket {
+            // A socket is a rendezvous of the processes that are gone: nothing to keep,
+            // refuse or show, whatever the scope (the preview skips it the same way).
+            return Ok(());
+        }
         let whiteout = ft == FileType::CharacterDevice && st.st_rdev == 0;
         let host = || {
             if absent {
@@ -361,9 +366,7 @@ impl Merger<'_> {
             Outcome::Merge(allowed) => allowed,
             Outcome::Keep => {
                 // Left where it is: the layer keeps it for a human (`cordon changes`).
-                if ft != FileType::Socket {
-                    self.report.kept.push(path);
-                }
+                self.report.kept.push(path);
                 return Ok(());
             }
             Outcome::Refuse(reason) => {
@@ -390,10 +393,6 @@ impl Merger<'_> {
             } else {
                 let _ = rustix::fs::unlinkat(up, name, AtFlags::empty());
             }
-            return Ok(());
-        }
-        if ft == FileType::Socket {
-            // A socket is a rendezvous of the processes that are gone; nothing to keep.
             return Ok(());
         }
         let host_has = absent.then_some(false);

@@ -72,3 +72,24 @@ fn the_preview_keeps_a_host_file_on_the_way_to_an_allowed_path() {
     assert!(m.kept.contains(&root.join("lib.py")), "{m:?}");
     assert_eq!(read(&root.join("lib.py")), "host");
 }
+
+#[test]
+fn a_socket_at_a_listed_path_is_neither_merged_refused_nor_shown() {
+    let mut t = setup(None);
+    let root = t.layer.root.clone();
+    let up = t.layer.upper.clone();
+    t.layer.files = vec![root.join("a"), root.join("b")];
+    std::fs::write(root.join("a"), "host").unwrap();
+    // The run bound sockets at both listed paths (one over the host's file): a
+    // rendezvous of processes that are gone, which the merge leaves alone as the
+    // preview does, whatever the scope.
+    let _a = std::os::unix::net::UnixListener::bind(up.join("a")).unwrap();
+    let _b = std::os::unix::net::UnixListener::bind(up.join("b")).unwrap();
+
+    let shown = previewed_refusals(&t, None);
+    let m = merge_layer(&t.layer, Path::new("/nonexistent")).unwrap();
+    assert!(shown.is_empty(), "{shown:?}");
+    assert!(m.refused.is_empty() && m.kept.is_empty(), "{m:?}");
+    assert_eq!(read(&root.join("a")), "host");
+    assert!(!root.join("b").exists());
+}
