@@ -14,10 +14,12 @@ mod capability;
 mod envflow;
 mod fold;
 mod ident;
+mod introspect;
 mod js_caps;
 mod lang;
 mod modules;
 mod net_calls;
+mod py_members;
 mod python_caps;
 
 pub(crate) use lang::Lang;
@@ -197,6 +199,7 @@ fn extract(lang: Lang, src: &str, tree: &Tree, first_line: usize) -> Facts {
     }
     unit.capabilities(&nodes, &mut facts);
     unit.string_annotations(&nodes, &mut facts);
+    unit.introspection(&nodes, &mut facts);
     unit.env_dumps(&nodes, &mut facts);
     facts
 }
@@ -256,10 +259,11 @@ impl<'a> Unit<'a> {
         match n.kind() {
             "identifier" | "constant" | "property_identifier" => {
                 let t = self.text(n);
-                self.aliases
-                    .get(t)
-                    .cloned()
-                    .unwrap_or_else(|| t.to_string())
+                match self.aliases.get(t) {
+                    // `from logging import os` binds `os` (see `py_members`).
+                    Some(a) => py_members::resolve(a).unwrap_or_else(|| a.clone()),
+                    None => t.to_string(),
+                }
             }
             "attribute" => {
                 let obj = n
@@ -269,7 +273,9 @@ impl<'a> Unit<'a> {
                 let attr = n
                     .child_by_field_name("attribute")
                     .map_or("", |a| self.text(a));
-                format!("{obj}.{attr}")
+                let path = format!("{obj}.{attr}");
+                // `logging.os` is `os` (see `py_members`).
+                py_members::resolve(&path).unwrap_or(path)
             }
             "member_expression" | "subscript_expression" if self.is_code_constructor(n) => {
                 "Function".to_string()

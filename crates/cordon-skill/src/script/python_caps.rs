@@ -207,21 +207,6 @@ pub(super) const PY_BUILTINS: &[&str] = &[
     "__build_class__",
 ];
 
-/// Attributes that reach a module's or a function's namespace whatever the object.
-pub(super) const DUNDERS: &[&str] = &[
-    "__dict__",
-    "__globals__",
-    "__subclasses__",
-    "__builtins__",
-    "__class__",
-    "__bases__",
-    "__mro__",
-    "__code__",
-    "__getattribute__",
-    "__loader__",
-    "__import__",
-];
-
 /// Modules (and packages, by prefix) that compute, format, parse or read without
 /// starting processes, running code they are handed, or reaching the network.
 pub(super) const PY_HARMLESS: &[&str] = &[
@@ -394,6 +379,26 @@ pub(super) const PY_RISKY: &[&str] = &[
     "shutil.unpack_archive",
     "pytesseract.pytesseract.tesseract_cmd",
     "anthropic.lib.tools.mcp",
+    // Introspection: frames, members by name, functions built from code objects.
+    "inspect.currentframe",
+    "inspect.stack",
+    "inspect.trace",
+    "inspect.getouterframes",
+    "inspect.getinnerframes",
+    "inspect.getmembers",
+    "inspect.getmembers_static",
+    "inspect.getattr_static",
+    "inspect.getclosurevars",
+    "logging.currentframe",
+    "traceback.walk_stack",
+    "traceback.walk_tb",
+    "string.Formatter",
+    "types.FunctionType",
+    "types.LambdaType",
+    "types.CodeType",
+    "types.MethodType",
+    "operator.attrgetter",
+    "operator.methodcaller",
 ];
 
 /// How a code-running entry point takes its code.
@@ -453,6 +458,10 @@ pub(super) const PY_CODE_ENTRIES: &[(&str, Code)] = &[
     ("ctypes.PyDLL", Code::Opaque),
     ("_ctypes.dlopen", Code::Opaque),
     ("_ctypes.LoadLibrary", Code::Opaque),
+    // A function built from a code object runs whatever the code object was made to do.
+    ("types.FunctionType", Code::Opaque),
+    ("types.LambdaType", Code::Opaque),
+    ("types.CodeType", Code::Opaque),
 ];
 
 /// Anthropic client constructors, by canonical callee.
