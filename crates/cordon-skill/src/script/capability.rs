@@ -12,10 +12,10 @@ use super::calls::{
     ARGV_CALLS, NET_CALLS, NET_METHOD_URL, PY_SUBPROCESS, SHELL_STRING, WRITE_CALLS,
 };
 use super::js_caps::{JS_ROOTS, JS_SAFE};
+use super::py_members::{self, Member};
 use super::python_caps::{
     PY_BUILTINS, PY_CODE_ENTRIES, PY_MODULES, PY_SAFE, is_risky, risky_below,
 };
-use super::py_members::{self, Member};
 use super::{Facts, Lang, Unit};
 use std::collections::HashSet;
 use tree_sitter::Node;
@@ -428,7 +428,11 @@ impl<'a> Unit<'a> {
                         .args
                         .get(1)
                         .and_then(|&a| self.fold(a).exact_str().map(str::to_string));
-                    match (c.callee.as_str(), c.args.first().copied() == Some(cur), attr) {
+                    match (
+                        c.callee.as_str(),
+                        c.args.first().copied() == Some(cur),
+                        attr,
+                    ) {
                         ("getattr", true, Some(a)) => {
                             name = format!("{name}.{a}");
                             cur = call;

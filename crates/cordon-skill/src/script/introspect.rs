@@ -122,6 +122,12 @@ impl<'a> Unit<'a> {
         }
         for &n in nodes {
             let parent = self.parents.get(&n.id()).copied();
+            if let Some(p) = self.climbs_out(n) {
+                facts.unresolved.push((
+                    self.line(n),
+                    format!("a path above the package's own folder, reached from its file ({p}),"),
+                ));
+            }
             if STRINGS.contains(&n.kind())
                 && parent.is_none_or(|p| !STRINGS.contains(&p.kind()))
                 // A docstring is not used.
@@ -178,7 +184,13 @@ mod tests {
 
     #[test]
     fn namespace_attributes_are_told_from_data_ones() {
-        for a in ["__globals__", "__builtins__", "__code__", "__closure__", "f_locals"] {
+        for a in [
+            "__globals__",
+            "__builtins__",
+            "__code__",
+            "__closure__",
+            "f_locals",
+        ] {
             assert!(reaches_namespaces(a), "{a}");
         }
         for a in ["__name__", "__init__", "__enter__", "name", "co"] {

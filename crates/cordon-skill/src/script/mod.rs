@@ -11,6 +11,7 @@
 mod bind;
 mod calls;
 mod capability;
+mod climb;
 mod envflow;
 mod fold;
 mod ident;
@@ -19,9 +20,11 @@ mod js_caps;
 mod lang;
 mod modules;
 mod net_calls;
+mod py_features;
 mod py_members;
 mod python_caps;
 
+pub(crate) use climb::with_script;
 pub(crate) use lang::Lang;
 
 pub(crate) use fold::RUNTIME;
@@ -121,6 +124,8 @@ pub(crate) struct Unit<'a> {
     first_line: usize,
     /// Names of functions and classes declared in the unit (JavaScript).
     declared_functions: std::collections::HashSet<&'a str>,
+    /// The text names `__file__` (see `climb`).
+    names_file: bool,
 }
 
 /// A call: its canonical callee and its arguments.
@@ -169,6 +174,7 @@ fn extract(lang: Lang, src: &str, tree: &Tree, first_line: usize) -> Facts {
         aliases: HashMap::new(),
         first_line,
         declared_functions: std::collections::HashSet::new(),
+        names_file: lang == Lang::Python && src.contains("__file__"),
     };
     let nodes = all_nodes(tree.root_node());
     for &n in &nodes {
@@ -580,5 +586,7 @@ fn js_module(m: &str) -> String {
 
 #[cfg(test)]
 mod caps_tests;
+#[cfg(test)]
+mod py_tests;
 #[cfg(test)]
 mod tests;

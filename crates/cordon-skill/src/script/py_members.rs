@@ -39,7 +39,8 @@ fn table() -> &'static Members {
 
 /// Names of capable standard modules that a third-party package's attribute of the same
 /// name is taken to be (`pandas.io.common.os` is `os`). Only names no library uses
-/// for anything else: `numpy.trace` is a function, not the `trace` module.
+/// for anything else: `numpy.trace` is a function, not the `trace` module, and
+/// `pandas.io.pickle` is pandas' own module.
 const REEXPORTED: &[&str] = &[
     "os",
     "sys",
@@ -52,7 +53,6 @@ const REEXPORTED: &[&str] = &[
     "pty",
     "runpy",
     "marshal",
-    "pickle",
     "urllib",
     "urllib3",
     "requests",
@@ -142,7 +142,7 @@ pub(super) fn member(path: &str) -> Member {
             return Member::Known;
         }
         return match row.get(next) {
-            Some(real) if real.is_empty() => Member::Known,
+            Some(&"") => Member::Known,
             // A bound module not resolved: not a harmless one (`inspect.dis`).
             Some(real) if t.contains_key(real) => Member::Module,
             _ => Member::Unknown(format!("{module}.{next}")),

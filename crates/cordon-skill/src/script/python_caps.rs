@@ -491,7 +491,7 @@ fn prefixed(name: &str, table: &[&str]) -> bool {
 
 /// Is `name` a member of a harmless module that is not harmless itself?
 pub(super) fn is_risky(name: &str) -> bool {
-    prefixed(name, PY_RISKY)
+    prefixed(name, PY_RISKY) || super::py_features::code_member(name)
 }
 
 /// Can a name below `name` be risky (so a walk from it must go on)?
@@ -499,7 +499,7 @@ pub(super) fn risky_below(name: &str) -> bool {
     PY_RISKY.iter().any(|r| {
         r.strip_prefix(name)
             .is_some_and(|rest| rest.starts_with('.'))
-    })
+    }) || super::py_features::code_member_below(name)
 }
 
 /// Is the module (a dotted name) known harmless? A standard-library package whose

