@@ -302,6 +302,7 @@ impl Unit<'_> {
         let line = self.line(node);
         let name = call.callee.as_str();
         let args: Vec<V> = call.args.iter().map(|&a| self.fold(a)).collect();
+        self.rb_symbol_call(node, call, facts);
         let kw = |k: &str| {
             call.kwargs
                 .iter()

@@ -95,6 +95,19 @@ impl Unit<'_> {
         c.outside().then(|| c.value())
     }
 
+    /// Is `node` a path inside the package, derived from `__file__`?
+    /// (Code outside a file, a Markdown block, is taken to sit two folders deep.)
+    pub(super) fn inside_package(&self, node: Node<'_>) -> bool {
+        if !self.names_file {
+            return false;
+        }
+        let inside = || self.climb_file(node, 0).is_some_and(|c| !c.outside());
+        if SCRIPT.with(|s| s.borrow().is_none()) {
+            return with_script("scripts/lib/x.py", inside);
+        }
+        inside()
+    }
+
     /// Does `node` climb out of the package (for the review's own note)?
     pub(super) fn climbs_out(&self, node: Node<'_>) -> Option<String> {
         let v = self.climbed(node, 0)?;
@@ -169,7 +182,10 @@ impl Unit<'_> {
                 let f = node.child_by_field_name("function")?;
                 if f.kind() == "attribute"
                     && let Some(m) = f.child_by_field_name("attribute").map(|a| self.text(a))
-                    && matches!(m, "resolve" | "absolute" | "expanduser" | "as_posix" | "joinpath")
+                    && matches!(
+                        m,
+                        "resolve" | "absolute" | "expanduser" | "as_posix" | "joinpath"
+                    )
                 {
                     let mut c = self.climb_file(f.child_by_field_name("object")?, d)?;
                     for a in &call.args {
@@ -179,8 +195,8 @@ impl Unit<'_> {
                 }
                 let first = call.args.first().copied()?;
                 match call.callee.as_str() {
-                    "pathlib.Path" | "Path" | "pathlib.PurePath" | "PurePath"
-                    | "os.path.join" | "posixpath.join" => {
+                    "pathlib.Path" | "Path" | "pathlib.PurePath" | "PurePath" | "os.path.join"
+                    | "posixpath.join" => {
                         let mut c = self.climb_file(first, d)?;
                         for a in call.args.iter().skip(1) {
                             c.push(&self.fold_at(*a, d));

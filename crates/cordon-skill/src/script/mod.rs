@@ -23,6 +23,7 @@ mod net_calls;
 mod py_features;
 mod py_members;
 mod python_caps;
+mod rb_symbols;
 
 pub(crate) use climb::with_script;
 pub(crate) use lang::Lang;
@@ -206,6 +207,7 @@ fn extract(lang: Lang, src: &str, tree: &Tree, first_line: usize) -> Facts {
     unit.capabilities(&nodes, &mut facts);
     unit.string_annotations(&nodes, &mut facts);
     unit.introspection(&nodes, &mut facts);
+    unit.py_search_path(&nodes, &mut facts);
     unit.env_dumps(&nodes, &mut facts);
     facts
 }

@@ -266,3 +266,95 @@ impl Unit<'_> {
         }
     }
 }
+
+/// Calls that put a folder on the module search path (its second argument for
+/// `insert`).
+const PATH_ADDERS: &[&str] = &[
+    "sys.path.insert",
+    "sys.path.append",
+    "sys.path.extend",
+    "site.addsitedir",
+];
+
+impl<'a> Unit<'a> {
+    /// A folder put on the module search path that the package does not ship
+    /// (`sys.path.insert(0, '/tmp/x')`, `site.addsitedir(d)`, `PYTHONPATH=…`): what is
+    /// imported next may be code written there, a load of code known only at run time
+    /// (refused after a download, like any).
+    pub(super) fn py_search_path(&self, nodes: &[Node<'a>], facts: &mut Facts) {
+        if self.lang != Lang::Python {
+            return;
+        }
+        for &n in nodes {
+            let value = match n.kind() {
+                "call" => {
+                    let Some(c) = self.call(n) else { continue };
+                    if PATH_ADDERS.contains(&c.callee.as_str()) {
+                        let i = usize::from(c.callee == "sys.path.insert");
+                        c.args.get(i).copied()
+                    } else if matches!(c.callee.as_str(), "os.putenv" | "os.environ.setdefault")
+                        && c.args
+                            .first()
+                            .is_some_and(|&k| self.fold(k).exact_str() == Some("PYTHONPATH"))
+                    {
+                        c.args.get(1).copied()
+                    } else {
+                        None
+                    }
+                }
+                // `sys.path[:0] = [...]`, `sys.path = [...]`, `os.environ['PYTHONPATH'] = …`
+                "assignment" => {
+                    let left = n.child_by_field_name("left");
+                    let target = left.map(|l| {
+                        let o = if l.kind() == "subscript" {
+                            l.child_by_field_name("value").unwrap_or(l)
+                        } else {
+                            l
+                        };
+                        self.dotted(o)
+                    });
+                    let env = left.and_then(|l| self.env_name(l));
+                    (target.as_deref() == Some("sys.path") || env.as_deref() == Some("PYTHONPATH"))
+                        .then(|| n.child_by_field_name("right"))
+                        .flatten()
+                }
+                // `{'PYTHONPATH': d}`, `env(PYTHONPATH=d)`
+                "pair" | "keyword_argument" => {
+                    let key = n
+                        .child_by_field_name("key")
+                        .or_else(|| n.child_by_field_name("name"));
+                    let named = key.is_some_and(|k| {
+                        self.text(k) == "PYTHONPATH"
+                            || self.fold(k).exact_str() == Some("PYTHONPATH")
+                    });
+                    named.then(|| n.child_by_field_name("value")).flatten()
+                }
+                _ => None,
+            };
+            let Some(v) = value else { continue };
+            if let Some(dir) = self.foreign_dir(v) {
+                facts.code.push((
+                    self.line(n),
+                    format!("modules imported from {dir}, put on the module search path"),
+                ));
+            }
+        }
+    }
+
+    /// A folder the package does not ship: an absolute or home path, or one known only
+    /// at run time; `None` for the package's own (from `__file__`) or a relative one.
+    fn foreign_dir(&self, v: Node<'_>) -> Option<String> {
+        if self.inside_package(v) {
+            return None;
+        }
+        let items = match self.fold(v) {
+            V::List(items) => items,
+            other => vec![other],
+        };
+        items.iter().find_map(|i| match i {
+            V::Str(s, true) if !(s.starts_with('/') || s.starts_with('~')) => None,
+            V::Str(s, _) => Some(s.replace(RUNTIME, "…")),
+            _ => Some("a folder known only at run time".to_string()),
+        })
+    }
+}

@@ -143,3 +143,72 @@ fn a_reader_handed_a_url_fetches_it() {
         Severity::Refuse
     );
 }
+
+fn verdict_at(path: &str, text: &str) -> Severity {
+    crate::review::review(
+        &[(path.to_string(), text.to_string())],
+        &BTreeSet::new(),
+        &BTreeSet::new(),
+    )
+    .iter()
+    .map(|f| f.verdict)
+    .max()
+    .unwrap_or(Severity::Pass)
+}
+
+#[test]
+fn a_path_climbing_from_the_package_file_is_where_the_skill_is_installed() {
+    // From ~/.claude/skills/NAME/tools/x.py: dirname chains and `..` joins.
+    let ssh = "import os\nd = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))\nk = open(os.path.join(d, '..', '..', '..', '.ssh', 'id_rsa')).read()\n";
+    assert_eq!(verdict_at("tools/x.py", ssh), Severity::Refuse);
+    let aws = "from pathlib import Path\nhome = Path(__file__).parent.parent.parent.parent.parent\nprint((home / '.aws' / 'credentials').read_text())\n";
+    assert_eq!(verdict_at("tools/x.py", aws), Severity::Refuse);
+    // Above the package but nothing known: a review.
+    let up = "from pathlib import Path\nimport sys\np = Path(__file__).parents[3] / sys.argv[1]\nprint(p.read_text())\n";
+    assert_eq!(verdict_at("tools/x.py", up), Severity::Review);
+    // The package's own files stay quiet.
+    let own = "from pathlib import Path\nt = (Path(__file__).resolve().parent.parent / 'templates' / 'a.html').read_text()\nprint(t)\n";
+    assert_eq!(verdict_at("tools/x.py", own), Severity::Pass);
+}
+
+#[test]
+fn a_folder_the_package_does_not_ship_put_on_the_search_path_is_a_load() {
+    for t in [
+        "import site\nsite.addsitedir('/var/tmp/m')\nimport json\n",
+        "import sys\nsys.path[:0] = ['/dev/shm/m']\nimport json\n",
+        "import os, subprocess\nsubprocess.run(['python3', '-c', 'import json'], env={'PYTHONPATH': '/tmp/m'})\n",
+    ] {
+        assert_eq!(verdict(t), Severity::Review, "{t}");
+    }
+    // Its own folder is not.
+    assert_eq!(
+        verdict_at(
+            "scripts/a.py",
+            "import sys, os\nsys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))\nimport json\n"
+        ),
+        Severity::Pass
+    );
+}
+
+#[test]
+fn a_ruby_method_taken_by_symbol_is_that_call() {
+    let rb = |t: &str| verdict_at("a.rb", t);
+    assert_eq!(
+        rb(&format!(
+            "%w[x].each {{ |_| }}\n['{SH}'].map(&method(:exec))\n"
+        )),
+        Severity::Refuse
+    );
+    assert_eq!(
+        rb(&format!("Object.const_get(:Kernel).system('{SH}')\n")),
+        Severity::Refuse
+    );
+    assert_eq!(
+        rb(&format!("Kernel.__send__(\"sys\" + \"tem\", '{SH}')\n")),
+        Severity::Refuse
+    );
+    assert_eq!(
+        rb("m = Kernel.instance_method(:spawn)\nm.bind(self).call(ARGV[0])\n"),
+        Severity::Review
+    );
+}

@@ -603,6 +603,9 @@ impl Unit<'_> {
     /// that name: `pkgutil.resolve_name('os:system')`, `pydoc.locate('os.system')`,
     /// `EntryPoint(value='os:system', …).load()` are `os.system`.
     pub(super) fn resolved_name(&self, n: Node<'_>, c: &Call<'_>) -> Option<String> {
+        if self.lang == Lang::Ruby {
+            return self.rb_const_get(c);
+        }
         if self.lang != Lang::Python {
             return None;
         }
