@@ -61,7 +61,8 @@ const HARMLESS_DUNDERS: &[&str] = &[
     "__future__",
 ];
 
-/// Attributes of frames, generators, coroutines, tracebacks and code objects.
+/// Attributes of frames, generators, coroutines, tracebacks and code objects (and the
+/// Python 2 names of a function's globals and code).
 const FRAME_ATTRS: &[&str] = &[
     "f_builtins",
     "f_globals",
@@ -78,14 +79,27 @@ const FRAME_ATTRS: &[&str] = &[
     "tb_next",
     "func_globals",
     "func_code",
+    "co_code",
+    "co_names",
+    "co_consts",
+    "co_varnames",
+    "co_freevars",
+    "co_cellvars",
+    "co_filename",
+    "co_name",
+    "co_qualname",
+    "co_flags",
+    "co_argcount",
+    "co_nlocals",
+    "co_lnotab",
+    "co_linetable",
+    "co_exceptiontable",
 ];
 
 /// Does an attribute of this name reach a namespace, a frame or code?
 pub(super) fn reaches_namespaces(attr: &str) -> bool {
     let dunder = attr.len() > 4 && attr.starts_with("__") && attr.ends_with("__");
-    (dunder && !HARMLESS_DUNDERS.contains(&attr))
-        || FRAME_ATTRS.contains(&attr)
-        || attr.starts_with("co_")
+    (dunder && !HARMLESS_DUNDERS.contains(&attr)) || FRAME_ATTRS.contains(&attr)
 }
 
 /// The first identifier in `s` that reaches a namespace (`0.__init__.__globals__[os]`).
@@ -193,7 +207,7 @@ mod tests {
         ] {
             assert!(reaches_namespaces(a), "{a}");
         }
-        for a in ["__name__", "__init__", "__enter__", "name", "co"] {
+        for a in ["__name__", "__init__", "__enter__", "name", "co_author"] {
             assert!(!reaches_namespaces(a), "{a}");
         }
         assert_eq!(named_in("0.__init__.__globals__[os]"), Some("__globals__"));

@@ -219,10 +219,12 @@ impl Unit<'_> {
         }
         // A reader handed a URL fetches it.
         let method = name.rsplit('.').next().unwrap_or(name);
-        // (A capable module's calls are judged by its own tables.)
+        // (A harmless library's readers: a capable module's calls are judged by its own
+        // tables, and the script's own functions are not readers.)
         let root = name.split('.').next().unwrap_or(name);
         if super::calls::NET_CALLS.iter().any(|(n, _)| *n == name)
             || super::python_caps::PY_MODULES.contains(&root)
+            || !super::python_caps::is_harmless(root)
         {
             return;
         }

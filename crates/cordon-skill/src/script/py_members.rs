@@ -119,7 +119,8 @@ fn resolve_once(path: &str) -> Option<String> {
         }
     }
     // A third-party package: a member named like a capable standard module is that one.
-    if PY_MODULES.contains(&parts[0]) {
+    // (Only below a harmless package: `self.os` is whatever the object holds.)
+    if PY_MODULES.contains(&parts[0]) || !super::python_caps::is_harmless(parts[0]) {
         return None;
     }
     let i = (1..parts.len()).find(|&i| REEXPORTED.contains(&parts[i]))?;
