@@ -414,6 +414,7 @@ impl<'a> Unit<'a> {
                 Member::Known => return None,
                 Member::Module | Member::Untabled => {}
             }
+            let module = py_members::member(&real) == Member::Module;
             let p = self.up(cur)?;
             match p.kind() {
                 "attribute" if p.child_by_field_name("object") == Some(cur) => {
@@ -440,6 +441,11 @@ impl<'a> Unit<'a> {
                             name = format!("{name}.{a}");
                             cur = call;
                         }
+                        // A standard module handed to a function (`vars(logging)`,
+                        // `inspect.getmembers(tempfile)`) hands on every member it has.
+                        _ if module && !self.is_import_arg(&c.callee) => {
+                            return Some(format!("{name}, a module handed to {},", c.callee));
+                        }
                         _ => return None,
                     }
                 }
@@ -447,6 +453,15 @@ impl<'a> Unit<'a> {
             }
         }
         None
+    }
+
+    /// Calls a module may be handed without reaching its members: `importlib.reload`,
+    /// `isinstance`-like checks, printing.
+    fn is_import_arg(&self, callee: &str) -> bool {
+        matches!(
+            callee,
+            "importlib.reload" | "isinstance" | "issubclass" | "print" | "repr" | "str" | "id"
+        )
     }
 
     /// Follow a capable value through static attribute access to the call that uses it.

@@ -90,6 +90,31 @@ const WRITERS: &[&str] = &[
     "sqlite3.connect",
 ];
 
+/// Methods that save a document, an image, an array or a table to a path.
+const SAVERS: &[&str] = &[
+    "save",
+    "savefig",
+    "savetxt",
+    "savez",
+    "savez_compressed",
+    "tofile",
+    "to_csv",
+    "to_json",
+    "to_excel",
+    "to_pickle",
+    "to_parquet",
+    "to_html",
+    "to_markdown",
+    "to_latex",
+    "to_feather",
+    "to_xml",
+    "imwrite",
+    "imsave",
+    "write_image",
+    "write_html",
+    "write_pdf",
+];
+
 /// Openers that write when their mode (the second argument or `mode=`) says so.
 const MODE_OPENERS: &[&str] = &[
     "io.FileIO",
@@ -153,6 +178,28 @@ impl Unit<'_> {
         };
         if WRITERS.contains(&name) {
             return path();
+        }
+        // `img.save(p)`, `np.savetxt(p, rows)`, `df.to_csv(p)`: a document, image or
+        // table saved to the path it is handed (when the path is known to be one).
+        let method = name.rsplit('.').next().unwrap_or(name);
+        if SAVERS.contains(&method) {
+            let p = args.first().cloned().or_else(|| {
+                [
+                    "path",
+                    "fname",
+                    "filename",
+                    "fp",
+                    "path_or_buf",
+                    "excel_writer",
+                    "uri",
+                ]
+                .iter()
+                .find_map(|k| kw(k))
+            });
+            return p.filter(|p| match p {
+                V::Str(s, exact) => *exact || s.starts_with('~') || s.starts_with('/'),
+                _ => false,
+            });
         }
         if name == "logging.basicConfig" {
             return kw("filename");
@@ -278,6 +325,17 @@ const PATH_ADDERS: &[&str] = &[
     "site.addsitedir",
 ];
 
+/// Environment variables that make Python import or run code from a folder: the search
+/// path, the prefix of the standard library, the user site (whose `.pth` files run),
+/// the interactive startup file and the prefix compiled modules are read from.
+const SEARCH_ENV: &[&str] = &[
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONUSERBASE",
+    "PYTHONSTARTUP",
+    "PYTHONPYCACHEPREFIX",
+];
+
 impl<'a> Unit<'a> {
     /// A folder put on the module search path that the package does not ship
     /// (`sys.path.insert(0, '/tmp/x')`, `site.addsitedir(d)`, `PYTHONPATH=…`): what is
@@ -295,9 +353,11 @@ impl<'a> Unit<'a> {
                         let i = usize::from(c.callee == "sys.path.insert");
                         c.args.get(i).copied()
                     } else if matches!(c.callee.as_str(), "os.putenv" | "os.environ.setdefault")
-                        && c.args
-                            .first()
-                            .is_some_and(|&k| self.fold(k).exact_str() == Some("PYTHONPATH"))
+                        && c.args.first().is_some_and(|&k| {
+                            self.fold(k)
+                                .exact_str()
+                                .is_some_and(|e| SEARCH_ENV.contains(&e))
+                        })
                     {
                         c.args.get(1).copied()
                     } else {
@@ -316,18 +376,22 @@ impl<'a> Unit<'a> {
                         self.dotted(o)
                     });
                     let env = left.and_then(|l| self.env_name(l));
-                    (target.as_deref() == Some("sys.path") || env.as_deref() == Some("PYTHONPATH"))
-                        .then(|| n.child_by_field_name("right"))
-                        .flatten()
+                    (target.as_deref() == Some("sys.path")
+                        || env.as_deref().is_some_and(|e| SEARCH_ENV.contains(&e)))
+                    .then(|| n.child_by_field_name("right"))
+                    .flatten()
                 }
-                // `{'PYTHONPATH': d}`, `env(PYTHONPATH=d)`
+                // `{'PYTHONPATH': d}`, `os.environ.update(PYTHONPATH=d)`
                 "pair" | "keyword_argument" => {
                     let key = n
                         .child_by_field_name("key")
                         .or_else(|| n.child_by_field_name("name"));
                     let named = key.is_some_and(|k| {
-                        self.text(k) == "PYTHONPATH"
-                            || self.fold(k).exact_str() == Some("PYTHONPATH")
+                        SEARCH_ENV.contains(&self.text(k))
+                            || self
+                                .fold(k)
+                                .exact_str()
+                                .is_some_and(|e| SEARCH_ENV.contains(&e))
                     });
                     named.then(|| n.child_by_field_name("value")).flatten()
                 }

