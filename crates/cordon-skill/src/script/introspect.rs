@@ -102,10 +102,39 @@ pub(super) fn reaches_namespaces(attr: &str) -> bool {
     (dunder && !HARMLESS_DUNDERS.contains(&attr)) || FRAME_ATTRS.contains(&attr)
 }
 
+/// Dunder attributes that reach a namespace, code or the objects of the interpreter:
+/// named in a string, they are what `getattr` and friends are handed (a string may
+/// hold other languages' dunders, C's `__attribute__`, so only these count there).
+const NAMESPACE_DUNDERS: &[&str] = &[
+    "__globals__",
+    "__builtins__",
+    "__code__",
+    "__closure__",
+    "__subclasses__",
+    "__getattribute__",
+    "__getattr__",
+    "__import__",
+    "__dict__",
+    "__class__",
+    "__bases__",
+    "__base__",
+    "__mro__",
+    "__loader__",
+    "__spec__",
+    "__self__",
+    "__func__",
+    "__reduce__",
+    "__reduce_ex__",
+    "__defaults__",
+    "__kwdefaults__",
+    "__wrapped__",
+    "__objclass__",
+];
+
 /// The first identifier in `s` that reaches a namespace (`0.__init__.__globals__[os]`).
 fn named_in(s: &str) -> Option<&str> {
     s.split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .find(|t| t.starts_with("__") && reaches_namespaces(t) || FRAME_ATTRS.contains(t))
+        .find(|t| NAMESPACE_DUNDERS.contains(t) || FRAME_ATTRS.contains(t))
 }
 
 /// Does a format template have a replacement field that reaches an attribute or an
@@ -212,6 +241,7 @@ mod tests {
         }
         assert_eq!(named_in("0.__init__.__globals__[os]"), Some("__globals__"));
         assert_eq!(named_in("if __name__ == '__main__'"), None);
+        assert_eq!(named_in("int f(void) __attribute__((unused));"), None);
         assert!(field_reaches("{0.__class__}"));
         assert!(field_reaches("{m[os]}"));
         assert!(!field_reaches("{0} and {name:>10} {{x.y}}"));
