@@ -188,6 +188,16 @@ impl<'a> Unit<'a> {
             let Some(c) = self.call(n) else {
                 continue;
             };
+            // `code.replace(co_names=…)`: a code object rewritten.
+            if let Some((k, _)) = c
+                .kwargs
+                .iter()
+                .find(|(k, _)| FRAME_ATTRS.contains(&k.as_str()))
+            {
+                facts
+                    .unresolved
+                    .push((self.line(n), format!("a code object rewritten ({k}=…)")));
+            }
             if let Some((_, v)) = c.kwargs.iter().find(|(k, _)| k == "eval_str")
                 && self.fold(*v).exact_str() != Some("False")
             {

@@ -77,6 +77,12 @@ fn introspection_that_reaches_namespaces_is_a_review() {
         verdict("import types\nf = types.LambdaType(compile('1', 'x', 'eval'), {})\n"),
         Severity::Review
     );
+    assert_eq!(
+        verdict(
+            "def f(): pass\ng = f.__wrapped__ if 0 else None\nc = compile('1', 'x', 'eval').replace(co_consts=(2,))\n"
+        ),
+        Severity::Review
+    );
     // Data dunders stay quiet.
     assert_eq!(
         verdict(
