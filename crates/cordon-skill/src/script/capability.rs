@@ -213,7 +213,10 @@ impl<'a> Unit<'a> {
             || (PY_BUILTINS.contains(&canonical.as_str()) && !self.consts.contains_key(text));
         if !capable {
             // A harmless module's member: on its allow-list, or a module judged as itself.
+            // (A name the script binds itself, `def f(string)`, is not the module.)
+            let shadowed = self.consts.contains_key(text) || self.poisoned.contains(text);
             if imported.contains(root)
+                && !shadowed
                 && let Some(what) = self.member_walk(n, canonical.clone())
             {
                 return Some(what);

@@ -51,6 +51,11 @@ fn a_member_off_the_allow_list_is_a_review() {
         verdict("import string\nstring._string.formatter_parser('x')\n"),
         Severity::Review
     );
+    // A parameter named like the module is not the module.
+    assert_eq!(
+        verdict("import string\ndef f(string):\n    return string.upper()\n"),
+        Severity::Pass
+    );
 }
 
 #[test]
