@@ -114,6 +114,15 @@ impl Unit<'_> {
         Some(v.text().replace(RUNTIME, "…"))
     }
 
+    /// A part joined to a climbing path: a literal or a name (anything else is not
+    /// folded here, so nested joins are not folded once per level).
+    fn part(&self, node: Node<'_>, d: usize) -> V {
+        match node.kind() {
+            "string" | "concatenated_string" | "identifier" => self.fold_at(node, d),
+            _ => V::Unknown,
+        }
+    }
+
     fn climb_file(&self, node: Node<'_>, d: usize) -> Option<Climb> {
         if d > 24 {
             return None;
@@ -134,8 +143,9 @@ impl Unit<'_> {
                 if self.poisoned.contains(t) {
                     return None;
                 }
+                // (A name costs what it costs the folder: four levels.)
                 match self.consts.get(t)?.as_slice() {
-                    [one] => self.climb_file(*one, d),
+                    [one] => self.climb_file(*one, d + 4),
                     _ => None,
                 }
             }
@@ -174,7 +184,7 @@ impl Unit<'_> {
                     return None;
                 }
                 let mut c = self.climb_file(node.child_by_field_name("left")?, d)?;
-                c.push(&self.fold_at(node.child_by_field_name("right")?, d));
+                c.push(&self.part(node.child_by_field_name("right")?, d));
                 Some(c)
             }
             "call" => {
@@ -189,7 +199,7 @@ impl Unit<'_> {
                 {
                     let mut c = self.climb_file(f.child_by_field_name("object")?, d)?;
                     for a in &call.args {
-                        c.push(&self.fold_at(*a, d));
+                        c.push(&self.part(*a, d));
                     }
                     return Some(c);
                 }
@@ -199,7 +209,7 @@ impl Unit<'_> {
                     | "posixpath.join" => {
                         let mut c = self.climb_file(first, d)?;
                         for a in call.args.iter().skip(1) {
-                            c.push(&self.fold_at(*a, d));
+                            c.push(&self.part(*a, d));
                         }
                         Some(c)
                     }

@@ -264,3 +264,32 @@ fn other_interpreter_variables_name_a_search_path() {
         Severity::Refuse
     );
 }
+
+#[test]
+fn nested_joins_from_the_package_file_are_folded_in_linear_time() {
+    let mut e = "P".to_string();
+    for _ in 0..40 {
+        e = format!("P / ({e})");
+    }
+    let text = format!("from pathlib import Path\nP = Path(__file__)\nx = {e}\nprint(x)\n");
+    let t = std::time::Instant::now();
+    let _ = verdict_at("scripts/a.py", &text);
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        t.elapsed()
+    );
+    // Names that each join the one before to itself.
+    let mut text = "from pathlib import Path\nn0 = Path(__file__)\n".to_string();
+    for i in 1..40 {
+        text.push_str(&format!("n{i} = n{} / n{}\n", i - 1, i - 1));
+    }
+    text.push_str("print(n39)\n");
+    let t = std::time::Instant::now();
+    let _ = verdict_at("scripts/a.py", &text);
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        t.elapsed()
+    );
+}
