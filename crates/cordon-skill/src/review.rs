@@ -342,7 +342,7 @@ pub(crate) fn review_package(
                     format!("{why}: Python would read this file differently from cordon's parser"),
                 ));
             }
-            let facts = crate::script::analyze(l, text, 1);
+            let facts = crate::script::with_script(path, || crate::script::analyze(l, text, 1));
             if facts.parse_errors > 0 {
                 // What the parser could not read may hold anything: fail towards a human.
                 out.push(Finding::new(Check::ConstructedShell, Severity::Review, Some(path), format!(

@@ -302,6 +302,7 @@ impl Unit<'_> {
         let line = self.line(node);
         let name = call.callee.as_str();
         let args: Vec<V> = call.args.iter().map(|&a| self.fold(a)).collect();
+        self.rb_symbol_call(node, call, facts);
         let kw = |k: &str| {
             call.kwargs
                 .iter()
@@ -446,6 +447,7 @@ impl Unit<'_> {
             );
             return;
         }
+        self.py_feature_call(node, name, call, &args, facts);
         self.implied_facts(line, name, call, &args, facts);
         if self.code_entry(line, name, call, &args, facts) {
             return;
@@ -542,6 +544,9 @@ impl Unit<'_> {
         let method = name.rsplit('.').next().unwrap_or(name);
         let arg = |i: usize| Some(args.get(i).cloned().unwrap_or(V::Unknown));
         let recv = || self.receiver(node).map(|r| self.fold(r));
+        if let Some(t) = self.py_write_sink(name, call, args) {
+            return Some(t);
+        }
         if WRITE_CALLS.contains(&name) || APPEND_CALLS.contains(&name) {
             return arg(0);
         }

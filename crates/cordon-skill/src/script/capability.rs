@@ -12,8 +12,9 @@ use super::calls::{
     ARGV_CALLS, NET_CALLS, NET_METHOD_URL, PY_SUBPROCESS, SHELL_STRING, WRITE_CALLS,
 };
 use super::js_caps::{JS_ROOTS, JS_SAFE};
+use super::py_members::{self, Member};
 use super::python_caps::{
-    DUNDERS, PY_BUILTINS, PY_CODE_ENTRIES, PY_MODULES, PY_SAFE, is_risky, risky_below,
+    PY_BUILTINS, PY_CODE_ENTRIES, PY_MODULES, PY_SAFE, is_risky, risky_below,
 };
 use super::{Facts, Lang, Unit};
 use std::collections::HashSet;
@@ -25,7 +26,10 @@ const RB_DYNAMIC: &[&str] = &[
     "public_send",
     "__send__",
     "method",
+    "public_method",
+    "singleton_method",
     "instance_method",
+    "public_instance_method",
     "instance_eval",
     "class_eval",
     "module_eval",
@@ -172,7 +176,7 @@ impl<'a> Unit<'a> {
     fn py_use(&self, n: Node<'a>, imported: &HashSet<String>) -> Option<String> {
         if n.kind() == "attribute"
             && let Some(a) = n.child_by_field_name("attribute")
-            && DUNDERS.contains(&self.text(a))
+            && super::introspect::reaches_namespaces(self.text(a))
         {
             return Some(self.text(a).to_string());
         }
@@ -208,6 +212,15 @@ impl<'a> Unit<'a> {
         let capable = (PY_MODULES.contains(&root) && imported.contains(root))
             || (PY_BUILTINS.contains(&canonical.as_str()) && !self.consts.contains_key(text));
         if !capable {
+            // A harmless module's member: on its allow-list, or a module judged as itself.
+            // (A name the script binds itself, `def f(string)`, is not the module.)
+            let shadowed = self.consts.contains_key(text) || self.poisoned.contains(text);
+            if imported.contains(root)
+                && !shadowed
+                && let Some(what) = self.member_walk(n, canonical.clone())
+            {
+                return Some(what);
+            }
             // A harmless module's risky member (`typing.get_type_hints`,
             // `logging.config.dictConfig`): judged like a capable module's.
             if imported.contains(root) && (is_risky(&canonical) || risky_below(&canonical)) {
@@ -380,6 +393,78 @@ impl<'a> Unit<'a> {
             }
             _ => None,
         }
+    }
+
+    /// Follow a harmless module's value through static attribute access (see
+    /// `py_members`): a member bound to a capable module is judged as that module, a
+    /// member off the allow-list is reported.
+    fn member_walk(&self, start: Node<'a>, mut name: String) -> Option<String> {
+        let mut cur = start;
+        for _ in 0..64 {
+            let real = py_members::resolve(&name).unwrap_or_else(|| name.clone());
+            let root = real.split('.').next().unwrap_or("");
+            if PY_MODULES.contains(&root) {
+                // Nobody reaches `os` through `logging` but to hide it: the call itself
+                // is judged as `os`'s (the callee resolves), and the path is reported.
+                return Some(format!(
+                    "{name}, which is the module {root} reached through another,"
+                ));
+            }
+            match py_members::member(&real) {
+                Member::Unknown(what) => {
+                    return Some(format!("{what}, not a known member of a harmless module,"));
+                }
+                Member::Known => return None,
+                Member::Module | Member::Untabled => {}
+            }
+            let module = py_members::member(&real) == Member::Module;
+            let p = self.up(cur)?;
+            match p.kind() {
+                "attribute" if p.child_by_field_name("object") == Some(cur) => {
+                    let a = p
+                        .child_by_field_name("attribute")
+                        .map_or("", |a| self.text(a));
+                    name = format!("{name}.{a}");
+                    cur = p;
+                }
+                "argument_list" => {
+                    // `getattr(logging, 'os')` with a literal name is attribute access.
+                    let call = self.up(p)?;
+                    let c = self.call(call)?;
+                    let attr = c
+                        .args
+                        .get(1)
+                        .and_then(|&a| self.fold(a).exact_str().map(str::to_string));
+                    match (
+                        c.callee.as_str(),
+                        c.args.first().copied() == Some(cur),
+                        attr,
+                    ) {
+                        ("getattr", true, Some(a)) => {
+                            name = format!("{name}.{a}");
+                            cur = call;
+                        }
+                        // A standard module handed to a function (`vars(logging)`,
+                        // `inspect.getmembers(tempfile)`) hands on every member it has.
+                        _ if module && !self.is_import_arg(&c.callee) => {
+                            return Some(format!("{name}, a module handed to {},", c.callee));
+                        }
+                        _ => return None,
+                    }
+                }
+                _ => return None,
+            }
+        }
+        None
+    }
+
+    /// Calls a module may be handed without reaching its members: `importlib.reload`,
+    /// `isinstance`-like checks, printing.
+    fn is_import_arg(&self, callee: &str) -> bool {
+        matches!(
+            callee,
+            "importlib.reload" | "isinstance" | "issubclass" | "print" | "repr" | "str" | "id"
+        )
     }
 
     /// Follow a capable value through static attribute access to the call that uses it.

@@ -144,6 +144,11 @@ impl Unit<'_> {
             return V::Unknown;
         }
         let d = depth + 1;
+        if self.names_file
+            && let Some(v) = self.climbed(node, d)
+        {
+            return v;
+        }
         let kind = node.kind();
         match kind {
             "string" | "template_string" => self.fold_string(node, d),

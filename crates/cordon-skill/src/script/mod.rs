@@ -11,15 +11,21 @@
 mod bind;
 mod calls;
 mod capability;
+mod climb;
 mod envflow;
 mod fold;
 mod ident;
+mod introspect;
 mod js_caps;
 mod lang;
 mod modules;
 mod net_calls;
+mod py_features;
+mod py_members;
 mod python_caps;
+mod rb_symbols;
 
+pub(crate) use climb::with_script;
 pub(crate) use lang::Lang;
 
 pub(crate) use fold::RUNTIME;
@@ -119,6 +125,8 @@ pub(crate) struct Unit<'a> {
     first_line: usize,
     /// Names of functions and classes declared in the unit (JavaScript).
     declared_functions: std::collections::HashSet<&'a str>,
+    /// The text names `__file__` (see `climb`).
+    names_file: bool,
 }
 
 /// A call: its canonical callee and its arguments.
@@ -167,6 +175,7 @@ fn extract(lang: Lang, src: &str, tree: &Tree, first_line: usize) -> Facts {
         aliases: HashMap::new(),
         first_line,
         declared_functions: std::collections::HashSet::new(),
+        names_file: lang == Lang::Python && src.contains("__file__"),
     };
     let nodes = all_nodes(tree.root_node());
     for &n in &nodes {
@@ -197,6 +206,8 @@ fn extract(lang: Lang, src: &str, tree: &Tree, first_line: usize) -> Facts {
     }
     unit.capabilities(&nodes, &mut facts);
     unit.string_annotations(&nodes, &mut facts);
+    unit.introspection(&nodes, &mut facts);
+    unit.py_search_path(&nodes, &mut facts);
     unit.env_dumps(&nodes, &mut facts);
     facts
 }
@@ -256,10 +267,11 @@ impl<'a> Unit<'a> {
         match n.kind() {
             "identifier" | "constant" | "property_identifier" => {
                 let t = self.text(n);
-                self.aliases
-                    .get(t)
-                    .cloned()
-                    .unwrap_or_else(|| t.to_string())
+                match self.aliases.get(t) {
+                    // `from logging import os` binds `os` (see `py_members`).
+                    Some(a) => py_members::resolve(a).unwrap_or_else(|| a.clone()),
+                    None => t.to_string(),
+                }
             }
             "attribute" => {
                 let obj = n
@@ -269,7 +281,9 @@ impl<'a> Unit<'a> {
                 let attr = n
                     .child_by_field_name("attribute")
                     .map_or("", |a| self.text(a));
-                format!("{obj}.{attr}")
+                let path = format!("{obj}.{attr}");
+                // `logging.os` is `os` (see `py_members`).
+                py_members::resolve(&path).unwrap_or(path)
             }
             "member_expression" | "subscript_expression" if self.is_code_constructor(n) => {
                 "Function".to_string()
@@ -574,5 +588,7 @@ fn js_module(m: &str) -> String {
 
 #[cfg(test)]
 mod caps_tests;
+#[cfg(test)]
+mod py_tests;
 #[cfg(test)]
 mod tests;

@@ -207,21 +207,6 @@ pub(super) const PY_BUILTINS: &[&str] = &[
     "__build_class__",
 ];
 
-/// Attributes that reach a module's or a function's namespace whatever the object.
-pub(super) const DUNDERS: &[&str] = &[
-    "__dict__",
-    "__globals__",
-    "__subclasses__",
-    "__builtins__",
-    "__class__",
-    "__bases__",
-    "__mro__",
-    "__code__",
-    "__getattribute__",
-    "__loader__",
-    "__import__",
-];
-
 /// Modules (and packages, by prefix) that compute, format, parse or read without
 /// starting processes, running code they are handed, or reaching the network.
 pub(super) const PY_HARMLESS: &[&str] = &[
@@ -394,6 +379,26 @@ pub(super) const PY_RISKY: &[&str] = &[
     "shutil.unpack_archive",
     "pytesseract.pytesseract.tesseract_cmd",
     "anthropic.lib.tools.mcp",
+    // Introspection: frames, members by name, functions built from code objects.
+    "inspect.currentframe",
+    "inspect.stack",
+    "inspect.trace",
+    "inspect.getouterframes",
+    "inspect.getinnerframes",
+    "inspect.getmembers",
+    "inspect.getmembers_static",
+    "inspect.getattr_static",
+    "inspect.getclosurevars",
+    "logging.currentframe",
+    "traceback.walk_stack",
+    "traceback.walk_tb",
+    "string.Formatter",
+    "types.FunctionType",
+    "types.LambdaType",
+    "types.CodeType",
+    "types.MethodType",
+    "operator.attrgetter",
+    "operator.methodcaller",
 ];
 
 /// How a code-running entry point takes its code.
@@ -453,6 +458,10 @@ pub(super) const PY_CODE_ENTRIES: &[(&str, Code)] = &[
     ("ctypes.PyDLL", Code::Opaque),
     ("_ctypes.dlopen", Code::Opaque),
     ("_ctypes.LoadLibrary", Code::Opaque),
+    // A function built from a code object runs whatever the code object was made to do.
+    ("types.FunctionType", Code::Opaque),
+    ("types.LambdaType", Code::Opaque),
+    ("types.CodeType", Code::Opaque),
 ];
 
 /// Anthropic client constructors, by canonical callee.
@@ -482,7 +491,7 @@ fn prefixed(name: &str, table: &[&str]) -> bool {
 
 /// Is `name` a member of a harmless module that is not harmless itself?
 pub(super) fn is_risky(name: &str) -> bool {
-    prefixed(name, PY_RISKY)
+    prefixed(name, PY_RISKY) || super::py_features::code_member(name)
 }
 
 /// Can a name below `name` be risky (so a walk from it must go on)?
@@ -490,7 +499,7 @@ pub(super) fn risky_below(name: &str) -> bool {
     PY_RISKY.iter().any(|r| {
         r.strip_prefix(name)
             .is_some_and(|rest| rest.starts_with('.'))
-    })
+    }) || super::py_features::code_member_below(name)
 }
 
 /// Is the module (a dotted name) known harmless? A standard-library package whose
@@ -594,6 +603,9 @@ impl Unit<'_> {
     /// that name: `pkgutil.resolve_name('os:system')`, `pydoc.locate('os.system')`,
     /// `EntryPoint(value='os:system', …).load()` are `os.system`.
     pub(super) fn resolved_name(&self, n: Node<'_>, c: &Call<'_>) -> Option<String> {
+        if self.lang == Lang::Ruby {
+            return self.rb_const_get(c);
+        }
         if self.lang != Lang::Python {
             return None;
         }
