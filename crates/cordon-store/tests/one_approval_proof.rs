@@ -29,6 +29,10 @@ fn implementations(source: &str) -> Vec<String> {
         .collect();
     let joined = code.join(" ");
     let mut found = Vec::new();
+    // A renamed import (`use …::ApprovalProof as P;`) would hide an `impl P for` below.
+    if let Some(at) = joined.find("ApprovalProof as ") {
+        found.push(joined[at..].chars().take(40).collect());
+    }
     let mut rest = joined.as_str();
     while let Some(at) = rest.find("impl") {
         let head = &rest[at..];
@@ -73,5 +77,9 @@ fn an_implementation_is_found_however_it_is_spelled() {
     for s in spellings {
         assert_eq!(implementations(s).len(), 1, "{s}");
     }
+    assert_eq!(
+        implementations("use cordon_policy::ApprovalProof as P;\nimpl P for Forged {}").len(),
+        1
+    );
     assert!(implementations("// impl ApprovalProof for Forged {}").is_empty());
 }

@@ -86,8 +86,14 @@ pub struct StateDirs(Vec<PathBuf>);
 impl StateDirs {
     /// The directories as the environment names them now, for the home `home`.
     pub fn for_home(home: &Path) -> StateDirs {
+        StateDirs::with(home, crate::state_dir::state_dir())
+    }
+
+    /// The directories for the home `home` and the state directory `resolved` (as
+    /// [`crate::state_dir::state_dir`] found it).
+    pub(crate) fn with(home: &Path, resolved: Option<PathBuf>) -> StateDirs {
         let mut dirs = vec![home.join(".local/state/cordon")];
-        dirs.extend(crate::state_dir::state_dir());
+        dirs.extend(resolved);
         let resolved: Vec<_> = dirs
             .iter()
             .filter_map(|d| std::fs::canonicalize(d).ok())
