@@ -93,14 +93,18 @@ impl StateDirs {
     /// [`crate::state_dir::state_dir`] found it).
     pub(crate) fn with(home: &Path, resolved: Option<PathBuf>) -> StateDirs {
         let mut dirs = vec![home.join(".local/state/cordon")];
-        dirs.extend(resolved);
-        let resolved: Vec<_> = dirs
+        // Usually the same directory (HOME's default): resolved once.
+        dirs.extend(resolved.filter(|r| *r != dirs[0]));
+        let canonical: Vec<_> = dirs
             .iter()
             .filter_map(|d| std::fs::canonicalize(d).ok())
             .collect();
-        dirs.extend(resolved);
+        for c in canonical {
+            if !dirs.contains(&c) {
+                dirs.push(c);
+            }
+        }
         dirs.retain(|d| d.components().count() > 2);
-        dirs.dedup();
         StateDirs(dirs)
     }
 }
