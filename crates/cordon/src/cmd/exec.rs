@@ -543,7 +543,10 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
         eprintln!("cordon: the command timed out; every process of the sandbox was killed");
     }
     if let Some(turn) = slot
-        && let Err(e) = turn.end(i32::from(ran.outcome.status), &record_slot_run)
+        && let Err(e) = turn.end(
+            i32::from(ran.outcome.status),
+            &crate::cmd::slots::record_run,
+        )
     {
         eprintln!("cordon: {e}");
     }
@@ -560,23 +563,6 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
         )));
     }
     Ok(ran.outcome.status)
-}
-
-/// Record a run on a slot in cordon's default store (for `cordon slots list|show`): the
-/// sandbox hands the record here and never opens the store itself.
-fn record_slot_run(run: &cordon_sandbox::slot::SlotRun<'_>) -> Result<(), String> {
-    let store = cordon_store::Store::open_default().map_err(|e| e.to_string())?;
-    let n = run.name;
-    store
-        .slot_ran(
-            n.scope,
-            &n.scope_id,
-            &n.key,
-            run.dir,
-            run.command,
-            run.status,
-        )
-        .map_err(|e| e.to_string())
 }
 
 /// The slot `--slot KEY` and its flags ask for.
