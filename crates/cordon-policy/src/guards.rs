@@ -556,7 +556,7 @@ mod delete;
 mod write;
 
 pub use delete::critical_delete;
-pub use write::{protected_paths_in_root, protected_write};
+pub use write::{StateDirs, protected_paths_in_root, protected_write, protected_write_in};
 
 #[cfg(test)]
 mod tests;

@@ -197,3 +197,17 @@ impl Allowed {
         &self.judgement
     }
 }
+
+/// Proof that a lease or a human approved a call the policy asked about, as the sandbox
+/// takes it (`cordon_sandbox::Permit::from_grant`) without knowing where approvals are
+/// kept.
+///
+/// cordon-store's `Grant` is the one implementation, and only the store's approval flow
+/// makes a `Grant`. Rust cannot seal a trait to a crate above the one that defines it,
+/// so this rule is kept by a test instead: `cordon-store`'s
+/// `tests/one_approval_proof.rs` fails when any other `impl ApprovalProof` appears in
+/// the workspace.
+pub trait ApprovalProof {
+    /// The human's answer in a word (`lease`, `allow-once`, …), for the permit's reason.
+    fn answer(&self) -> &'static str;
+}

@@ -45,9 +45,11 @@ pub mod secret_files;
 pub mod secrets;
 pub mod session;
 pub mod settings;
+pub mod state_dir;
 pub mod suggest;
 pub mod surface;
 pub mod terminal;
+pub mod time;
 pub mod toolset;
 pub mod twins;
 pub mod vcs;
@@ -59,7 +61,7 @@ pub use errors::{
     ParseRequiredTierError, ParseSandboxModeError,
 };
 pub use facts::{FakeFs, FileFacts, FileKind, FileMeta, RealFs};
-pub use judgement::{Allowed, Containment, Judgement};
+pub use judgement::{Allowed, ApprovalProof, Containment, Judgement};
 pub use ops::OpKind;
 pub use paths::Location;
 pub use policy::{Attenuation, Policy};

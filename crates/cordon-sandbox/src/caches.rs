@@ -477,7 +477,7 @@ pub fn caches_base(roots: &[PathBuf], caches: &[PathBuf]) -> PathBuf {
             .chain(caches)
             .any(|r| p.starts_with(r) || r.starts_with(p))
     };
-    if let Ok(state) = cordon_store::state_dir() {
+    if let Some(state) = cordon_policy::state_dir::state_dir() {
         let state = std::fs::canonicalize(&state)
             .unwrap_or(state)
             .join("caches");

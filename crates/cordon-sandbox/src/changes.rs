@@ -108,7 +108,7 @@ fn io(what: impl std::fmt::Display) -> impl FnOnce(std::io::Error) -> SandboxErr
 }
 
 /// The directory holding change sets for this user: `changes/` in cordon's state
-/// directory (`cordon_store::state_dir`), unless that overlaps a writable root; then
+/// directory (`cordon_policy::state_dir::state_dir`), unless that overlaps a writable root; then
 /// `/var/tmp/cordon-changes-<uid>`.
 pub fn changes_base(roots: &[PathBuf]) -> PathBuf {
     let mut bases = changes_bases(roots);
@@ -120,7 +120,7 @@ pub fn changes_base(roots: &[PathBuf]) -> PathBuf {
 pub fn changes_bases(roots: &[PathBuf]) -> Vec<PathBuf> {
     let overlaps = |p: &Path| roots.iter().any(|r| p.starts_with(r) || r.starts_with(p));
     let mut out = Vec::with_capacity(2);
-    if let Ok(state) = cordon_store::state_dir() {
+    if let Some(state) = cordon_policy::state_dir::state_dir() {
         let state = std::fs::canonicalize(&state)
             .unwrap_or(state)
             .join("changes");
@@ -754,7 +754,7 @@ mod tests {
 
     #[test]
     fn the_base_never_lies_inside_a_writable_root() {
-        let state = cordon_store::state_dir().unwrap();
+        let state = cordon_policy::state_dir::state_dir().unwrap();
         let base = changes_base(std::slice::from_ref(&state));
         assert!(base.starts_with("/var/tmp"), "{}", base.display());
         let base = changes_base(&[PathBuf::from("/work/p")]);

@@ -5,6 +5,18 @@
 //! never judges whether a command may run: [`run`] takes a [`Permit`] that only the
 //! policy or approval path creates.
 //!
+//! What this crate owns: the helper and the layers below, the mount plan, the write
+//! observer, change sets and their merge, cache slots and slots (their directories, their
+//! guard, their turns). It knows where cordon's state lives only through
+//! `cordon_policy::state_dir`, the resolver the store and the guards share, so that it
+//! masks exactly the directory the store writes.
+//!
+//! What it must never do: decide whether a command may run, make a [`Permit`] from
+//! anything but the proofs it names, or open cordon's store. An approval reaches it as a
+//! `cordon_policy::ApprovalProof` (the store's `Grant`), and the record of a run on a slot
+//! leaves through the [`slot::SlotRecorder`] its caller gives [`slot::Turn::end`]; this
+//! crate does not depend on `cordon-store`.
+//!
 //! ```no_run
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use cordon_policy::{Containment, RealFs, Request};
@@ -171,4 +183,41 @@ pub fn helper_main() -> ! {
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(2).collect();
     let code = helper::main(&args);
     std::process::exit(code)
+}
+
+#[cfg(test)]
+mod layering {
+    /// The sandbox never opens cordon's store: it is not among this crate's
+    /// dependencies, and no source file names it (issue 39).
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn the_sandbox_does_not_depend_on_the_store() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        assert!(!manifest.contains("cordon-store"), "{manifest}");
+        let mut pending = vec![dir.join("src")];
+        let mut files = 0;
+        while let Some(d) = pending.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    pending.push(p);
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    files += 1;
+                    let text = std::fs::read_to_string(&p).unwrap();
+                    let code: String = text
+                        .lines()
+                        .filter(|l| !l.trim_start().starts_with("//"))
+                        .collect();
+                    // Spelled in two pieces so that this file does not name it.
+                    assert!(
+                        !code.contains(concat!("cordon", "_store")),
+                        "{}",
+                        p.display()
+                    );
+                }
+            }
+        }
+        assert!(files > 50, "{files}");
+    }
 }

@@ -5,16 +5,16 @@
 
 #[cfg(doc)]
 use crate::run::{Helper, run};
-use cordon_policy::{Allowed, ApprovalPolicy, Decision, Judgement};
-use cordon_store::Grant;
+use cordon_policy::{Allowed, ApprovalPolicy, ApprovalProof, Decision, Judgement};
 
 /// Proof that the policy (or a human approval) allowed this run; [`run`] and
 /// [`Helper::start`] cannot be called without one.
 ///
 /// Only three things make one, and none of them can be forged from plain data:
-/// an [`Allowed`] (made by `cordon-policy` alone, from an unedited allow judgement), a
-/// store [`Grant`] (made by `cordon-store`'s approval flow alone, after a lease or a
-/// human allowed the exact call), or a [`Judgement`] that asks under the `on-failure`
+/// an [`Allowed`] (made by `cordon-policy` alone, from an unedited allow judgement), an
+/// [`ApprovalProof`] (`cordon-store`'s `Grant`, made by its approval flow alone, after
+/// a lease or a human allowed the exact call; a test keeps it the one implementation),
+/// or a [`Judgement`] that asks under the `on-failure`
 /// approval policy for a call judged as contained (a trial run that asks no one).
 ///
 /// A permit for a decision that counted on the full tier makes the sandbox refuse to
@@ -49,7 +49,7 @@ impl Permit {
     }
 
     /// A permit for a call a lease or a human allowed.
-    pub fn from_grant(grant: Grant) -> Permit {
+    pub fn from_grant(grant: impl ApprovalProof) -> Permit {
         Permit {
             reason: format!("approved ({})", grant.answer()),
             require_full: false,

@@ -91,8 +91,7 @@ fn relay_source() -> Option<Relay> {
     if crate::relay_copy::reachable(&exe, &path) {
         return Some(Relay::Running(path));
     }
-    cordon_store::state_dir()
-        .ok()
+    cordon_policy::state_dir::state_dir()
         .and_then(|state| crate::relay_copy::copy_in(&state, &exe))
         .map(Relay::Copy)
         .or(Some(Relay::Running(path)))

@@ -1,6 +1,6 @@
 //! cordon's own state directory is hidden in every sandbox, whatever HOME looks like.
 //!
-//! The state directory (`cordon_store::state_dir`: `CORDON_STATE_DIR`, else
+//! The state directory (`cordon_policy::state_dir::state_dir`: `CORDON_STATE_DIR`, else
 //! `$XDG_STATE_HOME/cordon`, else `~/.local/state/cordon`) holds the approval store, the
 //! audit log, the CA keys of the egress proxy, the change sets and caches of other runs,
 //! and the slots with their locks. A sandboxed command has no business reading any of it,
@@ -38,7 +38,7 @@ pub(crate) fn state_masks(state: &Path, keep: &[&Path]) -> Vec<PathBuf> {
 
 /// cordon's state directory, canonical, when it exists.
 pub(crate) fn state_dir() -> Option<PathBuf> {
-    let dir = cordon_store::state_dir().ok()?;
+    let dir = cordon_policy::state_dir::state_dir()?;
     std::fs::canonicalize(dir).ok()
 }
 

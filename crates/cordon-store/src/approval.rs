@@ -211,6 +211,12 @@ impl Grant {
     }
 }
 
+impl cordon_policy::ApprovalProof for Grant {
+    fn answer(&self) -> &'static str {
+        Grant::answer(self)
+    }
+}
+
 /// Why the flow refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

@@ -125,10 +125,7 @@ impl std::fmt::Display for TimeError {
 
 impl std::error::Error for TimeError {}
 
-/// A time as RFC 3339 in UTC, to the second (`2026-01-02T03:04:05Z`).
-pub fn format_time(t: SystemTime) -> String {
-    humantime::format_rfc3339_seconds(t).to_string()
-}
+pub use cordon_policy::time::format_time;
 
 /// One readable line for a record, for a person at a terminal: time, session, tool,
 /// decision, target and the rule that decided (or, for an event such as an answered

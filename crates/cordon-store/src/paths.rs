@@ -9,26 +9,12 @@ use std::path::{Path, PathBuf};
 use crate::error::{StoreError, StoreErrorKind};
 
 /// The directory holding cordon's state: `$CORDON_STATE_DIR` if set, else
-/// `$XDG_STATE_HOME/cordon`, else `~/.local/state/cordon`. Relative values are ignored,
-/// as the XDG specification requires.
+/// `$XDG_STATE_HOME/cordon`, else `~/.local/state/cordon`, as
+/// [`cordon_policy::state_dir::state_dir`] resolves it for the sandbox and the guards too.
+/// Relative values are ignored, as the XDG specification requires.
 pub fn state_dir() -> Result<PathBuf, StoreError> {
-    let abs = |v: Option<std::ffi::OsString>| {
-        v.map(PathBuf::from)
-            .filter(|p| p.is_absolute() && !p.as_os_str().is_empty())
-    };
-    if let Some(dir) = abs(std::env::var_os("CORDON_STATE_DIR")) {
-        return Ok(dir);
-    }
-    if let Some(dir) = abs(std::env::var_os("XDG_STATE_HOME")) {
-        return Ok(dir.join("cordon"));
-    }
-    if let Some(home) = abs(std::env::var_os("HOME")) {
-        return Ok(home.join(".local").join("state").join("cordon"));
-    }
-    Err(StoreError::new(
-        Path::new("<state dir>"),
-        StoreErrorKind::NoStateDir,
-    ))
+    cordon_policy::state_dir::state_dir()
+        .ok_or_else(|| StoreError::new(Path::new("<state dir>"), StoreErrorKind::NoStateDir))
 }
 
 /// Default store file: `state_dir()/store.sqlite3`.

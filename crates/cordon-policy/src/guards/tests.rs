@@ -134,3 +134,52 @@ fn critical_deletes() {
         assert!(critical_delete(Path::new(p), h, w).is_none(), "{p}");
     }
 }
+
+#[test]
+fn cordon_state_is_protected_wherever_the_shared_resolver_puts_it() {
+    use crate::state_dir::state_dir_from;
+    let envs: [&[(&str, &str)]; 4] = [
+        &[
+            ("CORDON_STATE_DIR", "/srv/cs"),
+            ("XDG_STATE_HOME", "/srv/x"),
+        ],
+        &[("XDG_STATE_HOME", "/srv/x"), ("HOME", "/home/u")],
+        // HOME in the environment is not the home the call is judged for.
+        &[("HOME", "/home/other")],
+        &[("CORDON_STATE_DIR", "rel"), ("HOME", "/home/other")],
+    ];
+    for env in envs {
+        let var = |name: &str| {
+            env.iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| std::ffi::OsString::from(v))
+        };
+        let dir = state_dir_from(var).unwrap();
+        let dirs = StateDirs::with(Path::new(HOME), Some(dir.clone()));
+        for p in [
+            dir.join("store.sqlite3"),
+            dir.join("slots/user/0/venv.lock"),
+            // A second spelling of the same file.
+            dir.join("slots/../audit.jsonl"),
+        ] {
+            let hit = protected_write_in(&p, Path::new(HOME), &dirs);
+            assert!(
+                hit.is_some_and(|h| h.pattern.contains("cordon's own state")),
+                "{}",
+                p.display()
+            );
+        }
+        // The default under the judged home stays protected whatever the environment.
+        assert!(
+            protected_write_in(
+                Path::new("/home/u/.local/state/cordon/audit.jsonl"),
+                Path::new(HOME),
+                &dirs
+            )
+            .is_some()
+        );
+        assert!(
+            protected_write_in(Path::new("/srv/elsewhere/f"), Path::new(HOME), &dirs).is_none()
+        );
+    }
+}

@@ -11,7 +11,16 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 /// Is writing `path` denied outright (persistence, agent or git configuration)?
+///
+/// cordon's state directories are resolved for each call; a caller that checks many
+/// paths (a walk of a tree) resolves them once with [`StateDirs::for_home`] and calls
+/// [`protected_write_in`].
 pub fn protected_write(path: &Path, home: &Path) -> Option<GuardHit> {
+    protected_write_in(path, home, &StateDirs::for_home(home))
+}
+
+/// [`protected_write`] with cordon's state directories resolved once by the caller.
+pub fn protected_write_in(path: &Path, home: &Path, state: &StateDirs) -> Option<GuardHit> {
     let hit = |pattern: String| {
         Some(GuardHit {
             guard: "protected-write",
@@ -33,10 +42,7 @@ pub fn protected_write(path: &Path, home: &Path) -> Option<GuardHit> {
     if raw_device(&comps) {
         return hit(format!("{} (a raw disk or memory device)", path.display()));
     }
-    if let Some(state) = cordon_state_dirs(home)
-        .into_iter()
-        .find(|d| rest_after(&comps, d).is_some())
-    {
+    if let Some(state) = state.0.iter().find(|d| rest_after(&comps, d).is_some()) {
         return hit(format!(
             "{} (cordon's own state: store, audit log, key)",
             state.display()
@@ -71,26 +77,36 @@ pub fn protected_write(path: &Path, home: &Path) -> Option<GuardHit> {
 }
 
 /// cordon's state directory (its store, audit log, signing key and export queue), as
-/// `cordon_store::state_dir` finds it (`$CORDON_STATE_DIR`, else
-/// `$XDG_STATE_HOME/cordon`, else `~/.local/state/cordon`), and the default under `home`
+/// [`crate::state_dir::state_dir`] finds it for the store, and the default under `home`
 /// whatever the environment says; each also resolved through symlinks. No agent writes
 /// cordon's own records, whatever the mode.
-fn cordon_state_dirs(home: &Path) -> Vec<std::path::PathBuf> {
-    let abs =
-        |v: Option<std::ffi::OsString>| v.map(std::path::PathBuf::from).filter(|p| p.is_absolute());
-    let mut dirs = vec![home.join(".local/state/cordon")];
-    if let Some(d) = abs(std::env::var_os("CORDON_STATE_DIR")) {
-        dirs.push(d);
-    } else if let Some(d) = abs(std::env::var_os("XDG_STATE_HOME")) {
-        dirs.push(d.join("cordon"));
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateDirs(Vec<PathBuf>);
+
+impl StateDirs {
+    /// The directories as the environment names them now, for the home `home`.
+    pub fn for_home(home: &Path) -> StateDirs {
+        StateDirs::with(home, crate::state_dir::state_dir())
     }
-    let resolved: Vec<_> = dirs
-        .iter()
-        .filter_map(|d| std::fs::canonicalize(d).ok())
-        .collect();
-    dirs.extend(resolved);
-    dirs.retain(|d| d.components().count() > 2);
-    dirs
+
+    /// The directories for the home `home` and the state directory `resolved` (as
+    /// [`crate::state_dir::state_dir`] found it).
+    pub(crate) fn with(home: &Path, resolved: Option<PathBuf>) -> StateDirs {
+        let mut dirs = vec![home.join(".local/state/cordon")];
+        // Usually the same directory (HOME's default): resolved once.
+        dirs.extend(resolved.filter(|r| *r != dirs[0]));
+        let canonical: Vec<_> = dirs
+            .iter()
+            .filter_map(|d| std::fs::canonicalize(d).ok())
+            .collect();
+        for c in canonical {
+            if !dirs.contains(&c) {
+                dirs.push(c);
+            }
+        }
+        dirs.retain(|d| d.components().count() > 2);
+        StateDirs(dirs)
+    }
 }
 
 /// Block devices and memory under `/dev`: writing one bypasses every file permission

@@ -123,6 +123,8 @@ pub(super) fn walk(
 ) -> Result<WalkSummary, SandboxError> {
     let mut summary = WalkSummary::default();
     let mut sniffed: u64 = 0;
+    // cordon's state directories, resolved once for the walk, not once per entry.
+    let state = guards::StateDirs::for_home(home);
     // Entries counted under each top-level directory of a root.
     let mut tops: Vec<(PathBuf, usize)> = Vec::new();
     let mut queue: VecDeque<Pending> = roots
@@ -179,7 +181,7 @@ pub(super) fn walk(
                 found.secrets.push(path);
                 continue;
             }
-            if guards::protected_write(&path, home).is_some() {
+            if guards::protected_write_in(&path, home, &state).is_some() {
                 if ft.is_symlink() {
                     return Err(refuse_symlink(&path));
                 }

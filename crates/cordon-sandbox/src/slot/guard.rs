@@ -121,7 +121,7 @@ fn busy(file: &File, wait: Wait) -> SlotError {
         Some(h) => format!(
             "held by pid {} since {}",
             h.pid,
-            cordon_store::format_time(UNIX_EPOCH + Duration::from_secs(h.since))
+            cordon_policy::time::format_time(UNIX_EPOCH + Duration::from_secs(h.since))
         ),
         None => "held by another run".to_string(),
     };

@@ -34,7 +34,7 @@ pub use startup::{
     INSTALL_TREES, UNCHECKED_CACHE_PATHS, reset_startup, startup_files, startup_paths,
 };
 pub use tree::{remove_tree, tree_size};
-pub use turn::{DEFAULT_WAIT, SlotRequest, Turn};
+pub use turn::{DEFAULT_WAIT, SlotRecorder, SlotRequest, SlotRun, Turn};
 
 use std::ffi::OsStr;
 use std::fmt;
@@ -43,7 +43,7 @@ use std::path::{Path, PathBuf};
 /// Longest slot key, in bytes.
 pub const MAX_KEY_LEN: usize = 64;
 
-pub use cordon_store::SlotScope;
+pub use cordon_policy::settings::SlotScope;
 
 /// What went wrong with a slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -296,10 +296,10 @@ pub(crate) fn mkdir_0700(d: &Path) -> Result<cordon_fs::Dir, SlotError> {
 
 /// Where slots live: `slots/` in cordon's state directory.
 pub fn slots_base() -> Result<PathBuf, SlotError> {
-    let state = cordon_store::state_dir().map_err(|e| {
+    let state = cordon_policy::state_dir::state_dir().ok_or_else(|| {
         SlotError::new(
             SlotErrorKind::Io,
-            format!("cannot find cordon's state directory for slots: {e}"),
+            "cannot find cordon's state directory for slots: no state directory is known (neither XDG_STATE_HOME nor HOME is set); set CORDON_STATE_DIR",
         )
     })?;
     Ok(state.join("slots"))

@@ -1,5 +1,6 @@
 //! One run's turn on a slot: which slot a run asked for, how long it waits for another
-//! run that holds it, the guard held for the whole run, and the store's one record of it.
+//! run that holds it, the guard held for the whole run, and the one record of it, which
+//! the caller keeps.
 //!
 //! The guard is a `flock` on a descriptor of cordon's own process (opened `O_CLOEXEC`),
 //! never passed to the sandboxed command. It is held for the run's whole life because
@@ -9,14 +10,17 @@
 //! descriptor passed in would add nothing and would let the command release the lock
 //! early (`flock(fd, LOCK_UN)` acts on the open file that every copy shares).
 //!
-//! The store learns of a run once, when it ends: a single write of the run's command
-//! and exit status. A run that is killed before it ends leaves no record; the guard,
-//! not the record, says whether a slot is in use.
+//! The record of a run is made once, when it ends: a single write of the run's command
+//! and exit status, through the [`SlotRecorder`] the caller gives [`Turn::end`] (cordon's
+//! store, through the CLI's exec path: this crate never opens the store). A run that is
+//! killed before it ends leaves no record; the guard, not the record, says whether a
+//! slot is in use.
 
 use super::{SlotError, SlotErrorKind, SlotGuard, SlotMounts, SlotName, SlotPaths, Wait};
+use cordon_policy::settings::SlotScope;
 use cordon_policy::settings::SlotSettings;
-use cordon_store::SlotScope;
 use std::ffi::OsString;
+use std::path::Path;
 use std::time::Duration;
 
 /// How long a run waits for a slot that another run holds, when neither the command
@@ -130,30 +134,50 @@ impl Turn {
         self.guard.waited()
     }
 
-    /// The run ended with `status`: record it in the store (one write), then give the
-    /// slot up. The record is for `cordon slots list|show`; an error here costs the
+    /// The run ended with `status`: hand its record to `recorder` (one write), then give
+    /// the slot up. The record is for `cordon slots list|show`; an error here costs the
     /// record, not the run, and the slot is given up either way.
-    pub fn end(self, status: i32) -> Result<(), SlotError> {
-        let store = cordon_store::Store::open_default().map_err(|e| record_error(&e))?;
-        let n = &self.name;
-        store
-            .slot_ran(
-                n.scope,
-                &n.scope_id,
-                &n.key,
-                &self.paths.dir,
-                &self.command,
-                status,
+    pub fn end(self, status: i32, recorder: &dyn SlotRecorder) -> Result<(), SlotError> {
+        let run = SlotRun {
+            name: &self.name,
+            dir: &self.paths.dir,
+            command: &self.command,
+            status,
+        };
+        recorder.record(&run).map_err(|e| {
+            SlotError::new(
+                SlotErrorKind::Io,
+                format!("the slot's run was not recorded: {e}"),
             )
-            .map_err(|e| record_error(&e))
+        })
     }
 }
 
-fn record_error(e: &cordon_store::StoreError) -> SlotError {
-    SlotError::new(
-        SlotErrorKind::Io,
-        format!("the slot's run was not recorded: {e}"),
-    )
+/// One run on a slot as it is recorded when it ends.
+#[derive(Debug, Clone, Copy)]
+pub struct SlotRun<'a> {
+    /// The slot.
+    pub name: &'a SlotName,
+    /// The slot's directory.
+    pub dir: &'a Path,
+    /// The command, as one line of display text (cut at 200 bytes).
+    pub command: &'a str,
+    /// The run's exit status.
+    pub status: i32,
+}
+
+/// Where the runs on slots are recorded, given by the caller of [`Turn::end`]: cordon's
+/// store (`Store::slot_ran`), through the CLI's exec path. Any
+/// `Fn(&SlotRun) -> Result<(), String>` is one.
+pub trait SlotRecorder {
+    /// Record `run`; the error is one sentence saying why it was not recorded.
+    fn record(&self, run: &SlotRun<'_>) -> Result<(), String>;
+}
+
+impl<F: Fn(&SlotRun<'_>) -> Result<(), String>> SlotRecorder for F {
+    fn record(&self, run: &SlotRun<'_>) -> Result<(), String> {
+        self(run)
+    }
 }
 
 /// The command as one line of display text, at most [`COMMAND_TEXT`] bytes.
@@ -198,6 +222,49 @@ mod tests {
         assert_eq!(r.name(&config).unwrap().scope, SlotScope::User);
         r.no_wait = true;
         assert_eq!(r.wait(&config), Wait::No);
+    }
+
+    #[test]
+    fn the_end_of_a_turn_goes_to_the_callers_recorder_once() {
+        let base = tempfile::tempdir().unwrap();
+        let name = SlotName::new(SlotScope::Global, "venv", None, None).unwrap();
+        let paths = SlotPaths::locate(base.path(), &name).unwrap();
+        let guard = SlotGuard::acquire(&paths, Wait::No).unwrap();
+        paths.create().unwrap();
+        let turn = Turn {
+            name,
+            paths,
+            tmp: false,
+            keep_startup: false,
+            command: command_text(&["make".into(), "test".into()]),
+            guard,
+        };
+        let seen = std::cell::RefCell::new(Vec::new());
+        let recorder = |run: &SlotRun<'_>| {
+            seen.borrow_mut().push(format!(
+                "{} {} {} {} {}",
+                run.name.scope.as_str(),
+                run.name.key,
+                run.dir.display(),
+                run.command,
+                run.status
+            ));
+            Err("the disk is full".to_string())
+        };
+        let dir = turn.paths().dir.clone();
+        let e = turn.end(3, &recorder).unwrap_err();
+        assert_eq!(
+            seen.into_inner(),
+            vec![format!("global venv {} make test 3", dir.display())]
+        );
+        assert_eq!(
+            e.message,
+            "the slot's run was not recorded: the disk is full"
+        );
+        // The slot was given up with the turn, recorded or not.
+        let name = SlotName::new(SlotScope::Global, "venv", None, None).unwrap();
+        let paths = SlotPaths::locate(base.path(), &name).unwrap();
+        assert!(SlotGuard::acquire(&paths, Wait::No).is_ok());
     }
 
     #[test]

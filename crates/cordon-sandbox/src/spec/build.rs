@@ -438,7 +438,7 @@ fn refuse_roots_over_cordons_files(
 ) -> Result<(), SandboxError> {
     let resolved = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     // Resolved when it exists; as named when it does not (nothing is there to reach).
-    let state = crate::state_mask::state_dir().or_else(|| cordon_store::state_dir().ok());
+    let state = crate::state_mask::state_dir().or_else(cordon_policy::state_dir::state_dir);
     for place in crate::state_places() {
         let place = resolved(&place);
         // In the state directory, the state mask hides it whole.

@@ -543,7 +543,10 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
         eprintln!("cordon: the command timed out; every process of the sandbox was killed");
     }
     if let Some(turn) = slot
-        && let Err(e) = turn.end(i32::from(ran.outcome.status))
+        && let Err(e) = turn.end(
+            i32::from(ran.outcome.status),
+            &crate::cmd::slots::record_run,
+        )
     {
         eprintln!("cordon: {e}");
     }

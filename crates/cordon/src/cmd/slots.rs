@@ -135,6 +135,23 @@ fn store() -> anyhow::Result<Store> {
     Store::open_default().map_err(|e| Exit::new(Code::Internal, e.to_string()).into())
 }
 
+/// Record a run on a slot in cordon's default store, where `list` and `show` read it:
+/// `cordon exec --slot` gives this to the sandbox, which never opens the store itself.
+pub fn record_run(run: &slot::SlotRun<'_>) -> Result<(), String> {
+    let store = Store::open_default().map_err(|e| e.to_string())?;
+    let n = run.name;
+    store
+        .slot_ran(
+            n.scope,
+            &n.scope_id,
+            &n.key,
+            run.dir,
+            run.command,
+            run.status,
+        )
+        .map_err(|e| e.to_string())
+}
+
 fn locate(which: &Which) -> anyhow::Result<(SlotName, SlotPaths)> {
     let name = SlotName::new(
         which.scope.into(),
