@@ -88,12 +88,13 @@ fn each_role_does_what_it_is_for() {
     let m = f.open("m1");
     let a = f.open("a1");
     // Machine: ask, sessions, operation ids, pins, decisions, read.
+    let deploy = cordon_store::pg_test::asked("make deploy", Some("s1"), None);
     let id = m
         .add_pending(
-            "fp-deploy",
+            &deploy.fingerprint,
             Some("s1"),
-            &json!({"tool": "Bash", "input": {"command": "make deploy"}}),
-            &json!({}),
+            &deploy.request,
+            &deploy.verdict,
             None,
         )
         .unwrap();
@@ -133,9 +134,9 @@ fn each_role_does_what_it_is_for() {
     assert!(m.rules().unwrap().is_empty());
     // Approver: answer, and the asking machine spends the lease once.
     a.answer(id, Answer::Approve).unwrap();
-    assert!(m.consume("fp-deploy", Some("s1")).unwrap().is_some());
+    assert!(m.consume(&deploy.fingerprint, Some("s1")).unwrap().is_some());
     assert!(
-        m.consume("fp-deploy", Some("s1")).unwrap().is_none(),
+        m.consume(&deploy.fingerprint, Some("s1")).unwrap().is_none(),
         "spent once"
     );
     // Approver: leases and rules.
@@ -153,16 +154,17 @@ fn a_machine_cannot_approve() {
     let Some(f) = Fleet::new() else { return };
     let m = f.open("m1");
     let a = f.open("a1");
+    let x = cordon_store::pg_test::asked("make x", None, None);
     let id = m
-        .add_pending("fp-x", None, &json!({"tool": "Bash"}), &json!({}), None)
+        .add_pending(&x.fingerprint, None, &x.request, &x.verdict, None)
         .unwrap();
     refused(m.answer(id, Answer::Approve), "answering its own ask");
     refused(m.answer(id, Answer::Deny), "denying");
     assert!(m.get_pending(id).is_ok(), "still pending");
-    refused(m.grant("fp-x", Scope::Always, None, "m1"), "a lease");
-    refused(m.grant("fp-x", Scope::Once, None, "m1"), "a once-lease");
+    refused(m.grant(&x.fingerprint, Scope::Always, None, "m1"), "a lease");
+    refused(m.grant(&x.fingerprint, Scope::Once, None, "m1"), "a once-lease");
     assert!(
-        m.consume("fp-x", None).unwrap().is_none(),
+        m.consume(&x.fingerprint, None).unwrap().is_none(),
         "no lease was left"
     );
     refused(m.remember_rule("Bash(*)", "Bash"), "a rule");
