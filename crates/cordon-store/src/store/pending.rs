@@ -292,10 +292,11 @@ impl Store {
 
     /// The fingerprint a lease approving `pending` (with `edit`) is written under,
     /// computed from the request and verdict the human is shown
-    /// ([`cordon_policy::fingerprint`]): the asking machine's own column is only checked
-    /// against it. A request whose secrets were cut out, or whose record does not match
-    /// its fingerprint, session or operation id, cannot be approved as it stands.
-    fn shown_fingerprint(
+    /// ([`cordon_policy::fingerprint`]), never the asking machine's own column. A request
+    /// whose secrets were cut out (so that the call that asked differs from the call
+    /// shown), or whose session or operation id differ from the ones it shows, cannot be
+    /// approved as it stands.
+    pub(crate) fn shown_fingerprint(
         &self,
         pending: &Pending,
         edit: Option<&crate::operations::Edit>,
@@ -345,14 +346,15 @@ impl Store {
             };
         }
         let shown = approval_fingerprint(request, verdict).map_err(|e| refuse(e.to_string()))?;
-        if shown != fp {
-            let redacted = serde_json::to_string(request)
-                .is_ok_and(|t| t.contains(crate::redact::REDACTED));
-            return Err(refuse(if redacted {
-                "secrets were cut out of the request it shows, so the call it asks for cannot be read in full".into()
-            } else {
-                "the request it shows is not the call the asking machine recorded".into()
-            }));
+        // The asking machine's column is not trusted: the lease is for the call shown.
+        // Only when they differ because secrets were cut out of what is shown can the
+        // call shown not be the call that asked: nothing can be leased for it from here.
+        let redacted =
+            serde_json::to_string(request).is_ok_and(|t| t.contains(crate::redact::REDACTED));
+        if shown != fp && redacted {
+            return Err(refuse(
+                "secrets were cut out of the request it shows, so the call that asked cannot be read in full".into(),
+            ));
         }
         Ok(shown)
     }
