@@ -389,7 +389,8 @@ pub struct Asked {
 /// [`Asked`] for the shell command `command` in `/w`, asked in `session` with
 /// `operation_id`.
 pub fn asked(command: &str, session: Option<&str>, operation_id: Option<&str>) -> Asked {
-    let mut request = serde_json::json!({"tool": "bash", "input": {"command": command}, "cwd": "/w"});
+    let mut request =
+        serde_json::json!({"tool": "bash", "input": {"command": command}, "cwd": "/w"});
     if let Some(s) = session {
         request["session"] = s.into();
     }

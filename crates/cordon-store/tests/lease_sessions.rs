@@ -3,8 +3,8 @@
 //! Once-leases bound to the session they were asked in (schema 8), and the migration
 //! that gives an older once-lease the session of the approval it answers.
 
-use cordon_store::{Answer, Answered, PendingId, Scope, Store};
 use cordon_store::pg_test::asked;
+use cordon_store::{Answer, Answered, PendingId, Scope, Store};
 
 fn temp_store() -> (tempfile::TempDir, std::path::PathBuf, Store) {
     let dir = tempfile::tempdir().unwrap();

@@ -134,9 +134,15 @@ fn each_role_does_what_it_is_for() {
     assert!(m.rules().unwrap().is_empty());
     // Approver: answer, and the asking machine spends the lease once.
     a.answer(id, Answer::Approve).unwrap();
-    assert!(m.consume(&deploy.fingerprint, Some("s1")).unwrap().is_some());
     assert!(
-        m.consume(&deploy.fingerprint, Some("s1")).unwrap().is_none(),
+        m.consume(&deploy.fingerprint, Some("s1"))
+            .unwrap()
+            .is_some()
+    );
+    assert!(
+        m.consume(&deploy.fingerprint, Some("s1"))
+            .unwrap()
+            .is_none(),
         "spent once"
     );
     // Approver: leases and rules.
@@ -161,8 +167,14 @@ fn a_machine_cannot_approve() {
     refused(m.answer(id, Answer::Approve), "answering its own ask");
     refused(m.answer(id, Answer::Deny), "denying");
     assert!(m.get_pending(id).is_ok(), "still pending");
-    refused(m.grant(&x.fingerprint, Scope::Always, None, "m1"), "a lease");
-    refused(m.grant(&x.fingerprint, Scope::Once, None, "m1"), "a once-lease");
+    refused(
+        m.grant(&x.fingerprint, Scope::Always, None, "m1"),
+        "a lease",
+    );
+    refused(
+        m.grant(&x.fingerprint, Scope::Once, None, "m1"),
+        "a once-lease",
+    );
     assert!(
         m.consume(&x.fingerprint, None).unwrap().is_none(),
         "no lease was left"
@@ -328,10 +340,19 @@ fn a_machine_cannot_get_another_call_approved_than_the_one_shown() {
         "the call not shown has no lease"
     );
     assert!(m.consume(&shown.fingerprint, Some("s1")).unwrap().is_some());
-    assert!(m.consume(&shown.fingerprint, Some("s1")).unwrap().is_none(), "once");
+    assert!(
+        m.consume(&shown.fingerprint, Some("s1")).unwrap().is_none(),
+        "once"
+    );
     // A second spelling: the same through cordon's own API, approved for the session.
     let id = m
-        .add_pending(&other.fingerprint, Some("s1"), &shown.request, &shown.verdict, None)
+        .add_pending(
+            &other.fingerprint,
+            Some("s1"),
+            &shown.request,
+            &shown.verdict,
+            None,
+        )
         .unwrap();
     a.answer(id, Answer::ApproveForSession).unwrap();
     assert!(m.consume(&other.fingerprint, Some("s1")).unwrap().is_none());

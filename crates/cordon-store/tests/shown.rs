@@ -211,7 +211,10 @@ fn the_fingerprint_binds_what_is_shown() {
     for (key, value) in [
         ("workspace", json!("/other")),
         ("grant_version", json!("v2")),
-        ("runs", json!({"files": [{"path": "/w/run.sh", "state": "absent"}], "notes": []})),
+        (
+            "runs",
+            json!({"files": [{"path": "/w/run.sh", "state": "absent"}], "notes": []}),
+        ),
     ] {
         let mut v = a.verdict.clone();
         v[key] = value;

@@ -27,7 +27,8 @@ fn text(b: &[u8]) -> String {
 /// The call as the gate records it (its fingerprint is computed again when it is
 /// approved); `version` stands for the policy version, so each tag is another call.
 fn ask(version: &str) -> cordon_store::AskContext {
-    let request = json!({"tool": "Bash", "input": {"command": "make deploy TOKEN=abc"}, "session": "sess-9"});
+    let request =
+        json!({"tool": "Bash", "input": {"command": "make deploy TOKEN=abc"}, "session": "sess-9"});
     let verdict = json!({"decision": "ask", "reason": "exec asks by default",
                          "workspace": "/w", "grant_version": version});
     cordon_store::AskContext {

@@ -387,7 +387,9 @@ fn exec_keeps_the_store_endpoint_out_of_reach() {
 /// reached through a Unix socket (whose directory stays masked).
 #[test]
 fn exec_with_the_hosts_network_is_refused_when_the_store_is_on_loopback() {
-    if !common::full_tier_or_skip("exec_with_the_hosts_network_is_refused_when_the_store_is_on_loopback") {
+    if !common::full_tier_or_skip(
+        "exec_with_the_hosts_network_is_refused_when_the_store_is_on_loopback",
+    ) {
         return;
     }
     let e = Env::new();
@@ -418,7 +420,10 @@ fn exec_with_the_hosts_network_is_refused_when_the_store_is_on_loopback() {
             "{url}: {stdout} {stderr}"
         );
         let (code, stdout, stderr) = exec(&["--net", "none"]);
-        assert!(stdout.contains("CONTROL-OK"), "{url}: {code:?} {stdout} {stderr}");
+        assert!(
+            stdout.contains("CONTROL-OK"),
+            "{url}: {code:?} {stdout} {stderr}"
+        );
     }
     e.user_config(&format!("{allow_all}[store]\nurl = \"{}\"\n", nowhere(&e)));
     let (code, stdout, stderr) = exec(&["--net", "full"]);

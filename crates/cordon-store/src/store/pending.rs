@@ -236,14 +236,7 @@ impl Store {
         let lease = if approve && reach == Reach::ForSession {
             let scope = Scope::Session(session.unwrap_or_default().to_string());
             let note = format!("approved pending request {} for the session", pending.id);
-            Some(self.insert_lease(
-                &tx,
-                &shown,
-                &scope,
-                Some(SESSION_TTL),
-                &note,
-                false,
-            )?)
+            Some(self.insert_lease(&tx, &shown, &scope, Some(SESSION_TTL), &note, false)?)
         } else if approve {
             let note = match edit {
                 Some(_) => format!(
@@ -319,8 +312,7 @@ impl Store {
                 .filter(|s| !s.is_empty())
         };
         let session = pending.session.as_deref().filter(|s| !s.is_empty());
-        if named("session") != session || named("operation_id") != pending.operation_id.as_deref()
-        {
+        if named("session") != session || named("operation_id") != pending.operation_id.as_deref() {
             return Err(refuse(
                 "its session or operation id is not the one the request it shows names".into(),
             ));
@@ -342,7 +334,9 @@ impl Store {
         if verdict.get("escalation").is_some() {
             return match fp.contains('+') {
                 true => Ok(fp.to_string()),
-                false => Err(refuse("an escalation's approval names no escalation".into())),
+                false => Err(refuse(
+                    "an escalation's approval names no escalation".into(),
+                )),
             };
         }
         let shown = approval_fingerprint(request, verdict).map_err(|e| refuse(e.to_string()))?;
