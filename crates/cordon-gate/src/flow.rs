@@ -549,11 +549,21 @@ impl Gate {
     /// of the request and verdict a pending approval records, so whoever answers one
     /// computes it again from what the human is shown.
     fn fingerprint(&self, request: &Request, verdict: &Verdict, runs: &Runs) -> String {
-        cordon_policy::fingerprint::approval_fingerprint(
-            &request.canonical_json(),
-            &self.recorded_verdict(verdict, runs),
-        )
-        .unwrap_or_default()
+        // Only the keys the function reads, with the values `recorded_verdict` records
+        // (every decision is fingerprinted; its findings need not be serialized for it).
+        let mut bound = self.policy.fingerprint_verdict();
+        if let Some(obj) = bound.as_object_mut() {
+            obj.insert(
+                "source".into(),
+                serde_json::json!({"step": verdict.source.step}),
+            );
+            obj.insert("reason".into(), verdict.reason.clone().into());
+            if !runs.is_empty() {
+                obj.insert("runs".into(), runs.to_json());
+            }
+        }
+        cordon_policy::fingerprint::approval_fingerprint(&request.canonical_json(), &bound)
+            .unwrap_or_default()
     }
 
     /// The verdict as a pending approval records it: with the workspace and the policy

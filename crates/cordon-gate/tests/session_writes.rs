@@ -228,6 +228,13 @@ fn a_pending_session_bound_ask_is_approved_for_the_call_it_shows() {
         p.verdict
     );
     assert!(p.verdict["grant_version"].is_string());
+    assert!(
+        p.verdict["runs"]["files"]
+            .as_array()
+            .is_some_and(|f| !f.is_empty()),
+        "runs-bound too: {}",
+        p.verdict
+    );
     store.answer(p.id, cordon_store::Answer::Approve).unwrap();
     allowed(&s, "p", "sh run.sh", Containment::None);
     asked(&s, "p", "sh run.sh");
