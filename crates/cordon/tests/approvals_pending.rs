@@ -66,6 +66,8 @@ fn pending_round_trip_approve() {
         listing.contains("make deploy") && listing.contains("Bash(make deploy)"),
         "{listing}"
     );
+    // Where it runs is shown: the approval is bound to it.
+    assert!(listing.contains("    in: /w (workspace /w)"), "{listing}");
 
     let out = cordon(state.path(), &["approvals", "list", "--json"]);
     let rows: Vec<Value> = text(&out.stdout)
