@@ -58,22 +58,10 @@ impl Runs {
 
     /// The digest folded into the fingerprint; `None` when nothing is bound.
     pub fn digest(&self) -> Option<String> {
-        if self.is_empty() {
-            return None;
-        }
-        let mut h = blake3::Hasher::new();
-        h.update(b"cordon-runs-v1\0");
-        for f in &self.files {
-            h.update(f.path.as_bytes());
-            h.update(b"\0");
-            h.update(f.state.as_bytes());
-            h.update(b"\0");
-        }
-        for n in &self.notes {
-            h.update(n.as_bytes());
-            h.update(b"\0");
-        }
-        Some(h.finalize().to_hex().to_string())
+        // The same function the answering side computes over the recorded JSON.
+        cordon_policy::fingerprint::runs_digest(&self.to_json())
+            .ok()
+            .flatten()
     }
 
     /// The JSON shown with a pending approval (`runs` of its verdict).

@@ -219,7 +219,6 @@ impl Gate {
             )));
         }
         let edit = Edit {
-            fingerprint: self.policy().fingerprint(&request),
             input: request.input.clone(),
         };
         let approved = pending

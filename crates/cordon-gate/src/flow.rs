@@ -544,30 +544,42 @@ impl Gate {
     ///
     /// An asked call's fingerprint is also bound to the files it runs, as they were when
     /// it was asked ([`Runs`]): a changed, created or removed file makes it a new question.
+    ///
+    /// It is [`approval_fingerprint`](cordon_policy::fingerprint::approval_fingerprint)
+    /// of the request and verdict a pending approval records, so whoever answers one
+    /// computes it again from what the human is shown.
     fn fingerprint(&self, request: &Request, verdict: &Verdict, runs: &Runs) -> String {
-        let base = self.session_fingerprint(request, verdict);
-        let Some(digest) = runs.digest() else {
-            return base;
-        };
-        let mut h = blake3::Hasher::new();
-        h.update(b"runs-bound\0");
-        h.update(base.as_bytes());
-        h.update(b"\0");
-        h.update(digest.as_bytes());
-        h.finalize().to_hex().to_string()
+        // Only the keys the function reads, with the values `recorded_verdict` records
+        // (every decision is fingerprinted; its findings need not be serialized for it).
+        let mut bound = self.policy.fingerprint_verdict();
+        if let Some(obj) = bound.as_object_mut() {
+            obj.insert(
+                "source".into(),
+                serde_json::json!({"step": verdict.source.step}),
+            );
+            obj.insert("reason".into(), verdict.reason.clone().into());
+            if !runs.is_empty() {
+                obj.insert("runs".into(), runs.to_json());
+            }
+        }
+        cordon_policy::fingerprint::approval_fingerprint(&request.canonical_json(), &bound)
+            .unwrap_or_default()
     }
 
-    fn session_fingerprint(&self, request: &Request, verdict: &Verdict) -> String {
-        let base = self.policy.fingerprint(request);
-        if verdict.source.step != Step::Session {
-            return base;
+    /// The verdict as a pending approval records it: with the workspace and the policy
+    /// version it was judged under (an edited approval is judged, and every approval
+    /// fingerprinted, against the same ones), and the files the call runs.
+    pub(crate) fn recorded_verdict(&self, verdict: &Verdict, runs: &Runs) -> serde_json::Value {
+        let mut v = serde_json::to_value(verdict).unwrap_or(serde_json::Value::Null);
+        if let (Some(obj), serde_json::Value::Object(bound)) =
+            (v.as_object_mut(), self.policy.fingerprint_verdict())
+        {
+            obj.extend(bound);
+            if !runs.is_empty() {
+                obj.insert("runs".into(), runs.to_json());
+            }
         }
-        let mut h = blake3::Hasher::new();
-        h.update(b"session-bound\0");
-        h.update(base.as_bytes());
-        h.update(b"\0");
-        h.update(verdict.reason.as_bytes());
-        h.finalize().to_hex().to_string()
+        v
     }
 
     /// Let a call proceed, once per operation id and surface: a second permit of the
@@ -635,21 +647,7 @@ impl Gate {
             suggestion: suggestions.first().map(|o| o.rule.clone()),
             suggestions,
             request: redact(&d.request.canonical_json()),
-            verdict: {
-                // The workspace goes with the verdict, so an edited approval is judged
-                // (and fingerprinted) against the same one.
-                let mut v = serde_json::to_value(&d.verdict).unwrap_or(serde_json::Value::Null);
-                if let Some(obj) = v.as_object_mut() {
-                    obj.insert(
-                        "workspace".into(),
-                        self.policy.workspace().display().to_string().into(),
-                    );
-                    if !d.runs.is_empty() {
-                        obj.insert("runs".into(), d.runs.to_json());
-                    }
-                }
-                v
-            },
+            verdict: self.recorded_verdict(&d.verdict, &d.runs),
             operation_id: d.request.operation_id.clone(),
             editable_input: self.options.edits.then(|| d.request.input.clone()),
         }

@@ -91,11 +91,14 @@ impl StoreLocation {
     /// shared store: a Unix socket in (or above) its socket directory among
     /// `unix_sockets`, or, when the store listens on loopback TCP, a network policy that
     /// both exempts loopback from the private-address refusal and allows the store's port
-    /// (the name in the allowlist does not matter: any name may resolve to loopback).
+    /// (the name in the allowlist does not matter: any name may resolve to loopback), or
+    /// the host's own network (`host_network`, `--net full`: the command shares the
+    /// host's loopback, where the server may trust every local connection).
     pub fn check_sandbox_reach(
         &self,
         unix_sockets: &[PathBuf],
         net: &cordon_policy::net::NetworkPolicy,
+        host_network: bool,
     ) -> Result<(), LocateError> {
         let StoreAt::Postgres(t) = &*self.shared else {
             return Ok(());
@@ -124,6 +127,11 @@ impl StoreLocation {
                     )));
                 }
             }
+        }
+        if host_network && let Some(port) = ports.first() {
+            return Err(LocateError(format!(
+                "refusing to start: the shared store listens on loopback port {port}, and with the host's network (`--net full`) the command could connect to it; use `--net none` with an allowlist (`--allow-net`), or point `[store] url` at a Unix socket"
+            )));
         }
         let v4: std::net::IpAddr = std::net::Ipv4Addr::LOCALHOST.into();
         let v6: std::net::IpAddr = std::net::Ipv6Addr::LOCALHOST.into();

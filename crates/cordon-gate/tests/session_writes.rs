@@ -193,3 +193,49 @@ fn a_runner_doing_its_own_job_does_not_mark_the_workspace() {
     allowed(&s, "r", "make", Containment::None);
     allowed(&s, "r", "sh run.sh", Containment::None);
 }
+
+/// Issue 38: the fingerprint a session-bound (and runs-bound) ask is recorded under is
+/// the one computed again from the request and verdict it records, so answering it from
+/// what it shows (`cordon approvals`, the console, another machine) leases this call;
+/// and the lease that answer makes lets the same call through once.
+#[test]
+fn a_pending_session_bound_ask_is_approved_for_the_call_it_shows() {
+    let s = setup();
+    allowed(&s, "p", "git checkout evil -- run.sh", Containment::None);
+    let pending = cordon_gate::Human {
+        prompter: None,
+        absent: cordon_gate::Absent::Pending,
+    };
+    let o = s.gate.decide(
+        &request("p", "sh run.sh"),
+        &s.fs,
+        Containment::None,
+        pending,
+        false,
+    );
+    let Outcome::Pending(d) = o else {
+        panic!("not pending: {}", o.decided().verdict.reason)
+    };
+    assert_eq!(d.verdict.source.step, Step::Session);
+    let store = s.gate.open_store().unwrap();
+    let p = store.get_pending(d.pending.unwrap()).unwrap();
+    assert_eq!(p.fingerprint, d.fingerprint);
+    assert_eq!(
+        cordon_policy::fingerprint::approval_fingerprint(&p.request, &p.verdict).unwrap(),
+        d.fingerprint,
+        "recorded: {} / {}",
+        p.request,
+        p.verdict
+    );
+    assert!(p.verdict["grant_version"].is_string());
+    assert!(
+        p.verdict["runs"]["files"]
+            .as_array()
+            .is_some_and(|f| !f.is_empty()),
+        "runs-bound too: {}",
+        p.verdict
+    );
+    store.answer(p.id, cordon_store::Answer::Approve).unwrap();
+    allowed(&s, "p", "sh run.sh", Containment::None);
+    asked(&s, "p", "sh run.sh");
+}

@@ -22,6 +22,7 @@ pub mod credential;
 pub mod duration;
 pub mod errors;
 pub mod facts;
+pub mod fingerprint;
 pub mod gitallow;
 pub mod gitconfig;
 mod glob;

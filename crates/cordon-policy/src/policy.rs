@@ -364,27 +364,20 @@ impl Policy {
     /// a remembered rule saved or forgotten does not (it only adds or removes an allow,
     /// and must not void the leases a human gave).
     pub fn fingerprint(&self, req: &Request) -> String {
-        let mut h = blake3::Hasher::new();
-        let mut field = |name: &str, value: &[u8]| {
-            h.update(name.as_bytes());
-            h.update(&(value.len() as u64).to_le_bytes());
-            h.update(value);
-        };
-        field("kind", format!("{:?}", req.kind()).as_bytes());
-        field("tool", req.tool.as_bytes());
-        // serde_json's map is ordered by key, so this serialization is canonical (the
-        // same bytes as the object's `to_string`, which stored leases were bound with); a
-        // map of JSON values always serializes.
-        field("input", &serde_json::to_vec(&req.input).unwrap_or_default());
-        let cwd = req
-            .cwd
-            .as_deref()
-            .map(crate::paths::clean)
-            .unwrap_or_else(|| self.workspace.clone());
-        field("cwd", cwd.as_os_str().as_encoded_bytes());
-        field("workspace", self.workspace.as_os_str().as_encoded_bytes());
-        field("policy", self.grant_version.as_bytes());
-        h.finalize().to_hex().to_string()
+        // A request always names its tool and the verdict below always carries the
+        // workspace and the version, so this never fails; an empty fingerprint would
+        // be refused by the store.
+        crate::fingerprint::approval_fingerprint(&req.canonical_json(), &self.fingerprint_verdict())
+            .unwrap_or_default()
+    }
+
+    /// What a recorded verdict must carry for its fingerprint to be computed again
+    /// (see [`crate::fingerprint`]): the workspace and this policy's version.
+    pub fn fingerprint_verdict(&self) -> serde_json::Value {
+        serde_json::json!({
+            "workspace": self.workspace.display().to_string(),
+            "grant_version": self.grant_version,
+        })
     }
 
     /// The narrowest rule that would allow every asking operation of `ops` again, when one

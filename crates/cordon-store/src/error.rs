@@ -48,6 +48,16 @@ pub enum StoreErrorKind {
     /// The shared store's database role may not do this (a machine's role answering an
     /// approval, writing a lease or a rule); nothing was changed.
     NotPermitted(String),
+    /// A pending approval cannot be approved here: the request it shows is not the call
+    /// its fingerprint names (secrets were cut out of it, or the asking machine's record
+    /// was altered), so a lease would grant something the human did not read. It stays
+    /// pending; it can still be denied, or approved with an edit spelling the whole input.
+    Unverifiable {
+        /// The approval's id.
+        id: i64,
+        /// Why, in a clause.
+        why: String,
+    },
 }
 
 /// An error from the store or the audit log, naming the file it concerns.
@@ -165,6 +175,10 @@ impl fmt::Display for StoreError {
             StoreErrorKind::NotPermitted(why) => write!(
                 f,
                 "the shared store {p} refused this to the database role cordon logs in as ({why}); nothing was changed or granted — answering approvals, writing leases and remembering rules need a role in cordon_approver"
+            ),
+            StoreErrorKind::Unverifiable { id, why } => write!(
+                f,
+                "approval {id} in {p} cannot be approved from what it shows ({why}), so nothing was granted and it stays pending — answer the call at the asking machine's terminal, approve it with an edit that spells the whole input, or deny it"
             ),
             StoreErrorKind::Tls(why) => write!(
                 f,

@@ -30,12 +30,13 @@ pub const PRUNE_EVERY: std::time::Duration = std::time::Duration::from_secs(3600
 /// …or the store grew by this many bytes since.
 pub const PRUNE_GROWTH: i64 = 1 << 20;
 
-/// An input a human put in place of a call's own when approving it.
+/// An input a human put in place of a call's own when approving it. The lease is for
+/// the edited call as the store computes its fingerprint from the pending request with
+/// this input ([`cordon_policy::fingerprint::edited_fingerprint`]), under the workspace
+/// and policy version the call was asked under.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Edit {
-    /// The fingerprint of the edited call (computed by the policy).
-    pub fingerprint: String,
-    /// The replacement input.
+    /// The replacement input (presets already applied).
     pub input: Map<String, Value>,
 }
 

@@ -373,3 +373,36 @@ macro_rules! both_backends {
         }
     };
 }
+
+/// A pending approval's record as the gate writes it: the request, the verdict, and the
+/// fingerprint computed from them (which answering it computes again).
+#[derive(Debug, Clone)]
+pub struct Asked {
+    /// The fingerprint of `request` judged as `verdict`.
+    pub fingerprint: String,
+    /// The request (a `bash` call of `command`, with the session and operation id).
+    pub request: serde_json::Value,
+    /// The verdict, with the workspace and policy version.
+    pub verdict: serde_json::Value,
+}
+
+/// [`Asked`] for the shell command `command` in `/w`, asked in `session` with
+/// `operation_id`.
+pub fn asked(command: &str, session: Option<&str>, operation_id: Option<&str>) -> Asked {
+    let mut request =
+        serde_json::json!({"tool": "bash", "input": {"command": command}, "cwd": "/w"});
+    if let Some(s) = session {
+        request["session"] = s.into();
+    }
+    if let Some(o) = operation_id {
+        request["operation_id"] = o.into();
+    }
+    let verdict = serde_json::json!({"decision": "ask", "reason": "asks", "workspace": "/w", "grant_version": "v1"});
+    let fingerprint = cordon_policy::fingerprint::approval_fingerprint(&request, &verdict)
+        .expect("a test call has a fingerprint");
+    Asked {
+        fingerprint,
+        request,
+        verdict,
+    }
+}

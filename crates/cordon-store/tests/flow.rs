@@ -203,6 +203,14 @@ fn prompt_failure_denies(b) {
 cordon_store::both_backends! {
 fn no_human_denies_or_records_pending(b) {
     let s = b.open();
+    // The call as the gate records it: its fingerprint is computed again when approved.
+    let a = cordon_store::pg_test::asked("npm run test -- --watch", Some("s1"), None);
+    let ctx = |_: &str, session: Option<&str>| AskContext {
+        fingerprint: a.fingerprint.clone(),
+        request: a.request.clone(),
+        verdict: a.verdict.clone(),
+        ..ctx("fp", session)
+    };
     let r = resolve_ask(&s, &ctx("fp", Some("s1")), &mut NoPrompter, NoHuman::Deny).unwrap();
     assert_eq!(r, Resolution::Deny(Refusal::NoHuman));
     let Resolution::Pending(id) = resolve_ask(

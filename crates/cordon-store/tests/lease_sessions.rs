@@ -3,8 +3,8 @@
 //! Once-leases bound to the session they were asked in (schema 8), and the migration
 //! that gives an older once-lease the session of the approval it answers.
 
+use cordon_store::pg_test::asked;
 use cordon_store::{Answer, Answered, PendingId, Scope, Store};
-use serde_json::json;
 
 fn temp_store() -> (tempfile::TempDir, std::path::PathBuf, Store) {
     let dir = tempfile::tempdir().unwrap();
@@ -14,8 +14,14 @@ fn temp_store() -> (tempfile::TempDir, std::path::PathBuf, Store) {
 }
 
 fn pend(s: &Store, session: Option<&str>, op: Option<&str>) -> PendingId {
-    s.add_pending_for("fp", session, op, &json!({}), &json!({}), None)
+    let a = asked("make", session, op);
+    s.add_pending_for(&a.fingerprint, session, op, &a.request, &a.verdict, None)
         .unwrap()
+}
+
+/// The fingerprint of the call every approval here asks about.
+fn fp() -> String {
+    asked("make", None, None).fingerprint
 }
 
 fn approve(s: &Store, id: PendingId, how: Answer) {
@@ -27,19 +33,19 @@ fn a_once_lease_is_spent_only_in_the_session_it_was_asked_in(b) {
     let s = b.open();
     approve(&s, pend(&s, Some("A"), Some("op-1")), Answer::Approve);
     assert!(
-        s.consume_for("fp", Some("B"), Some("op-1"))
+        s.consume_for(&fp(), Some("B"), Some("op-1"))
             .unwrap()
             .is_none()
     );
-    assert!(s.consume_for("fp", None, Some("op-1")).unwrap().is_none());
+    assert!(s.consume_for(&fp(), None, Some("op-1")).unwrap().is_none());
     // Another operation id in the same session: the call, not the attempt.
     assert!(
-        s.consume_for("fp", Some("A"), Some("op-2"))
+        s.consume_for(&fp(), Some("A"), Some("op-2"))
             .unwrap()
             .is_some()
     );
     assert!(
-        s.consume_for("fp", Some("A"), Some("op-3"))
+        s.consume_for(&fp(), Some("A"), Some("op-3"))
             .unwrap()
             .is_none()
     );
@@ -50,21 +56,21 @@ cordon_store::both_backends! {
 fn without_a_session_the_operation_id_still_binds_unless_widened(b) {
     let s = b.open();
     approve(&s, pend(&s, None, Some("op-1")), Answer::Approve);
-    assert!(s.consume_for("fp", None, Some("op-2")).unwrap().is_none());
+    assert!(s.consume_for(&fp(), None, Some("op-2")).unwrap().is_none());
     assert!(
-        s.consume_for("fp", Some("A"), Some("op-1"))
+        s.consume_for(&fp(), Some("A"), Some("op-1"))
             .unwrap()
             .is_none()
     );
-    assert!(s.consume_for("fp", None, Some("op-1")).unwrap().is_some());
+    assert!(s.consume_for(&fp(), None, Some("op-1")).unwrap().is_some());
     approve(&s, pend(&s, None, Some("op-4")), Answer::ApproveAnySession);
     assert!(
-        s.consume_for("fp", Some("Z"), Some("op-5"))
+        s.consume_for(&fp(), Some("Z"), Some("op-5"))
             .unwrap()
             .is_some()
     );
     assert!(
-        s.consume_for("fp", Some("Z"), Some("op-6"))
+        s.consume_for(&fp(), Some("Z"), Some("op-6"))
             .unwrap()
             .is_none()
     );
@@ -76,11 +82,11 @@ fn approving_for_the_session_makes_a_session_lease(b) {
     let s = b.open();
     approve(&s, pend(&s, Some("A"), None), Answer::ApproveForSession);
     for _ in 0..3 {
-        let used = s.consume_for("fp", Some("A"), None).unwrap().unwrap();
+        let used = s.consume_for(&fp(), Some("A"), None).unwrap().unwrap();
         assert_eq!(used.scope, Scope::Session("A".into()));
     }
-    assert!(s.consume_for("fp", Some("B"), None).unwrap().is_none());
-    assert!(s.consume_for("fp", None, None).unwrap().is_none());
+    assert!(s.consume_for(&fp(), Some("B"), None).unwrap().is_none());
+    assert!(s.consume_for(&fp(), None, None).unwrap().is_none());
     let id = pend(&s, None, None);
     let e = s.answer(id, Answer::ApproveForSession).unwrap_err();
     assert!(e.to_string().contains("without a session"), "{e}");
@@ -110,9 +116,9 @@ fn a_version_7_once_lease_takes_its_approvals_session() {
         )
         .unwrap();
     let s = Store::open(&path).unwrap();
-    assert!(s.consume_for("fp", Some("B"), None).unwrap().is_none());
-    assert!(s.consume_for("fp", None, None).unwrap().is_none());
-    assert!(s.consume_for("fp", Some("A"), None).unwrap().is_some());
+    assert!(s.consume_for(&fp(), Some("B"), None).unwrap().is_none());
+    assert!(s.consume_for(&fp(), None, None).unwrap().is_none());
+    assert!(s.consume_for(&fp(), Some("A"), None).unwrap().is_some());
 }
 
 cordon_store::both_backends! {
@@ -124,10 +130,10 @@ fn a_gateway_runs_own_session_binds_as_none(b) {
     let run2 = format!("{}everything:n2", cordon_store::GATEWAY_RUN_SESSION);
     approve(&s, pend(&s, Some(&run1), None), Answer::Approve);
     assert!(
-        s.consume_for("fp", Some("agent-A"), None)
+        s.consume_for(&fp(), Some("agent-A"), None)
             .unwrap()
             .is_none()
     );
-    assert!(s.consume_for("fp", Some(&run2), None).unwrap().is_some());
+    assert!(s.consume_for(&fp(), Some(&run2), None).unwrap().is_some());
 }
 }

@@ -96,8 +96,15 @@ fn the_terminal_offers_each_option_and_saves_the_one_picked(b) {
 cordon_store::both_backends! {
 fn a_pending_approval_keeps_its_options_and_always_saves_only_one_of_them(b) {
     let s = b.open();
+    // Recorded as the gate records it: approving computes its fingerprint again.
+    let a = cordon_store::pg_test::asked("git log -5", None, None);
+    let asked = AskContext {
+        request: a.request,
+        verdict: a.verdict,
+        ..ctx(&a.fingerprint)
+    };
     let Resolution::Pending(id) =
-        resolve_ask(&s, &ctx("fp-1"), &mut NoPrompter, NoHuman::Pending).unwrap()
+        resolve_ask(&s, &asked, &mut NoPrompter, NoHuman::Pending).unwrap()
     else {
         panic!()
     };
@@ -127,8 +134,14 @@ fn a_pending_approval_keeps_its_options_and_always_saves_only_one_of_them(b) {
     assert!(s.answer_always(id, &RulePick::Number(1), "tester").is_err());
 
     // By its text; and a request offered nothing cannot be always allowed.
+    let b = cordon_store::pg_test::asked("git log -5 --oneline", None, None);
+    let asked = AskContext {
+        request: b.request,
+        verdict: b.verdict,
+        ..ctx(&b.fingerprint)
+    };
     let Resolution::Pending(id) =
-        resolve_ask(&s, &ctx("fp-2"), &mut NoPrompter, NoHuman::Pending).unwrap()
+        resolve_ask(&s, &asked, &mut NoPrompter, NoHuman::Pending).unwrap()
     else {
         panic!()
     };

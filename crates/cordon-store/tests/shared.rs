@@ -49,15 +49,16 @@ cordon_store::both_backends! {
 fn what_one_connection_grants_another_spends_once(b) {
     let one = b.open();
     let two = b.open();
+    let a = cordon_store::pg_test::asked("make", Some("s"), None);
     let id = one
-        .add_pending("fp", Some("s"), &json!({"tool": "Bash"}), &json!({}), None)
+        .add_pending(&a.fingerprint, Some("s"), &a.request, &a.verdict, None)
         .unwrap();
     let asked = two.get_pending(id).unwrap();
     assert_eq!(asked.machine.as_deref(), Some(one.machine()));
     two.answer(id, Answer::Approve).unwrap();
     assert!(one.answer(id, Answer::Deny).is_err(), "answered once");
-    assert!(one.consume("fp", Some("s")).unwrap().is_some());
-    assert!(two.consume("fp", Some("s")).unwrap().is_none(), "spent once");
+    assert!(one.consume(&a.fingerprint, Some("s")).unwrap().is_some());
+    assert!(two.consume(&a.fingerprint, Some("s")).unwrap().is_none(), "spent once");
     two.grant("fp-always", Scope::Always, None, "t").unwrap();
     assert!(one.consume("fp-always", None).unwrap().is_some());
 }

@@ -217,17 +217,19 @@ fn remembered_rules_dedupe(b) {
 cordon_store::both_backends! {
 fn pending_approve_creates_once_lease(b) {
     let s = b.open();
+    let a = cordon_store::pg_test::asked("make", Some("s1"), None);
+    let fp = a.fingerprint.as_str();
     let id = s
         .add_pending(
-            "fp",
+            fp,
             Some("s1"),
-            &json!({"tool": "Bash", "input": {"command": "make"}}),
-            &json!({"decision": "ask"}),
+            &a.request,
+            &a.verdict,
             Some("Bash(make)"),
         )
         .unwrap();
     assert_eq!(
-        s.consume("fp", Some("s1")).unwrap(),
+        s.consume(fp, Some("s1")).unwrap(),
         None,
         "pending grants nothing"
     );
@@ -241,10 +243,10 @@ fn pending_approve_creates_once_lease(b) {
     assert_eq!(ok.request().id, id);
     assert!(s.pending().unwrap().is_empty());
     assert_eq!(s.approval(id).unwrap().1, PendingState::Approved);
-    let used = s.consume("fp", Some("s1")).unwrap().unwrap();
+    let used = s.consume(fp, Some("s1")).unwrap().unwrap();
     assert_eq!(used.lease, ok.lease());
     assert_eq!(
-        s.consume("fp", Some("s1")).unwrap(),
+        s.consume(fp, Some("s1")).unwrap(),
         None,
         "approval is single-use"
     );
@@ -254,7 +256,7 @@ fn pending_approve_creates_once_lease(b) {
         matches!(err.kind(), StoreErrorKind::AlreadyAnswered { .. }),
         "{err}"
     );
-    assert_eq!(s.consume("fp", Some("s1")).unwrap(), None);
+    assert_eq!(s.consume(fp, Some("s1")).unwrap(), None);
 }
 }
 

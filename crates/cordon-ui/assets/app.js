@@ -242,7 +242,7 @@ function pendingCard(p) {
     on: { click: () => post("/api/answer", { id: p.id, answer: "always", rule: i + 1 }) } },
     i === 0 ? "always allow this exact call" : "always allow " + text(o.rule)));
   return el("div", { class: "card", "data-pending": p.id },
-    el("div", { class: "meta" }, "#" + p.id + " · " + text(p.created) + (p.machine ? " · machine " + text(p.machine) : "") + (p.session ? " · session " + p.session : "") + (p.operation_id ? " · operation " + p.operation_id : "")),
+    el("div", { class: "meta" }, "#" + p.id + " · " + text(p.created) + (p.machine ? " · machine " + text(p.machine) : "") + (p.session ? " · session " + p.session : "") + (p.operation_id ? " · operation " + p.operation_id : "") + (verdict.workspace ? " · workspace " + text(verdict.workspace) : "")),
     el("div", {}, el("strong", {}, text(p.tool)), " ", el("code", { class: "call" }, targetOf({ input: req.input }))),
     el("h3", {}, "Exact call"), el("pre", { class: "call-json" }, pretty(req)),
     el("h3", {}, "Consequence"), el("p", { class: "reason" }, text(verdict.reason)),

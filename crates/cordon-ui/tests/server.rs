@@ -120,16 +120,24 @@ fn csrf(r: &Running, cookie: &str) -> String {
     v["csrf"].as_str().unwrap().to_string()
 }
 
+/// The request and verdict of `command` asked in `session`, as the gate records them,
+/// and their fingerprint (which answering computes again).
+fn call(command: &str, session: Option<&str>) -> (Value, Value, String) {
+    let mut request = json!({"tool": "Bash", "input": {"command": command}});
+    if let Some(s) = session {
+        request["session"] = s.into();
+    }
+    let verdict = json!({"decision": "ask", "reason": "exec asks",
+                         "workspace": "/w", "grant_version": "v1"});
+    let fp = cordon_policy::fingerprint::approval_fingerprint(&request, &verdict).unwrap();
+    (request, verdict, fp)
+}
+
 fn add_pending(r: &Running, command: &str) -> i64 {
     let store = Store::open(&r.store).unwrap();
+    let (request, verdict, fp) = call(command, Some("s1"));
     store
-        .add_pending(
-            "fp-1",
-            Some("s1"),
-            &json!({"tool": "Bash", "input": {"command": command}}),
-            &json!({"decision": "ask", "reason": "exec asks"}),
-            Some("Bash(make:*)"),
-        )
+        .add_pending(&fp, Some("s1"), &request, &verdict, Some("Bash(make:*)"))
         .unwrap()
         .0
 }
@@ -365,8 +373,9 @@ fn session_and_always_answers_make_the_wider_grant() {
         "only the session lease is left: {leases:?}"
     );
     assert_eq!(leases[0].scope, cordon_store::Scope::Session("s1".into()));
-    assert!(store.consume("fp-1", Some("s1")).unwrap().is_some());
-    assert!(store.consume("fp-1", Some("s2")).unwrap().is_none());
+    let fp = call("make a", None).2;
+    assert!(store.consume(&fp, Some("s1")).unwrap().is_some());
+    assert!(store.consume(&fp, Some("s2")).unwrap().is_none());
 
     let id = add_pending(&r, "make b");
     let reply = request(
@@ -599,15 +608,9 @@ fn always_saves_only_an_offered_rule() {
             example: Some("git log -p --all".into()),
         },
     ];
+    let (asked, verdict, fp) = call("git log -5", None);
     let id = store
-        .add_pending_offering(
-            "fp-log",
-            None,
-            None,
-            &json!({"tool": "Bash", "input": {"command": "git log -5"}}),
-            &json!({"decision": "ask", "reason": "asked"}),
-            &offered,
-        )
+        .add_pending_offering(&fp, None, None, &asked, &verdict, &offered)
         .unwrap()
         .0;
     let reply = request(r.addr, "GET", "/api/state", &[("cookie", &cookie)], "");

@@ -24,9 +24,15 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-fn ask(fp: &str) -> cordon_store::AskContext {
+/// The call as the gate records it (its fingerprint is computed again when it is
+/// approved); `version` stands for the policy version, so each tag is another call.
+fn ask(version: &str) -> cordon_store::AskContext {
+    let request =
+        json!({"tool": "Bash", "input": {"command": "make deploy TOKEN=abc"}, "session": "sess-9"});
+    let verdict = json!({"decision": "ask", "reason": "exec asks by default",
+                         "workspace": "/w", "grant_version": version});
     cordon_store::AskContext {
-        fingerprint: fp.into(),
+        fingerprint: cordon_policy::fingerprint::approval_fingerprint(&request, &verdict).unwrap(),
         session: Some("sess-9".into()),
         tool: "Bash".into(),
         tool_kind: "bash".into(),
@@ -35,8 +41,8 @@ fn ask(fp: &str) -> cordon_store::AskContext {
         reason: "exec asks by default".into(),
         suggestion: Some("Bash(make deploy)".into()),
         suggestions: Vec::new(),
-        request: json!({"tool": "Bash", "input": {"command": "make deploy TOKEN=abc"}}),
-        verdict: json!({"decision": "ask", "reason": "exec asks by default"}),
+        request,
+        verdict,
         operation_id: None,
         editable_input: None,
     }
@@ -60,6 +66,8 @@ fn pending_round_trip_approve() {
         listing.contains("make deploy") && listing.contains("Bash(make deploy)"),
         "{listing}"
     );
+    // Where it runs is shown: the approval is bound to it.
+    assert!(listing.contains("    in: /w (workspace /w)"), "{listing}");
 
     let out = cordon(state.path(), &["approvals", "list", "--json"]);
     let rows: Vec<Value> = text(&out.stdout)

@@ -380,6 +380,56 @@ fn exec_keeps_the_store_endpoint_out_of_reach() {
     assert!(stdout.contains("CONTROL-OK"), "{stdout} {stderr}");
 }
 
+/// Issue 38: `--net full` shares the host's loopback, where a store listening on
+/// loopback TCP may trust every local connection: refused with one sentence, for each
+/// spelling of a loopback store (two addresses, `localhost`, IPv6); the same
+/// command without the host's network runs, and so does `--net full` with a store
+/// reached through a Unix socket (whose directory stays masked).
+#[test]
+fn exec_with_the_hosts_network_is_refused_when_the_store_is_on_loopback() {
+    if !common::full_tier_or_skip(
+        "exec_with_the_hosts_network_is_refused_when_the_store_is_on_loopback",
+    ) {
+        return;
+    }
+    let e = Env::new();
+    let allow_all = format!("{}\n", common::ALLOW_ALL);
+    let exec = |flags: &[&str]| {
+        let mut args = vec!["exec"];
+        args.extend_from_slice(flags);
+        args.extend_from_slice(&["--", "sh", "-c", "echo CONTROL-OK"]);
+        let out = e.run(&args, &[]);
+        let (stdout, stderr) = common::text(&out);
+        (out.status.code(), stdout, stderr)
+    };
+    for url in [
+        "postgres://cordon@127.0.0.1:5499/cordon",
+        "postgres://cordon@localhost:5499/cordon",
+        "postgres://cordon@127.0.0.2:5499/cordon",
+        "postgres://cordon@[::1]:5499/cordon",
+    ] {
+        e.user_config(&format!(
+            "{allow_all}[store]\nurl = \"{url}\"\nmachine = \"m1\"\n"
+        ));
+        let (code, stdout, stderr) = exec(&["--net", "full"]);
+        assert!(!stdout.contains("CONTROL-OK"), "{url}: {stdout} {stderr}");
+        assert_ne!(code, Some(0), "{url}: {stdout} {stderr}");
+        assert!(
+            stderr.contains("listens on loopback port 5499")
+                && stderr.contains("host's network (`--net full`)"),
+            "{url}: {stdout} {stderr}"
+        );
+        let (code, stdout, stderr) = exec(&["--net", "none"]);
+        assert!(
+            stdout.contains("CONTROL-OK"),
+            "{url}: {code:?} {stdout} {stderr}"
+        );
+    }
+    e.user_config(&format!("{allow_all}[store]\nurl = \"{}\"\n", nowhere(&e)));
+    let (code, stdout, stderr) = exec(&["--net", "full"]);
+    assert!(stdout.contains("CONTROL-OK"), "{code:?} {stdout} {stderr}");
+}
+
 /// The whole path over TLS, through the real binary: `[store] url` on `localhost` with
 /// `ca_file` reaches a server that takes TLS only; a pending approval recorded by `check`
 /// is listed by `approvals`; the same config with another CA is refused with the TLS

@@ -86,7 +86,9 @@ impl Store {
             }
         };
         let note = format!("always allowed (pending request {id}); saved rule {rule}");
-        let lease = self.grant(&pending.fingerprint, Scope::Always, None, &note)?;
+        // The call shown, as the once-lease was (never the asking machine's column).
+        let shown = self.shown_fingerprint(&pending, None)?;
+        let lease = self.grant(&shown, Scope::Always, None, &note)?;
         self.revoke(once)?;
         self.remember_rule_by(&rule, &kind, &format!("{} ({source})", super::whoami()))?;
         Ok(AlwaysApproved {

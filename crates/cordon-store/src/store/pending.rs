@@ -225,18 +225,18 @@ impl Store {
                 pending.id
             )));
         }
+        // The lease is for the call the human is shown, never for the fingerprint the
+        // asking machine wrote beside it.
+        let shown = if approve {
+            self.shown_fingerprint(pending, edit)?
+        } else {
+            String::new()
+        };
         let tx = self.write()?;
         let lease = if approve && reach == Reach::ForSession {
             let scope = Scope::Session(session.unwrap_or_default().to_string());
             let note = format!("approved pending request {} for the session", pending.id);
-            Some(self.insert_lease(
-                &tx,
-                &pending.fingerprint,
-                &scope,
-                Some(SESSION_TTL),
-                &note,
-                false,
-            )?)
+            Some(self.insert_lease(&tx, &shown, &scope, Some(SESSION_TTL), &note, false)?)
         } else if approve {
             let note = match edit {
                 Some(_) => format!(
@@ -245,8 +245,7 @@ impl Store {
                 ),
                 None => format!("approved pending request {}", pending.id),
             };
-            let fingerprint = edit.map_or(pending.fingerprint.as_str(), |e| e.fingerprint.as_str());
-            let id = self.insert_lease(&tx, fingerprint, &Scope::Once, Some(ttl), &note, false)?;
+            let id = self.insert_lease(&tx, &shown, &Scope::Once, Some(ttl), &note, false)?;
             self.bind_lease(&tx, id, pending, edit)?;
             self.bind_session(&tx, id, session, reach == Reach::AnySession)?;
             Some(id)
@@ -282,6 +281,76 @@ impl Store {
         }
         tx.commit()?;
         Ok(lease)
+    }
+
+    /// The fingerprint a lease approving `pending` (with `edit`) is written under,
+    /// computed from the request and verdict the human is shown
+    /// ([`cordon_policy::fingerprint`]), never the asking machine's own column. A request
+    /// whose secrets were cut out (so that the call that asked differs from the call
+    /// shown), or whose session or operation id differ from the ones it shows, cannot be
+    /// approved as it stands.
+    pub(crate) fn shown_fingerprint(
+        &self,
+        pending: &Pending,
+        edit: Option<&crate::operations::Edit>,
+    ) -> Result<String, StoreError> {
+        use cordon_policy::fingerprint::{approval_fingerprint, edited_fingerprint};
+        let refuse = |why: String| {
+            StoreError::new(
+                &self.path,
+                StoreErrorKind::Unverifiable {
+                    id: pending.id.0,
+                    why,
+                },
+            )
+        };
+        let (request, verdict) = (&pending.request, &pending.verdict);
+        let named = |key: &str| {
+            request
+                .get(key)
+                .and_then(serde_json::Value::as_str)
+                .filter(|s| !s.is_empty())
+        };
+        let session = pending.session.as_deref().filter(|s| !s.is_empty());
+        if named("session") != session || named("operation_id") != pending.operation_id.as_deref() {
+            return Err(refuse(
+                "its session or operation id is not the one the request it shows names".into(),
+            ));
+        }
+        if let Some(edit) = edit {
+            return edited_fingerprint(request, &edit.input, verdict)
+                .map_err(|e| refuse(e.to_string()));
+        }
+        // Two kinds of approval are bound to fingerprints of their own, which cannot be
+        // taken for a tool call's: an action's (`action:…`) and a containment
+        // escalation's (`…+permission`). Their fingerprints are taken from the record.
+        let fp = pending.fingerprint.as_str();
+        if named("tool") == Some("run-action") {
+            return match fp.starts_with("action:") {
+                true => Ok(fp.to_string()),
+                false => Err(refuse("an action's approval names no action".into())),
+            };
+        }
+        if verdict.get("escalation").is_some() {
+            return match fp.contains('+') {
+                true => Ok(fp.to_string()),
+                false => Err(refuse(
+                    "an escalation's approval names no escalation".into(),
+                )),
+            };
+        }
+        let shown = approval_fingerprint(request, verdict).map_err(|e| refuse(e.to_string()))?;
+        // The asking machine's column is not trusted: the lease is for the call shown.
+        // Only when they differ because secrets were cut out of what is shown can the
+        // call shown not be the call that asked: nothing can be leased for it from here.
+        let redacted =
+            serde_json::to_string(request).is_ok_and(|t| t.contains(crate::redact::REDACTED));
+        if shown != fp && redacted {
+            return Err(refuse(
+                "secrets were cut out of the request it shows, so the call that asked cannot be read in full".into(),
+            ));
+        }
+        Ok(shown)
     }
 }
 

@@ -187,6 +187,15 @@ fn print_pending(p: &cordon_store::Pending, full: bool) {
     if let Some(machine) = &p.machine {
         println!("    asked on machine: {}", sanitize_for_terminal(machine));
     }
+    // The approval is bound to these too (the fingerprint is computed from what is shown).
+    let workspace = p.verdict["workspace"].as_str();
+    if let Some(dir) = p.request["cwd"].as_str().or(workspace) {
+        println!(
+            "    in: {} (workspace {})",
+            sanitize_for_terminal(dir),
+            sanitize_for_terminal(workspace.unwrap_or("?"))
+        );
+    }
     if let Some(reason) = p.verdict["reason"].as_str() {
         println!("    reason: {}", sanitize_for_terminal(reason));
     }

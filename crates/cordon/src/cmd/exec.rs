@@ -405,7 +405,11 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     // Nor its endpoint: the command runs as this user, whom the server may let in.
     remembered
         .location
-        .check_sandbox_reach(&args.allow_unix_socket, policy.network_policy())
+        .check_sandbox_reach(
+            &args.allow_unix_socket,
+            policy.network_policy(),
+            matches!(network, Network::Full),
+        )
         .map_err(|e| fail(e.0))?;
     credentials.extend(config_credentials(&policy, &network)?);
     cordon_egress::check_unambiguous(&credentials).map_err(|e| fail(e.to_string()))?;
