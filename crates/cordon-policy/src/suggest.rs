@@ -584,5 +584,8 @@ fn mcp_rule(server: &str, tool: &str) -> Option<String> {
     .then(|| format!("mcp__{server}__{tool}"))
 }
 
+mod shown;
+pub use shown::offered_for_shown;
+
 #[cfg(test)]
 mod tests;

@@ -93,11 +93,16 @@ fn the_terminal_offers_each_option_and_saves_the_one_picked(b) {
 }
 }
 
+/// The rules a pending approval offers: derived from the call it shows.
+fn rules(p: &cordon_store::Pending) -> Vec<&str> {
+    p.suggestions.iter().map(|o| o.rule.as_str()).collect()
+}
+
 cordon_store::both_backends! {
-fn a_pending_approval_keeps_its_options_and_always_saves_only_one_of_them(b) {
+fn a_pending_approval_offers_the_rules_of_its_call_and_always_saves_only_one_of_them(b) {
     let s = b.open();
     // Recorded as the gate records it: approving computes its fingerprint again.
-    let a = cordon_store::pg_test::asked("git log -5", None, None);
+    let a = cordon_store::pg_test::asked("git status --short", None, None);
     let asked = AskContext {
         request: a.request,
         verdict: a.verdict,
@@ -109,13 +114,13 @@ fn a_pending_approval_keeps_its_options_and_always_saves_only_one_of_them(b) {
         panic!()
     };
     let listed = s.pending().unwrap();
-    assert_eq!(listed[0].suggestion.as_deref(), Some("Bash(git log -5)"));
-    assert_eq!(listed[0].suggestions, ctx("x").suggestions);
+    assert_eq!(listed[0].suggestion.as_deref(), Some("Bash(git status --short)"));
+    assert_eq!(rules(&listed[0]), ["Bash(git status --short)", "Bash(git status:*)"]);
 
     // A rule that was not offered, or a number past the list: refused, nothing changed.
     for pick in [
         RulePick::Rule("Bash(git:*)".into()),
-        RulePick::Rule("Bash(git log -5 --all)".into()),
+        RulePick::Rule("Bash(git log -5)".into()),
         RulePick::Number(3),
         RulePick::Number(0),
     ] {
@@ -127,14 +132,14 @@ fn a_pending_approval_keeps_its_options_and_always_saves_only_one_of_them(b) {
     let done = s
         .answer_always(id, &RulePick::parse("2"), "tester")
         .unwrap();
-    assert_eq!(done.rule, "Bash(git log:*)");
-    assert_eq!(saved(&s), ["Bash(git log:*)"]);
+    assert_eq!(done.rule, "Bash(git status:*)");
+    assert_eq!(saved(&s), ["Bash(git status:*)"]);
     assert!(s.pending().unwrap().is_empty());
     // Answered: a second answer is refused.
     assert!(s.answer_always(id, &RulePick::Number(1), "tester").is_err());
 
     // By its text; and a request offered nothing cannot be always allowed.
-    let b = cordon_store::pg_test::asked("git log -5 --oneline", None, None);
+    let b = cordon_store::pg_test::asked("git log -5", None, None);
     let asked = AskContext {
         request: b.request,
         verdict: b.verdict,
@@ -149,11 +154,9 @@ fn a_pending_approval_keeps_its_options_and_always_saves_only_one_of_them(b) {
         .answer_always(id, &RulePick::parse("Bash(git log -5)"), "tester")
         .unwrap();
     assert_eq!(done.rule, "Bash(git log -5)");
-    let mut none = ctx("fp-3");
-    none.suggestion = None;
-    none.suggestions.clear();
+    // No workspace recorded with the call: no rule can be derived from what it shows.
     let Resolution::Pending(id) =
-        resolve_ask(&s, &none, &mut NoPrompter, NoHuman::Pending).unwrap()
+        resolve_ask(&s, &ctx("fp-3"), &mut NoPrompter, NoHuman::Pending).unwrap()
     else {
         panic!()
     };
@@ -164,8 +167,42 @@ fn a_pending_approval_keeps_its_options_and_always_saves_only_one_of_them(b) {
 }
 }
 
-/// A request left waiting by an earlier version, which offered a prefix rule wider than
-/// the call, offers no rule after the upgrade; an exact one is kept.
+cordon_store::both_backends! {
+fn the_rules_an_asking_machine_offers_are_never_what_is_saved(b) {
+    let s = b.open();
+    // A machine records `git status` offering the tool-wide `Bash`, labelled as the
+    // exact call (a machine role may write its own pending rows).
+    let a = cordon_store::pg_test::asked("git status", None, None);
+    let lying = AskContext {
+        request: a.request,
+        verdict: a.verdict,
+        suggestion: Some("Bash".into()),
+        suggestions: vec![RuleOption::exact("Bash"), RuleOption::exact("Bash(git push:*)")],
+        ..ctx(&a.fingerprint)
+    };
+    let Resolution::Pending(id) =
+        resolve_ask(&s, &lying, &mut NoPrompter, NoHuman::Pending).unwrap()
+    else {
+        panic!()
+    };
+    let shown = s.pending().unwrap();
+    assert_eq!(rules(&shown[0]), ["Bash(git status)"]);
+    for pick in ["Bash", "Bash(git push:*)"] {
+        let e = s
+            .answer_always(id, &RulePick::parse(pick), "tester")
+            .unwrap_err();
+        assert!(e.to_string().contains("the rules offered"), "{e}");
+    }
+    assert!(saved(&s).is_empty());
+    let done = s.answer_always(id, &RulePick::Number(1), "tester").unwrap();
+    assert_eq!(done.rule, "Bash(git status)");
+    assert_eq!(saved(&s), ["Bash(git status)"]);
+}
+}
+
+/// A request left waiting by an earlier version (which offered a prefix rule wider than
+/// the call, and recorded no workspace) offers no rule after the upgrade: none can be
+/// derived from what it shows.
 #[test]
 fn a_wide_rule_offered_by_an_earlier_version_is_dropped_on_upgrade() {
     let d = tempfile::tempdir().unwrap();
@@ -201,8 +238,8 @@ fn a_wide_rule_offered_by_an_earlier_version_is_dropped_on_upgrade() {
         ("fp-wide", None)
     );
     assert!(p[0].suggestions.is_empty());
-    assert_eq!(p[1].suggestion.as_deref(), Some("Bash(make test)"));
-    assert_eq!(p[1].suggestions, [RuleOption::exact("Bash(make test)")]);
+    assert_eq!(p[1].suggestion.as_deref(), None);
+    assert!(p[1].suggestions.is_empty());
     assert!(
         s.answer_always(p[0].id, &RulePick::Number(1), "tester")
             .is_err()

@@ -112,24 +112,26 @@ impl Store {
     fn pending_from_row(r: &Row) -> Result<(Pending, String), StoreError> {
         let request = r.text(3)?;
         let verdict = r.text(4)?;
-        let suggestion = r.opt_text(5)?;
-        // The offered rules; a request recorded before they were kept offered its
-        // suggestion alone. A list that does not start with the suggestion is not
-        // trusted: the suggestion alone then.
-        let suggestions = r
-            .opt_text(10)?
-            .and_then(|t| serde_json::from_str::<Vec<RuleOption>>(&t).ok())
-            .filter(|l| l.first().map(|o| &o.rule) == suggestion.as_ref())
-            .unwrap_or_else(|| suggestion.iter().cloned().map(RuleOption::exact).collect());
+        let request: serde_json::Value =
+            serde_json::from_str(&request).unwrap_or(serde_json::Value::String(request));
+        let verdict: serde_json::Value =
+            serde_json::from_str(&verdict).unwrap_or(serde_json::Value::String(verdict));
+        // The rules "always allow" may save, derived here from the request shown, never
+        // taken from the asking machine's columns (which may offer `Bash` for a request
+        // showing `git status`).
+        let home = std::env::var_os("HOME")
+            .map(std::path::PathBuf::from)
+            .filter(|h| h.is_absolute() && h.as_os_str() != "/")
+            .unwrap_or_else(|| std::path::PathBuf::from("/nonexistent"));
+        let suggestions = cordon_policy::suggest::offered_for_shown(&request, &verdict, &home);
+        let suggestion = suggestions.first().map(|o| o.rule.clone());
         Ok((
             Pending {
                 id: PendingId(r.i64(0)?),
                 fingerprint: r.text(1)?,
                 session: r.opt_text(2)?,
-                request: serde_json::from_str(&request)
-                    .unwrap_or(serde_json::Value::String(request)),
-                verdict: serde_json::from_str(&verdict)
-                    .unwrap_or(serde_json::Value::String(verdict)),
+                request,
+                verdict,
                 suggestion,
                 suggestions,
                 created: from_ms(r.i64(6)?),
