@@ -37,6 +37,7 @@ mod review;
 mod script;
 mod source;
 mod staged;
+mod yaml;
 
 pub use error::SkillError;
 pub use frontmatter::FrontMatter;
