@@ -17,7 +17,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Text kept for the static review: files up to this size.
-const REVIEW_BYTES: usize = 1 << 20;
+pub(crate) const REVIEW_BYTES: usize = 1 << 20;
 
 /// How to inspect.
 #[derive(Debug, Clone, Default)]
@@ -390,17 +390,18 @@ impl State<'_> {
                     "the file is too large ({size} bytes) for the static review; read it yourself"
                 ),
             );
-        } else if keep && !named && !head.starts_with(b"#!") {
+        } else {
             // Not a script by its name or first line: reviewed only if something runs it.
-            if let Ok(t) = String::from_utf8(text) {
-                self.extra.insert(name.clone());
+            let script = named || head.starts_with(b"#!");
+            let (t, problem) = crate::textread::read(keep.then_some(text), &head, script);
+            if let Some(t) = t {
+                if !script {
+                    self.extra.insert(name.clone());
+                }
                 self.texts.insert(name.clone(), t);
             }
-        } else if keep {
-            match String::from_utf8(text) {
-                Ok(t) => { self.texts.insert(name.clone(), t); }
-                Err(_) => self.find(Check::Command, Severity::Review, Some(&name),
-                    "the file looks like a script but is not UTF-8 text; the static review cannot read it"),
+            if let Some(p) = problem {
+                self.find(Check::Command, Severity::Review, Some(&name), p);
             }
         }
         self.files.insert(name, (hex(&hash.finalize()), mode));
