@@ -11,6 +11,7 @@
 mod assign;
 mod document;
 mod facts;
+mod noderesolve;
 mod notebook;
 mod project;
 mod reads;
@@ -179,6 +180,10 @@ pub(crate) fn review_package(
     for (loader, file) in &assigned.unreadable {
         out.push(Finding::new(Check::ConstructedShell, Severity::Review, Some(file), format!(
             "{loader} loads this file as code, and it is not text cordon can read; review it yourself")));
+    }
+    for (loader, spec) in &assigned.outside {
+        out.push(Finding::new(Check::ConstructedShell, Severity::Review, Some(loader), format!(
+            "loads `{}`, code from outside the package: what runs is not what was reviewed (it may be written at run time)", crate::report::shown(spec))));
     }
     let mut readings: HashMap<&str, &assign::Reading> = assigned
         .reading
