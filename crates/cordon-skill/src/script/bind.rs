@@ -204,8 +204,18 @@ impl<'a> Unit<'a> {
         }
     }
 
-    /// `require('x')` → `x`.
+    /// `require('x')` → `x`, `require('x').y` → `x.y`.
     pub(super) fn required_module(&self, value: Node<'_>) -> Option<String> {
+        if value.kind() == "member_expression"
+            && let (Some(o), Some(p)) = (
+                value.child_by_field_name("object"),
+                value.child_by_field_name("property"),
+            )
+        {
+            return self
+                .required_module(o)
+                .map(|m| format!("{m}.{}", self.text(p)));
+        }
         if value.kind() != "call_expression" {
             return None;
         }

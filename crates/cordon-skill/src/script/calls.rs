@@ -482,7 +482,9 @@ impl Unit<'_> {
             }
             return;
         }
-        if WRITE_CALLS.contains(&name) {
+        if WRITE_CALLS.contains(&name)
+            || super::js_caps::fs_write_target(self.lang, name, &args).is_some()
+        {
             facts.writes.push((
                 line,
                 args.first().and_then(V::exact_str).map(str::to_string),
@@ -542,6 +544,9 @@ impl Unit<'_> {
         let method = name.rsplit('.').next().unwrap_or(name);
         let arg = |i: usize| Some(args.get(i).cloned().unwrap_or(V::Unknown));
         let recv = || self.receiver(node).map(|r| self.fold(r));
+        if let Some(t) = super::js_caps::fs_write_target(self.lang, name, args) {
+            return t;
+        }
         if WRITE_CALLS.contains(&name) || APPEND_CALLS.contains(&name) {
             return arg(0);
         }

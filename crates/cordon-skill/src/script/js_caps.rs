@@ -253,3 +253,131 @@ impl Unit<'_> {
         }
     }
 }
+
+/// The module spellings of Node's file system (and the drop-in libraries with its API),
+/// longest first: `fs.promises.cp`, `node:fs/promises.cp`, `fs-extra.copy` all name the
+/// member after the prefix.
+const FS_PREFIXES: &[&str] = &[
+    "node:fs.promises.",
+    "node:fs/promises.",
+    "fs.promises.",
+    "fs/promises.",
+    "node:fs.",
+    "fs-extra.",
+    "graceful-fs.",
+    "fs.",
+];
+
+/// Members of the file system modules that change no file (everything else that takes
+/// a path is a write: a new member, or one this list forgot, is a write until listed).
+const FS_READ_ONLY: &[&str] = &[
+    "access",
+    "constants",
+    "createReadStream",
+    "exists",
+    "pathExists",
+    "fstat",
+    "glob",
+    "lstat",
+    "opendir",
+    "read",
+    "readFile",
+    "readJson",
+    "readJSON",
+    "readdir",
+    "readlink",
+    "readv",
+    "realpath",
+    "realpath.native",
+    "stat",
+    "statfs",
+    "watch",
+    "watchFile",
+    "unwatchFile",
+    "close",
+    "fsync",
+    "fdatasync",
+    "openAsBlob",
+    "Dirent",
+    "Stats",
+    "Dir",
+    "promises",
+];
+
+/// Members whose second argument is the file they create (a copy, a move, a link).
+const FS_TO_SECOND: &[&str] = &[
+    "cp",
+    "copy",
+    "copyFile",
+    "rename",
+    "move",
+    "symlink",
+    "link",
+    "ensureSymlink",
+    "ensureLink",
+];
+
+/// The member of Node's file system a call names (`open`, `cp`, `writeFile`), without a
+/// `Sync` suffix, under any spelling of the module.
+fn fs_member(lang: Lang, name: &str) -> Option<&str> {
+    if !matches!(lang, Lang::JavaScript | Lang::TypeScript | Lang::Tsx) {
+        return None;
+    }
+    let m = FS_PREFIXES.iter().find_map(|p| name.strip_prefix(p))?;
+    Some(m.strip_suffix("Sync").unwrap_or(m))
+}
+
+/// When `name` is a Node file-system call that writes, the file it writes as folded
+/// (`Some(None)` when it writes and the target is not an argument): by allow-list, every
+/// member not known to leave files alone writes its first argument, a copy, move or link
+/// its second, and `open` writes when its flags do (`'r'` when none are given).
+pub(super) fn fs_write_target(lang: Lang, name: &str, args: &[V]) -> Option<Option<V>> {
+    let m = fs_member(lang, name)?;
+    if FS_READ_ONLY.contains(&m) {
+        return None;
+    }
+    let arg = |i: usize| Some(args.get(i).cloned().unwrap_or(V::Unknown));
+    if m == "open" {
+        let writes = match args.get(1) {
+            None => false,
+            Some(V::Str(f, true)) => f.contains(['w', 'a', 'x', '+']),
+            Some(_) => true,
+        };
+        return writes.then(|| arg(0));
+    }
+    if FS_TO_SECOND.contains(&m) {
+        return Some(arg(1));
+    }
+    Some(arg(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::script::{Lang, analyze};
+
+    fn targets(src: &str) -> Vec<String> {
+        analyze(Lang::JavaScript, src, 1)
+            .targets
+            .into_iter()
+            .map(|(_, t, _)| t)
+            .collect()
+    }
+
+    #[test]
+    fn every_fs_member_that_is_not_read_only_writes_under_any_spelling() {
+        // A file handle opened for appending, from `node:fs/promises` through a namespace.
+        let fh = "import * as fsp from 'node:fs/promises';\nconst h = await fsp.open('/home/user/.profile', 'a+');\nawait h.write('x');";
+        assert_eq!(targets(fh), vec!["/home/user/.profile"]);
+        // A copy through `require('fs').promises`, and one through a destructured alias.
+        let cp = "const p = require('fs').promises; p.cp('a', '/home/user/.zshrc');\nconst { copyFileSync: c } = require('node:fs'); c('a', '/home/user/.bashrc');";
+        assert_eq!(targets(cp), vec!["/home/user/.zshrc", "/home/user/.bashrc"]);
+        // A member no list names (by allow-list of what only reads).
+        assert_eq!(
+            targets("require('fs').lchmodSync('/home/user/.ssh/config', 0o777)"),
+            vec!["/home/user/.ssh/config"]
+        );
+        // Reads are not writes; `open` without flags reads.
+        let reads = "import { readFile, open, stat } from 'fs/promises';\nawait readFile('/home/user/x'); await open('/home/user/y'); await stat('/home/user/z');";
+        assert!(targets(reads).is_empty());
+    }
+}
