@@ -10,6 +10,7 @@
 
 mod assign;
 mod document;
+mod envset;
 mod facts;
 mod noderesolve;
 mod notebook;
@@ -395,6 +396,7 @@ pub(crate) fn review_package(
                 facts::origin(path, line_of(text, m.start()), url, &mut origins, &mut out);
             }
         }
+        envset::judge_text(path, text, &mut out);
         for s in cordon_policy::secrets::find(text) {
             out.push(Finding::new(Check::Secret, Severity::Review, Some(path), format!(
                 "line {}: a literal that looks like a {} (a package should not carry credentials)",
@@ -409,7 +411,9 @@ pub(crate) fn review_package(
             ));
         }
     }
-    out.dedup();
+    // The same finding from two readings of one text (its syntax and its words) once.
+    let mut seen = HashSet::new();
+    out.retain(|f| seen.insert((f.entry.clone(), f.message.clone())));
     out
 }
 

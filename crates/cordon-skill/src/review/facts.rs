@@ -251,6 +251,14 @@ pub(crate) fn judge(
                 crate::report::shown(&shorten(&candidate)))));
         }
     }
+    // Variables that redirect an SDK, a proxy, TLS or what an interpreter loads.
+    for (line, name, value) in f.env_sets.iter().take(256) {
+        match name {
+            Some(n) => f_out.extend(super::envset::finding(path, *line, n, value.as_deref())),
+            None => f_out.push(review(Check::AmbientCredential, *line,
+                "sets an environment variable named only at run time (it may redirect an SDK's requests and key, or make an interpreter load code)".into())),
+        }
+    }
     // The whole environment: every credential of the session, with no service of its
     // own, so any destination is elsewhere.
     if let Some((line, sent)) = f.env_dumps.iter().max_by_key(|(_, sent)| *sent).copied() {

@@ -130,9 +130,14 @@ impl<'a> Unit<'a> {
                 .or(n.child_by_field_name("argument"))
                 .into_iter()
                 .collect(),
+            // `d[k] = v` changes `d`, not `k`.
             "assignment" => n
                 .child_by_field_name("left")
                 .filter(|l| !matches!(l.kind(), "identifier" | "constant"))
+                .map(|l| match l.kind() {
+                    "subscript" => l.child_by_field_name("value").unwrap_or(l),
+                    _ => l,
+                })
                 .into_iter()
                 .collect(),
             "for_statement" | "for_in_statement" | "for_in_clause" => {

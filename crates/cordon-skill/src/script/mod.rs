@@ -84,6 +84,8 @@ pub(crate) struct Facts {
     /// Files written, created or moved to: the folded path (with [`RUNTIME`] parts) and
     /// whether it is exact.
     pub targets: Vec<(usize, String, bool)>,
+    /// Environment variables set: the name and the value, each when it folds exactly.
+    pub env_sets: Vec<(usize, Option<String>, Option<String>)>,
 }
 
 impl Facts {
