@@ -12,6 +12,7 @@ mod assign;
 mod document;
 mod envset;
 mod facts;
+mod harness;
 mod noderesolve;
 mod notebook;
 mod project;
@@ -199,6 +200,12 @@ pub(crate) fn review_package(
             (p.clone(), t.clone())
         })
         .collect();
+    // Where the package's instructions name a harness's settings, if they do.
+    let settings = texts.iter().chain(&derived).find_map(|(p, t)| {
+        let md = p.to_ascii_lowercase().ends_with(".md");
+        let told = md || readings.get(p.as_str()) == Some(&&assign::Reading::Instructions);
+        told.then(|| harness::names_settings(t)).flatten()
+    });
     for (path, text) in texts.iter().chain(&derived) {
         let reading = readings.get(path.as_str()).copied();
         let executed = match reading {
@@ -281,6 +288,7 @@ pub(crate) fn review_package(
                 );
             }
         } else if is_md || instructions {
+            harness::judge(&cx, path, text, settings.as_deref(), &mut out);
             if !is_md {
                 document::judge_lines(&cx, path, text, &mut out);
             }
