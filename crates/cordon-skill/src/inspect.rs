@@ -360,6 +360,7 @@ impl State<'_> {
             w.flush()
                 .map_err(|e| SkillError::io(format!("stage {name}"), e))?;
         }
+        let picture = crate::opaque::picture(&head, nest.as_deref());
         let what = archive_magic(&head).or(eocd.then_some(crate::nested::ZIP_INSIDE));
         if let Some(what) = what {
             match nest {
@@ -378,7 +379,7 @@ impl State<'_> {
                 ),
             }
         }
-        if let Some(o) = crate::opaque::classify(&name, &head) {
+        if let Some(o) = crate::opaque::classify(&name, &head).or(picture) {
             self.opaque.insert(name.clone(), o);
         }
         if text.starts_with(b"\0too-large") {
@@ -501,6 +502,7 @@ pub(crate) fn inspect_into(
         .map(|(p, o)| (strip(&p), o))
         .collect();
     st.findings.extend(crate::opaque::judge(&opaque, &all));
+    st.findings.extend(crate::opaque::pictures(&opaque, &texts));
     let mut review = crate::review::review_package(&texts, &scripts, &extra, &all);
     st.findings.append(&mut review);
     for f in crate::autorun::judge(&paths, &texts) {

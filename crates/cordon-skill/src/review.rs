@@ -16,6 +16,7 @@ mod harness;
 mod noderesolve;
 mod notebook;
 mod project;
+mod prose;
 mod reads;
 mod runnable;
 mod shellsrc;
@@ -289,6 +290,7 @@ pub(crate) fn review_package(
             }
         } else if is_md || instructions {
             harness::judge(&cx, path, text, settings.as_deref(), &mut out);
+            prose::judge(path, text, is_md, &mut out);
             if !is_md {
                 document::judge_lines(&cx, path, text, &mut out);
             }
