@@ -184,10 +184,7 @@ pub(crate) fn review_package(
         out.push(Finding::new(Check::ConstructedShell, Severity::Review, Some(file), format!(
             "{loader} loads this file as code, and it is not text cordon can read; review it yourself")));
     }
-    for (loader, spec) in &assigned.outside {
-        out.push(Finding::new(Check::ConstructedShell, Severity::Review, Some(loader), format!(
-            "loads `{}`, code from outside the package: what runs is not what was reviewed (it may be written at run time)", crate::report::shown(spec))));
-    }
+    noderesolve::report_outside(&assigned.outside, &mut out);
     let mut readings: HashMap<&str, &assign::Reading> = assigned
         .reading
         .iter()
@@ -202,11 +199,7 @@ pub(crate) fn review_package(
         })
         .collect();
     // Where the package's instructions name a harness's settings, if they do.
-    let settings = texts.iter().chain(&derived).find_map(|(p, t)| {
-        let md = p.to_ascii_lowercase().ends_with(".md");
-        let told = md || readings.get(p.as_str()) == Some(&&assign::Reading::Instructions);
-        told.then(|| harness::names_settings(t)).flatten()
-    });
+    let settings = harness::settings_named(texts.iter().chain(&derived), &readings);
     for (path, text) in texts.iter().chain(&derived) {
         let reading = readings.get(path.as_str()).copied();
         let executed = match reading {

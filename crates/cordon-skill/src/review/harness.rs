@@ -63,11 +63,25 @@ static SETTINGS: LazyLock<Option<Regex>> = LazyLock::new(|| {
 });
 
 /// Where, if anywhere, `text` names a harness's settings (the words, for the report).
-pub(super) fn names_settings(text: &str) -> Option<String> {
+fn names_settings(text: &str) -> Option<String> {
     SETTINGS
         .as_ref()?
         .find(text)
         .map(|m| crate::report::shown(m.as_str()))
+}
+
+/// Where the package's instructions (Markdown, and the texts read as instructions) name
+/// a harness's settings, if they do.
+pub(super) fn settings_named<'a>(
+    texts: impl Iterator<Item = &'a (String, String)>,
+    readings: &std::collections::HashMap<&str, &super::assign::Reading>,
+) -> Option<String> {
+    texts
+        .filter(|(p, _)| {
+            p.to_ascii_lowercase().ends_with(".md")
+                || readings.get(p.as_str()) == Some(&&super::assign::Reading::Instructions)
+        })
+        .find_map(|(_, t)| names_settings(t))
 }
 
 fn yaml_to_json(n: &crate::yaml::Node) -> Value {

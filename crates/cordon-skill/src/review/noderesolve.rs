@@ -127,10 +127,10 @@ fn as_dir(
         }
     }
     if sub != "." {
-        if let Some(p) = at(sub) {
-            if let Some(f) = as_file(&p, files).or_else(|| as_file(&format!("{p}/index"), files)) {
-                out.push(f);
-            }
+        if let Some(p) = at(sub)
+            && let Some(f) = as_file(&p, files).or_else(|| as_file(&format!("{p}/index"), files))
+        {
+            out.push(f);
         }
     } else if let Some(f) = as_file(
         &format!(
@@ -218,6 +218,21 @@ pub(crate) fn resolve(
         Resolved::Elsewhere
     } else {
         Resolved::Files(out)
+    }
+}
+
+/// A review for each (loader, specifier) that loads code from outside the package.
+pub(super) fn report_outside(outside: &[(String, String)], out: &mut Vec<crate::report::Finding>) {
+    for (loader, spec) in outside {
+        out.push(crate::report::Finding::new(
+            crate::report::Check::ConstructedShell,
+            crate::report::Severity::Review,
+            Some(loader),
+            format!(
+                "loads `{}`, code from outside the package: what runs is not what was reviewed (it may be written at run time)",
+                crate::report::shown(spec)
+            ),
+        ));
     }
 }
 
