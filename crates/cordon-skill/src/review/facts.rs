@@ -147,6 +147,18 @@ pub(crate) fn judge(
             ),
         ));
     }
+    // A path climbed out of the package from the script's own folder (the home folder
+    // at worst) in a script that reaches a known host.
+    if let Some((l, _)) = f
+        .unresolved
+        .iter()
+        .find(|(_, u)| crate::script::is_climb(u))
+        && let Some(n) = f.net.iter().find(|n| host_of(n).is_some())
+    {
+        f_out.push(refuse(Check::AmbientCredential, *l, format!(
+            "builds a path above its package from its own folder (the home folder, where credentials are, at worst) and reaches {} (line {})",
+            dest_shown(n), n.line)));
+    }
     let mut said = HashSet::new();
     for (line, what) in &f.unresolved {
         if said.insert(what.as_str()) {

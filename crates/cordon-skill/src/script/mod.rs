@@ -24,6 +24,7 @@ pub(crate) use lang::Lang;
 
 pub(crate) use fold::RUNTIME;
 use fold::V;
+pub(crate) use js_caps::is_climb;
 use std::collections::HashMap;
 use tree_sitter::{Node, Parser, Tree};
 
