@@ -12,8 +12,9 @@ pub(crate) enum Decoded {
     Text(String),
     /// A binary format (an image, a font, an archive, a PDF, ...): not read as text.
     Binary,
-    /// Text the review cannot read; the reason, as a clause.
-    Unreadable(String),
+    /// Text in an encoding the review cannot tell: the reason, as a clause, and the text
+    /// read as Latin-1 (every byte a character), which the review reads all the same.
+    Unreadable(String, String),
 }
 
 /// Magic numbers of binary formats a skill commonly ships (images, fonts, documents,
@@ -110,7 +111,22 @@ pub(crate) fn decode(bytes: Vec<u8>) -> Decoded {
         });
         return match char::decode_utf16(units).collect::<Result<String, _>>() {
             Ok(t) => Decoded::Text(t),
-            Err(_) => Decoded::Unreadable("it is UTF-16 with an unpaired surrogate".into()),
+            Err(_) => {
+                let units: Vec<u16> = body
+                    .chunks_exact(2)
+                    .map(|c| {
+                        if le {
+                            u16::from_le_bytes([c[0], c[1]])
+                        } else {
+                            u16::from_be_bytes([c[0], c[1]])
+                        }
+                    })
+                    .collect();
+                Decoded::Unreadable(
+                    "it is UTF-16 with an unpaired surrogate".into(),
+                    String::from_utf16_lossy(&units),
+                )
+            }
         };
     }
     let bytes = match String::from_utf8(bytes) {
@@ -123,16 +139,19 @@ pub(crate) fn decode(bytes: Vec<u8>) -> Decoded {
     let at = std::str::from_utf8(&bytes)
         .err()
         .map_or(0, |e| e.valid_up_to());
-    Decoded::Unreadable(format!(
-        "it is not UTF-8 (byte {at} is 0x{:02x}), so it is text in another encoding",
-        bytes.get(at).copied().unwrap_or(0)
-    ))
+    Decoded::Unreadable(
+        format!(
+            "it is not UTF-8 (byte {at} is 0x{:02x}), so it is text in another encoding (the review read it as Latin-1)",
+            bytes.get(at).copied().unwrap_or(0)
+        ),
+        bytes.iter().map(|&b| char::from(b)).collect(),
+    )
 }
 
 /// The finding's sentence for a text file the review could not read.
 fn unreadable_sentence(why: &str) -> String {
     format!(
-        "the file could not be read: {why}; an agent told to read it can still follow what it says, and cordon did not check it: review it yourself"
+        "the file could not be read as it will be: {why}; an agent told to read it may read it otherwise and follow what it says: review it yourself"
     )
 }
 
@@ -155,7 +174,7 @@ pub(crate) fn read(
         Decoded::Text(t) => (Some(t), None),
         _ if script => (None, Some("the file looks like a script but is not UTF-8 text; the static review cannot read it".into())),
         Decoded::Binary => (None, None),
-        Decoded::Unreadable(why) => (None, Some(unreadable_sentence(&why))),
+        Decoded::Unreadable(why, latin1) => (Some(latin1), Some(unreadable_sentence(&why))),
     }
 }
 
@@ -202,9 +221,14 @@ mod tests {
         // UTF-16 big-endian without a mark: decoded and read.
         let be: Vec<u8> = payload.encode_utf16().flat_map(u16::to_be_bytes).collect();
         assert_eq!(verdict(&[("resources/guide.txt", be)]).0, Severity::Refuse);
-        // Windows-1252 quotes: not read, reviewed.
+        // Windows-1252 quotes: a review, and read as Latin-1 all the same.
         let cp1252 = [b"\x93Setup\x94\n".as_slice(), payload.as_bytes()].concat();
         let (v, why) = verdict(&[("resources/guide.txt", cp1252)]);
+        assert_eq!(v, Severity::Refuse);
+        let (v, _) = verdict(&[(
+            "resources/guide.txt",
+            b"\x93Format\x94 as usual.\n".to_vec(),
+        )]);
         assert_eq!(v, Severity::Review);
         assert!(why.contains("could not be read"), "{why}");
         // Over the size the review reads (made here: no MiB file in the repository).
@@ -240,11 +264,11 @@ mod tests {
     #[test]
     fn other_encodings_are_unreadable_and_binary_formats_are_not_text() {
         assert!(
-            matches!(decode(b"caf\xe9 au lait\n".to_vec()), Decoded::Unreadable(w) if w.contains("0xe9"))
+            matches!(decode(b"caf\xe9 au lait\n".to_vec()), Decoded::Unreadable(w, _) if w.contains("0xe9"))
         );
         assert!(matches!(
             decode(b"\x81\x40 shift-jis\n".to_vec()),
-            Decoded::Unreadable(_)
+            Decoded::Unreadable(..)
         ));
         assert_eq!(
             decode(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n".to_vec()),
@@ -256,7 +280,7 @@ mod tests {
         // One zero byte does not make Latin-1 text binary.
         assert!(matches!(
             decode(b"\0caf\xe9 curl\n".to_vec()),
-            Decoded::Unreadable(_)
+            Decoded::Unreadable(..)
         ));
     }
 }
