@@ -1,9 +1,10 @@
 //! The front matter of `SKILL.md`: the YAML block between two `---` lines at its top.
 //!
-//! Only the keys cordon needs are read, from the flat subset of YAML that skills use
-//! (`key: value`, and `key:` followed by `- item` lines): `name` and `description`, as in
-//! the Agent Skills format (agentskills.io/specification), and `scripts`, cordon's list
-//! of the files that keep their executable bit. Anything else is ignored, never guessed.
+//! Only the keys cordon needs are read: `name` and `description`, as in the Agent Skills
+//! format (agentskills.io/specification), and `scripts`, cordon's list of the files that
+//! keep their executable bit. The block is parsed as YAML ([`crate::yaml`]); when it is
+//! not valid YAML, the flat subset skills use (`key: value`, and `key:` followed by
+//! `- item` lines) is read instead, and the review says the YAML does not parse.
 
 /// What `SKILL.md` declares about its package.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
@@ -19,6 +20,36 @@ pub struct FrontMatter {
 impl FrontMatter {
     /// Parse the front matter of `text`; `None` when it has none.
     pub fn parse(text: &str) -> Option<FrontMatter> {
+        let (body, _) = crate::yaml::front_matter(text)?;
+        match crate::yaml::parse(&body, 2) {
+            Ok(Some(crate::yaml::Node::Map(entries))) => Some(Self::of_yaml(&entries)),
+            Ok(None) => Some(FrontMatter::default()),
+            _ => Self::parse_lines(text),
+        }
+    }
+
+    fn of_yaml(entries: &[(crate::yaml::Node, crate::yaml::Node)]) -> FrontMatter {
+        let mut fm = FrontMatter::default();
+        for (k, v) in entries {
+            match (k.as_str(), v) {
+                (Some("name"), v) => fm.name = v.as_str().map(str::to_string),
+                (Some("description"), v) => fm.description = v.as_str().map(str::to_string),
+                (Some("scripts"), v) => {
+                    fm.scripts = v
+                        .scalars()
+                        .into_iter()
+                        .map(|(s, _)| s.to_string())
+                        .filter(|s| !s.is_empty())
+                        .collect()
+                }
+                _ => {}
+            }
+        }
+        fm
+    }
+
+    /// The flat subset, line by line, for a block that is not valid YAML.
+    fn parse_lines(text: &str) -> Option<FrontMatter> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let mut lines = text.lines();
         if lines.next()?.trim_end() != "---" {
@@ -118,6 +149,21 @@ mod tests {
         assert_eq!(fm.scripts, vec!["x.sh", "y.sh"]);
         assert_eq!(FrontMatter::parse("---\nname: a\n"), None);
         assert_eq!(FrontMatter::parse("# no front matter"), None);
+    }
+
+    #[test]
+    fn yaml_forms_the_line_reader_missed() {
+        let fm = FrontMatter::parse("---\n\"name\": a\nscripts:\n  [x.sh,\n   y.sh]\n---\n")
+            .unwrap_or_default();
+        assert_eq!(fm.name.as_deref(), Some("a"));
+        assert_eq!(fm.scripts, vec!["x.sh", "y.sh"]);
+        let folded = FrontMatter::parse("---\nname: a\ndescription: >\n  one\n  two\n---\n")
+            .unwrap_or_default();
+        assert_eq!(folded.description.as_deref(), Some("one two\n"));
+        // Not YAML (an unquoted `: ` in a value): the flat reading still finds the name.
+        let bad =
+            FrontMatter::parse("---\nname: a\ndescription: Use it: now\n---\n").unwrap_or_default();
+        assert_eq!(bad.name.as_deref(), Some("a"));
     }
 
     #[test]

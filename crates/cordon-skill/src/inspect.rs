@@ -17,7 +17,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Text kept for the static review: files up to this size.
-const REVIEW_BYTES: usize = 1 << 20;
+pub(crate) const REVIEW_BYTES: usize = 1 << 20;
 
 /// How to inspect.
 #[derive(Debug, Clone, Default)]
@@ -360,6 +360,7 @@ impl State<'_> {
             w.flush()
                 .map_err(|e| SkillError::io(format!("stage {name}"), e))?;
         }
+        let picture = crate::opaque::picture(&head, nest.as_deref());
         let what = archive_magic(&head).or(eocd.then_some(crate::nested::ZIP_INSIDE));
         if let Some(what) = what {
             match nest {
@@ -378,7 +379,7 @@ impl State<'_> {
                 ),
             }
         }
-        if let Some(o) = crate::opaque::classify(&name, &head) {
+        if let Some(o) = crate::opaque::classify(&name, &head).or(picture) {
             self.opaque.insert(name.clone(), o);
         }
         if text.starts_with(b"\0too-large") {
@@ -390,17 +391,18 @@ impl State<'_> {
                     "the file is too large ({size} bytes) for the static review; read it yourself"
                 ),
             );
-        } else if keep && !named && !head.starts_with(b"#!") {
+        } else {
             // Not a script by its name or first line: reviewed only if something runs it.
-            if let Ok(t) = String::from_utf8(text) {
-                self.extra.insert(name.clone());
+            let script = named || head.starts_with(b"#!");
+            let (t, problem) = crate::textread::read(keep.then_some(text), &head, script);
+            if let Some(t) = t {
+                if !script {
+                    self.extra.insert(name.clone());
+                }
                 self.texts.insert(name.clone(), t);
             }
-        } else if keep {
-            match String::from_utf8(text) {
-                Ok(t) => { self.texts.insert(name.clone(), t); }
-                Err(_) => self.find(Check::Command, Severity::Review, Some(&name),
-                    "the file looks like a script but is not UTF-8 text; the static review cannot read it"),
+            if let Some(p) = problem {
+                self.find(Check::Command, Severity::Review, Some(&name), p);
             }
         }
         self.files.insert(name, (hex(&hash.finalize()), mode));
@@ -500,6 +502,7 @@ pub(crate) fn inspect_into(
         .map(|(p, o)| (strip(&p), o))
         .collect();
     st.findings.extend(crate::opaque::judge(&opaque, &all));
+    st.findings.extend(crate::opaque::pictures(&opaque, &texts));
     let mut review = crate::review::review_package(&texts, &scripts, &extra, &all);
     st.findings.append(&mut review);
     for f in crate::autorun::judge(&paths, &texts) {

@@ -37,6 +37,8 @@ mod review;
 mod script;
 mod source;
 mod staged;
+mod textread;
+mod yaml;
 
 pub use error::SkillError;
 pub use frontmatter::FrontMatter;

@@ -23,6 +23,8 @@ pub(crate) enum Opaque {
     /// Compiled Python; `checked` when its header asks Python to check it against the
     /// source's hash on every import (PEP 552 flags `0b11`).
     Pyc { checked: bool },
+    /// An image, or a PDF with no text (only images): what it says cannot be read.
+    Picture(&'static str),
 }
 
 /// Extensions of native code loaded by name (`.so.1` counts as `.so`).
@@ -86,6 +88,7 @@ pub(crate) fn judge(opaque: &BTreeMap<String, Opaque>, files: &BTreeSet<String>)
     let mut out = Vec::new();
     for (path, what) in opaque {
         let (verdict, msg) = match *what {
+            Opaque::Picture(_) => continue,
             Opaque::Native(kind) => (
                 Severity::Review,
                 format!(
@@ -112,6 +115,113 @@ pub(crate) fn judge(opaque: &BTreeMap<String, Opaque>, files: &BTreeSet<String>)
             Some(path),
             msg,
         ));
+    }
+    out
+}
+
+/// An image by its magic number, or a PDF without a font anywhere (in its objects or
+/// in its compressed streams): its text, if any, is pixels. A PDF too large to keep
+/// (`bytes` is `None`) cannot be checked and counts as one.
+pub(crate) fn picture(head: &[u8], bytes: Option<&[u8]>) -> Option<Opaque> {
+    const IMAGES: &[(&[u8], &str)] = &[
+        (b"\x89PNG", "a PNG image"),
+        (b"\xff\xd8\xff", "a JPEG image"),
+        (b"GIF8", "a GIF image"),
+        (b"BM", "a BMP image"),
+        (b"II*\0", "a TIFF image"),
+        (b"MM\0*", "a TIFF image"),
+        (b"\0\0\x01\0", "an icon"),
+    ];
+    if let Some((_, what)) = IMAGES.iter().find(|(m, _)| head.starts_with(m)) {
+        return Some(Opaque::Picture(what));
+    }
+    if head.starts_with(b"RIFF") && head.get(8..12) == Some(b"WEBP") {
+        return Some(Opaque::Picture("a WebP image"));
+    }
+    if head.get(4..8) == Some(b"ftyp")
+        && matches!(head.get(8..12), Some(b"avif" | b"heic" | b"heix" | b"mif1"))
+    {
+        return Some(Opaque::Picture("an AVIF/HEIC image"));
+    }
+    if !head.starts_with(b"%PDF") {
+        return None;
+    }
+    let Some(bytes) = bytes else {
+        return Some(Opaque::Picture("a PDF too large to check for text"));
+    };
+    (!pdf_has_font(bytes)).then_some(Opaque::Picture("a PDF with no text, only images"))
+}
+
+/// Whether a PDF names a font, in its plain objects or inside a Flate stream (object
+/// streams hide dictionaries there). Inflation is bounded.
+fn pdf_has_font(pdf: &[u8]) -> bool {
+    use std::io::Read;
+    let has = |b: &[u8]| b.windows(5).any(|w| w == b"/Font");
+    if has(pdf) {
+        return true;
+    }
+    let mut budget: u64 = 64 << 20;
+    let mut rest = pdf;
+    while let Some(i) = rest.windows(6).position(|w| w == b"stream") {
+        let mut start = i + 6;
+        if rest.get(start) == Some(&b'\r') {
+            start += 1;
+        }
+        if rest.get(start) == Some(&b'\n') {
+            start += 1;
+        }
+        let body = &rest[start.min(rest.len())..];
+        let end = body
+            .windows(9)
+            .position(|w| w == b"endstream")
+            .unwrap_or(body.len());
+        let mut out = Vec::new();
+        let mut z = flate2::read::ZlibDecoder::new(&body[..end]).take(budget.min(16 << 20));
+        if z.read_to_end(&mut out).is_ok() || !out.is_empty() {
+            budget = budget.saturating_sub(out.len() as u64);
+            if has(&out) {
+                return true;
+            }
+        }
+        if budget == 0 {
+            // Past the bound: say it has text rather than inflate further.
+            return true;
+        }
+        rest = &body[end.min(body.len())..];
+    }
+    false
+}
+
+/// Findings for the pictures that a text of the package names (by its path or, when
+/// no other file has it, its file name): instructions in a picture cannot be checked.
+pub(crate) fn pictures(
+    opaque: &BTreeMap<String, Opaque>,
+    texts: &[(String, String)],
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (path, what) in opaque {
+        let Opaque::Picture(kind) = *what else {
+            continue;
+        };
+        let base = path.rsplit('/').next().unwrap_or(path);
+        let unique = opaque
+            .keys()
+            .filter(|p| p.rsplit('/').next() == Some(base))
+            .count()
+            == 1;
+        let named = texts.iter().find(|(p, t)| {
+            p != path && (t.contains(path.as_str()) || (unique && t.contains(base)))
+        });
+        if let Some((doc, _)) = named {
+            out.push(Finding::new(
+                Check::HiddenText,
+                Severity::Review,
+                Some(path),
+                format!(
+                    "{doc} names this file, {kind}: instructions in an image cannot be checked, and an agent told to follow what it shows reads them; look at it yourself"
+                ),
+            ));
+        }
     }
     out
 }
@@ -171,5 +281,46 @@ mod tests {
                 assert_eq!(one(p, Opaque::Pyc { checked }), Severity::Review, "{p}");
             }
         }
+    }
+
+    #[test]
+    fn pictures_named_by_a_text_are_instructions_nobody_can_check() {
+        let webp = b"RIFF\0\0\0\0WEBPVP8 ";
+        assert_eq!(picture(webp, None), Some(Opaque::Picture("a WebP image")));
+        // A PDF whose only content is an image, its dictionaries in a compressed stream.
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut z, b"<< /Type /XObject /Subtype /Image >>").ok();
+        let body = z.finish().unwrap_or_default();
+        let pdf = [
+            b"%PDF-1.7\n1 0 obj << /Type /ObjStm >> stream\n".as_slice(),
+            &body,
+            b"\nendstream\n",
+        ]
+        .concat();
+        assert!(matches!(
+            picture(&pdf, Some(&pdf)),
+            Some(Opaque::Picture(_))
+        ));
+        // The same with a font in the stream: text, not a picture.
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut z, b"<< /Type /Font /Subtype /Type1 >>").ok();
+        let body = z.finish().unwrap_or_default();
+        let text_pdf = [
+            b"%PDF-1.7\n1 0 obj << /Type /ObjStm >> stream\n".as_slice(),
+            &body,
+            b"\nendstream\n",
+        ]
+        .concat();
+        assert_eq!(picture(&text_pdf, Some(&text_pdf)), None);
+        // Named by an instruction text in another format: a review; not named: nothing.
+        let opaque: BTreeMap<String, Opaque> =
+            [("docs/step.jpg".to_string(), Opaque::Picture("a JPEG image"))].into();
+        let named = [(
+            "docs/setup.txt".to_string(),
+            "Do what step.jpg shows.".to_string(),
+        )];
+        assert_eq!(pictures(&opaque, &named).len(), 1);
+        let unnamed = [("docs/setup.txt".to_string(), "Format as usual.".to_string())];
+        assert!(pictures(&opaque, &unnamed).is_empty());
     }
 }

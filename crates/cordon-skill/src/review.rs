@@ -10,9 +10,13 @@
 
 mod assign;
 mod document;
+mod envset;
 mod facts;
+mod harness;
+mod noderesolve;
 mod notebook;
 mod project;
+mod prose;
 mod reads;
 mod runnable;
 mod shellsrc;
@@ -180,6 +184,7 @@ pub(crate) fn review_package(
         out.push(Finding::new(Check::ConstructedShell, Severity::Review, Some(file), format!(
             "{loader} loads this file as code, and it is not text cordon can read; review it yourself")));
     }
+    noderesolve::report_outside(&assigned.outside, &mut out);
     let mut readings: HashMap<&str, &assign::Reading> = assigned
         .reading
         .iter()
@@ -193,6 +198,8 @@ pub(crate) fn review_package(
             (p.clone(), t.clone())
         })
         .collect();
+    // Where the package's instructions name a harness's settings, if they do.
+    let settings = harness::settings_named(texts.iter().chain(&derived), &readings);
     for (path, text) in texts.iter().chain(&derived) {
         let reading = readings.get(path.as_str()).copied();
         let executed = match reading {
@@ -275,6 +282,8 @@ pub(crate) fn review_package(
                 );
             }
         } else if is_md || instructions {
+            harness::judge(&cx, path, text, settings.as_deref(), &mut out);
+            prose::judge(path, text, is_md, &mut out);
             if !is_md {
                 document::judge_lines(&cx, path, text, &mut out);
             }
@@ -390,6 +399,7 @@ pub(crate) fn review_package(
                 facts::origin(path, line_of(text, m.start()), url, &mut origins, &mut out);
             }
         }
+        envset::judge_text(path, text, &mut out);
         for s in cordon_policy::secrets::find(text) {
             out.push(Finding::new(Check::Secret, Severity::Review, Some(path), format!(
                 "line {}: a literal that looks like a {} (a package should not carry credentials)",
@@ -404,7 +414,9 @@ pub(crate) fn review_package(
             ));
         }
     }
-    out.dedup();
+    // The same finding from two readings of one text (its syntax and its words) once.
+    let mut seen = HashSet::new();
+    out.retain(|f| seen.insert((f.entry.clone(), f.message.clone())));
     out
 }
 

@@ -317,11 +317,15 @@ fn class5_markdown_hiding_places() {
 
 #[test]
 fn class6_archives_found_by_structure() {
+    // Its text prefix (not UTF-8 with the archive after it) is also read as Latin-1,
+    // and the command in it refuses the package; the archive is still found.
     expect(
         &attack("nested-zip-prefixed"),
-        Severity::Review,
-        Some(Check::NestedArchive),
+        Severity::Refuse,
+        Some(Check::DownloadExec),
     );
+    let r = inspect(&attack("nested-zip-prefixed"), &InspectOptions::default()).unwrap();
+    assert!(r.findings.iter().any(|f| f.check == Check::NestedArchive));
     let t = tempfile::tempdir().unwrap();
     let t = t.path();
     let skill = "---\nname: t\ndescription: test\n---\nUnpack `assets/a.bin`.\n";

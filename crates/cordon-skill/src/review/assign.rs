@@ -22,6 +22,7 @@
 //! What is read this way but is not text the review can read (a binary, a file too
 //! large) is reported: a script runs a file cordon cannot read.
 
+use super::noderesolve::Resolved;
 use super::runnable::{self, Interp};
 use crate::script::Lang;
 use regex::Regex;
@@ -47,6 +48,8 @@ pub(crate) struct Assigned {
     pub derived: Vec<(String, String, Reading)>,
     /// (loader, file): a script loads a package file that is not readable text.
     pub unreadable: Vec<(String, String)>,
+    /// (loader, specifier): a script loads code from outside the package.
+    pub outside: Vec<(String, String)>,
 }
 
 fn is_markdown(p: &str) -> bool {
@@ -400,12 +403,42 @@ fn loads(
                     .map(|m| m.as_str().to_string()),
             );
         }
+        let js = matches!(lang, Lang::JavaScript | Lang::TypeScript | Lang::Tsx);
+        if js {
+            named.extend(super::noderesolve::specifiers(body));
+        }
+        let mut found: Vec<String> = Vec::new();
         for m in named {
-            let found = load_candidates(lang, dir, &m)
-                .into_iter()
-                .find(|c| files.contains(c) && *c != p);
-            let Some(f) = found else { continue };
-            if is_markdown(&f) {
+            let resolved = if js {
+                super::noderesolve::resolve(dir, &m, files, text)
+            } else {
+                Resolved::Elsewhere
+            };
+            if let Resolved::Elsewhere = resolved {
+                // Also a literal naming a package file from the script's folder or the
+                // root (a test runner's `files`, a loader given a path).
+                found.extend(
+                    load_candidates(lang, dir, &m)
+                        .into_iter()
+                        .find(|c| files.contains(c) && *c != p),
+                );
+                continue;
+            }
+            match resolved {
+                Resolved::Files(f) => found.extend(f.into_iter().filter(|c| *c != p)),
+                Resolved::Outside => {
+                    let pair = (p.clone(), m);
+                    if !a.outside.contains(&pair) {
+                        a.outside.push(pair);
+                    }
+                }
+                Resolved::Elsewhere => {}
+            }
+        }
+        for f in found {
+            // Node reads `.json` as data, and `.node` is native code (judged as such).
+            let data = js && (f.ends_with(".json") || f.ends_with(".node"));
+            if is_markdown(&f) || data {
                 continue;
             }
             if !text.contains_key(f.as_str()) {

@@ -147,6 +147,18 @@ pub(crate) fn judge(
             ),
         ));
     }
+    // A path climbed out of the package from the script's own folder (the home folder
+    // at worst) in a script that reaches a known host.
+    if let Some((l, _)) = f
+        .unresolved
+        .iter()
+        .find(|(_, u)| crate::script::is_climb(u))
+        && let Some(n) = f.net.iter().find(|n| host_of(n).is_some())
+    {
+        f_out.push(refuse(Check::AmbientCredential, *l, format!(
+            "builds a path above its package from its own folder (the home folder, where credentials are, at worst) and reaches {} (line {})",
+            dest_shown(n), n.line)));
+    }
     let mut said = HashSet::new();
     for (line, what) in &f.unresolved {
         if said.insert(what.as_str()) {
@@ -249,6 +261,14 @@ pub(crate) fn judge(
             f_out.push(review(Check::Persistence, *line, format!(
                 "writes a file whose path is known only at run time ({}); check it is not one a program runs later",
                 crate::report::shown(&shorten(&candidate)))));
+        }
+    }
+    // Variables that redirect an SDK, a proxy, TLS or what an interpreter loads.
+    for (line, name, value) in f.env_sets.iter().take(256) {
+        match name {
+            Some(n) => f_out.extend(super::envset::finding(path, *line, n, value.as_deref())),
+            None => f_out.push(review(Check::AmbientCredential, *line,
+                "sets an environment variable named only at run time (it may redirect an SDK's requests and key, or make an interpreter load code)".into())),
         }
     }
     // The whole environment: every credential of the session, with no service of its

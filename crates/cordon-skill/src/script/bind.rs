@@ -130,9 +130,14 @@ impl<'a> Unit<'a> {
                 .or(n.child_by_field_name("argument"))
                 .into_iter()
                 .collect(),
+            // `d[k] = v` changes `d`, not `k`.
             "assignment" => n
                 .child_by_field_name("left")
                 .filter(|l| !matches!(l.kind(), "identifier" | "constant"))
+                .map(|l| match l.kind() {
+                    "subscript" => l.child_by_field_name("value").unwrap_or(l),
+                    _ => l,
+                })
                 .into_iter()
                 .collect(),
             "for_statement" | "for_in_statement" | "for_in_clause" => {
@@ -204,8 +209,18 @@ impl<'a> Unit<'a> {
         }
     }
 
-    /// `require('x')` → `x`.
+    /// `require('x')` → `x`, `require('x').y` → `x.y`.
     pub(super) fn required_module(&self, value: Node<'_>) -> Option<String> {
+        if value.kind() == "member_expression"
+            && let (Some(o), Some(p)) = (
+                value.child_by_field_name("object"),
+                value.child_by_field_name("property"),
+            )
+        {
+            return self
+                .required_module(o)
+                .map(|m| format!("{m}.{}", self.text(p)));
+        }
         if value.kind() != "call_expression" {
             return None;
         }

@@ -301,7 +301,11 @@ impl Unit<'_> {
     pub(super) fn classify_call(&self, node: Node<'_>, call: &Call<'_>, facts: &mut Facts) {
         let line = self.line(node);
         let name = call.callee.as_str();
+        super::js_caps::take_climb();
         let args: Vec<V> = call.args.iter().map(|&a| self.fold(a)).collect();
+        if let Some(climb) = super::js_caps::take_climb() {
+            facts.unresolved.push((line, climb));
+        }
         self.rb_symbol_call(node, call, facts);
         let kw = |k: &str| {
             call.kwargs
@@ -434,6 +438,10 @@ impl Unit<'_> {
             }
             return;
         }
+        if let Some(url) = self.library_url(name, &args) {
+            self.net(line, Some(url), true, facts);
+            return;
+        }
         if NET_METHOD_URL.contains(&name) {
             let fetch = args
                 .first()
@@ -484,7 +492,9 @@ impl Unit<'_> {
             }
             return;
         }
-        if WRITE_CALLS.contains(&name) {
+        if WRITE_CALLS.contains(&name)
+            || super::js_caps::fs_write_target(self.lang, name, &args).is_some()
+        {
             facts.writes.push((
                 line,
                 args.first().and_then(V::exact_str).map(str::to_string),
@@ -546,6 +556,9 @@ impl Unit<'_> {
         let recv = || self.receiver(node).map(|r| self.fold(r));
         if let Some(t) = self.py_write_sink(name, call, args) {
             return Some(t);
+        }
+        if let Some(t) = super::js_caps::fs_write_target(self.lang, name, args) {
+            return t;
         }
         if WRITE_CALLS.contains(&name) || APPEND_CALLS.contains(&name) {
             return arg(0);

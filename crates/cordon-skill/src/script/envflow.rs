@@ -101,6 +101,7 @@ impl<'a> Unit<'a> {
     pub(super) fn env_dumps(&self, nodes: &[Node<'a>], facts: &mut Facts) {
         // Work for the whole unit (steps climbed, nodes scanned for a name's uses): the
         // text is the attacker's, so past the bound what is left counts as a dump.
+        self.env_sets(nodes, facts);
         let mut budget = WORK;
         for &n in nodes {
             if !self.is_env_root(n) {
@@ -118,6 +119,82 @@ impl<'a> Unit<'a> {
                 Flow::Dump => facts.env_dumps.push((self.line(n), false)),
                 Flow::Sent => facts.env_dumps.push((self.line(n), true)),
             }
+        }
+    }
+
+    /// Record every variable the script sets (`os.environ[k] = v`, `process.env.K = v`,
+    /// `process.env[k] = v`, `ENV[k] = v`, `os.environ.setdefault(k, v)`,
+    /// `Deno.env.set(k, v)`, `os.putenv(k, v)`), by its folded name and value.
+    pub(super) fn env_sets(&self, nodes: &[Node<'a>], facts: &mut Facts) {
+        let exact =
+            |n: Option<Node<'a>>| n.and_then(|n| self.fold(n).exact_str().map(str::to_string));
+        for &n in nodes {
+            let kind = n.kind();
+            if matches!(kind, "call" | "call_expression") {
+                let Some(f) = n
+                    .child_by_field_name("function")
+                    .or_else(|| n.child_by_field_name("method"))
+                else {
+                    continue;
+                };
+                let callee = self.dotted(f);
+                let method = callee.rsplit('.').next().unwrap_or("");
+                let on_env = callee.rsplit_once('.').is_some_and(|(o, _)| is_env_name(o));
+                let setter = matches!(callee.as_str(), "os.putenv" | "putenv")
+                    || (on_env && matches!(method, "setdefault" | "__setitem__" | "set" | "store"));
+                if setter {
+                    let args = n
+                        .child_by_field_name("arguments")
+                        .map(|a| self.named(a))
+                        .unwrap_or_default();
+                    let name = exact(args.first().copied());
+                    let value = exact(args.get(1).copied());
+                    facts.env_sets.push((self.line(n), name, value));
+                }
+                continue;
+            }
+            if !matches!(
+                kind,
+                "assignment"
+                    | "assignment_expression"
+                    | "augmented_assignment"
+                    | "operator_assignment"
+            ) {
+                continue;
+            }
+            let (Some(left), right) = (
+                n.child_by_field_name("left"),
+                n.child_by_field_name("right"),
+            ) else {
+                continue;
+            };
+            let (object, key) = match left.kind() {
+                "subscript" => (
+                    left.child_by_field_name("value"),
+                    left.child_by_field_name("subscript"),
+                ),
+                "subscript_expression" => (
+                    left.child_by_field_name("object"),
+                    left.child_by_field_name("index"),
+                ),
+                "element_reference" => (
+                    left.child_by_field_name("object"),
+                    self.named(left).get(1).copied(),
+                ),
+                "member_expression" => (left.child_by_field_name("object"), None),
+                _ => continue,
+            };
+            let Some(object) = object.filter(|o| is_env_name(&self.dotted(*o))) else {
+                continue;
+            };
+            let _ = object;
+            let name = if left.kind() == "member_expression" {
+                left.child_by_field_name("property")
+                    .map(|p| self.text(p).to_string())
+            } else {
+                exact(key)
+            };
+            facts.env_sets.push((self.line(n), name, exact(right)));
         }
     }
 

@@ -135,6 +135,10 @@ impl Unit<'_> {
     pub(crate) fn fold_at(&self, node: Node<'_>, depth: usize) -> V {
         match self.fold_inner(node, depth) {
             V::Str(s, _) if s.len() > MAX_LEN => V::Unknown,
+            // A path from the script's own folder, with its climbs applied.
+            V::Str(s, e) if s.starts_with(super::js_caps::SCRIPT_DIR) => {
+                V::Str(super::js_caps::climb(&s).unwrap_or(s), e)
+            }
             v => v,
         }
     }
@@ -150,6 +154,9 @@ impl Unit<'_> {
             return v;
         }
         let kind = node.kind();
+        if let Some(v) = self.js_location(node, d) {
+            return v;
+        }
         match kind {
             "string" | "template_string" => self.fold_string(node, d),
             "concatenated_string" | "chained_string" => self

@@ -30,6 +30,7 @@ pub(crate) use lang::Lang;
 
 pub(crate) use fold::RUNTIME;
 use fold::V;
+pub(crate) use js_caps::is_climb;
 use std::collections::HashMap;
 use tree_sitter::{Node, Parser, Tree};
 
@@ -90,6 +91,8 @@ pub(crate) struct Facts {
     /// Files written, created or moved to: the folded path (with [`RUNTIME`] parts) and
     /// whether it is exact.
     pub targets: Vec<(usize, String, bool)>,
+    /// Environment variables set: the name and the value, each when it folds exactly.
+    pub env_sets: Vec<(usize, Option<String>, Option<String>)>,
 }
 
 impl Facts {
