@@ -387,7 +387,8 @@ fn session_and_always_answers_make_the_wider_grant() {
     );
     assert_eq!(reply.status, 200, "{}", reply.body);
     let rules = store.rules().unwrap();
-    assert_eq!(rules[0].rule, "Bash(make:*)");
+    // The rule offered is derived from the call shown: its exact call.
+    assert_eq!(rules[0].rule, "Bash(make b)");
     assert!(rules[0].created_by.ends_with("(console)"), "{:?}", rules[0]);
 
     // Revoke and forget through the console.
@@ -406,7 +407,7 @@ fn session_and_always_answers_make_the_wider_grant() {
         "POST",
         "/api/forget",
         &ok,
-        &json!({"rule": "Bash(make:*)"}).to_string(),
+        &json!({"rule": "Bash(make b)"}).to_string(),
     );
     assert_eq!(reply.status, 200, "{}", reply.body);
     assert!(store.rules().unwrap().is_empty());
@@ -602,13 +603,13 @@ fn always_saves_only_an_offered_rule() {
     ];
     let store = Store::open(&r.store).unwrap();
     let offered = vec![
-        cordon_store::RuleOption::exact("Bash(git log -5)"),
+        cordon_store::RuleOption::exact("Bash(git status --short)"),
         cordon_store::RuleOption {
-            rule: "Bash(git log:*)".into(),
-            example: Some("git log -p --all".into()),
+            rule: "Bash(git status:*)".into(),
+            example: Some("git status --ignored".into()),
         },
     ];
-    let (asked, verdict, fp) = call("git log -5", None);
+    let (asked, verdict, fp) = call("git status --short", None);
     let id = store
         .add_pending_offering(&fp, None, None, &asked, &verdict, &offered)
         .unwrap()
@@ -617,7 +618,7 @@ fn always_saves_only_an_offered_rule() {
     let state: Value = serde_json::from_str(&reply.body).unwrap();
     assert_eq!(
         state["pending"][0]["suggestions"][1],
-        json!({"rule": "Bash(git log:*)", "example": "git log -p --all"})
+        json!({"rule": "Bash(git status:*)", "example": "git status --ignored"})
     );
     for (rule, status) in [
         (json!("Bash(git:*)"), 400),
@@ -635,7 +636,7 @@ fn always_saves_only_an_offered_rule() {
     let reply = request(r.addr, "POST", "/api/answer", &ok, &body);
     assert_eq!(reply.status, 200, "{}", reply.body);
     let rules: Vec<String> = store.rules().unwrap().into_iter().map(|r| r.rule).collect();
-    assert_eq!(rules, ["Bash(git log:*)"]);
+    assert_eq!(rules, ["Bash(git status:*)"]);
     let rec = &cordon_store::tail(&r.audit, 1).unwrap()[0];
-    assert_eq!(rec["rule"], "Bash(git log:*)");
+    assert_eq!(rec["rule"], "Bash(git status:*)");
 }

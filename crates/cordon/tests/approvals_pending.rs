@@ -63,7 +63,7 @@ fn pending_round_trip_approve() {
     let listing = text(&out.stdout);
     assert!(listing.contains(&format!("{id}  ")), "{listing}");
     assert!(
-        listing.contains("make deploy") && listing.contains("Bash(make deploy)"),
+        listing.contains("make deploy") && listing.contains("Bash(make deploy TOKEN=abc)"),
         "{listing}"
     );
     // Where it runs is shown: the approval is bound to it.
