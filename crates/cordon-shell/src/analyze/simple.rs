@@ -75,7 +75,13 @@ impl Analyzer {
         for d in &words.decoded {
             push_all(&mut dynamic, d);
         }
-        let (redirects, rdyn, feed, n, net) = self.redirects(&s.redirects, scope);
+        let super::flow::Redirected {
+            redirects,
+            dynamic: rdyn,
+            feed,
+            nested: n,
+            net,
+        } = self.redirects(&s.redirects, scope);
         nested.merge(n);
         push_all(&mut dynamic, &rdyn);
         let feed = feed.or_else(|| {
