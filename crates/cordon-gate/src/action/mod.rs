@@ -199,46 +199,10 @@ impl ActionRun {
             true => vec![self.policy.workspace.clone()],
             false => self.review.profile.writable_dirs.clone(),
         };
-        let binds = now.binds(&visible);
-        let mut pins = None;
-        let mut shown: Vec<(PathBuf, PathBuf)> = Vec::new();
-        for (bytes, dst) in binds {
-            let src = match bytes {
-                None => dst.clone(),
-                Some(bytes) => {
-                    if pins.is_none() {
-                        let state = gate
-                            .store_path()
-                            .ok()
-                            .and_then(|p| p.parent().map(Path::to_path_buf));
-                        let made = state
-                            .ok_or_else(|| "no state directory".to_string())
-                            .and_then(|s| Pins::new(&s).map_err(|e| e.to_string()));
-                        match made {
-                            Ok(p) => pins = Some(p),
-                            Err(e) => {
-                                return Ok(ActionOutcome::Refused(format!(
-                                    "the action's inputs cannot be pinned for the run ({e}), so nothing ran"
-                                )));
-                            }
-                        }
-                    }
-                    let Some(p) = pins.as_mut() else {
-                        continue;
-                    };
-                    match p.pin(bytes) {
-                        Ok(src) => src,
-                        Err(e) => {
-                            return Ok(ActionOutcome::Refused(format!(
-                                "the action's input {} cannot be pinned for the run ({e}), so nothing ran",
-                                dst.display()
-                            )));
-                        }
-                    }
-                }
-            };
-            shown.push((src, dst));
-        }
+        let (shown, pins) = match pin_inputs(gate, now.binds(&visible)) {
+            Ok(pinned) => pinned,
+            Err(why) => return Ok(ActionOutcome::Refused(why)),
+        };
         let mut request = Request::argv(&self.request.argv, Some(self.request.cwd.clone()));
         request.agent = Some(self.request.actor.clone());
         // Only the full tier keeps undeclared writes off the host (copy-on-write); a
@@ -454,4 +418,54 @@ enum Approval {
     Granted(i64),
     Pending(i64, String),
     Refused(String),
+}
+
+/// An input as the run sees it: the file bound, and where.
+type Shown = (PathBuf, PathBuf);
+
+/// Where the run sees each input (`binds`: the bytes read at review, if any, and where
+/// the run sees them): bytes pinned in a copy in the state directory, else the path
+/// itself. The pins are kept while the run lasts. `Err` says why nothing may run.
+fn pin_inputs(
+    gate: &Gate,
+    binds: Vec<(Option<&[u8]>, PathBuf)>,
+) -> Result<(Vec<Shown>, Option<Pins>), String> {
+    let mut pins: Option<Pins> = None;
+    let mut shown: Vec<Shown> = Vec::new();
+    for (bytes, dst) in binds {
+        let src = match bytes {
+            None => dst.clone(),
+            Some(bytes) => {
+                if pins.is_none() {
+                    pins = Some(new_pins(gate).map_err(|e| {
+                        format!(
+                            "the action's inputs cannot be pinned for the run ({e}), so nothing ran"
+                        )
+                    })?);
+                }
+                let Some(p) = pins.as_mut() else {
+                    continue;
+                };
+                p.pin(bytes).map_err(|e| {
+                    format!(
+                        "the action's input {} cannot be pinned for the run ({e}), so nothing ran",
+                        dst.display()
+                    )
+                })?
+            }
+        };
+        shown.push((src, dst));
+    }
+    Ok((shown, pins))
+}
+
+/// Pins in the state directory (beside the store).
+fn new_pins(gate: &Gate) -> Result<Pins, String> {
+    let state = gate
+        .store_path()
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf));
+    state
+        .ok_or_else(|| "no state directory".to_string())
+        .and_then(|s| Pins::new(&s).map_err(|e| e.to_string()))
 }
