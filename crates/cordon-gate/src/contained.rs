@@ -20,9 +20,9 @@ use cordon_policy::{
     ApprovalPolicy, Containment, Decision, FileFacts, Request, SandboxMode, Source, Step,
 };
 use cordon_sandbox::{
-    Helper, HelperHints, Network, Permit, SandboxBuilder, SandboxErrorKind, Started,
+    Helper, HelperHints, Network, Permit, SandboxBuilder, SandboxErrorKind, Started, Tier,
 };
-use cordon_store::{ContainmentBlock, EscalationRecord, Phase};
+use cordon_store::{ContainmentBlock, EscalationRecord, Phase, RunTier};
 use std::path::PathBuf;
 
 /// How to run: the sandbox as the flags describe it, without its network, which the
@@ -238,7 +238,7 @@ pub fn execute(
             // The tier required is not there, and nothing ran: the start recorded above
             // gets its end.
             let facts = RunFacts {
-                tier: Some("unavailable".into()),
+                tier: Some(RunTier::Unavailable),
                 ..Default::default()
             };
             let _ = gate.append(&gate.record(&decided, Phase::End, Some(&facts)));
@@ -344,7 +344,10 @@ pub fn execute(
         session_error,
     };
     let facts = RunFacts {
-        tier: Some(ran.outcome.report.tier.as_str().to_string()),
+        tier: Some(match ran.outcome.report.tier {
+            Tier::Full => RunTier::Full,
+            Tier::Fallback => RunTier::Fallback,
+        }),
         exit_status: Some(i32::from(ran.outcome.status)),
         timed_out: Some(ran.outcome.timed_out),
         blocked: ran.blocked(),
