@@ -344,10 +344,7 @@ pub fn execute(
         session_error,
     };
     let facts = RunFacts {
-        tier: Some(match ran.outcome.report.tier {
-            Tier::Full => RunTier::Full,
-            Tier::Fallback => RunTier::Fallback,
-        }),
+        tier: Some(run_tier(ran.outcome.report.tier)),
         exit_status: Some(i32::from(ran.outcome.status)),
         timed_out: Some(ran.outcome.timed_out),
         blocked: ran.blocked(),
@@ -719,6 +716,14 @@ fn remove_run_dir(base: &Dir, name: &std::path::Path) {
         let _ = run.remove(std::path::Path::new(CA_BUNDLE));
     }
     let _ = base.remove(name);
+}
+
+/// The tier a run got, as its end record names it.
+fn run_tier(tier: Tier) -> RunTier {
+    match tier {
+        Tier::Full => RunTier::Full,
+        Tier::Fallback => RunTier::Fallback,
+    }
 }
 
 #[cfg(test)]

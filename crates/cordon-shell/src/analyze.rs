@@ -417,6 +417,16 @@ enum Feed {
     Process { unseen: Unseen },
 }
 
+impl Feed {
+    /// What of the fed bytes the analysis cannot see (a file's: nothing known here).
+    fn unseen(&self) -> Unseen {
+        match self {
+            Feed::Text { unseen, .. } | Feed::Process { unseen } => *unseen,
+            Feed::File(_) => Unseen::default(),
+        }
+    }
+}
+
 impl Analyzer {
     fn emit(&mut self, cmd: SimpleCommand, meta: Meta) -> usize {
         if let Some(why) = &cmd.effects.privilege {

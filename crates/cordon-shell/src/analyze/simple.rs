@@ -31,6 +31,16 @@ struct Words {
     decl_assigns: Vec<(Assign, Val)>,
 }
 
+impl Words {
+    /// What of all the words' bytes the analysis cannot see.
+    fn all_unseen(&self) -> Unseen {
+        self.fetched.iter().fold(Unseen::default(), |mut all, u| {
+            all.merge(*u);
+            all
+        })
+    }
+}
+
 /// The assignments written before the command name (`A=1 B=2 cmd`).
 struct Prefix {
     /// Each name with its value as a word; wrapper assignments (`env X=1`) join later.
@@ -75,16 +85,11 @@ impl Analyzer {
         for d in &words.decoded {
             push_all(&mut dynamic, d);
         }
-        let super::flow::Redirected {
-            redirects,
-            dynamic: rdyn,
-            feed,
-            nested: n,
-            net,
-        } = self.redirects(&s.redirects, scope);
-        nested.merge(n);
-        push_all(&mut dynamic, &rdyn);
-        let feed = feed.or_else(|| {
+        let r = self.redirects(&s.redirects, scope);
+        let (redirects, net) = (r.redirects, r.net);
+        nested.merge(r.nested);
+        push_all(&mut dynamic, &r.dynamic);
+        let feed = r.feed.or_else(|| {
             piped.map(|text| Feed::Text {
                 text,
                 unseen: Unseen::default(),
@@ -110,10 +115,7 @@ impl Analyzer {
             .program
             .and_then(|i| words.fetched.get(i).copied())
             .unwrap_or_default();
-        let any_unseen = words.fetched.iter().fold(Unseen::default(), |mut all, u| {
-            all.merge(*u);
-            all
-        });
+        let any_unseen = words.all_unseen();
         self.arithmetic_in(s, &target, &mut dynamic);
         self.record_vars(&target.program, &target.args);
         let Classified {
@@ -132,10 +134,7 @@ impl Analyzer {
         let name = target.name.as_deref();
 
         // Bytes the reader cannot see, and the code the command runs.
-        let feed_unseen = match &feed {
-            Some(Feed::Text { unseen, .. } | Feed::Process { unseen }) => *unseen,
-            _ => Unseen::default(),
-        };
+        let feed_unseen = feed.as_ref().map(Feed::unseen).unwrap_or_default();
         self.unseen_code_hazards(&s.text, name, &peeled, &outcome, any_unseen, feed_unseen);
         let out_unseen = self.mark_unseen_outputs(name, &outcome, feed_unseen, &redirects);
         self.record_written(name, &target.args, &redirects, feed.as_ref());
