@@ -183,31 +183,9 @@ pub fn execute(
 ) -> Result<Executed, GateError> {
     let outcome = refuse_reshaped(gate.decide(request, fs, containment, human.reborrow(), trace));
     let on_failure = gate.policy().approval() == ApprovalPolicy::OnFailure;
-    let (decided, permit, watch) = match outcome {
-        Outcome::Refused(r) => {
-            // A refusal that cannot be recorded is still a refusal.
-            let _ = gate.append(&gate.record(&r.decided, Phase::Decision, None));
-            return Ok(Executed::Refused(r));
-        }
-        Outcome::Ask(d) => {
-            let r = gate.refuse_unanswered(d);
-            let _ = gate.append(&gate.record(&r.decided, Phase::Decision, None));
-            return Ok(Executed::Refused(r));
-        }
-        Outcome::Pending(d) => {
-            gate.append(&gate.record(&d, Phase::Decision, None))
-                .map_err(GateError::Audit)?;
-            return Ok(Executed::Pending(d));
-        }
-        Outcome::Permitted(p) => {
-            let (d, permit) = p.into_parts();
-            let watch = on_failure.then(|| TrialRun::of_permitted(d.clone()));
-            (d, permit, watch)
-        }
-        Outcome::Trial(t) => {
-            let (watch, permit) = t.begin();
-            (watch.decided().clone(), permit, Some(watch))
-        }
+    let (decided, permit, watch) = match admitted(gate, outcome, on_failure)? {
+        Ok(admitted) => admitted,
+        Err(instead) => return Ok(instead),
     };
 
     let net_settings = gate.policy().network().clone();
@@ -358,6 +336,43 @@ pub fn execute(
         );
     }
     Ok(Executed::Ran(Box::new(ran)))
+}
+
+/// What a run starts from: the decision, its permit, and (`on-failure`) its trial's watch.
+type Admitted = (Decided, Permit, Option<TrialRun>);
+
+/// What `outcome` lets run; or, recorded, what the caller gets instead: a refusal (also
+/// an unanswered ask; one that cannot be recorded is still one), or a pending approval.
+fn admitted(
+    gate: &Gate,
+    outcome: Outcome,
+    on_failure: bool,
+) -> Result<Result<Admitted, Executed>, GateError> {
+    Ok(Ok(match outcome {
+        Outcome::Refused(r) => {
+            let _ = gate.append(&gate.record(&r.decided, Phase::Decision, None));
+            return Ok(Err(Executed::Refused(r)));
+        }
+        Outcome::Ask(d) => {
+            let r = gate.refuse_unanswered(d);
+            let _ = gate.append(&gate.record(&r.decided, Phase::Decision, None));
+            return Ok(Err(Executed::Refused(r)));
+        }
+        Outcome::Pending(d) => {
+            gate.append(&gate.record(&d, Phase::Decision, None))
+                .map_err(GateError::Audit)?;
+            return Ok(Err(Executed::Pending(d)));
+        }
+        Outcome::Permitted(p) => {
+            let (d, permit) = p.into_parts();
+            let watch = on_failure.then(|| TrialRun::of_permitted(d.clone()));
+            (d, permit, watch)
+        }
+        Outcome::Trial(t) => {
+            let (watch, permit) = t.begin();
+            (watch.decided().clone(), permit, Some(watch))
+        }
+    }))
 }
 
 /// Record what a run landed in the call's session; why it could not be, if it could not.
