@@ -118,6 +118,42 @@ impl ActionRun {
         &self.review.profile.network
     }
 
+    /// Where the run sees its inputs: the directories it may write, else the workspace.
+    fn visible_dirs(&self) -> Vec<PathBuf> {
+        match self.review.profile.writable_dirs.is_empty() {
+            true => vec![self.policy.workspace.clone()],
+            false => self.review.profile.writable_dirs.clone(),
+        }
+    }
+
+    /// The notice that records the request, its review and its approval (the lease
+    /// consumed or the pending approval made).
+    fn notice(&self, gate: &Gate, approval: &Approval) -> cordon_store::AuditRecord {
+        let first = &self.review;
+        let (lease, pending) = match approval {
+            Approval::Granted(l) => (Some(*l), None),
+            Approval::Pending(id, _) => (None, Some(*id)),
+            _ => (None, None),
+        };
+        let mut notice = gate.bare_record(
+            Phase::Notice,
+            "action",
+            json!({"request": &self.request, "review": first,
+               "fingerprint": &self.fingerprint, "lease": lease, "pending": pending}),
+        );
+        notice.agent = Some(self.request.actor.clone());
+        notice.lease = lease.map(cordon_store::LeaseId);
+        notice.pending = pending.map(cordon_store::PendingId);
+        notice.reason = Some(
+            format!(
+                "action {} reviewed: {:?}",
+                self.request.capability, first.verdict
+            )
+            .to_lowercase(),
+        );
+        notice
+    }
+
     /// Record the request, approve it (or not), review it again and run it contained.
     /// `home` is the user's home (hidden from the run). An `ask` is answered by a lease
     /// for this request, else by `human`'s prompter when there is one (the answer is
@@ -139,27 +175,7 @@ impl ActionRun {
         };
         // The request, the review and the approval go into the audit log before
         // anything runs; a run whose request cannot be recorded does not start.
-        let (lease, pending) = match &approval {
-            Approval::Granted(l) => (Some(*l), None),
-            Approval::Pending(id, _) => (None, Some(*id)),
-            _ => (None, None),
-        };
-        let mut notice = gate.bare_record(
-            Phase::Notice,
-            "action",
-            json!({"request": &self.request, "review": first,
-                   "fingerprint": &self.fingerprint, "lease": lease, "pending": pending}),
-        );
-        notice.agent = Some(self.request.actor.clone());
-        notice.lease = lease.map(cordon_store::LeaseId);
-        notice.pending = pending.map(cordon_store::PendingId);
-        notice.reason = Some(
-            format!(
-                "action {} reviewed: {:?}",
-                self.request.capability, first.verdict
-            )
-            .to_lowercase(),
-        );
+        let notice = self.notice(gate, &approval);
         if !gate.options().no_audit
             && let Err(e) = gate.append(&notice)
         {
@@ -195,10 +211,7 @@ impl ActionRun {
             )));
         }
         // The bytes just read (and hashed) are what the run sees: pinned read-only.
-        let visible: Vec<PathBuf> = match self.review.profile.writable_dirs.is_empty() {
-            true => vec![self.policy.workspace.clone()],
-            false => self.review.profile.writable_dirs.clone(),
-        };
+        let visible = self.visible_dirs();
         let (shown, pins) = match pin_inputs(gate, now.binds(&visible)) {
             Ok(pinned) => pinned,
             Err(why) => return Ok(ActionOutcome::Refused(why)),
