@@ -418,6 +418,14 @@ enum Feed {
 }
 
 impl Feed {
+    /// Text piped in from the command before (whose bytes the analysis sees).
+    fn piped(text: Word) -> Feed {
+        Feed::Text {
+            text,
+            unseen: Unseen::default(),
+        }
+    }
+
     /// What of the fed bytes the analysis cannot see (a file's: nothing known here).
     fn unseen(&self) -> Unseen {
         match self {
