@@ -20,9 +20,9 @@ use cordon_policy::{
     ApprovalPolicy, Containment, Decision, FileFacts, Request, SandboxMode, Source, Step,
 };
 use cordon_sandbox::{
-    Helper, HelperHints, Network, Permit, SandboxBuilder, SandboxErrorKind, Started,
+    Helper, HelperHints, Network, Permit, SandboxBuilder, SandboxErrorKind, Started, Tier,
 };
-use cordon_store::{ContainmentBlock, EscalationRecord, Phase};
+use cordon_store::{ContainmentBlock, EscalationRecord, Phase, RunTier};
 use std::path::PathBuf;
 
 /// How to run: the sandbox as the flags describe it, without its network, which the
@@ -183,31 +183,9 @@ pub fn execute(
 ) -> Result<Executed, GateError> {
     let outcome = refuse_reshaped(gate.decide(request, fs, containment, human.reborrow(), trace));
     let on_failure = gate.policy().approval() == ApprovalPolicy::OnFailure;
-    let (decided, permit, watch) = match outcome {
-        Outcome::Refused(r) => {
-            // A refusal that cannot be recorded is still a refusal.
-            let _ = gate.append(&gate.record(&r.decided, Phase::Decision, None));
-            return Ok(Executed::Refused(r));
-        }
-        Outcome::Ask(d) => {
-            let r = gate.refuse_unanswered(d);
-            let _ = gate.append(&gate.record(&r.decided, Phase::Decision, None));
-            return Ok(Executed::Refused(r));
-        }
-        Outcome::Pending(d) => {
-            gate.append(&gate.record(&d, Phase::Decision, None))
-                .map_err(GateError::Audit)?;
-            return Ok(Executed::Pending(d));
-        }
-        Outcome::Permitted(p) => {
-            let (d, permit) = p.into_parts();
-            let watch = on_failure.then(|| TrialRun::of_permitted(d.clone()));
-            (d, permit, watch)
-        }
-        Outcome::Trial(t) => {
-            let (watch, permit) = t.begin();
-            (watch.decided().clone(), permit, Some(watch))
-        }
+    let (decided, permit, watch) = match admitted(gate, outcome, on_failure)? {
+        Ok(admitted) => admitted,
+        Err(instead) => return Ok(instead),
     };
 
     let net_settings = gate.policy().network().clone();
@@ -238,7 +216,7 @@ pub fn execute(
             // The tier required is not there, and nothing ran: the start recorded above
             // gets its end.
             let facts = RunFacts {
-                tier: Some("unavailable".into()),
+                tier: Some(RunTier::Unavailable),
                 ..Default::default()
             };
             let _ = gate.append(&gate.record(&decided, Phase::End, Some(&facts)));
@@ -261,9 +239,6 @@ pub fn execute(
         Err(e) => return Err(e),
     };
 
-    let mut escalation = None;
-    let mut rerun_error = None;
-    let mut not_offered = None;
     // What landed is recorded after each run (an approved re-run replaces `run`).
     let mut session_error = land(gate, &decided, &run);
     let places = HostPlaces::of_gate(gate, run.outcome.report.tier);
@@ -275,15 +250,126 @@ pub fn execute(
             &places,
         )
     });
-    if let Some(AfterTrial::NotOffered(_, why)) = after {
+    let net = Net {
+        settings: &net_settings,
+        policy: &net_policy,
+        want_proxy,
+    };
+    let again = RerunWith {
+        opts,
+        net: &net,
+        places: &places,
+    };
+    let aftermath = follow_trial(
+        gate,
+        human.reborrow(),
+        &decided,
+        &again,
+        after,
+        &mut run,
+        &mut session_error,
+    );
+    let ran = Ran {
+        decided,
+        outcome: run.outcome,
+        events: run.events,
+        escalation: aftermath.escalation,
+        rerun_error: aftermath.rerun_error,
+        not_offered: aftermath.not_offered,
+        session_error,
+    };
+    let facts = RunFacts {
+        tier: Some(run_tier(ran.outcome.report.tier)),
+        exit_status: Some(i32::from(ran.outcome.status)),
+        timed_out: Some(ran.outcome.timed_out),
+        blocked: ran.blocked(),
+        escalation: ran.escalation.clone(),
+        egress: crate::record::egress_log(&ran.events),
+    };
+    if let Err(e) = gate.append(&gate.record(&ran.decided, Phase::End, Some(&facts))) {
         eprintln!(
-            "cordon: containment blocked the write to {}; no re-run is offered: {}",
-            sanitize_for_terminal(&why.path.display().to_string()),
-            sanitize_for_terminal(&why.reason)
+            "cordon: the end of this run could not be written to the audit log: {}",
+            sanitize_for_terminal(&e.to_string())
         );
-        not_offered = Some(why);
-    } else if let Some(AfterTrial::Blocked(blocked)) = after {
-        match blocked.escalate(gate, human.reborrow()) {
+    }
+    Ok(Executed::Ran(Box::new(ran)))
+}
+
+/// What a run starts from: the decision, its permit, and (`on-failure`) its trial's watch.
+type Admitted = (Decided, Permit, Option<TrialRun>);
+
+/// What `outcome` lets run; or, recorded, what the caller gets instead: a refusal (also
+/// an unanswered ask; one that cannot be recorded is still one), or a pending approval.
+fn admitted(
+    gate: &Gate,
+    outcome: Outcome,
+    on_failure: bool,
+) -> Result<Result<Admitted, Executed>, GateError> {
+    Ok(Ok(match outcome {
+        Outcome::Refused(r) => {
+            let _ = gate.append(&gate.record(&r.decided, Phase::Decision, None));
+            return Ok(Err(Executed::Refused(r)));
+        }
+        Outcome::Ask(d) => {
+            let r = gate.refuse_unanswered(d);
+            let _ = gate.append(&gate.record(&r.decided, Phase::Decision, None));
+            return Ok(Err(Executed::Refused(r)));
+        }
+        Outcome::Pending(d) => {
+            gate.append(&gate.record(&d, Phase::Decision, None))
+                .map_err(GateError::Audit)?;
+            return Ok(Err(Executed::Pending(d)));
+        }
+        Outcome::Permitted(p) => {
+            let (d, permit) = p.into_parts();
+            let watch = on_failure.then(|| TrialRun::of_permitted(d.clone()));
+            (d, permit, watch)
+        }
+        Outcome::Trial(t) => {
+            let (watch, permit) = t.begin();
+            (watch.decided().clone(), permit, Some(watch))
+        }
+    }))
+}
+
+/// What a trial run that containment blocked led to.
+#[derive(Default)]
+struct Aftermath {
+    escalation: Option<EscalationRecord>,
+    rerun_error: Option<GateError>,
+    not_offered: Option<NoOffer>,
+}
+
+/// How an approved re-run is made: the run's options, its network, the host's places.
+struct RerunWith<'a> {
+    opts: &'a RunOptions,
+    net: &'a Net<'a>,
+    places: &'a HostPlaces,
+}
+
+/// After an `on-failure` trial run (`after`): no re-run offered (said why), or the one
+/// permission more asked for; approved, the re-run replaces `run` (and what it landed
+/// is recorded, unless recording failed before); pending, said how to approve it.
+fn follow_trial(
+    gate: &Gate,
+    human: Human<'_>,
+    decided: &Decided,
+    with: &RerunWith<'_>,
+    after: Option<AfterTrial>,
+    run: &mut Run,
+    session_error: &mut Option<String>,
+) -> Aftermath {
+    let mut out = Aftermath::default();
+    match after {
+        Some(AfterTrial::NotOffered(_, why)) => {
+            eprintln!(
+                "cordon: containment blocked the write to {}; no re-run is offered: {}",
+                sanitize_for_terminal(&why.path.display().to_string()),
+                sanitize_for_terminal(&why.reason)
+            );
+            out.not_offered = Some(why);
+        }
+        Some(AfterTrial::Blocked(blocked)) => match blocked.escalate(gate, human) {
             Escalated::Declined {
                 escalation: e,
                 answer,
@@ -296,7 +382,7 @@ pub fn execute(
                         sanitize_for_terminal(&e.describe())
                     );
                 }
-                escalation = Some(EscalationRecord {
+                out.escalation = Some(EscalationRecord {
                     asked: e.describe(),
                     answer,
                     rerun: None,
@@ -317,47 +403,20 @@ pub fn execute(
                     answer,
                     rerun: None,
                 };
-                let net = Net {
-                    settings: &net_settings,
-                    policy: &net_policy,
-                    want_proxy,
-                };
-                match rerun(gate, &decided, opts, &net, &places, &e, permit, &mut record) {
+                let (opts, net, places) = (with.opts, with.net, with.places);
+                match rerun(gate, decided, opts, net, places, &e, permit, &mut record) {
                     Ok(r) => {
-                        run = r;
-                        session_error = session_error.or_else(|| land(gate, &decided, &run));
+                        *run = r;
+                        *session_error = session_error.take().or_else(|| land(gate, decided, run));
                     }
-                    Err(err) => rerun_error = Some(err),
+                    Err(err) => out.rerun_error = Some(err),
                 }
-                escalation = Some(record);
+                out.escalation = Some(record);
             }
-        }
+        },
+        _ => {}
     }
-
-    let ran = Ran {
-        decided,
-        outcome: run.outcome,
-        events: run.events,
-        escalation,
-        rerun_error,
-        not_offered,
-        session_error,
-    };
-    let facts = RunFacts {
-        tier: Some(ran.outcome.report.tier.as_str().to_string()),
-        exit_status: Some(i32::from(ran.outcome.status)),
-        timed_out: Some(ran.outcome.timed_out),
-        blocked: ran.blocked(),
-        escalation: ran.escalation.clone(),
-        egress: crate::record::egress_log(&ran.events),
-    };
-    if let Err(e) = gate.append(&gate.record(&ran.decided, Phase::End, Some(&facts))) {
-        eprintln!(
-            "cordon: the end of this run could not be written to the audit log: {}",
-            sanitize_for_terminal(&e.to_string())
-        );
-    }
-    Ok(Executed::Ran(Box::new(ran)))
+    out
 }
 
 /// Record what a run landed in the call's session; why it could not be, if it could not.
@@ -718,59 +777,13 @@ fn remove_run_dir(base: &Dir, name: &std::path::Path) {
     let _ = base.remove(name);
 }
 
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    #![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
-    use super::*;
-    use std::path::Path;
-
-    #[test]
-    fn egress_directories_never_follow_a_planted_link() {
-        let t = tempfile::tempdir().unwrap();
-        let victim_dir = t.path().join("victim-dir");
-        std::fs::create_dir(&victim_dir).unwrap();
-        for f in ["egress.sock", CA_BUNDLE, "keep"] {
-            std::fs::write(victim_dir.join(f), "precious").unwrap();
-        }
-        let count = || std::fs::read_dir(&victim_dir).unwrap().count();
-        // A link where the per-user parent goes: refused.
-        let base = t.path().join("cordon-egress-1000");
-        std::os::unix::fs::symlink(&victim_dir, &base).unwrap();
-        assert!(private_parent(&base).is_err());
-        std::fs::remove_file(&base).unwrap();
-        // A dead run's directory moved aside and replaced by a link: the sweep removes
-        // the link, nothing it leads to.
-        let d = private_parent(&base).unwrap();
-        std::fs::create_dir(base.join("999999999-0")).unwrap();
-        std::fs::rename(base.join("999999999-0"), base.join("moved")).unwrap();
-        std::os::unix::fs::symlink(&victim_dir, base.join("999999999-0")).unwrap();
-        // A link at a run file's name inside another dead run's directory.
-        std::fs::create_dir(base.join("999999998-0")).unwrap();
-        std::os::unix::fs::symlink(
-            victim_dir.join("keep"),
-            base.join("999999998-0/egress.sock"),
-        )
-        .unwrap();
-        sweep_stale(&d);
-        assert!(!base.join("999999999-0").exists());
-        assert!(!base.join("999999998-0").exists());
-        assert_eq!(count(), 3);
-        assert_eq!(
-            std::fs::read_to_string(victim_dir.join("keep")).unwrap(),
-            "precious"
-        );
-        // A run directory's CA bundle is never written through a link at its name.
-        std::fs::create_dir(base.join("run")).unwrap();
-        std::os::unix::fs::symlink(victim_dir.join("keep"), base.join("run").join(CA_BUNDLE))
-            .unwrap();
-        let run = d.open_dir(Path::new("run")).unwrap();
-        assert!(run.write_new(Path::new(CA_BUNDLE), b"pem", 0o644).is_err());
-        remove_run_dir(&d, Path::new("run"));
-        assert!(!base.join("run").exists());
-        assert_eq!(
-            std::fs::read_to_string(victim_dir.join("keep")).unwrap(),
-            "precious"
-        );
+/// The tier a run got, as its end record names it.
+fn run_tier(tier: Tier) -> RunTier {
+    match tier {
+        Tier::Full => RunTier::Full,
+        Tier::Fallback => RunTier::Fallback,
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -73,13 +73,7 @@ impl Held {
         &self,
         open: impl FnOnce() -> Result<Store, StoreError>,
     ) -> Result<Store, StoreError> {
-        let kept = self
-            .store
-            .lock()
-            .ok()
-            .and_then(|mut slot| slot.take())
-            .filter(Store::is_current);
-        match kept {
+        match self.take_kept_store() {
             Some(s) => Ok(s),
             None => open(),
         }
@@ -119,16 +113,7 @@ impl Held {
         store: &Path,
         durability: Durability,
     ) -> Result<(), StoreError> {
-        let Ok(mut slot) = self.audit.lock() else {
-            return AuditLog::open_anchored(path, durability, store).map(drop);
-        };
-        if !matches!(&*slot, Some((p, _)) if p == path) {
-            *slot = Some((
-                path.to_path_buf(),
-                AuditLog::open_anchored(path, durability, store)?,
-            ));
-        }
-        Ok(())
+        self.with_log(path, store, durability, |_| Ok(()))
     }
 
     /// Append `record` to the log at `path` through the kept handle (opened with
@@ -143,31 +128,44 @@ impl Held {
         durability: Durability,
         record: LogFields,
     ) -> Result<(), StoreError> {
-        let write = |log: &mut AuditLog| -> Result<(), StoreError> {
-            match durability {
+        self.with_log(path, store, durability, |log| {
+            // One connection to the store for both: the log's anchor uses the kept one
+            // (opening another reads the schema again), and what the log holds afterwards
+            // is kept for the gate's next use.
+            if let Some(back) = self.take_kept_store().and_then(|s| log.lend_store(s)) {
+                self.give_back(back);
+            }
+            let result = match durability {
                 Durability::FsyncEach => log.append_fields(record),
                 // Also through a handle kept from a synced record: a run's start is
                 // synced, its end is not.
                 _ => log.append_fields_unsynced(record),
+            };
+            if let Some(store) = log.take_store() {
+                self.give_back(store);
             }
-        };
+            result
+        })
+    }
+
+    /// Run `f` on the kept log when it is the one at `path`, else on the log opened there
+    /// (with `durability`, anchored in the store at `store`), and keep that log after a
+    /// success. A failure drops it; a poisoned lock leaves this call a log of its own.
+    fn with_log(
+        &self,
+        path: &Path,
+        store: &Path,
+        durability: Durability,
+        f: impl FnOnce(&mut AuditLog) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
         let Ok(mut slot) = self.audit.lock() else {
-            return write(&mut AuditLog::open_anchored(path, durability, store)?);
+            return f(&mut AuditLog::open_anchored(path, durability, store)?);
         };
         let mut log = match slot.take() {
             Some((p, log)) if p == path => log,
             _ => AuditLog::open_anchored(path, durability, store)?,
         };
-        // One connection to the store for both: the log's anchor uses the kept one
-        // (opening another reads the schema again), and what the log holds afterwards is
-        // kept for the gate's next use.
-        if let Some(back) = self.take_kept_store().and_then(|s| log.lend_store(s)) {
-            self.give_back(back);
-        }
-        let result = write(&mut log);
-        if let Some(store) = log.take_store() {
-            self.give_back(store);
-        }
+        let result = f(&mut log);
         if result.is_ok() {
             *slot = Some((path.to_path_buf(), log));
         }

@@ -6,15 +6,15 @@ use cordon_egress::{Decision as EgressDecision, EgressEvent, Protocol};
 use cordon_policy::{Containment, Decision, Source, Step};
 use cordon_store::{
     AuditRecord, ContainmentBlock, Durability, EgressEntry, EgressLog, EscalationRecord,
-    FindingBrief, Phase, redact_text,
+    FindingBrief, Phase, RunTier, redact_text,
 };
 use serde_json::Value;
 
 /// What a contained run adds to its end record.
 #[derive(Debug, Clone, Default)]
 pub struct RunFacts {
-    /// The tier the run got (`full`, `fallback`).
-    pub tier: Option<String>,
+    /// The tier the run got (`full`, `fallback`, or `unavailable` when nothing ran).
+    pub tier: Option<RunTier>,
     /// The command's exit status.
     pub exit_status: Option<i32>,
     /// Whether the timeout ended it.

@@ -24,14 +24,15 @@ pub(crate) struct Elicitor {
     pub(crate) change: Option<String>,
 }
 
+/// The word an answer is offered under, for the answers a client can give in one word
+/// (no rule to pick, no input to edit).
 fn word(c: Choice) -> Option<&'static str> {
-    Some(match c {
-        Choice::AllowOnce => "allow-once",
-        Choice::AllowSession => "allow-session",
-        Choice::AlwaysAllow => "always-allow",
-        Choice::Deny => "deny",
-        _ => return None,
-    })
+    match c {
+        Choice::AllowOnce | Choice::AllowSession | Choice::AlwaysAllow | Choice::Deny => {
+            Some(c.word())
+        }
+        Choice::AlwaysAllowOption(_) | Choice::Edit => None,
+    }
 }
 
 impl Prompter for Elicitor {

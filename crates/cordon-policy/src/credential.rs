@@ -382,62 +382,7 @@ impl CredentialTable {
             }
             Some(s) => check_source(s, home).map_err(|why| bad("source", why))?,
         };
-        let apply = match &self.apply {
-            None => Apply::Bearer,
-            Some(ApplyField::Word(w)) if w.as_str() == "bearer" => Apply::Bearer,
-            Some(ApplyField::Word(w)) => {
-                return Err(bad(
-                    "apply",
-                    format!(
-                        "`{w}` is not a way to apply a credential: write \"bearer\", {{ basic = \"USER\" }}, {{ header = \"NAME\" }} or {{ query = \"PARAM\" }}"
-                    ),
-                ));
-            }
-            Some(ApplyField::Table(t)) => {
-                match (t.basic.clone(), t.header.clone(), t.query.clone()) {
-                    (Some(user), None, None)
-                        if !user.contains(':') && !user.bytes().any(|b| b.is_ascii_control()) =>
-                    {
-                        Apply::Basic { user }
-                    }
-                    (Some(_), None, None) => {
-                        return Err(bad(
-                            "apply.basic",
-                            "a user name holds no `:` or control characters".into(),
-                        ));
-                    }
-                    (None, Some(h), None) if is_credential_header(&h) => Apply::Header(h),
-                    (None, Some(h), None) => {
-                        return Err(bad(
-                            "apply.header",
-                            format!(
-                                "`{h}` is not a header a credential may be put in (a token, not Host, Cookie, Proxy-* or a header that frames the message)"
-                            ),
-                        ));
-                    }
-                    (None, None, Some(q))
-                        if !q.is_empty()
-                            && q.len() <= 64
-                            && q.bytes()
-                                .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b)) =>
-                    {
-                        Apply::Query(q)
-                    }
-                    (None, None, Some(q)) => {
-                        return Err(bad(
-                            "apply.query",
-                            format!("`{q}` must be 1 to 64 letters, digits, `-`, `_` or `.`"),
-                        ));
-                    }
-                    _ => {
-                        return Err(bad(
-                            "apply",
-                            "name exactly one of basic, header or query".into(),
-                        ));
-                    }
-                }
-            }
-        };
+        let apply = apply_of(self.apply.as_ref()).map_err(|(field, why)| bad(field, why))?;
         if let Some(v) = &self.env
             && !is_variable_name(v)
         {
@@ -463,6 +408,63 @@ impl CredentialTable {
             env: self.env.clone(),
         })
     }
+}
+
+/// How a credential is applied to a request: `"bearer"` (the default), or a table naming
+/// exactly one of `basic` (a user name), `header` (a header a credential may be put in)
+/// or `query` (a parameter name). An error names the field and why.
+fn apply_of(apply: Option<&ApplyField>) -> Result<Apply, (&'static str, String)> {
+    Ok(match apply {
+        None => Apply::Bearer,
+        Some(ApplyField::Word(w)) if w.as_str() == "bearer" => Apply::Bearer,
+        Some(ApplyField::Word(w)) => {
+            return Err((
+                "apply",
+                format!(
+                    "`{w}` is not a way to apply a credential: write \"bearer\", {{ basic = \"USER\" }}, {{ header = \"NAME\" }} or {{ query = \"PARAM\" }}"
+                ),
+            ));
+        }
+        Some(ApplyField::Table(t)) => match (t.basic.clone(), t.header.clone(), t.query.clone()) {
+            (Some(user), None, None)
+                if !user.contains(':') && !user.bytes().any(|b| b.is_ascii_control()) =>
+            {
+                Apply::Basic { user }
+            }
+            (Some(_), None, None) => {
+                return Err((
+                    "apply.basic",
+                    "a user name holds no `:` or control characters".into(),
+                ));
+            }
+            (None, Some(h), None) if is_credential_header(&h) => Apply::Header(h),
+            (None, Some(h), None) => {
+                return Err((
+                    "apply.header",
+                    format!(
+                        "`{h}` is not a header a credential may be put in (a token, not Host, Cookie, Proxy-* or a header that frames the message)"
+                    ),
+                ));
+            }
+            (None, None, Some(q))
+                if !q.is_empty()
+                    && q.len() <= 64
+                    && q.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b)) =>
+            {
+                Apply::Query(q)
+            }
+            (None, None, Some(q)) => {
+                return Err((
+                    "apply.query",
+                    format!("`{q}` must be 1 to 64 letters, digits, `-`, `_` or `.`"),
+                ));
+            }
+            _ => {
+                return Err(("apply", "name exactly one of basic, header or query".into()));
+            }
+        },
+    })
 }
 
 fn check_source(s: &SourceTable, home: &std::path::Path) -> Result<CredentialSource, String> {

@@ -443,62 +443,16 @@ pub fn operations(req: &Request, ctx: &Context<'_>) -> Operations {
                 ));
             }
         }
-        Action::Write { paths } => {
-            for p in paths {
-                out.ops
-                    .push(ctx.path_op(OpKind::Write, &p, &cwd, "write a file"));
-            }
-        }
-        Action::Delete { paths } => {
-            for p in paths {
-                out.ops
-                    .push(ctx.path_op(OpKind::Delete, &p, &cwd, "delete a file"));
-            }
-        }
+        Action::Write { paths } => file_changes(ctx, &cwd, &paths, &[], "", &mut out.ops),
+        Action::Delete { paths } => file_changes(ctx, &cwd, &[], &paths, "", &mut out.ops),
         Action::Patch { writes, deletes } => {
-            for p in writes {
-                out.ops
-                    .push(ctx.path_op(OpKind::Write, &p, &cwd, "write a file (patch)"));
-            }
-            for p in deletes {
-                out.ops
-                    .push(ctx.path_op(OpKind::Delete, &p, &cwd, "delete a file (patch)"));
-            }
+            file_changes(ctx, &cwd, &writes, &deletes, " (patch)", &mut out.ops)
         }
         Action::Fetch {
             urls,
             method,
             unparsed,
-        } => {
-            if unparsed {
-                let mut op = Operation::new(
-                    OpKind::Opaque,
-                    Target::Text(req.tool.clone()),
-                    "fetch without a URL cordon can read",
-                );
-                op.opaque = Some(Opaque {
-                    why: "the fetch names no http(s) URL that cordon can check".into(),
-                    needs: None,
-                });
-                out.ops.push(op);
-            }
-            for u in urls {
-                let target = net_target(&u);
-                let mut op = Operation::new(OpKind::Network, target, format!("{method} {u}"));
-                match &op.target {
-                    Target::Net {
-                        origin: None,
-                        dest: Err(e),
-                        ..
-                    } => op.invalid = Some(format!("the URL `{u}` was refused: {e}")),
-                    Target::Net { origin: None, .. } => {
-                        op.invalid = Some(format!("`{u}` is not an http or https URL"))
-                    }
-                    _ => {}
-                }
-                out.ops.push(op);
-            }
-        }
+        } => fetch_operations(&req.tool, &urls, &method, unparsed, &mut out.ops),
         Action::WebSearch { query } => {
             out.ops.push(Operation::new(
                 OpKind::Search,
@@ -513,14 +467,7 @@ pub fn operations(req: &Request, ctx: &Context<'_>) -> Operations {
                 "call an MCP tool",
             ));
         }
-        Action::Unknown { tool } => {
-            let mut op = Operation::new(OpKind::Opaque, Target::Text(tool.clone()), "unknown tool");
-            op.opaque = Some(Opaque {
-                why: format!("`{tool}` is a tool cordon does not know"),
-                needs: Some(vec![tool]),
-            });
-            out.ops.push(op);
-        }
+        Action::Unknown { tool } => out.ops.push(unknown_tool(tool)),
         Action::Shell { command, workdir } => {
             let base = match workdir {
                 Some(w) => paths::clean(&paths::absolute(&paths::expand_home(&w, ctx.home), &cwd)),
@@ -530,4 +477,72 @@ pub fn operations(req: &Request, ctx: &Context<'_>) -> Operations {
         }
     }
     out
+}
+
+/// Writing each of `writes`, then deleting each of `deletes` (`how` ends each reason:
+/// `" (patch)"`).
+fn file_changes(
+    ctx: &Context<'_>,
+    cwd: &Path,
+    writes: &[String],
+    deletes: &[String],
+    how: &str,
+    ops: &mut Vec<Operation>,
+) {
+    for p in writes {
+        ops.push(ctx.path_op(OpKind::Write, p, cwd, format!("write a file{how}")));
+    }
+    for p in deletes {
+        ops.push(ctx.path_op(OpKind::Delete, p, cwd, format!("delete a file{how}")));
+    }
+}
+
+/// A fetch of `urls` by `method`: one network operation for each, invalid when the URL
+/// is refused or not http(s); with `unparsed`, first an opaque one (the fetch names no
+/// URL cordon can read).
+fn fetch_operations(
+    tool: &str,
+    urls: &[String],
+    method: &str,
+    unparsed: bool,
+    ops: &mut Vec<Operation>,
+) {
+    if unparsed {
+        let mut op = Operation::new(
+            OpKind::Opaque,
+            Target::Text(tool.to_owned()),
+            "fetch without a URL cordon can read",
+        );
+        op.opaque = Some(Opaque {
+            why: "the fetch names no http(s) URL that cordon can check".into(),
+            needs: None,
+        });
+        ops.push(op);
+    }
+    for u in urls {
+        let target = net_target(u);
+        let mut op = Operation::new(OpKind::Network, target, format!("{method} {u}"));
+        match &op.target {
+            Target::Net {
+                origin: None,
+                dest: Err(e),
+                ..
+            } => op.invalid = Some(format!("the URL `{u}` was refused: {e}")),
+            Target::Net { origin: None, .. } => {
+                op.invalid = Some(format!("`{u}` is not an http or https URL"))
+            }
+            _ => {}
+        }
+        ops.push(op);
+    }
+}
+
+/// A call of a tool cordon does not know: opaque, needing that tool.
+fn unknown_tool(tool: String) -> Operation {
+    let mut op = Operation::new(OpKind::Opaque, Target::Text(tool.clone()), "unknown tool");
+    op.opaque = Some(Opaque {
+        why: format!("`{tool}` is a tool cordon does not know"),
+        needs: Some(vec![tool]),
+    });
+    op
 }

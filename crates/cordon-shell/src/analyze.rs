@@ -417,6 +417,24 @@ enum Feed {
     Process { unseen: Unseen },
 }
 
+impl Feed {
+    /// Text piped in from the command before (whose bytes the analysis sees).
+    fn piped(text: Word) -> Feed {
+        Feed::Text {
+            text,
+            unseen: Unseen::default(),
+        }
+    }
+
+    /// What of the fed bytes the analysis cannot see (a file's: nothing known here).
+    fn unseen(&self) -> Unseen {
+        match self {
+            Feed::Text { unseen, .. } | Feed::Process { unseen } => *unseen,
+            Feed::File(_) => Unseen::default(),
+        }
+    }
+}
+
 impl Analyzer {
     fn emit(&mut self, cmd: SimpleCommand, meta: Meta) -> usize {
         if let Some(why) = &cmd.effects.privilege {

@@ -88,6 +88,21 @@ pub enum Choice {
     Deny,
 }
 
+impl Choice {
+    /// The answer in a word, as the audit record's `answer` and an MCP client's
+    /// elicitation name it: `allow-once`, `allow-session`, `always-allow` (whichever rule
+    /// it saves), `edit` or `deny`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Choice::AllowOnce => "allow-once",
+            Choice::AllowSession => "allow-session",
+            Choice::AlwaysAllow | Choice::AlwaysAllowOption(_) => "always-allow",
+            Choice::Edit => "edit",
+            Choice::Deny => "deny",
+        }
+    }
+}
+
 /// What the human is asked, and which answers are on offer.
 #[derive(Debug, Clone)]
 pub struct Question<'a> {
@@ -199,13 +214,7 @@ impl Grant {
     pub fn answer(&self) -> &'static str {
         match &self.source {
             GrantSource::Lease(_) => "lease",
-            GrantSource::Human(Choice::AllowOnce) => "allow-once",
-            GrantSource::Human(Choice::AllowSession) => "allow-session",
-            GrantSource::Human(Choice::AlwaysAllow | Choice::AlwaysAllowOption(_)) => {
-                "always-allow"
-            }
-            GrantSource::Human(Choice::Edit) => "edit",
-            GrantSource::Human(Choice::Deny) => "deny",
+            GrantSource::Human(c) => c.word(),
             GrantSource::Edit => "approved-edit",
         }
     }

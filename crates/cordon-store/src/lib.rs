@@ -115,7 +115,7 @@ pub use paths::{default_audit_path, default_store_path, state_dir};
 pub use pins::{CommandPin, PinsApproved, ServerPins, ToolPin};
 pub use record::{
     AuditRecord, ContainmentBlock, EgressDestination, EgressEntry, EgressLog, EscalationRecord,
-    FindingBrief, LogFields, Phase,
+    FindingBrief, LogFields, Phase, RunTier,
 };
 pub use redact::{REDACTED, redact, redact_text};
 pub use sessions::{

@@ -29,6 +29,19 @@ pub enum Phase {
     Notice,
 }
 
+/// The containment tier a run got, in its end record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum RunTier {
+    /// Namespaces, the mount plan, Landlock and seccomp.
+    Full,
+    /// Landlock and seccomp only.
+    Fallback,
+    /// The tier required was not there, and nothing ran.
+    Unavailable,
+}
+
 /// One policy finding that did not allow, in brief.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FindingBrief {
@@ -281,9 +294,10 @@ pub struct AuditRecord {
     /// The policy's findings that did not allow.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub blocked: Vec<FindingBrief>,
-    /// The tier the run actually got (`full`, `fallback`), at the end.
+    /// The tier the run actually got (`full`, `fallback`), or `unavailable` when the tier
+    /// required was not there, at the end.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub tier: Option<String>,
+    pub tier: Option<RunTier>,
     /// The command's exit status, at the end.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_status: Option<i32>,

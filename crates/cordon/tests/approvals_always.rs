@@ -6,37 +6,23 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
+use common::{World, bin};
 
-use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
-struct World {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    ws: PathBuf,
-}
-
+/// A world with no policy file of its own: the default policy decides.
 fn world() -> World {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().canonicalize().unwrap();
-    let ws = root.join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
-    std::fs::create_dir_all(root.join("home")).unwrap();
-    World {
-        _dir: dir,
-        root,
-        ws,
-    }
+    World::made("cordon-always-", None, None)
 }
 
 impl World {
     fn cordon(&self, args: &[&str]) -> Output {
-        Command::new(common::bin())
+        Command::new(bin())
             .args(args)
-            .env("HOME", self.root.join("home"))
-            .env("CORDON_STATE_DIR", self.root.join("state"))
+            .env("HOME", &self.home)
+            .env("CORDON_STATE_DIR", &self.state)
             .env_remove("XDG_STATE_HOME")
             .env_remove("XDG_CONFIG_HOME")
             .current_dir(&self.ws)

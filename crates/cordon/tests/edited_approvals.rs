@@ -5,54 +5,39 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
+use common::{World, bin};
 
-use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
-struct World {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    ws: PathBuf,
-    home: PathBuf,
-}
-
+/// A world with a key in HOME, whose policy asks before `git push` and presets a Bash
+/// call's timeout.
 fn world() -> World {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().canonicalize().unwrap();
-    let ws = root.join("ws");
-    let home = root.join("home");
-    std::fs::create_dir_all(&ws).unwrap();
-    std::fs::create_dir_all(home.join(".ssh")).unwrap();
-    std::fs::write(home.join(".ssh/id_rsa"), "KEY").unwrap();
-    std::fs::write(
-        root.join("cfg.toml"),
-        "[permissions]\nask = [\"Bash(git push:*)\"]\n\n\
-         [[preset]]\ntool = \"Bash\"\nset = { timeout = 120000 }\n",
-    )
-    .unwrap();
-    World {
-        _dir: dir,
-        root,
-        ws,
-        home,
-    }
+    let w = World::made(
+        "cordon-edited-",
+        None,
+        Some(
+            "[permissions]\nask = [\"Bash(git push:*)\"]\n\n\
+             [[preset]]\ntool = \"Bash\"\nset = { timeout = 120000 }\n",
+        ),
+    );
+    w.put(&w.home, ".ssh/id_rsa", "KEY");
+    w
 }
 
 impl World {
     fn cordon(&self, args: &[&str], stdin: Option<&str>) -> Output {
-        let cfg = self.root.join("cfg.toml");
-        let mut c = Command::new(common::bin());
+        let mut c = Command::new(bin());
         // The policy flags go right after the subcommand (before an exec's `--`).
         let at = if args[0] == "approvals" { 2 } else { 1 };
         c.args(&args[..at]);
         if args[..2] != ["approvals", "list"] {
-            c.args(["--isolated", "--config", cfg.to_str().unwrap()]);
+            c.args(["--isolated", "--config", self.config.to_str().unwrap()]);
         }
         c.args(&args[at..])
             .env("HOME", &self.home)
-            .env("CORDON_STATE_DIR", self.root.join("state"))
+            .env("CORDON_STATE_DIR", &self.state)
             .env_remove("XDG_STATE_HOME")
             .env_remove("XDG_CONFIG_HOME")
             .current_dir(&self.ws);
@@ -151,7 +136,7 @@ fn a_preset_is_returned_to_the_caller_and_exec_refuses_it() {
 
     // `cordon exec` runs what it was given; a preset on its tool would change that.
     std::fs::write(
-        w.root.join("cfg.toml"),
+        &w.config,
         "[[preset]]\ntool = \"bash\"\nset = { timeout = 1 }\n",
     )
     .unwrap();

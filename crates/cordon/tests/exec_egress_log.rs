@@ -10,11 +10,10 @@
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::os::unix::fs::PermissionsExt;
 use std::process::{Command, Stdio};
 
 mod common;
-use common::{bin, text};
+use common::{World, bin, text};
 
 /// A loopback upstream that answers every request with `hello`.
 fn upstream() -> u16 {
@@ -41,22 +40,13 @@ fn the_end_record_of_a_run_carries_its_egress_log() {
         return;
     }
     // The sandbox hides /tmp and /var/tmp and binds the workspace back in.
-    let tmp = tempfile::Builder::new()
-        .prefix("cordon-egress-log-")
-        .tempdir_in("/var/tmp")
-        .unwrap();
-    let root = tmp.path().canonicalize().unwrap();
-    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let (ws, home, state) = (root.join("ws"), root.join("home"), root.join("state"));
-    for d in [&ws, &home, &state] {
-        std::fs::create_dir_all(d).unwrap();
-    }
-    let config = root.join("policy.toml");
-    std::fs::write(
-        &config,
-        "[defaults]\nexec = \"allow\"\nnetwork = \"allow\"\n",
-    )
-    .unwrap();
+    let w = World::made(
+        "cordon-egress-log-",
+        Some(std::path::Path::new("/var/tmp")),
+        Some("[defaults]\nexec = \"allow\"\nnetwork = \"allow\"\n"),
+    );
+    std::fs::create_dir_all(&w.state).unwrap();
+    let (ws, home, state, config) = (&w.ws, &w.home, &w.state, &w.config);
     let port = upstream();
     let allowed = format!("127.0.0.1:{port}");
     let script = format!(
@@ -65,7 +55,7 @@ fn the_end_record_of_a_run_carries_its_egress_log() {
     );
     let o = Command::new(bin())
         .args(["exec", "--isolated", "--config"])
-        .arg(&config)
+        .arg(config)
         .args([
             "--allow-net",
             &allowed,
@@ -78,11 +68,11 @@ fn the_end_record_of_a_run_carries_its_egress_log() {
             "-c",
             &script,
         ])
-        .current_dir(&ws)
+        .current_dir(ws)
         .env_clear()
-        .env("HOME", &home)
+        .env("HOME", home)
         .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .env("CORDON_STATE_DIR", &state)
+        .env("CORDON_STATE_DIR", state)
         .stdin(Stdio::null())
         .output()
         .unwrap();

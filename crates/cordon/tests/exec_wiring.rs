@@ -10,47 +10,20 @@
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 mod common;
-use common::bin;
 use common::visible_base;
+use common::{World, bin};
 
-struct World {
-    _tmp: tempfile::TempDir,
-    ws: PathBuf,
-    home: PathBuf,
-    state: PathBuf,
-    config: PathBuf,
+/// A world in `/var/tmp` (the sandbox hides it, as it does /tmp, and binds the
+/// workspace back in) whose policy is `config`.
+fn world(config: &str) -> World {
+    World::made("cordon-wiring-", Some(Path::new("/var/tmp")), Some(config))
 }
 
 impl World {
-    fn new(config: &str) -> World {
-        // The sandbox hides /var/tmp (as it does /tmp) and binds the workspace back in.
-        let tmp = tempfile::Builder::new()
-            .prefix("cordon-wiring-")
-            .tempdir_in("/var/tmp")
-            .unwrap();
-        let root = tmp.path().canonicalize().unwrap();
-        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let ws = root.join("ws");
-        let home = root.join("home");
-        let state = root.join("state");
-        std::fs::create_dir_all(&ws).unwrap();
-        std::fs::create_dir_all(&home).unwrap();
-        let config_path = root.join("policy.toml");
-        std::fs::write(&config_path, config).unwrap();
-        World {
-            _tmp: tmp,
-            ws,
-            home,
-            state,
-            config: config_path,
-        }
-    }
-
     fn exec(&self, flags: &[&str], cmd: &[&str]) -> Output {
         self.exec_with_path(flags, cmd, "/usr/local/bin:/usr/bin:/bin")
     }
@@ -97,7 +70,7 @@ fn text(o: &Output) -> String {
 
 /// Whether this host can give a full sandbox; panics instead when it must.
 fn sandbox_available(test: &str) -> bool {
-    let w = World::new("");
+    let w = world("");
     let o = w.exec(&["--require", "full"], &["/bin/true"]);
     if o.status.success() {
         return true;
@@ -202,7 +175,7 @@ fn curl_reaches_an_allowed_upstream_only_through_the_proxy() {
     if !sandbox_available("curl_reaches_an_allowed_upstream_only_through_the_proxy") {
         return;
     }
-    let w = World::new(NET_POLICY);
+    let w = world(NET_POLICY);
     let (port, _server) = upstream();
     let allow = format!("127.0.0.1:{port}");
     let url = format!("http://127.0.0.1:{port}/x");
@@ -296,7 +269,7 @@ fn the_policy_refuses_a_private_upstream_without_allow_private() {
     if !sandbox_available("the_policy_refuses_a_private_upstream_without_allow_private") {
         return;
     }
-    let w = World::new(NET_POLICY);
+    let w = world(NET_POLICY);
     let (port, _server) = upstream();
     let allow = format!("127.0.0.1:{port}");
     let url = format!("http://127.0.0.1:{port}/x");
@@ -331,7 +304,7 @@ fn on_failure_asks_for_exactly_the_blocked_directory() {
     if !sandbox_available("on_failure_asks_for_exactly_the_blocked_directory") {
         return;
     }
-    let w = World::new("[defaults]\nexec = \"allow\"\n");
+    let w = world("[defaults]\nexec = \"allow\"\n");
     // Outside every root, in a HOME shown read-only: not a system directory (which is
     // never offered), wherever the tests run.
     let out_dir = w.home.join("out");
@@ -404,7 +377,7 @@ fn on_failure_offers_nothing_on_path_or_in_the_system_and_an_existing_file_alone
     ) {
         return;
     }
-    let w = World::new("[defaults]\nexec = \"allow\"\n");
+    let w = world("[defaults]\nexec = \"allow\"\n");
     let flags = ["--home", "visible", "--approval", "on-failure", "--pending"];
     // A directory on PATH that is no system directory: only PATH makes it one.
     let tools = w.home.join("tools");
@@ -476,10 +449,10 @@ fn on_failure_offers_nothing_on_path_or_in_the_system_and_an_existing_file_alone
 #[test]
 fn never_turns_asks_into_denials_and_untrusted_asks_for_writes() {
     // An ask rule keeps its force when the call runs contained.
-    let w = World::new("[permissions]\nask = [\"Bash(make:*)\"]\n");
+    let w = world("[permissions]\nask = [\"Bash(make:*)\"]\n");
     let o = w.exec(&["--approval", "never"], &["make", "build"]);
     assert_eq!(o.status.code(), Some(126), "{}", text(&o));
-    let w = World::new("[defaults]\nexec = \"allow\"\nwrite_inside = \"allow\"\n");
+    let w = world("[defaults]\nexec = \"allow\"\nwrite_inside = \"allow\"\n");
     let o = w.exec(&["--approval", "untrusted"], &["touch", "new.txt"]);
     assert_eq!(o.status.code(), Some(126), "{}", text(&o));
     assert!(!w.ws.join("new.txt").exists());
@@ -491,7 +464,7 @@ fn on_failure_never_offers_a_directory_reached_through_a_symlink_into_home() {
     {
         return;
     }
-    let w = World::new("[defaults]\nexec = \"allow\"\n");
+    let w = world("[defaults]\nexec = \"allow\"\n");
     std::fs::create_dir_all(w.home.join(".config/systemd/user")).unwrap();
     // Links outside the writable roots (planted by an earlier run, or by anyone) whose
     // names look harmless but lead to HOME and to a systemd unit directory.
@@ -535,7 +508,7 @@ fn on_failure_never_offers_a_directory_reached_through_a_symlink_into_home() {
 fn a_denied_command_runs_nothing_and_prints_only_the_reason() {
     // The sandbox helper starts before the verdict; a deny drops it: nothing runs, and
     // the helper adds nothing to what the caller reads.
-    let w = World::new("[permissions]\ndeny = [\"Bash(rm:*)\"]\n");
+    let w = world("[permissions]\ndeny = [\"Bash(rm:*)\"]\n");
     std::fs::write(w.ws.join("kept.txt"), "x").unwrap();
     let o = w.exec(&[], &["rm", "kept.txt"]);
     assert_eq!(o.status.code(), Some(126), "{}", text(&o));
@@ -557,7 +530,7 @@ fn world_with_a_locked_log(test: &str) -> Option<(World, std::fs::File)> {
     if !sandbox_available(test) {
         return None;
     }
-    let w = World::new("[defaults]\nexec = \"allow\"\nwrite_inside = \"allow\"\n");
+    let w = world("[defaults]\nexec = \"allow\"\nwrite_inside = \"allow\"\n");
     let o = w.exec(&[], &["true"]);
     assert!(o.status.success(), "{}", text(&o));
     let log = std::fs::File::open(w.state.join("audit.jsonl")).unwrap();
@@ -679,7 +652,7 @@ fn audit_records_of_check_exec_and_an_escalation_match_the_schema() {
     if !sandbox_available("audit_records_of_check_exec_and_an_escalation_match_the_schema") {
         return;
     }
-    let w = World::new("");
+    let w = world("");
     // check: an allow, an ask, a deny.
     for req in [
         r#"{"tool":"Read","input":{"file_path":"a.txt"}}"#,
@@ -768,7 +741,7 @@ fn everyday_commands_run_contained_without_a_human() {
     if !sandbox_available("everyday_commands_run_contained_without_a_human") {
         return;
     }
-    let w = World::new("");
+    let w = world("");
     std::fs::write(
         w.ws.join("Makefile"),
         "all:\n\techo made > made-by-make.txt\n",

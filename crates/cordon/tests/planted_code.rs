@@ -11,7 +11,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test harness code
 
 mod common;
-use common::bin;
+use common::{World, bin};
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
@@ -75,12 +75,16 @@ fn users() -> Vec<As> {
 /// A repository with one commit, a HOME, a policy file and a place for the marker
 /// that a planted payload would create.
 struct Repo {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
-    ws: PathBuf,
-    home: PathBuf,
+    world: World,
     marker: PathBuf,
     who: As,
+}
+
+impl std::ops::Deref for Repo {
+    type Target = World;
+    fn deref(&self) -> &World {
+        &self.world
+    }
 }
 
 fn git(dir: &Path, home: &Path, args: &[&str]) -> Output {
@@ -108,29 +112,15 @@ fn ok(o: &Output) -> String {
 
 impl Repo {
     fn new(who: As) -> Repo {
-        let tmp = tempfile::Builder::new()
-            .prefix("cordon-planted-")
-            .tempdir()
-            .unwrap();
-        let root = tmp.path().canonicalize().unwrap();
-        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let ws = root.join("ws");
-        let home = root.join("home");
-        std::fs::create_dir_all(&ws).unwrap();
-        std::fs::create_dir_all(&home).unwrap();
-        std::fs::write(
-            home.join(".gitconfig"),
+        let world = World::made("cordon-planted-", None, Some(PERMISSIVE));
+        world.put(
+            &world.home,
+            ".gitconfig",
             "[user]\n\temail = t@example.com\n\tname = T\n[init]\n\tdefaultBranch = main\n",
-        )
-        .unwrap();
-        std::fs::write(root.join("policy.toml"), PERMISSIVE).unwrap();
-        let marker = root.join("PWNED");
+        );
         let repo = Repo {
-            _tmp: tmp,
-            root,
-            ws,
-            home,
-            marker,
+            marker: world.root.join("PWNED"),
+            world,
             who,
         };
         // Made by the test's user, then handed over.
@@ -194,7 +184,7 @@ impl Repo {
                 "exec",
                 "--isolated",
                 "--config",
-                self.root.join("policy.toml").to_str().unwrap(),
+                self.config.to_str().unwrap(),
             ]
             .map(String::from),
         );

@@ -151,8 +151,8 @@ fn nix_uid() -> u32 {
 }
 
 mod common;
-use common::bin;
 use common::visible_base;
+use common::{World, as_nobody, bin};
 
 /// Compile the probe program once, into a directory the sandbox sees read-only.
 fn probe_bin() -> PathBuf {
@@ -181,29 +181,27 @@ fn probe_bin() -> PathBuf {
         .clone()
 }
 
-/// A temporary world: a workspace, a fake HOME with credentials, a sibling project
-/// with a `.env`, a read-only-visible directory outside every root, and a config.
-struct World {
-    _tmp: tempfile::TempDir,
+/// A temporary world ([`World`], its policy [`ALLOW_ALL`]) with a fake HOME holding
+/// credentials, a sibling project with a `.env`, a workspace with a `.env` and a `.git`,
+/// and a read-only-visible directory outside every root.
+struct SecretWorld {
+    world: World,
     _outside_tmp: tempfile::TempDir,
-    ws: PathBuf,
-    home: PathBuf,
     outside: PathBuf,
-    config: PathBuf,
 }
 
-impl World {
-    fn new() -> World {
-        let tmp = tempfile::Builder::new()
-            .prefix("cordon-sbx-")
-            .tempdir()
-            .unwrap();
-        let root = tmp.path().canonicalize().unwrap();
-        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let ws = root.join("ws");
-        let home = root.join("home");
+impl std::ops::Deref for SecretWorld {
+    type Target = World;
+    fn deref(&self) -> &World {
+        &self.world
+    }
+}
+
+impl SecretWorld {
+    fn new() -> SecretWorld {
+        let world = World::made("cordon-sbx-", None, Some(ALLOW_ALL));
+        let (ws, home) = (&world.ws, &world.home);
         for d in [
-            ws.clone(),
             home.join(".ssh"),
             home.join(".aws"),
             home.join("other"),
@@ -224,15 +222,10 @@ impl World {
         let outside = outside_tmp.path().canonicalize().unwrap();
         std::fs::set_permissions(&outside, std::fs::Permissions::from_mode(0o777)).unwrap();
         std::fs::write(outside.join("target.txt"), "ORIGINAL").unwrap();
-        let config = root.join("policy.toml");
-        std::fs::write(&config, ALLOW_ALL).unwrap();
-        World {
-            _tmp: tmp,
+        SecretWorld {
+            world,
             _outside_tmp: outside_tmp,
-            ws,
-            home,
             outside,
-            config,
         }
     }
 
@@ -245,12 +238,6 @@ impl World {
             .status()
             .unwrap();
         assert!(st.success());
-    }
-
-    fn script(&self, body: &str) {
-        let p = self.ws.join("t.sh");
-        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
 
     fn command(&self, extra: &[&str]) -> Command {
@@ -288,16 +275,7 @@ impl World {
     fn run_as_nobody(&self, body: &str, extra: &[&str]) -> Output {
         self.script(body);
         self.give_to_nobody();
-        let c = self.command(extra);
-        let mut sp = Command::new("setpriv");
-        sp.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"])
-            .arg(c.get_program())
-            .args(c.get_args())
-            .current_dir(&self.ws)
-            .env_clear()
-            .envs(c.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))))
-            .stdin(Stdio::null());
-        sp.output().unwrap()
+        as_nobody(&self.command(extra)).output().unwrap()
     }
 }
 
@@ -319,7 +297,7 @@ macro_rules! need_sandbox {
 #[test]
 fn writes_outside_roots_fail_and_inside_succeed() {
     need_sandbox!("writes_outside_roots_fail_and_inside_succeed");
-    let w = World::new();
+    let w = SecretWorld::new();
     let o = w.run(
         r#"echo x > /usr/cordon-escape && echo WROTE-USR
 echo x > "$OUTSIDE/new.txt" && echo WROTE-OUTSIDE
@@ -354,7 +332,7 @@ echo tmp > /tmp/t && cat /tmp/t"#,
 #[test]
 fn read_only_mode_makes_the_workspace_read_only() {
     need_sandbox!("read_only_mode_makes_the_workspace_read_only");
-    let w = World::new();
+    let w = SecretWorld::new();
     let o = w.run(
         "cat t.sh > /dev/null && echo READ; echo x > new.txt && echo WROTE",
         &["--sandbox", "read-only"],
@@ -368,7 +346,7 @@ fn read_only_mode_makes_the_workspace_read_only() {
 #[test]
 fn protected_paths_can_be_neither_written_nor_created() {
     need_sandbox!("protected_paths_can_be_neither_written_nor_created");
-    let w = World::new();
+    let w = SecretWorld::new();
     let report = w.ws.parent().unwrap().join("report.json");
     let o = w.run(
         r#"echo evil > .git/hooks/pre-commit && echo WROTE-HOOK
@@ -422,7 +400,7 @@ exit 0"#,
 #[test]
 fn protected_paths_created_inside_never_reach_the_host() {
     need_sandbox!("protected_paths_created_inside_never_reach_the_host");
-    let w = World::new();
+    let w = SecretWorld::new();
     let o = w.run(
         r#"mkdir .vscode && echo '{}' > .vscode/tasks.json && echo MADE-DIR
 echo '{}' > .mcp.json && echo MADE-FILE
@@ -449,7 +427,7 @@ exit 0"#,
 #[test]
 fn a_protected_path_that_is_a_symlink_refuses_to_start() {
     need_sandbox!("a_protected_path_that_is_a_symlink_refuses_to_start");
-    let w = World::new();
+    let w = SecretWorld::new();
     std::os::unix::fs::symlink(&w.outside, w.ws.join(".vscode")).unwrap();
     let o = w.run("echo RAN", &[]);
     let (out, err) = text(&o);
@@ -461,7 +439,7 @@ fn a_protected_path_that_is_a_symlink_refuses_to_start() {
 #[test]
 fn masked_secrets_read_as_empty_or_fail() {
     need_sandbox!("masked_secrets_read_as_empty_or_fail");
-    let w = World::new();
+    let w = SecretWorld::new();
     let body = r#"cat "$HOME/.ssh/id_rsa" "$HOME/.aws/credentials" "$HOME/.netrc" .env "$HOME/other/.env" 2>&1; ls -a "$HOME/.ssh" 2>&1; (echo planted >> .env) 2>/dev/null && echo WROTE-MASK; echo END"#;
     for home in ["hidden", "visible"] {
         let o = w.run(body, &["--home", home]);
@@ -500,7 +478,7 @@ fn masked_secrets_read_as_empty_or_fail() {
 fn the_helper_shows_nothing_of_cordons_arguments_or_environment() {
     need_sandbox!("the_helper_shows_nothing_of_cordons_arguments_or_environment");
     let body = r#"for f in /proc/[0-9]*/cmdline /proc/[0-9]*/environ; do echo "== $f"; tr '\0' ' ' < "$f" 2>&1; echo; done; echo "PID1=$(tr '\0' '_' < /proc/1/cmdline)"; echo END"#;
-    let w = World::new();
+    let w = SecretWorld::new();
     let check = |o: &Output, who: &str| {
         let (out, err) = text(o);
         assert!(
@@ -553,7 +531,7 @@ fn system_secrets_stay_unreadable_even_as_root() {
             }
         }
     }
-    let w = World::new();
+    let w = SecretWorld::new();
     let mut tested = 0;
     for p in &secrets {
         let host = std::fs::read_to_string(p).unwrap_or_default();
@@ -578,7 +556,7 @@ fn system_secrets_stay_unreadable_even_as_root() {
 #[test]
 fn symlinks_in_the_workspace_do_not_allow_writing_outside() {
     need_sandbox!("symlinks_in_the_workspace_do_not_allow_writing_outside");
-    let w = World::new();
+    let w = SecretWorld::new();
     std::os::unix::fs::symlink(w.outside.join("target.txt"), w.ws.join("link")).unwrap();
     std::os::unix::fs::symlink(&w.outside, w.ws.join("dirlink")).unwrap();
     let o = w.run(
@@ -604,7 +582,7 @@ cat link"#,
 #[test]
 fn a_tool_call_chosen_cwd_does_not_widen_roots() {
     need_sandbox!("a_tool_call_chosen_cwd_does_not_widen_roots");
-    let w = World::new();
+    let w = SecretWorld::new();
     w.script("echo x > here.txt && echo WROTE; pwd");
     let o = Command::new(bin())
         .arg("exec")
@@ -632,7 +610,7 @@ fn a_tool_call_chosen_cwd_does_not_widen_roots() {
 #[test]
 fn hard_links_to_files_outside_the_roots_cannot_be_created() {
     need_sandbox!("hard_links_to_files_outside_the_roots_cannot_be_created");
-    let w = World::new();
+    let w = SecretWorld::new();
     let o = w.run(
         r#"ln "$OUTSIDE/target.txt" hl && echo LINKED
 ln /etc/passwd hl2 && echo LINKED2
@@ -651,7 +629,7 @@ echo done"#,
 #[test]
 fn sockets_reach_nothing_without_network() {
     need_sandbox!("sockets_reach_nothing_without_network");
-    let w = World::new();
+    let w = SecretWorld::new();
     let o = w.run(
         r#"for k in tcp udp tcp6 netlink; do printf '%s ' $k; "$PROBE" $k; done
 bash -c 'echo > /dev/tcp/127.0.0.1/80' 2>/dev/null && echo BASH-TCP
@@ -676,7 +654,7 @@ echo end"#,
 #[test]
 fn dangerous_syscalls_are_refused() {
     need_sandbox!("dangerous_syscalls_are_refused");
-    let w = World::new();
+    let w = SecretWorld::new();
     let o = w.run(
         r#"for k in io_uring ptrace-parent tiocsti unshare-user mount bpf x32-getpid kill-init; do printf '%s ' $k; "$PROBE" $k; done"#,
         &[],
@@ -709,7 +687,7 @@ fn dangerous_syscalls_are_refused() {
 #[test]
 fn host_unix_sockets_are_unreachable() {
     need_sandbox!("host_unix_sockets_are_unreachable");
-    let w = World::new();
+    let w = SecretWorld::new();
     let name = format!("cordon-test-{}", std::process::id());
     let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
     let _abstract = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
@@ -759,7 +737,7 @@ ls -A /run | wc -l"#,
 #[test]
 fn host_processes_are_invisible() {
     need_sandbox!("host_processes_are_invisible");
-    let w = World::new();
+    let w = SecretWorld::new();
     let mut host = Command::new("sleep").arg("60").spawn().unwrap();
     let pid = host.id();
     let o = w.run(
@@ -780,7 +758,7 @@ fn host_processes_are_invisible() {
 #[test]
 fn environ_holds_only_allowlisted_names() {
     need_sandbox!("environ_holds_only_allowlisted_names");
-    let w = World::new();
+    let w = SecretWorld::new();
     let o = w.run(
         "tr '\\0' '\\n' < /proc/self/environ; echo ---; tr '\\0' '\\n' < /proc/1/environ 2>/dev/null; echo ---",
         &[],
@@ -817,7 +795,7 @@ fn cordon_allowlisted(name: &str) -> bool {
 #[test]
 fn the_timeout_kills_the_whole_tree() {
     need_sandbox!("the_timeout_kills_the_whole_tree");
-    let w = World::new();
+    let w = SecretWorld::new();
     let start = Instant::now();
     let o = w.run(
         "(sleep 2; echo alive > late1) & setsid sh -c 'sleep 2; echo alive > late2' & sleep 60",
@@ -835,7 +813,7 @@ fn the_timeout_kills_the_whole_tree() {
 #[test]
 fn no_process_survives_the_command() {
     need_sandbox!("no_process_survives_the_command");
-    let w = World::new();
+    let w = SecretWorld::new();
     let start = Instant::now();
     let o = w.run(
         "(sleep 1; echo alive > late1) & nohup sh -c 'sleep 1; echo alive > late2' >/dev/null 2>&1 & setsid sh -c 'sleep 1; echo alive > late3' & exit 7",
@@ -859,7 +837,7 @@ fn setuid_binaries_do_not_elevate() {
         );
         return;
     }
-    let w = World::new();
+    let w = SecretWorld::new();
     // A setuid-root copy of `id`, outside the workspace (visible read-only).
     let suid = w.outside.join("suid-id");
     std::fs::copy("/usr/bin/id", &suid).unwrap();
@@ -880,7 +858,7 @@ fn unprivileged_user_gets_the_same_containment() {
         // Already unprivileged: the other tests cover this case.
         return;
     }
-    let w = World::new();
+    let w = SecretWorld::new();
     let o = w.run_as_nobody(
         r#"id -u
 echo x > "$OUTSIDE/new.txt" && echo WROTE-OUTSIDE
@@ -910,7 +888,7 @@ ls /proc | grep -c '^[0-9]'
 #[test]
 fn exit_codes_follow_the_contract() {
     need_sandbox!("exit_codes_follow_the_contract");
-    let w = World::new();
+    let w = SecretWorld::new();
     assert_eq!(w.run("exit 3", &[]).status.code(), Some(3));
     // Killed by a signal: 128 + signal number.
     assert_eq!(w.run("kill -TERM $$", &[]).status.code(), Some(128 + 15));
@@ -956,7 +934,7 @@ fn exit_codes_follow_the_contract() {
 #[test]
 fn proxy_mode_reaches_only_the_proxy() {
     need_sandbox!("proxy_mode_reaches_only_the_proxy");
-    let w = World::new();
+    let w = SecretWorld::new();
     let sock = w.ws.parent().unwrap().join("egress.sock");
     let listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
     let server = std::thread::spawn(move || {
@@ -1026,7 +1004,7 @@ fn doctor_reports_the_host() {
 #[test]
 fn fallback_tier_without_user_namespaces_and_require_full() {
     need_sandbox!("fallback_tier_without_user_namespaces_and_require_full");
-    let w = World::new();
+    let w = SecretWorld::new();
     // Inside the sandbox, seccomp refuses new user namespaces: a nested cordon finds
     // none and refuses (the default, or --require full), or falls back when it is told
     // to accept that (--require any).
@@ -1069,7 +1047,7 @@ fn fallback_tier_without_user_namespaces_and_require_full() {
 #[test]
 fn output_is_capped_and_the_command_keeps_running() {
     need_sandbox!("output_is_capped_and_the_command_keeps_running");
-    let w = World::new();
+    let w = SecretWorld::new();
     let o = w.run(
         "yes cordon | head -c 100000; echo done > finished.txt",
         &["--max-output", "1000"],
@@ -1084,7 +1062,7 @@ fn output_is_capped_and_the_command_keeps_running() {
 #[test]
 fn an_ask_without_a_terminal_is_a_deny() {
     // No sandbox needed: the policy refuses before anything runs.
-    let w = World::new();
+    let w = SecretWorld::new();
     // Contained, `exec` is decided by `[contained]`: make it ask there.
     std::fs::write(&w.config, "[contained]\nexec = \"ask\"\n").unwrap();
     w.script("echo RAN > ran.txt");
@@ -1108,7 +1086,7 @@ fn an_ask_without_a_terminal_is_a_deny() {
 
 #[test]
 fn shell_text_is_judged_before_it_runs() {
-    let w = World::new();
+    let w = SecretWorld::new();
     // The policy denies reading a credential even in bypass mode; the text never runs.
     let o = Command::new(bin())
         .args(["exec", "--isolated", "--config"])
@@ -1139,7 +1117,7 @@ fn read_only_holds_on_host_submounts() {
         eprintln!("skipping read_only_holds_on_host_submounts: mounting a host tmpfs needs root");
         return;
     }
-    let w = World::new();
+    let w = SecretWorld::new();
     // A writable host mount beneath a visible, read-only directory.
     let sub = w.outside.join("submount");
     std::fs::create_dir(&sub).unwrap();
@@ -1177,7 +1155,7 @@ fn host_mounts_made_during_the_run_do_not_appear() {
         eprintln!("skipping host_mounts_made_during_the_run_do_not_appear: mounting needs root");
         return;
     }
-    let w = World::new();
+    let w = SecretWorld::new();
     let late = w.outside.join("late");
     std::fs::create_dir(&late).unwrap();
     w.script(
@@ -1204,7 +1182,7 @@ echo x > "$OUTSIDE/late/new" && echo WROTE"#,
 #[test]
 fn full_network_reaches_the_host_and_none_does_not() {
     need_sandbox!("full_network_reaches_the_host_and_none_does_not");
-    let w = World::new();
+    let w = SecretWorld::new();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
@@ -1232,7 +1210,7 @@ fn signals_to_cordon_reach_the_command() {
     // Also while the egress proxy's threads run in cordon (`--allow-net`): a signal must
     // not land on one of them and end cordon before it reaches the command.
     for extra in [&[][..], &["--allow-net", "example.com"][..]] {
-        let w = World::new();
+        let w = SecretWorld::new();
         w.script("trap 'echo GOT-TERM; exit 42' TERM; echo ready; while :; do sleep 0.05; done");
         let mut child = w.command(extra).stdout(Stdio::piped()).spawn().unwrap();
         let mut out = child.stdout.take().unwrap();
@@ -1255,7 +1233,7 @@ fn signals_to_cordon_reach_the_command() {
 #[test]
 fn nothing_outlives_a_killed_cordon() {
     need_sandbox!("nothing_outlives_a_killed_cordon");
-    let w = World::new();
+    let w = SecretWorld::new();
     w.script("echo ready; (sleep 2; echo alive > late1) & sleep 2; echo alive > late2");
     let mut child = w.command(&[]).stdout(Stdio::piped()).spawn().unwrap();
     let mut out = child.stdout.take().unwrap();
@@ -1274,7 +1252,7 @@ fn nothing_outlives_a_killed_cordon() {
 #[test]
 fn the_real_egress_proxy_decides_for_the_sandbox() {
     need_sandbox!("the_real_egress_proxy_decides_for_the_sandbox");
-    let w = World::new();
+    let w = SecretWorld::new();
     let sock = w.ws.parent().unwrap().join("egress.sock");
     let mut proxy = Command::new(bin())
         .args(["proxy", "--isolated", "--allow", "example.com", "--unix"])
@@ -1310,7 +1288,7 @@ done"#,
 #[test]
 fn a_full_tier_allow_is_judged_again_for_the_fallback_tier() {
     need_sandbox!("a_full_tier_allow_is_judged_again_for_the_fallback_tier");
-    let w = World::new();
+    let w = SecretWorld::new();
     // Inside the sandbox, seccomp refuses new user namespaces: a nested cordon can only
     // have the fallback tier, which it accepts (--require any). Its own config is empty
     // (built-in defaults); its state goes to the sandbox's private /tmp: HOME, like

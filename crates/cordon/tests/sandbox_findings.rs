@@ -10,9 +10,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test harness code
 
 mod common;
-use common::bin;
+use common::{World, bin};
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -28,52 +27,28 @@ exec = "allow"
 network = "allow"
 "#;
 
-/// A workspace, a HOME, a state directory and a directory outside every root, in a
-/// temporary directory. The sandbox hides the temporary directories and binds the
+/// A world whose policy allows everything ([`ALLOW_ALL`]), with a directory outside
+/// every root (`outside()`). The sandbox hides the temporary directories and binds the
 /// workspace back; `outside` is in HOME, which `--home visible` shows read-only.
-struct World {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
-    ws: PathBuf,
-    home: PathBuf,
-    state: PathBuf,
-    outside: PathBuf,
-    config: PathBuf,
+fn world() -> World {
+    let w = World::made("cordon-findings-", None, Some(ALLOW_ALL));
+    std::fs::create_dir_all(w.outside()).unwrap();
+    w
 }
 
 impl World {
-    fn new() -> World {
-        let tmp = tempfile::Builder::new()
-            .prefix("cordon-findings-")
-            .tempdir()
-            .unwrap();
-        let root = tmp.path().canonicalize().unwrap();
-        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let ws = root.join("ws");
-        let home = root.join("home");
-        let outside = home.join("outside");
-        for d in [&ws, &home, &outside] {
-            std::fs::create_dir_all(d).unwrap();
-        }
-        let config = root.join("policy.toml");
-        std::fs::write(&config, ALLOW_ALL).unwrap();
-        World {
-            _tmp: tmp,
-            state: root.join("state"),
-            root,
-            ws,
-            home,
-            outside,
-            config,
-        }
+    /// A directory outside every root, in HOME.
+    fn outside(&self) -> PathBuf {
+        self.home.join("outside")
     }
 
     /// `cordon exec FLAGS -- sh -c SCRIPT`, from `dir`, with `$OUTSIDE` passed in.
     fn exec_in(&self, dir: &Path, flags: &[&str], script: &str) -> Output {
-        self.command(dir, flags, script).output().unwrap()
+        self.exec_command(dir, flags, script).output().unwrap()
     }
 
-    fn command(&self, dir: &Path, flags: &[&str], script: &str) -> Command {
+    /// The command of [`exec_in`](Self::exec_in), not run.
+    fn exec_command(&self, dir: &Path, flags: &[&str], script: &str) -> Command {
         let mut c = Command::new(bin());
         c.arg("exec")
             .arg("--isolated")
@@ -89,7 +64,7 @@ impl World {
             .env("HOME", &self.home)
             .env("PATH", "/usr/local/bin:/usr/bin:/bin")
             .env("CORDON_STATE_DIR", &self.state)
-            .env("OUTSIDE", &self.outside)
+            .env("OUTSIDE", self.outside())
             .stdin(Stdio::null());
         c
     }
@@ -110,7 +85,7 @@ fn text(o: &Output) -> String {
 
 /// Whether this host can give a full sandbox; panics instead when it must.
 fn sandbox_available(test: &str) -> bool {
-    let w = World::new();
+    let w = world();
     let o = w.exec(&["--require", "full"], "true");
     if o.status.success() {
         return true;
@@ -141,7 +116,7 @@ macro_rules! need_sandbox {
 #[test]
 fn issue11_control_characters_in_blocked_paths_are_printed_escaped() {
     need_sandbox!("issue11_control_characters_in_blocked_paths_are_printed_escaped");
-    let w = World::new();
+    let w = world();
     let o = w.exec(
         &["--home", "visible"],
         // The shell's own complaint is the command's output, not cordon's: silenced.
@@ -161,7 +136,7 @@ fn issue11_control_characters_in_blocked_paths_are_printed_escaped() {
         "no forged line: {err:?}"
     );
 
-    let dir = w.outside.join("d\u{1b}]0;pwned\u{7}\ncordon: forged");
+    let dir = w.outside().join("d\u{1b}]0;pwned\u{7}\ncordon: forged");
     std::fs::create_dir(&dir).unwrap();
     let o = w.exec(
         &["--home", "visible", "--approval", "on-failure", "--pending"],
@@ -232,7 +207,7 @@ fn assert_no_host_interface(out: &str, o: &Output) {
 #[test]
 fn issue11_sys_does_not_show_the_hosts_interfaces_or_mac_addresses() {
     need_sandbox!("issue11_sys_does_not_show_the_hosts_interfaces_or_mac_addresses");
-    let w = World::new();
+    let w = world();
     let o = w.exec(&[], SYS_PROBE);
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(
@@ -253,8 +228,8 @@ fn issue11_sys_masks_the_hosts_interfaces_where_a_fresh_sysfs_is_refused() {
         eprintln!("skipping: covering /sys/firmware needs root and a /sys/firmware");
         return;
     }
-    let w = World::new();
-    let c = w.command(
+    let w = world();
+    let c = w.exec_command(
         &w.ws,
         &[],
         &format!("stat -f -c 'firmware is %T' /sys/firmware; {SYS_PROBE}"),
@@ -287,7 +262,7 @@ fn issue11_sys_masks_the_hosts_interfaces_where_a_fresh_sysfs_is_refused() {
 #[test]
 fn issue11_on_failure_without_an_allowlist_starts_no_proxy() {
     need_sandbox!("issue11_on_failure_without_an_allowlist_starts_no_proxy");
-    let w = World::new();
+    let w = world();
     let probe = "env | grep -i '_proxy=' ; ls /run/cordon 2>&1; echo END";
     let o = w.exec(&["--approval", "on-failure"], probe);
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
@@ -314,7 +289,7 @@ fn issue11_relative_writable_roots_and_masks_are_resolved_against_the_current_di
     need_sandbox!(
         "issue11_relative_writable_roots_and_masks_are_resolved_against_the_current_directory"
     );
-    let w = World::new();
+    let w = world();
     let extra = w.root.join("extra");
     std::fs::create_dir(&extra).unwrap();
     std::fs::write(extra.join("secret.txt"), "EXTRA-SECRET").unwrap();
@@ -356,7 +331,7 @@ fn issue11_relative_writable_roots_and_masks_are_resolved_against_the_current_di
 #[test]
 fn issue11_personality_flags_other_than_the_default_are_refused() {
     need_sandbox!("issue11_personality_flags_other_than_the_default_are_refused");
-    let w = World::new();
+    let w = world();
     let o = w.exec(
         &[],
         "setarch -R true; echo R=$?; setarch -X true; echo X=$?; \
@@ -448,7 +423,7 @@ fn doctor_json() -> String {
 #[test]
 fn mask_through_a_symlinked_directory_hides_the_file_under_every_name() {
     need_sandbox!("mask_through_a_symlinked_directory_hides_the_file_under_every_name");
-    let w = World::new();
+    let w = world();
     let real = w.ws.join("real");
     std::fs::create_dir(&real).unwrap();
     std::fs::write(real.join("secret"), "LINKED-SECRET").unwrap();
@@ -491,14 +466,14 @@ fn mask_through_a_symlinked_directory_hides_the_file_under_every_name() {
 #[test]
 fn own_files_made_on_first_use_are_masked_from_that_first_run() {
     need_sandbox!("own_files_made_on_first_use_are_masked_from_that_first_run");
-    let w = World::new();
+    let w = world();
     let state = w.ws.join(".state");
     let script = format!(
         "for f in {s}/*; do cat \"$f\"; done 2>/dev/null | od -An -c | head -c 4000; echo END",
         s = state.display()
     );
     let o = w
-        .command(&w.ws, &[], &script)
+        .exec_command(&w.ws, &[], &script)
         .env("CORDON_STATE_DIR", &state)
         .output()
         .unwrap();

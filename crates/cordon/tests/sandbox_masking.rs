@@ -11,10 +11,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test harness code
 
 mod common;
-use common::bin;
+use common::{World, bin};
 
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 /// Everything the command may do is allowed by policy: containment is what is observed.
@@ -29,39 +27,12 @@ exec = "allow"
 network = "allow"
 "#;
 
-/// A workspace, a HOME and a state directory in a temporary directory.
-struct World {
-    _tmp: tempfile::TempDir,
-    ws: PathBuf,
-    home: PathBuf,
-    state: PathBuf,
-    config: PathBuf,
+/// A world whose policy allows everything ([`ALLOW_ALL`]).
+fn world() -> World {
+    World::made("cordon-masking-", None, Some(ALLOW_ALL))
 }
 
 impl World {
-    fn new() -> World {
-        let tmp = tempfile::Builder::new()
-            .prefix("cordon-masking-")
-            .tempdir()
-            .unwrap();
-        let root = tmp.path().canonicalize().unwrap();
-        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let ws = root.join("ws");
-        let home = root.join("home");
-        for d in [&ws, &home] {
-            std::fs::create_dir_all(d).unwrap();
-        }
-        let config = root.join("policy.toml");
-        std::fs::write(&config, ALLOW_ALL).unwrap();
-        World {
-            _tmp: tmp,
-            state: root.join("state"),
-            ws,
-            home,
-            config,
-        }
-    }
-
     /// `cordon exec FLAGS -- sh -c SCRIPT` in the workspace.
     fn exec(&self, flags: &[&str], script: &str) -> Output {
         Command::new(bin())
@@ -107,12 +78,6 @@ impl World {
             .code()
             .unwrap()
     }
-
-    fn put(&self, base: &Path, rel: &str, content: &str) {
-        let p = base.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, content).unwrap();
-    }
 }
 
 const DENY: i32 = 4;
@@ -128,7 +93,7 @@ fn text(o: &Output) -> String {
 
 /// Whether this host can give a full sandbox; panics instead when it must.
 fn sandbox_available(test: &str) -> bool {
-    let w = World::new();
+    let w = world();
     let o = w.exec(&["--require", "full"], "true");
     if o.status.success() {
         return true;
@@ -180,7 +145,7 @@ fn assert_no_secret(o: &Output, what: &str) {
 #[test]
 fn a_walk_past_its_budget_refuses_the_run_instead_of_unmasking() {
     need_sandbox!("a_walk_past_its_budget_refuses_the_run_instead_of_unmasking");
-    let w = World::new();
+    let w = world();
     w.put(&w.ws, "z/cfg/.env", "SECRET-DEEP-ENV");
     let a = w.ws.join("a");
     std::fs::create_dir_all(&a).unwrap();
@@ -219,7 +184,7 @@ fn a_walk_past_its_budget_refuses_the_run_instead_of_unmasking() {
 #[test]
 fn a_planted_deep_tree_refuses_the_next_run() {
     need_sandbox!("a_planted_deep_tree_refuses_the_next_run");
-    let w = World::new();
+    let w = world();
     let deep = (0..70)
         .map(|i| format!("d{i}"))
         .collect::<Vec<_>>()
@@ -244,7 +209,7 @@ fn a_planted_deep_tree_refuses_the_next_run() {
 #[test]
 fn workspace_credential_files_are_masked_and_guarded() {
     need_sandbox!("workspace_credential_files_are_masked_and_guarded");
-    let w = World::new();
+    let w = world();
     let by_name = [
         ".aws/credentials",
         ".git-credentials",
@@ -303,7 +268,7 @@ fn workspace_credential_files_are_masked_and_guarded() {
 #[test]
 fn home_build_tool_credentials_are_masked_and_guarded() {
     need_sandbox!("home_build_tool_credentials_are_masked_and_guarded");
-    let w = World::new();
+    let w = world();
     let files = [
         ".m2/settings.xml",
         ".m2/settings-security.xml",
@@ -338,7 +303,7 @@ fn home_build_tool_credentials_are_masked_and_guarded() {
 #[test]
 fn home_visible_masks_deploy_cli_credentials() {
     need_sandbox!("home_visible_masks_deploy_cli_credentials");
-    let w = World::new();
+    let w = world();
     let files = [
         ".netlify/config.json",
         ".config/netlify/config.json",
@@ -371,7 +336,7 @@ fn home_visible_masks_deploy_cli_credentials() {
 #[test]
 fn read_only_runs_leave_nothing_in_the_caches() {
     need_sandbox!("read_only_runs_leave_nothing_in_the_caches");
-    let w = World::new();
+    let w = world();
     for c in [".npm/_cacache", ".cache/pip/wheels", ".cargo/registry"] {
         std::fs::create_dir_all(w.home.join(c)).unwrap();
     }

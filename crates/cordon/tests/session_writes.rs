@@ -5,9 +5,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test harness code
 
 mod common;
+use common::World;
 
 use serde_json::{Value, json};
-use std::path::PathBuf;
 use std::process::Command;
 
 const POLICY: &str = r#"
@@ -17,41 +17,17 @@ allow = ["Bash(sh run.sh)", "Bash(git:*)", "Bash(make)", "Bash(python3 gen.py)",
          "Bash(make:*)", "Bash(just:*)", "Bash(cargo test:*)"]
 "#;
 
-struct Env {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
-    home: PathBuf,
-    ws: PathBuf,
-    config: PathBuf,
+/// A world whose workspace holds `run.sh` and a `Makefile`, under [`POLICY`].
+fn env() -> World {
+    let w = World::made("cordon-sw-", None, Some(POLICY));
+    w.put(&w.ws, "run.sh", "echo fine\n");
+    w.put(&w.ws, "Makefile", "all:\n\techo fine\n");
+    w
 }
 
-fn env() -> Env {
-    let tmp = tempfile::Builder::new()
-        .prefix("cordon-sw-")
-        .tempdir()
-        .unwrap();
-    let root = tmp.path().canonicalize().unwrap();
-    std::fs::set_permissions(&root, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let home = root.join("home");
-    let ws = root.join("ws");
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&ws).unwrap();
-    std::fs::write(ws.join("run.sh"), "echo fine\n").unwrap();
-    std::fs::write(ws.join("Makefile"), "all:\n\techo fine\n").unwrap();
-    let config = root.join("policy.toml");
-    std::fs::write(&config, POLICY).unwrap();
-    Env {
-        _tmp: tmp,
-        root,
-        home,
-        ws,
-        config,
-    }
-}
-
-impl Env {
+impl World {
     fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = common::cli::cordon(&self.home, &self.ws, &self.root.join("state"), &[]);
+        let mut c = common::cli::cordon(&self.home, &self.ws, &self.state, &[]);
         c.args(args);
         c
     }
@@ -321,7 +297,7 @@ fn uncontained_code_whose_writes_cannot_be_read_marks_the_workspace() {
 }
 
 /// `cordon exec --session S -- ARGV…` in the workspace, contained.
-fn exec(e: &Env, session: &str, argv: &[&str]) -> std::process::Output {
+fn exec(e: &World, session: &str, argv: &[&str]) -> std::process::Output {
     let mut c = e.cmd(&[]);
     c.arg("exec")
         .args(e.with_config(&[]))
@@ -332,7 +308,7 @@ fn exec(e: &Env, session: &str, argv: &[&str]) -> std::process::Output {
     c.output().unwrap()
 }
 
-fn written(e: &Env, session: &str) -> Vec<(String, String)> {
+fn written(e: &World, session: &str) -> Vec<(String, String)> {
     events(&e.show(session))
 }
 
@@ -434,7 +410,7 @@ fn a_session_less_exec_records_nothing() {
 }
 
 /// `cordon hook claude-code --contain` for one event; its stdout.
-fn hook(e: &Env, event: &str, command: &str, id: &str) -> Value {
+fn hook(e: &World, event: &str, command: &str, id: &str) -> Value {
     let payload = json!({
         "session_id": "hooked",
         "transcript_path": "/dev/null",
@@ -478,7 +454,7 @@ fn the_hook_records_its_own_contained_line_through_exec_and_any_other_line_itsel
         .current_dir(&e.ws)
         .env_clear()
         .env("HOME", &e.home)
-        .env("CORDON_STATE_DIR", e.root.join("state"))
+        .env("CORDON_STATE_DIR", &e.state)
         .env("PATH", "/usr/local/bin:/usr/bin:/bin")
         .output()
         .unwrap();

@@ -118,6 +118,42 @@ impl ActionRun {
         &self.review.profile.network
     }
 
+    /// Where the run sees its inputs: the directories it may write, else the workspace.
+    fn visible_dirs(&self) -> Vec<PathBuf> {
+        match self.review.profile.writable_dirs.is_empty() {
+            true => vec![self.policy.workspace.clone()],
+            false => self.review.profile.writable_dirs.clone(),
+        }
+    }
+
+    /// The notice that records the request, its review and its approval (the lease
+    /// consumed or the pending approval made).
+    fn notice(&self, gate: &Gate, approval: &Approval) -> cordon_store::AuditRecord {
+        let first = &self.review;
+        let (lease, pending) = match approval {
+            Approval::Granted(l) => (Some(*l), None),
+            Approval::Pending(id, _) => (None, Some(*id)),
+            _ => (None, None),
+        };
+        let mut notice = gate.bare_record(
+            Phase::Notice,
+            "action",
+            json!({"request": &self.request, "review": first,
+               "fingerprint": &self.fingerprint, "lease": lease, "pending": pending}),
+        );
+        notice.agent = Some(self.request.actor.clone());
+        notice.lease = lease.map(cordon_store::LeaseId);
+        notice.pending = pending.map(cordon_store::PendingId);
+        notice.reason = Some(
+            format!(
+                "action {} reviewed: {:?}",
+                self.request.capability, first.verdict
+            )
+            .to_lowercase(),
+        );
+        notice
+    }
+
     /// Record the request, approve it (or not), review it again and run it contained.
     /// `home` is the user's home (hidden from the run). An `ask` is answered by a lease
     /// for this request, else by `human`'s prompter when there is one (the answer is
@@ -139,27 +175,7 @@ impl ActionRun {
         };
         // The request, the review and the approval go into the audit log before
         // anything runs; a run whose request cannot be recorded does not start.
-        let (lease, pending) = match &approval {
-            Approval::Granted(l) => (Some(*l), None),
-            Approval::Pending(id, _) => (None, Some(*id)),
-            _ => (None, None),
-        };
-        let mut notice = gate.bare_record(
-            Phase::Notice,
-            "action",
-            json!({"request": &self.request, "review": first,
-                   "fingerprint": &self.fingerprint, "lease": lease, "pending": pending}),
-        );
-        notice.agent = Some(self.request.actor.clone());
-        notice.lease = lease.map(cordon_store::LeaseId);
-        notice.pending = pending.map(cordon_store::PendingId);
-        notice.reason = Some(
-            format!(
-                "action {} reviewed: {:?}",
-                self.request.capability, first.verdict
-            )
-            .to_lowercase(),
-        );
+        let notice = self.notice(gate, &approval);
         if !gate.options().no_audit
             && let Err(e) = gate.append(&notice)
         {
@@ -195,50 +211,11 @@ impl ActionRun {
             )));
         }
         // The bytes just read (and hashed) are what the run sees: pinned read-only.
-        let visible: Vec<PathBuf> = match self.review.profile.writable_dirs.is_empty() {
-            true => vec![self.policy.workspace.clone()],
-            false => self.review.profile.writable_dirs.clone(),
+        let visible = self.visible_dirs();
+        let (shown, pins) = match pin_inputs(gate, now.binds(&visible)) {
+            Ok(pinned) => pinned,
+            Err(why) => return Ok(ActionOutcome::Refused(why)),
         };
-        let binds = now.binds(&visible);
-        let mut pins = None;
-        let mut shown: Vec<(PathBuf, PathBuf)> = Vec::new();
-        for (bytes, dst) in binds {
-            let src = match bytes {
-                None => dst.clone(),
-                Some(bytes) => {
-                    if pins.is_none() {
-                        let state = gate
-                            .store_path()
-                            .ok()
-                            .and_then(|p| p.parent().map(Path::to_path_buf));
-                        let made = state
-                            .ok_or_else(|| "no state directory".to_string())
-                            .and_then(|s| Pins::new(&s).map_err(|e| e.to_string()));
-                        match made {
-                            Ok(p) => pins = Some(p),
-                            Err(e) => {
-                                return Ok(ActionOutcome::Refused(format!(
-                                    "the action's inputs cannot be pinned for the run ({e}), so nothing ran"
-                                )));
-                            }
-                        }
-                    }
-                    let Some(p) = pins.as_mut() else {
-                        continue;
-                    };
-                    match p.pin(bytes) {
-                        Ok(src) => src,
-                        Err(e) => {
-                            return Ok(ActionOutcome::Refused(format!(
-                                "the action's input {} cannot be pinned for the run ({e}), so nothing ran",
-                                dst.display()
-                            )));
-                        }
-                    }
-                }
-            };
-            shown.push((src, dst));
-        }
         let mut request = Request::argv(&self.request.argv, Some(self.request.cwd.clone()));
         request.agent = Some(self.request.actor.clone());
         // Only the full tier keeps undeclared writes off the host (copy-on-write); a
@@ -454,4 +431,54 @@ enum Approval {
     Granted(i64),
     Pending(i64, String),
     Refused(String),
+}
+
+/// An input as the run sees it: the file bound, and where.
+type Shown = (PathBuf, PathBuf);
+
+/// Where the run sees each input (`binds`: the bytes read at review, if any, and where
+/// the run sees them): bytes pinned in a copy in the state directory, else the path
+/// itself. The pins are kept while the run lasts. `Err` says why nothing may run.
+fn pin_inputs(
+    gate: &Gate,
+    binds: Vec<(Option<&[u8]>, PathBuf)>,
+) -> Result<(Vec<Shown>, Option<Pins>), String> {
+    let mut pins: Option<Pins> = None;
+    let mut shown: Vec<Shown> = Vec::new();
+    for (bytes, dst) in binds {
+        let src = match bytes {
+            None => dst.clone(),
+            Some(bytes) => {
+                if pins.is_none() {
+                    pins = Some(new_pins(gate).map_err(|e| {
+                        format!(
+                            "the action's inputs cannot be pinned for the run ({e}), so nothing ran"
+                        )
+                    })?);
+                }
+                let Some(p) = pins.as_mut() else {
+                    continue;
+                };
+                p.pin(bytes).map_err(|e| {
+                    format!(
+                        "the action's input {} cannot be pinned for the run ({e}), so nothing ran",
+                        dst.display()
+                    )
+                })?
+            }
+        };
+        shown.push((src, dst));
+    }
+    Ok((shown, pins))
+}
+
+/// Pins in the state directory (beside the store).
+fn new_pins(gate: &Gate) -> Result<Pins, String> {
+    let state = gate
+        .store_path()
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf));
+    state
+        .ok_or_else(|| "no state directory".to_string())
+        .and_then(|s| Pins::new(&s).map_err(|e| e.to_string()))
 }

@@ -48,22 +48,47 @@ pub(super) fn store_of(
         )
     })?;
     check_url(url.get_ref()).map_err(|m| err(url.span(), m))?;
-    let password = match (&t.password_file, &t.password_env) {
-        (Some(_), Some(e)) => {
-            return Err(err(
-                e.span(),
-                "`[store]` takes `password_file` or `password_env`, not both".into(),
-            ));
-        }
+    let at = |(span, message): Refusal| err(span, message);
+    let password = password_of(t, home).map_err(at)?;
+    let machine = machine_of(t).map_err(at)?;
+    let ca_file = t
+        .ca_file
+        .as_ref()
+        .map(|f| absolute("ca_file", f, home))
+        .transpose()
+        .map_err(at)?;
+    let client_cert = client_cert_of(t, ca_file.is_some(), home).map_err(at)?;
+    Ok(StoreSettings {
+        url: url.get_ref().clone(),
+        password,
+        machine,
+        ca_file,
+        client_cert,
+        file: file.to_path_buf(),
+    })
+}
+
+/// A refusal of a `[store]` key: where in the file, and why.
+type Refusal = (std::ops::Range<usize>, String);
+
+/// Where the store's password comes from: `password_file` (an absolute path, or one
+/// under `~/`) or `password_env` (a variable's name), never both; none for a URL that
+/// needs none.
+fn password_of(t: &StoreTable, home: &Path) -> Result<Option<StorePassword>, Refusal> {
+    match (&t.password_file, &t.password_env) {
+        (Some(_), Some(e)) => Err((
+            e.span(),
+            "`[store]` takes `password_file` or `password_env`, not both".into(),
+        )),
         (Some(f), None) => {
             let p = crate::paths::expand_home(f.get_ref(), home);
             if !p.is_absolute() {
-                return Err(err(
+                return Err((
                     f.span(),
                     "`[store] password_file` must be an absolute path or start with ~/".into(),
                 ));
             }
-            Some(StorePassword::File(p))
+            Ok(Some(StorePassword::File(p)))
         }
         (None, Some(e)) => {
             let name = e.get_ref();
@@ -73,73 +98,74 @@ pub(super) fn store_of(
                 .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
                 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
             if !ok {
-                return Err(err(
+                return Err((
                     e.span(),
                     "`[store] password_env` must name an environment variable (letters, digits, _)"
                         .into(),
                 ));
             }
-            Some(StorePassword::Env(name.clone()))
+            Ok(Some(StorePassword::Env(name.clone())))
         }
-        (None, None) => None,
+        (None, None) => Ok(None),
+    }
+}
+
+/// `machine`, the name this machine's records carry, when given: a valid machine name.
+fn machine_of(t: &StoreTable) -> Result<Option<String>, Refusal> {
+    let Some(m) = &t.machine else {
+        return Ok(None);
     };
-    let machine = match &t.machine {
-        Some(m) => {
-            let name = m.get_ref();
-            if !crate::settings::valid_machine_name(name) {
-                return Err(err(
-                    m.span(),
-                    format!(
-                        "`[store] machine` must be 1 to {MAX_MACHINE} letters, digits, `.`, `-` or `_`"
-                    ),
-                ));
-            }
-            Some(name.clone())
-        }
-        None => None,
-    };
-    let path_of = |key: &str, f: &Spanned<String>| {
-        let p = crate::paths::expand_home(f.get_ref(), home);
-        if p.is_absolute() {
-            Ok(p)
-        } else {
-            Err(err(
-                f.span(),
-                format!("`[store] {key}` must be an absolute path or start with ~/"),
-            ))
-        }
-    };
-    let ca_file = t
-        .ca_file
-        .as_ref()
-        .map(|f| path_of("ca_file", f))
-        .transpose()?;
-    let client_cert = match (&t.cert_file, &t.key_file) {
+    let name = m.get_ref();
+    if !crate::settings::valid_machine_name(name) {
+        return Err((
+            m.span(),
+            format!(
+                "`[store] machine` must be 1 to {MAX_MACHINE} letters, digits, `.`, `-` or `_`"
+            ),
+        ));
+    }
+    Ok(Some(name.clone()))
+}
+
+/// The path `[store] key` names: absolute, or under `~/`.
+fn absolute(key: &str, f: &Spanned<String>, home: &Path) -> Result<PathBuf, Refusal> {
+    let p = crate::paths::expand_home(f.get_ref(), home);
+    if p.is_absolute() {
+        Ok(p)
+    } else {
+        Err((
+            f.span(),
+            format!("`[store] {key}` must be an absolute path or start with ~/"),
+        ))
+    }
+}
+
+/// The client certificate and key presented to the server: `cert_file` and `key_file`
+/// together, and only over TLS (`has_ca`: `ca_file` is given).
+fn client_cert_of(
+    t: &StoreTable,
+    has_ca: bool,
+    home: &Path,
+) -> Result<Option<(PathBuf, PathBuf)>, Refusal> {
+    match (&t.cert_file, &t.key_file) {
         (Some(c), Some(k)) => {
-            if ca_file.is_none() {
-                return Err(err(
+            if !has_ca {
+                return Err((
                     c.span(),
                     "`[store] cert_file` is presented over TLS, which needs `ca_file`".into(),
                 ));
             }
-            Some((path_of("cert_file", c)?, path_of("key_file", k)?))
+            Ok(Some((
+                absolute("cert_file", c, home)?,
+                absolute("key_file", k, home)?,
+            )))
         }
-        (None, None) => None,
-        (Some(f), None) | (None, Some(f)) => {
-            return Err(err(
-                f.span(),
-                "`[store]` takes `cert_file` and `key_file` together".into(),
-            ));
-        }
-    };
-    Ok(StoreSettings {
-        url: url.get_ref().clone(),
-        password,
-        machine,
-        ca_file,
-        client_cert,
-        file: file.to_path_buf(),
-    })
+        (None, None) => Ok(None),
+        (Some(f), None) | (None, Some(f)) => Err((
+            f.span(),
+            "`[store]` takes `cert_file` and `key_file` together".into(),
+        )),
+    }
 }
 
 /// A PostgreSQL URL without a password in it (the message never repeats the URL).

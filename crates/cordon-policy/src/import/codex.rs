@@ -73,82 +73,120 @@ impl PrefixRule {
 pub fn codex_rules(text: &str) -> Result<Imported, ImportError> {
     let statements = starlark::parse(text)?;
     let mut remarks = Vec::new();
+    let (rules, network_deny) = read_statements(statements, &mut remarks)?;
+    let (toml, produced) = write_toml(&rules, &network_deny, &mut remarks);
+    let (policy, fs) = super::load_check(&toml)?;
+    // Judge each example as a shell call through the produced config.
+    let kept: Vec<&PrefixRule> = produced.iter().map(|(i, _)| &rules[*i]).collect();
+    for (idx, texts) in &produced {
+        let r = &rules[*idx];
+        match_examples_differ(r, &kept, &policy, &fs, &mut remarks);
+        not_match_examples_differ(r, texts, &policy, &fs, &mut remarks);
+    }
+    remarks.sort_by_key(|r| r.line);
+    Ok(Imported { toml, remarks })
+}
+
+/// A remark that the statement `item` at `line` is skipped, and why.
+fn skipped(line: usize, item: &str, why: String) -> Remark {
+    Remark {
+        kind: RemarkKind::Skipped,
+        item: item.to_string(),
+        line: Some(line),
+        why,
+    }
+}
+
+/// The file's `prefix_rule`s and the hosts of its `network_rule`s; every other statement,
+/// and a rule outside what cordon converts, is remarked as skipped.
+fn read_statements(
+    statements: Vec<Statement>,
+    remarks: &mut Vec<Remark>,
+) -> Result<(Vec<PrefixRule>, Vec<String>), ImportError> {
     let mut rules = Vec::new();
     let mut network_deny = Vec::new();
-    let skip = |remarks: &mut Vec<Remark>, line: usize, item: &str, why: String| {
-        remarks.push(Remark {
-            kind: RemarkKind::Skipped,
-            item: item.to_string(),
-            line: Some(line),
-            why,
-        });
-    };
     for s in statements {
-        match s {
-            Statement::Other { line, text } => skip(
-                &mut remarks,
+        let (name, args, line, text) = match s {
+            Statement::Other { line, text } => {
+                remarks.push(skipped(
+                    line,
+                    &text,
+                    "only top-level prefix_rule(…) calls with literal arguments are converted; this statement is not evaluated".into(),
+                ));
+                continue;
+            }
+            Statement::Call {
+                name,
+                args,
+                line,
+                text,
+            } => (name, args, line, text),
+        };
+        match name.as_str() {
+            "prefix_rule" => match prefix_rule(&args, line, &text)? {
+                Ok(r) => rules.push(r),
+                Err(why) => remarks.push(skipped(line, &text, why)),
+            },
+            "network_rule" => match network_rule(&args) {
+                Ok(host) => {
+                    remarks.push(Remark {
+                        kind: RemarkKind::Wider,
+                        item: text.clone(),
+                        line: Some(line),
+                        why: format!("kept as `[network] deny = [\"{host}\"]`, which refuses the host for every protocol"),
+                    });
+                    network_deny.push(host);
+                }
+                Err(why) => remarks.push(skipped(line, &text, why)),
+            },
+            "host_executable" => remarks.push(skipped(
                 line,
                 &text,
-                "only top-level prefix_rule(…) calls with literal arguments are converted; this statement is not evaluated".into(),
-            ),
-            Statement::Call { name, args, line, text } => match name.as_str() {
-                "prefix_rule" => match prefix_rule(&args, line, &text)? {
-                    Ok(r) => rules.push(r),
-                    Err(why) => skip(&mut remarks, line, &text, why),
-                },
-                "network_rule" => match network_rule(&args) {
-                    Ok(host) => {
-                        remarks.push(Remark {
-                            kind: RemarkKind::Wider,
-                            item: text.clone(),
-                            line: Some(line),
-                            why: format!("kept as `[network] deny = [\"{host}\"]`, which refuses the host for every protocol"),
-                        });
-                        network_deny.push(host);
-                    }
-                    Err(why) => skip(&mut remarks, line, &text, why),
-                },
-                "host_executable" => skip(
-                    &mut remarks,
-                    line,
-                    &text,
-                    "cordon matches a program as it is written in the command; it has no list of paths a program name may resolve to".into(),
-                ),
-                other => skip(
-                    &mut remarks,
-                    line,
-                    &text,
-                    format!("`{other}(…)` is not a Codex rule cordon converts; only prefix_rule is"),
-                ),
-            },
+                "cordon matches a program as it is written in the command; it has no list of paths a program name may resolve to".into(),
+            )),
+            other => remarks.push(skipped(
+                line,
+                &text,
+                format!("`{other}(…)` is not a Codex rule cordon converts; only prefix_rule is"),
+            )),
         }
     }
+    Ok((rules, network_deny))
+}
 
+/// The converted config: the network denies, then for each rule one `[[rule]]` table a
+/// combination of its alternatives. A rule that expands too far, or into a prefix cordon
+/// cannot write, is remarked as skipped. Also returns, for each rule converted, its index
+/// and its `Bash(…)` rules.
+fn write_toml(
+    rules: &[PrefixRule],
+    network_deny: &[String],
+    remarks: &mut Vec<Remark>,
+) -> (String, Vec<(usize, Vec<String>)>) {
     let mut toml = String::from("# Converted from Codex rules by `cordon import codex-rules`.\n");
     if !network_deny.is_empty() {
         toml.push_str(&format!(
             "\n[network]\ndeny = {}\n",
-            toml_list(&network_deny)
+            toml_list(network_deny)
         ));
     }
     let mut produced: Vec<(usize, Vec<String>)> = Vec::new();
     for (idx, r) in rules.iter().enumerate() {
         let Some(combos) = r.expansions() else {
-            skip(
-                &mut remarks,
+            remarks.push(skipped(
                 r.line,
                 &r.text,
                 format!(
                     "its alternatives expand into more than {MAX_EXPANSIONS} cordon rules; split it into smaller rules"
                 ),
-            );
+            ));
             continue;
         };
         let texts: Result<Vec<String>, String> = combos.iter().map(|c| bash_prefix(c)).collect();
         let texts = match texts {
             Ok(t) => t,
             Err(why) => {
-                skip(&mut remarks, r.line, &r.text, why);
+                remarks.push(skipped(r.line, &r.text, why));
                 continue;
             }
         };
@@ -158,62 +196,77 @@ pub fn codex_rules(text: &str) -> Result<Imported, ImportError> {
         }
         produced.push((idx, texts));
     }
-    let (policy, fs) = super::load_check(&toml)?;
-    // Judge each example as a shell call through the produced config.
-    let kept: Vec<&PrefixRule> = produced.iter().map(|(i, _)| &rules[*i]).collect();
-    for (idx, texts) in &produced {
-        let r = &rules[*idx];
-        for ex in &r.matches {
-            let want = kept
-                .iter()
-                .filter(|k| k.codex_matches(ex))
-                .map(|k| k.decision)
-                .max()
-                .unwrap_or(r.decision);
-            let req = Request::argv(ex, Some(super::CHECK_WORKSPACE.into()));
-            let v = policy.decide(&req, &fs);
-            if v.decision != want {
-                remarks.push(Remark {
-                    kind: RemarkKind::Differs,
-                    item: shell_words(ex),
-                    line: Some(r.line),
-                    why: format!(
-                        "a `match` example: Codex decides {}, cordon decides {} ({})",
-                        codex_word(want),
-                        v.decision,
-                        v.reason.trim_end_matches('.')
-                    ),
-                });
-            }
-        }
-        for ex in &r.not_matches {
-            let req = Request::argv(ex, Some(super::CHECK_WORKSPACE.into()));
-            let ops = policy.operations(&req, &fs);
-            let hit = ops.commands.iter().any(|c| {
-                texts.iter().any(|t| {
-                    policy
-                        .rules()
-                        .iter()
-                        .find(|x| &x.text == t)
-                        .is_some_and(|x| match &x.matcher {
-                            crate::rules::Matcher::Command(p) => p.matches(&c.words),
-                            _ => false,
-                        })
-                })
+    (toml, produced)
+}
+
+/// Each `match` example of `r` whose cordon verdict under the converted config is not
+/// the decision Codex gives it (the strictest of the `kept` rules that match it).
+fn match_examples_differ(
+    r: &PrefixRule,
+    kept: &[&PrefixRule],
+    policy: &crate::policy::Policy,
+    fs: &crate::facts::FakeFs,
+    remarks: &mut Vec<Remark>,
+) {
+    for ex in &r.matches {
+        let want = kept
+            .iter()
+            .filter(|k| k.codex_matches(ex))
+            .map(|k| k.decision)
+            .max()
+            .unwrap_or(r.decision);
+        let req = Request::argv(ex, Some(super::CHECK_WORKSPACE.into()));
+        let v = policy.decide(&req, fs);
+        if v.decision != want {
+            remarks.push(Remark {
+                kind: RemarkKind::Differs,
+                item: shell_words(ex),
+                line: Some(r.line),
+                why: format!(
+                    "a `match` example: Codex decides {}, cordon decides {} ({})",
+                    codex_word(want),
+                    v.decision,
+                    v.reason.trim_end_matches('.')
+                ),
             });
-            if hit {
-                remarks.push(Remark {
-                    kind: RemarkKind::Differs,
-                    item: shell_words(ex),
-                    line: Some(r.line),
-                    why: "a `not_match` example: cordon's converted rule matches a command of it"
-                        .into(),
-                });
-            }
         }
     }
-    remarks.sort_by_key(|r| r.line);
-    Ok(Imported { toml, remarks })
+}
+
+/// Each `not_match` example of `r` that one of its converted rules (`texts`) matches a
+/// command of.
+fn not_match_examples_differ(
+    r: &PrefixRule,
+    texts: &[String],
+    policy: &crate::policy::Policy,
+    fs: &crate::facts::FakeFs,
+    remarks: &mut Vec<Remark>,
+) {
+    for ex in &r.not_matches {
+        let req = Request::argv(ex, Some(super::CHECK_WORKSPACE.into()));
+        let ops = policy.operations(&req, fs);
+        let hit = ops.commands.iter().any(|c| {
+            texts.iter().any(|t| {
+                policy
+                    .rules()
+                    .iter()
+                    .find(|x| &x.text == t)
+                    .is_some_and(|x| match &x.matcher {
+                        crate::rules::Matcher::Command(p) => p.matches(&c.words),
+                        _ => false,
+                    })
+            })
+        });
+        if hit {
+            remarks.push(Remark {
+                kind: RemarkKind::Differs,
+                item: shell_words(ex),
+                line: Some(r.line),
+                why: "a `not_match` example: cordon's converted rule matches a command of it"
+                    .into(),
+            });
+        }
+    }
 }
 
 /// The statement on one line, for a TOML comment (which may hold no control characters).
@@ -321,6 +374,14 @@ fn bash_prefix(tokens: &[String]) -> Result<String, String> {
     }
 }
 
+/// The parameters of `prefix_rule`, in their positional order.
+const PARAMS: [&str; 5] = ["pattern", "decision", "match", "not_match", "justification"];
+
+/// An error of `prefix_rule` at `line`: a file Codex itself would refuse.
+fn bad(line: usize, m: String) -> ImportError {
+    ImportError::at(line, 1, format!("prefix_rule: {m}"))
+}
+
 /// Read `prefix_rule`'s arguments. `Err` is a file Codex itself would refuse; `Ok(Err)` a
 /// rule outside what cordon converts.
 fn prefix_rule(
@@ -328,15 +389,36 @@ fn prefix_rule(
     line: usize,
     text: &str,
 ) -> Result<Result<PrefixRule, String>, ImportError> {
-    const PARAMS: [&str; 5] = ["pattern", "decision", "match", "not_match", "justification"];
-    let bad = |m: String| ImportError::at(line, 1, format!("prefix_rule: {m}"));
+    let slots = match argument_slots(args, line)? {
+        Ok(slots) => slots,
+        Err(why) => return Ok(Err(why)),
+    };
+    let rule = PrefixRule {
+        line,
+        text: text.to_string(),
+        pattern: pattern_of(slots[0], line)?,
+        decision: decision_of(slots[1], line)?,
+        justification: justification_of(slots[4], line)?,
+        matches: examples_of(slots[2], "match", line)?,
+        not_matches: examples_of(slots[3], "not_match", line)?,
+    };
+    examples_agree(&rule)?;
+    Ok(Ok(rule))
+}
+
+/// Each parameter's value (positional first, then by keyword), each a literal.
+fn argument_slots(
+    args: &[Arg],
+    line: usize,
+) -> Result<Result<[Option<&Value>; 5], String>, ImportError> {
     let mut slots: [Option<&Value>; 5] = [None; 5];
     for (i, a) in args.iter().enumerate() {
         let k = match &a.name {
             None if i < PARAMS.len() && args[..i].iter().all(|x| x.name.is_none()) => i,
             None => {
                 return Err(bad(
-                    "a positional argument follows a keyword argument".into()
+                    line,
+                    "a positional argument follows a keyword argument".into(),
                 ));
             }
             Some(n) => match PARAMS.iter().position(|p| p == n) {
@@ -349,7 +431,7 @@ fn prefix_rule(
             },
         };
         if slots[k].replace(&a.value).is_some() {
-            return Err(bad(format!("`{}` is given twice", PARAMS[k])));
+            return Err(bad(line, format!("`{}` is given twice", PARAMS[k])));
         }
     }
     for v in slots.iter().flatten() {
@@ -360,11 +442,16 @@ fn prefix_rule(
             )));
         }
     }
-    let Some(Value::List(items)) = slots[0] else {
-        return Err(bad("`pattern` is required and must be a list".into()));
+    Ok(Ok(slots))
+}
+
+/// `pattern`: required, a non-empty list of tokens or non-empty lists of alternatives.
+fn pattern_of(v: Option<&Value>, line: usize) -> Result<Vec<Vec<String>>, ImportError> {
+    let Some(Value::List(items)) = v else {
+        return Err(bad(line, "`pattern` is required and must be a list".into()));
     };
     if items.is_empty() {
-        return Err(bad("`pattern` cannot be empty".into()));
+        return Err(bad(line, "`pattern` cannot be empty".into()));
     }
     let mut pattern = Vec::new();
     for it in items {
@@ -374,96 +461,119 @@ fn prefix_rule(
                 let mut v = Vec::new();
                 for a in alts {
                     let Value::Str(s) = a else {
-                        return Err(bad("pattern alternatives must be strings".into()));
+                        return Err(bad(line, "pattern alternatives must be strings".into()));
                     };
                     v.push(s.clone());
                 }
                 pattern.push(v);
             }
-            Value::List(_) => return Err(bad("pattern alternatives cannot be empty".into())),
+            Value::List(_) => {
+                return Err(bad(line, "pattern alternatives cannot be empty".into()));
+            }
             Value::Other(_) => {
                 return Err(bad(
-                    "pattern elements must be strings or lists of strings".into()
+                    line,
+                    "pattern elements must be strings or lists of strings".into(),
                 ));
             }
         }
     }
-    let decision = match slots[1] {
-        None => Decision::Allow,
+    Ok(pattern)
+}
+
+/// `decision`: `allow` (the default), `prompt` or `forbidden`.
+fn decision_of(v: Option<&Value>, line: usize) -> Result<Decision, ImportError> {
+    match v {
+        None => Ok(Decision::Allow),
         Some(Value::Str(s)) => match s.as_str() {
-            "allow" => Decision::Allow,
-            "prompt" => Decision::Ask,
-            "forbidden" => Decision::Deny,
-            other => {
-                return Err(bad(format!(
-                    "`decision` must be allow, prompt or forbidden, not {other:?}"
-                )));
-            }
+            "allow" => Ok(Decision::Allow),
+            "prompt" => Ok(Decision::Ask),
+            "forbidden" => Ok(Decision::Deny),
+            other => Err(bad(
+                line,
+                format!("`decision` must be allow, prompt or forbidden, not {other:?}"),
+            )),
         },
-        Some(_) => return Err(bad("`decision` must be a string".into())),
-    };
-    let justification = match slots[4] {
-        None => None,
+        Some(_) => Err(bad(line, "`decision` must be a string".into())),
+    }
+}
+
+/// `justification`: a string that is not blank, if given.
+fn justification_of(v: Option<&Value>, line: usize) -> Result<Option<String>, ImportError> {
+    match v {
+        None => Ok(None),
         Some(Value::Str(s)) if s.trim().is_empty() => {
-            return Err(bad("`justification` cannot be empty".into()));
+            Err(bad(line, "`justification` cannot be empty".into()))
         }
-        Some(Value::Str(s)) => Some(s.clone()),
-        Some(_) => return Err(bad("`justification` must be a string".into())),
+        Some(Value::Str(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(bad(line, "`justification` must be a string".into())),
+    }
+}
+
+/// The `match` or `not_match` examples (`what`): a list whose items are shell words in a
+/// string or a non-empty list of tokens.
+fn examples_of(
+    v: Option<&Value>,
+    what: &str,
+    line: usize,
+) -> Result<Vec<Vec<String>>, ImportError> {
+    let Some(v) = v else { return Ok(Vec::new()) };
+    let Value::List(items) = v else {
+        return Err(bad(line, format!("`{what}` must be a list")));
     };
-    let examples = |v: Option<&Value>, what: &str| -> Result<Vec<Vec<String>>, ImportError> {
-        let Some(v) = v else { return Ok(Vec::new()) };
-        let Value::List(items) = v else {
-            return Err(bad(format!("`{what}` must be a list")));
-        };
-        items
-            .iter()
-            .map(|e| match e {
-                Value::Str(s) => match shlex::split(s) {
-                    Some(t) if !t.is_empty() => Ok(t),
-                    _ => Err(bad(format!(
-                        "the `{what}` example {s:?} is not valid shell words"
-                    ))),
-                },
-                Value::List(ts) if !ts.is_empty() => ts
-                    .iter()
-                    .map(|t| match t {
-                        Value::Str(s) => Ok(s.clone()),
-                        _ => Err(bad(format!("`{what}` example tokens must be strings"))),
-                    })
-                    .collect(),
-                _ => Err(bad(format!(
-                    "each `{what}` example must be a string or a non-empty list of strings"
-                ))),
-            })
-            .collect()
-    };
-    let rule = PrefixRule {
-        line,
-        text: text.to_string(),
-        pattern,
-        decision,
-        justification,
-        matches: examples(slots[2], "match")?,
-        not_matches: examples(slots[3], "not_match")?,
-    };
-    // Codex refuses a file whose examples contradict their rule; so does the import.
+    items
+        .iter()
+        .map(|e| match e {
+            Value::Str(s) => match shlex::split(s) {
+                Some(t) if !t.is_empty() => Ok(t),
+                _ => Err(bad(
+                    line,
+                    format!("the `{what}` example {s:?} is not valid shell words"),
+                )),
+            },
+            Value::List(ts) if !ts.is_empty() => ts
+                .iter()
+                .map(|t| match t {
+                    Value::Str(s) => Ok(s.clone()),
+                    _ => Err(bad(
+                        line,
+                        format!("`{what}` example tokens must be strings"),
+                    )),
+                })
+                .collect(),
+            _ => Err(bad(
+                line,
+                format!("each `{what}` example must be a string or a non-empty list of strings"),
+            )),
+        })
+        .collect()
+}
+
+/// Codex refuses a file whose examples contradict their rule; so does the import.
+fn examples_agree(rule: &PrefixRule) -> Result<(), ImportError> {
     for ex in &rule.matches {
         if !rule.codex_matches(ex) {
-            return Err(bad(format!(
-                "the `match` example `{}` does not match the rule (Codex would refuse this file)",
-                shell_words(ex)
-            )));
+            return Err(bad(
+                rule.line,
+                format!(
+                    "the `match` example `{}` does not match the rule (Codex would refuse this file)",
+                    shell_words(ex)
+                ),
+            ));
         }
     }
     for ex in &rule.not_matches {
         if rule.codex_matches(ex) {
-            return Err(bad(format!(
-                "the `not_match` example `{}` matches the rule (Codex would refuse this file)",
-                shell_words(ex)
-            )));
+            return Err(bad(
+                rule.line,
+                format!(
+                    "the `not_match` example `{}` matches the rule (Codex would refuse this file)",
+                    shell_words(ex)
+                ),
+            ));
         }
     }
-    Ok(Ok(rule))
+    Ok(())
 }
 
 /// The first non-literal inside a value, described.

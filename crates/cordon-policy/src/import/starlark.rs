@@ -73,6 +73,21 @@ struct Token {
     indent: usize,
 }
 
+/// An open bracket: the character, and the line and column it was opened at.
+type Bracket = (char, usize, usize);
+
+/// End a logical line (at `line`, byte `at`) unless nothing stands on it.
+fn end_line(out: &mut Vec<Token>, line: usize, at: usize) {
+    if out.last().is_some_and(|t| t.tok != Tok::Newline) {
+        out.push(Token {
+            tok: Tok::Newline,
+            line,
+            at,
+            indent: 0,
+        });
+    }
+}
+
 struct Lexer<'a> {
     src: &'a str,
     chars: Vec<(usize, char)>,
@@ -110,157 +125,137 @@ impl<'a> Lexer<'a> {
 
     fn tokens(mut self) -> Result<Vec<Token>, ImportError> {
         let mut out: Vec<Token> = Vec::new();
-        let mut depth: Vec<(char, usize, usize)> = Vec::new();
+        let mut depth: Vec<Bracket> = Vec::new();
         let mut at_line_start = true;
         let mut indent = 0;
         while let Some(c) = self.peek(0) {
             let (line, col, at) = (self.line, self.col(), self.pos());
             if at_line_start && depth.is_empty() {
-                // Measure indentation; blank and comment-only lines do not count.
-                indent = 0;
-                while let Some(' ' | '\t') = self.peek(0) {
-                    indent += 1;
-                    self.bump();
-                }
+                indent = self.indentation();
                 at_line_start = false;
                 continue;
             }
-            match c {
-                ' ' | '\t' | '\r' => {
-                    self.bump();
+            if c == '\n' {
+                self.bump();
+                if depth.is_empty() {
+                    end_line(&mut out, line, at);
+                    at_line_start = true;
                 }
-                '\\' if self.peek(1) == Some('\n') => {
-                    self.bump();
-                    self.bump();
-                }
-                '#' => {
-                    while self.peek(0).is_some_and(|c| c != '\n') {
-                        self.bump();
-                    }
-                }
-                '\n' => {
-                    self.bump();
-                    if depth.is_empty() {
-                        if out.last().is_some_and(|t| t.tok != Tok::Newline) {
-                            out.push(Token {
-                                tok: Tok::Newline,
-                                line,
-                                at,
-                                indent: 0,
-                            });
-                        }
-                        at_line_start = true;
-                    }
-                }
-                '(' | '[' | '{' => {
-                    self.bump();
-                    depth.push((c, line, col));
-                    out.push(Token {
-                        tok: Tok::Open(c),
-                        line,
-                        at,
-                        indent,
-                    });
-                }
-                ')' | ']' | '}' => {
-                    self.bump();
-                    let want = match c {
-                        ')' => '(',
-                        ']' => '[',
-                        _ => '{',
-                    };
-                    match depth.pop() {
-                        Some((o, ..)) if o == want => {}
-                        Some((o, l, cl)) => {
-                            return Err(self.err(
-                                line,
-                                col,
-                                format!("`{c}` does not close the `{o}` opened at {l}:{cl}"),
-                            ));
-                        }
-                        None => return Err(self.err(line, col, format!("`{c}` closes nothing"))),
-                    }
-                    out.push(Token {
-                        tok: Tok::Close(c),
-                        line,
-                        at,
-                        indent,
-                    });
-                }
-                ',' => {
-                    self.bump();
-                    out.push(Token {
-                        tok: Tok::Comma,
-                        line,
-                        at,
-                        indent,
-                    });
-                }
-                '=' if self.peek(1) != Some('=') => {
-                    self.bump();
-                    out.push(Token {
-                        tok: Tok::Equals,
-                        line,
-                        at,
-                        indent,
-                    });
-                }
-                '"' | '\'' => {
-                    let s = self.string(false)?;
-                    out.push(Token {
-                        tok: Tok::Str(s),
-                        line,
-                        at,
-                        indent,
-                    });
-                }
-                'r' | 'R' if matches!(self.peek(1), Some('"' | '\'')) => {
-                    self.bump();
-                    let s = self.string(true)?;
-                    out.push(Token {
-                        tok: Tok::Str(s),
-                        line,
-                        at,
-                        indent,
-                    });
-                }
-                c if c.is_alphabetic() || c == '_' => {
-                    let mut name = String::new();
-                    while let Some(c) = self.peek(0).filter(|c| c.is_alphanumeric() || *c == '_') {
-                        name.push(c);
-                        self.bump();
-                    }
-                    out.push(Token {
-                        tok: Tok::Name(name),
-                        line,
-                        at,
-                        indent,
-                    });
-                }
-                c => {
-                    self.bump();
-                    out.push(Token {
-                        tok: Tok::Other(c.to_string()),
-                        line,
-                        at,
-                        indent,
-                    });
-                }
+                continue;
+            }
+            if let Some(tok) = self.token(c, line, col, &mut depth)? {
+                out.push(Token {
+                    tok,
+                    line,
+                    at,
+                    indent,
+                });
             }
         }
         if let Some((o, l, c)) = depth.pop() {
             return Err(self.err(l, c, format!("`{o}` is never closed")));
         }
-        if out.last().is_some_and(|t| t.tok != Tok::Newline) {
-            let (line, at) = (self.line, self.src.len());
-            out.push(Token {
-                tok: Tok::Newline,
-                line,
-                at,
-                indent: 0,
-            });
-        }
+        end_line(&mut out, self.line, self.src.len());
         Ok(out)
+    }
+
+    /// The indentation of the line starting here, in columns, skipped over (blank and
+    /// comment-only lines do not count: their newline ends no logical line).
+    fn indentation(&mut self) -> usize {
+        let mut indent = 0;
+        while let Some(' ' | '\t') = self.peek(0) {
+            indent += 1;
+            self.bump();
+        }
+        indent
+    }
+
+    /// The token starting with `c` (at `line`:`col`), consumed; `None` for white space,
+    /// an escaped newline or a comment. Brackets are matched on `depth`.
+    fn token(
+        &mut self,
+        c: char,
+        line: usize,
+        col: usize,
+        depth: &mut Vec<Bracket>,
+    ) -> Result<Option<Tok>, ImportError> {
+        let tok = match c {
+            ' ' | '\t' | '\r' => {
+                self.bump();
+                return Ok(None);
+            }
+            '\\' if self.peek(1) == Some('\n') => {
+                self.bump();
+                self.bump();
+                return Ok(None);
+            }
+            '#' => {
+                while self.peek(0).is_some_and(|c| c != '\n') {
+                    self.bump();
+                }
+                return Ok(None);
+            }
+            '(' | '[' | '{' => {
+                self.bump();
+                depth.push((c, line, col));
+                Tok::Open(c)
+            }
+            ')' | ']' | '}' => {
+                self.bump();
+                self.close(c, line, col, depth)?;
+                Tok::Close(c)
+            }
+            ',' => {
+                self.bump();
+                Tok::Comma
+            }
+            '=' if self.peek(1) != Some('=') => {
+                self.bump();
+                Tok::Equals
+            }
+            '"' | '\'' => Tok::Str(self.string(false)?),
+            'r' | 'R' if matches!(self.peek(1), Some('"' | '\'')) => {
+                self.bump();
+                Tok::Str(self.string(true)?)
+            }
+            c if c.is_alphabetic() || c == '_' => {
+                let mut name = String::new();
+                while let Some(c) = self.peek(0).filter(|c| c.is_alphanumeric() || *c == '_') {
+                    name.push(c);
+                    self.bump();
+                }
+                Tok::Name(name)
+            }
+            c => {
+                self.bump();
+                Tok::Other(c.to_string())
+            }
+        };
+        Ok(Some(tok))
+    }
+
+    /// Closing bracket `c` (at `line`:`col`) must close the one last opened.
+    fn close(
+        &self,
+        c: char,
+        line: usize,
+        col: usize,
+        depth: &mut Vec<Bracket>,
+    ) -> Result<(), ImportError> {
+        let want = match c {
+            ')' => '(',
+            ']' => '[',
+            _ => '{',
+        };
+        match depth.pop() {
+            Some((o, ..)) if o == want => Ok(()),
+            Some((o, l, cl)) => Err(self.err(
+                line,
+                col,
+                format!("`{c}` does not close the `{o}` opened at {l}:{cl}"),
+            )),
+            None => Err(self.err(line, col, format!("`{c}` closes nothing"))),
+        }
     }
 
     /// A string literal starting at the opening quote; `raw` keeps backslashes.

@@ -149,6 +149,29 @@ pub(crate) fn find(text: &str, lower: &str, out: &mut Vec<(SecretKind, Range<usi
     }
 }
 
+/// The separator between a name and its value at `bytes[i..]`: `:=`, `=>`, `=` or `:`,
+/// else (`spaced_flag`: a `--flag` followed by blanks) a blank; `None` when there is none.
+fn separator(bytes: &[u8], i: usize, spaced_flag: bool) -> Option<&[u8]> {
+    if bytes[i..].starts_with(b":=") || bytes[i..].starts_with(b"=>") {
+        Some(&bytes[i..i + 2])
+    } else if matches!(bytes.get(i), Some(b'=' | b':')) {
+        Some(&bytes[i..i + 1])
+    } else if spaced_flag {
+        Some(b" ")
+    } else {
+        None
+    }
+}
+
+/// After `--flag `, an option or a usage text's metavariable (`--token TOKEN`): not a
+/// value.
+fn is_metavariable(v: &str) -> bool {
+    v.starts_with('-')
+        || (v.starts_with(|c: char| c.is_ascii_uppercase())
+            && v.bytes()
+                .all(|b| b.is_ascii_uppercase() || b == b'_' || b == b'-'))
+}
+
 /// The secret assigned to `name` (which spans `start..name_end`), if the text after it
 /// is an assignment whose value passes the checks for its context.
 fn value_after(
@@ -170,15 +193,7 @@ fn value_after(
     let mut i = name_end + usize::from(quoted_name);
     let spaces_before = skip_spaces(bytes, i) - i;
     i += spaces_before;
-    let sep: &[u8] = if bytes[i..].starts_with(b":=") || bytes[i..].starts_with(b"=>") {
-        &bytes[i..i + 2]
-    } else if matches!(bytes.get(i), Some(b'=' | b':')) {
-        &bytes[i..i + 1]
-    } else if flag && spaces_before > 0 && i > name_end {
-        b" "
-    } else {
-        return None;
-    };
+    let sep = separator(bytes, i, flag && spaces_before > 0 && i > name_end)?;
     let sep_len = if sep == b" " { 0 } else { sep.len() };
     let mut after_sep = i + sep_len;
     if sep == b":" {
@@ -214,14 +229,7 @@ fn value_after(
 
     let (range, quoted) = read_value(text, value_start, query)?;
     let value = &text[range.clone()];
-    // After `--flag `, an option or a usage text's metavariable (`--token TOKEN`).
-    let metavar = |v: &str| {
-        v.starts_with('-')
-            || (v.starts_with(|c: char| c.is_ascii_uppercase())
-                && v.bytes()
-                    .all(|b| b.is_ascii_uppercase() || b == b'_' || b == b'-'))
-    };
-    if is_template_or_placeholder(value) || (sep == b" " && metavar(value)) {
+    if is_template_or_placeholder(value) || (sep == b" " && is_metavariable(value)) {
         return None;
     }
     // A whole line `name = value` or `name: value` (ini, properties, YAML, `.env`, a

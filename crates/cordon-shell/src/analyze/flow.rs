@@ -6,6 +6,21 @@ use crate::expand::{Expander, Field, Mode};
 use crate::model::{Context, CwdChange, Dynamic, Effects, Redirect, RedirectKind, Word};
 use crate::parse::{RawRedirect, RawTarget};
 
+/// Decoded redirections and what they tell the analysis.
+#[derive(Default)]
+pub(super) struct Redirected {
+    /// The redirections, targets expanded.
+    pub(super) redirects: Vec<Redirect>,
+    /// The dynamic flags of file targets.
+    pub(super) dynamic: Vec<Dynamic>,
+    /// What feeds standard input (the last redirection of it).
+    pub(super) feed: Option<Feed>,
+    /// Facts of the code nested in the targets.
+    pub(super) nested: Nested,
+    /// `/dev/tcp` addresses, each with whether it is read.
+    pub(super) net: Vec<(Word, bool)>,
+}
+
 impl Analyzer {
     /// Why the file at `key` (or a directory holding it, such as a repository cloned
     /// earlier in the text) holds bytes the analysis cannot see.
@@ -57,90 +72,23 @@ impl Analyzer {
         }
     }
 
-    /// Decode redirections. Returns them with the dynamic flags of file targets, what
+    /// Decode redirections: their targets, with the dynamic flags of file targets, what
     /// feeds standard input, nested-analysis facts, and `/dev/tcp` targets.
-    #[allow(clippy::type_complexity)]
-    pub(super) fn redirects(
-        &mut self,
-        raw: &[RawRedirect],
-        scope: &Scope,
-    ) -> (
-        Vec<Redirect>,
-        Vec<Dynamic>,
-        Option<Feed>,
-        Nested,
-        Vec<(Word, bool)>,
-    ) {
-        let mut out = Vec::with_capacity(raw.len());
-        let mut dynamic = Vec::new();
-        let mut feed = None;
-        let mut nested = Nested::default();
-        let mut net = Vec::new();
+    pub(super) fn redirects(&mut self, raw: &[RawRedirect], scope: &Scope) -> Redirected {
+        let mut acc = Redirected {
+            redirects: Vec::with_capacity(raw.len()),
+            ..Redirected::default()
+        };
         for r in raw {
             let stdin = matches!(r.fd, None | Some(0));
             let target = match &r.target {
-                RawTarget::Word(w) => {
-                    let fd_only = matches!(
-                        r.kind,
-                        RedirectKind::DupIn | RedirectKind::DupOut | RedirectKind::Close
-                    );
-                    let mode = if fd_only || r.kind == RedirectKind::HereString {
-                        Mode::Quoted
-                    } else {
-                        Mode::Command
-                    };
-                    let e = self.expand_word(w, mode);
-                    let n = self.nested(&e.substs, scope);
-                    nested.merge(n);
-                    self.arith_effects(&e.arith);
-                    let mut d = e.all_dynamic();
-                    let field = match e.fields.as_slice() {
-                        [f] => f.clone(),
-                        _ => {
-                            // bash refuses a target that expands to no word or several.
-                            d.push(Dynamic::Opaque(format!(
-                                "the redirection target `{w}` does not expand to one word"
-                            )));
-                            Field {
-                                value: e.joined().value,
-                                dynamic: d.clone(),
-                            }
-                        }
-                    };
-                    let target = Word {
-                        value: field.value.clone(),
-                        literal: field.literal(),
-                    };
-                    if !fd_only {
-                        push_all(&mut dynamic, &d);
-                    }
-                    if let Some(hostport) = dev_tcp(&target.value) {
-                        net.push((
-                            Word {
-                                value: hostport,
-                                literal: target.literal,
-                            },
-                            r.kind.reads_file(),
-                        ));
-                    }
-                    match r.kind {
-                        RedirectKind::HereString if stdin => {
-                            feed = Some(Feed::Text {
-                                text: target.clone(),
-                                unseen: n.unseen,
-                            });
-                        }
-                        RedirectKind::Read if stdin => feed = Some(Feed::File(target.clone())),
-                        _ => {}
-                    }
-                    target
-                }
+                RawTarget::Word(w) => self.word_target(r, w, stdin, scope, &mut acc),
                 RawTarget::Process(script) => {
                     let n = self.nested_script(script, scope, Context::ProcessSubstitution);
-                    nested.merge(n);
-                    push_all(&mut dynamic, &[Dynamic::ProcessSubstitution]);
+                    acc.nested.merge(n);
+                    push_all(&mut acc.dynamic, &[Dynamic::ProcessSubstitution]);
                     if r.kind == RedirectKind::Read && stdin {
-                        feed = Some(Feed::Process { unseen: n.unseen });
+                        acc.feed = Some(Feed::Process { unseen: n.unseen });
                     }
                     Word {
                         value: "<(…)".into(),
@@ -148,29 +96,9 @@ impl Analyzer {
                     }
                 }
                 RawTarget::HereDoc { body, expand } => {
-                    let (target, unseen) = if *expand {
-                        let static_ok = self.echo_is_builtin();
-                        let e = {
-                            let mut x = Expander::new(&mut self.env, &mut self.eval_budget);
-                            x.static_ok = static_ok;
-                            x.heredoc(body)
-                        };
-                        let n = self.nested(&e.substs, scope);
-                        nested.merge(n);
-                        self.arith_effects(&e.arith);
-                        let f = e.joined();
-                        (
-                            Word {
-                                literal: f.literal(),
-                                value: f.value,
-                            },
-                            n.unseen,
-                        )
-                    } else {
-                        (Word::literal(body.clone()), Unseen::default())
-                    };
+                    let (target, unseen) = self.heredoc_text(body, *expand, scope, &mut acc);
                     if stdin {
-                        feed = Some(Feed::Text {
+                        acc.feed = Some(Feed::Text {
                             text: target.clone(),
                             unseen,
                         });
@@ -178,13 +106,111 @@ impl Analyzer {
                     target
                 }
             };
-            out.push(Redirect {
+            acc.redirects.push(Redirect {
                 fd: r.fd,
                 kind: r.kind,
                 target,
             });
         }
-        (out, dynamic, feed, nested, net)
+        acc
+    }
+
+    /// The target of a redirection to a word, expanded (bash refuses one that expands to
+    /// no word or several: its text is kept, marked opaque). A file's dynamic flags, a
+    /// `/dev/tcp` address, and standard input fed from a here-string or a file go to
+    /// `acc`.
+    fn word_target(
+        &mut self,
+        r: &RawRedirect,
+        w: &str,
+        stdin: bool,
+        scope: &Scope,
+        acc: &mut Redirected,
+    ) -> Word {
+        let fd_only = matches!(
+            r.kind,
+            RedirectKind::DupIn | RedirectKind::DupOut | RedirectKind::Close
+        );
+        let mode = if fd_only || r.kind == RedirectKind::HereString {
+            Mode::Quoted
+        } else {
+            Mode::Command
+        };
+        let e = self.expand_word(w, mode);
+        let n = self.nested(&e.substs, scope);
+        acc.nested.merge(n);
+        self.arith_effects(&e.arith);
+        let mut d = e.all_dynamic();
+        let field = match e.fields.as_slice() {
+            [f] => f.clone(),
+            _ => {
+                d.push(Dynamic::Opaque(format!(
+                    "the redirection target `{w}` does not expand to one word"
+                )));
+                Field {
+                    value: e.joined().value,
+                    dynamic: d.clone(),
+                }
+            }
+        };
+        let target = Word {
+            value: field.value.clone(),
+            literal: field.literal(),
+        };
+        if !fd_only {
+            push_all(&mut acc.dynamic, &d);
+        }
+        if let Some(hostport) = dev_tcp(&target.value) {
+            acc.net.push((
+                Word {
+                    value: hostport,
+                    literal: target.literal,
+                },
+                r.kind.reads_file(),
+            ));
+        }
+        match r.kind {
+            RedirectKind::HereString if stdin => {
+                acc.feed = Some(Feed::Text {
+                    text: target.clone(),
+                    unseen: n.unseen,
+                });
+            }
+            RedirectKind::Read if stdin => acc.feed = Some(Feed::File(target.clone())),
+            _ => {}
+        }
+        target
+    }
+
+    /// The text of a here-document, expanded unless its delimiter was quoted, and what
+    /// of it the analysis cannot see.
+    fn heredoc_text(
+        &mut self,
+        body: &str,
+        expand: bool,
+        scope: &Scope,
+        acc: &mut Redirected,
+    ) -> (Word, Unseen) {
+        if !expand {
+            return (Word::literal(body.to_owned()), Unseen::default());
+        }
+        let static_ok = self.echo_is_builtin();
+        let e = {
+            let mut x = Expander::new(&mut self.env, &mut self.eval_budget);
+            x.static_ok = static_ok;
+            x.heredoc(body)
+        };
+        let n = self.nested(&e.substs, scope);
+        acc.nested.merge(n);
+        self.arith_effects(&e.arith);
+        let f = e.joined();
+        (
+            Word {
+                literal: f.literal(),
+                value: f.value,
+            },
+            n.unseen,
+        )
     }
 
     /// Paths that go through a link made earlier in the text reach its target too:

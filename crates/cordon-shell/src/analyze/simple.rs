@@ -5,7 +5,7 @@
 //! function here (the words and what runs), in `code.rs` (bytes and code the command
 //! runs) or in `state.rs` (what it changes in this shell for later commands).
 
-use super::code::{Runner, code_to_run};
+use super::code::{Code, Runner, code_to_run};
 use super::state::change_directory;
 use super::vars::is_int;
 use super::{
@@ -29,6 +29,22 @@ struct Words {
     fetched: Vec<Unseen>,
     /// The assignments a declaration builtin makes (`export X=1`), with their values.
     decl_assigns: Vec<(Assign, Val)>,
+}
+
+impl Words {
+    /// What of the bytes of word `at` (when there is one) the analysis cannot see.
+    fn unseen_at(&self, at: Option<usize>) -> Unseen {
+        at.and_then(|i| self.fetched.get(i).copied())
+            .unwrap_or_default()
+    }
+
+    /// What of all the words' bytes the analysis cannot see.
+    fn all_unseen(&self) -> Unseen {
+        self.fetched.iter().fold(Unseen::default(), |mut all, u| {
+            all.merge(*u);
+            all
+        })
+    }
 }
 
 /// The assignments written before the command name (`A=1 B=2 cmd`).
@@ -60,7 +76,66 @@ struct Classified {
     alias_text: Option<String>,
 }
 
+/// Effects that gain privilege are not read-only, whatever else they do.
+fn privileged_mutates(mut effects: Effects) -> Effects {
+    if effects.privilege.is_some() && effects.class == Class::ReadOnly {
+        effects.class = Class::Mutating;
+    }
+    effects
+}
+
+/// How the command runs the code it runs: named `name` (the program `program`), in this
+/// shell when no wrapper but `command` or `builtin` stands before it, sourcing with
+/// `source` or `.`, as a function call, with `temp`'s assignments for itself only.
+fn runner<'a>(
+    name: Option<&'a str>,
+    program: &Word,
+    peeled: &Peeled,
+    function_call: bool,
+    temp: &'a [(Assign, Val)],
+) -> Runner<'a> {
+    let same_shell = peeled
+        .wrappers
+        .iter()
+        .all(|w| w == "command" || w == "builtin");
+    Runner {
+        name,
+        program_literal: program.literal,
+        same_shell,
+        sourcing: same_shell && matches!(name, Some("source" | ".")),
+        function_call,
+        temp,
+    }
+}
+
 impl Analyzer {
+    /// What a command past the analysis's limits is marked with: nested code (its own,
+    /// or the `code` it runs, or the function it calls, at `depth`) cut at the depth
+    /// limit, a function call past the expansion budget.
+    fn past_limits(
+        &self,
+        code: &Code,
+        nested: Nested,
+        function_call: bool,
+        depth: usize,
+        dynamic: &mut Vec<Dynamic>,
+    ) {
+        let cut = (code.cut_by_depth() || function_call) && depth >= MAX_DEPTH;
+        if nested.too_deep || cut {
+            dynamic.push(Dynamic::TooDeep);
+        }
+        if function_call && self.expansions >= MAX_EXPANSIONS {
+            dynamic.push(Dynamic::Opaque("too many function calls to expand".into()));
+        }
+    }
+
+    /// The hazards the command's knowledge found, reported.
+    fn knowledge_hazards(&mut self, text: &str, outcome: &mut Outcome) {
+        for (kind, why) in std::mem::take(&mut outcome.hazards) {
+            self.hazard(kind, text, &why);
+        }
+    }
+
     /// Analyze one simple command. Returns the index of the emitted command.
     pub(super) fn simple(&mut self, s: &Simple, scope: &mut Scope) -> Option<usize> {
         self.steps += 1;
@@ -75,15 +150,11 @@ impl Analyzer {
         for d in &words.decoded {
             push_all(&mut dynamic, d);
         }
-        let (redirects, rdyn, feed, n, net) = self.redirects(&s.redirects, scope);
-        nested.merge(n);
-        push_all(&mut dynamic, &rdyn);
-        let feed = feed.or_else(|| {
-            piped.map(|text| Feed::Text {
-                text,
-                unseen: Unseen::default(),
-            })
-        });
+        let r = self.redirects(&s.redirects, scope);
+        let (redirects, net) = (r.redirects, r.net);
+        nested.merge(r.nested);
+        push_all(&mut dynamic, &r.dynamic);
+        let feed = r.feed.or_else(|| piped.map(Feed::piped));
         let mut prefix = self.prefix_assignments(s, scope, &words, &mut nested, &mut dynamic);
         if words.words.is_empty() {
             let only = AssignmentsOnly {
@@ -100,14 +171,8 @@ impl Analyzer {
         let (peeled, xargs_code) = self.peel_wrappers(&mut words, feed.as_ref());
         let cmd_cwd = wrapper_settings(&peeled, &mut prefix, &scope.cwd, &mut dynamic);
         let target = program_and_args(&peeled, &words.words);
-        let program_unseen = peeled
-            .program
-            .and_then(|i| words.fetched.get(i).copied())
-            .unwrap_or_default();
-        let any_unseen = words.fetched.iter().fold(Unseen::default(), |mut all, u| {
-            all.merge(*u);
-            all
-        });
+        let program_unseen = words.unseen_at(peeled.program);
+        let any_unseen = words.all_unseen();
         self.arithmetic_in(s, &target, &mut dynamic);
         self.record_vars(&target.program, &target.args);
         let Classified {
@@ -126,10 +191,7 @@ impl Analyzer {
         let name = target.name.as_deref();
 
         // Bytes the reader cannot see, and the code the command runs.
-        let feed_unseen = match &feed {
-            Some(Feed::Text { unseen, .. } | Feed::Process { unseen }) => *unseen,
-            _ => Unseen::default(),
-        };
+        let feed_unseen = feed.as_ref().map(Feed::unseen).unwrap_or_default();
         self.unseen_code_hazards(&s.text, name, &peeled, &outcome, any_unseen, feed_unseen);
         let out_unseen = self.mark_unseen_outputs(name, &outcome, feed_unseen, &redirects);
         self.record_written(name, &target.args, &redirects, feed.as_ref());
@@ -144,19 +206,9 @@ impl Analyzer {
         if prog_name == "sftp" {
             self.sftp_batch(&mut outcome, feed.as_ref());
         }
-        for (kind, why) in std::mem::take(&mut outcome.hazards) {
-            self.hazard(kind, &s.text, &why);
-        }
+        self.knowledge_hazards(&s.text, &mut outcome);
         let code = code_to_run(&peeled, heredoc, written_script, alias_text, &mut outcome);
-        if (code.cut_by_depth() || function_call) && scope.depth >= MAX_DEPTH {
-            nested.too_deep = true;
-        }
-        if nested.too_deep {
-            dynamic.push(Dynamic::TooDeep);
-        }
-        if function_call && self.expansions >= MAX_EXPANSIONS {
-            dynamic.push(Dynamic::Opaque("too many function calls to expand".into()));
-        }
+        self.past_limits(&code, nested, function_call, scope.depth, &mut dynamic);
 
         // The command itself, with what links made earlier add to its paths.
         let cd = outcome.cd.clone();
@@ -166,22 +218,8 @@ impl Analyzer {
         };
         self.through_links(&mut outcome.effects, &redirects, &cmd_cwd);
         self.record_link(name, &cmd_cwd, &outcome.effects);
-        let mut effects = outcome.effects;
-        if effects.privilege.is_some() && effects.class == Class::ReadOnly {
-            effects.class = Class::Mutating;
-        }
-        let same_shell = peeled
-            .wrappers
-            .iter()
-            .all(|w| w == "command" || w == "builtin");
-        let runner = Runner {
-            name,
-            program_literal: target.program.literal,
-            same_shell,
-            sourcing: same_shell && matches!(name, Some("source" | ".")),
-            function_call,
-            temp: &prefix.temp,
-        };
+        let effects = privileged_mutates(outcome.effects);
+        let runner = runner(name, &target.program, &peeled, function_call, &prefix.temp);
         let idx = self.emit(
             SimpleCommand {
                 text: s.text.clone(),

@@ -170,10 +170,25 @@ impl Analyzer {
         {
             self.out.parse_error = Some(e.clone());
         }
-        let mut nested = Nested::default();
-        let mut head_dynamic = Vec::new();
-        let mut items: Option<Vec<String>> = (c.loop_var.is_some() && !c.positional).then(Vec::new);
-        let mut all_int = true;
+        let mut head = self.compound_words(c, scope);
+        self.compound_arith(c, scope, &mut head);
+        if let Some(var) = &c.loop_var {
+            self.vars.insert(var.clone(), head.all_int && !c.positional);
+        }
+        self.emit_compound_head(c, scope, head.nested, &head.dynamic);
+        self.compound_bodies(c, head.items, scope);
+    }
+
+    /// Expand a compound's words (a `for` list, a `case` word and patterns, the words
+    /// of `[[ ]]`): what they nest, what of them runs code, and the `for` list when it is
+    /// known word for word.
+    fn compound_words(&mut self, c: &Compound, scope: &Scope) -> CompoundHead {
+        let mut head = CompoundHead {
+            nested: Nested::default(),
+            dynamic: Vec::new(),
+            items: (c.loop_var.is_some() && !c.positional).then(Vec::new),
+            all_int: true,
+        };
         for w in &c.words {
             // A `for` list is split and globbed; `case` and `[[ ]]` words are not.
             let mode = if c.loop_var.is_some() {
@@ -182,7 +197,7 @@ impl Analyzer {
                 Mode::Quoted
             };
             let e = self.expand_word(w, mode);
-            nested.merge(self.nested(&e.substs, scope));
+            head.nested.merge(self.nested(&e.substs, scope));
             self.arith_effects(&e.arith);
             // Inside `[[ ]]` words are not split or globbed; what still runs code is
             // prompt expansion (`${x@P}`) and arithmetic, handled below.
@@ -190,67 +205,96 @@ impl Analyzer {
                 let prompt = matches!(&x, Dynamic::ParameterExpansion(p) if p.contains("@P"))
                     || matches!(&x, Dynamic::Opaque(_));
                 if prompt {
-                    push_all(&mut head_dynamic, std::slice::from_ref(&x));
+                    push_all(&mut head.dynamic, std::slice::from_ref(&x));
                 }
             }
-            all_int &= e.fields.iter().all(|f| f.literal() && is_int(&f.value));
-            if let Some(list) = &mut items {
+            head.all_int &= e.fields.iter().all(|f| f.literal() && is_int(&f.value));
+            if let Some(list) = &mut head.items {
                 if e.fields.iter().all(Field::literal) && e.dynamic.is_empty() {
                     list.extend(e.fields.into_iter().map(|f| f.value));
                 } else {
-                    items = None;
+                    head.items = None;
                 }
             }
         }
+        head
+    }
+
+    /// A compound's arithmetic (`(( ))`, a C-style `for`): what it nests, and whether it
+    /// can run code.
+    fn compound_arith(&mut self, c: &Compound, scope: &Scope, head: &mut CompoundHead) {
         for a in &c.arith {
             let mut d = Decoded::default();
             word::scan_expansions(a, &mut d);
-            nested.merge(self.nested(&d.substs, scope));
-            push_all(&mut head_dynamic, &d.dynamic);
+            head.nested.merge(self.nested(&d.substs, scope));
+            push_all(&mut head.dynamic, &d.dynamic);
             if self.arith_unsafe(a) {
-                push_all(&mut head_dynamic, &[Dynamic::Arithmetic]);
+                push_all(&mut head.dynamic, &[Dynamic::Arithmetic]);
             }
         }
         self.arith_effects(&c.arith);
-        if let Some(var) = &c.loop_var {
-            self.vars.insert(var.clone(), all_int && !c.positional);
-        }
+    }
+
+    /// A compound with redirections, `(( ))` or `[[ ]]` is emitted as a command of its
+    /// own (program `((` or `[[`, or none) carrying the redirections and what of its head
+    /// runs code.
+    fn emit_compound_head(
+        &mut self,
+        c: &Compound,
+        scope: &Scope,
+        mut nested: Nested,
+        head_dynamic: &[Dynamic],
+    ) {
         let head = match c.kind {
             CompoundKind::Arithmetic => Some("(("),
             CompoundKind::Test => Some("[["),
             _ => None,
         };
-        if !c.redirects.is_empty() || head.is_some() {
-            let (redirects, mut dynamic, _, n, net) = self.redirects(&c.redirects, scope);
-            nested.merge(n);
-            if head.is_some() {
-                push_all(&mut dynamic, &head_dynamic);
-            }
-            if nested.too_deep {
-                dynamic.push(Dynamic::TooDeep);
-            }
-            let mut effects = Effects {
-                class: Class::ReadOnly,
-                ..Effects::default()
-            };
-            add_dev_tcp(&mut effects, net);
-            self.emit(
-                SimpleCommand {
-                    text: c.text.clone(),
-                    program: head.map(Word::literal),
-                    args: Vec::new(),
-                    assignments: Vec::new(),
-                    redirects,
-                    wrappers: Vec::new(),
-                    context: scope.context,
-                    cwd: scope.cwd.clone(),
-                    dynamic,
-                    effects,
-                    function_call: false,
-                },
-                Meta::default(),
-            );
+        if c.redirects.is_empty() && head.is_none() {
+            return;
         }
+        let super::flow::Redirected {
+            redirects,
+            mut dynamic,
+            nested: n,
+            net,
+            ..
+        } = self.redirects(&c.redirects, scope);
+        nested.merge(n);
+        if head.is_some() {
+            push_all(&mut dynamic, head_dynamic);
+        }
+        if nested.too_deep {
+            dynamic.push(Dynamic::TooDeep);
+        }
+        let mut effects = Effects {
+            class: Class::ReadOnly,
+            ..Effects::default()
+        };
+        add_dev_tcp(&mut effects, net);
+        self.emit(
+            SimpleCommand {
+                text: c.text.clone(),
+                program: head.map(Word::literal),
+                args: Vec::new(),
+                assignments: Vec::new(),
+                redirects,
+                wrappers: Vec::new(),
+                context: scope.context,
+                cwd: scope.cwd.clone(),
+                dynamic,
+                effects,
+                function_call: false,
+            },
+            Meta::default(),
+        );
+    }
+
+    /// A compound's bodies: a subshell's in a scope of its own (its assignments undone
+    /// afterwards); an `if` condition as always run; every other branch as maybe run
+    /// (what it assigns is unknown afterwards); a loop's as [`run_loop`](Self::run_loop)
+    /// says.
+    fn compound_bodies(&mut self, c: &Compound, items: Option<Vec<String>>, scope: &mut Scope) {
         if c.kind == CompoundKind::Subshell {
             let mut sc = scope.clone();
             sc.context = Context::Subshell;
@@ -270,8 +314,6 @@ impl Analyzer {
                 }
             }
             Flow::If | Flow::Case => {
-                // An `if` condition always runs; every other body may not: what it
-                // assigns is unknown afterwards.
                 for (k, b) in c.bodies.iter().enumerate() {
                     if k == 0 && c.flow == Flow::If {
                         self.script(b, scope);
@@ -434,4 +476,16 @@ impl Analyzer {
             }
         }
     }
+}
+
+/// What a compound's words and arithmetic tell before its bodies run.
+struct CompoundHead {
+    /// Facts of the code nested in them.
+    nested: Nested,
+    /// What of them runs code.
+    dynamic: Vec<Dynamic>,
+    /// A `for` list known word for word (`None`: not a `for`, or not known).
+    items: Option<Vec<String>>,
+    /// Whether every word is a literal integer.
+    all_int: bool,
 }

@@ -30,42 +30,7 @@ impl Expander<'_> {
                 }
             }
             match b[i] {
-                b'\\' if ctx.dq => {
-                    if i + 1 < b.len() && matches!(b[i + 1], b'$' | b'`' | b'"' | b'\\') {
-                        flush(&mut lit, false, &mut out);
-                        out.push(Piece::Lit {
-                            s: (b[i + 1] as char).to_string(),
-                            quoted: true,
-                        });
-                        i += 2;
-                    } else if i + 1 < b.len() && b[i + 1] == b'\n' {
-                        i += 2;
-                    } else {
-                        flush(&mut lit, false, &mut out);
-                        out.push(Piece::Lit {
-                            s: "\\".into(),
-                            quoted: true,
-                        });
-                        i += 1;
-                    }
-                }
-                b'\\' => {
-                    if i + 1 < b.len() {
-                        if b[i + 1] != b'\n' {
-                            flush(&mut lit, false, &mut out);
-                            let ch = next_char(raw, i + 1);
-                            out.push(Piece::Lit {
-                                s: ch.to_owned(),
-                                quoted: true,
-                            });
-                            i += 1 + ch.len();
-                        } else {
-                            i += 2;
-                        }
-                    } else {
-                        i += 1;
-                    }
-                }
+                b'\\' => i = backslash(raw, i, ctx.dq, &mut lit, &mut out),
                 b'\'' if !ctx.dq => {
                     flush(&mut lit, false, &mut out);
                     let end = find_byte(b, i + 1, b'\'');
@@ -90,16 +55,7 @@ impl Expander<'_> {
                 }
                 b'<' | b'>' if !ctx.dq && b.get(i + 1) == Some(&b'(') => {
                     flush(&mut lit, false, &mut out);
-                    let end = match_paren(b, i + 2);
-                    self.substs.push(Subst {
-                        kind: SubstKind::Process,
-                        body: slice(raw, i + 2, end).to_owned(),
-                    });
-                    out.push(Piece::Atom {
-                        text: slice(raw, i, end + 1).to_owned(),
-                        why: vec![Dynamic::ProcessSubstitution],
-                    });
-                    i = end + 1;
+                    i = self.process_subst(raw, i, &mut out);
                 }
                 b':' if ctx.assign => {
                     lit.push(':');
@@ -122,6 +78,21 @@ impl Expander<'_> {
             }
         }
         out
+    }
+
+    /// The process substitution `<(…)` or `>(…)` at `i`: an atom whose body is analyzed
+    /// as nested code. Returns the index after it.
+    fn process_subst(&mut self, raw: &str, i: usize, out: &mut Vec<Piece>) -> usize {
+        let end = match_paren(raw.as_bytes(), i + 2);
+        self.substs.push(Subst {
+            kind: SubstKind::Process,
+            body: slice(raw, i + 2, end).to_owned(),
+        });
+        out.push(Piece::Atom {
+            text: slice(raw, i, end + 1).to_owned(),
+            why: vec![Dynamic::ProcessSubstitution],
+        });
+        end + 1
     }
 
     /// A `~` prefix at `i`; returns the bytes consumed (0 when it is not one).
@@ -470,4 +441,32 @@ fn simple_words(body: &str) -> Option<Vec<&str>> {
         return None;
     }
     Some(out)
+}
+
+/// The backslash at `raw[i]`, in double quotes (`dq`: it quotes only `$`, `` ` ``, `"`,
+/// `\` and a newline, else stands for itself) or not (it quotes the next character). A
+/// backslash-newline is removed. Returns the index after it.
+fn backslash(raw: &str, i: usize, dq: bool, lit: &mut String, out: &mut Vec<Piece>) -> usize {
+    let b = raw.as_bytes();
+    let quoted = |s: String, lit: &mut String, out: &mut Vec<Piece>| {
+        flush(lit, false, out);
+        out.push(Piece::Lit { s, quoted: true });
+    };
+    match b.get(i + 1) {
+        Some(b'\n') => i + 2,
+        Some(&c) if dq && matches!(c, b'$' | b'`' | b'"' | b'\\') => {
+            quoted((c as char).to_string(), lit, out);
+            i + 2
+        }
+        _ if dq => {
+            quoted("\\".into(), lit, out);
+            i + 1
+        }
+        Some(_) => {
+            let ch = next_char(raw, i + 1);
+            quoted(ch.to_owned(), lit, out);
+            i + 1 + ch.len()
+        }
+        None => i + 1,
+    }
 }

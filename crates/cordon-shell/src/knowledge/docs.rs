@@ -61,72 +61,96 @@ fn read_inputs(o: &mut Outcome, inputs: &[Word]) {
     }
 }
 
+/// pandoc's options that take a value, so that no value is taken for an input.
+const PANDOC_OPTS: Opts = Opts::gnu(
+    "oftrwFLMVdcHBATD",
+    &[
+        "output",
+        "from",
+        "to",
+        "read",
+        "write",
+        "filter",
+        "lua-filter",
+        "metadata",
+        "variable",
+        "defaults",
+        "css",
+        "include-in-header",
+        "include-before-body",
+        "include-after-body",
+        "title-prefix",
+        "print-default-template",
+        "template",
+        "reference-doc",
+        "resource-path",
+        "data-dir",
+        "pdf-engine",
+        "pdf-engine-opt",
+        "extract-media",
+        "bibliography",
+        "csl",
+        "citation-abbreviations",
+        "syntax-definition",
+        "highlight-style",
+        "abbreviations",
+        "epub-cover-image",
+        "epub-metadata",
+        "epub-embed-font",
+        "metadata-file",
+        "log",
+        "request-header",
+        "tab-stop",
+        "columns",
+        "dpi",
+        "toc-depth",
+        "shift-heading-level-by",
+        "top-level-division",
+        "email-obfuscation",
+        "id-prefix",
+        "number-offset",
+        "wrap",
+        "eol",
+        "track-changes",
+        "reference-location",
+        "markdown-headings",
+        "ipynb-output",
+        "split-level",
+        "chunk-template",
+        "slide-level",
+        "default-image-extension",
+        "indented-code-classes",
+        "epub-subdirectory",
+        "epub-title-page",
+    ],
+);
+
+/// Options whose value is a file (or URL) pandoc reads into the document or its
+/// styling.
+const PANDOC_INPUTS: &[&str] = &[
+    "-c",
+    "--css",
+    "-H",
+    "--include-in-header",
+    "-B",
+    "--include-before-body",
+    "-A",
+    "--include-after-body",
+    "--template",
+    "--reference-doc",
+    "--bibliography",
+    "--csl",
+    "--citation-abbreviations",
+    "--syntax-definition",
+    "--abbreviations",
+    "--epub-cover-image",
+    "--epub-metadata",
+    "--epub-embed-font",
+    "--metadata-file",
+];
+
 fn pandoc(inv: &Invocation<'_>) -> Outcome {
-    let p = parse_args(
-        inv.args,
-        &Opts::gnu(
-            "oftrwFLMVdcHBATD",
-            &[
-                "output",
-                "from",
-                "to",
-                "read",
-                "write",
-                "filter",
-                "lua-filter",
-                "metadata",
-                "variable",
-                "defaults",
-                "css",
-                "include-in-header",
-                "include-before-body",
-                "include-after-body",
-                "title-prefix",
-                "print-default-template",
-                "template",
-                "reference-doc",
-                "resource-path",
-                "data-dir",
-                "pdf-engine",
-                "pdf-engine-opt",
-                "extract-media",
-                "bibliography",
-                "csl",
-                "citation-abbreviations",
-                "syntax-definition",
-                "highlight-style",
-                "abbreviations",
-                "epub-cover-image",
-                "epub-metadata",
-                "epub-embed-font",
-                "metadata-file",
-                "log",
-                "request-header",
-                "tab-stop",
-                "columns",
-                "dpi",
-                "toc-depth",
-                "shift-heading-level-by",
-                "top-level-division",
-                "email-obfuscation",
-                "id-prefix",
-                "number-offset",
-                "wrap",
-                "eol",
-                "track-changes",
-                "reference-location",
-                "markdown-headings",
-                "ipynb-output",
-                "split-level",
-                "chunk-template",
-                "slide-level",
-                "default-image-extension",
-                "indented-code-classes",
-                "epub-subdirectory",
-                "epub-title-page",
-            ],
-        ),
-    );
+    let p = parse_args(inv.args, &PANDOC_OPTS);
     // `pandoc lua` runs a Lua script or REPL; `pandoc server` serves HTTP.
     if p.operands
         .first()
@@ -152,25 +176,7 @@ fn pandoc(inv: &Invocation<'_>) -> Outcome {
             // A defaults file can name filters, outputs and engines the command line
             // does not show.
             "-d" | "--defaults" => o.exec("pandoc", "--defaults", &v.value),
-            "-c"
-            | "--css"
-            | "-H"
-            | "--include-in-header"
-            | "-B"
-            | "--include-before-body"
-            | "-A"
-            | "--include-after-body"
-            | "--template"
-            | "--reference-doc"
-            | "--bibliography"
-            | "--csl"
-            | "--citation-abbreviations"
-            | "--syntax-definition"
-            | "--abbreviations"
-            | "--epub-cover-image"
-            | "--epub-metadata"
-            | "--epub-embed-font"
-            | "--metadata-file" => read_inputs(&mut o, std::slice::from_ref(v)),
+            n if PANDOC_INPUTS.contains(&n) => read_inputs(&mut o, std::slice::from_ref(v)),
             "--data-dir" | "--resource-path" => o.reads([v]),
             _ => {}
         }

@@ -142,6 +142,19 @@ struct Globals {
     optional_locks: bool,
 }
 
+impl Globals {
+    /// git works on another tree: the work tree named, else (`--git-dir`: a repository
+    /// elsewhere, its work tree the current directory unless one was named) `.`.
+    fn point_elsewhere(&mut self, work_tree: Option<Word>) {
+        match work_tree {
+            Some(w) => self.elsewhere = Some(w),
+            None => {
+                self.elsewhere.get_or_insert_with(|| Word::literal("."));
+            }
+        }
+    }
+}
+
 fn git(inv: &Invocation<'_>) -> Outcome {
     let args = inv.args;
     let mut o = Outcome::read_only();
@@ -252,15 +265,7 @@ fn global_option(args: &[Word], i: usize, g: &mut Globals, o: &mut Outcome) -> O
     match a {
         "-C" => {
             if let Some(d) = args.get(i + 1) {
-                // `-C a -C b` is `a/b`.
-                g.repo = match g.repo.value.as_str() {
-                    "." => d.clone(),
-                    _ if d.value.starts_with('/') => d.clone(),
-                    r => Word {
-                        value: format!("{}/{}", r.trim_end_matches('/'), d.value),
-                        literal: g.repo.literal && d.literal,
-                    },
-                };
+                g.repo = repo_in(&g.repo, d);
             }
             Some(i + 2)
         }
@@ -269,11 +274,7 @@ fn global_option(args: &[Word], i: usize, g: &mut Globals, o: &mut Outcome) -> O
                 .get(i + 1)
                 .cloned()
                 .unwrap_or_else(|| Word::literal("."));
-            if a == "--work-tree" {
-                g.elsewhere = Some(w);
-            } else {
-                g.elsewhere.get_or_insert_with(|| Word::literal("."));
-            }
+            g.point_elsewhere((a == "--work-tree").then_some(w));
             Some(i + 2)
         }
         "-c" => {
@@ -290,16 +291,7 @@ fn global_option(args: &[Word], i: usize, g: &mut Globals, o: &mut Outcome) -> O
         }
         _ if a.starts_with("--config-env") => {
             g.odd_globals = true;
-            // `--config-env=NAME=ENVVAR`: the value comes from the environment.
-            let spec = match a.strip_prefix("--config-env=") {
-                Some(s) => s,
-                None => args.get(i + 1).map(|w| w.value.as_str()).unwrap_or(""),
-            };
-            let key = spec.split('=').next().unwrap_or(spec);
-            if config_key(key, Some("x")) != KeyUse::Plain {
-                o.exec("git", "--config-env", spec);
-            }
-            Some(i + if a.contains('=') { 1 } else { 2 })
+            Some(config_env(args, i, o))
         }
         _ if a.starts_with("-c") && a.len() > 2 => {
             // `-ckey=value`, attached.
@@ -321,17 +313,10 @@ fn global_option(args: &[Word], i: usize, g: &mut Globals, o: &mut Outcome) -> O
         }
         _ if a.starts_with("--git-dir=") || a.starts_with("--work-tree=") => {
             o.effects.class = Class::Unknown;
-            match a.strip_prefix("--work-tree=") {
-                Some(w) => {
-                    g.elsewhere = Some(Word {
-                        value: w.to_owned(),
-                        literal: args[i].literal,
-                    })
-                }
-                None => {
-                    g.elsewhere.get_or_insert_with(|| Word::literal("."));
-                }
-            }
+            g.point_elsewhere(a.strip_prefix("--work-tree=").map(|w| Word {
+                value: w.to_owned(),
+                literal: args[i].literal,
+            }));
             Some(i + 1)
         }
         "--no-optional-locks" => {
@@ -354,6 +339,34 @@ fn global_option(args: &[Word], i: usize, g: &mut Globals, o: &mut Outcome) -> O
         }
         _ => None,
     }
+}
+
+/// The repository `-C d` moves to from `repo`: `-C a -C b` is `a/b`.
+fn repo_in(repo: &Word, d: &Word) -> Word {
+    match repo.value.as_str() {
+        "." => d.clone(),
+        _ if d.value.starts_with('/') => d.clone(),
+        r => Word {
+            value: format!("{}/{}", r.trim_end_matches('/'), d.value),
+            literal: repo.literal && d.literal,
+        },
+    }
+}
+
+/// `--config-env=NAME=ENVVAR` (or its value in the next word) at `args[i]`: a setting
+/// whose value comes from the environment, run when the key names a program. Returns the
+/// index of the word after it.
+fn config_env(args: &[Word], i: usize, o: &mut Outcome) -> usize {
+    let a = args[i].value.as_str();
+    let spec = match a.strip_prefix("--config-env=") {
+        Some(s) => s,
+        None => args.get(i + 1).map(|w| w.value.as_str()).unwrap_or(""),
+    };
+    let key = spec.split('=').next().unwrap_or(spec);
+    if config_key(key, Some("x")) != KeyUse::Plain {
+        o.exec("git", "--config-env", spec);
+    }
+    i + if a.contains('=') { 1 } else { 2 }
 }
 
 /// Options that name programs or files, wherever they appear after the subcommand:

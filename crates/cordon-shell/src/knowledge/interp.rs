@@ -186,6 +186,18 @@ fn python(inv: &Invocation<'_>) -> Outcome {
     interpreter(inv, &LANG_PYTHON)
 }
 
+/// Whether `a` is a perl or ruby cluster of switches holding one of `letters` before any
+/// switch that takes the rest of the word as its value.
+fn line_switch(name: &str, a: &str, letters: &[char]) -> bool {
+    matches!(name, "perl" | "ruby")
+        && a.starts_with('-')
+        && !a.starts_with("--")
+        && a[1..]
+            .chars()
+            .take_while(|c| !matches!(c, 'e' | 'E' | 'M' | 'm' | 'I' | 'r'))
+            .any(|c| letters.contains(&c))
+}
+
 /// Shared interpreter logic: code options, loaded modules, a script operand, or code
 /// from standard input.
 fn interpreter(inv: &Invocation<'_>, lang: &Lang) -> Outcome {
@@ -194,26 +206,6 @@ fn interpreter(inv: &Invocation<'_>, lang: &Lang) -> Outcome {
     let mut i = 0;
     let mut ran = false;
     let mut info = false;
-    // perl and ruby `-n`/`-p` loop over the files named after the code; `-i` edits
-    // them in place.
-    let line_loop = |a: &str| {
-        matches!(inv.name, "perl" | "ruby")
-            && a.starts_with('-')
-            && !a.starts_with("--")
-            && a[1..]
-                .chars()
-                .take_while(|c| !matches!(c, 'e' | 'E' | 'M' | 'm' | 'I' | 'r'))
-                .any(|c| c == 'n' || c == 'p')
-    };
-    let in_place = |a: &str| {
-        matches!(inv.name, "perl" | "ruby")
-            && a.starts_with('-')
-            && !a.starts_with("--")
-            && a[1..]
-                .chars()
-                .take_while(|c| !matches!(c, 'e' | 'E' | 'M' | 'm' | 'I' | 'r'))
-                .any(|c| c == 'i')
-    };
     let mut loops = false;
     let mut edits = false;
     while i < args.len() {
@@ -228,8 +220,10 @@ fn interpreter(inv: &Invocation<'_>, lang: &Lang) -> Outcome {
         if !a.starts_with('-') {
             break;
         }
-        loops |= line_loop(a);
-        edits |= in_place(a);
+        // perl and ruby `-n`/`-p` loop over the files named after the code; `-i` edits
+        // them in place.
+        loops |= line_switch(inv.name, a, &['n', 'p']);
+        edits |= line_switch(inv.name, a, &['i']);
         let (flag, attached) = split_opt(a, lang);
         let flag = flag.as_str();
         if lang.code.contains(&flag) {

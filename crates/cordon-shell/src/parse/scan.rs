@@ -30,79 +30,23 @@ pub(crate) fn split_points(text: &str, every: usize) -> Vec<usize> {
         }
         match c {
             b'\\' => i += 1,
-            b'\'' => {
-                i = b
-                    .get(i + 1..)
-                    .and_then(|r| r.iter().position(|&x| x == b'\''))
-                    .map_or(b.len(), |p| i + 1 + p);
-            }
+            b'\'' => i = find_from(b, i + 1, b'\''),
             b'"' => in_dq = true,
-            b'`' => {
-                i = b
-                    .get(i + 1..)
-                    .and_then(|r| r.iter().position(|&x| x == b'`'))
-                    .map_or(b.len(), |p| i + 1 + p);
-            }
+            b'`' => i = find_from(b, i + 1, b'`'),
             // Inside `case`, pattern parentheses need not balance.
             b'(' | b')' if case_depth > 0 => {}
             b'(' | b'{' => depth += 1,
             b')' | b'}' => depth -= 1,
-            b'#' if at_word_start => {
-                i = b
-                    .get(i..)
-                    .and_then(|r| r.iter().position(|&x| x == b'\n'))
-                    .map_or(b.len(), |p| i + p)
-                    .saturating_sub(1);
-            }
+            b'#' if at_word_start => i = find_from(b, i, b'\n').saturating_sub(1),
             b'<' if b.get(i + 1) == Some(&b'<') && b.get(i + 2) != Some(&b'<') => {
-                let mut j = i + 2;
-                let strip = b.get(j) == Some(&b'-');
-                if strip {
-                    j += 1;
-                }
-                while b.get(j).is_some_and(|x| *x == b' ' || *x == b'\t') {
-                    j += 1;
-                }
-                let mut delim = Vec::new();
-                while let Some(&x) = b.get(j) {
-                    if matches!(
-                        x,
-                        b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'<' | b'>' | b'(' | b')'
-                    ) {
-                        break;
-                    }
-                    if !matches!(x, b'\'' | b'"' | b'\\') {
-                        delim.push(x);
-                    }
-                    j += 1;
-                }
-                heredocs.push((delim, strip));
+                let (heredoc, j) = heredoc_start(b, i + 2);
+                heredocs.push(heredoc);
                 i = j;
                 continue;
             }
             b'\n' => {
                 // Skip the bodies of here-documents started on this line.
-                let mut j = i + 1;
-                for (delim, strip) in heredocs.drain(..) {
-                    loop {
-                        let end = b
-                            .get(j..)
-                            .and_then(|r| r.iter().position(|&x| x == b'\n'))
-                            .map_or(b.len(), |p| j + p);
-                        let line = b.get(j..end).unwrap_or(&[]);
-                        let line = if strip {
-                            let k = line.iter().position(|&x| x != b'\t').unwrap_or(line.len());
-                            &line[k..]
-                        } else {
-                            line
-                        };
-                        j = (end + 1).min(b.len());
-                        if line == delim.as_slice() || end >= b.len() {
-                            break;
-                        }
-                    }
-                }
-                i = j;
+                i = past_heredoc_bodies(b, i + 1, heredocs.drain(..));
                 if depth == 0
                     && i - last >= every
                     && i < b.len()
@@ -115,21 +59,13 @@ pub(crate) fn split_points(text: &str, every: usize) -> Vec<usize> {
                 continue;
             }
             _ if at_word_start && c.is_ascii_lowercase() => {
-                let end = b[i..]
-                    .iter()
-                    .position(|x| !x.is_ascii_lowercase())
-                    .map_or(b.len(), |p| i + p);
-                let next_ok = b
-                    .get(end)
-                    .is_none_or(|x| matches!(x, b' ' | b'\t' | b'\n' | b';' | b')' | b'&' | b'|'));
-                if next_ok {
-                    match &b[i..end] {
-                        b"if" | b"for" | b"while" | b"until" | b"select" => depth += 1,
-                        b"fi" | b"done" => depth -= 1,
-                        b"case" => case_depth += 1,
-                        b"esac" => case_depth -= 1,
-                        _ => {}
-                    }
+                let (word, end) = keyword_at(b, i);
+                match word {
+                    Some(b"if" | b"for" | b"while" | b"until" | b"select") => depth += 1,
+                    Some(b"fi" | b"done") => depth -= 1,
+                    Some(b"case") => case_depth += 1,
+                    Some(b"esac") => case_depth -= 1,
+                    _ => {}
                 }
                 i = end;
                 word_start = false;
@@ -140,6 +76,78 @@ pub(crate) fn split_points(text: &str, every: usize) -> Vec<usize> {
         i += 1;
     }
     cuts
+}
+
+/// The index of the next `x` in `b` at or after `from`, else `b.len()`.
+fn find_from(b: &[u8], from: usize, x: u8) -> usize {
+    b.get(from..)
+        .and_then(|r| r.iter().position(|&y| y == x))
+        .map_or(b.len(), |p| from + p)
+}
+
+/// The lowercase word starting at `b[i]`, when what follows it may end a keyword, and
+/// the index after it.
+fn keyword_at(b: &[u8], i: usize) -> (Option<&[u8]>, usize) {
+    let end = b[i..]
+        .iter()
+        .position(|x| !x.is_ascii_lowercase())
+        .map_or(b.len(), |p| i + p);
+    let next_ok = b
+        .get(end)
+        .is_none_or(|x| matches!(x, b' ' | b'\t' | b'\n' | b';' | b')' | b'&' | b'|'));
+    (next_ok.then(|| &b[i..end]), end)
+}
+
+/// The here-document whose operator ends at `b[j]` (after `<<`): its delimiter, quotes
+/// removed, and whether `<<-` strips leading tabs; and the index after the delimiter.
+fn heredoc_start(b: &[u8], mut j: usize) -> ((Vec<u8>, bool), usize) {
+    let strip = b.get(j) == Some(&b'-');
+    if strip {
+        j += 1;
+    }
+    while b.get(j).is_some_and(|x| *x == b' ' || *x == b'\t') {
+        j += 1;
+    }
+    let mut delim = Vec::new();
+    while let Some(&x) = b.get(j) {
+        if matches!(
+            x,
+            b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'<' | b'>' | b'(' | b')'
+        ) {
+            break;
+        }
+        if !matches!(x, b'\'' | b'"' | b'\\') {
+            delim.push(x);
+        }
+        j += 1;
+    }
+    ((delim, strip), j)
+}
+
+/// The index after the bodies of `heredocs` that start at `b[j]`, each ending at the line
+/// that is its delimiter (or at the end of the text).
+fn past_heredoc_bodies(
+    b: &[u8],
+    mut j: usize,
+    heredocs: impl Iterator<Item = (Vec<u8>, bool)>,
+) -> usize {
+    for (delim, strip) in heredocs {
+        loop {
+            let end = find_from(b, j, b'\n');
+            let line = b.get(j..end).unwrap_or(&[]);
+            let line = if strip {
+                let k = line.iter().position(|&x| x != b'\t').unwrap_or(line.len());
+                &line[k..]
+            } else {
+                line
+            };
+            j = (end + 1).min(b.len());
+            if line == delim.as_slice() || end >= b.len() {
+                break;
+            }
+        }
+    }
+    j
 }
 
 /// A line ending in `|`, `&&` or `||` continues on the next line.
@@ -206,12 +214,7 @@ pub(super) fn exceeds_nesting(text: &str, limit: usize) -> Option<usize> {
         } else {
             match c {
                 b'\\' => i += 1,
-                b'\'' => {
-                    i = b
-                        .get(i + 1..)
-                        .and_then(|r| r.iter().position(|&x| x == b'\''))
-                        .map_or(b.len(), |p| i + 1 + p);
-                }
+                b'\'' => i = find_from(b, i + 1, b'\''),
                 b'"' => stack.push(Open::DoubleQuote),
                 b'`' if top == Some(Open::Backtick) => {
                     stack.pop();
@@ -226,34 +229,21 @@ pub(super) fn exceeds_nesting(text: &str, limit: usize) -> Option<usize> {
                 b'}' if top == Some(Open::Brace) => {
                     stack.pop();
                 }
-                b'#' if at_word_start => {
-                    i = b
-                        .get(i..)
-                        .and_then(|r| r.iter().position(|&x| x == b'\n'))
-                        .map_or(b.len(), |p| i + p);
-                }
+                b'#' if at_word_start => i = find_from(b, i, b'\n'),
                 _ if at_word_start && c.is_ascii_lowercase() => {
-                    let end = b[i..]
-                        .iter()
-                        .position(|x| !x.is_ascii_lowercase())
-                        .map_or(b.len(), |p| i + p);
-                    let next_ok = b.get(end).is_none_or(|x| {
-                        matches!(x, b' ' | b'\t' | b'\n' | b';' | b')' | b'&' | b'|')
-                    });
-                    if next_ok {
-                        match &b[i..end] {
-                            b"if" | b"for" | b"while" | b"until" | b"select" => {
-                                stack.push(Open::Keyword);
-                            }
-                            b"case" => stack.push(Open::Case),
-                            b"fi" | b"done" if top == Some(Open::Keyword) => {
-                                stack.pop();
-                            }
-                            b"esac" if top == Some(Open::Case) => {
-                                stack.pop();
-                            }
-                            _ => {}
+                    let (word, end) = keyword_at(b, i);
+                    match word {
+                        Some(b"if" | b"for" | b"while" | b"until" | b"select") => {
+                            stack.push(Open::Keyword);
                         }
+                        Some(b"case") => stack.push(Open::Case),
+                        Some(b"fi" | b"done") if top == Some(Open::Keyword) => {
+                            stack.pop();
+                        }
+                        Some(b"esac") if top == Some(Open::Case) => {
+                            stack.pop();
+                        }
+                        _ => {}
                     }
                     i = end;
                     word_start = false;

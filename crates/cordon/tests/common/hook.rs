@@ -2,44 +2,32 @@
 //! `~/.ssh`, a policy that asks before `git push`, the recorded harness payloads of
 //! `cordon-hook/tests/fixtures` filled in for them, and the shape of a blocked call.
 
+use super::World;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-/// A temporary workspace, HOME, state directory and policy file.
-pub struct HookEnv {
-    _tmp: tempfile::TempDir,
-    /// The temporary directory (canonical).
-    pub root: PathBuf,
-    /// The workspace (`src/main.rs` inside).
-    pub ws: PathBuf,
-    /// HOME (`.ssh/id_rsa` inside).
-    pub home: PathBuf,
-    /// The state directory.
-    pub state: PathBuf,
-    /// A policy file: `ask = ["Bash(git push:*)"]`.
-    pub config: PathBuf,
+/// A temporary [`World`] with `src/main.rs` in the workspace, `.ssh/id_rsa` in HOME,
+/// the state directory made, and a policy that asks before `git push`.
+pub struct HookEnv(World);
+
+impl std::ops::Deref for HookEnv {
+    type Target = World;
+    fn deref(&self) -> &World {
+        &self.0
+    }
 }
 
 impl HookEnv {
     pub fn new() -> HookEnv {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().canonicalize().unwrap();
-        let (ws, home, state) = (root.join("ws"), root.join("home"), root.join("state"));
-        for d in [&ws, &home, &state, &ws.join("src"), &home.join(".ssh")] {
-            std::fs::create_dir_all(d).unwrap();
-        }
-        std::fs::write(ws.join("src/main.rs"), "fn main() {}\n").unwrap();
-        std::fs::write(home.join(".ssh/id_rsa"), "key\n").unwrap();
-        let config = root.join("policy.toml");
-        std::fs::write(&config, "[permissions]\nask = [\"Bash(git push:*)\"]\n").unwrap();
-        HookEnv {
-            _tmp: tmp,
-            root,
-            ws,
-            home,
-            state,
-            config,
-        }
+        let w = World::made(
+            "cordon-hook-",
+            None,
+            Some("[permissions]\nask = [\"Bash(git push:*)\"]\n"),
+        );
+        std::fs::create_dir_all(&w.state).unwrap();
+        w.put(&w.ws, "src/main.rs", "fn main() {}\n");
+        w.put(&w.home, ".ssh/id_rsa", "key\n");
+        HookEnv(w)
     }
 
     /// The recorded payload `NAME.json` of `harness`, with this workspace and HOME.

@@ -1,7 +1,7 @@
 #![allow(clippy::disallowed_methods)] // fixtures are built with std::fs
-//! The harness of the process tests that run `cordon exec` for real (`sandbox_net.rs`,
-//! `sandbox_limits.rs`): the binary under test, a temporary workspace with a fake HOME
-//! under the host's `/tmp` (hidden in the sandbox, the workspace bound back), a policy
+//! The harness of the process tests that run cordon for real: the binary under test, the
+//! one temporary world ([`World`]: a workspace with a fake HOME and a state directory
+//! under the host's `/tmp`, hidden in the sandbox, the workspace bound back), a policy
 //! that allows what the tests run, and runs as the unprivileged `nobody`.
 //!
 //! Tests that need user namespaces skip with a printed reason when the host cannot
@@ -12,6 +12,10 @@
 pub mod cli;
 pub mod hook;
 pub mod mcp;
+mod world;
+
+#[allow(unused_imports)] // each test binary uses its own part of the harness
+pub use world::World;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
@@ -167,108 +171,6 @@ pub fn visible_dir(prefix: &str) -> tempfile::TempDir {
         .unwrap();
     std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
     d
-}
-
-/// A temporary world: a workspace and a fake HOME under the host's `/tmp`, and a config.
-pub struct World {
-    _tmp: tempfile::TempDir,
-    /// The directory holding the rest (hidden in the sandbox but for the workspace).
-    pub root: PathBuf,
-    /// The workspace.
-    pub ws: PathBuf,
-    /// The fake HOME.
-    pub home: PathBuf,
-    /// The policy file.
-    pub config: PathBuf,
-}
-
-impl World {
-    /// A fresh world.
-    pub fn new() -> World {
-        let tmp = tempfile::Builder::new()
-            .prefix("cordon-sbx-")
-            .tempdir()
-            .unwrap();
-        let root = tmp.path().canonicalize().unwrap();
-        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let ws = root.join("ws");
-        let home = root.join("home");
-        std::fs::create_dir_all(&ws).unwrap();
-        std::fs::create_dir_all(&home).unwrap();
-        let config = root.join("policy.toml");
-        std::fs::write(&config, ALLOW_ALL).unwrap();
-        World {
-            _tmp: tmp,
-            root,
-            ws,
-            home,
-            config,
-        }
-    }
-
-    /// Write the workspace's `t.sh`.
-    pub fn script(&self, body: &str) {
-        let p = self.ws.join("t.sh");
-        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-
-    /// `cordon exec [extra] -- ./t.sh` in the workspace, with a clean environment.
-    pub fn command(&self, extra: &[&str]) -> Command {
-        self.command_using(&bin(), extra)
-    }
-
-    /// [`World::command`] with the cordon binary at `cordon`.
-    pub fn command_using(&self, cordon: &std::path::Path, extra: &[&str]) -> Command {
-        let mut c = Command::new(cordon);
-        c.arg("exec")
-            .arg("--isolated")
-            .arg("--config")
-            .arg(&self.config)
-            .arg("--workspace")
-            .arg(&self.ws)
-            .args(extra)
-            .arg("--")
-            .arg("./t.sh")
-            .current_dir(&self.ws)
-            .env_clear()
-            .env("HOME", &self.home)
-            // Where a test sets another HOME (the toolchain's), cordon's state still
-            // stays in this world, never in the real user's state directory.
-            .env("CORDON_STATE_DIR", self.home.join(".local/state/cordon"))
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-            .env("LANG", "C")
-            .stdin(Stdio::null());
-        c
-    }
-
-    /// Run `body` as a shell script inside the sandbox.
-    pub fn run(&self, body: &str, extra: &[&str]) -> Output {
-        self.script(body);
-        self.command(extra).output().unwrap()
-    }
-
-    /// Hand the whole world to `nobody` (for the unprivileged runs).
-    pub fn give_to_nobody(&self) {
-        let st = Command::new("chown")
-            .args(["-R", "nobody:nogroup"])
-            .arg(&self.root)
-            .status()
-            .unwrap();
-        assert!(st.success());
-    }
-
-    /// `command` as `nobody` (the tests must run as root).
-    pub fn command_as_nobody(&self, extra: &[&str]) -> Command {
-        self.give_to_nobody();
-        as_nobody(&self.command(extra))
-    }
-
-    /// Run `body` as `nobody` (the tests must run as root).
-    pub fn run_as_nobody(&self, body: &str, extra: &[&str]) -> Output {
-        self.script(body);
-        self.command_as_nobody(extra).output().unwrap()
-    }
 }
 
 /// The same command, run as `nobody:nogroup` with no supplementary groups.

@@ -72,6 +72,62 @@ const RUSTC_VALUES: &[&str] = &[
     "--force-warn",
 ];
 
+/// The options of javac, tsc and esbuild that take a value: `-d DIR`, `--outDir DIR`,
+/// `--outfile=F`, `-cp PATH`, `-p FILE`.
+const JS_JAVA_VALUES: &[&str] = &[
+    "-d",
+    "-cp",
+    "-classpath",
+    "-p",
+    "--project",
+    "--outDir",
+    "--outFile",
+    "-sourcepath",
+    "-processorpath",
+    "--out-dir",
+    "--outdir",
+    "--outfile",
+];
+
+/// The option at `args[*i]` and its value, among `values` (the options that take one):
+/// `-o out` (`*i` moves to the value), `-oout`, `--out-dir=d`, `-Clinker=x`.
+fn option_value<'a>(
+    args: &'a [Word],
+    i: &mut usize,
+    values: &[&'a str],
+) -> (&'a str, Option<Word>) {
+    let w = &args[*i];
+    let a = w.value.as_str();
+    match values.iter().find(|v| a == **v) {
+        Some(n) => {
+            *i += 1;
+            (*n, args.get(*i).cloned())
+        }
+        None => match a.split_once('=').filter(|(n, _)| n.starts_with("--")) {
+            Some((n, v)) => (
+                n,
+                Some(Word {
+                    value: v.to_owned(),
+                    literal: w.literal,
+                }),
+            ),
+            None => match values
+                .iter()
+                .find(|v| v.len() == 2 && a.starts_with(**v) && a.len() > 2)
+            {
+                Some(n) => (
+                    *n,
+                    Some(Word {
+                        value: a[n.len()..].to_owned(),
+                        literal: w.literal,
+                    }),
+                ),
+                None => (a, None),
+            },
+        },
+    }
+}
+
 /// Compilers: the sources they read, where they write (`a.out` and object files land
 /// in the working directory), and the options that make them run another program
 /// (gcc's `-wrapper`, `-B`, `-fplugin=`, `-specs=`; rustc's `-C linker=`; a compiler
@@ -82,21 +138,7 @@ pub(super) fn compiler(inv: &Invocation<'_>) -> Outcome {
     let values: &[&str] = if rustc {
         RUSTC_VALUES
     } else if matches!(inv.name, "javac" | "tsc" | "esbuild") {
-        // Their options: `-d DIR`, `--outDir DIR`, `--outfile=F`, `-cp PATH`, `-p FILE`.
-        &[
-            "-d",
-            "-cp",
-            "-classpath",
-            "-p",
-            "--project",
-            "--outDir",
-            "--outFile",
-            "-sourcepath",
-            "-processorpath",
-            "--out-dir",
-            "--outdir",
-            "--outfile",
-        ]
+        JS_JAVA_VALUES
     } else {
         CC_VALUES
     };
@@ -119,35 +161,7 @@ pub(super) fn compiler(inv: &Invocation<'_>) -> Outcome {
             i += 1;
             continue;
         }
-        // `-o out`, `-oout`, `--out-dir=d`, `-Clinker=x`.
-        let (name, value) = match values.iter().find(|v| a == **v) {
-            Some(n) => {
-                i += 1;
-                (*n, args.get(i).cloned())
-            }
-            None => match a.split_once('=').filter(|(n, _)| n.starts_with("--")) {
-                Some((n, v)) => (
-                    n,
-                    Some(Word {
-                        value: v.to_owned(),
-                        literal: w.literal,
-                    }),
-                ),
-                None => match values
-                    .iter()
-                    .find(|v| v.len() == 2 && a.starts_with(**v) && a.len() > 2)
-                {
-                    Some(n) => (
-                        *n,
-                        Some(Word {
-                            value: a[n.len()..].to_owned(),
-                            literal: w.literal,
-                        }),
-                    ),
-                    None => (a, None),
-                },
-            },
-        };
+        let (name, value) = option_value(args, &mut i, values);
         let v = value.as_ref().map_or("", |w| w.value.as_str());
         match name {
             "-o" | "--out-dir" | "--outDir" | "--outfile" | "--outdir" | "--outFile" | "-d" => {

@@ -1,6 +1,6 @@
 //! Compressors and archivers: `gzip` and kin, `tar`, `zip` and `unzip`.
 
-use crate::knowledge::{Invocation, Opts, Outcome, parse_args};
+use crate::knowledge::{Invocation, Opts, Outcome, Parsed, parse_args};
 use crate::model::{Class, Word};
 
 pub(super) fn compress(inv: &Invocation<'_>) -> Outcome {
@@ -52,64 +52,117 @@ pub(super) fn compress(inv: &Invocation<'_>) -> Outcome {
     o
 }
 
+/// tar's options that take a value, so that no value is taken for a file.
+const TAR_OPTS: Opts = Opts::gnu(
+    "fCTXbHgKLNVIF",
+    &[
+        "file",
+        "directory",
+        "files-from",
+        "exclude-from",
+        "exclude",
+        "blocking-factor",
+        "format",
+        "listed-incremental",
+        "starting-file",
+        "tape-length",
+        "newer",
+        "after-date",
+        "label",
+        "use-compress-program",
+        "to-command",
+        "info-script",
+        "new-volume-script",
+        "rsh-command",
+        "transform",
+        "xform",
+        "owner",
+        "group",
+        "mode",
+        "checkpoint",
+        "checkpoint-action",
+        "suffix",
+        "strip-components",
+    ],
+);
+
+/// Options whose value is a command tar runs.
+const TAR_COMMANDS: &[&str] = &[
+    "-I",
+    "--use-compress-program",
+    "--to-command",
+    "--info-script",
+    "-F",
+    "--new-volume-script",
+    "--rsh-command",
+];
+
+/// Operations that write the archive.
+const TAR_WRITES_ARCHIVE: &[&str] = &[
+    "-c",
+    "--create",
+    "-r",
+    "--append",
+    "-u",
+    "--update",
+    "-A",
+    "--catenate",
+    "--concatenate",
+    "--delete",
+];
+
 pub(super) fn tar(inv: &Invocation<'_>) -> Outcome {
-    // Old-style first argument (`tar xzf a.tgz`) is a cluster without the dash.
-    let mut args = inv.args.to_vec();
+    let p = parse_args(&with_dash(inv.args), &TAR_OPTS);
+    let mut o = Outcome::read_only();
+    tar_commands(&p, &mut o);
+    let archive: Vec<Word> = p.values(&["-f", "--file"]).cloned().collect();
+    let dir: Option<Word> = p.values(&["-C", "--directory"]).last().cloned();
+    o.reads(p.values(&["-T", "--files-from", "-X", "--exclude-from"]));
+    let remote = archive
+        .iter()
+        .any(|a| a.value.contains(':') && !a.value.starts_with('/'));
+    if remote {
+        o.net_unknown();
+    }
+    if p.has(&["-x", "--extract", "--get"]) {
+        // Without `-f`, the archive is read from standard input.
+        o.reads(&archive);
+        if !p.has(&["-O", "--to-stdout"]) && !p.has(&["--to-command"]) {
+            let target = dir.unwrap_or_else(|| Word::literal("."));
+            o.writes([&target]);
+            o.fills([&target]);
+        }
+    } else if p.has(TAR_WRITES_ARCHIVE) {
+        o.writes(&archive);
+        tar_members(&p, dir, &mut o);
+    } else if p.has(&["-t", "--list", "-d", "--diff", "--compare"]) {
+        o.reads(&archive);
+    } else {
+        o.effects.class = Class::Unknown;
+    }
+    o
+}
+
+/// The arguments with an old-style first argument (`tar xzf a.tgz`, a cluster without
+/// the dash) given its dash.
+fn with_dash(args: &[Word]) -> Vec<Word> {
+    let mut args = args.to_vec();
     if let Some(first) = args.first_mut()
         && !first.value.starts_with('-')
         && first.value.bytes().all(|c| c.is_ascii_alphabetic())
     {
         first.value.insert(0, '-');
     }
-    let p = parse_args(
-        &args,
-        &Opts::gnu(
-            "fCTXbHgKLNVIF",
-            &[
-                "file",
-                "directory",
-                "files-from",
-                "exclude-from",
-                "exclude",
-                "blocking-factor",
-                "format",
-                "listed-incremental",
-                "starting-file",
-                "tape-length",
-                "newer",
-                "after-date",
-                "label",
-                "use-compress-program",
-                "to-command",
-                "info-script",
-                "new-volume-script",
-                "rsh-command",
-                "transform",
-                "xform",
-                "owner",
-                "group",
-                "mode",
-                "checkpoint",
-                "checkpoint-action",
-                "suffix",
-                "strip-components",
-            ],
-        ),
-    );
-    let mut o = Outcome::read_only();
+    args
+}
+
+/// The commands tar's options run: a compressor, `--to-command`, the volume and info
+/// scripts, the remote shell, and `--checkpoint-action=exec=…`.
+fn tar_commands(p: &Parsed, o: &mut Outcome) {
     for (name, value) in &p.opts {
         let v = value.as_ref().map(|w| w.value.as_str()).unwrap_or("");
         match (name.as_str(), value) {
-            (
-                "-I"
-                | "--use-compress-program"
-                | "--to-command"
-                | "--info-script"
-                | "-F"
-                | "--new-volume-script"
-                | "--rsh-command",
-                Some(cmd),
-            ) => o.code("tar", name, cmd),
+            (n, Some(cmd)) if TAR_COMMANDS.contains(&n) => o.code("tar", name, cmd),
             ("--checkpoint-action", Some(w)) if v.starts_with("exec=") => o.code(
                 "tar",
                 name,
@@ -122,57 +175,24 @@ pub(super) fn tar(inv: &Invocation<'_>) -> Outcome {
             _ => {}
         }
     }
-    let archive: Vec<Word> = p.values(&["-f", "--file"]).cloned().collect();
-    let dir: Option<Word> = p.values(&["-C", "--directory"]).last().cloned();
-    o.reads(p.values(&["-T", "--files-from", "-X", "--exclude-from"]));
-    let remote = archive
-        .iter()
-        .any(|a| a.value.contains(':') && !a.value.starts_with('/'));
-    if remote {
-        o.net_unknown();
+}
+
+/// The files an archive is made of (relative ones under `-C`'s directory), read, and
+/// with `--remove-files` deleted.
+fn tar_members(p: &Parsed, dir: Option<Word>, o: &mut Outcome) {
+    let base = dir.map(|d| d.value);
+    for op in &p.operands {
+        match &base {
+            Some(b) if !op.value.starts_with('/') => o.reads([&Word {
+                value: format!("{b}/{}", op.value),
+                literal: op.literal,
+            }]),
+            _ => o.reads([op]),
+        }
     }
-    if p.has(&["-x", "--extract", "--get"]) {
-        o.reads(&archive);
-        if !p.has(&["-O", "--to-stdout"]) && !p.has(&["--to-command"]) {
-            let target = dir.unwrap_or_else(|| Word::literal("."));
-            o.writes([&target]);
-            o.fills([&target]);
-        }
-        if archive.is_empty() {
-            // Reads the archive from standard input.
-        }
-    } else if p.has(&[
-        "-c",
-        "--create",
-        "-r",
-        "--append",
-        "-u",
-        "--update",
-        "-A",
-        "--catenate",
-        "--concatenate",
-        "--delete",
-    ]) {
-        o.writes(&archive);
-        let base = dir.map(|d| d.value);
-        for op in &p.operands {
-            match &base {
-                Some(b) if !op.value.starts_with('/') => o.reads([&Word {
-                    value: format!("{b}/{}", op.value),
-                    literal: op.literal,
-                }]),
-                _ => o.reads([op]),
-            }
-        }
-        if p.has(&["--remove-files"]) {
-            o.deletes(&p.operands);
-        }
-    } else if p.has(&["-t", "--list", "-d", "--diff", "--compare"]) {
-        o.reads(&archive);
-    } else {
-        o.effects.class = Class::Unknown;
+    if p.has(&["--remove-files"]) {
+        o.deletes(&p.operands);
     }
-    o
 }
 
 pub(super) fn zip(inv: &Invocation<'_>) -> Outcome {

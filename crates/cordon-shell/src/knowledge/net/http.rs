@@ -303,60 +303,109 @@ fn curl_reads(p: &Parsed, o: &mut Outcome) {
     }
 }
 
+/// wget's options that take a value, so that no value is taken for a URL.
+const WGET_OPTS: Opts = Opts::gnu(
+    "OPoaiBeUtTwQlADRIX",
+    &[
+        "output-document",
+        "directory-prefix",
+        "output-file",
+        "append-output",
+        "input-file",
+        "base",
+        "execute",
+        "user-agent",
+        "tries",
+        "timeout",
+        "wait",
+        "quota",
+        "level",
+        "accept",
+        "reject",
+        "domains",
+        "exclude-domains",
+        "include-directories",
+        "exclude-directories",
+        "post-data",
+        "post-file",
+        "body-data",
+        "body-file",
+        "method",
+        "header",
+        "user",
+        "password",
+        "http-user",
+        "http-password",
+        "load-cookies",
+        "save-cookies",
+        "config",
+        "ca-certificate",
+        "certificate",
+        "private-key",
+        "bind-address",
+        "limit-rate",
+        "referer",
+        "cut-dirs",
+        "restrict-file-names",
+        "default-page",
+        "rejected-log",
+        "warc-file",
+        "use-askpass",
+    ],
+);
+
+/// Options whose value is a file wget reads (and may send).
+const WGET_READS: &[&str] = &[
+    "--post-file",
+    "--body-file",
+    "--load-cookies",
+    "--config",
+    "--ca-certificate",
+    "--certificate",
+    "--private-key",
+];
+
+/// Options whose value is a file wget writes besides the download: its log, cookies and
+/// the log of rejected URLs.
+const WGET_WRITES: &[&str] = &[
+    "-o",
+    "--output-file",
+    "-a",
+    "--append-output",
+    "--save-cookies",
+    "--rejected-log",
+];
+
+/// Options that download every page a page links to, under a tree of names.
+const WGET_RECURSIVE: &[&str] = &[
+    "-r",
+    "--recursive",
+    "-m",
+    "--mirror",
+    "-p",
+    "--page-requisites",
+];
+
 pub(super) fn wget(inv: &Invocation<'_>) -> Outcome {
-    let p = parse_args(
-        inv.args,
-        &Opts::gnu(
-            "OPoaiBeUtTwQlADRIX",
-            &[
-                "output-document",
-                "directory-prefix",
-                "output-file",
-                "append-output",
-                "input-file",
-                "base",
-                "execute",
-                "user-agent",
-                "tries",
-                "timeout",
-                "wait",
-                "quota",
-                "level",
-                "accept",
-                "reject",
-                "domains",
-                "exclude-domains",
-                "include-directories",
-                "exclude-directories",
-                "post-data",
-                "post-file",
-                "body-data",
-                "body-file",
-                "method",
-                "header",
-                "user",
-                "password",
-                "http-user",
-                "http-password",
-                "load-cookies",
-                "save-cookies",
-                "config",
-                "ca-certificate",
-                "certificate",
-                "private-key",
-                "bind-address",
-                "limit-rate",
-                "referer",
-                "cut-dirs",
-                "restrict-file-names",
-                "default-page",
-                "rejected-log",
-                "warc-file",
-                "use-askpass",
-            ],
-        ),
-    );
+    let p = parse_args(inv.args, &WGET_OPTS);
     let mut o = Outcome::read_only();
+    wget_urls(&p, &mut o);
+    o.reads(p.values(WGET_READS));
+    o.writes(p.values(WGET_WRITES));
+    if let Some(cmd) = p.values(&["--use-askpass"]).next() {
+        o.code("wget", "--use-askpass", cmd);
+    }
+    // A wgetrc command (`-e`): it can change any setting, including output paths.
+    if p.values(&["-e", "--execute"]).next().is_some() {
+        o.effects.class = Class::Unknown;
+    }
+    wget_downloads(&p, &mut o);
+    o
+}
+
+/// The URLs wget reaches, each a network target, and the `--input-file`s it reads more
+/// of them from (with one, or with no URL, a destination not known here).
+fn wget_urls(p: &Parsed, o: &mut Outcome) {
     for u in &p.operands {
         o.net(u);
     }
@@ -366,70 +415,40 @@ pub(super) fn wget(inv: &Invocation<'_>) -> Outcome {
         o.net_unknown();
     }
     o.reads(&input_files);
-    o.reads(p.values(&[
-        "--post-file",
-        "--body-file",
-        "--load-cookies",
-        "--config",
-        "--ca-certificate",
-        "--certificate",
-        "--private-key",
-    ]));
-    o.writes(p.values(&[
-        "-o",
-        "--output-file",
-        "-a",
-        "--append-output",
-        "--save-cookies",
-        "--rejected-log",
-    ]));
-    if let Some(cmd) = p.values(&["--use-askpass"]).next() {
-        o.code("wget", "--use-askpass", cmd);
-    }
-    for e in p.values(&["-e", "--execute"]) {
-        // A wgetrc command: it can change any setting, including output paths.
-        let _ = e;
-        o.effects.class = Class::Unknown;
-    }
+}
+
+/// Where the downloads go: `-O` names one file (standard output: the output is what a
+/// pipe may run); without it each URL is saved under the last part of its path, in
+/// `-P`'s directory when given, and a recursive download anywhere below it.
+fn wget_downloads(p: &Parsed, o: &mut Outcome) {
     let outs: Vec<Word> = p.values(&["-O", "--output-document"]).cloned().collect();
-    if outs.iter().any(|w| {
-        matches!(
-            w.value.as_str(),
-            "-" | "/dev/stdout" | "/dev/fd/1" | "/proc/self/fd/1"
-        )
-    }) {
+    if outs.iter().any(is_stdout) {
         o.fetches = true;
-    } else if !outs.is_empty() {
-        o.writes(&outs);
-    } else {
-        let dir = p.values(&["-P", "--directory-prefix"]).last().cloned();
-        let recursive = p.has(&[
-            "-r",
-            "--recursive",
-            "-m",
-            "--mirror",
-            "-p",
-            "--page-requisites",
-        ]);
-        for u in &p.operands {
-            let name = u
-                .value
-                .trim_end_matches('/')
-                .rsplit('/')
-                .next()
-                .unwrap_or("");
-            let (value, literal) = match (&dir, recursive) {
-                (Some(d), _) => (d.value.clone(), d.literal && !recursive),
-                (None, true) => (".".to_owned(), false),
-                (None, false) => (
-                    name.to_owned(),
-                    u.literal && !name.is_empty() && u.value.contains("://"),
-                ),
-            };
-            o.writes([&Word { value, literal }]);
-        }
+        return;
     }
-    o
+    if !outs.is_empty() {
+        o.writes(&outs);
+        return;
+    }
+    let dir = p.values(&["-P", "--directory-prefix"]).last().cloned();
+    let recursive = p.has(WGET_RECURSIVE);
+    for u in &p.operands {
+        let name = u
+            .value
+            .trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .unwrap_or("");
+        let (value, literal) = match (&dir, recursive) {
+            (Some(d), _) => (d.value.clone(), d.literal && !recursive),
+            (None, true) => (".".to_owned(), false),
+            (None, false) => (
+                name.to_owned(),
+                u.literal && !name.is_empty() && u.value.contains("://"),
+            ),
+        };
+        o.writes([&Word { value, literal }]);
+    }
 }
 
 pub(super) fn httpie(inv: &Invocation<'_>) -> Outcome {

@@ -2,7 +2,7 @@
 //! `scp`/`sftp` and `rsync`.
 
 use super::remote_host;
-use crate::knowledge::{Invocation, Opts, Outcome, parse_args};
+use crate::knowledge::{Invocation, Opts, Outcome, Parsed, parse_args};
 use crate::model::{Class, Word};
 
 /// The destination ssh's `%` tokens stand for in a local command (`ProxyCommand nc
@@ -255,81 +255,72 @@ pub(crate) fn sftp_batch(o: &mut Outcome, batch: &str) {
     }
 }
 
+/// rsync's options that take a value, so that no value is taken for a path.
+const RSYNC_OPTS: Opts = Opts::gnu(
+    "eBfTM",
+    &[
+        "rsh",
+        "rsync-path",
+        "filter",
+        "exclude",
+        "include",
+        "exclude-from",
+        "include-from",
+        "files-from",
+        "log-file",
+        "password-file",
+        "temp-dir",
+        "compare-dest",
+        "copy-dest",
+        "link-dest",
+        "backup-dir",
+        "suffix",
+        "chmod",
+        "chown",
+        "usermap",
+        "groupmap",
+        "timeout",
+        "contimeout",
+        "port",
+        "sockopts",
+        "bwlimit",
+        "partial-dir",
+        "max-size",
+        "min-size",
+        "max-delete",
+        "block-size",
+        "out-format",
+        "log-file-format",
+        "info",
+        "debug",
+        "remote-option",
+        "write-batch",
+        "only-write-batch",
+        "read-batch",
+        "protocol",
+        "iconv",
+        "checksum-choice",
+        "compress-choice",
+        "stop-after",
+        "stop-at",
+        "outbuf",
+    ],
+);
+
+/// Options whose value is a file rsync reads.
+const RSYNC_READS: &[&str] = &[
+    "--exclude-from",
+    "--include-from",
+    "--files-from",
+    "--password-file",
+    "--read-batch",
+];
+
 pub(super) fn rsync(inv: &Invocation<'_>) -> Outcome {
-    let p = parse_args(
-        inv.args,
-        &Opts::gnu(
-            "eBfTM",
-            &[
-                "rsh",
-                "rsync-path",
-                "filter",
-                "exclude",
-                "include",
-                "exclude-from",
-                "include-from",
-                "files-from",
-                "log-file",
-                "password-file",
-                "temp-dir",
-                "compare-dest",
-                "copy-dest",
-                "link-dest",
-                "backup-dir",
-                "suffix",
-                "chmod",
-                "chown",
-                "usermap",
-                "groupmap",
-                "timeout",
-                "contimeout",
-                "port",
-                "sockopts",
-                "bwlimit",
-                "partial-dir",
-                "max-size",
-                "min-size",
-                "max-delete",
-                "block-size",
-                "out-format",
-                "log-file-format",
-                "info",
-                "debug",
-                "remote-option",
-                "write-batch",
-                "only-write-batch",
-                "read-batch",
-                "protocol",
-                "iconv",
-                "checksum-choice",
-                "compress-choice",
-                "stop-after",
-                "stop-at",
-                "outbuf",
-            ],
-        ),
-    );
+    let p = parse_args(inv.args, &RSYNC_OPTS);
     let mut o = Outcome::mutating();
-    for (name, v) in &p.opts {
-        let val = v.as_ref().map(|w| w.value.as_str()).unwrap_or("");
-        match (name.as_str(), v) {
-            // The remote shell rsync starts locally.
-            ("-e" | "--rsh", Some(cmd)) => o.code("rsync", name, cmd),
-            // Runs on the other end.
-            ("--rsync-path", _) => o.exec("rsync", name, val),
-            _ => {}
-        }
-        if name == "-M" || name == "--remote-option" {
-            o.effects.class = Class::Unknown;
-        }
-    }
-    o.reads(p.values(&[
-        "--exclude-from",
-        "--include-from",
-        "--files-from",
-        "--password-file",
-        "--read-batch",
-    ]));
+    rsync_commands(&p, &mut o);
+    o.reads(p.values(RSYNC_READS));
     o.writes(p.values(&["--log-file", "--write-batch", "--only-write-batch"]));
     let Some((dest, srcs)) = p.operands.split_last() else {
         o.effects.class = Class::Unknown;
@@ -337,17 +328,11 @@ pub(super) fn rsync(inv: &Invocation<'_>) -> Outcome {
     };
     if srcs.is_empty() {
         // `rsync SRC` alone lists.
-        match remote_host(dest) {
-            Some(h) => o.net(&h),
-            None => o.reads([dest]),
-        }
+        rsync_source(dest, &mut o);
         return o;
     }
     for s in srcs {
-        match remote_host(s) {
-            Some(h) => o.net(&h),
-            None => o.reads([s]),
-        }
+        rsync_source(s, &mut o);
     }
     match remote_host(dest) {
         Some(h) => o.net(&h),
@@ -362,4 +347,30 @@ pub(super) fn rsync(inv: &Invocation<'_>) -> Outcome {
         o.deletes(srcs);
     }
     o
+}
+
+/// What rsync's options run: the remote shell it starts here (`-e`), the program on the
+/// other end (`--rsync-path`), and options passed to it (`-M`: anything).
+fn rsync_commands(p: &Parsed, o: &mut Outcome) {
+    for (name, v) in &p.opts {
+        let val = v.as_ref().map(|w| w.value.as_str()).unwrap_or("");
+        match (name.as_str(), v) {
+            // The remote shell rsync starts locally.
+            ("-e" | "--rsh", Some(cmd)) => o.code("rsync", name, cmd),
+            // Runs on the other end.
+            ("--rsync-path", _) => o.exec("rsync", name, val),
+            _ => {}
+        }
+        if name == "-M" || name == "--remote-option" {
+            o.effects.class = Class::Unknown;
+        }
+    }
+}
+
+/// A source rsync reads: a host it reaches, or a local path.
+fn rsync_source(w: &Word, o: &mut Outcome) {
+    match remote_host(w) {
+        Some(h) => o.net(&h),
+        None => o.reads([w]),
+    }
 }

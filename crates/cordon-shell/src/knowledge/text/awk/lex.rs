@@ -121,37 +121,12 @@ pub(super) fn lex(src: &str) -> Result<Vec<Tok>, &'static str> {
             _ if c.is_ascii_digit()
                 || c == '.' && chars.get(i + 1).is_some_and(char::is_ascii_digit) =>
             {
-                while i < chars.len() {
-                    let d = chars[i];
-                    let sign = matches!(d, '+' | '-')
-                        && matches!(chars.get(i.wrapping_sub(1)), Some('e' | 'E'))
-                        && chars.get(i + 1).is_some_and(char::is_ascii_digit);
-                    if d.is_ascii_alphanumeric() || d == '.' || sign {
-                        i += 1;
-                    } else {
-                        break;
-                    }
-                }
+                i = number_end(&chars, i);
                 out.push(Tok::Num);
             }
             _ if c.is_alphabetic() || c == '_' => {
                 let start = i;
-                while i < chars.len() {
-                    let d = chars[i];
-                    if d.is_alphanumeric() || d == '_' {
-                        i += 1;
-                    } else if d == ':'
-                        && chars.get(i + 1) == Some(&':')
-                        && chars
-                            .get(i + 2)
-                            .is_some_and(|e| e.is_alphabetic() || *e == '_')
-                    {
-                        // gawk's `namespace::name`.
-                        i += 2;
-                    } else {
-                        break;
-                    }
-                }
+                i = name_end(&chars, i);
                 out.push(Tok::Name(chars[start..i].iter().collect()));
             }
             _ => {
@@ -184,6 +159,43 @@ pub(super) fn lex(src: &str) -> Result<Vec<Tok>, &'static str> {
         regex_ok = !out.last().is_some_and(Tok::ends_value);
     }
     Ok(out)
+}
+
+/// The index after the number starting at `chars[i]` (digits, letters of a hex number
+/// or an exponent, a point, an exponent's sign).
+fn number_end(chars: &[char], mut i: usize) -> usize {
+    while i < chars.len() {
+        let d = chars[i];
+        let sign = matches!(d, '+' | '-')
+            && matches!(chars.get(i.wrapping_sub(1)), Some('e' | 'E'))
+            && chars.get(i + 1).is_some_and(char::is_ascii_digit);
+        if d.is_ascii_alphanumeric() || d == '.' || sign {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    i
+}
+
+/// The index after the name starting at `chars[i]` (gawk's `namespace::name` included).
+fn name_end(chars: &[char], mut i: usize) -> usize {
+    while i < chars.len() {
+        let d = chars[i];
+        if d.is_alphanumeric() || d == '_' {
+            i += 1;
+        } else if d == ':'
+            && chars.get(i + 1) == Some(&':')
+            && chars
+                .get(i + 2)
+                .is_some_and(|e| e.is_alphabetic() || *e == '_')
+        {
+            i += 2;
+        } else {
+            break;
+        }
+    }
+    i
 }
 
 /// A string literal whose body starts at `chars[at]`: the token and the index after its
