@@ -45,7 +45,12 @@ pub fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, FsError> {
 
 /// The whole of `file` (opened by [`open_regular`] as `path`), refused when it is larger
 /// than `limit` bytes.
-pub fn read_opened(file: File, meta: &Metadata, path: &Path, limit: u64) -> Result<Vec<u8>, FsError> {
+pub fn read_opened(
+    file: File,
+    meta: &Metadata,
+    path: &Path,
+    limit: u64,
+) -> Result<Vec<u8>, FsError> {
     let too_big = || FsError::new("read", path, FsErrorKind::WrongType("a file this small"));
     if meta.len() > limit {
         return Err(too_big());

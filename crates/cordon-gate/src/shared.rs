@@ -135,12 +135,18 @@ impl StoreLocation {
     /// socket's name `.s.PGSQL.PORT` gives: the same server listens there on TCP when it
     /// listens on TCP at all). The name in the allowlist does not matter: any name may
     /// resolve to loopback.
-    pub fn check_net_reach(&self, net: &cordon_policy::net::NetworkPolicy) -> Result<(), LocateError> {
+    pub fn check_net_reach(
+        &self,
+        net: &cordon_policy::net::NetworkPolicy,
+    ) -> Result<(), LocateError> {
         let StoreAt::Postgres(t) = &*self.shared else {
             return Ok(());
         };
         let (sockets, ports) = t.endpoints();
-        let exempt = net.allow_private().iter().find(|n| exempts_loopback(n.network(), &|a| n.contains(a)));
+        let exempt = net
+            .allow_private()
+            .iter()
+            .find(|n| exempts_loopback(n.network(), &|a| n.contains(a)));
         let Some(n) = exempt else {
             return Ok(());
         };
@@ -173,13 +179,18 @@ impl StoreLocation {
 /// machine's loopback: 127.0.0.0/8 and `::1`, and IPv6 addresses embedding a loopback
 /// IPv4 address (`::ffff:127.0.0.1`, `[::ffff:7f00:1]`, NAT64 and 6to4 forms), which the
 /// proxy judges by the address they embed. Every test is made on the canonical form.
-fn exempts_loopback(network: std::net::IpAddr, contains: &dyn Fn(&std::net::IpAddr) -> bool) -> bool {
+fn exempts_loopback(
+    network: std::net::IpAddr,
+    contains: &dyn Fn(&std::net::IpAddr) -> bool,
+) -> bool {
     use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
     let loopback = |a: IpAddr| {
         let a = a.to_canonical();
         a.is_loopback()
             || match a {
-                IpAddr::V6(v6) => cordon_policy::net::embedded_ipv4(v6).is_some_and(|e| e.is_loopback()),
+                IpAddr::V6(v6) => {
+                    cordon_policy::net::embedded_ipv4(v6).is_some_and(|e| e.is_loopback())
+                }
                 IpAddr::V4(_) => false,
             }
     };
@@ -223,10 +234,10 @@ fn check_socket_identity(allowed: &[PathBuf], sockets: &[PathBuf]) -> Result<(),
             .parent()
             .and_then(|p| std::fs::metadata(p).ok())
             .map(|m| id(&m));
-        let hit = inside
-            .iter()
-            .find(|(i, _)| Some(*i) == own)
-            .or_else(|| dirs.iter().find(|(i, _)| Some(*i) == parent || Some(*i) == own));
+        let hit = inside.iter().find(|(i, _)| Some(*i) == own).or_else(|| {
+            dirs.iter()
+                .find(|(i, _)| Some(*i) == parent || Some(*i) == own)
+        });
         if let Some((_, dir)) = hit {
             return Err(LocateError(format!(
                 "refusing to start: the Unix socket {} is, under another name, in the shared store's socket directory {}, and the command could reach the store through it",
@@ -266,12 +277,30 @@ pub fn locate_for_protection(
     if !load.skip_default_files {
         return locate(load, local);
     }
-    let mut all = load.clone();
-    all.skip_default_files = false;
-    locate(&all, local).map_err(|e| {
+    let refuse = |e: &dyn std::fmt::Display| {
         LocateError(format!(
             "refusing to start: the `[store]` of the user or managed config (read even with --isolated, to keep the shared store out of the command's reach) cannot be used: {e}"
         ))
+    };
+    let mut all = load.clone();
+    all.skip_default_files = false;
+    let local = match local {
+        Some(p) => p.to_path_buf(),
+        None => cordon_store::default_store_path().map_err(|e| refuse(&e))?,
+    };
+    let settings = cordon_policy::config::store_settings(&all, &RealFs).map_err(|e| refuse(&e))?;
+    let Some(settings) = settings else {
+        return Ok(StoreLocation::local_only(local));
+    };
+    // Where the server is and which file and variable hold its password; the password
+    // itself is not needed (nothing connects), so an unset variable does not stop the run.
+    let mut unsecret = settings.clone();
+    unsecret.password = None;
+    let target = target_of(&unsecret, &|name| std::env::var_os(name)).map_err(|e| refuse(&e))?;
+    Ok(StoreLocation {
+        local,
+        shared: std::sync::Arc::new(StoreAt::Postgres(target)),
+        settings: Some(settings),
     })
 }
 
@@ -682,7 +711,10 @@ mod tests {
         let e = target_of(&s, &|_| None).unwrap_err();
         assert!(e.0.contains("which its group or others may write"), "{e}");
         std::fs::set_permissions(&open_dir, std::fs::Permissions::from_mode(0o1777)).unwrap();
-        assert!(target_of(&s, &|_| None).is_ok(), "a sticky directory keeps others' hands off");
+        assert!(
+            target_of(&s, &|_| None).is_ok(),
+            "a sticky directory keeps others' hands off"
+        );
         let junk = dir.path().join("junk.pem");
         std::fs::write(&junk, "not a certificate\n").unwrap();
         s.ca_file = Some(junk);

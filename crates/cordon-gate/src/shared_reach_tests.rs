@@ -33,7 +33,10 @@ fn every_spelling_of_loopback_is_refused() {
         ("0.0.0.0/0", "x.example:55432"),
     ] {
         let e = s.check_net_reach(&net(allow, private)).unwrap_err();
-        assert!(e.0.contains("listens on loopback port 55432"), "{private}: {e}");
+        assert!(
+            e.0.contains("listens on loopback port 55432"),
+            "{private}: {e}"
+        );
         assert!(
             s.check_sandbox_reach(&[], &net(allow, private)).is_err(),
             "{private}"
@@ -56,7 +59,10 @@ fn a_socket_stores_port_is_checked_too() {
         .check_net_reach(&net("127.0.0.1:55432", "127.0.0.1/32"))
         .unwrap_err();
     assert!(e.0.contains("port 55432"), "{e}");
-    assert!(s.check_net_reach(&net("127.0.0.1:8080", "127.0.0.1/32")).is_ok());
+    assert!(
+        s.check_net_reach(&net("127.0.0.1:8080", "127.0.0.1/32"))
+            .is_ok()
+    );
     assert_eq!(
         server_ports(&[PathBuf::from("/run/pg/.s.PGSQL.5433")], vec![5432, 5433]),
         vec![5432, 5433]

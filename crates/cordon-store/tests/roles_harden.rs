@@ -115,8 +115,10 @@ END $f$;
     )
     .unwrap();
     // The planted functions work when called by name (the test is not vacuous).
-    m1.batch_execute("SELECT pg_advisory_xact_lock(1); SELECT public.pg_advisory_xact_lock(1::bigint)")
-        .unwrap();
+    m1.batch_execute(
+        "SELECT pg_advisory_xact_lock(1); SELECT public.pg_advisory_xact_lock(1::bigint)",
+    )
+    .unwrap();
     assert_eq!(f.ran(), vec!["int4 m1", "int8 m1"]);
     m1.batch_execute("DELETE FROM public.planted_ran").unwrap();
 
@@ -164,7 +166,10 @@ fn the_roles_sql_closes_schema_public() {
         .iter()
         .map(|r| r.get(0))
         .collect();
-    assert!(unfixed.is_empty(), "without a fixed search path: {unfixed:?}");
+    assert!(
+        unfixed.is_empty(),
+        "without a fixed search path: {unfixed:?}"
+    );
     let n: i64 = admin
         .query_one(
             "SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace

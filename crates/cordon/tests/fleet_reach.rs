@@ -87,15 +87,26 @@ fn mapped_loopback_and_a_sockets_port_are_refused() {
             "echo CONTROL-OK",
             &[],
         );
-        assert!(!stdout.contains("CONTROL-OK"), "{private}: {stdout} {stderr}");
+        assert!(
+            !stdout.contains("CONTROL-OK"),
+            "{private}: {stdout} {stderr}"
+        );
         assert!(
             stderr.contains("listens on loopback port 5499"),
             "{private}: {stderr}"
         );
     }
-    e.user_config(&format!("[store]\nurl = \"{}&port=5498\"\n", e.socket_url()));
+    e.user_config(&format!(
+        "[store]\nurl = \"{}&port=5498\"\n",
+        e.socket_url()
+    ));
     let (stdout, stderr) = e.exec(
-        &["--allow-private", "127.0.0.1/32", "--allow-net", "127.0.0.1:5498"],
+        &[
+            "--allow-private",
+            "127.0.0.1/32",
+            "--allow-net",
+            "127.0.0.1:5498",
+        ],
         "echo CONTROL-OK",
         &[],
     );
@@ -103,7 +114,12 @@ fn mapped_loopback_and_a_sockets_port_are_refused() {
     assert!(stderr.contains("loopback port 5498"), "{stderr}");
     // Another port with the same exemption runs.
     let (stdout, stderr) = e.exec(
-        &["--allow-private", "127.0.0.1/32", "--allow-net", "127.0.0.1:8080"],
+        &[
+            "--allow-private",
+            "127.0.0.1/32",
+            "--allow-net",
+            "127.0.0.1:8080",
+        ],
         "echo CONTROL-OK",
         &[],
     );
@@ -222,7 +238,13 @@ fn isolated_exec_still_keeps_the_store_out_of_reach() {
     assert!(!format!("{stdout}{stderr}").contains("ISO-ENV-SECRET"));
     // The check of the allowances applies too.
     let (stdout, stderr) = e.exec(
-        &["--isolated", "--config", "allow.toml", "--allow-unix-socket", socket.to_str().unwrap()],
+        &[
+            "--isolated",
+            "--config",
+            "allow.toml",
+            "--allow-unix-socket",
+            socket.to_str().unwrap(),
+        ],
         "echo CONTROL-OK",
         &[],
     );

@@ -261,6 +261,17 @@ pub(crate) fn pg_error(at: &Path, e: &tokio_postgres::Error) -> StoreError {
     if let Some(why) = crate::at::tls_failure(e) {
         return StoreError::new(at, StoreErrorKind::Tls(why));
     }
+    // The driver's own refusal of the configuration (a password the server asked for and
+    // none was given, more ports than hosts): no server is involved, and retrying or
+    // checking the server would not help.
+    if e.code().is_none() && why.starts_with("invalid configuration") {
+        return StoreError::new(
+            at,
+            StoreErrorKind::Invalid(format!(
+                "{why}; check `[store] url` and its password (`password_file` or `password_env`)"
+            )),
+        );
+    }
     let kind = match e.code() {
         Some(c) if *c == SqlState::LOCK_NOT_AVAILABLE || *c == SqlState::QUERY_CANCELED => {
             StoreErrorKind::Locked
