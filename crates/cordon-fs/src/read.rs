@@ -20,6 +20,8 @@ use crate::error::{FsError, FsErrorKind};
 /// metadata when it is a regular file; anything else (a FIFO, a socket, a device, a
 /// directory) is [`FsErrorKind::WrongType`], never read.
 pub fn open_regular(path: &Path) -> Result<(File, Metadata), FsError> {
+    // Read-only, and the user's own path to their config: following its links is meant.
+    #[allow(clippy::disallowed_methods)]
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
