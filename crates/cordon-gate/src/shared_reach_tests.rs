@@ -89,7 +89,9 @@ fn a_hard_link_to_the_socket_is_refused() {
     let none = net("x.example", "10.0.0.0/8");
     let link = elsewhere.join("innocent.sock");
     std::fs::hard_link(&socket, &link).unwrap();
-    let e = s.check_sandbox_reach(std::slice::from_ref(&link), &none).unwrap_err();
+    let e = s
+        .check_sandbox_reach(std::slice::from_ref(&link), &none)
+        .unwrap_err();
     assert!(e.0.contains("under another name"), "{e}");
     let link2 = elsewhere.join("lock-link");
     std::fs::hard_link(&lock, &link2).unwrap();

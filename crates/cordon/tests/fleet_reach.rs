@@ -251,3 +251,76 @@ fn isolated_exec_still_keeps_the_store_out_of_reach() {
     assert!(!stdout.contains("CONTROL-OK"), "{stdout} {stderr}");
     assert!(stderr.contains("socket directory"), "{stderr}");
 }
+
+/// A FIFO where cordon reads a file (the project's `.cordon/policy.toml`, the store's
+/// `ca_file`) would block a plain open for ever, and Claude Code lets a call through a
+/// hook that timed out: the hook answers at once, blocking the call with one sentence.
+#[test]
+fn a_fifo_where_a_file_is_read_never_hangs_the_hook() {
+    let fifo = |p: &std::path::Path| {
+        let made = std::process::Command::new("mkfifo")
+            .arg(p)
+            .status()
+            .unwrap();
+        assert!(made.success(), "mkfifo {}", p.display());
+    };
+    let e = Env::new();
+    let payload = |ws: &std::path::Path| {
+        serde_json::json!({
+            "session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+            "tool_input": {"command": "ls"}, "cwd": ws, "transcript_path": "/dev/null",
+            "tool_use_id": "t1"
+        })
+        .to_string()
+    };
+    let hook = |ws: &std::path::Path| {
+        let mut cmd = cordon(
+            &e.home,
+            ws,
+            &e.state,
+            &["hook", "claude-code", "--workspace", ws.to_str().unwrap()],
+        );
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        // Its own process group, so that whatever it started goes with it when it hangs.
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        let mut child = cmd.spawn().unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload(ws).as_bytes())
+            .unwrap();
+        let start = Instant::now();
+        while child.try_wait().unwrap().is_none() && start.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let hung = child.try_wait().unwrap().is_none();
+        if hung {
+            let group = format!("-{}", child.id());
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", "--", &group])
+                .status();
+        }
+        (hung, child.wait_with_output().unwrap())
+    };
+    // The project's policy file is a FIFO.
+    let proj = e.ws.join("proj");
+    std::fs::create_dir_all(proj.join(".cordon")).unwrap();
+    fifo(&proj.join(".cordon/policy.toml"));
+    let (hung, out) = hook(&proj);
+    assert!(!hung, "the hook waited on the FIFO");
+    common::hook::blocks(&out, "cannot read this config file");
+    // The store's CA file is a FIFO.
+    let ca = e.home.join("ca.pem");
+    fifo(&ca);
+    e.user_config(&format!(
+        "[store]\nurl = \"postgres://m1@localhost:5499/cordon\"\nmachine = \"m1\"\nca_file = \"{}\"\n",
+        ca.display()
+    ));
+    let (hung, out) = hook(&e.ws);
+    assert!(!hung, "the hook waited on the FIFO");
+    common::hook::blocks(&out, "not a regular file");
+}
