@@ -137,7 +137,7 @@ CREATE INDEX decisions_by_at ON decisions (at_ms);
     // only sessions idle for a day by the server's clock (the default `expire_after`),
     // whatever cut-off it is given. Events go with their session (ON DELETE CASCADE).
     r#"
-CREATE FUNCTION public.cordon_expire_sessions(cutoff_ms BIGINT) RETURNS BIGINT
+CREATE OR REPLACE FUNCTION public.cordon_expire_sessions(cutoff_ms BIGINT) RETURNS BIGINT
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
 DECLARE
     n BIGINT;
