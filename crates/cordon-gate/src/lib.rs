@@ -69,4 +69,6 @@ pub use onfailure::{AfterTrial, Blocked, Escalated, Escalation, Trial, TrialRun}
 pub use prompt::TerminalPrompter;
 pub use record::{RESULT_EXCERPT, RunFacts, ToolResult, egress_log};
 pub use report::Report;
-pub use shared::{LocateError, MACHINE_VAR, StoreLocation, locate, target_of};
+pub use shared::{
+    LocateError, MACHINE_VAR, StoreLocation, locate, locate_for_protection, target_of,
+};

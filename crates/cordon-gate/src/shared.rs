@@ -16,7 +16,6 @@
 use cordon_policy::settings::{MAX_MACHINE_NAME, StorePassword, StoreSettings, valid_machine_name};
 use cordon_policy::{LoadOptions, RealFs};
 use cordon_store::{MAX_CA_FILE, Password, PgTarget, StoreAt, StoreTls};
-use std::io::Read;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -133,23 +132,41 @@ impl StoreLocation {
                 "refusing to start: the shared store listens on loopback port {port}, and with the host's network (`--net full`) the command could connect to it; use `--net none` with an allowlist (`--allow-net`), or point `[store] url` at a Unix socket"
             )));
         }
-        let v4: std::net::IpAddr = std::net::Ipv4Addr::LOCALHOST.into();
-        let v6: std::net::IpAddr = std::net::Ipv6Addr::LOCALHOST.into();
-        let loopback = net
+        check_socket_identity(unix_sockets, &sockets)?;
+        self.check_net_reach(net)
+    }
+
+    /// Refuses, with one sentence, a network policy (a sandbox's, or `cordon proxy`'s)
+    /// that would let its client reach the shared store's server on this machine: one
+    /// that exempts loopback, in any spelling, from the private-address refusal and
+    /// allows a port the server listens on (a loopback host's port, or the port a Unix
+    /// socket's name `.s.PGSQL.PORT` gives: the same server listens there on TCP when it
+    /// listens on TCP at all). The name in the allowlist does not matter: any name may
+    /// resolve to loopback.
+    pub fn check_net_reach(
+        &self,
+        net: &cordon_policy::net::NetworkPolicy,
+    ) -> Result<(), LocateError> {
+        let StoreAt::Postgres(t) = &*self.shared else {
+            return Ok(());
+        };
+        let (sockets, ports) = t.endpoints();
+        let exempt = net
             .allow_private()
             .iter()
-            .find(|n| n.network().is_loopback() || n.contains(&v4) || n.contains(&v6));
-        if let Some(n) = loopback {
-            for port in ports {
-                let open = net.allow().iter().any(|p| match p.port() {
-                    Some(q) => q == port,
-                    None => cordon_policy::net::TUNNEL_DEFAULT_PORTS.contains(&port),
-                });
-                if open {
-                    return Err(LocateError(format!(
-                        "refusing to start: the shared store listens on loopback port {port}, and the network allowlist with the private-address exemption {n} would let the command reach it"
-                    )));
-                }
+            .find(|n| exempts_loopback(n.network(), &|a| n.contains(a)));
+        let Some(n) = exempt else {
+            return Ok(());
+        };
+        for port in server_ports(&sockets, ports) {
+            let open = net.allow().iter().any(|p| match p.port() {
+                Some(q) => q == port,
+                None => cordon_policy::net::TUNNEL_DEFAULT_PORTS.contains(&port),
+            });
+            if open {
+                return Err(LocateError(format!(
+                    "refusing to start: the shared store listens on loopback port {port}, and the network allowlist with the private-address exemption {n} would let the command reach it"
+                )));
             }
         }
         Ok(())
@@ -163,6 +180,136 @@ impl StoreLocation {
             _ => None,
         }
     }
+}
+
+/// Whether a private-address exemption (its first address `network`, and whether it
+/// `contains` an address) covers an address that reaches this
+/// machine's loopback: 127.0.0.0/8 and `::1`, and IPv6 addresses embedding a loopback
+/// IPv4 address (`::ffff:127.0.0.1`, `[::ffff:7f00:1]`, NAT64 and 6to4 forms), which the
+/// proxy judges by the address they embed. Every test is made on the canonical form.
+fn exempts_loopback(
+    network: std::net::IpAddr,
+    contains: &dyn Fn(&std::net::IpAddr) -> bool,
+) -> bool {
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+    let loopback = |a: IpAddr| {
+        let a = a.to_canonical();
+        a.is_loopback()
+            || match a {
+                IpAddr::V6(v6) => {
+                    cordon_policy::net::embedded_ipv4(v6).is_some_and(|e| e.is_loopback())
+                }
+                IpAddr::V4(_) => false,
+            }
+    };
+    // A network overlapping a loopback range either lies inside it (its first address is
+    // loopback) or holds all of it (then it holds one of these).
+    let v4 = Ipv4Addr::LOCALHOST;
+    let probes: [IpAddr; 6] = [
+        v4.into(),
+        Ipv6Addr::LOCALHOST.into(),
+        v4.to_ipv6_mapped().into(),
+        v4.to_ipv6_compatible().into(),
+        IpAddr::V6(Ipv6Addr::new(0x64, 0xff9b, 0, 0, 0, 0, 0x7f00, 1)),
+        IpAddr::V6(Ipv6Addr::new(0x2002, 0x7f00, 1, 0, 0, 0, 0, 0)),
+    ];
+    loopback(network) || probes.iter().any(contains)
+}
+
+/// Refuses an allowed Unix socket that is, under another name, the store's socket or
+/// anything else in its socket directory (a hard link, a bind mount: compared by device
+/// and inode, not by path), or that lies in a directory that is the socket directory
+/// under another name.
+fn check_socket_identity(allowed: &[PathBuf], sockets: &[PathBuf]) -> Result<(), LocateError> {
+    let id = |m: &std::fs::Metadata| (m.dev(), m.ino());
+    let mut dirs = Vec::new();
+    let mut inside = Vec::new();
+    for socket in sockets {
+        let Some(dir) = socket.parent() else { continue };
+        let Ok(meta) = std::fs::metadata(dir) else {
+            continue;
+        };
+        dirs.push((id(&meta), dir.to_path_buf()));
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if let Ok(m) = std::fs::symlink_metadata(entry.path()) {
+                inside.push((id(&m), dir.to_path_buf()));
+            }
+        }
+    }
+    for a in allowed {
+        let own = std::fs::metadata(a).ok().map(|m| id(&m));
+        let parent = a
+            .parent()
+            .and_then(|p| std::fs::metadata(p).ok())
+            .map(|m| id(&m));
+        let hit = inside.iter().find(|(i, _)| Some(*i) == own).or_else(|| {
+            dirs.iter()
+                .find(|(i, _)| Some(*i) == parent || Some(*i) == own)
+        });
+        if let Some((_, dir)) = hit {
+            return Err(LocateError(format!(
+                "refusing to start: the Unix socket {} is, under another name, in the shared store's socket directory {}, and the command could reach the store through it",
+                a.display(),
+                dir.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The TCP ports the store's server listens on here: `ports` (of its loopback hosts) and
+/// the port each Unix socket's name (`.s.PGSQL.PORT`) gives.
+fn server_ports(sockets: &[PathBuf], ports: Vec<u16>) -> Vec<u16> {
+    let mut all = ports;
+    all.extend(sockets.iter().filter_map(|s| {
+        s.file_name()?
+            .to_str()?
+            .strip_prefix(".s.PGSQL.")?
+            .parse::<u16>()
+            .ok()
+    }));
+    all.sort_unstable();
+    all.dedup();
+    all
+}
+
+/// Where the stores are, for keeping the shared one out of a command's reach (its
+/// password file and variable, its sockets, its loopback port): [`locate`], over the
+/// user and managed config files even when `load` skips them. `--isolated` ignores those
+/// files for the policy, not for what must stay unreachable: a `[store]` there names a
+/// password this user holds and a server that may let this user in.
+pub fn locate_for_protection(
+    load: &LoadOptions,
+    local: Option<&Path>,
+) -> Result<StoreLocation, LocateError> {
+    if !load.skip_default_files {
+        return locate(load, local);
+    }
+    let refuse = |e: &dyn std::fmt::Display| {
+        LocateError(format!(
+            "refusing to start: the `[store]` of the user or managed config (read even with --isolated, to keep the shared store out of the command's reach) cannot be used: {e}"
+        ))
+    };
+    let mut all = load.clone();
+    all.skip_default_files = false;
+    let local = match local {
+        Some(p) => p.to_path_buf(),
+        None => cordon_store::default_store_path().map_err(|e| refuse(&e))?,
+    };
+    let settings = cordon_policy::config::store_settings(&all, &RealFs).map_err(|e| refuse(&e))?;
+    let Some(settings) = settings else {
+        return Ok(StoreLocation::local_only(local));
+    };
+    // Where the server is and which file and variable hold its password; the password
+    // itself is not needed (nothing connects), so an unset variable does not stop the run.
+    let mut unsecret = settings.clone();
+    unsecret.password = None;
+    let target = target_of(&unsecret, &|name| std::env::var_os(name)).map_err(|e| refuse(&e))?;
+    Ok(StoreLocation {
+        local,
+        shared: std::sync::Arc::new(StoreAt::Postgres(target)),
+        settings: Some(settings),
+    })
 }
 
 /// Why the store's location could not be resolved: one sentence, never holding the
@@ -282,24 +429,44 @@ fn read_password_file(path: &Path) -> Result<Password, LocateError> {
 }
 
 /// The bytes of a file holding a secret (`what`: "password file", "client key file"):
-/// a regular file that neither the group nor others may read or write, with one name,
-/// owned by this user or root; read through one open, checked on what was opened.
+/// see [`read_store_file`].
 fn read_private_file(path: &Path, what: &str) -> Result<Vec<u8>, LocateError> {
+    read_store_file(path, what, true, MAX_PASSWORD_FILE)
+}
+
+/// The text of `[store] ca_file` or `cert_file` (`what`): see [`read_store_file`]. Not
+/// secret, but whoever can write it chooses which server cordon trusts with the password
+/// and the fleet's leases.
+fn read_public_file(path: &Path, what: &str) -> Result<Vec<u8>, LocateError> {
+    read_store_file(path, what, false, MAX_CA_FILE)
+}
+
+/// The one check of every file `[store]` names, read through one open and checked on
+/// what was opened: a regular file (a FIFO is refused, never waited on), owned by this
+/// user or root, that neither its group nor others may write, in directories that only
+/// this user or root may change (a directory others may write is accepted only with the
+/// sticky bit, which keeps them from replacing a file they do not own). A `secret` file
+/// (a password, a key) may not be read by its group or others either, and has one name
+/// (another name could sit outside the sandbox's mask).
+fn read_store_file(
+    path: &Path,
+    what: &str,
+    secret: bool,
+    limit: u64,
+) -> Result<Vec<u8>, LocateError> {
     let fail = |why: &str| LocateError(format!("the store's {what} {} {why}", path.display()));
-    let file = std::fs::File::open(path).map_err(|e| fail(&format!("cannot be read ({e})")))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| fail(&format!("cannot be read ({e})")))?;
-    if !meta.is_file() {
-        return Err(fail("is not a regular file"));
-    }
-    if meta.mode() & 0o077 != 0 {
+    let (file, meta) = open_checked(path, &fail)?;
+    if secret && meta.mode() & 0o077 != 0 {
         return Err(fail(
             "may be read or written by its group or others; chmod 600 it",
         ));
     }
-    // Another name for the same file could sit outside the sandbox's mask.
-    if meta.nlink() > 1 {
+    if meta.mode() & 0o022 != 0 {
+        return Err(fail(
+            "may be written by its group or others, who could make cordon trust their server; chmod go-w it",
+        ));
+    }
+    if secret && meta.nlink() > 1 {
         return Err(fail(
             "has more than one name (a hard link), which the sandbox's mask may not cover; use a file with one name",
         ));
@@ -311,42 +478,54 @@ fn read_private_file(path: &Path, what: &str) -> Result<Vec<u8>, LocateError> {
             meta.uid()
         )));
     }
-    let mut bytes = Vec::new();
-    file.take(MAX_PASSWORD_FILE + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| fail(&format!("cannot be read ({e})")))?;
-    if bytes.len() as u64 > MAX_PASSWORD_FILE {
-        return Err(fail(&format!("is larger than {MAX_PASSWORD_FILE} bytes")));
+    let real = std::fs::canonicalize(path).map_err(|e| fail(&format!("cannot be read ({e})")))?;
+    for dir in real.ancestors().skip(1) {
+        let m = std::fs::metadata(dir).map_err(|e| fail(&format!("cannot be read ({e})")))?;
+        let sticky = m.mode() & 0o1000 != 0;
+        if m.uid() != me && m.uid() != 0 {
+            return Err(fail(&format!(
+                "is in the directory {}, which user {} owns and may change; keep it in a directory of this user or root",
+                dir.display(),
+                m.uid()
+            )));
+        }
+        if m.mode() & 0o022 != 0 && !sticky {
+            return Err(fail(&format!(
+                "is in the directory {}, which its group or others may write (and so replace the file); chmod go-w it",
+                dir.display()
+            )));
+        }
     }
-    Ok(bytes)
+    read_checked(file, &meta, path, limit, &fail)
 }
 
-/// The text of `[store] ca_file` or `cert_file` (`what`): a regular file (read through one open, checked on what
-/// was opened) that neither its group nor others may write, since whoever can write it
-/// chooses which server cordon trusts with the password and the fleet's leases. Not
-/// secret: its readers and owner are not checked.
-fn read_public_file(path: &Path, what: &str) -> Result<Vec<u8>, LocateError> {
-    let fail = |why: &str| LocateError(format!("the store's {what} {} {why}", path.display()));
-    let file = std::fs::File::open(path).map_err(|e| fail(&format!("cannot be read ({e})")))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| fail(&format!("cannot be read ({e})")))?;
-    if !meta.is_file() {
-        return Err(fail("is not a regular file"));
+/// `path` opened for reading through cordon-fs's one reader (a FIFO or a device is
+/// refused at once, never waited on), with its metadata.
+fn open_checked(
+    path: &Path,
+    fail: &dyn Fn(&str) -> LocateError,
+) -> Result<(std::fs::File, std::fs::Metadata), LocateError> {
+    cordon_fs::open_regular(path).map_err(|e| match e.kind() {
+        cordon_fs::FsErrorKind::WrongType(_) => fail("is not a regular file"),
+        _ => fail(&format!("cannot be read ({e})")),
+    })
+}
+
+/// The bytes of `file` (opened by [`open_checked`]), at most `limit`.
+fn read_checked(
+    file: std::fs::File,
+    meta: &std::fs::Metadata,
+    path: &Path,
+    limit: u64,
+    fail: &dyn Fn(&str) -> LocateError,
+) -> Result<Vec<u8>, LocateError> {
+    if meta.len() > limit {
+        return Err(fail(&format!("is larger than {limit} bytes")));
     }
-    if meta.mode() & 0o022 != 0 {
-        return Err(fail(
-            "may be written by its group or others, who could make cordon trust their server; chmod go-w it",
-        ));
-    }
-    let mut pem = Vec::new();
-    file.take(MAX_CA_FILE + 1)
-        .read_to_end(&mut pem)
-        .map_err(|e| fail(&format!("cannot be read ({e})")))?;
-    if pem.len() as u64 > MAX_CA_FILE {
-        return Err(fail(&format!("is larger than {MAX_CA_FILE} bytes")));
-    }
-    Ok(pem)
+    cordon_fs::read_opened(file, meta, path, limit).map_err(|e| match e.kind() {
+        cordon_fs::FsErrorKind::WrongType(_) => fail(&format!("is larger than {limit} bytes")),
+        _ => fail(&format!("cannot be read ({e})")),
+    })
 }
 
 /// This machine's host name (the default `[store] machine`).
@@ -507,6 +686,43 @@ mod tests {
             let e = target_of(&s, &|_| None).unwrap_err();
             assert!(e.0.contains(says), "{}: {e}", path.display());
         }
+        // A FIFO (a plain open would wait for a writer for ever) is refused at once.
+        let fifo = dir.path().join("fifo.pem");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+        s.ca_file = Some(fifo);
+        let started = std::time::Instant::now();
+        let e = target_of(&s, &|_| None).unwrap_err();
+        assert!(e.0.contains("not a regular file"), "{e}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        // Owned by another user, or in a directory others may write (no sticky bit):
+        // they could swap the CA.
+        if rustix::process::geteuid().is_root() {
+            std::fs::write(dir.path().join("theirs.pem"), ca.pem()).unwrap();
+            let theirs = dir.path().join("theirs.pem");
+            std::os::unix::fs::chown(&theirs, Some(65534), None).unwrap();
+            s.ca_file = Some(theirs);
+            let e = target_of(&s, &|_| None).unwrap_err();
+            assert!(e.0.contains("is owned by user 65534"), "{e}");
+        }
+        let open_dir = dir.path().join("open");
+        std::fs::create_dir(&open_dir).unwrap();
+        std::fs::write(open_dir.join("ca.pem"), ca.pem()).unwrap();
+        std::fs::set_permissions(&open_dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        s.ca_file = Some(open_dir.join("ca.pem"));
+        let e = target_of(&s, &|_| None).unwrap_err();
+        assert!(e.0.contains("which its group or others may write"), "{e}");
+        std::fs::set_permissions(&open_dir, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        assert!(
+            target_of(&s, &|_| None).is_ok(),
+            "a sticky directory keeps others' hands off"
+        );
         let junk = dir.path().join("junk.pem");
         std::fs::write(&junk, "not a certificate\n").unwrap();
         s.ca_file = Some(junk);
@@ -576,3 +792,7 @@ mod tests {
         assert!(!format!("{t:?}").contains("pw-from-env"));
     }
 }
+
+#[cfg(test)]
+#[path = "shared_reach_tests.rs"]
+mod reach_tests;

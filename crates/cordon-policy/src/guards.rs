@@ -39,6 +39,10 @@ pub const SENSITIVE_HOME_PATHS: &[&str] = &[
     ".vault-token",
     // Other tools' credentials.
     ".pgpass",
+    // libpq's service file (may hold `password=`) and its default client key and
+    // certificates.
+    ".pg_service.conf",
+    ".postgresql",
     ".my.cnf",
     ".s3cfg",
     ".boto",

@@ -351,6 +351,13 @@ impl PgTarget {
         } else {
             for host in config.get_hosts() {
                 if let postgres::config::Host::Tcp(name) = host
+                    && name.is_empty()
+                {
+                    return Err(bad(
+                        "the URL names an empty host; give a host name or a socket directory (?host=/run/postgresql)".into(),
+                    ));
+                }
+                if let postgres::config::Host::Tcp(name) = host
                     && !loopback(name)
                 {
                     return Err(bad(format!(
@@ -490,6 +497,8 @@ fn short_url(url: &str) -> String {
 /// host, database and the query parameters that say where the server is; any other
 /// parameter's value is hidden.
 fn redact_url(url: &str) -> String {
+    // A `#fragment` is not part of what libpq reads and may hold anything: never shown.
+    let url = url.split('#').next().unwrap_or("");
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };

@@ -107,6 +107,12 @@ impl StoreError {
         StoreError::new(path, kind)
     }
 
+    /// Whether the error concerns a shared (PostgreSQL) store: its path is the URL.
+    fn is_shared(&self) -> bool {
+        let p = self.path.to_string_lossy();
+        p.starts_with("postgres://") || p.starts_with("postgresql://")
+    }
+
     /// The file this error concerns.
     pub fn path(&self) -> &Path {
         &self.path
@@ -146,6 +152,10 @@ impl fmt::Display for StoreError {
                 f,
                 "{p} has schema version {found} but this cordon understands up to {supported}; nothing was granted from it — upgrade cordon or point it at another store"
             ),
+            StoreErrorKind::Permissions(why) if self.is_shared() => write!(
+                f,
+                "the shared store {p} refused the login ({why}); nothing was granted from it — check the role in `[store] url` and its password (`password_file` or `password_env`)"
+            ),
             StoreErrorKind::Permissions(why) => write!(
                 f,
                 "{p} cannot be used safely ({why}); nothing was granted from it — fix its ownership and permissions (0600 file in a 0700 directory)"
@@ -168,6 +178,10 @@ impl fmt::Display for StoreError {
                 f,
                 "the shared store {p} is unavailable ({why}); nothing was granted from it — check that the PostgreSQL server is running and reachable"
             ),
+            StoreErrorKind::Io(why) if self.is_shared() => write!(
+                f,
+                "the shared store {p} could not be used ({why}); nothing was granted from it — check `[store] url` and the server's log"
+            ),
             StoreErrorKind::Io(why) => write!(
                 f,
                 "{p} could not be used ({why}); nothing was granted from it — check the file and its directory"
@@ -189,3 +203,70 @@ impl fmt::Display for StoreError {
 }
 
 impl std::error::Error for StoreError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::PgTarget;
+
+    /// A shared store's errors give advice about the server and its login, not the local
+    /// file's; an empty host is named as such; a URL's `#fragment` is never shown.
+    #[test]
+    fn a_shared_stores_errors_speak_of_the_server() {
+        let url = Path::new("postgres://m1@localhost/cordon");
+        let e = StoreError::new(
+            url,
+            StoreErrorKind::Permissions("password authentication failed".into()),
+        );
+        let text = e.to_string();
+        assert!(
+            text.contains("refused the login") && !text.contains("0700"),
+            "{text}"
+        );
+        let e = StoreError::new(url, StoreErrorKind::Io("relation missing".into()));
+        let text = e.to_string();
+        assert!(!text.contains("check the file and its directory"), "{text}");
+        let file = Path::new("/home/u/.local/state/cordon/store.sqlite3");
+        let text = StoreError::new(file, StoreErrorKind::Permissions("denied".into())).to_string();
+        assert!(text.contains("0700"), "{text}");
+        let text = PgTarget::new("postgresql:///cordon?host=&user=u", None, "m")
+            .unwrap_err()
+            .to_string();
+        assert!(!text.contains("host  is"), "{text}");
+        assert!(
+            text.contains("empty host") || text.contains("no host"),
+            "{text}"
+        );
+        let t = PgTarget::new("postgres://u@localhost/cordon#SECRET-FRAGMENT", None, "m").unwrap();
+        assert!(!t.url().contains("SECRET"), "{}", t.url());
+    }
+
+    /// The driver's refusal of a configuration (a password the server asks for and none
+    /// given) is a configuration error, not an unavailable server.
+    #[test]
+    fn a_missing_password_is_not_an_unavailable_server() {
+        let Some(c) = crate::pg_test::Cluster::shared() else {
+            return;
+        };
+        let db = c.fresh_database();
+        // More ports than hosts: the driver refuses the configuration before any socket.
+        let url = format!(
+            "postgresql:///{db}?host={}&port=5432,5433,5434&user=postgres",
+            c.socket_dir().display()
+        );
+        let t = match PgTarget::new(&url, None, "m") {
+            Ok(t) => t,
+            Err(e) => {
+                let text = e.to_string();
+                assert!(!text.contains("server is running"), "{text}");
+                return;
+            }
+        };
+        let e = crate::Store::open_at(&crate::StoreAt::Postgres(t)).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            !text.contains("check that the PostgreSQL server is running"),
+            "{text}"
+        );
+    }
+}

@@ -41,7 +41,7 @@ const WAL_TRIM_PAGES: u64 = 64;
 pub const SCHEMA_VERSION: i64 = 13;
 
 /// Newest schema version of a shared (PostgreSQL) store this build reads and writes.
-pub const PG_SCHEMA_VERSION: i64 = 2;
+pub const PG_SCHEMA_VERSION: i64 = 3;
 
 /// Written to `PRAGMA application_id` so another program's database is not mistaken
 /// for a store ("cord" in ASCII).

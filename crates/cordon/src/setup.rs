@@ -180,6 +180,27 @@ impl ApprovalArgs {
         })
     }
 
+    /// The stores to keep out of a command's reach (password file and variable, sockets,
+    /// loopback port): `location` itself, or with `--isolated` (which ignores the user
+    /// and managed files for the policy) the `[store]` those files name all the same
+    /// ([`cordon_gate::locate_for_protection`]); one that cannot be used is refused.
+    pub fn guarded(
+        &self,
+        load: &LoadOptions,
+        location: &StoreLocation,
+    ) -> anyhow::Result<StoreLocation> {
+        if !load.skip_default_files {
+            return Ok(location.clone());
+        }
+        cordon_gate::locate_for_protection(load, self.store.as_deref()).map_err(|e| {
+            Exit::new(
+                Code::Invalid,
+                cordon_policy::terminal::sanitize_for_terminal(&e.to_string()),
+            )
+            .into()
+        })
+    }
+
     /// The remembered rules, with the store connection they were read from, to hand to
     /// the gate ([`Remembered::gate`]) so that one process opens the store once.
     pub fn remembered(&self, load: &LoadOptions) -> anyhow::Result<Remembered> {

@@ -42,6 +42,8 @@ fn sensitive_reads() {
         "/home/u/.claude/.credentials.json",
         "/home/u/.codex/auth.json",
         "/home/u/.pgpass",
+        "/home/u/.pg_service.conf",
+        "/home/u/.postgresql/postgresql.key",
     ] {
         assert!(read(p), "{p} should be sensitive");
     }

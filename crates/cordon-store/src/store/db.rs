@@ -8,7 +8,7 @@
 //!
 //! Write transactions: SQLite's `BEGIN IMMEDIATE` takes the database's one write lock.
 //! On PostgreSQL a write transaction is `BEGIN ISOLATION LEVEL READ COMMITTED` followed by
-//! `pg_advisory_xact_lock` on one key, so every write transaction of every machine runs
+//! `pg_catalog.pg_advisory_xact_lock` on one key, so every write transaction of every machine runs
 //! one at a time, exactly as on SQLite: whatever an SQLite test proves about a once-lease
 //! spent once or a pending approval answered once holds on PostgreSQL by construction.
 //! The lock is released when the transaction commits or rolls back (also when the
@@ -36,6 +36,19 @@ use tokio_postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 use super::Store;
 use crate::at::PgTarget;
 use crate::error::{StoreError, StoreErrorKind};
+
+/// The search path of every session cordon opens: the store's schema `public` alone.
+/// PostgreSQL searches `pg_catalog` before any path that does not name it (and a
+/// session's own temporary schema, which cordon never creates in, before that), so names
+/// resolve in the system catalog first, then in the store's schema, and never in a
+/// schema named after the role (`"$user"` of the default path) or one a URL's `options`
+/// names; unqualified `CREATE`s of the migrations still land in `public`. Set in the
+/// startup packet and again (`SET LOCAL`) at the start of every transaction, so a pooler
+/// that drops startup options still runs cordon's statements with it. cordon's own calls
+/// of system functions are schema-qualified and typed exactly as well
+/// (`pg_catalog.pg_advisory_xact_lock(…::pg_catalog.int8)`): an overload with other
+/// argument types that matches better wins over the catalog's whatever the path.
+pub(crate) const SEARCH_PATH: &str = "public";
 
 /// How long opening (or reopening) a PostgreSQL connection may take in all, retries
 /// included: a decision waiting on the store must not hang.
@@ -248,6 +261,17 @@ pub(crate) fn pg_error(at: &Path, e: &tokio_postgres::Error) -> StoreError {
     if let Some(why) = crate::at::tls_failure(e) {
         return StoreError::new(at, StoreErrorKind::Tls(why));
     }
+    // The driver's own refusal of the configuration (a password the server asked for and
+    // none was given, more ports than hosts): no server is involved, and retrying or
+    // checking the server would not help.
+    if e.code().is_none() && why.starts_with("invalid configuration") {
+        return StoreError::new(
+            at,
+            StoreErrorKind::Invalid(format!(
+                "{why}; check `[store] url` and its password (`password_file` or `password_env`)"
+            )),
+        );
+    }
     let kind = match e.code() {
         Some(c) if *c == SqlState::LOCK_NOT_AVAILABLE || *c == SqlState::QUERY_CANCELED => {
             StoreErrorKind::Locked
@@ -375,9 +399,11 @@ pub(crate) fn connect(target: &PgTarget, lock_timeout: Duration) -> Result<PgCli
     let start = Instant::now();
     let mut pause = CONNECT_BACKOFF;
     let mut config = async_config(&target.config);
-    // The session's timeouts travel in the startup packet: no round trip of their own.
+    // The session's timeouts and its search path travel in the startup packet: no round
+    // trip of their own. The search path comes last, so a URL's own `options` cannot
+    // widen it (see [`SEARCH_PATH`]).
     let options = format!(
-        "{} -c lock_timeout={} -c statement_timeout={} -c idle_in_transaction_session_timeout=60000",
+        "{} -c lock_timeout={} -c statement_timeout={} -c idle_in_transaction_session_timeout=60000 -c search_path={SEARCH_PATH}",
         target.config.get_options().unwrap_or_default(),
         lock_timeout.as_millis().max(1),
         lock_timeout.saturating_add(STATEMENT_SLACK).as_millis()
@@ -640,7 +666,10 @@ impl Store {
     pub(crate) fn write(&self) -> Result<Tx<'_>, StoreError> {
         self.begin(
             "BEGIN IMMEDIATE",
-            "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(1668248164)", // "cord",
+            // The key spells "cord"; a bigint, and the catalog's function by name: see
+            // SEARCH_PATH.
+            "BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL search_path = public;
+             SELECT pg_catalog.pg_advisory_xact_lock(1668248164::pg_catalog.int8)",
         )
     }
 
@@ -648,7 +677,7 @@ impl Store {
     pub(crate) fn read(&self) -> Result<Tx<'_>, StoreError> {
         self.begin(
             "BEGIN DEFERRED",
-            "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+            "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL search_path = public",
         )
     }
 

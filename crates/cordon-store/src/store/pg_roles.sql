@@ -14,12 +14,21 @@
 --
 -- cordon_machine: record pending approvals and read them; read leases and remembered
 -- rules; spend a once-lease (the columns `used_at_ms` and `uses` only, and only from
--- unspent to spent: see the trigger below); sessions and their writes, operation ids,
--- MCP pins and shipped decisions.
+-- unspent to spent: see the trigger below); record sessions and their events (append
+-- only: a session's history is never deleted or moved to another path, its last use
+-- only moves forward; idle sessions are deleted by cordon_expire_sessions, for a machine
+-- only once idle for a day), operation ids, MCP pins and shipped decisions.
 -- cordon_approver: all of that, and answer pending approvals, write and revoke leases,
--- remember and forget rules.
--- Neither may change the schema, rewrite a pending approval's request, verdict or
--- machine, or insert one already answered.
+-- remember and forget rules, end sessions.
+-- Neither may change the schema, create anything in schema public, rewrite a pending
+-- approval's request, verdict or machine, or insert one already answered.
+--
+-- Every function here runs with a fixed search path, and nobody but the owner may create
+-- in schema public (PostgreSQL 14 and older let every role do so by default, and a
+-- database upgraded from one keeps that): a function or operator planted there could
+-- otherwise run with the rights of whoever calls a name it shadows.
+
+SET search_path = public;
 
 DO $$
 BEGIN
@@ -36,6 +45,15 @@ $$;
 -- a hand-made grant gave).
 REVOKE ALL ON ALL TABLES IN SCHEMA public FROM PUBLIC, cordon_machine, cordon_approver;
 REVOKE ALL ON ALL SEQUENCES IN SCHEMA public FROM PUBLIC, cordon_machine, cordon_approver;
+-- Only the tables' owner creates in the store's schema (it migrates it).
+REVOKE CREATE ON SCHEMA public FROM PUBLIC, cordon_machine, cordon_approver;
+DO $$
+BEGIN
+    EXECUTE pg_catalog.format('GRANT CREATE ON SCHEMA public TO %I',
+        (SELECT tableowner FROM pg_catalog.pg_tables
+         WHERE schemaname = 'public' AND tablename = 'cordon_schema'));
+END
+$$;
 GRANT USAGE ON SCHEMA public TO cordon_machine, cordon_approver;
 
 -- Machines.
@@ -48,7 +66,11 @@ GRANT INSERT (fingerprint, session, request, verdict, suggestion, created_ms, op
     ON pending TO cordon_machine;
 GRANT SELECT, INSERT, DELETE ON operations TO cordon_machine;
 GRANT SELECT, UPDATE ON operations_pruned TO cordon_machine;
-GRANT SELECT, INSERT, UPDATE, DELETE ON sessions, session_events TO cordon_machine;
+GRANT SELECT, INSERT ON sessions, session_events TO cordon_machine;
+GRANT UPDATE (last_ms, writes, overflowed_ms) ON sessions TO cordon_machine;
+GRANT UPDATE (hash, at_ms, tool, call, operation_id) ON session_events TO cordon_machine;
+REVOKE ALL ON FUNCTION cordon_expire_sessions(BIGINT) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION cordon_expire_sessions(BIGINT) TO cordon_machine;
 GRANT SELECT, INSERT, UPDATE, DELETE ON mcp_servers, mcp_tools TO cordon_machine;
 GRANT SELECT, INSERT ON decisions TO cordon_machine;
 GRANT USAGE ON SEQUENCE pending_id_seq, session_events_seq_seq TO cordon_machine;
@@ -59,11 +81,12 @@ GRANT UPDATE (state, answered_ms, lease_id, edited_input) ON pending TO cordon_a
 GRANT INSERT, UPDATE, DELETE ON leases TO cordon_approver;
 GRANT INSERT, DELETE ON rules TO cordon_approver;
 GRANT USAGE ON SEQUENCE leases_id_seq, rules_id_seq TO cordon_approver;
+GRANT DELETE ON sessions, session_events TO cordon_approver;
 
 -- Spending is one way: a lease spent stays spent, and `uses` only grows by one per
 -- spend, whoever updates it (an UPDATE grant cannot say which values, a trigger can).
 CREATE OR REPLACE FUNCTION cordon_lease_spend_only() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     IF (OLD.used_at_ms IS NOT NULL AND NEW.used_at_ms IS DISTINCT FROM OLD.used_at_ms)
        OR NEW.uses < OLD.uses OR NEW.uses > OLD.uses + 1 THEN
@@ -77,3 +100,42 @@ REVOKE ALL ON FUNCTION cordon_lease_spend_only() FROM PUBLIC;
 DROP TRIGGER IF EXISTS cordon_lease_spend_only ON leases;
 CREATE TRIGGER cordon_lease_spend_only BEFORE UPDATE OF used_at_ms, uses ON leases
     FOR EACH ROW EXECUTE FUNCTION cordon_lease_spend_only();
+
+-- A session's history only grows: its last use, its count of writes and its overflow
+-- mark never move back (an earlier clock's value is kept, not refused), and an event
+-- keeps the session, kind and path it records (the column grants above say so for
+-- machines; this says it for everyone who updates).
+CREATE OR REPLACE FUNCTION cordon_session_forward_only() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF NEW.id IS DISTINCT FROM OLD.id OR NEW.started_ms IS DISTINCT FROM OLD.started_ms THEN
+        RAISE EXCEPTION 'a session keeps its id and start'
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    NEW.last_ms := GREATEST(OLD.last_ms, NEW.last_ms);
+    NEW.writes := GREATEST(OLD.writes, NEW.writes);
+    NEW.overflowed_ms := COALESCE(OLD.overflowed_ms, NEW.overflowed_ms);
+    RETURN NEW;
+END
+$$;
+REVOKE ALL ON FUNCTION cordon_session_forward_only() FROM PUBLIC;
+DROP TRIGGER IF EXISTS cordon_session_forward_only ON sessions;
+CREATE TRIGGER cordon_session_forward_only BEFORE UPDATE ON sessions
+    FOR EACH ROW EXECUTE FUNCTION cordon_session_forward_only();
+
+CREATE OR REPLACE FUNCTION cordon_session_event_keep() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF NEW.seq IS DISTINCT FROM OLD.seq OR NEW.session IS DISTINCT FROM OLD.session
+       OR NEW.kind IS DISTINCT FROM OLD.kind OR NEW.key IS DISTINCT FROM OLD.key
+       OR NEW.target IS DISTINCT FROM OLD.target THEN
+        RAISE EXCEPTION 'a session event keeps what it records'
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    RETURN NEW;
+END
+$$;
+REVOKE ALL ON FUNCTION cordon_session_event_keep() FROM PUBLIC;
+DROP TRIGGER IF EXISTS cordon_session_event_keep ON session_events;
+CREATE TRIGGER cordon_session_event_keep BEFORE UPDATE ON session_events
+    FOR EACH ROW EXECUTE FUNCTION cordon_session_event_keep();

@@ -131,6 +131,29 @@ CREATE TABLE decisions (
 );
 CREATE INDEX decisions_by_at ON decisions (at_ms);
 "#,
+    // 3: idle sessions are deleted through one function, so that a machine's role (see
+    // pg_roles.sql) needs no DELETE on sessions: it runs as the tables' owner with a
+    // fixed search path, and for a role that may not delete sessions itself it deletes
+    // only sessions idle for a day by the server's clock (the default `expire_after`),
+    // whatever cut-off it is given. Events go with their session (ON DELETE CASCADE).
+    r#"
+CREATE OR REPLACE FUNCTION public.cordon_expire_sessions(cutoff_ms BIGINT) RETURNS BIGINT
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
+DECLARE
+    n BIGINT;
+BEGIN
+    IF NOT pg_catalog.has_table_privilege(session_user, 'public.sessions', 'DELETE') THEN
+        cutoff_ms := LEAST(cutoff_ms,
+            (pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::bigint
+                - 86400000);
+    END IF;
+    DELETE FROM public.sessions WHERE last_ms < cutoff_ms;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$f$;
+REVOKE ALL ON FUNCTION public.cordon_expire_sessions(BIGINT) FROM PUBLIC;
+"#,
 ];
 
 impl Store {
@@ -147,9 +170,9 @@ impl Store {
         };
         let has = self
             .row(
-                "SELECT to_regclass('cordon_schema') IS NOT NULL,
-                        (SELECT count(*) FROM pg_catalog.pg_tables
-                         WHERE schemaname = current_schema())",
+                "SELECT pg_catalog.to_regclass('public.cordon_schema') IS NOT NULL,
+                        (SELECT pg_catalog.count(*) FROM pg_catalog.pg_tables
+                         WHERE schemaname = 'public')",
                 args![],
             )?
             .ok_or_else(|| not_ours("no answer"))?;

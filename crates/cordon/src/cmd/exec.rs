@@ -391,9 +391,10 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     opts.remembered_rules = std::mem::take(&mut remembered.rules);
     // The shared store's password never reaches the command: its file is masked like the
     // store, and its variable is never passed, whatever the allowlists say.
-    let store_secret_files = remembered.location.secret_files();
-    let store_secret_env = remembered.location.secret_env().map(str::to_string);
-    let store_socket_dirs = remembered.location.socket_dirs();
+    let guarded = args.approvals.guarded(&opts, &remembered.location)?;
+    let store_secret_files = guarded.secret_files();
+    let store_secret_env = guarded.secret_env().map(str::to_string);
+    let store_socket_dirs = guarded.socket_dirs();
     opts.network_allow = args.allow_net.clone();
     let mut credentials = credentials(&args.credential)?;
     for c in &credentials {
@@ -403,8 +404,7 @@ pub fn run(args: ExecArgs) -> anyhow::Result<u8> {
     opts.network_allow_private = args.allow_private.clone();
     let policy = load(&opts, Code::Failed)?;
     // Nor its endpoint: the command runs as this user, whom the server may let in.
-    remembered
-        .location
+    guarded
         .check_sandbox_reach(
             &args.allow_unix_socket,
             policy.network_policy(),

@@ -61,7 +61,7 @@ pub struct ProxyArgs {
 
 /// Run `cordon proxy` until SIGINT or SIGTERM.
 pub fn run(args: ProxyArgs) -> anyhow::Result<u8> {
-    let configured = network_settings(&args)?;
+    let (configured, load) = network_settings(&args)?;
     let allow: Vec<String> = configured.allow.into_iter().chain(args.allow).collect();
     let deny: Vec<String> = configured.deny.into_iter().chain(args.deny).collect();
     let private: Vec<String> = configured
@@ -71,6 +71,16 @@ pub fn run(args: ProxyArgs) -> anyhow::Result<u8> {
         .collect();
     let policy = NetworkPolicy::from_lists(&allow, &deny, &private)
         .map_err(|e| Exit::new(Code::Invalid, format!("{e}.")))?;
+    // The same user reaches the shared store's server from wherever the proxy leads: the
+    // check `cordon exec` makes, on the proxy's own allowlists.
+    cordon_gate::locate_for_protection(&load, None)
+        .and_then(|location| location.check_net_reach(&policy))
+        .map_err(|e| {
+            Exit::new(
+                Code::Invalid,
+                cordon_policy::terminal::sanitize_for_terminal(&e.to_string()),
+            )
+        })?;
     if args.max_connections == 0
         || args.idle_timeout == 0
         || args.connect_timeout == 0
@@ -112,8 +122,8 @@ pub fn run(args: ProxyArgs) -> anyhow::Result<u8> {
 }
 
 /// The `[network]` table merged over the config layers (trust rules included: an untrusted
-/// project cannot widen the allowlist).
-fn network_settings(args: &ProxyArgs) -> anyhow::Result<NetworkSettings> {
+/// project cannot widen the allowlist), and the options it was loaded with.
+fn network_settings(args: &ProxyArgs) -> anyhow::Result<(NetworkSettings, LoadOptions)> {
     let workspace = std::env::current_dir().map_err(|e| {
         Exit::new(
             Code::Invalid,
@@ -146,5 +156,5 @@ fn network_settings(args: &ProxyArgs) -> anyhow::Result<NetworkSettings> {
     };
     let merged = cordon_policy::config::load(&options, &RealFs)
         .map_err(|e| Exit::new(Code::Invalid, e.to_string()))?;
-    Ok(merged.network)
+    Ok((merged.network, options))
 }
