@@ -38,7 +38,7 @@ fn every_spelling_of_loopback_is_refused() {
             "{private}: {e}"
         );
         assert!(
-            s.check_sandbox_reach(&[], &net(allow, private)).is_err(),
+            s.check_sandbox_reach(&[], &net(allow, private), false).is_err(),
             "{private}"
         );
     }
@@ -90,13 +90,13 @@ fn a_hard_link_to_the_socket_is_refused() {
     let link = elsewhere.join("innocent.sock");
     std::fs::hard_link(&socket, &link).unwrap();
     let e = s
-        .check_sandbox_reach(std::slice::from_ref(&link), &none)
+        .check_sandbox_reach(std::slice::from_ref(&link), &none, false)
         .unwrap_err();
     assert!(e.0.contains("under another name"), "{e}");
     let link2 = elsewhere.join("lock-link");
     std::fs::hard_link(&lock, &link2).unwrap();
-    assert!(s.check_sandbox_reach(&[link2], &none).is_err());
+    assert!(s.check_sandbox_reach(&[link2], &none, false).is_err());
     let other = elsewhere.join("other.sock");
     let _o = std::os::unix::net::UnixListener::bind(&other).unwrap();
-    assert!(s.check_sandbox_reach(&[other], &none).is_ok());
+    assert!(s.check_sandbox_reach(&[other], &none, false).is_ok());
 }
