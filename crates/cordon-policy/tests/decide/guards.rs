@@ -1,0 +1,355 @@
+//! Defaults and locations, and the guards that nothing turns off.
+
+use super::*;
+
+// ---- defaults and locations -----------------------------------------------------------
+case!(
+    read_inside_allowed,
+    NONE,
+    None,
+    read("src/main.rs"),
+    Allow,
+    Some(Step::Default)
+);
+case!(
+    read_outside_asks,
+    NONE,
+    None,
+    read("/etc/hosts"),
+    Ask,
+    Some(Step::Default)
+);
+case!(
+    write_inside_asks,
+    NONE,
+    None,
+    write("src/new.rs"),
+    Ask,
+    Some(Step::Default)
+);
+case!(
+    write_outside_asks,
+    NONE,
+    None,
+    write("/tmp/x"),
+    Ask,
+    Some(Step::Default)
+);
+case!(
+    write_outside_configured_deny,
+    "[defaults]\nwrite_outside = \"deny\"\n",
+    None,
+    write("/tmp/x"),
+    Deny,
+    Some(Step::Default)
+);
+case!(
+    prefix_sibling_is_outside,
+    "[defaults]\nwrite_outside = \"deny\"\nwrite_inside = \"allow\"\n",
+    None,
+    write("/w/proj_evil/x"),
+    Deny
+);
+case!(
+    dotdot_sibling_is_outside,
+    "[defaults]\nwrite_outside = \"deny\"\nwrite_inside = \"allow\"\n",
+    None,
+    write("../proj_evil/x"),
+    Deny
+);
+case!(
+    dotdot_inside_stays_inside,
+    "[defaults]\nwrite_inside = \"allow\"\n",
+    None,
+    write("src/../README.md"),
+    Allow
+);
+case!(
+    symlink_dir_out_write_is_outside,
+    "[defaults]\nwrite_outside = \"deny\"\nwrite_inside = \"allow\"\n",
+    None,
+    write("out/x"),
+    Deny
+);
+case!(
+    symlink_parent_dotdot_escape,
+    "[defaults]\nread_outside = \"deny\"\n",
+    None,
+    read("src/up/proj_evil/x"),
+    Deny
+);
+case!(
+    hard_link_write_never_silent,
+    "[defaults]\nwrite_inside = \"allow\"\n",
+    None,
+    write("hardlinked"),
+    Ask
+);
+case!(
+    symlink_loop_is_unknown,
+    "[defaults]\nread_inside = \"allow\"\n",
+    None,
+    read("loop"),
+    Ask
+);
+case!(
+    permissive_read_outside,
+    PERMISSIVE,
+    None,
+    read("/etc/hosts"),
+    Allow
+);
+case!(
+    cwd_outside_workspace_is_outside,
+    NONE,
+    None,
+    r#"{"tool":"Read","input":{"file_path":"hosts"},"cwd":"/etc"}"#,
+    Ask
+);
+case!(
+    cwd_cannot_widen,
+    "[defaults]\nwrite_outside = \"deny\"\nwrite_inside = \"allow\"\n",
+    None,
+    r#"{"tool":"Write","input":{"file_path":"x"},"cwd":"/w/proj_evil"}"#,
+    Deny
+);
+
+// ---- guards: nothing turns them off ---------------------------------------------------
+case!(
+    ssh_key_denied,
+    PERMISSIVE,
+    None,
+    read("~/.ssh/id_rsa"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    ssh_key_home_var_denied,
+    PERMISSIVE,
+    None,
+    read("$HOME/.ssh/id_rsa"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    ssh_key_case_variant_denied,
+    PERMISSIVE,
+    None,
+    read("/home/u/.SSH/id_rsa"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    ssh_key_via_dir_symlink_denied,
+    PERMISSIVE,
+    None,
+    read("sshdir/id_rsa"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    ssh_key_via_file_symlink_denied,
+    PERMISSIVE,
+    None,
+    read("key"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    ssh_key_via_proc_root_denied,
+    PERMISSIVE,
+    None,
+    read("/proc/self/root/home/u/.ssh/id_rsa"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    shadow_denied,
+    PERMISSIVE,
+    None,
+    read("/etc/shadow"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    ssh_host_key_denied,
+    PERMISSIVE,
+    None,
+    read("/etc/ssh/ssh_host_ed25519_key"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    aws_denied,
+    PERMISSIVE,
+    None,
+    read("/home/u/.aws/credentials"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    env_file_denied,
+    PERMISSIVE,
+    None,
+    read(".env"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    env_template_allowed,
+    NONE,
+    None,
+    read(".env.example"),
+    Allow
+);
+case!(
+    pem_denied,
+    PERMISSIVE,
+    None,
+    read("certs/server.pem"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    proc_environ_denied,
+    PERMISSIVE,
+    None,
+    read("/proc/1/environ"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    guard_beats_bypass,
+    NONE,
+    Some(Mode::Bypass),
+    read("~/.ssh/id_rsa"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    guard_beats_allow_rule,
+    "[permissions]\nallow = [\"Read(~/.ssh/**)\"]\n",
+    None,
+    read("~/.ssh/id_rsa"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    git_hook_write_denied,
+    PERMISSIVE,
+    Some(Mode::Bypass),
+    write(".git/hooks/pre-commit"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    git_hook_via_symlink_denied,
+    PERMISSIVE,
+    Some(Mode::Bypass),
+    write("hooks/pre-commit"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    git_config_write_denied,
+    PERMISSIVE,
+    None,
+    write(".git/config"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    claude_settings_denied,
+    PERMISSIVE,
+    Some(Mode::AcceptEdits),
+    write(".claude/settings.json"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    cordon_config_denied,
+    PERMISSIVE,
+    None,
+    write(".cordon/policy.toml"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    vscode_case_variant_denied,
+    PERMISSIVE,
+    None,
+    write(".VSCode/tasks.json"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    mcp_json_denied,
+    PERMISSIVE,
+    None,
+    write("sub/.mcp.json"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    bashrc_denied,
+    PERMISSIVE,
+    None,
+    write("~/.bashrc"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    authorized_keys_not_yet_existing_denied,
+    PERMISSIVE,
+    None,
+    write("~/.ssh/authorized_keys"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    systemd_unit_denied,
+    PERMISSIVE,
+    None,
+    write("~/.config/systemd/user/x.service"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    delete_workspace_denied,
+    PERMISSIVE,
+    Some(Mode::Bypass),
+    delete("/w/proj"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    delete_workspace_parent_denied,
+    PERMISSIVE,
+    None,
+    delete(".."),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    delete_home_denied,
+    PERMISSIVE,
+    None,
+    delete("~"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    delete_root_denied,
+    PERMISSIVE,
+    None,
+    delete("/"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    delete_inside_follows_default,
+    PERMISSIVE,
+    None,
+    delete("src/main.rs"),
+    Allow
+);

@@ -1,0 +1,252 @@
+//! Network destinations, MCP tools and unknown tools.
+
+use super::*;
+
+// ---- network --------------------------------------------------------------------------
+const NET: &str = "[network]\nallow = [\"example.com\", \"*.github.com\", \"static.example.org:8443\"]\ndeny = [\"gist.github.com\"]\n";
+case!(
+    net_allowed,
+    NET,
+    None,
+    fetch("https://example.com/x"),
+    Allow,
+    Some(Step::AllowRule)
+);
+case!(
+    net_case_and_trailing_dot,
+    NET,
+    None,
+    fetch("https://EXAMPLE.com./x"),
+    Allow
+);
+case!(
+    net_not_listed_asks,
+    NET,
+    None,
+    fetch("https://example.net/"),
+    Ask,
+    Some(Step::Default)
+);
+case!(
+    net_suffix_trick,
+    NET,
+    None,
+    fetch("https://example.com.evil.com/"),
+    Ask
+);
+case!(
+    net_subdomain_pattern,
+    NET,
+    None,
+    fetch("https://api.github.com/"),
+    Allow
+);
+case!(
+    net_apex_not_in_subdomain_pattern,
+    NET,
+    None,
+    fetch("https://github.com/"),
+    Ask
+);
+case!(
+    net_deny_list_wins,
+    NET,
+    None,
+    fetch("https://gist.github.com/"),
+    Deny,
+    Some(Step::DenyRule)
+);
+case!(
+    net_wrong_port,
+    NET,
+    None,
+    fetch("https://example.com:8080/"),
+    Ask
+);
+case!(
+    net_explicit_port,
+    NET,
+    None,
+    fetch("https://static.example.org:8443/"),
+    Allow
+);
+case!(
+    net_userinfo_refused,
+    NET,
+    None,
+    fetch("https://example.com@evil.com/"),
+    Deny,
+    Some(Step::Validate)
+);
+case!(
+    net_backslash_refused,
+    NET,
+    None,
+    fetch("https://evil.com\\\\@example.com/"),
+    Deny,
+    Some(Step::Validate)
+);
+case!(
+    net_file_scheme_refused,
+    NET,
+    None,
+    fetch("file:///etc/passwd"),
+    Deny,
+    Some(Step::Validate)
+);
+case!(
+    net_loopback_literal,
+    NET,
+    Some(Mode::Bypass),
+    fetch("http://127.0.0.1/"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    net_decimal_ip,
+    NET,
+    None,
+    fetch("http://2130706433/"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    net_octal_ip,
+    NET,
+    None,
+    fetch("http://0177.0.0.1/"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    net_hex_ip,
+    NET,
+    None,
+    fetch("http://0x7f.1/"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    net_mapped_v6,
+    NET,
+    None,
+    fetch("http://[::ffff:127.0.0.1]/"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    net_nat64,
+    NET,
+    None,
+    fetch("http://[64:ff9b::a9fe:a9fe]/"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    net_metadata,
+    NET,
+    None,
+    fetch("http://169.254.169.254/latest/meta-data/"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    net_cgnat,
+    NET,
+    None,
+    fetch("http://100.64.1.1/"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    net_unspecified,
+    NET,
+    None,
+    fetch("http://0.0.0.0/"),
+    Deny,
+    Some(Step::Guard)
+);
+case!(
+    net_private_allowed_by_cidr,
+    "[network]\nallow = [\"10.1.2.3:8080\"]\nallow_private = [\"10.0.0.0/8\"]\n",
+    None,
+    fetch("http://10.1.2.3:8080/"),
+    Allow
+);
+case!(
+    net_idn_homograph_not_allowed,
+    "[network]\nallow = [\"apple.com\"]\n",
+    None,
+    fetch("https://\u{0430}pple.com/"),
+    Ask
+);
+case!(
+    net_domain_rule,
+    "[permissions]\ndeny = [\"WebFetch(domain:pastebin.com)\"]\n",
+    None,
+    fetch("https://pastebin.com/raw/x"),
+    Deny,
+    Some(Step::DenyRule)
+);
+case!(
+    net_domain_allow_rule,
+    "[permissions]\nallow = [\"WebFetch(domain:docs.rs)\"]\n",
+    None,
+    fetch("https://docs.rs/x"),
+    Allow,
+    Some(Step::AllowRule)
+);
+
+// ---- MCP and unknown tools ------------------------------------------------------------
+case!(
+    mcp_default_asks,
+    NONE,
+    None,
+    r#"{"tool":"mcp__github__create_issue","input":{}}"#,
+    Ask,
+    Some(Step::Default)
+);
+case!(
+    mcp_server_wildcard_allows,
+    "[permissions]\nallow = [\"mcp__github__*\"]\n",
+    None,
+    r#"{"tool":"mcp__github__create_issue","input":{}}"#,
+    Allow
+);
+case!(
+    mcp_tool_denied,
+    "[permissions]\nallow = [\"mcp__github__*\"]\ndeny = [\"mcp__github__delete_repo\"]\n",
+    None,
+    r#"{"tool":"mcp__github__delete_repo","input":{}}"#,
+    Deny
+);
+case!(
+    mcp_other_server_not_covered,
+    "[permissions]\nallow = [\"mcp__github__*\"]\n",
+    None,
+    r#"{"tool":"mcp","input":{"server":"gitlab","tool":"x","arguments":{}}}"#,
+    Ask
+);
+case!(
+    unknown_tool_asks,
+    PERMISSIVE,
+    None,
+    r#"{"tool":"Frobnicate","input":{"x":1}}"#,
+    Ask,
+    Some(Step::Opaque)
+);
+case!(
+    unknown_tool_never_bypassed,
+    NONE,
+    Some(Mode::Bypass),
+    r#"{"tool":"Frobnicate","input":{}}"#,
+    Ask,
+    Some(Step::Opaque)
+);
+case!(
+    unknown_tool_named_allow,
+    "[permissions]\nallow = [\"Frobnicate\"]\n",
+    None,
+    r#"{"tool":"Frobnicate","input":{}}"#,
+    Allow
+);
