@@ -154,7 +154,24 @@ fn a_pending_approval_offers_the_rules_of_its_call_and_always_saves_only_one_of_
         .answer_always(id, &RulePick::parse("Bash(git log -5)"), "tester")
         .unwrap();
     assert_eq!(done.rule, "Bash(git log -5)");
-    // No workspace recorded with the call: no rule can be derived from what it shows.
+    // A call shown without any rule it can be offered (two programs): approve it once.
+    let c = cordon_store::pg_test::asked("git push origin main; make deploy", None, None);
+    let asked = AskContext {
+        request: c.request,
+        verdict: c.verdict,
+        ..ctx(&c.fingerprint)
+    };
+    let Resolution::Pending(id) =
+        resolve_ask(&s, &asked, &mut NoPrompter, NoHuman::Pending).unwrap()
+    else {
+        panic!()
+    };
+    let e = s
+        .answer_always(id, &RulePick::Number(1), "tester")
+        .unwrap_err();
+    assert!(e.to_string().contains("no narrow rule was offered"), "{e}");
+    // Recorded without a workspace or policy version (an earlier cordon): refused before
+    // any rule is looked at.
     let Resolution::Pending(id) =
         resolve_ask(&s, &ctx("fp-3"), &mut NoPrompter, NoHuman::Pending).unwrap()
     else {
@@ -163,7 +180,8 @@ fn a_pending_approval_offers_the_rules_of_its_call_and_always_saves_only_one_of_
     let e = s
         .answer_always(id, &RulePick::Number(1), "tester")
         .unwrap_err();
-    assert!(e.to_string().contains("no narrow rule was offered"), "{e}");
+    assert!(e.to_string().contains("nothing was granted"), "{e}");
+    assert_eq!(saved(&s), ["Bash(git status:*)", "Bash(git log -5)"]);
 }
 }
 

@@ -48,6 +48,9 @@ impl Store {
         source: &str,
     ) -> Result<AlwaysApproved, StoreError> {
         let (pending, _) = self.approval(id)?;
+        // The call shown, as the once-lease is (never the asking machine's column): a
+        // record that cannot be verified is refused before any rule is looked at.
+        let shown = self.shown_fingerprint(&pending, None)?;
         let offered = &pending.suggestions;
         if offered.is_empty() {
             return Err(self.invalid(&format!(
@@ -86,8 +89,6 @@ impl Store {
             }
         };
         let note = format!("always allowed (pending request {id}); saved rule {rule}");
-        // The call shown, as the once-lease was (never the asking machine's column).
-        let shown = self.shown_fingerprint(&pending, None)?;
         let lease = self.grant(&shown, Scope::Always, None, &note)?;
         self.revoke(once)?;
         self.remember_rule_by(&rule, &kind, &format!("{} ({source})", super::whoami()))?;
