@@ -107,8 +107,9 @@ pub fn approval_fingerprint(request: &Value, verdict: &Value) -> Result<String, 
     Ok(fingerprint)
 }
 
-/// The digest of the files a call runs (`{"files": [{"path", "state"}…], "notes": […]}`)
-/// folded into its fingerprint; `None` when nothing is bound.
+/// The digest of the files a call runs (`{"files": [{"path", "state", "written",
+/// "head"}…], "notes": […]}`, all of what a human is shown of them) folded into its
+/// fingerprint; `None` when nothing is bound.
 pub fn runs_digest(runs: &Value) -> Result<Option<String>, FingerprintError> {
     let bad = || FingerprintError("the verdict's runs are malformed".into());
     if runs.is_null() {
@@ -124,14 +125,38 @@ pub fn runs_digest(runs: &Value) -> Result<Option<String>, FingerprintError> {
         return Ok(None);
     }
     let mut h = blake3::Hasher::new();
-    h.update(b"cordon-runs-v1\0");
+    h.update(b"cordon-runs-v2\0");
     for f in &files {
         let path = f.get("path").and_then(Value::as_str).ok_or_else(bad)?;
         let state = f.get("state").and_then(Value::as_str).ok_or_else(bad)?;
+        // What a human is shown of the file (whether the session wrote it, its first
+        // lines) is bound too: a record whose shown lines are not the file's own gets a
+        // lease no run of the real file matches.
+        let written = match f.get("written") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => return Err(bad()),
+        };
+        let head = match f.get("head") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(t)) => Some(t.as_str()),
+            Some(_) => return Err(bad()),
+        };
         h.update(path.as_bytes());
         h.update(b"\0");
         h.update(state.as_bytes());
         h.update(b"\0");
+        h.update(if written { b"w" } else { b"-" });
+        match head {
+            Some(t) => {
+                h.update(b"h");
+                h.update(&(t.len() as u64).to_le_bytes());
+                h.update(t.as_bytes());
+            }
+            None => {
+                h.update(b"n");
+            }
+        }
     }
     for n in &notes {
         h.update(n.as_str().ok_or_else(bad)?.as_bytes());
