@@ -38,7 +38,8 @@ fn every_spelling_of_loopback_is_refused() {
             "{private}: {e}"
         );
         assert!(
-            s.check_sandbox_reach(&[], &net(allow, private), false).is_err(),
+            s.check_sandbox_reach(&[], &net(allow, private), false)
+                .is_err(),
             "{private}"
         );
     }

@@ -5,6 +5,15 @@
 const MAX_ROWS = 5000;
 const state = { csrf: "", records: [], selected: null, pending: [] };
 
+// Characters that change how text around them is shown (bidirectional controls,
+// zero-width and other format characters, control characters but newline and tab) are
+// shown as `\u{XXXX}`: a command text cannot be reordered or hidden on the page
+// ("Trojan Source"), the way cordon's terminal output escapes them.
+const INVISIBLE = /(?![\n\t])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
+function visible(s) {
+  return s.replace(INVISIBLE, (ch) => "\\u{" + ch.codePointAt(0).toString(16).toUpperCase().padStart(4, "0") + "}");
+}
+
 function el(tag, props, ...children) {
   const node = document.createElement(tag);
   for (const [k, v] of Object.entries(props || {})) {
@@ -14,7 +23,7 @@ function el(tag, props, ...children) {
   }
   for (const c of children.flat()) {
     if (c === null || c === undefined) continue;
-    node.appendChild(typeof c === "object" ? c : document.createTextNode(String(c)));
+    node.appendChild(typeof c === "object" ? c : document.createTextNode(visible(String(c))));
   }
   return node;
 }
@@ -24,7 +33,7 @@ const pretty = (v) => (typeof v === "string" ? v : JSON.stringify(v, null, 2));
 
 function notice(message, isError) {
   const n = $("notice");
-  n.textContent = message;
+  n.textContent = visible(String(message));
   n.className = isError ? "notice error" : "notice";
   n.hidden = false;
   clearTimeout(notice.timer);

@@ -273,6 +273,24 @@ def main():
               "the identical call was asked again after always allow: %r" % (again,))
         check("always-run" in again.stdout, "the always-allowed call printed %r" % again.stdout)
 
+        # A command text carrying bidirectional controls is shown with them escaped, never
+        # reordered: what the human reads is the text the shell runs.
+        bidi = "x=\u202e\u2066 echo pushed; echo fetched;#\u2069\u2066 1 echo status # \u2069\u202c"
+        req = json.dumps({"tool": "Bash", "input": {"command": bidi},
+                          "cwd": os.environ["CORDON_WORKSPACE"], "operation_id": "op-bidi"})
+        asked = cordon("check", "--isolated", "--config", os.environ["CORDON_CONFIG"], "--pending", req)
+        check(asked.returncode == PENDING, "the bidi call was not left pending: %r" % (asked,))
+        bid = json.loads(asked.stdout)["pending"]
+        page.goto(BASE + "/#pending")
+        card(page, bid).wait_for(timeout=10000)
+        shown = card(page, bid).inner_text()
+        check(not any(c in shown for c in "\u202e\u2066\u2069\u202c"),
+              "a bidirectional control reached the page: %r" % shown)
+        check("\\u{202E}" in shown and "echo pushed" in shown,
+              "the bidi call is not shown escaped: %r" % shown)
+        card(page, bid).locator('[data-act="deny"]').click()
+        card(page, bid).wait_for(state="detached", timeout=10000)
+
         # 4. Approve with an edited input: an edit the policy denies is refused and the call
         # stays pending; an allowed edit is what the caller gets back.
         req = json.dumps({"tool": "Bash", "input": {"command": "echo original-call"},
