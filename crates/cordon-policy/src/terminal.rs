@@ -42,11 +42,36 @@ pub fn path_for_terminal(path: &Path) -> String {
     sanitize_for_terminal(&path.to_string_lossy())
 }
 
+/// Control characters, line and paragraph separators, and every format character
+/// (Unicode category Cf: bidirectional controls, zero-width characters, the Arabic letter
+/// mark, invisible operators, tags), which change how the text around them is shown.
 fn needs_escape(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
-            '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}'
+            '\u{2028}'
+                | '\u{2029}'
+                | '\u{ad}'
+                | '\u{600}'..='\u{605}'
+                | '\u{61c}'
+                | '\u{6dd}'
+                | '\u{70f}'
+                | '\u{890}'..='\u{891}'
+                | '\u{8e2}'
+                | '\u{180e}'
+                | '\u{200b}'..='\u{200f}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{2066}'..='\u{206f}'
+                | '\u{feff}'
+                | '\u{fff9}'..='\u{fffb}'
+                | '\u{110bd}'
+                | '\u{110cd}'
+                | '\u{13430}'..='\u{1343f}'
+                | '\u{1bca0}'..='\u{1bca3}'
+                | '\u{1d173}'..='\u{1d17a}'
+                | '\u{e0001}'
+                | '\u{e0020}'..='\u{e007f}'
         )
 }
 
@@ -65,6 +90,9 @@ mod tests {
         assert_eq!(s("x\u{202e}y"), "x\\u{202e}y");
         assert_eq!(s("line\u{2028}sep"), "line\\u{2028}sep");
         assert_eq!(s("nul\0"), "nul\\u{0}");
+        // Zero-width and other format characters hide or reorder text too.
+        assert_eq!(s("a\u{200b}b\u{61c}c"), "a\\u{200b}b\\u{61c}c");
+        assert_eq!(s("tag\u{e0041}\u{feff}"), "tag\\u{e0041}\\u{feff}");
     }
 
     #[test]
