@@ -163,13 +163,56 @@ fn fmt_time(t: std::time::SystemTime) -> String {
 }
 
 /// A one-line view of what the request would do.
+/// The input keys one of which heads a pending request's line.
+const SUMMARY_KEYS: [&str; 5] = ["command", "path", "file_path", "url", "pattern"];
+
 fn summary(request: &serde_json::Value) -> String {
     let input = &request["input"];
-    let target = ["command", "path", "file_path", "url", "pattern"]
+    let target = SUMMARY_KEYS
         .iter()
         .find_map(|k| input.get(*k).and_then(|v| v.as_str()).map(str::to_string))
         .unwrap_or_else(|| input.to_string());
     sanitize_for_terminal(&target)
+}
+
+/// Lines of one input value shown in a listing (`approvals show` shows all).
+const LISTED_LINES: usize = 12;
+
+/// The rest of a request's input (a Write's content, an Edit's old and new text, …): the
+/// approval is bound to all of it, so all of it is shown.
+fn print_input(p: &cordon_store::Pending, full: bool) {
+    let Some(input) = p.request["input"].as_object() else {
+        return;
+    };
+    let head = SUMMARY_KEYS
+        .iter()
+        .find(|k| input.get(**k).is_some_and(|v| v.is_string()));
+    for (key, value) in input {
+        if head.is_some_and(|h| h == key) {
+            continue;
+        }
+        let text = match value {
+            serde_json::Value::String(t) => t.clone(),
+            other => serde_json::to_string_pretty(other).unwrap_or_default(),
+        };
+        println!("    input {}:", sanitize_for_terminal(key));
+        let lines: Vec<&str> = text.lines().collect();
+        let shown = if full {
+            lines.len()
+        } else {
+            lines.len().min(LISTED_LINES)
+        };
+        for line in &lines[..shown] {
+            println!("      | {}", sanitize_for_terminal(line));
+        }
+        if shown < lines.len() {
+            println!(
+                "      | … {} more lines (`cordon approvals show {}` shows all)",
+                lines.len() - shown,
+                p.id
+            );
+        }
+    }
 }
 
 /// A pending request as text: what it runs, why it asks; with `full`, the first lines
@@ -196,8 +239,14 @@ fn print_pending(p: &cordon_store::Pending, full: bool) {
             sanitize_for_terminal(workspace.unwrap_or("?"))
         );
     }
+    print_input(p, full);
     if let Some(reason) = p.verdict["reason"].as_str() {
         println!("    reason: {}", sanitize_for_terminal(reason));
+    }
+    // A containment escalation: what approving it would let the command do.
+    if let Some(e) = p.verdict.get("escalation").filter(|e| !e.is_null()) {
+        let text = e.as_str().map_or_else(|| e.to_string(), str::to_string);
+        println!("    escalation: {}", sanitize_for_terminal(&text));
     }
     let runs = &p.verdict["runs"];
     for f in runs["files"].as_array().into_iter().flatten() {
