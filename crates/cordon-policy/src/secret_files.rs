@@ -15,8 +15,10 @@ use std::sync::LazyLock;
 
 /// HOME's credential paths that are a project's ordinary configuration when they lie
 /// elsewhere: a project's `.npmrc` names its registries (a token there is normally
-/// `${NPM_TOKEN}`), and npm must read it to install anything.
-pub(crate) const HOME_ONLY: &[&str] = &[".npmrc"];
+/// `${NPM_TOKEN}`), and npm must read it to install anything. libpq's `.pg_service.conf`
+/// is a credential at HOME only too: elsewhere its name is one of every `*.conf` a glob
+/// may reach (`/etc/*.conf` would otherwise be refused as naming it).
+pub(crate) const HOME_ONLY: &[&str] = &[".npmrc", ".pg_service.conf"];
 
 /// More exact names of files that hold secrets (case-insensitive): direnv's `.envrc`
 /// (it `export`s tokens), Wrangler's `.dev.vars`, Streamlit's and Dynaconf's secrets,

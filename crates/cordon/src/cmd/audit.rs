@@ -343,7 +343,7 @@ fn export_otlp(
     store: &std::path::Path,
     timeout: &str,
 ) -> anyhow::Result<u8> {
-    let give_up_after = humantime::parse_duration(timeout)
+    let give_up_after = cordon_policy::duration::parse(timeout)
         .map_err(|e| Exit::new(Code::Invalid, format!("--timeout {timeout:?}: {e}")))?;
     let config = cordon_export::ExportConfig::load(&cordon_export::ConfigSources::system())
         .map_err(|e| Exit::new(Code::Invalid, format!("audit export: {}", sanitize_for_terminal(&e.to_string()))))?
