@@ -9,36 +9,24 @@
 mod common;
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::PathBuf;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
+use common::World;
 use common::cli::cordon;
 
-struct Env {
-    _tmp: tempfile::TempDir,
-    home: PathBuf,
-    ws: PathBuf,
-    state: PathBuf,
+/// The shared fixture, with the user's config directory, the store's socket directory
+/// (`home/pg`) and an allow-all policy file in the workspace.
+fn world() -> World {
+    let w = World::made("cordon-fleet-", None, None);
+    for d in [w.home.join(".config/cordon"), w.home.join("pg")] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(w.ws.join("allow.toml"), common::ALLOW_ALL).unwrap();
+    w
 }
 
-impl Env {
-    fn new() -> Env {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().canonicalize().unwrap();
-        let (home, ws, state) = (root.join("home"), root.join("ws"), root.join("state"));
-        for d in [home.join(".config/cordon"), ws.clone(), home.join("pg")] {
-            std::fs::create_dir_all(d).unwrap();
-        }
-        std::fs::write(ws.join("allow.toml"), common::ALLOW_ALL).unwrap();
-        Env {
-            _tmp: tmp,
-            home,
-            ws,
-            state,
-        }
-    }
-
+impl World {
     fn user_config(&self, text: &str) {
         let all = format!("{}\n{text}", common::ALLOW_ALL);
         std::fs::write(self.home.join(".config/cordon/policy.toml"), all).unwrap();
@@ -51,7 +39,7 @@ impl Env {
         )
     }
 
-    fn run(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+    fn cordon_with(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
         let mut cmd = cordon(&self.home, &self.ws, &self.state, args);
         for (k, v) in env {
             cmd.env(k, v);
@@ -64,7 +52,7 @@ impl Env {
         let mut args = vec!["exec", "--home", "visible"];
         args.extend_from_slice(flags);
         args.extend_from_slice(&["--", "sh", "-c", script]);
-        common::text(&self.run(&args, env))
+        common::text(&self.cordon_with(&args, env))
     }
 }
 
@@ -76,7 +64,7 @@ fn mapped_loopback_and_a_sockets_port_are_refused() {
     if !common::full_tier_or_skip("mapped_loopback_and_a_sockets_port_are_refused") {
         return;
     }
-    let e = Env::new();
+    let e = world();
     e.user_config("[store]\nurl = \"postgres://m1@127.0.0.1:5499/cordon\"\nmachine = \"m1\"\n");
     for (private, allow) in [
         ("::ffff:127.0.0.1/128", "[::ffff:127.0.0.1]:5499"),
@@ -130,7 +118,7 @@ fn mapped_loopback_and_a_sockets_port_are_refused() {
 /// without `--isolated`, before it listens.
 #[test]
 fn the_standalone_proxy_refuses_to_reach_the_store() {
-    let e = Env::new();
+    let e = world();
     e.user_config("[store]\nurl = \"postgres://m1@127.0.0.1:5499/cordon\"\nmachine = \"m1\"\n");
     let sock = e.ws.join("proxy.sock");
     let proxy = |extra: &[&str], private: &str, allow: &str| {
@@ -184,7 +172,7 @@ fn a_hard_link_to_the_store_socket_is_refused() {
     if !common::full_tier_or_skip("a_hard_link_to_the_store_socket_is_refused") {
         return;
     }
-    let e = Env::new();
+    let e = world();
     let socket = e.home.join("pg/.s.PGSQL.5432");
     let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
     let link = e.ws.join("innocent.sock");
@@ -207,7 +195,7 @@ fn isolated_exec_still_keeps_the_store_out_of_reach() {
     if !common::full_tier_or_skip("isolated_exec_still_keeps_the_store_out_of_reach") {
         return;
     }
-    let e = Env::new();
+    let e = world();
     let pw = e.home.join("store-password");
     std::fs::write(&pw, "ISO-PW-SECRET\n").unwrap();
     std::fs::set_permissions(&pw, std::fs::Permissions::from_mode(0o600)).unwrap();
@@ -264,7 +252,7 @@ fn a_fifo_where_a_file_is_read_never_hangs_the_hook() {
             .unwrap();
         assert!(made.success(), "mkfifo {}", p.display());
     };
-    let e = Env::new();
+    let e = world();
     let payload = |ws: &std::path::Path| {
         serde_json::json!({
             "session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "Bash",
