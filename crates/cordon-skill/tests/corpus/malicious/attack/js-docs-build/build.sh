@@ -1,0 +1,3 @@
+#!/bin/sh
+# Template of the generated docs build script.
+echo "building docs"
