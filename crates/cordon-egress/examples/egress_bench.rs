@@ -16,6 +16,7 @@
 //! A relay is reached without `CONNECT`: it listens on one front address per upstream
 //! (`ECHO_FRONT` relays to the echo port, `SINK_FRONT` to the sink port).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+#![allow(clippy::disallowed_methods)] // fixtures are read with std::fs
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

@@ -55,13 +55,12 @@ impl Credential {
 fn read_private_file(path: &std::path::Path) -> Result<String, String> {
     use std::os::unix::fs::MetadataExt;
     let shown = path.display();
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot open {shown}: {e}"))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("cannot inspect {shown}: {e}"))?;
-    if !meta.is_file() {
-        return Err(format!("{shown} is not a regular file"));
-    }
+    // Opened without blocking (a FIFO there would wait for a writer for ever) and checked
+    // to be a regular file on what was opened.
+    let (file, meta) = cordon_fs::open_regular(path).map_err(|e| match e.kind() {
+        cordon_fs::FsErrorKind::WrongType(_) => format!("{shown} is not a regular file"),
+        _ => format!("cannot open {shown}: {e}"),
+    })?;
     let me = rustix::process::geteuid().as_raw();
     if meta.uid() != me {
         return Err(format!(

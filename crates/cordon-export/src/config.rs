@@ -93,8 +93,12 @@ fn logs_url(base: &str) -> String {
     }
 }
 
+/// The most an export configuration file may hold.
+const MAX_CONFIG: u64 = 1024 * 1024;
+
 fn read_file(path: &Path) -> Result<Layer, ExportConfigError> {
-    let text = match std::fs::read_to_string(path) {
+    // Never a FIFO (which would block), never more than MAX_CONFIG bytes.
+    let text = match cordon_fs::read_regular_text(path, MAX_CONFIG).map_err(std::io::Error::from) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Layer::default()),
         Err(source) => {

@@ -39,7 +39,7 @@ mod target;
 
 pub use dir::{Dir, MAX_TREE_DEPTH, set_mode_beneath};
 pub use error::{FsError, FsErrorKind};
-pub use read::{open_regular, read_opened, read_regular};
+pub use read::{open_regular, read_opened, read_regular, read_regular_text};
 pub use target::OutputFile;
 
 /// Write `data` as the whole file at `path` with `mode`: its directory opened as it is

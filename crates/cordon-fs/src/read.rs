@@ -45,6 +45,12 @@ pub fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, FsError> {
     read_opened(file, &meta, path, limit)
 }
 
+/// [`read_regular`] of a text file: refused, too, when it is not UTF-8.
+pub fn read_regular_text(path: &Path, limit: u64) -> Result<String, FsError> {
+    String::from_utf8(read_regular(path, limit)?)
+        .map_err(|_| FsError::new("read", path, FsErrorKind::WrongType("UTF-8 text")))
+}
+
 /// The whole of `file` (opened by [`open_regular`] as `path`), refused when it is larger
 /// than `limit` bytes.
 pub fn read_opened(

@@ -70,8 +70,13 @@ pub struct HarnessCheck {
     pub sockets: Vec<PathBuf>,
 }
 
+/// The most a harness's settings or configuration file may hold to be read.
+pub(crate) const MAX_SETTINGS: u64 = 4 * 1024 * 1024;
+
+/// A settings file: only a regular file of at most [`MAX_SETTINGS`] bytes is read (a FIFO
+/// would block `cordon doctor` for ever).
 fn read(path: &Path) -> (FileState, Option<Value>) {
-    match std::fs::read(path) {
+    match cordon_fs::read_regular(path, MAX_SETTINGS).map_err(std::io::Error::from) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => (FileState::Absent, None),
         Err(e) => (FileState::Unreadable(e.to_string()), None),
         Ok(b) => match serde_json::from_slice::<Value>(&b) {
@@ -186,7 +191,7 @@ fn will_run(harness: Harness, scope: &Scope, path: &Path, homes: &Homes) -> Vec<
 /// trusted_hash` of its user config, and skips an untrusted hook without a word.
 fn codex_trust(scope: &Scope, path: &Path, homes: &Homes) -> Vec<String> {
     let config = homes.codex().join("config.toml");
-    let parsed: Option<toml::Table> = std::fs::read_to_string(&config)
+    let parsed: Option<toml::Table> = cordon_fs::read_regular_text(&config, MAX_SETTINGS)
         .ok()
         .and_then(|t| t.parse().ok());
     let mut out = Vec::new();

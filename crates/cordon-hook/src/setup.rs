@@ -136,7 +136,10 @@ pub fn plan(
     }
     let file = settings_file(harness, scope, homes);
     let shown = file.display();
-    let (existed, before) = match std::fs::read(&file) {
+    // Only a regular file is read (a FIFO would block for ever), of a settings file's size.
+    let read =
+        cordon_fs::read_regular(&file, crate::doctor::MAX_SETTINGS).map_err(std::io::Error::from);
+    let (existed, before) = match read {
         Ok(b) => (true, Some(b)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => (false, None),
         Err(e) => {

@@ -1,4 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(clippy::disallowed_methods)] // fixtures are read with std::fs
 //! Every recorded payload (`tests/fixtures/HARNESS/EVENT-TOOL.json`) parsed, decided and
 //! answered through a real gate, with the exact reply asserted; then each harness
 //! permission mode, and payloads that must block.

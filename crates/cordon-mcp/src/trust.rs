@@ -6,7 +6,8 @@
 //! notifications (log lines, progress) and requests (`sampling/createMessage`,
 //! `elicitation/create`, `roots/list`). It uses cordon's shared modules and nothing of its
 //! own: [`cordon_policy::secrets::redact`] (and the secret-name rule of
-//! [`cordon_policy::secrets::redact_json`]) and [`cordon_policy::label::label`].
+//! [`cordon_policy::secrets::redact_json`]) and [`cordon_policy::label::label_redacted`],
+//! which redacts the text as it is finally written, after escaping.
 //!
 //! - The envelope is rebuilt from JSON-RPC's members only (`jsonrpc`, `id`, `method`,
 //!   `params`, `result`, `error`); anything else the server put beside them is dropped.
@@ -40,7 +41,7 @@
 //! The harness tells the model what the wrapper means with [`cordon_policy::label::PROMPT`].
 
 use base64::Engine;
-use cordon_policy::label::{SourceName, label, verify};
+use cordon_policy::label::{SourceName, label_redacted, verify};
 use cordon_policy::secrets;
 use serde_json::{Map, Value};
 
@@ -225,18 +226,19 @@ fn every_string_redacted(v: &Value) -> Value {
     }
 }
 
-/// Redacted and wrapped.
+/// Wrapped, and redacted as given and as finally written.
 fn wrap(source: &SourceName, s: &str) -> String {
-    label(source, &secrets::redact(s))
+    label_redacted(source, s)
 }
 
-/// Redacted and escaped as a label's body is, without the wrapper.
+/// Escaped as a label's body is, without the wrapper, and redacted as given and as
+/// finally written (before and after escaping: see [`label_redacted`]).
 fn neutralise(source: &SourceName, s: &str) -> String {
-    let redacted = secrets::redact(s);
-    if plain(&redacted) {
-        return redacted.into_owned();
+    if plain(s) {
+        // Escaping leaves such text as it is, and `[REDACTED]` is plain too.
+        return secrets::redact(s).into_owned();
     }
-    let labelled = label(source, &redacted);
+    let labelled = label_redacted(source, s);
     match verify(&labelled) {
         Ok(l) => l.body.to_string(),
         Err(_) => "[cordon withheld this value: it could not be made safe]".into(),

@@ -99,6 +99,22 @@ pub const SENSITIVE_HOME_PATHS: &[&str] = &[
     ".rediscli_history",
     ".viminfo",
     ".lesshst",
+    // Tokens and keys of more tools: Hugging Face, age keys of sops, Stripe's CLI,
+    // Databricks, dbt, Poetry's and Composer's registry logins, ngrok, Fly, Supabase,
+    // and Cursor's MCP servers (their `env` holds API keys, as `~/.claude.json` does).
+    ".cache/huggingface/token",
+    ".huggingface/token",
+    ".config/sops/age",
+    ".config/stripe",
+    ".databrickscfg",
+    ".dbt/profiles.yml",
+    ".config/pypoetry/auth.toml",
+    ".composer/auth.json",
+    ".config/composer/auth.json",
+    ".config/ngrok",
+    ".fly/config.yml",
+    ".supabase/access-token",
+    ".cursor/mcp.json",
 ];
 
 /// System files that hold secrets: password hashes and the TLS private-key directories.

@@ -21,7 +21,7 @@
 //! for review too ([`crate::vcs`]).
 
 use crate::gitallow::{judge_git_entry, judge_git_named, name_is};
-use crate::guards::{self, GuardHit};
+use crate::guards::{self, GuardHit, StateDirs};
 use std::ffi::OsStr;
 use std::path::{Component, Path};
 
@@ -89,7 +89,16 @@ pub fn is_compiled_cache(path: &Path, kind: LeftKind) -> bool {
 
 /// Decide what happens to `path` (absolute and clean, as it would be on the host) that a
 /// run left as `kind`. `home` is the host user's home directory.
+///
+/// cordon's state directories are resolved for each call; a caller that judges many
+/// entries (the merge) resolves them once with [`StateDirs::for_home`] and calls
+/// [`judge_left_in`].
 pub fn judge_left(path: &Path, kind: LeftKind, home: &Path) -> Leave {
+    judge_left_in(path, kind, home, &StateDirs::for_home(home))
+}
+
+/// [`judge_left`] with cordon's state directories resolved once by the caller.
+pub fn judge_left_in(path: &Path, kind: LeftKind, home: &Path, state: &StateDirs) -> Leave {
     let comps: Vec<&OsStr> = path
         .components()
         .filter_map(|c| match c {
@@ -114,7 +123,7 @@ pub fn judge_left(path: &Path, kind: LeftKind, home: &Path) -> Leave {
     if is_compiled_cache(path, kind) {
         return Leave::Refuse(COMPILED_CACHE.into());
     }
-    if let Some(hit) = guards::protected_write(path, home)
+    if let Some(hit) = guards::protected_write_in(path, home, state)
         && !is_git_sequence(&hit)
     {
         return Leave::Refuse(format!("{} is protected", hit.pattern));

@@ -35,6 +35,14 @@ pub const SECRET_NAMES_MORE: &[&str] = &[
     "kubeconfig",
     ".htpasswd",
     "wallet.dat",
+    // Google service-account keys and OAuth tokens by their usual names, Rails' and
+    // Kubernetes-style secrets files, clasp's login.
+    "service-account.json",
+    "service_account.json",
+    "token.json",
+    "secrets.yml",
+    "secrets.yaml",
+    ".clasprc.json",
 ];
 
 /// Name endings of files that hold secrets: Terraform state (every resource's
@@ -47,6 +55,9 @@ pub const SECRET_SUFFIXES_MORE: &[&str] = &[
     ".keystore",
     ".ppk",
     ".env",
+    // Terraform variable files (`terraform.tfvars`, `prod.auto.tfvars`) hold the
+    // passwords and keys the configuration is given.
+    ".tfvars",
 ];
 
 /// Name beginnings of dotenv variants (`.env-prod`, `.env_local`, `.dev.vars.staging`).
@@ -67,13 +78,17 @@ fn has_ci(hay: &[u8], needle: &[u8]) -> bool {
 
 /// The names of [`SECRET_NAMES_MORE`], [`SECRET_SUFFIXES_MORE`] and
 /// [`SECRET_PREFIXES_MORE`] as glob patterns (`.envrc`, `*.tfstate`, `.env-*`), but the
-/// names with a common extension (`secrets.json`, `secrets.toml`): a glob such as
+/// names with a common extension (`secrets.json`, `secrets.toml`, `secrets.yml`): a glob such as
 /// `*.json` or `*.toml` names a project's ordinary files, and each path it expands to is
 /// still judged by name.
 pub(crate) fn more_secret_patterns() -> impl Iterator<Item = String> {
     SECRET_NAMES_MORE
         .iter()
-        .filter(|n| !n.ends_with(".json") && !n.ends_with(".toml"))
+        .filter(|n| {
+            ![".json", ".toml", ".yml", ".yaml"]
+                .iter()
+                .any(|e| n.ends_with(e))
+        })
         .map(|n| (*n).to_string())
         .chain(SECRET_SUFFIXES_MORE.iter().map(|s| format!("*{s}")))
         .chain(SECRET_PREFIXES_MORE.iter().map(|p| format!("{p}*")))
@@ -380,6 +395,11 @@ mod tests {
             ".env_local",
             "secrets.toml",
             "credentials.json",
+            "terraform.tfvars",
+            "prod.auto.tfvars",
+            "service-account.json",
+            "token.json",
+            "secrets.yml",
         ] {
             assert!(is_more_secret_name(n.as_bytes()), "{n}");
             assert!(guards::is_secret_file_name(OsStr::new(n)), "{n}");

@@ -9,6 +9,7 @@
 //! and the README section that quotes it. See `tests/corpus/README.md`.
 // Test code: a failed setup step should stop the test loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(clippy::disallowed_methods)] // fixtures are read with std::fs
 
 #[path = "corpus/harness.rs"]
 mod harness;

@@ -146,6 +146,7 @@ impl std::error::Error for AppArmorError {
 
 /// This process's AppArmor label (`unconfined`, or `NAME (MODE)` under a profile);
 /// `None` where AppArmor is not enabled.
+#[allow(clippy::disallowed_methods)] // the kernel's files under /proc or /sys: no FIFO there, and small
 pub fn label() -> Option<String> {
     [
         "/proc/self/attr/apparmor/current",
@@ -168,10 +169,10 @@ pub fn under_profile() -> bool {
 pub fn installed_for(exe: &Path) -> Option<PathBuf> {
     let exe = exe.to_str()?;
     let entries = std::fs::read_dir(PROFILE_DIR).ok()?;
-    entries.flatten().map(|e| e.path()).find(|p| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() <= 64 * 1024)
-            && std::fs::read_to_string(p).is_ok_and(|text| attaches(&text, exe))
-    })
+    entries
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| cordon_fs::read_regular_text(p, 64 * 1024).is_ok_and(|text| attaches(&text, exe)))
 }
 
 /// Does the profile text attach to `exe` and allow `userns`?
@@ -212,6 +213,7 @@ pub struct Report {
 }
 
 /// Read the kernel's setting, this process's label and the installed profiles.
+#[allow(clippy::disallowed_methods)] // the kernel's files under /proc or /sys: no FIFO there, and small
 pub fn report() -> Report {
     let restrict =
         std::fs::read_to_string("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
@@ -231,6 +233,7 @@ pub fn report() -> Report {
 
 /// One sentence for a run or a report where AppArmor's restriction is what keeps the
 /// full tier away; `None` where it is not on or does not apply to this process.
+#[allow(clippy::disallowed_methods)] // the kernel's files under /proc or /sys: no FIFO there, and small
 pub fn advice() -> Option<String> {
     let on = std::fs::read_to_string("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
         .is_ok_and(|v| v.trim() == "1");

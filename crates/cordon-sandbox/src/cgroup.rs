@@ -94,6 +94,7 @@ pub(crate) struct Parent {
 }
 
 /// One line of `/proc/self/mountinfo`: (mount root, mount point, fstype, super options).
+#[allow(clippy::disallowed_methods)] // the kernel's files under /proc or /sys: no FIFO there, and small
 fn mounts() -> Vec<(String, PathBuf, String, String)> {
     let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
     text.lines()
@@ -178,6 +179,7 @@ fn writable(dir: &Path) -> bool {
 }
 
 /// Find where this process may make a pids cgroup; `Err` says why nowhere.
+#[allow(clippy::disallowed_methods)] // the kernel's files under /proc or /sys: no FIFO there, and small
 pub(crate) fn find() -> Result<Parent, String> {
     let own = std::fs::read_to_string("/proc/self/cgroup")
         .map_err(|e| format!("/proc/self/cgroup cannot be read ({e})"))?;

@@ -329,6 +329,9 @@ fn spare_name(layers: usize) -> String {
 /// What the names of spare change sets begin with; they are never listed as left.
 const SPARE_PREFIX: &str = "spare-";
 
+/// The most a change set's `meta.json` may hold to be read.
+const MAX_META: u64 = 1024 * 1024;
+
 /// `rename(from, to)` within one directory that fails rather than replace anything at
 /// `to` (no symlink followed on the way to either).
 fn rename_new(from: &Path, to: &Path) -> Result<(), cordon_fs::FsError> {
@@ -537,16 +540,18 @@ pub fn list_left(base: &Path) -> Result<Vec<LeftChanges>, SandboxError> {
             continue;
         }
         let dir = entry.path();
-        let Ok(raw) = std::fs::read(dir.join("meta.json")) else {
+        let Ok(raw) = cordon_fs::read_regular(&dir.join("meta.json"), MAX_META) else {
             continue;
         };
         let Ok(meta) = serde_json::from_slice::<ChangeMeta>(&raw) else {
             continue;
         };
-        let running = match File::open(dir.join("lock")) {
-            Ok(f) => f.try_lock().is_err(),
-            Err(_) => false,
-        };
+        // Opened beneath the set's directory, never through a symlink, without blocking.
+        let running =
+            match cordon_fs::Dir::open_ambient(&dir).and_then(|d| d.open_read(Path::new("lock"))) {
+                Ok(f) => f.try_lock().is_err(),
+                Err(_) => false,
+            };
         out.push(LeftChanges { dir, meta, running });
     }
     out.sort_by_key(|a| (a.meta.created, a.id()));

@@ -100,6 +100,7 @@ fn socket_owner(table: &str, local: SocketAddrV4, remote: SocketAddrV4, v6: bool
 }
 
 /// Whether the connection from `peer` to `me` may be served.
+#[allow(clippy::disallowed_methods)] // the kernel's files under /proc or /sys: no FIFO there, and small
 fn admitted(peers: Peers, peer: SocketAddr, me: SocketAddr) -> bool {
     let Peers::SameUser(uid) = peers else {
         return true;

@@ -71,6 +71,7 @@ pub fn default_tmp_size(memory_limit: Option<u64>) -> u64 {
 /// Whether this process's real uid is the host's root (to whom the kernel does not
 /// apply `RLIMIT_NPROC`), read from the uid map rather than `getuid`: root in a
 /// container's user namespace is somebody else on the host.
+#[allow(clippy::disallowed_methods)] // the kernel's files under /proc or /sys: no FIFO there, and small
 pub(crate) fn host_root() -> bool {
     let uid = nix::unistd::getuid().as_raw();
     let map = std::fs::read_to_string("/proc/self/uid_map").unwrap_or_default();

@@ -28,6 +28,7 @@ use nix::errno::Errno;
 use seccompiler::sock_filter;
 use std::collections::BTreeSet;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
 /// How many refused writes a report keeps.
@@ -327,12 +328,15 @@ impl Observer {
             None => mounts.push(("/".into(), true)),
         }
         sync_wake_up(listener.as_raw_fd());
+        // Every path compared below is in `clean`'s form, as the requests' paths are, so a
+        // comparison of bytes at a component boundary is `Path::starts_with`.
+        let cleaned = |v: Vec<PathBuf>| v.iter().map(|p| clean(p)).collect::<Vec<_>>();
         Observer {
             listener: Some(listener),
-            mounts,
-            landlock_write,
+            mounts: mounts.into_iter().map(|(m, rw)| (clean(&m), rw)).collect(),
+            landlock_write: cleaned(landlock_write),
             seen: BTreeSet::new(),
-            protected_missing: plan.map(|p| p.watched_protected()).unwrap_or_default(),
+            protected_missing: cleaned(plan.map(|p| p.watched_protected()).unwrap_or_default()),
             connect_port: None,
             records: Vec::new(),
         }
@@ -374,13 +378,15 @@ impl Observer {
         if through_proc {
             return false;
         }
+        // The innermost mount holding `p`: of the mounts above one path, the longest; of
+        // two at the same path, the later (mounted over the first).
         let mount_rw = self
             .mounts
             .iter()
-            .filter(|(m, _)| p.starts_with(m))
-            .max_by_key(|(m, _)| m.components().count())
+            .filter(|(m, _)| under(p, m))
+            .max_by_key(|(m, _)| m.as_os_str().len())
             .is_some_and(|(_, rw)| *rw);
-        let landlock_rw = self.landlock_write.iter().any(|w| p.starts_with(w));
+        let landlock_rw = self.landlock_write.iter().any(|w| under(p, w));
         !(mount_rw && landlock_rw)
     }
 
@@ -420,7 +426,7 @@ impl Observer {
         let protected = valid
             && target
                 .as_ref()
-                .is_some_and(|(p, _)| self.protected_missing.iter().any(|m| p.starts_with(m)));
+                .is_some_and(|(p, _)| self.protected_missing.iter().any(|m| under(p, m)));
         let resp = if protected {
             SeccompNotifResp::error(req.id, libc::EACCES)
         } else {
@@ -518,6 +524,8 @@ fn read_string(pid: u32, addr: u64) -> Option<Vec<u8>> {
                 // Where `process_vm_readv` is refused (a seccomp policy of the host's
                 // own), through /proc as before.
                 Err(Errno::ENOSYS | Errno::EPERM) => {
+                    // The kernel's view of the process's memory, never a FIFO.
+                    #[allow(clippy::disallowed_methods)]
                     let f = std::fs::File::open(format!("/proc/{pid}/mem")).ok()?;
                     let n = std::os::unix::fs::FileExt::read_at(&f, chunk, at).ok()?;
                     mem = Some(f);
@@ -561,6 +569,14 @@ fn vm_read(pid: u32, addr: u64, buf: &mut [u8]) -> Result<usize, Errno> {
 }
 
 /// Remove `.` and resolve `..` lexically.
+/// Is `p` at or below `dir`? Both in [`clean`]'s form (absolute, no `.`, `..` or empty
+/// component, no trailing `/`): then this is [`Path::starts_with`], by bytes, which the
+/// observer asks of every mount for every call it sees.
+fn under(p: &Path, dir: &Path) -> bool {
+    let (p, d) = (p.as_os_str().as_bytes(), dir.as_os_str().as_bytes());
+    d == b"/" || (p.starts_with(d) && (p.len() == d.len() || p[d.len()] == b'/'))
+}
+
 fn clean(p: &Path) -> PathBuf {
     let mut out = PathBuf::from("/");
     for c in p.components() {
@@ -578,6 +594,40 @@ fn clean(p: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn under_is_starts_with_for_clean_paths() {
+        let paths = [
+            "/",
+            "/a",
+            "/ab",
+            "/a/b",
+            "/a/bc",
+            "/a/b/c",
+            "/home/u",
+            "/home/u/.ssh",
+            "/home/user",
+            "/home/u2/x",
+            "/.a",
+            "/a/.b",
+        ];
+        for p in paths {
+            for d in paths {
+                let (p, d) = (Path::new(p), Path::new(d));
+                assert_eq!(
+                    under(p, d),
+                    p.starts_with(d),
+                    "{} under {}",
+                    p.display(),
+                    d.display()
+                );
+            }
+        }
+        // What `clean` makes of other spellings compares the same way.
+        let dir = clean(Path::new("/home//u/./"));
+        assert!(under(&clean(Path::new("/home/u/../u/.ssh")), &dir));
+        assert!(!under(&clean(Path::new("/home/u/../u2")), &dir));
+    }
 
     #[test]
     fn program_jumps_land_inside() {

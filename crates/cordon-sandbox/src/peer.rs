@@ -84,6 +84,7 @@ const SO_PEERPIDFD: libc::c_int = 77;
 
 /// The pid the pidfd names in this process's PID namespace (`None`: the process has
 /// exited, or is not visible from here).
+#[allow(clippy::disallowed_methods)] // the kernel's files under /proc or /sys: no FIFO there, and small
 fn pidfd_pid(pidfd: &OwnedFd) -> io::Result<Option<i64>> {
     let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", pidfd.as_raw_fd()))?;
     let pid = info

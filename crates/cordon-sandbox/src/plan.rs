@@ -58,6 +58,7 @@ use cordon_policy::settings::SandboxMode;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
+mod canon;
 mod compute;
 #[cfg(test)]
 #[allow(clippy::disallowed_methods)] // fixtures are built with std::fs

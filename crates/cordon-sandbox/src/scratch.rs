@@ -143,7 +143,10 @@ impl Drop for Scratch {
 /// 64 random bits for a name nobody can guess ahead.
 fn random() -> Result<u64, SandboxError> {
     let mut b = [0u8; 8];
-    std::fs::File::open("/dev/urandom")
+    // The kernel's random device, not a path a run can plant.
+    #[allow(clippy::disallowed_methods)]
+    let urandom = std::fs::File::open("/dev/urandom");
+    urandom
         .and_then(|mut f| f.read_exact(&mut b))
         .map_err(|e| SandboxError::io("cannot read /dev/urandom", e))?;
     Ok(u64::from_le_bytes(b))

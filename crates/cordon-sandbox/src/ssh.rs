@@ -51,6 +51,9 @@ pub const AGENT_IN_SANDBOX: &str = "/run/cordon/ssh/agent.sock";
 
 /// ssh's system-wide client configuration, which cordon's replaces inside.
 const SYSTEM_CONFIG: &str = "/etc/ssh/ssh_config";
+
+/// The most a public key file may hold to be read (a public key is a line of a few KiB).
+const MAX_PUBLIC_KEY: u64 = 1024 * 1024;
 /// The system's known hosts, which ssh also reads (visible read-only, as all of `/etc`).
 const SYSTEM_KNOWN_HOSTS: &str = "/etc/ssh/ssh_known_hosts";
 
@@ -85,6 +88,8 @@ pub(crate) enum Relay {
 /// helper to copy from.
 fn relay_source() -> Option<Relay> {
     let path = std::env::current_exe().ok()?;
+    // The kernel's link to this process's own binary.
+    #[allow(clippy::disallowed_methods)]
     let Ok(exe) = std::fs::File::open("/proc/self/exe") else {
         return Some(Relay::Running(path));
     };
@@ -184,7 +189,8 @@ fn looks_like_known_hosts(p: &Path) -> bool {
         .is_none_or(|n| is_secret_file_name(n) || is_ssh_host_key(n));
     p.is_file()
         && !named_secret
-        && std::fs::read(p).is_ok_and(|b| !b.windows(11).any(|w| w == b"PRIVATE KEY"))
+        && cordon_fs::read_regular(p, MAX_PUBLIC_KEY)
+            .is_ok_and(|b| !b.windows(11).any(|w| w == b"PRIVATE KEY"))
 }
 
 /// The environment the setup needs: `GIT_SSH_COMMAND` where ssh would not find the

@@ -118,6 +118,7 @@ struct CapData {
 /// uid 0), the ambient set, and the effective, permitted and inheritable sets; then lock
 /// the securebits so uid 0 is not special.
 #[allow(unsafe_code)]
+#[allow(clippy::disallowed_methods)] // the kernel's files under /proc or /sys: no FIFO there, and small
 pub(crate) fn drop_capabilities() -> Result<(), nix::Error> {
     const PR_CAPBSET_DROP: libc::c_int = 24;
     const PR_CAP_AMBIENT: libc::c_int = 47;

@@ -428,7 +428,7 @@ fn target(request: &Value) -> Value {
 }
 
 /// `label`: `{"source": NAME, "content": TEXT, "redact"?: bool}` → `{"labelled": TEXT}`,
-/// the content wrapped as untrusted (secrets redacted first with `redact`).
+/// the content wrapped as untrusted (with `redact`, secrets redacted as the label is written).
 pub(crate) fn label(mut params: Params) -> Result<Value, RpcError> {
     let source = match params.remove("source") {
         Some(Value::String(s)) => cordon_policy::label::SourceName::new(&s)
@@ -453,10 +453,10 @@ pub(crate) fn label(mut params: Params) -> Result<Value, RpcError> {
         Some(_) => return Err(RpcError::params("`redact` must be true or false")),
     };
     no_more(&params, "source, content and redact")?;
-    let text = if redact {
-        cordon_policy::secrets::redact(&content)
+    let labelled = if redact {
+        cordon_policy::label::label_redacted(&source, &content)
     } else {
-        std::borrow::Cow::Borrowed(content.as_str())
+        cordon_policy::label::label(&source, &content)
     };
-    Ok(json!({ "labelled": cordon_policy::label::label(&source, &text) }))
+    Ok(json!({ "labelled": labelled }))
 }

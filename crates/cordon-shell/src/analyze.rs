@@ -27,6 +27,7 @@ mod host;
 mod nested;
 mod simple;
 mod state;
+mod unpack;
 mod vars;
 mod walk;
 

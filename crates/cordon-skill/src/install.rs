@@ -236,13 +236,13 @@ fn read_manifest_in(into: &cordon_fs::Dir, name: &str) -> Result<Manifest, Manif
 
 /// Read the manifest of an installed package.
 pub fn read_manifest(dir: &Path) -> Result<Manifest, ManifestError> {
-    use std::io::Read;
+    // Only a regular file is read (a FIFO there would block for ever).
     let p = dir.join(MANIFEST_NAME);
-    let f = std::fs::File::open(&p).map_err(|e| ManifestError::Missing(e.to_string()))?;
-    let mut text = String::new();
-    f.take(MANIFEST_MAX)
-        .read_to_string(&mut text)
-        .map_err(|e| ManifestError::Unreadable(e.to_string()))?;
+    let bytes = cordon_fs::read_regular(&p, MANIFEST_MAX).map_err(|e| match e.kind() {
+        cordon_fs::FsErrorKind::WrongType(_) => ManifestError::Unreadable(e.to_string()),
+        _ => ManifestError::Missing(e.to_string()),
+    })?;
+    let text = String::from_utf8(bytes).map_err(|e| ManifestError::Unreadable(e.to_string()))?;
     serde_json::from_str(&text).map_err(|e| ManifestError::Invalid(e.to_string()))
 }
 

@@ -2,6 +2,12 @@
 //! may copy and run is found however it is written: fenced blocks with any fence length,
 //! fence character or indent, indented blocks, inline code spans, and the content of
 //! HTML `<code>` and `<pre>` elements (in HTML blocks or inline).
+//!
+//! Prose is given as a reader sees it: each paragraph, heading or table cell as one piece
+//! (its text, inline code and emphasis joined, so a command split by a soft line break
+//! or by `*bash*` is whole again), the raw text of every HTML block of any of the seven
+//! CommonMark kinds (a declaration `<!…>`, a processing instruction `<?…?>` and a
+//! `<![CDATA[…]]>` section included), and each value of the front matter.
 
 use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 
@@ -55,9 +61,45 @@ pub(crate) fn code(text: &str) -> Vec<Code> {
     let mut depth = 0usize;
     // An inline HTML comment open in the current paragraph (its raw text so far).
     let mut comment: Option<(usize, String)> = None;
+    // The prose of the current paragraph, heading or table row, as a reader sees it.
+    let mut para: Option<(usize, String)> = None;
+    let mut in_meta = false;
     let mut parser = Parser::new_ext(text, opts).into_offset_iter();
     for (ev, range) in parser.by_ref() {
         let line = line_of(range.start);
+        if let Event::Start(Tag::MetadataBlock(_)) = ev {
+            in_meta = true;
+        }
+        match &ev {
+            Event::Start(t) if !inline_tag(t) => flush(&mut para, &mut out),
+            Event::End(t) if !inline_end(t) => flush(&mut para, &mut out),
+            Event::Text(t) | Event::Code(t)
+                if block.is_none() && html_block.is_none() && comment.is_none() && !in_meta =>
+            {
+                para.get_or_insert_with(|| (line, String::new()))
+                    .1
+                    .push_str(t);
+            }
+            Event::SoftBreak | Event::HardBreak if comment.is_none() => {
+                if let Some((_, p)) = para.as_mut() {
+                    p.push('\n');
+                }
+            }
+            Event::InlineHtml(h) if comment.is_none() && !h.trim_start().starts_with("<!--") => {
+                // A declaration, a processing instruction or a CDATA section is text to
+                // a reader of the file; a tag is not.
+                let t = reader_text(h);
+                if !t.trim().is_empty() {
+                    para.get_or_insert_with(|| (line, String::new()))
+                        .1
+                        .push_str(&t);
+                }
+            }
+            _ => {}
+        }
+        if let Event::End(TagEnd::MetadataBlock(_)) = ev {
+            in_meta = false;
+        }
         if let Some((_, raw)) = comment.as_mut() {
             // Everything up to `-->` is the comment: a reader of the rendered page does
             // not see it, an agent reading the file does.
@@ -144,15 +186,8 @@ pub(crate) fn code(text: &str) -> Vec<Code> {
                     c.text.push_str(&t);
                 } else if let Some((_, raw)) = html_block.as_mut() {
                     raw.push_str(&t);
-                } else {
-                    for (i, l) in t.lines().enumerate() {
-                        out.push(Code {
-                            line: line + i,
-                            kind: CodeKind::Prose,
-                            lang: String::new(),
-                            text: l.to_string(),
-                        });
-                    }
+                } else if in_meta {
+                    out.extend(front_matter_prose(&t, line));
                 }
             }
             Event::SoftBreak | Event::HardBreak => {
@@ -180,6 +215,7 @@ pub(crate) fn code(text: &str) -> Vec<Code> {
             _ => {}
         }
     }
+    flush(&mut para, &mut out);
     out.extend(block);
     out.extend(inline_html);
     if let Some((line, raw)) = html_block {
@@ -245,6 +281,110 @@ fn attribute_prose(raw: &str, line: usize) -> Vec<Code> {
     out
 }
 
+/// Is a tag inline (its text belongs to the paragraph around it)?
+fn inline_tag(t: &Tag<'_>) -> bool {
+    matches!(
+        t,
+        Tag::Emphasis
+            | Tag::Strong
+            | Tag::Strikethrough
+            | Tag::Superscript
+            | Tag::Subscript
+            | Tag::Link { .. }
+            | Tag::Image { .. }
+    )
+}
+
+fn inline_end(t: &TagEnd) -> bool {
+    matches!(
+        t,
+        TagEnd::Emphasis
+            | TagEnd::Strong
+            | TagEnd::Strikethrough
+            | TagEnd::Superscript
+            | TagEnd::Subscript
+            | TagEnd::Link
+            | TagEnd::Image
+    )
+}
+
+/// The paragraph read so far, as one prose piece.
+fn flush(para: &mut Option<(usize, String)>, out: &mut Vec<Code>) {
+    if let Some((line, text)) = para.take()
+        && !text.trim().is_empty()
+    {
+        out.push(Code {
+            line,
+            kind: CodeKind::Prose,
+            lang: String::new(),
+            text,
+        });
+    }
+}
+
+/// The front matter's raw lines, and each of its values as parsed (a folded or quoted
+/// scalar as the harness reads it), as prose: the description is shown to the agent in
+/// every session.
+fn front_matter_prose(raw: &str, line: usize) -> Vec<Code> {
+    let mut out = prose_lines(raw, line);
+    if let Ok(Some(node)) = crate::yaml::parse(raw, line) {
+        for (v, l) in node.scalars() {
+            if v.contains(char::is_whitespace) {
+                out.push(Code {
+                    line: l,
+                    kind: CodeKind::Prose,
+                    lang: String::new(),
+                    text: v.to_string(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Raw HTML as a reader of the file sees its text: tags (`<name …>`, `</name>`) taken
+/// out, and everything else kept: the content of a declaration (`<!DOCTYPE x [ … ]>`),
+/// a processing instruction (`<?x … ?>`) or a CDATA section is text, with only its
+/// delimiters removed. Character references are decoded.
+fn reader_text(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut rest = raw;
+    while let Some(p) = rest.find('<') {
+        out.push_str(&rest[..p]);
+        let after = &rest[p..];
+        let real_tag = after[1..].starts_with(|c: char| c.is_ascii_alphabetic())
+            || (after[1..].starts_with('/')
+                && after[2..].starts_with(|c: char| c.is_ascii_alphabetic()));
+        if real_tag {
+            match after.find('>') {
+                Some(e) => {
+                    // A tag spanning lines keeps its line breaks.
+                    out.extend(after[..e].chars().filter(|&c| c == '\n'));
+                    out.push(' ');
+                    rest = &after[e + 1..];
+                }
+                None => {
+                    out.push_str(after);
+                    rest = "";
+                }
+            }
+            continue;
+        }
+        let delim = ["<![CDATA[", "<!--", "<!", "<?"]
+            .iter()
+            .find(|d| after.starts_with(**d))
+            .map_or(1, |d| d.len());
+        out.push(' ');
+        rest = &after[delim..];
+    }
+    out.push_str(rest);
+    let out = out
+        .replace("]]>", " ")
+        .replace("?>", " ")
+        .replace("-->", " ");
+    decode(&out)
+}
+
 fn tag_name(tag: &str) -> &str {
     tag.trim_start_matches('<')
         .trim_start_matches('/')
@@ -269,6 +409,17 @@ fn html_code(raw: &str, line: usize) -> Vec<Code> {
     // The block's text, tags removed: an element hidden by its style or `hidden`
     // attribute is read by an agent all the same.
     out.extend(prose_lines(&strip_tags(&without_comments(raw)), line));
+    // The raw text of the block as a reader of the file sees it: every HTML block kind
+    // (a declaration, a processing instruction, CDATA) holds text an agent reads.
+    let seen = reader_text(&without_comments(raw));
+    if !seen.trim().is_empty() {
+        out.push(Code {
+            line,
+            kind: CodeKind::Prose,
+            lang: String::new(),
+            text: seen,
+        });
+    }
     // Comments: every line of them.
     let mut from = 0;
     while let Some(rel) = raw[from..].find("<!--") {
@@ -447,7 +598,7 @@ mod tests {
             .collect();
         assert_eq!(
             prose,
-            [(1, "T"), (7, "text "), (8, " hidden"), (9, "note ")]
+            [(1, "T"), (7, "text a"), (8, " hidden"), (9, "note ")]
         );
         let c: Vec<_> = all
             .into_iter()

@@ -100,8 +100,9 @@ fn is_bidi(c: char) -> bool {
 /// Characters that show as nothing: zero-width spaces and joiners, word joiners and
 /// invisible operators, fillers, soft hyphens, and the tag block (which can carry
 /// whole hidden ASCII sentences). Zero-width joiners are left to text, where emoji
-/// and some scripts need them; in names nothing invisible is needed.
-fn is_invisible(c: char, in_name: bool) -> bool {
+/// and some scripts need them; in names nothing invisible is needed (`in_name`, also
+/// what the prose reader strips before it reads a command).
+pub(crate) fn is_invisible(c: char, in_name: bool) -> bool {
     matches!(c,
         '\u{200B}' | '\u{2060}'..='\u{2064}' | '\u{180E}' | '\u{034F}' | '\u{115F}'
         | '\u{1160}' | '\u{3164}' | '\u{FFA0}' | '\u{E0000}'..='\u{E007F}')

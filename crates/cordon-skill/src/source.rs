@@ -65,7 +65,7 @@ pub(crate) fn sniff(path: &Path) -> Result<SourceKind, SkillError> {
         return Ok(SourceKind::Directory);
     }
     let mut head = [0u8; 262];
-    let mut f = File::open(path)
+    let (mut f, _) = cordon_fs::open_regular(path)
         .map_err(|e| SkillError::not_package(path, format!("it cannot be opened ({e})")))?;
     let n = read_full(&mut f, &mut head)
         .map_err(|e| SkillError::not_package(path, format!("it cannot be read ({e})")))?;
@@ -116,8 +116,12 @@ pub(crate) fn walk(
     }
 }
 
+/// A package archive: a regular file only (it is opened twice, to sniff and to read, and
+/// a FIFO at the path would block the open).
 fn open(path: &Path) -> Result<File, SkillError> {
-    File::open(path).map_err(|e| SkillError::io(format!("open {}", path.display()), e))
+    cordon_fs::open_regular(path)
+        .map(|(f, _)| f)
+        .map_err(|e| SkillError::not_package(path, format!("it cannot be opened ({e})")))
 }
 
 fn walk_tar(path: &Path, reader: impl Read, visit: &mut Visit<'_>) -> Result<(), SkillError> {

@@ -68,16 +68,22 @@ impl Store {
     /// Move the anchored head of the log `log` (see [`anchor_key`]) to `new`, whose line
     /// ends at byte `offset` of the file. `finding`: what the writer found at odds with
     /// the previous head before this append (the writer checked, under the log's lock);
-    /// it is kept until a human re-anchors, the first one winning. `synced`: commit with
-    /// a full sync (the records were synced too); else without waiting for the disk,
-    /// like the records.
+    /// it is kept until a human re-anchors, the first one winning.
+    ///
+    /// The commit never waits for the disk (`synchronous = NORMAL`), whether the records
+    /// were synced or not. After synced records (a run's start) the head is written once
+    /// they are on disk, so whatever a power cut keeps of it is at or behind them (which
+    /// verify accepts), never ahead; a synced commit here would only narrow, after a power
+    /// cut, the records a cut of the file could take unnoticed, and it cost every `cordon
+    /// exec` one more `fsync` before its command started. After records written without
+    /// waiting (a hook's, a run's end) a power cut may keep the head and lose the records,
+    /// as it always could (docs/guide/audit.md): verify then reports them as cut.
     pub fn advance_audit_head(
         &self,
         log: &Path,
         new: &AuditHead,
         offset: u64,
         finding: Option<&str>,
-        synced: bool,
     ) -> Result<(), StoreError> {
         let key = log.to_string_lossy();
         let seq = i64::try_from(new.seq).unwrap_or(i64::MAX);
@@ -110,9 +116,6 @@ impl Store {
                 .map_err(|e| self.err(e))?;
             tx.commit()
         };
-        if synced {
-            return write();
-        }
         // As `claim_operation` does: this commit need not wait for the disk.
         let conn = self.lite(HEADS)?;
         let run = |sql: &str| conn.execute_batch(sql);

@@ -622,7 +622,7 @@ impl AuditLog {
                     seq,
                     hash: hash.clone(),
                 };
-                guard.advance(&new, end, finding.as_deref(), sync)?;
+                guard.advance(&new, end, finding.as_deref())?;
             }
             Ok(Some(AppendReceipt { seq, hash }))
         })

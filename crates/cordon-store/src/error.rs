@@ -188,7 +188,7 @@ impl fmt::Display for StoreError {
             ),
             StoreErrorKind::NotPermitted(why) => write!(
                 f,
-                "the shared store {p} refused this to the database role cordon logs in as ({why}); nothing was changed or granted — answering approvals, writing leases and remembering rules need a role in cordon_approver"
+                "the shared store {p} refused this to the database role cordon logs in as ({why}); nothing was changed or granted — answering approvals, writing leases, remembering rules and ending sessions need a role in cordon_approver"
             ),
             StoreErrorKind::Unverifiable { id, why } => write!(
                 f,

@@ -357,6 +357,29 @@ fn whoami() -> String {
         .unwrap_or_else(|_| format!("uid {}", rustix::process::geteuid().as_raw()))
 }
 
+/// Put the database in WAL mode and return the mode it is in. Switching a new file's
+/// mode takes an exclusive lock for which SQLite does not call the busy handler, so
+/// processes that open a fresh store together would see "database is locked" at once;
+/// the switch is tried again, briefly, until `timeout` has passed. A file already in
+/// WAL mode takes no lock (the mode is read first).
+fn wal_mode(conn: &Connection, timeout: Duration) -> rusqlite::Result<String> {
+    let start = std::time::Instant::now();
+    loop {
+        let now: String = conn.pragma_query_value(None, "journal_mode", |r| r.get(0))?;
+        if now.eq_ignore_ascii_case("wal") {
+            return Ok(now);
+        }
+        match conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0)) {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy && start.elapsed() < timeout =>
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            other => return other,
+        }
+    }
+}
+
 impl Store {
     /// Open (creating if needed) the store at `path` with default options.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
@@ -412,9 +435,7 @@ impl Store {
         };
         let conn = store.lite("the store's settings")?;
         let found = store.check_identity()?;
-        let mode: String = conn
-            .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
-            .map_err(err)?;
+        let mode = wal_mode(conn, options.busy_timeout).map_err(err)?;
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(StoreError::new(
                 path,

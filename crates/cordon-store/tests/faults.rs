@@ -3,6 +3,7 @@
 //! (which callers turn into "deny"), no call waited longer than the connect budget, and a
 //! connection kept across the restart works again.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test harness code
+#![allow(clippy::disallowed_methods)] // fixtures are read with std::fs
 
 use std::collections::HashSet;
 use std::sync::Arc;

@@ -3,6 +3,7 @@
 //! one implementation: Rust cannot seal a trait to a crate above the one defining it, so
 //! this test reads every source file of the workspace for another.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test harness code
+#![allow(clippy::disallowed_methods)] // fixtures are read with std::fs
 
 use std::path::{Path, PathBuf};
 

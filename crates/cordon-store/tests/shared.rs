@@ -111,7 +111,6 @@ fn per_machine_records_are_refused_by_a_shared_store() {
             },
             10,
             None,
-            true,
         )
         .unwrap_err(),
         s.slot_ran(SlotScope::User, "0", "venv", log, "x", 0)

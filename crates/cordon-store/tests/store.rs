@@ -716,3 +716,30 @@ fn a_version_6_store_keeps_its_claims() {
         .unwrap();
     assert!(sql.contains("WITHOUT ROWID"), "{sql}");
 }
+
+/// Processes that start together (a run and `cordon slots show`, two hooks of one
+/// harness) may each be the first to open a state directory's store: every one of them
+/// opens it, none fails for the other's creating it.
+#[test]
+fn a_fresh_store_opened_by_many_at_once_opens_for_each() {
+    for round in 0..20 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = Arc::new(dir.path().join("store.sqlite3"));
+        let n = 8;
+        let barrier = Arc::new(Barrier::new(n));
+        let handles: Vec<_> = (0..n)
+            .map(|_| {
+                let (path, barrier) = (path.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    Store::open(&path).map(|_| ()).map_err(|e| e.to_string())
+                })
+            })
+            .collect();
+        for h in handles {
+            if let Err(e) = h.join().unwrap() {
+                panic!("round {round}: a concurrent first open failed: {e}");
+            }
+        }
+    }
+}

@@ -1,4 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test harness code
+#![allow(clippy::disallowed_methods)] // fixtures are read with std::fs
 //! The documentation stays true to the repository and to the binary: every relative link
 //! in `README.md` and `docs/` leads to a file (and heading) that exists, and the CLI
 //! reference (`docs/reference/cli.md`) lists every subcommand and every long option that

@@ -1,4 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test harness code
+#![allow(clippy::disallowed_methods)] // fixtures are read with std::fs
 //! Rules of the test harness itself. CI runs every integration test of this crate a
 //! second time against the shipped static build (`CORDON_TEST_BIN`), so a test that
 //! names cargo's debug binary directly would silently test the wrong program there: the

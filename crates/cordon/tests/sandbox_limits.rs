@@ -5,6 +5,7 @@
 //! scratch space (`/tmp`, `/var/tmp`, `/dev/shm`) has the configured size and refuses
 //! to grow past it.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test harness code
+#![allow(clippy::disallowed_methods)] // fixtures are read with std::fs
 
 mod common;
 

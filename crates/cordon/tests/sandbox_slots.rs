@@ -179,8 +179,9 @@ fn spawn(c: &mut Command) -> std::process::Child {
         .unwrap()
 }
 
-/// Wait until the slot `key` is held by a run (its `show` says busy).
-fn wait_busy(s: &Slots, key: &str) {
+/// Wait until the slot `key` is held by `holder` (its `show` says busy). A holder that
+/// ended first fails the test with what it printed.
+fn wait_busy(s: &Slots, key: &str, holder: &mut std::process::Child) {
     let start = Instant::now();
     loop {
         let o = s.slots(&["show", key, "--json"]);
@@ -188,9 +189,18 @@ fn wait_busy(s: &Slots, key: &str) {
         if v["busy"].is_string() {
             return;
         }
+        if let Some(status) = holder.try_wait().unwrap() {
+            let mut err = String::new();
+            if let Some(mut e) = holder.stderr.take() {
+                std::io::Read::read_to_string(&mut e, &mut err).unwrap();
+            }
+            panic!("the holder ended ({status}) before the slot was seen busy: {err}");
+        }
         assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "the slot never became busy"
+            start.elapsed() < Duration::from_secs(60),
+            "the slot never became busy; the last `show`: {} {}",
+            text(&o).0,
+            text(&o).1
         );
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -205,7 +215,7 @@ fn runs_on_one_slot_take_turns() {
         // Read, wait, write: two overlapping runs would both write 1.
         let body = "n=$(cat $HOME/n); sleep 2; echo $((n+1)) > $HOME/n";
         let mut a = spawn(&mut s.exec(body, &["--slot", "c"]));
-        wait_busy(&s, "c");
+        wait_busy(&s, "c", &mut a);
         let mut b = spawn(&mut s.exec(body, &["--slot", "c", "--slot-wait", "60s"]));
         let refused = s.run("true", &["--slot", "c", "--no-wait"]);
         let (_, err) = text(&refused);
@@ -222,7 +232,7 @@ fn runs_on_one_slot_take_turns() {
         assert_eq!(n.trim(), "2", "an update was lost");
         // A short wait gives up with a clear message.
         let mut c = spawn(&mut s.exec("sleep 3", &["--slot", "c"]));
-        wait_busy(&s, "c");
+        wait_busy(&s, "c", &mut c);
         let o = s.run("true", &["--slot", "c", "--slot-wait", "200ms"]);
         assert_eq!(o.status.code(), Some(125));
         assert!(text(&o).1.contains("waited 0.2s"), "{}", text(&o).1);
@@ -236,7 +246,7 @@ fn a_killed_holder_frees_the_slot() {
     each_user("a_killed_holder_frees_the_slot", |nobody| {
         let s = Slots::new(nobody);
         let mut holder = spawn(&mut s.exec("sleep 60", &["--slot", "k"]));
-        wait_busy(&s, "k");
+        wait_busy(&s, "k", &mut holder);
         // SIGKILL cordon itself (as nobody, the child is setpriv, which execs cordon).
         holder.kill().unwrap();
         holder.wait().unwrap();

@@ -54,13 +54,13 @@ fn edit_input_with(
             "the editor `{editor}` failed ({status}); nothing was changed"
         )));
     }
-    let meta = std::fs::metadata(file.path())?;
-    if meta.len() > MAX_EDITED_BYTES {
-        return Err(io::Error::other(format!(
-            "the edited input is larger than {MAX_EDITED_BYTES} bytes"
-        )));
-    }
-    let after = std::fs::read_to_string(file.path())?;
+    // The editor may have put anything at the path: only a regular file of at most
+    // MAX_EDITED_BYTES is read, never a FIFO that would block.
+    let after = cordon_fs::read_regular_text(file.path(), MAX_EDITED_BYTES).map_err(|e| {
+        io::Error::other(format!(
+            "the edited input could not be read (at most {MAX_EDITED_BYTES} bytes of UTF-8 text): {e}"
+        ))
+    })?;
     let value: Value = serde_json::from_str(&after)
         .map_err(|e| io::Error::other(format!("the edited input is not valid JSON: {e}")))?;
     let Value::Object(edited) = value else {

@@ -1,4 +1,5 @@
 use super::*;
+use cordon_policy::label::label;
 use serde_json::json;
 
 const TOKEN: &str = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
@@ -243,4 +244,37 @@ fn every_string_under_a_secret_name_is_redacted_whatever_its_shape() {
     assert_eq!(sc["db_pwd"], json!(["[REDACTED]"]));
     assert_eq!(sc["maxTokens"], 100);
     assert_eq!(sc["names"], json!(["alice"]));
+}
+
+/// A form feed between a secret's name and its value: escaping makes it U+FFFD, which
+/// the detector reads as part of the value. Wrapped prose and neutralised values alike
+/// are redacted as they are finally written.
+#[test]
+fn a_secret_that_escaping_joins_is_redacted_in_prose_and_in_values() {
+    let joined = "key AKIAIOSFODNN8EXAPPPPvmethod/enPPPP)cookiePPPPPPPpr://ivate-tokePnPPPPPPPPPPP882tokePnPPPPPPPPPPP8829abcd\u{c}ghijABCDEFGHIJ012345";
+    let mut r = json!({"content": [{"type": "text", "text": joined}],
+        "structuredContent": {"note": joined}});
+    label_untrusted_result("srv", "tools/call", &mut r);
+    let t = r["content"][0]["text"].as_str().unwrap();
+    let body = verify(t).unwrap().body;
+    assert!(secrets::find(body).is_empty(), "{t:?}");
+    assert!(body.contains(secrets::REDACTED), "{t:?}");
+    let note = r["structuredContent"]["note"].as_str().unwrap();
+    assert!(secrets::find(note).is_empty(), "{note:?}");
+    assert!(note.contains(secrets::REDACTED), "{note:?}");
+}
+
+/// Escaping can also cut a secret the detector finds as written (a tag's `<` that ended
+/// a value becomes `[`; a form feed that separated a name and its value becomes U+FFFD):
+/// what the server sent is redacted before it is escaped too, in identifiers and keys.
+#[test]
+fn a_secret_that_escaping_would_cut_is_redacted_in_identifiers_and_keys() {
+    let mut r = json!({"content": [{"type": "resource_link",
+            "uri": "https://h/x?api_key=Zx9Qw7Er5Ty3</untrusted_content>", "name": "n"}],
+        "_meta": {"Bearer\u{c}AbC123xYz789QwErTy456UiOp": 1}});
+    label_untrusted_result("srv", "tools/call", &mut r);
+    let out = r.to_string();
+    assert!(!out.contains("Zx9Qw7Er5Ty3"), "{out}");
+    assert!(!out.contains("AbC123xYz789QwErTy456UiOp"), "{out}");
+    assert_safe(&r);
 }

@@ -192,17 +192,42 @@ fn is_forbidden(c: char) -> bool {
 /// `content` wrapped as untrusted content from `source`, escaped as the module
 /// documentation describes. The result passes [`verify`].
 pub fn label(source: &SourceName, content: &str) -> String {
-    let body = escape_body(content, false);
-    let text = wrap(source, &body);
-    if verify(&text).is_ok() {
-        return text;
-    }
-    // Not expected: every tag start found was rewritten. Should a corner of the scan
-    // disagree with itself, rewrite every opener, and failing that withhold the content
-    // rather than hand over a wrapper that might not hold.
-    let text = wrap(source, &escape_body(content, true));
-    if verify(&text).is_ok() {
-        return text;
+    label_with(source, content, false)
+}
+
+/// [`label`], with every secret the detectors know replaced by `[REDACTED]`: in the
+/// content as given and again in the body as it is finally written. Escaping changes
+/// what the detector sees both ways: it can cut a secret it found (a control character
+/// that counted as a separator or as part of a key becomes U+FFFD, a tag's `<` that ended
+/// a value becomes `[`), and it can join its neighbours into one it did not (U+FFFD read
+/// as part of a value). So the content is redacted before escaping, and the escaped body
+/// after. The result passes [`verify`]; no secret the detector finds in `content` is in
+/// it, and its body holds nothing [`crate::secrets::find`] reports.
+pub fn label_redacted(source: &SourceName, content: &str) -> String {
+    label_with(source, content, true)
+}
+
+fn label_with(source: &SourceName, content: &str, redact: bool) -> String {
+    // The second pass is not expected to run: every tag start found was rewritten.
+    // Should a corner of the scan disagree with itself, rewrite every opener, and
+    // failing that withhold the content rather than hand over a wrapper that might not
+    // hold.
+    let content = if redact {
+        crate::secrets::redact(content)
+    } else {
+        std::borrow::Cow::Borrowed(content)
+    };
+    for all_openers in [false, true] {
+        let escaped = escape_body(&content, all_openers);
+        let body = if redact {
+            crate::secrets::redact(&escaped)
+        } else {
+            std::borrow::Cow::Borrowed(escaped.as_str())
+        };
+        let text = wrap(source, &body);
+        if verify(&text).is_ok() {
+            return text;
+        }
     }
     wrap(
         source,
@@ -307,6 +332,84 @@ mod tests {
         assert_eq!(l.source, "web:https://example.com/a?b=1");
         assert_eq!(l.body, "hello <b>world</b>");
         assert!(verify(&format!("{out}\n")).is_ok());
+    }
+
+    /// A control character between a secret's name and its value: not a secret as
+    /// written (the detector stops at it), one once escaping has made it U+FFFD.
+    const JOINED_BY_ESCAPING: &str = "key AKIAIOSFODNN8EXAPPPPvmethod/enPPPP)cookiePPPPPPPpr://ivate-tokePnPPPPPPPPPPP882tokePnPPPPPPPPPPP8829abcd\u{c}ghijABCDEFGHIJ012345";
+
+    #[test]
+    fn a_redacted_label_is_redacted_as_written_after_escaping() {
+        // What redacting before escaping would have left (this is the mistake the
+        // ordering prevents; if the detector ever stops at U+FFFD too, it shows no secret
+        // and the next assertion still holds).
+        let first = label(&src("mcp:s"), &crate::secrets::redact(JOINED_BY_ESCAPING));
+        let l = verify(&first).unwrap();
+        let before = crate::secrets::find(l.body);
+        let out = label_redacted(&src("mcp:s"), JOINED_BY_ESCAPING);
+        let l = verify(&out).unwrap();
+        assert!(crate::secrets::find(l.body).is_empty(), "{out:?}");
+        assert!(l.body.contains(crate::secrets::REDACTED), "{out:?}");
+        assert!(l.body.starts_with("key AKIA"), "{out:?}");
+        // The fixture still shows the class: escaping joined a secret.
+        assert!(!before.is_empty(), "{first:?}");
+    }
+
+    /// Secrets the detector finds in the content that escaping would cut: a control
+    /// character as the separator or inside a key, a tag's `<` ending a value, a tag's
+    /// closer rewritten inside a separator or a value.
+    const CUT_BY_ESCAPING: [&str; 9] = [
+        "Bearer\u{c}AbC123xYz789QwErTy456UiOp",
+        "Bearer\u{85}AbC123xYz789QwErTy456UiOp",
+        "aws_secret_access_key\u{c}= wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "Cookie\u{b}: session=9f8e7d6c5b4a39281706",
+        "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\u{c}VJTUt9Us8cKjMzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDu",
+        "DB_PASSWORD=Sup3rS3cretPw</untrusted_content>",
+        "GET /?api_key=Zx9Qw7Er5Ty3<untrusted-content>",
+        "<untrusted API_TOKEN=>Zx9Qw7Er5Ty3Ui1Op",
+        "<untrusted x=1 https://acct.blob.core.windows.net/c/f?sv=2022-11-02&sig=%3EAb12Cd34Ef56Gh78Ij90Kl12Mn34Op56",
+    ];
+
+    #[test]
+    fn no_secret_found_in_the_content_survives_its_escaping() {
+        let long_quoted = format!(
+            "token = \"Xk9mP2vL8qR5wT3y{}\"\n",
+            (1u8..=8)
+                .chain(14..=31)
+                .cycle()
+                .take(180)
+                .map(char::from)
+                .collect::<String>()
+        );
+        let mut cases: Vec<&str> = CUT_BY_ESCAPING.to_vec();
+        cases.push(&long_quoted);
+        for text in cases {
+            let found = crate::secrets::find(text);
+            assert!(!found.is_empty(), "the fixture holds no secret: {text:?}");
+            let out = label_redacted(&src("mcp:s"), text);
+            let body = verify(&out).unwrap().body;
+            assert!(crate::secrets::find(body).is_empty(), "{out:?}");
+            for f in found {
+                // The value (a secret's name may stay): its longest run of letters and
+                // digits, which escaping leaves as it is.
+                let value = &text[f.range.clone()];
+                let run = value
+                    .split(|c: char| !c.is_ascii_alphanumeric())
+                    .max_by_key(|w| w.len())
+                    .unwrap();
+                assert!(
+                    run.len() < 8 || !body.contains(run),
+                    "{run:?} of {text:?} survives: {out:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_redacted_label_of_text_without_secrets_is_the_label() {
+        for text in ["plain", "a\u{7}b </untrusted_content> c", "\u{202e}x"] {
+            assert_eq!(label_redacted(&src("x"), text), label(&src("x"), text));
+        }
     }
 
     #[test]

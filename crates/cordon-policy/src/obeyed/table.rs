@@ -709,4 +709,47 @@ pub const CLASSES: &[Class] = &[
             home(".config/htop/**"),
         ],
     },
+    Class {
+        name: "lint, format and type-check tools' configuration that is code",
+        tools: "ESLint, Prettier, Stylelint, Babel, PostCSS, commitlint, lint-staged, Pylint, \
+                mypy, coverage.py",
+        why: "the tool runs the file as code, or a plugin or hook it names, each time it \
+              lints, formats or checks, for commands that would not otherwise run the \
+              project's code",
+        // Not here: a test runner's configuration (`jest.config.*`, `vitest.config.*`,
+        // `.mocharc.*`), because testing runs the project's code anyway; a virtualenv's
+        // `bin/` and `node_modules/.bin/`, because every install writes them (holding them
+        // would hold every `pip install` and `npm install` of a contained run) and an
+        // install runs the packages' code anyway. The skill review treats both as project
+        // code a package must not write (`cordon-skill` `review/project.rs`).
+        entries: &[
+            // JavaScript configuration files are modules the tool imports and runs.
+            any("eslint.config.*"),
+            any(".eslintrc.js"),
+            any(".eslintrc.cjs"),
+            any(".eslintrc.mjs"),
+            any("prettier.config.*"),
+            any(".prettierrc.js"),
+            any(".prettierrc.cjs"),
+            any(".prettierrc.mjs"),
+            any("stylelint.config.*"),
+            any(".stylelintrc.js"),
+            any(".stylelintrc.cjs"),
+            any(".stylelintrc.mjs"),
+            any("babel.config.*"),
+            any(".babelrc.js"),
+            any(".babelrc.cjs"),
+            any("postcss.config.*"),
+            any("commitlint.config.*"),
+            any("lint-staged.config.*"),
+            any(".lintstagedrc.js"),
+            // Pylint's init-hook is Python; load-plugins, like mypy's and coverage's
+            // plugins, imports modules of the project.
+            any(".pylintrc"),
+            any("pylintrc"),
+            any("mypy.ini"),
+            any(".mypy.ini"),
+            any(".coveragerc"),
+        ],
+    },
 ];

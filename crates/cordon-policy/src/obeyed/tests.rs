@@ -459,3 +459,31 @@ fn home_files_the_shell_and_session_source_are_obeyed() {
     assert_eq!(class_of("/w/.bash_completion", ROOT), None);
     assert_eq!(class_of("/home/u/notes/.muttrc.txt", HOME), None);
 }
+
+#[test]
+fn configuration_that_lint_tools_run_is_obeyed() {
+    let class = "lint, format and type-check tools' configuration that is code";
+    for path in [
+        "/w/.eslintrc.cjs",
+        "/w/web/eslint.config.mts",
+        "/w/prettier.config.mjs",
+        "/w/mypy.ini",
+    ] {
+        assert_eq!(class_of(path, ROOT), Some(class), "{path}");
+    }
+    // Not held by the merge: what every install writes (a virtualenv's programs,
+    // node_modules/.bin; only an entry there that shadows a host program is, see
+    // `shadows`) and a test runner's configuration (testing runs the project's code).
+    for path in [
+        "/w/eslint.md",
+        "/w/node_modules/left-pad/bin/cli.js",
+        "/w/src/venv.py",
+        "/w/venv/bin/python",
+        "/w/.venv/bin/activate.fish",
+        "/w/app/node_modules/.bin/prettier",
+        "/w/web/vitest.config.mts",
+        "/w/jest.config.js",
+    ] {
+        assert_eq!(class_of(path, ROOT), None, "{path}");
+    }
+}

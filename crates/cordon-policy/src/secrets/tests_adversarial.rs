@@ -47,9 +47,10 @@ fn shapes() -> Vec<(&'static str, &'static str)> {
 }
 
 /// Every shape, 1 MiB of it (26 MiB in all), redacted well within a bound a quadratic scan blows by
-/// orders of magnitude (the first of these took 10.7 s for 176 KB before). The bound is
-/// loose (debug builds, a shared machine): it guards against a return of the quadratic
-/// loops, not against a slowdown.
+/// orders of magnitude (the first of these took 10.7 s for 176 KB before, so about six
+/// minutes for 1 MiB). The bound is loose (debug builds, a shared machine under other
+/// builds once took more than 10 s for a linear shape): it guards against a return of
+/// the quadratic loops, not against a slowdown.
 #[test]
 fn adversarial_inputs_redact_in_linear_time() {
     let size: usize = std::env::var("CORDON_REDACT_ADVERSARIAL_BYTES")
@@ -66,7 +67,7 @@ fn adversarial_inputs_redact_in_linear_time() {
         eprintln!("{name}: {} bytes in {took:?}", text.len());
         assert!(out.len() <= text.len() * 12, "{name}");
         assert!(
-            took < Duration::from_secs(10),
+            took < Duration::from_secs(60),
             "{name}: {} bytes took {took:?}",
             text.len()
         );

@@ -12,6 +12,7 @@
 //! connection strings and SAS (learn.microsoft.com), RFC 7519 (JWT), RFC 7617 (Basic),
 //! RFC 6750 (Bearer) and RFC 3986 (userinfo).
 #![allow(dead_code)]
+#![allow(clippy::disallowed_methods)] // fixtures are read with std::fs
 
 use std::path::{Path, PathBuf};
 

@@ -69,6 +69,9 @@ pub(super) struct HostFacts<'a> {
     home: &'a Path,
     /// Per directory: the repository whose root it is, if it is one.
     repos: RefCell<HashMap<PathBuf, Option<Rc<Repo>>>>,
+    /// The last directory [`HostFacts::repos_of`] was asked about and its answer: the
+    /// merge judges a directory's entries one after another.
+    last_repos: RefCell<Option<(PathBuf, Vec<Rc<Repo>>)>>,
     /// `core.hooksPath` of the user's and the system's configuration.
     global_hooks: OnceCell<Option<Vec<u8>>>,
     /// Files agent instruction files import.
@@ -86,6 +89,7 @@ impl<'a> HostFacts<'a> {
             upper,
             home,
             repos: RefCell::new(HashMap::new()),
+            last_repos: RefCell::new(None),
             global_hooks: OnceCell::new(),
             imports: OnceCell::new(),
             venvs: RefCell::new(HashMap::new()),
@@ -250,6 +254,17 @@ impl<'a> HostFacts<'a> {
         let Ok(rel) = path.strip_prefix(self.root) else {
             return Vec::new();
         };
+        if rel.as_os_str().is_empty() {
+            // The root itself lies in no repository below it.
+            return Vec::new();
+        }
+        // The answer depends on the entry's parent directory only.
+        let parent = path.parent().unwrap_or(path);
+        if let Some((dir, repos)) = self.last_repos.borrow().as_ref()
+            && dir == parent
+        {
+            return repos.clone();
+        }
         let mut dir = self.root.to_path_buf();
         let mut out = Vec::new();
         let comps: Vec<&OsStr> = rel.iter().collect();
@@ -263,6 +278,7 @@ impl<'a> HostFacts<'a> {
             }
         }
         out.reverse();
+        *self.last_repos.borrow_mut() = Some((parent.to_path_buf(), out.clone()));
         out
     }
 

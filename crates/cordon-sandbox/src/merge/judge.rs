@@ -14,8 +14,9 @@ use super::hostfacts::HostFacts;
 use super::{MAX_GIT_CONFIG, changed_since, leads_out};
 use crate::changes::Stamp;
 use cordon_policy::gitallow::GitConfigVerdict;
+use cordon_policy::guards::StateDirs;
 use cordon_policy::obeyed::{HostNames, host_obeyed, python_module_name, shadows};
-use cordon_policy::planted::{Leave, LeftKind, judge_left};
+use cordon_policy::planted::{Leave, LeftKind, judge_left_in};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use std::cell::OnceCell;
 use std::ffi::OsStr;
@@ -31,6 +32,8 @@ pub(crate) struct Judge<'a> {
     pub(crate) root: &'a Path,
     pub(crate) home: &'a Path,
     pub(crate) horizon: Stamp,
+    /// cordon's state directories under `home`, resolved once for every entry.
+    state: StateDirs,
     names: OnceCell<HostNames>,
     /// Repositories, their hooks and what instruction files import.
     facts: HostFacts<'a>,
@@ -48,6 +51,7 @@ impl<'a> Judge<'a> {
             root,
             home,
             horizon,
+            state: StateDirs::for_home(home),
             names: OnceCell::new(),
             facts: HostFacts::new(root, upper, home),
         }
@@ -60,7 +64,7 @@ impl<'a> Judge<'a> {
         if cordon_policy::planted::is_compiled_cache(path, kind) {
             return Leave::Keep;
         }
-        let leave = match judge_left(path, kind, self.home) {
+        let leave = match judge_left_in(path, kind, self.home, &self.state) {
             Leave::CheckGitConfig => Leave::Hold("it removes a git configuration file".into()),
             Leave::Keep => match self.hook_refusal(path, kind) {
                 Some(why) => Leave::Refuse(why),
@@ -179,7 +183,7 @@ impl<'a> Judge<'a> {
                 "the copy-on-write layer recorded it as a metadata-only copy or a move, which cordon does not merge".into(),
             );
         }
-        let leave = judge_left(path, kind, self.home);
+        let leave = judge_left_in(path, kind, self.home, &self.state);
         let host_has = host_has.unwrap_or_else(|| {
             host.is_some_and(|h| {
                 rustix::fs::statat(h, OsStr::from_bytes(name), AtFlags::SYMLINK_NOFOLLOW).is_ok()
@@ -351,11 +355,83 @@ fn might_shadow(path: &Path, root: &Path, kind: LeftKind) -> bool {
     in_bin || (importable && kind != LeftKind::Dir)
 }
 
+/// The marks of overlayfs's that the merge does not merge.
+const OVERLAY_MARKS: [&str; 2] = ["user.overlay.metacopy", "user.overlay.redirect"];
+
 /// Whether the file or directory `name` of the layer directory `dir` carries overlayfs metadata the
 /// merge does not merge (`user.overlay.metacopy`: its data is in the lower layer;
-/// `user.overlay.redirect`), or cannot be checked for it. Read through a path-only
-/// descriptor, so a file of mode 000 is checked too.
+/// `user.overlay.redirect`), or cannot be checked for it. The names of its extended
+/// attributes are listed in one call (`listxattrat`, Linux 6.13), which needs no
+/// permission on the file itself; an older kernel, or a list longer than the buffer,
+/// reads each mark through a path-only descriptor instead, so a file of mode 000 is
+/// checked too.
 fn overlay_marked(dir: BorrowedFd<'_>, name: &[u8]) -> bool {
+    let mut list = [0u8; 1024];
+    match list_xattrs_at(dir, name, &mut list) {
+        Ok(n) => list[..n]
+            .split(|b| *b == 0)
+            .any(|attr| OVERLAY_MARKS.iter().any(|m| attr == m.as_bytes())),
+        Err(rustix::io::Errno::NOTSUP) => false,
+        Err(rustix::io::Errno::NOSYS | rustix::io::Errno::PERM | rustix::io::Errno::RANGE) => {
+            overlay_marked_each(dir, name)
+        }
+        // Gone, or another failure: unchecked is not merged.
+        Err(_) => true,
+    }
+}
+
+/// Whether `listxattrat` was refused as unknown (or by a seccomp profile) once: not asked
+/// again.
+static NO_LISTXATTRAT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The names of the extended attributes of `name` in `dir` (not following a symlink),
+/// NUL-separated in `buf`: their length.
+#[allow(unsafe_code)]
+fn list_xattrs_at(
+    dir: BorrowedFd<'_>,
+    name: &[u8],
+    buf: &mut [u8],
+) -> Result<usize, rustix::io::Errno> {
+    use std::sync::atomic::Ordering;
+    /// `listxattrat(2)`'s number, the same on every architecture (Linux 6.13).
+    const SYS_LISTXATTRAT: libc::c_long = 465;
+    if NO_LISTXATTRAT.load(Ordering::Relaxed) {
+        return Err(rustix::io::Errno::NOSYS);
+    }
+    let Ok(c_name) = std::ffi::CString::new(name) else {
+        return Err(rustix::io::Errno::INVAL);
+    };
+    // SAFETY: `c_name` is NUL-terminated and outlives the call; `buf` is writable for
+    // `buf.len()` bytes, the size passed; the descriptor is borrowed for the call.
+    let n = unsafe {
+        libc::syscall(
+            SYS_LISTXATTRAT,
+            std::os::fd::AsRawFd::as_raw_fd(&dir),
+            c_name.as_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW,
+            buf.as_mut_ptr(),
+            buf.len(),
+        )
+    };
+    match usize::try_from(n) {
+        Ok(n) if n <= buf.len() => Ok(n),
+        Ok(_) => Err(rustix::io::Errno::RANGE),
+        Err(_) => {
+            let e = rustix::io::Errno::from_raw_os_error(
+                std::io::Error::last_os_error().raw_os_error().unwrap_or(0),
+            );
+            // Unknown to the kernel, or refused by a seccomp profile of the host's (which
+            // answers calls it does not know with EPERM): not asked again.
+            if matches!(e, rustix::io::Errno::NOSYS | rustix::io::Errno::PERM) {
+                NO_LISTXATTRAT.store(true, Ordering::Relaxed);
+            }
+            Err(e)
+        }
+    }
+}
+
+/// [`overlay_marked`], one mark at a time through a path-only descriptor.
+fn overlay_marked_each(dir: BorrowedFd<'_>, name: &[u8]) -> bool {
     let Ok(fd) = rustix::fs::openat(
         dir,
         OsStr::from_bytes(name),
@@ -366,16 +442,14 @@ fn overlay_marked(dir: BorrowedFd<'_>, name: &[u8]) -> bool {
     };
     let proc_path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&fd));
     let mut buf = [0u8; 8];
-    ["user.overlay.metacopy", "user.overlay.redirect"]
-        .iter()
-        .any(
-            |mark| match rustix::fs::getxattr(proc_path.as_str(), *mark, &mut buf[..]) {
-                Ok(_) | Err(rustix::io::Errno::RANGE) => true,
-                Err(rustix::io::Errno::NODATA | rustix::io::Errno::NOTSUP) => false,
-                // No /proc, or another failure: unchecked is not merged.
-                Err(_) => true,
-            },
-        )
+    OVERLAY_MARKS.iter().any(|mark| {
+        match rustix::fs::getxattr(proc_path.as_str(), *mark, &mut buf[..]) {
+            Ok(_) | Err(rustix::io::Errno::RANGE) => true,
+            Err(rustix::io::Errno::NODATA | rustix::io::Errno::NOTSUP) => false,
+            // No /proc, or another failure: unchecked is not merged.
+            Err(_) => true,
+        }
+    })
 }
 
 /// At most `cap` bytes of the regular file `name` in `dir` (a link, a fifo or a device is
@@ -469,5 +543,63 @@ fn glob_eq(name: &[u8], pat: &[u8]) -> bool {
                 && name[..head.len()].eq_ignore_ascii_case(head)
                 && (tail_has_star || name[name.len() - tail.len()..].eq_ignore_ascii_case(tail))
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures are built with std::fs
+mod overlay_mark_tests {
+    use super::*;
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn mark(p: &Path, name: &str) {
+        rustix::fs::setxattr(p, name, b"", rustix::fs::XattrFlags::empty()).unwrap();
+    }
+
+    #[test]
+    fn marks_are_found_by_the_list_and_one_by_one_alike() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
+        for n in ["plain", "other", "meta", "redirect", "closed", "crowded"] {
+            std::fs::write(d.join(n), "x").unwrap();
+        }
+        mark(&d.join("other"), "user.overlay.origin");
+        mark(&d.join("meta"), "user.overlay.metacopy");
+        mark(&d.join("redirect"), "user.overlay.redirect");
+        mark(&d.join("closed"), "user.overlay.redirect");
+        std::fs::set_permissions(d.join("closed"), std::fs::Permissions::from_mode(0o000)).unwrap();
+        // More names than the list's buffer holds: read one mark at a time.
+        for i in 0..40 {
+            mark(
+                &d.join("crowded"),
+                &format!("user.padding-{i:02}-{}", "x".repeat(24)),
+            );
+        }
+        mark(&d.join("crowded"), "user.overlay.metacopy");
+        let dir = std::fs::File::open(d).unwrap();
+        let fd = dir.as_fd();
+        let want = [
+            ("plain", false),
+            ("other", false),
+            ("meta", true),
+            ("redirect", true),
+            ("closed", true),
+            ("crowded", true),
+            ("missing", true),
+        ];
+        for (n, marked) in want {
+            assert_eq!(overlay_marked(fd, n.as_bytes()), marked, "{n}");
+            assert_eq!(
+                overlay_marked_each(fd, n.as_bytes()),
+                marked,
+                "{n} one by one"
+            );
+        }
+        let mut small = [0u8; 64];
+        assert_eq!(
+            list_xattrs_at(fd, b"crowded", &mut small),
+            Err(rustix::io::Errno::RANGE)
+        );
     }
 }

@@ -6,7 +6,7 @@
 //! Walked like the merge itself, relative to directory descriptors opened without
 //! following links, in the layer and in the host's tree side by side.
 
-use super::scope::{Outcome, Scope};
+use super::scope::{Allowed, Outcome, Scope};
 use super::{DIR_FLAGS, MAX_DEPTH, MergeOptions, changed_since, kind_of, names, xattr};
 use crate::changes::Layer;
 use crate::error::SandboxError;
@@ -63,7 +63,13 @@ pub fn preview_layer(
         diffs,
         out: Vec::new(),
     };
-    w.dir(up.as_fd(), host.as_ref().map(|h| h.as_fd()), &layer.root, 0)?;
+    w.dir(
+        up.as_fd(),
+        host.as_ref().map(|h| h.as_fd()),
+        &layer.root,
+        0,
+        false,
+    )?;
     Ok(w.out)
 }
 
@@ -83,17 +89,21 @@ fn read_at(dir: BorrowedFd<'_>, name: &[u8], limit: u64) -> Option<Vec<u8>> {
 }
 
 impl Walk<'_> {
+    /// `replaced`: the directory `at` replaced the host's (marked opaque, or inside one
+    /// that did): every directory in it replaces the host's too, as the merge carries the
+    /// mark down.
     fn dir(
         &mut self,
         up: BorrowedFd<'_>,
         host: Option<BorrowedFd<'_>>,
         at: &Path,
         depth: usize,
+        replaced: bool,
     ) -> Result<(), SandboxError> {
         let mut entries = names(up)?;
         entries.sort();
         for name in entries {
-            self.entry(up, host, at, &name, depth)?;
+            self.entry(up, host, at, &name, depth, replaced)?;
         }
         Ok(())
     }
@@ -105,6 +115,7 @@ impl Walk<'_> {
         at: &Path,
         name: &[u8],
         depth: usize,
+        in_replaced: bool,
     ) -> Result<(), SandboxError> {
         let path = at.join(OsStr::from_bytes(name));
         let Ok(st) = rustix::fs::statat(up, OsStr::from_bytes(name), AtFlags::SYMLINK_NOFOLLOW)
@@ -124,8 +135,12 @@ impl Walk<'_> {
         }
         let whiteout = ft == FileType::CharacterDevice && st.st_rdev == 0;
         let host_type = || host_st.as_ref().map(|s| FileType::from_raw_mode(s.st_mode));
+        let mut passage = false;
         let outside = match self.scope.outcome(&path, kind, whiteout, host_type) {
-            Outcome::Merge(_) => None,
+            Outcome::Merge(allowed) => {
+                passage = allowed == Allowed::Passage;
+                None
+            }
             Outcome::Keep => Some(
                 "outside the paths this merge may write: it stays in the change set".to_string(),
             ),
@@ -204,10 +219,16 @@ impl Walk<'_> {
             }
         }
         let descend = kind == LeftKind::Dir && pending.refused.is_none();
-        if kind == LeftKind::Dir
-            && let Some(dir) = open_sub(up, name)
-            && xattr(dir.as_fd(), "user.overlay.opaque").is_some_and(|v| v == b"y")
-        {
+        // A directory replaces the host's when the layer marked it opaque or it lies in one
+        // that replaced the host's (the merge carries the mark down); never a passage of
+        // the allowlist, which removes nothing beside the allowed path.
+        let replaces = kind == LeftKind::Dir
+            && !passage
+            && (in_replaced
+                || open_sub(up, name).is_some_and(|dir| {
+                    xattr(dir.as_fd(), "user.overlay.opaque").is_some_and(|v| v == b"y")
+                }));
+        if replaces && let Some(dir) = open_sub(up, name) {
             pending.flags.push("replaces the host's directory".into());
             // The host's entries it no longer has are deleted, each judged.
             if let Some(sub_host) = host.and_then(|h| open_sub(h, name)) {
@@ -255,6 +276,7 @@ impl Walk<'_> {
                 sub_host.as_ref().map(|h| h.as_fd()),
                 &path,
                 depth + 1,
+                replaces,
             )?;
         }
         Ok(())

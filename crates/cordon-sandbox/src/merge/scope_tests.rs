@@ -4,7 +4,7 @@
 //! entry the merge refuses is shown refused beforehand, and every entry it keeps is
 //! shown as not landing.
 
-use super::tests::{T, merge_layer, merge_layer_only, opts, read, setup, start, whiteout};
+use super::tests::{T, merge_layer, merge_layer_only, opaque, opts, read, setup, start, whiteout};
 use super::*;
 use std::collections::BTreeSet;
 
@@ -92,4 +92,37 @@ fn a_socket_at_a_listed_path_is_neither_merged_refused_nor_shown() {
     assert!(m.refused.is_empty() && m.kept.is_empty(), "{m:?}");
     assert_eq!(read(&root.join("a")), "host");
     assert!(!root.join("b").exists());
+}
+
+#[test]
+fn the_preview_shows_refused_removals_below_a_directory_inside_a_replaced_one() {
+    let t = setup(None);
+    let (root, up) = (&t.layer.root, &t.layer.upper);
+    // The host has pkg/sub/.vscode and pkg/sub/.git/hooks/pre-commit; the run replaced
+    // pkg (opaque) with one holding sub/ with a new file only: sub is the run's alone
+    // (overlayfs shows nothing of the host's below an opaque directory), so the host's
+    // .vscode and hooks are deleted by the run, which the merge refuses.
+    std::fs::create_dir_all(root.join("pkg/sub/.vscode")).unwrap();
+    std::fs::write(root.join("pkg/sub/.vscode/settings.json"), "{}").unwrap();
+    std::fs::create_dir_all(root.join("pkg/sub/deeper/.git/hooks")).unwrap();
+    std::fs::write(root.join("pkg/sub/deeper/.git/hooks/pre-commit"), "host").unwrap();
+    std::fs::create_dir_all(up.join("pkg/sub/deeper")).unwrap();
+    std::fs::write(up.join("pkg/sub/new.txt"), "run").unwrap();
+    opaque(&up.join("pkg"));
+
+    let shown = previewed_refusals(&t, None);
+    let m = merge_layer(&t.layer, Path::new("/nonexistent")).unwrap();
+    assert!(!m.refused.is_empty(), "{m:?}");
+    for r in &m.refused {
+        assert!(
+            shown.iter().any(|s| r.path.starts_with(s)),
+            "the merge refused {} but the preview did not show it: {shown:?}",
+            r.path.display()
+        );
+    }
+    assert!(root.join("pkg/sub/.vscode/settings.json").exists());
+    assert_eq!(
+        read(&root.join("pkg/sub/deeper/.git/hooks/pre-commit")),
+        "host"
+    );
 }

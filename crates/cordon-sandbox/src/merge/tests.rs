@@ -81,7 +81,7 @@ pub(super) fn merge_layer_only(
     merge(layer, &o)
 }
 
-fn opaque(dir: &Path) {
+pub(super) fn opaque(dir: &Path) {
     rustix::fs::setxattr(
         dir,
         "user.overlay.opaque",

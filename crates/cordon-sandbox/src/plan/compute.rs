@@ -191,11 +191,12 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
         walk_roots.push(inp.workspace);
     }
     // Directories masked whole hide whatever the walk would find in them.
+    let mut canonical = super::canon::Canonical::default();
     let hidden: Vec<PathBuf> = inp
         .masks
         .iter()
         .chain(inp.state_masks)
-        .filter_map(|m| std::fs::canonicalize(m).ok())
+        .filter_map(|m| canonical.resolve(m).ok())
         .filter(|m| m.is_dir())
         .collect();
     plan.walk = walk(&walk_roots, inp.home, &hidden, inp.walk_limits, &mut found)?;
@@ -235,13 +236,16 @@ pub(crate) fn build(inp: &PlanInputs<'_>) -> Result<Plan, SandboxError> {
     masks.extend(found.secrets);
     let state_from = masks.len();
     masks.extend(inp.state_masks.iter().cloned());
+    // Resolved afresh: the walk above may have taken long, and a parent resolved before
+    // it may have been replaced since (a mask planned on a stale path hides nothing).
+    let mut after_walk = super::canon::Canonical::default();
     for (i, m) in masks.into_iter().enumerate() {
         // Mask the file itself, reached with every component resolved: a name through a
         // symlinked directory is not the path the mount table holds, and a mask planned
         // on it would hide nothing. A name that does not resolve (absent, a dangling link,
         // a directory this user cannot search) names nothing the command, which has no
         // more rights than this user, could read either.
-        let Ok(path) = std::fs::canonicalize(&m) else {
+        let Ok(path) = after_walk.resolve(&m) else {
             continue;
         };
         let is_dir = path.is_dir();

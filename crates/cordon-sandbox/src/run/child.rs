@@ -95,6 +95,7 @@ impl HelperChild {
 }
 
 /// Does this process have exactly one thread? (Unknown counts as more.)
+#[allow(clippy::disallowed_methods)] // the kernel's files under /proc or /sys: no FIFO there, and small
 pub(crate) fn single_threaded() -> bool {
     #[allow(clippy::disallowed_methods)] // a kernel interface, read only
     let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
@@ -215,6 +216,7 @@ fn close_cloexec() -> Option<()> {
 
 /// Overwrite the argument and environment strings (the span `/proc/PID/cmdline` and
 /// `environ` read) with zeros, and empty the environment.
+#[allow(clippy::disallowed_methods)] // the kernel's files under /proc or /sys: no FIFO there, and small
 fn scrub_args_and_env() -> Option<()> {
     #[allow(clippy::disallowed_methods)] // a kernel interface, read only
     let stat = std::fs::read_to_string("/proc/self/stat").ok()?;

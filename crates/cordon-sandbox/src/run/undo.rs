@@ -8,7 +8,7 @@
 //! command may write (a rule covers a whole tree). So before a run that may fall back,
 //! cordon keeps a copy of those paths (bounded: [`MAX_BYTES`], [`MAX_ENTRIES`]); after
 //! it, once every process of the sandbox is gone, it judges every entry the run created
-//! or changed there with the merge's own rules (`cordon_policy::planted::judge_left`, git
+//! or changed there with the merge's own rules (`cordon_policy::planted::judge_left_in`, git
 //! configuration parsed by the host's git), removes what they refuse and puts back what
 //! was there, and reports each as a blocked write. Deletions stay: they take code away
 //! from the host, never add it.
@@ -22,7 +22,8 @@
 use crate::report::{Blocked, BlockedKind};
 use crate::spec::SandboxSpec;
 use cordon_fs::Dir;
-use cordon_policy::planted::{Leave, LeftKind, judge_left};
+use cordon_policy::guards::StateDirs;
+use cordon_policy::planted::{Leave, LeftKind, judge_left_in};
 use rustix::fs::FileType;
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
@@ -119,6 +120,10 @@ impl Snapshot {
     /// Judge what the run did to the kept paths, undo what the rules refuse, and say
     /// what was undone. Call it only once every process of the sandbox is gone.
     pub(crate) fn settle(&self, home: &Path) -> Vec<Blocked> {
+        let rules = Rules {
+            home,
+            state: StateDirs::for_home(home),
+        };
         let mut out = Vec::new();
         for k in &self.kept {
             let (Some(parent), Some(name)) = (k.rel.parent(), k.rel.file_name()) else {
@@ -127,7 +132,7 @@ impl Snapshot {
             let abs = k.root.join(&k.rel);
             let dir = Dir::open_ambient(&k.root).and_then(|r| r.open_dir(parent));
             match dir {
-                Ok(dir) => settle(&dir, name, &k.node, &abs, home, &mut out),
+                Ok(dir) => settle(&dir, name, &k.node, &abs, &rules, &mut out),
                 // A directory on the way is gone, or is now a symlink: what is beneath
                 // it is not where the host's tools look for it any more, or is a link
                 // cordon will not follow.
@@ -253,10 +258,17 @@ fn same_file(dir: &Dir, name: &OsStr, mode: u32, was: &Content) -> bool {
     }
 }
 
+/// The merge's rules for one settling: the host user's home and cordon's state
+/// directories, resolved once.
+struct Rules<'a> {
+    home: &'a Path,
+    state: StateDirs,
+}
+
 /// What the merge's rules say of `abs`, now of `kind`: `None` when it may stay,
 /// else why not (a git configuration file is parsed by the host's git).
-fn refusal(dir: &Dir, name: &OsStr, abs: &Path, kind: LeftKind, home: &Path) -> Option<String> {
-    match judge_left(abs, kind, home) {
+fn refusal(dir: &Dir, name: &OsStr, abs: &Path, kind: LeftKind, rules: &Rules) -> Option<String> {
+    match judge_left_in(abs, kind, rules.home, &rules.state) {
         Leave::Keep => None,
         Leave::CheckGitConfig => match dir.read(Path::new(name), MAX_GIT_CONFIG) {
             Ok(bytes) => crate::merge::git_config_refusal(&bytes),
@@ -267,7 +279,7 @@ fn refusal(dir: &Dir, name: &OsStr, abs: &Path, kind: LeftKind, home: &Path) -> 
 }
 
 /// Compare `name` in `dir` (at `abs`) with what was kept, and undo what the rules refuse.
-fn settle(dir: &Dir, name: &OsStr, was: &Node, abs: &Path, home: &Path, out: &mut Vec<Blocked>) {
+fn settle(dir: &Dir, name: &OsStr, was: &Node, abs: &Path, rules: &Rules, out: &mut Vec<Blocked>) {
     let Some(now) = kind_of(dir, name) else {
         // Deleted by the run: nothing left for the host to run.
         return;
@@ -281,8 +293,8 @@ fn settle(dir: &Dir, name: &OsStr, was: &Node, abs: &Path, home: &Path, out: &mu
             for n in sub.names().unwrap_or_default() {
                 let child = abs.join(&n);
                 match entries.get(&n) {
-                    Some(kept) => settle(&sub, &n, kept, &child, home, out),
-                    None => settle_new(&sub, &n, &child, home, out, 0),
+                    Some(kept) => settle(&sub, &n, kept, &child, rules, out),
+                    None => settle_new(&sub, &n, &child, rules, out, 0),
                 }
             }
             true
@@ -300,7 +312,7 @@ fn settle(dir: &Dir, name: &OsStr, was: &Node, abs: &Path, home: &Path, out: &mu
     if unchanged {
         return;
     }
-    let Some(why) = refusal(dir, name, abs, left_kind(now), home) else {
+    let Some(why) = refusal(dir, name, abs, left_kind(now), rules) else {
         return;
     };
     let detail = match restore(dir, name, was) {
@@ -327,14 +339,14 @@ fn settle_new(
     dir: &Dir,
     name: &OsStr,
     abs: &Path,
-    home: &Path,
+    rules: &Rules,
     out: &mut Vec<Blocked>,
     depth: usize,
 ) {
     let Some(now) = kind_of(dir, name) else {
         return;
     };
-    match refusal(dir, name, abs, left_kind(now), home) {
+    match refusal(dir, name, abs, left_kind(now), rules) {
         Some(why) => {
             let detail = match dir.remove_tree(Path::new(name)) {
                 Ok(()) => format!(
@@ -353,7 +365,7 @@ fn settle_new(
         None if now == FileType::Directory && depth < MAX_DEPTH => {
             if let Ok(sub) = dir.open_dir(Path::new(name)) {
                 for n in sub.names().unwrap_or_default() {
-                    settle_new(&sub, &n, &abs.join(&n), home, out, depth + 1);
+                    settle_new(&sub, &n, &abs.join(&n), rules, out, depth + 1);
                 }
             }
         }

@@ -357,7 +357,9 @@ pub fn restore_within(
     file: &Path,
     limits: &RestoreLimits,
 ) -> Result<RestoreReport, SlotError> {
-    let mut f = std::fs::File::open(file).map_err(|e| {
+    // A regular file only: the snapshot is read twice (its hash, then its entries), and
+    // a FIFO at the path would block the open.
+    let (mut f, _) = cordon_fs::open_regular(file).map_err(|e| {
         SlotError::io(
             format_args!("cannot open the snapshot {}", file.display()),
             e,

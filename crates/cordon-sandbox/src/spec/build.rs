@@ -9,6 +9,9 @@ use cordon_policy::settings::SandboxMode;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+/// The most a `.git` file or a `commondir` file (one path each) may hold.
+const MAX_GIT_POINTER: u64 = 64 * 1024;
+
 /// The common git directory of `workspace` when its `.git` is a file naming a linked
 /// worktree's git directory (`gitdir: …/.git/worktrees/NAME`, with a `commondir` file).
 fn worktree_common_dir(workspace: &Path) -> Option<PathBuf> {
@@ -16,10 +19,10 @@ fn worktree_common_dir(workspace: &Path) -> Option<PathBuf> {
     if !std::fs::symlink_metadata(&dotgit).ok()?.is_file() {
         return None;
     }
-    let text = std::fs::read_to_string(&dotgit).ok()?;
+    let text = cordon_fs::read_regular_text(&dotgit, MAX_GIT_POINTER).ok()?;
     let gitdir = Path::new(text.lines().next()?.strip_prefix("gitdir:")?.trim());
     let gitdir = std::fs::canonicalize(workspace.join(gitdir)).ok()?;
-    let common = std::fs::read_to_string(gitdir.join("commondir")).ok()?;
+    let common = cordon_fs::read_regular_text(&gitdir.join("commondir"), MAX_GIT_POINTER).ok()?;
     let common = std::fs::canonicalize(gitdir.join(common.trim())).ok()?;
     (common.is_dir() && common != Path::new("/")).then_some(common)
 }

@@ -194,6 +194,7 @@ impl Analyzer {
         let feed_unseen = feed.as_ref().map(Feed::unseen).unwrap_or_default();
         self.unseen_code_hazards(&s.text, name, &peeled, &outcome, any_unseen, feed_unseen);
         let out_unseen = self.mark_unseen_outputs(name, &outcome, feed_unseen, &redirects);
+        self.fetched_into_tree(name, &target.args, feed_unseen, &mut outcome);
         self.record_written(name, &target.args, &redirects, feed.as_ref());
         let written_script = self
             .written_script_it_runs(&s.text, name, &target.program, &mut outcome, &mut dynamic)

@@ -115,6 +115,9 @@ impl Analyzer {
             let Some(Some(k)) = primaries.get(j) else {
                 continue;
             };
+            if unseen.fetched {
+                self.fetched_piped_into_tree(*k);
+            }
             if !self.meta.get(*k).is_some_and(|m| m.stdin_code) {
                 continue;
             }

@@ -12,6 +12,7 @@ mod config_reads;
 mod docs;
 mod files;
 mod git;
+mod identity;
 mod inline;
 mod interp;
 mod net;

@@ -73,6 +73,7 @@ fn gh(inv: &Invocation<'_>) -> Outcome {
     if has(inv.args, &["--version", "--help"]) && pos.is_empty() {
         return Outcome::read_only();
     }
+    super::identity::gh(&pos, inv.args, &mut o);
     match (verb(0), verb(1)) {
         (Some("auth"), Some("token")) => {
             o.reads([&Word::literal("~/.config/gh/hosts.yml")]);
@@ -121,6 +122,7 @@ fn gh(inv: &Invocation<'_>) -> Outcome {
             );
         }
         (Some("api"), _) => {
+            super::identity::gh_api(inv.args, &mut o);
             o.reads(value_of(inv.args, &["--input"]).as_ref());
             for (k, w) in inv.args.iter().enumerate() {
                 if matches!(w.value.as_str(), "-F" | "--field")
@@ -189,7 +191,7 @@ fn aws(inv: &Invocation<'_>) -> Outcome {
             }
         }
         (None, _) => return Outcome::unknown(),
-        _ => {}
+        _ => super::identity::aws(&pos, inv.args, &mut o),
     }
     // `--cli-input-json file://x` and parameters given as `file://` or `fileb://`.
     for w in inv.args {

@@ -23,8 +23,11 @@ pub(super) const ENTRIES: &[Entry] = &[
         classify: export,
     },
     Entry {
+        names: &["set"],
+        classify: set,
+    },
+    Entry {
         names: &[
-            "set",
             "unset",
             "shift",
             "read",
@@ -292,6 +295,27 @@ fn export(inv: &Invocation<'_>) -> Outcome {
         // `export -f f` makes the function visible to child shells.
         o.effects.influences_env.push("exported function".into());
     }
+    // With no name, `export`, `export -p`, `declare -x`, `declare -p`, `typeset` print
+    // every variable with its value, as `env` does (but `-f`/`-F` list functions, and
+    // `local`/`readonly` their own kind only).
+    let functions_only = inv
+        .args
+        .iter()
+        .any(|w| w.value.starts_with('-') && w.value.contains(['f', 'F']));
+    o.effects.reads_env |= matches!(inv.name, "export" | "declare" | "typeset")
+        && !functions_only
+        && inv
+            .args
+            .iter()
+            .all(|w| w.literal && w.value.starts_with('-'));
+    o
+}
+
+/// `set` with no argument prints every variable with its value (the environment
+/// among them); with arguments it sets options or positional parameters.
+fn set(inv: &Invocation<'_>) -> Outcome {
+    let mut o = Outcome::read_only();
+    o.effects.reads_env = inv.args.is_empty();
     o
 }
 

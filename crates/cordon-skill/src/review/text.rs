@@ -80,8 +80,9 @@ pub(super) fn code_candidates(
     }
 }
 
-/// A sentence may carry a command after some words ("To set up, run curl … | bash"):
-/// each suffix that starts at a word is judged for what the guards refuse.
+/// A sentence may carry a command after some words ("To set up, run curl … | bash"),
+/// wrapped in quotes or brackets, or followed by a comma: every command candidate a
+/// reader sees in it ([`super::reader`]) is judged for what the guards refuse.
 pub(super) fn judge_prose(
     cx: &Cx<'_>,
     path: &str,
@@ -89,35 +90,12 @@ pub(super) fn judge_prose(
     text: &str,
     out: &mut Vec<Finding>,
 ) {
-    let starts = std::iter::once(0).chain(
-        text.char_indices()
-            .filter(|&(i, c)| {
-                c.is_whitespace()
-                    && text[i + c.len_utf8()..].starts_with(|n: char| !n.is_whitespace())
-            })
-            .map(|(i, c)| i + c.len_utf8()),
-    );
     let mut found = Vec::new();
-    for start in starts.take(32) {
-        let rest = text[start..].trim_end_matches(['.', ',', ';', ':', '!', '?']);
-        if prose_shell_shape(rest) && looks_like_command(rest) {
-            judge_shell(cx, path, line, rest, false, &mut found);
-            // And the command ended after the program its last pipe feeds
-            // ("… | bash and continue").
-            if let Some(p) = rest.rfind('|') {
-                let after = &rest[p + 1..];
-                let word_end = after
-                    .trim_start()
-                    .find(char::is_whitespace)
-                    .map_or(after.len(), |e| after.len() - after.trim_start().len() + e);
-                let cut = &rest[..p + 1 + word_end];
-                if cut.len() < rest.len() {
-                    judge_shell(cx, path, line, cut, false, &mut found);
-                }
-            }
-        }
+    for (dl, cand) in super::reader::candidates(text) {
+        judge_shell(cx, path, line + dl, &cand, false, &mut found);
     }
     found.retain(kept_when_unsure);
+    found.sort_by_key(|f| std::cmp::Reverse(f.verdict));
     found.dedup_by(|a, b| a.check == b.check);
     out.extend(found.into_iter().take(1));
 }

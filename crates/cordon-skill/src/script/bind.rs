@@ -18,6 +18,9 @@ impl<'a> Unit<'a> {
                     // `run = pkgutil.resolve_name('os:system')`: an alias of what it names.
                     if let Some(name) = self.call(r).and_then(|c| self.resolved_name(r, &c)) {
                         self.aliases.insert(self.text(l).into(), name);
+                    } else if let Some(module) = self.imported_module(r) {
+                        // `sp = importlib.import_module('subprocess')`: `sp` is the module.
+                        self.aliases.insert(self.text(l).into(), module);
                     }
                     self.consts.entry(self.text(l)).or_default().push(r);
                 }
@@ -207,6 +210,20 @@ impl<'a> Unit<'a> {
                 }
             }
         }
+    }
+
+    /// The module a Python call that imports one by a literal name returns
+    /// (`importlib.import_module('os')`, `__import__('os')`, any re-export of them).
+    fn imported_module(&self, value: Node<'_>) -> Option<String> {
+        if self.lang != Lang::Python || value.kind() != "call" {
+            return None;
+        }
+        let c = self.call(value)?;
+        let last = c.callee.rsplit('.').next().unwrap_or("");
+        if !matches!(last, "import_module" | "__import__") {
+            return None;
+        }
+        self.fold(*c.args.first()?).exact_str().map(str::to_string)
     }
 
     /// `require('x')` → `x`, `require('x').y` → `x.y`.

@@ -315,7 +315,9 @@ impl Unit<'_> {
         };
         for a in &args {
             match a {
-                V::Str(s, true) if looks_like_path(s) => facts.paths.push((line, s.clone())),
+                V::Str(s, true) if looks_like_path(s) || super::relread::relative_secret(s) => {
+                    facts.paths.push((line, s.clone()));
+                }
                 V::Str(s, false) => facts.globs.extend(runtime_glob(s).map(|g| (line, g, true))),
                 _ => {}
             }
@@ -324,7 +326,9 @@ impl Unit<'_> {
         // named, whatever is done with it next.
         if PATH_BUILDERS.contains(&name) || name.ends_with(".joinpath") {
             match self.fold(node) {
-                V::Str(s, true) if looks_like_path(&s) => facts.paths.push((line, s)),
+                V::Str(s, true) if looks_like_path(&s) || super::relread::relative_secret(&s) => {
+                    facts.paths.push((line, s));
+                }
                 V::Str(s, false) => facts
                     .globs
                     .extend(runtime_glob(&s).map(|g| (line, g, true))),
@@ -347,6 +351,13 @@ impl Unit<'_> {
                     _ => None,
                 }
             }
+            // An archive or a copy of a whole folder reads everything beneath it.
+            _ if name == "shutil.make_archive" => kw("root_dir")
+                .or_else(|| args.get(2).cloned())
+                .and_then(|a| as_pattern(&a).map(|b| (format!("{b}/**"), !a.exact()))),
+            _ if name == "shutil.copytree" => args
+                .first()
+                .and_then(|a| as_pattern(a).map(|b| (format!("{b}/**"), !a.exact()))),
             _ if matches!(name, "os.walk" | "os.fwalk") => args
                 .first()
                 .and_then(|a| as_pattern(a).map(|b| (format!("{b}/**"), !a.exact()))),
@@ -360,7 +371,22 @@ impl Unit<'_> {
         }
         if let Some(t) = self.write_target(node, name, call, &args) {
             facts.targets.push((line, t.text(), t.exact()));
+            // What is written, when it folds: read later as what the file becomes.
+            let content = match (self.lang, method) {
+                (Lang::Python, "write_text" | "write_bytes") => args.first(),
+                (
+                    Lang::JavaScript | Lang::TypeScript | Lang::Tsx,
+                    "writeFileSync" | "writeFile" | "appendFileSync" | "appendFile",
+                ) => args.get(1),
+                _ => None,
+            };
+            if let (Some(path), Some(text)) = (t.exact_str(), content.and_then(V::exact_str)) {
+                facts
+                    .written
+                    .push((line, path.to_string(), text.to_string()));
+            }
         }
+        self.py_lib_call(node, name, call, &args, facts);
         let ruby_or_js_method = name.rsplit('.').next().unwrap_or(name);
         if is_env_getter(name) || (self.lang == Lang::Ruby && name == "ENV.fetch") {
             if let Some(n) = args.first().and_then(V::exact_str) {
@@ -503,8 +529,14 @@ impl Unit<'_> {
         }
         match ruby_or_js_method {
             "write" | "write_text" | "write_bytes" | "writelines" | "binwrite" | "pipe"
-            | "extractall" | "extract" => {
+            | "extractall" | "extract" | "unpack_archive" => {
                 facts.writes.push((line, None));
+                if matches!(
+                    ruby_or_js_method,
+                    "extractall" | "extract" | "unpack_archive"
+                ) {
+                    facts.unpacks.push(line);
+                }
             }
             "chmod" | "chmodSync" | "fchmod" => facts.chmods.push(line),
             // Loaders of code or native extensions, whatever the receiver (a database
@@ -753,5 +785,7 @@ pub(super) fn merge(into: &mut Facts, from: Facts) {
     into.env_dumps.extend(from.env_dumps);
     into.globs.extend(from.globs);
     into.targets.extend(from.targets);
+    into.unpacks.extend(from.unpacks);
+    into.written.extend(from.written);
     into.parse_errors += from.parse_errors;
 }

@@ -13,6 +13,7 @@ use super::calls::{
 };
 use super::js_caps::{JS_ROOTS, JS_SAFE};
 use super::py_members::{self, Member};
+use super::py_values::module_returning;
 use super::python_caps::{
     PY_BUILTINS, PY_CODE_ENTRIES, PY_MODULES, PY_SAFE, is_risky, risky_below,
 };
@@ -136,10 +137,11 @@ impl<'a> Unit<'a> {
     pub(super) fn capabilities(&self, nodes: &[Node<'a>], facts: &mut Facts) {
         let mut seen: HashSet<(usize, String)> = HashSet::new();
         let imported = self.imported_roots(nodes);
+        let bound = self.import_bound(nodes);
         self.unknown_modules(nodes, PY_MODULES, JS_ROOTS, facts);
         for &n in nodes {
             let found = match self.lang {
-                Lang::Python => self.py_use(n, &imported),
+                Lang::Python => self.py_use(n, &imported, &bound),
                 Lang::Ruby => self.rb_use(n),
                 _ => self.js_use(n),
             };
@@ -173,7 +175,12 @@ impl<'a> Unit<'a> {
         out
     }
 
-    fn py_use(&self, n: Node<'a>, imported: &HashSet<String>) -> Option<String> {
+    fn py_use(
+        &self,
+        n: Node<'a>,
+        imported: &HashSet<String>,
+        bound: &HashSet<&'a str>,
+    ) -> Option<String> {
         if n.kind() == "attribute"
             && let Some(a) = n.child_by_field_name("attribute")
             && super::introspect::reaches_namespaces(self.text(a))
@@ -217,7 +224,7 @@ impl<'a> Unit<'a> {
             let shadowed = self.consts.contains_key(text) || self.poisoned.contains(text);
             if imported.contains(root)
                 && !shadowed
-                && let Some(what) = self.member_walk(n, canonical.clone())
+                && let Some(what) = self.member_walk(n, canonical.clone(), bound.contains(text))
             {
                 return Some(what);
             }
@@ -398,10 +405,14 @@ impl<'a> Unit<'a> {
     /// Follow a harmless module's value through static attribute access (see
     /// `py_members`): a member bound to a capable module is judged as that module, a
     /// member off the allow-list is reported.
-    fn member_walk(&self, start: Node<'a>, mut name: String) -> Option<String> {
+    /// `bound`: the name at `start` was bound by an import statement (it is a module).
+    fn member_walk(&self, start: Node<'a>, mut name: String, bound: bool) -> Option<String> {
         let mut cur = start;
         for _ in 0..64 {
             let real = py_members::resolve(&name).unwrap_or_else(|| name.clone());
+            if module_returning(&real) {
+                return Some(format!("{name}, which returns a module,"));
+            }
             let root = real.split('.').next().unwrap_or("");
             if PY_MODULES.contains(&root) {
                 // Nobody reaches `os` through `logging` but to hide it: the call itself
@@ -417,7 +428,7 @@ impl<'a> Unit<'a> {
                 Member::Known => return None,
                 Member::Module | Member::Untabled => {}
             }
-            let module = py_members::member(&real) == Member::Module;
+            let module = py_members::member(&real) == Member::Module || (bound && cur == start);
             let p = self.up(cur)?;
             match p.kind() {
                 "attribute" if p.child_by_field_name("object") == Some(cur) => {
@@ -452,10 +463,32 @@ impl<'a> Unit<'a> {
                         _ => return None,
                     }
                 }
+                _ if module && self.hands_on(cur, p) => {
+                    return Some(format!(
+                        "{name}, a module handed on as a value (stored, returned or passed where the analysis cannot follow it),"
+                    ));
+                }
                 _ => return None,
             }
         }
         None
+    }
+
+    /// Names bound to a module by an import statement (`import numpy as np` binds
+    /// `np`, `import xml.etree` binds `xml`).
+    fn import_bound(&self, nodes: &[Node<'a>]) -> HashSet<&'a str> {
+        let mut out = HashSet::new();
+        for &n in nodes.iter().filter(|n| n.kind() == "import_statement") {
+            for c in self.named(n) {
+                let name = match c.kind() {
+                    "aliased_import" => c.child_by_field_name("alias").map(|a| self.text(a)),
+                    "dotted_name" => self.text(c).split('.').next(),
+                    _ => None,
+                };
+                out.extend(name);
+            }
+        }
+        out
     }
 
     /// Calls a module may be handed without reaching its members: `importlib.reload`,
@@ -472,6 +505,14 @@ impl<'a> Unit<'a> {
         let mut cur = start;
         let python = self.lang == Lang::Python;
         for _ in 0..64 {
+            // A safe member bound to a capable module is that module
+            // (`importlib.metadata.os` is `os`, not safe as `importlib.metadata` is).
+            if python
+                && let Some(real) = py_members::resolve(&name)
+                && PY_MODULES.contains(&real.split('.').next().unwrap_or(""))
+            {
+                name = real;
+            }
             // A safe prefix ends the walk, unless a risky member lies below it
             // (`importlib.metadata` is safe, `importlib.metadata.EntryPoint` is not).
             let risky = python && is_risky(&name);

@@ -12,6 +12,7 @@ mod bind;
 mod calls;
 mod capability;
 mod climb;
+mod climb_lost;
 mod envflow;
 mod fold;
 mod ident;
@@ -21,9 +22,15 @@ mod lang;
 mod modules;
 mod net_calls;
 mod py_features;
+mod py_lib_sinks;
+mod py_libs;
 mod py_members;
+mod py_values;
 mod python_caps;
+mod rb_alias;
 mod rb_symbols;
+mod relread;
+mod sdk_keys;
 
 pub(crate) use climb::with_script;
 pub(crate) use lang::Lang;
@@ -93,6 +100,10 @@ pub(crate) struct Facts {
     pub targets: Vec<(usize, String, bool)>,
     /// Environment variables set: the name and the value, each when it folds exactly.
     pub env_sets: Vec<(usize, Option<String>, Option<String>)>,
+    /// Archives extracted (`extractall`, `extract`, `shutil.unpack_archive`), by line.
+    pub unpacks: Vec<usize>,
+    /// Files written with a content that folds exactly: the line, the path and the text.
+    pub written: Vec<(usize, String, String)>,
 }
 
 impl Facts {
@@ -109,6 +120,7 @@ impl Facts {
             && self.env_dumps.is_empty()
             && self.globs.is_empty()
             && self.targets.is_empty()
+            && self.unpacks.is_empty()
     }
 }
 
@@ -130,6 +142,8 @@ pub(crate) struct Unit<'a> {
     declared_functions: std::collections::HashSet<&'a str>,
     /// The text names `__file__` (see `climb`).
     names_file: bool,
+    /// Names derived from `__file__` that the folder cannot follow (see `climb_lost`).
+    file_lost: climb_lost::Lost<'a>,
 }
 
 /// A call: its canonical callee and its arguments.
@@ -178,7 +192,8 @@ fn extract(lang: Lang, src: &str, tree: &Tree, first_line: usize) -> Facts {
         aliases: HashMap::new(),
         first_line,
         declared_functions: std::collections::HashSet::new(),
-        names_file: lang == Lang::Python && src.contains("__file__"),
+        names_file: lang == Lang::Python && climb::names_script_path(src),
+        file_lost: climb_lost::Lost::default(),
     };
     let nodes = all_nodes(tree.root_node());
     for &n in &nodes {
@@ -199,6 +214,9 @@ fn extract(lang: Lang, src: &str, tree: &Tree, first_line: usize) -> Facts {
     for &n in &nodes {
         unit.bind(n);
     }
+    if unit.names_file {
+        unit.lost_file_paths(&nodes);
+    }
     let mut facts = Facts::default();
     let mut skip = std::collections::HashSet::new();
     for &n in &nodes {
@@ -212,6 +230,9 @@ fn extract(lang: Lang, src: &str, tree: &Tree, first_line: usize) -> Facts {
     unit.introspection(&nodes, &mut facts);
     unit.py_search_path(&nodes, &mut facts);
     unit.env_dumps(&nodes, &mut facts);
+    unit.py_lib_nodes(&nodes, &mut facts);
+    unit.py_values(&nodes, &mut facts);
+    unit.rb_aliases(&nodes, &mut facts);
     facts
 }
 
@@ -491,6 +512,7 @@ impl<'a> Unit<'a> {
 
     fn visit(&self, n: Node<'_>, facts: &mut Facts, skip: &mut std::collections::HashSet<usize>) {
         let line = self.line(n);
+        self.sdk_key_read(n, facts);
         match n.kind() {
             "subshell" => {
                 // Ruby backticks and %x(): shell text.
@@ -592,6 +614,14 @@ fn js_module(m: &str) -> String {
 #[cfg(test)]
 mod caps_tests;
 #[cfg(test)]
+mod flow_tests;
+#[cfg(test)]
+mod py_libs_tests;
+#[cfg(test)]
 mod py_tests;
 #[cfg(test)]
+mod read_tests;
+#[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod unpack_tests;

@@ -409,7 +409,7 @@ impl<'a> Unit<'a> {
 
     /// A folder the package does not ship: an absolute or home path, or one known only
     /// at run time; `None` for the package's own (from `__file__`) or a relative one.
-    fn foreign_dir(&self, v: Node<'_>) -> Option<String> {
+    pub(super) fn foreign_dir(&self, v: Node<'_>) -> Option<String> {
         if self.inside_package(v) {
             return None;
         }

@@ -156,7 +156,8 @@ fn a_reader_handed_a_url_fetches_it() {
     }
 }
 
-fn verdict_at(path: &str, text: &str) -> Severity {
+/// The strongest verdict on one file `path` holding `text`.
+pub(super) fn verdict_at(path: &str, text: &str) -> Severity {
     crate::review::review(
         &[(path.to_string(), text.to_string())],
         &BTreeSet::new(),

@@ -465,7 +465,7 @@ pub(super) const PY_CODE_ENTRIES: &[(&str, Code)] = &[
 ];
 
 /// Anthropic client constructors, by canonical callee.
-const ANTHROPIC_PY: &[&str] = &[
+pub(super) const ANTHROPIC_PY: &[&str] = &[
     "anthropic.Anthropic",
     "anthropic.AsyncAnthropic",
     "anthropic.Client",
@@ -491,7 +491,9 @@ fn prefixed(name: &str, table: &[&str]) -> bool {
 
 /// Is `name` a member of a harmless module that is not harmless itself?
 pub(super) fn is_risky(name: &str) -> bool {
-    prefixed(name, PY_RISKY) || super::py_features::code_member(name)
+    prefixed(name, PY_RISKY)
+        || super::py_features::code_member(name)
+        || super::py_values::module_returning(name)
 }
 
 /// Can a name below `name` be risky (so a walk from it must go on)?
@@ -684,31 +686,7 @@ impl Unit<'_> {
             return;
         }
         if let Some((_, v)) = call.kwargs.iter().find(|(k, _)| k == key) {
-            let (dest, exact) = match self.fold(*v) {
-                V::Str(s, e) => (Some(s), e),
-                _ => (None, false),
-            };
-            let host = dest
-                .as_deref()
-                .filter(|_| exact)
-                .and_then(|d| d.split("://").nth(1))
-                .map(|r| r.split(['/', ':', '?', '#']).next().unwrap_or(""));
-            if !host.is_some_and(|h| h == "api.anthropic.com" || h.ends_with(".anthropic.com")) {
-                // A gateway or a proxy is ordinary; where the key goes is for a human.
-                facts.unresolved.push((
-                    line,
-                    format!(
-                        "an Anthropic client with its own base URL ({}), which receives the user's ANTHROPIC_API_KEY,",
-                        dest.as_deref().unwrap_or("known only at run time")
-                    ),
-                ));
-            }
-            facts.net.push(super::Net {
-                line,
-                dest,
-                exact,
-                fetch: false,
-            });
+            self.anthropic_base_url(line, *v, facts);
         }
     }
 }

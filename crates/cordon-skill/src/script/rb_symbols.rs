@@ -119,7 +119,7 @@ impl Unit<'_> {
         }
     }
 
-    fn rb_named_call(&self, line: usize, sym: &str, args: &[V], facts: &mut Facts) {
+    pub(super) fn rb_named_call(&self, line: usize, sym: &str, args: &[V], facts: &mut Facts) {
         if SPAWNERS.contains(&sym) {
             let cmd = match args {
                 [one] if one.exact_str().is_some() || matches!(one, V::Str(..)) => Cmd::Shell {

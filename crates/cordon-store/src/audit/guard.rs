@@ -89,11 +89,9 @@ impl Guard {
         new: &AuditHead,
         offset: u64,
         finding: Option<&str>,
-        sync: bool,
     ) -> Result<(), StoreError> {
         let key = self.anchor_key.clone();
-        self.store()?
-            .advance_audit_head(&key, new, offset, finding, sync)
+        self.store()?.advance_audit_head(&key, new, offset, finding)
     }
 }
 

@@ -54,6 +54,8 @@ fn invalid(msg: impl Into<String>) -> anyhow::Error {
     Exit::new(Code::Invalid, msg).into()
 }
 
+// The file the user named on the command line: a pipe or a FIFO there is meant.
+#[allow(clippy::disallowed_methods)]
 fn read_input(arg: &str) -> anyhow::Result<String> {
     use std::io::Read;
     let limit = cordon_action::MAX_REQUEST_BYTES as u64;
@@ -67,7 +69,11 @@ fn read_input(arg: &str) -> anyhow::Result<String> {
     String::from_utf8(buf).map_err(|_| invalid("the request is not valid UTF-8"))
 }
 
+/// The most the default action policy file may hold.
+const MAX_POLICY: u64 = 4 * 1024 * 1024;
+
 fn load_policy(path: Option<&PathBuf>) -> anyhow::Result<ActionPolicy> {
+    let named = path.is_some();
     let path = match path {
         Some(p) => p.clone(),
         None => {
@@ -79,7 +85,15 @@ fn load_policy(path: Option<&PathBuf>) -> anyhow::Result<ActionPolicy> {
             base.join("cordon/actions.toml")
         }
     };
-    let text = std::fs::read_to_string(&path).map_err(|e| {
+    // A policy the user names is read as given, which may be a pipe (`<(…)`), the way
+    // `cat` reads it; the default one only as a regular file (a FIFO would block).
+    #[allow(clippy::disallowed_methods)]
+    let read = if named {
+        std::fs::read_to_string(&path).map_err(|e| e.to_string())
+    } else {
+        cordon_fs::read_regular_text(&path, MAX_POLICY).map_err(|e| e.to_string())
+    };
+    let text = read.map_err(|e| {
         invalid(format!(
             "cannot read the action policy {}: {e}; pass --policy POLICY.toml",
             clean(&path.display().to_string())

@@ -143,6 +143,9 @@ fn public_key(arg: &str, store: &std::path::Path) -> anyhow::Result<cordon_store
             .map(|k| k.public())
             .map_err(store_err);
     }
+    // A file the user names on the command line: read as given, which may be a pipe
+    // (`<(…)`), the way `cat` reads it.
+    #[allow(clippy::disallowed_methods)]
     let text = match std::fs::read_to_string(arg) {
         Ok(t) => t,
         Err(_) => arg.to_string(),

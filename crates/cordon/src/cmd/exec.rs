@@ -316,6 +316,9 @@ fn upstream_roots(
 ) -> anyhow::Result<Vec<cordon_egress::CertificateDer<'static>>> {
     let mut out = Vec::new();
     for f in files {
+        // A file the user names on the command line: read as given, which may be a pipe
+        // (`<(…)`), the way `cat` reads it.
+        #[allow(clippy::disallowed_methods)]
         let pem = std::fs::read(f)
             .map_err(|e| fail(format!("cannot read --upstream-ca {}: {e}", f.display())))?;
         let certs = cordon_egress::parse_pem_certs(&pem)

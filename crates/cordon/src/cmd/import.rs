@@ -82,6 +82,8 @@ fn report(imported: &Imported) {
     }
 }
 
+// The file the user named on the command line: a pipe or a FIFO there is meant.
+#[allow(clippy::disallowed_methods)]
 fn read(file: &str) -> Result<String, Exit> {
     let mut buf = Vec::new();
     let res = if file == "-" {

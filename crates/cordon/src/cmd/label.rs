@@ -1,9 +1,8 @@
-//! `cordon label`: wrap stdin as untrusted content (optionally redacting secrets first)
+//! `cordon label`: wrap stdin as untrusted content (optionally with secrets redacted)
 //! and print it; `--prompt` prints the system-prompt paragraph that explains the wrapper.
 
 use crate::exit::{Code, Exit};
-use cordon_policy::label::{PROMPT, SourceName, label};
-use cordon_policy::secrets;
+use cordon_policy::label::{PROMPT, SourceName, label, label_redacted};
 use std::io::{Read, Write};
 
 /// Exit codes of `cordon label`, for `--help`.
@@ -19,7 +18,7 @@ pub struct LabelArgs {
     /// 200 bytes), written into the wrapper's `source` attribute.
     #[arg(long, required_unless_present = "prompt")]
     source: Option<String>,
-    /// Remove secrets (tokens, keys, passwords) before labelling.
+    /// Remove secrets (tokens, keys, passwords) in the labelled text.
     #[arg(long)]
     redact: bool,
     /// Print the system-prompt paragraph a harness should give its model, and exit.
@@ -58,12 +57,12 @@ pub fn run(args: LabelArgs) -> anyhow::Result<u8> {
     // Bytes that are not UTF-8 become U+FFFD: the content is data, and a label must
     // never carry bytes a reader could decode differently.
     let text = String::from_utf8_lossy(&input);
-    let body = if args.redact {
-        secrets::redact(&text)
+    let labelled = if args.redact {
+        label_redacted(&source, &text)
     } else {
-        text
+        label(&source, &text)
     };
-    writeln!(stdout, "{}", label(&source, &body))?;
+    writeln!(stdout, "{labelled}")?;
     stdout.flush()?;
     Ok(Code::Allow.get())
 }

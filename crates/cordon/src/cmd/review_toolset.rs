@@ -29,6 +29,9 @@ pub struct ReviewToolsetArgs {
 
 /// Run `cordon review-toolset`.
 pub fn run(args: ReviewToolsetArgs) -> anyhow::Result<u8> {
+    // A file the user names on the command line: read as given, which may be a pipe
+    // (`<(…)`), the way `cat` reads it.
+    #[allow(clippy::disallowed_methods)]
     let text = std::fs::read_to_string(&args.toolset).map_err(|e| {
         Exit::new(
             Code::Invalid,

@@ -12,6 +12,7 @@
 pub mod cli;
 pub mod hook;
 pub mod mcp;
+pub mod secret_world;
 mod world;
 
 #[allow(unused_imports)] // each test binary uses its own part of the harness

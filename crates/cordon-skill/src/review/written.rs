@@ -1,0 +1,99 @@
+//! What a script puts into files (fifth review, classes 5 and 6): an archive it
+//! downloads and unpacks (files nobody has seen, possibly ones the project's tools run)
+//! is a review; content it writes is read as what the file becomes: a Python string written to `src/app/__init__.py`, a JavaScript template
+//! written to `jest.config.js`, a shell shim written to `node_modules/.bin/eslint` are
+//! analyzed as the Python, JavaScript or shell they are, so what would refuse them as a
+//! package file refuses the package that writes them.
+
+use super::{Cx, facts};
+use crate::report::{Check, Finding, Severity};
+use crate::script::{Facts, Lang};
+use std::cell::Cell;
+use std::collections::HashSet;
+
+thread_local! {
+    /// How deep written content is being read (content that writes content…).
+    static DEPTH: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Is the written file shell (by name, or by a shell's `#!` line)?
+fn is_shell(target: &str, content: &str) -> bool {
+    let lower = target.to_ascii_lowercase();
+    let name = lower.rsplit('/').next().unwrap_or("");
+    let first = content.lines().next().unwrap_or("");
+    lower.ends_with(".sh")
+        || lower.ends_with(".bash")
+        || lower.ends_with(".zsh")
+        || name.starts_with("activate")
+        || name.starts_with('.') && name.ends_with("rc")
+        || name.ends_with("profile")
+        || (first.starts_with("#!")
+            && ["sh", "bash", "zsh", "dash"].iter().any(|s| {
+                first.ends_with(s)
+                    || first.contains(&format!("/{s} "))
+                    || first.contains(&format!(" {s}"))
+            }))
+}
+
+/// The first refusal the written `content` earns as the file `target` it becomes, if any.
+pub(super) fn refused_content(
+    cx: &Cx<'_>,
+    path: &str,
+    target: &str,
+    content: &str,
+) -> Option<String> {
+    if DEPTH.with(Cell::get) >= 3 || content.trim().is_empty() {
+        return None;
+    }
+    DEPTH.with(|d| d.set(d.get() + 1));
+    let mut found: Vec<Finding> = Vec::new();
+    if let Some(lang) = Lang::of_file(target, content) {
+        let f = crate::script::analyze(lang, content, 1);
+        facts::judge(cx, path, &f, &mut HashSet::new(), &mut found);
+    } else if is_shell(target, content) {
+        for (k, line) in content.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            super::judge_shell(cx, path, k + 1, line, false, &mut found);
+        }
+    }
+    DEPTH.with(|d| d.set(d.get() - 1));
+    found
+        .into_iter()
+        .find(|f| f.verdict == Severity::Refuse)
+        .map(|f| f.message)
+}
+
+/// Findings on what the script `path` (facts `f`) puts into files.
+pub(super) fn judge(cx: &Cx<'_>, path: &str, f: &Facts, out: &mut Vec<Finding>) {
+    let at = |verdict, check, line: usize, msg: String| {
+        Finding::new(check, verdict, Some(path), format!("line {line}: {msg}"))
+    };
+    if let (Some(dl), Some(l)) = (f.net.iter().find(|n| n.fetch), f.unpacks.first()) {
+        out.push(at(
+            Severity::Review,
+            Check::DownloadExec,
+            *l,
+            format!(
+                "downloads from {} (line {}) and unpacks an archive into a folder: files nobody has seen, possibly ones the project's tools run (hooks, settings, configs)",
+                facts::dest_shown(dl),
+                dl.line
+            ),
+        ));
+    }
+    for (line, target, content) in f.written.iter().take(64) {
+        if let Some(msg) = refused_content(cx, path, target, content) {
+            out.push(at(
+                Severity::Refuse,
+                Check::Persistence,
+                *line,
+                format!(
+                    "writes {} with a content that is refused as what it becomes: {msg}",
+                    crate::report::shown(&facts::shorten(target))
+                ),
+            ));
+        }
+    }
+}
