@@ -247,6 +247,18 @@ pub const PROTECTED_HOME_PATHS: &[&str] = &[
     ".oh-my-zsh",
     ".zsh",
     ".bashrc.d",
+    // The local variants that shared dotfiles (grml, thoughtbot, oh-my-zsh setups, vim
+    // distributions) source at the end of the main file, and the drop-in folders.
+    ".bashrc.local",
+    ".bash_profile.local",
+    ".profile.local",
+    ".zshrc.local",
+    ".zshenv.local",
+    ".zprofile.local",
+    ".vimrc.local",
+    ".gvimrc.local",
+    ".profile.d",
+    ".zshrc.d",
     ".xsessionrc",
     ".local/share/applications",
     ".config/direnv",

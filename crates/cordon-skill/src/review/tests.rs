@@ -154,3 +154,78 @@ fn a_plain_skill_passes() {
     );
     assert!(c.iter().all(|(_, v)| *v == Severity::Pass), "{c:?}");
 }
+
+#[test]
+fn a_hidden_home_file_no_table_names_is_a_review_when_written() {
+    let c = checks(
+        "scripts/setup.py",
+        "from pathlib import Path\n(Path.home() / '.config' / 'newtool' / 'init.sh').write_text('echo hi')\n",
+    );
+    assert!(c.contains(&(Check::Persistence, Severity::Review)), "{c:?}");
+    // A cache is rebuilt by its program, and a file outside the hidden ones is data.
+    for text in [
+        "from pathlib import Path\n(Path.home() / '.cache' / 'tool' / 'x.json').write_text('{}')\n",
+        "from pathlib import Path\n(Path.home() / 'Documents' / 'report.txt').write_text('x')\n",
+    ] {
+        let c = checks("scripts/setup.py", text);
+        assert!(
+            !c.iter().any(|(k, _)| *k == Check::Persistence),
+            "{text}: {c:?}"
+        );
+    }
+}
+
+#[test]
+fn relative_paths_after_a_move_name_files_where_the_script_moved() {
+    for (text, what) in [
+        (
+            "import os\nfrom pathlib import Path\nos.chdir(Path.home())\nopen('.bashrc', 'a').write('x')\n",
+            "os.chdir",
+        ),
+        (
+            "import subprocess\nfrom pathlib import Path\nsubprocess.run(['tee', '-a', '.bashrc'], cwd=Path.home())\n",
+            "cwd=",
+        ),
+        (
+            "const fs = require('fs');\nconst os = require('os');\nprocess.chdir(os.homedir());\nfs.appendFileSync('.bashrc', 'x');\n",
+            "process.chdir",
+        ),
+        (
+            "from pathlib import Path\nlink = Path('t')\nlink.symlink_to(Path.home())\nopen('t/.bashrc', 'a').write('x')\n",
+            "symlink_to",
+        ),
+        (
+            "const fs = require('fs');\nconst os = require('os');\nfs.symlinkSync(os.homedir(), 'h');\nfs.appendFileSync('h/.bashrc', 'x');\n",
+            "symlinkSync",
+        ),
+    ] {
+        let file = if what.contains("process") || what.contains("Sync") {
+            "scripts/run.js"
+        } else {
+            "scripts/run.py"
+        };
+        let c = checks(file, text);
+        assert!(
+            c.iter().any(|(_, v)| *v == Severity::Refuse),
+            "{what}: {c:?}"
+        );
+    }
+    // A move into a folder known only at run time does not make ordinary names findings.
+    let c = checks(
+        "scripts/run.py",
+        "import os, sys\nos.chdir(sys.argv[1])\nopen('out/report.csv', 'w').write('x')\n",
+    );
+    assert!(!c.iter().any(|(_, v)| *v == Severity::Refuse), "{c:?}");
+}
+
+#[test]
+fn a_script_that_runs_a_file_it_wrote_is_not_judged_by_the_package_file_of_that_name() {
+    let c = checks(
+        "scripts/run.py",
+        "import subprocess, sys\nfrom pathlib import Path\nPath('render.sh').write_text('echo ' + sys.argv[1])\nsubprocess.run(['sh', 'render.sh'])\n",
+    );
+    assert!(
+        c.contains(&(Check::DownloadExec, Severity::Review)),
+        "{c:?}"
+    );
+}

@@ -7,7 +7,7 @@
 
 use super::{Cx, facts};
 use crate::report::{Check, Finding, Severity};
-use crate::script::{Facts, Lang};
+use crate::script::{Cmd, Facts, Lang, RUNTIME};
 use std::cell::Cell;
 use std::collections::HashSet;
 
@@ -84,7 +84,9 @@ pub(super) fn judge(cx: &Cx<'_>, path: &str, f: &Facts, out: &mut Vec<Finding>) 
         ));
     }
     for (line, target, content) in f.written.iter().take(64) {
-        if let Some(msg) = refused_content(cx, path, target, content) {
+        // Parts known only at run time are a word that changes nothing around them.
+        let content = content.replace(RUNTIME, "x");
+        if let Some(msg) = refused_content(cx, path, target, &content) {
             out.push(at(
                 Severity::Refuse,
                 Check::Persistence,
@@ -94,6 +96,44 @@ pub(super) fn judge(cx: &Cx<'_>, path: &str, f: &Facts, out: &mut Vec<Finding>) 
                     crate::report::shown(&facts::shorten(target))
                 ),
             ));
+        }
+    }
+}
+
+/// A file the script writes by a relative name and then runs by that name: at run time
+/// both name the working folder's file, not the package's file of that name (a package
+/// can ship a harmless `render.sh` for the review while the script runs what it wrote).
+pub(super) fn runs_written(path: &str, f: &Facts, out: &mut Vec<Finding>) {
+    let written: HashSet<&str> = f
+        .targets
+        .iter()
+        .filter(|(_, t, exact)| *exact && !t.starts_with(['/', '~']))
+        .map(|(_, t, _)| t.trim_start_matches("./"))
+        .collect();
+    if written.is_empty() {
+        return;
+    }
+    for (line, cmd) in f.spawns.iter().take(256) {
+        let words: Vec<&str> = match cmd {
+            Cmd::Argv { argv, .. } => argv.iter().map(String::as_str).collect(),
+            Cmd::Shell { text, .. } => text.split_whitespace().collect(),
+            Cmd::Unknown => continue,
+        };
+        let runs = words
+            .iter()
+            .map(|w| w.trim_matches(['"', '\'']).trim_start_matches("./"))
+            .find(|w| written.contains(w));
+        if let Some(w) = runs {
+            out.push(Finding::new(
+                Check::DownloadExec,
+                Severity::Review,
+                Some(path),
+                format!(
+                    "line {line}: runs {}, a file the script itself writes: what runs is known only at run time, not the package's file of that name",
+                    crate::report::shown(w)
+                ),
+            ));
+            return;
         }
     }
 }

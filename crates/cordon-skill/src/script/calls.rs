@@ -297,6 +297,74 @@ const GLOB_CALLS: &[&str] = &[
     "fs.promises.glob",
 ];
 
+/// Calls that move the process to another working folder (the first argument).
+const CHDIR_CALLS: &[&str] = &[
+    "os.chdir",
+    "contextlib.chdir",
+    "process.chdir",
+    "Deno.chdir",
+    "Dir.chdir",
+    "FileUtils.cd",
+    "FileUtils.chdir",
+];
+
+/// The link a call makes and what it points to: `Path(l).symlink_to(t)`,
+/// `os.symlink(t, l)`, Node's `symlink(t, l)`, Ruby's `FileUtils.ln_s(t, l)`.
+impl Unit<'_> {
+    fn link_made(&self, node: Node<'_>, name: &str, args: &[V]) -> Option<(V, V)> {
+        let method = name.rsplit('.').next().unwrap_or(name);
+        let second = || Some((args.get(1)?.clone(), args.first()?.clone()));
+        match self.lang {
+            Lang::Python if matches!(method, "symlink_to" | "hardlink_to") => {
+                Some((self.fold(self.receiver(node)?), args.first()?.clone()))
+            }
+            Lang::Python if matches!(name, "os.symlink" | "os.link") => second(),
+            Lang::Ruby
+                if matches!(
+                    name,
+                    "FileUtils.ln_s"
+                        | "FileUtils.ln_sf"
+                        | "FileUtils.ln"
+                        | "File.symlink"
+                        | "File.link"
+                ) =>
+            {
+                second()
+            }
+            _ if matches!(
+                super::js_caps::fs_member(self.lang, name),
+                Some("symlink" | "link" | "ensureSymlink" | "ensureLink")
+            ) =>
+            {
+                second()
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A relative path with a folder part (`theme/.aws/credentials`): judged only where a
+/// working folder or a link the script makes takes it.
+pub(super) fn relative_path(s: &str) -> bool {
+    s.contains('/')
+        && !s.starts_with(['/', '~'])
+        && s.len() < 4096
+        && !s.contains("://")
+        && !s.contains(RUNTIME)
+        && !s.chars().any(char::is_whitespace)
+}
+
+/// The working folder a call moves the process to, or starts a process in.
+fn working_folder(name: &str, args: &[V], kw: impl Fn(&str) -> Option<V>) -> Option<V> {
+    match name {
+        // `Dir.chdir` without a folder moves to the home folder.
+        "Dir.chdir" if args.is_empty() => Some(V::Str("~".into(), true)),
+        _ if CHDIR_CALLS.contains(&name) => Some(args.first().cloned().unwrap_or(V::Unknown)),
+        "os.fchdir" => Some(V::Unknown),
+        _ => kw("cwd").or_else(|| kw("chdir")),
+    }
+}
+
 impl Unit<'_> {
     pub(super) fn classify_call(&self, node: Node<'_>, call: &Call<'_>, facts: &mut Facts) {
         let line = self.line(node);
@@ -313,11 +381,15 @@ impl Unit<'_> {
                 .find(|(n, _)| n == k)
                 .map(|(_, v)| self.fold(*v))
         };
+        if let Some(dir) = working_folder(name, &args, &kw) {
+            facts.bases.push((line, dir.text(), dir.exact()));
+        }
         for a in &args {
             match a {
                 V::Str(s, true) if looks_like_path(s) || super::relread::relative_secret(s) => {
                     facts.paths.push((line, s.clone()));
                 }
+                V::Str(s, true) if relative_path(s) => facts.rel_paths.push((line, s.clone())),
                 V::Str(s, false) => facts.globs.extend(runtime_glob(s).map(|g| (line, g, true))),
                 _ => {}
             }
@@ -329,6 +401,7 @@ impl Unit<'_> {
                 V::Str(s, true) if looks_like_path(&s) || super::relread::relative_secret(&s) => {
                     facts.paths.push((line, s));
                 }
+                V::Str(s, true) if relative_path(&s) => facts.rel_paths.push((line, s)),
                 V::Str(s, false) => facts
                     .globs
                     .extend(runtime_glob(&s).map(|g| (line, g, true))),
@@ -380,11 +453,18 @@ impl Unit<'_> {
                 ) => args.get(1),
                 _ => None,
             };
-            if let (Some(path), Some(text)) = (t.exact_str(), content.and_then(V::exact_str)) {
+            // Content with parts known only at run time keeps their placeholders: what
+            // is known of it is still read (a `curl … | bash` around a run-time name).
+            if let (Some(path), Some(V::Str(text, _))) = (t.exact_str(), content) {
                 facts
                     .written
                     .push((line, path.to_string(), text.to_string()));
             }
+        }
+        if let Some((link, to)) = self.link_made(node, name, &args) {
+            facts
+                .links
+                .push((line, link.text(), to.text(), link.exact() && to.exact()));
         }
         self.py_lib_call(node, name, call, &args, facts);
         let ruby_or_js_method = name.rsplit('.').next().unwrap_or(name);
@@ -780,6 +860,7 @@ pub(super) fn merge(into: &mut Facts, from: Facts) {
     into.imports.extend(from.imports);
     into.env.extend(from.env);
     into.paths.extend(from.paths);
+    into.rel_paths.extend(from.rel_paths);
     into.unresolved.extend(from.unresolved);
     into.modules.extend(from.modules);
     into.env_dumps.extend(from.env_dumps);
@@ -787,5 +868,8 @@ pub(super) fn merge(into: &mut Facts, from: Facts) {
     into.targets.extend(from.targets);
     into.unpacks.extend(from.unpacks);
     into.written.extend(from.written);
+    into.env_sets.extend(from.env_sets);
+    into.bases.extend(from.bases);
+    into.links.extend(from.links);
     into.parse_errors += from.parse_errors;
 }

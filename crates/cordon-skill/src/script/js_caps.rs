@@ -319,7 +319,7 @@ const FS_TO_SECOND: &[&str] = &[
 
 /// The member of Node's file system a call names (`open`, `cp`, `writeFile`), without a
 /// `Sync` suffix, under any spelling of the module.
-fn fs_member(lang: Lang, name: &str) -> Option<&str> {
+pub(super) fn fs_member(lang: Lang, name: &str) -> Option<&str> {
     if !matches!(lang, Lang::JavaScript | Lang::TypeScript | Lang::Tsx) {
         return None;
     }

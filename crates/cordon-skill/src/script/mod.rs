@@ -35,6 +35,7 @@ mod sdk_keys;
 pub(crate) use climb::with_script;
 pub(crate) use lang::Lang;
 
+pub(crate) use calls::runtime_glob;
 pub(crate) use fold::RUNTIME;
 use fold::V;
 pub(crate) use js_caps::is_climb;
@@ -80,6 +81,9 @@ pub(crate) struct Facts {
     pub env: Vec<(usize, String)>,
     /// Exact strings that look like paths.
     pub paths: Vec<(usize, String)>,
+    /// Exact relative paths with a folder part not judged as they are
+    /// (`theme/.aws/credentials`): judged where a working folder or a link takes them.
+    pub rel_paths: Vec<(usize, String)>,
     /// The parser met text it could not read.
     pub parse_errors: usize,
     /// Uses of a capable module or builtin that no judged call resolves.
@@ -104,6 +108,14 @@ pub(crate) struct Facts {
     pub unpacks: Vec<usize>,
     /// Files written with a content that folds exactly: the line, the path and the text.
     pub written: Vec<(usize, String, String)>,
+    /// Working folders the script moves to (`os.chdir`, `process.chdir`, `Dir.chdir`) or
+    /// starts a process in (`cwd=`, `chdir:`): the folded path (with [`RUNTIME`] parts)
+    /// and whether it is exact. Relative paths after it name files there.
+    pub bases: Vec<(usize, String, bool)>,
+    /// Links the script makes: the link's path, what it points to (each folded, with
+    /// [`RUNTIME`] parts) and whether both are exact. Paths through the link name
+    /// files where it points.
+    pub links: Vec<(usize, String, String, bool)>,
 }
 
 impl Facts {
@@ -566,6 +578,9 @@ impl<'a> Unit<'a> {
                     match self.fold(n) {
                         V::Str(s, true) if calls::looks_like_path(&s) => {
                             facts.paths.push((line, s));
+                        }
+                        V::Str(s, true) if calls::relative_path(&s) => {
+                            facts.rel_paths.push((line, s));
                         }
                         V::Str(s, false) => {
                             facts

@@ -395,6 +395,15 @@ pub(super) fn wget(inv: &Invocation<'_>) -> Outcome {
     if let Some(cmd) = p.values(&["--use-askpass"]).next() {
         o.code("wget", "--use-askpass", cmd);
     }
+    // A whole wgetrc (`--config`) can change any setting, including where the download
+    // is written (`output_document`) and which file is sent (`post_file`).
+    if p.has(&["--config"]) {
+        o.exec(
+            "wget",
+            "--config",
+            "takes its settings from a file (a wgetrc can set where the download is written and which file is sent)",
+        );
+    }
     // A wgetrc command (`-e`): it can change any setting, including output paths.
     if p.values(&["-e", "--execute"]).next().is_some() {
         o.effects.class = Class::Unknown;
