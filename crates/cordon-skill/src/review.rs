@@ -28,6 +28,7 @@ mod text;
 mod trees;
 mod workdir;
 mod written;
+mod xml;
 
 use crate::markdown::CodeKind;
 use crate::report::{Check, Finding, Severity};
@@ -220,6 +221,10 @@ pub(crate) fn review_package(
         // direnv runs `.envrc` on entering the folder.
         let envrc = lower.rsplit('/').next() == Some(".envrc");
         let runs = shebang || envrc || scripts.contains(path) || executed.is_some() || instructions;
+        // The files a package's XML makes a parser load, whatever reads it.
+        if xml::is_xml(path, text) {
+            xml::judge(&cx, path, text, &mut out);
+        }
         if extra.contains(path) && !runs {
             document::look_at(&cx, path, text, &mut out);
             continue;
@@ -328,6 +333,16 @@ pub(crate) fn review_package(
                     // candidates all the same.
                     let shell = strip_prompts(&code.text);
                     judge_shell_text(&cx, path, code.line, &shell, false, &mut out);
+                } else if code.kind == CodeKind::Inline && is_path_mention(&code.text) {
+                    // `~/.aws/credentials` on its own in a sentence names a file; it is
+                    // not a command that runs it. What the words ask for is a review.
+                    let mut got = Vec::new();
+                    judge_read(&cx, path, code.line, code.text.trim(), &mut got);
+                    for mut g in got {
+                        g.verdict = Severity::Review;
+                        g.message.push_str(" (named in the instructions)");
+                        out.push(g);
+                    }
                 } else if code.kind == CodeKind::Prose {
                     if prose_shell_shape(&code.text) {
                         judge_prose(&cx, path, code.line, &code.text, &mut out);
@@ -396,7 +411,18 @@ pub(crate) fn review_package(
         {
             for c in re.captures_iter(text) {
                 let Some(p) = c.get(1) else { continue };
-                judge_read(&cx, path, line_of(text, p.start()), p.as_str(), &mut out);
+                let mut got = Vec::new();
+                judge_read(&cx, path, line_of(text, p.start()), p.as_str(), &mut got);
+                if is_md || instructions {
+                    // A credential file named in instructions (`never paste ~/.aws/…`)
+                    // is not read by naming it: commands that read it are judged as
+                    // commands. A human should see what the words ask for.
+                    for g in &mut got {
+                        g.verdict = Severity::Review;
+                        g.message.push_str(" (named in the instructions)");
+                    }
+                }
+                out.append(&mut got);
             }
         }
         if let Some(re) = URL.as_ref() {
@@ -542,6 +568,39 @@ pub(crate) fn judge_shell(
                     ),
                 ))
             }
+            // `git config core.hooksPath .githooks`: the project's own committed hooks
+            // enabled for its clone. cordon denies it when an agent runs it (hooks run
+            // on the host at the next commit); a human should know the package asks.
+            (Step::Guard, _)
+                if f.decision == Decision::Deny
+                    && let Some(dir) = reads::project_hooks_path(shell) =>
+            {
+                out.push(Finding::new(
+                    Check::Command,
+                    Severity::Review,
+                    Some(path),
+                    format!(
+                        "line {line}: points git's hooks at the project's {} folder, so git runs the project's committed hooks (cordon denies this when an agent runs it)",
+                        crate::report::shown(&dir)
+                    ),
+                ))
+            }
+            // `cp .env.example .env`: a project's own secrets file made from its
+            // template, the usual first step of a web project. cordon denies the agent's
+            // write of it; a human should see what goes in, nothing runs from it.
+            (Step::Guard, OpKind::Write)
+                if f.decision == Decision::Deny && project_secret_write(&f.target) =>
+            {
+                out.push(Finding::new(
+                    Check::Command,
+                    Severity::Review,
+                    Some(path),
+                    format!(
+                        "line {line}: writes the project's {}, a file that holds secrets (cordon denies this when an agent runs it)",
+                        crate::report::shown(f.target.trim_start_matches(&format!("{SKILL_DIR}/")))
+                    ),
+                ))
+            }
             (Step::Guard, OpKind::Read | OpKind::List)
                 if f.decision == Decision::Deny && reads::listing_only(f, shell) =>
             {
@@ -631,6 +690,34 @@ pub(crate) fn judge_shell(
             format!("line {line}: runs {}", list.join(", ")),
         ));
     }
+}
+
+/// Is an inline code span only a path from the home folder or the root (one word, no
+/// shell syntax): a file named, not a command?
+fn is_path_mention(code: &str) -> bool {
+    let t = code.trim();
+    t.starts_with(['~', '/'])
+        && t.len() > 1
+        && !t
+            .chars()
+            .any(|c| c.is_whitespace() || "|;&<>$`(){}*?[]'\"\\".contains(c))
+}
+
+/// Is `target` a file in the working folder named as a secrets file (`.env`,
+/// `.env.local`), which nothing runs or reads as configuration?
+fn project_secret_write(target: &str) -> bool {
+    use std::path::Path;
+    let Some(rel) = target.strip_prefix(&format!("{SKILL_DIR}/")) else {
+        return false;
+    };
+    let p = Path::new(target);
+    !rel.split('/').any(|c| c == ".." || c.is_empty())
+        && !rel.contains('/')
+        && p.file_name()
+            .is_some_and(|n| cordon_policy::guards::is_secret_file_name(n))
+        // Denied for its name only, not as a file some program runs or obeys.
+        && cordon_policy::guards::protected_write(p, Path::new(HOME))
+            .is_none_or(|h| h.pattern.starts_with("secret file name"))
 }
 
 fn line_of(text: &str, offset: usize) -> usize {

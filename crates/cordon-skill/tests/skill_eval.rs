@@ -116,6 +116,26 @@ const BENIGN: &[(&str, Severity, &str)] = &[
     ),
     ("obra-superpowers/writing-plans", Pass, "prose only"),
     (
+        "written/django-local-setup",
+        Review,
+        "it makes the project's .env from .env.example (a secrets file an agent may not write)",
+    ),
+    (
+        "written/repo-githooks-setup",
+        Review,
+        "it points git's hooks at the project's committed .githooks",
+    ),
+    (
+        "written/secrets-hygiene-guide",
+        Review,
+        "its rules name ~/.aws/credentials and an SSH key as files never to paste",
+    ),
+    (
+        "written/ssh-github-troubleshoot",
+        Review,
+        "it lists the names in ~/.ssh (names only, not their content)",
+    ),
+    (
         "obra-superpowers/writing-skills",
         Review,
         "render-graphs.js runs `dot` on run-time files",

@@ -23,6 +23,38 @@ pub(super) fn public_key(f: &cordon_policy::verdict::Finding) -> bool {
 /// Is a guarded write that of the user's git configuration, made only by `git config`
 /// commands that set ordinary keys (`user.email`, `init.defaultBranch`) to literal
 /// values?
+/// `git config [--local] core.hooksPath DIR` with DIR a literal folder of the project
+/// (no `..`, not absolute): the folder, when the whole text is that one command.
+pub(super) fn project_hooks_path(shell: &str) -> Option<String> {
+    let a = cordon_shell::analyze(shell);
+    let [c] = a.commands.as_slice() else {
+        return None;
+    };
+    if a.parse_error.is_some() || c.program.as_ref().is_none_or(|p| p.value != "git") {
+        return None;
+    }
+    let args: Vec<&cordon_shell::Word> = c.args.iter().collect();
+    let ops: Vec<&str> = match args.as_slice() {
+        [cfg, rest @ ..] if cfg.value == "config" && rest.iter().all(|w| w.literal) => rest
+            .iter()
+            .map(|w| w.value.as_str())
+            .filter(|v| *v != "--local")
+            .collect(),
+        _ => return None,
+    };
+    match ops.as_slice() {
+        [key, dir]
+            if key.eq_ignore_ascii_case("core.hooksPath")
+                && !dir.is_empty()
+                && !dir.starts_with(['/', '~', '-', '$'])
+                && !dir.split('/').any(|p| p == "..") =>
+        {
+            Some((*dir).to_string())
+        }
+        _ => None,
+    }
+}
+
 pub(super) fn plain_global_git_config(f: &cordon_policy::verdict::Finding, shell: &str) -> bool {
     let t = f.target.trim_start_matches(HOME).trim_start_matches('~');
     if !matches!(t, "/.gitconfig" | "/.config/git/config") {

@@ -39,6 +39,7 @@ pub(crate) use calls::runtime_glob;
 pub(crate) use fold::RUNTIME;
 use fold::V;
 pub(crate) use js_caps::is_climb;
+pub(crate) use relread::relative_secret;
 use std::collections::HashMap;
 use tree_sitter::{Node, Parser, Tree};
 
