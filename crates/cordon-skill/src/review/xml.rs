@@ -76,7 +76,7 @@ pub(super) fn judge(cx: &Cx<'_>, path: &str, text: &str, out: &mut Vec<Finding>)
     };
     let declares = text.contains("<!ENTITY") || text.contains("XInclude");
     if !complete && declares && refs.is_empty() {
-        out.push(at(Severity::Review, Check::SensitiveRead, 1, 
+        out.push(at(Severity::Review, Check::SensitiveRead, 1,
             "XML that declares entities or uses XInclude and that cordon could not read to its end; a parser that loads them may read files the review does not see".into()));
     }
     for (line, how, target) in refs.into_iter().take(MAX_REFS) {
