@@ -714,7 +714,7 @@ fn project_secret_write(target: &str) -> bool {
     !rel.split('/').any(|c| c == ".." || c.is_empty())
         && !rel.contains('/')
         && p.file_name()
-            .is_some_and(|n| cordon_policy::guards::is_secret_file_name(n))
+            .is_some_and(cordon_policy::guards::is_secret_file_name)
         // Denied for its name only, not as a file some program runs or obeys.
         && cordon_policy::guards::protected_write(p, Path::new(HOME))
             .is_none_or(|h| h.pattern.starts_with("secret file name"))

@@ -217,6 +217,26 @@ pub(crate) fn judge(
         }
     }
     for (line, g, built) in f.globs.iter().take(256) {
+        if g == crate::script::HOME_ANY && *built {
+            // `Path.home() / name` with the name built at run time: any file there,
+            // the credentials among them.
+            if seen.insert(g.as_str()) {
+                let sentence = "reads a file of the home folder whose name is known only at run time (any file there, credentials among them)";
+                match f.net.iter().find(|n| host_of(n).is_some()) {
+                    Some(n) => f_out.push(refuse(
+                        Check::SensitiveRead,
+                        *line,
+                        format!(
+                            "{sentence}, and reaches {} (line {})",
+                            dest_shown(n),
+                            n.line
+                        ),
+                    )),
+                    None => f_out.push(review(Check::SensitiveRead, *line, sentence.into())),
+                }
+            }
+            continue;
+        }
         if seen.insert(g.as_str()) {
             // A walk, an archive or a copy of a whole folder that holds credentials.
             if let Some(root) = g.strip_suffix("/**").filter(|_| !*built) {
@@ -232,6 +252,24 @@ pub(crate) fn judge(
     }
     super::written::judge(cx, path, f, &mut f_out);
     super::written::runs_written(path, f, &mut f_out);
+    super::written::fetched_code(path, f, &mut f_out);
+    // What the script prints is read by the agent that runs it: words that would be
+    // refused in the instructions are refused here. (Usage lines and reports are
+    // left alone: only refusals are kept.)
+    for (line, text) in f.printed.iter().take(64) {
+        let text = text.replace(RUNTIME, "x");
+        let mut got = Vec::new();
+        super::text::judge_prose(cx, path, *line, &text, &mut got);
+        f_out.extend(
+            got.into_iter()
+                .filter(|g| g.verdict == Severity::Refuse)
+                .map(|mut g| {
+                    g.message
+                        .push_str(" (in what the script prints, which the agent reads)");
+                    g
+                }),
+        );
+    }
     // Files written where a program runs them later.
     let mut written = HashSet::new();
     for (line, t, exact) in f.targets.iter().take(256) {

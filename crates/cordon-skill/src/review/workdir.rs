@@ -17,6 +17,7 @@
 use super::Cx;
 use crate::report::{Finding, Severity};
 use crate::script::{Cmd, Facts, RUNTIME};
+use std::cell::Cell;
 use std::collections::HashSet;
 
 /// Places judged per script, and processes and paths judged in each.
@@ -36,10 +37,26 @@ struct Place {
 /// Judge `f`'s paths, written files and processes in each working folder it moves to
 /// and through each link it makes, adding the refusals that judgement finds to `out`.
 pub(super) fn judge(cx: &Cx<'_>, path: &str, f: &Facts, out: &mut Vec<Finding>) {
+    // The second judgement is of facts made here: it is not moved again (its processes
+    // start with the `ln -s` or `cd` that stands for the place).
+    if MOVING.with(Cell::get) {
+        return;
+    }
     let places = places(f);
     if places.is_empty() {
         return;
     }
+    MOVING.with(|m| m.set(true));
+    judge_in(cx, path, f, places, out);
+    MOVING.with(|m| m.set(false));
+}
+
+thread_local! {
+    /// Facts moved to a place are being judged.
+    static MOVING: Cell<bool> = const { Cell::new(false) };
+}
+
+fn judge_in(cx: &Cx<'_>, path: &str, f: &Facts, places: Vec<Place>, out: &mut Vec<Finding>) {
     let mut said: HashSet<String> = out.iter().map(|g| g.message.clone()).collect();
     for place in places {
         let moved = rebased(f, &place);
@@ -93,8 +110,11 @@ fn places(f: &Facts) -> Vec<Place> {
         }
     }
     all.truncate(MAX_PLACES);
+    let links: Vec<(usize, String, String, bool)> =
+        f.links.iter().cloned().chain(spawned_links(f)).collect();
     // A link is followed when its own path is known; where it points may be a guess.
-    for (line, link, to, _) in f.links.iter().filter(|(_, l, _, _)| !l.contains(RUNTIME)) {
+    let first_link = all.len();
+    for (line, link, to, _) in links.iter().filter(|(_, l, _, _)| !l.contains(RUNTIME)) {
         let link = link.trim_start_matches("./").trim_end_matches('/');
         if link.is_empty() || all.len() >= 2 * MAX_PLACES {
             break;
@@ -106,7 +126,92 @@ fn places(f: &Facts) -> Vec<Place> {
             link: Some(link.to_string()),
         });
     }
+    // A folder moved to through a link (`chdir("work/home")` after linking
+    // `work/home` to the home folder) is where the link points.
+    let through: Vec<Place> = all[..first_link]
+        .iter()
+        .flat_map(|folder| {
+            all[first_link..].iter().filter_map(|link| {
+                let to = moved(link, &folder.to)?;
+                Some(Place {
+                    line: folder.line,
+                    to,
+                    exact: folder.exact && link.exact,
+                    link: None,
+                })
+            })
+        })
+        .take(MAX_PLACES)
+        .collect();
+    all.extend(through);
     all
+}
+
+/// Links made by the processes a script starts (`ln -s ~ h`, `ln -sfn HOME h`): the
+/// link's path, what it points to, and whether both are exact.
+fn spawned_links(f: &Facts) -> Vec<(usize, String, String, bool)> {
+    let mut out = Vec::new();
+    for (line, cmd) in f.spawns.iter().take(MAX_EACH) {
+        let argvs: Vec<(Vec<String>, bool)> = match cmd {
+            Cmd::Argv { argv, exact } => vec![(argv.clone(), *exact)],
+            Cmd::Shell { text, exact } => cordon_shell::analyze(text)
+                .commands
+                .iter()
+                .filter_map(|c| {
+                    let p = c.program.as_ref()?;
+                    let mut argv = vec![p.value.clone()];
+                    argv.extend(c.args.iter().map(|w| w.value.clone()));
+                    Some((argv, *exact && c.args.iter().all(|w| w.literal)))
+                })
+                .collect(),
+            Cmd::Unknown => continue,
+        };
+        for (argv, exact) in argvs {
+            if let Some((target, link)) = ln_operands(&argv) {
+                let home = |s: &str| match s.strip_prefix("$HOME") {
+                    Some(rest) => format!("~{rest}"),
+                    None => s.to_string(),
+                };
+                out.push((*line, home(&link), home(&target), exact));
+            }
+        }
+    }
+    out
+}
+
+/// `ln [-s] [-f] [-n] TARGET LINK` (or `ln TARGET`, a link of its name here): what it
+/// points to and the link. A target folder (`-t`) or more operands are not followed.
+fn ln_operands(argv: &[String]) -> Option<(String, String)> {
+    let program = argv.first()?;
+    if program.rsplit('/').next() != Some("ln") {
+        return None;
+    }
+    let mut operands = Vec::new();
+    let mut options = true;
+    for a in &argv[1..] {
+        match a.as_str() {
+            "--" if options => options = false,
+            o if options && o.starts_with("--") => {
+                if o.starts_with("--target-directory") {
+                    return None;
+                }
+            }
+            o if options && o.starts_with('-') && o.len() > 1 => {
+                if o.contains('t') {
+                    return None;
+                }
+            }
+            o => operands.push(o.to_string()),
+        }
+    }
+    match operands.as_slice() {
+        [target, link] => Some((target.clone(), link.clone())),
+        [target] => {
+            let name = target.trim_end_matches('/').rsplit('/').next()?.to_string();
+            Some((target.clone(), name))
+        }
+        _ => None,
+    }
 }
 
 /// A path as it is in `place`: joined to a folder when relative, taken to where a link
@@ -251,6 +356,25 @@ mod tests {
             Some("~/.ssh/id_ed25519")
         );
         assert_eq!(moved(&folder, "~/.x"), None);
+    }
+
+    #[test]
+    fn ln_operands_are_target_then_link() {
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            ln_operands(&v(&["ln", "-sfn", "~", "h"])),
+            Some(("~".into(), "h".into()))
+        );
+        assert_eq!(
+            ln_operands(&v(&["/bin/ln", "-s", "--", "/etc", "e"])),
+            Some(("/etc".into(), "e".into()))
+        );
+        assert_eq!(
+            ln_operands(&v(&["ln", "-s", "/x/y/"])),
+            Some(("/x/y/".into(), "y".into()))
+        );
+        assert_eq!(ln_operands(&v(&["ln", "-st", "d", "a", "b"])), None);
+        assert_eq!(ln_operands(&v(&["cp", "a", "b"])), None);
     }
 
     #[test]

@@ -83,7 +83,16 @@ pub(super) fn judge(cx: &Cx<'_>, path: &str, f: &Facts, out: &mut Vec<Finding>) 
             ),
         ));
     }
-    for (line, target, content) in f.written.iter().take(64) {
+    // Writes to one file in turn (a handle's `write`s, `puts`es) are one content.
+    let mut whole: Vec<(usize, &str, String)> = Vec::new();
+    for (line, target, content) in f.written.iter().take(256) {
+        match whole.iter_mut().find(|(_, t, _)| t == target) {
+            Some((_, _, c)) if c.len() < crate::script::MAX_WRITTEN => c.push_str(content),
+            Some(_) => {}
+            None => whole.push((*line, target, content.clone())),
+        }
+    }
+    for (line, target, content) in whole.iter().take(64) {
         // Parts known only at run time are a word that changes nothing around them.
         let content = content.replace(RUNTIME, "x");
         if let Some(msg) = refused_content(cx, path, target, &content) {
@@ -135,5 +144,62 @@ pub(super) fn runs_written(path: &str, f: &Facts, out: &mut Vec<Finding>) {
             ));
             return;
         }
+    }
+}
+
+/// Extensions of files a program runs or loads as code.
+const CODE_EXT: &[&str] = &[
+    "py", "pyw", "pyc", "js", "cjs", "mjs", "ts", "sh", "bash", "zsh", "rb", "pl", "php", "lua",
+    "so", "node", "jar", "ps1",
+];
+
+/// Places whose code a program loads without being asked: a package the project's
+/// interpreter imports, a module its tools require, a cached build a shim runs.
+fn loaded_place(target: &str) -> bool {
+    target.starts_with("~/.cache/")
+        || target.split('/').any(|c| {
+            matches!(
+                c,
+                "site-packages" | "dist-packages" | "node_modules" | "vendor"
+            )
+        })
+}
+
+/// A script that fetches from the network and writes files of code: what it writes is
+/// code nobody has seen, run later by whatever loads it. Refused where a program loads
+/// it without being asked (a virtualenv's package, `node_modules`, a cache a shim
+/// runs), a review elsewhere.
+pub(super) fn fetched_code(path: &str, f: &Facts, out: &mut Vec<Finding>) {
+    let Some(dl) = f.net.iter().find(|n| n.fetch) else {
+        return;
+    };
+    for (line, t, exact) in f.targets.iter().take(256) {
+        let name = t.rsplit('/').next().unwrap_or(t).to_ascii_lowercase();
+        let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+        if !*exact || !CODE_EXT.contains(&ext) {
+            continue;
+        }
+        let loaded = loaded_place(t);
+        out.push(Finding::new(
+            Check::DownloadExec,
+            if loaded {
+                Severity::Refuse
+            } else {
+                Severity::Review
+            },
+            Some(path),
+            format!(
+                "line {line}: fetches from {} (line {}) and writes {}, a file of code{}",
+                facts::dest_shown(dl),
+                dl.line,
+                crate::report::shown(&facts::shorten(t)),
+                if loaded {
+                    " where a program loads it without being asked"
+                } else {
+                    "; check what it is and what runs it"
+                }
+            ),
+        ));
+        return;
     }
 }

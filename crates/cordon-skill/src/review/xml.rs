@@ -138,7 +138,7 @@ pub(super) fn judge(cx: &Cx<'_>, path: &str, text: &str, out: &mut Vec<Finding>)
                     ),
                 ));
             }
-            for mut g in got.into_iter().filter(|g| g.verdict == Severity::Refuse) {
+            if let Some(mut g) = got.into_iter().find(|g| g.verdict == Severity::Refuse) {
                 g.message = format!(
                     "line {line}: {what} names {shown}, which a parser that loads it reads into the document: {}",
                     g.message
@@ -147,9 +147,6 @@ pub(super) fn judge(cx: &Cx<'_>, path: &str, text: &str, out: &mut Vec<Finding>)
                 );
                 out.push(g);
                 refused = true;
-                break;
-            }
-            if refused {
                 break;
             }
         }

@@ -5,6 +5,7 @@
 //! for paths.
 
 use super::fold::{RUNTIME, V};
+use super::pathvals::{GLOB_CALLS, PATH_BUILDERS, as_pattern, looks_like_path, runtime_glob};
 use super::{Call, Cmd, Facts, Lang, Net, Unit};
 use tree_sitter::Node;
 
@@ -214,157 +215,6 @@ pub(crate) fn is_env_object(name: &str) -> bool {
     )
 }
 
-/// Does an exact string look like a file path worth judging (home, `/etc`, `/proc`,
-/// `/root`, dot-directories)?
-pub(crate) fn looks_like_path(s: &str) -> bool {
-    !s.contains('\n')
-        && s.len() < 4096
-        && (s.starts_with("~/")
-            || s.starts_with("/etc/")
-            || s.starts_with("/root/")
-            || s.starts_with("/home/")
-            || s.starts_with("/proc/")
-            || s.starts_with("/var/run/")
-            || s.starts_with("/run/"))
-}
-
-/// A path built with parts known only at run time, as the pattern of what it can name:
-/// a leading unknown part is the home folder (the worst place it can stand for), any
-/// other a `*`. `None` unless it is an absolute or home path with a literal part after
-/// its start.
-pub(crate) fn runtime_glob(s: &str) -> Option<String> {
-    if !s.contains(RUNTIME) || s.len() > 4096 || s.chars().any(char::is_whitespace) {
-        return None;
-    }
-    let g = match s.strip_prefix(RUNTIME) {
-        Some(rest) => format!("~{rest}"),
-        None => s.to_string(),
-    }
-    .replace(RUNTIME, "*");
-    if !(g.starts_with("~/") || g.starts_with('/')) {
-        return None;
-    }
-    let literal = g
-        .trim_start_matches('~')
-        .split('/')
-        .any(|c| c.chars().any(|ch| !matches!(ch, '*' | '?')));
-    literal.then_some(g)
-}
-
-/// A value as a path pattern: unknown parts as in [`runtime_glob`], an exact value as
-/// it is.
-fn as_pattern(v: &V) -> Option<String> {
-    match v {
-        V::Str(s, true) => Some(s.clone()),
-        V::Str(s, false) => runtime_glob(s),
-        _ => None,
-    }
-}
-
-/// Calls that build a path from parts.
-const PATH_BUILDERS: &[&str] = &[
-    "os.path.join",
-    "posixpath.join",
-    "pathlib.Path",
-    "Path",
-    "pathlib.PurePath",
-    "PurePath",
-    "path.join",
-    "path.resolve",
-    "path.posix.join",
-    "File.join",
-    "File.expand_path",
-    "Pathname.new",
-    "os.path.expanduser",
-];
-
-/// Calls whose first argument is a glob pattern of files to read.
-const GLOB_CALLS: &[&str] = &[
-    "glob.glob",
-    "glob.iglob",
-    "glob.glob0",
-    "glob.glob1",
-    "Dir.glob",
-    "glob.sync",
-    "glob.globSync",
-    "globSync",
-    "glob",
-    "fast-glob.sync",
-    "fast-glob",
-    "fg.sync",
-    "fs.globSync",
-    "fs.glob",
-    "fs.promises.glob",
-];
-
-/// Calls that move the process to another working folder (the first argument).
-const CHDIR_CALLS: &[&str] = &[
-    "os.chdir",
-    "contextlib.chdir",
-    "process.chdir",
-    "Deno.chdir",
-    "Dir.chdir",
-    "FileUtils.cd",
-    "FileUtils.chdir",
-];
-
-/// The link a call makes and what it points to: `Path(l).symlink_to(t)`,
-/// `os.symlink(t, l)`, Node's `symlink(t, l)`, Ruby's `FileUtils.ln_s(t, l)`.
-impl Unit<'_> {
-    fn link_made(&self, node: Node<'_>, name: &str, args: &[V]) -> Option<(V, V)> {
-        let method = name.rsplit('.').next().unwrap_or(name);
-        let second = || Some((args.get(1)?.clone(), args.first()?.clone()));
-        match self.lang {
-            Lang::Python if matches!(method, "symlink_to" | "hardlink_to") => {
-                Some((self.fold(self.receiver(node)?), args.first()?.clone()))
-            }
-            Lang::Python if matches!(name, "os.symlink" | "os.link") => second(),
-            Lang::Ruby
-                if matches!(
-                    name,
-                    "FileUtils.ln_s"
-                        | "FileUtils.ln_sf"
-                        | "FileUtils.ln"
-                        | "File.symlink"
-                        | "File.link"
-                ) =>
-            {
-                second()
-            }
-            _ if matches!(
-                super::js_caps::fs_member(self.lang, name),
-                Some("symlink" | "link" | "ensureSymlink" | "ensureLink")
-            ) =>
-            {
-                second()
-            }
-            _ => None,
-        }
-    }
-}
-
-/// A relative path with a folder part (`theme/.aws/credentials`): judged only where a
-/// working folder or a link the script makes takes it.
-pub(super) fn relative_path(s: &str) -> bool {
-    s.contains('/')
-        && !s.starts_with(['/', '~'])
-        && s.len() < 4096
-        && !s.contains("://")
-        && !s.contains(RUNTIME)
-        && !s.chars().any(char::is_whitespace)
-}
-
-/// The working folder a call moves the process to, or starts a process in.
-fn working_folder(name: &str, args: &[V], kw: impl Fn(&str) -> Option<V>) -> Option<V> {
-    match name {
-        // `Dir.chdir` without a folder moves to the home folder.
-        "Dir.chdir" if args.is_empty() => Some(V::Str("~".into(), true)),
-        _ if CHDIR_CALLS.contains(&name) => Some(args.first().cloned().unwrap_or(V::Unknown)),
-        "os.fchdir" => Some(V::Unknown),
-        _ => kw("cwd").or_else(|| kw("chdir")),
-    }
-}
-
 impl Unit<'_> {
     pub(super) fn classify_call(&self, node: Node<'_>, call: &Call<'_>, facts: &mut Facts) {
         let line = self.line(node);
@@ -381,7 +231,7 @@ impl Unit<'_> {
                 .find(|(n, _)| n == k)
                 .map(|(_, v)| self.fold(*v))
         };
-        if let Some(dir) = working_folder(name, &args, &kw) {
+        if let Some(dir) = super::places::working_folder(name, &args, kw) {
             facts.bases.push((line, dir.text(), dir.exact()));
         }
         for a in &args {
@@ -389,7 +239,9 @@ impl Unit<'_> {
                 V::Str(s, true) if looks_like_path(s) || super::relread::relative_secret(s) => {
                     facts.paths.push((line, s.clone()));
                 }
-                V::Str(s, true) if relative_path(s) => facts.rel_paths.push((line, s.clone())),
+                V::Str(s, true) if super::places::relative_path(s) => {
+                    facts.rel_paths.push((line, s.clone()))
+                }
                 V::Str(s, false) => facts.globs.extend(runtime_glob(s).map(|g| (line, g, true))),
                 _ => {}
             }
@@ -401,7 +253,9 @@ impl Unit<'_> {
                 V::Str(s, true) if looks_like_path(&s) || super::relread::relative_secret(&s) => {
                     facts.paths.push((line, s));
                 }
-                V::Str(s, true) if relative_path(&s) => facts.rel_paths.push((line, s)),
+                V::Str(s, true) if super::places::relative_path(&s) => {
+                    facts.rel_paths.push((line, s))
+                }
                 V::Str(s, false) => facts
                     .globs
                     .extend(runtime_glob(&s).map(|g| (line, g, true))),
@@ -465,6 +319,14 @@ impl Unit<'_> {
             facts
                 .links
                 .push((line, link.text(), to.text(), link.exact() && to.exact()));
+        }
+        self.handle_write(node, name, call, &args, facts);
+        if super::handles::prints(self.lang, name, call) {
+            for a in args.iter().take(8) {
+                if let V::Str(t, _) = a {
+                    facts.printed.push((line, t.clone()));
+                }
+            }
         }
         self.py_lib_call(node, name, call, &args, facts);
         let ruby_or_js_method = name.rsplit('.').next().unwrap_or(name);
@@ -662,7 +524,13 @@ impl Unit<'_> {
     /// The file a call writes (or creates, or moves something to), as folded: the
     /// target of a write call, the destination of a copy, move or link, a path object's
     /// `write_text`/`touch`/`mkdir`, an `open` in a writing (or unknown) mode.
-    fn write_target(&self, node: Node<'_>, name: &str, call: &Call<'_>, args: &[V]) -> Option<V> {
+    pub(super) fn write_target(
+        &self,
+        node: Node<'_>,
+        name: &str,
+        call: &Call<'_>,
+        args: &[V],
+    ) -> Option<V> {
         let method = name.rsplit('.').next().unwrap_or(name);
         let arg = |i: usize| Some(args.get(i).cloned().unwrap_or(V::Unknown));
         let recv = || self.receiver(node).map(|r| self.fold(r));
@@ -871,5 +739,6 @@ pub(super) fn merge(into: &mut Facts, from: Facts) {
     into.env_sets.extend(from.env_sets);
     into.bases.extend(from.bases);
     into.links.extend(from.links);
+    into.printed.extend(from.printed);
     into.parse_errors += from.parse_errors;
 }

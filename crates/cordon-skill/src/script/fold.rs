@@ -214,6 +214,11 @@ impl Unit<'_> {
                     _ => V::Unknown,
                 }
             }
+            // A shorthand property (`{ cwd }`) or a Ruby key without its value
+            // (`chdir:`) is the variable of its name.
+            "shorthand_property_identifier" | "hash_key_symbol" => {
+                self.lookup(self.text(node).trim_end_matches(':'), d)
+            }
             "identifier" | "constant" => match self.dotted(node).as_str() {
                 "os.sep" | "os.path.sep" | "posixpath.sep" | "path.sep" | "File::SEPARATOR" => {
                     V::Str("/".into(), true)

@@ -15,12 +15,15 @@ mod climb;
 mod climb_lost;
 mod envflow;
 mod fold;
+mod handles;
 mod ident;
 mod introspect;
 mod js_caps;
 mod lang;
 mod modules;
 mod net_calls;
+mod pathvals;
+mod places;
 mod py_features;
 mod py_lib_sinks;
 mod py_libs;
@@ -35,8 +38,10 @@ mod sdk_keys;
 pub(crate) use climb::with_script;
 pub(crate) use lang::Lang;
 
-pub(crate) use calls::runtime_glob;
 pub(crate) use fold::RUNTIME;
+pub(crate) use pathvals::{HOME_ANY, runtime_glob};
+/// Most bytes of content read as written to one file.
+pub(crate) const MAX_WRITTEN: usize = 1 << 20;
 use fold::V;
 pub(crate) use js_caps::is_climb;
 pub(crate) use relread::relative_secret;
@@ -117,6 +122,10 @@ pub(crate) struct Facts {
     /// [`RUNTIME`] parts) and whether both are exact. Paths through the link name
     /// files where it points.
     pub links: Vec<(usize, String, String, bool)>,
+    /// Text the script prints, and text with a command's shape it holds (with
+    /// [`RUNTIME`] parts): an agent that runs the script may read it as the next thing
+    /// to do.
+    pub printed: Vec<(usize, String)>,
 }
 
 impl Facts {
@@ -157,6 +166,8 @@ pub(crate) struct Unit<'a> {
     names_file: bool,
     /// Names derived from `__file__` that the folder cannot follow (see `climb_lost`).
     file_lost: climb_lost::Lost<'a>,
+    /// Names of file handles and the call that opened each (see `handles`).
+    handles: HashMap<&'a str, Node<'a>>,
 }
 
 /// A call: its canonical callee and its arguments.
@@ -207,6 +218,7 @@ fn extract(lang: Lang, src: &str, tree: &Tree, first_line: usize) -> Facts {
         declared_functions: std::collections::HashSet::new(),
         names_file: lang == Lang::Python && climb::names_script_path(src),
         file_lost: climb_lost::Lost::default(),
+        handles: HashMap::new(),
     };
     let nodes = all_nodes(tree.root_node());
     for &n in &nodes {
@@ -226,6 +238,7 @@ fn extract(lang: Lang, src: &str, tree: &Tree, first_line: usize) -> Facts {
     }
     for &n in &nodes {
         unit.bind(n);
+        unit.bind_handle(n);
     }
     if unit.names_file {
         unit.lost_file_paths(&nodes);
@@ -448,11 +461,12 @@ impl<'a> Unit<'a> {
                 match c.kind() {
                     "comment" => {}
                     "keyword_argument" | "pair" => {
-                        if let (Some(k), Some(v)) = (
-                            c.child_by_field_name("name")
-                                .or(c.child_by_field_name("key")),
-                            c.child_by_field_name("value"),
-                        ) {
+                        let key = c
+                            .child_by_field_name("name")
+                            .or(c.child_by_field_name("key"));
+                        // Ruby 3.1's `chdir:` is `chdir: chdir`, the variable of the name.
+                        let value = c.child_by_field_name("value").or(key);
+                        if let (Some(k), Some(v)) = (key, value) {
                             kwargs.push((
                                 self.text(k)
                                     .trim_end_matches(':')
@@ -464,6 +478,14 @@ impl<'a> Unit<'a> {
                     }
                     "object" => {
                         // An options object (`{shell: true}`) is read as keywords too.
+                        // `{ cwd }` is `{ cwd: cwd }`.
+                        for p in self
+                            .named(c)
+                            .into_iter()
+                            .filter(|p| p.kind() == "shorthand_property_identifier")
+                        {
+                            kwargs.push((self.text(p).to_string(), p));
+                        }
                         for p in self.named(c).into_iter().filter(|p| p.kind() == "pair") {
                             if let (Some(k), Some(v)) =
                                 (p.child_by_field_name("key"), p.child_by_field_name("value"))
@@ -576,17 +598,26 @@ impl<'a> Unit<'a> {
                     }
                 }
                 if !inner {
-                    match self.fold(n) {
-                        V::Str(s, true) if calls::looks_like_path(&s) => {
+                    let v = self.fold(n);
+                    // Text with a command's shape that the script holds is text an
+                    // agent may be shown (printed, or in a message it writes).
+                    if let V::Str(s, _) = &v
+                        && facts.printed.len() < 64
+                        && ["|", "$(", "`", "&&"].iter().any(|m| s.contains(m))
+                    {
+                        facts.printed.push((line, s.clone()));
+                    }
+                    match v {
+                        V::Str(s, true) if pathvals::looks_like_path(&s) => {
                             facts.paths.push((line, s));
                         }
-                        V::Str(s, true) if calls::relative_path(&s) => {
+                        V::Str(s, true) if places::relative_path(&s) => {
                             facts.rel_paths.push((line, s));
                         }
                         V::Str(s, false) => {
                             facts
                                 .globs
-                                .extend(calls::runtime_glob(&s).map(|g| (line, g, true)));
+                                .extend(pathvals::runtime_glob(&s).map(|g| (line, g, true)));
                         }
                         _ => {}
                     }

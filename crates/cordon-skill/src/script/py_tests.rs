@@ -228,6 +228,8 @@ fn a_ruby_method_taken_by_symbol_is_that_call() {
 
 #[test]
 fn a_standard_module_handed_to_a_function_is_a_review() {
+    // A command of no shape of its own: what is judged is the module handed on.
+    const SH: &str = "make deploy";
     assert_eq!(
         verdict(&format!(
             "import logging\nvars(logging)['os'].system('{SH}')\n"
