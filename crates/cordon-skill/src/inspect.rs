@@ -361,6 +361,12 @@ impl State<'_> {
                 .map_err(|e| SkillError::io(format!("stage {name}"), e))?;
         }
         let picture = crate::opaque::picture(&head, nest.as_deref());
+        // A PDF that shows text: an agent reads that text as it reads any document.
+        let pdf_text = if picture.is_none() && head.starts_with(b"%PDF") {
+            nest.as_deref().map(crate::pdftext::extract)
+        } else {
+            None
+        };
         let what = archive_magic(&head).or(eocd.then_some(crate::nested::ZIP_INSIDE));
         if let Some(what) = what {
             match nest {
@@ -404,6 +410,19 @@ impl State<'_> {
             if let Some(p) = problem {
                 self.find(Check::Command, Severity::Review, Some(&name), p);
             }
+        }
+        match pdf_text {
+            Some(crate::pdftext::PdfText::Text(t)) if !t.trim().is_empty() => {
+                self.extra.insert(name.clone());
+                self.texts.insert(name.clone(), t);
+            }
+            Some(crate::pdftext::PdfText::Unreadable) => self.find(
+                Check::HiddenText,
+                Severity::Review,
+                Some(&name),
+                "the PDF shows text in font codes cordon cannot read (two-byte or private codes); read it yourself before an agent does",
+            ),
+            _ => {}
         }
         self.files.insert(name, (hex(&hash.finalize()), mode));
         Ok(Flow::Continue)

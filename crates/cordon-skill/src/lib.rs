@@ -32,6 +32,7 @@ mod metadata;
 mod name;
 mod nested;
 mod opaque;
+mod pdftext;
 mod report;
 mod review;
 mod script;
