@@ -256,8 +256,9 @@ pub(crate) fn judge(
     // What the script prints is read by the agent that runs it: words that would be
     // refused in the instructions are refused here. (Usage lines and reports are
     // left alone: only refusals are kept.)
-    for (line, text) in f.printed.iter().take(64) {
-        let text = text.replace(RUNTIME, "x");
+    // (A bound on the work: each text is read as prose, every word a start.)
+    for (line, text) in f.printed.iter().take(16) {
+        let text: String = text.replace(RUNTIME, "x").chars().take(2000).collect();
         let mut got = Vec::new();
         super::text::judge_prose(cx, path, *line, &text, &mut got);
         f_out.extend(
