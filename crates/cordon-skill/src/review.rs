@@ -551,7 +551,7 @@ pub(crate) fn judge_shell(
                     Severity::Review,
                     Some(path),
                     format!(
-                        "line {line}: reads the public key {target} (public, but it sits beside private keys)"
+                        "line {line}: reads {target}, which holds no key of its own (a public key, host aliases or profile names), beside private keys"
                     ),
                 )),
             // `git config --global user.email …`: an ordinary setting of the user's

@@ -131,6 +131,21 @@ const BENIGN: &[(&str, Severity, &str)] = &[
         "its rules name ~/.aws/credentials and an SSH key as files never to paste",
     ),
     (
+        "written/aws-profile-picker",
+        Review,
+        "it reads ~/.aws/config for profile names (beside the credentials file)",
+    ),
+    (
+        "written/install-scanner",
+        Review,
+        "its self-test holds a `curl … | bash` line it only matches against",
+    ),
+    (
+        "written/ssh-hosts",
+        Review,
+        "it reads ~/.ssh/config for host aliases (beside private keys)",
+    ),
+    (
         "written/ssh-github-troubleshoot",
         Review,
         "it lists the names in ~/.ssh (names only, not their content)",

@@ -257,19 +257,29 @@ pub(crate) fn judge(
     // refused in the instructions are refused here. (Usage lines and reports are
     // left alone: only refusals are kept.)
     // (A bound on the work: each text is read as prose, every word a start.)
-    for (line, text) in f.printed.iter().take(16) {
+    // Text the script only holds (a scanner's own test string, a pattern) may never be
+    // shown: a review, not a refusal.
+    let (mut held, mut shown) = (0, 0);
+    for (line, text, printed) in f.printed.iter().take(128) {
+        let n = if *printed { &mut shown } else { &mut held };
+        *n += 1;
+        if *n > 16 {
+            continue;
+        }
         let text: String = text.replace(RUNTIME, "x").chars().take(2000).collect();
         let mut got = Vec::new();
         super::text::judge_prose(cx, path, *line, &text, &mut got);
-        f_out.extend(
-            got.into_iter()
-                .filter(|g| g.verdict == Severity::Refuse)
-                .map(|mut g| {
-                    g.message
-                        .push_str(" (in what the script prints, which the agent reads)");
-                    g
-                }),
-        );
+        for mut g in got.into_iter().filter(|g| g.verdict == Severity::Refuse) {
+            if *printed {
+                g.message
+                    .push_str(" (in what the script prints, which the agent reads)");
+            } else {
+                g.verdict = Severity::Review;
+                g.message
+                    .push_str(" (in text the script holds, which it may print or write)");
+            }
+            f_out.push(g);
+        }
     }
     // Files written where a program runs them later.
     let mut written = HashSet::new();

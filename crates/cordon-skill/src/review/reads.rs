@@ -10,19 +10,27 @@ use cordon_policy::{Decision, Request, Step};
 /// Is a guarded read that of one public key in `.ssh` (no pattern, no `..`, and it
 /// resolves to a `.pub` file too)?
 pub(super) fn public_key(f: &cordon_policy::verdict::Finding) -> bool {
-    let public = |p: &str| {
-        let base = p.rsplit('/').next().unwrap_or(p);
-        p.contains("/.ssh/")
-            && base.to_ascii_lowercase().ends_with(".pub")
-            && !p.contains("..")
-            && !p.contains(['*', '?', '[', '$', '`', '{'])
-    };
-    public(&f.target) && f.resolved.as_deref().is_none_or(public)
+    public_file(&f.target) && f.resolved.as_deref().is_none_or(public_file)
 }
 
-/// Is a guarded write that of the user's git configuration, made only by `git config`
-/// commands that set ordinary keys (`user.email`, `init.defaultBranch`) to literal
-/// values?
+/// Is `p` a file beside credentials that holds none itself: a public key, the SSH
+/// client's host list and aliases (`~/.ssh/config`, `known_hosts`), the AWS CLI's
+/// profiles and regions (`~/.aws/config`)? Reading one is a review.
+pub(super) fn public_file(p: &str) -> bool {
+    let base = p.rsplit('/').next().unwrap_or(p);
+    let plain = !p.contains("..") && !p.contains(['*', '?', '[', '$', '`', '{']);
+    let home_rel = p
+        .strip_prefix(super::HOME)
+        .or_else(|| p.strip_prefix('~'))
+        .unwrap_or("");
+    plain
+        && (p.contains("/.ssh/") && base.to_ascii_lowercase().ends_with(".pub")
+            || matches!(
+                home_rel,
+                "/.ssh/config" | "/.ssh/known_hosts" | "/.aws/config"
+            ))
+}
+
 /// `git config [--local] core.hooksPath DIR` with DIR a literal folder of the project
 /// (no `..`, not absolute): the folder, when the whole text is that one command.
 pub(super) fn project_hooks_path(shell: &str) -> Option<String> {
@@ -55,6 +63,9 @@ pub(super) fn project_hooks_path(shell: &str) -> Option<String> {
     }
 }
 
+/// Is a guarded write that of the user's git configuration, made only by `git config`
+/// commands that set ordinary keys (`user.email`, `init.defaultBranch`) to literal
+/// values?
 pub(super) fn plain_global_git_config(f: &cordon_policy::verdict::Finding, shell: &str) -> bool {
     let t = f.target.trim_start_matches(HOME).trim_start_matches('~');
     if !matches!(t, "/.gitconfig" | "/.config/git/config") {
@@ -109,13 +120,21 @@ pub(crate) fn judge_read(
     literal: &str,
     out: &mut Vec<Finding>,
 ) {
-    // A public key is public: `cat ~/.ssh/id_ed25519.pub` is how a key is added to a forge.
-    let base = literal.rsplit('/').next().unwrap_or(literal);
-    if literal.contains("/.ssh/")
-        && base.ends_with(".pub")
-        && !literal.contains("..")
-        && !literal.contains(['*', '?', '[', '$', '`', '{'])
-    {
+    // A public key is public: `cat ~/.ssh/id_ed25519.pub` is how a key is added to a
+    // forge. The SSH client's host aliases and the AWS CLI's profile names hold no
+    // secret of their own; a human should see them read.
+    if public_file(literal) {
+        if !literal.ends_with(".pub") {
+            out.push(Finding::new(
+                Check::SensitiveRead,
+                Severity::Review,
+                Some(path),
+                format!(
+                    "line {line}: reads {}, a configuration file beside credentials (host aliases, profile names; no key of its own)",
+                    crate::report::shown(literal)
+                ),
+            ));
+        }
         return;
     }
     let (policy, fs) = (cx.policy, cx.fs);

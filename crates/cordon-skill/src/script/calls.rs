@@ -324,7 +324,7 @@ impl Unit<'_> {
         if super::handles::prints(self.lang, name, call) {
             for a in args.iter().take(8) {
                 if let V::Str(t, _) = a {
-                    facts.printed.push((line, t.clone()));
+                    facts.printed.push((line, t.clone(), true));
                 }
             }
         }

@@ -122,10 +122,10 @@ pub(crate) struct Facts {
     /// [`RUNTIME`] parts) and whether both are exact. Paths through the link name
     /// files where it points.
     pub links: Vec<(usize, String, String, bool)>,
-    /// Text the script prints, and text with a command's shape it holds (with
-    /// [`RUNTIME`] parts): an agent that runs the script may read it as the next thing
-    /// to do.
-    pub printed: Vec<(usize, String)>,
+    /// Text the script prints (`true`), and text with a command's shape it holds
+    /// (`false`), with [`RUNTIME`] parts: an agent that runs the script may read it as
+    /// the next thing to do.
+    pub printed: Vec<(usize, String, bool)>,
 }
 
 impl Facts {
@@ -605,7 +605,7 @@ impl<'a> Unit<'a> {
                         && facts.printed.len() < 64
                         && ["|", "$(", "`", "&&"].iter().any(|m| s.contains(m))
                     {
-                        facts.printed.push((line, s.clone()));
+                        facts.printed.push((line, s.clone(), false));
                     }
                     match v {
                         V::Str(s, true) if pathvals::looks_like_path(&s) => {
