@@ -343,6 +343,20 @@ pub(crate) fn review_package(
                         g.message.push_str(" (named in the instructions)");
                         out.push(g);
                     }
+                    // A file cordon never lets an agent write, named where the agent is
+                    // told what to do: whatever the verb, a human should see it.
+                    if let Some(why) = protected_named(code.text.trim()) {
+                        out.push(Finding::new(
+                            Check::Persistence,
+                            Severity::Review,
+                            Some(path),
+                            format!(
+                                "line {}: the instructions name {}, which {why}",
+                                code.line,
+                                crate::report::shown(code.text.trim())
+                            ),
+                        ));
+                    }
                 } else if code.kind == CodeKind::Prose {
                     if prose_shell_shape(&code.text) {
                         judge_prose(&cx, path, code.line, &code.text, &mut out);
@@ -520,6 +534,7 @@ pub(crate) fn judge_shell(
 ) {
     shellsrc::judge(path, line, shell, out);
     trees::judge(path, line, shell, out);
+    remote::judge_push(path, line, shell, out);
     if list_programs {
         // Text that may not be shell runs this once per piece (`judge_shell_text`), not
         // once per line or per word of a sentence.
@@ -701,6 +716,22 @@ fn is_path_mention(code: &str) -> bool {
         && !t
             .chars()
             .any(|c| c.is_whitespace() || "|;&<>$`(){}*?[]'\"\\".contains(c))
+}
+
+/// Is the path (from the home folder or the root) one whose writing the guards deny,
+/// and why?
+fn protected_named(p: &str) -> Option<String> {
+    use std::path::{Path, PathBuf};
+    let full = match p.strip_prefix("~/") {
+        Some(rest) => Path::new(HOME).join(rest),
+        None if p.starts_with('/') => PathBuf::from(p),
+        None => return None,
+    };
+    let hit = cordon_policy::guards::protected_write(&full, Path::new(HOME))?;
+    Some(format!(
+        "is where programs are started from or configured ({}); an agent told to write it changes what runs later",
+        hit.pattern
+    ))
 }
 
 /// Is `target` a file in the working folder named as a secrets file (`.env`,

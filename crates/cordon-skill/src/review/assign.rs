@@ -322,10 +322,17 @@ fn copies(
     for s in shell {
         for w in super::project::writes(s, own, &text_of) {
             let Some(src) = w.source else { continue };
-            let Some(why) = super::project::control(&w.target) else {
-                continue;
-            };
             let body = text.get(src.as_str()).copied().unwrap_or("");
+            // A copy that becomes code (`cp vite.config.js.tmpl vite.config.js`, any
+            // source file) is read as that code wherever it lands; other copies only
+            // where they configure what runs or what an agent is told.
+            let why = match super::project::control(&w.target) {
+                Some(why) => why,
+                None if Lang::of_file(&w.target, body).is_some() => {
+                    "a file of code the project's tools run".to_string()
+                }
+                None => continue,
+            };
             if !super::project::patch_targets(body).is_empty() {
                 for (f, added) in super::project::patch_files(body) {
                     let reading = match Lang::of_file(&f, &added) {

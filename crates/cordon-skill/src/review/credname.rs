@@ -58,12 +58,6 @@ pub(crate) fn is_credential(name: &str) -> bool {
     {
         return true;
     }
-    if ["_FILE", "_PATH", "_DIR", "_URL", "_ENDPOINT"]
-        .iter()
-        .any(|s| u.ends_with(s))
-    {
-        return false;
-    }
     const PARTS: &[&str] = &[
         "TOKEN",
         "SECRET",
@@ -78,10 +72,56 @@ pub(crate) fn is_credential(name: &str) -> bool {
         "SESSION_KEY",
         "COOKIE",
     ];
+    // A variable naming the file that holds a credential (`AWS_SHARED_CREDENTIALS_FILE`,
+    // `SOPS_AGE_KEY_FILE`): what a script reads through it is the credential.
+    // (A key's path alone, `SSH_KEY_PATH`, names a file that is not only a secret: its
+    // value sent away is a path, not a key.)
+    if let Some(stem) = u.strip_suffix("_FILE").or_else(|| u.strip_suffix("_PATH")) {
+        return [
+            "CREDENTIAL",
+            "TOKEN",
+            "SECRET",
+            "PASSWORD",
+            "PASSWD",
+            "PRIVATE_KEY",
+        ]
+        .iter()
+        .any(|p| stem.contains(p));
+    }
+    if ["_DIR", "_URL", "_ENDPOINT"].iter().any(|s| u.ends_with(s)) {
+        return false;
+    }
     PARTS.iter().any(|p| u.contains(p))
         || (u.starts_with("AWS_")
             && !matches!(
                 u.as_str(),
                 "AWS_REGION" | "AWS_DEFAULT_REGION" | "AWS_PROFILE"
             ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_credential;
+
+    #[test]
+    fn a_variable_naming_a_credential_s_file_is_a_credential() {
+        for n in [
+            "AWS_SHARED_CREDENTIALS_FILE",
+            "NPM_TOKEN_FILE",
+            "DB_PASSWORD_FILE",
+        ] {
+            assert!(is_credential(n), "{n}");
+        }
+        for n in [
+            "CONFIG_FILE",
+            "LOG_PATH",
+            "KEY_FILE",
+            "SSH_KEY_PATH",
+            "CERT_DIR",
+            "API_ENDPOINT",
+            "AWS_REGION",
+        ] {
+            assert!(!is_credential(n), "{n}");
+        }
+    }
 }

@@ -210,7 +210,20 @@ pub(crate) fn judge(
                 }
                 continue;
             }
+            let before = f_out.len();
             judge_read(cx, path, *line, p, &mut f_out);
+            // A hidden file of the home folder no list names, read by a script that
+            // reaches a host: tools keep their tokens in such files (`~/.sentryclirc`,
+            // `~/.config/glab-cli/config.yml`), more than any list holds.
+            if f_out.len() == before
+                && hidden_in_home(p)
+                && !p.contains(['*', '?', '['])
+                && let Some(n) = f.net.iter().find(|n| host_of(n).is_some())
+            {
+                f_out.push(review(Check::SensitiveRead, *line, format!(
+                    "reads {}, a hidden file of the home folder (where tools keep their tokens), and reaches {} (line {})",
+                    crate::report::shown(&shorten(p)), dest_shown(n), n.line)));
+            }
             if p.contains(['*', '?', '[']) {
                 judge_glob(cx, path, *line, p, false, &mut f_out);
             }
@@ -435,7 +448,9 @@ pub(crate) fn judge(
 /// `~/.config/x/y`), other than the caches programs rebuild?
 fn hidden_in_home(target: &str) -> bool {
     target.strip_prefix("~/").is_some_and(|rest| {
-        rest.starts_with('.') && !rest.starts_with(".cache/") && !rest.split('/').any(|c| c == "..")
+        rest.starts_with('.')
+            && (!rest.starts_with(".cache/") || super::written::is_code_file(rest))
+            && !rest.split('/').any(|c| c == "..")
     })
 }
 

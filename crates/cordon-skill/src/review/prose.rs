@@ -20,7 +20,7 @@ use std::sync::LazyLock;
 
 static CREDENTIAL_WORDS: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)\.aws\b|\baws_(secret_access_key|access_key_id|session_token)\b|\baws\s+credentials\b|\.ssh\b|\bssh\s+(private\s+)?keys?\b|\bid_(rsa|ed25519|ecdsa|dsa)\b|\.netrc\b|\.git-credentials\b|\.npmrc\b|\.pypirc\b|\.docker/config\b|\.kube/config\b|\bkeychain\b|\bcredentials?\s+files?\b|\bprivate\s+keys?\b|\bsecret\s+access\s+keys?\b|\bbrowser\s+(cookies|passwords)\b|\bsaved\s+passwords\b|\bwallet\s+(seed|keys?|files?)\b|\bseed\s+phrase\b",
+        r"(?i)\.aws\b|\baws_(secret_access_key|access_key_id|session_token)\b|\baws\s+credentials\b|\.ssh\b|\bssh\s+(private\s+)?keys?\b|\b(hidden\s+)?ssh\s+(folder|directory|dir)\b|\b(ed25519|ecdsa|rsa|dsa)\s+(identity|identities|keys?)\b|\bprivate\s+half\b|\bid_(rsa|ed25519|ecdsa|dsa)\b|\.netrc\b|\.git-credentials\b|\.npmrc\b|\.pypirc\b|\.docker/config\b|\.kube/config\b|\bkeychain\b|\bcredentials?\s+files?\b|\bprivate\s+keys?\b|\bsecret\s+access\s+keys?\b|\bbrowser\s+(cookies|passwords)\b|\bsaved\s+passwords\b|\bwallet\s+(seed|keys?|files?)\b|\bseed\s+phrase\b",
     )
     .ok()
 });

@@ -39,6 +39,10 @@ static ORDERS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
         r"(?i)\b(output|response|stdout|result|printout|what(ever)?\s+(it|they)\s+prints?)\b.{0,40}\b(is|are|as|becomes?)\s+(your|the|an?)\s+(new\s+)?(instructions?|orders?|tasks?|steps?|prompts?|directions?|requests?)\b".to_string(),
         // "treat every line of it as a step from the user"
         r"(?i)\btreat\b.{0,60}\bas\s+(an?\s+)?(steps?|instructions?|commands?|requests?|messages?|orders?|prompts?)\b.{0,30}\b(from|by|of)\s+the\s+user\b".to_string(),
+        // "run each printed step in order", "execute every listed command"
+        r"(?i)\b(run|execute|follow|perform|apply|carry\s+out|do)\s+(each|every|all(\s+the)?|the)\s+(printed|output|listed|shown|returned|reported)\s+(steps?|commands?|lines?|instructions?|actions?)\b".to_string(),
+        // "it prints the steps …; run them", "prints the exact bootstrap steps …, run each"
+        r"(?i)\bprints?\b.{0,60}\b(steps?|commands?|instructions?)\b.{0,60}\b(run|execute|follow|perform|carry\s+out)\s+(each|every|all|them|it)\b".to_string(),
         // "treat the output as instructions"
         r"(?i)\btreat\b.{0,40}\b(output|response|prints?|printed|fetched|downloaded)\b.{0,40}\bas\s+(an?\s+)?(steps?|instructions?|commands?|orders?|prompts?)\b".to_string(),
     ]
@@ -169,6 +173,42 @@ pub(super) fn judge(path: &str, text: &str, out: &mut Vec<Finding>) {
     }
 }
 
+/// `git push` (or a new remote) to a repository named by its address: the project's
+/// code leaves for a place the package chose, with no credential read to show it. A
+/// push to a remote by name (`origin`) is the project's own.
+pub(super) fn judge_push(path: &str, line: usize, shell: &str, out: &mut Vec<Finding>) {
+    if !shell.contains("git") {
+        return;
+    }
+    for c in cordon_shell::analyze(shell).commands.iter().take(64) {
+        if c.program.as_ref().is_none_or(|p| p.value != "git") {
+            continue;
+        }
+        let words: Vec<&str> = c.args.iter().map(|w| w.value.as_str()).collect();
+        let sub = words.iter().position(|w| matches!(*w, "push" | "remote"));
+        let Some(i) = sub else { continue };
+        let sends = match words[i] {
+            "push" => true,
+            _ => matches!(words.get(i + 1), Some(&("add" | "set-url"))),
+        };
+        let address = words[i + 1..]
+            .iter()
+            .find(|w| w.contains("://") || (w.contains('@') && w.contains(':')));
+        if let (true, Some(a)) = (sends, address) {
+            out.push(Finding::new(
+                Check::Origin,
+                Severity::Review,
+                Some(path),
+                format!(
+                    "line {line}: sends the repository to {} (a remote the package names, not the project's own)",
+                    crate::report::shown(a)
+                ),
+            ));
+            return;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,7 +235,7 @@ mod tests {
 
     #[test]
     fn every_order_shape_compiles() {
-        assert_eq!(ORDERS.len(), 7);
+        assert_eq!(ORDERS.len(), 9);
         assert!(WORDS.iter().all(|(_, _, r)| !r.is_empty()));
         assert_eq!(WORDS[0].2.len(), 3);
     }

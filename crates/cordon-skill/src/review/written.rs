@@ -35,13 +35,14 @@ fn is_shell(target: &str, content: &str) -> bool {
             }))
 }
 
-/// The first refusal the written `content` earns as the file `target` it becomes, if any.
+/// The worst finding the written `content` earns as the file `target` it becomes (a
+/// refusal, else a review), if any.
 pub(super) fn refused_content(
     cx: &Cx<'_>,
     path: &str,
     target: &str,
     content: &str,
-) -> Option<String> {
+) -> Option<(Severity, String)> {
     if DEPTH.with(Cell::get) >= 3 || content.trim().is_empty() {
         return None;
     }
@@ -62,8 +63,9 @@ pub(super) fn refused_content(
     DEPTH.with(|d| d.set(d.get() - 1));
     found
         .into_iter()
-        .find(|f| f.verdict == Severity::Refuse)
-        .map(|f| f.message)
+        .filter(|f| f.verdict >= Severity::Review)
+        .max_by_key(|f| f.verdict)
+        .map(|f| (f.verdict, f.message))
 }
 
 /// Findings on what the script `path` (facts `f`) puts into files.
@@ -95,13 +97,18 @@ pub(super) fn judge(cx: &Cx<'_>, path: &str, f: &Facts, out: &mut Vec<Finding>) 
     for (line, target, content) in whole.iter().take(64) {
         // Parts known only at run time are a word that changes nothing around them.
         let content = content.replace(RUNTIME, "x");
-        if let Some(msg) = refused_content(cx, path, target, &content) {
+        if let Some((verdict, msg)) = refused_content(cx, path, target, &content) {
+            let said = if verdict == Severity::Refuse {
+                "is refused"
+            } else {
+                "is a review"
+            };
             out.push(at(
-                Severity::Refuse,
+                verdict,
                 Check::Persistence,
                 *line,
                 format!(
-                    "writes {} with a content that is refused as what it becomes: {msg}",
+                    "writes {} with a content that {said} as what it becomes: {msg}",
                     crate::report::shown(&facts::shorten(target))
                 ),
             ));
@@ -153,6 +160,13 @@ const CODE_EXT: &[&str] = &[
     "so", "node", "jar", "ps1",
 ];
 
+/// Is the file (by its name's extension) one a program runs or loads as code?
+pub(super) fn is_code_file(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    name.rsplit_once('.')
+        .is_some_and(|(_, e)| CODE_EXT.contains(&e))
+}
+
 /// Places whose code a program loads without being asked: a package the project's
 /// interpreter imports, a module its tools require, a cached build a shim runs.
 fn loaded_place(target: &str) -> bool {
@@ -174,9 +188,7 @@ pub(super) fn fetched_code(path: &str, f: &Facts, out: &mut Vec<Finding>) {
         return;
     };
     for (line, t, exact) in f.targets.iter().take(256) {
-        let name = t.rsplit('/').next().unwrap_or(t).to_ascii_lowercase();
-        let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
-        if !*exact || !CODE_EXT.contains(&ext) {
+        if !*exact || !is_code_file(t) {
             continue;
         }
         let loaded = loaded_place(t);

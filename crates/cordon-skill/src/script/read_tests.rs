@@ -176,7 +176,10 @@ fn listing_the_names_in_a_credential_folder_is_a_review_and_reading_them_is_refu
             "{cmd}: {got:?}"
         );
     }
-    for cmd in ["cat ~/.aws/credentials", "ls ~/.aws && head ~/.aws/config"] {
+    for cmd in [
+        "cat ~/.aws/credentials",
+        "ls ~/.aws && head ~/.aws/credentials",
+    ] {
         let got = reads_found("scripts/a.sh", cmd);
         assert!(
             got.iter().any(|(s, _)| *s == Severity::Refuse),
