@@ -264,6 +264,32 @@ impl Unit<'_> {
         }
     }
 
+    /// A string's content: its text, with the escape sequences the grammar nests in it
+    /// (Python's `string_content` holds its `\x63`, `\n` as children) decoded.
+    fn fold_content(&self, c: Node<'_>, raw: bool) -> V {
+        let kids = self.named(c);
+        if raw || kids.is_empty() {
+            return V::Str(self.text(c).into(), true);
+        }
+        let (mut out, mut exact) = (String::new(), true);
+        let mut at = c.start_byte();
+        for k in kids {
+            out.push_str(self.src.get(at..k.start_byte()).unwrap_or(""));
+            match k.kind() {
+                "escape_sequence" => out.push_str(&decode_escape(self.text(k), self.lang)),
+                // An interpolation inside the content (not a part of its own): unknown.
+                "interpolation" => {
+                    out.push_str(RUNTIME);
+                    exact = false;
+                }
+                _ => out.push_str(self.text(k)),
+            }
+            at = k.end_byte();
+        }
+        out.push_str(self.src.get(at..c.end_byte()).unwrap_or(""));
+        V::Str(out, exact)
+    }
+
     fn fold_string(&self, node: Node<'_>, d: usize) -> V {
         let raw = self.lang == Lang::Python
             && node.child(0).is_some_and(|s| {
@@ -284,7 +310,7 @@ impl Unit<'_> {
         for c in children {
             let part = match c.kind() {
                 "string_content" | "string_fragment" if self.text(c).len() > MAX_LEN => V::Unknown,
-                "string_content" | "string_fragment" => V::Str(self.text(c).into(), true),
+                "string_content" | "string_fragment" => self.fold_content(c, raw || single_ruby),
                 "escape_sequence" if raw || single_ruby => V::Str(self.text(c).into(), true),
                 "escape_sequence" => V::Str(decode_escape(self.text(c), self.lang), true),
                 "interpolation" | "template_substitution" => {

