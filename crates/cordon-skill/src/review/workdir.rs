@@ -91,6 +91,11 @@ fn places(f: &Facts) -> Vec<Place> {
     let mut seen = HashSet::new();
     let mut all: Vec<Place> = Vec::new();
     for (line, dir, exact) in &f.bases {
+        // Each relative folder is joined to those before it: without a bound here, a
+        // script of many `chdir`s would double the list with each.
+        if all.len() >= MAX_PLACES {
+            break;
+        }
         let dir = dir.trim_end_matches('/');
         let mut add = vec![(dir.to_string(), *exact)];
         if !is_rooted(dir) {
@@ -333,6 +338,13 @@ mod tests {
         let f = facts_with(&[("~", true), (".ssh", true), (".", true)]);
         let got: Vec<String> = places(&f).into_iter().map(|p| p.to).collect();
         assert_eq!(got, ["~", ".ssh", "~/.ssh"]);
+    }
+
+    #[test]
+    fn many_relative_folders_stay_within_the_bound() {
+        let many: Vec<(&str, bool)> = (0..200).map(|_| ("sub", true)).collect();
+        let f = facts_with(&many);
+        assert!(places(&f).len() <= 2 * MAX_PLACES);
     }
 
     #[test]
