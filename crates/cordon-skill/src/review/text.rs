@@ -91,13 +91,14 @@ pub(super) fn judge_prose(
     out: &mut Vec<Finding>,
 ) {
     let mut found = Vec::new();
+    let lower = text.to_lowercase();
     for (dl, cand) in super::reader::candidates(text) {
         let mut got = Vec::new();
         judge_shell(cx, path, line + dl, &cand, false, &mut got);
         // A sentence read from a path on (`~/.aws/credentials or … into a chat`) "runs"
         // a credential file only as shell; in words the file is named, not read. What
         // the words ask for is a human's to see.
-        if cand.trim_start().starts_with(['~', '/']) || forbidden(text, &cand) {
+        if cand.trim_start().starts_with(['~', '/']) || forbidden(&lower, &cand) {
             for g in &mut got {
                 if g.check == Check::SensitiveRead && g.verdict == Severity::Refuse {
                     g.verdict = Severity::Review;
@@ -113,14 +114,14 @@ pub(super) fn judge_prose(
     out.extend(found.into_iter().take(1));
 }
 
-/// Is the candidate's first word forbidden by the words right before it ("never paste
-/// the contents of `~/.aws/credentials`", "do not cat …")? Such a sentence names what
-/// not to do; it is still a human's to read, so it is a review, not a refusal.
-fn forbidden(text: &str, cand: &str) -> bool {
+/// Is the candidate's first word forbidden by the words right before it in the text
+/// (`lower`, lowercased): "never paste the contents of `~/.aws/credentials`", "do not
+/// cat …"? Such a sentence names what not to do; it is still a human's to read, so it
+/// is a review, not a refusal.
+fn forbidden(lower: &str, cand: &str) -> bool {
     let Some(first) = cand.split_whitespace().next() else {
         return false;
     };
-    let lower = text.to_lowercase();
     let first = first.to_lowercase();
     ["never", "not", "don't", "dont", "nor", "avoid", "without"]
         .iter()
