@@ -206,31 +206,94 @@ fn matches_or_backup(pat: Pat, got: &[u8], backups: &[&[u8]]) -> bool {
     pat.matches(got) || backups.iter().any(|b| pat.matches(b))
 }
 
+/// [`CREDENTIAL_PATHS`] by their first component, so that [`credential_anywhere`] tries
+/// at each component of a path only the entries that can begin there: a merge judges
+/// every entry a run left, and most components (`src`, `crates`) begin none.
+struct ByFirst {
+    /// Entries whose first component is a literal, by that literal (ASCII lowercase).
+    literal: std::collections::HashMap<Box<[u8]>, Vec<usize>>,
+    /// The longest such literal: a longer name begins none of them.
+    longest: usize,
+    /// Entries whose first component has a `*`: tried at every component.
+    glob: Vec<usize>,
+}
+
+static BY_FIRST: LazyLock<ByFirst> = LazyLock::new(|| {
+    let mut by = ByFirst {
+        literal: std::collections::HashMap::new(),
+        longest: 0,
+        glob: Vec::new(),
+    };
+    for (i, (_, pats)) in CREDENTIAL_PATHS.iter().enumerate() {
+        match pats.first() {
+            Some(Pat::Literal(w)) => {
+                by.longest = by.longest.max(w.len());
+                by.literal
+                    .entry(w.to_ascii_lowercase().into_bytes().into_boxed_slice())
+                    .or_default()
+                    .push(i);
+            }
+            Some(Pat::Glob(..)) | None => by.glob.push(i),
+        }
+    }
+    by
+});
+
+impl ByFirst {
+    /// Add to `out` the entries whose first component is the literal `name`
+    /// (ASCII case-insensitively).
+    fn add_literal(&self, name: &[u8], out: &mut Vec<usize>) {
+        if name.len() > self.longest {
+            return;
+        }
+        let mut buf = [0u8; 256];
+        let Some(lower) = buf.get_mut(..name.len()) else {
+            return;
+        };
+        for (d, s) in lower.iter_mut().zip(name) {
+            *d = s.to_ascii_lowercase();
+        }
+        if let Some(found) = self.literal.get(&*lower) {
+            out.extend_from_slice(found);
+        }
+    }
+}
+
 /// The HOME credential path ([`SENSITIVE_HOME_PATHS`], relative) that `comps` (a
 /// path's normal components) is or lies beneath, wherever it lies: `proj/.aws` and
 /// `proj/.aws/credentials` both give `.aws`; the last name may be a backup copy
-/// (`proj/.netrc~`).
+/// (`proj/.netrc~`). Of several, the one that begins first, then the first in the table.
 pub fn credential_anywhere(comps: &[&OsStr]) -> Option<&'static str> {
     let n = comps.len();
     let backups: Vec<&[u8]> = comps
         .last()
         .map(|l| backup_chain(l.as_encoded_bytes()).collect())
         .unwrap_or_default();
+    let by = &*BY_FIRST;
+    let mut candidates = Vec::new();
     for start in 0..n {
         let first = comps[start].as_encoded_bytes();
-        for (rel, pats) in CREDENTIAL_PATHS.iter() {
-            let end = start + pats.len();
-            if end > n {
+        let last_at = |i: usize| start + i == n - 1;
+        // Only an entry whose first component matches `first` (or, when `first` is the
+        // last name, one of the names it is a backup of) can match here.
+        candidates.clear();
+        candidates.extend_from_slice(&by.glob);
+        by.add_literal(first, &mut candidates);
+        if last_at(0) {
+            for b in &backups {
+                by.add_literal(b, &mut candidates);
+            }
+        }
+        candidates.sort_unstable();
+        candidates.dedup();
+        for &k in &candidates {
+            let (rel, pats) = &CREDENTIAL_PATHS[k];
+            if start + pats.len() > n {
                 continue;
             }
             let ok = pats.iter().enumerate().all(|(i, p)| {
-                let got = if i == 0 {
-                    first
-                } else {
-                    comps[start + i].as_encoded_bytes()
-                };
-                let last = start + i == n - 1;
-                matches_or_backup(*p, got, if last { &backups } else { &[] })
+                let got = comps[start + i].as_encoded_bytes();
+                matches_or_backup(*p, got, if last_at(i) { &backups } else { &[] })
             });
             if ok {
                 return Some(rel);
@@ -322,6 +385,66 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    /// [`credential_anywhere`] as it was before the index: every entry at every component.
+    fn credential_anywhere_each(comps: &[&OsStr]) -> Option<&'static str> {
+        let n = comps.len();
+        let backups: Vec<&[u8]> = comps
+            .last()
+            .map(|l| backup_chain(l.as_encoded_bytes()).collect())
+            .unwrap_or_default();
+        for start in 0..n {
+            for (rel, pats) in CREDENTIAL_PATHS.iter() {
+                if start + pats.len() > n {
+                    continue;
+                }
+                let ok = pats.iter().enumerate().all(|(i, p)| {
+                    let last = start + i == n - 1;
+                    let got = comps[start + i].as_encoded_bytes();
+                    matches_or_backup(*p, got, if last { &backups } else { &[] })
+                });
+                if ok {
+                    return Some(rel);
+                }
+            }
+        }
+        None
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(20_000))]
+        /// The index changes no answer: paths made of credential components (any case,
+        /// backup copies, what a `*` stands for) and ordinary names.
+        #[test]
+        fn the_index_answers_as_every_entry_tried_does(
+            picks in proptest::collection::vec((0usize..1000, 0usize..8), 0..7)
+        ) {
+            let mut pool: Vec<String> = SENSITIVE_HOME_PATHS
+                .iter()
+                .flat_map(|r| r.split('/'))
+                .map(|c| c.replace('*', "v20.1.0"))
+                .collect();
+            pool.extend(["src", "w", "node_modules", "x", ".", "a*b", "~", "#", ""].map(String::from));
+            let path: Vec<String> = picks
+                .iter()
+                .map(|&(k, form)| {
+                    let c = &pool[k % pool.len()];
+                    match form {
+                        0 => c.to_ascii_uppercase(),
+                        1 => format!("{c}~"),
+                        2 => format!("{c}.bak"),
+                        3 => format!("#{c}#"),
+                        4 => format!(".#{c}.orig"),
+                        5 => format!("{c}x"),
+                        _ => c.clone(),
+                    }
+                })
+                .filter(|c| !c.is_empty())
+                .collect();
+            let comps: Vec<&OsStr> = path.iter().map(OsStr::new).collect();
+            proptest::prop_assert_eq!(credential_anywhere(&comps), credential_anywhere_each(&comps), "{:?}", path);
+        }
     }
 
     #[test]
