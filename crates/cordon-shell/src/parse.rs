@@ -15,8 +15,8 @@ mod convert;
 mod scan;
 use convert::convert_list;
 pub(crate) use convert::truncate;
-use scan::exceeds_nesting;
 pub(crate) use scan::split_points;
+use scan::{exceeds_nesting, too_many_open_subscripts};
 
 /// Deepest nesting of parentheses, braces, quotes-with-substitutions and compound
 /// keywords handed to the parser. Measured: the parser's debug build overflows a
@@ -236,6 +236,12 @@ pub(crate) fn parse_one(text: &str, limit: usize) -> Result<Script, String> {
             "a here-document has no plain-word delimiter or no line that ends it; the text was not parsed".to_owned(),
         );
     }
+    if too_many_open_subscripts(text) {
+        return Err(format!(
+            "the text holds more than {} parameter expansions whose subscript is left open (`${{a[}}`), which bash rejects; it was not parsed",
+            scan::MAX_OPEN_SUBSCRIPTS
+        ));
+    }
     let program = match run_parser(text) {
         Ok(Ok(program)) => program,
         Ok(Err(e)) => return Err(format!("the text does not parse as bash: {e}")),
@@ -417,6 +423,41 @@ mod tests {
         let text = "v=$v/x; echo ${#v}\n".repeat(200);
         assert!(exceeds_nesting(&text, 64).is_none());
         assert!(parse(&text, MAX_NESTING).is_ok());
+    }
+
+    /// Found by fuzzing (`fuzz/regressions/shell/timeout-open-subscripts*`): expansions
+    /// whose subscript is left open, in a word that begins like an array element, made
+    /// the parser backtrack exponentially (six held it for minutes).
+    #[test]
+    fn many_open_subscripts_are_refused_before_the_parser() {
+        let open = |each: &str, n: usize| format!("echo U[{}", each.repeat(n));
+        for text in [
+            open("${Y[}", 8),
+            open("${Y[0}", 3),
+            open("a${!Y[}", 3),
+            open("${#Y[}}", 3),
+            open("\"${Y[}\"", 3),
+            format!("echo U[{}", "${Y[".repeat(40)),
+            format!("U[Y[Y[${{E[Q[b}}[[{}", "${Y[}".repeat(3)),
+        ] {
+            let t = std::time::Instant::now();
+            let e = parse(&text, MAX_NESTING).expect_err("refused");
+            assert!(e.contains("subscript"), "{text}: {e}");
+            assert!(t.elapsed().as_secs() < 2, "{text}: {:?}", t.elapsed());
+        }
+        // At the limit the worst shape still finishes quickly.
+        let t = std::time::Instant::now();
+        let _ = parse(&open("${Y[}", scan::MAX_OPEN_SUBSCRIPTS), MAX_NESTING);
+        assert!(t.elapsed().as_secs() < 2, "{:?}", t.elapsed());
+        // Subscripts that close, however many and however nested, parse.
+        for text in [
+            "echo \"${a[0]}${a[1]}${a[2]}${a[3]}${a[4]}${a[5]}\"",
+            "echo ${a[${i}]} ${a[${b[${c[0]}]}]} ${!a[@]} ${#a[*]} ${a[@]:1:2}",
+            "x[${a[0]}${a[1]}${a[2]}]=${b[$j]}; echo ${x[@]}",
+            "echo '${a[}' \"${b[}\"",
+        ] {
+            assert!(parse(text, MAX_NESTING).is_ok(), "{text}");
+        }
     }
 
     /// Found by fuzzing (`fuzz/regressions/shell`): unclosed parentheses made the parser

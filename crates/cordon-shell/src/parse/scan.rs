@@ -268,3 +268,73 @@ pub(super) fn exceeds_nesting(text: &str, limit: usize) -> Option<usize> {
     }
     None
 }
+
+/// Most parameter expansions with a subscript left open that text may hold: `${a[}` and
+/// `${a[0}` (the brace closes before any `]`), `${a[` with no closer. bash rejects each
+/// as a bad substitution; brush-parser 0.4.0 backtracks exponentially over several in a
+/// word that begins like an array element (`u[${a[}${a[}…`: five take it seconds, six
+/// (37 bytes) minutes; found by fuzzing). Text with more cannot run anyway; it is refused
+/// before the parser sees it.
+pub(crate) const MAX_OPEN_SUBSCRIPTS: usize = 2;
+
+/// How far a subscript is searched for its `]`; one longer counts as left open.
+const SUBSCRIPT_SCAN: usize = 4096;
+
+/// Whether the text holds more than [`MAX_OPEN_SUBSCRIPTS`] parameter expansions whose
+/// subscript is left open. Quotes are not followed: a quoted `${a[}` is counted too,
+/// which only refuses very odd text.
+pub(super) fn too_many_open_subscripts(text: &str) -> bool {
+    let b = text.as_bytes();
+    let mut open = 0;
+    let mut i = 0;
+    while let Some(off) = b
+        .get(i..)
+        .and_then(|r| r.windows(2).position(|w| w == b"${"))
+    {
+        let mut j = i + off + 2;
+        i = j;
+        // `${!a[…}` (the indices) and `${#a[…}` (a length) take a subscript too.
+        if matches!(b.get(j), Some(b'!' | b'#')) {
+            j += 1;
+        }
+        let name_start = j;
+        while b
+            .get(j)
+            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+        {
+            j += 1;
+        }
+        if j == name_start || b.get(j) != Some(&b'[') {
+            continue;
+        }
+        if !subscript_closes(&b[j + 1..]) {
+            open += 1;
+            if open > MAX_OPEN_SUBSCRIPTS {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Whether a subscript (the text after its `[`) reaches its `]` before the brace of its
+/// expansion closes, within [`SUBSCRIPT_SCAN`] bytes; expansions inside it are skipped.
+fn subscript_closes(rest: &[u8]) -> bool {
+    let mut depth = 0usize;
+    let mut k = 0;
+    let end = rest.len().min(SUBSCRIPT_SCAN);
+    while k < end {
+        match rest[k] {
+            b'$' if rest.get(k + 1) == Some(&b'{') => {
+                depth += 1;
+                k += 1;
+            }
+            b'}' if depth == 0 => return false,
+            b'}' => depth -= 1,
+            b']' if depth == 0 => return true,
+            _ => {}
+        }
+        k += 1;
+    }
+    false
+}
