@@ -8,6 +8,7 @@
 
 use std::io::{Read, Write};
 use std::os::fd::OwnedFd;
+use std::time::{Duration, Instant};
 
 use nix::sys::wait::{WaitStatus, waitpid};
 use nix::unistd::ForkResult;
@@ -21,6 +22,8 @@ pub enum ChildEnded {
     Status(i32),
     /// Wrote more than the limit.
     TooLong,
+    /// Had not answered when the deadline passed, and was killed.
+    TimedOut(std::time::Duration),
     /// The process has threads, so it cannot fork soundly; or fork, pipe or wait failed.
     Unavailable(String),
 }
@@ -31,6 +34,7 @@ impl std::fmt::Display for ChildEnded {
             Self::Signal(s) => write!(f, "was killed by signal {s}"),
             Self::Status(s) => write!(f, "exited with status {s}"),
             Self::TooLong => f.write_str("wrote more than its answer may hold"),
+            Self::TimedOut(d) => write!(f, "had not answered after {} ms", d.as_millis()),
             Self::Unavailable(why) => write!(f, "could not be started ({why})"),
         }
     }
@@ -38,10 +42,16 @@ impl std::fmt::Display for ChildEnded {
 
 impl std::error::Error for ChildEnded {}
 
-/// Run `f` in a forked child and return the bytes it produced, at most `limit`.
-/// The calling process must be single-threaded (checked: a process with threads gets
-/// `Unavailable`, and the caller decides whether to run `f` itself).
-pub fn in_child(limit: usize, f: impl FnOnce() -> Vec<u8>) -> Result<Vec<u8>, ChildEnded> {
+/// Run `f` in a forked child and return the bytes it produced, at most `limit`, within
+/// `deadline`: a child still running then is killed (`TimedOut`), so a computation that
+/// hangs is an answer too. The calling process must be single-threaded (checked: a process
+/// with threads gets `Unavailable`, and the caller decides whether to run `f` itself).
+pub fn in_child(
+    limit: usize,
+    deadline: Duration,
+    f: impl FnOnce() -> Vec<u8>,
+) -> Result<Vec<u8>, ChildEnded> {
+    let until = Instant::now() + deadline;
     let unavailable =
         |what: &str, e: &dyn std::fmt::Display| ChildEnded::Unavailable(format!("{what}: {e}"));
     let threads = std::fs::read_dir("/proc/self/task")
@@ -65,15 +75,20 @@ pub fn in_child(limit: usize, f: impl FnOnce() -> Vec<u8>) -> Result<Vec<u8>, Ch
         }
         ForkResult::Parent { child } => {
             drop(write_end);
-            let out = read_bounded(read_end, limit);
+            let out = read_bounded(read_end, limit, until, deadline);
+            if matches!(out, Err(ChildEnded::TimedOut(_) | ChildEnded::TooLong)) {
+                let _ = nix::sys::signal::kill(child, nix::sys::signal::Signal::SIGKILL);
+            }
             let status = loop {
                 match waitpid(child, None) {
                     Err(nix::errno::Errno::EINTR) => continue,
                     other => break other,
                 }
             };
-            match status.map_err(|e| unavailable("cannot wait for the child", &e))? {
-                WaitStatus::Exited(_, 0) => out,
+            let status = status.map_err(|e| unavailable("cannot wait for the child", &e))?;
+            let out = out?;
+            match status {
+                WaitStatus::Exited(_, 0) => Ok(out),
                 WaitStatus::Exited(_, code) => Err(ChildEnded::Status(code)),
                 WaitStatus::Signaled(_, sig, _) => Err(ChildEnded::Signal(sig as i32)),
                 other => Err(ChildEnded::Unavailable(format!(
@@ -84,17 +99,49 @@ pub fn in_child(limit: usize, f: impl FnOnce() -> Vec<u8>) -> Result<Vec<u8>, Ch
     }
 }
 
-fn read_bounded(fd: OwnedFd, limit: usize) -> Result<Vec<u8>, ChildEnded> {
+/// The child's answer: what it writes until it closes the pipe, at most `limit` bytes,
+/// by `until` (`deadline` from the start).
+fn read_bounded(
+    fd: OwnedFd,
+    limit: usize,
+    until: Instant,
+    deadline: Duration,
+) -> Result<Vec<u8>, ChildEnded> {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd;
+    let file = std::fs::File::from(fd);
     let mut out = Vec::new();
-    let read = std::fs::File::from(fd)
-        .take(limit as u64 + 1)
-        .read_to_end(&mut out);
-    match read {
-        Ok(_) if out.len() > limit => Err(ChildEnded::TooLong),
-        Ok(_) => Ok(out),
-        Err(e) => Err(ChildEnded::Unavailable(format!(
-            "cannot read the child's answer: {e}"
-        ))),
+    let mut buf = [0u8; 64 * 1024];
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(ChildEnded::TimedOut(deadline));
+        }
+        let wait = PollTimeout::try_from(left).unwrap_or(PollTimeout::MAX);
+        match poll(&mut [PollFd::new(file.as_fd(), PollFlags::POLLIN)], wait) {
+            Ok(0) => return Err(ChildEnded::TimedOut(deadline)),
+            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+            Err(e) => {
+                return Err(ChildEnded::Unavailable(format!(
+                    "cannot wait for the child's answer: {e}"
+                )));
+            }
+        }
+        match (&file).read(&mut buf) {
+            Ok(0) => return Ok(out),
+            Ok(n) => {
+                out.extend_from_slice(&buf[..n]);
+                if out.len() > limit {
+                    return Err(ChildEnded::TooLong);
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                return Err(ChildEnded::Unavailable(format!(
+                    "cannot read the child's answer: {e}"
+                )));
+            }
+        }
     }
 }
 

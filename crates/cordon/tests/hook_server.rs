@@ -260,6 +260,38 @@ fn every_failure_blocks() {
     );
 }
 
+/// A judgement that hangs blocks the call before a harness's own timeout would let it
+/// through: here a service that accepts the connection and never answers, with the
+/// deadline shortened (the default, 45 s, is under every harness's default timeout).
+#[test]
+fn a_judgement_that_hangs_blocks_at_the_deadline() {
+    let e = Env::new();
+    let dir = e.root.join("run-silent");
+    std::fs::DirBuilder::new().mode(0o700).create(&dir).unwrap();
+    let socket = dir.join("silent.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let held = std::thread::spawn(move || {
+        let conn = listener.accept().map(|(c, _)| c);
+        std::thread::sleep(std::time::Duration::from_secs(20));
+        drop(conn);
+    });
+    let read = e.fixture("claude-code", "PreToolUse-Read");
+    let started = std::time::Instant::now();
+    let mut c = e.cmd(
+        "unused",
+        &["hook", "claude-code", "--server", socket.to_str().unwrap()],
+    );
+    c.env("CORDON_HOOK_DEADLINE_MS", "500");
+    blocks(&feed(c, read.as_bytes()), "had not answered after 500 ms");
+    // Blocked by the deadline, not by the service's own 60 s timeout.
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    drop(held);
+}
+
 /// A socket another user listens on is never asked, even where this user can reach it
 /// (root can connect to anyone's socket): the kernel's word on the peer decides.
 #[test]

@@ -87,22 +87,43 @@ pub fn run(args: HookArgs) -> anyhow::Result<u8> {
     };
     // Judged in a child: however it dies (an abort, a stack overflow, the OOM killer),
     // this process is still here to block the call.
-    let reply = match cordon_sandbox::supervise::in_child(REPLY_LIMIT, || judge().encode()) {
-        Ok(bytes) => Reply::decode(&bytes).unwrap_or_else(|| {
-            Reply::block("the judgement process sent an unreadable answer; the call is blocked")
-        }),
-        Err(ChildEnded::Unavailable(why)) => {
-            let _ = writeln!(
-                std::io::stderr(),
-                "cordon: judging in this process: a separate one {why}"
-            );
-            judge()
-        }
-        Err(e) => Reply::block(format!("the judgement process {e}; the call is blocked")),
-    };
+    // Within a deadline: a harness that times a hook out lets the call proceed (Claude
+    // Code does, unless the hook is marked to block on failure), so a judgement that
+    // hangs (a parser's worst case, a store that never unlocks, a service that never
+    // answers) must end here first, as a block.
+    let deadline = judge_deadline();
+    let reply =
+        match cordon_sandbox::supervise::in_child(REPLY_LIMIT, deadline, || judge().encode()) {
+            Ok(bytes) => Reply::decode(&bytes).unwrap_or_else(|| {
+                Reply::block("the judgement process sent an unreadable answer; the call is blocked")
+            }),
+            Err(ChildEnded::Unavailable(why)) => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "cordon: judging in this process: a separate one {why}"
+                );
+                judge()
+            }
+            Err(e) => Reply::block(format!("the judgement process {e}; the call is blocked")),
+        };
     let _ = std::io::stdout().write_all(reply.stdout.as_bytes());
     let _ = std::io::stderr().write_all(reply.stderr.as_bytes());
     Ok(reply.status)
+}
+
+/// How long the judgement may take before the call is blocked: under the shortest default
+/// hook timeout of the harnesses cordon serves (Gemini CLI's, 60 s), and past any judgement
+/// that works (milliseconds; seconds for the largest commands).
+const JUDGE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(45);
+
+/// [`JUDGE_DEADLINE`], or the shorter one `CORDON_HOOK_DEADLINE_MS` names (tests use it;
+/// it can only shorten the wait, never lengthen it).
+fn judge_deadline() -> std::time::Duration {
+    std::env::var("CORDON_HOOK_DEADLINE_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(std::time::Duration::from_millis)
+        .map_or(JUDGE_DEADLINE, |d| d.min(JUDGE_DEADLINE))
 }
 
 /// The most a reply may hold (the verdict JSON a harness reads back, with room to spare).
