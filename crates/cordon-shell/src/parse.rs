@@ -425,6 +425,14 @@ mod tests {
         assert!(parse(&text, MAX_NESTING).is_ok());
     }
 
+    /// `text` is refused before the parser, saying `why`, at once.
+    fn refused_quickly(text: &str, why: &str) {
+        let t = std::time::Instant::now();
+        let e = parse(text, MAX_NESTING).expect_err("refused");
+        assert!(e.contains(why), "{text}: {e}");
+        assert!(t.elapsed().as_secs() < 2, "{text}: {:?}", t.elapsed());
+    }
+
     /// Found by fuzzing (`fuzz/regressions/shell/timeout-open-subscripts*`): expansions
     /// whose subscript is left open, in a word that begins like an array element, made
     /// the parser backtrack exponentially (six held it for minutes).
@@ -440,10 +448,7 @@ mod tests {
             format!("echo U[{}", "${Y[".repeat(40)),
             format!("U[Y[Y[${{E[Q[b}}[[{}", "${Y[}".repeat(3)),
         ] {
-            let t = std::time::Instant::now();
-            let e = parse(&text, MAX_NESTING).expect_err("refused");
-            assert!(e.contains("subscript"), "{text}: {e}");
-            assert!(t.elapsed().as_secs() < 2, "{text}: {:?}", t.elapsed());
+            refused_quickly(&text, "subscript");
         }
         // At the limit the worst shape still finishes quickly.
         let t = std::time::Instant::now();
@@ -471,10 +476,7 @@ mod tests {
             format!("{}a,", "$(".repeat(20)),
             format!("echo {}", "$((".repeat(10)),
         ] {
-            let t = std::time::Instant::now();
-            let e = parse(&text, MAX_NESTING).expect_err("refused");
-            assert!(e.contains("parentheses"), "{text}: {e}");
-            assert!(t.elapsed().as_secs() < 2, "{text}: {:?}", t.elapsed());
+            refused_quickly(&text, "parentheses");
         }
         // At the limit, the worst shapes still finish quickly; real nesting parses.
         for text in [
