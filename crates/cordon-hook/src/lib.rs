@@ -54,6 +54,12 @@ use serde_json::{Value, json};
 /// one of them).
 pub const BLOCK_EXIT: u8 = 2;
 
+/// How long a hook's judgement may take before the call is blocked: under the shortest
+/// default hook timeout of the harnesses cordon serves (Gemini CLI's, 60 s), since a
+/// harness that times a hook out lets the call proceed, and past any judgement that works
+/// (milliseconds; seconds for the largest commands).
+pub const JUDGE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(45);
+
 /// The harnesses cordon answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

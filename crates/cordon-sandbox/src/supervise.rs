@@ -23,7 +23,7 @@ pub enum ChildEnded {
     /// Wrote more than the limit.
     TooLong,
     /// Had not answered when the deadline passed, and was killed.
-    TimedOut(std::time::Duration),
+    TimedOut(Duration),
     /// The process has threads, so it cannot fork soundly; or fork, pipe or wait failed.
     Unavailable(String),
 }

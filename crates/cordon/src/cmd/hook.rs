@@ -111,19 +111,15 @@ pub fn run(args: HookArgs) -> anyhow::Result<u8> {
     Ok(reply.status)
 }
 
-/// How long the judgement may take before the call is blocked: under the shortest default
-/// hook timeout of the harnesses cordon serves (Gemini CLI's, 60 s), and past any judgement
-/// that works (milliseconds; seconds for the largest commands).
-const JUDGE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(45);
-
-/// [`JUDGE_DEADLINE`], or the shorter one `CORDON_HOOK_DEADLINE_MS` names (tests use it;
-/// it can only shorten the wait, never lengthen it).
+/// [`cordon_hook::JUDGE_DEADLINE`], or the shorter one `CORDON_HOOK_DEADLINE_MS` names
+/// (tests use it; it can only shorten the wait, never lengthen it).
 fn judge_deadline() -> std::time::Duration {
+    let most = cordon_hook::JUDGE_DEADLINE;
     std::env::var("CORDON_HOOK_DEADLINE_MS")
         .ok()
         .and_then(|v| v.parse::<u64>().ok())
         .map(std::time::Duration::from_millis)
-        .map_or(JUDGE_DEADLINE, |d| d.min(JUDGE_DEADLINE))
+        .map_or(most, |d| d.min(most))
 }
 
 /// The most a reply may hold (the verdict JSON a harness reads back, with room to spare).
