@@ -3,8 +3,10 @@
 //! this file alone.
 //!
 //! Owns: calling the parser safely. The parser recurses on nesting and overflows the
-//! stack on deeply nested input, so nesting is measured first and text nested deeper
-//! than [`MAX_NESTING`] is refused before the parser sees it. Words are kept raw here;
+//! stack on deeply nested input and backtracks exponentially over some nesting, so
+//! nesting is measured first (`nesting.rs`) and text nested deeper than [`MAX_NESTING`],
+//! or that the parser would read again and again, is refused before the parser sees it.
+//! Words are kept raw here;
 //! `word.rs` decodes them.
 
 use brush_parser::ast;
@@ -12,11 +14,12 @@ use brush_parser::ast;
 use crate::model::RedirectKind;
 
 mod convert;
+pub(crate) mod nesting;
 mod scan;
 use convert::convert_list;
 pub(crate) use convert::truncate;
+use nesting::{Refusal, measure};
 pub(crate) use scan::split_points;
-use scan::{exceeds_nesting, too_many_open_subscripts};
 
 /// Deepest nesting of parentheses, braces, quotes-with-substitutions and compound
 /// keywords handed to the parser. Measured: the parser's debug build overflows a
@@ -225,22 +228,24 @@ pub(crate) fn parse(text: &str, limit: usize) -> Result<Script, String> {
 
 pub(crate) fn parse_one(text: &str, limit: usize) -> Result<Script, String> {
     let limit = limit.min(MAX_NESTING);
-    if let Some(depth) = exceeds_nesting(text, limit) {
-        return Err(format!(
-            "the text is nested more than {limit} levels deep, or leaves open some of more than {} parentheses (at least {depth} levels), and was not parsed",
-            scan::MAX_PARENS
-        ));
+    match measure(text, limit) {
+        Ok(_) => {}
+        Err(Refusal::TooDeep(depth)) => {
+            return Err(format!(
+                "the text is nested more than {limit} levels deep (at least {depth}), and was not parsed"
+            ));
+        }
+        Err(Refusal::TooCostly(cost)) => {
+            return Err(format!(
+                "the text nests constructs the bash parser would read again and again (about {cost} byte-readings, more than {}), and was not parsed",
+                nesting::BUDGET
+            ));
+        }
     }
     if odd_heredoc(text) {
         return Err(
             "a here-document has no plain-word delimiter or no line that ends it; the text was not parsed".to_owned(),
         );
-    }
-    if too_many_open_subscripts(text) {
-        return Err(format!(
-            "the text holds more than {} parameter expansions whose subscript is left open (`${{a[}}`), which bash rejects; it was not parsed",
-            scan::MAX_OPEN_SUBSCRIPTS
-        ));
     }
     let program = match run_parser(text) {
         Ok(Ok(program)) => program,
@@ -415,101 +420,5 @@ mod tests {
         let text = format!("cat <<EOF\n{}EOF\n", "line\n".repeat(4_000));
         let a = parse(&text, MAX_NESTING).expect("parses");
         assert_eq!(a.pipelines.len(), 1);
-    }
-
-    #[test]
-    fn length_expansion_is_not_a_comment() {
-        // `${#v}`: the `#` follows `{`, it does not start a comment.
-        let text = "v=$v/x; echo ${#v}\n".repeat(200);
-        assert!(exceeds_nesting(&text, 64).is_none());
-        assert!(parse(&text, MAX_NESTING).is_ok());
-    }
-
-    /// `text` is refused before the parser, saying `why`, at once.
-    fn refused_quickly(text: &str, why: &str) {
-        let t = std::time::Instant::now();
-        let e = parse(text, MAX_NESTING).expect_err("refused");
-        assert!(e.contains(why), "{text}: {e}");
-        assert!(t.elapsed().as_secs() < 2, "{text}: {:?}", t.elapsed());
-    }
-
-    /// Found by fuzzing (`fuzz/regressions/shell/timeout-open-subscripts*`): expansions
-    /// whose subscript is left open, in a word that begins like an array element, made
-    /// the parser backtrack exponentially (six held it for minutes).
-    #[test]
-    fn many_open_subscripts_are_refused_before_the_parser() {
-        let open = |each: &str, n: usize| format!("echo U[{}", each.repeat(n));
-        for text in [
-            open("${Y[}", 8),
-            open("${Y[0}", 3),
-            open("a${!Y[}", 3),
-            open("${#Y[}}", 3),
-            open("\"${Y[}\"", 3),
-            format!("echo U[{}", "${Y[".repeat(40)),
-            format!("U[Y[Y[${{E[Q[b}}[[{}", "${Y[}".repeat(3)),
-        ] {
-            refused_quickly(&text, "subscript");
-        }
-        // At the limit the worst shape still finishes quickly.
-        let t = std::time::Instant::now();
-        let _ = parse(&open("${Y[}", scan::MAX_OPEN_SUBSCRIPTS), MAX_NESTING);
-        assert!(t.elapsed().as_secs() < 2, "{:?}", t.elapsed());
-        // Subscripts that close, however many and however nested, parse.
-        for text in [
-            "echo \"${a[0]}${a[1]}${a[2]}${a[3]}${a[4]}${a[5]}\"",
-            "echo ${a[${i}]} ${a[${b[${c[0]}]}]} ${!a[@]} ${#a[*]} ${a[@]:1:2}",
-            "x[${a[0]}${a[1]}${a[2]}]=${b[$j]}; echo ${x[@]}",
-            "echo '${a[}' \"${b[}\"",
-        ] {
-            assert!(parse(text, MAX_NESTING).is_ok(), "{text}");
-        }
-    }
-
-    /// Found by fuzzing (`fuzz/regressions/shell`): unclosed parentheses made the parser
-    /// backtrack exponentially; 45 bytes held `analyze` for hours.
-    #[test]
-    fn many_open_parentheses_are_refused_before_the_parser() {
-        for text in [
-            format!("{}a,", "(".repeat(43)),
-            format!("{}a,", "(( ".repeat(12)),
-            format!("{}a,", "( ".repeat(20)),
-            format!("{}a,", "$(".repeat(20)),
-            format!("echo {}", "$((".repeat(10)),
-        ] {
-            refused_quickly(&text, "parentheses");
-        }
-        // At the limit, the worst shapes still finish quickly; real nesting parses.
-        for text in [
-            format!("{}a,", "(( ".repeat(MAX_PARENS_FOR_TESTS / 2)),
-            format!("{}a,", "(".repeat(MAX_PARENS_FOR_TESTS)),
-        ] {
-            let t = std::time::Instant::now();
-            let _ = parse(&text, MAX_NESTING);
-            assert!(t.elapsed().as_secs() < 2, "{text}: {:?}", t.elapsed());
-        }
-        assert!(parse("( ( ( ( ( ( ( ( true ) ) ) ) ) ) ) )", MAX_NESTING).is_ok());
-        let deep = format!("{}true{}", "( ".repeat(40), " )".repeat(40));
-        assert!(parse(&deep, MAX_NESTING).is_ok(), "balanced nesting parses");
-        // Balanced, with a syntax error inside: refused by the parser, quickly.
-        let t = std::time::Instant::now();
-        let broken = format!("{};{}", "( ".repeat(20), " )".repeat(20));
-        assert!(parse(&broken, MAX_NESTING).is_err());
-        assert!(t.elapsed().as_secs() < 2, "{:?}", t.elapsed());
-        assert!(parse("echo $(( (1 + (2 * (3))) ))", MAX_NESTING).is_ok());
-    }
-
-    const MAX_PARENS_FOR_TESTS: usize = scan::MAX_PARENS;
-
-    #[test]
-    fn nesting_is_measured() {
-        assert!(exceeds_nesting("echo $(echo $(echo hi))", 64).is_none());
-        let deep = format!("{}x{}", "$(".repeat(100), ")".repeat(100));
-        assert!(exceeds_nesting(&deep, 64).is_some());
-        let flat = "(a); ".repeat(10_000);
-        assert!(exceeds_nesting(&flat, 64).is_none());
-        let ifs = "if true; then ".repeat(70) + &"fi; ".repeat(70);
-        assert!(exceeds_nesting(&ifs, 64).is_some());
-        let cases = "case x in a) echo;; esac; ".repeat(1000);
-        assert!(exceeds_nesting(&cases, 64).is_none());
     }
 }

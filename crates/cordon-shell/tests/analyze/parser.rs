@@ -41,8 +41,14 @@ t!(
 t!(regress_arith_int_var_ok, "i=0; (( i++ ))", [NoDy]);
 t!(
     regress_arith_deep_parens_are_arith,
-    &format!("{}ls{}", "(".repeat(40), ")".repeat(40)),
+    &format!("{}ls{}", "(".repeat(12), ")".repeat(12)),
     [AllRO, P("(("), N(1)]
+);
+// Deeper, the parser may read the inside 2^40 times: refused before it (`parse/nesting.rs`).
+t!(
+    deep_parens_are_refused_before_the_parser,
+    &format!("{}ls{}", "(".repeat(40), ")".repeat(40)),
+    [PErr]
 );
 t!(
     regress_test_arith_operand,
