@@ -153,3 +153,144 @@ fn fork_single_threaded() -> nix::Result<ForkResult> {
     // caller's closure and exits.
     unsafe { nix::unistd::fork() }
 }
+
+/// Where the deadline's signal handler finds what to write and how to exit: a message
+/// leaked for the life of the process, set before the handler is installed.
+static DEADLINE_MESSAGE: std::sync::atomic::AtomicPtr<u8> =
+    std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+static DEADLINE_MESSAGE_LEN: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
+static DEADLINE_STATUS: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(1);
+
+/// A deadline set by [`exit_at_deadline`]; [`Deadline::cancel`] lifts it.
+#[must_use = "the process ends at the deadline unless it is cancelled"]
+pub struct Deadline(());
+
+impl Deadline {
+    /// Lifts the deadline: the process goes on past it.
+    pub fn cancel(self) {
+        set_timer(Duration::ZERO);
+    }
+}
+
+/// Ends this process at `deadline` from now, however busy it is, by writing `message` to
+/// standard error and exiting with `status`: for a computation that must answer in time
+/// but cannot be run in a child ([`in_child`] unavailable). A signal (`SIGALRM`) does it,
+/// so a thread stuck in a loop cannot hold it back; only `write` and `_exit` run then.
+pub fn exit_at_deadline(deadline: Duration, status: u8, message: &str) -> Result<Deadline, String> {
+    use std::sync::atomic::Ordering::Release;
+    let leaked: &'static mut [u8] = Box::leak(message.as_bytes().to_vec().into_boxed_slice());
+    DEADLINE_MESSAGE_LEN.store(leaked.len(), Release);
+    DEADLINE_MESSAGE.store(leaked.as_mut_ptr(), Release);
+    DEADLINE_STATUS.store(i32::from(status), Release);
+    install_deadline_handler()
+        .map_err(|e| format!("cannot install the deadline's signal handler: {e}"))?;
+    // A zero deadline would disarm the timer: the least is a microsecond.
+    if !set_timer(deadline.max(Duration::from_micros(1))) {
+        return Err(format!(
+            "cannot set the deadline's timer: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(Deadline(()))
+}
+
+/// The handler: the message, then `_exit` with the status.
+#[allow(unsafe_code)]
+extern "C" fn on_deadline(_: libc::c_int) {
+    use std::sync::atomic::Ordering::Acquire;
+    let ptr = DEADLINE_MESSAGE.load(Acquire);
+    let len = DEADLINE_MESSAGE_LEN.load(Acquire);
+    // SAFETY: `write` and `_exit` are async-signal-safe; `ptr` and `len` describe a slice
+    // leaked (never freed) before the handler was installed, or are null and 0.
+    unsafe {
+        if !ptr.is_null() {
+            libc::write(libc::STDERR_FILENO, ptr.cast(), len);
+        }
+        libc::_exit(DEADLINE_STATUS.load(Acquire));
+    }
+}
+
+/// `sigaction(SIGALRM, on_deadline)`.
+#[allow(unsafe_code)]
+fn install_deadline_handler() -> nix::Result<()> {
+    use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
+    let action = SigAction::new(
+        SigHandler::Handler(on_deadline),
+        SaFlags::empty(),
+        SigSet::empty(),
+    );
+    // SAFETY: the handler calls only async-signal-safe functions (`write`, `_exit`) and
+    // reads atomics.
+    unsafe { sigaction(Signal::SIGALRM, &action) }.map(|_| ())
+}
+
+/// Arms the process's real-time timer for `after` (zero disarms it); whether it could.
+#[allow(unsafe_code)]
+fn set_timer(after: Duration) -> bool {
+    let value = libc::timeval {
+        tv_sec: libc::time_t::try_from(after.as_secs()).unwrap_or(libc::time_t::MAX),
+        tv_usec: libc::suseconds_t::from(after.subsec_micros()),
+    };
+    let timer = libc::itimerval {
+        it_interval: libc::timeval {
+            tv_sec: 0,
+            tv_usec: 0,
+        },
+        it_value: value,
+    };
+    // SAFETY: `timer` is a valid `itimerval`; the old value is not asked for (null).
+    unsafe { libc::setitimer(libc::ITIMER_REAL, &timer, std::ptr::null_mut()) == 0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Set in the environment of the test binary run again as the process under test.
+    const CHILD: &str = "CORDON_TEST_DEADLINE_CHILD";
+
+    /// The process under test: a deadline, then a computation that never ends (or, with
+    /// `cancel`, the deadline lifted first and a normal exit after it would have fired).
+    #[test]
+    fn deadline_child() {
+        let Ok(mode) = std::env::var(CHILD) else {
+            return;
+        };
+        let deadline = exit_at_deadline(Duration::from_millis(200), 2, "blocked at the deadline\n")
+            .expect("deadline set");
+        if mode == "cancel" {
+            deadline.cancel();
+            std::thread::sleep(Duration::from_millis(600));
+            std::process::exit(0);
+        }
+        loop {
+            std::hint::spin_loop();
+        }
+    }
+
+    fn run_child(mode: &str) -> std::process::Output {
+        std::process::Command::new(std::env::current_exe().expect("test binary"))
+            .args([
+                "--exact",
+                "supervise::tests::deadline_child",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(CHILD, mode)
+            .output()
+            .expect("test binary runs")
+    }
+
+    /// A process that never answers still ends at its deadline, with the status and the
+    /// message it was given (the hook's block), not killed by the signal.
+    #[test]
+    fn a_busy_process_ends_at_its_deadline_with_its_answer() {
+        let out = run_child("spin");
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("blocked at the deadline"));
+        let out = run_child("cancel");
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        assert!(!String::from_utf8_lossy(&out.stderr).contains("blocked at the deadline"));
+    }
+}

@@ -102,7 +102,25 @@ pub fn run(args: HookArgs) -> anyhow::Result<u8> {
                     std::io::stderr(),
                     "cordon: judging in this process: a separate one {why}"
                 );
-                judge()
+                // The same deadline, kept by a signal that ends this process with the block.
+                let message = format!(
+                    "cordon: the judgement had not answered after {} ms; the call is blocked\n",
+                    deadline.as_millis()
+                );
+                match cordon_sandbox::supervise::exit_at_deadline(
+                    deadline,
+                    cordon_hook::BLOCK_EXIT,
+                    &message,
+                ) {
+                    Ok(pending) => {
+                        let reply = judge();
+                        pending.cancel();
+                        reply
+                    }
+                    Err(e) => Reply::block(format!(
+                        "the call cannot be judged within a deadline ({e}); the call is blocked"
+                    )),
+                }
             }
             Err(e) => Reply::block(format!("the judgement process {e}; the call is blocked")),
         };
