@@ -181,10 +181,11 @@ fn analyze_in_pieces(text: &str) -> Option<Analysis> {
     let mut a = Analyzer::for_text(text);
     let mut scope = Scope::top_level();
     let mut start = 0;
+    let mut allowance = parse::nesting::allowance(text.len());
     for end in cuts.into_iter().chain(std::iter::once(text.len())) {
         let piece = text.get(start..end)?;
         start = end;
-        let script = parse::parse_one(piece, NESTING_BUDGET).ok()?;
+        let script = parse::parse_one(piece, NESTING_BUDGET, &mut allowance).ok()?;
         a.script(&script, &mut scope);
     }
     a.finish();

@@ -94,10 +94,11 @@ pub fn raw_parse(script: &str) -> bool {
 }
 
 /// The estimate of how many bytes the bash parser would read for this text (see
-/// `parse/nesting.rs`), or `None` when the text is refused before parsing for its
-/// nesting; for calibrating the estimate and for fuzzing's properties.
+/// `parse/nesting.rs`), or `None` when the text is refused before the parser's grammar
+/// sees it (too deep, too costly, or not tokenized); for calibrating the estimate and for
+/// fuzzing's properties.
 #[doc(hidden)]
 #[must_use]
 pub fn parse_estimate(script: &str) -> Option<u64> {
-    parse::nesting::measure(script, parse::MAX_NESTING).ok()
+    parse::estimate_only(script)
 }

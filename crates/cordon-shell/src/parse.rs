@@ -18,7 +18,7 @@ pub(crate) mod nesting;
 mod scan;
 use convert::convert_list;
 pub(crate) use convert::truncate;
-use nesting::{Refusal, measure};
+use nesting::{Refusal, estimate, exceeds_nesting};
 pub(crate) use scan::split_points;
 
 /// Deepest nesting of parentheses, braces, quotes-with-substitutions and compound
@@ -201,6 +201,7 @@ pub(crate) const CHUNK: usize = 8 * 1024;
 /// an unterminated construct, which fails to parse; the whole text is then parsed in
 /// one go, so cutting never changes the result.
 pub(crate) fn parse(text: &str, limit: usize) -> Result<Script, String> {
+    let mut allowance = nesting::allowance(text.len());
     if text.len() > CHUNK {
         let cuts = split_points(text, CHUNK);
         if !cuts.is_empty() {
@@ -210,7 +211,7 @@ pub(crate) fn parse(text: &str, limit: usize) -> Result<Script, String> {
             for end in cuts.into_iter().chain(std::iter::once(text.len())) {
                 let piece = text.get(start..end).unwrap_or("");
                 start = end;
-                match parse_one(piece, limit) {
+                match parse_one(piece, limit, &mut allowance) {
                     Ok(s) => script.pipelines.extend(s.pipelines),
                     Err(_) => {
                         ok = false;
@@ -223,31 +224,45 @@ pub(crate) fn parse(text: &str, limit: usize) -> Result<Script, String> {
             }
         }
     }
-    parse_one(text, limit)
+    parse_one(text, limit, &mut nesting::allowance(text.len()))
 }
 
-pub(crate) fn parse_one(text: &str, limit: usize) -> Result<Script, String> {
+/// Parse one piece of text whose nesting may not exceed `limit`, spending of `allowance`
+/// the parser's readings the estimate gives it (`parse/nesting.rs`); text that would
+/// spend more is refused before the parser's grammar sees it. Pieces of one text share
+/// one allowance, so cutting text into pieces gives it no more time.
+pub(crate) fn parse_one(text: &str, limit: usize, allowance: &mut u64) -> Result<Script, String> {
     let limit = limit.min(MAX_NESTING);
-    match measure(text, limit) {
-        Ok(_) => {}
-        Err(Refusal::TooDeep(depth)) => {
-            return Err(format!(
-                "the text is nested more than {limit} levels deep (at least {depth}), and was not parsed"
-            ));
-        }
-        Err(Refusal::TooCostly(cost)) => {
-            return Err(format!(
-                "the text nests constructs the bash parser would read again and again (about {cost} byte-readings, more than {}), and was not parsed",
-                nesting::BUDGET
-            ));
-        }
+    let too_deep = |depth: usize| {
+        format!(
+            "the text is nested more than {limit} levels deep (at least {depth}), and was not parsed"
+        )
+    };
+    if let Some(depth) = exceeds_nesting(text, limit) {
+        return Err(too_deep(depth));
     }
     if odd_heredoc(text) {
         return Err(
             "a here-document has no plain-word delimiter or no line that ends it; the text was not parsed".to_owned(),
         );
     }
-    let program = match run_parser(text) {
+    let options = brush_parser::ParserOptions::default();
+    let tokens = match run_tokenizer(text, &options) {
+        Ok(Ok(tokens)) => tokens,
+        Ok(Err(e)) => return Err(format!("the text does not parse as bash: {e}")),
+        Err(()) => return Err("the bash parser failed on this text".to_owned()),
+    };
+    match estimate(&tokens, limit, *allowance) {
+        Ok(cost) => *allowance -= cost,
+        Err(Refusal::TooDeep(depth)) => return Err(too_deep(depth)),
+        Err(Refusal::TooCostly(cost)) => {
+            return Err(format!(
+                "the text nests constructs the bash parser would read again and again (about {cost} byte-readings, more than the {} allowed), and was not parsed",
+                *allowance
+            ));
+        }
+    }
+    let program = match run_grammar(&tokens, &options) {
         Ok(Ok(program)) => program,
         Ok(Err(e)) => return Err(format!("the text does not parse as bash: {e}")),
         Err(()) => return Err("the bash parser failed on this text".to_owned()),
@@ -377,9 +392,42 @@ fn arithmetic_spans(b: &[u8]) -> Vec<(usize, usize)> {
     spans
 }
 
-/// Run brush-parser. It panics on some malformed input (0.4.0: an `unwrap` in its
-/// tokenizer when a here-document inside `$(…)` ends the text), so a panic is caught
-/// and reported as a failure to parse: the text is then never allowed.
+/// The estimate of the parser's readings for `text` as one piece, or `None` when it is
+/// refused before the grammar: for `parse_estimate`.
+pub(crate) fn estimate_only(text: &str) -> Option<u64> {
+    if exceeds_nesting(text, MAX_NESTING).is_some() || odd_heredoc(text) {
+        return None;
+    }
+    let options = brush_parser::ParserOptions::default();
+    let tokens = run_tokenizer(text, &options).ok()?.ok()?;
+    estimate(&tokens, MAX_NESTING, nesting::allowance(text.len())).ok()
+}
+
+/// Run brush-parser's tokenizer. It panics on some malformed input (0.4.0: an `unwrap`
+/// when a here-document inside `$(…)` ends the text), so a panic is caught and reported
+/// as a failure to parse: the text is then never allowed.
+fn run_tokenizer(
+    text: &str,
+    options: &brush_parser::ParserOptions,
+) -> Result<Result<Vec<brush_parser::Token>, brush_parser::TokenizerError>, ()> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        brush_parser::uncached_tokenize_str(text, &options.tokenizer_options())
+    }))
+    .map_err(|_| ())
+}
+
+/// Run brush-parser's grammar on the tokens, a panic caught as a failure to parse.
+fn run_grammar(
+    tokens: &[brush_parser::Token],
+    options: &brush_parser::ParserOptions,
+) -> Result<Result<ast::Program, brush_parser::ParseError>, ()> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        brush_parser::parse_tokens(tokens, options)
+    }))
+    .map_err(|_| ())
+}
+
+/// Run brush-parser as a whole, from text.
 fn run_parser(text: &str) -> Result<Result<ast::Program, brush_parser::ParseError>, ()> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let options = brush_parser::ParserOptions::default();
@@ -407,7 +455,8 @@ mod tests {
     fn pieces_parse_like_the_whole() {
         let block = "ls -la\ncat <<EOF\nnot a command; rm -rf /\n)\nEOF\nif true; then\n  echo a\nfi\nf() {\n  rm x\n}\necho 'multi\nline' | cat\nls &&\n  pwd\ncase x in\n  a) echo;;\nesac\n# comment with ' quote\nbash <<-'X'\n\techo hi\n\tX\n";
         let text = block.repeat(2_000);
-        let whole = parse_one(&text, MAX_NESTING).expect("parses");
+        let mut unlimited = u64::MAX;
+        let whole = parse_one(&text, MAX_NESTING, &mut unlimited).expect("parses");
         assert!(!split_points(&text, CHUNK).is_empty());
         let pieces = parse(&text, MAX_NESTING).expect("parses");
         assert_eq!(shape(&whole), shape(&pieces));

@@ -87,7 +87,7 @@ pub(super) fn find_from(b: &[u8], from: usize, x: u8) -> usize {
 
 /// The lowercase word starting at `b[i]`, when what follows it may end a keyword, and
 /// the index after it.
-pub(super) fn keyword_at(b: &[u8], i: usize) -> (Option<&[u8]>, usize) {
+fn keyword_at(b: &[u8], i: usize) -> (Option<&[u8]>, usize) {
     let end = b[i..]
         .iter()
         .position(|x| !x.is_ascii_lowercase())
@@ -100,7 +100,7 @@ pub(super) fn keyword_at(b: &[u8], i: usize) -> (Option<&[u8]>, usize) {
 
 /// The here-document whose operator ends at `b[j]` (after `<<`): its delimiter, quotes
 /// removed, and whether `<<-` strips leading tabs; and the index after the delimiter.
-pub(super) fn heredoc_start(b: &[u8], mut j: usize) -> ((Vec<u8>, bool), usize) {
+fn heredoc_start(b: &[u8], mut j: usize) -> ((Vec<u8>, bool), usize) {
     let strip = b.get(j) == Some(&b'-');
     if strip {
         j += 1;
@@ -126,7 +126,7 @@ pub(super) fn heredoc_start(b: &[u8], mut j: usize) -> ((Vec<u8>, bool), usize) 
 
 /// The index after the bodies of `heredocs` that start at `b[j]`, each ending at the line
 /// that is its delimiter (or at the end of the text).
-pub(super) fn past_heredoc_bodies(
+fn past_heredoc_bodies(
     b: &[u8],
     mut j: usize,
     heredocs: impl Iterator<Item = (Vec<u8>, bool)>,
