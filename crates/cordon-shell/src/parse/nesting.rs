@@ -205,9 +205,13 @@ pub(crate) fn estimate(tokens: &[Token], limit: usize, allowed: u64) -> Result<u
                 {
                     stack.turn(Open::CasePattern);
                 }
-                if matches!(op.as_str(), "<<" | "<<-") {
-                    heredoc_words = 3;
-                }
+                // Its three words follow the operator at once; any other operator means
+                // they are not there.
+                heredoc_words = if matches!(op.as_str(), "<<" | "<<-") {
+                    3
+                } else {
+                    0
+                };
                 command = starts_command(op);
             }
             Token::Word(word, _) if heredoc_words > 0 => {
@@ -605,6 +609,7 @@ mod tests {
             format!("cat <<E\\\\F\nbody\nE\\F\n{costly}\nEF\n"),
             format!("echo `cat <<EOF`\n{costly}\necho `\nEOF`\n"),
             format!("( cat <<EOF\n'\nEOF\n)\n{costly}\n"),
+            format!("cat << ; case x in a) {costly} ;; esac"),
         ] {
             refused_quickly(&text, "");
         }
