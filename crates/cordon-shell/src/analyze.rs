@@ -181,11 +181,10 @@ fn analyze_in_pieces(text: &str) -> Option<Analysis> {
     let mut a = Analyzer::for_text(text);
     let mut scope = Scope::top_level();
     let mut start = 0;
-    let mut allowance = parse::nesting::allowance(text.len());
     for end in cuts.into_iter().chain(std::iter::once(text.len())) {
         let piece = text.get(start..end)?;
         start = end;
-        let script = parse::parse_one(piece, NESTING_BUDGET, &mut allowance).ok()?;
+        let script = parse::parse_one(piece, NESTING_BUDGET, &mut a.parse_allowance).ok()?;
         a.script(&script, &mut scope);
     }
     a.finish();
@@ -317,6 +316,10 @@ struct Analyzer {
     env: Env,
     /// Bytes that evaluating words may still produce (brace expansion, values).
     eval_budget: usize,
+    /// The parser's readings every parse of this analysis may still spend, the text's
+    /// own and every nested text's (substitutions, `bash -c` strings, function bodies
+    /// run again): one allowance, so repeating a costly text gains it no time.
+    parse_allowance: u64,
     /// Walk steps that re-analyzing loop bodies may still take.
     loop_budget: usize,
     /// Analyses of a command as a program its glob command name can name still allowed.
@@ -354,6 +357,7 @@ impl Default for Analyzer {
             vars: HashMap::new(),
             env: Env::default(),
             eval_budget: 0,
+            parse_allowance: 0,
             loop_budget: 0,
             variant_budget: 0,
             steps: 0,
@@ -389,6 +393,7 @@ impl Analyzer {
     fn for_text(text: &str) -> Self {
         Self {
             eval_budget: EVAL_BUDGET_BASE + text.len(),
+            parse_allowance: parse::nesting::allowance(text.len()),
             loop_budget: LOOP_BUDGET_BASE + text.len() / 32,
             variant_budget: VARIANT_BUDGET_BASE + text.len() / 256,
             ..Self::default()

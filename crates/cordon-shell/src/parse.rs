@@ -34,6 +34,9 @@ struct Src<'a> {
     text: &'a str,
     /// Parser positions count characters; for ASCII text they are byte offsets.
     ascii: bool,
+    /// What is left of the allowance of parser readings, for text parsed again while
+    /// converting (`( ( cmd ) )`, read by the parser as arithmetic).
+    allowance: std::cell::Cell<u64>,
 }
 
 /// A parsed piece of shell text.
@@ -192,7 +195,8 @@ pub(crate) enum RawTarget {
 /// Text longer than this is parsed in pieces split at top-level newlines.
 pub(crate) const CHUNK: usize = 8 * 1024;
 
-/// Parse bash text whose nesting may not exceed `limit` (at most [`MAX_NESTING`]).
+/// Parse bash text whose nesting may not exceed `limit` (at most [`MAX_NESTING`]),
+/// spending the parser's readings from `allowance` ([`parse_one`]).
 /// Errors are one sentence.
 ///
 /// Long text is parsed in pieces cut at newlines that end a complete top-level
@@ -200,8 +204,7 @@ pub(crate) const CHUNK: usize = 8 * 1024;
 /// it linear and the peak memory small. A cut in the wrong place leaves a piece with
 /// an unterminated construct, which fails to parse; the whole text is then parsed in
 /// one go, so cutting never changes the result.
-pub(crate) fn parse(text: &str, limit: usize) -> Result<Script, String> {
-    let mut allowance = nesting::allowance(text.len());
+pub(crate) fn parse(text: &str, limit: usize, allowance: &mut u64) -> Result<Script, String> {
     if text.len() > CHUNK {
         let cuts = split_points(text, CHUNK);
         if !cuts.is_empty() {
@@ -211,7 +214,7 @@ pub(crate) fn parse(text: &str, limit: usize) -> Result<Script, String> {
             for end in cuts.into_iter().chain(std::iter::once(text.len())) {
                 let piece = text.get(start..end).unwrap_or("");
                 start = end;
-                match parse_one(piece, limit, &mut allowance) {
+                match parse_one(piece, limit, allowance) {
                     Ok(s) => script.pipelines.extend(s.pipelines),
                     Err(_) => {
                         ok = false;
@@ -224,7 +227,7 @@ pub(crate) fn parse(text: &str, limit: usize) -> Result<Script, String> {
             }
         }
     }
-    parse_one(text, limit, &mut nesting::allowance(text.len()))
+    parse_one(text, limit, allowance)
 }
 
 /// Parse one piece of text whose nesting may not exceed `limit`, spending of `allowance`
@@ -270,11 +273,13 @@ pub(crate) fn parse_one(text: &str, limit: usize, allowance: &mut u64) -> Result
     let src = Src {
         text,
         ascii: text.is_ascii(),
+        allowance: std::cell::Cell::new(*allowance),
     };
     let mut script = Script::default();
     for list in &program.complete_commands {
         convert_list(&src, list, &mut script);
     }
+    *allowance = src.allowance.get();
     Ok(script)
 }
 
@@ -458,7 +463,8 @@ mod tests {
         let mut unlimited = u64::MAX;
         let whole = parse_one(&text, MAX_NESTING, &mut unlimited).expect("parses");
         assert!(!split_points(&text, CHUNK).is_empty());
-        let pieces = parse(&text, MAX_NESTING).expect("parses");
+        let pieces =
+            parse(&text, MAX_NESTING, &mut nesting::allowance(text.len())).expect("parses");
         assert_eq!(shape(&whole), shape(&pieces));
     }
 
@@ -467,7 +473,7 @@ mod tests {
         // A here-document whose delimiter the splitter cannot see (built by a
         // substitution) still parses correctly as a whole.
         let text = format!("cat <<EOF\n{}EOF\n", "line\n".repeat(4_000));
-        let a = parse(&text, MAX_NESTING).expect("parses");
+        let a = parse(&text, MAX_NESTING, &mut nesting::allowance(text.len())).expect("parses");
         assert_eq!(a.pipelines.len(), 1);
     }
 }

@@ -15,7 +15,8 @@ use std::rc::Rc;
 
 impl Analyzer {
     pub(super) fn run_text(&mut self, text: &str, scope: &mut Scope) -> bool {
-        match parse::parse(text, NESTING_BUDGET.saturating_sub(scope.nest)) {
+        let nest = NESTING_BUDGET.saturating_sub(scope.nest);
+        match parse::parse(text, nest, &mut self.parse_allowance) {
             Ok(script) => {
                 self.script(&script, scope);
                 true

@@ -130,7 +130,10 @@ fn convert_compound(
             // bash runs it as nested subshells. Re-read the inside as commands.
             Some(inner) => {
                 out.kind = CompoundKind::Subshell;
-                match parse(inner, MAX_NESTING) {
+                let mut allowance = src.allowance.get();
+                let parsed = parse(inner, MAX_NESTING, &mut allowance);
+                src.allowance.set(allowance);
+                match parsed {
                     Ok(script) => out.bodies.push(script),
                     Err(e) => out.error = Some(e),
                 }

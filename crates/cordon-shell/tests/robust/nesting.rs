@@ -135,12 +135,16 @@ fn nesting_under_the_limit_at_every_shell_level() {
         }
         out
     }
-    // Subshells and `case` items this deep never reach the parser: it may read each
-    // level's inside twice, so the estimate refuses them first (`parse/nesting.rs`).
-    for (open, close) in [("( ", " )"), ("case x in x) ", ";; esac")] {
+    // Subshells and `case`s this deep never reach the parser: it may read each
+    // subshell's inside twice, and a `case` counts two levels (itself and its item), so
+    // the estimate refuses them first (`parse/nesting.rs`).
+    for (open, close, why) in [
+        ("( ", " )", "again and again"),
+        ("case x in x) ", ";; esac", "levels deep"),
+    ] {
         let a = timed(&format!("{}rm -rf x{}", open.repeat(60), close.repeat(60)));
         let e = a.parse_error.expect("refused");
-        assert!(e.contains("again and again"), "{open}: {e}");
+        assert!(e.contains(why), "{open}: {e}");
     }
     for (open, close) in [
         ("if true; then ", "; fi"),
