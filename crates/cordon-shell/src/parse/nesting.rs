@@ -56,7 +56,7 @@ enum Open {
     Substitution,
     /// `{` of a group.
     Brace,
-    /// `${`.
+    /// `${`: read twice when an operator inside fails late.
     Expansion,
     /// `"` holding a substitution.
     DoubleQuote,
@@ -85,7 +85,10 @@ impl Open {
     fn factor(self, closed: bool) -> u64 {
         match self {
             Open::Index => 20,
-            Open::Paren | Open::Subscript => 2,
+            // An expansion's inside is read again when an operator fails late (`${a:X:0:0}`:
+            // the substring reads X, then finds no `}`, and the word grammar reads `$` as
+            // text and X again as word pieces).
+            Open::Paren | Open::Subscript | Open::Expansion => 2,
             _ if closed => 1,
             _ => 2,
         }
@@ -506,6 +509,12 @@ mod tests {
                 ";esac;}".repeat(n)
             )
         }),
+        ("expansions whose operator fails late", |n| {
+            format!("echo x[{}0{}]", "${a:".repeat(n), "::}".repeat(n))
+        }),
+        ("substrings with one part too many", |n| {
+            format!("a=1 x[{}0{}]", "${a:".repeat(n), ":0:0}".repeat(n))
+        }),
         ("esac as a pattern", |n| {
             format!("{}:{}", "case x in esac) ".repeat(n), ";esac".repeat(n))
         }),
@@ -727,6 +736,7 @@ mod tests {
         assert_eq!(estimate_only("echo hi"), Some(6));
         assert_eq!(estimate_only("(a)"), Some(1 + (1 + 1) * 2));
         assert_eq!(estimate_only("$(a)"), Some(1 + 2 + 1));
+        assert_eq!(estimate_only("${a}"), Some(1 + (1 + 1) * 2 + 1));
         assert_eq!(estimate_only("x[1]=2"), Some(1 + (1 + 1) * 2 + 1 + 2));
     }
 }
