@@ -32,12 +32,15 @@ pub(super) fn previewed(
         );
     }
     // What a held directory holds does not land either (the preview still shows what is
-    // refused inside it, for when the hold is lifted), nor what a conflict kept out.
+    // refused inside it, for when the hold is lifted), nor what a conflict kept out, nor
+    // anything of the run's in a host entry the host changed during the run (spared: the
+    // host's entry stays, with everything in it).
     let not_landed: Vec<&Path> = report
         .refused
         .iter()
         .chain(&report.held)
         .chain(&report.conflicts)
+        .chain(&report.spared)
         .map(|r| r.path.as_path())
         .chain(report.kept.iter().map(PathBuf::as_path))
         .collect();
