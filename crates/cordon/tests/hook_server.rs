@@ -337,3 +337,64 @@ fn a_service_of_another_user_is_not_asked() {
         "not to you",
     );
 }
+
+/// Where no child can be made (a process limit reached), the call is judged in the
+/// hook's own process, and the deadline still holds: a payload that never ends (stdin
+/// left open) is blocked at it, by the timer signal's handler, with status 2.
+#[test]
+fn a_judgement_in_the_hooks_own_process_keeps_the_deadline() {
+    let e = Env::new();
+    let hook = e.cmd("unused", &["hook", "claude-code"]);
+    // One process at most for the user running the hook: its fork fails (root is exempt
+    // from the limit, so root runs it as `nobody`).
+    let hook = if common::is_root() {
+        common::as_nobody(&hook)
+    } else {
+        hook
+    };
+    let mut c = Command::new("prlimit");
+    c.arg("--nproc=1")
+        .arg("--")
+        .arg(hook.get_program())
+        .args(hook.get_args())
+        .env_clear()
+        .envs(hook.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))))
+        .env("CORDON_HOOK_DEADLINE_MS", "500")
+        .current_dir(hook.get_current_dir().unwrap_or(&e.ws))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let started = std::time::Instant::now();
+    let mut child = c.spawn().unwrap();
+    let held_open = child.stdin.take();
+    // Without the deadline the hook would wait for its payload for ever: a hook killed
+    // after 20 s fails the test instead of hanging it.
+    let pid = child.id().to_string();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let waited = done.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(20));
+        if !waited.load(std::sync::atomic::Ordering::SeqCst) {
+            let _ = Command::new("kill").args(["-9", &pid]).status();
+        }
+    });
+    let o = child.wait_with_output().unwrap();
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    drop(held_open);
+    let (out, err) = common::text(&o);
+    assert_eq!(o.status.code(), Some(2), "stdout {out} stderr {err}");
+    assert_eq!(out, "");
+    assert!(
+        err.contains("cannot fork"),
+        "judged in its own process: {err}"
+    );
+    assert!(
+        err.contains("had not answered after 500 ms; the call is blocked"),
+        "{err}"
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+}
