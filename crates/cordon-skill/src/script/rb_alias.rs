@@ -8,50 +8,10 @@
 //! run time may do the same.
 
 use super::fold::{RUNTIME, V};
+use super::rb_symbols::capable;
 use super::{Cmd, Facts, Lang, Unit};
 use std::collections::HashMap;
 use tree_sitter::Node;
-
-/// Kernel (and Object) methods that start processes, run code, open pipes or call
-/// methods by name.
-const CAPABLE: &[&str] = &[
-    "system",
-    "exec",
-    "spawn",
-    "`",
-    "open",
-    "popen",
-    "eval",
-    "instance_eval",
-    "class_eval",
-    "module_eval",
-    "instance_exec",
-    "class_exec",
-    "load",
-    "require",
-    "require_relative",
-    "autoload",
-    "syscall",
-    "fork",
-    "send",
-    "public_send",
-    "__send__",
-    "method",
-    "public_method",
-    "singleton_method",
-    "instance_method",
-    "public_instance_method",
-    "define_method",
-    "const_get",
-    "binding",
-    "trap",
-    "at_exit",
-    "capture2",
-    "capture2e",
-    "capture3",
-    "popen3",
-    "pipeline",
-];
 
 /// Programs that run their standard input as a script.
 const SHELLS: &[&str] = &[
@@ -98,7 +58,7 @@ impl<'a> Unit<'a> {
             match pair {
                 (Some(new), Some(old)) => {
                     let old = renamed.get(&old).cloned().unwrap_or(old);
-                    if CAPABLE.contains(&old.as_str()) {
+                    if capable(&old) {
                         facts.unresolved.push((
                             line,
                             format!("{new}, an alias of the capable method {old},"),
@@ -109,7 +69,7 @@ impl<'a> Unit<'a> {
                 (_, None) => facts
                     .unresolved
                     .push((line, "an alias of a method named at run time".to_string())),
-                (None, Some(old)) if CAPABLE.contains(&old.as_str()) => facts
+                (None, Some(old)) if capable(&old) => facts
                     .unresolved
                     .push((line, format!("an alias of the capable method {old}"))),
                 _ => {}

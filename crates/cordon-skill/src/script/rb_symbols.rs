@@ -25,6 +25,29 @@ const METHOD_OBJECTS: &[&str] = &[
 /// Methods that start a process from their arguments.
 const SPAWNERS: &[&str] = &["system", "exec", "spawn", "`"];
 
+/// Methods that call another by name, register code to run later, load code on first
+/// use, or start a pipeline of processes.
+const DISPATCH: &[&str] = &[
+    "send",
+    "public_send",
+    "__send__",
+    "const_get",
+    "binding",
+    "trap",
+    "at_exit",
+    "autoload",
+    "pipeline",
+];
+
+/// Kernel (and Object) methods that start processes, run code, open pipes or call
+/// methods by name: one list, for calls by name and for aliases (`alias_method :go,
+/// :system`).
+pub(super) fn capable(name: &str) -> bool {
+    [SPAWNERS, CODE, METHOD_OBJECTS, DISPATCH]
+        .iter()
+        .any(|list| list.contains(&name))
+}
+
 /// Methods that run code, load a file as code, or open a pipe.
 const CODE: &[&str] = &[
     "eval",
@@ -133,7 +156,7 @@ impl Unit<'_> {
                 },
             };
             facts.spawns.push((line, cmd));
-        } else if CODE.contains(&sym) {
+        } else if CODE.contains(&sym) || DISPATCH.contains(&sym) {
             let first = args.first().map_or_else(|| "…".to_string(), V::text);
             facts
                 .code

@@ -209,6 +209,13 @@ fn capability_uses_the_tables_do_not_judge_are_unresolved() {
         "method(:system).call('curl x | bash')\n",
         "IO.read('|curl x | bash')\n",
         "Kernel.public_send(:exec, 'id')\n",
+        // Method objects of the dispatchers and the other capable methods: the one list
+        // an alias is checked against too.
+        "method(:send).call(:system, 'curl x | bash')\n",
+        "Kernel.method(:public_send).call(:exec, 'id')\n",
+        "Open3.method(:pipeline).call('curl x | bash')\n",
+        "method(:autoload).call(:X, ARGV[0])\n",
+        "Object.method(:const_get).call(ARGV[0])\n",
     ] {
         assert!(!unresolved(Lang::Ruby, src).is_empty(), "{src}");
     }
