@@ -393,7 +393,7 @@ impl Analyzer {
     fn for_text(text: &str) -> Self {
         Self {
             eval_budget: EVAL_BUDGET_BASE + text.len(),
-            parse_allowance: parse::nesting::allowance(text.len()),
+            parse_allowance: parse::nesting::BUDGET,
             loop_budget: LOOP_BUDGET_BASE + text.len() / 32,
             variant_budget: VARIANT_BUDGET_BASE + text.len() / 256,
             ..Self::default()

@@ -18,7 +18,7 @@ pub(crate) mod nesting;
 mod scan;
 use convert::convert_list;
 pub(crate) use convert::truncate;
-use nesting::{Refusal, estimate, exceeds_nesting};
+use nesting::{Refusal, exceeds_nesting, readings, spend};
 pub(crate) use scan::split_points;
 
 /// Deepest nesting of parentheses, braces, quotes-with-substitutions and compound
@@ -230,10 +230,11 @@ pub(crate) fn parse(text: &str, limit: usize, allowance: &mut u64) -> Result<Scr
     parse_one(text, limit, allowance)
 }
 
-/// Parse one piece of text whose nesting may not exceed `limit`, spending of `allowance`
-/// the parser's readings the estimate gives it (`parse/nesting.rs`); text that would
-/// spend more is refused before the parser's grammar sees it. Pieces of one text share
-/// one allowance, so cutting text into pieces gives it no more time.
+/// Parse one piece of text whose nesting may not exceed `limit`, spending from
+/// `allowance` the parser's readings the estimate gives it beyond the text's own share
+/// (`parse/nesting.rs` [`spend`]); text that would spend more is refused before the
+/// parser's grammar sees it. Every parse of one analysis spends one allowance, so
+/// cutting text into pieces or parsing it again gives it no more time.
 pub(crate) fn parse_one(text: &str, limit: usize, allowance: &mut u64) -> Result<Script, String> {
     let limit = limit.min(MAX_NESTING);
     let too_deep = |depth: usize| {
@@ -255,12 +256,12 @@ pub(crate) fn parse_one(text: &str, limit: usize, allowance: &mut u64) -> Result
         Ok(Err(e)) => return Err(format!("the text does not parse as bash: {e}")),
         Err(()) => return Err("the bash parser failed on this text".to_owned()),
     };
-    match estimate(&tokens, limit, *allowance) {
-        Ok(cost) => *allowance -= cost,
+    match spend(&tokens, limit, allowance) {
+        Ok(()) => {}
         Err(Refusal::TooDeep(depth)) => return Err(too_deep(depth)),
         Err(Refusal::TooCostly(cost)) => {
             return Err(format!(
-                "the text nests constructs the bash parser would read again and again (about {cost} byte-readings, more than the {} allowed), and was not parsed",
+                "the text nests constructs the bash parser would read again and again (about {cost} byte-readings, more than its share and the {} left), and was not parsed",
                 *allowance
             ));
         }
@@ -405,7 +406,9 @@ pub(crate) fn estimate_only(text: &str) -> Option<u64> {
     }
     let options = brush_parser::ParserOptions::default();
     let tokens = run_tokenizer(text, &options).ok()?.ok()?;
-    estimate(&tokens, MAX_NESTING, nesting::allowance(text.len())).ok()
+    let cost = readings(&tokens, MAX_NESTING).ok()?;
+    let mut pool = nesting::BUDGET;
+    spend(&tokens, MAX_NESTING, &mut pool).ok().map(|()| cost)
 }
 
 /// Run brush-parser's tokenizer. It panics on some malformed input (0.4.0: an `unwrap`
@@ -463,8 +466,7 @@ mod tests {
         let mut unlimited = u64::MAX;
         let whole = parse_one(&text, MAX_NESTING, &mut unlimited).expect("parses");
         assert!(!split_points(&text, CHUNK).is_empty());
-        let pieces =
-            parse(&text, MAX_NESTING, &mut nesting::allowance(text.len())).expect("parses");
+        let pieces = parse(&text, MAX_NESTING, &mut { nesting::BUDGET }).expect("parses");
         assert_eq!(shape(&whole), shape(&pieces));
     }
 
@@ -473,7 +475,7 @@ mod tests {
         // A here-document whose delimiter the splitter cannot see (built by a
         // substitution) still parses correctly as a whole.
         let text = format!("cat <<EOF\n{}EOF\n", "line\n".repeat(4_000));
-        let a = parse(&text, MAX_NESTING, &mut nesting::allowance(text.len())).expect("parses");
+        let a = parse(&text, MAX_NESTING, &mut { nesting::BUDGET }).expect("parses");
         assert_eq!(a.pipelines.len(), 1);
     }
 }

@@ -9,7 +9,7 @@
 //! 10 s, 45 bytes of `(` hours. So one estimate covers every such shape: each byte counts
 //! once, times the factor of every construct it sits in (how many times the parser may
 //! read that construct's inside, measured per kind of opener), and text whose estimate is
-//! over its allowance ([`allowance`]) is refused before the grammar runs. A construct left
+//! over its allowance ([`spend`]) is refused before the grammar runs. A construct left
 //! unclosed always counts double: the parser gives up on it only after every reading.
 //!
 //! The estimate reads the parser's own tokens ([`estimate`]), so quotes, comments,
@@ -22,28 +22,24 @@ use brush_parser::Token;
 
 use super::scan::find_from;
 
-/// Readings the estimate always allows. The costliest reading measured (a case item's
-/// or a nested subscript's inside) takes the parser about 70–90 ns per byte in a release
-/// build, so text at this allowance parses in about 0.1 s; real scripts measure far
-/// below it (at most 79,633 of 459 measured).
+/// Readings beyond a text's own share that one analysis may spend in all ([`spend`]).
+/// The costliest reading measured (a case item's or a nested subscript's inside) takes
+/// the parser about 70–90 ns per byte in a release build, so this pool is about 0.1 s;
+/// real scripts measure far below it (at most 98,287 of 459 measured).
 pub(crate) const BUDGET: u64 = 1 << 20;
 
-/// Readings per byte always allowed, however long the text: long text at this rate
-/// parses in time linear in its length.
+/// Readings per byte of its tokens that any text may spend without drawing on the pool:
+/// long text at this rate parses in time linear in its length. Tokens, not text: a
+/// comment or a blank adds nothing to what the parser reads, so it buys no readings.
 const READINGS_PER_BYTE: u64 = 16;
-
-/// The readings allowed for text of `len` bytes: [`BUDGET`], or for long text
-/// [`READINGS_PER_BYTE`] times its length.
-pub(crate) fn allowance(len: usize) -> u64 {
-    BUDGET.max((len as u64).saturating_mul(READINGS_PER_BYTE))
-}
 
 /// Why text was refused before the parser's grammar saw it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Refusal {
     /// Constructs open at once, more than the limit allows.
     TooDeep(usize),
-    /// The estimate of the parser's readings, over the allowance.
+    /// The estimate of the parser's readings, over the text's share and what is left of
+    /// the pool.
     TooCostly(u64),
 }
 
@@ -54,6 +50,10 @@ enum Open {
     Paren,
     /// `$(`, `<(` or `>(`.
     Substitution,
+    /// The second `(` of `$((`: arithmetic.
+    Arithmetic,
+    /// A `(` inside arithmetic (`$(( (a + b) * c ))`): read as arithmetic only.
+    ArithmeticParen,
     /// `{` of a group.
     Brace,
     /// `${`: read twice when an operator inside fails late.
@@ -88,7 +88,7 @@ impl Open {
             // An expansion's inside is read again when an operator fails late (`${a:X:0:0}`:
             // the substring reads X, then finds no `}`, and the word grammar reads `$` as
             // text and X again as word pieces).
-            Open::Paren | Open::Subscript | Open::Expansion => 2,
+            Open::Paren | Open::ArithmeticParen | Open::Subscript | Open::Expansion => 2,
             _ if closed => 1,
             _ => 2,
         }
@@ -97,7 +97,9 @@ impl Open {
     /// Whether the character `c` closes this construct (inside a word).
     fn closed_by(self, c: u8) -> bool {
         match self {
-            Open::Paren | Open::Substitution => c == b')',
+            Open::Paren | Open::Substitution | Open::Arithmetic | Open::ArithmeticParen => {
+                c == b')'
+            }
             Open::Brace | Open::Expansion => c == b'}',
             Open::Subscript | Open::Index => c == b']',
             Open::DoubleQuote => c == b'"',
@@ -118,6 +120,11 @@ struct Frame {
 struct Stack {
     frames: Vec<Frame>,
     outside: u64,
+    /// Inside one word, where the word grammar's alternatives read a substitution's or
+    /// a parenthesis' inside up to three times (`$(X)` as a substitution, a subshell and
+    /// text; `@(X)` as an extglob, a subshell and text; measured ×3 per level when a
+    /// quote inside fails), backquotes counted alike; other constructs as outside.
+    word: bool,
 }
 
 impl Stack {
@@ -127,6 +134,21 @@ impl Stack {
 
     fn push(&mut self, open: Open) {
         self.frames.push(Frame { open, inside: 0 });
+    }
+
+    /// Whether the innermost substitution or arithmetic holding the position is
+    /// arithmetic (`$((`), where a `(` is arithmetic's own.
+    fn in_arithmetic(&self) -> bool {
+        self.frames
+            .iter()
+            .rev()
+            .find(|f| {
+                matches!(
+                    f.open,
+                    Open::Substitution | Open::Arithmetic | Open::Backtick
+                )
+            })
+            .is_some_and(|f| f.open == Open::Arithmetic)
     }
 
     /// The innermost construct becomes `open` (a `case` moving between its parts).
@@ -139,8 +161,11 @@ impl Stack {
     /// Ends the innermost construct; what it holds counts in its parent times its factor.
     fn pop(&mut self, closed: bool) {
         if let Some(f) = self.frames.pop() {
-            let cost = f.inside.saturating_mul(f.open.factor(closed));
-            self.add(cost);
+            let factor = match (self.word, f.open) {
+                (true, Open::Substitution | Open::Arithmetic | Open::Paren | Open::Backtick) => 3,
+                (_, open) => open.factor(closed),
+            };
+            self.add(f.inside.saturating_mul(factor));
         }
     }
 
@@ -182,8 +207,24 @@ fn command_words_after(word: &str, now: u8) -> u8 {
     }
 }
 
+/// Spends from `pool` what the parser's readings of `tokens` (brush-parser's own, of one
+/// text) exceed the text's own share ([`READINGS_PER_BYTE`] per byte of its tokens), or
+/// refuses: `Err` when they nest deeper than `limit` or the excess is more than is left.
+/// So the readings of every parse of one analysis add up to at most its share of each
+/// text plus [`BUDGET`], however often a text is parsed again.
+pub(crate) fn spend(tokens: &[Token], limit: usize, pool: &mut u64) -> Result<(), Refusal> {
+    let cost = readings(tokens, limit)?;
+    let own: u64 = tokens.iter().map(|t| t.to_str().len() as u64).sum();
+    let excess = cost.saturating_sub(own.saturating_mul(READINGS_PER_BYTE));
+    if excess > *pool {
+        return Err(Refusal::TooCostly(cost));
+    }
+    *pool -= excess;
+    Ok(())
+}
+
 /// The estimate of the parser's readings for `tokens` (brush-parser's own, of one text),
-/// or `Err` when they nest deeper than `limit` or the estimate is over `allowed`.
+/// or `Err` when they nest deeper than `limit`.
 ///
 /// Program structure comes from the tokens: `(` and `)` operators, and in command
 /// position the keywords and braces; a `case` is followed through its head, patterns and
@@ -191,7 +232,7 @@ fn command_words_after(word: &str, now: u8) -> u8 {
 /// read twice). A here-document's delimiter, body and end tag count once each byte.
 /// Every other word is measured by its characters ([`word_estimate`]) as a construct of
 /// its own inside the current one.
-pub(crate) fn estimate(tokens: &[Token], limit: usize, allowed: u64) -> Result<u64, Refusal> {
+pub(crate) fn readings(tokens: &[Token], limit: usize) -> Result<u64, Refusal> {
     let mut stack = Stack::default();
     // How many of the next words are in command position.
     let mut command = 1u8;
@@ -281,10 +322,7 @@ pub(crate) fn estimate(tokens: &[Token], limit: usize, allowed: u64) -> Result<u
             return Err(Refusal::TooDeep(stack.frames.len()));
         }
     }
-    match stack.finish() {
-        cost if cost > allowed => Err(Refusal::TooCostly(cost)),
-        cost => Ok(cost),
-    }
+    Ok(stack.finish())
 }
 
 /// Whether `c` may be part of a name (`[` after one opens a subscript).
@@ -305,7 +343,10 @@ fn word_estimate(w: &[u8]) -> (u64, usize) {
 
 /// One reading of a word's characters; `quotes`: whether quoted text is skipped.
 fn word_reading(b: &[u8], quotes: bool) -> (u64, usize) {
-    let mut stack = Stack::default();
+    let mut stack = Stack {
+        word: true,
+        ..Stack::default()
+    };
     let mut deepest = 0;
     let mut i = 0;
     while i < b.len() {
@@ -346,6 +387,15 @@ fn word_reading(b: &[u8], quotes: bool) -> (u64, usize) {
                 b'(' if i > 0 && matches!(b[i - 1], b'$' | b'<' | b'>') => {
                     stack.push(Open::Substitution);
                 }
+                // `$((`: arithmetic, whose own parentheses the grammar reads as arithmetic.
+                b'(' if top == Some(Open::Substitution)
+                    && i > 1
+                    && b[i - 2] == b'$'
+                    && b[i - 1] == b'(' =>
+                {
+                    stack.push(Open::Arithmetic);
+                }
+                b'(' if stack.in_arithmetic() => stack.push(Open::ArithmeticParen),
                 b'(' => stack.push(Open::Paren),
                 b'{' if after_dollar => stack.push(Open::Expansion),
                 b'[' if after_dollar => stack.push(Open::Subscript),
@@ -451,7 +501,7 @@ mod tests {
     /// `text` is refused before the parser, saying `why`, at once.
     fn refused_quickly(text: &str, why: &str) {
         let t = std::time::Instant::now();
-        let e = parse(text, MAX_NESTING, &mut allowance(text.len())).expect_err("refused");
+        let e = parse(text, MAX_NESTING, &mut { BUDGET }).expect_err("refused");
         assert!(e.contains(why), "{text}: {e}");
         assert!(t.elapsed().as_secs() < 2, "{text}: {:?}", t.elapsed());
     }
@@ -515,6 +565,13 @@ mod tests {
         ("substrings with one part too many", |n| {
             format!("a=1 x[{}0{}]", "${a:".repeat(n), ":0:0}".repeat(n))
         }),
+        (
+            "substitutions around a quote the word grammar reads open",
+            |n| format!("x[$({}@('\"){})]=1", "$(".repeat(n), ")".repeat(n)),
+        ),
+        ("extglobs around a quote the word grammar reads open", |n| {
+            format!("x[$({}'\"{})]=1", "@(".repeat(n), ")".repeat(n))
+        }),
         ("esac as a pattern", |n| {
             format!("{}:{}", "case x in esac) ".repeat(n), ";esac".repeat(n))
         }),
@@ -535,7 +592,7 @@ mod tests {
             refused_quickly(&shape(n + 8), "");
             let t = std::time::Instant::now();
             let text = shape(n - 1);
-            let _ = parse(&text, MAX_NESTING, &mut allowance(text.len()));
+            let _ = parse(&text, MAX_NESTING, &mut { BUDGET });
             assert!(
                 t.elapsed().as_secs() < 2,
                 "{name} at {}: {:?}",
@@ -577,7 +634,7 @@ mod tests {
             "echo $(( (1 + (2 * (3))) ))".to_owned(),
             "( ( ( ( ( ( ( ( true ) ) ) ) ) ) ) )".to_owned(),
             format!("{}a;{}", "( ".repeat(12), " )".repeat(12)),
-            format!("{}x{}", "$(".repeat(40), ")".repeat(40)),
+            format!("{}x{}", "$(".repeat(8), ")".repeat(8)),
             format!("{}:{}", "if a; then ".repeat(40), "; fi".repeat(40)),
             format!("{}:{}", "case x in a) ".repeat(10), ";; esac".repeat(10)),
             "v=$v/x; echo ${#v}\n".repeat(200),
@@ -590,10 +647,7 @@ mod tests {
             "# for each file (or if none is left [\n".repeat(100) + "echo hi\n",
         ] {
             assert!(estimate_only(&text).is_some(), "{text}");
-            assert!(
-                parse(&text, MAX_NESTING, &mut allowance(text.len())).is_ok(),
-                "{text}"
-            );
+            assert!(parse(&text, MAX_NESTING, &mut { BUDGET }).is_ok(), "{text}");
         }
     }
 
@@ -636,7 +690,7 @@ mod tests {
         let costly = format!("{}a;{}", "(".repeat(30), ")".repeat(30));
         let body = format!("cat <<EOF\n{costly}\nEOF\n");
         assert!(estimate_only(&body).is_some());
-        assert!(parse(&body, MAX_NESTING, &mut allowance(body.len())).is_ok());
+        assert!(parse(&body, MAX_NESTING, &mut { BUDGET }).is_ok());
         for head in ["echo $((1<<EOF))", "(( x<<EOF ))", "echo $[1<<EOF]"] {
             let text = format!("{head}\n{costly}\nEOF\n");
             assert!(estimate_only(&text).is_none(), "{head}");
@@ -681,7 +735,7 @@ mod tests {
             format!("( cat > README <<'EOF'\n{}EOF\n)\n", "if this, then for that (or while (so)\n".repeat(200)),
         ] {
             assert!(estimate_only(&text).is_some(), "{text}");
-            assert!(parse(&text, MAX_NESTING, &mut allowance(text.len())).is_ok(), "{text}");
+            assert!(parse(&text, MAX_NESTING, &mut { BUDGET }).is_ok(), "{text}");
         }
     }
 
@@ -703,6 +757,16 @@ mod tests {
         }
     }
 
+    /// Comments and blanks add nothing the parser reads, so they buy no readings: a
+    /// costly word after thousands of comment lines is refused as it is alone.
+    #[test]
+    fn comments_buy_no_readings() {
+        let costly = format!("x[$({}'\"{})]=1\n", "@(".repeat(16), ")".repeat(16));
+        assert!(estimate_only(&costly).is_none());
+        let padded = "# a comment line that the tokenizer drops entirely\n".repeat(6000) + &costly;
+        refused_quickly(&padded, "again and again");
+    }
+
     /// Pieces of long text share one allowance: cutting costly text into pieces of 8 KiB
     /// gives it no more time.
     #[test]
@@ -711,7 +775,7 @@ mod tests {
         let piece = line.repeat(super::super::CHUNK / line.len() + 1);
         let text = piece.repeat(16);
         let t = std::time::Instant::now();
-        assert!(parse(&text, MAX_NESTING, &mut allowance(text.len())).is_err());
+        assert!(parse(&text, MAX_NESTING, &mut { BUDGET }).is_err());
         assert!(crate::analyze(&text).parse_error.is_some());
         assert!(t.elapsed().as_secs() < 10, "{:?}", t.elapsed());
     }
@@ -735,7 +799,8 @@ mod tests {
         // Each byte of a token counts once, times the factors of what holds it.
         assert_eq!(estimate_only("echo hi"), Some(6));
         assert_eq!(estimate_only("(a)"), Some(1 + (1 + 1) * 2));
-        assert_eq!(estimate_only("$(a)"), Some(1 + 2 + 1));
+        // Inside a word a substitution counts three times, an expansion twice.
+        assert_eq!(estimate_only("$(a)"), Some(1 + (1 + 1) * 3 + 1));
         assert_eq!(estimate_only("${a}"), Some(1 + (1 + 1) * 2 + 1));
         assert_eq!(estimate_only("x[1]=2"), Some(1 + (1 + 1) * 2 + 1 + 2));
     }

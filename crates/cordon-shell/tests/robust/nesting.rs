@@ -38,9 +38,13 @@ fn deep_braces_and_keywords() {
     }
 }
 
+/// Substitutions as deep as the parse estimate allows (each may be read three times by
+/// the word grammar, `parse/nesting.rs`) are analyzed; deeper ones are refused (ask).
 #[test]
 fn nesting_just_under_the_limit_is_analyzed() {
-    let text = format!("{}rm -rf x{}", "$(".repeat(30), ")".repeat(30));
+    let deeper = format!("{}rm -rf x{}", "$(".repeat(30), ")".repeat(30));
+    assert!(timed(&deeper).parse_error.is_some());
+    let text = format!("{}rm -rf x{}", "$(".repeat(9), ")".repeat(9));
     let a = timed(&text);
     assert!(a.parse_error.is_none(), "{:?}", a.parse_error);
     assert!(
