@@ -14,10 +14,12 @@ use brush_parser::ast;
 use crate::model::RedirectKind;
 
 mod convert;
+mod deadline;
 pub(crate) mod nesting;
 mod scan;
 use convert::convert_list;
 pub(crate) use convert::truncate;
+use deadline::Outcome;
 use nesting::{Refusal, exceeds_nesting, readings, spend};
 pub(crate) use scan::split_points;
 
@@ -266,11 +268,7 @@ pub(crate) fn parse_one(text: &str, limit: usize, allowance: &mut u64) -> Result
             ));
         }
     }
-    let program = match run_grammar(&tokens, &options) {
-        Ok(Ok(program)) => program,
-        Ok(Err(e)) => return Err(format!("the text does not parse as bash: {e}")),
-        Err(()) => return Err("the bash parser failed on this text".to_owned()),
-    };
+    let program = grammar(tokens)?;
     let src = Src {
         text,
         ascii: text.is_ascii(),
@@ -424,15 +422,31 @@ fn run_tokenizer(
     .map_err(|_| ())
 }
 
-/// Run brush-parser's grammar on the tokens, a panic caught as a failure to parse.
-fn run_grammar(
-    tokens: &[brush_parser::Token],
-    options: &brush_parser::ParserOptions,
-) -> Result<Result<ast::Program, brush_parser::ParseError>, ()> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        brush_parser::parse_tokens(tokens, options)
-    }))
-    .map_err(|_| ())
+/// Run brush-parser's grammar on `tokens` under its deadline (`parse/deadline.rs`).
+fn grammar(tokens: Vec<brush_parser::Token>) -> Result<ast::Program, String> {
+    match deadline::run_grammar(tokens) {
+        Outcome::Returned(Ok(program)) => Ok(program),
+        Outcome::Returned(Err(e)) => Err(format!("the text does not parse as bash: {e}")),
+        Outcome::Panicked => Err("the bash parser failed on this text".to_owned()),
+        Outcome::TimedOut => Err(format!(
+            "the bash parser had not finished after {} s (it reads this text again and again, beyond what its estimate foresaw); the text was not parsed",
+            deadline::DEADLINE.as_secs()
+        )),
+        Outcome::Busy(why) => Err(format!(
+            "the bash parser is busy ({why}); the text was not parsed"
+        )),
+    }
+}
+
+/// The grammar's answer for `text` without the estimate in front of it: for the
+/// deadline's own tests.
+pub(crate) fn grammar_only(text: &str) -> Result<(), String> {
+    let options = brush_parser::ParserOptions::default();
+    match run_tokenizer(text, &options) {
+        Ok(Ok(tokens)) => grammar(tokens).map(|_| ()),
+        Ok(Err(e)) => Err(format!("the text does not parse as bash: {e}")),
+        Err(()) => Err("the bash parser failed on this text".to_owned()),
+    }
 }
 
 /// Run brush-parser as a whole, from text.
