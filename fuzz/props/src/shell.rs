@@ -81,6 +81,14 @@ pub fn check(data: &[u8]) {
         return;
     }
     let a = analyze(&c);
+    // The parser's deadline is the bound behind its estimate: text that reaches it got
+    // past the estimate, a finding (the estimate must refuse it first, quickly).
+    assert!(
+        !a.parse_error
+            .as_deref()
+            .is_some_and(|e| e.contains("had not finished") || e.contains("parser is busy")),
+        "{c:?} passed the parse estimate and ran into the parser's deadline"
+    );
     let base = verdict(&c);
     let mut variants = vec![format!("true; {c}")];
     // A trailing backslash joins the next line; a heredoc would take `true` as its body.
