@@ -347,6 +347,9 @@ fn word_reading(b: &[u8], quotes: bool) -> (u64, usize) {
         word: true,
         ..Stack::default()
     };
+    // Where the last `$` the word grammar reads as one is (`\$` and the second `$` of
+    // `$$` are not: a `'` after them opens a plain quote, not `$'…'`).
+    let mut dollar: Option<usize> = None;
     let mut deepest = 0;
     let mut i = 0;
     while i < b.len() {
@@ -373,8 +376,16 @@ fn word_reading(b: &[u8], quotes: bool) -> (u64, usize) {
         } else {
             match c {
                 b'\\' => i += 1,
+                // A `$` read as one (not escaped, not the second of `$$`).
+                b'$' => {
+                    dollar = if i > 0 && dollar == Some(i - 1) {
+                        None
+                    } else {
+                        Some(i)
+                    }
+                }
                 // `$'…'`: a backslash escapes a quote inside.
-                b'\'' if quotes && after_dollar => {
+                b'\'' if quotes && i > 0 && dollar == Some(i - 1) => {
                     i += 1;
                     while i < b.len() && b[i] != b'\'' {
                         i += if b[i] == b'\\' { 2 } else { 1 };
@@ -571,6 +582,23 @@ mod tests {
         ),
         ("extglobs around a quote the word grammar reads open", |n| {
             format!("x[$({}'\"{})]=1", "@(".repeat(n), ")".repeat(n))
+        }),
+        (
+            "quotes paired one way by the tokenizer and another by the grammar",
+            |n| {
+                format!(
+                    "x[$(\\$'\\'' a '{}\"{} ')]=1",
+                    "$(\")\"".repeat(n),
+                    ")".repeat(n)
+                )
+            },
+        ),
+        ("quotes paired otherwise after $$", |n| {
+            format!(
+                "x[$($$'\\'' a '{}\"{} ')]=1",
+                "$(\")\"".repeat(n),
+                ")".repeat(n)
+            )
         }),
         ("esac as a pattern", |n| {
             format!("{}:{}", "case x in esac) ".repeat(n), ";esac".repeat(n))
