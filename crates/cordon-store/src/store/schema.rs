@@ -247,10 +247,25 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// The versions and how many schema objects the file holds, read by one statement,
+    /// so from one snapshot: read apart, a process creating the schema between the two
+    /// reads made a fresh store look like another program's database.
+    fn identity_snapshot(&self) -> Result<(i64, i64, i64), StoreError> {
+        self.lite("schema versions")?
+            .query_row(
+                "SELECT (SELECT user_version FROM pragma_user_version()), \
+                        (SELECT application_id FROM pragma_application_id()), \
+                        (SELECT count(*) FROM sqlite_master)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .map_err(|e| self.err(e))
+    }
+
     /// Refuse another program's database and a schema newer than ours; the versions
     /// read.
     pub(super) fn check_identity(&self) -> Result<(i64, i64), StoreError> {
-        let (version, app) = self.versions()?;
+        let (version, app, tables) = self.identity_snapshot()?;
         if version > SCHEMA_VERSION {
             return Err(StoreError::new(
                 &self.path,
@@ -261,10 +276,6 @@ impl Store {
             ));
         }
         if version == 0 {
-            let tables: i64 = self
-                .lite("schema versions")?
-                .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
-                .map_err(|e| self.err(e))?;
             if tables > 0 {
                 return Err(StoreError::new(
                     &self.path,
