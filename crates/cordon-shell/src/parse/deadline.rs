@@ -2,16 +2,17 @@
 //!
 //! The estimate (`nesting.rs`) refuses text the parser would read again and again, but it
 //! models one parser version's grammar: a construct whose real cost beats the model gets
-//! past it. So the grammar runs on a worker thread of the calling thread's own, and a
-//! caller that has waited [`DEADLINE`] refuses the text (a parse error: ask, never allow)
-//! and leaves the worker behind. A worker left behind keeps its CPU until the grammar
+//! past it. So the grammar runs on a thread of its own, which the caller joins once it
+//! has returned (a caller that was single-threaded is so again: `cordon exec` forks its
+//! helper only then), and a caller that has waited [`DEADLINE`] refuses the text (a
+//! parse error: ask, never allow) and leaves the worker behind. A worker left behind keeps its CPU until the grammar
 //! returns (a thread cannot be stopped from outside); at most [`MAX_LEFT_BEHIND`] of
 //! them may run at once in a process, and while that many do, every parse is refused at
 //! once. A one-shot command (`cordon check`, a hook's judgement) exits and takes them
 //! with it; the service keeps answering, fail-closed, with at most that many CPUs busy.
 
-use std::cell::RefCell;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -42,94 +43,75 @@ pub(crate) enum Outcome {
     Busy(String),
 }
 
-/// One parse for a worker: the tokens, and where to send what the grammar did.
-struct Job {
-    tokens: Vec<Token>,
-    reply: mpsc::Sender<Option<Result<ast::Program, ParseError>>>,
-}
-
-thread_local! {
-    /// This thread's worker, while it has not been left behind.
-    static WORKER: RefCell<Option<mpsc::Sender<Job>>> = const { RefCell::new(None) };
-}
-
 /// Tokens of at most this many bytes are parsed on the calling thread: no nesting that
 /// short can cost much (the costliest per level, a subscript inside `${`, fits five
-/// levels: well under a second), and the hand-off to a worker would double the time of
-/// a typical short command.
+/// levels: well under a second), and starting a worker would double the time of a
+/// typical short command.
 const INLINE_BYTES: usize = 32;
 
-/// Runs the grammar on `tokens` on this thread's worker, waiting at most [`DEADLINE`]
-/// (short text on this thread).
+/// A job's state, shared by its caller and its worker: who gave up on whom.
+const WAITING: u8 = 0;
+const DONE: u8 = 1;
+const ABANDONED: u8 = 2;
+
+/// Runs the grammar on `tokens` on a worker thread, waiting at most [`DEADLINE`] (short
+/// text on this thread).
 pub(crate) fn run_grammar(tokens: Vec<Token>) -> Outcome {
     if tokens.iter().map(|t| t.to_str().len()).sum::<usize>() <= INLINE_BYTES {
-        let options = ParserOptions::default();
-        return match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            brush_parser::parse_tokens(&tokens, &options)
-        })) {
-            Ok(result) => Outcome::Returned(result),
-            Err(_) => Outcome::Panicked,
-        };
+        return parse_caught(&tokens).map_or(Outcome::Panicked, Outcome::Returned);
     }
     if LEFT_BEHIND.load(Ordering::SeqCst) >= MAX_LEFT_BEHIND {
         return Outcome::Busy(format!(
             "{MAX_LEFT_BEHIND} earlier parses that ran past their deadline are still running"
         ));
     }
+    let state = Arc::new(AtomicU8::new(WAITING));
     let (reply, answer) = mpsc::channel();
-    let job = Job { tokens, reply };
-    let sent = WORKER.with(|w| {
-        let mut w = w.borrow_mut();
-        let job = match w.as_ref() {
-            Some(worker) => match worker.send(job) {
-                Ok(()) => return Ok(()),
-                Err(mpsc::SendError(job)) => job,
-            },
-            None => job,
-        };
-        let worker = start_worker()?;
-        worker
-            .send(job)
-            .map_err(|_| "the parser's worker ended".to_owned())?;
-        *w = Some(worker);
-        Ok::<(), String>(())
-    });
-    if let Err(why) = sent {
-        return Outcome::Busy(why);
-    }
-    match answer.recv_timeout(DEADLINE) {
-        Ok(Some(result)) => Outcome::Returned(result),
-        Ok(None) | Err(mpsc::RecvTimeoutError::Disconnected) => Outcome::Panicked,
-        Err(mpsc::RecvTimeoutError::Timeout) => {
-            // Left behind: the next parse of this thread starts a new worker.
-            LEFT_BEHIND.fetch_add(1, Ordering::SeqCst);
-            WORKER.with(|w| w.borrow_mut().take());
-            Outcome::TimedOut
-        }
-    }
-}
-
-/// A worker: parses each job it is sent until its sender is dropped.
-fn start_worker() -> Result<mpsc::Sender<Job>, String> {
-    let (jobs, inbox) = mpsc::channel::<Job>();
-    std::thread::Builder::new()
+    let worker_state = state.clone();
+    let worker = std::thread::Builder::new()
         .name("cordon-parse".into())
         .stack_size(WORKER_STACK)
         .spawn(move || {
-            let options = ParserOptions::default();
-            for job in inbox {
-                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    brush_parser::parse_tokens(&job.tokens, &options)
-                }))
-                .ok();
-                if job.reply.send(result).is_err() {
-                    // Its caller stopped waiting: this worker was left behind, and is
-                    // done now.
-                    LEFT_BEHIND.fetch_sub(1, Ordering::SeqCst);
-                    return;
-                }
+            let result = parse_caught(&tokens);
+            let delivered = worker_state
+                .compare_exchange(WAITING, DONE, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok();
+            if delivered {
+                let _ = reply.send(result);
+            } else {
+                // Its caller gave up on it and counted it: it is done now.
+                LEFT_BEHIND.fetch_sub(1, Ordering::SeqCst);
             }
-        })
-        .map_err(|e| format!("cannot start the parser's worker: {e}"))?;
-    Ok(jobs)
+        });
+    let worker = match worker {
+        Ok(w) => w,
+        Err(e) => return Outcome::Busy(format!("cannot start the parser's worker: {e}")),
+    };
+    let result = match answer.recv_timeout(DEADLINE) {
+        Ok(result) => result,
+        Err(mpsc::RecvTimeoutError::Disconnected) => None,
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            LEFT_BEHIND.fetch_add(1, Ordering::SeqCst);
+            let gave_up = state
+                .compare_exchange(WAITING, ABANDONED, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok();
+            if gave_up {
+                return Outcome::TimedOut;
+            }
+            // It finished at the deadline: its answer is on its way.
+            LEFT_BEHIND.fetch_sub(1, Ordering::SeqCst);
+            answer.recv().ok().flatten()
+        }
+    };
+    let _ = worker.join();
+    result.map_or(Outcome::Panicked, Outcome::Returned)
+}
+
+/// The grammar on `tokens`, a panic caught (`None`).
+fn parse_caught(tokens: &[Token]) -> Option<Result<ast::Program, ParseError>> {
+    let options = ParserOptions::default();
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        brush_parser::parse_tokens(tokens, &options)
+    }))
+    .ok()
 }
