@@ -2,15 +2,18 @@
 //!
 //! The estimate (`nesting.rs`) refuses text the parser would read again and again, but it
 //! models one parser version's grammar: a construct whose real cost beats the model gets
-//! past it. So the grammar runs on a thread of its own, which the caller joins once it
-//! has returned (a caller that was single-threaded is so again: `cordon exec` forks its
-//! helper only then), and a caller that has waited [`DEADLINE`] refuses the text (a
-//! parse error: ask, never allow) and leaves the worker behind. A worker left behind keeps its CPU until the grammar
+//! past it. So the grammar runs on a worker thread of the calling thread's own (kept for
+//! its next parse: starting a thread per parse cost 70 µs or more here, handing over to
+//! a waiting one 15–20 µs), and a caller that has waited [`DEADLINE`] refuses the text (a
+//! parse error: ask, never allow) and leaves the worker behind. (`cordon exec` forks its
+//! helper before it judges the call, so the worker does not cost it its fork; a child
+//! forked after a parse starts a worker of its own, see [`WORKER`].) A worker left behind keeps its CPU until the grammar
 //! returns (a thread cannot be stopped from outside); at most [`MAX_LEFT_BEHIND`] of
 //! them may run at once in a process, and while that many do, every parse is refused at
 //! once. A one-shot command (`cordon check`, a hook's judgement) exits and takes them
 //! with it; the service keeps answering, fail-closed, with at most that many CPUs busy.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -45,8 +48,8 @@ pub(crate) enum Outcome {
 
 /// Tokens of at most this many bytes are parsed on the calling thread: no nesting that
 /// short can cost much (the costliest per level, a subscript inside `${`, fits five
-/// levels: well under a second), and starting a worker would double the time of a
-/// typical short command.
+/// levels: well under a second), and the hand-off would double the time of a typical
+/// short command.
 const INLINE_BYTES: usize = 32;
 
 /// A job's state, shared by its caller and its worker: who gave up on whom.
@@ -54,8 +57,21 @@ const WAITING: u8 = 0;
 const DONE: u8 = 1;
 const ABANDONED: u8 = 2;
 
-/// Runs the grammar on `tokens` on a worker thread, waiting at most [`DEADLINE`] (short
-/// text on this thread).
+/// One parse for a worker: the tokens, its state, and where to send what the grammar did.
+struct Job {
+    tokens: Vec<Token>,
+    state: Arc<AtomicU8>,
+    reply: mpsc::Sender<Option<Result<ast::Program, ParseError>>>,
+}
+
+thread_local! {
+    /// This thread's worker, with the process it was started in: after a fork the child
+    /// has the sender but not the thread, so it starts its own.
+    static WORKER: RefCell<Option<(u32, mpsc::Sender<Job>)>> = const { RefCell::new(None) };
+}
+
+/// Runs the grammar on `tokens` on this thread's worker, waiting at most [`DEADLINE`]
+/// (short text on this thread).
 pub(crate) fn run_grammar(tokens: Vec<Token>) -> Outcome {
     if tokens.iter().map(|t| t.to_str().len()).sum::<usize>() <= INLINE_BYTES {
         return parse_caught(&tokens).map_or(Outcome::Panicked, Outcome::Returned);
@@ -67,26 +83,14 @@ pub(crate) fn run_grammar(tokens: Vec<Token>) -> Outcome {
     }
     let state = Arc::new(AtomicU8::new(WAITING));
     let (reply, answer) = mpsc::channel();
-    let worker_state = state.clone();
-    let worker = std::thread::Builder::new()
-        .name("cordon-parse".into())
-        .stack_size(WORKER_STACK)
-        .spawn(move || {
-            let result = parse_caught(&tokens);
-            let delivered = worker_state
-                .compare_exchange(WAITING, DONE, Ordering::SeqCst, Ordering::SeqCst)
-                .is_ok();
-            if delivered {
-                let _ = reply.send(result);
-            } else {
-                // Its caller gave up on it and counted it: it is done now.
-                LEFT_BEHIND.fetch_sub(1, Ordering::SeqCst);
-            }
-        });
-    let worker = match worker {
-        Ok(w) => w,
-        Err(e) => return Outcome::Busy(format!("cannot start the parser's worker: {e}")),
+    let job = Job {
+        tokens,
+        state: state.clone(),
+        reply,
     };
+    if let Err(why) = hand_over(job) {
+        return Outcome::Busy(why);
+    }
     let result = match answer.recv_timeout(DEADLINE) {
         Ok(result) => result,
         Err(mpsc::RecvTimeoutError::Disconnected) => None,
@@ -96,6 +100,8 @@ pub(crate) fn run_grammar(tokens: Vec<Token>) -> Outcome {
                 .compare_exchange(WAITING, ABANDONED, Ordering::SeqCst, Ordering::SeqCst)
                 .is_ok();
             if gave_up {
+                // Left behind: this thread's next parse starts a new worker.
+                WORKER.with(|w| w.borrow_mut().take());
                 return Outcome::TimedOut;
             }
             // It finished at the deadline: its answer is on its way.
@@ -103,8 +109,56 @@ pub(crate) fn run_grammar(tokens: Vec<Token>) -> Outcome {
             answer.recv().ok().flatten()
         }
     };
-    let _ = worker.join();
     result.map_or(Outcome::Panicked, Outcome::Returned)
+}
+
+/// Sends `job` to this thread's worker, starting one when there is none (or none in this
+/// process, or it ended).
+fn hand_over(job: Job) -> Result<(), String> {
+    WORKER.with(|w| {
+        let mut w = w.borrow_mut();
+        let pid = std::process::id();
+        let job = match w.as_ref() {
+            Some((started_in, worker)) if *started_in == pid => match worker.send(job) {
+                Ok(()) => return Ok(()),
+                Err(mpsc::SendError(job)) => job,
+            },
+            _ => job,
+        };
+        let worker = start_worker()?;
+        worker
+            .send(job)
+            .map_err(|_| "the parser's worker ended".to_owned())?;
+        *w = Some((pid, worker));
+        Ok(())
+    })
+}
+
+/// A worker: parses each job it is sent until its sender is dropped.
+fn start_worker() -> Result<mpsc::Sender<Job>, String> {
+    let (jobs, inbox) = mpsc::channel::<Job>();
+    std::thread::Builder::new()
+        .name("cordon-parse".into())
+        .stack_size(WORKER_STACK)
+        .spawn(move || {
+            for job in inbox {
+                let result = parse_caught(&job.tokens);
+                let delivered = job
+                    .state
+                    .compare_exchange(WAITING, DONE, Ordering::SeqCst, Ordering::SeqCst)
+                    .is_ok();
+                if delivered {
+                    let _ = job.reply.send(result);
+                } else {
+                    // Its caller gave up on it and counted it: done now, and no longer
+                    // this thread's worker.
+                    LEFT_BEHIND.fetch_sub(1, Ordering::SeqCst);
+                    return;
+                }
+            }
+        })
+        .map_err(|e| format!("cannot start the parser's worker: {e}"))?;
+    Ok(jobs)
 }
 
 /// The grammar on `tokens`, a panic caught (`None`).
