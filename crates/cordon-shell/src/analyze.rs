@@ -184,7 +184,16 @@ fn analyze_in_pieces(text: &str) -> Option<Analysis> {
     for end in cuts.into_iter().chain(std::iter::once(text.len())) {
         let piece = text.get(start..end)?;
         start = end;
-        let script = parse::parse_one(piece, NESTING_BUDGET, &mut a.parse_allowance).ok()?;
+        let script = match parse::parse_one(piece, NESTING_BUDGET, &mut a.parse_allowance) {
+            Ok(script) => script,
+            // Past the grammar's deadline: the whole text holds the same piece.
+            Err(e) if parse::gave_up(&e) => {
+                a.out.parse_error = Some(e);
+                a.finish();
+                return Some(a.out);
+            }
+            Err(_) => return None,
+        };
         a.script(&script, &mut scope);
     }
     a.finish();

@@ -218,6 +218,8 @@ pub(crate) fn parse(text: &str, limit: usize, allowance: &mut u64) -> Result<Scr
                 start = end;
                 match parse_one(piece, limit, allowance) {
                     Ok(s) => script.pipelines.extend(s.pipelines),
+                    // Past the grammar's deadline: the whole text holds the same piece.
+                    Err(e) if gave_up(&e) => return Err(e),
                     Err(_) => {
                         ok = false;
                         break;
@@ -422,6 +424,15 @@ fn run_tokenizer(
     .map_err(|_| ())
 }
 
+/// Whether a parse error says the grammar was given up on (its deadline passed, or
+/// workers left behind are still running): parsing the same text again cannot do better.
+pub(crate) fn gave_up(error: &str) -> bool {
+    error.starts_with(GAVE_UP)
+}
+
+/// How every error of a grammar given up on begins.
+const GAVE_UP: &str = "the bash parser gave up: ";
+
 /// Run brush-parser's grammar on `tokens` under its deadline (`parse/deadline.rs`).
 fn grammar(tokens: Vec<brush_parser::Token>) -> Result<ast::Program, String> {
     match deadline::run_grammar(tokens) {
@@ -429,18 +440,19 @@ fn grammar(tokens: Vec<brush_parser::Token>) -> Result<ast::Program, String> {
         Outcome::Returned(Err(e)) => Err(format!("the text does not parse as bash: {e}")),
         Outcome::Panicked => Err("the bash parser failed on this text".to_owned()),
         Outcome::TimedOut => Err(format!(
-            "the bash parser had not finished after {} s (it reads this text again and again, beyond what its estimate foresaw); the text was not parsed",
+            "{GAVE_UP}it had not finished after {} s (it reads this text again and again, beyond what its estimate foresaw); the text was not parsed",
             deadline::DEADLINE.as_secs()
         )),
-        Outcome::Busy(why) => Err(format!(
-            "the bash parser is busy ({why}); the text was not parsed"
-        )),
+        Outcome::Busy(why) => Err(format!("{GAVE_UP}is busy ({why}); the text was not parsed")),
     }
 }
 
 /// The grammar's answer for `text` without the estimate in front of it: for the
 /// deadline's own tests.
 pub(crate) fn grammar_only(text: &str) -> Result<(), String> {
+    if exceeds_nesting(text, MAX_NESTING).is_some() || odd_heredoc(text) {
+        return Err("the text was refused before the parser".to_owned());
+    }
     let options = brush_parser::ParserOptions::default();
     match run_tokenizer(text, &options) {
         Ok(Ok(tokens)) => grammar(tokens).map(|_| ()),

@@ -4,10 +4,10 @@
 
 use std::time::{Duration, Instant};
 
-/// 29 parentheses around `a;`: brush-parser 0.4.0 reads the inside about 2^29 times
-/// (about 8 s in a release build, far longer in a debug one).
+/// 32 parentheses around `a;`: brush-parser 0.4.0 reads the inside about 2^32 times
+/// (about a minute in a release build, far longer in a debug one).
 fn costly() -> String {
-    format!("{}a;{}", "(".repeat(29), ")".repeat(29))
+    format!("{}a;{}", "(".repeat(32), ")".repeat(32))
 }
 
 #[test]
@@ -26,4 +26,8 @@ fn a_parse_past_its_deadline_is_refused_and_a_third_waits_for_none() {
     assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
     // The analysis says the same: a parse error, never an allow.
     assert!(cordon_shell::analyze(long).parse_error.is_some());
+    // Short text with nesting is not parsed on the calling thread: refused at once too.
+    let short = "a[${a[${a[${a[${a[${a[${a}}}}}}}";
+    let e = cordon_shell::parse_past_the_estimate(short).expect_err("refused");
+    assert!(e.contains("busy"), "{e}");
 }

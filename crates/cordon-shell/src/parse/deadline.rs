@@ -10,7 +10,8 @@
 //! forked after a parse starts a worker of its own, see [`WORKER`].) A worker left behind keeps its CPU until the grammar
 //! returns (a thread cannot be stopped from outside); at most [`MAX_LEFT_BEHIND`] of
 //! them may run at once in a process, and while that many do, every parse is refused at
-//! once. A one-shot command (`cordon check`, a hook's judgement) exits and takes them
+//! once (counted as callers give up: threads parsing at the same moment, the service's
+//! connections, may all be left behind before the count stops them). A one-shot command (`cordon check`, a hook's judgement) exits and takes them
 //! with it; the service keeps answering, fail-closed, with at most that many CPUs busy.
 
 use std::cell::RefCell;
@@ -46,10 +47,11 @@ pub(crate) enum Outcome {
     Busy(String),
 }
 
-/// Tokens of at most this many bytes are parsed on the calling thread: no nesting that
-/// short can cost much (the costliest per level, a subscript inside `${`, fits five
-/// levels: well under a second), and the hand-off would double the time of a typical
-/// short command.
+/// Tokens of at most this many bytes, none holding an opener of nesting (`$`, `(`, `[`,
+/// `{`, a backquote) and no `(` operator among them, are parsed on the calling thread:
+/// without nesting the grammar has nothing to read again (short nesting can: six
+/// subscripts left open in `${a[` fit 32 bytes and took it 34 s), and the hand-off would
+/// double the time of a typical short command (`ls -la`, `git status`).
 const INLINE_BYTES: usize = 32;
 
 /// A job's state, shared by its caller and its worker: who gave up on whom.
@@ -73,7 +75,11 @@ thread_local! {
 /// Runs the grammar on `tokens` on this thread's worker, waiting at most [`DEADLINE`]
 /// (short text on this thread).
 pub(crate) fn run_grammar(tokens: Vec<Token>) -> Outcome {
-    if tokens.iter().map(|t| t.to_str().len()).sum::<usize>() <= INLINE_BYTES {
+    let flat = tokens.iter().all(|t| match t {
+        Token::Operator(op, _) => !op.contains('('),
+        Token::Word(w, _) => !w.contains(['$', '(', '[', '{', '`']),
+    });
+    if flat && tokens.iter().map(|t| t.to_str().len()).sum::<usize>() <= INLINE_BYTES {
         return parse_caught(&tokens).map_or(Outcome::Panicked, Outcome::Returned);
     }
     if LEFT_BEHIND.load(Ordering::SeqCst) >= MAX_LEFT_BEHIND {
@@ -101,7 +107,7 @@ pub(crate) fn run_grammar(tokens: Vec<Token>) -> Outcome {
                 .is_ok();
             if gave_up {
                 // Left behind: this thread's next parse starts a new worker.
-                WORKER.with(|w| w.borrow_mut().take());
+                let _ = WORKER.try_with(|w| w.borrow_mut().take());
                 return Outcome::TimedOut;
             }
             // It finished at the deadline: its answer is on its way.
@@ -115,7 +121,7 @@ pub(crate) fn run_grammar(tokens: Vec<Token>) -> Outcome {
 /// Sends `job` to this thread's worker, starting one when there is none (or none in this
 /// process, or it ended).
 fn hand_over(job: Job) -> Result<(), String> {
-    WORKER.with(|w| {
+    let sent = WORKER.try_with(|w| {
         let mut w = w.borrow_mut();
         let pid = std::process::id();
         let job = match w.as_ref() {
@@ -123,7 +129,13 @@ fn hand_over(job: Job) -> Result<(), String> {
                 Ok(()) => return Ok(()),
                 Err(mpsc::SendError(job)) => job,
             },
-            _ => job,
+            Some(_) => {
+                // Forked: the parent's channel is not this process's to close (its lock
+                // may have been copied held).
+                std::mem::forget(w.take());
+                job
+            }
+            None => job,
         };
         let worker = start_worker()?;
         worker
@@ -131,7 +143,8 @@ fn hand_over(job: Job) -> Result<(), String> {
             .map_err(|_| "the parser's worker ended".to_owned())?;
         *w = Some((pid, worker));
         Ok(())
-    })
+    });
+    sent.unwrap_or_else(|_| Err("this thread is ending".to_owned()))
 }
 
 /// A worker: parses each job it is sent until its sender is dropped.
