@@ -345,10 +345,21 @@ fn a_service_of_another_user_is_not_asked() {
 fn a_judgement_in_the_hooks_own_process_keeps_the_deadline() {
     let e = Env::new();
     let hook = e.cmd("unused", &["hook", "claude-code"]);
-    // One process at most for the user running the hook: its fork fails (root is exempt
-    // from the limit, so root runs it as `nobody`).
+    // One process at most for the user running the hook: its fork fails. Root is exempt
+    // from the limit, so root runs it as a user no other process has (`nobody` may have
+    // others, which would make the exec itself fail), from a copy it can reach (the
+    // checkout may be in a 0700 directory).
     let hook = if common::is_root() {
-        common::as_nobody(&hook)
+        let copy = e.root.join("cordon-for-a-lone-user");
+        std::fs::copy(hook.get_program(), &copy).unwrap();
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut sp = Command::new("setpriv");
+        sp.args(["--reuid=61234", "--regid=61234", "--clear-groups", "--"])
+            .arg(&copy)
+            .args(hook.get_args())
+            .env_clear()
+            .envs(hook.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))));
+        sp
     } else {
         hook
     };
