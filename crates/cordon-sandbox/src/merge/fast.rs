@@ -47,6 +47,15 @@ impl HostListing {
     }
 }
 
+/// Whether the host's `dir` lacks `name`: only when a look says there is no such name
+/// (any other failure, a denied search, leaves it to the general way).
+pub(super) fn absent_at(dir: BorrowedFd<'_>, name: &[u8]) -> bool {
+    matches!(
+        rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW),
+        Err(Errno::NOENT)
+    )
+}
+
 /// Whether a directory with the extended attribute `name` must take the entry-by-entry
 /// way, which makes a fresh host directory instead of moving the layer's: anything but
 /// the security module's label (overlayfs's own marks, an ACL that would open what the

@@ -127,6 +127,41 @@ fn a_new_directory_lands_whole_with_modes_narrowed_and_counted() {
 }
 
 #[test]
+fn a_new_directory_alone_in_its_directory_lands_whole() {
+    // Too few entries for a listing of the host's side: the host is asked for the name.
+    let t = setup();
+    let (root, up) = (&t.layer.root, &t.layer.upper);
+    let horizon = start();
+    write(&up.join("out/a/1.txt"), "1");
+    write(&up.join("out/b/2.txt"), "2");
+    write(&root.join("kept.txt"), "host");
+    let ino = |p: &Path| std::fs::symlink_metadata(p).unwrap().ino();
+    let moved = ino(&up.join("out"));
+    let m = merge(&t.layer, &opts(horizon)).unwrap();
+    // Moved, not made anew entry by entry.
+    assert_eq!(ino(&root.join("out")), moved);
+    let out = m
+        .landed
+        .iter()
+        .find(|l| l.path == root.join("out"))
+        .unwrap();
+    assert_eq!(
+        (out.change.as_str(), out.entries),
+        ("dir", Some(4)),
+        "{m:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("out/b/2.txt")).unwrap(),
+        "2"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("kept.txt")).unwrap(),
+        "host"
+    );
+    assert_eq!(std::fs::read_dir(up).unwrap().count(), 0);
+}
+
+#[test]
 fn a_new_directory_holding_what_waits_for_review_lands_entry_by_entry() {
     let t = setup();
     let (root, up) = (&t.layer.root, &t.layer.upper);
@@ -222,11 +257,14 @@ fn a_name_the_host_made_during_the_run_is_kept_when_the_directory_is_listed() {
 
 #[test]
 fn a_name_the_host_makes_between_the_listing_and_the_rename_is_not_replaced() {
-    for name in ["f5.txt", "pkg"] {
+    // With siblings the host's directory is listed; with the name alone, looked up.
+    for (name, listed) in [("f5.txt", true), ("pkg", true), ("pkg", false)] {
         let t = setup();
         let (root, up) = (&t.layer.root, &t.layer.upper);
         let horizon = start();
-        siblings(up);
+        if listed {
+            siblings(up);
+        }
         write(&up.join("pkg/a.txt"), "run");
         RACE.with(|r| *r.borrow_mut() = Some(name.as_bytes().to_vec()));
         let m = merge(&t.layer, &opts(horizon)).unwrap();

@@ -232,12 +232,16 @@ impl Merger<'_> {
         let mine = names(up)?;
         // The host's side of the directory, listed once for many entries: a name it
         // does not have needs no look of its own (and lands with a rename that refuses
-        // to replace, so one the host makes meanwhile is still caught).
+        // to replace, so one the host makes meanwhile is still caught). For a few
+        // entries, or a host directory that cannot be listed, each name is looked up.
         let host = (mine.len() >= fast::LIST_HOST_FROM)
             .then(|| fast::HostListing::of(dst))
             .flatten();
         for name in mine {
-            let absent = host.as_ref().is_some_and(|h| !h.has(&name));
+            let absent = match &host {
+                Some(h) => !h.has(&name),
+                None => fast::absent_at(dst, &name),
+            };
             self.entry(up, dst, at, &name, depth, absent)?;
         }
         Ok(())
