@@ -250,3 +250,109 @@ fn children_of(me: Pid) -> Vec<i32> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observe;
+    use std::os::fd::AsRawFd;
+    use std::time::Duration;
+
+    /// Set in the environment of the test binary run again as the process under test.
+    const CHILD: &str = "CORDON_TEST_OBSERVER_CHILD";
+    const DIR: &str = "CORDON_TEST_OBSERVER_DIR";
+    const FILES: usize = 40;
+
+    /// The process under test: a supervisor serving the write observer, and a command under the observing filter that creates
+    /// `FILES` files by relative paths, every one outside what the observer is told is
+    /// writable, then exits at once. Prints each recorded path on a line.
+    #[test]
+    #[allow(unsafe_code)]
+    fn observer_child() {
+        let (Ok(_), Ok(dir)) = (std::env::var(CHILD), std::env::var(DIR)) else {
+            return;
+        };
+        // SAFETY: the copy runs only the code below, which ends in `_exit`; glibc's fork
+        // leaves its allocator usable in the copy.
+        let supervisor = match unsafe { nix::unistd::fork() }.expect("fork") {
+            nix::unistd::ForkResult::Parent { child } => child,
+            nix::unistd::ForkResult::Child => {
+                // The copy has this thread only, so SIGCHLD waits for the supervisor.
+                let set = signal_set();
+                set.thread_block().expect("signals blocked");
+                let (mine, theirs) = listener_channel().expect("socket pair");
+                // SAFETY: as above; the command's copy ends in `_exit` too.
+                let command = match unsafe { nix::unistd::fork() }.expect("fork") {
+                    nix::unistd::ForkResult::Parent { child } => child,
+                    nix::unistd::ForkResult::Child => {
+                        nix::sys::prctl::set_no_new_privs().expect("no new privileges");
+                        let l = observe::install(false).expect("observing filter");
+                        observe::send_fd(theirs.as_raw_fd(), l.as_raw_fd()).expect("sent");
+                        drop(l);
+                        std::env::set_current_dir(&dir).expect("chdir");
+                        for i in 0..FILES {
+                            #[allow(clippy::disallowed_methods)] // a test's own files
+                            std::fs::write(format!("f{i}"), "x").expect("written");
+                        }
+                        // SAFETY: ends the copy without running the test harness's exit.
+                        unsafe { libc::_exit(0) }
+                    }
+                };
+                drop(theirs);
+                let l = observe::recv_fd(mine.as_raw_fd()).expect("listener");
+                let mut o = Observer::new(l, None, vec!["/nonexistent-writable-root".into()]);
+                let out = supervise(
+                    command,
+                    Some(Duration::from_secs(30)),
+                    Reap::Child,
+                    &set,
+                    Some(&mut o),
+                );
+                // On lines of their own, after the harness's "test … " prefix.
+                let mut text = String::from("\n");
+                for b in &o.records {
+                    text.push_str(&b.target);
+                    text.push('\n');
+                }
+                // SAFETY: writes the bytes of `text` to standard output.
+                unsafe { libc::write(1, text.as_ptr().cast(), text.len()) };
+                // SAFETY: ends the copy without running the test harness's exit.
+                unsafe { libc::_exit(out.code) }
+            }
+        };
+        let status = nix::sys::wait::waitpid(supervisor, None).expect("waited");
+        let code = match status {
+            WaitStatus::Exited(_, c) => c,
+            _ => 99,
+        };
+        std::process::exit(code);
+    }
+
+    /// Every write the command made before it exited is recorded, with its directory
+    /// read from the process.
+    #[test]
+    fn the_observer_records_every_write_before_the_command_ends() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let out = std::process::Command::new(std::env::current_exe().expect("test binary"))
+            .args([
+                "--exact",
+                "helper::supervise::tests::observer_child",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(CHILD, "1")
+            .env(DIR, dir.path())
+            .output()
+            .expect("test binary runs");
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let dir = std::fs::canonicalize(dir.path()).expect("canonical");
+        for i in 0..FILES {
+            let want = format!("{}/f{i}", dir.display());
+            assert!(
+                stdout.lines().any(|l| l == want),
+                "{want} not recorded:\n{stdout}"
+            );
+        }
+    }
+}
