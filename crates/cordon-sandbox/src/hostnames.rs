@@ -69,7 +69,7 @@ fn gather(path_var: &OsStr, home: &Path, system_root: &Path, limits: Limits) -> 
             continue;
         }
         for entry in budget.list(&dir) {
-            if is_executable(&entry.path()) {
+            if is_executable(&entry) {
                 names.add_program(&entry.file_name());
             }
         }
@@ -133,9 +133,25 @@ impl Budget {
     }
 }
 
-/// A regular file (links followed) that someone may execute.
-fn is_executable(path: &Path) -> bool {
-    fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+/// A regular file (links followed) that someone may execute. The listing's entry type
+/// spares a look at a directory, and a regular file is looked at beside its directory's
+/// descriptor (one path component, not the whole path).
+fn is_executable(entry: &DirEntry) -> bool {
+    let meta = match entry.file_type() {
+        Ok(t) if t.is_dir() => return false,
+        Ok(t) if t.is_file() => entry.metadata(),
+        _ => fs::metadata(entry.path()),
+    };
+    meta.is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Whether `entry` is a directory (links followed), from the listing's entry type when
+/// it is not a link.
+fn is_dir(entry: &DirEntry) -> bool {
+    match entry.file_type() {
+        Ok(t) if !t.is_symlink() => t.is_dir(),
+        _ => entry.path().is_dir(),
+    }
 }
 
 /// The directories whose entries an interpreter installed under `prefix/lib/python3.X`
@@ -187,8 +203,7 @@ fn python_dirs(home: &Path, system_root: &Path, budget: &mut Budget) -> Vec<Path
 /// Record the module `entry` of a library directory gives, if any.
 fn add_module(names: &mut HostNames, entry: &DirEntry) {
     let file_name = entry.file_name();
-    let path = entry.path();
-    let is_dir = path.is_dir();
+    let is_dir = is_dir(entry);
     let Some(module) = python_module_name(&file_name, is_dir) else {
         return;
     };
@@ -201,7 +216,7 @@ fn add_module(names: &mut HostNames, entry: &DirEntry) {
     let regular = !is_dir
         || ["__init__.py", "__init__.pyc"]
             .iter()
-            .any(|i| path.join(i).is_file());
+            .any(|i| entry.path().join(i).is_file());
     if regular {
         names.add_python_module(module);
     } else {
