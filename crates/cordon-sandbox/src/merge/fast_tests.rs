@@ -9,11 +9,32 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 thread_local! {
     /// A name the "host" makes just before the merge's next short-way rename.
     static RACE: std::cell::RefCell<Option<Vec<u8>>> = const { std::cell::RefCell::new(None) };
+    /// A name and what the "host" makes there just before the short-way rename.
+    static RACE_WITH: std::cell::RefCell<Option<(Vec<u8>, RaceMake)>> = const { std::cell::RefCell::new(None) };
 }
+
+/// What a racing host writer makes at a name of a directory.
+type RaceMake = fn(BorrowedFd<'_>, &[u8]);
 
 /// Called before each short-way rename: makes the armed name in `dst`, as a host writer
 /// would between the listing and the rename.
 pub(super) fn race_point(dst: BorrowedFd<'_>, name: &[u8]) {
+    // A host writer that makes something other than a file at the armed name.
+    let armed = RACE_WITH.with(|r| {
+        let hit = r
+            .borrow()
+            .as_ref()
+            .is_some_and(|(n, _)| n.as_slice() == name);
+        if hit {
+            r.borrow_mut().take().map(|(_, f)| f)
+        } else {
+            None
+        }
+    });
+    if let Some(make) = armed {
+        make(dst, name);
+        return;
+    }
     RACE.with(|r| {
         if r.borrow().as_deref() == Some(name) {
             *r.borrow_mut() = None;
@@ -350,4 +371,218 @@ fn a_new_directory_with_an_acl_or_attribute_lands_as_a_fresh_directory() {
             "{attr} reached the host's directory"
         );
     }
+}
+
+// The per-name lookup (`fast::absent_at`) of small directories, and names the host makes
+// after it.
+
+fn opts_overwrite(horizon: Stamp) -> MergeOptions<'static> {
+    MergeOptions {
+        overwrite: true,
+        ..opts(horizon)
+    }
+}
+
+#[test]
+fn a_lone_new_file_the_host_makes_after_the_lookup_is_kept() {
+    let t = setup();
+    let (root, up) = (&t.layer.root, &t.layer.upper);
+    let horizon = start();
+    write(&up.join("notes.txt"), "run");
+    RACE.with(|r| *r.borrow_mut() = Some(b"notes.txt".to_vec()));
+    let m = merge(&t.layer, &opts(horizon)).unwrap();
+    RACE.with(|r| *r.borrow_mut() = None);
+    assert_eq!(
+        std::fs::read_to_string(root.join("notes.txt")).unwrap(),
+        "host"
+    );
+    assert!(
+        m.conflicts.iter().any(|c| c.path == root.join("notes.txt")),
+        "{m:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(up.join("notes.txt")).unwrap(),
+        "run"
+    );
+}
+
+#[test]
+fn a_host_symlink_made_after_the_lookup_is_never_followed() {
+    fn link_out(dst: BorrowedFd<'_>, name: &[u8]) {
+        let target = OUTSIDE.with(|o| o.borrow().clone());
+        rustix::fs::symlinkat(target.as_path(), dst, name).unwrap();
+    }
+    thread_local! {
+        static OUTSIDE: std::cell::RefCell<PathBuf> = const { std::cell::RefCell::new(PathBuf::new()) };
+    }
+    for (overwrite, what) in [
+        (false, "pkg"),
+        (true, "pkg"),
+        (false, "f.txt"),
+        (true, "f.txt"),
+    ] {
+        let t = setup();
+        let (root, up) = (&t.layer.root, &t.layer.upper);
+        let outside = t._t.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        OUTSIDE.with(|o| *o.borrow_mut() = outside.clone());
+        let horizon = start();
+        if what == "pkg" {
+            write(&up.join("pkg/a.txt"), "run");
+            write(&up.join("pkg/sub/b.txt"), "run");
+        } else {
+            write(&up.join("f.txt"), "run");
+        }
+        RACE_WITH
+            .with(|r| *r.borrow_mut() = Some((what.as_bytes().to_vec(), link_out as RaceMake)));
+        let o = if overwrite {
+            opts_overwrite(horizon)
+        } else {
+            opts(horizon)
+        };
+        let m = merge(&t.layer, &o).unwrap();
+        RACE_WITH.with(|r| *r.borrow_mut() = None);
+        assert_eq!(
+            std::fs::read_dir(&outside).unwrap().count(),
+            0,
+            "{what} overwrite={overwrite}: written outside the root: {m:?}"
+        );
+        let host = std::fs::symlink_metadata(root.join(what)).unwrap();
+        if overwrite {
+            // The run's version wins, as a real entry (the link removed, not followed).
+            assert!(!host.file_type().is_symlink(), "{what}: {m:?}");
+        } else {
+            assert!(host.file_type().is_symlink(), "{what}: {m:?}");
+            assert!(
+                m.conflicts.iter().any(|c| c.path == root.join(what)),
+                "{m:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_dangling_host_symlink_is_not_absent() {
+    let t = setup();
+    let (root, up) = (&t.layer.root, &t.layer.upper);
+    let outside = t._t.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    std::os::unix::fs::symlink(outside.join("made"), root.join("out")).unwrap();
+    std::os::unix::fs::symlink(outside.join("dir"), root.join("outd")).unwrap();
+    let horizon = start();
+    write(&up.join("out"), "run");
+    write(&up.join("outd/x.txt"), "run");
+    let m = merge(&t.layer, &opts(horizon)).unwrap();
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "{m:?}");
+    assert_eq!(std::fs::read_to_string(root.join("out")).unwrap(), "run");
+    assert!(root.join("outd").is_dir() && !root.join("outd").is_symlink());
+    // The host's links were replaced through the general way, never landed with the
+    // short way's rename (which would have failed, EEXIST).
+    assert_eq!(
+        std::fs::read_to_string(root.join("outd/x.txt")).unwrap(),
+        "run"
+    );
+}
+
+#[test]
+fn what_a_lone_new_directory_holds_is_still_judged() {
+    let t = setup();
+    let (root, up) = (&t.layer.root, &t.layer.upper);
+    let horizon = start();
+    write(&up.join("proj/src/a.rs"), "fn main() {}");
+    write(&up.join("proj/.git/hooks/pre-commit"), "#!/bin/sh\nid\n");
+    std::os::unix::fs::symlink("/etc/passwd", up.join("proj/pw")).unwrap();
+    write(&up.join(".vscode/tasks.json"), "{}");
+    // Two names of one inode in a new directory.
+    write(&up.join("lib/a.txt"), "one");
+    std::fs::hard_link(up.join("lib/a.txt"), up.join("lib/b.txt")).unwrap();
+    let m = merge(&t.layer, &opts(horizon)).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(root.join("proj/src/a.rs")).unwrap(),
+        "fn main() {}"
+    );
+    for kept_out in [
+        "proj/.git/hooks/pre-commit",
+        "proj/pw",
+        ".vscode/tasks.json",
+    ] {
+        assert!(
+            std::fs::symlink_metadata(root.join(kept_out)).is_err(),
+            "{kept_out} landed: {m:?}"
+        );
+        assert!(
+            std::fs::symlink_metadata(up.join(kept_out)).is_ok(),
+            "{kept_out} left the layer"
+        );
+    }
+    let ino = |p: &str| std::fs::metadata(root.join(p)).unwrap().ino();
+    assert_ne!(
+        ino("lib/a.txt"),
+        ino("lib/b.txt"),
+        "one inode under two host names"
+    );
+}
+
+/// A name the host makes between the lookup and the short-way rename fails the rename
+/// (EEXIST); the entry is then judged again as the host's, not placed under the verdict
+/// reached for a name the host did not have (with `overwrite`, the run's version would
+/// replace the host's new entry without the hold the judge gives a replaced one).
+#[test]
+fn a_name_the_host_makes_after_the_lookup_is_judged_as_the_hosts() {
+    let t = setup();
+    let (root, up) = (&t.layer.root, &t.layer.upper);
+    write(&root.join(".venv/pyvenv.cfg"), "home = /usr/bin\n");
+    std::fs::create_dir_all(root.join(".venv/bin")).unwrap();
+    let horizon = start();
+    write(&up.join(".venv/bin/activate"), "id\n");
+    // The host's `python -m venv --upgrade .venv` writes its activation script meanwhile.
+    RACE.with(|r| *r.borrow_mut() = Some(b"activate".to_vec()));
+    let m = merge(&t.layer, &opts_overwrite(horizon)).unwrap();
+    RACE.with(|r| *r.borrow_mut() = None);
+    // Had the host had it when judged: held ("it replaces the interpreter or activation
+    // script of the virtualenv"), whatever `overwrite` says.
+    assert!(
+        m.held
+            .iter()
+            .any(|h| h.path == root.join(".venv/bin/activate")),
+        "the run's activate replaced the host's without a hold: {m:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join(".venv/bin/activate")).unwrap(),
+        "host"
+    );
+}
+
+/// The same for the scope: a root writable only for one file never replaces a host
+/// directory at that file's name ("the host has a directory in its place"), also one the
+/// host makes after the lookup, under `overwrite`.
+#[test]
+fn a_files_only_merge_keeps_a_directory_the_host_makes_after_the_lookup() {
+    fn host_dir(dst: BorrowedFd<'_>, name: &[u8]) {
+        rustix::fs::mkdirat(dst, name, Mode::from_raw_mode(0o755)).unwrap();
+        let d = rustix::fs::openat(dst, name, DIR_FLAGS, Mode::empty()).unwrap();
+        let f = rustix::fs::openat(
+            &d,
+            "work.txt",
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o644),
+        )
+        .unwrap();
+        rustix::io::write(&f, b"host").unwrap();
+    }
+    let mut t = setup();
+    let (root, up) = (t.layer.root.clone(), t.layer.upper.clone());
+    t.layer.files = vec![root.join("out.txt")];
+    let horizon = start();
+    write(&up.join("out.txt"), "run");
+    RACE_WITH.with(|r| *r.borrow_mut() = Some((b"out.txt".to_vec(), host_dir as RaceMake)));
+    let m = merge(&t.layer, &opts_overwrite(horizon)).unwrap();
+    RACE_WITH.with(|r| *r.borrow_mut() = None);
+    assert_eq!(
+        std::fs::read_to_string(root.join("out.txt/work.txt"))
+            .ok()
+            .as_deref(),
+        Some("host"),
+        "the host's directory was removed by a merge whose root was writable for one file: {m:?}"
+    );
 }

@@ -338,6 +338,11 @@ impl Merger<'_> {
         }
     }
 
+    /// Merge the layer's `name` of `up` into `dst` (at `at`). `absent`: the host did not
+    /// have the name when looked (its listing, or a lookup); the verdicts are then reached
+    /// without looking again, and a name the host makes before the entry is placed sends
+    /// it back here to be judged as the host's (with `overwrite` the run's entry would
+    /// otherwise replace the host's under a verdict reached for no entry at all).
     fn entry(
         &mut self,
         up: BorrowedFd<'_>,
@@ -437,6 +442,9 @@ impl Merger<'_> {
                 if !linked && absent && self.land_absent(up, dst, name, &path, "write")? {
                     return Ok(());
                 }
+                if absent && exists_at(dst, name) {
+                    return self.entry(up, dst, at, name, depth, false);
+                }
                 self.place(
                     up,
                     dst,
@@ -454,6 +462,9 @@ impl Merger<'_> {
                 ))?;
                 if absent && self.land_absent(up, dst, name, &path, "symlink")? {
                     return Ok(());
+                }
+                if absent && exists_at(dst, name) {
+                    return self.entry(up, dst, at, name, depth, false);
                 }
                 self.place(
                     up,
@@ -479,6 +490,9 @@ impl Merger<'_> {
                     && self.land_new_tree(up, dst, name, &path, facts.mode, depth)?
                 {
                     return Ok(());
+                }
+                if absent && exists_at(dst, name) {
+                    return self.entry(up, dst, at, name, depth, false);
                 }
                 self.subdir(up, dst, &path, name, facts, depth)
             }
