@@ -207,7 +207,7 @@ impl Merger<'_> {
                 }
                 continue;
             }
-            if kind == LeftKind::File && st.st_mode & 0o6002 != 0 {
+            if kind == LeftKind::File && st.st_mode & 0o7777 != merged_mode(st.st_mode, false) {
                 let narrowed = Mode::from_raw_mode(merged_mode(st.st_mode, false));
                 rustix::fs::chmodat(&dir, n.as_slice(), narrowed, AtFlags::empty()).map_err(
                     errno(format_args!(

@@ -429,7 +429,7 @@ impl Merger<'_> {
                 // Set-id bits never reach the host (as root, the run's files are root's),
                 // nor a write bit for every user (another user could then plant code).
                 let mode = Mode::from_raw_mode(merged_mode(st.st_mode, false));
-                if st.st_mode & 0o6002 != 0 {
+                if st.st_mode & 0o7777 != mode.as_raw_mode() {
                     rustix::fs::chmodat(up, name, mode, AtFlags::empty()).map_err(errno(
                         format_args!("cannot clear the set-id bits of {}", path.display()),
                     ))?;

@@ -718,10 +718,26 @@ fn modes_never_open_a_directory_or_file_to_others() {
     .unwrap();
     std::fs::create_dir(up.join("pub")).unwrap();
     std::fs::set_permissions(up.join("pub"), std::fs::Permissions::from_mode(0o2777)).unwrap();
+    // Files a run left writable by their group or sticky, at the top (entry by entry)
+    // and inside a new directory (moved whole).
+    for f in ["group.sh", "new/group.sh", "new/sticky.txt"] {
+        std::fs::create_dir_all(up.join(f).parent().unwrap()).unwrap();
+        std::fs::write(up.join(f), "x").unwrap();
+    }
+    for (f, m) in [
+        ("group.sh", 0o775),
+        ("new/group.sh", 0o664),
+        ("new/sticky.txt", 0o1644),
+    ] {
+        std::fs::set_permissions(up.join(f), std::fs::Permissions::from_mode(m)).unwrap();
+    }
     merge(&t.layer, &opts(Path::new("/nonexistent"), horizon)).unwrap();
     let mode = |p: &str| std::fs::metadata(root.join(p)).unwrap().mode() & 0o7777;
     assert_eq!(mode(".git/hooks"), 0o755);
     assert_eq!(mode("pub"), 0o755);
+    assert_eq!(mode("group.sh"), 0o755);
+    assert_eq!(mode("new/group.sh"), 0o644);
+    assert_eq!(mode("new/sticky.txt"), 0o644);
 }
 
 #[test]
