@@ -7,47 +7,48 @@ use super::*;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
 thread_local! {
-    /// A name the "host" makes just before the merge's next short-way rename.
-    static RACE: std::cell::RefCell<Option<Vec<u8>>> = const { std::cell::RefCell::new(None) };
-    /// A name and what the "host" makes there just before the short-way rename.
-    static RACE_WITH: std::cell::RefCell<Option<(Vec<u8>, RaceMake)>> = const { std::cell::RefCell::new(None) };
+    /// A name, and what the "host" makes there just before the merge's next short-way
+    /// rename.
+    static RACE: std::cell::RefCell<Option<(Vec<u8>, RaceMake)>> = const { std::cell::RefCell::new(None) };
 }
 
 /// What a racing host writer makes at a name of a directory.
 type RaceMake = fn(BorrowedFd<'_>, &[u8]);
 
 /// Called before each short-way rename: makes the armed name in `dst`, as a host writer
-/// would between the listing and the rename.
+/// would between the listing (or lookup) and the rename.
 pub(super) fn race_point(dst: BorrowedFd<'_>, name: &[u8]) {
-    // A host writer that makes something other than a file at the armed name.
-    let armed = RACE_WITH.with(|r| {
+    let armed = RACE.with(|r| {
         let hit = r
             .borrow()
             .as_ref()
             .is_some_and(|(n, _)| n.as_slice() == name);
-        if hit {
-            r.borrow_mut().take().map(|(_, f)| f)
-        } else {
-            None
-        }
+        if hit { r.borrow_mut().take() } else { None }
     });
-    if let Some(make) = armed {
+    if let Some((_, make)) = armed {
         make(dst, name);
-        return;
     }
-    RACE.with(|r| {
-        if r.borrow().as_deref() == Some(name) {
-            *r.borrow_mut() = None;
-            let fd = rustix::fs::openat(
-                dst,
-                name,
-                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC,
-                Mode::from_raw_mode(0o644),
-            )
-            .unwrap();
-            rustix::io::write(&fd, b"host").unwrap();
-        }
-    });
+}
+
+/// The racing host writer's usual work: a file holding `host`.
+fn host_file(dst: BorrowedFd<'_>, name: &[u8]) {
+    let fd = rustix::fs::openat(
+        dst,
+        name,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o644),
+    )
+    .unwrap();
+    rustix::io::write(&fd, b"host").unwrap();
+}
+
+/// Merge `layer` while a host writer makes `name` with `make` just before the short-way
+/// rename of that name.
+fn merge_racing(layer: &Layer, o: &MergeOptions<'_>, name: &str, make: RaceMake) -> MergeReport {
+    RACE.with(|r| *r.borrow_mut() = Some((name.as_bytes().to_vec(), make)));
+    let m = merge(layer, o).unwrap();
+    RACE.with(|r| *r.borrow_mut() = None);
+    m
 }
 
 struct T {
@@ -287,9 +288,7 @@ fn a_name_the_host_makes_between_the_listing_and_the_rename_is_not_replaced() {
             siblings(up);
         }
         write(&up.join("pkg/a.txt"), "run");
-        RACE.with(|r| *r.borrow_mut() = Some(name.as_bytes().to_vec()));
-        let m = merge(&t.layer, &opts(horizon)).unwrap();
-        RACE.with(|r| *r.borrow_mut() = None);
+        let m = merge_racing(&t.layer, &opts(horizon), name, host_file);
         assert_eq!(
             std::fs::read_to_string(root.join(name)).unwrap(),
             "host",
@@ -389,9 +388,7 @@ fn a_lone_new_file_the_host_makes_after_the_lookup_is_kept() {
     let (root, up) = (&t.layer.root, &t.layer.upper);
     let horizon = start();
     write(&up.join("notes.txt"), "run");
-    RACE.with(|r| *r.borrow_mut() = Some(b"notes.txt".to_vec()));
-    let m = merge(&t.layer, &opts(horizon)).unwrap();
-    RACE.with(|r| *r.borrow_mut() = None);
+    let m = merge_racing(&t.layer, &opts(horizon), "notes.txt", host_file);
     assert_eq!(
         std::fs::read_to_string(root.join("notes.txt")).unwrap(),
         "host"
@@ -433,15 +430,12 @@ fn a_host_symlink_made_after_the_lookup_is_never_followed() {
         } else {
             write(&up.join("f.txt"), "run");
         }
-        RACE_WITH
-            .with(|r| *r.borrow_mut() = Some((what.as_bytes().to_vec(), link_out as RaceMake)));
         let o = if overwrite {
             opts_overwrite(horizon)
         } else {
             opts(horizon)
         };
-        let m = merge(&t.layer, &o).unwrap();
-        RACE_WITH.with(|r| *r.borrow_mut() = None);
+        let m = merge_racing(&t.layer, &o, what, link_out);
         assert_eq!(
             std::fs::read_dir(&outside).unwrap().count(),
             0,
@@ -536,9 +530,7 @@ fn a_name_the_host_makes_after_the_lookup_is_judged_as_the_hosts() {
     let horizon = start();
     write(&up.join(".venv/bin/activate"), "id\n");
     // The host's `python -m venv --upgrade .venv` writes its activation script meanwhile.
-    RACE.with(|r| *r.borrow_mut() = Some(b"activate".to_vec()));
-    let m = merge(&t.layer, &opts_overwrite(horizon)).unwrap();
-    RACE.with(|r| *r.borrow_mut() = None);
+    let m = merge_racing(&t.layer, &opts_overwrite(horizon), "activate", host_file);
     // Had the host had it when judged: held ("it replaces the interpreter or activation
     // script of the virtualenv"), whatever `overwrite` says.
     assert!(
@@ -575,9 +567,7 @@ fn a_files_only_merge_keeps_a_directory_the_host_makes_after_the_lookup() {
     t.layer.files = vec![root.join("out.txt")];
     let horizon = start();
     write(&up.join("out.txt"), "run");
-    RACE_WITH.with(|r| *r.borrow_mut() = Some((b"out.txt".to_vec(), host_dir as RaceMake)));
-    let m = merge(&t.layer, &opts_overwrite(horizon)).unwrap();
-    RACE_WITH.with(|r| *r.borrow_mut() = None);
+    let m = merge_racing(&t.layer, &opts_overwrite(horizon), "out.txt", host_dir);
     assert_eq!(
         std::fs::read_to_string(root.join("out.txt/work.txt"))
             .ok()
