@@ -263,9 +263,10 @@ mod tests {
     const DIR: &str = "CORDON_TEST_OBSERVER_DIR";
     const FILES: usize = 40;
 
-    /// The process under test: a supervisor serving the write observer, and a command under the observing filter that creates
-    /// `FILES` files by relative paths, every one outside what the observer is told is
-    /// writable, then exits at once. Prints each recorded path on a line.
+    /// The process under test: a supervisor serving the write observer, and a command
+    /// under the observing filter that creates `FILES` files by relative paths, every one
+    /// outside what the observer is told is writable, then exits at once. Prints each
+    /// recorded path on a line.
     #[test]
     #[allow(unsafe_code)]
     fn observer_child() {
