@@ -210,10 +210,7 @@ impl Merger<'_> {
             if kind == LeftKind::File && st.st_mode & 0o7777 != merged_mode(st.st_mode, false) {
                 let narrowed = Mode::from_raw_mode(merged_mode(st.st_mode, false));
                 rustix::fs::chmodat(&dir, n.as_slice(), narrowed, AtFlags::empty()).map_err(
-                    errno(format_args!(
-                        "cannot clear the set-id bits of {}",
-                        p.display()
-                    )),
+                    errno(format_args!("cannot narrow the mode of {}", p.display())),
                 )?;
             }
             count += 1;

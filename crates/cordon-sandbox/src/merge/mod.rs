@@ -426,12 +426,13 @@ impl Merger<'_> {
         }
         match kind {
             LeftKind::File => {
-                // Set-id bits never reach the host (as root, the run's files are root's),
-                // nor a write bit for every user (another user could then plant code).
+                // Set-id and sticky bits never reach the host (as root, the run's files
+                // are root's), nor a write bit for the group or others (another user could
+                // then plant code).
                 let mode = Mode::from_raw_mode(merged_mode(st.st_mode, false));
                 if st.st_mode & 0o7777 != mode.as_raw_mode() {
                     rustix::fs::chmodat(up, name, mode, AtFlags::empty()).map_err(errno(
-                        format_args!("cannot clear the set-id bits of {}", path.display()),
+                        format_args!("cannot narrow the mode of {}", path.display()),
                     ))?;
                 }
                 // A file with other names in the layer is copied, never moved: a rename
