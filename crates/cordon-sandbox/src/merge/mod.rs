@@ -424,49 +424,52 @@ impl Merger<'_> {
             }
             Leave::Hold(_) | Leave::Keep | Leave::CheckGitConfig => {}
         }
-        match kind {
-            LeftKind::File => {
-                // Set-id and sticky bits never reach the host (as root, the run's files
-                // are root's), nor a write bit for the group or others (another user could
-                // then plant code).
-                let mode = Mode::from_raw_mode(merged_mode(st.st_mode, false));
-                if st.st_mode & 0o7777 != mode.as_raw_mode() {
-                    rustix::fs::chmodat(up, name, mode, AtFlags::empty()).map_err(errno(
-                        format_args!("cannot narrow the mode of {}", path.display()),
-                    ))?;
+        // Set-id and sticky bits never reach the host (as root, the run's files are
+        // root's), nor a write bit for the group or others (another user could then plant
+        // code).
+        let mode = Mode::from_raw_mode(merged_mode(st.st_mode, false));
+        if kind == LeftKind::File && st.st_mode & 0o7777 != mode.as_raw_mode() {
+            rustix::fs::chmodat(up, name, mode, AtFlags::empty()).map_err(errno(format_args!(
+                "cannot narrow the mode of {}",
+                path.display()
+            )))?;
+        }
+        // A file with other names in the layer is copied, never moved: a rename would land
+        // one inode under several names, and a later write on the host to an ordinary one
+        // would rewrite a protected one (`ln .git/config notes.txt`).
+        let linked = kind == LeftKind::File && st.st_nlink > 1;
+        if absent && kind != LeftKind::Other {
+            // The short ways (`fast.rs`): one rename that replaces nothing.
+            let landed = match kind {
+                LeftKind::File => !linked && self.land_absent(up, dst, name, &path, "write")?,
+                LeftKind::Symlink => self.land_absent(up, dst, name, &path, "symlink")?,
+                _ => {
+                    allowed == Allowed::Yes
+                        && self.land_new_tree(up, dst, name, &path, st.st_mode, depth)?
                 }
-                // A file with other names in the layer is copied, never moved: a rename
-                // would land one inode under several names, and a later write on the
-                // host to an ordinary one would rewrite a protected one (`ln .git/config
-                // notes.txt`).
-                let linked = st.st_nlink > 1;
-                if !linked && absent && self.land_absent(up, dst, name, &path, "write")? {
-                    return Ok(());
-                }
-                if absent && exists_at(dst, name) {
-                    return self.entry(up, dst, at, name, depth, false);
-                }
-                self.place(
-                    up,
-                    dst,
-                    name,
-                    &path,
-                    depth,
-                    "write",
-                    linked,
-                    |m, up, dst, tmp| m.copy_file(up, name, dst, tmp, mode),
-                )
+            };
+            if landed {
+                return Ok(());
             }
+            if exists_at(dst, name) {
+                return self.entry(up, dst, at, name, depth, false);
+            }
+        }
+        match kind {
+            LeftKind::File => self.place(
+                up,
+                dst,
+                name,
+                &path,
+                depth,
+                "write",
+                linked,
+                |m, up, dst, tmp| m.copy_file(up, name, dst, tmp, mode),
+            ),
             LeftKind::Symlink => {
                 let target = rustix::fs::readlinkat(up, name, Vec::new()).map_err(errno(
                     format_args!("cannot read the symlink {}", path.display()),
                 ))?;
-                if absent && self.land_absent(up, dst, name, &path, "symlink")? {
-                    return Ok(());
-                }
-                if absent && exists_at(dst, name) {
-                    return self.entry(up, dst, at, name, depth, false);
-                }
                 self.place(
                     up,
                     dst,
@@ -486,15 +489,6 @@ impl Merger<'_> {
                     mode: st.st_mode,
                     passage: allowed == Allowed::Passage,
                 };
-                if absent
-                    && allowed == Allowed::Yes
-                    && self.land_new_tree(up, dst, name, &path, facts.mode, depth)?
-                {
-                    return Ok(());
-                }
-                if absent && exists_at(dst, name) {
-                    return self.entry(up, dst, at, name, depth, false);
-                }
                 self.subdir(up, dst, &path, name, facts, depth)
             }
             LeftKind::Other => {
