@@ -7,11 +7,12 @@
 //! a waiting one 15–20 µs), and a caller that has waited [`DEADLINE`] refuses the text (a
 //! parse error: ask, never allow) and leaves the worker behind. (`cordon exec` forks its
 //! helper before it judges the call, so the worker does not cost it its fork; a child
-//! forked after a parse starts a worker of its own, see [`WORKER`].) A worker left behind keeps its CPU until the grammar
-//! returns (a thread cannot be stopped from outside); at most [`MAX_LEFT_BEHIND`] of
-//! them may run at once in a process, and while that many do, every parse is refused at
-//! once (counted as callers give up: threads parsing at the same moment, the service's
-//! connections, may all be left behind before the count stops them). A one-shot command (`cordon check`, a hook's judgement) exits and takes them
+//! forked after a parse starts a worker of its own, see [`WORKER`].) A worker left behind
+//! keeps its CPU until the grammar returns (a thread cannot be stopped from outside); at
+//! most [`MAX_LEFT_BEHIND`] of them may run at once in a process, and while that many do,
+//! every parse is refused at once (counted as callers give up: threads parsing at the
+//! same moment, the service's connections, may all be left behind before the count stops
+//! them). A one-shot command (`cordon check`, a hook's judgement) exits and takes them
 //! with it; the service keeps answering, fail-closed, with at most that many CPUs busy.
 
 use std::cell::RefCell;
