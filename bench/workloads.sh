@@ -49,6 +49,7 @@ CORDON=${CORDON:-$("$ROOT/scripts/build-release.sh")}
 mkdir -p /srv
 WORK=$(mktemp -d /srv/cordon-workloads-XXXXXX)
 cleanup() {
+    umount "$WORK/mnt/ws" 2>/dev/null || true
     umount "$WORK/mnt" 2>/dev/null || true
     rm -rf "$WORK"
 }
@@ -257,6 +258,8 @@ def inner(mode, cmd, ws):
 
 
 def fresh_fs():
+    if os.path.ismount(mnt + "/ws"):
+        sh(f"umount {mnt}/ws")  # a bwrap-cow case cut short
     if os.path.ismount(mnt):
         sh(f"umount {mnt}")
     if os.path.exists(img):
