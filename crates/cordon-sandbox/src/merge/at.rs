@@ -60,6 +60,25 @@ pub(super) fn merged_mode(mode: u32, _dir: bool) -> u32 {
     mode & 0o755
 }
 
+/// Narrow the mode of the layer's regular file `name` in `dir` to [`merged_mode`] before it
+/// lands (set-id and sticky bits never reach the host, nor a write bit for the group or
+/// others); returns the narrowed mode. Changes nothing when the mode is already narrow.
+pub(super) fn narrow_file_mode(
+    dir: BorrowedFd<'_>,
+    name: &[u8],
+    mode: u32,
+    path: &Path,
+) -> Result<Mode, SandboxError> {
+    let narrowed = Mode::from_raw_mode(merged_mode(mode, false));
+    if mode & 0o7777 != narrowed.as_raw_mode() {
+        rustix::fs::chmodat(dir, name, narrowed, AtFlags::empty()).map_err(errno(format_args!(
+            "cannot narrow the mode of {}",
+            path.display()
+        )))?;
+    }
+    Ok(narrowed)
+}
+
 /// The mode of a directory the host already has, after the run changed it: the owner's
 /// bits follow the run, the group's and others' can only narrow (and nothing special is
 /// added).

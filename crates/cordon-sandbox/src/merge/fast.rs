@@ -10,7 +10,7 @@
 //! metadata, an ACL) sends the directory back to it. A name the host makes after it was listed makes the rename fail (`EEXIST`), and
 //! the entry-by-entry merge then judges it as the host's change.
 
-use super::{DIR_FLAGS, MAX_DEPTH, Merger, errno, kind_of, merged_mode, names};
+use super::{DIR_FLAGS, MAX_DEPTH, Merger, errno, kind_of, merged_mode, names, narrow_file_mode};
 use crate::error::SandboxError;
 use cordon_policy::planted::{Leave, LeftKind};
 use rustix::fs::{AtFlags, Dir, FileType, Mode, RenameFlags};
@@ -207,11 +207,8 @@ impl Merger<'_> {
                 }
                 continue;
             }
-            if kind == LeftKind::File && st.st_mode & 0o7777 != merged_mode(st.st_mode, false) {
-                let narrowed = Mode::from_raw_mode(merged_mode(st.st_mode, false));
-                rustix::fs::chmodat(&dir, n.as_slice(), narrowed, AtFlags::empty()).map_err(
-                    errno(format_args!("cannot narrow the mode of {}", p.display())),
-                )?;
+            if kind == LeftKind::File {
+                narrow_file_mode(dir.as_fd(), &n, st.st_mode, &p)?;
             }
             count += 1;
         }

@@ -3,6 +3,7 @@
 //! the host lacks landing without a look each, and everything that must still take the
 //! entry-by-entry way.
 
+use super::tests::read;
 use super::*;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
@@ -120,18 +121,9 @@ fn a_new_directory_lands_whole_with_modes_narrowed_and_counted() {
     std::fs::set_permissions(up.join("pkg/lib"), PermissionsExt::from_mode(0o2777)).unwrap();
     std::fs::set_permissions(up.join("pkg"), PermissionsExt::from_mode(0o775)).unwrap();
     let m = merge(&t.layer, &opts(horizon)).unwrap();
-    assert_eq!(
-        std::fs::read_to_string(root.join("pkg/lib/deep/b.js")).unwrap(),
-        "b"
-    );
-    assert_eq!(
-        std::fs::read_to_string(root.join("pkg/main.js")).unwrap(),
-        "a"
-    );
-    assert_eq!(
-        std::fs::read_to_string(root.join("f3.txt")).unwrap(),
-        "run 3"
-    );
+    assert_eq!(read(&root.join("pkg/lib/deep/b.js")), "b");
+    assert_eq!(read(&root.join("pkg/main.js")), "a");
+    assert_eq!(read(&root.join("f3.txt")), "run 3");
     // The modes the entry-by-entry merge gives: no set-id bits, no write bit for others.
     assert_eq!(mode(&root.join("pkg/bin-tool")), 0o755);
     assert_eq!(mode(&root.join("pkg/lib")), 0o755);
@@ -172,14 +164,8 @@ fn a_new_directory_alone_in_its_directory_lands_whole() {
         ("dir", Some(4)),
         "{m:?}"
     );
-    assert_eq!(
-        std::fs::read_to_string(root.join("out/b/2.txt")).unwrap(),
-        "2"
-    );
-    assert_eq!(
-        std::fs::read_to_string(root.join("kept.txt")).unwrap(),
-        "host"
-    );
+    assert_eq!(read(&root.join("out/b/2.txt")), "2");
+    assert_eq!(read(&root.join("kept.txt")), "host");
     assert_eq!(std::fs::read_dir(up).unwrap().count(), 0);
 }
 
@@ -213,14 +199,8 @@ fn a_new_directory_holding_what_waits_for_review_lands_entry_by_entry() {
     assert!(!root.join("proj/deep/AGENTS.md").exists());
     assert!(!root.join("proj/deep/er/.github/workflows").exists());
     assert!(up.join("proj/deep/AGENTS.md").exists(), "kept for review");
-    assert_eq!(
-        std::fs::read_to_string(root.join("proj/src/lib.rs")).unwrap(),
-        "fn f() {}"
-    );
-    assert_eq!(
-        std::fs::read_to_string(root.join("proj/deep/er/ok.txt")).unwrap(),
-        "ok"
-    );
+    assert_eq!(read(&root.join("proj/src/lib.rs")), "fn f() {}");
+    assert_eq!(read(&root.join("proj/deep/er/ok.txt")), "ok");
 }
 
 #[test]
@@ -244,10 +224,7 @@ fn a_new_repository_has_its_git_configuration_checked() {
             .any(|r| r.path == root.join("clone/.git/config")),
         "{m:?}"
     );
-    assert_eq!(
-        std::fs::read_to_string(root.join("clone/.git/objects/ab/cdef")).unwrap(),
-        "blob"
-    );
+    assert_eq!(read(&root.join("clone/.git/objects/ab/cdef")), "blob");
 }
 
 #[test]
@@ -261,20 +238,11 @@ fn a_name_the_host_made_during_the_run_is_kept_when_the_directory_is_listed() {
     siblings(up);
     write(&up.join("pkg/new.txt"), "run");
     let m = merge(&t.layer, &opts(horizon)).unwrap();
-    assert_eq!(
-        std::fs::read_to_string(root.join("f3.txt")).unwrap(),
-        "host"
-    );
+    assert_eq!(read(&root.join("f3.txt")), "host");
     assert!(m.conflicts.iter().any(|c| c.path == root.join("f3.txt")));
     // The host's directory stayed the host's, with the run's file added to it.
-    assert_eq!(
-        std::fs::read_to_string(root.join("pkg/mine.txt")).unwrap(),
-        "host"
-    );
-    assert_eq!(
-        std::fs::read_to_string(root.join("pkg/new.txt")).unwrap(),
-        "run"
-    );
+    assert_eq!(read(&root.join("pkg/mine.txt")), "host");
+    assert_eq!(read(&root.join("pkg/new.txt")), "run");
 }
 
 #[test]
@@ -290,7 +258,7 @@ fn a_name_the_host_makes_between_the_listing_and_the_rename_is_not_replaced() {
         write(&up.join("pkg/a.txt"), "run");
         let m = merge_racing(&t.layer, &opts(horizon), name, host_file);
         assert_eq!(
-            std::fs::read_to_string(root.join(name)).unwrap(),
+            read(&root.join(name)),
             "host",
             "{name}: the host's entry was replaced"
         );
@@ -316,10 +284,7 @@ fn an_allowlist_still_keeps_what_it_does_not_name_inside_a_new_directory() {
         ..opts(start())
     };
     let m = merge(&t.layer, &o).unwrap();
-    assert_eq!(
-        std::fs::read_to_string(root.join("out/named/x.txt")).unwrap(),
-        "x"
-    );
+    assert_eq!(read(&root.join("out/named/x.txt")), "x");
     assert!(!root.join("out/keep.txt").exists());
     assert!(!root.join("f1.txt").exists());
     assert!(m.kept.contains(&root.join("out/keep.txt")), "{m:?}");
@@ -355,10 +320,7 @@ fn a_new_directory_with_an_acl_or_attribute_lands_as_a_fresh_directory() {
             continue;
         }
         merge(&t.layer, &opts(horizon)).unwrap();
-        assert_eq!(
-            std::fs::read_to_string(root.join("shared/sub/a.txt")).unwrap(),
-            "a"
-        );
+        assert_eq!(read(&root.join("shared/sub/a.txt")), "a");
         let mut buf = vec![0u8; 256];
         let n = rustix::fs::listxattr(root.join("shared/sub"), &mut buf[..]).unwrap();
         let names: Vec<&[u8]> = buf[..n]
@@ -389,18 +351,12 @@ fn a_lone_new_file_the_host_makes_after_the_lookup_is_kept() {
     let horizon = start();
     write(&up.join("notes.txt"), "run");
     let m = merge_racing(&t.layer, &opts(horizon), "notes.txt", host_file);
-    assert_eq!(
-        std::fs::read_to_string(root.join("notes.txt")).unwrap(),
-        "host"
-    );
+    assert_eq!(read(&root.join("notes.txt")), "host");
     assert!(
         m.conflicts.iter().any(|c| c.path == root.join("notes.txt")),
         "{m:?}"
     );
-    assert_eq!(
-        std::fs::read_to_string(up.join("notes.txt")).unwrap(),
-        "run"
-    );
+    assert_eq!(read(&up.join("notes.txt")), "run");
 }
 
 #[test]
@@ -468,14 +424,11 @@ fn a_dangling_host_symlink_is_not_absent() {
     write(&up.join("outd/x.txt"), "run");
     let m = merge(&t.layer, &opts(horizon)).unwrap();
     assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "{m:?}");
-    assert_eq!(std::fs::read_to_string(root.join("out")).unwrap(), "run");
+    assert_eq!(read(&root.join("out")), "run");
     assert!(root.join("outd").is_dir() && !root.join("outd").is_symlink());
     // The host's links were replaced through the general way, never landed with the
     // short way's rename (which would have failed, EEXIST).
-    assert_eq!(
-        std::fs::read_to_string(root.join("outd/x.txt")).unwrap(),
-        "run"
-    );
+    assert_eq!(read(&root.join("outd/x.txt")), "run");
 }
 
 #[test]
@@ -491,10 +444,7 @@ fn what_a_lone_new_directory_holds_is_still_judged() {
     write(&up.join("lib/a.txt"), "one");
     std::fs::hard_link(up.join("lib/a.txt"), up.join("lib/b.txt")).unwrap();
     let m = merge(&t.layer, &opts(horizon)).unwrap();
-    assert_eq!(
-        std::fs::read_to_string(root.join("proj/src/a.rs")).unwrap(),
-        "fn main() {}"
-    );
+    assert_eq!(read(&root.join("proj/src/a.rs")), "fn main() {}");
     for kept_out in [
         "proj/.git/hooks/pre-commit",
         "proj/pw",
@@ -539,10 +489,7 @@ fn a_name_the_host_makes_after_the_lookup_is_judged_as_the_hosts() {
             .any(|h| h.path == root.join(".venv/bin/activate")),
         "the run's activate replaced the host's without a hold: {m:?}"
     );
-    assert_eq!(
-        std::fs::read_to_string(root.join(".venv/bin/activate")).unwrap(),
-        "host"
-    );
+    assert_eq!(read(&root.join(".venv/bin/activate")), "host");
 }
 
 /// The same for the scope: a root writable only for one file never replaces a host

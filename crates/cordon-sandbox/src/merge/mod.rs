@@ -427,13 +427,11 @@ impl Merger<'_> {
         // Set-id and sticky bits never reach the host (as root, the run's files are
         // root's), nor a write bit for the group or others (another user could then plant
         // code).
-        let mode = Mode::from_raw_mode(merged_mode(st.st_mode, false));
-        if kind == LeftKind::File && st.st_mode & 0o7777 != mode.as_raw_mode() {
-            rustix::fs::chmodat(up, name, mode, AtFlags::empty()).map_err(errno(format_args!(
-                "cannot narrow the mode of {}",
-                path.display()
-            )))?;
-        }
+        let mode = if kind == LeftKind::File {
+            narrow_file_mode(up, name, st.st_mode, &path)?
+        } else {
+            Mode::from_raw_mode(merged_mode(st.st_mode, false))
+        };
         // A file with other names in the layer is copied, never moved: a rename would land
         // one inode under several names, and a later write on the host to an ordinary one
         // would rewrite a protected one (`ln .git/config notes.txt`).
@@ -733,7 +731,8 @@ pub use report::{Landed, MergeOptions, MergeReport, Refused};
 
 use at::{
     DIR_FLAGS, errno, exists_at, is_dir_at, kind_of, mark_opaque, merged_mode, names,
-    narrowed_dir_mode, open_dir_for_removal, open_or_make_dir, remove_file_at, temp_name, xattr,
+    narrow_file_mode, narrowed_dir_mode, open_dir_for_removal, open_or_make_dir, remove_file_at,
+    temp_name, xattr,
 };
 
 #[cfg(test)]

@@ -127,14 +127,8 @@ fn files_whiteouts_and_opaque_directories() {
     .unwrap();
     std::fs::write(up.join("dir/fresh.txt"), "fresh").unwrap();
     let m = merge_layer(&t.layer, Path::new("/nonexistent")).unwrap();
-    assert_eq!(
-        std::fs::read_to_string(root.join("same.txt")).unwrap(),
-        "new"
-    );
-    assert_eq!(
-        std::fs::read_to_string(root.join("added.txt")).unwrap(),
-        "added"
-    );
+    assert_eq!(read(&root.join("same.txt")), "new");
+    assert_eq!(read(&root.join("added.txt")), "added");
     assert!(!root.join("gone.txt").exists());
     // The run replaced `dir`: what it no longer had is gone.
     assert!(!root.join("dir/old.txt").exists());
@@ -253,18 +247,9 @@ fn an_allowlist_merges_only_the_named_paths_and_keeps_the_rest() {
     );
     let only = [root.join("out/a.txt")];
     let m = merge_layer_only(&t.layer, Path::new("/nonexistent"), &only).unwrap();
-    assert_eq!(
-        std::fs::read_to_string(root.join("out/a.txt")).unwrap(),
-        "made"
-    );
-    assert_eq!(
-        std::fs::read_to_string(root.join("out/beside.txt")).unwrap(),
-        "host"
-    );
-    assert_eq!(
-        std::fs::read_to_string(root.join("top.txt")).unwrap(),
-        "host"
-    );
+    assert_eq!(read(&root.join("out/a.txt")), "made");
+    assert_eq!(read(&root.join("out/beside.txt")), "host");
+    assert_eq!(read(&root.join("top.txt")), "host");
     assert!(!root.join("out/new.txt").exists());
     let mode = std::fs::metadata(root.join("out")).unwrap().mode() & 0o777;
     assert_eq!(mode, 0o755, "a passage keeps the host's mode");
@@ -279,21 +264,12 @@ fn an_allowlist_merges_only_the_named_paths_and_keeps_the_rest() {
         ]
     );
     // What was kept is still in the layer for a human.
-    assert_eq!(
-        std::fs::read_to_string(up.join("out/new.txt")).unwrap(),
-        "evil"
-    );
+    assert_eq!(read(&up.join("out/new.txt")), "evil");
     assert!(!up.join("out/a.txt").exists());
     // A human who merges the rest later gets what was kept, and loses nothing merged.
     merge_layer(&t.layer, Path::new("/nonexistent")).unwrap();
-    assert_eq!(
-        std::fs::read_to_string(root.join("out/a.txt")).unwrap(),
-        "made"
-    );
-    assert_eq!(
-        std::fs::read_to_string(root.join("out/new.txt")).unwrap(),
-        "evil"
-    );
+    assert_eq!(read(&root.join("out/a.txt")), "made");
+    assert_eq!(read(&root.join("out/new.txt")), "evil");
     // A host file on the way to an allowed path stays (found by the merge fuzz target).
     std::fs::write(root.join("lib.py"), "host").unwrap();
     std::fs::create_dir(up.join("lib.py")).unwrap();
@@ -556,16 +532,10 @@ fn a_root_writable_for_one_file_merges_that_file_alone_and_only_as_a_file() {
     // Whichever merge is asked for, the layer's limit holds (a human's `merge_layer`
     // of a killed run's set included).
     let m = merge_layer(&t.layer, Path::new("/nonexistent")).unwrap();
-    assert_eq!(
-        std::fs::read_to_string(root.join("out.txt")).unwrap(),
-        "made"
-    );
+    assert_eq!(read(&root.join("out.txt")), "made");
     let mode = std::fs::metadata(root.join("out.txt")).unwrap().mode() & 0o7777;
     assert_eq!(mode, 0o755, "no set-id bits");
-    assert_eq!(
-        std::fs::read_to_string(root.join("beside.txt")).unwrap(),
-        "host"
-    );
+    assert_eq!(read(&root.join("beside.txt")), "host");
     assert!(!root.join("new.sh").exists());
     let mut kept = m.kept.clone();
     kept.sort();
@@ -590,11 +560,7 @@ fn a_root_writable_for_one_file_merges_that_file_alone_and_only_as_a_file() {
         let m = merge_layer(&t.layer, Path::new("/nonexistent")).unwrap();
         let meta = std::fs::symlink_metadata(root.join("out.txt")).unwrap();
         assert!(meta.is_file(), "{what}");
-        assert_eq!(
-            std::fs::read_to_string(root.join("out.txt")).unwrap(),
-            "made",
-            "{what}"
-        );
+        assert_eq!(read(&root.join("out.txt")), "made", "{what}");
         assert_eq!(m.refused.len(), 1, "{what}: {m:?}");
         assert!(m.refused[0].reason.contains(what), "{what}: {m:?}");
     }
